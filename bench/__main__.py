@@ -1,0 +1,33 @@
+"""``python -m bench [--quick] [--in-process] [--profile]``: print scheduler figures.
+
+Exits 1 when a pod or gang was left unbound (an outcome, not a time, is wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from bench.scheduling import cases, complete, describe, run_case, run_isolated, table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="200 nodes, 10 gangs: a CI smoke run")
+    parser.add_argument("--in-process", action="store_true", help="run every case in this process")
+    parser.add_argument("--profile", action="store_true", help="print cProfile's top functions per case")
+    args = parser.parse_args(argv)
+    results = []
+    for case in cases(args.quick):
+        result = run_case(case, args.profile) if args.in_process else run_isolated(case, args.profile)
+        print(describe(result), flush=True)
+        if result.profile:
+            print(result.profile, flush=True)
+        results.append(result)
+    print()
+    print(table(results))
+    return 0 if all(complete(r) for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

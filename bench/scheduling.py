@@ -1,0 +1,191 @@
+"""Cases that time ``Scheduler.run`` on uniform clusters of 8-GPU nodes.
+
+Only scheduling is timed: nodes, pods, the queue and the scheduler are built first. Peak
+memory is the process's maximum resident set (``ru_maxrss``); each case runs in a fresh
+process unless asked otherwise, so the figure is that case's own.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import resource
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import POD_GROUP_LABEL, Pod
+from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
+from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.model.workloads import PodGroup
+from gpufleet.scheduling.cluster_state import ClusterState
+from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.scheduler import Scheduler
+
+GI = 2**30
+DEFAULT_SCHEDULER = "default-scheduler"
+GANG_SCHEDULER = "gang-scheduler"
+SINGLE = "place single-GPU pods on clusters of 8-GPU nodes"
+GANGS = "place 16-pod gangs of 8 GPUs"
+
+
+@dataclass(frozen=True)
+class Case:
+    title: str
+    nodes: int
+    pods: int = 0  # single-GPU pods
+    gangs: int = 0  # gangs of ``gang_size`` 8-GPU pods
+    gang_size: int = 16
+    percentage: int | None = None  # percentageOfNodesToScore; None is upstream's adaptive default
+
+    @property
+    def total_pods(self) -> int:
+        return self.pods + self.gangs * self.gang_size
+
+    @property
+    def setting(self) -> str:
+        return "adaptive" if self.percentage is None else f"{self.percentage}%"
+
+
+@dataclass(frozen=True)
+class Result:
+    case: Case
+    seconds: float  # in Scheduler.run only
+    bound: int
+    gangs_bound: int
+    peak_rss_mib: float
+    profile: str = ""
+
+    @property
+    def pods_per_s(self) -> float:
+        return self.bound / self.seconds
+
+    @property
+    def ms_per_gang(self) -> float:
+        return 1000 * self.seconds / self.case.gangs if self.case.gangs else 0.0
+
+
+def cases(quick: bool = False) -> list[Case]:
+    sizes = [200] if quick else [1_000, 5_000]
+    single = [Case(SINGLE, n, pods=8 * n, percentage=pct) for n in sizes for pct in (100, None)]
+    return [*single, Case(GANGS, 200 if quick else 1_000, gangs=10 if quick else 50)]
+
+
+def gpu_node(i: int) -> Node:
+    labels = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    return Node(f"node-{i:05d}", labels=labels, capacity={CPU: 96_000, MEMORY: 768 * GI, PODS: 110, GPU: 8})
+
+
+def coscheduling_profile(percentage: int | None) -> ProfileConfig:
+    """examples/seed-004/coscheduling.yaml's profile."""
+    coscheduling = (PluginRef("Coscheduling"),)
+    plugins = {
+        "multiPoint": PluginSet(enabled=coscheduling),
+        "queueSort": PluginSet(enabled=coscheduling, disabled=("*",)),
+    }
+    return ProfileConfig(GANG_SCHEDULER, plugins=plugins, percentage_of_nodes_to_score=percentage)
+
+
+def build(case: Case) -> Scheduler:
+    """A scheduler over ``case.nodes`` empty nodes with every pod of the case queued."""
+    state = ClusterState([gpu_node(i) for i in range(case.nodes)])
+    gangs = GangView(state)
+    pods = [Pod(f"single-{j:06d}", requests={GPU: 1, CPU: 8_000, MEMORY: 64 * GI}) for j in range(case.pods)]
+    for g in range(case.gangs):
+        group = PodGroup(f"gang-{g:03d}", "default", min_member=case.gang_size)
+        gangs.add_group(group)
+        for k in range(case.gang_size):
+            labels = {POD_GROUP_LABEL: group.name}
+            requests = {GPU: 8, CPU: 64_000, MEMORY: 512 * GI}
+            pod = Pod(f"{group.name}-{k:02d}", labels=labels, requests=requests)
+            pod.scheduler_name = GANG_SCHEDULER
+            gangs.add_pod(pod)
+            pods.append(pod)
+    if case.gangs:
+        config = SchedulerConfig(GANG_SCHEDULER, profiles=[coscheduling_profile(case.percentage)])
+    else:
+        profile = ProfileConfig(DEFAULT_SCHEDULER, percentage_of_nodes_to_score=case.percentage)
+        config = SchedulerConfig(DEFAULT_SCHEDULER, profiles=[profile])
+    scheduler = Scheduler(config, state, gangs, seed=0)
+    for pod in pods:
+        scheduler.add(pod, 0.0)
+    return scheduler
+
+
+def peak_rss_mib() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return peak / (2**20 if sys.platform == "darwin" else 2**10)
+
+
+def run_case(case: Case, profile: bool = False) -> Result:
+    scheduler = build(case)
+    profiler = cProfile.Profile() if profile else None
+    start = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
+    outcomes = scheduler.run(0.0)
+    if profiler is not None:
+        profiler.disable()
+    seconds = time.perf_counter() - start
+    bound = [o.pod for o in outcomes if o.kind == "bound"]
+    per_gang = Counter(p.pod_group for p in bound if p.pod_group is not None)
+    text = ""
+    if profiler is not None:
+        buf = io.StringIO()
+        pstats.Stats(profiler, stream=buf).strip_dirs().sort_stats("tottime").print_stats(20)
+        text = buf.getvalue()
+    return Result(
+        case,
+        seconds,
+        bound=len({p.key for p in bound} & scheduler.state.assignments.keys()),
+        gangs_bound=sum(1 for n in per_gang.values() if n == case.gang_size),
+        peak_rss_mib=peak_rss_mib(),
+        profile=text,
+    )
+
+
+def run_isolated(case: Case, profile: bool = False) -> Result:
+    """``run_case`` in a fresh interpreter, so peak memory and timing are the case's own."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+        return pool.submit(run_case, case, profile).result()
+
+
+def describe(r: Result) -> str:
+    c = r.case
+    head = f"{c.title}: {c.nodes:,} nodes, {c.total_pods:,} pods, percentageOfNodesToScore {c.setting}"
+    figures = f"{r.bound:,}/{c.total_pods:,} bound in {r.seconds:.3f} s = {r.pods_per_s:,.0f} pods/s"
+    if c.gangs:
+        figures += f", {r.ms_per_gang:.2f} ms/gang, {r.gangs_bound}/{c.gangs} gangs bound"
+    return f"{head}\n  {figures}, peak RSS {r.peak_rss_mib:,.0f} MiB"
+
+
+def table(results: list[Result]) -> str:
+    header = ("case", "nodes", "pods", "score%", "bound", "sched s", "pods/s", "ms/gang", "gangs", "peak MiB")
+    rows = [header]
+    for r in results:
+        c = r.case
+        rows.append(
+            (
+                "gangs" if c.gangs else "single-GPU",
+                f"{c.nodes}",
+                f"{c.total_pods}",
+                c.setting,
+                f"{r.bound}/{c.total_pods}",
+                f"{r.seconds:.3f}",
+                f"{r.pods_per_s:.0f}",
+                f"{r.ms_per_gang:.2f}" if c.gangs else "-",
+                f"{r.gangs_bound}/{c.gangs}" if c.gangs else "-",
+                f"{r.peak_rss_mib:.0f}",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows)
+
+
+def complete(r: Result) -> bool:
+    return r.bound == r.case.total_pods and r.gangs_bound == r.case.gangs

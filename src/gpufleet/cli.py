@@ -1,0 +1,145 @@
+"""The ``gpufleet`` command: simulate, validate and explain.
+
+Bad input never produces a traceback: every problem is printed on its own line
+(``FILE: document N (Kind/name): field.path: what is wrong``) and the command exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpufleet.kube import ScenarioError, load_scenario
+from gpufleet.model.scenario import Scenario
+from gpufleet.report import print_summary, render_html, validate_summary
+from gpufleet.scheduling.profile import ProfileError
+from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="GPU-aware Kubernetes scheduling and cluster simulation."
+)
+err = Console(stderr=True)
+out = Console()
+
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="Scenario files or directories (YAML or JSON).")]
+
+
+def fail(lines: list[str]) -> typer.Exit:
+    for line in lines:
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+def default_scenario_path() -> Path:
+    return Path(str(resources.files("gpufleet") / "examples" / "default.yaml"))
+
+
+def load(paths: list[Path] | None) -> Scenario:
+    try:
+        return load_scenario(list(paths) if paths else [default_scenario_path()])
+    except ScenarioError as exc:
+        raise fail(exc.problems) from None
+
+
+def make_simulation(scenario: Scenario, seed: int | None) -> Simulation:
+    try:
+        return Simulation(scenario, seed=seed)
+    except ProfileError as exc:
+        raise fail([f"KubeSchedulerConfiguration: {exc}"]) from None
+
+
+@app.command()
+def simulate(
+    paths: PathsArg = None,
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Directory for summary.json and report.html.")
+    ] = Path("out"),
+    seed: Annotated[int | None, typer.Option(help="Random seed (overrides Simulation spec.seed).")] = None,
+) -> None:
+    """Run a scenario (or the embedded default) and write summary.json and report.html."""
+    scenario = load(paths)
+    sim = make_simulation(scenario, seed)
+    with Progress(
+        TextColumn("simulating"),
+        BarColumn(),
+        TextColumn("{task.fields[t]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as progress:
+        task = progress.add_task("sim", total=1.0, t="")
+
+        def tick(now: float, limit: float) -> None:
+            progress.update(task, completed=min(now / limit, 1.0) if limit else 1.0, t=f"t={now:,.0f}s")
+
+        sim.run(progress=tick)
+    summary = build_summary(sim)
+    validate_summary(summary)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    (out_dir / "report.html").write_text(render_html(summary))
+    print_summary(summary, out)
+    out.print(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", highlight=False)
+
+
+@app.command()
+def validate(paths: Annotated[list[Path], typer.Argument(help="Scenario files or directories.")]) -> None:
+    """Check a scenario without running it, and print what would be simulated."""
+    scenario = load(paths)
+    sim = make_simulation(scenario, None)
+    gpus = sim.state.total("nvidia.com/gpu")
+    out.print(f"nodes: {sim.state.size_active} ({gpus} GPUs)", highlight=False)
+    out.print(
+        f"pods: {len(scenario.pods)}  jobs: {len(scenario.jobs)}  deployments: {len(scenario.deployments)}  "
+        f"daemonsets: {len(scenario.daemonsets)}  pod groups: {len(scenario.pod_groups)}",
+        highlight=False,
+    )
+    for s in sim.schedulers:
+        for name, profile in s.profiles.items():
+            out.print(
+                f"scheduler {s.name}: profile {name}: plugins {', '.join(profile.plugin_names)}",
+                highlight=False,
+            )
+    for warning in scenario.warnings:
+        out.print(f"warning: {warning}", markup=False, highlight=False)
+    out.print("valid", highlight=False)
+
+
+@app.command()
+def explain(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Cluster state: kubectl get nodes,pods -A -o json, or YAML.")
+    ],
+    pod: Annotated[str | None, typer.Option("--pod", help="Only this pod (NS/NAME).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Say why each pending pod cannot be placed, as kube-scheduler would and beyond."""
+    from gpufleet.kube.explain import explain_scenario, render_explanations
+
+    scenario = load(paths)
+    try:
+        explanations = explain_scenario(scenario, only=pod)
+    except ProfileError as exc:
+        raise fail([f"KubeSchedulerConfiguration: {exc}"]) from None
+    except KeyError as exc:
+        raise fail([f"--pod: {exc.args[0]}"]) from None
+    if as_json:
+        out.print_json(json.dumps(explanations))
+    else:
+        render_explanations(explanations, out)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

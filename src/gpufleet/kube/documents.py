@@ -1,0 +1,243 @@
+"""Reading manifests: files and directories of YAML or JSON, flattened into documents.
+
+Mirrors ``kubectl apply -f``: a directory contributes every ``*.yaml``, ``*.yml`` and
+``*.json`` file below it (sorted by path; names starting with ``.`` are skipped, as editors'
+swap files and ``.git`` are); a YAML file may hold several documents separated by ``---``;
+empty documents are skipped, as kubectl skips them; kubectl's ``kind: List`` (and typed
+lists such as ``PodList``) contribute their ``items``.
+
+Numbering: ``document N`` counts from 1 over the documents of one file in the order they
+appear, after lists are flattened (a List contributes its items, not itself), so the third
+item of a List that opens a file is document 3. ``order`` counts over all files in the
+order they are read. YAML is read as Kubernetes reads it (``sigs.k8s.io/yaml``): YAML 1.1
+scalars, but timestamps stay strings and non-string keys become strings. A malformed
+document is reported and the documents after it are still read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpufleet.kube.problems import Location, Problems, render
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+#: Deeper nesting than any Kubernetes object needs; guards the validators' recursion.
+MAX_DEPTH = 100
+#: Nodes after YAML aliases are expanded: guards against "billion laughs" documents.
+MAX_NODES = 5_000_000
+
+_DOCUMENT_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
+class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML without timestamps, as ``sigs.k8s.io/yaml`` leaves them strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+# A bare ``=`` is YAML 1.1's "value" tag, which PyYAML cannot construct (yaml/pyyaml#89).
+_Loader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
+
+
+@dataclass(frozen=True)
+class Document:
+    """One object read from a file."""
+
+    location: Location
+    order: int  # over all files, from 0
+    body: dict[str, Any]
+
+
+class _Bad(Exception):
+    """A document that cannot be used, with the message to report."""
+
+
+def read_documents(paths: Sequence[str | Path], problems: Problems) -> tuple[list[Document], list[str]]:
+    """Every document of ``paths`` in order, and the files read; problems go to ``problems``."""
+    documents: list[Document] = []
+    sources: list[str] = []
+    for file_index, (source, path) in enumerate(_expand(paths, problems)):
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            problems.file_error(source, file_index, f"cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})")
+            continue
+        except OSError as exc:
+            problems.file_error(source, file_index, f"cannot read: {exc.strerror or exc}")
+            continue
+        sources.append(source)
+        is_json = path.suffix.lower() == ".json"
+        entries = _flatten(_parse_json(text) if is_json else _parse_yaml(text))
+        for number, entry in enumerate(entries, start=1):
+            location = Location(source, file_index, number)
+            if isinstance(entry, _Bad):
+                problems.add(True, location, None, "", str(entry))
+            else:
+                documents.append(Document(location, len(documents), entry))
+    return documents, sources
+
+
+def _expand(paths: Sequence[str | Path], problems: Problems) -> Iterator[tuple[str, Path]]:
+    """Files to read, each once, with the name to show for it."""
+    seen: set[Path] = set()
+    for index, given in enumerate(paths):
+        path = Path(given)
+        if path.is_dir():
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix.lower() in MANIFEST_SUFFIXES
+                and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            if not files:
+                problems.file_error(str(given), index, "no *.yaml, *.yml or *.json files in this directory")
+        elif path.exists():
+            files = [path]
+        else:
+            problems.file_error(str(given), index, "no such file or directory")
+            files = []
+        for file in files:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                yield str(file), file
+
+
+def _parse_json(text: str) -> list[object]:
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError as exc:
+        return [_Bad(f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
+    except RecursionError:
+        return [_Bad(f"invalid JSON: nested more than {MAX_DEPTH} levels deep")]
+
+
+def _parse_yaml(text: str) -> list[object]:
+    """All documents of a YAML stream; a malformed one becomes ``_Bad`` and the rest still parse."""
+    try:
+        return [_plain(doc) for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+    except (yaml.YAMLError, RecursionError, _Bad):
+        pass
+    # Slow path: parse each ``---`` section on its own. Blank lines in front keep yaml's
+    # line numbers those of the file.
+    starts = [0, *(m.start() for m in _DOCUMENT_START.finditer(text) if m.start() > 0)]
+    out: list[object] = []
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        padding = "\n" * text.count("\n", 0, start)
+        try:
+            out.extend(_plain(doc) for doc in yaml.load_all(padding + text[start:end], Loader=_Loader) if doc is not None)
+        except yaml.YAMLError as exc:
+            out.append(_Bad(f"invalid YAML: {_yaml_message(exc)}"))
+        except RecursionError:
+            out.append(_Bad(f"invalid YAML: nested more than {MAX_DEPTH} levels deep"))
+        except _Bad as exc:
+            out.append(exc)
+    return out
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return str(exc)
+    problem = exc.problem or "malformed document"
+    if exc.problem_mark is not None:
+        problem += f" at line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1}"
+    if exc.context:
+        context = exc.context
+        if exc.context_mark is not None:
+            context += f" started at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
+        problem += f" ({context})"
+    return problem
+
+
+def _plain(value: object) -> object:
+    """``value`` as plain JSON data: string keys, lists, no cycles, bounded depth and size."""
+    budget = [MAX_NODES]
+    active: set[int] = set()
+
+    def walk(item: object, depth: int) -> object:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _Bad(f"invalid YAML: more than {MAX_NODES} values after aliases are expanded")
+        if depth > MAX_DEPTH:
+            raise _Bad(f"invalid YAML: nested more than {MAX_DEPTH} levels deep")
+        if item is None or isinstance(item, bool | int | float | str):
+            return item
+        if isinstance(item, dict | list | tuple | set):
+            if id(item) in active:
+                raise _Bad("invalid YAML: an alias refers to the node that contains it")
+            active.add(id(item))
+            try:
+                if isinstance(item, dict):
+                    return {_key(k): walk(v, depth + 1) for k, v in item.items()}
+                return [walk(v, depth + 1) for v in item]
+            finally:
+                active.discard(id(item))
+        if isinstance(item, bytes):
+            return item.decode("latin-1")
+        return str(item)
+
+    return walk(value, 0)
+
+
+def _key(key: object) -> str:
+    """A mapping key as ``sigs.k8s.io/yaml`` turns it into a JSON key."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool):
+        return render(key)
+    return str(key)
+
+
+def _flatten(parsed: list[object]) -> Iterator[dict[str, Any] | _Bad]:
+    """Documents in order, with the items of lists in place of the lists."""
+    for doc in parsed:
+        if isinstance(doc, _Bad):
+            yield doc
+        elif not isinstance(doc, dict):
+            yield _Bad(f"a document must be a mapping with apiVersion and kind, not {_type_name(doc)}")
+        elif _is_list(doc):
+            yield from _list_items(doc)
+        else:
+            yield doc
+
+
+def _is_list(doc: dict[str, Any]) -> bool:
+    kind = doc.get("kind")
+    return isinstance(kind, str) and kind.endswith("List") and "items" in doc and "spec" not in doc
+
+
+def _list_items(doc: dict[str, Any]) -> Iterator[dict[str, Any] | _Bad]:
+    items = doc["items"]
+    if items is None:
+        return
+    if not isinstance(items, list):
+        yield _Bad(f"items: {doc['kind']} items must be a list, not {_type_name(items)}")
+        return
+    item_kind = doc["kind"][: -len("List")]  # PodList holds Pods; a plain List holds anything
+    for item in items:
+        if not isinstance(item, dict):
+            yield _Bad(f"a {doc['kind']} item must be a mapping with apiVersion and kind, not {_type_name(item)}")
+        elif _is_list(item):
+            yield from _list_items(item)
+        elif item_kind and "kind" not in item:
+            # The API server leaves apiVersion and kind out of a typed list's items.
+            yield {"apiVersion": doc.get("apiVersion"), "kind": item_kind, **item}
+        else:
+            yield item
+
+
+def _type_name(value: object) -> str:
+    return {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )

@@ -1,0 +1,84 @@
+"""Which ``apiVersion``/``kind`` a document has, and what the loader does with it.
+
+A kind gpufleet models is converted; any other kind Kubernetes 1.34 serves, and any kind of
+an API group gpufleet does not know (other controllers' custom resources), is a warning. A
+kind that does not exist in a group gpufleet knows is an error, as the API server answers
+``no matches for kind "Deploymnet" in version "apps/v1"``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from gpufleet.kube.schema_check import KUBERNETES_VERSION, standard_kinds
+
+POD = ("", "v1", "Pod")
+NODE = ("", "v1", "Node")
+JOB = ("batch", "v1", "Job")
+DEPLOYMENT = ("apps", "v1", "Deployment")
+DAEMONSET = ("apps", "v1", "DaemonSet")
+PRIORITY_CLASS = ("scheduling.k8s.io", "v1", "PriorityClass")
+POD_GROUP = ("scheduling.x-k8s.io", "v1alpha1", "PodGroup")
+SCHEDULER_CONFIG = ("kubescheduler.config.k8s.io", "v1", "KubeSchedulerConfiguration")
+SIMULATION = ("gpufleet.io", "v1alpha1", "Simulation")
+NODE_POOL = ("gpufleet.io", "v1alpha1", "NodePool")
+
+MODELLED = frozenset(
+    {POD, NODE, JOB, DEPLOYMENT, DAEMONSET, PRIORITY_CLASS, POD_GROUP, SCHEDULER_CONFIG, SIMULATION, NODE_POOL}
+)
+#: Namespaced kinds among those modelled; the others are cluster-scoped.
+NAMESPACED = frozenset({POD, JOB, DEPLOYMENT, DAEMONSET, POD_GROUP})
+
+#: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
+#: (scheduler-plugins' ElasticQuota; gpufleet kinds still to come).
+_KNOWN_UNMODELLED = frozenset(
+    {
+        ("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"),
+        ("gpufleet.io", "v1alpha1", "QueueFeed"),
+        ("gpufleet.io", "v1alpha1", "Traffic"),
+    }
+)
+
+#: API groups in which a kind gpufleet does not know is a misspelling.
+KNOWN_GROUPS = frozenset(
+    {"", "apps", "batch", "scheduling.k8s.io", "scheduling.x-k8s.io", "kubescheduler.config.k8s.io", "gpufleet.io"}
+)
+
+
+class Handling(enum.Enum):
+    MODEL = "model"
+    IGNORE = "ignore"
+    REJECT = "reject"
+
+
+@dataclass(frozen=True)
+class Kind:
+    group: str
+    version: str
+    kind: str
+    handling: Handling
+    path: str = ""  # for REJECT: the field at fault
+    message: str = ""  # for REJECT: the error; for IGNORE: the warning
+
+    @property
+    def gvk(self) -> tuple[str, str, str]:
+        return (self.group, self.version, self.kind)
+
+
+def classify(api_version: str, kind: str) -> Kind:
+    group, _, version = api_version.rpartition("/")
+    gvk = (group, version, kind)
+    if gvk in MODELLED:
+        return Kind(group, version, kind, Handling.MODEL)
+    if gvk in standard_kinds() or gvk in _KNOWN_UNMODELLED or group not in KNOWN_GROUPS:
+        return Kind(group, version, kind, Handling.IGNORE, "", f"kind {api_version}/{kind} is not modelled; ignored")
+    served = sorted(
+        {f"{g}/{v}" if g else v for g, v, k in (*standard_kinds(), *MODELLED, *_KNOWN_UNMODELLED) if (g, k) == (group, kind)}
+    )
+    if served:
+        minor = KUBERNETES_VERSION.rsplit(".", 1)[0]
+        served_in = ", ".join(served)
+        message = f"kind {kind} is not served in {api_version} (with Kubernetes {minor}: {served_in})"
+        return Kind(group, version, kind, Handling.REJECT, "apiVersion", message)
+    return Kind(group, version, kind, Handling.REJECT, "kind", f'unknown kind "{kind}" in {api_version}')

@@ -1,0 +1,280 @@
+"""Loading a scenario: manifests in, a ``Scenario`` out, or every problem at once.
+
+Each document is classified by ``apiVersion``/``kind`` (``kinds``), checked against its
+schema (``schema_check`` for standard kinds; for the others, ObjectMeta's schema plus a
+strict model of their spec), then converted. PriorityClasses are converted first, since a
+pod may name a class defined in a later file, as the API server resolves classes when the
+pod is admitted. An object defined twice (same kind, namespace and name) is an error on the
+second definition, as the API server answers ``AlreadyExists``. Nothing stops at the first
+problem: ``ScenarioError`` lists them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpufleet.kube import gpufleet_kinds, kinds, nodes, objects, pod_groups, pods, priorities, schema_check, workloads
+from gpufleet.kube.documents import Document, read_documents
+from gpufleet.kube.kinds import Handling, Kind
+from gpufleet.kube.objects import Meta, mapping
+from gpufleet.kube.problems import (
+    Location,
+    Problems,
+    Reporter,
+    ScenarioError,
+    duplicate,
+    invalid,
+    join,
+    required,
+    unsupported,
+)
+from gpufleet.kube.scheduler_config import scheduler_config
+from gpufleet.model.pod import POD_GROUP_LABEL, Pod
+from gpufleet.model.scenario import BarePod, Scenario
+from gpufleet.model.workloads import Created
+
+POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+#: Top-level fields of kinds outside the Kubernetes schemas.
+_ENVELOPE = ("apiVersion", "kind", "metadata", "spec")
+_EXTRA_TOP_LEVEL = {kinds.POD_GROUP: ("status",)}
+#: Kinds whose ``metadata.name`` may be left out.
+_UNNAMED = frozenset({kinds.SCHEDULER_CONFIG, kinds.SIMULATION})
+
+
+def load_scenario(paths: Sequence[str | Path]) -> Scenario:
+    """Read ``paths`` (files and directories) into a ``Scenario``.
+
+    Raises ``ScenarioError`` listing every problem, one line each:
+    ``FILE: document N (Kind/name): field.path: what is wrong``. ``document N`` counts from 1
+    over the documents of one file in the order they appear, after ``kind: List`` items are
+    flattened into it. What is read but not modelled becomes ``Scenario.warnings``, in the
+    same format.
+    """
+    problems = Problems()
+    documents, sources = read_documents(paths, problems)
+    loader = _Loader(problems)
+    loader.load(documents)
+    if problems.errors:
+        raise ScenarioError(Problems.lines(problems.errors))
+    loader.scenario.sources = sources
+    loader.scenario.warnings = Problems.lines(problems.warnings)
+    return loader.scenario
+
+
+@dataclass
+class _Entry:
+    """A document of a modelled kind."""
+
+    document: Document
+    kind: Kind
+    meta: Meta
+    report: Reporter
+    malformed: bool  # its schema check failed: conversion only looks for more problems
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.document.body
+
+
+@dataclass
+class _Loader:
+    problems: Problems
+    scenario: Scenario = field(default_factory=Scenario)
+    _defined: dict[tuple[str, str, str, str], Location] = field(default_factory=dict)
+    _simulation: Location | None = None
+    _pods: list[tuple[Reporter, str, Pod]] = field(default_factory=list)  # pods and templates, by path
+    _node_reports: dict[str, Reporter] = field(default_factory=dict)
+
+    def load(self, documents: list[Document]) -> None:
+        entries = [entry for entry in map(self._prepare, documents) if entry is not None]
+        for entry in entries:
+            if entry.kind.gvk == kinds.PRIORITY_CLASS:
+                self._convert(entry, self._priority_class)
+        resolver = priorities.Priorities(self.scenario.priority_classes)
+        converters: dict[tuple[str, str, str], Callable[[_Entry], None]] = {
+            kinds.POD: lambda e: self._pod(e, resolver),
+            kinds.JOB: lambda e: self._workload(e, resolver, workloads.job, self.scenario.jobs),
+            kinds.DEPLOYMENT: lambda e: self._workload(e, resolver, workloads.deployment, self.scenario.deployments),
+            kinds.DAEMONSET: lambda e: self._workload(e, resolver, workloads.daemonset, self.scenario.daemonsets),
+            kinds.NODE: self._node,
+            kinds.POD_GROUP: self._pod_group,
+            kinds.SCHEDULER_CONFIG: self._scheduler_config,
+            kinds.SIMULATION: self._simulation_settings,
+            kinds.NODE_POOL: self._node_pool,
+        }
+        for entry in entries:
+            convert = converters.get(entry.kind.gvk)
+            if convert is not None:
+                self._convert(entry, convert)
+        self._check_references()
+
+    @staticmethod
+    def _convert(entry: _Entry, convert: Callable[[_Entry], None]) -> None:
+        """Run ``convert``; on a malformed document, as far as its shape allows.
+
+        The schema errors already explain why a malformed document cannot be read; the
+        conversion of the rest may find more problems, and is cut short where a field has
+        the wrong type.
+        """
+        if not entry.malformed:
+            convert(entry)
+            return
+        with contextlib.suppress(TypeError, ValueError, AttributeError, KeyError, IndexError):
+            convert(entry)
+
+    # -- classification and structure ------------------------------------------------------
+
+    def _prepare(self, document: Document) -> _Entry | None:
+        body = document.body
+        report = Reporter(self.problems, document.location)
+        api_version, kind_name = body.get("apiVersion"), body.get("kind")
+        for key, value in (("apiVersion", api_version), ("kind", kind_name)):
+            if value is None or value == "":
+                report.error(key, required())
+            elif not isinstance(value, str):
+                report.error(key, invalid(value, "must be a string"))
+        if not isinstance(api_version, str) or not isinstance(kind_name, str) or report.error_count:
+            return None
+        kind = kinds.classify(api_version, kind_name)
+        namespaced = kind.gvk in kinds.NAMESPACED if kind.handling is Handling.MODEL else None
+        report.label = objects.label(kind_name, body, namespaced)
+        if kind.handling is Handling.REJECT:
+            report.error(kind.path, kind.message)
+            return None
+        if kind.handling is Handling.IGNORE:
+            report.warn("", kind.message)
+            return None
+        definition = schema_check.standard_kinds().get(kind.gvk)
+        if definition is not None:
+            schema_check.check(body, definition, report)
+        elif kind.gvk != kinds.SCHEDULER_CONFIG:  # decoded whole by its own model
+            self._check_envelope(body, kind, report)
+        meta = objects.meta(body, bool(namespaced))
+        if not meta.name and kind.gvk not in _UNNAMED:
+            report.error("metadata.name", required("name is required"))
+        malformed = report.error_count > 0
+        self._check_unique(kind, meta, report)
+        return _Entry(document, kind, meta, report, malformed)
+
+    @staticmethod
+    def _check_envelope(body: dict[str, Any], kind: Kind, report: Reporter) -> None:
+        allowed = (*_ENVELOPE, *_EXTRA_TOP_LEVEL.get(kind.gvk, ()))
+        for key in body:
+            if key not in allowed:
+                report.error(key, f"Additional properties are not allowed ({key!r} was unexpected)")
+        if "metadata" in body:
+            schema_check.check(body["metadata"], schema_check.OBJECT_META, report.at("metadata"))
+
+    def _check_unique(self, kind: Kind, meta: Meta, report: Reporter) -> None:
+        if kind.gvk == kinds.SCHEDULER_CONFIG:
+            return
+        if kind.gvk == kinds.SIMULATION:
+            if self._simulation is not None:
+                report.error("", f"at most one Simulation may be given; the first is {self._simulation.describe(None)}")
+            self._simulation = self._simulation or report.location
+            return
+        if not meta.name:
+            return
+        key = (kind.group, kind.kind, meta.namespace, meta.name)
+        first = self._defined.setdefault(key, report.location)
+        if first != report.location:
+            shown = f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+            detail = f"{kind.kind} {shown} is already defined in {first.describe(None)}"
+            report.error("metadata.name", duplicate(meta.name, detail))
+
+    # -- conversion ---------------------------------------------------------------------------
+
+    def _priority_class(self, entry: _Entry) -> None:
+        cls = priorities.priority_class(entry.meta.name, entry.body, entry.report)
+        default = next((c for c in self.scenario.priority_classes.values() if c.global_default), None)
+        if cls.global_default and default is not None:
+            detail = f"PriorityClass {default.name} is already marked as default. Only one default can exist"
+            entry.report.error("globalDefault", invalid(True, detail))
+        self.scenario.priority_classes[cls.name] = cls  # even if invalid: pods naming it get no second error
+
+    def _pod(self, entry: _Entry, resolver: priorities.Priorities) -> None:
+        spec, status = mapping(entry.body.get("spec")), mapping(entry.body.get("status"))
+        owner = objects.controller_of(entry.body)
+        pod = pods.pod(entry.meta, spec, entry.report, resolver, owner)
+        phase = status.get("phase") or POD_PHASES[0]
+        if phase not in POD_PHASES:
+            entry.report.error("status.phase", unsupported(phase, POD_PHASES))
+        elif phase == "Unknown":
+            entry.report.not_modelled("status.phase", "Unknown", note="the pod is treated as Running")
+            phase = "Running"
+        if phase == "Running" and pod.node_name is None:
+            entry.report.error("spec.nodeName", required("a Running pod is bound to a node"))
+        created = Created(pod.behavior.submit_at_s, entry.document.order)
+        if not entry.report.error_count:
+            self._pods.append((entry.report, "", pod))
+            self.scenario.pods.append(BarePod(pod, created, bound_node=pod.node_name, phase=phase))
+
+    def _workload(
+        self,
+        entry: _Entry,
+        resolver: priorities.Priorities,
+        convert: Callable[[Meta, dict[str, Any], Reporter, priorities.Priorities, int], Any],
+        into: list[Any],
+    ) -> None:
+        workload = convert(entry.meta, entry.body, entry.report, resolver, entry.document.order)
+        if not entry.report.error_count:
+            self._pods.append((entry.report, "spec.template", workload.template))
+            into.append(workload)
+
+    def _node(self, entry: _Entry) -> None:
+        node = nodes.node(entry.meta, entry.body, entry.report)
+        if not entry.report.error_count:
+            self._node_reports[node.name] = entry.report
+            self.scenario.nodes.append(node)
+
+    def _pod_group(self, entry: _Entry) -> None:
+        group = pod_groups.pod_group(entry.meta, entry.body, entry.report, entry.document.order)
+        if not entry.report.error_count:
+            self.scenario.pod_groups[group.key] = group
+
+    def _scheduler_config(self, entry: _Entry) -> None:
+        location = entry.document.location
+        config = scheduler_config(f"{location.source}#{location.number}", entry.body, entry.report)
+        if config is None:
+            return
+        defined = {p.scheduler_name: s.name for s in self.scenario.schedulers for p in s.profiles}
+        for i, profile in enumerate(config.profiles):
+            if profile.scheduler_name in defined:
+                detail = f"a profile of {defined[profile.scheduler_name]} already has this name"
+                entry.report.error(f"profiles[{i}].schedulerName", duplicate(profile.scheduler_name, detail))
+        if not entry.report.error_count:
+            self.scenario.schedulers.append(config)
+
+    def _simulation_settings(self, entry: _Entry) -> None:
+        settings = gpufleet_kinds.simulation(entry.body, entry.report)
+        if not entry.report.error_count:
+            self.scenario.simulation = settings
+
+    def _node_pool(self, entry: _Entry) -> None:
+        pool = gpufleet_kinds.node_pool(entry.meta, entry.body, entry.report)
+        if pool is not None and not entry.report.error_count:
+            self.scenario.node_pools.append(pool)
+
+    # -- references between documents -------------------------------------------------------
+
+    def _check_references(self) -> None:
+        """Node names that a pool would stamp; pods naming missing PodGroups or nodes."""
+        pools = {p.name for p in self.scenario.node_pools}
+        for name, report in self._node_reports.items():
+            pool, _, index = name.rpartition("-")
+            if pool in pools and index.isdigit():
+                report.error("metadata.name", duplicate(name, f"NodePool {pool} names its nodes {pool}-<n>"))
+        node_names = set(self._node_reports) | {
+            f"{p.name}-{n}" for p in self.scenario.node_pools for n in range(p.replicas)
+        }
+        for report, prefix, pod in self._pods:
+            group = pod.pod_group
+            if group is not None and f"{pod.namespace}/{group}" not in self.scenario.pod_groups:
+                path = join(prefix, f"metadata.labels.{POD_GROUP_LABEL}")
+                report.warn(path, f'no PodGroup "{group}" in namespace {pod.namespace}')
+            if pod.node_name is not None and pod.node_name not in node_names:
+                report.warn(join(prefix, "spec.nodeName"), f'no Node "{pod.node_name}" in the scenario')

@@ -1,0 +1,63 @@
+"""Nodes (``v1`` Node, and the Node-like template of a NodePool) as kube-scheduler sees them.
+
+``status.capacity`` and ``status.allocatable`` (which defaults to capacity, as the
+scheduler's ``NodeInfo`` reads it), labels, ``spec.taints`` and ``spec.unschedulable``. A
+node without ``pods`` gets the kubelet's default ``maxPods`` of 110. Node conditions other
+than ``Ready=True``, and pressure conditions that hold, are warnings: the node lifecycle
+controller turns them into taints, which a snapshot carries in ``spec.taints`` anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpufleet.kube import annotations, taints
+from gpufleet.kube.objects import Meta, items, mapping
+from gpufleet.kube.problems import Reporter
+from gpufleet.model.node import Node
+from gpufleet.model.resources import PODS, Resources, parse_resource_list
+
+#: The kubelet's default ``maxPods``.
+DEFAULT_MAX_PODS = 110
+#: The status of each condition when the node is healthy.
+_HEALTHY = {"Ready": "True"}
+_HEALTHY_OTHERWISE = "False"
+
+
+def node(meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None = None) -> Node:
+    """The node ``body`` describes (``name`` overrides ``metadata.name``); problems go to ``report``."""
+    annotations.read(meta.annotations, report.at("metadata"), annotations.NO_KEYS)
+    spec, status = mapping(body.get("spec")), mapping(body.get("status"))
+    capacity = _resources(status.get("capacity"), report, "status.capacity")
+    allocatable = _resources(status.get("allocatable"), report, "status.allocatable") or dict(capacity)
+    if not mapping(status.get("capacity")) and not mapping(status.get("allocatable")):
+        report.error("status.capacity", "a node needs capacity (cpu, memory, pods, ...)")
+    allocatable.setdefault(PODS, capacity.get(PODS, DEFAULT_MAX_PODS))
+    if capacity:
+        capacity.setdefault(PODS, allocatable[PODS])
+    node_taints = taints.taints(spec.get("taints"), report, "spec.taints")
+    _warn_conditions(status, report)
+    return Node(
+        name=name if name is not None else meta.name,
+        labels=dict(meta.labels),
+        taints=node_taints,
+        unschedulable=bool(spec.get("unschedulable")),
+        capacity=capacity,
+        allocatable=allocatable,
+    )
+
+
+def _resources(raw: object, report: Reporter, path: str) -> Resources:
+    parsed, problems = parse_resource_list(mapping(raw), path)
+    for problem in problems:
+        report.error(problem.path, problem.message)
+    return parsed
+
+
+def _warn_conditions(status: Mapping[str, Any], report: Reporter) -> None:
+    for i, condition in enumerate(items(status.get("conditions"))):
+        kind, state = condition.get("type"), condition.get("status")
+        if state != _HEALTHY.get(str(kind), _HEALTHY_OTHERWISE):
+            note = "the node is treated as Ready" if kind == "Ready" else ""
+            report.not_modelled(f"status.conditions[{i}]", f"{kind}={state}", note=note)

@@ -1,0 +1,45 @@
+"""scheduler-plugins' ``PodGroup`` (``scheduling.x-k8s.io/v1alpha1``): a gang's size and timeout.
+
+Fields of ``sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1.PodGroupSpec``:
+``minMember`` (at least 1; 1 when absent), ``scheduleTimeoutSeconds`` and ``minResources``
+(validated as a resource list, not modelled). ``status`` is what the controller reports and
+is not read. ``gpufleet.io/submit-at`` on the PodGroup sets when it is created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from gpufleet.kube import annotations
+from gpufleet.kube.objects import Meta
+from gpufleet.kube.problems import Reporter
+from gpufleet.kube.spec_model import NonNegativeInt, SpecModel, validate
+from gpufleet.model.resources import parse_resource_list
+from gpufleet.model.workloads import Created, PodGroup
+
+
+class PodGroupSpec(SpecModel):
+    min_member: Annotated[int, Field(ge=1)] = 1
+    schedule_timeout_seconds: NonNegativeInt | None = None
+    min_resources: dict[str, Any] | None = None
+
+
+def pod_group(meta: Meta, body: Mapping[str, Any], report: Reporter, order: int) -> PodGroup:
+    spec = validate(PodGroupSpec, body.get("spec") or {}, report, "spec") or PodGroupSpec()
+    if spec.min_resources:
+        _, problems = parse_resource_list(spec.min_resources, "spec.minResources")
+        for problem in problems:
+            report.error(problem.path, problem.message)
+        report.not_modelled("spec.minResources")
+    own = annotations.read(meta.annotations, report.at("metadata"), annotations.WORKLOAD_KEYS)
+    timeout = spec.schedule_timeout_seconds
+    return PodGroup(
+        meta.name,
+        meta.namespace,
+        min_member=spec.min_member,
+        schedule_timeout_s=float(timeout) if timeout is not None else None,
+        created=Created(annotations.seconds(own, annotations.SUBMIT_AT) or 0.0, order),
+    )

@@ -1,0 +1,172 @@
+"""Pods and pod templates: the scheduling-relevant part of a ``PodSpec``.
+
+Effective requests follow ``k8s.io/component-helpers/resource.PodRequests`` through
+``gpufleet.model.resources`` (sidecars are init containers with ``restartPolicy: Always``;
+``spec.overhead`` is added; ``pods`` is not a request, the scheduler counts pods itself);
+resource rules follow the API server (``validateContainerResourceName``,
+``ValidateResourceRequirements``: extended resources are whole, not negative, and a request
+needs an equal limit). Defaults are the API server's (``pkg/apis/core/v1/defaults.go``):
+``restartPolicy: Always``, ``schedulerName: default-scheduler``,
+``terminationGracePeriodSeconds: 30``. Priority follows the ``Priority`` admission plugin
+(see ``priorities``).
+
+Fields that change where, whether or how long a pod runs but that gpufleet does not model
+are warnings; fields that never affect scheduling (image, command, env, probes, ...) pass
+silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpufleet.kube import annotations, node_affinity, taints
+from gpufleet.kube.objects import Meta, items, mapping
+from gpufleet.kube.priorities import Priorities
+from gpufleet.kube.problems import Reporter, invalid, required, unsupported
+from gpufleet.model.pod import DEFAULT_SCHEDULER, OwnerRef, Pod
+from gpufleet.model.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    Resources,
+    container_requests,
+    is_extended,
+    parse_resource_list,
+    pod_requests,
+)
+
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+SIDECAR_RESTART_POLICY = "Always"
+DEFAULT_TERMINATION_GRACE_S = 30.0
+
+#: PodSpec fields that matter to scheduling or to a pod's lifetime but are not modelled.
+_UNMODELLED_SPEC = (
+    "topologySpreadConstraints",
+    "schedulingGates",
+    "resourceClaims",
+    "runtimeClassName",
+    "hostNetwork",
+    "activeDeadlineSeconds",
+    "resources",  # pod-level resources (PodLevelResources)
+)
+_UNMODELLED_AFFINITY = ("podAffinity", "podAntiAffinity")
+#: Volume sources that bind a PersistentVolumeClaim (VolumeBinding, VolumeZone, VolumeRestrictions).
+_CLAIM_VOLUMES = ("persistentVolumeClaim", "ephemeral")
+_STANDARD_CONTAINER_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
+_REQUIRED_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED_AFFINITY = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def pod(
+    meta: Meta, spec: Mapping[str, Any], report: Reporter, priorities: Priorities, owner: OwnerRef | None = None
+) -> Pod:
+    """The pod (or template, when ``meta.name`` is empty) whose ``metadata`` and ``spec`` ``report`` is above.
+
+    Problems go to ``report``; the pod is only meaningful when there were none.
+    """
+    behavior = annotations.behavior(annotations.read(meta.annotations, report.at("metadata")))
+    at_spec = report.at("spec")
+    requests = _requests(spec, at_spec)
+    _warn_unmodelled(spec, at_spec)
+    affinity = mapping(mapping(spec.get("affinity")).get("nodeAffinity"))
+    affinity_path = "affinity.nodeAffinity"
+    required_terms = node_affinity.required_terms(
+        affinity.get(_REQUIRED_AFFINITY), at_spec, f"{affinity_path}.{_REQUIRED_AFFINITY}"
+    )
+    preferred_terms = node_affinity.preferred_terms(
+        affinity.get(_PREFERRED_AFFINITY), at_spec, f"{affinity_path}.{_PREFERRED_AFFINITY}"
+    )
+    tolerations = taints.tolerations(spec.get("tolerations"), at_spec, "tolerations")
+    restart_policy = spec.get("restartPolicy") or RESTART_POLICIES[0]
+    if restart_policy not in RESTART_POLICIES:
+        at_spec.error("restartPolicy", unsupported(restart_policy, RESTART_POLICIES))
+    priority = priorities.resolve(spec, at_spec)
+    grace = spec.get("terminationGracePeriodSeconds")
+    return Pod(
+        name=meta.name,
+        namespace=meta.namespace,
+        labels=dict(meta.labels),
+        annotations=dict(meta.annotations),
+        requests=requests,
+        priority=priority.value,
+        priority_class_name=priority.class_name,
+        preemption_policy=priority.preemption_policy,
+        scheduler_name=spec.get("schedulerName") or DEFAULT_SCHEDULER,
+        node_name=spec.get("nodeName") or None,
+        node_selector={k: v for k, v in mapping(spec.get("nodeSelector")).items() if isinstance(v, str)},
+        required_terms=required_terms,
+        preferred_terms=preferred_terms,
+        tolerations=tolerations,
+        restart_policy=restart_policy,
+        termination_grace_s=float(grace) if grace is not None else DEFAULT_TERMINATION_GRACE_S,
+        behavior=behavior,
+        owner=owner,
+    )
+
+
+def _requests(spec: Mapping[str, Any], report: Reporter) -> Resources:
+    containers = items(spec.get("containers"))
+    if not containers:
+        report.error("containers", required())
+    app = [_container(c, report, f"containers[{i}]") for i, c in enumerate(containers)]
+    init = []
+    for i, c in enumerate(items(spec.get("initContainers"))):
+        path = f"initContainers[{i}]"
+        policy = c.get("restartPolicy")
+        if policy is not None and policy != SIDECAR_RESTART_POLICY:
+            report.error(f"{path}.restartPolicy", unsupported(policy, (SIDECAR_RESTART_POLICY,)))
+        init.append((_container(c, report, path), policy == SIDECAR_RESTART_POLICY))
+    overhead = _resource_list(spec.get("overhead"), report, "overhead")
+    return pod_requests(app, init, overhead)
+
+
+def _container(container: Mapping[str, Any], report: Reporter, path: str) -> Resources:
+    """One container's effective requests; also warns about host ports."""
+    for j, port in enumerate(items(container.get("ports"))):
+        if port.get("hostPort"):
+            report.not_modelled(f"{path}.ports[{j}].hostPort")
+    resources = mapping(container.get("resources"))
+    requests = _resource_list(resources.get("requests"), report, f"{path}.resources.requests", container=True)
+    limits = _resource_list(resources.get("limits"), report, f"{path}.resources.limits", container=True)
+    effective, problems = container_requests(requests, limits, f"{path}.resources")
+    for problem in problems:
+        report.error(problem.path, problem.message)
+    return effective
+
+
+def _resource_list(raw: object, report: Reporter, path: str, container: bool = False) -> Resources:
+    values = mapping(raw)
+    if container:
+        for name in values:
+            message = _container_resource_name_problem(name)
+            if message:
+                report.error(f"{path}.{name}", invalid(name, message))
+    parsed, problems = parse_resource_list(values, path)
+    for problem in problems:
+        report.error(problem.path, problem.message)
+    return parsed
+
+
+def _container_resource_name_problem(name: str) -> str:
+    """``validateContainerResourceName``'s complaint about ``name``, or ''."""
+    if "/" not in name:
+        standard = name in _STANDARD_CONTAINER_RESOURCES or name.startswith("hugepages-")
+        return "" if standard else "must be a standard resource for containers"
+    if name.startswith("kubernetes.io/") or is_extended(name):
+        return ""
+    return "doesn't follow extended resource name standard"
+
+
+def _warn_unmodelled(spec: Mapping[str, Any], report: Reporter) -> None:
+    for field in _UNMODELLED_SPEC:
+        if spec.get(field):
+            report.not_modelled(field)
+    affinity = mapping(spec.get("affinity"))
+    for field in _UNMODELLED_AFFINITY:
+        if affinity.get(field):
+            report.not_modelled(f"affinity.{field}")
+    for i, volume in enumerate(items(spec.get("volumes"))):
+        for source in _CLAIM_VOLUMES:
+            if volume.get(source) is not None:
+                report.not_modelled(f"volumes[{i}].{source}")

@@ -1,0 +1,149 @@
+"""Workloads whose controllers create pods: ``batch/v1`` Job, ``apps/v1`` Deployment and DaemonSet.
+
+Defaults follow ``pkg/apis/batch/v1/defaults.go`` (without ``parallelism`` and
+``completions`` both are 1; ``parallelism`` alone means a work queue, ``completions``
+unset; ``backoffLimit`` 6) and ``pkg/apis/apps/v1/defaults.go`` (``replicas`` 1).
+Validation follows ``pkg/apis/batch/validation`` (a Job's pods restart ``OnFailure`` or
+``Never``; counts are not negative; ``Indexed`` needs ``completions``) and
+``pkg/apis/apps/validation`` (pods restart ``Always``; the selector is not empty and
+matches the template's labels). The template is a ``Pod`` named ``""``; the workload's own
+``gpufleet.io/submit-at`` sets its creation time, else its template's does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpufleet.kube import annotations, pods
+from gpufleet.kube.objects import Meta, items, mapping
+from gpufleet.kube.priorities import Priorities
+from gpufleet.kube.problems import Reporter, invalid, required, unsupported
+from gpufleet.model.pod import Pod, Requirement
+from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job
+
+JOB_RESTART_POLICIES = ("OnFailure", "Never")
+CONTROLLER_RESTART_POLICIES = ("Always",)
+DEFAULT_BACKOFF_LIMIT = 6
+COMPLETION_MODES = ("NonIndexed", "Indexed")
+
+#: Fields (beside pod template fields) that change when pods are created or stop, not modelled.
+_UNMODELLED_JOB = (
+    "activeDeadlineSeconds",
+    "ttlSecondsAfterFinished",
+    "suspend",
+    "podFailurePolicy",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
+    "successPolicy",
+    "podReplacementPolicy",
+    "managedBy",
+)
+_UNMODELLED_DEPLOYMENT = ("strategy",)
+_UNMODELLED_DAEMONSET = ("updateStrategy",)
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def job(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int) -> Job:
+    spec = mapping(body.get("spec"))
+    template, created = _common(meta, body, report, priorities, order, JOB_RESTART_POLICIES, _UNMODELLED_JOB)
+    given = _set(spec)
+    parallelism = _count(spec, "parallelism", 1, report)
+    completions: int | None = None if "parallelism" in given else 1  # parallelism alone: a work queue
+    if "completions" in given:
+        completions = _count(spec, "completions", 1, report)
+    mode = spec.get("completionMode") or COMPLETION_MODES[0]
+    if mode not in COMPLETION_MODES:
+        report.error("spec.completionMode", unsupported(mode, COMPLETION_MODES))
+    elif mode == "Indexed":
+        report.not_modelled("spec.completionMode", "Indexed", note="pods are named <job>-<index> in every mode")
+        if completions is None:
+            report.error("spec.completions", required("when completion mode is Indexed"))
+    backoff_limit = _count(spec, "backoffLimit", DEFAULT_BACKOFF_LIMIT, report)
+    return Job(meta.name, meta.namespace, template, parallelism, completions, backoff_limit, created)
+
+
+def deployment(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int) -> Deployment:
+    restart = CONTROLLER_RESTART_POLICIES
+    template, created = _common(meta, body, report, priorities, order, restart, _UNMODELLED_DEPLOYMENT)
+    _check_selector(body, report, "deployment")
+    replicas = _count(mapping(body.get("spec")), "replicas", 1, report)
+    return Deployment(meta.name, meta.namespace, template, replicas, created)
+
+
+def daemonset(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int) -> DaemonSet:
+    restart = CONTROLLER_RESTART_POLICIES
+    template, created = _common(meta, body, report, priorities, order, restart, _UNMODELLED_DAEMONSET)
+    _check_selector(body, report, "daemonset")
+    return DaemonSet(meta.name, meta.namespace, template, created)
+
+
+def _set(spec: Mapping[str, Any]) -> set[str]:
+    """Fields given a value (null reads as unset, as a Go pointer)."""
+    return {k for k, v in spec.items() if v is not None}
+
+
+def _common(
+    meta: Meta,
+    body: Mapping[str, Any],
+    report: Reporter,
+    priorities: Priorities,
+    order: int,
+    restart_policies: tuple[str, ...],
+    unmodelled: tuple[str, ...],
+) -> tuple[Pod, Created]:
+    """The template and the creation of a workload, after the checks every workload shares."""
+    spec = mapping(body.get("spec"))
+    for field in unmodelled:
+        if spec.get(field):
+            report.not_modelled(f"spec.{field}")
+    own = annotations.read(meta.annotations, report.at("metadata"), annotations.WORKLOAD_KEYS)
+    template = mapping(spec.get("template"))
+    template_spec = mapping(template.get("spec"))
+    at_template = report.at("spec.template")
+    restart_policy = template_spec.get("restartPolicy") or pods.RESTART_POLICIES[0]
+    if restart_policy not in restart_policies:
+        at_template.error("spec.restartPolicy", unsupported(restart_policy, restart_policies))
+    pod = pods.pod(_template_meta(meta, template), template_spec, at_template, priorities)
+    submit_at_s = annotations.seconds(own, annotations.SUBMIT_AT)
+    return pod, Created(pod.behavior.submit_at_s if submit_at_s is None else submit_at_s, order)
+
+
+def _template_meta(owner: Meta, template: Mapping[str, Any]) -> Meta:
+    metadata = mapping(template.get("metadata"))
+    return Meta(
+        "",
+        owner.namespace,
+        {k: v for k, v in mapping(metadata.get("labels")).items() if isinstance(v, str)},
+        {k: v for k, v in mapping(metadata.get("annotations")).items() if isinstance(v, str)},
+    )
+
+
+def _count(spec: Mapping[str, Any], field: str, default: int, report: Reporter) -> int:
+    """A count that must not be negative; ``default`` when absent."""
+    value = spec.get(field)
+    if not isinstance(value, int):
+        return default
+    if value < 0:
+        report.error(f"spec.{field}", invalid(value, "must be greater than or equal to 0"))
+    return value
+
+
+def _check_selector(body: Mapping[str, Any], report: Reporter, what: str) -> None:
+    spec = mapping(body.get("spec"))
+    selector = mapping(spec.get("selector"))
+    match_labels = mapping(selector.get("matchLabels"))
+    expressions = items(selector.get("matchExpressions"))
+    if not match_labels and not expressions:
+        report.error("spec.selector", invalid(selector, f"empty selector is invalid for {what}"))
+        return
+    requirements = [Requirement(str(k), "In", (str(v),)) for k, v in match_labels.items()]
+    for expression in expressions:
+        operator, values = expression.get("operator"), tuple(expression.get("values") or ())
+        if operator not in _SELECTOR_OPERATORS or (not values) == (operator in ("In", "NotIn")):
+            report.error("spec.selector", invalid(selector, "invalid label selector"))
+            return
+        requirements.append(Requirement(str(expression.get("key") or ""), str(operator), values))
+    labels = _template_meta(Meta(""), mapping(spec.get("template"))).labels
+    if not all(r.matches(labels) for r in requirements):
+        report.error("spec.template.metadata.labels", invalid(labels, "`selector` does not match template `labels`"))

@@ -1,0 +1,69 @@
+"""Nodes, taints and tolerations as kube-scheduler sees them.
+
+Taint matching mirrors ``k8s.io/api/core/v1`` ``Toleration.ToleratesTaint``: an empty
+toleration effect matches every effect, an empty key with ``Exists`` matches every taint,
+``Equal`` (or no operator) compares values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpufleet.model.resources import Resources
+
+NO_SCHEDULE = "NoSchedule"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+NO_EXECUTE = "NoExecute"
+TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = NO_SCHEDULE
+
+    def describe(self) -> str:
+        """``{key: value}``, as kube-scheduler 1.34's TaintToleration filter prints it."""
+        return f"{{{self.key}: {self.value}}}"
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value
+
+
+def tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+@dataclass
+class Node:
+    """A node: labels, taints, and allocatable resources in canonical units."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    capacity: Resources = field(default_factory=dict)
+    allocatable: Resources = field(default_factory=dict)
+    pool: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.allocatable:
+            self.allocatable = dict(self.capacity)
+        self.labels.setdefault("kubernetes.io/hostname", self.name)

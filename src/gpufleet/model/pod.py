@@ -1,0 +1,145 @@
+"""Pods and pod templates: the scheduling-relevant spec plus simulated behaviour.
+
+Node affinity mirrors ``k8s.io/component-helpers/scheduling/corev1/nodeaffinity``:
+required terms are ORed, the expressions of one term are ANDed, operators ``In``,
+``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``; ``matchFields`` supports
+``metadata.name`` (how DaemonSet pods are pinned). ``spec.nodeSelector`` must match as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from gpufleet.model.node import Node, Toleration
+from gpufleet.model.resources import GPU, Resources
+
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        present = self.key in labels
+        value = labels.get(self.key)
+        op = self.operator
+        if op == "In":
+            return present and value in self.values
+        if op == "NotIn":
+            return not present or value not in self.values
+        if op == "Exists":
+            return present
+        if op == "DoesNotExist":
+            return not present
+        if op in ("Gt", "Lt") and present and value is not None:
+            try:
+                have, want = int(value), int(self.values[0])
+            except (ValueError, IndexError):
+                return False
+            return have > want if op == "Gt" else have < want
+        return False
+
+
+@dataclass(frozen=True)
+class SelectorTerm:
+    """One ``nodeSelectorTerms`` entry; an empty term matches nothing, as upstream."""
+
+    expressions: tuple[Requirement, ...] = ()
+    fields: tuple[Requirement, ...] = ()
+
+    def matches(self, node: Node) -> bool:
+        if not self.expressions and not self.fields:
+            return False
+        return all(r.matches(node.labels) for r in self.expressions) and all(
+            r.matches({"metadata.name": node.name}) for r in self.fields
+        )
+
+
+@dataclass(frozen=True)
+class PreferredTerm:
+    weight: int
+    term: SelectorTerm
+
+
+@dataclass(frozen=True)
+class Behavior:
+    """What the simulator does with a pod once it runs (``gpufleet.io/*`` annotations)."""
+
+    submit_at_s: float = 0.0
+    duration_s: float | None = None
+    checkpoint_interval_s: float | None = None
+
+
+@dataclass(frozen=True)
+class OwnerRef:
+    kind: str
+    name: str
+
+
+@dataclass
+class Pod:
+    """A pod, or a pod template when ``name`` is empty (controllers stamp names on copies)."""
+
+    name: str
+    namespace: str = "default"
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    requests: Resources = field(default_factory=dict)
+    priority: int = 0
+    priority_class_name: str | None = None
+    preemption_policy: str = "PreemptLowerPriority"
+    scheduler_name: str = DEFAULT_SCHEDULER
+    node_name: str | None = None
+    node_selector: dict[str, str] = field(default_factory=dict)
+    required_terms: tuple[SelectorTerm, ...] | None = None
+    preferred_terms: tuple[PreferredTerm, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    restart_policy: str = "Always"
+    termination_grace_s: float = 30.0
+    behavior: Behavior = field(default_factory=Behavior)
+    owner: OwnerRef | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def gpus(self) -> int:
+        return self.requests.get(GPU, 0)
+
+    @property
+    def pod_group(self) -> str | None:
+        return self.labels.get(POD_GROUP_LABEL)
+
+    def shape(self) -> tuple[object, ...]:
+        """What the filters and scores depend on: pods of one shape share cached node masks."""
+        return (
+            tuple(sorted(self.requests.items())),
+            tuple(sorted(self.node_selector.items())),
+            self.required_terms,
+            self.preferred_terms,
+            self.tolerations,
+            self.node_name,
+        )
+
+    def matches_node_selector(self, node: Node) -> bool:
+        """NodeAffinity's filter: ``nodeSelector`` and required affinity both hold."""
+        if any(node.labels.get(k) != v for k, v in self.node_selector.items()):
+            return False
+        if self.required_terms is None:
+            return True
+        return any(term.matches(node) for term in self.required_terms)
+
+    def stamped(self, name: str, owner: OwnerRef, labels: dict[str, str] | None = None) -> Pod:
+        """A copy of this template with a controller-chosen name."""
+        return replace(
+            self,
+            name=name,
+            owner=owner,
+            labels={**self.labels, **(labels or {})},
+            annotations=dict(self.annotations),
+        )

@@ -1,0 +1,37 @@
+"""A scenario: everything a simulation or an explanation starts from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.model.scheduler_config import SchedulerConfig
+from gpufleet.model.simulation import NodePool, SimulationSettings
+from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, PodGroup, PriorityClass
+
+
+@dataclass
+class BarePod:
+    """A pod written directly (not through a controller), with its creation time."""
+
+    pod: Pod
+    created: Created = field(default_factory=Created)
+    bound_node: str | None = None  # a pod already bound in a snapshot (status / spec.nodeName)
+    phase: str = "Pending"
+
+
+@dataclass
+class Scenario:
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[BarePod] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    deployments: list[Deployment] = field(default_factory=list)
+    daemonsets: list[DaemonSet] = field(default_factory=list)
+    pod_groups: dict[str, PodGroup] = field(default_factory=dict)  # key: ns/name
+    priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    schedulers: list[SchedulerConfig] = field(default_factory=list)
+    node_pools: list[NodePool] = field(default_factory=list)
+    simulation: SimulationSettings = field(default_factory=SimulationSettings)
+    warnings: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)

@@ -1,0 +1,82 @@
+"""Workload objects whose controllers create pods, and scheduling-policy objects.
+
+``Job`` (``batch/v1``: parallelism, completions, backoffLimit), ``Deployment`` (``apps/v1``:
+replicas), ``DaemonSet`` (``apps/v1``: one pod per matching node), ``PodGroup``
+(``scheduling.x-k8s.io/v1alpha1``: minMember, scheduleTimeoutSeconds) and ``PriorityClass``
+(``scheduling.k8s.io/v1``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpufleet.model.pod import Pod
+
+
+@dataclass(frozen=True)
+class Created:
+    """Where an object came from and when it is created in the simulation."""
+
+    submit_at_s: float = 0.0
+    order: int = 0  # document order: equal submit times keep it
+
+
+@dataclass
+class Job:
+    name: str
+    namespace: str
+    template: Pod
+    parallelism: int = 1
+    completions: int | None = 1
+    backoff_limit: int = 6
+    created: Created = Created()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class Deployment:
+    name: str
+    namespace: str
+    template: Pod
+    replicas: int = 1
+    created: Created = Created()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class DaemonSet:
+    name: str
+    namespace: str
+    template: Pod
+    created: Created = Created()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class PodGroup:
+    name: str
+    namespace: str
+    min_member: int = 1
+    schedule_timeout_s: float | None = None
+    created: Created = Created()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"

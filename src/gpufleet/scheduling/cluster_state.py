@@ -1,0 +1,217 @@
+"""The cluster as the scheduler's cache sees it: per-node columns in NumPy arrays.
+
+Like kube-scheduler's ``NodeInfo`` cache, each node keeps its allocatable resources, the sum
+of requests of the pods assigned (bound or assumed) to it, and the "non-zero" requests used
+for scoring (pods without cpu/memory requests count 100m and 200Mi,
+``pkg/scheduler/util/pod_resources.go``). Columns let one cycle filter and score every node
+at once. Every change appends the node's index to ``changes`` so cached per-shape masks
+and scores re-evaluate only the nodes that changed; ``static_version`` moves when a node's
+labels, taints or schedulability change, or a node is added or removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
+
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass
+class Assignment:
+    """A pod assigned to a node, bound or only assumed (reserved by a scheduler)."""
+
+    pod: Pod
+    node: int
+    start_s: float
+
+
+def non_zero_requests(pod: Pod) -> dict[str, int]:
+    req = dict(pod.requests)
+    req[CPU] = req.get(CPU, 0) or DEFAULT_MILLI_CPU_REQUEST
+    req[MEMORY] = req.get(MEMORY, 0) or DEFAULT_MEMORY_REQUEST
+    return req
+
+
+class ClusterState:
+    """Nodes and the pods assigned to them, in columns indexed by node position."""
+
+    def __init__(
+        self, nodes: list[Node] | None = None, resources: tuple[str, ...] = (PODS, CPU, MEMORY, GPU)
+    ):
+        self.resources: list[str] = list(resources)
+        self.res_index: dict[str, int] = {r: i for i, r in enumerate(self.resources)}
+        self.nodes: list[Node] = []
+        self.index: dict[str, int] = {}
+        self.active: BoolArray = np.zeros(0, dtype=bool)
+        self.alloc: IntArray = np.zeros((0, len(self.resources)), dtype=np.int64)
+        self.requested: IntArray = np.zeros((0, len(self.resources)), dtype=np.int64)
+        self.nonzero: IntArray = np.zeros((0, len(self.resources)), dtype=np.int64)
+        self.pods_on: list[dict[str, Assignment]] = []
+        self.assignments: dict[str, Assignment] = {}
+        self.changes: list[int] = []
+        self.change_base = 0  # absolute position of changes[0]
+        self.static_version = 0
+        self._add_nodes(nodes or [])
+
+    # -- resources -------------------------------------------------------------------------
+    def resource_column(self, name: str) -> int:
+        """The column of a resource, adding one (zero everywhere) the first time it is seen."""
+        col = self.res_index.get(name)
+        if col is not None:
+            return col
+        col = len(self.resources)
+        self.resources.append(name)
+        self.res_index[name] = col
+        pad = np.zeros((len(self.nodes), 1), dtype=np.int64)
+        self.alloc = np.hstack([self.alloc, pad])
+        self.requested = np.hstack([self.requested, pad])
+        self.nonzero = np.hstack([self.nonzero, pad])
+        self.static_version += 1
+        return col
+
+    def vector(self, requests: dict[str, int]) -> IntArray:
+        cols = [self.resource_column(name) for name in requests]
+        vec = np.zeros(len(self.resources), dtype=np.int64)
+        for col, value in zip(cols, requests.values(), strict=True):
+            vec[col] = value
+        return vec
+
+    def pod_vectors(self, pod: Pod) -> tuple[IntArray, IntArray]:
+        """(requests, non-zero requests) of a pod, including one ``pods`` slot."""
+        req = self.vector({**pod.requests, PODS: 1})
+        nonzero = self.vector({**non_zero_requests(pod), PODS: 1})
+        return req, nonzero
+
+    # -- nodes -----------------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        return len(self.nodes)
+
+    def add_node(self, node: Node) -> int:
+        """Add a node (its pods arrive separately); returns its column index."""
+        self._add_nodes([node])
+        return self.index[node.name]
+
+    def _add_nodes(self, nodes: list[Node]) -> None:
+        for node in nodes:
+            if node.name in self.index:
+                raise ValueError(f"node {node.name} already exists")
+            for name in node.allocatable:
+                self.resource_column(name)
+        rows = np.zeros((len(nodes), len(self.resources)), dtype=np.int64)
+        for r, node in enumerate(nodes):
+            for name, value in node.allocatable.items():
+                rows[r, self.res_index[name]] = value
+            self.index[node.name] = len(self.nodes)
+            self.nodes.append(node)
+            self.pods_on.append({})
+        self.active = np.concatenate([self.active, np.ones(len(nodes), dtype=bool)])
+        self.alloc = np.vstack([self.alloc, rows])
+        self.requested = np.vstack([self.requested, np.zeros_like(rows)])
+        self.nonzero = np.vstack([self.nonzero, np.zeros_like(rows)])
+        self.static_version += 1
+
+    def set_allocatable(self, name: str, allocatable: dict[str, int]) -> None:
+        """Change a node's allocatable (a device plugin registering its GPUs, for example)."""
+        i = self.index[name]
+        self.nodes[i].allocatable = dict(allocatable)
+        for res in allocatable:
+            self.resource_column(res)
+        self.alloc[i, :] = 0
+        for res, value in allocatable.items():
+            self.alloc[i, self.res_index[res]] = value
+        self.changes.append(i)
+
+    def remove_node(self, name: str) -> list[Assignment]:
+        """Remove a node; returns the pods that were assigned to it (the caller deletes them)."""
+        i = self.index[name]
+        evicted = list(self.pods_on[i].values())
+        for a in evicted:
+            self.unassign(a.pod.key)
+        self.active[i] = False
+        del self.index[name]
+        self.static_version += 1
+        return evicted
+
+    @property
+    def change_pos(self) -> int:
+        return self.change_base + len(self.changes)
+
+    def changes_since(self, pos: int) -> IntArray | None:
+        """Node indices changed since absolute position ``pos``; None if the log was trimmed past it."""
+        if pos < self.change_base:
+            return None
+        if len(self.changes) > 4 * max(self.size, 256):
+            keep = len(self.changes) // 2
+            self.change_base += len(self.changes) - keep
+            del self.changes[:-keep]
+            if pos < self.change_base:
+                return None
+        return np.unique(np.array(self.changes[pos - self.change_base :], dtype=np.int64))
+
+    @property
+    def size_active(self) -> int:
+        return int(self.active.sum())
+
+    def active_indices(self) -> IntArray:
+        return np.flatnonzero(self.active).astype(np.int64)
+
+    def node_names(self) -> list[str]:
+        return [self.nodes[i].name for i in self.active_indices()]
+
+    # -- pods ------------------------------------------------------------------------------
+    def assign(self, pod: Pod, node: str | int, now: float) -> Assignment:
+        i = node if isinstance(node, int) else self.index[node]
+        if pod.key in self.assignments:
+            raise ValueError(
+                f"pod {pod.key} is already assigned to {self.nodes[self.assignments[pod.key].node].name}"
+            )
+        req, nonzero = self.pod_vectors(pod)
+        self.requested[i] += req
+        self.nonzero[i] += nonzero
+        a = Assignment(pod, i, now)
+        self.pods_on[i][pod.key] = a
+        self.assignments[pod.key] = a
+        self.changes.append(i)
+        return a
+
+    def unassign(self, pod_key: str) -> Assignment | None:
+        a = self.assignments.pop(pod_key, None)
+        if a is None:
+            return None
+        req, nonzero = self.pod_vectors(a.pod)
+        self.requested[a.node] -= req
+        self.nonzero[a.node] -= nonzero
+        del self.pods_on[a.node][pod_key]
+        self.changes.append(a.node)
+        return a
+
+    def node_of(self, pod_key: str) -> str | None:
+        a = self.assignments.get(pod_key)
+        return None if a is None else self.nodes[a.node].name
+
+    # -- derived figures -------------------------------------------------------------------
+    def free(self, resource: str) -> IntArray:
+        col = self.res_index.get(resource)
+        if col is None:
+            return np.zeros(self.size, dtype=np.int64)
+        return np.where(self.active, self.alloc[:, col] - self.requested[:, col], 0)
+
+    def total(self, resource: str) -> int:
+        col = self.res_index.get(resource)
+        return 0 if col is None else int(self.alloc[self.active, col].sum())
+
+    def allocated(self, resource: str) -> int:
+        col = self.res_index.get(resource)
+        return 0 if col is None else int(self.requested[self.active, col].sum())

@@ -1,0 +1,96 @@
+"""What only a GPU-aware tool adds to kube-scheduler's message for a pending pod.
+
+Free GPUs per node, the largest free block, whether the pod's gang could be placed on
+what is free now (all members at once, first-fit by largest free block, counting cpu,
+memory and pods too), and plain-language hints: "16 GPUs are free but no node has 8".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import GPU
+from gpufleet.scheduling.cluster_state import ClusterState
+from gpufleet.scheduling.gangs import GangView
+
+TOP_NODES = 16
+
+
+def members_that_fit(state: ClusterState, pods: list[Pod], eligible: list[int]) -> int:
+    """How many of ``pods`` fit at the same time on the free capacity of ``eligible`` nodes."""
+    if not pods or not eligible:
+        return 0
+    free = state.alloc[eligible] - state.requested[eligible]
+    placed = 0
+    for pod in sorted(pods, key=lambda p: -p.gpus):
+        req = state.pod_vectors(pod)[0]
+        fits = np.flatnonzero((free >= req).all(axis=1))
+        if len(fits) == 0:
+            continue
+        best = fits[np.argmin(free[fits, state.res_index[GPU]] if GPU in state.res_index else fits)]
+        free[best] -= req
+        placed += 1
+    return placed
+
+
+def diagnose(
+    state: ClusterState, pod: Pod, gangs: GangView, eligible: list[int] | None = None
+) -> dict[str, Any]:
+    """The ``diagnosis`` record of a pending pod (see the summary schema)."""
+    active = [int(i) for i in state.active_indices()]
+    nodes = eligible if eligible is not None else active
+    free = state.free(GPU)
+    per_node = sorted(
+        ((state.nodes[i].name, int(free[i])) for i in active if free[i] > 0), key=lambda x: (-x[1], x[0])
+    )
+    largest = max((f for _, f in per_node), default=0)
+    total_free = sum(f for _, f in per_node)
+    hints: list[str] = []
+    want = pod.gpus
+    if want and total_free >= want > largest:
+        hints.append(
+            f"{total_free} GPUs are free in total but no node has {want} free "
+            f"(largest free block: {largest}): "
+            "the free GPUs are fragmented"
+        )
+    gang: dict[str, Any] | None = None
+    group = gangs.group_of(pod)
+    if group is not None:
+        members = sorted(gangs.members.get(group.key, ()))
+        unbound = [m for m in members if m not in state.assignments]
+        bound = len(members) - len(unbound)
+        pods = _member_pods(gangs, unbound, pod)
+        fit = members_that_fit(state, pods, nodes)
+        needed = sum(p.gpus for p in pods)
+        gang = {
+            "name": group.key,
+            "min_member": group.min_member,
+            "members": len(members),
+            "members_bound": bound,
+            "members_that_fit": fit,
+            "gpus_needed": needed,
+        }
+        if bound + fit < group.min_member:
+            hints.append(
+                f"gang {group.key} needs {group.min_member} members running together; "
+                f"{bound} hold a node and "
+                f"only {fit} of the other {len(unbound)} fit on what is free now"
+            )
+        if 0 < bound < group.min_member:
+            hints.append(f"{bound} member(s) of gang {group.key} hold GPUs while waiting for the rest")
+    return {
+        "free_gpus": dict(per_node[:TOP_NODES]),
+        "largest_free_gpus": largest,
+        "gpus_requested": want,
+        "gang": gang,
+        "hints": hints,
+    }
+
+
+def _member_pods(gangs: GangView, keys: list[str], fallback: Pod) -> list[Pod]:
+    """The pod objects of gang members; members not known here are assumed shaped like ``fallback``."""
+    known = gangs.pods
+    return [known.get(k, fallback) for k in keys]

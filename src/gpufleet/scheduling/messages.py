@@ -1,0 +1,29 @@
+"""kube-scheduler's ``FailedScheduling`` message (``framework.FitError.Error``, Kubernetes 1.34).
+
+``0/N nodes are available:`` then, if a PreFilter plugin rejected the pod, `` <its message>.``;
+otherwise the histogram of every node's filter reasons, ``"<count> <reason>"`` entries
+sorted as strings (so ``10 ...`` sorts before ``2 ...``) and joined with ``, ``, then ``.``;
+then, if PostFilter plugins said something, a space and their messages joined with ``, ``
+(DefaultPreemption's ends with its own period).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+NO_NODE_AVAILABLE = "0/{n} nodes are available:"
+
+
+def fit_error(
+    num_nodes: int, histogram: Counter[str], pre_filter_msg: str = "", post_filter_msg: str = ""
+) -> str:
+    msg = NO_NODE_AVAILABLE.format(n=num_nodes)
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        entries = sorted(f"{count} {reason}" for reason, count in histogram.items() if count)
+        if entries:
+            msg += f" {', '.join(entries)}."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}"
+    return msg

@@ -1,0 +1,40 @@
+"""NodeResourcesBalancedAllocation (``noderesources/balanced_allocation.go``), Kubernetes 1.34.
+
+For the resources in its list (default cpu and memory) with non-zero allocatable, the
+fraction requested (actual requests plus the pod's, capped at 1); score
+``(1 - std) * 100`` truncated, where std is ``|f1 - f2| / 2`` for two resources and the
+population standard deviation for more. PreScore skips best-effort pods (no request for
+any of the resources), so they get 0 here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpufleet.scheduling.cluster_state import IntArray
+from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicScore, PodContext
+from gpufleet.scheduling.plugins.node_resources_fit import DEFAULT_RESOURCES, resource_columns
+
+
+class NodeResourcesBalancedAllocation(DynamicScore):
+    name = "NodeResourcesBalancedAllocation"
+    points = frozenset({"preScore", "score"})
+
+    def __init__(self, resources: tuple[tuple[str, int], ...] = DEFAULT_RESOURCES):
+        self.resources = resources
+
+    def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
+        cols = [ctx.state.res_index.get(name) for name, _ in self.resources]
+        if not any(col is not None and ctx.req[col] > 0 for col in cols):
+            return np.zeros(len(idx), dtype=np.int64)
+        alloc, req, w = resource_columns(ctx, idx, self.resources, use_requested=True)
+        valid = w > 0
+        frac = np.where(valid, np.minimum(req / np.maximum(alloc, 1), 1.0), 0.0)
+        count = valid.sum(axis=1)
+        mean = frac.sum(axis=1) / np.maximum(count, 1)
+        std = np.sqrt((((frac - mean[:, None]) * valid) ** 2).sum(axis=1) / np.maximum(count, 1))
+        if frac.shape[1] >= 2:
+            first_two = np.abs(frac[:, 0] - frac[:, 1]) / 2
+            std = np.where((count == 2) & valid[:, 0] & valid[:, 1], first_two, std)
+        score: IntArray = ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+        return score

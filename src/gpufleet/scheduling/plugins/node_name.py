@@ -1,0 +1,19 @@
+"""NodeName (``pkg/scheduler/framework/plugins/nodename``): ``spec.nodeName`` must match."""
+
+from __future__ import annotations
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.framework import StaticFilter
+
+REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName(StaticFilter):
+    name = "NodeName"
+    points = frozenset({"filter"})
+
+    def reject(self, pod: Pod, node: Node) -> str | None:
+        if pod.node_name and pod.node_name != node.name:
+            return REASON
+        return None

@@ -1,0 +1,136 @@
+"""NodeResourcesFit (``pkg/scheduler/framework/plugins/noderesources``), Kubernetes 1.34.
+
+Filter (``fitsRequest``): a node fails for every resource the pod requests (> 0) beyond
+what is free, each a separate reason: ``Too many pods``, ``Insufficient cpu``,
+``Insufficient memory``, ``Insufficient nvidia.com/gpu``...
+
+Score (``resource_allocation.go``), per resource in ``scoringStrategy.resources``:
+requested = the node's requested (non-zero values for cpu and memory) plus the pod's;
+a resource with zero allocatable is skipped, and so is an extended resource the pod does
+not request. Strategies:
+
+- ``LeastAllocated``: ``(allocatable - requested) * 100 / allocatable``, 0 when over;
+- ``MostAllocated``: ``min(requested, allocatable) * 100 / allocatable``;
+- ``RequestedToCapacityRatio``: a piecewise-linear ``shape`` of (utilisation 0..100,
+  score 0..10) points, scores scaled by 10; only positive scores enter the average, which
+  is rounded.
+
+The node score is the weighted mean, integer division (rounded for
+RequestedToCapacityRatio). Default: LeastAllocated over cpu and memory, weight 1 each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended
+from gpufleet.scheduling.cluster_state import BoolArray, IntArray
+from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicFilter, DynamicScore, PodContext
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+DEFAULT_RESOURCES: tuple[tuple[str, int], ...] = ((CPU, 1), (MEMORY, 1))
+#: ``MaxCustomPriorityScore``: shape scores are 0..10 and scaled to 0..100.
+SHAPE_SCALE = MAX_NODE_SCORE // 10
+
+
+def insufficient_reason(resource: str) -> str:
+    return "Too many pods" if resource == PODS else f"Insufficient {resource}"
+
+
+@dataclass(frozen=True)
+class ScoringStrategy:
+    type: str = LEAST_ALLOCATED
+    resources: tuple[tuple[str, int], ...] = DEFAULT_RESOURCES
+    shape: tuple[tuple[int, int], ...] = ((0, 10), (100, 0))
+
+
+def resource_columns(
+    ctx: PodContext, idx: IntArray, resources: tuple[tuple[str, int], ...], use_requested: bool
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Allocatable, requested-with-the-pod and weights (0 where skipped), shaped (nodes, resources)."""
+    state = ctx.state
+    allocs, reqs, weights = [], [], []
+    for name, weight in resources:
+        col = state.res_index.get(name)
+        scalar = is_extended(name) or name not in (CPU, MEMORY)
+        pod_value = 0 if col is None else int((ctx.req if use_requested or scalar else ctx.nonzero)[col])
+        if col is None or (pod_value == 0 and is_extended(name)):
+            allocs.append(np.zeros(len(idx), dtype=np.int64))
+            reqs.append(np.zeros(len(idx), dtype=np.int64))
+            weights.append(0)
+            continue
+        node_requested = state.requested if use_requested or scalar else state.nonzero
+        allocs.append(state.alloc[idx, col])
+        reqs.append(node_requested[idx, col] + pod_value)
+        weights.append(weight)
+    alloc = np.stack(allocs, axis=1)
+    req = np.stack(reqs, axis=1)
+    w = np.where(alloc > 0, np.array(weights, dtype=np.int64), 0)
+    return alloc, req, w
+
+
+def broken_linear(shape: tuple[tuple[int, int], ...], utilization: IntArray) -> IntArray:
+    """``helper.BuildBrokenLinearFunction`` with integer arithmetic, for many points at once."""
+    out = np.full_like(utilization, shape[-1][1] * SHAPE_SCALE)
+    done = np.zeros(utilization.shape, dtype=bool)
+    for i, (u, s) in enumerate(shape):
+        hit = ~done & (utilization <= u)
+        if i == 0:
+            value = np.full_like(utilization, s * SHAPE_SCALE)
+        else:
+            u0, s0 = shape[i - 1]
+            value = s0 * SHAPE_SCALE + (s - s0) * SHAPE_SCALE * (utilization - u0) // (u - u0)
+        out = np.where(hit, value, out)
+        done |= hit
+    return out
+
+
+class NodeResourcesFit(DynamicFilter, DynamicScore):
+    name = "NodeResourcesFit"
+    points = frozenset({"preFilter", "filter", "preScore", "score"})
+
+    def __init__(self, strategy: ScoringStrategy | None = None):
+        self.strategy = strategy or ScoringStrategy()
+
+    # -- filter ----------------------------------------------------------------------------
+    def _short(self, ctx: PodContext, idx: IntArray) -> BoolArray:
+        free = ctx.state.alloc[idx] - ctx.state.requested[idx]
+        short: BoolArray = (ctx.req > 0) & (ctx.req > free)
+        return short
+
+    def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
+        return np.logical_not(self._short(ctx, idx).any(axis=1))
+
+    def reason_masks(self, ctx: PodContext, idx: IntArray) -> list[tuple[str, BoolArray]]:
+        short = self._short(ctx, idx)
+        return [
+            (insufficient_reason(ctx.state.resources[col]), short[:, col])
+            for col in range(short.shape[1])
+            if short[:, col].any()
+        ]
+
+    # -- score -----------------------------------------------------------------------------
+    def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
+        alloc, req, w = resource_columns(ctx, idx, self.strategy.resources, use_requested=False)
+        safe = np.maximum(alloc, 1)
+        kind = self.strategy.type
+        if kind == LEAST_ALLOCATED:
+            per = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe)
+        elif kind == MOST_ALLOCATED:
+            per = np.minimum(req, alloc) * MAX_NODE_SCORE // safe
+        else:
+            util = np.where(req > alloc, MAX_NODE_SCORE, req * MAX_NODE_SCORE // safe)
+            per = broken_linear(self.strategy.shape, util)
+            w = np.where(per > 0, w, 0)
+        total = (per * w).sum(axis=1)
+        wsum = w.sum(axis=1)
+        if kind == REQUESTED_TO_CAPACITY_RATIO:
+            mean = np.round(total / np.maximum(wsum, 1)).astype(np.int64)
+        else:
+            mean = total // np.maximum(wsum, 1)
+        return np.where(wsum > 0, mean, 0)

@@ -1,0 +1,24 @@
+"""NodeUnschedulable (``pkg/scheduler/framework/plugins/nodeunschedulable``).
+
+A node with ``spec.unschedulable`` rejects pods that do not tolerate the
+``node.kubernetes.io/unschedulable:NoSchedule`` taint.
+"""
+
+from __future__ import annotations
+
+from gpufleet.model.node import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Taint, tolerated
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.framework import StaticFilter
+
+REASON = "node(s) were unschedulable"
+_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)
+
+
+class NodeUnschedulable(StaticFilter):
+    name = "NodeUnschedulable"
+    points = frozenset({"filter"})
+
+    def reject(self, pod: Pod, node: Node) -> str | None:
+        if node.unschedulable and not tolerated(_TAINT, pod.tolerations):
+            return REASON
+        return None

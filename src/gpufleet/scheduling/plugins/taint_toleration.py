@@ -1,0 +1,33 @@
+"""TaintToleration (``pkg/scheduler/framework/plugins/tainttoleration``), Kubernetes 1.34.0.
+
+Filter: the first ``NoSchedule``/``NoExecute`` taint the pod does not tolerate rejects the
+node with ``node(s) had untolerated taint {key: value}`` (1.34.0's wording; releases from
+1.34.2 and 1.35 print ``node(s) had untolerated taint(s)``). Score: the number of
+``PreferNoSchedule`` taints not tolerated (by tolerations with an empty or
+``PreferNoSchedule`` effect), normalised in reverse so fewer is better.
+"""
+
+from __future__ import annotations
+
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, tolerated
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.cluster_state import IntArray
+from gpufleet.scheduling.framework import StaticFilter, StaticScore, default_normalize
+
+
+class TaintToleration(StaticFilter, StaticScore):
+    name = "TaintToleration"
+    points = frozenset({"filter", "preScore", "score"})
+
+    def reject(self, pod: Pod, node: Node) -> str | None:
+        for taint in node.taints:
+            if taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not tolerated(taint, pod.tolerations):
+                return f"node(s) had untolerated taint {taint.describe()}"
+        return None
+
+    def raw(self, pod: Pod, node: Node) -> int:
+        prefer = tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
+        return sum(1 for t in node.taints if t.effect == PREFER_NO_SCHEDULE and not tolerated(t, prefer))
+
+    def normalize(self, raw: IntArray) -> IntArray:
+        return default_normalize(raw, reverse=True)

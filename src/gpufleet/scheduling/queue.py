@@ -1,0 +1,129 @@
+"""kube-scheduler's scheduling queue (``pkg/scheduler/backend/queue``), in virtual time.
+
+Three places: the active queue (a heap ordered by the profile's QueueSort plugin), the
+backoff queue (pods that failed wait ``podInitialBackoffSeconds`` doubling per attempt up
+to ``podMaxBackoffSeconds``) and the unschedulable pods, which a cluster change (a node
+added, a pod removed) moves back, to backoff if their backoff has not expired, and which
+return anyway after ``podMaxInUnschedulablePodsDuration`` (5 minutes).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpufleet.model.pod import Pod
+
+MAX_IN_UNSCHEDULABLE_S = 300.0
+
+
+@dataclass
+class QueuedPod:
+    pod: Pod
+    seq: int
+    timestamp: float
+    initial_timestamp: float
+    attempts: int = 0
+    backoff_until: float = 0.0
+    unschedulable_since: float = 0.0
+    version: int = 0
+    shape: tuple[object, ...] = field(default_factory=tuple)
+
+
+SortKey = Callable[[QueuedPod], tuple[object, ...]]
+
+
+class SchedulingQueue:
+    def __init__(self, sort_key: SortKey, initial_backoff_s: float = 1.0, max_backoff_s: float = 10.0):
+        self.sort_key = sort_key
+        self.initial_backoff_s = initial_backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.entries: dict[str, QueuedPod] = {}
+        self._active: list[tuple[tuple[object, ...], int, str]] = []
+        self._backoff: list[tuple[float, int, int, str]] = []
+        self.unschedulable: dict[str, QueuedPod] = {}
+        self._seq = 0
+
+    def __contains__(self, pod_key: str) -> bool:
+        return pod_key in self.entries
+
+    def add(self, pod: Pod, now: float) -> None:
+        self._seq += 1
+        qp = QueuedPod(pod, self._seq, now, now, shape=pod.shape())
+        self.entries[pod.key] = qp
+        self._push_active(qp, now)
+
+    def remove(self, pod_key: str) -> None:
+        qp = self.entries.pop(pod_key, None)
+        if qp is not None:
+            qp.version += 1
+            self.unschedulable.pop(pod_key, None)
+
+    def _push_active(self, qp: QueuedPod, now: float) -> None:
+        qp.version += 1
+        qp.timestamp = now
+        heapq.heappush(self._active, (self.sort_key(qp), qp.version, qp.pod.key))
+
+    def pop(self) -> QueuedPod | None:
+        while self._active:
+            _, version, key = heapq.heappop(self._active)
+            qp = self.entries.get(key)
+            if qp is not None and qp.version == version and key not in self.unschedulable:
+                return qp
+        return None
+
+    def backoff_duration(self, attempts: int) -> float:
+        return float(min(self.initial_backoff_s * 2 ** max(attempts - 1, 0), self.max_backoff_s))
+
+    def mark_unschedulable(self, qp: QueuedPod, now: float) -> None:
+        """A failed attempt: the pod waits for a cluster change (or the 5-minute flush)."""
+        qp.attempts += 1
+        qp.version += 1
+        qp.backoff_until = now + self.backoff_duration(qp.attempts)
+        qp.unschedulable_since = now
+        self.unschedulable[qp.pod.key] = qp
+
+    def _requeue(self, qp: QueuedPod, now: float) -> None:
+        del self.unschedulable[qp.pod.key]
+        if qp.backoff_until > now:
+            qp.version += 1
+            heapq.heappush(self._backoff, (qp.backoff_until, qp.seq, qp.version, qp.pod.key))
+        else:
+            self._push_active(qp, now)
+
+    def move_all(self, now: float, only: Callable[[QueuedPod], bool] | None = None) -> None:
+        """A cluster event: unschedulable pods go back to the active or backoff queue."""
+        for qp in sorted(self.unschedulable.values(), key=lambda q: q.seq):
+            if only is None or only(qp):
+                self._requeue(qp, now)
+
+    def advance(self, now: float) -> None:
+        """Move pods whose backoff expired, and flush long-unschedulable pods."""
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, version, key = heapq.heappop(self._backoff)
+            qp = self.entries.get(key)
+            if qp is not None and qp.version == version:
+                self._push_active(qp, now)
+        stale = [
+            qp for qp in self.unschedulable.values() if qp.unschedulable_since + MAX_IN_UNSCHEDULABLE_S <= now
+        ]
+        for qp in sorted(stale, key=lambda q: q.seq):
+            self._requeue(qp, now)
+
+    def next_time(self) -> float | None:
+        """When the queue next has something to do without an outside event."""
+        times = [self._backoff[0][0]] if self._backoff else []
+        if self.unschedulable:
+            times.append(
+                min(q.unschedulable_since for q in self.unschedulable.values()) + MAX_IN_UNSCHEDULABLE_S
+            )
+        return min(times) if times else None
+
+    def has_active(self) -> bool:
+        return any(
+            (qp := self.entries.get(key)) is not None
+            and qp.version == version
+            and key not in self.unschedulable
+            for _, version, key in self._active
+        )

@@ -1,0 +1,268 @@
+"""One scheduler process: its profiles, one queue, its waiting (Permit) pods, and cycles.
+
+``Scheduler.run(now)`` is a pure step: it takes the shared ``ClusterState`` and a clock
+value and returns what happened (pods bound, waiting, unschedulable with kube-scheduler's
+message). It assumes pods on the state as kube-scheduler's cache does (Reserve), so two
+schedulers see each other's placements. The node choice follows ``schedule_one.go``:
+PreFilter, Filter over the nodes starting where the last cycle stopped until
+``numFeasibleNodesToFind`` feasible nodes are found (``percentageOfNodesToScore``:
+all nodes below 100, else the configured percentage or ``50 - nodes/125`` floored at 5, and
+never fewer than 100), Score and NormalizeScore, then a uniformly random choice among the
+top-scoring nodes (``selectHost``), drawn from a seeded generator.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpufleet.model.pod import Pod
+from gpufleet.model.scheduler_config import SchedulerConfig
+from gpufleet.model.workloads import PodGroup
+from gpufleet.scheduling.cluster_state import ClusterState, IntArray
+from gpufleet.scheduling.framework import Code, DynamicFilter, PodContext
+from gpufleet.scheduling.gangs import GangView, group_key
+from gpufleet.scheduling.messages import fit_error
+from gpufleet.scheduling.plugins.coscheduling import Coscheduling
+from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
+from gpufleet.scheduling.profile import Profile, build_profiles
+from gpufleet.scheduling.queue import QueuedPod, SchedulingQueue
+from gpufleet.scheduling.shape_cache import ShapeCache
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_nodes: int) -> int:
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one scheduling step did to one pod."""
+
+    pod: Pod
+    kind: str  # "bound" | "waiting" | "unschedulable" | "rejected"
+    node: str | None = None
+    message: str | None = None
+
+
+@dataclass
+class Waiting:
+    qp: QueuedPod
+    node: str
+    deadline: float
+    group: PodGroup
+
+
+@dataclass
+class Scheduler:
+    config: SchedulerConfig
+    state: ClusterState
+    gangs: GangView
+    seed: int = 0
+    profiles: dict[str, Profile] = field(init=False)
+    queue: SchedulingQueue = field(init=False)
+
+    def __post_init__(self) -> None:
+        built = build_profiles(self.config)
+        self.profiles = {p.scheduler_name: p for p in built}
+        sorter = built[0].queue_sort
+        self.queue = SchedulingQueue(
+            lambda qp: sorter.sort_key(qp, self.gangs),
+            self.config.pod_initial_backoff_s,
+            self.config.pod_max_backoff_s,
+        )
+        self.rng = np.random.default_rng(self.seed)
+        self.caches: dict[tuple[str, tuple[object, ...]], ShapeCache] = {}
+        self.waiting: dict[str, Waiting] = {}
+        self.next_start: dict[str, int] = {}
+        self.candidates: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def serves(self, scheduler_name: str) -> bool:
+        return scheduler_name in self.profiles
+
+    # -- the outside world -----------------------------------------------------------------
+    def add(self, pod: Pod, now: float) -> None:
+        self.queue.add(pod, now)
+
+    def forget(self, pod_key: str) -> None:
+        """A pod was deleted: drop it from the queue and from Permit."""
+        self.queue.remove(pod_key)
+        self.waiting.pop(pod_key, None)
+
+    def cluster_changed(self, now: float) -> None:
+        self.queue.move_all(now)
+
+    def next_time(self) -> float | None:
+        times = [w.deadline for w in self.waiting.values()]
+        queue_time = self.queue.next_time()
+        if queue_time is not None:
+            times.append(queue_time)
+        return min(times) if times else None
+
+    def has_work(self) -> bool:
+        return self.queue.has_active()
+
+    # -- cycles ----------------------------------------------------------------------------
+    def run(self, now: float) -> list[Outcome]:
+        out: list[Outcome] = []
+        for key, w in sorted(self.waiting.items(), key=lambda kv: (kv[1].deadline, kv[0])):
+            if w.deadline <= now and key in self.waiting:
+                waited = w.deadline - w.qp.timestamp
+                out += self._reject_group(
+                    w.group, now, f"rejected due to timeout after waiting {waited:g}s at plugin Coscheduling"
+                )
+        self.queue.advance(now)
+        while (qp := self.queue.pop()) is not None:
+            out += self.schedule_one(qp, now)
+        return out
+
+    def schedule_one(self, qp: QueuedPod, now: float) -> list[Outcome]:
+        pod = qp.pod
+        profile = self.profiles[pod.scheduler_name]
+        ctx = PodContext(pod, self.state)
+        node, message = self._find_node(profile, qp, ctx)
+        if node is None:
+            out = [Outcome(pod, "unschedulable", message=message)]
+            rejected = self._post_filter_effects(profile, ctx, now)
+            self.queue.mark_unschedulable(qp, now)
+            return out + rejected
+        self.state.assign(pod, node, now)
+        if profile.permit is not None:
+            code, group = profile.permit.permit(ctx, self.gangs)
+            if code == Code.WAIT and group is not None:
+                deadline = now + profile.permit.wait_time(group)
+                self.waiting[pod.key] = Waiting(qp, node, deadline, group)
+                if self.gangs.assigned(group, exclude=pod.key) == 0:
+                    self._activate_siblings(group, now)
+                return [Outcome(pod, "waiting", node=node)]
+            if group is not None:
+                released = [w for k, w in sorted(self.waiting.items()) if w.group.key == group.key]
+                for w in released:
+                    del self.waiting[w.qp.pod.key]
+                    self.queue.remove(w.qp.pod.key)
+                self.queue.remove(pod.key)
+                return [Outcome(w.qp.pod, "bound", node=w.node) for w in released] + [
+                    Outcome(pod, "bound", node=node)
+                ]
+        self.queue.remove(pod.key)
+        return [Outcome(pod, "bound", node=node)]
+
+    def try_schedule(self, pod: Pod) -> tuple[str | None, str]:
+        """One scheduling attempt that changes nothing: the node it would pick, or the message."""
+        qp = QueuedPod(pod, 0, 0.0, 0.0, shape=pod.shape())
+        return self._find_node(self.profiles[pod.scheduler_name], qp, PodContext(pod, self.state))
+
+    def _activate_siblings(self, group: PodGroup, now: float) -> None:
+        self.queue.move_all(now, only=lambda q: group_key(q.pod) == group.key)
+
+    def _reject_group(self, group: PodGroup, now: float, message: str) -> list[Outcome]:
+        out = []
+        for key, w in sorted(self.waiting.items()):
+            if w.group.key != group.key:
+                continue
+            del self.waiting[key]
+            self.state.unassign(key)
+            self.queue.mark_unschedulable(w.qp, now)
+            out.append(Outcome(w.qp.pod, "rejected", message=message))
+        if out:
+            self.queue.move_all(now)
+        return out
+
+    def _cache(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> ShapeCache:
+        key = (profile.scheduler_name, qp.shape)
+        cache = self.caches.get(key)
+        if cache is None:
+            cache = self.caches[key] = ShapeCache(profile, ctx)
+        else:
+            cache.refresh(ctx)
+        return cache
+
+    def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> tuple[str | None, str]:
+        for plugin in profile.pre_filters:
+            status = plugin.pre_filter(ctx, self.gangs)
+            if not status.ok:
+                post = self._post_filter_messages(
+                    profile, ctx, np.zeros(0, dtype=np.int64), profile.dynamic_filters
+                )
+                return None, fit_error(self.state.size_active, Counter(), status.message, post)
+        cache = self._cache(profile, qp, ctx)
+        considered = cache.considered
+        n = len(considered)
+        feasible_pos = np.flatnonzero(cache.feasible()[considered])
+        if len(feasible_pos) == 0:
+            return None, self._failure_message(profile, ctx, cache)
+        want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
+        start = self.next_start.get(profile.scheduler_name, 0) % max(n, 1)
+        if want < len(feasible_pos):
+            split = int(np.searchsorted(feasible_pos, start))
+            rotated = np.concatenate([feasible_pos[split:], feasible_pos[:split]])
+            window = rotated[:want]
+            processed = int((window[-1] - start) % n) + 1
+        else:
+            window = feasible_pos
+            processed = n
+        self.next_start[profile.scheduler_name] = (start + processed) % max(n, 1)
+        idx = considered[window]
+        if len(idx) == 1:
+            return self.state.nodes[int(idx[0])].name, ""
+        scores = cache.total_scores(idx)
+        best = np.flatnonzero(scores == scores.max())
+        choice = int(idx[best[int(self.rng.integers(len(best)))]]) if len(best) > 1 else int(idx[best[0]])
+        return self.state.nodes[choice].name, ""
+
+    def _failure_message(self, profile: Profile, ctx: PodContext, cache: ShapeCache) -> str:
+        """Every node's reasons, in filter order (the first failing plugin decides), as a histogram."""
+        histogram: Counter[str] = Counter(
+            r for i in self.state.active_indices() if (r := cache.static_reason[i])
+        )
+        static_ok = cache.considered[cache.static_pass[cache.considered]]
+        resolvable: IntArray = np.zeros(0, dtype=np.int64)
+        dynamic = [f for f in profile.filters if isinstance(f, DynamicFilter)]
+        if len(static_ok):
+            undecided = np.ones(len(static_ok), dtype=bool)
+            for f in dynamic:
+                failing = ~f.passes(ctx, static_ok) & undecided
+                for reason, mask in f.reason_masks(ctx, static_ok):
+                    histogram[reason] += int((mask & failing).sum())
+                undecided &= ~failing
+            resolvable = static_ok[~undecided]
+        post = self._post_filter_messages(profile, ctx, resolvable, dynamic)
+        return fit_error(self.state.size_active, histogram, post_filter_msg=post)
+
+    def _post_filter_messages(
+        self, profile: Profile, ctx: PodContext, resolvable: IntArray, dynamic: list[DynamicFilter]
+    ) -> str:
+        messages: list[str] = []
+        for plugin in profile.post_filters:
+            if isinstance(plugin, DefaultPreemption):
+                outcome = plugin.post_filter(ctx, resolvable, self.state.size_active, dynamic)
+                if outcome.candidates:
+                    self.candidates[ctx.pod.key] = outcome.candidates
+                    return ""
+                messages.extend(outcome.status.reasons)
+            elif isinstance(plugin, Coscheduling):
+                status, _ = plugin.post_filter(ctx, self.gangs)
+                messages.extend(status.reasons)
+        return ", ".join(messages)
+
+    def _post_filter_effects(self, profile: Profile, ctx: PodContext, now: float) -> list[Outcome]:
+        """Coscheduling's PostFilter lets the gang go: waiting members are rejected."""
+        for plugin in profile.post_filters:
+            if isinstance(plugin, Coscheduling):
+                _, group = plugin.post_filter(ctx, self.gangs)
+                if group is not None:
+                    return self._reject_group(group, now, "optimistic rejection in PostFilter")
+        return []

@@ -1,0 +1,98 @@
+"""Per-(profile, pod shape) cache of filter masks and scores over every node.
+
+Pods of one shape (same requests, selectors, affinity, tolerations) see the same static
+filter results and the same resource scores. The cache keeps, per node: whether the
+static filters pass (and the first static reason when not), the static score plugins' raw
+values, whether the dynamic filters pass, and the weighted sum of dynamic scores. It
+re-evaluates only the nodes appended to ``ClusterState.changes`` since it last looked;
+a change of the node set (``static_version``) rebuilds it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpufleet.scheduling.cluster_state import BoolArray, IntArray
+from gpufleet.scheduling.framework import DynamicFilter, PodContext, StaticFilter, StaticScore
+from gpufleet.scheduling.plugins.node_affinity import PREFILTER_ABSENT_REASON, pinned_node_names
+from gpufleet.scheduling.profile import Profile
+
+
+class ShapeCache:
+    def __init__(self, profile: Profile, ctx: PodContext):
+        self.profile = profile
+        self.state = ctx.state
+        self.static_version = -1
+        self.seen = 0
+        self.considered: IntArray = np.zeros(0, dtype=np.int64)  # active nodes after PreFilter narrowing
+        self.static_reason: list[str | None] = []
+        self.static_pass: BoolArray = np.zeros(0, dtype=bool)
+        self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
+        self.fit: BoolArray = np.zeros(0, dtype=bool)
+        self.dyn: IntArray = np.zeros(0, dtype=np.int64)
+        self.refresh(ctx)
+
+    def _build_static(self, ctx: PodContext) -> None:
+        state, pod = self.state, ctx.pod
+        static_filters = [f for f in self.profile.filters if isinstance(f, StaticFilter)]
+        pinned = pinned_node_names(pod) if self.profile.node_affinity_prefilter else None
+        reasons: list[str | None] = [None] * state.size
+        considered: list[int] = []
+        for i in state.active_indices():
+            node = state.nodes[i]
+            if pinned is not None and node.name not in pinned:
+                reasons[i] = PREFILTER_ABSENT_REASON
+                continue
+            considered.append(int(i))
+            for f in static_filters:
+                reason = f.reject(pod, node)
+                if reason is not None:
+                    reasons[i] = reason
+                    break
+        self.static_reason = reasons
+        self.considered = np.array(considered, dtype=np.int64)
+        self.static_pass = np.zeros(state.size, dtype=bool)
+        self.static_pass[self.considered] = [reasons[i] is None for i in considered]
+        self.static_raw = []
+        for plugin, weight in self.profile.static_scores:
+            if plugin.applies(pod):
+                raw = np.zeros(state.size, dtype=np.int64)
+                raw[self.considered] = [plugin.raw(pod, state.nodes[i]) for i in considered]
+                self.static_raw.append((plugin, weight, raw))
+        self.fit = np.zeros(state.size, dtype=bool)
+        self.dyn = np.zeros(state.size, dtype=np.int64)
+        self._evaluate(ctx, np.arange(state.size, dtype=np.int64))
+        self.static_version = state.static_version
+        self.seen = state.change_pos
+
+    def _evaluate(self, ctx: PodContext, idx: IntArray) -> None:
+        """Dynamic filters and scores for the nodes in ``idx``."""
+        fit = np.ones(len(idx), dtype=bool)
+        for f in self.profile.filters:
+            if isinstance(f, DynamicFilter):
+                fit &= f.passes(ctx, idx)
+        self.fit[idx] = fit
+        total = np.zeros(len(idx), dtype=np.int64)
+        for plugin, weight in self.profile.dynamic_scores:
+            total += weight * plugin.score(ctx, idx)
+        self.dyn[idx] = total
+
+    def refresh(self, ctx: PodContext) -> None:
+        state = self.state
+        if self.seen == state.change_pos and state.static_version == self.static_version:
+            return
+        changed = state.changes_since(self.seen) if state.static_version == self.static_version else None
+        if changed is None:
+            self._build_static(ctx)
+            return
+        self._evaluate(ctx, changed)
+        self.seen = state.change_pos
+
+    def feasible(self) -> BoolArray:
+        return self.static_pass & self.fit
+
+    def total_scores(self, idx: IntArray) -> IntArray:
+        total = self.dyn[idx].copy()
+        for plugin, weight, raw in self.static_raw:
+            total += weight * plugin.normalize(raw[idx])
+        return total

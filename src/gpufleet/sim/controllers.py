@@ -1,0 +1,111 @@
+"""Workload controllers: Job, Deployment and DaemonSet create and replace their pods.
+
+Names are made deterministic: ``<job>-<index>`` (retries add ``-r<n>``), ``<deployment>-<n>``
+(``n`` from 0, never reused), ``<daemonset>-<node>``. A Job keeps ``parallelism`` pods
+active until ``completions`` have succeeded (work-queue mode when completions is unset:
+done once any pod succeeds). A DaemonSet pod is pinned to its node with required node
+affinity on ``metadata.name`` and gets the tolerations the DaemonSet controller adds
+(``pkg/controller/daemon/util``); it runs on nodes whose labels and taints admit it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Toleration, tolerated
+from gpufleet.model.pod import OwnerRef, Pod, Requirement, SelectorTerm
+from gpufleet.model.workloads import DaemonSet, Deployment, Job
+
+DAEMONSET_TOLERATIONS = (
+    Toleration("node.kubernetes.io/not-ready", "Exists", effect=NO_EXECUTE),
+    Toleration("node.kubernetes.io/unreachable", "Exists", effect=NO_EXECUTE),
+    Toleration("node.kubernetes.io/disk-pressure", "Exists", effect=NO_SCHEDULE),
+    Toleration("node.kubernetes.io/memory-pressure", "Exists", effect=NO_SCHEDULE),
+    Toleration("node.kubernetes.io/pid-pressure", "Exists", effect=NO_SCHEDULE),
+    Toleration("node.kubernetes.io/unschedulable", "Exists", effect=NO_SCHEDULE),
+)
+
+
+class JobController:
+    def __init__(self, job: Job):
+        self.job = job
+        self.next_index = 0
+        self.active: set[str] = set()
+        self.succeeded = 0
+        self.done = False
+
+    def wanted(self) -> list[Pod]:
+        job = self.job
+        if self.done:
+            return []
+        if job.completions is None:
+            remaining = job.parallelism if self.succeeded == 0 and self.next_index == 0 else 0
+        else:
+            remaining = job.completions - self.succeeded - len(self.active)
+        out = []
+        while len(self.active) < job.parallelism and remaining > 0:
+            pod = job.template.stamped(f"{job.name}-{self.next_index}", OwnerRef("Job", job.name))
+            pod = replace(pod, namespace=job.namespace)
+            self.next_index += 1
+            self.active.add(pod.key)
+            out.append(pod)
+            remaining -= 1
+        return out
+
+    def finished(self, pod: Pod, succeeded: bool) -> None:
+        self.active.discard(pod.key)
+        if succeeded:
+            self.succeeded += 1
+            if self.job.completions is None or self.succeeded >= self.job.completions:
+                self.done = self.job.completions is not None or not self.active
+
+
+class DeploymentController:
+    def __init__(self, deployment: Deployment):
+        self.deployment = deployment
+        self.next_index = 0
+        self.active: set[str] = set()
+
+    def wanted(self) -> list[Pod]:
+        d = self.deployment
+        out = []
+        while len(self.active) < d.replicas:
+            pod = replace(
+                d.template.stamped(f"{d.name}-{self.next_index}", OwnerRef("Deployment", d.name)),
+                namespace=d.namespace,
+            )
+            self.next_index += 1
+            self.active.add(pod.key)
+            out.append(pod)
+        return out
+
+    def finished(self, pod: Pod, succeeded: bool) -> None:
+        self.active.discard(pod.key)
+
+
+def daemon_should_run(template: Pod, node: Node) -> bool:
+    """``NodeShouldRunDaemonPod``: node selector/affinity match and no untolerated taint."""
+    tolerations = template.tolerations + DAEMONSET_TOLERATIONS
+    if not template.matches_node_selector(node):
+        return False
+    return all(t.effect not in (NO_SCHEDULE, NO_EXECUTE) or tolerated(t, tolerations) for t in node.taints)
+
+
+class DaemonSetController:
+    def __init__(self, daemonset: DaemonSet):
+        self.daemonset = daemonset
+        self.covered: set[str] = set()
+
+    def pod_for(self, node: Node) -> Pod | None:
+        ds = self.daemonset
+        if node.name in self.covered or not daemon_should_run(ds.template, node):
+            return None
+        self.covered.add(node.name)
+        pin = SelectorTerm(fields=(Requirement("metadata.name", "In", (node.name,)),))
+        pod = ds.template.stamped(f"{ds.name}-{node.name}", OwnerRef("DaemonSet", ds.name))
+        return replace(
+            pod,
+            namespace=ds.namespace,
+            required_terms=(pin,),
+            tolerations=ds.template.tolerations + DAEMONSET_TOLERATIONS,
+        )

@@ -1,0 +1,45 @@
+"""A tiny event loop keyed by (time, priority, sequence), in the manner of SimPy's ``core.py``.
+
+Events at the same instant run in this order: completions and failures, arrivals,
+controllers, scheduling, then sampling; equal keys keep insertion order.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from enum import IntEnum
+
+
+class Priority(IntEnum):
+    COMPLETION = 0
+    ARRIVAL = 1
+    CONTROLLER = 2
+    SCHEDULING = 3
+    SAMPLE = 4
+
+
+class EventLoop:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._heap: list[tuple[float, int, int, Callable[[], None]]] = []
+        self._seq = 0
+
+    def at(self, time: float, priority: Priority, action: Callable[[], None]) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (max(time, self.now), int(priority), self._seq, action))
+
+    def peek_time(self) -> float | None:
+        return self._heap[0][0] if self._heap else None
+
+    def pending(self, below: Priority) -> bool:
+        """Whether any event of a priority lower than ``below`` is scheduled."""
+        return any(p < below for _, p, _, _ in self._heap)
+
+    def step(self) -> bool:
+        if not self._heap:
+            return False
+        time, _, _, action = heapq.heappop(self._heap)
+        self.now = time
+        action()
+        return True

@@ -1,0 +1,324 @@
+"""The simulator: a scenario driven through the scheduling engine on a virtual clock.
+
+A pod goes Pending -> bound -> Running -> (working) -> Succeeded. It is created at its
+``gpufleet.io/submit-at`` time (bare pods) or by its controller; a pod with
+``spec.nodeName`` skips the scheduler and is admitted by the kubelet if it fits (otherwise
+it fails with ``OutOf<resource>``, as the kubelet's admission does). A bound pod computes
+for ``gpufleet.io/duration`` (forever if unset). A member of a PodGroup works only while
+at least ``minMember`` members of its group are Running past their start chain or have
+Succeeded: distributed training waits for every rank, whatever the scheduler knows.
+
+Scheduler processes come from the scenario's ``KubeSchedulerConfiguration`` documents
+(``gpufleet.scheduling.processes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.resources import GPU, PODS, native_first
+from gpufleet.model.scenario import Scenario
+from gpufleet.model.workloads import Created
+from gpufleet.model.simulation import MAX_DURATION_S
+from gpufleet.scheduling.cluster_state import ClusterState
+from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.processes import scheduler_processes
+from gpufleet.scheduling.scheduler import Outcome, Scheduler
+from gpufleet.sim.controllers import DaemonSetController, DeploymentController, JobController
+from gpufleet.sim.events import EventLoop, Priority
+from gpufleet.sim.records import NodeRecord, PodRecord
+
+Controller = JobController | DeploymentController
+
+
+def pool_nodes(scenario: Scenario) -> list[Node]:
+    """Nodes stamped from each NodePool template, named ``<pool>-<n>``."""
+    out = []
+    for pool in scenario.node_pools:
+        for n in range(pool.replicas):
+            t = pool.template
+            out.append(
+                Node(
+                    f"{pool.name}-{n}",
+                    labels={k: v for k, v in t.labels.items() if k != "kubernetes.io/hostname"},
+                    taints=t.taints,
+                    unschedulable=t.unschedulable,
+                    capacity=dict(t.capacity),
+                    allocatable=dict(t.allocatable),
+                    pool=pool.name,
+                )
+            )
+    return out
+
+
+class Simulation:
+    def __init__(self, scenario: Scenario, seed: int | None = None):
+        self.scenario = scenario
+        self.settings = scenario.simulation
+        self.seed = self.settings.seed if seed is None else seed
+        self.loop = EventLoop()
+        nodes = [replace(n, labels=dict(n.labels)) for n in scenario.nodes] + pool_nodes(scenario)
+        self.state = ClusterState(nodes)
+        self.gangs = GangView(self.state, scenario.pod_groups)
+        seeds = np.random.SeedSequence(self.seed).spawn(len(scheduler_processes(scenario.schedulers)))
+        self.schedulers = [
+            Scheduler(c, self.state, self.gangs, seed=int(s.generate_state(1)[0]))
+            for c, s in zip(scheduler_processes(scenario.schedulers), seeds, strict=True)
+        ]
+        self.records: dict[str, PodRecord] = {}
+        self.nodes = {n.name: NodeRecord(n.name, n.pool, 0.0, 0.0, 0.0) for n in nodes}
+        self.controllers: dict[str, Controller] = {}
+        self.daemonsets: list[DaemonSetController] = []
+        self.pending = 0
+        self.running = 0
+        self.arrivals_left = 0
+        self._scheduling_at: set[float] = set()
+        self._last_pass: tuple[int, int, int] | None = None
+        self.samples: dict[str, list[float]] = {
+            k: [] for k in ("t_s", "gpus_total", "gpus_allocated", "gpus_working", "pods_pending", "nodes")
+        }
+        self._next_sample = 0.0
+        self.end_time = 0.0
+
+    # -- set-up ----------------------------------------------------------------------------
+    def _schedule_arrivals(self) -> None:
+        sc = self.scenario
+        arrivals: list[tuple[Created, Callable[[], None]]] = [
+            *((b.created, partial(self._arrive_pod, b.pod, b.bound_node, b.phase)) for b in sc.pods),
+            *((j.created, partial(self._start, JobController(j), j.key)) for j in sc.jobs),
+            *((d.created, partial(self._start, DeploymentController(d), d.key)) for d in sc.deployments),
+            *((d.created, partial(self._start_daemonset, DaemonSetController(d))) for d in sc.daemonsets),
+        ]
+        for created, action in sorted(arrivals, key=lambda a: (a[0].submit_at_s, a[0].order)):
+            self.arrivals_left += 1
+            self.loop.at(created.submit_at_s, Priority.ARRIVAL, self._arrival(action))
+
+    def _arrival(self, action: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            self.arrivals_left -= 1
+            action()
+
+        return run
+
+    def _start(self, controller: Controller, key: str) -> None:
+        self.controllers[f"{type(controller).__name__}/{key}"] = controller
+        self._reconcile(controller)
+
+    def _start_daemonset(self, controller: DaemonSetController) -> None:
+        self.daemonsets.append(controller)
+        for i in self.state.active_indices():
+            pod = controller.pod_for(self.state.nodes[i])
+            if pod is not None:
+                self._create(pod)
+
+    def _reconcile(self, controller: Controller) -> None:
+        for pod in controller.wanted():
+            self._create(pod)
+
+    # -- pods ------------------------------------------------------------------------------
+    def _arrive_pod(self, pod: Pod, bound_node: str | None, phase: str) -> None:
+        if phase in ("Succeeded", "Failed"):
+            rec = self._record(pod)
+            self._set_pending(rec, False)
+            rec.phase, rec.finished_s, rec.node = phase, self.loop.now, bound_node
+            return
+        if bound_node is not None:
+            self._create(replace(pod, node_name=bound_node))
+        else:
+            self._create(pod)
+
+    def _record(self, pod: Pod) -> PodRecord:
+        scheduler = next(
+            (s.name for s in self.schedulers if s.serves(pod.scheduler_name)), pod.scheduler_name
+        )
+        rec = PodRecord(pod, scheduler, self.loop.now)
+        self.records[pod.key] = rec
+        self.pending += 1
+        return rec
+
+    def _set_pending(self, rec: PodRecord, pending: bool) -> None:
+        self.pending += 1 if pending else -1
+
+    def _create(self, pod: Pod) -> None:
+        rec = self._record(pod)
+        self.gangs.add_pod(pod)
+        if pod.node_name is not None:
+            self._kubelet_admit(rec)
+            return
+        owner = next((s for s in self.schedulers if s.serves(pod.scheduler_name)), None)
+        if owner is None:
+            rec.message = (
+                f'no scheduler serves schedulerName "{pod.scheduler_name}": no KubeSchedulerConfiguration '
+                "profile has that name, so the pod stays Pending"
+            )
+            return
+        owner.add(pod, self.loop.now)
+        if pod.pod_group is not None:
+            for s in self.schedulers:
+                s.cluster_changed(self.loop.now)
+        self._request_scheduling(self.loop.now)
+
+    def _kubelet_admit(self, rec: PodRecord) -> None:
+        """A pod with ``spec.nodeName`` is admitted by that node's kubelet if it fits."""
+        pod = rec.pod
+        name = pod.node_name or ""
+        if name not in self.state.index:
+            rec.message = f"node {name} does not exist; the pod stays Pending"
+            return
+        i = self.state.index[name]
+        free = {
+            r: int(self.state.alloc[i, c] - self.state.requested[i, c])
+            for r, c in self.state.res_index.items()
+        }
+        short = [
+            r
+            for r in native_first({**pod.requests, PODS: 1})
+            if {**pod.requests, PODS: 1}[r] > free.get(r, 0)
+        ]
+        if short:
+            r = short[0]
+            self._set_pending(rec, False)
+            rec.phase, rec.reason, rec.finished_s, rec.node = "Failed", f"OutOf{r}", self.loop.now, name
+            rec.message = (
+                f"Pod was rejected: Node didn't have enough resource: {r}, requested: "
+                f"{pod.requests.get(r, 1)}, used: {self.state.requested[i, self.state.res_index[r]]}, "
+                f"capacity: {self.state.alloc[i, self.state.res_index[r]]}"
+            )
+            rec.enter(self.loop.now, "failed")
+            return
+        self.state.assign(pod, i, self.loop.now)
+        self._bound(rec, name)
+
+    def _bound(self, rec: PodRecord, node: str) -> None:
+        now = self.loop.now
+        self._set_pending(rec, False)
+        self.running += 1
+        rec.node, rec.bound_s, rec.running_s, rec.phase, rec.message = node, now, now, "Running", None
+        rec.enter(now, "starting")
+        self._ready(rec)
+
+    def _ready(self, rec: PodRecord) -> None:
+        rec.ready = True
+        group = self.gangs.group_of(rec.pod)
+        if group is None:
+            self._work(rec)
+            return
+        rec.enter(self.loop.now, "gang_wait")
+        members = [self.records[k] for k in sorted(self.gangs.members.get(group.key, ()))]
+        ready = sum(1 for m in members if (m.ready and m.phase == "Running") or m.phase == "Succeeded")
+        if ready >= group.min_member:
+            for m in members:
+                if m.ready and m.phase == "Running" and not m.working:
+                    self._work(m)
+
+    def _work(self, rec: PodRecord) -> None:
+        now = self.loop.now
+        rec.working = True
+        if rec.working_s is None:
+            rec.working_s = now
+        rec.enter(now, "working")
+        rec.work_started_at = now
+        if rec.remaining_s is not None:
+            rec.token += 1
+            token = rec.token
+            self.loop.at(now + rec.remaining_s, Priority.COMPLETION, lambda: self._complete(rec, token))
+
+    def _complete(self, rec: PodRecord, token: int) -> None:
+        if token != rec.token or not rec.working:
+            return
+        now = self.loop.now
+        rec.working, rec.remaining_s = False, 0.0
+        rec.phase, rec.reason, rec.finished_s = "Succeeded", "Completed", now
+        rec.enter(now, "succeeded")
+        self.running -= 1
+        self.state.unassign(rec.pod.key)
+        self._owner_finished(rec.pod, succeeded=True)
+        for s in self.schedulers:
+            s.cluster_changed(now)
+        self._request_scheduling(now)
+
+    def _owner_finished(self, pod: Pod, succeeded: bool) -> None:
+        owner: OwnerRef | None = pod.owner
+        if owner is None:
+            return
+        controller = self.controllers.get(f"{owner.kind}Controller/{pod.namespace}/{owner.name}")
+        if controller is not None:
+            controller.finished(pod, succeeded)
+            self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
+
+    # -- scheduling ------------------------------------------------------------------------
+    def _request_scheduling(self, t: float) -> None:
+        if t not in self._scheduling_at:
+            self._scheduling_at.add(t)
+            self.loop.at(t, Priority.SCHEDULING, lambda: self._schedule_pass(t))
+
+    def _schedule_pass(self, t: float) -> None:
+        self._scheduling_at.discard(t)
+        now = self.loop.now
+        for s in self.schedulers:
+            for outcome in s.run(now):
+                self._apply(outcome)
+        self._last_pass = (self.state.change_pos, self.state.static_version, len(self.records))
+        times = [nt for s in self.schedulers if (nt := s.next_time()) is not None]
+        if times:
+            self._request_scheduling(max(min(times), now))
+
+    def _apply(self, outcome: Outcome) -> None:
+        rec = self.records[outcome.pod.key]
+        if outcome.kind == "bound" and outcome.node is not None:
+            self._bound(rec, outcome.node)
+        elif outcome.kind in ("unschedulable", "rejected"):
+            rec.message = outcome.message
+            if outcome.kind == "rejected":
+                for s in self.schedulers:
+                    s.cluster_changed(self.loop.now)
+
+    def _futile(self) -> bool:
+        """Only scheduler retries remain and nothing changed since the last pass: they would fail alike."""
+        if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
+            return False
+        return self._last_pass == (self.state.change_pos, self.state.static_version, len(self.records))
+
+    # -- sampling and the run --------------------------------------------------------------
+    def _sample_until(self, t: float) -> None:
+        interval = self.settings.sample_interval_s
+        while self._next_sample < t:
+            self._sample(self._next_sample)
+            self._next_sample += interval
+
+    def _sample(self, t: float) -> None:
+        s = self.samples
+        s["t_s"].append(round(t, 6))
+        s["gpus_total"].append(float(self.state.total(GPU)))
+        s["gpus_allocated"].append(float(self.state.allocated(GPU)))
+        s["gpus_working"].append(float(sum(r.pod.gpus for r in self.records.values() if r.working)))
+        s["pods_pending"].append(float(self.pending))
+        s["nodes"].append(float(self.state.size_active))
+
+    def run(self, progress: Callable[[float, float], None] | None = None) -> None:
+        limit = self.settings.duration_s if self.settings.duration_s is not None else MAX_DURATION_S
+        self._schedule_arrivals()
+        while (t := self.loop.peek_time()) is not None and t <= limit:
+            if (
+                self.settings.duration_s is None
+                and self.pending == 0
+                and self.running == 0
+                and not self.arrivals_left
+            ):
+                break
+            if self._futile():
+                break
+            self._sample_until(t)
+            self.loop.step()
+            if progress is not None:
+                progress(self.loop.now, limit)
+        idle = self.pending == 0 and self.running == 0 and not self.arrivals_left
+        self.end_time = self.loop.now if self.settings.duration_s is None and idle else limit
+        self._sample_until(self.end_time)
+        self._sample(self.end_time)

@@ -1,0 +1,84 @@
+"""``summary.json`` (schema ``gpufleet.summary/v1``) from a finished simulation.
+
+Every figure comes from the simulation's records (each pod's event log, each node's
+record) and the sampled timeline; nothing is counted separately.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpufleet.model.resources import GPU
+from gpufleet.scheduling.diagnosis import diagnose
+from gpufleet.sim.records import PodRecord
+from gpufleet.sim.simulation import Simulation
+
+SCHEMA = "gpufleet.summary/v1"
+
+
+def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
+    pending = rec.phase == "Pending" and rec.deleted_s is None
+    return {
+        "name": rec.pod.key,
+        "phase": rec.phase,
+        "reason": rec.reason,
+        "node": rec.node,
+        "gpus": rec.pod.gpus,
+        "working": rec.working,
+        "created_s": rec.created_s,
+        "bound_s": rec.bound_s,
+        "running_s": rec.running_s,
+        "working_s": rec.working_s,
+        "finished_s": rec.finished_s,
+        "deleted_s": rec.deleted_s,
+        "message": rec.message if pending or rec.phase == "Failed" else None,
+        "scheduler": rec.scheduler,
+        "diagnosis": diagnose(sim.state, rec.pod, sim.gangs) if pending else None,
+        "disruptions": list(rec.disruptions),
+        "stages": rec.stages(),
+    }
+
+
+def build_summary(sim: Simulation) -> dict[str, Any]:
+    records = sorted(sim.records.values(), key=lambda r: r.pod.key)
+    working = sum(r.pod.gpus for r in records if r.working)
+    gpu_col = sim.state.res_index.get(GPU)
+    nodes = []
+    for name, node in sorted(sim.nodes.items()):
+        i = sim.state.index.get(name)
+        active = i is not None
+        nodes.append(
+            {
+                "name": name,
+                "pool": node.pool,
+                "gpus": int(sim.state.alloc[i, gpu_col])
+                if active and gpu_col is not None and i is not None
+                else 0,
+                "gpus_allocated": int(sim.state.requested[i, gpu_col])
+                if active and gpu_col is not None and i is not None
+                else 0,
+                "created_s": node.created_s,
+                "ready_s": node.ready_s,
+                "gpu_ready_s": node.gpu_ready_s,
+                "deleted_s": node.deleted_s,
+            }
+        )
+    return {
+        "schema": SCHEMA,
+        "seed": sim.seed,
+        "end_time_s": sim.end_time,
+        "schedulers": [s.name for s in sim.schedulers],
+        "totals": {
+            "gpus_total": sim.state.total(GPU),
+            "gpus_allocated": sim.state.allocated(GPU),
+            "gpus_working": working,
+            "pods_pending": sum(1 for r in records if r.phase == "Pending" and r.deleted_s is None),
+            "pods_running": sum(1 for r in records if r.phase == "Running" and r.deleted_s is None),
+            "pods_succeeded": sum(1 for r in records if r.phase == "Succeeded"),
+            "pods_failed": sum(1 for r in records if r.phase == "Failed"),
+        },
+        "timeline": dict(sim.samples),
+        "pods": [_pod_record(sim, r) for r in records],
+        "nodes": nodes,
+        "warnings": list(sim.scenario.warnings),
+    }

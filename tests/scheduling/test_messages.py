@@ -1,0 +1,89 @@
+"""kube-scheduler's FailedScheduling message, verbatim (framework.FitError.Error, 1.34)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from conftest import gpu_node, gpu_pod
+from gpufleet.model.node import Node, Taint, Toleration
+from gpufleet.model.pod import Pod
+from gpufleet.model.scheduler_config import SchedulerConfig
+from gpufleet.scheduling.cluster_state import ClusterState
+from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.messages import fit_error
+from gpufleet.scheduling.scheduler import Scheduler
+
+GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+TOLERATE_GPU = (Toleration("nvidia.com/gpu", "Exists", effect="NoSchedule"),)
+
+
+def attempt(nodes: list[Node], pod: Pod, placed: dict[str, list[Pod]] | None = None) -> str:
+    state = ClusterState(nodes)
+    for node, pods in (placed or {}).items():
+        for p in pods:
+            state.assign(p, node, 0.0)
+    scheduler = Scheduler(SchedulerConfig("test"), state, GangView(state))
+    node, message = scheduler.try_schedule(pod)
+    assert node is None
+    return message
+
+
+def test_histogram_entries_sort_as_strings_so_10_comes_before_2() -> None:
+    """FitError.Error sorts "<count> <reason>" strings: "10 ..." < "2 ..."."""
+    msg = fit_error(
+        12,
+        Counter({"Insufficient nvidia.com/gpu": 2, "node(s) didn't match Pod's node affinity/selector": 10}),
+    )
+    assert msg == (
+        "0/12 nodes are available: 10 node(s) didn't match Pod's node affinity/selector, "
+        "2 Insufficient nvidia.com/gpu."
+    )
+
+
+def test_design_example_untolerated_taint_and_insufficient_gpus_with_preemption_part() -> None:
+    """DESIGN.md principle 7, with DefaultPreemption's PostFilter message appended (1.34)."""
+    nodes = [gpu_node("gpu-a", 4, taints=(GPU_TAINT,)), gpu_node("gpu-b", 4), gpu_node("gpu-c", 4)]
+    pod = gpu_pod("trainer", 8, tolerations=())
+    assert attempt(nodes, pod) == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+        "2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: "
+        "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
+    )
+
+
+def test_each_insufficient_resource_is_its_own_reason() -> None:
+    """noderesources/fit.go fitsRequest reports every short resource of a node."""
+    msg = attempt([gpu_node("n", 8, cpu=16)], gpu_pod("p", 8, cpu=32), placed={"n": [gpu_pod("x", 1, cpu=1)]})
+    assert msg.startswith(
+        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient nvidia.com/gpu. preemption:"
+    )
+
+
+def test_node_selector_mismatch_and_unschedulable_nodes_are_unresolvable() -> None:
+    nodes = [
+        gpu_node("a", labels={"zone": "x"}),
+        Node("b", unschedulable=True, capacity={"cpu": 1000, "pods": 110}),
+    ]
+    pod = Pod("p", node_selector={"zone": "y"})
+    assert attempt(nodes, pod) == (
+        "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+        "1 node(s) were unschedulable. preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling."
+    )
+
+
+def test_lower_priority_pods_that_would_not_free_enough_are_listed_by_reason() -> None:
+    """default_preemption.go: removing every lower-priority pod still leaves too few GPUs."""
+    node = gpu_node("n", 8)
+    low = gpu_pod("low", 2)
+    other = gpu_pod("other", 4, priority=100)
+    pod = gpu_pod("p", 8, cpu=8, mem_gi=64, priority=100)
+    assert attempt([node], pod, placed={"n": [low, other]}) == (
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: "
+        "1 Insufficient nvidia.com/gpu."
+    )
+
+
+def test_preemption_policy_never_is_not_eligible() -> None:
+    msg = attempt([gpu_node("n", 4)], gpu_pod("p", 8, preemption_policy="Never"))
+    assert msg.endswith("preemption: not eligible due to preemptionPolicy=Never.")

@@ -1,0 +1,51 @@
+"""Smoke test of ``python -m bench --quick``: outcomes and printed figures, never times."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = str(Path(__file__).resolve().parents[1])  # bench/ lives beside src/, outside the package
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from bench.__main__ import main  # noqa: E402
+from bench.scheduling import Result, cases, run_case, table  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def results() -> list[Result]:
+    return [run_case(case) for case in cases(quick=True)]
+
+
+def test_quick_cases_bind_every_pod_and_gang(results: list[Result]) -> None:
+    assert [r.case.nodes for r in results] == [200, 200, 200]
+    for r in results:
+        assert r.bound == r.case.total_pods > 0
+        assert r.gangs_bound == r.case.gangs
+    assert results[-1].gangs_bound == 10
+
+
+def test_figures_are_positive(results: list[Result]) -> None:
+    for r in results:
+        assert r.seconds > 0 and r.pods_per_s > 0 and r.peak_rss_mib > 0
+        assert (r.ms_per_gang > 0) == (r.case.gangs > 0)
+    rows = table(results).splitlines()[1:]
+    assert len(rows) == len(results)
+    for row in rows:
+        _, nodes, pods, _, bound, seconds, per_s, ms_gang, _, peak = row.split()
+        assert bound == f"{pods}/{pods}"
+        assert all(float(x) > 0 for x in (nodes, pods, seconds, per_s, peak))
+        assert ms_gang == "-" or float(ms_gang) > 0
+
+
+def test_main_prints_table_and_succeeds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--quick", "--in-process"]) == 0
+    out = capsys.readouterr().out
+    assert "1,600/1,600 bound" in out
+    assert "10/10 gangs bound" in out
+    rates = [float(x.replace(",", "")) for x in re.findall(r"= ([\d,]+) pods/s", out)]
+    assert len(rates) == 3 and all(rate > 0 for rate in rates)
