@@ -112,7 +112,7 @@ def clusters(draw: st.DrawFn, gangs: bool = False) -> Scenario:
         jobs=jobs,
         pod_groups=groups,
         schedulers=[COSCHEDULING] if gangs else [],
-        simulation=SimulationSettings(duration_s=duration, sample_interval_s=60.0),
+        simulation=SimulationSettings(duration_s=duration, sample_interval_s=600.0),
     )
 
 
@@ -214,6 +214,11 @@ def pod_yaml(name: str, gpus: int, cpu: int, mem: int, at: float, dur: float | N
     )
 
 
+def simulation_yaml(duration: str | None) -> str:
+    spec = "  sampleInterval: 10m\n" + (f"  duration: {duration}\n" if duration else "")
+    return f"apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata:\n  name: s\nspec:\n{spec}"
+
+
 _TMP = Path(tempfile.mkdtemp(prefix="gpufleet-props-"))
 
 
@@ -237,11 +242,14 @@ def simulate_file(path: Path, seed: int) -> dict[str, Any]:
 
 
 @SETTINGS
-@given(yaml_scenarios, st.integers(0, 2**16))
-def test_same_input_and_seed_give_the_same_summary(shapes: tuple[list[Any], list[Any]], seed: int) -> None:
+@given(yaml_scenarios, st.integers(0, 2**16), st.sampled_from([None, "2h"]))
+def test_same_input_and_seed_give_the_same_summary(
+    shapes: tuple[list[Any], list[Any]], seed: int, duration: str | None
+) -> None:
     nodes, pods = shapes
     docs = [node_yaml(f"node-{i}", *s) for i, s in enumerate(nodes)]
     docs += [pod_yaml(f"pod-{i}", *s) for i, s in enumerate(pods)]
+    docs.append(simulation_yaml(duration))
     path = write_yaml(docs)
     first = simulate_file(path, seed)
     second = simulate_file(path, seed)
@@ -256,6 +264,7 @@ def test_ties_may_differ_across_seeds_but_each_seed_is_reproducible() -> None:
     """Eight identical 1-GPU pods over eight identical nodes: placement rests on random ties."""
     docs = [node_yaml(f"node-{i}", 8, 96, 768) for i in range(8)]
     docs += [pod_yaml(f"pod-{i}", 1, 1, 1, 0, 600) for i in range(8)]
+    docs.append(simulation_yaml(None))
     path = write_yaml(docs)
     placements = set()
     for seed in range(6):

@@ -70,7 +70,9 @@ def read_documents(paths: Sequence[str | Path], problems: Problems) -> tuple[lis
         try:
             text = path.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            problems.file_error(source, file_index, f"cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})")
+            problems.file_error(
+                source, file_index, f"cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})"
+            )
             continue
         except OSError as exc:
             problems.file_error(source, file_index, f"cannot read: {exc.strerror or exc}")
@@ -136,7 +138,11 @@ def _parse_yaml(text: str) -> list[object]:
     for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
         padding = "\n" * text.count("\n", 0, start)
         try:
-            out.extend(_plain(doc) for doc in yaml.load_all(padding + text[start:end], Loader=_Loader) if doc is not None)
+            out.extend(
+                _plain(doc)
+                for doc in yaml.load_all(padding + text[start:end], Loader=_Loader)
+                if doc is not None
+            )
         except yaml.YAMLError as exc:
             out.append(_Bad(f"invalid YAML: {_yaml_message(exc)}"))
         except RecursionError:
@@ -227,7 +233,9 @@ def _list_items(doc: dict[str, Any]) -> Iterator[dict[str, Any] | _Bad]:
     item_kind = doc["kind"][: -len("List")]  # PodList holds Pods; a plain List holds anything
     for item in items:
         if not isinstance(item, dict):
-            yield _Bad(f"a {doc['kind']} item must be a mapping with apiVersion and kind, not {_type_name(item)}")
+            yield _Bad(
+                f"a {doc['kind']} item must be a mapping with apiVersion and kind, not {_type_name(item)}"
+            )
         elif _is_list(item):
             yield from _list_items(item)
         elif item_kind and "kind" not in item:

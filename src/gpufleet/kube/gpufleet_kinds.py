@@ -144,7 +144,9 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
     if spec.min is not None and spec.max is not None and spec.min > spec.max:
         report.error("spec.min", invalid(spec.min, f"must be less than or equal to max ({spec.max})"))
     if spec.max is not None and spec.replicas > spec.max:
-        report.error("spec.replicas", invalid(spec.replicas, f"must be less than or equal to max ({spec.max})"))
+        report.error(
+            "spec.replicas", invalid(spec.replicas, f"must be less than or equal to max ({spec.max})")
+        )
     at_template = report.at("spec.template")
     if not schema_check.check(spec.template, NODE_DEFINITION, at_template):
         return None

@@ -25,7 +25,18 @@ SIMULATION = ("gpufleet.io", "v1alpha1", "Simulation")
 NODE_POOL = ("gpufleet.io", "v1alpha1", "NodePool")
 
 MODELLED = frozenset(
-    {POD, NODE, JOB, DEPLOYMENT, DAEMONSET, PRIORITY_CLASS, POD_GROUP, SCHEDULER_CONFIG, SIMULATION, NODE_POOL}
+    {
+        POD,
+        NODE,
+        JOB,
+        DEPLOYMENT,
+        DAEMONSET,
+        PRIORITY_CLASS,
+        POD_GROUP,
+        SCHEDULER_CONFIG,
+        SIMULATION,
+        NODE_POOL,
+    }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
 NAMESPACED = frozenset({POD, JOB, DEPLOYMENT, DAEMONSET, POD_GROUP})
@@ -42,7 +53,15 @@ _KNOWN_UNMODELLED = frozenset(
 
 #: API groups in which a kind gpufleet does not know is a misspelling.
 KNOWN_GROUPS = frozenset(
-    {"", "apps", "batch", "scheduling.k8s.io", "scheduling.x-k8s.io", "kubescheduler.config.k8s.io", "gpufleet.io"}
+    {
+        "",
+        "apps",
+        "batch",
+        "scheduling.k8s.io",
+        "scheduling.x-k8s.io",
+        "kubescheduler.config.k8s.io",
+        "gpufleet.io",
+    }
 )
 
 
@@ -72,9 +91,15 @@ def classify(api_version: str, kind: str) -> Kind:
     if gvk in MODELLED:
         return Kind(group, version, kind, Handling.MODEL)
     if gvk in standard_kinds() or gvk in _KNOWN_UNMODELLED or group not in KNOWN_GROUPS:
-        return Kind(group, version, kind, Handling.IGNORE, "", f"kind {api_version}/{kind} is not modelled; ignored")
+        return Kind(
+            group, version, kind, Handling.IGNORE, "", f"kind {api_version}/{kind} is not modelled; ignored"
+        )
     served = sorted(
-        {f"{g}/{v}" if g else v for g, v, k in (*standard_kinds(), *MODELLED, *_KNOWN_UNMODELLED) if (g, k) == (group, kind)}
+        {
+            f"{g}/{v}" if g else v
+            for g, v, k in (*standard_kinds(), *MODELLED, *_KNOWN_UNMODELLED)
+            if (g, k) == (group, kind)
+        }
     )
     if served:
         minor = KUBERNETES_VERSION.rsplit(".", 1)[0]

@@ -17,7 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpufleet.kube import gpufleet_kinds, kinds, nodes, objects, pod_groups, pods, priorities, schema_check, workloads
+from gpufleet.kube import (
+    gpufleet_kinds,
+    kinds,
+    nodes,
+    objects,
+    pod_groups,
+    pods,
+    priorities,
+    schema_check,
+    workloads,
+)
 from gpufleet.kube.documents import Document, read_documents
 from gpufleet.kube.kinds import Handling, Kind
 from gpufleet.kube.objects import Meta, mapping
@@ -98,8 +108,12 @@ class _Loader:
         converters: dict[tuple[str, str, str], Callable[[_Entry], None]] = {
             kinds.POD: lambda e: self._pod(e, resolver),
             kinds.JOB: lambda e: self._workload(e, resolver, workloads.job, self.scenario.jobs),
-            kinds.DEPLOYMENT: lambda e: self._workload(e, resolver, workloads.deployment, self.scenario.deployments),
-            kinds.DAEMONSET: lambda e: self._workload(e, resolver, workloads.daemonset, self.scenario.daemonsets),
+            kinds.DEPLOYMENT: lambda e: self._workload(
+                e, resolver, workloads.deployment, self.scenario.deployments
+            ),
+            kinds.DAEMONSET: lambda e: self._workload(
+                e, resolver, workloads.daemonset, self.scenario.daemonsets
+            ),
             kinds.NODE: self._node,
             kinds.POD_GROUP: self._pod_group,
             kinds.SCHEDULER_CONFIG: self._scheduler_config,
@@ -174,7 +188,9 @@ class _Loader:
             return
         if kind.gvk == kinds.SIMULATION:
             if self._simulation is not None:
-                report.error("", f"at most one Simulation may be given; the first is {self._simulation.describe(None)}")
+                report.error(
+                    "", f"at most one Simulation may be given; the first is {self._simulation.describe(None)}"
+                )
             self._simulation = self._simulation or report.location
             return
         if not meta.name:

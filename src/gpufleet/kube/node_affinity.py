@@ -26,11 +26,16 @@ def _label_requirement(item: Mapping[str, Any], report: Reporter, path: str) -> 
             return None
     elif operator in ("Exists", "DoesNotExist"):
         if values:
-            report.error(f"{path}.values", forbidden("may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+            report.error(
+                f"{path}.values",
+                forbidden("may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
+            )
             return None
     elif operator in ("Gt", "Lt"):
         if len(values) != 1:
-            report.error(f"{path}.values", required("must be specified single value when `operator` is 'Lt' or 'Gt'"))
+            report.error(
+                f"{path}.values", required("must be specified single value when `operator` is 'Lt' or 'Gt'")
+            )
             return None
     else:
         report.error(f"{path}.operator", invalid(operator, "not a valid selector operator"))
@@ -60,7 +65,8 @@ def selector_term(raw: Mapping[str, Any], report: Reporter, path: str) -> Select
         for i, item in enumerate(items(raw.get("matchExpressions")))
     ]
     fields = [
-        _field_requirement(item, report, f"{path}.matchFields[{i}]") for i, item in enumerate(items(raw.get("matchFields")))
+        _field_requirement(item, report, f"{path}.matchFields[{i}]")
+        for i, item in enumerate(items(raw.get("matchFields")))
     ]
     if None in expressions or None in fields:
         return None

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.kube import annotations, taints
+from gpufleet.kube import pod_annotations, resource_lists, taints
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.problems import Reporter
 from gpufleet.model.node import Node
-from gpufleet.model.resources import PODS, Resources, parse_resource_list
+from gpufleet.model.resources import PODS
 
 #: The kubelet's default ``maxPods``.
 DEFAULT_MAX_PODS = 110
@@ -27,10 +27,12 @@ _HEALTHY_OTHERWISE = "False"
 
 def node(meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None = None) -> Node:
     """The node ``body`` describes (``name`` overrides ``metadata.name``); problems go to ``report``."""
-    annotations.read(meta.annotations, report.at("metadata"), annotations.NO_KEYS)
+    pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.NO_KEYS)
     spec, status = mapping(body.get("spec")), mapping(body.get("status"))
-    capacity = _resources(status.get("capacity"), report, "status.capacity")
-    allocatable = _resources(status.get("allocatable"), report, "status.allocatable") or dict(capacity)
+    capacity = resource_lists.read(status.get("capacity"), report, "status.capacity")
+    allocatable = resource_lists.read(status.get("allocatable"), report, "status.allocatable") or dict(
+        capacity
+    )
     if not mapping(status.get("capacity")) and not mapping(status.get("allocatable")):
         report.error("status.capacity", "a node needs capacity (cpu, memory, pods, ...)")
     allocatable.setdefault(PODS, capacity.get(PODS, DEFAULT_MAX_PODS))
@@ -46,13 +48,6 @@ def node(meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None
         capacity=capacity,
         allocatable=allocatable,
     )
-
-
-def _resources(raw: object, report: Reporter, path: str) -> Resources:
-    parsed, problems = parse_resource_list(mapping(raw), path)
-    for problem in problems:
-        report.error(problem.path, problem.message)
-    return parsed
 
 
 def _warn_conditions(status: Mapping[str, Any], report: Reporter) -> None:

@@ -13,11 +13,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from gpufleet.kube import annotations
+from gpufleet.kube import pod_annotations, resource_lists
 from gpufleet.kube.objects import Meta
 from gpufleet.kube.problems import Reporter
 from gpufleet.kube.spec_model import NonNegativeInt, SpecModel, validate
-from gpufleet.model.resources import parse_resource_list
 from gpufleet.model.workloads import Created, PodGroup
 
 
@@ -30,16 +29,14 @@ class PodGroupSpec(SpecModel):
 def pod_group(meta: Meta, body: Mapping[str, Any], report: Reporter, order: int) -> PodGroup:
     spec = validate(PodGroupSpec, body.get("spec") or {}, report, "spec") or PodGroupSpec()
     if spec.min_resources:
-        _, problems = parse_resource_list(spec.min_resources, "spec.minResources")
-        for problem in problems:
-            report.error(problem.path, problem.message)
+        resource_lists.read(spec.min_resources, report, "spec.minResources")
         report.not_modelled("spec.minResources")
-    own = annotations.read(meta.annotations, report.at("metadata"), annotations.WORKLOAD_KEYS)
+    own = pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.WORKLOAD_KEYS)
     timeout = spec.schedule_timeout_seconds
     return PodGroup(
         meta.name,
         meta.namespace,
         min_member=spec.min_member,
         schedule_timeout_s=float(timeout) if timeout is not None else None,
-        created=Created(annotations.seconds(own, annotations.SUBMIT_AT) or 0.0, order),
+        created=Created(pod_annotations.seconds(own, pod_annotations.SUBMIT_AT) or 0.0, order),
     )

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.kube import annotations, node_affinity, taints
+from gpufleet.kube import node_affinity, pod_annotations, resource_lists, taints
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
@@ -32,7 +32,6 @@ from gpufleet.model.resources import (
     Resources,
     container_requests,
     is_extended,
-    parse_resource_list,
     pod_requests,
 )
 
@@ -59,13 +58,17 @@ _PREFERRED_AFFINITY = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
 def pod(
-    meta: Meta, spec: Mapping[str, Any], report: Reporter, priorities: Priorities, owner: OwnerRef | None = None
+    meta: Meta,
+    spec: Mapping[str, Any],
+    report: Reporter,
+    priorities: Priorities,
+    owner: OwnerRef | None = None,
 ) -> Pod:
     """The pod (or template, when ``meta.name`` is empty) whose ``metadata`` and ``spec`` ``report`` is above.
 
     Problems go to ``report``; the pod is only meaningful when there were none.
     """
-    behavior = annotations.behavior(annotations.read(meta.annotations, report.at("metadata")))
+    behavior = pod_annotations.behavior(pod_annotations.read(meta.annotations, report.at("metadata")))
     at_spec = report.at("spec")
     requests = _requests(spec, at_spec)
     _warn_unmodelled(spec, at_spec)
@@ -136,16 +139,12 @@ def _container(container: Mapping[str, Any], report: Reporter, path: str) -> Res
 
 
 def _resource_list(raw: object, report: Reporter, path: str, container: bool = False) -> Resources:
-    values = mapping(raw)
     if container:
-        for name in values:
+        for name in mapping(raw):
             message = _container_resource_name_problem(name)
             if message:
                 report.error(f"{path}.{name}", invalid(name, message))
-    parsed, problems = parse_resource_list(values, path)
-    for problem in problems:
-        report.error(problem.path, problem.message)
-    return parsed
+    return resource_lists.read(raw, report, path)
 
 
 def _container_resource_name_problem(name: str) -> str:

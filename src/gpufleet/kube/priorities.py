@@ -45,7 +45,9 @@ def priority_class(name: str, body: Mapping[str, Any], report: Reporter) -> Prio
         value = 0
     built_in = BUILT_IN.get(name)
     if name.startswith(SYSTEM_PREFIX) and (built_in is None or built_in.value != value):
-        report.error("metadata.name", invalid(name, "priority class names with 'system-' prefix are reserved"))
+        report.error(
+            "metadata.name", invalid(name, "priority class names with 'system-' prefix are reserved")
+        )
     elif built_in is None and value > HIGHEST_USER_DEFINABLE_PRIORITY:
         limit = HIGHEST_USER_DEFINABLE_PRIORITY
         report.error("value", invalid(value, f"maximum allowed value of a user defined priority is {limit}"))

@@ -227,16 +227,24 @@ def _percentage(value: int | None, report: Reporter, path: str) -> None:
 
 def _check_process(config: KubeSchedulerConfiguration, report: Reporter) -> None:
     if config.parallelism is not None and config.parallelism <= 0:
-        report.error("parallelism", invalid(config.parallelism, "should be an integer value greater than zero"))
+        report.error(
+            "parallelism", invalid(config.parallelism, "should be an integer value greater than zero")
+        )
     election = config.leader_election
     if election and election.leader_elect and election.resource_lock not in (None, "leases"):
-        report.error("leaderElection.resourceLock", invalid(election.resource_lock, 'resourceLock value must be "leases"'))
+        report.error(
+            "leaderElection.resourceLock",
+            invalid(election.resource_lock, 'resourceLock value must be "leases"'),
+        )
     _percentage(config.percentage_of_nodes_to_score, report, "percentageOfNodesToScore")
     initial, maximum = _initial_backoff(config), _max_backoff(config)
     if initial <= 0:
         report.error("podInitialBackoffSeconds", invalid(initial, "must be greater than 0"))
     if maximum < initial:
-        report.error("podMaxBackoffSeconds", invalid(maximum, "must be greater than or equal to PodInitialBackoffSeconds"))
+        report.error(
+            "podMaxBackoffSeconds",
+            invalid(maximum, "must be greater than or equal to PodInitialBackoffSeconds"),
+        )
 
 
 def _check_plugin_name(name: str, report: Reporter, path: str, *, disabled: bool = False) -> None:
@@ -244,7 +252,10 @@ def _check_plugin_name(name: str, report: Reporter, path: str, *, disabled: bool
     if disabled and name == "*":
         return
     if name in _REMOVED_IN_V1 and not disabled:
-        report.error(path, invalid(name, f'was invalid in version "{_V1}" (KubeSchedulerConfiguration is version "{_V1}")'))
+        report.error(
+            path,
+            invalid(name, f'was invalid in version "{_V1}" (KubeSchedulerConfiguration is version "{_V1}")'),
+        )
     elif name not in plugin_names.KNOWN:
         report.error(f"{path}.name", f'plugin "{name}" does not exist')
     elif name in plugin_names.NOT_MODELLED and not disabled:
@@ -304,7 +315,10 @@ def _check_fit_args(raw: dict[str, Any], report: Reporter, path: str) -> None:
         else:
             _check_shape(ratio.shape or [], report, f"{where}.requestedToCapacityRatio.shape")
     elif ratio is not None:
-        report.error(f"{where}.requestedToCapacityRatio", forbidden("must be nil when type is not RequestedToCapacityRatio"))
+        report.error(
+            f"{where}.requestedToCapacityRatio",
+            forbidden("must be nil when type is not RequestedToCapacityRatio"),
+        )
 
 
 def _check_shape(shape: list[UtilizationShapePoint], report: Reporter, path: str) -> None:
@@ -314,11 +328,16 @@ def _check_shape(shape: list[UtilizationShapePoint], report: Reporter, path: str
         return
     for i in range(1, len(shape)):
         if shape[i - 1].utilization >= shape[i].utilization:
-            report.error(f"{path}[{i}].utilization", invalid(shape[i].utilization, "values must be sorted in increasing order"))
+            report.error(
+                f"{path}[{i}].utilization",
+                invalid(shape[i].utilization, "values must be sorted in increasing order"),
+            )
             break
     for i, point in enumerate(shape):
         if not 0 <= point.utilization <= 100:
-            report.error(f"{path}[{i}].utilization", invalid(point.utilization, "not in valid range [0, 100]"))
+            report.error(
+                f"{path}[{i}].utilization", invalid(point.utilization, "not in valid range [0, 100]")
+            )
         if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
             detail = f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
             report.error(f"{path}[{i}].score", invalid(point.score, detail))
@@ -372,4 +391,7 @@ def _check_common_queue_sort(profiles: list[Profile], report: Reporter) -> None:
 
 def _plugin_set_key(plugin_set: PluginSetSpec) -> tuple[tuple[tuple[str, int | None], ...], ...]:
     """What ``apiequality.Semantic.DeepEqual`` compares (a missing list equals an empty one)."""
-    return tuple(tuple((p.name, p.weight) for p in plugins or ()) for plugins in (plugin_set.enabled, plugin_set.disabled))
+    return tuple(
+        tuple((p.name, p.weight) for p in plugins or ())
+        for plugins in (plugin_set.enabled, plugin_set.disabled)
+    )

@@ -61,7 +61,10 @@ def standard_kinds() -> dict[tuple[str, str, str], str]:
 @cache
 def _validator(definition: str) -> Any:
     registry: Registry[Any] = Resource.from_contents(_definitions()) @ Registry()
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": f"{_DEFINITIONS_URI}#/$defs/{definition}"}
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": f"{_DEFINITIONS_URI}#/$defs/{definition}",
+    }
     return jsonschema.validators.Draft202012Validator(schema, registry=registry)
 
 
@@ -82,8 +85,14 @@ def check(instance: object, definition: str, report: Reporter) -> bool:
 Predicate = Callable[[object], bool]
 
 #: JSON types that one ``isinstance`` decides (``integer`` and ``number`` must exclude booleans).
-_PY_TYPES: dict[str, type] = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
-#: Keywords that do not constrain an instance (annotations, and ``format``, which draft 2020-12 does not assert).
+_PY_TYPES: dict[str, type] = {
+    "string": str,
+    "object": dict,
+    "array": list,
+    "boolean": bool,
+    "null": type(None),
+}
+#: Keywords that do not constrain an instance (``format`` too: draft 2020-12 does not assert it).
 _ANNOTATIONS = frozenset({"description", "format", "default", "title", "$schema", "$id"})
 _OBJECT_KEYWORDS = frozenset({"properties", "additionalProperties", "required"})
 _PREFIX = "#/$defs/"
@@ -122,23 +131,36 @@ def _compile(schema: dict[str, Any], compiled: dict[str, Predicate]) -> Predicat
         elif keyword == "type":
             checks.append(_type_check([value] if isinstance(value, str) else value))
         elif keyword == "enum":
-            if not all(isinstance(e, str) for e in value):
-                raise _Unsupported(keyword)
-            allowed = frozenset(value)
-            checks.append(lambda v: isinstance(v, str) and v in allowed)
+            checks.append(_enum_check(value))
         elif keyword == "oneOf":
-            options = [_compile(option, compiled) for option in value]
-            checks.append(lambda v: sum(1 for o in options if o(v)) == 1)
+            checks.append(_one_of_check([_compile(option, compiled) for option in value]))
         elif keyword == "items":
-            item = _compile(value, compiled)
-            checks.append(lambda v: not isinstance(v, list) or all(item(i) for i in v))
+            checks.append(_items_check(_compile(value, compiled)))
         else:
             raise _Unsupported(keyword)
     if _OBJECT_KEYWORDS.intersection(schema):
         checks.append(_object_check(schema, compiled))
     if len(checks) == 1:
         return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
     return lambda v: all(c(v) for c in checks)
+
+
+def _enum_check(values: list[object]) -> Predicate:
+    if not all(isinstance(e, str) for e in values):
+        raise _Unsupported("enum")
+    allowed = frozenset(values)
+    return lambda v: isinstance(v, str) and v in allowed
+
+
+def _one_of_check(options: list[Predicate]) -> Predicate:
+    return lambda v: sum(1 for o in options if o(v)) == 1
+
+
+def _items_check(item: Predicate) -> Predicate:
+    return lambda v: not isinstance(v, list) or all(item(i) for i in v)
 
 
 def _type_check(names: list[str]) -> Predicate:
@@ -191,7 +213,10 @@ def _describe(error: Any) -> list[tuple[str, str]]:
     if kind == "additionalProperties" and isinstance(instance, dict):
         known = error.schema.get("properties", {})
         return [
-            (dotted([*error.absolute_path, key]), f"Additional properties are not allowed ({key!r} was unexpected)")
+            (
+                dotted([*error.absolute_path, key]),
+                f"Additional properties are not allowed ({key!r} was unexpected)",
+            )
             for key in instance
             if key not in known
         ]
@@ -208,10 +233,16 @@ def _describe(error: Any) -> list[tuple[str, str]]:
         if expected:
             return [(path, f"Invalid value: {render(instance)}: must be {_types(expected)}")]
     if kind == "enum":
-        return [(path, f"Unsupported value: {render(instance)}: supported values: " + ", ".join(
-            render(v) for v in error.validator_value if v is not None
-        ))]
-    return [(path, f"Invalid value: {render(instance)}: {error.message.removeprefix(repr(instance)).strip()}")]
+        return [
+            (
+                path,
+                f"Unsupported value: {render(instance)}: supported values: "
+                + ", ".join(render(v) for v in error.validator_value if v is not None),
+            )
+        ]
+    return [
+        (path, f"Invalid value: {render(instance)}: {error.message.removeprefix(repr(instance)).strip()}")
+    ]
 
 
 def _types(expected: object) -> str:

@@ -37,7 +37,7 @@ Fraction01 = Annotated[float, Field(ge=0, le=1)]
 
 
 class Distribution(SpecModel):
-    """A duration, or ``{median, p95}`` (lognormal), or ``{min, max}`` (uniform); a duration is ``min == max``."""
+    """A duration, ``{median, p95}`` (lognormal) or ``{min, max}`` (uniform); a duration is ``min == max``."""
 
     median: Duration | None = None
     p95: Duration | None = None
@@ -52,9 +52,8 @@ class Distribution(SpecModel):
         try:
             value = parse_duration(data)
         except ValueError:
-            raise ValueError(
-                f"Invalid value: {render(data)}: must be a duration ('90s') or a mapping {{median, p95}} or {{min, max}}"
-            ) from None
+            shapes = "a duration ('90s') or a mapping {median, p95} or {min, max}"
+            raise ValueError(f"Invalid value: {render(data)}: must be {shapes}") from None
         return {"min": value, "max": value}
 
     @model_validator(mode="after")
@@ -116,6 +115,7 @@ def _pruned(data: object, locations: list[tuple[int | str, ...]]) -> object:
     if not isinstance(data, dict):
         return None
     pruned: dict[str, Any] = copy_deep(data)
+
     # Later list items first, so that dropping one does not move the others.
     def order(loc: tuple[int | str, ...]) -> list[tuple[bool, int, str]]:
         return [(isinstance(p, str), p if isinstance(p, int) else 0, str(p)) for p in loc]
@@ -130,7 +130,7 @@ def _drop(data: dict[str, Any], loc: tuple[int | str, ...]) -> bool:
     while loc:
         parent: Any = data
         for part in loc[:-1]:
-            parent = parent[part] if isinstance(parent, dict | list) and _has(parent, part) else None
+            parent = parent[part] if _has(parent, part) else None
         if _has(parent, loc[-1]):
             del parent[loc[-1]]
             return True

@@ -13,6 +13,9 @@ from gpufleet.kube.problems import Reporter, invalid, required, unsupported
 from gpufleet.model.node import TAINT_EFFECTS, Taint, Toleration
 
 _OPERATORS = ("Equal", "Exists")
+_EMPTY_KEY_NEEDS_EXISTS = (
+    'operator must be Exists when `key` is empty, which means "match all values and all keys"'
+)
 
 
 def _check_effect(effect: str, allow_empty: bool, report: Reporter, path: str) -> bool:
@@ -57,14 +60,24 @@ def tolerations(raw: object, report: Reporter, path: str) -> tuple[Toleration, .
         errors = []
         if not key and operator != "Exists":
             errors.append(
-                (f"{where}.operator", invalid(operator, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'))
+                (
+                    f"{where}.operator",
+                    invalid(operator, _EMPTY_KEY_NEEDS_EXISTS),
+                )
             )
         if seconds is not None and effect != "NoExecute":
-            errors.append((f"{where}.effect", invalid(effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")))
+            errors.append(
+                (
+                    f"{where}.effect",
+                    invalid(effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"),
+                )
+            )
         if operator not in _OPERATORS:
             errors.append((f"{where}.operator", unsupported(operator, _OPERATORS)))
         elif operator == "Exists" and value:
-            errors.append((f"{where}.operator", invalid(dict(item), "value must be empty when `operator` is 'Exists'")))
+            errors.append(
+                (f"{where}.operator", invalid(dict(item), "value must be empty when `operator` is 'Exists'"))
+            )
         for field, message in errors:
             report.error(field, message)
         if _check_effect(effect, True, report, f"{where}.effect") and not errors:

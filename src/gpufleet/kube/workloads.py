@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.kube import annotations, pods
+from gpufleet.kube import pod_annotations, pods
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
@@ -56,14 +56,18 @@ def job(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Prior
     if mode not in COMPLETION_MODES:
         report.error("spec.completionMode", unsupported(mode, COMPLETION_MODES))
     elif mode == "Indexed":
-        report.not_modelled("spec.completionMode", "Indexed", note="pods are named <job>-<index> in every mode")
+        report.not_modelled(
+            "spec.completionMode", "Indexed", note="pods are named <job>-<index> in every mode"
+        )
         if completions is None:
             report.error("spec.completions", required("when completion mode is Indexed"))
     backoff_limit = _count(spec, "backoffLimit", DEFAULT_BACKOFF_LIMIT, report)
     return Job(meta.name, meta.namespace, template, parallelism, completions, backoff_limit, created)
 
 
-def deployment(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int) -> Deployment:
+def deployment(
+    meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
+) -> Deployment:
     restart = CONTROLLER_RESTART_POLICIES
     template, created = _common(meta, body, report, priorities, order, restart, _UNMODELLED_DEPLOYMENT)
     _check_selector(body, report, "deployment")
@@ -71,7 +75,9 @@ def deployment(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities
     return Deployment(meta.name, meta.namespace, template, replicas, created)
 
 
-def daemonset(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int) -> DaemonSet:
+def daemonset(
+    meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
+) -> DaemonSet:
     restart = CONTROLLER_RESTART_POLICIES
     template, created = _common(meta, body, report, priorities, order, restart, _UNMODELLED_DAEMONSET)
     _check_selector(body, report, "daemonset")
@@ -97,7 +103,7 @@ def _common(
     for field in unmodelled:
         if spec.get(field):
             report.not_modelled(f"spec.{field}")
-    own = annotations.read(meta.annotations, report.at("metadata"), annotations.WORKLOAD_KEYS)
+    own = pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.WORKLOAD_KEYS)
     template = mapping(spec.get("template"))
     template_spec = mapping(template.get("spec"))
     at_template = report.at("spec.template")
@@ -105,7 +111,7 @@ def _common(
     if restart_policy not in restart_policies:
         at_template.error("spec.restartPolicy", unsupported(restart_policy, restart_policies))
     pod = pods.pod(_template_meta(meta, template), template_spec, at_template, priorities)
-    submit_at_s = annotations.seconds(own, annotations.SUBMIT_AT)
+    submit_at_s = pod_annotations.seconds(own, pod_annotations.SUBMIT_AT)
     return pod, Created(pod.behavior.submit_at_s if submit_at_s is None else submit_at_s, order)
 
 
@@ -146,4 +152,6 @@ def _check_selector(body: Mapping[str, Any], report: Reporter, what: str) -> Non
         requirements.append(Requirement(str(expression.get("key") or ""), str(operator), values))
     labels = _template_meta(Meta(""), mapping(spec.get("template"))).labels
     if not all(r.matches(labels) for r in requirements):
-        report.error("spec.template.metadata.labels", invalid(labels, "`selector` does not match template `labels`"))
+        report.error(
+            "spec.template.metadata.labels", invalid(labels, "`selector` does not match template `labels`")
+        )

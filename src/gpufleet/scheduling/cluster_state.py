@@ -62,6 +62,7 @@ class ClusterState:
         self.changes: list[int] = []
         self.change_base = 0  # absolute position of changes[0]
         self.static_version = 0
+        self._vectors: dict[tuple[object, int], tuple[IntArray, IntArray]] = {}
         self._add_nodes(nodes or [])
 
     # -- resources -------------------------------------------------------------------------
@@ -88,10 +89,14 @@ class ClusterState:
         return vec
 
     def pod_vectors(self, pod: Pod) -> tuple[IntArray, IntArray]:
-        """(requests, non-zero requests) of a pod, including one ``pods`` slot."""
-        req = self.vector({**pod.requests, PODS: 1})
-        nonzero = self.vector({**non_zero_requests(pod), PODS: 1})
-        return req, nonzero
+        """(requests, non-zero requests) of a pod, including one ``pods`` slot (memoised per request list)."""
+        key = (tuple(pod.requests.items()), len(self.resources))
+        hit = self._vectors.get(key)
+        if hit is None:
+            req = self.vector({**pod.requests, PODS: 1})
+            nonzero = self.vector({**non_zero_requests(pod), PODS: 1})
+            hit = self._vectors[(tuple(pod.requests.items()), len(self.resources))] = (req, nonzero)
+        return hit
 
     # -- nodes -----------------------------------------------------------------------------
     @property
@@ -158,7 +163,10 @@ class ClusterState:
             del self.changes[:-keep]
             if pos < self.change_base:
                 return None
-        return np.unique(np.array(self.changes[pos - self.change_base :], dtype=np.int64))
+        recent = self.changes[pos - self.change_base :]
+        if len(recent) == 1:
+            return np.array(recent, dtype=np.int64)
+        return np.unique(np.array(recent, dtype=np.int64))
 
     @property
     def size_active(self) -> int:

@@ -64,6 +64,8 @@ class PodContext:
     state: ClusterState
     req: IntArray = field(init=False)
     nonzero: IntArray = field(init=False)
+    #: per-shape scratch space where plugins keep what they derive once per pod shape
+    memo: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.req, self.nonzero = self.state.pod_vectors(self.pod)

@@ -187,7 +187,7 @@ class Scheduler:
         if cache is None:
             cache = self.caches[key] = ShapeCache(profile, ctx)
         else:
-            cache.refresh(ctx)
+            cache.refresh()
         return cache
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> tuple[str | None, str]:
@@ -201,10 +201,18 @@ class Scheduler:
         cache = self._cache(profile, qp, ctx)
         considered = cache.considered
         n = len(considered)
-        feasible_pos = np.flatnonzero(cache.feasible()[considered])
+        want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
+        if cache.all_rows and want >= n and not cache.static_raw:
+            # every node is scored and only dynamic scores differ: one maximum over the cached column
+            top = int(cache.masked.max()) if n else -1
+            if top < 0:
+                return None, self._failure_message(profile, ctx, cache)
+            best = np.flatnonzero(cache.masked == top)
+            choice = int(best[int(self.rng.integers(len(best)))]) if len(best) > 1 else int(best[0])
+            return self.state.nodes[choice].name, ""
+        feasible_pos = np.flatnonzero(cache.ok[considered])
         if len(feasible_pos) == 0:
             return None, self._failure_message(profile, ctx, cache)
-        want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
         start = self.next_start.get(profile.scheduler_name, 0) % max(n, 1)
         if want < len(feasible_pos):
             split = int(np.searchsorted(feasible_pos, start))

@@ -5,7 +5,9 @@ filter results and the same resource scores. The cache keeps, per node: whether 
 static filters pass (and the first static reason when not), the static score plugins' raw
 values, whether the dynamic filters pass, and the weighted sum of dynamic scores. It
 re-evaluates only the nodes appended to ``ClusterState.changes`` since it last looked;
-a change of the node set (``static_version``) rebuilds it.
+a change of the node set (``static_version``) rebuilds it. ``masked`` holds each node's
+dynamic score where it is feasible and -1 where not, so when every node is scored the
+choice is one maximum over one array.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ class ShapeCache:
     def __init__(self, profile: Profile, ctx: PodContext):
         self.profile = profile
         self.state = ctx.state
+        self.ctx = ctx
+        self.all_rows = False  # every row of the state is an active, considered node
         self.static_version = -1
         self.seen = 0
         self.considered: IntArray = np.zeros(0, dtype=np.int64)  # active nodes after PreFilter narrowing
@@ -30,10 +34,14 @@ class ShapeCache:
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
         self.fit: BoolArray = np.zeros(0, dtype=bool)
         self.dyn: IntArray = np.zeros(0, dtype=np.int64)
-        self.refresh(ctx)
+        self.ok: BoolArray = np.zeros(0, dtype=bool)
+        self.masked: IntArray = np.zeros(0, dtype=np.int64)
+        self._build_static()
 
-    def _build_static(self, ctx: PodContext) -> None:
-        state, pod = self.state, ctx.pod
+    def _build_static(self) -> None:
+        state = self.state
+        ctx = self.ctx = PodContext(self.ctx.pod, state)
+        pod = ctx.pod
         static_filters = [f for f in self.profile.filters if isinstance(f, StaticFilter)]
         pinned = pinned_node_names(pod) if self.profile.node_affinity_prefilter else None
         reasons: list[str | None] = [None] * state.size
@@ -53,20 +61,25 @@ class ShapeCache:
         self.considered = np.array(considered, dtype=np.int64)
         self.static_pass = np.zeros(state.size, dtype=bool)
         self.static_pass[self.considered] = [reasons[i] is None for i in considered]
+        self.all_rows = len(considered) == state.size
         self.static_raw = []
         for plugin, weight in self.profile.static_scores:
             if plugin.applies(pod):
                 raw = np.zeros(state.size, dtype=np.int64)
                 raw[self.considered] = [plugin.raw(pod, state.nodes[i]) for i in considered]
-                self.static_raw.append((plugin, weight, raw))
+                if raw.any():  # all zero normalises to one constant for every node: no effect on the choice
+                    self.static_raw.append((plugin, weight, raw))
         self.fit = np.zeros(state.size, dtype=bool)
         self.dyn = np.zeros(state.size, dtype=np.int64)
-        self._evaluate(ctx, np.arange(state.size, dtype=np.int64))
+        self.ok = np.zeros(state.size, dtype=bool)
+        self.masked = np.full(state.size, -1, dtype=np.int64)
+        self._evaluate(np.arange(state.size, dtype=np.int64))
         self.static_version = state.static_version
         self.seen = state.change_pos
 
-    def _evaluate(self, ctx: PodContext, idx: IntArray) -> None:
+    def _evaluate(self, idx: IntArray) -> None:
         """Dynamic filters and scores for the nodes in ``idx``."""
+        ctx = self.ctx
         fit = np.ones(len(idx), dtype=bool)
         for f in self.profile.filters:
             if isinstance(f, DynamicFilter):
@@ -76,20 +89,20 @@ class ShapeCache:
         for plugin, weight in self.profile.dynamic_scores:
             total += weight * plugin.score(ctx, idx)
         self.dyn[idx] = total
+        ok = self.static_pass[idx] & fit
+        self.ok[idx] = ok
+        self.masked[idx] = np.where(ok, total, -1)
 
-    def refresh(self, ctx: PodContext) -> None:
+    def refresh(self) -> None:
         state = self.state
         if self.seen == state.change_pos and state.static_version == self.static_version:
             return
         changed = state.changes_since(self.seen) if state.static_version == self.static_version else None
         if changed is None:
-            self._build_static(ctx)
+            self._build_static()
             return
-        self._evaluate(ctx, changed)
+        self._evaluate(changed)
         self.seen = state.change_pos
-
-    def feasible(self) -> BoolArray:
-        return self.static_pass & self.fit
 
     def total_scores(self, idx: IntArray) -> IntArray:
         total = self.dyn[idx].copy()

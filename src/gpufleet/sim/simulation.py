@@ -125,7 +125,7 @@ class Simulation:
     def _arrive_pod(self, pod: Pod, bound_node: str | None, phase: str) -> None:
         if phase in ("Succeeded", "Failed"):
             rec = self._record(pod)
-            self._set_pending(rec, False)
+            self.pending -= 1
             rec.phase, rec.finished_s, rec.node = phase, self.loop.now, bound_node
             return
         if bound_node is not None:
@@ -141,9 +141,6 @@ class Simulation:
         self.records[pod.key] = rec
         self.pending += 1
         return rec
-
-    def _set_pending(self, rec: PodRecord, pending: bool) -> None:
-        self.pending += 1 if pending else -1
 
     def _create(self, pod: Pod) -> None:
         rec = self._record(pod)
@@ -183,7 +180,7 @@ class Simulation:
         ]
         if short:
             r = short[0]
-            self._set_pending(rec, False)
+            self.pending -= 1
             rec.phase, rec.reason, rec.finished_s, rec.node = "Failed", f"OutOf{r}", self.loop.now, name
             rec.message = (
                 f"Pod was rejected: Node didn't have enough resource: {r}, requested: "
@@ -197,7 +194,7 @@ class Simulation:
 
     def _bound(self, rec: PodRecord, node: str) -> None:
         now = self.loop.now
-        self._set_pending(rec, False)
+        self.pending -= 1
         self.running += 1
         rec.node, rec.bound_s, rec.running_s, rec.phase, rec.message = node, now, now, "Running", None
         rec.enter(now, "starting")

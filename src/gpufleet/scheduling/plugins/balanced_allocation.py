@@ -13,7 +13,7 @@ import numpy as np
 
 from gpufleet.scheduling.cluster_state import IntArray
 from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicScore, PodContext
-from gpufleet.scheduling.plugins.node_resources_fit import DEFAULT_RESOURCES, resource_columns
+from gpufleet.scheduling.plugins.node_resources_fit import DEFAULT_RESOURCES, resource_columns, resource_plan
 
 
 class NodeResourcesBalancedAllocation(DynamicScore):
@@ -24,17 +24,18 @@ class NodeResourcesBalancedAllocation(DynamicScore):
         self.resources = resources
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
-        cols = [ctx.state.res_index.get(name) for name, _ in self.resources]
-        if not any(col is not None and ctx.req[col] > 0 for col in cols):
+        plan = resource_plan(ctx, self.resources, use_requested=True)
+        if not plan.pod.any():
             return np.zeros(len(idx), dtype=np.int64)
-        alloc, req, w = resource_columns(ctx, idx, self.resources, use_requested=True)
+        alloc, req, w = resource_columns(ctx, idx, plan)
         valid = w > 0
-        frac = np.where(valid, np.minimum(req / np.maximum(alloc, 1), 1.0), 0.0)
-        count = valid.sum(axis=1)
-        mean = frac.sum(axis=1) / np.maximum(count, 1)
-        std = np.sqrt((((frac - mean[:, None]) * valid) ** 2).sum(axis=1) / np.maximum(count, 1))
-        if frac.shape[1] >= 2:
-            first_two = np.abs(frac[:, 0] - frac[:, 1]) / 2
-            std = np.where((count == 2) & valid[:, 0] & valid[:, 1], first_two, std)
+        frac = np.minimum(req / np.maximum(alloc, 1), 1.0) * valid
+        if frac.shape[1] == 2:
+            # the common case, exactly as upstream: |f1 - f2| / 2 when both count, else 0
+            std = np.abs(frac[:, 0] - frac[:, 1]) * (valid[:, 0] & valid[:, 1]) / 2
+        else:
+            count = np.maximum(valid.sum(axis=1), 1)
+            mean = frac.sum(axis=1) / count
+            std = np.sqrt((((frac - mean[:, None]) * valid) ** 2).sum(axis=1) / count)
         score: IntArray = ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
         return score

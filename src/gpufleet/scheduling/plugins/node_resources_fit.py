@@ -49,29 +49,53 @@ class ScoringStrategy:
     shape: tuple[tuple[int, int], ...] = ((0, 10), (100, 0))
 
 
-def resource_columns(
-    ctx: PodContext, idx: IntArray, resources: tuple[tuple[str, int], ...], use_requested: bool
-) -> tuple[IntArray, IntArray, IntArray]:
-    """Allocatable, requested-with-the-pod and weights (0 where skipped), shaped (nodes, resources)."""
-    state = ctx.state
-    allocs, reqs, weights = [], [], []
+@dataclass(frozen=True)
+class ResourcePlan:
+    """Which columns a resource score reads for one pod shape, worked out once per shape."""
+
+    cols: IntArray
+    weights: IntArray
+    use_nonzero: BoolArray
+    pod: IntArray
+
+
+def resource_plan(ctx: PodContext, resources: tuple[tuple[str, int], ...], use_requested: bool) -> ResourcePlan:
+    """Resources absent from the cluster, and extended resources the pod does not request, are left out."""
+    key = f"plan:{resources}:{use_requested}"
+    plan = ctx.memo.get(key)
+    if isinstance(plan, ResourcePlan):
+        return plan
+    cols, weights, nonzero, pod = [], [], [], []
     for name, weight in resources:
-        col = state.res_index.get(name)
-        scalar = is_extended(name) or name not in (CPU, MEMORY)
-        pod_value = 0 if col is None else int((ctx.req if use_requested or scalar else ctx.nonzero)[col])
-        if col is None or (pod_value == 0 and is_extended(name)):
-            allocs.append(np.zeros(len(idx), dtype=np.int64))
-            reqs.append(np.zeros(len(idx), dtype=np.int64))
-            weights.append(0)
+        col = ctx.state.res_index.get(name)
+        if col is None:
             continue
-        node_requested = state.requested if use_requested or scalar else state.nonzero
-        allocs.append(state.alloc[idx, col])
-        reqs.append(node_requested[idx, col] + pod_value)
+        use_nonzero = not use_requested and name in (CPU, MEMORY)
+        value = int((ctx.nonzero if use_nonzero else ctx.req)[col])
+        if value == 0 and is_extended(name):
+            continue
+        cols.append(col)
         weights.append(weight)
-    alloc = np.stack(allocs, axis=1)
-    req = np.stack(reqs, axis=1)
-    w = np.where(alloc > 0, np.array(weights, dtype=np.int64), 0)
-    return alloc, req, w
+        nonzero.append(use_nonzero)
+        pod.append(value)
+    plan = ResourcePlan(
+        np.array(cols, dtype=np.int64),
+        np.array(weights, dtype=np.int64),
+        np.array(nonzero, dtype=bool),
+        np.array(pod, dtype=np.int64),
+    )
+    ctx.memo[key] = plan
+    return plan
+
+
+def resource_columns(ctx: PodContext, idx: IntArray, plan: ResourcePlan) -> tuple[IntArray, IntArray, IntArray]:
+    """Allocatable, requested-with-the-pod and weights (0 where allocatable is 0), shaped (nodes, resources)."""
+    state = ctx.state
+    rows = idx[:, None]
+    alloc = state.alloc[rows, plan.cols]
+    requested = np.where(plan.use_nonzero, state.nonzero[rows, plan.cols], state.requested[rows, plan.cols])
+    w = np.where(alloc > 0, plan.weights, 0)
+    return alloc, requested + plan.pod, w
 
 
 def broken_linear(shape: tuple[tuple[int, int], ...], utilization: IntArray) -> IntArray:
@@ -116,7 +140,10 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
 
     # -- score -----------------------------------------------------------------------------
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
-        alloc, req, w = resource_columns(ctx, idx, self.strategy.resources, use_requested=False)
+        plan = resource_plan(ctx, self.strategy.resources, use_requested=False)
+        if len(plan.cols) == 0:
+            return np.zeros(len(idx), dtype=np.int64)
+        alloc, req, w = resource_columns(ctx, idx, plan)
         safe = np.maximum(alloc, 1)
         kind = self.strategy.type
         if kind == LEAST_ALLOCATED:

@@ -80,7 +80,9 @@ WORKLOAD_KEYS = frozenset({SUBMIT_AT})
 NO_KEYS: frozenset[str] = frozenset()
 
 
-def read(annotations: Mapping[str, str] | None, report: Reporter, allowed: frozenset[str] | None = None) -> dict[str, object]:
+def read(
+    annotations: Mapping[str, str] | None, report: Reporter, allowed: frozenset[str] | None = None
+) -> dict[str, object]:
     """Parsed values of the ``gpufleet.io/`` annotations (``allowed``: the keys valid here; all by default).
 
     ``report`` is positioned at the object's ``metadata``.
