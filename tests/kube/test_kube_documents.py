@@ -66,10 +66,10 @@ def test_a_directory_contributes_every_manifest_below_it_sorted_by_path(tmp_path
 
 
 def test_malformed_yaml_is_reported_with_its_line_and_later_documents_still_load(tmp_path: Path) -> None:
-    text = f"{NODE}---\nkind: [Pod\n---\n{pod(spec='resourcs: {{}}')}"
+    text = f"{NODE}---\nkind: [Pod\n---\n{pod(spec='resourcs: {}')}"
     lines = problems(tmp_path, text)
     assert lines[0].startswith("scenario.yaml: document 2: invalid YAML: ")
-    assert "line 10" in lines[0]
+    assert "(while parsing a flow sequence started at line 8, column 7)" in lines[0]
     # The document after the malformed one was still read and checked.
     assert lines[1] == (
         "scenario.yaml: document 3 (Pod/default/p): spec.resourcs: "

@@ -148,8 +148,7 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
             "spec.replicas", invalid(spec.replicas, f"must be less than or equal to max ({spec.max})")
         )
     at_template = report.at("spec.template")
-    if not schema_check.check(spec.template, NODE_DEFINITION, at_template):
-        return None
+    schema_check.check(spec.template, NODE_DEFINITION, at_template)
     template_meta = objects.meta(spec.template, namespaced=False)
     template = nodes.node(template_meta, spec.template, at_template, name=meta.name)
     if _HOSTNAME_LABEL not in template_meta.labels:

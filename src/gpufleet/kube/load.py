@@ -155,7 +155,8 @@ class _Loader:
             return None
         kind = kinds.classify(api_version, kind_name)
         namespaced = kind.gvk in kinds.NAMESPACED if kind.handling is Handling.MODEL else None
-        report.label = objects.label(kind_name, body, namespaced)
+        # A KubeSchedulerConfiguration has no metadata: its scheduler is named FILE#N.
+        report.label = kind_name if kind.gvk == kinds.SCHEDULER_CONFIG else objects.label(kind_name, body, namespaced)
         if kind.handling is Handling.REJECT:
             report.error(kind.path, kind.message)
             return None

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 MAX_NODE_SCORE = 100
 
+#: One node's (allocatable, requested, non-zero requested) rows as Python integers.
+NodeRow = tuple[list[int], list[int], list[int]]
+
 
 class Code(IntEnum):
     SUCCESS = 0
@@ -65,7 +68,7 @@ class PodContext:
     req: IntArray = field(init=False)
     nonzero: IntArray = field(init=False)
     #: per-shape scratch space where plugins keep what they derive once per pod shape
-    memo: dict[str, object] = field(default_factory=dict)
+    memo: dict[object, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.req, self.nonzero = self.state.pod_vectors(self.pod)
@@ -94,6 +97,11 @@ class DynamicFilter(Plugin):
         """For the nodes in ``idx``, each reason and which of them it applies to."""
         raise NotImplementedError
 
+    def passes_node(self, ctx: PodContext, row: NodeRow) -> bool:
+        """``passes`` for one node, in Python integers: re-checking the node a binding changed
+        costs far less than a NumPy call. Must agree with ``passes`` (tested)."""
+        raise NotImplementedError
+
 
 class StaticScore(Plugin):
     """A score that depends only on the node object, normalised over the scored nodes."""
@@ -111,6 +119,10 @@ class StaticScore(Plugin):
 
 class DynamicScore(Plugin):
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
+        raise NotImplementedError
+
+    def score_node(self, ctx: PodContext, row: NodeRow) -> int:
+        """``score`` for one node, in Python integers; must agree with ``score`` (tested)."""
         raise NotImplementedError
 
 

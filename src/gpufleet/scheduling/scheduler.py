@@ -210,23 +210,27 @@ class Scheduler:
             best = np.flatnonzero(cache.masked == top)
             choice = int(best[int(self.rng.integers(len(best)))]) if len(best) > 1 else int(best[0])
             return self.state.nodes[choice].name, ""
-        feasible_pos = np.flatnonzero(cache.ok[considered])
+        feasible_pos = np.flatnonzero(cache.ok if cache.all_rows else cache.ok[considered])
         if len(feasible_pos) == 0:
             return None, self._failure_message(profile, ctx, cache)
         start = self.next_start.get(profile.scheduler_name, 0) % max(n, 1)
         if want < len(feasible_pos):
             split = int(np.searchsorted(feasible_pos, start))
-            rotated = np.concatenate([feasible_pos[split:], feasible_pos[:split]])
-            window = rotated[:want]
+            if split + want <= len(feasible_pos):
+                window = feasible_pos[split : split + want]
+            else:
+                window = np.concatenate(
+                    [feasible_pos[split:], feasible_pos[: want - (len(feasible_pos) - split)]]
+                )
             processed = int((window[-1] - start) % n) + 1
         else:
             window = feasible_pos
             processed = n
         self.next_start[profile.scheduler_name] = (start + processed) % max(n, 1)
-        idx = considered[window]
+        idx = window if cache.all_rows else considered[window]
         if len(idx) == 1:
             return self.state.nodes[int(idx[0])].name, ""
-        scores = cache.total_scores(idx)
+        scores = cache.masked[idx] if not cache.static_raw else cache.total_scores(idx)
         best = np.flatnonzero(scores == scores.max())
         choice = int(idx[best[int(self.rng.integers(len(best)))]]) if len(best) > 1 else int(idx[best[0]])
         return self.state.nodes[choice].name, ""

@@ -19,10 +19,14 @@ from gpufleet.scheduling.framework import DynamicFilter, PodContext, StaticFilte
 from gpufleet.scheduling.plugins.node_affinity import PREFILTER_ABSENT_REASON, pinned_node_names
 from gpufleet.scheduling.profile import Profile
 
+#: Up to this many changed nodes are re-evaluated one by one in Python integers.
+SCALAR_NODES = 8
+
 
 class ShapeCache:
     def __init__(self, profile: Profile, ctx: PodContext):
         self.profile = profile
+        self.dynamic_filters = profile.dynamic_filters
         self.state = ctx.state
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
@@ -79,6 +83,10 @@ class ShapeCache:
 
     def _evaluate(self, idx: IntArray) -> None:
         """Dynamic filters and scores for the nodes in ``idx``."""
+        if len(idx) <= SCALAR_NODES:
+            for i in idx.tolist():
+                self._evaluate_node(i)
+            return
         ctx = self.ctx
         fit = np.ones(len(idx), dtype=bool)
         for f in self.profile.filters:
@@ -92,6 +100,16 @@ class ShapeCache:
         ok = self.static_pass[idx] & fit
         self.ok[idx] = ok
         self.masked[idx] = np.where(ok, total, -1)
+
+    def _evaluate_node(self, i: int) -> None:
+        """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
+        state, ctx = self.state, self.ctx
+        row = (state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist())
+        fit = all(f.passes_node(ctx, row) for f in self.dynamic_filters)
+        total = sum(weight * plugin.score_node(ctx, row) for plugin, weight in self.profile.dynamic_scores)
+        ok = bool(self.static_pass[i]) and fit
+        self.fit[i], self.dyn[i], self.ok[i] = fit, total, ok
+        self.masked[i] = total if ok else -1
 
     def refresh(self) -> None:
         state = self.state

@@ -24,8 +24,8 @@ from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.resources import GPU, PODS, native_first
 from gpufleet.model.scenario import Scenario
-from gpufleet.model.workloads import Created
 from gpufleet.model.simulation import MAX_DURATION_S
+from gpufleet.model.workloads import Created
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes

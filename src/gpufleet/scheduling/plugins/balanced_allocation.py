@@ -9,11 +9,18 @@ any of the resources), so they get 0 here.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gpufleet.scheduling.cluster_state import IntArray
-from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicScore, PodContext
-from gpufleet.scheduling.plugins.node_resources_fit import DEFAULT_RESOURCES, resource_columns, resource_plan
+from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicScore, NodeRow, PodContext
+from gpufleet.scheduling.plugins.node_resources_fit import (
+    DEFAULT_RESOURCES,
+    resource_columns,
+    resource_plan,
+    row_columns,
+)
 
 
 class NodeResourcesBalancedAllocation(DynamicScore):
@@ -39,3 +46,17 @@ class NodeResourcesBalancedAllocation(DynamicScore):
             std = np.sqrt((((frac - mean[:, None]) * valid) ** 2).sum(axis=1) / count)
         score: IntArray = ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
         return score
+
+    def score_node(self, ctx: PodContext, row: NodeRow) -> int:
+        plan = resource_plan(ctx, self.resources, use_requested=True)
+        if not any(p for _, _, _, p in plan.columns):
+            return 0
+        fractions = [min(req / alloc, 1.0) for alloc, req, _ in row_columns(plan, row)]
+        if len(fractions) == 2:
+            std = abs(fractions[0] - fractions[1]) / 2
+        elif len(fractions) > 2:
+            mean = sum(fractions) / len(fractions)
+            std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+        else:
+            std = 0.0
+        return int((1 - std) * MAX_NODE_SCORE)

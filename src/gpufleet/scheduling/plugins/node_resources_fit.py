@@ -21,13 +21,14 @@ RequestedToCapacityRatio). Default: LeastAllocated over cpu and memory, weight 1
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended
 from gpufleet.scheduling.cluster_state import BoolArray, IntArray
-from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicFilter, DynamicScore, PodContext
+from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicFilter, DynamicScore, NodeRow, PodContext
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -53,15 +54,18 @@ class ScoringStrategy:
 class ResourcePlan:
     """Which columns a resource score reads for one pod shape, worked out once per shape."""
 
+    columns: tuple[tuple[int, int, bool, int], ...]  # (column, weight, use non-zero, pod's request)
     cols: IntArray
     weights: IntArray
     use_nonzero: BoolArray
     pod: IntArray
 
 
-def resource_plan(ctx: PodContext, resources: tuple[tuple[str, int], ...], use_requested: bool) -> ResourcePlan:
+def resource_plan(
+    ctx: PodContext, resources: tuple[tuple[str, int], ...], use_requested: bool
+) -> ResourcePlan:
     """Resources absent from the cluster, and extended resources the pod does not request, are left out."""
-    key = f"plan:{resources}:{use_requested}"
+    key = ("plan", resources, use_requested)
     plan = ctx.memo.get(key)
     if isinstance(plan, ResourcePlan):
         return plan
@@ -79,6 +83,7 @@ def resource_plan(ctx: PodContext, resources: tuple[tuple[str, int], ...], use_r
         nonzero.append(use_nonzero)
         pod.append(value)
     plan = ResourcePlan(
+        tuple(zip(cols, weights, nonzero, pod, strict=True)),
         np.array(cols, dtype=np.int64),
         np.array(weights, dtype=np.int64),
         np.array(nonzero, dtype=bool),
@@ -88,8 +93,39 @@ def resource_plan(ctx: PodContext, resources: tuple[tuple[str, int], ...], use_r
     return plan
 
 
-def resource_columns(ctx: PodContext, idx: IntArray, plan: ResourcePlan) -> tuple[IntArray, IntArray, IntArray]:
-    """Allocatable, requested-with-the-pod and weights (0 where allocatable is 0), shaped (nodes, resources)."""
+def requested_columns(ctx: PodContext) -> list[tuple[int, int]]:
+    """(column, amount) of every resource the pod requests, ``pods`` included."""
+    cols = ctx.memo.get("requested")
+    if not isinstance(cols, list):
+        cols = ctx.memo["requested"] = [(c, int(v)) for c, v in enumerate(ctx.req.tolist()) if v > 0]
+    return cols
+
+
+def row_columns(plan: ResourcePlan, row: NodeRow) -> list[tuple[int, int, int]]:
+    """(allocatable, requested with the pod, weight) of one node for a plan's columns with allocatable > 0."""
+    alloc, requested, nonzero = row
+    return [
+        (alloc[c], (nonzero if nz else requested)[c] + pod, w)
+        for c, w, nz, pod in plan.columns
+        if alloc[c] > 0
+    ]
+
+
+def broken_linear_point(shape: tuple[tuple[int, int], ...], p: int) -> int:
+    """``helper.BuildBrokenLinearFunction`` at one point (shape scores scaled to 0..100)."""
+    for i, (u, s) in enumerate(shape):
+        if p <= u:
+            if i == 0:
+                return s * SHAPE_SCALE
+            u0, s0 = shape[i - 1]
+            return s0 * SHAPE_SCALE + (s - s0) * SHAPE_SCALE * (p - u0) // (u - u0)
+    return shape[-1][1] * SHAPE_SCALE
+
+
+def resource_columns(
+    ctx: PodContext, idx: IntArray, plan: ResourcePlan
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Allocatable, requested-with-the-pod and weights (0 where allocatable is 0), as (nodes, resources)."""
     state = ctx.state
     rows = idx[:, None]
     alloc = state.alloc[rows, plan.cols]
@@ -156,8 +192,33 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
             w = np.where(per > 0, w, 0)
         total = (per * w).sum(axis=1)
         wsum = w.sum(axis=1)
-        if kind == REQUESTED_TO_CAPACITY_RATIO:
-            mean = np.round(total / np.maximum(wsum, 1)).astype(np.int64)
+        if kind == REQUESTED_TO_CAPACITY_RATIO:  # Go's math.Round: halves away from zero
+            mean = np.floor(total / np.maximum(wsum, 1) + 0.5).astype(np.int64)
         else:
             mean = total // np.maximum(wsum, 1)
         return np.where(wsum > 0, mean, 0)
+
+    # -- one node, in Python integers (the node a binding just changed) ---------------------
+    def passes_node(self, ctx: PodContext, row: NodeRow) -> bool:
+        alloc, requested, _ = row
+        return all(want <= alloc[c] - requested[c] for c, want in requested_columns(ctx))
+
+    def score_node(self, ctx: PodContext, row: NodeRow) -> int:
+        plan = resource_plan(ctx, self.strategy.resources, use_requested=False)
+        kind = self.strategy.type
+        total = wsum = 0
+        for alloc, req, weight in row_columns(plan, row):
+            if kind == LEAST_ALLOCATED:
+                per = 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
+            elif kind == MOST_ALLOCATED:
+                per = min(req, alloc) * MAX_NODE_SCORE // alloc
+            else:
+                util = MAX_NODE_SCORE if req > alloc else req * MAX_NODE_SCORE // alloc
+                per = broken_linear_point(self.strategy.shape, util)
+                if per <= 0:
+                    continue
+            total += per * weight
+            wsum += weight
+        if wsum == 0:
+            return 0
+        return math.floor(total / wsum + 0.5) if kind == REQUESTED_TO_CAPACITY_RATIO else total // wsum

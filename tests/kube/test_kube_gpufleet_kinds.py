@@ -1,0 +1,113 @@
+"""gpufleet.io/v1alpha1 Simulation and NodePool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kube_manifests import load, problems, warnings
+
+from gpufleet.model.simulation import SimulationSettings
+
+
+def simulation(spec: str) -> str:
+    return f"apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {{name: s}}\nspec: {spec}\n"
+
+
+def pool(spec: str, name: str = "gpu") -> str:
+    return f"apiVersion: gpufleet.io/v1alpha1\nkind: NodePool\nmetadata: {{name: {name}}}\nspec: {spec}\n"
+
+
+TEMPLATE = "template: {status: {capacity: {cpu: '8', nvidia.com/gpu: '1'}}}"
+
+
+def test_simulation_defaults(tmp_path: Path) -> None:
+    assert load(tmp_path, simulation("{}")).simulation == SimulationSettings(None, 0, 10.0)
+    bare = "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\n"
+    assert load(tmp_path, bare).simulation == SimulationSettings()
+
+
+def test_simulation_errors(tmp_path: Path) -> None:
+    text = simulation("{duration: forever, seed: -1, sampleInterval: 0s, colour: blue}") + "---\n" + simulation("{}")
+    label = "scenario.yaml: document 1 (Simulation/s)"
+    assert problems(tmp_path, text) == [
+        f"{label}: spec.duration: invalid duration 'forever' (use Go syntax such as '90s', '20m', '2h')",
+        f"{label}: spec.seed: Invalid value: -1: must be greater than or equal to 0",
+        f'{label}: spec.sampleInterval: Invalid value: "0s": must be greater than 0',
+        f"{label}: spec.colour: Additional properties are not allowed ('colour' was unexpected)",
+        "scenario.yaml: document 2 (Simulation/s): at most one Simulation may be given; the first is "
+        "scenario.yaml: document 1",
+    ]
+
+
+def test_storage_registry_and_autoscaler_are_validated_then_warned(tmp_path: Path) -> None:
+    good = simulation(
+        "{storage: {bandwidth: 10GB/s}, registry: {bandwidth: 500Mi/s}, "
+        "autoscaler: {scanInterval: 10s, expander: 'least-waste,random', scaleDownUtilizationThreshold: 0.5}}"
+    )
+    assert warnings(tmp_path, good) == [
+        f"scenario.yaml: document 1 (Simulation/s): spec.{field} is not modelled yet; ignored"
+        for field in ("storage", "registry", "autoscaler")
+    ]
+    bad = simulation("{storage: {bandwidth: 10GB}, autoscaler: {expander: cheapest, maxNodesTotal: '5'}}")
+    label = "scenario.yaml: document 1 (Simulation/s)"
+    assert problems(tmp_path, bad) == [
+        f"{label}: spec.storage.bandwidth: a bandwidth is a size per second such as '10GB/s', not '10GB'",
+        f'{label}: spec.autoscaler.expander: Unsupported value: "cheapest": supported values: "random", "most-pods", '
+        '"least-waste", "price", "priority", "least-nodes", "grpc"',
+        f'{label}: spec.autoscaler.maxNodesTotal: Invalid value: "5": must be an integer',
+    ]
+
+
+def test_node_pool_template_becomes_a_node_and_no_nodes_are_stamped(tmp_path: Path) -> None:
+    text = pool(
+        "{replicas: 3, template: {metadata: {labels: {pool: gpu}}, spec: {taints: [{key: g, effect: NoSchedule}]},"
+        " status: {capacity: {cpu: '8', nvidia.com/gpu: '1'}}}}"
+    )
+    scenario = load(tmp_path, text)
+    (gpu,) = scenario.node_pools
+    assert (gpu.name, gpu.replicas) == ("gpu", 3)
+    assert gpu.template.name == "gpu"
+    assert gpu.template.labels == {"pool": "gpu"}  # each stamped node gets its own hostname
+    assert gpu.template.allocatable == {"cpu": 8000, "nvidia.com/gpu": 1, "pods": 110}
+    assert scenario.nodes == []
+
+
+def test_node_pool_autoscaling_fields_are_validated_then_warned(tmp_path: Path) -> None:
+    text = pool(
+        f"{{{TEMPLATE}, min: 0, max: 4, warm: 1, pricePerHour: 98.3,"
+        " provisioning: {capacityWait: {median: 2m, p95: 10m}, boot: 90s, driver: {min: 3m, max: 5m}, join: 20s,"
+        " devicePlugin: 30s},"
+        " stock: {stockoutProbability: 0.1, available: [{at: 1h, count: 4}]}}"
+    )
+    label = "scenario.yaml: document 1 (NodePool/gpu)"
+    assert warnings(tmp_path, text) == [
+        f"{label}: spec.{field} is not modelled yet; ignored"
+        for field in ("min", "max", "warm", "pricePerHour", "provisioning", "stock")
+    ]
+
+
+def test_node_pool_errors(tmp_path: Path) -> None:
+    text = pool(
+        "{replicas: 5, max: 2, min: 3, provisioning: {devicePlugin: 30s, boot: 1m, reboot: 5s},"
+        " template: {status: {capacity: {}}, spec: {taint: []}}}"
+    )
+    label = "scenario.yaml: document 1 (NodePool/gpu)"
+    assert problems(tmp_path, text) == [
+        f'{label}: spec.provisioning: Invalid value: ["devicePlugin", "boot", "reboot"]: devicePlugin (GPUs '
+        "allocatable) must be the last stage",
+        f"{label}: spec.min: Invalid value: 3: must be less than or equal to max (2)",
+        f"{label}: spec.replicas: Invalid value: 5: must be less than or equal to max (2)",
+        f"{label}: spec.template.spec.taint: Additional properties are not allowed ('taint' was unexpected)",
+        f"{label}: spec.template.status.capacity: a node needs capacity (cpu, memory, pods, ...)",
+    ]
+
+
+def test_node_pool_needs_a_spec_and_node_names_must_not_collide_with_its_nodes(tmp_path: Path) -> None:
+    assert problems(tmp_path, "apiVersion: gpufleet.io/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n") == [
+        "scenario.yaml: document 1 (NodePool/p): spec: Required value"
+    ]
+    node = "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-1}\nstatus: {capacity: {cpu: '1'}}\n"
+    assert problems(tmp_path, pool(f"{{{TEMPLATE}}}") + "---\n" + node) == [
+        'scenario.yaml: document 2 (Node/gpu-1): metadata.name: Duplicate value: "gpu-1": NodePool gpu names its '
+        "nodes gpu-<n>"
+    ]

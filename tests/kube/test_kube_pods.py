@@ -1,0 +1,288 @@
+"""Pods: API-server resource rules, priority admission, annotations, unmodelled fields, snapshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kube_manifests import load, pod, problems, relative, warnings
+
+LABEL = "scenario.yaml: document 1 (Pod/default/p)"
+
+
+def with_resources(resources: str) -> str:
+    return pod().replace("    image: busybox\n", f"    image: busybox\n    resources: {resources}\n")
+
+
+@pytest.mark.parametrize(
+    ("resources", "line"),
+    [
+        (
+            '{requests: {nvidia.com/gpu: "0.5"}, limits: {nvidia.com/gpu: "0.5"}}',
+            "spec.containers[0].resources.requests.nvidia.com/gpu: Invalid value: '0.5': must be an integer",
+        ),
+        (
+            "{limits: {nvidia.com/gpu: -1}}",
+            "spec.containers[0].resources.limits.nvidia.com/gpu: Invalid value: -1: must be greater than or equal to 0",
+        ),
+        (
+            "{requests: {nvidia.com/gpu: 2}, limits: {nvidia.com/gpu: 1}}",
+            "spec.containers[0].resources.requests.nvidia.com/gpu: Invalid value: 2: must be equal to nvidia.com/gpu "
+            "limit of 1",
+        ),
+        (
+            "{requests: {nvidia.com/gpu: 1}}",
+            "spec.containers[0].resources.limits: Forbidden: Limit must be set for non overcommitable resources",
+        ),
+        (
+            "{requests: {gpu: 1}}",
+            'spec.containers[0].resources.requests.gpu: Invalid value: "gpu": must be a standard resource for containers',
+        ),
+        (
+            "{requests: {cpu: 2}, limits: {cpu: 1}}",
+            "spec.containers[0].resources.requests.cpu: Invalid value: 2: must be less than or equal to cpu limit of 1",
+        ),
+    ],
+)
+def test_resource_rules_are_the_api_servers(tmp_path: Path, resources: str, line: str) -> None:
+    assert f"{LABEL}: {line}" in problems(tmp_path, with_resources(resources))
+
+
+def test_fractional_gpu_is_an_error_once_per_field(tmp_path: Path) -> None:
+    assert problems(tmp_path, with_resources("{limits: {nvidia.com/gpu: 0.5}}")) == [
+        f"{LABEL}: spec.containers[0].resources.limits.nvidia.com/gpu: Invalid value: 0.5: must be an integer"
+    ]
+
+
+def test_pod_requests_add_overhead_and_do_not_count_pods(tmp_path: Path) -> None:
+    text = with_resources("{requests: {cpu: 500m, memory: 1Gi, ephemeral-storage: 10G}}") + (
+        "  overhead: {cpu: 100m, memory: 64Mi}\n"
+    )
+    (bare,) = load(tmp_path, text).pods
+    assert bare.pod.requests == {"cpu": 600, "memory": 2**30 + 64 * 2**20, "ephemeral-storage": 10**10}
+
+
+def test_priority_comes_from_the_pod_its_class_or_the_global_default(tmp_path: Path) -> None:
+    text = f"""
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: batch}}
+value: 100
+globalDefault: true
+preemptionPolicy: Never
+---
+{pod(name="defaulted")}---
+{pod(name="explicit", spec="priority: 7")}---
+{pod(name="critical", spec="priorityClassName: system-cluster-critical")}---
+{pod(name="later", spec="priorityClassName: high")}---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: high}}
+value: 1000
+"""
+    pods = {p.pod.name: p.pod for p in load(tmp_path, text).pods}
+    assert (pods["defaulted"].priority, pods["defaulted"].priority_class_name) == (100, "batch")
+    assert pods["defaulted"].preemption_policy == "Never"
+    assert pods["explicit"].priority == 7
+    assert pods["critical"].priority == 2_000_000_000
+    # A class defined in a later document applies, as admission sees every class.
+    assert (pods["later"].priority, pods["later"].preemption_policy) == (1000, "PreemptLowerPriority")
+
+
+def test_unknown_priority_class_is_rejected_as_admission_does(tmp_path: Path) -> None:
+    assert problems(tmp_path, pod(spec="priorityClassName: urgent")) == [
+        f"{LABEL}: spec.priorityClassName: no PriorityClass with name urgent was found"
+    ]
+
+
+def test_priority_class_rules(tmp_path: Path) -> None:
+    text = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: a}
+value: 2000000000
+globalDefault: true
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: system-mine}
+value: 5
+globalDefault: true
+"""
+    assert problems(tmp_path, text) == [
+        "scenario.yaml: document 1 (PriorityClass/a): value: Invalid value: 2000000000: maximum allowed value of a "
+        "user defined priority is 1000000000",
+        'scenario.yaml: document 2 (PriorityClass/system-mine): metadata.name: Invalid value: "system-mine": '
+        "priority class names with 'system-' prefix are reserved",
+        "scenario.yaml: document 2 (PriorityClass/system-mine): globalDefault: Invalid value: true: PriorityClass a "
+        "is already marked as default. Only one default can exist",
+    ]
+
+
+def test_behaviour_annotations_are_parsed(tmp_path: Path) -> None:
+    text = pod(
+        metadata="""
+        annotations:
+          gpufleet.io/submit-at: 1h30m
+          gpufleet.io/duration: 45m
+          gpufleet.io/checkpoint-interval: 10m
+        """
+    )
+    (bare,) = load(tmp_path, text).pods
+    assert (bare.pod.behavior.submit_at_s, bare.created.submit_at_s) == (5400.0, 5400.0)
+    assert bare.pod.behavior.duration_s == 2700.0
+    assert bare.pod.behavior.checkpoint_interval_s == 600.0
+
+
+def test_bad_and_unknown_gpufleet_annotations_are_errors(tmp_path: Path) -> None:
+    text = pod(
+        metadata="""
+        annotations:
+          gpufleet.io/duration: soon
+          gpufleet.io/checkpoint-on-sigterm: "yes"
+          gpufleet.io/image-szie: 10GB
+          gpufleet.io/warmup: "{median: 30s, p95: 10s}"
+        """
+    )
+    lines = problems(tmp_path, text)
+    assert lines[0] == (
+        f"{LABEL}: metadata.annotations.gpufleet.io/duration: invalid duration 'soon' "
+        "(use Go syntax such as '90s', '20m', '2h')"
+    )
+    assert lines[1] == (
+        f'{LABEL}: metadata.annotations.gpufleet.io/checkpoint-on-sigterm: Unsupported value: "yes": '
+        'supported values: "true", "false"'
+    )
+    assert lines[2].startswith(f"{LABEL}: metadata.annotations.gpufleet.io/image-szie: unknown gpufleet annotation")
+    assert lines[3] == (
+        f"{LABEL}: metadata.annotations.gpufleet.io/warmup: Invalid value: 10.0: p95 must not be less than median"
+    )
+
+
+def test_validated_annotations_not_modelled_yet_are_warnings(tmp_path: Path) -> None:
+    text = pod(
+        metadata="""
+        annotations:
+          gpufleet.io/image-size: 12GB
+          gpufleet.io/model-size: 140GB
+          gpufleet.io/gpu-memory: 70Gi
+          gpufleet.io/warmup: '{"min": "10s", "max": "40s"}'
+          gpufleet.io/checkpoint-on-sigterm: "true"
+          gpufleet.io/requeue-on-sigterm: "false"
+          gpufleet.io/time-limit: 8h
+          other.example.com/anything: goes
+        """
+    )
+    keys = ["image-size", "model-size", "gpu-memory", "warmup", "checkpoint-on-sigterm", "requeue-on-sigterm",
+            "time-limit"]
+    assert warnings(tmp_path, text) == [
+        f"{LABEL}: metadata.annotations.gpufleet.io/{key} is not modelled yet; ignored" for key in keys
+    ]
+
+
+def test_scheduling_fields_not_modelled_are_warnings_and_others_pass_silently(tmp_path: Path) -> None:
+    text = pod(
+        spec="""
+        hostNetwork: true
+        runtimeClassName: nvidia
+        schedulingGates: [{name: wait}]
+        topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
+        affinity:
+          podAntiAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname}]
+        volumes:
+        - {name: data, persistentVolumeClaim: {claimName: data}}
+        - {name: scratch, emptyDir: {}}
+        dnsPolicy: ClusterFirst
+        serviceAccountName: trainer
+        """
+    ).replace(
+        "    image: busybox\n",
+        "    image: busybox\n    command: [run]\n    env: [{name: A, value: b}]\n"
+        "    ports: [{containerPort: 8080, hostPort: 8080}]\n"
+        "    readinessProbe: {httpGet: {path: /, port: 8080}}\n",
+    )
+    assert warnings(tmp_path, text) == [
+        f"{LABEL}: spec.containers[0].ports[0].hostPort is not modelled; ignored",
+        f"{LABEL}: spec.topologySpreadConstraints is not modelled; ignored",
+        f"{LABEL}: spec.schedulingGates is not modelled; ignored",
+        f"{LABEL}: spec.runtimeClassName is not modelled; ignored",
+        f"{LABEL}: spec.hostNetwork is not modelled; ignored",
+        f"{LABEL}: spec.affinity.podAntiAffinity is not modelled; ignored",
+        f"{LABEL}: spec.volumes[0].persistentVolumeClaim is not modelled; ignored",
+    ]
+
+
+def test_node_affinity_and_toleration_rules_are_the_api_servers(tmp_path: Path) -> None:
+    text = pod(
+        spec="""
+        tolerations:
+        - {operator: Equal, value: x}
+        - {key: a, operator: Exists, value: x}
+        - {key: a, effect: NoSchedule, tolerationSeconds: 5}
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms:
+              - matchExpressions: [{key: a, operator: In}, {key: b, operator: Near, values: [x]}]
+              - matchFields: [{key: metadata.labels, operator: In, values: [x]}]
+            preferredDuringSchedulingIgnoredDuringExecution:
+            - {weight: 0, preference: {matchExpressions: [{key: a, operator: Exists}]}}
+        """
+    )
+    affinity = "spec.affinity.nodeAffinity"
+    required = f"{affinity}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    assert problems(tmp_path, text) == [
+        f"{LABEL}: {required}[0].matchExpressions[0].values: Required value: must be specified when `operator` is "
+        "'In' or 'NotIn'",
+        f'{LABEL}: {required}[0].matchExpressions[1].operator: Invalid value: "Near": not a valid selector operator',
+        f'{LABEL}: {required}[1].matchFields[0].key: Invalid value: "metadata.labels": not a valid field selector key',
+        f"{LABEL}: {affinity}.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be "
+        "in the range 1-100",
+        f'{LABEL}: spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, '
+        'which means "match all values and all keys"',
+        f'{LABEL}: spec.tolerations[1].operator: Invalid value: {{"key": "a", "operator": "Exists", "value": "x"}}: '
+        "value must be empty when `operator` is 'Exists'",
+        f'{LABEL}: spec.tolerations[2].effect: Invalid value: "NoSchedule": effect must be \'NoExecute\' when '
+        "`tolerationSeconds` is set",
+    ]
+
+
+def test_snapshot_pods_keep_their_binding_and_phase(tmp_path: Path) -> None:
+    text = f"""
+{pod(name="running", spec="nodeName: gpu-0")}status: {{phase: Running}}
+---
+{pod(name="done", spec="nodeName: gpu-0")}status: {{phase: Succeeded}}
+---
+{pod(name="lost", spec="nodeName: gpu-0")}status: {{phase: Unknown}}
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: gpu-0}}
+status: {{capacity: {{cpu: "8"}}}}
+"""
+    scenario = load(tmp_path, text)
+    states = {p.pod.name: (p.phase, p.bound_node, p.pod.node_name) for p in scenario.pods}
+    assert states == {
+        "running": ("Running", "gpu-0", "gpu-0"),
+        "done": ("Succeeded", "gpu-0", "gpu-0"),
+        "lost": ("Running", "gpu-0", "gpu-0"),
+    }
+    assert relative(tmp_path, scenario.warnings) == [
+        "scenario.yaml: document 3 (Pod/default/lost): status.phase Unknown is not modelled "
+        "(the pod is treated as Running); ignored"
+    ]
+
+
+def test_a_running_pod_must_be_bound(tmp_path: Path) -> None:
+    assert problems(tmp_path, pod() + "status: {phase: Running}\n") == [
+        f"{LABEL}: spec.nodeName: Required value: a Running pod is bound to a node"
+    ]
+
+
+def test_references_to_missing_pod_groups_and_nodes_are_warnings(tmp_path: Path) -> None:
+    text = pod(spec="nodeName: nowhere", metadata="labels: {scheduling.x-k8s.io/pod-group: g}")
+    assert warnings(tmp_path, text) == [
+        f'{LABEL}: metadata.labels.scheduling.x-k8s.io/pod-group: no PodGroup "g" in namespace default',
+        f'{LABEL}: spec.nodeName: no Node "nowhere" in the scenario',
+    ]

@@ -1,0 +1,171 @@
+"""Jobs, Deployments, DaemonSets and PodGroups: defaults and validation as upstream."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kube_manifests import load, problems, warnings
+
+
+def job(spec: str = "", restart: str = "Never", name: str = "train", metadata: str = "") -> str:
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+{textwrap.indent(textwrap.dedent(metadata).strip(), "  ")}
+spec:
+{textwrap.indent(textwrap.dedent(spec).strip(), "  ")}
+  template:
+    spec:
+      restartPolicy: {restart}
+      containers: [{{name: c, image: x}}]
+"""
+
+
+def test_job_defaults_follow_the_api_server(tmp_path: Path) -> None:
+    text = job(name="plain") + "---" + job("parallelism: 4", name="queue") + "---" + job("completions: 3", name="fixed")
+    jobs = {j.name: j for j in load(tmp_path, text).jobs}
+    assert (jobs["plain"].parallelism, jobs["plain"].completions, jobs["plain"].backoff_limit) == (1, 1, 6)
+    # parallelism alone is a work queue: completions stays unset.
+    assert (jobs["queue"].parallelism, jobs["queue"].completions) == (4, None)
+    assert (jobs["fixed"].parallelism, jobs["fixed"].completions) == (1, 3)
+
+
+def test_explicit_null_completions_with_parallelism_is_a_work_queue(tmp_path: Path) -> None:
+    (queue,) = load(tmp_path, job("parallelism: 2\ncompletions: null")).jobs
+    assert queue.completions is None
+
+
+def test_job_pods_must_not_restart_always(tmp_path: Path) -> None:
+    assert problems(tmp_path, job(restart="Always")) == [
+        'scenario.yaml: document 1 (Job/default/train): spec.template.spec.restartPolicy: Unsupported value: "Always": '
+        'supported values: "OnFailure", "Never"'
+    ]
+
+
+def test_job_counts_must_not_be_negative_and_indexed_needs_completions(tmp_path: Path) -> None:
+    text = job("parallelism: -1\nbackoffLimit: -2\ncompletionMode: Indexed\ncompletions: null")
+    label = "scenario.yaml: document 1 (Job/default/train)"
+    assert problems(tmp_path, text) == [
+        f"{label}: spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
+        f"{label}: spec.completions: Required value: when completion mode is Indexed",
+        f"{label}: spec.backoffLimit: Invalid value: -2: must be greater than or equal to 0",
+    ]
+
+
+def test_job_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
+    text = job(
+        """
+        completions: 4
+        completionMode: Indexed
+        activeDeadlineSeconds: 3600
+        ttlSecondsAfterFinished: 60
+        suspend: true
+        backoffLimitPerIndex: 1
+        podFailurePolicy: {rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget, status: "True"}]}]}
+        """
+    )
+    label = "scenario.yaml: document 1 (Job/default/train)"
+    assert warnings(tmp_path, text) == [
+        f"{label}: spec.activeDeadlineSeconds is not modelled; ignored",
+        f"{label}: spec.ttlSecondsAfterFinished is not modelled; ignored",
+        f"{label}: spec.suspend is not modelled; ignored",
+        f"{label}: spec.podFailurePolicy is not modelled; ignored",
+        f"{label}: spec.backoffLimitPerIndex is not modelled; ignored",
+        f"{label}: spec.completionMode Indexed is not modelled (pods are named <job>-<index> in every mode); ignored",
+    ]
+
+
+def test_workload_submit_time_comes_from_its_own_annotation_first(tmp_path: Path) -> None:
+    text = job(metadata="annotations: {gpufleet.io/submit-at: 2m}")
+    (train,) = load(tmp_path, text).jobs
+    assert train.created.submit_at_s == 120.0
+
+
+def test_pod_behaviour_annotations_on_a_workload_belong_on_its_template(tmp_path: Path) -> None:
+    assert problems(tmp_path, job(metadata="annotations: {gpufleet.io/duration: 1h}")) == [
+        "scenario.yaml: document 1 (Job/default/train): metadata.annotations.gpufleet.io/duration: this annotation "
+        "belongs on a pod or a pod template (spec.template.metadata)"
+    ]
+
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: x}]
+  strategy: {type: Recreate}
+"""
+
+
+def test_deployment_selector_must_match_template_and_pods_restart_always(tmp_path: Path) -> None:
+    label = "scenario.yaml: document 1 (Deployment/default/web)"
+    assert problems(tmp_path, DEPLOYMENT) == [
+        f'{label}: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
+        f'{label}: spec.template.metadata.labels: Invalid value: {{"app": "api"}}: `selector` does not match '
+        "template `labels`",
+    ]
+
+
+def test_deployment_replicas_default_to_one_and_strategy_is_a_warning(tmp_path: Path) -> None:
+    text = DEPLOYMENT.replace("app: api", "app: web").replace("      restartPolicy: Never\n", "")
+    (web,) = load(tmp_path, text).deployments
+    assert web.replicas == 1
+    assert warnings(tmp_path, text) == [
+        "scenario.yaml: document 1 (Deployment/default/web): spec.strategy is not modelled; ignored"
+    ]
+
+
+def test_daemonset_needs_a_selector(tmp_path: Path) -> None:
+    text = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {}
+  template:
+    spec:
+      containers: [{name: c, image: x}]
+"""
+    assert problems(tmp_path, text) == [
+        "scenario.yaml: document 1 (DaemonSet/default/agent): spec.selector: Invalid value: {}: empty selector is "
+        "invalid for daemonset"
+    ]
+
+
+def test_pod_group_validation(tmp_path: Path) -> None:
+    text = """
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: g, namespace: ml}
+spec: {minMember: 0, scheduleTimeoutSeconds: "60", minMembers: 2}
+status: {phase: Running}
+"""
+    label = "scenario.yaml: document 1 (PodGroup/ml/g)"
+    assert problems(tmp_path, text) == [
+        f"{label}: spec.minMember: Invalid value: 0: must be greater than or equal to 1",
+        f'{label}: spec.scheduleTimeoutSeconds: Invalid value: "60": must be an integer',
+        f"{label}: spec.minMembers: Additional properties are not allowed ('minMembers' was unexpected)",
+    ]
+
+
+def test_pod_group_defaults_and_min_resources_warning(tmp_path: Path) -> None:
+    text = """
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: g}
+spec: {minResources: {nvidia.com/gpu: 16}}
+"""
+    scenario = load(tmp_path, text)
+    assert scenario.pod_groups["default/g"].min_member == 1
+    assert warnings(tmp_path, text) == [
+        "scenario.yaml: document 1 (PodGroup/default/g): spec.minResources is not modelled; ignored"
+    ]
