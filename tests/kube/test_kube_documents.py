@@ -14,11 +14,26 @@ from gpufleet.kube import ScenarioError, load_scenario
 def test_multi_document_yaml_json_and_kubectl_list_load_together(tmp_path: Path) -> None:
     yaml_file = write(tmp_path, "a.yaml", f"---\n{NODE}\n---\n# only a comment\n---\n{pod(name='one')}")
     json_file = tmp_path / "b.json"
-    json_file.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "two"},
-                                     "spec": {"containers": [{"name": "c", "image": "x"}]}}))
+    json_file.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "two"},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            }
+        )
+    )
     list_file = tmp_path / "c.json"
-    items = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"item-{i}"},
-              "spec": {"containers": [{"name": "c", "image": "x"}]}} for i in range(3)]
+    items = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"item-{i}"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        }
+        for i in range(3)
+    ]
     list_file.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {}}))
 
     scenario = load_scenario([yaml_file, json_file, list_file])
@@ -37,7 +52,9 @@ def test_list_items_are_numbered_as_documents_of_their_file(tmp_path: Path) -> N
     ---
     {{"apiVersion": "v1", "kind": "List", "items": [{bad_item}, {bad_item}]}}
     """
-    lines = problems(tmp_path, "\n".join(line.strip() if line.startswith("    ") else line for line in text.splitlines()))
+    lines = problems(
+        tmp_path, "\n".join(line.strip() if line.startswith("    ") else line for line in text.splitlines())
+    )
     assert lines == [
         'scenario.yaml: document 2 (Deploymnet/x): kind: unknown kind "Deploymnet" in apps/v1',
         'scenario.yaml: document 3 (Deploymnet/x): kind: unknown kind "Deploymnet" in apps/v1',
@@ -45,16 +62,32 @@ def test_list_items_are_numbered_as_documents_of_their_file(tmp_path: Path) -> N
 
 
 def test_typed_list_items_take_their_kind_from_the_list(tmp_path: Path) -> None:
-    text = json.dumps({"apiVersion": "v1", "kind": "PodList", "metadata": {},
-                       "items": [{"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}]})
+    text = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "PodList",
+            "metadata": {},
+            "items": [{"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}],
+        }
+    )
     assert [p.pod.name for p in load(tmp_path, text, "pods.json").pods] == ["p"]
 
 
 def test_a_directory_contributes_every_manifest_below_it_sorted_by_path(tmp_path: Path) -> None:
     write(tmp_path, "cluster/b/pods.yml", pod(name="late"))
     write(tmp_path, "cluster/a/pods.yaml", pod(name="early"))
-    write(tmp_path, "cluster/a/nodes.json", json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
-                                                        "status": {"capacity": {"cpu": "1"}}}))
+    write(
+        tmp_path,
+        "cluster/a/nodes.json",
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": "n"},
+                "status": {"capacity": {"cpu": "1"}},
+            }
+        ),
+    )
     write(tmp_path, "cluster/README.md", "not a manifest")
     write(tmp_path, "cluster/.git/x.yaml", "not: [valid")
 
@@ -62,7 +95,11 @@ def test_a_directory_contributes_every_manifest_below_it_sorted_by_path(tmp_path
 
     assert [p.pod.name for p in scenario.pods] == ["early", "late"]
     assert [n.name for n in scenario.nodes] == ["n"]
-    assert relative(tmp_path, scenario.sources) == ["cluster/a/nodes.json", "cluster/a/pods.yaml", "cluster/b/pods.yml"]
+    assert relative(tmp_path, scenario.sources) == [
+        "cluster/a/nodes.json",
+        "cluster/a/pods.yaml",
+        "cluster/b/pods.yml",
+    ]
 
 
 def test_malformed_yaml_is_reported_with_its_line_and_later_documents_still_load(tmp_path: Path) -> None:
@@ -102,7 +139,8 @@ def test_a_missing_path_is_a_problem_line_and_files_are_still_read(tmp_path: Pat
         load_scenario([tmp_path / "missing.yaml", good])
     assert relative(tmp_path, caught.value.problems) == [
         "missing.yaml: no such file or directory",
-        "good.yaml: document 1 (Pod/default/p): spec.bogus: Additional properties are not allowed ('bogus' was unexpected)",
+        "good.yaml: document 1 (Pod/default/p): spec.bogus: Additional properties are not allowed ('bogus' "
+        "was unexpected)",
     ]
     assert str(caught.value) == "\n".join(caught.value.problems)
 

@@ -27,7 +27,11 @@ def test_simulation_defaults(tmp_path: Path) -> None:
 
 
 def test_simulation_errors(tmp_path: Path) -> None:
-    text = simulation("{duration: forever, seed: -1, sampleInterval: 0s, colour: blue}") + "---\n" + simulation("{}")
+    text = (
+        simulation("{duration: forever, seed: -1, sampleInterval: 0s, colour: blue}")
+        + "---\n"
+        + simulation("{}")
+    )
     label = "scenario.yaml: document 1 (Simulation/s)"
     assert problems(tmp_path, text) == [
         f"{label}: spec.duration: invalid duration 'forever' (use Go syntax such as '90s', '20m', '2h')",
@@ -52,7 +56,8 @@ def test_storage_registry_and_autoscaler_are_validated_then_warned(tmp_path: Pat
     label = "scenario.yaml: document 1 (Simulation/s)"
     assert problems(tmp_path, bad) == [
         f"{label}: spec.storage.bandwidth: a bandwidth is a size per second such as '10GB/s', not '10GB'",
-        f'{label}: spec.autoscaler.expander: Unsupported value: "cheapest": supported values: "random", "most-pods", '
+        f'{label}: spec.autoscaler.expander: Unsupported value: "cheapest": supported values: "random", '
+        '"most-pods", '
         '"least-waste", "price", "priority", "least-nodes", "grpc"',
         f'{label}: spec.autoscaler.maxNodesTotal: Invalid value: "5": must be an integer',
     ]
@@ -60,7 +65,8 @@ def test_storage_registry_and_autoscaler_are_validated_then_warned(tmp_path: Pat
 
 def test_node_pool_template_becomes_a_node_and_no_nodes_are_stamped(tmp_path: Path) -> None:
     text = pool(
-        "{replicas: 3, template: {metadata: {labels: {pool: gpu}}, spec: {taints: [{key: g, effect: NoSchedule}]},"
+        "{replicas: 3, template: {metadata: {labels: {pool: gpu}}, spec: {taints: [{key: g, effect: "
+        "NoSchedule}]},"
         " status: {capacity: {cpu: '8', nvidia.com/gpu: '1'}}}}"
     )
     scenario = load(tmp_path, text)
@@ -75,7 +81,8 @@ def test_node_pool_template_becomes_a_node_and_no_nodes_are_stamped(tmp_path: Pa
 def test_node_pool_autoscaling_fields_are_validated_then_warned(tmp_path: Path) -> None:
     text = pool(
         f"{{{TEMPLATE}, min: 0, max: 4, warm: 1, pricePerHour: 98.3,"
-        " provisioning: {capacityWait: {median: 2m, p95: 10m}, boot: 90s, driver: {min: 3m, max: 5m}, join: 20s,"
+        " provisioning: {capacityWait: {median: 2m, p95: 10m}, boot: 90s, driver: {min: 3m, max: 5m}, "
+        "join: 20s,"
         " devicePlugin: 30s},"
         " stock: {stockoutProbability: 0.1, available: [{at: 1h, count: 4}]}}"
     )
@@ -108,6 +115,7 @@ def test_node_pool_needs_a_spec_and_node_names_must_not_collide_with_its_nodes(t
     ]
     node = "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-1}\nstatus: {capacity: {cpu: '1'}}\n"
     assert problems(tmp_path, pool(f"{{{TEMPLATE}}}") + "---\n" + node) == [
-        'scenario.yaml: document 2 (Node/gpu-1): metadata.name: Duplicate value: "gpu-1": NodePool gpu names its '
+        'scenario.yaml: document 2 (Node/gpu-1): metadata.name: Duplicate value: "gpu-1": NodePool gpu '
+        "names its "
         "nodes gpu-<n>"
     ]

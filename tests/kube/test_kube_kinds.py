@@ -16,7 +16,8 @@ def test_misspelt_kind_in_a_known_group_is_an_error(tmp_path: Path) -> None:
 
 def test_a_kind_in_a_version_kubernetes_no_longer_serves_is_an_error(tmp_path: Path) -> None:
     assert problems(tmp_path, "apiVersion: apps/v1beta1\nkind: Deployment\nmetadata: {name: web}\n") == [
-        "scenario.yaml: document 1 (Deployment/web): apiVersion: kind Deployment is not served in apps/v1beta1 "
+        "scenario.yaml: document 1 (Deployment/web): apiVersion: kind Deployment is not served in "
+        "apps/v1beta1 "
         "(with Kubernetes 1.34: apps/v1)"
     ]
 
@@ -29,13 +30,15 @@ def test_a_kind_in_a_version_kubernetes_no_longer_serves_is_an_error(tmp_path: P
             "scenario.yaml: document 1 (Service/web): kind v1/Service is not modelled; ignored",
         ),
         (
-            "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: sm, namespace: mon}",
+            "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: sm, namespace: "
+            "mon}",
             "scenario.yaml: document 1 (ServiceMonitor/mon/sm): kind monitoring.coreos.com/v1/ServiceMonitor "
             "is not modelled; ignored",
         ),
         (
             "apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {name: so}\nspec: {anything: goes}",
-            "scenario.yaml: document 1 (ScaledObject/so): kind keda.sh/v1alpha1/ScaledObject is not modelled; ignored",
+            "scenario.yaml: document 1 (ScaledObject/so): kind keda.sh/v1alpha1/ScaledObject is not "
+            "modelled; ignored",
         ),
         (
             "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pdb}",
@@ -44,7 +47,8 @@ def test_a_kind_in_a_version_kubernetes_no_longer_serves_is_an_error(tmp_path: P
         ),
         (
             "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: hpa}",
-            "scenario.yaml: document 1 (HorizontalPodAutoscaler/hpa): kind autoscaling/v2/HorizontalPodAutoscaler "
+            "scenario.yaml: document 1 (HorizontalPodAutoscaler/hpa): kind "
+            "autoscaling/v2/HorizontalPodAutoscaler "
             "is not modelled; ignored",
         ),
         (
@@ -53,7 +57,9 @@ def test_a_kind_in_a_version_kubernetes_no_longer_serves_is_an_error(tmp_path: P
         ),
     ],
 )
-def test_other_standard_kinds_and_custom_resources_are_warnings(tmp_path: Path, document: str, warning: str) -> None:
+def test_other_standard_kinds_and_custom_resources_are_warnings(
+    tmp_path: Path, document: str, warning: str
+) -> None:
     assert warnings(tmp_path, document) == [warning]
 
 
@@ -76,8 +82,10 @@ def test_misspelt_field_is_an_error_with_its_path(tmp_path: Path) -> None:
 def test_schema_type_errors_are_short(tmp_path: Path) -> None:
     text = pod(spec="priority: high\nnodeSelector: [a]", metadata="labels: {app: {nested: x}}")
     assert problems(tmp_path, text) == [
-        'scenario.yaml: document 1 (Pod/default/p): metadata.labels.app: Invalid value: {"nested": "x"}: must be a string',
-        'scenario.yaml: document 1 (Pod/default/p): spec.nodeSelector: Invalid value: ["a"]: must be an object',
+        'scenario.yaml: document 1 (Pod/default/p): metadata.labels.app: Invalid value: {"nested": "x"}: '
+        "must be a string",
+        'scenario.yaml: document 1 (Pod/default/p): spec.nodeSelector: Invalid value: ["a"]: must be an '
+        "object",
         'scenario.yaml: document 1 (Pod/default/p): spec.priority: Invalid value: "high": must be an integer',
     ]
 
@@ -93,7 +101,8 @@ def test_missing_name_and_required_fields_are_errors(tmp_path: Path) -> None:
 def test_every_problem_of_every_document_is_reported(tmp_path: Path) -> None:
     text = f"{pod(spec='bogus: 1', name='a')}---\n{NODE}---\n{pod(spec='restartPolicy: Sometimes', name='b')}"
     assert problems(tmp_path, text) == [
-        "scenario.yaml: document 1 (Pod/default/a): spec.bogus: Additional properties are not allowed ('bogus' was unexpected)",
+        "scenario.yaml: document 1 (Pod/default/a): spec.bogus: Additional properties are not allowed "
+        "('bogus' was unexpected)",
         'scenario.yaml: document 3 (Pod/default/b): spec.restartPolicy: Unsupported value: "Sometimes": '
         'supported values: "Always", "OnFailure", "Never"',
     ]

@@ -34,19 +34,24 @@ def test_allocatable_alone_is_enough(tmp_path: Path) -> None:
 
 
 def test_taints_and_unschedulable(tmp_path: Path) -> None:
-    spec = "{unschedulable: true, taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}, {key: x, effect: NoExecute}]}"
+    taints = "[{key: nvidia.com/gpu, value: present, effect: NoSchedule}, {key: x, effect: NoExecute}]"
+    spec = f"{{unschedulable: true, taints: {taints}}}"
     (n,) = load(tmp_path, node(spec=spec)).nodes
     assert n.unschedulable
     assert n.taints == (Taint("nvidia.com/gpu", "present", "NoSchedule"), Taint("x", "", "NoExecute"))
 
 
 def test_taint_rules_are_the_api_servers(tmp_path: Path) -> None:
-    spec = "{taints: [{key: a}, {key: b, effect: Sometimes}, {key: c, effect: NoSchedule}, {key: c, effect: NoSchedule}]}"
+    taints = (
+        "[{key: a}, {key: b, effect: Sometimes}, {key: c, effect: NoSchedule}, {key: c, effect: NoSchedule}]"
+    )
+    spec = f"{{taints: {taints}}}"
     assert problems(tmp_path, node(spec=spec)) == [
         f"{LABEL}: spec.taints[0].effect: Required value",
         f'{LABEL}: spec.taints[1].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", '
         '"PreferNoSchedule", "NoExecute"',
-        f'{LABEL}: spec.taints[3]: Invalid value: {{"key": "c", "effect": "NoSchedule"}}: taints must be unique by '
+        f'{LABEL}: spec.taints[3]: Invalid value: {{"key": "c", "effect": "NoSchedule"}}: taints must be '
+        "unique by "
         "key and effect pair",
     ]
 

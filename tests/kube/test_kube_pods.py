@@ -23,24 +23,29 @@ def with_resources(resources: str) -> str:
         ),
         (
             "{limits: {nvidia.com/gpu: -1}}",
-            "spec.containers[0].resources.limits.nvidia.com/gpu: Invalid value: -1: must be greater than or equal to 0",
+            "spec.containers[0].resources.limits.nvidia.com/gpu: Invalid value: -1: must be greater than "
+            "or equal to 0",
         ),
         (
             "{requests: {nvidia.com/gpu: 2}, limits: {nvidia.com/gpu: 1}}",
-            "spec.containers[0].resources.requests.nvidia.com/gpu: Invalid value: 2: must be equal to nvidia.com/gpu "
+            "spec.containers[0].resources.requests.nvidia.com/gpu: Invalid value: 2: must be equal to "
+            "nvidia.com/gpu "
             "limit of 1",
         ),
         (
             "{requests: {nvidia.com/gpu: 1}}",
-            "spec.containers[0].resources.limits: Forbidden: Limit must be set for non overcommitable resources",
+            "spec.containers[0].resources.limits: Forbidden: Limit must be set for non overcommitable "
+            "resources",
         ),
         (
             "{requests: {gpu: 1}}",
-            'spec.containers[0].resources.requests.gpu: Invalid value: "gpu": must be a standard resource for containers',
+            'spec.containers[0].resources.requests.gpu: Invalid value: "gpu": must be a standard resource '
+            "for containers",
         ),
         (
             "{requests: {cpu: 2}, limits: {cpu: 1}}",
-            "spec.containers[0].resources.requests.cpu: Invalid value: 2: must be less than or equal to cpu limit of 1",
+            "spec.containers[0].resources.requests.cpu: Invalid value: 2: must be less than or equal to "
+            "cpu limit of 1",
         ),
     ],
 )
@@ -110,11 +115,13 @@ value: 5
 globalDefault: true
 """
     assert problems(tmp_path, text) == [
-        "scenario.yaml: document 1 (PriorityClass/a): value: Invalid value: 2000000000: maximum allowed value of a "
+        "scenario.yaml: document 1 (PriorityClass/a): value: Invalid value: 2000000000: maximum allowed "
+        "value of a "
         "user defined priority is 1000000000",
         'scenario.yaml: document 2 (PriorityClass/system-mine): metadata.name: Invalid value: "system-mine": '
         "priority class names with 'system-' prefix are reserved",
-        "scenario.yaml: document 2 (PriorityClass/system-mine): globalDefault: Invalid value: true: PriorityClass a "
+        "scenario.yaml: document 2 (PriorityClass/system-mine): globalDefault: Invalid value: true: "
+        "PriorityClass a "
         "is already marked as default. Only one default can exist",
     ]
 
@@ -153,9 +160,12 @@ def test_bad_and_unknown_gpufleet_annotations_are_errors(tmp_path: Path) -> None
         f'{LABEL}: metadata.annotations.gpufleet.io/checkpoint-on-sigterm: Unsupported value: "yes": '
         'supported values: "true", "false"'
     )
-    assert lines[2].startswith(f"{LABEL}: metadata.annotations.gpufleet.io/image-szie: unknown gpufleet annotation")
+    assert lines[2].startswith(
+        f"{LABEL}: metadata.annotations.gpufleet.io/image-szie: unknown gpufleet annotation"
+    )
     assert lines[3] == (
-        f"{LABEL}: metadata.annotations.gpufleet.io/warmup: Invalid value: 10.0: p95 must not be less than median"
+        f"{LABEL}: metadata.annotations.gpufleet.io/warmup: Invalid value: 10.0: p95 must not be less than "
+        "median"
     )
 
 
@@ -173,8 +183,15 @@ def test_validated_annotations_not_modelled_yet_are_warnings(tmp_path: Path) -> 
           other.example.com/anything: goes
         """
     )
-    keys = ["image-size", "model-size", "gpu-memory", "warmup", "checkpoint-on-sigterm", "requeue-on-sigterm",
-            "time-limit"]
+    keys = [
+        "image-size",
+        "model-size",
+        "gpu-memory",
+        "warmup",
+        "checkpoint-on-sigterm",
+        "requeue-on-sigterm",
+        "time-limit",
+    ]
     assert warnings(tmp_path, text) == [
         f"{LABEL}: metadata.annotations.gpufleet.io/{key} is not modelled yet; ignored" for key in keys
     ]
@@ -233,17 +250,24 @@ def test_node_affinity_and_toleration_rules_are_the_api_servers(tmp_path: Path) 
     affinity = "spec.affinity.nodeAffinity"
     required = f"{affinity}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
     assert problems(tmp_path, text) == [
-        f"{LABEL}: {required}[0].matchExpressions[0].values: Required value: must be specified when `operator` is "
+        f"{LABEL}: {required}[0].matchExpressions[0].values: Required value: must be specified when "
+        "`operator` is "
         "'In' or 'NotIn'",
-        f'{LABEL}: {required}[0].matchExpressions[1].operator: Invalid value: "Near": not a valid selector operator',
-        f'{LABEL}: {required}[1].matchFields[0].key: Invalid value: "metadata.labels": not a valid field selector key',
-        f"{LABEL}: {affinity}.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be "
+        f'{LABEL}: {required}[0].matchExpressions[1].operator: Invalid value: "Near": not a valid selector '
+        "operator",
+        f'{LABEL}: {required}[1].matchFields[0].key: Invalid value: "metadata.labels": not a valid field '
+        "selector key",
+        f"{LABEL}: {affinity}.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: "
+        "must be "
         "in the range 1-100",
-        f'{LABEL}: spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, '
+        f'{LABEL}: spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when '
+        "`key` is empty, "
         'which means "match all values and all keys"',
-        f'{LABEL}: spec.tolerations[1].operator: Invalid value: {{"key": "a", "operator": "Exists", "value": "x"}}: '
+        f'{LABEL}: spec.tolerations[1].operator: Invalid value: {{"key": "a", "operator": "Exists", '
+        f'"value": "x"}}: '
         "value must be empty when `operator` is 'Exists'",
-        f'{LABEL}: spec.tolerations[2].effect: Invalid value: "NoSchedule": effect must be \'NoExecute\' when '
+        f"{LABEL}: spec.tolerations[2].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' "
+        "when "
         "`tolerationSeconds` is set",
     ]
 

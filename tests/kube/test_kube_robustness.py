@@ -13,34 +13,93 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_kube_full_scenario import SCENARIO as FULL_SCENARIO
 
-from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.kube import schema_check
+from gpufleet.kube import ScenarioError, load_scenario, schema_check
 from gpufleet.model.scenario import Scenario
 
 SNAPSHOT = Path(__file__).parent / "data" / "kubectl-get-nodes-pods.json"
 
 KINDS = [
-    ("v1", "Pod"), ("v1", "Node"), ("batch/v1", "Job"), ("apps/v1", "Deployment"), ("apps/v1", "DaemonSet"),
-    ("scheduling.k8s.io/v1", "PriorityClass"), ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
-    ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"), ("gpufleet.io/v1alpha1", "Simulation"),
-    ("gpufleet.io/v1alpha1", "NodePool"), ("v1", "List"), ("apps/v1", "Deploymnet"), ("v1", "Service"),
+    ("v1", "Pod"),
+    ("v1", "Node"),
+    ("batch/v1", "Job"),
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "DaemonSet"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
+    ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"),
+    ("gpufleet.io/v1alpha1", "Simulation"),
+    ("gpufleet.io/v1alpha1", "NodePool"),
+    ("v1", "List"),
+    ("apps/v1", "Deploymnet"),
+    ("v1", "Service"),
 ]
 FIELDS = [
-    "metadata", "spec", "status", "name", "namespace", "labels", "annotations", "containers", "initContainers",
-    "resources", "requests", "limits", "cpu", "memory", "nvidia.com/gpu", "template", "selector", "matchLabels",
-    "tolerations", "affinity", "nodeAffinity", "capacity", "allocatable", "taints", "items", "profiles", "plugins",
-    "score", "enabled", "pluginConfig", "args", "scoringStrategy", "replicas", "parallelism", "completions",
-    "minMember", "duration", "gpufleet.io/duration", "gpufleet.io/warmup", "priorityClassName", "value", "phase",
-    "nodeName", "restartPolicy", "key", "operator", "values", "effect", "weight", "provisioning",
+    "metadata",
+    "spec",
+    "status",
+    "name",
+    "namespace",
+    "labels",
+    "annotations",
+    "containers",
+    "initContainers",
+    "resources",
+    "requests",
+    "limits",
+    "cpu",
+    "memory",
+    "nvidia.com/gpu",
+    "template",
+    "selector",
+    "matchLabels",
+    "tolerations",
+    "affinity",
+    "nodeAffinity",
+    "capacity",
+    "allocatable",
+    "taints",
+    "items",
+    "profiles",
+    "plugins",
+    "score",
+    "enabled",
+    "pluginConfig",
+    "args",
+    "scoringStrategy",
+    "replicas",
+    "parallelism",
+    "completions",
+    "minMember",
+    "duration",
+    "gpufleet.io/duration",
+    "gpufleet.io/warmup",
+    "priorityClassName",
+    "value",
+    "phase",
+    "nodeName",
+    "restartPolicy",
+    "key",
+    "operator",
+    "values",
+    "effect",
+    "weight",
+    "provisioning",
 ]
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=True), st.text(max_size=8),
-    st.sampled_from(["500m", "1Gi", "0.5", "-1", "Always", "Never", "Exists", "NoSchedule", "90s", "10GB/s", "*"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.sampled_from(
+        ["500m", "1Gi", "0.5", "-1", "Always", "Never", "Exists", "NoSchedule", "90s", "10GB/s", "*"]
+    ),
 )
 values = st.recursive(
     scalars,
     lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=5), inner, max_size=4)
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=5), inner, max_size=4),
     ),
     max_leaves=25,
 )
@@ -62,15 +121,17 @@ def _outcome(path: Path) -> Scenario | ScenarioError:
         return exc
 
 
-@settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(documents(), min_size=1, max_size=3))
-def test_random_documents_give_a_scenario_or_scenario_error(tmp_path: Path, docs: list[dict[str, Any]]) -> None:
+def test_random_documents_give_a_scenario_or_scenario_error(
+    tmp_path: Path, docs: list[dict[str, Any]]
+) -> None:
     path = tmp_path / "fuzz.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
     assert isinstance(_outcome(path), Scenario | ScenarioError)
 
 
-@settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.sampled_from(list("ab:-[]{}&*!|>'\"\n #%@`,?=.0123456789")), max_size=120))
 def test_random_yaml_text_gives_a_scenario_or_scenario_error(tmp_path: Path, text: str) -> None:
     path = tmp_path / "fuzz.yaml"
@@ -111,7 +172,7 @@ def mutated_objects(draw: st.DrawFn) -> tuple[str, Any]:
     return DEFINITIONS[item["kind"]], draw(_mutations(item))
 
 
-@settings(max_examples=5000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(mutated_objects())
 def test_fast_schema_check_agrees_with_jsonschema(case: tuple[str, Any]) -> None:
     definition, document = case
@@ -123,16 +184,20 @@ def test_fast_schema_check_agrees_with_jsonschema(case: tuple[str, Any]) -> None
 SCENARIO_ITEMS = [*SNAPSHOT_ITEMS, *yaml.safe_load_all(FULL_SCENARIO)]
 
 
-@settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(SCENARIO_ITEMS).flatmap(_mutations))
-def test_valid_objects_with_one_value_changed_give_a_scenario_or_scenario_error(tmp_path: Path, item: Any) -> None:
+def test_valid_objects_with_one_value_changed_give_a_scenario_or_scenario_error(
+    tmp_path: Path, item: Any
+) -> None:
     path = tmp_path / "mutated.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [item]}))
     assert isinstance(_outcome(path), Scenario | ScenarioError)
 
 
 def test_thousands_of_pods_load_quickly(tmp_path: Path) -> None:
-    pod = next(item for item in SNAPSHOT_ITEMS if item["kind"] == "Pod" and item["status"]["phase"] == "Running")
+    pod = next(
+        item for item in SNAPSHOT_ITEMS if item["kind"] == "Pod" and item["status"]["phase"] == "Running"
+    )
     items = [copy.deepcopy(pod) for _ in range(2000)]
     for i, item in enumerate(items):
         item["metadata"]["name"] = f"vllm-{i}"

@@ -20,11 +20,14 @@ def test_no_profiles_means_one_default_scheduler_profile(tmp_path: Path) -> None
 
 
 def test_unknown_plugin_is_an_error_and_an_unmodelled_one_a_warning(tmp_path: Path) -> None:
-    text = HEADER + "profiles:\n- plugins:\n    score:\n      enabled: [{name: PodTopologySpread}, {name: GpuBinPack}]\n"
+    score = "profiles:\n- plugins:\n    score:\n      enabled: "
+    text = HEADER + score + "[{name: PodTopologySpread}, {name: GpuBinPack}]\n"
     assert problems(tmp_path, text) == [
         f'{LABEL}: profiles[0].plugins.score.enabled[1].name: plugin "GpuBinPack" does not exist'
     ]
-    text = HEADER + "profiles:\n- plugins:\n    score:\n      enabled: [{name: PodTopologySpread, weight: 2}]\n"
+    text = (
+        HEADER + "profiles:\n- plugins:\n    score:\n      enabled: [{name: PodTopologySpread, weight: 2}]\n"
+    )
     assert warnings(tmp_path, text) == [
         f"{LABEL}: profiles[0].plugins.score.enabled[0] PodTopologySpread is not modelled; ignored"
     ]
@@ -33,7 +36,9 @@ def test_unknown_plugin_is_an_error_and_an_unmodelled_one_a_warning(tmp_path: Pa
 
 
 def test_disabling_everything_or_an_unmodelled_plugin_is_silent(tmp_path: Path) -> None:
-    text = HEADER + "profiles:\n- plugins:\n    score:\n      disabled: [{name: '*'}, {name: ImageLocality}]\n"
+    text = (
+        HEADER + "profiles:\n- plugins:\n    score:\n      disabled: [{name: '*'}, {name: ImageLocality}]\n"
+    )
     assert warnings(tmp_path, text) == []
 
 
@@ -41,12 +46,15 @@ def test_plugins_removed_from_v1_are_rejected(tmp_path: Path) -> None:
     text = HEADER + "profiles:\n- plugins:\n    filter:\n      enabled: [{name: EBSLimits}]\n"
     assert problems(tmp_path, text) == [
         f'{LABEL}: profiles[0].plugins.filter.enabled[0]: Invalid value: "EBSLimits": was invalid in version '
-        '"kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version "kubescheduler.config.k8s.io/v1")'
+        '"kubescheduler.config.k8s.io/v1" (KubeSchedulerConfiguration is version '
+        '"kubescheduler.config.k8s.io/v1")'
     ]
 
 
 def test_profiles_share_one_queue_sort_and_names_are_unique(tmp_path: Path) -> None:
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
 percentageOfNodesToScore: 101
 podInitialBackoffSeconds: 5
 podMaxBackoffSeconds: 2
@@ -60,9 +68,11 @@ profiles:
       disabled: [{name: "*"}]
 - schedulerName: ""
 """
+    )
     assert problems(tmp_path, text) == [
         f"{LABEL}: percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
-        f"{LABEL}: podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to PodInitialBackoffSeconds",
+        f"{LABEL}: podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to "
+        "PodInitialBackoffSeconds",
         f"{LABEL}: profiles[0].percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]",
         f'{LABEL}: profiles[1].schedulerName: Duplicate value: "a"',
         f"{LABEL}: profiles[2].schedulerName: Required value",
@@ -72,11 +82,14 @@ profiles:
 
 
 def test_scheduler_names_are_unique_across_documents(tmp_path: Path) -> None:
-    text = HEADER + "profiles: [{schedulerName: gang}]\n---\n" + HEADER + "profiles: [{schedulerName: gang}]\n"
+    text = (
+        HEADER + "profiles: [{schedulerName: gang}]\n---\n" + HEADER + "profiles: [{schedulerName: gang}]\n"
+    )
     lines = problems(tmp_path, text)
     assert len(lines) == 1
     assert lines[0].startswith(
-        'scenario.yaml: document 2 (KubeSchedulerConfiguration): profiles[0].schedulerName: Duplicate value: "gang": '
+        "scenario.yaml: document 2 (KubeSchedulerConfiguration): profiles[0].schedulerName: Duplicate "
+        'value: "gang": '
         "a profile of "
     )
     assert lines[0].endswith("scenario.yaml#1 already has this name")
@@ -85,18 +98,22 @@ def test_scheduler_names_are_unique_across_documents(tmp_path: Path) -> None:
 def test_process_fields_are_warnings_and_fields_v1_lacks_are_errors(tmp_path: Path) -> None:
     text = HEADER + "parallelism: 16\nleaderElection: {leaderElect: false}\nclientConnection: {qps: 50}\n"
     assert warnings(tmp_path, text) == [
-        f"{LABEL}: {field} is not modelled; ignored" for field in ("parallelism", "leaderElection", "clientConnection")
+        f"{LABEL}: {field} is not modelled; ignored"
+        for field in ("parallelism", "leaderElection", "clientConnection")
     ]
     text = HEADER + "healthzBindAddress: 0.0.0.0:10251\nmetadata: {name: x}\nparallelism: 0\n"
     assert problems(tmp_path, text) == [
-        f"{LABEL}: healthzBindAddress: Additional properties are not allowed ('healthzBindAddress' was unexpected)",
+        f"{LABEL}: healthzBindAddress: Additional properties are not allowed ('healthzBindAddress' was "
+        "unexpected)",
         f"{LABEL}: metadata: Additional properties are not allowed ('metadata' was unexpected)",
         f"{LABEL}: parallelism: Invalid value: 0: should be an integer value greater than zero",
     ]
 
 
 def test_node_resources_fit_args_are_validated_as_upstream(tmp_path: Path) -> None:
-    text = HEADER + """
+    text = (
+        HEADER
+        + """
 profiles:
 - pluginConfig:
   - name: NodeResourcesFit
@@ -112,17 +129,22 @@ profiles:
   - name: Coscheduling
     args: {permitWaitingTimeSeconds: -1, podGroupBackoffSeconds: 1}
 """
+    )
     args = "profiles[0].pluginConfig"
     assert problems(tmp_path, text) == [
-        f"{LABEL}: {args}[0].args.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of "
+        f"{LABEL}: {args}[0].args.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight "
+        "of "
         "nvidia.com/gpu not in valid range (0, 100]",
-        f"{LABEL}: {args}[0].args.scoringStrategy.requestedToCapacityRatio.shape[2].utilization: Invalid value: 50: "
+        f"{LABEL}: {args}[0].args.scoringStrategy.requestedToCapacityRatio.shape[2].utilization: Invalid "
+        "value: 50: "
         "values must be sorted in increasing order",
-        f"{LABEL}: {args}[0].args.scoringStrategy.requestedToCapacityRatio.shape[1].score: Invalid value: 11: "
+        f"{LABEL}: {args}[0].args.scoringStrategy.requestedToCapacityRatio.shape[1].score: Invalid value: "
+        "11: "
         "not in valid range [0, 10]",
         f'{LABEL}: {args}[1]: Duplicate value: "NodeResourcesFit"',
         f"{LABEL}: {args}[1].args.extra: Additional properties are not allowed ('extra' was unexpected)",
-        f"{LABEL}: {args}[1].args.scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not "
+        f"{LABEL}: {args}[1].args.scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when "
+        "type is not "
         "RequestedToCapacityRatio",
         f"{LABEL}: {args}[2].args.permitWaitingTimeSeconds: Invalid value: -1: must be greater than 0",
     ]

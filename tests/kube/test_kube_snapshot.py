@@ -24,7 +24,12 @@ def test_kubectl_snapshot_loads_nodes_and_pods_without_warnings() -> None:
     assert gpu.allocatable["memory"] == 2_056_256_780 * KI
     assert gpu.allocatable["pods"] == 100
     assert gpu.labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
-    assert cpu.allocatable == {"cpu": 15_890, "ephemeral-storage": 95_551_679_124, "memory": 63_048_584 * KI, "pods": 58}
+    assert cpu.allocatable == {
+        "cpu": 15_890,
+        "ephemeral-storage": 95_551_679_124,
+        "memory": 63_048_584 * KI,
+        "pods": 58,
+    }
 
 
 def test_snapshot_pods_are_bound_pending_or_finished_as_their_status_says() -> None:

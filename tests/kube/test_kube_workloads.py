@@ -25,7 +25,13 @@ spec:
 
 
 def test_job_defaults_follow_the_api_server(tmp_path: Path) -> None:
-    text = job(name="plain") + "---" + job("parallelism: 4", name="queue") + "---" + job("completions: 3", name="fixed")
+    text = (
+        job(name="plain")
+        + "---"
+        + job("parallelism: 4", name="queue")
+        + "---"
+        + job("completions: 3", name="fixed")
+    )
     jobs = {j.name: j for j in load(tmp_path, text).jobs}
     assert (jobs["plain"].parallelism, jobs["plain"].completions, jobs["plain"].backoff_limit) == (1, 1, 6)
     # parallelism alone is a work queue: completions stays unset.
@@ -40,7 +46,8 @@ def test_explicit_null_completions_with_parallelism_is_a_work_queue(tmp_path: Pa
 
 def test_job_pods_must_not_restart_always(tmp_path: Path) -> None:
     assert problems(tmp_path, job(restart="Always")) == [
-        'scenario.yaml: document 1 (Job/default/train): spec.template.spec.restartPolicy: Unsupported value: "Always": '
+        "scenario.yaml: document 1 (Job/default/train): spec.template.spec.restartPolicy: Unsupported "
+        'value: "Always": '
         'supported values: "OnFailure", "Never"'
     ]
 
@@ -64,7 +71,8 @@ def test_job_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
         ttlSecondsAfterFinished: 60
         suspend: true
         backoffLimitPerIndex: 1
-        podFailurePolicy: {rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget, status: "True"}]}]}
+        podFailurePolicy:
+          rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget, status: "True"}]}]
         """
     )
     label = "scenario.yaml: document 1 (Job/default/train)"
@@ -74,7 +82,8 @@ def test_job_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
         f"{label}: spec.suspend is not modelled; ignored",
         f"{label}: spec.podFailurePolicy is not modelled; ignored",
         f"{label}: spec.backoffLimitPerIndex is not modelled; ignored",
-        f"{label}: spec.completionMode Indexed is not modelled (pods are named <job>-<index> in every mode); ignored",
+        f"{label}: spec.completionMode Indexed is not modelled (pods are named <job>-<index> in every "
+        "mode); ignored",
     ]
 
 
@@ -86,7 +95,8 @@ def test_workload_submit_time_comes_from_its_own_annotation_first(tmp_path: Path
 
 def test_pod_behaviour_annotations_on_a_workload_belong_on_its_template(tmp_path: Path) -> None:
     assert problems(tmp_path, job(metadata="annotations: {gpufleet.io/duration: 1h}")) == [
-        "scenario.yaml: document 1 (Job/default/train): metadata.annotations.gpufleet.io/duration: this annotation "
+        "scenario.yaml: document 1 (Job/default/train): metadata.annotations.gpufleet.io/duration: this "
+        "annotation "
         "belongs on a pod or a pod template (spec.template.metadata)"
     ]
 
@@ -136,7 +146,8 @@ spec:
       containers: [{name: c, image: x}]
 """
     assert problems(tmp_path, text) == [
-        "scenario.yaml: document 1 (DaemonSet/default/agent): spec.selector: Invalid value: {}: empty selector is "
+        "scenario.yaml: document 1 (DaemonSet/default/agent): spec.selector: Invalid value: {}: empty "
+        "selector is "
         "invalid for daemonset"
     ]
 

@@ -33,6 +33,7 @@ MAX_DEPTH = 100
 #: Nodes after YAML aliases are expanded: guards against "billion laughs" documents.
 MAX_NODES = 5_000_000
 
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _DOCUMENT_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
@@ -66,19 +67,16 @@ def read_documents(paths: Sequence[str | Path], problems: Problems) -> tuple[lis
     """Every document of ``paths`` in order, and the files read; problems go to ``problems``."""
     documents: list[Document] = []
     sources: list[str] = []
-    for file_index, (source, path) in enumerate(_expand(paths, problems)):
+    for file_index, (source, path, problem) in enumerate(_expand(paths)):
         try:
-            text = path.read_bytes().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            problems.file_error(
-                source, file_index, f"cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})"
-            )
-            continue
-        except OSError as exc:
-            problems.file_error(source, file_index, f"cannot read: {exc.strerror or exc}")
+            text = _read(path) if path is not None else ""
+        except _Bad as exc:
+            problem = str(exc)
+        if problem:
+            problems.file_error(source, file_index, problem)
             continue
         sources.append(source)
-        is_json = path.suffix.lower() == ".json"
+        is_json = path is not None and path.suffix.lower() == ".json"
         entries = _flatten(_parse_json(text) if is_json else _parse_yaml(text))
         for number, entry in enumerate(entries, start=1):
             location = Location(source, file_index, number)
@@ -89,10 +87,10 @@ def read_documents(paths: Sequence[str | Path], problems: Problems) -> tuple[lis
     return documents, sources
 
 
-def _expand(paths: Sequence[str | Path], problems: Problems) -> Iterator[tuple[str, Path]]:
-    """Files to read, each once, with the name to show for it."""
+def _expand(paths: Sequence[str | Path]) -> Iterator[tuple[str, Path | None, str]]:
+    """Each file to read once: the name to show for it, its path, and what is wrong with it, if anything."""
     seen: set[Path] = set()
-    for index, given in enumerate(paths):
+    for given in paths:
         path = Path(given)
         if path.is_dir():
             files = sorted(
@@ -103,17 +101,26 @@ def _expand(paths: Sequence[str | Path], problems: Problems) -> Iterator[tuple[s
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
             if not files:
-                problems.file_error(str(given), index, "no *.yaml, *.yml or *.json files in this directory")
+                yield str(given), None, "no *.yaml, *.yml or *.json files in this directory"
         elif path.exists():
             files = [path]
         else:
-            problems.file_error(str(given), index, "no such file or directory")
-            files = []
+            yield str(given), None, "no such file or directory"
+            continue
         for file in files:
             key = file.resolve()
             if key not in seen:
                 seen.add(key)
-                yield str(file), file
+                yield str(file), file, ""
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _Bad(f"cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise _Bad(f"cannot read: {exc.strerror or exc}") from None
 
 
 def _parse_json(text: str) -> list[object]:
@@ -122,7 +129,7 @@ def _parse_json(text: str) -> list[object]:
     except json.JSONDecodeError as exc:
         return [_Bad(f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
     except RecursionError:
-        return [_Bad(f"invalid JSON: nested more than {MAX_DEPTH} levels deep")]
+        return [_Bad("invalid JSON: nested too deeply")]
 
 
 def _parse_yaml(text: str) -> list[object]:
@@ -167,31 +174,45 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
 
 
 def _plain(value: object) -> object:
-    """``value`` as plain JSON data: string keys, lists, no cycles, bounded depth and size."""
+    """``value`` as plain JSON data (string keys, lists), checked for cycles, depth and size.
+
+    Converts in place: the objects are fresh from the YAML parser.
+    """
     budget = [MAX_NODES]
     active: set[int] = set()
 
     def walk(item: object, depth: int) -> object:
+        if type(item) in _JSON_SCALARS:
+            return item
+        if isinstance(item, tuple | set):  # !!omap, !!pairs, !!set
+            return walk(list(item), depth)
+        if isinstance(item, bytes):  # !!binary
+            return item.decode("latin-1")
+        if not isinstance(item, dict | list):
+            return str(item)
         budget[0] -= 1
         if budget[0] < 0:
-            raise _Bad(f"invalid YAML: more than {MAX_NODES} values after aliases are expanded")
+            raise _Bad(f"invalid YAML: more than {MAX_NODES} objects after aliases are expanded")
         if depth > MAX_DEPTH:
             raise _Bad(f"invalid YAML: nested more than {MAX_DEPTH} levels deep")
-        if item is None or isinstance(item, bool | int | float | str):
-            return item
-        if isinstance(item, dict | list | tuple | set):
-            if id(item) in active:
-                raise _Bad("invalid YAML: an alias refers to the node that contains it")
-            active.add(id(item))
-            try:
-                if isinstance(item, dict):
-                    return {_key(k): walk(v, depth + 1) for k, v in item.items()}
-                return [walk(v, depth + 1) for v in item]
-            finally:
-                active.discard(id(item))
-        if isinstance(item, bytes):
-            return item.decode("latin-1")
-        return str(item)
+        marker = id(item)
+        if marker in active:
+            raise _Bad("invalid YAML: an alias refers to the node that contains it")
+        active.add(marker)
+        if isinstance(item, dict):
+            for key, child in item.items():
+                plain = walk(child, depth + 1)
+                if plain is not child:
+                    item[key] = plain
+            if any(type(key) is not str for key in item):
+                item = {_key(key): child for key, child in item.items()}
+        elif isinstance(item, list):
+            for index, child in enumerate(item):
+                plain = walk(child, depth + 1)
+                if plain is not child:
+                    item[index] = plain
+        active.discard(marker)
+        return item
 
     return walk(value, 0)
 

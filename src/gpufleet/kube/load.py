@@ -92,6 +92,12 @@ class _Entry:
 
 @dataclass
 class _Loader:
+    """Builds the scenario document by document.
+
+    Objects are stored even when their document has errors: the scenario is then discarded,
+    and the checks between documents still see every definition.
+    """
+
     problems: Problems
     scenario: Scenario = field(default_factory=Scenario)
     _defined: dict[tuple[str, str, str, str], Location] = field(default_factory=dict)
@@ -156,7 +162,9 @@ class _Loader:
         kind = kinds.classify(api_version, kind_name)
         namespaced = kind.gvk in kinds.NAMESPACED if kind.handling is Handling.MODEL else None
         # A KubeSchedulerConfiguration has no metadata: its scheduler is named FILE#N.
-        report.label = kind_name if kind.gvk == kinds.SCHEDULER_CONFIG else objects.label(kind_name, body, namespaced)
+        report.label = (
+            kind_name if kind.gvk == kinds.SCHEDULER_CONFIG else objects.label(kind_name, body, namespaced)
+        )
         if kind.handling is Handling.REJECT:
             report.error(kind.path, kind.message)
             return None
@@ -211,7 +219,7 @@ class _Loader:
         if cls.global_default and default is not None:
             detail = f"PriorityClass {default.name} is already marked as default. Only one default can exist"
             entry.report.error("globalDefault", invalid(True, detail))
-        self.scenario.priority_classes[cls.name] = cls  # even if invalid: pods naming it get no second error
+        self.scenario.priority_classes[cls.name] = cls
 
     def _pod(self, entry: _Entry, resolver: priorities.Priorities) -> None:
         spec, status = mapping(entry.body.get("spec")), mapping(entry.body.get("status"))
@@ -226,9 +234,8 @@ class _Loader:
         if phase == "Running" and pod.node_name is None:
             entry.report.error("spec.nodeName", required("a Running pod is bound to a node"))
         created = Created(pod.behavior.submit_at_s, entry.document.order)
-        if not entry.report.error_count:
-            self._pods.append((entry.report, "", pod))
-            self.scenario.pods.append(BarePod(pod, created, bound_node=pod.node_name, phase=phase))
+        self._pods.append((entry.report, "", pod))
+        self.scenario.pods.append(BarePod(pod, created, bound_node=pod.node_name, phase=phase))
 
     def _workload(
         self,
@@ -238,20 +245,17 @@ class _Loader:
         into: list[Any],
     ) -> None:
         workload = convert(entry.meta, entry.body, entry.report, resolver, entry.document.order)
-        if not entry.report.error_count:
-            self._pods.append((entry.report, "spec.template", workload.template))
-            into.append(workload)
+        self._pods.append((entry.report, "spec.template", workload.template))
+        into.append(workload)
 
     def _node(self, entry: _Entry) -> None:
         node = nodes.node(entry.meta, entry.body, entry.report)
-        if not entry.report.error_count:
-            self._node_reports[node.name] = entry.report
-            self.scenario.nodes.append(node)
+        self._node_reports[node.name] = entry.report
+        self.scenario.nodes.append(node)
 
     def _pod_group(self, entry: _Entry) -> None:
         group = pod_groups.pod_group(entry.meta, entry.body, entry.report, entry.document.order)
-        if not entry.report.error_count:
-            self.scenario.pod_groups[group.key] = group
+        self.scenario.pod_groups[group.key] = group
 
     def _scheduler_config(self, entry: _Entry) -> None:
         location = entry.document.location
@@ -263,17 +267,14 @@ class _Loader:
             if profile.scheduler_name in defined:
                 detail = f"a profile of {defined[profile.scheduler_name]} already has this name"
                 entry.report.error(f"profiles[{i}].schedulerName", duplicate(profile.scheduler_name, detail))
-        if not entry.report.error_count:
-            self.scenario.schedulers.append(config)
+        self.scenario.schedulers.append(config)
 
     def _simulation_settings(self, entry: _Entry) -> None:
-        settings = gpufleet_kinds.simulation(entry.body, entry.report)
-        if not entry.report.error_count:
-            self.scenario.simulation = settings
+        self.scenario.simulation = gpufleet_kinds.simulation(entry.body, entry.report)
 
     def _node_pool(self, entry: _Entry) -> None:
         pool = gpufleet_kinds.node_pool(entry.meta, entry.body, entry.report)
-        if pool is not None and not entry.report.error_count:
+        if pool is not None:
             self.scenario.node_pools.append(pool)
 
     # -- references between documents -------------------------------------------------------

@@ -68,18 +68,15 @@ def _validator(definition: str) -> Any:
     return jsonschema.validators.Draft202012Validator(schema, registry=registry)
 
 
-def check(instance: object, definition: str, report: Reporter) -> bool:
-    """Report every schema error of ``instance``; True when there is none."""
+def check(instance: object, definition: str, report: Reporter) -> None:
+    """Report every schema error of ``instance`` (fields in error are settled: see ``Reporter.settle``)."""
     fast = _fast_validator(definition)
     if fast is not None and fast(instance):
-        return True
-    clean = True
+        return
     for error in _validator(definition).iter_errors(instance):
-        clean = False
         for path, message in _describe(error):
             report.error(path, message)
             report.settle(path)
-    return clean
 
 
 Predicate = Callable[[object], bool]

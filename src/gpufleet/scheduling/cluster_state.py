@@ -34,6 +34,7 @@ class Assignment:
     pod: Pod
     node: int
     start_s: float
+    terminating: bool = False  # deleted, still holding its resources during graceful termination
 
 
 def non_zero_requests(pod: Pod) -> dict[str, int]:

@@ -49,9 +49,21 @@ class Outcome:
     """What one scheduling step did to one pod."""
 
     pod: Pod
-    kind: str  # "bound" | "waiting" | "unschedulable" | "rejected"
+    kind: str  # "bound" | "waiting" | "unschedulable" | "rejected" | "preempting"
     node: str | None = None
     message: str | None = None
+    victims: tuple[str, ...] = ()  # "preempting": the pods to evict from ``node``
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One attempt's answer: a node, or kube-scheduler's message and what PostFilter decided."""
+
+    node: str | None
+    message: str = ""
+    nominated: str | None = None  # DefaultPreemption chose this node ...
+    victims: tuple[str, ...] = ()  # ... and these pods must go
+    release_group: PodGroup | None = None  # Coscheduling rejects this gang's waiting pods
 
 
 @dataclass
@@ -84,7 +96,7 @@ class Scheduler:
         self.caches: dict[tuple[str, tuple[object, ...]], ShapeCache] = {}
         self.waiting: dict[str, Waiting] = {}
         self.next_start: dict[str, int] = {}
-        self.candidates: dict[str, tuple[str, ...]] = {}
+        self.nominated: dict[str, str] = {}  # pod -> node chosen by preemption
 
     @property
     def name(self) -> str:
@@ -133,12 +145,18 @@ class Scheduler:
         pod = qp.pod
         profile = self.profiles[pod.scheduler_name]
         ctx = PodContext(pod, self.state)
-        node, message = self._find_node(profile, qp, ctx)
+        placement = self._find_node(profile, qp, ctx)
+        node = placement.node
         if node is None:
-            out = [Outcome(pod, "unschedulable", message=message)]
-            rejected = self._post_filter_effects(profile, ctx, now)
+            out = [Outcome(pod, "unschedulable", message=placement.message)]
+            if placement.nominated is not None:
+                self.nominated[pod.key] = placement.nominated
+                out.append(Outcome(pod, "preempting", node=placement.nominated, victims=placement.victims))
+            if placement.release_group is not None:
+                out += self._reject_group(placement.release_group, now, "optimistic rejection in PostFilter")
             self.queue.mark_unschedulable(qp, now)
-            return out + rejected
+            return out
+        self.nominated.pop(pod.key, None)
         self.state.assign(pod, node, now)
         if profile.permit is not None:
             code, group = profile.permit.permit(ctx, self.gangs)
@@ -163,7 +181,8 @@ class Scheduler:
     def try_schedule(self, pod: Pod) -> tuple[str | None, str]:
         """One scheduling attempt that changes nothing: the node it would pick, or the message."""
         qp = QueuedPod(pod, 0, 0.0, 0.0, shape=pod.shape())
-        return self._find_node(self.profiles[pod.scheduler_name], qp, PodContext(pod, self.state))
+        placement = self._find_node(self.profiles[pod.scheduler_name], qp, PodContext(pod, self.state))
+        return placement.node, placement.message
 
     def _activate_siblings(self, group: PodGroup, now: float) -> None:
         self.queue.move_all(now, only=lambda q: group_key(q.pod) == group.key)
@@ -190,14 +209,11 @@ class Scheduler:
             cache.refresh()
         return cache
 
-    def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> tuple[str | None, str]:
+    def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> Placement:
         for plugin in profile.pre_filters:
             status = plugin.pre_filter(ctx, self.gangs)
             if not status.ok:
-                post = self._post_filter_messages(
-                    profile, ctx, np.zeros(0, dtype=np.int64), profile.dynamic_filters
-                )
-                return None, fit_error(self.state.size_active, Counter(), status.message, post)
+                return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), status.message)
         cache = self._cache(profile, qp, ctx)
         considered = cache.considered
         n = len(considered)
@@ -206,13 +222,13 @@ class Scheduler:
             # every node is scored and only dynamic scores differ: one maximum over the cached column
             top = int(cache.masked.max()) if n else -1
             if top < 0:
-                return None, self._failure_message(profile, ctx, cache)
+                return self._failure(profile, ctx, cache)
             best = np.flatnonzero(cache.masked == top)
             choice = int(best[int(self.rng.integers(len(best)))]) if len(best) > 1 else int(best[0])
-            return self.state.nodes[choice].name, ""
+            return Placement(self.state.nodes[choice].name)
         feasible_pos = np.flatnonzero(cache.ok if cache.all_rows else cache.ok[considered])
         if len(feasible_pos) == 0:
-            return None, self._failure_message(profile, ctx, cache)
+            return self._failure(profile, ctx, cache)
         start = self.next_start.get(profile.scheduler_name, 0) % max(n, 1)
         if want < len(feasible_pos):
             split = int(np.searchsorted(feasible_pos, start))
@@ -229,52 +245,64 @@ class Scheduler:
         self.next_start[profile.scheduler_name] = (start + processed) % max(n, 1)
         idx = window if cache.all_rows else considered[window]
         if len(idx) == 1:
-            return self.state.nodes[int(idx[0])].name, ""
+            return Placement(self.state.nodes[int(idx[0])].name)
         scores = cache.masked[idx] if not cache.static_raw else cache.total_scores(idx)
         best = np.flatnonzero(scores == scores.max())
         choice = int(idx[best[int(self.rng.integers(len(best)))]]) if len(best) > 1 else int(idx[best[0]])
-        return self.state.nodes[choice].name, ""
+        return Placement(self.state.nodes[choice].name)
 
-    def _failure_message(self, profile: Profile, ctx: PodContext, cache: ShapeCache) -> str:
+    def _failure(self, profile: Profile, ctx: PodContext, cache: ShapeCache) -> Placement:
         """Every node's reasons, in filter order (the first failing plugin decides), as a histogram."""
         histogram: Counter[str] = Counter(
             r for i in self.state.active_indices() if (r := cache.static_reason[i])
         )
         static_ok = cache.considered[cache.static_pass[cache.considered]]
         resolvable: IntArray = np.zeros(0, dtype=np.int64)
-        dynamic = [f for f in profile.filters if isinstance(f, DynamicFilter)]
         if len(static_ok):
             undecided = np.ones(len(static_ok), dtype=bool)
-            for f in dynamic:
+            for f in profile.dynamic_filters:
                 failing = ~f.passes(ctx, static_ok) & undecided
                 for reason, mask in f.reason_masks(ctx, static_ok):
                     histogram[reason] += int((mask & failing).sum())
                 undecided &= ~failing
             resolvable = static_ok[~undecided]
-        post = self._post_filter_messages(profile, ctx, resolvable, dynamic)
-        return fit_error(self.state.size_active, histogram, post_filter_msg=post)
+        return self._post_filter(profile, ctx, resolvable, histogram)
 
-    def _post_filter_messages(
-        self, profile: Profile, ctx: PodContext, resolvable: IntArray, dynamic: list[DynamicFilter]
-    ) -> str:
+    def _post_filter(
+        self,
+        profile: Profile,
+        ctx: PodContext,
+        resolvable: IntArray,
+        histogram: Counter[str],
+        pre_filter_msg: str = "",
+    ) -> Placement:
+        """PostFilter plugins in order until one succeeds; their messages join the FitError's."""
         messages: list[str] = []
+        release: PodGroup | None = None
         for plugin in profile.post_filters:
             if isinstance(plugin, DefaultPreemption):
-                outcome = plugin.post_filter(ctx, resolvable, self.state.size_active, dynamic)
-                if outcome.candidates:
-                    self.candidates[ctx.pod.key] = outcome.candidates
-                    return ""
+                outcome = plugin.post_filter(
+                    ctx,
+                    resolvable,
+                    self.state.size_active,
+                    profile.dynamic_filters,
+                    self._waiting_on_victims(ctx.pod),
+                )
+                if outcome.node is not None:
+                    message = fit_error(self.state.size_active, histogram, pre_filter_msg)
+                    return Placement(None, message, outcome.node, outcome.victims)
                 messages.extend(outcome.status.reasons)
             elif isinstance(plugin, Coscheduling):
-                status, _ = plugin.post_filter(ctx, self.gangs)
+                status, group = plugin.post_filter(ctx, self.gangs)
                 messages.extend(status.reasons)
-        return ", ".join(messages)
+                release = release or group
+        message = fit_error(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
+        return Placement(None, message, release_group=release)
 
-    def _post_filter_effects(self, profile: Profile, ctx: PodContext, now: float) -> list[Outcome]:
-        """Coscheduling's PostFilter lets the gang go: waiting members are rejected."""
-        for plugin in profile.post_filters:
-            if isinstance(plugin, Coscheduling):
-                _, group = plugin.post_filter(ctx, self.gangs)
-                if group is not None:
-                    return self._reject_group(group, now, "optimistic rejection in PostFilter")
-        return []
+    def _waiting_on_victims(self, pod: Pod) -> bool:
+        """The pod was nominated and lower-priority pods on that node are still terminating."""
+        node = self.nominated.get(pod.key)
+        i = self.state.index.get(node) if node is not None else None
+        if i is None:
+            return False
+        return any(a.terminating and a.pod.priority < pod.priority for a in self.state.pods_on[i].values())

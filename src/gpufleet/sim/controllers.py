@@ -27,40 +27,65 @@ DAEMONSET_TOLERATIONS = (
 
 
 class JobController:
+    """``pkg/controller/job``: keep ``parallelism`` pods active until ``completions`` succeed;
+    a failed pod is replaced under the same index (``-r<n>``) until ``backoffLimit`` failures."""
+
     def __init__(self, job: Job):
         self.job = job
         self.next_index = 0
-        self.active: set[str] = set()
+        self.active: dict[str, int] = {}  # pod key -> completion index
+        self.retries: list[int] = []  # indices whose pod failed, to create again
+        self.attempts: dict[int, int] = {}
         self.succeeded = 0
+        self.failed = 0
         self.done = False
+
+    def _stamp(self, index: int) -> Pod:
+        attempt = self.attempts.get(index, 0)
+        suffix = f"-r{attempt}" if attempt else ""
+        job = self.job
+        pod = job.template.stamped(f"{job.name}-{index}{suffix}", OwnerRef("Job", job.name))
+        pod = replace(pod, namespace=job.namespace)
+        self.active[pod.key] = index
+        return pod
 
     def wanted(self) -> list[Pod]:
         job = self.job
         if self.done:
             return []
-        if job.completions is None:
-            remaining = job.parallelism if self.succeeded == 0 and self.next_index == 0 else 0
-        else:
-            remaining = job.completions - self.succeeded - len(self.active)
         out = []
+        while self.retries and len(self.active) < job.parallelism:
+            out.append(self._stamp(self.retries.pop(0)))
+        if job.completions is None:
+            remaining = job.parallelism - self.next_index if self.succeeded == 0 else 0
+        else:
+            remaining = job.completions - self.succeeded - len(self.active) - len(self.retries)
         while len(self.active) < job.parallelism and remaining > 0:
-            pod = job.template.stamped(f"{job.name}-{self.next_index}", OwnerRef("Job", job.name))
-            pod = replace(pod, namespace=job.namespace)
+            out.append(self._stamp(self.next_index))
             self.next_index += 1
-            self.active.add(pod.key)
-            out.append(pod)
             remaining -= 1
         return out
 
     def finished(self, pod: Pod, succeeded: bool) -> None:
-        self.active.discard(pod.key)
+        index = self.active.pop(pod.key, None)
+        if index is None:
+            return
         if succeeded:
             self.succeeded += 1
-            if self.job.completions is None or self.succeeded >= self.job.completions:
-                self.done = self.job.completions is not None or not self.active
+            complete = self.job.completions is None or self.succeeded >= self.job.completions
+            self.done = complete and (self.job.completions is not None or not self.active)
+            return
+        self.failed += 1
+        if self.failed > self.job.backoff_limit:
+            self.done = True  # BackoffLimitExceeded
+            return
+        self.attempts[index] = self.attempts.get(index, 0) + 1
+        self.retries.append(index)
 
 
 class DeploymentController:
+    """A ReplicaSet's job: keep ``replicas`` pods, replacing any that end."""
+
     def __init__(self, deployment: Deployment):
         self.deployment = deployment
         self.next_index = 0

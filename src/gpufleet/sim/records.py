@@ -30,15 +30,37 @@ class PodRecord:
     deleted_s: float | None = None
     working: bool = False
     ready: bool = False
-    remaining_s: float | None = None
+    terminating: bool = False
+    done_s: float = 0.0  # computation kept (checkpointed, or finished)
     work_started_at: float = 0.0
     token: int = 0
     disruptions: list[float] = field(default_factory=list)
     log: list[tuple[float, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.remaining_s = self.pod.behavior.duration_s
         self.log.append((self.created_s, "pending"))
+
+    @property
+    def remaining_s(self) -> float | None:
+        duration = self.pod.behavior.duration_s
+        return None if duration is None else max(duration - self.done_s, 0.0)
+
+    @property
+    def counts_for_gang(self) -> bool:
+        """Past its start chain and running, or finished: what a gang waits for."""
+        return (self.ready and self.phase == "Running" and not self.terminating) or self.phase == "Succeeded"
+
+    def stop_working(self, now: float) -> float:
+        """Stop computing at ``now``; keep progress up to the last checkpoint. Returns the seconds lost."""
+        self.working = False
+        total = self.done_s + now - self.work_started_at
+        duration = self.pod.behavior.duration_s
+        if duration is not None and total >= duration - 1e-9:
+            self.done_s = duration
+            return 0.0
+        interval = self.pod.behavior.checkpoint_interval_s
+        self.done_s = (total // interval) * interval if interval else 0.0
+        return total - self.done_s
 
     def enter(self, t: float, state: str) -> None:
         self.log.append((t, state))

@@ -85,6 +85,7 @@ class Simulation:
         }
         self._next_sample = 0.0
         self.end_time = 0.0
+        self.work_lost_gpu_s = 0.0
 
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:
@@ -200,18 +201,24 @@ class Simulation:
         rec.enter(now, "starting")
         self._ready(rec)
 
-    def _ready(self, rec: PodRecord) -> None:
-        rec.ready = True
+    def _gang(self, rec: PodRecord) -> tuple[int, list[PodRecord]] | None:
+        """(minMember, members) of the pod's gang, or None for a pod without a PodGroup."""
         group = self.gangs.group_of(rec.pod)
         if group is None:
+            return None
+        return group.min_member, [self.records[k] for k in sorted(self.gangs.members.get(group.key, ()))]
+
+    def _ready(self, rec: PodRecord) -> None:
+        rec.ready = True
+        gang = self._gang(rec)
+        if gang is None:
             self._work(rec)
             return
         rec.enter(self.loop.now, "gang_wait")
-        members = [self.records[k] for k in sorted(self.gangs.members.get(group.key, ()))]
-        ready = sum(1 for m in members if (m.ready and m.phase == "Running") or m.phase == "Succeeded")
-        if ready >= group.min_member:
+        min_member, members = gang
+        if sum(1 for m in members if m.counts_for_gang) >= min_member:
             for m in members:
-                if m.ready and m.phase == "Running" and not m.working:
+                if m.ready and m.phase == "Running" and not m.working and not m.terminating:
                     self._work(m)
 
     def _work(self, rec: PodRecord) -> None:
@@ -221,16 +228,70 @@ class Simulation:
             rec.working_s = now
         rec.enter(now, "working")
         rec.work_started_at = now
-        if rec.remaining_s is not None:
+        remaining = rec.remaining_s
+        if remaining is not None:
             rec.token += 1
             token = rec.token
-            self.loop.at(now + rec.remaining_s, Priority.COMPLETION, lambda: self._complete(rec, token))
+            self.loop.at(now + remaining, Priority.COMPLETION, lambda: self._complete(rec, token))
+
+    def _stop_work(self, rec: PodRecord, terminated: bool) -> None:
+        """The pod stops computing; work since its last checkpoint is lost (DESIGN, Gangs)."""
+        now = self.loop.now
+        if rec.working:
+            rec.token += 1
+            lost = rec.stop_working(now)
+            self.work_lost_gpu_s += lost * rec.pod.gpus
+            if terminated:
+                rec.disruptions.append(now)
+        rec.ready = False
+        rec.enter(now, "terminating" if terminated else "gang_wait")
+
+    def _gang_member_gone(self, rec: PodRecord) -> None:
+        """A working gang below minMember stops whole and restarts from its last checkpoint."""
+        gang = self._gang(rec)
+        if gang is None:
+            return
+        min_member, members = gang
+        if sum(1 for m in members if m.counts_for_gang) < min_member:
+            for m in members:
+                if m.working:
+                    self._stop_work(m, terminated=False)
+                    m.ready = m.phase == "Running" and not m.terminating
+
+    def _evict(self, key: str, reason: str) -> None:
+        """Delete a running pod: SIGTERM, then its resources are freed after the grace period."""
+        rec = self.records.get(key)
+        assignment = self.state.assignments.get(key)
+        if rec is None or assignment is None or rec.terminating:
+            return
+        assignment.terminating = True
+        rec.terminating = True
+        if rec.phase == "Pending":  # assumed (waiting at Permit): nothing runs yet
+            return
+        self._stop_work(rec, terminated=True)
+        self._gang_member_gone(rec)
+        grace = rec.pod.termination_grace_s
+        self.loop.at(self.loop.now + grace, Priority.COMPLETION, lambda: self._terminated(rec, reason))
+
+    def _terminated(self, rec: PodRecord, reason: str) -> None:
+        now = self.loop.now
+        rec.phase, rec.reason, rec.finished_s, rec.deleted_s = "Failed", reason, now, now
+        rec.enter(now, "deleted")
+        self.running -= 1
+        self.state.unassign(rec.pod.key)
+        self.gangs.remove_pod(rec.pod)
+        for s in self.schedulers:
+            s.forget(rec.pod.key)
+            s.cluster_changed(now)
+        self._owner_finished(rec.pod, succeeded=False)
+        self._request_scheduling(now)
 
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:
             return
         now = self.loop.now
-        rec.working, rec.remaining_s = False, 0.0
+        rec.stop_working(now)
+        rec.working = False
         rec.phase, rec.reason, rec.finished_s = "Succeeded", "Completed", now
         rec.enter(now, "succeeded")
         self.running -= 1
@@ -270,6 +331,9 @@ class Simulation:
         rec = self.records[outcome.pod.key]
         if outcome.kind == "bound" and outcome.node is not None:
             self._bound(rec, outcome.node)
+        elif outcome.kind == "preempting":
+            for victim in outcome.victims:
+                self._evict(victim, "Preempted")
         elif outcome.kind in ("unschedulable", "rejected"):
             rec.message = outcome.message
             if outcome.kind == "rejected":

@@ -76,6 +76,8 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             "pods_running": sum(1 for r in records if r.phase == "Running" and r.deleted_s is None),
             "pods_succeeded": sum(1 for r in records if r.phase == "Succeeded"),
             "pods_failed": sum(1 for r in records if r.phase == "Failed"),
+            "pods_disrupted": sum(1 for r in records if r.disruptions),
+            "work_lost_s": round(sim.work_lost_gpu_s, 6),
         },
         "timeline": dict(sim.samples),
         "pods": [_pod_record(sim, r) for r in records],
