@@ -22,7 +22,7 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.cluster_state import ClusterState, IntArray
-from gpufleet.scheduling.framework import Code, DynamicFilter, PodContext
+from gpufleet.scheduling.framework import Code, PodContext
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.messages import fit_error
 from gpufleet.scheduling.plugins.coscheduling import Coscheduling
