@@ -80,7 +80,7 @@ def test_node_pool_template_becomes_a_node_and_no_nodes_are_stamped(tmp_path: Pa
 
 def test_node_pool_autoscaling_fields_are_validated_then_warned(tmp_path: Path) -> None:
     text = pool(
-        f"{{{TEMPLATE}, min: 0, max: 4, warm: 1, pricePerHour: 98.3,"
+        f"{{{TEMPLATE}, min: 1, max: 4, warm: 1, pricePerHour: 98.3,"
         " provisioning: {capacityWait: {median: 2m, p95: 10m}, boot: 90s, driver: {min: 3m, max: 5m}, "
         "join: 20s,"
         " devicePlugin: 30s},"

@@ -216,3 +216,28 @@ def test_yaml_and_json_of_the_same_objects_load_alike(tmp_path: Path) -> None:
     from_yaml, from_json = load_scenario([as_yaml]), load_scenario([SNAPSHOT])
     assert [p.pod for p in from_yaml.pods] == [p.pod for p in from_json.pods]
     assert from_yaml.nodes == from_json.nodes
+
+
+def test_documents_nested_deeper_than_python_recurses_are_problems(tmp_path: Path) -> None:
+    def nested(depth: int) -> dict[str, Any]:
+        value: dict[str, Any] = {}
+        for _ in range(depth):
+            value = {"a": value}
+        return value
+
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "bogus": 1,
+        "profiles": [{"pluginConfig": [{"name": "DefaultPreemption", "args": nested(700)}]}],
+    }
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(config))
+    outcome = _outcome(path)
+    assert isinstance(outcome, ScenarioError)
+    assert outcome.problems[-1].endswith(
+        "deep.json: document 1 (KubeSchedulerConfiguration): nested too deeply to read"
+    )
+
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert _outcome(path).problems == [f"{path}: document 1: invalid JSON: nested too deeply"]  # type: ignore[union-attr]

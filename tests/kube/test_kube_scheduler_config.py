@@ -148,3 +148,11 @@ profiles:
         "RequestedToCapacityRatio",
         f"{LABEL}: {args}[2].args.permitWaitingTimeSeconds: Invalid value: -1: must be greater than 0",
     ]
+
+
+def test_only_a_single_profile_is_named_default_scheduler_by_default(tmp_path: Path) -> None:
+    (config,) = load(tmp_path, HEADER + "profiles: [{percentageOfNodesToScore: 10}]\n").schedulers
+    assert config.profiles[0].scheduler_name == "default-scheduler"
+    assert problems(tmp_path, HEADER + "profiles: [{schedulerName: a}, {}]\n") == [
+        f"{LABEL}: profiles[1].schedulerName: Required value"
+    ]

@@ -113,21 +113,12 @@ class NodePoolSpec(SpecModel):
 
 
 _SIMULATION_NOT_MODELLED = ("storage", "registry", "autoscaler")
-_POOL_NOT_MODELLED = {
-    "min": "min",
-    "max": "max",
-    "warm": "warm",
-    "price_per_hour": "pricePerHour",
-    "provisioning": "provisioning",
-    "stock": "stock",
-}
+_POOL_NOT_MODELLED = ("min", "max", "warm", "pricePerHour", "provisioning", "stock")
 
 
 def simulation(body: Mapping[str, Any], report: Reporter) -> SimulationSettings:
     spec = validate(SimulationSpec, body.get("spec") or {}, report, "spec") or SimulationSpec()
-    for field in _SIMULATION_NOT_MODELLED:
-        if getattr(spec, field) is not None:
-            report.not_modelled(f"spec.{field}", yet=True)
+    report.unmodelled_fields(spec.given(), _SIMULATION_NOT_MODELLED, "spec", yet=True)
     return SimulationSettings(spec.duration, spec.seed, spec.sample_interval)
 
 
@@ -138,9 +129,7 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
     spec = validate(NodePoolSpec, body["spec"], report, "spec")
     if spec is None:
         return None
-    for field, name in _POOL_NOT_MODELLED.items():
-        if getattr(spec, field) is not None:
-            report.not_modelled(f"spec.{name}", yet=True)
+    report.unmodelled_fields(spec.given(), _POOL_NOT_MODELLED, "spec", yet=True)
     if spec.min is not None and spec.max is not None and spec.min > spec.max:
         report.error("spec.min", invalid(spec.min, f"must be less than or equal to max ({spec.max})"))
     if spec.max is not None and spec.replicas > spec.max:

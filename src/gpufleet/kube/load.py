@@ -12,7 +12,7 @@ problem: ``ScenarioError`` lists them all.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,15 @@ def load_scenario(paths: Sequence[str | Path]) -> Scenario:
     return loader.scenario
 
 
+@contextlib.contextmanager
+def _too_deep(report: Reporter) -> Iterator[None]:
+    """A document nested deeper than Python recurses (JSON allows it) is an error, not a crash."""
+    try:
+        yield
+    except RecursionError:
+        report.error("", "nested too deeply to read")
+
+
 @dataclass
 class _Entry:
     """A document of a modelled kind."""
@@ -102,6 +111,7 @@ class _Loader:
     scenario: Scenario = field(default_factory=Scenario)
     _defined: dict[tuple[str, str, str, str], Location] = field(default_factory=dict)
     _simulation: Location | None = None
+    # For the checks between documents, from well-formed documents only:
     _pods: list[tuple[Reporter, str, Pod]] = field(default_factory=list)  # pods and templates, by path
     _node_reports: dict[str, Reporter] = field(default_factory=dict)
 
@@ -140,17 +150,23 @@ class _Loader:
         conversion of the rest may find more problems, and is cut short where a field has
         the wrong type.
         """
-        if not entry.malformed:
-            convert(entry)
-            return
-        with contextlib.suppress(TypeError, ValueError, AttributeError, KeyError, IndexError):
-            convert(entry)
+        with _too_deep(entry.report):
+            if not entry.malformed:
+                convert(entry)
+                return
+            with contextlib.suppress(TypeError, ValueError, AttributeError, KeyError, IndexError):
+                convert(entry)
 
     # -- classification and structure ------------------------------------------------------
 
     def _prepare(self, document: Document) -> _Entry | None:
-        body = document.body
         report = Reporter(self.problems, document.location)
+        with _too_deep(report):
+            return self._classify_and_check(document, report)
+        return None
+
+    def _classify_and_check(self, document: Document, report: Reporter) -> _Entry | None:
+        body = document.body
         api_version, kind_name = body.get("apiVersion"), body.get("kind")
         for key, value in (("apiVersion", api_version), ("kind", kind_name)):
             if value is None or value == "":
@@ -234,7 +250,8 @@ class _Loader:
         if phase == "Running" and pod.node_name is None:
             entry.report.error("spec.nodeName", required("a Running pod is bound to a node"))
         created = Created(pod.behavior.submit_at_s, entry.document.order)
-        self._pods.append((entry.report, "", pod))
+        if not entry.malformed:
+            self._pods.append((entry.report, "", pod))
         self.scenario.pods.append(BarePod(pod, created, bound_node=pod.node_name, phase=phase))
 
     def _workload(
@@ -245,12 +262,14 @@ class _Loader:
         into: list[Any],
     ) -> None:
         workload = convert(entry.meta, entry.body, entry.report, resolver, entry.document.order)
-        self._pods.append((entry.report, "spec.template", workload.template))
+        if not entry.malformed:
+            self._pods.append((entry.report, "spec.template", workload.template))
         into.append(workload)
 
     def _node(self, entry: _Entry) -> None:
         node = nodes.node(entry.meta, entry.body, entry.report)
-        self._node_reports[node.name] = entry.report
+        if not entry.malformed:
+            self._node_reports[node.name] = entry.report
         self.scenario.nodes.append(node)
 
     def _pod_group(self, entry: _Entry) -> None:

@@ -22,9 +22,6 @@ class Meta:
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
 
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
 
 def mapping(value: object) -> dict[str, Any]:
     """``value`` if it is a mapping, else empty (a null field reads as absent, as in Go)."""

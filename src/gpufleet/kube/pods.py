@@ -158,13 +158,8 @@ def _container_resource_name_problem(name: str) -> str:
 
 
 def _warn_unmodelled(spec: Mapping[str, Any], report: Reporter) -> None:
-    for field in _UNMODELLED_SPEC:
-        if spec.get(field):
-            report.not_modelled(field)
-    affinity = mapping(spec.get("affinity"))
-    for field in _UNMODELLED_AFFINITY:
-        if affinity.get(field):
-            report.not_modelled(f"affinity.{field}")
+    report.unmodelled_fields(spec, _UNMODELLED_SPEC)
+    report.unmodelled_fields(mapping(spec.get("affinity")), _UNMODELLED_AFFINITY, "affinity")
     for i, volume in enumerate(items(spec.get("volumes"))):
         for source in _CLAIM_VOLUMES:
             if volume.get(source) is not None:

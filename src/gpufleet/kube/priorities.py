@@ -38,7 +38,7 @@ def preemption_policy(value: object, report: Reporter, path: str) -> str | None:
 
 
 def priority_class(name: str, body: Mapping[str, Any], report: Reporter) -> PriorityClass:
-    """A ``scheduling.k8s.io/v1`` PriorityClass whose schema check has passed."""
+    """A ``scheduling.k8s.io/v1`` PriorityClass, checked as ``ValidatePriorityClass`` does."""
     value = body.get("value")
     if not isinstance(value, int):
         report.error("value", required())

@@ -16,7 +16,7 @@ Messages use the wording of the API server's field errors
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 #: Values quoted in messages are cut to this many characters.
@@ -27,7 +27,7 @@ class ScenarioError(Exception):
     """Bad input: every problem found across all files, one line each."""
 
     def __init__(self, problems: list[str]) -> None:
-        super().__init__(*problems)
+        super().__init__(problems)
         self.problems = problems
 
     def __str__(self) -> str:
@@ -38,8 +38,8 @@ def render(value: object) -> str:
     """A value as the API server quotes it: JSON, cut short when long."""
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
-    except ValueError:  # a circular structure
-        text = repr(value)
+    except (ValueError, RecursionError):  # circular, or nested deeper than Python recurses
+        text = f"<{type(value).__name__}>"
     if len(text) > _MAX_VALUE_CHARS:
         text = text[: _MAX_VALUE_CHARS - 3] + "..."
     return text
@@ -188,6 +188,14 @@ class Reporter:
 
     def warn(self, path: str, message: str) -> None:
         self._problems.add(False, self._location, self.label, join(self._prefix, path), message)
+
+    def unmodelled_fields(
+        self, values: Mapping[str, object], fields: Iterable[str], prefix: str = "", *, yet: bool = False
+    ) -> None:
+        """``not_modelled`` for each of ``fields`` set in ``values`` (not null, false, 0 or empty)."""
+        for name in fields:
+            if values.get(name):
+                self.not_modelled(join(prefix, name), yet=yet)
 
     def not_modelled(self, path: str, what: str = "", *, note: str = "", yet: bool = False) -> None:
         """``spec.x is not modelled; ignored``; ``what`` names the value (``Ready=False``)."""

@@ -2,8 +2,8 @@
 
 Decoded strictly as kube-scheduler 1.34 decodes its ``--config`` (an unknown field is an
 error), defaulted as ``pkg/scheduler/apis/config/v1/defaults.go`` (no profiles: one
-``default-scheduler`` profile; a profile without ``schedulerName`` is ``default-scheduler``;
-backoff 1 s initial, 10 s max) and validated as
+``default-scheduler`` profile; a single profile without ``schedulerName`` is
+``default-scheduler``, several must all be named; backoff 1 s initial, 10 s max) and validated as
 ``pkg/scheduler/apis/config/validation`` (``ValidateKubeSchedulerConfiguration``: parallelism
 above 0, percentages in [0-100], backoffs, unique scheduler names, one QueueSort shared by all
 profiles, plugins removed from v1 rejected, unique ``pluginConfig`` names;
@@ -61,7 +61,7 @@ class Plugins(SpecModel):
     post_bind: PluginSetSpec | None = None
     multi_point: PluginSetSpec | None = None
 
-    def written(self) -> dict[str, PluginSetSpec]:
+    def extension_points(self) -> dict[str, PluginSetSpec]:
         """Extension points the user wrote, by their camelCase name."""
         fields = type(self).model_fields
         return {fields[name].alias or name: value for name, value in self if value is not None}
@@ -114,15 +114,15 @@ class KubeSchedulerConfiguration(SpecModel):
 
 
 #: Top-level fields that configure the process, not its decisions.
-_NOT_MODELLED = {
-    "parallelism": "parallelism",
-    "leader_election": "leaderElection",
-    "client_connection": "clientConnection",
-    "enable_profiling": "enableProfiling",
-    "enable_contention_profiling": "enableContentionProfiling",
-    "extenders": "extenders",
-    "delay_cache_until_active": "delayCacheUntilActive",
-}
+_NOT_MODELLED = (
+    "parallelism",
+    "leaderElection",
+    "clientConnection",
+    "enableProfiling",
+    "enableContentionProfiling",
+    "extenders",
+    "delayCacheUntilActive",
+)
 
 
 class ResourceSpec(SpecModel):
@@ -165,35 +165,32 @@ def scheduler_config(name: str, body: Mapping[str, Any], report: Reporter) -> Sc
     config = validate(KubeSchedulerConfiguration, body, report)
     if config is None:
         return None
-    for field, key in _NOT_MODELLED.items():
-        if getattr(config, field) is not None:
-            report.not_modelled(key)
+    report.unmodelled_fields(config.given(), _NOT_MODELLED)
     _check_process(config, report)
     profiles = config.profiles or [Profile()]
-    seen: dict[str, int] = {}
-    for i, profile in enumerate(profiles):
-        scheduler_name = _scheduler_name(profile)
+    # v1 defaulting names a profile only when it is the only one.
+    names = [p.scheduler_name or "" for p in profiles]
+    if len(profiles) == 1 and profiles[0].scheduler_name is None:
+        names = [DEFAULT_SCHEDULER]
+    seen: set[str] = set()
+    for i, (profile, scheduler_name) in enumerate(zip(profiles, names, strict=True)):
         path = f"profiles[{i}]"
         if not scheduler_name:
             report.error(f"{path}.schedulerName", required())
         elif scheduler_name in seen:
             report.error(f"{path}.schedulerName", duplicate(scheduler_name))
-        seen.setdefault(scheduler_name, i)
+        seen.add(scheduler_name)
         _percentage(profile.percentage_of_nodes_to_score, report, f"{path}.percentageOfNodesToScore")
         _check_plugins(profile, report, path)
         _check_plugin_config(profile, report, path)
     _check_common_queue_sort(profiles, report)
     return SchedulerConfig(
         name=name,
-        profiles=[_profile(p) for p in profiles],
+        profiles=[_profile(p, n) for p, n in zip(profiles, names, strict=True)],
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         pod_initial_backoff_s=float(_initial_backoff(config)),
         pod_max_backoff_s=float(_max_backoff(config)),
     )
-
-
-def _scheduler_name(profile: Profile) -> str:
-    return DEFAULT_SCHEDULER if profile.scheduler_name is None else profile.scheduler_name
 
 
 def _initial_backoff(config: KubeSchedulerConfiguration) -> int:
@@ -204,10 +201,10 @@ def _max_backoff(config: KubeSchedulerConfiguration) -> int:
     return 10 if config.pod_max_backoff_seconds is None else config.pod_max_backoff_seconds
 
 
-def _profile(profile: Profile) -> ProfileConfig:
-    plugins = profile.plugins.written() if profile.plugins else {}
+def _profile(profile: Profile, scheduler_name: str) -> ProfileConfig:
+    plugins = profile.plugins.extension_points() if profile.plugins else {}
     return ProfileConfig(
-        scheduler_name=_scheduler_name(profile),
+        scheduler_name=scheduler_name,
         plugins={
             point: PluginSet(
                 enabled=tuple(PluginRef(p.name, p.weight) for p in plugin_set.enabled or ()),
@@ -263,7 +260,7 @@ def _check_plugin_name(name: str, report: Reporter, path: str, *, disabled: bool
 
 
 def _check_plugins(profile: Profile, report: Reporter, path: str) -> None:
-    plugins = profile.plugins.written() if profile.plugins else {}
+    plugins = profile.plugins.extension_points() if profile.plugins else {}
     for point, plugin_set in plugins.items():
         where = f"{path}.plugins.{point}"
         for i, plugin in enumerate(plugin_set.enabled or ()):
@@ -382,7 +379,7 @@ def _check_common_queue_sort(profiles: list[Profile], report: Reporter) -> None:
     for i, profile in enumerate(profiles[1:], start=1):
         current = queue_sort(profile)
         if _plugin_set_key(current) != _plugin_set_key(canon):
-            shown = current.model_dump(by_alias=True, exclude_none=True)
+            shown = current.given()
             report.error(f"profiles[{i}].plugins.queueSort", invalid(shown, _SAME_QUEUE_SORT))
         for j, config in enumerate(profile.plugin_config or ()):
             if config.name == name and config.args != canon_args:

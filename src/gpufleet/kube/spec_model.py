@@ -10,28 +10,27 @@ checker's.
 
 from __future__ import annotations
 
-from copy import deepcopy as copy_deep
+from copy import deepcopy
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from gpufleet.kube.problems import Reporter, dotted, render, required
-from gpufleet.model.quantity import parse_bandwidth, parse_duration, parse_quantity
+from gpufleet.model.quantity import parse_bandwidth, parse_duration
 
 
 class SpecModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, alias_generator=to_camel, frozen=True)
 
-
-def _quantity(value: object) -> float:
-    return float(parse_quantity(value))
+    def given(self) -> dict[str, Any]:
+        """The fields given (not null), by their names in the manifest, as plain data."""
+        return self.model_dump(by_alias=True, exclude_none=True)
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 PositiveDuration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
 Bandwidth = Annotated[float, BeforeValidator(parse_bandwidth)]
-Size = Annotated[float, BeforeValidator(_quantity), Field(ge=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 Fraction01 = Annotated[float, Field(ge=0, le=1)]
 
@@ -58,14 +57,13 @@ class Distribution(SpecModel):
 
     @model_validator(mode="after")
     def _one_shape(self) -> Distribution:
-        lognormal = (self.median, self.p95)
-        uniform = (self.min, self.max)
-        if None not in lognormal and uniform == (None, None):
-            if lognormal[1] < lognormal[0]:  # type: ignore[operator]
-                raise ValueError(f"Invalid value: {render(self.p95)}: p95 must not be less than median")
-        elif None not in uniform and lognormal == (None, None):
-            if uniform[1] < uniform[0]:  # type: ignore[operator]
-                raise ValueError(f"Invalid value: {render(self.max)}: max must not be less than min")
+        median, p95, low, high = self.median, self.p95, self.min, self.max
+        if median is not None and p95 is not None and low is None and high is None:
+            if p95 < median:
+                raise ValueError(f"Invalid value: {render(p95)}: p95 must not be less than median")
+        elif low is not None and high is not None and median is None and p95 is None:
+            if high < low:
+                raise ValueError(f"Invalid value: {render(high)}: max must not be less than min")
         else:
             raise ValueError("Invalid value: give either {median, p95} or {min, max}")
         return self
@@ -114,7 +112,7 @@ def _pruned(data: object, locations: list[tuple[int | str, ...]]) -> object:
     """
     if not isinstance(data, dict):
         return None
-    pruned: dict[str, Any] = copy_deep(data)
+    pruned: dict[str, Any] = deepcopy(data)
 
     # Later list items first, so that dropping one does not move the others.
     def order(loc: tuple[int | str, ...]) -> list[tuple[bool, int, str]]:

@@ -13,9 +13,10 @@ matches the template's labels). The template is a ``Pod`` named ``""``; the work
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from gpufleet.kube import pod_annotations, pods
+from gpufleet.kube import objects, pod_annotations, pods
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
@@ -100,9 +101,7 @@ def _common(
 ) -> tuple[Pod, Created]:
     """The template and the creation of a workload, after the checks every workload shares."""
     spec = mapping(body.get("spec"))
-    for field in unmodelled:
-        if spec.get(field):
-            report.not_modelled(f"spec.{field}")
+    report.unmodelled_fields(spec, unmodelled, "spec")
     own = pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.WORKLOAD_KEYS)
     template = mapping(spec.get("template"))
     template_spec = mapping(template.get("spec"))
@@ -110,19 +109,10 @@ def _common(
     restart_policy = template_spec.get("restartPolicy") or pods.RESTART_POLICIES[0]
     if restart_policy not in restart_policies:
         at_template.error("spec.restartPolicy", unsupported(restart_policy, restart_policies))
-    pod = pods.pod(_template_meta(meta, template), template_spec, at_template, priorities)
+    template_meta = replace(objects.meta(template, namespaced=False), name="", namespace=meta.namespace)
+    pod = pods.pod(template_meta, template_spec, at_template, priorities)
     submit_at_s = pod_annotations.seconds(own, pod_annotations.SUBMIT_AT)
     return pod, Created(pod.behavior.submit_at_s if submit_at_s is None else submit_at_s, order)
-
-
-def _template_meta(owner: Meta, template: Mapping[str, Any]) -> Meta:
-    metadata = mapping(template.get("metadata"))
-    return Meta(
-        "",
-        owner.namespace,
-        {k: v for k, v in mapping(metadata.get("labels")).items() if isinstance(v, str)},
-        {k: v for k, v in mapping(metadata.get("annotations")).items() if isinstance(v, str)},
-    )
 
 
 def _count(spec: Mapping[str, Any], field: str, default: int, report: Reporter) -> int:
@@ -150,7 +140,7 @@ def _check_selector(body: Mapping[str, Any], report: Reporter, what: str) -> Non
             report.error("spec.selector", invalid(selector, "invalid label selector"))
             return
         requirements.append(Requirement(str(expression.get("key") or ""), str(operator), values))
-    labels = _template_meta(Meta(""), mapping(spec.get("template"))).labels
+    labels = objects.meta(mapping(spec.get("template")), namespaced=False).labels
     if not all(r.matches(labels) for r in requirements):
         report.error(
             "spec.template.metadata.labels", invalid(labels, "`selector` does not match template `labels`")

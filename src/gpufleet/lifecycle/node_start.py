@@ -70,18 +70,19 @@ def validate_stages(stages: Iterable[StartStage]) -> tuple[StartStage, ...]:
     return checked
 
 
-def parse_provisioning(value: Mapping[object, object]) -> tuple[StartStage, ...]:
-    """Read ``NodePool.spec.provisioning``: a mapping of stage name to duration spec, in order.
+def parse_provisioning(value: Mapping[str, object] | Iterable[tuple[str, object]]) -> tuple[StartStage, ...]:
+    """Read ``NodePool.spec.provisioning``: stage name -> duration spec, in order.
 
-    Raises ``ValueError`` prefixed with the stage whose value is wrong.
+    ``value`` is the mapping or its ``(name, spec)`` pairs (pairs keep a stage written twice,
+    which is then refused). Raises ``ValueError`` prefixed with the stage whose value is wrong.
     """
     stages = []
-    for name, spec in value.items():
+    for name, spec in value.items() if isinstance(value, Mapping) else value:
         try:
             duration = parse_duration_spec(spec)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
-        stages.append(StartStage(str(name), duration))
+        stages.append(StartStage(name, duration))
     return validate_stages(stages)
 
 

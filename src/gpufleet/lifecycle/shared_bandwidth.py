@@ -32,7 +32,11 @@ class SharedBandwidth(Generic[K]):
     """Transfers identified by ``key`` sharing ``bandwidth`` bytes per second fairly.
 
     Times passed to ``add``, ``remove`` and ``advance`` must not decrease. Transfers that
-    finish at the same time are reported in the order they were added.
+    finish at the same instant are reported the one with fewer bytes left first, then the one
+    added first (reads started together: smallest first). ``add`` and ``remove`` at ``now``
+    leave the transfers that finish exactly at ``now`` to ``advance(now)``, so that adding
+    several transfers at one instant does not depend on float rounding of the ones already
+    there.
     """
 
     def __init__(self, bandwidth: float) -> None:
@@ -46,7 +50,7 @@ class SharedBandwidth(Generic[K]):
         self._active: dict[K, tuple[float, int]] = {}
         #: (finish tag, sequence, key); entries of removed transfers are skipped when met.
         self._heap: list[tuple[float, int, K]] = []
-        #: Transfers that finished before the last call, not yet returned by ``advance``.
+        #: Transfers that finished, not yet returned by ``advance``.
         self._finished: list[Completion[K]] = []
 
     def __len__(self) -> int:
@@ -57,7 +61,7 @@ class SharedBandwidth(Generic[K]):
         """Start transferring ``size_bytes`` for ``key`` at ``now``."""
         if not (math.isfinite(size_bytes) and size_bytes >= 0):
             raise ValueError(f"size must be a non-negative number of bytes: {size_bytes!r}")
-        self._run_until(now)
+        self._run_until(now, including_now=False)
         if key in self._active or any(done.key == key for done in self._finished):
             raise ValueError(f"transfer {key!r} is already in progress")
         tag = self._virtual + size_bytes
@@ -68,10 +72,10 @@ class SharedBandwidth(Generic[K]):
     def remove(self, now: float, key: K) -> float:
         """Stop ``key``'s transfer at ``now``; the bytes it had left (0 if it had just finished).
 
-        A transfer that finished by ``now`` and was not yet returned by ``advance`` is
+        A transfer that finished before ``now`` and was not yet returned by ``advance`` is
         withdrawn. Raises ``KeyError`` for a key that is not transferring.
         """
-        self._run_until(now)
+        self._run_until(now, including_now=False)
         if key not in self._active:
             for index, done in enumerate(self._finished):
                 if done.key == key:
@@ -99,17 +103,18 @@ class SharedBandwidth(Generic[K]):
 
     def advance(self, now: float) -> list[Completion[K]]:
         """Move to ``now``; the transfers that finished by then, in the order they finished."""
-        self._run_until(now)
+        self._run_until(now, including_now=True)
         finished, self._finished = self._finished, []
         return finished
 
-    def _run_until(self, now: float) -> None:
+    def _run_until(self, now: float, *, including_now: bool) -> None:
+        """Move the clock to ``now``, finishing the transfers due before it (or at it, if asked)."""
         if now < self._clock:
             raise ValueError(f"time went backwards: {now!r} < {self._clock!r}")
         while (head := self._head()) is not None:
             tag, _, key = head
             finish = self._finish_time(tag)
-            if finish > now:
+            if finish > now or (finish == now and not including_now):
                 break
             heapq.heappop(self._heap)
             del self._active[key]

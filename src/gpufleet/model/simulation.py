@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpufleet.model.node import Node
 
@@ -11,16 +11,55 @@ MAX_DURATION_S = 30 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
+class AutoscalerSettings:
+    """cluster-autoscaler's flags, with upstream defaults (FAQ flag table)."""
+
+    scan_interval_s: float = 10.0
+    expander: str = "least-waste"
+    max_node_provision_time_s: float = 15 * 60.0
+    max_nodes_total: int | None = None
+    scale_down_unneeded_time_s: float = 10 * 60.0
+    scale_down_delay_after_add_s: float = 10 * 60.0
+    scale_down_utilization_threshold: float = 0.5
+    initial_backoff_s: float = 5 * 60.0
+    max_backoff_s: float = 30 * 60.0
+
+
+@dataclass(frozen=True)
 class SimulationSettings:
     duration_s: float | None = None
     seed: int = 0
     sample_interval_s: float = 10.0
+    autoscaler: AutoscalerSettings = field(default_factory=AutoscalerSettings)
+
+
+@dataclass(frozen=True)
+class Stock:
+    """What the cloud can give: a stock-out probability per node request and/or instances over time."""
+
+    stockout_probability: float = 0.0
+    available: tuple[tuple[float, int], ...] | None = None  # (from time, count) steps; None = unlimited
 
 
 @dataclass
 class NodePool:
-    """Nodes stamped from one template, named ``<pool>-<n>`` with ``n`` from 0."""
+    """Nodes stamped from one template, named ``<pool>-<n>`` with ``n`` from 0, never reused.
+
+    ``provisioning`` keeps the start-chain stages in the order the pool wrote them, each with
+    its raw duration spec (parsed by ``gpufleet.lifecycle.distributions``). A pool
+    autoscales only if it sets ``max``.
+    """
 
     name: str
     template: Node
     replicas: int = 0
+    min: int = 0
+    max: int | None = None
+    warm: int = 0
+    price_per_hour: float = 0.0
+    provisioning: tuple[tuple[str, object], ...] = ()
+    stock: Stock = field(default_factory=Stock)
+
+    @property
+    def autoscaled(self) -> bool:
+        return self.max is not None

@@ -139,6 +139,11 @@ class ClusterState:
             self.alloc[i, self.res_index[res]] = value
         self.changes.append(i)
 
+    def cordon(self, name: str) -> None:
+        """``spec.unschedulable = true`` (kubectl cordon, or a drain)."""
+        self.nodes[self.index[name]].unschedulable = True
+        self.static_version += 1
+
     def remove_node(self, name: str) -> list[Assignment]:
         """Remove a node; returns the pods that were assigned to it (the caller deletes them)."""
         i = self.index[name]

@@ -74,7 +74,8 @@ class SchedulingQueue:
         return None
 
     def backoff_duration(self, attempts: int) -> float:
-        return float(min(self.initial_backoff_s * 2 ** max(attempts - 1, 0), self.max_backoff_s))
+        doublings = min(max(attempts - 1, 0), 64)  # capped before it can overflow a float
+        return float(min(self.initial_backoff_s * 2.0**doublings, self.max_backoff_s))
 
     def mark_unschedulable(self, qp: QueuedPod, now: float) -> None:
         """A failed attempt: the pod waits for a cluster change (or the 5-minute flush)."""

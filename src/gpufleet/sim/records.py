@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from gpufleet.model.pod import Pod
 
 #: the stage a pod is in while it is in a state (until it first works)
-STAGE_OF = {"pending": "scheduling", "gang_wait": "gang_wait", "starting": "other"}
+STAGE_OF = {
+    "pending": "scheduling",
+    "provisioning": "node_provisioning",
+    "gang_wait": "gang_wait",
+    "starting": "other",
+}
 
 
 @dataclass

@@ -30,31 +30,13 @@ from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
+from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
 from gpufleet.sim.controllers import DaemonSetController, DeploymentController, JobController
 from gpufleet.sim.events import EventLoop, Priority
+from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.records import NodeRecord, PodRecord
 
 Controller = JobController | DeploymentController
-
-
-def pool_nodes(scenario: Scenario) -> list[Node]:
-    """Nodes stamped from each NodePool template, named ``<pool>-<n>``."""
-    out = []
-    for pool in scenario.node_pools:
-        for n in range(pool.replicas):
-            t = pool.template
-            out.append(
-                Node(
-                    f"{pool.name}-{n}",
-                    labels={k: v for k, v in t.labels.items() if k != "kubernetes.io/hostname"},
-                    taints=t.taints,
-                    unschedulable=t.unschedulable,
-                    capacity=dict(t.capacity),
-                    allocatable=dict(t.allocatable),
-                    pool=pool.name,
-                )
-            )
-    return out
 
 
 class Simulation:
@@ -63,7 +45,19 @@ class Simulation:
         self.settings = scenario.simulation
         self.seed = self.settings.seed if seed is None else seed
         self.loop = EventLoop()
-        nodes = [replace(n, labels=dict(n.labels)) for n in scenario.nodes] + pool_nodes(scenario)
+        pool_seeds = np.random.SeedSequence([self.seed, 1]).spawn(len(scenario.node_pools))
+        self.pools = {
+            p.name: PoolRuntime.of(p, np.random.default_rng(s))
+            for p, s in zip(scenario.node_pools, pool_seeds, strict=True)
+        }
+        nodes = [replace(n, labels=dict(n.labels)) for n in scenario.nodes]
+        for rt in self.pools.values():
+            for k in range(rt.pool.replicas + rt.pool.warm):
+                node = rt.stamp()
+                rt.nodes.add(node.name)
+                if k >= rt.pool.replicas:
+                    rt.warm.add(node.name)
+                nodes.append(node)
         self.state = ClusterState(nodes)
         self.gangs = GangView(self.state, scenario.pod_groups)
         seeds = np.random.SeedSequence(self.seed).spawn(len(scheduler_processes(scenario.schedulers)))
@@ -73,6 +67,7 @@ class Simulation:
         ]
         self.records: dict[str, PodRecord] = {}
         self.nodes = {n.name: NodeRecord(n.name, n.pool, 0.0, 0.0, 0.0) for n in nodes}
+        self.pools_timeline: dict[str, list[float]] = {name: [] for name in self.pools}
         self.controllers: dict[str, Controller] = {}
         self.daemonsets: list[DaemonSetController] = []
         self.pending = 0
@@ -86,6 +81,13 @@ class Simulation:
         self._next_sample = 0.0
         self.end_time = 0.0
         self.work_lost_gpu_s = 0.0
+        self.material_changes = 0
+        self.gpu_seconds = {"provisioned": 0.0, "allocated": 0.0, "working": 0.0}
+        self._integrated_to = 0.0
+        self.cost = 0.0
+        self.billed_price_per_hour = 0.0
+        self.node_billing_changed()
+        self.autoscaler = ClusterAutoscalerLoop(self)
 
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:
@@ -157,7 +159,7 @@ class Simulation:
             )
             return
         owner.add(pod, self.loop.now)
-        if pod.pod_group is not None:
+        if pod.pod_group is not None:  # a new member may complete its gang
             for s in self.schedulers:
                 s.cluster_changed(self.loop.now)
         self._request_scheduling(self.loop.now)
@@ -282,9 +284,8 @@ class Simulation:
         self.gangs.remove_pod(rec.pod)
         for s in self.schedulers:
             s.forget(rec.pod.key)
-            s.cluster_changed(now)
         self._owner_finished(rec.pod, succeeded=False)
-        self._request_scheduling(now)
+        self.cluster_changed()
 
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:
@@ -297,9 +298,7 @@ class Simulation:
         self.running -= 1
         self.state.unassign(rec.pod.key)
         self._owner_finished(rec.pod, succeeded=True)
-        for s in self.schedulers:
-            s.cluster_changed(now)
-        self._request_scheduling(now)
+        self.cluster_changed()
 
     def _owner_finished(self, pod: Pod, succeeded: bool) -> None:
         owner: OwnerRef | None = pod.owner
@@ -309,6 +308,118 @@ class Simulation:
         if controller is not None:
             controller.finished(pod, succeeded)
             self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
+
+    # -- nodes -----------------------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        """A launched node joins (kubelet Ready); DaemonSets put their pods on it."""
+        self.state.add_node(node)
+        self.nodes[node.name].ready_s = self.loop.now
+        for controller in self.daemonsets:
+            pod = controller.pod_for(node)
+            if pod is not None:
+                self._create(pod)
+        self.cluster_changed()
+
+    def node_gpus_ready(self, node: Node) -> None:
+        """The device plugin registered: the node's GPUs become allocatable."""
+        self.state.set_allocatable(node.name, dict(node.allocatable))
+        self.nodes[node.name].gpu_ready_s = self.loop.now
+        self.cluster_changed()
+
+    def delete_node(self, name: str) -> None:
+        """The node goes away; whatever still runs there ends with it."""
+        now = self.loop.now
+        for key in (
+            sorted(a.pod.key for a in self.state.pods_on[self.state.index[name]].values())
+            if name in self.state.index
+            else []
+        ):
+            rec = self.records[key]
+            self._stop_work(rec, terminated=True)
+            self._gang_member_gone(rec)
+            self._terminated(rec, "NodeDeleted")
+        if name in self.state.index:
+            self.state.remove_node(name)
+        self.nodes[name].deleted_s = now
+        pool = self.pools.get(self.nodes[name].pool or "")
+        if pool is not None:
+            pool.nodes.discard(name)
+            pool.warm.discard(name)
+        self.node_billing_changed()
+        self.cluster_changed()
+
+    def daemon_pod_keys(self) -> set[str]:
+        return {
+            k for k, r in self.records.items() if r.pod.owner is not None and r.pod.owner.kind == "DaemonSet"
+        }
+
+    def has_movable_pods(self, name: str) -> bool:
+        i = self.state.index.get(name)
+        if i is None:
+            return False
+        return any(
+            a.pod.owner is None or a.pod.owner.kind != "DaemonSet" for a in self.state.pods_on[i].values()
+        )
+
+    def drain(self, name: str) -> float:
+        """Cordon the node and evict its pods (not DaemonSet pods); returns the longest grace period."""
+        self.state.cordon(name)
+        grace = 0.0
+        for a in sorted(self.state.pods_on[self.state.index[name]].values(), key=lambda a: a.pod.key):
+            if a.pod.owner is not None and a.pod.owner.kind == "DaemonSet":
+                continue
+            grace = max(grace, a.pod.termination_grace_s)
+            self._evict(a.pod.key, "Evicted")
+        return grace
+
+    def pod_waits_for_node(self, key: str, provisioning: bool) -> None:
+        """Attribute a pending pod's wait to node provisioning (a node was launched for it) or not."""
+        rec = self.records.get(key)
+        if rec is None or rec.phase != "Pending" or rec.deleted_s is not None:
+            return
+        state = "provisioning" if provisioning else "pending"
+        if rec.log[-1][1] != state:
+            rec.enter(self.loop.now, state)
+
+    def node_billing_changed(self) -> None:
+        self._integrate(self.loop.now)
+        alive = [r for r in self.nodes.values() if r.deleted_s is None]
+        self.billed_price_per_hour = sum(
+            self.pools[r.pool].pool.price_per_hour for r in alive if r.pool in self.pools
+        )
+
+    def _integrate(self, t: float) -> None:
+        """GPU-seconds and cost accumulate between events from the state in force."""
+        dt = t - self._integrated_to
+        if dt <= 0:
+            return
+        self._integrated_to = t
+        self.gpu_seconds["provisioned"] += dt * self._provisioned_gpus()
+        self.gpu_seconds["allocated"] += dt * self.state.allocated(GPU)
+        self.gpu_seconds["working"] += dt * sum(r.pod.gpus for r in self.records.values() if r.working)
+        self.cost += dt / 3600 * self.billed_price_per_hour
+
+    def _provisioned_gpus(self) -> int:
+        total = 0
+        for r in self.nodes.values():
+            if r.deleted_s is None:
+                pool = self.pools.get(r.pool or "")
+                node = pool.pool.template if pool is not None else self.state.nodes[self.state.index[r.name]]
+                total += node.allocatable.get(GPU, 0)
+        return total
+
+    def cluster_changed(self, material: bool = True) -> None:
+        """A node came or went, or a pod left: pending pods are retried and the autoscaler looks.
+
+        A gang's own assume-and-release (Coscheduling rejecting its waiting pods) is not
+        *material*: it cannot make another attempt succeed, so it does not keep a stuck
+        run going (``_futile``)."""
+        now = self.loop.now
+        self.material_changes += material
+        for s in self.schedulers:
+            s.cluster_changed(now)
+        self._request_scheduling(now)
+        self.autoscaler.arm()
 
     # -- scheduling ------------------------------------------------------------------------
     def _request_scheduling(self, t: float) -> None:
@@ -322,7 +433,7 @@ class Simulation:
         for s in self.schedulers:
             for outcome in s.run(now):
                 self._apply(outcome)
-        self._last_pass = (self.state.change_pos, self.state.static_version, len(self.records))
+        self._last_pass = (self.material_changes, self.state.static_version, len(self.records))
         times = [nt for s in self.schedulers if (nt := s.next_time()) is not None]
         if times:
             self._request_scheduling(max(min(times), now))
@@ -336,15 +447,15 @@ class Simulation:
                 self._evict(victim, "Preempted")
         elif outcome.kind in ("unschedulable", "rejected"):
             rec.message = outcome.message
+            self.autoscaler.arm()
             if outcome.kind == "rejected":
-                for s in self.schedulers:
-                    s.cluster_changed(self.loop.now)
+                self.cluster_changed(material=False)
 
     def _futile(self) -> bool:
         """Only scheduler retries remain and nothing changed since the last pass: they would fail alike."""
         if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
             return False
-        return self._last_pass == (self.state.change_pos, self.state.static_version, len(self.records))
+        return self._last_pass == (self.material_changes, self.state.static_version, len(self.records))
 
     # -- sampling and the run --------------------------------------------------------------
     def _sample_until(self, t: float) -> None:
@@ -361,25 +472,28 @@ class Simulation:
         s["gpus_working"].append(float(sum(r.pod.gpus for r in self.records.values() if r.working)))
         s["pods_pending"].append(float(self.pending))
         s["nodes"].append(float(self.state.size_active))
+        for name, rt in self.pools.items():
+            self.pools_timeline[name].append(float(len(rt.nodes)))
+
+    def _idle(self) -> bool:
+        """Nothing left to do: no pending or running pods, and no completion, arrival or controller event."""
+        return self.pending == 0 and self.running == 0 and not self.loop.pending(Priority.SCHEDULING)
 
     def run(self, progress: Callable[[float, float], None] | None = None) -> None:
         limit = self.settings.duration_s if self.settings.duration_s is not None else MAX_DURATION_S
         self._schedule_arrivals()
+        self.autoscaler.arm(0.0)
         while (t := self.loop.peek_time()) is not None and t <= limit:
-            if (
-                self.settings.duration_s is None
-                and self.pending == 0
-                and self.running == 0
-                and not self.arrivals_left
-            ):
+            if self.settings.duration_s is None and self._idle():
                 break
             if self._futile():
                 break
             self._sample_until(t)
+            self._integrate(t)
             self.loop.step()
             if progress is not None:
                 progress(self.loop.now, limit)
-        idle = self.pending == 0 and self.running == 0 and not self.arrivals_left
-        self.end_time = self.loop.now if self.settings.duration_s is None and idle else limit
+        self.end_time = self.loop.now if self.settings.duration_s is None and self._idle() else limit
         self._sample_until(self.end_time)
         self._sample(self.end_time)
+        self._integrate(self.end_time)

@@ -1,0 +1,1 @@
+"""Workload and node autoscaling decisions: pure code, state and time in, decisions out."""

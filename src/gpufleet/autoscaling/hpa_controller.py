@@ -1,0 +1,496 @@
+"""The HorizontalPodAutoscaler controller step, as Kubernetes 1.34 runs it, as state-in/decision-out code.
+
+One :class:`HorizontalAutoscaler` holds what ``HorizontalController`` keeps per HPA (the recommendation
+history and the scale-up and scale-down events); :meth:`HorizontalAutoscaler.sync` turns the replica
+count the metrics propose (:func:`~gpufleet.autoscaling.hpa_replicas.compute_replicas_for_metrics`) into
+the count the controller writes to the scale subresource at time ``now``. Calling it every
+:data:`HPA_SYNC_PERIOD_SECONDS` is the caller's concern.
+
+Mirrors ``kubernetes/kubernetes: pkg/controller/podautoscaler/horizontal.go``: the replica-count part of
+``reconcileAutoscaler`` (``recordInitialRecommendation``; scaling disabled at zero replicas; clamping a
+target outside ``[minReplicas, maxReplicas]`` without looking at metrics), ``tolerancesForHpa``, the
+legacy path without ``spec.behavior`` (``normalizeDesiredReplicas``, ``stabilizeRecommendation``,
+``convertDesiredReplicasWithRules``, ``calculateScaleUpLimit``), the behavior path
+(``normalizeDesiredReplicasWithBehaviors``, ``maybeInitScaleDownStabilizationWindow``,
+``stabilizeRecommendationWithBehaviors``, ``convertDesiredReplicasWithBehaviorRate``,
+``calculateScaleUpLimitWithScalingRules``, ``calculateScaleDownLimitWithBehaviors``,
+``getReplicasChangePerPeriod``) and the event store (``storeScaleEvent``, ``markScaleEventsOutdated``,
+``getLongestPolicyPeriod``); plus the kube-controller-manager defaults of
+``pkg/controller/podautoscaler/config/v1alpha1/defaults.go`` and the ``minReplicas: 0`` admission rules of
+``pkg/apis/autoscaling/validation`` (feature gate ``HPAScaleToZero``, alpha and off in 1.34).
+
+Two upstream details worth knowing: the behavior path's stabilization clamps the *current* count between
+the lowest recommendation of the scale-up window and the highest of the scale-down window (so a falling
+recommendation never scales up, nor a rising one down), and the legacy path limits each sync to
+``max(2 × current, 4)`` replicas with no notion of time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from gpufleet.autoscaling.hpa_replicas import (
+    DEFAULT_CPU_INITIALIZATION_PERIOD,
+    DEFAULT_INITIAL_READINESS_DELAY,
+    DEFAULT_TOLERANCE,
+    HPAPod,
+    InvalidMetricsError,
+    MetricObservation,
+    ReplicaCalculator,
+    Tolerances,
+    compute_replicas_for_metrics,
+)
+from gpufleet.model.hpa import (
+    ExternalMetricSource,
+    HorizontalPodAutoscalerSpec,
+    HPAScalingRules,
+    HPASpecError,
+    ObjectMetricSource,
+    generate_scale_down_rules,
+    generate_scale_up_rules,
+)
+
+#: ``--horizontal-pod-autoscaler-sync-period``: how often the controller syncs each HPA, seconds.
+HPA_SYNC_PERIOD_SECONDS = 15.0
+#: ``--horizontal-pod-autoscaler-downscale-stabilization``, seconds.
+DEFAULT_DOWNSCALE_STABILIZATION_WINDOW = 300.0
+#: ``scaleUpLimitFactor`` and ``scaleUpLimitMinimum`` of the legacy path.
+SCALE_UP_LIMIT_FACTOR = 2.0
+SCALE_UP_LIMIT_MINIMUM = 4.0
+_MAX_INT32 = 2**31 - 1
+_MIN_INT32 = -(2**31)
+
+
+@dataclass(frozen=True)
+class HPAControllerConfig:
+    """The kube-controller-manager flags and feature gates the HPA controller runs with."""
+
+    sync_period: float = HPA_SYNC_PERIOD_SECONDS
+    tolerance: float = DEFAULT_TOLERANCE
+    downscale_stabilization_window: float = DEFAULT_DOWNSCALE_STABILIZATION_WINDOW
+    cpu_initialization_period: float = DEFAULT_CPU_INITIALIZATION_PERIOD
+    initial_readiness_delay: float = DEFAULT_INITIAL_READINESS_DELAY
+    #: ``HPAScaleToZero`` (alpha since 1.16, off): allows ``minReplicas: 0``.
+    hpa_scale_to_zero: bool = False
+    #: ``HPAConfigurableTolerance`` (alpha in 1.33 and 1.34, off; beta from 1.35): honours
+    #: ``behavior.scaleUp.tolerance`` / ``behavior.scaleDown.tolerance``.
+    hpa_configurable_tolerance: bool = False
+
+    def replica_calculator(self) -> ReplicaCalculator:
+        return ReplicaCalculator(self.cpu_initialization_period, self.initial_readiness_delay)
+
+    def tolerances_for(self, spec: HorizontalPodAutoscalerSpec) -> Tolerances:
+        """``tolerancesForHpa``: the cluster tolerance, overridden per direction by the spec when the
+        ``HPAConfigurableTolerance`` gate is on."""
+        up = down = self.tolerance
+        behavior = spec.behavior
+        if behavior is not None and self.hpa_configurable_tolerance:
+            if behavior.scale_down is not None and behavior.scale_down.tolerance is not None:
+                down = behavior.scale_down.tolerance
+            if behavior.scale_up is not None and behavior.scale_up.tolerance is not None:
+                up = behavior.scale_up.tolerance
+        return Tolerances(scale_down=down, scale_up=up)
+
+
+@dataclass(frozen=True)
+class TimestampedRecommendation:
+    """An unstabilized recommendation and when it was made."""
+
+    recommendation: int
+    timestamp: float
+
+
+@dataclass(frozen=True)
+class TimestampedScaleEvent:
+    """A scale event: the (non-negative) size of the change, when, and whether its slot may be reused."""
+
+    replica_change: int
+    timestamp: float
+    outdated: bool = False
+
+
+@dataclass(frozen=True)
+class ScaleDecision:
+    """The outcome of one sync.
+
+    ``desired_replicas`` is what the scale subresource holds afterwards (the current count when nothing
+    changes). ``reason`` is the rescale reason of the ``SuccessfulRescale`` event, or ``ScalingDisabled``
+    (zero replicas) or ``FailedComputeMetricsReplicas`` (no valid metric proposal) when the controller
+    stood still for those. ``able_to_scale`` and ``scaling_limited`` are the reasons of the
+    ``AbleToScale`` and ``ScalingLimited`` conditions the normalization set (``None`` when it did not run).
+    """
+
+    desired_replicas: int
+    rescale: bool
+    reason: str = ""
+    able_to_scale: str | None = None
+    scaling_limited: str | None = None
+
+
+def calculate_scale_up_limit(current_replicas: int) -> int:
+    """``calculateScaleUpLimit``: the legacy path's per-sync ceiling, ``max(2 × current, 4)``."""
+    return int(max(SCALE_UP_LIMIT_FACTOR * float(current_replicas), SCALE_UP_LIMIT_MINIMUM))
+
+
+def convert_desired_replicas_with_rules(
+    current_replicas: int, desired_replicas: int, min_replicas: int, max_replicas: int
+) -> tuple[int, str]:
+    """``convertDesiredReplicasWithRules``: clamp to ``[min, min(max, scale-up limit)]``, with the
+    ``ScalingLimited`` reason."""
+    scale_up_limit = calculate_scale_up_limit(current_replicas)
+    if max_replicas > scale_up_limit:
+        maximum, reason = scale_up_limit, "ScaleUpLimit"
+    else:
+        maximum, reason = max_replicas, "TooManyReplicas"
+    if desired_replicas < min_replicas:
+        return min_replicas, "TooFewReplicas"
+    if desired_replicas > maximum:
+        return maximum, reason
+    return desired_replicas, "DesiredWithinRange"
+
+
+def get_replicas_change_per_period(
+    period_seconds: int, events: Sequence[TimestampedScaleEvent], now: float
+) -> int:
+    """``getReplicasChangePerPeriod``: the replicas changed by events strictly newer than ``now - period``
+    (the ``outdated`` flag is not consulted)."""
+    cutoff = now - period_seconds
+    return sum(event.replica_change for event in events if event.timestamp > cutoff)
+
+
+def _policy_limit(
+    current_replicas: int,
+    scale_up_events: Sequence[TimestampedScaleEvent],
+    scale_down_events: Sequence[TimestampedScaleEvent],
+    rules: HPAScalingRules,
+    now: float,
+    up: bool,
+) -> int:
+    if rules.select_policy == "Disabled":
+        return current_replicas
+    # Max picks the largest change: the highest limit up, the lowest down; Min the opposite.
+    largest_change = rules.select_policy != "Min"
+    pick: Callable[[int, int], int] = max if largest_change == up else min
+    result = _MIN_INT32 if pick is max else _MAX_INT32
+    for policy in rules.policies or ():
+        added = get_replicas_change_per_period(policy.period_seconds, scale_up_events, now)
+        deleted = get_replicas_change_per_period(policy.period_seconds, scale_down_events, now)
+        period_start = current_replicas - added + deleted
+        if up:
+            if policy.type == "Pods":
+                proposed = period_start + policy.value
+            else:
+                proposed = math.ceil(float(period_start) * (1 + float(policy.value) / 100))
+        elif policy.type == "Pods":
+            proposed = period_start - policy.value
+        else:
+            proposed = int(float(period_start) * (1 - float(policy.value) / 100))
+        result = pick(result, proposed)
+    return result
+
+
+def calculate_scale_up_limit_with_scaling_rules(
+    current_replicas: int,
+    scale_up_events: Sequence[TimestampedScaleEvent],
+    scale_down_events: Sequence[TimestampedScaleEvent],
+    rules: HPAScalingRules,
+    now: float,
+) -> int:
+    """``calculateScaleUpLimitWithScalingRules``: per policy, the replicas at the start of its period
+    (current − added + removed within it) plus ``value`` pods or ``ceil(start × (1 + value%))``;
+    ``selectPolicy`` Max takes the highest, Min the lowest, Disabled the current count."""
+    return _policy_limit(current_replicas, scale_up_events, scale_down_events, rules, now, up=True)
+
+
+def calculate_scale_down_limit_with_behaviors(
+    current_replicas: int,
+    scale_up_events: Sequence[TimestampedScaleEvent],
+    scale_down_events: Sequence[TimestampedScaleEvent],
+    rules: HPAScalingRules,
+    now: float,
+) -> int:
+    """``calculateScaleDownLimitWithBehaviors``: per policy, the period-start replicas minus ``value`` pods
+    or ``trunc(start × (1 − value%))``; ``selectPolicy`` Max takes the lowest, Min the highest, Disabled the
+    current count."""
+    return _policy_limit(current_replicas, scale_up_events, scale_down_events, rules, now, up=False)
+
+
+def stabilize_recommendation(
+    history: list[TimestampedRecommendation], now: float, desired: int, window: float
+) -> int:
+    """``stabilizeRecommendation`` (legacy path): the highest recommendation not older than ``window``
+    seconds, this one included; records this one in ``history``, reusing an expired slot."""
+    highest = desired
+    old_index: int | None = None
+    cutoff = now - window
+    for i, rec in enumerate(history):
+        if rec.timestamp < cutoff:
+            old_index = i
+        elif rec.recommendation > highest:
+            highest = rec.recommendation
+    _record(history, old_index, TimestampedRecommendation(desired, now))
+    return highest
+
+
+def stabilize_recommendation_with_behaviors(
+    history: list[TimestampedRecommendation],
+    now: float,
+    current: int,
+    desired: int,
+    up_window: float,
+    down_window: float,
+) -> tuple[int, str]:
+    """``stabilizeRecommendationWithBehaviors``: clamp the *current* count between the lowest
+    recommendation of the scale-up window and the highest of the scale-down window (both include this
+    one; entries exactly at a cutoff count in neither), then record this recommendation, reusing a slot
+    expired for both windows. Returns the count and the would-be ``AbleToScale`` reason."""
+    up_cutoff = now - up_window
+    down_cutoff = now - down_window
+    up_recommendation = desired
+    down_recommendation = desired
+    old_index: int | None = None
+    for i, rec in enumerate(history):
+        if rec.timestamp > up_cutoff:
+            up_recommendation = min(rec.recommendation, up_recommendation)
+        if rec.timestamp > down_cutoff:
+            down_recommendation = max(rec.recommendation, down_recommendation)
+        if rec.timestamp < up_cutoff and rec.timestamp < down_cutoff:
+            old_index = i
+    recommendation = min(max(current, up_recommendation), down_recommendation)
+    _record(history, old_index, TimestampedRecommendation(desired, now))
+    return recommendation, "ScaleUpStabilized" if desired >= current else "ScaleDownStabilized"
+
+
+def convert_desired_replicas_with_behavior_rate(
+    current: int,
+    desired: int,
+    min_replicas: int,
+    max_replicas: int,
+    scale_up_rules: HPAScalingRules,
+    scale_down_rules: HPAScalingRules,
+    scale_up_events: Sequence[TimestampedScaleEvent],
+    scale_down_events: Sequence[TimestampedScaleEvent],
+    now: float,
+) -> tuple[int, str]:
+    """``convertDesiredReplicasWithBehaviorRate``: limit a scale-up to the policies' limit (never below
+    the current count) and ``maxReplicas``, a scale-down to the policies' limit (never above the current
+    count) and ``minReplicas``; returns the count and the ``ScalingLimited`` reason."""
+    if desired > current:
+        limit = calculate_scale_up_limit_with_scaling_rules(
+            current, scale_up_events, scale_down_events, scale_up_rules, now
+        )
+        limit = max(limit, current)
+        if max_replicas > limit:
+            maximum, reason = limit, "ScaleUpLimit"
+        else:
+            maximum, reason = max_replicas, "TooManyReplicas"
+        if desired > maximum:
+            return maximum, reason
+    elif desired < current:
+        limit = calculate_scale_down_limit_with_behaviors(
+            current, scale_up_events, scale_down_events, scale_down_rules, now
+        )
+        limit = min(limit, current)
+        if min_replicas < limit:
+            minimum, reason = limit, "ScaleDownLimit"
+        else:
+            minimum, reason = min_replicas, "TooFewReplicas"
+        if desired < minimum:
+            return minimum, reason
+    return desired, "DesiredWithinRange"
+
+
+def store_scale_event(
+    events: list[TimestampedScaleEvent], rules: HPAScalingRules, replica_change: int, now: float
+) -> None:
+    """``storeScaleEvent`` for one direction: mark the events older than the rules' longest policy
+    period (``getLongestPolicyPeriod``) outdated (``markScaleEventsOutdated``), then put the new event in
+    the last outdated slot, or append it."""
+    cutoff = now - max((policy.period_seconds for policy in rules.policies or ()), default=0)
+    old_index: int | None = None
+    for i, event in enumerate(events):
+        if event.timestamp < cutoff:
+            events[i] = replace(event, outdated=True)
+        if events[i].outdated:
+            old_index = i
+    entry = TimestampedScaleEvent(replica_change, now)
+    if old_index is None:
+        events.append(entry)
+    else:
+        events[old_index] = entry
+
+
+def _record(
+    history: list[TimestampedRecommendation], old_index: int | None, entry: TimestampedRecommendation
+) -> None:
+    """Reuse the slot of an expired recommendation, or append."""
+    if old_index is None:
+        history.append(entry)
+    else:
+        history[old_index] = entry
+
+
+class HorizontalAutoscaler:
+    """One HPA's controller state, and the controller's decision at each sync.
+
+    The constructor applies the API server's ``minReplicas: 0`` rules: it needs the ``HPAScaleToZero``
+    gate and at least one Object or External metric (:class:`~gpufleet.model.hpa.HPASpecError` otherwise).
+    """
+
+    def __init__(self, spec: HorizontalPodAutoscalerSpec, config: HPAControllerConfig | None = None) -> None:
+        self.config = config if config is not None else HPAControllerConfig()
+        if spec.min_replicas == 0:
+            if not self.config.hpa_scale_to_zero:
+                raise HPASpecError("spec.minReplicas: Invalid value: 0: must be greater than or equal to 1")
+            if not any(
+                isinstance(m, ObjectMetricSource | ExternalMetricSource) for m in spec.effective_metrics()
+            ):
+                raise HPASpecError(
+                    "spec.metrics: Forbidden: must specify at least one Object or External metric to support "
+                    "scaling to zero replicas"
+                )
+        self.spec = spec
+        self.recommendations: list[TimestampedRecommendation] = []
+        self.scale_up_events: list[TimestampedScaleEvent] = []
+        self.scale_down_events: list[TimestampedScaleEvent] = []
+
+    def metrics_needed(self, current_replicas: int) -> bool:
+        """Whether a sync at ``current_replicas`` looks at the metrics at all."""
+        spec = self.spec
+        if current_replicas == 0 and spec.min_replicas != 0:
+            return False
+        return spec.min_replicas <= current_replicas <= spec.max_replicas
+
+    def sync(self, now: float, current_replicas: int, computed_desired: int | None) -> int:
+        """One sync at time ``now``: the replica count the controller sets, given the target's
+        ``spec.replicas`` (``current_replicas``) and the metrics' proposal (``None`` when
+        :func:`~gpufleet.autoscaling.hpa_replicas.compute_replicas_for_metrics` failed)."""
+        return self.decide(now, current_replicas, computed_desired).desired_replicas
+
+    def reconcile(
+        self,
+        now: float,
+        *,
+        spec_replicas: int,
+        status_replicas: int,
+        pods: Sequence[HPAPod],
+        observations: Sequence[MetricObservation],
+    ) -> ScaleDecision:
+        """``reconcileAutoscaler``: compute the metrics' proposal (when the sync needs it) and decide."""
+        if not self.metrics_needed(spec_replicas):
+            return self.decide(now, spec_replicas, None)
+        try:
+            proposal = compute_replicas_for_metrics(
+                self.spec,
+                observations,
+                spec_replicas=spec_replicas,
+                status_replicas=status_replicas,
+                pods=pods,
+                now=now,
+                calculator=self.config.replica_calculator(),
+                tolerances=self.config.tolerances_for(self.spec),
+            )
+        except InvalidMetricsError:
+            return self.decide(now, spec_replicas, None)
+        return self.decide(now, spec_replicas, proposal.replicas, proposal.metric)
+
+    def decide(
+        self, now: float, current_replicas: int, computed_desired: int | None, metric: str = ""
+    ) -> ScaleDecision:
+        """:meth:`sync` with the reasons (``metric`` names the proposal's metric in a scale-up's reason);
+        updates the recommendation history and the scale events."""
+        spec = self.spec
+        if not self.recommendations:
+            self.recommendations.append(TimestampedRecommendation(current_replicas, now))
+        able: str | None = None
+        limited: str | None = None
+        if current_replicas == 0 and spec.min_replicas != 0:
+            return ScaleDecision(0, rescale=False, reason="ScalingDisabled")
+        if current_replicas > spec.max_replicas:
+            desired, reason = spec.max_replicas, "Current number of replicas above Spec.MaxReplicas"
+        elif current_replicas < spec.min_replicas:
+            desired, reason = spec.min_replicas, "Current number of replicas below Spec.MinReplicas"
+        elif computed_desired is None:
+            return ScaleDecision(current_replicas, rescale=False, reason="FailedComputeMetricsReplicas")
+        else:
+            desired = max(computed_desired, 0)
+            reason = ""
+            if desired > current_replicas:
+                reason = f"{metric} above target"
+            elif desired < current_replicas:
+                reason = "All metrics below target"
+            if spec.behavior is None:
+                desired, able, limited = self._normalize_desired_replicas(now, current_replicas, desired)
+            else:
+                desired, able, limited = self._normalize_desired_replicas_with_behaviors(
+                    now, current_replicas, desired
+                )
+        if desired == current_replicas:
+            return ScaleDecision(current_replicas, rescale=False, able_to_scale=able, scaling_limited=limited)
+        self._store_scale_event(now, current_replicas, desired)
+        return ScaleDecision(
+            desired, rescale=True, reason=reason, able_to_scale=able, scaling_limited=limited
+        )
+
+    def _normalize_desired_replicas(self, now: float, current: int, desired: int) -> tuple[int, str, str]:
+        """``normalizeDesiredReplicas`` (no ``spec.behavior``): downscale stabilization, then
+        ``convertDesiredReplicasWithRules``."""
+        stabilized = stabilize_recommendation(
+            self.recommendations, now, desired, self.config.downscale_stabilization_window
+        )
+        able = "ScaleDownStabilized" if stabilized != desired else "ReadyForNewScale"
+        result, limited = convert_desired_replicas_with_rules(
+            current, stabilized, self.spec.min_replicas, self.spec.max_replicas
+        )
+        return result, able, limited
+
+    def rules(self) -> tuple[HPAScalingRules, HPAScalingRules]:
+        """The defaulted scale-up and scale-down rules of ``spec.behavior`` (which must be set), the
+        scale-down window filled from the controller flag (``maybeInitScaleDownStabilizationWindow``)."""
+        behavior = self.spec.behavior
+        if behavior is None:
+            raise ValueError("the HPA has no spec.behavior")
+        up = generate_scale_up_rules(behavior.scale_up)
+        down = generate_scale_down_rules(behavior.scale_down)
+        if down.stabilization_window_seconds is None:
+            down = replace(down, stabilization_window_seconds=int(self.config.downscale_stabilization_window))
+        return up, down
+
+    def _normalize_desired_replicas_with_behaviors(
+        self, now: float, current: int, desired: int
+    ) -> tuple[int, str, str]:
+        """``normalizeDesiredReplicasWithBehaviors``: stabilize, then apply the policies' rate limits."""
+        up, down = self.rules()
+        stabilized, stabilized_reason = stabilize_recommendation_with_behaviors(
+            self.recommendations,
+            now,
+            current,
+            desired,
+            up.stabilization_window_seconds or 0,
+            down.stabilization_window_seconds or 0,
+        )
+        able = stabilized_reason if stabilized != desired else "ReadyForNewScale"
+        result, limited = convert_desired_replicas_with_behavior_rate(
+            current,
+            stabilized,
+            self.spec.min_replicas,
+            self.spec.max_replicas,
+            up,
+            down,
+            self.scale_up_events,
+            self.scale_down_events,
+            now,
+        )
+        return result, able, limited
+
+    def _store_scale_event(self, now: float, previous: int, new: int) -> None:
+        """``storeScaleEvent``: only with a behavior (the legacy path keeps no events)."""
+        if self.spec.behavior is None:
+            return
+        up, down = self.rules()
+        if new > previous:
+            store_scale_event(self.scale_up_events, up, new - previous, now)
+        else:
+            store_scale_event(self.scale_down_events, down, previous - new, now)

@@ -1,0 +1,60 @@
+"""KEDA (``keda.sh/v1alpha1``) ScaledObject and ScaledJob semantics as pure decision code.
+
+State and time in, decisions out; no I/O. The upstream files each part mirrors are named in
+its module: :mod:`gpufleet.autoscaling.keda_triggers` (``pkg/scalers/redis_scaler.go``,
+``prometheus_scaler.go``, ``scaler.go``), :mod:`gpufleet.autoscaling.keda_scaled_object`
+(``pkg/scaling/executor/scale_scaledobjects.go``, ``pkg/scaling/scale_handler.go``,
+``pkg/fallback/fallback.go``) and
+:mod:`gpufleet.autoscaling.keda_scaled_job` (``pkg/scaling/executor/scale_jobs.go``,
+``pkg/scaling/scaledjob/metrics.go``). The specs are in :mod:`gpufleet.model.keda`.
+"""
+
+from __future__ import annotations
+
+from gpufleet.autoscaling.keda_scaled_job import (
+    ScaledJobDecision,
+    ScaledJobState,
+    ScalerMetrics,
+    combine_scaler_metrics,
+    decide_scaled_job,
+    effective_max_scale,
+    scaler_metrics,
+)
+from gpufleet.autoscaling.keda_scaled_object import (
+    FallbackTracker,
+    HpaExternalMetric,
+    KedaDecision,
+    KedaHpaInputs,
+    KedaReason,
+    ScaledObjectState,
+    hpa_inputs,
+)
+from gpufleet.autoscaling.keda_triggers import (
+    is_active,
+    metric_name,
+    normalize_string,
+    target_milli,
+    to_milli,
+)
+
+__all__ = [
+    "FallbackTracker",
+    "HpaExternalMetric",
+    "KedaDecision",
+    "KedaHpaInputs",
+    "KedaReason",
+    "ScaledJobDecision",
+    "ScaledJobState",
+    "ScaledObjectState",
+    "ScalerMetrics",
+    "combine_scaler_metrics",
+    "decide_scaled_job",
+    "effective_max_scale",
+    "hpa_inputs",
+    "is_active",
+    "metric_name",
+    "normalize_string",
+    "scaler_metrics",
+    "target_milli",
+    "to_milli",
+]

@@ -1,0 +1,237 @@
+"""KEDA ScaledObject decisions: activation (0 <-> 1) by KEDA, scaling (1 <-> N) by the HPA it creates.
+
+Mirrors ``kedacore/keda``:
+
+- ``pkg/scaling/executor/scale_scaledobjects.go`` (``RequestScale``, ``scaleFromZeroOrIdle``,
+  ``scaleToZeroOrIdle``, ``getIdleOrMinimumReplicaCount``): each polling interval KEDA asks its
+  scalers whether any is active (``pkg/scaling/scale_handler.go``: the object is active when any
+  trigger that answered is active, and in error when any trigger failed) and then
+  - active and at 0 replicas (or, with ``idleReplicaCount``, below ``minReplicaCount``): scale to
+    ``minReplicaCount`` if > 0, else to 1, and record ``lastActiveTime``;
+  - active with replicas, some trigger failing: change nothing (Ready=Unknown, ``PartialTriggerError``);
+  - active with replicas: record ``lastActiveTime``; the HPA scales;
+  - inactive with a failing trigger: change nothing (with no fallback, Ready=False ``TriggerError``;
+    with ``fallback.replicas != 0``, wait for the fallback; with ``fallback.replicas == 0`` go on);
+  - inactive above ``idleReplicaCount``, or above 0 with ``minReplicaCount == 0``: scale to
+    ``idleReplicaCount`` (else ``minReplicaCount``) once ``lastActiveTime + cooldownPeriod`` has passed
+    (with no ``lastActiveTime``: ``creationTimestamp + initialCooldownPeriod``), otherwise cool down;
+  - inactive below ``minReplicaCount`` with no ``idleReplicaCount``: scale to ``minReplicaCount``.
+- ``pkg/scaling/scale_handler.go`` (``startScaleLoop``): the first poll runs when the object is
+  created, then one every ``pollingInterval``.
+- ``controllers/keda/hpa.go`` and ``apis/keda/v1alpha1/scaledobject_types.go``: the HPA
+  ``keda-hpa-<name>`` with ``minReplicas = max(minReplicaCount, 1)``, ``maxReplicas =
+  maxReplicaCount``, one External metric per trigger (target ``listLength`` / ``threshold``), and
+  ``advanced.horizontalPodAutoscalerConfig.behavior`` copied verbatim.
+- ``pkg/fallback/fallback.go`` (``GetMetricsWithFallback``, ``doFallback``): what the HPA reads
+  when a trigger keeps failing.
+
+How the HPA turns an External ``AverageValue`` metric into replicas is the HPA's part and is not
+repeated here: ``gpufleet.autoscaling.hpa_replicas``
+(``ReplicaCalculator.get_external_per_pod_metric_replicas``, mirroring
+``GetExternalPerPodMetricReplicas``) computes ``usageRatio = total / (target ×
+status.replicas)`` and, outside the tolerance (0.1), ``ceil(total / target)`` -- for a redis list
+``ceil(LLEN / listLength)`` whatever the current count -- else ``status.replicas``; the HPA then
+clamps to ``[minReplicas, maxReplicas]`` and applies its behavior. Feed it
+:attr:`HpaExternalMetric.target_milli` and ``to_milli(value)`` (milli-values, as upstream).
+
+Cooldown comparison (derived): upstream scales in when ``lastActiveTime + cooldownPeriod`` is
+strictly *before* ``time.Now()``. ``lastActiveTime`` is a ``metav1.Time``, persisted with
+one-second precision and read back before the next poll, and the next poll runs a little after
+its nominal time, so in a real cluster the poll exactly ``cooldownPeriod`` after the last active
+one scales in. On a virtual clock with no latency that is ``now >= lastActiveTime + cooldownPeriod``,
+which is the comparison used here (likewise for ``initialCooldownPeriod``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+from gpufleet.autoscaling.keda_triggers import is_active, metric_name, target_milli
+from gpufleet.model.keda import ScaledObjectSpec, ScaleTargetRef
+
+
+@dataclass(frozen=True)
+class HpaExternalMetric:
+    """One External metric of the HPA KEDA creates (one per trigger)."""
+
+    name: str
+    target_type: Literal["AverageValue", "Value"]
+    #: Target quantity in milli-units, as the HPA reads it (``MilliValue()``).
+    target_milli: int
+
+    @property
+    def target(self) -> float:
+        return self.target_milli / 1000
+
+
+@dataclass(frozen=True)
+class KedaHpaInputs:
+    """What KEDA writes into the HPA it owns for a ScaledObject."""
+
+    name: str
+    scale_target_ref: ScaleTargetRef
+    min_replicas: int
+    max_replicas: int
+    metrics: tuple[HpaExternalMetric, ...]
+    #: ``advanced.horizontalPodAutoscalerConfig.behavior``, verbatim (None: the HPA defaults).
+    behavior: Mapping[str, Any] | None
+
+
+def hpa_inputs(spec: ScaledObjectSpec) -> KedaHpaInputs:
+    """The HPA KEDA creates for ``spec``: name, bounds, one External metric per trigger, behavior."""
+    metrics = tuple(
+        HpaExternalMetric(
+            name=metric_name(i, trigger),
+            target_type="Value" if trigger.metric_type == "Value" else "AverageValue",
+            target_milli=target_milli(trigger),
+        )
+        for i, trigger in enumerate(spec.triggers)
+    )
+    return KedaHpaInputs(
+        name=spec.resolved_hpa_name,
+        scale_target_ref=spec.scale_target_ref,
+        min_replicas=spec.hpa_min_replicas,
+        max_replicas=spec.max_replica_count,
+        metrics=metrics,
+        behavior=spec.hpa_behavior,
+    )
+
+
+class FallbackTracker:
+    """The metrics-adapter side of ``spec.fallback`` (``pkg/fallback/fallback.go``).
+
+    Each time the HPA reads trigger ``i`` (``metric_value``), a success resets its failure count
+    and returns the value; a failure increments it and, once it exceeds ``failureThreshold`` (and
+    the trigger's target is ``AverageValue``), returns ``int(target) × replicas`` so that the HPA
+    proposes ``replicas``: ``fallback.replicas`` (behavior ``static``), the current replicas
+    (``currentReplicas``), or the larger/smaller of the two (``currentReplicasIfHigher`` /
+    ``currentReplicasIfLower``). Otherwise it returns None: the metric is unavailable to the HPA.
+    Upstream truncates the target to an integer (``int64(AverageValue.AsApproximateFloat64())``),
+    so a prometheus threshold below 1 falls back to a value of 0; that is reproduced.
+    """
+
+    def __init__(self, spec: ScaledObjectSpec) -> None:
+        self._spec = spec
+        self._failures = [0] * len(spec.triggers)
+
+    def failures(self, index: int) -> int:
+        """``status.health[<metric>].numberOfFailures`` for trigger ``index``."""
+        return self._failures[index]
+
+    def metric_value(self, index: int, value: float | None, current_replicas: int) -> float | None:
+        """What the HPA reads for trigger ``index``, given the scaler's answer (None: an error)."""
+        if value is not None:
+            self._failures[index] = 0
+            return value
+        self._failures[index] += 1
+        fallback = self._spec.fallback
+        trigger = self._spec.triggers[index]
+        if fallback is None or trigger.metric_type != "AverageValue":
+            return None
+        if self._failures[index] <= fallback.failure_threshold:
+            return None
+        replicas = {
+            "static": fallback.replicas,
+            "currentReplicas": current_replicas,
+            "currentReplicasIfHigher": max(current_replicas, fallback.replicas),
+            "currentReplicasIfLower": min(current_replicas, fallback.replicas),
+        }[fallback.behavior]
+        return float(int(trigger.target_value) * replicas)
+
+
+class KedaReason(StrEnum):
+    """Why a poll decided what it did, in KEDA's own words (events, condition reasons)."""
+
+    #: ``KEDAScaleTargetActivated``: 0 (or idle) -> ``max(minReplicaCount, 1)``.
+    ACTIVATED = "ScaleTargetActivated"
+    #: ``KEDAScaleTargetDeactivated``: -> ``idleReplicaCount`` or ``minReplicaCount`` after cooldown.
+    DEACTIVATED = "ScaleTargetDeactivated"
+    #: Inactive below ``minReplicaCount`` (no idle mode): set to ``minReplicaCount``.
+    SET_TO_MIN = "SetToMinReplicaCount"
+    #: Active condition True: the HPA scales between ``max(min, 1)`` and ``max``.
+    ACTIVE = "ScalerActive"
+    #: Inactive, waiting for ``cooldownPeriod`` (or ``initialCooldownPeriod``) before scaling in.
+    COOLDOWN = "ScalerCooldown"
+    #: Inactive and nothing to do.
+    NOT_ACTIVE = "ScalerNotActive"
+    #: Active, but some trigger failed: nothing changes, ``lastActiveTime`` is not updated.
+    PARTIAL_TRIGGER_ERROR = "PartialTriggerError"
+    #: Inactive with a failing trigger and no fallback: nothing changes.
+    TRIGGER_ERROR = "TriggerError"
+    #: Inactive with a failing trigger and ``fallback.replicas != 0``: KEDA does not scale to 0.
+    FALLBACK = "Fallback"
+
+
+@dataclass(frozen=True)
+class KedaDecision:
+    """The outcome of one ScaledObject poll."""
+
+    #: Replicas KEDA sets on the scale target now; None: KEDA leaves the count alone.
+    scale_to: int | None
+    reason: KedaReason
+    active: bool
+    error: bool
+    #: Whether the HPA scales the target after this poll (it is disabled at 0 replicas).
+    hpa_enabled: bool
+
+
+class ScaledObjectState:
+    """KEDA's per-ScaledObject loop: ``lastActiveTime`` and the polling clock.
+
+    Call :meth:`poll` at :attr:`next_poll_at` (the creation time, then every ``pollingInterval``)
+    with each trigger's current value (the list length, the query result; None when the scaler
+    failed) and the scale target's current ``spec.replicas``.
+    """
+
+    def __init__(self, spec: ScaledObjectSpec, created_at: float) -> None:
+        self.spec = spec
+        self.created_at = created_at
+        #: ``status.lastActiveTime``; None until a trigger is first active.
+        self.last_active_at: float | None = None
+        self.next_poll_at = created_at
+
+    def poll(self, now: float, trigger_values: Sequence[float | None], current_replicas: int) -> KedaDecision:
+        if now < self.next_poll_at:
+            raise ValueError(f"poll at {now} is before the next polling time {self.next_poll_at}")
+        if len(trigger_values) != len(self.spec.triggers):
+            raise ValueError(f"{len(trigger_values)} trigger values for {len(self.spec.triggers)} triggers")
+        self.next_poll_at = now + self.spec.polling_interval_s
+        error = any(value is None for value in trigger_values)
+        active = any(
+            value is not None and is_active(trigger, value)
+            for trigger, value in zip(self.spec.triggers, trigger_values, strict=True)
+        )
+        scale_to, reason = self._decide(now, active, error, current_replicas)
+        replicas_after = current_replicas if scale_to is None else scale_to
+        return KedaDecision(scale_to, reason, active, error, hpa_enabled=replicas_after > 0)
+
+    def _decide(self, now: float, active: bool, error: bool, current: int) -> tuple[int | None, KedaReason]:
+        spec = self.spec
+        minimum, idle = spec.min_replica_count, spec.idle_replica_count
+        if active:
+            if (idle is not None and current < minimum) or current == 0:
+                self.last_active_at = now
+                return (minimum if minimum > 0 else 1), KedaReason.ACTIVATED
+            if error:
+                return None, KedaReason.PARTIAL_TRIGGER_ERROR
+            self.last_active_at = now
+            return None, KedaReason.ACTIVE
+        if error and spec.fallback is not None and spec.fallback.replicas != 0:
+            return None, KedaReason.FALLBACK
+        if error and spec.fallback is None:
+            return None, KedaReason.TRIGGER_ERROR
+        if (idle is not None and current > idle) or (current > 0 and minimum == 0):
+            if self._cooled_down(now):
+                return (idle if idle is not None else minimum), KedaReason.DEACTIVATED
+            return None, KedaReason.COOLDOWN
+        if current < minimum and idle is None:
+            return minimum, KedaReason.SET_TO_MIN
+        return None, KedaReason.NOT_ACTIVE
+
+    def _cooled_down(self, now: float) -> bool:
+        if self.last_active_at is None:
+            return now >= self.created_at + self.spec.initial_cooldown_period_s
+        return now >= self.last_active_at + self.spec.cooldown_period_s

@@ -1,0 +1,135 @@
+"""cluster-autoscaler's scale-down decision: which nodes are unneeded, and what blocks them.
+
+Mirrors ``core/scaledown`` and ``simulator/``: a node is *unneeded* when its utilisation is
+below ``--scale-down-utilization-threshold`` (0.5) — on a GPU node GPU requests over GPU
+allocatable only (``utilization.Calculate`` with a GPU config), elsewhere the larger of the
+cpu and memory shares, DaemonSet pods included — and every other pod on it can be placed
+on the remaining nodes by the scheduler's filters. Blockers (cluster-autoscaler FAQ): a pod
+annotated ``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"``, a pod without a
+controller (unless annotated ``"true"``), a PodDisruptionBudget with no disruption left.
+gpufleet's GPU-aware option ``protect_working_gangs`` also refuses nodes where a pod of a
+working gang runs (upstream drains them, and the whole gang restarts).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import CPU, GPU, MEMORY
+from gpufleet.scheduling.cluster_state import ClusterState
+from gpufleet.scheduling.profile import Profile
+
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+
+
+@dataclass(frozen=True)
+class DisruptionBudget:
+    """A ``policy/v1`` PodDisruptionBudget: ``minAvailable`` or ``maxUnavailable`` (int or "N%")."""
+
+    namespace: str
+    name: str
+    selector: tuple[tuple[str, str], ...]
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
+
+    def covers(self, pod: Pod) -> bool:
+        return pod.namespace == self.namespace and all(pod.labels.get(k) == v for k, v in self.selector)
+
+    def allowed(self, healthy: int, expected: int) -> int:
+        """``disruptionsAllowed`` as the disruption controller computes it."""
+
+        def scaled(value: int | str, round_up: bool) -> int:
+            if isinstance(value, int):
+                return value
+            share = float(value.rstrip("%")) * expected / 100
+            return math.ceil(share) if round_up else math.floor(share)
+
+        if self.min_available is not None:
+            desired = scaled(self.min_available, round_up=True)
+        elif self.max_unavailable is not None:
+            desired = expected - scaled(self.max_unavailable, round_up=True)
+        else:
+            desired = expected
+        return max(healthy - desired, 0)
+
+
+def utilization(state: ClusterState, i: int) -> float:
+    """GPU share on a node with GPUs, else the larger of the cpu and memory shares."""
+    alloc, req = state.alloc[i], state.requested[i]
+    col = state.res_index.get(GPU)
+    if col is not None and alloc[col] > 0:
+        return float(req[col] / alloc[col])
+    shares = [
+        req[c] / alloc[c] for r in (CPU, MEMORY) if (c := state.res_index.get(r)) is not None and alloc[c] > 0
+    ]
+    return float(max(shares, default=0.0))
+
+
+def eviction_blocker(pod: Pod, budgets: list[DisruptionBudget], allowed: dict[str, int]) -> str | None:
+    """Why cluster-autoscaler would not evict this pod, or None."""
+    annotation = pod.annotations.get(SAFE_TO_EVICT)
+    if annotation == "false":
+        return f'pod {pod.key} is annotated {SAFE_TO_EVICT}: "false"'
+    if pod.owner is None and annotation != "true":
+        return f"pod {pod.key} has no controller"
+    for budget in budgets:
+        if budget.covers(pod) and allowed.get(f"{budget.namespace}/{budget.name}", 0) < 1:
+            return f"pod {pod.key} is protected by PodDisruptionBudget {budget.namespace}/{budget.name}"
+    return None
+
+
+def find_home(
+    state: ClusterState, profile: Profile, pod: Pod, exclude: set[int], extra: dict[int, list[int]]
+) -> int | None:
+    """A node other than ``exclude`` where the pod passes the filters, counting tentative moves."""
+    want = state.pod_vectors(pod)[0].tolist()
+    for i in state.active_indices().tolist():
+        if i in exclude or any(f.reject(pod, state.nodes[i]) for f in profile.static_filters):
+            continue
+        moved = extra.get(i)
+        free = (state.alloc[i] - state.requested[i]).tolist()
+        if moved is not None:
+            free = [f - m for f, m in zip(free, moved, strict=True)]
+        if all(w <= f for w, f in zip(want, free, strict=True) if w > 0):
+            extra[i] = [m + w for m, w in zip(moved or [0] * len(want), want, strict=True)]
+            return int(i)
+    return None
+
+
+@dataclass(frozen=True)
+class NodeVerdict:
+    node: str
+    unneeded: bool
+    reason: str = ""
+
+
+def assess(
+    state: ClusterState,
+    i: int,
+    profile: Profile,
+    threshold: float,
+    budgets: list[DisruptionBudget],
+    allowed: dict[str, int],
+    is_daemon: set[str],
+    exclude: set[int],
+    protected: set[str] | None = None,
+) -> NodeVerdict:
+    """Whether node ``i`` could be removed now (its pods moved to nodes outside ``exclude``)."""
+    name = state.nodes[i].name
+    used = utilization(state, i)
+    if used >= threshold:
+        return NodeVerdict(name, False, f"utilization {used:.2f} >= {threshold}")
+    moved: dict[int, list[int]] = {}
+    for a in sorted(state.pods_on[i].values(), key=lambda a: a.pod.key):
+        if a.pod.key in is_daemon:
+            continue
+        blocker = eviction_blocker(a.pod, budgets, allowed)
+        if blocker is None and protected is not None and a.pod.key in protected:
+            blocker = f"pod {a.pod.key} belongs to a working gang"
+        if blocker is not None:
+            return NodeVerdict(name, False, blocker)
+        if find_home(state, profile, a.pod, exclude | {i}, moved) is None:
+            return NodeVerdict(name, False, f"pod {a.pod.key} fits on no other node")
+    return NodeVerdict(name, True)

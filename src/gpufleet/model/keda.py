@@ -1,0 +1,546 @@
+"""KEDA (``keda.sh/v1alpha1``) ScaledObject and ScaledJob specs, and the triggers gpufleet models.
+
+Pure data: the fields, defaults and validation of the two custom resources, mirroring
+``kedacore/keda: apis/keda/v1alpha1/scaledobject_types.go`` (``GetHPAMinReplicas``,
+``GetHPAMaxReplicas``, ``CheckReplicaCountBoundsAreValid``, ``CheckFallbackValid``) and
+``apis/keda/v1alpha1/scaledjob_types.go`` (``MinReplicaCount``, ``MaxReplicaCount``), with the
+metadata of two scalers: ``redis`` (``pkg/scalers/redis_scaler.go``: ``listName``, ``listLength``
+default 5, ``activationListLength`` default 0) and ``prometheus``
+(``pkg/scalers/prometheus_scaler.go``: ``serverAddress``, ``query``, ``threshold``,
+``activationThreshold`` default 0). Trigger metadata is ``map[string]string`` upstream; the
+strings are parsed here into numbers, with an error naming the key when one does not parse.
+Metadata keys that only matter for talking to a real server (``address``, ``host``, ``port``,
+``databaseIndex``, ``enableTLS``, ``ignoreNullValues``, ...) are accepted and ignored.
+
+The decisions (activation, cooldown, the HPA inputs, ScaledJob strategies) live in
+``gpufleet.autoscaling.keda``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+MetricType = Literal["AverageValue", "Value", "Utilization"]
+TriggerType = Literal["redis", "prometheus"]
+FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower"]
+ScalingStrategyName = Literal["default", "custom", "accurate", "eager"]
+MultipleScalersCalculation = Literal["max", "min", "avg", "sum"]
+
+METRIC_TYPES: tuple[MetricType, ...] = ("AverageValue", "Value", "Utilization")
+FALLBACK_BEHAVIORS: tuple[FallbackBehavior, ...] = (
+    "static",
+    "currentReplicas",
+    "currentReplicasIfHigher",
+    "currentReplicasIfLower",
+)
+SCALING_STRATEGIES: tuple[ScalingStrategyName, ...] = ("default", "custom", "accurate", "eager")
+MULTIPLE_SCALERS_CALCULATIONS: tuple[MultipleScalersCalculation, ...] = ("max", "min", "avg", "sum")
+
+#: ``defaultPollingInterval`` (``pkg/scaling/executor/scale_executor.go``), seconds.
+DEFAULT_POLLING_INTERVAL_S = 30
+#: ``defaultCooldownPeriod``, seconds; applies only to the N -> 0 (or idle) step.
+DEFAULT_COOLDOWN_PERIOD_S = 300
+#: ``defaultHPAMaxReplicas`` (ScaledObject) and ``defaultScaledJobMaxReplicaCount`` (ScaledJob).
+DEFAULT_MAX_REPLICA_COUNT = 100
+#: ``defaultSuccessfulJobsHistoryLimit`` / ``defaultFailedJobsHistoryLimit`` (``scale_jobs.go``).
+DEFAULT_JOBS_HISTORY_LIMIT = 100
+#: ``defaultTargetListLength`` of the redis scaler (the docs call ``listLength`` required; the code
+#: defaults it to 5).
+DEFAULT_REDIS_LIST_LENGTH = 5
+
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_DECIMAL = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
+class KedaSpecError(ValueError):
+    """A ScaledObject, ScaledJob or trigger that KEDA would reject (or that gpufleet cannot model).
+
+    ``path`` names the field (``spec.triggers[0].metadata.listLength``); ``str()`` gives
+    ``"<path>: <message>"``.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.message = message
+
+
+def parse_decimal(text: str) -> float | None:
+    """A finite decimal in Go ``strconv.ParseFloat`` syntax (``"100.50"``, ``"1e3"``, ``".5"``), else None.
+
+    Go also accepts ``Inf``, ``NaN`` and hexadecimal floats; gpufleet does not, since no finite
+    scaling decision can come from them.
+    """
+    return float(text) if _DECIMAL.match(text) else None
+
+
+def parse_metadata_int(metadata: Mapping[str, str], key: str, default: int) -> int:
+    """An integer trigger-metadata value (Go ``strconv.ParseInt`` syntax), or ``default`` if absent.
+
+    An empty string counts as absent, as in KEDA's parameter lookup (``getParameterFromConfigV2``).
+    """
+    raw = metadata.get(key)
+    if raw is None or raw == "":
+        return default
+    if not isinstance(raw, str) or not _INTEGER.match(raw):
+        raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not an integer")
+    return int(raw)
+
+
+def parse_metadata_float(metadata: Mapping[str, str], key: str, default: float | None) -> float:
+    """A decimal trigger-metadata value (:func:`parse_decimal`); required when ``default`` is None."""
+    raw = metadata.get(key)
+    if raw is None or raw == "":
+        if default is None:
+            raise KedaSpecError(f"metadata.{key}", "required")
+        return default
+    value = parse_decimal(raw) if isinstance(raw, str) else None
+    if value is None:
+        raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not a finite decimal number")
+    return value
+
+
+def _required_string(metadata: Mapping[str, str], key: str) -> str:
+    raw = metadata.get(key)
+    if raw is None or raw == "":
+        raise KedaSpecError(f"metadata.{key}", "required")
+    if not isinstance(raw, str):
+        raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not a string")
+    return raw
+
+
+@dataclass(frozen=True)
+class RedisListScaler:
+    """The ``redis`` trigger: the length of a Redis list (``LLEN``)."""
+
+    list_name: str
+    #: Target *average* list length per replica (HPA ``AverageValue`` target).
+    list_length: int = DEFAULT_REDIS_LIST_LENGTH
+    #: Active when ``LLEN > activationListLength`` (strictly).
+    activation_list_length: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.list_name:
+            raise KedaSpecError("metadata.listName", "required")
+        if self.list_length <= 0:
+            # gpufleet refuses it: the HPA KEDA creates would divide by zero.
+            raise KedaSpecError("metadata.listLength", f"must be positive, got {self.list_length}")
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, str]) -> RedisListScaler:
+        return cls(
+            list_name=_required_string(metadata, "listName"),
+            list_length=parse_metadata_int(metadata, "listLength", DEFAULT_REDIS_LIST_LENGTH),
+            activation_list_length=parse_metadata_int(metadata, "activationListLength", 0),
+        )
+
+
+@dataclass(frozen=True)
+class PrometheusScaler:
+    """The ``prometheus`` trigger: the single value a PromQL query returns."""
+
+    server_address: str
+    query: str
+    #: Target value (may be a decimal); the HPA target is ``int64(threshold * 1000)`` milli-units.
+    threshold: float
+    #: Active when the query value ``> activationThreshold`` (strictly).
+    activation_threshold: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.server_address:
+            raise KedaSpecError("metadata.serverAddress", "required")
+        if not self.query:
+            raise KedaSpecError("metadata.query", "required")
+        if not (math.isfinite(self.threshold) and math.isfinite(self.activation_threshold)):
+            raise KedaSpecError("metadata.threshold", "threshold and activationThreshold must be finite")
+        if int(self.threshold * 1000) <= 0:
+            # GetMetricTargetMili truncates to milli-units; a zero target divides by zero in the HPA.
+            raise KedaSpecError("metadata.threshold", f"must be at least 0.001, got {self.threshold}")
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, str]) -> PrometheusScaler:
+        return cls(
+            server_address=_required_string(metadata, "serverAddress"),
+            query=_required_string(metadata, "query"),
+            threshold=parse_metadata_float(metadata, "threshold", None),
+            activation_threshold=parse_metadata_float(metadata, "activationThreshold", 0.0),
+        )
+
+
+Scaler = RedisListScaler | PrometheusScaler
+
+
+@dataclass(frozen=True)
+class ScaleTrigger:
+    """One entry of ``spec.triggers``: ``{type, metadata, metricType, name}``."""
+
+    scaler: Scaler
+    #: ``metricType``: ``AverageValue`` (default) or ``Value``. ``Utilization`` exists for the cpu and
+    #: memory triggers only; for external scalers KEDA refuses it
+    #: (``ErrScalerUnsupportedUtilizationMetricType``, ``pkg/scalers/scaler.go``).
+    metric_type: MetricType = "AverageValue"
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.metric_type not in METRIC_TYPES:
+            raise KedaSpecError(
+                "metricType", f"must be one of {', '.join(METRIC_TYPES)}, got {self.metric_type!r}"
+            )
+        if self.metric_type == "Utilization":
+            raise KedaSpecError(
+                "metricType",
+                "'Utilization' metric type is unsupported for external metrics, "
+                "allowed values are 'Value' or 'AverageValue'",
+            )
+
+    @classmethod
+    def parse(
+        cls, type_: str, metadata: Mapping[str, str], metric_type: str = "AverageValue", name: str = ""
+    ) -> ScaleTrigger:
+        """Build a trigger from its manifest strings; :class:`KedaSpecError` names the bad key."""
+        scaler: Scaler
+        if type_ == "redis":
+            scaler = RedisListScaler.from_metadata(metadata)
+        elif type_ == "prometheus":
+            scaler = PrometheusScaler.from_metadata(metadata)
+        else:
+            raise KedaSpecError(
+                "type", f"trigger type {type_!r} is not modelled (gpufleet models redis, prometheus)"
+            )
+        return cls(scaler=scaler, metric_type=cast(MetricType, metric_type), name=name)
+
+    @property
+    def type(self) -> TriggerType:
+        return "redis" if isinstance(self.scaler, RedisListScaler) else "prometheus"
+
+    @property
+    def target_value(self) -> float:
+        """The HPA target: ``listLength`` (redis) or ``threshold`` (prometheus)."""
+        if isinstance(self.scaler, RedisListScaler):
+            return float(self.scaler.list_length)
+        return self.scaler.threshold
+
+    @property
+    def activation_value(self) -> float:
+        """``activationListLength`` (redis) or ``activationThreshold`` (prometheus)."""
+        if isinstance(self.scaler, RedisListScaler):
+            return float(self.scaler.activation_list_length)
+        return self.scaler.activation_threshold
+
+
+@dataclass(frozen=True)
+class ScaleTargetRef:
+    """``spec.scaleTargetRef``; KEDA defaults ``apiVersion``/``kind`` to a Deployment."""
+
+    name: str
+    kind: str = "Deployment"
+    api_version: str = "apps/v1"
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """``spec.fallback``: replicas to report to the HPA once a trigger has failed too often."""
+
+    failure_threshold: int
+    replicas: int
+    behavior: FallbackBehavior = "static"
+
+
+def _check_triggers(triggers: tuple[ScaleTrigger, ...]) -> None:
+    if not triggers:
+        raise KedaSpecError("spec.triggers", "at least one trigger is required")
+
+
+def _check_count(path: str, value: int, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise KedaSpecError(path, f"must be an integer >= {minimum}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ScaledObjectSpec:
+    """A ScaledObject: what KEDA itself decides (0 <-> 1) and the HPA it creates (1 <-> N)."""
+
+    name: str
+    namespace: str
+    scale_target_ref: ScaleTargetRef
+    triggers: tuple[ScaleTrigger, ...]
+    polling_interval_s: int = DEFAULT_POLLING_INTERVAL_S
+    cooldown_period_s: int = DEFAULT_COOLDOWN_PERIOD_S
+    initial_cooldown_period_s: int = 0
+    min_replica_count: int = 0
+    max_replica_count: int = DEFAULT_MAX_REPLICA_COUNT
+    #: Only 0 works correctly upstream (kedacore/keda#2314); must be below minReplicaCount.
+    idle_replica_count: int | None = None
+    fallback: Fallback | None = None
+    #: ``advanced.horizontalPodAutoscalerConfig.behavior``, copied verbatim into the HPA; kept opaque.
+    hpa_behavior: Mapping[str, Any] | None = field(default=None, hash=False)
+    #: ``advanced.horizontalPodAutoscalerConfig.name``; default ``keda-hpa-<name>``.
+    hpa_name: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_triggers(self.triggers)
+        _check_count("spec.pollingInterval", self.polling_interval_s, 1)
+        _check_count("spec.cooldownPeriod", self.cooldown_period_s, 0)
+        _check_count("spec.initialCooldownPeriod", self.initial_cooldown_period_s, 0)
+        _check_count("spec.minReplicaCount", self.min_replica_count, 0)
+        _check_count("spec.maxReplicaCount", self.max_replica_count, 0)
+        # CheckReplicaCountBoundsAreValid compares against GetHPAMinReplicas (min if > 0, else 1).
+        hpa_min = self.hpa_min_replicas
+        if hpa_min > self.max_replica_count:
+            raise KedaSpecError(
+                "spec.minReplicaCount",
+                f"MinReplicaCount={hpa_min} must be less than MaxReplicaCount={self.max_replica_count}",
+            )
+        if self.idle_replica_count is not None:
+            _check_count("spec.idleReplicaCount", self.idle_replica_count, 0)
+            if self.idle_replica_count >= hpa_min:
+                raise KedaSpecError(
+                    "spec.idleReplicaCount",
+                    f"IdleReplicaCount={self.idle_replica_count} must be less than MinReplicaCount={hpa_min}",
+                )
+        if self.fallback is not None:
+            self._check_fallback(self.fallback)
+
+    def _check_fallback(self, fallback: Fallback) -> None:
+        # CheckFallbackValid (scaledobject_types.go).
+        if fallback.failure_threshold < 0 or fallback.replicas < 0:
+            raise KedaSpecError(
+                "spec.fallback",
+                f"FailureThreshold={fallback.failure_threshold} & Replicas={fallback.replicas} "
+                "must both be greater than or equal to 0",
+            )
+        if fallback.behavior not in FALLBACK_BEHAVIORS:
+            raise KedaSpecError("spec.fallback.behavior", f"must be one of {', '.join(FALLBACK_BEHAVIORS)}")
+        for i, trigger in enumerate(self.triggers):
+            if trigger.metric_type != "AverageValue":
+                raise KedaSpecError(
+                    f"spec.triggers[{i}].metricType",
+                    f"MetricType={trigger.metric_type}, but Fallback can only be enabled for triggers "
+                    "with metric of type AverageValue",
+                )
+
+    @property
+    def hpa_min_replicas(self) -> int:
+        """``GetHPAMinReplicas``: ``minReplicaCount`` if > 0, else 1."""
+        return self.min_replica_count if self.min_replica_count > 0 else 1
+
+    @property
+    def resolved_hpa_name(self) -> str:
+        """``getHPAName``: ``advanced.horizontalPodAutoscalerConfig.name`` or ``keda-hpa-<name>``."""
+        return self.hpa_name or f"keda-hpa-{self.name}"
+
+
+@dataclass(frozen=True)
+class ScalingStrategy:
+    """ScaledJob ``spec.scalingStrategy``."""
+
+    #: Unknown names select ``default`` upstream (``NewScalingStrategy``); gpufleet rejects them.
+    strategy: ScalingStrategyName = "default"
+    custom_scaling_queue_length_deduction: int | None = None
+    #: A string in the CRD, parsed when the strategy runs; if it does not parse, KEDA falls back to
+    #: the ``default`` strategy.
+    custom_scaling_running_job_percentage: str = ""
+    #: Pod conditions that, all True, make a Job no longer pending; used by the caller that counts
+    #: pending Jobs (``getPendingJobCount``).
+    pending_pod_conditions: tuple[str, ...] = ()
+    multiple_scalers_calculation: MultipleScalersCalculation = "max"
+
+    def __post_init__(self) -> None:
+        if self.strategy not in SCALING_STRATEGIES:
+            raise KedaSpecError(
+                "spec.scalingStrategy.strategy", f"must be one of {', '.join(SCALING_STRATEGIES)}"
+            )
+        if self.multiple_scalers_calculation not in MULTIPLE_SCALERS_CALCULATIONS:
+            raise KedaSpecError(
+                "spec.scalingStrategy.multipleScalersCalculation",
+                f"must be one of {', '.join(MULTIPLE_SCALERS_CALCULATIONS)}",
+            )
+        if self.strategy == "custom" and self.custom_scaling_queue_length_deduction is None:
+            # Upstream dereferences the nil pointer when the percentage parses.
+            raise KedaSpecError(
+                "spec.scalingStrategy.customScalingQueueLengthDeduction", "required with strategy custom"
+            )
+
+
+@dataclass(frozen=True)
+class ScaledJobSpec:
+    """A ScaledJob: KEDA creates one Job per poll-computed slot from ``jobTargetRef``."""
+
+    name: str
+    namespace: str
+    #: The CRD inlines a JobSpec; which Job template it maps to is the caller's concern, kept as a key.
+    job_target_ref: str
+    triggers: tuple[ScaleTrigger, ...]
+    polling_interval_s: int = DEFAULT_POLLING_INTERVAL_S
+    min_replica_count: int = 0
+    #: None = unset (then 100 and, unlike a set value, not reduced by minReplicaCount).
+    max_replica_count: int | None = None
+    successful_jobs_history_limit: int = DEFAULT_JOBS_HISTORY_LIMIT
+    failed_jobs_history_limit: int = DEFAULT_JOBS_HISTORY_LIMIT
+    scaling_strategy: ScalingStrategy = ScalingStrategy()
+
+    def __post_init__(self) -> None:
+        _check_triggers(self.triggers)
+        _check_count("spec.pollingInterval", self.polling_interval_s, 1)
+        _check_count("spec.minReplicaCount", self.min_replica_count, 0)
+        if self.max_replica_count is not None:
+            _check_count("spec.maxReplicaCount", self.max_replica_count, 0)
+        _check_count("spec.successfulJobsHistoryLimit", self.successful_jobs_history_limit, 0)
+        _check_count("spec.failedJobsHistoryLimit", self.failed_jobs_history_limit, 0)
+
+    @property
+    def effective_min_replica_count(self) -> int:
+        """``ScaledJob.MinReplicaCount()``: ``minReplicaCount``, capped at ``maxReplicaCount``."""
+        if self.max_replica_count is not None and self.min_replica_count > self.max_replica_count:
+            return self.max_replica_count
+        return self.min_replica_count
+
+    @property
+    def effective_max_replica_count(self) -> int:
+        """``ScaledJob.MaxReplicaCount()``: ``maxReplicaCount - MinReplicaCount()`` (the Jobs above the
+        minimum), ``maxReplicaCount`` itself when min exceeds it, 100 when unset."""
+        if self.max_replica_count is None:
+            return DEFAULT_MAX_REPLICA_COUNT
+        if self.min_replica_count > self.max_replica_count:
+            return self.max_replica_count
+        return self.max_replica_count - self.effective_min_replica_count
+
+
+# --- manifests ---------------------------------------------------------------------------------
+
+
+def _get(doc: Mapping[str, Any], path: str, key: str, kind: type, default: Any) -> Any:
+    """``doc[key]`` checked against ``kind``; ``default`` when absent or null."""
+    value = doc.get(key)
+    if value is None:
+        return default
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise KedaSpecError(f"{path}.{key}", f"must be an integer, got {value!r}")
+    if not isinstance(value, kind):
+        raise KedaSpecError(f"{path}.{key}", f"must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def _mapping(doc: Mapping[str, Any], path: str, key: str) -> Mapping[str, Any]:
+    value: Mapping[str, Any] = _get(doc, path, key, dict, {})
+    return value
+
+
+def _triggers_from_manifest(spec: Mapping[str, Any]) -> tuple[ScaleTrigger, ...]:
+    raw = _get(spec, "spec", "triggers", list, [])
+    triggers = []
+    for i, item in enumerate(raw):
+        path = f"spec.triggers[{i}]"
+        if not isinstance(item, dict):
+            raise KedaSpecError(path, "must be a mapping")
+        metadata = _mapping(item, path, "metadata")
+        for key, value in metadata.items():
+            if not isinstance(value, str):
+                raise KedaSpecError(f"{path}.metadata.{key}", f"must be a string, got {value!r}")
+        try:
+            triggers.append(
+                ScaleTrigger.parse(
+                    str(_get(item, path, "type", str, "")),
+                    metadata,
+                    str(_get(item, path, "metricType", str, "AverageValue")),
+                    str(_get(item, path, "name", str, "")),
+                )
+            )
+        except KedaSpecError as err:
+            raise KedaSpecError(f"{path}.{err.path}", err.message) from None
+    return tuple(triggers)
+
+
+def _metadata_name(doc: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = _mapping(doc, "", "metadata")
+    name = _get(metadata, "metadata", "name", str, "")
+    if not name:
+        raise KedaSpecError("metadata.name", "required")
+    return name, _get(metadata, "metadata", "namespace", str, "default")
+
+
+def scaled_object_from_manifest(doc: Mapping[str, Any]) -> ScaledObjectSpec:
+    """A ScaledObject from its manifest (``kind: ScaledObject``), field paths in errors."""
+    name, namespace = _metadata_name(doc)
+    spec = _mapping(doc, "", "spec")
+    target = _mapping(spec, "spec", "scaleTargetRef")
+    target_name = _get(target, "spec.scaleTargetRef", "name", str, "")
+    if not target_name:
+        raise KedaSpecError("spec.scaleTargetRef.name", "required")
+    fallback_doc = _get(spec, "spec", "fallback", dict, None)
+    fallback = None
+    if fallback_doc is not None:
+        for key in ("failureThreshold", "replicas"):
+            if key not in fallback_doc:
+                raise KedaSpecError(f"spec.fallback.{key}", "required")
+        fallback = Fallback(
+            failure_threshold=_get(fallback_doc, "spec.fallback", "failureThreshold", int, None),
+            replicas=_get(fallback_doc, "spec.fallback", "replicas", int, None),
+            behavior=_get(fallback_doc, "spec.fallback", "behavior", str, "static"),
+        )
+    hpa_config = _mapping(
+        _mapping(spec, "spec", "advanced"), "spec.advanced", "horizontalPodAutoscalerConfig"
+    )
+    hpa_path = "spec.advanced.horizontalPodAutoscalerConfig"
+    return ScaledObjectSpec(
+        name=name,
+        namespace=namespace,
+        scale_target_ref=ScaleTargetRef(
+            name=target_name,
+            kind=_get(target, "spec.scaleTargetRef", "kind", str, "Deployment"),
+            api_version=_get(target, "spec.scaleTargetRef", "apiVersion", str, "apps/v1"),
+        ),
+        triggers=_triggers_from_manifest(spec),
+        polling_interval_s=_get(spec, "spec", "pollingInterval", int, DEFAULT_POLLING_INTERVAL_S),
+        cooldown_period_s=_get(spec, "spec", "cooldownPeriod", int, DEFAULT_COOLDOWN_PERIOD_S),
+        initial_cooldown_period_s=_get(spec, "spec", "initialCooldownPeriod", int, 0),
+        min_replica_count=_get(spec, "spec", "minReplicaCount", int, 0),
+        max_replica_count=_get(spec, "spec", "maxReplicaCount", int, DEFAULT_MAX_REPLICA_COUNT),
+        idle_replica_count=_get(spec, "spec", "idleReplicaCount", int, None),
+        fallback=fallback,
+        hpa_behavior=_get(hpa_config, hpa_path, "behavior", dict, None),
+        hpa_name=_get(hpa_config, hpa_path, "name", str, None),
+    )
+
+
+def scaled_job_from_manifest(doc: Mapping[str, Any]) -> ScaledJobSpec:
+    """A ScaledJob from its manifest (``kind: ScaledJob``); ``job_target_ref`` is the ScaledJob's name."""
+    name, namespace = _metadata_name(doc)
+    spec = _mapping(doc, "", "spec")
+    if "jobTargetRef" not in spec:
+        raise KedaSpecError("spec.jobTargetRef", "required")
+    strategy = _mapping(spec, "spec", "scalingStrategy")
+    path = "spec.scalingStrategy"
+    conditions = _get(strategy, path, "pendingPodConditions", list, [])
+    if not all(isinstance(c, str) for c in conditions):
+        raise KedaSpecError(f"{path}.pendingPodConditions", "must be a list of strings")
+    return ScaledJobSpec(
+        name=name,
+        namespace=namespace,
+        job_target_ref=name,
+        triggers=_triggers_from_manifest(spec),
+        polling_interval_s=_get(spec, "spec", "pollingInterval", int, DEFAULT_POLLING_INTERVAL_S),
+        min_replica_count=_get(spec, "spec", "minReplicaCount", int, 0),
+        max_replica_count=_get(spec, "spec", "maxReplicaCount", int, None),
+        successful_jobs_history_limit=_get(
+            spec, "spec", "successfulJobsHistoryLimit", int, DEFAULT_JOBS_HISTORY_LIMIT
+        ),
+        failed_jobs_history_limit=_get(
+            spec, "spec", "failedJobsHistoryLimit", int, DEFAULT_JOBS_HISTORY_LIMIT
+        ),
+        scaling_strategy=ScalingStrategy(
+            strategy=_get(strategy, path, "strategy", str, "default"),
+            custom_scaling_queue_length_deduction=_get(
+                strategy, path, "customScalingQueueLengthDeduction", int, None
+            ),
+            custom_scaling_running_job_percentage=_get(
+                strategy, path, "customScalingRunningJobPercentage", str, ""
+            ),
+            pending_pod_conditions=tuple(conditions),
+            multiple_scalers_calculation=_get(strategy, path, "multipleScalersCalculation", str, "max"),
+        ),
+    )

@@ -1,0 +1,328 @@
+"""cluster-autoscaler's control loop in the simulator: scan, scale up, scale down, warm nodes.
+
+Every ``scanInterval`` (10 s) while there is something to look at: pods the scheduler
+marked unschedulable are estimated against each pool's template (``autoscaling.scale_up``,
+upcoming nodes first) and an expander picks a pool; nodes below the utilisation threshold
+whose pods fit elsewhere become unneeded and are removed after ``scaleDownUnneededTime``,
+not within ``scaleDownDelayAfterAdd`` of a scale-up, empty ones together and others one
+at a time (drained: pods evicted with their grace period, then the node deleted); pools
+with ``warm`` keep that many empty GPU-ready nodes beyond what pods need.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gpufleet.autoscaling.expanders import choose
+from gpufleet.autoscaling.scale_down import assess
+from gpufleet.autoscaling.scale_up import PoolOption, estimate, still_pending
+from gpufleet.lifecycle.node_start import plan_node_start
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import GPU, Resources, add
+from gpufleet.model.scheduler_config import ProfileConfig
+from gpufleet.scheduling.profile import build_profile
+from gpufleet.sim.controllers import daemon_should_run
+from gpufleet.sim.events import Priority
+from gpufleet.sim.node_pools import Launch, PoolRuntime
+from gpufleet.sim.records import NodeRecord
+
+if TYPE_CHECKING:
+    from gpufleet.sim.simulation import Simulation
+
+MAX_EMPTY_BULK_DELETE = 10
+
+
+@dataclass
+class ScaleEvent:
+    t_s: float
+    kind: str  # scale-up | scale-up-failed | scale-down | provision-timeout
+    pool: str
+    nodes: tuple[str, ...]
+    pods: tuple[str, ...] = ()
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "t_s": self.t_s,
+            "kind": self.kind,
+            "pool": self.pool,
+            "nodes": list(self.nodes),
+            "pods": list(self.pods),
+            "reason": self.reason,
+        }
+
+
+class ClusterAutoscalerLoop:
+    def __init__(self, sim: Simulation):
+        self.sim = sim
+        self.settings = sim.settings.autoscaler
+        self.enabled = any(rt.pool.autoscaled or rt.pool.warm for rt in sim.pools.values())
+        self.profile = build_profile(ProfileConfig())
+        self.rng = np.random.default_rng([sim.seed, 2])
+        self.armed_at: float | None = None
+        self.unneeded_since: dict[str, float] = {}
+        self.deleting: set[str] = set()
+        self.last_scale_up_s = -math.inf
+        self.events: list[ScaleEvent] = []
+
+    # -- the loop ----------------------------------------------------------------------------
+    def arm(self, at: float | None = None) -> None:
+        if not self.enabled:
+            return
+        interval = self.settings.scan_interval_s
+        t = math.ceil((at if at is not None else self.sim.loop.now) / interval - 1e-9) * interval
+        if self.armed_at is None or t < self.armed_at:
+            self.armed_at = t
+            self.sim.loop.at(t, Priority.CONTROLLER, lambda: self._scan(t))
+
+    def _scan(self, t: float) -> None:
+        if self.armed_at != t:
+            return
+        self.armed_at = None
+        acted = self._scale_up() | self._scale_down() | self._keep_warm()
+        busy = (
+            acted
+            or self.unneeded_since
+            or self.deleting
+            or any(rt.launching for rt in self.sim.pools.values())
+        )
+        if busy:
+            self.arm(t + self.settings.scan_interval_s)
+        elif self._pending():
+            backoffs = [rt.backoff_until for rt in self.sim.pools.values() if rt.backed_off(t)]
+            if backoffs:
+                self.arm(min(backoffs))
+
+    # -- scale-up ----------------------------------------------------------------------------
+    def _pending(self) -> list[Pod]:
+        sim = self.sim
+        waiting = {k for s in sim.schedulers for k in s.waiting}
+        return [
+            r.pod
+            for _, r in sorted(sim.records.items())
+            if r.phase == "Pending"
+            and r.deleted_s is None
+            and r.message is not None
+            and r.pod.key not in waiting
+            and r.pod.node_name is None
+            and any(s.serves(r.pod.scheduler_name) for s in sim.schedulers)
+        ]
+
+    def _daemon_requests(self, template: Node) -> Resources:
+        total: Resources = {}
+        for ds in self.sim.daemonsets:
+            if daemon_should_run(ds.daemonset.template, template):
+                total = add(total, ds.daemonset.template.requests)
+        return total
+
+    def _room(self) -> int:
+        limit = self.settings.max_nodes_total
+        if limit is None:
+            return 1 << 30
+        alive = sum(len(rt.nodes) for rt in self.sim.pools.values()) + sum(
+            1
+            for n in self.sim.state.node_names()
+            if self.sim.state.nodes[self.sim.state.index[n]].pool is None
+        )
+        return max(limit - alive, 0)
+
+    def _option(self, rt: PoolRuntime, room: int) -> PoolOption:
+        max_nodes = rt.pool.max if rt.pool.max is not None else len(rt.nodes)
+        return PoolOption(
+            rt.name,
+            rt.pool.template,
+            self._daemon_requests(rt.pool.template),
+            min(max_nodes - len(rt.nodes), room),
+            rt.upcoming(),
+            rt.pool.price_per_hour,
+        )
+
+    def _scale_up(self) -> bool:
+        pending = self._pending()
+        if not pending:
+            return False
+        now, room = self.sim.loop.now, self._room()
+        options = [self._option(rt, room) for rt in self.sim.pools.values() if rt.pool.autoscaled]
+        remaining = still_pending(pending, options, self.profile)
+        estimates = [
+            e
+            for o in options
+            if not self.sim.pools[o.name].backed_off(now) and (e := estimate(remaining, o, self.profile))
+        ]
+        best = choose(estimates, self.settings.expander, self.rng)
+        if best is None:
+            return False
+        rt = self.sim.pools[best.pool]
+        launched = [name for _ in range(best.nodes) if (name := self.launch(rt, best.pods)) is not None]
+        if launched:
+            self.last_scale_up_s = now
+            self.events.append(ScaleEvent(now, "scale-up", rt.name, tuple(launched), best.pods))
+        return True
+
+    # -- nodes -------------------------------------------------------------------------------
+    def launch(self, rt: PoolRuntime, for_pods: tuple[str, ...] = (), warm: bool = False) -> str | None:
+        sim, now = self.sim, self.sim.loop.now
+        if not rt.in_stock(now):
+            rt.back_off(now, self.settings)
+            self.events.append(ScaleEvent(now, "scale-up-failed", rt.name, (), for_pods, "stock-out"))
+            return None
+        node = rt.stamp()
+        plan = plan_node_start(rt.stages, rt.rng)
+        launch = Launch(node, now, plan, for_pods=for_pods, warm=warm)
+        rt.nodes.add(node.name)
+        rt.launching[node.name] = launch
+        sim.nodes[node.name] = NodeRecord(node.name, rt.name, now, None, None)
+        sim.node_billing_changed()
+        for key in for_pods:
+            sim.pod_waits_for_node(key, provisioning=True)
+        sim.loop.at(now + plan.ready_s, Priority.ARRIVAL, lambda: self._join(rt, launch))
+        sim.loop.at(now + plan.gpu_ready_s, Priority.ARRIVAL, lambda: self._gpus_ready(rt, launch))
+        timeout = now + self.settings.max_node_provision_time_s
+        if plan.gpu_ready_s > self.settings.max_node_provision_time_s:
+            sim.loop.at(timeout, Priority.ARRIVAL, lambda: self._provision_timeout(rt, launch))
+        return node.name
+
+    def _join(self, rt: PoolRuntime, launch: Launch) -> None:
+        if launch.node.name not in rt.launching or launch.joined:
+            return
+        launch.joined = True
+        node = launch.node
+        staged = launch.plan.gpu_ready_s > launch.plan.ready_s and rt.has_gpus()
+        allocatable = {**node.allocatable, GPU: 0} if staged else dict(node.allocatable)
+        self.sim.add_node(
+            Node(
+                node.name,
+                dict(node.labels),
+                node.taints,
+                node.unschedulable,
+                dict(node.capacity),
+                allocatable,
+                node.pool,
+            )
+        )
+
+    def _gpus_ready(self, rt: PoolRuntime, launch: Launch) -> None:
+        name = launch.node.name
+        if rt.launching.get(name) is not launch:
+            return
+        self._join(rt, launch)
+        del rt.launching[name]
+        if launch.warm:
+            rt.warm.add(name)
+        self.sim.node_gpus_ready(launch.node)
+        for key in launch.for_pods:
+            self.sim.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
+
+    def _still_provisioning(self, key: str) -> bool:
+        return any(
+            key in launch.for_pods for rt in self.sim.pools.values() for launch in rt.launching.values()
+        )
+
+    def _provision_timeout(self, rt: PoolRuntime, launch: Launch) -> None:
+        name = launch.node.name
+        if rt.launching.get(name) is not launch:
+            return
+        now = self.sim.loop.now
+        del rt.launching[name]
+        rt.back_off(now, self.settings)
+        self.events.append(
+            ScaleEvent(
+                now,
+                "provision-timeout",
+                rt.name,
+                (name,),
+                launch.for_pods,
+                "GPUs not registered within maxNodeProvisionTime",
+            )
+        )
+        self.sim.delete_node(name)
+        for key in launch.for_pods:
+            self.sim.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
+
+    # -- scale-down --------------------------------------------------------------------------
+    def _candidates(self) -> list[tuple[PoolRuntime, str]]:
+        out = []
+        for rt in self.sim.pools.values():
+            if not rt.pool.autoscaled:
+                continue
+            for name in sorted(rt.nodes):
+                if name in rt.launching or name in rt.warm or name in self.deleting:
+                    continue
+                if name in self.sim.state.index:
+                    out.append((rt, name))
+        return out
+
+    def _scale_down(self) -> bool:
+        sim, now, st = self.sim, self.sim.loop.now, self.sim.state
+        daemon = sim.daemon_pod_keys()
+        exclude = {st.index[n] for n in self.deleting if n in st.index}
+        seen = set()
+        for _, name in self._candidates():
+            seen.add(name)
+            verdict = assess(
+                st,
+                st.index[name],
+                self.profile,
+                self.settings.scale_down_utilization_threshold,
+                [],
+                {},
+                daemon,
+                exclude,
+            )
+            if verdict.unneeded:
+                self.unneeded_since.setdefault(name, now)
+            else:
+                self.unneeded_since.pop(name, None)
+        for name in list(self.unneeded_since):
+            if name not in seen:
+                del self.unneeded_since[name]
+        if now - self.last_scale_up_s < self.settings.scale_down_delay_after_add_s:
+            return False
+        ripe = [
+            n
+            for n, since in sorted(self.unneeded_since.items())
+            if now - since >= self.settings.scale_down_unneeded_time_s
+        ]
+        removed: list[str] = []
+        drained = any(sim.has_movable_pods(n) for n in self.deleting)
+        for name in ripe:
+            rt = self.sim.pools[st.nodes[st.index[name]].pool or ""]
+            if len(rt.nodes) - sum(1 for n in removed if n in rt.nodes) <= rt.pool.min:
+                continue
+            empty = not sim.has_movable_pods(name)
+            if (empty and len(removed) < MAX_EMPTY_BULK_DELETE) or (not empty and not drained):
+                drained |= not empty
+                removed.append(name)
+                self.deleting.add(name)
+                self.unneeded_since.pop(name, None)
+                grace = sim.drain(name)
+                sim.loop.at(now + grace, Priority.COMPLETION, partial(self._deleted, name))
+                self.events.append(ScaleEvent(now, "scale-down", rt.name, (name,)))
+        return bool(removed)
+
+    def _deleted(self, name: str) -> None:
+        self.deleting.discard(name)
+        self.sim.delete_node(name)
+
+    # -- warm nodes --------------------------------------------------------------------------
+    def _keep_warm(self) -> bool:
+        acted = False
+        for rt in self.sim.pools.values():
+            if not rt.pool.warm:
+                continue
+            for name in sorted(rt.warm):
+                if name not in self.sim.state.index or self.sim.has_movable_pods(name):
+                    rt.warm.discard(name)
+            coming = sum(1 for launch in rt.launching.values() if launch.warm)
+            limit = rt.pool.max if rt.pool.max is not None else len(rt.nodes) + rt.pool.warm
+            for _ in range(rt.pool.warm - len(rt.warm) - coming):
+                if len(rt.nodes) >= limit or self.launch(rt, warm=True) is None:
+                    break
+                acted = True
+        return acted

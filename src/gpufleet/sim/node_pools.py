@@ -1,0 +1,97 @@
+"""Node pools at run time: launching nodes through the start chain, stock, backoff, deletion.
+
+A launch request may fail at once (a stock-out: ``stock.stockoutProbability`` per node, or
+no instance left in ``stock.available``); cluster-autoscaler then backs the pool off for
+5 minutes, doubling up to 30 (``utils/backoff/exponential_backoff.go``). A launched node
+goes through its pool's start chain (``gpufleet.lifecycle.node_start``): it joins the
+cluster when ``join`` ends, with no GPU allocatable, and its GPUs become allocatable when
+``devicePlugin`` ends. Until then it counts as upcoming capacity. A node that has not
+registered its GPUs within ``maxNodeProvisionTime`` is removed and the pool backed off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpufleet.lifecycle.node_start import NodeStartPlan, StartStage, parse_provisioning
+from gpufleet.model.node import Node
+from gpufleet.model.resources import GPU
+from gpufleet.model.simulation import AutoscalerSettings, NodePool
+
+
+@dataclass
+class Launch:
+    """A node between its launch request and GPU readiness."""
+
+    node: Node
+    requested_s: float
+    plan: NodeStartPlan
+    joined: bool = False
+    for_pods: tuple[str, ...] = ()
+    warm: bool = False
+
+
+@dataclass
+class PoolRuntime:
+    pool: NodePool
+    stages: tuple[StartStage, ...]
+    rng: np.random.Generator
+    next_index: int = 0
+    nodes: set[str] = field(default_factory=set)  # launched, not deleted
+    launching: dict[str, Launch] = field(default_factory=dict)
+    warm: set[str] = field(default_factory=set)  # empty nodes held ready, exempt from scale-down
+    backoff_until: float = 0.0
+    backoff_s: float = 0.0
+    last_failure_s: float | None = None
+    launched_by_step: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, pool: NodePool, rng: np.random.Generator) -> PoolRuntime:
+        stages = parse_provisioning(pool.provisioning) if pool.provisioning else ()
+        return cls(pool, stages, rng)
+
+    @property
+    def name(self) -> str:
+        return self.pool.name
+
+    def stamp(self) -> Node:
+        t = self.pool.template
+        name = f"{self.pool.name}-{self.next_index}"
+        self.next_index += 1
+        labels = {k: v for k, v in t.labels.items() if k != "kubernetes.io/hostname"}
+        return Node(
+            name, labels, t.taints, t.unschedulable, dict(t.capacity), dict(t.allocatable), self.pool.name
+        )
+
+    def has_gpus(self) -> bool:
+        return self.pool.template.allocatable.get(GPU, 0) > 0
+
+    def in_stock(self, now: float) -> bool:
+        """Draw whether the cloud gives an instance now (consumes one from ``available``)."""
+        stock = self.pool.stock
+        if stock.available is not None:
+            steps = [k for k, (at, _) in enumerate(stock.available) if at <= now]
+            if not steps:
+                return False
+            step = steps[-1]
+            if self.launched_by_step.get(step, 0) >= stock.available[step][1]:
+                return False
+            self.launched_by_step[step] = self.launched_by_step.get(step, 0) + 1
+        return not (stock.stockout_probability > 0 and self.rng.random() < stock.stockout_probability)
+
+    def back_off(self, now: float, settings: AutoscalerSettings) -> None:
+        """First failure 5 m; a failure after the previous backoff ended doubles it, up to 30 m."""
+        if self.backoff_s and now >= self.backoff_until:
+            self.backoff_s = min(self.backoff_s * 2, settings.max_backoff_s)
+        elif not self.backoff_s:
+            self.backoff_s = settings.initial_backoff_s
+        self.backoff_until = max(self.backoff_until, now + self.backoff_s)
+        self.last_failure_s = now
+
+    def backed_off(self, now: float) -> bool:
+        return now < self.backoff_until
+
+    def upcoming(self) -> int:
+        return len(self.launching)
