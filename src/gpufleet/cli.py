@@ -18,7 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.scenario import Scenario
-from gpufleet.report import print_summary, render_html, validate_summary
+from gpufleet.report import latency_figures, print_summary, render_html, validate_summary
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
@@ -83,6 +83,7 @@ def simulate(
 
         sim.run(progress=tick)
     summary = build_summary(sim)
+    summary["latency"] = latency_figures(summary)
     validate_summary(summary)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")

@@ -158,3 +158,11 @@ def test_non_utf8_and_empty_directories_are_problems(tmp_path: Path) -> None:
 def test_yaml_timestamps_stay_strings_as_kubernetes_reads_them(tmp_path: Path) -> None:
     scenario = load(tmp_path, pod(metadata="creationTimestamp: 2024-05-01T10:00:00Z"))
     assert scenario.pods[0].pod.name == "p"
+
+
+def test_yaml_aliases_that_multiply_a_document_are_refused(tmp_path: Path) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    assert problems(tmp_path, "\n".join(lines) + "\n") == [
+        "scenario.yaml: document 1: invalid YAML: aliases expand it beyond the size of the file"
+    ]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from kube_manifests import load, problems, warnings
 
-from gpufleet.model.simulation import SimulationSettings
+from gpufleet.autoscaling.expanders import EXPANDERS
+from gpufleet.model.simulation import AutoscalerSettings, SimulationSettings, Stock
 
 
 def simulation(spec: str) -> str:
@@ -43,31 +44,40 @@ def test_simulation_errors(tmp_path: Path) -> None:
     ]
 
 
-def test_storage_registry_and_autoscaler_are_validated_then_warned(tmp_path: Path) -> None:
+def test_storage_registry_and_autoscaler_settings(tmp_path: Path) -> None:
     good = simulation(
-        "{storage: {bandwidth: 10GB/s}, registry: {bandwidth: 500Mi/s}, "
-        "autoscaler: {scanInterval: 10s, expander: 'least-waste,random', scaleDownUtilizationThreshold: 0.5}}"
+        "{storage: {bandwidth: 10GB/s}, registry: {bandwidth: 500Mi/s}, autoscaler: {scanInterval: 30s, "
+        "expander: 'least-waste,random', scaleDownUtilizationThreshold: 0.3, "
+        "maxNodeGroupBackoffDuration: 10m}}"
     )
-    assert warnings(tmp_path, good) == [
-        f"scenario.yaml: document 1 (Simulation/s): spec.{field} is not modelled yet; ignored"
-        for field in ("storage", "registry", "autoscaler")
-    ]
+    settings = load(tmp_path, good).simulation
+    assert (settings.storage_bandwidth, settings.registry_bandwidth) == (10e9, 500 * 2**20)
+    assert settings.autoscaler == AutoscalerSettings(
+        scan_interval_s=30.0,
+        expander="least-waste,random",
+        scale_down_utilization_threshold=0.3,
+        max_backoff_s=600.0,
+    )
+    assert warnings(tmp_path, good) == []
+    assert load(tmp_path, simulation("{}")).simulation.autoscaler == AutoscalerSettings()
+
+
+def test_storage_and_autoscaler_errors(tmp_path: Path) -> None:
     bad = simulation("{storage: {bandwidth: 10GB}, autoscaler: {expander: cheapest, maxNodesTotal: '5'}}")
     label = "scenario.yaml: document 1 (Simulation/s)"
+    supported = ", ".join(f'"{name}"' for name in EXPANDERS)
     assert problems(tmp_path, bad) == [
         f"{label}: spec.storage.bandwidth: a bandwidth is a size per second such as '10GB/s', not '10GB'",
-        f'{label}: spec.autoscaler.expander: Unsupported value: "cheapest": supported values: "random", '
-        '"most-pods", '
-        '"least-waste", "price", "priority", "least-nodes", "grpc"',
+        f'{label}: spec.autoscaler.expander: Unsupported value: "cheapest": supported values: {supported}',
         f'{label}: spec.autoscaler.maxNodesTotal: Invalid value: "5": must be an integer',
     ]
 
 
 def test_node_pool_template_becomes_a_node_and_no_nodes_are_stamped(tmp_path: Path) -> None:
     text = pool(
-        "{replicas: 3, template: {metadata: {labels: {pool: gpu}}, spec: {taints: [{key: g, effect: "
-        "NoSchedule}]},"
-        " status: {capacity: {cpu: '8', nvidia.com/gpu: '1'}}}}"
+        "{replicas: 3, template: {metadata: {labels: {pool: gpu}}, "
+        "spec: {taints: [{key: g, effect: NoSchedule}]}, "
+        "status: {capacity: {cpu: '8', nvidia.com/gpu: '1'}}}}"
     )
     scenario = load(tmp_path, text)
     (gpu,) = scenario.node_pools
@@ -78,19 +88,32 @@ def test_node_pool_template_becomes_a_node_and_no_nodes_are_stamped(tmp_path: Pa
     assert scenario.nodes == []
 
 
-def test_node_pool_autoscaling_fields_are_validated_then_warned(tmp_path: Path) -> None:
+def test_node_pool_autoscaling_fields(tmp_path: Path) -> None:
     text = pool(
         f"{{{TEMPLATE}, min: 1, max: 4, warm: 1, pricePerHour: 98.3,"
         " provisioning: {capacityWait: {median: 2m, p95: 10m}, boot: 90s, driver: {min: 3m, max: 5m}, "
-        "join: 20s,"
-        " devicePlugin: 30s},"
+        "join: 20s, devicePlugin: 30s},"
         " stock: {stockoutProbability: 0.1, available: [{at: 1h, count: 4}]}}"
     )
-    label = "scenario.yaml: document 1 (NodePool/gpu)"
-    assert warnings(tmp_path, text) == [
-        f"{label}: spec.{field} is not modelled yet; ignored"
-        for field in ("min", "max", "warm", "pricePerHour", "provisioning", "stock")
-    ]
+    (gpu,) = load(tmp_path, text).node_pools
+    assert (gpu.min, gpu.max, gpu.warm, gpu.price_per_hour) == (1, 4, 1, 98.3)
+    assert gpu.autoscaled
+    # Stages keep their order and their specs as written; the simulator parses them.
+    assert gpu.provisioning == (
+        ("capacityWait", {"median": "2m", "p95": "10m"}),
+        ("boot", "90s"),
+        ("driver", {"min": "3m", "max": "5m"}),
+        ("join", "20s"),
+        ("devicePlugin", "30s"),
+    )
+    assert gpu.stock == Stock(0.1, ((3600.0, 4),))
+    assert warnings(tmp_path, text) == []
+
+
+def test_node_pool_defaults(tmp_path: Path) -> None:
+    (gpu,) = load(tmp_path, pool(f"{{{TEMPLATE}}}")).node_pools
+    assert (gpu.replicas, gpu.min, gpu.max, gpu.warm, gpu.price_per_hour) == (0, 0, None, 0, 0.0)
+    assert (gpu.provisioning, gpu.stock, gpu.autoscaled) == ((), Stock(), False)
 
 
 def test_node_pool_errors(tmp_path: Path) -> None:
@@ -100,8 +123,7 @@ def test_node_pool_errors(tmp_path: Path) -> None:
     )
     label = "scenario.yaml: document 1 (NodePool/gpu)"
     assert problems(tmp_path, text) == [
-        f'{label}: spec.provisioning: Invalid value: ["devicePlugin", "boot", "reboot"]: devicePlugin (GPUs '
-        "allocatable) must be the last stage",
+        f"{label}: spec.provisioning: devicePlugin (GPUs allocatable) must be the last stage",
         f"{label}: spec.min: Invalid value: 3: must be less than or equal to max (2)",
         f"{label}: spec.replicas: Invalid value: 5: must be less than or equal to max (2)",
         f"{label}: spec.template.spec.taint: Additional properties are not allowed ('taint' was unexpected)",
@@ -116,6 +138,5 @@ def test_node_pool_needs_a_spec_and_node_names_must_not_collide_with_its_nodes(t
     node = "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-1}\nstatus: {capacity: {cpu: '1'}}\n"
     assert problems(tmp_path, pool(f"{{{TEMPLATE}}}") + "---\n" + node) == [
         'scenario.yaml: document 2 (Node/gpu-1): metadata.name: Duplicate value: "gpu-1": NodePool gpu '
-        "names its "
-        "nodes gpu-<n>"
+        "names its nodes gpu-<n>"
     ]

@@ -164,12 +164,12 @@ def test_bad_and_unknown_gpufleet_annotations_are_errors(tmp_path: Path) -> None
         f"{LABEL}: metadata.annotations.gpufleet.io/image-szie: unknown gpufleet annotation"
     )
     assert lines[3] == (
-        f"{LABEL}: metadata.annotations.gpufleet.io/warmup: Invalid value: 10.0: p95 must not be less than "
-        "median"
+        f'{LABEL}: metadata.annotations.gpufleet.io/warmup: Invalid value: "{{median: 30s, p95: 10s}}": '
+        "p95 (10s) must not be less than median (30s)"
     )
 
 
-def test_validated_annotations_not_modelled_yet_are_warnings(tmp_path: Path) -> None:
+def test_every_behaviour_annotation_reaches_the_pod(tmp_path: Path) -> None:
     text = pod(
         metadata="""
         annotations:
@@ -180,21 +180,27 @@ def test_validated_annotations_not_modelled_yet_are_warnings(tmp_path: Path) -> 
           gpufleet.io/checkpoint-on-sigterm: "true"
           gpufleet.io/requeue-on-sigterm: "false"
           gpufleet.io/time-limit: 8h
+          gpufleet.io/consumes: train:jobs
           other.example.com/anything: goes
         """
     )
-    keys = [
-        "image-size",
-        "model-size",
-        "gpu-memory",
-        "warmup",
-        "checkpoint-on-sigterm",
-        "requeue-on-sigterm",
-        "time-limit",
-    ]
+    behavior = load(tmp_path, text).pods[0].pod.behavior
+    assert behavior.image == "busybox"
+    assert (behavior.image_size_bytes, behavior.model_size_bytes) == (12e9, 140e9)
+    assert behavior.warmup == {"min": "10s", "max": "40s"}
+    assert behavior.gpu_memory_bytes == 70 * 2**30
+    assert (behavior.checkpoint_on_sigterm, behavior.requeue_on_sigterm) == (True, False)
+    assert (behavior.time_limit_s, behavior.consumes) == (8 * 3600.0, "train:jobs")
+    # Read, but not used by the simulator yet:
+    keys = ["gpu-memory", "checkpoint-on-sigterm", "requeue-on-sigterm", "time-limit", "consumes"]
     assert warnings(tmp_path, text) == [
         f"{LABEL}: metadata.annotations.gpufleet.io/{key} is not modelled yet; ignored" for key in keys
     ]
+
+
+def test_warmup_may_be_a_plain_duration(tmp_path: Path) -> None:
+    text = pod(metadata="annotations: {gpufleet.io/warmup: 45s}")
+    assert load(tmp_path, text).pods[0].pod.behavior.warmup == "45s"
 
 
 def test_scheduling_fields_not_modelled_are_warnings_and_others_pass_silently(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,8 @@ from gpufleet.report import (
     summary_table,
     validate_summary,
 )
-from gpufleet.report.html import downsample, nice_ticks
+from gpufleet.report.html import MAX_CHAIN_NODES, MAX_EVENT_ROWS, MAX_WATERFALL_PODS, downsample, nice_ticks
+from gpufleet.report.latency import STAGE_ORDER, latency_figures, nearest_rank, percentiles
 
 PENDING_MESSAGE = (
     "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
@@ -110,6 +112,12 @@ def pending_pod(name: str) -> dict[str, Any]:
         "hints": ["8 GPUs are free in total but no node has 8 free: fragmentation"],
     }
     return make_pod(name, "Pending", gpus=8, message=PENDING_MESSAGE, diagnosis=diagnosis)
+
+
+def section_of(page: str, heading: str) -> str:
+    """The HTML of the page's section with that heading."""
+    start = page.index(f"<section>\n<h2>{heading}</h2>")
+    return page[start : page.index("</section>", start)]
 
 
 def schema_errors(summary: dict[str, Any]) -> list[str]:
@@ -221,7 +229,7 @@ def test_html_renders_diagnosis_stages_and_warnings() -> None:
 
 def test_html_draws_svg_charts_with_legends_and_node_bars() -> None:
     page = render_html(make_summary())
-    assert page.count("<svg") == 3
+    assert page.count("<svg") == 5  # GPUs, pending, pending-to-working waterfall, node start chain, nodes
     for text in ("GPUs over time", "Pending pods over time", "GPU allocation per node"):
         assert text in page
     assert ">allocated</text>" in page  # legend
@@ -234,7 +242,8 @@ def test_html_pod_table_is_capped_and_says_how_many_were_left_out() -> None:
     page = render_html(make_summary(pods=pods))
     assert "Showing 500 of 2000 pods" in page
     assert "1500 pods left out" in page
-    assert page.count("<tr>") == 501  # header and 500 pods
+    pod_section = section_of(page, "Pods")
+    assert pod_section.count("<tr>") == 501  # header and 500 pods
     assert "default/zz-pending" in page  # pending pods come first, whatever their name
     assert "default/job-1999" not in page
 
@@ -242,9 +251,9 @@ def test_html_pod_table_is_capped_and_says_how_many_were_left_out() -> None:
 def test_html_leaves_out_deleted_nodes_and_says_so() -> None:
     summary = make_summary()
     summary["nodes"].append(make_node("node-gone", deleted_s=5.0))
-    page = render_html(summary)
-    assert "node-gone" not in page
-    assert "1 deleted nodes not shown." in page
+    allocation = section_of(render_html(summary), "GPU allocation per node")
+    assert "node-gone" not in allocation
+    assert "1 deleted nodes not shown." in allocation
 
 
 def test_html_renders_a_summary_without_samples_pods_or_nodes() -> None:
@@ -317,3 +326,275 @@ def test_print_summary_prints_to_the_given_console() -> None:
     console = Console(record=True, width=200)
     print_summary(make_summary(), console)
     assert "gpufleet summary" in console.export_text()
+
+
+# --- autoscaling, cost and latency fields -------------------------------------------------------
+
+WORK_COUNTS = {
+    "fed": 5,
+    "started": 4,
+    "completed": 3,
+    "lost": 0,
+    "requeued": 1,
+    "queued": 1,
+    "in_progress": 1,
+}
+
+
+def latency_pods() -> list[dict[str, Any]]:
+    """Pods i = 1..20 that began computing i seconds after creation, and two that never did.
+
+    Each has ``scheduling`` = i, except pods 18..20 which spend 2 s in ``image_pull`` and
+    i - 2 in ``scheduling``; pod 1 also has a stage outside the contract's names.
+    """
+    pods = []
+    for i in range(1, 21):
+        pull = 2.0 if i >= 18 else 0.0
+        stages = {"scheduling": i - pull} | ({"image_pull": pull} if pull else {})
+        if i == 1:
+            stages["checkpoint_restore"] = 0.5
+        created = 100.0 + i
+        pods.append(
+            make_pod(f"default/w-{i:02d}", "Running", created_s=created, working_s=created + i, stages=stages)
+        )
+    pods.append(pending_pod("default/waiting"))
+    pods.append(make_pod("default/crashed", "Failed", working_s=None, stages={"scheduling": 1.0}))
+    return pods
+
+
+def autoscaled_summary(pods: list[dict[str, Any]] | None = None, events: int = 3) -> dict[str, Any]:
+    summary = make_summary(pods=pods if pods is not None else latency_pods())
+    summary["totals"].update(
+        pods_disrupted=2,
+        work_lost_s=7200.0,
+        cost=12.345,
+        gpu_hours_provisioned=40.0,
+        gpu_hours_allocated=30.0,
+        gpu_hours_working=25.0,
+    )
+    summary["timeline"]["nodes_by_pool"] = {"a100": [0, 1, 2], "h100-spot": [1, 1, 0]}
+    summary["timeline"]["replicas"] = {"Deployment/default/web": [1, 2, 3], "ScaledJob/batch/etl": [0, 4, 2]}
+    kinds = ["scale-up", "scale-up-failed", "scale-down", "provision-timeout"]
+    summary["autoscaler_events"] = [
+        {
+            "t_s": float(i),
+            "kind": kinds[i % 4],
+            "pool": "a100",
+            "nodes": [f"a100-{i}", f"a100-{i + 1}"] if i % 4 != 1 else [],
+            "pods": ["default/w-01"],
+            "reason": "stock-out" if i % 4 == 1 else "",
+        }
+        for i in range(events)
+    ]
+    summary["work_items"] = {"queue": dict(WORK_COUNTS)}
+    summary["pods"][0]["node_stages"] = {"capacityWait": 5.0, "boot": 40.0, "driver": 20.0, "join": 5.0}
+    summary["pods"][0]["disruptions"] = [50.0]
+    summary["latency"] = latency_figures(summary)
+    return summary
+
+
+def test_schema_accepts_a_summary_with_every_new_field() -> None:
+    validate_summary(autoscaled_summary())
+
+
+def test_schema_still_accepts_the_old_minimal_summary() -> None:
+    summary = make_summary(pods=[], nodes=0, points=0)
+    for key in ("autoscaler_events", "latency", "work_items"):
+        assert key not in summary
+    validate_summary(summary)
+
+
+def test_schema_accepts_latency_without_working_pods() -> None:
+    summary = make_summary(pods=[pending_pod("default/waiting")])
+    summary["latency"] = latency_figures(summary)
+    assert summary["latency"] == {
+        "pending_to_working_s": {"p50": None, "p95": None, "p99": None, "count": 0},
+        "stages": {},
+    }
+    validate_summary(summary)
+
+
+def test_schema_rejects_an_unknown_event_kind_and_a_latency_without_count() -> None:
+    summary = autoscaled_summary()
+    summary["autoscaler_events"][0]["kind"] = "scale-sideways"
+    del summary["latency"]["pending_to_working_s"]["count"]
+    errors = schema_errors(summary)
+    assert len(errors) == 2
+    assert errors[0].startswith("$.autoscaler_events[0].kind: 'scale-sideways' is not one of")
+    assert errors[1] == "$.latency.pending_to_working_s: 'count' is a required property"
+
+
+def test_nearest_rank_picks_a_value_of_rank_ceil_p_n_over_100() -> None:
+    values = [50.0, 15.0, 40.0, 20.0, 35.0]  # sorted: 15 20 35 40 50
+    assert nearest_rank(values, 5) == 15.0  # rank ceil(0.25) = 1
+    assert nearest_rank(values, 30) == 20.0  # rank ceil(1.5) = 2
+    assert nearest_rank(values, 40) == 20.0  # rank 2 exactly
+    assert nearest_rank(values, 50) == 35.0  # rank ceil(2.5) = 3
+    assert nearest_rank(values, 100) == 50.0
+    assert percentiles([]) == {"p50": None, "p95": None, "p99": None}
+    with pytest.raises(ValueError):
+        nearest_rank([], 50)
+    with pytest.raises(ValueError):
+        nearest_rank(values, 0)
+
+
+def test_latency_figures_by_hand() -> None:
+    figures = latency_figures(autoscaled_summary())
+    # Pending to working over the 20 working pods: 1..20. Ranks ceil(p * 20 / 100): 10, 19, 20.
+    assert figures["pending_to_working_s"] == {"p50": 10.0, "p95": 19.0, "p99": 20.0, "count": 20}
+    assert list(figures["stages"]) == ["scheduling", "image_pull", "checkpoint_restore"]
+    # scheduling: 1..17, then 16, 17, 18 (pods 18..20) -> sorted ..., 15, 16, 16, 17, 17, 18.
+    assert figures["stages"]["scheduling"] == {"p50": 10.0, "p95": 17.0, "p99": 18.0}
+    # image_pull: seventeen pods without it count 0, three have 2.
+    assert figures["stages"]["image_pull"] == {"p50": 0.0, "p95": 2.0, "p99": 2.0}
+    # checkpoint_restore: only pod 1 has it (0.5), the 19 others count 0; rank 19 is still 0.
+    assert figures["stages"]["checkpoint_restore"] == {"p50": 0.0, "p95": 0.0, "p99": 0.5}
+
+
+def test_latency_figures_round_away_float_noise() -> None:
+    pod = make_pod("default/quick", created_s=0.1, working_s=0.3, stages={"other": 0.2})
+    figures = latency_figures(make_summary(pods=[pod]))
+    assert figures["pending_to_working_s"]["p50"] == 0.2
+
+
+def test_html_draws_a_waterfall_bar_per_working_pod_with_the_stage_legend() -> None:
+    page = render_html(autoscaled_summary())
+    section = section_of(page, "Pending to working")
+    assert section.count('<g class="waterfall-bar">') == 20
+    assert "All 20 pods that began computing, slowest first." in section
+    legend = section[section.index('<div class="legend">') :]
+    legend = legend[: legend.index("</div>")]
+    for stage in (*STAGE_ORDER, "checkpoint_restore"):
+        assert f"</span>{stage}</span>" in legend
+    assert section.count('class="seg seg-image_pull"') == 3
+    assert section.count('class="seg seg-scheduling"') == 20
+    assert "seconds from the pod&#x27;s creation" in section
+    # slowest first: w-20 is the first bar
+    assert section.index(">default/w-20</text>") < section.index(">default/w-01</text>")
+
+
+def test_html_latency_table_has_each_stage_and_the_total() -> None:
+    section = section_of(render_html(autoscaled_summary()), "Pending to working")
+    assert (
+        '<td>scheduling</td><td class="num">10</td><td class="num">17</td><td class="num">18</td>' in section
+    )
+    assert '<td>pending to working (total)</td><td class="num">10</td><td class="num">19</td>' in section
+    assert "Over the 20 pods that began computing" in section
+
+
+def test_html_recomputes_latency_when_the_summary_has_none() -> None:
+    with_field = autoscaled_summary()
+    without = autoscaled_summary()
+    del without["latency"]
+    assert section_of(render_html(without), "Pending to working") == section_of(
+        render_html(with_field), "Pending to working"
+    )
+
+
+def test_html_waterfall_is_capped_at_the_slowest_pods_and_says_so() -> None:
+    pods = [
+        make_pod(f"default/p-{i:03d}", working_s=float(i), stages={"other": float(i)}) for i in range(100)
+    ]
+    section = section_of(render_html(make_summary(pods=pods)), "Pending to working")
+    assert section.count('<g class="waterfall-bar">') == MAX_WATERFALL_PODS
+    assert f"Showing the {MAX_WATERFALL_PODS} slowest of 100 pods" in section
+    assert ">default/p-099</text>" in section
+    assert ">default/p-039</text>" not in section  # the 40 fastest are left out
+
+
+def test_html_node_start_chain_has_two_segments_per_node_and_is_capped() -> None:
+    summary = autoscaled_summary()
+    summary["nodes"] = [
+        make_node(f"n-{i:02d}", ready_s=30.0 + i, gpu_ready_s=60.0 + 2 * i) for i in range(45)
+    ]
+    summary["nodes"].append(make_node("never-ready", ready_s=None, gpu_ready_s=None))
+    section = section_of(render_html(summary), "Node start chain")
+    assert section.count('<g class="chain-bar">') == MAX_CHAIN_NODES
+    assert f"Showing the {MAX_CHAIN_NODES} slowest of 45 nodes" in section
+    assert section.count('class="seg seg-ready"') == MAX_CHAIN_NODES
+    assert section.count('class="seg seg-gpu"') == MAX_CHAIN_NODES
+    assert "never-ready" not in section
+    assert ">n-44</text>" in section and ">n-00</text>" not in section
+    for label in ("launch request → kubelet Ready", "Ready → GPUs allocatable"):
+        assert label in section
+    # node start-chain stages of the pods a node was launched for
+    assert "<td>capacityWait</td>" in section and '<td>boot</td><td class="num">40</td>' in section
+
+
+def test_html_autoscaling_section_has_pool_and_replica_charts_and_the_events_table() -> None:
+    section = section_of(render_html(autoscaled_summary()), "Autoscaling")
+    for text in ("Nodes per pool", "Replicas per scaled workload", "Autoscaler events"):
+        assert text in section
+    for name in ("a100", "h100-spot", "Deployment/default/web", "ScaledJob/batch/etl"):
+        assert f"</span>{name}</span>" in section  # legend
+    assert section.count("<path d=") == 4  # one step line per pool and per workload
+    assert '<table class="events">' in section
+    assert section.count('<tr class="event">') == 3
+    assert "3 events: 1 scale-down, 1 scale-up, 1 scale-up-failed." in section
+    assert "<td>stock-out</td>" in section
+    assert 'title="a100-0, a100-1">2</td>' in section
+
+
+def test_html_events_table_is_capped() -> None:
+    section = section_of(render_html(autoscaled_summary(events=250)), "Autoscaling")
+    assert section.count('<tr class="event">') == MAX_EVENT_ROWS
+    assert f"Showing the first {MAX_EVENT_ROWS}; 50 left out." in section
+
+
+def test_html_cost_cards_and_work_items_table() -> None:
+    page = render_html(autoscaled_summary())
+    section = section_of(page, "Cost, GPU-hours and work")
+    for value, label in (
+        ("12.35", "cost (currency units)"),
+        ("40", "GPU-hours provisioned"),
+        ("25", "GPU-hours working"),
+        ("62%", "working / provisioned"),
+        ("2", "pods disrupted"),
+        ("7200", "work lost (GPU-seconds)"),
+    ):
+        assert f'<div class="v">{value}</div><div class="k">{escape(label)}</div>' in section
+    assert "<td>queue</td>" + "".join(f'<td class="num">{n}</td>' for n in WORK_COUNTS.values()) in section
+    header = page[: page.index("</header>")]
+    assert "cost" not in header  # not repeated among the headline cards
+
+
+def test_html_without_the_optional_fields_has_none_of_their_sections() -> None:
+    page = render_html(make_summary(pods=[pending_pod("default/waiting")], nodes=0))
+    for heading in ("Pending to working", "Node start chain", "Autoscaling", "Cost, GPU-hours and work"):
+        assert f"<h2>{heading}</h2>" not in page
+    page = render_html(autoscaled_summary())
+    for heading in ("Pending to working", "Node start chain", "Autoscaling", "Cost, GPU-hours and work"):
+        assert f"<h2>{heading}</h2>" in page
+
+
+def test_html_with_every_field_is_still_self_contained() -> None:
+    page = render_html(autoscaled_summary(events=300))
+    for reference in ("<script", "http://", "https://", "<link", "@import", "url("):
+        assert reference not in page
+
+
+def test_pod_table_shows_node_stages() -> None:
+    section = section_of(render_html(autoscaled_summary()), "Pods")
+    assert "node: capacityWait 5, boot 40, driver 20, join 5" in section
+
+
+def test_summary_table_shows_cost_gpu_hours_latency_disruptions_and_work_items() -> None:
+    console = Console(record=True, width=300)
+    console.print(summary_table(autoscaled_summary()))
+    text = console.export_text()
+    assert "cost " in text and "12.35" in text
+    assert "provisioned 40 · allocated 30 · working 25" in text
+    assert "p50 10 s · p95 19 s · p99 20 s (20 pods)" in text
+    assert "2 pods disrupted · 7200 GPU-seconds of work lost" in text
+    assert "work items queue" in text
+    assert "fed 5 · started 4 · completed 3 · lost 0 · requeued 1 · queued 1 · in progress 1" in text
+
+
+def test_summary_table_computes_latency_when_absent_and_leaves_out_missing_figures() -> None:
+    summary = make_summary()
+    console = Console(record=True, width=300)
+    console.print(summary_table(summary))
+    text = console.export_text()
+    assert "p95 3 s" in text  # computed from the one working pod
+    for absent in ("cost", "GPU-hours", "disruptions", "work items"):
+        assert absent not in text

@@ -28,10 +28,8 @@ import yaml
 from gpufleet.kube.problems import Location, Problems, render
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-#: Deeper nesting than any Kubernetes object needs; guards the validators' recursion.
+#: YAML nested deeper than any Kubernetes object needs is refused (it would exhaust recursion).
 MAX_DEPTH = 100
-#: Nodes after YAML aliases are expanded: guards against "billion laughs" documents.
-MAX_NODES = 5_000_000
 
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _DOCUMENT_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
@@ -135,7 +133,7 @@ def _parse_json(text: str) -> list[object]:
 def _parse_yaml(text: str) -> list[object]:
     """All documents of a YAML stream; a malformed one becomes ``_Bad`` and the rest still parse."""
     try:
-        return [_plain(doc) for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+        return [_plain(doc, len(text)) for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
     except (yaml.YAMLError, RecursionError, _Bad):
         pass
     # Slow path: parse each ``---`` section on its own. Blank lines in front keep yaml's
@@ -146,7 +144,7 @@ def _parse_yaml(text: str) -> list[object]:
         padding = "\n" * text.count("\n", 0, start)
         try:
             out.extend(
-                _plain(doc)
+                _plain(doc, len(text))
                 for doc in yaml.load_all(padding + text[start:end], Loader=_Loader)
                 if doc is not None
             )
@@ -173,12 +171,14 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
     return problem
 
 
-def _plain(value: object) -> object:
+def _plain(value: object, text_size: int) -> object:
     """``value`` as plain JSON data (string keys, lists), checked for cycles, depth and size.
 
-    Converts in place: the objects are fresh from the YAML parser.
+    Without aliases a document holds fewer objects than its text has characters; more means
+    aliases multiply it ("billion laughs"), which is refused. Converts in place: the objects
+    are fresh from the YAML parser.
     """
-    budget = [MAX_NODES]
+    budget = [text_size]
     active: set[int] = set()
 
     def walk(item: object, depth: int) -> object:
@@ -192,7 +192,7 @@ def _plain(value: object) -> object:
             return str(item)
         budget[0] -= 1
         if budget[0] < 0:
-            raise _Bad(f"invalid YAML: more than {MAX_NODES} objects after aliases are expanded")
+            raise _Bad("invalid YAML: aliases expand it beyond the size of the file")
         if depth > MAX_DEPTH:
             raise _Bad(f"invalid YAML: nested more than {MAX_DEPTH} levels deep")
         marker = id(item)

@@ -1,9 +1,10 @@
 """``gpufleet.io/*`` annotations: a pod's simulated behaviour (DESIGN.md, "Annotations").
 
-``submit-at``, ``duration`` and ``checkpoint-interval`` become ``Behavior``; the others are
-validated (sizes are quantities, times are Go durations, flags are ``"true"``/``"false"``,
-``warmup`` is a duration or a ``{median, p95}`` / ``{min, max}`` mapping written as YAML or
-JSON) and reported as not modelled yet. An unknown ``gpufleet.io/`` key is an error: it is
+Every annotation becomes a ``Behavior`` field: sizes are quantities (``140GB``, ``64Gi``),
+times are Go durations, flags are ``"true"``/``"false"``, and ``warmup`` is a duration or a
+``{median, p95}`` / ``{min, max}`` mapping written as YAML or JSON (checked with
+``gpufleet.lifecycle.distributions``, kept as written). Those the simulator does not use yet
+are also reported as not modelled yet. An unknown ``gpufleet.io/`` key is an error: it is
 most likely a typo, and a typo would otherwise silently change the simulation.
 """
 
@@ -12,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import yaml
-from pydantic import ValidationError
 
-from gpufleet.kube.problems import Reporter, invalid, join, unsupported
-from gpufleet.kube.spec_model import Distribution, describe
+from gpufleet.kube.problems import Reporter, invalid, unsupported
+from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.model.pod import Behavior
 from gpufleet.model.quantity import parse_duration, parse_quantity
 
@@ -23,6 +23,14 @@ PREFIX = "gpufleet.io/"
 SUBMIT_AT = PREFIX + "submit-at"
 DURATION = PREFIX + "duration"
 CHECKPOINT_INTERVAL = PREFIX + "checkpoint-interval"
+IMAGE_SIZE = PREFIX + "image-size"
+MODEL_SIZE = PREFIX + "model-size"
+WARMUP = PREFIX + "warmup"
+GPU_MEMORY = PREFIX + "gpu-memory"
+CHECKPOINT_ON_SIGTERM = PREFIX + "checkpoint-on-sigterm"
+REQUEUE_ON_SIGTERM = PREFIX + "requeue-on-sigterm"
+TIME_LIMIT = PREFIX + "time-limit"
+CONSUMES = PREFIX + "consumes"
 
 
 def _positive_duration(text: str) -> float:
@@ -51,29 +59,35 @@ def _list_name(text: str) -> str:
     return text
 
 
-def _warmup(text: str) -> Distribution:
+def _warmup(text: str) -> object:
+    spec: object = text
     if ":" in text:  # a mapping, in YAML or JSON; a Go duration never has a colon
         try:
-            return Distribution.model_validate(yaml.safe_load(text))
+            spec = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise ValueError(invalid(text, f"not a YAML or JSON mapping: {exc}")) from None
-    return Distribution.model_validate(text)
+    try:
+        parse_duration_spec(spec)
+    except ValueError as exc:
+        raise ValueError(invalid(text, str(exc))) from None
+    return spec
 
 
 _PARSERS: dict[str, Callable[[str], object]] = {
     SUBMIT_AT: parse_duration,
     DURATION: parse_duration,
     CHECKPOINT_INTERVAL: _positive_duration,
-    PREFIX + "image-size": _size,
-    PREFIX + "model-size": _size,
-    PREFIX + "gpu-memory": _size,
-    PREFIX + "warmup": _warmup,
-    PREFIX + "checkpoint-on-sigterm": _flag,
-    PREFIX + "requeue-on-sigterm": _flag,
-    PREFIX + "time-limit": _positive_duration,
-    PREFIX + "consumes": _list_name,
+    IMAGE_SIZE: _size,
+    MODEL_SIZE: _size,
+    WARMUP: _warmup,
+    GPU_MEMORY: _size,
+    CHECKPOINT_ON_SIGTERM: _flag,
+    REQUEUE_ON_SIGTERM: _flag,
+    TIME_LIMIT: _positive_duration,
+    CONSUMES: _list_name,
 }
-_MODELLED = frozenset({SUBMIT_AT, DURATION, CHECKPOINT_INTERVAL})
+#: Read into ``Behavior`` but not used by the simulator yet.
+_NOT_MODELLED_YET = frozenset({GPU_MEMORY, CHECKPOINT_ON_SIGTERM, REQUEUE_ON_SIGTERM, TIME_LIMIT, CONSUMES})
 #: On a workload's own metadata (not its pod template) only the creation time applies.
 WORKLOAD_KEYS = frozenset({SUBMIT_AT})
 #: Objects that are not pods and not workloads take none.
@@ -101,28 +115,34 @@ def read(
             continue
         try:
             values[key] = _PARSERS[key](text)
-        except ValidationError as exc:
-            for field, message in describe(exc):
-                report.error(join(path, field), message)
-            continue
         except ValueError as exc:
             report.error(path, str(exc))
             continue
-        if key not in _MODELLED:
+        if key in _NOT_MODELLED_YET:
             report.not_modelled(path, yet=True)
     return values
 
 
-def behavior(values: Mapping[str, object]) -> Behavior:
-    """A pod's ``Behavior`` from the values ``read`` returned."""
+def behavior(values: Mapping[str, object], image: str) -> Behavior:
+    """A pod's ``Behavior`` from the values ``read`` returned; ``image`` is its first container's."""
+    consumes = values.get(CONSUMES)
     return Behavior(
-        submit_at_s=seconds(values, SUBMIT_AT) or 0.0,
-        duration_s=seconds(values, DURATION),
-        checkpoint_interval_s=seconds(values, CHECKPOINT_INTERVAL),
+        submit_at_s=number(values, SUBMIT_AT) or 0.0,
+        duration_s=number(values, DURATION),
+        checkpoint_interval_s=number(values, CHECKPOINT_INTERVAL),
+        image=image,
+        image_size_bytes=number(values, IMAGE_SIZE),
+        model_size_bytes=number(values, MODEL_SIZE),
+        warmup=values.get(WARMUP),
+        gpu_memory_bytes=number(values, GPU_MEMORY),
+        checkpoint_on_sigterm=values.get(CHECKPOINT_ON_SIGTERM) is True,
+        requeue_on_sigterm=values.get(REQUEUE_ON_SIGTERM) is True,
+        time_limit_s=number(values, TIME_LIMIT),
+        consumes=consumes if isinstance(consumes, str) else None,
     )
 
 
-def seconds(values: Mapping[str, object], key: str) -> float | None:
-    """The duration ``read`` parsed for ``key``, if any."""
+def number(values: Mapping[str, object], key: str) -> float | None:
+    """The number (seconds, or bytes for sizes) ``read`` parsed for ``key``, if any."""
     value = values.get(key)
     return value if isinstance(value, float) else None

@@ -38,5 +38,5 @@ def pod_group(meta: Meta, body: Mapping[str, Any], report: Reporter, order: int)
         meta.namespace,
         min_member=spec.min_member,
         schedule_timeout_s=float(timeout) if timeout is not None else None,
-        created=Created(pod_annotations.seconds(own, pod_annotations.SUBMIT_AT) or 0.0, order),
+        created=Created(pod_annotations.number(own, pod_annotations.SUBMIT_AT) or 0.0, order),
     )

@@ -68,8 +68,11 @@ def pod(
 
     Problems go to ``report``; the pod is only meaningful when there were none.
     """
-    behavior = pod_annotations.behavior(pod_annotations.read(meta.annotations, report.at("metadata")))
     at_spec = report.at("spec")
+    first_container = next(iter(items(spec.get("containers"))), {})
+    image = first_container.get("image")
+    values = pod_annotations.read(meta.annotations, report.at("metadata"))
+    behavior = pod_annotations.behavior(values, image if isinstance(image, str) else "")
     requests = _requests(spec, at_spec)
     _warn_unmodelled(spec, at_spec)
     affinity = mapping(mapping(spec.get("affinity")).get("nodeAffinity"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from gpufleet.kube.problems import Reporter, dotted, render, required
@@ -33,40 +33,6 @@ PositiveDuration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)
 Bandwidth = Annotated[float, BeforeValidator(parse_bandwidth)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 Fraction01 = Annotated[float, Field(ge=0, le=1)]
-
-
-class Distribution(SpecModel):
-    """A duration, ``{median, p95}`` (lognormal) or ``{min, max}`` (uniform); a duration is ``min == max``."""
-
-    median: Duration | None = None
-    p95: Duration | None = None
-    min: Duration | None = None
-    max: Duration | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _fixed(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return data
-        try:
-            value = parse_duration(data)
-        except ValueError:
-            shapes = "a duration ('90s') or a mapping {median, p95} or {min, max}"
-            raise ValueError(f"Invalid value: {render(data)}: must be {shapes}") from None
-        return {"min": value, "max": value}
-
-    @model_validator(mode="after")
-    def _one_shape(self) -> Distribution:
-        median, p95, low, high = self.median, self.p95, self.min, self.max
-        if median is not None and p95 is not None and low is None and high is None:
-            if p95 < median:
-                raise ValueError(f"Invalid value: {render(p95)}: p95 must not be less than median")
-        elif low is not None and high is not None and median is None and p95 is None:
-            if high < low:
-                raise ValueError(f"Invalid value: {render(high)}: max must not be less than min")
-        else:
-            raise ValueError("Invalid value: give either {median, p95} or {min, max}")
-        return self
 
 
 M = TypeVar("M", bound=BaseModel)

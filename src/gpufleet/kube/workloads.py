@@ -111,7 +111,7 @@ def _common(
         at_template.error("spec.restartPolicy", unsupported(restart_policy, restart_policies))
     template_meta = replace(objects.meta(template, namespaced=False), name="", namespace=meta.namespace)
     pod = pods.pod(template_meta, template_spec, at_template, priorities)
-    submit_at_s = pod_annotations.seconds(own, pod_annotations.SUBMIT_AT)
+    submit_at_s = pod_annotations.number(own, pod_annotations.SUBMIT_AT)
     return pod, Created(pod.behavior.submit_at_s if submit_at_s is None else submit_at_s, order)
 
 

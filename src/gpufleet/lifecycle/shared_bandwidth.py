@@ -53,6 +53,10 @@ class SharedBandwidth(Generic[K]):
         #: Transfers that finished, not yet returned by ``advance``.
         self._finished: list[Completion[K]] = []
 
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key`` is transferring (or finished and not yet collected by ``advance``)."""
+        return key in self._active or any(done.key == key for done in self._finished)
+
     def __len__(self) -> int:
         """How many transfers are active."""
         return len(self._active)

@@ -67,11 +67,24 @@ class PreferredTerm:
 
 @dataclass(frozen=True)
 class Behavior:
-    """What the simulator does with a pod once it runs (``gpufleet.io/*`` annotations)."""
+    """What the simulator does with a pod once it runs (``gpufleet.io/*`` annotations).
+
+    ``warmup`` keeps the raw duration spec (a duration, ``{median, p95}`` or ``{min, max}``),
+    parsed by ``gpufleet.lifecycle.distributions``.
+    """
 
     submit_at_s: float = 0.0
     duration_s: float | None = None
     checkpoint_interval_s: float | None = None
+    image: str = ""  # the first container's image: what the node caches
+    image_size_bytes: float | None = None
+    model_size_bytes: float | None = None
+    warmup: object = None
+    gpu_memory_bytes: float | None = None
+    checkpoint_on_sigterm: bool = False
+    requeue_on_sigterm: bool = False
+    time_limit_s: float | None = None
+    consumes: str | None = None  # gpufleet.io/consumes: the work-item list it pops from
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,20 @@ class AutoscalerSettings:
     max_backoff_s: float = 30 * 60.0
 
 
+#: Shared model storage, read by every loading replica at once (seed 004's example figure).
+DEFAULT_STORAGE_BANDWIDTH = 10e9
+#: Image pulls per node (one at a time, as the kubelet's default ``serializeImagePulls``).
+DEFAULT_REGISTRY_BANDWIDTH = 200e6
+
+
 @dataclass(frozen=True)
 class SimulationSettings:
     duration_s: float | None = None
     seed: int = 0
     sample_interval_s: float = 10.0
     autoscaler: AutoscalerSettings = field(default_factory=AutoscalerSettings)
+    storage_bandwidth: float = DEFAULT_STORAGE_BANDWIDTH  # bytes/s
+    registry_bandwidth: float = DEFAULT_REGISTRY_BANDWIDTH  # bytes/s per node
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,13 @@ nothing here counts anything separately.
 """
 
 from gpufleet.report.html import render_html
+from gpufleet.report.latency import latency_figures
 from gpufleet.report.schema import SummaryInvalid, load_summary_schema, validate_summary
 from gpufleet.report.table import print_summary, summary_table
 
 __all__ = [
     "SummaryInvalid",
+    "latency_figures",
     "load_summary_schema",
     "print_summary",
     "render_html",

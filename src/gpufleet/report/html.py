@@ -4,12 +4,17 @@ The page opens offline: no scripts, no external stylesheets or fonts; the charts
 inline SVG drawn here. Every figure on it is read from the summary. Long series are
 downsampled for drawing (first and last samples kept, and the maximum of each bucket so
 spikes stay visible) and the pod table is capped, so big runs still render quickly.
+
+Sections that need optional fields (cost and GPU-hours, work items, pending-to-working
+latency, the node start chain, nodes per pool, replicas, autoscaler events) appear only
+when the summary has those fields. The latency table uses the summary's ``latency`` field
+and, when it is absent, computes the same figures with `latency_figures`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -18,13 +23,52 @@ import numpy as np
 import numpy.typing as npt
 
 from gpufleet.report._format import MISSING, fmt_num, is_pending, truncate
+from gpufleet.report.latency import (
+    STAGE_ORDER,
+    latency_figures,
+    nearest_rank,
+    pending_to_working,
+    percentiles,
+    working_pods,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
 MAX_POINTS = 600
 MAX_POD_ROWS = 500
 FREE_NODES_SHOWN = 5
-KNOWN_STAGES = ("scheduling", "node_provisioning", "gang_wait", "image_pull", "model_load", "warmup", "other")
+KNOWN_STAGES = STAGE_ORDER
+MAX_WATERFALL_PODS = 60
+MAX_CHAIN_NODES = 40
+MAX_EVENT_ROWS = 200
+MAX_SERIES = 10
+STAGE_COLORS = {
+    "scheduling": "#d4a72c",
+    "node_provisioning": "#8250df",
+    "gang_wait": "#cf222e",
+    "image_pull": "#218bff",
+    "model_load": "#1a7f37",
+    "warmup": "#bc4c00",
+    "other": "#8c959f",
+}
+EXTRA_STAGE_COLOR = "#424a53"
+NODE_STAGE_ORDER = ("capacityWait", "boot", "driver", "join", "devicePlugin")
+CHAIN_SEGMENTS = (
+    ("ready", "launch request → kubelet Ready", "#57606a"),
+    ("gpu", "Ready → GPUs allocatable", "#1b7c83"),
+)
+PALETTE = (
+    "#0550ae", "#bc4c00", "#1a7f37", "#8250df", "#cf222e",
+    "#1b7c83", "#9a6700", "#bf3989", "#57606a", "#218bff",
+)  # fmt: skip
+COST_KEYS = (
+    "cost",
+    "gpu_hours_provisioned",
+    "gpu_hours_allocated",
+    "gpu_hours_working",
+    "pods_disrupted",
+    "work_lost_s",
+)
 TOTAL_CARDS = (
     ("gpus_total", "GPUs total"),
     ("gpus_allocated", "GPUs allocated"),
@@ -63,6 +107,11 @@ td.msg{min-width:240px;max-width:420px}
 .phase-Failed{color:#cf222e;font-weight:600}
 .phase-Running{color:#1a7f37}
 footer{color:#656d76;font-size:12px;margin:24px 0}
+h3{font-size:14px;margin:16px 0 8px}
+table.narrow{width:auto}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0 10px;font-size:12px}
+.legend .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:5px;
+  vertical-align:-2px}
 """.strip()
 
 
@@ -74,6 +123,7 @@ def render_html(summary: dict[str, Any]) -> str:
         _header(summary, title),
         _section("GPUs over time", _gpu_chart(summary)),
         _section("Pending pods over time", _pending_chart(summary)),
+        *_optional_sections(summary),
         _section("GPU allocation per node", _node_bars(summary["nodes"])),
         _section("Pods", _pod_table(summary["pods"])),
         _section("Warnings", _warnings(summary["warnings"])),
@@ -113,8 +163,8 @@ def _header(summary: Mapping[str, Any], title: str) -> str:
 
 
 def _total_figures(totals: Mapping[str, Any]) -> list[tuple[str, float]]:
-    """The contract's totals in a fixed order, then any further numeric totals by key."""
-    known = {key for key, _ in TOTAL_CARDS}
+    """The contract's totals in a fixed order, then further numeric totals (not cost and GPU-hours) by key."""
+    known = {key for key, _ in TOTAL_CARDS}.union(COST_KEYS)
     figures = [(label, totals[key]) for key, label in TOTAL_CARDS]
     extra = sorted(
         (key.replace("_", " "), value)
@@ -202,7 +252,9 @@ def downsample(
     return picked_times, picked
 
 
-def _line_chart(times: FloatArray, series: Sequence[_Series], x_end: float, y_label: str) -> str:
+def _line_chart(
+    times: FloatArray, series: Sequence[_Series], x_end: float, y_label: str, svg_legend: bool = True
+) -> str:
     x0 = float(times[0])
     y_max = max([1.0, *(float(np.nanmax(s.values)) for s in series)])
     y_ticks = nice_ticks(0.0, y_max)
@@ -212,7 +264,7 @@ def _line_chart(times: FloatArray, series: Sequence[_Series], x_end: float, y_la
         _y_axis(frame, y_ticks, y_label),
         _x_axis(frame),
         *(_step_path(frame, times, s) for s in series),
-        _legend(series),
+        _legend(series) if svg_legend else "",
         "</svg>",
     ]
     return "\n".join(parts)
@@ -380,7 +432,7 @@ def _pod_row(pod: Mapping[str, Any]) -> str:
         *(_num_td(pod.get(key)) for key in ("gpus", "created_s", "bound_s", "working_s", "finished_s")),
         f'<td class="msg">{escape(pod.get("message") or "")}</td>',
         _lines_td(_diagnosis_lines(pod.get("diagnosis"))),
-        _lines_td(_stage_lines(pod.get("stages") or {})),
+        _lines_td(_stage_lines(pod.get("stages") or {}) + _node_stage_lines(pod.get("node_stages") or {})),
     ]
     return "<tr>" + "".join(cells) + "</tr>"
 
@@ -432,6 +484,12 @@ def _stage_lines(stages: Mapping[str, float]) -> list[str]:
     return [f"{key} {fmt_num(stages[key])}" for key in (*KNOWN_STAGES, *extra) if stages.get(key)]
 
 
+def _node_stage_lines(node_stages: Mapping[str, float]) -> list[str]:
+    """The start chain of the node launched for the pod, on one line, when the pod has one."""
+    parts = [f"{key} {fmt_num(node_stages[key])}" for key in _node_stage_names([node_stages])]
+    return ["node: " + ", ".join(parts)] if parts else []
+
+
 # --- warnings -----------------------------------------------------------------------------------
 
 
@@ -439,3 +497,408 @@ def _warnings(warnings: Sequence[str]) -> str:
     if not warnings:
         return _muted("No warnings.")
     return "<ul>\n" + "\n".join(f"<li>{escape(str(warning))}</li>" for warning in warnings) + "\n</ul>"
+
+
+# --- optional sections --------------------------------------------------------------------------
+
+
+def _optional_sections(summary: Mapping[str, Any]) -> list[str]:
+    """The sections whose data is optional in the contract, each only when its data is present."""
+    sections = []
+    cost = _cost_and_work(summary)
+    if cost:
+        sections.append(_section("Cost, GPU-hours and work", cost))
+    latency = _latency_section(summary)
+    if latency:
+        sections.append(_section("Pending to working", latency))
+    chain = _node_chain_section(summary)
+    if chain:
+        sections.append(_section("Node start chain", chain))
+    scaling = _autoscaling_section(summary)
+    if scaling:
+        sections.append(_section("Autoscaling", scaling))
+    return sections
+
+
+def _swatch_legend(items: Sequence[tuple[str, str]]) -> str:
+    """An HTML legend: a coloured square and a label per item."""
+    spans = "".join(
+        f'<span><span class="sw" style="background:{color}"></span>{escape(label)}</span>'
+        for label, color in items
+    )
+    return f'<div class="legend">{spans}</div>'
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], css: str = "", numeric_from: int = 1) -> str:
+    """A table of already formatted cells; cells from column ``numeric_from`` on are right-aligned."""
+    head_html = "".join(f"<th>{escape(column)}</th>" for column in head)
+    body = "\n".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{escape(cell)}</td>' if i >= numeric_from else f"<td>{escape(cell)}</td>"
+            for i, cell in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    klass = f' class="{css}"' if css else ""
+    return f"<table{klass}>\n<thead><tr>{head_html}</tr></thead>\n<tbody>\n{body}\n</tbody></table>"
+
+
+def _percentile_cells(figures: Mapping[str, Any]) -> list[str]:
+    return [fmt_num(figures.get(key)) for key in ("p50", "p95", "p99")]
+
+
+# --- cost, GPU-hours and work items -------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _cost_and_work(summary: Mapping[str, Any]) -> str:
+    totals = summary["totals"]
+    cards: list[str] = []
+    cost = _number(totals.get("cost"))
+    if cost is not None:
+        cards.append(_text_card("cost (currency units)", f"{cost:,.2f}"))
+    provisioned = _number(totals.get("gpu_hours_provisioned"))
+    for key in ("provisioned", "allocated", "working"):
+        hours = _number(totals.get(f"gpu_hours_{key}"))
+        if hours is None:
+            continue
+        cards.append(_text_card(f"GPU-hours {key}", fmt_num(hours)))
+        if key != "provisioned" and provisioned:
+            cards.append(_text_card(f"{key} / provisioned", f"{hours / provisioned:.0%}"))
+    disrupted = _number(totals.get("pods_disrupted"))
+    if disrupted is not None:
+        cards.append(_text_card("pods disrupted", fmt_num(disrupted)))
+    lost = _number(totals.get("work_lost_s"))
+    if lost is not None:
+        cards.append(_text_card("work lost (GPU-seconds)", fmt_num(lost)))
+        cards.append(_text_card("work lost (GPU-hours)", fmt_num(lost / 3600)))
+    work_items = summary.get("work_items") or {}
+    parts = [f'<div class="cards">{"".join(cards)}</div>'] if cards else []
+    if work_items:
+        parts.append("<h3>Work items</h3>" + _work_items_table(work_items))
+    return "\n".join(parts)
+
+
+def _text_card(label: str, value: str) -> str:
+    return f'<div class="card"><div class="v">{escape(value)}</div><div class="k">{escape(label)}</div></div>'
+
+
+WORK_ITEM_COLUMNS = ("fed", "started", "completed", "lost", "requeued", "queued", "in_progress")
+
+
+def _work_items_table(work_items: Mapping[str, Mapping[str, Any]]) -> str:
+    head = ["list", *(column.replace("_", " ") for column in WORK_ITEM_COLUMNS)]
+    rows = [
+        [name, *(fmt_num(counts.get(column)) for column in WORK_ITEM_COLUMNS)]
+        for name, counts in sorted(work_items.items())
+    ]
+    return _table(head, rows, css="narrow")
+
+
+# --- horizontal segmented bars (waterfall, node start chain) -----------------------------------
+
+
+@dataclass(frozen=True)
+class _Segment:
+    key: str
+    start: float
+    length: float
+    color: str
+
+
+@dataclass(frozen=True)
+class _Bar:
+    label: str
+    tooltip: str
+    total: float
+    segments: tuple[_Segment, ...]
+
+
+AXIS_H = 38
+
+
+def _segment_chart(bars: Sequence[_Bar], css: str, aria: str, axis_label: str) -> str:
+    """One row per bar: a grey track of the bar's total, its coloured segments, the total at the right.
+
+    Every bar is a ``<g class="{css}">``; the x axis is in seconds from each bar's own start.
+    """
+    ticks = nice_ticks(0.0, max([1e-9, *(max(bar.total, _segments_end(bar)) for bar in bars)]), target=8)
+    scale = ticks[-1] if ticks[-1] > 0 else 1.0
+    width = CHART_W - BAR_LABEL_W - BAR_VALUE_W
+    height = BAR_ROW * len(bars) + AXIS_H
+
+    def px(seconds: float) -> float:
+        return BAR_LABEL_W + seconds / scale * width
+
+    rows = []
+    for index, bar in enumerate(bars):
+        top = index * BAR_ROW + 2
+        rects = "".join(
+            f'<rect class="seg seg-{escape(s.key)}" x="{px(s.start):.1f}" y="{top}" '
+            f'width="{max(s.length / scale * width, 0.5):.1f}" height="{BAR_ROW - 5}" fill="{s.color}"/>'
+            for s in bar.segments
+            if s.length > 0
+        )
+        rows.append(
+            f'<g class="{css}"><title>{escape(bar.tooltip)}</title>'
+            f'<text x="{BAR_LABEL_W - 8}" y="{top + 11}" text-anchor="end">'
+            f"{escape(truncate(bar.label, 32))}</text>"
+            f'<rect x="{BAR_LABEL_W}" y="{top}" width="{bar.total / scale * width:.1f}" '
+            f'height="{BAR_ROW - 5}" fill="#eaeef2"/>{rects}'
+            f'<text x="{CHART_W - BAR_VALUE_W + 8}" y="{top + 11}">{fmt_num(bar.total)} s</text></g>'
+        )
+    base = BAR_ROW * len(bars) + 4
+    axis = [f'<line x1="{BAR_LABEL_W}" y1="{base}" x2="{px(scale):.1f}" y2="{base}" stroke="#8c959f"/>']
+    for tick in ticks:
+        x = px(tick)
+        axis.append(f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" stroke="#8c959f"/>')
+        axis.append(f'<text x="{x:.1f}" y="{base + 15}" text-anchor="middle">{fmt_num(tick)}</text>')
+    centre = BAR_LABEL_W + width / 2
+    axis.append(f'<text x="{centre:.1f}" y="{base + 29}" text-anchor="middle">{escape(axis_label)}</text>')
+    svg = f'<svg viewBox="0 0 {CHART_W} {height}" role="img" aria-label="{escape(aria)}">\n'
+    return f'<div class="scroll">{svg}' + "\n".join(rows + axis) + "\n</svg></div>"
+
+
+def _segments_end(bar: _Bar) -> float:
+    return max([0.0, *(s.start + s.length for s in bar.segments)])
+
+
+# --- pending to working -------------------------------------------------------------------------
+
+
+def _stage_color(stage: str) -> str:
+    return STAGE_COLORS.get(stage, EXTRA_STAGE_COLOR)
+
+
+def _latency_section(summary: Mapping[str, Any]) -> str:
+    figures = summary.get("latency") or latency_figures(summary)
+    overall = figures["pending_to_working_s"]
+    pods = working_pods(summary["pods"])
+    if not overall.get("count") and not pods:
+        return ""
+    stages: Mapping[str, Mapping[str, Any]] = figures.get("stages") or {}
+    rows = [[stage, *_percentile_cells(stages[stage])] for stage in _ordered_stages(stages)]
+    rows.append(["pending to working (total)", *_percentile_cells(overall)])
+    note = _muted(
+        f"Over the {overall.get('count', 0)} pods that began computing, in seconds; nearest-rank "
+        "percentiles (each one a pod's value), a pod without a stage counting 0 for it, so stage "
+        "percentiles need not add up to the total's."
+    )
+    parts = [note, _table(["stage", "p50", "p95", "p99"], rows, css="narrow")]
+    if pods:
+        parts.append("<h3>Waterfall</h3>" + _waterfall(pods))
+    return "\n".join(parts)
+
+
+def _ordered_stages(stages: Iterable[str]) -> list[str]:
+    names = set(stages)
+    return [name for name in STAGE_ORDER if name in names] + sorted(names.difference(STAGE_ORDER))
+
+
+def _waterfall(pods: Sequence[Mapping[str, Any]]) -> str:
+    ranked = sorted(pods, key=lambda pod: (-(pending_to_working(pod) or 0.0), str(pod["name"])))
+    shown = ranked[:MAX_WATERFALL_PODS]
+    extras = sorted({key for pod in shown for key in pod.get("stages") or {}}.difference(STAGE_ORDER))
+    bars = [_pod_bar(pod, extras) for pod in shown]
+    if len(shown) < len(pods):
+        note = _muted(
+            f"Showing the {len(shown)} slowest of {len(pods)} pods that began computing "
+            "(by pending to working); the rest are left out."
+        )
+    else:
+        note = _muted(f"All {len(pods)} pods that began computing, slowest first.")
+    legend = _swatch_legend([(stage, _stage_color(stage)) for stage in (*STAGE_ORDER, *extras)])
+    chart = _segment_chart(
+        bars, "waterfall-bar", "pending to working per pod", "seconds from the pod's creation"
+    )
+    return note + legend + chart
+
+
+def _pod_bar(pod: Mapping[str, Any], extras: Sequence[str]) -> _Bar:
+    stages: Mapping[str, float] = pod.get("stages") or {}
+    total = pending_to_working(pod) or 0.0
+    segments = []
+    start = 0.0
+    for stage in (*STAGE_ORDER, *extras):
+        length = float(stages.get(stage) or 0.0)
+        if length > 0:
+            segments.append(_Segment(stage, start, length, _stage_color(stage)))
+            start += length
+    parts = ", ".join(f"{s.key} {fmt_num(s.length)} s" for s in segments)
+    tooltip = f"{pod['name']}: {fmt_num(total)} s pending to working" + (f" ({parts})" if parts else "")
+    return _Bar(str(pod["name"]), tooltip, total, tuple(segments))
+
+
+# --- node start chain ---------------------------------------------------------------------------
+
+
+def _chain_times(node: Mapping[str, Any]) -> tuple[float, float | None, float | None] | None:
+    """(created, ready, gpu_ready) of a node with a launch time and at least one of the others."""
+    created, ready, gpu_ready = (_number(node.get(key)) for key in ("created_s", "ready_s", "gpu_ready_s"))
+    if created is None or (ready is None and gpu_ready is None):
+        return None
+    return created, ready, gpu_ready
+
+
+def _node_chain_section(summary: Mapping[str, Any]) -> str:
+    chains = [(node, times) for node in summary["nodes"] if (times := _chain_times(node)) is not None]
+    parts = []
+    if chains:
+        parts.append(_chain_table(chains))
+        parts.append("<h3>Per node</h3>" + _chain_chart(chains))
+    with_stages = [pod["node_stages"] for pod in summary["pods"] if pod.get("node_stages")]
+    if with_stages:
+        parts.append(
+            "<h3>Start-chain stages of nodes launched for pods</h3>" + _node_stage_table(with_stages)
+        )
+    return "\n".join(parts)
+
+
+def _chain_table(chains: Sequence[tuple[Mapping[str, Any], tuple[float, float | None, float | None]]]) -> str:
+    spans = {
+        "launch request → kubelet Ready": [r - c for _, (c, r, _g) in chains if r is not None],
+        "Ready → GPUs allocatable": [g - r for _, (_c, r, g) in chains if r is not None and g is not None],
+        "launch request → GPUs allocatable": [g - c for _, (c, _r, g) in chains if g is not None],
+    }
+    rows = [
+        [label, str(len(values)), *_percentile_cells(percentiles(values))] for label, values in spans.items()
+    ]
+    note = _muted("Seconds, over the nodes that reached each point; nearest-rank percentiles.")
+    return note + _table(["span", "nodes", "p50", "p95", "p99"], rows, css="narrow")
+
+
+def _chain_chart(chains: Sequence[tuple[Mapping[str, Any], tuple[float, float | None, float | None]]]) -> str:
+    def duration(item: tuple[Mapping[str, Any], tuple[float, float | None, float | None]]) -> float:
+        created, ready, gpu_ready = item[1]
+        return max(t for t in (ready, gpu_ready, created) if t is not None) - created
+
+    ranked = sorted(chains, key=lambda item: (-duration(item), str(item[0]["name"])))
+    shown = ranked[:MAX_CHAIN_NODES]
+    bars = []
+    for node, (created, ready, gpu_ready) in shown:
+        segments = []
+        if ready is not None:
+            segments.append(_Segment("ready", 0.0, ready - created, CHAIN_SEGMENTS[0][2]))
+        if gpu_ready is not None:
+            start = (ready if ready is not None else created) - created
+            segments.append(_Segment("gpu", start, gpu_ready - created - start, CHAIN_SEGMENTS[1][2]))
+        pool = f" (pool {node['pool']})" if node.get("pool") else ""
+        tooltip = (
+            f"{node['name']}{pool}: Ready after {fmt_num(None if ready is None else ready - created)} s, "
+            f"GPUs allocatable after {fmt_num(None if gpu_ready is None else gpu_ready - created)} s"
+        )
+        bars.append(
+            _Bar(str(node["name"]), tooltip, duration((node, (created, ready, gpu_ready))), tuple(segments))
+        )
+    if len(shown) < len(chains):
+        note = _muted(f"Showing the {len(shown)} slowest of {len(chains)} nodes; the rest are left out.")
+    else:
+        note = _muted(f"All {len(chains)} nodes with a start chain, slowest first.")
+    legend = _swatch_legend([(label, color) for _, label, color in CHAIN_SEGMENTS])
+    chart = _segment_chart(bars, "chain-bar", "node start chain per node", "seconds from the launch request")
+    return note + legend + chart
+
+
+def _node_stage_names(node_stages: Iterable[Mapping[str, float]]) -> list[str]:
+    names: set[str] = set()
+    for stages in node_stages:
+        names.update(stages)
+    return [n for n in NODE_STAGE_ORDER if n in names] + sorted(names.difference(NODE_STAGE_ORDER))
+
+
+def _node_stage_table(node_stages: Sequence[Mapping[str, float]]) -> str:
+    rows = []
+    for name in _node_stage_names(node_stages):
+        values = [float(stages.get(name) or 0.0) for stages in node_stages]
+        rows.append([name, *(fmt_num(nearest_rank(values, p)) for p in (50, 95, 99))])
+    note = _muted(
+        f"Seconds, over the {len(node_stages)} pods a node was launched for (a node launched for "
+        "several pods counts once per pod); a pod whose node lacks a stage counts 0 for it."
+    )
+    return note + _table(["stage", "p50", "p95", "p99"], rows, css="narrow")
+
+
+# --- autoscaling --------------------------------------------------------------------------------
+
+
+def _autoscaling_section(summary: Mapping[str, Any]) -> str:
+    timeline = summary["timeline"]
+    parts = []
+    by_pool = timeline.get("nodes_by_pool") or {}
+    if by_pool:
+        parts.append("<h3>Nodes per pool</h3>" + _keyed_chart(summary, by_pool, "nodes", "pools"))
+    replicas = timeline.get("replicas") or {}
+    if replicas:
+        parts.append(
+            "<h3>Replicas per scaled workload</h3>" + _keyed_chart(summary, replicas, "replicas", "workloads")
+        )
+    events = summary.get("autoscaler_events")
+    if events is not None:
+        parts.append("<h3>Autoscaler events</h3>" + _events_table(events))
+    return "\n".join(parts)
+
+
+def _keyed_chart(
+    summary: Mapping[str, Any], by_key: Mapping[str, Sequence[float]], y_label: str, what: str
+) -> str:
+    """Step lines, one per key (at most `MAX_SERIES`, the largest peaks first), with an HTML legend."""
+    times = np.asarray(summary["timeline"]["t_s"], dtype=np.float64)
+    if times.size == 0:
+        return _muted("No timeline samples.")
+    ranked = sorted(by_key, key=lambda key: (-max([0.0, *by_key[key]]), key))
+    keys = sorted(ranked[:MAX_SERIES])
+    columns = [np.asarray(by_key[key], dtype=np.float64) for key in keys]
+    times, columns = downsample(times, columns, MAX_POINTS)
+    series = [
+        _Series(key, column, PALETTE[i % len(PALETTE)])
+        for i, (key, column) in enumerate(zip(keys, columns, strict=True))
+    ]
+    x1 = max(float(times[-1]), float(summary["end_time_s"]))
+    note = (
+        _muted(f"Showing the {len(keys)} of {len(by_key)} {what} with the highest peaks.")
+        if len(keys) < len(by_key)
+        else ""
+    )
+    legend = _swatch_legend([(s.label, s.color) for s in series])
+    return note + legend + _line_chart(times, series, x1, y_label, svg_legend=False)
+
+
+EVENT_COLUMNS = ("time (s)", "kind", "pool", "nodes", "pods", "reason")
+
+
+def _events_table(events: Sequence[Mapping[str, Any]]) -> str:
+    if not events:
+        return _muted("No autoscaler events.")
+    kinds: dict[str, int] = {}
+    for event in events:
+        kinds[str(event["kind"])] = kinds.get(str(event["kind"]), 0) + 1
+    counts = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+    shown = sorted(events, key=lambda event: float(event["t_s"]))[:MAX_EVENT_ROWS]
+    note = f"{len(events)} events: {counts}."
+    if len(shown) < len(events):
+        note += f" Showing the first {len(shown)}; {len(events) - len(shown)} left out."
+    rows = "\n".join(_event_row(event) for event in shown)
+    head = "".join(f"<th>{escape(column)}</th>" for column in EVENT_COLUMNS)
+    table = f'<table class="events">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody></table>'
+    return _muted(note) + f'<div class="scroll">{table}</div>'
+
+
+def _event_row(event: Mapping[str, Any]) -> str:
+    """Time, kind, pool, how many nodes and pods (their names in a tooltip), reason."""
+    nodes, pods = list(event.get("nodes") or []), list(event.get("pods") or [])
+    cells = [
+        _num_td(event["t_s"]),
+        _td(str(event["kind"])),
+        _td(str(event.get("pool") or MISSING)),
+        f'<td class="num" title="{escape(", ".join(nodes))}">{len(nodes)}</td>',
+        f'<td class="num" title="{escape(", ".join(pods))}">{len(pods)}</td>',
+        _td(str(event.get("reason") or "")),
+    ]
+    return '<tr class="event">' + "".join(cells) + "</tr>"

@@ -15,6 +15,9 @@ STAGE_OF = {
     "pending": "scheduling",
     "provisioning": "node_provisioning",
     "gang_wait": "gang_wait",
+    "image_pull": "image_pull",
+    "model_load": "model_load",
+    "warmup": "warmup",
     "starting": "other",
 }
 

@@ -30,6 +30,9 @@ from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
+from gpufleet.lifecycle.distributions import parse_duration_spec
+from gpufleet.lifecycle.image_pull import ImagePuller
+from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
 from gpufleet.sim.controllers import DaemonSetController, DeploymentController, JobController
 from gpufleet.sim.events import EventLoop, Priority
@@ -82,6 +85,10 @@ class Simulation:
         self.end_time = 0.0
         self.work_lost_gpu_s = 0.0
         self.material_changes = 0
+        self.storage: SharedBandwidth[str] = SharedBandwidth(self.settings.storage_bandwidth)
+        self._storage_token = 0
+        self.pullers: dict[str, ImagePuller] = {}
+        self.start_rng = np.random.default_rng([self.seed, 3])
         self.gpu_seconds = {"provisioned": 0.0, "allocated": 0.0, "working": 0.0}
         self._integrated_to = 0.0
         self.cost = 0.0
@@ -128,13 +135,21 @@ class Simulation:
     def _arrive_pod(self, pod: Pod, bound_node: str | None, phase: str) -> None:
         if phase in ("Succeeded", "Failed"):
             rec = self._record(pod)
-            self.pending -= 1
-            rec.phase, rec.finished_s, rec.node = phase, self.loop.now, bound_node
+            self._set_phase(rec, phase)
+            rec.finished_s, rec.node = self.loop.now, bound_node
             return
         if bound_node is not None:
             self._create(replace(pod, node_name=bound_node))
         else:
             self._create(pod)
+
+    def _set_phase(self, rec: PodRecord, phase: str) -> None:
+        """Change a pod's phase, keeping the Pending and Running counts in step."""
+        self.pending -= rec.phase == "Pending"
+        self.running -= rec.phase == "Running"
+        rec.phase = phase
+        self.pending += phase == "Pending"
+        self.running += phase == "Running"
 
     def _record(self, pod: Pod) -> PodRecord:
         scheduler = next(
@@ -183,8 +198,8 @@ class Simulation:
         ]
         if short:
             r = short[0]
-            self.pending -= 1
-            rec.phase, rec.reason, rec.finished_s, rec.node = "Failed", f"OutOf{r}", self.loop.now, name
+            self._set_phase(rec, "Failed")
+            rec.reason, rec.finished_s, rec.node = f"OutOf{r}", self.loop.now, name
             rec.message = (
                 f"Pod was rejected: Node didn't have enough resource: {r}, requested: "
                 f"{pod.requests.get(r, 1)}, used: {self.state.requested[i, self.state.res_index[r]]}, "
@@ -196,12 +211,64 @@ class Simulation:
         self._bound(rec, name)
 
     def _bound(self, rec: PodRecord, node: str) -> None:
+        """The start chain: image pull (per node, one at a time, cached), then the container runs,
+        reads its model from shared storage (fair share of the bandwidth), warms up, and is ready."""
         now = self.loop.now
-        self.pending -= 1
-        self.running += 1
-        rec.node, rec.bound_s, rec.running_s, rec.phase, rec.message = node, now, now, "Running", None
+        rec.node, rec.bound_s, rec.message = node, now, None
+        b = rec.pod.behavior
+        if b.image_size_bytes:
+            puller = self.pullers.setdefault(node, ImagePuller(self.settings.registry_bandwidth))
+            done = puller.request(now, b.image or rec.pod.key, b.image_size_bytes)
+            if done > now:
+                rec.enter(now, "image_pull")
+                token = rec.token
+                self.loop.at(done, Priority.COMPLETION, lambda: self._container_started(rec, token))
+                return
+        self._container_started(rec, rec.token)
+
+    def _container_started(self, rec: PodRecord, token: int) -> None:
+        if token != rec.token or rec.terminating:
+            return
+        now = self.loop.now
+        rec.running_s = now
+        self._set_phase(rec, "Running")
+        if rec.pod.behavior.model_size_bytes:
+            rec.enter(now, "model_load")
+            self.storage.add(now, rec.pod.key, rec.pod.behavior.model_size_bytes)
+            self._storage_reschedule()
+            return
+        self._model_loaded(rec)
+
+    def _storage_reschedule(self) -> None:
+        self._storage_token += 1
+        token = self._storage_token
+        nxt = self.storage.next_completion()
+        if nxt is not None:
+            self.loop.at(nxt.time_s, Priority.COMPLETION, lambda: self._storage_tick(token))
+
+    def _storage_tick(self, token: int) -> None:
+        if token != self._storage_token:
+            return
+        for done in self.storage.advance(self.loop.now):
+            self._model_loaded(self.records[done.key])
+        self._storage_reschedule()
+
+    def _model_loaded(self, rec: PodRecord) -> None:
+        now = self.loop.now
+        spec = rec.pod.behavior.warmup
+        if spec is not None:
+            seconds = parse_duration_spec(spec).sample(self.start_rng)
+            if seconds > 0:
+                rec.enter(now, "warmup")
+                token = rec.token
+                self.loop.at(now + seconds, Priority.COMPLETION, lambda: self._warm(rec, token))
+                return
         rec.enter(now, "starting")
         self._ready(rec)
+
+    def _warm(self, rec: PodRecord, token: int) -> None:
+        if token == rec.token and not rec.terminating:
+            self._ready(rec)
 
     def _gang(self, rec: PodRecord) -> tuple[int, list[PodRecord]] | None:
         """(minMember, members) of the pod's gang, or None for a pod without a PodGroup."""
@@ -268,8 +335,11 @@ class Simulation:
             return
         assignment.terminating = True
         rec.terminating = True
-        if rec.phase == "Pending":  # assumed (waiting at Permit): nothing runs yet
+        if rec.bound_s is None:  # assumed (waiting at Permit): nothing runs yet
             return
+        if rec.pod.key in self.storage:
+            self.storage.remove(self.loop.now, rec.pod.key)
+            self._storage_reschedule()
         self._stop_work(rec, terminated=True)
         self._gang_member_gone(rec)
         grace = rec.pod.termination_grace_s
@@ -277,9 +347,9 @@ class Simulation:
 
     def _terminated(self, rec: PodRecord, reason: str) -> None:
         now = self.loop.now
-        rec.phase, rec.reason, rec.finished_s, rec.deleted_s = "Failed", reason, now, now
+        self._set_phase(rec, "Failed")
+        rec.reason, rec.finished_s, rec.deleted_s = reason, now, now
         rec.enter(now, "deleted")
-        self.running -= 1
         self.state.unassign(rec.pod.key)
         self.gangs.remove_pod(rec.pod)
         for s in self.schedulers:
@@ -293,9 +363,9 @@ class Simulation:
         now = self.loop.now
         rec.stop_working(now)
         rec.working = False
-        rec.phase, rec.reason, rec.finished_s = "Succeeded", "Completed", now
+        self._set_phase(rec, "Succeeded")
+        rec.reason, rec.finished_s = "Completed", now
         rec.enter(now, "succeeded")
-        self.running -= 1
         self.state.unassign(rec.pod.key)
         self._owner_finished(rec.pod, succeeded=True)
         self.cluster_changed()

@@ -1,0 +1,90 @@
+"""Pending-to-working latency figures of a summary: percentiles overall and per stage.
+
+`latency_figures` computes the summary's optional ``latency`` field from its ``pods``, so
+the simulator can embed it and the report can recompute it when it is absent. It is a pure
+function of the pod records and imports nothing from gpufleet.
+
+Percentiles use the nearest-rank method: of ``n`` values sorted ascending
+``x[1] <= ... <= x[n]``, the p-th percentile is ``x[ceil(p * n / 100)]`` (rank at least 1).
+It is always one of the values, never an interpolation, so a p99 over 10 pods is the
+slowest pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+STAGE_ORDER = ("scheduling", "node_provisioning", "gang_wait", "image_pull", "model_load", "warmup", "other")
+"""The contract's stage names, in the order they happen (``other`` last)."""
+
+PERCENTILES = (50, 95, 99)
+"""The percentiles reported, as integers; a figure's key is ``f"p{p}"``."""
+
+DIGITS = 6
+"""Pending-to-working times are rounded to this many decimals (float noise of the subtraction)."""
+
+
+def nearest_rank(values: Sequence[float], p: int) -> float:
+    """The ``p``-th percentile (0 < p <= 100) of ``values`` by the nearest-rank method.
+
+    ``values`` need not be sorted; it must not be empty. The rank ``ceil(p * n / 100)`` is
+    computed in integers, so no float rounding moves it.
+    """
+    if not values:
+        raise ValueError("nearest_rank of no values")
+    if not 0 < p <= 100:
+        raise ValueError(f"percentile must be in (0, 100], got {p}")
+    ordered = sorted(values)
+    rank = max(1, -(-p * len(ordered) // 100))
+    return float(ordered[rank - 1])
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float | None]:
+    """``{"p50", "p95", "p99"}`` of ``values`` by nearest rank; each None when there are none."""
+    return {f"p{p}": (nearest_rank(values, p) if values else None) for p in PERCENTILES}
+
+
+def pending_to_working(pod: Mapping[str, Any]) -> float | None:
+    """``working_s - created_s`` of a pod record, rounded; None unless both are set."""
+    created, working = pod.get("created_s"), pod.get("working_s")
+    if created is None or working is None:
+        return None
+    return round(float(working) - float(created), DIGITS)
+
+
+def working_pods(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The pods that began computing (``working_s`` and ``created_s`` set), in their given order."""
+    return [pod for pod in pods if pending_to_working(pod) is not None]
+
+
+def stage_names(pods: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Every stage name some pod has: the contract's names in `STAGE_ORDER`, then others by name."""
+    seen: set[str] = set()
+    for pod in pods:
+        seen.update(pod.get("stages") or {})
+    return [name for name in STAGE_ORDER if name in seen] + sorted(seen.difference(STAGE_ORDER))
+
+
+def latency_figures(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``latency`` field of ``summary``, computed from ``summary["pods"]``.
+
+    Only pods with ``working_s`` (and ``created_s``) set count. Returns::
+
+        {"pending_to_working_s": {"p50", "p95", "p99", "count"},
+         "stages": {stage: {"p50", "p95", "p99"}}}
+
+    ``pending_to_working_s`` is ``working_s - created_s`` over those pods (``count`` of them;
+    the percentiles are None when ``count`` is 0). ``stages`` has one entry per stage name that
+    at least one of those pods has, in `stage_names` order; a pod without that stage counts
+    as 0 for it. Percentiles are nearest-rank (see `nearest_rank`), so a stage's p95 and the
+    overall p95 may come from different pods and stage percentiles need not add up.
+    """
+    pods = working_pods(summary.get("pods") or [])
+    totals = [value for value in (pending_to_working(pod) for pod in pods) if value is not None]
+    stages: dict[str, dict[str, float | None]] = {}
+    for name in stage_names(pods):
+        values = [float((pod.get("stages") or {}).get(name, 0.0)) for pod in pods]
+        stages[name] = percentiles(values)
+    overall: dict[str, float | int | None] = {**percentiles(totals), "count": len(totals)}
+    return {"pending_to_working_s": overall, "stages": stages}
