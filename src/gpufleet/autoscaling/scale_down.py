@@ -13,46 +13,15 @@ working gang runs (upstream drains them, and the whole gang restarts).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.profile import Profile
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
-
-
-@dataclass(frozen=True)
-class DisruptionBudget:
-    """A ``policy/v1`` PodDisruptionBudget: ``minAvailable`` or ``maxUnavailable`` (int or "N%")."""
-
-    namespace: str
-    name: str
-    selector: tuple[tuple[str, str], ...]
-    min_available: int | str | None = None
-    max_unavailable: int | str | None = None
-
-    def covers(self, pod: Pod) -> bool:
-        return pod.namespace == self.namespace and all(pod.labels.get(k) == v for k, v in self.selector)
-
-    def allowed(self, healthy: int, expected: int) -> int:
-        """``disruptionsAllowed`` as the disruption controller computes it."""
-
-        def scaled(value: int | str, round_up: bool) -> int:
-            if isinstance(value, int):
-                return value
-            share = float(value.rstrip("%")) * expected / 100
-            return math.ceil(share) if round_up else math.floor(share)
-
-        if self.min_available is not None:
-            desired = scaled(self.min_available, round_up=True)
-        elif self.max_unavailable is not None:
-            desired = expected - scaled(self.max_unavailable, round_up=True)
-        else:
-            desired = expected
-        return max(healthy - desired, 0)
 
 
 def utilization(state: ClusterState, i: int) -> float:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.hpa import HorizontalPodAutoscalerSpec
+from gpufleet.model.keda import ScaledJobSpec, ScaledObjectSpec
+from gpufleet.model.load import QueueFeed, Traffic
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
@@ -33,5 +37,11 @@ class Scenario:
     schedulers: list[SchedulerConfig] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
     simulation: SimulationSettings = field(default_factory=SimulationSettings)
+    hpas: list[tuple[str, HorizontalPodAutoscalerSpec]] = field(default_factory=list)  # (ns/name, spec)
+    scaled_objects: list[ScaledObjectSpec] = field(default_factory=list)
+    scaled_jobs: list[tuple[ScaledJobSpec, Job]] = field(default_factory=list)  # with the Job it stamps
+    queue_feeds: list[QueueFeed] = field(default_factory=list)
+    traffic: list[Traffic] = field(default_factory=list)
+    budgets: list[DisruptionBudget] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)

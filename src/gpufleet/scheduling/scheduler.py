@@ -219,14 +219,13 @@ class Scheduler:
         n = len(considered)
         want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
         if cache.all_rows and want >= n and not cache.static_raw:
-            # every node is scored and only dynamic scores differ: one maximum over the cached column
-            top = int(cache.masked.max()) if n else -1
-            if top < 0:
+            # every node is scored and only dynamic scores differ: the cache's top-scoring nodes
+            top = cache.top_nodes()
+            if not top:
                 return self._failure(profile, ctx, cache)
-            best = np.flatnonzero(cache.masked == top)
-            choice = int(best[int(self.rng.integers(len(best)))]) if len(best) > 1 else int(best[0])
+            choice = top[int(self.rng.integers(len(top)))] if len(top) > 1 else top[0]
             return Placement(self.state.nodes[choice].name)
-        feasible_pos = np.flatnonzero(cache.ok if cache.all_rows else cache.ok[considered])
+        feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if len(feasible_pos) == 0:
             return self._failure(profile, ctx, cache)
         start = self.next_start.get(profile.scheduler_name, 0) % max(n, 1)

@@ -12,6 +12,8 @@ choice is one maximum over one array.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import numpy as np
 
 from gpufleet.scheduling.cluster_state import BoolArray, IntArray
@@ -40,6 +42,10 @@ class ShapeCache:
         self.dyn: IntArray = np.zeros(0, dtype=np.int64)
         self.ok: BoolArray = np.zeros(0, dtype=bool)
         self.masked: IntArray = np.zeros(0, dtype=np.int64)
+        # Kept across one-node re-evaluations, recomputed after a wider change:
+        self._top: list[int] | None = None  # nodes at ``_top_score`` (the highest of ``masked``), ascending
+        self._top_score = -1
+        self._feasible: IntArray | None = None  # ``flatnonzero(ok)``
         self._build_static()
 
     def _build_static(self) -> None:
@@ -77,6 +83,7 @@ class ShapeCache:
         self.dyn = np.zeros(state.size, dtype=np.int64)
         self.ok = np.zeros(state.size, dtype=bool)
         self.masked = np.full(state.size, -1, dtype=np.int64)
+        self._top = self._feasible = None
         self._evaluate(np.arange(state.size, dtype=np.int64))
         self.static_version = state.static_version
         self.seen = state.change_pos
@@ -100,6 +107,7 @@ class ShapeCache:
         ok = self.static_pass[idx] & fit
         self.ok[idx] = ok
         self.masked[idx] = np.where(ok, total, -1)
+        self._top = self._feasible = None
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
@@ -108,8 +116,24 @@ class ShapeCache:
         fit = all(f.passes_node(ctx, row) for f in self.dynamic_filters)
         total = sum(weight * plugin.score_node(ctx, row) for plugin, weight in self.profile.dynamic_scores)
         ok = bool(self.static_pass[i]) and fit
+        if ok != self.ok[i]:
+            self._feasible = None
         self.fit[i], self.dyn[i], self.ok[i] = fit, total, ok
-        self.masked[i] = total if ok else -1
+        self.masked[i] = score = total if ok else -1
+        top = self._top
+        if top is None:
+            return
+        k = bisect_left(top, i)
+        listed = k < len(top) and top[k] == i
+        if score >= 0 and score > self._top_score:
+            self._top, self._top_score = [i], score
+        elif score >= 0 and score == self._top_score:
+            if not listed:
+                top.insert(k, i)
+        elif listed:
+            del top[k]
+            if not top:
+                self._top = None  # the next best may be anywhere: rescan
 
     def refresh(self) -> None:
         state = self.state
@@ -121,6 +145,20 @@ class ShapeCache:
             return
         self._evaluate(changed)
         self.seen = state.change_pos
+
+    def top_nodes(self) -> list[int]:
+        """The feasible nodes with the highest dynamic score, ascending (none when nothing is feasible)."""
+        if self._top is None:
+            best = self._top_score = int(self.masked.max()) if len(self.masked) else -1
+            self._top = np.flatnonzero(self.masked == best).tolist() if best >= 0 else []
+        return self._top
+
+    def feasible_nodes(self) -> IntArray:
+        """``flatnonzero(ok)``, recomputed only after some node's feasibility flipped."""
+        if self._feasible is None:
+            self._feasible = np.flatnonzero(self.ok)
+            self._feasible.flags.writeable = False
+        return self._feasible
 
     def total_scores(self, idx: IntArray) -> IntArray:
         total = self.dyn[idx].copy()

@@ -19,6 +19,7 @@ STAGE_OF = {
     "model_load": "model_load",
     "warmup": "warmup",
     "starting": "other",
+    "idle": "other",
 }
 
 
@@ -39,7 +40,9 @@ class PodRecord:
     working: bool = False
     ready: bool = False
     terminating: bool = False
-    done_s: float = 0.0  # computation kept (checkpointed, or finished)
+    done_s: float = 0.0  # computation of the current task kept (checkpointed, or finished)
+    task_s: float | None = None  # the current task's work: the pod's duration, or a work item's
+    consumer_idle: bool = False  # a queue worker waiting for an item
     work_started_at: float = 0.0
     token: int = 0
     disruptions: list[float] = field(default_factory=list)
@@ -47,24 +50,28 @@ class PodRecord:
 
     def __post_init__(self) -> None:
         self.log.append((self.created_s, "pending"))
+        self.task_s = self.pod.behavior.duration_s
 
     @property
     def remaining_s(self) -> float | None:
-        duration = self.pod.behavior.duration_s
-        return None if duration is None else max(duration - self.done_s, 0.0)
+        return None if self.task_s is None else max(self.task_s - self.done_s, 0.0)
 
     @property
     def counts_for_gang(self) -> bool:
         """Past its start chain and running, or finished: what a gang waits for."""
         return (self.ready and self.phase == "Running" and not self.terminating) or self.phase == "Succeeded"
 
-    def stop_working(self, now: float) -> float:
-        """Stop computing at ``now``; keep progress up to the last checkpoint. Returns the seconds lost."""
+    def stop_working(self, now: float, sigterm: bool = False) -> float:
+        """Stop computing at ``now``; keep progress up to the last checkpoint (all of it when a
+        SIGTERM lets the pod checkpoint, ``gpufleet.io/checkpoint-on-sigterm``). Returns the seconds lost."""
         self.working = False
         total = self.done_s + now - self.work_started_at
-        duration = self.pod.behavior.duration_s
-        if duration is not None and total >= duration - 1e-9:
-            self.done_s = duration
+        task = self.task_s
+        if task is not None and total >= task - 1e-9:
+            self.done_s = task
+            return 0.0
+        if sigterm and self.pod.behavior.checkpoint_on_sigterm:
+            self.done_s = total
             return 0.0
         interval = self.pod.behavior.checkpoint_interval_s
         self.done_s = (total // interval) * interval if interval else 0.0

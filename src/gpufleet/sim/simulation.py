@@ -20,6 +20,9 @@ from functools import partial
 
 import numpy as np
 
+from gpufleet.lifecycle.distributions import parse_duration_spec
+from gpufleet.lifecycle.image_pull import ImagePuller
+from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.resources import GPU, PODS, native_first
@@ -30,14 +33,12 @@ from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
-from gpufleet.lifecycle.distributions import parse_duration_spec
-from gpufleet.lifecycle.image_pull import ImagePuller
-from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
 from gpufleet.sim.controllers import DaemonSetController, DeploymentController, JobController
 from gpufleet.sim.events import EventLoop, Priority
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.records import NodeRecord, PodRecord
+from gpufleet.sim.work_queues import WorkList
 
 Controller = JobController | DeploymentController
 
@@ -88,6 +89,7 @@ class Simulation:
         self.storage: SharedBandwidth[str] = SharedBandwidth(self.settings.storage_bandwidth)
         self._storage_token = 0
         self.pullers: dict[str, ImagePuller] = {}
+        self.work_lists: dict[str, WorkList] = {}
         self.start_rng = np.random.default_rng([self.seed, 3])
         self.gpu_seconds = {"provisioned": 0.0, "allocated": 0.0, "working": 0.0}
         self._integrated_to = 0.0
@@ -105,6 +107,18 @@ class Simulation:
             *((d.created, partial(self._start, DeploymentController(d), d.key)) for d in sc.deployments),
             *((d.created, partial(self._start_daemonset, DaemonSetController(d))) for d in sc.daemonsets),
         ]
+        feed_rng = np.random.default_rng([self.seed, 4])
+        for feed in sc.queue_feeds:
+            for batch in feed.items:
+                arrivals.append(
+                    (Created(batch.at_s, -1), partial(self.feed, feed.list, batch.count, batch.work_s))
+                )
+            rate = feed.rate
+            if rate is not None and rate.per_hour > 0:
+                t = rate.from_s
+                end = rate.until_s if rate.until_s is not None else self.settings.duration_s or MAX_DURATION_S
+                while (t := t + feed_rng.exponential(3600 / rate.per_hour)) < end:
+                    arrivals.append((Created(t, -1), partial(self.feed, feed.list, 1, rate.work_s)))
         for created, action in sorted(arrivals, key=lambda a: (a[0].submit_at_s, a[0].order)):
             self.arrivals_left += 1
             self.loop.at(created.submit_at_s, Priority.ARRIVAL, self._arrival(action))
@@ -292,6 +306,8 @@ class Simulation:
 
     def _work(self, rec: PodRecord) -> None:
         now = self.loop.now
+        if rec.pod.behavior.consumes is not None and not self._take_item(rec):
+            return
         rec.working = True
         if rec.working_s is None:
             rec.working_s = now
@@ -303,13 +319,51 @@ class Simulation:
             token = rec.token
             self.loop.at(now + remaining, Priority.COMPLETION, lambda: self._complete(rec, token))
 
+    # -- queue consumers ---------------------------------------------------------------------
+    def _list(self, name: str) -> WorkList:
+        return self.work_lists.setdefault(name, WorkList(name))
+
+    def _take_item(self, rec: PodRecord) -> bool:
+        """A consumer pops an item to work on; with none, a Deployment's worker idles and a Job's
+        pod exits at once. Returns whether it has an item."""
+        work_list = self._list(rec.pod.behavior.consumes or "")
+        item = work_list.pop(rec.pod.key)
+        if item is not None:
+            rec.consumer_idle = False
+            rec.task_s, rec.done_s = item.work_s, item.done_s
+            return True
+        if rec.pod.owner is not None and rec.pod.owner.kind == "Deployment":
+            if not rec.consumer_idle:
+                rec.consumer_idle = True
+                work_list.idle.append(rec.pod.key)
+                rec.enter(self.loop.now, "idle")
+        else:
+            self._succeed(rec)
+        return False
+
+    def feed(self, list_name: str, count: int, work_s: float) -> None:
+        """Items arrive on a list; idle workers take them at once."""
+        work_list = self._list(list_name)
+        for _ in range(count):
+            work_list.push(work_s)
+        while work_list.queued and work_list.idle:
+            rec = self.records[work_list.idle.pop(0)]
+            if rec.consumer_idle and rec.phase == "Running" and not rec.terminating:
+                self._work(rec)
+
     def _stop_work(self, rec: PodRecord, terminated: bool) -> None:
         """The pod stops computing; work since its last checkpoint is lost (DESIGN, Gangs)."""
         now = self.loop.now
+        if rec.consumer_idle and terminated:
+            rec.consumer_idle = False
+            self._list(rec.pod.behavior.consumes or "").idle.remove(rec.pod.key)
         if rec.working:
             rec.token += 1
-            lost = rec.stop_working(now)
+            lost = rec.stop_working(now, sigterm=terminated)
             self.work_lost_gpu_s += lost * rec.pod.gpus
+            consumes = rec.pod.behavior.consumes
+            if terminated and consumes is not None and rec.pod.key in self._list(consumes).in_progress:
+                self._list(consumes).interrupt(rec.pod.key, rec.done_s, rec.pod.behavior.requeue_on_sigterm)
             if terminated:
                 rec.disruptions.append(now)
         rec.ready = False
@@ -360,8 +414,18 @@ class Simulation:
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:
             return
+        rec.stop_working(self.loop.now)
+        consumes = rec.pod.behavior.consumes
+        if consumes is not None:
+            self._list(consumes).finish(rec.pod.key)
+            if rec.pod.owner is not None and rec.pod.owner.kind == "Deployment":
+                rec.done_s = 0.0
+                self._work(rec)  # the worker takes the next item, or idles
+                return
+        self._succeed(rec)
+
+    def _succeed(self, rec: PodRecord) -> None:
         now = self.loop.now
-        rec.stop_working(now)
         rec.working = False
         self._set_phase(rec, "Succeeded")
         rec.reason, rec.finished_s = "Completed", now

@@ -84,6 +84,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             "gpu_hours_working": round(sim.gpu_seconds["working"] / 3600, 6),
         },
         "timeline": {**sim.samples, "nodes_by_pool": dict(sim.pools_timeline)},
+        "work_items": {name: wl.counts() for name, wl in sorted(sim.work_lists.items())},
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "pods": [_pod_record(sim, r) for r in records],
         "nodes": nodes,
