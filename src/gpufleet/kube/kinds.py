@@ -1,7 +1,9 @@
 """Which ``apiVersion``/``kind`` a document has, and what the loader does with it.
 
 A kind gpufleet models is converted; any other kind Kubernetes 1.34 serves, and any kind of
-an API group gpufleet does not know (other controllers' custom resources), is a warning. A
+an API group gpufleet does not know (other controllers' custom resources), is a warning.
+KEDA's ``keda.sh`` group is not "known" in that sense: its ScaledObject and ScaledJob are
+modelled, its other kinds (TriggerAuthentication, ...) are warnings. A
 kind that does not exist in a group gpufleet knows is an error, as the API server answers
 ``no matches for kind "Deploymnet" in version "apps/v1"``.
 """
@@ -23,6 +25,12 @@ POD_GROUP = ("scheduling.x-k8s.io", "v1alpha1", "PodGroup")
 SCHEDULER_CONFIG = ("kubescheduler.config.k8s.io", "v1", "KubeSchedulerConfiguration")
 SIMULATION = ("gpufleet.io", "v1alpha1", "Simulation")
 NODE_POOL = ("gpufleet.io", "v1alpha1", "NodePool")
+QUEUE_FEED = ("gpufleet.io", "v1alpha1", "QueueFeed")
+TRAFFIC = ("gpufleet.io", "v1alpha1", "Traffic")
+HPA = ("autoscaling", "v2", "HorizontalPodAutoscaler")
+POD_DISRUPTION_BUDGET = ("policy", "v1", "PodDisruptionBudget")
+SCALED_OBJECT = ("keda.sh", "v1alpha1", "ScaledObject")
+SCALED_JOB = ("keda.sh", "v1alpha1", "ScaledJob")
 
 MODELLED = frozenset(
     {
@@ -36,20 +44,34 @@ MODELLED = frozenset(
         SCHEDULER_CONFIG,
         SIMULATION,
         NODE_POOL,
+        QUEUE_FEED,
+        TRAFFIC,
+        HPA,
+        POD_DISRUPTION_BUDGET,
+        SCALED_OBJECT,
+        SCALED_JOB,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
-NAMESPACED = frozenset({POD, JOB, DEPLOYMENT, DAEMONSET, POD_GROUP})
-
-#: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
-#: (scheduler-plugins' ElasticQuota; gpufleet kinds still to come).
-_KNOWN_UNMODELLED = frozenset(
+NAMESPACED = frozenset(
     {
-        ("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"),
-        ("gpufleet.io", "v1alpha1", "QueueFeed"),
-        ("gpufleet.io", "v1alpha1", "Traffic"),
+        POD,
+        JOB,
+        DEPLOYMENT,
+        DAEMONSET,
+        POD_GROUP,
+        QUEUE_FEED,
+        TRAFFIC,
+        HPA,
+        POD_DISRUPTION_BUDGET,
+        SCALED_OBJECT,
+        SCALED_JOB,
     }
 )
+
+#: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
+#: (scheduler-plugins' ElasticQuota).
+_KNOWN_UNMODELLED = frozenset({("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota")})
 
 #: API groups in which a kind gpufleet does not know is a misspelling.
 KNOWN_GROUPS = frozenset(

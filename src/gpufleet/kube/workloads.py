@@ -46,23 +46,34 @@ _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 def job(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int) -> Job:
-    spec = mapping(body.get("spec"))
-    template, created = _common(meta, body, report, priorities, order, JOB_RESTART_POLICIES, _UNMODELLED_JOB)
+    return job_from_spec(meta, mapping(body.get("spec")), report, "spec", priorities, order)
+
+
+def job_from_spec(
+    meta: Meta, spec: Mapping[str, Any], report: Reporter, spec_path: str, priorities: Priorities, order: int
+) -> Job:
+    """A Job named ``meta.name`` from a ``JobSpec`` at ``spec_path`` of ``report``'s document.
+
+    ``meta`` is the metadata of the object that holds the spec (a Job, or a KEDA ScaledJob whose
+    ``spec.jobTargetRef`` is a JobSpec); only its ``gpufleet.io/submit-at`` applies.
+    """
+    at_spec = report.at(spec_path)
+    template, created = _common(
+        meta, spec, report, at_spec, priorities, order, JOB_RESTART_POLICIES, _UNMODELLED_JOB
+    )
     given = _set(spec)
-    parallelism = _count(spec, "parallelism", 1, report)
+    parallelism = _count(spec, "parallelism", 1, at_spec)
     completions: int | None = None if "parallelism" in given else 1  # parallelism alone: a work queue
     if "completions" in given:
-        completions = _count(spec, "completions", 1, report)
+        completions = _count(spec, "completions", 1, at_spec)
     mode = spec.get("completionMode") or COMPLETION_MODES[0]
     if mode not in COMPLETION_MODES:
-        report.error("spec.completionMode", unsupported(mode, COMPLETION_MODES))
+        at_spec.error("completionMode", unsupported(mode, COMPLETION_MODES))
     elif mode == "Indexed":
-        report.not_modelled(
-            "spec.completionMode", "Indexed", note="pods are named <job>-<index> in every mode"
-        )
+        at_spec.not_modelled("completionMode", "Indexed", note="pods are named <job>-<index> in every mode")
         if completions is None:
-            report.error("spec.completions", required("when completion mode is Indexed"))
-    backoff_limit = _count(spec, "backoffLimit", DEFAULT_BACKOFF_LIMIT, report)
+            at_spec.error("completions", required("when completion mode is Indexed"))
+    backoff_limit = _count(spec, "backoffLimit", DEFAULT_BACKOFF_LIMIT, at_spec)
     return Job(meta.name, meta.namespace, template, parallelism, completions, backoff_limit, created)
 
 
@@ -70,9 +81,11 @@ def deployment(
     meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
 ) -> Deployment:
     restart = CONTROLLER_RESTART_POLICIES
-    template, created = _common(meta, body, report, priorities, order, restart, _UNMODELLED_DEPLOYMENT)
+    spec = mapping(body.get("spec"))
+    at_spec = report.at("spec")
+    template, created = _common(meta, spec, report, at_spec, priorities, order, restart, _UNMODELLED_DEPLOYMENT)
     _check_selector(body, report, "deployment")
-    replicas = _count(mapping(body.get("spec")), "replicas", 1, report)
+    replicas = _count(spec, "replicas", 1, at_spec)
     return Deployment(meta.name, meta.namespace, template, replicas, created)
 
 
@@ -80,7 +93,10 @@ def daemonset(
     meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
 ) -> DaemonSet:
     restart = CONTROLLER_RESTART_POLICIES
-    template, created = _common(meta, body, report, priorities, order, restart, _UNMODELLED_DAEMONSET)
+    spec = mapping(body.get("spec"))
+    template, created = _common(
+        meta, spec, report, report.at("spec"), priorities, order, restart, _UNMODELLED_DAEMONSET
+    )
     _check_selector(body, report, "daemonset")
     return DaemonSet(meta.name, meta.namespace, template, created)
 
@@ -92,20 +108,23 @@ def _set(spec: Mapping[str, Any]) -> set[str]:
 
 def _common(
     meta: Meta,
-    body: Mapping[str, Any],
+    spec: Mapping[str, Any],
     report: Reporter,
+    at_spec: Reporter,
     priorities: Priorities,
     order: int,
     restart_policies: tuple[str, ...],
     unmodelled: tuple[str, ...],
 ) -> tuple[Pod, Created]:
-    """The template and the creation of a workload, after the checks every workload shares."""
-    spec = mapping(body.get("spec"))
-    report.unmodelled_fields(spec, unmodelled, "spec")
+    """The template and the creation of a workload, after the checks every workload shares.
+
+    ``report`` is at the document (its ``metadata``), ``at_spec`` at the workload spec.
+    """
+    at_spec.unmodelled_fields(spec, unmodelled)
     own = pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.WORKLOAD_KEYS)
     template = mapping(spec.get("template"))
     template_spec = mapping(template.get("spec"))
-    at_template = report.at("spec.template")
+    at_template = at_spec.at("template")
     restart_policy = template_spec.get("restartPolicy") or pods.RESTART_POLICIES[0]
     if restart_policy not in restart_policies:
         at_template.error("spec.restartPolicy", unsupported(restart_policy, restart_policies))
@@ -116,12 +135,12 @@ def _common(
 
 
 def _count(spec: Mapping[str, Any], field: str, default: int, report: Reporter) -> int:
-    """A count that must not be negative; ``default`` when absent."""
+    """A count that must not be negative; ``default`` when absent. ``report`` is at the spec."""
     value = spec.get(field)
     if not isinstance(value, int):
         return default
     if value < 0:
-        report.error(f"spec.{field}", invalid(value, "must be greater than or equal to 0"))
+        report.error(field, invalid(value, "must be greater than or equal to 0"))
     return value
 
 

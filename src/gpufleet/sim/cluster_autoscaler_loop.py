@@ -79,7 +79,7 @@ class ClusterAutoscalerLoop:
         t = math.ceil((at if at is not None else self.sim.loop.now) / interval - 1e-9) * interval
         if self.armed_at is None or t < self.armed_at:
             self.armed_at = t
-            self.sim.loop.at(t, Priority.CONTROLLER, lambda: self._scan(t))
+            self.sim.loop.at(t, Priority.CONTROLLER, lambda: self._scan(t), background=True)
 
     def _scan(self, t: float) -> None:
         if self.armed_at != t:

@@ -88,13 +88,14 @@ class DeploymentController:
 
     def __init__(self, deployment: Deployment):
         self.deployment = deployment
+        self.replicas = deployment.replicas  # spec.replicas, which autoscalers change
         self.next_index = 0
         self.active: set[str] = set()
 
     def wanted(self) -> list[Pod]:
         d = self.deployment
         out = []
-        while len(self.active) < d.replicas:
+        while len(self.active) < self.replicas:
             pod = replace(
                 d.template.stamped(f"{d.name}-{self.next_index}", OwnerRef("Deployment", d.name)),
                 namespace=d.namespace,

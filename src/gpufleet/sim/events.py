@@ -24,22 +24,30 @@ class EventLoop:
         self.now = 0.0
         self._heap: list[tuple[float, int, int, Callable[[], None]]] = []
         self._seq = 0
+        self._background: set[int] = set()  # sequence numbers of periodic controller ticks
 
-    def at(self, time: float, priority: Priority, action: Callable[[], None]) -> None:
+    def at(
+        self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
+    ) -> None:
+        """Schedule ``action``; a *background* event (a controller's periodic tick) is not, by
+        itself, something left to do."""
         self._seq += 1
+        if background:
+            self._background.add(self._seq)
         heapq.heappush(self._heap, (max(time, self.now), int(priority), self._seq, action))
 
     def peek_time(self) -> float | None:
         return self._heap[0][0] if self._heap else None
 
     def pending(self, below: Priority) -> bool:
-        """Whether any event of a priority lower than ``below`` is scheduled."""
-        return any(p < below for _, p, _, _ in self._heap)
+        """Whether any foreground event of a priority lower than ``below`` is scheduled."""
+        return any(p < below and seq not in self._background for _, p, seq, _ in self._heap)
 
     def step(self) -> bool:
         if not self._heap:
             return False
-        time, _, _, action = heapq.heappop(self._heap)
+        time, _, seq, action = heapq.heappop(self._heap)
+        self._background.discard(seq)
         self.now = time
         action()
         return True

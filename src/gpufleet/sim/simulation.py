@@ -28,7 +28,7 @@ from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.resources import GPU, PODS, native_first
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
-from gpufleet.model.workloads import Created
+from gpufleet.model.workloads import Created, Job
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes
@@ -38,7 +38,9 @@ from gpufleet.sim.controllers import DaemonSetController, DeploymentController, 
 from gpufleet.sim.events import EventLoop, Priority
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.records import NodeRecord, PodRecord
+from gpufleet.sim.traffic import TrafficState
 from gpufleet.sim.work_queues import WorkList
+from gpufleet.sim.workload_autoscalers import WorkloadAutoscalers
 
 Controller = JobController | DeploymentController
 
@@ -97,6 +99,9 @@ class Simulation:
         self.billed_price_per_hour = 0.0
         self.node_billing_changed()
         self.autoscaler = ClusterAutoscalerLoop(self)
+        self.traffic = {f"{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic}
+        self.workload_autoscalers = WorkloadAutoscalers(self)
+        self.replicas_timeline: dict[str, list[float]] = {}
 
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:
@@ -318,6 +323,58 @@ class Simulation:
             rec.token += 1
             token = rec.token
             self.loop.at(now + remaining, Priority.COMPLETION, lambda: self._complete(rec, token))
+
+    # -- what workload autoscalers read and change -------------------------------------------
+    def deployment(self, key: str) -> DeploymentController | None:
+        controller = self.controllers.get(f"DeploymentController/{key}")
+        return controller if isinstance(controller, DeploymentController) else None
+
+    def job(self, key: str) -> JobController | None:
+        controller = self.controllers.get(f"JobController/{key}")
+        return controller if isinstance(controller, JobController) else None
+
+    def start_job(self, job: Job) -> None:
+        self._start(JobController(job), job.key)
+
+    def list_length(self, name: str) -> int:
+        """What a ``redis`` trigger reads: items queued on the list (popped ones are gone)."""
+        work_list = self.work_lists.get(name)
+        return len(work_list.queued) if work_list is not None else 0
+
+    def traffic_metric(self, rec: PodRecord, name: str) -> float | None:
+        traffic = self.traffic.get(f"{rec.pod.namespace}/{rec.pod.owner.name}") if rec.pod.owner else None
+        return traffic.metric(name) if traffic is not None else None
+
+    def scale_deployment(self, key: str, replicas: int) -> None:
+        """Change ``spec.replicas``; on scale-down the ReplicaSet deletes unscheduled pods first, then
+        pods not yet ready, then the newest (``controller.ActivePodsWithRanks``), with reason ScaledDown."""
+        controller = self.deployment(key)
+        if controller is None:
+            return
+        controller.replicas = replicas
+        surplus = len(controller.active) - replicas
+        if surplus > 0:
+            ranked = sorted(
+                (self.records[k] for k in controller.active),
+                key=lambda r: (r.bound_s is not None, r.ready, -(r.created_s), r.pod.name),
+            )
+            for rec in ranked[:surplus]:
+                controller.active.discard(rec.pod.key)
+                self._delete(rec, "ScaledDown")
+        self._reconcile(controller)
+
+    def _delete(self, rec: PodRecord, reason: str) -> None:
+        """Delete a pod: an unscheduled one goes at once, a bound one gets SIGTERM and its grace period."""
+        if rec.pod.key in self.state.assignments:
+            self._evict(rec.pod.key, reason)
+            return
+        now = self.loop.now
+        for s in self.schedulers:
+            s.forget(rec.pod.key)
+        self.gangs.remove_pod(rec.pod)
+        self.pending -= 1
+        rec.reason, rec.deleted_s = reason, now
+        rec.enter(now, "deleted")
 
     # -- queue consumers ---------------------------------------------------------------------
     def _list(self, name: str) -> WorkList:
@@ -589,6 +646,8 @@ class Simulation:
         """Only scheduler retries remain and nothing changed since the last pass: they would fail alike."""
         if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
             return False
+        if self.workload_autoscalers.active():  # KEDA cooldowns and HPA windows act on time alone
+            return False
         return self._last_pass == (self.material_changes, self.state.static_version, len(self.records))
 
     # -- sampling and the run --------------------------------------------------------------
@@ -608,6 +667,30 @@ class Simulation:
         s["nodes"].append(float(self.state.size_active))
         for name, rt in self.pools.items():
             self.pools_timeline[name].append(float(len(rt.nodes)))
+        for key in self._scaled_workloads():
+            series = self.replicas_timeline.setdefault(key, [])
+            kind, rest = key.split("/", 1)
+            if kind == "Deployment":
+                controller = self.deployment(rest)
+                series.append(float(controller.replicas if controller is not None else 0))
+            else:
+                series.append(float(self.workload_autoscalers.active_jobs(rest)))
+
+    def _scaled_workloads(self) -> list[str]:
+        wa = self.workload_autoscalers
+        return (
+            [f"Deployment/{r.target}" for r in wa.hpas]
+            + [f"Deployment/{r.target}" for _, _, r in wa.scaled_objects]
+            + [f"ScaledJob/{key}" for key in wa.jobs_of]
+        )
+
+    def _advance_traffic(self, t: float) -> None:
+        for key, traffic in self.traffic.items():
+            controller = self.deployment(key)
+            serving = (
+                0 if controller is None else sum(1 for k in controller.active if self.records[k].working)
+            )
+            traffic.advance(t, serving)
 
     def _idle(self) -> bool:
         """Nothing left to do: no pending or running pods, and no completion, arrival or controller event."""
@@ -617,6 +700,10 @@ class Simulation:
         limit = self.settings.duration_s if self.settings.duration_s is not None else MAX_DURATION_S
         self._schedule_arrivals()
         self.autoscaler.arm(0.0)
+        self.workload_autoscalers.start()
+        for traffic in self.traffic.values():
+            for at, _ in traffic.spec.rps:
+                self.loop.at(at, Priority.ARRIVAL, lambda: None)  # a change of load is an event
         while (t := self.loop.peek_time()) is not None and t <= limit:
             if self.settings.duration_s is None and self._idle():
                 break
@@ -624,6 +711,7 @@ class Simulation:
                 break
             self._sample_until(t)
             self._integrate(t)
+            self._advance_traffic(t)
             self.loop.step()
             if progress is not None:
                 progress(self.loop.now, limit)

@@ -83,7 +83,15 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             "gpu_hours_allocated": round(sim.gpu_seconds["allocated"] / 3600, 6),
             "gpu_hours_working": round(sim.gpu_seconds["working"] / 3600, 6),
         },
-        "timeline": {**sim.samples, "nodes_by_pool": dict(sim.pools_timeline)},
+        "timeline": {
+            **sim.samples,
+            "nodes_by_pool": dict(sim.pools_timeline),
+            "replicas": dict(sim.replicas_timeline),
+        },
+        "traffic": {
+            key: {f"p{p}_wait_s": t.percentile_wait(p) for p in (50, 95, 99)}
+            for key, t in sorted(sim.traffic.items())
+        },
         "work_items": {name: wl.counts() for name, wl in sorted(sim.work_lists.items())},
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "pods": [_pod_record(sim, r) for r in records],

@@ -1,0 +1,74 @@
+"""Inference traffic aimed at a Deployment, as a fluid queue (``Traffic``, ``gpufleet.io/v1alpha1``).
+
+Requests arrive at ``rps`` (a step function of time); the Deployment's working replicas serve
+``perReplicaRps`` each; what they cannot serve waits in a backlog that drains when capacity
+exceeds the arrivals. A request arriving when the backlog is ``B`` and the capacity ``C`` waits
+about ``B / C`` (with no capacity at all, ``B / rps``, Little's law). Per-pod metrics, as an
+HPA or a ``prometheus`` trigger reads them: ``requests_per_second`` (arrivals / replicas),
+``queue_length`` (backlog / replicas) and ``DCGM_FI_DEV_GPU_UTIL`` (percent busy: served / capacity,
+100 while a backlog waits).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from gpufleet.model.load import Traffic
+
+METRICS = ("requests_per_second", "queue_length", "DCGM_FI_DEV_GPU_UTIL")
+
+
+@dataclass
+class TrafficState:
+    spec: Traffic
+    backlog: float = 0.0
+    last_s: float = 0.0
+    serving: int = 0
+    latencies: list[tuple[float, float]] = field(default_factory=list)  # (wait seconds, requests)
+
+    def rps(self, t: float) -> float:
+        times = [at for at, _ in self.spec.rps]
+        k = bisect.bisect_right(times, t) - 1
+        return self.spec.rps[k][1] if k >= 0 else 0.0
+
+    def advance(self, t: float, serving: int) -> None:
+        """Integrate arrivals and service from the last call to ``t`` (constant in between)."""
+        dt = t - self.last_s
+        if dt > 0:
+            rate = self.rps(self.last_s)
+            capacity = self.serving * self.spec.per_replica_rps
+            before = self.backlog
+            self.backlog = max(0.0, before + (rate - capacity) * dt)
+            if rate > 0:
+                mean_backlog = (before + self.backlog) / 2
+                wait = mean_backlog / capacity if capacity > 0 else mean_backlog / rate
+                self.latencies.append((wait, rate * dt))
+            self.last_s = t
+        self.serving = serving
+
+    def metric(self, name: str) -> float | None:
+        n = max(self.serving, 1)
+        rate = self.rps(self.last_s)
+        if name == "requests_per_second":
+            return rate / n
+        if name == "queue_length":
+            return self.backlog / n
+        if name == "DCGM_FI_DEV_GPU_UTIL":
+            if self.serving == 0:
+                return 0.0
+            busy = 1.0 if self.backlog > 0 else min(1.0, rate / (self.serving * self.spec.per_replica_rps))
+            return 100.0 * busy
+        return None
+
+    def percentile_wait(self, p: float) -> float | None:
+        """The wait that ``p`` percent of requests did not exceed (request-weighted)."""
+        total = sum(w for _, w in self.latencies)
+        if total <= 0:
+            return None
+        seen = 0.0
+        for wait, weight in sorted(self.latencies):
+            seen += weight
+            if seen >= total * p / 100:
+                return wait
+        return sorted(self.latencies)[-1][0]

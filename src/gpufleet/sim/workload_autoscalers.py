@@ -1,0 +1,233 @@
+"""Workload autoscalers in the simulator: HPAs, KEDA ScaledObjects (and the HPA each one owns),
+and ScaledJobs, driving Deployment replicas and Job creation from the simulator's own metrics.
+
+The decisions are ``gpufleet.autoscaling`` (pure); this module only feeds them, on their own
+clocks: the HPA controller syncs every 15 s (``--horizontal-pod-autoscaler-sync-period``), KEDA
+polls each object every ``pollingInterval``. Metrics come from the simulation: a ``redis``
+trigger reads its list's length (items queued, not yet popped); a ``prometheus`` trigger or a
+Pods metric reads the per-pod figures ``Traffic`` yields (``queue_length``,
+``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``); a ``prometheus`` query may be one of those
+names, or ``sum(name)`` / ``avg(name)`` over the target's pods.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TYPE_CHECKING
+
+from gpufleet.autoscaling.hpa_controller import HPA_SYNC_PERIOD_SECONDS, HorizontalAutoscaler
+from gpufleet.autoscaling.hpa_replicas import HPAPod, MetricObservation, PodMetric
+from gpufleet.autoscaling.keda import KedaHpaInputs, ScaledJobState, ScaledObjectState, hpa_inputs
+from gpufleet.model.hpa import (
+    CrossVersionObjectReference,
+    ExternalMetricSource,
+    HorizontalPodAutoscalerSpec,
+    MetricIdentifier,
+    MetricTarget,
+    PodsMetricSource,
+)
+from gpufleet.model.keda import PrometheusScaler, RedisListScaler, ScaledJobSpec, ScaledObjectSpec
+from gpufleet.model.workloads import Job
+from gpufleet.sim.events import Priority
+
+if TYPE_CHECKING:
+    from gpufleet.sim.records import PodRecord
+    from gpufleet.sim.simulation import Simulation
+
+_AGGREGATE = re.compile(r"^\s*(sum|avg|max|min)\s*\(\s*([A-Za-z_:][A-Za-z0-9_:]*)\s*\)\s*$")
+
+
+@dataclass
+class HpaRuntime:
+    key: str  # "ns/name" of the HPA
+    target: str  # "ns/name" of the Deployment
+    hpa: HorizontalAutoscaler
+    keda: ScaledObjectState | None = None  # set for the HPA a ScaledObject owns
+
+
+def keda_hpa_spec(inputs: KedaHpaInputs) -> HorizontalPodAutoscalerSpec:
+    """The HPA KEDA writes for a ScaledObject: one External AverageValue metric per trigger."""
+    metrics = tuple(
+        ExternalMetricSource(
+            MetricIdentifier(m.name),
+            MetricTarget(
+                m.target_type,
+                value=m.target_milli if m.target_type == "Value" else None,
+                average_value=m.target_milli if m.target_type == "AverageValue" else None,
+            ),
+        )
+        for m in inputs.metrics
+    )
+    ref = CrossVersionObjectReference(inputs.scale_target_ref.kind, inputs.scale_target_ref.name)
+    return HorizontalPodAutoscalerSpec(ref, inputs.max_replicas, inputs.min_replicas, metrics)
+
+
+class WorkloadAutoscalers:
+    def __init__(self, sim: Simulation):
+        self.sim = sim
+        sc = sim.scenario
+        self.hpas = [
+            HpaRuntime(key, self._target(key, spec.scale_target_ref.name), HorizontalAutoscaler(spec))
+            for key, spec in sc.hpas
+        ]
+        self.scaled_objects: list[tuple[ScaledObjectSpec, ScaledObjectState, HpaRuntime]] = []
+        for so in sc.scaled_objects:
+            state = ScaledObjectState(so, 0.0)
+            runtime = HpaRuntime(
+                f"{so.namespace}/{so.name}",
+                f"{so.namespace}/{so.scale_target_ref.name}",
+                HorizontalAutoscaler(keda_hpa_spec(hpa_inputs(so))),
+                state,
+            )
+            self.scaled_objects.append((so, state, runtime))
+        self.scaled_jobs = [(spec, job, ScaledJobState(spec, 0.0)) for spec, job in sc.scaled_jobs]
+        self.jobs_of: dict[str, list[str]] = {
+            f"{spec.namespace}/{spec.name}": [] for spec, _, _ in self.scaled_jobs
+        }
+        self.timeline: dict[str, list[float]] = {}
+
+    @staticmethod
+    def _target(hpa_key: str, name: str) -> str:
+        return f"{hpa_key.split('/')[0]}/{name}"
+
+    def start(self) -> None:
+        loop = self.sim.loop
+        if self.hpas or self.scaled_objects:
+            loop.at(0.0, Priority.CONTROLLER, self._hpa_sync, background=True)
+        for so, state, runtime in self.scaled_objects:
+            loop.at(0.0, Priority.CONTROLLER, partial(self._keda_poll, so, state, runtime), background=True)
+        for spec, job, job_state in self.scaled_jobs:
+            loop.at(
+                0.0,
+                Priority.CONTROLLER,
+                partial(self._scaled_job_poll, spec, job, job_state),
+                background=True,
+            )
+
+    def active(self) -> bool:
+        return bool(self.hpas or self.scaled_objects or self.scaled_jobs)
+
+    # -- metrics -----------------------------------------------------------------------------
+    def _pods(self, target: str) -> list[PodRecord]:
+        controller = self.sim.deployment(target)
+        if controller is None:
+            return []
+        return [self.sim.records[k] for k in sorted(controller.active)]
+
+    def _trigger_value(self, so: ScaledObjectSpec, index: int) -> float | None:
+        scaler = so.triggers[index].scaler
+        if isinstance(scaler, RedisListScaler):
+            return float(self.sim.list_length(scaler.list_name))
+        if isinstance(scaler, PrometheusScaler):
+            return self._query(scaler.query, f"{so.namespace}/{so.scale_target_ref.name}")
+        return None
+
+    def _query(self, query: str, target: str) -> float | None:
+        match = _AGGREGATE.match(query)
+        fn, name = (match.group(1), match.group(2)) if match else ("sum", query.strip())
+        values = [self.sim.traffic_metric(r, name) for r in self._pods(target) if r.ready]
+        known = [v for v in values if v is not None]
+        if not known:
+            return 0.0 if name in ("queue_length", "requests_per_second", "DCGM_FI_DEV_GPU_UTIL") else None
+        if fn == "max":
+            return max(known)
+        if fn == "min":
+            return min(known)
+        return sum(known) / (len(known) if fn == "avg" else 1)
+
+    def _observations(self, rt: HpaRuntime) -> list[MetricObservation]:
+        now = self.sim.loop.now
+        out: list[MetricObservation] = []
+        for metric in rt.hpa.spec.effective_metrics():
+            if isinstance(metric, PodsMetricSource):
+                samples = {}
+                for r in self._pods(rt.target):
+                    value = self.sim.traffic_metric(r, metric.metric.name) if r.ready else None
+                    if value is not None:
+                        samples[r.pod.name] = PodMetric(round(value * 1000), now)
+                out.append(samples)
+            elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
+                so = rt.keda.spec
+                index = next(i for i, m in enumerate(hpa_inputs(so).metrics) if m.name == metric.metric.name)
+                value = self._trigger_value(so, index)
+                out.append(None if value is None else [round(value * 1000)])
+            else:
+                out.append(None)  # Resource, Object and unknown External metrics: no usage model
+        return out
+
+    def _hpa_pods(self, rt: HpaRuntime) -> list[HPAPod]:
+        pods = []
+        for r in self._pods(rt.target):
+            pods.append(
+                HPAPod(
+                    r.pod.name,
+                    "Running" if r.phase == "Running" else "Pending",
+                    "True" if r.ready else "False",
+                    r.working_s or 0.0,
+                    r.running_s,
+                    r.terminating,
+                    {k: v * (1 if k == "cpu" else 1000) for k, v in r.pod.requests.items()},
+                )
+            )
+        return pods
+
+    # -- loops -------------------------------------------------------------------------------
+    def _hpa_sync(self) -> None:
+        now = self.sim.loop.now
+        for rt in self.hpas + [r for _, _, r in self.scaled_objects]:
+            controller = self.sim.deployment(rt.target)
+            if controller is None or (rt.keda is not None and controller.replicas == 0):
+                continue
+            decision = rt.hpa.reconcile(
+                now,
+                spec_replicas=controller.replicas,
+                status_replicas=len(controller.active),
+                pods=self._hpa_pods(rt),
+                observations=self._observations(rt),
+            )
+            if decision.desired_replicas != controller.replicas:
+                self.sim.scale_deployment(rt.target, decision.desired_replicas)
+        self.sim.loop.at(now + HPA_SYNC_PERIOD_SECONDS, Priority.CONTROLLER, self._hpa_sync, background=True)
+
+    def _keda_poll(self, so: ScaledObjectSpec, state: ScaledObjectState, rt: HpaRuntime) -> None:
+        now = self.sim.loop.now
+        controller = self.sim.deployment(rt.target)
+        if controller is not None:
+            values = [self._trigger_value(so, i) for i in range(len(so.triggers))]
+            decision = state.poll(now, values, controller.replicas)
+            if decision.scale_to is not None and decision.scale_to != controller.replicas:
+                self.sim.scale_deployment(rt.target, decision.scale_to)
+        self.sim.loop.at(
+            now + so.polling_interval_s,
+            Priority.CONTROLLER,
+            partial(self._keda_poll, so, state, rt),
+            background=True,
+        )
+
+    def _scaled_job_poll(self, spec: ScaledJobSpec, template: Job, state: ScaledJobState) -> None:
+        sim, now = self.sim, self.sim.loop.now
+        key = f"{spec.namespace}/{spec.name}"
+        jobs = [sim.job(k) for k in self.jobs_of[key]]
+        running = [j for j in jobs if j is not None and not j.done]
+        pending = [j for j in running if any(sim.records[p].phase == "Pending" for p in j.active)]
+        values = [
+            float(sim.list_length(t.scaler.list_name))
+            if isinstance(t.scaler, RedisListScaler)
+            else (self._query(t.scaler.query, key) or 0.0)
+            for t in spec.triggers
+        ]
+        for _ in range(state.poll(now, values, len(running), len(pending))):
+            name = f"{spec.name}-{len(self.jobs_of[key])}"
+            self.jobs_of[key].append(f"{spec.namespace}/{name}")
+            sim.start_job(replace(template, name=name))
+        sim.loop.at(
+            now + spec.polling_interval_s,
+            Priority.CONTROLLER,
+            partial(self._scaled_job_poll, spec, template, state),
+            background=True,
+        )
+
+    def active_jobs(self, key: str) -> int:
+        return sum(1 for k in self.jobs_of[key] if (j := self.sim.job(k)) is not None and not j.done)
