@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from bench.day import describe_day, run_day
 from bench.scheduling import cases, complete, describe, run_case, run_isolated, table
 
 
@@ -26,6 +27,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(result)
     print()
     print(table(results))
+    print()
+    day = run_day(50, 20, 300, 2.0) if args.quick else run_day()
+    print(describe_day(day), flush=True)
     return 0 if all(complete(r) for r in results) else 1
 
 

@@ -9,6 +9,12 @@ defaults. ``NodePool``: ``replicas``, a Node-like ``template`` (validated agains
 Kubernetes Node schema), ``min``, ``max``, ``warm``, ``pricePerHour``, ``provisioning``
 (the start chain's stages in order, read by ``gpufleet.lifecycle.node_start``) and
 ``stock``. The loader does not stamp nodes: the simulator names them ``<pool>-<n>``.
+
+``QueueFeed``: work items pushed to a named list (``spec.list``): ``items`` (``{at, count,
+work}`` batches) and/or ``rate`` (``{perHour, work, from, until}``, Poisson arrivals).
+``Traffic``: requests per second aimed at a Deployment of the same namespace (``target``),
+as ``rps`` steps ``{at, value}`` in time order, and what one replica serves
+(``perReplicaRps``). Times are Go durations from the start of the simulation.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
 from gpufleet.autoscaling.expanders import EXPANDERS
 from gpufleet.kube import nodes, objects, schema_check
@@ -33,6 +39,8 @@ from gpufleet.kube.spec_model import (
     validate,
 )
 from gpufleet.lifecycle.node_start import parse_provisioning
+from gpufleet.model.load import FeedItems, FeedRate, QueueFeed, Traffic
+from gpufleet.model.quantity import parse_duration
 from gpufleet.model.simulation import AutoscalerSettings, NodePool, SimulationSettings, Stock
 
 NODE_DEFINITION = "io.k8s.api.core.v1.Node"
@@ -171,3 +179,92 @@ def _stock(spec: StockSpec | None) -> Stock:
         tuple((step.at, step.count) for step in spec.available) if spec.available is not None else None
     )
     return Stock(spec.stockout_probability, available)
+
+
+NonNegativeDuration = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
+PositiveNumber = Annotated[float, Field(gt=0)]
+
+
+def _named(value: object) -> object:
+    """A name must not be empty (other types are left to the strict ``str`` check)."""
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(required())
+    return value
+
+
+Name = Annotated[str, BeforeValidator(_named)]
+
+
+class FeedItemsSpec(SpecModel):
+    at: NonNegativeDuration
+    count: NonNegativeInt
+    work: PositiveDuration
+
+
+class FeedRateSpec(SpecModel):
+    per_hour: PositiveNumber
+    work: PositiveDuration
+    from_: NonNegativeDuration = Field(default=0.0, alias="from")
+    until: NonNegativeDuration | None = None
+
+
+class QueueFeedSpec(SpecModel):
+    list_: Name = Field(alias="list")
+    items: list[FeedItemsSpec] | None = None
+    rate: FeedRateSpec | None = None
+
+
+class RpsStep(SpecModel):
+    at: NonNegativeDuration
+    value: Annotated[float, Field(ge=0)]
+
+
+class TrafficSpec(SpecModel):
+    target: Name
+    rps: list[RpsStep]
+    per_replica_rps: PositiveNumber
+
+
+def queue_feed(meta: Meta, body: Mapping[str, Any], report: Reporter) -> QueueFeed | None:
+    if body.get("spec") is None:
+        report.error("spec", required())
+        return None
+    spec = validate(QueueFeedSpec, body["spec"], report, "spec")
+    if spec is None:
+        return None
+    raw = body["spec"]
+    if raw.get("items") is None and raw.get("rate") is None:
+        report.error("spec", required("at least one of items or rate"))
+    rate = None
+    if spec.rate is not None:
+        until = spec.rate.until
+        if until is not None and until <= spec.rate.from_:
+            report.error("spec.rate.until", invalid(raw["rate"]["until"], "must be later than from"))
+        rate = FeedRate(spec.rate.per_hour, spec.rate.work, spec.rate.from_, until)
+    batches = tuple(FeedItems(i.at, i.count, i.work) for i in spec.items or ())
+    return QueueFeed(
+        meta.name,
+        meta.namespace,
+        spec.list_,
+        items=tuple(sorted(batches, key=lambda b: b.at_s)),
+        rate=rate,
+    )
+
+
+def traffic(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Traffic | None:
+    if body.get("spec") is None:
+        report.error("spec", required())
+        return None
+    spec = validate(TrafficSpec, body["spec"], report, "spec")
+    if spec is None:
+        return None
+    if not spec.rps:
+        report.error("spec.rps", required("at least one step"))
+    written = body["spec"].get("rps")
+    in_order = range(1, len(spec.rps) if len(spec.rps) == len(written) else 0)  # none dropped
+    for i in in_order:
+        if spec.rps[i].at <= spec.rps[i - 1].at:
+            at = written[i].get("at")
+            report.error(f"spec.rps[{i}].at", invalid(at, f"must be later than spec.rps[{i - 1}].at"))
+    steps = tuple((step.at, step.value) for step in spec.rps)
+    return Traffic(meta.name, meta.namespace, spec.target, steps, spec.per_replica_rps)

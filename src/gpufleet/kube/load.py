@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.kube import (
+    disruption_budgets,
     gpufleet_kinds,
+    hpa,
+    keda,
     kinds,
     nodes,
     objects,
@@ -50,7 +53,11 @@ from gpufleet.model.workloads import Created
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 #: Top-level fields of kinds outside the Kubernetes schemas.
 _ENVELOPE = ("apiVersion", "kind", "metadata", "spec")
-_EXTRA_TOP_LEVEL = {kinds.POD_GROUP: ("status",)}
+_EXTRA_TOP_LEVEL = {
+    kinds.POD_GROUP: ("status",),
+    kinds.SCALED_OBJECT: ("status",),
+    kinds.SCALED_JOB: ("status",),
+}
 #: Kinds whose ``metadata.name`` may be left out.
 _UNNAMED = frozenset({kinds.SCHEDULER_CONFIG, kinds.SIMULATION})
 
@@ -99,6 +106,19 @@ class _Entry:
         return self.document.body
 
 
+@dataclass(frozen=True)
+class _Target:
+    """A reference to a Deployment: a scaler's ``scaleTargetRef`` or a Traffic's ``target``."""
+
+    report: Reporter
+    path: str
+    namespace: str
+    name: str
+    kind: str = "Deployment"
+    api_version: str = "apps/v1"
+    required: bool = False  # an error, not a warning, when it names no Deployment
+
+
 @dataclass
 class _Loader:
     """Builds the scenario document by document.
@@ -114,6 +134,7 @@ class _Loader:
     # For the checks between documents, from well-formed documents only:
     _pods: list[tuple[Reporter, str, Pod]] = field(default_factory=list)  # pods and templates, by path
     _node_reports: dict[str, Reporter] = field(default_factory=dict)
+    _targets: list[_Target] = field(default_factory=list)  # Deployments that objects scale or load
 
     def load(self, documents: list[Document]) -> None:
         entries = [entry for entry in map(self._prepare, documents) if entry is not None]
@@ -135,6 +156,12 @@ class _Loader:
             kinds.SCHEDULER_CONFIG: self._scheduler_config,
             kinds.SIMULATION: self._simulation_settings,
             kinds.NODE_POOL: self._node_pool,
+            kinds.HPA: self._hpa,
+            kinds.POD_DISRUPTION_BUDGET: self._budget,
+            kinds.SCALED_OBJECT: self._scaled_object,
+            kinds.SCALED_JOB: lambda e: self._scaled_job(e, resolver),
+            kinds.QUEUE_FEED: self._queue_feed,
+            kinds.TRAFFIC: self._traffic,
         }
         for entry in entries:
             convert = converters.get(entry.kind.gvk)
@@ -296,10 +323,82 @@ class _Loader:
         if pool is not None:
             self.scenario.node_pools.append(pool)
 
+    def _hpa(self, entry: _Entry) -> None:
+        spec = hpa.hpa(entry.body, entry.report)
+        if spec is None:
+            return
+        if not entry.malformed:
+            ref = spec.scale_target_ref
+            target = _Target(
+                entry.report, "spec.scaleTargetRef", entry.meta.namespace, ref.name, ref.kind, ref.api_version
+            )
+            self._targets.append(target)
+        self.scenario.hpas.append((f"{entry.meta.namespace}/{entry.meta.name}", spec))
+
+    def _budget(self, entry: _Entry) -> None:
+        budget = disruption_budgets.budget(entry.meta, entry.body, entry.report)
+        if budget is not None:
+            self.scenario.budgets.append(budget)
+
+    def _scaled_object(self, entry: _Entry) -> None:
+        errors = entry.report.error_count
+        spec = keda.scaled_object(entry.meta, entry.body, entry.report)
+        if spec is None:
+            return
+        if entry.report.error_count == errors and not entry.malformed:
+            ref = spec.scale_target_ref
+            target = _Target(
+                entry.report, "spec.scaleTargetRef", spec.namespace, ref.name, ref.kind, ref.api_version
+            )
+            self._targets.append(target)
+        self.scenario.scaled_objects.append(spec)
+
+    def _scaled_job(self, entry: _Entry, resolver: priorities.Priorities) -> None:
+        errors = entry.report.error_count
+        spec, job = keda.scaled_job(entry.meta, entry.body, entry.report, resolver, entry.document.order)
+        if job is not None and entry.report.error_count == errors and not entry.malformed:
+            self._pods.append((entry.report, "spec.jobTargetRef.template", job.template))
+        if spec is not None and job is not None:
+            self.scenario.scaled_jobs.append((spec, job))
+
+    def _queue_feed(self, entry: _Entry) -> None:
+        feed = gpufleet_kinds.queue_feed(entry.meta, entry.body, entry.report)
+        if feed is not None:
+            self.scenario.queue_feeds.append(feed)
+
+    def _traffic(self, entry: _Entry) -> None:
+        errors = entry.report.error_count
+        traffic = gpufleet_kinds.traffic(entry.meta, entry.body, entry.report)
+        if traffic is None:
+            return
+        if entry.report.error_count == errors and not entry.malformed:
+            target = _Target(entry.report, "spec.target", traffic.namespace, traffic.target, required=True)
+            self._targets.append(target)
+        self.scenario.traffic.append(traffic)
+
     # -- references between documents -------------------------------------------------------
 
+    def _check_targets(self) -> None:
+        """Scalers and Traffic aimed at Deployments: a Deployment of the scenario, or nothing runs."""
+        deployments = {(d.namespace, d.name) for d in self.scenario.deployments}
+        for target in self._targets:
+            is_deployment = target.kind == "Deployment" and target.api_version in ("apps/v1", "")
+            if is_deployment and (target.namespace, target.name) in deployments:
+                continue
+            if target.required:
+                detail = f"no Deployment in namespace {target.namespace}"
+                target.report.error(target.path, invalid(target.name, detail))
+                continue
+            written = f"{target.api_version}/{target.kind}" if target.api_version else target.kind
+            target.report.warn(
+                target.path,
+                f"{written} {target.namespace}/{target.name} is not a Deployment of the scenario: "
+                "it scales nothing gpufleet runs",
+            )
+
     def _check_references(self) -> None:
-        """Node names that a pool would stamp; pods naming missing PodGroups or nodes."""
+        """Node names that a pool would stamp; pods naming missing PodGroups or nodes; scale targets."""
+        self._check_targets()
         pools = {p.name for p in self.scenario.node_pools}
         for name, report in self._node_reports.items():
             pool, _, index = name.rpartition("-")

@@ -83,7 +83,9 @@ def deployment(
     restart = CONTROLLER_RESTART_POLICIES
     spec = mapping(body.get("spec"))
     at_spec = report.at("spec")
-    template, created = _common(meta, spec, report, at_spec, priorities, order, restart, _UNMODELLED_DEPLOYMENT)
+    template, created = _common(
+        meta, spec, report, at_spec, priorities, order, restart, _UNMODELLED_DEPLOYMENT
+    )
     _check_selector(body, report, "deployment")
     replicas = _count(spec, "replicas", 1, at_spec)
     return Deployment(meta.name, meta.namespace, template, replicas, created)

@@ -105,7 +105,7 @@ class ClusterAutoscalerLoop:
         waiting = {k for s in sim.schedulers for k in s.waiting}
         return [
             r.pod
-            for _, r in sorted(sim.records.items())
+            for r in (sim.records[k] for k in sorted(sim.pending_keys))
             if r.phase == "Pending"
             and r.deleted_s is None
             and r.message is not None

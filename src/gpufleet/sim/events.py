@@ -25,6 +25,7 @@ class EventLoop:
         self._heap: list[tuple[float, int, int, Callable[[], None]]] = []
         self._seq = 0
         self._background: set[int] = set()  # sequence numbers of periodic controller ticks
+        self.steps = 0  # events run so far
 
     def at(
         self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
@@ -48,6 +49,7 @@ class EventLoop:
             return False
         time, _, seq, action = heapq.heappop(self._heap)
         self._background.discard(seq)
+        self.steps += 1
         self.now = time
         action()
         return True

@@ -92,11 +92,15 @@ class Simulation:
         self._storage_token = 0
         self.pullers: dict[str, ImagePuller] = {}
         self.work_lists: dict[str, WorkList] = {}
+        self.daemon_pods: set[str] = set()
+        self.pending_keys: set[str] = set()  # pods in phase Pending, not deleted
         self.start_rng = np.random.default_rng([self.seed, 3])
         self.gpu_seconds = {"provisioned": 0.0, "allocated": 0.0, "working": 0.0}
         self._integrated_to = 0.0
         self.cost = 0.0
         self.billed_price_per_hour = 0.0
+        self.provisioned_gpus = 0
+        self.working_gpus = 0
         self.node_billing_changed()
         self.autoscaler = ClusterAutoscalerLoop(self)
         self.traffic = {f"{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic}
@@ -166,9 +170,12 @@ class Simulation:
         """Change a pod's phase, keeping the Pending and Running counts in step."""
         self.pending -= rec.phase == "Pending"
         self.running -= rec.phase == "Running"
+        self.pending_keys.discard(rec.pod.key)
         rec.phase = phase
         self.pending += phase == "Pending"
         self.running += phase == "Running"
+        if phase == "Pending":
+            self.pending_keys.add(rec.pod.key)
 
     def _record(self, pod: Pod) -> PodRecord:
         scheduler = next(
@@ -177,10 +184,13 @@ class Simulation:
         rec = PodRecord(pod, scheduler, self.loop.now)
         self.records[pod.key] = rec
         self.pending += 1
+        self.pending_keys.add(pod.key)
         return rec
 
     def _create(self, pod: Pod) -> None:
         rec = self._record(pod)
+        if pod.owner is not None and pod.owner.kind == "DaemonSet":
+            self.daemon_pods.add(pod.key)
         self.gangs.add_pod(pod)
         if pod.node_name is not None:
             self._kubelet_admit(rec)
@@ -313,6 +323,8 @@ class Simulation:
         now = self.loop.now
         if rec.pod.behavior.consumes is not None and not self._take_item(rec):
             return
+        if not rec.working:
+            self.working_gpus += rec.pod.gpus
         rec.working = True
         if rec.working_s is None:
             rec.working_s = now
@@ -373,6 +385,7 @@ class Simulation:
             s.forget(rec.pod.key)
         self.gangs.remove_pod(rec.pod)
         self.pending -= 1
+        self.pending_keys.discard(rec.pod.key)
         rec.reason, rec.deleted_s = reason, now
         rec.enter(now, "deleted")
 
@@ -416,6 +429,7 @@ class Simulation:
             self._list(rec.pod.behavior.consumes or "").idle.remove(rec.pod.key)
         if rec.working:
             rec.token += 1
+            self.working_gpus -= rec.pod.gpus
             lost = rec.stop_working(now, sigterm=terminated)
             self.work_lost_gpu_s += lost * rec.pod.gpus
             consumes = rec.pod.behavior.consumes
@@ -471,6 +485,7 @@ class Simulation:
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:
             return
+        self.working_gpus -= rec.pod.gpus
         rec.stop_working(self.loop.now)
         consumes = rec.pod.behavior.consumes
         if consumes is not None:
@@ -483,6 +498,8 @@ class Simulation:
 
     def _succeed(self, rec: PodRecord) -> None:
         now = self.loop.now
+        if rec.working:
+            self.working_gpus -= rec.pod.gpus
         rec.working = False
         self._set_phase(rec, "Succeeded")
         rec.reason, rec.finished_s = "Completed", now
@@ -540,9 +557,7 @@ class Simulation:
         self.cluster_changed()
 
     def daemon_pod_keys(self) -> set[str]:
-        return {
-            k for k, r in self.records.items() if r.pod.owner is not None and r.pod.owner.kind == "DaemonSet"
-        }
+        return self.daemon_pods
 
     def has_movable_pods(self, name: str) -> bool:
         i = self.state.index.get(name)
@@ -574,9 +589,18 @@ class Simulation:
 
     def node_billing_changed(self) -> None:
         self._integrate(self.loop.now)
+        """A node was launched or deleted: what is billed, and the GPUs provisioned, change."""
         alive = [r for r in self.nodes.values() if r.deleted_s is None]
         self.billed_price_per_hour = sum(
             self.pools[r.pool].pool.price_per_hour for r in alive if r.pool in self.pools
+        )
+        self.provisioned_gpus = sum(
+            (
+                self.pools[r.pool].pool.template
+                if r.pool in self.pools
+                else self.state.nodes[self.state.index[r.name]]
+            ).allocatable.get(GPU, 0)
+            for r in alive
         )
 
     def _integrate(self, t: float) -> None:
@@ -585,19 +609,10 @@ class Simulation:
         if dt <= 0:
             return
         self._integrated_to = t
-        self.gpu_seconds["provisioned"] += dt * self._provisioned_gpus()
+        self.gpu_seconds["provisioned"] += dt * self.provisioned_gpus
         self.gpu_seconds["allocated"] += dt * self.state.allocated(GPU)
-        self.gpu_seconds["working"] += dt * sum(r.pod.gpus for r in self.records.values() if r.working)
+        self.gpu_seconds["working"] += dt * self.working_gpus
         self.cost += dt / 3600 * self.billed_price_per_hour
-
-    def _provisioned_gpus(self) -> int:
-        total = 0
-        for r in self.nodes.values():
-            if r.deleted_s is None:
-                pool = self.pools.get(r.pool or "")
-                node = pool.pool.template if pool is not None else self.state.nodes[self.state.index[r.name]]
-                total += node.allocatable.get(GPU, 0)
-        return total
 
     def cluster_changed(self, material: bool = True) -> None:
         """A node came or went, or a pod left: pending pods are retried and the autoscaler looks.
@@ -662,7 +677,7 @@ class Simulation:
         s["t_s"].append(round(t, 6))
         s["gpus_total"].append(float(self.state.total(GPU)))
         s["gpus_allocated"].append(float(self.state.allocated(GPU)))
-        s["gpus_working"].append(float(sum(r.pod.gpus for r in self.records.values() if r.working)))
+        s["gpus_working"].append(float(self.working_gpus))
         s["pods_pending"].append(float(self.pending))
         s["nodes"].append(float(self.state.size_active))
         for name, rt in self.pools.items():

@@ -27,9 +27,11 @@ class TrafficState:
     serving: int = 0
     latencies: list[tuple[float, float]] = field(default_factory=list)  # (wait seconds, requests)
 
+    def __post_init__(self) -> None:
+        self._times = [at for at, _ in self.spec.rps]
+
     def rps(self, t: float) -> float:
-        times = [at for at, _ in self.spec.rps]
-        k = bisect.bisect_right(times, t) - 1
+        k = bisect.bisect_right(self._times, t) - 1
         return self.spec.rps[k][1] if k >= 0 else 0.0
 
     def advance(self, t: float, serving: int) -> None:

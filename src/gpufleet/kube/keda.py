@@ -1,0 +1,193 @@
+"""KEDA's ``keda.sh/v1alpha1`` ScaledObject and ScaledJob.
+
+KEDA's CRDs are structural, so the API server refuses unknown fields: the strict models here
+mirror their OpenAPI schemas (``kedacore/keda: config/crd/bases/keda.sh_scaledobjects.yaml``,
+``keda.sh_scaledjobs.yaml``) for the shape, then ``gpufleet.model.keda`` reads the values
+(``scaled_object_from_manifest`` / ``scaled_job_from_manifest``; its ``KedaSpecError`` names
+the field). A ScaledObject's ``advanced.horizontalPodAutoscalerConfig.behavior`` is checked
+against the Kubernetes schema of an HPA behavior and the HPA's own rules; a ScaledJob's
+``jobTargetRef`` is a ``batch/v1`` JobSpec, checked and converted exactly as a Job's spec.
+
+Fields that only matter for talking to real servers (``authenticationRef``,
+``envSourceContainerName``) pass silently; fields that change scaling but are not modelled
+(``advanced.restoreToOriginalReplicaCount``, ``advanced.scalingModifiers``,
+``triggers[].useCachedMetrics``, a ScaledJob's ``rollout``/``rolloutStrategy``) are warnings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from gpufleet.kube import hpa, schema_check, workloads
+from gpufleet.kube.objects import Meta, items, mapping
+from gpufleet.kube.priorities import Priorities
+from gpufleet.kube.problems import Reporter, required
+from gpufleet.kube.spec_model import SpecModel, validate
+from gpufleet.model.keda import (
+    KedaSpecError,
+    ScaledJobSpec,
+    ScaledObjectSpec,
+    scaled_job_from_manifest,
+    scaled_object_from_manifest,
+)
+from gpufleet.model.workloads import Job
+
+JOB_SPEC_DEFINITION = "io.k8s.api.batch.v1.JobSpec"
+_HPA_CONFIG = "spec.advanced.horizontalPodAutoscalerConfig"
+_SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+
+
+class _ScaleTargetRef(SpecModel):
+    api_version: str | None = None
+    kind: str | None = None
+    name: str
+    env_source_container_name: str | None = None
+
+
+class _AuthenticationRef(SpecModel):
+    name: str
+    kind: str | None = None
+
+
+class _Trigger(SpecModel):
+    type: str
+    name: str | None = None
+    use_cached_metrics: bool | None = None
+    metadata: dict[str, str]
+    authentication_ref: _AuthenticationRef | None = None
+    metric_type: str | None = None
+
+
+class _HPAConfig(SpecModel):
+    name: str | None = None
+    behavior: dict[str, Any] | None = None
+
+
+class _ScalingModifiers(SpecModel):
+    formula: str | None = None
+    target: str | None = None
+    activation_target: str | None = None
+    metric_type: str | None = None
+
+
+class _Advanced(SpecModel):
+    horizontal_pod_autoscaler_config: _HPAConfig | None = None
+    restore_to_original_replica_count: bool | None = None
+    scaling_modifiers: _ScalingModifiers | None = None
+
+
+class _Fallback(SpecModel):
+    failure_threshold: int
+    replicas: int
+    behavior: str | None = None
+
+
+class _ScaledObjectSpec(SpecModel):
+    scale_target_ref: _ScaleTargetRef
+    polling_interval: int | None = None
+    initial_cooldown_period: int | None = None
+    cooldown_period: int | None = None
+    idle_replica_count: int | None = None
+    min_replica_count: int | None = None
+    max_replica_count: int | None = None
+    advanced: _Advanced | None = None
+    triggers: list[_Trigger]
+    fallback: _Fallback | None = None
+
+
+class _Rollout(SpecModel):
+    strategy: str | None = None
+    propagation_policy: str | None = None
+
+
+class _ScalingStrategy(SpecModel):
+    strategy: str | None = None
+    custom_scaling_queue_length_deduction: int | None = None
+    custom_scaling_running_job_percentage: str | None = None
+    pending_pod_conditions: list[str] | None = None
+    multiple_scalers_calculation: str | None = None
+
+
+class _ScaledJobSpec(SpecModel):
+    job_target_ref: dict[str, Any]
+    polling_interval: int | None = None
+    successful_jobs_history_limit: int | None = None
+    failed_jobs_history_limit: int | None = None
+    env_source_container_name: str | None = None
+    min_replica_count: int | None = None
+    max_replica_count: int | None = None
+    rollout_strategy: str | None = None
+    rollout: _Rollout | None = None
+    scaling_strategy: _ScalingStrategy | None = None
+    triggers: list[_Trigger]
+
+
+def _spec(body: Mapping[str, Any], report: Reporter) -> dict[str, Any] | None:
+    spec = body.get("spec")
+    if spec is None:
+        report.error("spec", required())
+        return None
+    return mapping(spec)
+
+
+def _warn_triggers(spec: Mapping[str, Any], report: Reporter) -> None:
+    for i, trigger in enumerate(items(spec.get("triggers"))):
+        report.unmodelled_fields(trigger, ("useCachedMetrics",), f"spec.triggers[{i}]")
+
+
+def _model_error(report: Reporter, err: KedaSpecError) -> None:
+    report.error(err.path, err.message)
+
+
+def scaled_object(meta: Meta, body: Mapping[str, Any], report: Reporter) -> ScaledObjectSpec | None:
+    """The ScaledObject's spec, or None when it cannot be read (the problems are reported)."""
+    spec = _spec(body, report)
+    if spec is None:
+        return None
+    validate(_ScaledObjectSpec, spec, report, "spec")
+    advanced = mapping(spec.get("advanced"))
+    report.unmodelled_fields(advanced, ("restoreToOriginalReplicaCount", "scalingModifiers"), "spec.advanced")
+    _warn_triggers(spec, report)
+    behavior = mapping(advanced.get("horizontalPodAutoscalerConfig")).get("behavior")
+    if isinstance(behavior, dict):
+        at_behavior = report.at(f"{_HPA_CONFIG}.behavior")
+        errors = report.error_count
+        schema_check.check(behavior, hpa.BEHAVIOR_DEFINITION, at_behavior)
+        if report.error_count == errors:
+            hpa.behavior_of(behavior, at_behavior)  # the HPA's rules; the model keeps it as written
+    if not meta.name:
+        return None  # reported by the loader
+    try:
+        return scaled_object_from_manifest(body)
+    except KedaSpecError as err:
+        _model_error(report, err)
+        return None
+
+
+def scaled_job(
+    meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
+) -> tuple[ScaledJobSpec | None, Job | None]:
+    """The ScaledJob's spec and the Job it stamps (named after the ScaledJob), each None if unreadable."""
+    spec = _spec(body, report)
+    if spec is None:
+        return None, None
+    validate(_ScaledJobSpec, spec, report, "spec")
+    report.unmodelled_fields(spec, ("rollout", "rolloutStrategy"), "spec")
+    _warn_triggers(spec, report)
+    job: Job | None = None
+    target = spec.get("jobTargetRef")
+    if isinstance(target, dict):
+        errors = report.error_count
+        schema_check.check(target, JOB_SPEC_DEFINITION, report.at("spec.jobTargetRef"))
+        # As for a malformed Job: after schema errors, convert only as far as the shape allows.
+        with contextlib.suppress(*(() if report.error_count == errors else _SHAPE_ERRORS)):
+            job = workloads.job_from_spec(meta, target, report, "spec.jobTargetRef", priorities, order)
+    if not meta.name:
+        return None, job
+    try:
+        return scaled_job_from_manifest(body), job
+    except KedaSpecError as err:
+        _model_error(report, err)
+        return None, job
