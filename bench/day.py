@@ -4,8 +4,8 @@ and inference traffic: wall time, events per second and peak memory of the whole
 The cluster: 150 static 8-GPU nodes, and an H100 pool of 8-GPU nodes that cluster-autoscaler
 grows up to 350 more (500 nodes, 4,000 GPUs in all) through the GPU start chain. Training
 jobs of 1, 2, 4 or 8 GPUs arrive as a Poisson stream through the day and run for a lognormal
-time (median 40 min). An inference Deployment of 1-GPU replicas follows a day-shaped request rate under an HPA on
-``DCGM_FI_DEV_GPU_UTIL``.
+time (median 40 min). An inference Deployment of 1-GPU replicas follows a day-shaped
+request rate under an HPA on ``DCGM_FI_DEV_GPU_UTIL``.
 """
 
 from __future__ import annotations
