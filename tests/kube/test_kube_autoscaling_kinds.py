@@ -281,7 +281,8 @@ def test_scaled_object_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
     text = SEED_001_SCALED_OBJECT.replace(
         "  cooldownPeriod: 300\n",
         "  cooldownPeriod: 300\n  advanced:\n    restoreToOriginalReplicaCount: true\n"
-        "    horizontalPodAutoscalerConfig:\n      behavior:\n        scaleDown: {stabilizationWindowSeconds: 60}\n",
+        "    horizontalPodAutoscalerConfig:\n      behavior:\n"
+        "        scaleDown: {stabilizationWindowSeconds: 60}\n",
     )
     scenario = load(tmp_path, doc(text, DEPLOYMENT))
     assert scenario.scaled_objects[0].hpa_behavior == {"scaleDown": {"stabilizationWindowSeconds": 60}}
@@ -364,8 +365,8 @@ def test_scaled_job_target_is_checked_as_a_job_spec(tmp_path: Path) -> None:
 def test_other_keda_kinds_stay_warnings(tmp_path: Path) -> None:
     text = "apiVersion: keda.sh/v1alpha1\nkind: TriggerAuthentication\nmetadata: {name: redis}\nspec: {}\n"
     assert warnings(tmp_path, text) == [
-        "scenario.yaml: document 1 (TriggerAuthentication/redis): kind keda.sh/v1alpha1/TriggerAuthentication "
-        "is not modelled; ignored"
+        "scenario.yaml: document 1 (TriggerAuthentication/redis): "
+        "kind keda.sh/v1alpha1/TriggerAuthentication is not modelled; ignored"
     ]
 
 
@@ -380,7 +381,8 @@ def test_pdb_min_available_percent(tmp_path: Path) -> None:
     assert scenario.warnings == []
     text = PDB.replace('minAvailable: "50%"', "maxUnavailable: 1").replace(
         "selector: {matchLabels: {app: train-worker}}",
-        "selector:\n    matchLabels: {app: train-worker}\n    matchExpressions: [{key: tier, operator: Exists}]",
+        "selector:\n    matchLabels: {app: train-worker}\n"
+        "    matchExpressions: [{key: tier, operator: Exists}]",
     )
     scenario = load(tmp_path, text)
     assert scenario.budgets[0].max_unavailable == 1

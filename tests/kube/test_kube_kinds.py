@@ -36,20 +36,26 @@ def test_a_kind_in_a_version_kubernetes_no_longer_serves_is_an_error(tmp_path: P
             "is not modelled; ignored",
         ),
         (
-            "apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {name: so}\nspec: {anything: goes}",
-            "scenario.yaml: document 1 (ScaledObject/so): kind keda.sh/v1alpha1/ScaledObject is not "
-            "modelled; ignored",
+            "apiVersion: keda.sh/v1alpha1\nkind: TriggerAuthentication\nmetadata: {name: ta}\nspec: {any: x}",
+            "scenario.yaml: document 1 (TriggerAuthentication/ta): "
+            "kind keda.sh/v1alpha1/TriggerAuthentication is not modelled; ignored",
         ),
         (
-            "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pdb}",
-            "scenario.yaml: document 1 (PodDisruptionBudget/pdb): kind policy/v1/PodDisruptionBudget "
+            "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: pdb}",
+            "scenario.yaml: document 1 (PodDisruptionBudget/pdb): kind policy/v1beta1/PodDisruptionBudget "
             "is not modelled; ignored",
         ),
         (
-            "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: hpa}",
+            "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: hpa}",
             "scenario.yaml: document 1 (HorizontalPodAutoscaler/hpa): kind "
-            "autoscaling/v2/HorizontalPodAutoscaler "
+            "autoscaling/v1/HorizontalPodAutoscaler "
             "is not modelled; ignored",
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-autoscaler-priority-expander, "
+            "namespace: kube-system}\ndata: {priorities: x}",
+            "scenario.yaml: document 1 (ConfigMap/kube-system/cluster-autoscaler-priority-expander): "
+            "kind v1/ConfigMap is not modelled; ignored",
         ),
         (
             "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}",

@@ -13,7 +13,7 @@ working gang runs (upstream drains them, and the whole gang restarts).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import Pod
@@ -52,7 +52,11 @@ def eviction_blocker(pod: Pod, budgets: list[DisruptionBudget], allowed: dict[st
 def find_home(
     state: ClusterState, profile: Profile, pod: Pod, exclude: set[int], extra: dict[int, list[int]]
 ) -> int | None:
-    """A node other than ``exclude`` where the pod passes the filters, counting tentative moves."""
+    """A node other than ``exclude`` where the pod passes the filters, counting tentative moves.
+
+    The pod is tried as a fresh copy would be, without its ``spec.nodeName`` (as the drain
+    simulation does)."""
+    pod = replace(pod, node_name=None) if pod.node_name else pod
     want = state.pod_vectors(pod)[0].tolist()
     for i in state.active_indices().tolist():
         if i in exclude or any(f.reject(pod, state.nodes[i]) for f in profile.static_filters):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpufleet.autoscaling.expanders import choose
-from gpufleet.autoscaling.scale_down import assess
+from gpufleet.autoscaling.scale_down import assess, find_home
 from gpufleet.autoscaling.scale_up import PoolOption, estimate, still_pending
 from gpufleet.lifecycle.node_start import plan_node_start
 from gpufleet.model.node import Node
@@ -63,6 +63,7 @@ class ClusterAutoscalerLoop:
         self.sim = sim
         self.settings = sim.settings.autoscaler
         self.enabled = any(rt.pool.autoscaled or rt.pool.warm for rt in sim.pools.values())
+        self.keeps_warm = any(rt.pool.warm for rt in sim.pools.values())
         self.profile = build_profile(ProfileConfig())
         self.rng = np.random.default_rng([sim.seed, 2])
         self.armed_at: float | None = None
@@ -114,6 +115,13 @@ class ClusterAutoscalerLoop:
             and any(s.serves(r.pod.scheduler_name) for s in sim.schedulers)
         ]
 
+    def _not_schedulable_now(self, pods: list[Pod]) -> list[Pod]:
+        """``filterOutSchedulable``: pods that fit on existing nodes (one after another) need no new node."""
+        state = self.sim.state
+        moved: dict[int, list[int]] = {}
+        exclude = {state.index[n] for n in self.deleting if n in state.index}
+        return [p for p in pods if find_home(state, self.profile, p, exclude, moved) is None]
+
     def _daemon_requests(self, template: Node) -> Resources:
         total: Resources = {}
         for ds in self.sim.daemonsets:
@@ -149,7 +157,8 @@ class ClusterAutoscalerLoop:
             return False
         now, room = self.sim.loop.now, self._room()
         options = [self._option(rt, room) for rt in self.sim.pools.values() if rt.pool.autoscaled]
-        remaining = still_pending(pending, options, self.profile)
+        remaining = self._not_schedulable_now(pending)
+        remaining = still_pending(remaining, options, self.profile)
         estimates = [
             e
             for o in options

@@ -244,6 +244,8 @@ class Simulation:
         reads its model from shared storage (fair share of the bandwidth), warms up, and is ready."""
         now = self.loop.now
         rec.node, rec.bound_s, rec.message = node, now, None
+        if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills
+            self.autoscaler.arm()
         b = rec.pod.behavior
         if b.image_size_bytes:
             puller = self.pullers.setdefault(node, ImagePuller(self.settings.registry_bandwidth))
@@ -662,6 +664,8 @@ class Simulation:
         if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
             return False
         if self.workload_autoscalers.active():  # KEDA cooldowns and HPA windows act on time alone
+            return False
+        if self.autoscaler.armed_at is not None:  # cluster-autoscaler still has something to look at
             return False
         return self._last_pass == (self.material_changes, self.state.static_version, len(self.records))
 

@@ -1,0 +1,143 @@
+"""cluster-autoscaler in the simulator: scale-up, upcoming nodes, backoff, timeouts, scale-down, warm nodes.
+
+Rules from cluster-autoscaler's FAQ and code (``core/scaleup``, ``FilterOutNodesWithUnreadyResources``,
+``utils/backoff/exponential_backoff.go``, ``core/scaledown``), with its default flags.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Behavior, OwnerRef, Pod
+from gpufleet.model.scenario import BarePod, Scenario
+from gpufleet.model.simulation import AutoscalerSettings, NodePool, SimulationSettings, Stock
+from gpufleet.model.workloads import Created, Job
+from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
+
+GPU = "nvidia.com/gpu"
+GI = 2**30
+CHAIN = (
+    ("capacityWait", "30s"),
+    ("boot", "60s"),
+    ("driver", "120s"),
+    ("join", "30s"),
+    ("devicePlugin", "20s"),
+)
+
+
+def t4_pool(name: str = "t4", **kw: Any) -> NodePool:
+    template = Node(
+        f"{name}-template",
+        labels={"accelerator": "nvidia-tesla-t4"},
+        capacity={"cpu": 8000, "memory": 32 * GI, "pods": 110, GPU: 1},
+    )
+    defaults: dict[str, Any] = {"min": 0, "max": 4, "price_per_hour": 0.5, "provisioning": CHAIN}
+    return NodePool(name, template, **{**defaults, **kw})
+
+
+def gpu_job(
+    name: str, pods: int, duration_s: float, at: float = 0.0, annotations: dict[str, str] | None = None
+) -> Job:
+    template = Pod(
+        "",
+        requests={"cpu": 4000, "memory": 16 * GI, GPU: 1},
+        restart_policy="Never",
+        annotations=dict(annotations or {}),
+        behavior=Behavior(duration_s=duration_s),
+    )
+    return Job(name, "default", template, parallelism=pods, completions=pods, created=Created(at, 0))
+
+
+def run(
+    pools: list[NodePool],
+    jobs: list[Job],
+    duration_s: float = 4 * 3600,
+    expander: str = "least-waste",
+    **kw: Any,
+) -> dict[str, Any]:
+    settings = SimulationSettings(duration_s=duration_s, autoscaler=AutoscalerSettings(expander=expander))
+    sim = Simulation(Scenario(node_pools=pools, jobs=jobs, simulation=settings, **kw))
+    sim.run()
+    return build_summary(sim)
+
+
+def events(summary: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [e for e in summary["autoscaler_events"] if e["kind"] == kind]
+
+
+def test_pending_gpu_pods_get_one_node_each_and_no_more_while_drivers_come_up() -> None:
+    """A node with the GPU label but no GPU allocatable yet counts as upcoming: no duplicate scale-up."""
+    summary = run([t4_pool()], [gpu_job("train", 3, 1800)])
+    ups = events(summary, "scale-up")
+    assert len(ups) == 1 and ups[0]["nodes"] == ["t4-0", "t4-1", "t4-2"] and ups[0]["t_s"] == 0.0
+    nodes = {n["name"]: n for n in summary["nodes"]}
+    assert (nodes["t4-0"]["created_s"], nodes["t4-0"]["ready_s"], nodes["t4-0"]["gpu_ready_s"]) == (
+        0.0,
+        240.0,
+        260.0,
+    )
+    for pod in summary["pods"]:
+        assert pod["bound_s"] == 260.0
+        assert pod["stages"] == {"node_provisioning": 260.0}
+
+
+def test_unneeded_nodes_go_after_scale_down_unneeded_time() -> None:
+    """scale-down-unneeded-time 10m: empty nodes are deleted 10 minutes after their pods finished."""
+    summary = run([t4_pool()], [gpu_job("train", 3, 1800)])
+    downs = events(summary, "scale-down")
+    assert sorted(n for e in downs for n in e["nodes"]) == ["t4-0", "t4-1", "t4-2"]
+    assert {e["t_s"] for e in downs} == {260.0 + 1800 + 600}
+    assert summary["totals"]["cost"] > 0
+
+
+def test_pool_max_caps_the_scale_up() -> None:
+    summary = run([t4_pool(max=2)], [gpu_job("train", 3, 1800)])
+    assert events(summary, "scale-up")[0]["nodes"] == ["t4-0", "t4-1"]
+    assert max(summary["timeline"]["nodes_by_pool"]["t4"]) == 2
+
+
+def test_stock_out_backs_the_pool_off_and_another_pool_is_tried() -> None:
+    """A failed scale-up backs the group off (5 m), so the expander picks another group."""
+    empty = t4_pool("zone-a", stock=Stock(stockout_probability=1.0), price_per_hour=0.4)
+    other = t4_pool("zone-b", price_per_hour=0.5)
+    summary = run([empty, other], [gpu_job("train", 1, 600)], expander="price")
+    failed, ups = events(summary, "scale-up-failed"), events(summary, "scale-up")
+    assert failed and failed[0]["pool"] == "zone-a"
+    assert ups[0]["pool"] == "zone-b" and ups[0]["t_s"] == failed[0]["t_s"] + 10.0
+
+
+def test_nodes_that_do_not_register_gpus_in_time_are_removed() -> None:
+    """max-node-provision-time 15m: the unregistered node is deleted and the pool backed off."""
+    slow = t4_pool(provisioning=(("boot", "60s"), ("devicePlugin", "20m")))
+    summary = run([slow], [gpu_job("train", 1, 600)], duration_s=1200)
+    timeouts = events(summary, "provision-timeout")
+    assert timeouts and timeouts[0]["nodes"] == ["t4-0"] and timeouts[0]["t_s"] == 900.0
+    assert {n["name"]: n["deleted_s"] for n in summary["nodes"]}["t4-0"] == 900.0
+
+
+def test_safe_to_evict_false_keeps_an_underused_node() -> None:
+    """FAQ: a pod annotated cluster-autoscaler.kubernetes.io/safe-to-evict: "false" blocks scale-down."""
+    pool = t4_pool(replicas=2, min=0, provisioning=())
+    pool.template.capacity[GPU] = pool.template.allocatable[GPU] = 4
+    keep = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+    pinned = Pod("pinned", requests={"cpu": 1000, GPU: 1}, annotations=keep, owner=OwnerRef("Job", "x"))
+    movable = Pod("movable", requests={"cpu": 1000, GPU: 1}, owner=OwnerRef("Job", "y"))
+    bare = [
+        BarePod(pinned, Created(0, 0), bound_node="t4-0", phase="Running"),
+        BarePod(movable, Created(0, 1), bound_node="t4-1", phase="Running"),
+    ]
+    summary = run([pool], [], duration_s=3600, pods=bare)
+    removed = {n for e in events(summary, "scale-down") for n in e["nodes"]}
+    assert removed == {"t4-1"}  # its pod fits on t4-0 (4 GPUs, 1 used); t4-0 itself is protected
+
+
+def test_warm_node_takes_a_new_pod_at_once_and_is_refilled() -> None:
+    """warm: 1 started, GPU-ready, empty node is kept; a pod lands without waiting for provisioning."""
+    summary = run([t4_pool(warm=1)], [gpu_job("serve", 1, 1800, at=60.0)], duration_s=3600)
+    pod = summary["pods"][0]
+    assert pod["node"] == "t4-0" and pod["bound_s"] == 60.0 and "node_provisioning" not in pod["stages"]
+    ups = events(summary, "scale-up")
+    assert not ups  # the refill is a warm launch, not a scale-up for pods
+    assert "t4-1" in {n["name"] for n in summary["nodes"]}
