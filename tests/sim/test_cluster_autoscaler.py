@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Behavior, OwnerRef, Pod
 from gpufleet.model.scenario import BarePod, Scenario
@@ -81,6 +82,13 @@ def test_pending_gpu_pods_get_one_node_each_and_no_more_while_drivers_come_up() 
     for pod in summary["pods"]:
         assert pod["bound_s"] == 260.0
         assert pod["stages"] == {"node_provisioning": 260.0}
+        assert pod["node_stages"] == {
+            "capacityWait": 30.0,
+            "boot": 60.0,
+            "driver": 120.0,
+            "join": 30.0,
+            "devicePlugin": 20.0,
+        }
 
 
 def test_unneeded_nodes_go_after_scale_down_unneeded_time() -> None:
@@ -141,3 +149,26 @@ def test_warm_node_takes_a_new_pod_at_once_and_is_refilled() -> None:
     ups = events(summary, "scale-up")
     assert not ups  # the refill is a warm launch, not a scale-up for pods
     assert "t4-1" in {n["name"] for n in summary["nodes"]}
+
+
+def test_pod_disruption_budget_at_its_limit_blocks_scale_down() -> None:
+    """FAQ: a PodDisruptionBudget that allows no disruption keeps the node."""
+    pool = t4_pool(replicas=2, min=0, provisioning=())
+    pool.template.capacity[GPU] = pool.template.allocatable[GPU] = 4
+    pods = [
+        BarePod(
+            Pod(
+                f"web-{i}", labels={"app": "web"}, requests={"cpu": 1000, GPU: 1}, owner=OwnerRef("Job", "w")
+            ),
+            Created(0, i),
+            bound_node=f"t4-{i}",
+            phase="Running",
+        )
+        for i in range(2)
+    ]
+    budget = DisruptionBudget("default", "web", (("app", "web"),), min_available=2)
+    summary = run([pool], [], duration_s=3600, pods=pods, budgets=[budget])
+    assert events(summary, "scale-down") == []
+    relaxed = DisruptionBudget("default", "web", (("app", "web"),), min_available=1)
+    summary = run([pool], [], duration_s=3600, pods=pods, budgets=[relaxed])
+    assert len(events(summary, "scale-down")) == 1

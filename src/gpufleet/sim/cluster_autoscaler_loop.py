@@ -225,7 +225,11 @@ class ClusterAutoscalerLoop:
         if launch.warm:
             rt.warm.add(name)
         self.sim.node_gpus_ready(launch.node)
+        stages = {span.stage: round(span.end_s - span.start_s, 6) for span in launch.plan.breakdown()}
         for key in launch.for_pods:
+            rec = self.sim.records.get(key)
+            if rec is not None and rec.bound_s is None and not rec.node_stages:
+                rec.node_stages = dict(stages)
             self.sim.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
 
     def _still_provisioning(self, key: str) -> bool:
@@ -272,6 +276,8 @@ class ClusterAutoscalerLoop:
         daemon = sim.daemon_pod_keys()
         exclude = {st.index[n] for n in self.deleting if n in st.index}
         seen = set()
+        budgets = sim.scenario.budgets
+        allowed = self._disruptions_allowed() if budgets else {}
         for _, name in self._candidates():
             seen.add(name)
             verdict = assess(
@@ -279,8 +285,8 @@ class ClusterAutoscalerLoop:
                 st.index[name],
                 self.profile,
                 self.settings.scale_down_utilization_threshold,
-                [],
-                {},
+                budgets,
+                allowed,
                 daemon,
                 exclude,
             )
@@ -314,6 +320,19 @@ class ClusterAutoscalerLoop:
                 sim.loop.at(now + grace, Priority.COMPLETION, partial(self._deleted, name))
                 self.events.append(ScaleEvent(now, "scale-down", rt.name, (name,)))
         return bool(removed)
+
+    def _disruptions_allowed(self) -> dict[str, int]:
+        """Each PodDisruptionBudget's ``disruptionsAllowed``: healthy (Running, ready, not terminating)
+        covered pods beyond what it requires of the covered pods that exist."""
+        out = {}
+        live = [
+            r for r in self.sim.records.values() if r.deleted_s is None and r.phase in ("Pending", "Running")
+        ]
+        for budget in self.sim.scenario.budgets:
+            covered = [r for r in live if budget.covers(r.pod)]
+            healthy = sum(1 for r in covered if r.phase == "Running" and r.ready and not r.terminating)
+            out[f"{budget.namespace}/{budget.name}"] = budget.allowed(healthy, len(covered))
+        return out
 
     def _deleted(self, name: str) -> None:
         self.deleting.discard(name)

@@ -46,6 +46,7 @@ class PodRecord:
     work_started_at: float = 0.0
     token: int = 0
     disruptions: list[float] = field(default_factory=list)
+    node_stages: dict[str, float] = field(default_factory=dict)  # the start chain of the node launched for it
     log: list[tuple[float, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -583,7 +583,7 @@ class Simulation:
     def pod_waits_for_node(self, key: str, provisioning: bool) -> None:
         """Attribute a pending pod's wait to node provisioning (a node was launched for it) or not."""
         rec = self.records.get(key)
-        if rec is None or rec.phase != "Pending" or rec.deleted_s is not None:
+        if rec is None or rec.bound_s is not None or rec.deleted_s is not None:
             return
         state = "provisioning" if provisioning else "pending"
         if rec.log[-1][1] != state:

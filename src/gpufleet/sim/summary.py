@@ -36,6 +36,7 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         "diagnosis": diagnose(sim.state, rec.pod, sim.gangs) if pending else None,
         "disruptions": list(rec.disruptions),
         "stages": rec.stages(),
+        "node_stages": dict(rec.node_stages),
     }
 
 

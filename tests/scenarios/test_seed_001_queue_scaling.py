@@ -1,0 +1,64 @@
+"""Seed 001: KEDA on a Redis list of training work, on a T4 pool that grows from zero.
+
+A ScaledObject scales the workers on the list's length; workers pop an item when they start
+it, so the list empties while they still train, and ``cooldownPeriod`` later KEDA scales them
+to zero (KEDA ``scale_scaledobjects.go``: inactive for the cooldown -> minReplicaCount). A
+ScaledJob on the same queue runs one Job per item and completes every item.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gpufleet.kube import load_scenario
+from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "seed-001"
+
+
+def simulate(name: str) -> dict[str, Any]:
+    sim = Simulation(load_scenario([EXAMPLES / "t4-pool.yaml", EXAMPLES / name]))
+    sim.run()
+    return build_summary(sim)
+
+
+def test_scaled_object_scales_workers_to_zero_while_they_still_train() -> None:
+    summary = simulate("scaled-object.yaml")
+    replicas = summary["timeline"]["replicas"]["Deployment/ai-train/train-worker"]
+    assert max(replicas) == 3 and replicas[-1] == 0  # 3 items, listLength 1 -> 3 workers, then 0
+    workers = summary["pods"]
+    assert len(workers) == 3
+    for pod in workers:
+        assert pod["reason"] == "ScaledDown" and pod["working_s"] is not None
+        assert (
+            pod["disruptions"] and pod["disruptions"][0] < pod["working_s"] + 3600
+        )  # before its hour of work
+    # the last poll that saw an item was at most one polling interval after the workers started
+    last_start = max(p["working_s"] for p in workers)
+    assert all(last_start + 300 - 30 <= p["disruptions"][0] <= last_start + 300 + 60 for p in workers)
+    assert summary["work_items"]["train:jobs"] == {
+        "fed": 3,
+        "started": 3,
+        "completed": 0,
+        "lost": 3,
+        "requeued": 0,
+        "queued": 0,
+        "in_progress": 0,
+    }
+    assert summary["totals"]["pods_disrupted"] == 3
+    assert summary["totals"]["work_lost_s"] > 0  # up to the 10-minute checkpoint of each worker
+    assert {e["kind"] for e in summary["autoscaler_events"]} >= {"scale-up", "scale-down"}
+
+
+def test_scaled_job_completes_every_item() -> None:
+    summary = simulate("scaled-job.yaml")
+    assert summary["work_items"]["train:jobs"]["completed"] == 3
+    assert summary["work_items"]["train:jobs"]["lost"] == 0
+    assert summary["totals"]["pods_succeeded"] == 3 and summary["totals"]["pods_disrupted"] == 0
+    for pod in summary["pods"]:
+        assert pod["finished_s"] - pod["working_s"] == 3600.0
+        assert (
+            pod["stages"]["node_provisioning"] > 0 and pod["stages"]["image_pull"] == 30.0
+        )  # 6 GB at 200 MB/s
