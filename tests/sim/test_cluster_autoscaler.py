@@ -172,3 +172,99 @@ def test_pod_disruption_budget_at_its_limit_blocks_scale_down() -> None:
     relaxed = DisruptionBudget("default", "web", (("app", "web"),), min_available=1)
     summary = run([pool], [], duration_s=3600, pods=pods, budgets=[relaxed])
     assert len(events(summary, "scale-down")) == 1
+
+
+def _half_used_pool(gpu_aware: bool) -> dict[str, Any]:
+    pool = t4_pool(replicas=2, min=0, max=2, provisioning=())
+    pool.template.capacity[GPU] = pool.template.allocatable[GPU] = 8
+    jobs = [gpu_job("train-a", 1, 4 * 3600, annotations={}), gpu_job("train-b", 1, 4 * 3600, at=1.0)]
+    for job in jobs:
+        job.template.requests[GPU] = 3
+        job.template.behavior = Behavior(duration_s=4 * 3600, checkpoint_interval_s=1800)
+    settings = SimulationSettings(
+        duration_s=2 * 3600, autoscaler=AutoscalerSettings(gpu_aware_scale_down=gpu_aware)
+    )
+    sim = Simulation(Scenario(node_pools=[pool], jobs=jobs, simulation=settings))
+    sim.run()
+    return build_summary(sim)
+
+
+def test_upstream_scale_down_drains_a_half_used_gpu_node_under_training() -> None:
+    """Upstream defaults: 3 of 8 GPUs is below 0.5 and the pod fits elsewhere, so the node goes."""
+    summary = _half_used_pool(gpu_aware=False)
+    assert len(events(summary, "scale-down")) == 1
+    assert summary["totals"]["pods_disrupted"] == 1
+    assert summary["totals"]["work_lost_s"] > 0  # 3 GPUs x the time since the last 30-minute checkpoint
+
+
+def test_gpu_aware_scale_down_keeps_nodes_where_training_computes() -> None:
+    summary = _half_used_pool(gpu_aware=True)
+    assert events(summary, "scale-down") == []
+    assert summary["totals"]["pods_disrupted"] == 0 and summary["totals"]["work_lost_s"] == 0
+
+
+def test_spot_node_is_reclaimed_with_two_minutes_notice_and_replaced() -> None:
+    """A spot interruption drains the node at once and deletes it 120 s later; the pod's Job retries
+    and cluster-autoscaler launches a replacement node."""
+    pool = t4_pool(provisioning=(("boot", "60s"),), spot_reclaim_per_hour=3.0)
+    summary = run([pool], [gpu_job("train", 1, 3600)], duration_s=3 * 3600)
+    reclaims = events(summary, "spot-reclaim")
+    assert reclaims
+    first = reclaims[0]
+    nodes = {n["name"]: n for n in summary["nodes"]}
+    assert nodes[first["nodes"][0]]["deleted_s"] == first["t_s"] + 120
+    evicted = [p for p in summary["pods"] if p["reason"] == "Evicted"]
+    assert evicted and evicted[0]["disruptions"] == [first["t_s"]]
+    assert len(events(summary, "scale-up")) >= 2  # the first node, and a replacement
+
+
+def test_priority_expander_reads_the_upstream_config_map(tmp_path: Any) -> None:
+    """expander/priority: the cluster-autoscaler-priority-expander ConfigMap ranks node groups by regex."""
+    from gpufleet.kube import load_scenario
+
+    pools = "".join(
+        f"""---
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {{name: {name}}}
+spec:
+  max: 2
+  template:
+    status:
+      capacity: {{cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}}
+"""
+        for name in ("on-demand-a", "spot-b")
+    )
+    config = """---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-autoscaler-priority-expander, namespace: kube-system}
+data:
+  priorities: |-
+    10:
+      - .*on-demand.*
+    50:
+      - ^spot-.*
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: s}
+spec:
+  duration: 1h
+  autoscaler: {expander: priority}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: i
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    path = tmp_path / "s.yaml"
+    path.write_text(pools + config)
+    sim = Simulation(load_scenario([path]))
+    sim.run()
+    ups = events(build_summary(sim), "scale-up")
+    assert ups and ups[0]["pool"] == "spot-b"

@@ -7,12 +7,14 @@ cpu and memory shares, DaemonSet pods included — and every other pod on it can
 on the remaining nodes by the scheduler's filters. Blockers (cluster-autoscaler FAQ): a pod
 annotated ``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"``, a pod without a
 controller (unless annotated ``"true"``), a PodDisruptionBudget with no disruption left.
-gpufleet's GPU-aware option ``protect_working_gangs`` also refuses nodes where a pod of a
-working gang runs (upstream drains them, and the whole gang restarts).
+gpufleet's GPU-aware option (``gpuAwareScaleDown``) also refuses nodes where a GPU pod is
+computing: upstream drains a half-used GPU node under a training job, which loses the work
+since its last checkpoint (and restarts a whole gang).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gpufleet.model.disruption_budget import DisruptionBudget
@@ -87,7 +89,7 @@ def assess(
     allowed: dict[str, int],
     is_daemon: set[str],
     exclude: set[int],
-    protected: set[str] | None = None,
+    protected: Callable[[str], bool] | None = None,
 ) -> NodeVerdict:
     """Whether node ``i`` could be removed now (its pods moved to nodes outside ``exclude``)."""
     name = state.nodes[i].name
@@ -99,8 +101,8 @@ def assess(
         if a.pod.key in is_daemon:
             continue
         blocker = eviction_blocker(a.pod, budgets, allowed)
-        if blocker is None and protected is not None and a.pod.key in protected:
-            blocker = f"pod {a.pod.key} belongs to a working gang"
+        if blocker is None and protected is not None and protected(a.pod.key):
+            blocker = f"pod {a.pod.key} is computing on GPUs (gpuAwareScaleDown)"
         if blocker is not None:
             return NodeVerdict(name, False, blocker)
         if find_home(state, profile, a.pod, exclude | {i}, moved) is None:

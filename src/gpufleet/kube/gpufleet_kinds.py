@@ -65,6 +65,7 @@ class Autoscaler(SpecModel):
     scale_down_utilization_threshold: Fraction01 | None = None
     initial_node_group_backoff_duration: Duration | None = None
     max_node_group_backoff_duration: Duration | None = None
+    gpu_aware_scale_down: bool | None = None
 
     @field_validator("expander")
     @classmethod
@@ -86,6 +87,7 @@ class Autoscaler(SpecModel):
             "scale_down_utilization_threshold": self.scale_down_utilization_threshold,
             "initial_backoff_s": self.initial_node_group_backoff_duration,
             "max_backoff_s": self.max_node_group_backoff_duration,
+            "gpu_aware_scale_down": self.gpu_aware_scale_down,
         }
         return replace(AutoscalerSettings(), **{k: v for k, v in given.items() if v is not None})
 
@@ -109,6 +111,10 @@ class StockSpec(SpecModel):
     available: list[StockAvailability] | None = None
 
 
+class SpotSpec(SpecModel):
+    reclaim_per_hour: Annotated[float, Field(ge=0)]
+
+
 class NodePoolSpec(SpecModel):
     replicas: NonNegativeInt = 0
     template: dict[str, Any]
@@ -118,6 +124,7 @@ class NodePoolSpec(SpecModel):
     price_per_hour: Annotated[float, Field(ge=0)] = 0.0
     provisioning: dict[str, Any] | None = None
     stock: StockSpec | None = None
+    spot: SpotSpec | None = None
 
     @field_validator("provisioning")
     @classmethod
@@ -169,6 +176,7 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
         price_per_hour=spec.price_per_hour,
         provisioning=tuple((spec.provisioning or {}).items()),
         stock=_stock(spec.stock),
+        spot_reclaim_per_hour=spec.spot.reclaim_per_hour if spec.spot is not None else None,
     )
 
 

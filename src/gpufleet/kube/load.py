@@ -34,6 +34,7 @@ from gpufleet.kube import (
 from gpufleet.kube.documents import Document, read_documents
 from gpufleet.kube.kinds import Handling, Kind
 from gpufleet.kube.objects import Meta, mapping
+from gpufleet.kube.priority_expander import is_priority_config, parse_priorities
 from gpufleet.kube.problems import (
     Location,
     Problems,
@@ -210,6 +211,9 @@ class _Loader:
         )
         if kind.handling is Handling.REJECT:
             report.error(kind.path, kind.message)
+            return None
+        if is_priority_config(api_version, kind_name, body):
+            self.scenario.expander_priorities = parse_priorities(body, report)
             return None
         if kind.handling is Handling.IGNORE:
             report.warn("", kind.message)

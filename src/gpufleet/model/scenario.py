@@ -43,5 +43,7 @@ class Scenario:
     queue_feeds: list[QueueFeed] = field(default_factory=list)
     traffic: list[Traffic] = field(default_factory=list)
     budgets: list[DisruptionBudget] = field(default_factory=list)
+    #: cluster-autoscaler's priority expander: (priority, node-group name expression)
+    expander_priorities: tuple[tuple[int, str], ...] = ()
     warnings: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)

@@ -23,6 +23,8 @@ class AutoscalerSettings:
     scale_down_utilization_threshold: float = 0.5
     initial_backoff_s: float = 5 * 60.0
     max_backoff_s: float = 30 * 60.0
+    #: gpufleet's GPU-aware option (not upstream): never drain a node where a GPU pod is computing.
+    gpu_aware_scale_down: bool = False
 
 
 #: Shared model storage, read by every loading replica at once (seed 004's example figure).
@@ -67,6 +69,8 @@ class NodePool:
     price_per_hour: float = 0.0
     provisioning: tuple[tuple[str, object], ...] = ()
     stock: Stock = field(default_factory=Stock)
+    #: spot capacity: each node is reclaimed at this rate (Poisson), with two minutes' notice
+    spot_reclaim_per_hour: float | None = None
 
     @property
     def autoscaled(self) -> bool:

@@ -12,6 +12,7 @@ with ``warm`` keep that many empty GPU-ready nodes beyond what pods need.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from gpufleet.sim.simulation import Simulation
 
 MAX_EMPTY_BULK_DELETE = 10
+#: A cloud's spot interruption notice (AWS, Azure: two minutes).
+SPOT_NOTICE_S = 120.0
 
 
 @dataclass
@@ -149,6 +152,10 @@ class ClusterAutoscalerLoop:
             min(max_nodes - len(rt.nodes), room),
             rt.upcoming(),
             rt.pool.price_per_hour,
+            max(
+                (p for p, expr in self.sim.scenario.expander_priorities if re.search(expr, rt.name)),
+                default=0,
+            ),
         )
 
     def _scale_up(self) -> bool:
@@ -225,6 +232,7 @@ class ClusterAutoscalerLoop:
         if launch.warm:
             rt.warm.add(name)
         self.sim.node_gpus_ready(launch.node)
+        self.expect_reclaim(rt, name)
         stages = {span.stage: round(span.end_s - span.start_s, 6) for span in launch.plan.breakdown()}
         for key in launch.for_pods:
             rec = self.sim.records.get(key)
@@ -278,6 +286,7 @@ class ClusterAutoscalerLoop:
         seen = set()
         budgets = sim.scenario.budgets
         allowed = self._disruptions_allowed() if budgets else {}
+        protected = sim.computes_on_gpus if self.settings.gpu_aware_scale_down else None
         for _, name in self._candidates():
             seen.add(name)
             verdict = assess(
@@ -289,6 +298,7 @@ class ClusterAutoscalerLoop:
                 allowed,
                 daemon,
                 exclude,
+                protected,
             )
             if verdict.unneeded:
                 self.unneeded_since.setdefault(name, now)
@@ -320,6 +330,26 @@ class ClusterAutoscalerLoop:
                 sim.loop.at(now + grace, Priority.COMPLETION, partial(self._deleted, name))
                 self.events.append(ScaleEvent(now, "scale-down", rt.name, (name,)))
         return bool(removed)
+
+    # -- spot capacity -----------------------------------------------------------------------
+    def expect_reclaim(self, rt: PoolRuntime, name: str) -> None:
+        """A spot node is reclaimed after an exponential time (rate ``spot.reclaimPerHour``)."""
+        rate = rt.pool.spot_reclaim_per_hour
+        if rate:
+            at = self.sim.loop.now + rt.rng.exponential(3600 / rate)
+            self.sim.loop.at(at, Priority.COMPLETION, partial(self._reclaim, rt, name), background=True)
+
+    def _reclaim(self, rt: PoolRuntime, name: str) -> None:
+        """Two minutes' notice: the node is drained, then the instance goes, whatever still runs."""
+        sim = self.sim
+        if name not in sim.state.index or name in self.deleting:
+            return
+        self.deleting.add(name)
+        self.events.append(
+            ScaleEvent(sim.loop.now, "spot-reclaim", rt.name, (name,), reason="spot interruption")
+        )
+        sim.drain(name)
+        sim.loop.at(sim.loop.now + SPOT_NOTICE_S, Priority.COMPLETION, partial(self._deleted, name))
 
     def _disruptions_allowed(self) -> dict[str, int]:
         """Each PodDisruptionBudget's ``disruptionsAllowed``: healthy (Running, ready, not terminating)

@@ -473,6 +473,8 @@ class Simulation:
         self.loop.at(self.loop.now + grace, Priority.COMPLETION, lambda: self._terminated(rec, reason))
 
     def _terminated(self, rec: PodRecord, reason: str) -> None:
+        if rec.deleted_s is not None:  # already gone with its node
+            return
         now = self.loop.now
         self._set_phase(rec, "Failed")
         rec.reason, rec.finished_s, rec.deleted_s = reason, now, now
@@ -557,6 +559,10 @@ class Simulation:
             pool.warm.discard(name)
         self.node_billing_changed()
         self.cluster_changed()
+
+    def computes_on_gpus(self, pod_key: str) -> bool:
+        rec = self.records.get(pod_key)
+        return rec is not None and rec.working and rec.pod.gpus > 0
 
     def daemon_pod_keys(self) -> set[str]:
         return self.daemon_pods
@@ -719,6 +725,9 @@ class Simulation:
         limit = self.settings.duration_s if self.settings.duration_s is not None else MAX_DURATION_S
         self._schedule_arrivals()
         self.autoscaler.arm(0.0)
+        for rt in self.pools.values():
+            for name in sorted(rt.nodes):
+                self.autoscaler.expect_reclaim(rt, name)
         self.workload_autoscalers.start()
         for traffic in self.traffic.values():
             for at, _ in traffic.spec.rps:
