@@ -52,12 +52,6 @@ def test_a_kind_in_a_version_kubernetes_no_longer_serves_is_an_error(tmp_path: P
             "is not modelled; ignored",
         ),
         (
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-autoscaler-priority-expander, "
-            "namespace: kube-system}\ndata: {priorities: x}",
-            "scenario.yaml: document 1 (ConfigMap/kube-system/cluster-autoscaler-priority-expander): "
-            "kind v1/ConfigMap is not modelled; ignored",
-        ),
-        (
             "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}",
             "scenario.yaml: document 1 (StatefulSet/db): kind apps/v1/StatefulSet is not modelled; ignored",
         ),
@@ -122,3 +116,24 @@ def test_an_object_defined_twice_is_an_error_on_the_second(tmp_path: Path) -> No
         'scenario.yaml: document 5 (Pod/default/p): metadata.name: Duplicate value: "p": '
         "Pod default/p is already defined in scenario.yaml: document 2",
     ]
+
+
+def test_priority_expander_config_map_is_read_and_checked(tmp_path: Path) -> None:
+    """cluster-autoscaler's priority expander ConfigMap is input, not an ignored kind."""
+    from gpufleet.kube import ScenarioError, load_scenario
+
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-autoscaler-priority-expander, "
+        "namespace: kube-system}\ndata: {priorities: x}"
+    )
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text)
+    try:
+        load_scenario([path])
+    except ScenarioError as exc:
+        assert exc.problems == [
+            f"{path}: document 1 (ConfigMap/kube-system/cluster-autoscaler-priority-expander): "
+            "data.priorities: must map integer priorities to lists of expressions"
+        ]
+    else:
+        raise AssertionError("a priorities value that is not a map must be an error")
