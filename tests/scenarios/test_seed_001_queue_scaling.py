@@ -62,3 +62,32 @@ def test_scaled_job_completes_every_item() -> None:
         assert (
             pod["stages"]["node_provisioning"] > 0 and pod["stages"]["image_pull"] == 30.0
         )  # 6 GB at 200 MB/s
+
+
+def test_scaled_object_hpa_follows_its_advanced_behavior(tmp_path: Path) -> None:
+    """KEDA writes ``advanced.horizontalPodAutoscalerConfig.behavior`` into the HPA it owns:
+    with scaleUp limited to 1 pod per 60 s, 8 queued items take the workers up one a minute."""
+    text = (
+        (EXAMPLES / "scaled-object.yaml")
+        .read_text()
+        .replace(
+            "  cooldownPeriod: 300\n",
+            "  cooldownPeriod: 300\n  advanced:\n    horizontalPodAutoscalerConfig:\n      behavior:\n"
+            "        scaleUp:\n          policies: [{type: Pods, value: 1, periodSeconds: 60}]\n",
+        )
+        .replace("maxReplicaCount: 4", "maxReplicaCount: 8")
+    )
+    feed = (EXAMPLES / "t4-pool.yaml").read_text().replace("count: 3", "count: 8").replace("max: 4", "max: 8")
+    (tmp_path / "so.yaml").write_text(text)
+    (tmp_path / "pool.yaml").write_text(feed)
+    sim = Simulation(load_scenario([tmp_path / "pool.yaml", tmp_path / "so.yaml"]))
+    sim.run()
+    summary = build_summary(sim)
+    t, replicas = (
+        summary["timeline"]["t_s"],
+        summary["timeline"]["replicas"]["Deployment/ai-train/train-worker"],
+    )
+    by_time = dict(zip(t, replicas, strict=True))
+    assert by_time[0.0] == 1  # KEDA activates 0 -> 1
+    assert by_time[60.0] <= 3 and by_time[120.0] <= 4  # then one more per minute at most
+    assert max(replicas) >= 5

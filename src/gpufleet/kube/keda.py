@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from gpufleet.kube import hpa, schema_check, workloads
@@ -151,16 +152,17 @@ def scaled_object(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Scal
     report.unmodelled_fields(advanced, ("restoreToOriginalReplicaCount", "scalingModifiers"), "spec.advanced")
     _warn_triggers(spec, report)
     behavior = mapping(advanced.get("horizontalPodAutoscalerConfig")).get("behavior")
+    rules = None
     if isinstance(behavior, dict):
         at_behavior = report.at(f"{_HPA_CONFIG}.behavior")
         errors = report.error_count
         schema_check.check(behavior, hpa.BEHAVIOR_DEFINITION, at_behavior)
         if report.error_count == errors:
-            hpa.behavior_of(behavior, at_behavior)  # the HPA's rules; the model keeps it as written
+            rules = hpa.behavior_of(behavior, at_behavior)  # the rules of the HPA KEDA writes
     if not meta.name:
         return None  # reported by the loader
     try:
-        return scaled_object_from_manifest(body)
+        return replace(scaled_object_from_manifest(body), hpa_behavior_rules=rules)
     except KedaSpecError as err:
         _model_error(report, err)
         return None

@@ -58,4 +58,3 @@ def parse_priorities(body: dict[str, Any], report: Reporter) -> tuple[tuple[int,
                 continue
             out.append((priority, str(expression)))
     return tuple(out)
-

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from gpufleet.model.hpa import HorizontalPodAutoscalerBehavior
+
 MetricType = Literal["AverageValue", "Value", "Utilization"]
 TriggerType = Literal["redis", "prometheus"]
 FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower"]
@@ -278,6 +280,8 @@ class ScaledObjectSpec:
     fallback: Fallback | None = None
     #: ``advanced.horizontalPodAutoscalerConfig.behavior``, copied verbatim into the HPA; kept opaque.
     hpa_behavior: Mapping[str, Any] | None = field(default=None, hash=False)
+    #: the same behavior as HPA rules (the loader converts it); None: the HPA's defaults
+    hpa_behavior_rules: HorizontalPodAutoscalerBehavior | None = None
     #: ``advanced.horizontalPodAutoscalerConfig.name``; default ``keda-hpa-<name>``.
     hpa_name: str | None = None
 

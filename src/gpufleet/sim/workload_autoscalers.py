@@ -47,7 +47,7 @@ class HpaRuntime:
     keda: ScaledObjectState | None = None  # set for the HPA a ScaledObject owns
 
 
-def keda_hpa_spec(inputs: KedaHpaInputs) -> HorizontalPodAutoscalerSpec:
+def keda_hpa_spec(inputs: KedaHpaInputs, so: ScaledObjectSpec) -> HorizontalPodAutoscalerSpec:
     """The HPA KEDA writes for a ScaledObject: one External AverageValue metric per trigger."""
     metrics = tuple(
         ExternalMetricSource(
@@ -61,7 +61,9 @@ def keda_hpa_spec(inputs: KedaHpaInputs) -> HorizontalPodAutoscalerSpec:
         for m in inputs.metrics
     )
     ref = CrossVersionObjectReference(inputs.scale_target_ref.kind, inputs.scale_target_ref.name)
-    return HorizontalPodAutoscalerSpec(ref, inputs.max_replicas, inputs.min_replicas, metrics)
+    return HorizontalPodAutoscalerSpec(
+        ref, inputs.max_replicas, inputs.min_replicas, metrics, so.hpa_behavior_rules
+    )
 
 
 class WorkloadAutoscalers:
@@ -78,7 +80,7 @@ class WorkloadAutoscalers:
             runtime = HpaRuntime(
                 f"{so.namespace}/{so.name}",
                 f"{so.namespace}/{so.scale_target_ref.name}",
-                HorizontalAutoscaler(keda_hpa_spec(hpa_inputs(so))),
+                HorizontalAutoscaler(keda_hpa_spec(hpa_inputs(so), so)),
                 state,
             )
             self.scaled_objects.append((so, state, runtime))
