@@ -91,3 +91,34 @@ def test_scaled_object_hpa_follows_its_advanced_behavior(tmp_path: Path) -> None
     assert by_time[0.0] == 1  # KEDA activates 0 -> 1
     assert by_time[60.0] <= 3 and by_time[120.0] <= 4  # then one more per minute at most
     assert max(replicas) >= 5
+
+
+def _scaled_object_with(tmp_path: Path, annotations: str) -> dict[str, Any]:
+    text = (
+        (EXAMPLES / "scaled-object.yaml")
+        .read_text()
+        .replace(
+            '        gpufleet.io/consumes: "train:jobs"\n',
+            f'        gpufleet.io/consumes: "train:jobs"\n{annotations}',
+        )
+    )
+    (tmp_path / "so.yaml").write_text(text)
+    sim = Simulation(load_scenario([EXAMPLES / "t4-pool.yaml", tmp_path / "so.yaml"]))
+    sim.run()
+    return build_summary(sim)
+
+
+def test_workers_that_requeue_on_sigterm_push_their_items_back(tmp_path: Path) -> None:
+    """requeue-on-sigterm: a terminated worker pushes its item back, so nothing is lost; KEDA sees
+    the list grow again and scales the workers back up."""
+    summary = _scaled_object_with(tmp_path, '        gpufleet.io/requeue-on-sigterm: "true"\n')
+    items = summary["work_items"]["train:jobs"]
+    assert items["lost"] == 0 and items["requeued"] >= 3
+    assert items["fed"] == items["completed"] + items["lost"] + items["queued"] + items["in_progress"]
+
+
+def test_checkpoint_on_sigterm_loses_no_work(tmp_path: Path) -> None:
+    """checkpoint-on-sigterm: SIGTERM saves a checkpoint within the grace period; no work is lost."""
+    summary = _scaled_object_with(tmp_path, '        gpufleet.io/checkpoint-on-sigterm: "true"\n')
+    assert summary["totals"]["pods_disrupted"] >= 3
+    assert summary["totals"]["work_lost_s"] == 0.0

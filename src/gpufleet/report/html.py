@@ -834,6 +834,9 @@ def _autoscaling_section(summary: Mapping[str, Any]) -> str:
     by_pool = timeline.get("nodes_by_pool") or {}
     if by_pool:
         parts.append("<h3>Nodes per pool</h3>" + _keyed_chart(summary, by_pool, "nodes", "pools"))
+    by_state = timeline.get("nodes_by_state") or {}
+    if by_state:
+        parts.append("<h3>Nodes by state</h3>" + _keyed_chart(summary, by_state, "nodes", "states"))
     replicas = timeline.get("replicas") or {}
     if replicas:
         parts.append(

@@ -74,6 +74,7 @@ class Simulation:
         self.records: dict[str, PodRecord] = {}
         self.nodes = {n.name: NodeRecord(n.name, n.pool, 0.0, 0.0, 0.0) for n in nodes}
         self.pools_timeline: dict[str, list[float]] = {name: [] for name in self.pools}
+        self.nodes_by_state: dict[str, list[float]] = {}
         self.controllers: dict[str, Controller] = {}
         self.daemonsets: list[DaemonSetController] = []
         self.pending = 0
@@ -692,6 +693,16 @@ class Simulation:
         s["nodes"].append(float(self.state.size_active))
         for name, rt in self.pools.items():
             self.pools_timeline[name].append(float(len(rt.nodes)))
+        if self.pools:
+            launching = [launch for rt in self.pools.values() for launch in rt.launching.values()]
+            joined = sum(1 for launch in launching if launch.joined)
+            counts = {
+                "starting": len(launching) - joined,
+                "ready, GPUs not registered": joined,
+                "GPU-ready": self.state.size_active - joined,
+            }
+            for state, count in counts.items():
+                self.nodes_by_state.setdefault(state, []).append(float(count))
         for key in self._scaled_workloads():
             series = self.replicas_timeline.setdefault(key, [])
             kind, rest = key.split("/", 1)

@@ -87,6 +87,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
         "timeline": {
             **sim.samples,
             "nodes_by_pool": dict(sim.pools_timeline),
+            "nodes_by_state": dict(sim.nodes_by_state),
             "replicas": dict(sim.replicas_timeline),
         },
         "traffic": {
