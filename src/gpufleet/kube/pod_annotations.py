@@ -87,7 +87,7 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     CONSUMES: _list_name,
 }
 #: Read into ``Behavior`` but not used by the simulator yet.
-_NOT_MODELLED_YET = frozenset({GPU_MEMORY, TIME_LIMIT})
+_NOT_MODELLED_YET = frozenset({TIME_LIMIT})
 #: On a workload's own metadata (not its pod template) only the creation time applies.
 WORKLOAD_KEYS = frozenset({SUBMIT_AT})
 #: Objects that are not pods and not workloads take none.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpufleet.model.pod import Pod
+from gpufleet.sim.devices import Unit
 
 #: the stage a pod is in while it is in a state (until it first works)
 STAGE_OF = {
@@ -46,12 +47,16 @@ class PodRecord:
     work_started_at: float = 0.0
     token: int = 0
     disruptions: list[float] = field(default_factory=list)
-    node_stages: dict[str, float] = field(default_factory=dict)  # the start chain of the node launched for it
+    node_stages: dict[str, float] = field(default_factory=dict)
+    devices: list[Unit] = field(default_factory=list)  # the GPU units it holds on its node
+    gpu_share: float = 0.0  # GPU-equivalents it holds
+    restarts: int = 0  # the start chain of the node launched for it
     log: list[tuple[float, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.log.append((self.created_s, "pending"))
         self.task_s = self.pod.behavior.duration_s
+        self.gpu_share = float(self.pod.gpus)
 
     @property
     def remaining_s(self) -> float | None:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from functools import partial
 
 import numpy as np
+import numpy.typing as npt
 
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
@@ -35,6 +36,7 @@ from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
 from gpufleet.sim.controllers import DaemonSetController, DeploymentController, JobController
+from gpufleet.sim.devices import NodeDevices, out_of_memory
 from gpufleet.sim.events import EventLoop, Priority
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.records import NodeRecord, PodRecord
@@ -93,6 +95,10 @@ class Simulation:
         self._storage_token = 0
         self.pullers: dict[str, ImagePuller] = {}
         self.work_lists: dict[str, WorkList] = {}
+        self.node_devices: dict[str, NodeDevices] = {}
+        self._weights_key: tuple[int, int, int, int] | None = None
+        self._weights: npt.NDArray[np.float64] = np.zeros((0, 0))
+        self._physical: npt.NDArray[np.float64] = np.zeros(0)
         self.daemon_pods: set[str] = set()
         self.pending_keys: set[str] = set()  # pods in phase Pending, not deleted
         self.start_rng = np.random.default_rng([self.seed, 3])
@@ -101,7 +107,7 @@ class Simulation:
         self.cost = 0.0
         self.billed_price_per_hour = 0.0
         self.provisioned_gpus = 0
-        self.working_gpus = 0
+        self.working_gpus = 0.0
         self.node_billing_changed()
         self.autoscaler = ClusterAutoscalerLoop(self)
         self.traffic = {f"{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic}
@@ -245,6 +251,9 @@ class Simulation:
         reads its model from shared storage (fair share of the bandwidth), warms up, and is ready."""
         now = self.loop.now
         rec.node, rec.bound_s, rec.message = node, now, None
+        rec.devices = self.devices_of(node).allocate(rec.pod)
+        if rec.devices:
+            rec.gpu_share = sum(u.share for u in rec.devices)
         if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills
             self.autoscaler.arm()
         b = rec.pod.behavior
@@ -263,13 +272,56 @@ class Simulation:
             return
         now = self.loop.now
         rec.running_s = now
-        self._set_phase(rec, "Running")
+        if rec.phase != "Running":
+            self._set_phase(rec, "Running")
+        if rec.node is not None and self._cuda_out_of_memory(rec):
+            return
         if rec.pod.behavior.model_size_bytes:
             rec.enter(now, "model_load")
             self.storage.add(now, rec.pod.key, rec.pod.behavior.model_size_bytes)
             self._storage_reschedule()
             return
         self._model_loaded(rec)
+
+    def _cuda_out_of_memory(self, rec: PodRecord) -> bool:
+        """The process allocates its GPU memory as it starts; too little -> CUDA out of memory.
+        ``restartPolicy: Never`` ends the pod Failed (OOMKilled); otherwise the kubelet restarts the
+        container with CrashLoopBackOff's delay (10 s doubling to 5 min) and it tries again."""
+        devices = self.node_devices.get(rec.node or "")
+        if devices is None:
+            return False
+        used = {
+            k: r.pod.behavior.gpu_memory_bytes or 0.0
+            for k, r in self.records.items()
+            if r.running_s is not None
+        }
+        if not out_of_memory(rec.pod, rec.devices, devices, used):
+            return False
+        need = (rec.pod.behavior.gpu_memory_bytes or 0) / 1e9
+        rec.message = (
+            f"CUDA out of memory: the process needs {need:g} GB of GPU memory and its device cannot give it"
+        )
+        rec.enter(self.loop.now, "crashed")
+        if rec.pod.restart_policy == "Never":
+            rec.running_s = None
+            self._set_phase(rec, "Failed")
+            rec.reason, rec.finished_s = "OOMKilled", self.loop.now
+            self._release(rec)
+            self._owner_finished(rec.pod, succeeded=False)
+            self.cluster_changed()
+            return True
+        rec.reason = "CrashLoopBackOff"
+        rec.restarts += 1
+        delay = min(10.0 * 2 ** (rec.restarts - 1), 300.0)
+        token = rec.token
+        rec.running_s = None
+        self.loop.at(self.loop.now + delay, Priority.COMPLETION, lambda: self._container_started(rec, token))
+        return True
+
+    def _release(self, rec: PodRecord) -> None:
+        self.state.unassign(rec.pod.key)
+        if rec.node in self.node_devices:
+            self.node_devices[rec.node].release(rec.pod.key)
 
     def _storage_reschedule(self) -> None:
         self._storage_token += 1
@@ -327,7 +379,7 @@ class Simulation:
         if rec.pod.behavior.consumes is not None and not self._take_item(rec):
             return
         if not rec.working:
-            self.working_gpus += rec.pod.gpus
+            self.working_gpus += rec.gpu_share
         rec.working = True
         if rec.working_s is None:
             rec.working_s = now
@@ -432,9 +484,9 @@ class Simulation:
             self._list(rec.pod.behavior.consumes or "").idle.remove(rec.pod.key)
         if rec.working:
             rec.token += 1
-            self.working_gpus -= rec.pod.gpus
+            self.working_gpus -= rec.gpu_share
             lost = rec.stop_working(now, sigterm=terminated)
-            self.work_lost_gpu_s += lost * rec.pod.gpus
+            self.work_lost_gpu_s += lost * rec.gpu_share
             consumes = rec.pod.behavior.consumes
             if terminated and consumes is not None and rec.pod.key in self._list(consumes).in_progress:
                 self._list(consumes).interrupt(rec.pod.key, rec.done_s, rec.pod.behavior.requeue_on_sigterm)
@@ -481,6 +533,8 @@ class Simulation:
         rec.reason, rec.finished_s, rec.deleted_s = reason, now, now
         rec.enter(now, "deleted")
         self.state.unassign(rec.pod.key)
+        if rec.node in self.node_devices:
+            self.node_devices[rec.node].release(rec.pod.key)
         self.gangs.remove_pod(rec.pod)
         for s in self.schedulers:
             s.forget(rec.pod.key)
@@ -490,7 +544,7 @@ class Simulation:
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:
             return
-        self.working_gpus -= rec.pod.gpus
+        self.working_gpus -= rec.gpu_share
         rec.stop_working(self.loop.now)
         consumes = rec.pod.behavior.consumes
         if consumes is not None:
@@ -504,12 +558,14 @@ class Simulation:
     def _succeed(self, rec: PodRecord) -> None:
         now = self.loop.now
         if rec.working:
-            self.working_gpus -= rec.pod.gpus
+            self.working_gpus -= rec.gpu_share
         rec.working = False
         self._set_phase(rec, "Succeeded")
         rec.reason, rec.finished_s = "Completed", now
         rec.enter(now, "succeeded")
         self.state.unassign(rec.pod.key)
+        if rec.node in self.node_devices:
+            self.node_devices[rec.node].release(rec.pod.key)
         self._owner_finished(rec.pod, succeeded=True)
         self.cluster_changed()
 
@@ -521,6 +577,39 @@ class Simulation:
         if controller is not None:
             controller.finished(pod, succeeded)
             self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
+
+    # -- GPUs as devices -------------------------------------------------------------------
+    def devices_of(self, node: str) -> NodeDevices:
+        devices = self.node_devices.get(node)
+        if devices is None:
+            devices = self.node_devices[node] = NodeDevices.of(self.state.nodes[self.state.index[node]])
+            self._weights_key = None
+        return devices
+
+    def _gpu_weights(self) -> npt.NDArray[np.float64]:
+        """GPU-equivalents of one unit of each resource on each node (DESIGN: a MIG instance counts
+        its compute share, a time-slicing replica 1/replicas), and each node's physical GPUs."""
+        key = (self.state.size, len(self.state.resources), self.state.static_version, len(self.node_devices))
+        if key != self._weights_key:
+            weights = np.zeros(self.state.alloc.shape, dtype=np.float64)
+            physical = np.zeros(self.state.size, dtype=np.float64)
+            for i in self.state.active_indices().tolist():
+                devices = self.devices_of(self.state.nodes[i].name)
+                for resource, units in devices.units.items():
+                    col = self.state.res_index.get(resource)
+                    if col is not None and units:
+                        weights[i, col] = units[0].share
+                physical[i] = devices.gpus
+            self._weights, self._physical, self._weights_key = weights, physical, key
+        return self._weights
+
+    def gpus_allocated(self) -> float:
+        return float((self.state.requested * self._gpu_weights()).sum())
+
+    def gpus_total(self) -> float:
+        """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero)."""
+        registered = (self.state.alloc * (self._gpu_weights() > 0)).sum(axis=1) > 0
+        return float((self._physical * registered * self.state.active).sum())
 
     # -- nodes -----------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -536,6 +625,8 @@ class Simulation:
     def node_gpus_ready(self, node: Node) -> None:
         """The device plugin registered: the node's GPUs become allocatable."""
         self.state.set_allocatable(node.name, dict(node.allocatable))
+        self.node_devices[node.name] = NodeDevices.of(node)
+        self._weights_key = None
         self.nodes[node.name].gpu_ready_s = self.loop.now
         self.cluster_changed()
 
@@ -619,7 +710,7 @@ class Simulation:
             return
         self._integrated_to = t
         self.gpu_seconds["provisioned"] += dt * self.provisioned_gpus
-        self.gpu_seconds["allocated"] += dt * self.state.allocated(GPU)
+        self.gpu_seconds["allocated"] += dt * self.gpus_allocated()
         self.gpu_seconds["working"] += dt * self.working_gpus
         self.cost += dt / 3600 * self.billed_price_per_hour
 
@@ -686,8 +777,8 @@ class Simulation:
     def _sample(self, t: float) -> None:
         s = self.samples
         s["t_s"].append(round(t, 6))
-        s["gpus_total"].append(float(self.state.total(GPU)))
-        s["gpus_allocated"].append(float(self.state.allocated(GPU)))
+        s["gpus_total"].append(float(self.gpus_total()))
+        s["gpus_allocated"].append(float(self.gpus_allocated()))
         s["gpus_working"].append(float(self.working_gpus))
         s["pods_pending"].append(float(self.pending))
         s["nodes"].append(float(self.state.size_active))

@@ -23,7 +23,8 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         "phase": rec.phase,
         "reason": rec.reason,
         "node": rec.node,
-        "gpus": rec.pod.gpus,
+        "gpus": round(rec.gpu_share, 6),
+        "devices": [u.id for u in rec.devices],
         "working": rec.working,
         "created_s": rec.created_s,
         "bound_s": rec.bound_s,
@@ -31,7 +32,9 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         "working_s": rec.working_s,
         "finished_s": rec.finished_s,
         "deleted_s": rec.deleted_s,
-        "message": rec.message if pending or rec.phase == "Failed" else None,
+        "message": rec.message
+        if pending or rec.phase == "Failed" or rec.reason == "CrashLoopBackOff"
+        else None,
         "scheduler": rec.scheduler,
         "diagnosis": diagnose(sim.state, rec.pod, sim.gangs) if pending else None,
         "disruptions": list(rec.disruptions),
@@ -42,7 +45,7 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
 
 def build_summary(sim: Simulation) -> dict[str, Any]:
     records = sorted(sim.records.values(), key=lambda r: r.pod.key)
-    working = sum(r.pod.gpus for r in records if r.working)
+    working = round(sim.working_gpus, 6)
     gpu_col = sim.state.res_index.get(GPU)
     nodes = []
     for name, node in sorted(sim.nodes.items()):
@@ -70,8 +73,8 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
         "end_time_s": sim.end_time,
         "schedulers": [s.name for s in sim.schedulers],
         "totals": {
-            "gpus_total": sim.state.total(GPU),
-            "gpus_allocated": sim.state.allocated(GPU),
+            "gpus_total": sim.gpus_total(),
+            "gpus_allocated": round(sim.gpus_allocated(), 6),
             "gpus_working": working,
             "pods_pending": sum(1 for r in records if r.phase == "Pending" and r.deleted_s is None),
             "pods_running": sum(1 for r in records if r.phase == "Running" and r.deleted_s is None),

@@ -1,0 +1,197 @@
+"""Dynamic Resource Allocation (DRA) objects of ``resource.k8s.io/v1``, as the scheduler reads them.
+
+Mirrors ``k8s.io/api/resource/v1`` (internal types in kubernetes ``pkg/apis/resource``), stable
+since Kubernetes 1.34 (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/):
+
+* a DRA driver publishes **ResourceSlices**: the devices of one *pool* (on one node, ``nodeName``,
+  or reachable from every node, ``allNodes``), each device with typed *attributes* (bool, int,
+  string, semantic version) and *capacities* (quantities);
+* an admin defines **DeviceClasses**: CEL selectors every device of the class satisfies;
+* a workload writes **ResourceClaims** (shared by every pod that names them) or
+  **ResourceClaimTemplates** (one claim per pod), whose requests name a class, add CEL
+  selectors and ask for ``ExactCount`` devices (``count``, default 1) or ``All`` matching devices.
+
+Attribute and capacity names are *qualified names*: ``domain/id`` (``gpu.nvidia.com/productName``)
+or a bare ``id`` that belongs to the driver's own domain, exactly as upstream's
+``QualifiedName`` and the CEL ``device`` variable resolve them. Only ``spec.devices.requests[].exactly``
+is modelled; ``firstAvailable``, ``constraints``, ``adminAccess``, consumable capacity and device
+taints are refused when converting manifests (``gpufleet.kube.dra``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+#: ``exactly.allocationMode`` values (``DeviceAllocationMode``).
+EXACT_COUNT = "ExactCount"
+ALL = "All"
+ALLOCATION_MODES = (EXACT_COUNT, ALL)
+
+#: The limit on devices one claim may get (``resource.AllocationResultsMaxSize``).
+ALLOCATION_RESULTS_MAX_SIZE = 32
+#: The limit on pods sharing one claim (``resource.ResourceClaimReservedForMaxSize``).
+RESERVED_FOR_MAX_SIZE = 256
+
+
+@dataclass(frozen=True)
+class VersionValue:
+    """A ``version`` attribute: a semantic version string (``"550.54.15"``), compared as semver in CEL."""
+
+    text: str
+
+
+#: A device attribute (``DeviceAttribute``: exactly one of bool, int, string, version).
+AttributeValue = bool | int | str | VersionValue
+
+
+def split_qualified_name(name: str, driver: str) -> tuple[str, str]:
+    """``(domain, id)`` of a qualified name; a bare ``id`` belongs to the driver's domain."""
+    domain, sep, ident = name.partition("/")
+    if not sep:
+        return driver, name
+    return domain, ident
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device of a ResourceSlice (``Device``): a DNS-label name, attributes and capacities.
+
+    Capacities are exact quantities (bytes for memory): ``{"memory": 80 * 2**30}``.
+    """
+
+    name: str
+    attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+    capacity: Mapping[str, Fraction | int] = field(default_factory=dict)
+
+    def attribute(self, name: str, driver: str) -> AttributeValue | None:
+        """The attribute called ``name`` (qualified or bare) for a device of ``driver``."""
+        wanted = split_qualified_name(name, driver)
+        for key, value in self.attributes.items():
+            if split_qualified_name(key, driver) == wanted:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class ResourceSlice:
+    """A ResourceSlice: some or all devices of one pool of one driver.
+
+    ``node_name`` is set for node-local devices; ``all_nodes`` for devices every node reaches.
+    ``pool_generation`` and ``resource_slice_count`` are ``spec.pool.generation`` and
+    ``spec.pool.resourceSliceCount``: only slices of a pool's newest generation count, and a pool
+    with fewer slices than announced is incomplete.
+    """
+
+    name: str
+    driver: str
+    pool: str
+    devices: tuple[Device, ...] = ()
+    node_name: str | None = None
+    all_nodes: bool = False
+    pool_generation: int = 0
+    resource_slice_count: int = 1
+
+    def available_on(self, node_name: str) -> bool:
+        """Whether a pod on ``node_name`` can use this slice's devices."""
+        return self.all_nodes or self.node_name == node_name
+
+
+@dataclass(frozen=True)
+class DeviceClass:
+    """A DeviceClass (cluster-scoped): CEL selectors every device of the class must satisfy."""
+
+    name: str
+    selectors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """One request of a claim, ``spec.devices.requests[]`` with its ``exactly`` (``ExactDeviceRequest``)."""
+
+    name: str
+    device_class_name: str
+    selectors: tuple[str, ...] = ()
+    allocation_mode: str = EXACT_COUNT
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class DeviceRequestAllocationResult:
+    """One allocated device (``status.allocation.devices.results[]``)."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+
+    @property
+    def device_id(self) -> DeviceID:
+        return DeviceID(self.driver, self.pool, self.device)
+
+
+@dataclass(frozen=True, order=True)
+class DeviceID:
+    """A device's identity across the cluster: driver, pool, device name."""
+
+    driver: str
+    pool: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+@dataclass(frozen=True)
+class AllocationResult:
+    """A claim's allocation (``status.allocation``): its devices and the node they tie it to.
+
+    ``node_name`` is the node whose node-local devices were allocated (upstream writes it as the
+    allocation's ``nodeSelector``); ``None`` when every device is reachable from all nodes.
+    """
+
+    results: tuple[DeviceRequestAllocationResult, ...]
+    node_name: str | None = None
+
+    @property
+    def devices(self) -> tuple[DeviceID, ...]:
+        return tuple(result.device_id for result in self.results)
+
+
+@dataclass(frozen=True)
+class ResourceClaim:
+    """A ResourceClaim: device requests, and the allocation once the scheduler made one."""
+
+    namespace: str
+    name: str
+    requests: tuple[DeviceRequest, ...]
+    allocation: AllocationResult | None = None
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, the key allocations are kept under."""
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class ResourceClaimTemplate:
+    """A ResourceClaimTemplate: the claim each pod referencing it gets for itself."""
+
+    namespace: str
+    name: str
+    requests: tuple[DeviceRequest, ...]
+
+    def claim_for(self, pod_name: str, pod_claim_name: str) -> ResourceClaim:
+        """The pod's own claim. Upstream names it ``<pod>-<podClaimName>-<random>``; gpufleet drops
+        the random suffix so runs are reproducible."""
+        return ResourceClaim(self.namespace, f"{pod_name}-{pod_claim_name}", self.requests)
+
+
+@dataclass(frozen=True)
+class PodResourceClaim:
+    """``pod.spec.resourceClaims[]``: a claim by name, or a template to stamp one from."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None

@@ -1,0 +1,137 @@
+"""GPUs as devices on a node: which device (or MIG instance, or time-slicing replica) a pod got,
+what share of a physical GPU that is, and whether the pod's memory fits.
+
+A node's devices follow from what GPU Feature Discovery and the NVIDIA device plugin put on it:
+``nvidia.com/gpu.count`` and ``nvidia.com/gpu.memory`` (MiB) labels; time-slicing or MPS
+(``nvidia.com/gpu.replicas``, ``nvidia.com/gpu.sharing-strategy``): the node advertises
+``replicas x GPUs`` of ``nvidia.com/gpu`` and each replica is ``1/replicas`` of a GPU — with
+time-slicing, replicas share the GPU's memory with no isolation; with MPS each client is limited
+to ``memory / replicas``; MIG with the ``mixed`` strategy advertises ``nvidia.com/mig-<profile>``
+resources, each instance counting ``g/7`` of a GPU with the profile's memory (``1g.10gb``:
+10 GB); with ``single`` the node advertises instances as ``nvidia.com/gpu``.
+
+Memory truth (``gpufleet.io/gpu-memory``): a pod whose process needs more than its instance or
+MPS share holds, or than what is left of a time-sliced GPU, fails with CUDA out-of-memory
+when it allocates at start.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import GPU
+
+MIG_PREFIX = "nvidia.com/mig-"
+_MIG_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb$")
+MIG_COMPUTE_SLICES = 7
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One allocatable GPU unit: a whole GPU, a replica of one, or a MIG instance."""
+
+    id: str
+    gpu: int
+    share: float  # GPU-equivalent
+    memory_bytes: float | None  # what the holder may use alone; None: the GPU's memory, shared
+
+
+@dataclass
+class NodeDevices:
+    node: str
+    gpus: int
+    memory_bytes: float | None  # per physical GPU, when known
+    sharing: str  # "none" | "time-slicing" | "mps" | "mig"
+    units: dict[str, list[Unit]] = field(default_factory=dict)  # resource -> units
+    taken: dict[str, str] = field(default_factory=dict)  # unit id -> pod key
+
+    @classmethod
+    def of(cls, node: Node) -> NodeDevices:
+        labels = node.labels
+        memory_mib = labels.get("nvidia.com/gpu.memory")
+        memory = float(memory_mib) * 2**20 if memory_mib and memory_mib.isdigit() else None
+        units: dict[str, list[Unit]] = {}
+        mig = {r: n for r, n in node.allocatable.items() if r.startswith(MIG_PREFIX) and n > 0}
+        advertised = node.allocatable.get(GPU, 0)
+        replicas = int(labels.get("nvidia.com/gpu.replicas", "1") or 1)
+        count_label = labels.get("nvidia.com/gpu.count", "")
+        sharing = labels.get("nvidia.com/gpu.sharing-strategy", "time-slicing" if replicas > 1 else "none")
+        if mig:
+            gpus = int(count_label) if count_label.isdigit() else 0
+            k = 0
+            for resource, n in sorted(mig.items()):
+                g, gb = _profile(resource[len(MIG_PREFIX) :])
+                units[resource] = [
+                    Unit(f"{resource[len(MIG_PREFIX) :]}-{k + i}", -1, g / MIG_COMPUTE_SLICES, gb * 1e9)
+                    for i in range(n)
+                ]
+                k += n
+            return cls(node.name, gpus, memory, "mig", units)
+        if labels.get("nvidia.com/mig.strategy") == "single" and "-MIG-" in labels.get(
+            "nvidia.com/gpu.product", ""
+        ):
+            profile = labels["nvidia.com/gpu.product"].rsplit("-MIG-", 1)[1]
+            g, gb = _profile(profile)
+            units[GPU] = [
+                Unit(f"{profile}-{i}", -1, g / MIG_COMPUTE_SLICES, gb * 1e9) for i in range(advertised)
+            ]
+            gpus = int(count_label) if count_label.isdigit() else 0
+            return cls(node.name, gpus, memory, "mig", units)
+        gpus = advertised // replicas if replicas > 1 else advertised
+        limit = memory / replicas if memory is not None and sharing == "mps" else None
+        units[GPU] = [
+            Unit(f"{g}" if replicas == 1 else f"{g}::{r}", g, 1 / replicas, limit if replicas > 1 else memory)
+            for g in range(gpus)
+            for r in range(replicas)
+        ]
+        return cls(node.name, gpus, memory, "none" if replicas == 1 else sharing, units)
+
+    def allocate(self, pod: Pod) -> list[Unit]:
+        """Units for every GPU resource the pod requests: whole GPUs lowest index first; replicas on
+        the GPU with the most replicas free (then lowest index); MIG instances in order."""
+        got: list[Unit] = []
+        for resource, amount in sorted(pod.requests.items()):
+            free = [u for u in self.units.get(resource, ()) if u.id not in self.taken]
+            if self.sharing in ("time-slicing", "mps") and resource == GPU:
+                per_gpu: dict[int, int] = {}
+                for u in free:
+                    per_gpu[u.gpu] = per_gpu.get(u.gpu, 0) + 1
+                free.sort(key=lambda u: (-per_gpu[u.gpu], u.gpu, u.id))
+            got.extend(free[:amount])
+        for u in got:
+            self.taken[u.id] = pod.key
+        return got
+
+    def release(self, pod_key: str) -> None:
+        self.taken = {u: p for u, p in self.taken.items() if p != pod_key}
+
+    def holders_of_gpu(self, gpu: int) -> set[str]:
+        ids = {u.id for units in self.units.values() for u in units if u.gpu == gpu}
+        return {p for u, p in self.taken.items() if u in ids}
+
+
+def _profile(name: str) -> tuple[int, float]:
+    match = _MIG_PROFILE.match(name)
+    if not match:
+        return 1, 0.0
+    return int(match.group(1)), float(match.group(2))
+
+
+def out_of_memory(pod: Pod, units: list[Unit], devices: NodeDevices, used_by: dict[str, float]) -> bool:
+    """Whether the pod's CUDA allocation fails: over its instance/MPS share, or over what its
+    time-shared GPU has left after the other holders' memory (``used_by``: pod key -> bytes)."""
+    need = pod.behavior.gpu_memory_bytes
+    if need is None or not units:
+        return False
+    for unit in units:
+        if unit.memory_bytes is not None and devices.sharing != "time-slicing":
+            if need > unit.memory_bytes:
+                return True
+        elif devices.memory_bytes is not None:
+            others = sum(used_by.get(p, 0.0) for p in devices.holders_of_gpu(unit.gpu) if p != pod.key)
+            if others + need > devices.memory_bytes:
+                return True
+    return False
