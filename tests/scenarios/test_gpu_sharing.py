@@ -46,3 +46,28 @@ def test_7b_bf16_model_fails_on_1g10gb_and_runs_on_1g20gb() -> None:
     assert fits["working"] and fits["devices"][0].startswith("1g.20gb")
     assert fits["gpus"] == pytest.approx(1 / 7, abs=1e-6)  # one compute slice of seven
     assert summary["totals"]["gpus_working"] == pytest.approx(1 / 7, abs=1e-6)
+
+
+def test_gpu_memory_fit_refuses_the_small_instance_with_a_clear_message(tmp_path: Path) -> None:
+    """With GpuMemoryFit enabled, the 7B model is not placed on 1g.10gb: it stays Pending, saying why."""
+    config = """---
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: GpuMemoryFit
+"""
+    (tmp_path / "scheduler.yaml").write_text(config)
+    sim = Simulation(load_scenario([EXAMPLES / "mig-7b-model.yaml", tmp_path / "scheduler.yaml"]))
+    sim.run()
+    pods = {p["name"]: p for p in build_summary(sim)["pods"]}
+    small = pods["default/llm-7b-small-0"]
+    assert small["phase"] == "Pending" and small["devices"] == []
+    assert small["message"] == (
+        "0/1 nodes are available: 1 node(s) didn't have enough GPU memory per device (GpuMemoryFit). "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+    assert pods["default/llm-7b-0"]["working"]

@@ -20,6 +20,7 @@ MODELLED = frozenset(
         "DefaultPreemption",
         "DefaultBinder",
         "Coscheduling",
+        "GpuMemoryFit",
     }
 )
 

@@ -27,6 +27,7 @@ from gpufleet.scheduling.framework import (
 from gpufleet.scheduling.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from gpufleet.scheduling.plugins.coscheduling import DEFAULT_PERMIT_WAITING_TIME_S, Coscheduling
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
+from gpufleet.scheduling.plugins.gpu_memory_fit import GpuMemoryFit
 from gpufleet.scheduling.plugins.node_affinity import NodeAffinity
 from gpufleet.scheduling.plugins.node_name import NodeName
 from gpufleet.scheduling.plugins.node_resources_fit import (
@@ -72,6 +73,7 @@ POINTS: dict[str, frozenset[str]] = {
     "DefaultPreemption": frozenset({"postFilter"}),
     "DefaultBinder": frozenset({"bind"}),
     "Coscheduling": frozenset({"queueSort", "preFilter", "postFilter", "permit", "reserve"}),
+    "GpuMemoryFit": frozenset({"filter"}),
 }
 
 
@@ -177,6 +179,7 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
         "NodeName": NodeName,
         "NodeAffinity": NodeAffinity,
         "DefaultPreemption": DefaultPreemption,
+        "GpuMemoryFit": GpuMemoryFit,
     }
     if name == "TaintToleration":
         from gpufleet.scheduling.plugins.taint_toleration import TaintToleration

@@ -46,6 +46,7 @@ from typing import Any
 import celpy
 import celpy.celtypes as ct
 import lark
+from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError, base_functions
 
 from gpufleet.model.dra import AttributeValue, Device, VersionValue, split_qualified_name
@@ -364,7 +365,15 @@ def _wrap(meta: Any, chain: tuple[str, ...], leaf: lark.Tree[Any]) -> lark.Tree[
     return node
 
 
-_EXPR_TO_MEMBER = ("expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary")
+_EXPR_TO_MEMBER = (
+    "expr",
+    "conditionalor",
+    "conditionaland",
+    "relation",
+    "addition",
+    "multiplication",
+    "unary",
+)
 
 
 def _rewrite_bind(tree: lark.Tree[Any]) -> None:
@@ -381,13 +390,22 @@ def _rewrite_bind(tree: lark.Tree[Any]) -> None:
         raise SelectorCompileError("cel.bind() takes an identifier, an initial value and an expression")
     meta = tree.meta
     var, init, body = args
-    list_lit = lark.Tree("member", [lark.Tree("primary", [lark.Tree("list_lit", [
-        lark.Tree("exprlist", [init], meta)], meta)], meta)], meta)
-    mapped = lark.Tree("member_dot_arg", [list_lit, lark.Token("IDENT", "map"),
-                                          lark.Tree("exprlist", [var, body], meta)], meta)
-    zero = _wrap(meta, (*_EXPR_TO_MEMBER, "member", "primary"),
-                 lark.Tree("literal", [lark.Token("INT_LIT", "0")], meta))
-    tree.data = "member_index"  # type: ignore[assignment]
+    list_lit = lark.Tree(
+        "member",
+        [lark.Tree("primary", [lark.Tree("list_lit", [lark.Tree("exprlist", [init], meta)], meta)], meta)],
+        meta,
+    )
+    mapped = lark.Tree(
+        "member_dot_arg",
+        [list_lit, lark.Token("IDENT", "map"), lark.Tree("exprlist", [var, body], meta)],
+        meta,
+    )
+    zero = _wrap(
+        meta,
+        (*_EXPR_TO_MEMBER, "member", "primary"),
+        lark.Tree("literal", [lark.Token("INT_LIT", "0")], meta),
+    )
+    tree.data = "member_index"
     tree.children = [lark.Tree("member", [mapped], meta), zero]
 
 
@@ -486,7 +504,7 @@ def compile_selector(expression: str) -> CompiledSelector:
     env = _environment()
     try:
         tree = env.compile(expression)
-    except celpy.CELParseError as err:
+    except CELParseError as err:
         raise SelectorCompileError(f"CEL syntax error in selector {expression!r}:\n{err}") from err
     _rewrite_bind(tree)
     _check_names(tree, frozenset(), expression)
@@ -527,9 +545,7 @@ def device_variable(device: Device, driver: str) -> ct.MapType:
         {
             ct.StringType("driver"): ct.StringType(driver),
             ct.StringType("attributes"): _grouped(device.attributes, driver, _attribute_value),
-            ct.StringType("capacity"): _grouped(
-                device.capacity, driver, lambda v: Quantity(Fraction(v))
-            ),
+            ct.StringType("capacity"): _grouped(device.capacity, driver, lambda v: Quantity(Fraction(v))),
             ct.StringType("allowMultipleAllocations"): ct.BoolType(False),
         }
     )

@@ -225,13 +225,13 @@ class LinkGraph:
     def to_topo_matrix(self) -> str:
         """Render the GPU block (and NIC columns) in the ``nvidia-smi topo -m`` layout."""
         names = [f"GPU{i}" for i in range(self.n)] + [f"NIC{m}" for m in range(len(self.nic_links))]
-        header = "\t" + "\t".join([*names, "NUMA Affinity"])
+        header = "\t" + "\t".join([*names, "CPU Affinity", "NUMA Affinity"])
         lines = [header]
         for i in range(self.n):
             cells = [self.links[i][j].label for j in range(self.n)]
             cells += [row[i].label for row in self.nic_links]
             numa = self.numa[i] if self.numa else None
-            cells.append("N/A" if numa is None else str(numa))
+            cells += ["N/A", "N/A" if numa is None else str(numa)]
             lines.append(f"GPU{i}\t" + "\t".join(cells))
         return "\n".join(lines) + "\n"
 

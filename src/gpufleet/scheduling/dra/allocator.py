@@ -1,0 +1,366 @@
+"""Structured-parameters allocation of a pod's ResourceClaims on one node.
+
+After the structured allocator of ``staging/src/k8s.io/dynamic-resource-allocation/structured``
+(``Allocator.Allocate``), as kube-scheduler's ``DynamicResources`` plugin calls it in Filter for each
+candidate node (types from kubernetes ``pkg/apis/resource``; behaviour described on
+https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/):
+
+* the pools the node reaches are the ResourceSlices with its ``nodeName`` or ``allNodes``; of each
+  pool only the slices of the newest ``pool.generation`` count. A pool with fewer slices than its
+  ``resourceSliceCount`` is *incomplete*; one that lists a device name twice is *invalid* and skipped;
+* a device fits a request when every selector of the request's DeviceClass and then every selector
+  of the request evaluates to true (``gpufleet.scheduling.dra.cel``);
+* ``ExactCount`` takes ``count`` free fitting devices; ``All`` takes every fitting device of the
+  node's pools and fails when there is none, when one is already allocated, or when a pool it
+  would draw from is incomplete or invalid; a claim gets at most 32 devices;
+* requests of all the pod's claims are searched together with backtracking (a device serves one
+  request), in a deterministic order: pools by driver and name, slices by name, devices by name.
+  Interchangeable devices (same fit for every request) are tried once per choice, so identical GPUs
+  do not blow up the search;
+* a claim that is already allocated (shared with other pods, or allocated earlier) is reused as it
+  is: never allocated twice. It only fits a node its devices are reachable from;
+* a CEL *runtime* error (an unknown attribute, a wrong type) aborts the allocation on the node, as
+  upstream's allocator returns the error for the claim. gpufleet evaluates the selectors on every
+  device of the node's pools up front; upstream evaluates lazily and may find enough devices before
+  reaching the device that fails, so here an erroring selector rejects the node slightly more often.
+
+No preemption for DRA. kube-scheduler never preempts to free devices: the ``DynamicResources`` plugin
+reports an allocation failure as ``UnschedulableAndUnresolvable`` (``statusUnschedulable``), which
+``DefaultPreemption`` skips, and it does not implement ``PreFilterExtensions`` (AddPod/RemovePod), so
+removing victims in a preemption dry run would not release their devices anyway. The caller must
+therefore not offer a node as a preemption candidate when :func:`allocate_on_node` failed on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from gpufleet.model.dra import (
+    ALL,
+    ALLOCATION_RESULTS_MAX_SIZE,
+    EXACT_COUNT,
+    AllocationResult,
+    Device,
+    DeviceClass,
+    DeviceID,
+    DeviceRequest,
+    DeviceRequestAllocationResult,
+    ResourceClaim,
+    ResourceSlice,
+)
+
+#: The reason kube-scheduler's DynamicResources Filter gives when claims cannot be allocated.
+CANNOT_ALLOCATE = "cannot allocate all claims"
+#: ... and when an allocated claim's devices are not reachable from the node.
+NOT_AVAILABLE = "resourceclaim not available on the node"
+#: Backtracking steps before giving up on a node (upstream bounds its search by a timeout).
+DEFAULT_MAX_STEPS = 200_000
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """The outcome for a pod on a node: every claim of the pod with its allocation.
+
+    ``new`` holds the keys (``namespace/name``) of the claims allocated by this call; the others
+    already had an allocation that was reused. The caller records the new ones, so that pods
+    sharing a claim later reuse them.
+    """
+
+    node_name: str
+    claims: tuple[tuple[ResourceClaim, AllocationResult], ...]
+    new: tuple[str, ...]
+
+    @property
+    def devices(self) -> tuple[DeviceID, ...]:
+        """Every device the pod gets, in claim order."""
+        return tuple(device for _, result in self.claims for device in result.devices)
+
+    def result_for(self, claim_key: str) -> AllocationResult:
+        for claim, result in self.claims:
+            if claim.key == claim_key:
+                return result
+        raise KeyError(claim_key)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    id: DeviceID
+    device: Device
+    driver: str
+    node_local: bool
+
+
+@dataclass(frozen=True)
+class _Pool:
+    driver: str
+    name: str
+    slices: tuple[ResourceSlice, ...]
+    incomplete: bool
+    invalid: bool
+
+
+@dataclass(frozen=True)
+class _Request:
+    claim: ResourceClaim
+    request: DeviceRequest
+    device_class: DeviceClass
+
+
+class _Abort(Exception):
+    """Allocation on this node is impossible; the message is the reason."""
+
+
+def node_pools(node_name: str, slices: Iterable[ResourceSlice]) -> list[_Pool]:
+    """The pools ``node_name`` reaches, newest generation only, sorted by driver and pool name."""
+    grouped: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for resource_slice in slices:
+        if resource_slice.available_on(node_name):
+            grouped.setdefault((resource_slice.driver, resource_slice.pool), []).append(resource_slice)
+    pools = []
+    for (driver, pool), members in sorted(grouped.items()):
+        newest = max(s.pool_generation for s in members)
+        current = sorted((s for s in members if s.pool_generation == newest), key=lambda s: s.name)
+        names = [device.name for s in current for device in s.devices]
+        expected = max(s.resource_slice_count for s in current)
+        pools.append(
+            _Pool(driver, pool, tuple(current), len(current) < expected, len(names) != len(set(names)))
+        )
+    return pools
+
+
+def _candidates(pools: Sequence[_Pool]) -> list[_Candidate]:
+    out = []
+    for pool in pools:
+        if pool.invalid:
+            continue
+        for resource_slice in pool.slices:
+            for device in sorted(resource_slice.devices, key=lambda d: d.name):
+                out.append(
+                    _Candidate(
+                        DeviceID(pool.driver, pool.name, device.name),
+                        device,
+                        pool.driver,
+                        resource_slice.node_name is not None,
+                    )
+                )
+    return out
+
+
+def _fits(request: _Request, candidate: _Candidate) -> bool:
+    """Class selectors, then request selectors; raises ``_Abort`` on a CEL error."""
+    from gpufleet.scheduling.dra.cel import SelectorCompileError, SelectorRuntimeError, compile_selector
+
+    for origin, expressions in (
+        (f"class {request.device_class.name}", request.device_class.selectors),
+        (f"claim {request.claim.key}, request {request.request.name}", request.request.selectors),
+    ):
+        for index, expression in enumerate(expressions):
+            try:
+                if not compile_selector(expression).matches(candidate.device, candidate.driver):
+                    return False
+            except (SelectorCompileError, SelectorRuntimeError) as err:
+                raise _Abort(f"{origin}: selector #{index}: {err}") from err
+    return True
+
+
+def _existing(claim: ResourceClaim, allocated: Mapping[str, AllocationResult]) -> AllocationResult | None:
+    return allocated.get(claim.key, claim.allocation)
+
+
+def allocate_on_node(
+    node_name: str,
+    claims: Sequence[ResourceClaim],
+    classes: Mapping[str, DeviceClass],
+    slices: Iterable[ResourceSlice],
+    allocated: Mapping[str, AllocationResult] | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> Allocation | str:
+    """Allocate the pod's ``claims`` on ``node_name``, or say why that is impossible.
+
+    ``slices`` may be every ResourceSlice of the cluster (those the node does not reach are left
+    out). ``allocated`` holds the allocations of claims already allocated in the cluster, by claim
+    key; their devices are in use, and the pod's claims found there are reused. A claim's own
+    ``allocation`` (from its status) counts the same way.
+    """
+    allocated = allocated or {}
+    unique: dict[str, ResourceClaim] = {}
+    for claim in claims:
+        unique.setdefault(claim.key, claim)
+    in_use: set[DeviceID] = {device for result in allocated.values() for device in result.devices}
+    for claim in unique.values():
+        existing = _existing(claim, allocated)
+        if existing is not None:
+            in_use.update(existing.devices)
+            if existing.node_name is not None and existing.node_name != node_name:
+                return f"{NOT_AVAILABLE}: claim {claim.key} is allocated on node {existing.node_name}"
+
+    pending: list[_Request] = []
+    for claim in unique.values():
+        if _existing(claim, allocated) is not None:
+            continue
+        for request in claim.requests:
+            device_class = classes.get(request.device_class_name)
+            if device_class is None:
+                return (
+                    f"{CANNOT_ALLOCATE}: claim {claim.key}, request {request.name}: "
+                    f"device class {request.device_class_name} does not exist"
+                )
+            if request.allocation_mode not in (EXACT_COUNT, ALL):
+                return f"{CANNOT_ALLOCATE}: claim {claim.key}, request {request.name}: " + (
+                    f"unknown allocation mode {request.allocation_mode!r}"
+                )
+            pending.append(_Request(claim, request, device_class))
+
+    chosen: list[list[_Candidate]] = []
+    if pending:
+        pools = node_pools(node_name, slices)
+        candidates = _candidates(pools)
+        try:
+            fits = [[_fits(r, c) for c in candidates] for r in pending]
+            found = _Search(pending, pools, candidates, fits, in_use, max_steps).run()
+        except _Abort as err:
+            return f"{CANNOT_ALLOCATE}: {err}"
+        if isinstance(found, str):
+            return f"{CANNOT_ALLOCATE}: {found}"
+        chosen = found
+
+    by_claim: dict[str, list[tuple[DeviceRequest, _Candidate]]] = {}
+    for pending_request, devices in zip(pending, chosen, strict=True):
+        by_claim.setdefault(pending_request.claim.key, []).extend(
+            (pending_request.request, d) for d in devices
+        )
+    out: list[tuple[ResourceClaim, AllocationResult]] = []
+    new: list[str] = []
+    for claim in unique.values():
+        existing = _existing(claim, allocated)
+        if existing is None:
+            picked = by_claim.get(claim.key, [])
+            existing = AllocationResult(
+                tuple(
+                    DeviceRequestAllocationResult(request.name, c.driver, c.id.pool, c.id.device)
+                    for request, c in picked
+                ),
+                node_name if any(c.node_local for _, c in picked) else None,
+            )
+            new.append(claim.key)
+        out.append((claim, existing))
+    return Allocation(node_name, tuple(out), tuple(new))
+
+
+class _Search:
+    """Backtracking over the pending requests, device by device, in candidate order."""
+
+    def __init__(
+        self,
+        requests: Sequence[_Request],
+        pools: Sequence[_Pool],
+        candidates: Sequence[_Candidate],
+        fits: Sequence[Sequence[bool]],
+        in_use: set[DeviceID],
+        max_steps: int,
+    ) -> None:
+        self.requests, self.pools, self.candidates, self.fits = requests, pools, candidates, fits
+        self.used = set(in_use)
+        self.steps, self.max_steps = 0, max_steps
+        self.signature = [tuple(row[j] for row in fits) for j in range(len(candidates))]
+        self.chosen: list[list[_Candidate]] = [[] for _ in requests]
+        self.per_claim: dict[str, int] = {}
+        self.failure = ""
+
+    def run(self) -> list[list[_Candidate]] | str:
+        for i, r in enumerate(self.requests):  # cheap checks first, for a precise reason
+            reason = self._precheck(i, r)
+            if reason:
+                return reason
+        if self._request(0):
+            return [list(c) for c in self.chosen]
+        if self.steps > self.max_steps:
+            return f"gave up after {self.max_steps} allocation attempts"
+        return self.failure or "no combination of free devices satisfies every request"
+
+    def _where(self, r: _Request) -> str:
+        return f"claim {r.claim.key}, request {r.request.name}"
+
+    def _precheck(self, i: int, r: _Request) -> str:
+        fitting = [c for j, c in enumerate(self.candidates) if self.fits[i][j]]
+        if r.request.allocation_mode == ALL:
+            if not fitting:
+                return f"{self._where(r)}: asks for all devices, but the node has no matching device"
+            for pool in self.pools:
+                if pool.incomplete or pool.invalid:
+                    state = "being updated (incomplete)" if pool.incomplete else "invalid"
+                    return f"{self._where(r)}: asks for all devices, but resource pool {pool.name} is {state}"
+            busy = [c for c in fitting if c.id in self.used]
+            if busy:
+                return (
+                    f"{self._where(r)}: asks for all devices, but {len(busy)} of the {len(fitting)} "
+                    f"matching devices are already allocated"
+                )
+            wanted = len(fitting)
+        else:
+            wanted = r.request.count
+            free = [c for c in fitting if c.id not in self.used]
+            if len(free) < wanted:
+                return (
+                    f"{self._where(r)}: needs {wanted} matching device(s), the node has "
+                    f"{len(fitting)} matching, {len(free)} of them free"
+                )
+        total = self.per_claim.get(r.claim.key, 0) + wanted
+        self.per_claim[r.claim.key] = total
+        if total > ALLOCATION_RESULTS_MAX_SIZE:
+            return (
+                f"claim {r.claim.key}: asks for {total} devices, more than the "
+                f"{ALLOCATION_RESULTS_MAX_SIZE} one claim may get"
+            )
+        return ""
+
+    def _request(self, i: int) -> bool:
+        if i == len(self.requests):
+            return True
+        r = self.requests[i]
+        if r.request.allocation_mode == ALL:
+            picked = [c for j, c in enumerate(self.candidates) if self.fits[i][j]]
+            if any(c.id in self.used for c in picked):
+                self.failure = f"{self._where(r)}: asks for all devices, but some are taken by other requests"
+                return False
+            self._take(i, picked)
+            if self._request(i + 1):
+                return True
+            self._release(i, picked)
+            return False
+        return self._pick(i, 0, r.request.count)
+
+    def _pick(self, i: int, start: int, remaining: int) -> bool:
+        if remaining == 0:
+            return self._request(i + 1)
+        tried: set[tuple[bool, ...]] = set()
+        for j in range(start, len(self.candidates)):
+            candidate = self.candidates[j]
+            if not self.fits[i][j] or candidate.id in self.used:
+                continue
+            if self.signature[j] in tried:  # an interchangeable device already failed here
+                continue
+            self.steps += 1
+            if self.steps > self.max_steps:
+                return False
+            tried.add(self.signature[j])
+            self._take(i, [candidate])
+            if self._pick(i, j + 1, remaining - 1):
+                return True
+            self._release(i, [candidate])
+            if self.steps > self.max_steps:
+                return False
+        if not self.failure:
+            r = self.requests[i]
+            self.failure = f"{self._where(r)}: not enough free matching devices left by the other requests"
+        return False
+
+    def _take(self, i: int, picked: Sequence[_Candidate]) -> None:
+        self.chosen[i].extend(picked)
+        self.used.update(c.id for c in picked)
+
+    def _release(self, i: int, picked: Sequence[_Candidate]) -> None:
+        for c in picked:
+            self.chosen[i].remove(c)
+            self.used.discard(c.id)
