@@ -139,6 +139,21 @@ def explain(
         render_explanations(explanations, out)
 
 
+@app.command()
+def inventory(
+    as_yaml: Annotated[
+        bool, typer.Option("--yaml", help="Write a v1 Node manifest (GPU Feature Discovery labels) instead.")
+    ] = False,
+    node_name: Annotated[
+        str | None, typer.Option("--node-name", help="Node name for --yaml (default: this host's name).")
+    ] = None,
+) -> None:
+    """Read this machine's GPUs through NVML and print them, or write them as a Node manifest."""
+    from gpufleet.devices import inventory_command
+
+    raise typer.Exit(inventory_command(as_yaml, node_name))
+
+
 def main() -> None:
     try:
         app()

@@ -387,6 +387,7 @@ def loads(tmp_path: Path, doc: dict[str, Any]) -> Any:
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     scenario = load_scenario([path])
     assert len(scenario.nodes) == 1
+    assert scenario.warnings == []
     return scenario.nodes[0]
 
 
@@ -512,7 +513,7 @@ def test_mig_h100_seven_1g_10gb_is_mixed(tmp_path: Path) -> None:
 
     code, out, _ = run(mig_h100())
     assert code == 0
-    assert out.splitlines()[2].split()[5:] == ["enabled", "(7x1g.10gb)", "none", "ok"]
+    assert out.splitlines()[2].split()[7:] == ["enabled", "(7x1g.10gb)", "none", "ok"]
 
     doc = manifest(mig_h100())
     labels = doc["metadata"]["labels"]

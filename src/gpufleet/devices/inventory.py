@@ -316,7 +316,7 @@ def _single_profile(inv: Inventory) -> MigDevice:
 
 def node_labels(inv: Inventory, strategy: MigStrategy) -> dict[str, str]:
     """GFD's labels for the node (``nvidia.com/...``), described from its first GPU, as GFD does."""
-    labels: dict[str, str] = {"nvidia.com/gpu.present": "true" if inv.gpus else "false"}
+    labels: dict[str, str] = {}
     if inv.driver_version:
         parts = inv.driver_version.split(".")
         for key, part in zip(("major", "minor", "rev"), parts, strict=False):

@@ -1,0 +1,512 @@
+"""``resource.k8s.io/v1`` manifests (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)
+into ``gpufleet.model.dra``, and ResourceSlices generated from GPU facts.
+
+The manifests are assumed schema-checked already (``kubernetes_validate`` ships the 1.34 schemas of
+``resource.k8s.io/v1``; see ``gpufleet.kube.schema_check``). What the schema cannot say is checked here
+as kubernetes ``pkg/apis/resource/validation`` does: a request has exactly one of ``exactly`` and
+``firstAvailable``; ``allocationMode`` is ``ExactCount`` (default, ``count`` default 1, > 0) or
+``All`` (no ``count``); a slice has exactly one of ``nodeName``, ``nodeSelector``, ``allNodes``,
+``perDeviceNodeSelection``; attribute values have exactly one of bool, int, string, version; device
+names are unique in a slice; CEL selectors compile (``gpufleet.scheduling.dra.cel``, with the
+Kubernetes ``quantity``/``semver`` libraries of ``k8s.io/apiserver/pkg/cel/library``).
+
+Not modelled, refused as errors because ignoring them would change which devices a pod gets:
+``firstAvailable`` (prioritized lists), ``constraints`` (``matchAttribute``), ``adminAccess``,
+request ``capacity`` (consumable capacity), ``nodeSelector`` and ``perDeviceNodeSelection`` slices,
+``sharedCounters``/``consumesCounters`` (partitionable devices). Ignored with a warning:
+``config`` (opaque driver parameters), ``tolerations`` and device ``taints``.
+
+:func:`slices_for_node` publishes a node's GPUs as the NVIDIA DRA driver (``gpu.nvidia.com``,
+github.com/NVIDIA/k8s-dra-driver-gpu) does: one pool named after the node, devices ``gpu-0``,
+``gpu-1``..., attributes ``type``, ``uuid``, ``index``, ``minor``, ``productName``, ``brand``,
+``architecture``, ``cudaComputeCapability``, ``driverVersion``, ``cudaDriverVersion`` (the last three
+are versions) and capacity ``memory``. See the DRA docs page,
+https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from gpufleet.kube.objects import items, mapping
+from gpufleet.kube.problems import Reporter, duplicate, forbidden, invalid, required, unsupported
+from gpufleet.model.dra import (
+    ALLOCATION_MODES,
+    EXACT_COUNT,
+    AllocationResult,
+    AttributeValue,
+    Device,
+    DeviceClass,
+    DeviceRequest,
+    DeviceRequestAllocationResult,
+    PodResourceClaim,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    VersionValue,
+)
+from gpufleet.model.quantity import QuantityError, parse_quantity
+
+GROUP_VERSION = "resource.k8s.io/v1"
+DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+NVIDIA_DRIVER = "gpu.nvidia.com"
+_DEFAULT_NAMESPACE = "default"
+
+
+def _selectors(raw: object, report: Reporter, path: str) -> tuple[str, ...]:
+    from gpufleet.scheduling.dra.cel import validate_selector
+
+    out = []
+    for i, selector in enumerate(items(raw)):
+        where = f"{path}[{i}].cel.expression"
+        expression = mapping(selector.get("cel")).get("expression")
+        if not isinstance(expression, str) or not expression:
+            report.error(where, required())
+            continue
+        problem = validate_selector(expression)
+        if problem is not None:
+            report.error(where, invalid(expression, f"compilation failed: {problem}"))
+            continue
+        out.append(expression)
+    return tuple(out)
+
+
+def _name(body: Mapping[str, Any], report: Reporter) -> str:
+    name = mapping(body.get("metadata")).get("name")
+    if not isinstance(name, str) or not name:
+        report.error("metadata.name", required("name or generateName is required"))
+        return ""
+    return name
+
+
+def _namespace(body: Mapping[str, Any]) -> str:
+    namespace = mapping(body.get("metadata")).get("namespace")
+    return namespace if isinstance(namespace, str) and namespace else _DEFAULT_NAMESPACE
+
+
+def device_class(body: Mapping[str, Any], report: Reporter) -> DeviceClass | None:
+    """A ``DeviceClass`` manifest; ``None`` when it has errors (reported)."""
+    errors = report.error_count
+    spec = mapping(body.get("spec"))
+    selectors = _selectors(spec.get("selectors"), report, "spec.selectors")
+    if spec.get("config"):
+        report.not_modelled("spec.config", note="opaque driver configuration does not affect allocation")
+    if spec.get("extendedResourceName"):
+        report.not_modelled("spec.extendedResourceName", yet=True)
+    name = _name(body, report)
+    return None if report.error_count > errors else DeviceClass(name, selectors)
+
+
+def _requests(spec: Mapping[str, Any], report: Reporter, path: str) -> tuple[DeviceRequest, ...]:
+    devices = mapping(spec.get("devices"))
+    if devices.get("constraints"):
+        report.error(
+            f"{path}.devices.constraints", forbidden("constraints (matchAttribute) are not modelled")
+        )
+    if devices.get("config"):
+        report.not_modelled(f"{path}.devices.config", note="opaque driver configuration")
+    out = []
+    seen: set[str] = set()
+    for i, raw in enumerate(items(devices.get("requests"))):
+        where = f"{path}.devices.requests[{i}]"
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            report.error(f"{where}.name", required())
+            continue
+        if name in seen:
+            report.error(f"{where}.name", duplicate(name))
+            continue
+        seen.add(name)
+        has_exactly, has_first = bool(raw.get("exactly")), bool(raw.get("firstAvailable"))
+        if has_first:
+            report.error(
+                f"{where}.firstAvailable", forbidden("prioritized lists (firstAvailable) are not modelled")
+            )
+            continue
+        if not has_exactly:
+            report.error(where, required("exactly one of `exactly` or `firstAvailable` is required"))
+            continue
+        request = _exact(name, mapping(raw.get("exactly")), report, f"{where}.exactly")
+        if request is not None:
+            out.append(request)
+    return tuple(out)
+
+
+def _exact(name: str, exact: Mapping[str, Any], report: Reporter, where: str) -> DeviceRequest | None:
+    errors = report.error_count
+    class_name = exact.get("deviceClassName")
+    if not isinstance(class_name, str) or not class_name:
+        report.error(f"{where}.deviceClassName", required())
+    for field_name, what in (("adminAccess", "admin access"), ("capacity", "consumable capacity requests")):
+        if exact.get(field_name):
+            report.error(f"{where}.{field_name}", forbidden(f"{what} is not modelled"))
+    if exact.get("tolerations"):
+        report.not_modelled(f"{where}.tolerations", note="device taints are not modelled")
+    mode = exact.get("allocationMode") or EXACT_COUNT
+    count = exact.get("count")
+    if mode not in ALLOCATION_MODES:
+        report.error(f"{where}.allocationMode", unsupported(mode, ALLOCATION_MODES))
+    elif mode == EXACT_COUNT:
+        if count is None:
+            count = 1
+        elif not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            report.error(f"{where}.count", invalid(count, "must be greater than zero"))
+    elif count is not None:
+        report.error(f"{where}.count", invalid(count, "must not be specified when allocationMode is All"))
+    selectors = _selectors(exact.get("selectors"), report, f"{where}.selectors")
+    if report.error_count > errors or not isinstance(class_name, str):
+        return None
+    return DeviceRequest(name, class_name, selectors, str(mode), count if isinstance(count, int) else 0)
+
+
+def _allocation(status: Mapping[str, Any]) -> AllocationResult | None:
+    allocation = mapping(status.get("allocation"))
+    if not allocation:
+        return None
+    results = tuple(
+        DeviceRequestAllocationResult(
+            str(r.get("request") or ""),
+            str(r.get("driver") or ""),
+            str(r.get("pool") or ""),
+            str(r.get("device") or ""),
+        )
+        for r in items(mapping(allocation.get("devices")).get("results"))
+    )
+    node_name = None
+    for term in items(mapping(allocation.get("nodeSelector")).get("nodeSelectorTerms")):
+        for field in items(term.get("matchFields")):
+            values = field.get("values")
+            if field.get("key") == "metadata.name" and isinstance(values, list) and len(values) == 1:
+                node_name = str(values[0])
+    return AllocationResult(results, node_name)
+
+
+def resource_claim(body: Mapping[str, Any], report: Reporter) -> ResourceClaim | None:
+    """A ``ResourceClaim`` manifest (with ``status.allocation`` if written); ``None`` on errors."""
+    errors = report.error_count
+    name = _name(body, report)
+    requests = _requests(mapping(body.get("spec")), report, "spec")
+    if report.error_count > errors:
+        return None
+    return ResourceClaim(_namespace(body), name, requests, _allocation(mapping(body.get("status"))))
+
+
+def resource_claim_template(body: Mapping[str, Any], report: Reporter) -> ResourceClaimTemplate | None:
+    """A ``ResourceClaimTemplate`` manifest; ``None`` on errors."""
+    errors = report.error_count
+    name = _name(body, report)
+    spec = mapping(mapping(body.get("spec")).get("spec"))
+    requests = _requests(spec, report, "spec.spec")
+    if report.error_count > errors:
+        return None
+    return ResourceClaimTemplate(_namespace(body), name, requests)
+
+
+def _attribute(raw: Mapping[str, Any], report: Reporter, where: str) -> AttributeValue | None:
+    set_fields = [k for k in ("bool", "int", "string", "version") if raw.get(k) is not None]
+    if len(set_fields) != 1:
+        report.error(where, invalid(raw, "exactly one value must be specified"))
+        return None
+    kind = set_fields[0]
+    value = raw[kind]
+    if kind == "version":
+        from gpufleet.scheduling.dra.cel import parse_semver
+
+        try:
+            parse_semver(str(value))
+        except ValueError:
+            report.error(
+                f"{where}.version", invalid(value, "must be a string compatible with semver.org spec 2.0.0")
+            )
+            return None
+        return VersionValue(str(value))
+    if kind == "bool":
+        return bool(value)
+    if kind == "int":
+        return int(value)
+    return str(value)
+
+
+def _device(raw: Mapping[str, Any], report: Reporter, where: str) -> Device | None:
+    errors = report.error_count
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        report.error(f"{where}.name", required())
+    for field_name in ("consumesCounters", "nodeName", "nodeSelector", "allNodes"):
+        if raw.get(field_name):
+            report.error(f"{where}.{field_name}", forbidden(f"{field_name} is not modelled"))
+    if raw.get("taints"):
+        report.not_modelled(f"{where}.taints", note="device taints")
+    attributes: dict[str, AttributeValue] = {}
+    for key, value in mapping(raw.get("attributes")).items():
+        parsed = _attribute(mapping(value), report, f"{where}.attributes[{key}]")
+        if parsed is not None:
+            attributes[str(key)] = parsed
+    capacity: dict[str, Fraction | int] = {}
+    for key, value in mapping(raw.get("capacity")).items():
+        try:
+            capacity[str(key)] = parse_quantity(mapping(value).get("value"))
+        except QuantityError as err:
+            report.error(f"{where}.capacity[{key}].value", invalid(mapping(value).get("value"), str(err)))
+    if report.error_count > errors or not isinstance(name, str):
+        return None
+    return Device(name, attributes, capacity)
+
+
+def resource_slice(body: Mapping[str, Any], report: Reporter) -> ResourceSlice | None:
+    """A ``ResourceSlice`` manifest; ``None`` on errors."""
+    errors = report.error_count
+    name = _name(body, report)
+    spec = mapping(body.get("spec"))
+    driver = spec.get("driver")
+    if not isinstance(driver, str) or not driver:
+        report.error("spec.driver", required())
+    pool = mapping(spec.get("pool"))
+    pool_name = pool.get("name")
+    if not isinstance(pool_name, str) or not pool_name:
+        report.error("spec.pool.name", required())
+    access = [k for k in ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection") if spec.get(k)]
+    if len(access) != 1:
+        report.error(
+            "spec",
+            invalid(
+                access,
+                "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required",
+            ),
+        )
+    elif access[0] in ("nodeSelector", "perDeviceNodeSelection"):
+        report.error(f"spec.{access[0]}", forbidden(f"{access[0]} is not modelled; use nodeName or allNodes"))
+    if spec.get("sharedCounters"):
+        report.error(
+            "spec.sharedCounters", forbidden("partitionable devices (sharedCounters) are not modelled")
+        )
+    devices = []
+    seen: set[str] = set()
+    for i, raw in enumerate(items(spec.get("devices"))):
+        device = _device(raw, report, f"spec.devices[{i}]")
+        if device is None:
+            continue
+        if device.name in seen:
+            report.error(f"spec.devices[{i}].name", duplicate(device.name))
+            continue
+        seen.add(device.name)
+        devices.append(device)
+    if report.error_count > errors or not isinstance(driver, str) or not isinstance(pool_name, str):
+        return None
+    node_name = spec.get("nodeName")
+    generation, count = pool.get("generation"), pool.get("resourceSliceCount")
+    return ResourceSlice(
+        name,
+        driver,
+        pool_name,
+        tuple(devices),
+        node_name if isinstance(node_name, str) else None,
+        bool(spec.get("allNodes")),
+        generation if isinstance(generation, int) else 0,
+        count if isinstance(count, int) and count > 0 else 1,
+    )
+
+
+DraObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
+
+
+def dra_object(body: Mapping[str, Any], report: Reporter) -> DraObject | None:
+    """Any of the four ``resource.k8s.io/v1`` kinds, by ``kind``; ``None`` when not one or on errors."""
+    if body.get("apiVersion") != GROUP_VERSION:
+        report.error("apiVersion", unsupported(body.get("apiVersion"), (GROUP_VERSION,)))
+        return None
+    kind = body.get("kind")
+    if kind == "DeviceClass":
+        return device_class(body, report)
+    if kind == "ResourceSlice":
+        return resource_slice(body, report)
+    if kind == "ResourceClaim":
+        return resource_claim(body, report)
+    if kind == "ResourceClaimTemplate":
+        return resource_claim_template(body, report)
+    report.error("kind", unsupported(kind, DRA_KINDS))
+    return None
+
+
+def pod_resource_claims(
+    pod_spec: Mapping[str, Any], report: Reporter, path: str = "spec"
+) -> tuple[PodResourceClaim, ...]:
+    """``spec.resourceClaims`` of a pod: each names a claim or a template (exactly one)."""
+    out = []
+    for i, raw in enumerate(items(pod_spec.get("resourceClaims"))):
+        where = f"{path}.resourceClaims[{i}]"
+        name = raw.get("name")
+        claim, template = raw.get("resourceClaimName"), raw.get("resourceClaimTemplateName")
+        if not isinstance(name, str) or not name:
+            report.error(f"{where}.name", required())
+            continue
+        if bool(claim) == bool(template):
+            report.error(
+                where, invalid(raw, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
+            )
+            continue
+        out.append(PodResourceClaim(name, claim or None, template or None))
+    return tuple(out)
+
+
+def claims_for_pod(
+    namespace: str,
+    pod_name: str,
+    pod_claims: tuple[PodResourceClaim, ...],
+    claims: Mapping[str, ResourceClaim],
+    templates: Mapping[str, ResourceClaimTemplate],
+) -> tuple[ResourceClaim, ...] | str:
+    """The claims a pod uses: named claims looked up by ``namespace/name``, one claim per template.
+
+    Returns a reason when one is missing; kube-scheduler's DynamicResources PreFilter then says
+    ``resourceclaim "<name>" not found`` (UnschedulableAndUnresolvable) and waits.
+    """
+    out = []
+    for pod_claim in pod_claims:
+        if pod_claim.resource_claim_name:
+            claim = claims.get(f"{namespace}/{pod_claim.resource_claim_name}")
+            if claim is None:
+                return f'resourceclaim "{pod_claim.resource_claim_name}" not found'
+            out.append(claim)
+        elif pod_claim.resource_claim_template_name:
+            template = templates.get(f"{namespace}/{pod_claim.resource_claim_template_name}")
+            if template is None:
+                return f'resourceclaimtemplate "{pod_claim.resource_claim_template_name}" not found'
+            existing = claims.get(f"{namespace}/{pod_name}-{pod_claim.name}")
+            out.append(existing or template.claim_for(pod_name, pod_claim.name))
+    return tuple(out)
+
+
+# --- ResourceSlices from GPU facts --------------------------------------------------------------
+
+#: (architecture, CUDA compute capability) by a product-name marker, for :func:`slices_for_node`.
+_GPU_FAMILIES = (
+    ("B200", "Blackwell", "10.0.0"),
+    ("GB200", "Blackwell", "10.0.0"),
+    ("H200", "Hopper", "9.0.0"),
+    ("H100", "Hopper", "9.0.0"),
+    ("GH200", "Hopper", "9.0.0"),
+    ("L40", "Ada Lovelace", "8.9.0"),
+    ("L4", "Ada Lovelace", "8.9.0"),
+    ("A100", "Ampere", "8.0.0"),
+    ("A10", "Ampere", "8.6.0"),
+    ("T4", "Turing", "7.5.0"),
+    ("V100", "Volta", "7.0.0"),
+)
+_DNS_LABEL_JUNK = re.compile(r"[^a-z0-9.-]+")
+
+
+def gpu_family(product: str) -> tuple[str, str] | None:
+    """``(architecture, cudaComputeCapability)`` of a known NVIDIA data-centre product name."""
+    words = product.upper().replace("-", " ").split()
+    for marker, architecture, capability in _GPU_FAMILIES:
+        if marker in words:
+            return architecture, capability
+    return None
+
+
+def slices_for_node(
+    node_name: str,
+    gpu_count: int,
+    product: str,
+    memory_bytes: int,
+    driver: str = NVIDIA_DRIVER,
+    *,
+    brand: str = "Nvidia",
+    architecture: str | None = None,
+    cuda_compute_capability: str | None = None,
+    driver_version: str | None = None,
+    cuda_driver_version: str | None = None,
+) -> ResourceSlice:
+    """The ResourceSlice a node with ``gpu_count`` ``product`` GPUs publishes (one pool, named after the
+    node). Architecture and compute capability default from the product name when it is a known one;
+    versions are left out unless given. UUIDs are stable per node and index (``GPU-<uuid5>``)."""
+    if architecture is None or cuda_compute_capability is None:
+        family = gpu_family(product)
+        if family is not None:
+            architecture = architecture or family[0]
+            cuda_compute_capability = cuda_compute_capability or family[1]
+    devices = []
+    for index in range(gpu_count):
+        attributes: dict[str, AttributeValue] = {
+            "type": "gpu",
+            "uuid": f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{node_name}/gpu-{index}.{driver}')}",
+            "index": index,
+            "minor": index,
+            "productName": product,
+            "brand": brand,
+        }
+        if architecture:
+            attributes["architecture"] = architecture
+        for key, version in (
+            ("cudaComputeCapability", cuda_compute_capability),
+            ("driverVersion", driver_version),
+            ("cudaDriverVersion", cuda_driver_version),
+        ):
+            if version:
+                attributes[key] = VersionValue(version)
+        devices.append(Device(f"gpu-{index}", attributes, {"memory": memory_bytes}))
+    slice_name = _DNS_LABEL_JUNK.sub("-", f"{node_name}-{driver}".lower()).strip("-.")
+    return ResourceSlice(slice_name, driver, node_name, tuple(devices), node_name=node_name)
+
+
+def _quantity_text(value: Fraction | int) -> str:
+    value = Fraction(value)
+    if value.denominator != 1:
+        return f"{int(value * 1000)}m" if (value * 1000).denominator == 1 else str(float(value))
+    number = int(value)
+    for suffix, factor in (
+        ("Ei", 2**60),
+        ("Pi", 2**50),
+        ("Ti", 2**40),
+        ("Gi", 2**30),
+        ("Mi", 2**20),
+        ("Ki", 2**10),
+    ):
+        if number and number % factor == 0:
+            return f"{number // factor}{suffix}"
+    return str(number)
+
+
+def _attribute_manifest(value: AttributeValue) -> dict[str, Any]:
+    if isinstance(value, VersionValue):
+        return {"version": value.text}
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    return {"string": value}
+
+
+def resource_slice_manifest(resource_slice: ResourceSlice) -> dict[str, Any]:
+    """The ``resource.k8s.io/v1`` manifest of a slice (valid against the 1.34 schema)."""
+    spec: dict[str, Any] = {
+        "driver": resource_slice.driver,
+        "pool": {
+            "name": resource_slice.pool,
+            "generation": resource_slice.pool_generation,
+            "resourceSliceCount": resource_slice.resource_slice_count,
+        },
+        "devices": [
+            {
+                "name": device.name,
+                "attributes": {k: _attribute_manifest(v) for k, v in device.attributes.items()},
+                "capacity": {k: {"value": _quantity_text(v)} for k, v in device.capacity.items()},
+            }
+            for device in resource_slice.devices
+        ],
+    }
+    if resource_slice.all_nodes:
+        spec["allNodes"] = True
+    else:
+        spec["nodeName"] = resource_slice.node_name
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "ResourceSlice",
+        "metadata": {"name": resource_slice.name},
+        "spec": spec,
+    }

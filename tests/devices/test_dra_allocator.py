@@ -1,0 +1,198 @@
+"""Structured-parameters allocation of ResourceClaims on one node."""
+
+from __future__ import annotations
+
+from gpufleet.kube.dra import slices_for_node
+from gpufleet.model.dra import (
+    ALL,
+    AllocationResult,
+    DeviceClass,
+    DeviceID,
+    DeviceRequest,
+    DeviceRequestAllocationResult,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+from gpufleet.scheduling.dra.allocator import (
+    CANNOT_ALLOCATE,
+    NOT_AVAILABLE,
+    Allocation,
+    MatchCache,
+    allocate_on_node,
+)
+
+GIB = 2**30
+GPU_CLASS = DeviceClass("gpu.nvidia.com", ('device.driver == "gpu.nvidia.com"',))
+CLASSES = {GPU_CLASS.name: GPU_CLASS}
+H100_40G = (
+    'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3" && '
+    'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'
+)
+NODE_A = slices_for_node("node-a", 8, "NVIDIA H100 80GB HBM3", 80 * GIB, driver_version="550.54.15")
+NODE_B = slices_for_node("node-b", 8, "NVIDIA A100-SXM4-40GB", 40 * GIB, driver_version="535.104.5")
+
+
+def claim(name: str, *requests: DeviceRequest, namespace: str = "default") -> ResourceClaim:
+    return ResourceClaim(namespace, name, requests)
+
+
+def gpus(count: int, *selectors: str, name: str = "gpus") -> DeviceRequest:
+    return DeviceRequest(name, GPU_CLASS.name, selectors, count=count)
+
+
+def test_two_h100s_with_40gi_of_eight() -> None:
+    result = allocate_on_node("node-a", [claim("train", gpus(2, H100_40G))], CLASSES, [NODE_A, NODE_B])
+    assert isinstance(result, Allocation)
+    assert result.devices == (
+        DeviceID("gpu.nvidia.com", "node-a", "gpu-0"),
+        DeviceID("gpu.nvidia.com", "node-a", "gpu-1"),
+    )
+    allocation = result.result_for("default/train")
+    assert allocation.node_name == "node-a"
+    assert [r.request for r in allocation.results] == ["gpus", "gpus"]
+    assert result.new == ("default/train",)
+    # the same claim on the A100 node: no device matches
+    reason = allocate_on_node("node-b", [claim("train", gpus(2, H100_40G))], CLASSES, [NODE_A, NODE_B])
+    assert isinstance(reason, str) and reason.startswith(CANNOT_ALLOCATE)
+    assert "needs 2 matching device(s), the node has 0 matching" in reason
+
+
+def test_claim_too_big_gives_a_reason() -> None:
+    reason = allocate_on_node("node-a", [claim("huge", gpus(9, H100_40G))], CLASSES, [NODE_A])
+    assert reason == (
+        "cannot allocate all claims: claim default/huge, request gpus: needs 9 matching device(s), "
+        "the node has 8 matching, 8 of them free"
+    )
+
+
+def test_devices_allocated_to_other_claims_are_not_free() -> None:
+    first = allocate_on_node("node-a", [claim("a", gpus(6))], CLASSES, [NODE_A])
+    assert isinstance(first, Allocation)
+    taken = {key: result for key, result in ((c.key, r) for c, r in first.claims)}
+    second = allocate_on_node("node-a", [claim("b", gpus(2))], CLASSES, [NODE_A], taken)
+    assert isinstance(second, Allocation)
+    assert [d.device for d in second.devices] == ["gpu-6", "gpu-7"]
+    taken.update((c.key, r) for c, r in second.claims)
+    third = allocate_on_node("node-a", [claim("c", gpus(1))], CLASSES, [NODE_A], taken)
+    assert isinstance(third, str) and "8 matching, 0 of them free" in third
+
+
+def test_two_pods_sharing_a_claim_get_the_same_devices() -> None:
+    shared = claim("shared", gpus(2, H100_40G))
+    first = allocate_on_node("node-a", [shared], CLASSES, [NODE_A])
+    assert isinstance(first, Allocation)
+    allocated = {shared.key: first.result_for(shared.key)}
+    second = allocate_on_node("node-a", [shared], CLASSES, [NODE_A], allocated)
+    assert isinstance(second, Allocation)
+    assert second.devices == first.devices
+    assert second.new == ()
+    # the shared claim's devices are tied to node-a
+    elsewhere = allocate_on_node("node-b", [shared], CLASSES, [NODE_A, NODE_B], allocated)
+    assert elsewhere == f"{NOT_AVAILABLE}: claim default/shared is allocated on node node-a"
+
+
+def test_claim_from_template_is_per_pod() -> None:
+    template = ResourceClaimTemplate("default", "one-gpu", (gpus(1),))
+    first = template.claim_for("pod-0", "gpu")
+    result = allocate_on_node("node-a", [first], CLASSES, [NODE_A])
+    assert isinstance(result, Allocation)
+    allocated = {first.key: result.result_for(first.key)}
+    second = allocate_on_node("node-a", [template.claim_for("pod-1", "gpu")], CLASSES, [NODE_A], allocated)
+    assert isinstance(second, Allocation)
+    assert first.key == "default/pod-0-gpu"
+    assert second.devices != result.devices
+
+
+def test_semver_selector_on_driver_version() -> None:
+    newer = 'device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("540.0.0"))'
+    both = [NODE_A, NODE_B]
+    assert isinstance(allocate_on_node("node-a", [claim("c", gpus(1, newer))], CLASSES, both), Allocation)
+    assert isinstance(allocate_on_node("node-b", [claim("c", gpus(1, newer))], CLASSES, both), str)
+
+
+def test_all_mode() -> None:
+    everything = claim("all", DeviceRequest("all", GPU_CLASS.name, allocation_mode=ALL, count=0))
+    result = allocate_on_node("node-a", [everything], CLASSES, [NODE_A])
+    assert isinstance(result, Allocation) and len(result.devices) == 8
+    busy = {
+        "default/x": AllocationResult(
+            (DeviceRequestAllocationResult("r", "gpu.nvidia.com", "node-a", "gpu-3"),)
+        )
+    }
+    reason = allocate_on_node("node-a", [everything], CLASSES, [NODE_A], busy)
+    assert isinstance(reason, str) and "1 of the 8 matching devices are already allocated" in reason
+    none = allocate_on_node("node-c", [everything], CLASSES, [NODE_A])
+    assert isinstance(none, str) and "no matching device" in none
+
+
+def test_backtracking_across_requests() -> None:
+    # "any" is asked first and would greedily take gpu-0, which "first" needs.
+    any_gpu = gpus(1, name="any")
+    first = gpus(1, 'device.attributes["gpu.nvidia.com"].index == 0', name="first")
+    small = slices_for_node("node-s", 2, "NVIDIA L4", 24 * GIB)
+    result = allocate_on_node("node-s", [claim("c", any_gpu, first)], CLASSES, [small])
+    assert isinstance(result, Allocation)
+    assert [(r.request, r.device) for r in result.result_for("default/c").results] == [
+        ("any", "gpu-1"),
+        ("first", "gpu-0"),
+    ]
+
+
+def test_identical_devices_do_not_explode_the_search() -> None:
+    big = slices_for_node("node-x", 32, "NVIDIA H100 80GB HBM3", 80 * GIB)
+    impossible = claim("c", gpus(8, name="a"), gpus(8, name="b"), gpus(8, name="c"), gpus(9, name="d"))
+    reason = allocate_on_node("node-x", [impossible], CLASSES, [big], max_steps=10_000)
+    assert isinstance(reason, str) and "gave up" not in reason
+
+
+def test_missing_class_and_runtime_errors() -> None:
+    missing = DeviceRequest("r", "no-such-class")
+    reason = allocate_on_node("node-a", [claim("c", missing)], CLASSES, [NODE_A])
+    assert (
+        reason
+        == "cannot allocate all claims: claim default/c, request r: device class no-such-class does not exist"
+    )
+    broken = gpus(1, 'device.attributes["gpu.nvidia.com"].model == "x"')
+    reason = allocate_on_node("node-a", [claim("c", broken)], CLASSES, [NODE_A])
+    assert isinstance(reason, str)
+    assert "claim default/c, request gpus: selector #0: CEL runtime error" in reason
+    assert "no such member" in reason
+
+
+def test_incomplete_pool_and_generations() -> None:
+    old = ResourceSlice("s-old", "gpu.nvidia.com", "pool", NODE_A.devices[:2], node_name="node-a")
+    new = ResourceSlice(
+        "s-new", "gpu.nvidia.com", "pool", NODE_A.devices[2:3], node_name="node-a", pool_generation=1
+    )
+    result = allocate_on_node("node-a", [claim("c", gpus(1))], CLASSES, [old, new])
+    assert isinstance(result, Allocation) and [d.device for d in result.devices] == ["gpu-2"]
+    partial = ResourceSlice(
+        "s", "gpu.nvidia.com", "pool", NODE_A.devices[:2], node_name="node-a", resource_slice_count=2
+    )
+    everything = claim("all", DeviceRequest("all", GPU_CLASS.name, allocation_mode=ALL, count=0))
+    reason = allocate_on_node("node-a", [everything], CLASSES, [partial])
+    assert isinstance(reason, str) and "incomplete" in reason
+    assert isinstance(allocate_on_node("node-a", [claim("c", gpus(2))], CLASSES, [partial]), Allocation)
+
+
+def test_all_nodes_devices_are_not_tied_to_a_node() -> None:
+    network = ResourceSlice("net", "net.example.com", "fabric", NODE_A.devices[:1], all_nodes=True)
+    any_class = DeviceClass("any")
+    request = DeviceRequest("r", "any")
+    result = allocate_on_node("node-z", [claim("c", request)], {"any": any_class}, [network])
+    assert isinstance(result, Allocation)
+    assert result.result_for("default/c").node_name is None
+
+
+def test_match_cache_keeps_outcomes_across_pods() -> None:
+    cache = MatchCache()
+    first = allocate_on_node("node-a", [claim("a", gpus(1, H100_40G))], CLASSES, [NODE_A], cache=cache)
+    assert isinstance(first, Allocation)
+    assert len(cache) == 16  # class and request selector on each of the 8 devices
+    second = allocate_on_node("node-a", [claim("b", gpus(1, H100_40G))], CLASSES, [NODE_A], cache=cache)
+    assert isinstance(second, Allocation) and len(cache) == 16
+    broken = gpus(1, 'device.attributes["gpu.nvidia.com"].model == "x"')
+    for _ in range(2):
+        reason = allocate_on_node("node-a", [claim("c", broken)], CLASSES, [NODE_A], cache=cache)
+        assert isinstance(reason, str) and "CEL runtime error" in reason
