@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from gpufleet.model.pod import Pod
 from gpufleet.sim.devices import Unit
+from gpufleet.sim.placement_quality import RingPlacement
 
 #: the stage a pod is in while it is in a state (until it first works)
 STAGE_OF = {
@@ -50,7 +51,10 @@ class PodRecord:
     node_stages: dict[str, float] = field(default_factory=dict)
     devices: list[Unit] = field(default_factory=list)  # the GPU units it holds on its node
     gpu_share: float = 0.0  # GPU-equivalents it holds
-    restarts: int = 0  # the start chain of the node launched for it
+    restarts: int = 0
+    ring: RingPlacement | None = (
+        None  # a gang member: its ring's placement and stretch  # the start chain of the node launched for it
+    )
     log: list[tuple[float, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:

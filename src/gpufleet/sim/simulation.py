@@ -39,6 +39,7 @@ from gpufleet.sim.controllers import DaemonSetController, DeploymentController, 
 from gpufleet.sim.devices import NodeDevices, out_of_memory
 from gpufleet.sim.events import EventLoop, Priority
 from gpufleet.sim.node_pools import PoolRuntime
+from gpufleet.sim.placement_quality import ring_placement
 from gpufleet.sim.records import NodeRecord, PodRecord
 from gpufleet.sim.traffic import TrafficState
 from gpufleet.sim.work_queues import WorkList
@@ -370,9 +371,31 @@ class Simulation:
         rec.enter(self.loop.now, "gang_wait")
         min_member, members = gang
         if sum(1 for m in members if m.counts_for_gang) >= min_member:
-            for m in members:
-                if m.ready and m.phase == "Running" and not m.working and not m.terminating:
-                    self._work(m)
+            starting = [
+                m for m in members if m.ready and m.phase == "Running" and not m.working and not m.terminating
+            ]
+            self._stretch_for_placement(members)
+            for m in starting:
+                self._work(m)
+
+    def _stretch_for_placement(self, members: list[PodRecord]) -> None:
+        """The ring over the gang's members stretches their compute (``placement_quality``)."""
+        placed = [m for m in members if m.node is not None and m.phase == "Running" and m.pod.gpus > 0]
+        if len(placed) < 2:
+            return
+        first = (
+            self.state.nodes[self.state.index[placed[0].node or ""]]
+            if placed[0].node in self.state.index
+            else None
+        )
+        gpus_per_node = first.allocatable.get(GPU, 0) if first is not None else 0
+        product = first.labels.get("nvidia.com/gpu.product") if first is not None else None
+        ring = ring_placement([(m.node or "", m.pod.gpus) for m in placed], gpus_per_node, product)
+        for m in placed:
+            m.ring = ring
+            duration = m.pod.behavior.duration_s
+            if duration is not None and m.pod.behavior.consumes is None and not m.working:
+                m.task_s = duration * ring.stretch
 
     def _work(self, rec: PodRecord) -> None:
         now = self.loop.now

@@ -25,6 +25,13 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         "node": rec.node,
         "gpus": round(rec.gpu_share, 6),
         "devices": [u.id for u in rec.devices],
+        "ring": None
+        if rec.ring is None
+        else {
+            "ranks_per_node": list(rec.ring.ranks_per_node),
+            "cross_node_edges": rec.ring.cross_node_edges,
+            "stretch": round(rec.ring.stretch, 6),
+        },
         "working": rec.working,
         "created_s": rec.created_s,
         "bound_s": rec.bound_s,
