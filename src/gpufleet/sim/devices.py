@@ -10,6 +10,11 @@ to ``memory / replicas``; MIG with the ``mixed`` strategy advertises ``nvidia.co
 resources, each instance counting ``g/7`` of a GPU with the profile's memory (``1g.10gb``:
 10 GB); with ``single`` the node advertises instances as ``nvidia.com/gpu``.
 
+A multi-GPU pod gets the best-connected free set of whole GPUs (``scheduling.topology``): the
+node's link graph comes from the label ``gpufleet.io/gpu-topology`` (``nvswitch``,
+``nvlink-islands-<k>``, ``nvlink-pairs``, ``pcie-<per switch>``) or else from its GPU model's
+default layout; without either, the lowest free indices.
+
 Memory truth (``gpufleet.io/gpu-memory``): a pod whose process needs more than its instance or
 MPS share holds, or than what is left of a time-sliced GPU, fails with CUDA out-of-memory
 when it allocates at start.
@@ -20,9 +25,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpufleet.model.gpu_catalog import lookup
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
+from gpufleet.scheduling.topology.device_choice import best_set
+from gpufleet.scheduling.topology.link_graph import (
+    DEFAULT_LAYOUTS,
+    LinkGraph,
+    default_graph,
+    nvlink_islands,
+    nvlink_pairs,
+    nvswitch,
+    pcie,
+)
+
+TOPOLOGY_LABEL = "gpufleet.io/gpu-topology"
 
 MIG_PREFIX = "nvidia.com/mig-"
 _MIG_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb$")
@@ -47,6 +65,7 @@ class NodeDevices:
     sharing: str  # "none" | "time-slicing" | "mps" | "mig"
     units: dict[str, list[Unit]] = field(default_factory=dict)  # resource -> units
     taken: dict[str, str] = field(default_factory=dict)  # unit id -> pod key
+    graph: LinkGraph | None = None
 
     @classmethod
     def of(cls, node: Node) -> NodeDevices:
@@ -82,12 +101,13 @@ class NodeDevices:
             return cls(node.name, gpus, memory, "mig", units)
         gpus = advertised // replicas if replicas > 1 else advertised
         limit = memory / replicas if memory is not None and sharing == "mps" else None
+        graph = link_graph_of(node, gpus) if replicas == 1 and gpus > 1 else None
         units[GPU] = [
             Unit(f"{g}" if replicas == 1 else f"{g}::{r}", g, 1 / replicas, limit if replicas > 1 else memory)
             for g in range(gpus)
             for r in range(replicas)
         ]
-        return cls(node.name, gpus, memory, "none" if replicas == 1 else sharing, units)
+        return cls(node.name, gpus, memory, "none" if replicas == 1 else sharing, units, graph=graph)
 
     def allocate(self, pod: Pod) -> list[Unit]:
         """Units for every GPU resource the pod requests: whole GPUs lowest index first; replicas on
@@ -100,6 +120,10 @@ class NodeDevices:
                 for u in free:
                     per_gpu[u.gpu] = per_gpu.get(u.gpu, 0) + 1
                 free.sort(key=lambda u: (-per_gpu[u.gpu], u.gpu, u.id))
+            elif self.graph is not None and resource == GPU and amount > 1:
+                chosen = best_set(self.graph, [u.gpu for u in free], amount)
+                if chosen is not None:
+                    free = [u for u in free if u.gpu in chosen]
             got.extend(free[:amount])
         for u in got:
             self.taken[u.id] = pod.key
@@ -111,6 +135,26 @@ class NodeDevices:
     def holders_of_gpu(self, gpu: int) -> set[str]:
         ids = {u.id for units in self.units.values() for u in units if u.gpu == gpu}
         return {p for u, p in self.taken.items() if u in ids}
+
+
+def link_graph_of(node: Node, gpus: int) -> LinkGraph | None:
+    layout = node.labels.get(TOPOLOGY_LABEL, "")
+    if layout == "nvswitch":
+        return nvswitch(gpus)
+    if layout == "nvlink-pairs":
+        return nvlink_pairs(gpus)
+    match = re.fullmatch(r"(nvlink-islands|pcie)-(\d+)", layout)
+    if match and gpus % int(match.group(2)) == 0:
+        size = int(match.group(2))
+        return nvlink_islands(gpus, size) if match.group(1) == "nvlink-islands" else pcie(gpus, size)
+    product = node.labels.get("nvidia.com/gpu.product")
+    if not product:
+        return None
+    try:
+        model = lookup(product).name
+    except KeyError:
+        return None
+    return default_graph(model, gpus) if model in DEFAULT_LAYOUTS else None
 
 
 def _profile(name: str) -> tuple[int, float]:
