@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from conftest import gpu_node
-
 from gpufleet.model.pod import Behavior, Pod
 from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.simulation import SimulationSettings
