@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
@@ -39,7 +39,10 @@ from gpufleet.kube.spec_model import (
     validate,
 )
 from gpufleet.lifecycle.node_start import parse_provisioning
+from gpufleet.model.gfd_labels import gfd_labels, node_capacity
+from gpufleet.model.gpu_catalog import lookup
 from gpufleet.model.load import FeedItems, FeedRate, QueueFeed, Traffic
+from gpufleet.model.node import Node
 from gpufleet.model.quantity import parse_duration
 from gpufleet.model.simulation import AutoscalerSettings, NodePool, SimulationSettings, Stock
 
@@ -111,6 +114,22 @@ class StockSpec(SpecModel):
     available: list[StockAvailability] | None = None
 
 
+class GpuSpec(SpecModel):
+    """A pool declared by GPU model: capacity and GFD labels follow from the catalog."""
+
+    model: str
+    count: Annotated[int, Field(ge=1)]
+    mig_strategy: Literal["none", "single", "mixed"] = "none"
+    mig_layout: list[str] | None = None  # the MIG instances on each GPU (mig-parted ``devices: all``)
+    time_slicing_replicas: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        lookup(value)  # KeyError lists the known names
+        return value
+
+
 class SpotSpec(SpecModel):
     reclaim_per_hour: Annotated[float, Field(ge=0)]
 
@@ -125,6 +144,7 @@ class NodePoolSpec(SpecModel):
     provisioning: dict[str, Any] | None = None
     stock: StockSpec | None = None
     spot: SpotSpec | None = None
+    gpu: GpuSpec | None = None
 
     @field_validator("provisioning")
     @classmethod
@@ -166,6 +186,13 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
     template = nodes.node(template_meta, spec.template, at_template, name=meta.name)
     if _HOSTNAME_LABEL not in template_meta.labels:
         del template.labels[_HOSTNAME_LABEL]  # each stamped node gets its own name
+    price = spec.price_per_hour
+    if spec.gpu is not None:
+        try:
+            catalog_price = _declare_by_gpu_model(template, spec.gpu)
+            price = price or catalog_price
+        except ValueError as err:
+            report.error("spec.gpu", str(err))
     return NodePool(
         meta.name,
         template,
@@ -173,11 +200,34 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
         min=spec.min,
         max=spec.max,
         warm=spec.warm,
-        price_per_hour=spec.price_per_hour,
+        price_per_hour=price,
         provisioning=tuple((spec.provisioning or {}).items()),
         stock=_stock(spec.stock),
         spot_reclaim_per_hour=spec.spot.reclaim_per_hour if spec.spot is not None else None,
     )
+
+
+def _declare_by_gpu_model(template: Node, gpu: GpuSpec) -> float:
+    """Fill the template's GPU capacity and GFD labels from the catalog; returns the default price
+    of the node (the catalog's per-GPU price times the count; 0 when unknown)."""
+    model = lookup(gpu.model)
+    replicas = gpu.time_slicing_replicas or 1
+    layout = gpu.mig_layout
+    capacity = node_capacity(
+        model,
+        gpu.count,
+        template.allocatable.get("cpu", 0),
+        template.allocatable.get("memory", 0),
+        pods=template.allocatable.get("pods", 110),
+        mig_strategy=gpu.mig_strategy,
+        mig_layout=layout,
+        replicas=replicas,
+    )
+    labels = gfd_labels(model, gpu.count, gpu.mig_strategy, layout, replicas if replicas > 1 else None)
+    template.labels.update({k: v for k, v in labels.items() if k not in template.labels})
+    template.capacity = {**template.capacity, **capacity}
+    template.allocatable = {**template.allocatable, **capacity}
+    return (model.default_price_per_hour or 0.0) * gpu.count
 
 
 def _stock(spec: StockSpec | None) -> Stock:

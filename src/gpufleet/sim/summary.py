@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpufleet.model.resources import GPU
 from gpufleet.scheduling.diagnosis import diagnose
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
@@ -53,21 +52,20 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
 def build_summary(sim: Simulation) -> dict[str, Any]:
     records = sorted(sim.records.values(), key=lambda r: r.pod.key)
     working = round(sim.working_gpus, 6)
-    gpu_col = sim.state.res_index.get(GPU)
     nodes = []
+    weights = sim._gpu_weights()
     for name, node in sorted(sim.nodes.items()):
         i = sim.state.index.get(name)
-        active = i is not None
+        gpus = allocated = 0.0
+        if i is not None:
+            gpus = float(sim.devices_of(name).gpus)
+            allocated = float((sim.state.requested[i] * weights[i]).sum())
         nodes.append(
             {
                 "name": name,
                 "pool": node.pool,
-                "gpus": int(sim.state.alloc[i, gpu_col])
-                if active and gpu_col is not None and i is not None
-                else 0,
-                "gpus_allocated": int(sim.state.requested[i, gpu_col])
-                if active and gpu_col is not None and i is not None
-                else 0,
+                "gpus": gpus,
+                "gpus_allocated": round(allocated, 6),
                 "created_s": node.created_s,
                 "ready_s": node.ready_s,
                 "gpu_ready_s": node.gpu_ready_s,
