@@ -41,6 +41,7 @@ from gpufleet.sim.events import EventLoop, Priority
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.placement_quality import ring_placement
 from gpufleet.sim.records import NodeRecord, PodRecord
+from gpufleet.sim.topology_admission import HOSTNAME, admit, topology_request
 from gpufleet.sim.traffic import TrafficState
 from gpufleet.sim.work_queues import WorkList
 from gpufleet.sim.workload_autoscalers import WorkloadAutoscalers
@@ -101,6 +102,7 @@ class Simulation:
         self._weights: npt.NDArray[np.float64] = np.zeros((0, 0))
         self._physical: npt.NDArray[np.float64] = np.zeros(0)
         self.daemon_pods: set[str] = set()
+        self.topology_held: dict[str, list[str]] = {}  # PodGroup -> pods gated for topology admission
         self.pending_keys: set[str] = set()  # pods in phase Pending, not deleted
         self.start_rng = np.random.default_rng([self.seed, 3])
         self.gpu_seconds = {"provisioned": 0.0, "allocated": 0.0, "working": 0.0}
@@ -210,10 +212,42 @@ class Simulation:
                 "profile has that name, so the pod stays Pending"
             )
             return
+        group = self.gangs.group_of(pod)
+        if group is not None and any(topology_request(pod)):
+            self.topology_held.setdefault(group.key, []).append(pod.key)
+            self._admit_by_topology(group.key)
+            return
         owner.add(pod, self.loop.now)
         if pod.pod_group is not None:  # a new member may complete its gang
             for s in self.schedulers:
                 s.cluster_changed(self.loop.now)
+        self._request_scheduling(self.loop.now)
+
+    def _admit_by_topology(self, group_key: str) -> None:
+        """Kueue admits the whole gang into one topology domain, or holds it (``topology_admission``)."""
+        group = self.gangs.groups[group_key]
+        keys = [k for k in self.topology_held.get(group_key, []) if self.records[k].deleted_s is None]
+        if len(keys) < group.min_member:
+            for k in keys:
+                self.records[
+                    k
+                ].message = f"waiting for topology admission: {len(keys)}/{group.min_member} pods exist"
+            return
+        free = self.state.free(GPU)
+        free_by_node = {self.state.nodes[i].name: int(free[i]) for i in self.state.active_indices().tolist()}
+        labels = {n.name: n.labels for n in self.state.nodes if n.name in self.state.index}
+        verdict = admit([self.records[k].pod for k in keys], free_by_node, labels)
+        if isinstance(verdict, str):
+            for k in keys:
+                self.records[k].message = verdict
+            return
+        del self.topology_held[group_key]
+        for k in keys:
+            rec = self.records[k]
+            rec.pod = replace(rec.pod, node_selector={**rec.pod.node_selector, HOSTNAME: verdict[k]})
+            self.gangs.pods[k] = rec.pod
+            owner = next(s for s in self.schedulers if s.serves(rec.pod.scheduler_name))
+            owner.add(rec.pod, self.loop.now)
         self._request_scheduling(self.loop.now)
 
     def _kubelet_admit(self, rec: PodRecord) -> None:
@@ -745,6 +779,8 @@ class Simulation:
         run going (``_futile``)."""
         now = self.loop.now
         self.material_changes += material
+        for group_key in sorted(self.topology_held):
+            self._admit_by_topology(group_key)
         for s in self.schedulers:
             s.cluster_changed(now)
         self._request_scheduling(now)
