@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpufleet.scheduling.diagnosis import diagnose
+from gpufleet.scheduling.fragmentation import fragmentation
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
 
@@ -46,6 +47,19 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         "disruptions": list(rec.disruptions),
         "stages": rec.stages(),
         "node_stages": dict(rec.node_stages),
+    }
+
+
+def _fragmentation(sim: Simulation, records: list[PodRecord]) -> dict[str, Any]:
+    """Free GPUs the pending pods cannot use, at the end of the run (the FGD paper's measure)."""
+    pending = [r.pod for r in records if r.phase == "Pending" and r.deleted_s is None and r.node is None]
+    frag = fragmentation(sim.state, pending)
+    top = sorted(frag.per_node.items(), key=lambda kv: (-kv[1], kv[0]))[:16]
+    return {
+        "free_gpus": frag.free_gpus,
+        "fragmented_gpus": round(frag.fragmented_gpus, 6),
+        "ratio": round(frag.ratio, 6),
+        "nodes": dict(top),
     }
 
 
@@ -102,6 +116,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             key: {f"p{p}_wait_s": t.percentile_wait(p) for p in (50, 95, 99)}
             for key, t in sorted(sim.traffic.items())
         },
+        "fragmentation": _fragmentation(sim, records),
         "work_items": {name: wl.counts() for name, wl in sorted(sim.work_lists.items())},
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "pods": [_pod_record(sim, r) for r in records],
