@@ -74,6 +74,7 @@ class ClusterAutoscalerLoop:
         self.deleting: set[str] = set()
         self.last_scale_up_s = -math.inf
         self.events: list[ScaleEvent] = []
+        self._assessed: tuple[object, ...] | None = None
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -287,7 +288,19 @@ class ClusterAutoscalerLoop:
         budgets = sim.scenario.budgets
         allowed = self._disruptions_allowed() if budgets else {}
         protected = sim.computes_on_gpus if self.settings.gpu_aware_scale_down else None
-        for _, name in self._candidates():
+        # verdicts depend only on the cluster's state: unchanged since the last scan, they stand
+        key = (
+            st.change_pos,
+            st.static_version,
+            tuple(sorted(self.deleting)),
+            sim.pending,
+            sim.running,
+            sim.working_gpus,
+            len(sim.records),
+        )
+        candidates = [] if key == self._assessed else self._candidates()
+        self._assessed = key
+        for _, name in candidates:
             seen.add(name)
             verdict = assess(
                 st,
@@ -305,7 +318,7 @@ class ClusterAutoscalerLoop:
             else:
                 self.unneeded_since.pop(name, None)
         for name in list(self.unneeded_since):
-            if name not in seen:
+            if candidates and name not in seen:
                 del self.unneeded_since[name]
         if now - self.last_scale_up_s < self.settings.scale_down_delay_after_add_s:
             return False

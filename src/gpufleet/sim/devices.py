@@ -102,6 +102,11 @@ class NodeDevices:
         gpus = advertised // replicas if replicas > 1 else advertised
         limit = memory / replicas if memory is not None and sharing == "mps" else None
         graph = link_graph_of(node, gpus) if replicas == 1 and gpus > 1 else None
+        if (
+            graph is not None
+            and len({graph.link(i, j) for i in range(gpus) for j in range(gpus) if i != j}) == 1
+        ):
+            graph = None  # all-to-all alike (NVSwitch): any set is as good as the lowest indices
         units[GPU] = [
             Unit(f"{g}" if replicas == 1 else f"{g}::{r}", g, 1 / replicas, limit if replicas > 1 else memory)
             for g in range(gpus)

@@ -53,6 +53,6 @@ def ring_placement(
         intra_node_bandwidth(product),
         NIC_GBYTES_PER_S,
         COMM_FRACTION,
-        gpus_per_node=max(gpus_per_node, 1),
+        gpus_per_node=max(gpus_per_node, *ranks),  # nodes of a gang may differ; a node holds its ranks
     )
     return RingPlacement(ranks, cross_node_edges(ranks), stretch)

@@ -323,12 +323,13 @@ class Simulation:
         ``restartPolicy: Never`` ends the pod Failed (OOMKilled); otherwise the kubelet restarts the
         container with CrashLoopBackOff's delay (10 s doubling to 5 min) and it tries again."""
         devices = self.node_devices.get(rec.node or "")
-        if devices is None:
+        if devices is None or rec.pod.behavior.gpu_memory_bytes is None or not rec.devices:
             return False
+        holders = {p for u in rec.devices for p in devices.holders_of_gpu(u.gpu)}
         used = {
-            k: r.pod.behavior.gpu_memory_bytes or 0.0
-            for k, r in self.records.items()
-            if r.running_s is not None
+            k: self.records[k].pod.behavior.gpu_memory_bytes or 0.0
+            for k in holders
+            if self.records[k].running_s is not None
         }
         if not out_of_memory(rec.pod, rec.devices, devices, used):
             return False
