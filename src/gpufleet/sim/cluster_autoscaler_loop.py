@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gpufleet.autoscaling.expanders import choose
-from gpufleet.autoscaling.scale_down import assess, find_home
+from gpufleet.autoscaling.scale_down import assess
 from gpufleet.autoscaling.scale_up import PoolOption, estimate, still_pending
 from gpufleet.lifecycle.node_start import plan_node_start
 from gpufleet.model.node import Node
@@ -122,9 +122,30 @@ class ClusterAutoscalerLoop:
     def _not_schedulable_now(self, pods: list[Pod]) -> list[Pod]:
         """``filterOutSchedulable``: pods that fit on existing nodes (one after another) need no new node."""
         state = self.sim.state
-        moved: dict[int, list[int]] = {}
         exclude = {state.index[n] for n in self.deleting if n in state.index}
-        return [p for p in pods if find_home(state, self.profile, p, exclude, moved) is None]
+        idx = np.array([i for i in state.active_indices().tolist() if i not in exclude], dtype=np.int64)
+        free = state.alloc[idx] - state.requested[idx]
+        admitted: dict[tuple[object, ...], np.ndarray] = {}
+        remaining = []
+        for pod in pods:
+            shape = pod.shape()
+            mask = admitted.get(shape)
+            if mask is None:
+                fresh = replace(pod, node_name=None)
+                mask = admitted[shape] = np.array(
+                    [
+                        all(f.reject(fresh, state.nodes[i]) is None for f in self.profile.static_filters)
+                        for i in idx
+                    ],
+                    dtype=bool,
+                )
+            want = state.pod_vectors(pod)[0]
+            fits = np.flatnonzero(mask & (free >= want).all(axis=1))
+            if len(fits):
+                free[fits[0]] -= want  # it takes that room for the pods after it
+            else:
+                remaining.append(pod)
+        return remaining
 
     def _daemon_requests(self, template: Node) -> Resources:
         total: Resources = {}
