@@ -93,6 +93,15 @@ def _optional_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
         rows.append(("disruptions", " · ".join(disruption)))
     for name, counts in sorted((summary.get("work_items") or {}).items()):
         rows.append((f"work items {name}", _figures(counts, WORK_ITEM_FIGURES)))
+    frag = summary.get("fragmentation")
+    if frag and frag.get("free_gpus"):
+        rows.append(
+            (
+                "fragmentation",
+                f"{fmt_num(frag['fragmented_gpus'])} of {fmt_num(frag['free_gpus'])} free GPUs "
+                f"unusable by the pending work ({float(frag['ratio']):.0%})",
+            )
+        )
     return rows
 
 
