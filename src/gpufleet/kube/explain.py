@@ -14,6 +14,8 @@ from typing import Any
 
 from rich.console import Console
 
+from gpufleet.controllers import DaemonSetController, DeploymentController, JobController
+from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units, native_first
 from gpufleet.model.scenario import Scenario
@@ -67,11 +69,28 @@ def _changes(state: ClusterState, scheduler: Scheduler, pod: Pod) -> list[dict[s
     return [r[2] for r in rows[:CLOSEST_NODES] if r[2]["needs"]]
 
 
+def controller_pods(scenario: Scenario, nodes: list[Node]) -> list[Pod]:
+    """The pods the scenario's Jobs, Deployments and DaemonSets would create first (a scenario of
+    manifests rather than a snapshot of pods): they are explained as pending pods too."""
+    pods: list[Pod] = []
+    for job in scenario.jobs:
+        pods += JobController(job).wanted()
+    for deployment in scenario.deployments:
+        pods += DeploymentController(deployment).wanted()
+    for daemonset in scenario.daemonsets:
+        controller = DaemonSetController(daemonset)
+        pods += [p for n in nodes if (p := controller.pod_for(n)) is not None]
+    return pods
+
+
 def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[str, Any]]:
     state = ClusterState([n for n in scenario.nodes])
     gangs = GangView(state, scenario.pod_groups)
     schedulers = [Scheduler(c, state, gangs) for c in scheduler_processes(scenario.schedulers)]
     pending: list[Pod] = []
+    for pod in controller_pods(scenario, [n for n in scenario.nodes]):
+        gangs.add_pod(pod)
+        pending.append(pod)
     for bare in scenario.pods:
         gangs.add_pod(bare.pod)
         if bare.phase in ("Succeeded", "Failed"):

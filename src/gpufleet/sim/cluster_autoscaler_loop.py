@@ -22,13 +22,13 @@ import numpy as np
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.scale_down import assess
 from gpufleet.autoscaling.scale_up import PoolOption, estimate, still_pending
+from gpufleet.controllers import daemon_should_run
 from gpufleet.lifecycle.node_start import plan_node_start
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU, Resources, add
 from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.scheduling.profile import build_profile
-from gpufleet.sim.controllers import daemon_should_run
 from gpufleet.sim.events import Priority
 from gpufleet.sim.node_pools import Launch, PoolRuntime
 from gpufleet.sim.records import NodeRecord

@@ -21,6 +21,7 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from gpufleet.controllers import DaemonSetController, DeploymentController, JobController
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
@@ -35,7 +36,6 @@ from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
-from gpufleet.sim.controllers import DaemonSetController, DeploymentController, JobController
 from gpufleet.sim.devices import NodeDevices, out_of_memory
 from gpufleet.sim.events import EventLoop, Priority
 from gpufleet.sim.node_pools import PoolRuntime
