@@ -8,7 +8,6 @@ import kubernetes_validate
 import yaml
 
 from gpufleet.kube.dra import (
-    claims_for_pod,
     dra_object,
     pod_resource_claims,
     resource_slice_manifest,
@@ -25,6 +24,7 @@ from gpufleet.model.dra import (
     VersionValue,
 )
 from gpufleet.scheduling.dra.allocator import Allocation, allocate_on_node
+from gpufleet.scheduling.dra.claims import claims_for_pod
 
 MANIFESTS = """
 apiVersion: resource.k8s.io/v1

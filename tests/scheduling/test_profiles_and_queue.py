@@ -30,6 +30,7 @@ def test_default_profile_has_upstream_score_weights() -> None:
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
+        "DynamicResources",
     ]
 
 

@@ -31,6 +31,11 @@ HPA = ("autoscaling", "v2", "HorizontalPodAutoscaler")
 POD_DISRUPTION_BUDGET = ("policy", "v1", "PodDisruptionBudget")
 SCALED_OBJECT = ("keda.sh", "v1alpha1", "ScaledObject")
 SCALED_JOB = ("keda.sh", "v1alpha1", "ScaledJob")
+DEVICE_CLASS = ("resource.k8s.io", "v1", "DeviceClass")
+RESOURCE_SLICE = ("resource.k8s.io", "v1", "ResourceSlice")
+RESOURCE_CLAIM = ("resource.k8s.io", "v1", "ResourceClaim")
+RESOURCE_CLAIM_TEMPLATE = ("resource.k8s.io", "v1", "ResourceClaimTemplate")
+DRA = (DEVICE_CLASS, RESOURCE_SLICE, RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE)
 
 MODELLED = frozenset(
     {
@@ -50,11 +55,14 @@ MODELLED = frozenset(
         POD_DISRUPTION_BUDGET,
         SCALED_OBJECT,
         SCALED_JOB,
+        *DRA,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
 NAMESPACED = frozenset(
     {
+        RESOURCE_CLAIM,
+        RESOURCE_CLAIM_TEMPLATE,
         POD,
         JOB,
         DEPLOYMENT,

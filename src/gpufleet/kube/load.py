@@ -19,6 +19,7 @@ from typing import Any
 
 from gpufleet.kube import (
     disruption_budgets,
+    dra,
     gpufleet_kinds,
     hpa,
     keda,
@@ -47,6 +48,7 @@ from gpufleet.kube.problems import (
     unsupported,
 )
 from gpufleet.kube.scheduler_config import scheduler_config
+from gpufleet.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.workloads import Created
@@ -163,6 +165,7 @@ class _Loader:
             kinds.SCALED_JOB: lambda e: self._scaled_job(e, resolver),
             kinds.QUEUE_FEED: self._queue_feed,
             kinds.TRAFFIC: self._traffic,
+            **{gvk: self._dra for gvk in kinds.DRA},
         }
         for entry in entries:
             convert = converters.get(entry.kind.gvk)
@@ -369,6 +372,18 @@ class _Loader:
         feed = gpufleet_kinds.queue_feed(entry.meta, entry.body, entry.report)
         if feed is not None:
             self.scenario.queue_feeds.append(feed)
+
+    def _dra(self, entry: _Entry) -> None:
+        obj = dra.dra_object(entry.body, entry.report)
+        objects = self.scenario.dra
+        if isinstance(obj, DeviceClass):
+            objects.classes[obj.name] = obj
+        elif isinstance(obj, ResourceSlice):
+            objects.slices.append(obj)
+        elif isinstance(obj, ResourceClaim):
+            objects.claims[obj.key] = obj
+        elif isinstance(obj, ResourceClaimTemplate):
+            objects.templates[f"{obj.namespace}/{obj.name}"] = obj
 
     def _traffic(self, entry: _Entry) -> None:
         errors = entry.report.error_count

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpufleet.kube import node_affinity, pod_annotations, resource_lists, taints
+from gpufleet.kube.dra import pod_resource_claims
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
@@ -43,7 +44,6 @@ DEFAULT_TERMINATION_GRACE_S = 30.0
 _UNMODELLED_SPEC = (
     "topologySpreadConstraints",
     "schedulingGates",
-    "resourceClaims",
     "runtimeClassName",
     "hostNetwork",
     "activeDeadlineSeconds",
@@ -108,6 +108,7 @@ def pod(
         termination_grace_s=float(grace) if grace is not None else DEFAULT_TERMINATION_GRACE_S,
         behavior=behavior,
         owner=owner,
+        resource_claims=pod_resource_claims(spec, at_spec, ""),
     )
 
 

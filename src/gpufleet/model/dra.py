@@ -195,3 +195,13 @@ class PodResourceClaim:
     name: str
     resource_claim_name: str | None = None
     resource_claim_template_name: str | None = None
+
+
+@dataclass
+class DraObjects:
+    """The ``resource.k8s.io/v1`` objects of a scenario."""
+
+    classes: dict[str, DeviceClass] = field(default_factory=dict)
+    slices: list[ResourceSlice] = field(default_factory=list)
+    claims: dict[str, ResourceClaim] = field(default_factory=dict)  # ns/name
+    templates: dict[str, ResourceClaimTemplate] = field(default_factory=dict)  # ns/name

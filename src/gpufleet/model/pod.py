@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from gpufleet.model.dra import PodResourceClaim
 from gpufleet.model.node import Node, Toleration
 from gpufleet.model.resources import GPU, Resources
 
@@ -115,6 +116,7 @@ class Pod:
     termination_grace_s: float = 30.0
     behavior: Behavior = field(default_factory=Behavior)
     owner: OwnerRef | None = None
+    resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims (DRA)
 
     @property
     def key(self) -> str:
@@ -137,6 +139,7 @@ class Pod:
             self.preferred_terms,
             self.tolerations,
             self.node_name,
+            self.resource_claims and (self.namespace, self.name),  # DRA pods are evaluated one by one
         )
 
     def matches_node_selector(self, node: Node) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.dra import DraObjects
 from gpufleet.model.hpa import HorizontalPodAutoscalerSpec
 from gpufleet.model.keda import ScaledJobSpec, ScaledObjectSpec
 from gpufleet.model.load import QueueFeed, Traffic
@@ -43,6 +44,7 @@ class Scenario:
     queue_feeds: list[QueueFeed] = field(default_factory=list)
     traffic: list[Traffic] = field(default_factory=list)
     budgets: list[DisruptionBudget] = field(default_factory=list)
+    dra: DraObjects = field(default_factory=DraObjects)
     #: cluster-autoscaler's priority expander: (priority, node-group name expression)
     expander_priorities: tuple[tuple[int, str], ...] = ()
     warnings: list[str] = field(default_factory=list)

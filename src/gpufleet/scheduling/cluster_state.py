@@ -12,6 +12,7 @@ labels, taints or schedulability change, or a node is added or removed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +20,9 @@ import numpy.typing as npt
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
+
+if TYPE_CHECKING:
+    from gpufleet.scheduling.dra.state import DraState
 
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
@@ -63,6 +67,7 @@ class ClusterState:
         self.changes: list[int] = []
         self.change_base = 0  # absolute position of changes[0]
         self.static_version = 0
+        self.dra: DraState | None = None  # ResourceClaims and their allocations, when the cluster uses DRA
         self._vectors: dict[tuple[object, int], tuple[IntArray, IntArray]] = {}
         self._add_nodes(nodes or [])
 
@@ -205,6 +210,8 @@ class ClusterState:
         if a is None:
             return None
         req, nonzero = self.pod_vectors(a.pod)
+        if self.dra is not None and a.pod.resource_claims:
+            self.dra.release(a.pod)
         self.requested[a.node] -= req
         self.nonzero[a.node] -= nonzero
         del self.pods_on[a.node][pod_key]

@@ -90,6 +90,9 @@ class StaticFilter(Plugin):
 class DynamicFilter(Plugin):
     """A filter over allocation columns, evaluated for many nodes at once."""
 
+    #: its rejections are UnschedulableAndUnresolvable: preemption is not tried for them
+    unresolvable = False
+
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         raise NotImplementedError
 

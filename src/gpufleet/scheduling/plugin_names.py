@@ -21,6 +21,7 @@ MODELLED = frozenset(
         "DefaultBinder",
         "Coscheduling",
         "GpuMemoryFit",
+        "DynamicResources",
     }
 )
 
@@ -38,7 +39,6 @@ NOT_MODELLED = frozenset(
         "PodTopologySpread",
         "InterPodAffinity",
         "ImageLocality",
-        "DynamicResources",
     }
 )
 

@@ -27,6 +27,7 @@ from gpufleet.scheduling.framework import (
 from gpufleet.scheduling.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from gpufleet.scheduling.plugins.coscheduling import DEFAULT_PERMIT_WAITING_TIME_S, Coscheduling
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
+from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
 from gpufleet.scheduling.plugins.gpu_memory_fit import GpuMemoryFit
 from gpufleet.scheduling.plugins.node_affinity import NodeAffinity
 from gpufleet.scheduling.plugins.node_name import NodeName
@@ -74,6 +75,7 @@ POINTS: dict[str, frozenset[str]] = {
     "DefaultBinder": frozenset({"bind"}),
     "Coscheduling": frozenset({"queueSort", "preFilter", "postFilter", "permit", "reserve"}),
     "GpuMemoryFit": frozenset({"filter"}),
+    "DynamicResources": frozenset({"preFilter", "filter", "reserve", "preBind"}),
 }
 
 
@@ -180,6 +182,7 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
         "NodeAffinity": NodeAffinity,
         "DefaultPreemption": DefaultPreemption,
         "GpuMemoryFit": GpuMemoryFit,
+        "DynamicResources": DynamicResources,
     }
     if name == "TaintToleration":
         from gpufleet.scheduling.plugins.taint_toleration import TaintToleration

@@ -157,6 +157,7 @@ class Scheduler:
             self.queue.mark_unschedulable(qp, now)
             return out
         self.nominated.pop(pod.key, None)
+        self._reserve_claims(pod, node)
         self.state.assign(pod, node, now)
         if profile.permit is not None:
             code, group = profile.permit.permit(ctx, self.gangs)
@@ -177,6 +178,15 @@ class Scheduler:
                 ]
         self.queue.remove(pod.key)
         return [Outcome(pod, "bound", node=node)]
+
+    def _reserve_claims(self, pod: Pod, node: str) -> None:
+        """Reserve: the pod's ResourceClaims get their devices on the chosen node (DynamicResources)."""
+        dra = self.state.dra
+        if dra is None or not pod.resource_claims:
+            return
+        allocation = dra.try_node(pod, node)
+        if not isinstance(allocation, str):
+            dra.reserve(pod, allocation)
 
     def try_schedule(self, pod: Pod) -> tuple[str | None, str]:
         """One scheduling attempt that changes nothing: the node it would pick, or the message."""
@@ -259,12 +269,15 @@ class Scheduler:
         resolvable: IntArray = np.zeros(0, dtype=np.int64)
         if len(static_ok):
             undecided = np.ones(len(static_ok), dtype=bool)
+            unresolvable = np.zeros(len(static_ok), dtype=bool)
             for f in profile.dynamic_filters:
                 failing = ~f.passes(ctx, static_ok) & undecided
                 for reason, mask in f.reason_masks(ctx, static_ok):
                     histogram[reason] += int((mask & failing).sum())
                 undecided &= ~failing
-            resolvable = static_ok[~undecided]
+                if f.unresolvable:
+                    unresolvable |= failing
+            resolvable = static_ok[~undecided & ~unresolvable]
         return self._post_filter(profile, ctx, resolvable, histogram)
 
     def _post_filter(

@@ -90,7 +90,7 @@ class ShapeCache:
 
     def _evaluate(self, idx: IntArray) -> None:
         """Dynamic filters and scores for the nodes in ``idx``."""
-        if len(idx) <= SCALAR_NODES:
+        if len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims:
             for i in idx.tolist():
                 self._evaluate_node(i)
             return

@@ -32,6 +32,7 @@ from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
 from gpufleet.model.workloads import Created, Job
 from gpufleet.scheduling.cluster_state import ClusterState
+from gpufleet.scheduling.dra.state import DraState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
@@ -69,6 +70,9 @@ class Simulation:
                     rt.warm.add(node.name)
                 nodes.append(node)
         self.state = ClusterState(nodes)
+        dra = scenario.dra
+        if dra.slices or dra.classes or dra.claims or dra.templates:
+            self.state.dra = DraState(dra)
         self.gangs = GangView(self.state, scenario.pod_groups)
         seeds = np.random.SeedSequence(self.seed).spawn(len(scheduler_processes(scenario.schedulers)))
         self.schedulers = [

@@ -1,0 +1,45 @@
+"""DynamicResources (``pkg/scheduler/framework/plugins/dynamicresources``, Kubernetes 1.34): a pod
+with ``spec.resourceClaims`` fits a node only if its claims can be allocated from the devices the
+node's ResourceSlices publish (``scheduling.dra``). The reason is the allocator's, reported as
+unresolvable: the scheduler does not preempt for DRA resources. Pods without claims pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpufleet.scheduling.cluster_state import BoolArray, IntArray
+from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext
+
+
+class DynamicResources(DynamicFilter):
+    name = "DynamicResources"
+    points = frozenset({"preFilter", "filter", "reserve", "preBind"})
+
+    def _reasons(self, ctx: PodContext, idx: IntArray) -> list[str | None]:
+        dra = ctx.state.dra
+        if dra is None or not ctx.pod.resource_claims:
+            return [None] * len(idx)
+        out: list[str | None] = []
+        for i in idx.tolist():
+            outcome = dra.try_node(ctx.pod, ctx.state.nodes[i].name)
+            # kube-scheduler's words ("cannot allocate all claims"); the allocator's detail follows a colon
+            out.append(outcome.split(": ", 1)[0] if isinstance(outcome, str) else None)
+        return out
+
+    def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
+        if ctx.state.dra is None or not ctx.pod.resource_claims:
+            return np.ones(len(idx), dtype=bool)
+        return np.array([r is None for r in self._reasons(ctx, idx)], dtype=bool)
+
+    def reason_masks(self, ctx: PodContext, idx: IntArray) -> list[tuple[str, BoolArray]]:
+        reasons = self._reasons(ctx, idx)
+        distinct = sorted({r for r in reasons if r})
+        return [(r, np.array([x == r for x in reasons], dtype=bool)) for r in distinct]
+
+    unresolvable = True
+
+    def passes_node(self, ctx: PodContext, row: NodeRow) -> bool:
+        """Only asked for pods without claims: the shape cache re-evaluates pods with claims through
+        ``passes`` (a claim's fit depends on the node's name, not on its resource row)."""
+        return True
