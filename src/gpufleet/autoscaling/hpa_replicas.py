@@ -29,7 +29,8 @@ Not modelled: ``ContainerResource`` metrics, pod-level requests (``PodLevelResou
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -57,6 +58,15 @@ DEFAULT_METRIC_WINDOW = 60.0
 
 class ReplicaCalculationError(ValueError):
     """A metric the controller cannot compute a proposal from (upstream's error text)."""
+
+
+@contextmanager
+def _prefixed(prefix: str) -> Iterator[None]:
+    """Upstream wraps each failure with the step that failed: ``<prefix>: <cause>``."""
+    try:
+        yield
+    except ReplicaCalculationError as err:
+        raise ReplicaCalculationError(f"{prefix}: {err}") from err
 
 
 class InvalidMetricsError(ReplicaCalculationError):
@@ -460,10 +470,8 @@ def usage_ratio_replica_count(
         return math.ceil(usage_ratio)
     if tolerances.is_within(usage_ratio):
         return current_replicas
-    try:
+    with _prefixed("unable to calculate ready pods"):
         ready = ready_pods_count(pods)
-    except ReplicaCalculationError as err:
-        raise ReplicaCalculationError(f"unable to calculate ready pods: {err}") from err
     return math.ceil(usage_ratio * ready)
 
 
@@ -538,7 +546,7 @@ def compute_replicas_for_metric(
     if isinstance(metric, PodsMetricSource):
         target_usage = metric.target.average_value
         assert target_usage is not None  # a Pods target is AverageValue (MetricTarget validation)
-        try:
+        with _prefixed("failed to get pods metric value"):
             result = calculator.get_metric_replicas(
                 spec_replicas,
                 target_usage,
@@ -548,8 +556,6 @@ def compute_replicas_for_metric(
                 now=now,
                 tolerances=tolerances,
             )
-        except ReplicaCalculationError as err:
-            raise ReplicaCalculationError(f"failed to get pods metric value: {err}") from err
         return result.replicas, f"pods metric {metric.metric.name}"
     if isinstance(metric, ObjectMetricSource):
         return _object_proposal(
@@ -583,10 +589,10 @@ def _resource_proposal(
     """``computeStatusForResourceMetricGeneric``: ``averageValue`` wins over ``averageUtilization``."""
     name = metric.name
     target = metric.target
-    try:
+    with _prefixed(f"failed to get {name} resource metric value"):
         samples = _samples(observation, "resource")
         if target.average_value is not None:
-            try:
+            with _prefixed(f"failed to get {name} usage"):
                 raw = calculator.get_raw_resource_replicas(
                     spec_replicas,
                     target.average_value,
@@ -596,20 +602,14 @@ def _resource_proposal(
                     now=now,
                     tolerances=tolerances,
                 )
-            except ReplicaCalculationError as err:
-                raise ReplicaCalculationError(f"failed to get {name} usage: {err}") from err
             return raw.replicas, f"{name} resource"
         utilization = target.average_utilization
         assert utilization is not None  # a Resource target is Utilization or AverageValue (validation)
-        try:
+        with _prefixed(f"failed to get {name} utilization"):
             util = calculator.get_resource_replicas(
                 spec_replicas, utilization, name, pods=pods, metrics=samples, now=now, tolerances=tolerances
             )
-        except ReplicaCalculationError as err:
-            raise ReplicaCalculationError(f"failed to get {name} utilization: {err}") from err
         return util.replicas, f"{name} resource utilization (percentage of request)"
-    except ReplicaCalculationError as err:
-        raise ReplicaCalculationError(f"failed to get {name} resource metric value: {err}") from err
 
 
 def _object_proposal(
@@ -626,7 +626,7 @@ def _object_proposal(
     ref = metric.described_object
     name = metric.metric.name
     target = metric.target
-    try:
+    with _prefixed("failed to get object metric value"):
         if observation is None or isinstance(observation, bool) or not isinstance(observation, int):
             raise ReplicaCalculationError(f"unable to get metric {name} on {ref.kind} {ref.name}")
         if target.type == "Value":
@@ -636,15 +636,11 @@ def _object_proposal(
             )
             return result.replicas, f"{ref.kind} metric {name}"
         assert target.average_value is not None  # an Object target is Value or AverageValue (validation)
-        try:
+        with _prefixed(f"failed to get {name} object metric"):
             result = calculator.get_object_per_pod_metric_replicas(
                 status_replicas, target.average_value, observation, tolerances=tolerances
             )
-        except ReplicaCalculationError as err:
-            raise ReplicaCalculationError(f"failed to get {name} object metric: {err}") from err
         return result.replicas, f"external metric {name}({_selector_text(metric.metric.selector)})"
-    except ReplicaCalculationError as err:
-        raise ReplicaCalculationError(f"failed to get object metric value: {err}") from err
 
 
 def _external_proposal(
@@ -661,7 +657,7 @@ def _external_proposal(
     name = metric.metric.name
     target = metric.target
     description = f"external metric {name}({_selector_text(metric.metric.selector)})"
-    try:
+    with _prefixed(f"failed to get {name} external metric value"):
         if observation is None:
             values: Sequence[int] = ()
         elif isinstance(observation, Sequence):
@@ -671,23 +667,17 @@ def _external_proposal(
                 f"an external metric needs the values of its series, got {type(observation).__name__}"
             )
         if target.average_value is not None:
-            try:
+            with _prefixed(f"failed to get {name} external metric"):
                 result = calculator.get_external_per_pod_metric_replicas(
                     status_replicas, target.average_value, name, values, tolerances=tolerances
                 )
-            except ReplicaCalculationError as err:
-                raise ReplicaCalculationError(f"failed to get {name} external metric: {err}") from err
             return result.replicas, description
         assert target.value is not None  # an External target is Value or AverageValue (validation)
-        try:
+        with _prefixed(f"failed to get external metric {name}"):
             result = calculator.get_external_metric_replicas(
                 spec_replicas, target.value, name, values, pods=pods, tolerances=tolerances
             )
-        except ReplicaCalculationError as err:
-            raise ReplicaCalculationError(f"failed to get external metric {name}: {err}") from err
         return result.replicas, description
-    except ReplicaCalculationError as err:
-        raise ReplicaCalculationError(f"failed to get {name} external metric value: {err}") from err
 
 
 def compute_replicas_for_metrics(
