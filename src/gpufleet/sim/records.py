@@ -73,11 +73,14 @@ class PodRecord:
 
     def stop_working(self, now: float, sigterm: bool = False) -> float:
         """Stop computing at ``now``; keep progress up to the last checkpoint (all of it when a
-        SIGTERM lets the pod checkpoint, ``gpufleet.io/checkpoint-on-sigterm``). Returns the seconds lost."""
+        SIGTERM lets the pod checkpoint, ``gpufleet.io/checkpoint-on-sigterm``). Returns the seconds lost;
+        a pod without a task (a server with no ``gpufleet.io/duration``) loses none."""
         self.working = False
         total = self.done_s + now - self.work_started_at
         task = self.task_s
-        if task is not None and total >= task - 1e-9:
+        if task is None:  # a server computing forever keeps no progress that could be lost
+            return 0.0
+        if total >= task - 1e-9:
             self.done_s = task
             return 0.0
         if sigterm and self.pod.behavior.checkpoint_on_sigterm:
