@@ -692,8 +692,9 @@ def _latency_section(summary: Mapping[str, Any]) -> str:
         "percentiles need not add up to the total's."
     )
     parts = [note, _table(["stage", "p50", "p95", "p99"], rows, css="narrow")]
-    if pods:
-        parts.append("<h3>Waterfall</h3>" + _waterfall(pods))
+    waited = [p for p in pods if (p.get("working_s") or 0) > (p.get("created_s") or 0)]
+    if waited:
+        parts.append("<h3>Waterfall</h3>" + _waterfall(waited))
     return "\n".join(parts)
 
 
@@ -744,6 +745,8 @@ def _chain_times(node: Mapping[str, Any]) -> tuple[float, float | None, float | 
     created, ready, gpu_ready = (_number(node.get(key)) for key in ("created_s", "ready_s", "gpu_ready_s"))
     if created is None or (ready is None and gpu_ready is None):
         return None
+    if (ready is None or ready == created) and (gpu_ready is None or gpu_ready == created):
+        return None  # a node present from the start, or started instantly: no chain to draw
     return created, ready, gpu_ready
 
 
