@@ -48,4 +48,5 @@ def test_main_prints_table_and_succeeds(capsys: pytest.CaptureFixture[str]) -> N
     assert "1,600/1,600 bound" in out
     assert "10/10 gangs bound" in out
     rates = [float(x.replace(",", "")) for x in re.findall(r"= ([\d,]+) pods/s", out)]
-    assert len(rates) == 3 and all(rate > 0 for rate in rates)
+    assert len(rates) == 4 and all(rate > 0 for rate in rates)  # 3 scheduler cases + the simulator's
+    assert "1,600/1,600 bound with a device" in out
