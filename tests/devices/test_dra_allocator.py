@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from gpufleet.kube.dra import slices_for_node
 from gpufleet.model.dra import (
     ALL,
     AllocationResult,
@@ -14,6 +13,7 @@ from gpufleet.model.dra import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from gpufleet.model.dra_slices import slices_for_node
 from gpufleet.scheduling.dra.allocator import (
     CANNOT_ALLOCATE,
     NOT_AVAILABLE,

@@ -11,7 +11,6 @@ from gpufleet.kube.dra import (
     dra_object,
     pod_resource_claims,
     resource_slice_manifest,
-    slices_for_node,
 )
 from gpufleet.kube.problems import Location, Problems, Reporter
 from gpufleet.model.dra import (
@@ -23,6 +22,7 @@ from gpufleet.model.dra import (
     ResourceSlice,
     VersionValue,
 )
+from gpufleet.model.dra_slices import slices_for_node
 from gpufleet.scheduling.dra.allocator import Allocation, allocate_on_node
 from gpufleet.scheduling.dra.claims import claims_for_pod
 

@@ -16,7 +16,7 @@ request ``capacity`` (consumable capacity), ``nodeSelector`` and ``perDeviceNode
 ``sharedCounters``/``consumesCounters`` (partitionable devices). Ignored with a warning:
 ``config`` (opaque driver parameters), ``tolerations`` and device ``taints``.
 
-:func:`slices_for_node` publishes a node's GPUs as the NVIDIA DRA driver (``gpu.nvidia.com``,
+``gpufleet.model.dra_slices.slices_for_node`` publishes a node's GPUs as the NVIDIA DRA driver (``gpu.nvidia.com``,
 github.com/NVIDIA/k8s-dra-driver-gpu) does: one pool named after the node, devices ``gpu-0``,
 ``gpu-1``..., attributes ``type``, ``uuid``, ``index``, ``minor``, ``productName``, ``brand``,
 ``architecture``, ``cudaComputeCapability``, ``driverVersion``, ``cudaDriverVersion`` (the last three
@@ -26,8 +26,6 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
 
 from __future__ import annotations
 
-import re
-import uuid
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -53,7 +51,6 @@ from gpufleet.model.quantity import QuantityError, parse_quantity
 
 GROUP_VERSION = "resource.k8s.io/v1"
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
-NVIDIA_DRIVER = "gpu.nvidia.com"
 _DEFAULT_NAMESPACE = "default"
 
 
@@ -354,77 +351,6 @@ def pod_resource_claims(
 
 
 # --- ResourceSlices from GPU facts --------------------------------------------------------------
-
-#: (architecture, CUDA compute capability) by a product-name marker, for :func:`slices_for_node`.
-_GPU_FAMILIES = (
-    ("B200", "Blackwell", "10.0.0"),
-    ("GB200", "Blackwell", "10.0.0"),
-    ("H200", "Hopper", "9.0.0"),
-    ("H100", "Hopper", "9.0.0"),
-    ("GH200", "Hopper", "9.0.0"),
-    ("L40", "Ada Lovelace", "8.9.0"),
-    ("L4", "Ada Lovelace", "8.9.0"),
-    ("A100", "Ampere", "8.0.0"),
-    ("A10", "Ampere", "8.6.0"),
-    ("T4", "Turing", "7.5.0"),
-    ("V100", "Volta", "7.0.0"),
-)
-_DNS_LABEL_JUNK = re.compile(r"[^a-z0-9.-]+")
-
-
-def gpu_family(product: str) -> tuple[str, str] | None:
-    """``(architecture, cudaComputeCapability)`` of a known NVIDIA data-centre product name."""
-    words = product.upper().replace("-", " ").split()
-    for marker, architecture, capability in _GPU_FAMILIES:
-        if marker in words:
-            return architecture, capability
-    return None
-
-
-def slices_for_node(
-    node_name: str,
-    gpu_count: int,
-    product: str,
-    memory_bytes: int,
-    driver: str = NVIDIA_DRIVER,
-    *,
-    brand: str = "Nvidia",
-    architecture: str | None = None,
-    cuda_compute_capability: str | None = None,
-    driver_version: str | None = None,
-    cuda_driver_version: str | None = None,
-) -> ResourceSlice:
-    """The ResourceSlice a node with ``gpu_count`` ``product`` GPUs publishes (one pool, named after the
-    node). Architecture and compute capability default from the product name when it is a known one;
-    versions are left out unless given. UUIDs are stable per node and index (``GPU-<uuid5>``)."""
-    if architecture is None or cuda_compute_capability is None:
-        family = gpu_family(product)
-        if family is not None:
-            architecture = architecture or family[0]
-            cuda_compute_capability = cuda_compute_capability or family[1]
-    devices = []
-    for index in range(gpu_count):
-        attributes: dict[str, AttributeValue] = {
-            "type": "gpu",
-            "uuid": f"GPU-{uuid.uuid5(uuid.NAMESPACE_DNS, f'{node_name}/gpu-{index}.{driver}')}",
-            "index": index,
-            "minor": index,
-            "productName": product,
-            "brand": brand,
-        }
-        if architecture:
-            attributes["architecture"] = architecture
-        for key, version in (
-            ("cudaComputeCapability", cuda_compute_capability),
-            ("driverVersion", driver_version),
-            ("cudaDriverVersion", cuda_driver_version),
-        ):
-            if version:
-                attributes[key] = VersionValue(version)
-        devices.append(Device(f"gpu-{index}", attributes, {"memory": memory_bytes}))
-    slice_name = _DNS_LABEL_JUNK.sub("-", f"{node_name}-{driver}".lower()).strip("-.")
-    return ResourceSlice(slice_name, driver, node_name, tuple(devices), node_name=node_name)
-
 
 def _quantity_text(value: Fraction | int) -> str:
     value = Fraction(value)
