@@ -31,3 +31,15 @@ def test_a_finished_pod_frees_its_claims_devices() -> None:
     sim = Simulation(scenario)
     sim.run()
     assert sim.state.dra is not None and sim.state.dra.allocated == {}
+
+
+def test_pool_declared_by_gpu_model_publishes_slices_that_claims_allocate() -> None:
+    """Each 8-GPU node's ResourceSlice holds two 4-GPU claims; the pool advertises no device-plugin GPUs."""
+    scenario = load_scenario([EXAMPLE.parent / "pool-publishes-slices.yaml"])
+    assert "nvidia.com/gpu" not in scenario.node_pools[0].template.allocatable
+    sim = Simulation(scenario)
+    sim.run()
+    pods = build_summary(sim)["pods"]
+    assert all(p["working"] for p in pods)
+    assert sorted(p["node"] for p in pods) == ["h100-0", "h100-0", "h100-1", "h100-1"]
+    assert sim.state.dra is not None and len(sim.state.dra.objects.slices) == 2

@@ -122,6 +122,7 @@ class GpuSpec(SpecModel):
     mig_strategy: Literal["none", "single", "mixed"] = "none"
     mig_layout: list[str] | None = None  # the MIG instances on each GPU (mig-parted ``devices: all``)
     time_slicing_replicas: Annotated[int, Field(ge=1)] | None = None
+    publish_resource_slices: bool = False  # DRA instead of the device plugin
 
     @field_validator("model")
     @classmethod
@@ -204,7 +205,17 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
         provisioning=tuple((spec.provisioning or {}).items()),
         stock=_stock(spec.stock),
         spot_reclaim_per_hour=spec.spot.reclaim_per_hour if spec.spot is not None else None,
+        dra_gpus=_dra_gpus(spec.gpu),
     )
+
+
+def _dra_gpus(gpu: GpuSpec | None) -> tuple[str, int, int] | None:
+    """With ``publishResourceSlices`` the pool's GPUs are DRA devices (the NVIDIA DRA driver's product
+    names use spaces where GFD labels use dashes)."""
+    if gpu is None or not gpu.publish_resource_slices:
+        return None
+    model = lookup(gpu.model)
+    return (model.product or model.name).replace("-", " "), gpu.count, model.memory_bytes or 0
 
 
 def _declare_by_gpu_model(template: Node, gpu: GpuSpec) -> float:
@@ -225,6 +236,8 @@ def _declare_by_gpu_model(template: Node, gpu: GpuSpec) -> float:
     )
     labels = gfd_labels(model, gpu.count, gpu.mig_strategy, layout, replicas if replicas > 1 else None)
     template.labels.update({k: v for k, v in labels.items() if k not in template.labels})
+    if gpu.publish_resource_slices:  # one cluster runs either the DRA driver or the device plugin
+        capacity = {r: v for r, v in capacity.items() if not r.startswith("nvidia.com/")}
     template.capacity = {**template.capacity, **capacity}
     template.allocatable = {**template.allocatable, **capacity}
     return (model.default_price_per_hour or 0.0) * gpu.count

@@ -71,6 +71,9 @@ class NodePool:
     stock: Stock = field(default_factory=Stock)
     #: spot capacity: each node is reclaimed at this rate (Poisson), with two minutes' notice
     spot_reclaim_per_hour: float | None = None
+    #: the GPUs each node publishes as a DRA ResourceSlice instead of device-plugin resources:
+    #: (product name, count, memory bytes per GPU)
+    dra_gpus: tuple[str, int, int] | None = None
 
     @property
     def autoscaled(self) -> bool:

@@ -25,6 +25,7 @@ from gpufleet.controllers import DaemonSetController, DeploymentController, JobC
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
+from gpufleet.model.dra_slices import slices_for_node
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.resources import GPU, PODS, native_first
@@ -71,8 +72,11 @@ class Simulation:
                 nodes.append(node)
         self.state = ClusterState(nodes)
         dra = scenario.dra
-        if dra.slices or dra.classes or dra.claims or dra.templates:
-            self.state.dra = DraState(dra)
+        publishing = any(rt.pool.dra_gpus for rt in self.pools.values())
+        if dra.slices or dra.classes or dra.claims or dra.templates or publishing:
+            self.state.dra = DraState(replace(dra, slices=list(dra.slices)))
+        for node in nodes:
+            self._publish_slices(node)
         self.gangs = GangView(self.state, scenario.pod_groups)
         seeds = np.random.SeedSequence(self.seed).spawn(len(scheduler_processes(scenario.schedulers)))
         self.schedulers = [
@@ -687,14 +691,27 @@ class Simulation:
     def node_gpus_ready(self, node: Node) -> None:
         """The device plugin registered: the node's GPUs become allocatable."""
         self.state.set_allocatable(node.name, dict(node.allocatable))
+        self._publish_slices(node)
         self.node_devices[node.name] = NodeDevices.of(node)
         self._weights_key = None
         self.nodes[node.name].gpu_ready_s = self.loop.now
         self.cluster_changed()
 
+    def _publish_slices(self, node: Node) -> None:
+        """A node of a pool with ``publishResourceSlices`` publishes its GPUs for DRA."""
+        pool = self.pools.get(node.pool or "")
+        if pool is None or pool.pool.dra_gpus is None or self.state.dra is None:
+            return
+        product, count, memory = pool.pool.dra_gpus
+        self.state.dra.objects.slices.append(slices_for_node(node.name, count, product, memory))
+        self.state.dra.cache.clear()
+
     def delete_node(self, name: str) -> None:
         """The node goes away; whatever still runs there ends with it."""
         now = self.loop.now
+        if self.state.dra is not None:
+            objects = self.state.dra.objects
+            objects.slices = [s for s in objects.slices if s.node_name != name]
         for key in (
             sorted(a.pod.key for a in self.state.pods_on[self.state.index[name]].values())
             if name in self.state.index
