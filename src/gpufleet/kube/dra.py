@@ -19,9 +19,9 @@ request ``capacity`` (consumable capacity), ``nodeSelector`` and ``perDeviceNode
 ``gpufleet.model.dra_slices.slices_for_node`` publishes a node's GPUs as the NVIDIA DRA driver
 (``gpu.nvidia.com``, github.com/NVIDIA/k8s-dra-driver-gpu) does: one pool named after the node,
 devices ``gpu-0``, ``gpu-1``..., attributes ``type``, ``uuid``, ``index``, ``minor``,
-``productName``, ``brand``, ``architecture``, ``cudaComputeCapability``, ``driverVersion``, ``cudaDriverVersion`` (the last three
-are versions) and capacity ``memory``. See the DRA docs page,
-https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/.
+``productName``, ``brand``, ``architecture``, ``cudaComputeCapability``, ``driverVersion``,
+``cudaDriverVersion`` (the last three are versions) and capacity ``memory``. See the DRA docs
+page, https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/.
 """
 
 from __future__ import annotations
