@@ -17,11 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import numpy as np
+import numpy.typing as npt
+
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.profile import Profile
+
+Int8Array = npt.NDArray[np.int8]
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
@@ -51,26 +56,45 @@ def eviction_blocker(pod: Pod, budgets: list[DisruptionBudget], allowed: dict[st
     return None
 
 
-def find_home(
-    state: ClusterState, profile: Profile, pod: Pod, exclude: set[int], extra: dict[int, list[int]]
-) -> int | None:
-    """A node other than ``exclude`` where the pod passes the filters, counting tentative moves.
+class TrialPlacement:
+    """Pods placed one after another, first fit in node order, on a copy of the free capacity of
+    the active nodes outside ``exclude``: the scheduler simulation cluster-autoscaler runs on a
+    forked snapshot (``filterOutSchedulable``, and the drain simulation of scale-down), which
+    never touches the real state. Each pod is tried as a fresh copy, without ``spec.nodeName``.
+    ``verdicts`` caches, per pod shape and state row, whether the profile's static filters admit
+    the pod there (-1: not yet asked); it may be shared by trials over the same state (one scan).
+    """
 
-    The pod is tried as a fresh copy would be, without its ``spec.nodeName`` (as the drain
-    simulation does)."""
-    pod = replace(pod, node_name=None) if pod.node_name else pod
-    want = state.pod_vectors(pod)[0].tolist()
-    for i in state.active_indices().tolist():
-        if i in exclude or any(f.reject(pod, state.nodes[i]) for f in profile.static_filters):
-            continue
-        moved = extra.get(i)
-        free = (state.alloc[i] - state.requested[i]).tolist()
-        if moved is not None:
-            free = [f - m for f, m in zip(free, moved, strict=True)]
-        if all(w <= f for w, f in zip(want, free, strict=True) if w > 0):
-            extra[i] = [m + w for m, w in zip(moved or [0] * len(want), want, strict=True)]
-            return int(i)
-    return None
+    def __init__(
+        self,
+        state: ClusterState,
+        profile: Profile,
+        exclude: set[int],
+        verdicts: dict[tuple[object, ...], Int8Array] | None = None,
+    ):
+        self.state, self.filters = state, profile.static_filters
+        self.idx = np.array([i for i in state.active_indices().tolist() if i not in exclude], dtype=np.int64)
+        self.free = state.alloc[self.idx] - state.requested[self.idx]
+        self.verdicts = verdicts if verdicts is not None else {}
+
+    def place(self, pod: Pod) -> int | None:
+        """The node the pod would take (its room is then taken), or None when none has room.
+
+        Capacity is compared on all nodes at once; the filters run only on nodes with room, in
+        order, until one admits the pod."""
+        fresh = replace(pod, node_name=None) if pod.node_name else pod
+        want = self.state.pod_vectors(fresh)[0]
+        admits = self.verdicts.setdefault(fresh.shape(), np.full(len(self.state.nodes), -1, dtype=np.int8))
+        room = np.flatnonzero((self.free >= want).all(axis=1))
+        for j in room[admits[self.idx[room]] != 0].tolist():
+            row = int(self.idx[j])
+            if admits[row] < 0:
+                node = self.state.nodes[row]
+                admits[row] = all(f.reject(fresh, node) is None for f in self.filters)
+            if admits[row]:
+                self.free[j] -= want
+                return row
+        return None
 
 
 @dataclass(frozen=True)
@@ -90,13 +114,14 @@ def assess(
     is_daemon: set[str],
     exclude: set[int],
     protected: Callable[[str], bool] | None = None,
+    verdicts: dict[tuple[object, ...], Int8Array] | None = None,
 ) -> NodeVerdict:
     """Whether node ``i`` could be removed now (its pods moved to nodes outside ``exclude``)."""
     name = state.nodes[i].name
     used = utilization(state, i)
     if used >= threshold:
         return NodeVerdict(name, False, f"utilization {used:.2f} >= {threshold}")
-    moved: dict[int, list[int]] = {}
+    trial = TrialPlacement(state, profile, exclude | {i}, verdicts)
     for a in sorted(state.pods_on[i].values(), key=lambda a: a.pod.key):
         if a.pod.key in is_daemon:
             continue
@@ -105,6 +130,6 @@ def assess(
             blocker = f"pod {a.pod.key} is computing on GPUs (gpuAwareScaleDown)"
         if blocker is not None:
             return NodeVerdict(name, False, blocker)
-        if find_home(state, profile, a.pod, exclude | {i}, moved) is None:
+        if trial.place(a.pod) is None:
             return NodeVerdict(name, False, f"pod {a.pod.key} fits on no other node")
     return NodeVerdict(name, True)

@@ -352,6 +352,7 @@ def pod_resource_claims(
 
 # --- ResourceSlices from GPU facts --------------------------------------------------------------
 
+
 def _quantity_text(value: Fraction | int) -> str:
     value = Fraction(value)
     if value.denominator != 1:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gpufleet.autoscaling.expanders import choose
-from gpufleet.autoscaling.scale_down import assess
+from gpufleet.autoscaling.scale_down import Int8Array, TrialPlacement, assess
 from gpufleet.autoscaling.scale_up import PoolOption, estimate, still_pending
 from gpufleet.controllers import daemon_should_run
 from gpufleet.lifecycle.node_start import plan_node_start
@@ -122,30 +122,10 @@ class ClusterAutoscalerLoop:
     def _not_schedulable_now(self, pods: list[Pod]) -> list[Pod]:
         """``filterOutSchedulable``: pods that fit on existing nodes (one after another) need no new node."""
         state = self.sim.state
-        exclude = {state.index[n] for n in self.deleting if n in state.index}
-        idx = np.array([i for i in state.active_indices().tolist() if i not in exclude], dtype=np.int64)
-        free = state.alloc[idx] - state.requested[idx]
-        admitted: dict[tuple[object, ...], np.ndarray] = {}
-        remaining = []
-        for pod in pods:
-            shape = pod.shape()
-            mask = admitted.get(shape)
-            if mask is None:
-                fresh = replace(pod, node_name=None)
-                mask = admitted[shape] = np.array(
-                    [
-                        all(f.reject(fresh, state.nodes[i]) is None for f in self.profile.static_filters)
-                        for i in idx
-                    ],
-                    dtype=bool,
-                )
-            want = state.pod_vectors(pod)[0]
-            fits = np.flatnonzero(mask & (free >= want).all(axis=1))
-            if len(fits):
-                free[fits[0]] -= want  # it takes that room for the pods after it
-            else:
-                remaining.append(pod)
-        return remaining
+        trial = TrialPlacement(
+            state, self.profile, {state.index[n] for n in self.deleting if n in state.index}
+        )
+        return [pod for pod in pods if trial.place(pod) is None]
 
     def _daemon_requests(self, template: Node) -> Resources:
         total: Resources = {}
@@ -321,6 +301,7 @@ class ClusterAutoscalerLoop:
         )
         candidates = [] if key == self._assessed else self._candidates()
         self._assessed = key
+        verdicts: dict[tuple[object, ...], Int8Array] = {}  # static-filter verdicts shared by this scan
         for _, name in candidates:
             seen.add(name)
             verdict = assess(
@@ -333,6 +314,7 @@ class ClusterAutoscalerLoop:
                 daemon,
                 exclude,
                 protected,
+                verdicts,
             )
             if verdict.unneeded:
                 self.unneeded_since.setdefault(name, now)
