@@ -31,8 +31,6 @@ ALLOCATION_MODES = (EXACT_COUNT, ALL)
 
 #: The limit on devices one claim may get (``resource.AllocationResultsMaxSize``).
 ALLOCATION_RESULTS_MAX_SIZE = 32
-#: The limit on pods sharing one claim (``resource.ResourceClaimReservedForMaxSize``).
-RESERVED_FOR_MAX_SIZE = 256
 
 
 @dataclass(frozen=True)

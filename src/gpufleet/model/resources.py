@@ -30,8 +30,6 @@ GPU = "nvidia.com/gpu"
 #: A resource list in canonical integer units.
 Resources = dict[str, int]
 
-_NATIVE = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
-
 
 def is_extended(name: str) -> bool:
     """Extended resources are fully qualified names outside ``kubernetes.io/`` (e.g. ``nvidia.com/gpu``)."""

@@ -9,22 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-EXTENSION_POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-    "multiPoint",
-)
-
 
 @dataclass(frozen=True)
 class PluginRef:

@@ -218,10 +218,6 @@ class ClusterState:
         self.changes.append(a.node)
         return a
 
-    def node_of(self, pod_key: str) -> str | None:
-        a = self.assignments.get(pod_key)
-        return None if a is None else self.nodes[a.node].name
-
     # -- derived figures -------------------------------------------------------------------
     def free(self, resource: str) -> IntArray:
         col = self.res_index.get(resource)

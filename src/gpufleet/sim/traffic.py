@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 
 from gpufleet.model.load import Traffic
 
-METRICS = ("requests_per_second", "queue_length", "DCGM_FI_DEV_GPU_UTIL")
-
 
 @dataclass
 class TrafficState:

@@ -16,7 +16,6 @@ from gpufleet.scheduling.framework import StaticFilter, StaticScore, default_nor
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
 PREFILTER_ABSENT_REASON = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
-CONFLICT_REASON = "pod affinity terms conflict"
 
 
 def pinned_node_names(pod: Pod) -> set[str] | None:
