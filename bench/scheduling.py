@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 
+from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
@@ -32,6 +33,7 @@ DEFAULT_SCHEDULER = "default-scheduler"
 GANG_SCHEDULER = "gang-scheduler"
 SINGLE = "place single-GPU pods on clusters of 8-GPU nodes"
 GANGS = "place 16-pod gangs of 8 GPUs"
+SHARES = "place half-GPU shares, each on a GPU of the scheduler's choosing (device level)"
 COLUMNS = ("case", "nodes", "pods", "score%", "bound", "wall s", "cpu s", "pods/s", "ms/gang", "gangs", "MiB")
 
 
@@ -43,6 +45,7 @@ class Case:
     gangs: int = 0  # gangs of ``gang_size`` 8-GPU pods
     gang_size: int = 16
     percentage: int | None = None  # percentageOfNodesToScore; None is upstream's adaptive default
+    share_milli: int | None = None  # the single pods ask for this share of one GPU instead of a GPU
 
     @property
     def total_pods(self) -> int:
@@ -75,11 +78,14 @@ class Result:
 def cases(quick: bool = False) -> list[Case]:
     sizes = [200] if quick else [1_000, 5_000]
     single = [Case(SINGLE, n, pods=8 * n, percentage=pct) for n in sizes for pct in (100, None)]
-    return [*single, Case(GANGS, 200 if quick else 1_000, gangs=10 if quick else 50)]
+    shares = [
+        Case(SHARES, n, pods=16 * n, percentage=pct, share_milli=500) for n in sizes for pct in (100, None)
+    ]
+    return [*single, *shares, Case(GANGS, 200 if quick else 1_000, gangs=10 if quick else 50)]
 
 
 def gpu_node(i: int) -> Node:
-    labels = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    labels = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559"}
     return Node(f"node-{i:05d}", labels=labels, capacity={CPU: 96_000, MEMORY: 768 * GI, PODS: 110, GPU: 8})
 
 
@@ -97,7 +103,14 @@ def build(case: Case) -> Scheduler:
     """A scheduler over ``case.nodes`` empty nodes with every pod of the case queued."""
     state = ClusterState([gpu_node(i) for i in range(case.nodes)])
     gangs = GangView(state)
-    pods = [Pod(f"single-{j:06d}", requests={GPU: 1, CPU: 8_000, MEMORY: 64 * GI}) for j in range(case.pods)]
+    if case.share_milli is None:
+        pods = [
+            Pod(f"single-{j:06d}", requests={GPU: 1, CPU: 8_000, MEMORY: 64 * GI}) for j in range(case.pods)
+        ]
+    else:
+        share = GpuShare(compute_milli=case.share_milli)
+        requests = {CPU: 4_000, MEMORY: 32 * GI}
+        pods = [Pod(f"share-{j:06d}", requests=dict(requests), gpu_share=share) for j in range(case.pods)]
     for g in range(case.gangs):
         group = PodGroup(f"gang-{g:03d}", "default", min_member=case.gang_size)
         gangs.add_group(group)
@@ -174,7 +187,7 @@ def table(results: list[Result]) -> str:
         c = r.case
         rows.append(
             (
-                "gangs" if c.gangs else "single-GPU",
+                "gangs" if c.gangs else "single-GPU" if c.share_milli is None else "half-GPU",
                 f"{c.nodes}",
                 f"{c.total_pods}",
                 c.setting,
@@ -189,6 +202,21 @@ def table(results: list[Result]) -> str:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows)
+
+
+def device_level_cost(results: list[Result]) -> list[str]:
+    """For each share case, how much longer a pod takes than a whole-GPU pod on the same cluster."""
+    whole = {(r.case.nodes, r.case.setting): r for r in results if r.case.title == SINGLE}
+    lines = []
+    for r in results:
+        base = whole.get((r.case.nodes, r.case.setting))
+        if r.case.share_milli is not None and base is not None:
+            lines.append(
+                f"device level: {r.case.nodes:,} nodes, percentageOfNodesToScore {r.case.setting}: "
+                f"{r.pods_per_s:,.0f} vs {base.pods_per_s:,.0f} pods/s, "
+                f"{base.pods_per_s / r.pods_per_s:.2f}x the time per pod of whole GPUs"
+            )
+    return lines
 
 
 def complete(r: Result) -> bool:

@@ -22,7 +22,7 @@ def results() -> list[Result]:
 
 
 def test_quick_cases_bind_every_pod_and_gang(results: list[Result]) -> None:
-    assert [r.case.nodes for r in results] == [200, 200, 200]
+    assert [r.case.nodes for r in results] == [200] * 5
     for r in results:
         assert r.bound == r.case.total_pods > 0
         assert r.gangs_bound == r.case.gangs
@@ -48,5 +48,7 @@ def test_main_prints_table_and_succeeds(capsys: pytest.CaptureFixture[str]) -> N
     assert "1,600/1,600 bound" in out
     assert "10/10 gangs bound" in out
     rates = [float(x.replace(",", "")) for x in re.findall(r"= ([\d,]+) pods/s", out)]
-    assert len(rates) == 4 and all(rate > 0 for rate in rates)  # 3 scheduler cases + the simulator's
+    assert len(rates) == 6 and all(rate > 0 for rate in rates)  # 5 scheduler cases + the simulator's
+    assert "3,200/3,200 bound" in out  # half-GPU shares: two per GPU
+    assert re.search(r"device level: .* [\d.]+x the time per pod of whole GPUs", out)
     assert "1,600/1,600 bound with a device" in out

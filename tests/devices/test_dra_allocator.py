@@ -9,11 +9,14 @@ from gpufleet.model.dra import (
     DeviceID,
     DeviceRequest,
     DeviceRequestAllocationResult,
+    DraObjects,
+    PodResourceClaim,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
 )
 from gpufleet.model.dra_slices import slices_for_node
+from gpufleet.model.pod import Pod
 from gpufleet.scheduling.dra.allocator import (
     CANNOT_ALLOCATE,
     NOT_AVAILABLE,
@@ -21,6 +24,7 @@ from gpufleet.scheduling.dra.allocator import (
     MatchCache,
     allocate_on_node,
 )
+from gpufleet.scheduling.dra.state import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE, DraState
 
 GIB = 2**30
 GPU_CLASS = DeviceClass("gpu.nvidia.com", ('device.driver == "gpu.nvidia.com"',))
@@ -196,3 +200,42 @@ def test_match_cache_keeps_outcomes_across_pods() -> None:
     for _ in range(2):
         reason = allocate_on_node("node-a", [claim("c", broken)], CLASSES, [NODE_A], cache=cache)
         assert isinstance(reason, str) and "CEL runtime error" in reason
+
+
+def _shared_state() -> tuple[DraState, ResourceClaim]:
+    shared = claim("shared", gpus(1))
+    objects = DraObjects(classes=dict(CLASSES), slices=[NODE_A], claims={shared.key: shared})
+    return DraState(objects), shared
+
+
+def _sharer(i: int) -> Pod:
+    return Pod(f"p{i}", resource_claims=(PodResourceClaim("gpus", resource_claim_name="shared"),))
+
+
+def test_a_claim_takes_256_consumers_and_refuses_the_257th_changing_nothing() -> None:
+    """``ResourceClaimReservedForMaxSize`` (256): the API server refuses a 257th ``reservedFor`` entry,
+    which kube-scheduler's PreBind reports as ``add reservation to claim <ns>/<name>: ...``."""
+    state, shared = _shared_state()
+    for i in range(RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE):
+        assert state.place(_sharer(i), "node-a") is None
+    assert state.place(_sharer(256), "node-a") == (
+        'add reservation to claim default/shared: ResourceClaim.resource.k8s.io "shared" is invalid: '
+        "status.reservedFor: Too many: 257: must have at most 256 items"
+    )
+    assert len(state.users[shared.key]) == 256 and "default/p256" not in state.users[shared.key]
+    assert state.place(_sharer(0), "node-a") is None  # a pod already reserved may come back
+    state.release(_sharer(0))
+    assert state.place(_sharer(256), "node-a") is None
+
+
+def test_a_fork_allocates_and_publishes_without_touching_the_cluster_state() -> None:
+    """cluster-autoscaler simulates on a forked DRA snapshot: allocations, releases and slices of
+    simulated nodes stay in the fork."""
+    state, shared = _shared_state()
+    assert state.place(_sharer(0), "node-a") is None
+    fork = state.fork([slices_for_node("sim-node", 8, "NVIDIA H100 80GB HBM3", 80 * GIB)])
+    fork.release(_sharer(0))
+    assert fork.place(_sharer(1), "sim-node") is None
+    assert fork.allocated[shared.key].node_name == "sim-node"
+    assert state.allocated[shared.key].node_name == "node-a" and state.users[shared.key] == {"default/p0"}
+    assert [s.node_name for s in state.objects.slices] == ["node-a"]

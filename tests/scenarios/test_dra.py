@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from gpufleet.kube import load_scenario
+from gpufleet.report.schema import validate_summary
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 
@@ -43,3 +45,264 @@ def test_pool_declared_by_gpu_model_publishes_slices_that_claims_allocate() -> N
     assert all(p["working"] for p in pods)
     assert sorted(p["node"] for p in pods) == ["h100-0", "h100-0", "h100-1", "h100-1"]
     assert sim.state.dra is not None and len(sim.state.dra.objects.slices) == 2
+
+
+SCALE_UP = EXAMPLE.parent / "pool-scales-up-for-claims.yaml"
+SAFE = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+
+
+def document(path: Path, kind: str) -> str:
+    """The document of one kind in an example file, to build other scenarios around it."""
+    docs = path.read_text().split("\n---\n")
+    return next(f"---\n{d.strip()}\n" for d in docs if f"\nkind: {kind}\n" in f"\n{d}\n")
+
+
+GPU_CLASS = document(EXAMPLE.parent / "pool-publishes-slices.yaml", "DeviceClass")
+TWO_NODE_POOL = """---
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {name: h100}
+spec:
+  replicas: 2
+  max: 2
+  gpu: {model: H100-80GB, count: 8, publishResourceSlices: true}
+  template:
+    status:
+      capacity: {cpu: "96", memory: 1Ti, pods: "110"}
+"""
+
+
+def simulation(duration: str) -> str:
+    return f"""---
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {{name: dra}}
+spec: {{duration: {duration}}}
+"""
+
+
+def claim_template(name: str, count: int) -> str:
+    return f"""---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: {name}}}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly: {{deviceClassName: gpu.nvidia.com, count: {count}}}
+"""
+
+
+def claim_pod(
+    name: str, at: str, source: str, duration: str = "1h", safe: bool = False, prefer: str | None = None
+) -> str:
+    """A bare pod with one claim; ``source`` is ``resourceClaimTemplateName: x`` or ``resourceClaimName: x``;
+    ``prefer``: a node it prefers (preferred node affinity, which a drain simulation ignores)."""
+    evict = f', {SAFE}: "true"' if safe else ""
+    term = f"{{matchExpressions: [{{key: kubernetes.io/hostname, operator: In, values: [{prefer}]}}]}}"
+    selector = (
+        "\n  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: "
+        f"[{{weight: 100, preference: {term}}}]}}}}"
+        if prefer
+        else ""
+    )
+    return f"""---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  annotations: {{gpufleet.io/submit-at: {at}, gpufleet.io/duration: {duration}{evict}}}
+spec:{selector}
+  resourceClaims:
+  - {{name: gpus, {source}}}
+  containers:
+  - name: app
+    image: app:v1
+    resources:
+      requests: {{cpu: "1", memory: 1Gi}}
+      claims: [{{name: gpus}}]
+"""
+
+
+def events(summary: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [e for e in summary["autoscaler_events"] if e["kind"] == kind]
+
+
+def run(path: Path) -> dict[str, Any]:
+    sim = Simulation(load_scenario([path]))
+    sim.run()
+    return build_summary(sim)
+
+
+def test_claims_scale_a_dra_pool_from_zero_by_the_devices_they_need() -> None:
+    """Four pods claiming four H100s each, a pool of 8-GPU nodes at zero: one scale-up of two nodes.
+    cluster-autoscaler >= 1.32 simulates the template node with the ResourceSlices its DRA driver will
+    publish (``SanitizedNodeResourceSlices`` per template copy) and runs the DynamicResources filter
+    there; while the nodes start, the pods count against the upcoming nodes (no second scale-up)."""
+    summary = run(SCALE_UP)
+    assert [e["nodes"] for e in events(summary, "scale-up")] == [["h100-0", "h100-1"]]
+    pods = {p["name"]: p for p in summary["pods"]}
+    trains = [pods[f"default/train-{i}"] for i in range(4)]
+    assert sorted(p["node"] for p in trains) == ["h100-0", "h100-0", "h100-1", "h100-1"]
+    assert all(p["reason"] == "Completed" and p["gpus"] == 4.0 for p in trains)
+    assert pods["default/train-0"]["devices"] == [f"gpu.nvidia.com/h100-0/gpu-{i}" for i in range(4)]
+    totals = summary["totals"]
+    assert (totals["gpus_total"], totals["gpu_hours_allocated"], totals["gpu_hours_working"]) == (
+        16.0,
+        16.0,
+        16.0,
+    )
+
+
+def test_a_claim_no_template_device_matches_triggers_no_scale_up_and_says_why() -> None:
+    """A pod asking for an H200 from a pool of H100 nodes: no node is launched for it, and it gets
+    cluster-autoscaler's ``NotTriggerScaleUp`` event, ``pod didn't trigger scale-up: `` and each
+    reason with how many node groups gave it (``ReasonsMessage``): here the DynamicResources filter's
+    ``cannot allocate all claims`` on the pool's template. Not at 0 s: a scan that scales up emits
+    no such event (``EventingScaleUpStatusProcessor``)."""
+    summary = run(SCALE_UP)
+    assert all("default/wants-h200" not in e["pods"] for e in events(summary, "scale-up"))
+    assert events(summary, "no-scale-up") == [
+        {
+            "t_s": 10.0,
+            "kind": "no-scale-up",
+            "pool": None,
+            "nodes": [],
+            "pods": ["default/wants-h200"],
+            "reason": "pod didn't trigger scale-up: 1 cannot allocate all claims",
+        }
+    ]
+    assert {p["name"]: p["phase"] for p in summary["pods"]}["default/wants-h200"] == "Pending"
+    validate_summary(summary)  # the summary schema knows the event kind
+
+
+def test_claims_beyond_existing_slices_add_only_the_missing_node() -> None:
+    """One 8-GPU node running, four 4-GPU claims: two fit its slice, the other two need one more node
+    (``filterOutSchedulable`` runs DynamicResources on the real nodes: CPU room alone is no fit)."""
+    scenario = load_scenario([EXAMPLE.parent / "pool-publishes-slices.yaml"])
+    scenario.node_pools[0] = replace(scenario.node_pools[0], replicas=1, max=3)
+    sim = Simulation(scenario)
+    sim.run()
+    summary = build_summary(sim)
+    assert [e["nodes"] for e in events(summary, "scale-up")] == [["h100-1"]]
+    assert sorted(p["node"] for p in summary["pods"]) == ["h100-0", "h100-0", "h100-1", "h100-1"]
+
+
+def test_gpus_published_as_slices_count_as_gpus_in_the_summary() -> None:
+    """Two 8-GPU nodes that publish their GPUs only as ResourceSlices, four pods holding four each for
+    the 30 minutes: 16 GPUs in total, allocated and working; 8 GPU-hours provisioned, allocated and
+    working; 8 GPUs per node."""
+    summary = run(EXAMPLE.parent / "pool-publishes-slices.yaml")
+    totals = summary["totals"]
+    assert (totals["gpus_total"], totals["gpus_allocated"], totals["gpus_working"]) == (16.0, 16.0, 16.0)
+    assert totals["gpu_hours_provisioned"] == totals["gpu_hours_allocated"] == 8.0
+    assert totals["gpu_hours_working"] == 8.0
+    assert [(n["gpus"], n["gpus_allocated"]) for n in summary["nodes"]] == [(8.0, 8.0), (8.0, 8.0)]
+    assert {p["gpus"] for p in summary["pods"]} == {4.0}
+    assert summary["timeline"]["gpus_total"][-1] == 16.0
+
+
+def test_hand_written_slices_count_their_gpus() -> None:
+    """examples/dra/claim-h100.yaml: two nodes with one GPU each in a ResourceSlice; the trainer holds one."""
+    totals = run(EXAMPLE)["totals"]
+    assert (totals["gpus_total"], totals["gpus_allocated"], totals["gpus_working"]) == (2.0, 1.0, 1.0)
+
+
+def drain(tmp_path: Path, big: int) -> dict[str, Any]:
+    pods = claim_pod("big", "0s", "resourceClaimTemplateName: big", safe=True)
+    pods += claim_pod("small", "1s", "resourceClaimTemplateName: small", safe=True, prefer="h100-1")
+    templates = claim_template("big", big) + claim_template("small", 2)
+    (tmp_path / "s.yaml").write_text(TWO_NODE_POOL + GPU_CLASS + templates + pods + simulation("30m"))
+    return run(tmp_path / "s.yaml")
+
+
+def test_drain_simulation_moves_a_claim_only_where_slices_can_satisfy_it(tmp_path: Path) -> None:
+    """Two 8-GPU nodes: ``big`` holds 6 (then 7) GPUs of h100-0, ``small`` 2 of h100-1 (it prefers
+    that node), whose busiest
+    device pool is 2/8 used, under the 0.5 threshold (``HighestDynamicResourceUtilization``).
+    cluster-autoscaler's drain simulation releases the node's claims (``UnreservePodClaims``) and
+    allocates them again elsewhere: with 2 GPUs free on h100-0 the node goes after 10 minutes
+    unneeded; with 1 free it stays, though CPU and memory would fit."""
+    fits = drain(tmp_path, big=6)
+    assert {p["name"]: p["node"] for p in fits["pods"]} == {
+        "default/big": "h100-0",
+        "default/small": "h100-1",
+    }
+    assert [e["nodes"] for e in events(fits, "scale-down")] == [["h100-1"]]
+    stays = drain(tmp_path, big=7)
+    assert events(stays, "scale-down") == []
+    assert all(not p["disruptions"] for p in stays["pods"])
+
+
+SHARED = """---
+apiVersion: v1
+kind: Node
+metadata: {name: n}
+status:
+  capacity: {cpu: "1000", memory: 4Ti, pods: "1000"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n-gpu.nvidia.com}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n
+  pool: {name: n, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+"""
+
+
+def test_the_257th_pod_sharing_one_claim_waits_for_a_consumer_to_leave(tmp_path: Path) -> None:
+    """A ResourceClaim's ``status.reservedFor`` holds at most 256 consumers
+    (``ResourceClaimReservedForMaxSize``). kube-scheduler does not check that before binding: its
+    PreBind appends the pod and the API server refuses the update (``field.TooMany``), so the 257th
+    pod fails with ``running PreBind plugin "DynamicResources": add reservation to claim ...`` and
+    stays Pending; when the first consumer finishes at 600 s, it is scheduled."""
+    pods = "".join(
+        claim_pod(f"p{i:03d}", f"{i}s", "resourceClaimName: shared", "10m" if i == 0 else "1h")
+        for i in range(257)
+    )
+    (tmp_path / "s.yaml").write_text(SHARED + GPU_CLASS + pods + simulation("5m"))
+    early = {p["name"]: p for p in run(tmp_path / "s.yaml")["pods"]}
+    assert sum(1 for p in early.values() if p["node"] == "n") == 256
+    assert early["default/p256"]["phase"] == "Pending"
+    assert early["default/p256"]["message"] == (
+        'running PreBind plugin "DynamicResources": add reservation to claim default/shared: '
+        'ResourceClaim.resource.k8s.io "shared" is invalid: status.reservedFor: Too many: 257: '
+        "must have at most 256 items"
+    )
+    (tmp_path / "s.yaml").write_text(SHARED + GPU_CLASS + pods + simulation("15m"))
+    later = {p["name"]: p for p in run(tmp_path / "s.yaml")["pods"]}
+    assert later["default/p256"]["bound_s"] == 600.0
+    assert later["default/p256"]["devices"] == ["gpu.nvidia.com/n/gpu-0"]
+
+
+def test_least_waste_gpu_weighs_gpus_published_as_slices(tmp_path: Path) -> None:
+    """One pod claiming four H100s, two DRA pools (8 and 4 GPUs per node): ``least-waste-gpu``
+    counts the template's DRA GPUs like device-plugin GPUs (half of the 8-GPU node would be
+    wasted, none of the 4-GPU one) and grows the 4-GPU pool."""
+    pools = "".join(
+        TWO_NODE_POOL.replace("name: h100}", f"name: h100x{n}}}")
+        .replace("replicas: 2\n  max: 2", "max: 2")
+        .replace("count: 8", f"count: {n}")
+        for n in (8, 4)
+    )
+    settings = simulation("30m").replace(
+        "spec: {duration: 30m}", "spec: {duration: 30m, autoscaler: {expander: least-waste-gpu}}"
+    )
+    pod = claim_pod("train", "0s", "resourceClaimTemplateName: four")
+    (tmp_path / "s.yaml").write_text(pools + GPU_CLASS + claim_template("four", 4) + pod + settings)
+    summary = run(tmp_path / "s.yaml")
+    assert [(e["pool"], e["nodes"]) for e in events(summary, "scale-up")] == [("h100x4", ["h100x4-0"])]

@@ -30,3 +30,43 @@ def test_seven_notebooks_share_one_h100_by_mig_instances() -> None:
     assert len(notebooks) == 7 and all(p["node"] == "h100-mig-0" for p in notebooks)
     assert sorted(p["devices"][0] for p in notebooks) == [f"1g.10gb-{i}" for i in range(7)]
     assert {n["name"]: n["gpus"] for n in summary["nodes"]} == {"h100-mig-0": 1.0, "l4-0": 1.0}
+
+
+def test_a_new_mig_node_advertises_its_instances_only_once_its_device_plugin_runs(tmp_path: Path) -> None:
+    """The GPU start chain: the node joins without device-plugin resources (MIG instances included)
+    and a pod asking for ``nvidia.com/mig-1g.10gb`` binds only when the device plugin registers them."""
+    (tmp_path / "s.yaml").write_text(
+        """apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {name: mig}
+spec:
+  min: 0
+  max: 1
+  gpu: {model: H100-80GB, count: 1, migStrategy: mixed, migConfig: all-1g.10gb}
+  template:
+    status:
+      capacity: {cpu: "32", memory: 256Gi, pods: "110"}
+  provisioning: {boot: 60s, driver: 90s, join: 20s, devicePlugin: 15s}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: notebook}
+spec:
+  containers:
+  - name: nb
+    image: jupyter:v1
+    resources: {requests: {cpu: "1", memory: 4Gi}, limits: {nvidia.com/mig-1g.10gb: 1}}
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: mig-start}
+spec: {duration: 30m}
+"""
+    )
+    sim = Simulation(load_scenario([tmp_path / "s.yaml"]))
+    sim.run()
+    summary = build_summary(sim)
+    node = summary["nodes"][0]
+    pod = summary["pods"][0]
+    assert node["gpu_ready_s"] > node["ready_s"]
+    assert pod["bound_s"] == node["gpu_ready_s"] and pod["devices"] == ["1g.10gb-0"]

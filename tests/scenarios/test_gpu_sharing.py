@@ -35,6 +35,7 @@ def test_second_10gb_pod_on_a_time_sliced_16gb_t4_fails_out_of_memory() -> None:
     assert second["devices"] == ["0::1"]  # another replica of the same physical GPU
     assert "CUDA out of memory" in second["message"]
     assert summary["totals"]["gpus_total"] == 1  # one physical GPU, advertised as 4 replicas
+    assert summary["totals"]["gpu_hours_provisioned"] == 2.0  # billed as one GPU for 2 h, not four
 
 
 def test_7b_bf16_model_fails_on_1g10gb_and_runs_on_1g20gb() -> None:
@@ -46,6 +47,7 @@ def test_7b_bf16_model_fails_on_1g10gb_and_runs_on_1g20gb() -> None:
     assert fits["working"] and fits["devices"][0].startswith("1g.20gb")
     assert fits["gpus"] == pytest.approx(1 / 7, abs=1e-6)  # one compute slice of seven
     assert summary["totals"]["gpus_working"] == pytest.approx(1 / 7, abs=1e-6)
+    assert summary["totals"]["gpu_hours_provisioned"] == 0.5  # the MIG GPU counts whole (30 min)
 
 
 def test_gpu_memory_fit_refuses_the_small_instance_with_a_clear_message(tmp_path: Path) -> None:

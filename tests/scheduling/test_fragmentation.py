@@ -1,12 +1,20 @@
-"""The FGD paper's fragmentation measure (Weng et al., ATC '23, section 3) over whole GPUs."""
+"""The FGD paper's fragmentation measure (Weng et al., ATC '23, section 3; ``frag.go``) and its FGD score."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from conftest import gpu_node, gpu_pod
+from conftest import GI, gpu_node, gpu_pod
+from gpufleet.model.gpu_share import GpuShare
+from gpufleet.model.pod import Pod
+from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.fragmentation import fragmentation
+from gpufleet.scheduling.framework import PodContext
+from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.plugins.fgd import FragmentationGradient
+from gpufleet.scheduling.scheduler import Scheduler
 
 
 def seed_004_state() -> ClusterState:
@@ -29,3 +37,44 @@ def test_fragmentation_weights_each_shape_by_its_popularity() -> None:
     frag = fragmentation(seed_004_state(), [gpu_pod("big", 8), gpu_pod("small", 4, cpu=8, mem_gi=64)])
     assert frag.fragmented_gpus == pytest.approx(4.0)
     assert frag.ratio == pytest.approx(0.5)
+
+
+def shared_state() -> ClusterState:
+    """Node a: one GPU holding a 0.5 share (500 left); b: one free GPU; c: one GPU running a whole-GPU pod."""
+    labels = {"nvidia.com/gpu.memory": "81920"}
+    state = ClusterState([gpu_node(n, gpus=1, cpu=16, mem_gi=64, labels=labels) for n in ("a", "b", "c")])
+    state.assign(half("first"), "a", 0.0)
+    state.assign(gpu_pod("whole", 1, cpu=1, mem_gi=1), "c", 0.0)
+    return state
+
+
+def half(name: str) -> Pod:
+    return Pod(name, requests={"cpu": 1000, "memory": GI}, gpu_share=GpuShare(compute_milli=500))
+
+
+def test_half_free_gpus_are_fragments_for_whole_gpu_tasks_only() -> None:
+    """Q-III of the paper: a task that can run counts only the GPUs with less left than it asks of one."""
+    state = shared_state()
+    whole = fragmentation(state, [gpu_pod("w", 1, cpu=1, mem_gi=1)])
+    assert (whole.free_gpus, whole.fragmented_gpus, whole.per_node) == (1.5, 0.5, {"a": 0.5})
+    assert fragmentation(state, [half("h")]).fragmented_gpus == 0.0
+
+
+def test_fgd_puts_a_share_where_it_adds_the_least_fragmentation() -> None:
+    """Workload: two 0.5 shares and one whole-GPU pod. On a the share fills a half-used GPU (a's 0.5
+    fragment for whole-GPU tasks disappears: -1/3 x 500 milli); on b it half-fills a free GPU (+1/3 x 500)."""
+    state = shared_state()
+    pod = half("next")
+    scores = FragmentationGradient().score(PodContext(pod, state), np.array([0, 1], dtype=np.int64))
+    assert scores.tolist() == [58, 42]  # 50 -/+ 166.7 milli / 20 per point
+    config = SchedulerConfig(
+        "test",
+        profiles=[
+            ProfileConfig(
+                plugins={"multiPoint": PluginSet((PluginRef("FGD", 10),))},
+            )
+        ],
+    )
+    scheduler = Scheduler(config, state, GangView(state))
+    assert scheduler.try_schedule(pod)[0] == "a"
+    assert Scheduler(SchedulerConfig("plain"), state, GangView(state)).try_schedule(pod)[0] == "b"

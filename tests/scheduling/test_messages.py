@@ -87,3 +87,10 @@ def test_lower_priority_pods_that_would_not_free_enough_are_listed_by_reason() -
 def test_preemption_policy_never_is_not_eligible() -> None:
     msg = attempt([gpu_node("n", 4)], gpu_pod("p", 8, preemption_policy="Never"))
     assert msg.endswith("preemption: not eligible due to preemptionPolicy=Never.")
+
+
+def test_a_cluster_without_nodes_says_no_nodes_available() -> None:
+    """schedule_one.go: ``ErrNoNodesAvailable`` before any plugin runs, so no FitError and no preemption."""
+    state = ClusterState([])
+    scheduler = Scheduler(SchedulerConfig("test"), state, GangView(state))
+    assert scheduler.try_schedule(gpu_pod("lonely", 1)) == (None, "no nodes available to schedule pods")

@@ -31,6 +31,7 @@ def test_default_profile_has_upstream_score_weights() -> None:
         "NodeAffinity",
         "NodeResourcesFit",
         "DynamicResources",
+        "GpuShare",  # gpufleet's: honours fractional requests as KAI/HAMi would, after upstream's filters
     ]
 
 

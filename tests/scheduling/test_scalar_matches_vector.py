@@ -61,6 +61,6 @@ def test_one_node_path_equals_column_path(
         (state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist())
         for i in range(state.size)
     ]
-    assert fit.passes(ctx, idx).tolist() == [fit.passes_node(ctx, row) for row in rows]
+    assert fit.passes(ctx, idx).tolist() == [fit.passes_node(ctx, row, i) for i, row in enumerate(rows)]
     assert fit.score(ctx, idx).tolist() == [fit.score_node(ctx, row) for row in rows]
     assert balanced.score(ctx, idx).tolist() == [balanced.score_node(ctx, row) for row in rows]

@@ -5,20 +5,49 @@ upcoming nodes (launched, not yet registered or not yet GPU-ready: a node with t
 but no GPU allocatable counts as upcoming, ``FilterOutNodesWithUnreadyResources``) are left
 out; for each pool with room, pods are packed First-Fit Decreasing onto fresh copies of the
 pool's template node (DaemonSet pods that would run there take their share first), using
-the scheduler profile's own filters; a gang (pods of one PodGroup) counts only if all its
+the scheduler profile's own filters; GPUs are also counted in thousandths, so fractional
+requests (KAI, HAMi) pack several to a GPU (their split over single GPUs is not simulated);
+a gang (pods of one PodGroup) counts only if all its
 pending members are placed. An expander then picks one option (``expanders``).
+
+Dynamic Resource Allocation (cluster-autoscaler >= 1.32): a pool's template node carries the
+ResourceSlices its nodes will publish, and every copy of the template gets its own copy of them
+(``SanitizedNodeResourceSlices``: slice and pool names suffixed, ``nodeName`` the copy's), so the
+DynamicResources filter allocates the pods' claims on the copies, in a forked DRA snapshot
+(``DraState.fork``). A pod whose claims no fresh copy can satisfy does not make the pool grow.
+
+When no pool grows, each pod left out gets cluster-autoscaler's ``NotTriggerScaleUp`` message
+(``processors/status/eventing_scale_up_processor.go``, ``ReasonsMessage``): per pool, why it was
+skipped (``max node group size reached``, ``in backoff after failed scale-up``) or why the
+template rejects the pod (the failing filter's reasons), counted over the pools.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
+from gpufleet.model.dra import ResourceSlice
+from gpufleet.model.dra_slices import node_gpus
+from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.model.resources import PODS, Resources
+from gpufleet.model.resources import GPU, PODS, Resources, native_first
+from gpufleet.scheduling.dra.allocator import filter_reason
+from gpufleet.scheduling.dra.state import DraState
 from gpufleet.scheduling.gangs import group_key
+from gpufleet.scheduling.gpu_shares import gpu_memory_bytes, shareable
+from gpufleet.scheduling.plugins.node_resources_fit import insufficient_reason
 from gpufleet.scheduling.profile import Profile
+
+#: Pseudo-resource of the estimate: thousandths of a template node's GPUs.
+GPU_MILLI = "gpufleet.io/gpu-milli"
+#: ``NotTriggerScaleUp`` reasons for a skipped pool (``core/scaleup/orchestrator/skippedreasons.go``).
+MAX_SIZE_REACHED = "max node group size reached"
+IN_BACKOFF = "in backoff after failed scale-up"
+#: ... and for every pod when the cluster has ``--max-nodes-total`` nodes (``ReasonsMessage``).
+MAX_TOTAL_REACHED = "max total nodes in cluster reached"
 
 
 @dataclass(frozen=True)
@@ -32,6 +61,7 @@ class PoolOption:
     upcoming: int = 0  # launched, not yet GPU-ready
     price_per_hour: float = 0.0
     priority: int = 0
+    slices: tuple[ResourceSlice, ...] = ()  # what the template node publishes for DRA
 
 
 @dataclass(frozen=True)
@@ -46,6 +76,7 @@ class Estimate:
 
 def _free(option: PoolOption) -> Resources:
     free = dict(option.template.allocatable)
+    free[GPU_MILLI] = MILLI * free.get(GPU, 0)
     for name, value in option.daemon_requests.items():
         free[name] = free.get(name, 0) - value
     free[PODS] = free.get(PODS, 110) - (1 if option.daemon_requests else 0)
@@ -61,12 +92,28 @@ def _take(want: Resources, free: Resources) -> None:
         free[r] = free.get(r, 0) - v
 
 
-def _wants(pod: Pod) -> Resources:
-    return {**pod.requests, PODS: 1}
+def _wants(pod: Pod, template: Node) -> Resources:
+    """What the pod takes from a template node, with its GPUs also in thousandths (``GPU_MILLI``)."""
+    want = {**pod.requests, PODS: 1}
+    share = pod.gpu_share
+    if share is not None:
+        per = share.per_gpu(gpu_memory_bytes(template))
+        want[GPU_MILLI] = share.count * (max(per) if per is not None else MILLI)
+    elif pod.gpus:
+        want[GPU_MILLI] = MILLI * pod.gpus
+    return want
 
 
 def _admits(profile: Profile, pod: Pod, template: Node) -> bool:
+    if pod.gpu_share is not None and (
+        not shareable(template) or _wants(pod, template)[GPU_MILLI] > _free_milli(template)
+    ):
+        return False
     return all(f.reject(pod, template) is None for f in profile.static_filters)
+
+
+def _free_milli(template: Node) -> int:
+    return MILLI * template.allocatable.get(GPU, 0)
 
 
 def _units(pods: list[Pod]) -> list[list[Pod]]:
@@ -91,15 +138,82 @@ def _size(unit: list[Pod], template: Node) -> float:
         for p in unit
         for r, v in p.requests.items()
         if template.allocatable.get(r)
-    )
+    ) + sum(_wants(p, template)[GPU_MILLI] / _free_milli(template) for p in unit if p.gpu_share is not None)
+
+
+def copy_name(option: PoolOption, k: int) -> str:
+    """The ``k``-th copy of the pool's template in one simulation (upstream names it
+    ``template-node-for-<node group>-<random suffix>``; gpufleet counts, so runs repeat)."""
+    return f"template-node-for-{option.name}-{k}"
+
+
+def copy_slices(slices: Sequence[ResourceSlice], node: str) -> list[ResourceSlice]:
+    """``SanitizedNodeResourceSlices`` (``simulator/dynamicresources/utils/sanitize.go``): the
+    template's node-local slices for one copy, on the copy's node, slice and pool names suffixed so
+    that no device ID is one of a real node's (upstream's suffix is random; here the copy's name)."""
+    return [
+        replace(s, name=f"{s.name}-{node}", pool=f"{s.pool}-{node}", node_name=node)
+        for s in slices
+        if s.node_name is not None
+    ]
+
+
+class TemplateClaims:
+    """The pods' ResourceClaims on copies of one pool's template, in a fork of the cluster's DRA
+    state: copy ``k`` publishes its slices the first time a pod is tried there."""
+
+    def __init__(self, option: PoolOption, dra: DraState):
+        self.option, self.dra, self.copies = option, dra.fork(), 0
+
+    def fork(self) -> TemplateClaims:
+        other = TemplateClaims(self.option, self.dra)
+        other.copies = self.copies
+        return other
+
+    def adopt(self, other: TemplateClaims) -> TemplateClaims:
+        self.dra, self.copies = other.dra, other.copies
+        return self
+
+    def place(self, pod: Pod, k: int, reserve: bool = True) -> str | None:
+        """Allocate the pod's claims on copy ``k`` and reserve them (or, not ``reserve``, only see
+        whether they could be); None when they fit (or it has none)."""
+        if not pod.resource_claims:
+            return None
+        while self.copies <= k:
+            self.dra.publish(copy_slices(self.option.slices, copy_name(self.option, self.copies)))
+            self.copies += 1
+        if reserve:
+            return self.dra.place(pod, copy_name(self.option, k))
+        outcome = self.dra.try_node(pod, copy_name(self.option, k))
+        return outcome if isinstance(outcome, str) else None
+
+    def gpus_used(self, first: int) -> int:
+        """Whole GPUs allocated on the copies from ``first`` on."""
+        pools = {
+            f"{s.pool}-{copy_name(self.option, k)}"
+            for k in range(first, self.copies)
+            for s in self.option.slices
+        }
+        gpus = node_gpus(s for s in self.dra.objects.slices if s.pool in pools)
+        return sum(1 for d in self.dra.allocated_devices() if d in gpus)
+
+
+def _claimed(claims: TemplateClaims | None, pod: Pod, k: int) -> bool:
+    return claims is None or claims.place(pod, k) is None
 
 
 def pack(
-    pods: list[Pod], option: PoolOption, profile: Profile, nodes: int, limit: int
+    pods: list[Pod],
+    option: PoolOption,
+    profile: Profile,
+    nodes: int,
+    limit: int,
+    claims: TemplateClaims | None = None,
 ) -> tuple[int, list[Pod]]:
     """Place pods on ``nodes`` existing template copies, adding up to ``limit`` more.
 
-    Returns (nodes added, pods placed). A unit (a gang) that does not fit whole is skipped.
+    Returns (nodes added, pods placed). A unit (a gang) that does not fit whole is skipped. With
+    ``claims``, a pod's ResourceClaims must be allocatable on its copy too (kept there).
     """
     frees = [_free(option) for _ in range(nodes)]
     added = 0
@@ -108,11 +222,19 @@ def pack(
     for unit in sorted(admitted, key=lambda u: -_size(u, option.template)):
         trial = [dict(f) for f in frees]
         trial_added = added
+        unit_claims = claims.fork() if claims is not None and any(p.resource_claims for p in unit) else None
         ok = True
         for pod in sorted(unit, key=lambda p: -_size([p], option.template)):
-            want = _wants(pod)
-            slot = next((f for f in trial if _fits(want, f)), None)
-            if slot is None and trial_added < limit and _fits(want, _free(option)):
+            want = _wants(pod, option.template)
+            slot = next(
+                (f for k, f in enumerate(trial) if _fits(want, f) and _claimed(unit_claims, pod, k)), None
+            )
+            if (
+                slot is None
+                and trial_added < limit
+                and _fits(want, _free(option))
+                and _claimed(unit_claims, pod, len(trial))
+            ):
                 slot = _free(option)
                 trial.append(slot)
                 trial_added += 1
@@ -122,25 +244,37 @@ def pack(
             _take(want, slot)
         if ok:
             frees, added = trial, trial_added
+            if claims is not None and unit_claims is not None:
+                claims.adopt(unit_claims)
             placed.extend(unit)
     return added, placed
 
 
-def still_pending(pods: list[Pod], options: list[PoolOption], profile: Profile) -> list[Pod]:
+def _claims(option: PoolOption, dra: DraState | None, pods: list[Pod]) -> TemplateClaims | None:
+    """Claims on the template's copies, when some pod has any."""
+    return TemplateClaims(option, dra) if dra is not None and any(p.resource_claims for p in pods) else None
+
+
+def still_pending(
+    pods: list[Pod], options: list[PoolOption], profile: Profile, dra: DraState | None = None
+) -> list[Pod]:
     """Pods that do not fit on the upcoming nodes of any pool."""
     remaining = list(pods)
     for option in options:
         if option.upcoming and remaining:
-            _, placed = pack(remaining, option, profile, option.upcoming, 0)
+            _, placed = pack(remaining, option, profile, option.upcoming, 0, _claims(option, dra, remaining))
             keys = {p.key for p in placed}
             remaining = [p for p in remaining if p.key not in keys]
     return remaining
 
 
-def estimate(pods: list[Pod], option: PoolOption, profile: Profile) -> Estimate | None:
+def estimate(
+    pods: list[Pod], option: PoolOption, profile: Profile, dra: DraState | None = None
+) -> Estimate | None:
     if option.room <= 0 or not pods:
         return None
-    added, placed = pack(pods, option, profile, 0, option.room)
+    claims = _claims(option, dra, pods)
+    added, placed = pack(pods, option, profile, 0, option.room, claims)
     if added == 0 or not placed:
         return None
     waste: dict[str, float] = {}
@@ -150,6 +284,51 @@ def estimate(pods: list[Pod], option: PoolOption, profile: Profile) -> Estimate 
         offered = per_node * added
         used = sum(p.requests.get(name, 0) for p in placed) + option.daemon_requests.get(name, 0) * added
         waste[name] = (offered - used) / offered
+    dra_gpus = len(node_gpus(option.slices)) * added
+    if dra_gpus and GPU not in waste:  # GPUs published for DRA waste like device-plugin GPUs
+        waste[GPU] = (dra_gpus - (claims.gpus_used(0) if claims is not None else 0)) / dra_gpus
     return Estimate(
         option.name, added, tuple(p.key for p in placed), waste, option.price_per_hour, option.priority
     )
+
+
+def rejections(
+    pod: Pod, option: PoolOption, profile: Profile, claims: TemplateClaims | None = None
+) -> list[str]:
+    """Why a fresh copy of the template does not take the pod: the first failing filter's reasons
+    (static filters, then NodeResourcesFit, then DynamicResources on copy 0 of ``claims``); empty
+    when it takes it."""
+    for f in profile.static_filters:
+        reason = f.reject(pod, option.template)
+        if reason is not None:
+            return [reason]
+    free, want = _free(option), {**pod.requests, PODS: 1}
+    short = [insufficient_reason(r) for r in native_first(want) if want[r] > free.get(r, 0)]
+    if short:
+        return short
+    refused = claims.place(pod, 0, reserve=False) if claims is not None else None
+    return [filter_reason(refused)] if refused is not None else []
+
+
+def not_triggered(
+    pods: list[Pod],
+    options: list[PoolOption],
+    profile: Profile,
+    backed_off: set[str],
+    dra: DraState | None = None,
+) -> dict[str, str]:
+    """``ReasonsMessage`` for each pod no pool grows for: each reason with the number of pools that
+    gave it, sorted (upstream's order is a map's); empty when no pool gave one."""
+    claims = {o.name: _claims(o, dra, pods) for o in options if o.room > 0 and o.name not in backed_off}
+    out = {}
+    for pod in pods:
+        counts: Counter[str] = Counter()
+        for option in options:
+            if option.room <= 0:
+                counts[MAX_SIZE_REACHED] += 1
+            elif option.name in backed_off:
+                counts[IN_BACKOFF] += 1
+            else:
+                counts.update(rejections(pod, option, profile, claims[option.name]))
+        out[pod.key] = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
+    return out

@@ -7,8 +7,10 @@
 ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``), with upstream's
 defaults. ``NodePool``: ``replicas``, a Node-like ``template`` (validated against the
 Kubernetes Node schema), ``min``, ``max``, ``warm``, ``pricePerHour``, ``provisioning``
-(the start chain's stages in order, read by ``gpufleet.lifecycle.node_start``) and
-``stock``. The loader does not stamp nodes: the simulator names them ``<pool>-<n>``.
+(the start chain's stages in order, read by ``gpufleet.lifecycle.node_start``),
+``stock`` and ``gpu`` (declared by GPU model; ``migConfig`` names a mig-parted configuration and
+``migConfigChanges`` changes it over time, ``gpufleet.model.mig_configs``). The loader does not
+stamp nodes: the simulator names them ``<pool>-<n>``.
 
 ``QueueFeed``: work items pushed to a named list (``spec.list``): ``items`` (``{at, count,
 work}`` batches) and/or ``rate`` (``{perHour, work, from, until}``, Poisson arrivals).
@@ -28,7 +30,7 @@ from pydantic import BeforeValidator, Field, field_validator
 from gpufleet.autoscaling.expanders import EXPANDERS
 from gpufleet.kube import nodes, objects, schema_check
 from gpufleet.kube.objects import Meta
-from gpufleet.kube.problems import Reporter, invalid, required, unsupported
+from gpufleet.kube.problems import Reporter, forbidden, invalid, required, unsupported
 from gpufleet.kube.spec_model import (
     Bandwidth,
     Duration,
@@ -40,8 +42,19 @@ from gpufleet.kube.spec_model import (
 )
 from gpufleet.lifecycle.node_start import parse_provisioning
 from gpufleet.model.gfd_labels import gfd_labels, node_capacity
-from gpufleet.model.gpu_catalog import lookup
+from gpufleet.model.gpu_catalog import CATALOG, GpuModel, lookup
 from gpufleet.model.load import FeedItems, FeedRate, QueueFeed, Traffic
+from gpufleet.model.mig import MigLayoutError
+from gpufleet.model.mig_configs import (
+    DEFAULT_RECONFIGURE_S,
+    MIG_CONFIG_LABEL,
+    MIG_CONFIG_STATE_LABEL,
+    Layout,
+    MigConfigChange,
+    MigConfigError,
+    MigManaged,
+    config_layout,
+)
 from gpufleet.model.node import Node
 from gpufleet.model.quantity import parse_duration
 from gpufleet.model.simulation import AutoscalerSettings, NodePool, SimulationSettings, Stock
@@ -114,6 +127,15 @@ class StockSpec(SpecModel):
     available: list[StockAvailability] | None = None
 
 
+class MigConfigChangeSpec(SpecModel):
+    """The administrator sets ``nvidia.com/mig.config`` on the pool's nodes (``model.mig_configs``)."""
+
+    at: Duration
+    config: str
+    drain: bool = True  # cordon and evict the pods on the GPUs first, as the GPU Operator docs require
+    duration: PositiveDuration = DEFAULT_RECONFIGURE_S  # MIG Manager: from ``pending`` to the new resources
+
+
 class GpuSpec(SpecModel):
     """A pool declared by GPU model: capacity and GFD labels follow from the catalog."""
 
@@ -121,13 +143,18 @@ class GpuSpec(SpecModel):
     count: Annotated[int, Field(ge=1)]
     mig_strategy: Literal["none", "single", "mixed"] = "none"
     mig_layout: list[str] | None = None  # the MIG instances on each GPU (mig-parted ``devices: all``)
+    mig_config: str | None = None  # a mig-parted configuration name, as in ``nvidia.com/mig.config``
+    mig_config_changes: list[MigConfigChangeSpec] | None = None
     time_slicing_replicas: Annotated[int, Field(ge=1)] | None = None
     publish_resource_slices: bool = False  # DRA instead of the device plugin
 
     @field_validator("model")
     @classmethod
     def _known_model(cls, value: str) -> str:
-        lookup(value)  # KeyError lists the known names
+        try:
+            lookup(value)
+        except KeyError:
+            raise ValueError(unsupported(value, sorted(CATALOG))) from None
         return value
 
 
@@ -188,12 +215,16 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
     if _HOSTNAME_LABEL not in template_meta.labels:
         del template.labels[_HOSTNAME_LABEL]  # each stamped node gets its own name
     price = spec.price_per_hour
+    mig = None
     if spec.gpu is not None:
+        errors = report.error_count
+        mig = _mig_managed(spec.gpu, report.at("spec.gpu"))
         try:
-            catalog_price = _declare_by_gpu_model(template, spec.gpu)
-            price = price or catalog_price
-        except ValueError as err:
-            report.error("spec.gpu", str(err))
+            if report.error_count == errors:
+                catalog_price = _declare_by_gpu_model(template, spec.gpu, mig)
+                price = price or catalog_price
+        except (ValueError, KeyError) as err:  # KeyError: a MIG profile the model does not have
+            report.error("spec.gpu", str(err.args[0]))
     return NodePool(
         meta.name,
         template,
@@ -206,6 +237,7 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
         stock=_stock(spec.stock),
         spot_reclaim_per_hour=spec.spot.reclaim_per_hour if spec.spot is not None else None,
         dra_gpus=_dra_gpus(spec.gpu),
+        mig=mig,
     )
 
 
@@ -218,12 +250,51 @@ def _dra_gpus(gpu: GpuSpec | None) -> tuple[str, int, int] | None:
     return (model.product or model.name).replace("-", " "), gpu.count, model.memory_bytes or 0
 
 
-def _declare_by_gpu_model(template: Node, gpu: GpuSpec) -> float:
+def _mig_managed(gpu: GpuSpec, report: Reporter) -> MigManaged | None:
+    """The pool's MIG layout as MIG Manager sets it (``migLayout`` or the ``migConfig`` it names) and the
+    changes asked of it; None for a pool without MIG. Reports what cannot be applied to the model."""
+    model = lookup(gpu.model)
+    if gpu.mig_config is not None and gpu.mig_layout is not None:
+        report.error("migConfig", forbidden("may not be set together with migLayout"))
+    if gpu.mig_strategy == "none" or not model.mig_capable:
+        for path, value in (("migConfig", gpu.mig_config), ("migConfigChanges", gpu.mig_config_changes)):
+            if value is not None:
+                report.error(path, forbidden("needs a MIG-capable model and migStrategy single or mixed"))
+        return None
+    if gpu.publish_resource_slices and gpu.mig_config_changes:
+        report.error(
+            "migConfigChanges", forbidden("MIG Manager changes device-plugin resources, not DRA slices")
+        )
+    mig = MigManaged(model.name, gpu.count, gpu.mig_strategy, None, replicas=gpu.time_slicing_replicas or 1)
+    layout: Layout = None if gpu.mig_layout is None else tuple(gpu.mig_layout)
+    if gpu.mig_config is not None:
+        layout = _config_layout(mig, model, gpu.mig_config, report, "migConfig")
+    changes = []
+    for i, change in enumerate(gpu.mig_config_changes or ()):
+        _config_layout(mig, model, change.config, report, f"migConfigChanges[{i}].config")
+        changes.append(MigConfigChange(change.at, change.config, change.drain, change.duration))
+    return replace(
+        mig, layout=layout, config=gpu.mig_config, changes=tuple(sorted(changes, key=lambda c: c.at_s))
+    )
+
+
+def _config_layout(mig: MigManaged, model: GpuModel, config: str, report: Reporter, path: str) -> Layout:
+    """The layout of a mig-parted configuration, if the pool's model and strategy can carry it."""
+    try:
+        layout = config_layout(config, model)
+        mig.resources(layout)  # the single strategy takes one profile per node
+    except (MigConfigError, MigLayoutError) as err:
+        report.error(path, invalid(config, str(err)))
+        return None
+    return layout
+
+
+def _declare_by_gpu_model(template: Node, gpu: GpuSpec, mig: MigManaged | None) -> float:
     """Fill the template's GPU capacity and GFD labels from the catalog; returns the default price
     of the node (the catalog's per-GPU price times the count; 0 when unknown)."""
     model = lookup(gpu.model)
     replicas = gpu.time_slicing_replicas or 1
-    layout = gpu.mig_layout
+    layout = mig.layout if mig is not None else gpu.mig_layout
     capacity = node_capacity(
         model,
         gpu.count,
@@ -235,6 +306,8 @@ def _declare_by_gpu_model(template: Node, gpu: GpuSpec) -> float:
         replicas=replicas,
     )
     labels = gfd_labels(model, gpu.count, gpu.mig_strategy, layout, replicas if replicas > 1 else None)
+    if mig is not None and mig.config is not None:  # MIG Manager applied it when the node came up
+        labels.update({MIG_CONFIG_LABEL: mig.config, MIG_CONFIG_STATE_LABEL: "success"})
     template.labels.update({k: v for k, v in labels.items() if k not in template.labels})
     if gpu.publish_resource_slices:  # one cluster runs either the DRA driver or the device plugin
         capacity = {r: v for r, v in capacity.items() if not r.startswith("nvidia.com/")}

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.kube import node_affinity, pod_annotations, resource_lists, taints
+from gpufleet.kube import gpu_shares, node_affinity, pod_annotations, resource_lists, taints
 from gpufleet.kube.dra import pod_resource_claims
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.priorities import Priorities
@@ -73,7 +73,7 @@ def pod(
     image = first_container.get("image")
     values = pod_annotations.read(meta.annotations, report.at("metadata"))
     behavior = pod_annotations.behavior(values, image if isinstance(image, str) else "")
-    requests = _requests(spec, at_spec)
+    share, requests = gpu_shares.read(meta.annotations, _requests(spec, at_spec), report)
     _warn_unmodelled(spec, at_spec)
     affinity = mapping(mapping(spec.get("affinity")).get("nodeAffinity"))
     affinity_path = "affinity.nodeAffinity"
@@ -109,6 +109,7 @@ def pod(
         behavior=behavior,
         owner=owner,
         resource_claims=pod_resource_claims(spec, at_spec, ""),
+        gpu_share=share,
     )
 
 

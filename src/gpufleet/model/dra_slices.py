@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 
-from gpufleet.model.dra import AttributeValue, Device, ResourceSlice, VersionValue
+from gpufleet.model.dra import AttributeValue, Device, DeviceID, ResourceSlice, VersionValue
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 
@@ -80,3 +81,20 @@ def slices_for_node(
         devices.append(Device(f"gpu-{index}", attributes, {"memory": memory_bytes}))
     slice_name = _DNS_LABEL_JUNK.sub("-", f"{node_name}-{driver}".lower()).strip("-.")
     return ResourceSlice(slice_name, driver, node_name, tuple(devices), node_name=node_name)
+
+
+def is_whole_gpu(device: Device, driver: str) -> bool:
+    """Whether a DRA device is one whole GPU, so that it counts as one GPU-equivalent: a device of
+    the NVIDIA DRA driver whose ``type`` is ``gpu`` (or unset; its ``mig`` devices are partitions)."""
+    return driver == NVIDIA_DRIVER and device.attribute("type", driver) in (None, "gpu")
+
+
+def node_gpus(slices: Iterable[ResourceSlice]) -> dict[DeviceID, str]:
+    """The whole GPUs that node-local slices publish, each with its node."""
+    return {
+        DeviceID(s.driver, s.pool, d.name): s.node_name
+        for s in slices
+        if s.node_name is not None
+        for d in s.devices
+        if is_whole_gpu(d, s.driver)
+    }

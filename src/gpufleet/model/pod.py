@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gpufleet.model.dra import PodResourceClaim
+from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.node import Node, Toleration
 from gpufleet.model.resources import GPU, Resources
 
@@ -117,6 +118,7 @@ class Pod:
     behavior: Behavior = field(default_factory=Behavior)
     owner: OwnerRef | None = None
     resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims (DRA)
+    gpu_share: GpuShare | None = None  # a fractional GPU request (KAI annotations, HAMi resources)
 
     @property
     def key(self) -> str:
@@ -140,6 +142,7 @@ class Pod:
             self.tolerations,
             self.node_name,
             self.resource_claims and (self.namespace, self.name),  # DRA pods are evaluated one by one
+            self.gpu_share,
         )
 
     def matches_node_selector(self, node: Node) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.model.mig_configs import MigManaged
 from gpufleet.model.node import Node
 
 #: Without ``spec.duration`` a run stops when nothing is left to do, or after 30 days.
@@ -74,6 +75,9 @@ class NodePool:
     #: the GPUs each node publishes as a DRA ResourceSlice instead of device-plugin resources:
     #: (product name, count, memory bytes per GPU)
     dra_gpus: tuple[str, int, int] | None = None
+    #: a pool declared by a MIG-capable GPU model with a MIG strategy: its layout, as MIG Manager sets it,
+    #: and the ``nvidia.com/mig.config`` changes asked of its nodes over time
+    mig: MigManaged | None = None
 
     @property
     def autoscaled(self) -> bool:

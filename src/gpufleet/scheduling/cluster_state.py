@@ -23,6 +23,7 @@ from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.dra.state import DraState
+    from gpufleet.scheduling.gpu_shares import GpuShares
 
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
@@ -68,6 +69,7 @@ class ClusterState:
         self.change_base = 0  # absolute position of changes[0]
         self.static_version = 0
         self.dra: DraState | None = None  # ResourceClaims and their allocations, when the cluster uses DRA
+        self.shares: GpuShares | None = None  # GPUs shared by fractional requests, once one is placed
         self._vectors: dict[tuple[object, int], tuple[IntArray, IntArray]] = {}
         self._add_nodes(nodes or [])
 
@@ -103,6 +105,14 @@ class ClusterState:
             nonzero = self.vector({**non_zero_requests(pod), PODS: 1})
             hit = self._vectors[(tuple(pod.requests.items()), len(self.resources))] = (req, nonzero)
         return hit
+
+    def gpu_shares(self) -> GpuShares:
+        """The ledger of GPUs shared by fractional requests (created the first time it is needed)."""
+        if self.shares is None:
+            from gpufleet.scheduling.gpu_shares import GpuShares
+
+            self.shares = GpuShares(self)
+        return self.shares
 
     # -- nodes -----------------------------------------------------------------------------
     @property
@@ -144,9 +154,14 @@ class ClusterState:
             self.alloc[i, self.res_index[res]] = value
         self.changes.append(i)
 
-    def cordon(self, name: str) -> None:
-        """``spec.unschedulable = true`` (kubectl cordon, or a drain)."""
-        self.nodes[self.index[name]].unschedulable = True
+    def cordon(self, name: str, unschedulable: bool = True) -> None:
+        """``spec.unschedulable = true`` (kubectl cordon, or a drain); ``False``: kubectl uncordon."""
+        self.nodes[self.index[name]].unschedulable = unschedulable
+        self.static_version += 1
+
+    def set_labels(self, name: str, labels: dict[str, str]) -> None:
+        """Replace a node's labels (GPU Feature Discovery relabelling it, for example)."""
+        self.nodes[self.index[name]].labels = dict(labels)
         self.static_version += 1
 
     def remove_node(self, name: str) -> list[Assignment]:
@@ -199,6 +214,8 @@ class ClusterState:
         req, nonzero = self.pod_vectors(pod)
         self.requested[i] += req
         self.nonzero[i] += nonzero
+        if pod.gpu_share is not None:
+            self.gpu_shares().place(pod.key, pod.gpu_share, i)
         a = Assignment(pod, i, now)
         self.pods_on[i][pod.key] = a
         self.assignments[pod.key] = a
@@ -212,6 +229,8 @@ class ClusterState:
         req, nonzero = self.pod_vectors(a.pod)
         if self.dra is not None and a.pod.resource_claims:
             self.dra.release(a.pod)
+        if self.shares is not None and a.pod.gpu_share is not None:
+            self.shares.release(pod_key)
         self.requested[a.node] -= req
         self.nonzero[a.node] -= nonzero
         del self.pods_on[a.node][pod_key]

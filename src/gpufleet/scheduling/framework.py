@@ -100,9 +100,10 @@ class DynamicFilter(Plugin):
         """For the nodes in ``idx``, each reason and which of them it applies to."""
         raise NotImplementedError
 
-    def passes_node(self, ctx: PodContext, row: NodeRow) -> bool:
-        """``passes`` for one node, in Python integers: re-checking the node a binding changed
-        costs far less than a NumPy call. Must agree with ``passes`` (tested)."""
+    def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
+        """``passes`` for node index ``node`` with resource row ``row`` (its own, or as preemption
+        would leave it), in Python integers: re-checking the node a binding changed costs far less
+        than a NumPy call. Must agree with ``passes`` (tested)."""
         raise NotImplementedError
 
 
@@ -121,6 +122,13 @@ class StaticScore(Plugin):
 
 
 class DynamicScore(Plugin):
+    #: its score of a node depends on more than the node's resource row (its GPUs' shares), so it is
+    #: always evaluated over arrays (``score_node`` is never asked)
+    array_only = False
+    #: its scores depend on the whole cluster (the pods it runs), so every node is re-scored whenever
+    #: anything changed
+    volatile = False
+
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
         raise NotImplementedError
 

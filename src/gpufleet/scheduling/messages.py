@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 
 NO_NODE_AVAILABLE = "0/{n} nodes are available:"
+#: ``ErrNoNodesAvailable`` (``schedule_one.go``): the cluster has no nodes at all; no FitError, no preemption.
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
 def fit_error(

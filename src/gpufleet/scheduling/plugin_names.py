@@ -22,6 +22,8 @@ MODELLED = frozenset(
         "Coscheduling",
         "GpuMemoryFit",
         "DynamicResources",
+        "GpuShare",
+        "FGD",
     }
 )
 

@@ -28,7 +28,9 @@ from gpufleet.scheduling.plugins.balanced_allocation import NodeResourcesBalance
 from gpufleet.scheduling.plugins.coscheduling import DEFAULT_PERMIT_WAITING_TIME_S, Coscheduling
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
 from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
+from gpufleet.scheduling.plugins.fgd import FragmentationGradient, typical_pods
 from gpufleet.scheduling.plugins.gpu_memory_fit import GpuMemoryFit
+from gpufleet.scheduling.plugins.gpu_share import GpuShare
 from gpufleet.scheduling.plugins.node_affinity import NodeAffinity
 from gpufleet.scheduling.plugins.node_name import NodeName
 from gpufleet.scheduling.plugins.node_resources_fit import (
@@ -61,6 +63,8 @@ DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
 )
+#: gpufleet's own plugins that every profile runs unless it disables them (after upstream's defaults).
+GPUFLEET_MULTIPOINT: tuple[PluginRef, ...] = (PluginRef("GpuShare"),)
 
 #: Extension points of the plugins gpufleet models (upstream's are used for expansion).
 POINTS: dict[str, frozenset[str]] = {
@@ -76,6 +80,8 @@ POINTS: dict[str, frozenset[str]] = {
     "Coscheduling": frozenset({"queueSort", "preFilter", "postFilter", "permit", "reserve"}),
     "GpuMemoryFit": frozenset({"filter"}),
     "DynamicResources": frozenset({"preFilter", "filter", "reserve", "preBind"}),
+    "GpuShare": frozenset({"filter", "reserve"}),
+    "FGD": frozenset({"preScore", "score"}),
 }
 
 
@@ -173,6 +179,11 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
     if name == "NodeResourcesBalancedAllocation":
         resources = tuple((r["name"], int(r.get("weight") or 1)) for r in args.get("resources") or ())
         return NodeResourcesBalancedAllocation(resources or DEFAULT_RESOURCES)
+    if name == "FGD":
+        try:
+            return FragmentationGradient(typical_pods(args))
+        except ValueError as exc:
+            raise ProfileError(f"pluginConfig FGD: args.{exc}") from None
     if name == "Coscheduling":
         return Coscheduling(float(args.get("permitWaitingTimeSeconds", DEFAULT_PERMIT_WAITING_TIME_S)))
     simple: dict[str, type[Plugin]] = {
@@ -183,6 +194,7 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
         "DefaultPreemption": DefaultPreemption,
         "GpuMemoryFit": GpuMemoryFit,
         "DynamicResources": DynamicResources,
+        "GpuShare": GpuShare,
     }
     if name == "TaintToleration":
         from gpufleet.scheduling.plugins.taint_toleration import TaintToleration
@@ -196,7 +208,7 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
     """Merge a profile's plugins into the defaults and instantiate the modelled plugins."""
     merged = {
         "multiPoint": merge_plugin_set(
-            PluginSet(DEFAULT_MULTIPOINT), config.plugins.get("multiPoint", PluginSet())
+            PluginSet(DEFAULT_MULTIPOINT + GPUFLEET_MULTIPOINT), config.plugins.get("multiPoint", PluginSet())
         )
     }
     for point, plugin_set in config.plugins.items():

@@ -24,7 +24,7 @@ from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.cluster_state import ClusterState, IntArray
 from gpufleet.scheduling.framework import Code, PodContext
 from gpufleet.scheduling.gangs import GangView, group_key
-from gpufleet.scheduling.messages import fit_error
+from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error
 from gpufleet.scheduling.plugins.coscheduling import Coscheduling
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
 from gpufleet.scheduling.profile import Profile, build_profiles
@@ -157,7 +157,10 @@ class Scheduler:
             self.queue.mark_unschedulable(qp, now)
             return out
         self.nominated.pop(pod.key, None)
-        self._reserve_claims(pod, node)
+        refused = self._reserve_claims(pod, node)
+        if refused is not None:
+            self.queue.mark_unschedulable(qp, now)
+            return [Outcome(pod, "unschedulable", message=refused)]
         self.state.assign(pod, node, now)
         if profile.permit is not None:
             code, group = profile.permit.permit(ctx, self.gangs)
@@ -179,14 +182,16 @@ class Scheduler:
         self.queue.remove(pod.key)
         return [Outcome(pod, "bound", node=node)]
 
-    def _reserve_claims(self, pod: Pod, node: str) -> None:
-        """Reserve: the pod's ResourceClaims get their devices on the chosen node (DynamicResources)."""
+    def _reserve_claims(self, pod: Pod, node: str) -> str | None:
+        """Reserve and PreBind of DynamicResources: the pod's ResourceClaims get their devices on the
+        chosen node and the pod joins each claim's ``reservedFor``. A claim with 256 consumers makes
+        PreBind fail with the API server's refusal; upstream retries the pod after a backoff, gpufleet
+        when the cluster changes (only a consumer leaving can help)."""
         dra = self.state.dra
         if dra is None or not pod.resource_claims:
-            return
-        allocation = dra.try_node(pod, node)
-        if not isinstance(allocation, str):
-            dra.reserve(pod, allocation)
+            return None
+        refused = dra.place(pod, node)
+        return None if refused is None else f'running PreBind plugin "DynamicResources": {refused}'
 
     def try_schedule(self, pod: Pod) -> tuple[str | None, str]:
         """One scheduling attempt that changes nothing: the node it would pick, or the message."""
@@ -220,6 +225,8 @@ class Scheduler:
         return cache
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> Placement:
+        if self.state.size_active == 0:  # schedulePod: ErrNoNodesAvailable, before any plugin runs
+            return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:
             status = plugin.pre_filter(ctx, self.gangs)
             if not status.ok:

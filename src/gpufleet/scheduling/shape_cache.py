@@ -29,6 +29,8 @@ class ShapeCache:
     def __init__(self, profile: Profile, ctx: PodContext):
         self.profile = profile
         self.dynamic_filters = profile.dynamic_filters
+        self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
+        self.array_only = any(plugin.array_only or plugin.volatile for plugin, _ in profile.dynamic_scores)
         self.state = ctx.state
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
@@ -90,7 +92,7 @@ class ShapeCache:
 
     def _evaluate(self, idx: IntArray) -> None:
         """Dynamic filters and scores for the nodes in ``idx``."""
-        if len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims:
+        if len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims and not self.array_only:
             for i in idx.tolist():
                 self._evaluate_node(i)
             return
@@ -113,7 +115,7 @@ class ShapeCache:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
         state, ctx = self.state, self.ctx
         row = (state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist())
-        fit = all(f.passes_node(ctx, row) for f in self.dynamic_filters)
+        fit = all(f.passes_node(ctx, row, i) for f in self.dynamic_filters)
         total = sum(weight * plugin.score_node(ctx, row) for plugin, weight in self.profile.dynamic_scores)
         ok = bool(self.static_pass[i]) and fit
         if ok != self.ok[i]:
@@ -140,6 +142,8 @@ class ShapeCache:
         if self.seen == state.change_pos and state.static_version == self.static_version:
             return
         changed = state.changes_since(self.seen) if state.static_version == self.static_version else None
+        if changed is not None and self.volatile:
+            changed = np.arange(state.size, dtype=np.int64)
         if changed is None:
             self._build_static()
             return

@@ -2,11 +2,13 @@
 
 Every ``scanInterval`` (10 s) while there is something to look at: pods the scheduler
 marked unschedulable are estimated against each pool's template (``autoscaling.scale_up``,
-upcoming nodes first) and an expander picks a pool; nodes below the utilisation threshold
-whose pods fit elsewhere become unneeded and are removed after ``scaleDownUnneededTime``,
-not within ``scaleDownDelayAfterAdd`` of a scale-up, empty ones together and others one
-at a time (drained: pods evicted with their grace period, then the node deleted); pools
-with ``warm`` keep that many empty GPU-ready nodes beyond what pods need.
+upcoming nodes first; the template carries the ResourceSlices of a pool that publishes them) and
+an expander picks a pool; when none grows, each pod left gets a ``no-scale-up`` event with
+cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
+nodes below the utilisation threshold whose pods fit elsewhere become unneeded and are removed
+after ``scaleDownUnneededTime``, not within ``scaleDownDelayAfterAdd`` of a scale-up, empty ones
+together and others one at a time (drained: pods evicted with their grace period, then the node
+deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need.
 """
 
 from __future__ import annotations
@@ -21,12 +23,19 @@ import numpy as np
 
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.scale_down import Int8Array, TrialPlacement, assess
-from gpufleet.autoscaling.scale_up import PoolOption, estimate, still_pending
+from gpufleet.autoscaling.scale_up import (
+    MAX_TOTAL_REACHED,
+    PoolOption,
+    estimate,
+    not_triggered,
+    still_pending,
+)
 from gpufleet.controllers import daemon_should_run
 from gpufleet.lifecycle.node_start import plan_node_start
+from gpufleet.model.mig_configs import is_device_plugin_resource
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.model.resources import GPU, Resources, add
+from gpufleet.model.resources import Resources, add
 from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.scheduling.profile import build_profile
 from gpufleet.sim.events import Priority
@@ -44,8 +53,8 @@ SPOT_NOTICE_S = 120.0
 @dataclass
 class ScaleEvent:
     t_s: float
-    kind: str  # scale-up | scale-up-failed | scale-down | provision-timeout
-    pool: str
+    kind: str  # scale-up | scale-up-failed | scale-down | provision-timeout | spot-reclaim | no-scale-up
+    pool: str | None
     nodes: tuple[str, ...]
     pods: tuple[str, ...] = ()
     reason: str = ""
@@ -74,6 +83,7 @@ class ClusterAutoscalerLoop:
         self.deleting: set[str] = set()
         self.last_scale_up_s = -math.inf
         self.events: list[ScaleEvent] = []
+        self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         self._assessed: tuple[object, ...] | None = None
 
     # -- the loop ----------------------------------------------------------------------------
@@ -158,6 +168,7 @@ class ClusterAutoscalerLoop:
                 (p for p, expr in self.sim.scenario.expander_priorities if re.search(expr, rt.name)),
                 default=0,
             ),
+            tuple(rt.slices_for(rt.pool.template.name)),
         )
 
     def _scale_up(self) -> bool:
@@ -166,15 +177,18 @@ class ClusterAutoscalerLoop:
             return False
         now, room = self.sim.loop.now, self._room()
         options = [self._option(rt, room) for rt in self.sim.pools.values() if rt.pool.autoscaled]
+        dra = self.sim.state.dra
         remaining = self._not_schedulable_now(pending)
-        remaining = still_pending(remaining, options, self.profile)
+        remaining = still_pending(remaining, options, self.profile, dra)
+        backed_off = {o.name for o in options if self.sim.pools[o.name].backed_off(now)}
         estimates = [
             e
             for o in options
-            if not self.sim.pools[o.name].backed_off(now) and (e := estimate(remaining, o, self.profile))
+            if o.name not in backed_off and (e := estimate(remaining, o, self.profile, dra))
         ]
         best = choose(estimates, self.settings.expander, self.rng)
         if best is None:
+            self._not_triggered(remaining, options, backed_off, room)
             return False
         rt = self.sim.pools[best.pool]
         launched = [name for _ in range(best.nodes) if (name := self.launch(rt, best.pods)) is not None]
@@ -182,6 +196,23 @@ class ClusterAutoscalerLoop:
             self.last_scale_up_s = now
             self.events.append(ScaleEvent(now, "scale-up", rt.name, tuple(launched), best.pods))
         return True
+
+    def _not_triggered(
+        self, pods: list[Pod], options: list[PoolOption], backed_off: set[str], room: int
+    ) -> None:
+        """``NotTriggerScaleUp`` for each pod left, recorded when its message changes."""
+        if room == 0 and self.settings.max_nodes_total is not None:
+            reasons = {pod.key: MAX_TOTAL_REACHED for pod in pods}
+        else:
+            reasons = not_triggered(pods, options, self.profile, backed_off, self.sim.state.dra)
+        for pod in pods:
+            reason = reasons[pod.key]
+            if reason and self.not_triggered.get(pod.key) != reason:
+                self.not_triggered[pod.key] = reason
+                message = f"pod didn't trigger scale-up: {reason}"
+                self.events.append(
+                    ScaleEvent(self.sim.loop.now, "no-scale-up", None, (), (pod.key,), message)
+                )
 
     # -- nodes -------------------------------------------------------------------------------
     def launch(self, rt: PoolRuntime, for_pods: tuple[str, ...] = (), warm: bool = False) -> str | None:
@@ -212,7 +243,11 @@ class ClusterAutoscalerLoop:
         launch.joined = True
         node = launch.node
         staged = launch.plan.gpu_ready_s > launch.plan.ready_s and rt.has_gpus()
-        allocatable = {**node.allocatable, GPU: 0} if staged else dict(node.allocatable)
+        allocatable = (
+            {r: 0 if is_device_plugin_resource(r) else n for r, n in node.allocatable.items()}
+            if staged
+            else dict(node.allocatable)
+        )
         self.sim.add_node(
             Node(
                 node.name,

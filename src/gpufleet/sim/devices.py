@@ -15,6 +15,13 @@ node's link graph comes from the label ``gpufleet.io/gpu-topology`` (``nvswitch`
 ``nvlink-islands-<k>``, ``nvlink-pairs``, ``pcie-<per switch>``) or else from its GPU model's
 default layout; without either, the lowest free indices.
 
+Fractional requests (KAI, HAMi): the scheduler's ledger (``scheduling.gpu_shares``) decides which
+of the node's shared GPUs ("slots") a share goes on; here each slot is bound to a physical GPU
+with no other holder the first time it is used, and freed with its last share. Whole-GPU pods
+never get a GPU that holds shares. A share unit is ``<gpu>:<milli>m`` (``<gpu>:<compute>m,<memory>m-memory``
+when they differ) and counts the larger of the two over 1000 of a GPU; its memory is capped (HAMi)
+or shared with its neighbours (KAI).
+
 Memory truth (``gpufleet.io/gpu-memory``): a pod whose process needs more than its instance or
 MPS share holds, or than what is left of a time-sliced GPU, fails with CUDA out-of-memory
 when it allocates at start.
@@ -25,10 +32,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpufleet.model.dra import Device, DeviceID
+from gpufleet.model.dra_slices import is_whole_gpu
 from gpufleet.model.gpu_catalog import lookup
+from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
+from gpufleet.scheduling.gpu_shares import SharePlacement
 from gpufleet.scheduling.topology.device_choice import best_set
 from gpufleet.scheduling.topology.link_graph import (
     DEFAULT_LAYOUTS,
@@ -66,6 +77,8 @@ class NodeDevices:
     units: dict[str, list[Unit]] = field(default_factory=dict)  # resource -> units
     taken: dict[str, str] = field(default_factory=dict)  # unit id -> pod key
     graph: LinkGraph | None = None
+    slot_gpu: dict[int, int] = field(default_factory=dict)  # shared-GPU slot of the ledger -> GPU index
+    shared: dict[str, list[Unit]] = field(default_factory=dict)  # pod key -> its share units
 
     @classmethod
     def of(cls, node: Node) -> NodeDevices:
@@ -114,12 +127,18 @@ class NodeDevices:
         ]
         return cls(node.name, gpus, memory, "none" if replicas == 1 else sharing, units, graph=graph)
 
-    def allocate(self, pod: Pod) -> list[Unit]:
+    def allocate(self, pod: Pod, shares: list[SharePlacement] | None = None) -> list[Unit]:
         """Units for every GPU resource the pod requests: whole GPUs lowest index first; replicas on
-        the GPU with the most replicas free (then lowest index); MIG instances in order."""
-        got: list[Unit] = []
+        the GPU with the most replicas free (then lowest index); MIG instances in order; ``shares``:
+        where the scheduler put its fractional request."""
+        got: list[Unit] = self._share_units(pod, shares) if shares else []
+        in_shared_use = set(self.slot_gpu.values())
         for resource, amount in sorted(pod.requests.items()):
-            free = [u for u in self.units.get(resource, ()) if u.id not in self.taken]
+            free = [
+                u
+                for u in self.units.get(resource, ())
+                if u.id not in self.taken and u.gpu not in in_shared_use
+            ]
             if self.sharing in ("time-slicing", "mps") and resource == GPU:
                 per_gpu: dict[int, int] = {}
                 for u in free:
@@ -134,12 +153,35 @@ class NodeDevices:
             self.taken[u.id] = pod.key
         return got
 
+    def _share_units(self, pod: Pod, shares: list[SharePlacement]) -> list[Unit]:
+        share = pod.gpu_share
+        isolated = share is not None and share.isolated
+        units = []
+        for p in shares:
+            gpu = self.slot_gpu.get(p.slot)
+            if gpu is None:
+                busy = set(self.slot_gpu.values()) | {
+                    u.gpu for units in self.units.values() for u in units if u.id in self.taken
+                }
+                gpu = self.slot_gpu[p.slot] = min(set(range(self.gpus)) - busy)
+            memory = self.memory_bytes * p.memory / MILLI if isolated and self.memory_bytes else None
+            name = (
+                f"{gpu}:{p.compute}m" if p.compute == p.memory else f"{gpu}:{p.compute}m,{p.memory}m-memory"
+            )
+            units.append(Unit(name, gpu, max(p.compute, p.memory) / MILLI, memory))
+        self.shared[pod.key] = units
+        return units
+
     def release(self, pod_key: str) -> None:
         self.taken = {u: p for u, p in self.taken.items() if p != pod_key}
+        if self.shared.pop(pod_key, None):
+            still = {u.gpu for units in self.shared.values() for u in units}
+            self.slot_gpu = {s: g for s, g in self.slot_gpu.items() if g in still}
 
     def holders_of_gpu(self, gpu: int) -> set[str]:
         ids = {u.id for units in self.units.values() for u in units if u.gpu == gpu}
-        return {p for u, p in self.taken.items() if u in ids}
+        holders = {p for u, p in self.taken.items() if u in ids}
+        return holders | {p for p, units in self.shared.items() if any(u.gpu == gpu for u in units)}
 
 
 def link_graph_of(node: Node, gpus: int) -> LinkGraph | None:
@@ -184,3 +226,19 @@ def out_of_memory(pod: Pod, units: list[Unit], devices: NodeDevices, used_by: di
             if others + need > devices.memory_bytes:
                 return True
     return False
+
+
+def dra_units(devices: list[tuple[DeviceID, Device]]) -> list[Unit]:
+    """A pod's DRA devices as units: a whole GPU (``dra_slices.is_whole_gpu``) counts as one
+    GPU-equivalent, any other device as none; a device's ``memory`` capacity is its memory. A claim
+    shared by several pods counts its GPUs for each of them while they work (GPUs allocated count
+    them once)."""
+    return [
+        Unit(
+            str(i),
+            -1,
+            1.0 if is_whole_gpu(d, i.driver) else 0.0,
+            float(d.capacity["memory"]) if "memory" in d.capacity else None,
+        )
+        for i, d in devices
+    ]

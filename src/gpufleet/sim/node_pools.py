@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpufleet.lifecycle.node_start import NodeStartPlan, StartStage, parse_provisioning
+from gpufleet.model.dra import ResourceSlice
+from gpufleet.model.dra_slices import slices_for_node
+from gpufleet.model.mig_configs import is_device_plugin_resource
 from gpufleet.model.node import Node
-from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
 
 
@@ -65,8 +67,16 @@ class PoolRuntime:
             name, labels, t.taints, t.unschedulable, dict(t.capacity), dict(t.allocatable), self.pool.name
         )
 
+    def slices_for(self, node: str) -> list[ResourceSlice]:
+        """The ResourceSlices a node of the pool publishes (``publishResourceSlices``), else none."""
+        if self.pool.dra_gpus is None:
+            return []
+        product, count, memory = self.pool.dra_gpus
+        return [slices_for_node(node, count, product, memory)]
+
     def has_gpus(self) -> bool:
-        return self.pool.template.allocatable.get(GPU, 0) > 0
+        """Whether its nodes get device-plugin resources (GPUs, replicas or MIG instances) once ready."""
+        return any(is_device_plugin_resource(r) and n > 0 for r, n in self.pool.template.allocatable.items())
 
     def in_stock(self, now: float) -> bool:
         """Draw whether the cloud gives an instance now (consumes one from ``available``)."""

@@ -25,7 +25,8 @@ from gpufleet.controllers import DaemonSetController, DeploymentController, JobC
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
-from gpufleet.model.dra_slices import slices_for_node
+from gpufleet.model.dra import DeviceID, ResourceSlice
+from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.resources import GPU, PODS, native_first
@@ -38,8 +39,9 @@ from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
-from gpufleet.sim.devices import NodeDevices, out_of_memory
+from gpufleet.sim.devices import NodeDevices, dra_units, out_of_memory
 from gpufleet.sim.events import EventLoop, Priority
+from gpufleet.sim.mig_manager import MigManagers
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.placement_quality import ring_placement
 from gpufleet.sim.records import NodeRecord, PodRecord
@@ -109,6 +111,8 @@ class Simulation:
         self._weights_key: tuple[int, int, int, int] | None = None
         self._weights: npt.NDArray[np.float64] = np.zeros((0, 0))
         self._physical: npt.NDArray[np.float64] = np.zeros(0)
+        self._dra_gpus_key: tuple[list[ResourceSlice], int] | None = None
+        self._dra_gpus_index: dict[DeviceID, str] = {}
         self.daemon_pods: set[str] = set()
         self.topology_held: dict[str, list[str]] = {}  # PodGroup -> pods gated for topology admission
         self.pending_keys: set[str] = set()  # pods in phase Pending, not deleted
@@ -118,11 +122,13 @@ class Simulation:
         self.cost = 0.0
         self.billed_price_per_hour = 0.0
         self.provisioned_gpus = 0
+        self._pool_gpus: dict[str, int] = {}
         self.working_gpus = 0.0
         self.node_billing_changed()
         self.autoscaler = ClusterAutoscalerLoop(self)
         self.traffic = {f"{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic}
         self.workload_autoscalers = WorkloadAutoscalers(self)
+        self.mig_managers = MigManagers(self)  # pools' nvidia.com/mig.config changes (sim/mig_manager.py)
         self.replicas_timeline: dict[str, list[float]] = {}
 
     # -- set-up ----------------------------------------------------------------------------
@@ -294,7 +300,10 @@ class Simulation:
         reads its model from shared storage (fair share of the bandwidth), warms up, and is ready."""
         now = self.loop.now
         rec.node, rec.bound_s, rec.message = node, now, None
-        rec.devices = self.devices_of(node).allocate(rec.pod)
+        shares = self.state.shares.placed.get(rec.pod.key) if self.state.shares is not None else None
+        rec.devices = self.devices_of(node).allocate(rec.pod, shares)
+        if self.state.dra is not None and rec.pod.resource_claims:
+            rec.devices += dra_units(self.state.dra.pod_devices(rec.pod, node))
         if rec.devices:
             rec.gpu_share = sum(u.share for u in rec.devices)
         if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills
@@ -669,13 +678,47 @@ class Simulation:
             self._weights, self._physical, self._weights_key = weights, physical, key
         return self._weights
 
+    def gpus_allocated_per_node(self) -> npt.NDArray[np.float64]:
+        """GPU-equivalents requested on each node (fractional shares by their size), and the GPUs
+        allocated to ResourceClaims there."""
+        held: npt.NDArray[np.float64] = (self.state.requested * self._gpu_weights()).sum(axis=1)
+        if self.state.shares is not None:
+            held = held - self.state.shares.unused_per_node()
+        if self.state.dra is not None:
+            held = held + self.dra_gpus_per_node(allocated=True)
+        return held
+
     def gpus_allocated(self) -> float:
-        return float((self.state.requested * self._gpu_weights()).sum())
+        return float(self.gpus_allocated_per_node().sum())
 
     def gpus_total(self) -> float:
-        """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero)."""
+        """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero, or GPUs
+        published as DRA ResourceSlices)."""
         registered = (self.state.alloc * (self._gpu_weights() > 0)).sum(axis=1) > 0
-        return float((self._physical * registered * self.state.active).sum())
+        dra = self.dra_gpus_per_node()
+        return float(((self._physical * registered + dra) * self.state.active).sum())
+
+    def _dra_gpus(self) -> dict[DeviceID, str]:
+        """Whole GPUs published as DRA devices, each with its node (kept while the slices stand)."""
+        dra = self.state.dra
+        if dra is None:
+            return {}
+        slices, seen = dra.objects.slices, self._dra_gpus_key
+        if seen is None or seen[0] is not slices or seen[1] != len(slices):
+            self._dra_gpus_index, self._dra_gpus_key = node_gpus(slices), (slices, len(slices))
+        return self._dra_gpus_index
+
+    def dra_gpus_per_node(self, allocated: bool = False) -> npt.NDArray[np.float64]:
+        """Whole GPUs each node publishes as DRA devices; ``allocated``: those allocated to claims
+        (a claim shared by several pods counts its devices once)."""
+        out = np.zeros(self.state.size, dtype=np.float64)
+        index = self._dra_gpus()
+        if index and self.state.dra is not None:
+            for device in self.state.dra.allocated_devices() if allocated else index:
+                i = self.state.index.get(index.get(device, ""))
+                if i is not None:
+                    out[i] += 1
+        return out
 
     # -- nodes -----------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -700,18 +743,14 @@ class Simulation:
     def _publish_slices(self, node: Node) -> None:
         """A node of a pool with ``publishResourceSlices`` publishes its GPUs for DRA."""
         pool = self.pools.get(node.pool or "")
-        if pool is None or pool.pool.dra_gpus is None or self.state.dra is None:
-            return
-        product, count, memory = pool.pool.dra_gpus
-        self.state.dra.objects.slices.append(slices_for_node(node.name, count, product, memory))
-        self.state.dra.cache.clear()
+        if pool is not None and pool.pool.dra_gpus is not None and self.state.dra is not None:
+            self.state.dra.publish(pool.slices_for(node.name))
 
     def delete_node(self, name: str) -> None:
         """The node goes away; whatever still runs there ends with it."""
         now = self.loop.now
         if self.state.dra is not None:
-            objects = self.state.dra.objects
-            objects.slices = [s for s in objects.slices if s.node_name != name]
+            self.state.dra.withdraw(name)
         for key in (
             sorted(a.pod.key for a in self.state.pods_on[self.state.index[name]].values())
             if name in self.state.index
@@ -733,7 +772,7 @@ class Simulation:
 
     def computes_on_gpus(self, pod_key: str) -> bool:
         rec = self.records.get(pod_key)
-        return rec is not None and rec.working and rec.pod.gpus > 0
+        return rec is not None and rec.working and (rec.pod.gpus > 0 or rec.gpu_share > 0)
 
     def daemon_pod_keys(self) -> set[str]:
         return self.daemon_pods
@@ -774,13 +813,23 @@ class Simulation:
             self.pools[r.pool].pool.price_per_hour for r in alive if r.pool in self.pools
         )
         self.provisioned_gpus = sum(
-            (
-                self.pools[r.pool].pool.template
-                if r.pool in self.pools
-                else self.state.nodes[self.state.index[r.name]]
-            ).allocatable.get(GPU, 0)
+            self._template_gpus(r.pool) if r.pool in self.pools else self.devices_of(r.name).gpus
             for r in alive
         )
+        dra_gpus = self.dra_gpus_per_node()  # a pool's DRA GPUs count from the launch, as its template's
+        for r in alive:
+            pool = self.pools[r.pool].pool if r.pool in self.pools else None
+            if pool is not None and pool.dra_gpus is not None:
+                self.provisioned_gpus += pool.dra_gpus[1]
+            elif r.name in self.state.index:
+                self.provisioned_gpus += int(dra_gpus[self.state.index[r.name]])
+
+    def _template_gpus(self, pool: str) -> int:
+        """Physical GPUs of one node of the pool (not time-slicing replicas; MIG GPUs counted whole)."""
+        gpus = self._pool_gpus.get(pool)
+        if gpus is None:
+            gpus = self._pool_gpus[pool] = NodeDevices.of(self.pools[pool].pool.template).gpus
+        return gpus
 
     def _integrate(self, t: float) -> None:
         """GPU-seconds and cost accumulate between events from the state in force."""
@@ -912,6 +961,7 @@ class Simulation:
             for name in sorted(rt.nodes):
                 self.autoscaler.expect_reclaim(rt, name)
         self.workload_autoscalers.start()
+        self.mig_managers.start()
         for traffic in self.traffic.values():
             for at, _ in traffic.spec.rps:
                 self.loop.at(at, Priority.ARRIVAL, lambda: None)  # a change of load is an event

@@ -67,13 +67,14 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
     records = sorted(sim.records.values(), key=lambda r: r.pod.key)
     working = round(sim.working_gpus, 6)
     nodes = []
-    weights = sim._gpu_weights()
+    allocated_per_node = sim.gpus_allocated_per_node()
+    dra_gpus = sim.dra_gpus_per_node()
     for name, node in sorted(sim.nodes.items()):
         i = sim.state.index.get(name)
         gpus = allocated = 0.0
         if i is not None:
-            gpus = float(sim.devices_of(name).gpus)
-            allocated = float((sim.state.requested[i] * weights[i]).sum())
+            gpus = float(sim.devices_of(name).gpus + dra_gpus[i])
+            allocated = float(allocated_per_node[i])
         nodes.append(
             {
                 "name": name,
@@ -119,6 +120,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
         "fragmentation": _fragmentation(sim, records),
         "work_items": {name: wl.counts() for name, wl in sorted(sim.work_lists.items())},
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
+        "mig_reconfigurations": [r.as_dict() for r in sim.mig_managers.records],
         "pods": [_pod_record(sim, r) for r in records],
         "nodes": nodes,
         "warnings": list(sim.scenario.warnings),

@@ -58,6 +58,12 @@ NOT_AVAILABLE = "resourceclaim not available on the node"
 DEFAULT_MAX_STEPS = 200_000
 
 
+def filter_reason(outcome: str) -> str:
+    """kube-scheduler's words for a failed allocation (``cannot allocate all claims``): the
+    allocator's detail after the first colon is gpufleet's own."""
+    return outcome.split(": ", 1)[0]
+
+
 @dataclass(frozen=True)
 class Allocation:
     """The outcome for a pod on a node: every claim of the pod with its allocation.

@@ -80,7 +80,7 @@ class DefaultPreemption(Plugin):
         )
         for a in lower:
             requested = [r - v for r, v in zip(requested, state.pod_vectors(a.pod)[0].tolist(), strict=True)]
-        if not all(f.passes_node(ctx, (alloc, requested, nonzero)) for f in filters):
+        if not all(f.passes_node(ctx, (alloc, requested, nonzero), i) for f in filters):
             freed = np.array(state.requested[i]) - np.array(requested)
             state.requested[i] -= freed
             try:
@@ -92,7 +92,7 @@ class DefaultPreemption(Plugin):
         victims = []
         for a in lower:
             back = [r + v for r, v in zip(requested, state.pod_vectors(a.pod)[0].tolist(), strict=True)]
-            if all(f.passes_node(ctx, (alloc, back, nonzero)) for f in filters):
+            if all(f.passes_node(ctx, (alloc, back, nonzero), i) for f in filters):
                 requested = back
             else:
                 victims.append(a)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpufleet.scheduling.cluster_state import BoolArray, IntArray
+from gpufleet.scheduling.dra.allocator import filter_reason
 from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext
 
 
@@ -23,8 +24,7 @@ class DynamicResources(DynamicFilter):
         out: list[str | None] = []
         for i in idx.tolist():
             outcome = dra.try_node(ctx.pod, ctx.state.nodes[i].name)
-            # kube-scheduler's words ("cannot allocate all claims"); the allocator's detail follows a colon
-            out.append(outcome.split(": ", 1)[0] if isinstance(outcome, str) else None)
+            out.append(filter_reason(outcome) if isinstance(outcome, str) else None)
         return out
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
@@ -39,7 +39,7 @@ class DynamicResources(DynamicFilter):
 
     unresolvable = True
 
-    def passes_node(self, ctx: PodContext, row: NodeRow) -> bool:
+    def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         """Only asked for pods without claims: the shape cache re-evaluates pods with claims through
         ``passes`` (a claim's fit depends on the node's name, not on its resource row)."""
         return True

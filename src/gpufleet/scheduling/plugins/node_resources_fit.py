@@ -199,7 +199,7 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
         return np.where(wsum > 0, mean, 0)
 
     # -- one node, in Python integers (the node a binding just changed) ---------------------
-    def passes_node(self, ctx: PodContext, row: NodeRow) -> bool:
+    def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         alloc, requested, _ = row
         return all(want <= alloc[c] - requested[c] for c, want in requested_columns(ctx))
 

@@ -1,0 +1,222 @@
+"""Shared GPUs in the scheduler's cache: which GPUs of each node hold fractional pods, and how much
+compute and memory each has left.
+
+Fractional requests (``model.gpu_share``) are placed the way KAI Scheduler and HAMi place them:
+on one GPU per share, a GPU shared only by fractional pods. A GPU that holds any share is no
+longer free for whole-GPU pods, so opening one adds 1 to the node's requested ``nvidia.com/gpu``
+and closing it (its last share gone) gives it back: NodeResourcesFit keeps counting whole GPUs
+unchanged. Per node the open GPUs are "slots" in two NumPy matrices (free compute, free memory,
+in thousandths of one GPU; -1 where no GPU is open), so a share's fit is decided for every node
+at once. Which physical GPU a slot is, is the device level's business (``sim.devices``).
+
+Within a node a share goes to the open GPU it fills best (least compute, then memory, left over:
+KAI's and HAMi's default binpack), and to a fresh GPU only when no open one has room. Shares go on
+nodes whose GPUs are whole devices: MIG instances and time-slicing replicas are not split further.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from gpufleet.model.gpu_share import MILLI, GpuShare
+from gpufleet.model.node import Node
+from gpufleet.model.resources import GPU
+from gpufleet.scheduling.cluster_state import BoolArray, ClusterState, IntArray
+
+FloatArray = npt.NDArray[np.float64]
+
+#: FitError reasons of a share that does not fit.
+NOT_SHAREABLE = "node(s) didn't have GPUs that fractional requests can share"
+MEMORY_UNKNOWN = "node(s) didn't report their GPU memory (nvidia.com/gpu.memory)"
+MEMORY_PER_DEVICE = "node(s) didn't have enough GPU memory per device"
+INSUFFICIENT = f"Insufficient {GPU}"
+
+
+def gpu_memory_bytes(node: Node) -> float | None:
+    """One GPU's memory from GPU Feature Discovery's ``nvidia.com/gpu.memory`` (MiB)."""
+    mib = node.labels.get("nvidia.com/gpu.memory", "")
+    return float(mib) * 2**20 if mib.isdigit() else None
+
+
+def shareable(node: Node) -> bool:
+    """Whether the node's GPUs (once registered) are whole devices a fraction can go on: not MIG
+    instances, not time-slicing or MPS replicas (GPU Feature Discovery's labels say)."""
+    labels = node.labels
+    return int(labels.get("nvidia.com/gpu.replicas", "1") or 1) <= 1 and "-MIG-" not in labels.get(
+        "nvidia.com/gpu.product", ""
+    )
+
+
+@dataclass(frozen=True)
+class SharePlacement:
+    node: int
+    slot: int
+    compute: int
+    memory: int
+
+
+@dataclass
+class GpuShares:
+    state: ClusterState
+    free_compute: IntArray = field(default_factory=lambda: np.full((0, 1), -1, dtype=np.int64))
+    free_memory: IntArray = field(default_factory=lambda: np.full((0, 1), -1, dtype=np.int64))
+    holders: IntArray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.int64))
+    placed: dict[str, list[SharePlacement]] = field(default_factory=dict)
+    _nodes_version: int = -1
+    _memory: FloatArray = field(default_factory=lambda: np.zeros(0))  # per node, NaN: not known
+    _shareable: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    # -- node facts, refreshed when the node set or labels change ---------------------------
+    def _sync(self) -> None:
+        state = self.state
+        if self._nodes_version == state.static_version and len(self._memory) == state.size:
+            return
+        grow = state.size - self.free_compute.shape[0]
+        if grow > 0:
+            width = self.free_compute.shape[1]
+            self.free_compute = np.vstack([self.free_compute, np.full((grow, width), -1, dtype=np.int64)])
+            self.free_memory = np.vstack([self.free_memory, np.full((grow, width), -1, dtype=np.int64)])
+            self.holders = np.vstack([self.holders, np.zeros((grow, width), dtype=np.int64)])
+        memory = [gpu_memory_bytes(n) for n in state.nodes]
+        self._memory = np.array([np.nan if m is None else m for m in memory], dtype=np.float64)
+        self._shareable = np.array([shareable(n) for n in state.nodes], dtype=bool)
+        self._nodes_version = state.static_version
+
+    def gpu_memory(self, i: int) -> float | None:
+        self._sync()
+        m = float(self._memory[i])
+        return None if np.isnan(m) else m
+
+    def _need(self, share: GpuShare, idx: IntArray) -> tuple[IntArray, IntArray, BoolArray]:
+        """(compute, memory) milli per node in ``idx``, and where the GPU memory was needed but unknown."""
+        memory = self._memory[idx]
+        unknown = np.zeros(len(idx), dtype=bool)
+        if share.memory_milli is None and share.memory_bytes is not None:
+            unknown = np.isnan(memory)
+            mem = np.ceil(MILLI * share.memory_bytes / np.where(unknown, 1.0, memory)).astype(np.int64)
+        else:
+            fixed = share.memory_milli if share.memory_milli is not None else share.compute_milli
+            mem = np.full(len(idx), fixed or 0, dtype=np.int64)
+        compute = (
+            np.full(len(idx), share.compute_milli, dtype=np.int64) if share.compute_milli is not None else mem
+        )
+        return compute, mem, unknown
+
+    # -- the filter --------------------------------------------------------------------------
+    def reasons(self, share: GpuShare, idx: IntArray) -> list[tuple[str, BoolArray]]:
+        """For the nodes in ``idx``, each reason the share does not fit and the nodes it applies to."""
+        self._sync()
+        state = self.state
+        compute, memory, unknown = self._need(share, idx)
+        not_shareable = ~self._shareable[idx]
+        too_big = ~not_shareable & ~unknown & ((compute > MILLI) | (memory > MILLI))
+        room = (self.free_compute[idx] >= compute[:, None]) & (self.free_memory[idx] >= memory[:, None])
+        col = state.resource_column(GPU)
+        has_gpus = state.alloc[idx, col] > 0
+        whole = state.alloc[idx, col] - state.requested[idx, col]
+        short = ~not_shareable & ~unknown & ~too_big & (room.sum(axis=1) + whole < share.count)
+        return [
+            (reason, mask)
+            for reason, mask in (
+                (NOT_SHAREABLE, not_shareable & has_gpus),
+                (INSUFFICIENT, not_shareable & ~has_gpus),
+                (MEMORY_UNKNOWN, ~not_shareable & unknown),
+                (MEMORY_PER_DEVICE, too_big),
+                (INSUFFICIENT, short),
+            )
+            if np.any(mask)
+        ]
+
+    def fits(self, share: GpuShare, idx: IntArray) -> BoolArray:
+        failing = np.zeros(len(idx), dtype=bool)
+        for _, mask in self.reasons(share, idx):
+            failing |= mask
+        return ~failing
+
+    def milli_needed(self, share: GpuShare, idx: IntArray) -> IntArray:
+        """Thousandths of a GPU the share takes on each node of ``idx`` (count x the larger of compute
+        and memory); more than any node has where it cannot go at all."""
+        self._sync()
+        compute, memory, unknown = self._need(share, idx)
+        per = np.maximum(compute, memory)
+        nowhere = unknown | ~self._shareable[idx] | (per > MILLI)
+        needed: IntArray = np.where(nowhere, np.iinfo(np.int64).max, share.count * per)
+        return needed
+
+    def fits_node(self, share: GpuShare, i: int, whole: int) -> bool:
+        """``fits`` for node ``i`` with ``whole`` unshared GPUs free, in Python integers."""
+        self._sync()
+        per = share.per_gpu(self.gpu_memory(i))
+        if not self._shareable[i] or per is None or max(per) > MILLI:
+            return False
+        compute, memory = per
+        room = sum(
+            1
+            for c, m in zip(self.free_compute[i].tolist(), self.free_memory[i].tolist(), strict=True)
+            if c >= compute and m >= memory
+        )
+        return room + whole >= share.count
+
+    # -- placing and releasing ---------------------------------------------------------------
+    def place(self, key: str, share: GpuShare, i: int) -> list[SharePlacement]:
+        """Put the pod's shares on node ``i``: best-filled open GPUs first, then fresh ones. Where they do
+        not fit (a profile without GpuShare placed the pod anyway) the pod holds no GPU, as for
+        kube-scheduler a fractional request is no resource at all."""
+        self._sync()
+        gpu_col = self.state.resource_column(GPU)
+        if not self.fits_node(share, i, int(self.state.alloc[i, gpu_col] - self.state.requested[i, gpu_col])):
+            return []
+        one = np.array([i], dtype=np.int64)
+        compute_a, memory_a, _ = self._need(share, one)
+        compute, memory = int(compute_a[0]), int(memory_a[0])
+        fc, fm = self.free_compute[i], self.free_memory[i]
+        open_fit = np.flatnonzero((fc >= compute) & (fm >= memory)).tolist()
+        open_fit.sort(key=lambda s: (int(fc[s]) - compute, int(fm[s]) - memory, s))
+        slots = open_fit[: share.count]
+        while len(slots) < share.count:
+            closed = np.flatnonzero(self.holders[i] == 0)
+            closed = closed[~np.isin(closed, slots)]
+            if len(closed) == 0:
+                self._widen()
+                continue
+            slot = int(closed[0])
+            self.free_compute[i, slot] = self.free_memory[i, slot] = MILLI
+            self.state.requested[i, gpu_col] += 1
+            slots.append(slot)
+        placements = [SharePlacement(i, s, compute, memory) for s in slots]
+        for p in placements:
+            self.free_compute[i, p.slot] -= compute
+            self.free_memory[i, p.slot] -= memory
+            self.holders[i, p.slot] += 1
+        self.placed[key] = placements
+        return placements
+
+    def release(self, key: str) -> None:
+        gpu_col = self.state.resource_column(GPU)
+        for p in self.placed.pop(key, ()):
+            self.holders[p.node, p.slot] -= 1
+            if self.holders[p.node, p.slot] == 0:
+                self.free_compute[p.node, p.slot] = self.free_memory[p.node, p.slot] = -1
+                self.state.requested[p.node, gpu_col] -= 1
+            else:
+                self.free_compute[p.node, p.slot] += p.compute
+                self.free_memory[p.node, p.slot] += p.memory
+
+    def _widen(self) -> None:
+        rows = self.free_compute.shape[0]
+        self.free_compute = np.hstack([self.free_compute, np.full((rows, 1), -1, dtype=np.int64)])
+        self.free_memory = np.hstack([self.free_memory, np.full((rows, 1), -1, dtype=np.int64)])
+        self.holders = np.hstack([self.holders, np.zeros((rows, 1), dtype=np.int64)])
+
+    # -- figures -------------------------------------------------------------------------------
+    def unused_per_node(self) -> FloatArray:
+        """Per node, the GPU-equivalents its shared GPUs still have free (each counts whole in the
+        requested ``nvidia.com/gpu``; its use is the larger of its compute and memory used)."""
+        self._sync()
+        open_ = self.holders > 0
+        free = np.minimum(self.free_compute, self.free_memory)
+        unused: FloatArray = np.where(open_, free, 0).sum(axis=1).astype(np.float64) / MILLI
+        return unused

@@ -1,0 +1,43 @@
+"""GpuShare (gpufleet's, not upstream): a pod with a fractional GPU request fits a node only if
+enough of its GPUs have the compute and memory left (``scheduling.gpu_shares``).
+
+kube-scheduler does not know fractions: KAI Scheduler's ``gpu-fraction``/``gpu-memory`` annotations
+are honoured by KAI's own scheduler, HAMi's ``nvidia.com/gpumem``/``gpucores`` by HAMi's scheduler
+extender. gpufleet runs this filter in every profile by default so that such pods are placed as
+those schedulers place them (``disabled: [{name: GpuShare}]`` shows what plain kube-scheduler
+would do: the pod then asks for no GPU at all). Pods without a fractional request pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpufleet.model.resources import GPU
+from gpufleet.scheduling.cluster_state import BoolArray, IntArray
+from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext
+
+
+class GpuShare(DynamicFilter):
+    name = "GpuShare"
+    points = frozenset({"filter", "reserve"})
+
+    def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
+        share = ctx.pod.gpu_share
+        if share is None:
+            return np.ones(len(idx), dtype=bool)
+        return ctx.state.gpu_shares().fits(share, idx)
+
+    def reason_masks(self, ctx: PodContext, idx: IntArray) -> list[tuple[str, BoolArray]]:
+        share = ctx.pod.gpu_share
+        return [] if share is None else ctx.state.gpu_shares().reasons(share, idx)
+
+    def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
+        """Unshared GPUs come from ``row`` (as preemption's victim search leaves it: whole-GPU
+        victims free GPUs), shared ones from the ledger (shares of victims are not given back there:
+        a conservative bound)."""
+        share = ctx.pod.gpu_share
+        if share is None:
+            return True
+        col = ctx.state.resource_column(GPU)
+        alloc, requested, _ = row
+        return ctx.state.gpu_shares().fits_node(share, node, alloc[col] - requested[col])
