@@ -306,3 +306,14 @@ def test_least_waste_gpu_weighs_gpus_published_as_slices(tmp_path: Path) -> None
     (tmp_path / "s.yaml").write_text(pools + GPU_CLASS + claim_template("four", 4) + pod + settings)
     summary = run(tmp_path / "s.yaml")
     assert [(e["pool"], e["nodes"]) for e in events(summary, "scale-up")] == [("h100x4", ["h100x4-0"])]
+
+
+def test_a_gpu_shared_by_two_pods_through_one_claim_counts_once_while_they_work(tmp_path: Path) -> None:
+    """Two pods reference one ResourceClaim holding one GPU: 1 GPU allocated and 1 working, not 2."""
+    pods = claim_pod("a", "0s", "resourceClaimName: shared") + claim_pod(
+        "b", "0s", "resourceClaimName: shared"
+    )
+    (tmp_path / "s.yaml").write_text(SHARED + GPU_CLASS + pods + simulation("30m"))
+    totals = run(tmp_path / "s.yaml")["totals"]
+    assert (totals["pods_running"], totals["gpus_allocated"], totals["gpus_working"]) == (2, 1.0, 1.0)
+    assert totals["gpu_hours_working"] == 0.5

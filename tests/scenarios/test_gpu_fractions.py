@@ -223,3 +223,22 @@ def test_without_gpu_share_a_fraction_on_a_cpu_node_holds_no_gpu() -> None:
     state = ClusterState([Node("cpu-only", capacity={"cpu": 8000, "memory": 2**34, "pods": 110})])
     state.assign(Pod("frac", requests={"cpu": 1000}, gpu_share=GpuShare(compute_milli=500)), "cpu-only", 0.0)
     assert "default/frac" not in state.gpu_shares().placed and state.allocated("nvidia.com/gpu") == 0
+
+
+def test_gpu_memory_fit_refuses_a_hami_vgpu_smaller_than_the_process(tmp_path: Path) -> None:
+    """With GpuMemoryFit, hami-oom (30 GB into a 10 GiB vGPU) waits with the reason instead of failing."""
+    (tmp_path / "scheduler.yaml").write_text(
+        """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: GpuMemoryFit}]
+"""
+    )
+    pods = run([EXAMPLES / "fractions-memory.yaml", tmp_path / "scheduler.yaml"])
+    hami = pods["default/hami-oom"]
+    assert hami["phase"] == "Pending"
+    assert "1 node(s) didn't have enough GPU memory per device (GpuMemoryFit)" in hami["message"]
+    assert pods["default/kai-greedy"]["reason"] == "OOMKilled"  # its neighbours' use is not a node fact

@@ -148,44 +148,49 @@ class GpuShares:
 
     def fits_node(self, share: GpuShare, i: int, whole: int) -> bool:
         """``fits`` for node ``i`` with ``whole`` unshared GPUs free, in Python integers."""
+        per = self._per_gpu(share, i)
+        return per is not None and len(self._open_with_room(i, *per)) + whole >= share.count
+
+    def _per_gpu(self, share: GpuShare, i: int) -> tuple[int, int] | None:
+        """(compute, memory) milli of one GPU of node ``i``, or None when the share cannot go there."""
         self._sync()
-        per = share.per_gpu(self.gpu_memory(i))
-        if not self._shareable[i] or per is None or max(per) > MILLI:
-            return False
-        compute, memory = per
-        room = sum(
-            1
-            for c, m in zip(self.free_compute[i].tolist(), self.free_memory[i].tolist(), strict=True)
+        if not self._shareable[i]:
+            return None
+        memory = float(self._memory[i])
+        per = share.per_gpu(None if np.isnan(memory) else memory)
+        return None if per is None or max(per) > MILLI else per
+
+    def _open_with_room(self, i: int, compute: int, memory: int) -> list[tuple[int, int, int]]:
+        """Node ``i``'s open GPUs with room, as (compute, memory left after, slot), fullest first."""
+        return sorted(
+            (c - compute, m - memory, slot)
+            for slot, (c, m) in enumerate(
+                zip(self.free_compute[i].tolist(), self.free_memory[i].tolist(), strict=True)
+            )
             if c >= compute and m >= memory
         )
-        return room + whole >= share.count
 
     # -- placing and releasing ---------------------------------------------------------------
     def place(self, key: str, share: GpuShare, i: int) -> list[SharePlacement]:
         """Put the pod's shares on node ``i``: best-filled open GPUs first, then fresh ones. Where they do
         not fit (a profile without GpuShare placed the pod anyway) the pod holds no GPU, as for
         kube-scheduler a fractional request is no resource at all."""
-        self._sync()
         gpu_col = self.state.resource_column(GPU)
-        if not self.fits_node(share, i, int(self.state.alloc[i, gpu_col] - self.state.requested[i, gpu_col])):
+        per = self._per_gpu(share, i)
+        whole = int(self.state.alloc[i, gpu_col] - self.state.requested[i, gpu_col])
+        room = self._open_with_room(i, *per) if per is not None else []
+        if per is None or len(room) + whole < share.count:
             return []
-        one = np.array([i], dtype=np.int64)
-        compute_a, memory_a, _ = self._need(share, one)
-        compute, memory = int(compute_a[0]), int(memory_a[0])
-        fc, fm = self.free_compute[i], self.free_memory[i]
-        open_fit = np.flatnonzero((fc >= compute) & (fm >= memory)).tolist()
-        open_fit.sort(key=lambda s: (int(fc[s]) - compute, int(fm[s]) - memory, s))
-        slots = open_fit[: share.count]
+        compute, memory = per
+        slots = [slot for _, _, slot in room[: share.count]]
         while len(slots) < share.count:
-            closed = np.flatnonzero(self.holders[i] == 0)
-            closed = closed[~np.isin(closed, slots)]
-            if len(closed) == 0:
+            closed = [s for s, h in enumerate(self.holders[i].tolist()) if h == 0 and s not in slots]
+            if not closed:
                 self._widen()
                 continue
-            slot = int(closed[0])
-            self.free_compute[i, slot] = self.free_memory[i, slot] = MILLI
+            self.free_compute[i, closed[0]] = self.free_memory[i, closed[0]] = MILLI
             self.state.requested[i, gpu_col] += 1
-            slots.append(slot)
+            slots.append(closed[0])
         placements = [SharePlacement(i, s, compute, memory) for s in slots]
         for p in placements:
             self.free_compute[i, p.slot] -= compute

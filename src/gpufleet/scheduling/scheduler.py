@@ -225,7 +225,7 @@ class Scheduler:
         return cache
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> Placement:
-        if self.state.size_active == 0:  # schedulePod: ErrNoNodesAvailable, before any plugin runs
+        if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:
             status = plugin.pre_filter(ctx, self.gangs)

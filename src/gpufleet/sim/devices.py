@@ -231,8 +231,7 @@ def out_of_memory(pod: Pod, units: list[Unit], devices: NodeDevices, used_by: di
 def dra_units(devices: list[tuple[DeviceID, Device]]) -> list[Unit]:
     """A pod's DRA devices as units: a whole GPU (``dra_slices.is_whole_gpu``) counts as one
     GPU-equivalent, any other device as none; a device's ``memory`` capacity is its memory. A claim
-    shared by several pods counts its GPUs for each of them while they work (GPUs allocated count
-    them once)."""
+    shared by several pods counts its GPUs once, allocated or working."""
     return [
         Unit(
             str(i),

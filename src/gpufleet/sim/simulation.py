@@ -14,6 +14,7 @@ Scheduler processes come from the scenario's ``KubeSchedulerConfiguration`` docu
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -124,6 +125,7 @@ class Simulation:
         self.provisioned_gpus = 0
         self._pool_gpus: dict[str, int] = {}
         self.working_gpus = 0.0
+        self._working_units: Counter[tuple[str, str, str]] = Counter()  # device -> pods working on it
         self.node_billing_changed()
         self.autoscaler = ClusterAutoscalerLoop(self)
         self.traffic = {f"{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic}
@@ -454,7 +456,7 @@ class Simulation:
         if rec.pod.behavior.consumes is not None and not self._take_item(rec):
             return
         if not rec.working:
-            self.working_gpus += rec.gpu_share
+            self.working_gpus += self._working_change(rec, +1)
         rec.working = True
         if rec.working_s is None:
             rec.working_s = now
@@ -559,7 +561,7 @@ class Simulation:
             self._list(rec.pod.behavior.consumes or "").idle.remove(rec.pod.key)
         if rec.working:
             rec.token += 1
-            self.working_gpus -= rec.gpu_share
+            self.working_gpus -= self._working_change(rec, -1)
             lost = rec.stop_working(now, sigterm=terminated)
             self.work_lost_gpu_s += lost * rec.gpu_share
             consumes = rec.pod.behavior.consumes
@@ -616,10 +618,26 @@ class Simulation:
         self._owner_finished(rec.pod, succeeded=False)
         self.cluster_changed()
 
+    def _working_change(self, rec: PodRecord, sign: int) -> float:
+        """GPU-equivalents that start (``sign`` +1) or stop (-1) working with this pod: a device of a
+        ResourceClaim shared by several working pods counts once."""
+        if not rec.devices:
+            return rec.gpu_share
+        change = 0.0
+        for unit in rec.devices:
+            key = (rec.node or "", unit.id, "" if rec.pod.resource_claims else rec.pod.key)
+            before = self._working_units[key]
+            self._working_units[key] = before + sign
+            if not self._working_units[key]:
+                del self._working_units[key]
+            if (before == 0) != (before + sign == 0):
+                change += unit.share
+        return change
+
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:
             return
-        self.working_gpus -= rec.gpu_share
+        self.working_gpus -= self._working_change(rec, -1)
         rec.stop_working(self.loop.now)
         consumes = rec.pod.behavior.consumes
         if consumes is not None:
@@ -633,7 +651,7 @@ class Simulation:
     def _succeed(self, rec: PodRecord) -> None:
         now = self.loop.now
         if rec.working:
-            self.working_gpus -= rec.gpu_share
+            self.working_gpus -= self._working_change(rec, -1)
         rec.working = False
         self._set_phase(rec, "Succeeded")
         rec.reason, rec.finished_s = "Completed", now

@@ -7,19 +7,23 @@ kube-scheduler counts GPUs, not their memory, so a pod that needs 14 GB is happi
 one unit of the GPU resource it requests holds on each node, read from GPU Feature Discovery's
 labels: a whole GPU ``nvidia.com/gpu.memory`` (MiB), an MPS replica that divided by
 ``nvidia.com/gpu.replicas``, a MIG instance its profile's memory (``mig-1g.10gb``: 10 GB). A
-time-sliced replica shares the whole GPU's memory, so only that bound is checked here.
+time-sliced replica shares the whole GPU's memory, so only that bound is checked here. A
+fractional request (``model.gpu_share``) holds its share of the GPU's memory when HAMi caps it, the
+whole GPU's memory otherwise (KAI: what the neighbours leave is not known to a per-node filter).
 """
 
 from __future__ import annotations
 
 import re
 
+from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.framework import StaticFilter
 
 _MIG = re.compile(r"^nvidia\.com/mig-\d+g\.(\d+)gb$")
+MESSAGE = "node(s) didn't have enough GPU memory per device (GpuMemoryFit)"
 
 
 def unit_memory_bytes(node: Node, resource: str) -> float | None:
@@ -46,8 +50,14 @@ class GpuMemoryFit(StaticFilter):
         need = pod.behavior.gpu_memory_bytes
         if need is None:
             return None
+        share = pod.gpu_share
+        if share is not None:
+            gpu = unit_memory_bytes(node, GPU)
+            per = share.per_gpu(gpu) if share.isolated else None
+            held = gpu * per[1] / MILLI if gpu is not None and per is not None else gpu
+            return MESSAGE if held is not None and need > held else None
         for resource in pod.requests:
             held = unit_memory_bytes(node, resource)
             if held is not None and need > held:
-                return "node(s) didn't have enough GPU memory per device (GpuMemoryFit)"
+                return MESSAGE
         return None
