@@ -22,6 +22,7 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
 
 if TYPE_CHECKING:
+    from gpufleet.scheduling.device_view import DeviceView
     from gpufleet.scheduling.dra.state import DraState
     from gpufleet.scheduling.gpu_shares import GpuShares
 
@@ -70,6 +71,7 @@ class ClusterState:
         self.static_version = 0
         self.dra: DraState | None = None  # ResourceClaims and their allocations, when the cluster uses DRA
         self.shares: GpuShares | None = None  # GPUs shared by fractional requests, once one is placed
+        self.devices: DeviceView | None = None  # the device level's view of free GPUs, where there is one
         self._vectors: dict[tuple[object, int], tuple[IntArray, IntArray]] = {}
         self._add_nodes(nodes or [])
 

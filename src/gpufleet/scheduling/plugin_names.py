@@ -24,6 +24,7 @@ MODELLED = frozenset(
         "DynamicResources",
         "GpuShare",
         "FGD",
+        "GpuTopology",
     }
 )
 

@@ -31,6 +31,7 @@ from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient, typical_pods
 from gpufleet.scheduling.plugins.gpu_memory_fit import GpuMemoryFit
 from gpufleet.scheduling.plugins.gpu_share import GpuShare
+from gpufleet.scheduling.plugins.gpu_topology import GpuTopology
 from gpufleet.scheduling.plugins.node_affinity import NodeAffinity
 from gpufleet.scheduling.plugins.node_name import NodeName
 from gpufleet.scheduling.plugins.node_resources_fit import (
@@ -82,6 +83,7 @@ POINTS: dict[str, frozenset[str]] = {
     "DynamicResources": frozenset({"preFilter", "filter", "reserve", "preBind"}),
     "GpuShare": frozenset({"filter", "reserve"}),
     "FGD": frozenset({"preScore", "score"}),
+    "GpuTopology": frozenset({"score"}),
 }
 
 
@@ -195,6 +197,7 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
         "GpuMemoryFit": GpuMemoryFit,
         "DynamicResources": DynamicResources,
         "GpuShare": GpuShare,
+        "GpuTopology": GpuTopology,
     }
     if name == "TaintToleration":
         from gpufleet.scheduling.plugins.taint_toleration import TaintToleration

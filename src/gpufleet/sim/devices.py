@@ -178,6 +178,14 @@ class NodeDevices:
             still = {u.gpu for units in self.shared.values() for u in units}
             self.slot_gpu = {s: g for s, g in self.slot_gpu.items() if g in still}
 
+    def free_whole_gpus(self) -> tuple[list[int], LinkGraph | None] | None:
+        """Indices of the GPUs nothing holds, and the link graph (None: all alike); None unless the
+        node's GPUs are whole devices."""
+        if self.sharing != "none" or GPU not in self.units:
+            return None
+        busy = {u.gpu for u in self.units[GPU] if u.id in self.taken} | set(self.slot_gpu.values())
+        return [g for g in range(self.gpus) if g not in busy], self.graph
+
     def holders_of_gpu(self, gpu: int) -> set[str]:
         ids = {u.id for units in self.units.values() for u in units if u.gpu == gpu}
         holders = {p for u, p in self.taken.items() if u in ids}

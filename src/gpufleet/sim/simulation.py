@@ -39,6 +39,7 @@ from gpufleet.scheduling.dra.state import DraState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
+from gpufleet.scheduling.topology.link_graph import LinkGraph
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
 from gpufleet.sim.devices import NodeDevices, dra_units, out_of_memory
 from gpufleet.sim.events import EventLoop, Priority
@@ -74,6 +75,7 @@ class Simulation:
                     rt.warm.add(node.name)
                 nodes.append(node)
         self.state = ClusterState(nodes)
+        self.state.devices = self  # the scheduler's view of free GPUs (scheduling.device_view)
         dra = scenario.dra
         publishing = any(rt.pool.dra_gpus for rt in self.pools.values())
         if dra.slices or dra.classes or dra.claims or dra.templates or publishing:
@@ -672,6 +674,10 @@ class Simulation:
             self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- GPUs as devices -------------------------------------------------------------------
+    def free_gpus(self, node: int) -> tuple[list[int], LinkGraph | None] | None:
+        """``scheduling.device_view.DeviceView``: the free whole GPUs of the node at index ``node``."""
+        return self.devices_of(self.state.nodes[node].name).free_whole_gpus()
+
     def devices_of(self, node: str) -> NodeDevices:
         devices = self.node_devices.get(node)
         if devices is None:
