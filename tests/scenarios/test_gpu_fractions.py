@@ -35,6 +35,14 @@ status:
 """
 
 
+SIMULATION = """---
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: short}
+spec: {duration: 10m}
+"""
+
+
 def pod_doc(name: str, annotations: str = "{}", limits: str = "{}") -> str:
     return f"""---
 apiVersion: v1
@@ -85,6 +93,7 @@ def test_a_share_too_big_for_every_gpu_stays_pending_with_the_reason(tmp_path: P
         + pod_doc("whole", limits="{nvidia.com/gpu: 1}")
         + pod_doc("big-memory", annotations='{gpu-memory: "90000"}')
         + pod_doc("no-room", annotations='{gpu-fraction: "0.1"}')
+        + SIMULATION
     )
     pods = run([tmp_path / "s.yaml"])
     assert pods["default/big-memory"]["message"].startswith(
@@ -99,6 +108,7 @@ def test_shares_do_not_go_on_time_sliced_or_mig_gpus(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(
         (EXAMPLES / "time-slicing-oom.yaml").read_text().split("---\napiVersion: v1\nkind: Pod")[0]
         + pod_doc("frac", annotations='{gpu-fraction: "0.5"}')
+        + SIMULATION
     )
     frac = run([tmp_path / "s.yaml"])["default/frac"]
     assert frac["phase"] == "Pending"
@@ -119,6 +129,7 @@ profiles:
     multiPoint:
       disabled: [{name: GpuShare}]
 """
+        + SIMULATION
     )
     sim = Simulation(load_scenario([tmp_path / "s.yaml"]))
     sim.run()
