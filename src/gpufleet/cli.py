@@ -17,11 +17,13 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpufleet.kube import ScenarioError, load_scenario
+from gpufleet.model.node import Node
 from gpufleet.model.scenario import Scenario
 from gpufleet.report import latency_figures, print_summary, render_html, validate_summary
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
+from gpufleet.traces.base import TracePod
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="GPU-aware Kubernetes scheduling and cluster simulation."
@@ -151,6 +153,61 @@ def inventory(
     from gpufleet.devices import inventory_command
 
     raise typer.Exit(inventory_command(as_yaml, node_name))
+
+
+trace_app = typer.Typer(no_args_is_help=True, help="Public GPU cluster traces.")
+app.add_typer(trace_app, name="trace")
+
+FormatOption = Annotated[str, typer.Option("--format", help="Trace format (openb: Alibaba GPU trace 2023).")]
+
+
+def read_trace(fmt: str, nodes: Path, pods: Path) -> tuple[list[Node], list[TracePod]]:
+    """The node and pod lists of a trace; bad rows exit 2, one line each (FILE:LINE: column: problem)."""
+    from gpufleet.traces.base import TraceError
+    from gpufleet.traces.formats import FORMATS
+
+    if fmt not in FORMATS:
+        raise fail([f"--format: unknown trace format {fmt!r} (known: {', '.join(sorted(FORMATS))})"])
+    problems: list[str] = []
+    loaded_nodes: list[Node] = []
+    loaded_pods: list[TracePod] = []
+    try:
+        loaded_nodes = FORMATS[fmt].read_nodes(nodes)
+    except TraceError as exc:
+        problems += exc.problems
+    try:
+        loaded_pods = FORMATS[fmt].read_pods(pods)
+    except TraceError as exc:
+        problems += exc.problems
+    if problems:
+        raise fail(problems)
+    return loaded_nodes, loaded_pods
+
+
+@trace_app.command("import")
+def trace_import(
+    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
+    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for nodes.yaml and pods.yaml.")],
+    fmt: FormatOption = "openb",
+) -> None:
+    """Write a trace as Kubernetes manifests that ``gpufleet simulate`` replays in time."""
+    import yaml
+
+    from gpufleet.traces.manifests import node_manifest, pod_manifest
+
+    loaded_nodes, loaded_pods = read_trace(fmt, nodes, pods)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, docs in (
+        ("nodes.yaml", [node_manifest(n) for n in loaded_nodes]),
+        ("pods.yaml", [pod_manifest(p) for p in loaded_pods]),
+    ):
+        (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    out.print(
+        f"wrote {out_dir / 'nodes.yaml'} ({len(loaded_nodes)} nodes) and {out_dir / 'pods.yaml'} "
+        f"({len(loaded_pods)} pods)",
+        highlight=False,
+    )
 
 
 def main() -> None:

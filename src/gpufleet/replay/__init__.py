@@ -1,0 +1,1 @@
+"""Replays of public GPU cluster traces: the FGD paper's protocol (``fgd_protocol``)."""

@@ -1,0 +1,97 @@
+"""What every trace loader gives: nodes, and pods with their arrival and departure times.
+
+A format is one module with a ``TraceFormat``: functions that read a node list and a pod list
+into gpufleet's ``Node`` and ``Pod``. Problems are collected per row and raised together as a
+``TraceError`` whose lines read ``FILE:LINE: column: what is wrong`` (the CLI exits 2 with them).
+Adding the Philly or Helios formats means writing one such module and registering it.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+
+#: Problems reported before a loader gives up on a file.
+MAX_PROBLEMS = 50
+
+
+class TraceError(ValueError):
+    """Bad trace input: every problem found, one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+    def __str__(self) -> str:
+        return "\n".join(self.problems)
+
+
+@dataclass(frozen=True)
+class TracePod:
+    pod: Pod
+    created_s: float | None = None  # None: the format gives no times
+    deleted_s: float | None = None
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    name: str
+    read_nodes: Callable[[Path], list[Node]]
+    read_pods: Callable[[Path], list[TracePod]]
+
+
+class Rows:
+    """The data rows of a CSV file with a header, and the problems found in them."""
+
+    def __init__(self, path: Path, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+        self.path = path
+        self.problems: list[str] = []
+        self.required, self.optional = required, optional
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, str]]]:
+        try:
+            handle = self.path.open(newline="", encoding="utf-8")
+        except OSError as exc:
+            raise TraceError([f"{self.path}: cannot read: {exc.strerror or exc}"]) from None
+        with handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            missing = [c for c in self.required if c not in header]
+            unknown = [c for c in header if c not in self.required and c not in self.optional]
+            if missing or unknown:
+                wanted = ", ".join(self.required + self.optional)
+                detail = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
+                raise TraceError([f"{self.path}:1: header: {detail} (columns: {wanted})"])
+            for line, row in enumerate(reader, start=2):
+                if None in row or any(v is None for v in row.values()):
+                    self.problem(line, "row", f"{len(header)} columns expected")
+                    continue
+                yield line, row
+                if len(self.problems) >= MAX_PROBLEMS:
+                    self.problems.append(f"{self.path}: stopped after {MAX_PROBLEMS} problems")
+                    break
+        if self.problems:
+            raise TraceError(self.problems)
+
+    def problem(self, line: int, column: str, message: str) -> None:
+        self.problems.append(f"{self.path}:{line}: {column}: {message}")
+
+    def integer(
+        self, line: int, row: dict[str, str], column: str, low: int = 0, high: int | None = None
+    ) -> int:
+        text = row[column].strip()
+        try:
+            value = int(text)
+        except ValueError:
+            self.problem(line, column, f"{text!r} is not a whole number")
+            return low
+        if value < low or (high is not None and value > high):
+            bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+            self.problem(line, column, f"{value} is out of range ({bound})")
+            return low
+        return value

@@ -1,0 +1,141 @@
+"""The openb trace format (Alibaba cluster-trace-gpu-v2023): all 26 files of ../shared/traces load,
+and a bad row is reported with its file, line and column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpufleet.cli import app
+from gpufleet.kube import load_scenario
+from gpufleet.model.resources import GPU
+from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
+from gpufleet.traces.base import TraceError
+from gpufleet.traces.openb import read_nodes, read_pods
+
+TRACE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "alibaba-gpu-v2023"
+needs_trace = pytest.mark.skipif(not TRACE.is_dir(), reason="../shared/traces is not beside this checkout")
+
+POD_HEADER = ",".join(
+    (
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli",
+        "gpu_spec,qos,pod_phase",
+        "creation_time,deletion_time,scheduled_time\n",
+    )
+)
+
+
+@needs_trace
+def test_every_openb_file_loads_with_the_counts_of_its_readme() -> None:
+    files = sorted(TRACE.glob("*.csv"))
+    assert len(files) == 26
+    gpu_nodes = read_nodes(TRACE / "openb_node_list_gpu_node.csv")
+    assert len(gpu_nodes) == 1213 and sum(n.capacity.get(GPU, 0) for n in gpu_nodes) == 6212
+    assert len(read_nodes(TRACE / "openb_node_list_all_node.csv")) == 1523
+    default = read_pods(TRACE / "openb_pod_list_default.csv")
+    assert len(default) == 8152
+    shares = [p for p in default if p.pod.gpu_share is not None]
+    assert len(shares) == 3078  # one-GPU pods asking for a fraction (README: 3078)
+    cpu_only = [p for p in default if p.pod.gpu_share is None and not p.pod.gpus]
+    assert len(cpu_only) == 1088
+    total = sum(p.pod.gpus for p in default) + sum(p.pod.gpu_share.compute_milli or 0 for p in shares) / 1000  # type: ignore[union-attr]
+    assert total == pytest.approx(6086.8, abs=0.05)
+    assert len(read_pods(TRACE / "openb_pod_list_multigpu50.csv")) == 9061  # the five-column files
+    for f in files:
+        assert read_nodes(f) if "node_list" in f.name else read_pods(f)
+
+
+@needs_trace
+def test_gpu_spec_becomes_required_affinity_on_the_gfd_product() -> None:
+    pods = read_pods(TRACE / "openb_pod_list_gpuspec33.csv")
+    constrained = [p.pod for p in pods if p.pod.required_terms]
+    assert len(constrained) == 2388  # README
+    v100 = next(p for p in constrained if "Tesla-V100-SXM2-16GB" in p.required_terms[0].expressions[0].values)  # type: ignore[index]
+    assert v100.required_terms[0].expressions[0].key == "nvidia.com/gpu.product"  # type: ignore[index]
+
+
+def test_trace_rows_map_to_requests_shares_and_times(tmp_path: Path) -> None:
+    (tmp_path / "pods.csv").write_text(
+        POD_HEADER
+        + "half,6000,12288,1,460,,LS,Running,427061,12902960,427061\n"
+        + "eight,64000,262144,8,1000,V100M16|V100M32,LS,Running,10,20,10\n"
+        + "cpu,1000,1024,0,0,,BE,Succeeded,5,6,5\n"
+    )
+    half, eight, cpu = read_pods(tmp_path / "pods.csv")
+    assert half.pod.gpu_share is not None and half.pod.gpu_share.compute_milli == 460 and not half.pod.gpus
+    assert (half.created_s, half.deleted_s) == (427061.0, 12902960.0)
+    assert eight.pod.requests[GPU] == 8 and eight.pod.gpu_share is None
+    assert eight.pod.required_terms[0].expressions[0].values == (
+        "Tesla-V100-SXM2-16GB",
+        "Tesla-V100-SXM2-32GB",
+    )  # type: ignore[index]
+    assert cpu.pod.requests == {"cpu": 1000, "memory": 1024 * 2**20}
+
+
+def test_bad_rows_name_file_line_and_column(tmp_path: Path) -> None:
+    (tmp_path / "pods.csv").write_text(
+        POD_HEADER
+        + "ok,1000,1024,1,500,,LS,Running,0,10,0\n"
+        + "bad-gpu,1000,1024,two,500,,LS,Running,0,10,0\n"
+        + "bad-milli,1000,1024,2,500,,LS,Running,0,10,0\n"
+        + "bad-spec,1000,1024,1,1000,H900,LS,Running,0,10,0\n"
+        + "bad-time,1000,1024,1,1000,,LS,Running,20,10,0\n"
+    )
+    with pytest.raises(TraceError) as err:
+        read_pods(tmp_path / "pods.csv")
+    path = tmp_path / "pods.csv"
+    lines = err.value.problems
+    assert lines[0] == f"{path}:3: num_gpu: 'two' is not a whole number"
+    assert lines[1] == f"{path}:4: gpu_milli: 500: a pod of 2 GPUs takes whole GPUs (1000)"
+    assert lines[2].startswith(f"{path}:5: gpu_spec: unknown GPU model 'H900'")
+    assert lines[3] == f"{path}:6: deletion_time: 10 is before creation_time 20"
+
+
+def test_a_wrong_header_is_one_clear_problem(tmp_path: Path) -> None:
+    (tmp_path / "nodes.csv").write_text("sn,cpu,memory_mib,gpu,model\nn1,1,1,0,\n")
+    with pytest.raises(TraceError, match=r"nodes.csv:1: header: missing cpu_milli"):
+        read_nodes(tmp_path / "nodes.csv")
+
+
+def test_trace_import_writes_manifests_that_simulate_in_time(tmp_path: Path) -> None:
+    """``gpufleet trace import``: nodes and pods become v1 manifests; the fraction arrives at 10 s and
+    runs until its deletion time; the whole-GPU pod waits for the GPU it shares."""
+    (tmp_path / "nodes.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,1,T4\n")
+    (tmp_path / "pods.csv").write_text(
+        POD_HEADER
+        + "frac,1000,1024,1,460,,LS,Running,10,610,10\nwhole,1000,1024,1,1000,T4,LS,Running,20,80,20\n"
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "trace",
+            "import",
+            "--nodes",
+            str(tmp_path / "nodes.csv"),
+            "--pods",
+            str(tmp_path / "pods.csv"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    sim = Simulation(load_scenario([tmp_path / "out"]))
+    sim.run()
+    pods = {p["name"]: p for p in build_summary(sim)["pods"]}
+    frac, whole = pods["default/frac"], pods["default/whole"]
+    assert (frac["bound_s"], frac["finished_s"], frac["devices"]) == (10.0, 610.0, ["0:460m"])
+    assert whole["bound_s"] == 610.0  # the only GPU is shared until frac leaves: a whole-GPU pod waits
+    assert whole["finished_s"] == 670.0  # then runs its trace lifetime (60 s)
+
+
+def test_trace_import_reports_bad_rows_and_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "nodes.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,1,Z9\n")
+    (tmp_path / "pods.csv").write_text(POD_HEADER + "p,1000,1024,x,460,,LS,Running,10,610,10\n")
+    args = ["trace", "import", "--nodes", str(tmp_path / "nodes.csv"), "--pods", str(tmp_path / "pods.csv")]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "nodes.csv:2: model: unknown GPU model 'Z9'" in result.output
+    assert "pods.csv:2: num_gpu: 'x' is not a whole number" in result.output
