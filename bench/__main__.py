@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from bench.day import describe_day, run_day
 from bench.devices import describe_devices
+from bench.replay import describe_replays
 from bench.scheduling import cases, complete, describe, device_level_cost, run_case, run_isolated, table
 
 
@@ -33,6 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(describe_devices(200, 1_600) if args.quick else describe_devices(5_000, 40_000), flush=True)
     day = run_day(50, 20, 300, 2.0) if args.quick else run_day()
     print(describe_day(day), flush=True)
+    if not args.quick:
+        for line in describe_replays():
+            print(line, flush=True)
     return 0 if all(complete(r) for r in results) else 1
 
 

@@ -210,6 +210,41 @@ def trace_import(
     )
 
 
+@app.command()
+def replay(
+    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
+    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV).")],
+    policy: Annotated[
+        str, typer.Option("--policy", help="Random, DotProd, GpuClustering, GpuPacking, BestFit or FGD.")
+    ],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for replay.json.")],
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="fgd: the FGD paper's replay protocol.")
+    ] = "fgd",
+    seed: Annotated[int, typer.Option("--seed", help="Shuffle and tuning seed (the paper: 42..51).")] = 42,
+    fmt: FormatOption = "openb",
+) -> None:
+    """Replay a trace by a published protocol and write DIR/replay.json (allocation and fragmentation
+    per arrived percent of GPU request, unallocated GPUs at 100 %)."""
+    from gpufleet.replay.fgd_protocol import POLICIES
+    from gpufleet.replay.fgd_protocol import replay as run_replay
+
+    if protocol != "fgd":
+        raise fail([f"--protocol: unknown protocol {protocol!r} (known: fgd)"])
+    if policy not in POLICIES:
+        raise fail([f"--policy: unknown policy {policy!r} (known: {', '.join(POLICIES)})"])
+    loaded_nodes, loaded_pods = read_trace(fmt, nodes, pods)
+    result = run_replay(loaded_nodes, [p.pod for p in loaded_pods], policy, seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "replay.json").write_text(json.dumps(result.to_json(), indent=1) + "\n")
+    out.print(
+        f"{policy} seed {seed}: {result.pods_total} pods ({result.pods_failed} failed), unallocated GPUs at "
+        f"100 % arrived: {result.unallocated_gpu_pct_at_100} %, fragmentation ratio "
+        f"{result.frag_ratio_pct[100]} %; {result.seconds:.2f} s; wrote {out_dir / 'replay.json'}",
+        highlight=False,
+    )
+
+
 def main() -> None:
     try:
         app()

@@ -225,7 +225,7 @@ def test_bad_fgd_typical_pods_are_a_configuration_error() -> None:
         plugins={"multiPoint": PluginSet((PluginRef("FGD"),))},
         plugin_args={"FGD": {"typicalPods": [{"gpus": 2, "gpuMilli": 500}]}},
     )
-    with pytest.raises(ProfileError, match=r"pluginConfig FGD: args.typicalPods\[0\]: gpus >= 1"):
+    with pytest.raises(ProfileError, match=r"pluginConfig FGD: args.typicalPods\[0\]: gpus >= 0"):
         build_profile(config)
 
 

@@ -66,7 +66,7 @@ def test_fgd_puts_a_share_where_it_adds_the_least_fragmentation() -> None:
     state = shared_state()
     pod = half("next")
     scores = FragmentationGradient().score(PodContext(pod, state), np.array([0, 1], dtype=np.int64))
-    assert scores.tolist() == [58, 42]  # 50 -/+ 166.7 milli / 20 per point
+    assert scores.tolist() == [54, 45]  # int(100 * sigmoid(+-166.7 / 1000))
     config = SchedulerConfig(
         "test",
         profiles=[

@@ -24,7 +24,7 @@ from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
 if TYPE_CHECKING:
     from gpufleet.scheduling.device_view import DeviceView
     from gpufleet.scheduling.dra.state import DraState
-    from gpufleet.scheduling.gpu_shares import GpuShares
+    from gpufleet.scheduling.gpu_shares import GpuChoice, GpuShares
 
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
@@ -67,6 +67,8 @@ class ClusterState:
         self.pods_on: list[dict[str, Assignment]] = []
         self.assignments: dict[str, Assignment] = {}
         self.changes: list[int] = []
+        self.node_version: list[int] = []  # per node, moves with every change of its allocation
+        self.memo: dict[str, object] = {}  # derived per-node facts kept by their users, keyed by node_version
         self.change_base = 0  # absolute position of changes[0]
         self.static_version = 0
         self.dra: DraState | None = None  # ResourceClaims and their allocations, when the cluster uses DRA
@@ -139,6 +141,7 @@ class ClusterState:
             self.index[node.name] = len(self.nodes)
             self.nodes.append(node)
             self.pods_on.append({})
+            self.node_version.append(0)
         self.active = np.concatenate([self.active, np.ones(len(nodes), dtype=bool)])
         self.alloc = np.vstack([self.alloc, rows])
         self.requested = np.vstack([self.requested, np.zeros_like(rows)])
@@ -154,7 +157,7 @@ class ClusterState:
         self.alloc[i, :] = 0
         for res, value in allocatable.items():
             self.alloc[i, self.res_index[res]] = value
-        self.changes.append(i)
+        self.touched(i)
 
     def cordon(self, name: str, unschedulable: bool = True) -> None:
         """``spec.unschedulable = true`` (kubectl cordon, or a drain); ``False``: kubectl uncordon."""
@@ -176,6 +179,11 @@ class ClusterState:
         del self.index[name]
         self.static_version += 1
         return evicted
+
+    def touched(self, i: int) -> None:
+        """Node ``i``'s allocation changed: logged for the shape caches, and its version moves."""
+        self.changes.append(i)
+        self.node_version[i] += 1
 
     @property
     def change_pos(self) -> int:
@@ -207,7 +215,8 @@ class ClusterState:
         return [self.nodes[i].name for i in self.active_indices()]
 
     # -- pods ------------------------------------------------------------------------------
-    def assign(self, pod: Pod, node: str | int, now: float) -> Assignment:
+    def assign(self, pod: Pod, node: str | int, now: float, choose: GpuChoice | None = None) -> Assignment:
+        """Assign (assume or bind) the pod; ``choose``: the profile's pick of GPU for a fractional request."""
         i = node if isinstance(node, int) else self.index[node]
         if pod.key in self.assignments:
             raise ValueError(
@@ -217,11 +226,11 @@ class ClusterState:
         self.requested[i] += req
         self.nonzero[i] += nonzero
         if pod.gpu_share is not None:
-            self.gpu_shares().place(pod.key, pod.gpu_share, i)
+            self.gpu_shares().place(pod, i, choose)
         a = Assignment(pod, i, now)
         self.pods_on[i][pod.key] = a
         self.assignments[pod.key] = a
-        self.changes.append(i)
+        self.touched(i)
         return a
 
     def unassign(self, pod_key: str) -> Assignment | None:
@@ -236,7 +245,7 @@ class ClusterState:
         self.requested[a.node] -= req
         self.nonzero[a.node] -= nonzero
         del self.pods_on[a.node][pod_key]
-        self.changes.append(a.node)
+        self.touched(a.node)
         return a
 
     # -- derived figures -------------------------------------------------------------------

@@ -2,35 +2,36 @@
 
 The measure of the FGD paper (Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing
 Workloads with Fragmentation Gradient Descent", USENIX ATC '23, section 3; the authors' simulator,
-``pkg/utils/frag.go``, ``NodeGpuShareFragAmount``): for a target workload of task shapes ``m`` with
-popularity ``p_m``, a node's fragmentation is ``F_n = sum_m p_m * F_n(m)``, where ``F_n(m)`` is
+``pkg/utils/frag.go``, ``NodeGpuShareFragAmount``): for a target workload of task shapes ``t`` with
+popularity ``p_t``, a node's fragmentation is ``F_n = sum_t p_t * F_n(t)``, where ``F_n(t)`` is
 
-* all of the node's free GPU capacity when task ``m`` cannot run there: too few GPUs with enough
-  left (``CanNodeHostPodOnGpuMemory``), too little cpu, memory or pod room, or a filter such as a
-  node selector refuses it (the paper's Q-I, Q-II, Q-IV and "no access" cases);
+* all of the node's free GPU capacity when task ``t`` cannot run there: it asks for no GPU (the
+  paper's x-axis cases), too few GPUs have enough left (``CanNodeHostPodOnGpuMemory``), too little
+  cpu (or memory, or pod room: gpufleet checks those too), or the node's labels refuse it (a GPU
+  model constraint: "no access");
 * otherwise (Q-III) the free capacity of the GPUs that each have less left than the task asks of
   one GPU (``GetGpuFragMilliByNodeResAndPodRes``): a whole-GPU task cannot use half-free GPUs.
 
 Capacity is counted in thousandths of a GPU ("milli"): an unshared free GPU has 1000 left, a GPU
 holding fractional requests (``scheduling.gpu_shares``) what its shares leave (the lesser of
-compute and memory). gpufleet also checks memory and pods where the authors check only cpu.
-The target workload here is a list of pods weighted by count (the pending pods for the report).
+compute and memory). A node's value depends only on what it has left, so ``NodeFragmentation``
+memoises it by that state (as the authors' simulator does): the FGD score asks for it many times.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import accumulate
 
 import numpy as np
-import numpy.typing as npt
 
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
-from gpufleet.model.resources import GPU
-from gpufleet.scheduling.cluster_state import BoolArray, ClusterState, IntArray
-
-FloatArray = npt.NDArray[np.float64]
+from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
+from gpufleet.scheduling.cluster_state import ClusterState
 
 
 @dataclass(frozen=True)
@@ -44,89 +45,167 @@ class Fragmentation:
         return self.fragmented_gpus / self.free_gpus if self.free_gpus else 0.0
 
 
-@dataclass
-class FreeCapacity:
-    """Free capacity of some nodes: resource columns, unshared GPUs, and the shared GPUs' milli left."""
+@dataclass(frozen=True)
+class NodeLeft:
+    """What a node has left: cpu, memory, pod room, and each GPU's milli (unshared ones 1000), sorted."""
 
-    columns: IntArray  # (nodes, resources): allocatable - requested
-    whole: IntArray  # (nodes,): GPUs with nothing on them
-    slots: IntArray  # (nodes, open shared GPUs): milli left, -1 where no GPU is open
+    cpu: int
+    memory: int
+    pods: int
+    gpus: tuple[int, ...]
 
     @classmethod
-    def of(cls, state: ClusterState, idx: IntArray) -> FreeCapacity:
-        columns = state.alloc[idx] - state.requested[idx]
-        col = state.resource_column(GPU)
-        whole = columns[:, col].copy()
-        if state.shares is None:
-            return cls(columns, whole, np.full((len(idx), 0), -1, dtype=np.int64))
-        shares = state.gpu_shares()
-        shares.unused_per_node()  # sizes the ledger to the node set
-        open_ = shares.holders[idx] > 0
-        left = np.minimum(shares.free_compute[idx], shares.free_memory[idx])
-        return cls(columns, whole, np.where(open_, left, -1))
+    def of(cls, state: ClusterState, i: int) -> NodeLeft:
+        """Node ``i`` now (kept per node until its allocation changes)."""
+        cache: dict[int, tuple[int, NodeLeft]] = state.memo.setdefault("node-left", {})  # type: ignore[assignment]
+        version = state.node_version[i]
+        hit = cache.get(i)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        left = cls._read(state, i)
+        cache[i] = (version, left)
+        return left
+
+    @classmethod
+    def _read(cls, state: ClusterState, i: int) -> NodeLeft:
+        free = (state.alloc[i] - state.requested[i]).tolist()
+        col = state.res_index
+        whole = free[state.resource_column(GPU)]
+        shared: list[int] = []
+        if state.shares is not None:
+            shares = state.gpu_shares()
+            shares.sync()
+            holders = shares.holders[i].tolist()
+            left = np.minimum(shares.free_compute[i], shares.free_memory[i]).tolist()
+            shared = [v for v, h in zip(left, holders, strict=True) if h > 0]
+        return cls(
+            free[col[CPU]] if CPU in col else 0,
+            free[col[MEMORY]] if MEMORY in col else 0,
+            free[col[PODS]] if PODS in col else 0,
+            tuple(sorted([MILLI] * max(whole, 0) + shared)),
+        )
 
     @property
-    def total_milli(self) -> IntArray:
-        total: IntArray = MILLI * self.whole + np.where(self.slots > 0, self.slots, 0).sum(axis=1)
-        return total
+    def total(self) -> int:
+        return sum(self.gpus)
 
 
 @dataclass(frozen=True)
-class TaskShape:
-    """One task of the target workload as the measure sees it, on each node of ``idx``."""
+class Task:
+    """One shape of the target workload: GPUs, thousandths of each, and cpu/memory it needs."""
 
-    gpus: int  # GPUs it needs
-    milli: IntArray  # (nodes,): what it asks of each GPU (1000 for whole GPUs)
-    other: IntArray  # its request vector without the GPU column
-    admitted: BoolArray  # (nodes,): the node's labels let it run there
-    shared: bool = False  # a fractional request (on GPUs shared with others), else whole GPUs
+    pod: Pod  # a pod of this shape (its node affinity and GPU share)
+    weight: float  # popularity: the shares of all tasks sum to 1
 
+    def milli(self, gpu_memory_bytes: float | None) -> int:
+        """Thousandths it asks of each GPU with that much memory (0: no GPU; over 1000: fits none)."""
+        share = self.pod.gpu_share
+        if share is None:
+            return MILLI if self.pod.gpus else 0
+        per = share.per_gpu(gpu_memory_bytes)
+        return MILLI + 1 if per is None else max(per)
 
-def task_shape(state: ClusterState, pod: Pod, idx: IntArray) -> TaskShape:
-    req = state.pod_vectors(pod)[0].copy()
-    req[state.resource_column(GPU)] = 0
-    admitted = np.array([pod.matches_node_selector(state.nodes[i]) for i in idx.tolist()], dtype=bool)
-    share = pod.gpu_share
-    if share is None:
-        return TaskShape(pod.gpus, np.full(len(idx), MILLI, dtype=np.int64), req, admitted)
-    milli = np.full(len(idx), MILLI + 1, dtype=np.int64)  # more than any GPU: nowhere, unless resolved
-    for j, i in enumerate(idx.tolist()):
-        per = share.per_gpu(state.gpu_shares().gpu_memory(i))
-        if per is not None:
-            milli[j] = max(per)
-    return TaskShape(share.count, milli, req, admitted, shared=True)
+    @property
+    def gpus(self) -> int:
+        return self.pod.gpu_share.count if self.pod.gpu_share is not None else self.pod.gpus
 
 
-def node_fragmentation(free: FreeCapacity, tasks: list[tuple[TaskShape, float]]) -> FloatArray:
-    """``F_n`` in milli for every node of ``free``, for tasks with popularities summing to 1."""
-    total = free.total_milli.astype(np.float64)
-    out = np.zeros(len(total), dtype=np.float64)
-    for task, weight in tasks:
-        milli = task.milli[:, None]
-        enough = (free.slots >= milli).sum(axis=1) + np.where(task.milli <= MILLI, free.whole, 0)
-        runs = task.admitted & (enough >= task.gpus) & (free.columns >= task.other).all(axis=1)
-        stranded = np.where((free.slots >= 0) & (free.slots < milli), free.slots, 0).sum(axis=1)
-        out += weight * np.where(runs, stranded, total)
-    return out
-
-
-def workload_tasks(state: ClusterState, workload: list[Pod], idx: IntArray) -> list[tuple[TaskShape, float]]:
-    """The GPU pods of ``workload`` as task shapes with their popularity (count over all of them)."""
-    gpu_pods = [p for p in workload if p.gpus > 0 or p.gpu_share is not None]
-    shapes = Counter(p.shape() for p in gpu_pods)
-    first = {p.shape(): p for p in reversed(gpu_pods)}
+def tasks_of(workload: list[Pod], include_cpu_pods: bool = False) -> list[Task]:
+    """The workload's shapes with their popularity (count over all of them); CPU-only pods count only
+    when asked (the FGD authors include them in their typical pods)."""
+    pods = [p for p in workload if include_cpu_pods or p.gpus > 0 or p.gpu_share is not None]
+    shapes = Counter(p.shape() for p in pods)
+    first = {p.shape(): p for p in reversed(pods)}
     total = sum(shapes.values())
-    return [(task_shape(state, first[s], idx), count / total) for s, count in shapes.items()]
+    return [Task(first[s], count / total) for s, count in shapes.items()]
+
+
+@dataclass
+class NodeFragmentation:
+    """``F_n`` in milli for the nodes of one cluster and one target workload, memoised per node state."""
+
+    state: ClusterState
+    tasks: list[Task]
+    _admits: dict[int, tuple[tuple[bool, ...], float | None]] = field(default_factory=dict)
+    _admits_version: int = -1
+    _memo: dict[tuple[object, ...], float] = field(default_factory=dict)
+    _by_memory: dict[float | None, list[tuple[float, int, int, int, int]]] = field(default_factory=dict)
+
+    def node_facts(self, i: int) -> tuple[tuple[bool, ...], float | None]:
+        """Which tasks the node's labels let run there (node affinity, GPU model constraints), and
+        its GPUs' memory: kept until labels change."""
+        if self._admits_version != self.state.static_version:
+            self._admits, self._admits_version = {}, self.state.static_version
+        got = self._admits.get(i)
+        if got is None:
+            node = self.state.nodes[i]
+            memory = self.state.gpu_shares().gpu_memory(i) if self.state.shares is not None else None
+            got = self._admits[i] = (tuple(t.pod.matches_node_selector(node) for t in self.tasks), memory)
+        return got
+
+    def of(self, i: int, left: NodeLeft) -> float:
+        admits, memory = self.node_facts(i)
+        cpus, memories = self._thresholds
+        # only which tasks' cpu and memory needs the node still meets matters, not the amounts
+        key = (
+            admits,
+            memory,
+            left.gpus,
+            bisect_right(cpus, left.cpu),
+            bisect_right(memories, left.memory),
+            left.pods >= 1,
+        )
+        value = self._memo.get(key)
+        if value is None:
+            value = self._memo[key] = self._compute(admits, memory, left)
+        return value
+
+    @cached_property
+    def _thresholds(self) -> tuple[list[int], list[int]]:
+        return (
+            sorted({t.pod.requests.get(CPU, 0) for t in self.tasks}),
+            sorted({t.pod.requests.get(MEMORY, 0) for t in self.tasks}),
+        )
+
+    def _params(self, memory: float | None) -> list[tuple[float, int, int, int, int]]:
+        """Per task (weight, thousandths per GPU, GPUs, cpu, memory) on GPUs with that memory."""
+        got = self._by_memory.get(memory)
+        if got is None:
+            got = self._by_memory[memory] = [
+                (t.weight, t.milli(memory), t.gpus, t.pod.requests.get(CPU, 0), t.pod.requests.get(MEMORY, 0))
+                for t in self.tasks
+            ]
+        return got
+
+    def _compute(self, admits: tuple[bool, ...], memory: float | None, left: NodeLeft) -> float:
+        gpus = left.gpus  # ascending
+        below = [0, *accumulate(gpus)]  # below[j]: the thousandths of the j GPUs with least left
+        total = below[-1]
+        frag = 0.0
+        for (weight, milli, count, cpu, mem), admitted in zip(self._params(memory), admits, strict=True):
+            j = bisect_left(gpus, milli)
+            runs = (
+                admitted
+                and milli > 0
+                and len(gpus) - j >= count
+                and cpu <= left.cpu
+                and mem <= left.memory
+                and left.pods >= 1
+            )
+            frag += weight * (below[j] if runs else total)
+        return frag
 
 
 def fragmentation(state: ClusterState, workload: list[Pod]) -> Fragmentation:
-    """The fragmentation of every active node for the given workload (its pods weighted by count)."""
-    idx = state.active_indices()
-    free = FreeCapacity.of(state, idx)
-    per_node = node_fragmentation(free, workload_tasks(state, workload, idx)) / MILLI
-    names = [state.nodes[i].name for i in idx.tolist()]
-    return Fragmentation(
-        float(free.total_milli.sum()) / MILLI,
-        float(per_node.sum()),
-        {n: round(float(f), 6) for n, f in zip(names, per_node, strict=True) if f > 0},
-    )
+    """The fragmentation of every active node for the given workload's GPU pods (weighted by count)."""
+    measure = NodeFragmentation(state, tasks_of(workload))
+    per_node: dict[str, float] = {}
+    free = fragmented = 0.0
+    for i in state.active_indices().tolist():
+        left = NodeLeft.of(state, i)
+        free += left.total / MILLI
+        value = measure.of(i, left) / MILLI if measure.tasks else 0.0
+        fragmented += value
+        if value > 0:
+            per_node[state.nodes[i].name] = round(value, 6)
+    return Fragmentation(free, fragmented, per_node)

@@ -16,6 +16,7 @@ nodes whose GPUs are whole devices: MIG instances and time-slicing replicas are 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy.typing as npt
 
 from gpufleet.model.gpu_share import MILLI, GpuShare
 from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.cluster_state import BoolArray, ClusterState, IntArray
 
@@ -50,6 +52,12 @@ def shareable(node: Node) -> bool:
     )
 
 
+#: A plugin's choice of GPU for a one-GPU share on node ``i``: one of ``room`` (open GPUs with room, as
+#: (compute left after, memory left after, slot), fullest first) by slot, or None for one of the
+#: ``whole`` unshared GPUs.
+GpuChoice = Callable[[Pod, int, list[tuple[int, int, int]], int], int | None]
+
+
 @dataclass(frozen=True)
 class SharePlacement:
     node: int
@@ -70,6 +78,10 @@ class GpuShares:
     _shareable: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     # -- node facts, refreshed when the node set or labels change ---------------------------
+    def sync(self) -> None:
+        """Size the ledger to the node set, re-reading node facts after label changes (cheap otherwise)."""
+        self._sync()
+
     def _sync(self) -> None:
         state = self.state
         if self._nodes_version == state.static_version and len(self._memory) == state.size:
@@ -171,10 +183,14 @@ class GpuShares:
         )
 
     # -- placing and releasing ---------------------------------------------------------------
-    def place(self, key: str, share: GpuShare, i: int) -> list[SharePlacement]:
-        """Put the pod's shares on node ``i``: best-filled open GPUs first, then fresh ones. Where they do
-        not fit (a profile without GpuShare placed the pod anyway) the pod holds no GPU, as for
-        kube-scheduler a fractional request is no resource at all."""
+    def place(self, pod: Pod, i: int, choose: GpuChoice | None = None) -> list[SharePlacement]:
+        """Put the pod's shares on node ``i``: best-filled open GPUs first, then fresh ones, unless a
+        plugin's ``choose`` picks the GPU of a one-GPU share (FGD, Random). Where they do not fit (a
+        profile without GpuShare placed the pod anyway) the pod holds no GPU, as for kube-scheduler
+        a fractional request is no resource at all."""
+        key, share = pod.key, pod.gpu_share
+        if share is None:
+            return []
         gpu_col = self.state.resource_column(GPU)
         per = self._per_gpu(share, i)
         whole = int(self.state.alloc[i, gpu_col] - self.state.requested[i, gpu_col])
@@ -183,6 +199,9 @@ class GpuShares:
             return []
         compute, memory = per
         slots = [slot for _, _, slot in room[: share.count]]
+        if choose is not None and share.count == 1:
+            pick = choose(pod, i, room, whole)
+            slots = [] if pick is None else [pick]
         while len(slots) < share.count:
             closed = [s for s, h in enumerate(self.holders[i].tolist()) if h == 0 and s not in slots]
             if not closed:

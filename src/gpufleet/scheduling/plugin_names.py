@@ -25,6 +25,11 @@ MODELLED = frozenset(
         "GpuShare",
         "FGD",
         "GpuTopology",
+        "BestFit",
+        "DotProd",
+        "GpuPacking",
+        "GpuClustering",
+        "Random",
     }
 )
 

@@ -24,11 +24,13 @@ from gpufleet.scheduling.framework import (
     StaticFilter,
     StaticScore,
 )
+from gpufleet.scheduling.gpu_shares import GpuChoice
 from gpufleet.scheduling.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from gpufleet.scheduling.plugins.coscheduling import DEFAULT_PERMIT_WAITING_TIME_S, Coscheduling
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
 from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient, typical_pods
+from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking, Random
 from gpufleet.scheduling.plugins.gpu_memory_fit import GpuMemoryFit
 from gpufleet.scheduling.plugins.gpu_share import GpuShare
 from gpufleet.scheduling.plugins.gpu_topology import GpuTopology
@@ -84,6 +86,10 @@ POINTS: dict[str, frozenset[str]] = {
     "GpuShare": frozenset({"filter", "reserve"}),
     "FGD": frozenset({"preScore", "score"}),
     "GpuTopology": frozenset({"score"}),
+    **{
+        name: frozenset({"preScore", "score"})
+        for name in ("BestFit", "DotProd", "GpuPacking", "GpuClustering", "Random")
+    },
 }
 
 
@@ -104,6 +110,7 @@ class Profile:
     node_affinity_prefilter: bool = False
     percentage_of_nodes_to_score: int | None = None
     plugin_names: tuple[str, ...] = ()
+    gpu_choice: GpuChoice | None = None  # a score plugin's pick of GPU inside the chosen node (Reserve)
 
     @property
     def static_filters(self) -> list[StaticFilter]:
@@ -186,6 +193,8 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
             return FragmentationGradient(typical_pods(args))
         except ValueError as exc:
             raise ProfileError(f"pluginConfig FGD: args.{exc}") from None
+    if name == "Random":
+        return Random(int(args.get("seed", 0)))
     if name == "Coscheduling":
         return Coscheduling(float(args.get("permitWaitingTimeSeconds", DEFAULT_PERMIT_WAITING_TIME_S)))
     simple: dict[str, type[Plugin]] = {
@@ -198,6 +207,10 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
         "DynamicResources": DynamicResources,
         "GpuShare": GpuShare,
         "GpuTopology": GpuTopology,
+        "BestFit": BestFit,
+        "DotProd": DotProd,
+        "GpuPacking": GpuPacking,
+        "GpuClustering": GpuClustering,
     }
     if name == "TaintToleration":
         from gpufleet.scheduling.plugins.taint_toleration import TaintToleration
@@ -248,6 +261,8 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
             profile.static_scores.append((plugin, weights.get(plugin.name, 1)))
         elif isinstance(plugin, DynamicScore):
             profile.dynamic_scores.append((plugin, weights.get(plugin.name, 1)))
+    choices = [c for p, _ in profile.dynamic_scores if (c := getattr(p, "choose_gpu", None)) is not None]
+    profile.gpu_choice = choices[0] if choices else None
     profile.post_filters = at("postFilter")
     permits = [p for p in at("permit") if isinstance(p, Coscheduling)]
     profile.permit = permits[0] if permits else None

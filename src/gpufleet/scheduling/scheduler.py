@@ -80,6 +80,9 @@ class Scheduler:
     state: ClusterState
     gangs: GangView
     seed: int = 0
+    #: among the best-scoring nodes: "random" (kube-scheduler's selectHost, seeded) or "first" (the
+    #: lowest node index: the FGD authors' simulator picks the smallest node name)
+    tie_break: str = "random"
     profiles: dict[str, Profile] = field(init=False)
     queue: SchedulingQueue = field(init=False)
 
@@ -161,7 +164,7 @@ class Scheduler:
         if refused is not None:
             self.queue.mark_unschedulable(qp, now)
             return [Outcome(pod, "unschedulable", message=refused)]
-        self.state.assign(pod, node, now)
+        self.state.assign(pod, node, now, profile.gpu_choice)
         if profile.permit is not None:
             code, group = profile.permit.permit(ctx, self.gangs)
             if code == Code.WAIT and group is not None:
@@ -192,6 +195,14 @@ class Scheduler:
             return None
         refused = dra.place(pod, node)
         return None if refused is None else f'running PreBind plugin "DynamicResources": {refused}'
+
+    def place_once(self, pod: Pod, now: float) -> str | None:
+        """One scheduling attempt with no queue and no retry: the pod is assigned where it fits
+        (its fractional request on the GPU its profile picks), else nothing changes."""
+        node, _ = self.try_schedule(pod)
+        if node is not None:
+            self.state.assign(pod, node, now, self.profiles[pod.scheduler_name].gpu_choice)
+        return node
 
     def try_schedule(self, pod: Pod) -> tuple[str | None, str]:
         """One scheduling attempt that changes nothing: the node it would pick, or the message."""
@@ -240,7 +251,11 @@ class Scheduler:
             top = cache.top_nodes()
             if not top:
                 return self._failure(profile, ctx, cache)
-            choice = top[int(self.rng.integers(len(top)))] if len(top) > 1 else top[0]
+            choice = (
+                top[int(self.rng.integers(len(top)))]
+                if len(top) > 1 and self.tie_break == "random"
+                else top[0]
+            )
             return Placement(self.state.nodes[choice].name)
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if len(feasible_pos) == 0:
@@ -264,7 +279,8 @@ class Scheduler:
             return Placement(self.state.nodes[int(idx[0])].name)
         scores = cache.masked[idx] if not cache.static_raw else cache.total_scores(idx)
         best = np.flatnonzero(scores == scores.max())
-        choice = int(idx[best[int(self.rng.integers(len(best)))]]) if len(best) > 1 else int(idx[best[0]])
+        pick = int(self.rng.integers(len(best))) if len(best) > 1 and self.tie_break == "random" else 0
+        choice = int(idx[best[pick]])
         return Placement(self.state.nodes[choice].name)
 
     def _failure(self, profile: Profile, ctx: PodContext, cache: ShapeCache) -> Placement:

@@ -1,0 +1,81 @@
+"""Score plugins that judge one node at a time by what it has left (``fragmentation.NodeLeft``):
+the FGD paper's policies (FGD, BestFit, DotProd, GpuPacking, GpuClustering, Random).
+
+They look at each GPU's free thousandths, which the node's resource row does not hold, so they are
+evaluated over node arrays (``array_only``), one node after another in Python: the shape cache
+asks only for the nodes a binding changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpufleet.model.gpu_share import MILLI
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import CPU, MEMORY
+from gpufleet.scheduling.cluster_state import ClusterState, IntArray, non_zero_requests
+from gpufleet.scheduling.fragmentation import NodeLeft
+from gpufleet.scheduling.framework import DynamicScore, PodContext
+
+
+@dataclass(frozen=True)
+class PodAsk:
+    """A pod as the FGD authors' ``PodResource`` sees it on one node: cpu (non-zero request), GPUs,
+    thousandths of each (0: no GPU), and whether it shares a GPU."""
+
+    cpu: int
+    memory: int
+    gpus: int
+    milli: int
+    shared: bool
+
+    @classmethod
+    def of(cls, state: ClusterState, pod: Pod, i: int) -> PodAsk:
+        cpu = non_zero_requests(pod)[CPU]
+        memory = pod.requests.get(MEMORY, 0)
+        share = pod.gpu_share
+        if share is None:
+            return cls(cpu, memory, pod.gpus, MILLI if pod.gpus else 0, False)
+        per = share.per_gpu(state.gpu_shares().gpu_memory(i))
+        return cls(cpu, memory, share.count, MILLI + 1 if per is None else max(per), share.count == 1)
+
+    @property
+    def gpu_total(self) -> int:
+        return self.gpus * self.milli
+
+    def after(self, left: NodeLeft, gpu: int | None = None) -> NodeLeft:
+        """The node with the pod on it: a share on a GPU with ``gpu`` left, else (``NodeResource.Sub``)
+        the first GPUs in ascending order that have room."""
+        gpus = list(left.gpus)
+        if self.shared and gpu is not None:
+            gpus[gpus.index(gpu)] = gpu - self.milli
+        else:
+            need = self.gpus
+            for j, g in enumerate(gpus):
+                if need and g >= self.milli:
+                    gpus[j], need = g - self.milli, need - 1
+        return NodeLeft(left.cpu - self.cpu, left.memory - self.memory, left.pods - 1, tuple(sorted(gpus)))
+
+
+class PerNodeScore(DynamicScore):
+    points = frozenset({"preScore", "score"})
+    array_only = True
+    state: ClusterState | None = None  # the cluster last scored (for Reserve's choice of GPU)
+
+    def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
+        self.state = state = ctx.state
+        pod = ctx.pod
+        if pod.gpu_share is None or pod.gpu_share.memory_bytes is None:  # the same ask on every node
+            ask = PodAsk.of(state, pod, 0)
+            return np.array(
+                [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in idx.tolist()], dtype=np.int64
+            )
+        return np.array(
+            [self.node_score(ctx, i, NodeLeft.of(state, i), PodAsk.of(state, pod, i)) for i in idx.tolist()],
+            dtype=np.int64,
+        )
+
+    def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
+        raise NotImplementedError
