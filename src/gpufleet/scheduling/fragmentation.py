@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,8 +46,7 @@ class Fragmentation:
         return self.fragmented_gpus / self.free_gpus if self.free_gpus else 0.0
 
 
-@dataclass(frozen=True)
-class NodeLeft:
+class NodeLeft(NamedTuple):
     """What a node has left: cpu, memory, pod room, and each GPU's milli (unshared ones 1000), sorted."""
 
     cpu: int

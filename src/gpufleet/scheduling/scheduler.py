@@ -198,16 +198,18 @@ class Scheduler:
 
     def place_once(self, pod: Pod, now: float) -> str | None:
         """One scheduling attempt with no queue and no retry: the pod is assigned where it fits
-        (its fractional request on the GPU its profile picks), else nothing changes."""
-        node, _ = self.try_schedule(pod)
+        (its fractional request on the GPU its profile picks), else nothing changes (and no FitError
+        message is composed)."""
+        node, _ = self.try_schedule(pod, explain=False)
         if node is not None:
             self.state.assign(pod, node, now, self.profiles[pod.scheduler_name].gpu_choice)
         return node
 
-    def try_schedule(self, pod: Pod) -> tuple[str | None, str]:
+    def try_schedule(self, pod: Pod, explain: bool = True) -> tuple[str | None, str]:
         """One scheduling attempt that changes nothing: the node it would pick, or the message."""
         qp = QueuedPod(pod, 0, 0.0, 0.0, shape=pod.shape())
-        placement = self._find_node(self.profiles[pod.scheduler_name], qp, PodContext(pod, self.state))
+        profile = self.profiles[pod.scheduler_name]
+        placement = self._find_node(profile, qp, PodContext(pod, self.state), explain)
         return placement.node, placement.message
 
     def _activate_siblings(self, group: PodGroup, now: float) -> None:
@@ -235,7 +237,7 @@ class Scheduler:
             cache.refresh()
         return cache
 
-    def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> Placement:
+    def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True) -> Placement:
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:
@@ -250,7 +252,7 @@ class Scheduler:
             # every node is scored and only dynamic scores differ: the cache's top-scoring nodes
             top = cache.top_nodes()
             if not top:
-                return self._failure(profile, ctx, cache)
+                return self._failure(profile, ctx, cache) if explain else Placement(None)
             choice = (
                 top[int(self.rng.integers(len(top)))]
                 if len(top) > 1 and self.tie_break == "random"
@@ -259,7 +261,7 @@ class Scheduler:
             return Placement(self.state.nodes[choice].name)
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if len(feasible_pos) == 0:
-            return self._failure(profile, ctx, cache)
+            return self._failure(profile, ctx, cache) if explain else Placement(None)
         start = self.next_start.get(profile.scheduler_name, 0) % max(n, 1)
         if want < len(feasible_pos):
             split = int(np.searchsorted(feasible_pos, start))

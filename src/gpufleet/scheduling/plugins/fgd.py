@@ -92,6 +92,8 @@ class FragmentationGradient(PerNodeScore):
             not self.typical
         )  # without declared typical pods, the workload moves with every binding
         self._measure: NodeFragmentation | None = None
+        self._memo: dict[tuple[object, ...], tuple[int, int | None]] = {}
+        self._memo_for: NodeFragmentation | None = None
 
     def measure(self, state: ClusterState, pod: Pod) -> NodeFragmentation:
         if self.typical:
@@ -106,8 +108,20 @@ class FragmentationGradient(PerNodeScore):
     def _best(
         self, state: ClusterState, pod: Pod, i: int, left: NodeLeft, ask: PodAsk
     ) -> tuple[int, int | None]:
-        """(score, the GPU's milli left before placing a fractional pod there; None otherwise)."""
+        """(score, the GPU's milli left before placing a fractional pod there; None otherwise), kept per
+        node state: nodes alike (same labels, same resources left) score alike."""
         measure = self.measure(state, pod)
+        if measure is not self._memo_for:
+            self._memo, self._memo_for = {}, measure
+        key = (measure.node_facts(i), left, ask)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._compute_best(measure, i, left, ask)
+        return hit
+
+    def _compute_best(
+        self, measure: NodeFragmentation, i: int, left: NodeLeft, ask: PodAsk
+    ) -> tuple[int, int | None]:
         before = measure.of(i, left)
         if not ask.shared:
             return sigmoid_score(before, measure.of(i, ask.after(left))), None

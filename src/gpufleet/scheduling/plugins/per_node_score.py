@@ -8,7 +8,7 @@ asks only for the nodes a binding changed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,8 +20,7 @@ from gpufleet.scheduling.fragmentation import NodeLeft
 from gpufleet.scheduling.framework import DynamicScore, PodContext
 
 
-@dataclass(frozen=True)
-class PodAsk:
+class PodAsk(NamedTuple):
     """A pod as the FGD authors' ``PodResource`` sees it on one node: cpu (non-zero request), GPUs,
     thousandths of each (0: no GPU), and whether it shares a GPU."""
 
