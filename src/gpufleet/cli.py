@@ -191,16 +191,18 @@ def trace_import(
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for nodes.yaml and pods.yaml.")],
     fmt: FormatOption = "openb",
 ) -> None:
-    """Write a trace as Kubernetes manifests that ``gpufleet simulate`` replays in time."""
+    """Write a trace as Kubernetes manifests (nodes, pods, and a Simulation lasting until the last
+    deletion) that ``gpufleet simulate`` replays in time."""
     import yaml
 
-    from gpufleet.traces.manifests import node_manifest, pod_manifest
+    from gpufleet.traces.manifests import node_manifest, pod_manifest, simulation_manifest
 
     loaded_nodes, loaded_pods = read_trace(fmt, nodes, pods)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, docs in (
         ("nodes.yaml", [node_manifest(n) for n in loaded_nodes]),
         ("pods.yaml", [pod_manifest(p) for p in loaded_pods]),
+        ("simulation.yaml", [simulation_manifest(loaded_pods, pods.stem)]),
     ):
         (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
     out.print(
@@ -243,6 +245,45 @@ def replay(
         f"{result.frag_ratio_pct[100]} %; {result.seconds:.2f} s; wrote {out_dir / 'replay.json'}",
         highlight=False,
     )
+
+
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", help="Runs at once, in separate processes (default: the CPU count).")
+]
+
+
+@app.command()
+def compare(
+    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
+    pods: Annotated[list[Path], typer.Option("--pods", help="A pod list (CSV); repeat for several traces.")],
+    policy: Annotated[list[str], typer.Option("--policy", help="A policy; repeat for several.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for compare.json and report.html.")],
+    seeds: Annotated[str, typer.Option("--seeds", help="Seeds: 42-51, or 1,2,7.")] = "42-51",
+    jobs: JobsOption = None,
+    fmt: FormatOption = "openb",
+) -> None:
+    """Replay every (trace, policy, seed) by the FGD paper's protocol and write DIR/compare.json and
+    DIR/report.html (statistics over seeds, median allocation curves)."""
+    from gpufleet.experiments.commands import compare_command
+
+    raise typer.Exit(compare_command(nodes, pods, policy, seeds, out_dir, jobs, fmt, out, err))
+
+
+@app.command()
+def sweep(
+    grid: Annotated[Path, typer.Option("--grid", help="The parameter grid (YAML).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for results.jsonl.")],
+    jobs: JobsOption = None,
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", help="Run on a Ray cluster: auto, local or an address (or RAY_ADDRESS)."),
+    ] = None,
+) -> None:
+    """Run a parameter grid of FGD-protocol replays, one line per run in DIR/results.jsonl as each
+    finishes; runs already there are not done again."""
+    from gpufleet.experiments.commands import ray_address_from, sweep_command
+
+    raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err))
 
 
 def main() -> None:

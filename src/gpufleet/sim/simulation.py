@@ -126,6 +126,8 @@ class Simulation:
         self.billed_price_per_hour = 0.0
         self.provisioned_gpus = 0
         self._pool_gpus: dict[str, int] = {}
+        self._sampled_key: tuple[int, int, int] | None = None
+        self._sampled = (0.0, 0.0)
         self.working_gpus = 0.0
         self._working_units: Counter[tuple[str, str, str]] = Counter()  # device -> pods working on it
         self.node_billing_changed()
@@ -931,11 +933,14 @@ class Simulation:
     def _sample(self, t: float) -> None:
         s = self.samples
         s["t_s"].append(round(t, 6))
-        s["gpus_total"].append(float(self.gpus_total()))
-        s["gpus_allocated"].append(float(self.gpus_allocated()))
+        version = (self.state.change_pos, self.state.static_version, len(self.node_devices))
+        if version != self._sampled_key:  # the per-node sums only move when the cluster changed
+            self._sampled_key, self._sampled = version, (self.gpus_total(), self.gpus_allocated())
+        s["gpus_total"].append(float(self._sampled[0]))
+        s["gpus_allocated"].append(float(self._sampled[1]))
         s["gpus_working"].append(float(self.working_gpus))
         s["pods_pending"].append(float(self.pending))
-        s["nodes"].append(float(self.state.size_active))
+        s["nodes"].append(float(len(self.state.index)))
         for name, rt in self.pools.items():
             self.pools_timeline[name].append(float(len(rt.nodes)))
         if self.pools:

@@ -70,3 +70,22 @@ def pod_manifest(trace_pod: TracePod) -> dict[str, Any]:
 def _seconds(value: float) -> str:
     """A Go duration in whole seconds (the trace's unit); fractions as milliseconds."""
     return f"{int(value)}s" if value == int(value) else f"{round(value * 1000)}ms"
+
+
+#: Timeline samples a trace's Simulation document asks for (its sampleInterval is the span over this).
+SAMPLES = 2000
+
+
+def simulation_manifest(pods: list[TracePod], name: str) -> dict[str, Any]:
+    """A ``Simulation`` that runs until the last pod's deletion time, sampled ``SAMPLES`` times."""
+    end = max((p.deleted_s or p.created_s or 0.0 for p in pods), default=0.0) + 1.0
+    spec = {
+        "duration": _seconds(float(int(end))),
+        "sampleInterval": _seconds(float(max(10, int(end // SAMPLES)))),
+    }
+    return {
+        "apiVersion": "gpufleet.io/v1alpha1",
+        "kind": "Simulation",
+        "metadata": {"name": name},
+        "spec": spec,
+    }

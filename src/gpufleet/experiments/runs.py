@@ -1,0 +1,177 @@
+"""One FGD-protocol replay as a unit of work, and running many of them in parallel.
+
+A ``RunSpec`` names a run by its parameters (node list, pod list, policy, seed); ``run_replay``
+does it in whichever process gets it and returns ``replay.json``'s content. Trace files are read
+once per process (``load_trace`` caches them): the parent reads them first, to report bad rows
+before anything starts, and workers forked from it inherit what it read. ``execute`` yields each
+run as it finishes: in this process for one job, else in a pool of worker processes (which ignore
+Ctrl-C: the parent stops them), or on a Ray cluster.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import signal
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.replay.fgd_protocol import replay
+from gpufleet.traces.base import TraceError
+from gpufleet.traces.formats import FORMATS
+
+SEEDS_PATTERN = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One replay: ``trace`` and ``nodes`` are the paths as the user wrote them (they identify the
+    run), ``pods_path`` and ``nodes_path`` where to read them from."""
+
+    trace: str
+    nodes: str
+    policy: str
+    seed: int
+    pods_path: Path
+    nodes_path: Path
+    fmt: str = "openb"
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return self.trace, self.nodes, self.policy, self.seed
+
+    def params(self) -> dict[str, Any]:
+        return {"trace": self.trace, "nodes": self.nodes, "policy": self.policy, "seed": self.seed}
+
+
+RunOutcome = tuple[RunSpec, dict[str, Any]]
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``42-51``, ``1,2,7`` or both (``1,5-7``) as a sorted list without repeats."""
+    seeds: set[int] = set()
+    for part in text.split(","):
+        match = SEEDS_PATTERN.match(part)
+        if match is None:
+            raise ValueError(f"{text!r}: seeds are numbers and ranges like 42-51, separated by commas")
+        low = int(match.group(1))
+        high = int(match.group(2)) if match.group(2) else low
+        if high < low:
+            raise ValueError(f"{part.strip()!r}: a range goes from low to high")
+        seeds.update(range(low, high + 1))
+    return sorted(seeds)
+
+
+@cache
+def _nodes(fmt: str, path: Path) -> list[Node]:
+    return FORMATS[fmt].read_nodes(path)
+
+
+@cache
+def _pods(fmt: str, path: Path) -> list[Pod]:
+    return [p.pod for p in FORMATS[fmt].read_pods(path)]
+
+
+def load_trace(fmt: str, nodes: Path, pods: Path) -> tuple[list[Node], list[Pod]]:
+    """The node and pod lists, each file read once per process; ``TraceError`` with both files'
+    problems."""
+    problems: list[str] = []
+    read: list[Any] = []
+    for reader, path in ((_nodes, nodes), (_pods, pods)):
+        try:
+            read.append(reader(fmt, path))
+        except TraceError as exc:
+            problems += exc.problems
+    if problems:
+        raise TraceError(problems)
+    return read[0], read[1]
+
+
+def check_traces(specs: Iterable[RunSpec]) -> None:
+    """Read every trace file the runs need (so workers find them read); ``TraceError`` with all
+    problems, each file's once."""
+    problems: list[str] = []
+    for fmt, nodes, pods in sorted({(s.fmt, s.nodes_path, s.pods_path) for s in specs}):
+        try:
+            load_trace(fmt, nodes, pods)
+        except TraceError as exc:
+            problems += [p for p in exc.problems if p not in problems]
+    if problems:
+        raise TraceError(problems)
+
+
+def run_replay(spec: RunSpec) -> dict[str, Any]:
+    """``replay.json``'s content for one run."""
+    nodes, pods = load_trace(spec.fmt, spec.nodes_path, spec.pods_path)
+    return replay(nodes, pods, spec.policy, spec.seed).to_json()
+
+
+def summary_line(spec: RunSpec, result: dict[str, Any]) -> dict[str, Any]:
+    """A run's parameters and figures, flat: one line of a sweep's ``results.jsonl``."""
+    figures = {
+        "pods_total": result["pods_total"],
+        "pods_failed": result["pods_failed"],
+        "unallocated_gpu_pct_at_100": result["unallocated_gpu_pct_at_100"],
+        "frag_ratio_pct_at_100": result["frag_ratio_pct"][100],
+    }
+    return {**spec.params(), **figures, "wall_seconds": result["wall_seconds"]}
+
+
+def default_jobs() -> int:
+    return os.cpu_count() or 1
+
+
+def execute(specs: Sequence[RunSpec], jobs: int, ray_address: str | None = None) -> Iterator[RunOutcome]:
+    """Each run's spec and result, in the order they finish."""
+    if ray_address is not None:
+        from gpufleet.experiments.ray_backend import execute_on_ray
+
+        yield from execute_on_ray(specs, ray_address)
+    elif jobs <= 1 or len(specs) <= 1:
+        for spec in specs:
+            yield spec, run_replay(spec)
+    else:
+        yield from _execute_in_pool(specs, min(jobs, len(specs)))
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run(spec: RunSpec) -> RunOutcome:
+    return spec, run_replay(spec)
+
+
+def _execute_in_pool(specs: Sequence[RunSpec], jobs: int) -> Iterator[RunOutcome]:
+    """A pool of worker processes; Ctrl-C (which only the parent heeds) or an error stops them at
+    once, losing only the runs in flight."""
+    pool = multiprocessing.Pool(jobs, initializer=_ignore_interrupts)
+    try:
+        yield from pool.imap_unordered(_run, specs)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def run_progress(console: Console, label: str) -> Progress:
+    """A progress bar of runs done (hidden when the console is not a terminal)."""
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )

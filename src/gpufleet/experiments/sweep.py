@@ -1,0 +1,95 @@
+"""``gpufleet sweep``: a grid's runs, streamed to ``results.jsonl``, resumable.
+
+Each finished run appends one JSON line (``runs.summary_line``: trace, nodes, policy, seed, the
+figures at 100 % arrived, wall seconds) and flushes it, so an interrupted sweep loses at most the
+runs in flight. A sweep first reads the lines already there and skips every run whose parameters
+(trace, nodes, policy, seed) have one; a line cut short by the interruption is dropped (the file is
+rewritten without it) and its run done again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpufleet.experiments.runs import RunSpec, execute, summary_line
+
+RESULTS = "results.jsonl"
+KEY_FIELDS = ("trace", "nodes", "policy", "seed")
+
+
+def line_key(line: dict[str, Any]) -> tuple[str, str, str, int]:
+    return str(line["trace"]), str(line["nodes"]), str(line["policy"]), int(line["seed"])
+
+
+def _parse(text: str) -> dict[str, Any] | None:
+    try:
+        line = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(line, dict) or any(field not in line for field in KEY_FIELDS):
+        return None
+    try:
+        line_key(line)
+    except (TypeError, ValueError):
+        return None
+    return line
+
+
+def read_results(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The complete lines of ``path`` (none if it does not exist) and how many others were dropped:
+    a file with incomplete or unreadable lines is rewritten without them, so appending goes on
+    from a clean end."""
+    if not path.exists():
+        return [], 0
+    text = path.read_text(encoding="utf-8")
+    raw = [t for t in text.splitlines() if t.strip()]
+    lines = [line for line in map(_parse, raw) if line is not None]
+    if len(lines) != len(raw) or (text and not text.endswith("\n")):
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return lines, len(raw) - len(lines)
+
+
+@dataclass
+class SweepOutcome:
+    ran: int  # runs done now
+    skipped: int  # runs already in results.jsonl
+    lines: list[dict[str, Any]]  # the grid's lines, old and new, in the grid's order
+    dropped: int  # incomplete lines found and removed
+
+
+def pending_runs(specs: Sequence[RunSpec], lines: Sequence[dict[str, Any]]) -> list[RunSpec]:
+    """The runs without a line yet."""
+    done = {line_key(line) for line in lines}
+    return [spec for spec in specs if spec.key not in done]
+
+
+def run_sweep(
+    specs: Sequence[RunSpec],
+    out_dir: Path,
+    jobs: int,
+    ray_address: str | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[RunSpec], None] | None = None,
+) -> SweepOutcome:
+    """Run what ``out_dir/results.jsonl`` lacks, appending a line as each run finishes."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / RESULTS
+    lines, dropped = read_results(path)
+    todo = pending_runs(specs, lines)
+    if on_start is not None:
+        on_start(len(todo))
+    with path.open("a", encoding="utf-8") as handle:
+        for spec, result in execute(todo, jobs, ray_address):
+            line = summary_line(spec, result)
+            handle.write(json.dumps(line) + "\n")
+            handle.flush()
+            lines.append(line)
+            if on_done is not None:
+                on_done(spec)
+    by_key = {line_key(line): line for line in lines}
+    ordered = [by_key[spec.key] for spec in specs if spec.key in by_key]
+    return SweepOutcome(len(todo), len(specs) - len(todo), ordered, dropped)

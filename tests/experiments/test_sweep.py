@@ -1,0 +1,174 @@
+"""gpufleet sweep: a grid's runs streamed to results.jsonl, resumed without redoing finished runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tiny_trace import write_trace
+from typer.testing import CliRunner
+
+from gpufleet.cli import app
+from gpufleet.experiments import runs
+from gpufleet.experiments.grid import load_grid
+from gpufleet.replay.fgd_protocol import replay
+from gpufleet.traces.openb import read_nodes, read_pods
+
+GRID = """nodes: nodes.csv
+traces: [pods.csv, shares.csv]
+policies: [FGD, BestFit]
+seeds: 1-2
+"""
+has_ray = importlib.util.find_spec("ray") is not None
+
+
+@pytest.fixture(autouse=True)
+def no_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+
+
+def grid_file(folder: Path, text: str = GRID) -> Path:
+    write_trace(folder)
+    path = folder / "grid.yaml"
+    path.write_text(text)
+    return path
+
+
+def sweep(grid: Path, out: Path, *extra: str) -> Any:
+    return CliRunner().invoke(app, ["sweep", "--grid", str(grid), "--out", str(out), "--jobs", "1", *extra])
+
+
+def lines(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(t) for t in (out / "results.jsonl").read_text().splitlines()]
+
+
+def no_runs(_: object) -> dict[str, Any]:
+    raise AssertionError("a finished run was done again")
+
+
+def test_sweep_writes_a_line_per_run_with_its_parameters_and_figures(tmp_path: Path) -> None:
+    grid = grid_file(tmp_path)
+    result = sweep(grid, tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "8 runs done, 0 already in results.jsonl" in result.output
+    written = lines(tmp_path / "out")
+    assert sorted((r["trace"], r["policy"], r["seed"]) for r in written) == sorted(
+        (t, p, s) for t in ("pods.csv", "shares.csv") for p in ("FGD", "BestFit") for s in (1, 2)
+    )
+    assert {r["nodes"] for r in written} == {"nodes.csv"}
+    line = next(r for r in written if (r["trace"], r["policy"], r["seed"]) == ("shares.csv", "BestFit", 2))
+    direct = replay(
+        read_nodes(tmp_path / "nodes.csv"), [p.pod for p in read_pods(tmp_path / "shares.csv")], "BestFit", 2
+    )
+    assert line["pods_total"] == direct.pods_total and line["pods_failed"] == direct.pods_failed
+    assert line["unallocated_gpu_pct_at_100"] == direct.unallocated_gpu_pct_at_100
+    assert line["frag_ratio_pct_at_100"] == direct.frag_ratio_pct[100]
+    assert line["wall_seconds"] >= 0
+    assert "shares: at 100 % arrived" in result.output  # the table over what is there
+
+
+def test_a_second_sweep_runs_nothing_and_a_removed_run_is_redone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grid, out = grid_file(tmp_path), tmp_path / "out"
+    assert sweep(grid, out).exit_code == 0
+    before = (out / "results.jsonl").read_text()
+    with monkeypatch.context() as m:
+        m.setattr(runs, "run_replay", no_runs)
+        again = sweep(grid, out)
+    assert again.exit_code == 0, again.output
+    assert "0 runs done, 8 already in results.jsonl" in again.output
+    assert (out / "results.jsonl").read_text() == before
+    kept = before.splitlines()
+    removed = json.loads(kept.pop(3))
+    (out / "results.jsonl").write_text("\n".join(kept) + "\n")
+    redo = sweep(grid, out)
+    assert "1 runs done, 7 already in results.jsonl" in redo.output
+    after = lines(out)
+    assert len(after) == 8 and after[-1] == {**removed, "wall_seconds": after[-1]["wall_seconds"]}
+
+
+def test_a_line_cut_short_by_an_interruption_is_dropped_and_its_run_redone(tmp_path: Path) -> None:
+    grid, out = grid_file(tmp_path), tmp_path / "out"
+    assert sweep(grid, out).exit_code == 0
+    text = (out / "results.jsonl").read_text()
+    last = text.splitlines()[-1]
+    (out / "results.jsonl").write_text(text[: -len(last) // 2])  # killed while writing the last line
+    redo = sweep(grid, out)
+    assert "1 runs done, 7 already in results.jsonl, 1 incomplete lines dropped" in redo.output
+    assert len(lines(out)) == 8 and lines(out)[-1]["seed"] == json.loads(last)["seed"]
+
+
+def test_a_grid_with_new_seeds_runs_only_those(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert sweep(grid_file(tmp_path), out).exit_code == 0
+    wider = sweep(grid_file(tmp_path, GRID.replace("seeds: 1-2", "seeds: [1, 2, 3]")), out)
+    assert "4 runs done, 8 already in results.jsonl" in wider.output
+    assert sorted({r["seed"] for r in lines(out)}) == [1, 2, 3]
+
+
+def test_a_bad_grid_exits_2_naming_the_file_and_field(tmp_path: Path) -> None:
+    bad = grid_file(
+        tmp_path,
+        "nodes: nodes.csv\ntraces: [pods.csv, gone.csv, pods.csv]\npolicies: [FGD, Nope]\ncolour: red\n",
+    )
+    result = sweep(bad, tmp_path / "out")
+    assert result.exit_code == 2
+    problems = {line.removeprefix(f"{bad}: ") for line in result.output.splitlines()}
+    assert f"traces[1]: no such file {tmp_path / 'gone.csv'}" in problems
+    assert "traces[2]: 'pods.csv' is listed twice" in problems
+    assert (
+        "policies[1]: unknown policy 'Nope' (known: Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD)"
+        in problems
+    )
+    assert "colour: unknown field (fields: nodes, traces, policies, seeds, format)" in problems
+    assert "seeds: missing" in problems
+    assert not (tmp_path / "out").exists()
+    for text, problem in (
+        ("nodes: [a\n", f"{bad}:2: not valid YAML"),
+        ("- 1\n", f"{bad}: a grid is a mapping"),
+        (GRID.replace("1-2", "two"), f"{bad}: seeds: 'two': seeds are numbers and ranges"),
+        (GRID.replace("1-2", "[1, -1]"), f"{bad}: seeds: -1 is not a whole number at least 0"),
+    ):
+        bad.write_text(text)
+        result = sweep(bad, tmp_path / "out")
+        assert result.exit_code == 2 and problem in result.output, result.output
+
+
+def test_grid_paths_are_read_from_the_grid_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grid = grid_file(tmp_path)
+    monkeypatch.chdir(tmp_path.parent)
+    loaded = load_grid(grid)
+    assert loaded.nodes == "nodes.csv" and loaded.nodes_path == (tmp_path / "nodes.csv").resolve()
+    assert [t for t, _ in loaded.traces] == ["pods.csv", "shares.csv"] and loaded.seeds == (1, 2)
+    assert len(loaded.specs()) == 8
+
+
+@pytest.mark.skipif(has_ray, reason="ray is installed")
+def test_ray_without_the_extra_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    grid = grid_file(tmp_path)
+    result = sweep(grid, tmp_path / "out", "--ray", "auto")
+    assert result.exit_code == 2
+    assert (
+        result.output == "--ray: Ray is not installed; install the ray extra: pip install 'gpufleet[ray]'\n"
+    )
+    monkeypatch.setenv("RAY_ADDRESS", "auto")
+    assert sweep(grid, tmp_path / "out").output == result.output  # RAY_ADDRESS asks for Ray too
+
+
+@pytest.mark.skipif(not has_ray, reason="ray is not installed (the ray extra)")
+def test_sweep_on_a_local_ray_instance(tmp_path: Path) -> None:
+    grid = grid_file(tmp_path, GRID.replace("[pods.csv, shares.csv]", "[shares.csv]"))
+    import ray
+
+    try:
+        result = sweep(grid, tmp_path / "out", "--ray", "local")
+    finally:
+        ray.shutdown()
+    assert result.exit_code == 0, result.output
+    assert "4 runs done" in result.output and len(lines(tmp_path / "out")) == 4
