@@ -286,6 +286,69 @@ def sweep(
     raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err))
 
 
+@app.command()
+def optimum(
+    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
+    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV).")],
+    max_nodes: Annotated[int, typer.Option("--max-nodes", help="The first N GPU nodes of the list.")] = 20,
+    load: Annotated[float, typer.Option("--load", help="GPU request as a share of their GPUs.")] = 1.3,
+    seed: Annotated[int, typer.Option("--seed", help="Shuffle and tuning seed.")] = 42,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds for the solver.")] = 60.0,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Directory for optimum.json.")] = None,
+    fmt: FormatOption = "openb",
+) -> None:
+    """On a small slice of a trace, each FGD-protocol policy's allocated GPUs once all pods arrived
+    against the exact optimum of the same pods (HiGHS, the ``optimum`` extra)."""
+    from rich.table import Table
+
+    from gpufleet.replay.optimum import OptimumUnavailable, compare_to_optimum, require_solver
+
+    try:
+        require_solver()
+    except OptimumUnavailable as exc:
+        raise fail([str(exc)]) from None
+    checks = (
+        ("max-nodes", max_nodes, max_nodes < 1, "at least 1"),
+        ("load", load, not load > 0, "above 0"),
+        ("time-limit", time_limit, not time_limit > 0, "above 0"),
+    )
+    if problems := [f"--{name}: {value:g}: {want}" for name, value, bad, want in checks if bad]:
+        raise fail(problems)
+    loaded_nodes, loaded_pods = read_trace(fmt, nodes, pods)
+    try:
+        doc = compare_to_optimum(
+            loaded_nodes, [p.pod for p in loaded_pods], max_nodes, load, seed, time_limit
+        )
+    except ValueError as exc:
+        raise fail([f"{nodes}: {exc}"]) from None
+    best = doc["optimum"]
+    label = "optimum" if best["optimal"] else "upper bound"
+    table = Table(title=f"allocated GPUs of {doc['gpus']} ({doc['nodes']} nodes, load {load:g}, seed {seed})")
+    for column in ("policy", "allocated GPUs", f"gap to {label} %"):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    table.add_row(label, f"{best['bound_milli'] / 1000:.2f}", "")
+    for row in doc["policies"]:
+        table.add_row(row["policy"], f"{row['allocated_milli'] / 1000:.2f}", f"{row['gap_pct']:.2f}")
+    out.print(table)
+    solved = (
+        f"exact, {best['seconds']:.1f} s"
+        if best["optimal"]
+        else (
+            f"{best['status']} after {best['seconds']:.1f} s, best placement found "
+            f"{best['allocated_milli'] / 1000:.2f} GPUs"
+        )
+    )
+    out.print(
+        f"{label}: {solved}; {doc['pods_total']} pods asking {doc['gpu_request_milli'] / 1000:.2f} GPUs",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "optimum.json").write_text(json.dumps(doc, indent=1) + "\n")
+        out.print(f"wrote {out_dir / 'optimum.json'}", highlight=False)
+
+
 def main() -> None:
     try:
         app()

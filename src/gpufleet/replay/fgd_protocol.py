@@ -167,6 +167,21 @@ def bucket(arrived: list[int], values: list[float]) -> list[float | None]:
     return out
 
 
+def protocol_scheduler(
+    gpu_nodes: list[Node], typical: list[dict[str, object]], policy: str, seed: int
+) -> tuple[ClusterState, Scheduler]:
+    """The protocol's cluster and scheduler: the nodes (sorted by name) in a seed-fixed random order
+    that decides ties, and one profile with only the policy's score plugin."""
+    by_name = sorted(gpu_nodes, key=lambda n: n.name)
+    rng = np.random.default_rng(seed + 1)
+    tie_order = [by_name[k] for k in np.argsort(rng.permutation(len(by_name))).tolist()]
+    state = ClusterState([replace(n, labels=dict(n.labels)) for n in tie_order])
+    config = SchedulerConfig(
+        SCHEDULER, profiles=[profile(policy, typical, seed)], percentage_of_nodes_to_score=100
+    )
+    return state, Scheduler(config, state, GangView(state), seed=seed, tie_break="first")
+
+
 def replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int) -> ReplayResult:
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -175,13 +190,7 @@ def replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int) -> Replay
     capacity = MILLI * gpus_total
     typical = typical_pods(pods)
     order = workload(pods, capacity, seed)
-    rng = np.random.default_rng(seed + 1)
-    tie_order = [gpu_nodes[k] for k in np.argsort(rng.permutation(len(gpu_nodes))).tolist()]
-    state = ClusterState([replace(n, labels=dict(n.labels)) for n in tie_order])
-    config = SchedulerConfig(
-        SCHEDULER, profiles=[profile(policy, typical, seed)], percentage_of_nodes_to_score=100
-    )
-    scheduler = Scheduler(config, state, GangView(state), seed=seed, tie_break="first")
+    state, scheduler = protocol_scheduler(gpu_nodes, typical, policy, seed)
     measure = NodeFragmentation(
         state, tasks_of(fgd_typical_pods({"typicalPods": typical}), include_cpu_pods=True)
     )
