@@ -236,6 +236,8 @@ def replay(
     if policy not in POLICIES:
         raise fail([f"--policy: unknown policy {policy!r} (known: {', '.join(POLICIES)})"])
     loaded_nodes, loaded_pods = read_trace(fmt, nodes, pods)
+    if not any(n.capacity.get("nvidia.com/gpu", 0) for n in loaded_nodes):
+        raise fail([f"{nodes}: no GPU nodes: the FGD protocol replays onto GPU nodes only"])
     result = run_replay(loaded_nodes, [p.pod for p in loaded_pods], policy, seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "replay.json").write_text(json.dumps(result.to_json(), indent=1) + "\n")

@@ -140,3 +140,19 @@ def test_trace_import_reports_bad_rows_and_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "nodes.csv:2: model: unknown GPU model 'Z9'" in result.output
     assert "pods.csv:2: num_gpu: 'x' is not a whole number" in result.output
+
+
+def test_a_file_that_is_not_utf8_text_is_one_clear_problem(tmp_path: Path) -> None:
+    (tmp_path / "pods.csv").write_bytes(
+        b"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,1024,1,\xff\xfe\n"
+    )
+    with pytest.raises(TraceError, match=r"pods.csv: not UTF-8 text"):
+        read_pods(tmp_path / "pods.csv")
+
+
+def test_replay_onto_a_node_list_without_gpus_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "nodes.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\ncpu-1,64000,262144,0,\n")
+    (tmp_path / "pods.csv").write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,1024,1,500\n")
+    args = ["replay", "--nodes", str(tmp_path / "nodes.csv"), "--pods", str(tmp_path / "pods.csv")]
+    result = CliRunner().invoke(app, [*args, "--policy", "FGD", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "no GPU nodes" in result.output

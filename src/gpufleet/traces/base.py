@@ -12,6 +12,7 @@ import csv
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
@@ -58,6 +59,16 @@ class Rows:
             handle = self.path.open(newline="", encoding="utf-8")
         except OSError as exc:
             raise TraceError([f"{self.path}: cannot read: {exc.strerror or exc}"]) from None
+        try:
+            yield from self._rows(handle)
+        except UnicodeDecodeError as exc:
+            raise TraceError([f"{self.path}: not UTF-8 text (byte {exc.start})"]) from None
+        except csv.Error as exc:
+            raise TraceError([f"{self.path}: not CSV: {exc}"]) from None
+        if self.problems:
+            raise TraceError(self.problems)
+
+    def _rows(self, handle: TextIO) -> Iterator[tuple[int, dict[str, str]]]:
         with handle:
             reader = csv.DictReader(handle)
             header = reader.fieldnames or []
@@ -75,8 +86,6 @@ class Rows:
                 if len(self.problems) >= MAX_PROBLEMS:
                     self.problems.append(f"{self.path}: stopped after {MAX_PROBLEMS} problems")
                     break
-        if self.problems:
-            raise TraceError(self.problems)
 
     def problem(self, line: int, column: str, message: str) -> None:
         self.problems.append(f"{self.path}:{line}: {column}: {message}")
