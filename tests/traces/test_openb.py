@@ -101,8 +101,8 @@ def test_a_wrong_header_is_one_clear_problem(tmp_path: Path) -> None:
 
 
 def test_trace_import_writes_manifests_that_simulate_in_time(tmp_path: Path) -> None:
-    """``gpufleet trace import``: nodes and pods become v1 manifests; the fraction arrives at 10 s and
-    runs until its deletion time; the whole-GPU pod waits for the GPU it shares."""
+    """``gpufleet trace import``: nodes and pods become v1 manifests; each pod arrives at its
+    creation time and is gone at its deletion time: done if it started at once, deleted if not."""
     (tmp_path / "nodes.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,1,T4\n")
     (tmp_path / "pods.csv").write_text(
         POD_HEADER
@@ -126,10 +126,11 @@ def test_trace_import_writes_manifests_that_simulate_in_time(tmp_path: Path) -> 
     sim.run()
     pods = {p["name"]: p for p in build_summary(sim)["pods"]}
     frac, whole = pods["default/frac"], pods["default/whole"]
-    assert (frac["bound_s"], frac["finished_s"], frac["devices"]) == (10.0, 610.0, ["0:460m"])
-    assert whole["bound_s"] == 610.0  # the only GPU is shared until frac leaves: a whole-GPU pod waits
-    # the Simulation ends at the last deletion time (611 s): it is still running its 60 s lifetime
-    assert whole["phase"] == "Running" and sim.end_time == 611.0
+    assert (frac["bound_s"], frac["devices"], frac["reason"]) == (10.0, ["0:460m"], "Completed")
+    assert frac["finished_s"] == 610.0  # started at once: its trace lifetime ends at its deletion time
+    # the only GPU is shared until frac leaves at 610 s; the trace deletes the waiting pod at 80 s
+    assert (whole["bound_s"], whole["deleted_s"], whole["phase"]) == (None, 80.0, "Pending")
+    assert sim.end_time == 641.0  # the last deletion, its grace period and a second
 
 
 def test_trace_import_reports_bad_rows_and_exits_2(tmp_path: Path) -> None:
@@ -156,3 +157,32 @@ def test_replay_onto_a_node_list_without_gpus_exits_2(tmp_path: Path) -> None:
     args = ["replay", "--nodes", str(tmp_path / "nodes.csv"), "--pods", str(tmp_path / "pods.csv")]
     result = CliRunner().invoke(app, [*args, "--policy", "FGD", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "no GPU nodes" in result.output
+
+
+def test_delete_at_deletes_a_running_pod_with_its_grace_period(tmp_path: Path) -> None:
+    """``gpufleet.io/delete-at``: at that time the pod is deleted wherever it is; a running one gets
+    SIGTERM and its 30 s grace period."""
+    (tmp_path / "s.yaml").write_text(
+        """apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {capacity: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: long
+  annotations: {gpufleet.io/duration: 1h, gpufleet.io/delete-at: 5m}
+spec:
+  containers: [{name: c, image: app:v1, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: s}
+spec: {duration: 10m}
+"""
+    )
+    sim = Simulation(load_scenario([tmp_path / "s.yaml"]))
+    sim.run()
+    pod = build_summary(sim)["pods"][0]
+    assert (pod["bound_s"], pod["reason"], pod["finished_s"]) == (0.0, "Deleted", 330.0)

@@ -31,6 +31,7 @@ CHECKPOINT_ON_SIGTERM = PREFIX + "checkpoint-on-sigterm"
 REQUEUE_ON_SIGTERM = PREFIX + "requeue-on-sigterm"
 TIME_LIMIT = PREFIX + "time-limit"
 CONSUMES = PREFIX + "consumes"
+DELETE_AT = PREFIX + "delete-at"
 
 
 def _positive_duration(text: str) -> float:
@@ -85,6 +86,7 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     REQUEUE_ON_SIGTERM: _flag,
     TIME_LIMIT: _positive_duration,
     CONSUMES: _list_name,
+    DELETE_AT: parse_duration,
 }
 #: Read into ``Behavior`` but not used by the simulator yet.
 _NOT_MODELLED_YET = frozenset({TIME_LIMIT})
@@ -139,6 +141,7 @@ def behavior(values: Mapping[str, object], image: str) -> Behavior:
         requeue_on_sigterm=values.get(REQUEUE_ON_SIGTERM) is True,
         time_limit_s=number(values, TIME_LIMIT),
         consumes=consumes if isinstance(consumes, str) else None,
+        delete_at_s=number(values, DELETE_AT),
     )
 
 

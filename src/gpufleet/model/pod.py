@@ -87,6 +87,9 @@ class Behavior:
     requeue_on_sigterm: bool = False
     time_limit_s: float | None = None
     consumes: str | None = None  # gpufleet.io/consumes: the work-item list it pops from
+    delete_at_s: float | None = (
+        None  # gpufleet.io/delete-at: deleted then, wherever it is (a trace's deletion)
+    )
 
 
 @dataclass(frozen=True)

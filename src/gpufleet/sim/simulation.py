@@ -219,6 +219,9 @@ class Simulation:
 
     def _create(self, pod: Pod) -> None:
         rec = self._record(pod)
+        if pod.behavior.delete_at_s is not None:  # as a trace's deletion_time: pending or running, it goes
+            at = max(pod.behavior.delete_at_s, self.loop.now)
+            self.loop.at(at, Priority.ARRIVAL, partial(self._delete_if_present, rec))
         if pod.owner is not None and pod.owner.kind == "DaemonSet":
             self.daemon_pods.add(pod.key)
         self.gangs.add_pod(pod)
@@ -510,6 +513,10 @@ class Simulation:
                 controller.active.discard(rec.pod.key)
                 self._delete(rec, "ScaledDown")
         self._reconcile(controller)
+
+    def _delete_if_present(self, rec: PodRecord) -> None:
+        if rec.deleted_s is None and rec.finished_s is None and self.records.get(rec.pod.key) is rec:
+            self._delete(rec, "Deleted")
 
     def _delete(self, rec: PodRecord, reason: str) -> None:
         """Delete a pod: an unscheduled one goes at once, a bound one gets SIGTERM and its grace period."""

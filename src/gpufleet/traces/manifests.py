@@ -1,8 +1,10 @@
 """A loaded trace as Kubernetes manifests (``gpufleet trace import``): ``v1`` Nodes with their
 labels and capacity, and bare ``v1`` Pods that ``gpufleet simulate`` replays in time.
 
-A pod arrives at its ``creation_time`` (``gpufleet.io/submit-at``) and runs for ``deletion_time -
-creation_time`` (``gpufleet.io/duration``: the trace's lifetime, as if it had started at once);
+A pod arrives at its ``creation_time`` (``gpufleet.io/submit-at``), runs for ``deletion_time -
+creation_time`` (``gpufleet.io/duration``) and so, started at once, ends Succeeded at its deletion
+time; one that had to wait is deleted at its ``deletion_time`` all the same, pending or running
+(``gpufleet.io/delete-at``), as in the trace;
 a fractional request becomes KAI's ``gpu-fraction`` annotation, whole GPUs a ``nvidia.com/gpu``
 limit, a GPU model constraint a required node affinity.
 """
@@ -35,6 +37,8 @@ def pod_manifest(trace_pod: TracePod) -> dict[str, Any]:
         annotations["gpufleet.io/submit-at"] = _seconds(trace_pod.created_s)
     if trace_pod.created_s is not None and trace_pod.deleted_s is not None:
         annotations["gpufleet.io/duration"] = _seconds(max(trace_pod.deleted_s - trace_pod.created_s, 1.0))
+    if trace_pod.deleted_s is not None:
+        annotations["gpufleet.io/delete-at"] = _seconds(trace_pod.deleted_s)
     if pod.gpu_share is not None:
         annotations["gpu-fraction"] = f"{(pod.gpu_share.compute_milli or 0) / MILLI:g}"
     requests = {r: format_units(r, v) for r, v in pod.requests.items() if r in (CPU, MEMORY)}
@@ -72,13 +76,16 @@ def _seconds(value: float) -> str:
     return f"{int(value)}s" if value == int(value) else f"{round(value * 1000)}ms"
 
 
+#: A deleted pod's termination grace period (the API server's default): the run lasts that much longer.
+GRACE_S = 30.0
 #: Timeline samples a trace's Simulation document asks for (its sampleInterval is the span over this).
 SAMPLES = 2000
 
 
 def simulation_manifest(pods: list[TracePod], name: str) -> dict[str, Any]:
-    """A ``Simulation`` that runs until the last pod's deletion time, sampled ``SAMPLES`` times."""
-    end = max((p.deleted_s or p.created_s or 0.0 for p in pods), default=0.0) + 1.0
+    """A ``Simulation`` that runs until the last pod's deletion time and its grace period, sampled
+    ``SAMPLES`` times."""
+    end = max((p.deleted_s or p.created_s or 0.0 for p in pods), default=0.0) + GRACE_S + 1.0
     spec = {
         "duration": _seconds(float(int(end))),
         "sampleInterval": _seconds(float(max(10, int(end // SAMPLES)))),
