@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from gpufleet.experiments.runs import RunSpec, parse_seeds
+from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.replay.fgd_protocol import POLICIES
 from gpufleet.traces.formats import FORMATS
 
@@ -28,12 +29,8 @@ FIELDS = ("nodes", "traces", "policies", "seeds", "format")
 REQUIRED = ("nodes", "traces", "policies", "seeds")
 
 
-class GridError(ValueError):
+class GridError(ProblemLines):
     """A bad grid file: every problem, one line each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__(problems)
-        self.problems = problems
 
 
 @dataclass(frozen=True)

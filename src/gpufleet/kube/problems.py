@@ -19,19 +19,14 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from gpufleet.model.problem_lines import ProblemLines
+
 #: Values quoted in messages are cut to this many characters.
 _MAX_VALUE_CHARS = 80
 
 
-class ScenarioError(Exception):
+class ScenarioError(ProblemLines):
     """Bad input: every problem found across all files, one line each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__(problems)
-        self.problems = problems
-
-    def __str__(self) -> str:
-        return "\n".join(self.problems)
 
 
 def render(value: object) -> str:

@@ -98,16 +98,21 @@ class Task:
     weight: float  # popularity: the shares of all tasks sum to 1
 
     def milli(self, gpu_memory_bytes: float | None) -> int:
-        """Thousandths it asks of each GPU with that much memory (0: no GPU; over 1000: fits none)."""
-        share = self.pod.gpu_share
-        if share is None:
-            return MILLI if self.pod.gpus else 0
-        per = share.per_gpu(gpu_memory_bytes)
-        return MILLI + 1 if per is None else max(per)
+        return gpu_ask(self.pod, gpu_memory_bytes)[1]
 
     @property
     def gpus(self) -> int:
-        return self.pod.gpu_share.count if self.pod.gpu_share is not None else self.pod.gpus
+        return gpu_ask(self.pod, None)[0]
+
+
+def gpu_ask(pod: Pod, gpu_memory_bytes: float | None) -> tuple[int, int]:
+    """(GPUs, thousandths of each) the pod asks for on GPUs with that much memory: 0 thousandths
+    for no GPU, over 1000 where its request fits no such GPU."""
+    share = pod.gpu_share
+    if share is None:
+        return pod.gpus, MILLI if pod.gpus else 0
+    per = share.per_gpu(gpu_memory_bytes)
+    return share.count, MILLI + 1 if per is None else max(per)
 
 
 def tasks_of(workload: list[Pod], include_cpu_pods: bool = False) -> list[Task]:

@@ -80,9 +80,6 @@ class GpuShares:
     # -- node facts, refreshed when the node set or labels change ---------------------------
     def sync(self) -> None:
         """Size the ledger to the node set, re-reading node facts after label changes (cheap otherwise)."""
-        self._sync()
-
-    def _sync(self) -> None:
         state = self.state
         if self._nodes_version == state.static_version and len(self._memory) == state.size:
             return
@@ -98,7 +95,7 @@ class GpuShares:
         self._nodes_version = state.static_version
 
     def gpu_memory(self, i: int) -> float | None:
-        self._sync()
+        self.sync()
         m = float(self._memory[i])
         return None if np.isnan(m) else m
 
@@ -120,7 +117,7 @@ class GpuShares:
     # -- the filter --------------------------------------------------------------------------
     def reasons(self, share: GpuShare, idx: IntArray) -> list[tuple[str, BoolArray]]:
         """For the nodes in ``idx``, each reason the share does not fit and the nodes it applies to."""
-        self._sync()
+        self.sync()
         state = self.state
         compute, memory, unknown = self._need(share, idx)
         not_shareable = ~self._shareable[idx]
@@ -151,7 +148,7 @@ class GpuShares:
     def milli_needed(self, share: GpuShare, idx: IntArray) -> IntArray:
         """Thousandths of a GPU the share takes on each node of ``idx`` (count x the larger of compute
         and memory); more than any node has where it cannot go at all."""
-        self._sync()
+        self.sync()
         compute, memory, unknown = self._need(share, idx)
         per = np.maximum(compute, memory)
         nowhere = unknown | ~self._shareable[idx] | (per > MILLI)
@@ -165,7 +162,7 @@ class GpuShares:
 
     def _per_gpu(self, share: GpuShare, i: int) -> tuple[int, int] | None:
         """(compute, memory) milli of one GPU of node ``i``, or None when the share cannot go there."""
-        self._sync()
+        self.sync()
         if not self._shareable[i]:
             return None
         memory = float(self._memory[i])
@@ -239,7 +236,7 @@ class GpuShares:
     def unused_per_node(self) -> FloatArray:
         """Per node, the GPU-equivalents its shared GPUs still have free (each counts whole in the
         requested ``nvidia.com/gpu``; its use is the larger of its compute and memory used)."""
-        self._sync()
+        self.sync()
         open_ = self.holders > 0
         free = np.minimum(self.free_compute, self.free_memory)
         unused: FloatArray = np.where(open_, free, 0).sum(axis=1).astype(np.float64) / MILLI

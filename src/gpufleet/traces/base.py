@@ -16,20 +16,14 @@ from typing import TextIO
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
+from gpufleet.model.problem_lines import ProblemLines
 
 #: Problems reported before a loader gives up on a file.
 MAX_PROBLEMS = 50
 
 
-class TraceError(ValueError):
+class TraceError(ProblemLines):
     """Bad trace input: every problem found, one line each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__(problems)
-        self.problems = problems
-
-    def __str__(self) -> str:
-        return "\n".join(self.problems)
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, MEMORY
 from gpufleet.scheduling.cluster_state import ClusterState, IntArray, non_zero_requests
-from gpufleet.scheduling.fragmentation import NodeLeft
+from gpufleet.scheduling.fragmentation import NodeLeft, gpu_ask
 from gpufleet.scheduling.framework import DynamicScore, PodContext
 
 
@@ -32,13 +31,10 @@ class PodAsk(NamedTuple):
 
     @classmethod
     def of(cls, state: ClusterState, pod: Pod, i: int) -> PodAsk:
-        cpu = non_zero_requests(pod)[CPU]
-        memory = pod.requests.get(MEMORY, 0)
         share = pod.gpu_share
-        if share is None:
-            return cls(cpu, memory, pod.gpus, MILLI if pod.gpus else 0, False)
-        per = share.per_gpu(state.gpu_shares().gpu_memory(i))
-        return cls(cpu, memory, share.count, MILLI + 1 if per is None else max(per), share.count == 1)
+        gpus, milli = gpu_ask(pod, state.gpu_shares().gpu_memory(i) if share is not None else None)
+        shared = share is not None and share.count == 1
+        return cls(non_zero_requests(pod)[CPU], pod.requests.get(MEMORY, 0), gpus, milli, shared)
 
     @property
     def gpu_total(self) -> int:
