@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
 
@@ -32,3 +34,10 @@ def gpu_pod(name: str, gpus: int, cpu: int | None = None, mem_gi: int | None = N
     if gpus:
         requests[GPU] = gpus
     return Pod(name, requests=requests, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def no_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sweeps run where a test tells them (processes, or ``--ray local``), never on a Ray cluster
+    that ``RAY_ADDRESS`` in the caller's environment names."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)

@@ -19,10 +19,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.node import Node
 from gpufleet.model.scenario import Scenario
-from gpufleet.report import latency_figures, print_summary, render_html, validate_summary
+from gpufleet.report import print_summary, render_html, simulation_summary
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
 from gpufleet.traces.base import TracePod
 
 app = typer.Typer(
@@ -84,9 +83,7 @@ def simulate(
             progress.update(task, completed=min(now / limit, 1.0) if limit else 1.0, t=f"t={now:,.0f}s")
 
         sim.run(progress=tick)
-    summary = build_summary(sim)
-    summary["latency"] = latency_figures(summary)
-    validate_summary(summary)
+    summary = simulation_summary(sim)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out_dir / "report.html").write_text(render_html(summary))
@@ -217,7 +214,10 @@ def replay(
     nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
     pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV).")],
     policy: Annotated[
-        str, typer.Option("--policy", help="Random, DotProd, GpuClustering, GpuPacking, BestFit or FGD.")
+        str,
+        typer.Option(
+            "--policy", help="Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD or FGDSupply."
+        ),
     ],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for replay.json.")],
     protocol: Annotated[
@@ -256,19 +256,40 @@ JobsOption = Annotated[
 
 @app.command()
 def compare(
-    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
-    pods: Annotated[list[Path], typer.Option("--pods", help="A pod list (CSV); repeat for several traces.")],
-    policy: Annotated[list[str], typer.Option("--policy", help="A policy; repeat for several.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for compare.json and report.html.")],
-    seeds: Annotated[str, typer.Option("--seeds", help="Seeds: 42-51, or 1,2,7.")] = "42-51",
+    nodes: Annotated[Path | None, typer.Option("--nodes", help="The trace's node list (CSV).")] = None,
+    pods: Annotated[
+        list[Path] | None, typer.Option("--pods", help="A pod list (CSV); repeat for several traces.")
+    ] = None,
+    policy: Annotated[
+        list[str] | None, typer.Option("--policy", help="A policy; repeat for several.")
+    ] = None,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenario",
+            help="A scenario variant: a file or directory, several joined by commas; repeat for several.",
+        ),
+    ] = None,
+    grid: Annotated[
+        Path | None, typer.Option("--grid", help="A sweep's grid file (scenarios or traces): its runs.")
+    ] = None,
+    seeds: Annotated[
+        str | None, typer.Option("--seeds", help="Seeds: 42-51, or 1,2,7 (default 42-51; scenarios 1-5).")
+    ] = None,
     jobs: JobsOption = None,
     fmt: FormatOption = "openb",
 ) -> None:
-    """Replay every (trace, policy, seed) by the FGD paper's protocol and write DIR/compare.json and
-    DIR/report.html (statistics over seeds, median allocation curves)."""
+    """Replay every (trace, policy, seed) by the FGD paper's protocol, or simulate every (scenario
+    variant, seed), and write DIR/compare.json and DIR/report.html (statistics over seeds; median
+    allocation curves, or cost against p95 pending-to-working time)."""
     from gpufleet.experiments.commands import compare_command
 
-    raise typer.Exit(compare_command(nodes, pods, policy, seeds, out_dir, jobs, fmt, out, err))
+    raise typer.Exit(
+        compare_command(
+            nodes, pods or [], policy or [], seeds, out_dir, jobs, fmt, out, err, scenario or [], grid
+        )
+    )
 
 
 @app.command()
@@ -281,8 +302,8 @@ def sweep(
         typer.Option("--ray", help="Run on a Ray cluster: auto, local or an address (or RAY_ADDRESS)."),
     ] = None,
 ) -> None:
-    """Run a parameter grid of FGD-protocol replays, one line per run in DIR/results.jsonl as each
-    finishes; runs already there are not done again."""
+    """Run a parameter grid of FGD-protocol replays or of scenario simulations, one line per run in
+    DIR/results.jsonl as each finishes; runs already there are not done again."""
     from gpufleet.experiments.commands import ray_address_from, sweep_command
 
     raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err))

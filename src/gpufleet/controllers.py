@@ -82,6 +82,14 @@ class JobController:
         self.attempts[index] = self.attempts.get(index, 0) + 1
         self.retries.append(index)
 
+    def suspend(self, pod: Pod) -> None:
+        """``spec.suspend`` (Kueue evicted the Job): the pod is deleted without counting as failed,
+        and its index is created again (``-r<n>``) for when the Job resumes."""
+        index = self.active.pop(pod.key, None)
+        if index is not None:
+            self.attempts[index] = self.attempts.get(index, 0) + 1
+            self.retries.append(index)
+
 
 class DeploymentController:
     """A ReplicaSet's job: keep ``replicas`` pods, replacing any that end."""

@@ -5,16 +5,14 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from sweep_cli import lines, no_runs, sweep
 from tiny_trace import write_trace
-from typer.testing import CliRunner
 
-from gpufleet.cli import app
 from gpufleet.experiments import runs
 from gpufleet.experiments.grid import load_grid
-from gpufleet.replay.fgd_protocol import replay
+from gpufleet.replay.fgd_protocol import POLICIES, replay
 from gpufleet.traces.openb import read_nodes, read_pods
 
 GRID = """nodes: nodes.csv
@@ -25,28 +23,11 @@ seeds: 1-2
 has_ray = importlib.util.find_spec("ray") is not None
 
 
-@pytest.fixture(autouse=True)
-def no_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-
-
 def grid_file(folder: Path, text: str = GRID) -> Path:
     write_trace(folder)
     path = folder / "grid.yaml"
     path.write_text(text)
     return path
-
-
-def sweep(grid: Path, out: Path, *extra: str) -> Any:
-    return CliRunner().invoke(app, ["sweep", "--grid", str(grid), "--out", str(out), "--jobs", "1", *extra])
-
-
-def lines(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(t) for t in (out / "results.jsonl").read_text().splitlines()]
-
-
-def no_runs(_: object) -> dict[str, Any]:
-    raise AssertionError("a finished run was done again")
 
 
 def test_sweep_writes_a_line_per_run_with_its_parameters_and_figures(tmp_path: Path) -> None:
@@ -120,10 +101,7 @@ def test_a_bad_grid_exits_2_naming_the_file_and_field(tmp_path: Path) -> None:
     problems = {line.removeprefix(f"{bad}: ") for line in result.output.splitlines()}
     assert f"traces[1]: no such file {tmp_path / 'gone.csv'}" in problems
     assert "traces[2]: 'pods.csv' is listed twice" in problems
-    assert (
-        "policies[1]: unknown policy 'Nope' (known: Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD)"
-        in problems
-    )
+    assert f"policies[1]: unknown policy 'Nope' (known: {', '.join(POLICIES)})" in problems
     assert "colour: unknown field (fields: nodes, traces, policies, seeds, format)" in problems
     assert "seeds: missing" in problems
     assert not (tmp_path / "out").exists()
@@ -159,16 +137,3 @@ def test_ray_without_the_extra_exits_2_with_one_line(tmp_path: Path, monkeypatch
     )
     monkeypatch.setenv("RAY_ADDRESS", "auto")
     assert sweep(grid, tmp_path / "out").output == result.output  # RAY_ADDRESS asks for Ray too
-
-
-@pytest.mark.skipif(not has_ray, reason="ray is not installed (the ray extra)")
-def test_sweep_on_a_local_ray_instance(tmp_path: Path) -> None:
-    grid = grid_file(tmp_path, GRID.replace("[pods.csv, shares.csv]", "[shares.csv]"))
-    import ray
-
-    try:
-        result = sweep(grid, tmp_path / "out", "--ray", "local")
-    finally:
-        ray.shutdown()
-    assert result.exit_code == 0, result.output
-    assert "4 runs done" in result.output and len(lines(tmp_path / "out")) == 4

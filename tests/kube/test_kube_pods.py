@@ -191,11 +191,8 @@ def test_every_behaviour_annotation_reaches_the_pod(tmp_path: Path) -> None:
     assert behavior.gpu_memory_bytes == 70 * 2**30
     assert (behavior.checkpoint_on_sigterm, behavior.requeue_on_sigterm) == (True, False)
     assert (behavior.time_limit_s, behavior.consumes) == (8 * 3600.0, "train:jobs")
-    # Read, but not used by the simulator yet (gpu-memory, consumes and the SIGTERM flags are):
-    keys = ["time-limit"]
-    assert warnings(tmp_path, text) == [
-        f"{LABEL}: metadata.annotations.gpufleet.io/{key} is not modelled yet; ignored" for key in keys
-    ]
+    # Every one is modelled (time-limit by the Backfill plugin): no warning.
+    assert warnings(tmp_path, text) == []
 
 
 def test_warmup_may_be_a_plain_duration(tmp_path: Path) -> None:

@@ -2,27 +2,38 @@
 
 Each checks its input first and returns the exit status: 2 with one line per problem on stderr
 (``--option: what is wrong``, ``FILE:LINE: column: problem`` for trace rows, ``GRID: field:
-problem`` for grid files) before any run starts; else it runs, shows a progress bar of runs done
-on a terminal, prints the statistics table and returns 0.
+problem`` for grid files, the loader's ``FILE: document N (Kind/name): field: problem`` for
+scenarios) before any run starts; else it runs, shows a progress bar of runs done on a terminal,
+prints the statistics table and returns 0. Both take trace replays (FGD protocol) or simulation
+scenarios: ``compare`` by ``--nodes/--pods/--policy`` or ``--scenario``, or either kind of grid
+file; ``sweep`` by the kind of its grid file.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from gpufleet.experiments.compare import run_compare, run_specs, write_compare
-from gpufleet.experiments.grid import GridError, load_grid
-from gpufleet.experiments.runs import RunSpec, check_traces, default_jobs, parse_seeds, run_progress
-from gpufleet.experiments.stats import group_stats, stats_tables, trace_labels
+from gpufleet.experiments.grid import Grid, GridError, is_scenario_grid, read_grid, trace_grid
+from gpufleet.experiments.runs import Run, RunSpec, check_traces, default_jobs, parse_seeds, run_progress
+from gpufleet.experiments.scenario_compare import run_scenario_compare, variant_specs
+from gpufleet.experiments.scenario_compare_html import render_scenario_compare_html
+from gpufleet.experiments.scenario_grid import ScenarioGrid, scenario_grid
+from gpufleet.experiments.scenario_runs import SCENARIO_GROUP, SCENARIO_METRICS, ScenarioSpec, check_variants
+from gpufleet.experiments.stats import group_stats, stats_tables, trace_labels, variant_table
 from gpufleet.experiments.sweep import RESULTS, run_sweep
 from gpufleet.replay.fgd_protocol import POLICIES
 from gpufleet.traces.base import TraceError
 from gpufleet.traces.formats import FORMATS
+
+#: Seeds when ``--seeds`` is not given: the FGD paper's for replays, five for scenarios.
+TRACE_SEEDS, SCENARIO_SEEDS = "42-51", "1-5"
 
 
 def _fail(err: Console, lines: Sequence[str]) -> int:
@@ -49,19 +60,59 @@ def _trace_problems(specs: Sequence[RunSpec]) -> list[str]:
     return []
 
 
+def _seeds(text: str, problems: list[str]) -> list[int]:
+    try:
+        return parse_seeds(text)
+    except ValueError as exc:
+        problems.append(f"--seeds: {exc}")
+        return []
+
+
+def load_any_grid(path: Path) -> Grid | ScenarioGrid:
+    """The trace grid or scenario grid in ``path``; ``GridError`` with every problem."""
+    data = read_grid(path)
+    return scenario_grid(path, data) if is_scenario_grid(data) else trace_grid(path, data)
+
+
 def compare_command(
-    nodes: Path,
+    nodes: Path | None,
     pods: Sequence[Path],
     policies: Sequence[str],
-    seeds: str,
+    seeds: str | None,
     out_dir: Path,
     jobs: int | None,
     fmt: str,
     out: Console,
     err: Console,
+    scenarios: Sequence[str] = (),
+    grid_path: Path | None = None,
 ) -> int:
-    """Every (trace, policy, seed) replay; ``out_dir/compare.json`` and ``out_dir/report.html``."""
+    """Every run of a trace comparison (trace, policy, seed), of scenario variants (variant, seed)
+    or of a grid file; ``out_dir/compare.json`` and ``out_dir/report.html``."""
     problems = _jobs_problem(jobs)
+    given = {"--nodes": nodes is not None, "--pods": bool(pods), "--policy": bool(policies)}
+    trace_options = [name for name, present in given.items() if present]
+    if scenarios and grid_path is not None:
+        problems.append("--grid: give scenarios either by --scenario or in a grid file, not both")
+    if (scenarios or grid_path is not None) and trace_options:
+        problems.append(
+            f"{', '.join(trace_options)}: compare scenarios (--scenario, --grid) or a trace, not both"
+        )
+    if problems:
+        return _fail(err, problems)
+    if grid_path is not None:
+        return _compare_grid(grid_path, seeds, out_dir, jobs, out, err)
+    if scenarios:
+        seed_list = _seeds(seeds or SCENARIO_SEEDS, problems)
+        if problems:
+            return _fail(err, problems)
+        return _compare_scenarios(variant_specs(scenarios, seed_list), None, out_dir, jobs, out, err)
+    problems += [
+        f"{name}: missing: a trace comparison needs --nodes, --pods and --policy "
+        "(or compare scenarios with --scenario or --grid)"
+        for name, present in given.items()
+        if not present
+    ]
     problems += [
         f"--policy: unknown policy {p!r} (known: {', '.join(POLICIES)})"
         for p in policies
@@ -69,14 +120,35 @@ def compare_command(
     ]
     if fmt not in FORMATS:
         problems.append(f"--format: unknown trace format {fmt!r} (known: {', '.join(sorted(FORMATS))})")
-    seed_list: list[int] = []
-    try:
-        seed_list = parse_seeds(seeds)
-    except ValueError as exc:
-        problems.append(f"--seeds: {exc}")
-    if problems:
+    seed_list = _seeds(seeds or TRACE_SEEDS, problems)
+    if problems or nodes is None:
         return _fail(err, problems)
     specs = run_specs(nodes, list(dict.fromkeys(pods)), list(dict.fromkeys(policies)), seed_list, fmt)
+    return _compare_traces(specs, out_dir, jobs, out, err)
+
+
+def _compare_grid(
+    grid_path: Path, seeds: str | None, out_dir: Path, jobs: int | None, out: Console, err: Console
+) -> int:
+    """A grid file's runs (``--seeds`` replacing its seeds) as one comparison."""
+    problems: list[str] = []
+    try:
+        grid = load_any_grid(grid_path)
+    except GridError as exc:
+        problems += exc.problems
+    seed_list = _seeds(seeds, problems) if seeds is not None else None
+    if problems:
+        return _fail(err, problems)
+    if seed_list is not None:
+        grid = replace(grid, seeds=tuple(seed_list))
+    if isinstance(grid, ScenarioGrid):
+        return _compare_scenarios(grid.specs(), grid_path, out_dir, jobs, out, err)
+    return _compare_traces(grid.specs(), out_dir, jobs, out, err)
+
+
+def _compare_traces(
+    specs: Sequence[RunSpec], out_dir: Path, jobs: int | None, out: Console, err: Console
+) -> int:
     if problems := _trace_problems(specs):
         return _fail(err, problems)
     with run_progress(err, "comparing") as progress:
@@ -88,19 +160,45 @@ def compare_command(
     return 0
 
 
+def _compare_scenarios(
+    specs: Sequence[ScenarioSpec],
+    grid_path: Path | None,
+    out_dir: Path,
+    jobs: int | None,
+    out: Console,
+    err: Console,
+) -> int:
+    if problems := check_variants(specs, grid_path):
+        return _fail(err, problems)
+    with run_progress(err, "comparing") as progress:
+        task = progress.add_task("runs", total=len(specs))
+        document = run_scenario_compare(specs, jobs or default_jobs(), lambda _: progress.advance(task))
+    json_path, html_path = write_compare(document, out_dir, render_scenario_compare_html)
+    out.print(variant_table(document["stats"], SCENARIO_METRICS))
+    out.print(f"{len(specs)} runs; wrote {json_path} and {html_path}", highlight=False)
+    return 0
+
+
 def sweep_command(
     grid_path: Path, out_dir: Path, jobs: int | None, ray_address: str | None, out: Console, err: Console
 ) -> int:
     """The grid's runs that ``out_dir/results.jsonl`` lacks, a line each as they finish."""
     problems = _jobs_problem(jobs)
+    grid: Grid | ScenarioGrid | None = None
     try:
-        grid = load_grid(grid_path)
+        grid = load_any_grid(grid_path)
     except GridError as exc:
         problems += exc.problems
-    if problems:
+    if problems or grid is None:
         return _fail(err, problems)
-    specs = grid.specs()
-    if problems := _trace_problems(specs):
+    specs: Sequence[Run]
+    if isinstance(grid, ScenarioGrid):
+        specs = scenario_specs = grid.specs()
+        problems = check_variants(scenario_specs, grid_path)
+    else:
+        specs = trace_specs = grid.specs()
+        problems = _trace_problems(trace_specs)
+    if problems:
         return _fail(err, problems)
     if ray_address:
         from gpufleet.experiments.ray_backend import MISSING, connect, ray_available
@@ -121,7 +219,12 @@ def sweep_command(
             on_start=lambda todo: progress.update(task, total=todo),
             on_done=lambda _: progress.advance(task),
         )
-    _print_tables(out, group_stats(outcome.lines))
+    if isinstance(grid, ScenarioGrid):
+        out.print(
+            variant_table(group_stats(outcome.lines, SCENARIO_GROUP, SCENARIO_METRICS), SCENARIO_METRICS)
+        )
+    else:
+        _print_tables(out, group_stats(outcome.lines))
     dropped = f", {outcome.dropped} incomplete lines dropped" if outcome.dropped else ""
     out.print(
         f"{outcome.ran} runs done, {outcome.skipped} already in {RESULTS}{dropped}; "

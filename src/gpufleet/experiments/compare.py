@@ -9,12 +9,12 @@ and the median allocation curve over the seeds; ``report.html`` shows them
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from gpufleet.experiments.compare_html import render_compare_html
-from gpufleet.experiments.runs import RunSpec, execute, summary_line
+from gpufleet.experiments.runs import R, RunSpec, execute, summary_line
 from gpufleet.experiments.stats import group_lines, group_stats, median_curve
 
 SCHEMA = "gpufleet.compare/v1"
@@ -32,16 +32,23 @@ def run_specs(
     ]
 
 
-def run_compare(
-    specs: Sequence[RunSpec], jobs: int, on_done: Callable[[RunSpec], None] | None = None
-) -> dict[str, Any]:
-    """Run them all and gather ``compare.json``'s content (runs in the specs' order)."""
-    results: dict[RunSpec, dict[str, Any]] = {}
+def run_all(
+    specs: Sequence[R], jobs: int, on_done: Callable[[R], None] | None = None
+) -> list[dict[str, Any]]:
+    """Every run's result, in the specs' order (whatever order they finish in)."""
+    results: dict[R, dict[str, Any]] = {}
     for spec, result in execute(specs, jobs):
         results[spec] = result
         if on_done is not None:
             on_done(spec)
-    return compare_document(specs, [results[s] for s in specs])
+    return [results[s] for s in specs]
+
+
+def run_compare(
+    specs: Sequence[RunSpec], jobs: int, on_done: Callable[[RunSpec], None] | None = None
+) -> dict[str, Any]:
+    """Run them all and gather ``compare.json``'s content (runs in the specs' order)."""
+    return compare_document(specs, run_all(specs, jobs, on_done))
 
 
 def compare_document(specs: Sequence[RunSpec], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -65,10 +72,14 @@ def compare_document(specs: Sequence[RunSpec], results: Sequence[dict[str, Any]]
     }
 
 
-def write_compare(document: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
-    """``compare.json`` and ``report.html`` in ``out_dir``."""
+def write_compare(
+    document: dict[str, Any],
+    out_dir: Path,
+    render: Callable[[Mapping[str, Any]], str] = render_compare_html,
+) -> tuple[Path, Path]:
+    """``compare.json`` and ``report.html`` (the document as ``render`` shows it) in ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, html_path = out_dir / "compare.json", out_dir / "report.html"
     json_path.write_text(json.dumps(document, indent=1) + "\n")
-    html_path.write_text(render_compare_html(document))
+    html_path.write_text(render(document))
     return json_path, html_path

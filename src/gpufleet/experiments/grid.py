@@ -1,4 +1,4 @@
-"""A sweep's parameter grid: a small YAML file, checked field by field.
+"""A sweep's grid of trace replays: a small YAML file, checked field by field.
 
 ```yaml
 nodes: openb_node_list_gpu_node.csv        # the node list (CSV)
@@ -9,7 +9,8 @@ format: openb                               # optional (default openb)
 ```
 
 Relative paths are read from the grid file's folder. The runs are every (trace, policy, seed).
-Every problem is one line, ``FILE: field: what is wrong``, raised together as ``GridError``.
+Every problem is one line, ``FILE: field: what is wrong``, raised together as ``GridError``. A grid
+with ``scenario`` (or ``parameters``) is a grid of simulations instead (``scenario_grid``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ class Grid:
         ]
 
 
-class _Checker:
+class GridChecker:
+    """Checks fields of a grid file, gathering one line per problem."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.problems: list[str] = []
@@ -100,9 +103,8 @@ class _Checker:
         return ()
 
 
-def load_grid(path: Path) -> Grid:
-    """The grid in ``path``; ``GridError`` with every problem."""
-    check = _Checker(path)
+def read_grid(path: Path) -> dict[str, Any]:
+    """The grid file's mapping; ``GridError`` if it cannot be read or is not a mapping."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -113,6 +115,21 @@ def load_grid(path: Path) -> Grid:
         raise GridError([f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
     if not isinstance(data, dict):
         raise GridError([f"{path}: a grid is a mapping with the fields {', '.join(FIELDS)}"])
+    return data
+
+
+def is_scenario_grid(data: dict[str, Any]) -> bool:
+    return "scenario" in data or "parameters" in data
+
+
+def load_grid(path: Path) -> Grid:
+    """The trace grid in ``path``; ``GridError`` with every problem."""
+    return trace_grid(path, read_grid(path))
+
+
+def trace_grid(path: Path, data: dict[str, Any]) -> Grid:
+    """The trace grid of a grid file's mapping; ``GridError`` with every problem."""
+    check = GridChecker(path)
     for field in data:
         if field not in FIELDS:
             check.problem(str(field), f"unknown field (fields: {', '.join(FIELDS)})")

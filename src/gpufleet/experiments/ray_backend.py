@@ -3,8 +3,8 @@
 ``ray`` is imported only here, and only when a sweep is given ``--ray ADDRESS`` or ``RAY_ADDRESS``
 (as ``ray.init`` reads it: ``auto`` is the cluster this machine belongs to, ``local`` a new
 instance on this machine, else ``HOST:PORT`` or ``ray://HOST:PORT``). Each run is
-one Ray task calling ``runs.run_replay``; the trace files must be readable at the same paths on
-every node (the paths are made absolute before they are sent).
+one Ray task calling the run's ``run`` (``runs.Run``); the trace and scenario files must be
+readable at the same paths on every node (the paths are made absolute before they are sent).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import importlib.util
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from gpufleet.experiments.runs import RunOutcome, RunSpec, run_replay
+from gpufleet.experiments.runs import R, Run
 
 MISSING = "--ray: Ray is not installed; install the ray extra: pip install 'gpufleet[ray]'"
 
@@ -30,13 +30,17 @@ def connect(address: str) -> None:
         ray.init(address=address, log_to_driver=False)
 
 
-def execute_on_ray(specs: Sequence[RunSpec], address: str) -> Iterator[RunOutcome]:
+def _run(spec: Run) -> dict[str, Any]:
+    return spec.run()
+
+
+def execute_on_ray(specs: Sequence[R], address: str) -> Iterator[tuple[R, dict[str, Any]]]:
     """Each run's spec and result, in the order the cluster finishes them."""
     import ray
 
     connect(address)
-    task = ray.remote(run_replay)
-    running: dict[Any, RunSpec] = {task.remote(spec): spec for spec in specs}
+    task = ray.remote(_run)
+    running: dict[Any, R] = {task.remote(spec): spec for spec in specs}
     try:
         while running:
             done, _ = ray.wait(list(running), num_returns=1)

@@ -1,8 +1,10 @@
-"""One FGD-protocol replay as a unit of work, and running many of them in parallel.
+"""Runs as units of work, and running many of them in parallel; the FGD-protocol replay's run.
 
-A ``RunSpec`` names a run by its parameters (node list, pod list, policy, seed); ``run_replay``
-does it in whichever process gets it and returns ``replay.json``'s content. Trace files are read
-once per process (``load_trace`` caches them): the parent reads them first, to report bad rows
+A run (the ``Run`` protocol) is named by its parameters, does its work in whichever process gets
+it, and says what one line of a sweep's ``results.jsonl`` holds. ``RunSpec`` is one FGD-protocol
+replay (node list, pod list, policy, seed): ``run_replay`` returns ``replay.json``'s content;
+``experiments.scenario_runs.ScenarioSpec`` is one simulation of a scenario variant. Trace files are
+read once per process (``load_trace`` caches them): the parent reads them first, to report bad rows
 before anything starts, and workers forked from it inherit what it read. ``execute`` yields each
 run as it finishes: in this process for one job, else in a pool of worker processes (which ignore
 Ctrl-C: the parent stops them), or on a Ray cluster.
@@ -10,15 +12,16 @@ Ctrl-C: the parent stops them), or on a Ray cluster.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import re
 import signal
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -30,6 +33,30 @@ from gpufleet.traces.base import TraceError
 from gpufleet.traces.formats import FORMATS
 
 SEEDS_PATTERN = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+class Run(Protocol):
+    """A unit of work: picklable, hashable, named by its parameters."""
+
+    def params(self) -> dict[str, Any]:
+        """What identifies the run (JSON values); a sweep skips runs whose parameters have a line."""
+        ...
+
+    def run(self) -> dict[str, Any]:
+        """Do the work (in any process) and return its result."""
+        ...
+
+    def line(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The parameters and figures of the result: one line of a sweep's ``results.jsonl``."""
+        ...
+
+
+R = TypeVar("R", bound=Run)
+
+
+def params_key(params: Mapping[str, Any]) -> str:
+    """Parameters as one comparable value (JSON with sorted keys)."""
+    return json.dumps(params, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -52,8 +79,11 @@ class RunSpec:
     def params(self) -> dict[str, Any]:
         return {"trace": self.trace, "nodes": self.nodes, "policy": self.policy, "seed": self.seed}
 
+    def run(self) -> dict[str, Any]:
+        return run_replay(self)
 
-RunOutcome = tuple[RunSpec, dict[str, Any]]
+    def line(self, result: dict[str, Any]) -> dict[str, Any]:
+        return summary_line(self, result)
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -130,7 +160,9 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
-def execute(specs: Sequence[RunSpec], jobs: int, ray_address: str | None = None) -> Iterator[RunOutcome]:
+def execute(
+    specs: Sequence[R], jobs: int, ray_address: str | None = None
+) -> Iterator[tuple[R, dict[str, Any]]]:
     """Each run's spec and result, in the order they finish."""
     if ray_address is not None:
         from gpufleet.experiments.ray_backend import execute_on_ray
@@ -138,7 +170,7 @@ def execute(specs: Sequence[RunSpec], jobs: int, ray_address: str | None = None)
         yield from execute_on_ray(specs, ray_address)
     elif jobs <= 1 or len(specs) <= 1:
         for spec in specs:
-            yield spec, run_replay(spec)
+            yield spec, spec.run()
     else:
         yield from _execute_in_pool(specs, min(jobs, len(specs)))
 
@@ -147,11 +179,11 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run(spec: RunSpec) -> RunOutcome:
-    return spec, run_replay(spec)
+def _run(spec: R) -> tuple[R, dict[str, Any]]:
+    return spec, spec.run()
 
 
-def _execute_in_pool(specs: Sequence[RunSpec], jobs: int) -> Iterator[RunOutcome]:
+def _execute_in_pool(specs: Sequence[R], jobs: int) -> Iterator[tuple[R, dict[str, Any]]]:
     """A pool of worker processes; Ctrl-C (which only the parent heeds) or an error stops them at
     once, losing only the runs in flight."""
     pool = multiprocessing.Pool(jobs, initializer=_ignore_interrupts)

@@ -1,4 +1,5 @@
-"""Statistics over seeds: per (trace, policy), the spread of each run's figures, and median curves.
+"""Statistics over seeds: per group of runs (a trace and policy, or a scenario variant), the spread
+of each run's figures, and median curves.
 
 The standard deviation is the sample one (n - 1), 0 for a single run. Runs whose figure is missing
 (no record near 100 % arrived, as on a tiny trace) are left out of that figure's statistics; ``n``
@@ -14,11 +15,16 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-#: The figures at 100 % arrived that compare and sweep report, with their headings.
-METRICS = (
+Metrics = Sequence[tuple[str, str]]
+"""Figures (a run line's key) with their headings."""
+
+#: The figures at 100 % arrived that compare and sweep report for replays, with their headings.
+METRICS: Metrics = (
     ("unallocated_gpu_pct_at_100", "unallocated GPU %"),
     ("frag_ratio_pct_at_100", "fragmentation ratio %"),
 )
+#: What groups replay runs.
+REPLAY_GROUP = ("trace", "policy")
 
 
 def describe(values: Iterable[float | None]) -> dict[str, float | int | None]:
@@ -36,25 +42,29 @@ def describe(values: Iterable[float | None]) -> dict[str, float | int | None]:
     }
 
 
-def group_lines(lines: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    """Run summaries by (trace, policy), in the order each pair first appears."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+def group_lines(
+    lines: Iterable[Mapping[str, Any]], by: Sequence[str] = REPLAY_GROUP
+) -> dict[tuple[str, ...], list[Mapping[str, Any]]]:
+    """Run summaries by the values of the fields ``by``, in the order each group first appears."""
+    groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
     for line in lines:
-        groups.setdefault((str(line["trace"]), str(line["policy"])), []).append(line)
+        groups.setdefault(tuple(str(line[field]) for field in by), []).append(line)
     return groups
 
 
-def group_stats(lines: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per (trace, policy): the number of runs, the seeds and ``describe`` of each metric."""
+def group_stats(
+    lines: Iterable[Mapping[str, Any]], by: Sequence[str] = REPLAY_GROUP, metrics: Metrics = METRICS
+) -> list[dict[str, Any]]:
+    """Per group (``group_lines``): its fields, the number of runs, the seeds and ``describe`` of
+    each metric (a run without the figure counts as missing)."""
     return [
         {
-            "trace": trace,
-            "policy": policy,
+            **dict(zip(by, values, strict=True)),
             "runs": len(group),
             "seeds": sorted(int(line["seed"]) for line in group),
-            **{key: describe(line[key] for line in group) for key, _ in METRICS},
+            **{key: describe(line.get(key) for line in group) for key, _ in metrics},
         }
-        for (trace, policy), group in group_lines(lines).items()
+        for values, group in group_lines(lines, by).items()
     ]
 
 
@@ -76,23 +86,32 @@ def mean_sd(figures: Mapping[str, Any]) -> str:
     return "—" if figures["mean"] is None else f"{fmt(figures['mean'])} ± {fmt(figures['sd'])}"
 
 
-def metric_head(spread: bool) -> list[str]:
+def metric_head(spread: bool, metrics: Metrics = METRICS, median: bool = True) -> list[str]:
     """Headings of ``metric_cells``."""
     head = []
-    for _, title in METRICS:
-        head += [f"{title}: mean ± sd", "median", *(["min–max"] if spread else [])]
+    for _, title in metrics:
+        head += [f"{title}: mean ± sd", *(["median"] if median else []), *(["min–max"] if spread else [])]
     return head
 
 
-def metric_cells(group: Mapping[str, Any], spread: bool) -> list[str]:
-    """Per metric: mean ± sd, median, and with ``spread`` min–max, to two places."""
+def metric_cells(
+    group: Mapping[str, Any], spread: bool, metrics: Metrics = METRICS, median: bool = True
+) -> list[str]:
+    """Per metric: mean ± sd, with ``median`` the median, with ``spread`` min–max, to two places."""
     cells = []
-    for key, _ in METRICS:
+    for key, _ in metrics:
         figures = group[key]
-        cells += [mean_sd(figures), fmt(figures["median"])]
+        cells.append(mean_sd(figures))
+        if median:
+            cells.append(fmt(figures["median"]))
         if spread:
             cells.append(f"{fmt(figures['min'])}–{fmt(figures['max'])}")
     return cells
+
+
+def measured(stats: Sequence[Mapping[str, Any]], metrics: Metrics) -> list[tuple[str, str]]:
+    """The metrics some group has a value of (a scenario without Traffic has no request wait)."""
+    return [(key, title) for key, title in metrics if any(group[key]["n"] for group in stats)]
 
 
 def stats_tables(stats: Sequence[Mapping[str, Any]], label: Mapping[str, str]) -> list[Table]:
@@ -112,6 +131,30 @@ def stats_tables(stats: Sequence[Mapping[str, Any]], label: Mapping[str, str]) -
                 table.add_column(heading, justify="right")
         tables[trace].add_row(group["policy"], str(group["runs"]), *metric_cells(group, spread=False))
     return list(tables.values())
+
+
+def variant_table(stats: Sequence[Mapping[str, Any]], metrics: Metrics) -> Table:
+    """The statistics of scenario variants as one terminal table, narrow enough for 80 columns: per
+    variant, runs and ``mean±sd`` to one place of each metric some variant has."""
+    table = Table(
+        title="mean±sd over seeds",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("variant", overflow="fold")
+    table.add_column("runs", justify="right")
+    shown = measured(stats, metrics)
+    for _, title in shown:
+        table.add_column(title.replace(" ", "\n", 1), justify="right", no_wrap=True)
+    for group in stats:
+        cells = [
+            "—" if group[key]["mean"] is None else f"{group[key]['mean']:.1f}±{group[key]['sd']:.1f}"
+            for key, _ in shown
+        ]
+        table.add_row(group["variant"], str(group["runs"]), *cells)
+    return table
 
 
 def trace_labels(traces: Iterable[str]) -> dict[str, str]:

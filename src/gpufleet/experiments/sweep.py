@@ -1,28 +1,31 @@
 """``gpufleet sweep``: a grid's runs, streamed to ``results.jsonl``, resumable.
 
-Each finished run appends one JSON line (``runs.summary_line``: trace, nodes, policy, seed, the
-figures at 100 % arrived, wall seconds) and flushes it, so an interrupted sweep loses at most the
-runs in flight. A sweep first reads the lines already there and skips every run whose parameters
-(trace, nodes, policy, seed) have one; a line cut short by the interruption is dropped (the file is
-rewritten without it) and its run done again.
+Each finished run appends one JSON line (the run's ``line``: its parameters, its figures, wall
+seconds) and flushes it, so an interrupted sweep loses at most the runs in flight. A sweep first
+reads the lines already there and skips every run whose parameters (for a replay: trace, nodes,
+policy, seed; for a scenario: scenario, parameters, seed) have one; a line cut short by the
+interruption is dropped (the file is rewritten without it) and its run done again.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpufleet.experiments.runs import RunSpec, execute, summary_line
+from gpufleet.experiments.runs import R, Run, execute, params_key
 
 RESULTS = "results.jsonl"
-KEY_FIELDS = ("trace", "nodes", "policy", "seed")
 
 
-def line_key(line: dict[str, Any]) -> tuple[str, str, str, int]:
-    return str(line["trace"]), str(line["nodes"]), str(line["policy"]), int(line["seed"])
+def line_key(line: Mapping[str, Any], fields: Collection[str]) -> str | None:
+    """The line's parameters (``fields``) as ``runs.params_key`` gives a run's; None for a line
+    without them (another kind of sweep's)."""
+    if any(field not in line for field in fields):
+        return None
+    return params_key({field: line[field] for field in fields})
 
 
 def _parse(text: str) -> dict[str, Any] | None:
@@ -30,19 +33,13 @@ def _parse(text: str) -> dict[str, Any] | None:
         line = json.loads(text)
     except json.JSONDecodeError:
         return None
-    if not isinstance(line, dict) or any(field not in line for field in KEY_FIELDS):
-        return None
-    try:
-        line_key(line)
-    except (TypeError, ValueError):
-        return None
-    return line
+    return line if isinstance(line, dict) else None
 
 
 def read_results(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """The complete lines of ``path`` (none if it does not exist) and how many others were dropped:
-    a file with incomplete or unreadable lines is rewritten without them, so appending goes on
-    from a clean end."""
+    """The complete lines of ``path`` (none if it does not exist) and how many others were dropped
+    (not a JSON object: a line cut short never is): a file with incomplete or unreadable lines is
+    rewritten without them, so appending goes on from a clean end."""
     if not path.exists():
         return [], 0
     text = path.read_text(encoding="utf-8")
@@ -61,35 +58,41 @@ class SweepOutcome:
     dropped: int  # incomplete lines found and removed
 
 
-def pending_runs(specs: Sequence[RunSpec], lines: Sequence[dict[str, Any]]) -> list[RunSpec]:
+def pending_runs(specs: Sequence[R], lines: Sequence[dict[str, Any]]) -> list[R]:
     """The runs without a line yet."""
-    done = {line_key(line) for line in lines}
-    return [spec for spec in specs if spec.key not in done]
+    fields = _fields(specs)
+    done = {line_key(line, fields) for line in lines}
+    return [spec for spec in specs if params_key(spec.params()) not in done]
+
+
+def _fields(specs: Sequence[Run]) -> list[str]:
+    return list(specs[0].params()) if specs else []
 
 
 def run_sweep(
-    specs: Sequence[RunSpec],
+    specs: Sequence[Run],
     out_dir: Path,
     jobs: int,
     ray_address: str | None = None,
     on_start: Callable[[int], None] | None = None,
-    on_done: Callable[[RunSpec], None] | None = None,
+    on_done: Callable[[Run], None] | None = None,
 ) -> SweepOutcome:
     """Run what ``out_dir/results.jsonl`` lacks, appending a line as each run finishes."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / RESULTS
+    fields = _fields(specs)
     lines, dropped = read_results(path)
     todo = pending_runs(specs, lines)
     if on_start is not None:
         on_start(len(todo))
     with path.open("a", encoding="utf-8") as handle:
         for spec, result in execute(todo, jobs, ray_address):
-            line = summary_line(spec, result)
+            line = spec.line(result)
             handle.write(json.dumps(line) + "\n")
             handle.flush()
             lines.append(line)
             if on_done is not None:
                 on_done(spec)
-    by_key = {line_key(line): line for line in lines}
-    ordered = [by_key[spec.key] for spec in specs if spec.key in by_key]
+    by_key = {line_key(line, fields): line for line in lines}
+    ordered = [by_key[key] for key in (params_key(spec.params()) for spec in specs) if key in by_key]
     return SweepOutcome(len(todo), len(specs) - len(todo), ordered, dropped)

@@ -36,6 +36,13 @@ RESOURCE_SLICE = ("resource.k8s.io", "v1", "ResourceSlice")
 RESOURCE_CLAIM = ("resource.k8s.io", "v1", "ResourceClaim")
 RESOURCE_CLAIM_TEMPLATE = ("resource.k8s.io", "v1", "ResourceClaimTemplate")
 DRA = (DEVICE_CLASS, RESOURCE_SLICE, RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE)
+#: Kueue's ResourceFlavor, ClusterQueue and LocalQueue, in both served versions (``gpufleet.kube.kueue``).
+KUEUE = tuple(
+    ("kueue.x-k8s.io", version, kind)
+    for version in ("v1beta1", "v1beta2")
+    for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue")
+)
+KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
 
 MODELLED = frozenset(
     {
@@ -56,6 +63,7 @@ MODELLED = frozenset(
         SCALED_OBJECT,
         SCALED_JOB,
         *DRA,
+        *KUEUE,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
@@ -74,6 +82,7 @@ NAMESPACED = frozenset(
         POD_DISRUPTION_BUDGET,
         SCALED_OBJECT,
         SCALED_JOB,
+        *KUEUE_NAMESPACED,
     }
 )
 

@@ -24,6 +24,7 @@ from gpufleet.kube import (
     hpa,
     keda,
     kinds,
+    kueue,
     nodes,
     objects,
     pod_groups,
@@ -60,22 +61,28 @@ _EXTRA_TOP_LEVEL = {
     kinds.POD_GROUP: ("status",),
     kinds.SCALED_OBJECT: ("status",),
     kinds.SCALED_JOB: ("status",),
+    **{gvk: ("status",) for gvk in kinds.KUEUE},
 }
 #: Kinds whose ``metadata.name`` may be left out.
 _UNNAMED = frozenset({kinds.SCHEDULER_CONFIG, kinds.SIMULATION})
 
 
-def load_scenario(paths: Sequence[str | Path]) -> Scenario:
+def load_scenario(
+    paths: Sequence[str | Path], edit: Callable[[list[Document]], None] | None = None
+) -> Scenario:
     """Read ``paths`` (files and directories) into a ``Scenario``.
 
     Raises ``ScenarioError`` listing every problem, one line each:
     ``FILE: document N (Kind/name): field.path: what is wrong``. ``document N`` counts from 1
     over the documents of one file in the order they appear, after ``kind: List`` items are
     flattened into it. What is read but not modelled becomes ``Scenario.warnings``, in the
-    same format.
+    same format. ``edit`` may change the parsed documents in place before they are checked
+    (a sweep's parameter overrides), so problems it brings are reported like any other.
     """
     problems = Problems()
     documents, sources = read_documents(paths, problems)
+    if edit is not None:
+        edit(documents)
     loader = _Loader(problems)
     loader.load(documents)
     if problems.errors:
@@ -138,6 +145,7 @@ class _Loader:
     _pods: list[tuple[Reporter, str, Pod]] = field(default_factory=list)  # pods and templates, by path
     _node_reports: dict[str, Reporter] = field(default_factory=dict)
     _targets: list[_Target] = field(default_factory=list)  # Deployments that objects scale or load
+    _kueue_reports: dict[str, Reporter] = field(default_factory=dict)  # ClusterQueues and LocalQueues
 
     def load(self, documents: list[Document]) -> None:
         entries = [entry for entry in map(self._prepare, documents) if entry is not None]
@@ -147,7 +155,7 @@ class _Loader:
         resolver = priorities.Priorities(self.scenario.priority_classes)
         converters: dict[tuple[str, str, str], Callable[[_Entry], None]] = {
             kinds.POD: lambda e: self._pod(e, resolver),
-            kinds.JOB: lambda e: self._workload(e, resolver, workloads.job, self.scenario.jobs),
+            kinds.JOB: lambda e: self._job(e, resolver),
             kinds.DEPLOYMENT: lambda e: self._workload(
                 e, resolver, workloads.deployment, self.scenario.deployments
             ),
@@ -166,6 +174,7 @@ class _Loader:
             kinds.QUEUE_FEED: self._queue_feed,
             kinds.TRAFFIC: self._traffic,
             **{gvk: self._dra for gvk in kinds.DRA},
+            **{gvk: self._kueue for gvk in kinds.KUEUE},
         }
         for entry in entries:
             convert = converters.get(entry.kind.gvk)
@@ -300,6 +309,27 @@ class _Loader:
             self._pods.append((entry.report, "spec.template", workload.template))
         into.append(workload)
 
+    def _job(self, entry: _Entry, resolver: priorities.Priorities) -> None:
+        self._workload(entry, resolver, workloads.job, self.scenario.jobs)
+        queue = kueue.queue_name(entry.meta)
+        if queue is not None:  # Kueue's job integration: a Job admitted through a LocalQueue
+            self.scenario.kueue.job_queues[f"{entry.meta.namespace}/{entry.meta.name}"] = queue
+
+    def _kueue(self, entry: _Entry) -> None:
+        objects = self.scenario.kueue
+        kind = entry.kind.kind
+        if kind == kueue.RESOURCE_FLAVOR:
+            objects.flavors[entry.meta.name] = kueue.resource_flavor(entry.meta, entry.body, entry.report)
+        elif kind == kueue.CLUSTER_QUEUE:
+            cq = kueue.cluster_queue(entry.meta, entry.body, entry.kind.version, entry.report)
+            objects.cluster_queues[cq.name] = cq
+            self._kueue_reports[f"{kind}/{cq.name}"] = entry.report
+        else:
+            lq = kueue.local_queue(entry.meta, entry.body, entry.report)
+            if lq is not None:
+                objects.local_queues[lq.key] = lq
+                self._kueue_reports[f"{kind}/{lq.key}"] = entry.report
+
     def _node(self, entry: _Entry) -> None:
         node = nodes.node(entry.meta, entry.body, entry.report)
         if not entry.malformed:
@@ -418,6 +448,7 @@ class _Loader:
     def _check_references(self) -> None:
         """Node names that a pool would stamp; pods naming missing PodGroups or nodes; scale targets."""
         self._check_targets()
+        kueue.check_references(self.scenario.kueue, self._kueue_reports)
         pools = {p.name for p in self.scenario.node_pools}
         for name, report in self._node_reports.items():
             pool, _, index = name.rpartition("-")

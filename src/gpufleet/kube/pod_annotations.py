@@ -3,9 +3,10 @@
 Every annotation becomes a ``Behavior`` field: sizes are quantities (``140GB``, ``64Gi``),
 times are Go durations, flags are ``"true"``/``"false"``, and ``warmup`` is a duration or a
 ``{median, p95}`` / ``{min, max}`` mapping written as YAML or JSON (checked with
-``gpufleet.lifecycle.distributions``, kept as written). Those the simulator does not use yet
-are also reported as not modelled yet. An unknown ``gpufleet.io/`` key is an error: it is
-most likely a typo, and a typo would otherwise silently change the simulation.
+``gpufleet.lifecycle.distributions``, kept as written). ``time-limit`` is the run time the user
+declares (Slurm's ``--time``): only the Backfill plugin reads it, never as the true duration. An
+unknown ``gpufleet.io/`` key is an error: it is most likely a typo, and a typo would otherwise
+silently change the simulation.
 """
 
 from __future__ import annotations
@@ -88,8 +89,6 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     CONSUMES: _list_name,
     DELETE_AT: parse_duration,
 }
-#: Read into ``Behavior`` but not used by the simulator yet.
-_NOT_MODELLED_YET = frozenset({TIME_LIMIT})
 #: On a workload's own metadata (not its pod template) only the creation time applies.
 WORKLOAD_KEYS = frozenset({SUBMIT_AT})
 #: Objects that are not pods and not workloads take none.
@@ -119,9 +118,6 @@ def read(
             values[key] = _PARSERS[key](text)
         except ValueError as exc:
             report.error(path, str(exc))
-            continue
-        if key in _NOT_MODELLED_YET:
-            report.not_modelled(path, yet=True)
     return values
 
 

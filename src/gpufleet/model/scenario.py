@@ -8,6 +8,7 @@ from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import DraObjects
 from gpufleet.model.hpa import HorizontalPodAutoscalerSpec
 from gpufleet.model.keda import ScaledJobSpec, ScaledObjectSpec
+from gpufleet.model.kueue import KueueObjects
 from gpufleet.model.load import QueueFeed, Traffic
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
@@ -45,6 +46,7 @@ class Scenario:
     traffic: list[Traffic] = field(default_factory=list)
     budgets: list[DisruptionBudget] = field(default_factory=list)
     dra: DraObjects = field(default_factory=DraObjects)
+    kueue: KueueObjects = field(default_factory=KueueObjects)  # Kueue's flavors and queues
     #: cluster-autoscaler's priority expander: (priority, node-group name expression)
     expander_priorities: tuple[tuple[int, str], ...] = ()
     warnings: list[str] = field(default_factory=list)

@@ -39,7 +39,7 @@ from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.fgd import typical_pods as fgd_typical_pods
 from gpufleet.scheduling.scheduler import Scheduler
 
-POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
+POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "FGDSupply")
 TARGET = 1.3  # workload tuned to 130 % of the cluster's GPUs
 BUCKETS = range(0, 131)
 POPULARITY_THRESHOLD = 0.95  # typical pods: the most popular shapes covering 95 % of pods
@@ -110,8 +110,8 @@ def profile(policy: str, typical: list[dict[str, object]], seed: int) -> Profile
     args: dict[str, dict[str, object]] = {}
     if policy == "Random":
         args["Random"] = {"seed": seed}
-    if policy == "FGD":
-        args["FGD"] = {"typicalPods": typical}
+    if policy in ("FGD", "FGDSupply"):
+        args[policy] = {"typicalPods": typical}
     plugins = {
         "score": PluginSet((PluginRef(policy, 1000),), ("*",)),
         "postFilter": PluginSet((), ("*",)),

@@ -7,6 +7,7 @@ nothing here counts anything separately.
 
 from gpufleet.report.html import render_html
 from gpufleet.report.latency import latency_figures
+from gpufleet.report.run_summary import simulation_summary
 from gpufleet.report.schema import SummaryInvalid, load_summary_schema, validate_summary
 from gpufleet.report.table import print_summary, summary_table
 
@@ -16,6 +17,7 @@ __all__ = [
     "load_summary_schema",
     "print_summary",
     "render_html",
+    "simulation_summary",
     "summary_table",
     "validate_summary",
 ]

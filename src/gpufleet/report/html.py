@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpufleet.report._format import MISSING, fmt_num, is_pending, truncate
+from gpufleet.report.job_waits import job_wait_figures
 from gpufleet.report.latency import (
     STAGE_ORDER,
     latency_figures,
@@ -511,6 +512,9 @@ def _optional_sections(summary: Mapping[str, Any]) -> list[str]:
     latency = _latency_section(summary)
     if latency:
         sections.append(_section("Pending to working", latency))
+    waits = _job_waits_section(summary)
+    if waits:
+        sections.append(_section("Wait per job size", waits))
     chain = _node_chain_section(summary)
     if chain:
         sections.append(_section("Node start chain", chain))
@@ -696,6 +700,25 @@ def _latency_section(summary: Mapping[str, Any]) -> str:
     if waited:
         parts.append("<h3>Waterfall</h3>" + _waterfall(waited))
     return "\n".join(parts)
+
+
+def _job_waits_section(summary: Mapping[str, Any]) -> str:
+    jobs = summary.get("jobs") or job_wait_figures(summary)
+    if not jobs["by_gpus"]:
+        return ""
+    rows = [
+        [c["gpus"], str(c["count"]), str(c["waiting"])]
+        + [fmt_num(c[f"{key}_wait_s"]) for key in ("mean", "p50", "p95", "max")]
+        for c in jobs["by_gpus"]
+    ]
+    utilization = jobs["gpu_utilization"]
+    note = _muted(
+        "Seconds from a job's first pod created to its last pod bound (a gang is one job, its pods' "
+        "GPUs summed; a job still waiting counts its wait so far)."
+        + ("" if utilization is None else f" {utilization:.1%} of the provisioned GPU-hours were allocated.")
+    )
+    head = ["GPUs per job", "jobs", "still waiting", "mean", "p50", "p95", "max"]
+    return "\n".join([note, _table(head, rows, css="narrow")])
 
 
 def _ordered_stages(stages: Iterable[str]) -> list[str]:

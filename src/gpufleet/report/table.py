@@ -1,7 +1,7 @@
 """A short terminal table of a summary: end time, GPUs, pod counts, and why pods are pending.
 
-Optional figures (cost, GPU-hours, pending-to-working percentiles, disruptions, work items)
-get a row each only when the summary has them.
+Optional figures (cost, GPU-hours, pending-to-working percentiles, wait per job size class, GPU
+utilisation, disruptions, work items) get a row each only when the summary has them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpufleet.report._format import fmt_num, pending_pods, truncate
+from gpufleet.report.job_waits import job_wait_figures
 from gpufleet.report.latency import latency_figures
 
 PENDING_SHOWN = 5
@@ -84,6 +85,13 @@ def _optional_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     if overall.get("count"):
         percentiles = " · ".join(f"{key} {fmt_num(overall.get(key))} s" for key in ("p50", "p95", "p99"))
         rows.append(("pending → working", f"{percentiles} ({overall['count']} pods)"))
+    jobs = summary.get("jobs") or job_wait_figures(summary)
+    for c in jobs["by_gpus"]:
+        figures = " · ".join(f"{key} {fmt_num(c[f'{key}_wait_s'])}" for key in ("mean", "p50", "p95", "max"))
+        still = f", {c['waiting']} still waiting" if c["waiting"] else ""
+        rows.append((f"wait, {c['gpus']} GPU", f"{figures} s (jobs: {c['count']}{still})"))
+    if jobs["gpu_utilization"] is not None:
+        rows.append(("GPU utilisation", f"{jobs['gpu_utilization']:.1%} of provisioned GPU-hours allocated"))
     disruption = []
     if _present(totals, "pods_disrupted"):
         disruption.append(f"{fmt_num(totals['pods_disrupted'])} pods disrupted")

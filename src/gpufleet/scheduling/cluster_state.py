@@ -23,6 +23,7 @@ from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.device_view import DeviceView
+    from gpufleet.scheduling.disruption_view import DisruptionView
     from gpufleet.scheduling.dra.state import DraState
     from gpufleet.scheduling.gpu_shares import GpuChoice, GpuShares
 
@@ -74,6 +75,7 @@ class ClusterState:
         self.dra: DraState | None = None  # ResourceClaims and their allocations, when the cluster uses DRA
         self.shares: GpuShares | None = None  # GPUs shared by fractional requests, once one is placed
         self.devices: DeviceView | None = None  # the device level's view of free GPUs, where there is one
+        self.disruptions: DisruptionView | None = None  # PodDisruptionBudgets and what they allow now
         self._vectors: dict[tuple[object, int], tuple[IntArray, IntArray]] = {}
         self._add_nodes(nodes or [])
 

@@ -25,12 +25,14 @@ from gpufleet.scheduling.framework import (
     StaticScore,
 )
 from gpufleet.scheduling.gpu_shares import GpuChoice
+from gpufleet.scheduling.plugins.backfill import Backfill
 from gpufleet.scheduling.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from gpufleet.scheduling.plugins.coscheduling import DEFAULT_PERMIT_WAITING_TIME_S, Coscheduling
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
 from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient, typical_pods
 from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking, Random
+from gpufleet.scheduling.plugins.fgd_supply import SupplyAwareFragmentationGradient
 from gpufleet.scheduling.plugins.gpu_memory_fit import GpuMemoryFit
 from gpufleet.scheduling.plugins.gpu_share import GpuShare
 from gpufleet.scheduling.plugins.gpu_topology import GpuTopology
@@ -85,7 +87,9 @@ POINTS: dict[str, frozenset[str]] = {
     "DynamicResources": frozenset({"preFilter", "filter", "reserve", "preBind"}),
     "GpuShare": frozenset({"filter", "reserve"}),
     "FGD": frozenset({"preScore", "score"}),
+    "FGDSupply": frozenset({"preScore", "score"}),
     "GpuTopology": frozenset({"score"}),
+    "Backfill": frozenset({"filter"}),
     **{
         name: frozenset({"preScore", "score"})
         for name in ("BestFit", "DotProd", "GpuPacking", "GpuClustering", "Random")
@@ -188,11 +192,12 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
     if name == "NodeResourcesBalancedAllocation":
         resources = tuple((r["name"], int(r.get("weight") or 1)) for r in args.get("resources") or ())
         return NodeResourcesBalancedAllocation(resources or DEFAULT_RESOURCES)
-    if name == "FGD":
+    if name in ("FGD", "FGDSupply"):
+        fgd_class = FragmentationGradient if name == "FGD" else SupplyAwareFragmentationGradient
         try:
-            return FragmentationGradient(typical_pods(args))
+            return fgd_class(typical_pods(args))
         except ValueError as exc:
-            raise ProfileError(f"pluginConfig FGD: args.{exc}") from None
+            raise ProfileError(f"pluginConfig {name}: args.{exc}") from None
     if name == "Random":
         return Random(int(args.get("seed", 0)))
     if name == "Coscheduling":
@@ -207,6 +212,7 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
         "DynamicResources": DynamicResources,
         "GpuShare": GpuShare,
         "GpuTopology": GpuTopology,
+        "Backfill": Backfill,
         "BestFit": BestFit,
         "DotProd": DotProd,
         "GpuPacking": GpuPacking,

@@ -121,6 +121,12 @@ class SchedulingQueue:
             )
         return min(times) if times else None
 
+    def has_backoff(self) -> bool:
+        return any(
+            (qp := self.entries.get(key)) is not None and qp.version == version
+            for _, _, version, key in self._backoff
+        )
+
     def has_active(self) -> bool:
         return any(
             (qp := self.entries.get(key)) is not None

@@ -14,7 +14,9 @@ top-scoring nodes (``selectHost``), drawn from a seeded generator.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,9 +24,10 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.cluster_state import ClusterState, IntArray
-from gpufleet.scheduling.framework import Code, PodContext
+from gpufleet.scheduling.framework import Code, PodContext, StaticFilter
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error
+from gpufleet.scheduling.plugins.backfill import Backfill, Backfiller
 from gpufleet.scheduling.plugins.coscheduling import Coscheduling
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
 from gpufleet.scheduling.profile import Profile, build_profiles
@@ -64,6 +67,7 @@ class Placement:
     nominated: str | None = None  # DefaultPreemption chose this node ...
     victims: tuple[str, ...] = ()  # ... and these pods must go
     release_group: PodGroup | None = None  # Coscheduling rejects this gang's waiting pods
+    gang_nominated: tuple[tuple[str, str], ...] = ()  # the preemptor's gang: other members -> nodes
 
 
 @dataclass
@@ -96,10 +100,16 @@ class Scheduler:
             self.config.pod_max_backoff_s,
         )
         self.rng = np.random.default_rng(self.seed)
-        self.caches: dict[tuple[str, tuple[object, ...]], ShapeCache] = {}
+        self.caches: dict[tuple[object, ...], ShapeCache] = {}
         self.waiting: dict[str, Waiting] = {}
         self.next_start: dict[str, int] = {}
         self.nominated: dict[str, str] = {}  # pod -> node chosen by preemption
+        self.nominees: dict[str, Pod] = {}  # the nominated pods themselves
+        backfills = [f for p in built for f in p.filters if isinstance(f, Backfill)]
+        self.backfill = (
+            Backfiller(self.state, self.gangs, backfills, self._static_filters) if backfills else None
+        )
+        self.cache_mode: object = None  # Backfill: whether the pod being scheduled ignores the reservation
 
     @property
     def name(self) -> str:
@@ -116,9 +126,15 @@ class Scheduler:
         """A pod was deleted: drop it from the queue and from Permit."""
         self.queue.remove(pod_key)
         self.waiting.pop(pod_key, None)
+        self.nominated.pop(pod_key, None)
+        self.nominees.pop(pod_key, None)
+        if self.backfill is not None:
+            self.backfill.forget(pod_key)
 
     def cluster_changed(self, now: float) -> None:
         self.queue.move_all(now)
+        if self.backfill is not None:
+            self.backfill.stale = True
 
     def next_time(self) -> float | None:
         times = [w.deadline for w in self.waiting.values()]
@@ -128,7 +144,8 @@ class Scheduler:
         return min(times) if times else None
 
     def has_work(self) -> bool:
-        return self.queue.has_active()
+        """Pods to try now, or backing off after a cluster change they have not yet been tried on."""
+        return self.queue.has_active() or self.queue.has_backoff()
 
     # -- cycles ----------------------------------------------------------------------------
     def run(self, now: float) -> list[Outcome]:
@@ -140,6 +157,8 @@ class Scheduler:
                     w.group, now, f"rejected due to timeout after waiting {waited:g}s at plugin Coscheduling"
                 )
         self.queue.advance(now)
+        if self.backfill is not None:
+            self.backfill.refresh(now)
         while (qp := self.queue.pop()) is not None:
             out += self.schedule_one(qp, now)
         return out
@@ -148,23 +167,39 @@ class Scheduler:
         pod = qp.pod
         profile = self.profiles[pod.scheduler_name]
         ctx = PodContext(pod, self.state)
-        placement = self._find_node(profile, qp, ctx)
+        if self.backfill is not None:
+            self.cache_mode = self.backfill.prepare(pod, now)
+        with self._nominated_held(pod):
+            placement = self._find_node(profile, qp, ctx)
         node = placement.node
         if node is None:
             out = [Outcome(pod, "unschedulable", message=placement.message)]
             if placement.nominated is not None:
                 self.nominated[pod.key] = placement.nominated
+                self.nominated.update(placement.gang_nominated)
+                self.nominees[pod.key] = pod
+                self.nominees.update((key, self.gangs.pods[key]) for key, _ in placement.gang_nominated)
                 out.append(Outcome(pod, "preempting", node=placement.nominated, victims=placement.victims))
             if placement.release_group is not None:
                 out += self._reject_group(placement.release_group, now, "optimistic rejection in PostFilter")
+            if self.backfill is not None:  # the reserved job's pods say so after kube-scheduler's message
+                self.backfill.failed(pod, qp.initial_timestamp, now)
+                note = self.backfill.note
+                out = [
+                    replace(o, message=f"{o.message}; {n}") if o.message and (n := note(o.pod)) else o
+                    for o in out
+                ]
             self.queue.mark_unschedulable(qp, now)
             return out
         self.nominated.pop(pod.key, None)
+        self.nominees.pop(pod.key, None)
         refused = self._reserve_claims(pod, node)
         if refused is not None:
             self.queue.mark_unschedulable(qp, now)
             return [Outcome(pod, "unschedulable", message=refused)]
         self.state.assign(pod, node, now, profile.gpu_choice)
+        if self.backfill is not None:
+            self.backfill.placed(pod)
         if profile.permit is not None:
             code, group = profile.permit.permit(ctx, self.gangs)
             if code == Code.WAIT and group is not None:
@@ -212,6 +247,45 @@ class Scheduler:
         placement = self._find_node(profile, qp, PodContext(pod, self.state), explain)
         return placement.node, placement.message
 
+    @contextmanager
+    def _nominated_held(self, pod: Pod) -> Iterator[None]:
+        """``RunFilterPluginsWithNominatedPods`` (``addNominatedPods``): while ``pod`` is filtered (and
+        preemption's dry run looks for victims), the pods preemption nominated to a node, of at least
+        its priority and not yet placed, count on that node, so a lower or equal pod cannot take what
+        their preemption freed. Node resources only: their devices are not held. (The members of the
+        pod's own gang are left out: gang-aware preemption plans the whole gang at once.)"""
+        state, gang = self.state, group_key(pod)
+        held = [
+            (state.index[node], *state.pod_vectors(nominee))
+            for key, node in sorted(self.nominated.items())
+            if key != pod.key
+            and node in state.index
+            and key not in state.assignments
+            and (nominee := self.nominees[key]).priority >= pod.priority
+            and (gang is None or group_key(nominee) != gang)  # its gang's dry run places them itself
+        ]
+        for i, req, nonzero in held:
+            state.requested[i] += req
+            state.nonzero[i] += nonzero
+            state.touched(i)
+        try:
+            yield
+        finally:
+            for i, req, nonzero in held:
+                state.requested[i] -= req
+                state.nonzero[i] -= nonzero
+                state.touched(i)
+
+    def _static_filters(self, pod: Pod) -> list[StaticFilter]:
+        return self.profiles[pod.scheduler_name].static_filters
+
+    def reject_waiting(self, pod_key: str, now: float) -> list[Outcome]:
+        """A pod waiting at Permit was chosen as a preemption victim: ``prepareCandidate`` rejects it
+        (``waitingPod.Reject(pluginName, "preempted")``) instead of deleting it, so it goes back to the
+        queue; Coscheduling's Unreserve then rejects its gang's other waiting members."""
+        w = self.waiting.get(pod_key)
+        return [] if w is None else self._reject_group(w.group, now, "preempted")
+
     def _activate_siblings(self, group: PodGroup, now: float) -> None:
         self.queue.move_all(now, only=lambda q: group_key(q.pod) == group.key)
 
@@ -229,7 +303,7 @@ class Scheduler:
         return out
 
     def _cache(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> ShapeCache:
-        key = (profile.scheduler_name, qp.shape)
+        key = (profile.scheduler_name, qp.shape, self.cache_mode)
         cache = self.caches.get(key)
         if cache is None:
             cache = self.caches[key] = ShapeCache(profile, ctx)
@@ -324,10 +398,14 @@ class Scheduler:
                     self.state.size_active,
                     profile.dynamic_filters,
                     self._waiting_on_victims(ctx.pod),
+                    self.gangs,
+                    profile.static_filters,
                 )
                 if outcome.node is not None:
                     message = fit_error(self.state.size_active, histogram, pre_filter_msg)
-                    return Placement(None, message, outcome.node, outcome.victims)
+                    return Placement(
+                        None, message, outcome.node, outcome.victims, gang_nominated=outcome.nominations
+                    )
                 messages.extend(outcome.status.reasons)
             elif isinstance(plugin, Coscheduling):
                 status, group = plugin.post_filter(ctx, self.gangs)

@@ -403,17 +403,8 @@ class ClusterAutoscalerLoop:
         sim.loop.at(sim.loop.now + SPOT_NOTICE_S, Priority.COMPLETION, partial(self._deleted, name))
 
     def _disruptions_allowed(self) -> dict[str, int]:
-        """Each PodDisruptionBudget's ``disruptionsAllowed``: healthy (Running, ready, not terminating)
-        covered pods beyond what it requires of the covered pods that exist."""
-        out = {}
-        live = [
-            r for r in self.sim.records.values() if r.deleted_s is None and r.phase in ("Pending", "Running")
-        ]
-        for budget in self.sim.scenario.budgets:
-            covered = [r for r in live if budget.covers(r.pod)]
-            healthy = sum(1 for r in covered if r.phase == "Running" and r.ready and not r.terminating)
-            out[f"{budget.namespace}/{budget.name}"] = budget.allowed(healthy, len(covered))
-        return out
+        """Each PodDisruptionBudget's ``disruptionsAllowed``, by ``namespace/name``."""
+        return {f"{b.namespace}/{b.name}": n for b, n in self.sim.pod_disruption_budgets()}
 
     def _deleted(self, name: str) -> None:
         self.deleting.discard(name)

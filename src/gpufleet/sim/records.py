@@ -14,6 +14,7 @@ from gpufleet.sim.placement_quality import RingPlacement
 
 #: the stage a pod is in while it is in a state (until it first works)
 STAGE_OF = {
+    "queued": "queueing",  # held by Kueue until its workload is admitted
     "pending": "scheduling",
     "provisioning": "node_provisioning",
     "gang_wait": "gang_wait",

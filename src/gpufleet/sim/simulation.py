@@ -26,6 +26,7 @@ from gpufleet.controllers import DaemonSetController, DeploymentController, JobC
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
+from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import DeviceID, ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.node import Node
@@ -43,6 +44,7 @@ from gpufleet.scheduling.topology.link_graph import LinkGraph
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
 from gpufleet.sim.devices import NodeDevices, dra_units, out_of_memory
 from gpufleet.sim.events import EventLoop, Priority
+from gpufleet.sim.kueue_queues import KueueQueues
 from gpufleet.sim.mig_manager import MigManagers
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.placement_quality import ring_placement
@@ -76,6 +78,7 @@ class Simulation:
                 nodes.append(node)
         self.state = ClusterState(nodes)
         self.state.devices = self  # the scheduler's view of free GPUs (scheduling.device_view)
+        self.state.disruptions = self  # PodDisruptionBudgets for preemption (scheduling.disruption_view)
         dra = scenario.dra
         publishing = any(rt.pool.dra_gpus for rt in self.pools.values())
         if dra.slices or dra.classes or dra.claims or dra.templates or publishing:
@@ -136,6 +139,7 @@ class Simulation:
         self.workload_autoscalers = WorkloadAutoscalers(self)
         self.mig_managers = MigManagers(self)  # pools' nvidia.com/mig.config changes (sim/mig_manager.py)
         self.replicas_timeline: dict[str, list[float]] = {}
+        self.kueue = KueueQueues(self)  # Kueue's tenant queues (sim/kueue_queues.py)
 
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:
@@ -228,6 +232,14 @@ class Simulation:
         if pod.node_name is not None:
             self._kubelet_admit(rec)
             return
+        if self.kueue.gate(rec):  # held until its Kueue workload is admitted (sim/kueue_queues.py)
+            return
+        self.enqueue(rec)
+
+    def enqueue(self, rec: PodRecord) -> None:
+        """The pod goes to its scheduler's queue (or waits for topology admission, or stays Pending
+        when no scheduler serves it)."""
+        pod = rec.pod
         owner = next((s for s in self.schedulers if s.serves(pod.scheduler_name)), None)
         if owner is None:
             rec.message = (
@@ -613,6 +625,18 @@ class Simulation:
         grace = rec.pod.termination_grace_s
         self.loop.at(self.loop.now + grace, Priority.COMPLETION, lambda: self._terminated(rec, reason))
 
+    def _preempt(self, key: str) -> None:
+        """``prepareCandidate``: a victim waiting at Permit is rejected back to the queue (its gang's
+        other waiting members with it); any other victim is deleted with its grace period."""
+        rejected = [o for s in self.schedulers for o in s.reject_waiting(key, self.loop.now)]
+        for outcome in rejected:
+            self._apply(outcome)
+        if rejected:  # their GPUs are free for the preemptor: unlike a gang letting go, a material
+            # change, made known once this scheduling pass is over (as a victim's deletion would be)
+            self.loop.at(self.loop.now, Priority.COMPLETION, self.cluster_changed)
+        else:
+            self._evict(key, "Preempted")
+
     def _terminated(self, rec: PodRecord, reason: str) -> None:
         if rec.deleted_s is not None:  # already gone with its node
             return
@@ -674,11 +698,15 @@ class Simulation:
         self.cluster_changed()
 
     def _owner_finished(self, pod: Pod, succeeded: bool) -> None:
+        suspended = self.kueue.pod_finished(pod)  # Kueue evicted its Job: suspended, not failed
         owner: OwnerRef | None = pod.owner
         if owner is None:
             return
         controller = self.controllers.get(f"{owner.kind}Controller/{pod.namespace}/{owner.name}")
-        if controller is not None:
+        if isinstance(controller, JobController) and suspended:
+            controller.suspend(pod)
+            self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
+        elif controller is not None:
             controller.finished(pod, succeeded)
             self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
@@ -803,6 +831,28 @@ class Simulation:
         self.node_billing_changed()
         self.cluster_changed()
 
+    def kueue_evict(self, rec: PodRecord) -> None:
+        """Kueue evicted the pod's workload: a bound pod gets SIGTERM, any other goes at once."""
+        bound = rec.pod.key in self.state.assignments
+        self._delete(rec, "Preempted")
+        if not bound:
+            self._owner_finished(rec.pod, succeeded=False)
+
+    def pod_disruption_budgets(self) -> list[tuple[DisruptionBudget, int]]:
+        """Each PodDisruptionBudget with its ``disruptionsAllowed``, as the disruption controller
+        (``pkg/controller/disruption``) computes it: healthy (Running, ready, not terminating)
+        covered pods beyond what it requires of the covered pods that exist."""
+        budgets = self.scenario.budgets
+        if not budgets:
+            return []
+        live = [r for r in self.records.values() if r.deleted_s is None and r.phase in ("Pending", "Running")]
+        out = []
+        for budget in budgets:
+            covered = [r for r in live if budget.covers(r.pod)]
+            healthy = sum(1 for r in covered if r.phase == "Running" and r.ready and not r.terminating)
+            out.append((budget, budget.allowed(healthy, len(covered))))
+        return out
+
     def computes_on_gpus(self, pod_key: str) -> bool:
         rec = self.records.get(pod_key)
         return rec is not None and rec.working and (rec.pod.gpus > 0 or rec.gpu_share > 0)
@@ -883,6 +933,7 @@ class Simulation:
         run going (``_futile``)."""
         now = self.loop.now
         self.material_changes += material
+        self.kueue.settle()
         for group_key in sorted(self.topology_held):
             self._admit_by_topology(group_key)
         for s in self.schedulers:
@@ -913,7 +964,7 @@ class Simulation:
             self._bound(rec, outcome.node)
         elif outcome.kind == "preempting":
             for victim in outcome.victims:
-                self._evict(victim, "Preempted")
+                self._preempt(victim)
         elif outcome.kind in ("unschedulable", "rejected"):
             rec.message = outcome.message
             self.autoscaler.arm()

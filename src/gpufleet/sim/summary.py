@@ -10,6 +10,7 @@ from typing import Any
 
 from gpufleet.scheduling.diagnosis import diagnose
 from gpufleet.scheduling.fragmentation import fragmentation
+from gpufleet.scheduling.gangs import group_key
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
 
@@ -43,6 +44,7 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         if pending or rec.phase == "Failed" or rec.reason == "CrashLoopBackOff"
         else None,
         "scheduler": rec.scheduler,
+        "pod_group": group_key(rec.pod),
         "diagnosis": diagnose(sim.state, rec.pod, sim.gangs) if pending else None,
         "disruptions": list(rec.disruptions),
         "stages": rec.stages(),
@@ -121,6 +123,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
         "work_items": {name: wl.counts() for name, wl in sorted(sim.work_lists.items())},
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "mig_reconfigurations": [r.as_dict() for r in sim.mig_managers.records],
+        **({"kueue": sim.kueue.summary()} if sim.kueue.installed else {}),
         "pods": [_pod_record(sim, r) for r in records],
         "nodes": nodes,
         "warnings": list(sim.scenario.warnings),

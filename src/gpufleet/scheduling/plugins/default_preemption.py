@@ -1,4 +1,5 @@
-"""DefaultPreemption's PostFilter (``pkg/scheduler/framework/preemption``), Kubernetes 1.34.
+"""DefaultPreemption's PostFilter (``pkg/scheduler/framework/preemption``), Kubernetes 1.34,
+PodDisruptionBudget-aware as upstream and gang-aware as Volcano and KAI are.
 
 When no node fits, preemption is tried: nodes that failed with an unresolvable status
 are ``Preemption is not helpful for scheduling``; on the others, every pod of lower
@@ -8,25 +9,53 @@ candidate. Without candidates the message is
 ``preemption: 0/N nodes are available: <histogram>.``; a pod with
 ``preemptionPolicy: Never`` gets ``preemption: not eligible due to preemptionPolicy=Never.``.
 
-With candidates, the node is chosen as ``pickOneNodeForPreemption`` does (lowest
-highest-victim priority, then smallest sum of priorities, then fewest victims, then the
-latest start of the most important victims; PodDisruptionBudgets are not modelled yet),
-its victims are the lower-priority pods that must go after the most important ones are
-reprieved, and the preemptor is nominated to that node. A pod nominated to a node where
-lower-priority pods are still terminating is ``not eligible due to a terminating pod on
-the nominated node.``
+Victims on a node (``default_preemption.go`` ``SelectVictimsOnNode``): the lower-priority pods,
+most important first (``MoreImportantPod``: higher priority, then earlier start), are split by
+``filterPodsWithPDBViolation``: in that order each pod takes one disruption from every
+PodDisruptionBudget selecting it (a budget with an empty selector, or a pod without labels,
+matches nothing), and the pod *violates* if one of them falls below zero. Violating pods are
+reprieved first, then the others, each kept if the preemptor still fits with it back; the
+violating pods that must go are the node's ``numViolatingVictims``. Budgets are best effort: a
+node whose victims violate one is still a candidate.
+
+The node (``preemption.go`` ``pickOneNodeForPreemption``): fewest PDB violations, then the
+lowest highest-victim priority, then the smallest sum of victim priorities (each plus 2^31),
+then the fewest victims, then the latest start among the highest-priority victims, then the
+first candidate (gpufleet: the lowest node index; upstream: map order). The preemptor is
+nominated to that node and its victims are evicted with their grace period. A pod nominated to
+a node where lower-priority pods are still terminating is ``not eligible due to a terminating
+pod on the nominated node.``
+
+Gangs (pods of a ``PodGroup``), as Volcano's ``preempt`` action and KAI's reclaim/preempt treat
+jobs, not as kube-scheduler does:
+- a victim in a gang goes whole: reprieving or evicting it reprieves or evicts every bound member
+  of its gang, on any node; those members count in the node's ranking (priorities, number, PDB
+  violations). A gang with a member of the preemptor's priority or above is not a victim, and
+  members of the preemptor's own gang never preempt each other.
+- a preemptor in a gang preempts only if its whole gang then fits. Once the preemptor has a
+  candidate at all, its gang's not-yet-placed members (itself among them), in name order so that
+  every member's attempt makes the same plan, each take the first node where it fits as the dry
+  run leaves the cluster, else preempt as above there, victims accumulating over members. If one
+  member finds no place, nothing is evicted:
+  ``preemption: gang <namespace>/<name> would not fit whole after preemption.``. Otherwise every
+  victim of the gang is evicted at once and each member is nominated to its node.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from gpufleet.model.pod import Pod
+from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.cluster_state import Assignment, IntArray
-from gpufleet.scheduling.framework import Code, DynamicFilter, Plugin, PodContext, Status
+from gpufleet.scheduling.framework import Code, DynamicFilter, Plugin, PodContext, StaticFilter, Status
+from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import fit_error
+from gpufleet.scheduling.plugins.preemption_dry_run import WhatIf, covers_for_preemption
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -37,50 +66,111 @@ class PreemptionOutcome:
     status: Status
     node: str | None = None
     victims: tuple[str, ...] = ()
+    #: the preemptor's gang: each other not-yet-placed member and the node the dry run gave it
+    nominations: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Candidate:
     node: int
     victims: tuple[Assignment, ...]  # most important first
+    violations: int = 0  # numPDBViolations
 
-    def rank(self) -> tuple[int, int, int, float]:
-        """``pickOneNodeForPreemption``: the smallest wins (no PDBs modelled yet)."""
+    def rank(self) -> tuple[int, int, int, int, float]:
+        """``pickOneNodeForPreemption``'s criteria in order: the smallest wins."""
         top = self.victims[0].pod.priority
         total = sum(v.pod.priority + 2**31 for v in self.victims)
         earliest_top = min(v.start_s for v in self.victims if v.pod.priority == top)
-        return (top, total, len(self.victims), -earliest_top)
+        return (self.violations, top, total, len(self.victims), -earliest_top)
 
 
-def more_important_first(a: Assignment) -> tuple[int, float]:
-    """``util.MoreImportantPod``: higher priority, then earlier start."""
-    return (-a.pod.priority, a.start_s)
+def more_important_first(a: Assignment) -> tuple[int, float, str]:
+    """``util.MoreImportantPod``: higher priority, then earlier start (then the pod's key, so that
+    equals keep one order)."""
+    return (-a.pod.priority, a.start_s, a.pod.key)
+
+
+def pdb_violations(pods: Sequence[Pod], whatif: WhatIf) -> list[bool]:
+    """``filterPodsWithPDBViolation``: in the given order, each pod takes one disruption from every
+    budget selecting it; it violates if one of them falls below zero."""
+    budgets = whatif.budgets()
+    allowed = [n for _, n in budgets]
+    out = []
+    for pod in pods:
+        violated = False
+        for k, (budget, _) in enumerate(budgets):
+            if covers_for_preemption(budget, pod):
+                allowed[k] -= 1
+                violated |= allowed[k] < 0
+        out.append(violated)
+    return out
 
 
 class DefaultPreemption(Plugin):
     name = "DefaultPreemption"
     points = frozenset({"postFilter"})
 
+    def victim_units(
+        self, ctx: PodContext, i: int, gangs: GangView | None, whatif: WhatIf
+    ) -> list[tuple[Assignment, ...]]:
+        """The lower-priority pods on node ``i`` as what is evicted together: a pod alone, or every
+        bound member of its gang; most important (local member) first."""
+        state, pod = ctx.state, ctx.pod
+        own = gangs.group_of(pod) if gangs is not None else None
+        units: dict[str, tuple[Assignment, ...]] = {}
+        for a in sorted(state.pods_on[i].values(), key=more_important_first):
+            if a.pod.priority >= pod.priority or a.pod.key in whatif.gone:
+                continue
+            group = gangs.group_of(a.pod) if gangs is not None else None
+            if gangs is None or group is None:
+                units[a.pod.key] = (a,)
+                continue
+            if (own is not None and group.key == own.key) or group.key in units:
+                continue
+            members = sorted(
+                (
+                    state.assignments[k]
+                    for k in gangs.members.get(group.key, ())
+                    if k in state.assignments and k not in whatif.gone
+                ),
+                key=more_important_first,
+            )
+            if all(m.pod.priority < pod.priority for m in members):
+                units[group.key] = tuple(members)
+        return list(units.values())
+
     def select_victims(
-        self, ctx: PodContext, i: int, filters: list[DynamicFilter]
-    ) -> tuple[tuple[Assignment, ...], list[str]]:
-        """``selectVictimsOnNode``: remove every lower-priority pod; if the pod then fits, add them
-        back most important first while it still fits. Returns (victims, reasons if it never fits)."""
+        self,
+        ctx: PodContext,
+        i: int,
+        filters: list[DynamicFilter],
+        gangs: GangView | None = None,
+        whatif: WhatIf | None = None,
+    ) -> tuple[Candidate | None, list[str]]:
+        """``SelectVictimsOnNode``: remove every lower-priority pod (gang); if the pod then fits, add
+        them back, PDB-violating ones first, most important first, while it still fits. Returns the
+        candidate, or the reasons it never fits."""
         state = ctx.state
-        lower = sorted(
-            (a for a in state.pods_on[i].values() if a.pod.priority < ctx.pod.priority),
-            key=more_important_first,
-        )
-        if not lower:
-            return (), [NO_VICTIMS]
-        alloc, requested, nonzero = (
-            state.alloc[i].tolist(),
-            state.requested[i].tolist(),
-            state.nonzero[i].tolist(),
-        )
-        for a in lower:
-            requested = [r - v for r, v in zip(requested, state.pod_vectors(a.pod)[0].tolist(), strict=True)]
-        if not all(f.passes_node(ctx, (alloc, requested, nonzero), i) for f in filters):
+        whatif = whatif or WhatIf(state)
+        units = self.victim_units(ctx, i, gangs, whatif)
+        if not units:
+            return None, [NO_VICTIMS]
+        alloc, requested, nonzero = whatif.row(i)
+
+        def shifted(unit: tuple[Assignment, ...], sign: int) -> list[int]:
+            out = requested
+            for a in unit:
+                if a.node == i:
+                    vec = state.pod_vectors(a.pod)[0].tolist()
+                    out = [r + sign * v for r, v in zip(out, vec, strict=True)]
+            return out
+
+        def fits(row: list[int]) -> bool:
+            return all(f.passes_node(ctx, (alloc, row, nonzero), i) for f in filters)
+
+        for unit in units:
+            requested = shifted(unit, -1)
+        if not fits(requested):
             freed = np.array(state.requested[i]) - np.array(requested)
             state.requested[i] -= freed
             try:
@@ -88,15 +178,42 @@ class DefaultPreemption(Plugin):
                 reasons = [r for f in filters for r, mask in f.reason_masks(ctx, one) if mask[0]]
             finally:
                 state.requested[i] += freed
-            return (), reasons
-        victims = []
-        for a in lower:
-            back = [r + v for r, v in zip(requested, state.pod_vectors(a.pod)[0].tolist(), strict=True)]
-            if all(f.passes_node(ctx, (alloc, back, nonzero), i) for f in filters):
+            return None, reasons
+        flags = iter(pdb_violations([a.pod for unit in units for a in unit], whatif))
+        violating = [sum(next(flags) for _ in unit) for unit in units]
+        victims: list[Assignment] = []
+        violations = 0
+        order = [k for k in range(len(units)) if violating[k]] + [
+            k for k in range(len(units)) if not violating[k]
+        ]
+        for k in order:
+            back = shifted(units[k], +1)
+            if fits(back):
                 requested = back
             else:
-                victims.append(a)
-        return tuple(victims), []
+                victims.extend(units[k])
+                violations += violating[k]
+        return Candidate(i, tuple(sorted(victims, key=more_important_first)), violations), []
+
+    def best_candidate(
+        self,
+        ctx: PodContext,
+        nodes: Sequence[int],
+        filters: list[DynamicFilter],
+        gangs: GangView | None,
+        whatif: WhatIf,
+        histogram: Counter[str],
+    ) -> Candidate | None:
+        """The candidate ``pickOneNodeForPreemption`` picks among ``nodes``; each node that is none
+        adds its reasons to ``histogram``."""
+        candidates: list[Candidate] = []
+        for i in nodes:
+            candidate, reasons = self.select_victims(ctx, i, filters, gangs, whatif)
+            if candidate is not None and candidate.victims:
+                candidates.append(candidate)
+            else:
+                histogram.update(reasons)
+        return min(candidates, key=Candidate.rank) if candidates else None
 
     def post_filter(
         self,
@@ -105,28 +222,95 @@ class DefaultPreemption(Plugin):
         num_nodes: int,
         filters: list[DynamicFilter],
         waiting_on_terminating: bool = False,
+        gangs: GangView | None = None,
+        static_filters: Sequence[StaticFilter] = (),
     ) -> PreemptionOutcome:
-        """``resolvable``: the nodes whose filter status was Unschedulable (not unresolvable)."""
+        """``resolvable``: the nodes whose filter status was Unschedulable (not unresolvable);
+        ``static_filters``: the profile's, for the other members of a gang."""
         if ctx.pod.preemption_policy == "Never":
             return self._refuse("not eligible due to preemptionPolicy=Never.")
         if waiting_on_terminating:
             return self._refuse("not eligible due to a terminating pod on the nominated node.")
         histogram: Counter[str] = Counter({NOT_HELPFUL: num_nodes - len(resolvable)})
-        candidates: list[Candidate] = []
-        for i in resolvable.tolist():
-            victims, reasons = self.select_victims(ctx, i, filters)
-            if victims:
-                candidates.append(Candidate(i, victims))
-            else:
-                histogram.update(reasons)
-        if candidates:
-            best = min(candidates, key=Candidate.rank)
-            return PreemptionOutcome(
-                Status(Code.SUCCESS, (), self.name),
-                ctx.state.nodes[best.node].name,
-                tuple(v.pod.key for v in best.victims),
+        best = self.best_candidate(ctx, resolvable.tolist(), filters, gangs, WhatIf(ctx.state), histogram)
+        if best is None:
+            return self._refuse(fit_error(num_nodes, histogram))
+        group = gangs.group_of(ctx.pod) if gangs is not None else None
+        if gangs is None or group is None:
+            return self._nominate(ctx, best.node, best.victims)
+        return self._preempt_for_gang(ctx, group, filters, static_filters, gangs)
+
+    def _preempt_for_gang(
+        self,
+        ctx: PodContext,
+        group: PodGroup,
+        filters: list[DynamicFilter],
+        static_filters: Sequence[StaticFilter],
+        gangs: GangView,
+    ) -> PreemptionOutcome:
+        """The whole gang's dry run: its not-yet-placed members in name order (so every member's
+        attempt makes the same plan), each where it fits, else preempting, victims accumulating."""
+        state = ctx.state
+        whatif = WhatIf(state)
+        victims: list[Assignment] = []
+        nodes: dict[str, int] = {}
+        for key in sorted(set(gangs.members.get(group.key, ())) | {ctx.pod.key}):
+            if key in state.assignments:
+                continue
+            placed = self._place_member(
+                gangs.pods.get(key, ctx.pod), ctx, filters, static_filters, gangs, whatif
             )
-        return self._refuse(fit_error(num_nodes, histogram))
+            if placed is None:
+                return self._refuse(f"gang {group.key} would not fit whole after preemption.")
+            nodes[key], more = placed
+            victims.extend(more)
+        others = tuple((k, state.nodes[i].name) for k, i in nodes.items() if k != ctx.pod.key)
+        return self._nominate(ctx, nodes[ctx.pod.key], tuple(victims), others)
+
+    def _nominate(
+        self,
+        ctx: PodContext,
+        node: int,
+        victims: tuple[Assignment, ...],
+        nominations: tuple[tuple[str, str], ...] = (),
+    ) -> PreemptionOutcome:
+        return PreemptionOutcome(
+            Status(Code.SUCCESS, (), self.name),
+            ctx.state.nodes[node].name,
+            tuple(dict.fromkeys(v.pod.key for v in victims)),
+            nominations,
+        )
+
+    def _place_member(
+        self,
+        member: Pod,
+        ctx: PodContext,
+        filters: list[DynamicFilter],
+        static_filters: Sequence[StaticFilter],
+        gangs: GangView,
+        whatif: WhatIf,
+    ) -> tuple[int, tuple[Assignment, ...]] | None:
+        """A gang member's node in the dry run: the first where it fits as the dry run leaves the
+        cluster, else the best preemption candidate (its victims then leave); None if neither."""
+        state = ctx.state
+        mctx = PodContext(member, state)
+        nodes = [
+            i
+            for i in state.active_indices().tolist()
+            if all(f.reject(member, state.nodes[i]) is None for f in static_filters)
+        ]
+        for i in nodes:
+            if all(f.passes_node(mctx, whatif.row(i), i) for f in filters):
+                whatif.put(member, i)
+                return i, ()
+        if member.preemption_policy == "Never":
+            return None
+        best = self.best_candidate(mctx, nodes, filters, gangs, whatif, Counter())
+        if best is None:
+            return None
+        whatif.evict(best.victims)
+        whatif.put(member, best.node)
+        return best.node, best.victims
 
     def _refuse(self, message: str) -> PreemptionOutcome:
         return PreemptionOutcome(Status(Code.UNSCHEDULABLE, ("preemption: " + message,), self.name))

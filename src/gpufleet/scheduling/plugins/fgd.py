@@ -85,6 +85,8 @@ def sigmoid_score(before: float, after: float) -> int:
 
 class FragmentationGradient(PerNodeScore):
     name = "FGD"
+    #: the fragmentation measure ``F`` (``plugins.fgd_supply`` swaps in its own)
+    fragmentation: type[NodeFragmentation] = NodeFragmentation
 
     def __init__(self, typical: list[Pod] | None = None):
         self.typical = typical or []  # declared: CPU-only shapes count too (their GPUs are all fragment)
@@ -98,9 +100,9 @@ class FragmentationGradient(PerNodeScore):
     def measure(self, state: ClusterState, pod: Pod) -> NodeFragmentation:
         if self.typical:
             if self._measure is None or self._measure.state is not state:
-                self._measure = NodeFragmentation(state, tasks_of(self.typical, include_cpu_pods=True))
+                self._measure = self.fragmentation(state, tasks_of(self.typical, include_cpu_pods=True))
             return self._measure
-        return NodeFragmentation(state, tasks_of([a.pod for a in state.assignments.values()] + [pod]))
+        return self.fragmentation(state, tasks_of([a.pod for a in state.assignments.values()] + [pod]))
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         return self._best(ctx.state, ctx.pod, i, left, ask)[0]

@@ -1,0 +1,148 @@
+"""One simulation of a scenario variant as a unit of work, and the figures compare and sweep keep.
+
+A ``ScenarioSpec`` names a run by the scenario (files and directories, as ``gpufleet simulate``
+takes them), its parameter overrides (``overrides``) and the seed, which replaces the
+``Simulation``'s ``spec.seed`` as ``simulate --seed`` does. ``run_scenario`` loads the variant,
+runs the simulation and reads its figures from the same ``summary.json`` content ``simulate``
+writes (``report.simulation_summary``): cost, pending-to-working time (p50, p95; the summary's
+``latency``, pods that began computing), GPU utilisation (the summary's
+``jobs.gpu_utilization``: allocated / provisioned GPU-hours) and GPU-hours working as a share of
+those provisioned, pods still pending at the end, request waits where there is Traffic.
+``check_variants`` loads every variant once in the parent before anything runs, so bad input is
+reported whole, in the loader's words, and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpufleet.experiments.overrides import check, editor
+from gpufleet.experiments.stats import Metrics
+from gpufleet.kube import Problems, ScenarioError, load_scenario, read_documents
+from gpufleet.model.scenario import Scenario
+from gpufleet.report import simulation_summary
+from gpufleet.scheduling.profile import ProfileError
+from gpufleet.sim.simulation import Simulation
+
+#: The figures compare and sweep give statistics of, with their headings.
+SCENARIO_METRICS: Metrics = (
+    ("cost", "cost"),
+    ("pending_to_working_p50_s", "p50 pending s"),
+    ("pending_to_working_p95_s", "p95 pending s"),
+    ("gpu_utilization_pct", "GPU utilisation %"),
+    ("pods_pending", "pending at end"),
+    ("request_p95_wait_s", "request p95 s"),
+)
+#: What groups scenario runs.
+SCENARIO_GROUP = ("variant",)
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """One simulation: ``scenario`` as the user wrote it (it identifies the run), ``paths`` where to
+    read it (absolute), ``overrides`` as (parameter, value as JSON) in order, ``variant`` a short
+    label of the scenario and overrides."""
+
+    scenario: str
+    paths: tuple[Path, ...]
+    overrides: tuple[tuple[str, str], ...]
+    seed: int
+    variant: str
+
+    def parameters(self) -> list[tuple[str, Any]]:
+        return [(parameter, json.loads(value)) for parameter, value in self.overrides]
+
+    def params(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "parameters": dict(self.parameters()), "seed": self.seed}
+
+    def run(self) -> dict[str, Any]:
+        return run_scenario(self)
+
+    def line(self, result: dict[str, Any]) -> dict[str, Any]:
+        return {**self.params(), "variant": self.variant, **result}
+
+
+def load_variant(spec: ScenarioSpec) -> Scenario:
+    """The scenario with the spec's overrides applied; ``ScenarioError`` or ``OverrideError``."""
+    return load_scenario(list(spec.paths), edit=editor(spec.parameters()) if spec.overrides else None)
+
+
+def run_scenario(spec: ScenarioSpec) -> dict[str, Any]:
+    """The run's figures (``scenario_figures``) and its wall seconds."""
+    start = time.perf_counter()
+    sim = Simulation(load_variant(spec), seed=spec.seed)
+    sim.run()
+    figures = scenario_figures(simulation_summary(sim))
+    return {**figures, "wall_seconds": round(time.perf_counter() - start, 3)}
+
+
+def scenario_figures(summary: dict[str, Any]) -> dict[str, Any]:
+    """The figures of a ``gpufleet.summary/v1`` document that compare and sweep keep."""
+    totals = summary["totals"]
+    latency = summary["latency"]["pending_to_working_s"]
+    provisioned = totals["gpu_hours_provisioned"]
+    waits = [t["p95_wait_s"] for _, t in sorted(summary["traffic"].items()) if t["p95_wait_s"] is not None]
+
+    utilization = summary["jobs"]["gpu_utilization"]
+
+    return {
+        "cost": totals["cost"],
+        "pending_to_working_p50_s": latency["p50"],
+        "pending_to_working_p95_s": latency["p95"],
+        "pods_started": latency["count"],
+        "pods_pending": totals["pods_pending"],
+        "pods_failed": totals["pods_failed"],
+        "gpu_hours_provisioned": provisioned,
+        "gpu_utilization_pct": None if utilization is None else round(100 * utilization, 4),
+        "gpu_working_pct": round(100 * totals["gpu_hours_working"] / provisioned, 4) if provisioned else None,
+        "request_p95_wait_s": max(waits) if waits else None,
+        "end_time_s": summary["end_time_s"],
+        "node_pools": sorted(summary["timeline"]["nodes_by_pool"]),
+    }
+
+
+def _problems(spec: ScenarioSpec) -> list[str]:
+    try:
+        Simulation(load_variant(spec), seed=spec.seed)
+    except ScenarioError as exc:
+        return exc.problems
+    except ProfileError as exc:
+        return [f"KubeSchedulerConfiguration: {exc}"]
+    return []
+
+
+def check_variants(specs: Sequence[ScenarioSpec], grid: Path | None = None) -> list[str]:
+    """Every problem of loading the specs' scenarios, each once: first the scenarios as written;
+    then parameters that name no document or field path (``GRID: parameters: PARAM: why``); then
+    what the loader finds in the overridden documents (``GRID: with VARIANT: FILE: ...``)."""
+    problems: list[str] = []
+    bases = {(s.scenario, s.paths): s for s in specs}
+    for scenario, paths in sorted(bases, key=str):
+        problems += [
+            p for p in _problems(ScenarioSpec(scenario, paths, (), 0, scenario)) if p not in problems
+        ]
+    if problems:
+        return problems
+    prefix = f"{grid}: " if grid is not None else ""
+    for _, paths in sorted(bases, key=str):
+        values: dict[str, list[Any]] = {}
+        for s in specs:
+            if s.paths == paths:
+                for parameter, value in s.parameters():
+                    values.setdefault(parameter, []).append(value)
+        documents, _ = read_documents(list(paths), Problems())
+        problems += [f"{prefix}parameters: {p}" for p in check(list(values.items()), documents)]
+    if problems:
+        return problems
+    seen: set[str] = set()
+    for spec in dict.fromkeys(ScenarioSpec(s.scenario, s.paths, s.overrides, 0, s.variant) for s in specs):
+        for problem in _problems(spec) if spec.overrides else []:
+            if problem not in seen:
+                seen.add(problem)
+                problems.append(f"{prefix}with {spec.variant}: {problem}")
+    return problems

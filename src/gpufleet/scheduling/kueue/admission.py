@@ -1,0 +1,136 @@
+"""One Kueue scheduling cycle: the head of each ClusterQueue is admitted, preempts, or waits.
+
+Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``nominate``,
+``entryOrdering``) and ``pkg/queue/cluster_queue.go`` (heads, inadmissible workloads):
+
+* each ClusterQueue offers its head: the first pending workload in queue order (priority,
+  then creation). With ``BestEffortFIFO`` a workload found inadmissible is set aside until
+  quota is released, so the next one can be the head; with ``StrictFIFO`` the head blocks
+  the queue;
+* a workload whose ClusterQueue does not exist, is inactive (names a missing flavor) or does
+  not select its namespace is inadmissible with Kueue's messages (``ClusterQueue cq doesn't
+  exist``, ``ClusterQueue cq is inactive``, ``Workload namespace doesn't match ClusterQueue
+  selector``);
+* heads are nominated against a snapshot (``flavors.assign_flavors``), then taken in order:
+  those that do not borrow first, then higher priority, then older;
+* a head that fits is admitted if it still fits after this cycle's earlier admissions; one
+  that can fit by preemption evicts its targets (``preemption.preemption_targets``) and stays
+  the head until they are gone; one that cannot fit gets the reasons as its message.
+
+The caller runs cycles until one changes nothing (Kueue's scheduler loops the same way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpufleet.model.kueue import BEST_EFFORT_FIFO, ClusterQueue, ResourceFlavor
+from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
+from gpufleet.scheduling.kueue.preemption import Target, preemption_targets
+from gpufleet.scheduling.kueue.quota import QuotaSnapshot
+from gpufleet.scheduling.kueue.workload import Admitted, Workload
+
+CLUSTER_QUEUE_MISSING = "ClusterQueue {} doesn't exist"
+CLUSTER_QUEUE_INACTIVE = "ClusterQueue {} is inactive"
+NAMESPACE_MISMATCH = "Workload namespace doesn't match ClusterQueue selector"
+
+
+@dataclass
+class CycleResult:
+    admitted: list[tuple[Workload, Assignment]] = field(default_factory=list)
+    preemptions: list[tuple[Workload, Target]] = field(default_factory=list)  # (preemptor, victim)
+    inadmissible: list[str] = field(default_factory=list)  # set aside (BestEffortFIFO)
+    messages: dict[str, str] = field(default_factory=dict)  # why a pending workload waits
+
+    def changed(self) -> bool:
+        return bool(self.admitted or self.preemptions or self.inadmissible)
+
+
+def usage_of(admitted: Sequence[Admitted]) -> dict[str, dict[tuple[str, str], int]]:
+    usage: dict[str, dict[tuple[str, str], int]] = {}
+    for a in admitted:
+        queue = usage.setdefault(a.workload.cluster_queue, {})
+        for fr, amount in a.usage.items():
+            queue[fr] = queue.get(fr, 0) + amount
+    return usage
+
+
+def _heads(
+    pending: Sequence[Workload], queues: Mapping[str, ClusterQueue], set_aside: set[str]
+) -> list[Workload]:
+    by_queue: dict[str, list[Workload]] = {}
+    for w in sorted(pending, key=Workload.queue_order):
+        by_queue.setdefault(w.cluster_queue, []).append(w)
+    heads = []
+    for name in sorted(by_queue):
+        strict = name in queues and queues[name].queueing_strategy != BEST_EFFORT_FIFO
+        head = next((w for w in by_queue[name] if strict or w.key not in set_aside), None)
+        if head is not None:
+            heads.append(head)
+    return heads
+
+
+def schedule(
+    pending: Sequence[Workload],
+    admitted: Sequence[Admitted],
+    queues: Mapping[str, ClusterQueue],
+    flavors: Mapping[str, ResourceFlavor],
+    set_aside: set[str],
+) -> CycleResult:
+    """One cycle over the heads of ``pending``; ``set_aside``: BestEffortFIFO workloads found
+    inadmissible since quota was last released."""
+    result = CycleResult()
+    snapshot = QuotaSnapshot(queues, usage_of(admitted))
+    entries: list[tuple[Workload, Assignment]] = []
+    for head in _heads(pending, queues, set_aside):
+        cq = queues.get(head.cluster_queue)
+        refusal = _refusal(head, cq, flavors)
+        if refusal is not None:
+            result.messages[head.key] = refusal
+            _set_aside(result, head, cq)
+            continue
+        assert cq is not None  # _refusal answers for a missing queue
+        entries.append((head, assign_flavors(head, cq, flavors, snapshot)))
+    entries.sort(key=lambda e: (e[1].borrows, *e[0].queue_order()))
+    targeted: set[str] = set()
+    for workload, nominated in entries:
+        cq = queues[workload.cluster_queue]
+        if nominated.mode is Mode.FIT:
+            now = assign_flavors(workload, cq, flavors, snapshot)
+            if now.mode is Mode.FIT:
+                snapshot.add(cq.name, now.usage)
+                result.admitted.append((workload, now))
+            continue
+        result.messages[workload.key] = nominated.message()
+        targets = (
+            preemption_targets(workload, cq, nominated.usage, admitted, snapshot)
+            if nominated.mode is Mode.PREEMPT
+            else []
+        )
+        if not targets:
+            _set_aside(result, workload, cq)
+        elif not targeted & {t.key for t in targets}:  # each victim serves one preemptor per cycle
+            targeted.update(t.key for t in targets)
+            evicting = {a.workload.key for a in admitted if a.evicting}
+            result.preemptions.extend((workload, t) for t in targets if t.key not in evicting)
+    return result
+
+
+def _refusal(
+    workload: Workload, cq: ClusterQueue | None, flavors: Mapping[str, ResourceFlavor]
+) -> str | None:
+    """Why the workload cannot be considered at all: no such queue, an inactive one (a flavor it
+    names does not exist), or a namespace its selector does not admit."""
+    if cq is None:
+        return CLUSTER_QUEUE_MISSING.format(workload.cluster_queue)
+    if any(f.flavor not in flavors for g in cq.resource_groups for f in g.flavors):
+        return CLUSTER_QUEUE_INACTIVE.format(cq.name)
+    if not cq.admits_namespace(workload.namespace):
+        return NAMESPACE_MISMATCH
+    return None
+
+
+def _set_aside(result: CycleResult, workload: Workload, cq: ClusterQueue | None) -> None:
+    if cq is None or cq.queueing_strategy == BEST_EFFORT_FIFO:
+        result.inadmissible.append(workload.key)

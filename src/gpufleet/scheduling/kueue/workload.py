@@ -1,0 +1,45 @@
+"""A Kueue workload as the admission code sees it: one pod set's total requests and its queue order.
+
+Mirrors ``kubernetes-sigs/kueue: pkg/workload`` (``Info``) for a single pod set named ``main``:
+``requests`` is the sum over the workload's pods (a Job's ``parallelism`` x its template), and
+admission is all or nothing for it. Queue order (``pkg/workload/ordering.go``): higher
+priority first, then the older creation time; ``order`` keeps creation order for equal times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpufleet.model.kueue import FlavorResource
+from gpufleet.model.pod import Pod
+
+POD_SET = "main"
+
+
+@dataclass(frozen=True)
+class Workload:
+    key: str  # "Job/<ns>/<name>", "PodGroup/<ns>/<name>" or "Pod/<ns>/<name>"
+    cluster_queue: str
+    priority: int
+    created_s: float
+    order: int
+    requests: dict[str, int]
+    pod: Pod  # a pod of the set: its nodeSelector, affinity and tolerations meet the flavors'
+
+    @property
+    def namespace(self) -> str:
+        return self.key.split("/")[1]
+
+    def queue_order(self) -> tuple[int, float, int, str]:
+        return (-self.priority, self.created_s, self.order, self.key)
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A workload holding quota: the flavor of each resource and what it uses of each."""
+
+    workload: Workload
+    flavors: dict[str, str]
+    usage: dict[FlavorResource, int]
+    admitted_s: float
+    evicting: bool = False  # being preempted: it holds its quota until its pods are gone

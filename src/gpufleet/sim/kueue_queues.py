@@ -1,0 +1,345 @@
+"""Kueue in the simulator: workloads held until admitted, admission cycles, eviction and requeue.
+
+What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/controller/jobs``,
+``pkg/controller/jobframework/reconciler.go``), driving the pure cycle in
+``gpufleet.scheduling.kueue.admission``:
+
+* a workload is a Job labelled ``kueue.x-k8s.io/queue-name`` (its pod set: ``parallelism`` --
+  at most ``completions`` -- pods of the template), the pods of a PodGroup labelled with it
+  (once ``minMember`` pods exist), or a single labelled pod. Kueue installed means the scenario
+  has Kueue objects; without any, the label is just a label;
+* its pods stay Pending, gated (as Kueue's ``kueue.x-k8s.io/admission`` scheduling gate holds a
+  plain pod; a suspended Job has no pods, gpufleet shows them gated so that they carry the
+  reason), with the Workload's ``QuotaReserved`` message; the wait is the ``queueing`` stage;
+* when admitted, its pods get the assigned flavors' ``nodeLabels`` as nodeSelector and their
+  ``tolerations``, and go to their scheduler. A pod created later (a Job's retry) joins at once;
+* an evicted workload's pods are deleted (bound ones get SIGTERM and their grace period); it
+  holds its quota until they are gone. A Job is suspended, not failed: its pods do not count
+  towards ``backoffLimit``, it is requeued with its creation time and its pods are created
+  again (gated) -- Kueue's requeue. Evicted pods and PodGroups have nothing to recreate them
+  and end (reason ``Preempted``);
+* quota is released when the workload finishes (a Job: once done; pods: all terminated), and
+  then workloads set aside as inadmissible are tried again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import add
+from gpufleet.scheduling.kueue.admission import schedule
+from gpufleet.scheduling.kueue.flavors import Assignment
+from gpufleet.scheduling.kueue.workload import Admitted, Workload
+from gpufleet.sim.events import Priority
+from gpufleet.sim.records import PodRecord
+
+if TYPE_CHECKING:
+    from gpufleet.sim.simulation import Simulation
+
+LOCAL_QUEUE_MISSING = "LocalQueue {} doesn't exist"
+
+
+@dataclass
+class _Workload:
+    key: str
+    queue: str  # the LocalQueue's name, in the workload's namespace
+    created_s: float
+    order: int
+    pods: list[str] = field(default_factory=list)  # pods of the current run, gated or admitted
+    leaving: set[str] = field(default_factory=set)  # pods of an evicted run, until they are gone
+    admitted: Admitted | None = None
+    message: str = "Workload is waiting to be considered by Kueue"
+    admissions: list[float] = field(default_factory=list)
+    evictions: list[dict[str, Any]] = field(default_factory=list)
+    finished_s: float | None = None
+
+    @property
+    def namespace(self) -> str:
+        return self.key.split("/")[1]
+
+
+@dataclass
+class _QueueStats:
+    admitted: int = 0
+    finished: int = 0
+    preempted: dict[str, int] = field(default_factory=dict)  # reason -> workloads of this queue evicted
+    preempting: int = 0  # evictions its workloads caused
+    steps: dict[str, list[list[float]]] = field(default_factory=dict)  # "flavor/resource" -> [[t, used]]
+
+
+class KueueQueues:
+    def __init__(self, sim: Simulation):
+        self.sim = sim
+        self.objects = sim.scenario.kueue
+        self.installed = bool(self.objects.cluster_queues or self.objects.local_queues)
+        self.workloads: dict[str, _Workload] = {}
+        self.of_pod: dict[str, str] = {}  # pod key -> workload key
+        self.set_aside: set[str] = set()  # BestEffortFIFO workloads inadmissible until quota is released
+        self.stats = {name: _QueueStats() for name in sorted(self.objects.cluster_queues)}
+        for name in self.stats:
+            self._usage_changed(name)
+        self._dirty: set[str] = set()
+        self._cycle_requested = False
+
+    # -- what the simulator tells it ---------------------------------------------------------
+    def gate(self, rec: PodRecord) -> bool:
+        """Whether Kueue takes the new pod: held until its workload is admitted, or released at
+        once into an admitted one (through ``Simulation._enqueue`` either way)."""
+        if not self.installed:
+            return False
+        found = self._workload_of(rec.pod)
+        if found is None:
+            return False
+        key, queue = found
+        wl = self.workloads.get(key)
+        if wl is None:
+            wl = self.workloads[key] = _Workload(key, queue, self.sim.loop.now, len(self.workloads))
+        wl.pods.append(rec.pod.key)
+        self.of_pod[rec.pod.key] = key
+        if wl.admitted is not None and not wl.admitted.evicting:
+            self._release(rec, wl.admitted)
+            return True
+        rec.message = wl.message
+        rec.enter(self.sim.loop.now, "queued")
+        self._request_cycle()
+        return True
+
+    def pod_finished(self, pod: Pod) -> bool:
+        """A pod of a workload ended; True if it went because Kueue evicted a Job (suspension,
+        not a failure)."""
+        key = self.of_pod.get(pod.key)
+        if key is None:
+            return False
+        self._dirty.add(key)
+        wl = self.workloads[key]
+        return pod.key in wl.leaving and key.startswith("Job/")
+
+    def settle(self) -> None:
+        """After a change: release the quota of finished workloads and of evicted ones whose pods are gone."""
+        released = False
+        for key in sorted(self._dirty):
+            wl = self.workloads[key]
+            admitted = wl.admitted
+            if admitted is None:
+                continue
+            if admitted.evicting:
+                if all(self._gone(k) for k in wl.leaving):
+                    wl.leaving = set()
+                    self._unadmit(wl)
+                    if not key.startswith("Job/"):
+                        wl.finished_s = self.sim.loop.now
+                    released = True
+            elif self._finished(wl):
+                self._unadmit(wl)
+                wl.finished_s = self.sim.loop.now
+                self.stats[admitted.workload.cluster_queue].finished += 1
+                released = True
+        self._dirty.clear()
+        if released:
+            self.set_aside.clear()
+            self._request_cycle()
+
+    # -- workloads ---------------------------------------------------------------------------
+    def _workload_of(self, pod: Pod) -> tuple[str, str] | None:
+        if pod.owner is not None and pod.owner.kind == "Job":
+            job = f"{pod.namespace}/{pod.owner.name}"
+            queue = self.objects.job_queues.get(job)
+            return None if queue is None else (f"Job/{job}", queue)
+        queue = pod.labels.get(QUEUE_NAME_LABEL)
+        if queue is None or pod.owner is not None:
+            return None
+        if pod.pod_group is not None:
+            return f"PodGroup/{pod.namespace}/{pod.pod_group}", queue
+        return f"Pod/{pod.key}", queue
+
+    def _gone(self, pod_key: str) -> bool:
+        rec = self.sim.records[pod_key]
+        return rec.deleted_s is not None or rec.phase in ("Succeeded", "Failed")
+
+    def _finished(self, wl: _Workload) -> bool:
+        if wl.key.startswith("Job/"):
+            controller = self.sim.job(wl.key.removeprefix("Job/"))
+            assert controller is not None  # its pods exist, so it does
+            return controller.done and not controller.active
+        return all(self._gone(k) for k in wl.pods)
+
+    def _spec(self, wl: _Workload) -> Workload | str:
+        """The workload as admission sees it, or why it cannot be considered yet."""
+        lq = self.objects.local_queues.get(f"{wl.namespace}/{wl.queue}")
+        if lq is None:
+            return LOCAL_QUEUE_MISSING.format(wl.queue)
+        pods = [self.sim.records[k].pod for k in wl.pods if not self._gone(k)]
+        if wl.key.startswith("Job/"):
+            controller = self.sim.job(wl.key.removeprefix("Job/"))
+            assert controller is not None  # its pods exist, so it does
+            job = controller.job
+            count = job.parallelism if job.completions is None else min(job.parallelism, job.completions)
+            template = job.template
+            requests = {r: v * count for r, v in template.requests.items()}
+        else:
+            template = pods[0]
+            group = self.sim.gangs.group_of(template)
+            if group is not None and len(pods) < group.min_member:
+                return f"waiting for the PodGroup's pods: {len(pods)}/{group.min_member} exist"
+            requests = {}
+            for pod in pods:
+                requests = add(requests, pod.requests)
+        return Workload(
+            wl.key, lq.cluster_queue, template.priority, wl.created_s, wl.order, requests, template
+        )
+
+    # -- the cycle ---------------------------------------------------------------------------
+    def _request_cycle(self) -> None:
+        if not self._cycle_requested:
+            self._cycle_requested = True
+            self.sim.loop.at(self.sim.loop.now, Priority.CONTROLLER, self._cycles)
+
+    def _cycles(self) -> None:
+        """Kueue's scheduler loops: cycles until one changes nothing."""
+        self._cycle_requested = False
+        while True:
+            pending: list[Workload] = []
+            for key in sorted(self.workloads):
+                wl = self.workloads[key]
+                if wl.admitted is not None or wl.finished_s is not None or all(map(self._gone, wl.pods)):
+                    continue
+                spec = self._spec(wl)
+                if isinstance(spec, str):
+                    self._tell(wl, spec)
+                else:
+                    pending.append(spec)
+            admitted = [wl.admitted for wl in self.workloads.values() if wl.admitted is not None]
+            admitted.sort(key=lambda a: a.workload.key)
+            result = schedule(
+                pending, admitted, self.objects.cluster_queues, self.objects.flavors, self.set_aside
+            )
+            for key, message in sorted(result.messages.items()):
+                self._tell(self.workloads[key], message)
+            for workload, assignment in result.admitted:
+                self._admit(self.workloads[workload.key], workload, assignment)
+            for preemptor, target in result.preemptions:
+                self._evict(self.workloads[target.key], preemptor, target.reason)
+            self.set_aside.update(result.inadmissible)
+            if not result.changed():
+                return
+
+    def _tell(self, wl: _Workload, message: str) -> None:
+        wl.message = message
+        for k in wl.pods:
+            rec = self.sim.records[k]
+            if rec.bound_s is None and not self._gone(k):
+                rec.message = message
+
+    def _admit(self, wl: _Workload, workload: Workload, assignment: Assignment) -> None:
+        now = self.sim.loop.now
+        wl.admitted = Admitted(workload, dict(assignment.flavors), dict(assignment.usage), now)
+        wl.admissions.append(now)
+        self.stats[workload.cluster_queue].admitted += 1
+        self._usage_changed(workload.cluster_queue)
+        for k in list(wl.pods):
+            rec = self.sim.records[k]
+            if not self._gone(k):
+                self._release(rec, wl.admitted)
+
+    def _release(self, rec: PodRecord, admitted: Admitted) -> None:
+        """The pod gets its flavors' node labels and tolerations and goes to its scheduler."""
+        flavors = [self.objects.flavors[f] for f in sorted(set(admitted.flavors.values()))]
+        selector = dict(rec.pod.node_selector)
+        tolerations = rec.pod.tolerations
+        for flavor in flavors:
+            selector = {**flavor.node_labels, **selector}
+            tolerations += tuple(t for t in flavor.tolerations if t not in tolerations)
+        rec.pod = replace(rec.pod, node_selector=selector, tolerations=tolerations)
+        if rec.pod.key in self.sim.gangs.pods:
+            self.sim.gangs.pods[rec.pod.key] = rec.pod
+        rec.message = None
+        rec.enter(self.sim.loop.now, "pending")
+        self.sim.enqueue(rec)
+
+    def _evict(self, wl: _Workload, preemptor: Workload, reason: str) -> None:
+        admitted = wl.admitted
+        if admitted is None or admitted.evicting:
+            return
+        now = self.sim.loop.now
+        wl.admitted = replace(admitted, evicting=True)
+        wl.evictions.append({"t_s": now, "reason": reason, "by": preemptor.key})
+        queue = self.stats[admitted.workload.cluster_queue]
+        queue.preempted[reason] = queue.preempted.get(reason, 0) + 1
+        self.stats[preemptor.cluster_queue].preempting += 1
+        wl.leaving = {k for k in wl.pods if not self._gone(k)}
+        wl.pods = []
+        self._dirty.add(wl.key)
+        for k in sorted(wl.leaving):
+            self.sim.kueue_evict(self.sim.records[k])
+        self.settle()
+
+    def _unadmit(self, wl: _Workload) -> None:
+        admitted = wl.admitted
+        if admitted is not None:
+            wl.admitted = None
+            self._usage_changed(admitted.workload.cluster_queue)
+
+    def _usage_changed(self, queue: str) -> None:
+        used: dict[FlavorResource, int] = {}
+        for wl in self.workloads.values():
+            if wl.admitted is not None and wl.admitted.workload.cluster_queue == queue:
+                for fr, v in wl.admitted.usage.items():
+                    used[fr] = used.get(fr, 0) + v
+        steps = self.stats[queue].steps
+        cq = self.objects.cluster_queues[queue]
+        frs = {(q.flavor, r) for g in cq.resource_groups for q in g.flavors for r in q.resources}
+        now = self.sim.loop.now
+        for fr in sorted(frs):
+            series = steps.setdefault(f"{fr[0]}/{fr[1]}", [[0.0, 0.0]])
+            value = float(used.get(fr, 0))
+            if series[-1][0] == now:
+                series[-1][1] = value
+            elif series[-1][1] != value:
+                series.append([now, value])
+
+    # -- summary -----------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        queues: dict[str, Any] = {}
+        for name, stats in self.stats.items():
+            cq = self.objects.cluster_queues[name]
+            resources: dict[str, Any] = {}
+            for key, steps in sorted(stats.steps.items()):
+                flavor, resource = key.split("/", 1)
+                quota = cq.quota(flavor, resource)
+                nominal = quota.nominal if quota is not None else 0
+                peak = max(v for _, v in steps)
+                resources[key] = {
+                    "nominal": float(nominal),
+                    "peak": peak,
+                    "borrowed_peak": max(peak - nominal, 0.0),
+                    "steps": steps,
+                }
+            mine = [wl for wl in self.workloads.values() if self._queue_of(wl) == name]
+            queues[name] = {
+                "cohort": cq.cohort,
+                "admitted": stats.admitted,
+                "finished": stats.finished,
+                "pending": sum(1 for wl in mine if wl.admitted is None and wl.finished_s is None),
+                "preempted": dict(sorted(stats.preempted.items())),
+                "preempting": stats.preempting,
+                "usage": resources,
+            }
+        workloads = [
+            {
+                "name": wl.key,
+                "cluster_queue": self._queue_of(wl),
+                "admissions": wl.admissions,
+                "evictions": wl.evictions,
+                "finished_s": wl.finished_s,
+                "message": wl.message if wl.admitted is None and wl.finished_s is None else None,
+            }
+            for wl in sorted(self.workloads.values(), key=lambda w: w.key)
+        ]
+        return {"cluster_queues": queues, "workloads": workloads}
+
+    def _queue_of(self, wl: _Workload) -> str | None:
+        lq = self.objects.local_queues.get(f"{wl.namespace}/{wl.queue}")
+        return None if lq is None else lq.cluster_queue

@@ -1,0 +1,195 @@
+"""Kueue's ResourceFlavor, ClusterQueue and LocalQueue read from manifests (``gpufleet.kube.kueue``).
+
+Field names and rules follow ``kubernetes-sigs/kueue: apis/kueue/v1beta{1,2}`` (v1beta1
+``spec.cohort``, v1beta2 ``spec.cohortName``; ``namespaceSelector`` null selects nothing) and
+its webhooks (covered resources per flavor, limits need a cohort, lendingLimit <= nominalQuota).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kube_manifests import load, problems, warnings
+
+from gpufleet.model.kueue import ResourceQuota
+from gpufleet.model.node import Taint, Toleration
+
+
+def cluster_queue(version: str, spec: str, name: str = "team-a") -> str:
+    return f"""
+apiVersion: kueue.x-k8s.io/{version}
+kind: ClusterQueue
+metadata:
+  name: {name}
+spec:
+{spec}
+"""
+
+
+GROUPS = """  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: cpu, nominalQuota: 96}
+      - {name: nvidia.com/gpu, nominalQuota: 8, borrowingLimit: 4, lendingLimit: "2"}
+"""
+FLAVOR = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: h100
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  nodeTaints: [{key: dedicated, value: h100, effect: NoSchedule}]
+  tolerations: [{key: dedicated, operator: Equal, value: h100, effect: NoSchedule}]
+"""
+LOCAL_QUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: queue
+  namespace: team-a
+spec:
+  clusterQueue: team-a
+"""
+
+
+def test_both_api_versions_read_the_cohort_quotas_and_policies(tmp_path: Path) -> None:
+    text = "---".join(
+        [
+            FLAVOR,
+            LOCAL_QUEUE,
+            cluster_queue(
+                "v1beta1",
+                "  cohort: research\n  namespaceSelector: {}\n  queueingStrategy: StrictFIFO\n" + GROUPS,
+            ),
+            cluster_queue(
+                "v1beta2",
+                "  cohortName: research\n  preemption: {reclaimWithinCohort: Any, withinClusterQueue: "
+                "LowerPriority}\n" + GROUPS,
+                name="team-b",
+            ),
+        ]
+    )
+    scenario = load(tmp_path, text)
+    objects = scenario.kueue
+    a, b = objects.cluster_queues["team-a"], objects.cluster_queues["team-b"]
+    assert (a.cohort, b.cohort) == ("research", "research")
+    assert a.queueing_strategy == "StrictFIFO" and b.queueing_strategy == "BestEffortFIFO"
+    assert a.namespace_selector == () and b.namespace_selector is None  # {} selects all, null none
+    assert a.admits_namespace("team-a") and not b.admits_namespace("team-a")
+    assert (a.reclaim_within_cohort, b.reclaim_within_cohort, b.within_cluster_queue) == (
+        "Never",
+        "Any",
+        "LowerPriority",
+    )
+    assert a.quota("h100", "nvidia.com/gpu") == ResourceQuota(8, 4, 2)
+    assert a.quota("h100", "cpu") == ResourceQuota(96000)
+    flavor = objects.flavors["h100"]
+    assert flavor.node_labels == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert flavor.node_taints == (Taint("dedicated", "h100", "NoSchedule"),)
+    assert flavor.tolerations == (Toleration("dedicated", "Equal", "h100", "NoSchedule"),)
+    assert objects.local_queues["team-a/queue"].cluster_queue == "team-a"
+    assert scenario.warnings == []
+
+
+def test_a_jobs_queue_name_label_is_recorded(tmp_path: Path) -> None:
+    job = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+"""
+    assert load(tmp_path, job).kueue.job_queues == {"team-a/train": "queue"}
+
+
+def test_the_cohort_field_is_per_version(tmp_path: Path) -> None:
+    text = cluster_queue("v1beta2", "  cohort: research\n  namespaceSelector: {}")
+    assert problems(tmp_path, text) == [
+        "scenario.yaml: document 1 (ClusterQueue/team-a): spec.cohort: "
+        "Additional properties are not allowed ('cohort' was unexpected)"
+    ]
+
+
+def test_bad_values_name_file_document_and_field(tmp_path: Path) -> None:
+    spec = """  queueingStrategy: Fifo
+  preemption: {reclaimWithinCohort: Sometimes}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+    - name: a100
+      resources:
+      - {name: cpu, nominalQuota: 10}
+      - {name: nvidia.com/gpu, nominalQuota: -1, borrowingLimit: 2}
+"""
+    where = "scenario.yaml: document 1 (ClusterQueue/team-a)"
+    assert problems(tmp_path, cluster_queue("v1beta1", spec)) == [
+        f'{where}: spec.queueingStrategy: Unsupported value: "Fifo": supported values: '
+        '"BestEffortFIFO", "StrictFIFO"',
+        f'{where}: spec.preemption.reclaimWithinCohort: Unsupported value: "Sometimes": supported values: '
+        '"Never", "LowerPriority", "Any"',
+        f'{where}: spec.resourceGroups[0].flavors[0].resources: Invalid value: ["nvidia.com/gpu"]: '
+        "flavors must have the same number of resources as the coveredResources",
+        f"{where}: spec.resourceGroups[0].flavors[1].resources[1].nominalQuota: Invalid value: -1: "
+        "must be greater than or equal to 0",
+        f"{where}: spec.resourceGroups[0].flavors[1].resources[1].borrowingLimit: Invalid value: 2: "
+        "borrowingLimit must be nil when cohort is empty",
+    ]
+
+
+def test_lending_limit_above_nominal_quota_is_an_error(tmp_path: Path) -> None:
+    spec = """  cohortName: research
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 4, lendingLimit: 6}
+"""
+    assert problems(tmp_path, cluster_queue("v1beta2", spec)) == [
+        "scenario.yaml: document 1 (ClusterQueue/team-a): spec.resourceGroups[0].flavors[0].resources[0]"
+        ".lendingLimit: Invalid value: 6: must be less than or equal to nominalQuota"
+    ]
+
+
+def test_unmodelled_fields_and_missing_references_are_warnings(tmp_path: Path) -> None:
+    spec = """  fairSharing: {weight: 2}
+  preemption: {borrowWithinCohort: {policy: LowerPriority}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: missing
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 4}
+"""
+    lq = LOCAL_QUEUE.replace("clusterQueue: team-a", "clusterQueue: nobody")
+    where = "scenario.yaml: document 1 (ClusterQueue/team-a)"
+    assert warnings(tmp_path, cluster_queue("v1beta1", spec) + "---" + lq) == [
+        f"{where}: spec.fairSharing is not modelled; ignored",
+        f"{where}: spec.preemption.borrowWithinCohort is not modelled; ignored",
+        f'{where}: spec.resourceGroups[0].flavors[0].name: no ResourceFlavor "missing": '
+        "the ClusterQueue is inactive, admits nothing",
+        "scenario.yaml: document 2 (LocalQueue/team-a/queue): spec.clusterQueue: "
+        'no ClusterQueue "nobody": its workloads wait',
+    ]
+
+
+def test_other_kueue_kinds_are_warnings(tmp_path: Path) -> None:
+    text = (
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1\n"
+    )
+    assert warnings(tmp_path, text) == [
+        "scenario.yaml: document 1 (WorkloadPriorityClass/high): "
+        "kind kueue.x-k8s.io/v1beta1/WorkloadPriorityClass is not modelled; ignored"
+    ]

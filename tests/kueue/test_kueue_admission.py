@@ -1,0 +1,187 @@
+"""Kueue admission, borrowing and preemption as pure decisions (``gpufleet.scheduling.kueue``).
+
+Upstream rules: ``kubernetes-sigs/kueue`` ``pkg/scheduler/flavorassigner`` (fit, borrowing limits,
+messages), ``pkg/cache/scheduler/resource_node.go`` (available quota in a cohort),
+``pkg/scheduler/scheduler.go`` (heads, StrictFIFO vs BestEffortFIFO) and
+``pkg/scheduler/preemption`` (candidates and their order, reclaim, within the ClusterQueue).
+"""
+
+from __future__ import annotations
+
+from gpufleet.model.kueue import (
+    ClusterQueue,
+    FlavorQuotas,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+)
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.kueue.admission import schedule
+from gpufleet.scheduling.kueue.flavors import Mode, assign_flavors
+from gpufleet.scheduling.kueue.preemption import IN_CLUSTER_QUEUE, IN_COHORT_RECLAMATION, preemption_targets
+from gpufleet.scheduling.kueue.quota import QuotaSnapshot
+from gpufleet.scheduling.kueue.workload import Admitted, Workload
+
+GPU = "nvidia.com/gpu"
+H100 = ResourceFlavor("h100", {"gpu": "h100"})
+FLAVORS = {"h100": H100, "a100": ResourceFlavor("a100", {"gpu": "a100"})}
+
+
+def queue(name: str, gpus: int, cohort: str | None = "research", **kw: object) -> ClusterQueue:
+    borrowing = kw.pop("borrowing_limit", None)
+    lending = kw.pop("lending_limit", None)
+    quota = ResourceQuota(gpus, borrowing, lending)  # type: ignore[arg-type]
+    group = ResourceGroup((GPU,), (FlavorQuotas("h100", {GPU: quota}),))
+    return ClusterQueue(name, cohort, (), resource_groups=(group,), **kw)  # type: ignore[arg-type]
+
+
+def workload(key: str, cq: str, gpus: int, priority: int = 0, created: float = 0.0) -> Workload:
+    return Workload(f"Job/{key}", cq, priority, created, 0, {GPU: gpus}, Pod("t"))
+
+
+def admitted(w: Workload, at: float = 0.0, evicting: bool = False) -> Admitted:
+    return Admitted(w, {GPU: "h100"}, {("h100", GPU): w.requests[GPU]}, at, evicting)
+
+
+def test_admission_within_nominal_quota_then_insufficient_unused_quota_message() -> None:
+    queues = {"team-a": queue("team-a", 8, cohort=None)}
+    pending = [workload("a/one", "team-a", 4), workload("a/two", "team-a", 4, created=1)]
+    first = schedule(pending, [], queues, FLAVORS, set())
+    assert [w.key for w, _ in first.admitted] == ["Job/a/one"]  # one head per queue per cycle
+    second = schedule(pending[1:], [admitted(pending[0])], queues, FLAVORS, set())
+    assert [w.key for w, _ in second.admitted] == ["Job/a/two"]
+    third = schedule(
+        [workload("a/three", "team-a", 2, created=2)],
+        [admitted(pending[0]), admitted(pending[1])],
+        queues,
+        FLAVORS,
+        set(),
+    )
+    assert third.admitted == []
+    assert third.messages == {
+        "Job/a/three": "couldn't assign flavors to pod set main: "
+        "insufficient unused quota for nvidia.com/gpu in flavor h100, 2 more needed"
+    }
+
+
+def test_best_effort_fifo_lets_a_smaller_workload_pass_a_blocked_head() -> None:
+    queues = {"team-a": queue("team-a", 8, cohort=None)}
+    running = [admitted(workload("a/running", "team-a", 4))]
+    pending = [workload("a/big", "team-a", 8, created=1), workload("a/small", "team-a", 2, created=2)]
+    set_aside: set[str] = set()
+    first = schedule(pending, running, queues, FLAVORS, set_aside)
+    assert first.admitted == [] and first.inadmissible == ["Job/a/big"]
+    set_aside.update(first.inadmissible)
+    second = schedule(pending, running, queues, FLAVORS, set_aside)
+    assert [w.key for w, _ in second.admitted] == ["Job/a/small"]
+
+
+def test_strict_fifo_head_blocks_the_queue() -> None:
+    queues = {"team-a": queue("team-a", 8, cohort=None, queueing_strategy="StrictFIFO")}
+    running = [admitted(workload("a/running", "team-a", 4))]
+    pending = [workload("a/big", "team-a", 8, created=1), workload("a/small", "team-a", 2, created=2)]
+    result = schedule(pending, running, queues, FLAVORS, set())
+    assert result.admitted == [] and result.inadmissible == []
+    assert not result.changed()  # the head stays; nothing behind it is tried
+    assert "Job/a/small" not in result.messages
+
+
+def test_higher_priority_is_the_head_before_older() -> None:
+    queues = {"team-a": queue("team-a", 4, cohort=None)}
+    pending = [workload("a/old", "team-a", 4, created=0), workload("a/urgent", "team-a", 4, 100, created=5)]
+    result = schedule(pending, [], queues, FLAVORS, set())
+    assert [w.key for w, _ in result.admitted] == ["Job/a/urgent"]
+
+
+def test_borrowing_from_the_cohort_within_borrowing_limit() -> None:
+    queues = {"team-a": queue("team-a", 4, borrowing_limit=2), "team-b": queue("team-b", 8)}
+    snapshot = QuotaSnapshot(queues, {})
+    fits = assign_flavors(workload("a/six", "team-a", 6), queues["team-a"], FLAVORS, snapshot)
+    assert fits.mode is Mode.FIT and fits.borrows and fits.flavors == {GPU: "h100"}
+    too_big = assign_flavors(workload("a/seven", "team-a", 7), queues["team-a"], FLAVORS, snapshot)
+    assert too_big.mode is Mode.NO_FIT
+    assert too_big.message() == (
+        "couldn't assign flavors to pod set main: "
+        "insufficient quota for nvidia.com/gpu in flavor h100, request > maximum capacity (7 > 6)"
+    )
+
+
+def test_lending_limit_caps_what_the_cohort_can_borrow() -> None:
+    queues = {"team-a": queue("team-a", 4), "team-b": queue("team-b", 8, lending_limit=2)}
+    snapshot = QuotaSnapshot(queues, {})
+    assert snapshot.available("team-a", ("h100", GPU)) == 6
+    assert snapshot.available("team-b", ("h100", GPU)) == 12  # 6 guaranteed + the pool's 6
+    snapshot.add("team-a", {("h100", GPU): 6})
+    assert snapshot.available("team-b", ("h100", GPU)) == 6  # its guaranteed part is never lent
+
+
+def test_flavors_are_tried_in_order_and_the_first_that_fits_is_taken() -> None:
+    group = ResourceGroup(
+        (GPU,), (FlavorQuotas("h100", {GPU: ResourceQuota(8)}), FlavorQuotas("a100", {GPU: ResourceQuota(8)}))
+    )
+    cq = ClusterQueue("team-a", None, (), resource_groups=(group,))
+    snapshot = QuotaSnapshot({"team-a": cq}, {"team-a": {("h100", GPU): 8}})
+    got = assign_flavors(workload("a/x", "team-a", 8), cq, FLAVORS, snapshot)
+    assert got.mode is Mode.FIT and got.flavors == {GPU: "a100"}
+    pinned = Workload("Job/a/y", "team-a", 0, 0, 0, {GPU: 8}, Pod("t", node_selector={"gpu": "h100"}))
+    refused = assign_flavors(pinned, cq, FLAVORS, snapshot)
+    assert refused.mode is Mode.PREEMPT and refused.flavors == {GPU: "h100"}
+    assert "flavor a100 doesn't match node affinity" in refused.reasons
+
+
+def test_resource_not_covered_is_unavailable_in_cluster_queue() -> None:
+    cq = queue("team-a", 8, cohort=None)
+    w = Workload("Job/a/x", "team-a", 0, 0, 0, {GPU: 1, "cpu": 1000}, Pod("t"))
+    got = assign_flavors(w, cq, FLAVORS, QuotaSnapshot({"team-a": cq}, {}))
+    assert got.mode is Mode.NO_FIT and "resource cpu unavailable in ClusterQueue" in got.message()
+
+
+def _borrowed_cohort(policy: str) -> tuple[dict[str, ClusterQueue], list[Admitted], Workload]:
+    queues = {"team-a": queue("team-a", 8, reclaim_within_cohort=policy), "team-b": queue("team-b", 8)}
+    own = admitted(workload("b/own", "team-b", 8), at=0)
+    borrow_old = admitted(workload("b/borrow-old", "team-b", 4), at=10)
+    borrow_new = admitted(workload("b/borrow-new", "team-b", 4), at=20)
+    return queues, [own, borrow_old, borrow_new], workload("a/train", "team-a", 4, created=30)
+
+
+def test_reclaim_within_cohort_any_evicts_the_most_recently_admitted_borrower() -> None:
+    queues, running, pending = _borrowed_cohort("Any")
+    snapshot = QuotaSnapshot(queues, {"team-b": {("h100", GPU): 16}})
+    targets = preemption_targets(pending, queues["team-a"], {("h100", GPU): 4}, running, snapshot)
+    assert [(t.key, t.reason) for t in targets] == [("Job/b/borrow-new", IN_COHORT_RECLAMATION)]
+    result = schedule([pending], running, queues, FLAVORS, set())
+    assert [(p.key, t.key) for p, t in result.preemptions] == [("Job/a/train", "Job/b/borrow-new")]
+    assert result.messages["Job/a/train"].endswith(
+        "insufficient unused quota for nvidia.com/gpu in flavor h100, 4 more needed"
+    )
+
+
+def test_reclaim_within_cohort_never_waits() -> None:
+    queues, running, pending = _borrowed_cohort("Never")
+    result = schedule([pending], running, queues, FLAVORS, set())
+    assert result.preemptions == [] and result.inadmissible == ["Job/a/train"]
+
+
+def test_reclaim_lower_priority_spares_equal_priority_borrowers() -> None:
+    queues, running, pending = _borrowed_cohort("LowerPriority")
+    assert schedule([pending], running, queues, FLAVORS, set()).preemptions == []
+    urgent = workload("a/urgent", "team-a", 4, priority=10, created=30)
+    result = schedule([urgent], running, queues, FLAVORS, set())
+    assert [t.key for _, t in result.preemptions] == ["Job/b/borrow-new"]
+
+
+def test_within_cluster_queue_lower_priority_preempts_only_lower_priority() -> None:
+    queues = {"team-a": queue("team-a", 8, cohort=None, within_cluster_queue="LowerPriority")}
+    low = admitted(workload("a/low", "team-a", 8, priority=0), at=0)
+    high = workload("a/high", "team-a", 8, priority=100, created=5)
+    result = schedule([high], [low], queues, FLAVORS, set())
+    assert [(t.key, t.reason) for _, t in result.preemptions] == [("Job/a/low", IN_CLUSTER_QUEUE)]
+    peer = workload("a/peer", "team-a", 8, priority=0, created=5)
+    assert schedule([peer], [low], queues, FLAVORS, set()).preemptions == []
+
+
+def test_a_victim_already_being_evicted_is_not_evicted_twice() -> None:
+    queues, running, pending = _borrowed_cohort("Any")
+    running[-1] = admitted(running[-1].workload, at=20, evicting=True)
+    result = schedule([pending], running, queues, FLAVORS, set())
+    assert result.preemptions == [] and not result.changed()  # it waits for the victim to be gone
