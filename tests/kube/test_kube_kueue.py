@@ -111,6 +111,27 @@ spec:
     assert load(tmp_path, job).kueue.job_queues == {"team-a/train": "queue"}
 
 
+def test_a_kueue_jobs_suspend_is_modelled_and_any_other_jobs_is_a_warning(tmp_path: Path) -> None:
+    """Kueue creates its Jobs suspended and unsuspends them on admission (``spec.suspend``)."""
+    job = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+  {labels}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: main, image: busybox}}]
+"""
+    assert warnings(tmp_path, job.format(labels="labels: {kueue.x-k8s.io/queue-name: queue}")) == []
+    other = warnings(tmp_path, job.format(labels=""))
+    assert len(other) == 1 and "spec.suspend" in other[0]
+
+
 def test_the_cohort_field_is_per_version(tmp_path: Path) -> None:
     text = cluster_queue("v1beta2", "  cohort: research\n  namespaceSelector: {}")
     assert problems(tmp_path, text) == [

@@ -20,6 +20,7 @@ from gpufleet.kube import objects, pod_annotations, pods
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
+from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job
 
@@ -58,8 +59,11 @@ def job_from_spec(
     ``spec.jobTargetRef`` is a JobSpec); only its ``gpufleet.io/submit-at`` applies.
     """
     at_spec = report.at(spec_path)
+    # a Job Kueue manages is created suspended and unsuspended on admission: that is modelled
+    kueue = QUEUE_NAME_LABEL in meta.labels
+    unmodelled = tuple(f for f in _UNMODELLED_JOB if not (kueue and f == "suspend"))
     template, created = _common(
-        meta, spec, report, at_spec, priorities, order, JOB_RESTART_POLICIES, _UNMODELLED_JOB
+        meta, spec, report, at_spec, priorities, order, JOB_RESTART_POLICIES, unmodelled
     )
     given = _set(spec)
     parallelism = _count(spec, "parallelism", 1, at_spec)
