@@ -27,7 +27,7 @@ Everything else is FGD's: the typical pods (``args.typicalPods``, configured as 
 and its integer truncation, each share tried on every GPU with room, the node order that breaks
 ties. Only what an online scheduler knows is used: the cluster, the pod and the declared typical
 workload. On the FGD paper's replay (``replay.fgd_protocol``) it leaves fewer GPUs unallocated than
-FGD (README, "Traces and the FGD paper's replay").
+FGD (README, "Traces and the FGD paper's replay; priority, quotas and backfill").
 """
 
 from __future__ import annotations
