@@ -16,7 +16,8 @@ nodes whose GPUs are whole devices: MIG instances and time-slicing replicas are 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -225,6 +226,12 @@ class GpuShares:
             else:
                 self.free_compute[p.node, p.slot] += p.compute
                 self.free_memory[p.node, p.slot] += p.memory
+
+    def gpus_freed(self, i: int, keys: Iterable[str]) -> int:
+        """How many of node ``i``'s shared GPUs would be unshared again without the pods ``keys``
+        (every holder of the GPU among them): what preemption's victim search gives back."""
+        gone: Counter[int] = Counter(p.slot for k in keys for p in self.placed.get(k, ()) if p.node == i)
+        return sum(1 for slot, n in gone.items() if n == self.holders[i, slot])
 
     def _widen(self) -> None:
         rows = self.free_compute.shape[0]

@@ -155,21 +155,13 @@ class DefaultPreemption(Plugin):
         units = self.victim_units(ctx, i, gangs, whatif)
         if not units:
             return None, [NO_VICTIMS]
-        alloc, requested, nonzero = whatif.row(i)
-
-        def shifted(unit: tuple[Assignment, ...], sign: int) -> list[int]:
-            out = requested
-            for a in unit:
-                if a.node == i:
-                    vec = state.pod_vectors(a.pod)[0].tolist()
-                    out = [r + sign * v for r, v in zip(out, vec, strict=True)]
-            return out
+        local = [tuple(a for a in unit if a.node == i) for unit in units]
+        removed = [a for unit in local for a in unit]
+        alloc, requested, nonzero = whatif.row(i, removed)
 
         def fits(row: list[int]) -> bool:
             return all(f.passes_node(ctx, (alloc, row, nonzero), i) for f in filters)
 
-        for unit in units:
-            requested = shifted(unit, -1)
         if not fits(requested):
             freed = np.array(state.requested[i]) - np.array(requested)
             state.requested[i] -= freed
@@ -187,9 +179,10 @@ class DefaultPreemption(Plugin):
             k for k in range(len(units)) if not violating[k]
         ]
         for k in order:
-            back = shifted(units[k], +1)
+            kept = [a for a in removed if a not in local[k]]
+            back = whatif.row(i, kept)[1]
             if fits(back):
-                requested = back
+                removed = kept
             else:
                 victims.extend(units[k])
                 violations += violating[k]

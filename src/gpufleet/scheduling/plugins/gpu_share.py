@@ -33,8 +33,9 @@ class GpuShare(DynamicFilter):
 
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         """Unshared GPUs come from ``row`` (as preemption's victim search leaves it: whole-GPU
-        victims free GPUs), shared ones from the ledger (shares of victims are not given back there:
-        a conservative bound)."""
+        victims, and shared GPUs all of whose shares are victims, are free there), shared ones from
+        the ledger (the room a victim's share leaves beside other shares is not counted: a
+        conservative bound)."""
         share = ctx.pod.gpu_share
         if share is None:
             return True

@@ -11,8 +11,11 @@ PodDisruptionBudgets' ``disruptionsAllowed`` as the dry run uses them up.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import Pod
+from gpufleet.model.resources import GPU
 from gpufleet.scheduling.cluster_state import Assignment, ClusterState
 from gpufleet.scheduling.framework import NodeRow
 
@@ -32,13 +35,21 @@ class WhatIf:
             self._budgets = view.pod_disruption_budgets() if view is not None else []
         return self._budgets
 
-    def row(self, i: int) -> NodeRow:
-        """Node ``i``'s (allocatable, requested, non-zero requested) as the dry run leaves it."""
+    def row(self, i: int, without: Sequence[Assignment] = ()) -> NodeRow:
+        """Node ``i``'s (allocatable, requested, non-zero requested) as the dry run leaves it, and
+        with the pods ``without`` gone from it too. A shared GPU whose holders are all gone counts
+        as unshared again (``GpuShares.gpus_freed``)."""
         state = self.state
         requested, nonzero = state.requested[i].tolist(), state.nonzero[i].tolist()
         change = self.delta.get(i)
         if change is not None:
             requested, nonzero = _add(requested, change[0]), _add(nonzero, change[1])
+        for a in without:
+            requested = _add(state.pod_vectors(a.pod)[0].tolist(), requested, -1)
+        if state.shares is not None:
+            gone = [key for key in self.gone if key in state.pods_on[i]]
+            freed = state.shares.gpus_freed(i, [*gone, *(a.pod.key for a in without)])
+            requested[state.resource_column(GPU)] -= freed
         return state.alloc[i].tolist(), requested, nonzero
 
     def _shift(self, pod: Pod, i: int, sign: int) -> None:
