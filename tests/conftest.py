@@ -1,11 +1,19 @@
-"""Shared builders for tests: nodes and pods in canonical units."""
+"""Shared builders for tests: nodes and pods in canonical units, and scenarios run to their summary."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from gpufleet.kube import load_scenario
 from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
+from gpufleet.report import simulation_summary
+from gpufleet.sim.simulation import Simulation
 
 GPU = "nvidia.com/gpu"
 GI = 2**30
@@ -41,3 +49,22 @@ def no_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sweeps run where a test tells them (processes, or ``--ray local``), never on a Ray cluster
     that ``RAY_ADDRESS`` in the caller's environment names."""
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
+
+
+def simulated(
+    paths: Sequence[Path], seed: int | None = None, duration_s: float | None = None
+) -> dict[str, Any]:
+    """The scenario run to its end (or ``duration_s``) with ``seed`` (else its own): ``summary.json``'s
+    content as ``gpufleet simulate`` writes it (with ``latency`` and ``jobs``, checked against the
+    schema)."""
+    scenario = load_scenario(list(paths))
+    if duration_s is not None:
+        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
+    sim = Simulation(scenario, seed=seed)
+    sim.run()
+    return simulation_summary(sim)
+
+
+def pods_by_name(summary: dict[str, Any], namespaced: bool = False) -> dict[str, dict[str, Any]]:
+    """The summary's pod records by name (``namespace/name`` with ``namespaced``)."""
+    return {(p["name"] if namespaced else p["name"].split("/", 1)[1]): p for p in summary["pods"]}

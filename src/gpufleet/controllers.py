@@ -79,16 +79,18 @@ class JobController:
         if self.failed > self.job.backoff_limit:
             self.done = True  # BackoffLimitExceeded
             return
-        self.attempts[index] = self.attempts.get(index, 0) + 1
-        self.retries.append(index)
+        self._retry(index)
 
     def suspend(self, pod: Pod) -> None:
         """``spec.suspend`` (Kueue evicted the Job): the pod is deleted without counting as failed,
         and its index is created again (``-r<n>``) for when the Job resumes."""
         index = self.active.pop(pod.key, None)
         if index is not None:
-            self.attempts[index] = self.attempts.get(index, 0) + 1
-            self.retries.append(index)
+            self._retry(index)
+
+    def _retry(self, index: int) -> None:
+        self.attempts[index] = self.attempts.get(index, 0) + 1
+        self.retries.append(index)
 
 
 class DeploymentController:

@@ -8,10 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpufleet.kube import load_scenario
-from gpufleet.report.schema import validate_summary
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
+from conftest import pods_by_name, simulated
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "kueue" / "cohort-reclaim.yaml"
 PLAIN_POOL = """
@@ -35,15 +32,11 @@ def run(tmp_path: Path, edit: tuple[str, str] | None = None, extra: str = "") ->
         text = text.replace(*edit)
     path = tmp_path / "scenario.yaml"
     path.write_text(text + extra)
-    sim = Simulation(load_scenario([path]))
-    sim.run()
-    summary = build_summary(sim)
-    validate_summary(summary)
-    return summary
+    return simulated([path])
 
 
 def pods(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {p["name"]: p for p in summary["pods"]}
+    return pods_by_name(summary, namespaced=True)
 
 
 def test_borrower_is_reclaimed_and_requeued(tmp_path: Path) -> None:
@@ -189,9 +182,7 @@ def test_pod_group_and_single_pod_workloads(tmp_path: Path) -> None:
     its own; a LocalQueue that does not exist leaves the pod waiting with Kueue's message."""
     path = tmp_path / "pods.yaml"
     path.write_text(PODS)
-    sim = Simulation(load_scenario([path]))
-    sim.run()
-    got = pods(build_summary(sim))
+    got = pods(simulated([path]))
     assert [got[f"default/gang-{i}"]["bound_s"] for i in (0, 1)] == [0.0, 0.0]
     # 8 GPUs of quota: the single 4-GPU pod waits for the gang (8 GPUs) to finish
     assert (got["default/single"]["bound_s"], got["default/single"]["stages"]) == (

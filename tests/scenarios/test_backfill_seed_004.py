@@ -8,17 +8,13 @@ declared time limits; others start only beside it or if their own limit ends bef
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import pods_by_name, simulated
 from gpufleet.kube import load_scenario
-from gpufleet.report.job_waits import job_wait_figures
-from gpufleet.report.schema import validate_summary
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "seed-004-backfill"
 SEEDS = [0, 1, 2, 42]
@@ -28,19 +24,11 @@ RESERVED_FROM_S = 4800.0
 
 
 def simulate(config: str, seed: int = 0, until_s: float | None = None) -> dict[str, Any]:
-    scenario = load_scenario([EXAMPLE / "work.yaml", EXAMPLE / config])
-    if until_s is not None:
-        scenario.simulation = replace(scenario.simulation, duration_s=until_s)
-    sim = Simulation(scenario, seed=seed)
-    sim.run()
-    summary = build_summary(sim)
-    summary["jobs"] = job_wait_figures(summary)
-    validate_summary(summary)
-    return summary
+    return simulated([EXAMPLE / "work.yaml", EXAMPLE / config], seed=seed, duration_s=until_s)
 
 
 def pods(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {p["name"].split("/")[1]: p for p in summary["pods"]}
+    return pods_by_name(summary)
 
 
 def gang_class(summary: dict[str, Any]) -> dict[str, Any]:

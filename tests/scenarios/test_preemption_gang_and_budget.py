@@ -5,13 +5,10 @@ preemption."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gpufleet.kube import load_scenario
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
+from conftest import pods_by_name, simulated
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "priority" / "gang-preemption.yaml"
 WAITING = (
@@ -21,12 +18,7 @@ WAITING = (
 
 
 def run(duration_s: float | None = None) -> dict[str, dict[str, Any]]:
-    scenario = load_scenario([EXAMPLE])
-    if duration_s is not None:
-        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
-    sim = Simulation(scenario, seed=0)
-    sim.run()
-    return {p["name"].split("/")[1]: p for p in build_summary(sim)["pods"]}
+    return pods_by_name(simulated([EXAMPLE], seed=0, duration_s=duration_s))
 
 
 def test_the_gang_preempts_both_batch_pods_and_spares_the_pdb_protected_replica() -> None:

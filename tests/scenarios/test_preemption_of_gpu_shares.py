@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from gpufleet.kube import load_scenario
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
+from conftest import pods_by_name, simulated
 
 HEAD = """
 apiVersion: scheduling.k8s.io/v1
@@ -52,9 +50,7 @@ def run(tmp_path: Path, urgent: str) -> dict[str, dict[str, Any]]:
     shares = "".join(SHARE.format(name=n, at=f"{k}s") for k, n in enumerate(("s-a", "s-b", "s-c", "s-d")))
     path = tmp_path / "scenario.yaml"
     path.write_text(HEAD + shares + urgent)
-    sim = Simulation(load_scenario([path]), seed=0)
-    sim.run()
-    return {p["name"].split("/")[1]: p for p in build_summary(sim)["pods"]}
+    return pods_by_name(simulated([path], seed=0))
 
 
 @pytest.mark.parametrize(

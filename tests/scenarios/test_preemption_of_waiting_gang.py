@@ -7,9 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpufleet.kube import load_scenario
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
+from conftest import pods_by_name, simulated
 
 SCENARIO = """
 apiVersion: scheduling.k8s.io/v1
@@ -84,9 +82,7 @@ spec: {duration: 1h}
 def run(tmp_path: Path) -> dict[str, dict[str, Any]]:
     path = tmp_path / "scenario.yaml"
     path.write_text(SCENARIO)
-    sim = Simulation(load_scenario([path]), seed=0)
-    sim.run()
-    return {p["name"].split("/")[1]: p for p in build_summary(sim)["pods"]}
+    return pods_by_name(simulated([path], seed=0))
 
 
 def test_gang_members_waiting_at_permit_are_rejected_not_deleted_when_preempted(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from gpufleet.controllers import JobController
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import add
@@ -159,10 +160,14 @@ class KueueQueues:
         rec = self.sim.records[pod_key]
         return rec.deleted_s is not None or rec.phase in ("Succeeded", "Failed")
 
+    def _job(self, wl: _Workload) -> JobController:
+        controller = self.sim.job(wl.key.removeprefix("Job/"))
+        assert controller is not None  # its pods exist, so it does
+        return controller
+
     def _finished(self, wl: _Workload) -> bool:
         if wl.key.startswith("Job/"):
-            controller = self.sim.job(wl.key.removeprefix("Job/"))
-            assert controller is not None  # its pods exist, so it does
+            controller = self._job(wl)
             return controller.done and not controller.active
         return all(self._gone(k) for k in wl.pods)
 
@@ -173,9 +178,7 @@ class KueueQueues:
             return LOCAL_QUEUE_MISSING.format(wl.queue)
         pods = [self.sim.records[k].pod for k in wl.pods if not self._gone(k)]
         if wl.key.startswith("Job/"):
-            controller = self.sim.job(wl.key.removeprefix("Job/"))
-            assert controller is not None  # its pods exist, so it does
-            job = controller.job
+            job = self._job(wl).job
             count = job.parallelism if job.completions is None else min(job.parallelism, job.completions)
             template = job.template
             requests = {r: v * count for r, v in template.requests.items()}

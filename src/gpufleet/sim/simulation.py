@@ -703,12 +703,13 @@ class Simulation:
         if owner is None:
             return
         controller = self.controllers.get(f"{owner.kind}Controller/{pod.namespace}/{owner.name}")
+        if controller is None:
+            return
         if isinstance(controller, JobController) and suspended:
             controller.suspend(pod)
-            self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
-        elif controller is not None:
+        else:
             controller.finished(pod, succeeded)
-            self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
+        self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- GPUs as devices -------------------------------------------------------------------
     def free_gpus(self, node: int) -> tuple[list[int], LinkGraph | None] | None:

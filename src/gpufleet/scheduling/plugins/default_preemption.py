@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpufleet.model.pod import Pod
+from gpufleet.model.resources import GPU
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.cluster_state import Assignment, IntArray
 from gpufleet.scheduling.framework import Code, DynamicFilter, Plugin, PodContext, StaticFilter, Status
@@ -156,20 +157,21 @@ class DefaultPreemption(Plugin):
         if not units:
             return None, [NO_VICTIMS]
         local = [tuple(a for a in unit if a.node == i) for unit in units]
-        removed = [a for unit in local for a in unit]
-        alloc, requested, nonzero = whatif.row(i, removed)
+        removed = {a.pod.key: a for unit in local for a in unit}
+        alloc, requested, nonzero = whatif.row(i, list(removed.values()))
+        freed = whatif.gpus_freed(i, list(removed))  # shared GPUs all of whose shares are victims
 
         def fits(row: list[int]) -> bool:
             return all(f.passes_node(ctx, (alloc, row, nonzero), i) for f in filters)
 
         if not fits(requested):
-            freed = np.array(state.requested[i]) - np.array(requested)
-            state.requested[i] -= freed
+            lifted = np.array(state.requested[i]) - np.array(requested)
+            state.requested[i] -= lifted
             try:
                 one = np.array([i], dtype=np.int64)
                 reasons = [r for f in filters for r, mask in f.reason_masks(ctx, one) if mask[0]]
             finally:
-                state.requested[i] += freed
+                state.requested[i] += lifted
             return None, reasons
         flags = iter(pdb_violations([a.pod for unit in units for a in unit], whatif))
         violating = [sum(next(flags) for _ in unit) for unit in units]
@@ -179,11 +181,18 @@ class DefaultPreemption(Plugin):
             k for k in range(len(units)) if not violating[k]
         ]
         for k in order:
-            kept = [a for a in removed if a not in local[k]]
-            back = whatif.row(i, kept)[1]
+            back = requested
+            for a in local[k]:
+                del removed[a.pod.key]
+                back = [r + v for r, v in zip(back, state.pod_vectors(a.pod)[0].tolist(), strict=True)]
+            # a shared GPU the unit held is shared again (the others stay free)
+            still = whatif.gpus_freed(i, list(removed)) if freed else 0
+            if still != freed:
+                back[state.resource_column(GPU)] += freed - still
             if fits(back):
-                removed = kept
+                requested, freed = back, still
             else:
+                removed.update((a.pod.key, a) for a in local[k])
                 victims.extend(units[k])
                 violations += violating[k]
         return Candidate(i, tuple(sorted(victims, key=more_important_first)), violations), []

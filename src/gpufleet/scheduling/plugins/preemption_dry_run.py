@@ -38,7 +38,7 @@ class WhatIf:
     def row(self, i: int, without: Sequence[Assignment] = ()) -> NodeRow:
         """Node ``i``'s (allocatable, requested, non-zero requested) as the dry run leaves it, and
         with the pods ``without`` gone from it too. A shared GPU whose holders are all gone counts
-        as unshared again (``GpuShares.gpus_freed``)."""
+        as unshared again (``gpus_freed``)."""
         state = self.state
         requested, nonzero = state.requested[i].tolist(), state.nonzero[i].tolist()
         change = self.delta.get(i)
@@ -46,11 +46,20 @@ class WhatIf:
             requested, nonzero = _add(requested, change[0]), _add(nonzero, change[1])
         for a in without:
             requested = _add(state.pod_vectors(a.pod)[0].tolist(), requested, -1)
-        if state.shares is not None:
-            gone = [key for key in self.gone if key in state.pods_on[i]]
-            freed = state.shares.gpus_freed(i, [*gone, *(a.pod.key for a in without)])
+        freed = self.gpus_freed(i, [a.pod.key for a in without], with_gone=True)
+        if freed:
             requested[state.resource_column(GPU)] -= freed
         return state.alloc[i].tolist(), requested, nonzero
+
+    def gpus_freed(self, i: int, keys: Sequence[str], with_gone: bool = False) -> int:
+        """Shared GPUs of node ``i`` left without holders when the pods ``keys`` go too (counting
+        those the dry run's evictions already emptied, ``with_gone``): ``GpuShares.gpus_freed``."""
+        shares = self.state.shares
+        if shares is None:
+            return 0
+        on_node = self.state.pods_on[i]
+        gone = [key for key in self.gone if key in on_node]
+        return shares.gpus_freed(i, [*gone, *keys]) - (0 if with_gone else shares.gpus_freed(i, gone))
 
     def _shift(self, pod: Pod, i: int, sign: int) -> None:
         req, nonzero = (v.tolist() for v in self.state.pod_vectors(pod))
