@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT ?= out
 
-.PHONY: run test lint bench clean venv
+.PHONY: run test lint bench clean venv controlplane cluster-up cluster-down fidelity
 
 $(STAMP): pyproject.toml
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) (Python 3.11) on PATH" >&2; exit 2; }
@@ -20,13 +20,29 @@ run: $(STAMP)
 	$(BIN)/gpufleet simulate --out $(OUT)
 	@echo "report: $(OUT)/report.html  summary: $(OUT)/summary.json"
 
+# The whole suite. Its control-plane tests build the upstream components once (10-20 minutes on
+# two cores, into ~/.cache/gpufleet/controlplane) and start them on loopback for the session.
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench e2e
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# The real control plane: build it (cached), start it for people (prints KUBECONFIG), stop it.
+controlplane: $(STAMP)
+	$(BIN)/python -m e2e build
+
+cluster-up: $(STAMP)
+	$(BIN)/python -m e2e up
+
+cluster-down: $(STAMP)
+	$(BIN)/python -m e2e down
+
+# gpufleet against the real kube-scheduler: every case, and the report in $(OUT)/fidelity/.
+fidelity: $(STAMP)
+	$(BIN)/python -m e2e.fidelity --out $(OUT)/fidelity
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -1,8 +1,11 @@
-"""Shared builders for tests: nodes and pods in canonical units, and scenarios run to their summary."""
+"""Shared builders for tests: nodes and pods in canonical units, scenarios run to their summary,
+and the real control plane (``control_plane``: built once into a cache, started once a session)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,10 @@ from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
 from gpufleet.report import simulation_summary
 from gpufleet.sim.simulation import Simulation
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # e2e/ lives beside src/, outside the package
+    sys.path.insert(0, str(ROOT))
 
 GPU = "nvidia.com/gpu"
 GI = 2**30
@@ -68,3 +75,37 @@ def simulated(
 def pods_by_name(summary: dict[str, Any], namespaced: bool = False) -> dict[str, dict[str, Any]]:
     """The summary's pod records by name (``namespace/name`` with ``namespaced``)."""
     return {(p["name"] if namespaced else p["name"].split("/", 1)[1]): p for p in summary["pods"]}
+
+
+def _unavailable(reason: str) -> None:
+    """Without Go the control-plane tests are skipped; under CI (``CI=true``) that is a failure."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"the control plane is required under CI: {reason}", pytrace=False)
+    pytest.skip(f"no control plane: {reason}")
+
+
+@pytest.fixture(scope="session")
+def control_plane(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok on loopback, shared by
+    the session's tests (each cleans what it made). Their logs are kept in ``out/e2e-logs`` when a
+    test of the session failed."""
+    from e2e.components import BuildError, build, built, go_binary
+    from e2e.controlplane import ControlPlane, ControlPlaneError
+
+    if built() is None and go_binary() is None:
+        _unavailable("the Go toolchain is not on PATH to build it")
+
+    def say(line: str) -> None:
+        print(line, file=sys.__stderr__, flush=True)
+
+    try:
+        cp = ControlPlane(build(say)).start()
+    except (BuildError, ControlPlaneError) as exc:
+        _unavailable(str(exc))
+    version = (cp.get("/version") or {}).get("gitVersion")
+    say(f"control plane (Kubernetes {version}) ready in {cp.started_s:.1f} s")
+    yield cp
+    if request.session.testsfailed:
+        kept = cp.keep_logs(ROOT / "out" / "e2e-logs")
+        say(f"control plane logs kept in {kept}")
+    cp.remove()

@@ -34,8 +34,8 @@ def test_job_pods_are_explained_with_kube_schedulers_message(tmp_path: Path) -> 
     [entry] = explain_scenario(load_scenario([path]))
     assert entry["pod"] == "default/big-0"
     assert entry["message"] == (
-        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: "
-        "1 No preemption victims found for incoming pod."
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
     assert entry["closest_nodes"] == [
         {"node": "gpu-0", "needs": ["node has too little nvidia.com/gpu in total"], "evict": []}

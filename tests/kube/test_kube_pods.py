@@ -313,3 +313,27 @@ def test_references_to_missing_pod_groups_and_nodes_are_warnings(tmp_path: Path)
         f'{LABEL}: metadata.labels.scheduling.x-k8s.io/pod-group: no PodGroup "g" in namespace default',
         f'{LABEL}: spec.nodeName: no Node "nowhere" in the scenario',
     ]
+
+
+def test_scoring_counts_each_containers_missing_cpu_and_memory_and_keeps_an_explicit_zero(
+    tmp_path: Path,
+) -> None:
+    """resource_allocation.go ``NonMissingContainerRequests``: a container without a cpu or memory
+    request counts 100m and 200Mi for scoring (per container, init containers too); a request
+    written as 0 stays 0. The requests the filter checks are the written ones."""
+    mi = 2**20
+    text = pod(
+        """
+        containers:
+        - {name: a, image: i, resources: {requests: {cpu: "0", memory: "0"}}}
+        - {name: b, image: i}
+        - {name: c, image: i, resources: {requests: {cpu: 250m}}}
+        initContainers:
+        - {name: init, image: i, resources: {requests: {cpu: "1", memory: 16Mi}}}
+        """
+    )
+    (bare,) = load(tmp_path, text).pods
+    assert bare.pod.requests == {"cpu": 1000, "memory": 16 * mi}
+    # app containers: cpu 0 + 100 + 250 = 350, memory 0 + 200 + 200 = 400 Mi; the init container's
+    # 1000m and 16Mi: the maximum of the two for each
+    assert bare.pod.nonzero_requests == {"cpu": 1000, "memory": 400 * mi}

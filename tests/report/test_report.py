@@ -24,7 +24,7 @@ from gpufleet.report.html import MAX_CHAIN_NODES, MAX_EVENT_ROWS, MAX_WATERFALL_
 from gpufleet.report.latency import STAGE_ORDER, latency_figures, nearest_rank, percentiles
 
 PENDING_MESSAGE = (
-    "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+    "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
     "2 Insufficient nvidia.com/gpu. <preemption: 0/3 & more>"
 )
 

@@ -22,8 +22,8 @@ def test_claim_lands_on_the_node_whose_device_matches_and_an_impossible_one_wait
     assert pods["default/trainer"]["node"] == "h100-0" and pods["default/trainer"]["working"]
     assert sim.state.dra is not None and set(sim.state.dra.allocated) == {"default/trainer-gpu"}
     assert pods["default/too-big"]["message"] == (
-        "0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: "
-        "2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 

@@ -70,6 +70,7 @@ profiles:
     assert small["phase"] == "Pending" and small["devices"] == []
     assert small["message"] == (
         "0/1 nodes are available: 1 node(s) didn't have enough GPU memory per device (GpuMemoryFit). "
-        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling."
     )
     assert pods["default/llm-7b-0"]["working"]

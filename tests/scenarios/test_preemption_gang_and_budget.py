@@ -13,7 +13,7 @@ from conftest import pods_by_name, simulated
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "priority" / "gang-preemption.yaml"
 WAITING = (
     "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. "
-    "preemption: not eligible due to a terminating pod on the nominated node."
+    "no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node."
 )
 
 

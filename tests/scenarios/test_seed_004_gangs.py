@@ -19,7 +19,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "seed-004"
 SEEDS = [0, 1, 2, 3, 42]
 T16_1_MESSAGE = (
     "0/3 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 3 Insufficient nvidia.com/gpu. "
-    "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    "no new claims to deallocate, preemption: 0/3 nodes are available: "
+    "3 No preemption victims found for incoming pod."
 )
 
 

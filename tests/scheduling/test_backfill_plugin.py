@@ -88,7 +88,7 @@ def test_small_jobs_backfill_beside_the_reservation_or_before_it() -> None:
     assert out["long"].kind == "unschedulable"
     assert out["long"].message == (
         "0/3 nodes are available: 1 node(s) reserved for default/t16 from 3600s (Backfill), "
-        "2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: "
+        "2 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/3 nodes are available: "
         "3 No preemption victims found for incoming pod., can not find pod group"
     )
     assert sorted(state.assignments) == [

@@ -41,13 +41,26 @@ def test_histogram_entries_sort_as_strings_so_10_comes_before_2() -> None:
 
 
 def test_design_example_untolerated_taint_and_insufficient_gpus_with_preemption_part() -> None:
-    """DESIGN.md principle 7, with DefaultPreemption's PostFilter message appended (1.34)."""
-    nodes = [gpu_node("gpu-a", 4, taints=(GPU_TAINT,)), gpu_node("gpu-b", 4), gpu_node("gpu-c", 4)]
+    """DESIGN.md principle 7, with DynamicResources' and DefaultPreemption's PostFilter messages
+    appended in that order (1.34.10: ``applyDynamicResources`` puts DynamicResources first)."""
+    nodes = [gpu_node("gpu-a", 8, taints=(GPU_TAINT,)), gpu_node("gpu-b", 8), gpu_node("gpu-c", 8)]
     pod = gpu_pod("trainer", 8, tolerations=())
-    assert attempt(nodes, pod) == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
-        "2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: "
+    placed = {"gpu-b": [gpu_pod("b", 4)], "gpu-c": [gpu_pod("c", 2)]}
+    assert attempt(nodes, pod, placed) == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
+        "2 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/3 nodes are available: "
         "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
+    )
+
+
+def test_a_request_beyond_a_nodes_allocatable_is_not_helped_by_preemption() -> None:
+    """noderesources/fit.go ``InsufficientResource.Unresolvable``: a request above the node's whole
+    allocatable is UnschedulableAndUnresolvable, so DefaultPreemption skips the node (1.34)."""
+    nodes = [gpu_node("small", 4), gpu_node("big", 8)]
+    placed = {"small": [gpu_pod("s", 2)], "big": [gpu_pod("b", 2)]}
+    assert attempt(nodes, gpu_pod("trainer", 8), placed).endswith(
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling."
     )
 
 
@@ -55,7 +68,8 @@ def test_each_insufficient_resource_is_its_own_reason() -> None:
     """noderesources/fit.go fitsRequest reports every short resource of a node."""
     msg = attempt([gpu_node("n", 8, cpu=16)], gpu_pod("p", 8, cpu=32), placed={"n": [gpu_pod("x", 1, cpu=1)]})
     assert msg.startswith(
-        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient nvidia.com/gpu. preemption:"
+        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient nvidia.com/gpu. "
+        "no new claims to deallocate, preemption:"
     )
 
 
@@ -67,7 +81,7 @@ def test_node_selector_mismatch_and_unschedulable_nodes_are_unresolvable() -> No
     pod = Pod("p", node_selector={"zone": "y"})
     assert attempt(nodes, pod) == (
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-        "1 node(s) were unschedulable. preemption: 0/2 nodes are available: "
+        "1 node(s) were unschedulable. no new claims to deallocate, preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
 
@@ -79,8 +93,8 @@ def test_lower_priority_pods_that_would_not_free_enough_are_listed_by_reason() -
     other = gpu_pod("other", 4, priority=100)
     pod = gpu_pod("p", 8, cpu=8, mem_gi=64, priority=100)
     assert attempt([node], pod, placed={"n": [low, other]}) == (
-        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: "
-        "1 Insufficient nvidia.com/gpu."
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     )
 
 

@@ -60,7 +60,7 @@ def test_coscheduling_replaces_the_queue_sort_as_its_readme_configures_it() -> N
     profile = build_profile(config)
     assert isinstance(profile.queue_sort, Coscheduling)
     assert profile.permit is profile.queue_sort
-    assert [p.name for p in profile.post_filters] == ["DefaultPreemption", "Coscheduling"]
+    assert [p.name for p in profile.post_filters] == ["DynamicResources", "DefaultPreemption", "Coscheduling"]
 
 
 def test_two_queue_sort_plugins_are_refused() -> None:

@@ -22,6 +22,7 @@ from gpufleet.model.scenario import Scenario
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.diagnosis import diagnose
 from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.messages import no_scheduler
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Scheduler
 
@@ -107,7 +108,7 @@ def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[s
     for pod in pending:
         owner = next((s for s in schedulers if s.serves(pod.scheduler_name)), None)
         if owner is None:
-            node, message = None, f'no scheduler serves schedulerName "{pod.scheduler_name}"'
+            node, message = None, no_scheduler(pod.scheduler_name)
         else:
             node, message = owner.try_schedule(pod)
         out.append(

@@ -37,6 +37,9 @@ from gpufleet.model.resources import (
 )
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
+#: ``schedutil.DefaultMilliCPURequest`` and ``DefaultMemoryRequest``: what scoring counts for a
+#: container that requests no cpu or no memory
+NON_MISSING_REQUESTS: Resources = {CPU: 100, MEMORY: 200 * 1024 * 1024}
 SIDECAR_RESTART_POLICY = "Always"
 DEFAULT_TERMINATION_GRACE_S = 30.0
 
@@ -73,7 +76,8 @@ def pod(
     image = first_container.get("image")
     values = pod_annotations.read(meta.annotations, report.at("metadata"))
     behavior = pod_annotations.behavior(values, image if isinstance(image, str) else "")
-    share, requests = gpu_shares.read(meta.annotations, _requests(spec, at_spec), report)
+    requests, scored = _requests(spec, at_spec)
+    share, requests = gpu_shares.read(meta.annotations, requests, report)
     _warn_unmodelled(spec, at_spec)
     affinity = mapping(mapping(spec.get("affinity")).get("nodeAffinity"))
     affinity_path = "affinity.nodeAffinity"
@@ -110,10 +114,13 @@ def pod(
         owner=owner,
         resource_claims=pod_resource_claims(spec, at_spec, ""),
         gpu_share=share,
+        nonzero_requests={**requests, **scored},
     )
 
 
-def _requests(spec: Mapping[str, Any], report: Reporter) -> Resources:
+def _requests(spec: Mapping[str, Any], report: Reporter) -> tuple[Resources, Resources]:
+    """The pod's effective requests, and the cpu and memory scoring counts (each container's missing
+    request as 100m and 200Mi: ``NonMissingContainerRequests``)."""
     containers = items(spec.get("containers"))
     if not containers:
         report.error("containers", required())
@@ -126,7 +133,8 @@ def _requests(spec: Mapping[str, Any], report: Reporter) -> Resources:
             report.error(f"{path}.restartPolicy", unsupported(policy, (SIDECAR_RESTART_POLICY,)))
         init.append((_container(c, report, path), policy == SIDECAR_RESTART_POLICY))
     overhead = _resource_list(spec.get("overhead"), report, "overhead")
-    return pod_requests(app, init, overhead)
+    scored = pod_requests(app, init, overhead, NON_MISSING_REQUESTS)
+    return pod_requests(app, init, overhead), {r: scored.get(r, 0) for r in NON_MISSING_REQUESTS}
 
 
 def _container(container: Mapping[str, Any], report: Reporter, path: str) -> Resources:

@@ -122,6 +122,9 @@ class Pod:
     owner: OwnerRef | None = None
     resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims (DRA)
     gpu_share: GpuShare | None = None  # a fractional GPU request (KAI annotations, HAMi resources)
+    #: the requests scoring counts (``NonMissingContainerRequests``): each container's missing cpu and
+    #: memory request as 100m and 200Mi, an explicit 0 kept; None: ``requests`` as one container's
+    nonzero_requests: Resources | None = None
 
     @property
     def key(self) -> str:
@@ -146,6 +149,7 @@ class Pod:
             self.node_name,
             self.resource_claims and (self.namespace, self.name),  # DRA pods are evaluated one by one
             self.gpu_share,
+            tuple(sorted(self.nonzero_requests.items())) if self.nonzero_requests is not None else None,
         )
 
     def matches_node_selector(self, node: Node) -> bool:

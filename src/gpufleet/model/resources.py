@@ -151,9 +151,17 @@ def maximum(a: Mapping[str, int], b: Mapping[str, int]) -> Resources:
 
 
 def pod_requests(
-    containers: Iterable[Resources], init_containers: Iterable[tuple[Resources, bool]], overhead: Resources
+    containers: Iterable[Resources],
+    init_containers: Iterable[tuple[Resources, bool]],
+    overhead: Resources,
+    non_missing: Resources | None = None,
 ) -> Resources:
-    """Effective pod requests as ``PodRequests`` computes them (sidecar-aware)."""
+    """Effective pod requests as ``PodRequests`` computes them (sidecar-aware); ``non_missing``
+    (``NonMissingContainerRequests``) stands in for each container's requests it lacks (a request
+    written as 0 stays 0), as scoring asks for 100m cpu and 200Mi memory."""
+    if non_missing:
+        containers = [{**non_missing, **c} for c in containers]
+        init_containers = [({**non_missing, **c}, sidecar) for c, sidecar in init_containers]
     total: Resources = {}
     for req in containers:
         total = add(total, req)

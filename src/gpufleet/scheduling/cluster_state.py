@@ -45,6 +45,11 @@ class Assignment:
 
 
 def non_zero_requests(pod: Pod) -> dict[str, int]:
+    """What scoring counts of a pod's requests (``resource_allocation.go``'s ``NonMissingContainerRequests``,
+    worked out per container when the pod was read); a pod made without containers is one container
+    whose cpu and memory requests, where missing, count 100m and 200Mi."""
+    if pod.nonzero_requests is not None:
+        return pod.nonzero_requests
     req = dict(pod.requests)
     req[CPU] = req.get(CPU, 0) or DEFAULT_MILLI_CPU_REQUEST
     req[MEMORY] = req.get(MEMORY, 0) or DEFAULT_MEMORY_REQUEST
@@ -76,7 +81,7 @@ class ClusterState:
         self.shares: GpuShares | None = None  # GPUs shared by fractional requests, once one is placed
         self.devices: DeviceView | None = None  # the device level's view of free GPUs, where there is one
         self.disruptions: DisruptionView | None = None  # PodDisruptionBudgets and what they allow now
-        self._vectors: dict[tuple[object, int], tuple[IntArray, IntArray]] = {}
+        self._vectors: dict[tuple[object, object, int], tuple[IntArray, IntArray]] = {}
         self._add_nodes(nodes or [])
 
     # -- resources -------------------------------------------------------------------------
@@ -104,12 +109,13 @@ class ClusterState:
 
     def pod_vectors(self, pod: Pod) -> tuple[IntArray, IntArray]:
         """(requests, non-zero requests) of a pod, including one ``pods`` slot (memoised per request list)."""
-        key = (tuple(pod.requests.items()), len(self.resources))
+        scored = tuple(pod.nonzero_requests.items()) if pod.nonzero_requests is not None else None
+        key = (tuple(pod.requests.items()), scored, len(self.resources))
         hit = self._vectors.get(key)
         if hit is None:
             req = self.vector({**pod.requests, PODS: 1})
             nonzero = self.vector({**non_zero_requests(pod), PODS: 1})
-            hit = self._vectors[(tuple(pod.requests.items()), len(self.resources))] = (req, nonzero)
+            hit = self._vectors[(tuple(pod.requests.items()), scored, len(self.resources))] = (req, nonzero)
         return hit
 
     def gpu_shares(self) -> GpuShares:

@@ -96,6 +96,11 @@ class DynamicFilter(Plugin):
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         raise NotImplementedError
 
+    def unresolvable_on(self, ctx: PodContext, idx: IntArray) -> BoolArray:
+        """Of the nodes in ``idx`` (those it rejects among them), which it rejects unresolvably:
+        preemption cannot help there."""
+        return np.full(len(idx), self.unresolvable, dtype=bool)
+
     def reason_masks(self, ctx: PodContext, idx: IntArray) -> list[tuple[str, BoolArray]]:
         """For the nodes in ``idx``, each reason and which of them it applies to."""
         raise NotImplementedError

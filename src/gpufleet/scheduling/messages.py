@@ -14,6 +14,16 @@ from collections import Counter
 NO_NODE_AVAILABLE = "0/{n} nodes are available:"
 #: ``ErrNoNodesAvailable`` (``schedule_one.go``): the cluster has no nodes at all; no FitError, no preemption.
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+NO_SCHEDULER = "no scheduler serves schedulerName"
+
+
+def no_scheduler(scheduler_name: str) -> str:
+    """What gpufleet says of a pod whose ``schedulerName`` no scheduler has (kube-scheduler says
+    nothing: the pod stays Pending without a condition)."""
+    return (
+        f'{NO_SCHEDULER} "{scheduler_name}": no KubeSchedulerConfiguration profile has that name, '
+        "so the pod stays Pending"
+    )
 
 
 def fit_error(

@@ -8,7 +8,8 @@ error. Any other name is an error, as kube-scheduler rejects an unknown plugin.
 
 from __future__ import annotations
 
-MODELLED = frozenset(
+#: kube-scheduler's own plugins that gpufleet implements
+IN_TREE_MODELLED = frozenset(
     {
         "PrioritySort",
         "NodeUnschedulable",
@@ -19,9 +20,14 @@ MODELLED = frozenset(
         "NodeResourcesBalancedAllocation",
         "DefaultPreemption",
         "DefaultBinder",
-        "Coscheduling",
-        "GpuMemoryFit",
         "DynamicResources",
+    }
+)
+
+MODELLED = IN_TREE_MODELLED | frozenset(
+    {
+        "Coscheduling",  # scheduler-plugins'
+        "GpuMemoryFit",
         "GpuShare",
         "FGD",
         "FGDSupply",
@@ -53,3 +59,6 @@ NOT_MODELLED = frozenset(
 )
 
 KNOWN = MODELLED | NOT_MODELLED
+
+#: kube-scheduler's own (in-tree) plugins: the others are scheduler-plugins' (Coscheduling) or gpufleet's
+IN_TREE = IN_TREE_MODELLED | NOT_MODELLED

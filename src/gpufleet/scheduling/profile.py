@@ -84,7 +84,7 @@ POINTS: dict[str, frozenset[str]] = {
     "DefaultBinder": frozenset({"bind"}),
     "Coscheduling": frozenset({"queueSort", "preFilter", "postFilter", "permit", "reserve"}),
     "GpuMemoryFit": frozenset({"filter"}),
-    "DynamicResources": frozenset({"preFilter", "filter", "reserve", "preBind"}),
+    "DynamicResources": frozenset({"preFilter", "filter", "postFilter", "reserve", "preBind"}),
     "GpuShare": frozenset({"filter", "reserve"}),
     "FGD": frozenset({"preScore", "score"}),
     "FGDSupply": frozenset({"preScore", "score"}),

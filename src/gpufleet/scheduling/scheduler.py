@@ -14,7 +14,7 @@ top-scoring nodes (``selectHost``), drawn from a seeded generator.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -30,6 +30,7 @@ from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error
 from gpufleet.scheduling.plugins.backfill import Backfill, Backfiller
 from gpufleet.scheduling.plugins.coscheduling import Coscheduling
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
+from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
 from gpufleet.scheduling.profile import Profile, build_profiles
 from gpufleet.scheduling.queue import QueuedPod, SchedulingQueue
 from gpufleet.scheduling.shape_cache import ShapeCache
@@ -58,6 +59,22 @@ class Outcome:
     victims: tuple[str, ...] = ()  # "preempting": the pods to evict from ``node``
 
 
+#: Chooses among equally good nodes (their names, ascending by node index): the index of the choice.
+TieBreak = Callable[[Pod, list[str]], int]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One attempt's whole answer, every tie included: what kube-scheduler could have done where its
+    own choice is random (``selectHost`` among the top-scoring nodes; the first of the equally ranked
+    preemption candidates, in map order)."""
+
+    nodes: tuple[str, ...] = ()  # bound: the top-scoring feasible nodes (one when determined)
+    message: str = ""  # otherwise: the FailedScheduling message
+    #: DefaultPreemption nominated one of these equally ranked (node, victims)
+    nominations: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
 @dataclass(frozen=True)
 class Placement:
     """One attempt's answer: a node, or kube-scheduler's message and what PostFilter decided."""
@@ -66,6 +83,8 @@ class Placement:
     message: str = ""
     nominated: str | None = None  # DefaultPreemption chose this node ...
     victims: tuple[str, ...] = ()  # ... and these pods must go
+    #: every equally ranked preemption candidate, the chosen one among them, as (node, victims)
+    nominations: tuple[tuple[str, tuple[str, ...]], ...] = ()
     release_group: PodGroup | None = None  # Coscheduling rejects this gang's waiting pods
     gang_nominated: tuple[tuple[str, str], ...] = ()  # the preemptor's gang: other members -> nodes
 
@@ -84,9 +103,10 @@ class Scheduler:
     state: ClusterState
     gangs: GangView
     seed: int = 0
-    #: among the best-scoring nodes: "random" (kube-scheduler's selectHost, seeded) or "first" (the
-    #: lowest node index: the FGD authors' simulator picks the smallest node name)
-    tie_break: str = "random"
+    #: among the best-scoring nodes: "random" (kube-scheduler's selectHost, seeded), "first" (the
+    #: lowest node index: the FGD authors' simulator picks the smallest node name), or a TieBreak
+    #: (which also picks among equally ranked preemption candidates: "random" takes the first)
+    tie_break: str | TieBreak = "random"
     profiles: dict[str, Profile] = field(init=False)
     queue: SchedulingQueue = field(init=False)
 
@@ -240,6 +260,21 @@ class Scheduler:
             self.state.assign(pod, node, now, self.profiles[pod.scheduler_name].gpu_choice)
         return node
 
+    def decide(self, pod: Pod) -> Decision:
+        """One scheduling attempt that changes nothing, with every tie: the equally best nodes, or
+        the message and, where DefaultPreemption would nominate, each equally ranked candidate."""
+        qp = QueuedPod(pod, 0, 0.0, 0.0, shape=pod.shape())
+        profile = self.profiles[pod.scheduler_name]
+        rotation = dict(self.next_start)
+        try:
+            with self._nominated_held(pod):
+                found = self._best_nodes(profile, qp, PodContext(pod, self.state))
+        finally:
+            self.next_start = rotation
+        if not isinstance(found, Placement):
+            return Decision(nodes=tuple(self.state.nodes[i].name for i in found))
+        return Decision(message=found.message, nominations=found.nominations)
+
     def try_schedule(self, pod: Pod, explain: bool = True) -> tuple[str | None, str]:
         """One scheduling attempt that changes nothing: the node it would pick, or the message."""
         qp = QueuedPod(pod, 0, 0.0, 0.0, shape=pod.shape())
@@ -312,6 +347,24 @@ class Scheduler:
         return cache
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True) -> Placement:
+        found = self._best_nodes(profile, qp, ctx, explain)
+        if isinstance(found, Placement):
+            return found
+        if len(found) == 1:
+            return Placement(self.state.nodes[found[0]].name)
+        return Placement(self.state.nodes[found[self._pick(ctx.pod, found)]].name)
+
+    def _pick(self, pod: Pod, best: list[int]) -> int:
+        """``selectHost``: which of the equally best nodes (more than one) the pod gets."""
+        if callable(self.tie_break):
+            return self.tie_break(pod, [self.state.nodes[i].name for i in best])
+        return int(self.rng.integers(len(best))) if self.tie_break == "random" else 0
+
+    def _best_nodes(
+        self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True
+    ) -> list[int] | Placement:
+        """The feasible nodes with the highest score, ascending (one when the choice is determined),
+        or the failure's Placement (kube-scheduler's message and what PostFilter decided)."""
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:
@@ -327,12 +380,7 @@ class Scheduler:
             top = cache.top_nodes()
             if not top:
                 return self._failure(profile, ctx, cache) if explain else Placement(None)
-            choice = (
-                top[int(self.rng.integers(len(top)))]
-                if len(top) > 1 and self.tie_break == "random"
-                else top[0]
-            )
-            return Placement(self.state.nodes[choice].name)
+            return top
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if len(feasible_pos) == 0:
             return self._failure(profile, ctx, cache) if explain else Placement(None)
@@ -352,12 +400,9 @@ class Scheduler:
         self.next_start[profile.scheduler_name] = (start + processed) % max(n, 1)
         idx = window if cache.all_rows else considered[window]
         if len(idx) == 1:
-            return Placement(self.state.nodes[int(idx[0])].name)
+            return [int(idx[0])]
         scores = cache.masked[idx] if not cache.static_raw else cache.total_scores(idx)
-        best = np.flatnonzero(scores == scores.max())
-        pick = int(self.rng.integers(len(best))) if len(best) > 1 and self.tie_break == "random" else 0
-        choice = int(idx[best[pick]])
-        return Placement(self.state.nodes[choice].name)
+        return [int(i) for i in idx[np.flatnonzero(scores == scores.max())]]
 
     def _failure(self, profile: Profile, ctx: PodContext, cache: ShapeCache) -> Placement:
         """Every node's reasons, in filter order (the first failing plugin decides), as a histogram."""
@@ -374,8 +419,7 @@ class Scheduler:
                 for reason, mask in f.reason_masks(ctx, static_ok):
                     histogram[reason] += int((mask & failing).sum())
                 undecided &= ~failing
-                if f.unresolvable:
-                    unresolvable |= failing
+                unresolvable |= failing & f.unresolvable_on(ctx, static_ok)
             resolvable = static_ok[~undecided & ~unresolvable]
         return self._post_filter(profile, ctx, resolvable, histogram)
 
@@ -403,14 +447,24 @@ class Scheduler:
                 )
                 if outcome.node is not None:
                     message = fit_error(self.state.size_active, histogram, pre_filter_msg)
+                    node, victims = outcome.node, outcome.victims
+                    if callable(self.tie_break) and len(outcome.ties) > 1:
+                        node, victims = outcome.ties[self.tie_break(ctx.pod, [t[0] for t in outcome.ties])]
                     return Placement(
-                        None, message, outcome.node, outcome.victims, gang_nominated=outcome.nominations
+                        None,
+                        message,
+                        node,
+                        victims,
+                        outcome.ties or ((node, victims),),
+                        gang_nominated=outcome.nominations,
                     )
                 messages.extend(outcome.status.reasons)
             elif isinstance(plugin, Coscheduling):
                 status, group = plugin.post_filter(ctx, self.gangs)
                 messages.extend(status.reasons)
                 release = release or group
+            elif isinstance(plugin, DynamicResources):
+                messages.extend(plugin.post_filter(ctx).reasons)
         message = fit_error(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
         return Placement(None, message, release_group=release)
 

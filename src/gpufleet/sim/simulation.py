@@ -38,8 +38,9 @@ from gpufleet.model.workloads import Created, Job
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.dra.state import DraState
 from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.messages import no_scheduler
 from gpufleet.scheduling.processes import scheduler_processes
-from gpufleet.scheduling.scheduler import Outcome, Scheduler
+from gpufleet.scheduling.scheduler import Outcome, Scheduler, TieBreak
 from gpufleet.scheduling.topology.link_graph import LinkGraph
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
 from gpufleet.sim.devices import NodeDevices, dra_units, out_of_memory
@@ -58,7 +59,9 @@ Controller = JobController | DeploymentController
 
 
 class Simulation:
-    def __init__(self, scenario: Scenario, seed: int | None = None):
+    def __init__(self, scenario: Scenario, seed: int | None = None, tie_break: TieBreak | None = None):
+        """``tie_break`` decides every choice among equally good nodes (else a seeded random one, as
+        kube-scheduler's ``selectHost``): a replay can follow the choices a real cluster made."""
         self.scenario = scenario
         self.settings = scenario.simulation
         self.seed = self.settings.seed if seed is None else seed
@@ -88,7 +91,9 @@ class Simulation:
         self.gangs = GangView(self.state, scenario.pod_groups)
         seeds = np.random.SeedSequence(self.seed).spawn(len(scheduler_processes(scenario.schedulers)))
         self.schedulers = [
-            Scheduler(c, self.state, self.gangs, seed=int(s.generate_state(1)[0]))
+            Scheduler(
+                c, self.state, self.gangs, seed=int(s.generate_state(1)[0]), tie_break=tie_break or "random"
+            )
             for c, s in zip(scheduler_processes(scenario.schedulers), seeds, strict=True)
         ]
         self.records: dict[str, PodRecord] = {}
@@ -242,10 +247,7 @@ class Simulation:
         pod = rec.pod
         owner = next((s for s in self.schedulers if s.serves(pod.scheduler_name)), None)
         if owner is None:
-            rec.message = (
-                f'no scheduler serves schedulerName "{pod.scheduler_name}": no KubeSchedulerConfiguration '
-                "profile has that name, so the pod stays Pending"
-            )
+            rec.message = no_scheduler(pod.scheduler_name)
             return
         group = self.gangs.group_of(pod)
         if group is not None and any(topology_request(pod)):

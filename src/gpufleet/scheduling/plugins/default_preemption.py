@@ -20,8 +20,9 @@ node whose victims violate one is still a candidate.
 
 The node (``preemption.go`` ``pickOneNodeForPreemption``): fewest PDB violations, then the
 lowest highest-victim priority, then the smallest sum of victim priorities (each plus 2^31),
-then the fewest victims, then the latest start among the highest-priority victims, then the
-first candidate (gpufleet: the lowest node index; upstream: map order). The preemptor is
+then the fewest victims, then the latest start among the highest-priority victims (start times in
+whole seconds, as ``status.startTime`` carries them), then the first candidate (gpufleet: the
+lowest node index; upstream: map order, so any of the equally ranked). The preemptor is
 nominated to that node and its victims are evicted with their grace period. A pod nominated to
 a node where lower-priority pods are still terminating is ``not eligible due to a terminating
 pod on the nominated node.``
@@ -43,9 +44,10 @@ jobs, not as kube-scheduler does:
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -69,6 +71,8 @@ class PreemptionOutcome:
     victims: tuple[str, ...] = ()
     #: the preemptor's gang: each other not-yet-placed member and the node the dry run gave it
     nominations: tuple[tuple[str, str], ...] = ()
+    #: a lone preemptor: every candidate ranked as well as ``node`` (itself first), as (node, victims)
+    ties: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,18 +81,24 @@ class Candidate:
     victims: tuple[Assignment, ...]  # most important first
     violations: int = 0  # numPDBViolations
 
-    def rank(self) -> tuple[int, int, int, int, float]:
+    def rank(self) -> tuple[int, int, int, int, int]:
         """``pickOneNodeForPreemption``'s criteria in order: the smallest wins."""
         top = self.victims[0].pod.priority
         total = sum(v.pod.priority + 2**31 for v in self.victims)
-        earliest_top = min(v.start_s for v in self.victims if v.pod.priority == top)
+        earliest_top = min(start_second(v) for v in self.victims if v.pod.priority == top)
         return (self.violations, top, total, len(self.victims), -earliest_top)
 
 
-def more_important_first(a: Assignment) -> tuple[int, float, str]:
+def start_second(a: Assignment) -> int:
+    """A pod's start time as the scheduler reads it: ``status.startTime`` is a ``metav1.Time``,
+    whole seconds on the wire, so pods started within one second tie."""
+    return math.floor(a.start_s)
+
+
+def more_important_first(a: Assignment) -> tuple[int, int, str]:
     """``util.MoreImportantPod``: higher priority, then earlier start (then the pod's key, so that
     equals keep one order)."""
-    return (-a.pod.priority, a.start_s, a.pod.key)
+    return (-a.pod.priority, start_second(a), a.pod.key)
 
 
 def pdb_violations(pods: Sequence[Pod], whatif: WhatIf) -> list[bool]:
@@ -197,7 +207,7 @@ class DefaultPreemption(Plugin):
                 violations += violating[k]
         return Candidate(i, tuple(sorted(victims, key=more_important_first)), violations), []
 
-    def best_candidate(
+    def best_candidates(
         self,
         ctx: PodContext,
         nodes: Sequence[int],
@@ -205,9 +215,9 @@ class DefaultPreemption(Plugin):
         gangs: GangView | None,
         whatif: WhatIf,
         histogram: Counter[str],
-    ) -> Candidate | None:
-        """The candidate ``pickOneNodeForPreemption`` picks among ``nodes``; each node that is none
-        adds its reasons to ``histogram``."""
+    ) -> list[Candidate]:
+        """Every candidate that ``pickOneNodeForPreemption``'s criteria rank best, in node order
+        (upstream takes the first of them in map order, so any may be its choice)."""
         candidates: list[Candidate] = []
         for i in nodes:
             candidate, reasons = self.select_victims(ctx, i, filters, gangs, whatif)
@@ -215,7 +225,10 @@ class DefaultPreemption(Plugin):
                 candidates.append(candidate)
             else:
                 histogram.update(reasons)
-        return min(candidates, key=Candidate.rank) if candidates else None
+        if not candidates:
+            return []
+        best = min(c.rank() for c in candidates)
+        return [c for c in candidates if c.rank() == best]
 
     def post_filter(
         self,
@@ -234,12 +247,16 @@ class DefaultPreemption(Plugin):
         if waiting_on_terminating:
             return self._refuse("not eligible due to a terminating pod on the nominated node.")
         histogram: Counter[str] = Counter({NOT_HELPFUL: num_nodes - len(resolvable)})
-        best = self.best_candidate(ctx, resolvable.tolist(), filters, gangs, WhatIf(ctx.state), histogram)
-        if best is None:
+        best = self.best_candidates(ctx, resolvable.tolist(), filters, gangs, WhatIf(ctx.state), histogram)
+        if not best:
             return self._refuse(fit_error(num_nodes, histogram))
         group = gangs.group_of(ctx.pod) if gangs is not None else None
         if gangs is None or group is None:
-            return self._nominate(ctx, best.node, best.victims)
+            ties = tuple(
+                (ctx.state.nodes[c.node].name, tuple(dict.fromkeys(v.pod.key for v in c.victims)))
+                for c in best
+            )
+            return replace(self._nominate(ctx, best[0].node, best[0].victims), ties=ties)
         return self._preempt_for_gang(ctx, group, filters, static_filters, gangs)
 
     def _preempt_for_gang(
@@ -307,12 +324,12 @@ class DefaultPreemption(Plugin):
                 return i, ()
         if member.preemption_policy == "Never":
             return None
-        best = self.best_candidate(mctx, nodes, filters, gangs, whatif, Counter())
-        if best is None:
+        tied = self.best_candidates(mctx, nodes, filters, gangs, whatif, Counter())
+        if not tied:
             return None
-        whatif.evict(best.victims)
-        whatif.put(member, best.node)
-        return best.node, best.victims
+        whatif.evict(tied[0].victims)
+        whatif.put(member, tied[0].node)
+        return tied[0].node, tied[0].victims
 
     def _refuse(self, message: str) -> PreemptionOutcome:
         return PreemptionOutcome(Status(Code.UNSCHEDULABLE, ("preemption: " + message,), self.name))

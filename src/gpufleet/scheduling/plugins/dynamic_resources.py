@@ -2,6 +2,12 @@
 with ``spec.resourceClaims`` fits a node only if its claims can be allocated from the devices the
 node's ResourceSlices publish (``scheduling.dra``). The reason is the allocator's, reported as
 unresolvable: the scheduler does not preempt for DRA resources. Pods without claims pass.
+
+PostFilter, which runs before DefaultPreemption (``applyDynamicResources`` puts it there) so its
+message comes first in the FitError's: ``no new claims to deallocate`` for a pod without claims;
+``still not schedulable`` for one with claims (upstream first deallocates one of the pod's claims
+that is allocated but unavailable and reserved for no other pod, ``deallocation of ResourceClaim
+completed``; gpufleet keeps no allocation for a pod it did not place, so it never has one to free).
 """
 
 from __future__ import annotations
@@ -10,12 +16,19 @@ import numpy as np
 
 from gpufleet.scheduling.cluster_state import BoolArray, IntArray
 from gpufleet.scheduling.dra.allocator import filter_reason
-from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext
+from gpufleet.scheduling.framework import Code, DynamicFilter, NodeRow, PodContext, Status
+
+NO_CLAIMS = "no new claims to deallocate"
+STILL_NOT_SCHEDULABLE = "still not schedulable"
 
 
 class DynamicResources(DynamicFilter):
     name = "DynamicResources"
-    points = frozenset({"preFilter", "filter", "reserve", "preBind"})
+    points = frozenset({"preFilter", "filter", "postFilter", "reserve", "preBind"})
+
+    def post_filter(self, ctx: PodContext) -> Status:
+        reason = STILL_NOT_SCHEDULABLE if ctx.pod.resource_claims else NO_CLAIMS
+        return Status(Code.UNSCHEDULABLE, (reason,), self.name)
 
     def _reasons(self, ctx: PodContext, idx: IntArray) -> list[str | None]:
         dra = ctx.state.dra

@@ -2,7 +2,9 @@
 
 Filter (``fitsRequest``): a node fails for every resource the pod requests (> 0) beyond
 what is free, each a separate reason: ``Too many pods``, ``Insufficient cpu``,
-``Insufficient memory``, ``Insufficient nvidia.com/gpu``...
+``Insufficient memory``, ``Insufficient nvidia.com/gpu``... The rejection is unresolvable
+(``UnschedulableAndUnresolvable``: preemption is not tried there) when a resource other than
+``pods`` is requested beyond the node's whole allocatable (``InsufficientResource.Unresolvable``).
 
 Score (``resource_allocation.go``), per resource in ``scoringStrategy.resources``:
 requested = the node's requested (non-zero values for cpu and memory) plus the pod's;
@@ -165,6 +167,11 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         return np.logical_not(self._short(ctx, idx).any(axis=1))
+
+    def unresolvable_on(self, ctx: PodContext, idx: IntArray) -> BoolArray:
+        beyond = (ctx.req > 0) & (ctx.req > ctx.state.alloc[idx])
+        beyond[:, ctx.state.resource_column(PODS)] = False
+        return np.asarray(beyond.any(axis=1), dtype=bool)
 
     def reason_masks(self, ctx: PodContext, idx: IntArray) -> list[tuple[str, BoolArray]]:
         short = self._short(ctx, idx)

@@ -1,8 +1,8 @@
-"""TaintToleration (``pkg/scheduler/framework/plugins/tainttoleration``), Kubernetes 1.34.0.
+"""TaintToleration (``pkg/scheduler/framework/plugins/tainttoleration``), Kubernetes 1.34.10.
 
-Filter: the first ``NoSchedule``/``NoExecute`` taint the pod does not tolerate rejects the
-node with ``node(s) had untolerated taint {key: value}`` (1.34.0's wording; releases from
-1.34.2 and 1.35 print ``node(s) had untolerated taint(s)``). Score: the number of
+Filter: a ``NoSchedule``/``NoExecute`` taint the pod does not tolerate rejects the node,
+unresolvably, with ``node(s) had untolerated taint(s)`` (1.34.0 printed the first such taint,
+``node(s) had untolerated taint {key: value}``; 1.34.2 and later name none). Score: the number of
 ``PreferNoSchedule`` taints not tolerated (by tolerations with an empty or
 ``PreferNoSchedule`` effect), normalised in reverse so fewer is better.
 """
@@ -14,6 +14,8 @@ from gpufleet.model.pod import Pod
 from gpufleet.scheduling.cluster_state import IntArray
 from gpufleet.scheduling.framework import StaticFilter, StaticScore, default_normalize
 
+UNTOLERATED = "node(s) had untolerated taint(s)"
+
 
 class TaintToleration(StaticFilter, StaticScore):
     name = "TaintToleration"
@@ -22,7 +24,7 @@ class TaintToleration(StaticFilter, StaticScore):
     def reject(self, pod: Pod, node: Node) -> str | None:
         for taint in node.taints:
             if taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not tolerated(taint, pod.tolerations):
-                return f"node(s) had untolerated taint {taint.describe()}"
+                return UNTOLERATED
         return None
 
     def raw(self, pod: Pod, node: Node) -> int:

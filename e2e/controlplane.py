@@ -1,0 +1,373 @@
+"""A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler and kwok, started from the binaries ``e2e.components`` builds.
+
+- etcd keeps its data on tmpfs (``/dev/shm`` where it exists) without fsync;
+- kube-apiserver serves TLS on a free loopback port with a per-run CA, static bearer tokens,
+  RBAC and per-run service-account keys;
+- kube-controller-manager runs upstream's default controllers (Deployments, ReplicaSets, Jobs,
+  garbage collection, service accounts and their tokens, disruption budgets, node lifecycle) with
+  each controller's own service account;
+- kube-scheduler runs the KubeSchedulerConfiguration a test chooses (``restart_scheduler``), on the
+  identity ``system:kube-scheduler``;
+- kwok plays the kubelet of every Node annotated ``kwok.x-k8s.io/node: fake``, with the Stages in
+  ``e2e/kwok/stages.yaml``.
+
+Every process is stopped by ``stop()`` (and at interpreter exit); ``logs`` holds their output.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from e2e.pki import Credentials, make_credentials
+
+STAGES = Path(__file__).resolve().parent / "kwok" / "stages.yaml"
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+READY_TIMEOUT_S = 60.0
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+class ControlPlaneError(RuntimeError):
+    """A component did not start or did not become ready; the message ends with its log's tail."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the process that started it dies (``PR_SET_PDEATHSIG``),
+    so a test run that is killed leaves no component behind."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _tmpfs() -> Path:
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+
+
+@dataclass
+class ControlPlane:
+    bins: Path
+    workdir: Path = field(
+        default_factory=lambda: Path(tempfile.mkdtemp(prefix="gpufleet-e2e-", dir=_tmpfs()))
+    )
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    scheduler_config: dict[str, Any] | None = None
+    started_s: float = 0.0
+    #: the processes outlive this one (``make cluster-up``); otherwise they die with it, even killed
+    detached: bool = False
+
+    def __post_init__(self) -> None:
+        self.logs = self.workdir / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.etcd_port, self.etcd_peer_port = free_port(), free_port()
+        self.api_port = free_port()
+        self.server = f"https://127.0.0.1:{self.api_port}"
+        self.credentials: Credentials = make_credentials(self.workdir / "pki")
+        self.kubeconfig = self.credentials.kubeconfig("admin", self.server, self.workdir / "admin.kubeconfig")
+        self._kubeconfigs = {
+            identity: self.credentials.kubeconfig(
+                identity, self.server, self.workdir / f"{identity}.kubeconfig"
+            )
+            for identity in ("scheduler", "controller-manager")
+        }
+        self._ssl = ssl.create_default_context(cafile=str(self.credentials.ca_cert))
+
+    # -- life cycle --------------------------------------------------------------------------
+    def start(self, scheduler_config: dict[str, Any] | None = None) -> ControlPlane:
+        started = time.monotonic()
+        atexit.register(self.stop)
+        self._start_etcd()
+        self._start_apiserver()
+        self._start_controller_manager()
+        self._start_kwok()
+        self.restart_scheduler(scheduler_config)
+        self._wait(
+            lambda: self.get("/api/v1/namespaces/default/serviceaccounts/default") is not None,
+            "kube-controller-manager",
+            "the default service account",
+        )
+        self.started_s = time.monotonic() - started
+        return self
+
+    def stop(self) -> None:
+        for name in reversed(list(self.processes)):
+            self._terminate(name)
+        atexit.unregister(self.stop)
+
+    def remove(self) -> None:
+        """Stop, and delete the working directory (etcd's data, credentials, logs)."""
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def keep_logs(self, destination: Path) -> Path:
+        destination.mkdir(parents=True, exist_ok=True)
+        for log in self.logs.glob("*.log"):
+            shutil.copy2(log, destination / log.name)
+        return destination
+
+    # -- the components ----------------------------------------------------------------------
+    def _spawn(self, name: str, args: list[str]) -> None:
+        log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (the process owns it)
+        self.processes[name] = subprocess.Popen(
+            [str(self.bins / args[0]), *args[1:]],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=self.workdir,
+            preexec_fn=None if self.detached else _die_with_parent,
+        )
+        log.close()
+
+    def _terminate(self, name: str) -> None:
+        proc = self.processes.pop(name, None)
+        if proc is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+    def _start_etcd(self) -> None:
+        client, peer = f"http://127.0.0.1:{self.etcd_port}", f"http://127.0.0.1:{self.etcd_peer_port}"
+        self._spawn(
+            "etcd",
+            [
+                "etcd",
+                "--name",
+                "e2e",
+                "--data-dir",
+                str(self.workdir / "etcd"),
+                "--listen-client-urls",
+                client,
+                "--advertise-client-urls",
+                client,
+                "--listen-peer-urls",
+                peer,
+                "--initial-advertise-peer-urls",
+                peer,
+                "--initial-cluster",
+                f"e2e={peer}",
+                "--unsafe-no-fsync",
+                "--log-level",
+                "warn",
+                "--quota-backend-bytes",
+                str(2 * 2**30),
+            ],
+        )
+        self._wait(lambda: self._http_ok(f"{client}/health"), "etcd", "/health")
+
+    def _start_apiserver(self) -> None:
+        c = self.credentials
+        self._spawn(
+            "kube-apiserver",
+            [
+                "kube-apiserver",
+                "--etcd-servers",
+                f"http://127.0.0.1:{self.etcd_port}",
+                "--bind-address",
+                "127.0.0.1",
+                "--advertise-address",
+                "127.0.0.1",
+                "--secure-port",
+                str(self.api_port),
+                "--tls-cert-file",
+                str(c.serving_cert),
+                "--tls-private-key-file",
+                str(c.serving_key),
+                "--client-ca-file",
+                str(c.ca_cert),
+                "--token-auth-file",
+                str(c.token_file),
+                "--authorization-mode",
+                "RBAC",
+                "--service-account-key-file",
+                str(c.sa_pub),
+                "--service-account-signing-key-file",
+                str(c.sa_key),
+                "--service-account-issuer",
+                "https://kubernetes.default.svc",
+                "--service-cluster-ip-range",
+                "10.0.0.0/24",
+                "--allow-privileged",
+                "--event-ttl",
+                "2h",
+            ],
+        )
+        self._wait(lambda: self._api_text("/readyz") == "ok", "kube-apiserver", "/readyz")
+
+    def _start_controller_manager(self) -> None:
+        c = self.credentials
+        self._spawn(
+            "kube-controller-manager",
+            [
+                "kube-controller-manager",
+                "--kubeconfig",
+                str(self._kubeconfigs["controller-manager"]),
+                "--leader-elect=false",
+                "--bind-address",
+                "127.0.0.1",
+                "--secure-port",
+                "0",
+                "--service-account-private-key-file",
+                str(c.sa_key),
+                "--root-ca-file",
+                str(c.ca_cert),
+                "--use-service-account-credentials",
+                "--controllers",
+                "*",
+            ],
+        )
+
+    def _start_kwok(self) -> None:
+        config = self.workdir / "kwok.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+                    "kind": "KwokConfiguration",
+                    "options": {
+                        "manageNodesWithAnnotationSelector": f"{KWOK_NODE_ANNOTATION}=fake",
+                        "nodeLeaseDurationSeconds": 40,
+                        "nodeIP": "127.0.0.1",
+                    },
+                }
+            )
+        )
+        self._spawn(
+            "kwok",
+            [
+                "kwok",
+                "--kubeconfig",
+                str(self.kubeconfig),
+                "--config",
+                str(config),
+                "--config",
+                str(STAGES),
+                "--server-address",
+                f"127.0.0.1:{free_port()}",
+            ],
+        )
+
+    def restart_scheduler(self, config: dict[str, Any] | None = None) -> None:
+        """(Re)start kube-scheduler with ``config`` (a KubeSchedulerConfiguration as a dict; upstream
+        defaults when None). Its client connection and leader election are the harness's."""
+        self._terminate("kube-scheduler")
+        document = dict(
+            config or {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+        )
+        document["clientConnection"] = {
+            **document.get("clientConnection", {}),
+            "kubeconfig": str(self._kubeconfigs["scheduler"]),
+        }
+        document["leaderElection"] = {"leaderElect": False}
+        path = self.workdir / "kube-scheduler.yaml"
+        path.write_text(yaml.safe_dump(document, sort_keys=False))
+        port = free_port()
+        self._spawn(
+            "kube-scheduler",
+            [
+                "kube-scheduler",
+                "--config",
+                str(path),
+                "--bind-address",
+                "127.0.0.1",
+                "--secure-port",
+                str(port),
+            ],
+        )
+        self.scheduler_config = config
+        self._wait(
+            lambda: self._http_ok(f"https://127.0.0.1:{port}/readyz", insecure=True),
+            "kube-scheduler",
+            "/readyz",
+        )
+
+    # -- talking to it -----------------------------------------------------------------------
+    def client(self) -> Any:
+        """A lightkube client on the administrator's kubeconfig."""
+        from lightkube import Client, KubeConfig
+
+        return Client(config=KubeConfig.from_file(str(self.kubeconfig)), field_manager="gpufleet-e2e")
+
+    def kubectl(self, *args: str, stdin: str | None = None) -> str:
+        proc = subprocess.run(
+            [str(self.bins / "kubectl"), "--kubeconfig", str(self.kubeconfig), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if proc.returncode != 0:
+            raise ControlPlaneError(f"kubectl {' '.join(args)}: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        text = self._api_text(path)
+        return None if text is None else dict(json.loads(text))
+
+    def _api_text(self, path: str) -> str | None:
+        request = urllib.request.Request(
+            self.server + path, headers={"Authorization": f"Bearer {self.credentials.tokens['admin']}"}
+        )
+        try:
+            with urllib.request.urlopen(request, context=self._ssl, timeout=5) as response:
+                return str(response.read().decode())
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+
+    def _http_ok(self, url: str, insecure: bool = False) -> bool:
+        context = ssl._create_unverified_context() if insecure else None
+        try:
+            with urllib.request.urlopen(url, context=context, timeout=5) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+
+    def _wait(self, ready: Callable[[], bool], component: str, what: str) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            proc = self.processes.get(component)
+            if proc is not None and proc.poll() is not None:
+                raise ControlPlaneError(
+                    f"{component} exited with status {proc.returncode}:\n{self.log_tail(component)}"
+                )
+            if ready():
+                return
+            time.sleep(0.1)
+        raise ControlPlaneError(
+            f"{component}: {what} not ready after {READY_TIMEOUT_S:.0f} s:\n{self.log_tail(component)}"
+        )
+
+    def log_tail(self, component: str, lines: int = 30) -> str:
+        log = self.logs / f"{component}.log"
+        return (
+            "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else "(no log)"
+        )

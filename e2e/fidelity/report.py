@@ -1,0 +1,161 @@
+"""The fidelity report: ``fidelity.json`` (schema ``gpufleet.fidelity/v1``) and ``fidelity.md``.
+
+Totals count pods of the cases gpufleet claims to model (no ``... is not modelled`` warning, not
+excluded, run without error): a pod agrees when both its decision and its end agree. Cases with a
+feature gpufleet says it does not model are counted apart, and excluded cases are listed with the
+reason. Every disagreement is written with both sides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from e2e.components import KUBERNETES_VERSION
+from e2e.fidelity.run import CaseResult
+
+SCHEMA = "gpufleet.fidelity/v1"
+CLUSTER_AUTOSCALER_BLOCKED = (
+    "not run: the Go module proxy refuses k8s.io/autoscaler/cluster-autoscaler at every version "
+    "(403 'This module version is not available'), so the real cluster-autoscaler cannot be built here"
+)
+
+
+def totals(results: list[CaseResult]) -> dict[str, Any]:
+    modelled = [r for r in results if r.modelled]
+    apart = [r for r in results if r.not_modelled and not r.excluded and not r.error]
+    known = [r for r in results if r.known_difference and not r.error]
+    return {
+        "cases_known_difference": len(known),
+        "known_difference_pods_compared": sum(len(r.pods) for r in known),
+        "known_difference_pods_agreeing": sum(r.agreeing for r in known),
+        "cases": len(results),
+        "cases_modelled": len(modelled),
+        "cases_not_modelled": len(apart),
+        "cases_excluded": sum(1 for r in results if r.excluded),
+        "cases_failed": sum(1 for r in results if r.error),
+        "pods_compared": sum(len(r.pods) for r in modelled),
+        "pods_agreeing": sum(r.agreeing for r in modelled),
+        "not_modelled_pods_compared": sum(len(r.pods) for r in apart),
+        "not_modelled_pods_agreeing": sum(r.agreeing for r in apart),
+    }
+
+
+def _case_json(r: CaseResult) -> dict[str, Any]:
+    return {
+        "name": r.name,
+        "origin": r.origin,
+        "note": r.note,
+        "excluded": r.excluded or None,
+        "known_difference": r.known_difference or None,
+        "error": r.error or None,
+        "not_modelled": r.not_modelled,
+        "real_s": round(r.real_s, 3),
+        "pods": [
+            {
+                "pod": p.pod,
+                "agrees": p.decision.agrees and p.end.agrees,
+                "decision": {"agrees": p.decision.agrees, "why": p.decision.why or None},
+                "end": {"agrees": p.end.agrees, "why": p.end.why or None},
+                "kube_scheduler": p.real,
+                "gpufleet": p.gpufleet,
+                "simulated": p.simulated,
+            }
+            for p in r.pods
+        ],
+    }
+
+
+def write(results: list[CaseResult], out: Path, seconds: float, started_s: float) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {
+        "schema": SCHEMA,
+        "kubernetes": KUBERNETES_VERSION,
+        "control_plane_start_s": round(started_s, 2),
+        "run_s": round(seconds, 1),
+        "kube_scheduler": totals(results),
+        "cluster_autoscaler": {
+            "decisions_compared": 0,
+            "decisions_agreeing": 0,
+            "status": CLUSTER_AUTOSCALER_BLOCKED,
+        },
+        "cases": [_case_json(r) for r in results],
+    }
+    (out / "fidelity.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (out / "fidelity.md").write_text(markdown(results, summary))
+    return summary
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100 * a / b:.1f} %" if b else "-"
+
+
+def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
+    t = summary["kube_scheduler"]
+    lines = [
+        f"# gpufleet against the real control plane (Kubernetes {summary['kubernetes']})",
+        "",
+        f"Control plane started in {summary['control_plane_start_s']} s; "
+        f"the cases ran in {summary['run_s']} s.",
+        "",
+        "## kube-scheduler",
+        "",
+        f"- modelled cases: **{t['pods_agreeing']} of {t['pods_compared']} pods agree** "
+        f"({_pct(t['pods_agreeing'], t['pods_compared'])}) over {t['cases_modelled']} cases",
+        f"- cases with features gpufleet does not model: {t['not_modelled_pods_agreeing']} of "
+        f"{t['not_modelled_pods_compared']} pods agree over {t['cases_not_modelled']} cases",
+        f"- known differences (deliberate, listed below): {t['known_difference_pods_agreeing']} of "
+        f"{t['known_difference_pods_compared']} pods agree over {t['cases_known_difference']} cases",
+        f"- excluded (the upstream binaries cannot decide them): {t['cases_excluded']}; "
+        f"failed to run: {t['cases_failed']}",
+        "",
+        "| origin | cases | modelled | pods compared | pods agreeing |",
+        "|---|---|---|---|---|",
+    ]
+    for origin in sorted({r.origin for r in results}):
+        rs = [r for r in results if r.origin == origin]
+        modelled = [r for r in rs if r.modelled]
+        compared = sum(len(r.pods) for r in modelled)
+        agreeing = sum(r.agreeing for r in modelled)
+        lines.append(f"| {origin} | {len(rs)} | {len(modelled)} | {compared} | {agreeing} |")
+    lines += ["", "## cluster-autoscaler", "", summary["cluster_autoscaler"]["status"] + ".", ""]
+    disagreements = [(r, p) for r in results for p in r.pods if not (p.decision.agrees and p.end.agrees)]
+    lines += ["## Disagreements", ""]
+    if not disagreements:
+        lines.append("None.")
+    for r, p in disagreements:
+        apart = " (features gpufleet does not model)" if r.not_modelled else ""
+        apart = " (known difference)" if r.known_difference else apart
+        lines += [
+            f"### {r.name}: {p.pod}{apart}",
+            "",
+            f"- decision: {'agrees' if p.decision.agrees else p.decision.why}",
+            f"- end: {'agrees' if p.end.agrees else p.end.why}",
+            f"- kube-scheduler: `{json.dumps(p.real)}`",
+            f"- gpufleet: `{json.dumps(p.gpufleet)}`",
+            f"- simulated: `{json.dumps(p.simulated)}`",
+            "",
+        ]
+    known = [r for r in results if r.known_difference]
+    if known:
+        lines += ["## Known differences", "", "| case | why |", "|---|---|"]
+        lines += [f"| {r.name} | {r.known_difference} |" for r in known]
+        lines.append("")
+    not_modelled = Counter(w.split(": ")[-1] for r in results for w in r.not_modelled)
+    if not_modelled:
+        lines += ["## What gpufleet said it does not model", "", "| warning | cases |", "|---|---|"]
+        lines += [f"| {w} | {n} |" for w, n in sorted(not_modelled.items())]
+        lines.append("")
+    excluded = [r for r in results if r.excluded]
+    if excluded:
+        lines += ["## Excluded", "", "| case | why |", "|---|---|"]
+        lines += [f"| {r.name} | {r.excluded} |" for r in excluded]
+        lines.append("")
+    failed = [r for r in results if r.error]
+    if failed:
+        lines += ["## Failed to run", "", "| case | error |", "|---|---|"]
+        lines += [f"| {r.name} | {r.error.splitlines()[0]} |" for r in failed]
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,68 @@
+"""Where fidelity cases come from: seed 004's worked examples, every example in ``examples/`` (alone,
+and as the README combines them), the scheduling fixtures of the test suite
+(``tests/fidelity/fixture_cases.py`` builds them with the suite's own builders) and generated ones."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from e2e.fidelity import generate
+from e2e.fidelity.case import Case
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+#: seed 004's table (default profile, MostAllocated) and its deadlock under the default profile
+SEED_004 = (
+    "seed-004/default-scheduler.yaml",
+    "seed-004/most-allocated.yaml",
+    "seed-004/deadlock-default-scheduler.yaml",
+)
+#: examples that are run together (the README's commands), beside each file alone
+COMBINED = (
+    ("seed-001/t4-pool.yaml", "seed-001/scaled-object.yaml"),
+    ("seed-001/t4-pool.yaml", "seed-001/scaled-job.yaml"),
+    ("gpu-sharing/fragmentation.yaml", "gpu-sharing/fgd-scheduler.yaml"),
+    ("seed-004-backfill/work.yaml", "seed-004-backfill/coscheduling.yaml"),
+    ("seed-004-backfill/work.yaml", "seed-004-backfill/backfill.yaml"),
+)
+#: files that are not scenarios (a sweep's grid)
+NOT_SCENARIOS = ("experiments/grid.yaml",)
+DEFAULT_GENERATED = 320
+
+
+def read(paths: Iterable[Path]) -> tuple[dict[str, Any], ...]:
+    docs: list[dict[str, Any]] = []
+    for path in paths:
+        docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return tuple(docs)
+
+
+def _example(relative: tuple[str, ...], origin: str) -> Case:
+    note = ""
+    first = (EXAMPLES / relative[0]).read_text().splitlines()
+    note = " ".join(line.lstrip("# ").strip() for line in first[:2] if line.startswith("#"))
+    return Case(
+        " + ".join(f"examples/{r}" for r in relative), origin, read(EXAMPLES / r for r in relative), note
+    )
+
+
+def seed_004_cases() -> list[Case]:
+    return [_example((r,), "seed-004") for r in SEED_004]
+
+
+def example_cases() -> list[Case]:
+    files = sorted(
+        str(p.relative_to(EXAMPLES))
+        for p in EXAMPLES.rglob("*.yaml")
+        if str(p.relative_to(EXAMPLES)) not in NOT_SCENARIOS
+    )
+    singles = [(f,) for f in files if f not in SEED_004]
+    return [_example(r, "example") for r in [*singles, *COMBINED]]
+
+
+def generated_cases(count: int = DEFAULT_GENERATED, first_seed: int = 1) -> list[Case]:
+    return generate.cases(count, first_seed)
