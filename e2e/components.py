@@ -107,7 +107,7 @@ def build(say: Callable[[str], None] = lambda line: print(line, file=sys.stderr,
         if missing:
             say(
                 f"building the control plane (Kubernetes {KUBERNETES_VERSION}) into {target}: "
-                f"{len(missing)} components; a first build takes 10-20 minutes on two cores"
+                f"{len(missing)} components; a cold build takes about 6 minutes on two cores"
             )
         for n, c in enumerate(missing, 1):
             started = time.monotonic()

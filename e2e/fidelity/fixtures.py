@@ -1,5 +1,6 @@
 """The scheduling fixtures of the test suite as fidelity cases: the clusters that
-``tests/scheduling/test_messages.py`` and ``test_preemption_node_ranking.py`` build, with the pods
+``tests/scheduling/test_messages.py``, ``test_preemption_node_ranking.py`` and
+``test_preemption_pdb_reprieve.py`` build, with the pods
 they place and the pod they try, written as manifests (``kube.manifests``) so the real
 kube-scheduler decides the same pod. Pods placed at a later time are created at a later second on
 the real side, so DefaultPreemption's start-time criteria see the same order.
@@ -177,5 +178,27 @@ def _ranking() -> list[Fixture]:
     ]
 
 
+def _reprieve() -> list[Fixture]:
+    """``tests/scheduling/test_preemption_pdb_reprieve.py``: which victims DefaultPreemption keeps."""
+    with_budget = Fixture(
+        "pdb-reprieve/violating-victim-reprieved-first",
+        "SelectVictimsOnNode: a PDB-violating victim is reprieved before a more important one",
+        [gpu_node("a")],
+        tried=[gpu_pod("urgent", 4, priority=URGENT)],
+    )
+    with_budget.budgets.append(("db", 1))
+    without = Fixture(
+        "pdb-reprieve/most-important-reprieved-first",
+        "SelectVictimsOnNode: without budgets the most important victim is reprieved first",
+        [gpu_node("a")],
+        tried=[gpu_pod("urgent", 4, priority=URGENT)],
+    )
+    for f in (with_budget, without):
+        f.place(gpu_pod("batch-0", 4, priority=5), "a").place(
+            gpu_pod("db-0", 4, priority=1, labels={"app": "db"}), "a"
+        )
+    return [with_budget, without]
+
+
 def fixture_cases() -> list[Case]:
-    return [f.case() for f in (*_messages(), *_ranking())]
+    return [f.case() for f in (*_messages(), *_ranking(), *_reprieve())]

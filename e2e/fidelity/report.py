@@ -143,7 +143,7 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         lines += ["## Known differences", "", "| case | why |", "|---|---|"]
         lines += [f"| {r.name} | {r.known_difference} |" for r in known]
         lines.append("")
-    not_modelled = Counter(w.split(": ")[-1] for r in results for w in r.not_modelled)
+    not_modelled = Counter(w for r in results for w in {w.split(": ")[-1] for w in r.not_modelled})
     if not_modelled:
         lines += ["## What gpufleet said it does not model", "", "| warning | cases |", "|---|---|"]
         lines += [f"| {w} | {n} |" for w, n in sorted(not_modelled.items())]
