@@ -272,7 +272,7 @@ class Scheduler:
         finally:
             self.next_start = rotation
         if not isinstance(found, Placement):
-            return Decision(nodes=tuple(self.state.nodes[i].name for i in found))
+            return Decision(nodes=tuple(sorted(self.state.nodes[int(i)].name for i in found)))
         return Decision(message=found.message, nominations=found.nominations)
 
     def try_schedule(self, pod: Pod, explain: bool = True) -> tuple[str | None, str]:
@@ -351,20 +351,20 @@ class Scheduler:
         if isinstance(found, Placement):
             return found
         if len(found) == 1:
-            return Placement(self.state.nodes[found[0]].name)
-        return Placement(self.state.nodes[found[self._pick(ctx.pod, found)]].name)
+            return Placement(self.state.nodes[int(found[0])].name)
+        return Placement(self.state.nodes[int(found[self._pick(ctx.pod, found)])].name)
 
-    def _pick(self, pod: Pod, best: list[int]) -> int:
+    def _pick(self, pod: Pod, best: list[int] | IntArray) -> int:
         """``selectHost``: which of the equally best nodes (more than one) the pod gets."""
         if callable(self.tie_break):
-            return self.tie_break(pod, [self.state.nodes[i].name for i in best])
+            return self.tie_break(pod, [self.state.nodes[int(i)].name for i in best])
         return int(self.rng.integers(len(best))) if self.tie_break == "random" else 0
 
     def _best_nodes(
         self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True
-    ) -> list[int] | Placement:
-        """The feasible nodes with the highest score, ascending (one when the choice is determined),
-        or the failure's Placement (kube-scheduler's message and what PostFilter decided)."""
+    ) -> list[int] | IntArray | Placement:
+        """The feasible nodes with the highest score (one when the choice is determined), or the
+        failure's Placement (kube-scheduler's message and what PostFilter decided)."""
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:
@@ -400,9 +400,10 @@ class Scheduler:
         self.next_start[profile.scheduler_name] = (start + processed) % max(n, 1)
         idx = window if cache.all_rows else considered[window]
         if len(idx) == 1:
-            return [int(idx[0])]
+            return idx
         scores = cache.masked[idx] if not cache.static_raw else cache.total_scores(idx)
-        return [int(i) for i in idx[np.flatnonzero(scores == scores.max())]]
+        best: IntArray = idx[np.flatnonzero(scores == scores.max())]
+        return best
 
     def _failure(self, profile: Profile, ctx: PodContext, cache: ShapeCache) -> Placement:
         """Every node's reasons, in filter order (the first failing plugin decides), as a histogram."""
