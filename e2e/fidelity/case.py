@@ -37,7 +37,7 @@ from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.manifests import node_manifest
 from gpufleet.model.pod import DEFAULT_SCHEDULER, Pod
 from gpufleet.model.scenario import Scenario
-from gpufleet.scheduling.plugin_names import IN_TREE
+from gpufleet.scheduling.registry import in_tree
 from gpufleet.sim.simulation import Simulation
 
 SCHEDULER_CONFIG = ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")
@@ -188,7 +188,7 @@ def _excluded(scenario: Scenario, documents: tuple[dict[str, Any], ...]) -> str:
                 for point in (profile.get("plugins") or {}).values()
                 for p in (point or {}).get("enabled") or []
             }
-            extra = sorted(str(n) for n in named - IN_TREE)
+            extra = sorted(str(n) for n in named if not in_tree(str(n)))
             if extra:
                 name = profile.get("schedulerName", DEFAULT_SCHEDULER)
                 return f"profile {name} uses plugins kube-scheduler does not have: {', '.join(extra)}"

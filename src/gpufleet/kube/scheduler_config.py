@@ -26,7 +26,7 @@ from gpufleet.kube.problems import Reporter, duplicate, forbidden, invalid, requ
 from gpufleet.kube.spec_model import Duration, SpecModel, validate
 from gpufleet.model.pod import DEFAULT_SCHEDULER
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
-from gpufleet.scheduling import plugin_names
+from gpufleet.scheduling import plugin_names, registry
 
 #: ``invalidPluginsByVersion`` for ``kubescheduler.config.k8s.io/v1``.
 _REMOVED_IN_V1 = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})
@@ -253,7 +253,7 @@ def _check_plugin_name(name: str, report: Reporter, path: str, *, disabled: bool
             path,
             invalid(name, f'was invalid in version "{_V1}" (KubeSchedulerConfiguration is version "{_V1}")'),
         )
-    elif name not in plugin_names.KNOWN:
+    elif not registry.known(name):
         report.error(f"{path}.name", f'plugin "{name}" does not exist')
     elif name in plugin_names.NOT_MODELLED and not disabled:
         report.not_modelled(path, name)

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
+from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.cluster_state import BoolArray, ClusterState, IntArray
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.gangs import GangView
+    from gpufleet.scheduling.queue import QueuedPod
 
 MAX_NODE_SCORE = 100
 
@@ -74,14 +76,59 @@ class PodContext:
         self.req, self.nonzero = self.state.pod_vectors(self.pod)
 
 
+class ArgsError(ValueError):
+    """``pluginConfig`` args a plugin cannot be built from (kube-scheduler refuses to start)."""
+
+
 class Plugin:
+    """A scheduler plugin. Its extension points are the base classes below it extends (``points``),
+    as a Go plugin's are the framework interfaces it implements; it is built from its
+    ``pluginConfig`` args by ``from_args`` and found by name in ``scheduling.registry``."""
+
     name: ClassVar[str]
-    #: extension points this plugin implements (multiPoint expands into these)
-    points: ClassVar[frozenset[str]]
+    #: who defines it: "kube-scheduler" (in-tree), "scheduler-plugins", or "gpufleet"
+    origin: ClassVar[str] = "gpufleet"
+    #: the extension points a base class stands for (set on the base classes only)
+    extension_points: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def points(cls) -> frozenset[str]:
+        """The extension points this plugin implements: multiPoint expands into these."""
+        return frozenset().union(*(vars(base).get("extension_points", frozenset()) for base in cls.__mro__))
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> Plugin:
+        """The plugin as its ``pluginConfig`` args configure it (none by default)."""
+        return cls()
+
+
+class QueueSort(Plugin):
+    extension_points = frozenset({"queueSort"})
+
+    def sort_key(self, qp: QueuedPod, gangs: GangView) -> tuple[object, ...]:
+        raise NotImplementedError
+
+
+class Permit(Plugin):
+    extension_points = frozenset({"permit"})
+
+    def permit(self, ctx: PodContext, gangs: GangView) -> tuple[Code, PodGroup | None]:
+        """SUCCESS (with the gang it completes, whose waiting pods go on), or WAIT for the gang."""
+        raise NotImplementedError
+
+    def wait_time(self, group: PodGroup) -> float:
+        """How long a pod of ``group`` may wait at Permit."""
+        raise NotImplementedError
+
+
+class Bind(Plugin):
+    extension_points = frozenset({"bind"})
 
 
 class StaticFilter(Plugin):
     """A filter that depends only on the node object; every rejection is unresolvable."""
+
+    extension_points = frozenset({"filter"})
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         raise NotImplementedError
@@ -89,6 +136,8 @@ class StaticFilter(Plugin):
 
 class DynamicFilter(Plugin):
     """A filter over allocation columns, evaluated for many nodes at once."""
+
+    extension_points = frozenset({"filter"})
 
     #: its rejections are UnschedulableAndUnresolvable: preemption is not tried for them
     unresolvable = False
@@ -115,6 +164,8 @@ class DynamicFilter(Plugin):
 class StaticScore(Plugin):
     """A score that depends only on the node object, normalised over the scored nodes."""
 
+    extension_points = frozenset({"preScore", "score"})
+
     def raw(self, pod: Pod, node: Node) -> int:
         raise NotImplementedError
 
@@ -127,6 +178,8 @@ class StaticScore(Plugin):
 
 
 class DynamicScore(Plugin):
+    extension_points = frozenset({"preScore", "score"})
+
     #: its score of a node depends on more than the node's resource row (its GPUs' shares), so it is
     #: always evaluated over arrays (``score_node`` is never asked)
     array_only = False
@@ -143,7 +196,57 @@ class DynamicScore(Plugin):
 
 
 class PreFilter(Plugin):
+    extension_points = frozenset({"preFilter"})
+
     def pre_filter(self, ctx: PodContext, gangs: GangView) -> Status:
+        raise NotImplementedError
+
+
+class NodesPreFilter(Plugin):
+    """A PreFilter whose result narrows the nodes considered (``PreFilterResult.NodeNames``); the
+    others are rejected with ``node(s) didn't satisfy plugin(s) [<name>]``."""
+
+    extension_points = frozenset({"preFilter"})
+
+    def nodes(self, pod: Pod) -> set[str] | None:
+        """The only nodes the pod may go to, or None for all."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class PostFilterRequest:
+    """What a PostFilter plugin is given when no node fits the pod."""
+
+    ctx: PodContext
+    resolvable: IntArray  # the nodes whose rejection was Unschedulable, not unresolvable
+    num_nodes: int
+    filters: list[DynamicFilter]
+    static_filters: list[StaticFilter]
+    gangs: GangView
+    #: the pod was nominated and lower-priority pods on that node are still terminating
+    waiting_on_terminating: bool = False
+
+
+@dataclass(frozen=True)
+class PostFilterResult:
+    """A PostFilter plugin's answer: its status (reasons join the FitError's message) and, on
+    success, the node it nominates with the victims to evict there."""
+
+    status: Status
+    nominated: str | None = None
+    victims: tuple[str, ...] = ()
+    #: every candidate ranked as well as ``nominated`` (itself first), as (node, victims)
+    ties: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: the preemptor's gang: each other not-yet-placed member and the node planned for it
+    gang_nominations: tuple[tuple[str, str], ...] = ()
+    #: a gang whose waiting members must let go (Coscheduling)
+    release_group: PodGroup | None = None
+
+
+class PostFilter(Plugin):
+    extension_points = frozenset({"postFilter"})
+
+    def post_filter(self, request: PostFilterRequest) -> PostFilterResult:
         raise NotImplementedError
 
 

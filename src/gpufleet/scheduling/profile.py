@@ -17,35 +17,20 @@ from typing import Any
 
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.scheduling.framework import (
+    ArgsError,
     DynamicFilter,
     DynamicScore,
+    NodesPreFilter,
+    Permit,
     Plugin,
+    PostFilter,
     PreFilter,
+    QueueSort,
     StaticFilter,
     StaticScore,
 )
 from gpufleet.scheduling.gpu_shares import GpuChoice
-from gpufleet.scheduling.plugins.backfill import Backfill
-from gpufleet.scheduling.plugins.balanced_allocation import NodeResourcesBalancedAllocation
-from gpufleet.scheduling.plugins.coscheduling import DEFAULT_PERMIT_WAITING_TIME_S, Coscheduling
-from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
-from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
-from gpufleet.scheduling.plugins.fgd import FragmentationGradient, typical_pods
-from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking, Random
-from gpufleet.scheduling.plugins.fgd_supply import SupplyAwareFragmentationGradient
-from gpufleet.scheduling.plugins.gpu_memory_fit import GpuMemoryFit
-from gpufleet.scheduling.plugins.gpu_share import GpuShare
-from gpufleet.scheduling.plugins.gpu_topology import GpuTopology
-from gpufleet.scheduling.plugins.node_affinity import NodeAffinity
-from gpufleet.scheduling.plugins.node_name import NodeName
-from gpufleet.scheduling.plugins.node_resources_fit import (
-    DEFAULT_RESOURCES,
-    STRATEGIES,
-    NodeResourcesFit,
-    ScoringStrategy,
-)
-from gpufleet.scheduling.plugins.node_unschedulable import NodeUnschedulable
-from gpufleet.scheduling.plugins.priority_sort import PrioritySort
+from gpufleet.scheduling.registry import plugins
 
 DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
     PluginRef("SchedulingGates"),
@@ -71,31 +56,6 @@ DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
 #: gpufleet's own plugins that every profile runs unless it disables them (after upstream's defaults).
 GPUFLEET_MULTIPOINT: tuple[PluginRef, ...] = (PluginRef("GpuShare"),)
 
-#: Extension points of the plugins gpufleet models (upstream's are used for expansion).
-POINTS: dict[str, frozenset[str]] = {
-    "PrioritySort": frozenset({"queueSort"}),
-    "NodeUnschedulable": frozenset({"filter"}),
-    "NodeName": frozenset({"filter"}),
-    "TaintToleration": frozenset({"filter", "preScore", "score"}),
-    "NodeAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
-    "NodeResourcesFit": frozenset({"preFilter", "filter", "preScore", "score"}),
-    "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
-    "DefaultPreemption": frozenset({"postFilter"}),
-    "DefaultBinder": frozenset({"bind"}),
-    "Coscheduling": frozenset({"queueSort", "preFilter", "postFilter", "permit", "reserve"}),
-    "GpuMemoryFit": frozenset({"filter"}),
-    "DynamicResources": frozenset({"preFilter", "filter", "postFilter", "reserve", "preBind"}),
-    "GpuShare": frozenset({"filter", "reserve"}),
-    "FGD": frozenset({"preScore", "score"}),
-    "FGDSupply": frozenset({"preScore", "score"}),
-    "GpuTopology": frozenset({"score"}),
-    "Backfill": frozenset({"filter"}),
-    **{
-        name: frozenset({"preScore", "score"})
-        for name in ("BestFit", "DotProd", "GpuPacking", "GpuClustering", "Random")
-    },
-}
-
 
 class ProfileError(ValueError):
     """A configuration kube-scheduler would refuse to start with."""
@@ -104,14 +64,15 @@ class ProfileError(ValueError):
 @dataclass
 class Profile:
     scheduler_name: str
-    queue_sort: PrioritySort | Coscheduling
+    queue_sort: QueueSort
     pre_filters: list[PreFilter] = field(default_factory=list)
+    #: PreFilters that narrow the nodes considered (NodeAffinity's ``matchFields``)
+    node_prefilters: list[NodesPreFilter] = field(default_factory=list)
     filters: list[Plugin] = field(default_factory=list)  # StaticFilter or DynamicFilter, in order
     static_scores: list[tuple[StaticScore, int]] = field(default_factory=list)
     dynamic_scores: list[tuple[DynamicScore, int]] = field(default_factory=list)
-    post_filters: list[Plugin] = field(default_factory=list)
-    permit: Coscheduling | None = None
-    node_affinity_prefilter: bool = False
+    post_filters: list[PostFilter] = field(default_factory=list)
+    permit: Permit | None = None
     percentage_of_nodes_to_score: int | None = None
     plugin_names: tuple[str, ...] = ()
     gpu_choice: GpuChoice | None = None  # a score plugin's pick of GPU inside the chosen node (Reserve)
@@ -142,16 +103,23 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
     return PluginSet(tuple(enabled), custom.disabled)
 
 
-def expand(point: str, plugins: dict[str, PluginSet]) -> list[PluginRef]:
-    """The plugins enabled at one extension point, after multiPoint expansion."""
-    specific = plugins.get(point, PluginSet())
+def plugins_set_enabled(plugins_by_point: dict[str, PluginSet], point: str) -> tuple[PluginRef, ...]:
+    return plugins_by_point.get(point, PluginSet()).enabled
+
+
+def expand(point: str, plugins_by_point: dict[str, PluginSet]) -> list[PluginRef]:
+    """The plugins enabled at one extension point, after multiPoint expansion (a plugin joins the
+    points its base classes stand for)."""
+    specific = plugins_by_point.get(point, PluginSet())
     if "*" in specific.disabled:
         return list(specific.enabled)
     explicit = {p.name for p in specific.enabled}
     overrides: list[PluginRef] = []
     multi: list[PluginRef] = []
-    for ref in plugins.get("multiPoint", PluginSet()).enabled:
-        if point not in POINTS.get(ref.name, frozenset()) or ref.name in specific.disabled:
+    registered = plugins()
+    for ref in plugins_set_enabled(plugins_by_point, "multiPoint"):
+        cls = registered.get(ref.name)
+        if cls is None or point not in cls.points() or ref.name in specific.disabled:
             continue
         if ref.name in explicit:
             overrides.extend(p for p in specific.enabled if p.name == ref.name)
@@ -169,61 +137,14 @@ def _weights(plugins: dict[str, PluginSet]) -> dict[str, int]:
     return weights
 
 
-def _strategy(args: dict[str, Any]) -> ScoringStrategy:
-    raw = args.get("scoringStrategy") or {}
-    kind = raw.get("type") or "LeastAllocated"
-    if kind not in STRATEGIES:
-        raise ProfileError(f"pluginConfig NodeResourcesFit: scoringStrategy.type: unsupported value {kind!r}")
-    resources = (
-        tuple((r["name"], int(r.get("weight") or 1)) for r in raw.get("resources") or ()) or DEFAULT_RESOURCES
-    )
-    shape_raw = (raw.get("requestedToCapacityRatio") or {}).get("shape") or ()
-    shape = tuple((int(p.get("utilization", 0)), int(p.get("score", 0))) for p in shape_raw)
-    if kind == "RequestedToCapacityRatio" and not shape:
-        raise ProfileError(
-            "pluginConfig NodeResourcesFit: requestedToCapacityRatio.shape: at least one point required"
-        )
-    return ScoringStrategy(kind, resources, shape or ((0, 10), (100, 0)))
-
-
 def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
-    if name == "NodeResourcesFit":
-        return NodeResourcesFit(_strategy(args))
-    if name == "NodeResourcesBalancedAllocation":
-        resources = tuple((r["name"], int(r.get("weight") or 1)) for r in args.get("resources") or ())
-        return NodeResourcesBalancedAllocation(resources or DEFAULT_RESOURCES)
-    if name in ("FGD", "FGDSupply"):
-        fgd_class = FragmentationGradient if name == "FGD" else SupplyAwareFragmentationGradient
-        try:
-            return fgd_class(typical_pods(args))
-        except ValueError as exc:
-            raise ProfileError(f"pluginConfig {name}: args.{exc}") from None
-    if name == "Random":
-        return Random(int(args.get("seed", 0)))
-    if name == "Coscheduling":
-        return Coscheduling(float(args.get("permitWaitingTimeSeconds", DEFAULT_PERMIT_WAITING_TIME_S)))
-    simple: dict[str, type[Plugin]] = {
-        "PrioritySort": PrioritySort,
-        "NodeUnschedulable": NodeUnschedulable,
-        "NodeName": NodeName,
-        "NodeAffinity": NodeAffinity,
-        "DefaultPreemption": DefaultPreemption,
-        "GpuMemoryFit": GpuMemoryFit,
-        "DynamicResources": DynamicResources,
-        "GpuShare": GpuShare,
-        "GpuTopology": GpuTopology,
-        "Backfill": Backfill,
-        "BestFit": BestFit,
-        "DotProd": DotProd,
-        "GpuPacking": GpuPacking,
-        "GpuClustering": GpuClustering,
-    }
-    if name == "TaintToleration":
-        from gpufleet.scheduling.plugins.taint_toleration import TaintToleration
-
-        return TaintToleration()
-    cls = simple.get(name)
-    return cls() if cls else None
+    cls = plugins().get(name)
+    if cls is None:
+        return None
+    try:
+        return cls.from_args(args)
+    except ArgsError as exc:
+        raise ProfileError(f"pluginConfig {name}: {exc}") from None
 
 
 def build_profile(config: ProfileConfig, default_percentage: int | None = None) -> Profile:
@@ -256,11 +177,11 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
             f"profile {config.scheduler_name!r}: exactly one queueSort plugin required, got {names}"
         )
     queue_sort = sorts[0]
-    assert isinstance(queue_sort, PrioritySort | Coscheduling)
+    assert isinstance(queue_sort, QueueSort)
     weights = _weights(merged)
     profile = Profile(config.scheduler_name, queue_sort)
     profile.pre_filters = [p for p in at("preFilter") if isinstance(p, PreFilter)]
-    profile.node_affinity_prefilter = any(isinstance(p, NodeAffinity) for p in at("preFilter"))
+    profile.node_prefilters = [p for p in at("preFilter") if isinstance(p, NodesPreFilter)]
     profile.filters = [p for p in at("filter") if isinstance(p, StaticFilter | DynamicFilter)]
     for plugin in at("score"):
         if isinstance(plugin, StaticScore):
@@ -269,8 +190,8 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
             profile.dynamic_scores.append((plugin, weights.get(plugin.name, 1)))
     choices = [c for p, _ in profile.dynamic_scores if (c := getattr(p, "choose_gpu", None)) is not None]
     profile.gpu_choice = choices[0] if choices else None
-    profile.post_filters = at("postFilter")
-    permits = [p for p in at("permit") if isinstance(p, Coscheduling)]
+    profile.post_filters = [p for p in at("postFilter") if isinstance(p, PostFilter)]
+    permits = [p for p in at("permit") if isinstance(p, Permit)]
     profile.permit = permits[0] if permits else None
     profile.percentage_of_nodes_to_score = (
         config.percentage_of_nodes_to_score

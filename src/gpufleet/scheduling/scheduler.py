@@ -24,13 +24,10 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.cluster_state import ClusterState, IntArray
-from gpufleet.scheduling.framework import Code, PodContext, StaticFilter
+from gpufleet.scheduling.framework import Code, PodContext, PostFilterRequest, StaticFilter
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error
 from gpufleet.scheduling.plugins.backfill import Backfill, Backfiller
-from gpufleet.scheduling.plugins.coscheduling import Coscheduling
-from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption
-from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
 from gpufleet.scheduling.profile import Profile, build_profiles
 from gpufleet.scheduling.queue import QueuedPod, SchedulingQueue
 from gpufleet.scheduling.shape_cache import ShapeCache
@@ -432,40 +429,36 @@ class Scheduler:
         histogram: Counter[str],
         pre_filter_msg: str = "",
     ) -> Placement:
-        """PostFilter plugins in order until one succeeds; their messages join the FitError's."""
+        """PostFilter plugins in order until one succeeds (``RunPostFilterPlugins``); their messages
+        join the FitError's."""
+        request = PostFilterRequest(
+            ctx,
+            resolvable,
+            self.state.size_active,
+            profile.dynamic_filters,
+            profile.static_filters,
+            self.gangs,
+            self._waiting_on_victims(ctx.pod),
+        )
         messages: list[str] = []
         release: PodGroup | None = None
         for plugin in profile.post_filters:
-            if isinstance(plugin, DefaultPreemption):
-                outcome = plugin.post_filter(
-                    ctx,
-                    resolvable,
-                    self.state.size_active,
-                    profile.dynamic_filters,
-                    self._waiting_on_victims(ctx.pod),
-                    self.gangs,
-                    profile.static_filters,
+            result = plugin.post_filter(request)
+            if result.nominated is not None:
+                message = fit_error(self.state.size_active, histogram, pre_filter_msg)
+                node, victims = result.nominated, result.victims
+                if callable(self.tie_break) and len(result.ties) > 1:
+                    node, victims = result.ties[self.tie_break(ctx.pod, [t[0] for t in result.ties])]
+                return Placement(
+                    None,
+                    message,
+                    node,
+                    victims,
+                    result.ties or ((node, victims),),
+                    gang_nominated=result.gang_nominations,
                 )
-                if outcome.node is not None:
-                    message = fit_error(self.state.size_active, histogram, pre_filter_msg)
-                    node, victims = outcome.node, outcome.victims
-                    if callable(self.tie_break) and len(outcome.ties) > 1:
-                        node, victims = outcome.ties[self.tie_break(ctx.pod, [t[0] for t in outcome.ties])]
-                    return Placement(
-                        None,
-                        message,
-                        node,
-                        victims,
-                        outcome.ties or ((node, victims),),
-                        gang_nominated=outcome.nominations,
-                    )
-                messages.extend(outcome.status.reasons)
-            elif isinstance(plugin, Coscheduling):
-                status, group = plugin.post_filter(ctx, self.gangs)
-                messages.extend(status.reasons)
-                release = release or group
-            elif isinstance(plugin, DynamicResources):
-                messages.extend(plugin.post_filter(ctx).reasons)
+            messages.extend(result.status.reasons)
+            release = release or result.release_group
         message = fit_error(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
         return Placement(None, message, release_group=release)
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from gpufleet.scheduling.cluster_state import BoolArray, IntArray
 from gpufleet.scheduling.framework import DynamicFilter, PodContext, StaticFilter, StaticScore
-from gpufleet.scheduling.plugins.node_affinity import PREFILTER_ABSENT_REASON, pinned_node_names
 from gpufleet.scheduling.profile import Profile
 
 #: Up to this many changed nodes are re-evaluated one by one in Python integers.
@@ -55,13 +54,20 @@ class ShapeCache:
         ctx = self.ctx = PodContext(self.ctx.pod, state)
         pod = ctx.pod
         static_filters = [f for f in self.profile.filters if isinstance(f, StaticFilter)]
-        pinned = pinned_node_names(pod) if self.profile.node_affinity_prefilter else None
+        pinned: set[str] | None = None  # PreFilterResult.NodeNames: the plugins' node sets intersected
+        narrowing: list[str] = []
+        for prefilter in self.profile.node_prefilters:
+            names = prefilter.nodes(pod)
+            if names is not None:
+                pinned = names if pinned is None else pinned & names
+                narrowing.append(prefilter.name)
+        absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
         reasons: list[str | None] = [None] * state.size
         considered: list[int] = []
         for i in state.active_indices():
             node = state.nodes[i]
             if pinned is not None and node.name not in pinned:
-                reasons[i] = PREFILTER_ABSENT_REASON
+                reasons[i] = absent
                 continue
             considered.append(int(i))
             for f in static_filters:

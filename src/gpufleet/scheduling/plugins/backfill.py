@@ -38,6 +38,7 @@ from gpufleet.model.resources import GPU
 from gpufleet.scheduling.cluster_state import BoolArray, ClusterState, IntArray
 from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext, StaticFilter
 from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.registry import register
 from gpufleet.scheduling.reservation import Reservation, Running, plan, planned_end
 
 
@@ -59,9 +60,9 @@ def hold(state: ClusterState, r: Reservation, node: int) -> IntArray:
     return held
 
 
+@register
 class Backfill(DynamicFilter):
     name = "Backfill"
-    points = frozenset({"filter"})
 
     def __init__(self) -> None:
         self.reservation: Reservation | None = None

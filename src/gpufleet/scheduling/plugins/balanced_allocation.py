@@ -10,6 +10,7 @@ any of the resources), so they get 0 here.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -21,14 +22,21 @@ from gpufleet.scheduling.plugins.node_resources_fit import (
     resource_plan,
     row_columns,
 )
+from gpufleet.scheduling.registry import register
 
 
+@register
 class NodeResourcesBalancedAllocation(DynamicScore):
     name = "NodeResourcesBalancedAllocation"
-    points = frozenset({"preScore", "score"})
+    origin = "kube-scheduler"
 
     def __init__(self, resources: tuple[tuple[str, int], ...] = DEFAULT_RESOURCES):
         self.resources = resources
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> NodeResourcesBalancedAllocation:
+        resources = tuple((r["name"], int(r.get("weight") or 1)) for r in args.get("resources") or ())
+        return cls(resources or DEFAULT_RESOURCES)
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
         plan = resource_plan(ctx, self.resources, use_requested=True)

@@ -17,11 +17,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.framework import Code, PodContext, PreFilter, Status
+from gpufleet.scheduling.framework import (
+    Code,
+    Permit,
+    PodContext,
+    PostFilter,
+    PostFilterRequest,
+    PostFilterResult,
+    PreFilter,
+    QueueSort,
+    Status,
+)
 from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.registry import register
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.queue import QueuedPod
@@ -29,12 +40,17 @@ if TYPE_CHECKING:
 DEFAULT_PERMIT_WAITING_TIME_S = 60.0
 
 
-class Coscheduling(PreFilter):
+@register
+class Coscheduling(QueueSort, PreFilter, PostFilter, Permit):
     name = "Coscheduling"
-    points = frozenset({"queueSort", "preFilter", "postFilter", "permit", "reserve"})
+    origin = "scheduler-plugins"
 
     def __init__(self, permit_waiting_time_s: float = DEFAULT_PERMIT_WAITING_TIME_S):
         self.permit_waiting_time_s = permit_waiting_time_s
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> Coscheduling:
+        return cls(float(args.get("permitWaitingTimeSeconds", DEFAULT_PERMIT_WAITING_TIME_S)))
 
     def sort_key(self, qp: QueuedPod, gangs: GangView) -> tuple[object, ...]:
         group = gangs.group_of(qp.pod)
@@ -72,16 +88,17 @@ class Coscheduling(PreFilter):
             return Code.SUCCESS, group
         return Code.WAIT, group
 
-    def post_filter(self, ctx: PodContext, gangs: GangView) -> tuple[Status, PodGroup | None]:
+    def post_filter(self, request: PostFilterRequest) -> PostFilterResult:
         """The status to report and, if the gang must let go, the group whose waiting pods to reject."""
+        ctx, gangs = request.ctx, request.gangs
         group = gangs.group_of(ctx.pod)
         if group is None:
-            return Status(Code.UNSCHEDULABLE, ("can not find pod group",), self.name), None
+            return PostFilterResult(Status(Code.UNSCHEDULABLE, ("can not find pod group",), self.name))
         assigned = gangs.assigned(group, exclude=ctx.pod.key)
         if assigned >= group.min_member or (group.min_member - assigned) / group.min_member <= 0.1:
-            return Status(Code.UNSCHEDULABLE, (), self.name), None
+            return PostFilterResult(Status(Code.UNSCHEDULABLE, (), self.name))
         message = (
             f"PodGroup {group.key} gets rejected due to Pod {ctx.pod.name} "
             "is unschedulable even after PostFilter"
         )
-        return Status(Code.UNSCHEDULABLE, (message,), self.name), group
+        return PostFilterResult(Status(Code.UNSCHEDULABLE, (message,), self.name), release_group=group)

@@ -54,25 +54,24 @@ import numpy as np
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.cluster_state import Assignment, IntArray
-from gpufleet.scheduling.framework import Code, DynamicFilter, Plugin, PodContext, StaticFilter, Status
+from gpufleet.scheduling.cluster_state import Assignment
+from gpufleet.scheduling.framework import (
+    Code,
+    DynamicFilter,
+    PodContext,
+    PostFilter,
+    PostFilterRequest,
+    PostFilterResult,
+    StaticFilter,
+    Status,
+)
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import fit_error
 from gpufleet.scheduling.plugins.preemption_dry_run import WhatIf, covers_for_preemption
+from gpufleet.scheduling.registry import register
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
-
-
-@dataclass(frozen=True)
-class PreemptionOutcome:
-    status: Status
-    node: str | None = None
-    victims: tuple[str, ...] = ()
-    #: the preemptor's gang: each other not-yet-placed member and the node the dry run gave it
-    nominations: tuple[tuple[str, str], ...] = ()
-    #: a lone preemptor: every candidate ranked as well as ``node`` (itself first), as (node, victims)
-    ties: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,9 +116,10 @@ def pdb_violations(pods: Sequence[Pod], whatif: WhatIf) -> list[bool]:
     return out
 
 
-class DefaultPreemption(Plugin):
+@register
+class DefaultPreemption(PostFilter):
     name = "DefaultPreemption"
-    points = frozenset({"postFilter"})
+    origin = "kube-scheduler"
 
     def victim_units(
         self, ctx: PodContext, i: int, gangs: GangView | None, whatif: WhatIf
@@ -230,34 +230,28 @@ class DefaultPreemption(Plugin):
         best = min(c.rank() for c in candidates)
         return [c for c in candidates if c.rank() == best]
 
-    def post_filter(
-        self,
-        ctx: PodContext,
-        resolvable: IntArray,
-        num_nodes: int,
-        filters: list[DynamicFilter],
-        waiting_on_terminating: bool = False,
-        gangs: GangView | None = None,
-        static_filters: Sequence[StaticFilter] = (),
-    ) -> PreemptionOutcome:
-        """``resolvable``: the nodes whose filter status was Unschedulable (not unresolvable);
-        ``static_filters``: the profile's, for the other members of a gang."""
+    def post_filter(self, request: PostFilterRequest) -> PostFilterResult:
+        """``request.resolvable``: the nodes whose filter status was Unschedulable (not
+        unresolvable); its static filters place the other members of a gang."""
+        ctx, gangs = request.ctx, request.gangs
         if ctx.pod.preemption_policy == "Never":
             return self._refuse("not eligible due to preemptionPolicy=Never.")
-        if waiting_on_terminating:
+        if request.waiting_on_terminating:
             return self._refuse("not eligible due to a terminating pod on the nominated node.")
-        histogram: Counter[str] = Counter({NOT_HELPFUL: num_nodes - len(resolvable)})
-        best = self.best_candidates(ctx, resolvable.tolist(), filters, gangs, WhatIf(ctx.state), histogram)
+        histogram: Counter[str] = Counter({NOT_HELPFUL: request.num_nodes - len(request.resolvable)})
+        best = self.best_candidates(
+            ctx, request.resolvable.tolist(), request.filters, gangs, WhatIf(ctx.state), histogram
+        )
         if not best:
-            return self._refuse(fit_error(num_nodes, histogram))
-        group = gangs.group_of(ctx.pod) if gangs is not None else None
-        if gangs is None or group is None:
+            return self._refuse(fit_error(request.num_nodes, histogram))
+        group = gangs.group_of(ctx.pod)
+        if group is None:
+            names = ctx.state.nodes
             ties = tuple(
-                (ctx.state.nodes[c.node].name, tuple(dict.fromkeys(v.pod.key for v in c.victims)))
-                for c in best
+                (names[c.node].name, tuple(dict.fromkeys(v.pod.key for v in c.victims))) for c in best
             )
             return replace(self._nominate(ctx, best[0].node, best[0].victims), ties=ties)
-        return self._preempt_for_gang(ctx, group, filters, static_filters, gangs)
+        return self._preempt_for_gang(ctx, group, request.filters, request.static_filters, gangs)
 
     def _preempt_for_gang(
         self,
@@ -266,7 +260,7 @@ class DefaultPreemption(Plugin):
         filters: list[DynamicFilter],
         static_filters: Sequence[StaticFilter],
         gangs: GangView,
-    ) -> PreemptionOutcome:
+    ) -> PostFilterResult:
         """The whole gang's dry run: its not-yet-placed members in name order (so every member's
         attempt makes the same plan), each where it fits, else preempting, victims accumulating."""
         state = ctx.state
@@ -292,12 +286,12 @@ class DefaultPreemption(Plugin):
         node: int,
         victims: tuple[Assignment, ...],
         nominations: tuple[tuple[str, str], ...] = (),
-    ) -> PreemptionOutcome:
-        return PreemptionOutcome(
+    ) -> PostFilterResult:
+        return PostFilterResult(
             Status(Code.SUCCESS, (), self.name),
             ctx.state.nodes[node].name,
             tuple(dict.fromkeys(v.pod.key for v in victims)),
-            nominations,
+            gang_nominations=nominations,
         )
 
     def _place_member(
@@ -331,5 +325,5 @@ class DefaultPreemption(Plugin):
         whatif.put(member, tied[0].node)
         return tied[0].node, tied[0].victims
 
-    def _refuse(self, message: str) -> PreemptionOutcome:
-        return PreemptionOutcome(Status(Code.UNSCHEDULABLE, ("preemption: " + message,), self.name))
+    def _refuse(self, message: str) -> PostFilterResult:
+        return PostFilterResult(Status(Code.UNSCHEDULABLE, ("preemption: " + message,), self.name))

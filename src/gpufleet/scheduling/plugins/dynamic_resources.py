@@ -16,19 +16,30 @@ import numpy as np
 
 from gpufleet.scheduling.cluster_state import BoolArray, IntArray
 from gpufleet.scheduling.dra.allocator import filter_reason
-from gpufleet.scheduling.framework import Code, DynamicFilter, NodeRow, PodContext, Status
+from gpufleet.scheduling.framework import (
+    Code,
+    DynamicFilter,
+    NodeRow,
+    PodContext,
+    PostFilter,
+    PostFilterRequest,
+    PostFilterResult,
+    Status,
+)
+from gpufleet.scheduling.registry import register
 
 NO_CLAIMS = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
 
 
-class DynamicResources(DynamicFilter):
+@register
+class DynamicResources(DynamicFilter, PostFilter):
     name = "DynamicResources"
-    points = frozenset({"preFilter", "filter", "postFilter", "reserve", "preBind"})
+    origin = "kube-scheduler"
 
-    def post_filter(self, ctx: PodContext) -> Status:
-        reason = STILL_NOT_SCHEDULABLE if ctx.pod.resource_claims else NO_CLAIMS
-        return Status(Code.UNSCHEDULABLE, (reason,), self.name)
+    def post_filter(self, request: PostFilterRequest) -> PostFilterResult:
+        reason = STILL_NOT_SCHEDULABLE if request.ctx.pod.resource_claims else NO_CLAIMS
+        return PostFilterResult(Status(Code.UNSCHEDULABLE, (reason,), self.name))
 
     def _reasons(self, ctx: PodContext, idx: IntArray) -> list[str | None]:
         dra = ctx.state.dra

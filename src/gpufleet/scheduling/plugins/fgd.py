@@ -38,8 +38,9 @@ from gpufleet.model.quantity import QuantityError, parse_quantity
 from gpufleet.model.resources import CPU, GPU, MEMORY, to_units
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, tasks_of
-from gpufleet.scheduling.framework import PodContext
+from gpufleet.scheduling.framework import ArgsError, PodContext
 from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk
+from gpufleet.scheduling.registry import register
 
 PRODUCT = "nvidia.com/gpu.product"
 _TYPICAL_FIELDS = frozenset({"gpus", "gpuMilli", CPU, MEMORY, "percentage", "gpuProducts"})
@@ -83,6 +84,7 @@ def sigmoid_score(before: float, after: float) -> int:
     return int(100 / (1 + math.exp(-x))) if x > -700 else 0
 
 
+@register
 class FragmentationGradient(PerNodeScore):
     name = "FGD"
     #: the fragmentation measure ``F`` (``plugins.fgd_supply`` swaps in its own)
@@ -96,6 +98,13 @@ class FragmentationGradient(PerNodeScore):
         self._measure: NodeFragmentation | None = None
         self._memo: dict[tuple[object, ...], tuple[int, int | None]] = {}
         self._memo_for: NodeFragmentation | None = None
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> FragmentationGradient:
+        try:
+            return cls(typical_pods(args))
+        except ValueError as exc:
+            raise ArgsError(f"args.{exc}") from None
 
     def measure(self, state: ClusterState, pod: Pod) -> NodeFragmentation:
         if self.typical:

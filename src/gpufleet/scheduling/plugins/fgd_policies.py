@@ -25,6 +25,8 @@ under Random (a random GPU) and FGD (its own choice, ``plugins.fgd``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gpufleet.model.gpu_share import MILLI
@@ -33,11 +35,13 @@ from gpufleet.scheduling.cluster_state import IntArray
 from gpufleet.scheduling.fragmentation import NodeLeft
 from gpufleet.scheduling.framework import MAX_NODE_SCORE, PodContext
 from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk
+from gpufleet.scheduling.registry import register
 
 MAX_SPEC_CPU = 128_000  # millicores: the authors' normalisation of cpu (MaxSpecCpu)
 MAX_SPEC_GPU = 8_000  # thousandths: eight whole GPUs (MaxSpecGpu)
 
 
+@register
 class BestFit(PerNodeScore):
     name = "BestFit"
 
@@ -46,6 +50,7 @@ class BestFit(PerNodeScore):
         return int((1 - raw) * MAX_NODE_SCORE)
 
 
+@register
 class DotProd(PerNodeScore):
     name = "DotProd"
 
@@ -58,6 +63,7 @@ class DotProd(PerNodeScore):
         return int(MAX_NODE_SCORE * (1 - dot / 2))
 
 
+@register
 class GpuPacking(PerNodeScore):
     name = "GpuPacking"
 
@@ -83,6 +89,7 @@ def gpu_kind(pod: Pod) -> str:
     return f"{gpus}-gpu" if gpus else "no-gpu"
 
 
+@register
 class GpuClustering(PerNodeScore):
     name = "GpuClustering"
 
@@ -97,12 +104,17 @@ class GpuClustering(PerNodeScore):
         return (25 if not kinds else 0) + bonus
 
 
+@register
 class Random(PerNodeScore):
     """Every node a random score each cycle (so the best is a random node that fits), and a random
     GPU with room for a share."""
 
     name = "Random"
     volatile = True
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> Random:
+        return cls(int(args.get("seed", 0)))
 
     def __init__(self, seed: int = 0):
         self.rng = np.random.default_rng(seed)

@@ -39,6 +39,7 @@ from gpufleet.model.resources import CPU, GPU
 from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, Task
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient
+from gpufleet.scheduling.registry import register
 
 SCARCITY_EXPONENT = 2
 
@@ -89,6 +90,7 @@ class SupplyFragmentation(NodeFragmentation):
         return frag
 
 
+@register
 class SupplyAwareFragmentationGradient(FragmentationGradient):
     name = "FGDSupply"
     fragmentation = SupplyFragmentation

@@ -21,6 +21,7 @@ from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.framework import StaticFilter
+from gpufleet.scheduling.registry import register
 
 _MIG = re.compile(r"^nvidia\.com/mig-\d+g\.(\d+)gb$")
 MESSAGE = "node(s) didn't have enough GPU memory per device (GpuMemoryFit)"
@@ -42,9 +43,9 @@ def unit_memory_bytes(node: Node, resource: str) -> float | None:
     return memory
 
 
+@register
 class GpuMemoryFit(StaticFilter):
     name = "GpuMemoryFit"
-    points = frozenset({"filter"})
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         need = pod.behavior.gpu_memory_bytes

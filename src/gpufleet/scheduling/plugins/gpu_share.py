@@ -15,11 +15,12 @@ import numpy as np
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.cluster_state import BoolArray, IntArray
 from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext
+from gpufleet.scheduling.registry import register
 
 
+@register
 class GpuShare(DynamicFilter):
     name = "GpuShare"
-    points = frozenset({"filter", "reserve"})
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         share = ctx.pod.gpu_share

@@ -17,13 +17,14 @@ import numpy as np
 
 from gpufleet.scheduling.cluster_state import IntArray
 from gpufleet.scheduling.framework import DynamicScore, PodContext
+from gpufleet.scheduling.registry import register
 from gpufleet.scheduling.topology.device_choice import island_score
 from gpufleet.scheduling.topology.link_graph import nvswitch
 
 
+@register
 class GpuTopology(DynamicScore):
     name = "GpuTopology"
-    points = frozenset({"score"})
     array_only = True  # reads the device level, not the node's resource row
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.cluster_state import IntArray
-from gpufleet.scheduling.framework import StaticFilter, StaticScore, default_normalize
+from gpufleet.scheduling.framework import NodesPreFilter, StaticFilter, StaticScore, default_normalize
+from gpufleet.scheduling.registry import register
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
-PREFILTER_ABSENT_REASON = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
 
 
 def pinned_node_names(pod: Pod) -> set[str] | None:
@@ -35,9 +35,13 @@ def pinned_node_names(pod: Pod) -> set[str] | None:
     return names
 
 
-class NodeAffinity(StaticFilter, StaticScore):
+@register
+class NodeAffinity(NodesPreFilter, StaticFilter, StaticScore):
     name = "NodeAffinity"
-    points = frozenset({"preFilter", "filter", "preScore", "score"})
+    origin = "kube-scheduler"
+
+    def nodes(self, pod: Pod) -> set[str] | None:
+        return pinned_node_names(pod)
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         return None if pod.matches_node_selector(node) else REASON

@@ -5,13 +5,15 @@ from __future__ import annotations
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.framework import StaticFilter
+from gpufleet.scheduling.registry import register
 
 REASON = "node(s) didn't match the requested node name"
 
 
+@register
 class NodeName(StaticFilter):
     name = "NodeName"
-    points = frozenset({"filter"})
+    origin = "kube-scheduler"
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         if pod.node_name and pod.node_name != node.name:

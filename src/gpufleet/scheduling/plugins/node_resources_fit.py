@@ -25,12 +25,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended
 from gpufleet.scheduling.cluster_state import BoolArray, IntArray
-from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicFilter, DynamicScore, NodeRow, PodContext
+from gpufleet.scheduling.framework import (
+    MAX_NODE_SCORE,
+    ArgsError,
+    DynamicFilter,
+    DynamicScore,
+    NodeRow,
+    PodContext,
+)
+from gpufleet.scheduling.registry import register
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -152,12 +161,33 @@ def broken_linear(shape: tuple[tuple[int, int], ...], utilization: IntArray) -> 
     return out
 
 
+def strategy_of(args: dict[str, Any]) -> ScoringStrategy:
+    """``NodeResourcesFitArgs.scoringStrategy`` (defaults: LeastAllocated over cpu and memory)."""
+    raw = args.get("scoringStrategy") or {}
+    kind = raw.get("type") or LEAST_ALLOCATED
+    if kind not in STRATEGIES:
+        raise ArgsError(f"scoringStrategy.type: unsupported value {kind!r}")
+    resources = (
+        tuple((r["name"], int(r.get("weight") or 1)) for r in raw.get("resources") or ()) or DEFAULT_RESOURCES
+    )
+    shape_raw = (raw.get("requestedToCapacityRatio") or {}).get("shape") or ()
+    shape = tuple((int(p.get("utilization", 0)), int(p.get("score", 0))) for p in shape_raw)
+    if kind == REQUESTED_TO_CAPACITY_RATIO and not shape:
+        raise ArgsError("requestedToCapacityRatio.shape: at least one point required")
+    return ScoringStrategy(kind, resources, shape or ((0, 10), (100, 0)))
+
+
+@register
 class NodeResourcesFit(DynamicFilter, DynamicScore):
     name = "NodeResourcesFit"
-    points = frozenset({"preFilter", "filter", "preScore", "score"})
+    origin = "kube-scheduler"
 
     def __init__(self, strategy: ScoringStrategy | None = None):
         self.strategy = strategy or ScoringStrategy()
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> NodeResourcesFit:
+        return cls(strategy_of(args))
 
     # -- filter ----------------------------------------------------------------------------
     def _short(self, ctx: PodContext, idx: IntArray) -> BoolArray:

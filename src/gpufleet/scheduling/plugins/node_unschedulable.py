@@ -9,14 +9,16 @@ from __future__ import annotations
 from gpufleet.model.node import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Taint, tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.framework import StaticFilter
+from gpufleet.scheduling.registry import register
 
 REASON = "node(s) were unschedulable"
 _TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)
 
 
+@register
 class NodeUnschedulable(StaticFilter):
     name = "NodeUnschedulable"
-    points = frozenset({"filter"})
+    origin = "kube-scheduler"
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         if node.unschedulable and not tolerated(_TAINT, pod.tolerations):

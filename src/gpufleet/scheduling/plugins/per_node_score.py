@@ -55,7 +55,6 @@ class PodAsk(NamedTuple):
 
 
 class PerNodeScore(DynamicScore):
-    points = frozenset({"preScore", "score"})
     array_only = True
     state: ClusterState | None = None  # the cluster last scored (for Reserve's choice of GPU)
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpufleet.scheduling.framework import Plugin
+from gpufleet.scheduling.framework import QueueSort
+from gpufleet.scheduling.registry import register
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.gangs import GangView
     from gpufleet.scheduling.queue import QueuedPod
 
 
-class PrioritySort(Plugin):
+@register
+class PrioritySort(QueueSort):
     name = "PrioritySort"
-    points = frozenset({"queueSort"})
+    origin = "kube-scheduler"
 
     def sort_key(self, qp: QueuedPod, gangs: GangView) -> tuple[object, ...]:
         return (-qp.pod.priority, qp.timestamp, qp.seq)

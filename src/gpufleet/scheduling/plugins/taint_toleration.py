@@ -13,13 +13,15 @@ from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Nod
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.cluster_state import IntArray
 from gpufleet.scheduling.framework import StaticFilter, StaticScore, default_normalize
+from gpufleet.scheduling.registry import register
 
 UNTOLERATED = "node(s) had untolerated taint(s)"
 
 
+@register
 class TaintToleration(StaticFilter, StaticScore):
     name = "TaintToleration"
-    points = frozenset({"filter", "preScore", "score"})
+    origin = "kube-scheduler"
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         for taint in node.taints:
