@@ -15,10 +15,7 @@ from gpufleet.scheduling.profile import ProfileError, build_profile
 def test_every_default_plugin_of_kube_scheduler_is_modelled_or_named_as_not_modelled() -> None:
     """``getDefaultPlugins`` (1.34) with DynamicResources: each is registered or accepted unsimulated."""
     defaults = set(
-        "SchedulingGates PrioritySort NodeUnschedulable NodeName TaintToleration NodeAffinity NodePorts "
-        "NodeResourcesFit VolumeRestrictions NodeVolumeLimits VolumeBinding VolumeZone PodTopologySpread "
-        "InterPodAffinity DefaultPreemption NodeResourcesBalancedAllocation ImageLocality DefaultBinder "
-        "DynamicResources".split()
+        ["SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", "DynamicResources"]
     )
     for name in defaults:
         assert registry.in_tree(name), name
