@@ -14,9 +14,27 @@ from gpufleet.scheduling.profile import ProfileError, build_profile
 
 def test_every_default_plugin_of_kube_scheduler_is_modelled_or_named_as_not_modelled() -> None:
     """``getDefaultPlugins`` (1.34) with DynamicResources: each is registered or accepted unsimulated."""
-    defaults = set(
-        ["SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", "DynamicResources"]
-    )
+    defaults = {
+        "SchedulingGates",
+        "PrioritySort",
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DefaultPreemption",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+        "DefaultBinder",
+        "DynamicResources",
+    }
     for name in defaults:
         assert registry.in_tree(name), name
         assert (name in registry.plugins()) != (name in NOT_MODELLED), name
@@ -51,6 +69,6 @@ def test_a_plugin_is_built_from_its_args() -> None:
 def test_args_a_plugin_cannot_take_are_a_profile_error() -> None:
     config = ProfileConfig(plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "Mostly"}}})
     with pytest.raises(
-        ProfileError, match="pluginConfig NodeResourcesFit: scoringStrategy.type: unsupported"
+        ProfileError, match=r"pluginConfig NodeResourcesFit: scoringStrategy\.type: unsupported"
     ):
         build_profile(config)
