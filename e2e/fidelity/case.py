@@ -27,18 +27,13 @@ from typing import Any
 
 import yaml
 
-from gpufleet.controllers import (
-    DAEMONSET_TOLERATIONS,
-    DaemonSetController,
-    DeploymentController,
-    JobController,
-)
 from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.kube.manifests import node_manifest
+from gpufleet.kube.manifests import node_manifest, node_selector_terms, tolerations
 from gpufleet.model.pod import DEFAULT_SCHEDULER, Pod
 from gpufleet.model.scenario import Scenario
 from gpufleet.scheduling.registry import in_tree
 from gpufleet.sim.simulation import Simulation
+from gpufleet.workloads import controller_for
 
 SCHEDULER_CONFIG = ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")
 CLUSTER_KINDS = {
@@ -145,36 +140,24 @@ def _bare(pod_doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_template(pod: Pod, template: dict[str, Any]) -> dict[str, Any]:
-    """The Pod a controller makes of ``template`` under the name gpufleet's controller gives it."""
+    """The Pod a controller makes of ``template``: the name, labels, required node affinity and
+    tolerations gpufleet's controller gave it (a DaemonSet's pin to its node, as upstream's
+    ``ReplaceDaemonSetPodNodeNameNodeAffinity`` and ``AddOrUpdateDaemonPodTolerations`` do)."""
     metadata = _strip_timing(template.get("metadata") or {})
     metadata.update(name=pod.name, namespace=pod.namespace)
     if pod.labels:
         metadata["labels"] = dict(pod.labels)
     spec = copy.deepcopy(template.get("spec") or {})
     spec["terminationGracePeriodSeconds"] = 0
+    if pod.required_terms is not None:
+        affinity = spec.setdefault("affinity", {})
+        affinity["nodeAffinity"] = {
+            **affinity.get("nodeAffinity", {}),
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": node_selector_terms(pod)},
+        }
+    if pod.tolerations:
+        spec["tolerations"] = tolerations(pod)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
-
-
-def _pin_to_node(doc: dict[str, Any], node: str) -> None:
-    """What upstream's DaemonSet controller does to its pods (``ReplaceDaemonSetPodNodeNameNodeAffinity``
-    and ``AddOrUpdateDaemonPodTolerations``): required node affinity on ``metadata.name`` only, and
-    its tolerations."""
-    spec = doc["spec"]
-    affinity = spec.setdefault("affinity", {})
-    affinity["nodeAffinity"] = {
-        **affinity.get("nodeAffinity", {}),
-        "requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-            ]
-        },
-    }
-    tolerations = list(spec.get("tolerations") or [])
-    for t in DAEMONSET_TOLERATIONS:
-        entry = {"key": t.key, "operator": t.operator, "effect": t.effect}
-        if entry not in tolerations:
-            tolerations.append(entry)
-    spec["tolerations"] = tolerations
 
 
 def _excluded(scenario: Scenario, documents: tuple[dict[str, Any], ...]) -> str:
@@ -232,25 +215,13 @@ def flatten(case: Case) -> Flat:
         if bare.phase in ("Succeeded", "Failed"):
             continue
         arrivals.append((bare.created.submit_at_s, bare.created.order, 0, _bare(doc)))
-    for job in scenario.jobs:
-        template = workloads[("Job", job.namespace, job.name)]["spec"]["template"]
-        for k, pod in enumerate(JobController(job).wanted()):
-            arrivals.append((job.created.submit_at_s, job.created.order, k, _from_template(pod, template)))
-    for deployment in scenario.deployments:
-        template = workloads[("Deployment", deployment.namespace, deployment.name)]["spec"]["template"]
-        for k, pod in enumerate(DeploymentController(deployment).wanted()):
+    for workload in scenario.workloads():
+        controller = controller_for(workload)
+        template = workloads[(controller.kind, workload.namespace, workload.name)]["spec"]["template"]
+        for k, pod in enumerate(controller.wanted(sim.state.nodes)):
             arrivals.append(
-                (deployment.created.submit_at_s, deployment.created.order, k, _from_template(pod, template))
+                (workload.created.submit_at_s, workload.created.order, k, _from_template(pod, template))
             )
-    for daemonset in scenario.daemonsets:
-        template = workloads[("DaemonSet", daemonset.namespace, daemonset.name)]["spec"]["template"]
-        controller = DaemonSetController(daemonset)
-        for k, node in enumerate(sim.state.nodes):
-            daemon = controller.pod_for(node)
-            if daemon is not None:
-                doc = _from_template(daemon, template)
-                _pin_to_node(doc, node.name)
-                arrivals.append((daemonset.created.submit_at_s, daemonset.created.order, k, doc))
     arrivals.sort(key=lambda a: (a[0], a[1], a[2]))
     configs = [copy.deepcopy(d) for d in case.documents if _gvk(d) == SCHEDULER_CONFIG]
     config = configs[0] if configs else None

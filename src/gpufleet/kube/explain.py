@@ -14,7 +14,6 @@ from typing import Any
 
 from rich.console import Console
 
-from gpufleet.controllers import DaemonSetController, DeploymentController, JobController
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units, native_first
@@ -25,6 +24,7 @@ from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Scheduler
+from gpufleet.workloads import controller_for
 
 CLOSEST_NODES = 5
 
@@ -74,13 +74,8 @@ def controller_pods(scenario: Scenario, nodes: list[Node]) -> list[Pod]:
     """The pods the scenario's Jobs, Deployments and DaemonSets would create first (a scenario of
     manifests rather than a snapshot of pods): they are explained as pending pods too."""
     pods: list[Pod] = []
-    for job in scenario.jobs:
-        pods += JobController(job).wanted()
-    for deployment in scenario.deployments:
-        pods += DeploymentController(deployment).wanted()
-    for daemonset in scenario.daemonsets:
-        controller = DaemonSetController(daemonset)
-        pods += [p for n in nodes if (p := controller.pod_for(n)) is not None]
+    for workload in scenario.workloads():
+        pods += controller_for(workload).wanted(nodes)
     return pods
 
 

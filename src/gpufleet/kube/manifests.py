@@ -84,6 +84,15 @@ def _toleration(t: Toleration) -> dict[str, Any]:
     return out
 
 
+def node_selector_terms(pod: Pod) -> list[dict[str, Any]]:
+    """The pod's required node affinity as ``nodeSelectorTerms``."""
+    return [_term(t) for t in pod.required_terms or ()]
+
+
+def tolerations(pod: Pod) -> list[dict[str, Any]]:
+    return [_toleration(t) for t in pod.tolerations]
+
+
 def pod_manifest(pod: Pod, priority_class: str | None = None) -> dict[str, Any]:
     """The ``v1`` Pod of one container that ``pod`` models: its requests (an extended resource's
     limit equal to its request, as the API server requires), node selector and node affinity,
@@ -112,7 +121,7 @@ def pod_manifest(pod: Pod, priority_class: str | None = None) -> dict[str, Any]:
     node_affinity: dict[str, Any] = {}
     if pod.required_terms is not None:
         node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
-            "nodeSelectorTerms": [_term(t) for t in pod.required_terms]
+            "nodeSelectorTerms": node_selector_terms(pod)
         }
     if pod.preferred_terms:
         node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
@@ -121,7 +130,7 @@ def pod_manifest(pod: Pod, priority_class: str | None = None) -> dict[str, Any]:
     if node_affinity:
         spec["affinity"] = {"nodeAffinity": node_affinity}
     if pod.tolerations:
-        spec["tolerations"] = [_toleration(t) for t in pod.tolerations]
+        spec["tolerations"] = tolerations(pod)
     if priority_class or pod.priority_class_name:
         spec["priorityClassName"] = priority_class or pod.priority_class_name
     metadata: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}

@@ -51,3 +51,7 @@ class Scenario:
     expander_priorities: tuple[tuple[int, str], ...] = ()
     warnings: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+
+    def workloads(self) -> list[Job | Deployment | DaemonSet]:
+        """Every workload whose controller creates pods (``gpufleet.workloads`` drives each kind)."""
+        return [*self.jobs, *self.deployments, *self.daemonsets]

@@ -30,7 +30,6 @@ from gpufleet.autoscaling.scale_up import (
     not_triggered,
     still_pending,
 )
-from gpufleet.controllers import daemon_should_run
 from gpufleet.lifecycle.node_start import plan_node_start
 from gpufleet.model.mig_configs import is_device_plugin_resource
 from gpufleet.model.node import Node
@@ -41,6 +40,7 @@ from gpufleet.scheduling.profile import build_profile
 from gpufleet.sim.events import Priority
 from gpufleet.sim.node_pools import Launch, PoolRuntime
 from gpufleet.sim.records import NodeRecord
+from gpufleet.workloads.daemonset import daemon_should_run
 
 if TYPE_CHECKING:
     from gpufleet.sim.simulation import Simulation

@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from gpufleet.controllers import JobController
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import add
@@ -36,6 +35,7 @@ from gpufleet.scheduling.kueue.flavors import Assignment
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
 from gpufleet.sim.events import Priority
 from gpufleet.sim.records import PodRecord
+from gpufleet.workloads.job import JobController
 
 if TYPE_CHECKING:
     from gpufleet.sim.simulation import Simulation

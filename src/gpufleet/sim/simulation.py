@@ -22,7 +22,6 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
-from gpufleet.controllers import DaemonSetController, DeploymentController, JobController
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
@@ -54,8 +53,11 @@ from gpufleet.sim.topology_admission import HOSTNAME, admit, topology_request
 from gpufleet.sim.traffic import TrafficState
 from gpufleet.sim.work_queues import WorkList
 from gpufleet.sim.workload_autoscalers import WorkloadAutoscalers
-
-Controller = JobController | DeploymentController
+from gpufleet.workloads import controller_for
+from gpufleet.workloads.daemonset import DaemonSetController
+from gpufleet.workloads.deployment import DeploymentController
+from gpufleet.workloads.job import JobController
+from gpufleet.workloads.kind import Workload, WorkloadController
 
 
 class Simulation:
@@ -100,8 +102,7 @@ class Simulation:
         self.nodes = {n.name: NodeRecord(n.name, n.pool, 0.0, 0.0, 0.0) for n in nodes}
         self.pools_timeline: dict[str, list[float]] = {name: [] for name in self.pools}
         self.nodes_by_state: dict[str, list[float]] = {}
-        self.controllers: dict[str, Controller] = {}
-        self.daemonsets: list[DaemonSetController] = []
+        self.controllers: dict[str, WorkloadController] = {}  # "<kind>/<ns>/<name>": its pods' owner
         self.pending = 0
         self.running = 0
         self.arrivals_left = 0
@@ -151,9 +152,7 @@ class Simulation:
         sc = self.scenario
         arrivals: list[tuple[Created, Callable[[], None]]] = [
             *((b.created, partial(self._arrive_pod, b.pod, b.bound_node, b.phase)) for b in sc.pods),
-            *((j.created, partial(self._start, JobController(j), j.key)) for j in sc.jobs),
-            *((d.created, partial(self._start, DeploymentController(d), d.key)) for d in sc.deployments),
-            *((d.created, partial(self._start_daemonset, DaemonSetController(d))) for d in sc.daemonsets),
+            *((w.created, partial(self._start, w)) for w in sc.workloads()),
         ]
         feed_rng = np.random.default_rng([self.seed, 4])
         for feed in sc.queue_feeds:
@@ -178,20 +177,19 @@ class Simulation:
 
         return run
 
-    def _start(self, controller: Controller, key: str) -> None:
-        self.controllers[f"{type(controller).__name__}/{key}"] = controller
+    def _start(self, workload: Workload) -> None:
+        controller = controller_for(workload)
+        self.controllers[f"{controller.kind}/{controller.key}"] = controller
         self._reconcile(controller)
 
-    def _start_daemonset(self, controller: DaemonSetController) -> None:
-        self.daemonsets.append(controller)
-        for i in self.state.active_indices():
-            pod = controller.pod_for(self.state.nodes[i])
-            if pod is not None:
-                self._create(pod)
-
-    def _reconcile(self, controller: Controller) -> None:
-        for pod in controller.wanted():
+    def _reconcile(self, controller: WorkloadController) -> None:
+        nodes = [self.state.nodes[i] for i in self.state.active_indices()]
+        for pod in controller.wanted(nodes):
             self._create(pod)
+
+    @property
+    def daemonsets(self) -> list[DaemonSetController]:
+        return [c for c in self.controllers.values() if isinstance(c, DaemonSetController)]
 
     # -- pods ------------------------------------------------------------------------------
     def _arrive_pod(self, pod: Pod, bound_node: str | None, phase: str) -> None:
@@ -491,15 +489,15 @@ class Simulation:
 
     # -- what workload autoscalers read and change -------------------------------------------
     def deployment(self, key: str) -> DeploymentController | None:
-        controller = self.controllers.get(f"DeploymentController/{key}")
+        controller = self.controllers.get(f"Deployment/{key}")
         return controller if isinstance(controller, DeploymentController) else None
 
     def job(self, key: str) -> JobController | None:
-        controller = self.controllers.get(f"JobController/{key}")
+        controller = self.controllers.get(f"Job/{key}")
         return controller if isinstance(controller, JobController) else None
 
     def start_job(self, job: Job) -> None:
-        self._start(JobController(job), job.key)
+        self._start(job)
 
     def list_length(self, name: str) -> int:
         """What a ``redis`` trigger reads: items queued on the list (popped ones are gone)."""
@@ -704,13 +702,13 @@ class Simulation:
         owner: OwnerRef | None = pod.owner
         if owner is None:
             return
-        controller = self.controllers.get(f"{owner.kind}Controller/{pod.namespace}/{owner.name}")
+        controller = self.controllers.get(f"{owner.kind}/{pod.namespace}/{owner.name}")
         if controller is None:
             return
-        if isinstance(controller, JobController) and suspended:
-            controller.suspend(pod)
-        else:
-            controller.finished(pod, succeeded)
+        if suspended:
+            controller.suspended(pod)
+        elif not controller.finished(pod, succeeded):
+            return
         self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- GPUs as devices -------------------------------------------------------------------
@@ -789,9 +787,8 @@ class Simulation:
         """A launched node joins (kubelet Ready); DaemonSets put their pods on it."""
         self.state.add_node(node)
         self.nodes[node.name].ready_s = self.loop.now
-        for controller in self.daemonsets:
-            pod = controller.pod_for(node)
-            if pod is not None:
+        for controller in list(self.controllers.values()):
+            for pod in controller.node_added(node):
                 self._create(pod)
         self.cluster_changed()
 

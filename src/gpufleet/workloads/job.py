@@ -1,0 +1,90 @@
+"""Job (``pkg/controller/job``): keep ``parallelism`` pods active until ``completions`` have
+succeeded (work-queue mode when completions is unset: done once any pod succeeds); a failed pod
+is replaced under the same index (``-r<n>``) until ``backoffLimit`` failures. Pods are named
+``<job>-<index>``, retries ``<job>-<index>-r<n>``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import ClassVar
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.workloads import Job
+from gpufleet.workloads import register_kind
+
+
+@register_kind(Job)
+class JobController:
+    kind: ClassVar[str] = "Job"
+
+    def __init__(self, job: Job):
+        self.job = job
+        self.next_index = 0
+        self.active: dict[str, int] = {}  # pod key -> completion index
+        self.retries: list[int] = []  # indices whose pod failed, to create again
+        self.attempts: dict[int, int] = {}
+        self.succeeded = 0
+        self.failed = 0
+        self.done = False
+
+    @property
+    def key(self) -> str:
+        return self.job.key
+
+    def _stamp(self, index: int) -> Pod:
+        attempt = self.attempts.get(index, 0)
+        suffix = f"-r{attempt}" if attempt else ""
+        job = self.job
+        pod = job.template.stamped(f"{job.name}-{index}{suffix}", OwnerRef("Job", job.name))
+        pod = replace(pod, namespace=job.namespace)
+        self.active[pod.key] = index
+        return pod
+
+    def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
+        job = self.job
+        if self.done:
+            return []
+        out = []
+        while self.retries and len(self.active) < job.parallelism:
+            out.append(self._stamp(self.retries.pop(0)))
+        if job.completions is None:
+            remaining = job.parallelism - self.next_index if self.succeeded == 0 else 0
+        else:
+            remaining = job.completions - self.succeeded - len(self.active) - len(self.retries)
+        while len(self.active) < job.parallelism and remaining > 0:
+            out.append(self._stamp(self.next_index))
+            self.next_index += 1
+            remaining -= 1
+        return out
+
+    def finished(self, pod: Pod, succeeded: bool) -> bool:
+        index = self.active.pop(pod.key, None)
+        if index is None:
+            return True
+        if succeeded:
+            self.succeeded += 1
+            complete = self.job.completions is None or self.succeeded >= self.job.completions
+            self.done = complete and (self.job.completions is not None or not self.active)
+            return True
+        self.failed += 1
+        if self.failed > self.job.backoff_limit:
+            self.done = True  # BackoffLimitExceeded
+            return True
+        self._retry(index)
+        return True
+
+    def node_added(self, node: Node) -> list[Pod]:
+        return []
+
+    def suspended(self, pod: Pod) -> None:
+        """``spec.suspend`` (Kueue evicted the Job): the pod is deleted without counting as failed,
+        and its index is created again (``-r<n>``) for when the Job resumes."""
+        index = self.active.pop(pod.key, None)
+        if index is not None:
+            self._retry(index)
+
+    def _retry(self, index: int) -> None:
+        self.attempts[index] = self.attempts.get(index, 0) + 1
+        self.retries.append(index)
