@@ -18,13 +18,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.scheduler import Scheduler
 

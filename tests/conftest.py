@@ -15,8 +15,9 @@ import pytest
 from gpufleet.kube import load_scenario
 from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
-from gpufleet.report import simulation_summary
+from gpufleet.report import finished_summary
 from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # e2e/ lives beside src/, outside the package
@@ -69,7 +70,7 @@ def simulated(
         scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
     sim = Simulation(scenario, seed=seed)
     sim.run()
-    return simulation_summary(sim)
+    return finished_summary(build_summary(sim))
 
 
 def pods_by_name(summary: dict[str, Any], namespaced: bool = False) -> dict[str, dict[str, Any]]:

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 
 from e2e.fidelity.case import Flat
 from e2e.fidelity.real import Bound, RealRun
+from gpufleet.cluster.state import ClusterState
+from gpufleet.gpus.dra.state import DraState
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import Pod
 from gpufleet.model.scenario import Scenario
-from gpufleet.scheduling.cluster_state import ClusterState
-from gpufleet.scheduling.dra.state import DraState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler
 from gpufleet.scheduling.processes import scheduler_processes

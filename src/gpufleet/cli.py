@@ -19,9 +19,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.node import Node
 from gpufleet.model.scenario import Scenario
-from gpufleet.report import print_summary, render_html, simulation_summary
+from gpufleet.report import finished_summary, print_summary, render_html
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
 from gpufleet.traces.base import TracePod
 
 app = typer.Typer(
@@ -83,7 +84,7 @@ def simulate(
             progress.update(task, completed=min(now / limit, 1.0) if limit else 1.0, t=f"t={now:,.0f}s")
 
         sim.run(progress=tick)
-    summary = simulation_summary(sim)
+    summary = finished_summary(build_summary(sim))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out_dir / "report.html").write_text(render_html(summary))

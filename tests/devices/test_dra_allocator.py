@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from gpufleet.gpus.dra.allocator import (
+    CANNOT_ALLOCATE,
+    NOT_AVAILABLE,
+    Allocation,
+    MatchCache,
+    allocate_on_node,
+)
+from gpufleet.gpus.dra.state import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE, DraState
 from gpufleet.model.dra import (
     ALL,
     AllocationResult,
@@ -17,14 +25,6 @@ from gpufleet.model.dra import (
 )
 from gpufleet.model.dra_slices import slices_for_node
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.dra.allocator import (
-    CANNOT_ALLOCATE,
-    NOT_AVAILABLE,
-    Allocation,
-    MatchCache,
-    allocate_on_node,
-)
-from gpufleet.scheduling.dra.state import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE, DraState
 
 GIB = 2**30
 GPU_CLASS = DeviceClass("gpu.nvidia.com", ('device.driver == "gpu.nvidia.com"',))

@@ -6,13 +6,13 @@ import itertools
 
 import pytest
 
-from gpufleet.model.dra import Device, VersionValue
-from gpufleet.scheduling.dra.cel import (
+from gpufleet.gpus.dra.cel import (
     SelectorCompileError,
     SelectorRuntimeError,
     compile_selector,
     parse_semver,
 )
+from gpufleet.model.dra import Device, VersionValue
 
 DRIVER = "gpu.nvidia.com"
 H100 = Device(

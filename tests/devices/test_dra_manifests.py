@@ -7,6 +7,8 @@ from typing import Any
 import kubernetes_validate
 import yaml
 
+from gpufleet.gpus.dra.allocator import Allocation, allocate_on_node
+from gpufleet.gpus.dra.claims import claims_for_pod
 from gpufleet.kube.dra import (
     dra_object,
     pod_resource_claims,
@@ -23,8 +25,6 @@ from gpufleet.model.dra import (
     VersionValue,
 )
 from gpufleet.model.dra_slices import slices_for_node
-from gpufleet.scheduling.dra.allocator import Allocation, allocate_on_node
-from gpufleet.scheduling.dra.claims import claims_for_pod
 
 MANIFESTS = """
 apiVersion: resource.k8s.io/v1

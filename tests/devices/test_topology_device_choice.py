@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpufleet.scheduling.topology.device_choice import best_set, island_score, largest_free_island
-from gpufleet.scheduling.topology.link_graph import LinkGraph, nvlink_islands, nvlink_pairs, nvswitch, pcie
+from gpufleet.gpus.topology.device_choice import best_set, island_score, largest_free_island
+from gpufleet.gpus.topology.link_graph import LinkGraph, nvlink_islands, nvlink_pairs, nvswitch, pcie
 
 
 def test_four_gpu_pod_gets_the_whole_free_island() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.scheduling.topology.domains import TopologyLevels, domains, pack, place_gang
+from gpufleet.gpus.topology.domains import TopologyLevels, domains, pack, place_gang
 
 BLOCK = "topology.kubernetes.io/block"
 RACK = "topology.kubernetes.io/rack"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.scheduling.topology.link_graph import (
+from gpufleet.gpus.topology.link_graph import (
     DEFAULT_LAYOUTS,
     Link,
     LinkGraph,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpufleet.scheduling.topology.rings import (
+from gpufleet.gpus.topology.rings import (
     cross_node_edges,
     ideal_ranks_per_node,
     ring_bandwidth,

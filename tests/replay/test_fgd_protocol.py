@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from conftest import gpu_node
 from gpufleet.cli import app
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
 from gpufleet.replay.fgd_protocol import bucket, gpu_request, replay, typical_pods, workload
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking
 

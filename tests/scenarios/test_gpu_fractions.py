@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.profile import ProfileError, build_profile
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from conftest import gpu_node, gpu_pod
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
 

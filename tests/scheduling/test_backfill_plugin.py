@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conftest import gpu_node, gpu_pod
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import Behavior, Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
 

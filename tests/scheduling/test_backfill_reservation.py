@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpufleet.scheduling.cluster_state import BoolArray, IntArray
+from gpufleet.cluster.state import BoolArray, IntArray
 from gpufleet.scheduling.reservation import NO_LIMIT_PLAN_S, Reservation, Running, plan, planned_end
 
 GPU_COL = 0

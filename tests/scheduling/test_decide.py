@@ -5,8 +5,8 @@ preemption candidates, taken in map order)."""
 from __future__ import annotations
 
 from conftest import gpu_node, gpu_pod
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.scheduler_config import SchedulerConfig
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.scheduler import Decision, Scheduler
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from conftest import gpu_node
+from gpufleet.cluster.state import ClusterState
 from gpufleet.kube import load_scenario
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, tasks_of
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.gangs import GangView

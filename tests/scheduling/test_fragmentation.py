@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from conftest import GI, gpu_node, gpu_pod
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.fragmentation import fragmentation
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.gangs import GangView

@@ -1,4 +1,4 @@
-"""The scheduler's ledger of shared GPUs (``scheduling.gpu_shares``): binpacking shares onto open
+"""The scheduler's ledger of shared GPUs (``cluster.shares``): binpacking shares onto open
 GPUs, a shared GPU counted as used for whole-GPU pods, and released with its last share."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import GPU, gpu_node, gpu_pod
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.gpu_share import GpuShare as GpuShareFilter
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 
 from conftest import gpu_node, gpu_pod
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.node import Node, Taint, Toleration
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import fit_error
 from gpufleet.scheduling.scheduler import Scheduler

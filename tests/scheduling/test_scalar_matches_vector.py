@@ -11,9 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from gpufleet.scheduling.plugins.node_resources_fit import NodeResourcesFit, ScoringStrategy

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from gpufleet.scheduling.plugins.node_resources_fit import NodeResourcesFit, ScoringStrategy

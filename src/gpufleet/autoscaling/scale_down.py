@@ -23,12 +23,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from gpufleet.cluster.state import ClusterState
+from gpufleet.gpus.dra.state import DraState
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY
-from gpufleet.scheduling.cluster_state import ClusterState
-from gpufleet.scheduling.dra.state import DraState
 from gpufleet.scheduling.profile import Profile
 
 Int8Array = npt.NDArray[np.int8]

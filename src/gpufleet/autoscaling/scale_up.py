@@ -28,16 +28,16 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from gpufleet.cluster.shares import gpu_memory_bytes, shareable
+from gpufleet.gpus.dra.allocator import filter_reason
+from gpufleet.gpus.dra.state import DraState
 from gpufleet.model.dra import ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU, PODS, Resources, native_first
-from gpufleet.scheduling.dra.allocator import filter_reason
-from gpufleet.scheduling.dra.state import DraState
 from gpufleet.scheduling.gangs import group_key
-from gpufleet.scheduling.gpu_shares import gpu_memory_bytes, shareable
 from gpufleet.scheduling.plugins.node_resources_fit import insufficient_reason
 from gpufleet.scheduling.profile import Profile
 

@@ -4,7 +4,7 @@ A ``ScenarioSpec`` names a run by the scenario (files and directories, as ``gpuf
 takes them), its parameter overrides (``overrides``) and the seed, which replaces the
 ``Simulation``'s ``spec.seed`` as ``simulate --seed`` does. ``run_scenario`` loads the variant,
 runs the simulation and reads its figures from the same ``summary.json`` content ``simulate``
-writes (``report.simulation_summary``): cost, pending-to-working time (p50, p95; the summary's
+writes (``report.finished_summary``): cost, pending-to-working time (p50, p95; the summary's
 ``latency``, pods that began computing), GPU utilisation (the summary's
 ``jobs.gpu_utilization``: allocated / provisioned GPU-hours) and GPU-hours working as a share of
 those provisioned, pods still pending at the end, request waits where there is Traffic.
@@ -25,9 +25,10 @@ from gpufleet.experiments.overrides import check, editor
 from gpufleet.experiments.stats import Metrics
 from gpufleet.kube import Problems, ScenarioError, load_scenario, read_documents
 from gpufleet.model.scenario import Scenario
-from gpufleet.report import simulation_summary
+from gpufleet.report import finished_summary
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
 
 #: The figures compare and sweep give statistics of, with their headings.
 SCENARIO_METRICS: Metrics = (
@@ -77,7 +78,7 @@ def run_scenario(spec: ScenarioSpec) -> dict[str, Any]:
     start = time.perf_counter()
     sim = Simulation(load_variant(spec), seed=spec.seed)
     sim.run()
-    figures = scenario_figures(simulation_summary(sim))
+    figures = scenario_figures(finished_summary(build_summary(sim)))
     return {**figures, "wall_seconds": round(time.perf_counter() - start, 3)}
 
 

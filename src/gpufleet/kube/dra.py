@@ -7,7 +7,7 @@ as kubernetes ``pkg/apis/resource/validation`` does: a request has exactly one o
 ``firstAvailable``; ``allocationMode`` is ``ExactCount`` (default, ``count`` default 1, > 0) or
 ``All`` (no ``count``); a slice has exactly one of ``nodeName``, ``nodeSelector``, ``allNodes``,
 ``perDeviceNodeSelection``; attribute values have exactly one of bool, int, string, version; device
-names are unique in a slice; CEL selectors compile (``gpufleet.scheduling.dra.cel``, with the
+names are unique in a slice; CEL selectors compile (``gpufleet.gpus.dra.cel``, with the
 Kubernetes ``quantity``/``semver`` libraries of ``k8s.io/apiserver/pkg/cel/library``).
 
 Not modelled, refused as errors because ignoring them would change which devices a pod gets:
@@ -55,7 +55,7 @@ _DEFAULT_NAMESPACE = "default"
 
 
 def _selectors(raw: object, report: Reporter, path: str) -> tuple[str, ...]:
-    from gpufleet.scheduling.dra.cel import validate_selector
+    from gpufleet.gpus.dra.cel import validate_selector
 
     out = []
     for i, selector in enumerate(items(raw)):
@@ -211,7 +211,7 @@ def _attribute(raw: Mapping[str, Any], report: Reporter, where: str) -> Attribut
     kind = set_fields[0]
     value = raw[kind]
     if kind == "version":
-        from gpufleet.scheduling.dra.cel import parse_semver
+        from gpufleet.gpus.dra.cel import parse_semver
 
         try:
             parse_semver(str(value))

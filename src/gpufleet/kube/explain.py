@@ -14,11 +14,11 @@ from typing import Any
 
 from rich.console import Console
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units, native_first
 from gpufleet.model.scenario import Scenario
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.diagnosis import diagnose
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler

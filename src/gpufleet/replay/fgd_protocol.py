@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from gpufleet.cluster.state import ClusterState, non_zero_requests
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
-from gpufleet.scheduling.cluster_state import ClusterState, non_zero_requests
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, tasks_of
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.fgd import typical_pods as fgd_typical_pods

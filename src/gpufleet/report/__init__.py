@@ -7,17 +7,17 @@ nothing here counts anything separately.
 
 from gpufleet.report.html import render_html
 from gpufleet.report.latency import latency_figures
-from gpufleet.report.run_summary import simulation_summary
+from gpufleet.report.run_summary import finished_summary
 from gpufleet.report.schema import SummaryInvalid, load_summary_schema, validate_summary
 from gpufleet.report.table import print_summary, summary_table
 
 __all__ = [
     "SummaryInvalid",
+    "finished_summary",
     "latency_figures",
     "load_summary_schema",
     "print_summary",
     "render_html",
-    "simulation_summary",
     "summary_table",
     "validate_summary",
 ]

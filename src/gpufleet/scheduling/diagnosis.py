@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.gangs import GangView
 
 TOP_NODES = 16

@@ -13,7 +13,7 @@ popularity ``p_t``, a node's fragmentation is ``F_n = sum_t p_t * F_n(t)``, wher
   one GPU (``GetGpuFragMilliByNodeResAndPodRes``): a whole-GPU task cannot use half-free GPUs.
 
 Capacity is counted in thousandths of a GPU ("milli"): an unshared free GPU has 1000 left, a GPU
-holding fractional requests (``scheduling.gpu_shares``) what its shares leave (the lesser of
+holding fractional requests (``cluster.shares``) what its shares leave (the lesser of
 compute and memory). A node's value depends only on what it has left, so ``NodeFragmentation``
 memoises it by that state (as the authors' simulator does): the FGD score asks for it many times.
 """
@@ -29,10 +29,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
-from gpufleet.scheduling.cluster_state import ClusterState
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from gpufleet.cluster.state import BoolArray, ClusterState, IntArray
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.cluster_state import BoolArray, ClusterState, IntArray
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.gangs import GangView

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import Pod
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.cluster_state import ClusterState
 
 
 def group_key(pod: Pod) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpufleet.cluster.shares import GpuChoice
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.scheduling.framework import (
     ArgsError,
@@ -29,7 +30,6 @@ from gpufleet.scheduling.framework import (
     StaticFilter,
     StaticScore,
 )
-from gpufleet.scheduling.gpu_shares import GpuChoice
 from gpufleet.scheduling.registry import plugins
 
 DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpufleet.scheduling.cluster_state import BoolArray, IntArray
+from gpufleet.cluster.state import BoolArray, IntArray
 
 #: What Slurm plans for a job whose time limit is ``INFINITE``: one year.
 NO_LIMIT_PLAN_S = 365 * 24 * 3600.0

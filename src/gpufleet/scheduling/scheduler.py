@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from gpufleet.cluster.state import ClusterState, IntArray
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.cluster_state import ClusterState, IntArray
 from gpufleet.scheduling.framework import Code, PodContext, PostFilterRequest, StaticFilter
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error

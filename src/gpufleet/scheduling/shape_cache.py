@@ -16,7 +16,7 @@ from bisect import bisect_left
 
 import numpy as np
 
-from gpufleet.scheduling.cluster_state import BoolArray, IntArray
+from gpufleet.cluster.state import BoolArray, IntArray
 from gpufleet.scheduling.framework import DynamicFilter, PodContext, StaticFilter, StaticScore
 from gpufleet.scheduling.profile import Profile
 

@@ -44,9 +44,9 @@ from gpufleet.model.mig_configs import (
 from gpufleet.sim.events import Priority
 
 if TYPE_CHECKING:
+    from gpufleet.cluster.state import Assignment
     from gpufleet.model.node import Node
     from gpufleet.model.pod import Pod
-    from gpufleet.scheduling.cluster_state import Assignment
     from gpufleet.sim.node_pools import PoolRuntime
     from gpufleet.sim.simulation import Simulation
 

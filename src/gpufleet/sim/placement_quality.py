@@ -1,4 +1,4 @@
-"""How a gang's placement stretches its computation (``scheduling.topology.rings``).
+"""How a gang's placement stretches its computation (``gpus.topology.rings``).
 
 ``gpufleet.io/duration`` is a training job's time on an ideal placement (its ranks on the fewest
 nodes). When a gang starts working, its ranks per node (the GPUs of its members on each node)
@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpufleet.gpus.topology.rings import cross_node_edges, ring_stretch
 from gpufleet.model.gpu_catalog import lookup
-from gpufleet.scheduling.topology.rings import cross_node_edges, ring_stretch
 
 PCIE_GBYTES_PER_S = 32.0
 NIC_GBYTES_PER_S = 50.0

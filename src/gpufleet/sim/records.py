@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.gpus.devices import Unit
 from gpufleet.model.pod import Pod
-from gpufleet.sim.devices import Unit
 from gpufleet.sim.placement_quality import RingPlacement
 
 #: the stage a pod is in while it is in a state (until it first works)

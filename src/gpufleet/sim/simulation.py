@@ -22,6 +22,10 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from gpufleet.cluster.state import ClusterState
+from gpufleet.gpus.devices import NodeDevices, dra_units, out_of_memory
+from gpufleet.gpus.dra.state import DraState
+from gpufleet.gpus.topology.link_graph import LinkGraph
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
@@ -34,15 +38,11 @@ from gpufleet.model.resources import GPU, PODS, native_first
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
 from gpufleet.model.workloads import Created, Job
-from gpufleet.scheduling.cluster_state import ClusterState
-from gpufleet.scheduling.dra.state import DraState
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler, TieBreak
-from gpufleet.scheduling.topology.link_graph import LinkGraph
 from gpufleet.sim.cluster_autoscaler_loop import ClusterAutoscalerLoop
-from gpufleet.sim.devices import NodeDevices, dra_units, out_of_memory
 from gpufleet.sim.events import EventLoop, Priority
 from gpufleet.sim.kueue_queues import KueueQueues
 from gpufleet.sim.mig_manager import MigManagers

@@ -3,7 +3,7 @@
 Pods of a PodGroup whose template carries ``kueue.x-k8s.io/podset-required-topology: <level
 label>`` (all pods in one domain at that level, or none) or ``-preferred-topology`` (try that
 level, then spread) wait gated until Kueue finds room for the whole gang
-(``scheduling.topology.domains.place_gang``); it then injects each pod's domain as a node
+(``gpus.topology.domains.place_gang``); it then injects each pod's domain as a node
 selector (down to ``kubernetes.io/hostname``) and lets the scheduler place them. A gang that
 requires one rack waits rather than spread. Levels are the requested label and the hostname.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpufleet.gpus.topology.domains import TopologyLevels, place_gang
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.topology.domains import TopologyLevels, place_gang
 
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"

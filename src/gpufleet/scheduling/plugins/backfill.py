@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpufleet.cluster.state import BoolArray, ClusterState, IntArray
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
-from gpufleet.scheduling.cluster_state import BoolArray, ClusterState, IntArray
 from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext, StaticFilter
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.registry import register

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gpufleet.scheduling.cluster_state import IntArray
+from gpufleet.cluster.state import IntArray
 from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicScore, NodeRow, PodContext
 from gpufleet.scheduling.plugins.node_resources_fit import (
     DEFAULT_RESOURCES,

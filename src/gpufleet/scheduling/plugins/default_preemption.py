@@ -51,10 +51,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from gpufleet.cluster.state import Assignment
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.cluster_state import Assignment
 from gpufleet.scheduling.framework import (
     Code,
     DynamicFilter,

@@ -1,6 +1,6 @@
 """DynamicResources (``pkg/scheduler/framework/plugins/dynamicresources``, Kubernetes 1.34): a pod
 with ``spec.resourceClaims`` fits a node only if its claims can be allocated from the devices the
-node's ResourceSlices publish (``scheduling.dra``). The reason is the allocator's, reported as
+node's ResourceSlices publish (``gpus.dra``). The reason is the allocator's, reported as
 unresolvable: the scheduler does not preempt for DRA resources. Pods without claims pass.
 
 PostFilter, which runs before DefaultPreemption (``applyDynamicResources`` puts it there) so its
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpufleet.scheduling.cluster_state import BoolArray, IntArray
-from gpufleet.scheduling.dra.allocator import filter_reason
+from gpufleet.cluster.state import BoolArray, IntArray
+from gpufleet.gpus.dra.allocator import filter_reason
 from gpufleet.scheduling.framework import (
     Code,
     DynamicFilter,

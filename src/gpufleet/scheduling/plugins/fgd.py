@@ -32,11 +32,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import MILLI, GpuShare
 from gpufleet.model.pod import Pod, Requirement, SelectorTerm
 from gpufleet.model.quantity import QuantityError, parse_quantity
 from gpufleet.model.resources import CPU, GPU, MEMORY, to_units
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, tasks_of
 from gpufleet.scheduling.framework import ArgsError, PodContext
 from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk

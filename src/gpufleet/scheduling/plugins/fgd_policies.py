@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from gpufleet.cluster.state import IntArray
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.cluster_state import IntArray
 from gpufleet.scheduling.fragmentation import NodeLeft
 from gpufleet.scheduling.framework import MAX_NODE_SCORE, PodContext
 from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU
-from gpufleet.scheduling.cluster_state import ClusterState
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, Task
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient
 from gpufleet.scheduling.registry import register

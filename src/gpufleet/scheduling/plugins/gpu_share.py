@@ -1,5 +1,5 @@
 """GpuShare (gpufleet's, not upstream): a pod with a fractional GPU request fits a node only if
-enough of its GPUs have the compute and memory left (``scheduling.gpu_shares``).
+enough of its GPUs have the compute and memory left (``cluster.shares``).
 
 kube-scheduler does not know fractions: KAI Scheduler's ``gpu-fraction``/``gpu-memory`` annotations
 are honoured by KAI's own scheduler, HAMi's ``nvidia.com/gpumem``/``gpucores`` by HAMi's scheduler
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpufleet.cluster.state import BoolArray, IntArray
 from gpufleet.model.resources import GPU
-from gpufleet.scheduling.cluster_state import BoolArray, IntArray
 from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext
 from gpufleet.scheduling.registry import register
 

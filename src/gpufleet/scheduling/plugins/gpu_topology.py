@@ -1,5 +1,5 @@
 """GpuTopology (gpufleet's, not upstream): prefer nodes where a multi-GPU pod gets well-linked GPUs
-without breaking up a larger free island (``scheduling.topology.device_choice.island_score``: 60
+without breaking up a larger free island (``gpus.topology.device_choice.island_score``: 60
 points for the worst link of the set it would get, 40 for how fully it fills the island that set
 lies in).
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpufleet.scheduling.cluster_state import IntArray
+from gpufleet.cluster.state import IntArray
+from gpufleet.gpus.topology.device_choice import island_score
+from gpufleet.gpus.topology.link_graph import nvswitch
 from gpufleet.scheduling.framework import DynamicScore, PodContext
 from gpufleet.scheduling.registry import register
-from gpufleet.scheduling.topology.device_choice import island_score
-from gpufleet.scheduling.topology.link_graph import nvswitch
 
 
 @register

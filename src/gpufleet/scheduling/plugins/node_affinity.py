@@ -9,9 +9,9 @@ the weights of matching preferred terms, normalised to 0..100.
 
 from __future__ import annotations
 
+from gpufleet.cluster.state import IntArray
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.cluster_state import IntArray
 from gpufleet.scheduling.framework import NodesPreFilter, StaticFilter, StaticScore, default_normalize
 from gpufleet.scheduling.registry import register
 

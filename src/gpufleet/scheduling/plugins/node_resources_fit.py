@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from gpufleet.cluster.state import BoolArray, IntArray
 from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended
-from gpufleet.scheduling.cluster_state import BoolArray, IntArray
 from gpufleet.scheduling.framework import (
     MAX_NODE_SCORE,
     ArgsError,

@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from gpufleet.cluster.state import ClusterState, IntArray, non_zero_requests
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, MEMORY
-from gpufleet.scheduling.cluster_state import ClusterState, IntArray, non_zero_requests
 from gpufleet.scheduling.fragmentation import NodeLeft, gpu_ask
 from gpufleet.scheduling.framework import DynamicScore, PodContext
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpufleet.cluster.state import Assignment, ClusterState
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
-from gpufleet.scheduling.cluster_state import Assignment, ClusterState
 from gpufleet.scheduling.framework import NodeRow
 
 

@@ -9,9 +9,9 @@ unresolvably, with ``node(s) had untolerated taint(s)`` (1.34.0 printed the firs
 
 from __future__ import annotations
 
+from gpufleet.cluster.state import IntArray
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, tolerated
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.cluster_state import IntArray
 from gpufleet.scheduling.framework import StaticFilter, StaticScore, default_normalize
 from gpufleet.scheduling.registry import register
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from gpufleet.gpus.dra.allocator import Allocation, MatchCache, allocate_on_node, node_pools
+from gpufleet.gpus.dra.claims import claims_for_pod
 from gpufleet.model.dra import (
     AllocationResult,
     Device,
@@ -29,8 +31,6 @@ from gpufleet.model.dra import (
     ResourceSlice,
 )
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.dra.allocator import Allocation, MatchCache, allocate_on_node, node_pools
-from gpufleet.scheduling.dra.claims import claims_for_pod
 
 #: ``ResourceClaimReservedForMaxSize`` (k8s.io/api resource/v1): consumers one claim may have.
 RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE = 256

@@ -10,12 +10,12 @@ to ``memory / replicas``; MIG with the ``mixed`` strategy advertises ``nvidia.co
 resources, each instance counting ``g/7`` of a GPU with the profile's memory (``1g.10gb``:
 10 GB); with ``single`` the node advertises instances as ``nvidia.com/gpu``.
 
-A multi-GPU pod gets the best-connected free set of whole GPUs (``scheduling.topology``): the
+A multi-GPU pod gets the best-connected free set of whole GPUs (``gpus.topology``): the
 node's link graph comes from the label ``gpufleet.io/gpu-topology`` (``nvswitch``,
 ``nvlink-islands-<k>``, ``nvlink-pairs``, ``pcie-<per switch>``) or else from its GPU model's
 default layout; without either, the lowest free indices.
 
-Fractional requests (KAI, HAMi): the scheduler's ledger (``scheduling.gpu_shares``) decides which
+Fractional requests (KAI, HAMi): the scheduler's ledger (``cluster.shares``) decides which
 of the node's shared GPUs ("slots") a share goes on; here each slot is bound to a physical GPU
 with no other holder the first time it is used, and freed with its last share. Whole-GPU pods
 never get a GPU that holds shares. A share unit is ``<gpu>:<milli>m`` (``<gpu>:<compute>m,<memory>m-memory``
@@ -32,16 +32,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpufleet.model.dra import Device, DeviceID
-from gpufleet.model.dra_slices import is_whole_gpu
-from gpufleet.model.gpu_catalog import lookup
-from gpufleet.model.gpu_share import MILLI
-from gpufleet.model.node import Node
-from gpufleet.model.pod import Pod
-from gpufleet.model.resources import GPU
-from gpufleet.scheduling.gpu_shares import SharePlacement
-from gpufleet.scheduling.topology.device_choice import best_set
-from gpufleet.scheduling.topology.link_graph import (
+from gpufleet.cluster.shares import SharePlacement
+from gpufleet.gpus.topology.device_choice import best_set
+from gpufleet.gpus.topology.link_graph import (
     DEFAULT_LAYOUTS,
     LinkGraph,
     default_graph,
@@ -50,6 +43,13 @@ from gpufleet.scheduling.topology.link_graph import (
     nvswitch,
     pcie,
 )
+from gpufleet.model.dra import Device, DeviceID
+from gpufleet.model.dra_slices import is_whole_gpu
+from gpufleet.model.gpu_catalog import lookup
+from gpufleet.model.gpu_share import MILLI
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import GPU
 
 TOPOLOGY_LABEL = "gpufleet.io/gpu-topology"
 

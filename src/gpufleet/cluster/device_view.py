@@ -1,13 +1,14 @@
 """What the scheduler may ask about a node's GPUs as devices: which whole GPUs are free, and how
-they are linked. The device level (``sim.devices``, or a live cluster's device plugin) answers;
+they are linked. The device level (``gpus.devices``, or a live cluster's device plugin) answers;
 the scheduler only reads it, so its decisions stay pure.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from gpufleet.scheduling.topology.link_graph import LinkGraph
+if TYPE_CHECKING:
+    from gpufleet.gpus.topology.link_graph import LinkGraph
 
 
 class DeviceView(Protocol):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpufleet.scheduling.topology.link_graph import LinkGraph, LinkLevel
+from gpufleet.gpus.topology.link_graph import LinkGraph, LinkLevel
 
 __all__ = ["FRAGMENTATION_LEVELS", "best_set", "island_score", "largest_free_island"]
 

@@ -7,7 +7,7 @@ longer free for whole-GPU pods, so opening one adds 1 to the node's requested ``
 and closing it (its last share gone) gives it back: NodeResourcesFit keeps counting whole GPUs
 unchanged. Per node the open GPUs are "slots" in two NumPy matrices (free compute, free memory,
 in thousandths of one GPU; -1 where no GPU is open), so a share's fit is decided for every node
-at once. Which physical GPU a slot is, is the device level's business (``sim.devices``).
+at once. Which physical GPU a slot is, is the device level's business (``gpus.devices``).
 
 Within a node a share goes to the open GPU it fills best (least compute, then memory, left over:
 KAI's and HAMi's default binpack), and to a fresh GPU only when no open one has room. Shares go on
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from gpufleet.cluster.state import BoolArray, ClusterState, IntArray
 from gpufleet.model.gpu_share import MILLI, GpuShare
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
-from gpufleet.scheduling.cluster_state import BoolArray, ClusterState, IntArray
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -9,7 +9,7 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
   pool only the slices of the newest ``pool.generation`` count. A pool with fewer slices than its
   ``resourceSliceCount`` is *incomplete*; one that lists a device name twice is *invalid* and skipped;
 * a device fits a request when every selector of the request's DeviceClass and then every selector
-  of the request evaluates to true (``gpufleet.scheduling.dra.cel``);
+  of the request evaluates to true (``gpufleet.gpus.dra.cel``);
 * ``ExactCount`` takes ``count`` free fitting devices; ``All`` takes every fitting device of the
   node's pools and fails when there is none, when one is already allocated, or when a pool it
   would draw from is incomplete or invalid; a claim gets at most 32 devices;
@@ -184,7 +184,7 @@ def _fits(request: _Request, candidate: _Candidate, cache: MatchCache | None) ->
 
 
 def _outcome(expression: str, candidate: _Candidate, cache: MatchCache | None) -> bool | str:
-    from gpufleet.scheduling.dra.cel import SelectorCompileError, SelectorRuntimeError, compile_selector
+    from gpufleet.gpus.dra.cel import SelectorCompileError, SelectorRuntimeError, compile_selector
 
     key = (expression, candidate.id)
     if cache is not None and key in cache._outcomes:

@@ -22,10 +22,10 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
 
 if TYPE_CHECKING:
-    from gpufleet.scheduling.device_view import DeviceView
-    from gpufleet.scheduling.disruption_view import DisruptionView
-    from gpufleet.scheduling.dra.state import DraState
-    from gpufleet.scheduling.gpu_shares import GpuChoice, GpuShares
+    from gpufleet.cluster.device_view import DeviceView
+    from gpufleet.cluster.disruption_view import DisruptionView
+    from gpufleet.cluster.shares import GpuChoice, GpuShares
+    from gpufleet.gpus.dra.state import DraState
 
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
@@ -121,7 +121,7 @@ class ClusterState:
     def gpu_shares(self) -> GpuShares:
         """The ledger of GPUs shared by fractional requests (created the first time it is needed)."""
         if self.shares is None:
-            from gpufleet.scheduling.gpu_shares import GpuShares
+            from gpufleet.cluster.shares import GpuShares  # the same layer, imported when first needed
 
             self.shares = GpuShares(self)
         return self.shares
