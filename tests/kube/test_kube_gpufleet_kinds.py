@@ -140,3 +140,16 @@ def test_node_pool_needs_a_spec_and_node_names_must_not_collide_with_its_nodes(t
         'scenario.yaml: document 2 (Node/gpu-1): metadata.name: Duplicate value: "gpu-1": NodePool gpu '
         "names its nodes gpu-<n>"
     ]
+
+
+def test_a_pool_template_taint_or_toleration_field_of_the_wrong_type_is_one_line(tmp_path: Path) -> None:
+    """A NodePool's template is read outside the Kubernetes schema: a taint key that is not a string
+    is reported (found by the robustness property test), not a traceback."""
+    spec = (
+        "{replicas: 1, template: {spec: {taints: [{key: [x], effect: NoSchedule}]}, "
+        "status: {capacity: {cpu: '8', memory: 8Gi}}}}"
+    )
+    assert problems(tmp_path, pool(spec)) == [
+        "scenario.yaml: document 1 (NodePool/gpu): spec.template.spec.taints[0].key: "
+        'Invalid value: ["x"]: must be a string'
+    ]

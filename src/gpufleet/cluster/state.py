@@ -12,7 +12,7 @@ labels, taints or schedulability change, or a node is added or removed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -26,12 +26,20 @@ if TYPE_CHECKING:
     from gpufleet.cluster.disruption_view import DisruptionView
     from gpufleet.cluster.shares import GpuChoice, GpuShares
     from gpufleet.gpus.dra.state import DraState
+    from gpufleet.gpus.ledger import DeviceLedger
 
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+
+
+class Part(Protocol):
+    """Something that keeps per-pod state beside the columns (the device ledger): told when a pod
+    leaves its node."""
+
+    def unassigned(self, pod: Pod, node: int) -> None: ...
 
 
 @dataclass
@@ -81,6 +89,8 @@ class ClusterState:
         self.shares: GpuShares | None = None  # GPUs shared by fractional requests, once one is placed
         self.devices: DeviceView | None = None  # the device level's view of free GPUs, where there is one
         self.disruptions: DisruptionView | None = None  # PodDisruptionBudgets and what they allow now
+        self.ledger: DeviceLedger | None = None  # which device units each pod holds (``gpus.ledger``)
+        self.parts: list[Part] = []  # what keeps per-pod state beside the columns, told when a pod leaves
         self._vectors: dict[tuple[object, object, int], tuple[IntArray, IntArray]] = {}
         self._add_nodes(nodes or [])
 
@@ -253,6 +263,8 @@ class ClusterState:
         self.requested[a.node] -= req
         self.nonzero[a.node] -= nonzero
         del self.pods_on[a.node][pod_key]
+        for part in self.parts:
+            part.unassigned(a.pod, a.node)
         self.touched(a.node)
         return a
 

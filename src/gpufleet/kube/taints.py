@@ -18,6 +18,15 @@ _EMPTY_KEY_NEEDS_EXISTS = (
 )
 
 
+def _strings(item: dict[str, object], fields: tuple[str, ...], report: Reporter, where: str) -> bool:
+    """Whether every one of ``fields`` that is set is a string (a template outside the Kubernetes
+    schema may hold anything); the others are reported."""
+    wrong = [f for f in fields if item.get(f) is not None and not isinstance(item.get(f), str)]
+    for f in wrong:
+        report.error(f"{where}.{f}", invalid(item.get(f), "must be a string"))
+    return not wrong
+
+
 def _check_effect(effect: str, allow_empty: bool, report: Reporter, path: str) -> bool:
     if not effect:
         if not allow_empty:
@@ -35,6 +44,8 @@ def taints(raw: object, report: Reporter, path: str) -> tuple[Taint, ...]:
     seen: set[tuple[str, str]] = set()
     for i, item in enumerate(items(raw)):
         where = f"{path}[{i}]"
+        if not _strings(item, ("key", "value", "effect"), report, where):
+            continue
         key, value, effect = item.get("key") or "", item.get("value") or "", item.get("effect") or ""
         if not key:
             report.error(f"{where}.key", required())
@@ -54,9 +65,14 @@ def tolerations(raw: object, report: Reporter, path: str) -> tuple[Toleration, .
     out: list[Toleration] = []
     for i, item in enumerate(items(raw)):
         where = f"{path}[{i}]"
+        if not _strings(item, ("key", "value", "operator", "effect"), report, where):
+            continue
+        seconds = item.get("tolerationSeconds")
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)):
+            report.error(f"{where}.tolerationSeconds", invalid(seconds, "must be an integer"))
+            continue
         key, value = item.get("key") or "", item.get("value") or ""
         operator, effect = item.get("operator") or "Equal", item.get("effect") or ""
-        seconds = item.get("tolerationSeconds")
         errors = []
         if not key and operator != "Exists":
             errors.append(

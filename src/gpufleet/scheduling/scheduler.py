@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from gpufleet.cluster.state import ClusterState, IntArray
+from gpufleet.gpus.devices import Unit
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
@@ -54,6 +55,7 @@ class Outcome:
     node: str | None = None
     message: str | None = None
     victims: tuple[str, ...] = ()  # "preempting": the pods to evict from ``node``
+    devices: tuple[Unit, ...] = ()  # "bound": the device units it got there (``gpus.ledger``)
 
 
 #: Chooses among equally good nodes (their names, ascending by node index): the index of the choice.
@@ -231,11 +233,15 @@ class Scheduler:
                     del self.waiting[w.qp.pod.key]
                     self.queue.remove(w.qp.pod.key)
                 self.queue.remove(pod.key)
-                return [Outcome(w.qp.pod, "bound", node=w.node) for w in released] + [
-                    Outcome(pod, "bound", node=node)
-                ]
+                return [self._bind(w.qp.pod, w.node) for w in released] + [self._bind(pod, node)]
         self.queue.remove(pod.key)
-        return [Outcome(pod, "bound", node=node)]
+        return [self._bind(pod, node)]
+
+    def _bind(self, pod: Pod, node: str) -> Outcome:
+        """The pod is bound: the device level gives it its units (``gpus.ledger``), where there is one."""
+        ledger = self.state.ledger
+        devices = tuple(ledger.allocate(pod, node)) if ledger is not None else ()
+        return Outcome(pod, "bound", node=node, devices=devices)
 
     def _reserve_claims(self, pod: Pod, node: str) -> str | None:
         """Reserve and PreBind of DynamicResources: the pod's ResourceClaims get their devices on the

@@ -223,7 +223,7 @@ class MigManagers:
             self._relabel(node, run.plan)
             state.set_labels(name, node.labels)
             state.set_allocatable(name, with_device_resources(node.allocatable, run.plan.resources))
-            self.sim.node_devices.pop(name, None)  # rebuilt from the new resources when next needed
+            self.sim.ledger.forget(name)  # described again from the new resources when next needed
             self.layouts[name] = run.plan.layout
             record.resources = dict(run.plan.resources)
         if run.cordoned:

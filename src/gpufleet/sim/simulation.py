@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from gpufleet.cluster.state import ClusterState
-from gpufleet.gpus.devices import NodeDevices, dra_units, out_of_memory
+from gpufleet.gpus.devices import NodeDevices, Unit, out_of_memory
 from gpufleet.gpus.dra.state import DraState
-from gpufleet.gpus.topology.link_graph import LinkGraph
+from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
@@ -82,7 +82,7 @@ class Simulation:
                     rt.warm.add(node.name)
                 nodes.append(node)
         self.state = ClusterState(nodes)
-        self.state.devices = self  # the scheduler's view of free GPUs (scheduling.device_view)
+        self.ledger = DeviceLedger(self.state)  # which device units each pod holds (gpus.ledger)
         self.state.disruptions = self  # PodDisruptionBudgets for preemption (scheduling.disruption_view)
         dra = scenario.dra
         publishing = any(rt.pool.dra_gpus for rt in self.pools.values())
@@ -119,7 +119,6 @@ class Simulation:
         self._storage_token = 0
         self.pullers: dict[str, ImagePuller] = {}
         self.work_lists: dict[str, WorkList] = {}
-        self.node_devices: dict[str, NodeDevices] = {}
         self._weights_key: tuple[int, int, int, int] | None = None
         self._weights: npt.NDArray[np.float64] = np.zeros((0, 0))
         self._physical: npt.NDArray[np.float64] = np.zeros(0)
@@ -314,17 +313,15 @@ class Simulation:
             rec.enter(self.loop.now, "failed")
             return
         self.state.assign(pod, i, self.loop.now)
-        self._bound(rec, name)
+        self._bound(rec, name, self.ledger.allocate(pod, name))  # the kubelet's device plugin
 
-    def _bound(self, rec: PodRecord, node: str) -> None:
-        """The start chain: image pull (per node, one at a time, cached), then the container runs,
-        reads its model from shared storage (fair share of the bandwidth), warms up, and is ready."""
+    def _bound(self, rec: PodRecord, node: str, devices: list[Unit]) -> None:
+        """The pod is bound with its device units (``devices``), then its start chain: image pull
+        (per node, one at a time, cached), then the container runs, reads its model from shared
+        storage (fair share of the bandwidth), warms up, and is ready."""
         now = self.loop.now
         rec.node, rec.bound_s, rec.message = node, now, None
-        shares = self.state.shares.placed.get(rec.pod.key) if self.state.shares is not None else None
-        rec.devices = self.devices_of(node).allocate(rec.pod, shares)
-        if self.state.dra is not None and rec.pod.resource_claims:
-            rec.devices += dra_units(self.state.dra.pod_devices(rec.pod, node))
+        rec.devices = devices
         if rec.devices:
             rec.gpu_share = sum(u.share for u in rec.devices)
         if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills
@@ -360,7 +357,7 @@ class Simulation:
         """The process allocates its GPU memory as it starts; too little -> CUDA out of memory.
         ``restartPolicy: Never`` ends the pod Failed (OOMKilled); otherwise the kubelet restarts the
         container with CrashLoopBackOff's delay (10 s doubling to 5 min) and it tries again."""
-        devices = self.node_devices.get(rec.node or "")
+        devices = self.ledger.nodes.get(rec.node or "")
         if devices is None or rec.pod.behavior.gpu_memory_bytes is None or not rec.devices:
             return False
         holders = {p for u in rec.devices for p in devices.holders_of_gpu(u.gpu)}
@@ -393,9 +390,7 @@ class Simulation:
         return True
 
     def _release(self, rec: PodRecord) -> None:
-        self.state.unassign(rec.pod.key)
-        if rec.node in self.node_devices:
-            self.node_devices[rec.node].release(rec.pod.key)
+        self.state.unassign(rec.pod.key)  # its device units go back with it (gpus.ledger)
 
     def _storage_reschedule(self) -> None:
         self._storage_token += 1
@@ -645,8 +640,6 @@ class Simulation:
         rec.reason, rec.finished_s, rec.deleted_s = reason, now, now
         rec.enter(now, "deleted")
         self.state.unassign(rec.pod.key)
-        if rec.node in self.node_devices:
-            self.node_devices[rec.node].release(rec.pod.key)
         self.gangs.remove_pod(rec.pod)
         for s in self.schedulers:
             s.forget(rec.pod.key)
@@ -692,8 +685,6 @@ class Simulation:
         rec.reason, rec.finished_s = "Completed", now
         rec.enter(now, "succeeded")
         self.state.unassign(rec.pod.key)
-        if rec.node in self.node_devices:
-            self.node_devices[rec.node].release(rec.pod.key)
         self._owner_finished(rec.pod, succeeded=True)
         self.cluster_changed()
 
@@ -712,21 +703,13 @@ class Simulation:
         self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- GPUs as devices -------------------------------------------------------------------
-    def free_gpus(self, node: int) -> tuple[list[int], LinkGraph | None] | None:
-        """``scheduling.device_view.DeviceView``: the free whole GPUs of the node at index ``node``."""
-        return self.devices_of(self.state.nodes[node].name).free_whole_gpus()
-
     def devices_of(self, node: str) -> NodeDevices:
-        devices = self.node_devices.get(node)
-        if devices is None:
-            devices = self.node_devices[node] = NodeDevices.of(self.state.nodes[self.state.index[node]])
-            self._weights_key = None
-        return devices
+        return self.ledger.of(node)
 
     def _gpu_weights(self) -> npt.NDArray[np.float64]:
         """GPU-equivalents of one unit of each resource on each node (DESIGN: a MIG instance counts
         its compute share, a time-slicing replica 1/replicas), and each node's physical GPUs."""
-        key = (self.state.size, len(self.state.resources), self.state.static_version, len(self.node_devices))
+        key = (self.state.size, len(self.state.resources), self.state.static_version, self.ledger.version)
         if key != self._weights_key:
             weights = np.zeros(self.state.alloc.shape, dtype=np.float64)
             physical = np.zeros(self.state.size, dtype=np.float64)
@@ -796,8 +779,7 @@ class Simulation:
         """The device plugin registered: the node's GPUs become allocatable."""
         self.state.set_allocatable(node.name, dict(node.allocatable))
         self._publish_slices(node)
-        self.node_devices[node.name] = NodeDevices.of(node)
-        self._weights_key = None
+        self.ledger.registered(node)
         self.nodes[node.name].gpu_ready_s = self.loop.now
         self.cluster_changed()
 
@@ -961,7 +943,7 @@ class Simulation:
     def _apply(self, outcome: Outcome) -> None:
         rec = self.records[outcome.pod.key]
         if outcome.kind == "bound" and outcome.node is not None:
-            self._bound(rec, outcome.node)
+            self._bound(rec, outcome.node, list(outcome.devices))
         elif outcome.kind == "preempting":
             for victim in outcome.victims:
                 self._preempt(victim)
@@ -991,7 +973,7 @@ class Simulation:
     def _sample(self, t: float) -> None:
         s = self.samples
         s["t_s"].append(round(t, 6))
-        version = (self.state.change_pos, self.state.static_version, len(self.node_devices))
+        version = (self.state.change_pos, self.state.static_version, self.ledger.version)
         if version != self._sampled_key:  # the per-node sums only move when the cluster changed
             self._sampled_key, self._sampled = version, (self.gpus_total(), self.gpus_allocated())
         s["gpus_total"].append(float(self._sampled[0]))

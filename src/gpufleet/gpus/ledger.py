@@ -1,0 +1,66 @@
+"""The device ledger: which GPU units (whole GPUs, time-slicing replicas, MIG instances, shares of
+one GPU, DRA devices) each pod holds, node by node, decided when the pod is bound.
+
+kube-scheduler only counts devices; which ones a pod gets is decided as it is bound (the device
+plugin's ``GetPreferredAllocation``, a GPU-sharing scheduler's choice of GPU, the DRA allocation
+made at Reserve). The scheduler asks the ledger for a bound pod's units (``allocate``) and they
+travel in its scheduling outcome; a pod written with ``spec.nodeName`` gets its units the same
+way when its node admits it. The ledger answers ``DeviceView`` (free whole GPUs and their links)
+for scores that look at devices, and gives a pod's units back when it leaves the node
+(``unassigned``, a ``ClusterState`` part).
+"""
+
+from __future__ import annotations
+
+from gpufleet.cluster.state import ClusterState
+from gpufleet.gpus.devices import NodeDevices, Unit, dra_units
+from gpufleet.gpus.topology.link_graph import LinkGraph
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+
+
+class DeviceLedger:
+    def __init__(self, state: ClusterState):
+        self.state = state
+        self.nodes: dict[str, NodeDevices] = {}
+        self.version = 0  # moves whenever a node's devices are (re)described
+        state.devices = state.ledger = self
+        state.parts.append(self)
+
+    def of(self, name: str) -> NodeDevices:
+        """The devices of a node, described from its labels and allocatable when first asked."""
+        devices = self.nodes.get(name)
+        if devices is None:
+            devices = self.nodes[name] = NodeDevices.of(self.state.nodes[self.state.index[name]])
+            self.version += 1
+        return devices
+
+    def registered(self, node: Node) -> None:
+        """The node's devices registered (or changed): described anew from ``node``."""
+        self.nodes[node.name] = NodeDevices.of(node)
+        self.version += 1
+
+    def forget(self, name: str) -> None:
+        """The node's devices are gone or about to change: described again when next asked."""
+        if self.nodes.pop(name, None) is not None:
+            self.version += 1
+
+    def allocate(self, pod: Pod, node: str) -> list[Unit]:
+        """The units the pod gets on ``node`` as it is bound: its fractional shares where the share
+        ledger put them, whole GPUs, replicas or MIG instances as the device plugin picks them, and
+        the devices its ResourceClaims were allocated."""
+        shares = self.state.shares.placed.get(pod.key) if self.state.shares is not None else None
+        units = self.of(node).allocate(pod, shares)
+        dra = self.state.dra
+        if dra is not None and pod.resource_claims:
+            units += dra_units(dra.pod_devices(pod, node))
+        return units
+
+    def unassigned(self, pod: Pod, node: int) -> None:
+        name = self.state.nodes[node].name
+        if name in self.nodes:
+            self.nodes[name].release(pod.key)
+
+    # -- DeviceView --------------------------------------------------------------------------
+    def free_gpus(self, node: int) -> tuple[list[int], LinkGraph | None] | None:
+        return self.of(self.state.nodes[node].name).free_whole_gpus()
