@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from preemption_setup import Cluster, budget, pod
 
+from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.default_preemption import DefaultPreemption, pdb_violations
-from gpufleet.scheduling.plugins.preemption_dry_run import WhatIf
 
 URGENT = 1000
 
@@ -54,7 +54,7 @@ def test_budget_allowance_is_used_up_in_importance_order() -> None:
     c = Cluster("a")
     c.protect("db", allowed=1)
     pods = [pod(f"db-{k}", 1, labels={"app": "db"}) for k in range(3)]
-    assert pdb_violations(pods, WhatIf(c.state)) == [False, True, True]
+    assert pdb_violations(pods, ClusterSnapshot(c.state)) == [False, True, True]
 
 
 def test_a_budget_with_an_empty_selector_or_a_pod_without_labels_matches_nothing() -> None:
@@ -66,4 +66,4 @@ def test_a_budget_with_an_empty_selector_or_a_pod_without_labels_matches_nothing
     unlabelled = pod("bare", 1)
     other = pod("web-0", 1, labels={"app": "web"})
     db = pod("db-0", 1, labels={"app": "db"})
-    assert pdb_violations([unlabelled, other, db], WhatIf(c.state)) == [False, False, True]
+    assert pdb_violations([unlabelled, other, db], ClusterSnapshot(c.state)) == [False, False, True]

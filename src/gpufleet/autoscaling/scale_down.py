@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import ClusterState
-from gpufleet.gpus.dra.state import DraState
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
@@ -66,8 +66,8 @@ def eviction_blocker(pod: Pod, budgets: list[DisruptionBudget], allowed: dict[st
 
 
 class TrialPlacement:
-    """Pods placed one after another, first fit in node order, on a copy of the free capacity of
-    the active nodes outside ``exclude``: the scheduler simulation cluster-autoscaler runs on a
+    """Pods placed one after another, first fit in node order, on the active nodes outside
+    ``exclude`` of a ``ClusterSnapshot``: the scheduler simulation cluster-autoscaler runs on a
     forked snapshot (``filterOutSchedulable``, and the drain simulation of scale-down), which
     never touches the real state. Each pod is tried as a fresh copy, without ``spec.nodeName``.
     GPUs are also counted in thousandths (whole free GPUs and what shared ones have left), so a
@@ -87,29 +87,21 @@ class TrialPlacement:
         verdicts: dict[tuple[object, ...], Int8Array] | None = None,
     ):
         self.state, self.filters = state, profile.static_filters
+        self.snapshot = ClusterSnapshot(state)
         self.idx = np.array([i for i in state.active_indices().tolist() if i not in exclude], dtype=np.int64)
-        self.free = state.alloc[self.idx] - state.requested[self.idx]
-        self.free_milli = MILLI * self.free[:, state.resource_column(GPU)]
-        if state.shares is not None:
-            self.free_milli += np.rint(MILLI * state.shares.unused_per_node()[self.idx]).astype(np.int64)
+        self.free, self.free_milli = self.snapshot.free(self.idx)
         self.verdicts = verdicts if verdicts is not None else {}
-        self.dra: DraState | None = None  # forked when a pod with claims first needs it
-
-    def _claims(self) -> DraState | None:
-        if self.dra is None and self.state.dra is not None:
-            self.dra = self.state.dra.fork()
-        return self.dra
 
     def unschedule(self, pods: list[Pod]) -> None:
         """The pods leave their node in the simulation: their claims lose them as consumers, and a
         claim left without one is deallocated (``UnreservePodClaims``)."""
-        dra = self._claims() if any(p.resource_claims for p in pods) else None
+        dra = self.snapshot.dra() if any(p.resource_claims for p in pods) else None
         if dra is not None:
             for pod in pods:
                 dra.release(pod)
 
     def _claimed(self, pod: Pod, row: int) -> bool:
-        dra = self._claims() if pod.resource_claims else None
+        dra = self.snapshot.dra() if pod.resource_claims else None
         return dra is None or dra.place(pod, self.state.nodes[row].name) is None
 
     def place(self, pod: Pod) -> int | None:
@@ -133,7 +125,8 @@ class TrialPlacement:
                 node = self.state.nodes[row]
                 admits[row] = all(f.reject(fresh, node) is None for f in self.filters)
             if admits[row] and self._claimed(fresh, row):
-                self.free[j] -= want
+                self.snapshot.put(fresh, row, int(milli[j]))
+                self.free[j] -= want  # the snapshot's free rows, kept in step for the next pod
                 self.free_milli[j] -= milli[j]
                 return row
         return None

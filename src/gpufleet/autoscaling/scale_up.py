@@ -1,6 +1,7 @@
 """cluster-autoscaler's scale-up: which pool to grow, and by how many nodes, for pending pods.
 
-Mirrors ``core/scaleup`` and ``estimator/binpacking_estimator.go``: pending pods that fit on
+Mirrors ``core/scaleup`` and ``estimator/binpacking_estimator.go`` (the template's copies added to
+a ``ClusterSnapshot``, each gang tried in a fork of it): pending pods that fit on
 upcoming nodes (launched, not yet registered or not yet GPU-ready: a node with the GPU label
 but no GPU allocatable counts as upcoming, ``FilterOutNodesWithUnreadyResources``) are left
 out; for each pool with room, pods are packed First-Fit Decreasing onto fresh copies of the
@@ -13,8 +14,9 @@ pending members are placed. An expander then picks one option (``expanders``).
 Dynamic Resource Allocation (cluster-autoscaler >= 1.32): a pool's template node carries the
 ResourceSlices its nodes will publish, and every copy of the template gets its own copy of them
 (``SanitizedNodeResourceSlices``: slice and pool names suffixed, ``nodeName`` the copy's), so the
-DynamicResources filter allocates the pods' claims on the copies, in a forked DRA snapshot
-(``DraState.fork``). A pod whose claims no fresh copy can satisfy does not make the pool grow.
+DynamicResources filter allocates the pods' claims on the copies, in the estimate's
+``ClusterSnapshot`` (its fork of the DRA state). A pod whose claims no fresh copy can satisfy
+does not make the pool grow.
 
 When no pool grows, each pod left out gets cluster-autoscaler's ``NotTriggerScaleUp`` message
 (``processors/status/eventing_scale_up_processor.go``, ``ReasonsMessage``): per pool, why it was
@@ -29,8 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from gpufleet.cluster.shares import gpu_memory_bytes, shareable
+from gpufleet.cluster.snapshot import ClusterSnapshot
+from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.dra.allocator import filter_reason
-from gpufleet.gpus.dra.state import DraState
 from gpufleet.model.dra import ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.gpu_share import MILLI
@@ -158,48 +161,32 @@ def copy_slices(slices: Sequence[ResourceSlice], node: str) -> list[ResourceSlic
     ]
 
 
-class TemplateClaims:
-    """The pods' ResourceClaims on copies of one pool's template, in a fork of the cluster's DRA
-    state: copy ``k`` publishes its slices the first time a pod is tried there."""
-
-    def __init__(self, option: PoolOption, dra: DraState):
-        self.option, self.dra, self.copies = option, dra.fork(), 0
-
-    def fork(self) -> TemplateClaims:
-        other = TemplateClaims(self.option, self.dra)
-        other.copies = self.copies
-        return other
-
-    def adopt(self, other: TemplateClaims) -> TemplateClaims:
-        self.dra, self.copies = other.dra, other.copies
-        return self
-
-    def place(self, pod: Pod, k: int, reserve: bool = True) -> str | None:
-        """Allocate the pod's claims on copy ``k`` and reserve them (or, not ``reserve``, only see
-        whether they could be); None when they fit (or it has none)."""
-        if not pod.resource_claims:
-            return None
-        while self.copies <= k:
-            self.dra.publish(copy_slices(self.option.slices, copy_name(self.option, self.copies)))
-            self.copies += 1
-        if reserve:
-            return self.dra.place(pod, copy_name(self.option, k))
-        outcome = self.dra.try_node(pod, copy_name(self.option, k))
-        return outcome if isinstance(outcome, str) else None
-
-    def gpus_used(self, first: int) -> int:
-        """Whole GPUs allocated on the copies from ``first`` on."""
-        pools = {
-            f"{s.pool}-{copy_name(self.option, k)}"
-            for k in range(first, self.copies)
-            for s in self.option.slices
-        }
-        gpus = node_gpus(s for s in self.dra.objects.slices if s.pool in pools)
-        return sum(1 for d in self.dra.allocated_devices() if d in gpus)
+def _claimed(
+    snapshot: ClusterSnapshot, option: PoolOption, pod: Pod, k: int, reserve: bool = True
+) -> str | None:
+    """Allocate the pod's ResourceClaims on template copy ``k`` in the snapshot's DRA state (copy
+    ``k`` publishes its slices the first time a pod is tried there) and reserve them (or, not
+    ``reserve``, only see whether they could be); None when they fit (or it has none)."""
+    dra = snapshot.dra() if pod.resource_claims else None
+    if dra is None:
+        return None
+    while snapshot.published <= k:
+        dra.publish(copy_slices(option.slices, copy_name(option, snapshot.published)))
+        snapshot.published += 1
+    if reserve:
+        return dra.place(pod, copy_name(option, k))
+    outcome = dra.try_node(pod, copy_name(option, k))
+    return outcome if isinstance(outcome, str) else None
 
 
-def _claimed(claims: TemplateClaims | None, pod: Pod, k: int) -> bool:
-    return claims is None or claims.place(pod, k) is None
+def _gpus_used(snapshot: ClusterSnapshot, option: PoolOption) -> int:
+    """Whole GPUs allocated to claims on the template copies of the snapshot."""
+    dra = snapshot.dra()
+    if dra is None:
+        return 0
+    pools = {f"{s.pool}-{copy_name(option, k)}" for k in range(snapshot.published) for s in option.slices}
+    gpus = node_gpus(s for s in dra.objects.slices if s.pool in pools)
+    return sum(1 for d in dra.allocated_devices() if d in gpus)
 
 
 def pack(
@@ -208,73 +195,74 @@ def pack(
     profile: Profile,
     nodes: int,
     limit: int,
-    claims: TemplateClaims | None = None,
+    snapshot: ClusterSnapshot,
 ) -> tuple[int, list[Pod]]:
-    """Place pods on ``nodes`` existing template copies, adding up to ``limit`` more.
+    """Place pods on ``nodes`` template copies added to ``snapshot``, adding up to ``limit`` more.
 
-    Returns (nodes added, pods placed). A unit (a gang) that does not fit whole is skipped. With
-    ``claims``, a pod's ResourceClaims must be allocatable on its copy too (kept there).
+    Returns (nodes added, pods placed). A unit (a gang) that does not fit whole is skipped: it is
+    tried in a fork of the snapshot, committed only when all of it fits. A pod's ResourceClaims
+    must be allocatable on its copy too (kept there).
     """
-    frees = [_free(option) for _ in range(nodes)]
+    for _ in range(nodes):
+        snapshot.add_copy(_free(option))
     added = 0
     placed: list[Pod] = []
     admitted = [u for u in _units(pods) if all(_admits(profile, p, option.template) for p in u)]
     for unit in sorted(admitted, key=lambda u: -_size(u, option.template)):
-        trial = [dict(f) for f in frees]
+        snapshot.fork()
         trial_added = added
-        unit_claims = claims.fork() if claims is not None and any(p.resource_claims for p in unit) else None
         ok = True
         for pod in sorted(unit, key=lambda p: -_size([p], option.template)):
             want = _wants(pod, option.template)
             slot = next(
-                (f for k, f in enumerate(trial) if _fits(want, f) and _claimed(unit_claims, pod, k)), None
+                (
+                    k
+                    for k in range(snapshot.copies())
+                    if _fits(want, snapshot.copy_free(k)) and _claimed(snapshot, option, pod, k) is None
+                ),
+                None,
             )
             if (
                 slot is None
                 and trial_added < limit
                 and _fits(want, _free(option))
-                and _claimed(unit_claims, pod, len(trial))
+                and _claimed(snapshot, option, pod, snapshot.copies()) is None
             ):
-                slot = _free(option)
-                trial.append(slot)
+                slot = snapshot.add_copy(_free(option))
                 trial_added += 1
             if slot is None:
                 ok = False
                 break
-            _take(want, slot)
+            snapshot.take_from_copy(slot, want)
         if ok:
-            frees, added = trial, trial_added
-            if claims is not None and unit_claims is not None:
-                claims.adopt(unit_claims)
+            snapshot.commit()
+            added = trial_added
             placed.extend(unit)
+        else:
+            snapshot.revert()
     return added, placed
 
 
-def _claims(option: PoolOption, dra: DraState | None, pods: list[Pod]) -> TemplateClaims | None:
-    """Claims on the template's copies, when some pod has any."""
-    return TemplateClaims(option, dra) if dra is not None and any(p.resource_claims for p in pods) else None
-
-
 def still_pending(
-    pods: list[Pod], options: list[PoolOption], profile: Profile, dra: DraState | None = None
+    pods: list[Pod], options: list[PoolOption], profile: Profile, state: ClusterState
 ) -> list[Pod]:
     """Pods that do not fit on the upcoming nodes of any pool."""
     remaining = list(pods)
     for option in options:
         if option.upcoming and remaining:
-            _, placed = pack(remaining, option, profile, option.upcoming, 0, _claims(option, dra, remaining))
+            _, placed = pack(remaining, option, profile, option.upcoming, 0, ClusterSnapshot(state))
             keys = {p.key for p in placed}
             remaining = [p for p in remaining if p.key not in keys]
     return remaining
 
 
-def estimate(
-    pods: list[Pod], option: PoolOption, profile: Profile, dra: DraState | None = None
-) -> Estimate | None:
+def estimate(pods: list[Pod], option: PoolOption, profile: Profile, state: ClusterState) -> Estimate | None:
+    """How many nodes of the pool the pods need, packed on copies of its template in a snapshot of
+    ``state`` (``binpacking_estimator.go``), and the waste they leave."""
     if option.room <= 0 or not pods:
         return None
-    claims = _claims(option, dra, pods)
-    added, placed = pack(pods, option, profile, 0, option.room, claims)
+    snapshot = ClusterSnapshot(state)
+    added, placed = pack(pods, option, profile, 0, option.room, snapshot)
     if added == 0 or not placed:
         return None
     waste: dict[str, float] = {}
@@ -286,17 +274,16 @@ def estimate(
         waste[name] = (offered - used) / offered
     dra_gpus = len(node_gpus(option.slices)) * added
     if dra_gpus and GPU not in waste:  # GPUs published for DRA waste like device-plugin GPUs
-        waste[GPU] = (dra_gpus - (claims.gpus_used(0) if claims is not None else 0)) / dra_gpus
+        used = _gpus_used(snapshot, option) if any(p.resource_claims for p in pods) else 0
+        waste[GPU] = (dra_gpus - used) / dra_gpus
     return Estimate(
         option.name, added, tuple(p.key for p in placed), waste, option.price_per_hour, option.priority
     )
 
 
-def rejections(
-    pod: Pod, option: PoolOption, profile: Profile, claims: TemplateClaims | None = None
-) -> list[str]:
+def rejections(pod: Pod, option: PoolOption, profile: Profile, snapshot: ClusterSnapshot) -> list[str]:
     """Why a fresh copy of the template does not take the pod: the first failing filter's reasons
-    (static filters, then NodeResourcesFit, then DynamicResources on copy 0 of ``claims``); empty
+    (static filters, then NodeResourcesFit, then DynamicResources on copy 0 in ``snapshot``); empty
     when it takes it."""
     for f in profile.static_filters:
         reason = f.reject(pod, option.template)
@@ -306,7 +293,7 @@ def rejections(
     short = [insufficient_reason(r) for r in native_first(want) if want[r] > free.get(r, 0)]
     if short:
         return short
-    refused = claims.place(pod, 0, reserve=False) if claims is not None else None
+    refused = _claimed(snapshot, option, pod, 0, reserve=False)
     return [filter_reason(refused)] if refused is not None else []
 
 
@@ -315,11 +302,11 @@ def not_triggered(
     options: list[PoolOption],
     profile: Profile,
     backed_off: set[str],
-    dra: DraState | None = None,
+    state: ClusterState,
 ) -> dict[str, str]:
     """``ReasonsMessage`` for each pod no pool grows for: each reason with the number of pools that
     gave it, sorted (upstream's order is a map's); empty when no pool gave one."""
-    claims = {o.name: _claims(o, dra, pods) for o in options if o.room > 0 and o.name not in backed_off}
+    snapshots = {o.name: ClusterSnapshot(state) for o in options if o.room > 0 and o.name not in backed_off}
     out = {}
     for pod in pods:
         counts: Counter[str] = Counter()
@@ -329,6 +316,6 @@ def not_triggered(
             elif option.name in backed_off:
                 counts[IN_BACKOFF] += 1
             else:
-                counts.update(rejections(pod, option, profile, claims[option.name]))
+                counts.update(rejections(pod, option, profile, snapshots[option.name]))
         out[pod.key] = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
     return out

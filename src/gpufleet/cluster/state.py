@@ -33,6 +33,8 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+#: One node's (allocatable, requested, non-zero requested) rows as Python integers.
+NodeRow = tuple[list[int], list[int], list[int]]
 
 
 class Part(Protocol):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from gpufleet.cluster.state import BoolArray, ClusterState, IntArray
+from gpufleet.cluster.state import BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.workloads import PodGroup
@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from gpufleet.scheduling.queue import QueuedPod
 
 MAX_NODE_SCORE = 100
-
-#: One node's (allocatable, requested, non-zero requested) rows as Python integers.
-NodeRow = tuple[list[int], list[int], list[int]]
 
 
 class Code(IntEnum):

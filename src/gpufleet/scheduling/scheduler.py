@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import ClusterState, IntArray
 from gpufleet.gpus.devices import Unit
 from gpufleet.model.pod import Pod
@@ -293,26 +294,18 @@ class Scheduler:
         their preemption freed. Node resources only: their devices are not held. (The members of the
         pod's own gang are left out: gang-aware preemption plans the whole gang at once.)"""
         state, gang = self.state, group_key(pod)
-        held = [
-            (state.index[node], *state.pod_vectors(nominee))
-            for key, node in sorted(self.nominated.items())
-            if key != pod.key
-            and node in state.index
-            and key not in state.assignments
-            and (nominee := self.nominees[key]).priority >= pod.priority
-            and (gang is None or group_key(nominee) != gang)  # its gang's dry run places them itself
-        ]
-        for i, req, nonzero in held:
-            state.requested[i] += req
-            state.nonzero[i] += nonzero
-            state.touched(i)
-        try:
+        held = ClusterSnapshot(state)
+        for key, node in sorted(self.nominated.items()):
+            if (
+                key != pod.key
+                and node in state.index
+                and key not in state.assignments
+                and (nominee := self.nominees[key]).priority >= pod.priority
+                and (gang is None or group_key(nominee) != gang)  # its gang's dry run places them itself
+            ):
+                held.put(nominee, state.index[node])
+        with held.applied():
             yield
-        finally:
-            for i, req, nonzero in held:
-                state.requested[i] -= req
-                state.nonzero[i] -= nonzero
-                state.touched(i)
 
     def _static_filters(self, pod: Pod) -> list[StaticFilter]:
         return self.profiles[pod.scheduler_name].static_filters

@@ -177,14 +177,14 @@ class ClusterAutoscalerLoop:
             return False
         now, room = self.sim.loop.now, self._room()
         options = [self._option(rt, room) for rt in self.sim.pools.values() if rt.pool.autoscaled]
-        dra = self.sim.state.dra
+        state = self.sim.state
         remaining = self._not_schedulable_now(pending)
-        remaining = still_pending(remaining, options, self.profile, dra)
+        remaining = still_pending(remaining, options, self.profile, state)
         backed_off = {o.name for o in options if self.sim.pools[o.name].backed_off(now)}
         estimates = [
             e
             for o in options
-            if o.name not in backed_off and (e := estimate(remaining, o, self.profile, dra))
+            if o.name not in backed_off and (e := estimate(remaining, o, self.profile, state))
         ]
         best = choose(estimates, self.settings.expander, self.rng)
         if best is None:
@@ -204,7 +204,7 @@ class ClusterAutoscalerLoop:
         if room == 0 and self.settings.max_nodes_total is not None:
             reasons = {pod.key: MAX_TOTAL_REACHED for pod in pods}
         else:
-            reasons = not_triggered(pods, options, self.profile, backed_off, self.sim.state.dra)
+            reasons = not_triggered(pods, options, self.profile, backed_off, self.sim.state)
         for pod in pods:
             reason = reasons[pod.key]
             if reason and self.not_triggered.get(pod.key) != reason:

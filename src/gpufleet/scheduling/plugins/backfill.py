@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpufleet.cluster.state import BoolArray, ClusterState, IntArray
+from gpufleet.cluster.state import BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
-from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext, StaticFilter
+from gpufleet.scheduling.framework import DynamicFilter, PodContext, StaticFilter
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.registry import register
 from gpufleet.scheduling.reservation import Reservation, Running, plan, planned_end

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from gpufleet.cluster.state import IntArray
-from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicScore, NodeRow, PodContext
+from gpufleet.cluster.state import IntArray, NodeRow
+from gpufleet.scheduling.framework import MAX_NODE_SCORE, DynamicScore, PodContext
 from gpufleet.scheduling.plugins.node_resources_fit import (
     DEFAULT_RESOURCES,
     resource_columns,

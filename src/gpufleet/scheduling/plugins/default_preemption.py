@@ -51,6 +51,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from gpufleet.cluster.snapshot import ClusterSnapshot, covers_for_preemption
 from gpufleet.cluster.state import Assignment
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
@@ -67,7 +68,6 @@ from gpufleet.scheduling.framework import (
 )
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import fit_error
-from gpufleet.scheduling.plugins.preemption_dry_run import WhatIf, covers_for_preemption
 from gpufleet.scheduling.registry import register
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -100,10 +100,10 @@ def more_important_first(a: Assignment) -> tuple[int, int, str]:
     return (-a.pod.priority, start_second(a), a.pod.key)
 
 
-def pdb_violations(pods: Sequence[Pod], whatif: WhatIf) -> list[bool]:
+def pdb_violations(pods: Sequence[Pod], snapshot: ClusterSnapshot) -> list[bool]:
     """``filterPodsWithPDBViolation``: in the given order, each pod takes one disruption from every
     budget selecting it; it violates if one of them falls below zero."""
-    budgets = whatif.budgets()
+    budgets = snapshot.budgets()
     allowed = [n for _, n in budgets]
     out = []
     for pod in pods:
@@ -122,7 +122,7 @@ class DefaultPreemption(PostFilter):
     origin = "kube-scheduler"
 
     def victim_units(
-        self, ctx: PodContext, i: int, gangs: GangView | None, whatif: WhatIf
+        self, ctx: PodContext, i: int, gangs: GangView | None, snapshot: ClusterSnapshot
     ) -> list[tuple[Assignment, ...]]:
         """The lower-priority pods on node ``i`` as what is evicted together: a pod alone, or every
         bound member of its gang; most important (local member) first."""
@@ -130,7 +130,7 @@ class DefaultPreemption(PostFilter):
         own = gangs.group_of(pod) if gangs is not None else None
         units: dict[str, tuple[Assignment, ...]] = {}
         for a in sorted(state.pods_on[i].values(), key=more_important_first):
-            if a.pod.priority >= pod.priority or a.pod.key in whatif.gone:
+            if a.pod.priority >= pod.priority or snapshot.gone(a.pod.key):
                 continue
             group = gangs.group_of(a.pod) if gangs is not None else None
             if gangs is None or group is None:
@@ -142,7 +142,7 @@ class DefaultPreemption(PostFilter):
                 (
                     state.assignments[k]
                     for k in gangs.members.get(group.key, ())
-                    if k in state.assignments and k not in whatif.gone
+                    if k in state.assignments and not snapshot.gone(k)
                 ),
                 key=more_important_first,
             )
@@ -156,20 +156,20 @@ class DefaultPreemption(PostFilter):
         i: int,
         filters: list[DynamicFilter],
         gangs: GangView | None = None,
-        whatif: WhatIf | None = None,
+        snapshot: ClusterSnapshot | None = None,
     ) -> tuple[Candidate | None, list[str]]:
         """``SelectVictimsOnNode``: remove every lower-priority pod (gang); if the pod then fits, add
         them back, PDB-violating ones first, most important first, while it still fits. Returns the
         candidate, or the reasons it never fits."""
         state = ctx.state
-        whatif = whatif or WhatIf(state)
-        units = self.victim_units(ctx, i, gangs, whatif)
+        snapshot = snapshot or ClusterSnapshot(state)
+        units = self.victim_units(ctx, i, gangs, snapshot)
         if not units:
             return None, [NO_VICTIMS]
         local = [tuple(a for a in unit if a.node == i) for unit in units]
         removed = {a.pod.key: a for unit in local for a in unit}
-        alloc, requested, nonzero = whatif.row(i, list(removed.values()))
-        freed = whatif.gpus_freed(i, list(removed))  # shared GPUs all of whose shares are victims
+        alloc, requested, nonzero = snapshot.row(i, list(removed.values()))
+        freed = snapshot.gpus_freed(i, list(removed))  # shared GPUs all of whose shares are victims
 
         def fits(row: list[int]) -> bool:
             return all(f.passes_node(ctx, (alloc, row, nonzero), i) for f in filters)
@@ -183,7 +183,7 @@ class DefaultPreemption(PostFilter):
             finally:
                 state.requested[i] += lifted
             return None, reasons
-        flags = iter(pdb_violations([a.pod for unit in units for a in unit], whatif))
+        flags = iter(pdb_violations([a.pod for unit in units for a in unit], snapshot))
         violating = [sum(next(flags) for _ in unit) for unit in units]
         victims: list[Assignment] = []
         violations = 0
@@ -196,7 +196,7 @@ class DefaultPreemption(PostFilter):
                 del removed[a.pod.key]
                 back = [r + v for r, v in zip(back, state.pod_vectors(a.pod)[0].tolist(), strict=True)]
             # a shared GPU the unit held is shared again (the others stay free)
-            still = whatif.gpus_freed(i, list(removed)) if freed else 0
+            still = snapshot.gpus_freed(i, list(removed)) if freed else 0
             if still != freed:
                 back[state.resource_column(GPU)] += freed - still
             if fits(back):
@@ -213,14 +213,14 @@ class DefaultPreemption(PostFilter):
         nodes: Sequence[int],
         filters: list[DynamicFilter],
         gangs: GangView | None,
-        whatif: WhatIf,
+        snapshot: ClusterSnapshot,
         histogram: Counter[str],
     ) -> list[Candidate]:
         """Every candidate that ``pickOneNodeForPreemption``'s criteria rank best, in node order
         (upstream takes the first of them in map order, so any may be its choice)."""
         candidates: list[Candidate] = []
         for i in nodes:
-            candidate, reasons = self.select_victims(ctx, i, filters, gangs, whatif)
+            candidate, reasons = self.select_victims(ctx, i, filters, gangs, snapshot)
             if candidate is not None and candidate.victims:
                 candidates.append(candidate)
             else:
@@ -240,7 +240,7 @@ class DefaultPreemption(PostFilter):
             return self._refuse("not eligible due to a terminating pod on the nominated node.")
         histogram: Counter[str] = Counter({NOT_HELPFUL: request.num_nodes - len(request.resolvable)})
         best = self.best_candidates(
-            ctx, request.resolvable.tolist(), request.filters, gangs, WhatIf(ctx.state), histogram
+            ctx, request.resolvable.tolist(), request.filters, gangs, ClusterSnapshot(ctx.state), histogram
         )
         if not best:
             return self._refuse(fit_error(request.num_nodes, histogram))
@@ -264,14 +264,14 @@ class DefaultPreemption(PostFilter):
         """The whole gang's dry run: its not-yet-placed members in name order (so every member's
         attempt makes the same plan), each where it fits, else preempting, victims accumulating."""
         state = ctx.state
-        whatif = WhatIf(state)
+        snapshot = ClusterSnapshot(state)
         victims: list[Assignment] = []
         nodes: dict[str, int] = {}
         for key in sorted(set(gangs.members.get(group.key, ())) | {ctx.pod.key}):
             if key in state.assignments:
                 continue
             placed = self._place_member(
-                gangs.pods.get(key, ctx.pod), ctx, filters, static_filters, gangs, whatif
+                gangs.pods.get(key, ctx.pod), ctx, filters, static_filters, gangs, snapshot
             )
             if placed is None:
                 return self._refuse(f"gang {group.key} would not fit whole after preemption.")
@@ -301,7 +301,7 @@ class DefaultPreemption(PostFilter):
         filters: list[DynamicFilter],
         static_filters: Sequence[StaticFilter],
         gangs: GangView,
-        whatif: WhatIf,
+        snapshot: ClusterSnapshot,
     ) -> tuple[int, tuple[Assignment, ...]] | None:
         """A gang member's node in the dry run: the first where it fits as the dry run leaves the
         cluster, else the best preemption candidate (its victims then leave); None if neither."""
@@ -313,16 +313,16 @@ class DefaultPreemption(PostFilter):
             if all(f.reject(member, state.nodes[i]) is None for f in static_filters)
         ]
         for i in nodes:
-            if all(f.passes_node(mctx, whatif.row(i), i) for f in filters):
-                whatif.put(member, i)
+            if all(f.passes_node(mctx, snapshot.row(i), i) for f in filters):
+                snapshot.put(member, i)
                 return i, ()
         if member.preemption_policy == "Never":
             return None
-        tied = self.best_candidates(mctx, nodes, filters, gangs, whatif, Counter())
+        tied = self.best_candidates(mctx, nodes, filters, gangs, snapshot, Counter())
         if not tied:
             return None
-        whatif.evict(tied[0].victims)
-        whatif.put(member, tied[0].node)
+        snapshot.evict(tied[0].victims)
+        snapshot.put(member, tied[0].node)
         return tied[0].node, tied[0].victims
 
     def _refuse(self, message: str) -> PostFilterResult:

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpufleet.cluster.state import BoolArray, IntArray
+from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
 from gpufleet.gpus.dra.allocator import filter_reason
 from gpufleet.scheduling.framework import (
     Code,
     DynamicFilter,
-    NodeRow,
     PodContext,
     PostFilter,
     PostFilterRequest,

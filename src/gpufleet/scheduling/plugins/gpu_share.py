@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpufleet.cluster.state import BoolArray, IntArray
+from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
 from gpufleet.model.resources import GPU
-from gpufleet.scheduling.framework import DynamicFilter, NodeRow, PodContext
+from gpufleet.scheduling.framework import DynamicFilter, PodContext
 from gpufleet.scheduling.registry import register
 
 

@@ -29,14 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from gpufleet.cluster.state import BoolArray, IntArray
+from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
 from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended
 from gpufleet.scheduling.framework import (
     MAX_NODE_SCORE,
     ArgsError,
     DynamicFilter,
     DynamicScore,
-    NodeRow,
     PodContext,
 )
 from gpufleet.scheduling.registry import register
