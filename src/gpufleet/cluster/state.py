@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
+from gpufleet.model.resources import CPU, GPU, MEMORY, PODS, native_first
 
 if TYPE_CHECKING:
     from gpufleet.cluster.device_view import DeviceView
@@ -271,6 +271,17 @@ class ClusterState:
         return a
 
     # -- derived figures -------------------------------------------------------------------
+    def free_on(self, i: int, resource: str) -> int:
+        """What node ``i`` has free of a resource (0 of one no node has)."""
+        col = self.res_index.get(resource)
+        return 0 if col is None else int(self.alloc[i, col] - self.requested[i, col])
+
+    def shortfall(self, pod: Pod, i: int) -> dict[str, int]:
+        """What the pod asks of node ``i`` beyond what is free there (one ``pods`` slot included),
+        resource by resource in NodeResourcesFit's order; empty when it fits."""
+        want = {**pod.requests, PODS: 1}
+        return {r: want[r] - free for r in native_first(want) if want[r] > (free := self.free_on(i, r))}
+
     def free(self, resource: str) -> IntArray:
         col = self.res_index.get(resource)
         if col is None:

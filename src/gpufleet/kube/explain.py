@@ -17,7 +17,7 @@ from rich.console import Console
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.model.resources import format_units, native_first
+from gpufleet.model.resources import format_units
 from gpufleet.model.scenario import Scenario
 from gpufleet.scheduling.diagnosis import diagnose
 from gpufleet.scheduling.gangs import GangView
@@ -39,9 +39,8 @@ def _changes(state: ClusterState, scheduler: Scheduler, pod: Pod) -> list[dict[s
         if blockers:
             rows.append((1, 0, {"node": node.name, "needs": blockers[:1], "evict": []}))
             continue
-        free = {r: int(state.alloc[i, c] - state.requested[i, c]) for r, c in state.res_index.items()}
         want = {**pod.requests, "pods": 1}
-        short = {r: want[r] - free.get(r, 0) for r in native_first(want) if want[r] > free.get(r, 0)}
+        short = state.shortfall(pod, i)
         if any(r not in state.res_index or state.alloc[i, state.res_index[r]] < want[r] for r in short):
             rows.append(
                 (

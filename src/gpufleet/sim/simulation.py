@@ -34,7 +34,7 @@ from gpufleet.model.dra import DeviceID, ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.resources import GPU, PODS, native_first
+from gpufleet.model.resources import GPU
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
 from gpufleet.model.workloads import Created, Job
@@ -292,23 +292,17 @@ class Simulation:
             rec.message = f"node {name} does not exist; the pod stays Pending"
             return
         i = self.state.index[name]
-        free = {
-            r: int(self.state.alloc[i, c] - self.state.requested[i, c])
-            for r, c in self.state.res_index.items()
-        }
-        short = [
-            r
-            for r in native_first({**pod.requests, PODS: 1})
-            if {**pod.requests, PODS: 1}[r] > free.get(r, 0)
-        ]
+        short = self.state.shortfall(pod, i)
         if short:
-            r = short[0]
+            r = next(iter(short))
+            col = self.state.res_index.get(r)
+            used = int(self.state.requested[i, col]) if col is not None else 0
+            capacity = int(self.state.alloc[i, col]) if col is not None else 0
             self._set_phase(rec, "Failed")
             rec.reason, rec.finished_s, rec.node = f"OutOf{r}", self.loop.now, name
             rec.message = (
                 f"Pod was rejected: Node didn't have enough resource: {r}, requested: "
-                f"{pod.requests.get(r, 1)}, used: {self.state.requested[i, self.state.res_index[r]]}, "
-                f"capacity: {self.state.alloc[i, self.state.res_index[r]]}"
+                f"{pod.requests.get(r, 1)}, used: {used}, capacity: {capacity}"
             )
             rec.enter(self.loop.now, "failed")
             return
