@@ -21,15 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpufleet.autoscaling.expanders import choose
-from gpufleet.autoscaling.scale_down import Int8Array, TrialPlacement, assess
-from gpufleet.autoscaling.scale_up import (
-    MAX_TOTAL_REACHED,
-    PoolOption,
-    estimate,
-    not_triggered,
-    still_pending,
+from gpufleet.autoscaling.cluster_autoscaler import (
+    Candidate,
+    ScaleDownRequest,
+    ScaleUpRequest,
+    WarmGroup,
+    keep_warm,
+    scale_down,
+    scale_up,
 )
+from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.lifecycle.node_start import plan_node_start
 from gpufleet.model.mig_configs import is_device_plugin_resource
 from gpufleet.model.node import Node
@@ -45,7 +46,6 @@ from gpufleet.workloads.daemonset import daemon_should_run
 if TYPE_CHECKING:
     from gpufleet.sim.simulation import Simulation
 
-MAX_EMPTY_BULK_DELETE = 10
 #: A cloud's spot interruption notice (AWS, Azure: two minutes).
 SPOT_NOTICE_S = 120.0
 
@@ -129,14 +129,6 @@ class ClusterAutoscalerLoop:
             and any(s.serves(r.pod.scheduler_name) for s in sim.schedulers)
         ]
 
-    def _not_schedulable_now(self, pods: list[Pod]) -> list[Pod]:
-        """``filterOutSchedulable``: pods that fit on existing nodes (one after another) need no new node."""
-        state = self.sim.state
-        trial = TrialPlacement(
-            state, self.profile, {state.index[n] for n in self.deleting if n in state.index}
-        )
-        return [pod for pod in pods if trial.place(pod) is None]
-
     def _daemon_requests(self, template: Node) -> Resources:
         total: Resources = {}
         for ds in self.sim.daemonsets:
@@ -172,47 +164,37 @@ class ClusterAutoscalerLoop:
         )
 
     def _scale_up(self) -> bool:
-        pending = self._pending()
-        if not pending:
+        sim, now, room = self.sim, self.sim.loop.now, self._room()
+        state = sim.state
+        options = [self._option(rt, room) for rt in sim.pools.values() if rt.pool.autoscaled]
+        reply = scale_up(
+            ScaleUpRequest(
+                now,
+                state,
+                self.profile,
+                self._pending(),
+                options,
+                frozenset(o.name for o in options if sim.pools[o.name].backed_off(now)),
+                self.settings.expander,
+                self.rng,
+                frozenset(state.index[n] for n in self.deleting if n in state.index),
+                room == 0 and self.settings.max_nodes_total is not None,
+                self.not_triggered,
+            )
+        )
+        for key, reason in reply.not_triggered:
+            self.not_triggered[key] = reason
+            message = f"pod didn't trigger scale-up: {reason}"
+            self.events.append(ScaleEvent(now, "no-scale-up", None, (), (key,), message))
+        up = reply.scale_up
+        if up is None:
             return False
-        now, room = self.sim.loop.now, self._room()
-        options = [self._option(rt, room) for rt in self.sim.pools.values() if rt.pool.autoscaled]
-        state = self.sim.state
-        remaining = self._not_schedulable_now(pending)
-        remaining = still_pending(remaining, options, self.profile, state)
-        backed_off = {o.name for o in options if self.sim.pools[o.name].backed_off(now)}
-        estimates = [
-            e
-            for o in options
-            if o.name not in backed_off and (e := estimate(remaining, o, self.profile, state))
-        ]
-        best = choose(estimates, self.settings.expander, self.rng)
-        if best is None:
-            self._not_triggered(remaining, options, backed_off, room)
-            return False
-        rt = self.sim.pools[best.pool]
-        launched = [name for _ in range(best.nodes) if (name := self.launch(rt, best.pods)) is not None]
+        rt = sim.pools[up.group]
+        launched = [name for _ in range(up.nodes) if (name := self.launch(rt, up.pods)) is not None]
         if launched:
             self.last_scale_up_s = now
-            self.events.append(ScaleEvent(now, "scale-up", rt.name, tuple(launched), best.pods))
+            self.events.append(ScaleEvent(now, "scale-up", rt.name, tuple(launched), up.pods))
         return True
-
-    def _not_triggered(
-        self, pods: list[Pod], options: list[PoolOption], backed_off: set[str], room: int
-    ) -> None:
-        """``NotTriggerScaleUp`` for each pod left, recorded when its message changes."""
-        if room == 0 and self.settings.max_nodes_total is not None:
-            reasons = {pod.key: MAX_TOTAL_REACHED for pod in pods}
-        else:
-            reasons = not_triggered(pods, options, self.profile, backed_off, self.sim.state)
-        for pod in pods:
-            reason = reasons[pod.key]
-            if reason and self.not_triggered.get(pod.key) != reason:
-                self.not_triggered[pod.key] = reason
-                message = f"pod didn't trigger scale-up: {reason}"
-                self.events.append(
-                    ScaleEvent(self.sim.loop.now, "no-scale-up", None, (), (pod.key,), message)
-                )
 
     # -- nodes -------------------------------------------------------------------------------
     def launch(self, rt: PoolRuntime, for_pods: tuple[str, ...] = (), warm: bool = False) -> str | None:
@@ -304,7 +286,7 @@ class ClusterAutoscalerLoop:
             self.sim.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
 
     # -- scale-down --------------------------------------------------------------------------
-    def _candidates(self) -> list[tuple[PoolRuntime, str]]:
+    def _candidates(self) -> list[Candidate]:
         out = []
         for rt in self.sim.pools.values():
             if not rt.pool.autoscaled:
@@ -313,17 +295,12 @@ class ClusterAutoscalerLoop:
                 if name in rt.launching or name in rt.warm or name in self.deleting:
                     continue
                 if name in self.sim.state.index:
-                    out.append((rt, name))
+                    out.append(Candidate(name, rt.name, len(rt.nodes), rt.pool.min))
         return out
 
     def _scale_down(self) -> bool:
         sim, now, st = self.sim, self.sim.loop.now, self.sim.state
-        daemon = sim.daemon_pod_keys()
-        exclude = {st.index[n] for n in self.deleting if n in st.index}
-        seen = set()
         budgets = sim.scenario.budgets
-        allowed = self._disruptions_allowed() if budgets else {}
-        protected = sim.computes_on_gpus if self.settings.gpu_aware_scale_down else None
         # verdicts depend only on the cluster's state: unchanged since the last scan, they stand
         key = (
             st.change_pos,
@@ -334,53 +311,34 @@ class ClusterAutoscalerLoop:
             sim.working_gpus,
             len(sim.records),
         )
-        candidates = [] if key == self._assessed else self._candidates()
+        assessing = key != self._assessed
         self._assessed = key
-        verdicts: dict[tuple[object, ...], Int8Array] = {}  # static-filter verdicts shared by this scan
-        for _, name in candidates:
-            seen.add(name)
-            verdict = assess(
+        reply = scale_down(
+            ScaleDownRequest(
+                now,
                 st,
-                st.index[name],
                 self.profile,
+                self._candidates(),
                 self.settings.scale_down_utilization_threshold,
+                self.settings.scale_down_unneeded_time_s,
+                self.settings.scale_down_delay_after_add_s,
+                self.last_scale_up_s,
+                self.unneeded_since,
+                frozenset(self.deleting),
                 budgets,
-                allowed,
-                daemon,
-                exclude,
-                protected,
-                verdicts,
+                self._disruptions_allowed() if budgets and assessing else {},
+                frozenset(sim.daemon_pod_keys()),
+                sim.computes_on_gpus if self.settings.gpu_aware_scale_down else None,
+                assess=assessing,
             )
-            if verdict.unneeded:
-                self.unneeded_since.setdefault(name, now)
-            else:
-                self.unneeded_since.pop(name, None)
-        for name in list(self.unneeded_since):
-            if candidates and name not in seen:
-                del self.unneeded_since[name]
-        if now - self.last_scale_up_s < self.settings.scale_down_delay_after_add_s:
-            return False
-        ripe = [
-            n
-            for n, since in sorted(self.unneeded_since.items())
-            if now - since >= self.settings.scale_down_unneeded_time_s
-        ]
-        removed: list[str] = []
-        drained = any(sim.has_movable_pods(n) for n in self.deleting)
-        for name in ripe:
-            rt = self.sim.pools[st.nodes[st.index[name]].pool or ""]
-            if len(rt.nodes) - sum(1 for n in removed if n in rt.nodes) <= rt.pool.min:
-                continue
-            empty = not sim.has_movable_pods(name)
-            if (empty and len(removed) < MAX_EMPTY_BULK_DELETE) or (not empty and not drained):
-                drained |= not empty
-                removed.append(name)
-                self.deleting.add(name)
-                self.unneeded_since.pop(name, None)
-                grace = sim.drain(name)
-                sim.loop.at(now + grace, Priority.COMPLETION, partial(self._deleted, name))
-                self.events.append(ScaleEvent(now, "scale-down", rt.name, (name,)))
-        return bool(removed)
+        )
+        self.unneeded_since = reply.unneeded_since
+        for c in reply.remove:
+            self.deleting.add(c.node)
+            grace = sim.drain(c.node)
+            sim.loop.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
+            self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
+        return reply.acted
 
     # -- spot capacity -----------------------------------------------------------------------
     def expect_reclaim(self, rt: PoolRuntime, name: str) -> None:
@@ -412,17 +370,29 @@ class ClusterAutoscalerLoop:
 
     # -- warm nodes --------------------------------------------------------------------------
     def _keep_warm(self) -> bool:
+        sim = self.sim
+        warm_pools = [rt for rt in sim.pools.values() if rt.pool.warm]
+        if not warm_pools:
+            return False
+        groups = [
+            WarmGroup(
+                rt.name,
+                rt.pool.warm,
+                rt.pool.max if rt.pool.max is not None else len(rt.nodes) + rt.pool.warm,
+                len(rt.nodes),
+                tuple(sorted(rt.warm)),
+                sum(1 for launch in rt.launching.values() if launch.warm),
+            )
+            for rt in warm_pools
+        ]
+        reply = keep_warm(groups, sim.state)
+        for rt in warm_pools:
+            rt.warm -= set(reply.used)
         acted = False
-        for rt in self.sim.pools.values():
-            if not rt.pool.warm:
-                continue
-            for name in sorted(rt.warm):
-                if name not in self.sim.state.index or self.sim.has_movable_pods(name):
-                    rt.warm.discard(name)
-            coming = sum(1 for launch in rt.launching.values() if launch.warm)
-            limit = rt.pool.max if rt.pool.max is not None else len(rt.nodes) + rt.pool.warm
-            for _ in range(rt.pool.warm - len(rt.warm) - coming):
-                if len(rt.nodes) >= limit or self.launch(rt, warm=True) is None:
+        for group, count in reply.launch:
+            rt = sim.pools[group]
+            for _ in range(count):
+                if self.launch(rt, warm=True) is None:
                     break
                 acted = True
         return acted

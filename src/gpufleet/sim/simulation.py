@@ -836,14 +836,6 @@ class Simulation:
     def daemon_pod_keys(self) -> set[str]:
         return self.daemon_pods
 
-    def has_movable_pods(self, name: str) -> bool:
-        i = self.state.index.get(name)
-        if i is None:
-            return False
-        return any(
-            a.pod.owner is None or a.pod.owner.kind != "DaemonSet" for a in self.state.pods_on[i].values()
-        )
-
     def drain(self, name: str) -> float:
         """Cordon the node and evict its pods (not DaemonSet pods); returns the longest grace period."""
         self.state.cordon(name)

@@ -1,0 +1,234 @@
+"""cluster-autoscaler's decisions as pure functions: a request in, a reply out.
+
+One ``RunOnce`` of cluster-autoscaler (``core/static_autoscaler.go``) decides, from the cluster as
+it is: which node group grows and by how many nodes for the pods the scheduler could not place
+(``scale_up``), which nodes are unneeded and which of them go (``scale_down``), and how many
+warm nodes each group must start to keep its warm pool full (``keep_warm``). The control loop
+(``sim.cluster_autoscaler_loop``, later the live side) only keeps the timer, asks these in that
+order and acts on each reply before asking the next, since a launch may fail on the cloud's side
+(a stock-out) and what the next decision sees depends on it.
+
+- ``scale_up``: pods that fit on existing nodes (one after another, ``filterOutSchedulable``) or
+  on upcoming ones need no node; for the others each group with room is estimated
+  (``scale_up.estimate``) and the expander picks one; when none grows, each pod left gets its
+  ``NotTriggerScaleUp`` message (in the reply only when it changed since the pod's last one).
+- ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
+  (``scale_down.assess``), from the first scan that finds them so; they go after
+  ``scaleDownUnneededTime``, not within ``scaleDownDelayAfterAdd`` of a scale-up, never below a
+  group's ``min``, empty ones together (at most ``MAX_EMPTY_BULK_DELETE``) and others one at a
+  time (while a drained node is still going, no other non-empty node starts draining).
+- ``keep_warm``: a group with ``warm`` keeps that many empty GPU-ready nodes beyond what pods
+  need (within ``max``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpufleet.autoscaling.expanders import choose
+from gpufleet.autoscaling.scale_down import Int8Array, TrialPlacement, assess
+from gpufleet.autoscaling.scale_up import (
+    MAX_TOTAL_REACHED,
+    PoolOption,
+    estimate,
+    not_triggered,
+    still_pending,
+)
+from gpufleet.cluster.state import ClusterState
+from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.profile import Profile
+
+MAX_EMPTY_BULK_DELETE = 10
+
+
+def has_movable_pods(state: ClusterState, name: str) -> bool:
+    """Whether the node runs a pod a drain would move (any but DaemonSet pods)."""
+    i = state.index.get(name)
+    if i is None:
+        return False
+    return any(a.pod.owner is None or a.pod.owner.kind != "DaemonSet" for a in state.pods_on[i].values())
+
+
+@dataclass(frozen=True)
+class ScaleUpRequest:
+    now: float
+    state: ClusterState
+    profile: Profile
+    pending: Sequence[Pod]  # pods the scheduler marked unschedulable
+    options: Sequence[PoolOption]  # every autoscaled group, room and upcoming nodes counted
+    backed_off: frozenset[str]  # groups in backoff after a failed scale-up
+    expander: str
+    rng: np.random.Generator  # the random expander's draws
+    exclude: frozenset[int]  # nodes being deleted: filterOutSchedulable places nothing there
+    total_reached: bool  # --max-nodes-total reached
+    said: Mapping[str, str] = field(default_factory=dict)  # each pod's last NotTriggerScaleUp reason
+
+
+@dataclass(frozen=True)
+class ScaleUp:
+    group: str
+    nodes: int
+    pods: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ScaleUpReply:
+    scale_up: ScaleUp | None = None
+    #: pods no group grows for, with their new NotTriggerScaleUp reason (only where it changed)
+    not_triggered: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def acted(self) -> bool:
+        return self.scale_up is not None
+
+
+def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
+    if not request.pending:
+        return ScaleUpReply()
+    state, profile = request.state, request.profile
+    trial = TrialPlacement(state, profile, set(request.exclude))
+    remaining = [pod for pod in request.pending if trial.place(pod) is None]
+    remaining = still_pending(remaining, list(request.options), profile, state)
+    estimates = [
+        e
+        for o in request.options
+        if o.name not in request.backed_off and (e := estimate(remaining, o, profile, state))
+    ]
+    best = choose(estimates, request.expander, request.rng)
+    if best is not None:
+        return ScaleUpReply(ScaleUp(best.pool, best.nodes, best.pods))
+    if request.total_reached:
+        reasons = {pod.key: MAX_TOTAL_REACHED for pod in remaining}
+    else:
+        reasons = not_triggered(remaining, list(request.options), profile, set(request.backed_off), state)
+    changed = tuple(
+        (pod.key, reasons[pod.key])
+        for pod in remaining
+        if reasons[pod.key] and request.said.get(pod.key) != reasons[pod.key]
+    )
+    return ScaleUpReply(None, changed)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A node scale-down may remove: its group's name and its group's size and ``min``."""
+
+    node: str
+    group: str
+    group_size: int
+    group_min: int
+
+
+@dataclass
+class ScaleDownRequest:
+    now: float
+    state: ClusterState
+    profile: Profile
+    candidates: Sequence[Candidate]  # ready nodes of autoscaled groups, not warm, not being deleted
+    threshold: float  # --scale-down-utilization-threshold
+    unneeded_time_s: float
+    delay_after_add_s: float
+    last_scale_up_s: float
+    unneeded_since: Mapping[str, float]  # what the previous scans found
+    deleting: frozenset[str]
+    budgets: Sequence[DisruptionBudget]
+    allowed: Mapping[str, int]  # each budget's disruptionsAllowed, by namespace/name
+    daemon_pods: frozenset[str]
+    computing: Callable[[str], bool] | None  # gpuAwareScaleDown: whether a pod computes on GPUs (None: off)
+    #: static-filter verdicts shared by the assessments of one scan (the loop keeps none across scans)
+    verdicts: dict[tuple[object, ...], Int8Array] = field(default_factory=dict)
+    #: False when nothing changed since the last scan: the verdicts stand, no node is assessed
+    assess: bool = True
+
+
+@dataclass(frozen=True)
+class ScaleDownReply:
+    unneeded_since: dict[str, float]
+    remove: tuple[Candidate, ...] = ()  # in this order; a node with movable pods is drained first
+
+    @property
+    def acted(self) -> bool:
+        return bool(self.remove)
+
+
+def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
+    state, now = request.state, request.now
+    exclude = {state.index[n] for n in request.deleting if n in state.index}
+    unneeded = dict(request.unneeded_since)
+    candidates = list(request.candidates) if request.assess else []
+    seen = set()
+    for c in candidates:
+        seen.add(c.node)
+        verdict = assess(
+            state,
+            state.index[c.node],
+            request.profile,
+            request.threshold,
+            list(request.budgets),
+            dict(request.allowed),
+            set(request.daemon_pods),
+            exclude,
+            request.computing,
+            request.verdicts,
+        )
+        if verdict.unneeded:
+            unneeded.setdefault(c.node, now)
+        else:
+            unneeded.pop(c.node, None)
+    for name in list(unneeded):
+        if candidates and name not in seen:
+            del unneeded[name]
+    if now - request.last_scale_up_s < request.delay_after_add_s:
+        return ScaleDownReply(unneeded)
+    by_node = {c.node: c for c in request.candidates}
+    ripe = [n for n, since in sorted(unneeded.items()) if now - since >= request.unneeded_time_s]
+    removed: list[Candidate] = []
+    drained = any(has_movable_pods(state, n) for n in request.deleting)
+    for name in ripe:
+        found = by_node.get(name)
+        if found is None:
+            continue
+        c = found
+        if c.group_size - sum(1 for r in removed if r.group == c.group) <= c.group_min:
+            continue
+        empty = not has_movable_pods(state, name)
+        if (empty and len(removed) < MAX_EMPTY_BULK_DELETE) or (not empty and not drained):
+            drained |= not empty
+            removed.append(c)
+            unneeded.pop(name, None)
+    return ScaleDownReply(unneeded, tuple(removed))
+
+
+@dataclass(frozen=True)
+class WarmGroup:
+    name: str
+    warm: int  # how many empty GPU-ready nodes it keeps
+    limit: int  # the group's max (or its size plus warm, without one)
+    nodes: int  # launched, not deleted
+    warm_nodes: tuple[str, ...]  # its warm nodes now
+    coming: int  # warm nodes still starting
+
+
+@dataclass(frozen=True)
+class WarmReply:
+    used: tuple[str, ...]  # warm nodes no longer warm: gone, or a pod took them
+    launch: tuple[tuple[str, int], ...]  # (group, warm nodes to start), until one launch fails
+
+
+def keep_warm(groups: Sequence[WarmGroup], state: ClusterState) -> WarmReply:
+    used = tuple(
+        name
+        for g in groups
+        for name in sorted(g.warm_nodes)
+        if name not in state.index or has_movable_pods(state, name)
+    )
+    launch = []
+    for g in groups:
+        left = len([n for n in g.warm_nodes if n not in used])
+        room = max(g.limit - g.nodes, 0)
+        launch.append((g.name, min(max(g.warm - left - g.coming, 0), room)))
+    return WarmReply(used, tuple(launch))

@@ -1,0 +1,113 @@
+"""cluster-autoscaler's decisions request in, reply out (``autoscaling.cluster_autoscaler``), without a
+simulator: what ``RunOnce`` decides from the cluster as it is (``core/static_autoscaler.go``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from conftest import gpu_node, gpu_pod
+from gpufleet.autoscaling.cluster_autoscaler import (
+    Candidate,
+    ScaleDownReply,
+    ScaleDownRequest,
+    ScaleUpReply,
+    ScaleUpRequest,
+    WarmGroup,
+    keep_warm,
+    scale_down,
+    scale_up,
+)
+from gpufleet.autoscaling.scale_up import PoolOption
+from gpufleet.cluster.state import ClusterState
+from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.scheduler_config import ProfileConfig
+from gpufleet.scheduling.profile import build_profile
+
+PROFILE = build_profile(ProfileConfig())
+TEMPLATE = gpu_node("h100-template", 8)
+
+
+def up(state: ClusterState, pods: list[Pod], options: list[PoolOption], **kw: Any) -> ScaleUpReply:
+    request = ScaleUpRequest(
+        0.0, state, PROFILE, pods, options, frozenset(), "least-waste", np.random.default_rng(0),
+        frozenset(), False, **kw,
+    )  # fmt: skip
+    return scale_up(request)
+
+
+def test_pods_that_fit_on_existing_nodes_need_no_scale_up() -> None:
+    """filterOutSchedulable: a pending pod that fits on a node now triggers nothing."""
+    state = ClusterState([gpu_node("a", 8)])
+    reply = up(state, [gpu_pod("p", 4)], [PoolOption("h100", TEMPLATE, room=3)])
+    assert reply.scale_up is None and reply.not_triggered == ()
+
+
+def test_pending_pods_grow_the_group_by_the_nodes_they_pack_into() -> None:
+    """binpacking_estimator.go: two 8-GPU pods and a 4-GPU pod need three template nodes... two 8s
+    and the 4 packed: first-fit decreasing."""
+    state = ClusterState([])
+    pods = [gpu_pod("big-0", 8), gpu_pod("big-1", 8), gpu_pod("small", 4)]
+    reply = up(state, pods, [PoolOption("h100", TEMPLATE, room=5)])
+    assert reply.scale_up is not None
+    assert (reply.scale_up.group, reply.scale_up.nodes) == ("h100", 3)
+
+
+def test_a_pod_no_group_can_take_gets_its_not_triggered_reason_once() -> None:
+    state = ClusterState([])
+    options = [PoolOption("h100", TEMPLATE, room=0)]
+    reply = up(state, [gpu_pod("huge", 16)], options)
+    assert reply.not_triggered == (("default/huge", "1 max node group size reached"),)
+    again = up(state, [gpu_pod("huge", 16)], options, said={"default/huge": "1 max node group size reached"})
+    assert again.not_triggered == ()
+
+
+def down(state: ClusterState, **kw: Any) -> ScaleDownReply:
+    defaults: dict[str, Any] = dict(
+        now=700.0, state=state, profile=PROFILE,
+        candidates=[Candidate(n, "h100", 2, 0) for n in ("h100-0", "h100-1")],
+        threshold=0.5, unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
+        unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
+        computing=None,
+    )  # fmt: skip
+    defaults.update(kw)
+    return scale_down(ScaleDownRequest(**defaults))
+
+
+def test_an_underused_node_whose_pods_fit_elsewhere_goes_after_the_unneeded_time() -> None:
+    state = ClusterState([gpu_node("h100-0", 8), gpu_node("h100-1", 8)])
+    job_pod = gpu_pod("train-0", 2, owner=OwnerRef("Job", "train"))
+    state.assign(job_pod, "h100-1", 0.0)
+    first = down(state)
+    assert first.unneeded_since == {"h100-0": 700.0, "h100-1": 700.0} and first.remove == ()
+    early = down(state, now=1299.0, unneeded_since=first.unneeded_since)
+    assert early.remove == ()
+    ripe = down(state, now=1300.0, unneeded_since=first.unneeded_since)
+    # the empty node and one node to drain (its pod fits on another node), as RunOnce removes them
+    assert [c.node for c in ripe.remove] == ["h100-0", "h100-1"]
+
+
+def test_a_group_at_its_min_keeps_its_nodes() -> None:
+    state = ClusterState([gpu_node("h100-0", 8), gpu_node("h100-1", 8)])
+    reply = down(
+        state, now=1300.0, unneeded_since={"h100-0": 0.0, "h100-1": 0.0},
+        candidates=[Candidate(n, "h100", 2, 1) for n in ("h100-0", "h100-1")],
+    )  # fmt: skip
+    assert [c.node for c in reply.remove] == ["h100-0"]
+
+
+def test_no_scale_down_within_the_delay_after_a_scale_up() -> None:
+    state = ClusterState([gpu_node("h100-0", 8), gpu_node("h100-1", 8)])
+    reply = down(state, now=1300.0, last_scale_up_s=1000.0, unneeded_since={"h100-0": 0.0})
+    assert reply.remove == ()
+
+
+def test_warm_groups_start_what_their_warm_pool_lacks_within_their_max() -> None:
+    state = ClusterState([gpu_node("l4-0", 1)])
+    state.assign(gpu_pod("serve-0", 1, owner=OwnerRef("Deployment", "serve")), "l4-0", 0.0)
+    reply = keep_warm(
+        [WarmGroup("l4", warm=2, limit=3, nodes=2, warm_nodes=("l4-0", "l4-9"), coming=0)], state
+    )
+    assert reply.used == ("l4-0", "l4-9")  # a pod took l4-0; l4-9 is gone
+    assert reply.launch == (("l4", 1),)  # two wanted, room for one under max
