@@ -97,7 +97,7 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Scenario files or
     """Check a scenario without running it, and print what would be simulated."""
     scenario = load(paths)
     sim = make_simulation(scenario, None)
-    out.print(f"nodes: {sim.state.size_active} ({sim.gpus_total():g} GPUs)", highlight=False)
+    out.print(f"nodes: {sim.state.size_active} ({sim.cluster.gpus_total():g} GPUs)", highlight=False)
     out.print(
         f"pods: {len(scenario.pods)}  jobs: {len(scenario.jobs)}  deployments: {len(scenario.deployments)}  "
         f"daemonsets: {len(scenario.daemonsets)}  pod groups: {len(scenario.pod_groups)}",

@@ -1,4 +1,5 @@
-"""MIG Manager in the simulator: a pool's ``migConfigChanges`` applied to its nodes over time.
+"""MIG Manager in the simulator: a pool's ``migConfigChanges`` applied to its nodes over time. It is
+part of the simulated world (NVIDIA's operator on each node; on a live cluster the real one runs).
 
 The decisions are ``gpufleet.lifecycle.mig_reconfigure`` (pure); this module runs them on the clock.
 At a change's ``at`` the pool's template takes the new configuration (nodes launched later, and nodes
@@ -24,8 +25,9 @@ from __future__ import annotations
 import copy
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from gpufleet.control.clock import Clock, Priority
 from gpufleet.lifecycle.mig_reconfigure import (
     DRAIN_POLL_S,
     MigChangePlan,
@@ -41,14 +43,24 @@ from gpufleet.model.mig_configs import (
     MigConfigChange,
     is_device_plugin_resource,
 )
-from gpufleet.sim.events import Priority
+from gpufleet.sim.cluster import InMemoryCluster
+from gpufleet.sim.node_pools import PoolRuntime
+from gpufleet.sim.records import PodRecord
 
 if TYPE_CHECKING:
     from gpufleet.cluster.state import Assignment
     from gpufleet.model.node import Node
     from gpufleet.model.pod import Pod
-    from gpufleet.sim.node_pools import PoolRuntime
-    from gpufleet.sim.simulation import Simulation
+
+
+class MigHost(Protocol):
+    """What the MIG Manager does to the rest of the simulated cluster."""
+
+    @property
+    def records(self) -> dict[str, PodRecord]: ...
+    def evict(self, key: str, reason: str) -> None: ...
+    def cluster_changed(self, material: bool = True) -> None: ...
+    def node_billing_changed(self) -> None: ...
 
 
 @dataclass
@@ -84,8 +96,13 @@ class _Running:
 class MigManagers:
     """The MIG Manager of every node of pools with ``migConfigChanges``."""
 
-    def __init__(self, sim: Simulation) -> None:
-        self.sim = sim
+    def __init__(
+        self, clock: Clock, pools: dict[str, PoolRuntime], cluster: InMemoryCluster, host: MigHost
+    ) -> None:
+        self.clock = clock
+        self.pools = pools
+        self.cluster = cluster
+        self.host = host
         self.records: list[MigReconfiguration] = []
         self.layouts: dict[str, Layout] = {}  # node -> its layout, once a change touched its pool
         self.configs: dict[str, str | None] = {}  # node -> its ``nvidia.com/mig.config``
@@ -93,10 +110,10 @@ class MigManagers:
         self.queued: dict[str, tuple[PoolRuntime, MigConfigChange]] = {}
 
     def start(self) -> None:
-        for name in sorted(self.sim.pools):
-            rt = self.sim.pools[name]
+        for name in sorted(self.pools):
+            rt = self.pools[name]
             for change in rt.pool.mig.changes if rt.pool.mig is not None else ():
-                self.sim.loop.at(change.at_s, Priority.ARRIVAL, partial(self._requested, rt, change))
+                self.clock.at(change.at_s, Priority.ARRIVAL, partial(self._requested, rt, change))
 
     # -- the administrator relabels the pool's nodes ------------------------------------------
     def _requested(self, rt: PoolRuntime, change: MigConfigChange) -> None:
@@ -111,8 +128,8 @@ class MigManagers:
         rt.pool = replace(
             rt.pool, template=template, mig=replace(mig, layout=plan.layout, config=change.config)
         )
-        self.sim.node_billing_changed()
-        state = self.sim.state
+        self.host.node_billing_changed()
+        state = self.cluster.state
         for name in sorted(rt.nodes):
             launch = rt.launching.get(name)
             if launch is None:
@@ -135,9 +152,9 @@ class MigManagers:
             return
         mig = rt.pool.mig
         assert mig is not None
-        state = self.sim.state
+        state = self.cluster.state
         plan = plan_change(mig, self.layouts[name], self.configs[name], change, self._pods_on(name))
-        now = self.sim.loop.now
+        now = self.clock.now
         record = MigReconfiguration(name, rt.name, change.config, self.configs[name], now, plan.evict)
         self.records.append(record)
         node = state.nodes[state.index[name]]
@@ -154,17 +171,17 @@ class MigManagers:
             state.cordon(name)
         grace = 0.0
         for key in plan.evict:
-            rec = self.sim.records[key]
+            rec = self.host.records[key]
             rec.message = f"evicted to reconfigure MIG on node {name} to {change.config}"
             grace = max(grace, rec.pod.termination_grace_s)
-            self.sim._evict(key, "Evicted")
+            self.host.evict(key, "Evicted")
         if plan.evict:
-            self.sim.loop.at(now + grace, Priority.CONTROLLER, partial(self._label_when_drained, name))
+            self.clock.at(now + grace, Priority.CONTROLLER, partial(self._label_when_drained, name))
         else:
             self._label(name)
 
     def _assignments(self, name: str) -> list[Assignment]:
-        state = self.sim.state
+        state = self.cluster.state
         return list(state.pods_on[state.index[name]].values())
 
     def _pods_on(self, name: str) -> list[Pod]:
@@ -173,12 +190,12 @@ class MigManagers:
     def _label_when_drained(self, name: str) -> None:
         """Set the label once the evicted pods are gone; a GPU pod that was never evicted (admitted by
         ``nodeName`` after the cordon) does not hold it up: MIG Manager will find it."""
-        if name not in self.sim.state.index:
+        if name not in self.cluster.state.index:
             self._gone(name)
             return
         if any(a.terminating and holds_gpus(a.pod) for a in self._assignments(name)):
-            self.sim.loop.at(
-                self.sim.loop.now + DRAIN_POLL_S, Priority.CONTROLLER, partial(self._label_when_drained, name)
+            self.clock.at(
+                self.clock.now + DRAIN_POLL_S, Priority.CONTROLLER, partial(self._label_when_drained, name)
             )
             return
         self._label(name)
@@ -187,29 +204,29 @@ class MigManagers:
     def _label(self, name: str) -> None:
         """The label is set: ``pending``, the device plugin and its peers stop, MIG Manager applies."""
         run = self.running[name]
-        state = self.sim.state
+        state = self.cluster.state
         node = state.nodes[state.index[name]]
-        now = self.sim.loop.now
+        now = self.clock.now
         run.record.started_s = now
         run.record.blocked_by = gpu_pods(self._pods_on(name))  # mig-parted: "In use by another client"
         labels = {**node.labels, MIG_CONFIG_LABEL: run.change.config, MIG_CONFIG_STATE_LABEL: "pending"}
         state.set_labels(name, labels)
         self.configs[name] = run.change.config
         state.set_allocatable(name, with_device_resources(node.allocatable, {}))
-        self.sim.cluster_changed()
+        self.host.cluster_changed()
         done = now + run.change.duration_s
-        self.sim.loop.at(done, Priority.CONTROLLER, partial(self._finished, name))
+        self.clock.at(done, Priority.CONTROLLER, partial(self._finished, name))
 
     def _finished(self, name: str) -> None:
         """The device plugin registers again, GFD relabels the node, MIG Manager reports."""
-        if name not in self.sim.state.index:
+        if name not in self.cluster.state.index:
             self._gone(name)
             return
         run = self.running.pop(name)
-        state = self.sim.state
+        state = self.cluster.state
         node = state.nodes[state.index[name]]
         record = run.record
-        record.finished_s = self.sim.loop.now
+        record.finished_s = self.clock.now
         mig = run.rt.pool.mig
         assert mig is not None
         if record.blocked_by:
@@ -223,12 +240,12 @@ class MigManagers:
             self._relabel(node, run.plan)
             state.set_labels(name, node.labels)
             state.set_allocatable(name, with_device_resources(node.allocatable, run.plan.resources))
-            self.sim.ledger.forget(name)  # described again from the new resources when next needed
+            self.cluster.ledger.forget(name)  # described again from the new resources when next needed
             self.layouts[name] = run.plan.layout
             record.resources = dict(run.plan.resources)
         if run.cordoned:
             state.cordon(name, unschedulable=False)
-        self.sim.cluster_changed()
+        self.host.cluster_changed()
         self._next(name)
 
     def _gone(self, name: str) -> None:

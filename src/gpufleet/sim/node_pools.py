@@ -34,9 +34,16 @@ class Launch:
     for_pods: tuple[str, ...] = ()
     warm: bool = False
 
+    @property
+    def gpu_ready_after_s(self) -> float:
+        return self.plan.gpu_ready_s
+
 
 @dataclass
 class PoolRuntime:
+    """A node pool at run time (``control.port.NodeGroup``): its nodes, its launches in flight, the
+    warm nodes held, its backoff."""
+
     pool: NodePool
     stages: tuple[StartStage, ...]
     rng: np.random.Generator

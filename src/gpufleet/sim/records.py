@@ -49,13 +49,12 @@ class PodRecord:
     work_started_at: float = 0.0
     token: int = 0
     disruptions: list[float] = field(default_factory=list)
-    node_stages: dict[str, float] = field(default_factory=dict)
+    node_stages: dict[str, float] = field(default_factory=dict)  # the start chain of the node launched for it
     devices: list[Unit] = field(default_factory=list)  # the GPU units it holds on its node
     gpu_share: float = 0.0  # GPU-equivalents it holds
     restarts: int = 0
-    ring: RingPlacement | None = (
-        None  # a gang member: its ring's placement and stretch  # the start chain of the node launched for it
-    )
+    work_lost_gpu_s: float = 0.0  # GPU-seconds of computation it lost (since a checkpoint, when stopped)
+    ring: RingPlacement | None = None  # a gang member: its ring's placement and stretch
     log: list[tuple[float, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -1,7 +1,7 @@
 """``summary.json`` (schema ``gpufleet.summary/v1``) from a finished simulation.
 
 Every figure comes from the simulation's records (each pod's event log, each node's
-record) and the sampled timeline; nothing is counted separately.
+record), the meter's log (``sim.metering``) and the sampled timeline; nothing is counted separately.
 """
 
 from __future__ import annotations
@@ -67,15 +67,17 @@ def _fragmentation(sim: Simulation, records: list[PodRecord]) -> dict[str, Any]:
 
 def build_summary(sim: Simulation) -> dict[str, Any]:
     records = sorted(sim.records.values(), key=lambda r: r.pod.key)
-    working = round(sim.working_gpus, 6)
+    working = round(sim.meter.working_gpus, 6)
+    metered = sim.meter.totals()
+    cluster = sim.cluster
     nodes = []
-    allocated_per_node = sim.gpus_allocated_per_node()
-    dra_gpus = sim.dra_gpus_per_node()
+    allocated_per_node = cluster.gpus_allocated_per_node()
+    dra_gpus = cluster.dra_gpus_per_node()
     for name, node in sorted(sim.nodes.items()):
         i = sim.state.index.get(name)
         gpus = allocated = 0.0
         if i is not None:
-            gpus = float(sim.devices_of(name).gpus + dra_gpus[i])
+            gpus = float(cluster.devices_of(name).gpus + dra_gpus[i])
             allocated = float(allocated_per_node[i])
         nodes.append(
             {
@@ -95,8 +97,8 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
         "end_time_s": sim.end_time,
         "schedulers": [s.name for s in sim.schedulers],
         "totals": {
-            "gpus_total": sim.gpus_total(),
-            "gpus_allocated": round(sim.gpus_allocated(), 6),
+            "gpus_total": cluster.gpus_total(),
+            "gpus_allocated": round(cluster.gpus_allocated(), 6),
             "gpus_working": working,
             "pods_pending": sum(1 for r in records if r.phase == "Pending" and r.deleted_s is None),
             "pods_running": sum(1 for r in records if r.phase == "Running" and r.deleted_s is None),
@@ -104,10 +106,10 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             "pods_failed": sum(1 for r in records if r.phase == "Failed"),
             "pods_disrupted": sum(1 for r in records if r.disruptions),
             "work_lost_s": round(sim.work_lost_gpu_s, 6),
-            "cost": round(sim.cost, 6),
-            "gpu_hours_provisioned": round(sim.gpu_seconds["provisioned"] / 3600, 6),
-            "gpu_hours_allocated": round(sim.gpu_seconds["allocated"] / 3600, 6),
-            "gpu_hours_working": round(sim.gpu_seconds["working"] / 3600, 6),
+            "cost": round(metered.cost, 6),
+            "gpu_hours_provisioned": round(metered.gpu_seconds["provisioned"] / 3600, 6),
+            "gpu_hours_allocated": round(metered.gpu_seconds["allocated"] / 3600, 6),
+            "gpu_hours_working": round(metered.gpu_seconds["working"] / 3600, 6),
         },
         "timeline": {
             **sim.samples,
@@ -120,7 +122,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             for key, t in sorted(sim.traffic.items())
         },
         "fragmentation": _fragmentation(sim, records),
-        "work_items": {name: wl.counts() for name, wl in sorted(sim.work_lists.items())},
+        "work_items": {name: wl.counts() for name, wl in sorted(sim.lifecycle.work_lists.items())},
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "mig_reconfigurations": [r.as_dict() for r in sim.mig_managers.records],
         **({"kueue": sim.kueue.summary()} if sim.kueue.installed else {}),

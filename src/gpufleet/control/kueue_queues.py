@@ -1,4 +1,4 @@
-"""Kueue in the simulator: workloads held until admitted, admission cycles, eviction and requeue.
+"""Kueue: workloads held until admitted, admission cycles, eviction and requeue.
 
 What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/controller/jobs``,
 ``pkg/controller/jobframework/reconciler.go``), driving the pure cycle in
@@ -20,25 +20,25 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
   and end (reason ``Preempted``);
 * quota is released when the workload finishes (a Job: once done; pods: all terminated), and
   then workloads set aside as inadmissible are tried again.
+
+It reads the pods and acts on them through a ``control.port.QueuePort`` (gate, release with the
+flavors' labels and tolerations, delete); the driver tells it of each new pod (``gate``), each
+pod that ended (``pod_finished``) and each change (``settle``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource
+from gpufleet.control.clock import Clock, Priority
+from gpufleet.control.port import JobStatus, QueuePort
+from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import add
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.flavors import Assignment
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
-from gpufleet.sim.events import Priority
-from gpufleet.sim.records import PodRecord
-from gpufleet.workloads.job import JobController
-
-if TYPE_CHECKING:
-    from gpufleet.sim.simulation import Simulation
 
 LOCAL_QUEUE_MISSING = "LocalQueue {} doesn't exist"
 
@@ -72,9 +72,10 @@ class _QueueStats:
 
 
 class KueueQueues:
-    def __init__(self, sim: Simulation):
-        self.sim = sim
-        self.objects = sim.scenario.kueue
+    def __init__(self, port: QueuePort, clock: Clock, objects: KueueObjects):
+        self.port = port
+        self.clock = clock
+        self.objects = objects
         self.installed = bool(self.objects.cluster_queues or self.objects.local_queues)
         self.workloads: dict[str, _Workload] = {}
         self.of_pod: dict[str, str] = {}  # pod key -> workload key
@@ -85,26 +86,25 @@ class KueueQueues:
         self._dirty: set[str] = set()
         self._cycle_requested = False
 
-    # -- what the simulator tells it ---------------------------------------------------------
-    def gate(self, rec: PodRecord) -> bool:
+    # -- what the driver tells it ------------------------------------------------------------
+    def gate(self, pod: Pod) -> bool:
         """Whether Kueue takes the new pod: held until its workload is admitted, or released at
-        once into an admitted one (through ``Simulation._enqueue`` either way)."""
+        once into an admitted one (through the port's ``hold`` and ``release``)."""
         if not self.installed:
             return False
-        found = self._workload_of(rec.pod)
+        found = self._workload_of(pod)
         if found is None:
             return False
         key, queue = found
         wl = self.workloads.get(key)
         if wl is None:
-            wl = self.workloads[key] = _Workload(key, queue, self.sim.loop.now, len(self.workloads))
-        wl.pods.append(rec.pod.key)
-        self.of_pod[rec.pod.key] = key
+            wl = self.workloads[key] = _Workload(key, queue, self.clock.now, len(self.workloads))
+        wl.pods.append(pod.key)
+        self.of_pod[pod.key] = key
         if wl.admitted is not None and not wl.admitted.evicting:
-            self._release(rec, wl.admitted)
+            self._release(pod, wl.admitted)
             return True
-        rec.message = wl.message
-        rec.enter(self.sim.loop.now, "queued")
+        self.port.hold(pod.key, wl.message)
         self._request_cycle()
         return True
 
@@ -131,11 +131,11 @@ class KueueQueues:
                     wl.leaving = set()
                     self._unadmit(wl)
                     if not key.startswith("Job/"):
-                        wl.finished_s = self.sim.loop.now
+                        wl.finished_s = self.clock.now
                     released = True
             elif self._finished(wl):
                 self._unadmit(wl)
-                wl.finished_s = self.sim.loop.now
+                wl.finished_s = self.clock.now
                 self.stats[admitted.workload.cluster_queue].finished += 1
                 released = True
         self._dirty.clear()
@@ -157,11 +157,11 @@ class KueueQueues:
         return f"Pod/{pod.key}", queue
 
     def _gone(self, pod_key: str) -> bool:
-        rec = self.sim.records[pod_key]
+        rec = self.port.pods[pod_key]
         return rec.deleted_s is not None or rec.phase in ("Succeeded", "Failed")
 
-    def _job(self, wl: _Workload) -> JobController:
-        controller = self.sim.job(wl.key.removeprefix("Job/"))
+    def _job(self, wl: _Workload) -> JobStatus:
+        controller = self.port.job(wl.key.removeprefix("Job/"))
         assert controller is not None  # its pods exist, so it does
         return controller
 
@@ -176,7 +176,7 @@ class KueueQueues:
         lq = self.objects.local_queues.get(f"{wl.namespace}/{wl.queue}")
         if lq is None:
             return LOCAL_QUEUE_MISSING.format(wl.queue)
-        pods = [self.sim.records[k].pod for k in wl.pods if not self._gone(k)]
+        pods = [self.port.pods[k].pod for k in wl.pods if not self._gone(k)]
         if wl.key.startswith("Job/"):
             job = self._job(wl).job
             count = job.parallelism if job.completions is None else min(job.parallelism, job.completions)
@@ -184,7 +184,7 @@ class KueueQueues:
             requests = {r: v * count for r, v in template.requests.items()}
         else:
             template = pods[0]
-            group = self.sim.gangs.group_of(template)
+            group = self.port.pod_group_of(template)
             if group is not None and len(pods) < group.min_member:
                 return f"waiting for the PodGroup's pods: {len(pods)}/{group.min_member} exist"
             requests = {}
@@ -198,7 +198,7 @@ class KueueQueues:
     def _request_cycle(self) -> None:
         if not self._cycle_requested:
             self._cycle_requested = True
-            self.sim.loop.at(self.sim.loop.now, Priority.CONTROLLER, self._cycles)
+            self.clock.at(self.clock.now, Priority.CONTROLLER, self._cycles)
 
     def _cycles(self) -> None:
         """Kueue's scheduler loops: cycles until one changes nothing."""
@@ -232,41 +232,34 @@ class KueueQueues:
     def _tell(self, wl: _Workload, message: str) -> None:
         wl.message = message
         for k in wl.pods:
-            rec = self.sim.records[k]
-            if rec.bound_s is None and not self._gone(k):
-                rec.message = message
+            if self.port.pods[k].bound_s is None and not self._gone(k):
+                self.port.set_message(k, message)
 
     def _admit(self, wl: _Workload, workload: Workload, assignment: Assignment) -> None:
-        now = self.sim.loop.now
+        now = self.clock.now
         wl.admitted = Admitted(workload, dict(assignment.flavors), dict(assignment.usage), now)
         wl.admissions.append(now)
         self.stats[workload.cluster_queue].admitted += 1
         self._usage_changed(workload.cluster_queue)
         for k in list(wl.pods):
-            rec = self.sim.records[k]
             if not self._gone(k):
-                self._release(rec, wl.admitted)
+                self._release(self.port.pods[k].pod, wl.admitted)
 
-    def _release(self, rec: PodRecord, admitted: Admitted) -> None:
+    def _release(self, pod: Pod, admitted: Admitted) -> None:
         """The pod gets its flavors' node labels and tolerations and goes to its scheduler."""
         flavors = [self.objects.flavors[f] for f in sorted(set(admitted.flavors.values()))]
-        selector = dict(rec.pod.node_selector)
-        tolerations = rec.pod.tolerations
+        selector = dict(pod.node_selector)
+        tolerations = pod.tolerations
         for flavor in flavors:
             selector = {**flavor.node_labels, **selector}
             tolerations += tuple(t for t in flavor.tolerations if t not in tolerations)
-        rec.pod = replace(rec.pod, node_selector=selector, tolerations=tolerations)
-        if rec.pod.key in self.sim.gangs.pods:
-            self.sim.gangs.pods[rec.pod.key] = rec.pod
-        rec.message = None
-        rec.enter(self.sim.loop.now, "pending")
-        self.sim.enqueue(rec)
+        self.port.release(pod.key, selector, tolerations)
 
     def _evict(self, wl: _Workload, preemptor: Workload, reason: str) -> None:
         admitted = wl.admitted
         if admitted is None or admitted.evicting:
             return
-        now = self.sim.loop.now
+        now = self.clock.now
         wl.admitted = replace(admitted, evicting=True)
         wl.evictions.append({"t_s": now, "reason": reason, "by": preemptor.key})
         queue = self.stats[admitted.workload.cluster_queue]
@@ -276,7 +269,7 @@ class KueueQueues:
         wl.pods = []
         self._dirty.add(wl.key)
         for k in sorted(wl.leaving):
-            self.sim.kueue_evict(self.sim.records[k])
+            self.port.delete_pod(k, "Preempted")
         self.settle()
 
     def _unadmit(self, wl: _Workload) -> None:
@@ -294,7 +287,7 @@ class KueueQueues:
         steps = self.stats[queue].steps
         cq = self.objects.cluster_queues[queue]
         frs = {(q.flavor, r) for g in cq.resource_groups for q in g.flavors for r in q.resources}
-        now = self.sim.loop.now
+        now = self.clock.now
         for fr in sorted(frs):
             series = steps.setdefault(f"{fr[0]}/{fr[1]}", [[0.0, 0.0]])
             value = float(used.get(fr, 0))

@@ -1,22 +1,16 @@
-"""A tiny event loop keyed by (time, priority, sequence), in the manner of SimPy's ``core.py``.
+"""The simulator's clock: a tiny event loop keyed by (time, priority, sequence), in the manner of
+SimPy's ``core.py``; it is the ``control.clock.Clock`` the control loops run on in a simulation.
 
-Events at the same instant run in this order: completions and failures, arrivals,
-controllers, scheduling, then sampling; equal keys keep insertion order.
+Events at the same instant run in ``Priority`` order (completions and failures, arrivals,
+controllers, scheduling, then sampling); equal keys keep insertion order.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from enum import IntEnum
 
-
-class Priority(IntEnum):
-    COMPLETION = 0
-    ARRIVAL = 1
-    CONTROLLER = 2
-    SCHEDULING = 3
-    SAMPLE = 4
+from gpufleet.control.clock import Priority
 
 
 class EventLoop:

@@ -1,13 +1,13 @@
-"""Workload autoscalers in the simulator: HPAs, KEDA ScaledObjects (and the HPA each one owns),
-and ScaledJobs, driving Deployment replicas and Job creation from the simulator's own metrics.
+"""Workload autoscalers: HPAs, KEDA ScaledObjects (and the HPA each one owns), and ScaledJobs,
+driving Deployment replicas and Job creation from the cluster's metrics.
 
 The decisions are ``gpufleet.autoscaling`` (pure); this module only feeds them, on their own
 clocks: the HPA controller syncs every 15 s (``--horizontal-pod-autoscaler-sync-period``), KEDA
-polls each object every ``pollingInterval``. Metrics come from the simulation: a ``redis``
-trigger reads its list's length (items queued, not yet popped); a ``prometheus`` trigger or a
-Pods metric reads the per-pod figures ``Traffic`` yields (``queue_length``,
-``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``); a ``prometheus`` query may be one of those
-names, or ``sum(name)`` / ``avg(name)`` over the target's pods.
+polls each object every ``pollingInterval``. It reads and acts through a
+``control.port.WorkloadPort``: a ``redis`` trigger reads its list's length (items queued, not yet
+popped); a ``prometheus`` trigger or a Pods metric reads a per-pod metric (``queue_length``,
+``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``; the simulator's ``Traffic`` yields them); a
+``prometheus`` query may be one of those names, or ``sum(name)`` / ``avg(name)`` over the target's pods.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING
 
 from gpufleet.autoscaling.hpa_controller import HPA_SYNC_PERIOD_SECONDS, HorizontalAutoscaler
 from gpufleet.autoscaling.hpa_replicas import HPAPod, MetricObservation, PodMetric
 from gpufleet.autoscaling.keda import KedaHpaInputs, ScaledJobState, ScaledObjectState, hpa_inputs
+from gpufleet.control.clock import Clock, Priority
+from gpufleet.control.port import PodStatus, WorkloadPort
 from gpufleet.model.hpa import (
     CrossVersionObjectReference,
     ExternalMetricSource,
@@ -30,11 +31,6 @@ from gpufleet.model.hpa import (
 )
 from gpufleet.model.keda import PrometheusScaler, RedisListScaler, ScaledJobSpec, ScaledObjectSpec
 from gpufleet.model.workloads import Job
-from gpufleet.sim.events import Priority
-
-if TYPE_CHECKING:
-    from gpufleet.sim.records import PodRecord
-    from gpufleet.sim.simulation import Simulation
 
 _AGGREGATE = re.compile(r"^\s*(sum|avg|max|min)\s*\(\s*([A-Za-z_:][A-Za-z0-9_:]*)\s*\)\s*$")
 
@@ -67,15 +63,22 @@ def keda_hpa_spec(inputs: KedaHpaInputs, so: ScaledObjectSpec) -> HorizontalPodA
 
 
 class WorkloadAutoscalers:
-    def __init__(self, sim: Simulation):
-        self.sim = sim
-        sc = sim.scenario
+    def __init__(
+        self,
+        port: WorkloadPort,
+        clock: Clock,
+        hpas: list[tuple[str, HorizontalPodAutoscalerSpec]],
+        scaled_objects: list[ScaledObjectSpec],
+        scaled_jobs: list[tuple[ScaledJobSpec, Job]],
+    ):
+        self.port = port
+        self.clock = clock
         self.hpas = [
             HpaRuntime(key, self._target(key, spec.scale_target_ref.name), HorizontalAutoscaler(spec))
-            for key, spec in sc.hpas
+            for key, spec in hpas
         ]
         self.scaled_objects: list[tuple[ScaledObjectSpec, ScaledObjectState, HpaRuntime]] = []
-        for so in sc.scaled_objects:
+        for so in scaled_objects:
             state = ScaledObjectState(so, 0.0)
             runtime = HpaRuntime(
                 f"{so.namespace}/{so.name}",
@@ -84,7 +87,7 @@ class WorkloadAutoscalers:
                 state,
             )
             self.scaled_objects.append((so, state, runtime))
-        self.scaled_jobs = [(spec, job, ScaledJobState(spec, 0.0)) for spec, job in sc.scaled_jobs]
+        self.scaled_jobs = [(spec, job, ScaledJobState(spec, 0.0)) for spec, job in scaled_jobs]
         self.jobs_of: dict[str, list[str]] = {
             f"{spec.namespace}/{spec.name}": [] for spec, _, _ in self.scaled_jobs
         }
@@ -95,7 +98,7 @@ class WorkloadAutoscalers:
         return f"{hpa_key.split('/')[0]}/{name}"
 
     def start(self) -> None:
-        loop = self.sim.loop
+        loop = self.clock
         if self.hpas or self.scaled_objects:
             loop.at(0.0, Priority.CONTROLLER, self._hpa_sync, background=True)
         for so, state, runtime in self.scaled_objects:
@@ -112,16 +115,17 @@ class WorkloadAutoscalers:
         return bool(self.hpas or self.scaled_objects or self.scaled_jobs)
 
     # -- metrics -----------------------------------------------------------------------------
-    def _pods(self, target: str) -> list[PodRecord]:
-        controller = self.sim.deployment(target)
-        if controller is None:
+    def _pods(self, target: str) -> list[PodStatus]:
+        deployment = self.port.deployment(target)
+        if deployment is None:
             return []
-        return [self.sim.records[k] for k in sorted(controller.active)]
+        pods = self.port.pods
+        return [pods[k] for k in sorted(deployment.active)]
 
     def _trigger_value(self, so: ScaledObjectSpec, index: int) -> float | None:
         scaler = so.triggers[index].scaler
         if isinstance(scaler, RedisListScaler):
-            return float(self.sim.list_length(scaler.list_name))
+            return float(self.port.list_length(scaler.list_name))
         if isinstance(scaler, PrometheusScaler):
             return self._query(scaler.query, f"{so.namespace}/{so.scale_target_ref.name}")
         return None
@@ -129,7 +133,7 @@ class WorkloadAutoscalers:
     def _query(self, query: str, target: str) -> float | None:
         match = _AGGREGATE.match(query)
         fn, name = (match.group(1), match.group(2)) if match else ("sum", query.strip())
-        values = [self.sim.traffic_metric(r, name) for r in self._pods(target) if r.ready]
+        values = [self.port.pod_metric(r, name) for r in self._pods(target) if r.ready]
         known = [v for v in values if v is not None]
         if not known:
             return 0.0 if name in ("queue_length", "requests_per_second", "DCGM_FI_DEV_GPU_UTIL") else None
@@ -140,13 +144,13 @@ class WorkloadAutoscalers:
         return sum(known) / (len(known) if fn == "avg" else 1)
 
     def _observations(self, rt: HpaRuntime) -> list[MetricObservation]:
-        now = self.sim.loop.now
+        now = self.clock.now
         out: list[MetricObservation] = []
         for metric in rt.hpa.spec.effective_metrics():
             if isinstance(metric, PodsMetricSource):
                 samples = {}
                 for r in self._pods(rt.target):
-                    value = self.sim.traffic_metric(r, metric.metric.name) if r.ready else None
+                    value = self.port.pod_metric(r, metric.metric.name) if r.ready else None
                     if value is not None:
                         samples[r.pod.name] = PodMetric(round(value * 1000), now)
                 out.append(samples)
@@ -177,9 +181,9 @@ class WorkloadAutoscalers:
 
     # -- loops -------------------------------------------------------------------------------
     def _hpa_sync(self) -> None:
-        now = self.sim.loop.now
+        now = self.clock.now
         for rt in self.hpas + [r for _, _, r in self.scaled_objects]:
-            controller = self.sim.deployment(rt.target)
+            controller = self.port.deployment(rt.target)
             if controller is None or (rt.keda is not None and controller.replicas == 0):
                 continue
             decision = rt.hpa.reconcile(
@@ -190,18 +194,18 @@ class WorkloadAutoscalers:
                 observations=self._observations(rt),
             )
             if decision.desired_replicas != controller.replicas:
-                self.sim.scale_deployment(rt.target, decision.desired_replicas)
-        self.sim.loop.at(now + HPA_SYNC_PERIOD_SECONDS, Priority.CONTROLLER, self._hpa_sync, background=True)
+                self.port.scale_deployment(rt.target, decision.desired_replicas)
+        self.clock.at(now + HPA_SYNC_PERIOD_SECONDS, Priority.CONTROLLER, self._hpa_sync, background=True)
 
     def _keda_poll(self, so: ScaledObjectSpec, state: ScaledObjectState, rt: HpaRuntime) -> None:
-        now = self.sim.loop.now
-        controller = self.sim.deployment(rt.target)
+        now = self.clock.now
+        controller = self.port.deployment(rt.target)
         if controller is not None:
             values = [self._trigger_value(so, i) for i in range(len(so.triggers))]
             decision = state.poll(now, values, controller.replicas)
             if decision.scale_to is not None and decision.scale_to != controller.replicas:
-                self.sim.scale_deployment(rt.target, decision.scale_to)
-        self.sim.loop.at(
+                self.port.scale_deployment(rt.target, decision.scale_to)
+        self.clock.at(
             now + so.polling_interval_s,
             Priority.CONTROLLER,
             partial(self._keda_poll, so, state, rt),
@@ -209,13 +213,13 @@ class WorkloadAutoscalers:
         )
 
     def _scaled_job_poll(self, spec: ScaledJobSpec, template: Job, state: ScaledJobState) -> None:
-        sim, now = self.sim, self.sim.loop.now
+        port, now = self.port, self.clock.now
         key = f"{spec.namespace}/{spec.name}"
-        jobs = [sim.job(k) for k in self.jobs_of[key]]
+        jobs = [port.job(k) for k in self.jobs_of[key]]
         running = [j for j in jobs if j is not None and not j.done]
-        pending = [j for j in running if any(sim.records[p].phase == "Pending" for p in j.active)]
+        pending = [j for j in running if any(port.pods[p].phase == "Pending" for p in j.active)]
         values = [
-            float(sim.list_length(t.scaler.list_name))
+            float(port.list_length(t.scaler.list_name))
             if isinstance(t.scaler, RedisListScaler)
             else (self._query(t.scaler.query, key) or 0.0)
             for t in spec.triggers
@@ -223,8 +227,8 @@ class WorkloadAutoscalers:
         for _ in range(state.poll(now, values, len(running), len(pending))):
             name = f"{spec.name}-{len(self.jobs_of[key])}"
             self.jobs_of[key].append(f"{spec.namespace}/{name}")
-            sim.start_job(replace(template, name=name))
-        sim.loop.at(
+            port.create_job(replace(template, name=name))
+        self.clock.at(
             now + spec.polling_interval_s,
             Priority.CONTROLLER,
             partial(self._scaled_job_poll, spec, template, state),
@@ -232,4 +236,4 @@ class WorkloadAutoscalers:
         )
 
     def active_jobs(self, key: str) -> int:
-        return sum(1 for k in self.jobs_of[key] if (j := self.sim.job(k)) is not None and not j.done)
+        return sum(1 for k in self.jobs_of[key] if (j := self.port.job(k)) is not None and not j.done)

@@ -1,0 +1,320 @@
+"""cluster-autoscaler's control loop: scan, scale up, scale down, warm nodes.
+
+Every ``scanInterval`` (10 s) while there is something to look at: pods the scheduler
+marked unschedulable are estimated against each pool's template (``autoscaling.scale_up``,
+upcoming nodes first; the template carries the ResourceSlices of a pool that publishes them) and
+an expander picks a pool; when none grows, each pod left gets a ``no-scale-up`` event with
+cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
+nodes below the utilisation threshold whose pods fit elsewhere become unneeded and are removed
+after ``scaleDownUnneededTime``, not within ``scaleDownDelayAfterAdd`` of a scale-up, empty ones
+together and others one at a time (drained: pods evicted with their grace period, then the node
+deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. A launch
+the cloud refuses backs the pool off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``),
+and so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` (it is deleted).
+
+The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
+timer and its own bookkeeping, reads the cluster and acts through a ``control.port.NodeGroupPort``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from gpufleet.autoscaling.cluster_autoscaler import (
+    Candidate,
+    ScaleDownRequest,
+    ScaleUpRequest,
+    WarmGroup,
+    keep_warm,
+    scale_down,
+    scale_up,
+)
+from gpufleet.autoscaling.scale_up import PoolOption
+from gpufleet.control.clock import Clock, Priority
+from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
+from gpufleet.model.node import Node
+from gpufleet.model.resources import Resources, add
+from gpufleet.model.scheduler_config import ProfileConfig
+from gpufleet.model.simulation import AutoscalerSettings
+from gpufleet.scheduling.profile import build_profile
+from gpufleet.workloads.daemonset import daemon_should_run
+
+
+@dataclass
+class ScaleEvent:
+    t_s: float
+    kind: str  # scale-up | scale-up-failed | scale-down | provision-timeout | spot-reclaim | no-scale-up
+    pool: str | None
+    nodes: tuple[str, ...]
+    pods: tuple[str, ...] = ()
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "t_s": self.t_s,
+            "kind": self.kind,
+            "pool": self.pool,
+            "nodes": list(self.nodes),
+            "pods": list(self.pods),
+            "reason": self.reason,
+        }
+
+
+class ClusterAutoscalerLoop:
+    def __init__(
+        self,
+        port: NodeGroupPort,
+        clock: Clock,
+        settings: AutoscalerSettings,
+        expander_priorities: Sequence[tuple[int, str]],
+        seed: int,
+        events: list[ScaleEvent] | None = None,
+    ):
+        """``expander_priorities``: the priority expander's ConfigMap (priority, pool-name regex);
+        ``events``: the log its events go to (shared with the cloud's, in the simulator)."""
+        self.port = port
+        self.clock = clock
+        self.settings = settings
+        self.expander_priorities = expander_priorities
+        groups = port.node_groups.values()
+        self.enabled = any(g.pool.autoscaled or g.pool.warm for g in groups)
+        self.keeps_warm = any(g.pool.warm for g in groups)
+        self.profile = build_profile(ProfileConfig())
+        self.rng = np.random.default_rng([seed, 2])
+        self.armed_at: float | None = None
+        self.unneeded_since: dict[str, float] = {}
+        self.deleting: set[str] = set()  # nodes it is draining to delete
+        self.last_scale_up_s = -math.inf
+        self.events: list[ScaleEvent] = [] if events is None else events
+        self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
+        self._assessed: tuple[object, ...] | None = None
+
+    # -- the loop ----------------------------------------------------------------------------
+    def arm(self, at: float | None = None) -> None:
+        if not self.enabled:
+            return
+        interval = self.settings.scan_interval_s
+        t = math.ceil((at if at is not None else self.clock.now) / interval - 1e-9) * interval
+        if self.armed_at is None or t < self.armed_at:
+            self.armed_at = t
+            self.clock.at(t, Priority.CONTROLLER, lambda: self._scan(t), background=True)
+
+    def _scan(self, t: float) -> None:
+        if self.armed_at != t:
+            return
+        self.armed_at = None
+        groups = self.port.node_groups.values()
+        acted = self._scale_up() | self._scale_down() | self._keep_warm()
+        busy = acted or self.unneeded_since or self._going() or any(g.launching for g in groups)
+        if busy:
+            self.arm(t + self.settings.scan_interval_s)
+        elif self.port.unschedulable_pods():
+            backoffs = [g.backoff_until for g in groups if g.backed_off(t)]
+            if backoffs:
+                self.arm(min(backoffs))
+
+    def _going(self) -> AbstractSet[str]:
+        """Nodes on their way out: those it drains, and those someone else does (a spot notice)."""
+        others = self.port.nodes_going_away()
+        return self.deleting | others if others else self.deleting
+
+    # -- scale-up ----------------------------------------------------------------------------
+    def _daemon_requests(self, template: Node) -> Resources:
+        total: Resources = {}
+        for pod in self.port.daemonset_templates():
+            if daemon_should_run(pod, template):
+                total = add(total, pod.requests)
+        return total
+
+    def _room(self) -> int:
+        limit = self.settings.max_nodes_total
+        if limit is None:
+            return 1 << 30
+        state = self.port.state
+        alive = sum(len(g.nodes) for g in self.port.node_groups.values()) + sum(
+            1 for n in state.node_names() if state.nodes[state.index[n]].pool is None
+        )
+        return max(limit - alive, 0)
+
+    def _option(self, group: NodeGroup, room: int) -> PoolOption:
+        max_nodes = group.pool.max if group.pool.max is not None else len(group.nodes)
+        return PoolOption(
+            group.name,
+            group.pool.template,
+            self._daemon_requests(group.pool.template),
+            min(max_nodes - len(group.nodes), room),
+            group.upcoming(),
+            group.pool.price_per_hour,
+            max((p for p, expr in self.expander_priorities if re.search(expr, group.name)), default=0),
+            tuple(group.slices_for(group.pool.template.name)),
+        )
+
+    def _scale_up(self) -> bool:
+        now, room, groups = self.clock.now, self._room(), self.port.node_groups
+        state = self.port.state
+        options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
+        reply = scale_up(
+            ScaleUpRequest(
+                now,
+                state,
+                self.profile,
+                self.port.unschedulable_pods(),
+                options,
+                frozenset(o.name for o in options if groups[o.name].backed_off(now)),
+                self.settings.expander,
+                self.rng,
+                frozenset(state.index[n] for n in self._going() if n in state.index),
+                room == 0 and self.settings.max_nodes_total is not None,
+                self.not_triggered,
+            )
+        )
+        for key, reason in reply.not_triggered:
+            self.not_triggered[key] = reason
+            message = f"pod didn't trigger scale-up: {reason}"
+            self.events.append(ScaleEvent(now, "no-scale-up", None, (), (key,), message))
+        up = reply.scale_up
+        if up is None:
+            return False
+        group = groups[up.group]
+        launched = [name for _ in range(up.nodes) if (name := self.launch(group, up.pods)) is not None]
+        if launched:
+            self.last_scale_up_s = now
+            self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), up.pods))
+        return True
+
+    # -- nodes -------------------------------------------------------------------------------
+    def launch(self, group: NodeGroup, for_pods: tuple[str, ...] = (), warm: bool = False) -> str | None:
+        """Ask the cloud for a node; a refusal (a stock-out) backs the group off. A node that may not
+        register its GPUs within ``maxNodeProvisionTime`` is checked then."""
+        now = self.clock.now
+        name = self.port.launch(group.name, for_pods, warm)
+        if name is None:
+            group.back_off(now, self.settings)
+            self.events.append(ScaleEvent(now, "scale-up-failed", group.name, (), for_pods, "stock-out"))
+            return None
+        launch = group.launching[name]
+        limit = self.settings.max_node_provision_time_s
+        ready_after = launch.gpu_ready_after_s
+        if ready_after is None or ready_after > limit:
+            self.clock.at(
+                now + limit, Priority.ARRIVAL, partial(self._provision_timeout, group, name, launch)
+            )
+        return name
+
+    def _provision_timeout(self, group: NodeGroup, name: str, launch: LaunchStatus) -> None:
+        if group.launching.get(name) is not launch:
+            return
+        now = self.clock.now
+        for_pods = launch.for_pods
+        group.back_off(now, self.settings)
+        self.events.append(
+            ScaleEvent(
+                now,
+                "provision-timeout",
+                group.name,
+                (name,),
+                for_pods,
+                "GPUs not registered within maxNodeProvisionTime",
+            )
+        )
+        self.port.delete_node(name)
+        for key in for_pods:
+            self.port.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
+
+    def _still_provisioning(self, key: str) -> bool:
+        return any(
+            key in launch.for_pods for g in self.port.node_groups.values() for launch in g.launching.values()
+        )
+
+    # -- scale-down --------------------------------------------------------------------------
+    def _candidates(self) -> list[Candidate]:
+        out = []
+        going, state = self._going(), self.port.state
+        for group in self.port.node_groups.values():
+            if not group.pool.autoscaled:
+                continue
+            for name in sorted(group.nodes):
+                if name in group.launching or name in group.warm or name in going:
+                    continue
+                if name in state.index:
+                    out.append(Candidate(name, group.name, len(group.nodes), group.pool.min))
+        return out
+
+    def _scale_down(self) -> bool:
+        port, now, st = self.port, self.clock.now, self.port.state
+        budgets = port.disruption_budgets
+        going = self._going()
+        # verdicts depend only on the cluster's state: unchanged since the last scan, they stand
+        key = (st.change_pos, st.static_version, tuple(sorted(going)), port.pods_version())
+        assessing = key != self._assessed
+        self._assessed = key
+        reply = scale_down(
+            ScaleDownRequest(
+                now,
+                st,
+                self.profile,
+                self._candidates(),
+                self.settings.scale_down_utilization_threshold,
+                self.settings.scale_down_unneeded_time_s,
+                self.settings.scale_down_delay_after_add_s,
+                self.last_scale_up_s,
+                self.unneeded_since,
+                frozenset(going),
+                budgets,
+                self._disruptions_allowed() if budgets and assessing else {},
+                frozenset(port.daemon_pod_keys()),
+                port.computes_on_gpus if self.settings.gpu_aware_scale_down else None,
+                assess=assessing,
+            )
+        )
+        self.unneeded_since = reply.unneeded_since
+        for c in reply.remove:
+            self.deleting.add(c.node)
+            grace = port.drain(c.node)
+            self.clock.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
+            self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
+        return reply.acted
+
+    def _disruptions_allowed(self) -> dict[str, int]:
+        """Each PodDisruptionBudget's ``disruptionsAllowed``, by ``namespace/name``."""
+        return {f"{b.namespace}/{b.name}": n for b, n in self.port.pod_disruption_budgets()}
+
+    def _deleted(self, name: str) -> None:
+        self.deleting.discard(name)
+        self.port.delete_node(name)
+
+    # -- warm nodes --------------------------------------------------------------------------
+    def _keep_warm(self) -> bool:
+        warm_groups = [g for g in self.port.node_groups.values() if g.pool.warm]
+        if not warm_groups:
+            return False
+        groups = [
+            WarmGroup(
+                g.name,
+                g.pool.warm,
+                g.pool.max if g.pool.max is not None else len(g.nodes) + g.pool.warm,
+                len(g.nodes),
+                tuple(sorted(g.warm)),
+                sum(1 for launch in g.launching.values() if launch.warm),
+            )
+            for g in warm_groups
+        ]
+        reply = keep_warm(groups, self.port.state)
+        for g in warm_groups:
+            g.warm.difference_update(reply.used)
+        acted = False
+        for name, count in reply.launch:
+            group = self.port.node_groups[name]
+            for _ in range(count):
+                if self.launch(group, warm=True) is None:
+                    break
+                acted = True
+        return acted

@@ -1,0 +1,238 @@
+"""The narrow port through which the control loops read and change a cluster.
+
+A loop holds no reference to the simulator: it reads the few things it needs (the pods and their
+status, the nodes as ``ClusterState`` columns, the node groups of the cloud, a workload's replicas,
+a metric) and asks for the few changes it makes (launch or delete a node, drain it, evict or
+delete a pod, scale a Deployment, create a Job, gate or release a pod). Each loop states what it
+needs as one protocol (``NodeGroupPort`` for cluster-autoscaler, ``WorkloadPort`` for the HPA and
+KEDA, ``QueuePort`` for Kueue); ``ClusterPort`` is all of them. The simulator implements it over
+its in-memory cluster (``sim.simulation``); a live backend implements it over the Kubernetes API
+and the cloud's node groups.
+
+A read is what the API or the cloud would answer now; a write takes effect as the cluster makes it
+(a drained node's pods leave after their grace period; a launched node joins when it has started).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Protocol
+
+from gpufleet.cluster.state import ClusterState
+from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.dra import ResourceSlice
+from gpufleet.model.node import Toleration
+from gpufleet.model.pod import Pod
+from gpufleet.model.simulation import AutoscalerSettings, NodePool
+from gpufleet.model.workloads import Job, PodGroup
+
+
+class PodStatus(Protocol):
+    """One pod as a loop reads it: the object, its phase and conditions, and when things happened."""
+
+    @property
+    def pod(self) -> Pod: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def message(self) -> str | None:
+        """Why it is not scheduled (``PodScheduled=False``), or what holds it."""
+        ...
+
+    @property
+    def created_s(self) -> float: ...
+    @property
+    def bound_s(self) -> float | None: ...
+    @property
+    def running_s(self) -> float | None: ...
+    @property
+    def working_s(self) -> float | None:
+        """When it first did its work (past its start chain): when it started, to a metrics reader."""
+        ...
+
+    @property
+    def deleted_s(self) -> float | None: ...
+    @property
+    def ready(self) -> bool: ...
+    @property
+    def terminating(self) -> bool: ...
+
+
+class LaunchStatus(Protocol):
+    """A node the cloud is starting, until its GPUs are allocatable."""
+
+    @property
+    def for_pods(self) -> tuple[str, ...]:
+        """The pods cluster-autoscaler launched it for."""
+        ...
+
+    @property
+    def warm(self) -> bool:
+        """Launched to be held empty and ready (``warm``), not for pods."""
+        ...
+
+    @property
+    def gpu_ready_after_s(self) -> float | None:
+        """Seconds from the request until its GPUs are allocatable, where the cloud can tell (the
+        simulator's start chain); None where it cannot (a real cloud)."""
+        ...
+
+
+class NodeGroup(Protocol):
+    """A node pool as cluster-autoscaler's cloud provider sees it, with the autoscaler's own
+    bookkeeping of it (its backoff, the warm nodes it holds)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def pool(self) -> NodePool:
+        """Its spec: min, max, the node template, the price, how many warm nodes to hold."""
+        ...
+
+    @property
+    def nodes(self) -> AbstractSet[str]:
+        """Its nodes, launched and not deleted."""
+        ...
+
+    @property
+    def launching(self) -> Mapping[str, LaunchStatus]: ...
+    @property
+    def warm(self) -> set[str]:
+        """Its empty nodes held ready, exempt from scale-down (the autoscaler uses them up)."""
+        ...
+
+    @property
+    def backoff_until(self) -> float: ...
+    def backed_off(self, now: float) -> bool: ...
+    def back_off(self, now: float, settings: AutoscalerSettings) -> None:
+        """A launch failed: 5 minutes, doubled after each failure past the last backoff, up to 30."""
+        ...
+
+    def upcoming(self) -> int:
+        """Nodes launched that have not registered their GPUs yet."""
+        ...
+
+    def slices_for(self, node: str) -> list[ResourceSlice]:
+        """The DRA ResourceSlices a node of the group publishes (none for most groups)."""
+        ...
+
+
+class DeploymentStatus(Protocol):
+    """A Deployment's ``spec.replicas`` and the pods it keeps."""
+
+    @property
+    def replicas(self) -> int: ...
+    @property
+    def active(self) -> Collection[str]: ...
+
+
+class JobStatus(Protocol):
+    """A Job's spec, whether it is done, and its pods not yet ended."""
+
+    @property
+    def job(self) -> Job: ...
+    @property
+    def done(self) -> bool: ...
+    @property
+    def active(self) -> Collection[str]: ...
+
+
+class ClusterReads(Protocol):
+    @property
+    def state(self) -> ClusterState:
+        """The nodes and the pods bound (or assumed) to them, as the decisions read them."""
+        ...
+
+    @property
+    def pods(self) -> Mapping[str, PodStatus]:
+        """Every pod by ``namespace/name``, ended ones too."""
+        ...
+
+
+class NodeGroupPort(ClusterReads, Protocol):
+    """What cluster-autoscaler reads and changes."""
+
+    @property
+    def node_groups(self) -> Mapping[str, NodeGroup]: ...
+    @property
+    def disruption_budgets(self) -> Sequence[DisruptionBudget]: ...
+    def pod_disruption_budgets(self) -> list[tuple[DisruptionBudget, int]]:
+        """Each PodDisruptionBudget with its ``status.disruptionsAllowed``."""
+        ...
+
+    def unschedulable_pods(self) -> list[Pod]:
+        """Pods a scheduler marked unschedulable (``PodScheduled=False``), not waiting at Permit."""
+        ...
+
+    def daemonset_templates(self) -> list[Pod]: ...
+    def daemon_pod_keys(self) -> AbstractSet[str]: ...
+    def computes_on_gpus(self, pod_key: str) -> bool:
+        """Whether the pod is computing on GPUs now (what ``gpuAwareScaleDown`` reads from DCGM)."""
+        ...
+
+    def nodes_going_away(self) -> AbstractSet[str]:
+        """Nodes being drained for deletion by someone other than the autoscaler (a spot interruption)."""
+        ...
+
+    def pods_version(self) -> Hashable:
+        """A value that changes whenever a pod is created, changes phase or starts or stops working."""
+        ...
+
+    def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None:
+        """Ask the cloud for one node of the group; its name, or None when the cloud has none (a
+        stock-out)."""
+        ...
+
+    def delete_node(self, name: str) -> None: ...
+    def drain(self, name: str) -> float:
+        """Cordon the node and evict its pods (not DaemonSet pods); the longest grace period."""
+        ...
+
+    def pod_waits_for_node(self, key: str, provisioning: bool) -> None:
+        """The pod waits for a node being provisioned for it (``TriggeredScaleUp``), or no longer."""
+        ...
+
+
+class WorkloadPort(ClusterReads, Protocol):
+    """What the HPA controller and KEDA read and change."""
+
+    def deployment(self, key: str) -> DeploymentStatus | None: ...
+    def job(self, key: str) -> JobStatus | None: ...
+    def list_length(self, name: str) -> int:
+        """Items queued on a list (what a ``redis`` trigger reads)."""
+        ...
+
+    def pod_metric(self, pod: PodStatus, name: str) -> float | None:
+        """A per-pod metric (``queue_length``, ``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``)."""
+        ...
+
+    def scale_deployment(self, key: str, replicas: int) -> None: ...
+    def create_job(self, job: Job) -> None: ...
+
+
+class QueuePort(ClusterReads, Protocol):
+    """What Kueue's controllers read and change."""
+
+    def job(self, key: str) -> JobStatus | None: ...
+    def pod_group_of(self, pod: Pod) -> PodGroup | None: ...
+    def set_message(self, key: str, message: str) -> None:
+        """Say on a pod why it waits."""
+        ...
+
+    def hold(self, key: str, message: str) -> None:
+        """A new pod stays gated (Kueue's scheduling gate) with this message."""
+        ...
+
+    def release(self, key: str, node_selector: dict[str, str], tolerations: tuple[Toleration, ...]) -> None:
+        """Its workload is admitted: the pod takes these node labels and tolerations and is ungated."""
+        ...
+
+    def delete_pod(self, key: str, reason: str) -> None:
+        """Delete a pod: a bound one gets SIGTERM and its grace period, any other goes at once and its
+        owner learns it ended."""
+        ...
+
+
+class ClusterPort(NodeGroupPort, WorkloadPort, QueuePort, Protocol):
+    """Everything the control loops read and change."""

@@ -1,0 +1,150 @@
+"""The simulator's in-memory cluster: the nodes (with what the simulator records of each) and the
+pods bound to them as ``ClusterState`` columns, the device ledger and the DRA state, and what its
+GPUs amount to.
+
+It holds objects, as the API server does; it never runs a pod's lifecycle: losing a node returns
+the pods that were on it, and the simulator ends them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import numpy.typing as npt
+
+from gpufleet.cluster.state import Assignment, ClusterState
+from gpufleet.gpus.devices import NodeDevices
+from gpufleet.gpus.dra.state import DraState
+from gpufleet.gpus.ledger import DeviceLedger
+from gpufleet.model.dra import DeviceID, DraObjects, ResourceSlice
+from gpufleet.model.dra_slices import node_gpus
+from gpufleet.model.node import Node
+from gpufleet.sim.records import NodeRecord
+
+
+class InMemoryCluster:
+    def __init__(
+        self,
+        nodes: list[Node],
+        dra: DraObjects | None,
+        publishes: Callable[[Node], list[ResourceSlice]],
+    ):
+        """``dra``: the scenario's DRA objects where DRA is in use; ``publishes``: the ResourceSlices a
+        node publishes once its GPUs are ready (a pool with ``publishResourceSlices``)."""
+        self.state = ClusterState(nodes)
+        self.ledger = DeviceLedger(self.state)  # which device units each pod holds (gpus.ledger)
+        self._publishes = publishes
+        if dra is not None:
+            self.state.dra = DraState(replace(dra, slices=list(dra.slices)))
+        for node in nodes:
+            self._publish_slices(node)
+        self.nodes = {n.name: NodeRecord(n.name, n.pool, 0.0, 0.0, 0.0) for n in nodes}
+        self._weights_key: tuple[int, int, int, int] | None = None
+        self._weights: npt.NDArray[np.float64] = np.zeros((0, 0))
+        self._physical: npt.NDArray[np.float64] = np.zeros(0)
+        self._dra_gpus_key: tuple[list[ResourceSlice], int] | None = None
+        self._dra_gpus_index: dict[DeviceID, str] = {}
+
+    # -- nodes -----------------------------------------------------------------------------
+    def launched(self, name: str, pool: str, now: float) -> None:
+        """A node was asked of the cloud: recorded from now, not yet in the cluster."""
+        self.nodes[name] = NodeRecord(name, pool, now, None, None)
+
+    def add_node(self, node: Node, now: float) -> None:
+        """The node joins (kubelet Ready)."""
+        self.state.add_node(node)
+        self.nodes[node.name].ready_s = now
+
+    def node_gpus_ready(self, node: Node, now: float) -> None:
+        """The device plugin registered: the node's GPUs become allocatable (and published for DRA)."""
+        self.state.set_allocatable(node.name, dict(node.allocatable))
+        self._publish_slices(node)
+        self.ledger.registered(node)
+        self.nodes[node.name].gpu_ready_s = now
+
+    def _publish_slices(self, node: Node) -> None:
+        if self.state.dra is not None:
+            slices = self._publishes(node)
+            if slices:
+                self.state.dra.publish(slices)
+
+    def delete_node(self, name: str, now: float) -> list[Assignment]:
+        """The node goes away; returns the pods that were on it, in name order, their resources freed."""
+        if self.state.dra is not None:
+            self.state.dra.withdraw(name)
+        lost: list[Assignment] = []
+        if name in self.state.index:
+            on = self.state.pods_on[self.state.index[name]]
+            for key in sorted(a.pod.key for a in on.values()):
+                a = self.state.unassign(key)
+                assert a is not None
+                lost.append(a)
+            self.state.remove_node(name)
+        self.nodes[name].deleted_s = now
+        return lost
+
+    # -- GPUs ------------------------------------------------------------------------------
+    def devices_of(self, node: str) -> NodeDevices:
+        return self.ledger.of(node)
+
+    def _gpu_weights(self) -> npt.NDArray[np.float64]:
+        """GPU-equivalents of one unit of each resource on each node (DESIGN: a MIG instance counts
+        its compute share, a time-slicing replica 1/replicas), and each node's physical GPUs."""
+        state = self.state
+        key = (state.size, len(state.resources), state.static_version, self.ledger.version)
+        if key != self._weights_key:
+            weights = np.zeros(state.alloc.shape, dtype=np.float64)
+            physical = np.zeros(state.size, dtype=np.float64)
+            for i in state.active_indices().tolist():
+                devices = self.devices_of(state.nodes[i].name)
+                for resource, units in devices.units.items():
+                    col = state.res_index.get(resource)
+                    if col is not None and units:
+                        weights[i, col] = units[0].share
+                physical[i] = devices.gpus
+            self._weights, self._physical, self._weights_key = weights, physical, key
+        return self._weights
+
+    def gpus_allocated_per_node(self) -> npt.NDArray[np.float64]:
+        """GPU-equivalents requested on each node (fractional shares by their size), and the GPUs
+        allocated to ResourceClaims there."""
+        held: npt.NDArray[np.float64] = (self.state.requested * self._gpu_weights()).sum(axis=1)
+        if self.state.shares is not None:
+            held = held - self.state.shares.unused_per_node()
+        if self.state.dra is not None:
+            held = held + self.dra_gpus_per_node(allocated=True)
+        return held
+
+    def gpus_allocated(self) -> float:
+        return float(self.gpus_allocated_per_node().sum())
+
+    def gpus_total(self) -> float:
+        """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero, or GPUs
+        published as DRA ResourceSlices)."""
+        registered = (self.state.alloc * (self._gpu_weights() > 0)).sum(axis=1) > 0
+        dra = self.dra_gpus_per_node()
+        return float(((self._physical * registered + dra) * self.state.active).sum())
+
+    def _dra_gpus(self) -> dict[DeviceID, str]:
+        """Whole GPUs published as DRA devices, each with its node (kept while the slices stand)."""
+        dra = self.state.dra
+        if dra is None:
+            return {}
+        slices, seen = dra.objects.slices, self._dra_gpus_key
+        if seen is None or seen[0] is not slices or seen[1] != len(slices):
+            self._dra_gpus_index, self._dra_gpus_key = node_gpus(slices), (slices, len(slices))
+        return self._dra_gpus_index
+
+    def dra_gpus_per_node(self, allocated: bool = False) -> npt.NDArray[np.float64]:
+        """Whole GPUs each node publishes as DRA devices; ``allocated``: those allocated to claims
+        (a claim shared by several pods counts its devices once)."""
+        out = np.zeros(self.state.size, dtype=np.float64)
+        index = self._dra_gpus()
+        if index and self.state.dra is not None:
+            for device in self.state.dra.allocated_devices() if allocated else index:
+                i = self.state.index.get(index.get(device, ""))
+                if i is not None:
+                    out[i] += 1
+        return out

@@ -1,0 +1,442 @@
+"""A pod's life in the simulator, as a state machine over its ``PodRecord``.
+
+Pending -> bound -> Running -> (working) -> Succeeded, or Failed. A pod with ``spec.nodeName`` skips
+the scheduler and is admitted by the kubelet if it fits (otherwise it fails with ``OutOf<resource>``,
+as the kubelet's admission does). A bound pod goes through its start chain: image pull (per node,
+one at a time, cached), the container starts (and may find too little GPU memory: CUDA out of
+memory, then CrashLoopBackOff or OOMKilled), reads its model from shared storage (a fair share of
+the bandwidth), warms up, and is ready. It then computes for ``gpufleet.io/duration`` (forever if
+unset), or takes items from its work list. A member of a PodGroup works only while at least
+``minMember`` members of its group are Running past their start chain or have Succeeded:
+distributed training waits for every rank, whatever the scheduler knows; a gang that falls below
+it stops whole and restarts from its last checkpoint. A deleted pod gets SIGTERM and its grace
+period; work since its last checkpoint is lost.
+
+Every change goes through the record's log; what the rest of the simulator must learn (the
+cluster changed, a pod's owner should reconcile, the schedulers should forget a pod) goes to its
+``LifecycleHost``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from gpufleet.control.clock import Clock, Priority
+from gpufleet.gpus.devices import Unit, out_of_memory
+from gpufleet.lifecycle.distributions import parse_duration_spec
+from gpufleet.lifecycle.image_pull import ImagePuller
+from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import GPU
+from gpufleet.model.simulation import SimulationSettings
+from gpufleet.scheduling.gangs import GangView
+from gpufleet.sim.cluster import InMemoryCluster
+from gpufleet.sim.metering import Meter
+from gpufleet.sim.placement_quality import ring_placement
+from gpufleet.sim.records import PodRecord
+from gpufleet.sim.work_queues import WorkList
+
+
+class LifecycleHost(Protocol):
+    def cluster_changed(self, material: bool = True) -> None:
+        """A pod left or its resources were freed: pending pods are retried."""
+        ...
+
+    def owner_finished(self, pod: Pod, succeeded: bool) -> None:
+        """The pod ended: its owner's controller (and Kueue) learn it."""
+        ...
+
+    def forget(self, key: str) -> None:
+        """The pod is gone: the schedulers drop it."""
+        ...
+
+    def pod_bound(self) -> None:
+        """A pod was bound (a warm node it landed on is used up)."""
+        ...
+
+
+class PodLifecycle:
+    def __init__(
+        self,
+        clock: Clock,
+        settings: SimulationSettings,
+        cluster: InMemoryCluster,
+        gangs: GangView,
+        meter: Meter,
+        host: LifecycleHost,
+        start_rng: np.random.Generator,
+    ):
+        self.clock = clock
+        self.settings = settings
+        self.cluster = cluster
+        self.gangs = gangs
+        self.meter = meter
+        self.host = host
+        self.start_rng = start_rng  # warm-up times
+        self.records: dict[str, PodRecord] = {}
+        self.pending = 0
+        self.running = 0
+        self.pending_keys: set[str] = set()  # pods in phase Pending, not deleted
+        self.storage: SharedBandwidth[str] = SharedBandwidth(settings.storage_bandwidth)
+        self._storage_token = 0
+        self.pullers: dict[str, ImagePuller] = {}
+        self.work_lists: dict[str, WorkList] = {}
+
+    def lost_with_node(self, rec: PodRecord) -> None:
+        """Its node went away (its resources already freed with it): it ends, reason NodeDeleted."""
+        self.stop_work(rec, terminated=True)
+        self.gang_member_gone(rec)
+        self.terminated(rec, "NodeDeleted")
+
+    def set_phase(self, rec: PodRecord, phase: str) -> None:
+        """Change a pod's phase, keeping the Pending and Running counts in step."""
+        self.pending -= rec.phase == "Pending"
+        self.running -= rec.phase == "Running"
+        self.pending_keys.discard(rec.pod.key)
+        rec.phase = phase
+        self.pending += phase == "Pending"
+        self.running += phase == "Running"
+        if phase == "Pending":
+            self.pending_keys.add(rec.pod.key)
+
+    def record(self, pod: Pod, scheduler: str) -> PodRecord:
+        """A pod was created: recorded, Pending."""
+        rec = PodRecord(pod, scheduler, self.clock.now)
+        self.records[pod.key] = rec
+        self.pending += 1
+        self.pending_keys.add(pod.key)
+        return rec
+
+    def kubelet_admit(self, rec: PodRecord) -> None:
+        """A pod with ``spec.nodeName`` is admitted by that node's kubelet if it fits."""
+        pod = rec.pod
+        name = pod.node_name or ""
+        if name not in self.cluster.state.index:
+            rec.message = f"node {name} does not exist; the pod stays Pending"
+            return
+        i = self.cluster.state.index[name]
+        short = self.cluster.state.shortfall(pod, i)
+        if short:
+            r = next(iter(short))
+            col = self.cluster.state.res_index.get(r)
+            used = int(self.cluster.state.requested[i, col]) if col is not None else 0
+            capacity = int(self.cluster.state.alloc[i, col]) if col is not None else 0
+            self.set_phase(rec, "Failed")
+            rec.reason, rec.finished_s, rec.node = f"OutOf{r}", self.clock.now, name
+            rec.message = (
+                f"Pod was rejected: Node didn't have enough resource: {r}, requested: "
+                f"{pod.requests.get(r, 1)}, used: {used}, capacity: {capacity}"
+            )
+            rec.enter(self.clock.now, "failed")
+            return
+        self.cluster.state.assign(pod, i, self.clock.now)
+        self.bound(rec, name, self.cluster.ledger.allocate(pod, name))  # the kubelet's device plugin
+
+    def bound(self, rec: PodRecord, node: str, devices: list[Unit]) -> None:
+        """The pod is bound with its device units (``devices``), then its start chain: image pull
+        (per node, one at a time, cached), then the container runs, reads its model from shared
+        storage (fair share of the bandwidth), warms up, and is ready."""
+        now = self.clock.now
+        rec.node, rec.bound_s, rec.message = node, now, None
+        rec.devices = devices
+        if rec.devices:
+            rec.gpu_share = sum(u.share for u in rec.devices)
+        self.host.pod_bound()
+        b = rec.pod.behavior
+        if b.image_size_bytes:
+            puller = self.pullers.setdefault(node, ImagePuller(self.settings.registry_bandwidth))
+            done = puller.request(now, b.image or rec.pod.key, b.image_size_bytes)
+            if done > now:
+                rec.enter(now, "image_pull")
+                token = rec.token
+                self.clock.at(done, Priority.COMPLETION, lambda: self._container_started(rec, token))
+                return
+        self._container_started(rec, rec.token)
+
+    def _container_started(self, rec: PodRecord, token: int) -> None:
+        if token != rec.token or rec.terminating:
+            return
+        now = self.clock.now
+        rec.running_s = now
+        if rec.phase != "Running":
+            self.set_phase(rec, "Running")
+        if rec.node is not None and self._cuda_out_of_memory(rec):
+            return
+        if rec.pod.behavior.model_size_bytes:
+            rec.enter(now, "model_load")
+            self.storage.add(now, rec.pod.key, rec.pod.behavior.model_size_bytes)
+            self._storage_reschedule()
+            return
+        self._model_loaded(rec)
+
+    def _cuda_out_of_memory(self, rec: PodRecord) -> bool:
+        """The process allocates its GPU memory as it starts; too little -> CUDA out of memory.
+        ``restartPolicy: Never`` ends the pod Failed (OOMKilled); otherwise the kubelet restarts the
+        container with CrashLoopBackOff's delay (10 s doubling to 5 min) and it tries again."""
+        devices = self.cluster.ledger.nodes.get(rec.node or "")
+        if devices is None or rec.pod.behavior.gpu_memory_bytes is None or not rec.devices:
+            return False
+        holders = {p for u in rec.devices for p in devices.holders_of_gpu(u.gpu)}
+        used = {
+            k: self.records[k].pod.behavior.gpu_memory_bytes or 0.0
+            for k in holders
+            if self.records[k].running_s is not None
+        }
+        if not out_of_memory(rec.pod, rec.devices, devices, used):
+            return False
+        need = (rec.pod.behavior.gpu_memory_bytes or 0) / 1e9
+        rec.message = (
+            f"CUDA out of memory: the process needs {need:g} GB of GPU memory and its device cannot give it"
+        )
+        rec.enter(self.clock.now, "crashed")
+        if rec.pod.restart_policy == "Never":
+            rec.running_s = None
+            self.set_phase(rec, "Failed")
+            rec.reason, rec.finished_s = "OOMKilled", self.clock.now
+            self._release(rec)
+            self.host.owner_finished(rec.pod, succeeded=False)
+            self.host.cluster_changed()
+            return True
+        rec.reason = "CrashLoopBackOff"
+        rec.restarts += 1
+        delay = min(10.0 * 2 ** (rec.restarts - 1), 300.0)
+        token = rec.token
+        rec.running_s = None
+        self.clock.at(
+            self.clock.now + delay, Priority.COMPLETION, lambda: self._container_started(rec, token)
+        )
+        return True
+
+    def _release(self, rec: PodRecord) -> None:
+        self.cluster.state.unassign(rec.pod.key)  # its device units go back with it (gpus.ledger)
+
+    def _storage_reschedule(self) -> None:
+        self._storage_token += 1
+        token = self._storage_token
+        nxt = self.storage.next_completion()
+        if nxt is not None:
+            self.clock.at(nxt.time_s, Priority.COMPLETION, lambda: self._storage_tick(token))
+
+    def _storage_tick(self, token: int) -> None:
+        if token != self._storage_token:
+            return
+        for done in self.storage.advance(self.clock.now):
+            self._model_loaded(self.records[done.key])
+        self._storage_reschedule()
+
+    def _model_loaded(self, rec: PodRecord) -> None:
+        now = self.clock.now
+        spec = rec.pod.behavior.warmup
+        if spec is not None:
+            seconds = parse_duration_spec(spec).sample(self.start_rng)
+            if seconds > 0:
+                rec.enter(now, "warmup")
+                token = rec.token
+                self.clock.at(now + seconds, Priority.COMPLETION, lambda: self._warm(rec, token))
+                return
+        rec.enter(now, "starting")
+        self._ready(rec)
+
+    def _warm(self, rec: PodRecord, token: int) -> None:
+        if token == rec.token and not rec.terminating:
+            self._ready(rec)
+
+    def _gang(self, rec: PodRecord) -> tuple[int, list[PodRecord]] | None:
+        """(minMember, members) of the pod's gang, or None for a pod without a PodGroup."""
+        group = self.gangs.group_of(rec.pod)
+        if group is None:
+            return None
+        return group.min_member, [self.records[k] for k in sorted(self.gangs.members.get(group.key, ()))]
+
+    def _ready(self, rec: PodRecord) -> None:
+        rec.ready = True
+        gang = self._gang(rec)
+        if gang is None:
+            self._work(rec)
+            return
+        rec.enter(self.clock.now, "gang_wait")
+        min_member, members = gang
+        if sum(1 for m in members if m.counts_for_gang) >= min_member:
+            starting = [
+                m for m in members if m.ready and m.phase == "Running" and not m.working and not m.terminating
+            ]
+            self._stretch_for_placement(members)
+            for m in starting:
+                self._work(m)
+
+    def _stretch_for_placement(self, members: list[PodRecord]) -> None:
+        """The ring over the gang's members stretches their compute (``placement_quality``)."""
+        placed = [m for m in members if m.node is not None and m.phase == "Running" and m.pod.gpus > 0]
+        if len(placed) < 2:
+            return
+        first = (
+            self.cluster.state.nodes[self.cluster.state.index[placed[0].node or ""]]
+            if placed[0].node in self.cluster.state.index
+            else None
+        )
+        gpus_per_node = first.allocatable.get(GPU, 0) if first is not None else 0
+        product = first.labels.get("nvidia.com/gpu.product") if first is not None else None
+        ring = ring_placement([(m.node or "", m.pod.gpus) for m in placed], gpus_per_node, product)
+        for m in placed:
+            m.ring = ring
+            duration = m.pod.behavior.duration_s
+            if duration is not None and m.pod.behavior.consumes is None and not m.working:
+                m.task_s = duration * ring.stretch
+
+    def _work(self, rec: PodRecord) -> None:
+        now = self.clock.now
+        if rec.pod.behavior.consumes is not None and not self._take_item(rec):
+            return
+        if not rec.working:
+            self.meter.working(rec, +1)
+        rec.working = True
+        if rec.working_s is None:
+            rec.working_s = now
+        rec.enter(now, "working")
+        rec.work_started_at = now
+        remaining = rec.remaining_s
+        if remaining is not None:
+            rec.token += 1
+            token = rec.token
+            self.clock.at(now + remaining, Priority.COMPLETION, lambda: self._complete(rec, token))
+
+    def delete_if_present(self, rec: PodRecord) -> None:
+        if rec.deleted_s is None and rec.finished_s is None and self.records.get(rec.pod.key) is rec:
+            self.delete(rec, "Deleted")
+
+    def delete(self, rec: PodRecord, reason: str) -> None:
+        """Delete a pod: an unscheduled one goes at once, a bound one gets SIGTERM and its grace period."""
+        if rec.pod.key in self.cluster.state.assignments:
+            self.evict(rec.pod.key, reason)
+            return
+        now = self.clock.now
+        self.host.forget(rec.pod.key)
+        self.gangs.remove_pod(rec.pod)
+        self.pending -= 1
+        self.pending_keys.discard(rec.pod.key)
+        rec.reason, rec.deleted_s = reason, now
+        rec.enter(now, "deleted")
+
+    # -- queue consumers ---------------------------------------------------------------------
+    def work_list(self, name: str) -> WorkList:
+        return self.work_lists.setdefault(name, WorkList(name))
+
+    def _take_item(self, rec: PodRecord) -> bool:
+        """A consumer pops an item to work on; with none, a Deployment's worker idles and a Job's
+        pod exits at once. Returns whether it has an item."""
+        work_list = self.work_list(rec.pod.behavior.consumes or "")
+        item = work_list.pop(rec.pod.key)
+        if item is not None:
+            rec.consumer_idle = False
+            rec.task_s, rec.done_s = item.work_s, item.done_s
+            return True
+        if rec.pod.owner is not None and rec.pod.owner.kind == "Deployment":
+            if not rec.consumer_idle:
+                rec.consumer_idle = True
+                work_list.idle.append(rec.pod.key)
+                rec.enter(self.clock.now, "idle")
+        else:
+            self._succeed(rec)
+        return False
+
+    def feed(self, list_name: str, count: int, work_s: float) -> None:
+        """Items arrive on a list; idle workers take them at once."""
+        work_list = self.work_list(list_name)
+        for _ in range(count):
+            work_list.push(work_s)
+        while work_list.queued and work_list.idle:
+            rec = self.records[work_list.idle.pop(0)]
+            if rec.consumer_idle and rec.phase == "Running" and not rec.terminating:
+                self._work(rec)
+
+    def stop_work(self, rec: PodRecord, terminated: bool) -> None:
+        """The pod stops computing; work since its last checkpoint is lost (DESIGN, Gangs)."""
+        now = self.clock.now
+        if rec.consumer_idle and terminated:
+            rec.consumer_idle = False
+            self.work_list(rec.pod.behavior.consumes or "").idle.remove(rec.pod.key)
+        if rec.working:
+            rec.token += 1
+            self.meter.working(rec, -1)
+            lost = rec.stop_working(now, sigterm=terminated)
+            rec.work_lost_gpu_s += lost * rec.gpu_share
+            consumes = rec.pod.behavior.consumes
+            if terminated and consumes is not None and rec.pod.key in self.work_list(consumes).in_progress:
+                self.work_list(consumes).interrupt(
+                    rec.pod.key, rec.done_s, rec.pod.behavior.requeue_on_sigterm
+                )
+            if terminated:
+                rec.disruptions.append(now)
+        rec.ready = False
+        rec.enter(now, "terminating" if terminated else "gang_wait")
+
+    def gang_member_gone(self, rec: PodRecord) -> None:
+        """A working gang below minMember stops whole and restarts from its last checkpoint."""
+        gang = self._gang(rec)
+        if gang is None:
+            return
+        min_member, members = gang
+        if sum(1 for m in members if m.counts_for_gang) < min_member:
+            for m in members:
+                if m.working:
+                    self.stop_work(m, terminated=False)
+                    m.ready = m.phase == "Running" and not m.terminating
+
+    def evict(self, key: str, reason: str) -> None:
+        """Delete a running pod: SIGTERM, then its resources are freed after the grace period."""
+        rec = self.records.get(key)
+        assignment = self.cluster.state.assignments.get(key)
+        if rec is None or assignment is None or rec.terminating:
+            return
+        assignment.terminating = True
+        rec.terminating = True
+        if rec.bound_s is None:  # assumed (waiting at Permit): nothing runs yet
+            return
+        if rec.pod.key in self.storage:
+            self.storage.remove(self.clock.now, rec.pod.key)
+            self._storage_reschedule()
+        self.stop_work(rec, terminated=True)
+        self.gang_member_gone(rec)
+        grace = rec.pod.termination_grace_s
+        self.clock.at(self.clock.now + grace, Priority.COMPLETION, lambda: self.terminated(rec, reason))
+
+    def terminated(self, rec: PodRecord, reason: str) -> None:
+        if rec.deleted_s is not None:  # already gone with its node
+            return
+        now = self.clock.now
+        self.set_phase(rec, "Failed")
+        rec.reason, rec.finished_s, rec.deleted_s = reason, now, now
+        rec.enter(now, "deleted")
+        self.cluster.state.unassign(rec.pod.key)
+        self.gangs.remove_pod(rec.pod)
+        self.host.forget(rec.pod.key)
+        self.host.owner_finished(rec.pod, succeeded=False)
+        self.host.cluster_changed()
+
+    def _complete(self, rec: PodRecord, token: int) -> None:
+        if token != rec.token or not rec.working:
+            return
+        self.meter.working(rec, -1)
+        rec.stop_working(self.clock.now)
+        consumes = rec.pod.behavior.consumes
+        if consumes is not None:
+            self.work_list(consumes).finish(rec.pod.key)
+            if rec.pod.owner is not None and rec.pod.owner.kind == "Deployment":
+                rec.done_s = 0.0
+                self._work(rec)  # the worker takes the next item, or idles
+                return
+        self._succeed(rec)
+
+    def _succeed(self, rec: PodRecord) -> None:
+        now = self.clock.now
+        if rec.working:
+            self.meter.working(rec, -1)
+        rec.working = False
+        self.set_phase(rec, "Succeeded")
+        rec.reason, rec.finished_s = "Completed", now
+        rec.enter(now, "succeeded")
+        self.cluster.state.unassign(rec.pod.key)
+        self.host.owner_finished(rec.pod, succeeded=True)
+        self.host.cluster_changed()
