@@ -1,0 +1,330 @@
+"""The control loops run on any ``Clock`` through any ``ClusterPort``, with no simulator: here a
+cluster the test keeps by hand (what a live backend will be: reads answered from its copy of the
+cluster, writes recorded), and a clock the test moves on."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conftest import gpu_node, gpu_pod
+from gpufleet.cluster.state import ClusterState
+from gpufleet.control.clock import Priority
+from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop
+from gpufleet.control.kueue_queues import KueueQueues
+from gpufleet.control.port import ClusterPort, PodStatus
+from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
+from gpufleet.kube import load_scenario
+from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.dra import ResourceSlice
+from gpufleet.model.node import Node, Toleration
+from gpufleet.model.pod import Pod
+from gpufleet.model.simulation import AutoscalerSettings, NodePool
+from gpufleet.model.workloads import Job, PodGroup
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._queue: list[tuple[float, int, int, Callable[[], None]]] = []
+        self._seq = 0
+
+    def at(
+        self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
+    ) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, (max(time, self.now), int(priority), self._seq, action))
+
+    def run_until(self, t: float) -> None:
+        while self._queue and self._queue[0][0] <= t:
+            time, _, _, action = heapq.heappop(self._queue)
+            self.now = time
+            action()
+        self.now = t
+
+
+@dataclass
+class Status:
+    pod: Pod
+    phase: str = "Pending"
+    message: str | None = None
+    created_s: float = 0.0
+    bound_s: float | None = None
+    running_s: float | None = None
+    working_s: float | None = None
+    deleted_s: float | None = None
+    ready: bool = False
+    terminating: bool = False
+
+
+@dataclass
+class Starting:
+    for_pods: tuple[str, ...]
+    warm: bool = False
+    gpu_ready_after_s: float | None = None  # a real cloud does not say
+
+
+@dataclass
+class Group:
+    name: str
+    pool: NodePool
+    nodes: set[str] = field(default_factory=set)
+    launching: dict[str, Starting] = field(default_factory=dict)
+    warm: set[str] = field(default_factory=set)
+    backoff_until: float = 0.0
+
+    def backed_off(self, now: float) -> bool:
+        return now < self.backoff_until
+
+    def back_off(self, now: float, settings: AutoscalerSettings) -> None:
+        self.backoff_until = now + settings.initial_backoff_s
+
+    def upcoming(self) -> int:
+        return len(self.launching)
+
+    def slices_for(self, node: str) -> list[ResourceSlice]:
+        return []
+
+
+@dataclass
+class Scaled:
+    replicas: int
+    active: set[str] = field(default_factory=set)
+
+
+class HandKeptCluster:
+    """A ``ClusterPort``: reads answered from what the test put here, writes recorded in ``asked``."""
+
+    def __init__(
+        self, nodes: Sequence[Node] = (), pods: Sequence[Pod] = (), groups: Sequence[Group] = ()
+    ) -> None:
+        self.state = ClusterState(list(nodes))
+        self.pods: dict[str, Status] = {p.key: Status(p) for p in pods}
+        self.node_groups = {g.name: g for g in groups}
+        self.disruption_budgets: list[DisruptionBudget] = []
+        self.deployments: dict[str, Scaled] = {}
+        self.lists: dict[str, int] = {}
+        self.in_stock = True
+        self.asked: list[tuple[object, ...]] = []
+
+    # reads
+    def pod_disruption_budgets(self) -> list[tuple[DisruptionBudget, int]]:
+        return []
+
+    def unschedulable_pods(self) -> list[Pod]:
+        return [s.pod for s in self.pods.values() if s.message is not None and s.bound_s is None]
+
+    def daemonset_templates(self) -> list[Pod]:
+        return []
+
+    def daemon_pod_keys(self) -> set[str]:
+        return set()
+
+    def computes_on_gpus(self, pod_key: str) -> bool:
+        return False
+
+    def nodes_going_away(self) -> set[str]:
+        return set()
+
+    def pods_version(self) -> tuple[int, ...]:
+        return (len(self.pods),)
+
+    def deployment(self, key: str) -> Scaled | None:
+        return self.deployments.get(key)
+
+    def job(self, key: str) -> None:
+        return None
+
+    def pod_group_of(self, pod: Pod) -> PodGroup | None:
+        return None
+
+    def list_length(self, name: str) -> int:
+        return self.lists.get(name, 0)
+
+    def pod_metric(self, pod: PodStatus, name: str) -> float | None:
+        return None
+
+    # writes
+    def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None:
+        self.asked.append(("launch", group, for_pods))
+        if not self.in_stock:
+            return None
+        g = self.node_groups[group]
+        name = f"{group}-{len(g.nodes)}"
+        g.nodes.add(name)
+        g.launching[name] = Starting(for_pods, warm)
+        return name
+
+    def delete_node(self, name: str) -> None:
+        self.asked.append(("delete", name))
+
+    def drain(self, name: str) -> float:
+        self.asked.append(("drain", name))
+        return 30.0
+
+    def pod_waits_for_node(self, key: str, provisioning: bool) -> None:
+        self.asked.append(("waits", key, provisioning))
+
+    def scale_deployment(self, key: str, replicas: int) -> None:
+        self.asked.append(("scale", key, replicas))
+        d = self.deployments[key]
+        d.replicas = replicas
+        d.active = {f"{key}-{i}" for i in range(replicas)}
+        for k in d.active:
+            self.pods.setdefault(
+                k, Status(Pod(k.split("/")[1], namespace=k.split("/")[0]), "Running", ready=True)
+            )
+
+    def create_job(self, job: Job) -> None:
+        self.asked.append(("job", job.name))
+
+    def set_message(self, key: str, message: str) -> None:
+        self.pods[key].message = message
+
+    def hold(self, key: str, message: str) -> None:
+        self.asked.append(("hold", key))
+        self.pods[key].message = message
+
+    def release(self, key: str, node_selector: dict[str, str], tolerations: tuple[Toleration, ...]) -> None:
+        self.asked.append(("release", key, node_selector))
+        self.pods[key].message = None
+
+    def delete_pod(self, key: str, reason: str) -> None:
+        self.asked.append(("delete-pod", key, reason))
+
+
+def test_a_cluster_kept_by_hand_is_a_whole_cluster_port() -> None:
+    """What a live backend must implement is the protocol, nothing more (mypy checks it here)."""
+    port: ClusterPort = HandKeptCluster()
+    assert port.state.size == 0 and port.unschedulable_pods() == []
+
+
+H100 = NodePool("h100", gpu_node("h100-template", 8), min=0, max=2)
+
+
+def autoscaler(port: HandKeptCluster, clock: ManualClock) -> ClusterAutoscalerLoop:
+    return ClusterAutoscalerLoop(port, clock, AutoscalerSettings(), (), seed=0)
+
+
+def test_cluster_autoscaler_asks_the_port_for_a_node_for_an_unschedulable_pod() -> None:
+    port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
+    port.pods["default/train"].message = "0/0 nodes are available"
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    assert port.asked == [("launch", "h100", ("default/train",))]
+    assert [(e.kind, e.nodes) for e in ca.events] == [("scale-up", ("h100-0",))]
+
+
+def test_a_node_whose_cloud_cannot_tell_when_it_is_ready_is_checked_at_max_node_provision_time() -> None:
+    """clusterstate: a node not registered within maxNodeProvisionTime (15 min) is deleted and its
+    group backed off; a real cloud gives no plan, so the loop always checks."""
+    port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
+    port.pods["default/train"].message = "0/0 nodes are available"
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(15 * 60.0)
+    assert ("delete", "h100-0") in port.asked
+    assert ca.events[-1].kind == "provision-timeout"
+    assert port.node_groups["h100"].backoff_until == 15 * 60.0 + 5 * 60.0
+
+
+def test_a_stock_out_backs_the_group_off_and_no_launch_is_asked_until_the_backoff_ends() -> None:
+    """utils/backoff/exponential_backoff.go: a failed scale-up backs the group off for 5 minutes."""
+    port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
+    port.pods["default/train"].message = "0/0 nodes are available"
+    port.in_stock = False
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(299.0)
+    assert port.asked == [("launch", "h100", ("default/train",))]
+    assert (ca.events[0].kind, ca.events[0].reason) == ("scale-up-failed", "stock-out")
+    assert ca.events[1].kind == "no-scale-up" and "backoff" in ca.events[1].reason
+    clock.run_until(300.0)
+    assert port.asked.count(("launch", "h100", ("default/train",))) == 2
+
+
+def test_an_empty_node_is_drained_and_deleted_through_the_port_after_scale_down_unneeded_time() -> None:
+    group = Group("h100", H100, nodes={"h100-0"})
+    node = Node("h100-0", capacity=dict(gpu_node("x", 8).capacity), pool="h100")
+    port, clock = HandKeptCluster(nodes=[node], groups=[group]), ManualClock()
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(599.0)
+    assert port.asked == []
+    clock.run_until(600.0 + 30.0)  # drained, then deleted after the grace period the port gave
+    assert port.asked == [("drain", "h100-0"), ("delete", "h100-0")]
+
+
+def test_keda_and_the_hpa_scale_a_deployment_through_the_port() -> None:
+    """KEDA activates 0 -> 1 on a non-empty list; the HPA it owns then scales on the list length
+    (External AverageValue: ceil(3 / 1) = 3)."""
+    scenario = load_scenario([EXAMPLES / "seed-001" / "scaled-object.yaml"])
+    port, clock = HandKeptCluster(), ManualClock()
+    port.deployments["ai-train/train-worker"] = Scaled(0)
+    port.lists["train:jobs"] = 3
+    loops = WorkloadAutoscalers(port, clock, scenario.hpas, scenario.scaled_objects, scenario.scaled_jobs)
+    loops.start()
+    clock.run_until(15.0)
+    assert [a for a in port.asked if a[0] == "scale"] == [
+        ("scale", "ai-train/train-worker", 1),
+        ("scale", "ai-train/train-worker", 3),
+    ]
+
+
+KUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: cpu, nominalQuota: 96}
+      - {name: memory, nominalQuota: 768Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: queue, namespace: default}
+spec: {clusterQueue: team}
+"""
+
+
+def test_kueue_gates_new_pods_and_releases_the_one_its_quota_admits_through_the_port(tmp_path: Path) -> None:
+    (tmp_path / "kueue.yaml").write_text(KUEUE)
+    objects = load_scenario([tmp_path / "kueue.yaml"]).kueue
+    labels = {"kueue.x-k8s.io/queue-name": "queue"}
+    pods = [gpu_pod("first", 8, labels=labels), gpu_pod("second", 8, labels=labels)]
+    port, clock = HandKeptCluster(pods=pods), ManualClock()
+    kueue = KueueQueues(port, clock, objects)
+    assert all(kueue.gate(p) for p in pods)
+    clock.run_until(0.0)
+    assert port.asked[:2] == [("hold", "default/first"), ("hold", "default/second")]
+    assert port.asked[2:] == [
+        ("release", "default/first", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}),
+    ]
+    message = port.pods["default/second"].message
+    assert (
+        message is not None
+        and "insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed" in message
+    )
+
+
+def test_a_pod_without_a_queue_label_is_not_kueues(tmp_path: Path) -> None:
+    (tmp_path / "kueue.yaml").write_text(KUEUE)
+    kueue = KueueQueues(HandKeptCluster(), ManualClock(), load_scenario([tmp_path / "kueue.yaml"]).kueue)
+    assert kueue.gate(gpu_pod("plain", 1)) is False

@@ -1,0 +1,61 @@
+"""The simulator's parts on their own: the meter integrates its log of readings; the in-memory
+cluster gives back the pods of a node it loses (it runs no pod lifecycle)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import gpu_node, gpu_pod
+from gpufleet.gpus.devices import Unit
+from gpufleet.model.dra import PodResourceClaim
+from gpufleet.sim.cluster import InMemoryCluster
+from gpufleet.sim.metering import Meter
+from gpufleet.sim.records import PodRecord
+
+
+def test_cost_and_gpu_hours_are_the_integral_of_the_readings_logged() -> None:
+    meter = Meter()
+    allocated = iter([4.0, 4.0, 8.0, 8.0])
+    meter.billing(0.0, lambda: 0.0, price_per_hour=10.0, gpus=8)
+    meter.advance(600.0, lambda: next(allocated))  # 4 GPUs allocated over [0, 600)
+    meter.advance(1200.0, lambda: next(allocated))  # unchanged: the reading is not repeated
+    meter.advance(1800.0, lambda: next(allocated))  # 8 over [1200, 1800)
+    meter.billing(3600.0, lambda: next(allocated), price_per_hour=0.0, gpus=0)  # the node goes
+    meter.advance(7200.0, lambda: 0.0)
+    assert [(r.since_s, r.allocated_gpus, r.price_per_hour) for r in meter.readings] == [
+        (0.0, 4.0, 10.0),
+        (1200.0, 8.0, 10.0),
+        (3600.0, 0.0, 0.0),
+    ]
+    totals = meter.totals()
+    assert totals.cost == pytest.approx(10.0)  # one hour of a $10/h node
+    assert totals.gpu_seconds["provisioned"] == pytest.approx(8 * 3600)
+    assert totals.gpu_seconds["allocated"] == pytest.approx(4 * 1200 + 8 * 2400)
+
+
+def test_a_device_of_a_shared_claim_counts_once_however_many_pods_work_on_it() -> None:
+    meter = Meter()
+    unit = Unit("gpu-0", 0, 1.0, None)
+    claim = (PodResourceClaim("gpu", resource_claim_name="shared"),)
+    recs = [PodRecord(gpu_pod(f"p{i}", 0, resource_claims=claim), "default-scheduler", 0.0) for i in (0, 1)]
+    for rec in recs:
+        rec.node, rec.devices = "a", [unit]
+        meter.working(rec, +1)
+    assert meter.working_gpus == 1.0
+    meter.working(recs[0], -1)
+    assert meter.working_gpus == 1.0  # the other pod still works on it
+    meter.working(recs[1], -1)
+    assert meter.working_gpus == 0.0
+
+
+def test_losing_a_node_gives_back_its_pods_in_name_order_with_their_resources_freed() -> None:
+    cluster = InMemoryCluster([gpu_node("a", 8), gpu_node("b", 8)], None, lambda node: [])
+    state = cluster.state
+    for name in ("zeta", "alpha"):
+        state.assign(gpu_pod(name, 4), "a", 0.0)
+    state.assign(gpu_pod("elsewhere", 4), "b", 0.0)
+    lost = cluster.delete_node("a", now=60.0)
+    assert [a.pod.name for a in lost] == ["alpha", "zeta"]
+    assert "a" not in state.index and set(state.assignments) == {"default/elsewhere"}
+    assert cluster.nodes["a"].deleted_s == 60.0
+    assert cluster.gpus_total() == 8.0
