@@ -69,12 +69,15 @@ def _changes(state: ClusterState, scheduler: Scheduler, pod: Pod) -> list[dict[s
     return [r[2] for r in rows[:CLOSEST_NODES] if r[2]["needs"]]
 
 
-def controller_pods(scenario: Scenario, nodes: list[Node]) -> list[Pod]:
-    """The pods the scenario's Jobs, Deployments and DaemonSets would create first (a scenario of
-    manifests rather than a snapshot of pods): they are explained as pending pods too."""
+def controller_pods(scenario: Scenario, nodes: list[Node], gangs: GangView) -> list[Pod]:
+    """The pods the scenario's workloads would create first (a scenario of manifests rather than a
+    snapshot of pods): they are explained as pending pods too; the gangs they form join ``gangs``."""
     pods: list[Pod] = []
     for workload in scenario.workloads():
-        pods += controller_for(workload).wanted(nodes)
+        controller = controller_for(workload)
+        for group in controller.pod_groups():
+            gangs.add_group(group)
+        pods += controller.wanted(nodes)
     return pods
 
 
@@ -83,7 +86,7 @@ def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[s
     gangs = GangView(state, scenario.pod_groups)
     schedulers = [Scheduler(c, state, gangs) for c in scheduler_processes(scenario.schedulers)]
     pending: list[Pod] = []
-    for pod in controller_pods(scenario, [n for n in scenario.nodes]):
+    for pod in controller_pods(scenario, [n for n in scenario.nodes], gangs):
         gangs.add_pod(pod)
         pending.append(pod)
     for bare in scenario.pods:

@@ -1,7 +1,8 @@
 """Which ``apiVersion``/``kind`` a document has, and what the loader does with it.
 
-A kind gpufleet models is converted; any other kind Kubernetes 1.34 serves, and any kind of
-an API group gpufleet does not know (other controllers' custom resources), is a warning.
+A kind gpufleet models is converted (a workload kind registered with its reader in
+``gpufleet.workloads`` too); any other kind Kubernetes 1.34 serves, and any kind of an API group
+gpufleet does not know (other controllers' custom resources), is a warning.
 KEDA's ``keda.sh`` group is not "known" in that sense: its ScaledObject and ScaledJob are
 modelled, its other kinds (TriggerAuthentication, ...) are warnings. A
 kind that does not exist in a group gpufleet knows is an error, as the API server answers
@@ -14,6 +15,7 @@ import enum
 from dataclasses import dataclass
 
 from gpufleet.kube.schema_check import KUBERNETES_VERSION, standard_kinds
+from gpufleet.workloads import manifest_readers
 
 POD = ("", "v1", "Pod")
 NODE = ("", "v1", "Node")
@@ -127,16 +129,18 @@ class Kind:
 def classify(api_version: str, kind: str) -> Kind:
     group, _, version = api_version.rpartition("/")
     gvk = (group, version, kind)
-    if gvk in MODELLED:
+    registered = manifest_readers()  # workload kinds that bring their reader (gpufleet.workloads)
+    if gvk in MODELLED or gvk in registered:
         return Kind(group, version, kind, Handling.MODEL)
-    if gvk in standard_kinds() or gvk in _KNOWN_UNMODELLED or group not in KNOWN_GROUPS:
+    known_groups = KNOWN_GROUPS | {g for g, _, _ in registered}
+    if gvk in standard_kinds() or gvk in _KNOWN_UNMODELLED or group not in known_groups:
         return Kind(
             group, version, kind, Handling.IGNORE, "", f"kind {api_version}/{kind} is not modelled; ignored"
         )
     served = sorted(
         {
             f"{g}/{v}" if g else v
-            for g, v, k in (*standard_kinds(), *MODELLED, *_KNOWN_UNMODELLED)
+            for g, v, k in (*standard_kinds(), *MODELLED, *_KNOWN_UNMODELLED, *registered)
             if (g, k) == (group, kind)
         }
     )
@@ -146,3 +150,8 @@ def classify(api_version: str, kind: str) -> Kind:
         message = f"kind {kind} is not served in {api_version} (with Kubernetes {minor}: {served_in})"
         return Kind(group, version, kind, Handling.REJECT, "apiVersion", message)
     return Kind(group, version, kind, Handling.REJECT, "kind", f'unknown kind "{kind}" in {api_version}')
+
+
+def namespaced(gvk: tuple[str, str, str]) -> bool:
+    """Whether objects of a modelled kind live in a namespace (a registered workload kind's do)."""
+    return gvk in NAMESPACED or gvk in manifest_readers()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,8 @@ from gpufleet.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.workloads import Created
+from gpufleet.workloads import manifest_readers
+from gpufleet.workloads.kind import Reader
 
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 #: Top-level fields of kinds outside the Kubernetes schemas.
@@ -176,6 +179,8 @@ class _Loader:
             **{gvk: self._dra for gvk in kinds.DRA},
             **{gvk: self._kueue for gvk in kinds.KUEUE},
         }
+        for gvk, read in manifest_readers().items():  # workload kinds that bring their own reader
+            converters.setdefault(gvk, partial(self._registered_kind, read=read, resolver=resolver))
         for entry in entries:
             convert = converters.get(entry.kind.gvk)
             if convert is not None:
@@ -216,7 +221,7 @@ class _Loader:
         if not isinstance(api_version, str) or not isinstance(kind_name, str) or report.error_count:
             return None
         kind = kinds.classify(api_version, kind_name)
-        namespaced = kind.gvk in kinds.NAMESPACED if kind.handling is Handling.MODEL else None
+        namespaced = kinds.namespaced(kind.gvk) if kind.handling is Handling.MODEL else None
         # A KubeSchedulerConfiguration has no metadata: its scheduler is named FILE#N.
         report.label = (
             kind_name if kind.gvk == kinds.SCHEDULER_CONFIG else objects.label(kind_name, body, namespaced)
@@ -308,6 +313,14 @@ class _Loader:
         if not entry.malformed:
             self._pods.append((entry.report, "spec.template", workload.template))
         into.append(workload)
+
+    def _registered_kind(self, entry: _Entry, read: Reader, resolver: priorities.Priorities) -> None:
+        workload, templates = workloads.registered_kind(
+            read, entry.meta, entry.body, entry.report, resolver, entry.document.order
+        )
+        if not entry.malformed:
+            self._pods.extend((entry.report, path, template) for path, template in templates)
+        self.scenario.other_workloads.append(workload)
 
     def _job(self, entry: _Entry, resolver: priorities.Priorities) -> None:
         self._workload(entry, resolver, workloads.job, self.scenario.jobs)

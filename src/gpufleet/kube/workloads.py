@@ -12,7 +12,7 @@ matches the template's labels). The template is a ``Pod`` named ``""``; the work
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,10 +22,9 @@ from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
 from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.pod import Pod, Requirement
-from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job
+from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, Workload
+from gpufleet.workloads.kind import COMPLETING_RESTART_POLICIES, CONTROLLER_RESTART_POLICIES, Reader
 
-JOB_RESTART_POLICIES = ("OnFailure", "Never")
-CONTROLLER_RESTART_POLICIES = ("Always",)
 DEFAULT_BACKOFF_LIMIT = 6
 COMPLETION_MODES = ("NonIndexed", "Indexed")
 
@@ -63,7 +62,7 @@ def job_from_spec(
     kueue = QUEUE_NAME_LABEL in meta.labels
     unmodelled = tuple(f for f in _UNMODELLED_JOB if not (kueue and f == "suspend"))
     template, created = _common(
-        meta, spec, report, at_spec, priorities, order, JOB_RESTART_POLICIES, unmodelled
+        meta, spec, report, at_spec, priorities, order, COMPLETING_RESTART_POLICIES, unmodelled
     )
     given = _set(spec)
     parallelism = _count(spec, "parallelism", 1, at_spec)
@@ -127,10 +126,25 @@ def _common(
     ``report`` is at the document (its ``metadata``), ``at_spec`` at the workload spec.
     """
     at_spec.unmodelled_fields(spec, unmodelled)
+    return pod_template(meta, spec, "template", report, at_spec, priorities, order, restart_policies)
+
+
+def pod_template(
+    meta: Meta,
+    spec: Mapping[str, Any],
+    path: str,
+    report: Reporter,
+    at_spec: Reporter,
+    priorities: Priorities,
+    order: int,
+    restart_policies: tuple[str, ...],
+) -> tuple[Pod, Created]:
+    """The pod template at ``spec.<path>`` (dotted) and when the workload is created: its own
+    ``gpufleet.io/submit-at``, else its template's."""
     own = pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.WORKLOAD_KEYS)
-    template = mapping(spec.get("template"))
+    template = _at(spec, path)
     template_spec = mapping(template.get("spec"))
-    at_template = at_spec.at("template")
+    at_template = at_spec.at(path)
     restart_policy = template_spec.get("restartPolicy") or pods.RESTART_POLICIES[0]
     if restart_policy not in restart_policies:
         at_template.error("spec.restartPolicy", unsupported(restart_policy, restart_policies))
@@ -138,6 +152,13 @@ def _common(
     pod = pods.pod(template_meta, template_spec, at_template, priorities)
     submit_at_s = pod_annotations.number(own, pod_annotations.SUBMIT_AT)
     return pod, Created(pod.behavior.submit_at_s if submit_at_s is None else submit_at_s, order)
+
+
+def _at(spec: Mapping[str, Any], path: str) -> dict[str, Any]:
+    value: Any = spec
+    for part in path.split("."):
+        value = mapping(value).get(part)
+    return mapping(value)
 
 
 def _count(spec: Mapping[str, Any], field: str, default: int, report: Reporter) -> int:
@@ -170,3 +191,79 @@ def _check_selector(body: Mapping[str, Any], report: Reporter, what: str) -> Non
         report.error(
             "spec.template.metadata.labels", invalid(labels, "`selector` does not match template `labels`")
         )
+
+
+class KindReader:
+    """A manifest of a kind registered in ``gpufleet.workloads``, as its reader sees it
+    (``workloads.kind.ManifestReader``). It keeps the pod templates read (for the checks between
+    documents) and which ``spec`` fields were read: any other field given is a warning."""
+
+    def __init__(
+        self, meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
+    ):
+        self._meta, self._report, self._priorities, self._order = meta, report, priorities, order
+        self._spec = mapping(body.get("spec"))
+        self._at_spec = report.at("spec")
+        self._read: set[str] = set()
+        self.templates: list[tuple[str, Pod]] = []  # (path from the document, template)
+
+    @property
+    def name(self) -> str:
+        return self._meta.name
+
+    @property
+    def namespace(self) -> str:
+        return self._meta.namespace
+
+    def value(self, path: str) -> object:
+        self._read.add(path.split(".", 1)[0])
+        head, _, field = path.rpartition(".")
+        return (_at(self._spec, head) if head else self._spec).get(field)
+
+    def template(self, path: str, restart_policies: tuple[str, ...]) -> tuple[Pod, Created]:
+        if not isinstance(self.value(path), dict):
+            self._at_spec.error(path, required("a pod template is required"))
+        pod, created = pod_template(
+            self._meta,
+            self._spec,
+            path,
+            self._report,
+            self._at_spec,
+            self._priorities,
+            self._order,
+            restart_policies,
+        )
+        self.templates.append((f"spec.{path}", pod))
+        return pod, created
+
+    def count(self, path: str, default: int) -> int:
+        value = self.value(path)
+        if value is None:
+            return default
+        if not isinstance(value, int) or isinstance(value, bool):
+            self._at_spec.error(path, invalid(value, "must be an integer"))
+            return default
+        if value < 0:
+            self._at_spec.error(path, invalid(value, "must be greater than or equal to 0"))
+        return value
+
+    def unmodelled(self, fields: Sequence[str]) -> None:
+        self._read.update(f.split(".", 1)[0] for f in fields)
+        self._at_spec.unmodelled_fields(self._spec, tuple(fields))
+
+    def error(self, path: str, message: str) -> None:
+        self._at_spec.error(path, message)
+
+    def unread(self) -> None:
+        """The ``spec`` fields its reader did not look at: not modelled, a warning each."""
+        self._at_spec.unmodelled_fields(self._spec, sorted(set(self._spec) - self._read))
+
+
+def registered_kind(
+    read: Reader, meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
+) -> tuple[Workload, list[tuple[str, Pod]]]:
+    """A manifest of a registered kind read by its own reader; with the templates it read."""
+    reader = KindReader(meta, body, report, priorities, order)
+    workload = read(reader)
+    reader.unread()
+    return workload, reader.templates

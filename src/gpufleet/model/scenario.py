@@ -14,7 +14,7 @@ from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.simulation import NodePool, SimulationSettings
-from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, PodGroup, PriorityClass
+from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, PodGroup, PriorityClass, Workload
 
 
 @dataclass
@@ -34,6 +34,8 @@ class Scenario:
     jobs: list[Job] = field(default_factory=list)
     deployments: list[Deployment] = field(default_factory=list)
     daemonsets: list[DaemonSet] = field(default_factory=list)
+    #: workloads of the kinds registered with a manifest reader in ``gpufleet.workloads``
+    other_workloads: list[Workload] = field(default_factory=list)
     pod_groups: dict[str, PodGroup] = field(default_factory=dict)  # key: ns/name
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     schedulers: list[SchedulerConfig] = field(default_factory=list)
@@ -52,6 +54,6 @@ class Scenario:
     warnings: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
 
-    def workloads(self) -> list[Job | Deployment | DaemonSet]:
+    def workloads(self) -> list[Workload]:
         """Every workload whose controller creates pods (``gpufleet.workloads`` drives each kind)."""
-        return [*self.jobs, *self.deployments, *self.daemonsets]
+        return [*self.jobs, *self.deployments, *self.daemonsets, *self.other_workloads]

@@ -3,12 +3,14 @@
 ``Job`` (``batch/v1``: parallelism, completions, backoffLimit), ``Deployment`` (``apps/v1``:
 replicas), ``DaemonSet`` (``apps/v1``: one pod per matching node), ``PodGroup``
 (``scheduling.x-k8s.io/v1alpha1``: minMember, scheduleTimeoutSeconds) and ``PriorityClass``
-(``scheduling.k8s.io/v1``).
+(``scheduling.k8s.io/v1``). ``Workload`` is what every workload object has, whatever its kind
+(a kind registered in ``gpufleet.workloads`` may bring its own object).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from gpufleet.model.pod import Pod
 
@@ -19,6 +21,21 @@ class Created:
 
     submit_at_s: float = 0.0
     order: int = 0  # document order: equal submit times keep it
+
+
+class Workload(Protocol):
+    """A workload object read from a manifest."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def template(self) -> Pod: ...
+    @property
+    def created(self) -> Created: ...
+    @property
+    def key(self) -> str: ...
 
 
 @dataclass

@@ -36,7 +36,7 @@ from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
-from gpufleet.model.workloads import Created, Job, PodGroup
+from gpufleet.model.workloads import Created, Job, PodGroup, Workload
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler
 from gpufleet.scheduling.processes import scheduler_processes
@@ -55,7 +55,7 @@ from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import Workload, WorkloadController
+from gpufleet.workloads.kind import WorkloadController
 
 
 class Simulation:
@@ -192,6 +192,8 @@ class Simulation:
     def _start(self, workload: Workload) -> None:
         controller = controller_for(workload)
         self.controllers[f"{controller.kind}/{controller.key}"] = controller
+        for group in controller.pod_groups():  # the gangs its pods form
+            self.gangs.add_group(group)
         self._reconcile(controller)
 
     def _reconcile(self, controller: WorkloadController) -> None:

@@ -1,8 +1,8 @@
 """Workload kinds: one module each (``job``, ``deployment``, ``daemonset``), each a controller that
-expands its workload into pods (``kind.WorkloadController``), registered in one place by its
-module's ``@register_kind``. Every module of this package is imported the first time a
-controller is asked for, so a new kind is one new module here (and its manifest reader in
-``gpufleet.kube``)."""
+expands its workload into pods and gangs (``kind.WorkloadController``), registered in one place by
+its module's ``@register_kind``. Every module of this package is imported the first time a kind is
+asked for, so a new kind is one new module here: its workload object, its controller and (for a
+kind the manifest reader does not know) its reader (``kind.ManifestReader``)."""
 
 from __future__ import annotations
 
@@ -11,37 +11,50 @@ import pkgutil
 from collections.abc import Callable
 from typing import TypeVar
 
-from gpufleet.workloads.kind import Factory, Workload, WorkloadController
+from gpufleet.model.workloads import Workload
+from gpufleet.workloads.kind import GVK, Factory, Reader, WorkloadController
 
 C = TypeVar("C", bound=Callable[..., WorkloadController])
 
 _KINDS: dict[type, Factory] = {}
+_READERS: dict[GVK, Reader] = {}
 _loaded = False
 
 
-def register_kind(model: type) -> Callable[[C], C]:
-    """Class decorator on a controller: it drives workloads of ``model`` (a ``model.workloads`` class)."""
+def register_kind(model: type, api: GVK | None = None, read: Reader | None = None) -> Callable[[C], C]:
+    """Class decorator on a controller: it drives workloads of ``model``; with ``api`` and ``read``,
+    manifests of that ``apiVersion``/``kind`` are read into ``model`` objects by ``read``."""
+    if (api is None) != (read is None):
+        raise ValueError("a kind's reader needs both api and read")
 
     def decorate(controller: C) -> C:
         _KINDS[model] = controller
+        if api is not None and read is not None:
+            _READERS[api] = read
         return controller
 
     return decorate
 
 
-def _kinds() -> dict[type, Factory]:
+def _load() -> None:
     global _loaded
     if not _loaded:
         for module in pkgutil.iter_modules(__path__):
             if module.name != "kind":
                 importlib.import_module(f"{__name__}.{module.name}")
         _loaded = True
-    return _KINDS
 
 
 def controller_for(workload: Workload) -> WorkloadController:
-    """The controller of a workload, by the kind of its model object."""
-    factory = _kinds().get(type(workload))
+    """The controller of a workload, by the kind of its object."""
+    _load()
+    factory = _KINDS.get(type(workload))
     if factory is None:
         raise KeyError(f"no workload kind drives {type(workload).__name__}")
     return factory(workload)
+
+
+def manifest_readers() -> dict[GVK, Reader]:
+    """The registered kinds' readers, by ``(group, version, kind)``."""
+    _load()
+    return dict(_READERS)

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Toleration, tolerated
 from gpufleet.model.pod import OwnerRef, Pod, Requirement, SelectorTerm
-from gpufleet.model.workloads import DaemonSet
+from gpufleet.model.workloads import DaemonSet, PodGroup
 from gpufleet.workloads import register_kind
 
 DAEMONSET_TOLERATIONS = (
@@ -65,6 +65,9 @@ class DaemonSetController:
     def node_added(self, node: Node) -> list[Pod]:
         pod = self.pod_for(node)
         return [] if pod is None else [pod]
+
+    def pod_groups(self) -> list[PodGroup]:
+        return []
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         """A DaemonSet pod that ended is not replaced (its node stays covered)."""

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.workloads import Deployment
+from gpufleet.model.workloads import Deployment, PodGroup
 from gpufleet.workloads import register_kind
 
 
@@ -39,6 +39,9 @@ class DeploymentController:
             self.active.add(pod.key)
             out.append(pod)
         return out
+
+    def pod_groups(self) -> list[PodGroup]:
+        return []
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         self.active.discard(pod.key)

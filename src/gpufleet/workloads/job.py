@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.workloads import Job
+from gpufleet.model.workloads import Job, PodGroup
 from gpufleet.workloads import register_kind
 
 
@@ -58,6 +58,9 @@ class JobController:
             self.next_index += 1
             remaining -= 1
         return out
+
+    def pod_groups(self) -> list[PodGroup]:
+        return []
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         index = self.active.pop(pod.key, None)

@@ -1,13 +1,19 @@
-"""The workload-kind protocol: how a kind of workload expands into pods and how its controller
-reacts when one of them ends, so that the simulator (and later the live side) drives every kind
-the same way.
+"""The workload-kind protocol: how a kind of workload expands into pods and gangs, how its
+controller reacts when one of its pods ends, and how its manifest is read, so that the simulator,
+explain, the manifest reader (and later the live side) handle every kind the same way.
 
 A kind is one module of ``gpufleet.workloads`` that defines its controller and registers it with
-``@register_kind(<model class>)``: the controller is made from the workload object the manifest
-reader produced, says which pods it wants now (``wanted``, given the nodes that exist, for kinds
-that place a pod per node), and learns when one of its pods ended (``finished``) or was taken
-away by a queueing system to be created again later (``suspended``), and which pods it wants on a
-node that joins (``node_added``).
+``@register_kind(<model class>)``. The controller is made from the workload object, says which
+pods it wants now (``wanted``, given the nodes that exist, for kinds that place a pod per node)
+and which PodGroups (gangs) they form (``pod_groups``), and learns when one of its pods ended
+(``finished``) or was taken away by a queueing system to be created again later (``suspended``),
+and which pods it wants on a node that joins (``node_added``).
+
+A kind the manifest reader does not know already (anything but Jobs, Deployments and DaemonSets)
+brings its reader too: ``@register_kind(<model class>, api=(group, version, kind), read=...)``.
+``read`` builds the workload object from a ``ManifestReader``, which reads pod templates and
+counts as for every workload and reports problems at a field path (errors end the run with exit
+status 2; unmodelled fields are warnings).
 """
 
 from __future__ import annotations
@@ -17,19 +23,14 @@ from typing import Any, ClassVar, Protocol
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.model.workloads import Created
+from gpufleet.model.workloads import Created, PodGroup, Workload
 
+#: a kind's ``apiVersion`` group, version and ``kind``
+GVK = tuple[str, str, str]
 
-class Workload(Protocol):
-    """A workload object read from a manifest (``model.workloads``)."""
-
-    name: str
-    namespace: str
-    template: Pod
-    created: Created
-
-    @property
-    def key(self) -> str: ...
+#: the pod restart policies a controller that replaces its pods accepts, and one whose pods complete
+CONTROLLER_RESTART_POLICIES = ("Always",)
+COMPLETING_RESTART_POLICIES = ("OnFailure", "Never")
 
 
 class WorkloadController(Protocol):
@@ -43,6 +44,10 @@ class WorkloadController(Protocol):
 
     def wanted(self, nodes: Sequence[Node]) -> list[Pod]:
         """The pods to create now (named as the controller names them)."""
+        ...
+
+    def pod_groups(self) -> list[PodGroup]:
+        """The gangs its pods form (each labelled ``scheduling.x-k8s.io/pod-group``); none for most kinds."""
         ...
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
@@ -60,4 +65,35 @@ class WorkloadController(Protocol):
         ...
 
 
+class ManifestReader(Protocol):
+    """One manifest of a registered kind, as its ``read`` sees it (``kube.load`` implements it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    def value(self, path: str) -> object:
+        """The value at ``spec.<path>`` (dotted), None when absent; a field read is no warning."""
+        ...
+
+    def template(self, path: str, restart_policies: tuple[str, ...]) -> tuple[Pod, Created]:
+        """The pod template at ``spec.<path>`` (``template``, ``replicaSpecs.Worker.template``), read
+        and checked as every workload's, and when the workload is created."""
+        ...
+
+    def count(self, path: str, default: int) -> int:
+        """A count at ``spec.<path>`` that must not be negative; ``default`` when absent."""
+        ...
+
+    def unmodelled(self, fields: Sequence[str]) -> None:
+        """Those of ``spec``'s fields that are given are not modelled: a warning each (as is any
+        field of ``spec`` the reader did not read)."""
+        ...
+
+    def error(self, path: str, message: str) -> None:
+        """A problem at ``spec.<path>``: the manifest is rejected."""
+        ...
+
+
 Factory = Callable[[Any], WorkloadController]
+Reader = Callable[[ManifestReader], Workload]
