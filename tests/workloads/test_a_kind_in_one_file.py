@@ -47,6 +47,7 @@ def read_training_job(manifest: ManifestReader) -> TrainingJob:
 @register_kind(TrainingJob, api=API, read=read_training_job)
 class TrainingJobController:
     kind: ClassVar[str] = "TrainingJob"
+    per_node: ClassVar[bool] = False
 
     def __init__(self, job: TrainingJob) -> None:
         self.job = job

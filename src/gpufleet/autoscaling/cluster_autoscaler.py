@@ -161,6 +161,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     unneeded = dict(request.unneeded_since)
     candidates = list(request.candidates) if request.assess else []
     seen = set()
+    budgets, allowed, daemon_pods = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
     for c in candidates:
         seen.add(c.node)
         verdict = assess(
@@ -168,9 +169,9 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             state.index[c.node],
             request.profile,
             request.threshold,
-            list(request.budgets),
-            dict(request.allowed),
-            set(request.daemon_pods),
+            budgets,
+            allowed,
+            daemon_pods,
             exclude,
             request.computing,
             request.verdicts,

@@ -49,6 +49,9 @@ class _Layer:
     #: copies of a node group's template the what-if added, as what is free on each
     copies: list[Resources] = field(default_factory=list)
     published: int = 0  # template copies whose ResourceSlices this layer's DRA state holds
+    #: pods put (+1) or taken away (-1) not yet added into ``delta`` (a trial that only places pods
+    #: never reads it back)
+    shifts: list[tuple[Pod, int, int]] = field(default_factory=list)
 
     def copy(self) -> _Layer:
         return _Layer(
@@ -59,7 +62,17 @@ class _Layer:
             None,
             [dict(c) for c in self.copies],
             self.published,
+            list(self.shifts),
         )
+
+    def settled(self, state: ClusterState) -> dict[int, tuple[list[int], list[int]]]:
+        """``delta`` with the pending shifts added in."""
+        for pod, i, sign in self.shifts:
+            req, nonzero = (v.tolist() for v in state.pod_vectors(pod))
+            old_req, old_nonzero = self.delta.get(i, ([], []))
+            self.delta[i] = (_add(req, old_req, sign), _add(nonzero, old_nonzero, sign))
+        self.shifts.clear()
+        return self.delta
 
 
 class ClusterSnapshot:
@@ -93,9 +106,7 @@ class ClusterSnapshot:
         """The top layer's request rows added to the cluster's own columns for the block (the
         nodes touched, so the scheduler's caches see them), then taken out again."""
         state = self.state
-        rows = [
-            (i, np.array(req), np.array(nonzero)) for i, (req, nonzero) in sorted(self._top.delta.items())
-        ]
+        rows = [(i, np.array(req), np.array(nonzero)) for i, (req, nonzero) in sorted(self._delta().items())]
         for i, req, nonzero in rows:
             state.requested[i] += req
             state.nonzero[i] += nonzero
@@ -127,7 +138,7 @@ class ClusterSnapshot:
         again (``gpus_freed``)."""
         state = self.state
         requested, nonzero = state.requested[i].tolist(), state.nonzero[i].tolist()
-        change = self._top.delta.get(i)
+        change = self._delta().get(i)
         if change is not None:
             requested, nonzero = _add(requested, change[0]), _add(nonzero, change[1])
         for a in without:
@@ -147,10 +158,10 @@ class ClusterSnapshot:
         )  # the thousandths a pod put here took come off below
         if state.shares is not None:
             milli += np.rint(MILLI * state.shares.unused_per_node()[idx]).astype(np.int64)
-        top = self._top
-        if top.delta or top.milli:
+        top, delta = self._top, self._delta()
+        if delta or top.milli:
             where = {int(i): j for j, i in enumerate(idx.tolist())}
-            for i, (req, _) in top.delta.items():
+            for i, (req, _) in delta.items():
                 j = where.get(i)
                 if j is not None:
                     free[j] -= np.array(req + [0] * (free.shape[1] - len(req)), dtype=np.int64)
@@ -230,9 +241,10 @@ class ClusterSnapshot:
             ]
 
     def _shift(self, pod: Pod, i: int, sign: int) -> None:
-        req, nonzero = (v.tolist() for v in self.state.pod_vectors(pod))
-        old_req, old_nonzero = self._top.delta.get(i, ([], []))
-        self._top.delta[i] = (_add(req, old_req, sign), _add(nonzero, old_nonzero, sign))
+        self._top.shifts.append((pod, i, sign))
+
+    def _delta(self) -> dict[int, tuple[list[int], list[int]]]:
+        return self._top.settled(self.state)
 
 
 def _add(base: list[int], change: list[int], sign: int = 1) -> list[int]:

@@ -261,7 +261,7 @@ class ClusterAutoscalerLoop:
                 now,
                 st,
                 self.profile,
-                self._candidates(),
+                self._candidates() if assessing or self.unneeded_since else (),
                 self.settings.scale_down_utilization_threshold,
                 self.settings.scale_down_unneeded_time_s,
                 self.settings.scale_down_delay_after_add_s,

@@ -293,6 +293,9 @@ class Scheduler:
         its priority and not yet placed, count on that node, so a lower or equal pod cannot take what
         their preemption freed. Node resources only: their devices are not held. (The members of the
         pod's own gang are left out: gang-aware preemption plans the whole gang at once.)"""
+        if not self.nominated:
+            yield
+            return
         state, gang = self.state, group_key(pod)
         held = ClusterSnapshot(state)
         for key, node in sorted(self.nominated.items()):

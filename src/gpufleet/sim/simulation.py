@@ -85,7 +85,8 @@ class Simulation:
         in_use = dra.slices or dra.classes or dra.claims or dra.templates
         publishing = any(rt.pool.dra_gpus for rt in self.pools.values())
         self.cluster = InMemoryCluster(nodes, dra if in_use or publishing else None, self.cloud.slices_of)
-        self.cluster.state.disruptions = self  # PodDisruptionBudgets for preemption (cluster.disruption_view)
+        self.state: ClusterState = self.cluster.state  # the nodes and pods as the decisions read them
+        self.state.disruptions = self  # PodDisruptionBudgets for preemption (cluster.disruption_view)
         self.gangs = GangView(self.state, scenario.pod_groups)
         seeds = np.random.SeedSequence(self.seed).spawn(len(scheduler_processes(scenario.schedulers)))
         self.schedulers = [
@@ -104,9 +105,14 @@ class Simulation:
             self,
             np.random.default_rng([self.seed, 3]),
         )
+        self.records: dict[str, PodRecord] = self.lifecycle.records  # every pod by namespace/name
         self.pools_timeline: dict[str, list[float]] = {name: [] for name in self.pools}
         self.nodes_by_state: dict[str, list[float]] = {}
         self.controllers: dict[str, WorkloadController] = {}  # "<kind>/<ns>/<name>": its pods' owner
+        self.daemonsets: list[DaemonSetController] = []  # what cluster-autoscaler adds to a template node
+        self.per_node: list[WorkloadController] = []  # kinds that place pods on each node that joins
+        self._nodes: list[Node] = []
+        self._nodes_key: tuple[int, int] | None = None
         self.arrivals_left = 0
         self._scheduling_at: set[float] = set()
         self._last_pass: tuple[int, int, int] | None = None
@@ -138,20 +144,12 @@ class Simulation:
 
     # -- what the parts hold ---------------------------------------------------------------
     @property
-    def state(self) -> ClusterState:
-        return self.cluster.state
-
-    @property
     def ledger(self) -> DeviceLedger:
         return self.cluster.ledger
 
     @property
     def nodes(self) -> dict[str, NodeRecord]:
         return self.cluster.nodes
-
-    @property
-    def records(self) -> dict[str, PodRecord]:
-        return self.lifecycle.records
 
     @property
     def work_lost_gpu_s(self) -> float:
@@ -192,18 +190,25 @@ class Simulation:
     def _start(self, workload: Workload) -> None:
         controller = controller_for(workload)
         self.controllers[f"{controller.kind}/{controller.key}"] = controller
+        if isinstance(controller, DaemonSetController):
+            self.daemonsets.append(controller)
+        if controller.per_node:
+            self.per_node.append(controller)
         for group in controller.pod_groups():  # the gangs its pods form
             self.gangs.add_group(group)
         self._reconcile(controller)
 
     def _reconcile(self, controller: WorkloadController) -> None:
-        nodes = [self.state.nodes[i] for i in self.state.active_indices()]
-        for pod in controller.wanted(nodes):
+        for pod in controller.wanted(self._active_nodes()):
             self._create(pod)
 
-    @property
-    def daemonsets(self) -> list[DaemonSetController]:
-        return [c for c in self.controllers.values() if isinstance(c, DaemonSetController)]
+    def _active_nodes(self) -> list[Node]:
+        """The nodes in the cluster (kept until a node joins, leaves or is relabelled)."""
+        key = (self.state.static_version, self.state.size)
+        if key != self._nodes_key:
+            self._nodes = [self.state.nodes[i] for i in self.state.active_indices()]
+            self._nodes_key = key
+        return self._nodes
 
     def owner_finished(self, pod: Pod, succeeded: bool) -> None:
         suspended = self.kueue.pod_finished(pod)  # Kueue evicted its Job: suspended, not failed
@@ -323,7 +328,7 @@ class Simulation:
     # -- the ClusterPort: what the control loops read (control.port) -----------------------
     @property
     def pods(self) -> Mapping[str, PodRecord]:
-        return self.lifecycle.records
+        return self.records
 
     @property
     def node_groups(self) -> Mapping[str, PoolRuntime]:
@@ -485,7 +490,7 @@ class Simulation:
     def add_node(self, node: Node) -> None:
         """A launched node joins (kubelet Ready); DaemonSets put their pods on it."""
         self.cluster.add_node(node, self.loop.now)
-        for controller in list(self.controllers.values()):
+        for controller in list(self.per_node):
             for pod in controller.node_added(node):
                 self._create(pod)
         self.cluster_changed()
@@ -619,11 +624,10 @@ class Simulation:
         )
 
     def _advance_traffic(self, t: float) -> None:
+        records = self.lifecycle.records
         for key, traffic in self.traffic.items():
             controller = self.deployment(key)
-            serving = (
-                0 if controller is None else sum(1 for k in controller.active if self.records[k].working)
-            )
+            serving = 0 if controller is None else sum(1 for k in controller.active if records[k].working)
             traffic.advance(t, serving)
 
     def _idle(self) -> bool:

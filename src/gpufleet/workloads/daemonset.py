@@ -35,6 +35,7 @@ def daemon_should_run(template: Pod, node: Node) -> bool:
 @register_kind(DaemonSet)
 class DaemonSetController:
     kind: ClassVar[str] = "DaemonSet"
+    per_node: ClassVar[bool] = True
 
     def __init__(self, daemonset: DaemonSet):
         self.daemonset = daemonset

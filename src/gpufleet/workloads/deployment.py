@@ -16,6 +16,7 @@ from gpufleet.workloads import register_kind
 @register_kind(Deployment)
 class DeploymentController:
     kind: ClassVar[str] = "Deployment"
+    per_node: ClassVar[bool] = False
 
     def __init__(self, deployment: Deployment):
         self.deployment = deployment

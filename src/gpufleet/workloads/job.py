@@ -18,6 +18,7 @@ from gpufleet.workloads import register_kind
 @register_kind(Job)
 class JobController:
     kind: ClassVar[str] = "Job"
+    per_node: ClassVar[bool] = False
 
     def __init__(self, job: Job):
         self.job = job

@@ -36,6 +36,8 @@ COMPLETING_RESTART_POLICIES = ("OnFailure", "Never")
 class WorkloadController(Protocol):
     #: the ``ownerReferences`` kind its pods carry
     kind: ClassVar[str]
+    #: whether it places pods on each node that joins (a DaemonSet): only then is ``node_added`` asked
+    per_node: ClassVar[bool]
 
     @property
     def key(self) -> str:
@@ -56,7 +58,7 @@ class WorkloadController(Protocol):
         ...
 
     def node_added(self, node: Node) -> list[Pod]:
-        """A node joined: the pods it wants there (a per-node kind's; others want none)."""
+        """A node joined: the pods it wants there (asked of a ``per_node`` kind only)."""
         ...
 
     def suspended(self, pod: Pod) -> None:
