@@ -128,3 +128,28 @@ def build(say: Callable[[str], None] = lambda line: print(line, file=sys.stderr,
             partial.rename(target / c.binary)
             say(f"      done in {time.monotonic() - started:.0f} s")
     return target
+
+
+#: The cluster-autoscaler release the autoscaling fidelity cases run against.
+CLUSTER_AUTOSCALER_VERSION = "1.34.5"
+CLUSTER_AUTOSCALER_REFUSED = (
+    "the Go module proxy refuses k8s.io/autoscaler/cluster-autoscaler at every version "
+    "(403 'This module version is not available'), so `make test` cannot build it"
+)
+
+
+def cluster_autoscaler() -> Path | None:
+    """A cluster-autoscaler binary built with its ``kwok`` cloud provider, if one was given: the path
+    in ``GPUFLEET_CLUSTER_AUTOSCALER``, or ``<cache>/cluster-autoscaler-<version>/cluster-autoscaler``.
+
+    It cannot be built here like the other components (``CLUSTER_AUTOSCALER_REFUSED``); one built
+    by hand from the autoscaler repository's ``cluster-autoscaler-<version>`` source
+    (``go build -tags kwok``) is used where it is found.
+    """
+    named = os.environ.get("GPUFLEET_CLUSTER_AUTOSCALER")
+    path = (
+        Path(named)
+        if named
+        else cache_root().parent / f"cluster-autoscaler-{CLUSTER_AUTOSCALER_VERSION}" / "cluster-autoscaler"
+    )
+    return path if path.is_file() and os.access(path, os.X_OK) else None

@@ -129,10 +129,13 @@ class ControlPlane:
         return destination
 
     # -- the components ----------------------------------------------------------------------
-    def _spawn(self, name: str, args: list[str]) -> None:
+    def _spawn(
+        self, name: str, args: list[str], executable: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (the process owns it)
         self.processes[name] = subprocess.Popen(
-            [str(self.bins / args[0]), *args[1:]],
+            [str(executable or self.bins / args[0]), *args[1:]],
+            env=None if env is None else {**os.environ, **env},
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -309,6 +312,34 @@ class ControlPlane:
             "kube-scheduler",
             "/readyz",
         )
+
+    def start_cluster_autoscaler(self, binary: Path, flags: list[str], namespace: str) -> None:
+        """(Re)start cluster-autoscaler with its ``kwok`` cloud provider, which reads its configuration
+        and node templates from ConfigMaps in ``namespace`` (``POD_NAMESPACE``) and creates and deletes
+        Node objects that kwok then plays; ``flags`` are its command line after the connection."""
+        self.stop_cluster_autoscaler()
+        (self.logs / "cluster-autoscaler.log").unlink(missing_ok=True)
+        self._spawn(
+            "cluster-autoscaler",
+            [
+                "cluster-autoscaler",
+                "--cloud-provider=kwok",
+                f"--kubeconfig={self.kubeconfig}",
+                f"--namespace={namespace}",
+                "--leader-elect=false",
+                "--address=127.0.0.1:0",
+                *flags,
+            ],
+            executable=binary,
+            env={
+                "POD_NAMESPACE": namespace,
+                "KWOK_PROVIDER_MODE": "local",
+                "KUBECONFIG": str(self.kubeconfig),
+            },
+        )
+
+    def stop_cluster_autoscaler(self) -> None:
+        self._terminate("cluster-autoscaler")
 
     # -- talking to it -----------------------------------------------------------------------
     def client(self) -> Any:

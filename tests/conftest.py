@@ -110,3 +110,25 @@ def control_plane(request: pytest.FixtureRequest) -> Iterator[Any]:
         kept = cp.keep_logs(ROOT / "out" / "e2e-logs")
         say(f"control plane logs kept in {kept}")
     cp.remove()
+
+
+@pytest.fixture(scope="session")
+def fidelity(control_plane: Any) -> Any:
+    """The fidelity run shared by the fidelity tests: every kube-scheduler case, then (where a
+    cluster-autoscaler binary was given) every cluster-autoscaler case, on the session's control
+    plane; the report goes to ``out/fidelity/`` (an ``e2e.fidelity.run.Fidelity``)."""
+    from e2e.components import cluster_autoscaler
+    from e2e.fidelity import report
+    from e2e.fidelity.autoscaler_cases import autoscaler_cases
+    from e2e.fidelity.autoscaler_run import run_autoscaler_cases
+    from e2e.fidelity.real import RealCluster
+    from e2e.fidelity.run import Fidelity, run_cases
+    from e2e.fidelity.sources import all_cases
+
+    scheduler, seconds = run_cases(RealCluster(control_plane), all_cases())
+    binary, autoscaler, summary = cluster_autoscaler(), None, None
+    if binary is not None:
+        autoscaler, ca_seconds = run_autoscaler_cases(control_plane, binary, autoscaler_cases())
+        summary = report.autoscaler_summary(autoscaler, ca_seconds)
+    report.write(scheduler, ROOT / "out" / "fidelity", seconds, control_plane.started_s, summary)
+    return Fidelity(scheduler, autoscaler)

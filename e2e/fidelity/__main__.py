@@ -7,13 +7,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from e2e.components import BuildError, build
+from e2e.components import BuildError, build, cluster_autoscaler
 from e2e.controlplane import ControlPlane, ControlPlaneError
 from e2e.fidelity import report
-from e2e.fidelity.fixtures import fixture_cases
+from e2e.fidelity.autoscaler_cases import autoscaler_cases
+from e2e.fidelity.autoscaler_run import AutoscalerResult, run_autoscaler_cases
 from e2e.fidelity.real import RealCluster
 from e2e.fidelity.run import CaseResult, run_cases
-from e2e.fidelity.sources import DEFAULT_GENERATED, example_cases, generated_cases, seed_004_cases
+from e2e.fidelity.sources import DEFAULT_GENERATED, all_cases
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,13 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("out/fidelity"))
     parser.add_argument("--generated", type=int, default=DEFAULT_GENERATED, help="how many generated cases")
     parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--autoscaler-only", action="store_true", help="only the cluster-autoscaler cases")
     args = parser.parse_args(argv)
-    cases = [
-        *seed_004_cases(),
-        *example_cases(),
-        *fixture_cases(),
-        *generated_cases(args.generated, args.first_seed),
-    ]
+    cases = [] if args.autoscaler_only else all_cases(args.generated, args.first_seed)
     try:
         cp = ControlPlane(build()).start()
     except (BuildError, ControlPlaneError) as exc:
@@ -44,7 +41,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{n}/{len(cases)}] {result.name}: {state}", file=sys.stderr, flush=True)
 
         results, seconds = run_cases(RealCluster(cp), cases, progress)
-        summary = report.write(results, args.out, seconds, cp.started_s)
+        binary, autoscaler = cluster_autoscaler(), None
+        if binary is not None:
+
+            def said(n: int, result: AutoscalerResult) -> None:
+                state = (result.error and "error") or ("agrees" if result.agrees else result.why)
+                print(f"[autoscaler {n}] {result.name}: {state}", file=sys.stderr, flush=True)
+
+            ca_results, ca_seconds = run_autoscaler_cases(cp, binary, autoscaler_cases(), said)
+            autoscaler = report.autoscaler_summary(ca_results, ca_seconds)
+        summary = report.write(results, args.out, seconds, cp.started_s, autoscaler)
     finally:
         cp.remove()
     t = summary["kube_scheduler"]
@@ -53,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{t['cases_modelled']} modelled cases ({t['not_modelled_pods_agreeing']}/"
         f"{t['not_modelled_pods_compared']} where gpufleet does not model a feature); "
         f"{t['cases_excluded']} excluded, {t['cases_failed']} failed; report: {args.out / 'fidelity.md'}"
+    )
+    ca = summary["cluster_autoscaler"]
+    print(
+        f"cluster-autoscaler: {ca['decisions_agreeing']}/{ca['decisions_compared']} decisions agree "
+        f"({ca['status']})"
     )
     return 0
 

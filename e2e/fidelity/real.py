@@ -27,6 +27,9 @@ QUIET_AFTER_DELETION_S = 1.0
 #: how long a nominated pod may take to be bound once its victims are gone (its backoff is 1 s)
 NOMINATED_BIND_S = 6.0
 POLL_S = 0.01
+#: how long a FailedScheduling Event may take to arrive after the PodScheduled condition (the event
+#: broadcaster sends it asynchronously; on a loaded machine it can lag)
+EVENT_WAIT_S = 5.0
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 #: how long to look at a pod no scheduler serves, in case something decides it after all
 UNSERVED_LOOK_S = 0.1
@@ -326,6 +329,10 @@ class RealCluster:
         step.preempted = tuple(sorted(k for k in before_pods if k not in after))
         if pod is not None:
             messages = self.failed_scheduling(pod)
+            deadline = time.monotonic() + EVENT_WAIT_S
+            while not messages and step.condition_message is not None and time.monotonic() < deadline:
+                time.sleep(POLL_S * 5)  # the Event is recorded after the condition, by a broadcaster
+                messages = self.failed_scheduling(pod)
             step.event_message = messages[0] if messages else None
             step.bound_first = step.node is not None and not messages and step.condition_message is None
         return step

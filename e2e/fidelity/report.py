@@ -13,13 +13,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from e2e.components import KUBERNETES_VERSION
+from e2e.components import CLUSTER_AUTOSCALER_REFUSED, CLUSTER_AUTOSCALER_VERSION, KUBERNETES_VERSION
+from e2e.fidelity.autoscaler_run import AutoscalerResult
 from e2e.fidelity.run import CaseResult
 
 SCHEMA = "gpufleet.fidelity/v1"
-CLUSTER_AUTOSCALER_BLOCKED = (
-    "not run: the Go module proxy refuses k8s.io/autoscaler/cluster-autoscaler at every version "
-    "(403 'This module version is not available'), so the real cluster-autoscaler cannot be built here"
+CLUSTER_AUTOSCALER_NOT_RUN = (
+    f"not run: {CLUSTER_AUTOSCALER_REFUSED}, and no cluster-autoscaler binary was given "
+    "(GPUFLEET_CLUSTER_AUTOSCALER)"
 )
 
 
@@ -68,7 +69,44 @@ def _case_json(r: CaseResult) -> dict[str, Any]:
     }
 
 
-def write(results: list[CaseResult], out: Path, seconds: float, started_s: float) -> dict[str, Any]:
+def autoscaler_summary(results: list[AutoscalerResult] | None, seconds: float = 0.0) -> dict[str, Any]:
+    if results is None:
+        return {"decisions_compared": 0, "decisions_agreeing": 0, "status": CLUSTER_AUTOSCALER_NOT_RUN}
+    compared = [r for r in results if not r.error]
+    return {
+        "version": CLUSTER_AUTOSCALER_VERSION,
+        "status": (
+            f"run: cluster-autoscaler {CLUSTER_AUTOSCALER_VERSION} (kwok provider), {len(results)} cases"
+        ),
+        "run_s": round(seconds, 1),
+        "decisions_compared": len(compared),
+        "decisions_agreeing": sum(r.agrees for r in compared),
+        "cases_failed": len(results) - len(compared),
+        "cases": [
+            {
+                "name": r.name,
+                "origin": r.origin,
+                "kind": r.kind,
+                "note": r.note or None,
+                "agrees": r.agrees,
+                "why": r.why or None,
+                "error": r.error or None,
+                "cluster_autoscaler": r.real,
+                "gpufleet": r.gpufleet,
+                "real_s": round(r.real_s, 2),
+            }
+            for r in results
+        ],
+    }
+
+
+def write(
+    results: list[CaseResult],
+    out: Path,
+    seconds: float,
+    started_s: float,
+    autoscaler: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     summary = {
         "schema": SCHEMA,
@@ -76,11 +114,7 @@ def write(results: list[CaseResult], out: Path, seconds: float, started_s: float
         "control_plane_start_s": round(started_s, 2),
         "run_s": round(seconds, 1),
         "kube_scheduler": totals(results),
-        "cluster_autoscaler": {
-            "decisions_compared": 0,
-            "decisions_agreeing": 0,
-            "status": CLUSTER_AUTOSCALER_BLOCKED,
-        },
+        "cluster_autoscaler": autoscaler or autoscaler_summary(None),
         "cases": [_case_json(r) for r in results],
     }
     (out / "fidelity.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -120,7 +154,7 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         compared = sum(len(r.pods) for r in modelled)
         agreeing = sum(r.agreeing for r in modelled)
         lines.append(f"| {origin} | {len(rs)} | {len(modelled)} | {compared} | {agreeing} |")
-    lines += ["", "## cluster-autoscaler", "", summary["cluster_autoscaler"]["status"] + ".", ""]
+    lines += ["", *_autoscaler_markdown(summary["cluster_autoscaler"])]
     disagreements = [(r, p) for r in results for p in r.pods if not (p.decision.agrees and p.end.agrees)]
     lines += ["## Disagreements", ""]
     if not disagreements:
@@ -159,3 +193,25 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         lines += [f"| {r.name} | {r.error.splitlines()[0]} |" for r in failed]
         lines.append("")
     return "\n".join(lines)
+
+
+def _autoscaler_markdown(ca: dict[str, Any]) -> list[str]:
+    lines = ["## cluster-autoscaler", "", ca["status"] + ".", ""]
+    if "cases" not in ca:
+        return lines
+    lines += [
+        f"**{ca['decisions_agreeing']} of {ca['decisions_compared']} decisions agree** "
+        f"({_pct(ca['decisions_agreeing'], ca['decisions_compared'])}); cases failed to run: "
+        f"{ca['cases_failed']}; {ca['run_s']} s.",
+        "",
+        "| case | decision | cluster-autoscaler | gpufleet | agrees |",
+        "|---|---|---|---|---|",
+    ]
+    for c in ca["cases"]:
+        verdict = "error" if c["error"] else ("yes" if c["agrees"] else "**no**")
+        lines.append(
+            f"| {c['name']} | {c['kind']} | `{json.dumps(c['cluster_autoscaler'])}` | "
+            f"`{json.dumps(c['gpufleet'])}` | {verdict} |"
+        )
+    lines.append("")
+    return lines

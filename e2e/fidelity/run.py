@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from e2e.fidelity.autoscaler_run import AutoscalerResult
 from e2e.fidelity.case import Case, CaseError, Flat, flatten
 from e2e.fidelity.compare import Verdict, decision_agrees, decision_summary, end_agrees, real_summary
 from e2e.fidelity.gpufleet_side import SimulatedPod, decisions, simulate
@@ -117,3 +118,12 @@ def run_cases(
             progress(n, result)
     cluster.reset()
     return results, time.monotonic() - started
+
+
+@dataclass
+class Fidelity:
+    """One whole fidelity run: the kube-scheduler cases and, where a binary was given, the
+    cluster-autoscaler cases (None when they could not run)."""
+
+    scheduler: list[CaseResult]
+    autoscaler: list[AutoscalerResult] | None

@@ -12,6 +12,7 @@ import yaml
 
 from e2e.fidelity import generate
 from e2e.fidelity.case import Case
+from e2e.fidelity.fixtures import fixture_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -29,8 +30,8 @@ COMBINED = (
     ("seed-004-backfill/work.yaml", "seed-004-backfill/coscheduling.yaml"),
     ("seed-004-backfill/work.yaml", "seed-004-backfill/backfill.yaml"),
 )
-#: files that are not scenarios (a sweep's grid)
-NOT_SCENARIOS = ("experiments/grid.yaml",)
+#: example files that are not scenarios: a sweep grid, and a cluster dump for `gpufleet explain`
+NOT_SCENARIOS = ("experiments/grid.yaml", "explain/cluster-dump.yaml")
 DEFAULT_GENERATED = 320
 
 
@@ -66,3 +67,8 @@ def example_cases() -> list[Case]:
 
 def generated_cases(count: int = DEFAULT_GENERATED, first_seed: int = 1) -> list[Case]:
     return generate.cases(count, first_seed)
+
+
+def all_cases(generated: int = DEFAULT_GENERATED, first_seed: int = 1) -> list[Case]:
+    """Every kube-scheduler case: seed 004's, the examples', the test fixtures' and the generated ones."""
+    return [*seed_004_cases(), *example_cases(), *fixture_cases(), *generated_cases(generated, first_seed)]
