@@ -11,7 +11,16 @@ from collections.abc import Sequence
 from bench.day import describe_day, run_day
 from bench.devices import describe_devices
 from bench.replay import describe_replays
-from bench.scheduling import cases, complete, describe, device_level_cost, run_case, run_isolated, table
+from bench.scheduling import (
+    cases,
+    complete,
+    describe,
+    device_level_cost,
+    run_case,
+    run_isolated,
+    spreading_cost,
+    table,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -31,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(results))
     print()
     print("\n".join(device_level_cost(results)))
+    print("\n".join(spreading_cost(results)))
     print(describe_devices(200, 1_600) if args.quick else describe_devices(5_000, 40_000), flush=True)
     day = run_day(50, 20, 300, 2.0) if args.quick else run_day()
     print(describe_day(day), flush=True)

@@ -16,12 +16,13 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 from multiprocessing import get_context
 
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.node import Node
-from gpufleet.model.pod import POD_GROUP_LABEL, Pod
+from gpufleet.model.pod import POD_GROUP_LABEL, OwnerRef, Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.model.workloads import PodGroup
@@ -34,6 +35,9 @@ GANG_SCHEDULER = "gang-scheduler"
 SINGLE = "place single-GPU pods on clusters of 8-GPU nodes"
 GANGS = "place 16-pod gangs of 8 GPUs"
 SHARES = "place half-GPU shares, each on a GPU of the scheduler's choosing (device level)"
+BARE = "place single-GPU pods on zoned 8-GPU nodes"
+SPREAD = "place Deployment pods with the default topology spreading"
+HOSTNAME, ZONE = "kubernetes.io/hostname", "topology.kubernetes.io/zone"
 COLUMNS = ("case", "nodes", "pods", "score%", "bound", "wall s", "cpu s", "pods/s", "ms/gang", "gangs", "MiB")
 
 
@@ -46,6 +50,8 @@ class Case:
     gang_size: int = 16
     percentage: int | None = None  # percentageOfNodesToScore; None is upstream's adaptive default
     share_milli: int | None = None  # the single pods ask for this share of one GPU instead of a GPU
+    zones: int = 0  # the nodes carry hostname and zone labels, spread over this many zones
+    owner: str | None = None  # the single pods' controller kind (a Deployment: default spreading)
 
     @property
     def total_pods(self) -> int:
@@ -81,11 +87,19 @@ def cases(quick: bool = False) -> list[Case]:
     shares = [
         Case(SHARES, n, pods=16 * n, percentage=pct, share_milli=500) for n in sizes for pct in (100, None)
     ]
-    return [*single, *shares, Case(GANGS, 200 if quick else 1_000, gangs=10 if quick else 50)]
+    n, pods = (200, 1_200) if quick else (500, 3_000)
+    spread = [
+        Case(title, n, pods=pods, percentage=pct, zones=4, owner=owner)
+        for pct in (100, None)
+        for title, owner in ((BARE, None), (SPREAD, "Deployment"))
+    ]
+    return [*single, *shares, *spread, Case(GANGS, 200 if quick else 1_000, gangs=10 if quick else 50)]
 
 
-def gpu_node(i: int) -> Node:
+def gpu_node(i: int, zones: int = 0) -> Node:
     labels = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559"}
+    if zones:
+        labels |= {HOSTNAME: f"node-{i:05d}", ZONE: f"zone-{i % zones}"}
     return Node(f"node-{i:05d}", labels=labels, capacity={CPU: 96_000, MEMORY: 768 * GI, PODS: 110, GPU: 8})
 
 
@@ -101,11 +115,15 @@ def coscheduling_profile(percentage: int | None) -> ProfileConfig:
 
 def build(case: Case) -> Scheduler:
     """A scheduler over ``case.nodes`` empty nodes with every pod of the case queued."""
-    state = ClusterState([gpu_node(i) for i in range(case.nodes)])
+    state = ClusterState([gpu_node(i, case.zones) for i in range(case.nodes)])
     gangs = GangView(state)
     if case.share_milli is None:
+        owner = None if case.owner is None else OwnerRef(case.owner, "web")
+        labels = {"app": "web"} if owner is not None else {}
+        requests = {GPU: 1, CPU: 8_000, MEMORY: 64 * GI}
         pods = [
-            Pod(f"single-{j:06d}", requests={GPU: 1, CPU: 8_000, MEMORY: 64 * GI}) for j in range(case.pods)
+            Pod(f"single-{j:06d}", labels=dict(labels), requests=dict(requests), owner=owner)
+            for j in range(case.pods)
         ]
     else:
         share = GpuShare(compute_milli=case.share_milli)
@@ -187,7 +205,15 @@ def table(results: list[Result]) -> str:
         c = r.case
         rows.append(
             (
-                "gangs" if c.gangs else "single-GPU" if c.share_milli is None else "half-GPU",
+                "gangs"
+                if c.gangs
+                else "half-GPU"
+                if c.share_milli is not None
+                else "spread"
+                if c.owner is not None
+                else "zoned"
+                if c.zones
+                else "single-GPU",
                 f"{c.nodes}",
                 f"{c.total_pods}",
                 c.setting,
@@ -215,6 +241,20 @@ def device_level_cost(results: list[Result]) -> list[str]:
                 f"device level: {r.case.nodes:,} nodes, percentageOfNodesToScore {r.case.setting}: "
                 f"{r.pods_per_s:,.0f} vs {base.pods_per_s:,.0f} pods/s, "
                 f"{base.pods_per_s / r.pods_per_s:.2f}x the time per pod of whole GPUs"
+            )
+    return lines
+
+
+def spreading_cost(results: list[Result]) -> list[str]:
+    """For each spreading case, its CPU time against the bare-pod case run just before it."""
+    lines = []
+    for before, r in pairwise(results):
+        if r.case.title == SPREAD and before.case.title == BARE and before.case.setting == r.case.setting:
+            lines.append(
+                f"default topology spreading: {r.case.nodes:,} nodes, {r.case.pods:,} pods, "
+                f"percentageOfNodesToScore {r.case.setting}: "
+                f"{r.cpu_seconds:.3f} vs {before.cpu_seconds:.3f} s CPU, "
+                f"{r.cpu_seconds / before.cpu_seconds:.2f}x the bare pods' time"
             )
     return lines
 

@@ -182,6 +182,8 @@ def _excluded(scenario: Scenario, documents: tuple[dict[str, Any], ...]) -> str:
     ]
     if any(p.gpu_share is not None for p in [*(b.pod for b in scenario.pods), *templates]):
         return "fractional GPUs (KAI or HAMi annotations): a scheduler extension shares them"
+    if any(p.scheduling_gates for p in [*(b.pod for b in scenario.pods), *templates]):
+        return "scheduling gates removed at a scenario time (gpufleet.io/ungate-at): a flat case has no time"
     if scenario.kueue.job_queues or scenario.kueue.cluster_queues:
         return "Kueue admission (Kueue is not part of the control plane)"
     if any(rt for rt in scenario.node_pools if rt.dra_gpus is not None):

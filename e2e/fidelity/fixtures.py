@@ -13,6 +13,7 @@ from typing import Any
 
 from e2e.fidelity.case import Case
 from gpufleet.kube.manifests import node_manifest, pod_manifest
+from gpufleet.model.host_ports import BIND_ALL, HostPort
 from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
@@ -140,6 +141,25 @@ def _messages() -> list[Fixture]:
     return out
 
 
+def _ports_and_images() -> list[Fixture]:
+    """``tests/scenarios/test_gates_ports_images.py``: NodePorts and ImageLocality."""
+    big = "registry.example.com/big:v1"
+    exporter = HostPort(BIND_ALL, "TCP", 9400)
+    return [
+        Fixture(
+            "ports-images/image-locality-then-one-host-port-per-node",
+            "ImageLocality draws the pod to the node with its 3 GB image; NodePorts keeps one 9400 per node",
+            [gpu_node("a", images={big: 3 * 10**9}), gpu_node("b"), gpu_node("c")],
+            tried=[
+                gpu_pod("serve", 1, images=(big,)),
+                gpu_pod("exporter-1", 0, cpu=1, host_ports=(exporter,)),
+                gpu_pod("exporter-2", 0, cpu=1, host_ports=(HostPort("10.0.0.1", "TCP", 9400),)),
+                gpu_pod("exporter-3", 0, cpu=1, host_ports=(exporter,)),
+            ],
+        ).place(gpu_pod("exporter-0", 0, cpu=1, host_ports=(exporter,)), "a"),
+    ]
+
+
 def _ranking() -> list[Fixture]:
     def two(name: str, note: str) -> Fixture:
         return Fixture(
@@ -201,4 +221,4 @@ def _reprieve() -> list[Fixture]:
 
 
 def fixture_cases() -> list[Case]:
-    return [f.case() for f in (*_messages(), *_ranking(), *_reprieve())]
+    return [f.case() for f in (*_messages(), *_ranking(), *_reprieve(), *_ports_and_images())]

@@ -6,9 +6,8 @@ every effect; now and then a cordoned node) and 3-9 pods (requests and limits, e
 missing requests among them, several containers and init containers; node selectors, required and
 preferred node affinity with every operator, ``matchFields``; tolerations; priority classes and
 ``preemptionPolicy: Never``; PodDisruptionBudgets; one of several profiles; and, in some cases,
-pod affinity, anti-affinity and topology spread constraints, which gpufleet says it does not
-model). Every case uses the same ``KubeSchedulerConfiguration`` (``PROFILES``), so one
-kube-scheduler process serves them all.
+pod affinity, anti-affinity and topology spread constraints). Every case uses the same
+``KubeSchedulerConfiguration`` (``PROFILES``), so one kube-scheduler process serves them all.
 """
 
 from __future__ import annotations

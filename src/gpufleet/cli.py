@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
@@ -98,9 +99,11 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Scenario files or
     scenario = load(paths)
     sim = make_simulation(scenario, None)
     out.print(f"nodes: {sim.state.size_active} ({sim.cluster.gpus_total():g} GPUs)", highlight=False)
+    kinds = Counter(type(w).__name__ for w in scenario.other_workloads)  # registered workload kinds
     out.print(
         f"pods: {len(scenario.pods)}  jobs: {len(scenario.jobs)}  deployments: {len(scenario.deployments)}  "
-        f"daemonsets: {len(scenario.daemonsets)}  pod groups: {len(scenario.pod_groups)}",
+        f"daemonsets: {len(scenario.daemonsets)}  pod groups: {len(scenario.pod_groups)}"
+        + "".join(f"  {kind}s: {n}" for kind, n in sorted(kinds.items())),
         highlight=False,
     )
     for s in sim.schedulers:

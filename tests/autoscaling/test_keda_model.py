@@ -64,7 +64,7 @@ def test_redis_list_length_must_be_an_integer_string(value: str) -> None:
 def test_an_empty_metadata_value_counts_as_absent() -> None:
     assert redis(listLength="", activationListLength="").scaler == RedisListScaler("jobs", 5, 0)
     with pytest.raises(KedaSpecError, match=r"^metadata\.threshold: required$"):
-        ScaleTrigger.parse("prometheus", {"serverAddress": "s", "query": "q", "threshold": ""})
+        ScaleTrigger.parse("prometheus", {"serverAddress": "s", "query": "queue_length", "threshold": ""})
 
 
 def test_redis_list_name_is_required() -> None:
@@ -82,38 +82,39 @@ def test_prometheus_threshold_is_a_decimal_and_activation_defaults_to_0() -> Non
         "prometheus",
         {
             "serverAddress": "http://prom:9090",
-            "query": "sum(x)",
+            "query": "queue_length",
             "threshold": "100.50",
             "ignoreNullValues": "false",
         },
     )
-    assert trigger.scaler == PrometheusScaler("http://prom:9090", "sum(x)", 100.5, 0.0)
+    assert trigger.scaler == PrometheusScaler("http://prom:9090", "queue_length", 100.5, 0.0, False)
     assert trigger.type == "prometheus"
     assert ScaleTrigger.parse(
-        "prometheus", {"serverAddress": "s", "query": "q", "threshold": "1e3", "activationThreshold": "5.5"}
+        "prometheus",
+        {"serverAddress": "s", "query": "queue_length", "threshold": "1e3", "activationThreshold": "5.5"},
     ).activation_value == pytest.approx(5.5)
 
 
 @pytest.mark.parametrize(
     ("metadata", "message"),
     [
-        ({"serverAddress": "s", "query": "q"}, r"^metadata\.threshold: required$"),
+        ({"serverAddress": "s", "query": "queue_length"}, r"^metadata\.threshold: required$"),
         (
-            {"serverAddress": "s", "query": "q", "threshold": "ten"},
+            {"serverAddress": "s", "query": "queue_length", "threshold": "ten"},
             r"^metadata\.threshold: 'ten' is not a finite",
         ),
         (
-            {"serverAddress": "s", "query": "q", "threshold": "Inf"},
+            {"serverAddress": "s", "query": "queue_length", "threshold": "Inf"},
             r"^metadata\.threshold: 'Inf' is not a finite",
         ),
         (
-            {"serverAddress": "s", "query": "q", "threshold": "0.0001"},
+            {"serverAddress": "s", "query": "queue_length", "threshold": "0.0001"},
             r"^metadata\.threshold: must be at least",
         ),
-        ({"query": "q", "threshold": "1"}, r"^metadata\.serverAddress: required$"),
+        ({"query": "queue_length", "threshold": "1"}, r"^metadata\.serverAddress: required$"),
         ({"serverAddress": "s", "threshold": "1"}, r"^metadata\.query: required$"),
         (
-            {"serverAddress": "s", "query": "q", "threshold": "1", "activationThreshold": "x"},
+            {"serverAddress": "s", "query": "queue_length", "threshold": "1", "activationThreshold": "x"},
             r"^metadata\.activationThreshold: 'x' is not a finite",
         ),
     ],
@@ -132,7 +133,7 @@ def test_utilization_is_refused_for_external_scalers() -> None:
 
 
 def test_unmodelled_trigger_types_are_refused() -> None:
-    with pytest.raises(KedaSpecError, match="trigger type 'rabbitmq' is not modelled"):
+    with pytest.raises(KedaSpecError, match="the KEDA scaler 'rabbitmq' is not modelled"):
         ScaleTrigger.parse("rabbitmq", {"queueName": "q"})
 
 
@@ -186,11 +187,13 @@ def test_scaled_job_max_replica_count_excludes_the_minimum() -> None:
     assert (job().successful_jobs_history_limit, job().failed_jobs_history_limit) == (100, 100)
 
 
-def test_custom_strategy_needs_a_queue_length_deduction() -> None:
-    with pytest.raises(
-        KedaSpecError, match="customScalingQueueLengthDeduction: required with strategy custom"
-    ):
-        ScalingStrategy("custom", custom_scaling_running_job_percentage="0.5")
+def test_custom_strategy_defaults_as_keda_v2_20_new_scaling_strategy() -> None:
+    # scale_jobs.go NewScalingStrategy / customScalingStrategy (v2.20.2): no deduction deducts 0,
+    # a percentage that does not parse selects the default strategy.
+    assert ScalingStrategy("custom", custom_scaling_running_job_percentage="0.5").selected == "custom"
+    assert ScalingStrategy("custom", 1, "").selected == "default"
+    assert ScalingStrategy("custom", 1, "half").selected == "default"
+    assert ScalingStrategy("eager").selected == "eager"
     with pytest.raises(KedaSpecError, match="strategy: must be one of"):
         ScalingStrategy("greedy")  # type: ignore[arg-type]
 

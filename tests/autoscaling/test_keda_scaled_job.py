@@ -145,7 +145,7 @@ def test_eager_fills_free_slots_where_default_waits() -> None:
 def test_scale_to_caps_creation_at_the_queue_length() -> None:
     # createJobs: min(scaleTo = ceil(queueLength), effectiveMaxScale).
     assert created(job(strategy=ScalingStrategy("custom", -2, "0"), max_replica_count=4), 3, running=2) == 3
-    half = ScaleTrigger(PrometheusScaler("s", "q", threshold=0.5))
+    half = ScaleTrigger(PrometheusScaler("s", "sum(queue_length)", threshold=0.5))
     decision = decide_scaled_job(job(half), [3], 0, 0)
     assert (decision.max_scale, decision.scale_to, decision.jobs_to_create) == (6, 3, 3)
 

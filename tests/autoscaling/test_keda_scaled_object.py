@@ -70,7 +70,7 @@ def test_a_list_at_its_activation_length_stays_inactive() -> None:
 
 def test_prometheus_activation_is_strict_too() -> None:
     trigger = ScaleTrigger(
-        PrometheusScaler("http://prom:9090", "sum(q)", threshold=10.0, activation_threshold=5.5)
+        PrometheusScaler("http://prom:9090", "sum(queue_length)", threshold=10.0, activation_threshold=5.5)
     )
     state = ScaledObjectState(spec(trigger), created_at=0.0)
     assert not state.poll(0.0, [5.5], current_replicas=0).active
@@ -259,7 +259,7 @@ def test_without_fallback_a_failing_metric_is_unavailable_to_the_hpa() -> None:
 
 def test_fallback_truncates_a_fractional_target_to_an_integer() -> None:
     # doFallback: normalisationValue = int64(AverageValue.AsApproximateFloat64()).
-    trigger = ScaleTrigger(PrometheusScaler("s", "q", threshold=0.5))
+    trigger = ScaleTrigger(PrometheusScaler("s", "sum(queue_length)", threshold=0.5))
     tracker = FallbackTracker(spec(trigger, fallback=Fallback(0, 4)))
     assert tracker.metric_value(0, None, 1) == 0.0
 
@@ -268,7 +268,7 @@ def test_fallback_truncates_a_fractional_target_to_an_integer() -> None:
 
 
 def test_hpa_inputs_follow_kedas_naming_and_bounds() -> None:
-    prom = ScaleTrigger(PrometheusScaler("http://prom:9090", "sum(q)", threshold=100.5), metric_type="Value")
+    prom = ScaleTrigger(PrometheusScaler("http://prom:9090", "queue_length", 100.5), metric_type="Value")
     so = spec(redis(), prom, min_replica_count=0, max_replica_count=4, hpa_behavior={"scaleUp": {}})
     inputs = hpa_inputs(so)
     assert inputs.name == "keda-hpa-gpu-train-scaler"

@@ -106,7 +106,7 @@ class HandKeptCluster:
         self.pods: dict[str, Status] = {p.key: Status(p) for p in pods}
         self.node_groups = {g.name: g for g in groups}
         self.disruption_budgets: list[DisruptionBudget] = []
-        self.deployments: dict[str, Scaled] = {}
+        self.scaled: dict[str, Scaled] = {}  # by "<kind>/<ns>/<name>"
         self.lists: dict[str, int] = {}
         self.in_stock = True
         self.asked: list[tuple[object, ...]] = []
@@ -133,8 +133,8 @@ class HandKeptCluster:
     def pods_version(self) -> tuple[int, ...]:
         return (len(self.pods),)
 
-    def deployment(self, key: str) -> Scaled | None:
-        return self.deployments.get(key)
+    def scale_target(self, target: str) -> Scaled | None:
+        return self.scaled.get(target)
 
     def job(self, key: str) -> None:
         return None
@@ -146,6 +146,9 @@ class HandKeptCluster:
         return self.lists.get(name, 0)
 
     def pod_metric(self, pod: PodStatus, name: str) -> float | None:
+        return None
+
+    def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
         return None
 
     # writes
@@ -169,11 +172,11 @@ class HandKeptCluster:
     def pod_waits_for_node(self, key: str, provisioning: bool) -> None:
         self.asked.append(("waits", key, provisioning))
 
-    def scale_deployment(self, key: str, replicas: int) -> None:
-        self.asked.append(("scale", key, replicas))
-        d = self.deployments[key]
+    def scale(self, target: str, replicas: int) -> None:
+        self.asked.append(("scale", target, replicas))
+        d = self.scaled[target]
         d.replicas = replicas
-        d.active = {f"{key}-{i}" for i in range(replicas)}
+        d.active = {f"{target.split('/', 1)[1]}-{i}" for i in range(replicas)}
         for k in d.active:
             self.pods.setdefault(
                 k, Status(Pod(k.split("/")[1], namespace=k.split("/")[0]), "Running", ready=True)
@@ -265,14 +268,14 @@ def test_keda_and_the_hpa_scale_a_deployment_through_the_port() -> None:
     (External AverageValue: ceil(3 / 1) = 3)."""
     scenario = load_scenario([EXAMPLES / "seed-001" / "scaled-object.yaml"])
     port, clock = HandKeptCluster(), ManualClock()
-    port.deployments["ai-train/train-worker"] = Scaled(0)
+    port.scaled["Deployment/ai-train/train-worker"] = Scaled(0)
     port.lists["train:jobs"] = 3
     loops = WorkloadAutoscalers(port, clock, scenario.hpas, scenario.scaled_objects, scenario.scaled_jobs)
     loops.start()
     clock.run_until(15.0)
     assert [a for a in port.asked if a[0] == "scale"] == [
-        ("scale", "ai-train/train-worker", 1),
-        ("scale", "ai-train/train-worker", 3),
+        ("scale", "Deployment/ai-train/train-worker", 1),
+        ("scale", "Deployment/ai-train/train-worker", 3),
     ]
 
 

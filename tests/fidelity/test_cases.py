@@ -37,6 +37,7 @@ def test_a_profile_with_plugins_outside_kube_scheduler_is_excluded_with_the_reas
         ("examples/gpu-sharing/fractions.yaml", "fractional GPUs (KAI or HAMi annotations)"),
         ("examples/kueue/cohort-reclaim.yaml", "Kueue admission"),
         ("examples/seed-001/scaled-job.yaml", "no pod at the start: KEDA makes its pods"),
+        ("examples/scheduling/gates-ports-images.yaml", "scheduling gates removed at a scenario time"),
     ],
 )
 def test_what_the_upstream_binaries_cannot_decide_says_why(name: str, reason: str) -> None:
@@ -60,12 +61,18 @@ def test_generated_cases_are_seeded_and_valid_scenarios() -> None:
         assert 3 <= len(flat.pods) <= 9 and 2 <= len(flat.nodes) <= 6
 
 
-def test_some_generated_cases_use_what_gpufleet_says_it_does_not_model() -> None:
+def test_generated_pod_affinity_and_spread_cases_are_compared_as_modelled() -> None:
+    """InterPodAffinity and PodTopologySpread are modelled: their cases carry no warning about them."""
     flats = [flatten(c) for c in generated_cases(60)]
-    warned = [f for f in flats if f.not_modelled]
-    assert warned and len(warned) < len(flats)
-    assert any(
-        "podAntiAffinity is not modelled" in w or "podAffinity is not modelled" in w
-        for f in warned
-        for w in f.not_modelled
-    )
+    inter_pod = [
+        f
+        for f in flats
+        if any(
+            "topologySpreadConstraints" in p["spec"]
+            or {"podAffinity", "podAntiAffinity"} & set(p["spec"].get("affinity", {}))
+            for p in f.pods
+        )
+    ]
+    assert inter_pod
+    warned = [w for f in inter_pod for w in f.not_modelled]
+    assert not [w for w in warned if "Affinity" in w or "topologySpread" in w]

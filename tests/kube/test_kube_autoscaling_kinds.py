@@ -180,6 +180,23 @@ def test_hpa_on_a_pods_metric_with_behavior(tmp_path: Path) -> None:
     assert scenario.warnings == []
 
 
+def test_hpa_behavior_tolerance_is_dropped_while_its_gate_is_off(tmp_path: Path) -> None:
+    """strategy.go ``dropDisabledFields``: with HPAConfigurableTolerance off (alpha, off in 1.34) the API
+    server drops ``behavior.scaleUp.tolerance`` / ``scaleDown.tolerance`` on create; the cluster-wide
+    tolerance applies."""
+    text = HPA.replace("selectPolicy: Max", 'selectPolicy: Max\n      tolerance: "0.01"')
+    scenario = load(tmp_path, doc(DEPLOYMENT, text))
+    ((_, spec),) = scenario.hpas
+    assert spec.behavior is not None and spec.behavior.scale_up is not None
+    assert spec.behavior.scale_up.tolerance is None
+    label = "scenario.yaml: document 2 (HorizontalPodAutoscaler/ai-train/train-worker)"
+    assert relative_warnings(tmp_path, scenario.warnings) == [
+        f"{label}: spec.behavior.scaleUp.tolerance: dropped, as the API server drops it while the "
+        "HPAConfigurableTolerance feature gate is off (alpha, off by default in Kubernetes 1.34): the "
+        "cluster-wide tolerance 0.1 applies"
+    ]
+
+
 def test_hpa_resource_and_external_metrics_and_defaults(tmp_path: Path) -> None:
     text = """
     apiVersion: autoscaling/v2
@@ -210,8 +227,8 @@ def test_hpa_resource_and_external_metrics_and_defaults(tmp_path: Path) -> None:
     label = "scenario.yaml: document 1 (HorizontalPodAutoscaler/default/web)"
     assert relative_warnings(tmp_path, scenario.warnings) == [
         f"{label}: spec.metrics[2].containerResource is not modelled; ignored",
-        f"{label}: spec.scaleTargetRef: Deployment default/web is not a Deployment of the scenario: "
-        "it scales nothing gpufleet runs",
+        f"{label}: spec.scaleTargetRef: Deployment default/web is not a Deployment or ReplicaSet of the "
+        "scenario: it scales nothing gpufleet runs",
     ]
 
 
@@ -272,8 +289,8 @@ def test_seed_001_scaled_object(tmp_path: Path) -> None:
     # Without the Deployment it scales nothing gpufleet runs.
     assert warnings(tmp_path, SEED_001_SCALED_OBJECT) == [
         "scenario.yaml: document 1 (ScaledObject/ai-train/gpu-train-scaler): spec.scaleTargetRef: "
-        "apps/v1/Deployment ai-train/train-worker is not a Deployment of the scenario: it scales nothing "
-        "gpufleet runs"
+        "apps/v1/Deployment ai-train/train-worker is not a Deployment or ReplicaSet of the scenario: it "
+        "scales nothing gpufleet runs"
     ]
 
 
@@ -469,4 +486,11 @@ def test_traffic_errors(tmp_path: Path) -> None:
     ]
     assert problems(tmp_path, TRAFFIC) == [
         f'{label}: spec.target: Invalid value: "train-worker": no Deployment in namespace ai-train'
+    ]
+    # targetKind: ReplicaSet aims it at a ReplicaSet of that name, not at the Deployment
+    on_a_replica_set = TRAFFIC.replace(
+        "target: train-worker", "target: train-worker\n  targetKind: ReplicaSet"
+    )
+    assert problems(tmp_path, doc(on_a_replica_set, DEPLOYMENT)) == [
+        f'{label}: spec.target: Invalid value: "train-worker": no ReplicaSet in namespace ai-train'
     ]

@@ -46,10 +46,8 @@ def test_a_kind_in_a_version_kubernetes_no_longer_serves_is_an_error(tmp_path: P
             "is not modelled; ignored",
         ),
         (
-            "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: hpa}",
-            "scenario.yaml: document 1 (HorizontalPodAutoscaler/hpa): kind "
-            "autoscaling/v1/HorizontalPodAutoscaler "
-            "is not modelled; ignored",
+            "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}",
+            "scenario.yaml: document 1 (CronJob/nightly): kind batch/v1/CronJob is not modelled; ignored",
         ),
         (
             "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}",
@@ -94,7 +92,7 @@ def test_missing_name_and_required_fields_are_errors(tmp_path: Path) -> None:
     text = "apiVersion: v1\nkind: Pod\nmetadata: {namespace: ml}\nspec: {containers: [{image: x}]}\n"
     assert problems(tmp_path, text) == [
         "scenario.yaml: document 1 (Pod): spec.containers[0].name: Required value",
-        "scenario.yaml: document 1 (Pod): metadata.name: Required value: name is required",
+        "scenario.yaml: document 1 (Pod): metadata.name: Required value: name or generateName is required",
     ]
 
 

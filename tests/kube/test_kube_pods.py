@@ -223,12 +223,8 @@ def test_scheduling_fields_not_modelled_are_warnings_and_others_pass_silently(tm
         "    readinessProbe: {httpGet: {path: /, port: 8080}}\n",
     )
     assert warnings(tmp_path, text) == [
-        f"{LABEL}: spec.containers[0].ports[0].hostPort is not modelled; ignored",
-        f"{LABEL}: spec.topologySpreadConstraints is not modelled; ignored",
-        f"{LABEL}: spec.schedulingGates is not modelled; ignored",
         f"{LABEL}: spec.runtimeClassName is not modelled; ignored",
         f"{LABEL}: spec.hostNetwork is not modelled; ignored",
-        f"{LABEL}: spec.affinity.podAntiAffinity is not modelled; ignored",
         f"{LABEL}: spec.volumes[0].persistentVolumeClaim is not modelled; ignored",
     ]
 

@@ -21,18 +21,18 @@ def test_no_profiles_means_one_default_scheduler_profile(tmp_path: Path) -> None
 
 def test_unknown_plugin_is_an_error_and_an_unmodelled_one_a_warning(tmp_path: Path) -> None:
     score = "profiles:\n- plugins:\n    score:\n      enabled: "
-    text = HEADER + score + "[{name: PodTopologySpread}, {name: GpuBinPack}]\n"
+    text = HEADER + score + "[{name: VolumeBinding}, {name: GpuBinPack}]\n"
     assert problems(tmp_path, text) == [
         f'{LABEL}: profiles[0].plugins.score.enabled[1].name: plugin "GpuBinPack" does not exist'
     ]
     text = (
-        HEADER + "profiles:\n- plugins:\n    score:\n      enabled: [{name: PodTopologySpread, weight: 2}]\n"
+        HEADER + "profiles:\n- plugins:\n    score:\n      enabled: [{name: VolumeBinding, weight: 2}]\n"
     )
     assert warnings(tmp_path, text) == [
-        f"{LABEL}: profiles[0].plugins.score.enabled[0] PodTopologySpread is not modelled; ignored"
+        f"{LABEL}: profiles[0].plugins.score.enabled[0] VolumeBinding is not modelled; ignored"
     ]
     (config,) = load(tmp_path, text).schedulers
-    assert config.profiles[0].plugins["score"].enabled == (PluginRef("PodTopologySpread", 2),)
+    assert config.profiles[0].plugins["score"].enabled == (PluginRef("VolumeBinding", 2),)
 
 
 def test_disabling_everything_or_an_unmodelled_plugin_is_silent(tmp_path: Path) -> None:
@@ -135,17 +135,17 @@ profiles:
         f"{LABEL}: {args}[0].args.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight "
         "of "
         "nvidia.com/gpu not in valid range (0, 100]",
-        f"{LABEL}: {args}[0].args.scoringStrategy.requestedToCapacityRatio.shape[2].utilization: Invalid "
+        f"{LABEL}: {args}[0].args.scoringStrategy.shape[2].utilization: Invalid "
         "value: 50: "
         "values must be sorted in increasing order",
-        f"{LABEL}: {args}[0].args.scoringStrategy.requestedToCapacityRatio.shape[1].score: Invalid value: "
+        f"{LABEL}: {args}[0].args.scoringStrategy.shape[1].score: Invalid value: "
         "11: "
         "not in valid range [0, 10]",
         f'{LABEL}: {args}[1]: Duplicate value: "NodeResourcesFit"',
         f"{LABEL}: {args}[1].args.extra: Additional properties are not allowed ('extra' was unexpected)",
-        f"{LABEL}: {args}[1].args.scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when "
-        "type is not "
-        "RequestedToCapacityRatio",
+        # ValidateNodeResourcesFitArgs (1.34.10) checks a given shape whatever the type, under ``shape``
+        f"{LABEL}: {args}[1].args.scoringStrategy.shape: Required value: at least one point must be "
+        "specified",
         f"{LABEL}: {args}[2].args.permitWaitingTimeSeconds: Invalid value: -1: must be greater than 0",
     ]
 

@@ -16,12 +16,15 @@ from gpufleet.scheduling.scheduler import num_feasible_nodes_to_find
 def test_default_profile_has_upstream_score_weights() -> None:
     """default_plugins.go: TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, BalancedAllocation 1."""
     profile = build_profile(ProfileConfig())
-    weights = {p.name: w for p, w in profile.static_scores + profile.dynamic_scores}
+    weights = {p.name: w for p, w in [*profile.static_scores, *profile.dynamic_scores, *profile.pod_scores]}
     assert weights == {
         "TaintToleration": 3,
         "NodeAffinity": 2,
+        "PodTopologySpread": 2,
+        "InterPodAffinity": 2,
         "NodeResourcesFit": 1,
         "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
     }
     assert isinstance(profile.queue_sort, PrioritySort)
     assert [f.name for f in profile.filters] == [
@@ -29,7 +32,10 @@ def test_default_profile_has_upstream_score_weights() -> None:
         "NodeName",
         "TaintToleration",
         "NodeAffinity",
+        "NodePorts",
         "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
         "DynamicResources",
         "GpuShare",  # gpufleet's: honours fractional requests as KAI/HAMi would, after upstream's filters
     ]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpufleet.autoscaling.drainability import moved
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.scale_down import Int8Array, TrialPlacement, assess
 from gpufleet.autoscaling.scale_up import (
@@ -46,11 +47,11 @@ MAX_EMPTY_BULK_DELETE = 10
 
 
 def has_movable_pods(state: ClusterState, name: str) -> bool:
-    """Whether the node runs a pod a drain would move (any but DaemonSet pods)."""
+    """Whether the node runs a pod a drain would move (any but DaemonSet and mirror pods)."""
     i = state.index.get(name)
     if i is None:
         return False
-    return any(a.pod.owner is None or a.pod.owner.kind != "DaemonSet" for a in state.pods_on[i].values())
+    return any(moved(a.pod) for a in state.pods_on[i].values())
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             exclude,
             request.computing,
             request.verdicts,
+            now,
         )
         if verdict.unneeded:
             unneeded.setdefault(c.node, now)

@@ -8,7 +8,8 @@ the count the controller writes to the scale subresource at time ``now``. Callin
 
 Mirrors ``kubernetes/kubernetes: pkg/controller/podautoscaler/horizontal.go``: the replica-count part of
 ``reconcileAutoscaler`` (``recordInitialRecommendation``; scaling disabled at zero replicas; clamping a
-target outside ``[minReplicas, maxReplicas]`` without looking at metrics), ``tolerancesForHpa``, the
+target outside ``[minReplicas, maxReplicas]`` without looking at metrics; no metrics when the target's
+pods are controlled by several HPAs, ``AmbiguousSelector``), ``tolerancesForHpa``, the
 legacy path without ``spec.behavior`` (``normalizeDesiredReplicas``, ``stabilizeRecommendation``,
 ``convertDesiredReplicasWithRules``, ``calculateScaleUpLimit``), the behavior path
 (``normalizeDesiredReplicasWithBehaviors``, ``maybeInitScaleDownStabilizationWindow``,
@@ -28,7 +29,7 @@ recommendation never scales up, nor a rising one down), and the legacy path limi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from gpufleet.autoscaling.hpa_replicas import (
@@ -77,6 +78,8 @@ class HPAControllerConfig:
     #: ``HPAConfigurableTolerance`` (alpha in 1.33 and 1.34, off; beta from 1.35): honours
     #: ``behavior.scaleUp.tolerance`` / ``behavior.scaleDown.tolerance``.
     hpa_configurable_tolerance: bool = False
+    #: ``scaleUpLimitFactor``, a package variable upstream (2; its controller tests set 8).
+    scale_up_limit_factor: float = SCALE_UP_LIMIT_FACTOR
 
     def replica_calculator(self) -> ReplicaCalculator:
         return ReplicaCalculator(self.cpu_initialization_period, self.initial_readiness_delay)
@@ -129,17 +132,22 @@ class ScaleDecision:
     scaling_limited: str | None = None
 
 
-def calculate_scale_up_limit(current_replicas: int) -> int:
-    """``calculateScaleUpLimit``: the legacy path's per-sync ceiling, ``max(2 × current, 4)``."""
-    return int(max(SCALE_UP_LIMIT_FACTOR * float(current_replicas), SCALE_UP_LIMIT_MINIMUM))
+def calculate_scale_up_limit(current_replicas: int, factor: float = SCALE_UP_LIMIT_FACTOR) -> int:
+    """``calculateScaleUpLimit``: the legacy path's per-sync ceiling, ``max(factor × current, 4)``
+    (``scaleUpLimitFactor`` is 2; upstream's controller tests set it to 8)."""
+    return int(max(factor * float(current_replicas), SCALE_UP_LIMIT_MINIMUM))
 
 
 def convert_desired_replicas_with_rules(
-    current_replicas: int, desired_replicas: int, min_replicas: int, max_replicas: int
+    current_replicas: int,
+    desired_replicas: int,
+    min_replicas: int,
+    max_replicas: int,
+    factor: float = SCALE_UP_LIMIT_FACTOR,
 ) -> tuple[int, str]:
     """``convertDesiredReplicasWithRules``: clamp to ``[min, min(max, scale-up limit)]``, with the
     ``ScalingLimited`` reason."""
-    scale_up_limit = calculate_scale_up_limit(current_replicas)
+    scale_up_limit = calculate_scale_up_limit(current_replicas, factor)
     if max_replicas > scale_up_limit:
         maximum, reason = scale_up_limit, "ScaleUpLimit"
     else:
@@ -339,7 +347,15 @@ class HorizontalAutoscaler:
     gate and at least one Object or External metric (:class:`~gpufleet.model.hpa.HPASpecError` otherwise).
     """
 
-    def __init__(self, spec: HorizontalPodAutoscalerSpec, config: HPAControllerConfig | None = None) -> None:
+    def __init__(
+        self,
+        spec: HorizontalPodAutoscalerSpec,
+        config: HPAControllerConfig | None = None,
+        recommendations: Sequence[TimestampedRecommendation] | None = None,
+    ) -> None:
+        """``recommendations`` preloads the controller's history for this HPA (upstream's
+        ``recommendations[key]``); without it the first sync records the current count, as upstream
+        does for an HPA it has not seen."""
         self.config = config if config is not None else HPAControllerConfig()
         if spec.min_replicas == 0:
             if not self.config.hpa_scale_to_zero:
@@ -352,7 +368,8 @@ class HorizontalAutoscaler:
                     "scaling to zero replicas"
                 )
         self.spec = spec
-        self.recommendations: list[TimestampedRecommendation] = []
+        self.recommendations: list[TimestampedRecommendation] = list(recommendations or ())
+        self._seen = recommendations is not None
         self.scale_up_events: list[TimestampedScaleEvent] = []
         self.scale_down_events: list[TimestampedScaleEvent] = []
 
@@ -377,9 +394,15 @@ class HorizontalAutoscaler:
         status_replicas: int,
         pods: Sequence[HPAPod],
         observations: Sequence[MetricObservation],
+        controlling_hpas: Collection[str] = (),
     ) -> ScaleDecision:
-        """``reconcileAutoscaler``: compute the metrics' proposal (when the sync needs it) and decide."""
-        if not self.metrics_needed(spec_replicas):
+        """``reconcileAutoscaler``: compute the metrics' proposal (when the sync needs it) and decide.
+
+        ``controlling_hpas`` are the HPAs whose selectors select any of ``pods``, this one included
+        (``hpasControllingPodsUnderSelector``): more than one is ``validateAndParseSelector``'s
+        AmbiguousSelector, and no metric is computed (the count is still clamped to
+        ``[minReplicas, maxReplicas]``)."""
+        if not self.metrics_needed(spec_replicas) or len(controlling_hpas) > 1:
             return self.decide(now, spec_replicas, None)
         try:
             proposal = compute_replicas_for_metrics(
@@ -402,7 +425,8 @@ class HorizontalAutoscaler:
         """:meth:`sync` with the reasons (``metric`` names the proposal's metric in a scale-up's reason);
         updates the recommendation history and the scale events."""
         spec = self.spec
-        if not self.recommendations:
+        if not self._seen:
+            self._seen = True
             self.recommendations.append(TimestampedRecommendation(current_replicas, now))
         able: str | None = None
         limited: str | None = None
@@ -441,8 +465,9 @@ class HorizontalAutoscaler:
             self.recommendations, now, desired, self.config.downscale_stabilization_window
         )
         able = "ScaleDownStabilized" if stabilized != desired else "ReadyForNewScale"
+        spec = self.spec
         result, limited = convert_desired_replicas_with_rules(
-            current, stabilized, self.spec.min_replicas, self.spec.max_replicas
+            current, stabilized, spec.min_replicas, spec.max_replicas, self.config.scale_up_limit_factor
         )
         return result, able, limited
 

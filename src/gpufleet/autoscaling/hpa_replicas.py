@@ -21,7 +21,8 @@ Mirrors ``kubernetes/kubernetes: pkg/controller/podautoscaler``:
   targets of Object and External metrics).
 
 All values are milli-values (``int``), as upstream; arithmetic is Go's (integer division truncates, ratios
-are float64). Python integers do not overflow, so upstream's int32/int64 saturation is not reproduced.
+are float64). Python integers do not overflow; upstream's explicit saturation
+(``GetExternalPerPodMetricReplicas``) is reproduced, its silent int32/int64 wrap-arounds elsewhere are not.
 Not modelled: ``ContainerResource`` metrics, pod-level requests (``PodLevelResources``), label selectors
 (the caller passes the pods and samples the selectors would return).
 """
@@ -52,6 +53,8 @@ DEFAULT_TOLERANCE = 0.1
 DEFAULT_CPU_INITIALIZATION_PERIOD = 300.0
 #: ``--horizontal-pod-autoscaler-initial-readiness-delay``, seconds.
 DEFAULT_INITIAL_READINESS_DELAY = 30.0
+_MAX_INT64 = 2**63 - 1
+_MAX_INT32 = 2**31 - 1
 #: ``metricServerDefaultMetricWindow``: the window of a custom-metric sample that states none, seconds.
 DEFAULT_METRIC_WINDOW = 60.0
 
@@ -456,9 +459,13 @@ class ReplicaCalculator:
         tolerances: Tolerances = Tolerances(),
     ) -> MetricReplicas:
         """``GetExternalPerPodMetricReplicas``: an ``External`` metric with an ``AverageValue`` target
-        (KEDA's default): ``ceil(sum / target)`` outside tolerance, independent of pod readiness."""
-        usage = _external_usage(metric_name, values)
-        return _per_pod_replicas(status_replicas, target_usage_per_pod, usage, tolerances)
+        (KEDA's default): ``ceil(sum / target)`` outside tolerance, independent of pod readiness. As
+        upstream, the sum saturates at ``MaxInt64`` (and is then reported as such) and the proposal at
+        ``MaxInt32``."""
+        usage = min(_external_usage(metric_name, values), _MAX_INT64)
+        result = _per_pod_replicas(status_replicas, target_usage_per_pod, usage, tolerances)
+        reported = _MAX_INT64 if float(usage) >= float(_MAX_INT64) else result.usage
+        return MetricReplicas(min(result.replicas, _MAX_INT32), reported)
 
 
 def usage_ratio_replica_count(

@@ -12,12 +12,14 @@ its module: :mod:`gpufleet.autoscaling.keda_triggers` (``pkg/scalers/redis_scale
 from __future__ import annotations
 
 from gpufleet.autoscaling.keda_scaled_job import (
+    JobPod,
     ScaledJobDecision,
     ScaledJobState,
     ScalerMetrics,
     combine_scaler_metrics,
     decide_scaled_job,
     effective_max_scale,
+    job_is_pending,
     scaler_metrics,
 )
 from gpufleet.autoscaling.keda_scaled_object import (
@@ -40,6 +42,7 @@ from gpufleet.autoscaling.keda_triggers import (
 __all__ = [
     "FallbackTracker",
     "HpaExternalMetric",
+    "JobPod",
     "KedaDecision",
     "KedaHpaInputs",
     "KedaReason",
@@ -52,6 +55,7 @@ __all__ = [
     "effective_max_scale",
     "hpa_inputs",
     "is_active",
+    "job_is_pending",
     "metric_name",
     "normalize_string",
     "scaler_metrics",

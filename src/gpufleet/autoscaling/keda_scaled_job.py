@@ -13,16 +13,17 @@ Mirrors ``kedacore/keda``:
 - ``pkg/scaling/executor/scale_jobs.go`` (``RequestJobScale``, ``getScalingDecision``,
   ``createJobs``, the ``*ScalingStrategy.GetEffectiveMaxScale`` methods): with ``running`` =
   unfinished Jobs and ``pending`` = unfinished Jobs none of whose pods is Running or Succeeded
-  (or, with ``pendingPodConditions``, whose pods lack one of those conditions) -- both counted by
-  the caller -- if ``running < MinReplicaCount()`` create ``MinReplicaCount() − running``; otherwise,
+  (or, with ``pendingPodConditions``, none of whose pods has all those conditions True:
+  :func:`job_is_pending`) -- both counted by the caller -- if ``running < MinReplicaCount()``
+  create ``MinReplicaCount() − running``; otherwise,
   with ``r = running − MinReplicaCount()`` and ``M = MaxReplicaCount()``:
 
   ========  ==============================================================================
   default   ``effectiveMaxScale = maxScale − r``
   custom    ``min(maxScale − customScalingQueueLengthDeduction −
             int(r × customScalingRunningJobPercentage), M)`` (``default`` if the percentage
-            does not parse)
-  accurate  ``M − r`` if ``maxScale + r > M``, else ``maxScale − pending``
+            does not parse; an unset deduction deducts 0)
+  accurate  ``M − r`` if ``maxScale + r − pending > M``, else ``maxScale − pending``
   eager     ``min(M − r − pending, maxScale)``, and ``scaleTo = M``
   ========  ==============================================================================
 
@@ -31,8 +32,8 @@ Mirrors ``kedacore/keda``:
 - ``apis/keda/v1alpha1/scaledjob_types.go``: ``MaxReplicaCount()`` is ``maxReplicaCount −
   MinReplicaCount()`` (see :attr:`ScaledJobSpec.effective_max_replica_count`).
 
-The keda-docs ``scaledjob-spec.md`` states the same formulas (``accurate``: ``if (maxScale +
-runningJobCount) > maxReplicaCount``, no pending term in the condition).
+The formulas are those of the pinned KEDA v2.20.2 (before it, ``accurate``'s condition had no
+pending term and a ``custom`` strategy without a deduction dereferenced a nil pointer).
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from gpufleet.model.keda import (
     ScaledJobSpec,
     ScaleTrigger,
     ScalingStrategy,
-    parse_decimal,
 )
 
 
@@ -111,18 +111,54 @@ def effective_max_scale(
     scale_to: int,
 ) -> tuple[int, int]:
     """``GetEffectiveMaxScale`` of the chosen strategy: (effectiveMaxScale, scaleTo)."""
-    if strategy.strategy == "custom":
-        percentage = parse_decimal(strategy.custom_scaling_running_job_percentage)
-        deduction = strategy.custom_scaling_queue_length_deduction
-        if percentage is not None and deduction is not None:
-            return min(max_scale - deduction - int(running * percentage), max_replica_count), scale_to
-    elif strategy.strategy == "accurate":
-        if max_scale + running > max_replica_count:
+    selected = strategy.selected
+    if selected == "custom":
+        deduction = strategy.custom_scaling_queue_length_deduction or 0
+        percentage = strategy.running_job_percentage or 0.0
+        return min(max_scale - deduction - int(running * percentage), max_replica_count), scale_to
+    if selected == "accurate":
+        if max_scale + running - pending > max_replica_count:
             return max_replica_count - running, scale_to
         return max_scale - pending, scale_to
-    elif strategy.strategy == "eager":
+    if selected == "eager":
         return min(max_replica_count - running - pending, max_scale), max_replica_count
     return max_scale - running, scale_to
+
+
+def scaling_decision(
+    spec: ScaledJobSpec, running: int, pending: int, scale_to: int, max_scale: int
+) -> tuple[int, int]:
+    """``getScalingDecision``: (effectiveMaxScale, scaleTo); below ``MinReplicaCount()`` both are the
+    Jobs missing to it, else the strategy decides over the Jobs above the minimum."""
+    min_count = spec.effective_min_replica_count
+    if running < min_count:
+        return min_count - running, min_count - running
+    max_count = spec.effective_max_replica_count
+    strategy = spec.scaling_strategy
+    return effective_max_scale(strategy, max_scale, running - min_count, pending, max_count, scale_to)
+
+
+@dataclass(frozen=True)
+class JobPod:
+    """One pod of a ScaledJob's Job, as ``getPendingJobCount`` reads it: its phase and the
+    condition types that are True."""
+
+    phase: str
+    true_conditions: frozenset[str] = frozenset()
+
+
+def job_is_pending(pods: Sequence[JobPod], pending_pod_conditions: Sequence[str]) -> bool:
+    """Whether an unfinished Job counts as pending (``getPendingJobCount``).
+
+    Without ``pendingPodConditions``: none of its pods is Running or Succeeded
+    (``isAnyPodRunningOrCompleted``); with them: no pod has every listed condition True
+    (``areAllPendingPodConditionsFulfilled``, which compares the number of distinct fulfilled
+    conditions with the length of the list, so a listed duplicate can never be fulfilled).
+    """
+    if not pending_pod_conditions:
+        return not any(p.phase in ("Running", "Succeeded") for p in pods)
+    required = set(pending_pod_conditions)
+    return not any(len(required & p.true_conditions) == len(pending_pod_conditions) for p in pods)
 
 
 @dataclass(frozen=True)
@@ -158,12 +194,7 @@ def decide_scaled_job(
     active, scale_to, max_scale = combine_scaler_metrics(
         metrics, spec.scaling_strategy.multiple_scalers_calculation, min_count, max_count
     )
-    if running_jobs < min_count:
-        effective = scale_to = min_count - running_jobs
-    else:
-        effective, scale_to = effective_max_scale(
-            spec.scaling_strategy, max_scale, running_jobs - min_count, pending_jobs, max_count, scale_to
-        )
+    effective, scale_to = scaling_decision(spec, running_jobs, pending_jobs, scale_to, max_scale)
     effective = max(effective, 0)
     jobs = min(scale_to, effective) if active and effective > 0 else 0
     error = len(metrics) < len(spec.triggers)

@@ -9,12 +9,16 @@ Mirrors ``kedacore/keda``:
 - ``pkg/scalers/scaler.go`` (``GenerateMetricNameWithIndex``, ``GetMetricTarget`` for the redis
   integer target, ``GetMetricTargetMili`` for the prometheus decimal threshold,
   ``GenerateMetricInMili`` for the reported value, all truncated to milli-units);
-- ``pkg/util/normalize_string.go`` (``NormalizeString``).
+- ``pkg/util/normalize_string.go`` (``NormalizeString``);
+- ``prometheus_scaler.go`` ``ExecutePromQuery``: the value a query's result gives the scaler.
 """
 
 from __future__ import annotations
 
-from gpufleet.model.keda import RedisListScaler, ScaleTrigger
+import math
+
+from gpufleet.autoscaling.promql_eval import Sample
+from gpufleet.model.keda import PrometheusScaler, RedisListScaler, ScaleTrigger
 
 _NORMALIZED = str.maketrans({c: "-" for c in "/.:%()"})
 
@@ -49,3 +53,14 @@ def target_milli(trigger: ScaleTrigger) -> int:
 def is_active(trigger: ScaleTrigger, value: float) -> bool:
     """A scaler is active when its value is *strictly* above its activation value (default 0)."""
     return value > trigger.activation_value
+
+
+def prometheus_value(scaler: PrometheusScaler, result: list[Sample] | None) -> float | None:
+    """``ExecutePromQuery``: the one sample's value; an empty result, NaN or ±Inf is 0 with
+    ``ignoreNullValues`` (the default), else the scaler fails (None); more than one sample (``query
+    returned multiple elements``) or a failed evaluation (``result`` None) fails it."""
+    if result is None or len(result) > 1:
+        return None
+    if not result or not math.isfinite(result[0][1]):
+        return 0.0 if scaler.ignore_null_values else None
+    return result[0][1]

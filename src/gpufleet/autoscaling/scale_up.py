@@ -63,7 +63,7 @@ class PoolOption:
     room: int = 0  # nodes it may still add (pool max and cluster total applied)
     upcoming: int = 0  # launched, not yet GPU-ready
     price_per_hour: float = 0.0
-    priority: int = 0
+    priority: int | None = None  # the priority expander's for the pool's name; None: not named
     slices: tuple[ResourceSlice, ...] = ()  # what the template node publishes for DRA
 
 
@@ -74,7 +74,20 @@ class Estimate:
     pods: tuple[str, ...]
     waste: dict[str, float]  # resource -> wasted share of what the new nodes add
     price_per_hour: float
-    priority: int
+    priority: int | None
+
+
+def waste(template: Node, nodes: int, pods: Sequence[Pod]) -> dict[str, float]:
+    """``expander/waste``: per resource, the share of ``nodes`` new nodes' capacity (the template's
+    ``status.capacity``, else its allocatable) that ``pods`` do not request. Only the pods the
+    option helps count, as upstream's ``option.Pods`` (not the DaemonSet pods the nodes also run)."""
+    out: dict[str, float] = {}
+    for name, per_node in {**template.allocatable, **template.capacity}.items():
+        if name == PODS or per_node <= 0:
+            continue
+        offered = per_node * nodes
+        out[name] = (offered - sum(p.requests.get(name, 0) for p in pods)) / offered
+    return out
 
 
 def _free(option: PoolOption) -> Resources:
@@ -265,19 +278,13 @@ def estimate(pods: list[Pod], option: PoolOption, profile: Profile, state: Clust
     added, placed = pack(pods, option, profile, 0, option.room, snapshot)
     if added == 0 or not placed:
         return None
-    waste: dict[str, float] = {}
-    for name, per_node in option.template.allocatable.items():
-        if name == PODS or per_node <= 0:
-            continue
-        offered = per_node * added
-        used = sum(p.requests.get(name, 0) for p in placed) + option.daemon_requests.get(name, 0) * added
-        waste[name] = (offered - used) / offered
+    wasted = waste(option.template, added, placed)
     dra_gpus = len(node_gpus(option.slices)) * added
-    if dra_gpus and GPU not in waste:  # GPUs published for DRA waste like device-plugin GPUs
+    if dra_gpus and GPU not in wasted:  # GPUs published for DRA waste like device-plugin GPUs
         used = _gpus_used(snapshot, option) if any(p.resource_claims for p in pods) else 0
-        waste[GPU] = (dra_gpus - used) / dra_gpus
+        wasted[GPU] = (dra_gpus - used) / dra_gpus
     return Estimate(
-        option.name, added, tuple(p.key for p in placed), waste, option.price_per_hour, option.priority
+        option.name, added, tuple(p.key for p in placed), wasted, option.price_per_hour, option.priority
     )
 
 

@@ -11,12 +11,13 @@ labels, taints or schedulability change, or a node is added or removed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from gpufleet.cluster.pod_index import PodIndex
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS, native_first
@@ -51,7 +52,24 @@ class Assignment:
     pod: Pod
     node: int
     start_s: float
-    terminating: bool = False  # deleted, still holding its resources during graceful termination
+    #: terminating as a scheduler's preemption victim (the ``DisruptionTarget`` condition with
+    #: reason ``PreemptionByScheduler``, which ``podTerminatingByPreemption`` looks for)
+    preempted: bool = False
+    #: the pod index counting it while it is not terminating: told when ``terminating`` flips
+    counted_by: PodIndex | None = field(default=None, repr=False, compare=False)
+    _terminating: bool = False
+
+    @property
+    def terminating(self) -> bool:
+        """Deleted, still holding its resources during graceful termination."""
+        return self._terminating
+
+    @terminating.setter
+    def terminating(self, value: bool) -> None:
+        if value != self._terminating:
+            self._terminating = value
+            if self.counted_by is not None:
+                self.counted_by.terminating_changed(self)
 
 
 def non_zero_requests(pod: Pod) -> dict[str, int]:
@@ -82,11 +100,14 @@ class ClusterState:
         self.nonzero: IntArray = np.zeros((0, len(self.resources)), dtype=np.int64)
         self.pods_on: list[dict[str, Assignment]] = []
         self.assignments: dict[str, Assignment] = {}
+        self.placed = PodIndex()  # the assigned pods by namespace and labels (pod-aware plugins)
+        self.namespace_labels: dict[str, dict[str, str]] = {}  # Namespace objects' labels, where known
         self.changes: list[int] = []
         self.node_version: list[int] = []  # per node, moves with every change of its allocation
         self.memo: dict[str, object] = {}  # derived per-node facts kept by their users, keyed by node_version
         self.change_base = 0  # absolute position of changes[0]
         self.static_version = 0
+        self.images_version = 0  # moves when an image lands on a node (what ImageLocality scores)
         self.dra: DraState | None = None  # ResourceClaims and their allocations, when the cluster uses DRA
         self.shares: GpuShares | None = None  # GPUs shared by fractional requests, once one is placed
         self.devices: DeviceView | None = None  # the device level's view of free GPUs, where there is one
@@ -189,6 +210,13 @@ class ClusterState:
         self.nodes[self.index[name]].labels = dict(labels)
         self.static_version += 1
 
+    def add_images(self, name: str, images: dict[str, int]) -> None:
+        """Images land on a node (the kubelet pulled them): what ImageLocality scores moves."""
+        node = self.nodes[self.index[name]]
+        if images.keys() - node.images.keys():
+            node.images = {**node.images, **images}  # a new dict: templates and scenario nodes share theirs
+            self.images_version += 1
+
     def remove_node(self, name: str) -> list[Assignment]:
         """Remove a node; returns the pods that were assigned to it (the caller deletes them)."""
         i = self.index[name]
@@ -250,6 +278,7 @@ class ClusterState:
         a = Assignment(pod, i, now)
         self.pods_on[i][pod.key] = a
         self.assignments[pod.key] = a
+        self.placed.add(a)
         self.touched(i)
         return a
 
@@ -265,6 +294,7 @@ class ClusterState:
         self.requested[a.node] -= req
         self.nonzero[a.node] -= nonzero
         del self.pods_on[a.node][pod_key]
+        self.placed.remove(a)
         for part in self.parts:
             part.unassigned(a.pod, a.node)
         self.touched(a.node)

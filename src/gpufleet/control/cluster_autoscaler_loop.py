@@ -19,7 +19,6 @@ timer and its own bookkeeping, reads the cluster and acts through a ``control.po
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_down,
     scale_up,
 )
+from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
@@ -153,7 +153,7 @@ class ClusterAutoscalerLoop:
             min(max_nodes - len(group.nodes), room),
             group.upcoming(),
             group.pool.price_per_hour,
-            max((p for p, expr in self.expander_priorities if re.search(expr, group.name)), default=0),
+            pool_priority(group.name, self.expander_priorities),
             tuple(group.slices_for(group.pool.template.name)),
         )
 

@@ -3,7 +3,7 @@
 A loop holds no reference to the simulator: it reads the few things it needs (the pods and their
 status, the nodes as ``ClusterState`` columns, the node groups of the cloud, a workload's replicas,
 a metric) and asks for the few changes it makes (launch or delete a node, drain it, evict or
-delete a pod, scale a Deployment, create a Job, gate or release a pod). Each loop states what it
+delete a pod, scale a Deployment or ReplicaSet, create a Job, gate or release a pod). Each loop states what it
 needs as one protocol (``NodeGroupPort`` for cluster-autoscaler, ``WorkloadPort`` for the HPA and
 KEDA, ``QueuePort`` for Kueue); ``ClusterPort`` is all of them. The simulator implements it over
 its in-memory cluster (``sim.simulation``); a live backend implements it over the Kubernetes API
@@ -118,8 +118,9 @@ class NodeGroup(Protocol):
         ...
 
 
-class DeploymentStatus(Protocol):
-    """A Deployment's ``spec.replicas`` and the pods it keeps."""
+class ScaleStatus(Protocol):
+    """What the scale subresource of a Deployment or ReplicaSet gives: ``spec.replicas``, and the pods it
+    keeps (those its selector selects)."""
 
     @property
     def replicas(self) -> int: ...
@@ -197,7 +198,10 @@ class NodeGroupPort(ClusterReads, Protocol):
 class WorkloadPort(ClusterReads, Protocol):
     """What the HPA controller and KEDA read and change."""
 
-    def deployment(self, key: str) -> DeploymentStatus | None: ...
+    def scale_target(self, target: str) -> ScaleStatus | None:
+        """The Deployment or ReplicaSet ``target`` (``<kind>/<ns>/<name>``) names; None for another kind."""
+        ...
+
     def job(self, key: str) -> JobStatus | None: ...
     def list_length(self, name: str) -> int:
         """Items queued on a list (what a ``redis`` trigger reads)."""
@@ -207,7 +211,16 @@ class WorkloadPort(ClusterReads, Protocol):
         """A per-pod metric (``queue_length``, ``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``)."""
         ...
 
-    def scale_deployment(self, key: str, replicas: int) -> None: ...
+    def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
+        """A per-pod counter's per-second rate (``http_requests_total``) over the last ``window_s``
+        seconds; 0: the current rate (``irate``)."""
+        ...
+
+    def scale(self, target: str, replicas: int) -> None:
+        """Set ``spec.replicas`` of the Deployment or ReplicaSet ``target``; its controller adds or
+        deletes pods."""
+        ...
+
     def create_job(self, job: Job) -> None: ...
 
 

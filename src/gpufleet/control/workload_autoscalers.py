@@ -1,25 +1,37 @@
 """Workload autoscalers: HPAs, KEDA ScaledObjects (and the HPA each one owns), and ScaledJobs,
-driving Deployment replicas and Job creation from the cluster's metrics.
+driving the replicas of Deployments and ReplicaSets (through their scale subresource) and Job creation
+from the cluster's metrics.
 
 The decisions are ``gpufleet.autoscaling`` (pure); this module only feeds them, on their own
 clocks: the HPA controller syncs every 15 s (``--horizontal-pod-autoscaler-sync-period``), KEDA
 polls each object every ``pollingInterval``. It reads and acts through a
 ``control.port.WorkloadPort``: a ``redis`` trigger reads its list's length (items queued, not yet
-popped); a ``prometheus`` trigger or a Pods metric reads a per-pod metric (``queue_length``,
-``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``; the simulator's ``Traffic`` yields them); a
-``prometheus`` query may be one of those names, or ``sum(name)`` / ``avg(name)`` over the target's pods.
+popped); a Pods metric reads a per-pod metric (``queue_length``, ``requests_per_second``,
+``DCGM_FI_DEV_GPU_UTIL``; the simulator's ``Traffic`` yields them); a ``prometheus`` trigger
+evaluates its PromQL query over every pod's series (``control.pod_series``,
+``autoscaling.promql_eval``). A ScaledJob's pending Jobs are counted as KEDA's
+``getPendingJobCount`` does (``autoscaling.keda_scaled_job.job_is_pending``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from functools import partial
 
 from gpufleet.autoscaling.hpa_controller import HPA_SYNC_PERIOD_SECONDS, HorizontalAutoscaler
 from gpufleet.autoscaling.hpa_replicas import HPAPod, MetricObservation, PodMetric
-from gpufleet.autoscaling.keda import KedaHpaInputs, ScaledJobState, ScaledObjectState, hpa_inputs
+from gpufleet.autoscaling.keda import (
+    JobPod,
+    KedaHpaInputs,
+    ScaledJobState,
+    ScaledObjectState,
+    hpa_inputs,
+    job_is_pending,
+)
+from gpufleet.autoscaling.keda_triggers import prometheus_value
+from gpufleet.autoscaling.promql_eval import PromQLEvalError, instant_vector
 from gpufleet.control.clock import Clock, Priority
+from gpufleet.control.pod_series import PodSeries
 from gpufleet.control.port import PodStatus, WorkloadPort
 from gpufleet.model.hpa import (
     CrossVersionObjectReference,
@@ -29,16 +41,14 @@ from gpufleet.model.hpa import (
     MetricTarget,
     PodsMetricSource,
 )
-from gpufleet.model.keda import PrometheusScaler, RedisListScaler, ScaledJobSpec, ScaledObjectSpec
+from gpufleet.model.keda import RedisListScaler, ScaledJobSpec, ScaledObjectSpec, ScaleTrigger
 from gpufleet.model.workloads import Job
-
-_AGGREGATE = re.compile(r"^\s*(sum|avg|max|min)\s*\(\s*([A-Za-z_:][A-Za-z0-9_:]*)\s*\)\s*$")
 
 
 @dataclass
 class HpaRuntime:
     key: str  # "ns/name" of the HPA
-    target: str  # "ns/name" of the Deployment
+    target: str  # "<kind>/<ns>/<name>" of its scaleTargetRef
     hpa: HorizontalAutoscaler
     keda: ScaledObjectState | None = None  # set for the HPA a ScaledObject owns
 
@@ -73,8 +83,13 @@ class WorkloadAutoscalers:
     ):
         self.port = port
         self.clock = clock
+        self.series = PodSeries(port)
         self.hpas = [
-            HpaRuntime(key, self._target(key, spec.scale_target_ref.name), HorizontalAutoscaler(spec))
+            HpaRuntime(
+                key,
+                _target(spec.scale_target_ref.kind, key.split("/")[0], spec.scale_target_ref.name),
+                HorizontalAutoscaler(spec),
+            )
             for key, spec in hpas
         ]
         self.scaled_objects: list[tuple[ScaledObjectSpec, ScaledObjectState, HpaRuntime]] = []
@@ -82,7 +97,7 @@ class WorkloadAutoscalers:
             state = ScaledObjectState(so, 0.0)
             runtime = HpaRuntime(
                 f"{so.namespace}/{so.name}",
-                f"{so.namespace}/{so.scale_target_ref.name}",
+                _target(so.scale_target_ref.kind, so.namespace, so.scale_target_ref.name),
                 HorizontalAutoscaler(keda_hpa_spec(hpa_inputs(so), so)),
                 state,
             )
@@ -92,10 +107,6 @@ class WorkloadAutoscalers:
             f"{spec.namespace}/{spec.name}": [] for spec, _, _ in self.scaled_jobs
         }
         self.timeline: dict[str, list[float]] = {}
-
-    @staticmethod
-    def _target(hpa_key: str, name: str) -> str:
-        return f"{hpa_key.split('/')[0]}/{name}"
 
     def start(self) -> None:
         loop = self.clock
@@ -116,32 +127,22 @@ class WorkloadAutoscalers:
 
     # -- metrics -----------------------------------------------------------------------------
     def _pods(self, target: str) -> list[PodStatus]:
-        deployment = self.port.deployment(target)
-        if deployment is None:
+        scaled = self.port.scale_target(target)
+        if scaled is None:
             return []
         pods = self.port.pods
-        return [pods[k] for k in sorted(deployment.active)]
+        return [pods[k] for k in sorted(scaled.active)]
 
-    def _trigger_value(self, so: ScaledObjectSpec, index: int) -> float | None:
-        scaler = so.triggers[index].scaler
+    def _trigger_value(self, trigger: ScaleTrigger) -> float | None:
+        """The scaler's value now; None when it fails (a query with several series, say)."""
+        scaler = trigger.scaler
         if isinstance(scaler, RedisListScaler):
             return float(self.port.list_length(scaler.list_name))
-        if isinstance(scaler, PrometheusScaler):
-            return self._query(scaler.query, f"{so.namespace}/{so.scale_target_ref.name}")
-        return None
-
-    def _query(self, query: str, target: str) -> float | None:
-        match = _AGGREGATE.match(query)
-        fn, name = (match.group(1), match.group(2)) if match else ("sum", query.strip())
-        values = [self.port.pod_metric(r, name) for r in self._pods(target) if r.ready]
-        known = [v for v in values if v is not None]
-        if not known:
-            return 0.0 if name in ("queue_length", "requests_per_second", "DCGM_FI_DEV_GPU_UTIL") else None
-        if fn == "max":
-            return max(known)
-        if fn == "min":
-            return min(known)
-        return sum(known) / (len(known) if fn == "avg" else 1)
+        try:
+            result = instant_vector(scaler.expr, self.series)
+        except PromQLEvalError:
+            return prometheus_value(scaler, None)
+        return prometheus_value(scaler, result)
 
     def _observations(self, rt: HpaRuntime) -> list[MetricObservation]:
         now = self.clock.now
@@ -157,7 +158,7 @@ class WorkloadAutoscalers:
             elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
                 so = rt.keda.spec
                 index = next(i for i, m in enumerate(hpa_inputs(so).metrics) if m.name == metric.metric.name)
-                value = self._trigger_value(so, index)
+                value = self._trigger_value(so.triggers[index])
                 out.append(None if value is None else [round(value * 1000)])
             else:
                 out.append(None)  # Resource, Object and unknown External metrics: no usage model
@@ -182,29 +183,36 @@ class WorkloadAutoscalers:
     # -- loops -------------------------------------------------------------------------------
     def _hpa_sync(self) -> None:
         now = self.clock.now
-        for rt in self.hpas + [r for _, _, r in self.scaled_objects]:
-            controller = self.port.deployment(rt.target)
+        runtimes = self.hpas + [r for _, _, r in self.scaled_objects]
+        # the HPAs (KEDA's included) whose selectors select each target's pods: those aimed at it
+        hpas_of: dict[str, list[str]] = {}
+        for rt in runtimes:
+            hpas_of.setdefault(rt.target, []).append(rt.key)
+        for rt in runtimes:
+            controller = self.port.scale_target(rt.target)
             if controller is None or (rt.keda is not None and controller.replicas == 0):
                 continue
+            pods = self._hpa_pods(rt)
             decision = rt.hpa.reconcile(
                 now,
                 spec_replicas=controller.replicas,
                 status_replicas=len(controller.active),
-                pods=self._hpa_pods(rt),
+                pods=pods,
                 observations=self._observations(rt),
+                controlling_hpas=hpas_of[rt.target] if pods else (),
             )
             if decision.desired_replicas != controller.replicas:
-                self.port.scale_deployment(rt.target, decision.desired_replicas)
+                self.port.scale(rt.target, decision.desired_replicas)
         self.clock.at(now + HPA_SYNC_PERIOD_SECONDS, Priority.CONTROLLER, self._hpa_sync, background=True)
 
     def _keda_poll(self, so: ScaledObjectSpec, state: ScaledObjectState, rt: HpaRuntime) -> None:
         now = self.clock.now
-        controller = self.port.deployment(rt.target)
+        controller = self.port.scale_target(rt.target)
         if controller is not None:
-            values = [self._trigger_value(so, i) for i in range(len(so.triggers))]
+            values = [self._trigger_value(t) for t in so.triggers]
             decision = state.poll(now, values, controller.replicas)
             if decision.scale_to is not None and decision.scale_to != controller.replicas:
-                self.port.scale_deployment(rt.target, decision.scale_to)
+                self.port.scale(rt.target, decision.scale_to)
         self.clock.at(
             now + so.polling_interval_s,
             Priority.CONTROLLER,
@@ -217,13 +225,11 @@ class WorkloadAutoscalers:
         key = f"{spec.namespace}/{spec.name}"
         jobs = [port.job(k) for k in self.jobs_of[key]]
         running = [j for j in jobs if j is not None and not j.done]
-        pending = [j for j in running if any(port.pods[p].phase == "Pending" for p in j.active)]
-        values = [
-            float(port.list_length(t.scaler.list_name))
-            if isinstance(t.scaler, RedisListScaler)
-            else (self._query(t.scaler.query, key) or 0.0)
-            for t in spec.triggers
+        conditions = spec.scaling_strategy.pending_pod_conditions
+        pending = [
+            j for j in running if job_is_pending([_job_pod(port.pods[p]) for p in j.active], conditions)
         ]
+        values = [self._trigger_value(t) for t in spec.triggers]
         for _ in range(state.poll(now, values, len(running), len(pending))):
             name = f"{spec.name}-{len(self.jobs_of[key])}"
             self.jobs_of[key].append(f"{spec.namespace}/{name}")
@@ -237,3 +243,20 @@ class WorkloadAutoscalers:
 
     def active_jobs(self, key: str) -> int:
         return sum(1 for k in self.jobs_of[key] if (j := self.port.job(k)) is not None and not j.done)
+
+
+def _target(kind: str, namespace: str, name: str) -> str:
+    """A scaleTargetRef as the port names it: ``<kind>/<ns>/<name>``."""
+    return f"{kind}/{namespace}/{name}"
+
+
+def _job_pod(status: PodStatus) -> JobPod:
+    """A pod as ``getPendingJobCount`` reads it: its phase and the conditions gpufleet tracks."""
+    true_conditions = set()
+    if status.bound_s is not None:
+        true_conditions.add("PodScheduled")
+    if status.running_s is not None:
+        true_conditions.add("Initialized")
+    if status.ready:
+        true_conditions.update(("ContainersReady", "Ready"))
+    return JobPod(status.phase, frozenset(true_conditions))

@@ -10,8 +10,9 @@ as kubernetes ``pkg/apis/resource/validation`` does: a request has exactly one o
 names are unique in a slice; CEL selectors compile (``gpufleet.gpus.dra.cel``, with the
 Kubernetes ``quantity``/``semver`` libraries of ``k8s.io/apiserver/pkg/cel/library``).
 
-Not modelled, refused as errors because ignoring them would change which devices a pod gets:
-``firstAvailable`` (prioritized lists), ``constraints`` (``matchAttribute``), ``adminAccess``,
+``constraints`` with ``matchAttribute`` are read (``validateDeviceConstraint``) and honoured by the
+allocator. Not modelled, refused as errors because ignoring them would change which devices a pod
+gets: ``firstAvailable`` (prioritized lists), ``distinctAttribute`` constraints, ``adminAccess``,
 request ``capacity`` (consumable capacity), ``nodeSelector`` and ``perDeviceNodeSelection`` slices,
 ``sharedCounters``/``consumesCounters`` (partitionable devices). Ignored with a warning:
 ``config`` (opaque driver parameters), ``tolerations`` and device ``taints``.
@@ -39,6 +40,7 @@ from gpufleet.model.dra import (
     AttributeValue,
     Device,
     DeviceClass,
+    DeviceConstraint,
     DeviceRequest,
     DeviceRequestAllocationResult,
     PodResourceClaim,
@@ -52,6 +54,9 @@ from gpufleet.model.quantity import QuantityError, parse_quantity
 GROUP_VERSION = "resource.k8s.io/v1"
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 _DEFAULT_NAMESPACE = "default"
+_NOT_A_REQUEST = (
+    "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+)
 
 
 def _selectors(raw: object, report: Reporter, path: str) -> tuple[str, ...]:
@@ -100,10 +105,6 @@ def device_class(body: Mapping[str, Any], report: Reporter) -> DeviceClass | Non
 
 def _requests(spec: Mapping[str, Any], report: Reporter, path: str) -> tuple[DeviceRequest, ...]:
     devices = mapping(spec.get("devices"))
-    if devices.get("constraints"):
-        report.error(
-            f"{path}.devices.constraints", forbidden("constraints (matchAttribute) are not modelled")
-        )
     if devices.get("config"):
         report.not_modelled(f"{path}.devices.config", note="opaque driver configuration")
     out = []
@@ -130,6 +131,37 @@ def _requests(spec: Mapping[str, Any], report: Reporter, path: str) -> tuple[Dev
         request = _exact(name, mapping(raw.get("exactly")), report, f"{where}.exactly")
         if request is not None:
             out.append(request)
+    return tuple(out)
+
+
+def _constraints(spec: Mapping[str, Any], report: Reporter, path: str) -> tuple[DeviceConstraint, ...]:
+    """``devices.constraints`` as ``validateDeviceConstraint`` checks them (pkg/apis/resource/validation):
+    ``requests`` name requests of the claim, once each; ``matchAttribute`` is a fully qualified name.
+    ``distinctAttribute`` needs the alpha DRAConsumableCapacity gate, off by default in 1.34."""
+    devices = mapping(spec.get("devices"))
+    names = {r.get("name") for r in items(devices.get("requests"))}
+    out = []
+    for i, raw in enumerate(items(devices.get("constraints"))):
+        where = f"{path}.devices.constraints[{i}]"
+        errors = report.error_count
+        requests = [str(r) for r in raw.get("requests") or ()]
+        for j, request in enumerate(requests):
+            if request in requests[:j]:
+                report.error(f"{where}.requests[{j}]", duplicate(request))
+            elif request not in names:
+                report.error(f"{where}.requests[{j}]", invalid(request, _NOT_A_REQUEST))
+        attribute = raw.get("matchAttribute")
+        if raw.get("distinctAttribute"):
+            report.error(
+                f"{where}.distinctAttribute",
+                forbidden("needs the DRAConsumableCapacity feature gate (alpha, off in 1.34); not modelled"),
+            )
+        elif not isinstance(attribute, str) or not attribute:
+            report.error(f"{where}.matchAttribute", required())
+        elif "/" not in attribute:
+            report.error(f"{where}.matchAttribute", invalid(attribute, "must include a domain"))
+        if report.error_count == errors and isinstance(attribute, str):
+            out.append(DeviceConstraint(tuple(requests), attribute))
     return tuple(out)
 
 
@@ -186,10 +218,13 @@ def resource_claim(body: Mapping[str, Any], report: Reporter) -> ResourceClaim |
     """A ``ResourceClaim`` manifest (with ``status.allocation`` if written); ``None`` on errors."""
     errors = report.error_count
     name = _name(body, report)
-    requests = _requests(mapping(body.get("spec")), report, "spec")
+    spec = mapping(body.get("spec"))
+    requests = _requests(spec, report, "spec")
+    constraints = _constraints(spec, report, "spec")
     if report.error_count > errors:
         return None
-    return ResourceClaim(_namespace(body), name, requests, _allocation(mapping(body.get("status"))))
+    allocation = _allocation(mapping(body.get("status")))
+    return ResourceClaim(_namespace(body), name, requests, allocation, constraints)
 
 
 def resource_claim_template(body: Mapping[str, Any], report: Reporter) -> ResourceClaimTemplate | None:
@@ -198,9 +233,10 @@ def resource_claim_template(body: Mapping[str, Any], report: Reporter) -> Resour
     name = _name(body, report)
     spec = mapping(mapping(body.get("spec")).get("spec"))
     requests = _requests(spec, report, "spec.spec")
+    constraints = _constraints(spec, report, "spec.spec")
     if report.error_count > errors:
         return None
-    return ResourceClaimTemplate(_namespace(body), name, requests)
+    return ResourceClaimTemplate(_namespace(body), name, requests, constraints)
 
 
 def _attribute(raw: Mapping[str, Any], report: Reporter, where: str) -> AttributeValue | None:

@@ -1,29 +1,41 @@
 """``gpufleet explain``: why each pending pod of a cluster state cannot be placed.
 
-Reads a cluster state (``kubectl get nodes,pods -A -o json``, or scenario YAML): bound
+Reads a cluster state (``kubectl get nodes,pods,events -A -o json``, or scenario YAML): bound
 pods use capacity on their nodes, pending pods are tried against the scheduler they name
-(upstream defaults unless a ``KubeSchedulerConfiguration`` says otherwise), without
-changing anything. For each it gives kube-scheduler's message, verbatim, and what only a
-GPU-aware tool adds: free GPUs per node, the largest free block, whether its gang could
-be placed, and the nodes closest to fitting with what would have to change.
+(upstream defaults unless a ``KubeSchedulerConfiguration`` says otherwise), without changing
+anything. For each it gives what kube-scheduler recorded (its ``PodScheduled`` condition and latest
+``FailedScheduling`` Event, verbatim), gpufleet's own evaluation beside it and whether the two agree
+(``explain_recorded``); the pods one controller places together are judged one after another, a
+Coscheduling gang all or nothing (``explain_together``); where DefaultPreemption would act, its
+dry run's nominated node and victims. A pod that uses what gpufleet does not model (a field the
+reader warned about, a plugin of its profile without an implementation) is ``cannot judge``, never
+placed. Then what only a GPU-aware tool adds: free GPUs per node, the largest free block, whether
+its gang could be placed, and the nodes closest to fitting with what would have to change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 
 from gpufleet.cluster.state import ClusterState
+from gpufleet.kube.explain_recorded import events_by_pod, recorded_for, verdict
+from gpufleet.kube.explain_together import Judged, judge, placed_with, serving
+from gpufleet.model.host_ports import conflicts
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
 from gpufleet.model.scenario import Scenario
+from gpufleet.model.scheduler_config import SchedulerConfig
+from gpufleet.model.scheduler_records import Recorded
+from gpufleet.scheduling import registry
 from gpufleet.scheduling.diagnosis import diagnose
 from gpufleet.scheduling.gangs import GangView
-from gpufleet.scheduling.messages import no_scheduler
+from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
-from gpufleet.scheduling.scheduler import Scheduler
+from gpufleet.scheduling.scheduler import Decision, Scheduler
 from gpufleet.workloads import controller_for
 
 CLOSEST_NODES = 5
@@ -38,6 +50,16 @@ def _changes(state: ClusterState, scheduler: Scheduler, pod: Pod) -> list[dict[s
         blockers = [r for f in profile.static_filters if (r := f.reject(pod, node))]
         if blockers:
             rows.append((1, 0, {"node": node.name, "needs": blockers[:1], "evict": []}))
+            continue
+        holders = [
+            a.pod.key
+            for a in state.pods_on[i].values()
+            if any(conflicts(port, a.pod.host_ports) for port in pod.host_ports)
+        ]
+        if holders:  # NodePorts
+            ports = ", ".join(f"{p.ip}:{p.port}/{p.protocol}" for p in pod.host_ports)
+            needs = [f"host port {ports} free"]
+            rows.append((0, len(holders), {"node": node.name, "needs": needs, "evict": holders}))
             continue
         want = {**pod.requests, "pods": 1}
         short = state.shortfall(pod, i)
@@ -71,24 +93,30 @@ def _changes(state: ClusterState, scheduler: Scheduler, pod: Pod) -> list[dict[s
 
 def controller_pods(scenario: Scenario, nodes: list[Node], gangs: GangView) -> list[Pod]:
     """The pods the scenario's workloads would create first (a scenario of manifests rather than a
-    snapshot of pods): they are explained as pending pods too; the gangs they form join ``gangs``."""
+    snapshot of pods): they are explained as pending pods too; the gangs they form join ``gangs``.
+    A workload that already owns pods of the state (a dump of ``jobs,pods``) creates none: its
+    pods are those."""
+    owners = {(bare.pod.namespace, bare.pod.owner) for bare in scenario.pods if bare.pod.owner is not None}
     pods: list[Pod] = []
     for workload in scenario.workloads():
         controller = controller_for(workload)
         for group in controller.pod_groups():
             gangs.add_group(group)
-        pods += controller.wanted(nodes)
+        pods += [p for p in controller.wanted(nodes) if (p.namespace, p.owner) not in owners]
     return pods
 
 
 def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[str, Any]]:
     state = ClusterState([n for n in scenario.nodes])
+    state.namespace_labels = dict(scenario.namespace_labels)
     gangs = GangView(state, scenario.pod_groups)
     schedulers = [Scheduler(c, state, gangs) for c in scheduler_processes(scenario.schedulers)]
     pending: list[Pod] = []
     for pod in controller_pods(scenario, [n for n in scenario.nodes], gangs):
         gangs.add_pod(pod)
         pending.append(pod)
+    events = events_by_pod(scenario.events)
+    records: dict[str, list[Recorded]] = {}
     for bare in scenario.pods:
         gangs.add_pod(bare.pod)
         if bare.phase in ("Succeeded", "Failed"):
@@ -97,58 +125,180 @@ def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[s
             state.assign(bare.pod, bare.bound_node, 0.0)
         elif bare.bound_node is None:
             pending.append(bare.pod)
+            records[bare.pod.key] = recorded_for(bare, events)
     if only is not None:
-        pending = [p for p in pending if p.key == only]
-        if not pending:
+        target = next((p for p in pending if p.key == only), None)
+        if target is None:
             raise KeyError(f"no pending pod {only} in the cluster state")
+        key = placed_with(target)
+        pending = [p for p in pending if p is target or (key is not None and placed_with(p) == key)]
+    unmodelled = _unmodelled(pending, scenario.schedulers)
+
+    def observe(pod: Pod, decision: Decision) -> dict[str, Any]:
+        owner = serving(pod, schedulers)
+        return {
+            "preemption": _preemption(state, decision),
+            "diagnosis": diagnose(state, pod, gangs),
+            "closest_nodes": _changes(state, owner, pod) if owner is not None and not decision.nodes else [],
+        }
+
     out = []
-    for pod in pending:
-        owner = next((s for s in schedulers if s.serves(pod.scheduler_name)), None)
-        if owner is None:
-            node, message = None, no_scheduler(pod.scheduler_name)
-        else:
-            node, message = owner.try_schedule(pod)
+    for judged in judge(pending, schedulers, state, gangs, observe):
+        pod = judged.pod
+        if only is not None and pod.key != only:
+            continue
+        cannot = unmodelled[pod.key]
+        nodes = () if cannot else judged.placed
+        message = judged.decision.message
+        # what kube-scheduler would record: for a gated pod, the API server's condition message
+        recordable = gates.CONDITION_MESSAGE if pod.scheduling_gates and not nodes else message
         out.append(
             {
                 "pod": pod.key,
                 "scheduler": pod.scheduler_name,
-                "schedulable_now": node,
+                "schedulable_now": nodes[0] if nodes else None,
+                "equally_good_nodes": list(nodes),
                 "message": message or None,
-                "diagnosis": diagnose(state, pod, gangs),
-                "closest_nodes": _changes(state, owner, pod) if owner is not None and node is None else [],
+                "cannot_judge": cannot,
+                "recorded": [
+                    {"source": r.source, "message": r.message, "at": r.at.isoformat() if r.at else None}
+                    for r in records.get(pod.key, [])
+                ],
+                "verdict": None if cannot else verdict(records.get(pod.key, []), nodes, recordable),
+                "together": _together(judged),
+                **judged.observed,
+                **({"preemption": None} if cannot else {}),
             }
         )
     return out
 
 
+def _unmodelled(pending: list[Pod], configs: list[SchedulerConfig]) -> dict[str, list[str]]:
+    """Per pending pod, what it uses that gpufleet does not model: the fields the reader warned
+    about (its own, and those of the pods judged together with it) and the plugins its profile
+    enables that have no implementation here."""
+    profiles = {p.scheduler_name: p for c in configs for p in c.profiles}
+    implemented = registry.plugins()
+    own: dict[str, list[str]] = {}
+    for pod in pending:
+        profile = profiles.get(pod.scheduler_name)
+        enabled = [r.name for s in profile.plugins.values() for r in s.enabled] if profile is not None else []
+        missing = sorted({n for n in enabled if n not in implemented})
+        own[pod.key] = [*pod.not_modelled, *(f"plugin {n} of profile {pod.scheduler_name}" for n in missing)]
+    by_group: dict[str, list[str]] = {}
+    for pod in pending:
+        key = placed_with(pod)
+        if key is not None:
+            group = by_group.setdefault(key, [])
+            group += [s for s in own[pod.key] if s not in group]
+    return {p.key: by_group.get(placed_with(p) or "", own[p.key]) for p in pending}
+
+
+def _together(judged: Judged) -> dict[str, Any] | None:
+    if judged.together is None or judged.members == 1:
+        return None
+    gang = judged.gang
+    return {
+        "by": judged.together,
+        "pending_members": judged.members,
+        "placed_before": [list(p) for p in judged.earlier],
+        "placed": judged.fitted,
+        "bound": judged.bound,
+        "gang": None if gang is None else {"name": gang.key, "min_member": gang.min_member},
+        "gang_placed": judged.gang_placed,
+        # a gang that is not placed: where this member would wait at Permit until rejected
+        "waits_on": judged.waits_on,
+    }
+
+
+def _preemption(state: ClusterState, decision: Decision) -> dict[str, Any] | None:
+    """DefaultPreemption's dry run: the node it would nominate and the pods it would evict (and
+    where each runs), with every equally ranked choice."""
+    nominations = decision.nominations
+    if not nominations:
+        return None
+
+    def victims(keys: tuple[str, ...]) -> list[dict[str, str]]:
+        return [{"pod": k, "node": state.nodes[state.assignments[k].node].name} for k in keys]
+
+    (node, chosen), *others = nominations
+    return {
+        "nominated_node": node,
+        "victims": victims(chosen),
+        "equally_ranked": [{"nominated_node": n, "victims": victims(v)} for n, v in others],
+    }
+
+
 def render_explanations(explanations: list[dict[str, Any]], console: Console) -> None:
     if not explanations:
         console.print("no pending pods", highlight=False)
+
+    def say(text: str) -> None:
+        console.print(text, markup=False, highlight=False)
+
     for e in explanations:
         console.rule(f"{e['pod']} (scheduler {e['scheduler']})")
+        for r in e["recorded"]:
+            say(f"kube-scheduler, {r['source']}: {r['message']}")
+        for subject in e["cannot_judge"]:
+            say(f"cannot judge: {subject} is not modelled")
+        _render_together(e, say)
         if e["schedulable_now"]:
-            console.print(f"would be placed on {e['schedulable_now']} now", highlight=False)
+            say(f"gpufleet: would be placed on {' or '.join(e['equally_good_nodes'])} now")
+        elif e["message"]:
+            prefix = "gpufleet, without what it does not model" if e["cannot_judge"] else "gpufleet"
+            say(f"{prefix}: {e['message']}")
+        if e["preemption"]:
+            _render_preemption(e["preemption"], say)
+        if e["verdict"]:
+            say(e["verdict"])
+        if not e["message"]:  # it would be placed (or cannot be judged and nothing rules it out)
             continue
-        console.print(e["message"], markup=False, highlight=False)
         d = e["diagnosis"]
         free = ", ".join(f"{n}: {g}" for n, g in d["free_gpus"].items()) or "none"
-        console.print(
+        say(
             f"GPUs requested: {d['gpus_requested']}; largest free block: {d['largest_free_gpus']}; "
-            f"free GPUs: {free}",
-            highlight=False,
+            f"free GPUs: {free}"
         )
         if d["gang"]:
             g = d["gang"]
-            console.print(
+            say(
                 f"gang {g['name']}: minMember {g['min_member']}, {g['members']} members, "
                 f"{g['members_bound']} bound, "
-                f"{g['members_that_fit']} of the rest fit now, {g['gpus_needed']} GPUs still needed",
-                highlight=False,
+                f"{g['members_that_fit']} of the rest fit now, {g['gpus_needed']} GPUs still needed"
             )
         for hint in d["hints"]:
-            console.print(f"- {hint}", markup=False, highlight=False)
+            say(f"- {hint}")
         for c in e["closest_nodes"]:
             evict = f" (e.g. if {', '.join(c['evict'])} were gone)" if c["evict"] else ""
-            console.print(
-                f"  {c['node']}: needs {'; '.join(c['needs'])}{evict}", markup=False, highlight=False
-            )
+            say(f"  {c['node']}: needs {'; '.join(c['needs'])}{evict}")
+
+
+def _render_together(e: dict[str, Any], say: Callable[[str], None]) -> None:
+    together = e["together"]
+    if together is None:
+        return
+    before = ", ".join(f"{pod} on {node}" for pod, node in together["placed_before"]) or "none"
+    say(
+        f"judged with the {together['pending_members']} pending pods of {together['by']}, one after "
+        f"another in queue order; placed before it: {before}"
+    )
+    gang = together["gang"]
+    if gang is not None and not together["gang_placed"]:
+        say(
+            f"gang {gang['name']} is all or nothing (Coscheduling): minMember {gang['min_member']}, but only "
+            f"{together['placed']} of its {together['pending_members']} pending pods fit together "
+            f"and {together['bound']} are bound, so none is placed"
+        )
+        if together["waits_on"]:
+            say(f"it would wait at Permit on {together['waits_on']} until its gang is rejected")
+
+
+def _render_preemption(preemption: dict[str, Any], say: Callable[[str], None]) -> None:
+    def evicted(choice: dict[str, Any]) -> str:
+        victims = ", ".join(f"{v['pod']} (on {v['node']})" for v in choice["victims"])
+        return f"nominated to {choice['nominated_node']}, evicting {victims}"
+
+    say(f"preemption: {evicted(preemption)}")
+    for other in preemption["equally_ranked"]:
+        say(f"  or, ranked equally: {evicted(other)}")

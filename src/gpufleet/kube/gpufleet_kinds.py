@@ -86,9 +86,22 @@ class Autoscaler(SpecModel):
     @field_validator("expander")
     @classmethod
     def _known_expanders(cls, value: str | None) -> str | None:
-        for name in (value or "").split(","):
-            if name.strip() not in EXPANDERS:
+        """As cluster-autoscaler's ``Factory.Build``: known names, each once, none after ``random``
+        (which always leaves one option)."""
+        names = [name.strip() for name in (value or "").split(",")]
+        for k, name in enumerate(names):
+            if name not in EXPANDERS:
                 raise ValueError(unsupported(name, EXPANDERS))
+            if name in names[:k]:
+                raise ValueError(
+                    f"Expander {name} was specified multiple times, each expander must not be "
+                    "specified more than once"
+                )
+            if k and names[k - 1] == "random":
+                raise ValueError(
+                    f"Expander {name} came after an expander random that will always return only one "
+                    f"result, this is not allowed since {name} will never be used"
+                )
         return value
 
     def settings(self) -> AutoscalerSettings:
@@ -365,6 +378,7 @@ class RpsStep(SpecModel):
 
 class TrafficSpec(SpecModel):
     target: Name
+    target_kind: Literal["Deployment", "ReplicaSet"] = "Deployment"
     rps: list[RpsStep]
     per_replica_rps: PositiveNumber
 
@@ -411,4 +425,4 @@ def traffic(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Traffic | 
             at = written[i].get("at")
             report.error(f"spec.rps[{i}].at", invalid(at, f"must be later than spec.rps[{i - 1}].at"))
     steps = tuple((step.at, step.value) for step in spec.rps)
-    return Traffic(meta.name, meta.namespace, spec.target, steps, spec.per_replica_rps)
+    return Traffic(meta.name, meta.namespace, spec.target, steps, spec.per_replica_rps, spec.target_kind)

@@ -249,13 +249,19 @@ def _rules(raw: object, at: Reporter) -> HPAScalingRules | None:
                 ok = False
         policies = tuple(read)
     ok = _enum(rules, "selectPolicy", SCALING_POLICY_SELECTS, at) and ok
-    tolerance: float | None = None
     if rules.get("tolerance") is not None:
         try:
-            tolerance = float(parse_quantity(rules["tolerance"]))
+            parse_quantity(rules["tolerance"])
         except QuantityError as err:
             at.error("tolerance", str(err))
             ok = False
+        else:
+            # pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go, dropDisabledFields
+            at.warn(
+                "tolerance",
+                "dropped, as the API server drops it while the HPAConfigurableTolerance feature gate is off "
+                "(alpha, off by default in Kubernetes 1.34): the cluster-wide tolerance 0.1 applies",
+            )
     if not ok:
         return None
     try:
@@ -263,7 +269,6 @@ def _rules(raw: object, at: Reporter) -> HPAScalingRules | None:
             stabilization_window_seconds=rules.get("stabilizationWindowSeconds"),
             select_policy=cast(ScalingPolicySelect | None, rules.get("selectPolicy")),
             policies=policies,
-            tolerance=tolerance,
         )
     except HPASpecError as err:  # "stabilizationWindowSeconds: ..."
         _report(at, err)

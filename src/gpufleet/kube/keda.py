@@ -27,12 +27,16 @@ from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, required
 from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.keda import (
+    TRACKED_POD_CONDITIONS,
     KedaSpecError,
+    PrometheusScaler,
     ScaledJobSpec,
     ScaledObjectSpec,
+    ScaleTrigger,
     scaled_job_from_manifest,
     scaled_object_from_manifest,
 )
+from gpufleet.model.promql import yields_one_series
 from gpufleet.model.workloads import Job
 
 JOB_SPEC_DEFINITION = "io.k8s.api.batch.v1.JobSpec"
@@ -162,10 +166,12 @@ def scaled_object(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Scal
     if not meta.name:
         return None  # reported by the loader
     try:
-        return replace(scaled_object_from_manifest(body), hpa_behavior_rules=rules)
+        scaled = replace(scaled_object_from_manifest(body), hpa_behavior_rules=rules)
     except KedaSpecError as err:
         _model_error(report, err)
         return None
+    _warn_queries(scaled.triggers, report)
+    return scaled
 
 
 def scaled_job(
@@ -189,7 +195,42 @@ def scaled_job(
     if not meta.name:
         return None, job
     try:
-        return scaled_job_from_manifest(body), job
+        scaled = scaled_job_from_manifest(body)
     except KedaSpecError as err:
         _model_error(report, err)
         return None, job
+    _warn_queries(scaled.triggers, report)
+    _warn_strategy_fallback(scaled, report)
+    return scaled, job
+
+
+def _warn_queries(triggers: tuple[ScaleTrigger, ...], report: Reporter) -> None:
+    """A query that can return several series makes KEDA's prometheus scaler fail at run time."""
+    for i, trigger in enumerate(triggers):
+        scaler = trigger.scaler
+        if isinstance(scaler, PrometheusScaler) and not yields_one_series(scaler.expr):
+            report.warn(
+                f"spec.triggers[{i}].metadata.query",
+                f"{scaler.query!r} can return more than one series; KEDA's prometheus scaler then fails "
+                "(query returned multiple elements): aggregate it, e.g. sum(...)",
+            )
+
+
+def _warn_strategy_fallback(spec: ScaledJobSpec, report: Reporter) -> None:
+    """What the ScaledJob's strategy will do that its author may not expect: a pending-pod condition
+    gpufleet's pods never carry, and KEDA's ``NewScalingStrategy`` running ``default`` for a
+    ``custom`` strategy whose percentage does not parse."""
+    strategy = spec.scaling_strategy
+    for i, condition in enumerate(strategy.pending_pod_conditions):
+        if condition not in TRACKED_POD_CONDITIONS:
+            report.warn(
+                f"spec.scalingStrategy.pendingPodConditions[{i}]",
+                f"{condition!r} is not a pod condition gpufleet models "
+                f"({', '.join(TRACKED_POD_CONDITIONS)}): every Job counts as pending",
+            )
+    if strategy.strategy == "custom" and strategy.selected == "default":
+        report.warn(
+            "spec.scalingStrategy.customScalingRunningJobPercentage",
+            f"{strategy.custom_scaling_running_job_percentage!r} is not a number: "
+            "KEDA runs the default strategy instead of custom",
+        )

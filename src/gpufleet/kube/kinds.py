@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from gpufleet.kube.dra_versions import BETA_VERSIONS
 from gpufleet.kube.schema_check import KUBERNETES_VERSION, standard_kinds
 from gpufleet.workloads import manifest_readers
 
@@ -23,6 +24,8 @@ JOB = ("batch", "v1", "Job")
 DEPLOYMENT = ("apps", "v1", "Deployment")
 DAEMONSET = ("apps", "v1", "DaemonSet")
 PRIORITY_CLASS = ("scheduling.k8s.io", "v1", "PriorityClass")
+#: its labels only, for InterPodAffinity's ``namespaceSelector``
+NAMESPACE = ("", "v1", "Namespace")
 POD_GROUP = ("scheduling.x-k8s.io", "v1alpha1", "PodGroup")
 SCHEDULER_CONFIG = ("kubescheduler.config.k8s.io", "v1", "KubeSchedulerConfiguration")
 SIMULATION = ("gpufleet.io", "v1alpha1", "Simulation")
@@ -30,7 +33,11 @@ NODE_POOL = ("gpufleet.io", "v1alpha1", "NodePool")
 QUEUE_FEED = ("gpufleet.io", "v1alpha1", "QueueFeed")
 TRAFFIC = ("gpufleet.io", "v1alpha1", "Traffic")
 HPA = ("autoscaling", "v2", "HorizontalPodAutoscaler")
+#: read as the API server converts it to v2 (``gpufleet.kube.hpa_v1``)
+HPA_V1 = ("autoscaling", "v1", "HorizontalPodAutoscaler")
 POD_DISRUPTION_BUDGET = ("policy", "v1", "PodDisruptionBudget")
+#: kube-scheduler's FailedScheduling Events in a dump, both versions (``gpufleet.kube.scheduler_records``)
+EVENTS = (("", "v1", "Event"), ("events.k8s.io", "v1", "Event"))
 SCALED_OBJECT = ("keda.sh", "v1alpha1", "ScaledObject")
 SCALED_JOB = ("keda.sh", "v1alpha1", "ScaledJob")
 DEVICE_CLASS = ("resource.k8s.io", "v1", "DeviceClass")
@@ -38,6 +45,11 @@ RESOURCE_SLICE = ("resource.k8s.io", "v1", "ResourceSlice")
 RESOURCE_CLAIM = ("resource.k8s.io", "v1", "ResourceClaim")
 RESOURCE_CLAIM_TEMPLATE = ("resource.k8s.io", "v1", "ResourceClaimTemplate")
 DRA = (DEVICE_CLASS, RESOURCE_SLICE, RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE)
+#: the same kinds in the beta versions 1.34 still serves, read as converted to v1 (``kube.dra_versions``)
+DRA_BETA = tuple((group, beta, kind) for beta in BETA_VERSIONS for group, _, kind in DRA)
+DRA_NAMESPACED = frozenset(
+    gvk for gvk in (*DRA, *DRA_BETA) if gvk[2] in ("ResourceClaim", "ResourceClaimTemplate")
+)
 #: Kueue's ResourceFlavor, ClusterQueue and LocalQueue, in both served versions (``gpufleet.kube.kueue``).
 KUEUE = tuple(
     ("kueue.x-k8s.io", version, kind)
@@ -54,6 +66,7 @@ MODELLED = frozenset(
         DEPLOYMENT,
         DAEMONSET,
         PRIORITY_CLASS,
+        NAMESPACE,
         POD_GROUP,
         SCHEDULER_CONFIG,
         SIMULATION,
@@ -61,18 +74,20 @@ MODELLED = frozenset(
         QUEUE_FEED,
         TRAFFIC,
         HPA,
+        HPA_V1,
         POD_DISRUPTION_BUDGET,
         SCALED_OBJECT,
         SCALED_JOB,
+        *EVENTS,
         *DRA,
+        *DRA_BETA,
         *KUEUE,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
 NAMESPACED = frozenset(
     {
-        RESOURCE_CLAIM,
-        RESOURCE_CLAIM_TEMPLATE,
+        *DRA_NAMESPACED,
         POD,
         JOB,
         DEPLOYMENT,
@@ -81,9 +96,11 @@ NAMESPACED = frozenset(
         QUEUE_FEED,
         TRAFFIC,
         HPA,
+        HPA_V1,
         POD_DISRUPTION_BUDGET,
         SCALED_OBJECT,
         SCALED_JOB,
+        *EVENTS,
         *KUEUE_NAMESPACED,
     }
 )
@@ -102,6 +119,7 @@ KNOWN_GROUPS = frozenset(
         "scheduling.x-k8s.io",
         "kubescheduler.config.k8s.io",
         "gpufleet.io",
+        "resource.k8s.io",
     }
 )
 

@@ -4,16 +4,17 @@ Each document is classified by ``apiVersion``/``kind`` (``kinds``), checked agai
 schema (``schema_check`` for standard kinds; for the others, ObjectMeta's schema plus a
 strict model of their spec), then converted. PriorityClasses are converted first, since a
 pod may name a class defined in a later file, as the API server resolves classes when the
-pod is admitted. An object defined twice (same kind, namespace and name) is an error on the
-second definition, as the API server answers ``AlreadyExists``. Nothing stops at the first
-problem: ``ScenarioError`` lists them all.
+pod is admitted. An object with ``metadata.generateName`` and no name is named as the API server
+names it, deterministically (``model.generated_names``). An object defined twice (same kind,
+namespace and name) is an error on the second definition, as the API server answers
+``AlreadyExists``. Nothing stops at the first problem: ``ScenarioError`` lists them all.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -21,16 +22,20 @@ from typing import Any
 from gpufleet.kube import (
     disruption_budgets,
     dra,
+    dra_versions,
     gpufleet_kinds,
     hpa,
+    hpa_v1,
     keda,
     kinds,
     kueue,
     nodes,
     objects,
+    pod_affinity,
     pod_groups,
     pods,
     priorities,
+    scheduler_records,
     schema_check,
     workloads,
 )
@@ -51,10 +56,11 @@ from gpufleet.kube.problems import (
 )
 from gpufleet.kube.scheduler_config import scheduler_config
 from gpufleet.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from gpufleet.model.generated_names import unique_name
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.workloads import Created
-from gpufleet.workloads import manifest_readers
+from gpufleet.workloads import controller_for, manifest_readers
 from gpufleet.workloads.kind import Reader
 
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
@@ -113,6 +119,7 @@ class _Entry:
     meta: Meta
     report: Reporter
     malformed: bool  # its schema check failed: conversion only looks for more problems
+    generate_name: str = ""  # metadata.generateName, when the name is left to the API server
 
     @property
     def body(self) -> dict[str, Any]:
@@ -120,8 +127,19 @@ class _Entry:
 
 
 @dataclass(frozen=True)
+class _Taken:
+    """The names of one kind in one namespace that are defined so far."""
+
+    defined: dict[tuple[str, str, str, str], Location]
+    scope: tuple[str, str, str]  # group, kind, namespace
+
+    def __contains__(self, name: object) -> bool:
+        return (*self.scope, name) in self.defined
+
+
+@dataclass(frozen=True)
 class _Target:
-    """A reference to a Deployment: a scaler's ``scaleTargetRef`` or a Traffic's ``target``."""
+    """A reference to a Deployment or ReplicaSet: a scaler's ``scaleTargetRef`` or a Traffic's ``target``."""
 
     report: Reporter
     path: str
@@ -129,7 +147,7 @@ class _Target:
     name: str
     kind: str = "Deployment"
     api_version: str = "apps/v1"
-    required: bool = False  # an error, not a warning, when it names no Deployment
+    required: bool = False  # an error, not a warning, when it names no such object
 
 
 @dataclass
@@ -152,6 +170,7 @@ class _Loader:
 
     def load(self, documents: list[Document]) -> None:
         entries = [entry for entry in map(self._prepare, documents) if entry is not None]
+        self._generate_names(entries)
         for entry in entries:
             if entry.kind.gvk == kinds.PRIORITY_CLASS:
                 self._convert(entry, self._priority_class)
@@ -166,17 +185,20 @@ class _Loader:
                 e, resolver, workloads.daemonset, self.scenario.daemonsets
             ),
             kinds.NODE: self._node,
+            kinds.NAMESPACE: self._namespace,
             kinds.POD_GROUP: self._pod_group,
             kinds.SCHEDULER_CONFIG: self._scheduler_config,
             kinds.SIMULATION: self._simulation_settings,
             kinds.NODE_POOL: self._node_pool,
             kinds.HPA: self._hpa,
+            kinds.HPA_V1: self._hpa,
             kinds.POD_DISRUPTION_BUDGET: self._budget,
             kinds.SCALED_OBJECT: self._scaled_object,
             kinds.SCALED_JOB: lambda e: self._scaled_job(e, resolver),
             kinds.QUEUE_FEED: self._queue_feed,
             kinds.TRAFFIC: self._traffic,
-            **{gvk: self._dra for gvk in kinds.DRA},
+            **{gvk: self._event for gvk in kinds.EVENTS},
+            **{gvk: self._dra for gvk in (*kinds.DRA, *kinds.DRA_BETA)},
             **{gvk: self._kueue for gvk in kinds.KUEUE},
         }
         for gvk, read in manifest_readers().items():  # workload kinds that bring their own reader
@@ -186,6 +208,7 @@ class _Loader:
             if convert is not None:
                 self._convert(entry, convert)
         self._check_references()
+        self._check_namespace_selectors()
 
     @staticmethod
     def _convert(entry: _Entry, convert: Callable[[_Entry], None]) -> None:
@@ -241,11 +264,34 @@ class _Loader:
         elif kind.gvk != kinds.SCHEDULER_CONFIG:  # decoded whole by its own model
             self._check_envelope(body, kind, report)
         meta = objects.meta(body, bool(namespaced))
-        if not meta.name and kind.gvk not in _UNNAMED:
-            report.error("metadata.name", required("name is required"))
+        generate = mapping(body.get("metadata")).get("generateName")
+        if not isinstance(generate, str) or meta.name or kind.gvk in _UNNAMED:
+            generate = ""
+        if not meta.name and not generate and kind.gvk not in _UNNAMED:
+            report.error("metadata.name", required("name or generateName is required"))
         malformed = report.error_count > 0
-        self._check_unique(kind, meta, report)
-        return _Entry(document, kind, meta, report, malformed)
+        if not generate:
+            self._check_unique(kind, meta, report)
+        return _Entry(document, kind, meta, report, malformed, generate)
+
+    def _generate_names(self, entries: list[_Entry]) -> None:
+        """Name the objects that give ``metadata.generateName`` instead of a name, in document order, as
+        the API server does (``generated_names``): the key is the Simulation's ``spec.seed`` and the
+        object's place among those of its kind and namespace with the same prefix, so that adding other
+        documents changes no name; a name that is taken is drawn again."""
+        simulations = (e for e in entries if e.kind.gvk == kinds.SIMULATION)
+        seed = next((mapping(e.body.get("spec")).get("seed") for e in simulations), 0)
+        seen: dict[tuple[str, str, str, str], int] = {}
+        for entry in (e for e in entries if e.generate_name):
+            scope = (entry.kind.group, entry.kind.kind, entry.meta.namespace)
+            place = seen[(*scope, entry.generate_name)] = seen.get((*scope, entry.generate_name), -1) + 1
+            key = f"{seed}/{'/'.join(scope)}/{entry.generate_name}/{place}"
+            name = unique_name(entry.generate_name, key, _Taken(self._defined, scope))
+            metadata = {**mapping(entry.body.get("metadata")), "name": name}
+            entry.document = replace(entry.document, body={**entry.body, "metadata": metadata})
+            entry.meta = replace(entry.meta, name=name)
+            entry.report.label = objects.label(entry.kind.kind, entry.body, kinds.namespaced(entry.kind.gvk))
+            self._check_unique(entry.kind, entry.meta, entry.report)
 
     @staticmethod
     def _check_envelope(body: dict[str, Any], kind: Kind, report: Reporter) -> None:
@@ -285,6 +331,22 @@ class _Loader:
             entry.report.error("globalDefault", invalid(True, detail))
         self.scenario.priority_classes[cls.name] = cls
 
+    def _namespace(self, entry: _Entry) -> None:
+        """A ``v1`` Namespace: its labels, which InterPodAffinity's ``namespaceSelector`` reads."""
+        self.scenario.namespace_labels[entry.meta.name] = dict(entry.meta.labels)
+
+    def _check_namespace_selectors(self) -> None:
+        """Without any Namespace document, a ``namespaceSelector`` on a label other than the namespace's
+        name cannot be judged (a cluster dump lists no Namespaces): said so, on the pod too."""
+        if self.scenario.namespace_labels:
+            return
+        for report, prefix, pod in self._pods:
+            for path in pod_affinity.selectors_on_namespace_labels(pod.pod_affinity):
+                report.at(prefix).not_modelled(
+                    f"spec.{path}", note="no v1 Namespace document gives the namespaces' labels"
+                )
+                pod.not_modelled = (*pod.not_modelled, f"spec.{path}")
+
     def _pod(self, entry: _Entry, resolver: priorities.Priorities) -> None:
         spec, status = mapping(entry.body.get("spec")), mapping(entry.body.get("status"))
         owner = objects.controller_of(entry.body)
@@ -300,7 +362,16 @@ class _Loader:
         created = Created(pod.behavior.submit_at_s, entry.document.order)
         if not entry.malformed:
             self._pods.append((entry.report, "", pod))
-        self.scenario.pods.append(BarePod(pod, created, bound_node=pod.node_name, phase=phase))
+        uid = str(mapping(entry.body.get("metadata")).get("uid") or "")
+        scheduled = scheduler_records.pod_scheduled(status, entry.report)
+        self.scenario.pods.append(
+            BarePod(pod, created, bound_node=pod.node_name, phase=phase, uid=uid, scheduled=scheduled)
+        )
+
+    def _event(self, entry: _Entry) -> None:
+        event = scheduler_records.pod_event(entry.meta, entry.body, entry.report, entry.document.order)
+        if event is not None:
+            self.scenario.events.append(event)
 
     def _workload(
         self,
@@ -374,7 +445,8 @@ class _Loader:
             self.scenario.node_pools.append(pool)
 
     def _hpa(self, entry: _Entry) -> None:
-        spec = hpa.hpa(entry.body, entry.report)
+        body = hpa_v1.to_v2(entry.body, entry.report) if entry.kind.gvk == kinds.HPA_V1 else entry.body
+        spec = hpa.hpa(body, entry.report)
         if spec is None:
             return
         if not entry.malformed:
@@ -417,7 +489,7 @@ class _Loader:
             self.scenario.queue_feeds.append(feed)
 
     def _dra(self, entry: _Entry) -> None:
-        obj = dra.dra_object(entry.body, entry.report)
+        obj = dra.dra_object(dra_versions.to_v1(entry.body), entry.report)
         objects = self.scenario.dra
         if isinstance(obj, DeviceClass):
             objects.classes[obj.name] = obj
@@ -434,29 +506,55 @@ class _Loader:
         if traffic is None:
             return
         if entry.report.error_count == errors and not entry.malformed:
-            target = _Target(entry.report, "spec.target", traffic.namespace, traffic.target, required=True)
+            target = _Target(
+                entry.report,
+                "spec.target",
+                traffic.namespace,
+                traffic.target,
+                traffic.target_kind,
+                required=True,
+            )
             self._targets.append(target)
         self.scenario.traffic.append(traffic)
 
     # -- references between documents -------------------------------------------------------
 
     def _check_targets(self) -> None:
-        """Scalers and Traffic aimed at Deployments: a Deployment of the scenario, or nothing runs."""
-        deployments = {(d.namespace, d.name) for d in self.scenario.deployments}
+        """Scalers and Traffic aimed at what has a scale subresource gpufleet runs, an ``apps/v1``
+        Deployment or ReplicaSet of the scenario, or nothing runs."""
+        scalable = {("Deployment", d.namespace, d.name) for d in self.scenario.deployments} | {
+            (kind, w.namespace, w.name)
+            for w in self.scenario.other_workloads
+            if (kind := controller_for(w).kind) == "ReplicaSet"
+        }
+        scalers: dict[tuple[str, str, str], list[_Target]] = {}
         for target in self._targets:
-            is_deployment = target.kind == "Deployment" and target.api_version in ("apps/v1", "")
-            if is_deployment and (target.namespace, target.name) in deployments:
+            ref = (target.kind, target.namespace, target.name)
+            if target.api_version in ("apps/v1", "") and ref in scalable:
+                if not target.required:  # an HPA or ScaledObject, not a Traffic
+                    scalers.setdefault(ref, []).append(target)
                 continue
             if target.required:
-                detail = f"no Deployment in namespace {target.namespace}"
+                detail = f"no {target.kind} in namespace {target.namespace}"
                 target.report.error(target.path, invalid(target.name, detail))
                 continue
             written = f"{target.api_version}/{target.kind}" if target.api_version else target.kind
+            shown = f"{written} {target.namespace}/{target.name}"
             target.report.warn(
                 target.path,
-                f"{written} {target.namespace}/{target.name} is not a Deployment of the scenario: "
-                "it scales nothing gpufleet runs",
+                f"{shown} is not a Deployment or ReplicaSet of the scenario: it scales nothing gpufleet runs",
             )
+        for (kind, namespace, name), aimed in scalers.items():
+            if len(aimed) < 2:
+                continue
+            for target in aimed:  # horizontal.go validateAndParseSelector
+                others = ", ".join(str(t.report.label) for t in aimed if t is not target)
+                target.report.warn(
+                    target.path,
+                    f"{kind} {namespace}/{name} is also scaled by {others}: its pods are controlled by "
+                    "multiple HPAs, so the HPA controller computes no metrics for any of them "
+                    "(AmbiguousSelector)",
+                )
 
     def _check_references(self) -> None:
         """Node names that a pool would stamp; pods naming missing PodGroups or nodes; scale targets."""

@@ -46,13 +46,13 @@ def node_manifest(
     metadata: dict[str, Any] = {"name": node.name, "labels": {**node.labels, **(labels or {})}}
     if annotations:
         metadata["annotations"] = dict(annotations)
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": metadata,
-        "spec": spec,
-        "status": {"capacity": resource_list(node.capacity), "allocatable": resource_list(node.allocatable)},
+    status: dict[str, Any] = {
+        "capacity": resource_list(node.capacity),
+        "allocatable": resource_list(node.allocatable),
     }
+    if node.images:  # one entry per name: ImageLocality indexes them by name alike
+        status["images"] = [{"names": [n], "sizeBytes": size} for n, size in sorted(node.images.items())]
+    return {"apiVersion": "v1", "kind": "Node", "metadata": metadata, "spec": spec, "status": status}
 
 
 def _requirement(r: Requirement) -> dict[str, Any]:
@@ -94,10 +94,10 @@ def tolerations(pod: Pod) -> list[dict[str, Any]]:
 
 
 def pod_manifest(pod: Pod, priority_class: str | None = None) -> dict[str, Any]:
-    """The ``v1`` Pod of one container that ``pod`` models: its requests (an extended resource's
-    limit equal to its request, as the API server requires), node selector and node affinity,
-    tolerations, scheduler, node and grace period. A priority needs a PriorityClass on a real API
-    server: ``priority_class`` (else the pod's own class) names it."""
+    """The ``v1`` Pod of one container that ``pod`` models: its image (its last container's), requests
+    (an extended resource's limit equal to its request, as the API server requires), host ports, node
+    selector and node affinity, tolerations, scheduler, node and grace period. A priority needs a
+    PriorityClass on a real API server: ``priority_class`` (else the pod's own class) names it."""
     requests = resource_list(pod.requests)
     resources: dict[str, Any] = {}
     if requests:
@@ -105,9 +105,15 @@ def pod_manifest(pod: Pod, priority_class: str | None = None) -> dict[str, Any]:
     limits = {r: q for r, q in requests.items() if is_extended(r)}
     if limits:
         resources["limits"] = limits
-    container: dict[str, Any] = {"name": "main", "image": pod.behavior.image or "registry.example.com/app:v1"}
+    image = pod.behavior.image or (pod.images[-1] if pod.images else "registry.example.com/app:v1")
+    container: dict[str, Any] = {"name": "main", "image": image}
     if resources:
         container["resources"] = resources
+    if pod.host_ports:
+        container["ports"] = [
+            {"containerPort": p.port, "hostPort": p.port, "hostIP": p.ip, "protocol": p.protocol}
+            for p in pod.host_ports
+        ]
     spec: dict[str, Any] = {
         "containers": [container],
         "schedulerName": pod.scheduler_name,

@@ -5,6 +5,10 @@ scheduler's ``NodeInfo`` reads it), labels, ``spec.taints`` and ``spec.unschedul
 node without ``pods`` gets the kubelet's default ``maxPods`` of 110. Node conditions other
 than ``Ready=True``, and pressure conditions that hold, are warnings: the node lifecycle
 controller turns them into taints, which a snapshot carries in ``spec.taints`` anyway.
+``status.images`` (each image's ``names`` and ``sizeBytes``) are the images already on the node, by
+every name, as the scheduler's snapshot indexes them for ImageLocality (``createImageExistenceMap``).
+The annotation ``cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`` keeps the node (or
+the NodePool's nodes) from cluster-autoscaler's scale-down.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ DEFAULT_MAX_PODS = 110
 #: The status of each condition when the node is healthy.
 _HEALTHY = {"Ready": "True"}
 _HEALTHY_OTHERWISE = "False"
+
+#: cluster-autoscaler's node annotation that keeps the node from scale-down (``ScaleDownDisabledKey``)
+SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 
 
 def node(meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None = None) -> Node:
@@ -47,7 +54,19 @@ def node(meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None
         unschedulable=bool(spec.get("unschedulable")),
         capacity=capacity,
         allocatable=allocatable,
+        images=_images(status),
+        scale_down_disabled=meta.annotations.get(SCALE_DOWN_DISABLED) == "true",
     )
+
+
+def _images(status: Mapping[str, Any]) -> dict[str, int]:
+    images: dict[str, int] = {}
+    for image in items(status.get("images")):
+        size = image.get("sizeBytes")
+        for name in image.get("names") or ():
+            if isinstance(name, str):
+                images[name] = size if isinstance(size, int) and size > 0 else 0
+    return images
 
 
 def _warn_conditions(status: Mapping[str, Any], report: Reporter) -> None:

@@ -17,7 +17,7 @@ import yaml
 
 from gpufleet.kube.problems import Reporter, invalid, unsupported
 from gpufleet.lifecycle.distributions import parse_duration_spec
-from gpufleet.model.pod import Behavior
+from gpufleet.model.pod import ALL_GATES, Behavior
 from gpufleet.model.quantity import parse_duration, parse_quantity
 
 PREFIX = "gpufleet.io/"
@@ -33,6 +33,7 @@ REQUEUE_ON_SIGTERM = PREFIX + "requeue-on-sigterm"
 TIME_LIMIT = PREFIX + "time-limit"
 CONSUMES = PREFIX + "consumes"
 DELETE_AT = PREFIX + "delete-at"
+UNGATE_AT = PREFIX + "ungate-at"
 
 
 def _positive_duration(text: str) -> float:
@@ -75,6 +76,19 @@ def _warmup(text: str) -> object:
     return spec
 
 
+def _ungate_at(text: str) -> tuple[tuple[str, float], ...]:
+    """One duration (every gate), or a YAML/JSON mapping of gate name to duration."""
+    if ":" not in text:
+        return ((ALL_GATES, parse_duration(text)),)
+    try:
+        spec = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(invalid(text, f"not a YAML or JSON mapping: {exc}")) from None
+    if not isinstance(spec, dict) or not spec:
+        raise ValueError(invalid(text, "must be a duration or a mapping of scheduling gate to duration"))
+    return tuple((str(gate), parse_duration(at)) for gate, at in spec.items())
+
+
 _PARSERS: dict[str, Callable[[str], object]] = {
     SUBMIT_AT: parse_duration,
     DURATION: parse_duration,
@@ -88,6 +102,7 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     TIME_LIMIT: _positive_duration,
     CONSUMES: _list_name,
     DELETE_AT: parse_duration,
+    UNGATE_AT: _ungate_at,
 }
 #: On a workload's own metadata (not its pod template) only the creation time applies.
 WORKLOAD_KEYS = frozenset({SUBMIT_AT})
@@ -138,7 +153,12 @@ def behavior(values: Mapping[str, object], image: str) -> Behavior:
         time_limit_s=number(values, TIME_LIMIT),
         consumes=consumes if isinstance(consumes, str) else None,
         delete_at_s=number(values, DELETE_AT),
+        ungate_at=_gate_times(values.get(UNGATE_AT)),
     )
+
+
+def _gate_times(value: object) -> tuple[tuple[str, float], ...]:
+    return tuple(value) if isinstance(value, tuple) else ()
 
 
 def number(values: Mapping[str, object], key: str) -> float | None:

@@ -11,7 +11,8 @@ needs an equal limit). Defaults are the API server's (``pkg/apis/core/v1/default
 (see ``priorities``).
 
 Fields that change where, whether or how long a pod runs but that gpufleet does not model
-are warnings; fields that never affect scheduling (image, command, env, probes, ...) pass
+are warnings, and the pod keeps their paths (``Pod.not_modelled``: ``explain`` cannot judge its
+placement); fields that never affect scheduling (image, command, env, probes, ...) pass
 silently.
 """
 
@@ -22,9 +23,13 @@ from typing import Any
 
 from gpufleet.kube import gpu_shares, node_affinity, pod_annotations, resource_lists, taints
 from gpufleet.kube.dra import pod_resource_claims
+from gpufleet.kube.host_ports import host_ports
 from gpufleet.kube.objects import Meta, items, mapping
+from gpufleet.kube.pod_affinity import pod_affinity, spread_constraints
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
+from gpufleet.kube.scheduling_gates import scheduling_gates
+from gpufleet.model.images import normalized_image_name
 from gpufleet.model.pod import DEFAULT_SCHEDULER, OwnerRef, Pod
 from gpufleet.model.resources import (
     CPU,
@@ -33,6 +38,7 @@ from gpufleet.model.resources import (
     Resources,
     container_requests,
     is_extended,
+    is_native,
     pod_requests,
 )
 
@@ -45,14 +51,11 @@ DEFAULT_TERMINATION_GRACE_S = 30.0
 
 #: PodSpec fields that matter to scheduling or to a pod's lifetime but are not modelled.
 _UNMODELLED_SPEC = (
-    "topologySpreadConstraints",
-    "schedulingGates",
     "runtimeClassName",
     "hostNetwork",
     "activeDeadlineSeconds",
     "resources",  # pod-level resources (PodLevelResources)
 )
-_UNMODELLED_AFFINITY = ("podAffinity", "podAntiAffinity")
 #: Volume sources that bind a PersistentVolumeClaim (VolumeBinding, VolumeZone, VolumeRestrictions).
 _CLAIM_VOLUMES = ("persistentVolumeClaim", "ephemeral")
 _STANDARD_CONTAINER_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
@@ -72,6 +75,7 @@ def pod(
     Problems go to ``report``; the pod is only meaningful when there were none.
     """
     at_spec = report.at("spec")
+    warned = report.not_modelled_count
     first_container = next(iter(items(spec.get("containers"))), {})
     image = first_container.get("image")
     values = pod_annotations.read(meta.annotations, report.at("metadata"))
@@ -93,6 +97,7 @@ def pod(
         at_spec.error("restartPolicy", unsupported(restart_policy, RESTART_POLICIES))
     priority = priorities.resolve(spec, at_spec)
     grace = spec.get("terminationGracePeriodSeconds")
+    images = (c.get("image") for c in [*items(spec.get("initContainers")), *items(spec.get("containers"))])
     return Pod(
         name=meta.name,
         namespace=meta.namespace,
@@ -115,6 +120,14 @@ def pod(
         resource_claims=pod_resource_claims(spec, at_spec, ""),
         gpu_share=share,
         nonzero_requests={**requests, **scored},
+        scheduling_gates=scheduling_gates(spec, behavior, report),
+        host_ports=host_ports(spec),
+        images=tuple(normalized_image_name(image) for image in images if isinstance(image, str) and image),
+        pod_affinity=pod_affinity(mapping(spec.get("affinity")), at_spec, "affinity"),
+        spread_constraints=spread_constraints(
+            spec.get("topologySpreadConstraints"), at_spec, "topologySpreadConstraints"
+        ),
+        not_modelled=report.not_modelled_below(warned),  # last: after every field above was read
     )
 
 
@@ -138,10 +151,7 @@ def _requests(spec: Mapping[str, Any], report: Reporter) -> tuple[Resources, Res
 
 
 def _container(container: Mapping[str, Any], report: Reporter, path: str) -> Resources:
-    """One container's effective requests; also warns about host ports."""
-    for j, port in enumerate(items(container.get("ports"))):
-        if port.get("hostPort"):
-            report.not_modelled(f"{path}.ports[{j}].hostPort")
+    """One container's effective requests."""
     resources = mapping(container.get("resources"))
     requests = _resource_list(resources.get("requests"), report, f"{path}.resources.requests", container=True)
     limits = _resource_list(resources.get("limits"), report, f"{path}.resources.limits", container=True)
@@ -165,14 +175,13 @@ def _container_resource_name_problem(name: str) -> str:
     if "/" not in name:
         standard = name in _STANDARD_CONTAINER_RESOURCES or name.startswith("hugepages-")
         return "" if standard else "must be a standard resource for containers"
-    if name.startswith("kubernetes.io/") or is_extended(name):
+    if is_native(name) or is_extended(name):
         return ""
     return "doesn't follow extended resource name standard"
 
 
 def _warn_unmodelled(spec: Mapping[str, Any], report: Reporter) -> None:
     report.unmodelled_fields(spec, _UNMODELLED_SPEC)
-    report.unmodelled_fields(mapping(spec.get("affinity")), _UNMODELLED_AFFINITY, "affinity")
     for i, volume in enumerate(items(spec.get("volumes"))):
         for source in _CLAIM_VOLUMES:
             if volume.get(source) is not None:

@@ -136,6 +136,7 @@ class _Document:
     label: str | None = None
     errors: int = 0
     settled: list[str] = field(default_factory=list)  # fields whose error is already reported
+    not_modelled: list[str] = field(default_factory=list)  # the subjects of its not-modelled warnings
 
 
 class Reporter:
@@ -192,9 +193,28 @@ class Reporter:
             if values.get(name):
                 self.not_modelled(join(prefix, name), yet=yet)
 
+    @property
+    def not_modelled_count(self) -> int:
+        """How many not-modelled warnings this document has had so far, through any of its reporters."""
+        return len(self._document.not_modelled)
+
+    def not_modelled_below(self, since: int) -> tuple[str, ...]:
+        """The subjects of the document's not-modelled warnings after the first ``since``, at or below
+        this reporter's prefix and relative to it (what a pod template read here uses that gpufleet
+        does not model: ``spec.topologySpreadConstraints``)."""
+        prefix = self._prefix
+        below = []
+        for subject in self._document.not_modelled[since:]:
+            if not prefix:
+                below.append(subject)
+            elif subject.startswith(prefix + "."):
+                below.append(subject[len(prefix) + 1 :])
+        return tuple(below)
+
     def not_modelled(self, path: str, what: str = "", *, note: str = "", yet: bool = False) -> None:
         """``spec.x is not modelled; ignored``; ``what`` names the value (``Ready=False``)."""
         subject = " ".join(p for p in (join(self._prefix, path), what) if p)
+        self._document.not_modelled.append(subject)
         words = "is not modelled yet" if yet else "is not modelled"
         tail = f" ({note})" if note else ""
         self._problems.add(False, self._location, self.label, "", f"{subject} {words}{tail}; ignored")

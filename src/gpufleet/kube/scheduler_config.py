@@ -7,10 +7,13 @@ error), defaulted as ``pkg/scheduler/apis/config/v1/defaults.go`` (no profiles: 
 ``pkg/scheduler/apis/config/validation`` (``ValidateKubeSchedulerConfiguration``: parallelism
 above 0, percentages in [0-100], backoffs, unique scheduler names, one QueueSort shared by all
 profiles, plugins removed from v1 rejected, unique ``pluginConfig`` names;
-``ValidateNodeResourcesFitArgs``). scheduler-plugins' ``CoschedulingArgs`` are validated as
+``ValidateNodeResourcesFitArgs``: ``ignoredResources`` are label names, ``ignoredResourceGroups``
+label names without ``/``). scheduler-plugins' ``CoschedulingArgs`` are validated as
 ``ValidateCoschedulingArgs``. A plugin gpufleet does not know is an error, as kube-scheduler
 fails on a plugin missing from its registry; a known plugin gpufleet does not simulate is a
-warning. Plugin args are kept as written.
+warning, and so is another scheduler's plugin (``plugin "CapacityScheduling" (scheduler-plugins) is
+not modelled``). ``NodeAffinityArgs`` and ``NodeResourcesBalancedAllocationArgs`` are validated as
+upstream validates them. Plugin args are kept as written.
 
 v1 has no ``healthzBindAddress``, ``metricsBindAddress`` or ``featureGates`` (older versions
 had the first two; feature gates are a command-line flag): kube-scheduler rejects them, and so
@@ -22,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.kube.problems import Reporter, duplicate, forbidden, invalid, required, unsupported
+from gpufleet.kube.problems import Reporter, duplicate, invalid, required, unsupported
 from gpufleet.kube.spec_model import Duration, SpecModel, validate
+from gpufleet.model.label_syntax import qualified_name_problems
+from gpufleet.model.node_selector import node_selector_terms, preferred_term
 from gpufleet.model.pod import DEFAULT_SCHEDULER
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.scheduling import plugin_names, registry
@@ -257,6 +262,9 @@ def _check_plugin_name(name: str, report: Reporter, path: str, *, disabled: bool
         report.error(f"{path}.name", f'plugin "{name}" does not exist')
     elif name in plugin_names.NOT_MODELLED and not disabled:
         report.not_modelled(path, name)
+    elif name in plugin_names.OUT_OF_TREE and not disabled:
+        origin = plugin_names.OUT_OF_TREE[name]
+        report.warn(f"{path}.name", f'plugin "{name}" ({origin}) is not modelled; ignored')
 
 
 def _check_plugins(profile: Profile, report: Reporter, path: str) -> None:
@@ -293,6 +301,15 @@ def _check_fit_args(raw: dict[str, Any], report: Reporter, path: str) -> None:
     if args is None:
         return
     _check_kind(args.kind, "NodeResourcesFitArgs", report, path)
+    for i, name in enumerate(args.ignored_resources or ()):
+        for message in qualified_name_problems(name):
+            report.error(f"{path}.ignoredResources[{i}]", invalid(name, message))
+    for i, group in enumerate(args.ignored_resource_groups or ()):
+        where = f"{path}.ignoredResourceGroups[{i}]"
+        if "/" in group:
+            report.error(where, invalid(group, "resource group name can't contain '/'"))
+        for message in qualified_name_problems(group):
+            report.error(where, invalid(group, message))
     strategy = args.scoring_strategy
     if strategy is None:
         return
@@ -305,17 +322,11 @@ def _check_fit_args(raw: dict[str, Any], report: Reporter, path: str) -> None:
             detail = f"resource weight of {resource.name} not in valid range (0, 100]"
             report.error(f"{where}.resources[{i}].weight", invalid(weight, detail))
     ratio = strategy.requested_to_capacity_ratio
-    if strategy.type == "RequestedToCapacityRatio":
-        if ratio is None:
-            detail = "must be specified when type is RequestedToCapacityRatio"
-            report.error(f"{where}.requestedToCapacityRatio", required(detail))
-        else:
-            _check_shape(ratio.shape or [], report, f"{where}.requestedToCapacityRatio.shape")
-    elif ratio is not None:
-        report.error(
-            f"{where}.requestedToCapacityRatio",
-            forbidden("must be nil when type is not RequestedToCapacityRatio"),
-        )
+    if ratio is not None:  # checked whatever the type, and named ``scoringStrategy.shape``, as upstream does
+        _check_shape(ratio.shape or [], report, f"{where}.shape")
+    elif strategy.type == "RequestedToCapacityRatio":  # kube-scheduler would dereference nil and crash
+        detail = "must be specified when type is RequestedToCapacityRatio"
+        report.error(f"{where}.requestedToCapacityRatio", required(detail))
 
 
 def _check_shape(shape: list[UtilizationShapePoint], report: Reporter, path: str) -> None:
@@ -354,7 +365,74 @@ def _check_coscheduling_args(raw: dict[str, Any], report: Reporter, path: str) -
             report.error(f"{path}.{field}", invalid(value, "must be greater than 0"))
 
 
-_ARGS_CHECKS = {"NodeResourcesFit": _check_fit_args, "Coscheduling": _check_coscheduling_args}
+class NodeResourcesBalancedAllocationArgs(SpecModel):
+    api_version: str | None = None
+    kind: str | None = None
+    resources: list[ResourceSpec] | None = None
+
+
+def _check_balanced_args(raw: dict[str, Any], report: Reporter, path: str) -> None:
+    """``ValidateNodeResourcesBalancedAllocationArgs`` (after v1 defaulting: a weight of 0 is 1):
+    each resource once, each weight 1."""
+    args = validate(NodeResourcesBalancedAllocationArgs, raw, report, path)
+    if args is None:
+        return
+    _check_kind(args.kind, "NodeResourcesBalancedAllocationArgs", report, path)
+    seen: set[str] = set()
+    for i, resource in enumerate(args.resources or ()):
+        if resource.name in seen:
+            report.error(f"{path}.resources[{i}].name", duplicate(resource.name))
+        seen.add(resource.name)
+        weight = resource.weight or 1
+        if weight != 1:
+            report.error(f"{path}.resources[{i}].weight", invalid(weight, "must be 1"))
+
+
+class AddedAffinity(SpecModel):
+    required_during_scheduling_ignored_during_execution: dict[str, Any] | None = None
+    preferred_during_scheduling_ignored_during_execution: list[dict[str, Any]] | None = None
+
+
+class NodeAffinityArgs(SpecModel):
+    api_version: str | None = None
+    kind: str | None = None
+    added_affinity: AddedAffinity | None = None
+
+
+def _check_node_affinity_args(raw: dict[str, Any], report: Reporter, path: str) -> None:
+    """``ValidateNodeAffinityArgs``: every ``addedAffinity`` term must parse (``NewNodeSelector``,
+    ``NewPreferredSchedulingTerms``: a label key and values the selector parser accepts)."""
+    args = validate(NodeAffinityArgs, raw, report, path)
+    if args is None:
+        return
+    _check_kind(args.kind, "NodeAffinityArgs", report, path)
+    added = args.added_affinity
+    if added is None:
+        return
+    where = f"{path}.addedAffinity"
+    required = node_selector_terms(added.required_during_scheduling_ignored_during_execution or {})
+    preferred = added.preferred_during_scheduling_ignored_during_execution or ()
+    terms = [
+        (f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]", t)
+        for i, t in enumerate(required)
+    ]
+    terms += [
+        # ``NewPreferredSchedulingTerms`` names a preference's fields from the list index
+        (f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]", preferred_term(p).term)
+        for i, p in enumerate(preferred)
+    ]
+    for at, term in terms:
+        for error in term.parse_errors:
+            field, message = error.split(": ", 1)
+            report.error(f"{at}.{field}", message)
+
+
+_ARGS_CHECKS = {
+    "NodeResourcesFit": _check_fit_args,
+    "Coscheduling": _check_coscheduling_args,
+    "NodeAffinity": _check_node_affinity_args,
+    "NodeResourcesBalancedAllocation": _check_balanced_args,
+}
 
 
 _SAME_QUEUE_SORT = "queueSort must be the same for all profiles"

@@ -38,11 +38,19 @@ _META_PREFIX = "io.k8s.apimachinery.pkg.apis.meta."
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
+#: Fields the OpenAPI schemas mark required (a Go field without ``omitempty``) that the API server
+#: defaults before it validates, so that a manifest may leave them out: a Job ``podFailurePolicy``
+#: rule's ``onPodConditions[].status`` (``SetDefaults_Job``, pkg/apis/batch/v1/defaults.go: ``True``).
+DEFAULTED_REQUIRED = {"io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern": ("status",)}
+
 
 @cache
 def _definitions() -> dict[str, Any]:
     text = files("kubernetes_validate").joinpath(f"{_SCHEMA_DIR}/_definitions.json").read_text()
     loaded: dict[str, Any] = json.loads(text)
+    for name, fields in DEFAULTED_REQUIRED.items():
+        definition = loaded["$defs"][name]
+        definition["required"] = [f for f in definition.get("required", ()) if f not in fields]
     return loaded
 
 

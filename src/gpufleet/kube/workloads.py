@@ -254,6 +254,10 @@ class KindReader:
     def error(self, path: str, message: str) -> None:
         self._at_spec.error(path, message)
 
+    def selector(self, what: str) -> None:
+        self._read.add("selector")
+        _check_selector({"spec": self._spec}, self._report, what)
+
     def unread(self) -> None:
         """The ``spec`` fields its reader did not look at: not modelled, a warning each."""
         self._at_spec.unmodelled_fields(self._spec, sorted(set(self._spec) - self._read))

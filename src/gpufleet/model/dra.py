@@ -116,6 +116,20 @@ class DeviceRequest:
 
 
 @dataclass(frozen=True)
+class DeviceConstraint:
+    """``spec.devices.constraints[]`` with ``matchAttribute``: every device allocated for ``requests``
+    (for every request of the claim when empty) has the same value of the attribute, a fully
+    qualified name (``gpu.nvidia.com/parentUUID``; a device's bare ``parentUUID`` of driver
+    ``gpu.nvidia.com`` is the same attribute). A device without it cannot serve those requests."""
+
+    requests: tuple[str, ...]
+    match_attribute: str
+
+    def applies_to(self, request: str) -> bool:
+        return not self.requests or request in self.requests
+
+
+@dataclass(frozen=True)
 class DeviceRequestAllocationResult:
     """One allocated device (``status.allocation.devices.results[]``)."""
 
@@ -165,6 +179,7 @@ class ResourceClaim:
     name: str
     requests: tuple[DeviceRequest, ...]
     allocation: AllocationResult | None = None
+    constraints: tuple[DeviceConstraint, ...] = ()
 
     @property
     def key(self) -> str:
@@ -179,11 +194,13 @@ class ResourceClaimTemplate:
     namespace: str
     name: str
     requests: tuple[DeviceRequest, ...]
+    constraints: tuple[DeviceConstraint, ...] = ()
 
     def claim_for(self, pod_name: str, pod_claim_name: str) -> ResourceClaim:
         """The pod's own claim. Upstream names it ``<pod>-<podClaimName>-<random>``; gpufleet drops
         the random suffix so runs are reproducible."""
-        return ResourceClaim(self.namespace, f"{pod_name}-{pod_claim_name}", self.requests)
+        name = f"{pod_name}-{pod_claim_name}"
+        return ResourceClaim(self.namespace, name, self.requests, constraints=self.constraints)
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,15 @@ Pure data: the fields, defaults and validation of the two custom resources, mirr
 ``kedacore/keda: apis/keda/v1alpha1/scaledobject_types.go`` (``GetHPAMinReplicas``,
 ``GetHPAMaxReplicas``, ``CheckReplicaCountBoundsAreValid``, ``CheckFallbackValid``) and
 ``apis/keda/v1alpha1/scaledjob_types.go`` (``MinReplicaCount``, ``MaxReplicaCount``), with the
-metadata of two scalers: ``redis`` (``pkg/scalers/redis_scaler.go``: ``listName``, ``listLength``
-default 5, ``activationListLength`` default 0) and ``prometheus``
-(``pkg/scalers/prometheus_scaler.go``: ``serverAddress``, ``query``, ``threshold``,
-``activationThreshold`` default 0). Trigger metadata is ``map[string]string`` upstream; the
-strings are parsed here into numbers, with an error naming the key when one does not parse.
+metadata of two scalers: ``redis`` and its ``redis-cluster``/``redis-sentinel`` variants
+(``pkg/scalers/redis_scaler.go``: ``listName``, ``listLength`` default 5, ``activationListLength``
+default 0) and ``prometheus`` (``pkg/scalers/prometheus_scaler.go``: ``serverAddress``, ``query``
+parsed as PromQL (:mod:`gpufleet.model.promql`), ``threshold``, ``activationThreshold`` default 0,
+``ignoreNullValues`` default true), as in KEDA v2.20.2; other trigger types are refused
+(:mod:`gpufleet.model.keda_trigger_types`). Trigger metadata is ``map[string]string`` upstream;
+the strings are parsed here into numbers, with an error naming the key when one does not parse.
 Metadata keys that only matter for talking to a real server (``address``, ``host``, ``port``,
-``databaseIndex``, ``enableTLS``, ``ignoreNullValues``, ...) are accepted and ignored.
+``databaseIndex``, ``enableTLS``, ...) are accepted and ignored.
 
 The decisions (activation, cooldown, the HPA inputs, ScaledJob strategies) live in
 ``gpufleet.autoscaling.keda``.
@@ -25,9 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from gpufleet.model.hpa import HorizontalPodAutoscalerBehavior
+from gpufleet.model.keda_trigger_types import REDIS_LIST_TYPES, unmodelled_trigger_reason
+from gpufleet.model.promql import PromExpr, PromQLUnsupported, parse_query
 
 MetricType = Literal["AverageValue", "Value", "Utilization"]
-TriggerType = Literal["redis", "prometheus"]
+TriggerType = Literal["redis", "redis-cluster", "redis-sentinel", "prometheus"]
 FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower"]
 ScalingStrategyName = Literal["default", "custom", "accurate", "eager"]
 MultipleScalersCalculation = Literal["max", "min", "avg", "sum"]
@@ -42,6 +46,8 @@ FALLBACK_BEHAVIORS: tuple[FallbackBehavior, ...] = (
 SCALING_STRATEGIES: tuple[ScalingStrategyName, ...] = ("default", "custom", "accurate", "eager")
 MULTIPLE_SCALERS_CALCULATIONS: tuple[MultipleScalersCalculation, ...] = ("max", "min", "avg", "sum")
 
+#: The pod conditions gpufleet's pods carry (a ScaledJob's ``pendingPodConditions`` may name them).
+TRACKED_POD_CONDITIONS: tuple[str, ...] = ("PodScheduled", "Initialized", "ContainersReady", "Ready")
 #: ``defaultPollingInterval`` (``pkg/scaling/executor/scale_executor.go``), seconds.
 DEFAULT_POLLING_INTERVAL_S = 30
 #: ``defaultCooldownPeriod``, seconds; applies only to the N -> 0 (or idle) step.
@@ -106,6 +112,18 @@ def parse_metadata_float(metadata: Mapping[str, str], key: str, default: float |
     return value
 
 
+def parse_metadata_bool(metadata: Mapping[str, str], key: str, default: bool) -> bool:
+    """A boolean trigger-metadata value (Go ``strconv.ParseBool`` syntax), or ``default`` if absent."""
+    raw = metadata.get(key)
+    if raw is None or raw == "":
+        return default
+    if raw in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if raw in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not a boolean")
+
+
 def _required_string(metadata: Mapping[str, str], key: str) -> str:
     raw = metadata.get(key)
     if raw is None or raw == "":
@@ -117,13 +135,15 @@ def _required_string(metadata: Mapping[str, str], key: str) -> str:
 
 @dataclass(frozen=True)
 class RedisListScaler:
-    """The ``redis`` trigger: the length of a Redis list (``LLEN``)."""
+    """The ``redis`` trigger (or ``redis-cluster``, ``redis-sentinel``: the same scaler, another
+    connection): the length of a Redis list (``LLEN``)."""
 
     list_name: str
     #: Target *average* list length per replica (HPA ``AverageValue`` target).
     list_length: int = DEFAULT_REDIS_LIST_LENGTH
     #: Active when ``LLEN > activationListLength`` (strictly).
     activation_list_length: int = 0
+    trigger_type: Literal["redis", "redis-cluster", "redis-sentinel"] = "redis"
 
     def __post_init__(self) -> None:
         if not self.list_name:
@@ -133,17 +153,24 @@ class RedisListScaler:
             raise KedaSpecError("metadata.listLength", f"must be positive, got {self.list_length}")
 
     @classmethod
-    def from_metadata(cls, metadata: Mapping[str, str]) -> RedisListScaler:
+    def from_metadata(
+        cls, metadata: Mapping[str, str], trigger_type: Literal["redis", "redis-cluster", "redis-sentinel"]
+    ) -> RedisListScaler:
         return cls(
             list_name=_required_string(metadata, "listName"),
             list_length=parse_metadata_int(metadata, "listLength", DEFAULT_REDIS_LIST_LENGTH),
             activation_list_length=parse_metadata_int(metadata, "activationListLength", 0),
+            trigger_type=trigger_type,
         )
 
 
 @dataclass(frozen=True)
 class PrometheusScaler:
-    """The ``prometheus`` trigger: the single value a PromQL query returns."""
+    """The ``prometheus`` trigger: the single value a PromQL query returns.
+
+    The query is parsed and narrowed to what gpufleet evaluates over its simulated series
+    (:func:`gpufleet.model.promql.parse_query`); any other query is refused here, naming the part.
+    """
 
     server_address: str
     query: str
@@ -151,12 +178,20 @@ class PrometheusScaler:
     threshold: float
     #: Active when the query value ``> activationThreshold`` (strictly).
     activation_threshold: float = 0.0
+    #: ``ignoreNullValues`` (default true): an empty result, NaN or ±Inf reads as 0, else it fails.
+    ignore_null_values: bool = True
+    #: The parsed query.
+    expr: PromExpr = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.server_address:
             raise KedaSpecError("metadata.serverAddress", "required")
         if not self.query:
             raise KedaSpecError("metadata.query", "required")
+        try:
+            object.__setattr__(self, "expr", parse_query(self.query))
+        except PromQLUnsupported as err:
+            raise KedaSpecError("metadata.query", f"{self.query!r}: {err}") from None
         if not (math.isfinite(self.threshold) and math.isfinite(self.activation_threshold)):
             raise KedaSpecError("metadata.threshold", "threshold and activationThreshold must be finite")
         if int(self.threshold * 1000) <= 0:
@@ -170,6 +205,7 @@ class PrometheusScaler:
             query=_required_string(metadata, "query"),
             threshold=parse_metadata_float(metadata, "threshold", None),
             activation_threshold=parse_metadata_float(metadata, "activationThreshold", 0.0),
+            ignore_null_values=parse_metadata_bool(metadata, "ignoreNullValues", True),
         )
 
 
@@ -205,19 +241,17 @@ class ScaleTrigger:
     ) -> ScaleTrigger:
         """Build a trigger from its manifest strings; :class:`KedaSpecError` names the bad key."""
         scaler: Scaler
-        if type_ == "redis":
-            scaler = RedisListScaler.from_metadata(metadata)
+        if type_ in REDIS_LIST_TYPES:
+            scaler = RedisListScaler.from_metadata(metadata, cast(Any, type_))
         elif type_ == "prometheus":
             scaler = PrometheusScaler.from_metadata(metadata)
         else:
-            raise KedaSpecError(
-                "type", f"trigger type {type_!r} is not modelled (gpufleet models redis, prometheus)"
-            )
+            raise KedaSpecError("type", unmodelled_trigger_reason(type_))
         return cls(scaler=scaler, metric_type=cast(MetricType, metric_type), name=name)
 
     @property
     def type(self) -> TriggerType:
-        return "redis" if isinstance(self.scaler, RedisListScaler) else "prometheus"
+        return self.scaler.trigger_type if isinstance(self.scaler, RedisListScaler) else "prometheus"
 
     @property
     def target_value(self) -> float:
@@ -342,11 +376,12 @@ class ScaledObjectSpec:
 class ScalingStrategy:
     """ScaledJob ``spec.scalingStrategy``."""
 
-    #: Unknown names select ``default`` upstream (``NewScalingStrategy``); gpufleet rejects them.
+    #: The CRD's enum (``default``, ``custom``, ``accurate``, ``eager``); the API server refuses others.
     strategy: ScalingStrategyName = "default"
+    #: None (unset) deducts nothing (KEDA v2.20's ``customScalingStrategy``, kedacore/keda#7798).
     custom_scaling_queue_length_deduction: int | None = None
     #: A string in the CRD, parsed when the strategy runs; if it does not parse, KEDA falls back to
-    #: the ``default`` strategy.
+    #: the ``default`` strategy (:attr:`selected`).
     custom_scaling_running_job_percentage: str = ""
     #: Pod conditions that, all True, make a Job no longer pending; used by the caller that counts
     #: pending Jobs (``getPendingJobCount``).
@@ -363,11 +398,19 @@ class ScalingStrategy:
                 "spec.scalingStrategy.multipleScalersCalculation",
                 f"must be one of {', '.join(MULTIPLE_SCALERS_CALCULATIONS)}",
             )
-        if self.strategy == "custom" and self.custom_scaling_queue_length_deduction is None:
-            # Upstream dereferences the nil pointer when the percentage parses.
-            raise KedaSpecError(
-                "spec.scalingStrategy.customScalingQueueLengthDeduction", "required with strategy custom"
-            )
+
+    @property
+    def selected(self) -> ScalingStrategyName:
+        """The strategy KEDA runs (``NewScalingStrategy``): ``custom`` becomes ``default`` when
+        ``customScalingRunningJobPercentage`` does not parse as a float (an empty string included)."""
+        if self.strategy == "custom" and self.running_job_percentage is None:
+            return "default"
+        return self.strategy
+
+    @property
+    def running_job_percentage(self) -> float | None:
+        """``customScalingRunningJobPercentage`` as ``strconv.ParseFloat`` reads it, None if it does not."""
+        return parse_decimal(self.custom_scaling_running_job_percentage)
 
 
 @dataclass(frozen=True)

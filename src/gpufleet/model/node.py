@@ -62,6 +62,11 @@ class Node:
     capacity: Resources = field(default_factory=dict)
     allocatable: Resources = field(default_factory=dict)
     pool: str | None = None
+    #: the images on the node by every name they go by, with their size in bytes (``status.images``,
+    #: then what the simulated kubelet pulls)
+    images: dict[str, int] = field(default_factory=dict)
+    #: annotated ``cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"``
+    scale_down_disabled: bool = False
 
     def __post_init__(self) -> None:
         if not self.allocatable:

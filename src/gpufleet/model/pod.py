@@ -3,20 +3,33 @@
 Node affinity mirrors ``k8s.io/component-helpers/scheduling/corev1/nodeaffinity``:
 required terms are ORed, the expressions of one term are ANDed, operators ``In``,
 ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``; ``matchFields`` supports
-``metadata.name`` (how DaemonSet pods are pinned). ``spec.nodeSelector`` must match as well.
+``metadata.name`` (how DaemonSet pods are pinned). ``spec.nodeSelector`` must match as well. A term
+the selector parser refuses (an invalid label value, a non-integer ``Gt``) matches no node.
+Inter-pod (anti-)affinity terms and topology spread constraints are ``model.pod_affinity``'s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from gpufleet.model.dra import PodResourceClaim
 from gpufleet.model.gpu_share import GpuShare
+from gpufleet.model.host_ports import HostPort
+from gpufleet.model.label_syntax import go_strings, parse_int64, requirement_problems, unsupported
 from gpufleet.model.node import Node, Toleration
 from gpufleet.model.resources import GPU, Resources
 
+if TYPE_CHECKING:
+    from gpufleet.model.pod_affinity import PodAffinity, TopologySpreadConstraint
+
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+#: ``nodeaffinity.validFieldSelectorOperators``
+FIELD_OPERATORS = ("In", "NotIn")
 DEFAULT_SCHEDULER = "default-scheduler"
+#: in ``Behavior.ungate_at``: every scheduling gate (``gpufleet.io/ungate-at`` written as one duration)
+ALL_GATES = "*"
 
 
 @dataclass(frozen=True)
@@ -37,10 +50,9 @@ class Requirement:
             return present
         if op == "DoesNotExist":
             return not present
-        if op in ("Gt", "Lt") and present and value is not None:
-            try:
-                have, want = int(value), int(self.values[0])
-            except (ValueError, IndexError):
+        if op in ("Gt", "Lt") and value is not None and len(self.values) == 1:
+            have, want = parse_int64(value), parse_int64(self.values[0])
+            if have is None or want is None:
                 return False
             return have > want if op == "Gt" else have < want
         return False
@@ -48,13 +60,32 @@ class Requirement:
 
 @dataclass(frozen=True)
 class SelectorTerm:
-    """One ``nodeSelectorTerms`` entry; an empty term matches nothing, as upstream."""
+    """One ``nodeSelectorTerms`` entry; an empty term matches nothing, as upstream, and so does a term
+    that ``nodeaffinity.newNodeSelectorTerm`` cannot parse (``parse_errors``)."""
 
     expressions: tuple[Requirement, ...] = ()
     fields: tuple[Requirement, ...] = ()
 
+    @cached_property
+    def parse_errors(self) -> tuple[str, ...]:
+        """``labels.NewRequirement``'s complaints about the expressions, and the field selector's
+        (``In``/``NotIn`` with one value) about the fields, as ``matchExpressions[i].…`` paths."""
+        errs = [
+            f"matchExpressions[{i}].{e}"
+            for i, r in enumerate(self.expressions)
+            for e in requirement_problems(r.key, r.operator, r.values)
+        ]
+        errs.extend(
+            f"matchFields[{i}].values: Invalid value: {go_strings(r.values)}: must have one element"
+            if r.operator in FIELD_OPERATORS
+            else f"matchFields[{i}].operator: {unsupported(r.operator, FIELD_OPERATORS)}"
+            for i, r in enumerate(self.fields)
+            if r.operator not in FIELD_OPERATORS or len(r.values) != 1
+        )
+        return tuple(errs)
+
     def matches(self, node: Node) -> bool:
-        if not self.expressions and not self.fields:
+        if (not self.expressions and not self.fields) or self.parse_errors:
             return False
         return all(r.matches(node.labels) for r in self.expressions) and all(
             r.matches({"metadata.name": node.name}) for r in self.fields
@@ -90,6 +121,8 @@ class Behavior:
     delete_at_s: float | None = (
         None  # gpufleet.io/delete-at: deleted then, wherever it is (a trace's deletion)
     )
+    #: gpufleet.io/ungate-at: when each scheduling gate goes, as (gate or ALL_GATES, seconds from the start)
+    ungate_at: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,6 +158,20 @@ class Pod:
     #: the requests scoring counts (``NonMissingContainerRequests``): each container's missing cpu and
     #: memory request as 100m and 200Mi, an explicit 0 kept; None: ``requests`` as one container's
     nonzero_requests: Resources | None = None
+    #: what the reader warned that this pod (or its template) uses but gpufleet does not model, as
+    #: field paths relative to the pod (``spec.volumes[0].persistentVolumeClaim``): ``explain``
+    #: cannot judge such a pod's placement
+    not_modelled: tuple[str, ...] = ()
+    #: ``spec.schedulingGates`` still in place: the SchedulingGates plugin keeps the pod out of the queue
+    scheduling_gates: tuple[str, ...] = ()
+    #: the host ports its containers (and sidecar init containers) bind (NodePorts)
+    host_ports: tuple[HostPort, ...] = ()
+    #: every init and app container's image, normalised (ImageLocality)
+    images: tuple[str, ...] = ()
+    #: ``spec.affinity.podAffinity`` / ``podAntiAffinity`` (``model.pod_affinity``), None without either
+    pod_affinity: PodAffinity | None = None
+    #: ``spec.topologySpreadConstraints``
+    spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
 
     @property
     def key(self) -> str:
@@ -150,6 +197,8 @@ class Pod:
             self.resource_claims and (self.namespace, self.name),  # DRA pods are evaluated one by one
             self.gpu_share,
             tuple(sorted(self.nonzero_requests.items())) if self.nonzero_requests is not None else None,
+            self.host_ports,
+            self.images,
         )
 
     def matches_node_selector(self, node: Node) -> bool:

@@ -18,7 +18,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 
+from gpufleet.model.label_syntax import qualified_name_problems
 from gpufleet.model.quantity import QuantityError, parse_quantity
 
 CPU = "cpu"
@@ -26,19 +28,47 @@ MEMORY = "memory"
 PODS = "pods"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 GPU = "nvidia.com/gpu"
+#: ``v1.DefaultResourceRequestsPrefix``, ``v1.ResourceHugePagesPrefix``,
+#: ``v1.ResourceAttachableVolumesPrefix``
+REQUESTS_PREFIX = "requests."
+HUGEPAGES_PREFIX = "hugepages-"
+ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
 
 #: A resource list in canonical integer units.
 Resources = dict[str, int]
 
 
+def is_native(name: str) -> bool:
+    """``v1helper.IsNativeResource``: unprefixed (``cpu``), or in a ``kubernetes.io/`` domain
+    (``IsPrefixedNativeResource``: the name contains ``kubernetes.io/``, so ``kubernetes.io/x`` and
+    ``example.kubernetes.io/x`` alike)."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+@cache
 def is_extended(name: str) -> bool:
-    """Extended resources are fully qualified names outside ``kubernetes.io/`` (e.g. ``nvidia.com/gpu``)."""
-    return "/" in name and not name.startswith("kubernetes.io/") and not name.startswith("requests.")
+    """``v1helper.IsExtendedResourceName``: not native, not a quota name (``requests.``), and a
+    qualified name once ``requests.`` is put before it (e.g. ``nvidia.com/gpu``)."""
+    if is_native(name) or name.startswith(REQUESTS_PREFIX):
+        return False
+    return not qualified_name_problems(REQUESTS_PREFIX + name)
+
+
+def is_scalar(name: str) -> bool:
+    """``schedutil.IsScalarResourceName``: extended, hugepages, prefixed native or attachable volumes
+    (what resource scoring leaves out when the pod does not request it)."""
+    return (
+        is_extended(name)
+        or name.startswith(HUGEPAGES_PREFIX)
+        or "kubernetes.io/" in name
+        or name.startswith(ATTACHABLE_VOLUMES_PREFIX)
+    )
 
 
 def is_overcommittable(name: str) -> bool:
-    """Only native compute resources may have a request below the limit."""
-    return not is_extended(name) and not name.startswith("hugepages-")
+    """``helper.IsOvercommitAllowed``: only native resources other than hugepages may have a request
+    below the limit."""
+    return is_native(name) and not name.startswith(HUGEPAGES_PREFIX)
 
 
 def to_units(name: str, quantity: Fraction) -> int:
@@ -52,7 +82,7 @@ def format_units(name: str, value: int | float) -> str:
     """Render a canonical value the way a user writes it (``1500m``, ``64Gi``, ``8``)."""
     if name == CPU:
         return f"{value / 1000:g}" if value % 1000 == 0 else f"{value:g}m"
-    if name in (MEMORY, EPHEMERAL_STORAGE) or name.startswith("hugepages-"):
+    if name in (MEMORY, EPHEMERAL_STORAGE) or name.startswith(HUGEPAGES_PREFIX):
         for suffix, factor in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
             if value >= factor and value % factor == 0:
                 return f"{int(value // factor)}{suffix}"

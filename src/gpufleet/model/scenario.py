@@ -13,6 +13,7 @@ from gpufleet.model.load import QueueFeed, Traffic
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
+from gpufleet.model.scheduler_records import PodEvent, Recorded
 from gpufleet.model.simulation import NodePool, SimulationSettings
 from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, PodGroup, PriorityClass, Workload
 
@@ -25,6 +26,8 @@ class BarePod:
     created: Created = field(default_factory=Created)
     bound_node: str | None = None  # a pod already bound in a snapshot (status / spec.nodeName)
     phase: str = "Pending"
+    uid: str = ""  # metadata.uid, where the dump has it
+    scheduled: Recorded | None = None  # its PodScheduled=False condition (kube-scheduler's last word)
 
 
 @dataclass
@@ -38,6 +41,8 @@ class Scenario:
     other_workloads: list[Workload] = field(default_factory=list)
     pod_groups: dict[str, PodGroup] = field(default_factory=dict)  # key: ns/name
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    #: the labels of the ``v1`` Namespace objects given (InterPodAffinity's ``namespaceSelector``)
+    namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     schedulers: list[SchedulerConfig] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
     simulation: SimulationSettings = field(default_factory=SimulationSettings)
@@ -51,6 +56,8 @@ class Scenario:
     kueue: KueueObjects = field(default_factory=KueueObjects)  # Kueue's flavors and queues
     #: cluster-autoscaler's priority expander: (priority, node-group name expression)
     expander_priorities: tuple[tuple[int, str], ...] = ()
+    #: FailedScheduling Events of a cluster dump (``explain`` shows each pod's latest)
+    events: list[PodEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
 

@@ -26,6 +26,7 @@ from gpufleet.model.workloads import PodGroup
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.gangs import GangView
+    from gpufleet.scheduling.pod_aware import PodCycle
     from gpufleet.scheduling.queue import QueuedPod
 
 MAX_NODE_SCORE = 100
@@ -166,6 +167,11 @@ class StaticScore(Plugin):
     def raw(self, pod: Pod, node: Node) -> int:
         raise NotImplementedError
 
+    def raw_column(self, pod: Pod, state: ClusterState, idx: list[int]) -> list[int]:
+        """``raw`` for the nodes ``idx``; a score that also weighs the other nodes (ImageLocality's
+        spread of an image) overrides it."""
+        return [self.raw(pod, state.nodes[i]) for i in idx]
+
     def applies(self, pod: Pod) -> bool:
         """False when PreScore would return Skip: the plugin adds nothing for this pod."""
         return True
@@ -189,6 +195,16 @@ class DynamicScore(Plugin):
 
     def score_node(self, ctx: PodContext, row: NodeRow) -> int:
         """``score`` for one node, in Python integers; must agree with ``score`` (tested)."""
+        raise NotImplementedError
+
+
+class PreEnqueue(Plugin):
+    """Decides whether a pod may enter the scheduling queue at all (``PreEnqueuePlugin``): a pod it
+    turns away is kept aside, never tried, until it is updated (its gates removed)."""
+
+    extension_points = frozenset({"preEnqueue"})
+
+    def pre_enqueue(self, pod: Pod) -> Status:
         raise NotImplementedError
 
 
@@ -220,8 +236,10 @@ class PostFilterRequest:
     filters: list[DynamicFilter]
     static_filters: list[StaticFilter]
     gangs: GangView
-    #: the pod was nominated and lower-priority pods on that node are still terminating
-    waiting_on_terminating: bool = False
+    #: the node the pod is nominated to (``status.nominatedNodeName``), if any
+    nominated: int | None = None
+    #: the pod's pod-aware filters (InterPodAffinity, PodTopologySpread), None when they all Skip
+    pods: PodCycle | None = None
 
 
 @dataclass(frozen=True)

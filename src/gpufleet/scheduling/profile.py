@@ -25,11 +25,13 @@ from gpufleet.scheduling.framework import (
     Permit,
     Plugin,
     PostFilter,
+    PreEnqueue,
     PreFilter,
     QueueSort,
     StaticFilter,
     StaticScore,
 )
+from gpufleet.scheduling.pod_aware import PodAwareFilter, PodAwareScore
 from gpufleet.scheduling.registry import plugins
 
 DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
@@ -65,12 +67,19 @@ class ProfileError(ValueError):
 class Profile:
     scheduler_name: str
     queue_sort: QueueSort
+    #: PreEnqueue plugins (SchedulingGates): a pod one of them turns away never enters the queue
+    pre_enqueues: list[PreEnqueue] = field(default_factory=list)
     pre_filters: list[PreFilter] = field(default_factory=list)
     #: PreFilters that narrow the nodes considered (NodeAffinity's ``matchFields``)
     node_prefilters: list[NodesPreFilter] = field(default_factory=list)
-    filters: list[Plugin] = field(default_factory=list)  # StaticFilter or DynamicFilter, in order
+    #: StaticFilter, DynamicFilter or PodAwareFilter, in order
+    filters: list[Plugin] = field(default_factory=list)
     static_scores: list[tuple[StaticScore, int]] = field(default_factory=list)
     dynamic_scores: list[tuple[DynamicScore, int]] = field(default_factory=list)
+    #: the filters and scores that depend on the pods placed (``pod_aware``), judged in each cycle,
+    #: never cached
+    pod_filters: list[PodAwareFilter] = field(default_factory=list)
+    pod_scores: list[tuple[PodAwareScore, int]] = field(default_factory=list)
     post_filters: list[PostFilter] = field(default_factory=list)
     permit: Permit | None = None
     percentage_of_nodes_to_score: int | None = None
@@ -84,6 +93,7 @@ class Profile:
     @property
     def dynamic_filters(self) -> list[DynamicFilter]:
         return [f for f in self.filters if isinstance(f, DynamicFilter)]
+
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
@@ -180,14 +190,19 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
     assert isinstance(queue_sort, QueueSort)
     weights = _weights(merged)
     profile = Profile(config.scheduler_name, queue_sort)
+    profile.pre_enqueues = [p for p in at("preEnqueue") if isinstance(p, PreEnqueue)]
     profile.pre_filters = [p for p in at("preFilter") if isinstance(p, PreFilter)]
     profile.node_prefilters = [p for p in at("preFilter") if isinstance(p, NodesPreFilter)]
-    profile.filters = [p for p in at("filter") if isinstance(p, StaticFilter | DynamicFilter)]
+    filter_kinds = StaticFilter | DynamicFilter | PodAwareFilter
+    profile.filters = [p for p in at("filter") if isinstance(p, filter_kinds)]
+    profile.pod_filters = [p for p in profile.filters if isinstance(p, PodAwareFilter)]
     for plugin in at("score"):
         if isinstance(plugin, StaticScore):
             profile.static_scores.append((plugin, weights.get(plugin.name, 1)))
         elif isinstance(plugin, DynamicScore):
             profile.dynamic_scores.append((plugin, weights.get(plugin.name, 1)))
+        elif isinstance(plugin, PodAwareScore):
+            profile.pod_scores.append((plugin, weights.get(plugin.name, 1)))
     choices = [c for p, _ in profile.dynamic_scores if (c := getattr(p, "choose_gpu", None)) is not None]
     profile.gpu_choice = choices[0] if choices else None
     profile.post_filters = [p for p in at("postFilter") if isinstance(p, PostFilter)]

@@ -6,7 +6,7 @@ A plugin registers itself where it is defined, with ``@register`` on its class; 
 is one new file. Its extension points come from the framework base classes it extends
 (``Plugin.points``), and it is built from its ``pluginConfig`` args by its ``from_args``.
 Upstream's default plugins that gpufleet accepts in a configuration without simulating them are
-``plugin_names.NOT_MODELLED``.
+``plugin_names.NOT_MODELLED``; other schedulers' plugins it does not model, ``plugin_names.OUT_OF_TREE``.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def plugins() -> dict[str, type[Plugin]]:
 
 
 def known(name: str) -> bool:
-    """A plugin name kube-scheduler or gpufleet knows (modelled or not)."""
-    return name in plugins() or name in plugin_names.NOT_MODELLED
+    """A plugin name kube-scheduler, gpufleet or an out-of-tree scheduler knows (modelled or not)."""
+    return name in plugins() or name in plugin_names.NOT_MODELLED or name in plugin_names.OUT_OF_TREE
 
 
 def in_tree(name: str) -> bool:

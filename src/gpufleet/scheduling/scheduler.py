@@ -26,10 +26,11 @@ from gpufleet.gpus.devices import Unit
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.framework import Code, PodContext, PostFilterRequest, StaticFilter
+from gpufleet.scheduling.framework import Code, DynamicFilter, PodContext, PostFilterRequest, StaticFilter
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error
 from gpufleet.scheduling.plugins.backfill import Backfill, Backfiller
+from gpufleet.scheduling.pod_aware import PodAwareFilter, PodCycle
 from gpufleet.scheduling.profile import Profile, build_profiles
 from gpufleet.scheduling.queue import QueuedPod, SchedulingQueue
 from gpufleet.scheduling.shape_cache import ShapeCache
@@ -130,6 +131,11 @@ class Scheduler:
             Backfiller(self.state, self.gangs, backfills, self._static_filters) if backfills else None
         )
         self.cache_mode: object = None  # Backfill: whether the pod being scheduled ignores the reservation
+        self.gated: dict[str, Pod] = {}  # pods a PreEnqueue plugin keeps out of the queue (scheduling gates)
+        #: unschedulable pods a pod-aware filter rejected somewhere, with those filters: a pod placed may
+        #: help them (their queueing hints)
+        self.waiting_on_pods: dict[str, tuple[Pod, frozenset[str]]] = {}
+        self.rejected_by: frozenset[str] = frozenset()  # the pod-aware filters the last failure names
 
     @property
     def name(self) -> str:
@@ -139,15 +145,33 @@ class Scheduler:
         return scheduler_name in self.profiles
 
     # -- the outside world -----------------------------------------------------------------
-    def add(self, pod: Pod, now: float) -> None:
+    def add(self, pod: Pod, now: float) -> str | None:
+        """The pod enters the queue, unless a PreEnqueue plugin turns it away: then it is kept aside,
+        never tried, and that plugin's message is returned."""
+        refused = self.pre_enqueue(pod)
+        if refused is not None:
+            self.gated[pod.key] = pod
+            return refused
+        self.gated.pop(pod.key, None)
         self.queue.add(pod, now)
+        return None
+
+    def pre_enqueue(self, pod: Pod) -> str | None:
+        """``runPreEnqueuePlugins``: the first rejecting plugin's message, or None (changes nothing)."""
+        for plugin in self.profiles[pod.scheduler_name].pre_enqueues:
+            status = plugin.pre_enqueue(pod)
+            if not status.ok:
+                return status.message
+        return None
 
     def forget(self, pod_key: str) -> None:
         """A pod was deleted: drop it from the queue and from Permit."""
         self.queue.remove(pod_key)
+        self.gated.pop(pod_key, None)
         self.waiting.pop(pod_key, None)
         self.nominated.pop(pod_key, None)
         self.nominees.pop(pod_key, None)
+        self.waiting_on_pods.pop(pod_key, None)
         if self.backfill is not None:
             self.backfill.forget(pod_key)
 
@@ -209,6 +233,8 @@ class Scheduler:
                     replace(o, message=f"{o.message}; {n}") if o.message and (n := note(o.pod)) else o
                     for o in out
                 ]
+            if self.rejected_by:
+                self.waiting_on_pods[pod.key] = (pod, self.rejected_by)
             self.queue.mark_unschedulable(qp, now)
             return out
         self.nominated.pop(pod.key, None)
@@ -218,6 +244,7 @@ class Scheduler:
             self.queue.mark_unschedulable(qp, now)
             return [Outcome(pod, "unschedulable", message=refused)]
         self.state.assign(pod, node, now, profile.gpu_choice)
+        self._pod_placed(pod, now)
         if self.backfill is not None:
             self.backfill.placed(pod)
         if profile.permit is not None:
@@ -237,6 +264,27 @@ class Scheduler:
                 return [self._bind(w.qp.pod, w.node) for w in released] + [self._bind(pod, node)]
         self.queue.remove(pod.key)
         return [self._bind(pod, node)]
+
+    def _pod_placed(self, pod: Pod, now: float) -> None:
+        """The queueing hints of the pod-aware plugins on a Pod add event (InterPodAffinity's and
+        PodTopologySpread's ``isSchedulableAfterPodChange``): the unschedulable pods ``pod`` may help go
+        back to the queue."""
+        self.waiting_on_pods.pop(pod.key, None)
+        if not self.waiting_on_pods:
+            return
+        helped = {
+            key
+            for key, (waiting, names) in self.waiting_on_pods.items()
+            if any(
+                f.helped_by(waiting, pod)
+                for f in self.profiles[waiting.scheduler_name].pod_filters
+                if f.name in names
+            )
+        }
+        if helped:
+            for key in helped:
+                del self.waiting_on_pods[key]
+            self.queue.move_all(now, only=lambda q: q.pod.key in helped)
 
     def _bind(self, pod: Pod, node: str) -> Outcome:
         """The pod is bound: the device level gives it its units (``gpus.ledger``), where there is one."""
@@ -364,6 +412,7 @@ class Scheduler:
     ) -> list[int] | IntArray | Placement:
         """The feasible nodes with the highest score (one when the choice is determined), or the
         failure's Placement (kube-scheduler's message and what PostFilter decided)."""
+        self.rejected_by = frozenset()
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:
@@ -371,18 +420,23 @@ class Scheduler:
             if not status.ok:
                 return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), status.message)
         cache = self._cache(profile, qp, ctx)
+        # the filters and scores that look at the pods placed, when they do not all Skip this pod
+        pods = PodCycle.start(profile.pod_filters, profile.pod_scores, ctx)
         considered = cache.considered
         n = len(considered)
         want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
-        if cache.all_rows and want >= n and not cache.static_raw:
+        if pods is None and cache.all_rows and want >= n and not cache.static_raw:
             # every node is scored and only dynamic scores differ: the cache's top-scoring nodes
             top = cache.top_nodes()
             if not top:
                 return self._failure(profile, ctx, cache) if explain else Placement(None)
             return top
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
+        if pods is not None and pods.filters and len(feasible_pos):
+            nodes = feasible_pos if cache.all_rows else considered[feasible_pos]
+            feasible_pos = feasible_pos[pods.passes(nodes)]
         if len(feasible_pos) == 0:
-            return self._failure(profile, ctx, cache) if explain else Placement(None)
+            return self._failure(profile, ctx, cache, pods) if explain else Placement(None)
         start = self.next_start.get(profile.scheduler_name, 0) % max(n, 1)
         if want < len(feasible_pos):
             split = int(np.searchsorted(feasible_pos, start))
@@ -401,10 +455,14 @@ class Scheduler:
         if len(idx) == 1:
             return idx
         scores = cache.masked[idx] if not cache.static_raw else cache.total_scores(idx)
+        if pods is not None and pods.scorers:
+            scores = scores + pods.scores(ctx, idx)
         best: IntArray = idx[np.flatnonzero(scores == scores.max())]
         return best
 
-    def _failure(self, profile: Profile, ctx: PodContext, cache: ShapeCache) -> Placement:
+    def _failure(
+        self, profile: Profile, ctx: PodContext, cache: ShapeCache, pods: PodCycle | None = None
+    ) -> Placement:
         """Every node's reasons, in filter order (the first failing plugin decides), as a histogram."""
         histogram: Counter[str] = Counter(
             r for i in self.state.active_indices() if (r := cache.static_reason[i])
@@ -414,14 +472,27 @@ class Scheduler:
         if len(static_ok):
             undecided = np.ones(len(static_ok), dtype=bool)
             unresolvable = np.zeros(len(static_ok), dtype=bool)
-            for f in profile.dynamic_filters:
+            for f in profile.filters:
+                if isinstance(f, PodAwareFilter):
+                    state = pods.state_of(f) if pods is not None else None
+                    if state is not None:
+                        for k in np.flatnonzero(undecided).tolist():
+                            rejection = state.reject(int(static_ok[k]))
+                            if rejection is not None:
+                                self.rejected_by |= {f.name}
+                                histogram[rejection[0]] += 1
+                                undecided[k] = False
+                                unresolvable[k] = rejection[1] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                    continue
+                if not isinstance(f, DynamicFilter):
+                    continue
                 failing = ~f.passes(ctx, static_ok) & undecided
                 for reason, mask in f.reason_masks(ctx, static_ok):
                     histogram[reason] += int((mask & failing).sum())
                 undecided &= ~failing
                 unresolvable |= failing & f.unresolvable_on(ctx, static_ok)
             resolvable = static_ok[~undecided & ~unresolvable]
-        return self._post_filter(profile, ctx, resolvable, histogram)
+        return self._post_filter(profile, ctx, resolvable, histogram, pods=pods)
 
     def _post_filter(
         self,
@@ -430,6 +501,7 @@ class Scheduler:
         resolvable: IntArray,
         histogram: Counter[str],
         pre_filter_msg: str = "",
+        pods: PodCycle | None = None,
     ) -> Placement:
         """PostFilter plugins in order until one succeeds (``RunPostFilterPlugins``); their messages
         join the FitError's."""
@@ -440,7 +512,8 @@ class Scheduler:
             profile.dynamic_filters,
             profile.static_filters,
             self.gangs,
-            self._waiting_on_victims(ctx.pod),
+            self.state.index.get(self.nominated.get(ctx.pod.key, "")),
+            pods=pods,
         )
         messages: list[str] = []
         release: PodGroup | None = None
@@ -464,10 +537,3 @@ class Scheduler:
         message = fit_error(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
         return Placement(None, message, release_group=release)
 
-    def _waiting_on_victims(self, pod: Pod) -> bool:
-        """The pod was nominated and lower-priority pods on that node are still terminating."""
-        node = self.nominated.get(pod.key)
-        i = self.state.index.get(node) if node is not None else None
-        if i is None:
-            return False
-        return any(a.terminating and a.pod.priority < pod.priority for a in self.state.pods_on[i].values())

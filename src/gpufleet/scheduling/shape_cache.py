@@ -5,7 +5,8 @@ filter results and the same resource scores. The cache keeps, per node: whether 
 static filters pass (and the first static reason when not), the static score plugins' raw
 values, whether the dynamic filters pass, and the weighted sum of dynamic scores. It
 re-evaluates only the nodes appended to ``ClusterState.changes`` since it last looked;
-a change of the node set (``static_version``) rebuilds it. ``masked`` holds each node's
+a change of the node set (``static_version``) or of the images on the nodes (``images_version``)
+rebuilds it. ``masked`` holds each node's
 dynamic score where it is feasible and -1 where not, so when every node is scored the
 choice is one maximum over one array.
 """
@@ -34,6 +35,7 @@ class ShapeCache:
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
         self.static_version = -1
+        self.images_version = -1  # the nodes' images (ImageLocality's raw scores) it was built with
         self.seen = 0
         self.considered: IntArray = np.zeros(0, dtype=np.int64)  # active nodes after PreFilter narrowing
         self.static_reason: list[str | None] = []
@@ -84,7 +86,7 @@ class ShapeCache:
         for plugin, weight in self.profile.static_scores:
             if plugin.applies(pod):
                 raw = np.zeros(state.size, dtype=np.int64)
-                raw[self.considered] = [plugin.raw(pod, state.nodes[i]) for i in considered]
+                raw[self.considered] = plugin.raw_column(pod, state, considered)
                 if raw.any():  # all zero normalises to one constant for every node: no effect on the choice
                     self.static_raw.append((plugin, weight, raw))
         self.fit = np.zeros(state.size, dtype=bool)
@@ -94,6 +96,7 @@ class ShapeCache:
         self._top = self._feasible = None
         self._evaluate(np.arange(state.size, dtype=np.int64))
         self.static_version = state.static_version
+        self.images_version = state.images_version
         self.seen = state.change_pos
 
     def _evaluate(self, idx: IntArray) -> None:
@@ -145,9 +148,11 @@ class ShapeCache:
 
     def refresh(self) -> None:
         state = self.state
-        if self.seen == state.change_pos and state.static_version == self.static_version:
+        same_nodes = state.static_version == self.static_version
+        same_nodes = same_nodes and state.images_version == self.images_version
+        if self.seen == state.change_pos and same_nodes:
             return
-        changed = state.changes_since(self.seen) if state.static_version == self.static_version else None
+        changed = state.changes_since(self.seen) if same_nodes else None
         if changed is not None and self.volatile:
             changed = np.arange(state.size, dtype=np.int64)
         if changed is None:

@@ -99,6 +99,7 @@ class SimulatedCloud:
                 dict(node.capacity),
                 allocatable,
                 node.pool,
+                scale_down_disabled=node.scale_down_disabled,
             )
         )
 

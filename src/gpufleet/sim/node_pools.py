@@ -71,7 +71,15 @@ class PoolRuntime:
         self.next_index += 1
         labels = {k: v for k, v in t.labels.items() if k != "kubernetes.io/hostname"}
         return Node(
-            name, labels, t.taints, t.unschedulable, dict(t.capacity), dict(t.allocatable), self.pool.name
+            name,
+            labels,
+            t.taints,
+            t.unschedulable,
+            dict(t.capacity),
+            dict(t.allocatable),
+            self.pool.name,
+            dict(t.images),  # the images the template says are baked in or pre-pulled
+            scale_down_disabled=t.scale_down_disabled,
         )
 
     def slices_for(self, node: str) -> list[ResourceSlice]:

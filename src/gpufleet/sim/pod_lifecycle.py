@@ -28,6 +28,7 @@ from gpufleet.gpus.devices import Unit, out_of_memory
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
+from gpufleet.model.images import normalized_image_name
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import SimulationSettings
@@ -146,14 +147,27 @@ class PodLifecycle:
         self.host.pod_bound()
         b = rec.pod.behavior
         if b.image_size_bytes:
-            puller = self.pullers.setdefault(node, ImagePuller(self.settings.registry_bandwidth))
-            done = puller.request(now, b.image or rec.pod.key, b.image_size_bytes)
+            puller = self.pullers.get(node)
+            if puller is None:  # what the node has from the start: its status.images, its pool's pre-pulled
+                state = self.cluster.state
+                on_node = state.nodes[state.index[node]].images
+                puller = self.pullers[node] = ImagePuller(self.settings.registry_bandwidth, on_node)
+            image = normalized_image_name(b.image) if b.image else rec.pod.key
+            done = puller.request(now, image, b.image_size_bytes)
             if done > now:
                 rec.enter(now, "image_pull")
                 token = rec.token
+                if b.image:
+                    size = int(b.image_size_bytes)
+                    self.clock.at(done, Priority.COMPLETION, lambda: self._image_landed(node, image, size))
                 self.clock.at(done, Priority.COMPLETION, lambda: self._container_started(rec, token))
                 return
         self._container_started(rec, rec.token)
+
+    def _image_landed(self, node: str, image: str, size: int) -> None:
+        """A pull finished: the image is on the node (its status.images), for ImageLocality to score."""
+        if node in self.cluster.state.index:
+            self.cluster.state.add_images(node, {image: size})
 
     def _container_started(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or rec.terminating:
@@ -251,7 +265,7 @@ class PodLifecycle:
         return group.min_member, [self.records[k] for k in sorted(self.gangs.members.get(group.key, ()))]
 
     def _ready(self, rec: PodRecord) -> None:
-        rec.ready = True
+        rec.ready, rec.ready_s = True, self.clock.now
         gang = self._gang(rec)
         if gang is None:
             self._work(rec)
@@ -384,13 +398,15 @@ class PodLifecycle:
                     self.stop_work(m, terminated=False)
                     m.ready = m.phase == "Running" and not m.terminating
 
-    def evict(self, key: str, reason: str) -> None:
-        """Delete a running pod: SIGTERM, then its resources are freed after the grace period."""
+    def evict(self, key: str, reason: str, by_scheduler: bool = False) -> None:
+        """Delete a running pod: SIGTERM, then its resources are freed after the grace period;
+        ``by_scheduler``: a preemption victim of a kube-scheduler."""
         rec = self.records.get(key)
         assignment = self.cluster.state.assignments.get(key)
         if rec is None or assignment is None or rec.terminating:
             return
         assignment.terminating = True
+        assignment.preempted = by_scheduler
         rec.terminating = True
         if rec.bound_s is None:  # assumed (waiting at Permit): nothing runs yet
             return

@@ -15,6 +15,7 @@ from gpufleet.sim.placement_quality import RingPlacement
 #: the stage a pod is in while it is in a state (until it first works)
 STAGE_OF = {
     "queued": "queueing",  # held by Kueue until its workload is admitted
+    "gated": "scheduling_gated",  # kept out of the queue by its scheduling gates (SchedulingGates)
     "pending": "scheduling",
     "provisioning": "node_provisioning",
     "gang_wait": "gang_wait",
@@ -42,6 +43,7 @@ class PodRecord:
     deleted_s: float | None = None
     working: bool = False
     ready: bool = False
+    ready_s: float | None = None  # when it last became Ready (its Ready condition's lastTransitionTime)
     terminating: bool = False
     done_s: float = 0.0  # computation of the current task kept (checkpointed, or finished)
     task_s: float | None = None  # the current task's work: the pod's duration, or a work item's

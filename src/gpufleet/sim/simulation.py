@@ -32,13 +32,14 @@ from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
 from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.node import Node, Toleration
-from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
 from gpufleet.model.workloads import Created, Job, PodGroup, Workload
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler
+from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Outcome, Scheduler, TieBreak
 from gpufleet.sim.cloud import SimulatedCloud
@@ -56,6 +57,7 @@ from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
 from gpufleet.workloads.kind import WorkloadController
+from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 
 class Simulation:
@@ -86,6 +88,7 @@ class Simulation:
         publishing = any(rt.pool.dra_gpus for rt in self.pools.values())
         self.cluster = InMemoryCluster(nodes, dra if in_use or publishing else None, self.cloud.slices_of)
         self.state: ClusterState = self.cluster.state  # the nodes and pods as the decisions read them
+        self.state.namespace_labels = dict(scenario.namespace_labels)
         self.state.disruptions = self  # PodDisruptionBudgets for preemption (cluster.disruption_view)
         self.gangs = GangView(self.state, scenario.pod_groups)
         seeds = np.random.SeedSequence(self.seed).spawn(len(scheduler_processes(scenario.schedulers)))
@@ -130,7 +133,10 @@ class Simulation:
         self.autoscaler = ClusterAutoscalerLoop(
             self, self.loop, self.settings.autoscaler, scenario.expander_priorities, self.seed, scale_events
         )
-        self.traffic = {f"{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic}
+        # by "<kind>/<ns>/<name>" of the Deployment or ReplicaSet it aims at
+        self.traffic = {
+            f"{t.target_kind}/{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic
+        }
         self.workload_autoscalers = WorkloadAutoscalers(
             self, self.loop, scenario.hpas, scenario.scaled_objects, scenario.scaled_jobs
         )
@@ -240,7 +246,12 @@ class Simulation:
             self._create(pod)
 
     def _create(self, pod: Pod) -> None:
+        if pod.scheduling_gates:  # gates whose removal time has come are gone before the pod is looked at
+            pod = replace(pod, scheduling_gates=self._gates_left(pod, pod.scheduling_gates, self.loop.now))
         rec = self.lifecycle.record(pod, self._scheduler_of(pod))
+        later = {t for _, t in pod.behavior.ungate_at if t > self.loop.now} if pod.scheduling_gates else set()
+        for at in sorted(later):
+            self.loop.at(at, Priority.ARRIVAL, partial(self._ungate, rec))
         if pod.behavior.delete_at_s is not None:  # as a trace's deletion_time: pending or running, it goes
             at = max(pod.behavior.delete_at_s, self.loop.now)
             self.loop.at(at, Priority.ARRIVAL, partial(self.lifecycle.delete_if_present, rec))
@@ -267,11 +278,38 @@ class Simulation:
             self.topology_held.setdefault(group.key, []).append(pod.key)
             self._admit_by_topology(group.key)
             return
-        owner.add(pod, self.loop.now)
+        if owner.add(pod, self.loop.now) is not None:  # SchedulingGates' PreEnqueue keeps it out of the queue
+            rec.reason, rec.message = gates.REASON, gates.CONDITION_MESSAGE
+            rec.enter(self.loop.now, "gated")
+            return
         if pod.pod_group is not None:  # a new member may complete its gang
             for s in self.schedulers:
                 s.cluster_changed(self.loop.now)
         self._request_scheduling(self.loop.now)
+
+    @staticmethod
+    def _gates_left(pod: Pod, gated: tuple[str, ...], now: float) -> tuple[str, ...]:
+        """The scheduling gates not yet removed at ``now`` (``gpufleet.io/ungate-at``)."""
+        gone = {gate for gate, t in pod.behavior.ungate_at if t <= now}
+        return () if ALL_GATES in gone else tuple(g for g in gated if g not in gone)
+
+    def _ungate(self, rec: PodRecord) -> None:
+        """Some of the pod's scheduling gates are removed (a pod update); with none left, a pod that
+        SchedulingGates kept out of the queue enters it."""
+        left = self._gates_left(rec.pod, rec.pod.scheduling_gates, self.loop.now)
+        if rec.deleted_s is not None or left == rec.pod.scheduling_gates:
+            return
+        rec.pod = replace(rec.pod, scheduling_gates=left)
+        if rec.pod.key in self.gangs.pods:
+            self.gangs.pods[rec.pod.key] = rec.pod
+        owner = next((s for s in self.schedulers if rec.pod.key in s.gated), None)
+        if owner is not None and owner.add(rec.pod, self.loop.now) is None:
+            rec.reason = rec.message = None
+            rec.enter(self.loop.now, "pending")
+            if rec.pod.pod_group is not None:
+                for s in self.schedulers:
+                    s.cluster_changed(self.loop.now)
+            self._request_scheduling(self.loop.now)
 
     def _admit_by_topology(self, group_key: str) -> None:
         """Kueue admits the whole gang into one topology domain, or holds it (``topology_admission``)."""
@@ -362,6 +400,7 @@ class Simulation:
             if r.phase == "Pending"
             and r.deleted_s is None
             and r.message is not None
+            and r.reason != gates.REASON  # a gated pod is not Unschedulable: cluster-autoscaler skips it
             and r.pod.key not in waiting
             and r.pod.node_name is None
             and any(s.serves(r.pod.scheduler_name) for s in self.schedulers)
@@ -384,9 +423,11 @@ class Simulation:
         lc = self.lifecycle
         return (lc.pending, lc.running, self.meter.working_gpus, len(lc.records))
 
-    def deployment(self, key: str) -> DeploymentController | None:
-        controller = self.controllers.get(f"Deployment/{key}")
-        return controller if isinstance(controller, DeploymentController) else None
+    def scale_target(self, target: str) -> DeploymentController | ReplicaSetController | None:
+        """The Deployment or ReplicaSet ``target`` (``<kind>/<ns>/<name>``) names: the kinds with a scale
+        subresource that gpufleet runs."""
+        controller = self.controllers.get(target)
+        return controller if isinstance(controller, DeploymentController | ReplicaSetController) else None
 
     def job(self, key: str) -> JobController | None:
         controller = self.controllers.get(f"Job/{key}")
@@ -400,9 +441,18 @@ class Simulation:
         work_list = self.lifecycle.work_lists.get(name)
         return len(work_list.queued) if work_list is not None else 0
 
+    def _traffic_of(self, pod: Pod) -> TrafficState | None:
+        """The Traffic aimed at the Deployment or ReplicaSet that owns ``pod``."""
+        owner = pod.owner
+        return self.traffic.get(f"{owner.kind}/{pod.namespace}/{owner.name}") if owner is not None else None
+
     def pod_metric(self, pod: PodStatus, name: str) -> float | None:
-        traffic = self.traffic.get(f"{pod.pod.namespace}/{pod.pod.owner.name}") if pod.pod.owner else None
+        traffic = self._traffic_of(pod.pod)
         return traffic.metric(name) if traffic is not None else None
+
+    def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
+        traffic = self._traffic_of(pod.pod)
+        return traffic.counter_rate(name, window_s) if traffic is not None else None
 
     # -- the ClusterPort: what the control loops change ------------------------------------
     def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None:
@@ -436,22 +486,27 @@ class Simulation:
         if rec.log[-1][1] != state:
             rec.enter(self.loop.now, state)
 
-    def scale_deployment(self, key: str, replicas: int) -> None:
-        """Change ``spec.replicas``; on scale-down the ReplicaSet deletes unscheduled pods first, then
-        pods not yet ready, then the newest (``controller.ActivePodsWithRanks``), with reason ScaledDown."""
-        controller = self.deployment(key)
+    def scale(self, target: str, replicas: int) -> None:
+        """Change a Deployment's or ReplicaSet's ``spec.replicas``; on scale-down the ReplicaSet deletes
+        the surplus in ``ActivePodsWithRanks`` order (``workloads.replicaset.pods_to_delete``), with reason
+        ScaledDown."""
+        controller = self.scale_target(target)
         if controller is None:
             return
         controller.replicas = replicas
         surplus = len(controller.active) - replicas
         if surplus > 0:
-            ranked = sorted(
-                (self.records[k] for k in controller.active),
-                key=lambda r: (r.bound_s is not None, r.ready, -(r.created_s), r.pod.name),
-            )
-            for rec in ranked[:surplus]:
-                controller.active.discard(rec.pod.key)
-                self.lifecycle.delete(rec, "ScaledDown")
+            active = []
+            for key in sorted(controller.active):
+                rec = self.records[key]
+                ready_s = rec.ready_s if rec.ready else None
+                annotations = rec.pod.annotations
+                active.append(
+                    ActivePod(key, rec.node, rec.phase, ready_s, rec.created_s, rec.restarts, annotations)
+                )
+            for key in pods_to_delete(active, surplus, self.loop.now):
+                controller.active.discard(key)
+                self.lifecycle.delete(self.records[key], "ScaledDown")
         self._reconcile(controller)
 
     def create_job(self, job: Job) -> None:
@@ -561,7 +616,7 @@ class Simulation:
             # change, made known once this scheduling pass is over (as a victim's deletion would be)
             self.loop.at(self.loop.now, Priority.COMPLETION, self.cluster_changed)
         else:
-            self.lifecycle.evict(key, "Preempted")
+            self.lifecycle.evict(key, "Preempted", by_scheduler=True)
 
     def _futile(self) -> bool:
         """Only scheduler retries remain and nothing changed since the last pass: they would fail alike."""
@@ -609,24 +664,21 @@ class Simulation:
         for key in self._scaled_workloads():
             series = self.replicas_timeline.setdefault(key, [])
             kind, rest = key.split("/", 1)
-            if kind == "Deployment":
-                controller = self.deployment(rest)
-                series.append(float(controller.replicas if controller is not None else 0))
-            else:
+            if kind == "ScaledJob":
                 series.append(float(self.workload_autoscalers.active_jobs(rest)))
+            else:
+                controller = self.scale_target(key)
+                series.append(float(controller.replicas if controller is not None else 0))
 
     def _scaled_workloads(self) -> list[str]:
         wa = self.workload_autoscalers
-        return (
-            [f"Deployment/{r.target}" for r in wa.hpas]
-            + [f"Deployment/{r.target}" for _, _, r in wa.scaled_objects]
-            + [f"ScaledJob/{key}" for key in wa.jobs_of]
-        )
+        targets = [r.target for r in wa.hpas] + [r.target for _, _, r in wa.scaled_objects]
+        return list(dict.fromkeys(targets)) + [f"ScaledJob/{key}" for key in wa.jobs_of]  # each target once
 
     def _advance_traffic(self, t: float) -> None:
         records = self.lifecycle.records
         for key, traffic in self.traffic.items():
-            controller = self.deployment(key)
+            controller = self.scale_target(key)
             serving = 0 if controller is None else sum(1 for k in controller.active if records[k].working)
             traffic.advance(t, serving)
 

@@ -118,8 +118,10 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             "replicas": dict(sim.replicas_timeline),
         },
         "traffic": {
-            key: {f"p{p}_wait_s": t.percentile_wait(p) for p in (50, 95, 99)}
-            for key, t in sorted(sim.traffic.items())
+            f"{t.spec.namespace}/{t.spec.target}": {
+                f"p{p}_wait_s": t.percentile_wait(p) for p in (50, 95, 99)
+            }
+            for _, t in sorted(sim.traffic.items())
         },
         "fragmentation": _fragmentation(sim, records),
         "work_items": {name: wl.counts() for name, wl in sorted(sim.lifecycle.work_lists.items())},

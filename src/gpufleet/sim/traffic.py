@@ -6,7 +6,8 @@ exceeds the arrivals. A request arriving when the backlog is ``B`` and the capac
 about ``B / C`` (with no capacity at all, ``B / rps``, Little's law). Per-pod metrics, as an
 HPA or a ``prometheus`` trigger reads them: ``requests_per_second`` (arrivals / replicas),
 ``queue_length`` (backlog / replicas) and ``DCGM_FI_DEV_GPU_UTIL`` (percent busy: served / capacity,
-100 while a backlog waits).
+100 while a backlog waits), and the counter ``http_requests_total`` read as a rate over a window
+(``gpufleet.model.promql``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,28 @@ class TrafficState:
             busy = 1.0 if self.backlog > 0 else min(1.0, rate / (self.serving * self.spec.per_replica_rps))
             return 100.0 * busy
         return None
+
+    def arrivals(self, start_s: float, end_s: float) -> float:
+        """Requests that arrived between ``start_s`` and ``end_s`` (the integral of the rps steps)."""
+        total, t = 0.0, start_s
+        k = bisect.bisect_right(self._times, t)
+        while t < end_s:
+            step_end = self._times[k] if k < len(self._times) else end_s
+            until = min(step_end, end_s)
+            total += self.rps(t) * (until - t)
+            t, k = until, k + 1
+        return total
+
+    def counter_rate(self, name: str, window_s: float) -> float | None:
+        """Per-pod per-second rate of the counter ``http_requests_total`` (the requests that reached
+        the Deployment, split evenly over its serving pods): over the last ``window_s`` seconds, or
+        the current one when ``window_s`` is 0 (``irate``, the last two scrapes)."""
+        if name != "http_requests_total":
+            return None
+        n = max(self.serving, 1)
+        if window_s <= 0:
+            return self.rps(self.last_s) / n
+        return self.arrivals(self.last_s - window_s, self.last_s) / window_s / n
 
     def percentile_wait(self, p: float) -> float | None:
         """The wait that ``p`` percent of requests did not exceed (request-weighted)."""

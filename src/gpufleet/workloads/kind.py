@@ -92,6 +92,11 @@ class ManifestReader(Protocol):
         field of ``spec`` the reader did not read)."""
         ...
 
+    def selector(self, what: str) -> None:
+        """Check ``spec.selector`` as an ``apps/v1`` controller's (not empty, matches the template's
+        labels: pkg/apis/apps/validation); ``what`` names the kind in the message (``replicaset``)."""
+        ...
+
     def error(self, path: str, message: str) -> None:
         """A problem at ``spec.<path>``: the manifest is rejected."""
         ...

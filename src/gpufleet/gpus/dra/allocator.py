@@ -15,8 +15,12 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
   would draw from is incomplete or invalid; a claim gets at most 32 devices;
 * requests of all the pod's claims are searched together with backtracking (a device serves one
   request), in a deterministic order: pools by driver and name, slices by name, devices by name.
-  Interchangeable devices (same fit for every request) are tried once per choice, so identical GPUs
-  do not blow up the search;
+  Interchangeable devices (same fit for every request, and the same values of the attributes
+  constraints name) are tried once per choice, so identical GPUs do not blow up the search;
+* a claim's ``matchAttribute`` constraint (``matchAttributeConstraint.add`` in the stable
+  allocator): every device allocated for the requests it names (all the claim's when it names none)
+  has the attribute (``lookupAttribute``: the fully qualified name, or the bare id when the domain is
+  the device's driver), all with the same value and type; a device without it cannot serve them;
 * a claim that is already allocated (shared with other pods, or allocated earlier) is reused as it
   is: never allocated twice. It only fits a node its devices are reachable from;
 * a CEL *runtime* error (an unknown attribute, a wrong type) aborts the allocation on the node, as
@@ -41,8 +45,10 @@ from gpufleet.model.dra import (
     ALLOCATION_RESULTS_MAX_SIZE,
     EXACT_COUNT,
     AllocationResult,
+    AttributeValue,
     Device,
     DeviceClass,
+    DeviceConstraint,
     DeviceID,
     DeviceRequest,
     DeviceRequestAllocationResult,
@@ -111,6 +117,10 @@ class _Request:
     claim: ResourceClaim
     request: DeviceRequest
     device_class: DeviceClass
+
+    @property
+    def constraints(self) -> tuple[DeviceConstraint, ...]:
+        return tuple(c for c in self.claim.constraints if c.applies_to(self.request.name))
 
 
 class MatchCache:
@@ -300,7 +310,10 @@ class _Search:
         self.requests, self.pools, self.candidates, self.fits = requests, pools, candidates, fits
         self.used = set(in_use)
         self.steps, self.max_steps = 0, max_steps
-        self.signature = [tuple(row[j] for row in fits) for j in range(len(candidates))]
+        self.signature: list[tuple[object, ...]] = [
+            tuple(row[j] for row in fits) for j in range(len(candidates))
+        ]
+        self.matching = _Matching(requests, candidates, self.signature)
         self.chosen: list[list[_Candidate]] = [[] for _ in requests]
         self.per_claim: dict[str, int] = {}
         self.failure = ""
@@ -361,6 +374,9 @@ class _Search:
             if any(c.id in self.used for c in picked):
                 self.failure = f"{self._where(r)}: asks for all devices, but some are taken by other requests"
                 return False
+            if not self.matching.admits_all(i, picked):
+                self.failure = f"{self._where(r)}: asks for all devices, but {self.matching.failure(i)}"
+                return False
             self._take(i, picked)
             if self._request(i + 1):
                 return True
@@ -371,12 +387,14 @@ class _Search:
     def _pick(self, i: int, start: int, remaining: int) -> bool:
         if remaining == 0:
             return self._request(i + 1)
-        tried: set[tuple[bool, ...]] = set()
+        tried: set[tuple[object, ...]] = set()
         for j in range(start, len(self.candidates)):
             candidate = self.candidates[j]
             if not self.fits[i][j] or candidate.id in self.used:
                 continue
             if self.signature[j] in tried:  # an interchangeable device already failed here
+                continue
+            if self.matching.of_request[i] and not self.matching.admits(i, candidate):
                 continue
             self.steps += 1
             if self.steps > self.max_steps:
@@ -390,14 +408,87 @@ class _Search:
                 return False
         if not self.failure:
             r = self.requests[i]
-            self.failure = f"{self._where(r)}: not enough free matching devices left by the other requests"
+            self.failure = f"{self._where(r)}: " + (
+                self.matching.failure(i) or "not enough free matching devices left by the other requests"
+            )
         return False
 
     def _take(self, i: int, picked: Sequence[_Candidate]) -> None:
         self.chosen[i].extend(picked)
         self.used.update(c.id for c in picked)
+        self.matching.take(i, picked)
 
     def _release(self, i: int, picked: Sequence[_Candidate]) -> None:
         for c in picked:
             self.chosen[i].remove(c)
             self.used.discard(c.id)
+        self.matching.release(i, picked)
+
+
+#: an attribute value with its type: ``True`` and ``1`` differ, as upstream compares by type
+_Value = tuple[type, AttributeValue]
+
+
+def _value(constraint: DeviceConstraint, candidate: _Candidate) -> _Value | None:
+    value = candidate.device.attribute(constraint.match_attribute, candidate.driver)
+    return None if value is None else (type(value), value)
+
+
+class _Matching:
+    """The ``matchAttribute`` constraints of the pending claims during the search: per constraint,
+    the value the devices picked so far share and how many there are. Without constraints every
+    method returns at once."""
+
+    def __init__(
+        self,
+        requests: Sequence[_Request],
+        candidates: Sequence[_Candidate],
+        signature: list[tuple[object, ...]],
+    ) -> None:
+        index: dict[tuple[str, DeviceConstraint], int] = {}
+        for r in requests:
+            for c in r.constraints:
+                index.setdefault((r.claim.key, c), len(index))
+        self.of_request = [tuple(index[(r.claim.key, c)] for c in r.constraints) for r in requests]
+        self.constraints = [c for _, c in index]
+        self.values: list[_Value | None] = [None] * len(index)
+        self.counts = [0] * len(index)
+        self.blocked = [False] * len(requests)
+        if index:  # devices that differ in a constrained attribute are not interchangeable
+            for j, candidate in enumerate(candidates):
+                signature[j] += tuple(_value(c, candidate) for c in self.constraints)
+
+    def admits(self, i: int, candidate: _Candidate) -> bool:
+        for n in self.of_request[i]:
+            value = _value(self.constraints[n], candidate)
+            if value is None or (self.counts[n] and value != self.values[n]):
+                self.blocked[i] = True
+                return False
+        return True
+
+    def admits_all(self, i: int, picked: Sequence[_Candidate]) -> bool:
+        for n in self.of_request[i]:
+            values = {_value(self.constraints[n], c) for c in picked}
+            if self.counts[n]:
+                values.add(self.values[n])
+            if None in values or len(values) > 1:
+                self.blocked[i] = True
+                return False
+        return True
+
+    def take(self, i: int, picked: Sequence[_Candidate]) -> None:
+        for n in self.of_request[i]:
+            if picked and not self.counts[n]:
+                self.values[n] = _value(self.constraints[n], picked[0])
+            self.counts[n] += len(picked)
+
+    def release(self, i: int, picked: Sequence[_Candidate]) -> None:
+        for n in self.of_request[i]:
+            self.counts[n] -= len(picked)
+
+    def failure(self, i: int) -> str:
+        """Why request ``i`` found no devices, when a constraint turned some away."""
+        if not self.blocked[i]:
+            return ""
+        names = ", ".join(sorted({self.constraints[n].match_attribute for n in self.of_request[i]}))
+        return f"no free matching devices share one value of {names} (constraints: matchAttribute)"

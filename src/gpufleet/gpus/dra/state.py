@@ -155,6 +155,13 @@ class DraState:
                 shares.append(sum(1 for d in ids if d in allocated) / len(ids))
         return max(shares, default=0.0)
 
+    def incomplete_pool(self, node: str) -> bool:
+        """Whether one of the node's local pools has fewer slices of its newest generation than its
+        ``resourceSliceCount`` (``allCurrentGenSlices``' error: cluster-autoscaler cannot compute the
+        node's utilisation)."""
+        own = [s for s in self.slices_on(node) if s.node_name == node and not s.all_nodes]
+        return any(pool.incomplete for pool in node_pools(node, own))
+
     def pod_devices(self, pod: Pod, node: str) -> list[tuple[DeviceID, Device]]:
         """The devices of the pod's allocated claims on ``node``, in claim order."""
         claims = self.claims_of(pod)

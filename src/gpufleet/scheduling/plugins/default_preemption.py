@@ -6,8 +6,14 @@ are ``Preemption is not helpful for scheduling``; on the others, every pod of lo
 priority is removed in a dry run: none -> ``No preemption victims found for incoming
 pod``; still no fit -> the filter's reasons after removal; a fit -> the node is a
 candidate. Without candidates the message is
-``preemption: 0/N nodes are available: <histogram>.``; a pod with
-``preemptionPolicy: Never`` gets ``preemption: not eligible due to preemptionPolicy=Never.``.
+``preemption: 0/N nodes are available: <histogram>.``.
+
+Eligibility (``PodEligibleToPreemptOthers``): a pod with ``preemptionPolicy: Never`` gets
+``preemption: not eligible due to preemptionPolicy=Never.``; a pod nominated to a node where a
+lower-priority pod is terminating as a preemption victim (``podTerminatingByPreemption``: the
+``DisruptionTarget`` condition, reason ``PreemptionByScheduler``; a pod deleted for another
+reason does not count) gets ``not eligible due to a terminating pod on the nominated node.``,
+unless that node is now unresolvable for the pod.
 
 Victims on a node (``default_preemption.go`` ``SelectVictimsOnNode``): the lower-priority pods,
 most important first (``MoreImportantPod``: higher priority, then earlier start), are split by
@@ -24,8 +30,7 @@ then the fewest victims, then the latest start among the highest-priority victim
 whole seconds, as ``status.startTime`` carries them), then the first candidate (gpufleet: the
 lowest node index; upstream: map order, so any of the equally ranked). The preemptor is
 nominated to that node and its victims are evicted with their grace period. A pod nominated to
-a node where lower-priority pods are still terminating is ``not eligible due to a terminating
-pod on the nominated node.``
+a node where its victims are still terminating is not eligible again (above).
 
 Gangs (pods of a ``PodGroup``), as Volcano's ``preempt`` action and KAI's reclaim/preempt treat
 jobs, not as kube-scheduler does:
@@ -68,6 +73,7 @@ from gpufleet.scheduling.framework import (
 )
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import fit_error
+from gpufleet.scheduling.pod_aware import PodCycle
 from gpufleet.scheduling.registry import register
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -121,6 +127,17 @@ class DefaultPreemption(PostFilter):
     name = "DefaultPreemption"
     origin = "kube-scheduler"
 
+    def not_eligible(self, request: PostFilterRequest) -> str | None:
+        """Why the pod may not preempt (``PodEligibleToPreemptOthers``), or None."""
+        pod, i = request.ctx.pod, request.nominated
+        if pod.preemption_policy == "Never":
+            return "not eligible due to preemptionPolicy=Never."
+        if i is None or i not in request.resolvable:  # no nomination, or nominated where it never fits
+            return None
+        if any(a.preempted and a.pod.priority < pod.priority for a in request.ctx.state.pods_on[i].values()):
+            return "not eligible due to a terminating pod on the nominated node."
+        return None
+
     def victim_units(
         self, ctx: PodContext, i: int, gangs: GangView | None, snapshot: ClusterSnapshot
     ) -> list[tuple[Assignment, ...]]:
@@ -157,10 +174,12 @@ class DefaultPreemption(PostFilter):
         filters: list[DynamicFilter],
         gangs: GangView | None = None,
         snapshot: ClusterSnapshot | None = None,
+        pods: PodCycle | None = None,
     ) -> tuple[Candidate | None, list[str]]:
         """``SelectVictimsOnNode``: remove every lower-priority pod (gang); if the pod then fits, add
         them back, PDB-violating ones first, most important first, while it still fits. Returns the
-        candidate, or the reasons it never fits."""
+        candidate, or the reasons it never fits. ``pods``: the pod-aware filters, asked with the
+        removed pods gone (their PreFilter state's ``RemovePod``)."""
         state = ctx.state
         snapshot = snapshot or ClusterSnapshot(state)
         units = self.victim_units(ctx, i, gangs, snapshot)
@@ -172,7 +191,9 @@ class DefaultPreemption(PostFilter):
         freed = snapshot.gpus_freed(i, list(removed))  # shared GPUs all of whose shares are victims
 
         def fits(row: list[int]) -> bool:
-            return all(f.passes_node(ctx, (alloc, row, nonzero), i) for f in filters)
+            if not all(f.passes_node(ctx, (alloc, row, nonzero), i) for f in filters):
+                return False
+            return pods is None or pods.reject(i, list(removed.values())) is None
 
         if not fits(requested):
             lifted = np.array(state.requested[i]) - np.array(requested)
@@ -182,7 +203,8 @@ class DefaultPreemption(PostFilter):
                 reasons = [r for f in filters for r, mask in f.reason_masks(ctx, one) if mask[0]]
             finally:
                 state.requested[i] += lifted
-            return None, reasons
+            rejection = pods.reject(i, list(removed.values())) if pods is not None and not reasons else None
+            return None, reasons if rejection is None else [rejection[0]]
         flags = iter(pdb_violations([a.pod for unit in units for a in unit], snapshot))
         violating = [sum(next(flags) for _ in unit) for unit in units]
         victims: list[Assignment] = []
@@ -215,12 +237,13 @@ class DefaultPreemption(PostFilter):
         gangs: GangView | None,
         snapshot: ClusterSnapshot,
         histogram: Counter[str],
+        pods: PodCycle | None = None,
     ) -> list[Candidate]:
         """Every candidate that ``pickOneNodeForPreemption``'s criteria rank best, in node order
         (upstream takes the first of them in map order, so any may be its choice)."""
         candidates: list[Candidate] = []
         for i in nodes:
-            candidate, reasons = self.select_victims(ctx, i, filters, gangs, snapshot)
+            candidate, reasons = self.select_victims(ctx, i, filters, gangs, snapshot, pods)
             if candidate is not None and candidate.victims:
                 candidates.append(candidate)
             else:
@@ -234,13 +257,18 @@ class DefaultPreemption(PostFilter):
         """``request.resolvable``: the nodes whose filter status was Unschedulable (not
         unresolvable); its static filters place the other members of a gang."""
         ctx, gangs = request.ctx, request.gangs
-        if ctx.pod.preemption_policy == "Never":
-            return self._refuse("not eligible due to preemptionPolicy=Never.")
-        if request.waiting_on_terminating:
-            return self._refuse("not eligible due to a terminating pod on the nominated node.")
+        not_eligible = self.not_eligible(request)
+        if not_eligible is not None:
+            return self._refuse(not_eligible)
         histogram: Counter[str] = Counter({NOT_HELPFUL: request.num_nodes - len(request.resolvable)})
         best = self.best_candidates(
-            ctx, request.resolvable.tolist(), request.filters, gangs, ClusterSnapshot(ctx.state), histogram
+            ctx,
+            request.resolvable.tolist(),
+            request.filters,
+            gangs,
+            ClusterSnapshot(ctx.state),
+            histogram,
+            request.pods,
         )
         if not best:
             return self._refuse(fit_error(request.num_nodes, histogram))

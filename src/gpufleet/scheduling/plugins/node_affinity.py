@@ -2,20 +2,42 @@
 
 PreFilter: when every required term pins ``metadata.name`` (as DaemonSet pods do), only
 those nodes are considered; the others are reported as
-``node(s) didn't satisfy plugin(s) [NodeAffinity]``. Filter: ``spec.nodeSelector`` and the
+``node(s) didn't satisfy plugin(s) [NodeAffinity]``. When the pinned names come out empty (one
+term asks for two different names), PreFilter rejects the pod, UnschedulableAndUnresolvable, with
+``pod affinity terms conflict`` (``errReasonConflict``). Filter: ``spec.nodeSelector`` and the
 required terms (``node(s) didn't match Pod's node affinity/selector``). Score: the sum of
 the weights of matching preferred terms, normalised to 0..100.
+
+``NodeAffinityArgs.addedAffinity`` applies to every pod of the profile: its required terms are
+checked first (``node(s) didn't match scheduler-enforced node affinity``, unresolvable), its
+preferred terms add their weights to every pod's score.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpufleet.cluster.state import IntArray
 from gpufleet.model.node import Node
-from gpufleet.model.pod import Pod
-from gpufleet.scheduling.framework import NodesPreFilter, StaticFilter, StaticScore, default_normalize
+from gpufleet.model.node_selector import node_selector_terms, preferred_term
+from gpufleet.model.pod import Pod, PreferredTerm, SelectorTerm
+from gpufleet.scheduling.framework import (
+    SUCCESS,
+    Code,
+    NodesPreFilter,
+    PodContext,
+    PreFilter,
+    StaticFilter,
+    StaticScore,
+    Status,
+    default_normalize,
+)
+from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.registry import register
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
+ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+CONFLICT = "pod affinity terms conflict"
 
 
 def pinned_node_names(pod: Pod) -> set[str] | None:
@@ -36,21 +58,47 @@ def pinned_node_names(pod: Pod) -> set[str] | None:
 
 
 @register
-class NodeAffinity(NodesPreFilter, StaticFilter, StaticScore):
+class NodeAffinity(PreFilter, NodesPreFilter, StaticFilter, StaticScore):
     name = "NodeAffinity"
     origin = "kube-scheduler"
+
+    def __init__(
+        self,
+        added_required: tuple[SelectorTerm, ...] | None = None,
+        added_preferred: tuple[PreferredTerm, ...] = (),
+    ):
+        self.added_required = added_required
+        self.added_preferred = added_preferred
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> NodeAffinity:
+        """``addedAffinity`` (checked when the configuration was read)."""
+        added = args.get("addedAffinity") or {}
+        required = added.get("requiredDuringSchedulingIgnoredDuringExecution")
+        preferred = added.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        return cls(
+            node_selector_terms(required) if required is not None else None,
+            tuple(preferred_term(p) for p in preferred),
+        )
+
+    def pre_filter(self, ctx: PodContext, gangs: GangView) -> Status:
+        if ctx.pod.required_terms and pinned_node_names(ctx.pod) == set():
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (CONFLICT,), self.name)
+        return SUCCESS
 
     def nodes(self, pod: Pod) -> set[str] | None:
         return pinned_node_names(pod)
 
     def reject(self, pod: Pod, node: Node) -> str | None:
+        if self.added_required is not None and not any(t.matches(node) for t in self.added_required):
+            return ENFORCED
         return None if pod.matches_node_selector(node) else REASON
 
     def applies(self, pod: Pod) -> bool:
-        return bool(pod.preferred_terms)
+        return bool(pod.preferred_terms or self.added_preferred)
 
     def raw(self, pod: Pod, node: Node) -> int:
-        return sum(p.weight for p in pod.preferred_terms if p.term.matches(node))
+        return sum(p.weight for p in (*self.added_preferred, *pod.preferred_terms) if p.term.matches(node))
 
     def normalize(self, raw: IntArray) -> IntArray:
         return default_normalize(raw, reverse=False)

@@ -5,11 +5,15 @@ what is free, each a separate reason: ``Too many pods``, ``Insufficient cpu``,
 ``Insufficient memory``, ``Insufficient nvidia.com/gpu``... The rejection is unresolvable
 (``UnschedulableAndUnresolvable``: preemption is not tried there) when a resource other than
 ``pods`` is requested beyond the node's whole allocatable (``InsufficientResource.Unresolvable``).
+``ignoredResources`` (extended resource names) and ``ignoredResourceGroups`` (the part of an
+extended resource's name before ``/``) are left out of the filter, as ``fitsRequest`` skips them;
+scoring still counts them, as upstream's ``resourceAllocationScorer`` never reads those args.
 
 Score (``resource_allocation.go``), per resource in ``scoringStrategy.resources``:
 requested = the node's requested (non-zero values for cpu and memory) plus the pod's;
-a resource with zero allocatable is skipped, and so is an extended resource the pod does
-not request. Strategies:
+a resource with zero allocatable is skipped, and so is a scalar resource (extended, hugepages,
+``*kubernetes.io/``, attachable volumes: ``IsScalarResourceName``) the pod does not request.
+Strategies:
 
 - ``LeastAllocated``: ``(allocatable - requested) * 100 / allocatable``, 0 when over;
 - ``MostAllocated``: ``min(requested, allocatable) * 100 / allocatable``;
@@ -30,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
-from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended
+from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended, is_scalar
 from gpufleet.scheduling.framework import (
     MAX_NODE_SCORE,
     ArgsError,
@@ -86,7 +90,7 @@ def resource_plan(
             continue
         use_nonzero = not use_requested and name in (CPU, MEMORY)
         value = int((ctx.nonzero if use_nonzero else ctx.req)[col])
-        if value == 0 and is_extended(name):
+        if value == 0 and is_scalar(name):
             continue
         cols.append(col)
         weights.append(weight)
@@ -103,12 +107,10 @@ def resource_plan(
     return plan
 
 
-def requested_columns(ctx: PodContext) -> list[tuple[int, int]]:
-    """(column, amount) of every resource the pod requests, ``pods`` included."""
-    cols = ctx.memo.get("requested")
-    if not isinstance(cols, list):
-        cols = ctx.memo["requested"] = [(c, int(v)) for c, v in enumerate(ctx.req.tolist()) if v > 0]
-    return cols
+def ignored_by_filter(name: str, ignored: frozenset[str], groups: frozenset[str]) -> bool:
+    """``fitsRequest``: an extended resource named in ``ignoredResources``, or whose name before
+    ``/`` is in ``ignoredResourceGroups``, is not checked."""
+    return is_extended(name) and (name in ignored or name.split("/")[0] in groups)
 
 
 def row_columns(plan: ResourcePlan, row: NodeRow) -> list[tuple[int, int, int]]:
@@ -121,15 +123,18 @@ def row_columns(plan: ResourcePlan, row: NodeRow) -> list[tuple[int, int, int]]:
     ]
 
 
-def broken_linear_point(shape: tuple[tuple[int, int], ...], p: int) -> int:
-    """``helper.BuildBrokenLinearFunction`` at one point (shape scores scaled to 0..100)."""
+def broken_linear_point(shape: tuple[tuple[int, int], ...], p: int, scale: int = SHAPE_SCALE) -> int:
+    """``helper.BuildBrokenLinearFunction`` at one point, shape scores multiplied by ``scale`` first
+    (as ``requestedToCapacityRatioScorer`` does); Go's integer division truncates toward zero."""
     for i, (u, s) in enumerate(shape):
         if p <= u:
             if i == 0:
-                return s * SHAPE_SCALE
+                return s * scale
             u0, s0 = shape[i - 1]
-            return s0 * SHAPE_SCALE + (s - s0) * SHAPE_SCALE * (p - u0) // (u - u0)
-    return shape[-1][1] * SHAPE_SCALE
+            rise = (s - s0) * scale * (p - u0)
+            step = rise // (u - u0) if rise >= 0 else -(-rise // (u - u0))
+            return s0 * scale + step
+    return shape[-1][1] * scale
 
 
 def resource_columns(
@@ -145,7 +150,7 @@ def resource_columns(
 
 
 def broken_linear(shape: tuple[tuple[int, int], ...], utilization: IntArray) -> IntArray:
-    """``helper.BuildBrokenLinearFunction`` with integer arithmetic, for many points at once."""
+    """``broken_linear_point`` for many points at once."""
     out = np.full_like(utilization, shape[-1][1] * SHAPE_SCALE)
     done = np.zeros(utilization.shape, dtype=bool)
     for i, (u, s) in enumerate(shape):
@@ -154,7 +159,8 @@ def broken_linear(shape: tuple[tuple[int, int], ...], utilization: IntArray) -> 
             value = np.full_like(utilization, s * SHAPE_SCALE)
         else:
             u0, s0 = shape[i - 1]
-            value = s0 * SHAPE_SCALE + (s - s0) * SHAPE_SCALE * (utilization - u0) // (u - u0)
+            rise = (s - s0) * SHAPE_SCALE * (utilization - u0)
+            value = s0 * SHAPE_SCALE + np.sign(rise) * (np.abs(rise) // (u - u0))
         out = np.where(hit, value, out)
         done |= hit
     return out
@@ -181,24 +187,57 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
     name = "NodeResourcesFit"
     origin = "kube-scheduler"
 
-    def __init__(self, strategy: ScoringStrategy | None = None):
+    def __init__(
+        self,
+        strategy: ScoringStrategy | None = None,
+        ignored: frozenset[str] = frozenset(),
+        ignored_groups: frozenset[str] = frozenset(),
+    ):
         self.strategy = strategy or ScoringStrategy()
+        self.ignored = ignored
+        self.ignored_groups = ignored_groups
 
     @classmethod
     def from_args(cls, args: dict[str, Any]) -> NodeResourcesFit:
-        return cls(strategy_of(args))
+        return cls(
+            strategy_of(args),
+            frozenset(args.get("ignoredResources") or ()),
+            frozenset(args.get("ignoredResourceGroups") or ()),
+        )
 
     # -- filter ----------------------------------------------------------------------------
+    def _req(self, ctx: PodContext) -> IntArray:
+        """The pod's requests as the filter checks them: the ignored resources left out."""
+        if not self.ignored and not self.ignored_groups:
+            return ctx.req
+        key = ("fit-req", self.ignored, self.ignored_groups)
+        req = ctx.memo.get(key)
+        if not isinstance(req, np.ndarray):
+            names = ctx.state.resources[: len(ctx.req)]
+            keep = [not ignored_by_filter(n, self.ignored, self.ignored_groups) for n in names]
+            req = ctx.memo[key] = np.where(keep, ctx.req, 0)
+        return req
+
+    def _requested_columns(self, ctx: PodContext) -> list[tuple[int, int]]:
+        """(column, amount) of every resource the filter checks, ``pods`` included."""
+        key = ("fit-requested", self.ignored, self.ignored_groups)
+        cols = ctx.memo.get(key)
+        if not isinstance(cols, list):
+            cols = ctx.memo[key] = [(c, int(v)) for c, v in enumerate(self._req(ctx).tolist()) if v > 0]
+        return cols
+
     def _short(self, ctx: PodContext, idx: IntArray) -> BoolArray:
+        req = self._req(ctx)
         free = ctx.state.alloc[idx] - ctx.state.requested[idx]
-        short: BoolArray = (ctx.req > 0) & (ctx.req > free)
+        short: BoolArray = (req > 0) & (req > free)
         return short
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         return np.logical_not(self._short(ctx, idx).any(axis=1))
 
     def unresolvable_on(self, ctx: PodContext, idx: IntArray) -> BoolArray:
-        beyond = (ctx.req > 0) & (ctx.req > ctx.state.alloc[idx])
+        req = self._req(ctx)
+        beyond = (req > 0) & (req > ctx.state.alloc[idx])
         beyond[:, ctx.state.resource_column(PODS)] = False
         return np.asarray(beyond.any(axis=1), dtype=bool)
 
@@ -237,7 +276,7 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
     # -- one node, in Python integers (the node a binding just changed) ---------------------
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         alloc, requested, _ = row
-        return all(want <= alloc[c] - requested[c] for c, want in requested_columns(ctx))
+        return all(want <= alloc[c] - requested[c] for c, want in self._requested_columns(ctx))
 
     def score_node(self, ctx: PodContext, row: NodeRow) -> int:
         plan = resource_plan(ctx, self.strategy.resources, use_requested=False)

@@ -1,0 +1,79 @@
+"""What draining a node does with each of its pods: cluster-autoscaler 1.34's drainability rules
+(``simulator/drainability/rules``, ``rules.Default`` with the default flags), in upstream's order,
+the first rule that decides winning:
+
+1. a mirror (static) pod (annotation ``kubernetes.io/config.mirror``) stays: not moved, not blocking;
+2. a DaemonSet pod (owned by a DaemonSet, or annotated
+   ``cluster-autoscaler.kubernetes.io/daemonset-pod: "true"``) goes with the node, not moved;
+3. ``cluster-autoscaler.kubernetes.io/safe-to-evict: "true"``: moved, no later rule is asked (not
+   even a PodDisruptionBudget);
+4. a pod not owned by a ReplicationController, Job, ReplicaSet or StatefulSet blocks
+   (``NotReplicated``; ``--skip-nodes-with-custom-controller-pods``); gpufleet's Deployment pods,
+   which it makes owned by their Deployment, count as their ReplicaSet's;
+5. a ``kube-system`` pod that no PodDisruptionBudget selects blocks (``UnmovableKubeSystemPod``)
+   until ``--blocking-system-pod-distruption-timeout`` (1 h) after it was created (gpufleet: placed);
+6. ``safe-to-evict: "false"`` blocks (``NotSafeToEvictAnnotation``);
+7. a PodDisruptionBudget selecting the pod with no disruption left blocks (``NotEnoughPdb``).
+
+Not modelled: long-terminating and terminal pods (gpufleet's pods leave their node when they end),
+local storage (``--skip-nodes-with-local-storage``: gpufleet's pods have no volumes) and
+``--min-replica-count`` (0 by default, which never blocks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.pod import Pod
+
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+DAEMONSET_POD = "cluster-autoscaler.kubernetes.io/daemonset-pod"
+MIRROR = "kubernetes.io/config.mirror"
+REPLICATED_KINDS = frozenset({"ReplicationController", "Job", "ReplicaSet", "StatefulSet", "Deployment"})
+SYSTEM_NAMESPACE = "kube-system"
+BLOCKING_SYSTEM_POD_TIMEOUT_S = 3600.0
+
+
+@dataclass(frozen=True)
+class Drain:
+    """A pod's fate in a drain: moved elsewhere, or not (it stays, or goes with the node); or the
+    reason it blocks the drain."""
+
+    moved: bool
+    blocker: str | None = None
+
+
+def daemon_set_pod(pod: Pod) -> bool:
+    """``pod.IsDaemonSetPod``: owned by a DaemonSet, or annotated as a DaemonSet's pod."""
+    return (pod.owner is not None and pod.owner.kind == "DaemonSet") or pod.annotations.get(
+        DAEMONSET_POD
+    ) == "true"
+
+
+def moved(pod: Pod) -> bool:
+    """Whether a drain moves the pod: all but mirror and DaemonSet pods (rules 1 and 2)."""
+    return not daemon_set_pod(pod) and MIRROR not in pod.annotations
+
+
+def drainable(pod: Pod, budgets: list[DisruptionBudget], allowed: dict[str, int], age_s: float) -> Drain:
+    """``Rules.Drainable`` then ``GetPodsToMove``; ``age_s``: how long ago the pod was created."""
+    if not moved(pod):
+        return Drain(False)
+    annotation = pod.annotations.get(SAFE_TO_EVICT)
+    if annotation == "true":
+        return Drain(True)
+    if pod.owner is None or pod.owner.kind not in REPLICATED_KINDS:
+        owner = f"owned by {pod.owner.kind} {pod.owner.name}" if pod.owner else "it has no controller"
+        return Drain(True, f"pod {pod.key} is not replicated ({owner})")
+    matching = [b for b in budgets if b.covers(pod)]
+    if pod.namespace == SYSTEM_NAMESPACE and not matching and age_s <= BLOCKING_SYSTEM_POD_TIMEOUT_S:
+        return Drain(True, f"pod {pod.key} is a kube-system pod that no PodDisruptionBudget selects")
+    if annotation == "false":
+        return Drain(True, f'pod {pod.key} is annotated {SAFE_TO_EVICT}: "false"')
+    for budget in matching:
+        if allowed.get(f"{budget.namespace}/{budget.name}", 0) < 1:
+            return Drain(
+                True, f"pod {pod.key} is protected by PodDisruptionBudget {budget.namespace}/{budget.name}"
+            )
+    return Drain(True)

@@ -1,0 +1,44 @@
+"""The series a ``prometheus`` trigger's query reads: one per ready pod of a Deployment or ReplicaSet, as
+a Prometheus that scrapes every pod would hold them (labels ``namespace``, ``pod``, and ``deployment`` or
+``replicaset``; ``gpufleet.model.promql`` lists the metrics), read through the ``WorkloadPort``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpufleet.autoscaling.promql_eval import Sample
+from gpufleet.control.port import PodStatus, WorkloadPort
+
+#: The owner kinds whose pods are scraped, and the label that names the owner.
+_SCRAPED = {"Deployment": "deployment", "ReplicaSet": "replicaset"}
+
+
+class PodSeries:
+    """A ``promql_eval.SeriesSource`` over the cluster's pods, read when a query asks."""
+
+    def __init__(self, port: WorkloadPort) -> None:
+        self.port = port
+
+    def _scraped(self) -> Iterator[tuple[PodStatus, dict[str, str]]]:
+        for status in self.port.pods.values():
+            owner = status.pod.owner
+            if owner is None or owner.kind not in _SCRAPED or not status.ready or status.terminating:
+                continue
+            pod = status.pod
+            yield status, {"namespace": pod.namespace, "pod": pod.name, _SCRAPED[owner.kind]: owner.name}
+
+    def gauge(self, metric: str) -> list[Sample]:
+        out: list[Sample] = []
+        for status, labels in self._scraped():
+            value = self.port.pod_metric(status, metric)
+            if value is not None:
+                out.append(({"__name__": metric, **labels}, value))
+        return out
+
+    def counter_rate(self, metric: str, window_s: float) -> list[Sample]:
+        out: list[Sample] = []
+        for status, labels in self._scraped():
+            value = self.port.pod_counter_rate(status, metric, window_s)
+            if value is not None:
+                out.append(({"__name__": metric, **labels}, value))
+        return out

@@ -1,0 +1,32 @@
+"""What kube-scheduler recorded about a pod in a cluster dump: its ``PodScheduled`` condition and
+its ``FailedScheduling`` Events (``schedule_one.go`` ``handleSchedulingFailure`` writes both: the
+condition through ``updatePod``, the Event through the event recorder, with the same message).
+``gpufleet explain`` prints them verbatim beside its own evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One message kube-scheduler wrote: ``source`` says where (``PodScheduled=False
+    (Unschedulable)``, ``FailedScheduling event``), ``at`` when (None: no time in the dump)."""
+
+    source: str
+    message: str
+    at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PodEvent:
+    """A ``FailedScheduling`` Event about a pod (core/v1 ``involvedObject``, events.k8s.io/v1
+    ``regarding``); ``uid`` is empty when the Event names none; ``order`` is its place in the input."""
+
+    namespace: str
+    name: str
+    uid: str
+    recorded: Recorded
+    order: int

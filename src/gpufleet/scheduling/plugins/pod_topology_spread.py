@@ -1,0 +1,354 @@
+"""PodTopologySpread (``pkg/scheduler/framework/plugins/podtopologyspread``), Kubernetes 1.34.10.
+
+Constraints: the pod's own ``topologySpreadConstraints`` (``matchLabelKeys`` merged into the
+selector; ``minDomains`` 1, ``nodeAffinityPolicy`` Honor and ``nodeTaintsPolicy`` Ignore when
+unset), else the plugin's default constraints with the pod's default selector
+(``buildDefaultConstraints``): ``defaultingType: System`` (the default) gives hostname maxSkew 3
+and zone maxSkew 5, ScheduleAnyway; ``List`` gives ``defaultConstraints``. Upstream's default
+selector merges the selectors of the Services, ReplicationControllers, ReplicaSets and StatefulSets
+selecting the pod (``helper.DefaultSelector``). gpufleet has no Services and keeps no controller's
+selector; a controller's selector matches its pods' labels, so a pod controlled by a Deployment
+(gpufleet's controller stands for its ReplicaSet), ReplicaSet, StatefulSet or ReplicationController
+is selected by its own labels, less those a StatefulSet gives each pod (``pod-name``, ``pod-index``,
+``controller-revision-hash``); any other pod gets no default constraints.
+
+Pods counted (``countPodsMatchSelector``): of the incoming pod's namespace, not terminating,
+matched by a non-empty selector, on nodes that carry every constraint's topology key and pass the
+node inclusion policies (required node affinity and nodeSelector; untolerated NoSchedule /
+NoExecute taints).
+
+Filter (DoNotSchedule): a node without a constraint's key is
+``node(s) didn't match pod topology spread constraints (missing required label)``
+(UnschedulableAndUnresolvable); else ``matchNum + selfMatch - minMatchNum > maxSkew`` is
+``node(s) didn't match pod topology spread constraints`` (Unschedulable), ``minMatchNum`` being 0
+while fewer than ``minDomains`` domains exist.
+
+Score (ScheduleAnyway, ``scoring.go``): over the filtered nodes, per constraint
+``count * log(domains + 2) + maxSkew - 1`` (hostname: the pods on the node itself, the domains
+being the filtered nodes), rounded; nodes lacking a key are ignored (score 0) unless the
+constraints are the system defaults; NormalizeScore gives ``100 * (max + min - s) / max``.
+Both are computed over node columns for all the nodes at once (``pod_aware``), the pods counted per
+node kept by the pod index (``PodIndex.live_counts``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any, cast
+
+import numpy as np
+
+from gpufleet.cluster.state import Assignment, BoolArray, ClusterState, IntArray
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, tolerated
+from gpufleet.model.pod import Pod, Requirement
+from gpufleet.model.pod_affinity import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    SCHEDULE_ANYWAY,
+    Selector,
+    TopologySpreadConstraint,
+    selects,
+)
+from gpufleet.scheduling.framework import MAX_NODE_SCORE, ArgsError, Code, PodContext
+from gpufleet.scheduling.pod_aware import (
+    Placed,
+    PodAwareFilter,
+    PodAwareScore,
+    PodFilterState,
+    Rejection,
+    domain_column,
+)
+from gpufleet.scheduling.registry import register
+
+CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+NODE_LABEL_NOT_MATCH = CONSTRAINTS_NOT_MATCH + " (missing required label)"
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+SYSTEM, LIST = "System", "List"
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    TopologySpreadConstraint(3, HOSTNAME, SCHEDULE_ANYWAY, None),
+    TopologySpreadConstraint(5, ZONE, SCHEDULE_ANYWAY, None),
+)
+#: controllers whose selector ``DefaultSelector`` reads (gpufleet's Deployment stands for its ReplicaSet)
+SELECTING_OWNERS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
+#: labels a StatefulSet gives each pod, never in its selector
+PER_POD_LABELS = (
+    "statefulset.kubernetes.io/pod-name",
+    "apps.kubernetes.io/pod-index",
+    "controller-revision-hash",
+)
+
+
+def default_selector(pod: Pod) -> Selector:
+    """The selector of the controller owning the pod, as its labels (empty when there is none)."""
+    if pod.owner is None or pod.owner.kind not in SELECTING_OWNERS:
+        return ()
+    return tuple(Requirement(k, "In", (v,)) for k, v in sorted(pod.labels.items()) if k not in PER_POD_LABELS)
+
+
+@lru_cache(maxsize=1024)
+def _with_selector(
+    constraints: tuple[TopologySpreadConstraint, ...], selector: Selector
+) -> tuple[TopologySpreadConstraint, ...]:
+    return tuple(replace(c, selector=selector) for c in constraints)
+
+
+def has_keys(node: Node, constraints: Sequence[TopologySpreadConstraint]) -> bool:
+    """``nodeLabelsMatchSpreadConstraints``."""
+    return all(c.topology_key in node.labels for c in constraints)
+
+
+def included(c: TopologySpreadConstraint, pod: Pod, node: Node) -> bool:
+    """``matchNodeInclusionPolicies``."""
+    if c.node_affinity_policy == HONOR and not pod.matches_node_selector(node):
+        return False
+    if c.node_taints_policy == HONOR:
+        blocking = (t for t in node.taints if t.effect in (NO_SCHEDULE, NO_EXECUTE))
+        if any(not tolerated(t, pod.tolerations) for t in blocking):
+            return False
+    return True
+
+
+def included_column(c: TopologySpreadConstraint, pod: Pod, state: ClusterState) -> BoolArray | None:
+    """``included`` for every node row, None when every node is included; kept per node set."""
+    selective = bool(pod.node_selector) or pod.required_terms is not None
+    honor_affinity = c.node_affinity_policy == HONOR and selective
+    honor_taints = c.node_taints_policy == HONOR
+    if not honor_affinity and not honor_taints:
+        return None
+    key = (
+        c.node_affinity_policy,
+        c.node_taints_policy,
+        tuple(sorted(pod.node_selector.items())),
+        pod.required_terms,
+        pod.tolerations if honor_taints else (),
+    )
+    memo = cast(tuple[int, dict[object, BoolArray]], state.memo.get("spread-included", (-1, {})))
+    if memo[0] != state.static_version:
+        memo = (state.static_version, {})
+        state.memo["spread-included"] = memo
+    column = memo[1].get(key)
+    if column is None:
+        column = memo[1][key] = np.array([included(c, pod, n) for n in state.nodes], dtype=bool)
+    return column
+
+
+@dataclass
+class SpreadState(PodFilterState):
+    """``preFilterState``: per DoNotSchedule constraint, the matching pods per topology value."""
+
+    state: ClusterState
+    pod: Pod
+    constraints: tuple[TopologySpreadConstraint, ...]
+    matched: list[Counter[str]]  # TpValueToMatchNum
+
+    def update_with_pod(self, placed: Pod, node: Node, delta: int) -> None:
+        """``updateWithPod`` (AddPod / RemovePod)."""
+        if placed.namespace != self.pod.namespace or not has_keys(node, self.constraints):
+            return
+        for c, matched in zip(self.constraints, self.matched, strict=True):
+            if selects(c.selector, placed.labels) and included(c, self.pod, node):
+                matched[node.labels[c.topology_key]] += delta
+
+    def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> SpreadState:
+        copy = replace(self, matched=[Counter(m) for m in self.matched])
+        for pod, node in added:
+            copy.update_with_pod(pod, self.state.nodes[node], 1)
+        for a in removed:
+            copy.update_with_pod(a.pod, self.state.nodes[a.node], -1)
+        return copy
+
+    def passes(self, nodes: IntArray) -> BoolArray:
+        """``judge`` over node columns: each node's domain count looked up by its value's code."""
+        ok = np.ones(len(nodes), dtype=bool)
+        for c, matched in zip(self.constraints, self.matched, strict=True):
+            column = domain_column(self.state, c.topology_key)
+            ok &= column.has[nodes]
+            if not matched and c.min_domains <= 0:  # ``least`` is infinite: no count exceeds it
+                continue
+            least = 0 if len(matched) < c.min_domains else min(matched.values())
+            self_match = 1 if selects(c.selector, self.pod.labels) else 0
+            by_code = np.zeros(len(column.values), dtype=np.int64)
+            for value, count in matched.items():
+                code = column.code_of.get(value)
+                if code is not None:
+                    by_code[code] = count
+            ok &= by_code[column.codes[nodes]] + self_match - least <= c.max_skew
+        return ok
+
+    def judge(self, node: int) -> Rejection | None:
+        labels = self.state.nodes[node].labels
+        for c, matched in zip(self.constraints, self.matched, strict=True):
+            value = labels.get(c.topology_key)
+            if value is None:
+                return NODE_LABEL_NOT_MATCH, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            least = min(matched.values()) if matched else math.inf
+            if len(matched) < c.min_domains:
+                least = 0
+            self_match = 1 if selects(c.selector, self.pod.labels) else 0
+            if matched.get(value, 0) + self_match - least > c.max_skew:
+                return CONSTRAINTS_NOT_MATCH, Code.UNSCHEDULABLE
+        return None
+
+
+@register
+class PodTopologySpread(PodAwareFilter, PodAwareScore):
+    name = "PodTopologySpread"
+    origin = "kube-scheduler"
+
+    def __init__(
+        self,
+        default_constraints: tuple[TopologySpreadConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS,
+        system_defaulted: bool = True,
+    ) -> None:
+        self.default_constraints = default_constraints
+        self.system_defaulted = system_defaulted
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> PodTopologySpread:
+        """``PodTopologySpreadArgs`` as ``ValidatePodTopologySpreadArgs`` checks them."""
+        errors: list[str] = []
+        for key in args:
+            if key not in ("defaultConstraints", "defaultingType"):
+                raise ArgsError(f'unknown field "{key}"')
+        kind = args.get("defaultingType") or SYSTEM
+        raw = args.get("defaultConstraints") or []
+        if kind not in (SYSTEM, LIST):
+            errors.append(
+                f'defaultingType: Unsupported value: "{kind}": supported values: "{LIST}", "{SYSTEM}"'
+            )
+        elif kind == SYSTEM and raw:
+            errors.append(f'defaultingType: Invalid value: "{kind}": when .defaultConstraints are not empty')
+        constraints: list[TopologySpreadConstraint] = []
+        for i, item in enumerate(raw if isinstance(raw, list) else []):
+            path = f"defaultConstraints[{i}]"
+            body = item if isinstance(item, dict) else {}
+            skew = body.get("maxSkew", 0)
+            if not isinstance(skew, int) or isinstance(skew, bool) or skew <= 0:
+                errors.append(f"{path}.maxSkew: Invalid value: {skew}: not in valid range (0, inf)")
+            key = str(body.get("topologyKey") or "")
+            if not key:
+                errors.append(f"{path}.topologyKey: Required value: can not be empty")
+            action = str(body.get("whenUnsatisfiable") or "")
+            if not action:
+                errors.append(f"{path}.whenUnsatisfiable: Required value: can not be empty")
+            elif action not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+                errors.append(
+                    f'{path}.whenUnsatisfiable: Unsupported value: "{action}": '
+                    f'supported values: "{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"'
+                )
+            if body.get("labelSelector") is not None:
+                errors.append(
+                    f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
+                    "as they deduced for each pod"
+                )
+            if any(c.topology_key == key and c.when_unsatisfiable == action for c in constraints):
+                errors.append(f'defaultConstraints[{i}]: Duplicate value: "{{{key}, {action}}}"')
+            constraints.append(
+                TopologySpreadConstraint(skew if isinstance(skew, int) else 0, key, action, None)
+            )
+        if errors:
+            raise ArgsError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+        if kind == SYSTEM:
+            return cls()
+        return cls(tuple(constraints), system_defaulted=False)
+
+    def constraints(self, pod: Pod, action: str) -> tuple[TopologySpreadConstraint, ...]:
+        """``filterTopologySpreadConstraints`` of the pod's own, else ``buildDefaultConstraints``."""
+        if pod.spread_constraints:
+            return tuple(
+                c.resolved(pod.labels) for c in pod.spread_constraints if c.when_unsatisfiable == action
+            )
+        defaults = tuple(c for c in self.default_constraints if c.when_unsatisfiable == action)
+        selector = default_selector(pod) if defaults else ()
+        return _with_selector(defaults, selector) if selector else ()
+
+    # -- PreFilter and Filter ----------------------------------------------------------------
+    def pre_filter_pods(self, ctx: PodContext) -> SpreadState | None:
+        state, pod = ctx.state, ctx.pod
+        constraints = self.constraints(pod, DO_NOT_SCHEDULE)
+        if not constraints:
+            return None
+        columns = [domain_column(state, c.topology_key) for c in constraints]
+        keys = state.active.copy()
+        for column in columns:
+            keys &= column.has
+        matched: list[Counter[str]] = []
+        for c, column in zip(constraints, columns, strict=True):
+            rows = keys if (inc := included_column(c, pod, state)) is None else keys & inc
+            idx = np.flatnonzero(rows)
+            codes = column.codes[idx]
+            counts = state.placed.live_counts(c.selector, pod.namespace, state.size)[idx]
+            sums = np.bincount(codes, weights=counts, minlength=len(column.values))
+            present = np.bincount(codes, minlength=len(column.values))  # a domain with 0 pods still counts
+            matched.append(
+                Counter({column.values[k]: int(sums[k]) for k in np.flatnonzero(present).tolist()})
+            )
+        return SpreadState(state, pod, constraints, matched)
+
+    def helped_by(self, waiting: Pod, added: Pod) -> bool:
+        """``isSchedulableAfterPodChange`` for an added pod: of the waiting pod's namespace and matched
+        by one of its DoNotSchedule constraints' selectors."""
+        if added.namespace != waiting.namespace:
+            return False
+        return any(selects(c.selector, added.labels) for c in self.constraints(waiting, DO_NOT_SCHEDULE))
+
+    # -- PreScore, Score, NormalizeScore --------------------------------------------------------
+    def scores_pod(self, ctx: PodContext) -> bool:
+        pod = ctx.pod
+        if pod.spread_constraints:
+            return any(c.when_unsatisfiable == SCHEDULE_ANYWAY for c in pod.spread_constraints)
+        return any(c.when_unsatisfiable == SCHEDULE_ANYWAY for c in self.default_constraints) and bool(
+            default_selector(pod)
+        )
+
+    def pod_scores(self, ctx: PodContext, nodes: IntArray) -> IntArray | None:
+        state, pod = ctx.state, ctx.pod
+        constraints = self.constraints(pod, SCHEDULE_ANYWAY)
+        if not constraints or not state.index:
+            return None
+        columns = [domain_column(state, c.topology_key) for c in constraints]
+        keys: BoolArray | None = None  # the nodes not ignored: with every key, when all are required
+        if pod.spread_constraints or not self.system_defaulted:
+            keys = np.logical_and.reduce([column.has for column in columns])
+        kept = nodes if keys is None else nodes[keys[nodes]]
+        counts: dict[Selector, IntArray] = {}
+        score = np.zeros(len(kept), dtype=np.float64)
+        for c, column in zip(constraints, columns, strict=True):
+            if c.selector not in counts:
+                counts[c.selector] = state.placed.live_counts(c.selector, pod.namespace, state.size)
+            matching = counts[c.selector]
+            if c.topology_key == HOSTNAME:  # the pods on the node itself, the domains the scored nodes
+                count, domains = matching[kept], len(kept)
+            else:  # the pods in the node's domain, of the nodes included; the domains of the scored nodes
+                scored = np.zeros(len(column.values), dtype=bool)
+                scored[column.codes[kept]] = True
+                rows = matching > 0
+                for mask in (keys, included_column(c, pod, state)):
+                    if mask is not None:
+                        rows &= mask
+                idx = np.flatnonzero(rows)
+                per_domain = np.bincount(column.codes[idx], weights=matching[idx], minlength=len(scored))
+                count, domains = per_domain.astype(np.int64)[column.codes[kept]], int(scored.sum())
+            weight = math.log(domains + 2)
+            score += np.where(column.has[kept], count * weight + (c.max_skew - 1), 0.0)
+        raw = np.floor(score + 0.5).astype(np.int64)  # math.Round of a non-negative score
+        if keys is None:
+            return normalize(raw)
+        out = np.zeros(len(nodes), dtype=np.int64)  # ignored nodes score 0
+        out[keys[nodes]] = normalize(raw)
+        return out
+
+
+def normalize(raw: IntArray) -> IntArray:
+    """``NormalizeScore`` of the nodes not ignored: ``100 * (max + min - s) // max`` (100 if max is 0)."""
+    if not len(raw):
+        return raw
+    low, high = int(raw.min()), max(0, int(raw.max()))
+    if high == 0:
+        return np.full(len(raw), MAX_NODE_SCORE, dtype=np.int64)
+    return MAX_NODE_SCORE * (high + low - raw) // high

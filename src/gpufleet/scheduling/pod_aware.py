@@ -1,0 +1,166 @@
+"""Plugins whose Filter and Score depend on the other pods placed (InterPodAffinity, PodTopologySpread,
+NodePorts).
+
+Their verdict for a node changes when a pod anywhere in the same topology domain comes or goes, and
+depends on the incoming pod's labels and namespace, so it is not kept in the per-shape caches
+(``shape_cache``): each scheduling cycle runs their PreFilter once over the cluster's pods
+(``cluster.pod_index``) and then judges nodes from the counts it made, as upstream's
+``preFilterState`` does. A pod without affinity terms or spread constraints, in a cluster where no
+placed pod has anti-affinity, makes every one of them Skip, and the cycle stays on the cached fast
+path. Otherwise the counts and verdicts are made over columns, never pod by pod or node by node: a
+topology key's value on every node as a code (``domain_column``, built once per node set), the pods of
+each label group per node (kept by the pod index on every assign, unassign and termination), summed
+per domain with ``np.bincount``; a PreFilter state keeps its counts per domain in Python (what
+``changed`` updates) and looks them up for all the nodes at once (``passes``).
+
+Preemption's dry run asks with the victims gone, and cluster-autoscaler's trial placements with the
+pods they put and the nodes they drain (``changed``: upstream's ``PreFilterExtensions.AddPod`` /
+``RemovePod`` applied to a copy of the PreFilter state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+
+from gpufleet.cluster.state import Assignment, BoolArray, ClusterState, IntArray
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.framework import Code, Plugin, PodContext
+
+#: A Filter's rejection: its reason and status code (UNSCHEDULABLE or UNSCHEDULABLE_AND_UNRESOLVABLE).
+Rejection = tuple[str, Code]
+
+
+#: A pod put on a node (by index) in a what-if.
+Placed = tuple[Pod, int]
+
+
+@dataclass(frozen=True)
+class DomainColumn:
+    """A topology key over every node row: whether the node carries it, and its value as a code
+    (``values[code]``; a node without the key has the code of ``""``, as upstream's pair)."""
+
+    has: BoolArray
+    codes: IntArray
+    values: list[str]
+    code_of: dict[str, int]
+
+
+def domain_column(state: ClusterState, key: str) -> DomainColumn:
+    """The column of ``key``, built once per node set (``static_version``)."""
+    memo = cast(dict[str, tuple[int, DomainColumn]], state.memo.setdefault("topology-domains", {}))
+    kept = memo.get(key)
+    if kept is not None and kept[0] == state.static_version:
+        return kept[1]
+    code_of: dict[str, int] = {}
+    codes = [code_of.setdefault(n.labels.get(key, ""), len(code_of)) for n in state.nodes]
+    column = DomainColumn(
+        np.array([key in n.labels for n in state.nodes], dtype=bool),
+        np.array(codes, dtype=np.int64),
+        list(code_of),
+        code_of,
+    )
+    memo[key] = (state.static_version, column)
+    return column
+
+
+def domain_sums(state: ClusterState, key: str, per_node: IntArray) -> IntArray | None:
+    """``per_node`` (pods per node index) summed per value code of ``key`` over the nodes carrying it;
+    None when no such node has any."""
+    column = domain_column(state, key)
+    rows = np.flatnonzero(column.has & (per_node > 0))
+    if not len(rows):
+        return None
+    sums = np.bincount(column.codes[rows], weights=per_node[rows], minlength=len(column.values))
+    return sums.astype(np.int64)
+
+
+class PodFilterState:
+    """One pod's PreFilter result: judges nodes, optionally with some placed pods gone."""
+
+    def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> PodFilterState:
+        """A copy with pods put and taken away (upstream's ``AddPod`` / ``RemovePod`` on a clone)."""
+        raise NotImplementedError
+
+    def judge(self, node: int) -> Rejection | None:
+        """Filter for one node."""
+        raise NotImplementedError
+
+    def reject(self, node: int, without: Sequence[Assignment] = ()) -> Rejection | None:
+        """Filter for ``node`` with the pods ``without`` gone."""
+        return (self.changed((), without) if without else self).judge(node)
+
+    def passes(self, nodes: IntArray) -> BoolArray:
+        """Which of ``nodes`` ``judge`` lets through (a state that can judge columns overrides it)."""
+        return np.array([self.judge(i) is None for i in nodes.tolist()], dtype=bool)
+
+
+class PodAwareFilter(Plugin):
+    extension_points = frozenset({"preFilter", "filter"})
+
+    def pre_filter_pods(self, ctx: PodContext) -> PodFilterState | None:
+        """PreFilter over the placed pods; None when it returns Skip (the pod passes everywhere)."""
+        raise NotImplementedError
+
+    def helped_by(self, waiting: Pod, added: Pod) -> bool:
+        """The queueing hint on a Pod add event: whether ``added`` being placed may make ``waiting``
+        (rejected before) schedulable."""
+        return False
+
+
+class PodAwareScore(Plugin):
+    extension_points = frozenset({"preScore", "score"})
+
+    def scores_pod(self, ctx: PodContext) -> bool:
+        """False when PreScore surely returns Skip for this pod (checked before filtering, cheaply)."""
+        raise NotImplementedError
+
+    def pod_scores(self, ctx: PodContext, nodes: IntArray) -> IntArray | None:
+        """PreScore, Score and NormalizeScore over the filtered ``nodes``: 0..100 each, or None (Skip)."""
+        raise NotImplementedError
+
+
+@dataclass
+class PodCycle:
+    """The pod-aware plugins of one profile in one cycle for one pod (those that did not Skip)."""
+
+    filters: list[tuple[PodAwareFilter, PodFilterState]]
+    scorers: list[tuple[PodAwareScore, int]]
+
+    @classmethod
+    def start(
+        cls, filters: Sequence[PodAwareFilter], scorers: Sequence[tuple[PodAwareScore, int]], ctx: PodContext
+    ) -> PodCycle | None:
+        """None when every plugin skips this pod: nothing pod-aware to do."""
+        states = [(f, s) for f in filters if (s := f.pre_filter_pods(ctx)) is not None]
+        scoring = [(p, w) for p, w in scorers if p.scores_pod(ctx)]
+        return cls(states, scoring) if states or scoring else None
+
+    def state_of(self, plugin: PodAwareFilter) -> PodFilterState | None:
+        return next((s for f, s in self.filters if f is plugin), None)
+
+    def reject(self, node: int, without: Sequence[Assignment] = ()) -> Rejection | None:
+        """The first rejection of ``node`` (the filters in profile order)."""
+        for _, state in self.filters:
+            rejection = state.reject(node, without)
+            if rejection is not None:
+                return rejection
+        return None
+
+    def passes(self, nodes: IntArray) -> BoolArray:
+        ok = np.ones(len(nodes), dtype=bool)
+        for _, state in self.filters:
+            ok &= state.passes(nodes)
+        return ok
+
+    def scores(self, ctx: PodContext, nodes: IntArray) -> IntArray:
+        """The weighted sum of the pod-aware scores of ``nodes`` (the filtered nodes being scored)."""
+        total = np.zeros(len(nodes), dtype=np.int64)
+        for plugin, weight in self.scorers:
+            scores = plugin.pod_scores(ctx, nodes)
+            if scores is not None:
+                total += weight * scores
+        return total

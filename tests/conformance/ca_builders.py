@@ -1,0 +1,96 @@
+"""Builders for cluster-autoscaler 1.34's own tables (``expander/*_test.go``,
+``core/scaledown/eligibility/eligibility_test.go``, ``simulator/drain_test.go``): expansion
+options as gpufleet's ``Estimate`` (upstream's ``expander.Option``: node group, node count, pods),
+named by upstream's ``Debug``; nodes and pods as ``BuildTestNode``/``BuildTestPod``; a drain."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
+from gpufleet.autoscaling.expanders import FILTERS, pool_priority
+from gpufleet.autoscaling.scale_down import unremovable_reason
+from gpufleet.autoscaling.scale_up import Estimate, waste
+from gpufleet.cluster.state import ClusterState
+from gpufleet.gpus.dra.state import DraState
+from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.dra import DraObjects, ResourceSlice
+from gpufleet.model.node import Node
+from gpufleet.model.pod import OwnerRef, Pod
+
+
+def option(
+    name: str,
+    nodes: int = 1,
+    pods: int = 0,
+    priority: int | None = None,
+    template: Node | None = None,
+    requests: dict[str, int] | None = None,
+) -> Estimate:
+    """``expander.Option{Debug: name, NodeCount: nodes, Pods: <pods pods of requests>}``; with a
+    ``template``, its waste as ``expander/waste`` computes it."""
+    placed = [Pod(f"{name}-{k}", requests=dict(requests or {})) for k in range(pods)]
+    wasted = waste(template, nodes, placed) if template is not None else {}
+    return Estimate(name, nodes, tuple(p.key for p in placed), wasted, 0.0, priority)
+
+
+def prioritised(names: Sequence[str], priorities: Sequence[tuple[int, str]]) -> list[Estimate]:
+    """One-node options for node groups of these names, ranked by a priority-expander ConfigMap."""
+    return [option(n, priority=pool_priority(n, priorities)) for n in names]
+
+
+def best_options(expander: str, options: list[Estimate]) -> list[str]:
+    """``Filter.BestOptions``: the names of the options the expander keeps, in their order."""
+    return [e.pool for e in FILTERS[expander](options)]
+
+
+def build_test_node(name: str, millicpu: int, mem: int, scale_down_disabled: bool = False) -> Node:
+    """``BuildTestNode(name, millicpu, mem)``: that capacity (and allocatable), 100 pods."""
+    capacity = {"cpu": millicpu, "memory": mem, "pods": 100}
+    return Node(name, capacity=capacity, scale_down_disabled=scale_down_disabled)
+
+
+def build_test_pod(name: str, millicpu: int, mem: int, daemon_set: bool = False) -> Pod:
+    """``BuildTestPod(name, millicpu, mem)`` (``WithDSController()``: owned by a DaemonSet)."""
+    owner = OwnerRef("DaemonSet", "ds") if daemon_set else None
+    return Pod(name, requests={"cpu": millicpu, "memory": mem}, owner=owner)
+
+
+def unneeded_and_unremovable(
+    nodes: Sequence[Node],
+    pods: Sequence[Pod] = (),
+    threshold: float = 0.5,
+    slices: Sequence[ResourceSlice] = (),
+) -> tuple[list[str], list[str]]:
+    """``Checker.FilterOutUnremovable``: the eligible nodes, and the others; every pod on
+    ``nodes[0]``, as upstream's cases have it."""
+    state = ClusterState(list(nodes))
+    if slices:
+        state.dra = DraState(DraObjects(slices=list(slices)))
+    for p in pods:
+        state.assign(p, 0, 0.0)
+    reasons = [unremovable_reason(state, i, threshold) for i in range(len(nodes))]
+    return (
+        [n.name for n, r in zip(nodes, reasons, strict=True) if r is None],
+        [n.name for n, r in zip(nodes, reasons, strict=True) if r is not None],
+    )
+
+
+def pods_to_move(
+    pods: Sequence[tuple[Pod, float]], pdbs: Sequence[tuple[DisruptionBudget, int]] = ()
+) -> tuple[list[str], list[str], str | None]:
+    """``GetPodsToMove`` over (pod, seconds since its creation): the pods moved, the DaemonSet pods,
+    and the first blocking pod's reason (then both lists empty)."""
+    budgets = [b for b, _ in pdbs]
+    allowed = {f"{b.namespace}/{b.name}": n for b, n in pdbs}
+    move: list[str] = []
+    daemons: list[str] = []
+    for pod, age in pods:
+        drain = drainable(pod, budgets, allowed, age)
+        if drain.blocker is not None:
+            return [], [], drain.blocker
+        if drain.moved:
+            move.append(pod.name)
+        elif daemon_set_pod(pod):
+            daemons.append(pod.name)
+    return move, daemons, None

@@ -1,0 +1,132 @@
+"""cluster-autoscaler 1.34's own scale-down eligibility table (tag ``cluster-autoscaler-1.34.5``,
+``cluster-autoscaler/core/scaledown/eligibility/eligibility_test.go``, ``TestFilterOutUnremovable``),
+case by case. Upstream runs its ten base cases twice, once with the suffix
+``IgnoreDaemonSetUtilization=false`` and once under their plain names (``getTestCases(true, ...)``
+appends its three extra cases to the unsuffixed base list, so both runs leave
+``ignoreDaemonSetsUtilization`` false); each run is a pytest id here. Upstream returns the
+unremovable nodes with a reason code; gpufleet says the reason in words, so the codes are checked
+by which nodes are unremovable."""
+
+from __future__ import annotations
+
+import pytest
+from ca_builders import build_test_node, build_test_pod, unneeded_and_unremovable
+
+from gpufleet.model.dra import Device, ResourceSlice
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+
+REGULAR = build_test_node("regular", 1000, 10)
+NO_SCALE_DOWN = build_test_node("noScaleDown", 1000, 10, scale_down_disabled=True)
+BROKEN_UTIL = build_test_node("regular", 0, 0)
+BIG_POD = build_test_pod("bigPod", 600, 0)
+SMALL_POD = build_test_pod("smallPod", 100, 0)
+DS_POD = build_test_pod("dsPod", 500, 0, daemon_set=True)
+INCOMPLETE_SLICE = ResourceSlice(
+    "regularNodeIncompleteResourceSlice",
+    "driver.foo.com",
+    "regular-pool",
+    (Device("dev1"),),
+    node_name="regular",
+    resource_slice_count=999,
+)
+
+BEING_DELETED = (
+    "a node tainted ToBeDeletedByClusterAutoscaler (CurrentlyBeingDeleted): gpufleet's loop leaves the "
+    "nodes its own cloud is deleting out of the candidates, and does not read the taint from a snapshot"
+)
+UNREADY = (
+    "--scale-down-unready-enabled and --scale-down-unready-time are not modelled: gpufleet's candidates "
+    "are ready nodes only (upstream's default also removes unready nodes, after 20 minutes)"
+)
+DRA_DISABLED = "DRA is always enabled in gpufleet (no DynamicResourceAllocation feature gate to turn off)"
+IGNORE_DS = "--ignore-daemonsets-utilization is not modelled: DaemonSet pods always count in utilization"
+
+
+def _base(suffix: str) -> list[object]:
+    def case(
+        desc: str,
+        nodes: list[Node] | None = None,
+        pods: list[Pod] | None = None,
+        unneeded: list[str] | None = None,
+        skip: str = "",
+        slices: tuple[ResourceSlice, ...] = (),
+    ) -> object:
+        marks = [pytest.mark.skip(reason=skip)] if skip else []
+        name = f"{desc} {suffix}" if suffix else desc
+        return pytest.param(
+            nodes or [],
+            pods or [],
+            unneeded or [],
+            0.5,
+            slices,
+            id=f"TestFilterOutUnremovable/{name}",
+            marks=marks,
+        )
+
+    return [
+        case("regular node stays", [REGULAR], [], ["regular"]),
+        case("recently deleted node is filtered out", skip=BEING_DELETED),
+        case("marked no scale down is filtered out", [NO_SCALE_DOWN, REGULAR], [], ["regular"]),
+        case("highly utilized node is filtered out", [REGULAR], [BIG_POD], []),
+        case("underutilized node stays", [REGULAR], [SMALL_POD], ["regular"]),
+        case("node is filtered out if utilization can't be calculated", [BROKEN_UTIL], [SMALL_POD], []),
+        case("unready node stays", skip=UNREADY),
+        case("unready node is filtered oud when scale-down of unready is disabled", skip=UNREADY),
+        case("Node is not filtered out because of DRA issues if DRA is disabled", skip=DRA_DISABLED),
+        case(
+            "Node is filtered out because of DRA issues if DRA is enabled",
+            [REGULAR],
+            [SMALL_POD],
+            [],
+            slices=(INCOMPLETE_SLICE,),
+        ),
+    ]
+
+
+def _extra() -> list[object]:
+    only_ds = "TestFilterOutUnremovable/only daemonsets pods on this nodes"
+    return [
+        pytest.param(
+            [REGULAR],
+            [SMALL_POD, DS_POD],
+            [],
+            0.5,
+            (),
+            id="TestFilterOutUnremovable/high utilization daemonsets node is filtered out",
+        ),
+        pytest.param(
+            [],
+            [],
+            [],
+            0.5,
+            (),
+            id="TestFilterOutUnremovable/high utilization daemonsets node stays",
+            marks=pytest.mark.skip(reason=IGNORE_DS),
+        ),
+        pytest.param([], [], [], 0.0, (), id=only_ds, marks=pytest.mark.skip(reason=IGNORE_DS)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "pods", "unneeded", "threshold", "slices"),
+    _base("IgnoreDaemonSetUtilization=false") + _base("") + _extra(),
+)
+def test_filter_out_unremovable(
+    nodes: list[Node],
+    pods: list[Pod],
+    unneeded: list[str],
+    threshold: float,
+    slices: tuple[ResourceSlice, ...],
+) -> None:
+    """``FilterOutUnremovable``: the nodes left as unneeded candidates; every other node is unremovable
+    (``ScaleDownDisabledAnnotation``, ``NotUnderutilized``, ``UnexpectedError``)."""
+    got_unneeded, got_unremovable = unneeded_and_unremovable(nodes, pods, threshold, slices)
+    assert got_unneeded == unneeded
+    assert got_unremovable == [n.name for n in nodes if n.name not in unneeded]
+
+
+def test_a_node_exactly_at_the_threshold_is_underutilized() -> None:
+    """``isNodeAtOrBelowUtilizationThreshold``: only utilization *above* the threshold keeps a node."""
+    half = build_test_pod("half", 500, 0)
+    assert unneeded_and_unremovable([REGULAR], [half], 0.5) == (["regular"], [])

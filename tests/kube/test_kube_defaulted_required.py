@@ -1,0 +1,29 @@
+"""Fields the OpenAPI schema marks required that the API server defaults before it validates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kube_manifests import warnings
+
+JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  podFailurePolicy:
+    rules:
+    - action: Ignore
+      onPodConditions: [{type: DisruptionTarget}]
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: x}]
+"""
+
+
+def test_pod_failure_policy_condition_without_status_is_accepted(tmp_path: Path) -> None:
+    # SetDefaults_Job (pkg/apis/batch/v1/defaults.go): onPodConditions[].status defaults to True
+    assert warnings(tmp_path, JOB) == [
+        "scenario.yaml: document 1 (Job/default/train): spec.podFailurePolicy is not modelled; ignored"
+    ]

@@ -1,0 +1,209 @@
+"""KEDA triggers and ScaledJob strategies as ``gpufleet validate`` reads them (KEDA v2.20.2).
+
+A ``prometheus`` query gpufleet cannot evaluate is an error naming the file, the document, the
+field and the query (before: it loaded and the scaler silently never scaled); a trigger type
+gpufleet does not model is refused with the reason (``pkg/scaling/scalers_builder.go``); a ScaledJob
+strategy is defaulted as ``scale_jobs.go`` ``NewScalingStrategy`` does, with a warning where KEDA
+silently runs another one. The upstream manifests in ``shared/upstream-manifests/keda*`` load as a
+KEDA user would expect.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kube_manifests import load, problems, relative
+from typer.testing import CliRunner
+
+from gpufleet.cli import app
+from gpufleet.kube import ScenarioError, load_scenario
+from gpufleet.model.keda import PrometheusScaler, RedisListScaler, ScalingStrategy
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: serving}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: server, image: server:1, resources: {limits: {nvidia.com/gpu: 1}}}
+"""
+
+
+def scaled_object(trigger: str) -> str:
+    return f"""
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {{name: web-scaler, namespace: serving}}
+spec:
+  scaleTargetRef: {{name: web}}
+  triggers:
+{trigger}
+---
+{DEPLOYMENT}
+"""
+
+
+def prometheus(query: str) -> str:
+    return scaled_object(
+        "  - type: prometheus\n    metadata:\n      serverAddress: http://prometheus:9090\n"
+        f"      threshold: '10'\n      query: '{query}'"
+    )
+
+
+def scaled_job(strategy: str, trigger_type: str = "redis", metadata: str = "{listName: jobs}") -> str:
+    return f"""
+apiVersion: keda.sh/v1alpha1
+kind: ScaledJob
+metadata: {{name: worker, namespace: jobs}}
+spec:
+  jobTargetRef:
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{{name: w, image: w:1}}]
+  scalingStrategy: {strategy}
+  triggers:
+  - {{type: {trigger_type}, metadata: {metadata}}}
+"""
+
+
+SO_LABEL = "scenario.yaml: document 1 (ScaledObject/serving/web-scaler)"
+SJ_LABEL = "scenario.yaml: document 1 (ScaledJob/jobs/worker)"
+
+
+def test_a_query_on_a_metric_gpufleet_does_not_simulate_is_an_error_not_a_silent_zero(tmp_path: Path) -> None:
+    assert problems(tmp_path, prometheus("sum(http_requests_count)")) == [
+        f"{SO_LABEL}: spec.triggers[0].metadata.query: 'sum(http_requests_count)': the metric "
+        "'http_requests_count' is not one gpufleet simulates (queue_length, requests_per_second, "
+        "DCGM_FI_DEV_GPU_UTIL, http_requests_total): the query would return nothing and the scaler "
+        "would never scale"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "part"),
+    [
+        ("histogram_quantile(0.95, queue_length)", "the function histogram_quantile() is not supported"),
+        ("sum(rate(queue_length[2m]))", "rate() over the gauge 'queue_length' is not supported"),
+        ('sum(queue_length{job="api"})', "the label 'job' in queue_length{job=\"api\"} is not supported"),
+        ("sum(queue_length) > 3", "the operator '>' is not supported"),
+        ("sum(queue_length", "is not valid PromQL"),
+    ],
+)
+def test_unsupported_queries_are_errors_naming_the_part(tmp_path: Path, query: str, part: str) -> None:
+    [line] = problems(tmp_path, prometheus(query))
+    assert line.startswith(f"{SO_LABEL}: spec.triggers[0].metadata.query: {query!r}: ")
+    assert part in line
+
+
+def test_validate_exits_2_with_one_line_for_an_unsupported_query(tmp_path: Path) -> None:
+    path = tmp_path / "so.yaml"
+    path.write_text(prometheus("max_over_time(queue_length[5m])"))
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "document 1 (ScaledObject/serving/web-scaler): spec.triggers[0].metadata.query: " in result.output
+    assert "the function max_over_time() is not supported" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_supported_queries_load(tmp_path: Path) -> None:
+    query = 'sum(rate(http_requests_total{deployment="web"}[2m])) / 2'
+    scaler = load(tmp_path, prometheus(query)).scaled_objects[0].triggers[0].scaler
+    assert isinstance(scaler, PrometheusScaler) and scaler.query == query
+
+
+def test_a_query_returning_a_series_per_pod_is_a_warning(tmp_path: Path) -> None:
+    scenario = load(tmp_path, prometheus('queue_length{deployment="web"}'))
+    assert relative(tmp_path, scenario.warnings) == [
+        f"{SO_LABEL}: spec.triggers[0].metadata.query: 'queue_length{{deployment=\"web\"}}' can return more "
+        "than one series; KEDA's prometheus scaler then fails (query returned multiple elements): "
+        "aggregate it, e.g. sum(...)"
+    ]
+
+
+def test_redis_cluster_and_sentinel_are_the_same_list_scaler(tmp_path: Path) -> None:
+    # scalers_builder.go: "redis-cluster" and "redis-sentinel" are NewRedisScaler with another client.
+    for kind in ("redis-cluster", "redis-sentinel"):
+        text = scaled_object(f"  - type: {kind}\n    metadata: {{listName: jobs, listLength: '3'}}")
+        trigger = load(tmp_path, text).scaled_objects[0].triggers[0]
+        assert trigger.scaler == RedisListScaler("jobs", 3, 0, kind)  # type: ignore[arg-type]
+        assert trigger.type == kind
+
+
+@pytest.mark.parametrize(
+    ("trigger_type", "reason"),
+    [
+        (
+            "rabbitmq",
+            "the KEDA scaler 'rabbitmq' is not modelled (gpufleet models redis, redis-cluster, "
+            "redis-sentinel, prometheus): to simulate a queue, use a redis trigger on a list that a "
+            "QueueFeed fills",
+        ),
+        (
+            "cpu",
+            "the KEDA scaler 'cpu' is not modelled (gpufleet models redis, redis-cluster, redis-sentinel, "
+            "prometheus): gpufleet has no CPU or memory usage model; use a prometheus trigger on a "
+            "simulated one",
+        ),
+        ("example-trigger", "KEDA v2.20.2 has no such scaler (no scaler found for type: example-trigger)"),
+    ],
+)
+def test_other_trigger_types_are_refused_with_the_reason(
+    tmp_path: Path, trigger_type: str, reason: str
+) -> None:
+    assert problems(tmp_path, scaled_job("{}", trigger_type, "{queueName: q}")) == [
+        f"{SJ_LABEL}: spec.triggers[0].type: {reason}"
+    ]
+
+
+def test_custom_strategy_without_a_deduction_deducts_nothing(tmp_path: Path) -> None:
+    # scale_jobs.go v2.20.2 customScalingStrategy: a nil customScalingQueueLengthDeduction is 0.
+    text = scaled_job("{strategy: custom, customScalingRunningJobPercentage: '0.5'}")
+    scenario = load(tmp_path, text)
+    assert scenario.scaled_jobs[0][0].scaling_strategy == ScalingStrategy("custom", None, "0.5")
+    assert scenario.scaled_jobs[0][0].scaling_strategy.selected == "custom"
+    assert scenario.warnings == []
+
+
+def test_custom_strategy_whose_percentage_does_not_parse_runs_default_with_a_warning(tmp_path: Path) -> None:
+    text = scaled_job("{strategy: custom, customScalingQueueLengthDeduction: 1}")
+    scenario = load(tmp_path, text)
+    assert scenario.scaled_jobs[0][0].scaling_strategy.selected == "default"
+    assert relative(tmp_path, scenario.warnings) == [
+        f"{SJ_LABEL}: spec.scalingStrategy.customScalingRunningJobPercentage: '' is not a number: "
+        "KEDA runs the default strategy instead of custom"
+    ]
+
+
+def test_pending_pod_conditions_gpufleet_does_not_model_are_warnings(tmp_path: Path) -> None:
+    scenario = load(tmp_path, scaled_job("{pendingPodConditions: [Ready, my-gate]}"))
+    assert relative(tmp_path, scenario.warnings) == [
+        f"{SJ_LABEL}: spec.scalingStrategy.pendingPodConditions[1]: 'my-gate' is not a pod condition "
+        "gpufleet models (PodScheduled, Initialized, ContainersReady, Ready): every Job counts as pending"
+    ]
+
+
+UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream-manifests"
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="shared/upstream-manifests is not beside the repository")
+def test_keda_docs_prometheus_example_loads() -> None:
+    # keda-docs 2.21 scalers/prometheus.md: sum(rate(http_requests_total{deployment="my-deployment"}[2m]))
+    scenario = load_scenario([UPSTREAM / "keda-docs/2.21/prometheus-scaledobject.yaml"])
+    scaler = scenario.scaled_objects[0].triggers[0].scaler
+    assert isinstance(scaler, PrometheusScaler) and scaler.threshold == 100.0
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="shared/upstream-manifests is not beside the repository")
+def test_keda_docs_rabbitmq_scaled_job_is_refused_for_its_trigger() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario([UPSTREAM / "keda-docs/2.21/scaling-jobs-rabbitmq-scaledjob.yaml"])
+    assert any(
+        "spec.triggers[0].type: the KEDA scaler 'rabbitmq' is not modelled" in p
+        for p in caught.value.problems
+    )
