@@ -22,7 +22,7 @@ def results() -> list[Result]:
 
 
 def test_quick_cases_bind_every_pod_and_gang(results: list[Result]) -> None:
-    assert [r.case.nodes for r in results] == [200] * 5
+    assert [r.case.nodes for r in results] == [200] * 9
     for r in results:
         assert r.bound == r.case.total_pods > 0
         assert r.gangs_bound == r.case.gangs
@@ -48,7 +48,11 @@ def test_main_prints_table_and_succeeds(capsys: pytest.CaptureFixture[str]) -> N
     assert "1,600/1,600 bound" in out
     assert "10/10 gangs bound" in out
     rates = [float(x.replace(",", "")) for x in re.findall(r"= ([\d,]+) pods/s", out)]
-    assert len(rates) == 6 and all(rate > 0 for rate in rates)  # 5 scheduler cases + the simulator's
+    # 9 scheduler cases (whole GPUs, shares, bare and spread zoned pods: each at 100 % and adaptive;
+    # gangs) + the simulator's
+    assert len(rates) == 10 and all(rate > 0 for rate in rates)
     assert "3,200/3,200 bound" in out  # half-GPU shares: two per GPU
+    assert "1,200/1,200 bound" in out  # 1,200 zoned pods, bare and spread by a Deployment's defaults
+    assert re.search(r"default topology spreading: .*[\d.]+x", out)
     assert re.search(r"device level: .* [\d.]+x the time per pod of whole GPUs", out)
     assert "1,600/1,600 bound with a device" in out
