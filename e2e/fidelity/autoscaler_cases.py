@@ -182,7 +182,7 @@ def hand_written_cases() -> list[AutoscalerCase]:
             "most-pods then least-waste: a chain narrows the tie",
             "scale-up",
             pool("a10g", 4, 48, 192, 4),
-            pool("l4", 2, 24, 96, 4),
+            pool("l4", 2, 32, 96, 4),
             _gpu_pods("work", 4, 1, cpu="4", memory="16Gi"),
             expander="most-pods,least-waste",
         ),
