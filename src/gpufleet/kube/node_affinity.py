@@ -110,14 +110,23 @@ def required_terms(raw: object, report: Reporter, path: str) -> tuple[SelectorTe
     return tuple(t for t in terms if t is not None)
 
 
+def preference_weight(item: Mapping[str, Any], report: Reporter, where: str) -> int | None:
+    """A preferred (node or pod) affinity term's ``weight``: an integer from 1 to 100, as the API
+    server validates it; None (and the error reported) otherwise."""
+    weight = item.get("weight")
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
+        report.error(f"{where}.weight", invalid(weight, "must be in the range 1-100"))
+        return None
+    return weight
+
+
 def preferred_terms(raw: object, report: Reporter, path: str) -> tuple[PreferredTerm, ...]:
     """``preferredDuringSchedulingIgnoredDuringExecution``."""
     out: list[PreferredTerm] = []
     for i, item in enumerate(items(raw)):
         where = f"{path}[{i}]"
-        weight = item.get("weight")
-        if not isinstance(weight, int) or not 1 <= weight <= 100:
-            report.error(f"{where}.weight", invalid(weight, "must be in the range 1-100"))
+        weight = preference_weight(item, report, where)
+        if weight is None:
             continue
         preference = mapping(item.get("preference"))
         term = selector_term(preference, report, f"{where}.preference", required_term=False)

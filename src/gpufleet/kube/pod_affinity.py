@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.kube.node_affinity import selector_term
+from gpufleet.kube.node_affinity import preference_weight, selector_term
 from gpufleet.kube.objects import items, mapping
 from gpufleet.kube.problems import Reporter, duplicate, invalid, required, unsupported
 from gpufleet.model.pod import Requirement
@@ -101,9 +101,8 @@ def _weighted(raw: object, report: Reporter, path: str) -> tuple[WeightedPodAffi
     out: list[WeightedPodAffinityTerm] = []
     for i, item in enumerate(items(raw)):
         where = f"{path}[{i}]"
-        weight = item.get("weight")
-        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
-            report.error(f"{where}.weight", invalid(weight, "must be in the range 1-100"))
+        weight = preference_weight(item, report, where)
+        if weight is None:
             continue
         term = _term(mapping(item.get("podAffinityTerm")), report, f"{where}.podAffinityTerm")
         if term is not None:

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Self, cast
 
 import numpy as np
 
 from gpufleet.cluster.state import Assignment, BoolArray, ClusterState, IntArray
+from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.framework import Code, Plugin, PodContext
 
@@ -96,6 +97,29 @@ class PodFilterState:
     def passes(self, nodes: IntArray) -> BoolArray:
         """Which of ``nodes`` ``judge`` lets through (a state that can judge columns overrides it)."""
         return np.array([self.judge(i) is None for i in nodes.tolist()], dtype=bool)
+
+
+class CountingState(PodFilterState):
+    """A PreFilter state kept as counts that each placed pod adds to (upstream's ``updateWithPod``):
+    a what-if is a clone with the pods put added and the pods taken away subtracted."""
+
+    state: ClusterState
+
+    def clone(self) -> Self:
+        """A copy whose counts can change without changing these."""
+        raise NotImplementedError
+
+    def update_with_pod(self, placed: Pod, node: Node, delta: int) -> None:
+        """Count ``placed`` on ``node`` ``delta`` times (1: AddPod, -1: RemovePod)."""
+        raise NotImplementedError
+
+    def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> Self:
+        copy = self.clone()
+        for pod, node in added:
+            copy.update_with_pod(pod, self.state.nodes[node], 1)
+        for a in removed:
+            copy.update_with_pod(a.pod, self.state.nodes[a.node], -1)
+        return copy
 
 
 class PodAwareFilter(Plugin):

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from gpufleet.cluster.pod_index import padded
-from gpufleet.cluster.state import Assignment, BoolArray, ClusterState, IntArray
+from gpufleet.cluster.state import BoolArray, ClusterState, IntArray
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.pod_affinity import (
@@ -47,10 +47,9 @@ from gpufleet.model.pod_affinity import (
 )
 from gpufleet.scheduling.framework import MAX_NODE_SCORE, ArgsError, Code, PodContext
 from gpufleet.scheduling.pod_aware import (
-    Placed,
+    CountingState,
     PodAwareFilter,
     PodAwareScore,
-    PodFilterState,
     Rejection,
     domain_column,
     domain_sums,
@@ -125,7 +124,7 @@ def _bump(counts: Counter[Pair], node: Node, key: str, value: int) -> None:
 
 
 @dataclass
-class AffinityState(PodFilterState):
+class AffinityState(CountingState):
     """``preFilterState``: the three counts, for one incoming pod."""
 
     state: ClusterState
@@ -149,20 +148,13 @@ class AffinityState(PodFilterState):
             if _term_matches(self.state, term, placed):
                 _bump(self.anti_counts, node, term.topology_key, multiplier)
 
-    def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> AffinityState:
-        copy = AffinityState(
-            self.state,
-            self.pod,
-            self.affinity,
-            Counter(self.existing_anti),
-            Counter(self.affinity_counts),
-            Counter(self.anti_counts),
+    def clone(self) -> AffinityState:
+        return replace(
+            self,
+            existing_anti=Counter(self.existing_anti),
+            affinity_counts=Counter(self.affinity_counts),
+            anti_counts=Counter(self.anti_counts),
         )
-        for pod, node in added:
-            copy.update_with_pod(pod, self.state.nodes[node], 1)
-        for a in removed:
-            copy.update_with_pod(a.pod, self.state.nodes[a.node], -1)
-        return copy
 
     def passes(self, nodes: IntArray) -> BoolArray:
         """``judge`` over node columns: each pair's count looked up by the nodes' value codes."""

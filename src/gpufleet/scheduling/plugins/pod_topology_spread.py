@@ -42,7 +42,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from gpufleet.cluster.state import Assignment, BoolArray, ClusterState, IntArray
+from gpufleet.cluster.state import BoolArray, ClusterState, IntArray
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, tolerated
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_affinity import (
@@ -55,10 +55,9 @@ from gpufleet.model.pod_affinity import (
 )
 from gpufleet.scheduling.framework import MAX_NODE_SCORE, ArgsError, Code, PodContext
 from gpufleet.scheduling.pod_aware import (
-    Placed,
+    CountingState,
     PodAwareFilter,
     PodAwareScore,
-    PodFilterState,
     Rejection,
     domain_column,
 )
@@ -138,7 +137,7 @@ def included_column(c: TopologySpreadConstraint, pod: Pod, state: ClusterState) 
 
 
 @dataclass
-class SpreadState(PodFilterState):
+class SpreadState(CountingState):
     """``preFilterState``: per DoNotSchedule constraint, the matching pods per topology value."""
 
     state: ClusterState
@@ -154,13 +153,8 @@ class SpreadState(PodFilterState):
             if selects(c.selector, placed.labels) and included(c, self.pod, node):
                 matched[node.labels[c.topology_key]] += delta
 
-    def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> SpreadState:
-        copy = replace(self, matched=[Counter(m) for m in self.matched])
-        for pod, node in added:
-            copy.update_with_pod(pod, self.state.nodes[node], 1)
-        for a in removed:
-            copy.update_with_pod(a.pod, self.state.nodes[a.node], -1)
-        return copy
+    def clone(self) -> SpreadState:
+        return replace(self, matched=[Counter(m) for m in self.matched])
 
     def passes(self, nodes: IntArray) -> BoolArray:
         """``judge`` over node columns: each node's domain count looked up by its value's code."""
