@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from bench.day import describe_day, run_day
 from bench.devices import describe_devices
+from bench.live import describe_live, run_live
 from bench.replay import describe_replays
 from bench.scheduling import (
     cases,
@@ -47,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quick:
         for line in describe_replays():
             print(line, flush=True)
+        print(describe_live(run_live()), flush=True)
     return 0 if all(complete(r) for r in results) else 1
 
 

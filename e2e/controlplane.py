@@ -249,7 +249,19 @@ class ControlPlane:
             ],
         )
 
-    def _start_kwok(self) -> None:
+    def restart_kwok(self, extra_stages: list[dict[str, Any]] | None = None) -> None:
+        """(Re)start kwok with ``e2e/kwok/stages.yaml`` and ``extra_stages`` (more Stage documents,
+        e.g. ``e2e.kubelet_images.image_pull_stages``), and wait for its ``/healthz``, served once
+        its controllers have started."""
+        self._terminate("kwok")
+        extra = None
+        if extra_stages:
+            extra = self.workdir / "kwok-extra-stages.yaml"
+            extra.write_text(yaml.safe_dump_all(extra_stages, sort_keys=False))
+        port = self._start_kwok(extra)
+        self._wait(lambda: self._http_ok(f"http://127.0.0.1:{port}/healthz"), "kwok", "/healthz")
+
+    def _start_kwok(self, extra_stages: Path | None = None) -> int:
         config = self.workdir / "kwok.yaml"
         config.write_text(
             yaml.safe_dump(
@@ -264,6 +276,8 @@ class ControlPlane:
                 }
             )
         )
+        port = free_port()
+        more = ["--config", str(extra_stages)] if extra_stages is not None else []
         self._spawn(
             "kwok",
             [
@@ -274,10 +288,12 @@ class ControlPlane:
                 str(config),
                 "--config",
                 str(STAGES),
+                *more,
                 "--server-address",
-                f"127.0.0.1:{free_port()}",
+                f"127.0.0.1:{port}",
             ],
         )
+        return port
 
     def restart_scheduler(self, config: dict[str, Any] | None = None) -> None:
         """(Re)start kube-scheduler with ``config`` (a KubeSchedulerConfiguration as a dict; upstream

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -24,6 +25,7 @@ if str(ROOT) not in sys.path:  # e2e/ lives beside src/, outside the package
     sys.path.insert(0, str(ROOT))
 
 GPU = "nvidia.com/gpu"
+T = TypeVar("T")
 GI = 2**30
 
 
@@ -52,6 +54,31 @@ def gpu_pod(name: str, gpus: int, cpu: int | None = None, mem_gi: int | None = N
     return Pod(name, requests=requests, **kw)  # type: ignore[arg-type]
 
 
+def wait_until(what: str, check: Callable[[], T | None], timeout_s: float = 30.0) -> T:
+    """``check()``'s first truthy value, polled every 0.1 s: on a real control plane a test waits for
+    an outcome, never for a fixed time; ``what`` names it when it does not come in ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := check():
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not within {timeout_s:g} s")
+
+
+def kwok_node(
+    name: str, gpus: int = 8, labels: dict[str, str] | None = None, taints: tuple[Taint, ...] = ()
+) -> dict[str, Any]:
+    """A v1 Node that the test control plane's kwok plays (annotated ``kwok.x-k8s.io/node: fake``):
+    32 CPUs, 256 GiB, ``gpus`` GPUs, labelled with its hostname and ``labels``."""
+    from e2e.controlplane import KWOK_NODE_ANNOTATION
+
+    from gpufleet.kube.manifests import node_manifest
+
+    hostname = {"kubernetes.io/hostname": name, **(labels or {})}
+    node = gpu_node(name, gpus, cpu=32, mem_gi=256, taints=taints, labels=hostname)
+    return node_manifest(node, {KWOK_NODE_ANNOTATION: "fake"})
+
+
 @pytest.fixture(autouse=True)
 def no_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sweeps run where a test tells them (processes, or ``--ray local``), never on a Ray cluster
@@ -78,11 +105,12 @@ def pods_by_name(summary: dict[str, Any], namespaced: bool = False) -> dict[str,
     return {(p["name"] if namespaced else p["name"].split("/", 1)[1]): p for p in summary["pods"]}
 
 
-def _unavailable(reason: str) -> None:
-    """Without Go the control-plane tests are skipped; under CI (``CI=true``) that is a failure."""
+def _unavailable(reason: str, what: str = "control plane") -> None:
+    """Without what they need (Go to build the control plane, Prometheus) the live tests are skipped;
+    under CI (``CI=true``) that is a failure."""
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"the control plane is required under CI: {reason}", pytrace=False)
-    pytest.skip(f"no control plane: {reason}")
+        pytest.fail(f"the {what} is required under CI: {reason}", pytrace=False)
+    pytest.skip(f"no {what}: {reason}")
 
 
 @pytest.fixture(scope="session")
@@ -110,6 +138,24 @@ def control_plane(request: pytest.FixtureRequest) -> Iterator[Any]:
         kept = cp.keep_logs(ROOT / "out" / "e2e-logs")
         say(f"control plane logs kept in {kept}")
     cp.remove()
+
+
+@pytest.fixture(scope="module")
+def prometheus(control_plane: Any) -> Iterator[Any]:
+    """Prometheus (Debian's package, unpacked into the cache on first use) scraping kube-state-metrics
+    on the session's control plane every second (an ``e2e.prometheus.Prometheus``), for one test
+    module: both are stopped after it, so they do not watch the rest of the session's pods."""
+    from e2e import kube_state_metrics
+    from e2e import prometheus as server
+
+    try:
+        binary = server.binary()
+    except server.PrometheusUnavailable as exc:
+        _unavailable(str(exc), "Prometheus")
+    started = server.start(control_plane, binary, [kube_state_metrics.start(control_plane)])
+    yield started
+    server.stop(control_plane)
+    kube_state_metrics.stop(control_plane)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -25,6 +25,10 @@ from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 from gpufleet.traces.base import TracePod
+
+if TYPE_CHECKING:
+    from gpufleet.live.client import LiveCluster
+    from gpufleet.live.snapshot import SnapshotResult
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="GPU-aware Kubernetes scheduling and cluster simulation."
@@ -106,6 +110,9 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Scenario files or
         + "".join(f"  {kind}s: {n}" for kind, n in sorted(kinds.items())),
         highlight=False,
     )
+    if scenario.owned:  # controllers that adopt their pods of a snapshot (kube.adoption)
+        adopted = (f"{key} ({len(owned.pods)} pods)" for key, owned in scenario.owned.items())
+        out.print(f"adopted by their controllers: {', '.join(adopted)}", highlight=False, soft_wrap=True)
     for s in sim.schedulers:
         for name, profile in s.profiles.items():
             out.print(
@@ -117,18 +124,104 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Scenario files or
     out.print("valid", highlight=False)
 
 
+KubeconfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        help="The kubeconfig file, as kubectl takes it (default: KUBECONFIG, ~/.kube/config, in-cluster).",
+    ),
+]
+ContextOption = Annotated[str | None, typer.Option("--context", help="The kubeconfig context to use.")]
+NamespaceOption = Annotated[
+    str | None, typer.Option("--namespace", "-n", help="Only this namespace (default: the context's).")
+]
+AllNamespacesOption = Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")]
+
+
+def connect_live(kubeconfig: Path | None, context: str | None) -> LiveCluster:
+    """The cluster kubectl would talk to with these flags; a configuration problem exits 2."""
+    from gpufleet.live.client import LiveError, connect
+
+    try:
+        return connect(kubeconfig, context)
+    except LiveError as exc:
+        raise fail([str(exc)]) from None
+
+
+def live_scope(cluster: LiveCluster, namespace: str | None, all_namespaces: bool) -> str | None:
+    """The namespace to read as kubectl chooses it (``-A``: None, all of them), or exit 2 for both."""
+    if namespace is not None and all_namespaces:
+        raise fail(["--namespace and --all-namespaces: give one of them"])
+    if all_namespaces:
+        return None
+    return namespace or str(cluster.config.namespace or "default")
+
+
+def read_live(cluster: LiveCluster, out_dir: Path, namespace: str | None) -> SnapshotResult:
+    from gpufleet.live.client import LiveError
+    from gpufleet.live.snapshot import take_snapshot
+
+    try:
+        return take_snapshot(cluster, out_dir, namespace)
+    except LiveError as exc:
+        raise fail([str(exc)]) from None
+    finally:
+        cluster.close()
+
+
+@app.command()
+def snapshot(
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the <kind>.json files.")],
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    namespace: NamespaceOption = None,
+    all_namespaces: AllNamespacesOption = False,
+) -> None:
+    """Read a live cluster (nodes, pods, their controllers, autoscalers, queues, DRA objects, recent
+    events) into a directory that simulate, explain, validate and whatif read as they are."""
+    cluster = connect_live(kubeconfig, context)
+    result = read_live(cluster, out_dir, live_scope(cluster, namespace, all_namespaces))
+    for warning in result.warnings:
+        out.print(f"warning: {warning}", markup=False, highlight=False)
+    counts = ", ".join(f"{n} {stem}" for stem, n in result.counts.items() if n)
+    out.print(
+        f"wrote {out_dir} from {result.server} in {result.seconds:.1f} s: {counts or 'no objects'}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 @app.command()
 def explain(
     paths: Annotated[
-        list[Path], typer.Argument(help="Cluster state: kubectl get nodes,pods -A -o json, or YAML.")
-    ],
+        list[Path] | None,
+        typer.Argument(help="Cluster state: kubectl get nodes,pods -A -o json, YAML, or a snapshot."),
+    ] = None,
     pod: Annotated[str | None, typer.Option("--pod", help="Only this pod (NS/NAME).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    namespace: NamespaceOption = None,
+    all_namespaces: AllNamespacesOption = False,
 ) -> None:
-    """Say why each pending pod cannot be placed, as kube-scheduler would and beyond."""
+    """Say why each pending pod cannot be placed, as kube-scheduler would and beyond: on files, or
+    (without files) on the live cluster of the kubeconfig."""
+    import tempfile
+
     from gpufleet.kube.explain import explain_scenario, render_explanations
 
-    scenario = load(paths)
+    live = kubeconfig is not None or context is not None or namespace is not None or all_namespaces
+    if paths and live:
+        raise fail(["give files or a live cluster (--kubeconfig, --context, -n, -A), not both"])
+    if paths:
+        scenario = load(paths)
+    else:
+        cluster = connect_live(kubeconfig, context)
+        scope = live_scope(cluster, namespace, all_namespaces)
+        with tempfile.TemporaryDirectory(prefix="gpufleet-explain-") as tmp:
+            read = read_live(cluster, Path(tmp), scope)
+            err.print(f"read {read.objects} objects in {read.seconds:.1f} s", highlight=False)
+            scenario = load([Path(tmp)])
     try:
         explanations = explain_scenario(scenario, only=pod)
     except ProfileError as exc:
@@ -374,6 +467,108 @@ def optimum(
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "optimum.json").write_text(json.dumps(doc, indent=1) + "\n")
         out.print(f"wrote {out_dir / 'optimum.json'}", highlight=False)
+
+
+@app.command()
+def history(
+    prometheus: Annotated[
+        str, typer.Option("--prometheus", help="Prometheus' base URL (it scrapes kube-state-metrics).")
+    ],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the scenario (and NOTES.txt).")],
+    since: Annotated[
+        str, typer.Option("--since", help="The window's length before --until (Go syntax, or days: 7d).")
+    ] = "7d",
+    until: Annotated[
+        str | None, typer.Option("--until", help="The window's end: RFC 3339 or Unix seconds (default now).")
+    ] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Only this namespace's pods.")
+    ] = None,
+    priority_classes: Annotated[
+        Path | None,
+        typer.Option("--priority-classes", help="The cluster's PriorityClasses (kubectl get ... -o yaml)."),
+    ] = None,
+) -> None:
+    """Replay last week: the pods and nodes kube-state-metrics recorded in Prometheus, as a scenario
+    (one pod per real pod with its submit time and duration, grouped into its Jobs and gangs)."""
+    from gpufleet.experiments.history_command import history_command
+
+    raise typer.Exit(history_command(prometheus, since, until, namespace, out_dir, priority_classes))
+
+
+@app.command()
+def whatif(
+    snapshot: Annotated[Path, typer.Argument(help="A snapshot: gpufleet snapshot's directory, a scenario.")],
+    changes: Annotated[
+        list[Path], typer.Argument(help="Change files: documents that replace or add, and Change documents.")
+    ],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for whatif.json and report.html.")],
+    duration: Annotated[
+        str | None, typer.Option("--for", help="How long to simulate (default: the Simulation's, else 1h).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed of both sides (default: spec.seed).")] = None,
+) -> None:
+    """Simulate a snapshot forward as it is and with changes (another scheduler configuration, gangs,
+    more or warm nodes, another expander, a priority), and show side by side which pending pods
+    start, when, and at what cost."""
+    from gpufleet.experiments.whatif_command import whatif_command
+
+    raise typer.Exit(whatif_command([snapshot], changes, duration, seed, out_dir, out, err))
+
+
+@app.command()
+def startup(
+    dumps: Annotated[
+        list[Path] | None,
+        typer.Argument(help="kubectl get pods,nodes,events -A -o json output, or a snapshot directory."),
+    ] = None,
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Directory for summary.json, report.html (and calibration.yaml).")
+    ] = Path("out"),
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Only this namespace's pods.")
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Pods created since: a span before the reading (2h, 7d), or a time."),
+    ] = None,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Watch the live cluster, recording what objects do not keep.")
+    ] = False,
+    watch_for: Annotated[
+        str | None, typer.Option("--for", help="With --watch: how long to watch (default: until Ctrl-C).")
+    ] = None,
+    calibrate: Annotated[
+        bool,
+        typer.Option(
+            "--calibrate",
+            help="Also write calibration.yaml: the measured stages as a change file for whatif.",
+        ),
+    ] = False,
+    group_label: Annotated[
+        str | None, typer.Option("--group-label", help="The node label (or annotation) naming its group.")
+    ] = None,
+) -> None:
+    """Measure, for every pod, where the time from creation to serving went (scheduling, waiting for a
+    node, image pull, container start, readiness), from a dump or a live cluster, as summary.json and
+    report.html, with percentiles per stage."""
+    from gpufleet.experiments.startup_command import StartupOptions, startup_command
+
+    options = StartupOptions(
+        dumps=list(dumps or []),
+        out_dir=out_dir,
+        kubeconfig=kubeconfig,
+        context=context,
+        namespace=namespace,
+        since=since,
+        watch=watch,
+        watch_for=watch_for,
+        calibrate=calibrate,
+        group_label=group_label,
+    )
+    raise typer.Exit(startup_command(options, out, err))
 
 
 def main() -> None:

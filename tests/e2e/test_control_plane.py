@@ -8,13 +8,13 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 from e2e.components import KUBERNETES_VERSION
 from e2e.controlplane import KWOK_NODE_ANNOTATION, ControlPlane, free_port
 
+from conftest import wait_until
 from gpufleet.kube.manifests import node_manifest
 from gpufleet.model.node import Node
 
@@ -23,15 +23,6 @@ GPU_NODE = Node(
     labels={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8"},
     capacity={"cpu": 96_000, "memory": 768 * 2**30, "pods": 110, "nvidia.com/gpu": 8},
 )
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := check():
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"not true after {timeout} s: {check}")
 
 
 @pytest.fixture
@@ -98,7 +89,7 @@ def test_a_fake_gpu_node_is_ready_after_its_delay_with_its_gpus_allocatable(clea
     fake_gpu_node(clean, ready_after="2s")
     created = time.monotonic()
     assert not node_ready(clean, "gpu-node")
-    wait_for(lambda: node_ready(clean, "gpu-node"))
+    wait_until("gpu-node Ready", lambda: node_ready(clean, "gpu-node"))
     assert time.monotonic() - created >= 1.5
     node = clean.get("/api/v1/nodes/gpu-node") or {}
     assert node["status"]["allocatable"]["nvidia.com/gpu"] == "8"
@@ -109,7 +100,7 @@ def test_a_job_pod_runs_on_kwok_and_succeeds_after_its_duration(clean: ControlPl
     """kube-controller-manager's Job controller makes the pod, kube-scheduler binds it, kwok runs it
     and ends it after ``gpufleet.io/duration``; the Job completes."""
     fake_gpu_node(clean)
-    wait_for(lambda: node_ready(clean, "gpu-node"))
+    wait_until("gpu-node Ready", lambda: node_ready(clean, "gpu-node"))
     clean.kubectl(
         "create",
         "-f",
@@ -129,14 +120,15 @@ spec:
         resources: {limits: {nvidia.com/gpu: "4"}}
 """,
     )
-    job = wait_for(
+    job = wait_until(
+        "Job train succeeded",
         lambda: (
             (j := clean.get("/apis/batch/v1/namespaces/default/jobs/train") or {})
             .get("status", {})
             .get("succeeded")
             and j
         ),
-        timeout=60,
+        timeout_s=60,
     )
     assert job["status"]["succeeded"] == 1
     pods = (clean.get("/api/v1/namespaces/default/pods?labelSelector=job-name%3Dtrain") or {})["items"]
@@ -146,26 +138,27 @@ spec:
 
 def test_a_deployment_gets_its_replicas_and_garbage_collection_removes_them(clean: ControlPlane) -> None:
     fake_gpu_node(clean)
-    wait_for(lambda: node_ready(clean, "gpu-node"))
+    wait_until("gpu-node Ready", lambda: node_ready(clean, "gpu-node"))
     clean.kubectl("create", "deployment", "serve", "--image=registry.example.com/serve:v1", "--replicas=3")
 
     def running() -> int:
         pods = (clean.get("/api/v1/namespaces/default/pods?labelSelector=app%3Dserve") or {}).get("items", [])
         return sum(1 for p in pods if p.get("status", {}).get("phase") == "Running")
 
-    assert wait_for(lambda: running() == 3)
+    assert wait_until("3 serve pods Running", lambda: running() == 3)
     clean.kubectl("delete", "deployment", "serve", "--wait=false")
-    wait_for(
+    wait_until(
+        "the serve pods gone",
         lambda: (
             not (clean.get("/api/v1/namespaces/default/pods?labelSelector=app%3Dserve") or {}).get("items")
-        )
+        ),
     )
 
 
 def test_kube_state_metrics_reports_the_gpus_of_a_fake_node(clean: ControlPlane) -> None:
     """kube-state-metrics, built from its module like the rest, reads the same API server."""
     fake_gpu_node(clean)
-    wait_for(lambda: node_ready(clean, "gpu-node"))
+    wait_until("gpu-node Ready", lambda: node_ready(clean, "gpu-node"))
     port = free_port()
     ksm = subprocess.Popen(
         [
@@ -190,7 +183,7 @@ def test_kube_state_metrics_reports_the_gpus_of_a_fake_node(clean: ControlPlane)
                 return ""
             return text if "kube_node_status_allocatable" in text else ""
 
-        metrics = wait_for(scrape)
+        metrics = wait_until("kube-state-metrics answers", scrape)
         line = next(
             m
             for m in metrics.splitlines()

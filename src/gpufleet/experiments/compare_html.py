@@ -46,15 +46,21 @@ def render_compare_html(document: Mapping[str, Any]) -> str:
     return page(facts, sections, document["schema"])
 
 
-def page(facts: str, sections: Sequence[str], schema: str) -> str:
+def page(
+    facts: str,
+    sections: Sequence[str],
+    schema: str,
+    title: str = "gpufleet compare",
+    source: str = "compare.json",
+) -> str:
     """The whole page: a heading with ``facts`` under it, the sections, a footer naming the schema."""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>gpufleet compare</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n<main>\n"
-        f'<section><h1>gpufleet compare</h1><div class="muted">{escape(facts)}</div></section>\n'
+        f"<title>{escape(title)}</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n<main>\n"
+        f'<section><h1>{escape(title)}</h1><div class="muted">{escape(facts)}</div></section>\n'
         + "\n".join(sections)
-        + f"\n<footer>Every figure comes from compare.json ({escape(schema)}).</footer>"
+        + f"\n<footer>Every figure comes from {escape(source)} ({escape(schema)}).</footer>"
         + "\n</main>\n</body>\n</html>\n"
     )
 

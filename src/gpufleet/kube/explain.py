@@ -94,15 +94,15 @@ def _changes(state: ClusterState, scheduler: Scheduler, pod: Pod) -> list[dict[s
 def controller_pods(scenario: Scenario, nodes: list[Node], gangs: GangView) -> list[Pod]:
     """The pods the scenario's workloads would create first (a scenario of manifests rather than a
     snapshot of pods): they are explained as pending pods too; the gangs they form join ``gangs``.
-    A workload that already owns pods of the state (a dump of ``jobs,pods``) creates none: its
-    pods are those."""
-    owners = {(bare.pod.namespace, bare.pod.owner) for bare in scenario.pods if bare.pod.owner is not None}
+    A controller that owns pods of the snapshot, or whose Job status counts ended ones
+    (``Scenario.owned``: a dump of ``jobs,pods``), creates none: the snapshot shows what it made."""
     pods: list[Pod] = []
     for workload in scenario.workloads():
         controller = controller_for(workload)
         for group in controller.pod_groups():
             gangs.add_group(group)
-        pods += [p for p in controller.wanted(nodes) if (p.namespace, p.owner) not in owners]
+        if f"{controller.kind}/{controller.key}" not in scenario.owned:
+            pods += controller.wanted(nodes)
     return pods
 
 

@@ -32,6 +32,8 @@ SIMULATION = ("gpufleet.io", "v1alpha1", "Simulation")
 NODE_POOL = ("gpufleet.io", "v1alpha1", "NodePool")
 QUEUE_FEED = ("gpufleet.io", "v1alpha1", "QueueFeed")
 TRAFFIC = ("gpufleet.io", "v1alpha1", "Traffic")
+#: read by ``gpufleet whatif`` only (``gpufleet.kube.change_kind``): not part of a scenario
+CHANGE = ("gpufleet.io", "v1alpha1", "Change")
 HPA = ("autoscaling", "v2", "HorizontalPodAutoscaler")
 #: read as the API server converts it to v2 (``gpufleet.kube.hpa_v1``)
 HPA_V1 = ("autoscaling", "v1", "HorizontalPodAutoscaler")
@@ -148,6 +150,9 @@ def classify(api_version: str, kind: str) -> Kind:
     group, _, version = api_version.rpartition("/")
     gvk = (group, version, kind)
     registered = manifest_readers()  # workload kinds that bring their reader (gpufleet.workloads)
+    if gvk == CHANGE:
+        message = "a Change edits a snapshot: give it to gpufleet whatif SNAPSHOT CHANGE.yaml"
+        return Kind(group, version, kind, Handling.REJECT, "kind", message)
     if gvk in MODELLED or gvk in registered:
         return Kind(group, version, kind, Handling.MODEL)
     known_groups = KNOWN_GROUPS | {g for g, _, _ in registered}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.kube import (
+    adoption,
     disruption_budgets,
     dra,
     dra_versions,
@@ -62,6 +63,7 @@ from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.workloads import Created
 from gpufleet.workloads import controller_for, manifest_readers
 from gpufleet.workloads.kind import Reader
+from gpufleet.workloads.replicaset import API as REPLICA_SET
 
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 #: Top-level fields of kinds outside the Kubernetes schemas.
@@ -72,6 +74,8 @@ _EXTRA_TOP_LEVEL = {
     kinds.SCALED_JOB: ("status",),
     **{gvk: ("status",) for gvk in kinds.KUEUE},
 }
+#: The kinds whose documents adoption reads (pods and the controllers that own them: ``adoption``).
+_ADOPTION = frozenset({kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.DAEMONSET, REPLICA_SET})
 #: Kinds whose ``metadata.name`` may be left out.
 _UNNAMED = frozenset({kinds.SCHEDULER_CONFIG, kinds.SIMULATION})
 
@@ -97,7 +101,7 @@ def load_scenario(
     if problems.errors:
         raise ScenarioError(Problems.lines(problems.errors))
     loader.scenario.sources = sources
-    loader.scenario.warnings = Problems.lines(problems.warnings)
+    loader.scenario.warnings = Problems.summarised(problems.warnings)
     return loader.scenario
 
 
@@ -207,6 +211,10 @@ class _Loader:
             convert = converters.get(entry.kind.gvk)
             if convert is not None:
                 self._convert(entry, convert)
+        if not self.problems.errors:  # controllers adopt their pods of a snapshot
+            adopting = [e for e in entries if e.kind.gvk in _ADOPTION]
+            refs = [(e.kind.kind, e.meta.namespace, e.meta.name) for e in adopting]
+            adoption.claim(self.scenario, list(zip(refs, (e.body for e in adopting), strict=True)))
         self._check_references()
         self._check_namespace_selectors()
 

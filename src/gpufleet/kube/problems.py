@@ -16,6 +16,7 @@ Messages use the wording of the API server's field errors
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -108,6 +109,10 @@ class Problem:
         return (self.location.file_index, self.location.number or 0, self.seq)
 
 
+#: how many documents of one file show a repeated warning before the rest are counted
+WARNINGS_KEPT = 3
+
+
 @dataclass
 class Problems:
     """Every error and warning of one load, reported in file and document order."""
@@ -127,6 +132,26 @@ class Problems:
     @staticmethod
     def lines(problems: list[Problem]) -> list[str]:
         return [p.line() for p in sorted(problems, key=Problem.sort_key)]
+
+    @staticmethod
+    def summarised(problems: list[Problem], keep: int = WARNINGS_KEPT) -> list[str]:
+        """``lines``, but a warning repeated word for word on more than ``keep`` documents of one
+        file (the same unmodelled field on 150,000 pods of a cluster dump) is shown for the first
+        ``keep`` of them and then counted once: nothing is dropped unsaid."""
+        ordered = sorted(problems, key=Problem.sort_key)
+        sizes = Counter((p.location.source, p.path, p.message) for p in ordered)
+        seen: Counter[tuple[str, str, str]] = Counter()
+        lines = []
+        for p in ordered:
+            key = (p.location.source, p.path, p.message)
+            seen[key] += 1
+            if seen[key] <= keep or sizes[key] == keep + 1:
+                lines.append(p.line())
+            elif seen[key] == keep + 1:
+                what = f"{p.path}: {p.message}" if p.path else p.message
+                more = sizes[key] - keep - 1
+                lines.append(f"{p.location.describe(p.label)} and {more} more documents of this file: {what}")
+        return lines
 
 
 @dataclass

@@ -11,6 +11,7 @@ from gpufleet.model.keda import ScaledJobSpec, ScaledObjectSpec
 from gpufleet.model.kueue import KueueObjects
 from gpufleet.model.load import QueueFeed, Traffic
 from gpufleet.model.node import Node
+from gpufleet.model.owned import Owned
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.scheduler_records import PodEvent, Recorded
@@ -39,6 +40,9 @@ class Scenario:
     daemonsets: list[DaemonSet] = field(default_factory=list)
     #: workloads of the kinds registered with a manifest reader in ``gpufleet.workloads``
     other_workloads: list[Workload] = field(default_factory=list)
+    #: what each controller of a snapshot already made (its pods here, a Job's counts), by
+    #: ``Kind/namespace/name``: it adopts them (``kube.adoption``)
+    owned: dict[str, Owned] = field(default_factory=dict)
     pod_groups: dict[str, PodGroup] = field(default_factory=dict)  # key: ns/name
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     #: the labels of the ``v1`` Namespace objects given (InterPodAffinity's ``namespaceSelector``)

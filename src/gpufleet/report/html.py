@@ -32,6 +32,7 @@ from gpufleet.report.latency import (
     percentiles,
     working_pods,
 )
+from gpufleet.report.startup_table import SPREAD_HEAD, chain_rows, stage_rows
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -51,6 +52,7 @@ STAGE_COLORS = {
     "model_load": "#1a7f37",
     "warmup": "#bc4c00",
     "other": "#8c959f",
+    "readiness": "#116329",  # measured: model load and warm-up together (gpufleet startup)
 }
 EXTRA_STAGE_COLOR = "#424a53"
 NODE_STAGE_ORDER = ("capacityWait", "boot", "driver", "join", "devicePlugin")
@@ -518,6 +520,8 @@ def _optional_sections(summary: Mapping[str, Any]) -> list[str]:
     chain = _node_chain_section(summary)
     if chain:
         sections.append(_section("Node start chain", chain))
+    if summary.get("startup"):
+        sections.append(_section("Start-up, measured", _startup_section(summary["startup"])))
     scaling = _autoscaling_section(summary)
     if scaling:
         sections.append(_section("Autoscaling", scaling))
@@ -849,6 +853,24 @@ def _node_stage_table(node_stages: Sequence[Mapping[str, float]]) -> str:
         "several pods counts once per pod); a pod whose node lacks a stage counts 0 for it."
     )
     return note + _table(["stage", "p50", "p95", "p99"], rows, css="narrow")
+
+
+# --- a measured start-up (gpufleet startup) ------------------------------------------------------
+
+
+def _startup_section(startup: Mapping[str, Any]) -> str:
+    """Per stage and per node group's start chain, the measured spread; then what the input lacks."""
+    note = _muted(
+        f"Measured from a {startup['source']}, time 0 at {startup['origin']}; seconds, nearest-rank. "
+        "Stages over the pods that began serving (a pod without a stage counts 0); a node's boot is its "
+        "launch request to its Node object, join that to Ready, devicePlugin Ready to GPUs allocatable."
+    )
+    rows = stage_rows(startup) + chain_rows(startup)
+    parts = [note, _table(SPREAD_HEAD, rows, css="narrow")]
+    if startup["notes"]:
+        items = "".join(f"<li>{escape(str(text))}</li>" for text in startup["notes"])
+        parts.append(f"<h3>Not recorded</h3><ul>{items}</ul>")
+    return "\n".join(parts)
 
 
 # --- autoscaling --------------------------------------------------------------------------------

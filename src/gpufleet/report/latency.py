@@ -2,18 +2,19 @@
 
 `latency_figures` computes the summary's optional ``latency`` field from its ``pods``, so
 the simulator can embed it and the report can recompute it when it is absent. It is a pure
-function of the pod records and imports nothing from gpufleet.
+function of the pod records; from gpufleet it imports only the percentile definition.
 
-Percentiles use the nearest-rank method: of ``n`` values sorted ascending
-``x[1] <= ... <= x[n]``, the p-th percentile is ``x[ceil(p * n / 100)]`` (rank at least 1).
-It is always one of the values, never an interpolation, so a p99 over 10 pods is the
-slowest pod.
+Percentiles use the nearest-rank method (``model.percentiles.nearest_rank``, re-exported
+here): of ``n`` values sorted ascending, the p-th percentile is ``x[ceil(p * n / 100)]``,
+always one of the values, so a p99 over 10 pods is the slowest pod.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from gpufleet.model.percentiles import nearest_rank as nearest_rank
 
 STAGE_ORDER = ("scheduling", "node_provisioning", "gang_wait", "image_pull", "model_load", "warmup", "other")
 """The contract's stage names, in the order they happen (``other`` last)."""
@@ -23,21 +24,6 @@ PERCENTILES = (50, 95, 99)
 
 DIGITS = 6
 """Pending-to-working times are rounded to this many decimals (float noise of the subtraction)."""
-
-
-def nearest_rank(values: Sequence[float], p: int) -> float:
-    """The ``p``-th percentile (0 < p <= 100) of ``values`` by the nearest-rank method.
-
-    ``values`` need not be sorted; it must not be empty. The rank ``ceil(p * n / 100)`` is
-    computed in integers, so no float rounding moves it.
-    """
-    if not values:
-        raise ValueError("nearest_rank of no values")
-    if not 0 < p <= 100:
-        raise ValueError(f"percentile must be in (0, 100], got {p}")
-    ordered = sorted(values)
-    rank = max(1, -(-p * len(ordered) // 100))
-    return float(ordered[rank - 1])
 
 
 def percentiles(values: Sequence[float]) -> dict[str, float | None]:

@@ -56,7 +56,7 @@ from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import WorkloadController
+from gpufleet.workloads.kind import Adopts, WorkloadController
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 
@@ -195,7 +195,11 @@ class Simulation:
     # -- workload controllers --------------------------------------------------------------
     def _start(self, workload: Workload) -> None:
         controller = controller_for(workload)
-        self.controllers[f"{controller.kind}/{controller.key}"] = controller
+        key = f"{controller.kind}/{controller.key}"
+        self.controllers[key] = controller
+        owned = self.scenario.owned.get(key)
+        if owned is not None and isinstance(controller, Adopts):  # its pods of a snapshot
+            controller.adopt(owned)
         if isinstance(controller, DaemonSetController):
             self.daemonsets.append(controller)
         if controller.per_node:
@@ -497,7 +501,7 @@ class Simulation:
         surplus = len(controller.active) - replicas
         if surplus > 0:
             active = []
-            for key in sorted(controller.active):
+            for key in sorted(k for k in controller.active if k in self.records):  # adopted ones arrived
                 rec = self.records[key]
                 ready_s = rec.ready_s if rec.ready else None
                 annotations = rec.pod.annotations

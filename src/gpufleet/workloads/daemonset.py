@@ -1,7 +1,11 @@
 """DaemonSet (``pkg/controller/daemon``): one pod on each node whose labels and taints admit it
 (``NodeShouldRunDaemonPod``), named ``<daemonset>-<node>``, pinned to its node with required node
 affinity on ``metadata.name`` and given the tolerations the DaemonSet controller adds
-(``pkg/controller/daemon/util``)."""
+(``pkg/controller/daemon/util``).
+
+Of a cluster snapshot, it adopts its pods there (``getNodesToDaemonPods``): a node with an active one
+has its daemon pod; one whose pod Succeeded or Failed gets a new one, as ``podsShouldBeOnNode``
+deletes such a pod and creates another."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from dataclasses import replace
 from typing import ClassVar
 
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Toleration, tolerated
+from gpufleet.model.owned import Owned
 from gpufleet.model.pod import OwnerRef, Pod, Requirement, SelectorTerm
 from gpufleet.model.workloads import DaemonSet, PodGroup
 from gpufleet.workloads import register_kind
@@ -62,6 +67,10 @@ class DaemonSetController:
             required_terms=(pin,),
             tolerations=ds.template.tolerations + DAEMONSET_TOLERATIONS,
         )
+
+    def adopt(self, owned: Owned) -> None:
+        """The nodes its active pods of the snapshot are on or pinned to are covered."""
+        self.covered |= {node for p in owned.pods if p.active and (node := p.node) is not None}
 
     def node_added(self, node: Node) -> list[Pod]:
         pod = self.pod_for(node)

@@ -1,7 +1,12 @@
 """Job (``pkg/controller/job``): keep ``parallelism`` pods active until ``completions`` have
 succeeded (work-queue mode when completions is unset: done once any pod succeeds); a failed pod
 is replaced under the same index (``-r<n>``) until ``backoffLimit`` failures. Pods are named
-``<job>-<index>``, retries ``<job>-<index>-r<n>``."""
+``<job>-<index>``, retries ``<job>-<index>-r<n>``.
+
+A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its active ones count toward
+``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
+status counts them, and new pods take the lowest indexes neither active nor completed
+(``firstPendingIndexes``) under names the snapshot does not hold."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from dataclasses import replace
 from typing import ClassVar
 
 from gpufleet.model.node import Node
+from gpufleet.model.owned import Owned
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.workloads import Job, PodGroup
 from gpufleet.workloads import register_kind
@@ -23,6 +29,9 @@ class JobController:
     def __init__(self, job: Job):
         self.job = job
         self.next_index = 0
+        self.issued = 0  # indexes given to pods (adopted or created)
+        self.used: set[int] = set()  # indexes an adopted pod holds, active or completed
+        self.names: set[str] = set()  # the names of its pods in a snapshot
         self.active: dict[str, int] = {}  # pod key -> completion index
         self.retries: list[int] = []  # indices whose pod failed, to create again
         self.attempts: dict[int, int] = {}
@@ -51,14 +60,43 @@ class JobController:
         while self.retries and len(self.active) < job.parallelism:
             out.append(self._stamp(self.retries.pop(0)))
         if job.completions is None:
-            remaining = job.parallelism - self.next_index if self.succeeded == 0 else 0
+            remaining = job.parallelism - self.issued if self.succeeded == 0 else 0
         else:
             remaining = job.completions - self.succeeded - len(self.active) - len(self.retries)
         while len(self.active) < job.parallelism and remaining > 0:
-            out.append(self._stamp(self.next_index))
-            self.next_index += 1
+            out.append(self._stamp(self._new_index()))
             remaining -= 1
         return out
+
+    def _new_index(self) -> int:
+        """The lowest index not yet given, held by no adopted pod, whose name the snapshot does not hold."""
+        while self.next_index in self.used or f"{self.job.name}-{self.next_index}" in self.names:
+            self.next_index += 1
+        self.next_index += 1
+        self.issued += 1
+        return self.next_index - 1
+
+    def adopt(self, owned: Owned) -> None:
+        """The Job's pods of a snapshot (``getPodsForJob``) and what its status counted
+        (``status.succeeded``/``failed`` and the ended pods not yet counted, trackingUncountedPods): an
+        active pod keeps its completion index (else takes the next free one); a Job whose completions
+        succeeded or whose failures passed ``backoffLimit`` creates nothing more."""
+        self.succeeded, self.failed = owned.succeeded, owned.failed
+        self.names = {p.pod.name for p in owned.pods}
+        active = [p for p in owned.pods if p.active]
+        self.used = set(owned.completed_indexes) | {
+            i for p in active if (i := p.completion_index) is not None
+        }
+        for p in active:
+            index = p.completion_index
+            self.active[p.pod.key] = self._new_index() if index is None else index
+        self.issued = len(self.active)
+        job = self.job
+        if job.completions is None:
+            complete = self.succeeded > 0 and not self.active
+        else:
+            complete = self.succeeded >= job.completions
+        self.done = complete or self.failed > job.backoff_limit
 
     def pod_groups(self) -> list[PodGroup]:
         return []

@@ -7,7 +7,8 @@ A kind is one module of ``gpufleet.workloads`` that defines its controller and r
 pods it wants now (``wanted``, given the nodes that exist, for kinds that place a pod per node)
 and which PodGroups (gangs) they form (``pod_groups``), and learns when one of its pods ended
 (``finished``) or was taken away by a queueing system to be created again later (``suspended``),
-and which pods it wants on a node that joins (``node_added``).
+and which pods it wants on a node that joins (``node_added``). A controller of a kind a cluster
+snapshot holds also adopts the pods it already made there (``Adopts``).
 
 A kind the manifest reader does not know already (anything but Jobs, Deployments and DaemonSets)
 brings its reader too: ``@register_kind(<model class>, api=(group, version, kind), read=...)``.
@@ -19,9 +20,10 @@ status 2; unmodelled fields are warnings).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from gpufleet.model.node import Node
+from gpufleet.model.owned import Owned
 from gpufleet.model.pod import Pod
 from gpufleet.model.workloads import Created, PodGroup, Workload
 
@@ -64,6 +66,17 @@ class WorkloadController(Protocol):
     def suspended(self, pod: Pod) -> None:
         """One of its pods was deleted by a queueing system that will admit the workload again
         (Kueue's eviction): it is created again later, not counted as failed."""
+        ...
+
+
+@runtime_checkable
+class Adopts(Protocol):
+    """A controller that adopts the pods a cluster snapshot holds of it (Jobs, ReplicaSets,
+    Deployments, DaemonSets): asked before its first ``wanted``."""
+
+    def adopt(self, owned: Owned) -> None:
+        """Its pods of the snapshot (``PodControllerRefManager.ClaimPods``) count as its own, so that
+        it creates only what is missing."""
         ...
 
 

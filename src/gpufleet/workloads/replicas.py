@@ -1,13 +1,19 @@
 """What a ReplicaSet's controller does for every kind that keeps replicas (a ReplicaSet, a
 Deployment through its ReplicaSet): keep ``replicas`` pods, replacing any that end; autoscalers
-change ``replicas``. A kind gives only how its next pod is made (``next_pod``: its name)."""
+change ``replicas``. A kind gives only how its next pod is made (``next_pod``: its name).
+
+Of a cluster snapshot, it adopts its pods there (``getPodsForReplicaSet``): the active ones count
+toward ``replicas`` (``manageReplicas`` creates only the difference, and deletes the surplus when
+scaled down), and no new pod takes the name of one of them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import ClassVar
 
+from gpufleet.model.generated_names import unique_name
 from gpufleet.model.node import Node
+from gpufleet.model.owned import Owned
 from gpufleet.model.pod import Pod
 from gpufleet.model.workloads import PodGroup
 
@@ -18,6 +24,7 @@ class KeepsReplicas:
     def __init__(self, replicas: int):
         self.replicas = replicas  # spec.replicas, which autoscalers change
         self.active: set[str] = set()
+        self.names: set[str] = set()  # every name given or adopted, so that none is reused
 
     def next_pod(self) -> Pod:
         """The next pod the controller creates."""
@@ -30,6 +37,19 @@ class KeepsReplicas:
             self.active.add(pod.key)
             out.append(pod)
         return out
+
+    def generated_name(self, replica_set: str, namespace: str, rank: int) -> str:
+        """``<rs>-<5 characters>``, as the ReplicaSet controller names its pods (``GetPodFromTemplate``
+        sets ``generateName: <rs>-``), drawn from the ReplicaSet and the pod's ``rank`` by
+        ``model.generated_names``; never a name given or adopted before."""
+        name = unique_name(f"{replica_set}-", f"{namespace}/{replica_set}/{rank}", self.names)
+        self.names.add(name)
+        return name
+
+    def adopt(self, owned: Owned) -> None:
+        """Its active pods of the snapshot (``controller.FilterActivePods``) are its replicas."""
+        self.active |= {p.pod.key for p in owned.pods if p.active}
+        self.names |= {p.pod.name for p in owned.pods}
 
     def pod_groups(self) -> list[PodGroup]:
         return []

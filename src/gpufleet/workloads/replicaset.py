@@ -20,7 +20,6 @@ from dataclasses import dataclass, field, replace
 from functools import cmp_to_key
 from typing import ClassVar
 
-from gpufleet.model.generated_names import unique_name
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.workloads import Created
 from gpufleet.workloads import register_kind
@@ -146,7 +145,6 @@ class ReplicaSetController(KeepsReplicas):
         super().__init__(replica_set.replicas)
         self.replica_set = replica_set
         self.created = 0  # pods created so far: the rank of the next one
-        self.names: set[str] = set()  # every name given, so that none is reused
 
     @property
     def key(self) -> str:
@@ -154,7 +152,6 @@ class ReplicaSetController(KeepsReplicas):
 
     def next_pod(self) -> Pod:
         rs = self.replica_set
-        name = unique_name(f"{rs.name}-", f"{rs.key}/{self.created}", self.names)
+        name = self.generated_name(rs.name, rs.namespace, self.created)
         self.created += 1
-        self.names.add(name)
         return replace(rs.template.stamped(name, OwnerRef(self.kind, rs.name)), namespace=rs.namespace)

@@ -1,0 +1,124 @@
+"""``gpufleet history``: read the window from Prometheus (``gpufleet.live.history_read``), write the
+scenario directory (``nodes.yaml``, ``pods.yaml``, ``podgroups.yaml``, ``priorityclasses.yaml``
+(those given with ``--priority-classes``), ``simulation.yaml``, and ``NOTES.txt`` with what the
+metrics could not say), print one summary line and the notes. Bad
+options and an unreachable or refusing Prometheus are one line on stderr and exit status 2.
+
+It lives here, above the live side and the simulator, because a gang's durations are corrected by
+the simulator's own ring model (``sim.placement_quality``) for the placement it really had.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from gpufleet.live.history import build_scenario, parse_since
+from gpufleet.live.history_read import read_history
+from gpufleet.live.prometheus_api import PrometheusAPI, PrometheusError
+from gpufleet.model.quantity import QuantityError
+from gpufleet.sim.placement_quality import ring_placement
+
+
+def parse_time(text: str | None) -> float:
+    """``--until``: RFC 3339 (``2026-12-01T00:00:00Z``) or Unix seconds, as Prometheus' API takes
+    times; None is now."""
+    if text is None:
+        return time.time()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--until: not an RFC 3339 time or Unix seconds: {text!r}") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def gang_stretch(members: Sequence[tuple[str, int]], gpus_per_node: int, product: str | None) -> float:
+    return ring_placement(members, gpus_per_node, product).stretch
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_priority_classes(path: Path) -> dict[str, dict[str, Any]]:
+    """The PriorityClasses of a file (``kubectl get priorityclasses -o yaml``: a ``List``, or
+    documents), by name, with the fields that matter to scheduling."""
+    try:
+        documents = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"--priority-classes {path}: {str(exc).splitlines()[0]}") from None
+    items = [i for d in documents for i in (d.get("items") or [] if d.get("kind") == "List" else [d])]
+    classes = {
+        str(i["metadata"]["name"]): {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": i["metadata"]["name"]},
+            **{k: i[k] for k in ("value", "globalDefault", "preemptionPolicy", "description") if k in i},
+        }
+        for i in items
+        if isinstance(i, dict) and i.get("kind") == "PriorityClass" and (i.get("metadata") or {}).get("name")
+    }
+    if not classes:
+        raise ValueError(f"--priority-classes {path}: no PriorityClass in it")
+    return classes
+
+
+def history_command(
+    prometheus: str,
+    since: str,
+    until: str | None,
+    namespace: str | None,
+    out_dir: Path,
+    priority_classes: Path | None = None,
+    *,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Write the scenario; returns the exit status (0, or 2 with one line on ``err``)."""
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        length = parse_since(since)
+        if length <= 0:
+            raise ValueError("--since: must be greater than 0")
+        end = parse_time(until)
+        classes = read_priority_classes(priority_classes) if priority_classes else {}
+        api = PrometheusAPI(prometheus)
+        history = read_history(api, end - length, end, namespace)
+    except QuantityError as exc:
+        print(f"--since: {exc}", file=err)
+        return 2
+    except (ValueError, PrometheusError) as exc:
+        print(exc, file=err)
+        return 2
+    if not history.pods and not history.nodes:
+        print(
+            f"{prometheus}: no kube_pod_created or kube_node_created series between {_iso(history.start)} "
+            f"and {_iso(history.end)}{f' in namespace {namespace}' if namespace else ''}: is Prometheus "
+            "scraping kube-state-metrics?",
+            file=err,
+        )
+        return 2
+    scenario = build_scenario(history, gang_stretch, classes)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, docs in scenario.files.items():
+        (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    (out_dir / "NOTES.txt").write_text("".join(f"- {note}\n" for note in scenario.notes))
+    print(
+        f"wrote {out_dir}: {scenario.pods} pods ({scenario.jobs} Jobs, {scenario.gangs} gangs), "
+        f"{scenario.nodes} nodes, {_iso(history.start)} to {_iso(history.end)}; "
+        f"{len(scenario.notes)} notes in {out_dir / 'NOTES.txt'}",
+        file=out,
+    )
+    for note in scenario.notes:
+        print(f"note: {note}", file=out)
+    return 0

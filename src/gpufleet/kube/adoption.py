@@ -1,0 +1,196 @@
+"""Which pods of a cluster snapshot each of its controllers already made, so that it adopts them
+instead of creating its pods again (``Scenario.owned``).
+
+A pod is a controller's when its controlling ``ownerReference`` (``controller: true``:
+``metav1.GetControllerOf``) names a Job, ReplicaSet or DaemonSet of the scenario in the pod's
+namespace, by kind and name and, where both sides have one, by uid (``PodControllerRefManager.ClaimPods``,
+pkg/controller/controller_ref_manager.go, releases a pod whose controller uid differs). A pod whose
+controller is not in the snapshot is an orphan and stays a bare pod; adopting orphans by selector
+is not done. A ReplicaSet whose controller is a Deployment of the scenario is that Deployment's
+(``getReplicaSetsForDeployment``): it is no workload of its own, its pods are the Deployment's
+(their owner becomes the Deployment) and the one whose template equals the Deployment's but for
+the ``pod-template-hash`` label (``FindNewReplicaSet``, ``EqualIgnoreHash``; the oldest first) names
+its new pods. Without the ReplicaSets in the snapshot, a pod owned by ``<deployment>-<hash>`` with
+the label ``pod-template-hash: <hash>`` is the Deployment's (the name the Deployment controller
+gives its ReplicaSets). A Job counts its ended pods as its status does (job_controller.go
+``trackJobStatusAndRemoveFinalizers``): ``status.succeeded``/``failed`` plus the ended pods not yet
+counted there (in ``status.uncountedTerminatedPods``, or still holding the
+``batch.kubernetes.io/job-tracking`` finalizer); a Job written without ``status`` counts the ended
+pods of the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpufleet.kube.objects import items, mapping
+from gpufleet.model.owned import Owned, OwnedPod
+from gpufleet.model.pod import OwnerRef
+from gpufleet.model.scenario import BarePod, Scenario
+from gpufleet.workloads import controller_for
+
+#: ``apps.DefaultDeploymentUniqueLabelKey``
+POD_TEMPLATE_HASH = "pod-template-hash"
+#: ``batch.JobTrackingFinalizer``: a Job's ended pod holds it until the Job's status counts it
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+
+#: kind, namespace, name
+Ref = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class _Object:
+    """What adoption reads of a Pod, Job, Deployment, ReplicaSet or DaemonSet document."""
+
+    uid: str
+    owner: tuple[str, str, str] | None  # its controller: kind, name, uid
+    body: Mapping[str, Any]
+
+
+def _read(body: Mapping[str, Any]) -> _Object:
+    metadata = mapping(body.get("metadata"))
+    controller = next(
+        (o for o in items(metadata.get("ownerReferences")) if o.get("controller") is True), None
+    )
+    owner = None
+    if controller is not None:
+        owner = (
+            str(controller.get("kind") or ""),
+            str(controller.get("name") or ""),
+            str(controller.get("uid") or ""),
+        )
+    return _Object(str(metadata.get("uid") or ""), owner, body)
+
+
+def claim(scenario: Scenario, documents: Sequence[tuple[Ref, Mapping[str, Any]]]) -> None:
+    """Fill ``scenario.owned`` from the snapshot's documents (``(kind, namespace, name)`` and body, of
+    its Pods and workloads); fold the ReplicaSets of its Deployments into them."""
+    objects = {ref: _read(body) for ref, body in documents}
+    workloads = {(controller_for(w).kind, w.namespace, w.name): w for w in scenario.workloads()}
+
+    def controller(namespace: str, owner: tuple[str, str, str] | None) -> Ref | None:
+        """The workload of the scenario that ``owner``, a controller reference, names."""
+        if owner is None:
+            return None
+        ref = (owner[0], namespace, owner[1])
+        found = objects.get(ref)
+        if ref not in workloads or found is None:
+            return None
+        return ref if not (found.uid and owner[2]) or found.uid == owner[2] else None
+
+    folded = {
+        rs: deployment
+        for rs in workloads
+        if rs[0] == "ReplicaSet"
+        and (deployment := controller(rs[1], objects[rs].owner)) is not None
+        and deployment[0] == "Deployment"
+    }
+    for job in (ref for ref in workloads if ref[0] == "Job" and ref in objects):
+        counted = _job_status(objects[job].body)
+        if counted.succeeded or counted.failed or counted.completed_indexes:
+            scenario.owned[_key(job)] = counted
+    for ref, deployment in sorted(folded.items(), key=lambda item: _created(objects[item[0]])):
+        scenario.other_workloads.remove(workloads[ref])
+        if _key(deployment) not in scenario.owned and _equal_ignore_hash(
+            objects[ref].body, objects[deployment].body
+        ):
+            scenario.owned[_key(deployment)] = Owned(replica_set=ref[2])
+    for i, bare in enumerate(scenario.pods):
+        pod = objects.get(("Pod", bare.pod.namespace, bare.pod.name))
+        if pod is None or pod.owner is None:
+            continue
+        kind, name, _ = pod.owner
+        target = controller(bare.pod.namespace, pod.owner)
+        if target is not None:
+            target = folded.get(target, target)
+        elif kind == "ReplicaSet" and (kind, bare.pod.namespace, name) not in objects:
+            target = _deployment_by_hash(bare, name, workloads)
+        if target is None:
+            continue
+        if target[0] == "Deployment":
+            bare = scenario.pods[i] = replace(
+                bare, pod=replace(bare.pod, owner=OwnerRef("Deployment", target[2]))
+            )
+        owned = scenario.owned.setdefault(_key(target), Owned())
+        terminating = mapping(pod.body.get("metadata")).get("deletionTimestamp") is not None
+        owned.pods.append(OwnedPod(bare.pod, bare.phase, terminating))
+        if target[0] == "Job":
+            _count_ended(owned, bare, pod, objects[target].body)
+
+
+def _key(ref: Ref) -> str:
+    return "/".join(ref)
+
+
+def _created(found: _Object) -> str:
+    """``metadata.creationTimestamp`` (RFC 3339 in UTC sorts as text): the oldest comes first."""
+    return str(mapping(found.body.get("metadata")).get("creationTimestamp") or "")
+
+
+def _deployment_by_hash(bare: BarePod, replica_set: str, workloads: Mapping[Ref, object]) -> Ref | None:
+    """The Deployment whose ReplicaSet ``<deployment>-<hash>`` (absent from the snapshot) owns ``bare``."""
+    hash_ = bare.pod.labels.get(POD_TEMPLATE_HASH)
+    suffix = f"-{hash_}"
+    if not hash_ or not replica_set.endswith(suffix):
+        return None
+    ref = ("Deployment", bare.pod.namespace, replica_set[: -len(suffix)])
+    return ref if ref in workloads else None
+
+
+def _equal_ignore_hash(replica_set: Mapping[str, Any], deployment: Mapping[str, Any]) -> bool:
+    """``EqualIgnoreHash``: the two pod templates are equal once the ``pod-template-hash`` label is
+    dropped (empty and absent maps are equal, as ``Semantic.DeepEqual`` has them)."""
+
+    def template(body: Mapping[str, Any]) -> dict[str, Any]:
+        spec = mapping(mapping(body.get("spec")).get("template"))
+        metadata = mapping(spec.get("metadata"))
+        labels = {k: v for k, v in mapping(metadata.get("labels")).items() if k != POD_TEMPLATE_HASH}
+        metadata = {k: v for k, v in {**metadata, "labels": labels}.items() if v not in ({}, None)}
+        return {k: v for k, v in {**spec, "metadata": metadata}.items() if v not in ({}, None)}
+
+    return template(replica_set) == template(deployment)
+
+
+def _job_status(job: Mapping[str, Any]) -> Owned:
+    """What a Job's ``status`` has counted: ``succeeded``, ``failed`` and ``completedIndexes``."""
+    status = mapping(job.get("status"))
+    return Owned(
+        succeeded=_int(status.get("succeeded")),
+        failed=_int(status.get("failed")),
+        completed_indexes=_indexes(status.get("completedIndexes")),
+    )
+
+
+def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, Any]) -> None:
+    """Add the Job's ended pod ``bare`` to its counts, unless its status counted it already."""
+    if bare.phase not in ("Succeeded", "Failed"):
+        return
+    status = mapping(job.get("status"))
+    uncounted = mapping(status.get("uncountedTerminatedPods")).get(bare.phase.lower()) or ()
+    finalizers = mapping(pod.body.get("metadata")).get("finalizers") or ()
+    if status and pod.uid not in uncounted and JOB_TRACKING_FINALIZER not in finalizers:
+        return  # already in status.succeeded / status.failed
+    if bare.phase == "Failed":
+        owned.failed += 1
+        return
+    owned.succeeded += 1
+    index = owned.pods[-1].completion_index
+    if index is not None:
+        owned.completed_indexes |= {index}
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _indexes(value: object) -> frozenset[int]:
+    """``status.completedIndexes`` (``1,3-5``) as a set; parts that do not parse are skipped, as
+    ``parseIndexesFromString`` skips them."""
+    found: set[int] = set()
+    for part in str(value or "").split(","):
+        first, _, last = part.partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            found.update(range(int(first), int(last or first) + 1))
+    return frozenset(found)

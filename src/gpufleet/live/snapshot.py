@@ -1,0 +1,122 @@
+"""``gpufleet snapshot``: a live cluster written as a scenario directory, one ``<kind>.json`` per
+kind, each the ``kind: List`` that ``kubectl get <kind> -o json`` prints (objects with their
+``apiVersion`` and ``kind``, ``managedFields`` left out as kubectl leaves them out), so that
+``simulate``, ``explain`` and ``validate`` read it as they read any kubectl dump.
+
+Objects are written page by page as they are read, so the memory held is one page whatever the
+cluster's size. With a namespace (``-n``), namespaced kinds are read in that namespace only, but
+the pods of other namespaces that hold a node's resources (bound and not finished) are read too:
+without them every node would look emptier than it is. ``SNAPSHOT.md`` says where and when the
+snapshot was taken, how many objects of each kind it holds, and what was skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from gpufleet.live.client import LiveCluster, NotServed
+from gpufleet.live.kinds import KINDS, KindRef
+
+#: pods of other namespaces that hold node resources (API field selectors on pods)
+_HOLDING_NODE = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass
+class SnapshotResult:
+    out_dir: Path
+    server: str
+    taken_at: str
+    namespace: str | None
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def objects(self) -> int:
+        return sum(self.counts.values())
+
+
+class _ListWriter:
+    """One ``kind: List`` JSON file written an object at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._file: IO[str] | None = None
+
+    def add(self, items: list[dict[str, Any]]) -> None:
+        for item in items:
+            if self._file is None:
+                self._file = self.path.open("w")
+                self._file.write('{"apiVersion": "v1", "kind": "List", "items": [\n')
+            else:
+                self._file.write(",\n")
+            json.dump(item, self._file, separators=(",", ":"), sort_keys=True)
+            self.count += 1
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.write("\n]}\n")
+            self._file.close()
+
+
+def take_snapshot(
+    cluster: LiveCluster,
+    out_dir: Path,
+    namespace: str | None = None,
+    kinds: dict[str, KindRef] | None = None,
+) -> SnapshotResult:
+    """Read every kind of ``kinds`` (default: all of ``KINDS``) into ``out_dir``; ``namespace`` None
+    reads all namespaces. Kinds the cluster does not serve are skipped with a warning; other errors
+    (unreachable, forbidden) are ``LiveError``s."""
+    started = time.monotonic()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob("*.json"):
+        stale.unlink()
+    result = SnapshotResult(
+        out_dir, cluster.server, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), namespace
+    )
+    for stem, kind in (kinds or KINDS).items():
+        writer = _ListWriter(out_dir / f"{stem}.json")
+        try:
+            for items, _ in cluster.list_pages(kind, namespace if kind.namespaced else None):
+                writer.add(items)
+            if kind.kind == "Pod" and namespace is not None:
+                elsewhere = f"{_HOLDING_NODE},metadata.namespace!={namespace}"
+                for items, _ in cluster.list_pages(kind, None, field_selector=elsewhere):
+                    writer.add(items)
+        except NotServed as exc:
+            result.warnings.append(f"skipped {exc}")
+            continue
+        finally:
+            writer.close()
+        result.counts[stem] = writer.count
+    result.warnings += cluster.warnings
+    result.seconds = time.monotonic() - started
+    (out_dir / "SNAPSHOT.md").write_text(_describe(result))
+    return result
+
+
+def _describe(result: SnapshotResult) -> str:
+    scope = f"namespace {result.namespace} (and the pods of other namespaces that hold node resources)"
+    lines = [
+        "# gpufleet snapshot",
+        "",
+        f"- server: {result.server}",
+        f"- taken at: {result.taken_at} ({result.seconds:.1f} s)",
+        f"- scope: {scope if result.namespace else 'all namespaces'}",
+        "",
+        "| file | objects |",
+        "|---|---|",
+        *(f"| {stem}.json | {n} |" for stem, n in result.counts.items() if n),
+        "",
+        "Kinds read with no objects: " + (", ".join(s for s, n in result.counts.items() if not n) or "none"),
+        "",
+        *(f"- warning: {w}" for w in result.warnings),
+    ]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,62 @@
+"""What a controller of a cluster snapshot has already made: the pods of the snapshot it owns and,
+for a Job, what its status has counted. Its controller adopts them (upstream's
+``PodControllerRefManager.ClaimPods``, pkg/controller/controller_ref_manager.go) and creates only
+what is missing, instead of starting afresh beside them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpufleet.model.pod import Pod
+
+#: ``batch.kubernetes.io/job-completion-index``: an Indexed Job's pod's completion index
+JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+#: the phases of a pod that has ended
+FINISHED_PHASES = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class OwnedPod:
+    """A pod of the snapshot whose controlling owner is the controller (its ``phase`` as the dump has
+    it; ``terminating``: it has a ``metadata.deletionTimestamp``)."""
+
+    pod: Pod
+    phase: str
+    terminating: bool = False
+
+    @property
+    def active(self) -> bool:
+        """Neither Succeeded nor Failed nor being deleted (``controller.IsPodActive``)."""
+        return self.phase not in FINISHED_PHASES and not self.terminating
+
+    @property
+    def node(self) -> str | None:
+        """The node the pod is on or pinned to (``util.GetTargetNodeName``: ``spec.nodeName``, else a
+        DaemonSet pod's required node affinity on ``metadata.name``)."""
+        if self.pod.node_name is not None:
+            return self.pod.node_name
+        for term in self.pod.required_terms or ():
+            for req in term.fields:
+                if req.key == "metadata.name" and req.operator == "In" and len(req.values) == 1:
+                    return req.values[0]
+        return None
+
+    @property
+    def completion_index(self) -> int | None:
+        """An Indexed Job's pod's completion index (its annotation), None when absent or not a number."""
+        value = self.pod.annotations.get(JOB_COMPLETION_INDEX, "")
+        return int(value) if value.isdigit() else None
+
+
+@dataclass
+class Owned:
+    """A controller's pods in the snapshot and, for a Job, its pods that have ended and been counted:
+    ``succeeded`` and ``failed`` (``status.succeeded``/``failed`` plus the finished pods not yet
+    counted there) and ``completed_indexes`` (an Indexed Job's ``status.completedIndexes``); for a
+    Deployment, ``replica_set``: its current ReplicaSet, which names its new pods."""
+
+    pods: list[OwnedPod] = field(default_factory=list)
+    succeeded: int = 0
+    failed: int = 0
+    completed_indexes: frozenset[int] = frozenset()
+    replica_set: str = ""
