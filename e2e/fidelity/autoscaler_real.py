@@ -16,7 +16,6 @@ clouds' templates do); gpufleet's templates have none, so the cases leave that m
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -42,7 +41,7 @@ FIRST_LOOP = "static_autoscaler.go"
 SCALE_UP_LINE = re.compile(r"Scale-up: setting group (\S+) size to (\d+)")
 #: how long cluster-autoscaler is watched after its first loop
 WATCH_S = {"scale-up": 15.0, "no-scale-up": 8.0, "scale-down": 8.0}
-POLL_S = 0.25
+POLL_S = 0.1
 UNUSED_SCHEDULER = "gpufleet-fidelity-no-such-scheduler"
 CONFIG_MAPS = ("kwok-provider-config", "kwok-provider-templates", "cluster-autoscaler-priority-expander")
 
@@ -134,11 +133,22 @@ def _config_map(name: str, data: dict[str, str]) -> dict[str, Any]:
 
 
 def clean(cp: ControlPlane) -> None:
+    """cluster-autoscaler stopped; the case's pods (at once), Nodes, ConfigMaps and Events deleted,
+    through the API (what ``kubectl delete --all`` asks, without a kubectl process for each)."""
+    from lightkube import ApiError
+    from lightkube.resources.core_v1 import ConfigMap, Event, Node, Pod
+
     cp.stop_cluster_autoscaler()
-    cp.kubectl("delete", "pods", "--all", "-n", NAMESPACE, "--grace-period=0", "--force", "--wait=false")
-    cp.kubectl("delete", "nodes", "--all", "--wait=false")
-    cp.kubectl("delete", "configmap", "-n", CA_NAMESPACE, "--ignore-not-found", *CONFIG_MAPS)
-    cp.kubectl("delete", "events", "--all", "-n", NAMESPACE)
+    client = cp.client()
+    client.deletecollection(Pod, namespace=NAMESPACE, grace_period=0)
+    client.deletecollection(Node)
+    for name in CONFIG_MAPS:
+        try:
+            client.delete(ConfigMap, name, namespace=CA_NAMESPACE)
+        except ApiError as exc:
+            if exc.status.code != 404:
+                raise
+    client.deletecollection(Event, namespace=NAMESPACE)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if not _items(cp, f"/api/v1/namespaces/{NAMESPACE}/pods") and not _items(cp, "/api/v1/nodes"):
@@ -152,10 +162,12 @@ def _items(cp: ControlPlane, path: str) -> list[dict[str, Any]]:
 
 
 def _apply(cp: ControlPlane, objects: list[dict[str, Any]]) -> None:
-    if objects:
-        cp.kubectl(
-            "create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
-        )
+    """Create ``objects`` in order (as ``kubectl create -f`` does a List's items)."""
+    from lightkube import codecs
+
+    client = cp.client()
+    for obj in objects:
+        client.create(codecs.from_dict(obj))
 
 
 def _ready(node: dict[str, Any]) -> bool:
@@ -228,9 +240,12 @@ def _undecided(cp: ControlPlane) -> int:
 
 
 def _watch(cp: ControlPlane, case: AutoscalerCase, log: Path, existing: set[str]) -> Decisions:
-    """Watch until the decision is in (a scale-up: every pod bound, so no further one can come; no
-    scale-up: every pending pod has its ``NotTriggerScaleUp`` Event) or the case's time is up (a
-    scale-down: nodes go after ``scale-down-unneeded-time``; what stays is only known then)."""
+    """Watch until the decision is in or the case's time is up. A scale-up is in once every pod is
+    bound, or once it has scaled up and every pod still pending has its ``NotTriggerScaleUp`` Event:
+    cluster-autoscaler sends that Event only in a loop without a scale-up attempt, and only to the
+    pods no node group can help (``EventingScaleUpStatusProcessor``, ``GetRemainingPods``), so no
+    further scale-up can come. No scale-up: every pending pod has its Event. A scale-down is known
+    only when the case's time is up (nodes go after ``scale-down-unneeded-time``)."""
     started = time.monotonic()
     while time.monotonic() - started < WATCH_S[case.kind]:
         time.sleep(POLL_S)
@@ -238,7 +253,9 @@ def _watch(cp: ControlPlane, case: AutoscalerCase, log: Path, existing: set[str]
         pending = {p["metadata"]["name"] for p in pods if not p["spec"].get("nodeName")}
         if case.kind == "scale-up" and not pending:
             break
-        if case.kind == "no-scale-up" and pending <= set(_not_triggered(cp)):
+        if case.kind == "scale-down" or not pending <= set(_not_triggered(cp)):
+            continue
+        if case.kind == "no-scale-up" or SCALE_UP_LINE.search(_text(log)) is not None:
             break
     cp.stop_cluster_autoscaler()
     return _read(cp, case, log, existing)

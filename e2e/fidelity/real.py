@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -115,6 +116,21 @@ def _scheduled_condition(pod: Any) -> Any:
     return None
 
 
+def failed_scheduling_by_pod(events: Iterable[Any]) -> dict[str, list[str]]:
+    """The FailedScheduling messages among ``events``, oldest first, by the UID of their object."""
+    found = sorted(
+        (e for e in events if e.reason == "FailedScheduling"),
+        key=lambda e: (
+            _time(e.eventTime or e.firstTimestamp or e.metadata.creationTimestamp),
+            e.metadata.name,
+        ),
+    )
+    out: dict[str, list[str]] = {}
+    for e in found:
+        out.setdefault(e.involvedObject.uid, []).append(e.message or "")
+    return out
+
+
 class RealCluster:
     """Runs fidelity cases on one control plane, cleaning it between them."""
 
@@ -126,7 +142,8 @@ class RealCluster:
         self.cp = control_plane
         self.client = control_plane.client()
         self._Pod, self._Node, self._Event, self._Namespace = Pod, Node, Event, Namespace
-        self._namespaces: set[str] = {"default"}
+        self._namespaces: set[str] = {"default"}  # those that exist
+        self._used: set[str] = {"default"}  # those the case created objects in (node Events go to default)
         self._created: list[Any] = []  # objects to delete after the case (cluster-scoped ones included)
         self.with_budgets = False  # the case has PodDisruptionBudgets (whose status each step waits for)
 
@@ -137,6 +154,7 @@ class RealCluster:
             self.cp.restart_scheduler(config)
 
     def namespace(self, name: str) -> None:
+        self._used.add(name)
         if name in self._namespaces:
             return
         from lightkube import ApiError
@@ -208,7 +226,7 @@ class RealCluster:
     def reset(self) -> None:
         """Delete every pod (at once), its Events, every Node, and what the case created; wait until
         they are gone."""
-        for ns in sorted(self._namespaces):
+        for ns in sorted(self._used):
             self.client.deletecollection(self._Pod, namespace=ns, grace_period=0)
             self.client.deletecollection(self._Event, namespace=ns)  # listing them filters them all
         for obj in reversed(self._created):
@@ -217,6 +235,7 @@ class RealCluster:
             self._delete(obj)
         self.client.deletecollection(self._Node)
         self._created.clear()
+        self._used = {"default"}
         self.with_budgets = False
         deadline = time.monotonic() + DECIDE_TIMEOUT_S
         while list(self.client.list(self._Pod, namespace="*")) or list(self.client.list(self._Node)):
@@ -275,14 +294,11 @@ class RealCluster:
         events = self.client.list(
             self._Event, namespace=pod.metadata.namespace, fields={"involvedObject.uid": pod.metadata.uid}
         )
-        found = sorted(
-            (e for e in events if e.reason == "FailedScheduling"),
-            key=lambda e: (
-                _time(e.eventTime or e.firstTimestamp or e.metadata.creationTimestamp),
-                e.metadata.name,
-            ),
-        )
-        return [e.message or "" for e in found]
+        return failed_scheduling_by_pod(events).get(pod.metadata.uid, [])
+
+    def every_failed_scheduling(self) -> dict[str, list[str]]:
+        """Every pod's FailedScheduling Event messages, oldest first, by pod UID (one list call)."""
+        return failed_scheduling_by_pod(self.client.list(self._Event, namespace="*"))
 
     # -- one case ----------------------------------------------------------------------------
     def run(self, pods: list[dict[str, Any]], profiles: set[str], later: list[bool] | None = None) -> RealRun:
@@ -298,9 +314,10 @@ class RealCluster:
                 time.sleep(max(0.0, int(latest) + 1 - time.time()))
             run.steps.append(self._step(manifest, profiles))
         now = self.pods()
+        failed = self.every_failed_scheduling()
         for key, pod in sorted(now.items()):
             condition = _scheduled_condition(pod)
-            events = self.failed_scheduling(pod)
+            events = failed.get(pod.metadata.uid, [])
             run.final[key] = FinalPod(
                 pod.spec.nodeName,
                 condition.message if condition is not None and condition.status == "False" else None,
@@ -322,8 +339,7 @@ class RealCluster:
         scheduler_name = manifest.get("spec", {}).get("schedulerName") or "default-scheduler"
         served = scheduler_name in profiles or bool(manifest.get("spec", {}).get("nodeName"))
         self._decided(created, served, step)
-        self._settle(before_pods, key, step)
-        after = self.pods()
+        after = self._settle(before_pods, key, step)
         pod = after.get(key)
         step.node = pod.spec.nodeName if pod is not None else None
         step.preempted = tuple(sorted(k for k in before_pods if k not in after))
@@ -387,10 +403,11 @@ class RealCluster:
         if failure:
             raise RealRunError(f"watching pod {namespace}/{name}: {failure[0]}")
 
-    def _settle(self, before: dict[str, Any], key: str, step: RealStep) -> None:
+    def _settle(self, before: dict[str, Any], key: str, step: RealStep) -> dict[str, Any]:
         """Until nothing moves: a nominated pod bound (or given up), deleted pods gone, every bound pod
         Running (kwok gave it its start time); after a deletion, long enough for the pending pods'
-        retries (they are tried again, in priority order, once their backoff ends)."""
+        retries (they are tried again, in priority order, once their backoff ends). Returns the pods
+        as they were once settled."""
         start = time.monotonic()
         deadline = start + DECIDE_TIMEOUT_S
         quiet_until = 0.0
@@ -411,6 +428,6 @@ class RealCluster:
                 quiet_until = time.monotonic() + QUIET_AFTER_DELETION_S
             settled = not (terminating or starting or waiting) and time.monotonic() >= quiet_until
             if settled and self.budgets(pods) is not None:
-                return
+                return pods
             time.sleep(POLL_S)
         raise RealRunError(f"the cluster did not settle after pod {key} in {DECIDE_TIMEOUT_S:.0f} s")

@@ -1,11 +1,18 @@
 """Running fidelity cases: each case flattened, decided on the real control plane and by gpufleet,
-and judged pod by pod (``CaseResult``)."""
+and judged pod by pod (``CaseResult``).
+
+The control plane decides one case at a time; gpufleet's side (flattening a case before, deciding
+and simulating it after) needs nothing from it but what the real side recorded, so it runs in a
+worker process meanwhile, and the results come back in the cases' order."""
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from typing import Any
 
 from e2e.fidelity.autoscaler_run import AutoscalerResult
@@ -13,10 +20,12 @@ from e2e.fidelity.case import Case, CaseError, Flat, flatten
 from e2e.fidelity.compare import Verdict, decision_agrees, decision_summary, end_agrees, real_summary
 from e2e.fidelity.gpufleet_side import SimulatedPod, decisions, simulate
 from e2e.fidelity.known import KNOWN_DIFFERENCES
-from e2e.fidelity.real import RealCluster, RealRunError
+from e2e.fidelity.real import RealCluster, RealRun, RealRunError
 
 #: created before the nodes, in this order; the rest of a case's cluster objects after them
 FIRST_KINDS = ("PriorityClass", "DeviceClass")
+#: how many cases gpufleet's side flattens ahead of the real side
+LOOKAHEAD = 2
 
 
 @dataclass
@@ -55,7 +64,9 @@ def _sim_summary(pod: SimulatedPod | None) -> dict[str, Any]:
     return {"gone": True} if pod is None else {"node": pod.node, "message": pod.message}
 
 
-def run_case(cluster: RealCluster, case: Case) -> CaseResult:
+def prepare(case: Case) -> tuple[CaseResult, Flat | None]:
+    """The case flattened, and its result so far: an invalid scenario's error, an excluded case's
+    reason, the features gpufleet does not model (None: nothing to run on the control plane)."""
     result = CaseResult(
         case.name, case.origin, case.note, known_difference=KNOWN_DIFFERENCES.get(case.name, "")
     )
@@ -63,15 +74,13 @@ def run_case(cluster: RealCluster, case: Case) -> CaseResult:
         flat = flatten(case)
     except CaseError as exc:
         result.error = f"not a valid scenario: {exc}"
-        return result
+        return result, None
     result.excluded, result.not_modelled = flat.excluded, flat.not_modelled
-    if flat.excluded:
-        return result
-    try:
-        real = _run_real(cluster, flat)
-    except RealRunError as exc:
-        result.error = str(exc)
-        return result
+    return result, None if flat.excluded else flat
+
+
+def judge(result: CaseResult, flat: Flat, real: RealRun) -> CaseResult:
+    """gpufleet's side of the case on what the real side recorded, pod by pod."""
     result.real_s = real.seconds
     chosen = decisions(flat, real)
     ended, _ = simulate(flat, real)
@@ -93,7 +102,7 @@ def run_case(cluster: RealCluster, case: Case) -> CaseResult:
     return result
 
 
-def _run_real(cluster: RealCluster, flat: Flat) -> Any:
+def _run_real(cluster: RealCluster, flat: Flat) -> RealRun:
     cluster.reset()
     cluster.scheduler(flat.scheduler_config)
     first = [d for d in flat.cluster_objects if d["kind"] in FIRST_KINDS]
@@ -109,15 +118,44 @@ def _run_real(cluster: RealCluster, flat: Flat) -> Any:
 def run_cases(
     cluster: RealCluster, cases: Iterable[Case], progress: Callable[[int, CaseResult], None] | None = None
 ) -> tuple[list[CaseResult], float]:
+    """Every case, its real side in order on ``cluster``; gpufleet's side (``prepare`` before,
+    ``judge`` after) runs meanwhile in one worker process, ``LOOKAHEAD`` cases ahead, since it needs
+    nothing from the control plane but what the real side recorded."""
     started = time.monotonic()
-    results = []
-    for n, case in enumerate(cases, 1):
-        result = run_case(cluster, case)
-        results.append(result)
-        if progress is not None:
-            progress(n, result)
+    cases = list(cases)
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as worker:
+        prepared = deque(worker.submit(prepare, case) for case in cases[:LOOKAHEAD])
+        judged: deque[Future[CaseResult]] = deque()
+        results: list[CaseResult] = []
+
+        def report(wait: bool) -> None:
+            while judged and (wait or judged[0].done()):
+                results.append(judged.popleft().result())
+                if progress is not None:
+                    progress(len(results), results[-1])
+
+        for n in range(len(cases)):
+            if n + LOOKAHEAD < len(cases):
+                prepared.append(worker.submit(prepare, cases[n + LOOKAHEAD]))
+            result, flat = prepared.popleft().result()
+            if flat is None:
+                judged.append(_done(result))
+            else:
+                try:
+                    judged.append(worker.submit(judge, result, flat, _run_real(cluster, flat)))
+                except RealRunError as exc:
+                    result.error = str(exc)
+                    judged.append(_done(result))
+            report(wait=False)
+        report(wait=True)
     cluster.reset()
     return results, time.monotonic() - started
+
+
+def _done(result: CaseResult) -> Future[CaseResult]:
+    future: Future[CaseResult] = Future()
+    future.set_result(result)
+    return future
 
 
 @dataclass

@@ -163,7 +163,7 @@ def test_history_replays_the_pods_kube_state_metrics_recorded(
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"wrote {out}: 5 pods (2 Jobs, 1 gangs), ")
+    assert result.output.startswith(f"wrote {out}: 5 pods (2 Jobs, 1 gang), ")
 
     written = {d["metadata"]["name"]: d for d in yaml.safe_load_all((out / "pods.yaml").read_text())}
     assert sorted(written) == sorted(real)

@@ -114,11 +114,15 @@ def history_command(
         (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
     (out_dir / "NOTES.txt").write_text("".join(f"- {note}\n" for note in scenario.notes))
     print(
-        f"wrote {out_dir}: {scenario.pods} pods ({scenario.jobs} Jobs, {scenario.gangs} gangs), "
-        f"{scenario.nodes} nodes, {_iso(history.start)} to {_iso(history.end)}; "
-        f"{len(scenario.notes)} notes in {out_dir / 'NOTES.txt'}",
+        f"wrote {out_dir}: {_count(scenario.pods, 'pod')} ({_count(scenario.jobs, 'Job')}, "
+        f"{_count(scenario.gangs, 'gang')}), {_count(scenario.nodes, 'node')}, {_iso(history.start)} to "
+        f"{_iso(history.end)}; {_count(len(scenario.notes), 'note')} in {out_dir / 'NOTES.txt'}",
         file=out,
     )
     for note in scenario.notes:
         print(f"note: {note}", file=out)
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -268,7 +268,7 @@ class LiveCluster:
                 if last:
                     raise LiveError(
                         f"cannot reach the API server {self.server}: {_transport_reason(exc)} "
-                        f"({self.retries + 1} attempts)"
+                        f"({self.retries + 1} attempt{'s' if self.retries else ''})"
                     ) from None
             else:
                 code = response.status_code
