@@ -104,7 +104,7 @@ class ControlPlane:
         self._start_controller_manager()
         self._start_kwok()
         self.restart_scheduler(scheduler_config)
-        self._wait(
+        self.wait(
             lambda: self.get("/api/v1/namespaces/default/serviceaccounts/default") is not None,
             "kube-controller-manager",
             "the default service account",
@@ -114,7 +114,7 @@ class ControlPlane:
 
     def stop(self) -> None:
         for name in reversed(list(self.processes)):
-            self._terminate(name)
+            self.terminate(name)
         atexit.unregister(self.stop)
 
     def remove(self) -> None:
@@ -129,7 +129,7 @@ class ControlPlane:
         return destination
 
     # -- the components ----------------------------------------------------------------------
-    def _spawn(
+    def spawn(
         self, name: str, args: list[str], executable: Path | None = None, env: dict[str, str] | None = None
     ) -> None:
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (the process owns it)
@@ -145,7 +145,7 @@ class ControlPlane:
         )
         log.close()
 
-    def _terminate(self, name: str) -> None:
+    def terminate(self, name: str) -> None:
         proc = self.processes.pop(name, None)
         if proc is None or proc.poll() is not None:
             return
@@ -160,7 +160,7 @@ class ControlPlane:
 
     def _start_etcd(self) -> None:
         client, peer = f"http://127.0.0.1:{self.etcd_port}", f"http://127.0.0.1:{self.etcd_peer_port}"
-        self._spawn(
+        self.spawn(
             "etcd",
             [
                 "etcd",
@@ -185,11 +185,11 @@ class ControlPlane:
                 str(2 * 2**30),
             ],
         )
-        self._wait(lambda: self._http_ok(f"{client}/health"), "etcd", "/health")
+        self.wait(lambda: self.http_ok(f"{client}/health"), "etcd", "/health")
 
     def _start_apiserver(self) -> None:
         c = self.credentials
-        self._spawn(
+        self.spawn(
             "kube-apiserver",
             [
                 "kube-apiserver",
@@ -224,11 +224,11 @@ class ControlPlane:
                 "2h",
             ],
         )
-        self._wait(lambda: self._api_text("/readyz") == "ok", "kube-apiserver", "/readyz")
+        self.wait(lambda: self._api_text("/readyz") == "ok", "kube-apiserver", "/readyz")
 
     def _start_controller_manager(self) -> None:
         c = self.credentials
-        self._spawn(
+        self.spawn(
             "kube-controller-manager",
             [
                 "kube-controller-manager",
@@ -253,13 +253,13 @@ class ControlPlane:
         """(Re)start kwok with ``e2e/kwok/stages.yaml`` and ``extra_stages`` (more Stage documents,
         e.g. ``e2e.kubelet_images.image_pull_stages``), and wait for its ``/healthz``, served once
         its controllers have started."""
-        self._terminate("kwok")
+        self.terminate("kwok")
         extra = None
         if extra_stages:
             extra = self.workdir / "kwok-extra-stages.yaml"
             extra.write_text(yaml.safe_dump_all(extra_stages, sort_keys=False))
         port = self._start_kwok(extra)
-        self._wait(lambda: self._http_ok(f"http://127.0.0.1:{port}/healthz"), "kwok", "/healthz")
+        self.wait(lambda: self.http_ok(f"http://127.0.0.1:{port}/healthz"), "kwok", "/healthz")
 
     def _start_kwok(self, extra_stages: Path | None = None) -> int:
         config = self.workdir / "kwok.yaml"
@@ -278,7 +278,7 @@ class ControlPlane:
         )
         port = free_port()
         more = ["--config", str(extra_stages)] if extra_stages is not None else []
-        self._spawn(
+        self.spawn(
             "kwok",
             [
                 "kwok",
@@ -298,7 +298,7 @@ class ControlPlane:
     def restart_scheduler(self, config: dict[str, Any] | None = None) -> None:
         """(Re)start kube-scheduler with ``config`` (a KubeSchedulerConfiguration as a dict; upstream
         defaults when None). Its client connection and leader election are the harness's."""
-        self._terminate("kube-scheduler")
+        self.terminate("kube-scheduler")
         document = dict(
             config or {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
         )
@@ -310,7 +310,7 @@ class ControlPlane:
         path = self.workdir / "kube-scheduler.yaml"
         path.write_text(yaml.safe_dump(document, sort_keys=False))
         port = free_port()
-        self._spawn(
+        self.spawn(
             "kube-scheduler",
             [
                 "kube-scheduler",
@@ -323,8 +323,8 @@ class ControlPlane:
             ],
         )
         self.scheduler_config = config
-        self._wait(
-            lambda: self._http_ok(f"https://127.0.0.1:{port}/readyz", insecure=True),
+        self.wait(
+            lambda: self.http_ok(f"https://127.0.0.1:{port}/readyz", insecure=True),
             "kube-scheduler",
             "/readyz",
         )
@@ -335,7 +335,7 @@ class ControlPlane:
         Node objects that kwok then plays; ``flags`` are its command line after the connection."""
         self.stop_cluster_autoscaler()
         (self.logs / "cluster-autoscaler.log").unlink(missing_ok=True)
-        self._spawn(
+        self.spawn(
             "cluster-autoscaler",
             [
                 "cluster-autoscaler",
@@ -355,7 +355,7 @@ class ControlPlane:
         )
 
     def stop_cluster_autoscaler(self) -> None:
-        self._terminate("cluster-autoscaler")
+        self.terminate("cluster-autoscaler")
 
     # -- talking to it -----------------------------------------------------------------------
     def client(self) -> Any:
@@ -390,7 +390,7 @@ class ControlPlane:
         except (urllib.error.URLError, OSError, ValueError):
             return None
 
-    def _http_ok(self, url: str, insecure: bool = False) -> bool:
+    def http_ok(self, url: str, insecure: bool = False) -> bool:
         context = ssl._create_unverified_context() if insecure else None
         try:
             with urllib.request.urlopen(url, context=context, timeout=5) as response:
@@ -398,7 +398,7 @@ class ControlPlane:
         except (urllib.error.URLError, OSError, ValueError):
             return False
 
-    def _wait(self, ready: Callable[[], bool], component: str, what: str) -> None:
+    def wait(self, ready: Callable[[], bool], component: str, what: str) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
             proc = self.processes.get(component)

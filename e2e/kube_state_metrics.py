@@ -19,7 +19,7 @@ def start(cp: ControlPlane) -> str:
     """Start kube-state-metrics as a process of ``cp`` (it dies with the test run) and return the
     ``host:port`` of its ``/metrics`` once it serves them."""
     port = free_port()
-    cp._spawn(
+    cp.spawn(
         "kube-state-metrics",
         [
             "kube-state-metrics",
@@ -34,9 +34,9 @@ def start(cp: ControlPlane) -> str:
         ],
     )
     target = f"127.0.0.1:{port}"
-    cp._wait(lambda: cp._http_ok(f"http://{target}/metrics"), "kube-state-metrics", "/metrics")
+    cp.wait(lambda: cp.http_ok(f"http://{target}/metrics"), "kube-state-metrics", "/metrics")
     return target
 
 
 def stop(cp: ControlPlane) -> None:
-    cp._terminate("kube-state-metrics")
+    cp.terminate("kube-state-metrics")

@@ -5,7 +5,7 @@ The binary is the one on ``PATH`` if there is one; otherwise ``apt-get download 
 candidate of the machine's APT sources, Debian 12's ``2.42.0+ds-5+deb12u1`` here) is unpacked with
 ``dpkg-deb -x`` into ``~/.cache/gpufleet/prometheus-<version>/`` (``GPUFLEET_CACHE`` moves it, as for
 the control plane's builds), once. The server runs as one of the control plane's processes
-(``ControlPlane._spawn``: it dies with the test run, its log is kept with theirs), its storage in the
+(``ControlPlane.spawn``: it dies with the test run, its log is kept with theirs), its storage in the
 control plane's working directory on tmpfs.
 """
 
@@ -107,7 +107,7 @@ def start(cp: ControlPlane, prometheus: Path, targets: list[str]) -> Prometheus:
         )
     )
     port = free_port()
-    cp._spawn(
+    cp.spawn(
         "prometheus",
         [
             "prometheus",
@@ -119,10 +119,10 @@ def start(cp: ControlPlane, prometheus: Path, targets: list[str]) -> Prometheus:
         executable=prometheus,
     )
     server = Prometheus(f"http://127.0.0.1:{port}")
-    cp._wait(lambda: cp._http_ok(f"{server.url}/-/ready"), "prometheus", "/-/ready")
+    cp.wait(lambda: cp.http_ok(f"{server.url}/-/ready"), "prometheus", "/-/ready")
     server.wait_scraped(f"count(up == 1) == {len(targets)}")
     return server
 
 
 def stop(cp: ControlPlane) -> None:
-    cp._terminate("prometheus")
+    cp.terminate("prometheus")

@@ -12,10 +12,10 @@ import yaml
 from conftest import pods_by_name, simulated
 from gpufleet.experiments.history_command import gang_stretch, parse_time, read_priority_classes
 from gpufleet.kube import load_scenario
-from gpufleet.live.history import build_scenario, parse_since
+from gpufleet.live.history import build_scenario
 from gpufleet.live.history_metrics import kubernetes_label, prometheus_label, resource_name
 from gpufleet.live.history_read import Container, History, NodeRecord, PodRecord
-from gpufleet.model.quantity import QuantityError, parse_duration
+from gpufleet.model.quantity import QuantityError, parse_duration, parse_window
 
 START, END = 1_000_000.0, 1_003_600.0
 
@@ -40,11 +40,11 @@ def test_resource_names_sanitised_by_kube_state_metrics_map_back_or_are_refused(
 
 
 def test_since_is_a_go_duration_or_days_and_until_rfc3339_or_unix_seconds() -> None:
-    assert parse_since("7d") == 7 * 86400
-    assert parse_since("1d12h") == 36 * 3600
-    assert parse_since("90m") == 5400
+    assert parse_window("7d") == 7 * 86400
+    assert parse_window("1d12h") == 36 * 3600
+    assert parse_window("90m") == 5400
     with pytest.raises(QuantityError):
-        parse_since("7x")
+        parse_window("7x")
     assert parse_time("2026-12-01T00:00:00Z") == parse_time("1796083200")
     with pytest.raises(ValueError, match="--until: not an RFC 3339 time or Unix seconds: 'yesterday'"):
         parse_time("yesterday")

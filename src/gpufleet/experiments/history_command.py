@@ -19,10 +19,10 @@ from typing import Any, TextIO
 
 import yaml
 
-from gpufleet.live.history import build_scenario, parse_since
+from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import read_history
 from gpufleet.live.prometheus_api import PrometheusAPI, PrometheusError
-from gpufleet.model.quantity import QuantityError
+from gpufleet.model.quantity import QuantityError, parse_window
 from gpufleet.sim.placement_quality import ring_placement
 
 
@@ -87,7 +87,7 @@ def history_command(
     """Write the scenario; returns the exit status (0, or 2 with one line on ``err``)."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        length = parse_since(since)
+        length = parse_window(since)
         if length <= 0:
             raise ValueError("--since: must be greater than 0")
         end = parse_time(until)

@@ -21,10 +21,9 @@ from rich.console import Console
 
 from gpufleet.kube.documents import Document, read_documents
 from gpufleet.kube.problems import Problems, unsupported
-from gpufleet.live.history import parse_since
 from gpufleet.live.startup import Observations, StartupInputError, StartupMeasurement, measure, summary
 from gpufleet.live.startup_calibrate import calibration_yaml
-from gpufleet.model.quantity import parse_duration
+from gpufleet.model.quantity import parse_duration, parse_window
 from gpufleet.report import finished_summary, render_html
 from gpufleet.report.startup_table import not_serving_lines, startup_table
 
@@ -99,7 +98,7 @@ def _since(text: str | None, problems: list[str]) -> tuple[float | None, float |
     if text is None:
         return None, None
     try:
-        return None, parse_since(text)
+        return None, parse_window(text)
     except ValueError:
         pass
     try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from gpufleet.kube.adoption import POD_TEMPLATE_HASH
+from gpufleet.kube.adoption import deployment_by_hash
 from gpufleet.kube.change_kind import Owner, PodSelector
 from gpufleet.kube.objects import controller_of, mapping
 
@@ -61,8 +61,8 @@ def owned_by(pod: Mapping[str, Any], owner: Owner, found: Mapping[Ref, Mapping[s
     if replica_set is not None:
         above = controller_of(replica_set)
         return above is not None and (above.kind, above.name) == ("Deployment", owner.name)
-    hash_ = str(mapping(mapping(pod.get("metadata")).get("labels")).get(POD_TEMPLATE_HASH) or "")
-    return bool(hash_) and ref.name == f"{owner.name}-{hash_}"
+    labels = mapping(mapping(pod.get("metadata")).get("labels"))
+    return deployment_by_hash(ref.name, {str(k): str(v) for k, v in labels.items()}) == owner.name
 
 
 def templates(

@@ -129,14 +129,20 @@ def _created(found: _Object) -> str:
     return str(mapping(found.body.get("metadata")).get("creationTimestamp") or "")
 
 
-def _deployment_by_hash(bare: BarePod, replica_set: str, workloads: Mapping[Ref, object]) -> Ref | None:
-    """The Deployment whose ReplicaSet ``<deployment>-<hash>`` (absent from the snapshot) owns ``bare``."""
-    hash_ = bare.pod.labels.get(POD_TEMPLATE_HASH)
+def deployment_by_hash(replica_set: str, pod_labels: Mapping[str, str]) -> str | None:
+    """The name of the Deployment whose ReplicaSet ``replica_set`` (absent from the snapshot) made a
+    pod with ``pod_labels``: the Deployment controller names its ReplicaSets
+    ``<deployment>-<pod-template-hash>``."""
+    hash_ = pod_labels.get(POD_TEMPLATE_HASH)
     suffix = f"-{hash_}"
-    if not hash_ or not replica_set.endswith(suffix):
-        return None
-    ref = ("Deployment", bare.pod.namespace, replica_set[: -len(suffix)])
-    return ref if ref in workloads else None
+    return replica_set[: -len(suffix)] if hash_ and replica_set.endswith(suffix) else None
+
+
+def _deployment_by_hash(bare: BarePod, replica_set: str, workloads: Mapping[Ref, object]) -> Ref | None:
+    """The Deployment of the scenario whose ReplicaSet ``replica_set`` (absent) owns ``bare``."""
+    name = deployment_by_hash(replica_set, bare.pod.labels)
+    ref = ("Deployment", bare.pod.namespace, name or "")
+    return ref if name is not None and ref in workloads else None
 
 
 def _equal_ignore_hash(replica_set: Mapping[str, Any], deployment: Mapping[str, Any]) -> bool:

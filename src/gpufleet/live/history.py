@@ -22,14 +22,12 @@ when nodes came and went) is listed in ``notes``, never invented.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpufleet.live.history_read import LOOKBACK_S, Container, History, NodeRecord, PodRecord
-from gpufleet.model.quantity import parse_duration
 from gpufleet.model.resources import CPU, GPU, format_units
 from gpufleet.traces.manifests import SAMPLES, _seconds
 
@@ -54,15 +52,6 @@ NOT_IN_METRICS = (
     "node and pod affinity, topology spread constraints, volumes, scheduling gates, host ports and "
     "images on nodes are not in kube-state-metrics' series: the pods have none",
 )
-
-
-def parse_since(text: str) -> float:
-    """A window length: Go duration syntax (``90m``, ``36h``), plus days as Prometheus writes them
-    (``7d``, ``1d12h``)."""
-    match = re.fullmatch(r"(\d+)d(.*)", text.strip())
-    if match is None:
-        return parse_duration(text)
-    return int(match.group(1)) * 86400 + (parse_duration(match.group(2)) if match.group(2) else 0.0)
 
 
 @dataclass

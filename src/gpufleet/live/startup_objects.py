@@ -104,10 +104,16 @@ def condition(obj: Mapping[str, Any], kind: str) -> tuple[str, Mapping[str, Any]
     return None
 
 
+def is_true(obj: Mapping[str, Any], kind: str) -> bool:
+    """Whether the condition ``kind`` is True now."""
+    found = condition(obj, kind)
+    return found is not None and found[1].get("status") == "True"
+
+
 def true_since(obj: Mapping[str, Any], kind: str) -> float | None:
     """When the condition ``kind`` last turned True (its ``lastTransitionTime``); None unless it is True."""
     found = condition(obj, kind)
-    if found is None or found[1].get("status") != "True":
+    if found is None or not is_true(obj, kind):
         return None
     return optional_time(found[1], "lastTransitionTime", found[0])
 

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from gpufleet.live.client import LiveCluster, LiveError
 from gpufleet.live.kinds import KINDS, KindRef
-from gpufleet.live.startup_objects import GPU, amount, condition, parse_time
+from gpufleet.live.startup_objects import is_true, node_gpus, parse_time
 from gpufleet.live.startup_records import Observations
 
 #: a watch request lasts this long (the server ends it), so a stop is noticed within it
@@ -97,11 +97,6 @@ def _since(pod: Mapping[str, Any], since: float | None) -> bool:
 # --- the watch ------------------------------------------------------------------------------------
 
 
-def _ready(obj: Mapping[str, Any], kind: str = "Ready") -> bool:
-    found = condition(obj, kind)
-    return found is not None and found[1].get("status") == "True"
-
-
 def _all_running(pod: Mapping[str, Any]) -> bool:
     containers = (pod.get("spec") or {}).get("containers") or []
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
@@ -111,8 +106,7 @@ def _all_running(pod: Mapping[str, Any]) -> bool:
 
 def _gpus_usable(node: Mapping[str, Any]) -> bool:
     """Ready with ``nvidia.com/gpu`` allocatable > 0."""
-    allocatable = (node.get("status") or {}).get("allocatable") or {}
-    return _ready(node) and amount(allocatable.get(GPU, 0)) > 0
+    return is_true(node, "Ready") and node_gpus(node) > 0
 
 
 @dataclass
@@ -129,13 +123,13 @@ class _Recorder:
         o = self.observed
         if kind == "nodes":
             return {
-                **({"node_ready": o.node_ready} if _ready(obj) else {}),
+                **({"node_ready": o.node_ready} if is_true(obj, "Ready") else {}),
                 **({"gpu_allocatable": o.gpu_allocatable} if _gpus_usable(obj) else {}),
             }
         return {
-            **({"pod_bound": o.pod_bound} if _ready(obj, "PodScheduled") else {}),
+            **({"pod_bound": o.pod_bound} if is_true(obj, "PodScheduled") else {}),
             **({"pod_running": o.pod_running} if _all_running(obj) else {}),
-            **({"pod_ready": o.pod_ready} if _ready(obj) else {}),
+            **({"pod_ready": o.pod_ready} if is_true(obj, "Ready") else {}),
         }
 
     def listed(self, kind: str, obj: Mapping[str, Any]) -> None:

@@ -98,6 +98,15 @@ def parse_duration(value: object) -> float:
     return total
 
 
+def parse_window(text: str) -> float:
+    """A window length: Go duration syntax (``90m``, ``36h``), plus days as Prometheus writes them
+    (``7d``, ``1d12h``)."""
+    match = re.fullmatch(r"(\d+)d(.*)", text.strip())
+    if match is None:
+        return parse_duration(text)
+    return int(match.group(1)) * 86400 + (parse_duration(match.group(2)) if match.group(2) else 0.0)
+
+
 def parse_bandwidth(value: object) -> float:
     """Parse a bandwidth written as a size per second (``"10GB/s"``, ``"500Mi/s"``) into bytes/s."""
     if not isinstance(value, str) or not value.strip().endswith("/s"):
