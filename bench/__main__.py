@@ -12,6 +12,8 @@ from bench.day import describe_day, run_day
 from bench.devices import describe_devices
 from bench.live import describe_live, run_live
 from bench.replay import describe_replays
+from bench.scheduler_live import complete as all_bound
+from bench.scheduler_live import describe_scheduler_live, run_scheduler_live
 from bench.scheduling import (
     cases,
     complete,
@@ -45,11 +47,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(describe_devices(200, 1_600) if args.quick else describe_devices(5_000, 40_000), flush=True)
     day = run_day(50, 20, 300, 2.0) if args.quick else run_day()
     print(describe_day(day), flush=True)
+    bound = True
     if not args.quick:
         for line in describe_replays():
             print(line, flush=True)
         print(describe_live(run_live()), flush=True)
-    return 0 if all(complete(r) for r in results) else 1
+        scheduler_live = run_scheduler_live()
+        print(describe_scheduler_live(scheduler_live), flush=True)
+        bound = all_bound(scheduler_live)
+    return 0 if all(complete(r) for r in results) and bound else 1
 
 
 if __name__ == "__main__":

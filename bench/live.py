@@ -132,22 +132,29 @@ def measure(cp: Any, out: Path) -> tuple[Run, Run, Run, int]:
     return snapshot, kubectl_get, explain, explained
 
 
+def start_control_plane() -> Any:
+    """A control plane of the bench's own (a ``ControlPlane``), or why there is none (a string)."""
+    from e2e.components import BuildError, build, built
+    from e2e.controlplane import ControlPlane
+
+    if built() is None:
+        return "skipped: the control plane is not built (make controlplane)"
+    try:
+        return ControlPlane(build(lambda line: None)).start()
+    except BuildError as exc:
+        return f"skipped: {exc}"
+
+
 def run_live(nodes: int = 1_000, pods: int = 20_000, pending: int = 50, cp: Any = None) -> LiveFigures | str:
     """The figures, or why they could not be taken (the control plane is not built). ``cp``: a
     running control plane to use (it is left running, and the bench's objects are deleted)."""
     import tempfile
 
-    from e2e.components import BuildError, build, built
-    from e2e.controlplane import ControlPlane
-
     own = cp is None
-    if own:
-        if built() is None:
-            return "skipped: the control plane is not built (make controlplane)"
-        try:
-            cp = ControlPlane(build(lambda line: None)).start()
-        except BuildError as exc:
-            return f"skipped: {exc}"
+    if cp is None:
+        cp = start_control_plane()
+        if isinstance(cp, str):
+            return cp
     try:
         populate_s = populate(cp, nodes, pods, pending)
         with tempfile.TemporaryDirectory(prefix="gpufleet-bench-live-") as tmp:

@@ -78,6 +78,8 @@ class ControlPlane:
     started_s: float = 0.0
     #: the processes outlive this one (``make cluster-up``); otherwise they die with it, even killed
     detached: bool = False
+    #: more kube-apiserver flags (e.g. ``--etcd-compaction-interval=5s``), after the harness's
+    apiserver_flags: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.logs = self.workdir / "logs"
@@ -222,9 +224,22 @@ class ControlPlane:
                 "--allow-privileged",
                 "--event-ttl",
                 "2h",
+                *self.apiserver_flags,
             ],
         )
         self.wait(lambda: self._api_text("/readyz") == "ok", "kube-apiserver", "/readyz")
+
+    def restart_apiserver(self, crash: bool = True) -> None:
+        """Stop kube-apiserver, killed (``crash``: SIGKILL, what a crash or an OOM kill does) or with
+        SIGTERM, so that every client's connection and watch breaks, and start it again on the same
+        port and etcd; wait for its ``/readyz``."""
+        proc = self.processes.get("kube-apiserver")
+        if crash and proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        self.terminate("kube-apiserver")
+        self._start_apiserver()
 
     def _start_controller_manager(self) -> None:
         c = self.credentials

@@ -29,6 +29,7 @@ from gpufleet.traces.base import TracePod
 if TYPE_CHECKING:
     from gpufleet.live.client import LiveCluster
     from gpufleet.live.snapshot import SnapshotResult
+    from gpufleet.model.scheduler_config import SchedulerConfig
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="GPU-aware Kubernetes scheduling and cluster simulation."
@@ -232,6 +233,87 @@ def explain(
         out.print_json(json.dumps(explanations))
     else:
         render_explanations(explanations, out)
+
+
+@app.command()
+def scheduler(
+    config: Annotated[
+        Path,
+        typer.Option(
+            "--config", help="The KubeSchedulerConfiguration: its profiles, leader election and client QPS."
+        ),
+    ],
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Log every decision as a JSON line; bind and write nothing.")
+    ] = False,
+    metrics_address: Annotated[
+        str,
+        typer.Option("--bind-address", help="host:port for /metrics, /healthz and /readyz ('' for none)."),
+    ] = "0.0.0.0:10251",
+    identity: Annotated[
+        str | None, typer.Option("--identity", help="Leader-election identity (default: hostname_uuid).")
+    ] = None,
+) -> None:
+    """Schedule the pods of the configuration's profiles on a live cluster, with the same plugins as in
+    simulation: gangs, GPU devices, shares, topology, preemption (docs/scheduler.md)."""
+    import signal
+
+    from gpufleet.live.client import connect
+    from gpufleet.live_scheduler.daemon import LiveScheduler, Options, default_identity
+
+    configs = load_scheduler_config(config)
+    check_reachable(connect_live(kubeconfig, context))  # a problem exits 2 before anything starts
+    options = Options(configs, dry_run, metrics_address or None, identity or default_identity())
+    live = LiveScheduler(lambda: connect(kubeconfig, context), options)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: live.stop.set())
+    profiles = ", ".join(p.scheduler_name for p in configs.profiles)
+    err.print(f"gpufleet scheduler: profiles {profiles}{' (dry run)' if dry_run else ''}", highlight=False)
+    raise typer.Exit(live.run())
+
+
+def check_reachable(cluster: LiveCluster) -> None:
+    """One page of one Node: an unreachable server, refused credentials or a missing right exit 2."""
+    from gpufleet.live.client import LiveError
+    from gpufleet.live.kinds import KINDS
+
+    try:
+        next(cluster.list_pages(KINDS["nodes"], page_size=1))
+    except LiveError as exc:
+        raise fail([str(exc)]) from None
+    finally:
+        cluster.close()
+
+
+def load_scheduler_config(path: Path) -> SchedulerConfig:
+    """The one KubeSchedulerConfiguration of ``path``, checked as a scenario's would be; its plugins must
+    all be implemented (a live scheduler cannot judge without them). Problems exit 2."""
+    from gpufleet.scheduling import registry
+    from gpufleet.scheduling.profile import build_profiles
+
+    scenario = load([path])
+    others = len(scenario.nodes) + len(scenario.pods) + len(scenario.workloads())
+    if len(scenario.schedulers) != 1 or others:
+        raise fail([f"{path}: give exactly one KubeSchedulerConfiguration and nothing else"])
+    (config,) = scenario.schedulers
+    implemented = registry.plugins()
+    missing = sorted(
+        {r.name for p in config.profiles for s in p.plugins.values() for r in s.enabled} - set(implemented)
+    )
+    if missing:
+        raise fail([f"{path}: plugins gpufleet does not implement: {', '.join(missing)}"])
+    try:
+        build_profiles(config)
+    except ProfileError as exc:
+        raise fail([f"{path}: KubeSchedulerConfiguration: {exc}"]) from None
+    for warning in scenario.warnings:
+        if (
+            "leaderElection" not in warning and "clientConnection" not in warning
+        ):  # the live scheduler reads them
+            err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    return config
 
 
 @app.command()

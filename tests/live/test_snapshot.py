@@ -8,12 +8,14 @@ in pages (the API's ``limit``/``continue``), and the commands that read files mu
 from __future__ import annotations
 
 import json
+import pwd
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from e2e.gpufleet_scheduler import pod_group_crd
 from typer.testing import CliRunner
 
 from conftest import kwok_node, wait_until
@@ -282,40 +284,20 @@ def test_in_a_pod_without_a_kubeconfig_the_service_account_is_used(
         live = LiveCluster(config)
         assert {p["metadata"]["name"] for p in live.list(KINDS["pods"], NS)} >= {"train-a", "big"}
         live.close()
+        # a container's user without a home directory (no HOME, no passwd entry: deploy/'s uid 65532)
+        with monkeypatch.context() as homeless:
+            homeless.delenv("KUBECONFIG")
+            homeless.delenv("HOME", raising=False)
+            homeless.setattr(pwd, "getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+            assert load_config(service_account=account).namespace == NS
     finally:
         cluster.kubectl("delete", "clusterrolebinding", "live-snapshot-in-cluster")
-
-
-POD_GROUP_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "podgroups.scheduling.x-k8s.io"},
-    "spec": {
-        "group": "scheduling.x-k8s.io",
-        "scope": "Namespaced",
-        "names": {"plural": "podgroups", "singular": "podgroup", "kind": "PodGroup", "shortNames": ["pg"]},
-        "versions": [
-            {
-                "name": "v1alpha1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
 
 
 def test_a_crd_installed_is_read_and_its_objects_are_modelled(cluster: Any, tmp_path: Path) -> None:
     """With scheduler-plugins' PodGroup CRD served, the snapshot reads the PodGroups and the reader
     makes them gangs (the same objects were skipped with a warning while the CRD was absent)."""
-    _apply(cluster, POD_GROUP_CRD)
-    try:
-        cluster.kubectl(
-            "wait", "--for=condition=Established", "crd/podgroups.scheduling.x-k8s.io", "--timeout=30s"
-        )
+    with pod_group_crd(cluster):
         _apply(
             cluster,
             {
@@ -331,8 +313,6 @@ def test_a_crd_installed_is_read_and_its_objects_are_modelled(cluster: Any, tmp_
         assert [g["metadata"]["name"] for g in _items(tmp_path / "podgroups.json")] == ["gang"]
         validated = _run("validate", tmp_path)
         assert "pod groups: 1" in validated.output, validated.output
-    finally:
-        cluster.kubectl("delete", "crd", "podgroups.scheduling.x-k8s.io", "--wait=false")
 
 
 def test_a_watch_from_a_lists_resource_version_sees_what_changed_after_it(cluster: Any) -> None:

@@ -34,6 +34,9 @@ TIME_LIMIT = PREFIX + "time-limit"
 CONSUMES = PREFIX + "consumes"
 DELETE_AT = PREFIX + "delete-at"
 UNGATE_AT = PREFIX + "ungate-at"
+#: written by gpufleet's live scheduler, not by users: the GPU indices a fractional share was placed on
+#: (docs/scheduler.md); read back by nothing (the model places a bound pod's share itself)
+GPU_DEVICES = PREFIX + "gpu-devices"
 
 
 def _positive_duration(text: str) -> float:
@@ -130,6 +133,8 @@ def read(
         path = f"annotations.{key}"
         if key in KWOK_STAGE_KEYS:
             report.not_modelled(path, note="an annotation of the test control plane's kwok Stages")
+            continue
+        if key == GPU_DEVICES:
             continue
         if key not in _PARSERS:
             known = ", ".join(sorted(_PARSERS))

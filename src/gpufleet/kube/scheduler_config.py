@@ -30,7 +30,13 @@ from gpufleet.kube.spec_model import Duration, SpecModel, validate
 from gpufleet.model.label_syntax import qualified_name_problems
 from gpufleet.model.node_selector import node_selector_terms, preferred_term
 from gpufleet.model.pod import DEFAULT_SCHEDULER
-from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.model.scheduler_config import (
+    PluginRef,
+    PluginSet,
+    ProcessSettings,
+    ProfileConfig,
+    SchedulerConfig,
+)
 from gpufleet.scheduling import plugin_names, registry
 
 #: ``invalidPluginsByVersion`` for ``kubescheduler.config.k8s.io/v1``.
@@ -195,6 +201,25 @@ def scheduler_config(name: str, body: Mapping[str, Any], report: Reporter) -> Sc
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         pod_initial_backoff_s=float(_initial_backoff(config)),
         pod_max_backoff_s=float(_max_backoff(config)),
+        process=_process(config),
+    )
+
+
+def _process(config: KubeSchedulerConfiguration) -> ProcessSettings:
+    election, connection = (
+        config.leader_election or LeaderElection(),
+        config.client_connection or ClientConnection(),
+    )
+    default = ProcessSettings()
+    return ProcessSettings(
+        qps=connection.qps if connection.qps is not None else default.qps,
+        burst=connection.burst if connection.burst is not None else default.burst,
+        leader_elect=election.leader_elect if election.leader_elect is not None else default.leader_elect,
+        lease_duration_s=election.lease_duration or default.lease_duration_s,
+        renew_deadline_s=election.renew_deadline or default.renew_deadline_s,
+        retry_period_s=election.retry_period or default.retry_period_s,
+        resource_name=election.resource_name or default.resource_name,
+        resource_namespace=election.resource_namespace or default.resource_namespace,
     )
 
 

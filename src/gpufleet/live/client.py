@@ -1,4 +1,4 @@
-"""A read-only connection to a Kubernetes API server: kubeconfig and context chosen as kubectl
+"""A connection to a Kubernetes API server: kubeconfig and context chosen as kubectl
 chooses them, lists read page by page, watches, discovery, and one-line errors.
 
 - Configuration, as client-go's loading rules (``clientcmd.NewDefaultClientConfigLoadingRules``):
@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,7 +101,10 @@ def load_config(
     elif os.environ.get("KUBECONFIG"):
         paths = [Path(p).expanduser() for p in os.environ["KUBECONFIG"].split(os.pathsep) if p]
     else:
-        paths = [Path("~/.kube/config").expanduser()]
+        try:
+            paths = [Path("~/.kube/config").expanduser()]
+        except RuntimeError:  # no home directory (a container's user without a passwd entry): in-cluster
+            paths = []
     merged = _merged_kubeconfig(paths)
     where = ", ".join(map(str, paths))
     if not merged["contexts"]:
@@ -121,7 +124,8 @@ def load_config(
 
 @dataclass
 class LiveCluster:
-    """One API server, read-only. ``warnings`` collects what the reads had to tolerate."""
+    """One API server: reads, and ``send`` for the few writes of the scheduler (``live.writes``).
+    ``warnings`` collects what the reads had to tolerate."""
 
     config: Any
     timeout_s: float = 30.0
@@ -257,13 +261,52 @@ class LiveCluster:
         kind: KindRef | None = None,
         namespace: str | None = None,
     ) -> dict[str, Any] | None:
+        while True:
+            accept = {200} | ({404} if missing_ok else set()) | ({410} if params.get("continue") else set())
+            code, doc = self.send(
+                "GET", path, params=params, verb=verb, kind=kind, namespace=namespace, accept=accept
+            )
+            if code == 200:
+                return doc
+            if code == 404:
+                return None
+            token = (doc.get("metadata") or {}).get("continue")
+            if not token:  # 410 without the continuation: the list cannot go on
+                raise LiveError(f"{self.server}{path}: HTTP 410: {doc.get('message') or 'Gone'}")
+            # the continuation the server offers after compaction
+            self.warnings.append(
+                f"{path}: the list's continue token expired; the rest was read at a newer "
+                "resourceVersion (not one consistent snapshot)"
+            )
+            params = {**params, "continue": token}
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        body: object = None,
+        content_type: str = "application/json",
+        verb: str = "get",
+        kind: KindRef | None = None,
+        namespace: str | None = None,
+        accept: Collection[int] = (200, 201),
+    ) -> tuple[int, dict[str, Any]]:
+        """One request, retried with exponential backoff on a connection failure, a timeout, 429 and 5xx
+        (honouring ``Retry-After``): the status code and the JSON body when the code is one of
+        ``accept``, else a ``LiveError`` in one line (403 naming the RBAC rule for ``verb`` on ``kind``)."""
         import httpx2 as httpx
 
         delay = self.backoff_s
+        content = None if body is None else json.dumps(body)
+        headers = {"Content-Type": content_type} if content is not None else {}
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = self._http.get(path, params=params)
+                response = self._http.request(
+                    method, path, params=params or {}, content=content, headers=headers
+                )
             except httpx.TransportError as exc:
                 if last:
                     raise LiveError(
@@ -272,19 +315,8 @@ class LiveCluster:
                     ) from None
             else:
                 code = response.status_code
-                if code == 200:
-                    return dict(response.json())
-                if code == 404 and missing_ok:
-                    return None
-                if code == 410 and params.get("continue"):
-                    token = (_status(response).get("metadata") or {}).get("continue")
-                    if token:  # the continuation the server offers after compaction
-                        self.warnings.append(
-                            f"{path}: the list's continue token expired; the rest was read at a newer "
-                            "resourceVersion (not one consistent snapshot)"
-                        )
-                        params = {**params, "continue": token}
-                        continue
+                if code in accept:
+                    return code, _status(response)
                 if code not in RETRYABLE_STATUS or last:
                     raise self._status_error(response, verb, kind, namespace)
                 retry_after = response.headers.get("Retry-After", "")

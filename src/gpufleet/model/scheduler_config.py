@@ -30,6 +30,23 @@ class ProfileConfig:
     percentage_of_nodes_to_score: int | None = None
 
 
+@dataclass(frozen=True)
+class ProcessSettings:
+    """How the process talks to the API (``clientConnection``) and elects its leader
+    (``leaderElection``), with the v1 defaults (``SetDefaults_KubeSchedulerConfiguration``); only a live
+    scheduler reads them. The Lease's default name is ``gpufleet-scheduler``, not kube-scheduler's own,
+    so that a second scheduler never contends for kube-scheduler's Lease."""
+
+    qps: float = 50.0
+    burst: int = 100
+    leader_elect: bool = True
+    lease_duration_s: float = 15.0
+    renew_deadline_s: float = 10.0
+    retry_period_s: float = 2.0
+    resource_name: str = "gpufleet-scheduler"
+    resource_namespace: str = "kube-system"
+
+
 @dataclass
 class SchedulerConfig:
     """One scheduler process: its profiles share one queue and one QueueSort plugin."""
@@ -39,3 +56,4 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None
     pod_initial_backoff_s: float = 1.0
     pod_max_backoff_s: float = 10.0
+    process: ProcessSettings = field(default_factory=ProcessSettings)

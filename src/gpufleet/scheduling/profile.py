@@ -95,7 +95,6 @@ class Profile:
         return [f for f in self.filters if isinstance(f, DynamicFilter)]
 
 
-
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
     disabled = set(custom.disabled)
     replaced: set[int] = set()

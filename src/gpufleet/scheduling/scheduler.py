@@ -13,6 +13,7 @@ top-scoring nodes (``selectHost``), drawn from a seeded generator.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -192,7 +193,11 @@ class Scheduler:
         return self.queue.has_active() or self.queue.has_backoff()
 
     # -- cycles ----------------------------------------------------------------------------
-    def run(self, now: float) -> list[Outcome]:
+    def run(
+        self, now: float, attempted: Callable[[QueuedPod, list[Outcome], float], None] | None = None
+    ) -> list[Outcome]:
+        """Every pod due in the queue tried once; ``attempted`` (a live scheduler's metrics) hears each
+        attempt with its outcomes and the seconds it took."""
         out: list[Outcome] = []
         for key, w in sorted(self.waiting.items(), key=lambda kv: (kv[1].deadline, kv[0])):
             if w.deadline <= now and key in self.waiting:
@@ -204,7 +209,11 @@ class Scheduler:
         if self.backfill is not None:
             self.backfill.refresh(now)
         while (qp := self.queue.pop()) is not None:
-            out += self.schedule_one(qp, now)
+            started = time.perf_counter()
+            outcomes = self.schedule_one(qp, now)
+            if attempted is not None:
+                attempted(qp, outcomes, time.perf_counter() - started)
+            out += outcomes
         return out
 
     def schedule_one(self, qp: QueuedPod, now: float) -> list[Outcome]:
@@ -536,4 +545,3 @@ class Scheduler:
             release = release or result.release_group
         message = fit_error(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
         return Placement(None, message, release_group=release)
-
