@@ -127,6 +127,7 @@ class Lab:
         if self.scheduler is not None:
             self.scheduler.stop()
             print(self.scheduler.stderr()[-4000:])  # shown by pytest when the test failed
+            print(*self.scheduler.decisions()[-20:], sep="\n")
         self.cp.kubectl("delete", "namespace", self.ns, "--wait=false")
         if self.nodes:
             self.cp.kubectl("delete", "node", *self.nodes, "--ignore-not-found", "--wait=false")
@@ -343,13 +344,13 @@ def test_metrics_use_kube_scheduler_names_and_sigterm_gives_the_lease_up(lab: La
     SIGTERM (``ReleaseOnCancel``) with exit status 0."""
     lab.gpu_nodes(f"{lab.ns}-a")
     scheduler = lab.start(config("gpufleet-metrics", lease=f"{lab.ns}-lease", lease_namespace=lab.ns))
+    _apply(lab.cp, lab.pod("fits", "gpufleet-metrics", {GPU: 6}))
+    wait_until("fits bound", lambda: lab.bound().get("fits"))
     _apply(
         lab.cp,
         lab.group("waits", 2),
-        lab.pod("fits", "gpufleet-metrics", {GPU: 6}),
         *(lab.pod(f"waits-{i}", "gpufleet-metrics", {GPU: 4}, group="waits") for i in range(2)),
     )
-    wait_until("fits bound", lambda: lab.bound().get("fits"))
     wait_until("the gang's verdict", lambda: _unschedulable_message(lab.cp, lab.ns, "waits-1"))
     assert scheduler.http("/healthz") == 200 and scheduler.http("/readyz") == 200
     text = wait_until(
