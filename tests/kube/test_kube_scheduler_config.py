@@ -25,9 +25,7 @@ def test_unknown_plugin_is_an_error_and_an_unmodelled_one_a_warning(tmp_path: Pa
     assert problems(tmp_path, text) == [
         f'{LABEL}: profiles[0].plugins.score.enabled[1].name: plugin "GpuBinPack" does not exist'
     ]
-    text = (
-        HEADER + "profiles:\n- plugins:\n    score:\n      enabled: [{name: VolumeBinding, weight: 2}]\n"
-    )
+    text = HEADER + "profiles:\n- plugins:\n    score:\n      enabled: [{name: VolumeBinding, weight: 2}]\n"
     assert warnings(tmp_path, text) == [
         f"{LABEL}: profiles[0].plugins.score.enabled[0] VolumeBinding is not modelled; ignored"
     ]

@@ -141,6 +141,20 @@ def job_with_three_pods(tmp_path: Path) -> list[Path]:
     )
 
 
+def web_hpa(kind: str, min_replicas: int, max_replicas: int) -> dict[str, Any]:
+    """An autoscaling/v2 HorizontalPodAutoscaler of ``kind`` ``web`` (an apps/v1 workload)."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": NS},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind, "name": "web"},
+            "minReplicas": min_replicas,
+            "maxReplicas": max_replicas,
+        },
+    }
+
+
 def test_get_pods_for_job_counts_running_and_uncounted_succeeded_pods_toward_parallelism(
     tmp_path: Path,
 ) -> None:
@@ -256,16 +270,7 @@ def test_an_hpa_scaling_an_adopted_deployment_to_five_creates_two_named_by_its_c
     Deployment from its 3 adopted pods to 5, so 2 pods are created; ``FindNewReplicaSet``
     (``EqualIgnoreHash``) finds ``web-<hash>`` as its current ReplicaSet, which names them
     ``web-<hash>-<5 characters>``."""
-    hpa = {
-        "apiVersion": "autoscaling/v2",
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "web", "namespace": NS},
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "minReplicas": 5,
-            "maxReplicas": 5,
-        },
-    }
+    hpa = web_hpa("Deployment", 5, 5)
     paths = deployment_snapshot(tmp_path, 3, hpa)
     assert load_scenario(paths).owned["Deployment/ml/web"].replica_set == f"web-{HASH}"
     summary = simulated(paths, duration_s=120.0)
@@ -298,16 +303,7 @@ def test_a_replica_set_scaled_from_four_to_two_deletes_in_active_pods_with_ranks
     rs_owner = owner("ReplicaSet", "web", "uid-web")
     costs = {"web-aaaaa": "100", "web-bbbbb": "-5", "web-ccccc": "0", "web-ddddd": "50"}
     pods = [pod(name, rs_owner, labels=WEB, annotations={POD_DELETION_COST: c}) for name, c in costs.items()]
-    hpa = {
-        "apiVersion": "autoscaling/v2",
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "web", "namespace": NS},
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web"},
-            "minReplicas": 1,
-            "maxReplicas": 2,
-        },
-    }
+    hpa = web_hpa("ReplicaSet", 1, 2)
     paths = dump(tmp_path, node("gpu-0"), apps("ReplicaSet", "web", rs_spec), *pods, hpa)
     assert wanted_after_adoption(paths, "ReplicaSet/ml/web") == []
     pods_after = pods_by_name(simulated(paths, duration_s=120.0))

@@ -140,6 +140,15 @@ def run_cycle(
     now: float,
     memory: Memory,
 ) -> Decisions:
+    served = {p.scheduler_name for p in config.profiles}
+    waits = any(
+        not live.ended and not live.deleting and live.node is None and key not in assumed
+        for key, live in pods.items()
+        if live.pod.scheduler_name in served
+    )
+    if not waits and not _partial_gangs(groups, pods, assumed, Decisions()):
+        return Decisions()  # nothing to decide: the cluster state is not built (each binding's watch
+        # event would otherwise cost a whole rebuild)
     state = ClusterState(nodes)
     state.namespace_labels = dict(namespace_labels)
     state.disruptions = _Budgets(budgets)
@@ -183,7 +192,7 @@ def run_cycle(
     for qp, seconds in timed:  # a pod that waited at Permit is scheduled only if its gang was released
         result = "scheduled" if qp.pod.key in bound else "unschedulable"
         decisions.attempts.append(Attempt(qp.pod.scheduler_name, result, seconds, queued[qp.pod.key]))
-    decisions.gangs = _partial_gangs(gangs, pods, assumed, decisions)
+    decisions.gangs = _partial_gangs(groups, pods, assumed, decisions)
     decisions.fragmented_gpus = _fragmented(state, [live.pod.gpus for live in queued.values()])
     decisions.gangs_waiting = len(
         {g for key in queued if (g := group_key(pods[key].pod)) is not None}
@@ -239,18 +248,27 @@ def _sort(
 
 
 def _partial_gangs(
-    gangs: GangView, pods: Mapping[str, LivePod], assumed: Mapping[str, str], decisions: Decisions
+    groups: Mapping[str, PodGroup],
+    pods: Mapping[str, LivePod],
+    assumed: Mapping[str, str],
+    decisions: Decisions,
 ) -> list[GangStatus]:
+    """The PodGroups with fewer than ``minMember`` of their (not ended) pods bound, assumed or being
+    bound by ``decisions``, but some, and why the others are not."""
     binding = {p.pod.pod.key for b in decisions.bindings for p in b.members}
     why = {f.pod.pod.key: f.message for f in decisions.failures}
+    members: dict[str, list[str]] = defaultdict(list)
+    for key, live in pods.items():
+        if not live.ended and (name := group_key(live.pod)) is not None and name in groups:
+            members[name].append(key)
     out = []
-    for key, group in sorted(gangs.groups.items()):
-        members = gangs.members.get(key, set())
-        bound = sum(1 for m in members if pods[m].node is not None or m in assumed or m in binding)
+    for key, group in sorted(groups.items()):
+        keys = members.get(key, [])
+        bound = sum(1 for m in keys if pods[m].node is not None or m in assumed or m in binding)
         if 0 < bound < group.min_member:
-            reasons = sorted({why[m] for m in members if m in why})
+            reasons = sorted({why[m] for m in keys if m in why})
             message = reasons[0] if reasons else "its other members are not placed yet"
-            out.append(GangStatus(key, group.min_member, len(members), bound, message))
+            out.append(GangStatus(key, group.min_member, len(keys), bound, message))
     return out
 
 

@@ -1,7 +1,8 @@
 """``gpufleet scheduler``: the live driver of the engine's scheduling cycle.
 
-Informers keep Nodes, Pods, PodGroups and Namespaces current; whenever they change (and at least
-every ``RESYNC_S``) the leader runs a cycle (``cycle.run_cycle``) and makes its decisions real:
+Informers keep Nodes, Pods, PodGroups, Namespaces and PodDisruptionBudgets current; whenever they
+change (and at least every ``RESYNC_S``) the leader runs a cycle (``cycle.run_cycle``) and makes its
+decisions real:
 
 - bindings, each pod (or a gang's members together) on a worker thread, as kube-scheduler binds
   asynchronously; a pod is *assumed* on its node from the decision until the watch shows it bound (or
@@ -44,8 +45,6 @@ from gpufleet.live_scheduler.metrics import SchedulerMetrics, serve
 from gpufleet.live_scheduler.models import LivePod, Models
 from gpufleet.model.pod import POD_GROUP_LABEL
 from gpufleet.model.scheduler_config import SchedulerConfig
-from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.gangs import group_key
 
 RESYNC_S = 30.0  # a cycle at least this often: unschedulable pods are retried (time-based plugins)
 COALESCE_S = 0.02  # changes arriving together make one cycle
@@ -235,11 +234,6 @@ class LiveScheduler:
                     del self.assumed[key]
             assumed = dict(self.assumed)
         now = time.monotonic()
-        if _idle(self.config, pods, groups, assumed):  # the cluster state need not be built
-            decisions = Decisions()
-            self._account(decisions, now)
-            self._forget(pods)
-            return decisions
         decisions = run_cycle(self.config, nodes, pods, groups, labels, budgets, assumed, now, self.memory)
         self._account(decisions, now)
         for binding in decisions.bindings:
@@ -471,24 +465,3 @@ class LiveScheduler:
     def _log(self, action: str, live: LivePod, **fields: object) -> None:
         record = {"action": action, "pod": live.pod.key, **{k: v for k, v in fields.items() if v is not None}}
         self.options.log(json.dumps(record))
-
-
-def _idle(
-    config: SchedulerConfig, pods: dict[str, LivePod], groups: dict[str, PodGroup], assumed: dict[str, str]
-) -> bool:
-    """Whether a cycle has nothing to decide: none of the profiles' pods waits (bound, assumed, ended
-    or being deleted), and no PodGroup is bound in part (what ``run_cycle`` reports). Then its
-    decisions are empty, and building the cluster state (every bound pod assigned again) is skipped:
-    each binding's watch event would otherwise cost a whole cycle."""
-    served = {p.scheduler_name for p in config.profiles}
-    bound: dict[str, int] = {}
-    for key, live in pods.items():
-        if live.ended:
-            continue
-        node = live.node or assumed.get(key)
-        if node is None:
-            if not live.deleting and live.pod.scheduler_name in served:
-                return False
-        elif (group := group_key(live.pod)) is not None:
-            bound[group] = bound.get(group, 0) + 1
-    return not any(0 < bound.get(key, 0) < group.min_member for key, group in groups.items())
