@@ -249,7 +249,9 @@ class KindReader:
 
     def unmodelled(self, fields: Sequence[str]) -> None:
         self._read.update(f.split(".", 1)[0] for f in fields)
-        self._at_spec.unmodelled_fields(self._spec, tuple(fields))
+        for field in fields:  # a dotted field (``runPolicy.ttlSecondsAfterFinished``) is looked up below spec
+            head, _, last = field.rpartition(".")
+            self._at_spec.unmodelled_fields(_at(self._spec, head) if head else self._spec, (last,), head)
 
     def error(self, path: str, message: str) -> None:
         self._at_spec.error(path, message)

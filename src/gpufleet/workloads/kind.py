@@ -102,7 +102,8 @@ class ManifestReader(Protocol):
 
     def unmodelled(self, fields: Sequence[str]) -> None:
         """Those of ``spec``'s fields that are given are not modelled: a warning each (as is any
-        field of ``spec`` the reader did not read)."""
+        field of ``spec`` the reader did not read). A dotted field (``runPolicy.suspend``) is looked
+        up below ``spec``."""
         ...
 
     def selector(self, what: str) -> None:

@@ -1,0 +1,303 @@
+"""Kubeflow Training Operator v1's ``PyTorchJob`` (``kubeflow.org/v1``): a Master and Workers, each a
+replica spec with its pod template, driven as the operator's common job controller drives them
+(``pkg/controller.v1/common/{job,pod}.go``, ``pkg/controller.v1/pytorch/pytorchjob_controller.go``).
+
+Read as the operator's defaulting and validation read it (``pkg/apis/kubeflow.org/v1``):
+
+- ``pytorchReplicaSpecs`` keys are ``Master`` and ``Worker`` in any case (``setTypeNameToCamelCase``);
+  any other is rejected (``validatePyTorchReplicaSpecs``), as is a Master of more than 1 replica and a
+  template with no container named ``pytorch``.
+- ``replicas`` defaults to 1, ``restartPolicy`` to ``OnFailure`` (``PytorchJobDefaultRestartPolicy``);
+  the replica's policy overwrites the template's (``core.SetRestartPolicy``: ``ExitCode`` makes the
+  pod ``Never``).
+- ``runPolicy.cleanPodPolicy`` defaults to ``None`` (``SetDefaults_PyTorchJob``): a finished job's
+  pods are left as they are, so its running workers run on to their own end. ``Running`` and ``All``
+  (delete them) are not modelled: a warning, and the pods are kept as under ``None``.
+
+Pods (``createNewPod``): ``<job>-<replica type, lowercase>-<index>`` (``GenGeneralName``), labelled
+``training.kubeflow.org/{job-name,replica-type,replica-index,operator-name}`` (and ``job-role:
+master`` on the Master), owned by the PyTorchJob. A pod that fails is deleted and created again
+under the same name when its replica's ``restartPolicy`` is ``OnFailure``, ``Always`` or ``ExitCode``
+(``ReconcilePods``; the simulator has no exit codes, so every failure under ``ExitCode`` is retryable,
+as 137, OOMKilled, is in ``IsRetryableExitCode``); under ``Never`` the job fails
+(``UpdateJobStatus``: ``failed > 0`` and ``RestartPolicyNever``). Each re-creation counts toward
+``runPolicy.backoffLimit`` (unset: no limit); past it the job fails. Upstream ``PastBackoffLimit``
+sums the container restart counts of running pods (restarts in place by the kubelet); in the
+simulator a replica's failure is a pod that ends, so a re-creation stands for a restart.
+
+The job succeeds when its Master succeeded (``expected == 0`` for the Master); with no Master, when
+all its Workers succeeded. A finished job creates nothing more.
+
+Gang (``runPolicy.schedulingPolicy`` given): a scheduler-plugins PodGroup named after the job, with
+``minMember`` = ``schedulingPolicy.minAvailable`` or the total replicas and ``scheduleTimeoutSeconds``
+from the policy (``pkg/controller.v1/common/scheduling.go``, ``SchedulerPluginsControl``); its pods
+carry ``scheduling.x-k8s.io/pod-group: <job>``. The operator makes one for every job when it runs with
+``--gang-scheduler-name``; here the policy asks for it, and the templates' ``schedulerName`` is kept.
+
+``runPolicy.suspend: true``: no pods are created (``ReconcileJobs`` deletes a suspended job's pods).
+
+Not modelled, a warning each: ``elasticPolicy``, ``runPolicy.activeDeadlineSeconds``,
+``runPolicy.ttlSecondsAfterFinished``, ``runPolicy.cleanPodPolicy`` ``Running``/``All``,
+``runPolicy.managedBy``, ``schedulingPolicy.queue``/``priorityClass``/``minResources`` and any other
+field. ``nprocPerNode`` (the processes per pod, an environment variable) changes nothing scheduled and
+is read silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import POD_GROUP_LABEL, OwnerRef, Pod
+from gpufleet.model.workloads import Created, PodGroup
+from gpufleet.workloads import register_kind
+from gpufleet.workloads.kind import ManifestReader
+
+API = ("kubeflow.org", "v1", "PyTorchJob")
+MASTER, WORKER = "Master", "Worker"
+REPLICA_TYPES = (MASTER, WORKER)
+RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
+DEFAULT_RESTART_POLICY = "OnFailure"  # PytorchJobDefaultRestartPolicy
+CLEAN_POD_POLICIES = ("None", "Running", "All")
+DEFAULT_CONTAINER = "pytorch"  # PytorchJobDefaultContainerName
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
+OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
+JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
+OPERATOR_NAME = "pytorchjob-controller"
+#: the runPolicy fields read here; any other that is given is a warning
+_RUN_POLICY_READ = ("backoffLimit", "cleanPodPolicy", "schedulingPolicy", "suspend")
+_SCHEDULING_POLICY_READ = ("minAvailable", "scheduleTimeoutSeconds")
+
+
+@dataclass(frozen=True)
+class ReplicaSpec:
+    type: str  # Master or Worker
+    replicas: int
+    restart_policy: str  # the replica's: Always, OnFailure, Never or ExitCode
+    template: Pod  # with the pod restartPolicy the operator sets
+
+
+@dataclass
+class PyTorchJob:
+    name: str
+    namespace: str
+    replica_specs: tuple[ReplicaSpec, ...]  # Master first
+    created: Created
+    backoff_limit: int | None = None
+    #: the gang's minMember when ``runPolicy.schedulingPolicy`` is given (else no PodGroup)
+    min_available: int | None = None
+    schedule_timeout_s: float | None = None
+    suspend: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def template(self) -> Pod:
+        """The first replica's template (the Master's when there is one)."""
+        return self.replica_specs[0].template
+
+    @property
+    def total_replicas(self) -> int:
+        return sum(s.replicas for s in self.replica_specs)
+
+
+# the API server's wording (``field.Invalid``, ``field.NotSupported``, ``field.Required``), as the
+# manifest reader writes it; gpufleet.workloads does not import the reader (.importlinter layers)
+def invalid(value: object, detail: str) -> str:
+    return f"Invalid value: {json.dumps(value, default=str)}: {detail}"
+
+
+def unsupported(value: object, supported: Sequence[str]) -> str:
+    listed = ", ".join(f'"{s}"' for s in supported)
+    return f"Unsupported value: {json.dumps(value, default=str)}: supported values: {listed}"
+
+
+def required(detail: str) -> str:
+    return f"Required value: {detail}"
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _replica_spec(manifest: ManifestReader, key: str, rtype: str) -> tuple[ReplicaSpec, Created]:
+    at = f"pytorchReplicaSpecs.{key}"
+    replicas = manifest.count(f"{at}.replicas", 1)
+    if rtype == MASTER and replicas != 1:
+        manifest.error(f"{at}.replicas", invalid(replicas, "there must be only 1 master replica"))
+    policy = manifest.value(f"{at}.restartPolicy") or DEFAULT_RESTART_POLICY
+    if policy not in RESTART_POLICIES:
+        manifest.error(f"{at}.restartPolicy", unsupported(policy, RESTART_POLICIES))
+        policy = DEFAULT_RESTART_POLICY
+    template, created = manifest.template(f"{at}.template", ("Always", "OnFailure", "Never"))
+    containers = manifest.value(f"{at}.template.spec.containers")
+    names = [_mapping(c).get("name") for c in containers] if isinstance(containers, list) else []
+    if containers and DEFAULT_CONTAINER not in names:
+        detail = f"there is no container named {DEFAULT_CONTAINER} in {rtype}"
+        manifest.error(f"{at}.template.spec.containers", invalid(names, detail))
+    pod_policy = "Never" if policy == "ExitCode" else str(policy)  # core.SetRestartPolicy
+    spec = ReplicaSpec(rtype, replicas, str(policy), replace(template, restart_policy=pod_policy))
+    return spec, created
+
+
+def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
+    """A ``kubeflow.org/v1`` PyTorchJob, defaulted and validated as the operator does."""
+    manifest.value("nprocPerNode")  # environment only
+    manifest.unmodelled(["elasticPolicy"])
+    specs = manifest.value("pytorchReplicaSpecs")
+    by_type: dict[str, tuple[ReplicaSpec, Created]] = {}
+    if not isinstance(specs, dict) or not specs:
+        manifest.error("pytorchReplicaSpecs", required("a Master or Worker replica spec is required"))
+    else:
+        for key in specs:
+            rtype = next((t for t in REPLICA_TYPES if t.lower() == str(key).lower()), None)
+            if rtype is None:
+                manifest.error(f"pytorchReplicaSpecs.{key}", unsupported(key, REPLICA_TYPES))
+                continue
+            by_type[rtype] = _replica_spec(manifest, str(key), rtype)
+    replica_specs = tuple(by_type[t][0] for t in REPLICA_TYPES if t in by_type)
+    created = min((c for _, c in by_type.values()), key=lambda c: c.submit_at_s, default=Created())
+
+    run_policy = _mapping(manifest.value("runPolicy"))
+    backoff_limit = (
+        None if run_policy.get("backoffLimit") is None else manifest.count("runPolicy.backoffLimit", 0)
+    )
+    clean = run_policy.get("cleanPodPolicy")
+    if clean is not None and clean not in CLEAN_POD_POLICIES:
+        manifest.error("runPolicy.cleanPodPolicy", unsupported(clean, CLEAN_POD_POLICIES))
+    elif clean in ("Running", "All"):
+        manifest.unmodelled(["runPolicy.cleanPodPolicy"])
+    suspend = run_policy.get("suspend")
+    if suspend is not None and not isinstance(suspend, bool):
+        manifest.error("runPolicy.suspend", invalid(suspend, "must be a boolean"))
+    manifest.unmodelled([f"runPolicy.{f}" for f in run_policy if f not in _RUN_POLICY_READ])
+
+    min_available: int | None = None
+    timeout: float | None = None
+    policy = run_policy.get("schedulingPolicy")
+    if policy is not None:
+        if not isinstance(policy, dict):
+            manifest.error("runPolicy.schedulingPolicy", invalid(policy, "must be an object"))
+            policy = {}
+        total = sum(s.replicas for s in replica_specs)
+        min_available = total
+        if policy.get("minAvailable") is not None:
+            min_available = manifest.count("runPolicy.schedulingPolicy.minAvailable", total)
+        if policy.get("scheduleTimeoutSeconds") is not None:
+            timeout = float(manifest.count("runPolicy.schedulingPolicy.scheduleTimeoutSeconds", 0))
+        rest = [f"runPolicy.schedulingPolicy.{f}" for f in policy if f not in _SCHEDULING_POLICY_READ]
+        manifest.unmodelled(rest)
+
+    if not replica_specs:  # rejected above; an object that is never run
+        replica_specs = (
+            ReplicaSpec(WORKER, 0, DEFAULT_RESTART_POLICY, Pod(name="", namespace=manifest.namespace)),
+        )
+    return PyTorchJob(
+        manifest.name,
+        manifest.namespace,
+        replica_specs,
+        created,
+        backoff_limit,
+        min_available,
+        timeout,
+        suspend is True,
+    )
+
+
+@register_kind(PyTorchJob, api=API, read=read_pytorch_job)
+class PyTorchJobController:
+    """The operator's reconcile of one PyTorchJob: every replica index has one pod; a failed one is
+    created again (restartPolicy permitting) until the job ends."""
+
+    kind: ClassVar[str] = "PyTorchJob"
+    per_node: ClassVar[bool] = False
+
+    def __init__(self, job: PyTorchJob) -> None:
+        self.job = job
+        self.specs = {s.type: s for s in job.replica_specs}
+        self.active: dict[str, tuple[str, int]] = {}  # pod key -> (replica type, index)
+        self.succeeded: set[tuple[str, int]] = set()
+        self.restarts = 0
+        #: the job's last condition: Created, Running, Restarting, Succeeded, Failed or Suspended
+        self.status = "Suspended" if job.suspend else "Created"
+
+    @property
+    def key(self) -> str:
+        return self.job.key
+
+    @property
+    def finished_as(self) -> str | None:
+        """``Succeeded`` or ``Failed`` once the job ended, else None."""
+        return self.status if self.status in ("Succeeded", "Failed") else None
+
+    def _pod(self, spec: ReplicaSpec, index: int) -> Pod:
+        job = self.job
+        rtype = spec.type.lower()
+        labels = {
+            JOB_NAME_LABEL: job.name,
+            OPERATOR_NAME_LABEL: OPERATOR_NAME,
+            REPLICA_TYPE_LABEL: rtype,
+            REPLICA_INDEX_LABEL: str(index),
+        }
+        if spec.type == MASTER:
+            labels[JOB_ROLE_LABEL] = "master"
+        if job.min_available is not None:
+            labels[POD_GROUP_LABEL] = job.name
+        pod = spec.template.stamped(f"{job.name}-{rtype}-{index}", OwnerRef(self.kind, job.name), labels)
+        pod = replace(pod, namespace=job.namespace)
+        self.active[pod.key] = (spec.type, index)
+        return pod
+
+    def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
+        """A pod for each replica index that has none and has not succeeded (``ReconcilePods``)."""
+        if self.job.suspend or self.finished_as is not None:
+            return []
+        have = set(self.active.values()) | self.succeeded
+        out = []
+        for spec in self.job.replica_specs:
+            out += [self._pod(spec, i) for i in range(spec.replicas) if (spec.type, i) not in have]
+        if self.status == "Created" and out:
+            self.status = "Running"
+        return out
+
+    def pod_groups(self) -> list[PodGroup]:
+        job = self.job
+        if job.min_available is None:
+            return []
+        return [PodGroup(job.name, job.namespace, job.min_available, job.schedule_timeout_s, job.created)]
+
+    def finished(self, pod: Pod, succeeded: bool) -> bool:
+        replica = self.active.pop(pod.key, None)
+        if replica is None or self.finished_as is not None:
+            return False
+        rtype = replica[0]
+        if succeeded:
+            self.succeeded.add(replica)
+            ends = MASTER if MASTER in self.specs else WORKER
+            if rtype == ends and all((ends, i) in self.succeeded for i in range(self.specs[ends].replicas)):
+                self.status = "Succeeded"
+            return False
+        if self.specs[rtype].restart_policy == "Never":
+            self.status = "Failed"
+            return False
+        self.restarts += 1
+        limit = self.job.backoff_limit
+        if limit is not None and self.restarts > limit:
+            self.status = "Failed"  # BackoffLimitExceeded
+            return False
+        self.status = "Restarting"
+        return True  # created again under the same name
+
+    def node_added(self, node: Node) -> list[Pod]:
+        return []
+
+    def suspended(self, pod: Pod) -> None:
+        """Taken away to come back later: created again, not counted as a restart."""
+        self.active.pop(pod.key, None)

@@ -1,0 +1,360 @@
+"""Kubeflow Training Operator v1's PyTorchJob (``gpufleet.workloads.pytorchjob``): its reader, the pods
+and PodGroup the operator makes, and how the job ends (``pkg/controller.v1/common/pod.go``
+``ReconcilePods``, ``pytorchjob_controller.go`` ``UpdateJobStatus``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import pods_by_name, simulated
+from gpufleet.cli import app
+from gpufleet.kube import ScenarioError, load_scenario
+from gpufleet.kube.explain import explain_scenario
+from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
+from gpufleet.workloads import controller_for
+from gpufleet.workloads.pytorchjob import PyTorchJobController
+
+ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM = ROOT.parent / "shared/upstream-manifests/kubeflow-trainer/training-operator-v1"
+EXAMPLE = ROOT / "examples/training/pytorchjob-gang.yaml"
+
+NODES = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-{i}
+  labels: {{nvidia.com/gpu.product: NVIDIA-A10, nvidia.com/gpu.memory: "24576", nvidia.com/gpu.count: "8"}}
+status:
+  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
+"""
+
+
+def nodes(count: int = 1) -> str:
+    return "---".join(NODES.format(i=i) for i in range(count))
+
+
+def replica(
+    replicas: int = 1,
+    policy: str | None = None,
+    duration: str = "1h",
+    gpus: int = 1,
+    annotations: str = "",
+    container: str = "pytorch",
+) -> str:
+    restart = f"restartPolicy: {policy}" if policy else ""
+    return f"""
+      replicas: {replicas}
+      {restart}
+      template:
+        metadata:
+          annotations: {{gpufleet.io/duration: {duration}{annotations}}}
+        spec:
+          containers:
+          - name: {container}
+            image: trainer
+            resources:
+              limits: {{nvidia.com/gpu: {gpus}}}"""
+
+
+def pytorchjob(master: str | None, worker: str | None, extra: str = "") -> str:
+    specs = ""
+    if master is not None:
+        specs += f"\n    Master:{master}"
+    if worker is not None:
+        specs += f"\n    Worker:{worker}"
+    return f"""
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {{name: mnist, namespace: ml}}
+spec:
+  pytorchReplicaSpecs:{specs}
+{extra}
+"""
+
+
+def write(tmp_path: Path, *texts: str) -> list[Path]:
+    paths = []
+    for i, text in enumerate(texts):
+        paths.append(tmp_path / f"{i}.yaml")
+        paths[-1].write_text(text)
+    return paths
+
+
+def run(paths: list[Path], duration_s: float | None = None) -> tuple[dict[str, Any], PyTorchJobController]:
+    """The scenario simulated; its pods by name and the PyTorchJob's controller as it ended."""
+    scenario = load_scenario(paths)
+    if duration_s is not None:
+        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
+    sim = Simulation(scenario)
+    sim.run()
+    controller = sim.controllers["PyTorchJob/ml/mnist"]
+    assert isinstance(controller, PyTorchJobController)
+    return pods_by_name(build_summary(sim)), controller
+
+
+# -- the reader ------------------------------------------------------------------------------
+
+
+def test_pods_are_named_labelled_and_owned_as_the_operator_creates_them(tmp_path: Path) -> None:
+    """``GenGeneralName``: ``<job>-<replica type, lowercase>-<index>``; labels ``training.kubeflow.org/*``."""
+    scenario = load_scenario(write(tmp_path, nodes(), pytorchjob(replica(), replica(2))))
+    (job,) = scenario.other_workloads
+    pods = controller_for(job).wanted([])
+    assert [p.name for p in pods] == ["mnist-master-0", "mnist-worker-0", "mnist-worker-1"]
+    worker = pods[2]
+    assert worker.namespace == "ml" and worker.owner is not None and worker.owner.kind == "PyTorchJob"
+    assert worker.owner.name == "mnist"
+    assert worker.labels["training.kubeflow.org/job-name"] == "mnist"
+    assert worker.labels["training.kubeflow.org/replica-type"] == "worker"
+    assert worker.labels["training.kubeflow.org/replica-index"] == "1"
+    assert pods[0].labels["training.kubeflow.org/job-role"] == "master"
+    assert all(p.pod_group is None for p in pods)  # no schedulingPolicy: no PodGroup
+    assert all(p.restart_policy == "OnFailure" for p in pods)  # PytorchJobDefaultRestartPolicy
+
+
+def test_replica_types_are_read_in_any_case_and_exit_code_pods_are_never_restarted_by_the_kubelet(
+    tmp_path: Path,
+) -> None:
+    """``setTypeNameToCamelCase``; ``core.SetRestartPolicy``: ExitCode makes the pod ``Never``."""
+    text = pytorchjob(None, replica(policy="ExitCode")).replace("Worker:", "worker:")
+    (job,) = load_scenario(write(tmp_path, nodes(), text)).other_workloads
+    (pod,) = controller_for(job).wanted([])
+    assert pod.name == "mnist-worker-0" and pod.restart_policy == "Never"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            pytorchjob(replica(2), replica()),
+            "spec.pytorchReplicaSpecs.Master.replicas: Invalid value: 2: there must be only 1 master replica",
+        ),
+        (
+            pytorchjob(replica(), replica()).replace("Worker:", "Chief:"),
+            'spec.pytorchReplicaSpecs.Chief: Unsupported value: "Chief"',
+        ),
+        (
+            pytorchjob(replica(policy="Sometimes"), None),
+            'spec.pytorchReplicaSpecs.Master.restartPolicy: Unsupported value: "Sometimes"',
+        ),
+        (
+            pytorchjob(None, replica(container="train")),
+            "spec.pytorchReplicaSpecs.Worker.template.spec.containers: Invalid value",
+        ),
+        (pytorchjob(None, None), "spec.pytorchReplicaSpecs: Required value"),
+        (
+            pytorchjob(None, replica(), "  runPolicy: {backoffLimit: -1}"),
+            "spec.runPolicy.backoffLimit: Invalid value: -1",
+        ),
+        (
+            pytorchjob(None, replica(), "  runPolicy: {cleanPodPolicy: Some}"),
+            'spec.runPolicy.cleanPodPolicy: Unsupported value: "Some"',
+        ),
+    ],
+)
+def test_a_bad_manifest_is_an_error_at_its_field(tmp_path: Path, text: str, message: str) -> None:
+    """pytorch_validation.go ``validatePyTorchReplicaSpecs``, common_types.go's enums."""
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(write(tmp_path, nodes(), text))
+    assert "(PyTorchJob/ml/mnist): " + message in str(caught.value)
+
+
+def test_gpufleet_validate_exits_2_on_a_bad_pytorchjob(tmp_path: Path) -> None:
+    (path,) = write(tmp_path, pytorchjob(replica(3), replica()))
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "there must be only 1 master replica" in result.output and "Traceback" not in result.output
+
+
+def test_a_misspelt_kind_of_the_kubeflow_group_is_an_error(tmp_path: Path) -> None:
+    """``kubeflow.org`` is a known group once PyTorchJob is registered: a typo is not silently ignored."""
+    text = pytorchjob(None, replica()).replace("kind: PyTorchJob", "kind: PytorchJob")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(write(tmp_path, nodes(), text))
+    assert 'unknown kind "PytorchJob" in kubeflow.org/v1' in str(caught.value)
+
+
+def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
+    extra = """  elasticPolicy: {minReplicas: 1, maxReplicas: 4}
+  nprocPerNode: "2"
+  runPolicy:
+    cleanPodPolicy: Running
+    ttlSecondsAfterFinished: 60
+    activeDeadlineSeconds: 3600
+    schedulingPolicy: {minAvailable: 1, queue: research, priorityClass: high}"""
+    scenario = load_scenario(write(tmp_path, nodes(), pytorchjob(None, replica(), extra)))
+    warned = "\n".join(scenario.warnings)
+    for field in (
+        "elasticPolicy",
+        "runPolicy.cleanPodPolicy",
+        "runPolicy.ttlSecondsAfterFinished",
+        "runPolicy.activeDeadlineSeconds",
+        "runPolicy.schedulingPolicy.queue",
+        "runPolicy.schedulingPolicy.priorityClass",
+    ):
+        assert f"spec.{field} is not modelled; ignored" in warned, field
+    assert "nprocPerNode" not in warned and "minAvailable" not in warned
+
+
+def test_clean_pod_policy_none_is_the_default_and_no_warning(tmp_path: Path) -> None:
+    extra = "  runPolicy: {cleanPodPolicy: None, backoffLimit: 3, suspend: false}"
+    scenario = load_scenario(write(tmp_path, nodes(), pytorchjob(None, replica(), extra)))
+    assert not [w for w in scenario.warnings if "PyTorchJob" in w]
+
+
+# -- the gang --------------------------------------------------------------------------------
+
+
+def test_a_scheduling_policy_makes_a_pod_group_of_min_available(tmp_path: Path) -> None:
+    """SchedulerPluginsControl: a PodGroup named after the job, minMember = minAvailable."""
+    extra = "  runPolicy:\n    schedulingPolicy: {minAvailable: 2, scheduleTimeoutSeconds: 120}"
+    (job,) = load_scenario(write(tmp_path, nodes(), pytorchjob(replica(), replica(2), extra))).other_workloads
+    controller = controller_for(job)
+    (group,) = controller.pod_groups()
+    assert (group.name, group.namespace, group.min_member, group.schedule_timeout_s) == (
+        "mnist",
+        "ml",
+        2,
+        120.0,
+    )
+    assert {p.pod_group for p in controller.wanted([])} == {"mnist"}
+
+
+def test_a_scheduling_policy_without_min_available_gangs_every_replica(tmp_path: Path) -> None:
+    extra = "  runPolicy:\n    schedulingPolicy: {}"
+    (job,) = load_scenario(write(tmp_path, nodes(), pytorchjob(replica(), replica(3), extra))).other_workloads
+    (group,) = controller_for(job).pod_groups()
+    assert group.min_member == 4
+
+
+# -- how it ends -----------------------------------------------------------------------------
+
+
+def test_the_job_succeeds_when_its_master_succeeds_and_its_workers_run_on(tmp_path: Path) -> None:
+    """``UpdateJobStatus``: the Master's ``expected == 0`` ends the job; cleanPodPolicy None (the
+    PyTorchJob default) leaves the workers running."""
+    text = pytorchjob(replica(duration="10m"), replica(2, duration="2h"))
+    pods, controller = run(write(tmp_path, nodes(), text), duration_s=3600)
+    assert controller.finished_as == "Succeeded"
+    assert pods["mnist-master-0"]["phase"] == "Succeeded"
+    assert {pods[f"mnist-worker-{i}"]["phase"] for i in range(2)} == {"Running"}
+
+
+def test_without_a_master_the_job_succeeds_when_all_workers_succeed(tmp_path: Path) -> None:
+    pods, controller = run(write(tmp_path, nodes(), pytorchjob(None, replica(2, duration="10m"))))
+    assert controller.finished_as == "Succeeded"
+    assert {p["phase"] for p in pods.values()} == {"Succeeded"}
+
+
+OOM = ", gpufleet.io/gpu-memory: 40GB"  # more than the A10's 24 GiB: CUDA out of memory as it starts
+
+
+def test_a_failed_pod_under_never_fails_the_job_and_is_not_created_again(tmp_path: Path) -> None:
+    text = pytorchjob(replica(duration="2h"), replica(policy="Never", annotations=OOM))
+    pods, controller = run(write(tmp_path, nodes(), text), duration_s=3600)
+    assert controller.finished_as == "Failed" and controller.restarts == 0
+    assert pods["mnist-worker-0"]["phase"] == "Failed" and pods["mnist-worker-0"]["reason"] == "OOMKilled"
+    assert pods["mnist-master-0"]["phase"] == "Running"  # cleanPodPolicy None
+
+
+def test_a_failed_pod_under_exit_code_is_created_again_until_the_backoff_limit(tmp_path: Path) -> None:
+    """``ReconcilePods``: a failed ExitCode pod (137, OOMKilled, is retryable) is deleted and created
+    again under its name; each time counts toward ``backoffLimit``, past which the job fails."""
+    extra = "  runPolicy: {backoffLimit: 2}"
+    text = pytorchjob(replica(duration="2h"), replica(policy="ExitCode", annotations=OOM), extra)
+    pods, controller = run(write(tmp_path, nodes(), text), duration_s=3600)
+    assert controller.finished_as == "Failed" and controller.restarts == 3
+    assert pods["mnist-worker-0"]["phase"] == "Failed"
+
+
+def test_a_preempted_pod_under_on_failure_is_created_again_and_the_job_succeeds(tmp_path: Path) -> None:
+    """A worker preempted by a higher-priority pod is created again (OnFailure) and runs once the
+    GPUs are free; the job then succeeds with its Master."""
+    urgent = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: urgent}
+value: 1000000
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: urgent
+  namespace: ml
+  annotations: {gpufleet.io/submit-at: 5m, gpufleet.io/duration: 10m}
+spec:
+  priorityClassName: urgent
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: x
+    resources:
+      limits: {nvidia.com/gpu: 8}
+"""
+    text = pytorchjob(replica(duration="1h", gpus=4), replica(duration="30m", gpus=4))
+    pods, controller = run(write(tmp_path, nodes(), text, urgent))
+    assert pods["urgent"]["phase"] == "Succeeded"
+    assert controller.restarts >= 1 and controller.finished_as == "Succeeded"
+    assert pods["mnist-master-0"]["phase"] == "Succeeded"
+
+
+def test_a_suspended_job_creates_no_pods(tmp_path: Path) -> None:
+    extra = "  runPolicy: {suspend: true}"
+    pods, controller = run(write(tmp_path, nodes(), pytorchjob(replica(), replica(), extra)), duration_s=600)
+    assert pods == {} and controller.status == "Suspended"
+
+
+# -- the published example and the gang example ------------------------------------------------
+
+
+def test_the_published_mnist_nccl_example_runs_its_two_pods_on_gpus(tmp_path: Path) -> None:
+    """training-operator's ``examples/pytorch/mnist/v1/pytorch_job_mnist_nccl.yaml``, as published,
+    with a GPU node and a Simulation beside it; then with durations set on its templates it ends."""
+    published = UPSTREAM / "pytorch_job_mnist_nccl.yaml"
+    simulation = (
+        "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {duration: 10m}\n"
+    )
+    overlay = nodes() + "---\n" + simulation
+    (extra,) = write(tmp_path, overlay)
+    summary = simulated([published, extra])
+    pods = pods_by_name(summary)
+    assert sorted(pods) == ["pytorch-dist-mnist-nccl-master-0", "pytorch-dist-mnist-nccl-worker-0"]
+    assert all(p["phase"] == "Running" and p["node"] == "gpu-0" and p["gpus"] == 1 for p in pods.values())
+
+    document = yaml.safe_load(published.read_text())
+    for spec in document["spec"]["pytorchReplicaSpecs"].values():
+        spec["template"].setdefault("metadata", {})["annotations"] = {"gpufleet.io/duration": "5m"}
+    timed = tmp_path / "timed.yaml"
+    timed.write_text(yaml.safe_dump(document))
+    summary = simulated([timed, extra])
+    assert {p["phase"] for p in summary["pods"]} == {"Succeeded"}
+
+
+def test_the_gang_example_holds_nothing_when_the_gang_cannot_fit_whole() -> None:
+    """examples/training/pytorchjob-gang.yaml: 4 pods of 8 GPUs, minAvailable 4, on 3 nodes:
+    Coscheduling places none, so the 3 nodes' 24 GPUs stay free."""
+    summary = simulated([EXAMPLE])
+    pods = pods_by_name(summary, namespaced=True)
+    assert len(pods) == 4
+    assert all(p["phase"] == "Pending" and p["node"] is None for p in pods.values())
+    assert {p["pod_group"] for p in pods.values()} == {"research/llama-pretrain"}
+    assert summary["totals"]["gpus_allocated"] == 0
+
+
+def test_explain_judges_the_example_gang_together() -> None:
+    explained = explain_scenario(load_scenario([EXAMPLE]))
+    assert len(explained) == 4
+    """Coscheduling's gang is all or nothing: 3 of the 4 members fit one after another (one per
+    node), the gang does not reach minMember 4, so explain places none of them."""
+    together = [e["together"] for e in explained]
+    assert {t["by"] for t in together} == {"PodGroup research/llama-pretrain"}
+    assert {t["gang"]["min_member"] for t in together} == {4}
+    assert not any(t["gang_placed"] for t in together) and {t["placed"] for t in together} == {3}
+    assert all(e["schedulable_now"] is None for e in explained)
