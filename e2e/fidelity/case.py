@@ -184,7 +184,7 @@ def _excluded(scenario: Scenario, documents: tuple[dict[str, Any], ...]) -> str:
         return "fractional GPUs (KAI or HAMi annotations): a scheduler extension shares them"
     if any(p.scheduling_gates for p in [*(b.pod for b in scenario.pods), *templates]):
         return "scheduling gates removed at a scenario time (gpufleet.io/ungate-at): a flat case has no time"
-    if scenario.kueue.job_queues or scenario.kueue.cluster_queues:
+    if scenario.kueue.workload_queues or scenario.kueue.cluster_queues:
         return "Kueue admission (Kueue is not part of the control plane)"
     if any(rt for rt in scenario.node_pools if rt.dra_gpus is not None):
         return "ResourceSlices a node pool publishes as its nodes register"

@@ -139,6 +139,9 @@ class HandKeptCluster:
     def job(self, key: str) -> None:
         return None
 
+    def queued_workload(self, pod: Pod) -> None:
+        return None
+
     def pod_group_of(self, pod: Pod) -> PodGroup | None:
         return None
 

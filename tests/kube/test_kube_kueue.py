@@ -108,7 +108,7 @@ spec:
       restartPolicy: Never
       containers: [{name: main, image: busybox}]
 """
-    assert load(tmp_path, job).kueue.job_queues == {"team-a/train": "queue"}
+    assert load(tmp_path, job).kueue.workload_queues == {"Job/team-a/train": "queue"}
 
 
 def test_a_kueue_jobs_suspend_is_modelled_and_any_other_jobs_is_a_warning(tmp_path: Path) -> None:

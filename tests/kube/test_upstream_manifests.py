@@ -138,9 +138,7 @@ EXPECTED: dict[str, Expect] = {
         "kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED
     ),
     "jobset/simple/paralleljobs.yaml": warned("kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED),
-    "kubeflow-trainer/training-operator-v1/pytorch_job_mnist_nccl.yaml": warned(
-        "kind kubeflow.org/v1/PyTorchJob " + NOT_MODELLED
-    ),
+    "kubeflow-trainer/training-operator-v1/pytorch_job_mnist_nccl.yaml": accepted(),
     "kubeflow-trainer/v2/01-multi-node.yaml": warned(
         "kind trainer.kubeflow.org/v1alpha1/TrainJob " + NOT_MODELLED
     ),
@@ -155,7 +153,7 @@ EXPECTED: dict[str, Expect] = {
     "kueue/jobs/sample-job.yaml": accepted(),
     "kueue/jobs/sample-jobset.yaml": warned("kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED),
     "kueue/jobs/sample-mpijob.yaml": warned("kind kubeflow.org/v2beta1/MPIJob " + NOT_MODELLED),
-    "kueue/jobs/sample-pytorchjob.yaml": warned("kind kubeflow.org/v1/PyTorchJob " + NOT_MODELLED),
+    "kueue/jobs/sample-pytorchjob.yaml": accepted(),
     "kueue/kueueviz-examples/00-resource-flavor.yaml": accepted(),
     "kueue/kueueviz-examples/01-cluster-queues.yaml": warned(
         "spec.flavorFungibility " + NOT_MODELLED, 'no ResourceFlavor "default-flavor"'

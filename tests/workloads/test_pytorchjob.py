@@ -274,6 +274,18 @@ def test_a_failed_pod_under_exit_code_is_created_again_until_the_backoff_limit(t
     assert pods["mnist-worker-0"]["phase"] == "Failed"
 
 
+def test_without_a_backoff_limit_a_pod_that_fails_at_once_is_retried_ever_more_slowly(tmp_path: Path) -> None:
+    """No ``backoffLimit``: restarts are unlimited. Each re-creation waits as a work-queue retry
+    (client-go's ``ItemExponentialFailureRateLimiter``, 5 ms doubling to 1000 s), so the simulation ends
+    with a count of restarts, not a loop at one instant."""
+    text = pytorchjob(None, replica(policy="ExitCode", annotations=OOM))
+    pods, controller = run(write(tmp_path, nodes(), text), duration_s=3600)
+    assert controller.finished_as is None and controller.status == "Restarting"
+    # 5 ms * (2^n - 1) <= 3600 s: 19 re-creations within the hour (each fails as it starts)
+    assert 15 <= controller.restarts <= 25
+    assert pods["mnist-worker-0"]["phase"] in ("Pending", "Running", "Failed")
+
+
 def test_a_preempted_pod_under_on_failure_is_created_again_and_the_job_succeeds(tmp_path: Path) -> None:
     """A worker preempted by a higher-priority pod is created again (OnFailure) and runs once the
     GPUs are free; the job then succeeds with its Master."""

@@ -5,9 +5,10 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
 ``gpufleet.scheduling.kueue.admission``:
 
 * a workload is a Job labelled ``kueue.x-k8s.io/queue-name`` (its pod set: ``parallelism`` --
-  at most ``completions`` -- pods of the template), the pods of a PodGroup labelled with it
-  (once ``minMember`` pods exist), or a single labelled pod. Kueue installed means the scenario
-  has Kueue objects; without any, the label is just a label;
+  at most ``completions`` -- pods of the template), any other kind of Kueue's integrations so
+  labelled (a PyTorchJob, a JobSet, ...: its controller's ``pod_sets``, admitted as one), the pods
+  of a PodGroup labelled with it (once ``minMember`` pods exist), or a single labelled pod. Kueue
+  installed means the scenario has Kueue objects; without any, the label is just a label;
 * its pods stay Pending, gated (as Kueue's ``kueue.x-k8s.io/admission`` scheduling gate holds a
   plain pod; a suspended Job has no pods, gpufleet shows them gated so that they carry the
   reason), with the Workload's ``QuotaReserved`` message; the wait is the ``queueing`` stage;
@@ -32,10 +33,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.control.port import JobStatus, QueuePort
+from gpufleet.control.port import QueuedWorkload, QueuePort
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
 from gpufleet.model.pod import Pod
-from gpufleet.model.resources import add
+from gpufleet.model.resources import Resources, add
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.flavors import Assignment
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
@@ -49,6 +50,9 @@ class _Workload:
     queue: str  # the LocalQueue's name, in the workload's namespace
     created_s: float
     order: int
+    #: the controller of a Job or another integrated kind (suspended, not failed, when evicted);
+    #: None for pods and PodGroups
+    controller: QueuedWorkload | None = None
     pods: list[str] = field(default_factory=list)  # pods of the current run, gated or admitted
     leaving: set[str] = field(default_factory=set)  # pods of an evicted run, until they are gone
     admitted: Admitted | None = None
@@ -95,10 +99,11 @@ class KueueQueues:
         found = self._workload_of(pod)
         if found is None:
             return False
-        key, queue = found
+        key, queue, controller = found
         wl = self.workloads.get(key)
         if wl is None:
-            wl = self.workloads[key] = _Workload(key, queue, self.clock.now, len(self.workloads))
+            wl = _Workload(key, queue, self.clock.now, len(self.workloads), controller)
+            self.workloads[key] = wl
         wl.pods.append(pod.key)
         self.of_pod[pod.key] = key
         if wl.admitted is not None and not wl.admitted.evicting:
@@ -116,7 +121,7 @@ class KueueQueues:
             return False
         self._dirty.add(key)
         wl = self.workloads[key]
-        return pod.key in wl.leaving and key.startswith("Job/")
+        return pod.key in wl.leaving and wl.controller is not None
 
     def settle(self) -> None:
         """After a change: release the quota of finished workloads and of evicted ones whose pods are gone."""
@@ -130,7 +135,7 @@ class KueueQueues:
                 if all(self._gone(k) for k in wl.leaving):
                     wl.leaving = set()
                     self._unadmit(wl)
-                    if not key.startswith("Job/"):
+                    if wl.controller is None:
                         wl.finished_s = self.clock.now
                     released = True
             elif self._finished(wl):
@@ -144,30 +149,26 @@ class KueueQueues:
             self._request_cycle()
 
     # -- workloads ---------------------------------------------------------------------------
-    def _workload_of(self, pod: Pod) -> tuple[str, str] | None:
-        if pod.owner is not None and pod.owner.kind == "Job":
-            job = f"{pod.namespace}/{pod.owner.name}"
-            queue = self.objects.job_queues.get(job)
-            return None if queue is None else (f"Job/{job}", queue)
+    def _workload_of(self, pod: Pod) -> tuple[str, str, QueuedWorkload | None] | None:
+        found = self.port.queued_workload(pod)
+        if found is not None:
+            key, controller = found
+            queue = self.objects.workload_queues.get(key)
+            return None if queue is None else (key, queue, controller)
         queue = pod.labels.get(QUEUE_NAME_LABEL)
         if queue is None or pod.owner is not None:
             return None
         if pod.pod_group is not None:
-            return f"PodGroup/{pod.namespace}/{pod.pod_group}", queue
-        return f"Pod/{pod.key}", queue
+            return f"PodGroup/{pod.namespace}/{pod.pod_group}", queue, None
+        return f"Pod/{pod.key}", queue, None
 
     def _gone(self, pod_key: str) -> bool:
         rec = self.port.pods[pod_key]
         return rec.deleted_s is not None or rec.phase in ("Succeeded", "Failed")
 
-    def _job(self, wl: _Workload) -> JobStatus:
-        controller = self.port.job(wl.key.removeprefix("Job/"))
-        assert controller is not None  # its pods exist, so it does
-        return controller
-
     def _finished(self, wl: _Workload) -> bool:
-        if wl.key.startswith("Job/"):
-            controller = self._job(wl)
+        controller = wl.controller
+        if controller is not None:
             return controller.done and not controller.active
         return all(self._gone(k) for k in wl.pods)
 
@@ -177,17 +178,17 @@ class KueueQueues:
         if lq is None:
             return LOCAL_QUEUE_MISSING.format(wl.queue)
         pods = [self.port.pods[k].pod for k in wl.pods if not self._gone(k)]
-        if wl.key.startswith("Job/"):
-            job = self._job(wl).job
-            count = job.parallelism if job.completions is None else min(job.parallelism, job.completions)
-            template = job.template
-            requests = {r: v * count for r, v in template.requests.items()}
+        requests: Resources = {}
+        if wl.controller is not None:
+            pod_sets = wl.controller.pod_sets()
+            template = pod_sets[0].template
+            for pod_set in pod_sets:
+                requests = add(requests, {r: v * pod_set.count for r, v in pod_set.template.requests.items()})
         else:
             template = pods[0]
             group = self.port.pod_group_of(template)
             if group is not None and len(pods) < group.min_member:
                 return f"waiting for the PodGroup's pods: {len(pods)}/{group.min_member} exist"
-            requests = {}
             for pod in pods:
                 requests = add(requests, pod.requests)
         return Workload(

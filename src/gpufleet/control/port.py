@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.disruption_budget import DisruptionBudget
@@ -25,7 +25,7 @@ from gpufleet.model.dra import ResourceSlice
 from gpufleet.model.node import Toleration
 from gpufleet.model.pod import Pod
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
-from gpufleet.model.workloads import Job, PodGroup
+from gpufleet.model.workloads import Job, PodGroup, PodSet
 
 
 class PodStatus(Protocol):
@@ -139,6 +139,18 @@ class JobStatus(Protocol):
     def active(self) -> Collection[str]: ...
 
 
+@runtime_checkable
+class QueuedWorkload(Protocol):
+    """A workload Kueue admits as one (a Job, a PyTorchJob, a JobSet, ...: Kueue's integrations,
+    ``pkg/controller/jobs``): its pod sets, whether it finished, and its pods not yet ended."""
+
+    @property
+    def done(self) -> bool: ...
+    @property
+    def active(self) -> Collection[str]: ...
+    def pod_sets(self) -> list[PodSet]: ...
+
+
 class ClusterReads(Protocol):
     @property
     def state(self) -> ClusterState:
@@ -227,7 +239,11 @@ class WorkloadPort(ClusterReads, Protocol):
 class QueuePort(ClusterReads, Protocol):
     """What Kueue's controllers read and change."""
 
-    def job(self, key: str) -> JobStatus | None: ...
+    def queued_workload(self, pod: Pod) -> tuple[str, QueuedWorkload] | None:
+        """The workload whose controller made ``pod`` (its key ``<kind>/<ns>/<name>``), when that
+        kind is one Kueue admits whole; None for a plain pod."""
+        ...
+
     def pod_group_of(self, pod: Pod) -> PodGroup | None: ...
     def set_message(self, key: str, message: str) -> None:
         """Say on a pod why it waits."""

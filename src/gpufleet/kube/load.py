@@ -400,12 +400,18 @@ class _Loader:
         if not entry.malformed:
             self._pods.extend((entry.report, path, template) for path, template in templates)
         self.scenario.other_workloads.append(workload)
+        self._queue(entry)
 
     def _job(self, entry: _Entry, resolver: priorities.Priorities) -> None:
         self._workload(entry, resolver, workloads.job, self.scenario.jobs)
+        self._queue(entry)
+
+    def _queue(self, entry: _Entry) -> None:
+        """Kueue's integrations: a workload labelled with a LocalQueue is admitted through it whole."""
         queue = kueue.queue_name(entry.meta)
-        if queue is not None:  # Kueue's job integration: a Job admitted through a LocalQueue
-            self.scenario.kueue.job_queues[f"{entry.meta.namespace}/{entry.meta.name}"] = queue
+        if queue is not None:
+            key = f"{entry.kind.kind}/{entry.meta.namespace}/{entry.meta.name}"
+            self.scenario.kueue.workload_queues[key] = queue
 
     def _kueue(self, entry: _Entry) -> None:
         objects = self.scenario.kueue

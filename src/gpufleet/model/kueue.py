@@ -110,8 +110,9 @@ class KueueObjects:
     flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
     cluster_queues: dict[str, ClusterQueue] = field(default_factory=dict)
     local_queues: dict[str, LocalQueue] = field(default_factory=dict)  # key: ns/name
-    #: Jobs labelled ``kueue.x-k8s.io/queue-name``: ``ns/name`` -> the LocalQueue's name.
-    job_queues: dict[str, str] = field(default_factory=dict)
+    #: workloads (Jobs and the other kinds of Kueue's integrations) labelled
+    #: ``kueue.x-k8s.io/queue-name``: ``<kind>/<ns>/<name>`` -> the LocalQueue's name.
+    workload_queues: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.cluster_queues or self.local_queues or self.job_queues)
+        return bool(self.cluster_queues or self.local_queues or self.workload_queues)

@@ -78,6 +78,17 @@ class DaemonSet:
         return f"{self.namespace}/{self.name}"
 
 
+@dataclass(frozen=True)
+class PodSet:
+    """One of a workload's pod sets as Kueue admits it (``Workload.spec.podSets``): ``count`` pods of
+    ``template``, named as its integration names them (``main`` for a Job, the replica type for a
+    training job)."""
+
+    name: str
+    count: int
+    template: Pod
+
+
 @dataclass
 class PodGroup:
     name: str

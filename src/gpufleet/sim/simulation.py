@@ -27,7 +27,7 @@ from gpufleet.cluster.state import ClusterState
 from gpufleet.control.clock import Priority
 from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop, ScaleEvent
 from gpufleet.control.kueue_queues import KueueQueues
-from gpufleet.control.port import PodStatus
+from gpufleet.control.port import PodStatus, QueuedWorkload
 from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
 from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.disruption_budget import DisruptionBudget
@@ -56,7 +56,7 @@ from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import Adopts, WorkloadController
+from gpufleet.workloads.kind import Adopts, BacksOff, WorkloadController
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 
@@ -112,6 +112,8 @@ class Simulation:
         self.pools_timeline: dict[str, list[float]] = {name: [] for name in self.pools}
         self.nodes_by_state: dict[str, list[float]] = {}
         self.controllers: dict[str, WorkloadController] = {}  # "<kind>/<ns>/<name>": its pods' owner
+        #: pod key -> the controller that created it (a JobSet's pods name their child Job as owner)
+        self.created_by: dict[str, WorkloadController] = {}
         self.daemonsets: list[DaemonSetController] = []  # what cluster-autoscaler adds to a template node
         self.per_node: list[WorkloadController] = []  # kinds that place pods on each node that joins
         self._nodes: list[Node] = []
@@ -210,6 +212,7 @@ class Simulation:
 
     def _reconcile(self, controller: WorkloadController) -> None:
         for pod in controller.wanted(self._active_nodes()):
+            self.created_by[pod.key] = controller
             self._create(pod)
 
     def _active_nodes(self) -> list[Node]:
@@ -225,14 +228,19 @@ class Simulation:
         owner: OwnerRef | None = pod.owner
         if owner is None:
             return
-        controller = self.controllers.get(f"{owner.kind}/{pod.namespace}/{owner.name}")
+        controller = self.created_by.get(pod.key) or self.controllers.get(
+            f"{owner.kind}/{pod.namespace}/{owner.name}"
+        )
         if controller is None:
             return
+        delay = 0.0
         if suspended:
             controller.suspended(pod)
         elif not controller.finished(pod, succeeded):
             return
-        self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
+        elif not succeeded and isinstance(controller, BacksOff):
+            delay = controller.retry_delay_s()
+        self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- pods: created, gated, queued ------------------------------------------------------
     def _scheduler_of(self, pod: Pod) -> str:
@@ -437,6 +445,14 @@ class Simulation:
         controller = self.controllers.get(f"Job/{key}")
         return controller if isinstance(controller, JobController) else None
 
+    def queued_workload(self, pod: Pod) -> tuple[str, QueuedWorkload] | None:
+        controller = self.created_by.get(pod.key)
+        if controller is None and pod.owner is not None:  # a pod of a snapshot, adopted
+            controller = self.controllers.get(f"{pod.owner.kind}/{pod.namespace}/{pod.owner.name}")
+        if not isinstance(controller, QueuedWorkload):
+            return None
+        return f"{controller.kind}/{controller.key}", controller
+
     def pod_group_of(self, pod: Pod) -> PodGroup | None:
         return self.gangs.group_of(pod)
 
@@ -551,6 +567,7 @@ class Simulation:
         self.cluster.add_node(node, self.loop.now)
         for controller in list(self.per_node):
             for pod in controller.node_added(node):
+                self.created_by[pod.key] = controller
                 self._create(pod)
         self.cluster_changed()
 

@@ -1,7 +1,10 @@
 """Job (``pkg/controller/job``): keep ``parallelism`` pods active until ``completions`` have
 succeeded (work-queue mode when completions is unset: done once any pod succeeds); a failed pod
-is replaced under the same index (``-r<n>``) until ``backoffLimit`` failures. Pods are named
-``<job>-<index>``, retries ``<job>-<index>-r<n>``.
+is replaced under the same index (``-r<n>``) until ``backoffLimit`` failures, after the pod failure
+backoff: 10 s doubling per failure since the last success, at most 10 min
+(``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``). Upstream holds every creation of the
+Job back until then; here the replacement waits, and a pod wanted for another reason (another pod
+ended) may come sooner. Pods are named ``<job>-<index>``, retries ``<job>-<index>-r<n>``.
 
 A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its active ones count toward
 ``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
@@ -17,8 +20,11 @@ from typing import ClassVar
 from gpufleet.model.node import Node
 from gpufleet.model.owned import Owned
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.workloads import Job, PodGroup
+from gpufleet.model.workloads import Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
+
+#: ``pkg/controller/job``: ``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``
+POD_FAILURE_BACKOFF_S, MAX_POD_FAILURE_BACKOFF_S = 10.0, 600.0
 
 
 @register_kind(Job)
@@ -37,6 +43,7 @@ class JobController:
         self.attempts: dict[int, int] = {}
         self.succeeded = 0
         self.failed = 0
+        self.failed_since_success = 0
         self.done = False
 
     @property
@@ -101,21 +108,34 @@ class JobController:
     def pod_groups(self) -> list[PodGroup]:
         return []
 
+    def pod_sets(self) -> list[PodSet]:
+        """Kueue's Job integration: one pod set ``main`` of ``parallelism`` pods (at most ``completions``)."""
+        job = self.job
+        count = job.parallelism if job.completions is None else min(job.parallelism, job.completions)
+        return [PodSet("main", count, job.template)]
+
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         index = self.active.pop(pod.key, None)
         if index is None:
             return True
         if succeeded:
             self.succeeded += 1
+            self.failed_since_success = 0
             complete = self.job.completions is None or self.succeeded >= self.job.completions
             self.done = complete and (self.job.completions is not None or not self.active)
             return True
         self.failed += 1
+        self.failed_since_success += 1
         if self.failed > self.job.backoff_limit:
             self.done = True  # BackoffLimitExceeded
             return True
         self._retry(index)
         return True
+
+    def retry_delay_s(self) -> float:
+        """The pod failure backoff before a failed pod's replacement (``kind.BacksOff``)."""
+        n = self.failed_since_success
+        return min(POD_FAILURE_BACKOFF_S * 2.0 ** (n - 1), MAX_POD_FAILURE_BACKOFF_S) if n else 0.0
 
     def node_added(self, node: Node) -> list[Pod]:
         return []

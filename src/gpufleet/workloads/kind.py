@@ -6,7 +6,8 @@ A kind is one module of ``gpufleet.workloads`` that defines its controller and r
 ``@register_kind(<model class>)``. The controller is made from the workload object, says which
 pods it wants now (``wanted``, given the nodes that exist, for kinds that place a pod per node)
 and which PodGroups (gangs) they form (``pod_groups``), and learns when one of its pods ended
-(``finished``) or was taken away by a queueing system to be created again later (``suspended``),
+(``finished``; a ``BacksOff`` controller then says how long it waits before it creates again)
+or was taken away by a queueing system to be created again later (``suspended``),
 and which pods it wants on a node that joins (``node_added``). A controller of a kind a cluster
 snapshot holds also adopts the pods it already made there (``Adopts``).
 
@@ -67,6 +68,26 @@ class WorkloadController(Protocol):
         """One of its pods was deleted by a queueing system that will admit the workload again
         (Kueue's eviction): it is created again later, not counted as failed."""
         ...
+
+
+@runtime_checkable
+class BacksOff(Protocol):
+    """A controller that waits before it creates a failed pod's replacement: asked right after
+    ``finished`` returned True for a pod that failed. Without it the replacement is created at once."""
+
+    def retry_delay_s(self) -> float:
+        """Seconds until it reconciles again."""
+        ...
+
+
+#: client-go's ``DefaultControllerRateLimiter``: a failed item waits 5 ms doubling to 1000 s
+#: (``ItemExponentialFailureRateLimiter``), the wait of an operator's work queue (controller-runtime's too)
+WORK_QUEUE_BASE_S, WORK_QUEUE_MAX_S = 0.005, 1000.0
+
+
+def work_queue_delay_s(requeues: int) -> float:
+    """The work queue's wait before the ``requeues``-th retry of one item (0 for the first try)."""
+    return min(WORK_QUEUE_BASE_S * 2.0 ** min(requeues, 64), WORK_QUEUE_MAX_S)
 
 
 @runtime_checkable

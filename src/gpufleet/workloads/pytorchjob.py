@@ -23,7 +23,9 @@ as 137, OOMKilled, is in ``IsRetryableExitCode``); under ``Never`` the job fails
 (``UpdateJobStatus``: ``failed > 0`` and ``RestartPolicyNever``). Each re-creation counts toward
 ``runPolicy.backoffLimit`` (unset: no limit); past it the job fails. Upstream ``PastBackoffLimit``
 sums the container restart counts of running pods (restarts in place by the kubelet); in the
-simulator a replica's failure is a pod that ends, so a re-creation stands for a restart.
+simulator a replica's failure is a pod that ends, so a re-creation stands for a restart. Each
+re-creation waits as a work-queue retry (``kind.work_queue_delay_s``: 5 ms doubling to 1000 s), so a
+job with no limit whose pod fails at once retries ever more slowly, never in a tight loop.
 
 The job succeeds when its Master succeeded (``expected == 0`` for the Master); with no Master, when
 all its Workers succeeded. A finished job creates nothing more.
@@ -52,9 +54,9 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, OwnerRef, Pod
-from gpufleet.model.workloads import Created, PodGroup
+from gpufleet.model.workloads import Created, PodGroup, PodSet
 from gpufleet.workloads import register_kind
-from gpufleet.workloads.kind import ManifestReader
+from gpufleet.workloads.kind import ManifestReader, work_queue_delay_s
 
 API = ("kubeflow.org", "v1", "PyTorchJob")
 MASTER, WORKER = "Master", "Worker"
@@ -267,6 +269,15 @@ class PyTorchJobController:
             self.status = "Running"
         return out
 
+    @property
+    def done(self) -> bool:
+        return self.finished_as is not None
+
+    def pod_sets(self) -> list[PodSet]:
+        """Kueue's PyTorchJob integration: a pod set per replica type, named after it in lower case
+        (``pkg/controller/jobs/kubeflow/kubeflowjob``)."""
+        return [PodSet(s.type.lower(), s.replicas, s.template) for s in self.job.replica_specs]
+
     def pod_groups(self) -> list[PodGroup]:
         job = self.job
         if job.min_available is None:
@@ -294,6 +305,10 @@ class PyTorchJobController:
             return False
         self.status = "Restarting"
         return True  # created again under the same name
+
+    def retry_delay_s(self) -> float:
+        """The operator's work-queue wait before the failed replica is created again (``kind.BacksOff``)."""
+        return work_queue_delay_s(self.restarts - 1)
 
     def node_added(self, node: Node) -> list[Pod]:
         return []
