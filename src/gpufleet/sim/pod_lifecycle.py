@@ -77,6 +77,9 @@ class PodLifecycle:
         self.host = host
         self.start_rng = start_rng  # warm-up times
         self.records: dict[str, PodRecord] = {}
+        #: earlier pods of a name created again (a training operator re-creates a replica under its
+        #: name): kept for the summary and the work lost, in the order they were replaced
+        self.replaced: list[PodRecord] = []
         self.pending = 0
         self.running = 0
         self.pending_keys: set[str] = set()  # pods in phase Pending, not deleted
@@ -103,8 +106,11 @@ class PodLifecycle:
             self.pending_keys.add(rec.pod.key)
 
     def record(self, pod: Pod, scheduler: str) -> PodRecord:
-        """A pod was created: recorded, Pending."""
+        """A pod was created: recorded, Pending (an ended pod of the same name is kept in ``replaced``)."""
         rec = PodRecord(pod, scheduler, self.clock.now)
+        earlier = self.records.get(pod.key)
+        if earlier is not None:
+            self.replaced.append(earlier)
         self.records[pod.key] = rec
         self.pending += 1
         self.pending_keys.add(pod.key)
