@@ -252,12 +252,13 @@ def test_the_webhook_rejects_an_elastic_job_without_workers_and_an_empty_worker_
 
 def test_an_elastic_job_without_a_master_succeeds_when_any_worker_succeeds(tmp_path: Path) -> None:
     """``UpdateJobStatus``: with ``ElasticPolicy`` and no Master, one succeeded Worker completes the job
-    (without it, every Worker must succeed). One 8-GPU node runs the two 8-GPU Workers one after the other."""
-    for extra, outcome in (("  elasticPolicy: {minReplicas: 1, maxReplicas: 2}", "Succeeded"), ("", None)):
-        text = pytorchjob(None, replica(2, duration="30m", gpus=8), extra)
-        pods, controller = run(write(tmp_path, nodes(), text), duration_s=2700)
-        assert controller.finished_as == outcome
-        assert [pods[f"mnist-worker-{i}"]["phase"] for i in (0, 1)] == ["Succeeded", "Running"]
+    (without it, every Worker must succeed). One 8-GPU node runs the two 8-GPU Workers one after the
+    other; elastic with ``minReplicas: 1``, the first trains alone (without it, it waits for the second)."""
+    extra = "  elasticPolicy: {minReplicas: 1, maxReplicas: 2}"
+    text = pytorchjob(None, replica(2, duration="30m", gpus=8), extra)
+    pods, controller = run(write(tmp_path, nodes(), text), duration_s=2700)
+    assert controller.finished_as == "Succeeded"
+    assert [pods[f"mnist-worker-{i}"]["phase"] for i in (0, 1)] == ["Succeeded", "Running"]
 
 
 def test_clean_pod_policy_none_is_the_default_and_no_warning(tmp_path: Path) -> None:
@@ -477,3 +478,20 @@ def test_a_pytorchjob_evicted_by_kueue_is_suspended_not_restarted(tmp_path: Path
     ]
     b = pods_by_name(summary)["finetune-b-master-0"]
     assert (b["bound_s"], b["finished_s"]) == (630.0, 7830.0)
+
+
+def test_without_a_gang_placed_ranks_wait_for_the_rest_of_the_world_and_do_not_compute(
+    tmp_path: Path,
+) -> None:
+    """No ``schedulingPolicy``: kube-scheduler places the ranks one by one; torchrun's rendezvous holds
+    the placed ones until all have joined, so 16 GPUs are allocated and none computes (seed 004's
+    partial gang). With ``elasticPolicy`` ``minReplicas: 1`` the two placed ranks already train."""
+    for extra, working in (("", 0.0), ("  elasticPolicy: {minReplicas: 1, maxReplicas: 2}", 16.0)):
+        text = pytorchjob(replica(gpus=8), replica(2, gpus=8), extra)
+        paths = write(tmp_path, nodes(2), text)
+        summary = simulated(paths, duration_s=600)
+        pods = pods_by_name(summary)
+        placed = [p for p in pods.values() if p["node"] is not None]
+        assert len(placed) == 2 and sum(1 for p in pods.values() if p["phase"] == "Pending") == 1
+        totals = summary["totals"]
+        assert totals["gpus_allocated"] == 16.0 and totals["gpus_working"] == working

@@ -27,6 +27,10 @@ simulator a replica's failure is a pod that ends, so a re-creation stands for a 
 re-creation waits as a work-queue retry (``kind.work_queue_delay_s``: 5 ms doubling to 1000 s), so a
 job with no limit whose pod fails at once retries ever more slowly, never in a tight loop.
 
+Its pods compute only once the job's world has gathered (``Behavior.rendezvous``: every replica, or
+with ``elasticPolicy`` the Master and ``minReplicas`` Workers), as torchrun's rendezvous waits, whether
+or not a PodGroup gangs their scheduling.
+
 The job succeeds when its Master succeeded (``expected == 0`` for the Master); with no Master, when
 all its Workers succeeded. A finished job creates nothing more.
 
@@ -299,7 +303,8 @@ class PyTorchJobController:
         if job.min_available is not None:
             labels[POD_GROUP_LABEL] = job.name
         pod = spec.template.stamped(f"{job.name}-{rtype}-{index}", OwnerRef(self.kind, job.name), labels)
-        pod = replace(pod, namespace=job.namespace)
+        world = (f"{job.namespace}/{job.name}", self.world_size)
+        pod = replace(pod, namespace=job.namespace, behavior=replace(pod.behavior, rendezvous=world))
         self.active[pod.key] = (spec.type, index)
         return pod
 
@@ -318,6 +323,15 @@ class PyTorchJobController:
     @property
     def done(self) -> bool:
         return self.finished_as is not None
+
+    @property
+    def world_size(self) -> int:
+        """The ranks torchrun waits for before training starts: every replica, or with
+        ``elasticPolicy`` the Master and ``minReplicas`` Workers (``--nnodes=min:max``)."""
+        job = self.job
+        if job.elastic is None:
+            return job.total_replicas
+        return job.elastic[0] + (1 if MASTER in self.specs else 0)
 
     def pod_sets(self) -> list[PodSet]:
         """Kueue's PyTorchJob integration: a pod set per replica type, named after it in lower case
