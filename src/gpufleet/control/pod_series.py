@@ -10,7 +10,8 @@ from gpufleet.autoscaling.promql_eval import Sample
 from gpufleet.control.port import PodStatus, WorkloadPort
 
 #: The owner kinds whose pods are scraped, and the label that names the owner.
-_SCRAPED = {"Deployment": "deployment", "ReplicaSet": "replicaset"}
+#: (A LeaderWorkerSet's pods are a StatefulSet's; only its leaders have metrics: ``pod_metric``.)
+_SCRAPED = {"Deployment": "deployment", "ReplicaSet": "replicaset", "StatefulSet": "statefulset"}
 
 
 class PodSeries:
