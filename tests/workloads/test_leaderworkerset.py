@@ -433,6 +433,38 @@ def test_the_example_grows_from_one_group_to_three_with_its_traffic() -> None:
     assert summary["timeline"]["nodes_by_pool"]["h100"][-1] == 6.0
 
 
+KEDA = """
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: llm, namespace: ml}
+spec:
+  scaleTargetRef: {apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, name: llm}
+  minReplicaCount: 1
+  maxReplicaCount: 3
+  triggers:
+  - type: prometheus
+    metadata:
+      serverAddress: http://prometheus:9090
+      threshold: "10"
+      query: 'sum(requests_per_second{namespace="ml", statefulset="llm"})'
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Traffic
+metadata: {name: chat, namespace: ml}
+spec: {target: llm, targetKind: LeaderWorkerSet, perReplicaRps: 10, rps: [{at: 0s, value: 30}]}
+"""
+
+
+def test_a_keda_prometheus_trigger_on_the_leaders_series_scales_the_groups(tmp_path: Path) -> None:
+    """A ScaledObject aimed at the LeaderWorkerSet: its query sums the leaders' series (a StatefulSet's
+    pods, labelled ``statefulset=<lws>``; the workers have no request metrics): 30 rps at a threshold of
+    10 a group -- 3 groups."""
+    pods, made, summary = run(write(tmp_path, nodes(2), lws(replicas=1, size=2), KEDA), duration_s=600)
+    assert made.replicas == 3
+    assert sorted(pods) == ["llm-0", "llm-0-1", "llm-1", "llm-1-1", "llm-2", "llm-2-1"]
+    assert summary["timeline"]["replicas"]["LeaderWorkerSet/ml/llm"][0] == 1.0
+
+
 def test_an_hpa_aimed_at_a_leaderworkerset_is_no_warning(tmp_path: Path) -> None:
     scenario = load_scenario(write(tmp_path, nodes(), lws(), HPA))
     assert not [w for w in scenario.warnings if "scaleTargetRef" in w]

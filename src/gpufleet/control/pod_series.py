@@ -1,6 +1,7 @@
-"""The series a ``prometheus`` trigger's query reads: one per ready pod of a Deployment or ReplicaSet, as
-a Prometheus that scrapes every pod would hold them (labels ``namespace``, ``pod``, and ``deployment`` or
-``replicaset``; ``gpufleet.model.promql`` lists the metrics), read through the ``WorkloadPort``."""
+"""The series a ``prometheus`` trigger's query reads: one per ready pod of a Deployment, ReplicaSet or
+StatefulSet (a LeaderWorkerSet's), as a Prometheus that scrapes every pod would hold them (labels
+``namespace``, ``pod``, and ``deployment``, ``replicaset`` or ``statefulset``; ``gpufleet.model.promql``
+lists the metrics), read through the ``WorkloadPort``."""
 
 from __future__ import annotations
 
