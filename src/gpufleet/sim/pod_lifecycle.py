@@ -54,8 +54,12 @@ class LifecycleHost(Protocol):
         """The pod is gone: the schedulers drop it."""
         ...
 
-    def pod_bound(self) -> None:
-        """A pod was bound (a warm node it landed on is used up)."""
+    def pod_bound(self, pod: Pod, node: str) -> None:
+        """A pod was bound to ``node`` (a warm node it landed on is used up)."""
+        ...
+
+    def pod_ready(self, pod: Pod) -> None:
+        """A pod became Ready."""
         ...
 
 
@@ -155,7 +159,7 @@ class PodLifecycle:
         rec.devices = devices
         if rec.devices:
             rec.gpu_share = sum(u.share for u in rec.devices)
-        self.host.pod_bound()
+        self.host.pod_bound(rec.pod, node)
         b = rec.pod.behavior
         if b.image_size_bytes:
             puller = self.pullers.get(node)
@@ -281,6 +285,7 @@ class PodLifecycle:
 
     def _ready(self, rec: PodRecord) -> None:
         rec.ready, rec.ready_s = True, self.clock.now
+        self.host.pod_ready(rec.pod)
         gang = self._gang(rec)
         if gang is None:
             self._work(rec)
