@@ -20,7 +20,7 @@ status 2; unmodelled fields are warnings).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from gpufleet.model.node import Node
@@ -108,6 +108,20 @@ class ManifestReader(Protocol):
     def name(self) -> str: ...
     @property
     def namespace(self) -> str: ...
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The workload's ``metadata.labels``."""
+        ...
+
+    def unmodelled_label(self, key: str, note: str = "") -> None:
+        """A label of the workload's metadata that asks for something not modelled: a warning."""
+        ...
+
+    def annotation(self, key: str) -> object:
+        """The parsed value of a ``gpufleet.io/`` annotation on the workload's own metadata (one its
+        kind registered), None when absent or invalid (an invalid one is already an error)."""
+        ...
+
     def value(self, path: str) -> object:
         """The value at ``spec.<path>`` (dotted), None when absent; a field read is no warning."""
         ...
