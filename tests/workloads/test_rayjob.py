@@ -12,9 +12,7 @@ import pytest
 
 from conftest import pods_by_name, simulated
 from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.model.workloads import Job
 from gpufleet.workloads import controller_for
-from gpufleet.workloads.job import JobController
 from gpufleet.workloads.rayjob import RayJobController
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,18 +141,32 @@ def test_a_failed_job_is_retried_on_a_new_cluster_within_backoff_limit(tmp_path:
     the cluster and submitter are deleted, a new cluster under a new name comes; past it, Failed."""
     c = controller(tmp_path, rayjob("  backoffLimit: 1\n  shutdownAfterJobFinishes: true"))
     first = c.cluster_name
-    c.wanted([])
-    c.sync(0.0, {})
-    c.status = "Running"
-    c.submitter = JobController(Job("rj", "ml", c.job.submitter))
-    c.submitter.done = True  # BackoffLimitExceeded
-    deleted = c.sync(10.0, {})
+    ready = {key: _Ready() for key in (p.key for p in c.wanted([]))}
+    c.sync(0.0, ready)
+    assert c.status == "Running" and c.submitter is not None
+    (submitter,) = c.submitter.wanted([])
+    for attempt in range(3):  # the submitter Job's backoffLimit 2: its third failure fails it
+        c.finished(submitter, succeeded=False)
+        assert c.status == ("Failed" if attempt == 2 else "Running")
+        if attempt < 2:
+            (submitter,) = c.submitter.wanted([])
+    assert not c.done  # a retry is coming
+    deleted = c.sync(10.0, ready)
     assert len(deleted) == 3 and c.status == "Initializing" and c.cluster_name != first
-    c.status = "Running"
-    c.submitter = JobController(Job("rj", "ml", c.job.submitter))
-    c.submitter.done = True
-    c.sync(20.0, {})
-    assert c.status == "Failed" and c.done
+    assert c.submitter is None
+    ready = {key: _Ready() for key in (p.key for p in c.wanted([]))}
+    c.sync(13.0, ready)
+    (submitter,) = c.submitter.wanted([])
+    for _ in range(3):
+        c.finished(submitter, succeeded=False)
+        submitter = next(iter(c.submitter.wanted([])), submitter)
+    c.sync(16.0, ready)
+    assert c.status == "Failed" and c.done and c.failed == 2
+
+
+class _Ready:
+    phase = "Running"
+    ready = True
 
 
 def test_a_suspended_job_creates_nothing(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ requeue every 3 s (``RayJobDefaultRequeueDuration``; ``control.kuberay`` calls `
 - ``Running``: the Ray job runs for ``gpufleet.io/duration`` (on the RayJob's metadata, else on
   ``submitterPodTemplate``'s): in K8sJobMode the submitter pod's run (its container follows the job to
   its end), so the job ends ``Complete`` when the submitter Job succeeds and ``Failed`` when it fails
-  past its backoffLimit; in HTTPMode from the time the job was submitted.
+  past its backoffLimit, at once (the controller ``Owns`` its Job: the Job's change is a reconcile);
+  in HTTPMode ``duration`` after the job was submitted. ``Status.EndTime`` is the next requeue.
 - ``activeDeadlineSeconds`` from the job's start: ``Failed`` (``DeadlineExceeded``), never retried.
 - ``backoffLimit``: a ``Failed`` job is retried (``Retrying``: its cluster and submitter deleted, a new
   cluster under a new name) while ``failed < backoffLimit + 1``
@@ -271,7 +272,11 @@ class RayJobController:
             return self.cluster.finished(pod)
         if self.submitter is not None and pod.key in self.submitter.active:
             self._last = self.submitter
-            return self.submitter.finished(pod, succeeded)
+            again = self.submitter.finished(pod, succeeded)
+            if self.submitter.done and self.status == "Running":  # the RayJob controller Owns its Job
+                self.status = "Complete" if self.submitter.succeeded > 0 else "Failed"
+                self.reason = "" if self.status == "Complete" else "AppFailed"
+            return again
         return False
 
     def retry_delay_s(self) -> float:
@@ -297,23 +302,37 @@ class RayJobController:
         deadline = job.active_deadline_s
         live = self.status in ("Initializing", "Running", "Waiting")
         if live and deadline is not None and now >= start + deadline:
-            self.status, self.reason, self.end_s = "Failed", "DeadlineExceeded", now
+            self.status, self.reason = "Failed", "DeadlineExceeded"
         if self.status == "Initializing":
             cluster = self.cluster if self.cluster is not None else selected
             if cluster is not None and cluster.ready(pods):
                 self._submit(now)
         elif self.status == "Running":
             self._check_end(now)
-        if self.status == "Failed" and self.reason != "DeadlineExceeded" and self.end_s == now:
-            self.failed += 1
-            if job.backoff_limit is not None and self.failed < job.backoff_limit + 1:
-                return self._retry()
+        if self.status in ("Complete", "Failed") and self.end_s is None:
+            self.end_s = now  # Status.EndTime
+            if self.status == "Failed" and self.reason != "DeadlineExceeded":
+                self.failed += 1
+                if self._retries():
+                    return self._retry()
         end = self.end_s
         shutdown = job.shutdown_after_finishes and self.cluster is not None and not self.cluster_deleted
         if self.done and shutdown and end is not None and now >= end + job.ttl_s:
             self.cluster_deleted = True
             return self._delete_all()
         return []
+
+    def _retries(self) -> bool:
+        """``checkBackoffLimitAndUpdateStatusIfNeeded``: a failure (not past the deadline) is retried
+        while ``failed < backoffLimit + 1`` (the failure not yet counted counts)."""
+        limit = self.job.backoff_limit
+        failures = self.failed + (1 if self.end_s is None else 0)
+        return (
+            self.status == "Failed"
+            and self.reason != "DeadlineExceeded"
+            and limit is not None
+            and failures < limit + 1
+        )
 
     def _submit(self, now: float) -> None:
         job = self.job
@@ -327,19 +346,12 @@ class RayJobController:
         self.status = "Running"
 
     def _check_end(self, now: float) -> None:
-        job = self.job
-        if self.submitter is not None:
-            if not self.submitter.done:
-                return
-            self.status = "Complete" if self.submitter.succeeded > 0 else "Failed"
-            self.reason = "" if self.status == "Complete" else "AppFailed"
-        elif job.submission_mode == HTTP_MODE and job.duration_s is not None and self.submitted_s is not None:
-            if now < self.submitted_s + job.duration_s:
-                return
-            self.status = "Complete"
-        else:
+        """HTTPMode: the Ray job (no pod) ends ``duration`` after its submission."""
+        submitted, duration = self.submitted_s, self.job.duration_s
+        if self.job.submission_mode != HTTP_MODE or submitted is None or duration is None:
             return
-        self.end_s = now
+        if now >= submitted + duration:
+            self.status = "Complete"
 
     def _delete_all(self) -> list[str]:
         keys = self.cluster.delete() if self.cluster is not None else []
@@ -361,7 +373,8 @@ class RayJobController:
     # -- Kueue's RayJob integration ---------------------------------------------------------
     @property
     def done(self) -> bool:
-        return self.status in ("Complete", "Failed")
+        """Complete, or Failed past its retries."""
+        return self.status in ("Complete", "Failed") and not self._retries()
 
     @property
     def active(self) -> list[str]:
