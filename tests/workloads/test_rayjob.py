@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from conftest import pods_by_name, simulated
+from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.rayjob import RayJobController
@@ -206,6 +208,19 @@ def test_a_bad_manifest_is_an_error_at_its_field(tmp_path: Path, text: str, mess
     with pytest.raises(ScenarioError) as caught:
         load_scenario(write(tmp_path, NODE, text))
     assert message in str(caught.value)
+
+
+def test_gpufleet_validate_exits_2_on_a_bad_rayjob(tmp_path: Path) -> None:
+    (path,) = write(tmp_path, rayjob("  submissionMode: Batch"))
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "(RayJob/ml/rj): spec.submissionMode" in result.output and "Traceback" not in result.output
+
+
+def test_explain_says_where_the_job_pods_would_go(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["explain", *map(str, write(tmp_path, NODE, rayjob()))])
+    assert result.exit_code == 0, result.output
+    assert "-head-" in result.output and "would be placed on n0" in result.output
 
 
 def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
