@@ -149,7 +149,7 @@ EXPECTED: dict[str, Expect] = {
     # Jobs named by generateName
     "kueue/dra/sample-dra-rct-job.yaml": accepted(),
     "kueue/getting-started/quick-start-setup.yaml": accepted(),
-    "kueue/jobs/ray-job-sample.yaml": warned("kind ray.io/v1/RayJob " + NOT_MODELLED),
+    "kueue/jobs/ray-job-sample.yaml": accepted(),
     "kueue/jobs/sample-job.yaml": accepted(),
     "kueue/jobs/sample-jobset.yaml": warned("kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED),
     "kueue/jobs/sample-mpijob.yaml": warned("kind kubeflow.org/v2beta1/MPIJob " + NOT_MODELLED),

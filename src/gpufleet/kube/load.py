@@ -61,7 +61,7 @@ from gpufleet.model.generated_names import unique_name
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.workloads import Created
-from gpufleet.workloads import controller_for, manifest_readers
+from gpufleet.workloads import controller_for, manifest_readers, workload_annotations
 from gpufleet.workloads.kind import Reader, Scalable
 from gpufleet.workloads.replicaset import API as REPLICA_SET
 
@@ -395,7 +395,13 @@ class _Loader:
 
     def _registered_kind(self, entry: _Entry, read: Reader, resolver: priorities.Priorities) -> None:
         workload, templates = workloads.registered_kind(
-            read, entry.meta, entry.body, entry.report, resolver, entry.document.order
+            read,
+            entry.meta,
+            entry.body,
+            entry.report,
+            resolver,
+            entry.document.order,
+            workload_annotations(entry.kind.gvk),
         )
         if not entry.malformed:
             self._pods.extend((entry.report, path, template) for path, template in templates)

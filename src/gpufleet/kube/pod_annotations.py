@@ -19,6 +19,7 @@ from gpufleet.kube.problems import Reporter, invalid, unsupported
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.model.pod import ALL_GATES, Behavior
 from gpufleet.model.quantity import parse_duration, parse_quantity
+from gpufleet.model.ray import RAY_DEMAND, RayDemand
 
 PREFIX = "gpufleet.io/"
 SUBMIT_AT = PREFIX + "submit-at"
@@ -92,6 +93,36 @@ def _ungate_at(text: str) -> tuple[tuple[str, float], ...]:
     return tuple((str(gate), parse_duration(at)) for gate, at in spec.items())
 
 
+def _ray_demand(text: str) -> tuple[RayDemand, ...]:
+    """A YAML or JSON list of ``{at, bundles, resources: {<Ray resource>: amount}, duration}``."""
+    try:
+        spec = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(invalid(text, f"not a YAML or JSON list: {exc}")) from None
+    shape = "must be a list of {at, bundles, resources: {<Ray resource>: amount}, duration}"
+    if not isinstance(spec, list):
+        raise ValueError(invalid(text, shape))
+    out = []
+    for item in spec:
+        if not isinstance(item, dict) or set(item) - {"at", "bundles", "resources", "duration"}:
+            raise ValueError(invalid(text, shape))
+        resources = item.get("resources")
+        bundles = item.get("bundles", 1)
+        if not isinstance(resources, dict) or not resources or not isinstance(bundles, int) or bundles < 1:
+            raise ValueError(invalid(text, shape))
+        amounts = tuple(sorted((str(k), float(parse_quantity(v))) for k, v in resources.items()))
+        duration = item.get("duration")
+        out.append(
+            RayDemand(
+                parse_duration(item.get("at", "0s")),
+                bundles,
+                amounts,
+                None if duration is None else _positive_duration(str(duration)),
+            )
+        )
+    return tuple(out)
+
+
 _PARSERS: dict[str, Callable[[str], object]] = {
     SUBMIT_AT: parse_duration,
     DURATION: parse_duration,
@@ -106,6 +137,7 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     CONSUMES: _list_name,
     DELETE_AT: parse_duration,
     UNGATE_AT: _ungate_at,
+    RAY_DEMAND: _ray_demand,
 }
 #: What the test control plane's kwok Stages read (``e2e/kwok/stages.yaml``: a node's start chain, a
 #: pod's image pull and readiness there); on objects read back from it they are not modelled.
@@ -148,6 +180,14 @@ def read(
         except ValueError as exc:
             report.error(path, str(exc))
     return values
+
+
+def parsed(key: str, text: str) -> object:
+    """One annotation's value as ``read`` parses it; None when it is invalid (``read`` reports that)."""
+    try:
+        return _PARSERS[key](text)
+    except ValueError:
+        return None
 
 
 def behavior(values: Mapping[str, object], image: str) -> Behavior:

@@ -138,10 +138,12 @@ def pod_template(
     priorities: Priorities,
     order: int,
     restart_policies: tuple[str, ...],
+    keys: frozenset[str] = pod_annotations.WORKLOAD_KEYS,
 ) -> tuple[Pod, Created]:
     """The pod template at ``spec.<path>`` (dotted) and when the workload is created: its own
-    ``gpufleet.io/submit-at``, else its template's."""
-    own = pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.WORKLOAD_KEYS)
+    ``gpufleet.io/submit-at``, else its template's. ``keys``: the annotations the workload's own
+    metadata may carry."""
+    own = pod_annotations.read(meta.annotations, report.at("metadata"), keys)
     template = _at(spec, path)
     template_spec = mapping(template.get("spec"))
     at_template = at_spec.at(path)
@@ -155,9 +157,14 @@ def pod_template(
 
 
 def _at(spec: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The mapping at a dotted path; ``name[i]`` is item ``i`` of a list (``workerGroupSpecs[0]``)."""
     value: Any = spec
     for part in path.split("."):
-        value = mapping(value).get(part)
+        name, _, index = part.partition("[")
+        value = mapping(value).get(name)
+        if index:
+            i = int(index.rstrip("]"))
+            value = value[i] if isinstance(value, list) and 0 <= i < len(value) else None
     return mapping(value)
 
 
@@ -199,9 +206,16 @@ class KindReader:
     documents) and which ``spec`` fields were read: any other field given is a warning."""
 
     def __init__(
-        self, meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
+        self,
+        meta: Meta,
+        body: Mapping[str, Any],
+        report: Reporter,
+        priorities: Priorities,
+        order: int,
+        annotations: frozenset[str] = frozenset(),
     ):
         self._meta, self._report, self._priorities, self._order = meta, report, priorities, order
+        self._keys = pod_annotations.WORKLOAD_KEYS | annotations
         self._spec = mapping(body.get("spec"))
         self._at_spec = report.at("spec")
         self._read: set[str] = set()
@@ -222,8 +236,19 @@ class KindReader:
     def metadata_error(self, path: str, message: str) -> None:
         self._report.error(f"metadata.{path}", message)
 
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self._meta.labels
+
+    def unmodelled_label(self, key: str, note: str = "") -> None:
+        self._report.at("metadata").not_modelled(f"labels.{key}", note=note)
+
+    def annotation(self, key: str) -> object:
+        text = self._meta.annotations.get(key)
+        return None if text is None or key not in self._keys else pod_annotations.parsed(key, text)
+
     def value(self, path: str) -> object:
-        self._read.add(path.split(".", 1)[0])
+        self._read.add(path.split(".", 1)[0].split("[", 1)[0])
         head, _, field = path.rpartition(".")
         return (_at(self._spec, head) if head else self._spec).get(field)
 
@@ -239,6 +264,7 @@ class KindReader:
             self._priorities,
             self._order,
             restart_policies,
+            self._keys,
         )
         self.templates.append((f"spec.{path}", pod))
         return pod, created
@@ -255,7 +281,7 @@ class KindReader:
         return value
 
     def unmodelled(self, fields: Sequence[str]) -> None:
-        self._read.update(f.split(".", 1)[0] for f in fields)
+        self._read.update(f.split(".", 1)[0].split("[", 1)[0] for f in fields)
         for field in fields:  # a dotted field (``runPolicy.ttlSecondsAfterFinished``) is looked up below spec
             head, _, last = field.rpartition(".")
             self._at_spec.unmodelled_fields(_at(self._spec, head) if head else self._spec, (last,), head)
@@ -273,10 +299,16 @@ class KindReader:
 
 
 def registered_kind(
-    read: Reader, meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int
+    read: Reader,
+    meta: Meta,
+    body: Mapping[str, Any],
+    report: Reporter,
+    priorities: Priorities,
+    order: int,
+    annotations: frozenset[str] = frozenset(),
 ) -> tuple[Workload, list[tuple[str, Pod]]]:
     """A manifest of a registered kind read by its own reader; with the templates it read."""
-    reader = KindReader(meta, body, report, priorities, order)
+    reader = KindReader(meta, body, report, priorities, order, annotations)
     workload = read(reader)
     reader.unread()
     return workload, reader.templates

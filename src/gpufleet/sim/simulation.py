@@ -26,6 +26,7 @@ import numpy as np
 from gpufleet.cluster.state import ClusterState
 from gpufleet.control.clock import Priority
 from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop, ScaleEvent
+from gpufleet.control.kuberay import KubeRayLoops
 from gpufleet.control.kueue_queues import KueueQueues
 from gpufleet.control.port import PodStatus, QueuedWorkload
 from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
@@ -57,6 +58,8 @@ from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
 from gpufleet.workloads.kind import Adopts, BacksOff, DeletesPods, Scalable, WatchesPods, WorkloadController
+from gpufleet.workloads.raycluster import RayCluster
+from gpufleet.workloads.rayjob import RayJob
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 
@@ -149,6 +152,8 @@ class Simulation:
         self.kueue = KueueQueues(
             self, self.loop, scenario.kueue
         )  # Kueue's tenant queues (control/kueue_queues.py)
+        #: the RayJob controller's requeue, Ray and its autoscaler (control/kuberay.py)
+        self.kuberay = KubeRayLoops(self, self.loop)
 
     # -- what the parts hold ---------------------------------------------------------------
     @property
@@ -209,6 +214,10 @@ class Simulation:
             self.per_node.append(controller)
         for group in controller.pod_groups():  # the gangs its pods form
             self.gangs.add_group(group)
+        self._reconcile(controller)
+
+    def reconcile(self, controller: WorkloadController) -> None:
+        """Create the pods a controller wants now (a loop changed it: ``control.kuberay``)."""
         self._reconcile(controller)
 
     def _reconcile(self, controller: WorkloadController) -> None:
@@ -675,6 +684,8 @@ class Simulation:
             return False
         if self.workload_autoscalers.active():  # KEDA cooldowns and HPA windows act on time alone
             return False
+        if self.kuberay.active():  # Ray demand, idle workers, RayJob deadlines and TTLs act on time
+            return False
         if self.autoscaler.armed_at is not None:  # cluster-autoscaler still has something to look at
             return False
         return self._last_pass == (self.material_changes, self.state.static_version, len(self.records))
@@ -749,6 +760,8 @@ class Simulation:
             for name in sorted(rt.nodes):
                 self.cloud.expect_reclaim(rt, name)
         self.workload_autoscalers.start()
+        if any(isinstance(w, RayCluster | RayJob) for w in self.scenario.other_workloads):
+            self.kuberay.start()
         self.mig_managers.start()
         for traffic in self.traffic.values():
             for at, _ in traffic.spec.rps:

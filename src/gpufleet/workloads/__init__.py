@@ -18,12 +18,20 @@ C = TypeVar("C", bound=Callable[..., WorkloadController])
 
 _KINDS: dict[type, Factory] = {}
 _READERS: dict[GVK, Reader] = {}
+_ANNOTATIONS: dict[GVK, frozenset[str]] = {}
 _loaded = False
 
 
-def register_kind(model: type, api: GVK | None = None, read: Reader | None = None) -> Callable[[C], C]:
+def register_kind(
+    model: type,
+    api: GVK | None = None,
+    read: Reader | None = None,
+    annotations: frozenset[str] = frozenset(),
+) -> Callable[[C], C]:
     """Class decorator on a controller: it drives workloads of ``model``; with ``api`` and ``read``,
-    manifests of that ``apiVersion``/``kind`` are read into ``model`` objects by ``read``."""
+    manifests of that ``apiVersion``/``kind`` are read into ``model`` objects by ``read``;
+    ``annotations``: the ``gpufleet.io/`` annotations its own metadata may carry besides
+    ``submit-at`` (read with ``ManifestReader.annotation``)."""
     if (api is None) != (read is None):
         raise ValueError("a kind's reader needs both api and read")
 
@@ -31,6 +39,7 @@ def register_kind(model: type, api: GVK | None = None, read: Reader | None = Non
         _KINDS[model] = controller
         if api is not None and read is not None:
             _READERS[api] = read
+            _ANNOTATIONS[api] = annotations
         return controller
 
     return decorate
@@ -58,3 +67,9 @@ def manifest_readers() -> dict[GVK, Reader]:
     """The registered kinds' readers, by ``(group, version, kind)``."""
     _load()
     return dict(_READERS)
+
+
+def workload_annotations(api: GVK) -> frozenset[str]:
+    """The ``gpufleet.io/`` annotations a registered kind's metadata may carry besides ``submit-at``."""
+    _load()
+    return _ANNOTATIONS.get(api, frozenset())

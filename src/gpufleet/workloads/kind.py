@@ -175,6 +175,20 @@ class ManifestReader(Protocol):
         """A problem at ``metadata.<path>``: the manifest is rejected."""
         ...
 
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The workload's ``metadata.labels``."""
+        ...
+
+    def unmodelled_label(self, key: str, note: str = "") -> None:
+        """A label of the workload's metadata that asks for something not modelled: a warning."""
+        ...
+
+    def annotation(self, key: str) -> object:
+        """The parsed value of a ``gpufleet.io/`` annotation on the workload's own metadata (one its
+        kind registered), None when absent or invalid (an invalid one is already an error)."""
+        ...
+
     def value(self, path: str) -> object:
         """The value at ``spec.<path>`` (dotted), None when absent; a field read is no warning."""
         ...
