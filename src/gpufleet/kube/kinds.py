@@ -108,8 +108,10 @@ NAMESPACED = frozenset(
 )
 
 #: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
-#: (scheduler-plugins' ElasticQuota).
-_KNOWN_UNMODELLED = frozenset({("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota")})
+#: (scheduler-plugins' ElasticQuota; the Training Operator v1's MPIJob, whose v2beta1 is modelled).
+_KNOWN_UNMODELLED = frozenset(
+    {("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"), ("kubeflow.org", "v1", "MPIJob")}
+)
 
 #: API groups in which a kind gpufleet does not know is a misspelling.
 KNOWN_GROUPS = frozenset(

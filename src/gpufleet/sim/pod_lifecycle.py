@@ -57,6 +57,10 @@ class LifecycleHost(Protocol):
         """A pod was bound (a warm node it landed on is used up)."""
         ...
 
+    def pod_ready(self, pod: Pod) -> None:
+        """The pod turned Ready (its start chain done): a controller that waits for it learns it."""
+        ...
+
 
 class PodLifecycle:
     def __init__(
@@ -266,6 +270,7 @@ class PodLifecycle:
 
     def _ready(self, rec: PodRecord) -> None:
         rec.ready, rec.ready_s = True, self.clock.now
+        self.host.pod_ready(rec.pod)
         gang = self._gang(rec)
         if gang is None:
             self._work(rec)

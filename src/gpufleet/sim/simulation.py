@@ -56,7 +56,7 @@ from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import Adopts, BacksOff, WorkloadController
+from gpufleet.workloads.kind import Adopts, BacksOff, Deletes, WatchesReady, WorkloadController
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 
@@ -214,6 +214,11 @@ class Simulation:
         for pod in controller.wanted(self._active_nodes()):
             self.created_by[pod.key] = controller
             self._create(pod)
+        if isinstance(controller, Deletes):  # pods it deletes (cleanPodPolicy, a finished JobSet's Jobs)
+            for key in controller.unwanted():
+                rec = self.records.get(key)
+                if rec is not None and rec.deleted_s is None and rec.finished_s is None:
+                    self.lifecycle.delete(rec, "Deleted")
 
     def _active_nodes(self) -> list[Node]:
         """The nodes in the cluster (kept until a node joins, leaves or is relabelled)."""
@@ -354,6 +359,11 @@ class Simulation:
     def forget(self, key: str) -> None:
         for s in self.schedulers:
             s.forget(key)
+
+    def pod_ready(self, pod: Pod) -> None:
+        controller = self.created_by.get(pod.key)
+        if isinstance(controller, WatchesReady) and controller.pod_ready(pod):
+            self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     def pod_bound(self) -> None:
         if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills

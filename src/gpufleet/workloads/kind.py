@@ -80,6 +80,26 @@ class BacksOff(Protocol):
         ...
 
 
+@runtime_checkable
+class WatchesReady(Protocol):
+    """A controller that acts when one of its pods becomes ready (the MPI Operator's launcher waits for
+    its workers, a JobSet's ``dependsOn: Ready``): asked as each pod it created turns Ready."""
+
+    def pod_ready(self, pod: Pod) -> bool:
+        """One of its pods is Ready; True when it may want pods (or deletions) now."""
+        ...
+
+
+@runtime_checkable
+class Deletes(Protocol):
+    """A controller that deletes pods it created (an operator's ``cleanPodPolicy``, a JobSet that
+    finished deleting its active Jobs): asked at each reconcile, after ``wanted``."""
+
+    def unwanted(self) -> list[str]:
+        """The keys (``namespace/name``) of its pods to delete now; each key is given once."""
+        ...
+
+
 #: client-go's ``DefaultControllerRateLimiter``: a failed item waits 5 ms doubling to 1000 s
 #: (``ItemExponentialFailureRateLimiter``), the wait of an operator's work queue (controller-runtime's too)
 WORK_QUEUE_BASE_S, WORK_QUEUE_MAX_S = 0.005, 1000.0
