@@ -59,6 +59,9 @@ KUEUE = tuple(
     for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue")
 )
 KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
+#: Kubeflow Trainer v2's runtimes, which TrainJobs name (``gpufleet.kube.training_runtimes``)
+CLUSTER_TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime")
+TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "TrainingRuntime")
 
 MODELLED = frozenset(
     {
@@ -84,6 +87,8 @@ MODELLED = frozenset(
         *DRA,
         *DRA_BETA,
         *KUEUE,
+        CLUSTER_TRAINING_RUNTIME,
+        TRAINING_RUNTIME,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
@@ -104,6 +109,7 @@ NAMESPACED = frozenset(
         SCALED_JOB,
         *EVENTS,
         *KUEUE_NAMESPACED,
+        TRAINING_RUNTIME,
     }
 )
 

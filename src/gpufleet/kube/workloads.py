@@ -155,9 +155,14 @@ def pod_template(
 
 
 def _at(spec: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The object at a dotted ``path`` below ``spec``; a part may index a list (``replicatedJobs[0]``)."""
     value: Any = spec
     for part in path.split("."):
-        value = mapping(value).get(part)
+        name, _, index = part.partition("[")
+        value = mapping(value).get(name)
+        if index:
+            i = int(index.rstrip("]"))
+            value = value[i] if isinstance(value, list) and 0 <= i < len(value) else None
     return mapping(value)
 
 
