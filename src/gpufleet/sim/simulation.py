@@ -161,7 +161,8 @@ class Simulation:
 
     @property
     def work_lost_gpu_s(self) -> float:
-        return sum((r.work_lost_gpu_s for r in self.records.values()), 0.0)
+        every = (*self.lifecycle.replaced, *self.records.values())
+        return sum((r.work_lost_gpu_s for r in every), 0.0)
 
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:
