@@ -152,6 +152,16 @@ def test_the_trainer_image_and_resources_per_node_override_the_node_container(tm
     assert controller.status == "Running"
 
 
+def test_the_torch_nodes_compute_only_once_all_of_them_have_gathered(tmp_path: Path) -> None:
+    """torchrun's rendezvous waits for ``PET_NNODES`` nodes (``plugins/torch``): three nodes of 8 GPUs
+    on two H100 nodes, two run and hold their GPUs idle, the third stays Pending; none computes."""
+    text = trainjob("numNodes: 3, resourcesPerNode: {limits: {nvidia.com/gpu: 8}}")
+    pods, controller = run(write(tmp_path, runtime(rjob(duration="10m")), text), 600)
+    assert sorted(p["phase"] for p in pods.values()) == ["Pending", "Running", "Running"]
+    assert not any(p["working"] for p in pods.values())
+    assert controller.status == "Running"
+
+
 def test_without_num_nodes_the_runtime_ml_policy_gives_the_count(tmp_path: Path) -> None:
     """``newRuntimeInfo``: the trainer's pod set counts ``mlPolicy.numNodes``; another replicated job
     counts its ``parallelism``, and keeps its ``replicas``."""

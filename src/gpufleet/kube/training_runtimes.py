@@ -200,6 +200,16 @@ def _count(runtime: TrainingRuntime, rjob: Mapping[str, Any], num_nodes: int | N
     return num_nodes if ancestor == TRAINER else count
 
 
+def _ranks(runtime: TrainingRuntime, rjob: Mapping[str, Any]) -> bool:
+    """Whether the replicated job's pods are ranks of the distributed world: the trainer's under torch,
+    JAX and XGBoost (the nodes torchrun's rendezvous waits for); MPI's launcher and ``node``."""
+    if runtime.ml_source in ("torch", "jax", "xgboost"):
+        return _ancestor(rjob) == TRAINER
+    if runtime.ml_source == "mpi":
+        return _ancestor(rjob) == TRAINER or rjob.get("name") == NODE
+    return False
+
+
 def resolve(
     train_job: TrainJob,
     runtime: TrainingRuntime,
@@ -257,6 +267,7 @@ def resolve(
                 _int(_job_spec(rjob).get("backoffLimit"), DEFAULT_BACKOFF_LIMIT),
                 str(rjob.get("groupName") or "default"),
                 tuple((str(d.get("name")), str(d.get("status"))) for d in items(rjob.get("dependsOn"))),
+                _ranks(runtime, rjob),
             )
         )
     first = min(created, key=lambda c: c.submit_at_s, default=train_job.created)

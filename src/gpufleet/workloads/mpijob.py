@@ -35,6 +35,9 @@ Pods: workers ``<job>-worker-<i>`` (``workerName``), owned by the MPIJob, labell
 Job is a ``gpufleet.workloads.job`` Job: its failed pod is replaced after the pod failure backoff
 until ``backoffLimit``.
 
+Its pods compute only once the job's world has gathered (``Behavior.rendezvous``: the launcher and
+every worker), as ``mpirun`` starts its ranks on the workers over SSH.
+
 The job succeeds when the launcher Job succeeds and fails when it fails (``updateMPIJobStatus``).
 A worker pod that ends is created again under its name (``getOrCreateWorker`` creates any missing
 worker; in the simulator a failed pod is gone), after a work-queue retry, until the job finished;
@@ -246,6 +249,11 @@ class MPIJobController:
         launcher = set(self.launcher.active) if self.launcher is not None else set()
         return set(self.workers) | launcher
 
+    def _in_world(self, template: Pod) -> Pod:
+        """The launcher and the workers are mpirun's world: none computes before all are up."""
+        world = (self.job.key, self.job.workers + 1)
+        return replace(template, behavior=replace(template.behavior, rendezvous=world))
+
     def _labels(self, role: str) -> dict[str, str]:
         labels = {OPERATOR_NAME_LABEL: OPERATOR_NAME, JOB_NAME_LABEL: self.job.name, JOB_ROLE_LABEL: role}
         if self.job.min_available is not None:
@@ -256,7 +264,9 @@ class MPIJobController:
         job = self.job
         labels = self._labels("worker")
         labels[REPLICA_INDEX_LABEL] = str(index + 1 if job.run_launcher_as_worker else index)
-        pod = job.worker.stamped(f"{job.name}-worker-{index}", OwnerRef(self.kind, job.name), labels)
+        pod = self._in_world(job.worker).stamped(
+            f"{job.name}-worker-{index}", OwnerRef(self.kind, job.name), labels
+        )
         pod = replace(pod, namespace=job.namespace)
         self.workers[pod.key] = index
         return pod
@@ -266,7 +276,7 @@ class MPIJobController:
         labels = self._labels("launcher") | dict.fromkeys(JOB_POD_LABELS, self.launcher_job)
         if job.run_launcher_as_worker:
             labels[REPLICA_INDEX_LABEL] = "0"
-        template = replace(job.launcher, labels={**job.launcher.labels, **labels})
+        template = replace(self._in_world(job.launcher), labels={**job.launcher.labels, **labels})
         batch = Job(self.launcher_job, job.namespace, template, 1, 1, job.backoff_limit, job.created)
         return JobController(batch)
 

@@ -22,7 +22,8 @@ global-replicas, job-index, job-global-index, job-key, restart-attempt, group-na
 job-group-index}`` (``jobset-uid`` is left out: a simulated object has no uid),
 ``batch.kubernetes.io/job-name``, ``job-name`` and ``batch.kubernetes.io/job-completion-index``.
 Each Job replaces a failed pod after the pod failure backoff until its ``backoffLimit``
-(``gpufleet.workloads.job``).
+(``gpufleet.workloads.job``). The ranks of the ML policy's world (``Behavior.rendezvous``: torch, JAX
+and XGBoost, the trainer's pods; MPI, the launcher's and the nodes') compute only once all are up.
 
 A replicated job with ``dependsOn`` is created once each named one is ``Complete`` (all its Jobs
 succeeded) or ``Ready`` (each Job has ``ready + succeeded`` pods for its parallelism, or ended)
@@ -94,6 +95,8 @@ class ReplicatedJob:
     backoff_limit: int = 6
     group: str = "default"
     depends_on: tuple[tuple[str, str], ...] = ()  # (replicated job, Ready or Complete)
+    #: its pods are ranks of the job's distributed world (the ML policy's rendezvous)
+    ranks: bool = False
 
 
 @dataclass
@@ -242,10 +245,13 @@ class TrainJobController:
 
     def _create(self, rjob: ReplicatedJob) -> list[_ChildJob]:
         train_job = self.train_job
+        template = rjob.template
+        if rjob.ranks:  # torchrun's rendezvous of PET_NNODES nodes, mpirun's launcher and nodes
+            world = (train_job.key, sum(r.replicas * r.count for r in train_job.jobs if r.ranks))
+            template = replace(template, behavior=replace(template.behavior, rendezvous=world))
         out = []
         for index in range(rjob.replicas):
-            template = rjob.template
-            template = replace(template, labels={**template.labels, **self._labels(rjob, index)})
+            template = replace(template, labels={**rjob.template.labels, **self._labels(rjob, index)})
             name = jobset_job_name(train_job.name, rjob.name, index)
             job = Job(name, train_job.namespace, template, rjob.count, rjob.count, rjob.backoff_limit)
             out.append(_ChildJob(job, rjob.name))
