@@ -202,7 +202,7 @@ def test_what_is_not_modelled_is_a_warning_and_what_changes_nothing_scheduled_is
   runPolicy:
     ttlSecondsAfterFinished: 60
     activeDeadlineSeconds: 3600
-    managedBy: kubeflow.org/mpi-operator
+    managedBy: kueue.x-k8s.io/multikueue
     cleanPodPolicy: Running
     schedulingPolicy: {minAvailable: 1, queue: research}"""
     text = mpijob(replica(), replica(), extra).replace("    Worker:", "    PS:" + replica() + "\n    Worker:")

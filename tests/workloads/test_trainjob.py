@@ -391,3 +391,26 @@ def test_the_published_example_completes_when_its_nodes_finish(tmp_path: Path) -
     assert sorted(pods) == [f"multi-node-example-node-0-{i}" for i in range(3)]
     assert {p["phase"] for p in pods.values()} == {"Succeeded"}
     assert summary["end_time_s"] < 1300.0  # 20 minutes and the image pulls: then nothing is left to do
+
+
+def test_kueue_admits_a_trainjob_as_one_workload_of_its_pod_sets(tmp_path: Path) -> None:
+    """Kueue's TrainJob integration: a TrainJob labelled with a LocalQueue is one Workload of a pod set
+    per replicated job (here ``node``: 2 pods of 2 cpu), admitted whole under the quick-start quota."""
+    trainer = "numNodes: 2, resourcesPerNode: {requests: {cpu: 2, memory: 1Gi}}"
+    text = trainjob(trainer, ref="name: torch-distributed").replace(
+        "metadata: {name: llm, namespace: ml}",
+        "metadata: {name: llm, namespace: default, labels: {kueue.x-k8s.io/queue-name: user-queue}}",
+    )
+    (path,) = write(tmp_path, text)[1:]
+    paths = [
+        UPSTREAM / "_clusters/cpu-nodes.yaml",
+        UPSTREAM / "kueue/getting-started/quick-start-setup.yaml",
+        TRAINER / "torch_distributed.yaml",
+        path,
+    ]
+    summary = simulated(paths, duration_s=600)
+    (workload,) = summary["kueue"]["workloads"]
+    assert (workload["name"], workload["admissions"]) == ("TrainJob/default/llm", [0.0])
+    usage = summary["kueue"]["cluster_queues"]["cluster-queue"]["usage"]["default-flavor/cpu"]
+    assert usage["peak"] == 4000.0
+    assert {p["phase"] for p in pods_by_name(summary).values()} == {"Running"}

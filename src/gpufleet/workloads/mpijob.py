@@ -23,7 +23,7 @@ Read as the operator defaults and validates it (``pkg/apis/kubeflow/v2beta1/defa
   ``minAvailable`` or workers + 1 (``calculateMinAvailable``) and its ``scheduleTimeoutSeconds``
   (``SchedulerPluginsCtrl.newPodGroup``); the operator makes one for every job when it runs with a
   gang scheduler, here the policy asks for it. ``ttlSecondsAfterFinished``,
-  ``activeDeadlineSeconds``, ``managedBy`` and the policy's ``queue``/``priorityClass``/
+  ``activeDeadlineSeconds``, ``managedBy`` (MultiKueue's) and the policy's ``queue``/``priorityClass``/
   ``minResources`` are not modelled: a warning each.
 
 Pods: workers ``<job>-worker-<i>`` (``workerName``), owned by the MPIJob, labelled
@@ -81,7 +81,7 @@ MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
 JOB_BACKOFF_LIMIT = 6
 #: the labels the Job controller puts on a Job's pods
 JOB_POD_LABELS = ("batch.kubernetes.io/job-name", "job-name")
-_RUN_POLICY_READ = ("backoffLimit", "cleanPodPolicy", "schedulingPolicy", "suspend")
+_RUN_POLICY_READ = ("backoffLimit", "cleanPodPolicy", "schedulingPolicy", "suspend", "managedBy")
 _SCHEDULING_POLICY_READ = ("minAvailable", "scheduleTimeoutSeconds")
 
 
@@ -133,8 +133,6 @@ def _replica(manifest: ManifestReader, rtype: str, default_replicas: int) -> tup
     elif rtype == WORKER and replicas < 1:
         manifest.error(f"{at}.replicas", invalid(replicas, "must be greater than or equal to 1"))
     policy = _enum(manifest, f"{at}.restartPolicy", RESTART_POLICIES, DEFAULT_RESTART_POLICY[rtype])
-    if not manifest.value(f"{at}.template.spec.containers"):
-        manifest.error(f"{at}.template.spec.containers", required("must define at least one container"))
     template, created = manifest.template(f"{at}.template", ("Always", "OnFailure", "Never"))
     return replicas, replace(template, restart_policy=policy), created
 
@@ -171,7 +169,8 @@ def read_mpi_job(manifest: ManifestReader) -> MPIJob:
     for field in ("ttlSecondsAfterFinished", "activeDeadlineSeconds"):
         if run_policy.get(field) is not None:
             manifest.count(f"runPolicy.{field}", 0)  # ValidateNonnegativeField
-    _enum(manifest, "runPolicy.managedBy", MANAGED_BY, MANAGED_BY[0])
+    if _enum(manifest, "runPolicy.managedBy", MANAGED_BY, MANAGED_BY[0]) != MANAGED_BY[0]:
+        manifest.unmodelled(["runPolicy.managedBy"])  # MultiKueue runs it on another cluster
     suspend = run_policy.get("suspend")
     if suspend is not None and not isinstance(suspend, bool):
         manifest.error("runPolicy.suspend", invalid(suspend, "must be a boolean"))

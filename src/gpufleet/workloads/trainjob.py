@@ -9,8 +9,8 @@ The TrainJob's own fields (``read_train_job``): ``runtimeRef`` (``name`` require
 ``trainer.kubeflow.org``; ``kind`` ``ClusterTrainingRuntime``, the default, or ``TrainingRuntime``),
 ``trainer`` (``numNodes`` at least 0, ``numProcPerNode`` at least 1, ``image``, ``command``,
 ``args``, ``env``, ``resourcesPerNode``), ``initializer`` (storage URIs and environment: read
-silently), ``suspend``. ``activeDeadlineSeconds``, ``runtimePatches`` and ``managedBy`` are not
-modelled: a warning each.
+silently), ``suspend``. ``activeDeadlineSeconds``, ``runtimePatches`` and ``managedBy`` MultiKueue
+are not modelled: a warning each.
 
 The JobSet (``jobset_controller.go`` ``constructJob``, ``labelAndAnnotateObject``): the JobSet is named
 after the TrainJob; replicated job ``r`` has ``replicas`` Jobs ``<trainjob>-<r>-<jobIndex>``
@@ -149,7 +149,9 @@ def read_train_job(manifest: ManifestReader) -> TrainJob:
     suspend = manifest.value("suspend")
     if suspend is not None and not isinstance(suspend, bool):
         manifest.error("suspend", invalid(suspend, "must be a boolean"))
-    manifest.unmodelled(["activeDeadlineSeconds", "runtimePatches", "managedBy"])
+    manifest.unmodelled(["activeDeadlineSeconds", "runtimePatches"])
+    if manager == MANAGED_BY[1]:  # MultiKueue runs it on another cluster
+        manifest.unmodelled(["managedBy"])
     return TrainJob(manifest.name, manifest.namespace, str(kind), str(name or ""), suspend=suspend is True)
 
 
@@ -251,9 +253,9 @@ class TrainJobController:
             template = replace(template, behavior=replace(template.behavior, rendezvous=world))
         out = []
         for index in range(rjob.replicas):
-            template = replace(template, labels={**rjob.template.labels, **self._labels(rjob, index)})
+            labelled = replace(template, labels={**template.labels, **self._labels(rjob, index)})
             name = jobset_job_name(train_job.name, rjob.name, index)
-            job = Job(name, train_job.namespace, template, rjob.count, rjob.count, rjob.backoff_limit)
+            job = Job(name, train_job.namespace, labelled, rjob.count, rjob.count, rjob.backoff_limit)
             out.append(_ChildJob(job, rjob.name))
         return out
 
