@@ -59,6 +59,9 @@ KUEUE = tuple(
     for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue")
 )
 KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
+#: Kubeflow Trainer v2's runtimes, which TrainJobs name (``gpufleet.kube.training_runtimes``)
+CLUSTER_TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime")
+TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "TrainingRuntime")
 
 MODELLED = frozenset(
     {
@@ -84,6 +87,8 @@ MODELLED = frozenset(
         *DRA,
         *DRA_BETA,
         *KUEUE,
+        CLUSTER_TRAINING_RUNTIME,
+        TRAINING_RUNTIME,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
@@ -104,12 +109,15 @@ NAMESPACED = frozenset(
         SCALED_JOB,
         *EVENTS,
         *KUEUE_NAMESPACED,
+        TRAINING_RUNTIME,
     }
 )
 
 #: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
-#: (scheduler-plugins' ElasticQuota).
-_KNOWN_UNMODELLED = frozenset({("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota")})
+#: (scheduler-plugins' ElasticQuota; the Training Operator v1's MPIJob, whose v2beta1 is modelled).
+_KNOWN_UNMODELLED = frozenset(
+    {("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"), ("kubeflow.org", "v1", "MPIJob")}
+)
 
 #: API groups in which a kind gpufleet does not know is a misspelling.
 KNOWN_GROUPS = frozenset(

@@ -38,6 +38,7 @@ from gpufleet.kube import (
     priorities,
     scheduler_records,
     schema_check,
+    training_runtimes,
     workloads,
 )
 from gpufleet.kube.documents import Document, read_documents
@@ -64,6 +65,7 @@ from gpufleet.model.workloads import Created
 from gpufleet.workloads import controller_for, manifest_readers, workload_annotations
 from gpufleet.workloads.kind import Reader, Scalable
 from gpufleet.workloads.replicaset import API as REPLICA_SET
+from gpufleet.workloads.trainjob import TrainJob
 
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 #: Top-level fields of kinds outside the Kubernetes schemas.
@@ -171,6 +173,9 @@ class _Loader:
     _node_reports: dict[str, Reporter] = field(default_factory=dict)
     _targets: list[_Target] = field(default_factory=list)  # Deployments that objects scale or load
     _kueue_reports: dict[str, Reporter] = field(default_factory=dict)  # ClusterQueues and LocalQueues
+    #: Kubeflow Trainer's runtimes by ``kind/namespace/name``, and the TrainJobs that name them
+    _runtimes: dict[str, training_runtimes.TrainingRuntime] = field(default_factory=dict)
+    _train_jobs: list[tuple[_Entry, priorities.Priorities]] = field(default_factory=list)
 
     def load(self, documents: list[Document]) -> None:
         entries = [entry for entry in map(self._prepare, documents) if entry is not None]
@@ -204,6 +209,8 @@ class _Loader:
             **{gvk: self._event for gvk in kinds.EVENTS},
             **{gvk: self._dra for gvk in (*kinds.DRA, *kinds.DRA_BETA)},
             **{gvk: self._kueue for gvk in kinds.KUEUE},
+            kinds.CLUSTER_TRAINING_RUNTIME: lambda e: self._training_runtime(e, resolver),
+            kinds.TRAINING_RUNTIME: lambda e: self._training_runtime(e, resolver),
         }
         for gvk, read in manifest_readers().items():  # workload kinds that bring their own reader
             converters.setdefault(gvk, partial(self._registered_kind, read=read, resolver=resolver))
@@ -211,6 +218,7 @@ class _Loader:
             convert = converters.get(entry.kind.gvk)
             if convert is not None:
                 self._convert(entry, convert)
+        self._resolve_train_jobs()
         if not self.problems.errors:  # controllers adopt their pods of a snapshot
             adopting = [e for e in entries if e.kind.gvk in _ADOPTION]
             refs = [(e.kind.kind, e.meta.namespace, e.meta.name) for e in adopting]
@@ -406,7 +414,37 @@ class _Loader:
         if not entry.malformed:
             self._pods.extend((entry.report, path, template) for path, template in templates)
         self.scenario.other_workloads.append(workload)
+        if isinstance(workload, TrainJob):  # its JobSet comes from the runtime it names
+            self._train_jobs.append((entry, resolver))
         self._queue(entry)
+
+    def _training_runtime(self, entry: _Entry, resolver: priorities.Priorities) -> None:
+        kind = entry.kind.kind
+        runtime = training_runtimes.training_runtime(
+            kind, entry.meta, entry.body, entry.report, resolver, entry.document.order
+        )
+        if not entry.malformed and not entry.report.error_count:
+            self._runtimes[f"{kind}/{entry.meta.namespace}/{entry.meta.name}"] = runtime
+
+    def _resolve_train_jobs(self) -> None:
+        """Each TrainJob gets the JobSet its runtime gives it; a runtime that is not there is an error,
+        as the trainer's webhook refuses the TrainJob (``ValidateObjects``)."""
+        held = self.scenario.other_workloads
+        for entry, resolver in self._train_jobs:
+            key = f"{entry.meta.namespace}/{entry.meta.name}"
+            job = next(w for w in held if isinstance(w, TrainJob) and w.key == key)
+            if not job.runtime_name:  # an error already
+                continue
+            namespace = job.namespace if job.runtime_kind == "TrainingRuntime" else ""
+            runtime = self._runtimes.get(f"{job.runtime_kind}/{namespace}/{job.runtime_name}")
+            if runtime is None:
+                where = f"in namespace {namespace}" if namespace else "in the scenario"
+                detail = f"no {job.runtime_kind} of that name {where}"
+                entry.report.error("spec.runtimeRef.name", invalid(job.runtime_name, detail))
+                continue
+            held[held.index(job)] = training_runtimes.resolve(
+                job, runtime, entry.meta, entry.body, entry.report, resolver, entry.document.order
+            )
 
     def _job(self, entry: _Entry, resolver: priorities.Priorities) -> None:
         self._workload(entry, resolver, workloads.job, self.scenario.jobs)

@@ -59,7 +59,7 @@ class LifecycleHost(Protocol):
         ...
 
     def pod_ready(self, pod: Pod) -> None:
-        """A pod became Ready."""
+        """The pod turned Ready (its start chain done): a controller that waits for it learns it."""
         ...
 
 

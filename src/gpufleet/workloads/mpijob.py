@@ -1,0 +1,359 @@
+"""The MPI Operator v2's ``MPIJob`` (``kubeflow.org/v2beta1``): worker pods the operator creates
+itself and a launcher ``batch/v1`` Job whose pod runs ``mpirun``, driven as
+``pkg/controller/mpi_job_controller.go`` (``syncHandler``) drives them.
+
+Read as the operator defaults and validates it (``pkg/apis/kubeflow/v2beta1/default.go``,
+``pkg/apis/kubeflow/validation/validation.go``):
+
+- ``mpiReplicaSpecs`` holds ``Launcher`` (required, ``replicas`` 1, the only value allowed) and
+  ``Worker`` (optional; ``replicas`` defaults to 0 and must then be at least 1). Any other key is
+  ignored by the operator: a warning. ``restartPolicy`` defaults to ``OnFailure`` for the launcher
+  (``DefaultLauncherRestartPolicy``) and ``Never`` for workers (``DefaultRestartPolicy``); only
+  ``Never`` and ``OnFailure`` are valid. The replica's policy overwrites the template's
+  (``setRestartPolicy``).
+- ``slotsPerWorker`` (default 1, not negative), ``mpiImplementation`` (``OpenMPI``, ``Intel``,
+  ``MPICH``), ``sshAuthMountPath`` and ``runLauncherAsWorker`` shape the hostfile and environment, not
+  what is scheduled: read silently (``runLauncherAsWorker`` shifts the replica-index labels).
+- ``launcherCreationPolicy``: ``AtStartup`` (default) creates the launcher with the workers;
+  ``WaitForWorkersReady`` creates it once every worker pod is Ready (``countReadyWorkerPods``).
+- ``runPolicy``: ``cleanPodPolicy`` defaults to ``None``; ``Running`` and ``All`` delete the worker
+  pods still Pending or Running once the job finished (``deleteWorkerPods``). ``backoffLimit`` is the
+  launcher Job's (unset: the Job default, 6). ``suspend: true`` creates no pods.
+  ``schedulingPolicy`` asks for a scheduler-plugins PodGroup named after the job of ``minMember`` =
+  ``minAvailable`` or workers + 1 (``calculateMinAvailable``) and its ``scheduleTimeoutSeconds``
+  (``SchedulerPluginsCtrl.newPodGroup``); the operator makes one for every job when it runs with a
+  gang scheduler, here the policy asks for it. ``ttlSecondsAfterFinished``,
+  ``activeDeadlineSeconds``, ``managedBy`` (MultiKueue's) and the policy's ``queue``/``priorityClass``/
+  ``minResources`` are not modelled: a warning each.
+
+Pods: workers ``<job>-worker-<i>`` (``workerName``), owned by the MPIJob, labelled
+``training.kubeflow.org/{operator-name: mpi-operator, job-name, job-role: worker, replica-index}``
+(``defaultLabels``; no replica-type label). The launcher is the Job ``<job>-launcher``
+(``newLauncherJob``) whose pod is named as gpufleet names a Job's pods, ``<job>-launcher-0`` (retries
+``-r<n>``; upstream the Job controller adds a random suffix), owned by that Job, labelled
+``job-role: launcher`` and with the Job's ``batch.kubernetes.io/job-name``/``job-name``. The launcher
+Job is a ``gpufleet.workloads.job`` Job: its failed pod is replaced after the pod failure backoff
+until ``backoffLimit``.
+
+Its pods compute only once the job's world has gathered (``Behavior.rendezvous``: the launcher and
+every worker), as ``mpirun`` starts its ranks on the workers over SSH.
+
+The job succeeds when the launcher Job succeeds and fails when it fails (``updateMPIJobStatus``).
+A worker pod that ends is created again under its name (``getOrCreateWorker`` creates any missing
+worker; in the simulator a failed pod is gone), after a work-queue retry, until the job finished;
+upstream a worker that fails in place under ``Never`` (OOMKilled) stays Failed and is not replaced.
+
+Kueue (``pkg/controller/jobs/mpijob``): pod sets ``launcher`` (1) and ``worker``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+from gpufleet.model.node import Node
+from gpufleet.model.pod import POD_GROUP_LABEL, OwnerRef, Pod
+from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
+from gpufleet.workloads import register_kind
+from gpufleet.workloads.job import JobController
+from gpufleet.workloads.kind import ManifestReader, work_queue_delay_s
+from gpufleet.workloads.pytorchjob import (
+    JOB_NAME_LABEL,
+    JOB_ROLE_LABEL,
+    OPERATOR_NAME_LABEL,
+    REPLICA_INDEX_LABEL,
+    invalid,
+    required,
+    unsupported,
+)
+
+API = ("kubeflow.org", "v2beta1", "MPIJob")
+LAUNCHER, WORKER = "Launcher", "Worker"
+OPERATOR_NAME = "mpi-operator"
+RESTART_POLICIES = ("Never", "OnFailure")  # validRestartPolicies
+DEFAULT_RESTART_POLICY = {LAUNCHER: "OnFailure", WORKER: "Never"}
+CLEAN_POD_POLICIES = ("All", "None", "Running")
+MPI_IMPLEMENTATIONS = ("Intel", "MPICH", "OpenMPI")
+LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
+MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
+#: a Job's default ``backoffLimit``: the operator passes ``runPolicy.backoffLimit`` on as it is
+JOB_BACKOFF_LIMIT = 6
+#: the labels the Job controller puts on a Job's pods
+JOB_POD_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+_RUN_POLICY_READ = ("backoffLimit", "cleanPodPolicy", "schedulingPolicy", "suspend", "managedBy")
+_SCHEDULING_POLICY_READ = ("minAvailable", "scheduleTimeoutSeconds")
+
+
+@dataclass
+class MPIJob:
+    name: str
+    namespace: str
+    launcher: Pod  # the launcher pod template, with its restart policy
+    workers: int
+    worker: Pod  # the worker pod template, with its restart policy
+    created: Created
+    backoff_limit: int = JOB_BACKOFF_LIMIT
+    wait_for_workers: bool = False  # launcherCreationPolicy WaitForWorkersReady
+    clean_pods: bool = False  # cleanPodPolicy Running or All
+    run_launcher_as_worker: bool = False
+    #: the gang's minMember when ``runPolicy.schedulingPolicy`` is given (else no PodGroup)
+    min_available: int | None = None
+    schedule_timeout_s: float | None = None
+    suspend: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def template(self) -> Pod:
+        return self.launcher
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _enum(manifest: ManifestReader, path: str, allowed: Sequence[str], default: str) -> str:
+    value = manifest.value(path)
+    if value is None or value == "":
+        return default
+    if value not in allowed:
+        manifest.error(path, unsupported(value, allowed))
+        return default
+    return str(value)
+
+
+def _replica(manifest: ManifestReader, rtype: str, default_replicas: int) -> tuple[int, Pod, Created]:
+    at = f"mpiReplicaSpecs.{rtype}"
+    replicas = manifest.count(f"{at}.replicas", default_replicas)
+    if rtype == LAUNCHER and replicas != 1:
+        manifest.error(f"{at}.replicas", invalid(replicas, "must be 1"))
+    elif rtype == WORKER and replicas < 1:
+        manifest.error(f"{at}.replicas", invalid(replicas, "must be greater than or equal to 1"))
+    policy = _enum(manifest, f"{at}.restartPolicy", RESTART_POLICIES, DEFAULT_RESTART_POLICY[rtype])
+    template, created = manifest.template(f"{at}.template", ("Always", "OnFailure", "Never"))
+    return replicas, replace(template, restart_policy=policy), created
+
+
+def read_mpi_job(manifest: ManifestReader) -> MPIJob:
+    """A ``kubeflow.org/v2beta1`` MPIJob, defaulted and validated as the operator does."""
+    manifest.count("slotsPerWorker", 1)  # the hostfile's slots: nothing scheduled
+    manifest.value("sshAuthMountPath")  # a mount path for the SSH keys
+    _enum(manifest, "mpiImplementation", MPI_IMPLEMENTATIONS, "OpenMPI")
+    creation = _enum(manifest, "launcherCreationPolicy", LAUNCHER_CREATION_POLICIES, "AtStartup")
+    as_worker = manifest.value("runLauncherAsWorker")
+    if as_worker is not None and not isinstance(as_worker, bool):
+        manifest.error("runLauncherAsWorker", invalid(as_worker, "must be a boolean"))
+
+    specs = manifest.value("mpiReplicaSpecs")
+    namespace = manifest.namespace
+    launcher, workers, worker = Pod(name="", namespace=namespace), 0, Pod(name="", namespace=namespace)
+    created = Created()
+    if not isinstance(specs, dict) or not specs:
+        manifest.error("mpiReplicaSpecs", required("must have replica specs"))
+    else:
+        manifest.unmodelled([f"mpiReplicaSpecs.{k}" for k in specs if k not in (LAUNCHER, WORKER)])
+        if LAUNCHER not in specs:
+            manifest.error(f"mpiReplicaSpecs.{LAUNCHER}", required(f"must have {LAUNCHER} replica spec"))
+        else:
+            _, launcher, created = _replica(manifest, LAUNCHER, 1)
+        if WORKER in specs:
+            workers, worker, worker_created = _replica(manifest, WORKER, 0)
+            created = min(created, worker_created, key=lambda c: c.submit_at_s)
+
+    run_policy = _mapping(manifest.value("runPolicy"))
+    backoff_limit = manifest.count("runPolicy.backoffLimit", JOB_BACKOFF_LIMIT)
+    clean = _enum(manifest, "runPolicy.cleanPodPolicy", CLEAN_POD_POLICIES, "None")
+    for field in ("ttlSecondsAfterFinished", "activeDeadlineSeconds"):
+        if run_policy.get(field) is not None:
+            manifest.count(f"runPolicy.{field}", 0)  # ValidateNonnegativeField
+    if _enum(manifest, "runPolicy.managedBy", MANAGED_BY, MANAGED_BY[0]) != MANAGED_BY[0]:
+        manifest.unmodelled(["runPolicy.managedBy"])  # MultiKueue runs it on another cluster
+    suspend = run_policy.get("suspend")
+    if suspend is not None and not isinstance(suspend, bool):
+        manifest.error("runPolicy.suspend", invalid(suspend, "must be a boolean"))
+    manifest.unmodelled([f"runPolicy.{f}" for f in run_policy if f not in _RUN_POLICY_READ])
+
+    min_available: int | None = None
+    timeout: float | None = None
+    policy = run_policy.get("schedulingPolicy")
+    if policy is not None:
+        if not isinstance(policy, dict):
+            manifest.error("runPolicy.schedulingPolicy", invalid(policy, "must be an object"))
+            policy = {}
+        min_available = manifest.count("runPolicy.schedulingPolicy.minAvailable", workers + 1)
+        if policy.get("scheduleTimeoutSeconds"):  # 0, the operator's default: the plugin's own timeout
+            timeout = float(manifest.count("runPolicy.schedulingPolicy.scheduleTimeoutSeconds", 0))
+        rest = [f"runPolicy.schedulingPolicy.{f}" for f in policy if f not in _SCHEDULING_POLICY_READ]
+        manifest.unmodelled(rest)
+
+    return MPIJob(
+        manifest.name,
+        namespace,
+        launcher,
+        workers,
+        worker,
+        created,
+        backoff_limit,
+        creation == "WaitForWorkersReady",
+        clean in ("Running", "All"),
+        as_worker is True,
+        min_available,
+        timeout,
+        suspend is True,
+    )
+
+
+@register_kind(MPIJob, api=API, read=read_mpi_job)
+class MPIJobController:
+    """The operator's ``syncHandler`` for one MPIJob: a pod per worker index, the launcher Job (at
+    once, or once every worker is Ready), and the job's end with the launcher Job's."""
+
+    kind: ClassVar[str] = "MPIJob"
+    per_node: ClassVar[bool] = False
+
+    def __init__(self, job: MPIJob) -> None:
+        self.job = job
+        self.workers: dict[str, int] = {}  # pod key -> worker index, for the pods not yet ended
+        self.ready: set[str] = set()  # worker pods that are Ready
+        self.restarts = 0  # workers created again
+        self.launcher: JobController | None = None
+        self._deleted = False
+        self._retry_s = 0.0
+        #: the job's last condition: Created, Running, Succeeded, Failed or Suspended
+        self.status = "Suspended" if job.suspend else "Created"
+
+    @property
+    def key(self) -> str:
+        return self.job.key
+
+    @property
+    def launcher_job(self) -> str:
+        return f"{self.job.name}-launcher"
+
+    @property
+    def finished_as(self) -> str | None:
+        """``Succeeded`` or ``Failed`` once the job ended, else None."""
+        return self.status if self.status in ("Succeeded", "Failed") else None
+
+    @property
+    def done(self) -> bool:
+        return self.finished_as is not None
+
+    @property
+    def active(self) -> set[str]:
+        """Its pods not yet ended (Kueue's QueuedWorkload)."""
+        launcher = set(self.launcher.active) if self.launcher is not None else set()
+        return set(self.workers) | launcher
+
+    def _in_world(self, template: Pod) -> Pod:
+        """The launcher and the workers are mpirun's world: none computes before all are up."""
+        world = (self.job.key, self.job.workers + 1)
+        return replace(template, behavior=replace(template.behavior, rendezvous=world))
+
+    def _labels(self, role: str) -> dict[str, str]:
+        labels = {OPERATOR_NAME_LABEL: OPERATOR_NAME, JOB_NAME_LABEL: self.job.name, JOB_ROLE_LABEL: role}
+        if self.job.min_available is not None:
+            labels[POD_GROUP_LABEL] = self.job.name
+        return labels
+
+    def _worker(self, index: int) -> Pod:
+        job = self.job
+        labels = self._labels("worker")
+        labels[REPLICA_INDEX_LABEL] = str(index + 1 if job.run_launcher_as_worker else index)
+        pod = self._in_world(job.worker).stamped(
+            f"{job.name}-worker-{index}", OwnerRef(self.kind, job.name), labels
+        )
+        pod = replace(pod, namespace=job.namespace)
+        self.workers[pod.key] = index
+        return pod
+
+    def _launcher_job(self) -> JobController:
+        job = self.job
+        labels = self._labels("launcher") | dict.fromkeys(JOB_POD_LABELS, self.launcher_job)
+        if job.run_launcher_as_worker:
+            labels[REPLICA_INDEX_LABEL] = "0"
+        template = replace(self._in_world(job.launcher), labels={**job.launcher.labels, **labels})
+        batch = Job(self.launcher_job, job.namespace, template, 1, 1, job.backoff_limit, job.created)
+        return JobController(batch)
+
+    def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
+        """The missing workers, then the launcher Job's pod (``syncHandler``)."""
+        job = self.job
+        if job.suspend or self.done:
+            return []
+        have = set(self.workers.values())
+        out = [self._worker(i) for i in range(job.workers) if i not in have]
+        if self.launcher is None and (not job.wait_for_workers or self._workers_ready()):
+            self.launcher = self._launcher_job()
+        if self.launcher is not None:
+            out += self.launcher.wanted(nodes)
+        if out:
+            self.status = "Running"
+        return out
+
+    def _workers_ready(self) -> bool:
+        return len(self.workers) == self.job.workers and set(self.workers) <= self.ready
+
+    def pod_ready(self, pod: Pod) -> bool:
+        """A worker turned Ready: under ``WaitForWorkersReady`` the last one lets the launcher be created."""
+        if pod.key not in self.workers:
+            return False
+        self.ready.add(pod.key)
+        return self.launcher is None and self.job.wait_for_workers and self._workers_ready()
+
+    def pod_bound(self, pod: Pod, node: Node) -> bool:
+        return False
+
+    def doomed(self) -> list[tuple[str, str]]:
+        """``cleanPodPolicy`` Running or All: the workers not yet ended, once the job finished."""
+        if not (self.done and self.job.clean_pods) or self._deleted:
+            return []
+        self._deleted = True
+        return [(key, "Deleted") for key in sorted(self.workers)]
+
+    def pod_sets(self) -> list[PodSet]:
+        """Kueue's MPIJob integration: ``launcher`` and ``worker`` (``pkg/controller/jobs/mpijob``)."""
+        job = self.job
+        sets = [PodSet("launcher", 1, job.launcher)]
+        if job.workers:
+            sets.append(PodSet("worker", job.workers, job.worker))
+        return sets
+
+    def pod_groups(self) -> list[PodGroup]:
+        job = self.job
+        if job.min_available is None:
+            return []
+        return [PodGroup(job.name, job.namespace, job.min_available, job.schedule_timeout_s, job.created)]
+
+    def finished(self, pod: Pod, succeeded: bool) -> bool:
+        self.ready.discard(pod.key)
+        if pod.key in self.workers:
+            del self.workers[pod.key]
+            if self.done or succeeded:
+                return False
+            self.restarts += 1
+            self._retry_s = work_queue_delay_s(self.restarts - 1)
+            return True  # getOrCreateWorker creates it again
+        if self.launcher is None or not self.launcher.finished(pod, succeeded):
+            return False
+        if self.launcher.done:
+            self.status = "Succeeded" if self.launcher.succeeded else "Failed"
+        self._retry_s = self.launcher.retry_delay_s()
+        return True  # the replacement launcher pod, or the clean-up of the workers
+
+    def retry_delay_s(self) -> float:
+        """After a worker failed, the operator's work-queue retry; after the launcher's pod, its Job's
+        pod failure backoff (``kind.BacksOff``)."""
+        return self._retry_s
+
+    def node_added(self, node: Node) -> list[Pod]:
+        return []
+
+    def suspended(self, pod: Pod) -> None:
+        """Taken away by Kueue to come back later: created again, not counted as a restart."""
+        self.ready.discard(pod.key)
+        if self.workers.pop(pod.key, None) is None and self.launcher is not None:
+            self.launcher.suspended(pod)

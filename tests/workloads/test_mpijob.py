@@ -1,0 +1,356 @@
+"""The MPI Operator v2's MPIJob (``gpufleet.workloads.mpijob``): its reader (``v2beta1/default.go``,
+``validation/validation.go``), the workers and launcher Job the operator makes
+(``mpi_job_controller.go`` ``newWorker``, ``newLauncherJob``), ``launcherCreationPolicy``,
+``cleanPodPolicy``, the PodGroup, Kueue, and how the job ends (``updateMPIJobStatus``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import pods_by_name, simulated
+from gpufleet.kube import ScenarioError, load_scenario
+from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
+from gpufleet.workloads import controller_for
+from gpufleet.workloads.mpijob import MPIJobController
+
+ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM = ROOT.parent / "shared/upstream-manifests"
+
+NODES = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-{i}
+  labels: {{nvidia.com/gpu.product: NVIDIA-A10, nvidia.com/gpu.memory: "24576", nvidia.com/gpu.count: "8"}}
+status:
+  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
+"""
+
+
+def nodes(count: int = 1) -> str:
+    return "---".join(NODES.format(i=i) for i in range(count))
+
+
+def replica(
+    replicas: int | None = 1,
+    policy: str | None = None,
+    duration: str | None = None,
+    gpus: int = 0,
+    annotations: str = "",
+) -> str:
+    count = f"replicas: {replicas}" if replicas is not None else ""
+    restart = f"restartPolicy: {policy}" if policy else ""
+    timed = f"gpufleet.io/duration: {duration}, " if duration else ""
+    return f"""
+      {count}
+      {restart}
+      template:
+        metadata:
+          annotations: {{{timed}gpufleet.io/image-size: 1GB{annotations}}}
+        spec:
+          containers:
+          - name: mpi
+            image: mpi-pi
+            resources:
+              limits: {{cpu: 1, nvidia.com/gpu: {gpus}}}"""
+
+
+def mpijob(launcher: str | None, worker: str | None, extra: str = "") -> str:
+    specs = ""
+    if launcher is not None:
+        specs += f"\n    Launcher:{launcher}"
+    if worker is not None:
+        specs += f"\n    Worker:{worker}"
+    return f"""
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {{name: pi, namespace: ml}}
+spec:
+  mpiReplicaSpecs:{specs}
+{extra}
+"""
+
+
+def write(tmp_path: Path, *texts: str) -> list[Path]:
+    paths = []
+    for i, text in enumerate(texts):
+        paths.append(tmp_path / f"{i}.yaml")
+        paths[-1].write_text(text)
+    return paths
+
+
+def run(
+    paths: list[Path], duration_s: float | None = None
+) -> tuple[dict[str, Any], MPIJobController, dict[str, Any]]:
+    """The scenario simulated: its pods by name, the MPIJob's controller as it ended, the summary."""
+    scenario = load_scenario(paths)
+    if duration_s is not None:
+        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
+    sim = Simulation(scenario)
+    sim.run()
+    controller = sim.controllers["MPIJob/ml/pi"]
+    assert isinstance(controller, MPIJobController)
+    summary = build_summary(sim)
+    return pods_by_name(summary), controller, summary
+
+
+# -- the reader ------------------------------------------------------------------------------
+
+
+def test_workers_and_the_launcher_job_pod_are_named_labelled_and_owned_as_the_operator_makes_them(
+    tmp_path: Path,
+) -> None:
+    """``workerName``: ``<job>-worker-<i>`` owned by the MPIJob; the launcher is the Job
+    ``<job>-launcher`` (``newLauncherJob``), its pod owned by that Job. ``defaultLabels``: operator-name,
+    job-name and job-role (no replica-type); workers carry replica-index. Restart policies default to
+    OnFailure (launcher) and Never (workers)."""
+    scenario = load_scenario(write(tmp_path, nodes(), mpijob(replica(), replica(2))))
+    (job,) = scenario.other_workloads
+    pods = controller_for(job).wanted([])
+    assert [p.name for p in pods] == ["pi-worker-0", "pi-worker-1", "pi-launcher-0"]
+    worker, launcher = pods[1], pods[2]
+    assert worker.owner is not None and (worker.owner.kind, worker.owner.name) == ("MPIJob", "pi")
+    assert launcher.owner is not None and (launcher.owner.kind, launcher.owner.name) == ("Job", "pi-launcher")
+    assert worker.labels == {
+        "training.kubeflow.org/operator-name": "mpi-operator",
+        "training.kubeflow.org/job-name": "pi",
+        "training.kubeflow.org/job-role": "worker",
+        "training.kubeflow.org/replica-index": "1",
+    }
+    assert launcher.labels["training.kubeflow.org/job-role"] == "launcher"
+    assert launcher.labels["batch.kubernetes.io/job-name"] == "pi-launcher"
+    assert "training.kubeflow.org/replica-index" not in launcher.labels
+    assert (worker.restart_policy, launcher.restart_policy) == ("Never", "OnFailure")
+    assert all(p.namespace == "ml" and p.pod_group is None for p in pods)
+
+
+def test_run_launcher_as_worker_gives_the_launcher_index_0_and_shifts_the_workers(tmp_path: Path) -> None:
+    """``workerReplicaIndexLabel``: with ``runLauncherAsWorker`` the workers' indexes are padded by one."""
+    text = mpijob(replica(), replica(1), "  runLauncherAsWorker: true")
+    (job,) = load_scenario(write(tmp_path, nodes(), text)).other_workloads
+    worker, launcher = controller_for(job).wanted([])
+    assert worker.labels["training.kubeflow.org/replica-index"] == "1"
+    assert launcher.labels["training.kubeflow.org/replica-index"] == "0"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (mpijob(replica(2), replica()), "spec.mpiReplicaSpecs.Launcher.replicas: Invalid value: 2: must be"),
+        (mpijob(None, replica()), "spec.mpiReplicaSpecs.Launcher: Required value: must have Launcher"),
+        (
+            mpijob(replica(), replica(None)),
+            "spec.mpiReplicaSpecs.Worker.replicas: Invalid value: 0: must be greater than or equal to 1",
+        ),
+        (
+            mpijob(replica(policy="Always"), replica()),
+            'spec.mpiReplicaSpecs.Launcher.restartPolicy: Unsupported value: "Always"',
+        ),
+        (mpijob(None, None), "spec.mpiReplicaSpecs: Required value: must have replica specs"),
+        (
+            mpijob(replica(), replica(), "  mpiImplementation: OpenMP"),
+            'spec.mpiImplementation: Unsupported value: "OpenMP": supported values: "Intel", "MPICH"',
+        ),
+        (
+            mpijob(replica(), replica(), "  launcherCreationPolicy: Later"),
+            'spec.launcherCreationPolicy: Unsupported value: "Later"',
+        ),
+        (
+            mpijob(replica(), replica(), "  runPolicy: {cleanPodPolicy: Some}"),
+            'spec.runPolicy.cleanPodPolicy: Unsupported value: "Some"',
+        ),
+        (
+            mpijob(replica(), replica(), "  runPolicy: {backoffLimit: -1}"),
+            "spec.runPolicy.backoffLimit: Invalid value: -1",
+        ),
+        (mpijob(replica(), replica(), "  slotsPerWorker: -2"), "spec.slotsPerWorker: Invalid value: -2"),
+    ],
+)
+def test_a_bad_manifest_is_an_error_at_its_field(tmp_path: Path, text: str, message: str) -> None:
+    """validation.go ``validateMPIJobSpec``, ``validateLauncherReplicaSpec``, ``validateWorkerReplicaSpec``,
+    ``validateRunPolicy`` and the CRD's enums."""
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(write(tmp_path, nodes(), text))
+    assert "(MPIJob/ml/pi): " + message in str(caught.value)
+
+
+def test_a_misspelt_kind_of_v2beta1_is_an_error_and_the_v1_mpijob_is_a_warning(tmp_path: Path) -> None:
+    """``kubeflow.org`` is known: ``MpiJob`` is a typo; the Training Operator v1's MPIJob is a real kind
+    gpufleet does not model."""
+    text = mpijob(replica(), replica()).replace("kind: MPIJob", "kind: MpiJob")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(write(tmp_path, nodes(), text))
+    assert 'unknown kind "MpiJob" in kubeflow.org/v2beta1' in str(caught.value)
+    v1 = mpijob(replica(), replica()).replace("kubeflow.org/v2beta1", "kubeflow.org/v1")
+    scenario = load_scenario(write(tmp_path, nodes(), v1))
+    assert not scenario.other_workloads
+    assert any("kind kubeflow.org/v1/MPIJob is not modelled; ignored" in w for w in scenario.warnings)
+
+
+def test_what_is_not_modelled_is_a_warning_and_what_changes_nothing_scheduled_is_read_silently(
+    tmp_path: Path,
+) -> None:
+    extra = """  slotsPerWorker: 4
+  sshAuthMountPath: /home/mpiuser/.ssh
+  mpiImplementation: Intel
+  launcherCreationPolicy: AtStartup
+  runPolicy:
+    ttlSecondsAfterFinished: 60
+    activeDeadlineSeconds: 3600
+    managedBy: kueue.x-k8s.io/multikueue
+    cleanPodPolicy: Running
+    schedulingPolicy: {minAvailable: 1, queue: research}"""
+    text = mpijob(replica(), replica(), extra).replace("    Worker:", "    PS:" + replica() + "\n    Worker:")
+    warned = "\n".join(load_scenario(write(tmp_path, nodes(), text)).warnings)
+    for field in (
+        "runPolicy.ttlSecondsAfterFinished",
+        "runPolicy.activeDeadlineSeconds",
+        "runPolicy.managedBy",
+        "runPolicy.schedulingPolicy.queue",
+        "mpiReplicaSpecs.PS",
+    ):
+        assert f"spec.{field} is not modelled; ignored" in warned, field
+    for field in ("slotsPerWorker", "sshAuthMountPath", "mpiImplementation", "launcherCreationPolicy"):
+        assert field not in warned
+    assert "cleanPodPolicy" not in warned and "minAvailable" not in warned
+
+
+# -- the gang and Kueue ------------------------------------------------------------------------
+
+
+def test_a_scheduling_policy_makes_a_pod_group_of_the_workers_and_the_launcher(tmp_path: Path) -> None:
+    """``calculateMinAvailable``: minMember = workers + 1 unless ``minAvailable``; the PodGroup is
+    named after the job and every pod carries ``scheduling.x-k8s.io/pod-group``."""
+    extra = "  runPolicy:\n    schedulingPolicy: {scheduleTimeoutSeconds: 120}"
+    (job,) = load_scenario(write(tmp_path, nodes(), mpijob(replica(), replica(3), extra))).other_workloads
+    controller = controller_for(job)
+    (group,) = controller.pod_groups()
+    assert (group.name, group.namespace, group.min_member, group.schedule_timeout_s) == ("pi", "ml", 4, 120.0)
+    assert {p.pod_group for p in controller.wanted([])} == {"pi"}
+
+
+def test_the_published_kueue_sample_runs_its_launcher_and_two_workers_admitted_as_one_workload() -> None:
+    """Kueue's ``site/static/examples/jobs/sample-mpijob.yaml`` under its quick-start queues (the
+    ``kueue-integrations`` scenario): one workload of pod sets launcher + worker (3 cpu) is admitted
+    and its three pods run."""
+    paths = [
+        UPSTREAM / "_clusters/cpu-nodes.yaml",
+        UPSTREAM / "kueue/getting-started/quick-start-setup.yaml",
+        UPSTREAM / "kueue/jobs/sample-mpijob.yaml",
+    ]
+    summary = simulated(paths, duration_s=600)
+    pods = pods_by_name(summary)
+    assert sorted(pods) == ["pi-launcher-0", "pi-worker-0", "pi-worker-1"]
+    assert {p["phase"] for p in pods.values()} == {"Running"}
+    (workload,) = summary["kueue"]["workloads"]
+    assert (workload["name"], workload["admissions"]) == ("MPIJob/default/pi", [0.0])
+    usage = summary["kueue"]["cluster_queues"]["cluster-queue"]["usage"]["default-flavor/cpu"]
+    assert usage["peak"] == 3000.0
+
+
+# -- launcherCreationPolicy ----------------------------------------------------------------------
+
+
+def test_wait_for_workers_ready_creates_the_launcher_once_every_worker_is_ready(tmp_path: Path) -> None:
+    """``syncHandler``: under ``WaitForWorkersReady`` the launcher Job is created only when
+    ``countReadyWorkerPods`` equals the workers; under ``AtStartup`` it is created with them."""
+    warm = ", gpufleet.io/warmup: 2m"
+    text = mpijob(replica(duration="10m"), replica(2, annotations=warm), "  launcherCreationPolicy: POLICY")
+    pods, _, _ = run(write(tmp_path, nodes(), text.replace("POLICY", "WaitForWorkersReady")), duration_s=600)
+    # Ready once pulled (5 s) and warmed up (2 m)
+    workers = [p for n, p in pods.items() if "worker" in n]
+    ready = max(p["running_s"] + p["stages"]["warmup"] for p in workers)
+    assert ready == 125.0 and pods["pi-launcher-0"]["created_s"] == ready
+    # mpirun's world (launcher and workers) gathers with the launcher: then every rank computes
+    assert {p["working_s"] for p in pods.values()} == {125.0}
+    pods, _, _ = run(write(tmp_path, nodes(), text.replace("POLICY", "AtStartup")), duration_s=600)
+    assert pods["pi-launcher-0"]["created_s"] == 0.0
+
+
+# -- how it ends -----------------------------------------------------------------------------
+
+
+def test_the_job_succeeds_with_its_launcher_and_clean_pod_policy_none_leaves_the_workers(
+    tmp_path: Path,
+) -> None:
+    """``updateMPIJobStatus``: the launcher Job's Complete makes the MPIJob Succeeded; cleanPodPolicy
+    None (the default) leaves the workers, which run sshd for ever, Running."""
+    pods, controller, _ = run(write(tmp_path, nodes(), mpijob(replica(duration="10m"), replica(2))), 3600)
+    assert controller.finished_as == "Succeeded"
+    assert pods["pi-launcher-0"]["phase"] == "Succeeded"
+    assert {pods[f"pi-worker-{i}"]["phase"] for i in range(2)} == {"Running"}
+
+
+@pytest.mark.parametrize("policy", ["Running", "All"])
+def test_clean_pod_policy_deletes_the_running_workers_once_the_launcher_succeeded(
+    tmp_path: Path, policy: str
+) -> None:
+    """``deleteWorkerPods``: Running (Pending or Running pods) and All delete the workers once the job
+    finished; the run then has nothing left to do."""
+    extra = f"  runPolicy: {{cleanPodPolicy: {policy}}}"
+    text = mpijob(replica(duration="10m"), replica(2), extra)
+    pods, controller, summary = run(write(tmp_path, nodes(), text))
+    assert controller.finished_as == "Succeeded"
+    launcher_end = pods["pi-launcher-0"]["finished_s"]
+    for i in range(2):
+        worker = pods[f"pi-worker-{i}"]
+        assert worker["reason"] == "Deleted" and worker["deleted_s"] >= launcher_end
+    assert summary["end_time_s"] < 3600
+
+
+OOM = ", gpufleet.io/gpu-memory: 40GB"  # more than the A10's 24 GiB: CUDA out of memory as it starts
+
+
+def test_the_job_fails_when_its_launcher_job_fails_past_the_backoff_limit(tmp_path: Path) -> None:
+    """The launcher Job's ``backoffLimit`` is ``runPolicy.backoffLimit``; its failed pod is replaced
+    (``-r<n>``) after the Job's pod failure backoff; past the limit the Job fails and so the MPIJob
+    (``updateMPIJobFailedStatus``)."""
+    extra = "  runPolicy: {backoffLimit: 1}"
+    launcher = replica(policy="Never", gpus=1, annotations=OOM)
+    pods, controller, _ = run(write(tmp_path, nodes(), mpijob(launcher, replica(2), extra)), 3600)
+    assert controller.finished_as == "Failed"
+    assert {pods[n]["reason"] for n in ("pi-launcher-0", "pi-launcher-0-r1")} == {"OOMKilled"}
+    assert pods["pi-launcher-0-r1"]["created_s"] >= pods["pi-launcher-0"]["finished_s"] + 10.0
+    assert "pi-launcher-0-r2" not in pods
+
+
+def test_a_preempted_worker_is_created_again_under_its_name(tmp_path: Path) -> None:
+    """``getOrCreateWorker`` creates any worker pod that is missing: a worker preempted by an urgent
+    pod comes back as ``pi-worker-0`` once the GPUs are free, and the job then succeeds."""
+    urgent = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: urgent}
+value: 1000000
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: urgent
+  namespace: ml
+  annotations: {gpufleet.io/submit-at: 5m, gpufleet.io/duration: 10m}
+spec:
+  priorityClassName: urgent
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: x
+    resources:
+      limits: {nvidia.com/gpu: 8}
+"""
+    text = mpijob(replica(duration="1h"), replica(1, gpus=8), "  runPolicy: {cleanPodPolicy: All}")
+    pods, controller, _ = run(write(tmp_path, nodes(), text, urgent))
+    assert pods["urgent"]["phase"] == "Succeeded"
+    assert controller.restarts == 1 and controller.finished_as == "Succeeded"
+    assert pods["pi-worker-0"]["created_s"] >= pods["urgent"]["created_s"]
+
+
+def test_a_suspended_job_creates_no_pods(tmp_path: Path) -> None:
+    extra = "  runPolicy: {suspend: true}"
+    pods, controller, _ = run(write(tmp_path, nodes(), mpijob(replica(), replica(), extra)), duration_s=600)
+    assert pods == {} and controller.status == "Suspended"
