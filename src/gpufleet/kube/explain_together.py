@@ -146,7 +146,10 @@ def _judge_group(
     ]
     if complete:
         return judged
-    rejected = Decision(message=OPTIMISTIC_REJECTION)
+    owner = serving(queue[0], schedulers)
+    wording = owner.profiles[queue[0].scheduler_name].wording if owner is not None else None
+    failing = next((j.decision.message for j in judged if not j.placed), "")
+    rejected = Decision(message=OPTIMISTIC_REJECTION if wording is None else wording.gang_rejected(failing))
     return [replace(j, decision=rejected, waits_on=j.placed[0]) if j.placed else j for j in judged]
 
 

@@ -59,6 +59,10 @@ KUEUE = tuple(
     for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue")
 )
 KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
+#: Volcano's PodGroup (namespaced) and Queue (cluster-scoped) (``gpufleet.kube.volcano``); its Job is a
+#: registered workload kind (``gpufleet.workloads.volcano_job``)
+VOLCANO_POD_GROUP = ("scheduling.volcano.sh", "v1beta1", "PodGroup")
+VOLCANO_QUEUE = ("scheduling.volcano.sh", "v1beta1", "Queue")
 
 MODELLED = frozenset(
     {
@@ -84,6 +88,8 @@ MODELLED = frozenset(
         *DRA,
         *DRA_BETA,
         *KUEUE,
+        VOLCANO_POD_GROUP,
+        VOLCANO_QUEUE,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
@@ -104,12 +110,15 @@ NAMESPACED = frozenset(
         SCALED_JOB,
         *EVENTS,
         *KUEUE_NAMESPACED,
+        VOLCANO_POD_GROUP,
     }
 )
 
 #: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
-#: (scheduler-plugins' ElasticQuota).
-_KNOWN_UNMODELLED = frozenset({("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota")})
+#: (scheduler-plugins' ElasticQuota, Volcano's CronJob).
+_KNOWN_UNMODELLED = frozenset(
+    {("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"), ("batch.volcano.sh", "v1alpha1", "CronJob")}
+)
 
 #: API groups in which a kind gpufleet does not know is a misspelling.
 KNOWN_GROUPS = frozenset(
@@ -122,6 +131,7 @@ KNOWN_GROUPS = frozenset(
         "kubescheduler.config.k8s.io",
         "gpufleet.io",
         "resource.k8s.io",
+        "scheduling.volcano.sh",
     }
 )
 

@@ -56,7 +56,7 @@ from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import Adopts, BacksOff, WorkloadController
+from gpufleet.workloads.kind import Adopts, BacksOff, Kills, WorkloadController, controller_key
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 
@@ -197,7 +197,7 @@ class Simulation:
     # -- workload controllers --------------------------------------------------------------
     def _start(self, workload: Workload) -> None:
         controller = controller_for(workload)
-        key = f"{controller.kind}/{controller.key}"
+        key = controller_key(controller)
         self.controllers[key] = controller
         owned = self.scenario.owned.get(key)
         if owned is not None and isinstance(controller, Adopts):  # its pods of a snapshot
@@ -236,10 +236,24 @@ class Simulation:
         delay = 0.0
         if suspended:
             controller.suspended(pod)
-        elif not controller.finished(pod, succeeded):
-            return
-        elif not succeeded and isinstance(controller, BacksOff):
-            delay = controller.retry_delay_s()
+        else:
+            rec = self.records.get(pod.key)
+            if (
+                isinstance(controller, Kills)
+                and not succeeded
+                and rec is not None
+                and rec.deleted_s is not None
+            ):
+                controller.deleted(pod)
+            wants = controller.finished(pod, succeeded)
+            if isinstance(controller, Kills):  # the pods its policy deletes in answer
+                for key in controller.to_kill():
+                    if key in self.records and self.records[key].deleted_s is None:
+                        self.delete_pod(key, "Deleted")
+            if not wants:
+                return
+            if not succeeded and isinstance(controller, BacksOff):
+                delay = controller.retry_delay_s()
         self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- pods: created, gated, queued ------------------------------------------------------
