@@ -471,17 +471,10 @@ class _Loader:
         if not installed:
             return
         queues = {DEFAULT_QUEUE: None, **self._volcano_queues}
+        jobs = {(w.namespace, w.name): w for w in self.scenario.other_workloads if isinstance(w, VolcanoJob)}
         for entry in installed:
-            job = next(
-                (
-                    w
-                    for w in self.scenario.other_workloads
-                    if isinstance(w, VolcanoJob)
-                    and (w.namespace, w.name) == (entry.meta.namespace, entry.meta.name)
-                ),
-                None,
-            )
-            if entry.kind.gvk == VOLCANO_JOB and job is not None and job.queue not in queues:
+            job = jobs.get((entry.meta.namespace, entry.meta.name)) if entry.kind.gvk == VOLCANO_JOB else None
+            if job is not None and job.queue not in queues:
                 detail = f'unable to find job queue: queue.scheduling.volcano.sh "{job.queue}" not found'
                 entry.report.error("spec.queue", invalid(job.queue, detail))
         if all(p.scheduler_name != VOLCANO_SCHEDULER for s in self.scenario.schedulers for p in s.profiles):

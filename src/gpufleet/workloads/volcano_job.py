@@ -150,7 +150,8 @@ class VolcanoJob:
     @property
     def uid(self) -> str:
         """gpufleet's stand-in for the job's ``metadata.uid``: a UUID of its namespace and name."""
-        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{'/'.join(API[:2])}/namespaces/{self.key}/jobs"))
+        path = f"{API[0]}/{API[1]}/namespaces/{self.namespace}/jobs/{self.name}"
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, path))
 
     @property
     def pod_group_name(self) -> str:
