@@ -33,7 +33,7 @@ from gpufleet.model.pod import DEFAULT_SCHEDULER, Pod
 from gpufleet.model.scenario import Scenario
 from gpufleet.scheduling.registry import in_tree
 from gpufleet.sim.simulation import Simulation
-from gpufleet.workloads import controller_for
+from gpufleet.workloads import controller_for, manifest_readers
 
 SCHEDULER_CONFIG = ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")
 CLUSTER_KINDS = {
@@ -161,6 +161,10 @@ def _from_template(pod: Pod, template: dict[str, Any]) -> dict[str, Any]:
 
 
 def _excluded(scenario: Scenario, documents: tuple[dict[str, Any], ...]) -> str:
+    readers = manifest_readers()
+    operated = sorted({k for api, k in map(_gvk, documents) if (*api.rpartition("/")[::2], k) in readers})
+    if operated:
+        return f"{', '.join(operated)}: its operator is not part of the control plane"
     configs = [d for d in documents if _gvk(d) == SCHEDULER_CONFIG]
     if len(configs) > 1:
         return "several scheduler processes (the real side runs one kube-scheduler)"
@@ -219,7 +223,10 @@ def flatten(case: Case) -> Flat:
         arrivals.append((bare.created.submit_at_s, bare.created.order, 0, _bare(doc)))
     for workload in scenario.workloads():
         controller = controller_for(workload)
-        template = workloads[(controller.kind, workload.namespace, workload.name)]["spec"]["template"]
+        document = workloads.get((controller.kind, workload.namespace, workload.name))
+        if document is None:  # a kind of another operator: excluded below
+            continue
+        template = document["spec"]["template"]
         for k, pod in enumerate(controller.wanted(sim.state.nodes)):
             arrivals.append(
                 (workload.created.submit_at_s, workload.created.order, k, _from_template(pod, template))

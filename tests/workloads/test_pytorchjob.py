@@ -182,7 +182,8 @@ def test_a_misspelt_kind_of_the_kubeflow_group_is_an_error(tmp_path: Path) -> No
 
 
 def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
-    extra = """  elasticPolicy: {minReplicas: 1, maxReplicas: 4}
+    extra = """  elasticPolicy:
+    {minReplicas: 1, maxReplicas: 4, maxRestarts: 3, metrics: [{type: Resource}], rdzvBackend: c10d}
   nprocPerNode: "2"
   runPolicy:
     cleanPodPolicy: Running
@@ -192,7 +193,8 @@ def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
     scenario = load_scenario(write(tmp_path, nodes(), pytorchjob(None, replica(), extra)))
     warned = "\n".join(scenario.warnings)
     for field in (
-        "elasticPolicy",
+        "elasticPolicy.maxRestarts",
+        "elasticPolicy.metrics",
         "runPolicy.cleanPodPolicy",
         "runPolicy.ttlSecondsAfterFinished",
         "runPolicy.activeDeadlineSeconds",
@@ -200,7 +202,63 @@ def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
         "runPolicy.schedulingPolicy.priorityClass",
     ):
         assert f"spec.{field} is not modelled; ignored" in warned, field
-    assert "nprocPerNode" not in warned and "minAvailable" not in warned
+    assert "nprocPerNode" not in warned and "minAvailable" not in warned and "rdzv" not in warned
+
+
+@pytest.mark.parametrize(
+    ("policy", "replicas", "expected"),
+    [
+        ("{}", 3, (3, 3)),
+        ("{maxReplicas: 4}", 2, (4, 4)),
+        ("{minReplicas: 2}", 5, (2, 2)),
+        ("{minReplicas: 1, maxReplicas: 4}", 2, (1, 4)),
+    ],
+)
+def test_elastic_policy_bounds_default_as_the_operator_sets_them(
+    tmp_path: Path, policy: str, replicas: int, expected: tuple[int, int]
+) -> None:
+    """``setElasticPolicy``: min and max default to each other, or both to the Workers' replicas."""
+    text = pytorchjob(None, replica(replicas), f"  elasticPolicy: {policy}")
+    (job,) = load_scenario(write(tmp_path, nodes(), text)).other_workloads
+    assert job.elastic == expected
+
+
+@pytest.mark.parametrize(
+    ("master", "worker", "extra", "message"),
+    [
+        (
+            replica(),
+            None,
+            "  elasticPolicy: {}",
+            "spec.pytorchReplicaSpecs[Worker]: Required value: must be configured if elastic policy is used",
+        ),
+        (
+            None,
+            replica(),
+            '  nprocPerNode: "2"\n  elasticPolicy: {nProcPerNode: 2}',
+            "spec.elasticPolicy.nProcPerNode: Forbidden: must not be used with spec.nprocPerNode",
+        ),
+        (None, replica(0), "", "spec.pytorchReplicaSpecs.Worker.replicas: Forbidden: must be at least 1"),
+    ],
+)
+def test_the_webhook_rejects_an_elastic_job_without_workers_and_an_empty_worker_set(
+    tmp_path: Path, master: str | None, worker: str | None, extra: str, message: str
+) -> None:
+    """``pytorchjob_webhook.go`` ``validateSpec`` and ``validatePyTorchReplicaSpecs``."""
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(write(tmp_path, nodes(), pytorchjob(master, worker, extra.replace("\\n", "\n"))))
+    assert message in str(caught.value)
+
+
+def test_an_elastic_job_without_a_master_succeeds_when_any_worker_succeeds(tmp_path: Path) -> None:
+    """``UpdateJobStatus``: with ``ElasticPolicy`` and no Master, one succeeded Worker completes the job
+    (without it, every Worker must succeed). One 8-GPU node runs the two 8-GPU Workers one after the
+    other; elastic with ``minReplicas: 1``, the first trains alone (without it, it waits for the second)."""
+    extra = "  elasticPolicy: {minReplicas: 1, maxReplicas: 2}"
+    text = pytorchjob(None, replica(2, duration="30m", gpus=8), extra)
+    pods, controller = run(write(tmp_path, nodes(), text), duration_s=2700)
+    assert controller.finished_as == "Succeeded"
+    assert [pods[f"mnist-worker-{i}"]["phase"] for i in (0, 1)] == ["Succeeded", "Running"]
 
 
 def test_clean_pod_policy_none_is_the_default_and_no_warning(tmp_path: Path) -> None:
@@ -370,3 +428,70 @@ def test_explain_judges_the_example_gang_together() -> None:
     assert {t["gang"]["min_member"] for t in together} == {4}
     assert not any(t["gang_placed"] for t in together) and {t["placed"] for t in together} == {3}
     assert all(e["schedulable_now"] is None for e in explained)
+
+
+# -- Kueue's kubeflow integration ----------------------------------------------------------------
+
+KUEUE_EXAMPLE = ROOT / "examples/training/pytorchjob-kueue.yaml"
+
+
+def test_kueue_admits_a_pytorchjob_whole_and_holds_the_second_until_quota_is_released() -> None:
+    """Kueue's kubeflow integration (``pkg/controller/jobs/kubeflow``): a PyTorchJob is one Workload
+    whose pod sets are its replica types; the second job waits for quota as a whole although the
+    nodes have room for one of its ranks."""
+    summary = simulated([KUEUE_EXAMPLE])
+    pods = pods_by_name(summary)
+    for name in ("finetune-a-master-0", "finetune-a-worker-0"):
+        assert (pods[name]["bound_s"], pods[name]["finished_s"]) == (0.0, 7200.0)
+    for name in ("finetune-b-master-0", "finetune-b-worker-0"):
+        assert pods[name]["created_s"] == 600.0 and pods[name]["bound_s"] == 7200.0
+        assert pods[name]["stages"] == {"queueing": 6600.0} and pods[name]["phase"] == "Succeeded"
+    workloads = {w["name"]: w for w in summary["kueue"]["workloads"]}
+    assert workloads["PyTorchJob/research/finetune-a"]["finished_s"] == 7200.0
+    assert workloads["PyTorchJob/research/finetune-b"]["admissions"] == [7200.0]
+
+
+def test_a_pytorchjob_evicted_by_kueue_is_suspended_not_restarted(tmp_path: Path) -> None:
+    """Kueue preempts the lower-priority PyTorchJob (``withinClusterQueue: LowerPriority``): the
+    operator deletes its pods as for ``runPolicy.suspend`` and creates them again when the job is
+    admitted again; that is no restart toward ``backoffLimit``."""
+    documents = list(yaml.safe_load_all(KUEUE_EXAMPLE.read_text()))
+    for document in documents:
+        if document["kind"] == "ClusterQueue":
+            document["spec"]["preemption"] = {"withinClusterQueue": "LowerPriority"}
+        if document["kind"] == "PyTorchJob" and document["metadata"]["name"] == "finetune-b":
+            for spec in document["spec"]["pytorchReplicaSpecs"].values():
+                spec["template"]["spec"]["priorityClassName"] = "urgent"
+    urgent = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "urgent"}}
+    paths = write(tmp_path, yaml.safe_dump_all([*documents, {**urgent, "value": 1000}]))
+    sim = Simulation(load_scenario(paths))
+    sim.run()
+    summary = build_summary(sim)
+    controller = sim.controllers["PyTorchJob/research/finetune-a"]
+    assert isinstance(controller, PyTorchJobController)
+    assert controller.restarts == 0 and controller.finished_as == "Succeeded"
+    # both pods of each name are in the summary: the evicted one, and the one created again later
+    masters = [p for p in summary["pods"] if p["name"] == "research/finetune-a-master-0"]
+    assert [(p["reason"], p["created_s"], p["finished_s"]) for p in masters] == [
+        ("Preempted", 0.0, 630.0),  # evicted at 600 s, 30 s grace
+        ("Completed", 630.0, 15030.0),  # gated until finetune-b ends at 7830 s
+    ]
+    b = pods_by_name(summary)["finetune-b-master-0"]
+    assert (b["bound_s"], b["finished_s"]) == (630.0, 7830.0)
+
+
+def test_without_a_gang_placed_ranks_wait_for_the_rest_of_the_world_and_do_not_compute(
+    tmp_path: Path,
+) -> None:
+    """No ``schedulingPolicy``: kube-scheduler places the ranks one by one; torchrun's rendezvous holds
+    the placed ones until all have joined, so 16 GPUs are allocated and none computes (seed 004's
+    partial gang). With ``elasticPolicy`` ``minReplicas: 1`` the two placed ranks already train."""
+    for extra, working in (("", 0.0), ("  elasticPolicy: {minReplicas: 1, maxReplicas: 2}", 16.0)):
+        text = pytorchjob(replica(gpus=8), replica(2, gpus=8), extra)
+        paths = write(tmp_path, nodes(2), text)
+        summary = simulated(paths, duration_s=600)
+        pods = pods_by_name(summary)
+        placed = [p for p in pods.values() if p["node"] is not None]
+        assert len(placed) == 2 and sum(1 for p in pods.values() if p["phase"] == "Pending") == 1
+        totals = summary["totals"]
+        assert totals["gpus_allocated"] == 16.0 and totals["gpus_working"] == working

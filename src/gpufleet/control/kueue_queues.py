@@ -6,7 +6,8 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
 
 * a workload is a Job labelled ``kueue.x-k8s.io/queue-name`` (its pod set: ``parallelism`` --
   at most ``completions`` -- pods of the template), any other kind of Kueue's integrations so
-  labelled (a PyTorchJob, a JobSet, ...: its controller's ``pod_sets``, admitted as one), the pods
+  labelled (a PyTorchJob, a JobSet, ...: its controller's ``pod_sets``, admitted as one; a kind
+  admitted part by part, ``QueuedInParts``, as one workload per part: a LeaderWorkerSet's groups), the pods
   of a PodGroup labelled with it (once ``minMember`` pods exist), or a single labelled pod. Kueue
   installed means the scenario has Kueue objects; without any, the label is just a label;
 * its pods stay Pending, gated (as Kueue's ``kueue.x-k8s.io/admission`` scheduling gate holds a
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.control.port import QueuedWorkload, QueuePort
+from gpufleet.control.port import QueuedInParts, QueuedWorkload, QueuePort
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import Resources, add
@@ -154,7 +155,8 @@ class KueueQueues:
         if found is not None:
             key, controller = found
             queue = self.objects.workload_queues.get(key)
-            return None if queue is None else (key, queue, controller)
+            part = controller.queued_part(pod) if isinstance(controller, QueuedInParts) else (key, controller)
+            return None if queue is None or part is None else (part[0], queue, part[1])
         queue = pod.labels.get(QUEUE_NAME_LABEL)
         if queue is None or pod.owner is not None:
             return None

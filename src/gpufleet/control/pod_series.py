@@ -1,6 +1,7 @@
-"""The series a ``prometheus`` trigger's query reads: one per ready pod of a Deployment or ReplicaSet, as
-a Prometheus that scrapes every pod would hold them (labels ``namespace``, ``pod``, and ``deployment`` or
-``replicaset``; ``gpufleet.model.promql`` lists the metrics), read through the ``WorkloadPort``."""
+"""The series a ``prometheus`` trigger's query reads: one per ready pod of a Deployment, ReplicaSet or
+StatefulSet (a LeaderWorkerSet's), as a Prometheus that scrapes every pod would hold them (labels
+``namespace``, ``pod``, and ``deployment``, ``replicaset`` or ``statefulset``; ``gpufleet.model.promql``
+lists the metrics), read through the ``WorkloadPort``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from gpufleet.autoscaling.promql_eval import Sample
 from gpufleet.control.port import PodStatus, WorkloadPort
 
 #: The owner kinds whose pods are scraped, and the label that names the owner.
-_SCRAPED = {"Deployment": "deployment", "ReplicaSet": "replicaset"}
+#: (A LeaderWorkerSet's pods are a StatefulSet's; only its leaders have metrics: ``pod_metric``.)
+_SCRAPED = {"Deployment": "deployment", "ReplicaSet": "replicaset", "StatefulSet": "statefulset"}
 
 
 class PodSeries:

@@ -119,8 +119,8 @@ class NodeGroup(Protocol):
 
 
 class ScaleStatus(Protocol):
-    """What the scale subresource of a Deployment or ReplicaSet gives: ``spec.replicas``, and the pods it
-    keeps (those its selector selects)."""
+    """What the scale subresource of a Deployment, ReplicaSet or LeaderWorkerSet gives: ``spec.replicas``,
+    and the pods it keeps that its selector selects (a LeaderWorkerSet's leaders)."""
 
     @property
     def replicas(self) -> int: ...
@@ -149,6 +149,16 @@ class QueuedWorkload(Protocol):
     @property
     def active(self) -> Collection[str]: ...
     def pod_sets(self) -> list[PodSet]: ...
+
+
+@runtime_checkable
+class QueuedInParts(Protocol):
+    """A workload Kueue admits part by part, each part a workload of its own (a LeaderWorkerSet: each
+    group, ``pkg/controller/jobs/leaderworkerset``)."""
+
+    def queued_part(self, pod: Pod) -> tuple[str, QueuedWorkload] | None:
+        """The part ``pod`` belongs to: its key (``<kind>/<ns>/<name>-<part>``) and its workload."""
+        ...
 
 
 class ClusterReads(Protocol):
@@ -211,7 +221,8 @@ class WorkloadPort(ClusterReads, Protocol):
     """What the HPA controller and KEDA read and change."""
 
     def scale_target(self, target: str) -> ScaleStatus | None:
-        """The Deployment or ReplicaSet ``target`` (``<kind>/<ns>/<name>``) names; None for another kind."""
+        """The Deployment, ReplicaSet or LeaderWorkerSet ``target`` (``<kind>/<ns>/<name>``) names; None
+        for another kind."""
         ...
 
     def job(self, key: str) -> JobStatus | None: ...
@@ -229,8 +240,8 @@ class WorkloadPort(ClusterReads, Protocol):
         ...
 
     def scale(self, target: str, replicas: int) -> None:
-        """Set ``spec.replicas`` of the Deployment or ReplicaSet ``target``; its controller adds or
-        deletes pods."""
+        """Set ``spec.replicas`` of the Deployment, ReplicaSet or LeaderWorkerSet ``target``; its
+        controller adds or deletes pods (a LeaderWorkerSet: whole groups)."""
         ...
 
     def create_job(self, job: Job) -> None: ...

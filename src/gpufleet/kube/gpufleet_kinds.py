@@ -378,7 +378,7 @@ class RpsStep(SpecModel):
 
 class TrafficSpec(SpecModel):
     target: Name
-    target_kind: Literal["Deployment", "ReplicaSet"] = "Deployment"
+    target_kind: Literal["Deployment", "ReplicaSet", "LeaderWorkerSet"] = "Deployment"
     rps: list[RpsStep]
     per_replica_rps: PositiveNumber
 

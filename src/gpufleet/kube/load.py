@@ -65,7 +65,7 @@ from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.workloads import Created
 from gpufleet.scheduling.plugins.volcano import DEFAULT_QUEUE, VOLCANO_SCHEDULER, volcano_scheduler
 from gpufleet.workloads import controller_for, manifest_readers
-from gpufleet.workloads.kind import Reader
+from gpufleet.workloads.kind import Reader, Scalable
 from gpufleet.workloads.replicaset import API as REPLICA_SET
 from gpufleet.workloads.volcano_job import API as VOLCANO_JOB
 from gpufleet.workloads.volcano_job import VolcanoJob
@@ -568,6 +568,7 @@ class _Loader:
                 traffic.namespace,
                 traffic.target,
                 traffic.target_kind,
+                api_version="",
                 required=True,
             )
             self._targets.append(target)
@@ -577,16 +578,19 @@ class _Loader:
 
     def _check_targets(self) -> None:
         """Scalers and Traffic aimed at what has a scale subresource gpufleet runs, an ``apps/v1``
-        Deployment or ReplicaSet of the scenario, or nothing runs."""
-        scalable = {("Deployment", d.namespace, d.name) for d in self.scenario.deployments} | {
-            (kind, w.namespace, w.name)
-            for w in self.scenario.other_workloads
-            if (kind := controller_for(w).kind) == "ReplicaSet"
-        }
+        Deployment or ReplicaSet or another ``Scalable`` kind (a LeaderWorkerSet) of the scenario, or
+        nothing runs."""
+        scalable = {("Deployment", d.namespace, d.name): "apps/v1" for d in self.scenario.deployments}
+        for w in self.scenario.other_workloads:
+            controller = controller_for(w)
+            if controller.kind == "ReplicaSet":
+                scalable[(controller.kind, w.namespace, w.name)] = "apps/v1"
+            elif isinstance(controller, Scalable):  # a LeaderWorkerSet
+                scalable[(controller.kind, w.namespace, w.name)] = controller.api_version
         scalers: dict[tuple[str, str, str], list[_Target]] = {}
         for target in self._targets:
             ref = (target.kind, target.namespace, target.name)
-            if target.api_version in ("apps/v1", "") and ref in scalable:
+            if ref in scalable and target.api_version in (scalable[ref], ""):
                 if not target.required:  # an HPA or ScaledObject, not a Traffic
                     scalers.setdefault(ref, []).append(target)
                 continue

@@ -231,6 +231,13 @@ class KindReader:
     def namespace(self) -> str:
         return self._meta.namespace
 
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        return self._meta.annotations
+
+    def metadata_error(self, path: str, message: str) -> None:
+        self._report.error(f"metadata.{path}", message)
+
     def value(self, path: str) -> object:
         self._read.add(_top(path))
         head, _, field = path.rpartition(".")

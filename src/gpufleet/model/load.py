@@ -37,7 +37,7 @@ class QueueFeed:
 class Traffic:
     name: str
     namespace: str
-    target: str  # the name of a Deployment (or ReplicaSet), same namespace
+    target: str  # the name of a Deployment (or ReplicaSet, or LeaderWorkerSet), same namespace
     rps: tuple[tuple[float, float], ...]  # (from time, requests per second) steps
     per_replica_rps: float
-    target_kind: str = "Deployment"  # or "ReplicaSet"
+    target_kind: str = "Deployment"  # or "ReplicaSet" or "LeaderWorkerSet"

@@ -125,6 +125,9 @@ class Behavior:
     )
     #: gpufleet.io/ungate-at: when each scheduling gate goes, as (gate or ALL_GATES, seconds from the start)
     ungate_at: tuple[tuple[str, float], ...] = ()
+    #: (``namespace/name``, size): the ranks of a distributed job its process waits for before it
+    #: computes (torchrun's rendezvous, MPI's world), set by the job's controller; not a scheduling gang
+    rendezvous: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,8 @@ SIMULATED_METRICS: dict[str, MetricKind] = {
     "DCGM_FI_DEV_GPU_UTIL": "gauge",
     "http_requests_total": "counter",
 }
-#: The labels of every simulated series (besides ``__name__``).
-SERIES_LABELS: tuple[str, ...] = ("namespace", "pod", "deployment", "replicaset")
+#: The labels of every simulated series (besides ``__name__``; ``statefulset``: a LeaderWorkerSet's leaders).
+SERIES_LABELS: tuple[str, ...] = ("namespace", "pod", "deployment", "replicaset", "statefulset")
 
 _AGGREGATES: tuple[AggregateOp, ...] = ("sum", "avg", "max", "min", "count")
 _RATES: tuple[RateFunction, ...] = ("rate", "irate", "increase")

@@ -8,7 +8,8 @@ memory, then CrashLoopBackOff or OOMKilled), reads its model from shared storage
 the bandwidth), warms up, and is ready. It then computes for ``gpufleet.io/duration`` (forever if
 unset), or takes items from its work list. A member of a PodGroup works only while at least
 ``minMember`` members of its group are Running past their start chain or have Succeeded:
-distributed training waits for every rank, whatever the scheduler knows; a gang that falls below
+distributed training waits for every rank, whatever the scheduler knows (so does a pod of a
+training job's rendezvous, ``Behavior.rendezvous``, with no PodGroup); a gang that falls below
 it stops whole and restarts from its last checkpoint. A deleted pod gets SIGTERM and its grace
 period; work since its last checkpoint is lost.
 
@@ -53,8 +54,12 @@ class LifecycleHost(Protocol):
         """The pod is gone: the schedulers drop it."""
         ...
 
-    def pod_bound(self) -> None:
-        """A pod was bound (a warm node it landed on is used up)."""
+    def pod_bound(self, pod: Pod, node: str) -> None:
+        """A pod was bound to ``node`` (a warm node it landed on is used up)."""
+        ...
+
+    def pod_ready(self, pod: Pod) -> None:
+        """A pod became Ready."""
         ...
 
 
@@ -77,6 +82,11 @@ class PodLifecycle:
         self.host = host
         self.start_rng = start_rng  # warm-up times
         self.records: dict[str, PodRecord] = {}
+        #: a distributed job's ranks by its rendezvous (``Behavior.rendezvous``): pod keys
+        self.rendezvous: dict[str, set[str]] = {}
+        #: earlier pods of a name created again (a training operator re-creates a replica under its
+        #: name): kept for the summary and the work lost, in the order they were replaced
+        self.replaced: list[PodRecord] = []
         self.pending = 0
         self.running = 0
         self.pending_keys: set[str] = set()  # pods in phase Pending, not deleted
@@ -103,9 +113,14 @@ class PodLifecycle:
             self.pending_keys.add(rec.pod.key)
 
     def record(self, pod: Pod, scheduler: str) -> PodRecord:
-        """A pod was created: recorded, Pending."""
+        """A pod was created: recorded, Pending (an ended pod of the same name is kept in ``replaced``)."""
         rec = PodRecord(pod, scheduler, self.clock.now)
+        earlier = self.records.get(pod.key)
+        if earlier is not None:
+            self.replaced.append(earlier)
         self.records[pod.key] = rec
+        if pod.behavior.rendezvous is not None:
+            self.rendezvous.setdefault(pod.behavior.rendezvous[0], set()).add(pod.key)
         self.pending += 1
         self.pending_keys.add(pod.key)
         return rec
@@ -144,7 +159,7 @@ class PodLifecycle:
         rec.devices = devices
         if rec.devices:
             rec.gpu_share = sum(u.share for u in rec.devices)
-        self.host.pod_bound()
+        self.host.pod_bound(rec.pod, node)
         b = rec.pod.behavior
         if b.image_size_bytes:
             puller = self.pullers.get(node)
@@ -258,14 +273,19 @@ class PodLifecycle:
             self._ready(rec)
 
     def _gang(self, rec: PodRecord) -> tuple[int, list[PodRecord]] | None:
-        """(minMember, members) of the pod's gang, or None for a pod without a PodGroup."""
+        """(minMember, members) of the pod's gang, or None for a pod without one: its PodGroup, else
+        the ranks of its rendezvous (a distributed job computes only when its world has gathered)."""
         group = self.gangs.group_of(rec.pod)
         if group is None:
-            return None
+            world = rec.pod.behavior.rendezvous
+            if world is None:
+                return None
+            return world[1], [self.records[k] for k in sorted(self.rendezvous[world[0]])]
         return group.min_member, [self.records[k] for k in sorted(self.gangs.members.get(group.key, ()))]
 
     def _ready(self, rec: PodRecord) -> None:
         rec.ready, rec.ready_s = True, self.clock.now
+        self.host.pod_ready(rec.pod)
         gang = self._gang(rec)
         if gang is None:
             self._work(rec)

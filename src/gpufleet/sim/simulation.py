@@ -56,7 +56,16 @@ from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import Adopts, BacksOff, Kills, WorkloadController, controller_key
+from gpufleet.workloads.kind import (
+    Adopts,
+    BacksOff,
+    DeletesPods,
+    HearsDeletions,
+    Scalable,
+    WatchesPods,
+    WorkloadController,
+    controller_key,
+)
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 
@@ -161,7 +170,8 @@ class Simulation:
 
     @property
     def work_lost_gpu_s(self) -> float:
-        return sum((r.work_lost_gpu_s for r in self.records.values()), 0.0)
+        every = (*self.lifecycle.replaced, *self.records.values())
+        return sum((r.work_lost_gpu_s for r in every), 0.0)
 
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:
@@ -211,9 +221,22 @@ class Simulation:
         self._reconcile(controller)
 
     def _reconcile(self, controller: WorkloadController) -> None:
+        if isinstance(controller, DeletesPods):
+            for key, reason in controller.doomed():
+                rec = self.records.get(key)
+                if rec is not None and rec.deleted_s is None and rec.phase in ("Pending", "Running"):
+                    self.delete_pod(key, reason)
+                elif rec is not None:  # already gone, and nothing else will say so
+                    controller.finished(rec.pod, succeeded=False)
         for pod in controller.wanted(self._active_nodes()):
             self.created_by[pod.key] = controller
             self._create(pod)
+
+    def _watched(self, pod: Pod, changed: Callable[[WatchesPods], bool]) -> None:
+        """A pod progressed: a controller that watches its pods may want more."""
+        controller = self.created_by.get(pod.key)
+        if isinstance(controller, WatchesPods) and changed(controller):
+            self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     def _active_nodes(self) -> list[Node]:
         """The nodes in the cluster (kept until a node joins, leaves or is relabelled)."""
@@ -238,19 +261,10 @@ class Simulation:
             controller.suspended(pod)
         else:
             rec = self.records.get(pod.key)
-            if (
-                isinstance(controller, Kills)
-                and not succeeded
-                and rec is not None
-                and rec.deleted_s is not None
-            ):
+            deleted = rec is not None and rec.deleted_s is not None
+            if isinstance(controller, HearsDeletions) and not succeeded and deleted:
                 controller.deleted(pod)
-            wants = controller.finished(pod, succeeded)
-            if isinstance(controller, Kills):  # the pods its policy deletes in answer
-                for key in controller.to_kill():
-                    if key in self.records and self.records[key].deleted_s is None:
-                        self.delete_pod(key, "Deleted")
-            if not wants:
+            if not controller.finished(pod, succeeded):
                 return
             if not succeeded and isinstance(controller, BacksOff):
                 delay = controller.retry_delay_s()
@@ -369,9 +383,14 @@ class Simulation:
         for s in self.schedulers:
             s.forget(key)
 
-    def pod_bound(self) -> None:
+    def pod_bound(self, pod: Pod, node: str) -> None:
         if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills
             self.autoscaler.arm()
+        on = self.state.nodes[self.state.index[node]]
+        self._watched(pod, lambda c: c.pod_bound(pod, on))
+
+    def pod_ready(self, pod: Pod) -> None:
+        self._watched(pod, lambda c: c.pod_ready(pod))
 
     def cluster_changed(self, material: bool = True) -> None:
         """A node came or went, or a pod left: pending pods are retried and the autoscaler looks.
@@ -449,11 +468,13 @@ class Simulation:
         lc = self.lifecycle
         return (lc.pending, lc.running, self.meter.working_gpus, len(lc.records))
 
-    def scale_target(self, target: str) -> DeploymentController | ReplicaSetController | None:
-        """The Deployment or ReplicaSet ``target`` (``<kind>/<ns>/<name>``) names: the kinds with a scale
-        subresource that gpufleet runs."""
+    def scale_target(self, target: str) -> DeploymentController | ReplicaSetController | Scalable | None:
+        """The Deployment, ReplicaSet or other ``Scalable`` kind (a LeaderWorkerSet) ``target``
+        (``<kind>/<ns>/<name>``) names: the kinds with a scale subresource that gpufleet runs."""
         controller = self.controllers.get(target)
-        return controller if isinstance(controller, DeploymentController | ReplicaSetController) else None
+        if isinstance(controller, DeploymentController | ReplicaSetController | Scalable):
+            return controller
+        return None
 
     def job(self, key: str) -> JobController | None:
         controller = self.controllers.get(f"Job/{key}")
@@ -476,7 +497,12 @@ class Simulation:
         return len(work_list.queued) if work_list is not None else 0
 
     def _traffic_of(self, pod: Pod) -> TrafficState | None:
-        """The Traffic aimed at the Deployment or ReplicaSet that owns ``pod``."""
+        """The Traffic aimed at the Deployment or ReplicaSet that owns ``pod``, or at the ``Scalable``
+        kind whose scale subresource selects it (a LeaderWorkerSet's leaders)."""
+        controller = self.created_by.get(pod.key)
+        if isinstance(controller, Scalable):
+            aimed = self.traffic.get(f"{controller.kind}/{controller.key}")
+            return aimed if pod.key in controller.active else None
         owner = pod.owner
         return self.traffic.get(f"{owner.kind}/{pod.namespace}/{owner.name}") if owner is not None else None
 
@@ -526,6 +552,10 @@ class Simulation:
         ScaledDown."""
         controller = self.scale_target(target)
         if controller is None:
+            return
+        if isinstance(controller, Scalable):  # it removes what it removes itself (DeletesPods)
+            controller.scale(replicas)
+            self._reconcile(self.controllers[target])
             return
         controller.replicas = replicas
         surplus = len(controller.active) - replicas
@@ -714,7 +744,10 @@ class Simulation:
         records = self.lifecycle.records
         for key, traffic in self.traffic.items():
             controller = self.scale_target(key)
-            serving = 0 if controller is None else sum(1 for k in controller.active if records[k].working)
+            if isinstance(controller, Scalable):
+                serving = controller.serving(lambda k: records[k].working)
+            else:
+                serving = 0 if controller is None else sum(1 for k in controller.active if records[k].working)
             traffic.advance(t, serving)
 
     def _idle(self) -> bool:

@@ -66,7 +66,9 @@ def _fragmentation(sim: Simulation, records: list[PodRecord]) -> dict[str, Any]:
 
 
 def build_summary(sim: Simulation) -> dict[str, Any]:
-    records = sorted(sim.records.values(), key=lambda r: r.pod.key)
+    # a name created again appears once per pod, in the order they were created
+    every = (*sim.lifecycle.replaced, *sim.records.values())
+    records = sorted(every, key=lambda r: (r.pod.key, r.created_s))
     working = round(sim.meter.working_gpus, 6)
     metered = sim.meter.totals()
     cluster = sim.cluster

@@ -20,7 +20,7 @@ status 2; unmodelled fields are warnings).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from gpufleet.model.node import Node
@@ -81,19 +81,13 @@ class BacksOff(Protocol):
 
 
 @runtime_checkable
-class Kills(Protocol):
-    """A controller whose policies tell a pod that failed from one that was deleted, and that deletes its
-    other pods in answer (Volcano's ``RestartJob``, ``AbortJob``). Told ``deleted`` right before
-    ``finished`` of a pod that was deleted (evicted, preempted, its node gone) rather than failed in
-    place; asked ``to_kill`` right after every ``finished``. Each pod it kills comes back through
-    ``finished`` (as failed) once it is gone."""
+class HearsDeletions(Protocol):
+    """A controller whose policies tell a pod that failed in place from one that was deleted (evicted,
+    preempted, its node gone): Volcano's ``PodFailed`` and ``PodEvicted`` events. Told right before
+    ``finished`` of a pod that was deleted."""
 
     def deleted(self, pod: Pod) -> None:
         """The pod about to be reported ``finished`` was deleted, not failed in place."""
-        ...
-
-    def to_kill(self) -> list[str]:
-        """Keys of its pods to delete now (each asked once)."""
         ...
 
 
@@ -126,6 +120,64 @@ class Adopts(Protocol):
         ...
 
 
+@runtime_checkable
+class WatchesPods(Protocol):
+    """A controller that acts on its pods' progress, not only on their end (a LeaderWorkerSet creates
+    a group's workers once its leader is scheduled or ready). Each returns True when it may want pods
+    again (the driver then reconciles it)."""
+
+    def pod_bound(self, pod: Pod, node: Node) -> bool:
+        """One of its pods was bound to ``node``."""
+        ...
+
+    def pod_ready(self, pod: Pod) -> bool:
+        """One of its pods became Ready."""
+        ...
+
+
+@runtime_checkable
+class DeletesPods(Protocol):
+    """A controller that deletes pods of its own (a group recreated whole, a group scaled away):
+    asked before each ``wanted``; the driver deletes them (a bound pod gets its grace period) and
+    tells ``finished`` when each is gone."""
+
+    def doomed(self) -> list[tuple[str, str]]:
+        """``(pod key, reason)`` of the pods to delete now."""
+        ...
+
+
+@runtime_checkable
+class Scalable(Protocol):
+    """A kind with a scale subresource whose controller decides itself what a change of ``replicas``
+    removes (a LeaderWorkerSet: whole groups, highest index first), as an HPA or KEDA reads and
+    changes it. (Deployments and ReplicaSets have their own, ``workloads.replicas.KeepsReplicas``.)"""
+
+    kind: ClassVar[str]
+    #: the ``apiVersion`` a ``scaleTargetRef`` names it by
+    api_version: ClassVar[str]
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def replicas(self) -> int:
+        """``spec.replicas``."""
+        ...
+
+    @property
+    def active(self) -> Collection[str]:
+        """The pods its scale subresource's selector selects, not yet ended (whose metrics an HPA
+        averages)."""
+        ...
+
+    def scale(self, replicas: int) -> None:
+        """Set ``spec.replicas``; what goes is then ``DeletesPods.doomed``."""
+        ...
+
+    def serving(self, working: Callable[[str], bool]) -> int:
+        """Its replicas that serve requests now, given which pods are working."""
+        ...
+
+
 class ManifestReader(Protocol):
     """One manifest of a registered kind, as its ``read`` sees it (``kube.load`` implements it)."""
 
@@ -133,6 +185,15 @@ class ManifestReader(Protocol):
     def name(self) -> str: ...
     @property
     def namespace(self) -> str: ...
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        """``metadata.annotations`` (string values)."""
+        ...
+
+    def metadata_error(self, path: str, message: str) -> None:
+        """A problem at ``metadata.<path>``: the manifest is rejected."""
+        ...
+
     def value(self, path: str) -> object:
         """The value at ``spec.<path>`` (dotted; a part may index a list: ``tasks[0].name``), None when
         absent; a field read is no warning."""

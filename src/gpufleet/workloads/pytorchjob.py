@@ -27,6 +27,10 @@ simulator a replica's failure is a pod that ends, so a re-creation stands for a 
 re-creation waits as a work-queue retry (``kind.work_queue_delay_s``: 5 ms doubling to 1000 s), so a
 job with no limit whose pod fails at once retries ever more slowly, never in a tight loop.
 
+Its pods compute only once the job's world has gathered (``Behavior.rendezvous``: every replica, or
+with ``elasticPolicy`` the Master and ``minReplicas`` Workers), as torchrun's rendezvous waits, whether
+or not a PodGroup gangs their scheduling.
+
 The job succeeds when its Master succeeded (``expected == 0`` for the Master); with no Master, when
 all its Workers succeeded. A finished job creates nothing more.
 
@@ -38,7 +42,14 @@ carry ``scheduling.x-k8s.io/pod-group: <job>``. The operator makes one for every
 
 ``runPolicy.suspend: true``: no pods are created (``ReconcileJobs`` deletes a suspended job's pods).
 
-Not modelled, a warning each: ``elasticPolicy``, ``runPolicy.activeDeadlineSeconds``,
+``elasticPolicy`` (torchrun's elastic rendezvous, ``pytorch_defaults.go`` ``setElasticPolicy``): it needs a
+Worker spec (``validateSpec``); ``minReplicas`` and ``maxReplicas`` default to each other, or both to the
+Workers' replicas; ``nProcPerNode`` there is forbidden beside ``nprocPerNode``. With no Master the job
+succeeds as soon as any Worker succeeded (``UpdateJobStatus``). The operator's HPA on the job
+(``elasticPolicy.metrics``, ``hpa.go``) and torchrun's in-place ``maxRestarts`` are not modelled (a
+warning); the rendezvous settings (``rdzv*``, ``standalone``) change nothing scheduled and are read silently.
+
+Not modelled, a warning each: ``runPolicy.activeDeadlineSeconds``,
 ``runPolicy.ttlSecondsAfterFinished``, ``runPolicy.cleanPodPolicy`` ``Running``/``All``,
 ``runPolicy.managedBy``, ``schedulingPolicy.queue``/``priorityClass``/``minResources`` and any other
 field. ``nprocPerNode`` (the processes per pod, an environment variable) changes nothing scheduled and
@@ -74,6 +85,18 @@ OPERATOR_NAME = "pytorchjob-controller"
 #: the runPolicy fields read here; any other that is given is a warning
 _RUN_POLICY_READ = ("backoffLimit", "cleanPodPolicy", "schedulingPolicy", "suspend")
 _SCHEDULING_POLICY_READ = ("minAvailable", "scheduleTimeoutSeconds")
+#: elasticPolicy's fields that change nothing scheduled (torchrun's rendezvous) and the modelled ones
+_ELASTIC_READ = (
+    "minReplicas",
+    "maxReplicas",
+    "nProcPerNode",
+    "rdzvBackend",
+    "rdzvPort",
+    "rdzvHost",
+    "rdzvId",
+    "rdzvConf",
+    "standalone",
+)
 
 
 @dataclass(frozen=True)
@@ -95,6 +118,8 @@ class PyTorchJob:
     min_available: int | None = None
     schedule_timeout_s: float | None = None
     suspend: bool = False
+    #: ``elasticPolicy``'s (minReplicas, maxReplicas) after defaulting; None without one
+    elastic: tuple[int, int] | None = None
 
     @property
     def key(self) -> str:
@@ -134,6 +159,8 @@ def _replica_spec(manifest: ManifestReader, key: str, rtype: str) -> tuple[Repli
     replicas = manifest.count(f"{at}.replicas", 1)
     if rtype == MASTER and replicas != 1:
         manifest.error(f"{at}.replicas", invalid(replicas, "there must be only 1 master replica"))
+    elif rtype == WORKER and replicas < 1:  # validatePyTorchReplicaSpecs
+        manifest.error(f"{at}.replicas", "Forbidden: must be at least 1")
     policy = manifest.value(f"{at}.restartPolicy") or DEFAULT_RESTART_POLICY
     if policy not in RESTART_POLICIES:
         manifest.error(f"{at}.restartPolicy", unsupported(policy, RESTART_POLICIES))
@@ -149,10 +176,31 @@ def _replica_spec(manifest: ManifestReader, key: str, rtype: str) -> tuple[Repli
     return spec, created
 
 
+def _elastic(manifest: ManifestReader, workers: ReplicaSpec | None) -> tuple[int, int] | None:
+    """``elasticPolicy`` defaulted (``setElasticPolicy``) and validated (``validateSpec``)."""
+    policy = manifest.value("elasticPolicy")
+    if policy is None:
+        return None
+    if not isinstance(policy, dict):
+        manifest.error("elasticPolicy", invalid(policy, "must be an object"))
+        return None
+    if workers is None:
+        manifest.error(
+            f"pytorchReplicaSpecs[{WORKER}]", required("must be configured if elastic policy is used")
+        )
+    if policy.get("nProcPerNode") is not None and manifest.value("nprocPerNode") is not None:
+        manifest.error("elasticPolicy.nProcPerNode", "Forbidden: must not be used with spec.nprocPerNode")
+    replicas = workers.replicas if workers is not None else 0
+    low = manifest.count("elasticPolicy.minReplicas", -1)
+    high = manifest.count("elasticPolicy.maxReplicas", -1)
+    low, high = (low if low >= 0 else high), (high if high >= 0 else low)
+    manifest.unmodelled([f"elasticPolicy.{f}" for f in policy if f not in _ELASTIC_READ])
+    return (low, high) if low >= 0 else (replicas, replicas)
+
+
 def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
     """A ``kubeflow.org/v1`` PyTorchJob, defaulted and validated as the operator does."""
     manifest.value("nprocPerNode")  # environment only
-    manifest.unmodelled(["elasticPolicy"])
     specs = manifest.value("pytorchReplicaSpecs")
     by_type: dict[str, tuple[ReplicaSpec, Created]] = {}
     if not isinstance(specs, dict) or not specs:
@@ -165,6 +213,7 @@ def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
                 continue
             by_type[rtype] = _replica_spec(manifest, str(key), rtype)
     replica_specs = tuple(by_type[t][0] for t in REPLICA_TYPES if t in by_type)
+    elastic = _elastic(manifest, by_type[WORKER][0] if WORKER in by_type else None)
     created = min((c for _, c in by_type.values()), key=lambda c: c.submit_at_s, default=Created())
 
     run_policy = _mapping(manifest.value("runPolicy"))
@@ -210,6 +259,7 @@ def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
         min_available,
         timeout,
         suspend is True,
+        elastic,
     )
 
 
@@ -253,7 +303,8 @@ class PyTorchJobController:
         if job.min_available is not None:
             labels[POD_GROUP_LABEL] = job.name
         pod = spec.template.stamped(f"{job.name}-{rtype}-{index}", OwnerRef(self.kind, job.name), labels)
-        pod = replace(pod, namespace=job.namespace)
+        world = (f"{job.namespace}/{job.name}", self.world_size)
+        pod = replace(pod, namespace=job.namespace, behavior=replace(pod.behavior, rendezvous=world))
         self.active[pod.key] = (spec.type, index)
         return pod
 
@@ -272,6 +323,15 @@ class PyTorchJobController:
     @property
     def done(self) -> bool:
         return self.finished_as is not None
+
+    @property
+    def world_size(self) -> int:
+        """The ranks torchrun waits for before training starts: every replica, or with
+        ``elasticPolicy`` the Master and ``minReplicas`` Workers (``--nnodes=min:max``)."""
+        job = self.job
+        if job.elastic is None:
+            return job.total_replicas
+        return job.elastic[0] + (1 if MASTER in self.specs else 0)
 
     def pod_sets(self) -> list[PodSet]:
         """Kueue's PyTorchJob integration: a pod set per replica type, named after it in lower case
@@ -292,7 +352,10 @@ class PyTorchJobController:
         if succeeded:
             self.succeeded.add(replica)
             ends = MASTER if MASTER in self.specs else WORKER
-            if rtype == ends and all((ends, i) in self.succeeded for i in range(self.specs[ends].replicas)):
+            elastic_done = ends == WORKER and self.job.elastic is not None  # any Worker succeeded
+            if rtype == ends and (
+                elastic_done or all((ends, i) in self.succeeded for i in range(self.specs[ends].replicas))
+            ):
                 self.status = "Succeeded"
             return False
         if self.specs[rtype].restart_policy == "Never":

@@ -286,7 +286,7 @@ Slot = tuple[str, int]  # (task name, index)
 @register_kind(VolcanoJob, api=API, read=read_volcano_job)
 class VolcanoJobController:
     """Volcano's job controller for one Job: one pod per task index; a pod's end is an event its
-    policies answer (``kind.Kills``: it deletes pods in answer)."""
+    policies answer (``kind.HearsDeletions``), deleting pods in answer (``kind.DeletesPods``)."""
 
     kind: ClassVar[str] = "Job"
     api_group: ClassVar[str] = API[0]
@@ -356,9 +356,10 @@ class VolcanoJobController:
     def deleted(self, pod: Pod) -> None:
         self._deleted = pod.key
 
-    def to_kill(self) -> list[str]:
+    def doomed(self) -> list[tuple[str, str]]:
+        """The pods its last action deletes (``kind.DeletesPods``)."""
         out, self._kill = self._kill, []
-        return out
+        return [(key, "Deleted") for key in out]
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         deleted, self._deleted = self._deleted == pod.key, None
@@ -391,7 +392,7 @@ class VolcanoJobController:
             self._end(*ENDINGS[action])
         else:
             self._sync()
-        return self.phase not in FINISHED
+        return self.phase not in FINISHED or bool(self._kill)  # a reconcile deletes what it kills
 
     def _action(self, task: Task, event: str | None) -> str:
         """``applyPolicies``: the task's policies first, then the job's; ``*`` matches any event."""
