@@ -192,18 +192,15 @@ EXPECTED: dict[str, Expect] = {
     "scheduler-plugins/noderesourcetopology/scheduler-config-v1beta1.yaml": refused(
         "kind KubeSchedulerConfiguration is not served in kubescheduler.config.k8s.io/v1beta1"
     ),
-    "volcano/MindSpore-example/mindspore_gpu/mindspore-gpu.yaml": warned(
-        "kind batch.volcano.sh/v1alpha1/Job " + NOT_MODELLED
-    ),
+    # Volcano: its Job (batch.volcano.sh), PodGroup and Queue (scheduling.volcano.sh) are modelled
+    "volcano/MindSpore-example/mindspore_gpu/mindspore-gpu.yaml": accepted(),
     "volcano/deployment/deployment.yaml": accepted(),
-    "volcano/deployment/queue.yaml": warned("kind scheduling.volcano.sh/v1beta1/Queue " + NOT_MODELLED),
-    "volcano/job.yaml": warned("kind batch.volcano.sh/v1alpha1/Job " + NOT_MODELLED),
+    "volcano/deployment/queue.yaml": warned("spec.weight " + NOT_MODELLED),
+    "volcano/job.yaml": accepted(),
     "volcano/kubecon-2019-china/task-priority/high-priority.yaml": refused(
         "kind PriorityClass is not served in scheduling.k8s.io/v1beta1"
     ),
-    "volcano/staging/src/volcano.sh/apis/artifacts/podgroup.yaml": warned(
-        "kind scheduling.volcano.sh/v1beta1/PodGroup " + NOT_MODELLED
-    ),
+    "volcano/staging/src/volcano.sh/apis/artifacts/podgroup.yaml": accepted(),
 }
 
 

@@ -15,7 +15,8 @@ a JobSet (label ``jobset.sigs.k8s.io/jobset-name``), else the pod's controller (
 a ReplicaSet, ...). Where the pod's profile runs Coscheduling and its PodGroup is known, the gang
 is all or nothing (Permit): unless its bound members and those that fit reach ``minMember``,
 none is placed; the members that found a node would wait at Permit until the member that finds none
-rejects them in PostFilter (``optimistic rejection in PostFilter``, the message they then carry).
+rejects them in PostFilter (``optimistic rejection in PostFilter``, the message they then carry; in
+the volcano scheduler's profile, the PodGroup's ``x/y tasks in gang unschedulable`` condition).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.cluster.state import ClusterState
-from gpufleet.model.pod import Pod
+from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler
@@ -66,8 +67,8 @@ class Judged:
 def placed_with(pod: Pod) -> str | None:
     """What places ``pod`` together with other pods (``PodGroup ml/train``), or None."""
     ns = pod.namespace
-    if pod.pod_group is not None:
-        return f"PodGroup {ns}/{pod.pod_group}"
+    if (group := pod.labels.get(POD_GROUP_LABEL)) is not None:
+        return f"PodGroup {ns}/{group}"
     volcano = next((v for k in VOLCANO_GROUP_ANNOTATIONS if (v := pod.annotations.get(k))), None)
     if volcano is not None:
         return f"Volcano PodGroup {ns}/{volcano}"
@@ -146,7 +147,10 @@ def _judge_group(
     ]
     if complete:
         return judged
-    rejected = Decision(message=OPTIMISTIC_REJECTION)
+    owner = serving(queue[0], schedulers)
+    wording = owner.profiles[queue[0].scheduler_name].wording if owner is not None else None
+    failing = next((j.decision.message for j in judged if not j.placed), "")
+    rejected = Decision(message=OPTIMISTIC_REJECTION if wording is None else wording.gang_rejected(failing))
     return [replace(j, decision=rejected, waits_on=j.placed[0]) if j.placed else j for j in judged]
 
 

@@ -62,6 +62,10 @@ KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
 #: Kubeflow Trainer v2's runtimes, which TrainJobs name (``gpufleet.kube.training_runtimes``)
 CLUSTER_TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime")
 TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "TrainingRuntime")
+#: Volcano's PodGroup (namespaced) and Queue (cluster-scoped) (``gpufleet.kube.volcano``); its Job is a
+#: registered workload kind (``gpufleet.workloads.volcano_job``)
+VOLCANO_POD_GROUP = ("scheduling.volcano.sh", "v1beta1", "PodGroup")
+VOLCANO_QUEUE = ("scheduling.volcano.sh", "v1beta1", "Queue")
 
 MODELLED = frozenset(
     {
@@ -89,6 +93,8 @@ MODELLED = frozenset(
         *KUEUE,
         CLUSTER_TRAINING_RUNTIME,
         TRAINING_RUNTIME,
+        VOLCANO_POD_GROUP,
+        VOLCANO_QUEUE,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
@@ -110,13 +116,19 @@ NAMESPACED = frozenset(
         *EVENTS,
         *KUEUE_NAMESPACED,
         TRAINING_RUNTIME,
+        VOLCANO_POD_GROUP,
     }
 )
 
 #: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
-#: (scheduler-plugins' ElasticQuota; the Training Operator v1's MPIJob, whose v2beta1 is modelled).
+#: (scheduler-plugins' ElasticQuota; the Training Operator v1's MPIJob, whose v2beta1 is modelled;
+#: Volcano's CronJob).
 _KNOWN_UNMODELLED = frozenset(
-    {("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"), ("kubeflow.org", "v1", "MPIJob")}
+    {
+        ("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"),
+        ("kubeflow.org", "v1", "MPIJob"),
+        ("batch.volcano.sh", "v1alpha1", "CronJob"),
+    }
 )
 
 #: API groups in which a kind gpufleet does not know is a misspelling.
@@ -130,6 +142,7 @@ KNOWN_GROUPS = frozenset(
         "kubescheduler.config.k8s.io",
         "gpufleet.io",
         "resource.k8s.io",
+        "scheduling.volcano.sh",
     }
 )
 

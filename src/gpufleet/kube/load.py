@@ -39,6 +39,7 @@ from gpufleet.kube import (
     scheduler_records,
     schema_check,
     training_runtimes,
+    volcano,
     workloads,
 )
 from gpufleet.kube.documents import Document, read_documents
@@ -59,13 +60,17 @@ from gpufleet.kube.problems import (
 from gpufleet.kube.scheduler_config import scheduler_config
 from gpufleet.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from gpufleet.model.generated_names import unique_name
-from gpufleet.model.pod import POD_GROUP_LABEL, Pod
+from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, Pod
+from gpufleet.model.resources import Resources
 from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.workloads import Created
+from gpufleet.scheduling.plugins.volcano import DEFAULT_QUEUE, VOLCANO_SCHEDULER, volcano_scheduler
 from gpufleet.workloads import controller_for, manifest_readers, workload_annotations
 from gpufleet.workloads.kind import Reader, Scalable
 from gpufleet.workloads.replicaset import API as REPLICA_SET
 from gpufleet.workloads.trainjob import TrainJob
+from gpufleet.workloads.volcano_job import API as VOLCANO_JOB
+from gpufleet.workloads.volcano_job import VolcanoJob
 
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 #: Top-level fields of kinds outside the Kubernetes schemas.
@@ -75,9 +80,13 @@ _EXTRA_TOP_LEVEL = {
     kinds.SCALED_OBJECT: ("status",),
     kinds.SCALED_JOB: ("status",),
     **{gvk: ("status",) for gvk in kinds.KUEUE},
+    kinds.VOLCANO_POD_GROUP: ("status",),
+    kinds.VOLCANO_QUEUE: ("status",),
 }
 #: The kinds whose documents adoption reads (pods and the controllers that own them: ``adoption``).
 _ADOPTION = frozenset({kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.DAEMONSET, REPLICA_SET})
+#: The API groups of Volcano's objects: any of them installs Volcano (``_install_volcano``).
+VOLCANO_GROUPS = frozenset({kinds.VOLCANO_QUEUE[0], VOLCANO_JOB[0]})
 #: Kinds whose ``metadata.name`` may be left out.
 _UNNAMED = frozenset({kinds.SCHEDULER_CONFIG, kinds.SIMULATION})
 
@@ -176,6 +185,7 @@ class _Loader:
     #: Kubeflow Trainer's runtimes by ``kind/namespace/name``, and the TrainJobs that name them
     _runtimes: dict[str, training_runtimes.TrainingRuntime] = field(default_factory=dict)
     _train_jobs: list[tuple[_Entry, priorities.Priorities]] = field(default_factory=list)
+    _volcano_queues: dict[str, Resources | None] = field(default_factory=dict)  # capability by Queue
 
     def load(self, documents: list[Document]) -> None:
         entries = [entry for entry in map(self._prepare, documents) if entry is not None]
@@ -211,6 +221,8 @@ class _Loader:
             **{gvk: self._kueue for gvk in kinds.KUEUE},
             kinds.CLUSTER_TRAINING_RUNTIME: lambda e: self._training_runtime(e, resolver),
             kinds.TRAINING_RUNTIME: lambda e: self._training_runtime(e, resolver),
+            kinds.VOLCANO_POD_GROUP: self._volcano_pod_group,
+            kinds.VOLCANO_QUEUE: self._volcano_queue,
         }
         for gvk, read in manifest_readers().items():  # workload kinds that bring their own reader
             converters.setdefault(gvk, partial(self._registered_kind, read=read, resolver=resolver))
@@ -225,6 +237,7 @@ class _Loader:
             adoption.claim(self.scenario, list(zip(refs, (e.body for e in adopting), strict=True)))
         self._check_references()
         self._check_namespace_selectors()
+        self._install_volcano(entries)
 
     @staticmethod
     def _convert(entry: _Entry, convert: Callable[[_Entry], None]) -> None:
@@ -482,6 +495,35 @@ class _Loader:
         group = pod_groups.pod_group(entry.meta, entry.body, entry.report, entry.document.order)
         self.scenario.pod_groups[group.key] = group
 
+    def _volcano_pod_group(self, entry: _Entry) -> None:
+        group = volcano.pod_group(entry.meta, entry.body, entry.report, entry.document.order)
+        if group.key in self.scenario.pod_groups:
+            detail = (
+                "a scheduler-plugins PodGroup has this namespace and name: gpufleet keeps one gang per name"
+            )
+            entry.report.error("metadata.name", duplicate(group.name, detail))
+        self.scenario.pod_groups[group.key] = group
+
+    def _volcano_queue(self, entry: _Entry) -> None:
+        self._volcano_queues[entry.meta.name] = volcano.queue(entry.body, entry.report)
+
+    def _install_volcano(self, entries: list[_Entry]) -> None:
+        """Any Volcano object installs Volcano: its scheduler runs (unless a KubeSchedulerConfiguration
+        profile is already named ``volcano``), and a Volcano Job must name a Queue that exists
+        (``validateJobCreate``: ``unable to find job queue``)."""
+        installed = [e for e in entries if e.kind.group in VOLCANO_GROUPS]
+        if not installed:
+            return
+        queues = {DEFAULT_QUEUE: None, **self._volcano_queues}
+        jobs = {(w.namespace, w.name): w for w in self.scenario.other_workloads if isinstance(w, VolcanoJob)}
+        for entry in installed:
+            job = jobs.get((entry.meta.namespace, entry.meta.name)) if entry.kind.gvk == VOLCANO_JOB else None
+            if job is not None and job.queue not in queues:
+                detail = f'unable to find job queue: queue.scheduling.volcano.sh "{job.queue}" not found'
+                entry.report.error("spec.queue", invalid(job.queue, detail))
+        if all(p.scheduler_name != VOLCANO_SCHEDULER for s in self.scenario.schedulers for p in s.profiles):
+            self.scenario.schedulers.append(volcano_scheduler(queues))
+
     def _scheduler_config(self, entry: _Entry) -> None:
         location = entry.document.location
         config = scheduler_config(f"{location.source}#{location.number}", entry.body, entry.report)
@@ -633,7 +675,9 @@ class _Loader:
         for report, prefix, pod in self._pods:
             group = pod.pod_group
             if group is not None and f"{pod.namespace}/{group}" not in self.scenario.pod_groups:
-                path = join(prefix, f"metadata.labels.{POD_GROUP_LABEL}")
+                where = "labels" if POD_GROUP_LABEL in pod.labels else "annotations"
+                key = POD_GROUP_LABEL if where == "labels" else VOLCANO_GROUP_ANNOTATION
+                path = join(prefix, f"metadata.{where}.{key}")
                 report.warn(path, f'no PodGroup "{group}" in namespace {pod.namespace}')
             if pod.node_name is not None and pod.node_name not in node_names:
                 report.warn(join(prefix, "spec.nodeName"), f'no Node "{pod.node_name}" in the scenario')

@@ -157,15 +157,26 @@ def pod_template(
 
 
 def _at(spec: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """The mapping at a dotted path; ``name[i]`` is item ``i`` of a list (``workerGroupSpecs[0]``)."""
+    """The object at a dotted ``path`` below ``spec``; a part may index a list (``tasks[0]``)."""
     value: Any = spec
     for part in path.split("."):
-        name, _, index = part.partition("[")
-        value = mapping(value).get(name)
-        if index:
-            i = int(index.rstrip("]"))
-            value = value[i] if isinstance(value, list) and 0 <= i < len(value) else None
+        value = _item(mapping(value), part)
     return mapping(value)
+
+
+def _item(parent: Mapping[str, Any], part: str) -> Any:
+    """``parent[part]``, where ``part`` may index a list (``tasks[0]``); None when absent."""
+    name, _, index = part.partition("[")
+    value = parent.get(name)
+    if not index:
+        return value
+    position = int(index.rstrip("]"))
+    return value[position] if isinstance(value, list) and 0 <= position < len(value) else None
+
+
+def _top(path: str) -> str:
+    """The ``spec`` field a dotted path starts at (``tasks`` for ``tasks[0].template``)."""
+    return path.split(".", 1)[0].split("[", 1)[0]
 
 
 def _count(spec: Mapping[str, Any], field: str, default: int, report: Reporter) -> int:
@@ -248,19 +259,27 @@ class KindReader:
         return None if text is None or key not in self._keys else pod_annotations.parsed(key, text)
 
     def value(self, path: str) -> object:
-        self._read.add(path.split(".", 1)[0].split("[", 1)[0])
+        self._read.add(_top(path))
         head, _, field = path.rpartition(".")
-        return (_at(self._spec, head) if head else self._spec).get(field)
+        return _item(_at(self._spec, head) if head else self._spec, field)
 
-    def template(self, path: str, restart_policies: tuple[str, ...]) -> tuple[Pod, Created]:
+    def template(
+        self, path: str, restart_policies: tuple[str, ...], defaults: Mapping[str, object] | None = None
+    ) -> tuple[Pod, Created]:
         if not isinstance(self.value(path), dict):
             self._at_spec.error(path, required("a pod template is required"))
+        spec, at_spec, where = self._spec, self._at_spec, path
+        if defaults:  # fields the controller sets on the pods where the template leaves them
+            head, _, where = path.rpartition(".")
+            template = dict(_at(spec, path))
+            template["spec"] = {**defaults, **{k: v for k, v in mapping(template.get("spec")).items() if v}}
+            spec, at_spec = {where: template}, at_spec.at(head) if head else at_spec
         pod, created = pod_template(
             self._meta,
-            self._spec,
-            path,
+            spec,
+            where,
             self._report,
-            self._at_spec,
+            at_spec,
             self._priorities,
             self._order,
             restart_policies,
@@ -281,7 +300,7 @@ class KindReader:
         return value
 
     def unmodelled(self, fields: Sequence[str]) -> None:
-        self._read.update(f.split(".", 1)[0].split("[", 1)[0] for f in fields)
+        self._read.update(_top(f) for f in fields)
         for field in fields:  # a dotted field (``runPolicy.ttlSecondsAfterFinished``) is looked up below spec
             head, _, last = field.rpartition(".")
             self._at_spec.unmodelled_fields(_at(self._spec, head) if head else self._spec, (last,), head)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from gpufleet.model.pod_affinity import PodAffinity, TopologySpreadConstraint
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+#: how a pod joins a Volcano PodGroup (``KubeGroupNameAnnotationKey``, read by Volcano's scheduler)
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 #: ``nodeaffinity.validFieldSelectorOperators``
 FIELD_OPERATORS = ("In", "NotIn")
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -186,7 +188,8 @@ class Pod:
 
     @property
     def pod_group(self) -> str | None:
-        return self.labels.get(POD_GROUP_LABEL)
+        """The PodGroup it belongs to: scheduler-plugins' label, else Volcano's annotation."""
+        return self.labels.get(POD_GROUP_LABEL) or self.annotations.get(VOLCANO_GROUP_ANNOTATION) or None
 
     def shape(self) -> tuple[object, ...]:
         """What the filters and scores depend on: pods of one shape share cached node masks."""

@@ -96,6 +96,8 @@ class PodGroup:
     min_member: int = 1
     schedule_timeout_s: float | None = None
     created: Created = Created()
+    #: a Volcano PodGroup's ``spec.queue`` (``scheduling.volcano.sh``); None for scheduler-plugins'
+    queue: str | None = None
 
     @property
     def key(self) -> str:

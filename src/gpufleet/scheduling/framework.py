@@ -13,6 +13,7 @@ on NumPy columns.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -116,6 +117,21 @@ class Permit(Plugin):
 
     def wait_time(self, group: PodGroup) -> float:
         """How long a pod of ``group`` may wait at Permit."""
+        raise NotImplementedError
+
+
+class Wording:
+    """A scheduler whose messages are not kube-scheduler's (Volcano's): a plugin that extends this gives
+    its profile the words for an unschedulable pod."""
+
+    def fit_error(
+        self, num_nodes: int, histogram: Counter[str], pre_filter_msg: str, post_filter_msg: str
+    ) -> str:
+        """The message of a pod no node takes (kube-scheduler's is ``messages.fit_error``)."""
+        raise NotImplementedError
+
+    def gang_rejected(self, message: str) -> str:
+        """What the waiting members of a gang let go say, given the failing member's message."""
         raise NotImplementedError
 
 

@@ -30,6 +30,7 @@ from gpufleet.scheduling.framework import (
     QueueSort,
     StaticFilter,
     StaticScore,
+    Wording,
 )
 from gpufleet.scheduling.pod_aware import PodAwareFilter, PodAwareScore
 from gpufleet.scheduling.registry import plugins
@@ -85,6 +86,7 @@ class Profile:
     percentage_of_nodes_to_score: int | None = None
     plugin_names: tuple[str, ...] = ()
     gpu_choice: GpuChoice | None = None  # a score plugin's pick of GPU inside the chosen node (Reserve)
+    wording: Wording | None = None  # another scheduler's messages (Volcano's); None: kube-scheduler's
 
     @property
     def static_filters(self) -> list[StaticFilter]:
@@ -213,6 +215,7 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
         else default_percentage
     )
     profile.plugin_names = tuple(instances)
+    profile.wording = next((p for p in instances.values() if isinstance(p, Wording)), None)
     return profile
 
 

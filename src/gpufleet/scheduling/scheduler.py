@@ -234,7 +234,10 @@ class Scheduler:
                 self.nominees.update((key, self.gangs.pods[key]) for key, _ in placement.gang_nominated)
                 out.append(Outcome(pod, "preempting", node=placement.nominated, victims=placement.victims))
             if placement.release_group is not None:
-                out += self._reject_group(placement.release_group, now, "optimistic rejection in PostFilter")
+                let_go = "optimistic rejection in PostFilter"
+                if profile.wording is not None:
+                    let_go = profile.wording.gang_rejected(placement.message)
+                out += self._reject_group(placement.release_group, now, let_go)
             if self.backfill is not None:  # the reserved job's pods say so after kube-scheduler's message
                 self.backfill.failed(pod, qp.initial_timestamp, now)
                 note = self.backfill.note
@@ -526,10 +529,11 @@ class Scheduler:
         )
         messages: list[str] = []
         release: PodGroup | None = None
+        words = fit_error if profile.wording is None else profile.wording.fit_error
         for plugin in profile.post_filters:
             result = plugin.post_filter(request)
             if result.nominated is not None:
-                message = fit_error(self.state.size_active, histogram, pre_filter_msg)
+                message = words(self.state.size_active, histogram, pre_filter_msg, "")
                 node, victims = result.nominated, result.victims
                 if callable(self.tie_break) and len(result.ties) > 1:
                     node, victims = result.ties[self.tie_break(ctx.pod, [t[0] for t in result.ties])]
@@ -543,5 +547,5 @@ class Scheduler:
                 )
             messages.extend(result.status.reasons)
             release = release or result.release_group
-        message = fit_error(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
+        message = words(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
         return Placement(None, message, release_group=release)

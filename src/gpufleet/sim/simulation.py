@@ -57,7 +57,16 @@ from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import Adopts, BacksOff, DeletesPods, Scalable, WatchesPods, WorkloadController
+from gpufleet.workloads.kind import (
+    Adopts,
+    BacksOff,
+    DeletesPods,
+    HearsDeletions,
+    Scalable,
+    WatchesPods,
+    WorkloadController,
+    controller_key,
+)
 from gpufleet.workloads.raycluster import RayCluster
 from gpufleet.workloads.rayjob import RayJob
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
@@ -203,7 +212,7 @@ class Simulation:
     # -- workload controllers --------------------------------------------------------------
     def _start(self, workload: Workload) -> None:
         controller = controller_for(workload)
-        key = f"{controller.kind}/{controller.key}"
+        key = controller_key(controller)
         self.controllers[key] = controller
         owned = self.scenario.owned.get(key)
         if owned is not None and isinstance(controller, Adopts):  # its pods of a snapshot
@@ -259,10 +268,15 @@ class Simulation:
         delay = 0.0
         if suspended:
             controller.suspended(pod)
-        elif not controller.finished(pod, succeeded):
-            return
-        elif not succeeded and isinstance(controller, BacksOff):
-            delay = controller.retry_delay_s()
+        else:
+            rec = self.records.get(pod.key)
+            deleted = rec is not None and rec.deleted_s is not None
+            if isinstance(controller, HearsDeletions) and not succeeded and deleted:
+                controller.deleted(pod)
+            if not controller.finished(pod, succeeded):
+                return
+            if not succeeded and isinstance(controller, BacksOff):
+                delay = controller.retry_delay_s()
         self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- pods: created, gated, queued ------------------------------------------------------

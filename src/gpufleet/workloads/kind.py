@@ -80,6 +80,25 @@ class BacksOff(Protocol):
         ...
 
 
+@runtime_checkable
+class HearsDeletions(Protocol):
+    """A controller whose policies tell a pod that failed in place from one that was deleted (evicted,
+    preempted, its node gone): Volcano's ``PodFailed`` and ``PodEvicted`` events. Told right before
+    ``finished`` of a pod that was deleted."""
+
+    def deleted(self, pod: Pod) -> None:
+        """The pod about to be reported ``finished`` was deleted, not failed in place."""
+        ...
+
+
+def controller_key(controller: WorkloadController) -> str:
+    """``<kind>/<ns>/<name>``, the key a driver files a controller under; a kind whose
+    ``ownerReferences`` kind is a built-in kind's too (Volcano's ``Job``, with its ``api_group``) names
+    its API group: ``Job.batch.volcano.sh/<ns>/<name>``."""
+    group = getattr(controller, "api_group", "")
+    return f"{controller.kind}.{group}/{controller.key}" if group else f"{controller.kind}/{controller.key}"
+
+
 #: client-go's ``DefaultControllerRateLimiter``: a failed item waits 5 ms doubling to 1000 s
 #: (``ItemExponentialFailureRateLimiter``), the wait of an operator's work queue (controller-runtime's too)
 WORK_QUEUE_BASE_S, WORK_QUEUE_MAX_S = 0.005, 1000.0
@@ -190,12 +209,17 @@ class ManifestReader(Protocol):
         ...
 
     def value(self, path: str) -> object:
-        """The value at ``spec.<path>`` (dotted), None when absent; a field read is no warning."""
+        """The value at ``spec.<path>`` (dotted; a part may index a list: ``tasks[0].name``), None when
+        absent; a field read is no warning."""
         ...
 
-    def template(self, path: str, restart_policies: tuple[str, ...]) -> tuple[Pod, Created]:
-        """The pod template at ``spec.<path>`` (``template``, ``replicaSpecs.Worker.template``), read
-        and checked as every workload's, and when the workload is created."""
+    def template(
+        self, path: str, restart_policies: tuple[str, ...], defaults: Mapping[str, object] | None = None
+    ) -> tuple[Pod, Created]:
+        """The pod template at ``spec.<path>`` (``template``, ``replicaSpecs.Worker.template``,
+        ``tasks[0].template``), read and checked as every workload's, and when the workload is created.
+        ``defaults``: pod spec fields the controller sets where the template leaves them unset
+        (Volcano's ``schedulerName`` and ``priorityClassName``)."""
         ...
 
     def count(self, path: str, default: int) -> int:
