@@ -134,10 +134,8 @@ EXPECTED: dict[str, Expect] = {
         {WARNED, REFUSED}, 'plugin "NodeNumber"'
     ),
     # Kubeflow, Kueue, JobSet, LWS, Volcano: other controllers' kinds are warnings
-    "jobset/pytorch/resnet-cifar10/resnet.yaml": warned(
-        "kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED
-    ),
-    "jobset/simple/paralleljobs.yaml": warned("kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED),
+    "jobset/pytorch/resnet-cifar10/resnet.yaml": accepted(),
+    "jobset/simple/paralleljobs.yaml": accepted(),
     "kubeflow-trainer/training-operator-v1/pytorch_job_mnist_nccl.yaml": accepted(),
     "kubeflow-trainer/v2/01-multi-node.yaml": warned(
         "kind trainer.kubeflow.org/v1alpha1/TrainJob " + NOT_MODELLED
@@ -151,7 +149,7 @@ EXPECTED: dict[str, Expect] = {
     "kueue/getting-started/quick-start-setup.yaml": accepted(),
     "kueue/jobs/ray-job-sample.yaml": warned("kind ray.io/v1/RayJob " + NOT_MODELLED),
     "kueue/jobs/sample-job.yaml": accepted(),
-    "kueue/jobs/sample-jobset.yaml": warned("kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED),
+    "kueue/jobs/sample-jobset.yaml": accepted(),
     "kueue/jobs/sample-mpijob.yaml": warned("kind kubeflow.org/v2beta1/MPIJob " + NOT_MODELLED),
     "kueue/jobs/sample-pytorchjob.yaml": accepted(),
     "kueue/kueueviz-examples/00-resource-flavor.yaml": accepted(),

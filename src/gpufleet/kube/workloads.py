@@ -12,6 +12,7 @@ matches the template's labels). The template is a ``Pod`` named ``""``; the work
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -155,10 +156,24 @@ def pod_template(
 
 
 def _at(spec: Mapping[str, Any], path: str) -> dict[str, Any]:
+    return mapping(_value(spec, path))
+
+
+def _value(spec: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` below ``spec``; ``name[i]`` is a list's item (None when absent)."""
     value: Any = spec
     for part in path.split("."):
-        value = mapping(value).get(part)
-    return mapping(value)
+        name, *indexes = part.replace("]", "").split("[")
+        value = mapping(value).get(name)
+        for index in indexes:
+            i = int(index)
+            value = value[i] if isinstance(value, list) and i < len(value) else None
+    return value
+
+
+def _field(path: str) -> str:
+    """The field of ``spec`` a path is below: ``replicatedJobs`` for ``replicatedJobs[0].name``."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
 def _count(spec: Mapping[str, Any], field: str, default: int, report: Reporter) -> int:
@@ -215,10 +230,17 @@ class KindReader:
     def namespace(self) -> str:
         return self._meta.namespace
 
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self._meta.labels
+
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        return self._meta.annotations
+
     def value(self, path: str) -> object:
-        self._read.add(path.split(".", 1)[0])
-        head, _, field = path.rpartition(".")
-        return (_at(self._spec, head) if head else self._spec).get(field)
+        self._read.add(_field(path))
+        return _value(self._spec, path)
 
     def template(self, path: str, restart_policies: tuple[str, ...]) -> tuple[Pod, Created]:
         if not isinstance(self.value(path), dict):
@@ -248,7 +270,7 @@ class KindReader:
         return value
 
     def unmodelled(self, fields: Sequence[str]) -> None:
-        self._read.update(f.split(".", 1)[0] for f in fields)
+        self._read.update(_field(f) for f in fields)
         for field in fields:  # a dotted field (``runPolicy.ttlSecondsAfterFinished``) is looked up below spec
             head, _, last = field.rpartition(".")
             self._at_spec.unmodelled_fields(_at(self._spec, head) if head else self._spec, (last,), head)

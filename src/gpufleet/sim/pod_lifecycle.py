@@ -53,8 +53,12 @@ class LifecycleHost(Protocol):
         """The pod is gone: the schedulers drop it."""
         ...
 
-    def pod_bound(self) -> None:
-        """A pod was bound (a warm node it landed on is used up)."""
+    def pod_bound(self, pod: Pod, node: str) -> None:
+        """A pod was bound to ``node`` (a warm node it landed on is used up; its controller may watch)."""
+        ...
+
+    def pod_running(self, pod: Pod) -> None:
+        """A pod's containers started: it is Running (and Ready: gpufleet has no readiness probes)."""
         ...
 
 
@@ -144,7 +148,7 @@ class PodLifecycle:
         rec.devices = devices
         if rec.devices:
             rec.gpu_share = sum(u.share for u in rec.devices)
-        self.host.pod_bound()
+        self.host.pod_bound(rec.pod, node)
         b = rec.pod.behavior
         if b.image_size_bytes:
             puller = self.pullers.get(node)
@@ -176,6 +180,7 @@ class PodLifecycle:
         rec.running_s = now
         if rec.phase != "Running":
             self.set_phase(rec, "Running")
+            self.host.pod_running(rec.pod)
         if rec.node is not None and self._cuda_out_of_memory(rec):
             return
         if rec.pod.behavior.model_size_bytes:

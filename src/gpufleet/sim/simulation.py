@@ -56,7 +56,7 @@ from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import Adopts, BacksOff, WorkloadController
+from gpufleet.workloads.kind import Adopts, BacksOff, DeletesPods, WatchesPods, WorkloadController
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 
@@ -214,6 +214,17 @@ class Simulation:
         for pod in controller.wanted(self._active_nodes()):
             self.created_by[pod.key] = controller
             self._create(pod)
+        if isinstance(controller, DeletesPods):
+            for key, reason in controller.unwanted():
+                rec = self.records.get(key)
+                if rec is not None and rec.deleted_s is None and rec.finished_s is None:
+                    self.delete_pod(key, reason)
+
+    def _watched(self, pod: Pod, changed: Callable[[WatchesPods], bool]) -> None:
+        """A pod progressed: a controller that watches its pods learns it, and reconciles if it asks to."""
+        controller = self.created_by.get(pod.key)
+        if isinstance(controller, WatchesPods) and changed(controller):
+            self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     def _active_nodes(self) -> list[Node]:
         """The nodes in the cluster (kept until a node joins, leaves or is relabelled)."""
@@ -355,9 +366,15 @@ class Simulation:
         for s in self.schedulers:
             s.forget(key)
 
-    def pod_bound(self) -> None:
+    def pod_bound(self, pod: Pod, node: str) -> None:
         if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills
             self.autoscaler.arm()
+        if node in self.state.index:
+            bound_to = self.state.nodes[self.state.index[node]]
+            self._watched(pod, lambda c: c.pod_bound(pod, bound_to))
+
+    def pod_running(self, pod: Pod) -> None:
+        self._watched(pod, lambda c: c.pod_running(pod))
 
     def cluster_changed(self, material: bool = True) -> None:
         """A node came or went, or a pod left: pending pods are retried and the autoscaler looks.

@@ -20,7 +20,7 @@ status 2; unmodelled fields are warnings).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from gpufleet.model.node import Node
@@ -80,6 +80,32 @@ class BacksOff(Protocol):
         ...
 
 
+@runtime_checkable
+class WatchesPods(Protocol):
+    """A controller that acts on its pods' progress, not only on their ends (a JobSet: an exclusive
+    Job's followers wait for their leader's node; an ``InOrder`` start waits until a replicated Job's
+    pods run). Each returns True when it may want pods (or deletions) again: the driver reconciles it."""
+
+    def pod_bound(self, pod: Pod, node: Node) -> bool:
+        """One of its pods was bound to ``node``."""
+        ...
+
+    def pod_running(self, pod: Pod) -> bool:
+        """One of its pods' containers started (Running; Ready, as gpufleet has no readiness probes)."""
+        ...
+
+
+@runtime_checkable
+class DeletesPods(Protocol):
+    """A controller that deletes pods it made (a JobSet that restarts deletes its Jobs, and their pods,
+    foreground): asked after each ``wanted``. A deleted pod that was bound gets its grace period and
+    then ends, and ``finished`` hears of it as of any pod."""
+
+    def unwanted(self) -> list[tuple[str, str]]:
+        """Its pods to delete now: each one's key and the reason its record keeps."""
+        ...
+
+
 #: client-go's ``DefaultControllerRateLimiter``: a failed item waits 5 ms doubling to 1000 s
 #: (``ItemExponentialFailureRateLimiter``), the wait of an operator's work queue (controller-runtime's too)
 WORK_QUEUE_BASE_S, WORK_QUEUE_MAX_S = 0.005, 1000.0
@@ -108,8 +134,19 @@ class ManifestReader(Protocol):
     def name(self) -> str: ...
     @property
     def namespace(self) -> str: ...
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The object's ``metadata.labels``."""
+        ...
+
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        """The object's ``metadata.annotations``."""
+        ...
+
     def value(self, path: str) -> object:
-        """The value at ``spec.<path>`` (dotted), None when absent; a field read is no warning."""
+        """The value at ``spec.<path>`` (dotted; ``replicatedJobs[0].name`` indexes a list), None when
+        absent; a field read is no warning."""
         ...
 
     def template(self, path: str, restart_policies: tuple[str, ...]) -> tuple[Pod, Created]:
