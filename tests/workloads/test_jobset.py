@@ -461,6 +461,24 @@ def test_restarts_that_ignore_max_restarts_go_on(tmp_path: Path) -> None:
     assert controller.finished_as is None and controller.restarts > 3 and controller.restarts_toward_max == 0
 
 
+def test_pods_labelled_with_a_pod_group_form_a_gang_as_any_pods_do(tmp_path: Path) -> None:
+    """JobSet makes no PodGroup; templates labelled ``scheduling.x-k8s.io/pod-group`` join the given
+    PodGroup: with ``minMember`` 3 the 2 workers wait for a third member and never compute."""
+    spec = rjob("workers", parallelism=2, completions=2, duration="10m")
+    spec["template"]["spec"]["template"]["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "train"}
+    group = """
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {{name: train, namespace: ml}}
+spec: {{minMember: {n}}}
+"""
+    pods, controller = run(write(tmp_path, nodes(), jobset(spec), group.format(n=3)), duration_s=3600)
+    assert {p["phase"] for p in pods.values()} == {"Running"} and controller.finished_as is None
+    assert {p["pod_group"] for p in pods.values()} == {"ml/train"}
+    pods, controller = run(write(tmp_path, nodes(), jobset(spec), group.format(n=2)), duration_s=3600)
+    assert {p["phase"] for p in pods.values()} == {"Succeeded"} and controller.finished_as == "Completed"
+
+
 def test_a_suspended_jobset_creates_no_pods(tmp_path: Path) -> None:
     pods, controller = run(write(tmp_path, nodes(), jobset(rjob("workers"), suspend=True)), duration_s=600)
     assert pods == {} and controller.status == "Suspended"
@@ -656,6 +674,75 @@ def test_kueue_holds_a_jobset_whole_when_its_pod_sets_exceed_the_quota(tmp_path:
     assert len(summary["pods"]) == 5 and {p["phase"] for p in summary["pods"]} == {"Pending"}
     (workload,) = summary["kueue"]["workloads"]
     assert workload["admissions"] == [] and "insufficient" in (workload["message"] or "").lower()
+
+
+KUEUE_PREEMPTION = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: urgent}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: ml}
+spec: {clusterQueue: cq}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: urgent
+  namespace: ml
+  labels: {kueue.x-k8s.io/queue-name: lq}
+  annotations: {gpufleet.io/submit-at: 10m}
+spec:
+  template:
+    metadata:
+      annotations: {gpufleet.io/duration: 20m}
+    spec:
+      priorityClassName: urgent
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: trainer
+        resources:
+          limits: {nvidia.com/gpu: 8}
+"""
+
+
+def test_a_jobset_evicted_by_kueue_is_suspended_and_runs_again_not_restarted(tmp_path: Path) -> None:
+    """Kueue's eviction suspends the JobSet: its pods are deleted (``Preempted``) and created again,
+    gated, under new names; admitted again once the urgent Job is done, it completes, with no
+    restart counted (``jobset.status.restarts`` stays 0)."""
+    text = jobset(rjob("workers", parallelism=2, completions=2, gpus=4, duration="1h"))
+    text = text.replace("namespace: ml", "namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: lq}")
+    pods, controller = run(write(tmp_path, nodes(), text, KUEUE_PREEMPTION))
+    assert controller.finished_as == "Completed" and controller.restarts == 0
+    workers = sorted(
+        (p["created_s"], stem(n), p["phase"], p["reason"]) for n, p in pods.items() if n != "urgent-0"
+    )
+    assert workers == [
+        (0.0, "train-workers-0-0", "Failed", "Preempted"),
+        (0.0, "train-workers-0-1", "Failed", "Preempted"),
+        (630.0, "train-workers-0-0", "Succeeded", "Completed"),
+        (630.0, "train-workers-0-1", "Succeeded", "Completed"),
+    ]
+    assert pods["urgent-0"]["bound_s"] == 630.0
 
 
 def test_the_published_paralleljobs_example_runs_its_workers_and_driver() -> None:
