@@ -259,6 +259,19 @@ def _with(spec: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
             'spec.startupPolicy.startupPolicyOrder: Unsupported value: "Backwards"',
         ),
         (
+            jobset(rjob("workers"), coordinator={"replicatedJob": "driver"}),
+            'spec.coordinator.replicatedJob: Invalid value: "driver": coordinator replicatedJob driver does '
+            "not exist",
+        ),
+        (
+            jobset(
+                rjob("workers", completions=2, parallelism=2),
+                coordinator={"replicatedJob": "workers", "podIndex": 2},
+            ),
+            "spec.coordinator.podIndex: Invalid value: 2: coordinator pod index 2 is invalid for "
+            "replicatedJob workers job index 0",
+        ),
+        (
             jobset(rjob("a", dependsOn=[{"name": "b", "status": "Ready"}]), rjob("b")),
             'spec.replicatedJobs[0].dependsOn: Invalid value: [{"name": "b", "status": "Ready"}]: DependsOn '
             "can't be set for the first ReplicatedJob",
@@ -313,14 +326,30 @@ def test_what_is_not_modelled_is_a_warning_and_network_is_read_silently(tmp_path
     )
     warned = "\n".join(load_scenario(write(tmp_path, nodes(), text)).warnings)
     for field in (
-        "coordinator",
         "managedBy",
         "ttlSecondsAfterFinished",
         "replicatedJobs[0].surprise",
         "replicatedJobs[0].template.spec.activeDeadlineSeconds",
     ):
         assert f"spec.{field} is not modelled; ignored" in warned, field
-    assert "network" not in warned and "groupName" not in warned
+    assert "network" not in warned and "groupName" not in warned and "coordinator" not in warned
+
+
+def test_a_coordinator_labels_every_pod_with_its_endpoint(tmp_path: Path) -> None:
+    """``CoordinatorEndpoint``: ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` on every pod;
+    ``managedBy`` naming the built-in controller is no warning."""
+    text = jobset(
+        rjob("driver"),
+        rjob("workers", replicas=2, parallelism=2, completions=2),
+        coordinator={"replicatedJob": "workers", "jobIndex": 1, "podIndex": 1},
+        network={"subdomain": "net"},
+        managedBy="jobset.sigs.k8s.io/jobset-controller",
+    )
+    scenario = load_scenario(write(tmp_path, nodes(), text))
+    assert not [w for w in scenario.warnings if "JobSet" in w]
+    pods = first_pods(tmp_path, text).wanted([])
+    assert {p.labels["jobset.sigs.k8s.io/coordinator"] for p in pods} == {"train-workers-1-1.net"}
+    assert {p.annotations["jobset.sigs.k8s.io/coordinator"] for p in pods} == {"train-workers-1-1.net"}
 
 
 def test_a_well_formed_jobset_has_no_warning(tmp_path: Path) -> None:

@@ -19,23 +19,26 @@ Read as the JobSet webhook defaults and validates it (``jobSetWebhook.Default``,
   ``RestartJobAndIgnoreMaxRestarts`` need the ``RestartJob`` gate, off by default: an error, as the
   webhook's).
 - ``network`` (a headless Service for pod hostnames) changes nothing scheduled: read silently.
-  ``coordinator``, ``managedBy``, ``ttlSecondsAfterFinished``, ``volumeClaimPolicies`` and any other
-  field are not modelled: a warning each; so are the Job template's fields a Job's reader does not
-  model (``activeDeadlineSeconds``, ``podFailurePolicy``, ...).
+  ``coordinator`` (checked as ``validateCoordinator``) labels and annotates every Job's pods with
+  ``jobset.sigs.k8s.io/coordinator: <jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>``.
+  ``managedBy`` naming another controller than ``jobset.sigs.k8s.io/jobset-controller``
+  (MultiKueue's), ``ttlSecondsAfterFinished``, ``volumeClaimPolicies`` and any other field are not
+  modelled: a warning each; so are the Job template's fields a Job's reader does not model
+  (``activeDeadlineSeconds``, ``podFailurePolicy``, ...).
 
 Child Jobs and pods (``constructJob``, ``labelAndAnnotateObject``): each replicated Job has
 ``replicas`` child Jobs ``<jobset>-<rjob>-<jobIdx>``, each driven by ``job.JobController``
 (``parallelism`` pods until ``completions`` succeed, failed pods replaced after the Job's pod failure
-backoff until ``backoffLimit``). An Indexed Job's pod is ``<job>-<index>-<suffix>``, a NonIndexed one's
-``<job>-<suffix>``: upstream the suffix is the API server's random ``generateName`` one; here it is 5
-characters of the same alphabet drawn from a SHA-1 of the pod's namespace, Job, index, restart
-attempt and re-creation count, so names are stable and a restarted JobSet's pods get new ones. Pods carry the
-labels and annotations upstream sets (``jobset.sigs.k8s.io/{jobset-name, replicatedjob-name,
-replicatedjob-replicas, global-replicas, job-index, job-global-index, job-key, group-name,
-group-replicas, job-group-index, restart-attempt}``; ``job-key`` is the SHA-1 of ``<ns>/<job>``), the
-Job controller's ``batch.kubernetes.io/job-name`` and ``job-name``, and for Indexed Jobs
-``batch.kubernetes.io/job-completion-index``; they are owned by their child Job. ``jobset-uid`` is
-not set (the simulation has no UIDs).
+backoff until ``backoffLimit``). An Indexed Job's pod is ``<job>-<index>-<suffix>``, a NonIndexed
+one's ``<job>-<suffix>``: upstream the suffix is the API server's random ``generateName`` one; here
+it is 5 characters of the same alphabet drawn from a SHA-1 of the pod's namespace, Job, index,
+restart attempt and re-creation count, so names are stable and a restarted JobSet's pods get new
+ones. Pods carry the labels and annotations upstream sets (``jobset.sigs.k8s.io/{jobset-name,
+replicatedjob-name, replicatedjob-replicas, global-replicas, job-index, job-global-index, job-key,
+group-name, group-replicas, job-group-index, restart-attempt}``, and ``coordinator``; ``job-key`` is
+the SHA-1 of ``<ns>/<job>``), the Job controller's ``batch.kubernetes.io/job-name`` and ``job-name``,
+and for Indexed Jobs ``batch.kubernetes.io/job-completion-index``; they are owned by their child Job.
+``jobset-uid`` is not set (the simulation has no UIDs).
 
 How it ends (``reconcile``): a child Job fails when its failures pass ``backoffLimit``
 (``BackoffLimitExceeded``, "Job has reached the specified backoff limit"). Without a
@@ -140,7 +143,11 @@ _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 #: JobSpec fields read here; of the others these are not modelled (as for a plain Job)
 _JOB_SPEC_READ = ("parallelism", "completions", "backoffLimit", "completionMode", "template")
 _REPLICATED_JOB_READ = ("name", "replicas", "groupName", "template", "dependsOn")
-_TOP_UNMODELLED = ("coordinator", "managedBy", "ttlSecondsAfterFinished", "volumeClaimPolicies")
+_TOP_UNMODELLED = ("ttlSecondsAfterFinished", "volumeClaimPolicies")
+#: ``managedBy`` naming the built-in controller (any other: another controller, MultiKueue's, runs it)
+CONTROLLER_NAME = "jobset.sigs.k8s.io/jobset-controller"
+COORDINATOR = PREFIX + "coordinator"
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,8 @@ class JobSet:
     rules: tuple[FailureRule, ...] = ()
     in_order: bool = False
     suspend: bool = False
+    #: ``jobset.sigs.k8s.io/coordinator``: the coordinator pod's stable endpoint, when one is named
+    coordinator: str | None = None
 
     @property
     def key(self) -> str:
@@ -384,10 +393,44 @@ def _failure_policy(
     return max_restarts, strategy == "BlockingRecreate", tuple(rules)
 
 
+def _coordinator(manifest: ManifestReader, rjobs: Sequence[ReplicatedJob]) -> str | None:
+    """``CoordinatorEndpoint`` ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>``, checked as
+    ``validateCoordinator`` and ``validateCoordinatorLabelValue`` check it."""
+    if manifest.value("coordinator") is None:
+        return None
+    name = manifest.value("coordinator.replicatedJob")
+    job_index = manifest.count("coordinator.jobIndex", 0)
+    pod_index = manifest.count("coordinator.podIndex", 0)
+    rjob = next((r for r in rjobs if r.name == name), None)
+    if rjob is None:
+        detail = f"coordinator replicatedJob {name} does not exist"
+        manifest.error("coordinator.replicatedJob", invalid(name, detail))
+        return None
+    if job_index >= rjob.replicas:
+        detail = f"coordinator job index {job_index} is invalid for replicatedJob {name}"
+        manifest.error("coordinator.jobIndex", invalid(job_index, detail))
+    elif not rjob.indexed or rjob.completions is None:
+        detail = "job for coordinator pod must be indexed completion mode, and completions number must be set"
+        manifest.error("coordinator.replicatedJob", invalid(name, detail))
+    elif pod_index >= rjob.completions:
+        detail = (
+            f"coordinator pod index {pod_index} is invalid for replicatedJob {name} job index {job_index}"
+        )
+        manifest.error("coordinator.podIndex", invalid(pod_index, detail))
+    subdomain = manifest.value("network.subdomain") or manifest.name
+    endpoint = f"{manifest.name}-{name}-{job_index}-{pod_index}.{subdomain}"
+    if len(endpoint) > MAX_NAME or not _LABEL_VALUE.fullmatch(endpoint):
+        detail = f'spec will lead to invalid label value "{endpoint}" for coordinator label "{COORDINATOR}"'
+        manifest.error("coordinator", invalid(endpoint, detail))
+    return endpoint
+
+
 def read_jobset(manifest: ManifestReader) -> JobSet:
     """A ``jobset.x-k8s.io/v1alpha2`` JobSet, defaulted and validated as the JobSet webhook does."""
     manifest.value("network")  # a headless Service for pod hostnames: nothing scheduled changes
     manifest.unmodelled(list(_TOP_UNMODELLED))
+    if manifest.value("managedBy") not in (None, CONTROLLER_NAME):
+        manifest.unmodelled(["managedBy"])  # another controller (MultiKueue's) runs it, not modelled
     raw = manifest.value("replicatedJobs")
     read: list[tuple[ReplicatedJob, Created]] = []
     if raw is not None and not isinstance(raw, list):
@@ -434,6 +477,7 @@ def read_jobset(manifest: ManifestReader) -> JobSet:
         rules,
         order == "InOrder",
         suspend is True and not kueue,
+        _coordinator(manifest, rjobs),
     )
 
 
@@ -627,6 +671,7 @@ class JobSetController:
             GROUP_NAME: rjob.group,
             GROUP_REPLICAS: str(sum(r.replicas for r in group)),
             JOB_GROUP_INDEX: str(group_before + index),
+            **({COORDINATOR: jobset.coordinator} if jobset.coordinator is not None else {}),
         }
 
     def _create_jobs(self, rjob: ReplicatedJob) -> None:
