@@ -131,6 +131,7 @@ FAILURE_REASONS = (
 #: the Job controller's condition when failures pass ``backoffLimit`` (the only way a Job fails here)
 BACKOFF_REASON, BACKOFF_MESSAGE = "BackoffLimitExceeded", "Job has reached the specified backoff limit"
 MAX_NAME = 63
+REQUIRED = "Required value"  # field.Required with no detail, as the CRD's schema says it
 _DNS_1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 DNS_1035_MESSAGE = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
@@ -257,7 +258,7 @@ def _replicated_job(
         return None
     name = entry.get("name")
     if not isinstance(name, str) or not name:
-        manifest.error(f"{at}.name", required(""))
+        manifest.error(f"{at}.name", REQUIRED)
         name = f"replicatedjob-{i}"
     elif name in seen:
         manifest.error(f"{at}.name", f'Duplicate value: "{name}"')
@@ -321,7 +322,7 @@ def _replicated_job(
         target = item.get("name") if isinstance(item, dict) else None
         status = _enum(manifest, f"{item_at}.status", DEPENDENCY_STATUSES, "Ready")
         if target not in seen:
-            detail = f"replicatedJob: {name} cannot depend on replicatedJob: {target}"
+            detail = f"replicatedJob: {name} cannot depend on replicatedJob: {target or ''}"
             manifest.error(f"{item_at}.name", invalid(target, detail))
         else:
             depends.append((str(target), status))
@@ -352,6 +353,8 @@ def _failure_policy(
         manifest.error("failurePolicy.restartStrategy", invalid(strategy, detail))
     rules: list[FailureRule] = []
     raw = manifest.value("failurePolicy.rules")
+    if raw is not None and not isinstance(raw, list):
+        manifest.error("failurePolicy.rules", invalid(raw, "must be a list"))
     for i, rule in enumerate(raw if isinstance(raw, list) else []):
         at = f"failurePolicy.rules[{i}]"
         rule = rule if isinstance(rule, dict) else {}
@@ -367,7 +370,7 @@ def _failure_policy(
             manifest.error(f"{at}.name", f'Duplicate value: "{name}": rule names are not unique')
         action = _enum(manifest, f"{at}.action", ACTIONS, RESTART_JOBSET)
         if rule.get("action") is None:
-            manifest.error(f"{at}.action", required(""))
+            manifest.error(f"{at}.action", REQUIRED)
         if action in GATED_ACTIONS:
             detail = f"{action} is not allowed when the RestartJob feature gate is disabled"
             manifest.error(f"{at}.action", invalid(action, detail))
@@ -443,9 +446,12 @@ def read_jobset(manifest: ManifestReader) -> JobSet:
     names = [r.name for r in rjobs]
     created = min((c for _, c in read), key=lambda c: c.submit_at_s, default=Created())
 
+    for policy in ("successPolicy", "failurePolicy", "startupPolicy", "coordinator", "network"):
+        if (value := manifest.value(policy)) is not None and not isinstance(value, dict):
+            manifest.error(policy, invalid(value, "must be an object"))
     operator = _enum(manifest, "successPolicy.operator", (ALL, ANY), ALL)
     if isinstance(manifest.value("successPolicy"), dict) and manifest.value("successPolicy.operator") is None:
-        manifest.error("successPolicy.operator", required(""))
+        manifest.error("successPolicy.operator", REQUIRED)
     targets = _strings(manifest, "successPolicy.targetReplicatedJobs")
     for target in targets:
         if target not in names:
