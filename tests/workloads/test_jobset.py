@@ -607,7 +607,7 @@ def test_the_node_selector_strategy_pins_pods_to_nodes_labelled_with_their_job(t
     assert all(
         p.node_selector == {"alpha.jobset.sigs.k8s.io/namespaced-job": "ml_train-workers-0"} for p in pods
     )
-    assert all(p.pod_affinity is None for p in pods)
+    assert all(p.pod_affinity is None and "jobset.sigs.k8s.io/priority" not in p.labels for p in pods)
     (toleration,) = pods[0].tolerations
     assert (toleration.key, toleration.operator, toleration.effect) == (
         "alpha.jobset.sigs.k8s.io/no-schedule",

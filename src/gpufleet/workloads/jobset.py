@@ -547,7 +547,9 @@ class ChildJob(JobController):
             marks[COMPLETION_INDEX] = str(index)
         template = rjob.template
         annotations = {**template.annotations, **marks}
-        labels = {**marks, PRIORITY: str(template.priority)}
+        labels = dict(marks)
+        if not (rjob.exclusive_topology is not None and rjob.node_selector_strategy):
+            labels[PRIORITY] = str(template.priority)  # the pod webhook's, for every pod it mutates
         node_selector = dict(template.node_selector)
         tolerations = template.tolerations
         affinity = template.pod_affinity
