@@ -134,10 +134,8 @@ EXPECTED: dict[str, Expect] = {
         {WARNED, REFUSED}, 'plugin "NodeNumber"'
     ),
     # Kubeflow, Kueue, JobSet, LWS, Volcano: other controllers' kinds are warnings
-    "jobset/pytorch/resnet-cifar10/resnet.yaml": warned(
-        "kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED
-    ),
-    "jobset/simple/paralleljobs.yaml": warned("kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED),
+    "jobset/pytorch/resnet-cifar10/resnet.yaml": accepted(),
+    "jobset/simple/paralleljobs.yaml": accepted(),
     "kubeflow-trainer/training-operator-v1/pytorch_job_mnist_nccl.yaml": accepted(),
     # a TrainJob alone: the trainer's webhook refuses it until its runtime exists (the scenario has both)
     "kubeflow-trainer/v2/01-multi-node.yaml": refused(
@@ -150,7 +148,7 @@ EXPECTED: dict[str, Expect] = {
     "kueue/getting-started/quick-start-setup.yaml": accepted(),
     "kueue/jobs/ray-job-sample.yaml": accepted(),
     "kueue/jobs/sample-job.yaml": accepted(),
-    "kueue/jobs/sample-jobset.yaml": warned("kind jobset.x-k8s.io/v1alpha2/JobSet " + NOT_MODELLED),
+    "kueue/jobs/sample-jobset.yaml": accepted(),
     # the MPI Operator v2's MPIJob: its TTL after finishing is not modelled
     "kueue/jobs/sample-mpijob.yaml": warned("spec.runPolicy.ttlSecondsAfterFinished " + NOT_MODELLED),
     "kueue/jobs/sample-pytorchjob.yaml": accepted(),

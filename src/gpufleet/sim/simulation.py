@@ -230,16 +230,21 @@ class Simulation:
         self._reconcile(controller)
 
     def _reconcile(self, controller: WorkloadController) -> None:
-        if isinstance(controller, DeletesPods):
-            for key, reason in controller.doomed():
-                rec = self.records.get(key)
-                if rec is not None and rec.deleted_s is None and rec.phase in ("Pending", "Running"):
-                    self.delete_pod(key, reason)
-                elif rec is not None:  # already gone, and nothing else will say so
-                    controller.finished(rec.pod, succeeded=False)
+        self._delete_doomed(controller)
         for pod in controller.wanted(self._active_nodes()):
             self.created_by[pod.key] = controller
             self._create(pod)
+        self._delete_doomed(controller)  # what deciding its wanted pods doomed (a JobSet's restart)
+
+    def _delete_doomed(self, controller: WorkloadController) -> None:
+        if not isinstance(controller, DeletesPods):
+            return
+        for key, reason in controller.doomed():
+            rec = self.records.get(key)
+            if rec is not None and rec.deleted_s is None and rec.phase in ("Pending", "Running"):
+                self.delete_pod(key, reason)
+            elif rec is not None:  # already gone, and nothing else will say so
+                controller.finished(rec.pod, succeeded=False)
 
     def _watched(self, pod: Pod, changed: Callable[[WatchesPods], bool]) -> None:
         """A pod progressed: a controller that watches its pods may want more."""
@@ -395,8 +400,9 @@ class Simulation:
     def pod_bound(self, pod: Pod, node: str) -> None:
         if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills
             self.autoscaler.arm()
-        on = self.state.nodes[self.state.index[node]]
-        self._watched(pod, lambda c: c.pod_bound(pod, on))
+        if node in self.state.index:
+            bound_to = self.state.nodes[self.state.index[node]]
+            self._watched(pod, lambda c: c.pod_bound(pod, bound_to))
 
     def pod_ready(self, pod: Pod) -> None:
         self._watched(pod, lambda c: c.pod_ready(pod))

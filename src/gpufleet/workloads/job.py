@@ -51,13 +51,16 @@ class JobController:
         return self.job.key
 
     def _stamp(self, index: int) -> Pod:
-        attempt = self.attempts.get(index, 0)
+        pod = self.pod(index, self.attempts.get(index, 0))
+        self.active[pod.key] = index
+        return pod
+
+    def pod(self, index: int, attempt: int) -> Pod:
+        """The pod of completion index ``index``, its ``attempt``-th re-creation (0: the first)."""
         suffix = f"-r{attempt}" if attempt else ""
         job = self.job
         pod = job.template.stamped(f"{job.name}-{index}{suffix}", OwnerRef("Job", job.name))
-        pod = replace(pod, namespace=job.namespace)
-        self.active[pod.key] = index
-        return pod
+        return replace(pod, namespace=job.namespace)
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         job = self.job

@@ -9,7 +9,9 @@ and which PodGroups (gangs) they form (``pod_groups``), and learns when one of i
 (``finished``; a ``BacksOff`` controller then says how long it waits before it creates again)
 or was taken away by a queueing system to be created again later (``suspended``),
 and which pods it wants on a node that joins (``node_added``). A controller of a kind a cluster
-snapshot holds also adopts the pods it already made there (``Adopts``).
+snapshot holds also adopts the pods it already made there (``Adopts``). A ``WatchesPods`` controller
+also hears when its pods are bound and start, and a ``DeletesPods`` one deletes pods it made
+(``doomed``: a JobSet's restart, a group recreated whole).
 
 A kind the manifest reader does not know already (anything but Jobs, Deployments and DaemonSets)
 brings its reader too: ``@register_kind(<model class>, api=(group, version, kind), read=...)``.

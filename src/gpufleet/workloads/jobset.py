@@ -1,0 +1,866 @@
+"""JobSet (``jobset.x-k8s.io/v1alpha2``, kubernetes-sigs/jobset): replicated Jobs run as one workload,
+driven as its controller (``pkg/controllers/jobset_controller.go``, ``{success,failure,startup}_policy.go``,
+``depends_on.go``) and webhooks (``pkg/webhooks/{jobset,pod}_webhook.go``) drive it.
+
+Read as the JobSet webhook defaults and validates it (``jobSetWebhook.Default``, ``ValidateCreate``):
+
+- ``replicatedJobs[]``: ``name`` (required, unique; the child Job names ``<jobset>-<name>-<jobIdx>``
+  must be DNS-1035 labels of at most 63 characters, ``placement.GenJobName``), ``replicas`` (default
+  1), ``groupName`` (default ``default``), ``template``: a batch Job template whose ``parallelism``,
+  ``completions`` and ``backoffLimit`` default as a Job's (``pkg/apis/batch/v1/defaults.go``);
+  ``completionMode`` defaults to ``Indexed`` (then ``completions`` is required, as the API server
+  requires it of the child Job) and the pod ``restartPolicy`` to ``OnFailure``.
+- ``successPolicy`` defaults to ``operator: All`` of every replicated Job; ``targetReplicatedJobs``
+  must name replicated Jobs. ``startupPolicy.startupPolicyOrder`` is ``AnyOrder`` (default) or
+  ``InOrder``; ``dependsOn`` (one previous replicated Job, ``Ready`` or ``Complete``) excludes
+  ``InOrder``. ``failurePolicy``: ``maxRestarts``, ``restartStrategy`` (``Recreate``,
+  ``BlockingRecreate``; ``InPlaceRestart`` needs a feature gate that is off by default), ``rules``
+  (names default to ``failurePolicyRule<N>`` and must be unique; ``RestartJob`` and
+  ``RestartJobAndIgnoreMaxRestarts`` need the ``RestartJob`` gate, off by default: an error, as the
+  webhook's).
+- ``network`` (a headless Service for pod hostnames) changes nothing scheduled: read silently.
+  ``coordinator`` (checked as ``validateCoordinator``) labels and annotates every Job's pods with
+  ``jobset.sigs.k8s.io/coordinator: <jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>``.
+  ``managedBy`` naming another controller than ``jobset.sigs.k8s.io/jobset-controller``
+  (MultiKueue's), ``ttlSecondsAfterFinished``, ``volumeClaimPolicies`` and any other field are not
+  modelled: a warning each; so are the Job template's fields a Job's reader does not model
+  (``activeDeadlineSeconds``, ``podFailurePolicy``, ...).
+
+Child Jobs and pods (``constructJob``, ``labelAndAnnotateObject``): each replicated Job has
+``replicas`` child Jobs ``<jobset>-<rjob>-<jobIdx>``, each driven by ``job.JobController``
+(``parallelism`` pods until ``completions`` succeed, failed pods replaced after the Job's pod failure
+backoff until ``backoffLimit``). An Indexed Job's pod is ``<job>-<index>-<suffix>``, a NonIndexed
+one's ``<job>-<suffix>``: upstream the suffix is the API server's random ``generateName`` one; here
+it is 5 characters of the same alphabet drawn from a SHA-1 of the pod's namespace, Job, index,
+restart attempt and re-creation count, so names are stable and a restarted JobSet's pods get new
+ones. Pods carry the labels and annotations upstream sets (``jobset.sigs.k8s.io/{jobset-name,
+replicatedjob-name, replicatedjob-replicas, global-replicas, job-index, job-global-index, job-key,
+group-name, group-replicas, job-group-index, restart-attempt}``, and ``coordinator``; ``job-key`` is
+the SHA-1 of ``<ns>/<job>``), the Job controller's ``batch.kubernetes.io/job-name`` and ``job-name``,
+and for Indexed Jobs ``batch.kubernetes.io/job-completion-index``; they are owned by their child Job.
+``jobset-uid`` is not set (the simulation has no UIDs).
+
+How it ends (``reconcile``): a child Job fails when its failures pass ``backoffLimit``
+(``BackoffLimitExceeded``, "Job has reached the specified backoff limit"). Without a
+``failurePolicy`` that fails the JobSet (``FailedJobs``). With one, the first rule that matches the
+failed Job (reason, message pattern, replicated Job) acts, else ``RestartJobSet``: ``FailJobSet``
+fails it; ``RestartJobSet`` restarts it while ``restartsCountTowardsMax < maxRestarts`` (else
+``ReachedMaxRestarts``); ``RestartJobSetAndIgnoreMaxRestarts`` restarts it without counting. A
+restart deletes every child Job (foreground: their pods are deleted, bound ones get their grace
+period) and creates each again (``restart-attempt`` one higher) once its old pods are gone
+(``Recreate``) or once all old pods are gone (``BlockingRecreate``). The success policy completes the
+JobSet when ``All`` (or ``Any``) of the targeted replicated Jobs' Jobs completed. A finished JobSet
+deletes its active Jobs' pods.
+
+Start-up: ``InOrder`` creates a replicated Job's Jobs only once every Job of the previous one is
+ready (its ready and succeeded pods reach ``min(parallelism, completions)``; a pod is ready when its
+containers run, as gpufleet has no readiness probes), ``allReplicasStarted``; ``dependsOn`` waits
+for the named replicated Job to be ``Ready`` (ready, succeeded or failed Jobs) or ``Complete``.
+``suspend: true`` creates no pods (under Kueue, Kueue's admission holds them instead).
+
+Exclusive placement (``alpha.jobset.sigs.k8s.io/exclusive-topology: <node label key>`` on the JobSet
+or a replicated Job's template): the pod webhook gives each Job's leader (completion index 0) a
+required pod affinity to its own Job's pods (``job-key In``) and a required anti-affinity to other
+Jobs' pods of its priority (``job-key Exists, NotIn``; ``jobset.sigs.k8s.io/priority In``), both over
+that topology key and every namespace; followers are admitted only once the leader is bound, with a
+nodeSelector on the leader's domain (``setNodeSelector``); a NonIndexed Job has no leader, and none of
+its pods is admitted. The scheduler's InterPodAffinity then decides,
+so each Job has a domain to itself and a Job finds none when the domains run out. Upstream the Job
+controller retries the refused followers with its backoff; here they are created when the leader binds.
+With ``alpha.jobset.sigs.k8s.io/node-selector`` the pods get the nodeSelector
+``alpha.jobset.sigs.k8s.io/namespaced-job: <ns>_<job>`` and a toleration of
+``alpha.jobset.sigs.k8s.io/no-schedule`` instead (the nodes are labelled by the user).
+
+Kueue (``pkg/controller/jobs/jobset``): one workload, a pod set per replicated Job named after it, of
+``replicas * min(parallelism, completions)`` pods. JobSet has no gang of its own: pod templates
+labelled ``scheduling.x-k8s.io/pod-group`` form one as any pods do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+from gpufleet.model.node import Node, Toleration
+from gpufleet.model.pod import OwnerRef, Pod, Requirement
+from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
+from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
+from gpufleet.workloads import register_kind
+from gpufleet.workloads.job import JobController
+from gpufleet.workloads.kind import COMPLETING_RESTART_POLICIES, ManifestReader, work_queue_delay_s
+from gpufleet.workloads.pytorchjob import invalid, required, unsupported
+
+API = ("jobset.x-k8s.io", "v1alpha2", "JobSet")
+PREFIX = "jobset.sigs.k8s.io/"
+JOBSET_NAME, REPLICATED_JOB_NAME = PREFIX + "jobset-name", PREFIX + "replicatedjob-name"
+REPLICATED_JOB_REPLICAS, GLOBAL_REPLICAS = PREFIX + "replicatedjob-replicas", PREFIX + "global-replicas"
+JOB_INDEX, JOB_GLOBAL_INDEX, JOB_KEY = PREFIX + "job-index", PREFIX + "job-global-index", PREFIX + "job-key"
+GROUP_NAME, GROUP_REPLICAS, JOB_GROUP_INDEX = (
+    PREFIX + "group-name",
+    PREFIX + "group-replicas",
+    PREFIX + "job-group-index",
+)
+RESTART_ATTEMPT, PRIORITY = PREFIX + "restart-attempt", PREFIX + "priority"
+EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
+NAMESPACED_JOB = "alpha.jobset.sigs.k8s.io/namespaced-job"
+NO_SCHEDULE_TAINT = "alpha.jobset.sigs.k8s.io/no-schedule"
+JOB_NAME, LEGACY_JOB_NAME = "batch.kubernetes.io/job-name", "job-name"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+
+ALL, ANY = "All", "Any"
+FAIL_JOBSET, RESTART_JOBSET = "FailJobSet", "RestartJobSet"
+RESTART_IGNORING_MAX = "RestartJobSetAndIgnoreMaxRestarts"
+GATED_ACTIONS = ("RestartJob", "RestartJobAndIgnoreMaxRestarts")  # the RestartJob feature gate, off
+ACTIONS = (FAIL_JOBSET, RESTART_JOBSET, RESTART_IGNORING_MAX, *GATED_ACTIONS)
+RESTART_STRATEGIES = ("Recreate", "BlockingRecreate", "InPlaceRestart")
+STARTUP_ORDERS = ("AnyOrder", "InOrder")
+DEPENDENCY_STATUSES = ("Ready", "Complete")
+COMPLETION_MODES = ("NonIndexed", "Indexed")
+#: ``validOnJobFailureReasons``
+FAILURE_REASONS = (
+    "BackoffLimitExceeded",
+    "DeadlineExceeded",
+    "FailedIndexes",
+    "MaxFailedIndexesExceeded",
+    "PodFailurePolicy",
+)
+#: the Job controller's condition when failures pass ``backoffLimit`` (the only way a Job fails here)
+BACKOFF_REASON, BACKOFF_MESSAGE = "BackoffLimitExceeded", "Job has reached the specified backoff limit"
+MAX_NAME = 63
+REQUIRED = "Required value"  # field.Required with no detail, as the CRD's schema says it
+_DNS_1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+DNS_1035_MESSAGE = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+    "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+_RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+#: the API server's ``generateName`` suffix alphabet (``utilrand.String``: no vowels, no 0 1 3)
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+#: JobSpec fields read here; of the others these are not modelled (as for a plain Job)
+_JOB_SPEC_READ = ("parallelism", "completions", "backoffLimit", "completionMode", "template")
+_REPLICATED_JOB_READ = ("name", "replicas", "groupName", "template", "dependsOn")
+_TOP_UNMODELLED = ("ttlSecondsAfterFinished", "volumeClaimPolicies")
+#: ``managedBy`` naming the built-in controller (any other: another controller, MultiKueue's, runs it)
+CONTROLLER_NAME = "jobset.sigs.k8s.io/jobset-controller"
+COORDINATOR = PREFIX + "coordinator"
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+@dataclass(frozen=True)
+class ReplicatedJob:
+    name: str
+    replicas: int
+    template: Pod  # the pod template, restartPolicy defaulted
+    parallelism: int = 1
+    completions: int | None = 1
+    backoff_limit: int = 6
+    indexed: bool = True
+    group: str = "default"
+    #: ``alpha.jobset.sigs.k8s.io/exclusive-topology`` for its Jobs (the JobSet's, else the template's)
+    exclusive_topology: str | None = None
+    node_selector_strategy: bool = False
+    depends_on: tuple[tuple[str, str], ...] = ()  # (replicated Job, Ready or Complete)
+
+    @property
+    def pods_per_job(self) -> int:
+        """``min(parallelism, completions)``: a ready Job's pods (``calculateReplicatedJobStatuses``)."""
+        return self.parallelism if self.completions is None else min(self.parallelism, self.completions)
+
+
+@dataclass(frozen=True)
+class FailureRule:
+    name: str
+    action: str
+    reasons: tuple[str, ...] = ()
+    message_patterns: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+
+    def applies(self, rjob: str) -> bool:
+        """``ruleIsApplicable`` to a Job that failed as every Job fails here (``BackoffLimitExceeded``)."""
+        reason = not self.reasons or BACKOFF_REASON in self.reasons
+        message = not self.message_patterns or any(
+            re.search(p, BACKOFF_MESSAGE) for p in self.message_patterns
+        )
+        return reason and message and (not self.targets or rjob in self.targets)
+
+
+@dataclass
+class JobSet:
+    name: str
+    namespace: str
+    replicated_jobs: tuple[ReplicatedJob, ...]
+    created: Created = field(default_factory=Created)
+    success_operator: str = ALL
+    success_targets: tuple[str, ...] = ()
+    #: ``failurePolicy`` given: without one a failed Job fails the JobSet
+    failure_policy: bool = False
+    max_restarts: int = 0
+    blocking_recreate: bool = False
+    rules: tuple[FailureRule, ...] = ()
+    in_order: bool = False
+    suspend: bool = False
+    #: ``jobset.sigs.k8s.io/coordinator``: the coordinator pod's stable endpoint, when one is named
+    coordinator: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def template(self) -> Pod:
+        """The first replicated Job's pod template."""
+        return self.replicated_jobs[0].template
+
+
+# -- the reader --------------------------------------------------------------------------------
+
+
+def _strings(manifest: ManifestReader, path: str) -> tuple[str, ...]:
+    value = manifest.value(path)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        manifest.error(path, invalid(value, "must be a list of strings"))
+        return ()
+    return tuple(value)
+
+
+def _enum(manifest: ManifestReader, path: str, allowed: Sequence[str], default: str) -> str:
+    value = manifest.value(path)
+    if value is None:
+        return default
+    if value not in allowed:
+        manifest.error(path, unsupported(value, allowed))
+        return default
+    return str(value)
+
+
+def _check_name(manifest: ManifestReader, path: str, value: str, too_long: str) -> None:
+    """``validation.IsDNS1035Label`` of a generated name, as the webhook words it."""
+    if len(value) > MAX_NAME:
+        manifest.error(path, invalid(value, too_long))
+    elif not _DNS_1035.fullmatch(value):
+        manifest.error(path, invalid(value, DNS_1035_MESSAGE))
+
+
+def _replicated_job(
+    manifest: ManifestReader, i: int, seen: Sequence[str]
+) -> tuple[ReplicatedJob, Created] | None:
+    at = f"replicatedJobs[{i}]"
+    entry = manifest.value(at)
+    if not isinstance(entry, dict):
+        manifest.error(at, invalid(entry, "must be an object"))
+        return None
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        manifest.error(f"{at}.name", REQUIRED)
+        name = f"replicatedjob-{i}"
+    elif name in seen:
+        manifest.error(f"{at}.name", f'Duplicate value: "{name}"')
+    replicas = manifest.count(f"{at}.replicas", 1)
+    group = manifest.value(f"{at}.groupName") or "default"
+    _check_name(
+        manifest,
+        f"{at}.name",
+        f"{manifest.name}-{name}-{max(replicas - 1, 0)}",
+        "JobSet name is too long, job names generated for this JobSet will exceed 63 characters",
+    )
+    manifest.unmodelled([f"{at}.{f}" for f in entry if f not in _REPLICATED_JOB_READ])
+
+    job_at = f"{at}.template.spec"
+    job_spec = manifest.value(job_at)
+    job_spec = job_spec if isinstance(job_spec, dict) else {}
+    given = {k for k, v in job_spec.items() if v is not None}
+    parallelism = manifest.count(f"{job_at}.parallelism", 1)
+    completions: int | None = None if "parallelism" in given else 1  # parallelism alone: a work queue
+    if "completions" in given:
+        completions = manifest.count(f"{job_at}.completions", 1)
+    backoff_limit = manifest.count(f"{job_at}.backoffLimit", 6)
+    mode = _enum(manifest, f"{job_at}.completionMode", COMPLETION_MODES, "Indexed")  # the webhook's default
+    if mode == "Indexed" and completions is None:
+        manifest.error(f"{job_at}.completions", required("when completion mode is Indexed"))
+    if mode == "Indexed" and completions is not None:
+        pod = f"{manifest.name}-{name}-{max(replicas - 1, 0)}-{max(completions - 1, 0)}-abcde"
+        _check_name(
+            manifest,
+            f"{at}.name",
+            pod,
+            "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters",
+        )
+    manifest.unmodelled([f"{job_at}.{f}" for f in job_spec if f not in _JOB_SPEC_READ])
+    template_metadata = manifest.value(f"{at}.template.metadata")
+    annotations = template_metadata.get("annotations") if isinstance(template_metadata, dict) else None
+    annotations = annotations if isinstance(annotations, dict) else {}
+
+    # the webhook defaults an unset restartPolicy to OnFailure; a child Job's pods may not restart Always
+    restart_at = f"{job_at}.template.spec.restartPolicy"
+    given_policy = manifest.value(restart_at)
+    template, created = manifest.template(f"{job_at}.template", ("Always", *COMPLETING_RESTART_POLICIES))
+    if given_policy is None:
+        template = replace(template, restart_policy="OnFailure")
+    elif given_policy == "Always":
+        manifest.error(restart_at, unsupported(given_policy, COMPLETING_RESTART_POLICIES))
+
+    exclusive = manifest.annotations.get(EXCLUSIVE)
+    strategy = NODE_SELECTOR_STRATEGY in manifest.annotations if exclusive is not None else False
+    if isinstance(annotations.get(EXCLUSIVE), str):  # the replicated Job's own overrides the JobSet's
+        exclusive = annotations[EXCLUSIVE]
+        strategy = NODE_SELECTOR_STRATEGY in annotations
+
+    depends: list[tuple[str, str]] = []
+    given_depends = manifest.value(f"{at}.dependsOn")
+    if i == 0 and given_depends:
+        detail = "DependsOn can't be set for the first ReplicatedJob"
+        manifest.error(f"{at}.dependsOn", invalid(given_depends, detail))
+    for j, item in enumerate(given_depends if isinstance(given_depends, list) and i > 0 else []):
+        item_at = f"{at}.dependsOn[{j}]"
+        target = item.get("name") if isinstance(item, dict) else None
+        status = _enum(manifest, f"{item_at}.status", DEPENDENCY_STATUSES, "Ready")
+        if target not in seen:
+            detail = f"replicatedJob: {name} cannot depend on replicatedJob: {target or ''}"
+            manifest.error(f"{item_at}.name", invalid(target, detail))
+        else:
+            depends.append((str(target), status))
+    rjob = ReplicatedJob(
+        name,
+        replicas,
+        template,
+        parallelism,
+        completions,
+        backoff_limit,
+        mode == "Indexed",
+        str(group),
+        exclusive,
+        strategy,
+        tuple(depends),
+    )
+    return rjob, created
+
+
+def _failure_policy(
+    manifest: ManifestReader, names: Sequence[str]
+) -> tuple[int, bool, tuple[FailureRule, ...]]:
+    """``failurePolicy``: maxRestarts, whether a restart blocks, and the rules (``validateFailurePolicy``)."""
+    max_restarts = manifest.count("failurePolicy.maxRestarts", 0)
+    strategy = _enum(manifest, "failurePolicy.restartStrategy", RESTART_STRATEGIES, "Recreate")
+    if strategy == "InPlaceRestart":
+        detail = "InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is disabled"
+        manifest.error("failurePolicy.restartStrategy", invalid(strategy, detail))
+    rules: list[FailureRule] = []
+    raw = manifest.value("failurePolicy.rules")
+    if raw is not None and not isinstance(raw, list):
+        manifest.error("failurePolicy.rules", invalid(raw, "must be a list"))
+    for i, rule in enumerate(raw if isinstance(raw, list) else []):
+        at = f"failurePolicy.rules[{i}]"
+        rule = rule if isinstance(rule, dict) else {}
+        name = rule.get("name") or f"failurePolicyRule{i}"  # the webhook's default
+        if not isinstance(name, str) or not _RULE_NAME.match(name) or len(name) > 128:
+            detail = (
+                "a failure policy rule name must start with an alphabetic character, optionally followed "
+                "by a string of alphanumeric characters or '_,:', and must end with an alphanumeric "
+                "character or '_'"
+            )
+            manifest.error(f"{at}.name", invalid(name, detail))
+        elif name in (r.name for r in rules):
+            manifest.error(f"{at}.name", f'Duplicate value: "{name}": rule names are not unique')
+        action = _enum(manifest, f"{at}.action", ACTIONS, RESTART_JOBSET)
+        if rule.get("action") is None:
+            manifest.error(f"{at}.action", REQUIRED)
+        if action in GATED_ACTIONS:
+            detail = f"{action} is not allowed when the RestartJob feature gate is disabled"
+            manifest.error(f"{at}.action", invalid(action, detail))
+        targets = _strings(manifest, f"{at}.targetReplicatedJobs")
+        for target in targets:
+            if target not in names:
+                detail = (
+                    f"invalid replicatedJob name '{target}' in failure policy does not appear in "
+                    ".spec.ReplicatedJobs"
+                )
+                manifest.error(f"{at}.targetReplicatedJobs", invalid(target, detail))
+        reasons = _strings(manifest, f"{at}.onJobFailureReasons")
+        for reason in reasons:
+            if reason not in FAILURE_REASONS:
+                manifest.error(f"{at}.onJobFailureReasons", unsupported(reason, FAILURE_REASONS))
+        patterns = _strings(manifest, f"{at}.onJobFailureMessagePatterns")
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                manifest.error(f"{at}.onJobFailureMessagePatterns", invalid(pattern, str(e)))
+        rules.append(FailureRule(name, action, reasons, patterns, targets))
+    return max_restarts, strategy == "BlockingRecreate", tuple(rules)
+
+
+def _coordinator(manifest: ManifestReader, rjobs: Sequence[ReplicatedJob]) -> str | None:
+    """``CoordinatorEndpoint`` ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>``, checked as
+    ``validateCoordinator`` and ``validateCoordinatorLabelValue`` check it."""
+    if manifest.value("coordinator") is None:
+        return None
+    name = manifest.value("coordinator.replicatedJob")
+    job_index = manifest.count("coordinator.jobIndex", 0)
+    pod_index = manifest.count("coordinator.podIndex", 0)
+    rjob = next((r for r in rjobs if r.name == name), None)
+    if rjob is None:
+        detail = f"coordinator replicatedJob {name} does not exist"
+        manifest.error("coordinator.replicatedJob", invalid(name, detail))
+        return None
+    if job_index >= rjob.replicas:
+        detail = f"coordinator job index {job_index} is invalid for replicatedJob {name}"
+        manifest.error("coordinator.jobIndex", invalid(job_index, detail))
+    elif not rjob.indexed or rjob.completions is None:
+        detail = "job for coordinator pod must be indexed completion mode, and completions number must be set"
+        manifest.error("coordinator.replicatedJob", invalid(name, detail))
+    elif pod_index >= rjob.completions:
+        detail = (
+            f"coordinator pod index {pod_index} is invalid for replicatedJob {name} job index {job_index}"
+        )
+        manifest.error("coordinator.podIndex", invalid(pod_index, detail))
+    subdomain = manifest.value("network.subdomain") or manifest.name
+    endpoint = f"{manifest.name}-{name}-{job_index}-{pod_index}.{subdomain}"
+    if len(endpoint) > MAX_NAME or not _LABEL_VALUE.fullmatch(endpoint):
+        detail = f'spec will lead to invalid label value "{endpoint}" for coordinator label "{COORDINATOR}"'
+        manifest.error("coordinator", invalid(endpoint, detail))
+    return endpoint
+
+
+def read_jobset(manifest: ManifestReader) -> JobSet:
+    """A ``jobset.x-k8s.io/v1alpha2`` JobSet, defaulted and validated as the JobSet webhook does."""
+    manifest.value("network")  # a headless Service for pod hostnames: nothing scheduled changes
+    manifest.unmodelled(list(_TOP_UNMODELLED))
+    if manifest.value("managedBy") not in (None, CONTROLLER_NAME):
+        manifest.unmodelled(["managedBy"])  # another controller (MultiKueue's) runs it, not modelled
+    raw = manifest.value("replicatedJobs")
+    read: list[tuple[ReplicatedJob, Created]] = []
+    if raw is not None and not isinstance(raw, list):
+        manifest.error("replicatedJobs", invalid(raw, "must be a list"))
+    for i in range(len(raw) if isinstance(raw, list) else 0):
+        found = _replicated_job(manifest, i, [r.name for r, _ in read])
+        if found is not None:
+            read.append(found)
+    rjobs = tuple(r for r, _ in read)
+    names = [r.name for r in rjobs]
+    created = min((c for _, c in read), key=lambda c: c.submit_at_s, default=Created())
+
+    for policy in ("successPolicy", "failurePolicy", "startupPolicy", "coordinator", "network"):
+        if (value := manifest.value(policy)) is not None and not isinstance(value, dict):
+            manifest.error(policy, invalid(value, "must be an object"))
+    operator = _enum(manifest, "successPolicy.operator", (ALL, ANY), ALL)
+    if isinstance(manifest.value("successPolicy"), dict) and manifest.value("successPolicy.operator") is None:
+        manifest.error("successPolicy.operator", REQUIRED)
+    targets = _strings(manifest, "successPolicy.targetReplicatedJobs")
+    for target in targets:
+        if target not in names:
+            detail = f"invalid replicatedJob name '{target}' does not appear in .spec.ReplicatedJobs"
+            manifest.error("successPolicy.targetReplicatedJobs", invalid(target, detail))
+    order = _enum(manifest, "startupPolicy.startupPolicyOrder", STARTUP_ORDERS, "AnyOrder")
+    if order == "InOrder" and any(r.depends_on for r in rjobs):
+        detail = "StartupPolicy and DependsOn APIs are mutually exclusive"
+        manifest.error("startupPolicy", invalid(order, detail))
+    has_policy = manifest.value("failurePolicy") is not None
+    max_restarts, blocking, rules = _failure_policy(manifest, names) if has_policy else (0, False, ())
+    suspend = manifest.value("suspend")
+    if suspend is not None and not isinstance(suspend, bool):
+        manifest.error("suspend", invalid(suspend, "must be a boolean"))
+    # a JobSet that Kueue manages is created suspended and resumed on admission: Kueue holds its pods
+    kueue = "kueue.x-k8s.io/queue-name" in manifest.labels
+    if not rjobs:  # none given (or all rejected above): a JobSet with nothing to run
+        rjobs = (ReplicatedJob("", 0, Pod(name="", namespace=manifest.namespace)),)
+    return JobSet(
+        manifest.name,
+        manifest.namespace,
+        rjobs,
+        created,
+        operator,
+        targets,
+        has_policy,
+        max_restarts,
+        blocking,
+        rules,
+        order == "InOrder",
+        suspend is True and not kueue,
+        _coordinator(manifest, rjobs),
+    )
+
+
+# -- the controller ----------------------------------------------------------------------------
+
+
+def job_key(namespace: str, job: str) -> str:
+    """``jobHashKey``: the SHA-1 of ``<namespace>/<job>``."""
+    return hashlib.sha1(f"{namespace}/{job}".encode()).hexdigest()
+
+
+def name_suffix(seed: str) -> str:
+    """A ``generateName`` suffix (5 characters of the API server's alphabet), drawn from ``seed``."""
+    digest = hashlib.sha1(seed.encode()).digest()
+    return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
+
+
+class ChildJob(JobController):
+    """One child Job of a JobSet, driven by the Job controller; its pods named, labelled and (under
+    exclusive placement) placed as the JobSet's webhooks make them."""
+
+    def __init__(self, job: Job, rjob: ReplicatedJob, restart: int, marks: Mapping[str, str]) -> None:
+        super().__init__(job)
+        self.rjob = rjob
+        self.restart = restart
+        self.marks = dict(marks)  # the labels (and annotations) labelAndAnnotateObject sets
+        self.parallelism = job.parallelism
+        #: exclusive placement by affinity: the topology domain of the leader's node, once it is bound
+        self.domain: str | None = None
+
+    @property
+    def leader_first(self) -> bool:
+        return self.rjob.exclusive_topology is not None and not self.rjob.node_selector_strategy
+
+    @property
+    def failed_job(self) -> bool:
+        return self.done and self.failed > self.job.backoff_limit
+
+    @property
+    def complete(self) -> bool:
+        return self.done and not self.failed_job
+
+    def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
+        """The Job's pods; under exclusive placement its followers only once the leader is bound
+        (the pod webhook refuses them before)."""
+        if self.leader_first:
+            if not self.rjob.indexed:
+                return []  # no pod is the leader (completion index 0): the pod webhook refuses them all
+            if not self.active:
+                self.domain = None  # a new leader chooses again
+            parallelism = self.parallelism if self.domain is not None else 1
+            self.job = replace(self.job, parallelism=parallelism)
+        return super().wanted(nodes)
+
+    def pod(self, index: int, attempt: int) -> Pod:
+        job, rjob = self.job, self.rjob
+        stem = f"{job.name}-{index}" if rjob.indexed else job.name
+        name = f"{stem}-{name_suffix(f'{job.namespace}/{job.name}/{index}/{self.restart}/{attempt}')}"
+        marks = {**self.marks, JOB_NAME: job.name, LEGACY_JOB_NAME: job.name}
+        if rjob.indexed:
+            marks[COMPLETION_INDEX] = str(index)
+        template = rjob.template
+        annotations = {**template.annotations, **marks}
+        labels = dict(marks)
+        if not (rjob.exclusive_topology is not None and rjob.node_selector_strategy):
+            labels[PRIORITY] = str(template.priority)  # the pod webhook's, for every pod it mutates
+        node_selector = dict(template.node_selector)
+        tolerations = template.tolerations
+        affinity = template.pod_affinity
+        topology = rjob.exclusive_topology
+        if topology is not None:
+            annotations[EXCLUSIVE] = topology
+            if rjob.node_selector_strategy:
+                annotations[NODE_SELECTOR_STRATEGY] = "true"
+                node_selector[NAMESPACED_JOB] = f"{job.namespace}_{job.name}"
+                tolerations += (Toleration(NO_SCHEDULE_TAINT, "Exists", "", "NoSchedule"),)
+            elif index == 0:
+                affinity = self._exclusive_affinity(affinity, labels[JOB_KEY], labels[PRIORITY], topology)
+            elif self.domain is not None:
+                node_selector[topology] = self.domain
+        pod = template.stamped(name, OwnerRef("Job", job.name), labels)
+        return replace(
+            pod,
+            namespace=job.namespace,
+            annotations=annotations,
+            node_selector=node_selector,
+            tolerations=tolerations,
+            pod_affinity=affinity,
+        )
+
+    @staticmethod
+    def _exclusive_affinity(base: PodAffinity | None, key: str, priority: str, topology: str) -> PodAffinity:
+        """``setExclusiveAffinities``: with the Job's own pods, away from other Jobs' pods of its priority."""
+        every_namespace: tuple[Requirement, ...] = ()  # namespaceSelector: {}
+        same = PodAffinityTerm(
+            (Requirement(JOB_KEY, "In", (key,)),), topology, namespace_selector=every_namespace
+        )
+        others = PodAffinityTerm(
+            (
+                Requirement(JOB_KEY, "Exists", ()),
+                Requirement(JOB_KEY, "NotIn", (key,)),
+                Requirement(PRIORITY, "In", (priority,)),
+            ),
+            topology,
+            namespace_selector=every_namespace,
+        )
+        base = base or PodAffinity()
+        return replace(base, required=(*base.required, same), anti_required=(*base.anti_required, others))
+
+    def leader_bound(self, pod: Pod, node: Node) -> bool:
+        """The leader's node gives the Job its domain (``setNodeSelector``); a node without the
+        topology label gives none, and the followers are never admitted (as upstream)."""
+        if not self.leader_first or self.domain is not None or pod.labels.get(COMPLETION_INDEX) != "0":
+            return False
+        self.domain = node.labels.get(self.rjob.exclusive_topology or "")
+        return self.domain is not None
+
+
+def _first_failed(message: str, child: ChildJob) -> str:
+    """``messageWithFirstFailedJob``."""
+    return f"{message} (first failed job: {child.job.name})"
+
+
+@dataclass
+class _Leaving:
+    """Pods of deleted Jobs, until they are gone (a foreground deletion)."""
+
+    pods: dict[str, str] = field(default_factory=dict)  # pod key -> its Job's name
+
+    def holds(self, job: str) -> bool:
+        return job in self.pods.values()
+
+
+@register_kind(JobSet, api=API, read=read_jobset)
+class JobSetController:
+    """The JobSet controller's reconcile: its child Jobs created (in order, after their dependencies,
+    after a restart's deletions), each driven by the Job controller; the success and failure policies
+    judged each time a Job ends."""
+
+    kind: ClassVar[str] = "JobSet"
+    per_node: ClassVar[bool] = False
+
+    def __init__(self, jobset: JobSet) -> None:
+        self.jobset = jobset
+        self.rjobs = {r.name: r for r in jobset.replicated_jobs}
+        self.children: dict[str, ChildJob] = {}  # the current attempt's Jobs, by name
+        self.owner_of: dict[str, ChildJob] = {}  # the current attempt's pods (not ended)
+        self.running: set[str] = set()
+        self.leaving = _Leaving()
+        self.to_delete: list[tuple[str, str]] = []
+        self.restarts = 0
+        self.restarts_toward_max = 0
+        self.failed_order: list[str] = []  # child Jobs in the order they failed
+        self._delay = 0.0  # the wait before the reconcile that the last pod's end asks for
+        #: Created, Running, Restarting, Completed, Failed or Suspended; ``message`` says why it ended
+        self.status = "Suspended" if jobset.suspend else "Created"
+        self.message = ""
+
+    @property
+    def key(self) -> str:
+        return self.jobset.key
+
+    @property
+    def finished_as(self) -> str | None:
+        """``Completed`` or ``Failed`` once the JobSet ended, else None."""
+        return self.status if self.status in ("Completed", "Failed") else None
+
+    @property
+    def done(self) -> bool:
+        return self.finished_as is not None
+
+    @property
+    def active(self) -> set[str]:
+        """Its pods not yet ended, those of deleted Jobs included (Kueue holds the quota until then)."""
+        return set(self.owner_of) | set(self.leaving.pods)
+
+    # -- Jobs --------------------------------------------------------------------------------
+    def _marks(self, rjob: ReplicatedJob, index: int, job: str) -> dict[str, str]:
+        jobset = self.jobset
+        rjobs = jobset.replicated_jobs
+        before = next(i for i, r in enumerate(rjobs) if r.name == rjob.name)
+        group = [r for r in rjobs if r.group == rjob.group]
+        group_before = sum(r.replicas for r in group[: group.index(rjob)])
+        return {
+            JOBSET_NAME: jobset.name,
+            REPLICATED_JOB_NAME: rjob.name,
+            RESTART_ATTEMPT: str(self.restarts),
+            REPLICATED_JOB_REPLICAS: str(rjob.replicas),
+            GLOBAL_REPLICAS: str(sum(r.replicas for r in rjobs)),
+            JOB_INDEX: str(index),
+            JOB_KEY: job_key(jobset.namespace, job),
+            JOB_GLOBAL_INDEX: str(sum(r.replicas for r in rjobs[:before]) + index),
+            GROUP_NAME: rjob.group,
+            GROUP_REPLICAS: str(sum(r.replicas for r in group)),
+            JOB_GROUP_INDEX: str(group_before + index),
+            **({COORDINATOR: jobset.coordinator} if jobset.coordinator is not None else {}),
+        }
+
+    def _create_jobs(self, rjob: ReplicatedJob) -> None:
+        """``constructJobsFromTemplate``: each missing Job, once its old one (a restart's) is gone."""
+        if self.jobset.blocking_recreate and self.leaving.pods:
+            return
+        for index in range(rjob.replicas):
+            name = f"{self.jobset.name}-{rjob.name}-{index}"
+            if name in self.children or self.leaving.holds(name):
+                continue
+            job = Job(
+                name,
+                self.jobset.namespace,
+                rjob.template,
+                rjob.parallelism,
+                rjob.completions,
+                rjob.backoff_limit,
+                self.jobset.created,
+            )
+            self.children[name] = ChildJob(job, rjob, self.restarts, self._marks(rjob, index, name))
+
+    def _jobs_of(self, rjob: str) -> list[ChildJob]:
+        return [c for c in self.children.values() if c.rjob.name == rjob]
+
+    def _ready(self, child: ChildJob) -> bool:
+        ready = sum(1 for k in child.active if k in self.running)
+        return child.succeeded + ready >= child.rjob.pods_per_job
+
+    def _started(self, rjob: ReplicatedJob) -> int:
+        """Its Jobs that are ready, succeeded or failed (``allReplicasStarted``, ``DependencyReady``)."""
+        return sum(1 for c in self._jobs_of(rjob.name) if c.failed_job or c.complete or self._ready(c))
+
+    def _dependencies_met(self, rjob: ReplicatedJob) -> bool:
+        """``dependencyReachedStatus``."""
+        for name, status in rjob.depends_on:
+            target = self.rjobs[name]
+            if status == "Complete":
+                reached = sum(1 for c in self._jobs_of(name) if c.complete) == target.replicas
+            else:
+                reached = self._started(target) == target.replicas
+            if not reached:
+                return False
+        return True
+
+    def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
+        """``reconcileReplicatedJobs``: the Jobs to create now, then every Job's pods."""
+        if self.jobset.suspend or self.finished_as is not None:
+            return []
+        for rjob in self.jobset.replicated_jobs:
+            if not self._dependencies_met(rjob):
+                continue
+            if self.jobset.in_order and self._started(rjob) == rjob.replicas:
+                continue
+            self._create_jobs(rjob)
+            if self.jobset.in_order:
+                break  # the next replicated Job waits for this one's Jobs to be ready
+        out: list[Pod] = []
+        for child in self.children.values():
+            for pod in child.wanted(nodes):
+                self.owner_of[pod.key] = child
+                out.append(pod)
+        if out and self.status == "Created":
+            self.status = "Running"
+        return out
+
+    def doomed(self) -> list[tuple[str, str]]:
+        """The pods of the Jobs a restart or the JobSet's end deleted (``deleteJobs``)."""
+        doomed, self.to_delete = self.to_delete, []
+        return doomed
+
+    def _delete_jobs(self) -> None:
+        for key, child in sorted(self.owner_of.items()):
+            self.leaving.pods[key] = child.job.name
+            self.to_delete.append((key, "Deleted"))
+        self.owner_of.clear()
+        self.running.clear()
+
+    # -- how it ends ---------------------------------------------------------------------------
+    def _end(self, status: str, message: str) -> None:
+        self.status, self.message = status, message
+        self._delete_jobs()
+
+    def _restart(self, counts: bool) -> None:
+        """``failurePolicyRecreateAll``: every Job deleted, created again under ``restart-attempt + 1``."""
+        self.restarts += 1
+        self.restarts_toward_max += counts
+        self.status = "Restarting"
+        self._delete_jobs()
+        self.children.clear()
+        self.failed_order.clear()
+
+    def _judge(self) -> None:
+        """``executeFailurePolicy``, then ``executeSuccessPolicy``."""
+        jobset = self.jobset
+        if self.failed_order:
+            failed = [self.children[name] for name in self.failed_order]
+            if not jobset.failure_policy:
+                self._end("Failed", _first_failed("jobset failed due to one or more job failures", failed[0]))
+                return
+            action, job = RESTART_JOBSET, failed[0]  # no rule matches: defaultFailurePolicyRuleAction
+            for rule, child in ((r, c) for r in jobset.rules for c in failed):
+                if rule.applies(child.rjob.name):
+                    action, job = rule.action, child
+                    break
+            if action == FAIL_JOBSET:
+                self._end("Failed", _first_failed("applying FailJobSet failure policy action", job))
+            elif action == RESTART_JOBSET and self.restarts_toward_max >= jobset.max_restarts:
+                self._end(
+                    "Failed", _first_failed("jobset failed due to reaching max number of restarts", job)
+                )
+            else:
+                self._restart(counts=action == RESTART_JOBSET)
+            return
+        targets = jobset.success_targets
+        succeeded = sum(
+            1 for c in self.children.values() if c.complete and (not targets or c.rjob.name in targets)
+        )
+        if jobset.success_operator == ANY:
+            expected = 1
+        else:
+            expected = sum(r.replicas for r in jobset.replicated_jobs if not targets or r.name in targets)
+        if succeeded and succeeded >= expected:
+            self._end("Completed", "jobset completed successfully")
+
+    def finished(self, pod: Pod, succeeded: bool) -> bool:
+        self._delay = 0.0
+        if self.leaving.pods.pop(pod.key, None) is not None:
+            return True  # a deleted Job's pod is gone: its Job may be created again
+        child = self.owner_of.pop(pod.key, None)
+        self.running.discard(pod.key)
+        if child is None or self.finished_as is not None:
+            return False
+        child.finished(pod, succeeded)
+        restarts = self.restarts
+        if child.failed_job:
+            self.failed_order.append(child.job.name)
+        if child.done:
+            self._judge()
+        if self.restarts > restarts:
+            self._delay = work_queue_delay_s(self.restarts - 1)
+        elif not child.done:
+            self._delay = child.retry_delay_s()
+        return True
+
+    def retry_delay_s(self) -> float:
+        """The wait before the reconcile after a failed pod (``kind.BacksOff``): the Job controller's pod
+        failure backoff when a Job replaces the pod; the work queue's retry when the JobSet restarted
+        (5 ms doubling per restart, so a JobSet whose pod fails at once restarts ever more slowly,
+        never in a loop at one instant); none for a deleted Job's pod gone or an end."""
+        return self._delay
+
+    def pod_bound(self, pod: Pod, node: Node) -> bool:
+        child = self.owner_of.get(pod.key)
+        return child is not None and child.leader_bound(pod, node)
+
+    def pod_ready(self, pod: Pod) -> bool:
+        """A pod runs (is ready): a Job may be ready, and the next replicated Job may start."""
+        if pod.key not in self.owner_of:
+            return False
+        self.running.add(pod.key)
+        if self.status == "Restarting" and all(self._ready(c) or c.complete for c in self.children.values()):
+            self.status = "Running"  # setRestartingConditionFalse: all jobs are ready
+        return self.jobset.in_order or any(r.depends_on for r in self.jobset.replicated_jobs)
+
+    def pod_sets(self) -> list[PodSet]:
+        """Kueue's JobSet integration: a pod set per replicated Job, of ``replicas * min(parallelism,
+        completions)`` pods (``podsCount``)."""
+        return [PodSet(r.name, r.replicas * r.pods_per_job, r.template) for r in self.jobset.replicated_jobs]
+
+    def pod_groups(self) -> list[PodGroup]:
+        return []
+
+    def node_added(self, node: Node) -> list[Pod]:
+        return []
+
+    def suspended(self, pod: Pod) -> None:
+        """Kueue evicted it: its Jobs are suspended and their pods deleted, then created again on
+        admission, without counting as failed."""
+        if self.leaving.pods.pop(pod.key, None) is not None:
+            return
+        child = self.owner_of.pop(pod.key, None)
+        self.running.discard(pod.key)
+        if child is not None:
+            child.suspended(pod)
