@@ -52,12 +52,25 @@ DRA_BETA = tuple((group, beta, kind) for beta in BETA_VERSIONS for group, _, kin
 DRA_NAMESPACED = frozenset(
     gvk for gvk in (*DRA, *DRA_BETA) if gvk[2] in ("ResourceClaim", "ResourceClaimTemplate")
 )
-#: Kueue's ResourceFlavor, ClusterQueue and LocalQueue, in both served versions (``gpufleet.kube.kueue``).
-KUEUE = tuple(
-    ("kueue.x-k8s.io", version, kind)
-    for version in ("v1beta1", "v1beta2")
-    for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue")
+#: Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass and Topology, in the
+#: versions served (``gpufleet.kube.kueue``).
+KUEUE = (
+    *(
+        ("kueue.x-k8s.io", version, kind)
+        for version in ("v1beta1", "v1beta2")
+        for kind in (
+            "ResourceFlavor",
+            "ClusterQueue",
+            "LocalQueue",
+            "Cohort",
+            "WorkloadPriorityClass",
+            "Topology",
+        )
+    ),
+    ("kueue.x-k8s.io", "v1alpha1", "Topology"),
 )
+#: KAI Scheduler's Queue (``gpufleet.kube.kai``).
+KAI_QUEUE = ("scheduling.run.ai", "v2", "Queue")
 KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
 
 MODELLED = frozenset(
@@ -84,6 +97,7 @@ MODELLED = frozenset(
         *DRA,
         *DRA_BETA,
         *KUEUE,
+        KAI_QUEUE,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.

@@ -183,7 +183,12 @@ class Pod:
 
     @property
     def pod_group(self) -> str | None:
-        return self.labels.get(POD_GROUP_LABEL)
+        """The gang it belongs to: the scheduler-plugins label, or for KAI Scheduler's pods the
+        pod grouper's ``pod-group-name`` annotation."""
+        label = self.labels.get(POD_GROUP_LABEL)
+        if label is None and self.scheduler_name == "kai-scheduler":
+            return self.annotations.get("pod-group-name")
+        return label
 
     def shape(self) -> tuple[object, ...]:
         """What the filters and scores depend on: pods of one shape share cached node masks."""
