@@ -350,7 +350,8 @@ class Simulation:
         free = self.state.free(GPU)
         free_by_node = {self.state.nodes[i].name: int(free[i]) for i in self.state.active_indices().tolist()}
         labels = {n.name: n.labels for n in self.state.nodes if n.name in self.state.index}
-        verdict = admit([self.records[k].pod for k in keys], free_by_node, labels)
+        topologies = [t.levels for _, t in sorted(self.scenario.kueue.topologies.items())]
+        verdict = admit([self.records[k].pod for k in keys], free_by_node, labels, topologies)
         if isinstance(verdict, str):
             for k in keys:
                 self.records[k].message = verdict
