@@ -238,3 +238,9 @@ def test_kai_scheduler_docs_run_every_pod_and_share_a_gpu() -> None:
     pods = pods_by_name(summary)
     assert sorted(pods) == ["batch-job-0", "batch-job-1", "gpu-pod", "gpu-sharing"]
     assert all(p["phase"] == "Running" and p["bound_s"] == 0.0 for p in pods.values())
+
+
+def test_a_misspelt_kai_kind_is_an_error(tmp_path: Path) -> None:
+    """``scheduling.run.ai`` is a known group once its Queue is read: a typo is refused."""
+    lines = problems(tmp_path, queue("team").replace("kind: Queue", "kind: Queeu"))
+    assert len(lines) == 1 and 'unknown kind "Queeu" in scheduling.run.ai/v2' in lines[0]

@@ -122,8 +122,25 @@ NAMESPACED = frozenset(
 )
 
 #: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
-#: (scheduler-plugins' ElasticQuota).
-_KNOWN_UNMODELLED = frozenset({("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota")})
+#: (scheduler-plugins' ElasticQuota; Kueue's other kinds; KAI Scheduler's PodGroup and BindRequest).
+_KNOWN_UNMODELLED = frozenset(
+    {
+        ("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"),
+        *(
+            ("kueue.x-k8s.io", version, kind)
+            for version in ("v1beta1", "v1beta2")
+            for kind in (
+                "Workload",
+                "AdmissionCheck",
+                "MultiKueueCluster",
+                "MultiKueueConfig",
+                "ProvisioningRequestConfig",
+            )
+        ),
+        ("scheduling.run.ai", "v2alpha2", "PodGroup"),
+        ("scheduling.run.ai", "v1alpha2", "BindRequest"),
+    }
+)
 
 #: API groups in which a kind gpufleet does not know is a misspelling.
 KNOWN_GROUPS = frozenset(
@@ -136,6 +153,8 @@ KNOWN_GROUPS = frozenset(
         "kubescheduler.config.k8s.io",
         "gpufleet.io",
         "resource.k8s.io",
+        "kueue.x-k8s.io",
+        "scheduling.run.ai",
     }
 )
 
