@@ -244,3 +244,16 @@ def test_a_misspelt_kai_kind_is_an_error(tmp_path: Path) -> None:
     """``scheduling.run.ai`` is a known group once its Queue is read: a typo is refused."""
     lines = problems(tmp_path, queue("team").replace("kind: Queue", "kind: Queeu"))
     assert len(lines) == 1 and 'unknown kind "Queeu" in scheduling.run.ai/v2' in lines[0]
+
+
+def test_explain_judges_a_jobs_pods_one_after_another_against_the_queue_limit(tmp_path: Path) -> None:
+    """``explain``: a batch Job's pods are one KAI group each, judged in queue order: the third is over
+    the queue's limit once the first two are placed."""
+    from gpufleet.kube import load_scenario
+    from gpufleet.kube.explain import explain_scenario
+
+    path = tmp_path / "scenario.yaml"
+    path.write_text(NODES + queue("root") + queue("team", 2, "root") + job("batch", 3))
+    verdicts = {v["pod"]: v for v in explain_scenario(load_scenario([path]))}
+    assert "team quota has reached the allowable limit of GPUs" in str(verdicts["default/batch-2"])
+    assert "allowable limit" not in str(verdicts["default/batch-0"])

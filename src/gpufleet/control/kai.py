@@ -5,8 +5,9 @@ pod with ``schedulerName: kai-scheduler`` stays Pending as for any scheduler gpu
 With one, gpufleet runs a scheduler process named ``kai-scheduler`` made of gpufleet's plugins:
 kube-scheduler's defaults (and GpuShare, which places KAI's ``gpu-fraction``/``gpu-memory`` pods),
 Coscheduling for the gangs (queue sort, all-or-nothing Permit) and KaiQueueLimit for the queues'
-limits (``scheduling.plugins.kai_queue``). KAI's own actions (its fair-share division of resources
-over quota, reclaim, consolidation, its topology-aware placement) are not modelled.
+limits (``scheduling.plugins.kai_queue``), without kube-scheduler's DefaultPreemption. KAI's own
+actions (its fair-share division of resources over quota, preempt, reclaim, consolidation, its
+topology-aware placement) are not modelled: a KAI pod never preempts.
 
 The pod grouper (``NVIDIA/KAI-Scheduler: pkg/podgrouper``) makes each pod's PodGroup from its top
 owner and writes its name on the pod (annotation ``pod-group-name``):
@@ -35,6 +36,7 @@ from gpufleet.model.kai import KAI_SCHEDULER, POD_GROUP_ANNOTATION, KaiQueue
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.model.workloads import Created, PodGroup
+from gpufleet.scheduling.gangs import GangView
 from gpufleet.workloads.kind import WorkloadController
 
 #: kinds whose grouper gangs every replica (``kubeflow.KubeflowDistributedGrouper``)
@@ -44,14 +46,35 @@ PER_POD = frozenset({"Deployment", "ReplicaSet"})
 
 
 def scheduler_config(queues: Mapping[str, KaiQueue]) -> SchedulerConfig:
-    """The ``kai-scheduler`` process: defaults, Coscheduling's gangs, the queues' limits."""
+    """The ``kai-scheduler`` process: defaults, Coscheduling's gangs, the queues' limits; without
+    kube-scheduler's DefaultPreemption (KAI preempts by its own actions, not modelled)."""
     coscheduling = (PluginRef("Coscheduling"),)
     plugins = {
-        "multiPoint": PluginSet((*coscheduling, PluginRef("KaiQueueLimit"))),
+        "multiPoint": PluginSet((*coscheduling, PluginRef("KaiQueueLimit")), ("DefaultPreemption",)),
         "queueSort": PluginSet(coscheduling, ("*",)),
     }
     profile = ProfileConfig(KAI_SCHEDULER, plugins, {"KaiQueueLimit": {"queues": dict(queues)}})
     return SchedulerConfig(KAI_SCHEDULER, [profile])
+
+
+def scheduler_configs(
+    configs: list[SchedulerConfig], queues: Mapping[str, KaiQueue]
+) -> list[SchedulerConfig]:
+    """The scenario's scheduler processes and, where KAI is installed (a Queue) and no
+    KubeSchedulerConfiguration defines ``kai-scheduler``, KAI's."""
+    if not queues or any(p.scheduler_name == KAI_SCHEDULER for c in configs for p in c.profiles):
+        return list(configs)
+    return [*configs, scheduler_config(queues)]
+
+
+def grouped(pod: Pod, controller: WorkloadController | None, now: float, gangs: GangView) -> Pod:
+    """A pod of ``kai-scheduler`` with its pod group (added to ``gangs``), any other pod as it is."""
+    if pod.scheduler_name != KAI_SCHEDULER or pod.pod_group is not None:
+        return pod
+    pod, made = group(pod, controller, now)
+    if made.key not in gangs.groups:
+        gangs.add_group(made)
+    return pod
 
 
 def uid(kind: str, namespace: str, name: str) -> str:

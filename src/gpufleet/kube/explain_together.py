@@ -66,8 +66,9 @@ class Judged:
 def placed_with(pod: Pod) -> str | None:
     """What places ``pod`` together with other pods (``PodGroup ml/train``), or None."""
     ns = pod.namespace
-    if pod.pod_group is not None:
-        return f"PodGroup {ns}/{pod.pod_group}"
+    group = pod.pod_group
+    if group is not None and not group.startswith(f"pg-{pod.name}-"):  # KAI's one group per pod: none
+        return f"PodGroup {ns}/{group}"
     volcano = next((v for k in VOLCANO_GROUP_ANNOTATIONS if (v := pod.annotations.get(k))), None)
     if volcano is not None:
         return f"Volcano PodGroup {ns}/{volcano}"
