@@ -257,3 +257,13 @@ def test_explain_judges_a_jobs_pods_one_after_another_against_the_queue_limit(tm
     verdicts = {v["pod"]: v for v in explain_scenario(load_scenario([path]))}
     assert "team quota has reached the allowable limit of GPUs" in str(verdicts["default/batch-2"])
     assert "allowable limit" not in str(verdicts["default/batch-0"])
+
+
+def test_the_older_runai_queue_label_is_a_warning(tmp_path: Path) -> None:
+    """Today's pod grouper reads ``kai.scheduler/queue`` only: a pod labelled ``runai/queue`` goes to
+    ``default-queue``."""
+    text = job("batch", 1).replace("kai.scheduler/queue: team", "runai/queue: team")
+    assert warnings(tmp_path, text) == [
+        "scenario.yaml: document 1 (Job/default/batch): spec.template.metadata.labels.runai/queue: "
+        'KAI Scheduler reads the label kai.scheduler/queue: this pod goes to queue "default-queue"'
+    ]

@@ -312,3 +312,21 @@ def test_a_misspelt_kueue_kind_is_an_error_and_other_kueue_kinds_are_warnings(tm
         "scenario.yaml: document 1 (Workload/d/w): "
         "kind kueue.x-k8s.io/v1beta2/Workload is not modelled; ignored"
     ]
+
+
+def test_reclaiming_under_a_child_cohort_warns_that_hierarchical_preemption_is_not_modelled(
+    tmp_path: Path,
+) -> None:
+    """``hierarchical_preemption.go`` reclaims within the lowest subtree that fits first; gpufleet's
+    candidates are the borrowers of the whole tree, so a child cohort with a reclaiming queue warns."""
+    queues = QUEUES.replace("metadata: {name: research}", "metadata: {name: other}")  # its own cohort
+    queues = queues.replace(
+        "preemption: {withinClusterQueue: LowerPriority}", "preemption: {reclaimWithinCohort: Any}"
+    )
+    text = COHORTS + "---" + queues  # the ClusterQueue "team" is in research, whose parent is org
+    lines = warnings(tmp_path, text)
+    assert any(
+        "(Cohort/research): spec.parentName: quota is shared through the cohort tree, but Kueue's "
+        "hierarchical preemption is not modelled" in line
+        for line in lines
+    )

@@ -19,9 +19,19 @@ from typing import Any
 from pydantic import Field
 
 from gpufleet.kube.objects import Meta
-from gpufleet.kube.problems import Reporter, invalid
+from gpufleet.kube.problems import Reporter, invalid, join
 from gpufleet.kube.spec_model import SpecModel, validate
-from gpufleet.model.kai import DEFAULT_PRIORITY, UNLIMITED, KaiQueue, KaiQuota
+from gpufleet.model.kai import (
+    DEFAULT_PRIORITY,
+    DEFAULT_QUEUE,
+    KAI_SCHEDULER,
+    OLD_QUEUE_LABEL,
+    QUEUE_LABEL,
+    UNLIMITED,
+    KaiQueue,
+    KaiQuota,
+)
+from gpufleet.model.pod import Pod
 
 
 class _Resource(SpecModel):
@@ -97,3 +107,17 @@ def check_references(queues: Mapping[str, KaiQueue], reports: Mapping[str, Repor
             report.warn(
                 "spec.parentQueue", "the queues' parents form a cycle: " + " -> ".join([*seen, parent])
             )
+
+
+def check_pod(pod: Pod, report: Reporter, prefix: str) -> None:
+    """A ``kai-scheduler`` pod with the older label ``runai/queue`` but not ``kai.scheduler/queue``:
+    today's pod grouper reads only the latter (``constants.DefaultQueueLabel``)."""
+    if (
+        pod.scheduler_name == KAI_SCHEDULER
+        and OLD_QUEUE_LABEL in pod.labels
+        and QUEUE_LABEL not in pod.labels
+    ):
+        report.warn(
+            join(prefix, f"metadata.labels.{OLD_QUEUE_LABEL}"),
+            f'KAI Scheduler reads the label {QUEUE_LABEL}: this pod goes to queue "{DEFAULT_QUEUE}"',
+        )

@@ -616,7 +616,8 @@ class _Loader:
             f"{p.name}-{n}" for p in self.scenario.node_pools for n in range(p.replicas)
         }
         for report, prefix, pod in self._pods:
-            group = pod.pod_group
+            kai.check_pod(pod, report, prefix)
+            group = pod.labels.get(POD_GROUP_LABEL)
             if group is not None and f"{pod.namespace}/{group}" not in self.scenario.pod_groups:
                 path = join(prefix, f"metadata.labels.{POD_GROUP_LABEL}")
                 report.warn(path, f'no PodGroup "{group}" in namespace {pod.namespace}')

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 KAI_SCHEDULER = "kai-scheduler"
 QUEUE_LABEL = "kai.scheduler/queue"
+OLD_QUEUE_LABEL = "runai/queue"  # Run:ai's label before KAI Scheduler; not read
 DEFAULT_QUEUE = "default-queue"
 POD_GROUP_ANNOTATION = "pod-group-name"
 UNLIMITED = -1.0
