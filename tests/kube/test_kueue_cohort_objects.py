@@ -247,6 +247,8 @@ def test_a_workload_priority_class_orders_and_preempts_without_changing_pod_prio
     assert pods["high-0"]["bound_s"] == 90.0  # after low's 30 s grace period
     evictions = {w["name"]: w["evictions"] for w in summary["kueue"]["workloads"]}
     assert [e["reason"] for e in evictions["Job/default/low"]] == ["InClusterQueue"]
+    high = next(j for j in load_scenario([tmp_path / "scenario.yaml"]).jobs if j.name == "high")
+    assert high.template.priority == 0
 
 
 def test_a_missing_workload_priority_class_is_an_error_at_the_label(tmp_path: Path) -> None:

@@ -143,11 +143,10 @@ def _topology(
     room: dict[str, NodeRoom],
 ) -> dict[str, list[str]] | str:
     """The TAS pod sets' nodes in the assigned flavor's topology (taken from ``room``), or why none."""
-    if not workload.topology:
+    tas = [flavors[f] for f in sorted(set(assignment.flavors.values())) if flavors[f].topology is not None]
+    if not workload.topology or not tas:  # a pod set asking for nothing is given no flavor
         return {}
-    flavor = next(
-        flavors[f] for f in sorted(set(assignment.flavors.values())) if flavors[f].topology is not None
-    )
+    flavor = tas[0]
     topology = topologies[str(flavor.topology)]
     labels = flavor.node_labels
     mine = {n: r for n, r in room.items() if all(r.labels.get(k) == v for k, v in labels.items())}

@@ -64,6 +64,7 @@ class KaiQueueLimit(PreFilter):
     def __init__(self, queues: Mapping[str, KaiQueue] | None = None):
         self.queues = dict(queues or {})
         self.leaves = {n for n in self.queues if not any(q.parent == n for q in self.queues.values())}
+        self.subtrees = {n: self._subtree(n) for n in self.queues}
 
     @classmethod
     def from_args(cls, args: dict[str, Any]) -> KaiQueueLimit:
@@ -111,7 +112,7 @@ class KaiQueueLimit(PreFilter):
             limited = [r for r in _RESOURCES if queue.quota(r[0]).limit != UNLIMITED and requested[r[0]] > 0]
             if not limited:
                 continue
-            names = self._subtree(queue.name)
+            names = self.subtrees[queue.name]
             allocated = _share(p for p in placed if queue_of(p) in names)
             for resource, what, unit, per in limited:
                 limit = queue.quota(resource).limit
