@@ -207,10 +207,8 @@ def test_unmodelled_fields_and_missing_references_are_warnings(tmp_path: Path) -
 
 
 def test_other_kueue_kinds_are_warnings(tmp_path: Path) -> None:
-    text = (
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1\n"
-    )
+    text = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: AdmissionCheck\nmetadata: {name: prov}\nspec: {}\n"
     assert warnings(tmp_path, text) == [
-        "scenario.yaml: document 1 (WorkloadPriorityClass/high): "
-        "kind kueue.x-k8s.io/v1beta1/WorkloadPriorityClass is not modelled; ignored"
+        "scenario.yaml: document 1 (AdmissionCheck/prov): "
+        "kind kueue.x-k8s.io/v1beta1/AdmissionCheck is not modelled; ignored"
     ]

@@ -112,7 +112,7 @@ EXPECTED: dict[str, Expect] = {
     # KAI scheduler
     "kai-scheduler/batch/batch-job.yaml": accepted(),
     "kai-scheduler/gpu-sharing/gpu-sharing.yaml": accepted(),
-    "kai-scheduler/quickstart/default-queues.yaml": warned("kind scheduling.run.ai/v2/Queue " + NOT_MODELLED),
+    "kai-scheduler/quickstart/default-queues.yaml": accepted(),
     "kai-scheduler/quickstart/pods/gpu-pod.yaml": accepted(),
     # KEDA: placeholders (`example-trigger`, an empty job template), a removed v1 API, a template
     "keda/config/samples/keda_v1alpha1_scaledjob.yaml": refused(
@@ -156,16 +156,12 @@ EXPECTED: dict[str, Expect] = {
     "kueue/kueueviz-examples/01-cluster-queues.yaml": warned(
         "spec.flavorFungibility " + NOT_MODELLED, 'no ResourceFlavor "default-flavor"'
     ),
-    "kueue/kueueviz-examples/01.5-cohorts.yaml": warned("kind kueue.x-k8s.io/v1beta2/Cohort " + NOT_MODELLED),
-    "kueue/kueueviz-examples/07-workload-priority-classes.yaml": warned(
-        "kind kueue.x-k8s.io/v1beta2/WorkloadPriorityClass " + NOT_MODELLED
-    ),
+    "kueue/kueueviz-examples/01.5-cohorts.yaml": accepted(),
+    "kueue/kueueviz-examples/07-workload-priority-classes.yaml": accepted(),
     "kueue/pods-kueue/kueue-pod-group.yaml": accepted(),
     "kueue/serving-workloads/sample-hami.yaml": accepted(),
     "kueue/serving-workloads/sample-leaderworkerset.yaml": accepted(),
-    "kueue/tas/sample-gpu-queues.yaml": warned(
-        "kind kueue.x-k8s.io/v1beta2/Topology " + NOT_MODELLED, "spec.topologyName " + NOT_MODELLED
-    ),
+    "kueue/tas/sample-gpu-queues.yaml": accepted(),
     "kueue/tas/sample-job-required.yaml": warned(
         "(Job/default/tas-sample-required", "spec.completionMode Indexed"
     ),

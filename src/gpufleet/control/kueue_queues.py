@@ -13,8 +13,13 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
 * its pods stay Pending, gated (as Kueue's ``kueue.x-k8s.io/admission`` scheduling gate holds a
   plain pod; a suspended Job has no pods, gpufleet shows them gated so that they carry the
   reason), with the Workload's ``QuotaReserved`` message; the wait is the ``queueing`` stage;
+* its priority for Kueue's ordering and preemption is its WorkloadPriorityClass's value (label
+  ``kueue.x-k8s.io/priority-class`` on the workload, or on the pod), else its pods' priority;
 * when admitted, its pods get the assigned flavors' ``nodeLabels`` as nodeSelector and their
-  ``tolerations``, and go to their scheduler. A pod created later (a Job's retry) joins at once;
+  ``tolerations``, and go to their scheduler. A pod created later (a Job's retry) joins at once.
+  A pod set admitted by Topology-Aware Scheduling (``scheduling.kueue.topology``) also gets its
+  pods' nodes (``kubernetes.io/hostname``), as Kueue's TopologyUngater does; a pod created later
+  takes a node of the assignment that none of the workload's live pods holds;
 * an evicted workload's pods are deleted (bound ones get SIGTERM and their grace period); it
   holds its quota until they are gone. A Job is suspended, not failed: its pods do not count
   towards ``backoffLimit``, it is requeued with its creation time and its pods are created
@@ -40,7 +45,10 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.resources import Resources, add
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.flavors import Assignment
+from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, request_of
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
+
+HOSTNAME = "kubernetes.io/hostname"
 
 LOCAL_QUEUE_MISSING = "LocalQueue {} doesn't exist"
 
@@ -57,6 +65,7 @@ class _Workload:
     pods: list[str] = field(default_factory=list)  # pods of the current run, gated or admitted
     leaving: set[str] = field(default_factory=set)  # pods of an evicted run, until they are gone
     admitted: Admitted | None = None
+    host_of: dict[str, str] = field(default_factory=dict)  # TAS: pod key -> its node
     message: str = "Workload is waiting to be considered by Kueue"
     admissions: list[float] = field(default_factory=list)
     evictions: list[dict[str, Any]] = field(default_factory=list)
@@ -182,10 +191,10 @@ class KueueQueues:
         pods = [self.port.pods[k].pod for k in wl.pods if not self._gone(k)]
         requests: Resources = {}
         if wl.controller is not None:
-            pod_sets = wl.controller.pod_sets()
-            template = pod_sets[0].template
-            for pod_set in pod_sets:
-                requests = add(requests, {r: v * pod_set.count for r, v in pod_set.template.requests.items()})
+            pod_sets = [(p.name, p.count, p.template) for p in wl.controller.pod_sets()]
+            template = pod_sets[0][2]
+            for _, count, pod in pod_sets:
+                requests = add(requests, {r: v * count for r, v in pod.requests.items()})
         else:
             template = pods[0]
             group = self.port.pod_group_of(template)
@@ -193,9 +202,37 @@ class KueueQueues:
                 return f"waiting for the PodGroup's pods: {len(pods)}/{group.min_member} exist"
             for pod in pods:
                 requests = add(requests, pod.requests)
+            pod_sets = [("main", len(pods), template)]
+        topology = []
+        for name, count, pod in pod_sets:
+            asked = request_of(pod.annotations)
+            if asked is not None:
+                topology.append(TopologyRequest(name, count, dict(pod.requests), *asked))
+        priority = self.objects.priority(wl.key, template.labels, template.priority)
         return Workload(
-            wl.key, lq.cluster_queue, template.priority, wl.created_s, wl.order, requests, template
+            wl.key, lq.cluster_queue, priority, wl.created_s, wl.order, requests, template, tuple(topology)
         )
+
+    def _rooms(self, pending: list[Workload]) -> dict[str, NodeRoom]:
+        """Each node's labels and what it has free of the resources TAS pod sets ask, less what the
+        pods admitted onto it by TAS but not yet bound will take."""
+        resources = sorted({r for w in pending for t in w.topology for r in t.requests})
+        if not resources:
+            return {}
+        state = self.port.state
+        rooms = {}
+        for i in state.active_indices().tolist():
+            node = state.nodes[i]
+            rooms[node.name] = NodeRoom(node.labels, {r: state.free_on(i, r) for r in resources})
+        for wl in self.workloads.values():
+            for key, node in wl.host_of.items():
+                rec = self.port.pods[key]
+                if node in rooms and rec.bound_s is None and not self._gone(key):
+                    free = rooms[node].free
+                    for r, v in rec.pod.requests.items():
+                        if r in free:
+                            free[r] -= v
+        return rooms
 
     # -- the cycle ---------------------------------------------------------------------------
     def _request_cycle(self) -> None:
@@ -219,13 +256,22 @@ class KueueQueues:
                     pending.append(spec)
             admitted = [wl.admitted for wl in self.workloads.values() if wl.admitted is not None]
             admitted.sort(key=lambda a: a.workload.key)
+            objects = self.objects
             result = schedule(
-                pending, admitted, self.objects.cluster_queues, self.objects.flavors, self.set_aside
+                pending,
+                admitted,
+                objects.cluster_queues,
+                objects.flavors,
+                self.set_aside,
+                objects.cohorts,
+                objects.topologies,
+                self._rooms(pending),
             )
             for key, message in sorted(result.messages.items()):
                 self._tell(self.workloads[key], message)
             for workload, assignment in result.admitted:
-                self._admit(self.workloads[workload.key], workload, assignment)
+                placement = result.placements.get(workload.key, {})
+                self._admit(self.workloads[workload.key], workload, assignment, placement)
             for preemptor, target in result.preemptions:
                 self._evict(self.workloads[target.key], preemptor, target.reason)
             self.set_aside.update(result.inadmissible)
@@ -238,9 +284,14 @@ class KueueQueues:
             if self.port.pods[k].bound_s is None and not self._gone(k):
                 self.port.set_message(k, message)
 
-    def _admit(self, wl: _Workload, workload: Workload, assignment: Assignment) -> None:
+    def _admit(
+        self, wl: _Workload, workload: Workload, assignment: Assignment, placement: dict[str, list[str]]
+    ) -> None:
         now = self.clock.now
-        wl.admitted = Admitted(workload, dict(assignment.flavors), dict(assignment.usage), now)
+        wl.admitted = Admitted(
+            workload, dict(assignment.flavors), dict(assignment.usage), now, placement=placement
+        )
+        wl.host_of = {}
         wl.admissions.append(now)
         self.stats[workload.cluster_queue].admitted += 1
         self._usage_changed(workload.cluster_queue)
@@ -256,7 +307,26 @@ class KueueQueues:
         for flavor in flavors:
             selector = {**flavor.node_labels, **selector}
             tolerations += tuple(t for t in flavor.tolerations if t not in tolerations)
+        host = self._host(pod, admitted)
+        if host is not None:
+            selector[HOSTNAME] = host
         self.port.release(pod.key, selector, tolerations)
+
+    def _host(self, pod: Pod, admitted: Admitted) -> str | None:
+        """The pod's node in its workload's TAS assignment: one of its pod set's (a set whose pods
+        ask what it asks) that no live pod of the workload holds."""
+        wl = self.workloads[admitted.workload.key]
+        for ask in admitted.workload.topology:
+            if dict(pod.requests) != dict(ask.requests) or request_of(pod.annotations) is None:
+                continue
+            left = list(admitted.placement.get(ask.pod_set, ()))
+            for key, node in wl.host_of.items():
+                if not self._gone(key) and node in left:
+                    left.remove(node)
+            if left:
+                wl.host_of[pod.key] = left[0]
+                return left[0]
+        return None
 
     def _evict(self, wl: _Workload, preemptor: Workload, reason: str) -> None:
         admitted = wl.admitted

@@ -16,11 +16,13 @@ its gang could be placed, and the nodes closest to fitting with what would have 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
 
 from gpufleet.cluster.state import ClusterState
+from gpufleet.control import kai
 from gpufleet.kube.explain_recorded import events_by_pod, recorded_for, verdict
 from gpufleet.kube.explain_together import Judged, judge, placed_with, serving
 from gpufleet.model.host_ports import conflicts
@@ -37,6 +39,7 @@ from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Decision, Scheduler
 from gpufleet.workloads import controller_for
+from gpufleet.workloads.kind import WorkloadController
 
 CLOSEST_NODES = 5
 
@@ -102,15 +105,21 @@ def controller_pods(scenario: Scenario, nodes: list[Node], gangs: GangView) -> l
         for group in controller.pod_groups():
             gangs.add_group(group)
         if f"{controller.kind}/{controller.key}" not in scenario.owned:
-            pods += controller.wanted(nodes)
+            pods += [kai_grouped(p, controller, scenario, gangs) for p in controller.wanted(nodes)]
     return pods
+
+
+def kai_grouped(pod: Pod, controller: WorkloadController | None, scenario: Scenario, gangs: GangView) -> Pod:
+    """Where KAI Scheduler is installed, its pods in the pod groups its pod grouper makes."""
+    return kai.grouped(pod, controller, 0.0, gangs) if scenario.kai_queues else pod
 
 
 def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[str, Any]]:
     state = ClusterState([n for n in scenario.nodes])
     state.namespace_labels = dict(scenario.namespace_labels)
     gangs = GangView(state, scenario.pod_groups)
-    schedulers = [Scheduler(c, state, gangs) for c in scheduler_processes(scenario.schedulers)]
+    configs = kai.scheduler_configs(scenario.schedulers, scenario.kai_queues)
+    schedulers = [Scheduler(c, state, gangs) for c in scheduler_processes(configs)]
     pending: list[Pod] = []
     for pod in controller_pods(scenario, [n for n in scenario.nodes], gangs):
         gangs.add_pod(pod)
@@ -118,6 +127,7 @@ def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[s
     events = events_by_pod(scenario.events)
     records: dict[str, list[Recorded]] = {}
     for bare in scenario.pods:
+        bare = replace(bare, pod=kai_grouped(bare.pod, None, scenario, gangs))
         gangs.add_pod(bare.pod)
         if bare.phase in ("Succeeded", "Failed"):
             continue

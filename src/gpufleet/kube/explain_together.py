@@ -69,6 +69,9 @@ def placed_with(pod: Pod) -> str | None:
     ns = pod.namespace
     if (group := pod.labels.get(POD_GROUP_LABEL)) is not None:
         return f"PodGroup {ns}/{group}"
+    kai = pod.annotations.get("pod-group-name") if pod.scheduler_name == "kai-scheduler" else None
+    if kai is not None and not kai.startswith(f"pg-{pod.name}-"):  # KAI's one group per pod: none
+        return f"PodGroup {ns}/{kai}"
     volcano = next((v for k in VOLCANO_GROUP_ANNOTATIONS if (v := pod.annotations.get(k))), None)
     if volcano is not None:
         return f"Volcano PodGroup {ns}/{volcano}"

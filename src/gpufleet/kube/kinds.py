@@ -52,12 +52,25 @@ DRA_BETA = tuple((group, beta, kind) for beta in BETA_VERSIONS for group, _, kin
 DRA_NAMESPACED = frozenset(
     gvk for gvk in (*DRA, *DRA_BETA) if gvk[2] in ("ResourceClaim", "ResourceClaimTemplate")
 )
-#: Kueue's ResourceFlavor, ClusterQueue and LocalQueue, in both served versions (``gpufleet.kube.kueue``).
-KUEUE = tuple(
-    ("kueue.x-k8s.io", version, kind)
-    for version in ("v1beta1", "v1beta2")
-    for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue")
+#: Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass and Topology, in the
+#: versions served (``gpufleet.kube.kueue``).
+KUEUE = (
+    *(
+        ("kueue.x-k8s.io", version, kind)
+        for version in ("v1beta1", "v1beta2")
+        for kind in (
+            "ResourceFlavor",
+            "ClusterQueue",
+            "LocalQueue",
+            "Cohort",
+            "WorkloadPriorityClass",
+            "Topology",
+        )
+    ),
+    ("kueue.x-k8s.io", "v1alpha1", "Topology"),
 )
+#: KAI Scheduler's Queue (``gpufleet.kube.kai``).
+KAI_QUEUE = ("scheduling.run.ai", "v2", "Queue")
 KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
 #: Kubeflow Trainer v2's runtimes, which TrainJobs name (``gpufleet.kube.training_runtimes``)
 CLUSTER_TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime")
@@ -95,6 +108,7 @@ MODELLED = frozenset(
         TRAINING_RUNTIME,
         VOLCANO_POD_GROUP,
         VOLCANO_QUEUE,
+        KAI_QUEUE,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
@@ -122,12 +136,25 @@ NAMESPACED = frozenset(
 
 #: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
 #: (scheduler-plugins' ElasticQuota; the Training Operator v1's MPIJob, whose v2beta1 is modelled;
-#: Volcano's CronJob).
+#: Volcano's CronJob; Kueue's other kinds; KAI Scheduler's PodGroup and BindRequest).
 _KNOWN_UNMODELLED = frozenset(
     {
         ("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"),
         ("kubeflow.org", "v1", "MPIJob"),
         ("batch.volcano.sh", "v1alpha1", "CronJob"),
+        *(
+            ("kueue.x-k8s.io", version, kind)
+            for version in ("v1beta1", "v1beta2")
+            for kind in (
+                "Workload",
+                "AdmissionCheck",
+                "MultiKueueCluster",
+                "MultiKueueConfig",
+                "ProvisioningRequestConfig",
+            )
+        ),
+        ("scheduling.run.ai", "v2alpha2", "PodGroup"),
+        ("scheduling.run.ai", "v1alpha2", "BindRequest"),
     }
 )
 
@@ -143,6 +170,8 @@ KNOWN_GROUPS = frozenset(
         "gpufleet.io",
         "resource.k8s.io",
         "scheduling.volcano.sh",
+        "kueue.x-k8s.io",
+        "scheduling.run.ai",
     }
 )
 

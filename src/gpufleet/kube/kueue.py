@@ -1,14 +1,23 @@
-"""Kueue's kinds (``kueue.x-k8s.io/v1beta1`` and ``v1beta2``): ResourceFlavor, ClusterQueue, LocalQueue.
+"""Kueue's kinds (``kueue.x-k8s.io/v1beta1`` and ``v1beta2``): ResourceFlavor, ClusterQueue, LocalQueue,
+Cohort, WorkloadPriorityClass and Topology (also ``v1alpha1``).
 
 Fields follow ``kubernetes-sigs/kueue: apis/kueue/v1beta{1,2}/*_types.go``; the only difference
 read here is the cohort: ``spec.cohort`` in v1beta1, ``spec.cohortName`` in v1beta2. Specs are
 decoded strictly (a misspelt field is an error); fields Kueue has but gpufleet does not model
 (``flavorFungibility``, ``fairSharing``, ``stopPolicy``, ``admissionChecks``,
-``preemption.borrowWithinCohort``, ``topologyName``, ...) are warnings. Validation follows the
+``preemption.borrowWithinCohort``, ...) are warnings. Validation follows the
 CRDs' rules and Kueue's webhooks (``pkg/webhooks/clusterqueue_webhook.go``): each flavor lists
 the group's ``coveredResources`` in the same order; quotas are quantities, not negative;
 ``borrowingLimit`` and ``lendingLimit`` need a cohort; ``lendingLimit`` is at most
 ``nominalQuota``; a resource belongs to one group and a flavor to one group of a queue.
+
+A ``Cohort`` (``pkg/webhooks/cohort_webhook.go``) has the same ``resourceGroups`` rules, except that
+its limits need a ``parentName`` and its ``lendingLimit`` may exceed its ``nominalQuota``; a cycle
+of ``parentName`` is an error here (Kueue leaves every ClusterQueue of such a tree inactive). A
+``WorkloadPriorityClass`` needs ``value`` (an int32); a workload labelled with a class that does
+not exist is an error (Kueue's webhook refuses such a Workload). A ``Topology`` has 1 to 16
+levels, each a distinct ``nodeLabel``, ``kubernetes.io/hostname`` only as the lowest; a
+ResourceFlavor naming a Topology that does not exist leaves its ClusterQueues inactive (a warning).
 """
 
 from __future__ import annotations
@@ -24,17 +33,22 @@ from gpufleet.kube.objects import Meta, mapping
 from gpufleet.kube.problems import Reporter, duplicate, invalid, required, unsupported
 from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.kueue import (
+    NEVER,
+    PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,
     WITHIN_CLUSTER_QUEUE_POLICIES,
     ClusterQueue,
+    Cohort,
     FlavorQuotas,
     KueueObjects,
     LocalQueue,
     ResourceFlavor,
     ResourceGroup,
     ResourceQuota,
+    Topology,
+    WorkloadPriorityClass,
 )
 from gpufleet.model.pod import Requirement
 from gpufleet.model.quantity import QuantityError, parse_quantity
@@ -45,6 +59,12 @@ VERSIONS = ("v1beta1", "v1beta2")
 RESOURCE_FLAVOR = "ResourceFlavor"
 CLUSTER_QUEUE = "ClusterQueue"
 LOCAL_QUEUE = "LocalQueue"
+COHORT = "Cohort"
+WORKLOAD_PRIORITY_CLASS = "WorkloadPriorityClass"
+TOPOLOGY = "Topology"
+HOSTNAME = "kubernetes.io/hostname"
+MAX_TOPOLOGY_LEVELS = 16
+INT32_MAX = 2**31 - 1
 
 
 def _one_of(values: tuple[str, ...]) -> Callable[[str], str]:
@@ -128,15 +148,81 @@ class _LocalQueue(SpecModel):
     fair_sharing: dict[str, Any] | None = None
 
 
+class _Cohort(SpecModel):
+    parent_name: str | None = None
+    resource_groups: list[_ResourceGroup] = Field(default_factory=list)
+    fair_sharing: dict[str, Any] | None = None
+
+
+class _TopologyLevel(SpecModel):
+    node_label: str
+
+
+class _Topology(SpecModel):
+    levels: list[_TopologyLevel]
+
+
 def resource_flavor(meta: Meta, body: Mapping[str, Any], report: Reporter) -> ResourceFlavor:
     spec = validate(_ResourceFlavor, body.get("spec") or {}, report, "spec") or _ResourceFlavor()
-    report.unmodelled_fields(spec.given(), ("topologyName",), "spec")
     return ResourceFlavor(
         meta.name,
         dict(spec.node_labels or {}),
         taints.taints(spec.node_taints, report, "spec.nodeTaints"),
         taints.tolerations(spec.tolerations, report, "spec.tolerations"),
+        spec.topology_name or None,
     )
+
+
+def cohort(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Cohort:
+    """A Cohort: its parent and its own quota (``fairSharing`` is a warning)."""
+    spec = validate(_Cohort, body.get("spec") or {}, report, "spec") or _Cohort()
+    report.unmodelled_fields(spec.given(), ("fairSharing",), "spec")
+    parent = spec.parent_name or None
+    if parent == meta.name:
+        report.error("spec.parentName", invalid(parent, "a Cohort cannot be its own parent"))
+        parent = None
+    return Cohort(
+        meta.name, parent, _resource_groups(spec.resource_groups, parent is not None, report, False)
+    )
+
+
+def workload_priority_class(meta: Meta, body: Mapping[str, Any], report: Reporter) -> WorkloadPriorityClass:
+    """``value`` (required, int32) and ``description`` (not used), at the top level as a PriorityClass."""
+    value = body.get("value")
+    if value is None:
+        report.error("value", required())
+        return WorkloadPriorityClass(meta.name, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or not -INT32_MAX - 1 <= value <= INT32_MAX:
+        report.error("value", invalid(value, "must be an int32"))
+        return WorkloadPriorityClass(meta.name, 0)
+    description = body.get("description")
+    if description is not None and not isinstance(description, str):
+        report.error("description", invalid(description, "must be a string"))
+    return WorkloadPriorityClass(meta.name, value)
+
+
+def topology(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Topology | None:
+    """``spec.levels[].nodeLabel``, widest first (the CRD's rules: 1 to 16 distinct levels,
+    ``kubernetes.io/hostname`` only as the last)."""
+    spec = validate(_Topology, body.get("spec") or {}, report, "spec")
+    if spec is None:
+        return None
+    labels = [level.node_label for level in spec.levels]
+    if not 1 <= len(labels) <= MAX_TOPOLOGY_LEVELS:
+        report.error("spec.levels", invalid(len(labels), f"must have 1 to {MAX_TOPOLOGY_LEVELS} levels"))
+        return None
+    ok = True
+    for i, label in enumerate(labels):
+        if label in labels[:i]:
+            report.error(f"spec.levels[{i}].nodeLabel", duplicate(label, "each level is a different label"))
+            ok = False
+        if label == HOSTNAME and i != len(labels) - 1:
+            report.error(
+                f"spec.levels[{i}].nodeLabel",
+                invalid(label, f"{HOSTNAME} can only be used at the lowest level"),
+            )
+            ok = False
+    return Topology(meta.name, tuple(labels)) if ok else None
 
 
 def local_queue(meta: Meta, body: Mapping[str, Any], report: Reporter) -> LocalQueue | None:
@@ -198,7 +284,7 @@ def _quantity(resource: str, value: object, report: Reporter, path: str) -> int 
 
 
 def _resource_groups(
-    groups: list[_ResourceGroup], cohort: bool, report: Reporter
+    groups: list[_ResourceGroup], cohort: bool, report: Reporter, nominal_over_lending: bool = True
 ) -> tuple[ResourceGroup, ...]:
     out: list[ResourceGroup] = []
     seen_resources: set[str] = set()
@@ -234,7 +320,7 @@ def _resource_groups(
                         f"{path}.name", invalid(quota.name, f"must be {covered!r}, as in coveredResources")
                     )
                     continue
-                read = _resource_quota(quota, cohort, report, path)
+                read = _resource_quota(quota, cohort, report, path, nominal_over_lending)
                 if read is not None:
                     quotas[quota.name] = read
             flavors.append(FlavorQuotas(flavor.name, quotas))
@@ -242,7 +328,9 @@ def _resource_groups(
     return tuple(out)
 
 
-def _resource_quota(quota: _ResourceQuota, cohort: bool, report: Reporter, path: str) -> ResourceQuota | None:
+def _resource_quota(
+    quota: _ResourceQuota, cohort: bool, report: Reporter, path: str, nominal_over_lending: bool
+) -> ResourceQuota | None:
     nominal = _quantity(quota.name, quota.nominal_quota, report, f"{path}.nominalQuota")
     limits: dict[str, int | None] = {}
     for field, value in (("borrowingLimit", quota.borrowing_limit), ("lendingLimit", quota.lending_limit)):
@@ -250,7 +338,7 @@ def _resource_quota(quota: _ResourceQuota, cohort: bool, report: Reporter, path:
         if value is not None and not cohort:
             report.error(f"{path}.{field}", invalid(value, f"{field} must be nil when cohort is empty"))
     lending = limits["lendingLimit"]
-    if nominal is not None and lending is not None and lending > nominal:
+    if nominal_over_lending and nominal is not None and lending is not None and lending > nominal:
         report.error(
             f"{path}.lendingLimit", invalid(quota.lending_limit, "must be less than or equal to nominalQuota")
         )
@@ -265,8 +353,9 @@ def queue_name(meta: Meta) -> str | None:
 
 
 def check_references(objects: KueueObjects, reports: Mapping[str, Reporter]) -> None:
-    """Flavors a ClusterQueue names and the ClusterQueue a LocalQueue names: missing ones are
-    warnings, as Kueue accepts them and marks the queue inactive (``FlavorNotFound``)."""
+    """Flavors a ClusterQueue names, the ClusterQueue a LocalQueue names and the Topology a flavor
+    names: missing ones are warnings, as Kueue accepts them and marks the queue inactive
+    (``FlavorNotFound``, ``TopologyNotFound``). A cycle of Cohort parents is an error."""
     for name, cq in objects.cluster_queues.items():
         report = reports.get(f"{CLUSTER_QUEUE}/{name}")
         for g, group in enumerate(cq.resource_groups):
@@ -280,3 +369,59 @@ def check_references(objects: KueueObjects, reports: Mapping[str, Reporter]) -> 
         report = reports.get(f"{LOCAL_QUEUE}/{key}")
         if report is not None and lq.cluster_queue not in objects.cluster_queues:
             report.warn("spec.clusterQueue", f'no ClusterQueue "{lq.cluster_queue}": its workloads wait')
+    for name, flavor in objects.flavors.items():
+        report = reports.get(f"{RESOURCE_FLAVOR}/{name}")
+        if report is not None and flavor.topology is not None and flavor.topology not in objects.topologies:
+            report.warn(
+                "spec.topologyName",
+                f'no Topology "{flavor.topology}": the ClusterQueues using this flavor are inactive, '
+                "admit nothing",
+            )
+    for name in sorted(objects.cohorts):
+        seen = [name]
+        parent = objects.cohorts[name].parent
+        while parent is not None and parent in objects.cohorts and parent not in seen:
+            seen.append(parent)
+            parent = objects.cohorts[parent].parent
+        report = reports.get(f"{COHORT}/{name}")
+        if parent is not None and parent in seen and report is not None:
+            report.error(
+                "spec.parentName", invalid(parent, "the Cohort tree has a cycle: " + " -> ".join(seen))
+            )
+        elif (
+            objects.cohorts[name].parent is not None and report is not None and _reclaims_below(objects, name)
+        ):
+            report.warn(
+                "spec.parentName",
+                "quota is shared through the cohort tree, but Kueue's hierarchical preemption is not "
+                "modelled: reclaimWithinCohort evicts borrowers anywhere in the tree, not within the "
+                "lowest subtree that fits first",
+            )
+
+
+def _reclaims_below(objects: KueueObjects, cohort: str) -> bool:
+    """Whether a ClusterQueue under ``cohort`` (at any depth) may reclaim within its cohort."""
+    for cq in objects.cluster_queues.values():
+        node, depth = cq.cohort, 0
+        while (
+            node is not None and node != cohort and node in objects.cohorts and depth < len(objects.cohorts)
+        ):
+            node, depth = objects.cohorts[node].parent, depth + 1
+        if node == cohort and cq.reclaim_within_cohort != NEVER:
+            return True
+    return False
+
+
+def priority_class_label(meta: Meta) -> str | None:
+    """The WorkloadPriorityClass a workload names (``metadata.labels[kueue.x-k8s.io/priority-class]``)."""
+    return meta.labels.get(PRIORITY_CLASS_LABEL) or None
+
+
+def check_priority_classes(objects: KueueObjects, labelled: list[tuple[Reporter, str]]) -> None:
+    """A workload naming a WorkloadPriorityClass that does not exist is refused (Kueue's Workload
+    webhook: ``workloadPriorityClass ... not found``)."""
+    for report, name in labelled:
+        if name not in objects.priority_classes:
+            report.error(
+                f"metadata.labels.{PRIORITY_CLASS_LABEL}", f'WorkloadPriorityClass "{name}" not found'
+            )

@@ -27,6 +27,7 @@ from gpufleet.kube import (
     gpufleet_kinds,
     hpa,
     hpa_v1,
+    kai,
     keda,
     kinds,
     kueue,
@@ -79,7 +80,9 @@ _EXTRA_TOP_LEVEL = {
     kinds.POD_GROUP: ("status",),
     kinds.SCALED_OBJECT: ("status",),
     kinds.SCALED_JOB: ("status",),
-    **{gvk: ("status",) for gvk in kinds.KUEUE},
+    **{gvk: ("status",) for gvk in kinds.KUEUE if gvk[2] != "WorkloadPriorityClass"},
+    **{gvk: ("value", "description") for gvk in kinds.KUEUE if gvk[2] == "WorkloadPriorityClass"},
+    kinds.KAI_QUEUE: ("status",),
     kinds.VOLCANO_POD_GROUP: ("status",),
     kinds.VOLCANO_QUEUE: ("status",),
 }
@@ -181,7 +184,11 @@ class _Loader:
     _pods: list[tuple[Reporter, str, Pod]] = field(default_factory=list)  # pods and templates, by path
     _node_reports: dict[str, Reporter] = field(default_factory=dict)
     _targets: list[_Target] = field(default_factory=list)  # Deployments that objects scale or load
-    _kueue_reports: dict[str, Reporter] = field(default_factory=dict)  # ClusterQueues and LocalQueues
+    _kueue_reports: dict[str, Reporter] = field(default_factory=dict)  # Kueue's queues, flavors, cohorts
+    _priority_labels: list[tuple[Reporter, str]] = field(
+        default_factory=list
+    )  # kueue.x-k8s.io/priority-class
+    _kai_reports: dict[str, Reporter] = field(default_factory=dict)  # KAI Queues
     #: Kubeflow Trainer's runtimes by ``kind/namespace/name``, and the TrainJobs that name them
     _runtimes: dict[str, training_runtimes.TrainingRuntime] = field(default_factory=dict)
     _train_jobs: list[tuple[_Entry, priorities.Priorities]] = field(default_factory=list)
@@ -223,6 +230,7 @@ class _Loader:
             kinds.TRAINING_RUNTIME: lambda e: self._training_runtime(e, resolver),
             kinds.VOLCANO_POD_GROUP: self._volcano_pod_group,
             kinds.VOLCANO_QUEUE: self._volcano_queue,
+            kinds.KAI_QUEUE: self._kai_queue,
         }
         for gvk, read in manifest_readers().items():  # workload kinds that bring their own reader
             converters.setdefault(gvk, partial(self._registered_kind, read=read, resolver=resolver))
@@ -391,6 +399,9 @@ class _Loader:
         created = Created(pod.behavior.submit_at_s, entry.document.order)
         if not entry.malformed:
             self._pods.append((entry.report, "", pod))
+        priority_class = kueue.priority_class_label(entry.meta)
+        if priority_class is not None and kueue.queue_name(entry.meta) is not None:
+            self._priority_labels.append((entry.report, priority_class))
         uid = str(mapping(entry.body.get("metadata")).get("uid") or "")
         scheduled = scheduler_records.pod_scheduled(status, entry.report)
         self.scenario.pods.append(
@@ -466,15 +477,35 @@ class _Loader:
     def _queue(self, entry: _Entry) -> None:
         """Kueue's integrations: a workload labelled with a LocalQueue is admitted through it whole."""
         queue = kueue.queue_name(entry.meta)
+        key = f"{entry.kind.kind}/{entry.meta.namespace}/{entry.meta.name}"
         if queue is not None:
-            key = f"{entry.kind.kind}/{entry.meta.namespace}/{entry.meta.name}"
             self.scenario.kueue.workload_queues[key] = queue
+        priority_class = kueue.priority_class_label(entry.meta)
+        if priority_class is not None and queue is not None:
+            self.scenario.kueue.workload_priorities[key] = priority_class
+            self._priority_labels.append((entry.report, priority_class))
+
+    def _kai_queue(self, entry: _Entry) -> None:
+        queue = kai.queue(entry.meta, entry.body, entry.report)
+        self.scenario.kai_queues[queue.name] = queue
+        self._kai_reports[queue.name] = entry.report
 
     def _kueue(self, entry: _Entry) -> None:
         objects = self.scenario.kueue
         kind = entry.kind.kind
         if kind == kueue.RESOURCE_FLAVOR:
             objects.flavors[entry.meta.name] = kueue.resource_flavor(entry.meta, entry.body, entry.report)
+            self._kueue_reports[f"{kind}/{entry.meta.name}"] = entry.report
+        elif kind == kueue.COHORT:
+            objects.cohorts[entry.meta.name] = kueue.cohort(entry.meta, entry.body, entry.report)
+            self._kueue_reports[f"{kind}/{entry.meta.name}"] = entry.report
+        elif kind == kueue.WORKLOAD_PRIORITY_CLASS:
+            wpc = kueue.workload_priority_class(entry.meta, entry.body, entry.report)
+            objects.priority_classes[wpc.name] = wpc
+        elif kind == kueue.TOPOLOGY:
+            found = kueue.topology(entry.meta, entry.body, entry.report)
+            if found is not None:
+                objects.topologies[found.name] = found
         elif kind == kueue.CLUSTER_QUEUE:
             cq = kueue.cluster_queue(entry.meta, entry.body, entry.kind.version, entry.report)
             objects.cluster_queues[cq.name] = cq
@@ -664,6 +695,8 @@ class _Loader:
         """Node names that a pool would stamp; pods naming missing PodGroups or nodes; scale targets."""
         self._check_targets()
         kueue.check_references(self.scenario.kueue, self._kueue_reports)
+        kueue.check_priority_classes(self.scenario.kueue, self._priority_labels)
+        kai.check_references(self.scenario.kai_queues, self._kai_reports)
         pools = {p.name for p in self.scenario.node_pools}
         for name, report in self._node_reports.items():
             pool, _, index = name.rpartition("-")
@@ -673,7 +706,8 @@ class _Loader:
             f"{p.name}-{n}" for p in self.scenario.node_pools for n in range(p.replicas)
         }
         for report, prefix, pod in self._pods:
-            group = pod.pod_group
+            kai.check_pod(pod, report, prefix)
+            group = pod.labels.get(POD_GROUP_LABEL)
             if group is not None and f"{pod.namespace}/{group}" not in self.scenario.pod_groups:
                 where = "labels" if POD_GROUP_LABEL in pod.labels else "annotations"
                 key = POD_GROUP_LABEL if where == "labels" else VOLCANO_GROUP_ANNOTATION

@@ -8,6 +8,13 @@ its workloads ``BestEffortFIFO`` (default) or ``StrictFIFO`` and may preempt
 (``preemption.reclaimWithinCohort``, ``preemption.withinClusterQueue``, both ``Never`` by
 default); a ``LocalQueue`` is a namespace's door to one ClusterQueue. Workloads name their
 LocalQueue with the label ``kueue.x-k8s.io/queue-name``.
+
+Also (``cohort_types.go``, ``workloadpriorityclass_types.go``, ``topology_types.go``): a
+``Cohort`` (``parentName``: cohorts form a tree; its own ``resourceGroups``: quota its
+ClusterQueues may borrow), a ``WorkloadPriorityClass`` (``value``: the priority of a workload
+labelled ``kueue.x-k8s.io/priority-class: <name>`` for Kueue's ordering and preemption only) and a
+``Topology`` (``levels[].nodeLabel``, widest first), which a ResourceFlavor names
+(``topologyName``) for Topology-Aware Scheduling.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from gpufleet.model.node import Taint, Toleration
 from gpufleet.model.pod import Requirement
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+#: A workload's WorkloadPriorityClass (``constants.WorkloadPriorityClassLabel``).
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 #: The label every namespace carries (``NamespaceDefaultLabelName``): what a namespaceSelector can match.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -41,6 +50,7 @@ class ResourceFlavor:
     node_labels: dict[str, str] = field(default_factory=dict)
     node_taints: tuple[Taint, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
+    topology: str | None = None  # ``topologyName``: a TAS flavor
 
 
 @dataclass(frozen=True)
@@ -81,11 +91,7 @@ class ClusterQueue:
     within_cluster_queue: str = NEVER
 
     def quota(self, flavor: str, resource: str) -> ResourceQuota | None:
-        for group in self.resource_groups:
-            for quotas in group.flavors:
-                if quotas.flavor == flavor and resource in quotas.resources:
-                    return quotas.resources[resource]
-        return None
+        return _quota(self.resource_groups, flavor, resource)
 
     def admits_namespace(self, namespace: str) -> bool:
         if self.namespace_selector is None:
@@ -105,6 +111,38 @@ class LocalQueue:
         return f"{self.namespace}/{self.name}"
 
 
+@dataclass(frozen=True)
+class Cohort:
+    """A node of the cohort tree: its parent (``None``: a root) and its own quota."""
+
+    name: str
+    parent: str | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+
+    def quota(self, flavor: str, resource: str) -> ResourceQuota | None:
+        return _quota(self.resource_groups, flavor, resource)
+
+
+@dataclass(frozen=True)
+class WorkloadPriorityClass:
+    name: str
+    value: int
+
+
+@dataclass(frozen=True)
+class Topology:
+    name: str
+    levels: tuple[str, ...]  # node labels, widest first
+
+
+def _quota(groups: tuple[ResourceGroup, ...], flavor: str, resource: str) -> ResourceQuota | None:
+    for group in groups:
+        for quotas in group.flavors:
+            if quotas.flavor == flavor and resource in quotas.resources:
+                return quotas.resources[resource]
+    return None
+
+
 @dataclass
 class KueueObjects:
     flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
@@ -113,6 +151,18 @@ class KueueObjects:
     #: workloads (Jobs and the other kinds of Kueue's integrations) labelled
     #: ``kueue.x-k8s.io/queue-name``: ``<kind>/<ns>/<name>`` -> the LocalQueue's name.
     workload_queues: dict[str, str] = field(default_factory=dict)
+    cohorts: dict[str, Cohort] = field(default_factory=dict)
+    priority_classes: dict[str, WorkloadPriorityClass] = field(default_factory=dict)
+    topologies: dict[str, Topology] = field(default_factory=dict)
+    #: ``<kind>/<ns>/<name>`` of a workload labelled ``kueue.x-k8s.io/priority-class`` -> the class
+    workload_priorities: dict[str, str] = field(default_factory=dict)
+
+    def priority(self, key: str, labels: dict[str, str], pod_priority: int) -> int:
+        """The workload's priority for Kueue: its WorkloadPriorityClass's value, else its pods'
+        (``pkg/util/priority``: ``GetPriorityFromWorkloadPriorityClass`` before the PriorityClass)."""
+        name = self.workload_priorities.get(key) or labels.get(PRIORITY_CLASS_LABEL)
+        wpc = None if name is None else self.priority_classes.get(name)
+        return pod_priority if wpc is None else wpc.value
 
     def __bool__(self) -> bool:
         return bool(self.cluster_queues or self.local_queues or self.workload_queues)

@@ -188,8 +188,12 @@ class Pod:
 
     @property
     def pod_group(self) -> str | None:
-        """The PodGroup it belongs to: scheduler-plugins' label, else Volcano's annotation."""
-        return self.labels.get(POD_GROUP_LABEL) or self.annotations.get(VOLCANO_GROUP_ANNOTATION) or None
+        """The gang it belongs to: the scheduler-plugins label, else Volcano's annotation, or for KAI
+        Scheduler's pods the pod grouper's ``pod-group-name`` annotation."""
+        label = self.labels.get(POD_GROUP_LABEL) or self.annotations.get(VOLCANO_GROUP_ANNOTATION)
+        if not label and self.scheduler_name == "kai-scheduler":
+            return self.annotations.get("pod-group-name")
+        return label or None
 
     def shape(self) -> tuple[object, ...]:
         """What the filters and scores depend on: pods of one shape share cached node masks."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import DraObjects
 from gpufleet.model.hpa import HorizontalPodAutoscalerSpec
+from gpufleet.model.kai import KaiQueue
 from gpufleet.model.keda import ScaledJobSpec, ScaledObjectSpec
 from gpufleet.model.kueue import KueueObjects
 from gpufleet.model.load import QueueFeed, Traffic
@@ -58,6 +59,7 @@ class Scenario:
     budgets: list[DisruptionBudget] = field(default_factory=list)
     dra: DraObjects = field(default_factory=DraObjects)
     kueue: KueueObjects = field(default_factory=KueueObjects)  # Kueue's flavors and queues
+    kai_queues: dict[str, KaiQueue] = field(default_factory=dict)  # KAI Scheduler's queues, by name
     #: cluster-autoscaler's priority expander: (priority, node-group name expression)
     expander_priorities: tuple[tuple[int, str], ...] = ()
     #: FailedScheduling Events of a cluster dump (``explain`` shows each pod's latest)

@@ -24,6 +24,7 @@ from functools import partial
 import numpy as np
 
 from gpufleet.cluster.state import ClusterState
+from gpufleet.control import kai
 from gpufleet.control.clock import Priority
 from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop, ScaleEvent
 from gpufleet.control.kuberay import KubeRayLoops
@@ -32,6 +33,7 @@ from gpufleet.control.port import PodStatus, QueuedWorkload
 from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
 from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.kai import KAI_SCHEDULER
 from gpufleet.model.node import Node, Toleration
 from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
 from gpufleet.model.resources import GPU
@@ -103,12 +105,20 @@ class Simulation:
         self.state.namespace_labels = dict(scenario.namespace_labels)
         self.state.disruptions = self  # PodDisruptionBudgets for preemption (cluster.disruption_view)
         self.gangs = GangView(self.state, scenario.pod_groups)
-        seeds = np.random.SeedSequence(self.seed).spawn(len(scheduler_processes(scenario.schedulers)))
+        configs = list(scenario.schedulers)
+        #: KAI Scheduler installed: a KAI Queue in the scenario (control/kai.py)
+        self.kai_installed = bool(scenario.kai_queues)
+        if self.kai_installed and not any(
+            p.scheduler_name == KAI_SCHEDULER for c in configs for p in c.profiles
+        ):
+            configs.append(kai.scheduler_config(scenario.kai_queues))
+        processes = scheduler_processes(configs)
+        seeds = np.random.SeedSequence(self.seed).spawn(len(processes))
         self.schedulers = [
             Scheduler(
                 c, self.state, self.gangs, seed=int(s.generate_state(1)[0]), tie_break=tie_break or "random"
             )
-            for c, s in zip(scheduler_processes(scenario.schedulers), seeds, strict=True)
+            for c, s in zip(processes, seeds, strict=True)
         ]
         self.meter = Meter()
         self.lifecycle = PodLifecycle(
@@ -300,6 +310,10 @@ class Simulation:
             self._create(pod)
 
     def _create(self, pod: Pod) -> None:
+        if self.kai_installed and pod.scheduler_name == KAI_SCHEDULER and pod.pod_group is None:
+            pod, group = kai.group(pod, self.created_by.get(pod.key), self.loop.now)  # KAI's pod grouper
+            if group.key not in self.gangs.groups:
+                self.gangs.add_group(group)
         if pod.scheduling_gates:  # gates whose removal time has come are gone before the pod is looked at
             pod = replace(pod, scheduling_gates=self._gates_left(pod, pod.scheduling_gates, self.loop.now))
         rec = self.lifecycle.record(pod, self._scheduler_of(pod))
@@ -328,7 +342,7 @@ class Simulation:
             rec.message = no_scheduler(pod.scheduler_name)
             return
         group = self.gangs.group_of(pod)
-        if group is not None and any(topology_request(pod)):
+        if group is not None and any(topology_request(pod)) and HOSTNAME not in pod.node_selector:
             self.topology_held.setdefault(group.key, []).append(pod.key)
             self._admit_by_topology(group.key)
             return
@@ -378,7 +392,8 @@ class Simulation:
         free = self.state.free(GPU)
         free_by_node = {self.state.nodes[i].name: int(free[i]) for i in self.state.active_indices().tolist()}
         labels = {n.name: n.labels for n in self.state.nodes if n.name in self.state.index}
-        verdict = admit([self.records[k].pod for k in keys], free_by_node, labels)
+        topologies = [t.levels for _, t in sorted(self.scenario.kueue.topologies.items())]
+        verdict = admit([self.records[k].pod for k in keys], free_by_node, labels, topologies)
         if isinstance(verdict, str):
             for k in keys:
                 self.records[k].message = verdict

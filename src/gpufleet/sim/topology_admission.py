@@ -5,12 +5,13 @@ label>`` (all pods in one domain at that level, or none) or ``-preferred-topolog
 level, then spread) wait gated until Kueue finds room for the whole gang
 (``gpus.topology.domains.place_gang``); it then injects each pod's domain as a node
 selector (down to ``kubernetes.io/hostname``) and lets the scheduler place them. A gang that
-requires one rack waits rather than spread. Levels are the requested label and the hostname.
+requires one rack waits rather than spread. Levels are those of the Kueue ``Topology`` that lists
+the requested label (the first such, by name), else the requested label and the hostname.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from gpufleet.gpus.topology.domains import TopologyLevels, place_gang
 from gpufleet.model.pod import Pod
@@ -26,12 +27,20 @@ def topology_request(pod: Pod) -> tuple[str | None, str | None]:
 
 
 def admit(
-    pods: list[Pod], free_gpus: Mapping[str, int], node_labels: Mapping[str, Mapping[str, str]]
+    pods: list[Pod],
+    free_gpus: Mapping[str, int],
+    node_labels: Mapping[str, Mapping[str, str]],
+    topologies: Iterable[tuple[str, ...]] = (),
 ) -> dict[str, str] | str:
-    """Each pod's node (``pod key -> node``), or why the gang must wait."""
+    """Each pod's node (``pod key -> node``), or why the gang must wait; ``topologies``: the levels
+    of the scenario's Kueue Topology objects, by name."""
     required, preferred = topology_request(pods[0])
     level = required or preferred or HOSTNAME
-    levels = TopologyLevels((level, HOSTNAME)) if level != HOSTNAME else TopologyLevels((HOSTNAME,))
+    listed = next((t for t in topologies if level in t and t[-1] == HOSTNAME), None)
+    if listed is not None:
+        levels = TopologyLevels(listed)
+    else:
+        levels = TopologyLevels((level, HOSTNAME)) if level != HOSTNAME else TopologyLevels((HOSTNAME,))
     needs = [p.gpus for p in pods]
     placed = place_gang(needs, free_gpus, node_labels, required, preferred if not required else None, levels)
     if placed is None:

@@ -13,7 +13,10 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
   selector``);
 * heads are nominated against a snapshot (``flavors.assign_flavors``), then taken in order:
   those that do not borrow first, then higher priority, then older;
-* a head that fits is admitted if it still fits after this cycle's earlier admissions; one
+* a head that fits is admitted if it still fits after this cycle's earlier admissions and, when
+  it asks for Topology-Aware Scheduling, if its pod sets find their topology domains on the
+  flavor's nodes (``topology.place``; the nodes this cycle's earlier TAS admissions took are
+  taken); one
   that can fit by preemption evicts its targets (``preemption.preemption_targets``) and stays
   the head until they are gone; one that cannot fit gets the reasons as its message.
 
@@ -25,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpufleet.model.kueue import BEST_EFFORT_FIFO, ClusterQueue, ResourceFlavor
+from gpufleet.model.kueue import BEST_EFFORT_FIFO, ClusterQueue, Cohort, ResourceFlavor, Topology
 from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
 from gpufleet.scheduling.kueue.preemption import Target, preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
+from gpufleet.scheduling.kueue.topology import NodeRoom, place
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
 
 CLUSTER_QUEUE_MISSING = "ClusterQueue {} doesn't exist"
@@ -39,6 +43,7 @@ NAMESPACE_MISMATCH = "Workload namespace doesn't match ClusterQueue selector"
 @dataclass
 class CycleResult:
     admitted: list[tuple[Workload, Assignment]] = field(default_factory=list)
+    placements: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # TAS: key -> pod set -> nodes
     preemptions: list[tuple[Workload, Target]] = field(default_factory=list)  # (preemptor, victim)
     inadmissible: list[str] = field(default_factory=list)  # set aside (BestEffortFIFO)
     messages: dict[str, str] = field(default_factory=dict)  # why a pending workload waits
@@ -77,15 +82,21 @@ def schedule(
     queues: Mapping[str, ClusterQueue],
     flavors: Mapping[str, ResourceFlavor],
     set_aside: set[str],
+    cohorts: Mapping[str, Cohort] | None = None,
+    topologies: Mapping[str, Topology] | None = None,
+    nodes: Mapping[str, NodeRoom] | None = None,
 ) -> CycleResult:
     """One cycle over the heads of ``pending``; ``set_aside``: BestEffortFIFO workloads found
-    inadmissible since quota was last released."""
+    inadmissible since quota was last released; ``nodes``: each node's labels and free capacity,
+    for Topology-Aware Scheduling."""
     result = CycleResult()
-    snapshot = QuotaSnapshot(queues, usage_of(admitted))
+    snapshot = QuotaSnapshot(queues, usage_of(admitted), cohorts)
+    topologies = topologies or {}
+    room = {name: NodeRoom(n.labels, dict(n.free)) for name, n in (nodes or {}).items()}
     entries: list[tuple[Workload, Assignment]] = []
     for head in _heads(pending, queues, set_aside):
         cq = queues.get(head.cluster_queue)
-        refusal = _refusal(head, cq, flavors)
+        refusal = _refusal(head, cq, flavors, topologies)
         if refusal is not None:
             result.messages[head.key] = refusal
             _set_aside(result, head, cq)
@@ -99,8 +110,15 @@ def schedule(
         if nominated.mode is Mode.FIT:
             now = assign_flavors(workload, cq, flavors, snapshot)
             if now.mode is Mode.FIT:
+                placed = _topology(workload, now, flavors, topologies, room)
+                if isinstance(placed, str):
+                    result.messages[workload.key] = placed
+                    _set_aside(result, workload, cq)
+                    continue
                 snapshot.add(cq.name, now.usage)
                 result.admitted.append((workload, now))
+                if placed:
+                    result.placements[workload.key] = placed
             continue
         result.messages[workload.key] = nominated.message()
         targets = (
@@ -117,14 +135,47 @@ def schedule(
     return result
 
 
+def _topology(
+    workload: Workload,
+    assignment: Assignment,
+    flavors: Mapping[str, ResourceFlavor],
+    topologies: Mapping[str, Topology],
+    room: dict[str, NodeRoom],
+) -> dict[str, list[str]] | str:
+    """The TAS pod sets' nodes in the assigned flavor's topology (taken from ``room``), or why none."""
+    tas = [flavors[f] for f in sorted(set(assignment.flavors.values())) if flavors[f].topology is not None]
+    if not workload.topology or not tas:  # a pod set asking for nothing is given no flavor
+        return {}
+    flavor = tas[0]
+    topology = topologies[str(flavor.topology)]
+    labels = flavor.node_labels
+    mine = {n: r for n, r in room.items() if all(r.labels.get(k) == v for k, v in labels.items())}
+    placed = place(list(workload.topology), topology, mine)
+    if isinstance(placed, str):
+        return placed
+    for ask in workload.topology:
+        for node in placed[ask.pod_set]:
+            free = room[node].free
+            for r, v in ask.requests.items():
+                free[r] = free.get(r, 0) - v
+    return placed
+
+
 def _refusal(
-    workload: Workload, cq: ClusterQueue | None, flavors: Mapping[str, ResourceFlavor]
+    workload: Workload,
+    cq: ClusterQueue | None,
+    flavors: Mapping[str, ResourceFlavor],
+    topologies: Mapping[str, Topology],
 ) -> str | None:
     """Why the workload cannot be considered at all: no such queue, an inactive one (a flavor it
-    names does not exist), or a namespace its selector does not admit."""
+    names does not exist, or a TAS flavor whose Topology does not), or a namespace its selector
+    does not admit."""
     if cq is None:
         return CLUSTER_QUEUE_MISSING.format(workload.cluster_queue)
-    if any(f.flavor not in flavors for g in cq.resource_groups for f in g.flavors):
+    names = [f.flavor for g in cq.resource_groups for f in g.flavors]
+    if any(f not in flavors for f in names) or any(
+        flavors[f].topology is not None and flavors[f].topology not in topologies for f in names
+    ):
         return CLUSTER_QUEUE_INACTIVE.format(cq.name)
     if not cq.admits_namespace(workload.namespace):
         return NAMESPACE_MISMATCH

@@ -8,7 +8,9 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go`
   ``resource R unavailable in ClusterQueue``;
 * per group, flavors are tried in order; a flavor whose ``nodeTaints`` the pods do not
   tolerate (``untolerated taint {k: v} in flavor F``) or whose ``nodeLabels`` contradict the
-  pods' nodeSelector (``flavor F doesn't match node affinity``) is skipped;
+  pods' nodeSelector (``flavor F doesn't match node affinity``) is skipped, and so is one without a
+  ``topologyName`` for a workload that asks for Topology-Aware Scheduling
+  (``Flavor "F" does not support TopologyAwareScheduling``);
 * per resource, with ``val`` the workload's request: ``val`` above what the queue could ever
   hold is ``insufficient quota for R in flavor F, request > maximum capacity (V > M)``;
   ``val`` within what is available now fits (borrowing if it takes the queue over its
@@ -54,7 +56,9 @@ class Assignment:
         return f"couldn't assign flavors to pod set {POD_SET}: " + ", ".join(sorted(self.reasons))
 
 
-def _flavor_mismatch(pod: Pod, flavor: ResourceFlavor) -> str | None:
+def _flavor_mismatch(pod: Pod, flavor: ResourceFlavor, topology: bool = False) -> str | None:
+    if topology and flavor.topology is None:  # tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS
+        return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
     for taint in flavor.node_taints:
         if not tolerated(taint, pod.tolerations + flavor.tolerations):
             return f"untolerated taint {taint.describe()} in flavor {flavor.name}"
@@ -98,7 +102,7 @@ def assign_flavors(
             continue
         best: tuple[Mode, str] | None = None
         for quotas in group.flavors:
-            mismatch = _flavor_mismatch(workload.pod, flavors[quotas.flavor])
+            mismatch = _flavor_mismatch(workload.pod, flavors[quotas.flavor], bool(workload.topology))
             if mismatch is not None:
                 reasons.append(mismatch)
                 continue

@@ -7,7 +7,8 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/preemption/preemption.go`` (``fin
 * candidates use a (flavor, resource) the pending workload cannot get unused; from its own
   ClusterQueue with ``withinClusterQueue: LowerPriority`` those of lower priority,
   ``LowerOrNewerEqualPriority`` also those of equal priority created later; from the other
-  ClusterQueues of its cohort that borrow one of those resources, with
+  ClusterQueues of its cohort tree (the queues under the same root cohort) that borrow one of
+  those resources, with
   ``reclaimWithinCohort: Any`` any workload, ``LowerPriority`` those of lower priority;
 * order: workloads already being evicted first, then other ClusterQueues' before its own,
   lower priority first, the most recently admitted first, then by key;
@@ -79,8 +80,9 @@ def _candidates(
             if policy != NEVER and (other.priority < workload.priority or newer_equal):
                 out.append(a)
             continue
-        other_cq = snapshot.queues.get(other.cluster_queue)
-        if cq.cohort is None or other_cq is None or other_cq.cohort != cq.cohort:
+        if other.cluster_queue not in snapshot.queues or snapshot.root(other.cluster_queue) != snapshot.root(
+            cq.name
+        ):
             continue
         policy = cq.reclaim_within_cohort
         allowed = policy == ANY or (policy == LOWER_PRIORITY and other.priority < workload.priority)

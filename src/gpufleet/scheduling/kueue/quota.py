@@ -1,17 +1,19 @@
-"""Quota usage of ClusterQueues and what each may still take, alone or from its cohort.
+"""Quota usage of ClusterQueues and what each may still take, alone or from its cohort tree.
 
-Mirrors ``kubernetes-sigs/kueue: pkg/cache/scheduler/resource_node.go`` (``available``,
-``potentialAvailable``) for a flat cohort (a cohort is a name shared by ClusterQueues, the
-parent of all of them):
+Mirrors ``kubernetes-sigs/kueue: pkg/cache/scheduler/resource_node.go``: ClusterQueues and
+Cohorts are nodes of a tree (a ClusterQueue's parent is its cohort, a Cohort's its
+``parentName``; a cohort that only ClusterQueues name is a root without quota of its own):
 
-* a queue's *guaranteed* quota is ``nominalQuota - lendingLimit`` (0 without a lendingLimit),
-  never lent; the rest of its nominal quota is lent to the cohort's pool;
-* the cohort's pool is the sum of its members' lendable quota, and its usage the sum of
-  what each member uses beyond its guaranteed quota;
-* ``available`` = unused guaranteed quota + what is unused in the pool, the latter capped by
-  ``borrowingLimit`` (``nominal - guaranteed - used beyond guaranteed + borrowingLimit``);
-* ``potentialAvailable`` (the most the queue could ever hold) = guaranteed + the whole pool,
-  capped by ``nominalQuota + borrowingLimit``.
+* a node's *subtree quota* is its own ``nominalQuota`` plus what each child lends it (the
+  child's subtree quota minus its *local* quota); a node's local quota is
+  ``subtreeQuota - lendingLimit`` (0 without a lendingLimit), never lent;
+* a cohort's usage is the sum of what its children use beyond their local quota
+  (``accumulateFromChild``);
+* ``available`` = unused local quota + what the parent has available, the latter capped by
+  ``borrowingLimit`` (``subtreeQuota - localQuota - usedInParent + borrowingLimit``); at a root,
+  ``subtreeQuota - usage``;
+* ``potentialAvailable`` (the most the queue could ever hold) = local quota + the parent's
+  potential, capped by ``subtreeQuota + borrowingLimit``; at a root, its subtree quota.
 
 A queue without a cohort has just its nominal quota. Amounts are in canonical units
 (``gpufleet.model.resources``).
@@ -21,23 +23,105 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpufleet.model.kueue import ClusterQueue, FlavorResource
+from gpufleet.model.kueue import ClusterQueue, Cohort, FlavorResource, ResourceQuota
 
 Usage = dict[FlavorResource, int]
 
 
 class QuotaSnapshot:
-    """Usage per ClusterQueue, changed by adding and removing workloads' usage."""
+    """Usage per ClusterQueue (and so per cohort), changed by adding and removing workloads' usage."""
 
-    def __init__(self, queues: Mapping[str, ClusterQueue], usage: Mapping[str, Mapping[FlavorResource, int]]):
+    def __init__(
+        self,
+        queues: Mapping[str, ClusterQueue],
+        usage: Mapping[str, Mapping[FlavorResource, int]],
+        cohorts: Mapping[str, Cohort] | None = None,
+    ):
         self.queues = queues
-        self.usage: dict[str, Usage] = {name: dict(usage.get(name, {})) for name in queues}
-        self.cohorts: dict[str, list[str]] = {}
+        self.cohorts: dict[str, Cohort] = dict(cohorts or {})
+        for cq in queues.values():  # a cohort only ClusterQueues name: a root without quota
+            if cq.cohort is not None and cq.cohort not in self.cohorts:
+                self.cohorts[cq.cohort] = Cohort(cq.cohort)
+        for cohort in list(self.cohorts.values()):  # a parent no Cohort object defines: implicit
+            if cohort.parent is not None and cohort.parent not in self.cohorts:
+                self.cohorts[cohort.parent] = Cohort(cohort.parent)
+        self.children: dict[str, list[str]] = {}  # node -> child nodes ("cq:<name>" / "cohort:<name>")
         for name in sorted(queues):
-            cohort = queues[name].cohort
-            if cohort is not None:
-                self.cohorts.setdefault(cohort, []).append(name)
+            if queues[name].cohort is not None:
+                self.children.setdefault(f"cohort:{queues[name].cohort}", []).append(f"cq:{name}")
+        for name in sorted(self.cohorts):
+            parent = self.cohorts[name].parent
+            if parent is not None:
+                self.children.setdefault(f"cohort:{parent}", []).append(f"cohort:{name}")
+        self.usage: dict[str, Usage] = {name: dict(usage.get(name, {})) for name in queues}
+        self._subtree: dict[tuple[str, FlavorResource], int] = {}
 
+    # -- the tree ---------------------------------------------------------------------------
+    def _parent(self, node: str) -> str | None:
+        kind, name = node.split(":", 1)
+        parent = self.queues[name].cohort if kind == "cq" else self.cohorts[name].parent
+        return None if parent is None else f"cohort:{parent}"
+
+    def _quota(self, node: str, fr: FlavorResource) -> ResourceQuota | None:
+        kind, name = node.split(":", 1)
+        return (self.queues[name] if kind == "cq" else self.cohorts[name]).quota(*fr)
+
+    def root(self, queue: str) -> str:
+        """The root of the queue's tree (the queue itself without a cohort)."""
+        node = f"cq:{queue}"
+        while (parent := self._parent(node)) is not None:
+            node = parent
+        return node
+
+    def subtree_quota(self, node: str, fr: FlavorResource) -> int:
+        key = (node, fr)
+        if key not in self._subtree:
+            quota = self._quota(node, fr)
+            total = 0 if quota is None else quota.nominal
+            for child in self.children.get(node, ()):
+                total += self.subtree_quota(child, fr) - self._local(child, fr)
+            self._subtree[key] = total
+        return self._subtree[key]
+
+    def _local(self, node: str, fr: FlavorResource) -> int:
+        quota = self._quota(node, fr)
+        if quota is None or quota.lending_limit is None:
+            return 0
+        return max(self.subtree_quota(node, fr) - quota.lending_limit, 0)
+
+    def _usage(self, node: str, fr: FlavorResource) -> int:
+        kind, name = node.split(":", 1)
+        if kind == "cq":
+            return self.used(name, fr)
+        return sum(
+            max(self._usage(child, fr) - self._local(child, fr), 0) for child in self.children.get(node, ())
+        )
+
+    def _available(self, node: str, fr: FlavorResource) -> int:
+        parent = self._parent(node)
+        used = self._usage(node, fr)
+        if parent is None:
+            return self.subtree_quota(node, fr) - used
+        local = self._local(node, fr)
+        from_parent = self._available(parent, fr)
+        quota = self._quota(node, fr)
+        if quota is not None and quota.borrowing_limit is not None:
+            stored = self.subtree_quota(node, fr) - local
+            used_in_parent = max(used - local, 0)
+            from_parent = min(stored - used_in_parent + quota.borrowing_limit, from_parent)
+        return max(local - used, 0) + from_parent
+
+    def _potential(self, node: str, fr: FlavorResource) -> int:
+        parent = self._parent(node)
+        if parent is None:
+            return self.subtree_quota(node, fr)
+        most = self._local(node, fr) + self._potential(parent, fr)
+        quota = self._quota(node, fr)
+        if quota is not None and quota.borrowing_limit is not None:
+            most = min(self.subtree_quota(node, fr) + quota.borrowing_limit, most)
+        return most
+
+    # -- queues -----------------------------------------------------------------------------
     def used(self, queue: str, fr: FlavorResource) -> int:
         return self.usage.get(queue, {}).get(fr, 0)
 
@@ -46,50 +130,21 @@ class QuotaSnapshot:
         for fr, amount in amounts.items():
             used[fr] = used.get(fr, 0) + sign * amount
 
-    def _pool(self, cohort: str, fr: FlavorResource) -> tuple[int, int]:
-        """(lendable quota, usage of it) of the cohort's members for ``fr``."""
-        lendable = used = 0
-        for member in self.cohorts.get(cohort, ()):
-            quota = self.queues[member].quota(*fr)
-            if quota is not None:
-                lendable += quota.nominal - quota.guaranteed
-                used += max(self.used(member, fr) - quota.guaranteed, 0)
-        return lendable, used
-
     def available(self, queue: str, fr: FlavorResource) -> int:
-        cq = self.queues[queue]
-        quota = cq.quota(*fr)
-        if quota is None:
+        if self.queues[queue].quota(*fr) is None:
             return 0
-        used = self.used(queue, fr)
-        if cq.cohort is None:
-            return max(quota.nominal - used, 0)
-        local = max(quota.guaranteed - used, 0)
-        lendable, pool_used = self._pool(cq.cohort, fr)
-        from_pool = max(lendable - pool_used, 0)
-        if quota.borrowing_limit is not None:
-            stored = quota.nominal - quota.guaranteed
-            used_in_pool = max(used - quota.guaranteed, 0)
-            from_pool = min(stored - used_in_pool + quota.borrowing_limit, from_pool)
-        return max(local + from_pool, 0)
+        return max(self._available(f"cq:{queue}", fr), 0)
 
     def potential_available(self, queue: str, fr: FlavorResource) -> int:
-        cq = self.queues[queue]
-        quota = cq.quota(*fr)
-        if quota is None:
+        if self.queues[queue].quota(*fr) is None:
             return 0
-        if cq.cohort is None:
-            return quota.nominal
-        most = quota.guaranteed + self._pool(cq.cohort, fr)[0]
-        if quota.borrowing_limit is not None:
-            most = min(quota.nominal + quota.borrowing_limit, most)
-        return most
+        return self._potential(f"cq:{queue}", fr)
 
     def borrowing(self, queue: str, frs: Mapping[FlavorResource, int] | None = None) -> bool:
         """Whether the queue uses more than its nominal quota (of any of ``frs``; of anything)."""
         cq = self.queues[queue]
         for fr, used in self.usage.get(queue, {}).items():
-            quota = cq.quota(*fr)
+            quota = cq.quota(fr[0], fr[1])
             if (frs is None or fr in frs) and quota is not None and used > quota.nominal:
                 return True
         return False

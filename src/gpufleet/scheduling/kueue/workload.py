@@ -8,10 +8,11 @@ priority first, then the older creation time; ``order`` keeps creation order for
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpufleet.model.kueue import FlavorResource
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.kueue.topology import TopologyRequest
 
 POD_SET = "main"
 
@@ -25,6 +26,7 @@ class Workload:
     order: int
     requests: dict[str, int]
     pod: Pod  # a pod of the set: its nodeSelector, affinity and tolerations meet the flavors'
+    topology: tuple[TopologyRequest, ...] = ()  # its pod sets that ask for Topology-Aware Scheduling
 
     @property
     def namespace(self) -> str:
@@ -43,3 +45,5 @@ class Admitted:
     usage: dict[FlavorResource, int]
     admitted_s: float
     evicting: bool = False  # being preempted: it holds its quota until its pods are gone
+    #: Topology-Aware Scheduling: each TAS pod set's nodes, one per pod
+    placement: dict[str, list[str]] = field(default_factory=dict)
