@@ -65,6 +65,7 @@ from gpufleet.workloads.pytorchjob import (
     REPLICA_INDEX_LABEL,
     invalid,
     required,
+    run_policy_gang,
     unsupported,
 )
 
@@ -82,7 +83,6 @@ JOB_BACKOFF_LIMIT = 6
 #: the labels the Job controller puts on a Job's pods
 JOB_POD_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 _RUN_POLICY_READ = ("backoffLimit", "cleanPodPolicy", "schedulingPolicy", "suspend", "managedBy")
-_SCHEDULING_POLICY_READ = ("minAvailable", "scheduleTimeoutSeconds")
 
 
 @dataclass
@@ -171,23 +171,7 @@ def read_mpi_job(manifest: ManifestReader) -> MPIJob:
             manifest.count(f"runPolicy.{field}", 0)  # ValidateNonnegativeField
     if _enum(manifest, "runPolicy.managedBy", MANAGED_BY, MANAGED_BY[0]) != MANAGED_BY[0]:
         manifest.unmodelled(["runPolicy.managedBy"])  # MultiKueue runs it on another cluster
-    suspend = run_policy.get("suspend")
-    if suspend is not None and not isinstance(suspend, bool):
-        manifest.error("runPolicy.suspend", invalid(suspend, "must be a boolean"))
-    manifest.unmodelled([f"runPolicy.{f}" for f in run_policy if f not in _RUN_POLICY_READ])
-
-    min_available: int | None = None
-    timeout: float | None = None
-    policy = run_policy.get("schedulingPolicy")
-    if policy is not None:
-        if not isinstance(policy, dict):
-            manifest.error("runPolicy.schedulingPolicy", invalid(policy, "must be an object"))
-            policy = {}
-        min_available = manifest.count("runPolicy.schedulingPolicy.minAvailable", workers + 1)
-        if policy.get("scheduleTimeoutSeconds"):  # 0, the operator's default: the plugin's own timeout
-            timeout = float(manifest.count("runPolicy.schedulingPolicy.scheduleTimeoutSeconds", 0))
-        rest = [f"runPolicy.schedulingPolicy.{f}" for f in policy if f not in _SCHEDULING_POLICY_READ]
-        manifest.unmodelled(rest)
+    suspend, min_available, timeout = run_policy_gang(manifest, run_policy, _RUN_POLICY_READ, workers + 1)
 
     return MPIJob(
         manifest.name,
@@ -202,7 +186,7 @@ def read_mpi_job(manifest: ManifestReader) -> MPIJob:
         as_worker is True,
         min_available,
         timeout,
-        suspend is True,
+        suspend,
     )
 
 

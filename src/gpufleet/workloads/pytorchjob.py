@@ -176,6 +176,32 @@ def _replica_spec(manifest: ManifestReader, key: str, rtype: str) -> tuple[Repli
     return spec, created
 
 
+def run_policy_gang(
+    manifest: ManifestReader, run_policy: Mapping[str, object], read: Sequence[str], total: int
+) -> tuple[bool, int | None, float | None]:
+    """The Kubeflow ``RunPolicy``'s ``suspend`` and gang (``schedulingPolicy``: ``minAvailable``,
+    default ``total``, and ``scheduleTimeoutSeconds``, where 0 or none leaves the plugin's own), as the
+    training operators read them (``pkg/controller.v1/common/scheduling.go``); a field of ``runPolicy``
+    not in ``read`` is a warning."""
+    suspend = run_policy.get("suspend")
+    if suspend is not None and not isinstance(suspend, bool):
+        manifest.error("runPolicy.suspend", invalid(suspend, "must be a boolean"))
+    manifest.unmodelled([f"runPolicy.{f}" for f in run_policy if f not in read])
+    policy = run_policy.get("schedulingPolicy")
+    if policy is None:
+        return suspend is True, None, None
+    if not isinstance(policy, dict):
+        manifest.error("runPolicy.schedulingPolicy", invalid(policy, "must be an object"))
+        policy = {}
+    min_available = manifest.count("runPolicy.schedulingPolicy.minAvailable", total)
+    timeout = None
+    if policy.get("scheduleTimeoutSeconds"):
+        timeout = float(manifest.count("runPolicy.schedulingPolicy.scheduleTimeoutSeconds", 0))
+    rest = [f"runPolicy.schedulingPolicy.{f}" for f in policy if f not in _SCHEDULING_POLICY_READ]
+    manifest.unmodelled(rest)
+    return suspend is True, min_available, timeout
+
+
 def _elastic(manifest: ManifestReader, workers: ReplicaSpec | None) -> tuple[int, int] | None:
     """``elasticPolicy`` defaulted (``setElasticPolicy``) and validated (``validateSpec``)."""
     policy = manifest.value("elasticPolicy")
@@ -225,26 +251,8 @@ def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
         manifest.error("runPolicy.cleanPodPolicy", unsupported(clean, CLEAN_POD_POLICIES))
     elif clean in ("Running", "All"):
         manifest.unmodelled(["runPolicy.cleanPodPolicy"])
-    suspend = run_policy.get("suspend")
-    if suspend is not None and not isinstance(suspend, bool):
-        manifest.error("runPolicy.suspend", invalid(suspend, "must be a boolean"))
-    manifest.unmodelled([f"runPolicy.{f}" for f in run_policy if f not in _RUN_POLICY_READ])
-
-    min_available: int | None = None
-    timeout: float | None = None
-    policy = run_policy.get("schedulingPolicy")
-    if policy is not None:
-        if not isinstance(policy, dict):
-            manifest.error("runPolicy.schedulingPolicy", invalid(policy, "must be an object"))
-            policy = {}
-        total = sum(s.replicas for s in replica_specs)
-        min_available = total
-        if policy.get("minAvailable") is not None:
-            min_available = manifest.count("runPolicy.schedulingPolicy.minAvailable", total)
-        if policy.get("scheduleTimeoutSeconds") is not None:
-            timeout = float(manifest.count("runPolicy.schedulingPolicy.scheduleTimeoutSeconds", 0))
-        rest = [f"runPolicy.schedulingPolicy.{f}" for f in policy if f not in _SCHEDULING_POLICY_READ]
-        manifest.unmodelled(rest)
+    total = sum(s.replicas for s in replica_specs)
+    suspend, min_available, timeout = run_policy_gang(manifest, run_policy, _RUN_POLICY_READ, total)
 
     if not replica_specs:  # rejected above; an object that is never run
         replica_specs = (
@@ -258,7 +266,7 @@ def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
         backoff_limit,
         min_available,
         timeout,
-        suspend is True,
+        suspend,
         elastic,
     )
 
