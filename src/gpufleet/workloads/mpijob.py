@@ -53,7 +53,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from gpufleet.model.node import Node
-from gpufleet.model.pod import POD_GROUP_LABEL, OwnerRef, Pod
+from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
@@ -63,6 +63,8 @@ from gpufleet.workloads.pytorchjob import (
     JOB_ROLE_LABEL,
     OPERATOR_NAME_LABEL,
     REPLICA_INDEX_LABEL,
+    gang_pod_group,
+    in_gang,
     invalid,
     required,
     run_policy_gang,
@@ -101,6 +103,8 @@ class MPIJob:
     min_available: int | None = None
     schedule_timeout_s: float | None = None
     suspend: bool = False
+    #: ``schedulingPolicy.queue``: the Volcano PodGroup's queue when the pods name Volcano
+    queue: str | None = None
 
     @property
     def key(self) -> str:
@@ -171,7 +175,9 @@ def read_mpi_job(manifest: ManifestReader) -> MPIJob:
             manifest.count(f"runPolicy.{field}", 0)  # ValidateNonnegativeField
     if _enum(manifest, "runPolicy.managedBy", MANAGED_BY, MANAGED_BY[0]) != MANAGED_BY[0]:
         manifest.unmodelled(["runPolicy.managedBy"])  # MultiKueue runs it on another cluster
-    suspend, min_available, timeout = run_policy_gang(manifest, run_policy, _RUN_POLICY_READ, workers + 1)
+    suspend, min_available, timeout, queue = run_policy_gang(
+        manifest, run_policy, _RUN_POLICY_READ, workers + 1, launcher.scheduler_name
+    )
 
     return MPIJob(
         manifest.name,
@@ -187,6 +193,7 @@ def read_mpi_job(manifest: ManifestReader) -> MPIJob:
         min_available,
         timeout,
         suspend,
+        queue,
     )
 
 
@@ -233,15 +240,14 @@ class MPIJobController:
         return set(self.workers) | launcher
 
     def _in_world(self, template: Pod) -> Pod:
-        """The launcher and the workers are mpirun's world: none computes before all are up."""
+        """The launcher and the workers are mpirun's world: none computes before all are up; with a
+        ``schedulingPolicy`` they are the job's gang too."""
         world = (self.job.key, self.job.workers + 1)
-        return replace(template, behavior=replace(template.behavior, rendezvous=world))
+        pod = replace(template, behavior=replace(template.behavior, rendezvous=world))
+        return pod if self.job.min_available is None else in_gang(pod, self.job.name)
 
     def _labels(self, role: str) -> dict[str, str]:
-        labels = {OPERATOR_NAME_LABEL: OPERATOR_NAME, JOB_NAME_LABEL: self.job.name, JOB_ROLE_LABEL: role}
-        if self.job.min_available is not None:
-            labels[POD_GROUP_LABEL] = self.job.name
-        return labels
+        return {OPERATOR_NAME_LABEL: OPERATOR_NAME, JOB_NAME_LABEL: self.job.name, JOB_ROLE_LABEL: role}
 
     def _worker(self, index: int) -> Pod:
         job = self.job
@@ -259,7 +265,8 @@ class MPIJobController:
         labels = self._labels("launcher") | dict.fromkeys(JOB_POD_LABELS, self.launcher_job)
         if job.run_launcher_as_worker:
             labels[REPLICA_INDEX_LABEL] = "0"
-        template = replace(self._in_world(job.launcher), labels={**job.launcher.labels, **labels})
+        launcher = self._in_world(job.launcher)
+        template = replace(launcher, labels={**launcher.labels, **labels})
         batch = Job(self.launcher_job, job.namespace, template, 1, 1, job.backoff_limit, job.created)
         return JobController(batch)
 
@@ -310,7 +317,8 @@ class MPIJobController:
         job = self.job
         if job.min_available is None:
             return []
-        return [PodGroup(job.name, job.namespace, job.min_available, job.schedule_timeout_s, job.created)]
+        gang = (job.min_available, job.schedule_timeout_s, job.queue)
+        return [gang_pod_group(job.name, job.namespace, gang, job.created, job.launcher)]
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         self.ready.discard(pod.key)

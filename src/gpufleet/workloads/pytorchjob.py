@@ -64,7 +64,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from gpufleet.model.node import Node
-from gpufleet.model.pod import POD_GROUP_LABEL, OwnerRef, Pod
+from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, OwnerRef, Pod
 from gpufleet.model.workloads import Created, PodGroup, PodSet
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.kind import ManifestReader, work_queue_delay_s
@@ -81,6 +81,8 @@ REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
 OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
 JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
+#: the gang scheduler whose PodGroups the operator makes when the pods name it (``VolcanoControl``)
+VOLCANO = "volcano"
 OPERATOR_NAME = "pytorchjob-controller"
 #: the runPolicy fields read here; any other that is given is a warning
 _RUN_POLICY_READ = ("backoffLimit", "cleanPodPolicy", "schedulingPolicy", "suspend")
@@ -120,6 +122,8 @@ class PyTorchJob:
     suspend: bool = False
     #: ``elasticPolicy``'s (minReplicas, maxReplicas) after defaulting; None without one
     elastic: tuple[int, int] | None = None
+    #: ``schedulingPolicy.queue``: the Volcano PodGroup's queue when the pods name Volcano
+    queue: str | None = None
 
     @property
     def key(self) -> str:
@@ -177,19 +181,24 @@ def _replica_spec(manifest: ManifestReader, key: str, rtype: str) -> tuple[Repli
 
 
 def run_policy_gang(
-    manifest: ManifestReader, run_policy: Mapping[str, object], read: Sequence[str], total: int
-) -> tuple[bool, int | None, float | None]:
+    manifest: ManifestReader,
+    run_policy: Mapping[str, object],
+    read: Sequence[str],
+    total: int,
+    scheduler_name: str,
+) -> tuple[bool, int | None, float | None, str | None]:
     """The Kubeflow ``RunPolicy``'s ``suspend`` and gang (``schedulingPolicy``: ``minAvailable``,
-    default ``total``, and ``scheduleTimeoutSeconds``, where 0 or none leaves the plugin's own), as the
-    training operators read them (``pkg/controller.v1/common/scheduling.go``); a field of ``runPolicy``
-    not in ``read`` is a warning."""
+    default ``total``, ``scheduleTimeoutSeconds``, where 0 or none leaves the plugin's own, and
+    ``queue``, a Volcano PodGroup's when the pods name Volcano, else not modelled), as the training
+    operators read them (``pkg/controller.v1/common/scheduling.go``); a field of ``runPolicy`` not in
+    ``read`` is a warning."""
     suspend = run_policy.get("suspend")
     if suspend is not None and not isinstance(suspend, bool):
         manifest.error("runPolicy.suspend", invalid(suspend, "must be a boolean"))
     manifest.unmodelled([f"runPolicy.{f}" for f in run_policy if f not in read])
     policy = run_policy.get("schedulingPolicy")
     if policy is None:
-        return suspend is True, None, None
+        return suspend is True, None, None, None
     if not isinstance(policy, dict):
         manifest.error("runPolicy.schedulingPolicy", invalid(policy, "must be an object"))
         policy = {}
@@ -197,9 +206,31 @@ def run_policy_gang(
     timeout = None
     if policy.get("scheduleTimeoutSeconds"):
         timeout = float(manifest.count("runPolicy.schedulingPolicy.scheduleTimeoutSeconds", 0))
-    rest = [f"runPolicy.schedulingPolicy.{f}" for f in policy if f not in _SCHEDULING_POLICY_READ]
-    manifest.unmodelled(rest)
-    return suspend is True, min_available, timeout
+    queue = policy.get("queue") if scheduler_name == VOLCANO else None
+    read_here = (*_SCHEDULING_POLICY_READ, *(("queue",) if scheduler_name == VOLCANO else ()))
+    manifest.unmodelled([f"runPolicy.schedulingPolicy.{f}" for f in policy if f not in read_here])
+    return suspend is True, min_available, timeout, None if queue is None else str(queue)
+
+
+def in_gang(pod: Pod, group: str) -> Pod:
+    """A pod of a training job's gang. The operator's gang scheduler is the one its pods name:
+    ``volcano`` (``VolcanoControl``) joins them to a Volcano PodGroup by the annotation
+    ``scheduling.k8s.io/group-name``, any other (``SchedulerPluginsControl``) to a scheduler-plugins
+    PodGroup by the label ``scheduling.x-k8s.io/pod-group``."""
+    if pod.scheduler_name == VOLCANO:
+        return replace(pod, annotations={**pod.annotations, VOLCANO_GROUP_ANNOTATION: group})
+    return replace(pod, labels={**pod.labels, POD_GROUP_LABEL: group})
+
+
+def gang_pod_group(
+    name: str, namespace: str, gang: tuple[int, float | None, str | None], created: Created, template: Pod
+) -> PodGroup:
+    """The PodGroup named after the job (``gang``: minMember, scheduleTimeoutSeconds, queue), of the
+    gang scheduler its pods name (``in_gang``); a Volcano PodGroup's queue defaults to ``default``."""
+    min_member, timeout, queue = gang
+    if template.scheduler_name == VOLCANO:
+        return PodGroup(name, namespace, min_member, None, created, queue or "default")
+    return PodGroup(name, namespace, min_member, timeout, created)
 
 
 def _elastic(manifest: ManifestReader, workers: ReplicaSpec | None) -> tuple[int, int] | None:
@@ -252,7 +283,10 @@ def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
     elif clean in ("Running", "All"):
         manifest.unmodelled(["runPolicy.cleanPodPolicy"])
     total = sum(s.replicas for s in replica_specs)
-    suspend, min_available, timeout = run_policy_gang(manifest, run_policy, _RUN_POLICY_READ, total)
+    scheduler = replica_specs[0].template.scheduler_name if replica_specs else ""
+    suspend, min_available, timeout, queue = run_policy_gang(
+        manifest, run_policy, _RUN_POLICY_READ, total, scheduler
+    )
 
     if not replica_specs:  # rejected above; an object that is never run
         replica_specs = (
@@ -268,6 +302,7 @@ def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
         timeout,
         suspend,
         elastic,
+        queue,
     )
 
 
@@ -308,9 +343,9 @@ class PyTorchJobController:
         }
         if spec.type == MASTER:
             labels[JOB_ROLE_LABEL] = "master"
-        if job.min_available is not None:
-            labels[POD_GROUP_LABEL] = job.name
         pod = spec.template.stamped(f"{job.name}-{rtype}-{index}", OwnerRef(self.kind, job.name), labels)
+        if job.min_available is not None:
+            pod = in_gang(pod, job.name)
         world = (f"{job.namespace}/{job.name}", self.world_size)
         pod = replace(pod, namespace=job.namespace, behavior=replace(pod.behavior, rendezvous=world))
         self.active[pod.key] = (spec.type, index)
@@ -350,7 +385,8 @@ class PyTorchJobController:
         job = self.job
         if job.min_available is None:
             return []
-        return [PodGroup(job.name, job.namespace, job.min_available, job.schedule_timeout_s, job.created)]
+        gang = (job.min_available, job.schedule_timeout_s, job.queue)
+        return [gang_pod_group(job.name, job.namespace, gang, job.created, job.template)]
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         replica = self.active.pop(pod.key, None)
