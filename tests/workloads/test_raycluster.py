@@ -185,14 +185,30 @@ def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
 
 
 def test_other_batch_schedulers_labels_are_a_warning_and_make_no_gang(tmp_path: Path) -> None:
-    """Volcano's integration (``ray.io/scheduler-name: volcano``, PodGroup ``ray-<cluster>-pg``) is not
-    modelled: a warning, no PodGroup."""
-    meta = "  labels: {ray.io/scheduler-name: volcano, volcano.sh/queue-name: q}"
+    """YuniKorn's integration (``ray.io/scheduler-name: yunikorn``, ``yunikorn.apache.org/queue``) is
+    not modelled: a warning, no PodGroup."""
+    meta = "  labels: {ray.io/scheduler-name: yunikorn, yunikorn.apache.org/queue: q}"
     text = cluster(group(), meta=meta)
     warned = "\n".join(load_scenario(write(tmp_path, NODE, text)).warnings)
     assert "metadata.labels.ray.io/scheduler-name is not modelled" in warned
-    assert "metadata.labels.volcano.sh/queue-name is not modelled" in warned
+    assert "metadata.labels.yunikorn.apache.org/queue is not modelled" in warned
     assert controller(tmp_path, text).pod_groups() == []
+
+
+def test_volcano_s_integration_makes_a_volcano_pod_group_named_after_the_cluster(tmp_path: Path) -> None:
+    """``batchscheduler/volcano``: ``ray.io/scheduler-name: volcano`` gives a Volcano PodGroup
+    ``ray-<cluster>-pg`` in the ``volcano.sh/queue-name`` queue, ``minMember`` the desired workers + 1;
+    the pods name the volcano scheduler and carry the group and their task (``populateAnnotations``)."""
+    meta = "  labels: {ray.io/scheduler-name: volcano, volcano.sh/queue-name: q}"
+    text = cluster(group(), meta=meta)
+    assert not [w for w in load_scenario(write(tmp_path, NODE, text)).warnings if "labels" in w]
+    ray = controller(tmp_path, text)
+    (pod_group,) = ray.pod_groups()
+    pods = ray.wanted([])
+    assert (pod_group.name, pod_group.queue, pod_group.min_member) == ("ray-rc-pg", "q", len(pods))
+    assert {p.scheduler_name for p in pods} == {"volcano"}
+    assert {p.annotations["scheduling.k8s.io/group-name"] for p in pods} == {"ray-rc-pg"}
+    assert {p.annotations["volcano.sh/task-spec"] for p in pods} == {"headgroup", "gpu"}
 
 
 # -- the operator keeps its pods --------------------------------------------------------------

@@ -33,8 +33,13 @@ scheduler-plugins``, a cluster labelled ``ray.io/gang-scheduling-enabled`` gets 
 PodGroup named after the cluster with ``minMember`` = desired workers + 1 (the head), its pods the
 ``scheduling.x-k8s.io/pod-group`` label and ``schedulerName: scheduler-plugins-scheduler`` (a scenario
 must run that scheduler, e.g. a KubeSchedulerConfiguration profile with Coscheduling). Here the
-label alone stands for that operator configuration. Volcano's (``ray.io/scheduler-name: volcano``),
-YuniKorn's and KAI's integrations are not modelled: their labels are a warning and make no gang.
+label alone stands for that operator configuration. Volcano's (``batchscheduler/volcano``: the operator
+run as ``--batch-scheduler=volcano`` and the cluster, or RayJob, labelled ``ray.io/scheduler-name:
+volcano``): a Volcano PodGroup ``ray-<cluster or RayJob>-pg`` in the queue of the label
+``volcano.sh/queue-name`` (else ``default``), ``minMember`` = the desired workers + 1 (with the
+autoscaler, the minimum workers + 1), its pods ``schedulerName: volcano`` and the annotations
+``scheduling.k8s.io/group-name`` and ``volcano.sh/task-spec`` (their group). YuniKorn's and KAI's
+integrations are not modelled: their labels are a warning and make no gang.
 
 Kueue (``pkg/controller/jobs/raycluster``): a pod set ``head`` of 1 and one per worker group (its
 name, ``replicas x numOfHosts`` pods). A RayCluster never finishes.
@@ -54,7 +59,7 @@ from typing import ClassVar, Protocol
 
 from gpufleet.model.generated_names import unique_name
 from gpufleet.model.node import Node
-from gpufleet.model.pod import POD_GROUP_LABEL, OwnerRef, Pod
+from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, OwnerRef, Pod
 from gpufleet.model.quantity import parse_quantity
 from gpufleet.model.ray import RAY_DEMAND, RayDemand
 from gpufleet.model.workloads import Created, PodGroup, PodSet
@@ -71,11 +76,13 @@ IS_RAY_NODE_LABEL = "ray.io/is-ray-node"
 IDENTIFIER_LABEL = "ray.io/identifier"
 GANG_LABEL = "ray.io/gang-scheduling-enabled"  # utils.RayGangSchedulingEnabled
 GANG_SCHEDULER = "scheduler-plugins-scheduler"  # scheduler_plugins.go schedulerInstanceName
-#: the labels of the batch-scheduler integrations not modelled (volcano, yunikorn, kai-scheduler)
+SCHEDULER_NAME_LABEL = "ray.io/scheduler-name"  # utils.RaySchedulerName
+VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"  # volcano_scheduler.go QueueNameLabelKey
+VOLCANO_TASK_SPEC = "volcano.sh/task-spec"  # volcanobatchv1alpha1.TaskSpecKey
+#: the labels of the batch-scheduler integrations not modelled (yunikorn, kai-scheduler; volcano's
+#: priority class)
 _OTHER_SCHEDULER_LABELS = (
-    "ray.io/scheduler-name",
     "ray.io/priority-class-name",
-    "volcano.sh/queue-name",
     "yunikorn.apache.org/queue",
     "kai.scheduler/queue",
 )
@@ -126,6 +133,9 @@ class RayClusterSpec:
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     suspend: bool = False
     gang: bool = False  # ray.io/gang-scheduling-enabled under the scheduler-plugins batch scheduler
+    #: ``ray.io/scheduler-name: volcano``: the Volcano PodGroup's queue (``volcano.sh/queue-name``,
+    #: else ``default``); None for no Volcano gang
+    volcano_queue: str | None = None
 
 
 @dataclass
@@ -249,9 +259,12 @@ def read_cluster_spec(manifest: ManifestReader, prefix: str = "") -> tuple[RayCl
                 float(timeout) if isinstance(timeout, int) else None,
             )
         )
-    for label in _OTHER_SCHEDULER_LABELS:
+    scheduler = manifest.labels.get(SCHEDULER_NAME_LABEL)
+    volcano_queue = manifest.labels.get(VOLCANO_QUEUE_LABEL) or "default" if scheduler == "volcano" else None
+    others = [*_OTHER_SCHEDULER_LABELS, *((SCHEDULER_NAME_LABEL,) if scheduler != "volcano" else ())]
+    for label in others:
         if label in manifest.labels:
-            manifest.unmodelled_label(label, note="Volcano's, YuniKorn's and KAI's gangs are not modelled")
+            manifest.unmodelled_label(label, note="YuniKorn's and KAI's gangs are not modelled")
     spec = RayClusterSpec(
         head,
         ray_resources(manifest, head_at),
@@ -261,6 +274,7 @@ def read_cluster_spec(manifest: ManifestReader, prefix: str = "") -> tuple[RayCl
         float(idle) if isinstance(idle, int) and idle >= 0 else DEFAULT_IDLE_TIMEOUT_S,
         _flag(manifest, f"{prefix}suspend"),
         GANG_LABEL in manifest.labels,
+        volcano_queue,
     )
     return spec, created
 
@@ -297,6 +311,9 @@ class ClusterPods:
     names: set[str] = field(default_factory=set)
     recreations: int = 0
     deleted: bool = False  # the RayCluster is gone: nothing more is created
+    #: the object the Volcano PodGroup is named after (``getAppPodGroupName``: the RayJob that made
+    #: the cluster, else the cluster)
+    app: str = ""
 
     def __post_init__(self) -> None:
         self.replicas = {g.name: g.replicas for g in self.spec.groups}
@@ -329,6 +346,11 @@ class ClusterPods:
         if self.spec.gang:
             labels[POD_GROUP_LABEL] = self.name
             template = replace(template, scheduler_name=GANG_SCHEDULER)
+        elif self.spec.volcano_queue is not None:  # addSchedulerName, populateAnnotations
+            volcano = {VOLCANO_GROUP_ANNOTATION: self.volcano_group, VOLCANO_TASK_SPEC: group_name}
+            template = replace(
+                template, scheduler_name="volcano", annotations={**template.annotations, **volcano}
+            )
         pod = replace(template.stamped(name, self.owner, labels), namespace=self.namespace)
         self.active[pod.key] = group_name
         return pod
@@ -347,11 +369,22 @@ class ClusterPods:
     def total_desired(self) -> int:
         return sum(self.desired(g) for g in self.spec.groups)
 
+    @property
+    def volcano_group(self) -> str:
+        return f"ray-{self.app or self.name}-pg"
+
     def pod_group(self, created: Created) -> PodGroup | None:
-        """``createPodGroup``: minMember = the desired workers + 1 (the head)."""
-        if not self.spec.gang:
+        """``createPodGroup``: minMember = the desired workers + 1 (the head); Volcano's with the
+        autoscaler: the minimum workers + 1 (``calculatePodGroupParams``)."""
+        spec = self.spec
+        if spec.gang:
+            return PodGroup(self.name, self.namespace, self.total_desired() + 1, None, created)
+        if spec.volcano_queue is None:
             return None
-        return PodGroup(self.name, self.namespace, self.total_desired() + 1, None, created)
+        workers = self.total_desired()
+        if spec.autoscaling:
+            workers = sum(0 if g.suspend else g.min_replicas * g.num_of_hosts for g in spec.groups)
+        return PodGroup(self.volcano_group, self.namespace, workers + 1, None, created, spec.volcano_queue)
 
     def pod_sets(self) -> list[PodSet]:
         sets = [PodSet("head", 1, self.spec.head)]

@@ -256,7 +256,9 @@ class RayJobController:
         if job.cluster is None:
             return
         name = generate_name(f"{job.name}-", f"{job.namespace}/{job.name}/{self.attempt}")
-        self.cluster = ClusterPods(name, job.namespace, job.cluster, OwnerRef("RayCluster", name))
+        self.cluster = ClusterPods(
+            name, job.namespace, job.cluster, OwnerRef("RayCluster", name), app=job.name
+        )
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         out = self.cluster.wanted() if self.cluster is not None and not self.cluster_deleted else []
