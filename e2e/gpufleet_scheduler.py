@@ -14,7 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,44 +23,59 @@ import yaml
 
 from e2e.controlplane import ControlPlane, ControlPlaneError, free_port
 
-POD_GROUP_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "podgroups.scheduling.x-k8s.io"},
-    "spec": {
-        "group": "scheduling.x-k8s.io",
-        "scope": "Namespaced",
-        "names": {"plural": "podgroups", "singular": "podgroup", "kind": "PodGroup", "shortNames": ["pg"]},
-        "versions": [
-            {
-                "name": "v1alpha1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                },
-            }
-        ],
-    },
-}
+
+def custom_resource(
+    group: str, version: str, plural: str, kind: str, namespaced: bool = True
+) -> dict[str, Any]:
+    """A CustomResourceDefinition serving ``kind`` with any fields and a status subresource (the
+    projects' own CRDs are not in the module cache; the API paths and scopes are theirs)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced" if namespaced else "Cluster",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+
+
+POD_GROUP_CRD = custom_resource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup")
 
 COSCHEDULING = [{"name": "Coscheduling"}]
-CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/podgroups.scheduling.x-k8s.io"
 
 
 @contextmanager
-def pod_group_crd(cp: ControlPlane) -> Iterator[None]:
-    """The PodGroup CRD served inside; deleted again after, when it was not installed before, so that a
+def crds_installed(cp: ControlPlane, *definitions: dict[str, Any]) -> Iterator[None]:
+    """The CRDs served inside; each deleted again after when it was not installed before, so that a
     test that expects it absent finds it absent whatever ran first."""
-    existed = cp.get(CRD_PATH) is not None
-    cp.kubectl("apply", "-f", "-", stdin=json.dumps(POD_GROUP_CRD))
-    cp.kubectl("wait", "--for=condition=Established", "crd/podgroups.scheduling.x-k8s.io", "--timeout=30s")
+    names = [str(d["metadata"]["name"]) for d in definitions]
+    new = [n for n in names if cp.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{n}") is None]
+    for definition, name in zip(definitions, names, strict=True):
+        cp.kubectl("apply", "-f", "-", stdin=json.dumps(definition))
+        cp.kubectl("wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s")
     try:
         yield
     finally:
-        if not existed:
-            cp.kubectl("delete", "crd", "podgroups.scheduling.x-k8s.io", "--timeout=60s")
+        for name in new:
+            cp.kubectl("delete", "crd", name, "--timeout=60s")
+
+
+def pod_group_crd(cp: ControlPlane) -> AbstractContextManager[None]:
+    """scheduler-plugins' PodGroup CRD served inside (``crds_installed``)."""
+    return crds_installed(cp, POD_GROUP_CRD)
 
 
 def config(

@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e.gpufleet_scheduler import pod_group_crd
+from e2e.gpufleet_scheduler import crds_installed, custom_resource, pod_group_crd
 from typer.testing import CliRunner
 
 from conftest import kwok_node, wait_until
 from gpufleet.cli import app
+from gpufleet.kube import load_scenario
 from gpufleet.live.client import LiveCluster, LiveError, connect, load_config
 from gpufleet.live.kinds import KINDS
 
@@ -313,6 +314,59 @@ def test_a_crd_installed_is_read_and_its_objects_are_modelled(cluster: Any, tmp_
         assert [g["metadata"]["name"] for g in _items(tmp_path / "podgroups.json")] == ["gang"]
         validated = _run("validate", tmp_path)
         assert "pod groups: 1" in validated.output, validated.output
+
+
+def test_the_queues_of_volcano_kai_and_kueue_are_read_and_install_their_schedulers(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """With Volcano's and KAI's Queue and Kueue's Cohort and WorkloadPriorityClass CRDs served, the
+    snapshot reads those cluster-scoped objects, and the reader models them: a Volcano Queue installs
+    the volcano scheduler, a KAI Queue the kai-scheduler (issue 15's kinds, read from a cluster)."""
+    definitions = (
+        custom_resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", namespaced=False),
+        custom_resource("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False),
+        custom_resource("kueue.x-k8s.io", "v1beta2", "cohorts", "Cohort", namespaced=False),
+        custom_resource(
+            "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass", namespaced=False
+        ),
+    )
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": "research"},
+            "spec": {"capability": {"nvidia.com/gpu": 8}},
+        },
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": "team"},
+            "spec": {"resources": {"gpu": {"quota": -1, "limit": 4, "overQuotaWeight": 1}}},
+        },
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "org"}, "spec": {}},
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": "urgent"},
+            "value": 1000,
+        },
+    ]
+    with crds_installed(cluster, *definitions):
+        _apply(cluster, *objects)
+        result = _run("snapshot", "--kubeconfig", cluster.kubeconfig, "-n", NS, "--out", tmp_path)
+        assert result.exit_code == 0, result.output
+        read = {
+            "volcano-queues": "research",
+            "kai-queues": "team",
+            "cohorts": "org",
+            "workloadpriorityclasses": "urgent",
+        }
+        for stem, name in read.items():
+            assert name in [o["metadata"]["name"] for o in _items(tmp_path / f"{stem}.json")], stem
+        scenario = load_scenario([tmp_path])
+        assert "volcano" in {p.scheduler_name for s in scenario.schedulers for p in s.profiles}
+        assert list(scenario.kai_queues) == ["team"]  # the simulation runs kai-scheduler for it
+        assert not [w for w in scenario.warnings if "Queue" in w or "Cohort" in w or "PriorityClass" in w]
 
 
 def test_a_watch_from_a_lists_resource_version_sees_what_changed_after_it(cluster: Any) -> None:

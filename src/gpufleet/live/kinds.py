@@ -3,8 +3,9 @@
 plural, kind and scope.
 
 Built-in kinds are always served by a conformant API server; the others come from CRDs
-(scheduler-plugins' and Volcano's PodGroups, KEDA, Kueue) or from a feature that may be off
-(DRA), and a snapshot skips them with a warning when the server does not serve them.
+(scheduler-plugins' and Volcano's PodGroups, Volcano's and KAI's Queues, KEDA, Kueue) or from a
+feature that may be off (DRA), and a snapshot skips them with a warning when the server does not
+serve them.
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ KINDS: dict[str, KindRef] = {
     "resourceflavors": _optional(_KUEUE, "resourceflavors", "ResourceFlavor", False),
     "clusterqueues": _optional(_KUEUE, "clusterqueues", "ClusterQueue", False),
     "localqueues": _optional(_KUEUE, "localqueues", "LocalQueue"),
+    "cohorts": _optional(_KUEUE, "cohorts", "Cohort", False),
+    "workloadpriorityclasses": _optional(_KUEUE, "workloadpriorityclasses", "WorkloadPriorityClass", False),
+    "topologies": _optional(
+        ("kueue.x-k8s.io", ("v1beta2", "v1beta1", "v1alpha1")), "topologies", "Topology", False
+    ),
+    "volcano-queues": _optional(("scheduling.volcano.sh", ("v1beta1",)), "queues", "Queue", False),
+    "kai-queues": _optional(("scheduling.run.ai", ("v2",)), "queues", "Queue", False),
     "deviceclasses": _optional(_DRA, "deviceclasses", "DeviceClass", False),
     "resourceslices": _optional(_DRA, "resourceslices", "ResourceSlice", False),
     "resourceclaims": _optional(_DRA, "resourceclaims", "ResourceClaim"),
