@@ -68,6 +68,7 @@ from gpufleet.workloads.kind import (
     WatchesPods,
     WorkloadController,
     controller_key,
+    implements,
 )
 from gpufleet.workloads.raycluster import RayCluster
 from gpufleet.workloads.rayjob import RayJob
@@ -225,7 +226,7 @@ class Simulation:
         key = controller_key(controller)
         self.controllers[key] = controller
         owned = self.scenario.owned.get(key)
-        if owned is not None and isinstance(controller, Adopts):  # its pods of a snapshot
+        if owned is not None and implements(controller, Adopts) and isinstance(controller, Adopts):
             controller.adopt(owned)
         if isinstance(controller, DaemonSetController):
             self.daemonsets.append(controller)
@@ -247,7 +248,7 @@ class Simulation:
         self._delete_doomed(controller)  # what deciding its wanted pods doomed (a JobSet's restart)
 
     def _delete_doomed(self, controller: WorkloadController) -> None:
-        if not isinstance(controller, DeletesPods):
+        if not (implements(controller, DeletesPods) and isinstance(controller, DeletesPods)):
             return
         for key, reason in controller.doomed():
             rec = self.records.get(key)
@@ -259,6 +260,8 @@ class Simulation:
     def _watched(self, pod: Pod, changed: Callable[[WatchesPods], bool]) -> None:
         """A pod progressed: a controller that watches its pods may want more."""
         controller = self.created_by.get(pod.key)
+        if not implements(controller, WatchesPods):
+            return
         if isinstance(controller, WatchesPods) and changed(controller):
             self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
@@ -286,11 +289,12 @@ class Simulation:
         else:
             rec = self.records.get(pod.key)
             deleted = rec is not None and rec.deleted_s is not None
-            if isinstance(controller, HearsDeletions) and not succeeded and deleted:
+            deletion = not succeeded and deleted
+            if deletion and implements(controller, HearsDeletions) and isinstance(controller, HearsDeletions):
                 controller.deleted(pod)
             if not controller.finished(pod, succeeded):
                 return
-            if not succeeded and isinstance(controller, BacksOff):
+            if not succeeded and implements(controller, BacksOff) and isinstance(controller, BacksOff):
                 delay = controller.retry_delay_s()
         self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
@@ -514,7 +518,7 @@ class Simulation:
         controller = self.created_by.get(pod.key)
         if controller is None and pod.owner is not None:  # a pod of a snapshot, adopted
             controller = self.controllers.get(f"{pod.owner.kind}/{pod.namespace}/{pod.owner.name}")
-        if not isinstance(controller, QueuedWorkload):
+        if not (implements(controller, QueuedWorkload) and isinstance(controller, QueuedWorkload)):
             return None
         return f"{controller.kind}/{controller.key}", controller
 
@@ -530,7 +534,7 @@ class Simulation:
         """The Traffic aimed at the Deployment or ReplicaSet that owns ``pod``, or at the ``Scalable``
         kind whose scale subresource selects it (a LeaderWorkerSet's leaders)."""
         controller = self.created_by.get(pod.key)
-        if isinstance(controller, Scalable):
+        if implements(controller, Scalable) and isinstance(controller, Scalable):
             aimed = self.traffic.get(f"{controller.kind}/{controller.key}")
             return aimed if pod.key in controller.active else None
         owner = pod.owner
@@ -776,7 +780,7 @@ class Simulation:
         records = self.lifecycle.records
         for key, traffic in self.traffic.items():
             controller = self.scale_target(key)
-            if isinstance(controller, Scalable):
+            if implements(controller, Scalable) and isinstance(controller, Scalable):
                 serving = controller.serving(lambda k: records[k].working)
             else:
                 serving = 0 if controller is None else sum(1 for k in controller.active if records[k].working)
