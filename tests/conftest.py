@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:  # e2e/ lives beside src/, outside the package
 
 GPU = "nvidia.com/gpu"
 T = TypeVar("T")
+C = TypeVar("C")
 GI = 2**30
 
 
@@ -92,17 +93,217 @@ def simulated(
     """The scenario run to its end (or ``duration_s``) with ``seed`` (else its own): ``summary.json``'s
     content as ``gpufleet simulate`` writes it (with ``latency`` and ``jobs``, checked against the
     schema)."""
+    return finished_summary(build_summary(run_simulation(paths, duration_s, seed)))
+
+
+def run_simulation(
+    paths: Sequence[Path], duration_s: float | None = None, seed: int | None = None
+) -> Simulation:
+    """The scenario loaded from ``paths`` and simulated to its end (or ``duration_s``) with ``seed``
+    (else its own); the ``Simulation`` as it ended."""
     scenario = load_scenario(list(paths))
     if duration_s is not None:
         scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
     sim = Simulation(scenario, seed=seed)
     sim.run()
-    return finished_summary(build_summary(sim))
+    return sim
 
 
 def pods_by_name(summary: dict[str, Any], namespaced: bool = False) -> dict[str, dict[str, Any]]:
     """The summary's pod records by name (``namespace/name`` with ``namespaced``)."""
     return {(p["name"] if namespaced else p["name"].split("/", 1)[1]): p for p in summary["pods"]}
+
+
+def write(tmp_path: Path, *texts: str) -> list[Path]:
+    """Each YAML text written to its own file in ``tmp_path`` (``0.yaml``, ``1.yaml``, ...), in order."""
+    paths = []
+    for i, text in enumerate(texts):
+        paths.append(tmp_path / f"{i}.yaml")
+        paths[-1].write_text(text)
+    return paths
+
+
+def simulated_text(tmp_path: Path, text: str) -> dict[str, Any]:
+    """``simulated`` of one scenario text, written to ``tmp_path/scenario.yaml``."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text)
+    return simulated([path])
+
+
+def simulated_controller(
+    paths: Sequence[Path], key: str, kind: type[C], duration_s: float | None = None
+) -> tuple[dict[str, Any], C, dict[str, Any]]:
+    """The scenario simulated (``run_simulation``): its pods by name, the controller filed under ``key``
+    (e.g. ``PyTorchJob/ml/mnist``) as it ended, checked to be a ``kind``, and the summary."""
+    sim = run_simulation(paths, duration_s)
+    controller = sim.controllers[key]
+    assert isinstance(controller, kind)
+    summary = build_summary(sim)
+    return pods_by_name(summary), controller, summary
+
+
+def only_controller(paths: Sequence[Path], kind: type[C]) -> C:
+    """The controller (checked to be a ``kind``) of the one workload of a kind other than gpufleet's
+    own that the scenario at ``paths`` holds."""
+    from gpufleet.workloads import controller_for
+
+    (workload,) = load_scenario(list(paths)).other_workloads
+    made = controller_for(workload)
+    assert isinstance(made, kind)
+    return made
+
+
+A10_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-{i}
+  labels: {{nvidia.com/gpu.product: NVIDIA-A10, {labels}}}
+status:
+  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
+"""
+A10_LABELS = 'nvidia.com/gpu.memory: "24576", nvidia.com/gpu.count: "8"'
+
+
+def a10_nodes(count: int = 1, labels: str = A10_LABELS, per_rack: int = 1) -> str:
+    """``count`` Nodes ``gpu-<i>`` of 8 A10 GPUs, 96 CPUs and 768 GiB, as YAML documents: labelled
+    ``nvidia.com/gpu.product: NVIDIA-A10`` and ``labels`` (flow-style pairs; ``{rack}`` stands for
+    ``i // per_rack``)."""
+    return "---".join(A10_NODE.format(i=i, labels=labels.format(rack=i // per_rack)) for i in range(count))
+
+
+# A Node n0 of 64 CPUs, 256 GiB and 8 GPUs, unlabelled.
+NODE_N0 = """
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status:
+  capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
+"""
+
+# A pod of 8 GPUs, ``ml/urgent``, of PriorityClass ``urgent`` (1000000): submitted at 5m, runs 10m.
+URGENT_POD = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: urgent}
+value: 1000000
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: urgent
+  namespace: ml
+  annotations: {gpufleet.io/submit-at: 5m, gpufleet.io/duration: 10m}
+spec:
+  priorityClassName: urgent
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: x
+    resources:
+      limits: {nvidia.com/gpu: 8}
+"""
+
+# A Simulation of 10 minutes.
+SIMULATION_10M = (
+    "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {duration: 10m}\n"
+)
+
+
+def resource_flavor(name: str, version: str = "v1beta2", spec: str = "") -> str:
+    """A Kueue ResourceFlavor document; ``spec``: its spec's lines (indented two spaces), if any."""
+    body = f"\nspec:\n{spec}" if spec else ""
+    return f"""
+apiVersion: kueue.x-k8s.io/{version}
+kind: ResourceFlavor
+metadata: {{name: {name}}}{body}
+"""
+
+
+def gpu_resource_groups(flavor: str, gpus: int) -> str:
+    """The ``resourceGroups`` lines of a Kueue ClusterQueue's or Cohort's spec (indented two spaces):
+    a nominal quota of ``gpus`` GPUs of ``flavor``."""
+    return f"""  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: {flavor}
+      resources:
+      - {{name: nvidia.com/gpu, nominalQuota: {gpus}}}
+"""
+
+
+def cluster_queue(name: str, flavor: str, gpus: int, version: str = "v1beta2", spec: str = "") -> str:
+    """A Kueue ClusterQueue document for all namespaces with a quota of ``gpus`` GPUs of ``flavor``;
+    ``spec``: more lines of its spec (indented two spaces)."""
+    return f"""
+apiVersion: kueue.x-k8s.io/{version}
+kind: ClusterQueue
+metadata: {{name: {name}}}
+spec:
+  namespaceSelector: {{}}
+{spec}""" + gpu_resource_groups(flavor, gpus)
+
+
+def local_queue(name: str, namespace: str, cluster_queue: str, version: str = "v1beta2") -> str:
+    """A Kueue LocalQueue document ``namespace/name`` feeding ``cluster_queue``."""
+    return f"""
+apiVersion: kueue.x-k8s.io/{version}
+kind: LocalQueue
+metadata: {{name: {name}, namespace: {namespace}}}
+spec: {{clusterQueue: {cluster_queue}}}
+"""
+
+
+def queued_job(
+    name: str,
+    at: str,
+    gpus: int = 8,
+    labels: str = "",
+    annotations: str = "gpufleet.io/duration: 1h",
+    spec: str = "",
+) -> str:
+    """A batch Job ``default/name`` for the LocalQueue ``queue`` (``labels``: more flow-style pairs, each
+    after a comma) submitted at ``at``, its pod of ``gpus`` GPUs annotated ``annotations``; ``spec``:
+    more lines of its spec (indented two spaces). A YAML document after a ``---``."""
+    return f"""
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  labels: {{kueue.x-k8s.io/queue-name: queue{labels}}}
+  annotations: {{gpufleet.io/submit-at: {at}}}
+spec:
+{spec}  template:
+    metadata:
+      annotations: {{{annotations}}}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: trainer
+        resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}
+"""
+
+
+def kueue_queues(
+    flavor: str,
+    gpus: int,
+    queue: str,
+    namespace: str,
+    version: str = "v1beta2",
+    flavor_spec: str = "",
+    queue_spec: str = "",
+) -> str:
+    """A ResourceFlavor ``flavor``, the ClusterQueue ``cq`` with ``gpus`` GPUs of it (``queue_spec``: more
+    lines of its spec) and the LocalQueue ``namespace/queue`` feeding it, as YAML documents."""
+    return "---".join(
+        [
+            resource_flavor(flavor, version, flavor_spec),
+            cluster_queue("cq", flavor, gpus, version, queue_spec),
+            local_queue(queue, namespace, "cq", version),
+        ]
+    )
 
 
 def _unavailable(reason: str, what: str = "control plane") -> None:

@@ -14,12 +14,11 @@ examples are ``docs/quickstart``, ``docs/batch`` and ``docs/gpu-sharing``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kube_manifests import load, problems, warnings
 
-from conftest import pods_by_name, simulated
+from conftest import pods_by_name, simulated, simulated_text
 from gpufleet.control.kai import uid
 from gpufleet.model.kai import KaiQuota
 from gpufleet.scheduling.messages import no_scheduler
@@ -107,12 +106,6 @@ spec:
 """
 
 
-def run(tmp_path: Path, text: str) -> dict[str, Any]:
-    path = tmp_path / "scenario.yaml"
-    path.write_text(text)
-    return simulated([path])
-
-
 # -- the reader ------------------------------------------------------------------------------
 
 
@@ -160,7 +153,7 @@ def test_queue_warnings_quota_siblings_weights_and_a_missing_parent(tmp_path: Pa
 
 def test_without_a_kai_queue_kai_pods_stay_pending(tmp_path: Path) -> None:
     """KAI installed means a KAI Queue in the scenario; without one no scheduler serves the pods."""
-    pods = pods_by_name(run(tmp_path, NODES + job("batch", 1)))
+    pods = pods_by_name(simulated_text(tmp_path, NODES + job("batch", 1)))
     assert (pods["batch-0"]["phase"], pods["batch-0"]["message"]) == (
         "Pending",
         no_scheduler("kai-scheduler"),
@@ -171,7 +164,7 @@ def test_a_queue_limit_holds_the_job_beyond_it_with_kais_message(tmp_path: Path)
     """gpu limit 2: a batch Job's pods are one group each, so two run and the third waits, with the
     proportion plugin's message, until one ends."""
     text = NODES + queue("root") + queue("team", 2, "root") + job("batch", 3)
-    pods = pods_by_name(run(tmp_path, text))
+    pods = pods_by_name(simulated_text(tmp_path, text))
     assert [pods[f"batch-{i}"]["bound_s"] for i in range(3)] == [0.0, 0.0, 3600.0]
     path = tmp_path / "scenario.yaml"
     waiting = pods_by_name(simulated([path], duration_s=60))["batch-2"]
@@ -186,16 +179,18 @@ def test_a_parents_limit_applies_to_its_children_together(tmp_path: Path) -> Non
     """``resultsOverLimit`` walks up the parents: root's limit 3 caps team and other together."""
     text = NODES + queue("root", 3) + queue("team", -1, "root") + queue("other", -1, "root") + job("a", 2)
     text += job("b", 2, queue_name="other")
-    pods = pods_by_name(run(tmp_path, text))
+    pods = pods_by_name(simulated_text(tmp_path, text))
     assert sorted(p["bound_s"] for p in pods.values()) == [0.0, 0.0, 0.0, 3600.0]
 
 
 def test_a_pytorchjobs_pods_form_one_gang_of_every_replica(tmp_path: Path) -> None:
     """``calcJobNumOfPods``: minMember = 1 master + 3 workers; with a limit of 3 GPUs none run
     (all or nothing), with 4 all do. The group is named ``pg-mnist-<uid>``."""
-    pods = pods_by_name(run(tmp_path, NODES + queue("root") + queue("team", 3, "root") + pytorchjob(3)))
+    pods = pods_by_name(
+        simulated_text(tmp_path, NODES + queue("root") + queue("team", 3, "root") + pytorchjob(3))
+    )
     assert all(p["phase"] == "Pending" for p in pods.values())
-    summary = run(tmp_path, NODES + queue("root") + queue("team", 4, "root") + pytorchjob(3))
+    summary = simulated_text(tmp_path, NODES + queue("root") + queue("team", 4, "root") + pytorchjob(3))
     pods = pods_by_name(summary)
     assert sorted(pods) == ["mnist-master-0", "mnist-worker-0", "mnist-worker-1", "mnist-worker-2"]
     assert all(p["bound_s"] == 0.0 for p in pods.values())
@@ -222,7 +217,7 @@ def test_pod_group_names_follow_the_pod_grouper(tmp_path: Path) -> None:
 def test_a_missing_or_parent_queue_takes_no_jobs(tmp_path: Path) -> None:
     text = NODES + queue("root") + queue("team", -1, "root") + job("lost", 1, queue_name="nobody")
     text += job("parent", 1, queue_name="root")
-    pods = pods_by_name(run(tmp_path, text))
+    pods = pods_by_name(simulated_text(tmp_path, text))
     assert pods["lost-0"]["phase"] == pods["parent-0"]["phase"] == "Pending"
     assert 'queue "nobody" does not exist: KAI Scheduler skips the job' in pods["lost-0"]["message"]
     assert 'queue "root" is not a leaf queue: KAI Scheduler skips the job' in pods["parent-0"]["message"]

@@ -13,12 +13,20 @@ value for Kueue's ordering and preemption).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kube_manifests import load, problems, warnings
 
-from conftest import pods_by_name, simulated
+from conftest import (
+    cluster_queue,
+    gpu_resource_groups,
+    local_queue,
+    pods_by_name,
+    queued_job,
+    resource_flavor,
+    simulated,
+    simulated_text,
+)
 from gpufleet.kube import load_scenario
 from gpufleet.model.kueue import ClusterQueue, Cohort, FlavorQuotas, ResourceGroup, ResourceQuota
 from gpufleet.model.resources import GPU
@@ -80,25 +88,23 @@ def test_lending_limit_keeps_a_cohorts_quota_from_its_parent() -> None:
     assert (snapshot.available("a", H100), snapshot.available("e", H100)) == (6, 2)
 
 
-COHORTS = """
+COHORTS = (
+    """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Cohort
 metadata: {name: org}
 spec:
   fairSharing: {weight: "2"}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 8}
----
+"""
+    + gpu_resource_groups("h100", 8)
+    + """---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: Cohort
 metadata: {name: research}
 spec:
   parentName: org
 """
+)
 
 
 def test_cohorts_read_parent_quota_and_warn_fair_sharing(tmp_path: Path) -> None:
@@ -148,41 +154,13 @@ spec:
     )
 
 
-QUEUES = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: h100}
----
+RESEARCH = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Cohort
 metadata: {name: research}
 spec:
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 8}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: team}
-spec:
-  cohortName: research
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 0}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: queue, namespace: default}
-spec: {clusterQueue: team}
----
+""" + gpu_resource_groups("h100", 8)
+URGENT_AND_NODE = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: WorkloadPriorityClass
 metadata: {name: urgent}
@@ -197,38 +175,28 @@ metadata:
 status:
   capacity: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "8"}
 """
+QUEUES = "---".join(
+    [
+        resource_flavor("h100"),
+        RESEARCH,
+        cluster_queue(
+            "team",
+            "h100",
+            0,
+            spec="  cohortName: research\n  preemption: {withinClusterQueue: LowerPriority}\n",
+        ),
+        local_queue("queue", "default", "team"),
+        URGENT_AND_NODE,
+    ]
+)
 
 
 def job(name: str, at: str, labels: str = "", duration: str = "1h") -> str:
-    return f"""
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-  labels: {{kueue.x-k8s.io/queue-name: queue{labels}}}
-  annotations: {{gpufleet.io/submit-at: {at}}}
-spec:
-  template:
-    metadata:
-      annotations: {{gpufleet.io/duration: {duration}}}
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: trainer
-        resources: {{limits: {{nvidia.com/gpu: "8"}}}}
-"""
-
-
-def run(tmp_path: Path, text: str) -> dict[str, Any]:
-    path = tmp_path / "scenario.yaml"
-    path.write_text(text)
-    return simulated([path])
+    return queued_job(name, at, labels=labels, annotations=f"gpufleet.io/duration: {duration}")
 
 
 def test_a_queue_without_quota_is_admitted_on_its_cohorts_own_quota(tmp_path: Path) -> None:
-    pods = pods_by_name(run(tmp_path, QUEUES + job("first", "0s") + job("second", "0s")))
+    pods = pods_by_name(simulated_text(tmp_path, QUEUES + job("first", "0s") + job("second", "0s")))
     assert pods["first-0"]["bound_s"] == 0.0
     assert pods["second-0"]["bound_s"] == 3600.0  # the cohort's 8 GPUs are used until first ends
 
@@ -241,7 +209,7 @@ def test_a_workload_priority_class_orders_and_preempts_without_changing_pod_prio
     )
     own_quota = own_quota.replace("nominalQuota: X}", "nominalQuota: 0}")  # preemption within nominal quota
     text = own_quota + job("low", "0s") + job("high", "60s", ", kueue.x-k8s.io/priority-class: urgent")
-    summary = run(tmp_path, text)
+    summary = simulated_text(tmp_path, text)
     pods = pods_by_name(summary)
     assert (pods["low-0"]["phase"], pods["low-0"]["reason"]) == ("Failed", "Preempted")
     assert pods["high-0"]["bound_s"] == 90.0  # after low's 30 s grace period

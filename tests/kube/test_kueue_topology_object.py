@@ -13,12 +13,11 @@ of N``). The published example is ``site/static/examples/tas/sample-{gpu-queues,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kube_manifests import load, problems, warnings
 
-from conftest import pods_by_name, simulated
+from conftest import kueue_queues, pods_by_name, queued_job, simulated, simulated_text
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared/upstream-manifests"
 TOPOLOGY = """
@@ -46,63 +45,15 @@ status:
 """
 
 
-QUEUES = """
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: tas}
-spec:
-  nodeLabels: {pool: tas}
-  topologyName: default
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: tas
-      resources:
-      - {name: nvidia.com/gpu, nominalQuota: 64}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: queue, namespace: default}
-spec: {clusterQueue: cq}
-"""
+QUEUES = "\n---" + kueue_queues(
+    "tas", 64, "queue", "default", flavor_spec="  nodeLabels: {pool: tas}\n  topologyName: default"
+)
 CLUSTER = node("n0", "b1", "r1") + node("n1", "b1", "r1") + node("n2", "b1", "r2") + node("n3", "b2", "r3")
 
 
 def job(name: str, pods: int, gpus: int, annotation: str, at: str = "0s") -> str:
-    return f"""
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-  labels: {{kueue.x-k8s.io/queue-name: queue}}
-  annotations: {{gpufleet.io/submit-at: {at}}}
-spec:
-  parallelism: {pods}
-  completions: {pods}
-  template:
-    metadata:
-      annotations: {{{annotation}, gpufleet.io/duration: 1h}}
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: trainer
-        resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}
-"""
-
-
-def run(tmp_path: Path, text: str) -> dict[str, Any]:
-    path = tmp_path / "scenario.yaml"
-    path.write_text(text)
-    return simulated([path])
+    spec = f"  parallelism: {pods}\n  completions: {pods}\n"
+    return queued_job(name, at, gpus, annotations=f"{annotation}, gpufleet.io/duration: 1h", spec=spec)
 
 
 REQUIRED_RACK = "kueue.x-k8s.io/podset-required-topology: example.com/rack"
@@ -147,7 +98,9 @@ spec: {levels: []}
 
 def test_required_rack_places_every_pod_in_one_rack(tmp_path: Path) -> None:
     """12 pods of 1 GPU need one rack: r1 (two nodes, 16 GPUs) holds them, r2 and r3 (8) do not."""
-    pods = pods_by_name(run(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("train", 12, 1, REQUIRED_RACK)))
+    pods = pods_by_name(
+        simulated_text(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("train", 12, 1, REQUIRED_RACK))
+    )
     nodes = {p["node"] for name, p in pods.items() if name.startswith("train-")}
     assert nodes == {"n0", "n1"}
     assert all(p["bound_s"] == 0.0 for p in pods.values())
@@ -155,7 +108,9 @@ def test_required_rack_places_every_pod_in_one_rack(tmp_path: Path) -> None:
 
 def test_required_rack_waits_rather_than_spread_with_kueues_message(tmp_path: Path) -> None:
     """20 GPUs fit the cluster (32) but no rack (16 at most): the Job is not admitted."""
-    pods = pods_by_name(run(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("big", 20, 1, REQUIRED_RACK)))
+    pods = pods_by_name(
+        simulated_text(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("big", 20, 1, REQUIRED_RACK))
+    )
     assert pods["big-0"]["phase"] == "Pending"
     assert pods["big-0"]["message"] == (
         'couldn\'t assign flavors to pod set main: topology "default" allows to fit only 16 out of 20 pod(s)'
@@ -165,20 +120,20 @@ def test_required_rack_waits_rather_than_spread_with_kueues_message(tmp_path: Pa
 def test_preferred_rack_climbs_to_the_block_when_no_rack_holds_the_pod_set(tmp_path: Path) -> None:
     """``podset-preferred-topology``: no rack holds 20 GPUs, so the next level up: block b1 (24)."""
     preferred = "kueue.x-k8s.io/podset-preferred-topology: example.com/rack"
-    pods = pods_by_name(run(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("big", 20, 1, preferred)))
+    pods = pods_by_name(simulated_text(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("big", 20, 1, preferred)))
     assert all(pods[f"big-{i}"]["bound_s"] == 0.0 for i in range(20))
     assert {pods[f"big-{i}"]["node"] for i in range(20)} == {"n0", "n1", "n2"}  # the next level: block b1
 
 
 def test_a_level_the_topology_lacks_and_a_flavor_without_topology(tmp_path: Path) -> None:
     unknown = "kueue.x-k8s.io/podset-required-topology: example.com/zone"
-    pods = pods_by_name(run(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("z", 2, 1, unknown)))
+    pods = pods_by_name(simulated_text(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("z", 2, 1, unknown)))
     assert (
         pods["z-0"]["message"]
         == "couldn't assign flavors to pod set main: no requested topology level: example.com/zone"
     )
     plain = QUEUES.replace("  topologyName: default\n", "")
-    pods = pods_by_name(run(tmp_path, TOPOLOGY + plain + CLUSTER + job("r", 2, 1, REQUIRED_RACK)))
+    pods = pods_by_name(simulated_text(tmp_path, TOPOLOGY + plain + CLUSTER + job("r", 2, 1, REQUIRED_RACK)))
     assert pods["r-0"]["message"] == (
         'couldn\'t assign flavors to pod set main: Flavor "tas" does not support TopologyAwareScheduling'
     )
@@ -188,7 +143,7 @@ def test_a_second_workload_takes_the_rooms_the_first_left(tmp_path: Path) -> Non
     """Two 16-GPU pod sets requiring one rack: the first takes r1; the second fits no rack (r2 and r3
     have 8 each) and waits until the first ends."""
     text = TOPOLOGY + QUEUES + CLUSTER + job("a", 2, 8, REQUIRED_RACK) + job("b", 2, 8, REQUIRED_RACK, "1s")
-    pods = pods_by_name(run(tmp_path, text))
+    pods = pods_by_name(simulated_text(tmp_path, text))
     assert {pods["a-0"]["node"], pods["a-1"]["node"]} == {"n0", "n1"}
     assert pods["b-0"]["bound_s"] == 3600.0
     assert {pods["b-0"]["node"], pods["b-1"]["node"]} == {"n0", "n1"}

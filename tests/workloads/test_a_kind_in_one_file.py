@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from conftest import pods_by_name, simulated
+from conftest import pods_by_name, simulated, write
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.explain import explain_scenario
 from gpufleet.model.node import Node
@@ -123,14 +123,6 @@ spec:
           requests: {{cpu: "32", memory: 256Gi}}
           limits: {{nvidia.com/gpu: 8}}
 """
-
-
-def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return paths
 
 
 def test_the_simulator_runs_a_registered_kind_read_from_its_manifest(tmp_path: Path) -> None:

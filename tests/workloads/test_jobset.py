@@ -8,7 +8,6 @@ and Kueue's JobSet integration."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,33 +15,30 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from conftest import pods_by_name, simulated
+from conftest import (
+    SIMULATION_10M,
+    a10_nodes,
+    kueue_queues,
+    only_controller,
+    pods_by_name,
+    simulated,
+    simulated_controller,
+    write,
+)
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.explain import explain_scenario
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
-from gpufleet.workloads import controller_for
 from gpufleet.workloads.jobset import JobSetController
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 EXAMPLE = ROOT / "examples/training/jobset-exclusive-rack.yaml"
 
-NODE = """
-apiVersion: v1
-kind: Node
-metadata:
-  name: gpu-{i}
-  labels: {{nvidia.com/gpu.product: NVIDIA-A10, nvidia.com/gpu.memory: "24576", rack: rack-{rack}}}
-status:
-  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
-"""
 OOM = {"gpufleet.io/gpu-memory": "40GB"}  # more than the A10's 24 GiB: CUDA out of memory as it starts
 
 
 def nodes(count: int = 2) -> str:
-    return "---".join(NODE.format(i=i, rack=i // 2) for i in range(count))
+    return a10_nodes(count, 'nvidia.com/gpu.memory: "24576", rack: rack-{rack}', per_rack=2)
 
 
 def rjob(
@@ -95,31 +91,14 @@ def jobset(*rjobs: dict[str, Any], annotations: dict[str, str] | None = None, **
     return yaml.safe_dump(document, sort_keys=False)
 
 
-def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return paths
-
-
 def run(paths: list[Path], duration_s: float | None = None) -> tuple[dict[str, Any], JobSetController]:
     """The scenario simulated: its pods by name and the JobSet's controller as it ended."""
-    scenario = load_scenario(paths)
-    if duration_s is not None:
-        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
-    sim = Simulation(scenario)
-    sim.run()
-    controller = sim.controllers["JobSet/ml/train"]
-    assert isinstance(controller, JobSetController)
-    return pods_by_name(build_summary(sim)), controller
+    pods, controller, _ = simulated_controller(paths, "JobSet/ml/train", JobSetController, duration_s)
+    return pods, controller
 
 
 def first_pods(tmp_path: Path, text: str, count: int = 2) -> JobSetController:
-    (workload,) = load_scenario(write(tmp_path, nodes(count), text)).other_workloads
-    controller = controller_for(workload)
-    assert isinstance(controller, JobSetController)
-    return controller
+    return only_controller(write(tmp_path, nodes(count), text), JobSetController)
 
 
 def stem(name: str) -> str:
@@ -648,7 +627,7 @@ def test_the_exclusive_rack_example_gives_each_job_a_rack_of_its_own() -> None:
 def test_the_exclusive_rack_example_says_why_the_last_job_waits(tmp_path: Path) -> None:
     (short,) = write(
         tmp_path,
-        "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {duration: 10m}\n",
+        SIMULATION_10M,
     )
     pods = pods_by_name(simulated([EXAMPLE, short]))
     eval1 = next(p for n, p in pods.items() if n.startswith("pretrain-eval-1-0"))
@@ -705,33 +684,13 @@ def test_kueue_holds_a_jobset_whole_when_its_pod_sets_exceed_the_quota(tmp_path:
     assert workload["admissions"] == [] and "insufficient" in (workload["message"] or "").lower()
 
 
-KUEUE_PREEMPTION = """
+URGENT_PRIORITY = """
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: urgent}
 value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: lq, namespace: ml}
-spec: {clusterQueue: cq}
----
+"""
+URGENT_JOB = """
 apiVersion: batch/v1
 kind: Job
 metadata:
@@ -752,6 +711,20 @@ spec:
         resources:
           limits: {nvidia.com/gpu: 8}
 """
+KUEUE_PREEMPTION = "---".join(
+    [
+        URGENT_PRIORITY,
+        kueue_queues(
+            "default-flavor",
+            8,
+            "lq",
+            "ml",
+            "v1beta1",
+            queue_spec="  preemption: {withinClusterQueue: LowerPriority}\n",
+        ),
+        URGENT_JOB,
+    ]
+)
 
 
 def test_a_jobset_evicted_by_kueue_is_suspended_and_runs_again_not_restarted(tmp_path: Path) -> None:

@@ -7,39 +7,34 @@ how a group restarts, its scale subresource under an HPA and Traffic, Kueue's pe
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import pods_by_name, simulated
+from conftest import (
+    SIMULATION_10M,
+    a10_nodes,
+    kueue_queues,
+    only_controller,
+    pods_by_name,
+    simulated,
+    simulated_controller,
+    write,
+)
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.pod import Requirement
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
-from gpufleet.workloads import controller_for
 from gpufleet.workloads.leaderworkerset import LeaderWorkerSetController
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 EXAMPLE = ROOT / "examples/serving/lws-hpa.yaml"
 
-NODE = """
-apiVersion: v1
-kind: Node
-metadata:
-  name: gpu-{i}
-  labels: {{nvidia.com/gpu.product: NVIDIA-A10, rack: r{rack}}}
-status:
-  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
-"""
-
 
 def nodes(count: int = 1, per_rack: int = 1) -> str:
-    return "---".join(NODE.format(i=i, rack=i // per_rack) for i in range(count))
+    return a10_nodes(count, "rack: r{rack}", per_rack)
 
 
 def template(gpus: int = 1, annotations: str = "", policy: str = "") -> str:
@@ -83,34 +78,15 @@ spec:
 """
 
 
-def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return paths
-
-
 def controller(tmp_path: Path, *texts: str) -> LeaderWorkerSetController:
-    (workload,) = load_scenario(write(tmp_path, nodes(), *texts)).other_workloads
-    made = controller_for(workload)
-    assert isinstance(made, LeaderWorkerSetController)
-    return made
+    return only_controller(write(tmp_path, nodes(), *texts), LeaderWorkerSetController)
 
 
 def run(
     paths: list[Path], duration_s: float | None = None
 ) -> tuple[dict[str, Any], LeaderWorkerSetController, dict[str, Any]]:
     """The scenario simulated: its pods by name, the LeaderWorkerSet's controller, the summary."""
-    scenario = load_scenario(paths)
-    if duration_s is not None:
-        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
-    sim = Simulation(scenario)
-    sim.run()
-    made = sim.controllers["LeaderWorkerSet/ml/llm"]
-    assert isinstance(made, LeaderWorkerSetController)
-    summary = build_summary(sim)
-    return pods_by_name(summary), made, summary
+    return simulated_controller(paths, "LeaderWorkerSet/ml/llm", LeaderWorkerSetController, duration_s)
 
 
 # -- the reader and the pods -------------------------------------------------------------------
@@ -478,27 +454,7 @@ def test_traffic_aimed_at_a_missing_leaderworkerset_is_an_error(tmp_path: Path) 
 
 # -- Kueue ------------------------------------------------------------------------------------
 
-KUEUE = """
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: default
-      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: team, namespace: ml}
-spec: {clusterQueue: cq}
-"""
+KUEUE = kueue_queues("default", 4, "team", "ml", "v1beta1")
 
 
 def test_kueue_admits_each_group_as_a_workload_of_its_own(tmp_path: Path) -> None:
@@ -520,15 +476,11 @@ def test_kueue_admits_each_group_as_a_workload_of_its_own(tmp_path: Path) -> Non
 
 # -- lws's published examples --------------------------------------------------------------------
 
-SIMULATION = (
-    "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {duration: 10m}\n"
-)
-
 
 def test_the_published_sample_and_its_hpa_run_three_groups_of_four(tmp_path: Path) -> None:
     """lws ``docs/examples/sample/lws.yaml`` (3 groups of 4 nginx pods) with its HPA (CPU utilisation,
     min 3): no CPU usage is modelled, so the HPA holds 3 groups, as at rest in the docs."""
-    (cluster,) = write(tmp_path, nodes(3) + "---\n" + SIMULATION)
+    (cluster,) = write(tmp_path, nodes(3) + "---\n" + SIMULATION_10M)
     sample = UPSTREAM / "lws/sample"
     summary = simulated([cluster, sample / "lws.yaml", sample / "horizontal-pod-autoscaler.yaml"])
     pods = pods_by_name(summary)
@@ -548,7 +500,7 @@ metadata: {{name: h100-{i}}}
 status:
   capacity: {{cpu: "192", memory: 2Ti, ephemeral-storage: 2Ti, pods: "110", nvidia.com/gpu: "8"}}
 """
-    (cluster,) = write(tmp_path, "---".join(node.format(i=i) for i in range(4)) + "---\n" + SIMULATION)
+    (cluster,) = write(tmp_path, "---".join(node.format(i=i) for i in range(4)) + "---\n" + SIMULATION_10M)
     summary = simulated([cluster, UPSTREAM / "lws/vllm/GPU/lws.yaml"])
     pods = pods_by_name(summary)
     assert sorted(pods) == ["vllm-0", "vllm-0-1", "vllm-1", "vllm-1-1"]

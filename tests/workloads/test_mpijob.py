@@ -5,35 +5,22 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import pods_by_name, simulated
+from conftest import URGENT_POD, a10_nodes, pods_by_name, simulated, simulated_controller, write
 from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.mpijob import MPIJobController
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 
-NODES = """
-apiVersion: v1
-kind: Node
-metadata:
-  name: gpu-{i}
-  labels: {{nvidia.com/gpu.product: NVIDIA-A10, nvidia.com/gpu.memory: "24576", nvidia.com/gpu.count: "8"}}
-status:
-  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
-"""
-
 
 def nodes(count: int = 1) -> str:
-    return "---".join(NODES.format(i=i) for i in range(count))
+    return a10_nodes(count)
 
 
 def replica(
@@ -76,27 +63,11 @@ spec:
 """
 
 
-def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return paths
-
-
 def run(
     paths: list[Path], duration_s: float | None = None
 ) -> tuple[dict[str, Any], MPIJobController, dict[str, Any]]:
     """The scenario simulated: its pods by name, the MPIJob's controller as it ended, the summary."""
-    scenario = load_scenario(paths)
-    if duration_s is not None:
-        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
-    sim = Simulation(scenario)
-    sim.run()
-    controller = sim.controllers["MPIJob/ml/pi"]
-    assert isinstance(controller, MPIJobController)
-    summary = build_summary(sim)
-    return pods_by_name(summary), controller, summary
+    return simulated_controller(paths, "MPIJob/ml/pi", MPIJobController, duration_s)
 
 
 # -- the reader ------------------------------------------------------------------------------
@@ -322,29 +293,8 @@ def test_the_job_fails_when_its_launcher_job_fails_past_the_backoff_limit(tmp_pa
 def test_a_preempted_worker_is_created_again_under_its_name(tmp_path: Path) -> None:
     """``getOrCreateWorker`` creates any worker pod that is missing: a worker preempted by an urgent
     pod comes back as ``pi-worker-0`` once the GPUs are free, and the job then succeeds."""
-    urgent = """
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: urgent}
-value: 1000000
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: urgent
-  namespace: ml
-  annotations: {gpufleet.io/submit-at: 5m, gpufleet.io/duration: 10m}
-spec:
-  priorityClassName: urgent
-  restartPolicy: Never
-  containers:
-  - name: c
-    image: x
-    resources:
-      limits: {nvidia.com/gpu: 8}
-"""
     text = mpijob(replica(duration="1h"), replica(1, gpus=8), "  runPolicy: {cleanPodPolicy: All}")
-    pods, controller, _ = run(write(tmp_path, nodes(), text, urgent))
+    pods, controller, _ = run(write(tmp_path, nodes(), text, URGENT_POD))
     assert pods["urgent"]["phase"] == "Succeeded"
     assert controller.restarts == 1 and controller.finished_as == "Succeeded"
     assert pods["pi-worker-0"]["created_s"] >= pods["urgent"]["created_s"]

@@ -4,7 +4,6 @@ and PodGroup the operator makes, and how the job ends (``pkg/controller.v1/commo
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from conftest import pods_by_name, simulated
+from conftest import (
+    SIMULATION_10M,
+    URGENT_POD,
+    a10_nodes,
+    pods_by_name,
+    simulated,
+    simulated_controller,
+    write,
+)
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.explain import explain_scenario
@@ -25,19 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared/upstream-manifests/kubeflow-trainer/training-operator-v1"
 EXAMPLE = ROOT / "examples/training/pytorchjob-gang.yaml"
 
-NODES = """
-apiVersion: v1
-kind: Node
-metadata:
-  name: gpu-{i}
-  labels: {{nvidia.com/gpu.product: NVIDIA-A10, nvidia.com/gpu.memory: "24576", nvidia.com/gpu.count: "8"}}
-status:
-  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
-"""
-
 
 def nodes(count: int = 1) -> str:
-    return "---".join(NODES.format(i=i) for i in range(count))
+    return a10_nodes(count)
 
 
 def replica(
@@ -79,24 +76,10 @@ spec:
 """
 
 
-def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return paths
-
-
 def run(paths: list[Path], duration_s: float | None = None) -> tuple[dict[str, Any], PyTorchJobController]:
     """The scenario simulated; its pods by name and the PyTorchJob's controller as it ended."""
-    scenario = load_scenario(paths)
-    if duration_s is not None:
-        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
-    sim = Simulation(scenario)
-    sim.run()
-    controller = sim.controllers["PyTorchJob/ml/mnist"]
-    assert isinstance(controller, PyTorchJobController)
-    return pods_by_name(build_summary(sim)), controller
+    pods, controller, _ = simulated_controller(paths, "PyTorchJob/ml/mnist", PyTorchJobController, duration_s)
+    return pods, controller
 
 
 # -- the reader ------------------------------------------------------------------------------
@@ -347,29 +330,8 @@ def test_without_a_backoff_limit_a_pod_that_fails_at_once_is_retried_ever_more_s
 def test_a_preempted_pod_under_on_failure_is_created_again_and_the_job_succeeds(tmp_path: Path) -> None:
     """A worker preempted by a higher-priority pod is created again (OnFailure) and runs once the
     GPUs are free; the job then succeeds with its Master."""
-    urgent = """
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: urgent}
-value: 1000000
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: urgent
-  namespace: ml
-  annotations: {gpufleet.io/submit-at: 5m, gpufleet.io/duration: 10m}
-spec:
-  priorityClassName: urgent
-  restartPolicy: Never
-  containers:
-  - name: c
-    image: x
-    resources:
-      limits: {nvidia.com/gpu: 8}
-"""
     text = pytorchjob(replica(duration="1h", gpus=4), replica(duration="30m", gpus=4))
-    pods, controller = run(write(tmp_path, nodes(), text, urgent))
+    pods, controller = run(write(tmp_path, nodes(), text, URGENT_POD))
     assert pods["urgent"]["phase"] == "Succeeded"
     assert controller.restarts >= 1 and controller.finished_as == "Succeeded"
     assert pods["mnist-master-0"]["phase"] == "Succeeded"
@@ -388,10 +350,7 @@ def test_the_published_mnist_nccl_example_runs_its_two_pods_on_gpus(tmp_path: Pa
     """training-operator's ``examples/pytorch/mnist/v1/pytorch_job_mnist_nccl.yaml``, as published,
     with a GPU node and a Simulation beside it; then with durations set on its templates it ends."""
     published = UPSTREAM / "pytorch_job_mnist_nccl.yaml"
-    simulation = (
-        "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {duration: 10m}\n"
-    )
-    overlay = nodes() + "---\n" + simulation
+    overlay = nodes() + "---\n" + SIMULATION_10M
     (extra,) = write(tmp_path, overlay)
     summary = simulated([published, extra])
     pods = pods_by_name(summary)

@@ -10,21 +10,12 @@ from typing import Any
 
 import pytest
 
-from conftest import pods_by_name, simulated
+from conftest import NODE_N0, only_controller, pods_by_name, simulated, write
 from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.workloads import controller_for
 from gpufleet.workloads.raycluster import RayClusterController
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples/training/raycluster-autoscaling.yaml"
-
-NODE = """
-apiVersion: v1
-kind: Node
-metadata: {name: n0}
-status:
-  capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
-"""
 
 
 def cluster(groups: str = "", extra: str = "", meta: str = "", head_meta: str = "") -> str:
@@ -65,19 +56,8 @@ def group(name: str = "gpu", replicas: int = 2, extra: str = "", annotations: st
           resources: {{limits: {{cpu: "4", memory: 16Gi, nvidia.com/gpu: "1"}}}}"""
 
 
-def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return paths
-
-
 def controller(tmp_path: Path, text: str) -> RayClusterController:
-    (rc,) = load_scenario(write(tmp_path, NODE, text)).other_workloads
-    made = controller_for(rc)
-    assert isinstance(made, RayClusterController)
-    return made
+    return only_controller(write(tmp_path, NODE_N0, text), RayClusterController)
 
 
 # -- the reader and the pods ------------------------------------------------------------------
@@ -154,14 +134,14 @@ def test_a_suspended_cluster_has_no_pods(tmp_path: Path) -> None:
 def test_a_bad_manifest_is_an_error_at_its_field(tmp_path: Path, text: str, message: str) -> None:
     """utils/validation.go ``ValidateRayClusterSpec``; the CRD's enums."""
     with pytest.raises(ScenarioError) as caught:
-        load_scenario(write(tmp_path, NODE, text))
+        load_scenario(write(tmp_path, NODE_N0, text))
     assert message in str(caught.value)
 
 
 def test_a_misspelt_kind_of_the_ray_group_is_an_error(tmp_path: Path) -> None:
     text = cluster(group()).replace("kind: RayCluster", "kind: Raycluster")
     with pytest.raises(ScenarioError) as caught:
-        load_scenario(write(tmp_path, NODE, text))
+        load_scenario(write(tmp_path, NODE_N0, text))
     assert 'unknown kind "Raycluster" in ray.io/v1' in str(caught.value)
 
 
@@ -173,7 +153,7 @@ def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
         "    serviceType: NodePort\n    rayStartParams: {}\n    template:",
         1,
     )
-    warned = "\n".join(load_scenario(write(tmp_path, NODE, text)).warnings)
+    warned = "\n".join(load_scenario(write(tmp_path, NODE_N0, text)).warnings)
     for field in (
         "gcsFaultToleranceOptions",
         "managedBy",
@@ -189,7 +169,7 @@ def test_other_batch_schedulers_labels_are_a_warning_and_make_no_gang(tmp_path: 
     not modelled: a warning, no PodGroup."""
     meta = "  labels: {ray.io/scheduler-name: yunikorn, yunikorn.apache.org/queue: q}"
     text = cluster(group(), meta=meta)
-    warned = "\n".join(load_scenario(write(tmp_path, NODE, text)).warnings)
+    warned = "\n".join(load_scenario(write(tmp_path, NODE_N0, text)).warnings)
     assert "metadata.labels.ray.io/scheduler-name is not modelled" in warned
     assert "metadata.labels.yunikorn.apache.org/queue is not modelled" in warned
     assert controller(tmp_path, text).pod_groups() == []
@@ -201,7 +181,7 @@ def test_volcano_s_integration_makes_a_volcano_pod_group_named_after_the_cluster
     the pods name the volcano scheduler and carry the group and their task (``populateAnnotations``)."""
     meta = "  labels: {ray.io/scheduler-name: volcano, volcano.sh/queue-name: q}"
     text = cluster(group(), meta=meta)
-    assert not [w for w in load_scenario(write(tmp_path, NODE, text)).warnings if "labels" in w]
+    assert not [w for w in load_scenario(write(tmp_path, NODE_N0, text)).warnings if "labels" in w]
     ray = controller(tmp_path, text)
     (pod_group,) = ray.pod_groups()
     pods = ray.wanted([])
@@ -217,7 +197,7 @@ def test_volcano_s_integration_makes_a_volcano_pod_group_named_after_the_cluster
 def test_a_worker_that_ends_is_replaced_under_a_new_name_and_replicas_are_kept(tmp_path: Path) -> None:
     """``shouldDeletePod``: a Succeeded or Failed pod is deleted; the next reconcile creates a new one."""
     text = cluster(group(replicas=1, annotations="gpufleet.io/duration: 10m"))
-    pods = pods_by_name(simulated(write(tmp_path, NODE, text), duration_s=1500))
+    pods = pods_by_name(simulated(write(tmp_path, NODE_N0, text), duration_s=1500))
     workers = sorted((p for n, p in pods.items() if "-gpu-worker-" in n), key=lambda p: p["created_s"])
     assert [w["phase"] for w in workers] == ["Succeeded", "Succeeded", "Running"]
     assert [w["created_s"] for w in workers] == pytest.approx([0.0, 600.0, 1200.0], abs=0.1)
@@ -227,7 +207,7 @@ def test_a_worker_that_ends_is_replaced_under_a_new_name_and_replicas_are_kept(t
 
 def test_a_head_that_ends_is_replaced(tmp_path: Path) -> None:
     text = cluster(group(replicas=1), head_meta="gpufleet.io/duration: 5m")
-    pods = pods_by_name(simulated(write(tmp_path, NODE, text), duration_s=400))
+    pods = pods_by_name(simulated(write(tmp_path, NODE_N0, text), duration_s=400))
     heads = sorted((p for n, p in pods.items() if "-head-" in n), key=lambda p: p["created_s"])
     assert [h["phase"] for h in heads] == ["Succeeded", "Running"]
 
@@ -265,7 +245,7 @@ def test_gang_scheduling_makes_a_pod_group_of_the_head_and_desired_workers(tmp_p
 def test_a_gang_that_does_not_fit_places_none_of_its_pods(tmp_path: Path) -> None:
     """9 one-GPU workers on an 8-GPU node: the gang never reaches minMember, no pod starts, no GPU works."""
     text = cluster(group(replicas=9), meta="  labels: {ray.io/gang-scheduling-enabled: 'true'}")
-    summary = simulated(write(tmp_path, NODE, COSCHEDULING, text), duration_s=60)
+    summary = simulated(write(tmp_path, NODE_N0, COSCHEDULING, text), duration_s=60)
     assert {p["phase"] for p in summary["pods"]} == {"Pending"}
     assert summary["totals"]["gpus_working"] == 0
 

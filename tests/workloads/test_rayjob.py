@@ -11,22 +11,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import pods_by_name, simulated
+from conftest import NODE_N0, only_controller, pods_by_name, simulated, write
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.workloads import controller_for
 from gpufleet.workloads.rayjob import RayJobController
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 
-NODE = """
-apiVersion: v1
-kind: Node
-metadata: {name: n0}
-status:
-  capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
-"""
 
 CLUSTER_SPEC = """
     headGroupSpec:
@@ -67,23 +59,12 @@ spec:
 """
 
 
-def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return paths
-
-
 def run(tmp_path: Path, *texts: str, duration_s: float | None = None) -> dict[str, dict[str, Any]]:
-    return pods_by_name(simulated(write(tmp_path, NODE, *texts), duration_s=duration_s))
+    return pods_by_name(simulated(write(tmp_path, NODE_N0, *texts), duration_s=duration_s))
 
 
 def controller(tmp_path: Path, text: str) -> RayJobController:
-    (job,) = load_scenario(write(tmp_path, NODE, text)).other_workloads
-    made = controller_for(job)
-    assert isinstance(made, RayJobController)
-    return made
+    return only_controller(write(tmp_path, NODE_N0, text), RayJobController)
 
 
 def test_the_cluster_comes_first_and_the_submitter_once_it_is_ready(tmp_path: Path) -> None:
@@ -206,7 +187,7 @@ spec:{CLUSTER_SPEC.replace(chr(10) + "  ", chr(10))}
 )
 def test_a_bad_manifest_is_an_error_at_its_field(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ScenarioError) as caught:
-        load_scenario(write(tmp_path, NODE, text))
+        load_scenario(write(tmp_path, NODE_N0, text))
     assert message in str(caught.value)
 
 
@@ -218,7 +199,7 @@ def test_gpufleet_validate_exits_2_on_a_bad_rayjob(tmp_path: Path) -> None:
 
 
 def test_explain_says_where_the_job_pods_would_go(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["explain", *map(str, write(tmp_path, NODE, rayjob()))])
+    result = CliRunner().invoke(app, ["explain", *map(str, write(tmp_path, NODE_N0, rayjob()))])
     assert result.exit_code == 0, result.output
     assert "-head-" in result.output and "would be placed on n0" in result.output
 
@@ -228,7 +209,7 @@ def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
         "  entrypointNumGpus: 1\n  deletionStrategy: {onSuccess: {policy: DeleteCluster}}\n"
         "  runtimeEnvYAML: 'pip: []'"
     )
-    warned = "\n".join(load_scenario(write(tmp_path, NODE, rayjob(extra))).warnings)
+    warned = "\n".join(load_scenario(write(tmp_path, NODE_N0, rayjob(extra))).warnings)
     for field in ("entrypointNumGpus", "deletionStrategy"):
         assert f"spec.{field} is not modelled; ignored" in warned, field
     assert "runtimeEnvYAML" not in warned and "entrypoint:" not in warned

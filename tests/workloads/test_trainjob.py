@@ -7,17 +7,15 @@ controllers name and label them (``jobset_controller.go`` ``constructJob``,
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from conftest import pods_by_name, simulated
+from conftest import pods_by_name, simulated, simulated_controller
+from conftest import write as write_files
 from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.trainjob import TrainJob, TrainJobController
 
@@ -88,22 +86,13 @@ def rjob(
 
 
 def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return [H100, *paths]
+    return [H100, *write_files(tmp_path, *texts)]
 
 
 def run(paths: list[Path], duration_s: float = 3600) -> tuple[dict[str, Any], TrainJobController]:
     """The scenario simulated: its pods by name and the TrainJob's controller as it ended."""
-    scenario = load_scenario(paths)
-    scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
-    sim = Simulation(scenario)
-    sim.run()
-    controller = sim.controllers["TrainJob/ml/llm"]
-    assert isinstance(controller, TrainJobController)
-    return pods_by_name(build_summary(sim)), controller
+    pods, controller, _ = simulated_controller(paths, "TrainJob/ml/llm", TrainJobController, duration_s)
+    return pods, controller
 
 
 def train_job(paths: list[Path]) -> TrainJob:

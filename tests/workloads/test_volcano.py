@@ -6,14 +6,13 @@ validate}``), the pods and PodGroup its controller makes (``createJobPod``), its
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import pods_by_name, simulated
+from conftest import URGENT_POD, a10_nodes, pods_by_name, simulated, simulated_controller, write
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.explain import explain_scenario
@@ -29,19 +28,9 @@ UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 VOLCANO = UPSTREAM / "volcano"
 CLUSTERS = UPSTREAM / "_clusters"
 
-NODES = """
-apiVersion: v1
-kind: Node
-metadata:
-  name: gpu-{i}
-  labels: {{nvidia.com/gpu.product: NVIDIA-A10, nvidia.com/gpu.memory: "24576", nvidia.com/gpu.count: "8"}}
-status:
-  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
-"""
-
 
 def nodes(count: int = 1) -> str:
-    return "---".join(NODES.format(i=i) for i in range(count))
+    return a10_nodes(count)
 
 
 def task(
@@ -81,24 +70,12 @@ spec:
 """
 
 
-def write(tmp_path: Path, *texts: str) -> list[Path]:
-    paths = []
-    for i, text in enumerate(texts):
-        paths.append(tmp_path / f"{i}.yaml")
-        paths[-1].write_text(text)
-    return paths
-
-
 def run(paths: list[Path], duration_s: float | None = None) -> tuple[dict[str, Any], VolcanoJobController]:
     """The scenario simulated; its pods by name and the Volcano Job ``ml/train``'s controller."""
-    scenario = load_scenario(paths)
-    if duration_s is not None:
-        scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
-    sim = Simulation(scenario)
-    sim.run()
-    controller = sim.controllers["Job.batch.volcano.sh/ml/train"]
-    assert isinstance(controller, VolcanoJobController)
-    return pods_by_name(build_summary(sim)), controller
+    pods, controller, _ = simulated_controller(
+        paths, "Job.batch.volcano.sh/ml/train", VolcanoJobController, duration_s
+    )
+    return pods, controller
 
 
 def job_of(tmp_path: Path, *texts: str) -> VolcanoJob:
@@ -316,10 +293,7 @@ spec: {minMember: 3, queue: research, minResources: {cpu: "1"}, priorityClassNam
 
 # -- the scheduler: installed or not -------------------------------------------------------------
 
-
-def test_without_volcano_a_volcano_pod_stays_pending_with_gpufleets_message(tmp_path: Path) -> None:
-    """No Volcano object: no volcano scheduler runs; a pod asking for it stays Pending, as before."""
-    pod = """
+VOLCANO_POD = """
 apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: ml}
@@ -327,25 +301,25 @@ spec:
   schedulerName: volcano
   containers: [{name: c, image: x}]
 """
-    pods = pods_by_name(simulated(write(tmp_path, nodes(), pod), duration_s=60))
+
+
+def test_without_volcano_a_volcano_pod_stays_pending_with_gpufleets_message(tmp_path: Path) -> None:
+    """No Volcano object: no volcano scheduler runs; a pod asking for it stays Pending, as before."""
+    pods = pods_by_name(simulated(write(tmp_path, nodes(), VOLCANO_POD), duration_s=60))
     assert pods["p"]["phase"] == "Pending" and pods["p"]["message"] == no_scheduler("volcano")
 
 
 def test_with_any_volcano_object_the_volcano_scheduler_places_a_volcano_pod(tmp_path: Path) -> None:
     """A Queue alone installs Volcano: the same pod is placed by the volcano scheduler."""
-    pod = """
-apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: ml}
-spec:
-  schedulerName: volcano
-  containers: [{name: c, image: x}]
----
+    pod = (
+        VOLCANO_POD
+        + """---
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
 metadata: {name: research}
 spec: {}
 """
+    )
     pods = pods_by_name(simulated(write(tmp_path, nodes(), pod), duration_s=60))
     assert pods["p"]["phase"] == "Running" and pods["p"]["node"] == "gpu-0"
 
@@ -508,28 +482,7 @@ def test_an_evicted_pod_is_created_again_without_a_policy(tmp_path: Path) -> Non
     """``deletePod`` -> ``PodEvicted`` -> ``SyncJob``: the missing pod is created again under its name; a
     higher-priority pod preempted it (kube-scheduler's DefaultPreemption), and once it is gone the
     worker runs again and the job completes."""
-    urgent = """
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: urgent}
-value: 1000000
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: urgent
-  namespace: ml
-  annotations: {gpufleet.io/submit-at: 5m, gpufleet.io/duration: 10m}
-spec:
-  priorityClassName: urgent
-  restartPolicy: Never
-  containers:
-  - name: c
-    image: x
-    resources:
-      limits: {nvidia.com/gpu: 8}
-"""
-    pods, controller = run(write(tmp_path, nodes(), vcjob(task(gpus=8, duration="30m")), urgent))
+    pods, controller = run(write(tmp_path, nodes(), vcjob(task(gpus=8, duration="30m")), URGENT_POD))
     assert pods["urgent"]["phase"] == "Succeeded"
     assert controller.phase == "Completed" and controller.retry_count == 0
     assert pods["train-worker-0"]["phase"] == "Succeeded"
@@ -537,24 +490,9 @@ spec:
 
 def test_restart_pod_on_pod_evicted_counts_a_retry(tmp_path: Path) -> None:
     extra = "  policies:\n  - {event: PodEvicted, action: RestartPod}"
-    urgent = """
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: urgent}
-value: 1000000
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: urgent
-  namespace: ml
-  annotations: {gpufleet.io/submit-at: 5m, gpufleet.io/duration: 10m}
-spec:
-  priorityClassName: urgent
-  restartPolicy: Never
-  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
-"""
-    pods, controller = run(write(tmp_path, nodes(), vcjob(task(gpus=8, duration="30m"), extra=extra), urgent))
+    pods, controller = run(
+        write(tmp_path, nodes(), vcjob(task(gpus=8, duration="30m"), extra=extra), URGENT_POD)
+    )
     assert controller.retry_count == 1 and controller.phase == "Completed"
     assert pods["train-worker-0"]["phase"] == "Succeeded"
 
