@@ -304,3 +304,29 @@ def test_a_suspended_job_creates_no_pods(tmp_path: Path) -> None:
     extra = "  runPolicy: {suspend: true}"
     pods, controller, _ = run(write(tmp_path, nodes(), mpijob(replica(), replica(), extra)), duration_s=600)
     assert pods == {} and controller.status == "Suspended"
+
+
+def test_a_workload_of_several_pod_sets_that_kueue_holds_names_them_all() -> None:
+    """Kueue's ``kueue-integrations`` scenario: beside the other integrations' workloads, the MPIJob's
+    3 cpu do not fit the 9-cpu quota; its ``QuotaReserved`` message names its pod sets ``launcher`` and
+    ``worker`` (gpufleet assigns one flavor to all of a workload's pod sets; Kueue names the first that
+    does not fit), not a Job's ``main``."""
+    scenario = [
+        UPSTREAM / p
+        for p in (
+            "_clusters/cpu-nodes.yaml",
+            "_clusters/sim-1h.yaml",
+            "kueue/getting-started/quick-start-setup.yaml",
+            "kueue/jobs/sample-pytorchjob.yaml",
+            "kueue/jobs/sample-jobset.yaml",
+            "kueue/jobs/ray-job-sample.yaml",
+            "kueue/jobs/sample-mpijob.yaml",
+            "kueue/serving-workloads/sample-leaderworkerset.yaml",
+        )
+    ]
+    summary = simulated(scenario)
+    workloads = {w["name"]: w for w in summary["kueue"]["workloads"]}
+    held = workloads["MPIJob/default/pi"]
+    assert held["admissions"] == []
+    assert held["message"].startswith("couldn't assign flavors to pod sets launcher, worker: insufficient")
+    assert all(w["admissions"] == [0.0] for name, w in workloads.items() if name != "MPIJob/default/pi")

@@ -209,8 +209,17 @@ class KueueQueues:
             if asked is not None:
                 topology.append(TopologyRequest(name, count, dict(pod.requests), *asked))
         priority = self.objects.priority(wl.key, template.labels, template.priority)
+        names = tuple(name for name, _, _ in pod_sets)
         return Workload(
-            wl.key, lq.cluster_queue, priority, wl.created_s, wl.order, requests, template, tuple(topology)
+            wl.key,
+            lq.cluster_queue,
+            priority,
+            wl.created_s,
+            wl.order,
+            requests,
+            template,
+            tuple(topology),
+            names,
         )
 
     def _rooms(self, pending: list[Workload]) -> dict[str, NodeRoom]:

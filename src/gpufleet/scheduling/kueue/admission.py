@@ -120,7 +120,7 @@ def schedule(
                 if placed:
                     result.placements[workload.key] = placed
             continue
-        result.messages[workload.key] = nominated.message()
+        result.messages[workload.key] = nominated.message(workload.pod_sets)
         targets = (
             preemption_targets(workload, cq, nominated.usage, admitted, snapshot)
             if nominated.mode is Mode.PREEMPT

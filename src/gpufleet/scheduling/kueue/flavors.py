@@ -52,8 +52,12 @@ class Assignment:
     borrows: bool
     reasons: tuple[str, ...]
 
-    def message(self) -> str:
-        return f"couldn't assign flavors to pod set {POD_SET}: " + ", ".join(sorted(self.reasons))
+    def message(self, pod_sets: tuple[str, ...] = (POD_SET,)) -> str:
+        """The ``QuotaReserved`` message. A workload of several pod sets (a PyTorchJob's master and
+        workers) is assigned as one here, so the message names them all, where Kueue names the first
+        that did not fit."""
+        what = f"pod set {pod_sets[0]}" if len(pod_sets) == 1 else f"pod sets {', '.join(pod_sets)}"
+        return f"couldn't assign flavors to {what}: " + ", ".join(sorted(self.reasons))
 
 
 def _flavor_mismatch(pod: Pod, flavor: ResourceFlavor, topology: bool = False) -> str | None:

@@ -27,6 +27,9 @@ class Workload:
     requests: dict[str, int]
     pod: Pod  # a pod of the set: its nodeSelector, affinity and tolerations meet the flavors'
     topology: tuple[TopologyRequest, ...] = ()  # its pod sets that ask for Topology-Aware Scheduling
+    #: its pod sets' names (``main`` for a Job); their requests are summed in ``requests`` and they
+    #: share one flavor assignment (Kueue assigns each its own)
+    pod_sets: tuple[str, ...] = (POD_SET,)
 
     @property
     def namespace(self) -> str:
