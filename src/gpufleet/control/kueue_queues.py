@@ -43,10 +43,11 @@ from gpufleet.control.port import QueuedInParts, QueuedWorkload, QueuePort
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import Resources, add
+from gpufleet.model.workloads import PodSet
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.flavors import Assignment
 from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, request_of
-from gpufleet.scheduling.kueue.workload import Admitted, Workload
+from gpufleet.scheduling.kueue.workload import POD_SET, Admitted, Workload
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -191,10 +192,10 @@ class KueueQueues:
         pods = [self.port.pods[k].pod for k in wl.pods if not self._gone(k)]
         requests: Resources = {}
         if wl.controller is not None:
-            pod_sets = [(p.name, p.count, p.template) for p in wl.controller.pod_sets()]
-            template = pod_sets[0][2]
-            for _, count, pod in pod_sets:
-                requests = add(requests, {r: v * count for r, v in pod.requests.items()})
+            pod_sets = wl.controller.pod_sets()
+            template = pod_sets[0].template
+            for s in pod_sets:
+                requests = add(requests, {r: v * s.count for r, v in s.template.requests.items()})
         else:
             template = pods[0]
             group = self.port.pod_group_of(template)
@@ -202,14 +203,14 @@ class KueueQueues:
                 return f"waiting for the PodGroup's pods: {len(pods)}/{group.min_member} exist"
             for pod in pods:
                 requests = add(requests, pod.requests)
-            pod_sets = [("main", len(pods), template)]
+            pod_sets = [PodSet(POD_SET, len(pods), template)]
         topology = []
-        for name, count, pod in pod_sets:
-            asked = request_of(pod.annotations)
+        for s in pod_sets:
+            asked = request_of(s.template.annotations)
             if asked is not None:
-                topology.append(TopologyRequest(name, count, dict(pod.requests), *asked))
+                topology.append(TopologyRequest(s.name, s.count, dict(s.template.requests), *asked))
         priority = self.objects.priority(wl.key, template.labels, template.priority)
-        names = tuple(name for name, _, _ in pod_sets)
+        names = tuple(s.name for s in pod_sets)
         return Workload(
             wl.key,
             lq.cluster_queue,

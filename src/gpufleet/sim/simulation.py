@@ -520,7 +520,7 @@ class Simulation:
             controller = self.controllers.get(f"{pod.owner.kind}/{pod.namespace}/{pod.owner.name}")
         if not (implements(controller, QueuedWorkload) and isinstance(controller, QueuedWorkload)):
             return None
-        return f"{controller.kind}/{controller.key}", controller
+        return controller_key(controller), controller
 
     def pod_group_of(self, pod: Pod) -> PodGroup | None:
         return self.gangs.group_of(pod)

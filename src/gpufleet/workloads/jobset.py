@@ -84,13 +84,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
+from gpufleet.model.generated_names import generate_name
 from gpufleet.model.node import Node, Toleration
 from gpufleet.model.pod import OwnerRef, Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import COMPLETING_RESTART_POLICIES, ManifestReader, work_queue_delay_s
+from gpufleet.workloads.kind import (
+    COMPLETING_RESTART_POLICIES,
+    EndsWithCondition,
+    ManifestReader,
+    work_queue_delay_s,
+)
 from gpufleet.workloads.pytorchjob import invalid, required, unsupported
 
 API = ("jobset.x-k8s.io", "v1alpha2", "JobSet")
@@ -139,8 +145,6 @@ DNS_1035_MESSAGE = (
     "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 )
 _RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
-#: the API server's ``generateName`` suffix alphabet (``utilrand.String``: no vowels, no 0 1 3)
-_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 #: JobSpec fields read here; of the others these are not modelled (as for a plain Job)
 _JOB_SPEC_READ = ("parallelism", "completions", "backoffLimit", "completionMode", "template")
 _REPLICATED_JOB_READ = ("name", "replicas", "groupName", "template", "dependsOn")
@@ -490,15 +494,14 @@ def read_jobset(manifest: ManifestReader) -> JobSet:
 # -- the controller ----------------------------------------------------------------------------
 
 
+def child_job_name(jobset: str, replicated_job: str, job_index: int) -> str:
+    """``placement.GenJobName``: a JobSet's child Job, ``<jobset>-<replicatedJob>-<jobIndex>``."""
+    return f"{jobset}-{replicated_job}-{job_index}"
+
+
 def job_key(namespace: str, job: str) -> str:
     """``jobHashKey``: the SHA-1 of ``<namespace>/<job>``."""
     return hashlib.sha1(f"{namespace}/{job}".encode()).hexdigest()
-
-
-def name_suffix(seed: str) -> str:
-    """A ``generateName`` suffix (5 characters of the API server's alphabet), drawn from ``seed``."""
-    digest = hashlib.sha1(seed.encode()).digest()
-    return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
 
 
 class ChildJob(JobController):
@@ -541,7 +544,7 @@ class ChildJob(JobController):
     def pod(self, index: int, attempt: int) -> Pod:
         job, rjob = self.job, self.rjob
         stem = f"{job.name}-{index}" if rjob.indexed else job.name
-        name = f"{stem}-{name_suffix(f'{job.namespace}/{job.name}/{index}/{self.restart}/{attempt}')}"
+        name = generate_name(f"{stem}-", f"{job.namespace}/{job.name}/{index}/{self.restart}/{attempt}")
         marks = {**self.marks, JOB_NAME: job.name, LEGACY_JOB_NAME: job.name}
         if rjob.indexed:
             marks[COMPLETION_INDEX] = str(index)
@@ -618,10 +621,12 @@ class _Leaving:
 
 
 @register_kind(JobSet, api=API, read=read_jobset)
-class JobSetController:
+class JobSetController(EndsWithCondition):
     """The JobSet controller's reconcile: its child Jobs created (in order, after their dependencies,
     after a restart's deletions), each driven by the Job controller; the success and failure policies
     judged each time a Job ends."""
+
+    ENDED: ClassVar[tuple[str, str]] = ("Completed", "Failed")
 
     kind: ClassVar[str] = "JobSet"
     per_node: ClassVar[bool] = False
@@ -645,15 +650,6 @@ class JobSetController:
     @property
     def key(self) -> str:
         return self.jobset.key
-
-    @property
-    def finished_as(self) -> str | None:
-        """``Completed`` or ``Failed`` once the JobSet ended, else None."""
-        return self.status if self.status in ("Completed", "Failed") else None
-
-    @property
-    def done(self) -> bool:
-        return self.finished_as is not None
 
     @property
     def active(self) -> set[str]:
@@ -687,7 +683,7 @@ class JobSetController:
         if self.jobset.blocking_recreate and self.leaving.pods:
             return
         for index in range(rjob.replicas):
-            name = f"{self.jobset.name}-{rjob.name}-{index}"
+            name = child_job_name(self.jobset.name, rjob.name, index)
             if name in self.children or self.leaving.holds(name):
                 continue
             job = Job(

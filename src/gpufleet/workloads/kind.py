@@ -101,6 +101,24 @@ def controller_key(controller: WorkloadController) -> str:
     return f"{controller.kind}.{group}/{controller.key}" if group else f"{controller.kind}/{controller.key}"
 
 
+class EndsWithCondition:
+    """A controller whose workload ends in one of its final conditions (a training job's
+    ``Succeeded``/``Failed``, a JobSet's ``Completed``/``Failed``): ``status`` holds the last one."""
+
+    #: the final conditions, the successful one first
+    ENDED: ClassVar[tuple[str, str]] = ("Succeeded", "Failed")
+    status: str
+
+    @property
+    def finished_as(self) -> str | None:
+        """The final condition once the workload ended, else None."""
+        return self.status if self.status in self.ENDED else None
+
+    @property
+    def done(self) -> bool:
+        return self.finished_as is not None
+
+
 _IMPLEMENTS: dict[tuple[type, type], bool] = {}
 
 

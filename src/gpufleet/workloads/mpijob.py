@@ -57,7 +57,7 @@ from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import ManifestReader, work_queue_delay_s
+from gpufleet.workloads.kind import EndsWithCondition, ManifestReader, work_queue_delay_s
 from gpufleet.workloads.pytorchjob import (
     JOB_NAME_LABEL,
     JOB_ROLE_LABEL,
@@ -198,7 +198,7 @@ def read_mpi_job(manifest: ManifestReader) -> MPIJob:
 
 
 @register_kind(MPIJob, api=API, read=read_mpi_job)
-class MPIJobController:
+class MPIJobController(EndsWithCondition):
     """The operator's ``syncHandler`` for one MPIJob: a pod per worker index, the launcher Job (at
     once, or once every worker is Ready), and the job's end with the launcher Job's."""
 
@@ -223,15 +223,6 @@ class MPIJobController:
     @property
     def launcher_job(self) -> str:
         return f"{self.job.name}-launcher"
-
-    @property
-    def finished_as(self) -> str | None:
-        """``Succeeded`` or ``Failed`` once the job ended, else None."""
-        return self.status if self.status in ("Succeeded", "Failed") else None
-
-    @property
-    def done(self) -> bool:
-        return self.finished_as is not None
 
     @property
     def active(self) -> set[str]:

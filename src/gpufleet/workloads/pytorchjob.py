@@ -67,7 +67,7 @@ from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, OwnerRef, Pod
 from gpufleet.model.workloads import Created, PodGroup, PodSet
 from gpufleet.workloads import register_kind
-from gpufleet.workloads.kind import ManifestReader, work_queue_delay_s
+from gpufleet.workloads.kind import EndsWithCondition, ManifestReader, work_queue_delay_s
 
 API = ("kubeflow.org", "v1", "PyTorchJob")
 MASTER, WORKER = "Master", "Worker"
@@ -307,7 +307,7 @@ def read_pytorch_job(manifest: ManifestReader) -> PyTorchJob:
 
 
 @register_kind(PyTorchJob, api=API, read=read_pytorch_job)
-class PyTorchJobController:
+class PyTorchJobController(EndsWithCondition):
     """The operator's reconcile of one PyTorchJob: every replica index has one pod; a failed one is
     created again (restartPolicy permitting) until the job ends."""
 
@@ -326,11 +326,6 @@ class PyTorchJobController:
     @property
     def key(self) -> str:
         return self.job.key
-
-    @property
-    def finished_as(self) -> str | None:
-        """``Succeeded`` or ``Failed`` once the job ended, else None."""
-        return self.status if self.status in ("Succeeded", "Failed") else None
 
     def _pod(self, spec: ReplicaSpec, index: int) -> Pod:
         job = self.job
@@ -362,10 +357,6 @@ class PyTorchJobController:
         if self.status == "Created" and out:
             self.status = "Running"
         return out
-
-    @property
-    def done(self) -> bool:
-        return self.finished_as is not None
 
     @property
     def world_size(self) -> int:

@@ -39,7 +39,6 @@ Coscheduling (``podGroupPolicy.coscheduling``): a PodGroup named after the Train
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
@@ -49,7 +48,23 @@ from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import ManifestReader
+from gpufleet.workloads.jobset import (
+    COMPLETION_INDEX,
+    GLOBAL_REPLICAS,
+    GROUP_NAME,
+    GROUP_REPLICAS,
+    JOB_GLOBAL_INDEX,
+    JOB_GROUP_INDEX,
+    JOB_INDEX,
+    JOB_KEY,
+    JOBSET_NAME,
+    REPLICATED_JOB_NAME,
+    REPLICATED_JOB_REPLICAS,
+    RESTART_ATTEMPT,
+    child_job_name,
+    job_key,
+)
+from gpufleet.workloads.kind import EndsWithCondition, ManifestReader
 from gpufleet.workloads.mpijob import JOB_POD_LABELS
 from gpufleet.workloads.pytorchjob import invalid, required, unsupported
 
@@ -58,30 +73,7 @@ GROUP = API[0]
 CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME = "ClusterTrainingRuntime", "TrainingRuntime"
 RUNTIME_KINDS = (CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME)
 MANAGED_BY = ("trainer.kubeflow.org/trainjob-controller", "kueue.x-k8s.io/multikueue")
-COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
-JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
-REPLICATED_JOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
-REPLICATED_JOB_REPLICAS = "jobset.sigs.k8s.io/replicatedjob-replicas"
-GLOBAL_REPLICAS = "jobset.sigs.k8s.io/global-replicas"
-JOB_INDEX = "jobset.sigs.k8s.io/job-index"
-JOB_GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
-JOB_KEY = "jobset.sigs.k8s.io/job-key"
-RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
-GROUP_NAME = "jobset.sigs.k8s.io/group-name"
-GROUP_REPLICAS = "jobset.sigs.k8s.io/group-replicas"
-JOB_GROUP_INDEX = "jobset.sigs.k8s.io/job-group-index"
 READY, COMPLETE = "Ready", "Complete"
-
-
-def jobset_job_name(jobset: str, replicated_job: str, job_index: int) -> str:
-    """``placement.GenJobName``: a JobSet's child Job."""
-    return f"{jobset}-{replicated_job}-{job_index}"
-
-
-def jobset_pod_name(jobset: str, replicated_job: str, job_index: int, pod_index: int) -> str:
-    """A JobSet pod's hostname, ``<jobset>-<replicatedJob>-<jobIndex>-<podIndex>`` (its Indexed Job's
-    ``<job>-<completion index>``): gpufleet's name for the pod."""
-    return f"{jobset_job_name(jobset, replicated_job, job_index)}-{pod_index}"
 
 
 @dataclass(frozen=True)
@@ -184,13 +176,15 @@ class _ChildJob:
         out = []
         for pod in self.controller.wanted():
             index = str(self.controller.active[pod.key])
-            out.append(replace(pod, labels={**pod.labels, COMPLETION_INDEX_LABEL: index}))
+            out.append(replace(pod, labels={**pod.labels, COMPLETION_INDEX: index}))
         return out
 
 
 @register_kind(TrainJob, api=API, read=read_train_job)
-class TrainJobController:
+class TrainJobController(EndsWithCondition):
     """The trainer's JobSet and the JobSet controller's Jobs, for one TrainJob."""
+
+    ENDED: ClassVar[tuple[str, str]] = ("Complete", "Failed")
 
     kind: ClassVar[str] = "TrainJob"
     per_node: ClassVar[bool] = False
@@ -209,14 +203,6 @@ class TrainJobController:
         return self.train_job.key
 
     @property
-    def finished_as(self) -> str | None:
-        return self.status if self.status in ("Complete", "Failed") else None
-
-    @property
-    def done(self) -> bool:
-        return self.finished_as is not None
-
-    @property
     def active(self) -> set[str]:
         return {k for jobs in self.children.values() for j in jobs for k in j.controller.active}
 
@@ -224,7 +210,7 @@ class TrainJobController:
         """``labelAndAnnotateObject`` and the Job controller's labels."""
         train_job = self.train_job
         jobs = train_job.jobs
-        job_name = jobset_job_name(train_job.name, rjob.name, job_index)
+        job_name = child_job_name(train_job.name, rjob.name, job_index)
         before = jobs[: jobs.index(rjob)]
         group = [j for j in jobs if j.group == rjob.group]
         labels = {
@@ -234,7 +220,7 @@ class TrainJobController:
             GLOBAL_REPLICAS: str(sum(j.replicas for j in jobs)),
             JOB_INDEX: str(job_index),
             JOB_GLOBAL_INDEX: str(sum(j.replicas for j in before) + job_index),
-            JOB_KEY: hashlib.sha1(f"{train_job.namespace}/{job_name}".encode()).hexdigest(),
+            JOB_KEY: job_key(train_job.namespace, job_name),
             RESTART_ATTEMPT: "0",
             GROUP_NAME: rjob.group,
             GROUP_REPLICAS: str(sum(j.replicas for j in group)),
@@ -254,7 +240,7 @@ class TrainJobController:
         out = []
         for index in range(rjob.replicas):
             labelled = replace(template, labels={**template.labels, **self._labels(rjob, index)})
-            name = jobset_job_name(train_job.name, rjob.name, index)
+            name = child_job_name(train_job.name, rjob.name, index)
             job = Job(name, train_job.namespace, labelled, rjob.count, rjob.count, rjob.backoff_limit)
             out.append(_ChildJob(job, rjob.name))
         return out
