@@ -39,6 +39,11 @@ GPU_LABEL = "nvidia.com/gpu.product"
 #: what cluster-autoscaler logs at the start of every loop (``RunOnce``)
 FIRST_LOOP = "static_autoscaler.go"
 SCALE_UP_LINE = re.compile(r"Scale-up: setting group (\S+) size to (\d+)")
+#: what cluster-autoscaler logs when it starts to remove a node (``actuator.go``)
+SCALE_DOWN_LINE = re.compile(r"Scale-down: removing (?:empty )?node \"?([^\s\",]+)")
+#: how long a removal once started may take: the drain's wait for its pods (``waitPodsToDisappear``
+#: polls every 5 s) and the node's deletion through the provider, on a loaded machine
+REMOVAL_S = 45.0
 #: how long cluster-autoscaler is watched after its first loop
 WATCH_S = {"scale-up": 15.0, "no-scale-up": 8.0, "scale-down": 8.0}
 POLL_S = 0.1
@@ -55,6 +60,8 @@ def _flags(case: AutoscalerCase) -> list[str]:
         f"--scale-down-unneeded-time={s.get('scaleDownUnneededTime', '10m')}",
         f"--scale-down-delay-after-add={s.get('scaleDownDelayAfterAdd', '10m')}",
         "--scale-down-delay-after-delete=0s",
+        # the 5 s cluster-autoscaler waits between tainting a node and deleting it changes no decision
+        "--node-delete-delay-after-taint=0s",
         "--max-node-provision-time=15m",
         "--write-status-configmap=false",
         "--kube-client-qps=200",
@@ -245,7 +252,9 @@ def _watch(cp: ControlPlane, case: AutoscalerCase, log: Path, existing: set[str]
     cluster-autoscaler sends that Event only in a loop without a scale-up attempt, and only to the
     pods no node group can help (``EventingScaleUpStatusProcessor``, ``GetRemainingPods``), so no
     further scale-up can come. No scale-up: every pending pod has its Event. A scale-down is known
-    only when the case's time is up (nodes go after ``scale-down-unneeded-time``)."""
+    only when the case's time is up (nodes go after ``scale-down-unneeded-time``); a removal
+    cluster-autoscaler has started by then (``Scale-down: removing node``) is waited for, so that a
+    slow drain on a loaded machine is not read as no removal."""
     started = time.monotonic()
     while time.monotonic() - started < WATCH_S[case.kind]:
         time.sleep(POLL_S)
@@ -257,8 +266,15 @@ def _watch(cp: ControlPlane, case: AutoscalerCase, log: Path, existing: set[str]
             continue
         if case.kind == "no-scale-up" or SCALE_UP_LINE.search(_text(log)) is not None:
             break
+    if case.kind == "scale-down":
+        removing = set(SCALE_DOWN_LINE.findall(_text(log)))
+        _wait("the nodes cluster-autoscaler removes gone", lambda: not removing & _node_names(cp), REMOVAL_S)
     cp.stop_cluster_autoscaler()
     return _read(cp, case, log, existing)
+
+
+def _node_names(cp: ControlPlane) -> set[str]:
+    return {n["metadata"]["name"] for n in _items(cp, "/api/v1/nodes")}
 
 
 def _not_triggered(cp: ControlPlane) -> dict[str, str]:
@@ -286,6 +302,5 @@ def _read(cp: ControlPlane, case: AutoscalerCase, log: Path, existing: set[str])
             out.scale_ups.append((group, new - size.get(group, 0)))
             size[group] = new
     out.not_triggered = _not_triggered(cp)
-    present = {n["metadata"]["name"] for n in _items(cp, "/api/v1/nodes")}
-    out.removed = sorted(existing - present)
+    out.removed = sorted(existing - _node_names(cp))
     return out
