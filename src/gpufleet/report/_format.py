@@ -1,4 +1,8 @@
-"""Small formatting and selection helpers shared by the HTML and terminal reports."""
+"""Small formatting and selection helpers shared by the HTML and terminal reports.
+
+Text shows durations and sizes as people read them (``2d 21h 38m``, ``236Gi``, the binary suffixes
+of Kubernetes quantities); JSON keeps the raw seconds and bytes.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,42 @@ def fmt_num(value: float | None) -> str:
     if float(value).is_integer():
         return str(int(value))
     return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+DURATION_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+DURATION_PARTS = 3
+BYTE_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def human_duration(seconds: float | None) -> str:
+    """``seconds`` as people read a duration: under a minute ``42 s`` or ``0.35 s``; above, the three
+    largest units from the first that is not zero, zeros left out (``2d 21h 38m``, ``1h 5s``)."""
+    if seconds is None:
+        return MISSING
+    sign, left = ("-", -seconds) if seconds < 0 else ("", seconds)
+    if left < 60:
+        return f"{sign}{fmt_num(round(left, 2))} s"
+    whole = round(left)
+    parts: list[tuple[int, str]] = []
+    for suffix, size in DURATION_UNITS:
+        if whole >= size or parts:
+            count, whole = divmod(whole, size)
+            parts.append((count, suffix))
+    return sign + " ".join(f"{count}{suffix}" for count, suffix in parts[:DURATION_PARTS] if count)
+
+
+def human_bytes(size: float | None) -> str:
+    """``size`` bytes with the binary suffix of a Kubernetes quantity: ``236Gi``, ``1.5Ti``,
+    ``512`` (three significant figures at most)."""
+    if size is None:
+        return MISSING
+    value, suffix = float(size), ""
+    for next_suffix in BYTE_SUFFIXES:
+        if abs(value) < 1024:
+            break
+        value, suffix = value / 1024, next_suffix
+    digits = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+    return f"{fmt_num(round(value, digits))}{suffix}"
 
 
 def truncate(text: str, limit: int) -> str:
