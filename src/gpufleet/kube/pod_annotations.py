@@ -139,6 +139,8 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     UNGATE_AT: _ungate_at,
     RAY_DEMAND: _ray_demand,
 }
+#: Every annotation a manifest may carry for the simulation (``docs/annotations.md``).
+READ_KEYS = frozenset(_PARSERS)
 #: What the test control plane's kwok Stages read (``e2e/kwok/stages.yaml``: a node's start chain, a
 #: pod's image pull and readiness there); on objects read back from it they are not modelled.
 KWOK_STAGE_KEYS = frozenset(
@@ -169,7 +171,7 @@ def read(
         if key == GPU_DEVICES:
             continue
         if key not in _PARSERS:
-            known = ", ".join(sorted(_PARSERS))
+            known = ", ".join(sorted(READ_KEYS))
             report.error(path, f"unknown gpufleet annotation (known: {known})")
             continue
         if allowed is not None and key not in allowed:
