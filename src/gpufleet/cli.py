@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.node import Node
 from gpufleet.model.scenario import Scenario
 from gpufleet.report import finished_summary, print_summary, render_html
+from gpufleet.report.progress import NO_PROGRESS_ENV, SimulationBar
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
@@ -38,6 +38,13 @@ err = Console(stderr=True)
 out = Console()
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Scenario files or directories (YAML or JSON).")]
+NoProgressOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-progress",
+        help=f"No progress bar on stderr (shown on a terminal only; or set {NO_PROGRESS_ENV}).",
+    ),
+]
 
 
 def fail(lines: list[str]) -> typer.Exit:
@@ -71,25 +78,13 @@ def simulate(
         Path, typer.Option("--out", help="Directory for summary.json and report.html.")
     ] = Path("out"),
     seed: Annotated[int | None, typer.Option(help="Random seed (overrides Simulation spec.seed).")] = None,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
     scenario = load(paths)
     sim = make_simulation(scenario, seed)
-    with Progress(
-        TextColumn("simulating"),
-        BarColumn(),
-        TextColumn("{task.fields[t]}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as progress:
-        task = progress.add_task("sim", total=1.0, t="")
-
-        def tick(now: float, limit: float) -> None:
-            progress.update(task, completed=min(now / limit, 1.0) if limit else 1.0, t=f"t={now:,.0f}s")
-
-        sim.run(progress=tick)
+    with SimulationBar(err, asked=not no_progress) as bar:
+        sim.run(progress=bar if bar.enabled else None)
     summary = finished_summary(build_summary(sim))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
@@ -458,6 +453,7 @@ def compare(
     ] = None,
     jobs: JobsOption = None,
     fmt: FormatOption = "openb",
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Replay every (trace, policy, seed) by the FGD paper's protocol, or simulate every (scenario
     variant, seed), and write DIR/compare.json and DIR/report.html (statistics over seeds; median
@@ -466,7 +462,18 @@ def compare(
 
     raise typer.Exit(
         compare_command(
-            nodes, pods or [], policy or [], seeds, out_dir, jobs, fmt, out, err, scenario or [], grid
+            nodes,
+            pods or [],
+            policy or [],
+            seeds,
+            out_dir,
+            jobs,
+            fmt,
+            out,
+            err,
+            scenario or [],
+            grid,
+            not no_progress,
         )
     )
 
@@ -480,12 +487,13 @@ def sweep(
         str | None,
         typer.Option("--ray", help="Run on a Ray cluster: auto, local or an address (or RAY_ADDRESS)."),
     ] = None,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Run a parameter grid of FGD-protocol replays or of scenario simulations, one line per run in
     DIR/results.jsonl as each finishes; runs already there are not done again."""
     from gpufleet.experiments.commands import ray_address_from, sweep_command
 
-    raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err))
+    raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err, not no_progress))
 
 
 @app.command()

@@ -3,10 +3,12 @@
 Each checks its input first and returns the exit status: 2 with one line per problem on stderr
 (``--option: what is wrong``, ``FILE:LINE: column: problem`` for trace rows, ``GRID: field:
 problem`` for grid files, the loader's ``FILE: document N (Kind/name): field: problem`` for
-scenarios) before any run starts; else it runs, shows a progress bar of runs done on a terminal,
-prints the statistics table and returns 0. Both take trace replays (FGD protocol) or simulation
-scenarios: ``compare`` by ``--nodes/--pods/--policy`` or ``--scenario``, or either kind of grid
-file; ``sweep`` by the kind of its grid file.
+scenarios) before any run starts; else it runs, shows a progress bar of runs done on a terminal
+(``report.progress.RunsBar``, unless ``progress`` is off), prints the statistics table and returns
+0, or 1 when some run failed (one line each: ``run failed: LABEL: error``; compare then writes
+nothing). Both take trace replays (FGD protocol) or simulation scenarios: ``compare`` by
+``--nodes/--pods/--policy`` or ``--scenario``, or either kind of grid file; ``sweep`` by the kind
+of its grid file.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from rich.console import Console
 
 from gpufleet.experiments.compare import run_compare, run_specs, write_compare
 from gpufleet.experiments.grid import Grid, GridError, is_scenario_grid, read_grid, trace_grid
-from gpufleet.experiments.runs import Run, RunSpec, check_traces, default_jobs, parse_seeds, run_progress
+from gpufleet.experiments.runs import Run, RunsFailed, RunSpec, check_traces, default_jobs, parse_seeds
 from gpufleet.experiments.scenario_compare import run_scenario_compare, variant_specs
 from gpufleet.experiments.scenario_compare_html import render_scenario_compare_html
 from gpufleet.experiments.scenario_grid import ScenarioGrid, scenario_grid
@@ -29,6 +31,7 @@ from gpufleet.experiments.scenario_runs import SCENARIO_GROUP, SCENARIO_METRICS,
 from gpufleet.experiments.stats import group_stats, stats_tables, trace_labels, variant_table
 from gpufleet.experiments.sweep import RESULTS, run_sweep
 from gpufleet.replay.fgd_protocol import POLICIES
+from gpufleet.report.progress import RunsBar
 from gpufleet.traces.base import TraceError
 from gpufleet.traces.formats import FORMATS
 
@@ -36,10 +39,10 @@ from gpufleet.traces.formats import FORMATS
 TRACE_SEEDS, SCENARIO_SEEDS = "42-51", "1-5"
 
 
-def _fail(err: Console, lines: Sequence[str]) -> int:
+def _fail(err: Console, lines: Sequence[str], status: int = 2) -> int:
     for line in lines:
         err.print(line, markup=False, highlight=False, soft_wrap=True)
-    return 2
+    return status
 
 
 def _print_tables(out: Console, stats: Sequence[Mapping[str, Any]]) -> None:
@@ -86,6 +89,7 @@ def compare_command(
     err: Console,
     scenarios: Sequence[str] = (),
     grid_path: Path | None = None,
+    progress: bool = True,
 ) -> int:
     """Every run of a trace comparison (trace, policy, seed), of scenario variants (variant, seed)
     or of a grid file; ``out_dir/compare.json`` and ``out_dir/report.html``."""
@@ -101,12 +105,14 @@ def compare_command(
     if problems:
         return _fail(err, problems)
     if grid_path is not None:
-        return _compare_grid(grid_path, seeds, out_dir, jobs, out, err)
+        return _compare_grid(grid_path, seeds, out_dir, jobs, out, err, progress)
     if scenarios:
         seed_list = _seeds(seeds or SCENARIO_SEEDS, problems)
         if problems:
             return _fail(err, problems)
-        return _compare_scenarios(variant_specs(scenarios, seed_list), None, out_dir, jobs, out, err)
+        return _compare_scenarios(
+            variant_specs(scenarios, seed_list), None, out_dir, jobs, out, err, progress
+        )
     problems += [
         f"{name}: missing: a trace comparison needs --nodes, --pods and --policy "
         "(or compare scenarios with --scenario or --grid)"
@@ -124,11 +130,17 @@ def compare_command(
     if problems or nodes is None:
         return _fail(err, problems)
     specs = run_specs(nodes, list(dict.fromkeys(pods)), list(dict.fromkeys(policies)), seed_list, fmt)
-    return _compare_traces(specs, out_dir, jobs, out, err)
+    return _compare_traces(specs, out_dir, jobs, out, err, progress)
 
 
 def _compare_grid(
-    grid_path: Path, seeds: str | None, out_dir: Path, jobs: int | None, out: Console, err: Console
+    grid_path: Path,
+    seeds: str | None,
+    out_dir: Path,
+    jobs: int | None,
+    out: Console,
+    err: Console,
+    progress: bool,
 ) -> int:
     """A grid file's runs (``--seeds`` replacing its seeds) as one comparison."""
     problems: list[str] = []
@@ -142,18 +154,20 @@ def _compare_grid(
     if seed_list is not None:
         grid = replace(grid, seeds=tuple(seed_list))
     if isinstance(grid, ScenarioGrid):
-        return _compare_scenarios(grid.specs(), grid_path, out_dir, jobs, out, err)
-    return _compare_traces(grid.specs(), out_dir, jobs, out, err)
+        return _compare_scenarios(grid.specs(), grid_path, out_dir, jobs, out, err, progress)
+    return _compare_traces(grid.specs(), out_dir, jobs, out, err, progress)
 
 
 def _compare_traces(
-    specs: Sequence[RunSpec], out_dir: Path, jobs: int | None, out: Console, err: Console
+    specs: Sequence[RunSpec], out_dir: Path, jobs: int | None, out: Console, err: Console, progress: bool
 ) -> int:
     if problems := _trace_problems(specs):
         return _fail(err, problems)
-    with run_progress(err, "comparing") as progress:
-        task = progress.add_task("runs", total=len(specs))
-        document = run_compare(specs, jobs or default_jobs(), lambda _: progress.advance(task))
+    try:
+        with RunsBar(err, "comparing", progress) as bar:
+            document = run_compare(specs, jobs or default_jobs(), bar)
+    except RunsFailed as failed:
+        return _runs_failed(err, failed, len(specs))
     json_path, html_path = write_compare(document, out_dir)
     _print_tables(out, document["stats"])
     out.print(f"{len(specs)} runs; wrote {json_path} and {html_path}", highlight=False)
@@ -167,20 +181,34 @@ def _compare_scenarios(
     jobs: int | None,
     out: Console,
     err: Console,
+    progress: bool,
 ) -> int:
     if problems := check_variants(specs, grid_path):
         return _fail(err, problems)
-    with run_progress(err, "comparing") as progress:
-        task = progress.add_task("runs", total=len(specs))
-        document = run_scenario_compare(specs, jobs or default_jobs(), lambda _: progress.advance(task))
+    try:
+        with RunsBar(err, "comparing", progress) as bar:
+            document = run_scenario_compare(specs, jobs or default_jobs(), bar)
+    except RunsFailed as failed:
+        return _runs_failed(err, failed, len(specs))
     json_path, html_path = write_compare(document, out_dir, render_scenario_compare_html)
     out.print(variant_table(document["stats"], SCENARIO_METRICS))
     out.print(f"{len(specs)} runs; wrote {json_path} and {html_path}", highlight=False)
     return 0
 
 
+def _runs_failed(err: Console, failed: RunsFailed, total: int) -> int:
+    """Each failed run on its own line, and 1."""
+    return _fail(err, [*failed.lines(), f"{len(failed.failures)} of {total} runs failed; nothing written"], 1)
+
+
 def sweep_command(
-    grid_path: Path, out_dir: Path, jobs: int | None, ray_address: str | None, out: Console, err: Console
+    grid_path: Path,
+    out_dir: Path,
+    jobs: int | None,
+    ray_address: str | None,
+    out: Console,
+    err: Console,
+    progress: bool = True,
 ) -> int:
     """The grid's runs that ``out_dir/results.jsonl`` lacks, a line each as they finish."""
     problems = _jobs_problem(jobs)
@@ -209,16 +237,8 @@ def sweep_command(
             connect(ray_address)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             return _fail(err, [f"--ray: cannot use the Ray cluster at {ray_address!r}: {exc}"])
-    with run_progress(err, "sweeping") as progress:
-        task = progress.add_task("runs", total=None)
-        outcome = run_sweep(
-            specs,
-            out_dir,
-            jobs or default_jobs(),
-            ray_address or None,
-            on_start=lambda todo: progress.update(task, total=todo),
-            on_done=lambda _: progress.advance(task),
-        )
+    with RunsBar(err, "sweeping", progress) as bar:
+        outcome = run_sweep(specs, out_dir, jobs or default_jobs(), ray_address or None, bar)
     if isinstance(grid, ScenarioGrid):
         out.print(
             variant_table(group_stats(outcome.lines, SCENARIO_GROUP, SCENARIO_METRICS), SCENARIO_METRICS)
@@ -231,6 +251,9 @@ def sweep_command(
         f"results in {out_dir / RESULTS}",
         highlight=False,
     )
+    if outcome.failed:
+        again = f"{len(outcome.failed)} runs failed: no line in {RESULTS}, the next sweep does them again"
+        return _fail(err, [*RunsFailed(outcome.failed).lines(), again], 1)
     return 0
 
 

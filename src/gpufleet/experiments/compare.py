@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.experiments.compare_html import render_compare_html
-from gpufleet.experiments.runs import R, RunSpec, execute, summary_line
+from gpufleet.experiments.runs import R, RunsFailed, RunSpec, RunsProgress, execute_reported, summary_line
 from gpufleet.experiments.stats import group_lines, group_stats, median_curve
 
 SCHEMA = "gpufleet.compare/v1"
@@ -32,23 +32,19 @@ def run_specs(
     ]
 
 
-def run_all(
-    specs: Sequence[R], jobs: int, on_done: Callable[[R], None] | None = None
-) -> list[dict[str, Any]]:
-    """Every run's result, in the specs' order (whatever order they finish in)."""
-    results: dict[R, dict[str, Any]] = {}
-    for spec, result in execute(specs, jobs):
-        results[spec] = result
-        if on_done is not None:
-            on_done(spec)
+def run_all(specs: Sequence[R], jobs: int, progress: RunsProgress | None = None) -> list[dict[str, Any]]:
+    """Every run's result, in the specs' order (whatever order they finish in); ``RunsFailed``, once
+    every run has ended, when some failed."""
+    failures: list[tuple[str, str]] = []
+    results = dict(execute_reported(specs, jobs, progress, failures))
+    if failures:
+        raise RunsFailed(failures)
     return [results[s] for s in specs]
 
 
-def run_compare(
-    specs: Sequence[RunSpec], jobs: int, on_done: Callable[[RunSpec], None] | None = None
-) -> dict[str, Any]:
+def run_compare(specs: Sequence[RunSpec], jobs: int, progress: RunsProgress | None = None) -> dict[str, Any]:
     """Run them all and gather ``compare.json``'s content (runs in the specs' order)."""
-    return compare_document(specs, run_all(specs, jobs, on_done))
+    return compare_document(specs, run_all(specs, jobs, progress))
 
 
 def compare_document(specs: Sequence[RunSpec], results: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 ``ray`` is imported only here, and only when a sweep is given ``--ray ADDRESS`` or ``RAY_ADDRESS``
 (as ``ray.init`` reads it: ``auto`` is the cluster this machine belongs to, ``local`` a new
 instance on this machine, else ``HOST:PORT`` or ``ray://HOST:PORT``). Each run is
-one Ray task calling the run's ``run`` (``runs.Run``); the trace and scenario files must be
+one Ray task calling the run's ``run`` (``runs.Run``) through ``runs.attempt``, so a run that raises
+comes back ``Failed`` as it would from a local process; the trace and scenario files must be
 readable at the same paths on every node (the paths are made absolute before they are sent).
 """
 
@@ -13,7 +14,7 @@ import importlib.util
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from gpufleet.experiments.runs import R, Run
+from gpufleet.experiments.runs import Failed, R, attempt
 
 MISSING = "--ray: Ray is not installed; install the ray extra: pip install 'gpufleet[ray]'"
 
@@ -30,16 +31,12 @@ def connect(address: str) -> None:
         ray.init(address=address, log_to_driver=False)
 
 
-def _run(spec: Run) -> dict[str, Any]:
-    return spec.run()
-
-
-def execute_on_ray(specs: Sequence[R], address: str) -> Iterator[tuple[R, dict[str, Any]]]:
-    """Each run's spec and result, in the order the cluster finishes them."""
+def execute_on_ray(specs: Sequence[R], address: str) -> Iterator[tuple[R, dict[str, Any] | Failed]]:
+    """Each run's spec and result (or failure), in the order the cluster finishes them."""
     import ray
 
     connect(address)
-    task = ray.remote(_run)
+    task = ray.remote(attempt)
     running: dict[Any, R] = {task.remote(spec): spec for spec in specs}
     try:
         while running:

@@ -7,7 +7,9 @@ replay (node list, pod list, policy, seed): ``run_replay`` returns ``replay.json
 read once per process (``load_trace`` caches them): the parent reads them first, to report bad rows
 before anything starts, and workers forked from it inherit what it read. ``execute`` yields each
 run as it finishes: in this process for one job, else in a pool of worker processes (which ignore
-Ctrl-C: the parent stops them), or on a Ray cluster.
+Ctrl-C: the parent stops them), or on a Ray cluster. A run that raises does not stop the others: it
+ends ``Failed`` with its exception as one line, and ``execute_reported`` tells a ``RunsProgress`` (the
+CLI's bar) of every run as it ends and collects the failures.
 """
 
 from __future__ import annotations
@@ -17,14 +19,12 @@ import multiprocessing
 import os
 import re
 import signal
+import traceback
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
@@ -49,6 +49,48 @@ class Run(Protocol):
     def line(self, result: dict[str, Any]) -> dict[str, Any]:
         """The parameters and figures of the result: one line of a sweep's ``results.jsonl``."""
         ...
+
+    def label(self) -> str:
+        """The run in a few words, for progress lines (``FGD seed 42 (shares.csv)``)."""
+        ...
+
+
+class RunsProgress(Protocol):
+    """Who hears how runs go: how many there are to do, then each as it finishes or fails."""
+
+    def started(self, total: int) -> None: ...
+
+    def finished(self, label: str, seconds: float | None) -> None: ...
+
+    def failed(self, label: str, error: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A run that raised: its exception in one line, with the place it was raised."""
+
+    error: str
+
+
+class RunsFailed(Exception):
+    """Raised once every run has ended, when some failed: their labels and errors."""
+
+    def __init__(self, failures: Sequence[tuple[str, str]]) -> None:
+        super().__init__(f"{len(failures)} runs failed")
+        self.failures = list(failures)
+
+    def lines(self) -> list[str]:
+        return [f"run failed: {label}: {error}" for label, error in self.failures]
+
+
+def attempt(run: Run) -> dict[str, Any] | Failed:
+    """The run's result, or ``Failed`` when it raised (in whichever process it ran)."""
+    try:
+        return run.run()
+    except Exception as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+        return Failed(f"{type(exc).__name__}: {exc}{where}")
 
 
 R = TypeVar("R", bound=Run)
@@ -84,6 +126,9 @@ class RunSpec:
 
     def line(self, result: dict[str, Any]) -> dict[str, Any]:
         return summary_line(self, result)
+
+    def label(self) -> str:
+        return f"{self.policy} seed {self.seed} ({Path(self.trace).name})"
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -162,30 +207,52 @@ def default_jobs() -> int:
 
 def execute(
     specs: Sequence[R], jobs: int, ray_address: str | None = None
-) -> Iterator[tuple[R, dict[str, Any]]]:
-    """Each run's spec and result, in the order they finish."""
+) -> Iterator[tuple[R, dict[str, Any] | Failed]]:
+    """Each run's spec and result (or failure), in the order they finish."""
     if ray_address is not None:
         from gpufleet.experiments.ray_backend import execute_on_ray
 
         yield from execute_on_ray(specs, ray_address)
     elif jobs <= 1 or len(specs) <= 1:
         for spec in specs:
-            yield spec, spec.run()
+            yield spec, attempt(spec)
     else:
         yield from _execute_in_pool(specs, min(jobs, len(specs)))
+
+
+def execute_reported(
+    specs: Sequence[R],
+    jobs: int,
+    progress: RunsProgress | None,
+    failures: list[tuple[str, str]],
+    ray_address: str | None = None,
+) -> Iterator[tuple[R, dict[str, Any]]]:
+    """The runs that succeed, as they finish; ``progress`` hears of every run, ``failures`` gets the
+    label and error of each run that failed."""
+    if progress is not None:
+        progress.started(len(specs))
+    for spec, outcome in execute(specs, jobs, ray_address):
+        if isinstance(outcome, Failed):
+            failures.append((spec.label(), outcome.error))
+            if progress is not None:
+                progress.failed(spec.label(), outcome.error)
+            continue
+        if progress is not None:
+            progress.finished(spec.label(), outcome.get("wall_seconds"))
+        yield spec, outcome
 
 
 def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run(spec: R) -> tuple[R, dict[str, Any]]:
-    return spec, spec.run()
+def _run(spec: R) -> tuple[R, dict[str, Any] | Failed]:
+    return spec, attempt(spec)
 
 
-def _execute_in_pool(specs: Sequence[R], jobs: int) -> Iterator[tuple[R, dict[str, Any]]]:
-    """A pool of worker processes; Ctrl-C (which only the parent heeds) or an error stops them at
-    once, losing only the runs in flight."""
+def _execute_in_pool(specs: Sequence[R], jobs: int) -> Iterator[tuple[R, dict[str, Any] | Failed]]:
+    """A pool of worker processes; Ctrl-C (which only the parent heeds) stops them at once, losing
+    only the runs in flight."""
     pool = multiprocessing.Pool(jobs, initializer=_ignore_interrupts)
     try:
         yield from pool.imap_unordered(_run, specs)
@@ -193,17 +260,3 @@ def _execute_in_pool(specs: Sequence[R], jobs: int) -> Iterator[tuple[R, dict[st
     finally:
         pool.terminate()
         pool.join()
-
-
-def run_progress(console: Console, label: str) -> Progress:
-    """A progress bar of runs done (hidden when the console is not a terminal)."""
-    return Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("runs"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    )

@@ -12,11 +12,12 @@ pending-to-working time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gpufleet.experiments.compare import run_all
+from gpufleet.experiments.runs import RunsProgress
 from gpufleet.experiments.scenario_runs import SCENARIO_GROUP, SCENARIO_METRICS, ScenarioSpec
 from gpufleet.experiments.stats import group_stats
 
@@ -53,10 +54,10 @@ def _paths(variant: str) -> tuple[Path, ...]:
 
 
 def run_scenario_compare(
-    specs: Sequence[ScenarioSpec], jobs: int, on_done: Callable[[ScenarioSpec], None] | None = None
+    specs: Sequence[ScenarioSpec], jobs: int, progress: RunsProgress | None = None
 ) -> dict[str, Any]:
     """Run them all and gather ``compare.json``'s content (runs in the specs' order)."""
-    return scenario_compare_document(specs, run_all(specs, jobs, on_done))
+    return scenario_compare_document(specs, run_all(specs, jobs, progress))
 
 
 def scenario_compare_document(

@@ -67,6 +67,9 @@ class ScenarioSpec:
     def line(self, result: dict[str, Any]) -> dict[str, Any]:
         return {**self.params(), "variant": self.variant, **result}
 
+    def label(self) -> str:
+        return f"{self.variant} seed {self.seed}"
+
 
 def load_variant(spec: ScenarioSpec) -> Scenario:
     """The scenario with the spec's overrides applied; ``ScenarioError`` or ``OverrideError``."""

@@ -4,18 +4,19 @@ Each finished run appends one JSON line (the run's ``line``: its parameters, its
 seconds) and flushes it, so an interrupted sweep loses at most the runs in flight. A sweep first
 reads the lines already there and skips every run whose parameters (for a replay: trace, nodes,
 policy, seed; for a scenario: scenario, parameters, seed) have one; a line cut short by the
-interruption is dropped (the file is rewritten without it) and its run done again.
+interruption is dropped (the file is rewritten without it) and its run done again. A run that fails
+writes no line, so the next sweep does it again.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpufleet.experiments.runs import R, Run, execute, params_key
+from gpufleet.experiments.runs import R, Run, RunsProgress, execute_reported, params_key
 
 RESULTS = "results.jsonl"
 
@@ -56,6 +57,9 @@ class SweepOutcome:
     skipped: int  # runs already in results.jsonl
     lines: list[dict[str, Any]]  # the grid's lines, old and new, in the grid's order
     dropped: int  # incomplete lines found and removed
+    failed: list[
+        tuple[str, str]
+    ]  # the label and error of each run that failed (no line: done again next time)
 
 
 def pending_runs(specs: Sequence[R], lines: Sequence[dict[str, Any]]) -> list[R]:
@@ -74,25 +78,22 @@ def run_sweep(
     out_dir: Path,
     jobs: int,
     ray_address: str | None = None,
-    on_start: Callable[[int], None] | None = None,
-    on_done: Callable[[Run], None] | None = None,
+    progress: RunsProgress | None = None,
 ) -> SweepOutcome:
-    """Run what ``out_dir/results.jsonl`` lacks, appending a line as each run finishes."""
+    """Run what ``out_dir/results.jsonl`` lacks, appending a line as each run finishes; a run that
+    fails gets no line (``progress`` hears of each run as it ends)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / RESULTS
     fields = _fields(specs)
     lines, dropped = read_results(path)
     todo = pending_runs(specs, lines)
-    if on_start is not None:
-        on_start(len(todo))
+    failed: list[tuple[str, str]] = []
     with path.open("a", encoding="utf-8") as handle:
-        for spec, result in execute(todo, jobs, ray_address):
+        for spec, result in execute_reported(todo, jobs, progress, failed, ray_address):
             line = spec.line(result)
             handle.write(json.dumps(line) + "\n")
             handle.flush()
             lines.append(line)
-            if on_done is not None:
-                on_done(spec)
     by_key = {line_key(line, fields): line for line in lines}
     ordered = [by_key[key] for key in (params_key(spec.params()) for spec in specs) if key in by_key]
-    return SweepOutcome(len(todo), len(specs) - len(todo), ordered, dropped)
+    return SweepOutcome(len(todo) - len(failed), len(specs) - len(todo), ordered, dropped, failed)

@@ -16,6 +16,7 @@ nothing is left to do, or when only retries that must fail remain.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
@@ -53,6 +54,7 @@ from gpufleet.sim.mig_manager import MigManagers
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.pod_lifecycle import PodLifecycle
 from gpufleet.sim.records import NodeRecord, PodRecord
+from gpufleet.sim.run_progress import EVERY_EVENTS, RunProgress
 from gpufleet.sim.topology_admission import HOSTNAME, admit, topology_request
 from gpufleet.sim.traffic import TrafficState
 from gpufleet.workloads import controller_for
@@ -791,8 +793,11 @@ class Simulation:
         lc = self.lifecycle
         return lc.pending == 0 and lc.running == 0 and not self.loop.pending(Priority.SCHEDULING)
 
-    def run(self, progress: Callable[[float, float], None] | None = None) -> None:
-        limit = self.settings.duration_s if self.settings.duration_s is not None else MAX_DURATION_S
+    def run(self, progress: RunProgress | None = None) -> None:
+        """Run to the end; ``progress`` hears how far the run got every ``EVERY_EVENTS`` events."""
+        horizon = self.settings.duration_s
+        limit = horizon if horizon is not None else MAX_DURATION_S
+        report_at = EVERY_EVENTS if progress is not None else math.inf
         self._schedule_arrivals()
         self.autoscaler.arm(0.0)
         for rt in self.pools.values():
@@ -815,9 +820,12 @@ class Simulation:
             self.meter.advance(t, allocated)
             self._advance_traffic(t)
             self.loop.step()
-            if progress is not None:
-                progress(self.loop.now, limit)
+            if self.loop.steps >= report_at and progress is not None:
+                progress.advanced(self.loop.now, horizon, self.loop.steps)
+                report_at += EVERY_EVENTS
         self.end_time = self.loop.now if self.settings.duration_s is None and self._idle() else limit
         self._sample_until(self.end_time)
         self._sample(self.end_time)
         self.meter.advance(self.end_time, allocated)
+        if progress is not None:
+            progress.advanced(self.end_time, horizon, self.loop.steps)
