@@ -19,6 +19,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.node import Node
+from gpufleet.model.pod_selection import PodSelection, SelectorError, pod_selection
 from gpufleet.model.scenario import Scenario
 from gpufleet.report import finished_summary, print_summary, render_html
 from gpufleet.scheduling.profile import ProfileError
@@ -64,6 +65,28 @@ def make_simulation(scenario: Scenario, seed: int | None) -> Simulation:
         raise fail([f"KubeSchedulerConfiguration: {exc}"]) from None
 
 
+SelectOption = Annotated[
+    str | None,
+    typer.Option(
+        "--select",
+        "-l",
+        help="Pod figures over the pods this label selector selects (kubectl syntax: app=vllm, "
+        "'tier in (a,b)', '!x'); the simulation itself is unchanged.",
+    ),
+]
+SelectNamespaceOption = Annotated[
+    str | None, typer.Option("--namespace", "-n", help="Pod figures over the pods of this namespace.")
+]
+
+
+def selection_of(select: str | None, namespace: str | None) -> PodSelection | None:
+    """The pods ``--select`` and ``--namespace`` pick; a selector that does not parse exits 2."""
+    try:
+        return pod_selection(select, namespace)
+    except SelectorError as exc:
+        raise fail([f"--select: {select}: {exc}"]) from None
+
+
 @app.command()
 def simulate(
     paths: PathsArg = None,
@@ -71,8 +94,11 @@ def simulate(
         Path, typer.Option("--out", help="Directory for summary.json and report.html.")
     ] = Path("out"),
     seed: Annotated[int | None, typer.Option(help="Random seed (overrides Simulation spec.seed).")] = None,
+    select: SelectOption = None,
+    namespace: SelectNamespaceOption = None,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
+    selection = selection_of(select, namespace)
     scenario = load(paths)
     sim = make_simulation(scenario, seed)
     with Progress(
@@ -90,7 +116,7 @@ def simulate(
             progress.update(task, completed=min(now / limit, 1.0) if limit else 1.0, t=f"t={now:,.0f}s")
 
         sim.run(progress=tick)
-    summary = finished_summary(build_summary(sim))
+    summary = finished_summary(build_summary(sim, selection))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out_dir / "report.html").write_text(render_html(summary))
@@ -458,15 +484,29 @@ def compare(
     ] = None,
     jobs: JobsOption = None,
     fmt: FormatOption = "openb",
+    select: SelectOption = None,
+    namespace: SelectNamespaceOption = None,
 ) -> None:
     """Replay every (trace, policy, seed) by the FGD paper's protocol, or simulate every (scenario
     variant, seed), and write DIR/compare.json and DIR/report.html (statistics over seeds; median
     allocation curves, or cost against p95 pending-to-working time)."""
     from gpufleet.experiments.commands import compare_command
 
+    selection = selection_of(select, namespace)
     raise typer.Exit(
         compare_command(
-            nodes, pods or [], policy or [], seeds, out_dir, jobs, fmt, out, err, scenario or [], grid
+            nodes,
+            pods or [],
+            policy or [],
+            seeds,
+            out_dir,
+            jobs,
+            fmt,
+            out,
+            err,
+            scenario or [],
+            grid,
+            selection,
         )
     )
 
@@ -480,12 +520,15 @@ def sweep(
         str | None,
         typer.Option("--ray", help="Run on a Ray cluster: auto, local or an address (or RAY_ADDRESS)."),
     ] = None,
+    select: SelectOption = None,
+    namespace: SelectNamespaceOption = None,
 ) -> None:
     """Run a parameter grid of FGD-protocol replays or of scenario simulations, one line per run in
     DIR/results.jsonl as each finishes; runs already there are not done again."""
     from gpufleet.experiments.commands import ray_address_from, sweep_command
 
-    raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err))
+    selection = selection_of(select, namespace)
+    raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err, selection))
 
 
 @app.command()

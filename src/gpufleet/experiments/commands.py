@@ -28,12 +28,24 @@ from gpufleet.experiments.scenario_grid import ScenarioGrid, scenario_grid
 from gpufleet.experiments.scenario_runs import SCENARIO_GROUP, SCENARIO_METRICS, ScenarioSpec, check_variants
 from gpufleet.experiments.stats import group_stats, stats_tables, trace_labels, variant_table
 from gpufleet.experiments.sweep import RESULTS, run_sweep
+from gpufleet.model.pod_selection import PodSelection
 from gpufleet.replay.fgd_protocol import POLICIES
 from gpufleet.traces.base import TraceError
 from gpufleet.traces.formats import FORMATS
 
 #: Seeds when ``--seeds`` is not given: the FGD paper's for replays, five for scenarios.
 TRACE_SEEDS, SCENARIO_SEEDS = "42-51", "1-5"
+
+
+#: ``--select`` on a trace replay: its pods have no labels or namespaces to select by.
+SELECT_TRACES = (
+    "--select, --namespace: select the pods of scenarios (--scenario, --grid), not of trace replays"
+)
+
+
+def selected(specs: Sequence[ScenarioSpec], selection: PodSelection | None) -> list[ScenarioSpec]:
+    """The runs with their pod figures over ``selection``."""
+    return [replace(spec, selection=selection) for spec in specs]
 
 
 def _fail(err: Console, lines: Sequence[str]) -> int:
@@ -86,9 +98,11 @@ def compare_command(
     err: Console,
     scenarios: Sequence[str] = (),
     grid_path: Path | None = None,
+    selection: PodSelection | None = None,
 ) -> int:
     """Every run of a trace comparison (trace, policy, seed), of scenario variants (variant, seed)
-    or of a grid file; ``out_dir/compare.json`` and ``out_dir/report.html``."""
+    or of a grid file; ``out_dir/compare.json`` and ``out_dir/report.html``. ``selection``
+    (``--select``, ``--namespace``) restricts a scenario run's pod figures."""
     problems = _jobs_problem(jobs)
     given = {"--nodes": nodes is not None, "--pods": bool(pods), "--policy": bool(policies)}
     trace_options = [name for name, present in given.items() if present]
@@ -101,12 +115,15 @@ def compare_command(
     if problems:
         return _fail(err, problems)
     if grid_path is not None:
-        return _compare_grid(grid_path, seeds, out_dir, jobs, out, err)
+        return _compare_grid(grid_path, seeds, out_dir, jobs, out, err, selection)
     if scenarios:
         seed_list = _seeds(seeds or SCENARIO_SEEDS, problems)
         if problems:
             return _fail(err, problems)
-        return _compare_scenarios(variant_specs(scenarios, seed_list), None, out_dir, jobs, out, err)
+        variant_runs = selected(variant_specs(scenarios, seed_list), selection)
+        return _compare_scenarios(variant_runs, None, out_dir, jobs, out, err)
+    if selection is not None:
+        problems.append(SELECT_TRACES)
     problems += [
         f"{name}: missing: a trace comparison needs --nodes, --pods and --policy "
         "(or compare scenarios with --scenario or --grid)"
@@ -128,7 +145,13 @@ def compare_command(
 
 
 def _compare_grid(
-    grid_path: Path, seeds: str | None, out_dir: Path, jobs: int | None, out: Console, err: Console
+    grid_path: Path,
+    seeds: str | None,
+    out_dir: Path,
+    jobs: int | None,
+    out: Console,
+    err: Console,
+    selection: PodSelection | None,
 ) -> int:
     """A grid file's runs (``--seeds`` replacing its seeds) as one comparison."""
     problems: list[str] = []
@@ -142,7 +165,9 @@ def _compare_grid(
     if seed_list is not None:
         grid = replace(grid, seeds=tuple(seed_list))
     if isinstance(grid, ScenarioGrid):
-        return _compare_scenarios(grid.specs(), grid_path, out_dir, jobs, out, err)
+        return _compare_scenarios(selected(grid.specs(), selection), grid_path, out_dir, jobs, out, err)
+    if selection is not None:
+        return _fail(err, [SELECT_TRACES])
     return _compare_traces(grid.specs(), out_dir, jobs, out, err)
 
 
@@ -180,9 +205,16 @@ def _compare_scenarios(
 
 
 def sweep_command(
-    grid_path: Path, out_dir: Path, jobs: int | None, ray_address: str | None, out: Console, err: Console
+    grid_path: Path,
+    out_dir: Path,
+    jobs: int | None,
+    ray_address: str | None,
+    out: Console,
+    err: Console,
+    selection: PodSelection | None = None,
 ) -> int:
-    """The grid's runs that ``out_dir/results.jsonl`` lacks, a line each as they finish."""
+    """The grid's runs that ``out_dir/results.jsonl`` lacks, a line each as they finish (a run with
+    another ``selection`` is another run)."""
     problems = _jobs_problem(jobs)
     grid: Grid | ScenarioGrid | None = None
     try:
@@ -193,8 +225,10 @@ def sweep_command(
         return _fail(err, problems)
     specs: Sequence[Run]
     if isinstance(grid, ScenarioGrid):
-        specs = scenario_specs = grid.specs()
+        specs = scenario_specs = selected(grid.specs(), selection)
         problems = check_variants(scenario_specs, grid_path)
+    elif selection is not None:
+        problems = [SELECT_TRACES]
     else:
         specs = trace_specs = grid.specs()
         problems = _trace_problems(trace_specs)
