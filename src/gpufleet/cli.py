@@ -18,6 +18,7 @@ from rich.console import Console
 
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.node import Node
+from gpufleet.model.pod_selection import PodSelection, SelectorError, pod_selection
 from gpufleet.model.scenario import Scenario
 from gpufleet.report import finished_summary, print_summary, render_html
 from gpufleet.report.progress import NO_PROGRESS_ENV, SimulationBar
@@ -71,6 +72,28 @@ def make_simulation(scenario: Scenario, seed: int | None) -> Simulation:
         raise fail([f"KubeSchedulerConfiguration: {exc}"]) from None
 
 
+SelectOption = Annotated[
+    str | None,
+    typer.Option(
+        "--select",
+        "-l",
+        help="Pod figures over the pods this label selector selects (kubectl syntax: app=vllm, "
+        "'tier in (a,b)', '!x'); the simulation itself is unchanged.",
+    ),
+]
+SelectNamespaceOption = Annotated[
+    str | None, typer.Option("--namespace", "-n", help="Pod figures over the pods of this namespace.")
+]
+
+
+def selection_of(select: str | None, namespace: str | None) -> PodSelection | None:
+    """The pods ``--select`` and ``--namespace`` pick; a selector that does not parse exits 2."""
+    try:
+        return pod_selection(select, namespace)
+    except SelectorError as exc:
+        raise fail([f"--select: {select}: {exc}"]) from None
+
+
 @app.command()
 def simulate(
     paths: PathsArg = None,
@@ -79,13 +102,16 @@ def simulate(
     ] = Path("out"),
     seed: Annotated[int | None, typer.Option(help="Random seed (overrides Simulation spec.seed).")] = None,
     no_progress: NoProgressOption = False,
+    select: SelectOption = None,
+    namespace: SelectNamespaceOption = None,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
+    selection = selection_of(select, namespace)
     scenario = load(paths)
     sim = make_simulation(scenario, seed)
     with SimulationBar(err, asked=not no_progress) as bar:
         sim.run(progress=bar if bar.enabled else None)
-    summary = finished_summary(build_summary(sim))
+    summary = finished_summary(build_summary(sim, selection))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out_dir / "report.html").write_text(render_html(summary))
@@ -454,12 +480,15 @@ def compare(
     jobs: JobsOption = None,
     fmt: FormatOption = "openb",
     no_progress: NoProgressOption = False,
+    select: SelectOption = None,
+    namespace: SelectNamespaceOption = None,
 ) -> None:
     """Replay every (trace, policy, seed) by the FGD paper's protocol, or simulate every (scenario
     variant, seed), and write DIR/compare.json and DIR/report.html (statistics over seeds; median
     allocation curves, or cost against p95 pending-to-working time)."""
     from gpufleet.experiments.commands import compare_command
 
+    selection = selection_of(select, namespace)
     raise typer.Exit(
         compare_command(
             nodes,
@@ -474,6 +503,7 @@ def compare(
             scenario or [],
             grid,
             not no_progress,
+            selection,
         )
     )
 
@@ -488,12 +518,17 @@ def sweep(
         typer.Option("--ray", help="Run on a Ray cluster: auto, local or an address (or RAY_ADDRESS)."),
     ] = None,
     no_progress: NoProgressOption = False,
+    select: SelectOption = None,
+    namespace: SelectNamespaceOption = None,
 ) -> None:
     """Run a parameter grid of FGD-protocol replays or of scenario simulations, one line per run in
     DIR/results.jsonl as each finishes; runs already there are not done again."""
     from gpufleet.experiments.commands import ray_address_from, sweep_command
 
-    raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err, not no_progress))
+    selection = selection_of(select, namespace)
+    raise typer.Exit(
+        sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err, not no_progress, selection)
+    )
 
 
 @app.command()

@@ -410,6 +410,7 @@ def test_schema_accepts_latency_without_working_pods() -> None:
     assert summary["latency"] == {
         "pending_to_working_s": {"p50": None, "p95": None, "p99": None, "count": 0},
         "stages": {},
+        "by_workload": [],
     }
     validate_summary(summary)
 

@@ -30,6 +30,7 @@ from gpufleet.experiments.scenario_grid import ScenarioGrid, scenario_grid
 from gpufleet.experiments.scenario_runs import SCENARIO_GROUP, SCENARIO_METRICS, ScenarioSpec, check_variants
 from gpufleet.experiments.stats import group_stats, stats_tables, trace_labels, variant_table
 from gpufleet.experiments.sweep import RESULTS, run_sweep
+from gpufleet.model.pod_selection import PodSelection
 from gpufleet.replay.fgd_protocol import POLICIES
 from gpufleet.report.progress import RunsBar
 from gpufleet.traces.base import TraceError
@@ -37,6 +38,17 @@ from gpufleet.traces.formats import FORMATS
 
 #: Seeds when ``--seeds`` is not given: the FGD paper's for replays, five for scenarios.
 TRACE_SEEDS, SCENARIO_SEEDS = "42-51", "1-5"
+
+
+#: ``--select`` on a trace replay: its pods have no labels or namespaces to select by.
+SELECT_TRACES = (
+    "--select, --namespace: select the pods of scenarios (--scenario, --grid), not of trace replays"
+)
+
+
+def selected(specs: Sequence[ScenarioSpec], selection: PodSelection | None) -> list[ScenarioSpec]:
+    """The runs with their pod figures over ``selection``."""
+    return [replace(spec, selection=selection) for spec in specs]
 
 
 def _fail(err: Console, lines: Sequence[str], status: int = 2) -> int:
@@ -90,9 +102,11 @@ def compare_command(
     scenarios: Sequence[str] = (),
     grid_path: Path | None = None,
     progress: bool = True,
+    selection: PodSelection | None = None,
 ) -> int:
     """Every run of a trace comparison (trace, policy, seed), of scenario variants (variant, seed)
-    or of a grid file; ``out_dir/compare.json`` and ``out_dir/report.html``."""
+    or of a grid file; ``out_dir/compare.json`` and ``out_dir/report.html``. ``selection``
+    (``--select``, ``--namespace``) restricts a scenario run's pod figures."""
     problems = _jobs_problem(jobs)
     given = {"--nodes": nodes is not None, "--pods": bool(pods), "--policy": bool(policies)}
     trace_options = [name for name, present in given.items() if present]
@@ -105,14 +119,15 @@ def compare_command(
     if problems:
         return _fail(err, problems)
     if grid_path is not None:
-        return _compare_grid(grid_path, seeds, out_dir, jobs, out, err, progress)
+        return _compare_grid(grid_path, seeds, out_dir, jobs, out, err, progress, selection)
     if scenarios:
         seed_list = _seeds(seeds or SCENARIO_SEEDS, problems)
         if problems:
             return _fail(err, problems)
-        return _compare_scenarios(
-            variant_specs(scenarios, seed_list), None, out_dir, jobs, out, err, progress
-        )
+        variant_runs = selected(variant_specs(scenarios, seed_list), selection)
+        return _compare_scenarios(variant_runs, None, out_dir, jobs, out, err, progress)
+    if selection is not None:
+        problems.append(SELECT_TRACES)
     problems += [
         f"{name}: missing: a trace comparison needs --nodes, --pods and --policy "
         "(or compare scenarios with --scenario or --grid)"
@@ -141,6 +156,7 @@ def _compare_grid(
     out: Console,
     err: Console,
     progress: bool,
+    selection: PodSelection | None,
 ) -> int:
     """A grid file's runs (``--seeds`` replacing its seeds) as one comparison."""
     problems: list[str] = []
@@ -154,7 +170,11 @@ def _compare_grid(
     if seed_list is not None:
         grid = replace(grid, seeds=tuple(seed_list))
     if isinstance(grid, ScenarioGrid):
-        return _compare_scenarios(grid.specs(), grid_path, out_dir, jobs, out, err, progress)
+        return _compare_scenarios(
+            selected(grid.specs(), selection), grid_path, out_dir, jobs, out, err, progress
+        )
+    if selection is not None:
+        return _fail(err, [SELECT_TRACES])
     return _compare_traces(grid.specs(), out_dir, jobs, out, err, progress)
 
 
@@ -209,8 +229,10 @@ def sweep_command(
     out: Console,
     err: Console,
     progress: bool = True,
+    selection: PodSelection | None = None,
 ) -> int:
-    """The grid's runs that ``out_dir/results.jsonl`` lacks, a line each as they finish."""
+    """The grid's runs that ``out_dir/results.jsonl`` lacks, a line each as they finish (a run with
+    another ``selection`` is another run)."""
     problems = _jobs_problem(jobs)
     grid: Grid | ScenarioGrid | None = None
     try:
@@ -221,8 +243,10 @@ def sweep_command(
         return _fail(err, problems)
     specs: Sequence[Run]
     if isinstance(grid, ScenarioGrid):
-        specs = scenario_specs = grid.specs()
+        specs = scenario_specs = selected(grid.specs(), selection)
         problems = check_variants(scenario_specs, grid_path)
+    elif selection is not None:
+        problems = [SELECT_TRACES]
     else:
         specs = trace_specs = grid.specs()
         problems = _trace_problems(trace_specs)

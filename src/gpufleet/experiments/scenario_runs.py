@@ -7,7 +7,11 @@ runs the simulation and reads its figures from the same ``summary.json`` content
 writes (``report.finished_summary``): cost, pending-to-working time (p50, p95; the summary's
 ``latency``, pods that began computing), GPU utilisation (the summary's
 ``jobs.gpu_utilization``: allocated / provisioned GPU-hours) and GPU-hours working as a share of
-those provisioned, pods still pending at the end, request waits where there is Traffic.
+those provisioned, pods still pending at the end, per job size class the p95 wait of the jobs
+(``jobs.by_gpus``, ``p95_wait_s_jobs_<class>``), the makespan (when the last job ended: null while
+a job is unfinished at the end, or when there are none), and where there is Traffic the worst p95
+request wait and the share of requests dropped or timed out. A spec's ``selection`` (``--select``,
+``--namespace``) restricts the pod figures as ``simulate`` does.
 ``check_variants`` loads every variant once in the parent before anything runs, so bad input is
 reported whole, in the loader's words, and exits 2.
 """
@@ -24,8 +28,10 @@ from typing import Any
 from gpufleet.experiments.overrides import check, editor
 from gpufleet.experiments.stats import Metrics
 from gpufleet.kube import Problems, ScenarioError, load_scenario, read_documents
+from gpufleet.model.pod_selection import PodSelection
 from gpufleet.model.scenario import Scenario
 from gpufleet.report import finished_summary
+from gpufleet.report.job_waits import SIZE_CLASSES, is_replica
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
@@ -37,7 +43,10 @@ SCENARIO_METRICS: Metrics = (
     ("pending_to_working_p95_s", "p95 pending s"),
     ("gpu_utilization_pct", "GPU utilisation %"),
     ("pods_pending", "pending at end"),
-    ("request_p95_wait_s", "request p95 s"),
+    ("makespan_s", "makespan s"),
+    *((f"p95_wait_s_jobs_{label}", f"p95 wait {label} GPU jobs s") for label, _ in SIZE_CLASSES),
+    ("request_p95_wait_s", "request p95 wait s"),
+    ("requests_failed_pct", "requests dropped+timed out %"),
 )
 #: What groups scenario runs.
 SCENARIO_GROUP = ("variant",)
@@ -54,12 +63,14 @@ class ScenarioSpec:
     overrides: tuple[tuple[str, str], ...]
     seed: int
     variant: str
+    selection: PodSelection | None = None
 
     def parameters(self) -> list[tuple[str, Any]]:
         return [(parameter, json.loads(value)) for parameter, value in self.overrides]
 
     def params(self) -> dict[str, Any]:
-        return {"scenario": self.scenario, "parameters": dict(self.parameters()), "seed": self.seed}
+        chosen = {} if self.selection is None else {"selection": self.selection.text}
+        return {"scenario": self.scenario, "parameters": dict(self.parameters()), "seed": self.seed, **chosen}
 
     def run(self) -> dict[str, Any]:
         return run_scenario(self)
@@ -81,7 +92,7 @@ def run_scenario(spec: ScenarioSpec) -> dict[str, Any]:
     start = time.perf_counter()
     sim = Simulation(load_variant(spec), seed=spec.seed)
     sim.run()
-    figures = scenario_figures(finished_summary(build_summary(sim)))
+    figures = scenario_figures(finished_summary(build_summary(sim, spec.selection)))
     return {**figures, "wall_seconds": round(time.perf_counter() - start, 3)}
 
 
@@ -90,10 +101,11 @@ def scenario_figures(summary: dict[str, Any]) -> dict[str, Any]:
     totals = summary["totals"]
     latency = summary["latency"]["pending_to_working_s"]
     provisioned = totals["gpu_hours_provisioned"]
-    waits = [t["p95_wait_s"] for _, t in sorted(summary["traffic"].items()) if t["p95_wait_s"] is not None]
-
+    traffic = [t for _, t in sorted(summary["traffic"].items())]
+    waits = [t["p95_wait_s"] for t in traffic if t["p95_wait_s"] is not None]
+    requests = sum(t["requests"] for t in traffic)
+    dropped, timed_out = sum(t["dropped"] for t in traffic), sum(t["timed_out"] for t in traffic)
     utilization = summary["jobs"]["gpu_utilization"]
-
     return {
         "cost": totals["cost"],
         "pending_to_working_p50_s": latency["p50"],
@@ -104,10 +116,26 @@ def scenario_figures(summary: dict[str, Any]) -> dict[str, Any]:
         "gpu_hours_provisioned": provisioned,
         "gpu_utilization_pct": None if utilization is None else round(100 * utilization, 4),
         "gpu_working_pct": round(100 * totals["gpu_hours_working"] / provisioned, 4) if provisioned else None,
+        "makespan_s": makespan(summary["pods"]),
+        **{f"p95_wait_s_jobs_{c['gpus']}": c["p95_wait_s"] for c in summary["jobs"]["by_gpus"]},
         "request_p95_wait_s": max(waits) if waits else None,
+        "requests_dropped": dropped if traffic else None,
+        "requests_timed_out": timed_out if traffic else None,
+        "requests_failed_pct": round(100 * (dropped + timed_out) / requests, 4) if requests else None,
         "end_time_s": summary["end_time_s"],
         "node_pools": sorted(summary["timeline"]["nodes_by_pool"]),
     }
+
+
+def makespan(pods: Sequence[dict[str, Any]]) -> float | None:
+    """When the last job's last pod ended (``finished_s``, or ``deleted_s`` for one deleted first);
+    None when a job pod has not ended by the end of the run (the makespan is not known) or there are
+    no job pods (replicas of a Deployment, DaemonSet, ... are not jobs)."""
+    ends = [p.get("finished_s") if p.get("finished_s") is not None else p.get("deleted_s") for p in pods]
+    jobs = [end for pod, end in zip(pods, ends, strict=True) if not is_replica(pod)]
+    if not jobs or any(end is None for end in jobs):
+        return None
+    return max(float(end) for end in jobs if end is not None)
 
 
 def _problems(spec: ScenarioSpec) -> list[str]:

@@ -135,7 +135,8 @@ def stats_tables(stats: Sequence[Mapping[str, Any]], label: Mapping[str, str]) -
 
 def variant_table(stats: Sequence[Mapping[str, Any]], metrics: Metrics) -> Table:
     """The statistics of scenario variants as one terminal table, narrow enough for 80 columns: per
-    variant, runs and ``mean±sd`` to one place of each metric some variant has."""
+    variant, runs and ``title mean±sd`` to one place of each metric some variant has (a unit at the
+    end of a title, `` s`` or `` %``, after the figures), the metrics of a variant folded in one cell."""
     table = Table(
         title="mean±sd over seeds",
         title_justify="left",
@@ -143,18 +144,23 @@ def variant_table(stats: Sequence[Mapping[str, Any]], metrics: Metrics) -> Table
         pad_edge=False,
         collapse_padding=True,
     )
-    table.add_column("variant", overflow="fold")
+    table.add_column("variant", overflow="fold", max_width=28)
     table.add_column("runs", justify="right")
+    table.add_column("figures", overflow="fold")
     shown = measured(stats, metrics)
-    for _, title in shown:
-        table.add_column(title.replace(" ", "\n", 1), justify="right", no_wrap=True)
     for group in stats:
-        cells = [
-            "—" if group[key]["mean"] is None else f"{group[key]['mean']:.1f}±{group[key]['sd']:.1f}"
-            for key, _ in shown
-        ]
-        table.add_row(group["variant"], str(group["runs"]), *cells)
+        cells = [_figure_text(title, group[key]) for key, title in shown if group[key]["mean"] is not None]
+        table.add_row(group["variant"], str(group["runs"]), " · ".join(cells) or "—")
     return table
+
+
+def _figure_text(title: str, figures: Mapping[str, Any]) -> str:
+    """``p95 pending 298.1±3.0 s`` from the title ``p95 pending s``."""
+    name, _, unit = title.rpartition(" ")
+    if unit not in ("s", "%"):
+        name, unit = title, ""
+    value = f"{figures['mean']:.1f}±{figures['sd']:.1f}"
+    return f"{name} {value}{' ' + unit if unit else ''}"
 
 
 def trace_labels(traces: Iterable[str]) -> dict[str, str]:

@@ -21,10 +21,16 @@ from gpufleet.experiments.runs import R, Run, RunsProgress, execute_reported, pa
 RESULTS = "results.jsonl"
 
 
+#: Parameters a run has only when given (``--select``): a line with one the runs lack is another run's.
+OPTIONAL_PARAMS = ("selection",)
+
+
 def line_key(line: Mapping[str, Any], fields: Collection[str]) -> str | None:
     """The line's parameters (``fields``) as ``runs.params_key`` gives a run's; None for a line
-    without them (another kind of sweep's)."""
+    without them (another kind of sweep's) or with an optional one the fields lack."""
     if any(field not in line for field in fields):
+        return None
+    if any(field in line and field not in fields for field in OPTIONAL_PARAMS):
         return None
     return params_key({field: line[field] for field in fields})
 

@@ -16,7 +16,10 @@ stamp nodes: the simulator names them ``<pool>-<n>``.
 work}`` batches) and/or ``rate`` (``{perHour, work, from, until}``, Poisson arrivals).
 ``Traffic``: requests per second aimed at a Deployment of the same namespace (``target``),
 as ``rps`` steps ``{at, value}`` in time order, and what one replica serves
-(``perReplicaRps``). Times are Go durations from the start of the simulation.
+(``perReplicaRps``); optionally ``timeoutSeconds`` (a request that would wait longer gives up, as
+a client or gateway timeout does) and ``maxQueue`` (requests arriving while that many wait are
+refused, as vLLM's or Triton's bounded queue answers 503/429). Times are Go durations from the
+start of the simulation.
 """
 
 from __future__ import annotations
@@ -381,6 +384,8 @@ class TrafficSpec(SpecModel):
     target_kind: Literal["Deployment", "ReplicaSet", "LeaderWorkerSet"] = "Deployment"
     rps: list[RpsStep]
     per_replica_rps: PositiveNumber
+    timeout_seconds: PositiveNumber | None = None
+    max_queue: NonNegativeInt | None = None
 
 
 def queue_feed(meta: Meta, body: Mapping[str, Any], report: Reporter) -> QueueFeed | None:
@@ -425,4 +430,13 @@ def traffic(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Traffic | 
             at = written[i].get("at")
             report.error(f"spec.rps[{i}].at", invalid(at, f"must be later than spec.rps[{i - 1}].at"))
     steps = tuple((step.at, step.value) for step in spec.rps)
-    return Traffic(meta.name, meta.namespace, spec.target, steps, spec.per_replica_rps, spec.target_kind)
+    return Traffic(
+        meta.name,
+        meta.namespace,
+        spec.target,
+        steps,
+        spec.per_replica_rps,
+        spec.target_kind,
+        timeout_s=spec.timeout_seconds,
+        max_queue=spec.max_queue,
+    )

@@ -41,3 +41,5 @@ class Traffic:
     rps: tuple[tuple[float, float], ...]  # (from time, requests per second) steps
     per_replica_rps: float
     target_kind: str = "Deployment"  # or "ReplicaSet" or "LeaderWorkerSet"
+    timeout_s: float | None = None  # a request waiting longer gives up (a client or gateway timeout)
+    max_queue: int | None = None  # requests arriving at this backlog are refused (HTTP 503/429)

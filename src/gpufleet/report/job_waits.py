@@ -12,6 +12,11 @@ waiting at the end of the run counts its wait so far (a lower bound) and is coun
 out. Size classes: ``<1`` (a fraction), ``1``, ``2-4``, ``5-8``, ``9-16``, ``>16`` GPUs; each
 with the count, the mean, nearest-rank p50 and p95, and the maximum wait. GPU utilisation is
 allocated GPU-hours over provisioned GPU-hours (``totals``), null when none were provisioned.
+
+Only jobs count: the pods of a Job, a training operator's kind (PyTorchJob, JobSet, ...) or a pod of
+its own. The replicas of a Deployment, ReplicaSet, StatefulSet, DaemonSet or LeaderWorkerSet
+(`REPLICA_KINDS`, by the pod record's ``workload``) are not jobs: their pending-to-working times are
+in ``latency.by_workload``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.report.latency import DIGITS, nearest_rank
+from gpufleet.report.latency import DIGITS, nearest_rank, workload_of
+
+#: Kinds whose pods are replicas of a service, not jobs: their waits are in ``latency.by_workload``.
+REPLICA_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "LeaderWorkerSet")
 
 #: (label, upper bound in GPUs, inclusive), smallest first; ``<1`` holds what is below 1.
 SIZE_CLASSES: tuple[tuple[str, float], ...] = (
@@ -44,6 +52,8 @@ def _jobs(summary: Mapping[str, Any]) -> list[tuple[float, float, bool]]:
     for pod in summary["pods"]:
         if pod.get("bound_s") is None and pod.get("deleted_s") is not None:
             continue  # deleted before it was bound: never a job
+        if is_replica(pod):
+            continue
         group = pod.get("pod_group")
         members[f"group {group}" if group else f"pod {pod['name']}"].append(pod)
     end = float(summary["end_time_s"])
@@ -58,6 +68,11 @@ def _jobs(summary: Mapping[str, Any]) -> list[tuple[float, float, bool]]:
         started = end if waiting else max(float(b) for b in bound if b is not None)
         jobs.append((gpus, round(started - submitted, DIGITS), waiting))
     return jobs
+
+
+def is_replica(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod is a replica of a Deployment, StatefulSet, DaemonSet, ... (`REPLICA_KINDS`)."""
+    return workload_of(pod).split("/", 1)[0] in REPLICA_KINDS
 
 
 def job_wait_figures(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Pending-to-working latency figures of a summary: percentiles overall and per stage.
+"""Pending-to-working latency figures of a summary: percentiles overall, per stage and per workload.
 
 `latency_figures` computes the summary's optional ``latency`` field from its ``pods``, so
 the simulator can embed it and the report can recompute it when it is absent. It is a pure
@@ -58,7 +58,8 @@ def latency_figures(summary: Mapping[str, Any]) -> dict[str, Any]:
     Only pods with ``working_s`` (and ``created_s``) set count. Returns::
 
         {"pending_to_working_s": {"p50", "p95", "p99", "count"},
-         "stages": {stage: {"p50", "p95", "p99"}}}
+         "stages": {stage: {"p50", "p95", "p99"}},
+         "by_workload": [...]}  # see `workload_figures`
 
     ``pending_to_working_s`` is ``working_s - created_s`` over those pods (``count`` of them;
     the percentiles are None when ``count`` is 0). ``stages`` has one entry per stage name that
@@ -67,10 +68,46 @@ def latency_figures(summary: Mapping[str, Any]) -> dict[str, Any]:
     overall p95 may come from different pods and stage percentiles need not add up.
     """
     pods = working_pods(summary.get("pods") or [])
-    totals = [value for value in (pending_to_working(pod) for pod in pods) if value is not None]
-    stages: dict[str, dict[str, float | None]] = {}
-    for name in stage_names(pods):
-        values = [float((pod.get("stages") or {}).get(name, 0.0)) for pod in pods]
-        stages[name] = percentiles(values)
-    overall: dict[str, float | int | None] = {**percentiles(totals), "count": len(totals)}
-    return {"pending_to_working_s": overall, "stages": stages}
+    overall: dict[str, float | int | None] = {**percentiles(_totals(pods)), "count": len(pods)}
+    return {"pending_to_working_s": overall, "stages": _stages(pods), "by_workload": workload_figures(pods)}
+
+
+def _totals(pods: Sequence[Mapping[str, Any]]) -> list[float]:
+    return [value for value in (pending_to_working(pod) for pod in pods) if value is not None]
+
+
+def _stages(pods: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
+    return {
+        name: percentiles([float((pod.get("stages") or {}).get(name, 0.0)) for pod in pods])
+        for name in stage_names(pods)
+    }
+
+
+def workload_of(pod: Mapping[str, Any]) -> str:
+    """The pod's owning workload, ``Kind/namespace/name`` (``Pod/namespace/name`` for a pod of its own
+    or a record without ``workload``)."""
+    return str(pod.get("workload") or f"Pod/{pod['name']}")
+
+
+def workload_figures(pods: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Pending to working per owning workload (``latency.by_workload``), by workload name: ``workload``,
+    ``namespace``, ``count`` (its pods that began computing), ``p50``/``p95``/``p99`` and per stage
+    ``p50``/``p95``, so a DaemonSet's pods do not set the percentiles of a Deployment's. Pods whose
+    record does not name its workload (a measured start-up's) are left out: their owner is unknown."""
+    members: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in working_pods(pods):
+        if pod.get("workload"):
+            members.setdefault(workload_of(pod), []).append(pod)
+    figures = []
+    for workload, group in sorted(members.items()):
+        stages = {name: {k: v[k] for k in ("p50", "p95")} for name, v in _stages(group).items()}
+        figures.append(
+            {
+                "workload": workload,
+                "namespace": workload.split("/")[1],
+                "count": len(group),
+                **percentiles(_totals(group)),
+                "stages": stages,
+            }
+        )
+    return figures

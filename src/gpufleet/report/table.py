@@ -16,6 +16,7 @@ from rich.text import Text
 from gpufleet.report._format import fmt_num, pending_pods, truncate
 from gpufleet.report.job_waits import job_wait_figures
 from gpufleet.report.latency import latency_figures
+from gpufleet.report.serving_rows import request_rows, selection_rows, workload_rows
 
 PENDING_SHOWN = 5
 MESSAGE_CHARS = 160
@@ -110,7 +111,7 @@ def _optional_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
                 f"unusable by the pending work ({float(frag['ratio']):.0%})",
             )
         )
-    return rows
+    return rows + workload_rows(summary) + request_rows(summary) + selection_rows(summary)
 
 
 def _add_pending_rows(table: Table, pods: list[Mapping[str, Any]]) -> None:

@@ -764,6 +764,8 @@ class Simulation:
             }
             for state, count in counts.items():
                 self.nodes_by_state.setdefault(state, []).append(float(count))
+        for traffic in self.traffic.values():
+            traffic.sample(t)
         for key in self._scaled_workloads():
             series = self.replicas_timeline.setdefault(key, [])
             kind, rest = key.split("/", 1)
@@ -782,11 +784,14 @@ class Simulation:
         records = self.lifecycle.records
         for key, traffic in self.traffic.items():
             controller = self.scale_target(key)
+            working = (
+                [] if controller is None else [records[k] for k in controller.active if records[k].working]
+            )
             if implements(controller, Scalable) and isinstance(controller, Scalable):
                 serving = controller.serving(lambda k: records[k].working)
             else:
-                serving = 0 if controller is None else sum(1 for k in controller.active if records[k].working)
-            traffic.advance(t, serving)
+                serving = len(working)
+            traffic.advance(t, serving, sum(r.gpu_share for r in working))
 
     def _idle(self) -> bool:
         """Nothing left to do: no pending or running pods, and no completion, arrival or controller event."""

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpufleet.model.pod_selection import PodSelection
 from gpufleet.scheduling.diagnosis import diagnose
 from gpufleet.scheduling.fragmentation import fragmentation
 from gpufleet.scheduling.gangs import group_key
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.traffic import TrafficState, mean_gpu_util_pct
 
 SCHEMA = "gpufleet.summary/v1"
 
@@ -21,6 +23,7 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
     pending = rec.phase == "Pending" and rec.deleted_s is None
     return {
         "name": rec.pod.key,
+        "workload": workload_of(sim, rec),
         "phase": rec.phase,
         "reason": rec.reason,
         "node": rec.node,
@@ -65,10 +68,27 @@ def _fragmentation(sim: Simulation, records: list[PodRecord]) -> dict[str, Any]:
     }
 
 
-def build_summary(sim: Simulation) -> dict[str, Any]:
+def workload_of(sim: Simulation, rec: PodRecord) -> str:
+    """``Kind/namespace/name`` of the workload whose controller made the pod (a JobSet, not its child
+    Job; a LeaderWorkerSet, not its StatefulSets); ``Pod/namespace/name`` for a pod of its own."""
+    controller = sim.created_by.get(rec.pod.key)
+    return f"{controller.kind}/{controller.key}" if controller is not None else f"Pod/{rec.pod.key}"
+
+
+def _traffic(sim: Simulation, workloads: set[str] | None) -> list[TrafficState]:
+    """The Traffic objects, by target; with a selection, those aimed at a workload of a selected pod."""
+    return [t for key, t in sorted(sim.traffic.items()) if workloads is None or key in workloads]
+
+
+def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dict[str, Any]:
+    """The summary; with ``selection``, its pods, pod counts and request figures cover the selected
+    pods only (GPUs, nodes, cost and the timeline stay the cluster's)."""
     # a name created again appears once per pod, in the order they were created
     every = (*sim.lifecycle.replaced, *sim.records.values())
     records = sorted(every, key=lambda r: (r.pod.key, r.created_s))
+    if selection is not None:
+        records = [r for r in records if selection.selects(r.pod)]
+    traffic = _traffic(sim, None if selection is None else {workload_of(sim, r) for r in records})
     working = round(sim.meter.working_gpus, 6)
     metered = sim.meter.totals()
     cluster = sim.cluster
@@ -112,6 +132,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             "gpu_hours_provisioned": round(metered.gpu_seconds["provisioned"] / 3600, 6),
             "gpu_hours_allocated": round(metered.gpu_seconds["allocated"] / 3600, 6),
             "gpu_hours_working": round(metered.gpu_seconds["working"] / 3600, 6),
+            "dcgm_gpu_util_pct": mean_gpu_util_pct(traffic),
         },
         "timeline": {
             **sim.samples,
@@ -119,12 +140,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             "nodes_by_state": dict(sim.nodes_by_state),
             "replicas": dict(sim.replicas_timeline),
         },
-        "traffic": {
-            f"{t.spec.namespace}/{t.spec.target}": {
-                f"p{p}_wait_s": t.percentile_wait(p) for p in (50, 95, 99)
-            }
-            for _, t in sorted(sim.traffic.items())
-        },
+        "traffic": {f"{t.spec.namespace}/{t.spec.target}": t.figures() for t in traffic},
         "fragmentation": _fragmentation(sim, records),
         "work_items": {name: wl.counts() for name, wl in sorted(sim.lifecycle.work_lists.items())},
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
@@ -133,4 +149,5 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
         "pods": [_pod_record(sim, r) for r in records],
         "nodes": nodes,
         "warnings": list(sim.scenario.warnings),
+        **({"selection": selection.text} if selection is not None else {}),
     }

@@ -3,19 +3,42 @@
 Requests arrive at ``rps`` (a step function of time); the Deployment's working replicas serve
 ``perReplicaRps`` each; what they cannot serve waits in a backlog that drains when capacity
 exceeds the arrivals. A request arriving when the backlog is ``B`` and the capacity ``C`` waits
-about ``B / C`` (with no capacity at all, ``B / rps``, Little's law). Per-pod metrics, as an
-HPA or a ``prometheus`` trigger reads them: ``requests_per_second`` (arrivals / replicas),
-``queue_length`` (backlog / replicas) and ``DCGM_FI_DEV_GPU_UTIL`` (percent busy: served / capacity,
-100 while a backlog waits), and the counter ``http_requests_total`` read as a rate over a window
-(``gpufleet.model.promql``).
+about ``B / C`` (with no capacity at all, ``B / rps``, Little's law).
+
+As a serving system behaves, two optional bounds: ``timeoutSeconds`` ``T`` (a client or gateway
+timeout): a request whose wait would exceed ``T`` gives up after ``T``, so the backlog holds at
+most ``C * T`` (``rps * T`` while no replica works) and what arrives beyond that times out, as
+does the part of the backlog above the bound when capacity falls; ``maxQueue`` ``Q`` (vLLM's or
+Triton's bounded queue answering 503/429): a request arriving while ``Q`` wait is dropped at once.
+Every request is counted once: ``requests = served + timed_out + dropped + backlog``. The wait
+percentiles are over the requests that were served or timed out (a timed-out request counts the
+timeout as its wait); dropped requests never waited.
+
+Per-pod metrics, as an HPA or a ``prometheus`` trigger reads them: ``requests_per_second``
+(arrivals / replicas), ``queue_length`` (backlog / replicas) and ``DCGM_FI_DEV_GPU_UTIL`` (percent
+busy: served / capacity, 100 while a backlog waits), and the counter ``http_requests_total`` read
+as a rate over a window (``gpufleet.model.promql``). Over the run: the simulated
+DCGM_FI_DEV_GPU_UTIL averaged over the GPU-seconds of the working replicas (the pods the metrics
+are attributed to), and a timeline row per sample.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpufleet.model.load import Traffic
+
+DIGITS = 6
+#: One timeline row: t_s, rps, backlog, wait_s (of a request arriving then; null while no replica
+#: works), replicas_working, gpu_util_pct (null while no replica works).
+TIMELINE_COLUMNS = ("t_s", "rps", "backlog", "wait_s", "replicas_working", "gpu_util_pct")
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, DIGITS)
 
 
 @dataclass
@@ -24,7 +47,15 @@ class TrafficState:
     backlog: float = 0.0
     last_s: float = 0.0
     serving: int = 0
+    gpus: float = 0.0  # GPUs of the working replicas
     latencies: list[tuple[float, float]] = field(default_factory=list)  # (wait seconds, requests)
+    requests: float = 0.0
+    served: float = 0.0
+    timed_out: float = 0.0
+    dropped: float = 0.0
+    busy_gpu_s: float = 0.0  # GPU-seconds busy serving
+    gpu_s: float = 0.0  # GPU-seconds of working replicas
+    timeline: list[list[float | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._times = [at for at, _ in self.spec.rps]
@@ -33,20 +64,69 @@ class TrafficState:
         k = bisect.bisect_right(self._times, t) - 1
         return self.spec.rps[k][1] if k >= 0 else 0.0
 
-    def advance(self, t: float, serving: int) -> None:
-        """Integrate arrivals and service from the last call to ``t`` (constant in between)."""
+    @property
+    def capacity(self) -> float:
+        return self.serving * self.spec.per_replica_rps
+
+    def advance(self, t: float, serving: int, gpus: float) -> None:
+        """Integrate arrivals and service from the last call to ``t`` (constant in between); from
+        ``t`` on, ``serving`` replicas with ``gpus`` GPUs work."""
         dt = t - self.last_s
         if dt > 0:
-            rate = self.rps(self.last_s)
-            capacity = self.serving * self.spec.per_replica_rps
-            before = self.backlog
-            self.backlog = max(0.0, before + (rate - capacity) * dt)
-            if rate > 0:
-                mean_backlog = (before + self.backlog) / 2
-                wait = mean_backlog / capacity if capacity > 0 else mean_backlog / rate
-                self.latencies.append((wait, rate * dt))
+            self._flow(self.rps(self.last_s), dt)
             self.last_s = t
-        self.serving = serving
+        self.serving, self.gpus = serving, gpus
+
+    def _timeout_bound(self, rate: float) -> float:
+        """The most that can wait without timing out: ``C * T`` (``rps * T`` with no capacity)."""
+        timeout = self.spec.timeout_s
+        if timeout is None:
+            return math.inf
+        return (self.capacity if self.capacity > 0 else rate) * timeout
+
+    def _flow(self, rate: float, dt: float) -> None:
+        """One interval of constant arrivals and capacity: the backlog moves linearly to its bound
+        (or to empty) and stays there; what arrives beyond the bound is dropped or times out."""
+        capacity = self.capacity
+        arrived = rate * dt
+        self.requests += arrived
+        timeout_bound = self._timeout_bound(rate)
+        if self.backlog > timeout_bound:  # capacity fell: the tail of the backlog will not make it
+            self.timed_out += self.backlog - timeout_bound
+            self.backlog = timeout_bound
+        queue_bound = math.inf if self.spec.max_queue is None else float(self.spec.max_queue)
+        bound = min(timeout_bound, queue_bound)
+        before, growth = self.backlog, rate - capacity
+        if growth > 0:
+            moving = min(dt, (bound - before) / growth)
+        elif growth < 0:
+            moving = min(dt, before / -growth)
+        else:
+            moving = dt
+        after = min(bound, max(0.0, before + growth * moving))
+        steady = dt - moving  # at the bound (arrivals beyond capacity overflow) or empty
+        overflow = max(0.0, growth) * steady
+        self._waited((before + after) / 2, rate * moving, rate)
+        self._waited(after, rate * steady - overflow, rate)
+        if overflow > 0 and queue_bound <= timeout_bound:
+            self.dropped += overflow
+        elif overflow > 0:
+            self.timed_out += overflow
+            self.latencies.append((float(self.spec.timeout_s or 0.0), overflow))
+        served = before + arrived - overflow - after
+        self.served += served
+        self.backlog = after
+        if capacity > 0 and self.gpus > 0:
+            self.busy_gpu_s += min(1.0, served / (capacity * dt)) * self.gpus * dt
+            self.gpu_s += self.gpus * dt
+
+    def _waited(self, backlog: float, requests: float, rate: float) -> None:
+        """``requests`` arrived at a mean ``backlog``: each waits ``backlog / C`` (``/ rps`` with no
+        capacity)."""
+        if requests > 0:
+            self.latencies.append(
+                (backlog / self.capacity if self.capacity > 0 else backlog / rate, requests)
+            )
 
     def metric(self, name: str) -> float | None:
         n = max(self.serving, 1)
@@ -58,9 +138,18 @@ class TrafficState:
         if name == "DCGM_FI_DEV_GPU_UTIL":
             if self.serving == 0:
                 return 0.0
-            busy = 1.0 if self.backlog > 0 else min(1.0, rate / (self.serving * self.spec.per_replica_rps))
+            busy = 1.0 if self.backlog > 0 else min(1.0, rate / self.capacity)
             return 100.0 * busy
         return None
+
+    def sample(self, t: float) -> None:
+        """A timeline row at ``t`` (after advancing to it with the replicas unchanged)."""
+        self.advance(t, self.serving, self.gpus)
+        working = self.serving > 0
+        wait = self.backlog / self.capacity if working else None
+        util = self.metric("DCGM_FI_DEV_GPU_UTIL") if working else None
+        row = [t, self.rps(t), self.backlog, wait, float(self.serving), util]
+        self.timeline.append([_rounded(v) for v in row])
 
     def arrivals(self, start_s: float, end_s: float) -> float:
         """Requests that arrived between ``start_s`` and ``end_s`` (the integral of the rps steps)."""
@@ -90,8 +179,29 @@ class TrafficState:
         if total <= 0:
             return None
         seen = 0.0
-        for wait, weight in sorted(self.latencies):
+        ordered = sorted(self.latencies)
+        for wait, weight in ordered:
             seen += weight
             if seen >= total * p / 100:
                 return wait
-        return sorted(self.latencies)[-1][0]
+        return ordered[-1][0]
+
+    def figures(self) -> dict[str, Any]:
+        """The summary's ``traffic`` entry: wait percentiles, request counts, the mean simulated
+        DCGM_FI_DEV_GPU_UTIL of the working replicas (null if none worked) and the timeline."""
+        return {
+            **{f"p{p}_wait_s": _rounded(self.percentile_wait(p)) for p in (50, 95, 99)},
+            "requests": _rounded(self.requests),
+            "served": _rounded(self.served),
+            "timed_out": _rounded(self.timed_out),
+            "dropped": _rounded(self.dropped),
+            "dcgm_gpu_util_pct": _rounded(100 * self.busy_gpu_s / self.gpu_s) if self.gpu_s > 0 else None,
+            "timeline": self.timeline,
+        }
+
+
+def mean_gpu_util_pct(states: list[TrafficState]) -> float | None:
+    """The simulated DCGM_FI_DEV_GPU_UTIL averaged over the GPU-seconds of every Traffic's working
+    replicas; None without Traffic or when no replica worked."""
+    gpu_s = sum(s.gpu_s for s in states)
+    return _rounded(100 * sum(s.busy_gpu_s for s in states) / gpu_s) if gpu_s > 0 else None
