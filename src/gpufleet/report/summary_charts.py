@@ -3,7 +3,7 @@
 GPUs and pending pods over time, series keyed by pool / node state / workload, the per-pod
 pending-to-working waterfall (one stacked bar per pod, a trace per stage), the node start chain
 per node, GPUs allocated per node, and per Traffic target its serving over time (requests per
-second and backlog, request wait, working replicas, simulated DCGM_FI_DEV_GPU_UTIL). Charts that
+second, backlog, request wait, working replicas, simulated DCGM_FI_DEV_GPU_UTIL). Charts that
 show part of their data return, beside the figure, a sentence saying what was left out.
 """
 
