@@ -3,7 +3,9 @@ and the real control plane (``control_plane``: built once into a cache, started 
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -379,3 +381,14 @@ def fidelity(control_plane: Any) -> Any:
         summary = report.autoscaler_summary(autoscaler, ca_seconds)
     report.write(scheduler, ROOT / "out" / "fidelity", seconds, control_plane.started_s, summary)
     return Fidelity(scheduler, autoscaler)
+
+
+def page_figures(page: str) -> dict[str, tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """The Plotly charts of an HTML page by div id: each one's traces and layout, as drawn."""
+    decoder = json.JSONDecoder()
+    figures = {}
+    for match in re.finditer(r'Plotly\.newPlot\(\s*"([^"]+)",\s*', page):
+        data, end = decoder.raw_decode(page, match.end())
+        layout, _ = decoder.raw_decode(page, page.index("{", end))
+        figures[match.group(1)] = (data, layout)
+    return figures

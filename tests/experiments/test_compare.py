@@ -10,6 +10,7 @@ import pytest
 from tiny_trace import write_trace
 from typer.testing import CliRunner
 
+from conftest import page_figures
 from gpufleet.cli import app
 from gpufleet.experiments.runs import parse_seeds
 from gpufleet.experiments.stats import describe, median_curve
@@ -73,8 +74,12 @@ def test_compare_writes_statistics_of_the_runs_and_a_report(tmp_path: Path) -> N
             assert (figures["min"], figures["max"]) == (min(values), max(values))
         assert group["median_gpu_alloc_pct"] == median_curve([r["gpu_alloc_pct"] for r in members])
     html = (out / "report.html").read_text()
-    assert html.count("<svg") == 4 and "Ideal" in html and "<table" in html  # two views per trace
-    assert "http" not in html and "<script" not in html  # self-contained
+    charts = page_figures(html)
+    assert len(charts) == 4 and "<table" in html  # two views per trace
+    for data, _ in charts.values():
+        assert [trace["name"] for trace in data] == ["Ideal", "FGD", "Random"]
+    assert [layout["xaxis"]["range"][0] for _, layout in charts.values()] == [0.0, 80.0, 0.0, 80.0]
+    assert html.count("* plotly.js v") == 1 and "<script src" not in html  # self-contained
     fgd = next(g for g in document["stats"] if g["trace"] == str(shares) and g["policy"] == "FGD")
     cell = f"{fgd['unallocated_gpu_pct_at_100']['mean']:.2f} ± {fgd['unallocated_gpu_pct_at_100']['sd']:.2f}"
     assert cell in html and cell in result.output and "shares: at 100 % arrived" in result.output

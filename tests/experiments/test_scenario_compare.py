@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import page_figures
 from gpufleet.cli import app
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -67,9 +68,14 @@ def test_warm_nodes_cost_more_and_cut_p95_pending_on_every_seed(tmp_path: Path) 
             assert (group[key]["min"], group[key]["max"]) == (min(values), max(values))
         assert group["request_p95_wait_s"]["n"] == 0  # no Traffic
     html = (out / "report.html").read_text()
-    assert 'aria-label="cost against p95 pending to working"' in html
-    assert html.count("<circle ") == 2 and "request p95" not in html
-    assert "<title>bursts-warm: cost " in html
+    (points, layout), *_ = page_figures(html).values()
+    assert [trace["name"] for trace in points] == ["bursts", "bursts-warm"]  # one point per variant
+    warm = document["stats"][1]
+    assert points[1]["x"] == [warm["cost"]["mean"]]
+    assert points[1]["error_x"]["arrayminus"] == [pytest.approx(warm["cost"]["mean"] - warm["cost"]["min"])]
+    assert points[1]["hovertext"][0].startswith("<b>bursts-warm</b>: cost ")
+    assert layout["yaxis"]["title"]["text"].startswith("p95 pending→working (")
+    assert "request p95" not in html
 
 
 def test_a_compare_run_has_the_figures_simulate_writes_for_that_seed(tmp_path: Path) -> None:
@@ -102,7 +108,7 @@ def test_without_node_pools_there_is_no_cost_plot(tmp_path: Path) -> None:
     p95 = {g["variant"]: g["pending_to_working_p95_s"]["mean"] for g in document["stats"]}
     # seed 004's cold start: 140 GB over 10 GB/s of shared storage, 14 s alone, 112 s for eight
     assert p95 == {"one-replica": 14.0, "eight-replicas": 112.0}
-    assert "<svg" not in (out / "report.html").read_text()
+    assert page_figures((out / "report.html").read_text()) == {}
 
 
 def test_comma_joined_paths_make_one_variant(tmp_path: Path) -> None:

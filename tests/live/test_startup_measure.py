@@ -374,9 +374,7 @@ def test_the_summary_validates_and_the_report_shows_the_measured_stages() -> Non
     by_name = {p["name"]: p for p in result["pods"]}
     assert (by_name["ml/train-0"]["bound_s"], by_name["ml/train-0"]["working_s"]) == (63.0, 95.0)
     html = render_html(result)
-    assert (
-        "Start-up, measured" in html and 'class="waterfall-bar"' in html and "node group a100: join" in html
-    )
+    assert "Start-up, measured" in html and "<h3>Waterfall</h3>" in html and "node group a100: join" in html
 
 
 def test_calibration_is_a_scenario_fragment_whose_nodepool_has_the_measured_provisioning() -> None:

@@ -1,13 +1,10 @@
-"""Tests of the report layer: the summary schema check, the HTML page and the terminal table."""
+"""Tests of the report layer: the summary schema check and the terminal table (the HTML page:
+``test_report_html``); the summary builders here serve both."""
 
 from __future__ import annotations
 
-import re
-import time
-from html import escape
 from typing import Any
 
-import numpy as np
 import pytest
 from jsonschema import Draft202012Validator
 from rich.console import Console
@@ -16,12 +13,10 @@ from gpufleet.report import (
     SummaryInvalid,
     load_summary_schema,
     print_summary,
-    render_html,
     summary_table,
     validate_summary,
 )
-from gpufleet.report.html import MAX_CHAIN_NODES, MAX_EVENT_ROWS, MAX_WATERFALL_PODS, downsample, nice_ticks
-from gpufleet.report.latency import STAGE_ORDER, latency_figures, nearest_rank, percentiles
+from gpufleet.report.latency import latency_figures, nearest_rank, percentiles
 
 PENDING_MESSAGE = (
     "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
@@ -114,12 +109,6 @@ def pending_pod(name: str) -> dict[str, Any]:
     return make_pod(name, "Pending", gpus=8, message=PENDING_MESSAGE, diagnosis=diagnosis)
 
 
-def section_of(page: str, heading: str) -> str:
-    """The HTML of the page's section with that heading."""
-    start = page.index(f"<section>\n<h2>{heading}</h2>")
-    return page[start : page.index("</section>", start)]
-
-
 def schema_errors(summary: dict[str, Any]) -> list[str]:
     with pytest.raises(SummaryInvalid) as caught:
         validate_summary(summary)
@@ -199,102 +188,6 @@ def test_every_error_is_listed_in_the_exception_message() -> None:
     assert "$: 'warnings' is a required property" in str(caught.value)
     assert "$.nodes[0].gpus: -1 is less than the minimum of 0" in str(caught.value)
     assert isinstance(caught.value, ValueError)
-
-
-# --- HTML ---------------------------------------------------------------------------------------
-
-
-def test_html_is_self_contained() -> None:
-    page = render_html(make_summary())
-    assert page.startswith("<!DOCTYPE html>")
-    for reference in ("<script", "http://", "https://", "<link", "@import", "url("):
-        assert reference not in page
-
-
-def test_html_shows_each_pod_and_escapes_its_message() -> None:
-    page = render_html(make_summary())
-    assert "default/train-0" in page
-    assert "default/big-job" in page
-    assert "&lt;preemption: 0/3 &amp; more&gt;" in page
-    assert "<preemption" not in page
-
-
-def test_html_renders_diagnosis_stages_and_warnings() -> None:
-    page = render_html(make_summary())
-    assert "requests 8 GPUs; largest free block 4" in page
-    assert "gang big-job: 0/2 bound, 1 fit, min 2, needs 16 GPUs" in page
-    assert "scheduling 1<br>image_pull 1<br>warmup 1" in page
-    assert "PodDisruptionBudget default/pdb is read but not modelled" in page
-
-
-def test_html_draws_svg_charts_with_legends_and_node_bars() -> None:
-    page = render_html(make_summary())
-    assert page.count("<svg") == 5  # GPUs, pending, pending-to-working waterfall, node start chain, nodes
-    for text in ("GPUs over time", "Pending pods over time", "GPU allocation per node"):
-        assert text in page
-    assert ">allocated</text>" in page  # legend
-    assert ">working</text>" in page
-    assert page.count('fill="#0969da"') == 2  # one allocated bar per node
-
-
-def test_html_pod_table_is_capped_and_says_how_many_were_left_out() -> None:
-    pods = [make_pod(f"default/job-{i:04d}") for i in range(1999)] + [pending_pod("default/zz-pending")]
-    page = render_html(make_summary(pods=pods))
-    assert "Showing 500 of 2000 pods" in page
-    assert "1500 pods left out" in page
-    pod_section = section_of(page, "Pods")
-    assert pod_section.count("<tr>") == 501  # header and 500 pods
-    assert "default/zz-pending" in page  # pending pods come first, whatever their name
-    assert "default/job-1999" not in page
-
-
-def test_html_leaves_out_deleted_nodes_and_says_so() -> None:
-    summary = make_summary()
-    summary["nodes"].append(make_node("node-gone", deleted_s=5.0))
-    allocation = section_of(render_html(summary), "GPU allocation per node")
-    assert "node-gone" not in allocation
-    assert "1 deleted nodes not shown." in allocation
-
-
-def test_html_renders_a_summary_without_samples_pods_or_nodes() -> None:
-    page = render_html(make_summary(pods=[], points=0, nodes=0))
-    assert "No timeline samples." in page
-    assert "No pods." in page
-
-
-def test_large_summary_renders_quickly() -> None:
-    pods = [make_pod(f"default/job-{i:05d}") for i in range(10_000)]
-    summary = make_summary(pods=pods, points=10_000, nodes=1_000)
-    started = time.perf_counter()
-    page = render_html(summary)
-    assert time.perf_counter() - started < 2.0
-    longest_path = max(len(d) for d in re.findall(r'<path d="([^"]*)"', page))
-    assert longest_path < 20_000  # the 10,000-point series were downsampled
-
-
-def test_downsample_keeps_first_and_last_samples_and_spikes() -> None:
-    times = np.arange(10_000, dtype=np.float64)
-    values = np.zeros(10_000)
-    values[0], values[4321], values[-1] = 3.0, 99.0, 5.0
-    picked_times, (picked,) = downsample(times, [values], 100)
-    assert picked_times.size <= 100
-    assert (picked_times[0], picked[0]) == (0.0, 3.0)
-    assert (picked_times[-1], picked[-1]) == (9999.0, 5.0)
-    assert picked.max() == 99.0
-    assert np.all(np.diff(picked_times) > 0)
-
-
-def test_downsample_leaves_short_series_alone() -> None:
-    times = np.arange(5, dtype=np.float64)
-    picked_times, (picked,) = downsample(times, [times * 2], 100)
-    assert picked_times.tolist() == times.tolist()
-    assert picked.tolist() == (times * 2).tolist()
-
-
-def test_nice_ticks_are_round_and_cover_the_range() -> None:
-    assert nice_ticks(0.0, 16.0) == [0.0, 5.0, 10.0, 15.0, 20.0]
-    assert nice_ticks(0.0, 1.0) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
-    assert nice_ticks(0.0, 0.0)[-1] >= 0.0
 
 
 # --- terminal table -----------------------------------------------------------------------------
@@ -456,127 +349,6 @@ def test_latency_figures_round_away_float_noise() -> None:
     pod = make_pod("default/quick", created_s=0.1, working_s=0.3, stages={"other": 0.2})
     figures = latency_figures(make_summary(pods=[pod]))
     assert figures["pending_to_working_s"]["p50"] == 0.2
-
-
-def test_html_draws_a_waterfall_bar_per_working_pod_with_the_stage_legend() -> None:
-    page = render_html(autoscaled_summary())
-    section = section_of(page, "Pending to working")
-    assert section.count('<g class="waterfall-bar">') == 20
-    assert "All 20 pods that began computing, slowest first." in section
-    legend = section[section.index('<div class="legend">') :]
-    legend = legend[: legend.index("</div>")]
-    for stage in (*STAGE_ORDER, "checkpoint_restore"):
-        assert f"</span>{stage}</span>" in legend
-    assert section.count('class="seg seg-image_pull"') == 3
-    assert section.count('class="seg seg-scheduling"') == 20
-    assert "seconds from the pod&#x27;s creation" in section
-    # slowest first: w-20 is the first bar
-    assert section.index(">default/w-20</text>") < section.index(">default/w-01</text>")
-
-
-def test_html_latency_table_has_each_stage_and_the_total() -> None:
-    section = section_of(render_html(autoscaled_summary()), "Pending to working")
-    assert (
-        '<td>scheduling</td><td class="num">10</td><td class="num">17</td><td class="num">18</td>' in section
-    )
-    assert '<td>pending to working (total)</td><td class="num">10</td><td class="num">19</td>' in section
-    assert "Over the 20 pods that began computing" in section
-
-
-def test_html_recomputes_latency_when_the_summary_has_none() -> None:
-    with_field = autoscaled_summary()
-    without = autoscaled_summary()
-    del without["latency"]
-    assert section_of(render_html(without), "Pending to working") == section_of(
-        render_html(with_field), "Pending to working"
-    )
-
-
-def test_html_waterfall_is_capped_at_the_slowest_pods_and_says_so() -> None:
-    pods = [
-        make_pod(f"default/p-{i:03d}", working_s=float(i), stages={"other": float(i)}) for i in range(1, 101)
-    ]
-    section = section_of(render_html(make_summary(pods=pods)), "Pending to working")
-    assert section.count('<g class="waterfall-bar">') == MAX_WATERFALL_PODS
-    assert f"Showing the {MAX_WATERFALL_PODS} slowest of 100 pods" in section
-    assert ">default/p-100</text>" in section
-    assert ">default/p-040</text>" not in section  # the 40 fastest are left out
-
-
-def test_html_node_start_chain_has_two_segments_per_node_and_is_capped() -> None:
-    summary = autoscaled_summary()
-    summary["nodes"] = [
-        make_node(f"n-{i:02d}", ready_s=30.0 + i, gpu_ready_s=60.0 + 2 * i) for i in range(45)
-    ]
-    summary["nodes"].append(make_node("never-ready", ready_s=None, gpu_ready_s=None))
-    section = section_of(render_html(summary), "Node start chain")
-    assert section.count('<g class="chain-bar">') == MAX_CHAIN_NODES
-    assert f"Showing the {MAX_CHAIN_NODES} slowest of 45 nodes" in section
-    assert section.count('class="seg seg-ready"') == MAX_CHAIN_NODES
-    assert section.count('class="seg seg-gpu"') == MAX_CHAIN_NODES
-    assert "never-ready" not in section
-    assert ">n-44</text>" in section and ">n-00</text>" not in section
-    for label in ("launch request → kubelet Ready", "Ready → GPUs allocatable"):
-        assert label in section
-    # node start-chain stages of the pods a node was launched for
-    assert "<td>capacityWait</td>" in section and '<td>boot</td><td class="num">40</td>' in section
-
-
-def test_html_autoscaling_section_has_pool_and_replica_charts_and_the_events_table() -> None:
-    section = section_of(render_html(autoscaled_summary()), "Autoscaling")
-    for text in ("Nodes per pool", "Replicas per scaled workload", "Autoscaler events"):
-        assert text in section
-    for name in ("a100", "h100-spot", "Deployment/default/web", "ScaledJob/batch/etl"):
-        assert f"</span>{name}</span>" in section  # legend
-    assert section.count("<path d=") == 4  # one step line per pool and per workload
-    assert '<table class="events">' in section
-    assert section.count('<tr class="event">') == 3
-    assert "3 events: 1 scale-down, 1 scale-up, 1 scale-up-failed." in section
-    assert "<td>stock-out</td>" in section
-    assert 'title="a100-0, a100-1">2</td>' in section
-
-
-def test_html_events_table_is_capped() -> None:
-    section = section_of(render_html(autoscaled_summary(events=250)), "Autoscaling")
-    assert section.count('<tr class="event">') == MAX_EVENT_ROWS
-    assert f"Showing the first {MAX_EVENT_ROWS}; 50 left out." in section
-
-
-def test_html_cost_cards_and_work_items_table() -> None:
-    page = render_html(autoscaled_summary())
-    section = section_of(page, "Cost, GPU-hours and work")
-    for value, label in (
-        ("12.35", "cost (currency units)"),
-        ("40", "GPU-hours provisioned"),
-        ("25", "GPU-hours working"),
-        ("62%", "working / provisioned"),
-        ("2", "pods disrupted"),
-        ("7200", "work lost (GPU-seconds)"),
-    ):
-        assert f'<div class="v">{value}</div><div class="k">{escape(label)}</div>' in section
-    assert "<td>queue</td>" + "".join(f'<td class="num">{n}</td>' for n in WORK_COUNTS.values()) in section
-    header = page[: page.index("</header>")]
-    assert "cost" not in header  # not repeated among the headline cards
-
-
-def test_html_without_the_optional_fields_has_none_of_their_sections() -> None:
-    page = render_html(make_summary(pods=[pending_pod("default/waiting")], nodes=0))
-    for heading in ("Pending to working", "Node start chain", "Autoscaling", "Cost, GPU-hours and work"):
-        assert f"<h2>{heading}</h2>" not in page
-    page = render_html(autoscaled_summary())
-    for heading in ("Pending to working", "Node start chain", "Autoscaling", "Cost, GPU-hours and work"):
-        assert f"<h2>{heading}</h2>" in page
-
-
-def test_html_with_every_field_is_still_self_contained() -> None:
-    page = render_html(autoscaled_summary(events=300))
-    for reference in ("<script", "http://", "https://", "<link", "@import", "url("):
-        assert reference not in page
-
-
-def test_pod_table_shows_node_stages() -> None:
-    section = section_of(render_html(autoscaled_summary()), "Pods")
-    assert "node: capacityWait 5, boot 40, driver 20, join 5" in section
 
 
 def test_summary_table_shows_cost_gpu_hours_latency_disruptions_and_work_items() -> None:

@@ -1,7 +1,7 @@
 """``gpufleet whatif``'s ``report.html``: the key figures side by side and every pending pod's outcome.
 
-One self-contained page in the look of ``compare``'s (``compare_html.page``); each side's own report
-(``baseline/report.html``, ``changed/report.html``) has the timelines and the pods' stages.
+One self-contained page in the look of ``compare``'s (``compare_html.compare_page``); each side's own
+report (``baseline/report.html``, ``changed/report.html``) has the timelines and the pods' stages.
 """
 
 from __future__ import annotations
@@ -9,24 +9,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.experiments.compare_html import page, section, stats_table
+from gpufleet.experiments.compare_html import compare_page, stats_table
 from gpufleet.experiments.whatif_view import figure_rows, pod_rows
-from gpufleet.report._format import fmt_num
+from gpufleet.report._format import human_duration
+from gpufleet.report.page import section
 
 
 def render_whatif_html(document: Mapping[str, Any]) -> str:
     facts = (
-        f"Snapshot {', '.join(document['snapshot'])} simulated for {fmt_num(document['duration_s'])} s "
+        f"Snapshot {', '.join(document['snapshot'])} simulated for {human_duration(document['duration_s'])} "
         f"(seed {document['seed']}) as it is and with {', '.join(document['changes'])}. "
         "Each side's full report: baseline/report.html and changed/report.html."
     )
     figures = stats_table(["figure", "baseline", "changed"], figure_rows(document), 3)
-    pods = stats_table(["pod", "GPUs", "baseline", "changed"], pod_rows(document["pods"]), 4)
+    pods = stats_table(["pod", "GPUs", "baseline", "changed"], pod_rows(document["pods"]), 4, ("28%", "4em"))
     sections = [
-        section("Key figures", f'<div class="scroll">{figures}</div>'),
-        section(
-            "The snapshot's pending pods (those whose outcome differs first)",
-            f'<div class="scroll">{pods}</div>',
-        ),
+        section("Key figures", figures),
+        section("The snapshot's pending pods (those whose outcome differs first)", pods),
     ]
-    return page(facts, sections, document["schema"], title="gpufleet whatif", source="whatif.json")
+    return compare_page("gpufleet whatif", facts, sections, document["schema"], "whatif.json")

@@ -70,3 +70,8 @@ def is_pending(pod: Mapping[str, Any]) -> bool:
 def pending_pods(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The pending pods, by name."""
     return sorted((pod for pod in pods if is_pending(pod)), key=lambda pod: str(pod["name"]))
+
+
+def human_percent(value: float | None) -> str:
+    """A percentage (0-100) to one place: ``42.5 %``; ``—`` when there is none."""
+    return MISSING if value is None else f"{fmt_num(round(value, 1))} %"
