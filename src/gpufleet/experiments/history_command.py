@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -83,8 +83,10 @@ def history_command(
     *,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    render: Callable[[Any], str] | None = None,
 ) -> int:
-    """Write the scenario; returns the exit status (0, or 2 with one line on ``err``)."""
+    """Write the scenario; returns the exit status (0, or 2 with one line on ``err``). With ``render``
+    (``-o json|yaml``) what was written is printed as data through it instead of the line and notes."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
         length = parse_window(since)
@@ -113,6 +115,20 @@ def history_command(
     for name, docs in scenario.files.items():
         (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
     (out_dir / "NOTES.txt").write_text("".join(f"- {note}\n" for note in scenario.notes))
+    if render is not None:
+        data = {
+            "out": str(out_dir),
+            "start": _iso(history.start),
+            "end": _iso(history.end),
+            "pods": scenario.pods,
+            "jobs": scenario.jobs,
+            "gangs": scenario.gangs,
+            "nodes": scenario.nodes,
+            "files": sorted([*scenario.files, "NOTES.txt"]),
+            "notes": list(scenario.notes),
+        }
+        out.write(render(data))
+        return 0
     print(
         f"wrote {out_dir}: {_count(scenario.pods, 'pod')} ({_count(scenario.jobs, 'Job')}, "
         f"{_count(scenario.gangs, 'gang')}), {_count(scenario.nodes, 'node')}, {_iso(history.start)} to "
