@@ -36,22 +36,35 @@ spec: {}
 """
 
 
-def commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Every command and group of the CLI (a Click group: its ``commands``), as argument lists."""
+def commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every command and group of the CLI (a Click group: its ``commands``): its arguments, itself."""
     found = []
     for name, command in sorted(group.commands.items()):
-        found.append((*prefix, name))
+        found.append(((*prefix, name), command))
         if hasattr(command, "commands"):
             found += commands(command, (*prefix, name))
     return found
 
 
-@pytest.mark.parametrize("args", commands(get_command(app)), ids=" ".join)
-def test_every_command_takes_dash_h_and_its_help_has_no_rest_markup(args: tuple[str, ...]) -> None:
+def squeezed(text: str) -> str:
+    """``text`` without whitespace and the help panels' borders: what survives rewrapping."""
+    return "".join(c for c in text if not c.isspace() and c not in "│╭╮╰╯─")
+
+
+@pytest.mark.parametrize(
+    ("args", "command"), commands(get_command(app)), ids=lambda v: " ".join(v) if isinstance(v, tuple) else ""
+)
+def test_every_command_takes_dash_h_and_shows_its_help_whole_without_markup(
+    args: tuple[str, ...], command: Any
+) -> None:
     result = runner.invoke(app, [*args, "-h"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.output
     assert "``" not in result.output and ":ref:" not in result.output
+    shown = squeezed(result.output)
+    for param in command.params:  # nothing eaten as markup (a <tag>, *stars*), nothing cut
+        assert squeezed(param.help or "") in shown, param.help
+    assert squeezed((command.help or "").split("\n\n")[0]) in shown
 
 
 def test_version_is_the_package_version() -> None:

@@ -262,7 +262,7 @@ def read_live(cluster: LiveCluster, out_dir: Path, namespace: str | None) -> Sna
 
 @app.command()
 def snapshot(
-    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the <kind>.json files.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the KIND.json files, one per kind.")],
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     namespace: NamespaceOption = None,

@@ -23,6 +23,7 @@ from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import read_history
 from gpufleet.live.prometheus_api import PrometheusAPI, PrometheusError
 from gpufleet.model.quantity import QuantityError, parse_window
+from gpufleet.model.standard_input import display_name, is_stdin, read_stdin
 from gpufleet.sim.placement_quality import ring_placement
 
 
@@ -52,11 +53,12 @@ def _iso(at: float) -> str:
 
 def read_priority_classes(path: Path) -> dict[str, dict[str, Any]]:
     """The PriorityClasses of a file (``kubectl get priorityclasses -o yaml``: a ``List``, or
-    documents), by name, with the fields that matter to scheduling."""
+    documents; ``-``: standard input), by name, with the fields that matter to scheduling."""
     try:
-        documents = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"--priority-classes {path}: {str(exc).splitlines()[0]}") from None
+        text = read_stdin().decode() if is_stdin(path) else path.read_text()
+        documents = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ValueError(f"--priority-classes {display_name(path)}: {str(exc).splitlines()[0]}") from None
     items = [i for d in documents for i in (d.get("items") or [] if d.get("kind") == "List" else [d])]
     classes = {
         str(i["metadata"]["name"]): {
@@ -69,7 +71,7 @@ def read_priority_classes(path: Path) -> dict[str, dict[str, Any]]:
         if isinstance(i, dict) and i.get("kind") == "PriorityClass" and (i.get("metadata") or {}).get("name")
     }
     if not classes:
-        raise ValueError(f"--priority-classes {path}: no PriorityClass in it")
+        raise ValueError(f"--priority-classes {display_name(path)}: no PriorityClass in it")
     return classes
 
 
