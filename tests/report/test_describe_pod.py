@@ -170,3 +170,20 @@ def test_an_unknown_pod_is_one_line_and_status_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["describe", "pod", "nope", *map(str, write(tmp_path, SCENARIO))])
     assert result.exit_code == 2
     assert result.output.strip() == "no pod named nope in any namespace"
+
+
+def stage_names(output: str) -> list[str]:
+    """The Stage column of the start-up table."""
+    rows = output.split("Start-up (gpufleet, simulated):")[1].splitlines()[2:]
+    return [row.strip().split("  ")[0] for row in rows]
+
+
+def test_a_pod_that_waited_for_a_new_node_shows_its_start_chain_in_order(tmp_path: Path) -> None:
+    scenario = ROOT / "examples" / "dra" / "pool-scales-up-for-claims.yaml"
+    chain = ["node capacityWait", "node boot", "node driver", "node join", "node devicePlugin"]
+    simulated = stage_names(describe("train-0", str(scenario)))
+    assert simulated.index("waiting for a new node") < simulated.index("bound to h100-0")
+    assert simulated[-5:] == chain
+    assert runner.invoke(app, ["simulate", str(scenario), "--out", str(tmp_path)]).exit_code == 0
+    saved = stage_names(describe("train-0", "--summary", str(tmp_path / "summary.json")))
+    assert saved == ["waiting for a new node", *chain]  # summary.json sorts keys; shown in chain order

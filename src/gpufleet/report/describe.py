@@ -55,6 +55,22 @@ STAGE_WORDS = {
     "starting": "container start",
     "other": "container start, other",
 }
+#: the start-up stages of ``pods[].stages`` in the order a pod goes through them (``sim.records``)
+STAGE_ORDER = (
+    "queueing",
+    "scheduling_gated",
+    "scheduling",
+    "node_provisioning",
+    "gang_wait",
+    "image_pull",
+    "model_load",
+    "warmup",
+    "other",
+)
+#: the states a pod is in until it is bound
+BEFORE_BINDING = frozenset({"queued", "gated", "pending", "provisioning"})
+#: a new node's start chain in the order of ``NodePool`` ``provisioning`` without GPU Operator
+NODE_STAGE_ORDER = ("capacityWait", "boot", "driver", "join", "devicePlugin")
 
 
 def described_from_record(
@@ -151,22 +167,28 @@ def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
 def _stages(record: Mapping[str, Any], log: Sequence[tuple[float, str]] | None) -> list[dict[str, Any]]:
     """The start-up: with the state log, each state entered and how long it lasted (the last until the
     pod finished, was deleted or the run ended: no duration); else the record's stage durations."""
-    if log is None:
+    if log is None:  # summary.json sorts its keys: the stages in the order a pod goes through them
+        stages = sorted(record["stages"].items(), key=lambda item: _rank(STAGE_ORDER, item[0]))
         return [
             {"stage": STAGE_WORDS.get(stage, stage), "at_s": None, "duration_s": seconds}
-            for stage, seconds in record["stages"].items()
+            for stage, seconds in stages
         ]
     rows = []
     for (at, state), (following, _) in zip(log, [*log[1:], (None, "")], strict=True):
         lasted = None if following is None else following - at
         rows.append({"stage": STAGE_WORDS.get(state, state), "at_s": at, "duration_s": lasted})
     bound_s = record["bound_s"]
-    if bound_s is not None:  # binding is no state of its own: a mark after the states left then
-        index = next(
-            (i for i, row in enumerate(rows) if row["at_s"] >= bound_s and row["duration_s"] != 0), 0
+    if bound_s is not None:  # binding is no state of its own: a mark before the first state after it
+        after = (i for i, (at, state) in enumerate(log) if at >= bound_s and state not in BEFORE_BINDING)
+        rows.insert(
+            next(after, len(rows)),
+            {"stage": f"bound to {record['node']}", "at_s": bound_s, "duration_s": None},
         )
-        rows.insert(index, {"stage": f"bound to {record['node']}", "at_s": bound_s, "duration_s": None})
     return rows
+
+
+def _rank(order: Sequence[str], name: str) -> tuple[int, str]:
+    return (order.index(name) if name in order else len(order), name)
 
 
 def described_from_kubectl(
@@ -372,7 +394,12 @@ def _stages_lines(d: Mapping[str, Any]) -> list[str]:
         if s["duration_s"] is None:
             lasted = "until the end" if index == len(stages) - 1 else ""
         rows.append((s["stage"], at, lasted))
-    rows.extend((f"node {stage}", MISSING, human_duration(seconds)) for stage, seconds in node_stages.items())
+    chain = (
+        node_stages.items()
+        if d["source"] == SIMULATION
+        else sorted(node_stages.items(), key=lambda item: _rank(NODE_STAGE_ORDER, item[0]))
+    )  # summary.json sorts its keys
+    rows.extend((f"node {stage}", MISSING, human_duration(seconds)) for stage, seconds in chain)
     return [
         "Start-up (gpufleet, simulated):",
         *_aligned(rows),
