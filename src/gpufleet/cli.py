@@ -1,7 +1,10 @@
-"""The ``gpufleet`` command: simulate, validate and explain.
+"""The ``gpufleet`` command: simulate, validate, explain, describe and the rest.
 
 Bad input never produces a traceback: every problem is printed on its own line
 (``FILE: document N (Kind/name): field.path: what is wrong``) and the command exits 2.
+kubectl's habits hold: ``-h``, ``-o json|yaml|wide`` (``report.output``), ``-n``/``-A``, ``-`` for
+standard input, a pod named without its namespace. Command docstrings are what ``--help`` shows
+(rendered as Markdown, so lines rewrap): plain sentences, the first line a whole one.
 """
 
 from __future__ import annotations
@@ -11,16 +14,19 @@ import sys
 from collections import Counter
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.node import Node
+from gpufleet.model.pod_names import PodNameError
 from gpufleet.model.pod_selection import PodSelection, SelectorError, pod_selection
 from gpufleet.model.scenario import Scenario
+from gpufleet.model.standard_input import is_stdin
 from gpufleet.report import finished_summary, print_summary, render_html
+from gpufleet.report.output import OutputError, output_format, print_data, render_data
 from gpufleet.report.progress import NO_PROGRESS_ENV, SimulationBar
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
@@ -32,13 +38,24 @@ if TYPE_CHECKING:
     from gpufleet.live.snapshot import SnapshotResult
     from gpufleet.model.scheduler_config import SchedulerConfig
 
+#: every command and group: ``-h`` as well as ``--help``; help text rewrapped whole (Markdown)
+TYPER_SETTINGS: dict[str, Any] = {
+    "context_settings": {"help_option_names": ["-h", "--help"]},
+    "rich_markup_mode": "markdown",
+}
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="GPU-aware Kubernetes scheduling and cluster simulation."
+    add_completion=False,
+    no_args_is_help=True,
+    help="GPU-aware Kubernetes scheduling and cluster simulation.",
+    **TYPER_SETTINGS,
 )
-err = Console(stderr=True)
-out = Console()
+# soft_wrap: a line printed whole, never wrapped or cut, when the output is not a terminal
+err = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True)
 
-PathsArg = Annotated[list[Path] | None, typer.Argument(help="Scenario files or directories (YAML or JSON).")]
+PathsArg = Annotated[
+    list[Path] | None, typer.Argument(help="Scenario files or directories (YAML or JSON); - reads stdin.")
+]
 NoProgressOption = Annotated[
     bool,
     typer.Option(
@@ -46,6 +63,41 @@ NoProgressOption = Annotated[
         help=f"No progress bar on stderr (shown on a terminal only; or set {NO_PROGRESS_ENV}).",
     ),
 ]
+OutputOption = Annotated[
+    str | None, typer.Option("--output", "-o", help="json or yaml: the result as data (default: the view).")
+]
+WideOutputOption = Annotated[
+    str | None,
+    typer.Option("--output", "-o", help="json or yaml: the result as data; wide: the table with everything."),
+]
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out.print(f"gpufleet {version('gpufleet')}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """GPU-aware Kubernetes scheduling and cluster simulation."""
+
+
+def output_of(value: str | None, wide: bool = False, as_json: bool = False) -> str | None:
+    """The ``--output`` format (None: the human view); a value the command does not take exits 2."""
+    try:
+        return output_format(value, wide, as_json)
+    except OutputError as exc:
+        raise fail([str(exc)]) from None
 
 
 def fail(lines: list[str]) -> typer.Exit:
@@ -104,8 +156,10 @@ def simulate(
     no_progress: NoProgressOption = False,
     select: SelectOption = None,
     namespace: SelectNamespaceOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
+    fmt = output_of(output)
     selection = selection_of(select, namespace)
     scenario = load(paths)
     sim = make_simulation(scenario, seed)
@@ -115,35 +169,66 @@ def simulate(
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out_dir / "report.html").write_text(render_html(summary))
-    print_summary(summary, out)
-    out.print(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", highlight=False)
+    if fmt is not None:
+        print_data(summary, fmt)
+    else:
+        print_summary(summary, out)
+    (err if fmt else out).print(
+        f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", highlight=False
+    )
 
 
 @app.command()
-def validate(paths: Annotated[list[Path], typer.Argument(help="Scenario files or directories.")]) -> None:
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Scenario files or directories; - reads stdin.")],
+    output: OutputOption = None,
+) -> None:
     """Check a scenario without running it, and print what would be simulated."""
+    fmt = output_of(output)
     scenario = load(paths)
     sim = make_simulation(scenario, None)
-    out.print(f"nodes: {sim.state.size_active} ({sim.cluster.gpus_total():g} GPUs)", highlight=False)
     kinds = Counter(type(w).__name__ for w in scenario.other_workloads)  # registered workload kinds
-    out.print(
-        f"pods: {len(scenario.pods)}  jobs: {len(scenario.jobs)}  deployments: {len(scenario.deployments)}  "
-        f"daemonsets: {len(scenario.daemonsets)}  pod groups: {len(scenario.pod_groups)}"
-        + "".join(f"  {kind}s: {n}" for kind, n in sorted(kinds.items())),
-        highlight=False,
-    )
-    if scenario.owned:  # controllers that adopt their pods of a snapshot (kube.adoption)
-        adopted = (f"{key} ({len(owned.pods)} pods)" for key, owned in scenario.owned.items())
-        out.print(f"adopted by their controllers: {', '.join(adopted)}", highlight=False, soft_wrap=True)
-    for s in sim.schedulers:
-        for name, profile in s.profiles.items():
-            out.print(
-                f"scheduler {s.name}: profile {name}: plugins {', '.join(profile.plugin_names)}",
-                highlight=False,
-            )
+    counts = {
+        "pods": len(scenario.pods),
+        "jobs": len(scenario.jobs),
+        "deployments": len(scenario.deployments),
+        "daemonsets": len(scenario.daemonsets),
+        "pod groups": len(scenario.pod_groups),
+        **{f"{kind}s": n for kind, n in sorted(kinds.items())},
+    }
+    # controllers that adopt their pods of a snapshot (kube.adoption)
+    adopted = {key: len(owned.pods) for key, owned in scenario.owned.items()}
+    profiles: list[dict[str, Any]] = [
+        {"scheduler": s.name, "profile": name, "plugins": list(profile.plugin_names)}
+        for s in sim.schedulers
+        for name, profile in s.profiles.items()
+    ]
+    result = {
+        "valid": True,
+        "nodes": sim.state.size_active,
+        "gpus": sim.cluster.gpus_total(),
+        "objects": counts,
+        "adopted": adopted,
+        "profiles": profiles,
+        "warnings": list(scenario.warnings),
+    }
+    if fmt is not None:
+        print_data(result, fmt)
+        return
+    say(f"nodes: {sim.state.size_active} ({sim.cluster.gpus_total():g} GPUs)")
+    say("  ".join(f"{kind}: {n}" for kind, n in counts.items()))
+    if adopted:
+        say(f"adopted by their controllers: {', '.join(f'{key} ({n} pods)' for key, n in adopted.items())}")
+    for p in profiles:
+        say(f"scheduler {p['scheduler']}: profile {p['profile']}: plugins {', '.join(p['plugins'])}")
     for warning in scenario.warnings:
-        out.print(f"warning: {warning}", markup=False, highlight=False)
-    out.print("valid", highlight=False)
+        say(f"warning: {warning}")
+    say("valid")
+
+
+def say(line: str, console: Console = out) -> None:
+    """One line of text, printed whole (no markup, no highlighting, no wrapping when piped)."""
+    console.print(line, markup=False, highlight=False)
 
 
 KubeconfigOption = Annotated[
@@ -170,10 +255,15 @@ def connect_live(kubeconfig: Path | None, context: str | None) -> LiveCluster:
         raise fail([str(exc)]) from None
 
 
-def live_scope(cluster: LiveCluster, namespace: str | None, all_namespaces: bool) -> str | None:
-    """The namespace to read as kubectl chooses it (``-A``: None, all of them), or exit 2 for both."""
+def one_scope(namespace: str | None, all_namespaces: bool) -> None:
+    """``-n`` and ``-A`` together exit 2, as kubectl refuses them."""
     if namespace is not None and all_namespaces:
         raise fail(["--namespace and --all-namespaces: give one of them"])
+
+
+def live_scope(cluster: LiveCluster, namespace: str | None, all_namespaces: bool) -> str | None:
+    """The namespace to read as kubectl chooses it (``-A``: None, all of them), or exit 2 for both."""
+    one_scope(namespace, all_namespaces)
     if all_namespaces:
         return None
     return namespace or str(cluster.config.namespace or "default")
@@ -193,65 +283,92 @@ def read_live(cluster: LiveCluster, out_dir: Path, namespace: str | None) -> Sna
 
 @app.command()
 def snapshot(
-    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the <kind>.json files.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the KIND.json files, one per kind.")],
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     namespace: NamespaceOption = None,
     all_namespaces: AllNamespacesOption = False,
+    output: OutputOption = None,
 ) -> None:
-    """Read a live cluster (nodes, pods, their controllers, autoscalers, queues, DRA objects, recent
-    events) into a directory that simulate, explain, validate and whatif read as they are."""
+    """Read a live cluster into a directory that simulate, explain, validate and whatif read as they are.
+
+    It reads nodes, pods, their controllers, autoscalers, queues, DRA objects and recent events.
+    """
+    fmt = output_of(output)
     cluster = connect_live(kubeconfig, context)
     result = read_live(cluster, out_dir, live_scope(cluster, namespace, all_namespaces))
+    if fmt is not None:
+        data = {
+            "out": str(out_dir),
+            "server": result.server,
+            "seconds": result.seconds,
+            "counts": dict(result.counts),
+            "warnings": list(result.warnings),
+        }
+        print_data(data, fmt)
+        return
     for warning in result.warnings:
-        out.print(f"warning: {warning}", markup=False, highlight=False)
+        say(f"warning: {warning}")
     counts = ", ".join(f"{n} {stem}" for stem, n in result.counts.items() if n)
-    out.print(
-        f"wrote {out_dir} from {result.server} in {result.seconds:.1f} s: {counts or 'no objects'}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(f"wrote {out_dir} from {result.server} in {result.seconds:.1f} s: {counts or 'no objects'}")
+
+
+PodOption = Annotated[
+    str | None,
+    typer.Option("--pod", help="Only this pod: NS/NAME, or NAME (in -n, default, or its only one)."),
+]
 
 
 @app.command()
 def explain(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Cluster state: kubectl get nodes,pods -A -o json, YAML, or a snapshot."),
+        typer.Argument(
+            help="Cluster state: kubectl get nodes,pods -A -o json, YAML, or a snapshot; - reads stdin."
+        ),
     ] = None,
-    pod: Annotated[str | None, typer.Option("--pod", help="Only this pod (NS/NAME).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    pod: PodOption = None,
+    output: OutputOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Deprecated: the same as -o json.")] = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
-    namespace: NamespaceOption = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", help="Only this namespace's pods (live, default: the context's)."),
+    ] = None,
     all_namespaces: AllNamespacesOption = False,
 ) -> None:
-    """Say why each pending pod cannot be placed, as kube-scheduler would and beyond: on files, or
-    (without files) on the live cluster of the kubeconfig."""
+    """Say why each pending pod cannot be placed, as kube-scheduler would and beyond.
+
+    On files (every namespace unless -n), or without files on the live cluster of the kubeconfig.
+    """
     import tempfile
 
     from gpufleet.kube.explain import explain_scenario, render_explanations
 
-    live = kubeconfig is not None or context is not None or namespace is not None or all_namespaces
-    if paths and live:
-        raise fail(["give files or a live cluster (--kubeconfig, --context, -n, -A), not both"])
+    fmt = output_of(output, as_json=as_json)
+    one_scope(namespace, all_namespaces)
+    if paths and (kubeconfig is not None or context is not None):
+        raise fail(["give files or a live cluster (--kubeconfig, --context), not both"])
     if paths:
         scenario = load(paths)
     else:
         cluster = connect_live(kubeconfig, context)
-        scope = live_scope(cluster, namespace, all_namespaces)
+        namespace = live_scope(cluster, namespace, all_namespaces)
         with tempfile.TemporaryDirectory(prefix="gpufleet-explain-") as tmp:
-            read = read_live(cluster, Path(tmp), scope)
+            read = read_live(cluster, Path(tmp), namespace)
             err.print(f"read {read.objects} objects in {read.seconds:.1f} s", highlight=False)
             scenario = load([Path(tmp)])
     try:
-        explanations = explain_scenario(scenario, only=pod)
+        explanations = explain_scenario(scenario, only=pod, namespace=namespace)
     except ProfileError as exc:
         raise fail([f"KubeSchedulerConfiguration: {exc}"]) from None
-    except KeyError as exc:
-        raise fail([f"--pod: {exc.args[0]}"]) from None
-    if as_json:
-        out.print_json(json.dumps(explanations))
+    except PodNameError as exc:
+        raise fail([f"--pod: {exc}"]) from None
+    if namespace is not None:  # the pods of one namespace, as kubectl -n shows them
+        explanations = [e for e in explanations if str(e["pod"]).partition("/")[0] == namespace]
+    if fmt is not None:
+        print_data(explanations, fmt)
     else:
         render_explanations(explanations, out)
 
@@ -277,8 +394,10 @@ def scheduler(
         str | None, typer.Option("--identity", help="Leader-election identity (default: hostname_uuid).")
     ] = None,
 ) -> None:
-    """Schedule the pods of the configuration's profiles on a live cluster, with the same plugins as in
-    simulation: gangs, GPU devices, shares, topology, preemption (docs/scheduler.md)."""
+    """Schedule the pods of the configuration's profiles on a live cluster, with the simulator's plugins.
+
+    The same plugins as in simulation: gangs, GPU devices, shares, topology, preemption (docs/scheduler.md).
+    """
     import signal
 
     from gpufleet.live.client import connect
@@ -345,14 +464,21 @@ def inventory(
     node_name: Annotated[
         str | None, typer.Option("--node-name", help="Node name for --yaml (default: this host's name).")
     ] = None,
+    output: OutputOption = None,
 ) -> None:
     """Read this machine's GPUs through NVML and print them, or write them as a Node manifest."""
+    from functools import partial
+
     from gpufleet.devices import inventory_command
 
-    raise typer.Exit(inventory_command(as_yaml, node_name))
+    fmt = output_of(output)
+    if fmt is not None and as_yaml:
+        raise fail(["--yaml writes a Node manifest: not with -o"])
+    render = partial(render_data, fmt=fmt) if fmt is not None else None
+    raise typer.Exit(inventory_command(as_yaml, node_name, render=render))
 
 
-trace_app = typer.Typer(no_args_is_help=True, help="Public GPU cluster traces.")
+trace_app = typer.Typer(no_args_is_help=True, help="Public GPU cluster traces.", **TYPER_SETTINGS)
 app.add_typer(trace_app, name="trace")
 
 FormatOption = Annotated[str, typer.Option("--format", help="Trace format (openb: Alibaba GPU trace 2023).")]
@@ -363,6 +489,8 @@ def read_trace(fmt: str, nodes: Path, pods: Path) -> tuple[list[Node], list[Trac
     from gpufleet.traces.base import TraceError
     from gpufleet.traces.formats import FORMATS
 
+    if is_stdin(nodes) and is_stdin(pods):
+        raise fail(["--nodes, --pods: standard input (-) is read once: give it to one of them"])
     if fmt not in FORMATS:
         raise fail([f"--format: unknown trace format {fmt!r} (known: {', '.join(sorted(FORMATS))})"])
     problems: list[str] = []
@@ -383,17 +511,21 @@ def read_trace(fmt: str, nodes: Path, pods: Path) -> tuple[list[Node], list[Trac
 
 @trace_app.command("import")
 def trace_import(
-    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
-    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV).")],
+    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV; - reads stdin).")],
+    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV; - reads stdin).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for nodes.yaml and pods.yaml.")],
     fmt: FormatOption = "openb",
+    output: OutputOption = None,
 ) -> None:
-    """Write a trace as Kubernetes manifests (nodes, pods, and a Simulation lasting until the last
-    deletion) that ``gpufleet simulate`` replays in time."""
+    """Write a trace as Kubernetes manifests that gpufleet simulate replays in time.
+
+    The manifests: nodes, pods, and a Simulation lasting until the last deletion.
+    """
     import yaml
 
     from gpufleet.traces.manifests import node_manifest, pod_manifest, simulation_manifest
 
+    output_fmt = output_of(output)
     loaded_nodes, loaded_pods = read_trace(fmt, nodes, pods)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, docs in (
@@ -402,17 +534,25 @@ def trace_import(
         ("simulation.yaml", [simulation_manifest(loaded_pods, pods.stem)]),
     ):
         (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    out.print(
+    if output_fmt is not None:
+        files = {"nodes": "nodes.yaml", "pods": "pods.yaml", "simulation": "simulation.yaml"}
+        data = {
+            "files": {what: str(out_dir / name) for what, name in files.items()},
+            "nodes": len(loaded_nodes),
+            "pods": len(loaded_pods),
+        }
+        print_data(data, output_fmt)
+        return
+    say(
         f"wrote {out_dir / 'nodes.yaml'} ({len(loaded_nodes)} nodes) and {out_dir / 'pods.yaml'} "
-        f"({len(loaded_pods)} pods)",
-        highlight=False,
+        f"({len(loaded_pods)} pods)"
     )
 
 
 @app.command()
 def replay(
-    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
-    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV).")],
+    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV; - reads stdin).")],
+    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV; - reads stdin).")],
     policy: Annotated[
         str,
         typer.Option(
@@ -425,9 +565,14 @@ def replay(
     ] = "fgd",
     seed: Annotated[int, typer.Option("--seed", help="Shuffle and tuning seed (the paper: 42..51).")] = 42,
     fmt: FormatOption = "openb",
+    output: OutputOption = None,
 ) -> None:
-    """Replay a trace by a published protocol and write DIR/replay.json (allocation and fragmentation
-    per arrived percent of GPU request, unallocated GPUs at 100 %)."""
+    """Replay a trace by a published protocol and write DIR/replay.json.
+
+    It holds allocation and fragmentation per arrived percent of GPU request, and the unallocated GPUs
+    at 100 %.
+    """
+    output_fmt = output_of(output)
     from gpufleet.replay.fgd_protocol import POLICIES
     from gpufleet.replay.fgd_protocol import replay as run_replay
 
@@ -441,6 +586,9 @@ def replay(
     result = run_replay(loaded_nodes, [p.pod for p in loaded_pods], policy, seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "replay.json").write_text(json.dumps(result.to_json(), indent=1) + "\n")
+    if output_fmt is not None:
+        print_data(result.to_json(), output_fmt)
+        return
     out.print(
         f"{policy} seed {seed}: {result.pods_total} pods ({result.pods_failed} failed), unallocated GPUs at "
         f"100 % arrived: {result.unallocated_gpu_pct_at_100} %, fragmentation ratio "
@@ -457,7 +605,9 @@ JobsOption = Annotated[
 @app.command()
 def compare(
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for compare.json and report.html.")],
-    nodes: Annotated[Path | None, typer.Option("--nodes", help="The trace's node list (CSV).")] = None,
+    nodes: Annotated[
+        Path | None, typer.Option("--nodes", help="The trace's node list (CSV; - reads stdin).")
+    ] = None,
     pods: Annotated[
         list[Path] | None, typer.Option("--pods", help="A pod list (CSV); repeat for several traces.")
     ] = None,
@@ -483,9 +633,12 @@ def compare(
     select: SelectOption = None,
     namespace: SelectNamespaceOption = None,
 ) -> None:
-    """Replay every (trace, policy, seed) by the FGD paper's protocol, or simulate every (scenario
-    variant, seed), and write DIR/compare.json and DIR/report.html (statistics over seeds; median
-    allocation curves, or cost against p95 pending-to-working time)."""
+    """Replay or simulate every variant over seeds, and write DIR/compare.json and DIR/report.html.
+
+    Every (trace, policy, seed) replayed by the FGD paper's protocol, or every (scenario variant, seed)
+    simulated; statistics over seeds: median allocation curves, or cost against p95 pending-to-working
+    time.
+    """
     from gpufleet.experiments.commands import compare_command
 
     selection = selection_of(select, namespace)
@@ -521,8 +674,10 @@ def sweep(
     select: SelectOption = None,
     namespace: SelectNamespaceOption = None,
 ) -> None:
-    """Run a parameter grid of FGD-protocol replays or of scenario simulations, one line per run in
-    DIR/results.jsonl as each finishes; runs already there are not done again."""
+    """Run a parameter grid of FGD-protocol replays or of scenario simulations.
+
+    One line per run in DIR/results.jsonl as each finishes; runs already there are not done again.
+    """
     from gpufleet.experiments.commands import ray_address_from, sweep_command
 
     selection = selection_of(select, namespace)
@@ -533,21 +688,26 @@ def sweep(
 
 @app.command()
 def optimum(
-    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV).")],
-    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV).")],
+    nodes: Annotated[Path, typer.Option("--nodes", help="The trace's node list (CSV; - reads stdin).")],
+    pods: Annotated[Path, typer.Option("--pods", help="The trace's pod list (CSV; - reads stdin).")],
     max_nodes: Annotated[int, typer.Option("--max-nodes", help="The first N GPU nodes of the list.")] = 20,
     load: Annotated[float, typer.Option("--load", help="GPU request as a share of their GPUs.")] = 1.3,
     seed: Annotated[int, typer.Option("--seed", help="Shuffle and tuning seed.")] = 42,
     time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds for the solver.")] = 60.0,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Directory for optimum.json.")] = None,
     fmt: FormatOption = "openb",
+    output: OutputOption = None,
 ) -> None:
-    """On a small slice of a trace, each FGD-protocol policy's allocated GPUs once all pods arrived
-    against the exact optimum of the same pods (HiGHS, the ``optimum`` extra)."""
+    """Hold each FGD-protocol policy against the exact optimum on a small slice of a trace.
+
+    Each policy's allocated GPUs once all pods arrived, against the optimum of the same pods (HiGHS,
+    the optimum extra).
+    """
     from rich.table import Table
 
     from gpufleet.replay.optimum import OptimumUnavailable, compare_to_optimum, require_solver
 
+    output_fmt = output_of(output)
     try:
         require_solver()
     except OptimumUnavailable as exc:
@@ -566,6 +726,12 @@ def optimum(
         )
     except ValueError as exc:
         raise fail([f"{nodes}: {exc}"]) from None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "optimum.json").write_text(json.dumps(doc, indent=1) + "\n")
+    if output_fmt is not None:
+        print_data(doc, output_fmt)
+        return
     best = doc["optimum"]
     label = "optimum" if best["optimal"] else "upper bound"
     table = Table(title=f"allocated GPUs of {doc['gpus']} ({doc['nodes']} nodes, load {load:g}, seed {seed})")
@@ -589,8 +755,6 @@ def optimum(
         soft_wrap=True,
     )
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "optimum.json").write_text(json.dumps(doc, indent=1) + "\n")
         out.print(f"wrote {out_dir / 'optimum.json'}", highlight=False)
 
 
@@ -609,16 +773,27 @@ def history(
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="Only this namespace's pods.")
     ] = None,
+    all_namespaces: AllNamespacesOption = False,
     priority_classes: Annotated[
         Path | None,
         typer.Option("--priority-classes", help="The cluster's PriorityClasses (kubectl get ... -o yaml)."),
     ] = None,
+    output: OutputOption = None,
 ) -> None:
-    """Replay last week: the pods and nodes kube-state-metrics recorded in Prometheus, as a scenario
-    (one pod per real pod with its submit time and duration, grouped into its Jobs and gangs)."""
+    """Replay last week: the pods and nodes kube-state-metrics recorded in Prometheus, as a scenario.
+
+    One pod per real pod with its submit time and duration, grouped into its Jobs and gangs.
+    """
+    from functools import partial
+
     from gpufleet.experiments.history_command import history_command
 
-    raise typer.Exit(history_command(prometheus, since, until, namespace, out_dir, priority_classes))
+    fmt = output_of(output)
+    one_scope(namespace, all_namespaces)
+    render = partial(render_data, fmt=fmt) if fmt is not None else None
+    raise typer.Exit(
+        history_command(prometheus, since, until, namespace, out_dir, priority_classes, render=render)
+    )
 
 
 @app.command()
@@ -632,13 +807,22 @@ def whatif(
         str | None, typer.Option("--for", help="How long to simulate (default: the Simulation's, else 1h).")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Random seed of both sides (default: spec.seed).")] = None,
+    output: WideOutputOption = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Show only this namespace's pods.")
+    ] = None,
+    all_namespaces: AllNamespacesOption = False,
 ) -> None:
-    """Simulate a snapshot forward as it is and with changes (another scheduler configuration, gangs,
-    more or warm nodes, another expander, a priority), and show side by side which pending pods
-    start, when, and at what cost."""
-    from gpufleet.experiments.whatif_command import whatif_command
+    """Simulate a snapshot forward as it is and with changes, and show the two side by side.
 
-    raise typer.Exit(whatif_command([snapshot], changes, duration, seed, out_dir, out, err))
+    Changes: another scheduler configuration, gangs, more or warm nodes, another expander, a priority.
+    Shown: which pending pods start, when, and at what cost (every namespace unless -n).
+    """
+    from gpufleet.experiments.whatif_command import WhatifView, whatif_command
+
+    one_scope(namespace, all_namespaces)
+    view = WhatifView(output_of(output, wide=True), namespace)
+    raise typer.Exit(whatif_command([snapshot], changes, duration, seed, out_dir, out, err, view))
 
 
 @app.command()
@@ -655,6 +839,7 @@ def startup(
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="Only this namespace's pods.")
     ] = None,
+    all_namespaces: AllNamespacesOption = False,
     since: Annotated[
         str | None,
         typer.Option("--since", help="Pods created since: a span before the reading (2h, 7d), or a time."),
@@ -675,11 +860,16 @@ def startup(
     group_label: Annotated[
         str | None, typer.Option("--group-label", help="The node label (or annotation) naming its group.")
     ] = None,
+    output: OutputOption = None,
 ) -> None:
-    """Measure, for every pod, where the time from creation to serving went (scheduling, waiting for a
-    node, image pull, container start, readiness), from a dump or a live cluster, as summary.json and
-    report.html, with percentiles per stage."""
+    """Measure, for every pod, where the time from creation to serving went, as summary.json and report.html.
+
+    The stages: scheduling, waiting for a node, image pull, container start, readiness; from a dump
+    (- reads stdin) or a live cluster, with percentiles per stage.
+    """
     from gpufleet.experiments.startup_command import StartupOptions, startup_command
+
+    one_scope(namespace, all_namespaces)
 
     options = StartupOptions(
         dumps=list(dumps or []),
@@ -692,8 +882,48 @@ def startup(
         watch_for=watch_for,
         calibrate=calibrate,
         group_label=group_label,
+        output=output_of(output),
     )
     raise typer.Exit(startup_command(options, out, err))
+
+
+describe_app = typer.Typer(
+    no_args_is_help=True, help="Show one object in kubectl describe's layout.", **TYPER_SETTINGS
+)
+app.add_typer(describe_app, name="describe")
+
+
+@describe_app.command("pod")
+def describe_pod(
+    name: Annotated[str, typer.Argument(help="The pod: NS/NAME, or NAME (in -n, default, or its only one).")],
+    paths: PathsArg = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option("--summary", help="A saved summary.json to read the pod from (- reads stdin)."),
+    ] = None,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="The pod's namespace.")] = None,
+    output: OutputOption = None,
+) -> None:
+    """Describe one pod as kubectl describe pod does, with its events and start-up stages.
+
+    From a scenario simulated here (or the embedded default), a saved summary.json (--summary), or a
+    kubectl dump (kubectl get pods,events -A -o json: its pods carry a status), with gpufleet's
+    explanation for a pending pod.
+    """
+    from gpufleet.experiments.describe_command import DescribeError
+    from gpufleet.experiments.describe_command import describe_pod as read_described
+    from gpufleet.report.describe import render_described
+
+    fmt = output_of(output)
+    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
+    try:
+        described = read_described(name, given, summary, namespace)
+    except DescribeError as exc:
+        raise fail(exc.lines) from None
+    if fmt is not None:
+        print_data(described, fmt)
+    else:
+        render_described(described, out)
 
 
 def main() -> None:

@@ -8,11 +8,13 @@ one line ``NVML error: <reason>`` and 1 as well.
 from __future__ import annotations
 
 import importlib
+import json
 import socket
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from types import ModuleType
-from typing import TextIO
+from typing import Any, TextIO
 
 import yaml
 
@@ -35,9 +37,11 @@ def inventory_command(
     nvml: Callable[[], ModuleType] = load_pynvml,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    render: Callable[[Any], str] | None = None,
 ) -> int:
     """Print the GPU table (or, with ``as_yaml``, a Node manifest named ``node_name`` or the
-    host name); returns the exit status: 0, or 1 when NVML cannot be used."""
+    host name; with ``render``, the inventory as data, its fields as ``Inventory`` names them, through
+    ``render``: ``-o json``/``-o yaml``); returns the exit status: 0, or 1 when NVML cannot be used."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     try:
@@ -56,6 +60,8 @@ def inventory_command(
     if as_yaml:
         manifest = node_manifest(inv, node_name or socket.gethostname())
         out.write(yaml.safe_dump(manifest, sort_keys=False))
+    elif render is not None:
+        out.write(render(json.loads(json.dumps(asdict(inv)))))  # tuples as lists, as YAML takes them
     else:
         out.write(format_inventory(inv))
     return 0

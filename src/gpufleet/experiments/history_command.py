@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -23,6 +23,7 @@ from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import read_history
 from gpufleet.live.prometheus_api import PrometheusAPI, PrometheusError
 from gpufleet.model.quantity import QuantityError, parse_window
+from gpufleet.model.standard_input import display_name, is_stdin, read_stdin
 from gpufleet.sim.placement_quality import ring_placement
 
 
@@ -52,11 +53,12 @@ def _iso(at: float) -> str:
 
 def read_priority_classes(path: Path) -> dict[str, dict[str, Any]]:
     """The PriorityClasses of a file (``kubectl get priorityclasses -o yaml``: a ``List``, or
-    documents), by name, with the fields that matter to scheduling."""
+    documents; ``-``: standard input), by name, with the fields that matter to scheduling."""
     try:
-        documents = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"--priority-classes {path}: {str(exc).splitlines()[0]}") from None
+        text = read_stdin().decode() if is_stdin(path) else path.read_text()
+        documents = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ValueError(f"--priority-classes {display_name(path)}: {str(exc).splitlines()[0]}") from None
     items = [i for d in documents for i in (d.get("items") or [] if d.get("kind") == "List" else [d])]
     classes = {
         str(i["metadata"]["name"]): {
@@ -69,7 +71,7 @@ def read_priority_classes(path: Path) -> dict[str, dict[str, Any]]:
         if isinstance(i, dict) and i.get("kind") == "PriorityClass" and (i.get("metadata") or {}).get("name")
     }
     if not classes:
-        raise ValueError(f"--priority-classes {path}: no PriorityClass in it")
+        raise ValueError(f"--priority-classes {display_name(path)}: no PriorityClass in it")
     return classes
 
 
@@ -83,8 +85,10 @@ def history_command(
     *,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    render: Callable[[Any], str] | None = None,
 ) -> int:
-    """Write the scenario; returns the exit status (0, or 2 with one line on ``err``)."""
+    """Write the scenario; returns the exit status (0, or 2 with one line on ``err``). With ``render``
+    (``-o json|yaml``) what was written is printed as data through it instead of the line and notes."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
         length = parse_window(since)
@@ -113,6 +117,20 @@ def history_command(
     for name, docs in scenario.files.items():
         (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
     (out_dir / "NOTES.txt").write_text("".join(f"- {note}\n" for note in scenario.notes))
+    if render is not None:
+        data = {
+            "out": str(out_dir),
+            "start": _iso(history.start),
+            "end": _iso(history.end),
+            "pods": scenario.pods,
+            "jobs": scenario.jobs,
+            "gangs": scenario.gangs,
+            "nodes": scenario.nodes,
+            "files": sorted([*scenario.files, "NOTES.txt"]),
+            "notes": list(scenario.notes),
+        }
+        out.write(render(data))
+        return 0
     print(
         f"wrote {out_dir}: {_count(scenario.pods, 'pod')} ({_count(scenario.jobs, 'Job')}, "
         f"{_count(scenario.gangs, 'gang')}), {_count(scenario.nodes, 'node')}, {_iso(history.start)} to "

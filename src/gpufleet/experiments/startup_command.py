@@ -24,7 +24,9 @@ from gpufleet.kube.problems import Problems, unsupported
 from gpufleet.live.startup import Observations, StartupInputError, StartupMeasurement, measure, summary
 from gpufleet.live.startup_calibrate import calibration_yaml
 from gpufleet.model.quantity import parse_duration, parse_window
+from gpufleet.model.standard_input import display_name
 from gpufleet.report import finished_summary, render_html
+from gpufleet.report.output import print_data
 from gpufleet.report.startup_table import not_serving_lines, startup_table
 
 #: the kinds a measurement reads, by ``apiVersion`` and ``kind``
@@ -48,6 +50,7 @@ class StartupOptions:
     watch_for: str | None = None
     calibrate: bool = False
     group_label: str | None = None
+    output: str | None = None  # -o json|yaml: the summary printed as data; None: the table
 
 
 @dataclass
@@ -192,7 +195,7 @@ def _problem_lines(error: StartupInputError, documents: Mapping[str, Sequence[Do
 
 
 def _no_pods(options: StartupOptions) -> str:
-    where = ", ".join(str(path) for path in options.dumps) or "the cluster"
+    where = ", ".join(display_name(path) for path in options.dumps) or "the cluster"
     scope = f" in namespace {options.namespace}" if options.namespace else ""
     scope += f" created since {options.since}" if options.since else ""
     return f"{where}: no pods{scope}: nothing to measure (a dump is kubectl get pods,nodes,events -A -o json)"
@@ -208,9 +211,13 @@ def _write(measurement: StartupMeasurement, options: StartupOptions, out: Consol
     if options.calibrate:
         (out_dir / "calibration.yaml").write_text(calibration_yaml(measurement, options.group_label))
         written.append(out_dir / "calibration.yaml")
-    out.print(startup_table(result))
-    for line in not_serving_lines(result):
-        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    if options.output is not None:
+        print_data(result, options.output)
+        out = Console(stderr=True, soft_wrap=True)  # what follows is not the data
+    else:
+        out.print(startup_table(result))
+        for line in not_serving_lines(result):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
     for note in measurement.notes:
         out.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     out.print(f"{len(measurement.pods)} pods, {len(measurement.nodes)} nodes", highlight=False)

@@ -3,13 +3,15 @@
 Checks the input first (``--for``; the snapshot and the change files as the loader reads them, and
 what each ``Change`` names), exiting 2 with one line per problem; then simulates both sides, writes
 ``DIR/whatif.json``, ``DIR/report.html`` and each side's ``summary.json`` and ``report.html`` under
-``DIR/baseline/`` and ``DIR/changed/``, and prints the figures and the pods side by side.
+``DIR/baseline/`` and ``DIR/changed/``, and prints the figures and the pods side by side (``-o wide``:
+every pod and whole messages; ``-o json|yaml``: the document; ``-n``: one namespace's pods shown).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +25,22 @@ from gpufleet.experiments.whatif_view import figure_rows, pod_rows
 from gpufleet.kube import ScenarioError
 from gpufleet.model.quantity import QuantityError, parse_duration
 from gpufleet.report import render_html
+from gpufleet.report.output import WIDE, print_data, print_wide
 from gpufleet.scheduling.profile import ProfileError
 
 #: Pods the terminal table lists (whatif.json and report.html have them all).
 SHOWN_PODS = 20
 #: The scheduler's message is cut to this many characters in the terminal.
 MESSAGE_CHARS = 90
+
+
+@dataclass(frozen=True)
+class WhatifView:
+    """What the command prints: ``output`` (None: the tables; ``wide``, ``json``, ``yaml``) and the
+    namespace whose pods it shows (None: all); the files written hold everything."""
+
+    output: str | None = None
+    namespace: str | None = None
 
 
 def whatif_command(
@@ -39,6 +51,7 @@ def whatif_command(
     out_dir: Path,
     out: Console,
     err: Console,
+    view: WhatifView = WhatifView(),
 ) -> int:
     problems = []
     if duration is not None:
@@ -69,13 +82,24 @@ def whatif_command(
         (out_dir / name / "report.html").write_text(render_html(side.summary))
     (out_dir / "whatif.json").write_text(json.dumps(document, indent=1) + "\n")
     (out_dir / "report.html").write_text(render_whatif_html(document))
-    print_whatif(document, out)
-    out.print(f"wrote {out_dir / 'whatif.json'} and {out_dir / 'report.html'}", highlight=False)
+    wrote = f"wrote {out_dir / 'whatif.json'} and {out_dir / 'report.html'}"
+    if view.namespace is not None:
+        shown = [p for p in document["pods"] if str(p["pod"]).partition("/")[0] == view.namespace]
+        document = {**document, "pods": shown}
+    if view.output in (None, WIDE):
+        print_whatif(document, out, wide=view.output == WIDE, namespace=view.namespace)
+        out.print(wrote, highlight=False)
+    else:
+        print_data(document, view.output)
+        err.print(wrote, highlight=False)
     return 0
 
 
-def print_whatif(document: dict[str, Any], out: Console) -> None:
-    """The figures, then the pods, side by side."""
+def print_whatif(
+    document: dict[str, Any], out: Console, wide: bool = False, namespace: str | None = None
+) -> None:
+    """The figures, then the pods, side by side (``wide``: every pod, messages whole; ``namespace``:
+    the one the pods were chosen from)."""
     figures = Table(
         title=f"whatif: {fmt_seconds(document['duration_s'])} from the snapshot, seed {document['seed']}"
     )
@@ -84,17 +108,22 @@ def print_whatif(document: dict[str, Any], out: Console) -> None:
     for label, baseline, changed in figure_rows(document):
         figures.add_row(label, baseline, changed)
     out.print(figures)
-    rows = pod_rows(document["pods"], MESSAGE_CHARS)
+    rows = pod_rows(document["pods"], None if wide else MESSAGE_CHARS)
     if not rows:
-        out.print("the snapshot has no pending pods", highlight=False)
+        where = f" in namespace {namespace}" if namespace is not None else ""
+        out.print(f"the snapshot has no pending pods{where}", highlight=False)
         return
     pods = Table(title="the snapshot's pending pods")
     for column in ("pod", "GPUs", "baseline", "changed"):
         pods.add_column(column, overflow="fold")
-    for pod, gpus, baseline, changed in rows[:SHOWN_PODS]:
+    shown = len(rows) if wide else SHOWN_PODS
+    for pod, gpus, baseline, changed in rows[:shown]:
         pods.add_row(pod, gpus, baseline, changed)
-    out.print(pods)
-    if len(rows) > SHOWN_PODS:
+    if wide:
+        print_wide(pods, out)
+    else:
+        out.print(pods)
+    if len(rows) > shown:
         out.print(f"… and {len(rows) - SHOWN_PODS} more pods (whatif.json has them all)", highlight=False)
 
 

@@ -2,7 +2,8 @@
 
 Mirrors ``kubectl apply -f``: a directory contributes every ``*.yaml``, ``*.yml`` and
 ``*.json`` file below it (sorted by path; names starting with ``.`` are skipped, as editors'
-swap files and ``.git`` are); a YAML file may hold several documents separated by ``---``;
+swap files and ``.git`` are); ``-`` is standard input, read once and named ``<stdin>`` (JSON when
+it starts with ``{`` or ``[``, else YAML); a YAML file may hold several documents separated by ``---``;
 empty documents are skipped, as kubectl skips them; kubectl's ``kind: List`` (and typed
 lists such as ``PodList``) contribute their ``items``.
 
@@ -26,6 +27,7 @@ from typing import Any
 import yaml
 
 from gpufleet.kube.problems import Location, Problems, render
+from gpufleet.model.standard_input import STDIN_NAME, is_stdin, read_stdin
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 #: YAML nested deeper than any Kubernetes object needs is refused (it would exhaust recursion).
@@ -74,7 +76,9 @@ def read_documents(paths: Sequence[str | Path], problems: Problems) -> tuple[lis
             problems.file_error(source, file_index, problem)
             continue
         sources.append(source)
-        is_json = path is not None and path.suffix.lower() == ".json"
+        is_json = path is not None and (
+            path.suffix.lower() == ".json" if not is_stdin(path) else text.lstrip()[:1] in ("{", "[")
+        )
         entries = _flatten(_parse_json(text) if is_json else _parse_yaml(text))
         for number, entry in enumerate(entries, start=1):
             location = Location(source, file_index, number)
@@ -90,6 +94,11 @@ def _expand(paths: Sequence[str | Path]) -> Iterator[tuple[str, Path | None, str
     seen: set[Path] = set()
     for given in paths:
         path = Path(given)
+        if is_stdin(given):
+            if path not in seen:
+                seen.add(path)
+                yield STDIN_NAME, path, ""
+            continue
         if path.is_dir():
             files = sorted(
                 p
@@ -114,7 +123,7 @@ def _expand(paths: Sequence[str | Path]) -> Iterator[tuple[str, Path | None, str
 
 def _read(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return (read_stdin() if is_stdin(path) else path.read_bytes()).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise _Bad(f"cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:

@@ -28,6 +28,7 @@ from gpufleet.kube.explain_together import Judged, judge, placed_with, serving
 from gpufleet.model.host_ports import conflicts
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
+from gpufleet.model.pod_names import find_pod_key
 from gpufleet.model.resources import format_units
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.scheduler_config import SchedulerConfig
@@ -114,7 +115,12 @@ def kai_grouped(pod: Pod, controller: WorkloadController | None, scenario: Scena
     return kai.grouped(pod, controller, 0.0, gangs) if scenario.kai_queues else pod
 
 
-def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[str, Any]]:
+def explain_scenario(
+    scenario: Scenario, only: str | None = None, namespace: str | None = None
+) -> list[dict[str, Any]]:
+    """What each pending pod needs, as records; with ``only``, that pending pod (``NS/NAME``, or a name
+    found as ``model.pod_names`` finds it, in ``namespace`` when given) and the pods judged with it.
+    ``PodNameError`` when ``only`` names no pending pod, or several."""
     state = ClusterState([n for n in scenario.nodes])
     state.namespace_labels = dict(scenario.namespace_labels)
     gangs = GangView(state, scenario.pod_groups)
@@ -137,9 +143,8 @@ def explain_scenario(scenario: Scenario, only: str | None = None) -> list[dict[s
             pending.append(bare.pod)
             records[bare.pod.key] = recorded_for(bare, events)
     if only is not None:
-        target = next((p for p in pending if p.key == only), None)
-        if target is None:
-            raise KeyError(f"no pending pod {only} in the cluster state")
+        only = find_pod_key(only, (p.key for p in pending), namespace, what="pending pod")
+        target = next(p for p in pending if p.key == only)
         key = placed_with(target)
         pending = [p for p in pending if p is target or (key is not None and placed_with(p) == key)]
     unmodelled = _unmodelled(pending, scenario.schedulers)

@@ -108,6 +108,17 @@ def load_scenario(
     """
     problems = Problems()
     documents, sources = read_documents(paths, problems)
+    return scenario_from_documents(documents, sources, problems, edit)
+
+
+def scenario_from_documents(
+    documents: list[Document],
+    sources: list[str],
+    problems: Problems,
+    edit: Callable[[list[Document]], None] | None = None,
+) -> Scenario:
+    """``load_scenario`` on documents already read (standard input is read once: a command that looks
+    at the documents first builds its scenario from the same ones); ``problems`` holds the reading's."""
     if edit is not None:
         edit(documents)
     loader = _Loader(problems)

@@ -9,6 +9,7 @@ Adding the Philly or Helios formats means writing one such module and registerin
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TextIO
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.problem_lines import ProblemLines
+from gpufleet.model.standard_input import display_name, is_stdin, read_stdin
 
 #: Problems reported before a loader gives up on a file.
 MAX_PROBLEMS = 50
@@ -45,20 +47,25 @@ class Rows:
 
     def __init__(self, path: Path, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
         self.path = path
+        self.name = display_name(path)  # ``-`` is standard input, named ``<stdin>``
         self.problems: list[str] = []
         self.required, self.optional = required, optional
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, str]]]:
         try:
-            handle = self.path.open(newline="", encoding="utf-8")
+            handle = (
+                io.TextIOWrapper(io.BytesIO(read_stdin()), encoding="utf-8", newline="")
+                if is_stdin(self.path)
+                else self.path.open(newline="", encoding="utf-8")
+            )
         except OSError as exc:
-            raise TraceError([f"{self.path}: cannot read: {exc.strerror or exc}"]) from None
+            raise TraceError([f"{self.name}: cannot read: {exc.strerror or exc}"]) from None
         try:
             yield from self._rows(handle)
         except UnicodeDecodeError as exc:
-            raise TraceError([f"{self.path}: not UTF-8 text (byte {exc.start})"]) from None
+            raise TraceError([f"{self.name}: not UTF-8 text (byte {exc.start})"]) from None
         except csv.Error as exc:
-            raise TraceError([f"{self.path}: not CSV: {exc}"]) from None
+            raise TraceError([f"{self.name}: not CSV: {exc}"]) from None
         if self.problems:
             raise TraceError(self.problems)
 
@@ -71,18 +78,18 @@ class Rows:
             if missing or unknown:
                 wanted = ", ".join(self.required + self.optional)
                 detail = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
-                raise TraceError([f"{self.path}:1: header: {detail} (columns: {wanted})"])
+                raise TraceError([f"{self.name}:1: header: {detail} (columns: {wanted})"])
             for line, row in enumerate(reader, start=2):
                 if None in row or any(v is None for v in row.values()):
                     self.problem(line, "row", f"{len(header)} columns expected")
                     continue
                 yield line, row
                 if len(self.problems) >= MAX_PROBLEMS:
-                    self.problems.append(f"{self.path}: stopped after {MAX_PROBLEMS} problems")
+                    self.problems.append(f"{self.name}: stopped after {MAX_PROBLEMS} problems")
                     break
 
     def problem(self, line: int, column: str, message: str) -> None:
-        self.problems.append(f"{self.path}:{line}: {column}: {message}")
+        self.problems.append(f"{self.name}:{line}: {column}: {message}")
 
     def integer(
         self, line: int, row: dict[str, str], column: str, low: int = 0, high: int | None = None

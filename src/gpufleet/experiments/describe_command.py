@@ -1,0 +1,129 @@
+"""``gpufleet describe pod``: find the pod, read it from its source, and print it (``report.describe``).
+
+Sources, in this order: ``--summary FILE`` (a saved ``summary.json``); files whose Pod documents
+carry a ``status`` (``kubectl get pods,events -A -o json``, a ``gpufleet snapshot`` directory),
+described as they are; any other scenario (or the embedded default), simulated here to its end. A
+pod named without its namespace is found as ``model.pod_names`` finds it. Bad input, an unknown or
+ambiguous pod: one line each on stderr, exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gpufleet.kube.documents import Document, read_documents
+from gpufleet.kube.explain import explain_scenario
+from gpufleet.kube.load import scenario_from_documents
+from gpufleet.kube.problems import Problems, ScenarioError
+from gpufleet.model.pod_names import PodNameError, find_pod_key
+from gpufleet.model.standard_input import display_name, is_stdin, read_stdin
+from gpufleet.report.describe import described_from_kubectl, described_from_record, involves
+from gpufleet.scheduling.profile import ProfileError
+from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
+
+
+class DescribeError(Exception):
+    """What stops the description: its lines, one problem each."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        super().__init__(lines)
+        self.lines = list(lines)
+
+
+def describe_pod(
+    name: str, paths: Sequence[Path], summary_path: Path | None, namespace: str | None
+) -> dict[str, Any]:
+    """The described pod (``report.describe``'s record); ``DescribeError`` for anything that stops it."""
+    if summary_path is not None:
+        if paths:
+            raise DescribeError(["--summary: give a summary.json or scenario files, not both"])
+        return _from_summary(name, summary_path, namespace)
+    problems = Problems()
+    documents, sources = read_documents(list(paths), problems)
+    if problems.errors:
+        raise DescribeError(Problems.lines(problems.errors))
+    dumped = {_key(d.body): d.body for d in documents if _is_pod(d) and d.body.get("status")}
+    if dumped:
+        key = _find(name, dumped, namespace)
+        return _from_dump(dumped[key], documents, sources, problems)
+    return _simulated(name, documents, sources, problems, namespace)
+
+
+def _find(name: str, keys: Sequence[str] | Mapping[str, Any], namespace: str | None) -> str:
+    try:
+        return find_pod_key(name, keys, namespace)
+    except PodNameError as exc:
+        raise DescribeError([str(exc)]) from None
+
+
+def _is_pod(document: Document) -> bool:
+    return document.body.get("apiVersion") == "v1" and document.body.get("kind") == "Pod"
+
+
+def _key(body: Mapping[str, Any]) -> str:
+    meta = body.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _from_summary(name: str, path: Path, namespace: str | None) -> dict[str, Any]:
+    where = f"--summary {display_name(path)}"
+    try:
+        text = read_stdin().decode() if is_stdin(path) else path.read_text()
+        summary = json.loads(text)
+        pods, end = summary["pods"], float(summary["end_time_s"])
+    except OSError as exc:
+        raise DescribeError([f"{where}: cannot read: {exc.strerror or exc}"]) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DescribeError([f"{where}: not a gpufleet summary.json ({exc})"]) from None
+    key = _find(name, [str(p["name"]) for p in pods], namespace)
+    record = [p for p in pods if p["name"] == key][-1]  # a name created again: its latest pod
+    return described_from_record(record, end)
+
+
+def _from_dump(
+    body: Mapping[str, Any], documents: Sequence[Document], sources: list[str], problems: Problems
+) -> dict[str, Any]:
+    meta = body.get("metadata") or {}
+    namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name"))
+    events = [
+        d.body for d in documents if d.body.get("kind") == "Event" and involves(d.body, namespace, name)
+    ]
+    explanation = None
+    if (body.get("status") or {}).get("phase") == "Pending" and not (body.get("spec") or {}).get("nodeName"):
+        explanation = _explained(f"{namespace}/{name}", documents, sources, problems)
+    return described_from_kubectl(body, events, explanation)
+
+
+def _explained(
+    key: str, documents: Sequence[Document], sources: list[str], problems: Problems
+) -> dict[str, Any] | None:
+    """``explain``'s record of the pending pod, or one saying why there is none."""
+    try:
+        scenario = scenario_from_documents(list(documents), sources, problems)
+        explained = explain_scenario(scenario, only=key)
+    except ScenarioError as exc:
+        return {"message": None, "verdict": f"gpufleet cannot explain it: {exc.problems[0]}"}
+    except (ProfileError, PodNameError) as exc:
+        return {"message": None, "verdict": f"gpufleet cannot explain it: {exc}"}
+    return next((e for e in explained if e["pod"] == key), None)
+
+
+def _simulated(
+    name: str, documents: list[Document], sources: list[str], problems: Problems, namespace: str | None
+) -> dict[str, Any]:
+    try:
+        sim = Simulation(scenario_from_documents(documents, sources, problems))
+    except ScenarioError as exc:
+        raise DescribeError(exc.problems) from None
+    except ProfileError as exc:
+        raise DescribeError([f"KubeSchedulerConfiguration: {exc}"]) from None
+    sim.run()
+    summary = build_summary(sim)
+    key = _find(name, [str(p["name"]) for p in summary["pods"]], namespace)
+    record = [p for p in summary["pods"] if p["name"] == key][-1]
+    live = sim.records[key]
+    return described_from_record(record, sim.end_time, live.pod, list(live.log))

@@ -1,0 +1,422 @@
+"""``gpufleet describe pod``: one pod in ``kubectl describe pod``'s layout.
+
+The pod is described from a simulation (simulated on the spot, or a saved ``summary.json``) or from
+a kubectl dump, each into the same record (what ``-o json`` and ``-o yaml`` print):
+
+- a simulation's pod record (``summary.json``'s ``pods[]``, with the pod's manifest fields and its
+  state log when the scenario was simulated on the spot): the Events are those the record implies,
+  as the scheduler and the kubelet would have recorded them (Scheduled, FailedScheduling, Pulling,
+  Pulled, Started, Killing), aged at the end of the run, and the start-up stages follow, gpufleet's
+  own (scheduling, node provisioning, image pull, model load, warm-up, to working);
+- a pod of a kubectl dump (``kubectl get pods,events -A -o json``): its fields, conditions and Events
+  as kubectl shows them, aged now, and for a pending pod gpufleet's explanation.
+
+What a source does not hold (a summary keeps no labels; gpufleet models no container limits) is
+said where it would be shown, never filled in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import format_units
+from gpufleet.report._format import MISSING, human_duration
+
+SIMULATION, SUMMARY, KUBECTL = "simulation", "summary", "kubectl"
+CONDITIONS = ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+#: what the layout prints for a field its source does not hold
+NOT_KNOWN = {
+    SUMMARY: "<not in summary.json>",
+    SIMULATION: "<not modelled>",
+    KUBECTL: "<none>",
+}
+#: the label column's width in kubectl's describe layout
+LABEL_WIDTH = 16
+#: the simulator's pod states (its log) and start-up stages (``pods[].stages``) in words
+STAGE_WORDS = {
+    "pending": "pending (scheduling)",
+    "scheduling": "pending (scheduling)",
+    "queued": "queued (Kueue)",
+    "queueing": "queued (Kueue)",
+    "gated": "scheduling gated",
+    "scheduling_gated": "scheduling gated",
+    "provisioning": "waiting for a new node",
+    "node_provisioning": "waiting for a new node",
+    "gang_wait": "waiting for its gang",
+    "image_pull": "image pull",
+    "model_load": "model load",
+    "warmup": "warm-up",
+    "starting": "container start",
+    "other": "container start, other",
+}
+#: the start-up stages of ``pods[].stages`` in the order a pod goes through them (``sim.records``)
+STAGE_ORDER = (
+    "queueing",
+    "scheduling_gated",
+    "scheduling",
+    "node_provisioning",
+    "gang_wait",
+    "image_pull",
+    "model_load",
+    "warmup",
+    "other",
+)
+#: the states a pod is in until it is bound
+BEFORE_BINDING = frozenset({"queued", "gated", "pending", "provisioning"})
+#: a new node's start chain in the order of ``NodePool`` ``provisioning`` without GPU Operator
+NODE_STAGE_ORDER = ("capacityWait", "boot", "driver", "join", "devicePlugin")
+
+
+def described_from_record(
+    record: Mapping[str, Any],
+    end_time_s: float,
+    pod: Pod | None = None,
+    log: Sequence[tuple[float, str]] | None = None,
+) -> dict[str, Any]:
+    """A simulated pod: its summary ``record``, the run's end (ages count back from it), and when the
+    scenario was simulated here its ``Pod`` (labels, annotations, priority, requests) and state log."""
+    namespace, _, name = str(record["name"]).partition("/")
+    bound = record["bound_s"] is not None
+    running = record["running_s"] is not None
+    ready = record["phase"] == "Running" and record["working_s"] is not None and record["deleted_s"] is None
+    return {
+        "source": SIMULATION if pod is not None else SUMMARY,
+        "name": name,
+        "namespace": namespace,
+        "priority": pod.priority if pod is not None else None,
+        "priority_class": pod.priority_class_name if pod is not None else None,
+        "scheduler": record["scheduler"],
+        "node": record["node"],
+        "start_time_s": record["bound_s"],  # the kubelet's startTime: when it takes the pod
+        "labels": dict(pod.labels) if pod is not None else None,
+        "annotations": dict(pod.annotations) if pod is not None else None,
+        "status": None,
+        "phase": record["phase"],
+        "final_state": record.get("final_state"),  # Succeeded, Preempted, ScaledDown, ... (summary.json)
+        "deleted_s": record["deleted_s"],
+        "reason": record["reason"],
+        "message": record["message"],
+        "requests": _units(pod.requests) if pod is not None else None,
+        "limits": None,
+        "gpus": record["gpus"],
+        "devices": list(record["devices"]),
+        "conditions": [
+            {"type": kind, "status": str(holds)}
+            for kind, holds in zip(CONDITIONS, (bound, running, ready, ready), strict=True)
+        ],
+        "events": _implied_events(record, end_time_s, pod),
+        "stages": _stages(record, log),
+        "node_stages": dict(record["node_stages"]),
+        "end_time_s": end_time_s,
+        "explanation": {"hints": hints} if (hints := (record["diagnosis"] or {}).get("hints")) else None,
+    }
+
+
+def _units(resources: Mapping[str, int]) -> dict[str, str]:
+    return {name: format_units(name, value) for name, value in sorted(resources.items())}
+
+
+def _event(kind: str, reason: str, at_s: float, end_s: float, source: str, message: str) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "reason": reason,
+        "at_s": at_s,
+        "age_s": end_s - at_s,
+        "from": source,
+        "message": message,
+    }
+
+
+def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) -> list[dict[str, Any]]:
+    """The Events the scheduler and the kubelet would have recorded, in upstream's words, from the
+    record's times: FailedScheduling (a pod still pending), Scheduled, Pulling/Pulled (an image pull
+    stage), Started, Killing (deleted)."""
+    key, scheduler = str(record["name"]), str(record["scheduler"])
+    events = []
+    if record["bound_s"] is None and record["message"] and record["phase"] == "Pending":
+        events.append(
+            _event("Warning", "FailedScheduling", record["created_s"], end_s, scheduler, record["message"])
+        )
+    if record["bound_s"] is not None:
+        assigned = f"Successfully assigned {key} to {record['node']}"
+        events.append(_event("Normal", "Scheduled", record["bound_s"], end_s, scheduler, assigned))
+    pull = record["stages"].get("image_pull")
+    if pull and record["running_s"] is not None:
+        image = f' "{pod.images[0]}"' if pod is not None and pod.images else ""
+        pulled_at = record["running_s"]
+        events.append(
+            _event("Normal", "Pulling", pulled_at - pull, end_s, "kubelet", f"Pulling image{image}")
+        )
+        message = f"Successfully pulled image{image} in {human_duration(pull)}"
+        events.append(_event("Normal", "Pulled", pulled_at, end_s, "kubelet", message))
+    if record["running_s"] is not None:
+        events.append(_event("Normal", "Started", record["running_s"], end_s, "kubelet", "Started container"))
+    if record["deleted_s"] is not None and record["running_s"] is not None:
+        events.append(
+            _event("Normal", "Killing", record["deleted_s"], end_s, "kubelet", "Stopping container")
+        )
+    return sorted(events, key=lambda e: float(e["at_s"]))
+
+
+def _stages(record: Mapping[str, Any], log: Sequence[tuple[float, str]] | None) -> list[dict[str, Any]]:
+    """The start-up: with the state log, each state entered and how long it lasted (the last until the
+    pod finished, was deleted or the run ended: no duration); else the record's stage durations."""
+    if log is None:  # summary.json sorts its keys: the stages in the order a pod goes through them
+        stages = sorted(record["stages"].items(), key=lambda item: _rank(STAGE_ORDER, item[0]))
+        return [
+            {"stage": STAGE_WORDS.get(stage, stage), "at_s": None, "duration_s": seconds}
+            for stage, seconds in stages
+        ]
+    rows = []
+    for (at, state), (following, _) in zip(log, [*log[1:], (None, "")], strict=True):
+        lasted = None if following is None else following - at
+        rows.append({"stage": STAGE_WORDS.get(state, state), "at_s": at, "duration_s": lasted})
+    bound_s = record["bound_s"]
+    if bound_s is not None:  # binding is no state of its own: a mark before the first state after it
+        after = (i for i, (at, state) in enumerate(log) if at >= bound_s and state not in BEFORE_BINDING)
+        rows.insert(
+            next(after, len(rows)),
+            {"stage": f"bound to {record['node']}", "at_s": bound_s, "duration_s": None},
+        )
+    return rows
+
+
+def _rank(order: Sequence[str], name: str) -> tuple[int, str]:
+    return (order.index(name) if name in order else len(order), name)
+
+
+def described_from_kubectl(
+    body: Mapping[str, Any],
+    events: Sequence[Mapping[str, Any]],
+    explanation: Mapping[str, Any] | None,
+    now: float | None = None,
+) -> dict[str, Any]:
+    """A pod of a kubectl dump, its Events (those whose ``involvedObject``/``regarding`` is it) and, for
+    a pending pod, gpufleet's explanation (``explain``'s record); ages count back from ``now``."""
+    meta, spec, status = body.get("metadata") or {}, body.get("spec") or {}, body.get("status") or {}
+    reading = time.time() if now is None else now
+    containers = [c for c in spec.get("containers") or [] if isinstance(c, Mapping)]
+    return {
+        "source": KUBECTL,
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace", "default"),
+        "priority": spec.get("priority"),
+        "priority_class": spec.get("priorityClassName"),
+        "scheduler": spec.get("schedulerName", "default-scheduler"),
+        "node": spec.get("nodeName"),
+        "start_time": status.get("startTime"),
+        "labels": dict(meta.get("labels") or {}),
+        "annotations": dict(meta.get("annotations") or {}),
+        "status": "Terminating" if meta.get("deletionTimestamp") else None,
+        "phase": status.get("phase"),
+        "reason": status.get("reason"),
+        "message": status.get("message"),
+        "containers": [
+            {
+                "name": c.get("name"),
+                "image": c.get("image"),
+                "requests": dict((c.get("resources") or {}).get("requests") or {}),
+                "limits": dict((c.get("resources") or {}).get("limits") or {}),
+            }
+            for c in containers
+        ],
+        "conditions": [
+            {
+                "type": c.get("type"),
+                "status": c.get("status"),
+                **({"message": c["message"]} if c.get("message") else {}),
+            }
+            for c in status.get("conditions") or []
+            if isinstance(c, Mapping)
+        ],
+        "events": sorted((_dump_event(e, reading) for e in events), key=lambda e: -(e["age_s"] or 0)),
+        "explanation": dict(explanation) if explanation is not None else None,
+    }
+
+
+def _dump_event(event: Mapping[str, Any], now: float) -> dict[str, Any]:
+    """A core/v1 or events.k8s.io/v1 Event as kubectl describe lists it (its latest time)."""
+    source = event.get("source") or {}
+    at = (
+        event.get("lastTimestamp")
+        or event.get("deprecatedLastTimestamp")
+        or event.get("eventTime")
+        or event.get("firstTimestamp")
+    )
+    return {
+        "type": event.get("type"),
+        "reason": event.get("reason"),
+        "at": at,
+        "age_s": None if (when := _epoch(at)) is None else now - when,
+        "from": source.get("component")
+        or event.get("reportingController")
+        or event.get("reportingComponent"),
+        "message": event.get("message") or event.get("note"),
+    }
+
+
+def _epoch(stamp: object) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def involves(event: Mapping[str, Any], namespace: str, name: str) -> bool:
+    """Whether an Event (core/v1 ``involvedObject`` or events.k8s.io/v1 ``regarding``) is about the pod."""
+    target = event.get("involvedObject") or event.get("regarding") or {}
+    return bool(
+        target.get("kind") == "Pod"
+        and target.get("name") == name
+        and (target.get("namespace") or event.get("metadata", {}).get("namespace")) == namespace
+    )
+
+
+def render_described(d: Mapping[str, Any], console: Console) -> None:
+    """The record in ``kubectl describe pod``'s layout."""
+    unknown = NOT_KNOWN[d["source"]]
+    lines: list[str] = []
+
+    def field(label: str, value: object) -> None:
+        lines.append(f"{label + ':':<{LABEL_WIDTH}}{MISSING if value is None else value}")
+
+    def mapping(label: str, values: Mapping[str, Any] | None) -> None:
+        if values is None:
+            field(label, unknown)
+            return
+        items = [f"{k}={v}" for k, v in sorted(values.items())] or ["<none>"]
+        field(label, items[0])
+        lines.extend(" " * LABEL_WIDTH + item for item in items[1:])
+
+    field("Name", d["name"])
+    field("Namespace", d["namespace"])
+    field("Priority", unknown if d["priority"] is None and d["source"] == SUMMARY else d["priority"] or 0)
+    if d["priority_class"]:
+        field("Priority Class Name", d["priority_class"])
+    field("Scheduler", d["scheduler"])
+    field("Node", d["node"] or "<none>")
+    field("Start Time", _start_time(d))
+    mapping("Labels", d["labels"])
+    mapping("Annotations", d["annotations"])
+    field("Status", d["status"] or d["phase"])
+    if d.get("final_state") and d["final_state"] != d["phase"]:
+        field("Final State", d["final_state"])
+    if d.get("deleted_s") is not None:
+        field("Deleted", f"t={human_duration(d['deleted_s'])} (simulated)")
+    if d["reason"]:
+        field("Reason", d["reason"])
+    if d["message"]:
+        field("Message", d["message"])
+    _containers(d, lines, unknown)
+    if d["conditions"]:
+        lines.append("Conditions:")
+        lines.extend(_aligned([("Type", "Status"), *((c["type"], c["status"]) for c in d["conditions"])]))
+    else:
+        lines.append(f"{'Conditions:':<{LABEL_WIDTH}}<none>")
+    lines += _events(d) + _stages_lines(d) + _explanation(d)
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _start_time(d: Mapping[str, Any]) -> str:
+    if d["source"] == KUBECTL:
+        return str(d["start_time"] or "<none>")
+    at = d["start_time_s"]
+    return (
+        "<none>"
+        if at is None
+        else f"t={human_duration(at)} (simulated; the run ends at {human_duration(d['end_time_s'])})"
+    )
+
+
+def _containers(d: Mapping[str, Any], lines: list[str], unknown: str) -> None:
+    lines.append("Containers:")
+    if d["source"] == KUBECTL:
+        for c in d["containers"]:
+            lines.append(f"  {c['name']}:")
+            lines.append(f"    Image:      {c['image'] or '<none>'}")
+            for label in ("Limits", "Requests"):
+                values = c[label.lower()]
+                lines.append(f"    {label}:" + ("" if values else " <none>"))
+                lines.extend(f"      {k}: {v}" for k, v in sorted(values.items()))
+        return
+    lines.append("  (all containers, as the scheduler sums them)")
+    requests = d["requests"]
+    lines.append("    Limits:     " + NOT_KNOWN[SIMULATION])
+    if requests is None:
+        lines.append(f"    Requests:   {unknown} (GPUs: {d['gpus']:g})")
+    else:
+        lines.append("    Requests:" + ("" if requests else " <none>"))
+        lines.extend(f"      {k}: {v}" for k, v in requests.items())
+    if d["devices"]:
+        lines.append(f"    GPU devices: {', '.join(d['devices'])}")
+
+
+def _aligned(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    """Rows as kubectl describe prints its tables: columns padded to their widest cell, the last
+    column (a message) whole, however long."""
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    return [
+        indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def _events(d: Mapping[str, Any]) -> list[str]:
+    if not d["events"]:
+        return [f"{'Events:':<{LABEL_WIDTH}}<none>"]
+    aged = "at the end of the run" if d["source"] != KUBECTL else "now"
+    rows = [("Type", "Reason", "Age", "From", "Message"), ("----", "------", "----", "----", "-------")]
+    for e in d["events"]:
+        age = MISSING if e["age_s"] is None else human_duration(max(e["age_s"], 0.0))
+        rows.append((e["type"] or "", e["reason"] or "", age, e["from"] or "", e["message"] or ""))
+    return [f"Events (ages {aged}):", *_aligned(rows)]
+
+
+def _stages_lines(d: Mapping[str, Any]) -> list[str]:
+    if d["source"] == KUBECTL:
+        return []
+    stages, node_stages = d["stages"], d["node_stages"]
+    if not stages and not node_stages:
+        return ["Start-up (gpufleet): <none>"]
+    rows = [("Stage", "At", "Lasted")]
+    for index, s in enumerate(stages):
+        at = MISSING if s["at_s"] is None else f"t={human_duration(s['at_s'])}"
+        lasted = human_duration(s["duration_s"])
+        if s["duration_s"] is None:
+            lasted = "until the end" if index == len(stages) - 1 else ""
+        rows.append((s["stage"], at, lasted))
+    chain = (
+        node_stages.items()
+        if d["source"] == SIMULATION
+        else sorted(node_stages.items(), key=lambda item: _rank(NODE_STAGE_ORDER, item[0]))
+    )  # summary.json sorts its keys
+    rows.extend((f"node {stage}", MISSING, human_duration(seconds)) for stage, seconds in chain)
+    return [
+        "Start-up (gpufleet, simulated):",
+        *_aligned(rows),
+    ]
+
+
+def _explanation(d: Mapping[str, Any]) -> list[str]:
+    e = d["explanation"]
+    if not e:
+        return []
+    lines = [f"kube-scheduler, {r['source']}: {r['message']}" for r in e.get("recorded") or []]
+    if e.get("message"):
+        lines.append(f"gpufleet: {e['message']}")
+    if e.get("schedulable_now"):
+        lines.append(f"would be placed on {' or '.join(e['equally_good_nodes'])} now")
+    if e.get("verdict"):
+        lines.append(e["verdict"])
+    hints = e.get("hints") or (e.get("diagnosis") or {}).get("hints") or []
+    lines.extend(f"- {hint}" for hint in hints)
+    return ["Explanation (gpufleet explain):", *(f"  {line}" for line in lines)]

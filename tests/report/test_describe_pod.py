@@ -1,0 +1,189 @@
+"""``gpufleet describe pod``: kubectl describe's layout (Name, Namespace, Node, Start Time, Labels,
+Status, Containers, Conditions, Events) for a running, a pending and a finished simulated pod, from a
+saved summary.json and from a kubectl dump, with the start-up stages and a pod named without its
+namespace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from conftest import write
+from gpufleet.cli import app
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+DUMP = ROOT / "examples" / "explain" / "cluster-dump.yaml"
+
+SCENARIO = """
+{apiVersion: gpufleet.io/v1alpha1, kind: Simulation, metadata: {name: describe},
+ spec: {duration: 10m, storage: {bandwidth: 10GB/s}}}
+---
+{apiVersion: v1, kind: Node, metadata: {name: gpu-0},
+ status: {capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: serve
+  namespace: ml
+  labels: {app: llm}
+  annotations: {gpufleet.io/model-size: 140GB}
+spec:
+  containers:
+  - name: server
+    image: llm:v2
+    resources: {requests: {cpu: "8", memory: 64Gi}, limits: {nvidia.com/gpu: "1"}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: batch
+  annotations: {gpufleet.io/duration: 1m}
+spec:
+  containers:
+  - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "1"}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: ml}
+spec:
+  containers:
+  - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "4"}}}
+"""
+
+
+def describe(*args: str) -> str:
+    result = runner.invoke(app, ["describe", "pod", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def field(output: str, label: str) -> str:
+    """The value of ``Label:`` in the layout (the first such line)."""
+    line = next(line for line in output.splitlines() if line.startswith(f"{label}:"))
+    return line.split(":", 1)[1].strip()
+
+
+def conditions(output: str) -> dict[str, str]:
+    """The Conditions table: status by type."""
+    rows = output.split("Conditions:")[1].split("Events")[0].split("\n")[2:]
+    return dict(tuple(row.split()) for row in rows if row.strip())  # type: ignore[misc]
+
+
+def test_a_running_pod_has_kubectl_describe_sections_its_events_and_its_model_load(tmp_path: Path) -> None:
+    output = describe("ml/serve", *map(str, write(tmp_path, SCENARIO)))
+    assert (field(output, "Name"), field(output, "Namespace"), field(output, "Node")) == (
+        "serve",
+        "ml",
+        "gpu-0",
+    )
+    assert field(output, "Status") == "Running"
+    assert field(output, "Labels") == "app=llm"
+    assert field(output, "Annotations") == "gpufleet.io/model-size=140GB"
+    assert field(output, "Start Time").startswith("t=0 s (simulated")
+    assert "nvidia.com/gpu: 1" in output and "memory: 64Gi" in output
+    assert conditions(output) == {
+        "PodScheduled": "True",
+        "Initialized": "True",
+        "ContainersReady": "True",
+        "Ready": "True",
+    }
+    assert "Normal  Scheduled" in output and "Successfully assigned ml/serve to gpu-0" in output
+    stages = output.split("Start-up (gpufleet, simulated):")[1]
+    assert "bound to gpu-0" in stages
+    model_load = next(line for line in stages.splitlines() if "model load" in line)
+    assert model_load.split()[-2:] == ["14", "s"]  # 140 GB at 10 GB/s
+
+
+def test_a_pending_pod_shows_failed_scheduling_and_why(tmp_path: Path) -> None:
+    output = describe("big", "-n", "ml", *map(str, write(tmp_path, SCENARIO)))
+    assert field(output, "Status") == "Pending"
+    assert field(output, "Node") == "<none>"
+    assert conditions(output)["PodScheduled"] == "False"
+    failed = next(line for line in output.splitlines() if "FailedScheduling" in line)
+    assert failed.split()[0] == "Warning"
+    assert "0/1 nodes are available: 1 Insufficient nvidia.com/gpu." in failed
+    assert "Start-up (gpufleet): <none>" not in output  # it has been pending since it was created
+    assert "pending (scheduling)  t=0 s  until the end" in output
+
+
+def test_a_finished_pod_is_succeeded_and_not_ready(tmp_path: Path) -> None:
+    output = describe("batch", *map(str, write(tmp_path, SCENARIO)))
+    assert field(output, "Namespace") == "default"
+    assert field(output, "Status") == "Succeeded"
+    assert conditions(output) == {
+        "PodScheduled": "True",
+        "Initialized": "True",
+        "ContainersReady": "False",
+        "Ready": "False",
+    }
+    stages = output.split("Start-up (gpufleet, simulated):")[1].splitlines()
+    assert stages[-1].split()[0] == "succeeded"
+
+
+def test_a_saved_summary_says_what_it_does_not_hold(tmp_path: Path) -> None:
+    paths = write(tmp_path, SCENARIO)
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["simulate", str(paths[0]), "--out", str(out)]).exit_code == 0
+    output = describe("serve", "--summary", str(out / "summary.json"))
+    assert field(output, "Labels") == "<not in summary.json>"
+    assert field(output, "Node") == "gpu-0"
+    assert "model load" in output.split("Start-up")[1]
+
+
+def test_a_kubectl_dump_is_described_as_it_is_with_the_explanation(tmp_path: Path) -> None:
+    output = describe("train-1", str(DUMP))
+    assert (field(output, "Name"), field(output, "Namespace"), field(output, "Status")) == (
+        "train-1",
+        "ml",
+        "Pending",
+    )
+    assert "Image:      pytorch/pytorch" in output
+    assert "FailedScheduling" in output and "default-scheduler" in output
+    assert "gpufleet agrees with kube-scheduler's message (FailedScheduling event)" in output
+    assert "Start-up" not in output  # a dump has no simulated stages
+
+
+def test_output_json_and_yaml_are_the_same_record(tmp_path: Path) -> None:
+    paths = [str(p) for p in write(tmp_path, SCENARIO)]
+    as_json = json.loads(describe("ml/serve", *paths, "-o", "json"))
+    as_yaml = yaml.safe_load(describe("ml/serve", *paths, "-o", "yaml"))
+    assert as_json == as_yaml
+    assert as_json["node"] == "gpu-0" and as_json["labels"] == {"app": "llm"}
+    assert [e["reason"] for e in as_json["events"]] == ["Scheduled", "Started"]
+
+
+def test_a_name_in_several_namespaces_is_refused_with_the_candidates(tmp_path: Path) -> None:
+    twice = SCENARIO + "---" + SCENARIO.split("---")[-1].replace("namespace: ml", "namespace: other")
+    result = runner.invoke(app, ["describe", "pod", "big", *map(str, write(tmp_path, twice))])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "big: 2 pods have this name, give one as NS/NAME: ml/big, other/big"
+    ]
+
+
+def test_an_unknown_pod_is_one_line_and_status_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["describe", "pod", "nope", *map(str, write(tmp_path, SCENARIO))])
+    assert result.exit_code == 2
+    assert result.output.strip() == "no pod named nope in any namespace"
+
+
+def stage_names(output: str) -> list[str]:
+    """The Stage column of the start-up table."""
+    rows = output.split("Start-up (gpufleet, simulated):")[1].splitlines()[2:]
+    return [row.strip().split("  ")[0] for row in rows]
+
+
+def test_a_pod_that_waited_for_a_new_node_shows_its_start_chain_in_order(tmp_path: Path) -> None:
+    scenario = ROOT / "examples" / "dra" / "pool-scales-up-for-claims.yaml"
+    chain = ["node capacityWait", "node boot", "node driver", "node join", "node devicePlugin"]
+    simulated = stage_names(describe("train-0", str(scenario)))
+    assert simulated.index("waiting for a new node") < simulated.index("bound to h100-0")
+    assert simulated[-5:] == chain
+    assert runner.invoke(app, ["simulate", str(scenario), "--out", str(tmp_path)]).exit_code == 0
+    saved = stage_names(describe("train-0", "--summary", str(tmp_path / "summary.json")))
+    assert saved == ["waiting for a new node", *chain]  # summary.json sorts keys; shown in chain order
