@@ -21,7 +21,9 @@ from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.node import Node
 from gpufleet.model.scenario import Scenario
 from gpufleet.report import finished_summary, print_summary, render_html
+from gpufleet.report.openmetrics import DEFAULT_START, parse_start, rfc3339, write_openmetrics
 from gpufleet.scheduling.profile import ProfileError
+from gpufleet.sim.exporter_scrapes import ExporterScrapes
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 from gpufleet.traces.base import TracePod
@@ -71,10 +73,30 @@ def simulate(
         Path, typer.Option("--out", help="Directory for summary.json and report.html.")
     ] = Path("out"),
     seed: Annotated[int | None, typer.Option(help="Random seed (overrides Simulation spec.seed).")] = None,
+    metrics_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-out",
+            help="Also write the run as exporters' metrics (DCGM, kube-state-metrics, cluster-autoscaler, "
+            "kube-scheduler) in OpenMetrics text, for promtool tsdb create-blocks-from openmetrics.",
+        ),
+    ] = None,
+    metrics_start: Annotated[
+        str,
+        typer.Option(
+            "--metrics-start", help="Wall-clock time of simulated time 0 in --metrics-out: RFC 3339, or now."
+        ),
+    ] = DEFAULT_START,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
+    try:
+        start = parse_start(metrics_start)
+    except ValueError as exc:
+        raise fail([f"--metrics-start: {exc}"]) from None
     scenario = load(paths)
     sim = make_simulation(scenario, seed)
+    if metrics_out is not None:
+        sim.metrics = ExporterScrapes()
     with Progress(
         TextColumn("simulating"),
         BarColumn(),
@@ -96,6 +118,10 @@ def simulate(
     (out_dir / "report.html").write_text(render_html(summary))
     print_summary(summary, out)
     out.print(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", highlight=False)
+    if metrics_out is not None and sim.metrics is not None:
+        write_openmetrics(metrics_out, sim.metrics.families(), start)
+        window = f"{rfc3339(start)} to {rfc3339(start + sim.metrics.end_s)}"
+        out.print(f"wrote {metrics_out} (OpenMetrics, {window})", highlight=False, soft_wrap=True)
 
 
 @app.command()
