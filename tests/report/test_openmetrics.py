@@ -24,8 +24,20 @@ from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 
 # one L4 node serving a Deployment at 4 of its 10 requests per second; a 2-pod Job makes
-# cluster-autoscaler add two nodes, removed empty once the Job is done
+# cluster-autoscaler add two nodes, removed empty once the Job is done; a pod deleted at 100 s
 SCENARIO = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: probe
+  annotations: {gpufleet.io/delete-at: 100s}
+spec:
+  containers:
+  - name: probe
+    image: busybox
+    resources:
+      requests: {cpu: "1"}
+---
 apiVersion: gpufleet.io/v1alpha1
 kind: NodePool
 metadata: {name: l4}
@@ -146,8 +158,20 @@ def test_pods_by_phase_at_the_end_are_the_summarys(run: tuple[Simulation, str]) 
         s.labels["pod"]: s.labels["phase"] for s in _at(samples["kube_pod_status_phase"], END) if s.value
     }
     summary = build_summary(sim)
-    assert phases == {p["name"].split("/")[1]: p["phase"] for p in summary["pods"]}
+    assert phases == {p["name"].split("/")[1]: p["phase"] for p in summary["pods"] if p["deleted_s"] is None}
     assert phases == {"web-0": "Running", "train-0": "Succeeded", "train-1": "Succeeded"}
+
+
+def test_a_deleted_pods_series_end_at_the_last_scrape_before_its_deletion(
+    run: tuple[Simulation, str],
+) -> None:
+    sim, text = run
+    _, samples = _samples(text)
+    deleted = sim.records["default/probe"].deleted_s
+    assert deleted is not None
+    for family in ("kube_pod_info", "kube_pod_status_phase", "kube_pod_container_resource_requests"):
+        times = [float(s.timestamp or 0) - START for s in samples[family] if s.labels["pod"] == "probe"]
+        assert max(times) == SCRAPE_INTERVAL_S * ((deleted - 1e-9) // SCRAPE_INTERVAL_S), family
 
 
 def test_cluster_autoscaler_counts_the_scale_ups_and_the_empty_scale_downs(
