@@ -14,7 +14,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 from typer.testing import CliRunner
 
-from conftest import write
+from conftest import ROOT, write
 from gpufleet.cli import app
 from gpufleet.kube import load_scenario
 from gpufleet.report import finished_summary
@@ -271,3 +271,22 @@ def test_a_bad_metrics_start_is_one_line_and_exit_2(tmp_path: Path, start: str) 
     assert result.exit_code == 2
     assert result.output.startswith("--metrics-start: ") and result.output.count("\n") == 1
     assert not (tmp_path / "m.om").exists()
+
+
+def _dcgm_holders(example: str) -> set[tuple[str, str, str]]:
+    sim = _run([ROOT / "examples" / "gpu-sharing" / example])
+    assert sim.metrics is not None
+    _, samples = _samples(openmetrics_text(sim.metrics.families(), START))
+    return {
+        (s.labels["Hostname"], s.labels["gpu"], s.labels.get("pod", ""))
+        for s in samples["DCGM_FI_DEV_GPU_UTIL"]
+    }
+
+
+def test_a_shared_gpu_has_a_series_per_pod_holding_part_of_it() -> None:
+    on_gpu0 = {pod for node, gpu, pod in _dcgm_holders("fractions.yaml") if (node, gpu) == ("a100-0", "0")}
+    assert {"half-a", "quarter-b"} <= on_gpu0
+
+
+def test_a_mig_node_has_no_dcgm_series_rather_than_a_free_gpu() -> None:
+    assert _dcgm_holders("mig-reconfigure.yaml") == set()

@@ -6,7 +6,8 @@ their upstream names and labels, read from the simulation's state (``sim.exporte
 Upstream names and labels mirrored:
 - dcgm-exporter (``DCGM_FI_DEV_*``; labels ``gpu``, ``UUID``, ``device``, ``modelName``, ``Hostname``,
   and ``namespace``, ``pod`` of the pod a GPU is allocated to, as its Kubernetes pod mapping adds; a GPU
-  shared by several pods gives one series per pod). gpufleet knows a GPU's load only for pods a
+  shared by several pods gives one series per pod; MIG nodes have none, their instances' load being
+  ``DCGM_FI_PROF_*``). gpufleet knows a GPU's load only for pods a
   ``Traffic`` drives (busy share, as the HPA reads it); any other pod that computes counts 100, one
   that does not 0; the HELP text says so.
 - kube-state-metrics v2 (``internal/store/pod.go``, ``node.go``): resource names sanitised to
@@ -234,11 +235,18 @@ def _dcgm(sim: Simulation) -> Iterator[Group]:
         if sim.nodes[name].gpu_ready_s is None:  # the exporter runs once the GPUs are set up
             continue
         devices = sim.cluster.devices_of(name)
-        gpu_of = {u.id: u.gpu for units in devices.units.values() for u in units}
+        if devices.sharing == "mig":  # dcgm-exporter reports MIG instances' load as DCGM_FI_PROF_*
+            continue
+        placed = [
+            (unit.gpu, assignment.pod.key)
+            for assignment in sim.state.pods_on[sim.state.index[name]].values()
+            for unit in sim.records[assignment.pod.key].devices  # whole GPUs, replicas, shares
+        ]
+        if not devices.gpus or any(not 0 <= gpu < devices.gpus for gpu, _ in placed):
+            continue  # no device-plugin GPUs (DRA's), or a unit on a GPU not known: no series, not a guess
         holders: list[set[str]] = [set() for _ in range(devices.gpus)]
-        for unit, holder in devices.taken.items():
-            if unit in gpu_of and holder in sim.records:
-                holders[gpu_of[unit]].add(holder)
+        for gpu, key in placed:
+            holders[gpu].add(key)
         gpus = []
         for keys in holders:
             held = []
