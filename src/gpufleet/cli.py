@@ -26,9 +26,11 @@ from gpufleet.model.pod_selection import PodSelection, SelectorError, pod_select
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.standard_input import is_stdin
 from gpufleet.report import finished_summary, print_summary, render_html
+from gpufleet.report.openmetrics import DEFAULT_START, parse_start, rfc3339, write_openmetrics
 from gpufleet.report.output import OutputError, output_format, print_data, render_data
 from gpufleet.report.progress import NO_PROGRESS_ENV, SimulationBar
 from gpufleet.scheduling.profile import ProfileError
+from gpufleet.sim.exporter_scrapes import ExporterScrapes
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 from gpufleet.traces.base import TracePod
@@ -157,12 +159,32 @@ def simulate(
     select: SelectOption = None,
     namespace: SelectNamespaceOption = None,
     output: OutputOption = None,
+    metrics_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-out",
+            help="Also write the run as exporters' metrics (DCGM, kube-state-metrics, cluster-autoscaler, "
+            "kube-scheduler) in OpenMetrics text, for promtool tsdb create-blocks-from openmetrics.",
+        ),
+    ] = None,
+    metrics_start: Annotated[
+        str,
+        typer.Option(
+            "--metrics-start", help="Wall-clock time of simulated time 0 in --metrics-out: RFC 3339, or now."
+        ),
+    ] = DEFAULT_START,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
     fmt = output_of(output)
     selection = selection_of(select, namespace)
+    try:
+        start = parse_start(metrics_start)
+    except ValueError as exc:
+        raise fail([f"--metrics-start: {exc}"]) from None
     scenario = load(paths)
     sim = make_simulation(scenario, seed)
+    if metrics_out is not None:
+        sim.metrics = ExporterScrapes()
     with SimulationBar(err, asked=not no_progress) as bar:
         sim.run(progress=bar if bar.enabled else None)
     summary = finished_summary(build_summary(sim, selection))
@@ -173,9 +195,12 @@ def simulate(
         print_data(summary, fmt)
     else:
         print_summary(summary, out)
-    (err if fmt else out).print(
-        f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", highlight=False
-    )
+    said = err if fmt else out
+    said.print(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", highlight=False)
+    if metrics_out is not None and sim.metrics is not None:
+        write_openmetrics(metrics_out, sim.metrics.families(), start)
+        window = f"{rfc3339(start)} to {rfc3339(start + sim.metrics.end_s)}"
+        said.print(f"wrote {metrics_out} (OpenMetrics, {window})", highlight=False, soft_wrap=True)
 
 
 @app.command()

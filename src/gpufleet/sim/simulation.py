@@ -21,6 +21,7 @@ from collections.abc import Callable, Hashable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -75,6 +76,9 @@ from gpufleet.workloads.kind import (
 from gpufleet.workloads.raycluster import RayCluster
 from gpufleet.workloads.rayjob import RayJob
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
+
+if TYPE_CHECKING:
+    from gpufleet.sim.exporter_scrapes import ExporterScrapes
 
 
 class Simulation:
@@ -176,6 +180,8 @@ class Simulation:
         )  # Kueue's tenant queues (control/kueue_queues.py)
         #: the RayJob controller's requeue, Ray and its autoscaler (control/kuberay.py)
         self.kuberay = KubeRayLoops(self, self.loop)
+        #: the exporters scraped as the run goes (``gpufleet simulate --metrics-out``), None: not scraped
+        self.metrics: ExporterScrapes | None = None
 
     # -- what the parts hold ---------------------------------------------------------------
     @property
@@ -532,7 +538,7 @@ class Simulation:
         work_list = self.lifecycle.work_lists.get(name)
         return len(work_list.queued) if work_list is not None else 0
 
-    def _traffic_of(self, pod: Pod) -> TrafficState | None:
+    def traffic_of(self, pod: Pod) -> TrafficState | None:
         """The Traffic aimed at the Deployment or ReplicaSet that owns ``pod``, or at the ``Scalable``
         kind whose scale subresource selects it (a LeaderWorkerSet's leaders)."""
         controller = self.created_by.get(pod.key)
@@ -543,11 +549,11 @@ class Simulation:
         return self.traffic.get(f"{owner.kind}/{pod.namespace}/{owner.name}") if owner is not None else None
 
     def pod_metric(self, pod: PodStatus, name: str) -> float | None:
-        traffic = self._traffic_of(pod.pod)
+        traffic = self.traffic_of(pod.pod)
         return traffic.metric(name) if traffic is not None else None
 
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
-        traffic = self._traffic_of(pod.pod)
+        traffic = self.traffic_of(pod.pod)
         return traffic.counter_rate(name, window_s) if traffic is not None else None
 
     # -- the ClusterPort: what the control loops change ------------------------------------
@@ -688,6 +694,8 @@ class Simulation:
         now = self.loop.now
         for s in self.schedulers:
             for outcome in s.run(now):
+                if self.metrics is not None:
+                    self.metrics.attempted(s.name, outcome)
                 self._apply(outcome)
         self._last_pass = (self.material_changes, self.state.static_version, len(self.records))
         times = [nt for s in self.schedulers if (nt := s.next_time()) is not None]
@@ -822,6 +830,8 @@ class Simulation:
             if self._futile():
                 break
             self._sample_until(t)
+            if self.metrics is not None:
+                self.metrics.until(self, t)
             self.meter.advance(t, allocated)
             self._advance_traffic(t)
             self.loop.step()
@@ -834,3 +844,5 @@ class Simulation:
         self.meter.advance(self.end_time, allocated)
         if progress is not None:
             progress.advanced(self.end_time, horizon, self.loop.steps)
+        if self.metrics is not None:
+            self.metrics.finish(self, self.end_time)
