@@ -205,7 +205,7 @@ def test_thousands_of_pods_load_each_one(tmp_path: Path) -> None:
     path = tmp_path / "pods.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     scenario = load_scenario([path])
-    assert sorted(p.name for p in scenario.pods) == sorted(f"vllm-{i}" for i in range(2000))
+    assert sorted(p.pod.name for p in scenario.pods) == sorted(f"vllm-{i}" for i in range(2000))
 
 
 def test_yaml_and_json_of_the_same_objects_load_alike(tmp_path: Path) -> None:
