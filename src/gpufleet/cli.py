@@ -657,6 +657,7 @@ def compare(
     no_progress: NoProgressOption = False,
     select: SelectOption = None,
     namespace: SelectNamespaceOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Replay or simulate every variant over seeds, and write DIR/compare.json and DIR/report.html.
 
@@ -664,8 +665,9 @@ def compare(
     simulated; statistics over seeds: median allocation curves, or cost against p95 pending-to-working
     time.
     """
-    from gpufleet.experiments.commands import compare_command
+    from gpufleet.experiments.commands import Terminal, compare_command
 
+    term = Terminal(out, err, not no_progress, output_of(output))
     selection = selection_of(select, namespace)
     raise typer.Exit(
         compare_command(
@@ -676,11 +678,9 @@ def compare(
             out_dir,
             jobs,
             fmt,
-            out,
-            err,
+            term,
             scenario or [],
             grid,
-            not no_progress,
             selection,
         )
     )
@@ -698,17 +698,17 @@ def sweep(
     no_progress: NoProgressOption = False,
     select: SelectOption = None,
     namespace: SelectNamespaceOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Run a parameter grid of FGD-protocol replays or of scenario simulations.
 
     One line per run in DIR/results.jsonl as each finishes; runs already there are not done again.
     """
-    from gpufleet.experiments.commands import ray_address_from, sweep_command
+    from gpufleet.experiments.commands import Terminal, ray_address_from, sweep_command
 
+    term = Terminal(out, err, not no_progress, output_of(output))
     selection = selection_of(select, namespace)
-    raise typer.Exit(
-        sweep_command(grid, out_dir, jobs, ray_address_from(ray), out, err, not no_progress, selection)
-    )
+    raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), term, selection))
 
 
 @app.command()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from conftest import page_figures
@@ -157,3 +158,21 @@ def test_compare_of_a_grid_file_runs_its_points(tmp_path: Path) -> None:
     ]
     cold, warm = (r["pending_to_working_p95_s"] for r in document["runs"])
     assert warm < cold
+
+
+def test_compare_and_sweep_print_their_statistics_as_data_with_output(tmp_path: Path) -> None:
+    """``-o json|yaml`` as kubectl's: the statistics on stdout as data, the same in both; the line
+    about the files written goes to stderr."""
+    shutil.copy(BURSTS, tmp_path / "bursts.yaml")
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("scenario: bursts.yaml\nparameters:\n  NodePool/a10.spec.warm: [0, 2]\nseeds: [1]\n")
+    runner = CliRunner()
+    as_json = runner.invoke(app, ["compare", "--out", str(tmp_path / "c"), "--grid", str(grid), "-o", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    stats = json.loads(as_json.stdout)
+    assert [s["variant"] for s in stats] == ["warm=0", "warm=2"]
+    assert "2 runs; wrote" in as_json.stderr and "2 runs; wrote" not in as_json.stdout
+    as_yaml = runner.invoke(app, ["sweep", "--grid", str(grid), "--out", str(tmp_path / "s"), "-o", "yaml"])
+    assert as_yaml.exit_code == 0, as_yaml.output
+    assert [s["variant"] for s in yaml.safe_load(as_yaml.stdout)] == ["warm=0", "warm=2"]
+    assert "results in" in as_yaml.stderr

@@ -14,8 +14,8 @@ of its grid file.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from gpufleet.experiments.stats import group_stats, stats_tables, trace_labels, 
 from gpufleet.experiments.sweep import RESULTS, run_sweep
 from gpufleet.model.pod_selection import PodSelection
 from gpufleet.replay.fgd_protocol import POLICIES
+from gpufleet.report.output import print_data
 from gpufleet.report.progress import RunsBar
 from gpufleet.traces.base import TraceError
 from gpufleet.traces.formats import FORMATS
@@ -55,6 +56,28 @@ def _fail(err: Console, lines: Sequence[str], status: int = 2) -> int:
     for line in lines:
         err.print(line, markup=False, highlight=False, soft_wrap=True)
     return status
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """Where a command speaks: its result on ``out`` (the tables, or with ``output`` json or yaml the
+    result as data), its notes (files written) and problems on ``err`` (notes on ``out`` with the
+    tables), and whether progress bars may show."""
+
+    out: Console
+    err: Console
+    progress: bool = True
+    output: str | None = None
+
+    def result(self, data: Any, view: Callable[[], None]) -> None:
+        """``data`` as ``-o`` asks, else the human ``view``."""
+        if self.output is None:
+            view()
+        else:
+            print_data(data, self.output)
+
+    def note(self, line: str) -> None:
+        (self.err if self.output else self.out).print(line, highlight=False, soft_wrap=True)
 
 
 def _print_tables(out: Console, stats: Sequence[Mapping[str, Any]]) -> None:
@@ -97,16 +120,15 @@ def compare_command(
     out_dir: Path,
     jobs: int | None,
     fmt: str,
-    out: Console,
-    err: Console,
+    term: Terminal,
     scenarios: Sequence[str] = (),
     grid_path: Path | None = None,
-    progress: bool = True,
     selection: PodSelection | None = None,
 ) -> int:
     """Every run of a trace comparison (trace, policy, seed), of scenario variants (variant, seed)
     or of a grid file; ``out_dir/compare.json`` and ``out_dir/report.html``. ``selection``
     (``--select``, ``--namespace``) restricts a scenario run's pod figures."""
+    err = term.err
     problems = _jobs_problem(jobs)
     given = {"--nodes": nodes is not None, "--pods": bool(pods), "--policy": bool(policies)}
     trace_options = [name for name, present in given.items() if present]
@@ -119,13 +141,13 @@ def compare_command(
     if problems:
         return _fail(err, problems)
     if grid_path is not None:
-        return _compare_grid(grid_path, seeds, out_dir, jobs, out, err, progress, selection)
+        return _compare_grid(grid_path, seeds, out_dir, jobs, term, selection)
     if scenarios:
         seed_list = _seeds(seeds or SCENARIO_SEEDS, problems)
         if problems:
             return _fail(err, problems)
         variant_runs = selected(variant_specs(scenarios, seed_list), selection)
-        return _compare_scenarios(variant_runs, None, out_dir, jobs, out, err, progress)
+        return _compare_scenarios(variant_runs, None, out_dir, jobs, term)
     if selection is not None:
         problems.append(SELECT_TRACES)
     problems += [
@@ -145,7 +167,7 @@ def compare_command(
     if problems or nodes is None:
         return _fail(err, problems)
     specs = run_specs(nodes, list(dict.fromkeys(pods)), list(dict.fromkeys(policies)), seed_list, fmt)
-    return _compare_traces(specs, out_dir, jobs, out, err, progress)
+    return _compare_traces(specs, out_dir, jobs, term)
 
 
 def _compare_grid(
@@ -153,12 +175,11 @@ def _compare_grid(
     seeds: str | None,
     out_dir: Path,
     jobs: int | None,
-    out: Console,
-    err: Console,
-    progress: bool,
+    term: Terminal,
     selection: PodSelection | None,
 ) -> int:
     """A grid file's runs (``--seeds`` replacing its seeds) as one comparison."""
+    err = term.err
     problems: list[str] = []
     try:
         grid = load_any_grid(grid_path)
@@ -170,27 +191,23 @@ def _compare_grid(
     if seed_list is not None:
         grid = replace(grid, seeds=tuple(seed_list))
     if isinstance(grid, ScenarioGrid):
-        return _compare_scenarios(
-            selected(grid.specs(), selection), grid_path, out_dir, jobs, out, err, progress
-        )
+        return _compare_scenarios(selected(grid.specs(), selection), grid_path, out_dir, jobs, term)
     if selection is not None:
-        return _fail(err, [SELECT_TRACES])
-    return _compare_traces(grid.specs(), out_dir, jobs, out, err, progress)
+        return _fail(term.err, [SELECT_TRACES])
+    return _compare_traces(grid.specs(), out_dir, jobs, term)
 
 
-def _compare_traces(
-    specs: Sequence[RunSpec], out_dir: Path, jobs: int | None, out: Console, err: Console, progress: bool
-) -> int:
+def _compare_traces(specs: Sequence[RunSpec], out_dir: Path, jobs: int | None, term: Terminal) -> int:
     if problems := _trace_problems(specs):
-        return _fail(err, problems)
+        return _fail(term.err, problems)
     try:
-        with RunsBar(err, "comparing", progress) as bar:
+        with RunsBar(term.err, "comparing", term.progress) as bar:
             document = run_compare(specs, jobs or default_jobs(), bar)
     except RunsFailed as failed:
-        return _runs_failed(err, failed, len(specs))
+        return _runs_failed(term.err, failed, len(specs))
     json_path, html_path = write_compare(document, out_dir)
-    _print_tables(out, document["stats"])
-    out.print(f"{len(specs)} runs; wrote {json_path} and {html_path}", highlight=False)
+    term.result(document["stats"], lambda: _print_tables(term.out, document["stats"]))
+    term.note(f"{len(specs)} runs; wrote {json_path} and {html_path}")
     return 0
 
 
@@ -199,20 +216,18 @@ def _compare_scenarios(
     grid_path: Path | None,
     out_dir: Path,
     jobs: int | None,
-    out: Console,
-    err: Console,
-    progress: bool,
+    term: Terminal,
 ) -> int:
     if problems := check_variants(specs, grid_path):
-        return _fail(err, problems)
+        return _fail(term.err, problems)
     try:
-        with RunsBar(err, "comparing", progress) as bar:
+        with RunsBar(term.err, "comparing", term.progress) as bar:
             document = run_scenario_compare(specs, jobs or default_jobs(), bar)
     except RunsFailed as failed:
-        return _runs_failed(err, failed, len(specs))
+        return _runs_failed(term.err, failed, len(specs))
     json_path, html_path = write_compare(document, out_dir, render_scenario_compare_html)
-    out.print(variant_table(document["stats"], SCENARIO_METRICS))
-    out.print(f"{len(specs)} runs; wrote {json_path} and {html_path}", highlight=False)
+    term.result(document["stats"], lambda: term.out.print(variant_table(document["stats"], SCENARIO_METRICS)))
+    term.note(f"{len(specs)} runs; wrote {json_path} and {html_path}")
     return 0
 
 
@@ -226,13 +241,12 @@ def sweep_command(
     out_dir: Path,
     jobs: int | None,
     ray_address: str | None,
-    out: Console,
-    err: Console,
-    progress: bool = True,
+    term: Terminal,
     selection: PodSelection | None = None,
 ) -> int:
     """The grid's runs that ``out_dir/results.jsonl`` lacks, a line each as they finish (a run with
     another ``selection`` is another run)."""
+    err = term.err
     problems = _jobs_problem(jobs)
     grid: Grid | ScenarioGrid | None = None
     try:
@@ -261,19 +275,18 @@ def sweep_command(
             connect(ray_address)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             return _fail(err, [f"--ray: cannot use the Ray cluster at {ray_address!r}: {exc}"])
-    with RunsBar(err, "sweeping", progress) as bar:
+    with RunsBar(err, "sweeping", term.progress) as bar:
         outcome = run_sweep(specs, out_dir, jobs or default_jobs(), ray_address or None, bar)
     if isinstance(grid, ScenarioGrid):
-        out.print(
-            variant_table(group_stats(outcome.lines, SCENARIO_GROUP, SCENARIO_METRICS), SCENARIO_METRICS)
-        )
+        stats = group_stats(outcome.lines, SCENARIO_GROUP, SCENARIO_METRICS)
+        term.result(stats, lambda: term.out.print(variant_table(stats, SCENARIO_METRICS)))
     else:
-        _print_tables(out, group_stats(outcome.lines))
+        stats = group_stats(outcome.lines)
+        term.result(stats, lambda: _print_tables(term.out, stats))
     dropped = f", {outcome.dropped} incomplete lines dropped" if outcome.dropped else ""
-    out.print(
+    term.note(
         f"{outcome.ran} runs done, {outcome.skipped} already in {RESULTS}{dropped}; "
-        f"results in {out_dir / RESULTS}",
-        highlight=False,
+        f"results in {out_dir / RESULTS}"
     )
     if outcome.failed:
         again = f"{len(outcome.failed)} runs failed: no line in {RESULTS}, the next sweep does them again"
