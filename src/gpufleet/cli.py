@@ -75,6 +75,8 @@ def simulate(
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
     scenario = load(paths)
     sim = make_simulation(scenario, seed)
+    for warning in scenario.warnings:  # summary.json keeps them too
+        err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     with Progress(
         TextColumn("simulating"),
         BarColumn(),

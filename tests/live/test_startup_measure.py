@@ -498,7 +498,9 @@ def test_the_example_dump_measures_as_docs_startup_md_shows(tmp_path: Path) -> N
     assert startup["node_chain"]["a100"]["join"] == {
         "p50": 45.0, "p90": 61.0, "p95": 61.0, "p99": 61.0, "max": 61.0, "count": 3
     }  # fmt: skip
-    assert "batch/batch-0 not serving after 68 s (scheduling 68 s): 0/5 nodes are available" in result.output
+    assert (
+        "batch/batch-0 not serving after 1m 8s (scheduling 1m 8s): 0/5 nodes are available" in result.output
+    )
     assert startup["node_chain"]["a100"]["boot"]["p50"] == 6.0  # TriggeredScaleUp at 25, Nodes at 30, 31, 33
     calibration = (tmp_path / "calibration.yaml").read_text()
     assert "    boot: {median: 6s, p95: 8s}  # 3 samples, lognormal" in calibration

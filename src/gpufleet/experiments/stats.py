@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich import box
+from rich.console import Console, Group
 from rich.table import Table
 
 Metrics = Sequence[tuple[str, str]]
@@ -133,11 +134,28 @@ def stats_tables(stats: Sequence[Mapping[str, Any]], label: Mapping[str, str]) -
     return list(tables.values())
 
 
-def variant_table(stats: Sequence[Mapping[str, Any]], metrics: Metrics) -> Table:
-    """The statistics of scenario variants as one terminal table, narrow enough for 80 columns: per
-    variant, runs and ``mean±sd`` to one place of each metric some variant has."""
+#: The terminal width the variant tables keep to.
+VARIANT_TABLE_WIDTH = 80
+
+
+def variant_table(stats: Sequence[Mapping[str, Any]], metrics: Metrics) -> Group:
+    """The statistics of scenario variants as terminal tables narrow enough for 80 columns: per
+    variant, runs and ``mean±sd`` to one place of each metric some variant has (headings a word a
+    line); the metrics that do not fit go on in a further table, with the variants again."""
+    shown = measured(stats, metrics)
+    measure = Console(width=10 * VARIANT_TABLE_WIDTH)
+    chunks: list[list[tuple[str, str]]] = [[]]
+    for metric in shown:
+        wider = _variant_chunk(stats, [*chunks[-1], metric], len(chunks) > 1)
+        if chunks[-1] and measure.measure(wider).maximum > VARIANT_TABLE_WIDTH:
+            chunks.append([])
+        chunks[-1].append(metric)
+    return Group(*(_variant_chunk(stats, chunk, index > 0) for index, chunk in enumerate(chunks)))
+
+
+def _variant_chunk(stats: Sequence[Mapping[str, Any]], metrics: Metrics, continued: bool) -> Table:
     table = Table(
-        title="mean±sd over seeds",
+        title="continued" if continued else "mean±sd over seeds",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -145,13 +163,12 @@ def variant_table(stats: Sequence[Mapping[str, Any]], metrics: Metrics) -> Table
     )
     table.add_column("variant", overflow="fold")
     table.add_column("runs", justify="right")
-    shown = measured(stats, metrics)
-    for _, title in shown:
-        table.add_column(title.replace(" ", "\n", 1), justify="right", no_wrap=True)
+    for _, title in metrics:
+        table.add_column(title.replace(" ", "\n"), justify="right", no_wrap=True)
     for group in stats:
         cells = [
             "—" if group[key]["mean"] is None else f"{group[key]['mean']:.1f}±{group[key]['sd']:.1f}"
-            for key, _ in shown
+            for key, _ in metrics
         ]
         table.add_row(group["variant"], str(group["runs"]), *cells)
     return table

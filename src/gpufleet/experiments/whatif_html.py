@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpufleet.experiments.compare_html import page, section, stats_table
-from gpufleet.experiments.whatif_view import figure_rows, pod_rows
-from gpufleet.report._format import fmt_num
+from gpufleet.experiments.whatif_view import figure_rows, for_how_long, pod_rows
 
 
 def render_whatif_html(document: Mapping[str, Any]) -> str:
+    span = for_how_long(document["duration_s"])
     facts = (
-        f"Snapshot {', '.join(document['snapshot'])} simulated for {fmt_num(document['duration_s'])} s "
+        f"Snapshot {', '.join(document['snapshot'])} simulated "
+        f"{span if document['duration_s'] is None else 'for ' + span} "
         f"(seed {document['seed']}) as it is and with {', '.join(document['changes'])}. "
         "Each side's full report: baseline/report.html and changed/report.html."
     )

@@ -6,8 +6,12 @@ record), the meter's log (``sim.metering``) and the sampled timeline; nothing is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from gpufleet.model.final_states import count_final_states, final_state
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
 from gpufleet.scheduling.diagnosis import diagnose
 from gpufleet.scheduling.fragmentation import fragmentation
 from gpufleet.scheduling.gangs import group_key
@@ -23,6 +27,7 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         "name": rec.pod.key,
         "phase": rec.phase,
         "reason": rec.reason,
+        "final_state": _final_state(rec),
         "node": rec.node,
         "gpus": round(rec.gpu_share, 6),
         "devices": [u.id for u in rec.devices],
@@ -52,15 +57,39 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
     }
 
 
+def _final_state(rec: PodRecord) -> str:
+    return final_state(rec.phase, rec.reason, rec.deleted_s is not None)
+
+
+def _percent(part: float, whole: float) -> float | None:
+    """``part`` over ``whole`` in percent, null when ``whole`` is 0."""
+    return round(100 * part / whole, 4) if whole > 0 else None
+
+
+def _may_use(sim: Simulation) -> Callable[[Pod, Node], bool]:
+    """Whether a pod's scheduler would consider a node at all: its node-only filters (nodeSelector and
+    affinity, taints, cordons, nodeName, GPU memory) pass; a pod whose scheduler is absent uses none."""
+
+    def may_use(pod: Pod, node: Node) -> bool:
+        scheduler = next((s for s in sim.schedulers if s.serves(pod.scheduler_name)), None)
+        if scheduler is None:
+            return False
+        return all(f.reject(pod, node) is None for f in scheduler.profiles[pod.scheduler_name].static_filters)
+
+    return may_use
+
+
 def _fragmentation(sim: Simulation, records: list[PodRecord]) -> dict[str, Any]:
-    """Free GPUs the pending pods cannot use, at the end of the run (the FGD paper's measure)."""
+    """Free GPUs the pending pods cannot use, at the end of the run: the FGD paper's measure over the
+    nodes they may use (free GPUs on the others are out of their reach, not fragmented)."""
     pending = [r.pod for r in records if r.phase == "Pending" and r.deleted_s is None and r.node is None]
-    frag = fragmentation(sim.state, pending)
+    frag = fragmentation(sim.state, pending, _may_use(sim))
     top = sorted(frag.per_node.items(), key=lambda kv: (-kv[1], kv[0]))[:16]
     return {
         "free_gpus": frag.free_gpus,
         "fragmented_gpus": round(frag.fragmented_gpus, 6),
         "ratio": round(frag.ratio, 6),
+        "out_of_reach_gpus": round(frag.out_of_reach_gpus, 6),
         "nodes": dict(top),
     }
 
@@ -71,6 +100,8 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
     records = sorted(every, key=lambda r: (r.pod.key, r.created_s))
     working = round(sim.meter.working_gpus, 6)
     metered = sim.meter.totals()
+    provisioned = metered.gpu_seconds["provisioned"]
+    states = count_final_states(_final_state(r) for r in records)
     cluster = sim.cluster
     nodes = []
     allocated_per_node = cluster.gpus_allocated_per_node()
@@ -104,14 +135,17 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
             "gpus_working": working,
             "pods_pending": sum(1 for r in records if r.phase == "Pending" and r.deleted_s is None),
             "pods_running": sum(1 for r in records if r.phase == "Running" and r.deleted_s is None),
-            "pods_succeeded": sum(1 for r in records if r.phase == "Succeeded"),
-            "pods_failed": sum(1 for r in records if r.phase == "Failed"),
+            "pods_succeeded": states.get("Succeeded", 0),
+            "pods_failed": states.get("Failed", 0),
+            "final_states": states,
             "pods_disrupted": sum(1 for r in records if r.disruptions),
             "work_lost_s": round(sim.work_lost_gpu_s, 6),
             "cost": round(metered.cost, 6),
             "gpu_hours_provisioned": round(metered.gpu_seconds["provisioned"] / 3600, 6),
             "gpu_hours_allocated": round(metered.gpu_seconds["allocated"] / 3600, 6),
             "gpu_hours_working": round(metered.gpu_seconds["working"] / 3600, 6),
+            "gpu_allocated_pct": _percent(metered.gpu_seconds["allocated"], provisioned),
+            "gpu_working_pct": _percent(metered.gpu_seconds["working"], provisioned),
         },
         "timeline": {
             **sim.samples,
