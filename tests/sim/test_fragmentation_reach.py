@@ -82,3 +82,15 @@ def test_the_fgd_measure_without_reach_still_counts_excluded_nodes_whole(tmp_pat
     sim.run()
     pending = [r.pod for r in sim.records.values() if r.phase == "Pending"]
     assert fragmentation(sim.state, pending).fragmented_gpus == 12.0  # the paper's "no access": b whole
+
+
+def test_the_pending_pods_hint_calls_fragmented_only_the_free_gpus_it_may_use(tmp_path: Path) -> None:
+    """4 free on a, 4 free on b (which its nodeSelector excludes): 8 free in all, as many as it asks,
+    but not fragmented for it: only 4 are where it may go."""
+    busy_b = pod("other", 4, "  nodeName: b\n")
+    summary = simulated_text(
+        tmp_path, node("a", "a") + node("b", "b") + BUSY_A + busy_b + WANTS_A + SIMULATION
+    )
+    (waiting,) = [p for p in summary["pods"] if p["name"] == "default/wants-a"]
+    assert waiting["diagnosis"]["hints"] == ["4 more GPUs are free on nodes it may not use"]
+    assert summary["fragmentation"]["out_of_reach_gpus"] == 4.0

@@ -12,8 +12,9 @@ from typing import Any
 from gpufleet.model.final_states import count_final_states, final_state
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.diagnosis import diagnose
+from gpufleet.scheduling.diagnosis import diagnose, reachable
 from gpufleet.scheduling.fragmentation import fragmentation
+from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import group_key
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
@@ -50,7 +51,11 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         else None,
         "scheduler": rec.scheduler,
         "pod_group": group_key(rec.pod),
-        "diagnosis": diagnose(sim.state, rec.pod, sim.gangs) if pending else None,
+        "diagnosis": diagnose(
+            sim.state, rec.pod, sim.gangs, reachable(sim.state, rec.pod, _node_filters(sim, rec.pod))
+        )
+        if pending
+        else None,
         "disruptions": list(rec.disruptions),
         "stages": rec.stages(),
         "node_stages": dict(rec.node_stages),
@@ -66,15 +71,19 @@ def _percent(part: float, whole: float) -> float | None:
     return round(100 * part / whole, 4) if whole > 0 else None
 
 
+def _node_filters(sim: Simulation, pod: Pod) -> list[StaticFilter] | None:
+    """The node-only filters of the pod's scheduler profile (None: no scheduler serves it)."""
+    scheduler = next((s for s in sim.schedulers if s.serves(pod.scheduler_name)), None)
+    return None if scheduler is None else scheduler.profiles[pod.scheduler_name].static_filters
+
+
 def _may_use(sim: Simulation) -> Callable[[Pod, Node], bool]:
     """Whether a pod's scheduler would consider a node at all: its node-only filters (nodeSelector and
     affinity, taints, cordons, nodeName, GPU memory) pass; a pod whose scheduler is absent uses none."""
 
     def may_use(pod: Pod, node: Node) -> bool:
-        scheduler = next((s for s in sim.schedulers if s.serves(pod.scheduler_name)), None)
-        if scheduler is None:
-            return False
-        return all(f.reject(pod, node) is None for f in scheduler.profiles[pod.scheduler_name].static_filters)
+        filters = _node_filters(sim, pod)
+        return filters is not None and all(f.reject(pod, node) is None for f in filters)
 
     return may_use
 
