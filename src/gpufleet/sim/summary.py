@@ -22,7 +22,7 @@ from gpufleet.sim.simulation import Simulation
 SCHEMA = "gpufleet.summary/v1"
 
 
-def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
+def _pod_record(sim: Simulation, rec: PodRecord, reach: Callable[[Pod], list[int]]) -> dict[str, Any]:
     pending = rec.phase == "Pending" and rec.deleted_s is None
     return {
         "name": rec.pod.key,
@@ -51,11 +51,7 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         else None,
         "scheduler": rec.scheduler,
         "pod_group": group_key(rec.pod),
-        "diagnosis": diagnose(
-            sim.state, rec.pod, sim.gangs, reachable(sim.state, rec.pod, _node_filters(sim, rec.pod))
-        )
-        if pending
-        else None,
+        "diagnosis": diagnose(sim.state, rec.pod, sim.gangs, reach(rec.pod)) if pending else None,
         "disruptions": list(rec.disruptions),
         "stages": rec.stages(),
         "node_stages": dict(rec.node_stages),
@@ -75,6 +71,19 @@ def _node_filters(sim: Simulation, pod: Pod) -> list[StaticFilter] | None:
     """The node-only filters of the pod's scheduler profile (None: no scheduler serves it)."""
     scheduler = next((s for s in sim.schedulers if s.serves(pod.scheduler_name)), None)
     return None if scheduler is None else scheduler.profiles[pod.scheduler_name].static_filters
+
+
+def _reach(sim: Simulation) -> Callable[[Pod], list[int]]:
+    """The nodes a pod may use (`reachable`), once per scheduler and pod shape (what filters read)."""
+    known: dict[tuple[object, ...], list[int]] = {}
+
+    def reach(pod: Pod) -> list[int]:
+        key = (pod.scheduler_name, pod.shape())
+        if key not in known:
+            known[key] = reachable(sim.state, pod, _node_filters(sim, pod))
+        return known[key]
+
+    return reach
 
 
 def _may_use(sim: Simulation) -> Callable[[Pod, Node], bool]:
@@ -111,6 +120,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
     metered = sim.meter.totals()
     provisioned = metered.gpu_seconds["provisioned"]
     states = count_final_states(_final_state(r) for r in records)
+    reach = _reach(sim)
     cluster = sim.cluster
     nodes = []
     allocated_per_node = cluster.gpus_allocated_per_node()
@@ -173,7 +183,7 @@ def build_summary(sim: Simulation) -> dict[str, Any]:
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "mig_reconfigurations": [r.as_dict() for r in sim.mig_managers.records],
         **({"kueue": sim.kueue.summary()} if sim.kueue.installed else {}),
-        "pods": [_pod_record(sim, r) for r in records],
+        "pods": [_pod_record(sim, r, reach) for r in records],
         "nodes": nodes,
         "warnings": list(sim.scenario.warnings),
     }
