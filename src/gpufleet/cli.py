@@ -183,6 +183,8 @@ def simulate(
         raise fail([f"--metrics-start: {exc}"]) from None
     scenario = load(paths)
     sim = make_simulation(scenario, seed)
+    for warning in scenario.warnings:  # summary.json keeps them too
+        err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     if metrics_out is not None:
         sim.metrics = ExporterScrapes()
     with SimulationBar(err, asked=not no_progress) as bar:

@@ -62,7 +62,7 @@ def test_warm_nodes_cost_more_and_cut_p95_pending_on_every_seed(tmp_path: Path) 
     for group in document["stats"]:
         mine = [runs[group["variant"], seed] for seed in (1, 2)]
         assert group["runs"] == 2 and group["seeds"] == [1, 2]
-        for key in ("cost", "pending_to_working_p95_s", "gpu_utilization_pct"):
+        for key in ("cost", "pending_to_working_p95_s", "gpu_allocated_pct"):
             values = [run[key] for run in mine]
             assert group[key]["mean"] == pytest.approx(statistics.fmean(values))
             assert group[key]["sd"] == pytest.approx(statistics.stdev(values))
@@ -92,9 +92,15 @@ def test_a_compare_run_has_the_figures_simulate_writes_for_that_seed(tmp_path: P
     assert run["cost"] == summary["totals"]["cost"]
     assert run["pending_to_working_p95_s"] == summary["latency"]["pending_to_working_s"]["p95"]
     assert run["pending_to_working_p50_s"] == summary["latency"]["pending_to_working_s"]["p50"]
-    assert run["gpu_utilization_pct"] == pytest.approx(100 * summary["jobs"]["gpu_utilization"])
+    totals = summary["totals"]
+    assert run["gpu_allocated_pct"] == pytest.approx(
+        100 * totals["gpu_hours_allocated"] / totals["gpu_hours_provisioned"], abs=1e-4
+    )
     assert run["gpu_working_pct"] == pytest.approx(
-        100 * summary["totals"]["gpu_hours_working"] / summary["totals"]["gpu_hours_provisioned"], abs=1e-4
+        100 * totals["gpu_hours_working"] / totals["gpu_hours_provisioned"], abs=1e-4
+    )
+    assert run["final_states"] == totals["final_states"] and sum(run["final_states"].values()) == len(
+        summary["pods"]
     )
 
 

@@ -16,6 +16,7 @@ spec:
     - action: Ignore
       onPodConditions: [{type: DisruptionTarget}]
   template:
+    metadata: {annotations: {gpufleet.io/duration: 1h}}
     spec:
       restartPolicy: Never
       containers: [{name: c, image: x}]

@@ -63,6 +63,7 @@ metadata: {{name: worker, namespace: jobs}}
 spec:
   jobTargetRef:
     template:
+      metadata: {{annotations: {{gpufleet.io/duration: 10m}}}}
       spec:
         restartPolicy: Never
         containers: [{{name: w, image: w:1}}]

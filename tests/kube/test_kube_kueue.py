@@ -123,6 +123,7 @@ metadata:
 spec:
   suspend: true
   template:
+    metadata: {{annotations: {{gpufleet.io/duration: 1h}}}}
     spec:
       restartPolicy: Never
       containers: [{{name: main, image: busybox}}]

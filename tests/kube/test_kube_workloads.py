@@ -18,6 +18,7 @@ metadata:
 spec:
 {textwrap.indent(textwrap.dedent(spec).strip(), "  ")}
   template:
+    metadata: {{annotations: {{gpufleet.io/duration: 1h}}}}
     spec:
       restartPolicy: {restart}
       containers: [{{name: c, image: x}}]

@@ -211,7 +211,7 @@ def test_a_workload_priority_class_orders_and_preempts_without_changing_pod_prio
     text = own_quota + job("low", "0s") + job("high", "60s", ", kueue.x-k8s.io/priority-class: urgent")
     summary = simulated_text(tmp_path, text)
     pods = pods_by_name(summary)
-    assert (pods["low-0"]["phase"], pods["low-0"]["reason"]) == ("Failed", "Preempted")
+    assert (pods["low-0"]["phase"], pods["low-0"]["reason"]) == ("Failed", "Suspended")
     assert pods["high-0"]["bound_s"] == 90.0  # after low's 30 s grace period
     evictions = {w["name"]: w["evictions"] for w in summary["kueue"]["workloads"]}
     assert [e["reason"] for e in evictions["Job/default/low"]] == ["InClusterQueue"]

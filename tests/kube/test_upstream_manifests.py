@@ -52,6 +52,8 @@ def either(outcomes: set[str], *fragments: str) -> Expect:
 
 
 NOT_MODELLED = "is not modelled; ignored"
+#: a run-to-completion workload published without gpufleet's annotations would compute for ever
+ENDLESS = "no gpufleet.io/duration: its pods run to completion but would compute until the simulation ends"
 
 EXPECTED: dict[str, Expect] = {
     # ours: clusters for the scenarios
@@ -62,7 +64,7 @@ EXPECTED: dict[str, Expect] = {
     "_clusters/t4-time-sliced.yaml": accepted(),
     # NVIDIA GPU operator and device plugin
     "gpu-operator/assets/state-mig-manager/0400_configmap.yaml": warned("kind v1/ConfigMap " + NOT_MODELLED),
-    "gpu-operator/tests/gpu-pod.yaml": accepted(),
+    "gpu-operator/tests/gpu-pod.yaml": warned(ENDLESS),
     # the device plugin's own config file, not a Kubernetes object
     "gpu-operator/tests/plugin-config.yaml": refused(
         "document 1: apiVersion: Required value", "kind: Required value"
@@ -75,9 +77,9 @@ EXPECTED: dict[str, Expect] = {
     "k8s-device-plugin/deployments/static/nvidia-device-plugin.yml": warned(
         "spec.updateStrategy " + NOT_MODELLED
     ),
-    "k8s-device-plugin/testdata/job-1.yaml": accepted(),
+    "k8s-device-plugin/testdata/job-1.yaml": warned(ENDLESS),
     # NVIDIA DRA driver: v1, v1beta1 (converted as the API server does), matchAttribute constraints
-    "k8s-dra-driver-gpu/extended-resources/gpu-full.yaml": accepted(),
+    "k8s-dra-driver-gpu/extended-resources/gpu-full.yaml": warned(ENDLESS),
     "k8s-dra-driver-gpu/quickstart/v1/gpu-test-mps.yaml": warned(
         "spec.spec.devices.config is not modelled (opaque driver configuration)"
     ),
@@ -100,7 +102,7 @@ EXPECTED: dict[str, Expect] = {
     "k8s-website/controllers/job-pod-failure-policy-example.yaml": warned(
         "spec.podFailurePolicy " + NOT_MODELLED
     ),
-    "k8s-website/controllers/job.yaml": accepted(),
+    "k8s-website/controllers/job.yaml": warned(ENDLESS),
     "k8s-website/controllers/nginx-deployment.yaml": accepted(),
     # wrong upstream at that commit: a preferred term under requiredDuringScheduling...
     "k8s-website/pods/pod-with-node-affinity.yaml": refused(
@@ -110,7 +112,7 @@ EXPECTED: dict[str, Expect] = {
     "k8s-website/pods/topology-spread-constraints/two-constraints.yaml": either({ACCEPTED, WARNED}),
     "k8s-website/policy/zookeeper-pod-disruption-budget-minavailable.yaml": accepted(),
     # KAI scheduler
-    "kai-scheduler/batch/batch-job.yaml": accepted(),
+    "kai-scheduler/batch/batch-job.yaml": warned(ENDLESS),
     "kai-scheduler/gpu-sharing/gpu-sharing.yaml": accepted(),
     "kai-scheduler/quickstart/default-queues.yaml": accepted(),
     "kai-scheduler/quickstart/pods/gpu-pod.yaml": accepted(),
@@ -134,9 +136,9 @@ EXPECTED: dict[str, Expect] = {
         {WARNED, REFUSED}, 'plugin "NodeNumber"'
     ),
     # Kubeflow, Kueue, JobSet, LWS, Volcano: other controllers' kinds are warnings
-    "jobset/pytorch/resnet-cifar10/resnet.yaml": accepted(),
-    "jobset/simple/paralleljobs.yaml": accepted(),
-    "kubeflow-trainer/training-operator-v1/pytorch_job_mnist_nccl.yaml": accepted(),
+    "jobset/pytorch/resnet-cifar10/resnet.yaml": warned(ENDLESS),
+    "jobset/simple/paralleljobs.yaml": warned(ENDLESS),
+    "kubeflow-trainer/training-operator-v1/pytorch_job_mnist_nccl.yaml": warned(ENDLESS),
     # a TrainJob alone: the trainer's webhook refuses it until its runtime exists (the scenario has both)
     "kubeflow-trainer/v2/01-multi-node.yaml": refused(
         'spec.runtimeRef.name: Invalid value: "torch-distributed": no ClusterTrainingRuntime of that name'
@@ -144,21 +146,21 @@ EXPECTED: dict[str, Expect] = {
     "kubeflow-trainer/v2/torch_distributed.yaml": accepted(),
     "kueue/admission-fs/admission-fair-sharing-setup.yaml": warned("spec.admissionScope " + NOT_MODELLED),
     # Jobs named by generateName
-    "kueue/dra/sample-dra-rct-job.yaml": accepted(),
+    "kueue/dra/sample-dra-rct-job.yaml": warned(ENDLESS),
     "kueue/getting-started/quick-start-setup.yaml": accepted(),
-    "kueue/jobs/ray-job-sample.yaml": accepted(),
-    "kueue/jobs/sample-job.yaml": accepted(),
-    "kueue/jobs/sample-jobset.yaml": accepted(),
+    "kueue/jobs/ray-job-sample.yaml": warned(ENDLESS),
+    "kueue/jobs/sample-job.yaml": warned(ENDLESS),
+    "kueue/jobs/sample-jobset.yaml": warned(ENDLESS),
     # the MPI Operator v2's MPIJob: its TTL after finishing is not modelled
     "kueue/jobs/sample-mpijob.yaml": warned("spec.runPolicy.ttlSecondsAfterFinished " + NOT_MODELLED),
-    "kueue/jobs/sample-pytorchjob.yaml": accepted(),
+    "kueue/jobs/sample-pytorchjob.yaml": warned(ENDLESS),
     "kueue/kueueviz-examples/00-resource-flavor.yaml": accepted(),
     "kueue/kueueviz-examples/01-cluster-queues.yaml": warned(
         "spec.flavorFungibility " + NOT_MODELLED, 'no ResourceFlavor "default-flavor"'
     ),
     "kueue/kueueviz-examples/01.5-cohorts.yaml": accepted(),
     "kueue/kueueviz-examples/07-workload-priority-classes.yaml": accepted(),
-    "kueue/pods-kueue/kueue-pod-group.yaml": accepted(),
+    "kueue/pods-kueue/kueue-pod-group.yaml": warned(ENDLESS),
     "kueue/serving-workloads/sample-hami.yaml": accepted(),
     "kueue/serving-workloads/sample-leaderworkerset.yaml": accepted(),
     "kueue/tas/sample-gpu-queues.yaml": accepted(),
@@ -187,10 +189,10 @@ EXPECTED: dict[str, Expect] = {
         "kind KubeSchedulerConfiguration is not served in kubescheduler.config.k8s.io/v1beta1"
     ),
     # Volcano: its Job (batch.volcano.sh), PodGroup and Queue (scheduling.volcano.sh) are modelled
-    "volcano/MindSpore-example/mindspore_gpu/mindspore-gpu.yaml": accepted(),
+    "volcano/MindSpore-example/mindspore_gpu/mindspore-gpu.yaml": warned(ENDLESS),
     "volcano/deployment/deployment.yaml": accepted(),
     "volcano/deployment/queue.yaml": warned("spec.weight " + NOT_MODELLED),
-    "volcano/job.yaml": accepted(),
+    "volcano/job.yaml": warned(ENDLESS),
     "volcano/kubecon-2019-china/task-priority/high-priority.yaml": refused(
         "kind PriorityClass is not served in scheduling.k8s.io/v1beta1"
     ),

@@ -46,7 +46,7 @@ def test_borrower_is_reclaimed_and_requeued(tmp_path: Path) -> None:
     # team-a's job is created at 600 s and admitted when the borrower's pod is gone (30 s grace)
     assert (a["created_s"], a["bound_s"], a["finished_s"]) == (600.0, 630.0, 2430.0)
     assert a["stages"] == {"queueing": 30.0}
-    assert (victim["phase"], victim["reason"], victim["finished_s"]) == ("Failed", "Preempted", 630.0)
+    assert (victim["phase"], victim["reason"], victim["finished_s"]) == ("Failed", "Suspended", 630.0)
     # requeued: its pod is created again at once, gated, and admitted when team-a's job ends
     assert (again["created_s"], again["bound_s"], again["phase"]) == (630.0, 2430.0, "Succeeded")
     assert got["team-b/b-first-0"]["bound_s"] == 0.0

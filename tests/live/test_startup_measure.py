@@ -26,6 +26,7 @@ from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.live.startup import Observations, StartupInputError, measure, summary
 from gpufleet.live.startup_calibrate import calibration_yaml
 from gpufleet.report import finished_summary, render_html, validate_summary
+from gpufleet.report.startup_table import stage_rows
 
 T0 = datetime(2026, 12, 2, 6, 0, tzinfo=UTC).timestamp()
 IMAGE = "registry.example/llm-serve:v1"
@@ -377,6 +378,23 @@ def test_the_summary_validates_and_the_report_shows_the_measured_stages() -> Non
     assert "Start-up, measured" in html and "<h3>Waterfall</h3>" in html and "node group a100: join" in html
 
 
+def test_a_measured_pod_has_its_final_state_and_an_evicted_one_is_not_failed() -> None:
+    pods, nodes, events = served_on_existing_node()
+    evicted = pod("evicted", 0.0, on=pods[0]["spec"]["nodeName"], scheduled=1.0)
+    evicted["status"] = {**evicted["status"], "phase": "Failed", "reason": "Evicted"}
+    result = finished_summary(summary(measure([*pods, evicted], nodes, events)))
+    by_name = {p["name"]: p for p in result["pods"]}
+    assert by_name["ml/evicted"]["final_state"] == "Evicted"
+    assert result["totals"]["final_states"] == {"Running": 1, "Evicted": 1}
+    assert result["totals"]["pods_failed"] == 0
+
+
+def test_startup_tables_show_durations_as_people_read_them() -> None:
+    result = finished_summary(summary(measure(*scaled_up())))
+    (total,) = [row for row in stage_rows(result["startup"]) if row[0] == "pending to serving"]
+    assert total[2:] == ["1m 35s"] * 5  # p50 .. max of the one pod: 95 s
+
+
 def test_calibration_is_a_scenario_fragment_whose_nodepool_has_the_measured_provisioning() -> None:
     """join (creation -> Ready) from 3 nodes as a lognormal {median, p95} (lifecycle.distributions),
     devicePlugin from the one the watch saw as a fixed duration; gpufleet's own reader accepts it."""
@@ -496,7 +514,9 @@ def test_the_example_dump_measures_as_docs_startup_md_shows(tmp_path: Path) -> N
     assert startup["node_chain"]["a100"]["join"] == {
         "p50": 45.0, "p90": 61.0, "p95": 61.0, "p99": 61.0, "max": 61.0, "count": 3
     }  # fmt: skip
-    assert "batch/batch-0 not serving after 68 s (scheduling 68 s): 0/5 nodes are available" in result.output
+    assert (
+        "batch/batch-0 not serving after 1m 8s (scheduling 1m 8s): 0/5 nodes are available" in result.output
+    )
     assert startup["node_chain"]["a100"]["boot"]["p50"] == 6.0  # TriggeredScaleUp at 25, Nodes at 30, 31, 33
     calibration = (tmp_path / "calibration.yaml").read_text()
     assert "    boot: {median: 6s, p95: 8s}  # 3 samples, lognormal" in calibration

@@ -1,4 +1,4 @@
-"""Wait per job size class and GPU utilisation, computed from a summary's pod records."""
+"""Wait per job size class, computed from a summary's pod records."""
 
 from __future__ import annotations
 
@@ -55,7 +55,6 @@ def test_a_gang_is_one_job_waiting_until_its_last_pod_is_bound() -> None:
             "max_wait_s": 600.0,
         }
     ]
-    assert figures["gpu_utilization"] == 0.4
 
 
 def test_a_job_still_waiting_counts_its_wait_so_far_and_unbound_deleted_pods_are_no_jobs() -> None:
@@ -78,6 +77,6 @@ def test_a_job_still_waiting_counts_its_wait_so_far_and_unbound_deleted_pods_are
     )
 
 
-def test_no_provisioned_gpus_means_no_utilisation() -> None:
+def test_no_pods_means_no_size_class() -> None:
     empty = {"end_time_s": 0.0, "totals": {}, "pods": []}
-    assert job_wait_figures(empty) == {"gpu_utilization": None, "by_gpus": []}
+    assert job_wait_figures(empty) == {"by_gpus": []}

@@ -358,7 +358,7 @@ def test_summary_table_shows_cost_gpu_hours_latency_disruptions_and_work_items()
     assert "cost " in text and "12.35" in text
     assert "provisioned 40 · allocated 30 · working 25" in text
     assert "p50 10 s · p95 19 s · p99 20 s (20 pods)" in text
-    assert "2 pods disrupted · 7200 GPU-seconds of work lost" in text
+    assert "2 pods disrupted · 2h of GPU time lost" in text
     assert "work items queue" in text
     assert "fed 5 · started 4 · completed 3 · lost 0 · requeued 1 · queued 1 · in progress 1" in text
 

@@ -728,7 +728,7 @@ KUEUE_PREEMPTION = "---".join(
 
 
 def test_a_jobset_evicted_by_kueue_is_suspended_and_runs_again_not_restarted(tmp_path: Path) -> None:
-    """Kueue's eviction suspends the JobSet: its pods are deleted (``Preempted``) and created again,
+    """Kueue's eviction suspends the JobSet: its pods are deleted (``Suspended``) and created again,
     gated, under new names; admitted again once the urgent Job is done, it completes, with no
     restart counted (``jobset.status.restarts`` stays 0)."""
     text = jobset(rjob("workers", parallelism=2, completions=2, gpus=4, duration="1h"))
@@ -739,8 +739,8 @@ def test_a_jobset_evicted_by_kueue_is_suspended_and_runs_again_not_restarted(tmp
         (p["created_s"], stem(n), p["phase"], p["reason"]) for n, p in pods.items() if n != "urgent-0"
     )
     assert workers == [
-        (0.0, "train-workers-0-0", "Failed", "Preempted"),
-        (0.0, "train-workers-0-1", "Failed", "Preempted"),
+        (0.0, "train-workers-0-0", "Failed", "Suspended"),
+        (0.0, "train-workers-0-1", "Failed", "Suspended"),
         (630.0, "train-workers-0-0", "Succeeded", "Completed"),
         (630.0, "train-workers-0-1", "Succeeded", "Completed"),
     ]

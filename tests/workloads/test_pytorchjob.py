@@ -432,7 +432,7 @@ def test_a_pytorchjob_evicted_by_kueue_is_suspended_not_restarted(tmp_path: Path
     # both pods of each name are in the summary: the evicted one, and the one created again later
     masters = [p for p in summary["pods"] if p["name"] == "research/finetune-a-master-0"]
     assert [(p["reason"], p["created_s"], p["finished_s"]) for p in masters] == [
-        ("Preempted", 0.0, 630.0),  # evicted at 600 s, 30 s grace
+        ("Suspended", 0.0, 630.0),  # evicted at 600 s, 30 s grace
         ("Completed", 630.0, 15030.0),  # gated until finetune-b ends at 7830 s
     ]
     b = pods_by_name(summary)["finetune-b-master-0"]

@@ -534,7 +534,8 @@ spec:
 def test_the_published_mindspore_gpu_job_runs_its_gang_on_gpus() -> None:
     """``example/MindSpore-example/mindspore_gpu`` (scenario ``volcano-gpu-job``): an MPI master and two
     1-GPU workers, minAvailable 3: all three run, the workers on GPUs; the staging PodGroup
-    ``test-pg`` beside it changes nothing."""
+    ``test-pg`` beside it changes nothing. Published without ``gpufleet.io/duration``, it computes until
+    the run ends, and the summary's one warning says so."""
     paths = [
         CLUSTERS / "h100-nodes.yaml",
         CLUSTERS / "sim-1h.yaml",
@@ -550,7 +551,8 @@ def test_the_published_mindspore_gpu_job_runs_its_gang_on_gpus() -> None:
     ]
     assert {p["phase"] for p in pods.values()} == {"Running"}
     assert pods["mindspore-gpu-mpiworker-0"]["gpus"] == 1 and pods["mindspore-gpu-mpimaster-0"]["gpus"] == 0
-    assert summary["warnings"] == []
+    (warning,) = summary["warnings"]
+    assert "(Job/default/mindspore-gpu)" in warning and "no gpufleet.io/duration" in warning
 
 
 def test_the_published_deployment_runs_in_its_queue() -> None:

@@ -23,8 +23,8 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
 * an evicted workload's pods are deleted (bound ones get SIGTERM and their grace period); it
   holds its quota until they are gone. A Job is suspended, not failed: its pods do not count
   towards ``backoffLimit``, it is requeued with its creation time and its pods are created
-  again (gated) -- Kueue's requeue. Evicted pods and PodGroups have nothing to recreate them
-  and end (reason ``Preempted``);
+  again (gated) -- Kueue's requeue; its deleted pods end with reason ``Suspended``. Evicted
+  pods and PodGroups have nothing to recreate them and end (reason ``Preempted``);
 * quota is released when the workload finishes (a Job: once done; pods: all terminated), and
   then workloads set aside as inadmissible are tried again.
 
@@ -351,8 +351,10 @@ class KueueQueues:
         wl.leaving = {k for k in wl.pods if not self._gone(k)}
         wl.pods = []
         self._dirty.add(wl.key)
+        # a Job (or another integrated kind) is suspended and runs again; pods and PodGroups end
+        reason = "Suspended" if wl.controller is not None else "Preempted"
         for k in sorted(wl.leaving):
-            self.port.delete_pod(k, "Preempted")
+            self.port.delete_pod(k, reason)
         self.settle()
 
     def _unadmit(self, wl: _Workload) -> None:

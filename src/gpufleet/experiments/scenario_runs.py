@@ -5,13 +5,15 @@ takes them), its parameter overrides (``overrides``) and the seed, which replace
 ``Simulation``'s ``spec.seed`` as ``simulate --seed`` does. ``run_scenario`` loads the variant,
 runs the simulation and reads its figures from the same ``summary.json`` content ``simulate``
 writes (``report.finished_summary``): cost, pending-to-working time (p50, p95; the summary's
-``latency``, pods that began computing), GPU utilisation (the summary's
-``jobs.gpu_utilization``: allocated / provisioned GPU-hours) and GPU-hours working as a share of
-those provisioned, pods still pending at the end, per job size class the p95 wait of the jobs
-(``jobs.by_gpus``, ``p95_wait_s_jobs_<class>``), the makespan (when the last job ended: null while
-a job is unfinished at the end, or when there are none), and where there is Traffic the worst p95
-request wait and the share of requests dropped or timed out. A spec's ``selection`` (``--select``,
-``--namespace``) restricts the pod figures as ``simulate`` does.
+``latency``, pods that began computing), GPUs allocated % and GPUs working % (the summary's
+``totals.gpu_allocated_pct`` and ``gpu_working_pct``: GPU-hours allocated, and with pods computing,
+over those provisioned), the simulated DCGM_FI_DEV_GPU_UTIL where there is Traffic
+(``totals.dcgm_gpu_util_pct``), pods still pending at the end and every pod by final state
+(``totals.final_states``), per job size class the p95 wait of the jobs (``jobs.by_gpus``,
+``p95_wait_s_jobs_<class>``), the makespan (when the last job ended: null while a job is unfinished
+at the end, or when there are none), and where there is Traffic the worst p95 request wait and the
+share of requests dropped or timed out. A spec's ``selection`` (``--select``, ``--namespace``)
+restricts the pod figures as ``simulate`` does.
 ``check_variants`` loads every variant once in the parent before anything runs, so bad input is
 reported whole, in the loader's words, and exits 2.
 """
@@ -41,7 +43,9 @@ SCENARIO_METRICS: Metrics = (
     ("cost", "cost"),
     ("pending_to_working_p50_s", "p50 pending s"),
     ("pending_to_working_p95_s", "p95 pending s"),
-    ("gpu_utilization_pct", "GPU utilisation %"),
+    ("gpu_allocated_pct", "GPUs allocated %"),
+    ("gpu_working_pct", "GPUs working %"),
+    ("dcgm_gpu_util_pct", "DCGM_FI_DEV_GPU_UTIL (simulated) %"),
     ("pods_pending", "pending at end"),
     ("makespan_s", "makespan s"),
     *((f"p95_wait_s_jobs_{label}", f"p95 wait {label} GPU jobs s") for label, _ in SIZE_CLASSES),
@@ -100,12 +104,10 @@ def scenario_figures(summary: dict[str, Any]) -> dict[str, Any]:
     """The figures of a ``gpufleet.summary/v1`` document that compare and sweep keep."""
     totals = summary["totals"]
     latency = summary["latency"]["pending_to_working_s"]
-    provisioned = totals["gpu_hours_provisioned"]
     traffic = [t for _, t in sorted(summary["traffic"].items())]
     waits = [t["p95_wait_s"] for t in traffic if t["p95_wait_s"] is not None]
     requests = sum(t["requests"] for t in traffic)
     dropped, timed_out = sum(t["dropped"] for t in traffic), sum(t["timed_out"] for t in traffic)
-    utilization = summary["jobs"]["gpu_utilization"]
     return {
         "cost": totals["cost"],
         "pending_to_working_p50_s": latency["p50"],
@@ -113,9 +115,11 @@ def scenario_figures(summary: dict[str, Any]) -> dict[str, Any]:
         "pods_started": latency["count"],
         "pods_pending": totals["pods_pending"],
         "pods_failed": totals["pods_failed"],
-        "gpu_hours_provisioned": provisioned,
-        "gpu_utilization_pct": None if utilization is None else round(100 * utilization, 4),
-        "gpu_working_pct": round(100 * totals["gpu_hours_working"] / provisioned, 4) if provisioned else None,
+        "final_states": totals["final_states"],
+        "gpu_hours_provisioned": totals["gpu_hours_provisioned"],
+        "gpu_allocated_pct": totals["gpu_allocated_pct"],
+        "gpu_working_pct": totals["gpu_working_pct"],
+        "dcgm_gpu_util_pct": totals.get("dcgm_gpu_util_pct"),
         "makespan_s": makespan(summary["pods"]),
         **{f"p95_wait_s_jobs_{c['gpus']}": c["p95_wait_s"] for c in summary["jobs"]["by_gpus"]},
         "request_p95_wait_s": max(waits) if waits else None,

@@ -130,6 +130,7 @@ def side_figures(
         "time_to_working_p50_s": to_work["p50"],
         "time_to_working_p95_s": to_work["p95"],
         "pods_preempted": sum(1 for p in summary["pods"] if p["reason"] == "Preempted"),
+        "final_states": totals["final_states"],
         "gpus_total": totals["gpus_total"],
         "gpus_allocated": totals["gpus_allocated"],
         "gpu_hours_allocated": totals["gpu_hours_allocated"],

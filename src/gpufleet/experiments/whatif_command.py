@@ -21,7 +21,7 @@ from rich.table import Table
 from gpufleet.experiments.commands import _fail
 from gpufleet.experiments.whatif import SIDES, Side, load_sides, simulate, whatif_document
 from gpufleet.experiments.whatif_html import render_whatif_html
-from gpufleet.experiments.whatif_view import figure_rows, pod_rows
+from gpufleet.experiments.whatif_view import figure_rows, for_how_long, pod_rows
 from gpufleet.kube import ScenarioError
 from gpufleet.model.quantity import QuantityError, parse_duration
 from gpufleet.report import render_html
@@ -101,7 +101,7 @@ def print_whatif(
     """The figures, then the pods, side by side (``wide``: every pod, messages whole; ``namespace``:
     the one the pods were chosen from)."""
     figures = Table(
-        title=f"whatif: {fmt_seconds(document['duration_s'])} from the snapshot, seed {document['seed']}"
+        title=f"whatif: {for_how_long(document['duration_s'])} from the snapshot, seed {document['seed']}"
     )
     for column in ("", "baseline", "changed"):
         figures.add_column(column)
@@ -125,7 +125,3 @@ def print_whatif(
         out.print(pods)
     if len(rows) > shown:
         out.print(f"… and {len(rows) - SHOWN_PODS} more pods (whatif.json has them all)", highlight=False)
-
-
-def fmt_seconds(value: float | None) -> str:
-    return "until nothing is left" if value is None else f"{value:g} s"

@@ -10,14 +10,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpufleet.experiments.compare_html import compare_page, stats_table
-from gpufleet.experiments.whatif_view import figure_rows, pod_rows
-from gpufleet.report._format import human_duration
+from gpufleet.experiments.whatif_view import figure_rows, for_how_long, pod_rows
 from gpufleet.report.page import section
 
 
 def render_whatif_html(document: Mapping[str, Any]) -> str:
+    span = for_how_long(document["duration_s"])
     facts = (
-        f"Snapshot {', '.join(document['snapshot'])} simulated for {human_duration(document['duration_s'])} "
+        f"Snapshot {', '.join(document['snapshot'])} simulated "
+        f"{span if document['duration_s'] is None else 'for ' + span} "
         f"(seed {document['seed']}) as it is and with {', '.join(document['changes'])}. "
         "Each side's full report: baseline/report.html and changed/report.html."
     )

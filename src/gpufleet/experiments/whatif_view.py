@@ -1,7 +1,7 @@
 """What ``gpufleet whatif`` shows of its document, in words: the terminal table and ``report.html``.
 
 Figures side by side (baseline, changed) and, per pending pod of the snapshot, what became of it on
-each side: ``started after 12 s on gpu-0, working after 40 s`` (times from the pod's creation),
+each side: ``started after 12 s on gpu-0, working after 1m 40s`` (times from the pod's creation),
 ``pending: <the scheduler's message>``, ``ended Failed (...)``, or ``absent`` (a change deleted it).
 Cost is ``no price`` where no node had a price, never 0. Everything is read from the
 ``gpufleet.whatif/v1`` document.
@@ -10,19 +10,23 @@ Cost is ``no price`` where no node had a price, never 0. Everything is read from
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from gpufleet.report._format import MISSING, fmt_num, truncate
+from gpufleet.model.final_states import FINAL_STATES
+from gpufleet.report._format import counted, fmt_num, human_duration, truncate
+from gpufleet.report.pod_states import state_label
 
 NO_PRICE = "no price"
 
 
-def _seconds(value: float | None) -> str:
-    return MISSING if value is None else f"{fmt_num(value)} s"
+def for_how_long(value: float | None) -> str:
+    """The simulated span: a human duration, or until the simulation has nothing left to do."""
+    return "until nothing is left" if value is None else human_duration(value)
 
 
 def _pair(p50: str, p95: str) -> Callable[[Mapping[str, Any]], str]:
-    return lambda side: f"{_seconds(side[p50])} / {_seconds(side[p95])}"
+    return lambda side: f"{human_duration(side[p50])} / {human_duration(side[p95])}"
 
 
 def _cost(side: Mapping[str, Any]) -> str:
@@ -30,7 +34,21 @@ def _cost(side: Mapping[str, Any]) -> str:
         return NO_PRICE
     text = f"{side['cost']:.2f}"
     unpriced = side["nodes_without_price"]
-    return f"{text} (+ {unpriced} node{'s' * (unpriced != 1)} with no price)" if unpriced else text
+    return f"{text} (+ {counted(unpriced, 'node')} with no price)" if unpriced else text
+
+
+def _final_state_rows(document: Mapping[str, Any]) -> list[tuple[str, Callable[[Mapping[str, Any]], str]]]:
+    """Every pod by final state, a row per state either side has (preempted always)."""
+    sides = (document["baseline"], document["changed"])
+    return [
+        (f"all pods: {state_label(state)}", partial(_state_count, state))
+        for state in FINAL_STATES
+        if state == "Preempted" or any(side["final_states"].get(state) for side in sides)
+    ]
+
+
+def _state_count(state: str, side: Mapping[str, Any]) -> str:
+    return str(side["final_states"].get(state, 0))
 
 
 def figure_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -41,7 +59,7 @@ def figure_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         ("still pending at the end", lambda s: str(s["pods_pending_at_end"])),
         ("time to start p50 / p95", _pair("time_to_start_p50_s", "time_to_start_p95_s")),
         ("time to working p50 / p95", _pair("time_to_working_p50_s", "time_to_working_p95_s")),
-        ("pods preempted", lambda s: str(s["pods_preempted"])),
+        *_final_state_rows(document),
         (
             "GPUs allocated at the end",
             lambda s: f"{fmt_num(s['gpus_allocated'])} of {fmt_num(s['gpus_total'])}",
@@ -68,9 +86,9 @@ def outcome_text(outcome: Mapping[str, Any], limit: int | None = None) -> str:
         return f"pending: {message if limit is None else truncate(message, limit)}"
     if state == "ended":
         return f"ended {outcome['phase']} ({outcome['reason'] or 'no reason'}), never bound"
-    text = f"started after {_seconds(outcome['time_to_start_s'])} on {outcome['node']}"
+    text = f"started after {human_duration(outcome['time_to_start_s'])} on {outcome['node']}"
     if outcome["time_to_working_s"] is not None:
-        text += f", working after {_seconds(outcome['time_to_working_s'])}"
+        text += f", working after {human_duration(outcome['time_to_working_s'])}"
     if outcome["phase"] != "Running" or outcome["reason"]:
         text += f", then {outcome['phase']}" + (f" ({outcome['reason']})" if outcome["reason"] else "")
     return text

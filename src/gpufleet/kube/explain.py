@@ -34,7 +34,7 @@ from gpufleet.model.scenario import Scenario
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.scheduler_records import Recorded
 from gpufleet.scheduling import registry
-from gpufleet.scheduling.diagnosis import diagnose
+from gpufleet.scheduling.diagnosis import diagnose, reachable
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
@@ -151,9 +151,10 @@ def explain_scenario(
 
     def observe(pod: Pod, decision: Decision) -> dict[str, Any]:
         owner = serving(pod, schedulers)
+        filters = owner.profiles[pod.scheduler_name].static_filters if owner is not None else None
         return {
             "preemption": _preemption(state, decision),
-            "diagnosis": diagnose(state, pod, gangs),
+            "diagnosis": diagnose(state, pod, gangs, reachable(state, pod, filters)),
             "closest_nodes": _changes(state, owner, pod) if owner is not None and not decision.nodes else [],
         }
 

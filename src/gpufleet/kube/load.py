@@ -46,6 +46,7 @@ from gpufleet.kube import (
 from gpufleet.kube.documents import Document, read_documents
 from gpufleet.kube.kinds import Handling, Kind
 from gpufleet.kube.objects import Meta, mapping
+from gpufleet.kube.pod_annotations import CONSUMES, DURATION
 from gpufleet.kube.priority_expander import is_priority_config, parse_priorities
 from gpufleet.kube.problems import (
     Location,
@@ -67,7 +68,11 @@ from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.workloads import Created
 from gpufleet.scheduling.plugins.volcano import DEFAULT_QUEUE, VOLCANO_SCHEDULER, volcano_scheduler
 from gpufleet.workloads import controller_for, manifest_readers, workload_annotations
+from gpufleet.workloads.jobset import JobSet
 from gpufleet.workloads.kind import Reader, Scalable
+from gpufleet.workloads.mpijob import MPIJob
+from gpufleet.workloads.pytorchjob import PyTorchJob
+from gpufleet.workloads.rayjob import RayJob
 from gpufleet.workloads.replicaset import API as REPLICA_SET
 from gpufleet.workloads.trainjob import TrainJob
 from gpufleet.workloads.volcano_job import API as VOLCANO_JOB
@@ -128,6 +133,10 @@ def scenario_from_documents(
     loader.scenario.sources = sources
     loader.scenario.warnings = Problems.summarised(problems.warnings)
     return loader.scenario
+
+
+#: The registered kinds whose pods run to completion whatever their restartPolicy.
+BATCH_KINDS = (PyTorchJob, MPIJob, JobSet, TrainJob, VolcanoJob)
 
 
 @contextlib.contextmanager
@@ -410,6 +419,8 @@ class _Loader:
         created = Created(pod.behavior.submit_at_s, entry.document.order)
         if not entry.malformed:
             self._pods.append((entry.report, "", pod))
+            if owner is None and phase in ("Pending", "Running"):  # a controller's pods: its warning
+                _warn_if_endless(entry, [("", pod)])
         priority_class = kueue.priority_class_label(entry.meta)
         if priority_class is not None and kueue.queue_name(entry.meta) is not None:
             self._priority_labels.append((entry.report, priority_class))
@@ -434,6 +445,7 @@ class _Loader:
         workload = convert(entry.meta, entry.body, entry.report, resolver, entry.document.order)
         if not entry.malformed:
             self._pods.append((entry.report, "spec.template", workload.template))
+            _warn_if_endless(entry, [("spec.template", workload.template)])
         into.append(workload)
 
     def _registered_kind(self, entry: _Entry, read: Reader, resolver: priorities.Priorities) -> None:
@@ -448,6 +460,10 @@ class _Loader:
         )
         if not entry.malformed:
             self._pods.extend((entry.report, path, template) for path, template in templates)
+            if isinstance(workload, RayJob):  # its run: the submitter's, from its metadata or template
+                _warn_if_endless(entry, [("", workload.submitter)], batch=True)
+            else:
+                _warn_if_endless(entry, templates, batch=isinstance(workload, BATCH_KINDS))
         self.scenario.other_workloads.append(workload)
         if isinstance(workload, TrainJob):  # its JobSet comes from the runtime it names
             self._train_jobs.append((entry, resolver))
@@ -622,6 +638,7 @@ class _Loader:
         spec, job = keda.scaled_job(entry.meta, entry.body, entry.report, resolver, entry.document.order)
         if job is not None and entry.report.error_count == errors and not entry.malformed:
             self._pods.append((entry.report, "spec.jobTargetRef.template", job.template))
+            _warn_if_endless(entry, [("spec.jobTargetRef.template", job.template)])
         if spec is not None and job is not None:
             self.scenario.scaled_jobs.append((spec, job))
 
@@ -726,3 +743,20 @@ class _Loader:
                 report.warn(path, f'no PodGroup "{group}" in namespace {pod.namespace}')
             if pod.node_name is not None and pod.node_name not in node_names:
                 report.warn(join(prefix, "spec.nodeName"), f'no Node "{pod.node_name}" in the scenario')
+
+
+def _warn_if_endless(entry: _Entry, templates: Sequence[tuple[str, Pod]], batch: bool = False) -> None:
+    """One warning for a workload whose pods run to completion (a ``batch`` kind's: a training job's;
+    or ``restartPolicy`` Never or OnFailure: a Job's, a bare pod's) when none of them has a
+    ``gpufleet.io/duration``: they would compute until the run ends, never completing. Pods that pop
+    work items (``consumes``) or are deleted at a time (``delete-at``) end anyway."""
+    runs = [(path, pod) for path, pod in templates if batch or pod.restart_policy != "Always"]
+    behaviors = [pod.behavior for _, pod in runs]
+    if not runs or any(b.duration_s or b.consumes or b.delete_at_s is not None for b in behaviors):
+        return
+    entry.report.warn(
+        join(runs[0][0], "metadata.annotations"),
+        f"no {DURATION}: its pods run to completion but would compute until the simulation ends and "
+        f"never complete; annotate the pod template with {DURATION} (how long it computes) or "
+        f"{CONSUMES} (a work list)",
+    )

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpufleet.live.startup_records import STAGES, NodeStartup, PodStartup, StartupMeasurement
+from gpufleet.model.final_states import count_final_states, final_state
 from gpufleet.model.percentiles import nearest_rank
 
 DIGITS = 6
@@ -92,12 +93,21 @@ def _rfc3339(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
 
 
+def _phase(pod: PodStartup) -> str:
+    return pod.phase if pod.phase in ("Pending", "Running", "Succeeded", "Failed") else "Pending"
+
+
+def _final_state(pod: PodStartup, end: float) -> str:
+    return final_state(_phase(pod), pod.reason, pod.deleted is not None and pod.deleted <= end)
+
+
 def _pod(pod: PodStartup, rel: _Relative, end: float) -> dict[str, Any]:
     ended = pod.finished is not None or (pod.deleted is not None and pod.deleted <= end)
     return {
         "name": pod.name,
-        "phase": pod.phase if pod.phase in ("Pending", "Running", "Succeeded", "Failed") else "Pending",
+        "phase": _phase(pod),
         "reason": pod.reason,
+        "final_state": _final_state(pod, end),
         "node": pod.node,
         "gpus": pod.gpus,
         "working": pod.working is not None and not ended,
@@ -153,14 +163,16 @@ def _node(node: NodeStartup, allocated: float, rel: _Relative) -> dict[str, Any]
 
 def _totals(pods: Sequence[PodStartup], nodes: Sequence[NodeStartup], end: float) -> dict[str, Any]:
     present = [pod for pod in pods if pod.deleted is None or pod.deleted > end]
+    states = count_final_states(_final_state(pod, end) for pod in pods)
     return {
         "gpus_total": sum(node.gpus for node in nodes if node.deleted is None),
         "gpus_allocated": sum(pod.gpus for pod in pods if _holds(pod, end)),
         "gpus_working": sum(pod.gpus for pod in pods if _holds(pod, end) and pod.working is not None),
         "pods_pending": sum(1 for pod in present if pod.phase == "Pending"),
         "pods_running": sum(1 for pod in present if pod.phase == "Running"),
-        "pods_succeeded": sum(1 for pod in pods if pod.phase == "Succeeded"),
-        "pods_failed": sum(1 for pod in pods if pod.phase == "Failed"),
+        "pods_succeeded": states.get("Succeeded", 0),
+        "pods_failed": states.get("Failed", 0),
+        "final_states": states,
     }
 
 

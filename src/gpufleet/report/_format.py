@@ -57,6 +57,11 @@ def human_bytes(size: float | None) -> str:
     return f"{fmt_num(round(value, digits))}{suffix}"
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 pod``, ``3 pods``: the count and the noun, plural unless one."""
+    return f"{count} {noun}{'s' * (count != 1)}"
+
+
 def truncate(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, ending in an ellipsis when cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -239,11 +239,11 @@ def _job_waits_section(summary: Mapping[str, Any]) -> str:
         + [human_duration(c[f"{key}_wait_s"]) for key in ("mean", "p50", "p95", "max")]
         for c in jobs["by_gpus"]
     ]
-    utilization = jobs["gpu_utilization"]
+    allocated = summary["totals"].get("gpu_allocated_pct")
     note = muted(
         "From a job's first pod created to its last pod bound (a gang is one job, its pods' GPUs "
         "summed; a job still waiting counts its wait so far)."
-        + ("" if utilization is None else f" {utilization:.1%} of the provisioned GPU-hours were allocated.")
+        + ("" if allocated is None else f" GPUs allocated: {allocated:.1f} % of the provisioned GPU-hours.")
     )
     head = ["GPUs per job", "jobs", "still waiting", "mean", "p50", "p95", "max"]
     return "\n".join([note, table(head, rows, css="narrow")])

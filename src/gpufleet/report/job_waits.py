@@ -1,7 +1,7 @@
-"""How long jobs waited for their GPUs, per job size class, and the run's GPU utilisation.
+"""How long jobs waited for their GPUs, per job size class.
 
-`job_wait_figures` computes the summary's optional ``jobs`` field from its ``pods`` and
-``totals``, as `latency.latency_figures` does for ``latency``: a pure function of the summary.
+`job_wait_figures` computes the summary's optional ``jobs`` field from its ``pods``, as
+`latency.latency_figures` does for ``latency``: a pure function of the summary.
 
 A job is a gang (the pods of one PodGroup, ``pod_group`` in their records) or a pod without
 one; its GPUs are its pods' GPUs summed (a 2 x 8-GPU gang is one 16-GPU job). It is submitted
@@ -10,8 +10,8 @@ batch scheduler reports as start minus submit time (Slurm's ``Start - Submit``).
 waiting at the end of the run counts its wait so far (a lower bound) and is counted as
 ``waiting``; a pod deleted before it was bound belongs to no job, and jobs without GPUs are left
 out. Size classes: ``<1`` (a fraction), ``1``, ``2-4``, ``5-8``, ``9-16``, ``>16`` GPUs; each
-with the count, the mean, nearest-rank p50 and p95, and the maximum wait. GPU utilisation is
-allocated GPU-hours over provisioned GPU-hours (``totals``), null when none were provisioned.
+with the count, the mean, nearest-rank p50 and p95, and the maximum wait. (The share of the
+provisioned GPU-hours allocated is ``totals.gpu_allocated_pct``.)
 
 Only jobs count: the pods of a Job, a training operator's kind (PyTorchJob, JobSet, ...) or a pod of
 its own. The replicas of a Deployment, ReplicaSet, StatefulSet, DaemonSet or LeaderWorkerSet
@@ -78,8 +78,7 @@ def is_replica(pod: Mapping[str, Any]) -> bool:
 def job_wait_figures(summary: Mapping[str, Any]) -> dict[str, Any]:
     """The ``jobs`` field of ``summary``::
 
-    {"gpu_utilization": allocated / provisioned GPU-hours or None,
-     "by_gpus": [{"gpus": "1", "count", "waiting", "mean_wait_s", "p50_wait_s", "p95_wait_s",
+    {"by_gpus": [{"gpus": "1", "count", "waiting", "mean_wait_s", "p50_wait_s", "p95_wait_s",
                   "max_wait_s"}, ...]}  # only the classes that have jobs, smallest first
     """
     waits: dict[str, list[float]] = defaultdict(list)
@@ -104,10 +103,4 @@ def job_wait_figures(summary: Mapping[str, Any]) -> dict[str, Any]:
                 "max_wait_s": max(values),
             }
         )
-    totals = summary["totals"]
-    provisioned = float(totals.get("gpu_hours_provisioned") or 0.0)
-    allocated = float(totals.get("gpu_hours_allocated") or 0.0)
-    return {
-        "gpu_utilization": round(allocated / provisioned, DIGITS) if provisioned > 0 else None,
-        "by_gpus": classes,
-    }
+    return {"by_gpus": classes}

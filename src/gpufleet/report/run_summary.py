@@ -2,7 +2,7 @@
 
 The driver's summary (``sim.summary.build_summary``) gives every recorded figure; the ``latency`` field
 (pending-to-working percentiles, ``report.latency``) and the ``jobs`` field (wait per job size
-class and GPU utilisation, ``report.job_waits``) are added from its pod records, and the
+class, ``report.job_waits``) are added from its pod records, and the
 whole is checked against the schema. ``gpufleet compare`` and ``gpufleet sweep`` read their
 scenario figures from this same dict, so they show what ``simulate`` would write.
 """

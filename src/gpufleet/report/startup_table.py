@@ -1,7 +1,7 @@
 """The table of a measured start-up: per stage, and per node group's start chain, the nearest-rank
 p50, p90, p95, p99 and max the summary's ``startup`` field holds (its rows are the terminal's and the
 HTML report's); then the pods not serving yet, each with its stages so far and the scheduler's
-message."""
+message. Durations read as people read them (``1m 30s``, ``42 s``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.table import Table
 
-from gpufleet.report._format import fmt_num, truncate
+from gpufleet.report._format import human_duration, truncate
 
 SPREAD_KEYS = ("p50", "p90", "p95", "p99", "max")
 SPREAD_HEAD = ("stage", "count", *SPREAD_KEYS)
@@ -20,9 +20,9 @@ MESSAGE_CHARS = 200
 
 
 def startup_table(summary: Mapping[str, Any]) -> Table:
-    """`stage_rows` then `chain_rows`, in seconds."""
+    """`stage_rows` then `chain_rows`."""
     startup = summary["startup"]
-    table = Table(title=f"start-up, measured from a {startup['source']} (seconds)", title_justify="left")
+    table = Table(title=f"start-up, measured from a {startup['source']}", title_justify="left")
     for column in SPREAD_HEAD:
         table.add_column(column, justify="left" if column == "stage" else "right")
     stages = stage_rows(startup)
@@ -51,7 +51,7 @@ def chain_rows(startup: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _cells(figures: Mapping[str, Any]) -> list[str]:
-    return [str(figures["count"]), *(fmt_num(figures[key]) for key in SPREAD_KEYS)]
+    return [str(figures["count"]), *(human_duration(figures[key]) for key in SPREAD_KEYS)]
 
 
 def not_serving_lines(summary: Mapping[str, Any]) -> list[str]:
@@ -64,10 +64,10 @@ def not_serving_lines(summary: Mapping[str, Any]) -> list[str]:
     ]
     lines = []
     for pod in waiting[:NOT_SERVING_SHOWN]:
-        so_far = ", ".join(f"{stage} {fmt_num(seconds)} s" for stage, seconds in pod["stages"].items())
-        waited = fmt_num(summary["end_time_s"] - pod["created_s"])
+        so_far = ", ".join(f"{stage} {human_duration(seconds)}" for stage, seconds in pod["stages"].items())
+        waited = human_duration(summary["end_time_s"] - pod["created_s"])
         message = f": {truncate(pod['message'], MESSAGE_CHARS)}" if pod["message"] else ""
-        lines.append(f"{pod['name']} not serving after {waited} s ({so_far}){message}")
+        lines.append(f"{pod['name']} not serving after {waited} ({so_far}){message}")
     if len(waiting) > NOT_SERVING_SHOWN:
         left = len(waiting) - NOT_SERVING_SHOWN
         lines.append(f"... and {left} more pods not serving (summary.json lists them)")

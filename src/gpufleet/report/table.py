@@ -1,7 +1,9 @@
-"""A short terminal table of a summary: end time, GPUs, pod counts, and why pods are pending.
+"""A short terminal table of a summary: end time, GPUs, pods by final state, and why pods are pending.
 
-Optional figures (cost, GPU-hours, pending-to-working percentiles, wait per job size class, GPU
-utilisation, disruptions, work items) get a row each only when the summary has them.
+Optional figures (cost, GPU-hours, the share of them allocated and working, the simulated
+DCGM_FI_DEV_GPU_UTIL, pending-to-working percentiles, wait per job size class, disruptions, work
+items, fragmentation) get a row each only when the summary has them. Durations read as people read
+them (``2d 21h 38m``, ``42 s``); summary.json keeps the seconds.
 """
 
 from __future__ import annotations
@@ -13,24 +15,25 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpufleet.report._format import fmt_num, pending_pods, truncate
+from gpufleet.report._format import counted, fmt_num, human_duration, pending_pods, truncate
 from gpufleet.report.job_waits import job_wait_figures
 from gpufleet.report.latency import latency_figures
+from gpufleet.report.pod_states import final_state_counts, final_states_text
 from gpufleet.report.serving_rows import request_rows, selection_rows, workload_rows
 
 PENDING_SHOWN = 5
 MESSAGE_CHARS = 160
 GPU_FIGURES = (("gpus_total", "total"), ("gpus_allocated", "allocated"), ("gpus_working", "working"))
-POD_FIGURES = (
-    ("pods_pending", "pending"),
-    ("pods_running", "running"),
-    ("pods_succeeded", "succeeded"),
-    ("pods_failed", "failed"),
-)
 GPU_HOUR_FIGURES = (
     ("gpu_hours_provisioned", "provisioned"),
     ("gpu_hours_allocated", "allocated"),
     ("gpu_hours_working", "working"),
+)
+#: (key in totals, label, what the percent is of)
+PERCENT_FIGURES = (
+    ("gpu_allocated_pct", "GPUs allocated %", "of the provisioned GPU-hours allocated to pods"),
+    ("gpu_working_pct", "GPUs working %", "of the provisioned GPU-hours with pods computing"),
+    ("dcgm_gpu_util_pct", "DCGM_FI_DEV_GPU_UTIL (simulated) %", "mean over the GPUs of traffic-driven pods"),
 )
 WORK_ITEM_FIGURES = (
     ("fed", "fed"),
@@ -49,9 +52,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table = Table(title="gpufleet summary", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")
-    table.add_row("end time", Text(f"{fmt_num(summary['end_time_s'])} s"))
+    table.add_row("end time", Text(human_duration(summary["end_time_s"])))
     table.add_row("GPUs", Text(_figures(totals, GPU_FIGURES)))
-    table.add_row("pods", Text(_figures(totals, POD_FIGURES)))
+    table.add_row("pods", Text(final_states_text(final_state_counts(summary))))
     for what, value in _optional_rows(summary):
         table.add_row(what, Text(value))
     _add_pending_rows(table, summary["pods"])
@@ -81,37 +84,46 @@ def _optional_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     hours = [(key, label) for key, label in GPU_HOUR_FIGURES if _present(totals, key)]
     if hours:
         rows.append(("GPU-hours", _figures(totals, tuple(hours))))
+    for key, label, of in PERCENT_FIGURES:
+        if _present(totals, key):
+            rows.append((label, f"{float(totals[key]):.1f} % {of}"))
     latency = summary.get("latency") or latency_figures(summary)
     overall = latency["pending_to_working_s"]
     if overall.get("count"):
-        percentiles = " · ".join(f"{key} {fmt_num(overall.get(key))} s" for key in ("p50", "p95", "p99"))
-        rows.append(("pending → working", f"{percentiles} ({overall['count']} pods)"))
+        percentiles = " · ".join(f"{key} {human_duration(overall.get(key))}" for key in ("p50", "p95", "p99"))
+        rows.append(("pending → working", f"{percentiles} ({counted(overall['count'], 'pod')})"))
     jobs = summary.get("jobs") or job_wait_figures(summary)
     for c in jobs["by_gpus"]:
-        figures = " · ".join(f"{key} {fmt_num(c[f'{key}_wait_s'])}" for key in ("mean", "p50", "p95", "max"))
+        figures = " · ".join(
+            f"{key} {human_duration(c[f'{key}_wait_s'])}" for key in ("mean", "p50", "p95", "max")
+        )
         still = f", {c['waiting']} still waiting" if c["waiting"] else ""
-        rows.append((f"wait, {c['gpus']} GPU", f"{figures} s (jobs: {c['count']}{still})"))
-    if jobs["gpu_utilization"] is not None:
-        rows.append(("GPU utilisation", f"{jobs['gpu_utilization']:.1%} of provisioned GPU-hours allocated"))
+        rows.append((f"wait, {c['gpus']} GPU", f"{figures} ({counted(c['count'], 'job')}{still})"))
     disruption = []
     if _present(totals, "pods_disrupted"):
-        disruption.append(f"{fmt_num(totals['pods_disrupted'])} pods disrupted")
+        disruption.append(f"{counted(totals['pods_disrupted'], 'pod')} disrupted")
     if _present(totals, "work_lost_s"):
-        disruption.append(f"{fmt_num(totals['work_lost_s'])} GPU-seconds of work lost")
+        disruption.append(f"{human_duration(totals['work_lost_s'])} of GPU time lost")
     if disruption:
         rows.append(("disruptions", " · ".join(disruption)))
     for name, counts in sorted((summary.get("work_items") or {}).items()):
         rows.append((f"work items {name}", _figures(counts, WORK_ITEM_FIGURES)))
     frag = summary.get("fragmentation")
     if frag and frag.get("free_gpus"):
-        rows.append(
-            (
-                "fragmentation",
-                f"{fmt_num(frag['fragmented_gpus'])} of {fmt_num(frag['free_gpus'])} free GPUs "
-                f"unusable by the pending work ({float(frag['ratio']):.0%})",
-            )
-        )
+        rows.append(("fragmentation", _fragmentation_text(frag)))
     return rows + workload_rows(summary) + request_rows(summary) + selection_rows(summary)
+
+
+def _fragmentation_text(frag: Mapping[str, Any]) -> str:
+    """Fragmented GPUs of the free ones, then those out of the pending work's reach (when known)."""
+    text = (
+        f"{fmt_num(frag['fragmented_gpus'])} of {fmt_num(frag['free_gpus'])} free GPUs fragmented "
+        f"({float(frag['ratio']):.0%}): on nodes the pending work may use but cannot fit on"
+    )
+    out_of_reach = frag.get("out_of_reach_gpus")
+    if out_of_reach:
+        text += f" · {fmt_num(out_of_reach)} free GPUs on nodes it may not use (selector, affinity, taints)"
+    return text
 
 
 def _add_pending_rows(table: Table, pods: list[Mapping[str, Any]]) -> None:

@@ -2,11 +2,15 @@
 
 Free GPUs per node, the largest free block, whether the pod's gang could be placed on
 what is free now (all members at once, first-fit by largest free block, counting cpu,
-memory and pods too), and plain-language hints: "16 GPUs are free but no node has 8".
+memory and pods too), and plain-language hints: "16 GPUs are free but no node has 8". Given
+the nodes the pod may use at all (``eligible``: `reachable`, its scheduler's node-only filters),
+the fragmentation hint counts only their free GPUs; those on other nodes are out of its reach,
+not fragmented.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,6 +18,7 @@ import numpy as np
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
+from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import GangView
 
 TOP_NODES = 16
@@ -36,6 +41,18 @@ def members_that_fit(state: ClusterState, pods: list[Pod], eligible: list[int]) 
     return placed
 
 
+def reachable(state: ClusterState, pod: Pod, filters: Sequence[StaticFilter] | None) -> list[int]:
+    """The active nodes ``pod`` may use at all: every one of its scheduler's node-only ``filters``
+    (nodeSelector and affinity, taints, cordons, nodeName, GPU memory) passes; none without a
+    scheduler (``filters`` None)."""
+    if filters is None:
+        return []
+    nodes = state.nodes
+    return [
+        int(i) for i in state.active_indices() if all(f.reject(pod, nodes[int(i)]) is None for f in filters)
+    ]
+
+
 def diagnose(
     state: ClusterState, pod: Pod, gangs: GangView, eligible: list[int] | None = None
 ) -> dict[str, Any]:
@@ -47,15 +64,18 @@ def diagnose(
         ((state.nodes[i].name, int(free[i])) for i in active if free[i] > 0), key=lambda x: (-x[1], x[0])
     )
     largest = max((f for _, f in per_node), default=0)
-    total_free = sum(f for _, f in per_node)
     hints: list[str] = []
     want = pod.gpus
-    if want and total_free >= want > largest:
+    usable = [int(free[i]) for i in nodes if free[i] > 0]
+    if want and sum(usable) >= want > max(usable, default=0):
+        where = "in total" if len(nodes) == len(active) else "on the nodes it may use"
         hints.append(
-            f"{total_free} GPUs are free in total but no node has {want} free "
-            f"(largest free block: {largest}): "
-            "the free GPUs are fragmented"
+            f"{sum(usable)} GPUs are free {where} but no node has {want} free "
+            f"(largest free block: {max(usable)}): the free GPUs are fragmented"
         )
+    out_of_reach = sum(f for _, f in per_node) - sum(usable)
+    if want and eligible is not None and out_of_reach and max(usable, default=0) < want:
+        hints.append(f"{out_of_reach} more GPUs are free on nodes it may not use")
     gang: dict[str, Any] | None = None
     group = gangs.group_of(pod)
     if group is not None:

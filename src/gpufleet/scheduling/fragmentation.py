@@ -12,6 +12,11 @@ popularity ``p_t``, a node's fragmentation is ``F_n = sum_t p_t * F_n(t)``, wher
 * otherwise (Q-III) the free capacity of the GPUs that each have less left than the task asks of
   one GPU (``GetGpuFragMilliByNodeResAndPodRes``): a whole-GPU task cannot use half-free GPUs.
 
+What a report calls fragmented (``fragmentation(..., may_use=...)``) leaves the "no access" case
+out: free GPUs on a node the pending work may not use at all (its nodeSelector or affinity, a taint
+it does not tolerate, a cordon: the scheduler's node-only filters, ``may_use``) are out of its
+reach, not fragmented; ``Fragmentation.out_of_reach_gpus`` counts those no task may use.
+
 Capacity is counted in thousandths of a GPU ("milli"): an unshared free GPU has 1000 left, a GPU
 holding fractional requests (``cluster.shares``) what its shares leave (the lesser of
 compute and memory). A node's value depends only on what it has left, so ``NodeFragmentation``
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
@@ -31,6 +37,7 @@ import numpy as np
 
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import MILLI
+from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
 
@@ -40,6 +47,7 @@ class Fragmentation:
     free_gpus: float
     fragmented_gpus: float  # expected free GPUs the workload mix cannot use
     per_node: dict[str, float]
+    out_of_reach_gpus: float = 0.0  # with ``may_use``: free GPUs on nodes no task may use
 
     @property
     def ratio(self) -> float:
@@ -131,6 +139,9 @@ class NodeFragmentation:
 
     state: ClusterState
     tasks: list[Task]
+    #: which nodes a task's pod may use at all; given, a task a node refuses counts nothing there
+    #: (out of reach), not all of its free capacity (the paper's "no access")
+    may_use: Callable[[Pod, Node], bool] | None = None
     _admits: dict[int, tuple[tuple[bool, ...], float | None]] = field(default_factory=dict)
     _admits_version: int = -1
     _memo: dict[tuple[object, ...], float] = field(default_factory=dict)
@@ -145,7 +156,8 @@ class NodeFragmentation:
         if got is None:
             node = self.state.nodes[i]
             memory = self.state.gpu_shares().gpu_memory(i) if self.state.shares is not None else None
-            got = self._admits[i] = (tuple(t.pod.matches_node_selector(node) for t in self.tasks), memory)
+            admits = self.may_use or Pod.matches_node_selector
+            got = self._admits[i] = (tuple(admits(t.pod, node) for t in self.tasks), memory)
         return got
 
     def of(self, i: int, left: NodeLeft) -> float:
@@ -187,6 +199,7 @@ class NodeFragmentation:
         below = [0, *accumulate(gpus)]  # below[j]: the thousandths of the j GPUs with least left
         total = below[-1]
         frag = 0.0
+        refused = 0 if self.may_use is not None else total
         for (weight, milli, count, cpu, mem), admitted in zip(self._params(memory), admits, strict=True):
             j = bisect_left(gpus, milli)
             runs = (
@@ -197,15 +210,18 @@ class NodeFragmentation:
                 and mem <= left.memory
                 and left.pods >= 1
             )
-            frag += weight * (below[j] if runs else total)
+            frag += weight * (below[j] if runs else total if admitted else refused)
         return frag
 
 
-def fragmentation(state: ClusterState, workload: list[Pod]) -> Fragmentation:
-    """The fragmentation of every active node for the given workload's GPU pods (weighted by count)."""
-    measure = NodeFragmentation(state, tasks_of(workload))
+def fragmentation(
+    state: ClusterState, workload: list[Pod], may_use: Callable[[Pod, Node], bool] | None = None
+) -> Fragmentation:
+    """The fragmentation of every active node for the given workload's GPU pods (weighted by count);
+    with ``may_use``, only of the nodes each pod may use (the rest is out of its reach)."""
+    measure = NodeFragmentation(state, tasks_of(workload), may_use)
     per_node: dict[str, float] = {}
-    free = fragmented = 0.0
+    free = fragmented = out_of_reach = 0.0
     for i in state.active_indices().tolist():
         left = NodeLeft.of(state, i)
         free += left.total / MILLI
@@ -213,4 +229,6 @@ def fragmentation(state: ClusterState, workload: list[Pod]) -> Fragmentation:
         fragmented += value
         if value > 0:
             per_node[state.nodes[i].name] = round(value, 6)
-    return Fragmentation(free, fragmented, per_node)
+        if may_use is not None and measure.tasks and not any(measure.node_facts(i)[0]):
+            out_of_reach += left.total / MILLI
+    return Fragmentation(free, fragmented, per_node, out_of_reach)

@@ -6,11 +6,16 @@ record), the meter's log (``sim.metering``) and the sampled timeline; nothing is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from gpufleet.model.final_states import count_final_states, final_state
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
 from gpufleet.model.pod_selection import PodSelection
-from gpufleet.scheduling.diagnosis import diagnose
+from gpufleet.scheduling.diagnosis import diagnose, reachable
 from gpufleet.scheduling.fragmentation import fragmentation
+from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import group_key
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
@@ -19,13 +24,14 @@ from gpufleet.sim.traffic import TrafficState, mean_gpu_util_pct
 SCHEMA = "gpufleet.summary/v1"
 
 
-def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
+def _pod_record(sim: Simulation, rec: PodRecord, reach: Callable[[Pod], list[int]]) -> dict[str, Any]:
     pending = rec.phase == "Pending" and rec.deleted_s is None
     return {
         "name": rec.pod.key,
         "workload": workload_of(sim, rec),
         "phase": rec.phase,
         "reason": rec.reason,
+        "final_state": _final_state(rec),
         "node": rec.node,
         "gpus": round(rec.gpu_share, 6),
         "devices": [u.id for u in rec.devices],
@@ -48,22 +54,63 @@ def _pod_record(sim: Simulation, rec: PodRecord) -> dict[str, Any]:
         else None,
         "scheduler": rec.scheduler,
         "pod_group": group_key(rec.pod),
-        "diagnosis": diagnose(sim.state, rec.pod, sim.gangs) if pending else None,
+        "diagnosis": diagnose(sim.state, rec.pod, sim.gangs, reach(rec.pod)) if pending else None,
         "disruptions": list(rec.disruptions),
         "stages": rec.stages(),
         "node_stages": dict(rec.node_stages),
     }
 
 
+def _final_state(rec: PodRecord) -> str:
+    return final_state(rec.phase, rec.reason, rec.deleted_s is not None)
+
+
+def _percent(part: float, whole: float) -> float | None:
+    """``part`` over ``whole`` in percent, null when ``whole`` is 0."""
+    return round(100 * part / whole, 4) if whole > 0 else None
+
+
+def _node_filters(sim: Simulation, pod: Pod) -> list[StaticFilter] | None:
+    """The node-only filters of the pod's scheduler profile (None: no scheduler serves it)."""
+    scheduler = next((s for s in sim.schedulers if s.serves(pod.scheduler_name)), None)
+    return None if scheduler is None else scheduler.profiles[pod.scheduler_name].static_filters
+
+
+def _reach(sim: Simulation) -> Callable[[Pod], list[int]]:
+    """The nodes a pod may use (`reachable`), once per scheduler and pod shape (what filters read)."""
+    known: dict[tuple[object, ...], list[int]] = {}
+
+    def reach(pod: Pod) -> list[int]:
+        key = (pod.scheduler_name, pod.shape())
+        if key not in known:
+            known[key] = reachable(sim.state, pod, _node_filters(sim, pod))
+        return known[key]
+
+    return reach
+
+
+def _may_use(sim: Simulation) -> Callable[[Pod, Node], bool]:
+    """Whether a pod's scheduler would consider a node at all: its node-only filters (nodeSelector and
+    affinity, taints, cordons, nodeName, GPU memory) pass; a pod whose scheduler is absent uses none."""
+
+    def may_use(pod: Pod, node: Node) -> bool:
+        filters = _node_filters(sim, pod)
+        return filters is not None and all(f.reject(pod, node) is None for f in filters)
+
+    return may_use
+
+
 def _fragmentation(sim: Simulation, records: list[PodRecord]) -> dict[str, Any]:
-    """Free GPUs the pending pods cannot use, at the end of the run (the FGD paper's measure)."""
+    """Free GPUs the pending pods cannot use, at the end of the run: the FGD paper's measure over the
+    nodes they may use (free GPUs on the others are out of their reach, not fragmented)."""
     pending = [r.pod for r in records if r.phase == "Pending" and r.deleted_s is None and r.node is None]
-    frag = fragmentation(sim.state, pending)
+    frag = fragmentation(sim.state, pending, _may_use(sim))
     top = sorted(frag.per_node.items(), key=lambda kv: (-kv[1], kv[0]))[:16]
     return {
         "free_gpus": frag.free_gpus,
         "fragmented_gpus": round(frag.fragmented_gpus, 6),
         "ratio": round(frag.ratio, 6),
+        "out_of_reach_gpus": round(frag.out_of_reach_gpus, 6),
         "nodes": dict(top),
     }
 
@@ -91,6 +138,9 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
     traffic = _traffic(sim, None if selection is None else {workload_of(sim, r) for r in records})
     working = round(sim.meter.working_gpus, 6)
     metered = sim.meter.totals()
+    provisioned = metered.gpu_seconds["provisioned"]
+    states = count_final_states(_final_state(r) for r in records)
+    reach = _reach(sim)
     cluster = sim.cluster
     nodes = []
     allocated_per_node = cluster.gpus_allocated_per_node()
@@ -124,8 +174,9 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
             "gpus_working": working,
             "pods_pending": sum(1 for r in records if r.phase == "Pending" and r.deleted_s is None),
             "pods_running": sum(1 for r in records if r.phase == "Running" and r.deleted_s is None),
-            "pods_succeeded": sum(1 for r in records if r.phase == "Succeeded"),
-            "pods_failed": sum(1 for r in records if r.phase == "Failed"),
+            "pods_succeeded": states.get("Succeeded", 0),
+            "pods_failed": states.get("Failed", 0),
+            "final_states": states,
             "pods_disrupted": sum(1 for r in records if r.disruptions),
             "work_lost_s": round(sim.work_lost_gpu_s, 6),
             "cost": round(metered.cost, 6),
@@ -133,6 +184,8 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
             "gpu_hours_allocated": round(metered.gpu_seconds["allocated"] / 3600, 6),
             "gpu_hours_working": round(metered.gpu_seconds["working"] / 3600, 6),
             "dcgm_gpu_util_pct": mean_gpu_util_pct(traffic),
+            "gpu_allocated_pct": _percent(metered.gpu_seconds["allocated"], provisioned),
+            "gpu_working_pct": _percent(metered.gpu_seconds["working"], provisioned),
         },
         "timeline": {
             **sim.samples,
@@ -146,7 +199,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "mig_reconfigurations": [r.as_dict() for r in sim.mig_managers.records],
         **({"kueue": sim.kueue.summary()} if sim.kueue.installed else {}),
-        "pods": [_pod_record(sim, r) for r in records],
+        "pods": [_pod_record(sim, r, reach) for r in records],
         "nodes": nodes,
         "warnings": list(sim.scenario.warnings),
         **({"selection": selection.text} if selection is not None else {}),
