@@ -198,17 +198,14 @@ def _compare_grid(
 
 
 def _compare_traces(specs: Sequence[RunSpec], out_dir: Path, jobs: int | None, term: Terminal) -> int:
-    if problems := _trace_problems(specs):
-        return _fail(term.err, problems)
-    try:
-        with RunsBar(term.err, "comparing", term.progress) as bar:
-            document = run_compare(specs, jobs or default_jobs(), bar)
-    except RunsFailed as failed:
-        return _runs_failed(term.err, failed, len(specs))
-    json_path, html_path = write_compare(document, out_dir)
-    term.result(document["stats"], lambda: _print_tables(term.out, document["stats"]))
-    term.note(f"{len(specs)} runs; wrote {json_path} and {html_path}")
-    return 0
+    return _compare(
+        term,
+        _trace_problems(specs),
+        len(specs),
+        lambda bar: run_compare(specs, jobs or default_jobs(), bar),
+        lambda document: write_compare(document, out_dir),
+        lambda stats: _print_tables(term.out, stats),
+    )
 
 
 def _compare_scenarios(
@@ -218,16 +215,36 @@ def _compare_scenarios(
     jobs: int | None,
     term: Terminal,
 ) -> int:
-    if problems := check_variants(specs, grid_path):
+    return _compare(
+        term,
+        check_variants(specs, grid_path),
+        len(specs),
+        lambda bar: run_scenario_compare(specs, jobs or default_jobs(), bar),
+        lambda document: write_compare(document, out_dir, render_scenario_compare_html),
+        lambda stats: term.out.print(variant_table(stats, SCENARIO_METRICS)),
+    )
+
+
+def _compare(
+    term: Terminal,
+    problems: list[str],
+    count: int,
+    run: Callable[[RunsBar], dict[str, Any]],
+    write: Callable[[dict[str, Any]], tuple[Path, Path]],
+    view: Callable[[Sequence[Mapping[str, Any]]], None],
+) -> int:
+    """The steps of every comparison: its input checked, its runs run under the bar, its files
+    written, its statistics shown (or printed as ``-o`` asks)."""
+    if problems:
         return _fail(term.err, problems)
     try:
         with RunsBar(term.err, "comparing", term.progress) as bar:
-            document = run_scenario_compare(specs, jobs or default_jobs(), bar)
+            document = run(bar)
     except RunsFailed as failed:
-        return _runs_failed(term.err, failed, len(specs))
-    json_path, html_path = write_compare(document, out_dir, render_scenario_compare_html)
-    term.result(document["stats"], lambda: term.out.print(variant_table(document["stats"], SCENARIO_METRICS)))
-    term.note(f"{len(specs)} runs; wrote {json_path} and {html_path}")
+        return _runs_failed(term.err, failed, count)
+    json_path, html_path = write(document)
+    term.result(document["stats"], lambda: view(document["stats"]))
+    term.note(f"{count} runs; wrote {json_path} and {html_path}")
     return 0
 
 
