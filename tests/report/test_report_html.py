@@ -261,7 +261,7 @@ def test_waterfall_has_a_bar_per_working_pod_and_a_trace_per_stage_with_human_ho
     )
     assert layout["barmode"] == "stack" and layout["legend"]["traceorder"] == "normal"
     assert layout["xaxis"]["title"]["text"] == "time from the pod's creation (s)"
-    assert "All 20 pods that began computing, slowest first." in section
+    assert "All 20 pods that waited before computing, slowest first." in section
     assert set(STAGE_ORDER).isdisjoint(names(figure)[2:])
 
 
@@ -273,7 +273,7 @@ def test_waterfall_is_capped_at_the_slowest_pods_and_says_so() -> None:
     ((other,), _) = charts_of(section)[0]
     assert len(other["y"]) == MAX_WATERFALL_PODS
     assert other["y"][0] == "default/p-100" and "default/p-040" not in other["y"]
-    assert f"Showing the {MAX_WATERFALL_PODS} slowest of 100 pods" in section
+    assert f"Showing the {MAX_WATERFALL_PODS} slowest of the 100 pods" in section
 
 
 def test_latency_table_has_each_stage_and_the_total_in_human_form() -> None:
@@ -411,3 +411,22 @@ def test_without_the_optional_fields_there_are_none_of_their_sections() -> None:
     assert not [heading for heading in headings if f"<h2>{heading}</h2>" in page]
     page = render_html(autoscaled_summary())
     assert [heading for heading in headings if f"<h2>{heading}</h2>" not in page] == ["Serving"]
+
+
+def test_the_pod_table_lists_real_failures_before_pods_scaled_down() -> None:
+    """A pod scaled down by an HPA or evicted is no failure, an OOMKilled pod is (``final_state``):
+    the table shows pending pods, then failures, then the rest, by name."""
+    from gpufleet.report.pod_table import pod_table
+
+    def pod(name: str, phase: str, final: str) -> dict[str, Any]:
+        return {"name": f"default/{name}", "phase": phase, "final_state": final, "gpus": 1, "stages": {}}
+
+    pods = [
+        pod("a-scaled", "Succeeded", "ScaledDown"),
+        pod("b-oom", "Failed", "OOMKilled"),
+        pod("c-wait", "Pending", "Pending"),
+        pod("d-evicted", "Failed", "Evicted"),
+    ]
+    html = pod_table(pods)
+    order = sorted(("c-wait", "b-oom", "a-scaled", "d-evicted"), key=html.index)
+    assert order == ["c-wait", "b-oom", "a-scaled", "d-evicted"]

@@ -226,7 +226,9 @@ def _latency_section(summary: Mapping[str, Any], charts: ChartDivs) -> str:
     waited = [p for p in pods if (pending_to_working(p) or 0) > 0]
     if waited:
         figure, shown = waterfall_figure(waited)
-        parts.append("<h3>Waterfall</h3>" + muted(shown) + charts.div(figure))
+        at_once = len(pods) - len(waited)
+        said = f"{shown} ({at_once} of the {len(pods)} began computing at once.)" if at_once else shown
+        parts.append("<h3>Waterfall</h3>" + muted(said) + charts.div(figure))
     return "\n".join(parts)
 
 
@@ -341,7 +343,7 @@ def _node_stage_table(node_stages: Sequence[Mapping[str, float]]) -> str:
 def _startup_section(startup: Mapping[str, Any]) -> str:
     """Per stage and per node group's start chain, the measured spread; then what the input lacks."""
     note = muted(
-        f"Measured from a {startup['source']}, time 0 at {startup['origin']}; seconds, nearest-rank. "
+        f"Measured from a {startup['source']}, time 0 at {startup['origin']}; nearest-rank percentiles. "
         "Stages over the pods that began serving (a pod without a stage counts 0); a node's boot is its "
         "launch request to its Node object, join that to Ready, devicePlugin Ready to GPUs allocatable."
     )

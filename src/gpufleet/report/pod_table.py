@@ -34,9 +34,14 @@ POD_COLUMNS = (
 )
 
 
+#: The final states that are failures (``model.final_states``); a summary without them has the phase.
+FAILED_STATES = ("Failed", "OOMKilled")
+
+
 def _interest(pod: Mapping[str, Any]) -> tuple[int, str]:
-    """Sort key: pending pods first, then failed ones, then the rest; by name within each."""
-    rank = 0 if is_pending(pod) else 1 if pod.get("phase") == "Failed" else 2
+    """Sort key: pending pods first, then those that failed (``final_state`` Failed or OOMKilled, not
+    a pod scaled down, suspended or evicted), then the rest; by name within each."""
+    rank = 0 if is_pending(pod) else 1 if pod.get("final_state", pod.get("phase")) in FAILED_STATES else 2
     return rank, str(pod["name"])
 
 

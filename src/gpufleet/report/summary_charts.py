@@ -112,11 +112,11 @@ def waterfall_figure(pods: Sequence[Mapping[str, Any]]) -> tuple[Figure, str]:
     figure = segment_bars(bars, keys, "time from the pod's creation")
     if len(shown) < len(pods):
         note = (
-            f"Showing the {len(shown)} slowest of {len(pods)} pods that began computing "
+            f"Showing the {len(shown)} slowest of the {len(pods)} pods that waited before computing "
             "(by pending to working); the rest are left out."
         )
     else:
-        note = f"All {len(pods)} pods that began computing, slowest first."
+        note = f"All {len(pods)} pods that waited before computing, slowest first."
     return figure, note
 
 
