@@ -61,6 +61,7 @@ def test_every_command_takes_dash_h_and_shows_its_help_whole_without_markup(
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.output
     assert "``" not in result.output and ":ref:" not in result.output
+    assert "<bool>" not in result.output  # a flag takes no value: none shown beside it
     shown = squeezed(result.output)
     for param in command.params:  # nothing eaten as markup (a <tag>, *stars*), nothing cut
         assert squeezed(param.help or "") in shown, param.help
