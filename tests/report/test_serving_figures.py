@@ -71,7 +71,7 @@ def test_percentiles_per_workload_and_deployment_replicas_are_not_jobs(tmp_path:
     assert pods["training/finetune-0"] == "Job/training/finetune"
     assert workload_rows(summary) == [  # slowest p95 first
         ("pending → working Deployment/serving/vllm", "p50 1m 13s · p95 1m 13s (2 pods)"),
-        ("pending → working Job/training/finetune", "p50 1m 1s · p95 1m 1s (1 pods)"),
+        ("pending → working Job/training/finetune", "p50 1m 1s · p95 1m 1s (1 pod)"),
         ("pending → working DaemonSet/monitoring/dcgm-exporter", "p50 1 s · p95 1 s (2 pods)"),
     ]
     assert "Job/training/finetune" in result.output

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.report._format import human_duration
+from gpufleet.report._format import counted, human_duration
 from gpufleet.report.latency import latency_figures
 
 #: How many workloads the table lists, slowest p95 first.
@@ -50,7 +50,7 @@ def workload_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [
         (
             f"pending → working {w['workload']}",
-            f"p50 {human_duration(w['p50'])} · p95 {human_duration(w['p95'])} ({w['count']} pods)",
+            f"p50 {human_duration(w['p50'])} · p95 {human_duration(w['p95'])} ({counted(w['count'], 'pod')})",
         )
         for w in slowest
     ]
