@@ -19,26 +19,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.model.node import Node
 from gpufleet.model.pod_names import PodNameError
 from gpufleet.model.pod_selection import PodSelection, SelectorError, pod_selection
-from gpufleet.model.scenario import Scenario
 from gpufleet.model.standard_input import is_stdin
-from gpufleet.report import finished_summary, print_summary, render_html
-from gpufleet.report.openmetrics import DEFAULT_START, parse_start, rfc3339, write_openmetrics
+from gpufleet.report.openmetrics import DEFAULT_START
 from gpufleet.report.output import OutputError, output_format, print_data, render_data
-from gpufleet.report.progress import NO_PROGRESS_ENV, SimulationBar
-from gpufleet.scheduling.profile import ProfileError
-from gpufleet.sim.exporter_scrapes import ExporterScrapes
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
-from gpufleet.traces.base import TracePod
+from gpufleet.report.progress import NO_PROGRESS_ENV
 
 if TYPE_CHECKING:
     from gpufleet.live.client import LiveCluster
     from gpufleet.live.snapshot import SnapshotResult
+    from gpufleet.model.node import Node
+    from gpufleet.model.scenario import Scenario
     from gpufleet.model.scheduler_config import SchedulerConfig
+    from gpufleet.sim.simulation import Simulation
+    from gpufleet.traces.base import TracePod
 
 #: every command and group: ``-h`` as well as ``--help``; help text rewrapped whole (Markdown)
 TYPER_SETTINGS: dict[str, Any] = {
@@ -113,6 +108,8 @@ def default_scenario_path() -> Path:
 
 
 def load(paths: list[Path] | None) -> Scenario:
+    from gpufleet.kube import ScenarioError, load_scenario
+
     try:
         return load_scenario(list(paths) if paths else [default_scenario_path()])
     except ScenarioError as exc:
@@ -120,6 +117,9 @@ def load(paths: list[Path] | None) -> Scenario:
 
 
 def make_simulation(scenario: Scenario, seed: int | None) -> Simulation:
+    from gpufleet.scheduling.profile import ProfileError
+    from gpufleet.sim.simulation import Simulation
+
     try:
         return Simulation(scenario, seed=seed)
     except ProfileError as exc:
@@ -175,6 +175,12 @@ def simulate(
     ] = DEFAULT_START,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
+    from gpufleet.report import finished_summary, print_summary, render_html
+    from gpufleet.report.openmetrics import parse_start, rfc3339, write_openmetrics
+    from gpufleet.report.progress import SimulationBar
+    from gpufleet.sim.exporter_scrapes import ExporterScrapes
+    from gpufleet.sim.summary import build_summary
+
     fmt = output_of(output)
     selection = selection_of(select, namespace)
     try:
@@ -372,6 +378,7 @@ def explain(
     import tempfile
 
     from gpufleet.kube.explain import explain_scenario, render_explanations
+    from gpufleet.scheduling.profile import ProfileError
 
     fmt = output_of(output, as_json=as_json)
     one_scope(namespace, all_namespaces)
@@ -458,7 +465,7 @@ def load_scheduler_config(path: Path) -> SchedulerConfig:
     """The one KubeSchedulerConfiguration of ``path``, checked as a scenario's would be; its plugins must
     all be implemented (a live scheduler cannot judge without them). Problems exit 2."""
     from gpufleet.scheduling import registry
-    from gpufleet.scheduling.profile import build_profiles
+    from gpufleet.scheduling.profile import ProfileError, build_profiles
 
     scenario = load([path])
     others = len(scenario.nodes) + len(scenario.pods) + len(scenario.workloads())
@@ -513,6 +520,7 @@ FormatOption = Annotated[str, typer.Option("--format", help="Trace format (openb
 
 def read_trace(fmt: str, nodes: Path, pods: Path) -> tuple[list[Node], list[TracePod]]:
     """The node and pod lists of a trace; bad rows exit 2, one line each (FILE:LINE: column: problem)."""
+
     from gpufleet.traces.base import TraceError
     from gpufleet.traces.formats import FORMATS
 

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from gpufleet import cli
 from gpufleet.experiments import runs
 from gpufleet.experiments.runs import RunSpec, execute_reported
+from gpufleet.report import progress
 from gpufleet.report.progress import NO_PROGRESS_ENV, SimulationBar
 
 BURSTS = Path(__file__).parents[2] / "examples" / "experiments" / "bursts.yaml"
@@ -136,7 +137,7 @@ def test_simulate_draws_its_bar_on_a_terminal_and_writes_the_same_summary_withou
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(NO_PROGRESS_ENV, raising=False)
-    monkeypatch.setattr(cli, "SimulationBar", partial(SimulationBar, show_after_s=0.0))
+    monkeypatch.setattr(progress, "SimulationBar", partial(SimulationBar, show_after_s=0.0))
     drawn, summary = simulate_on_terminal(tmp_path / "bar", monkeypatch)
     assert "simulating" in drawn and "of 1h 30m (" in drawn
     assert "simulated 1h 30m in " in drawn
@@ -149,6 +150,7 @@ def test_a_simulate_shorter_than_the_delay_draws_nothing_on_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(NO_PROGRESS_ENV, raising=False)
-    monkeypatch.setattr(cli, "SimulationBar", partial(SimulationBar, clock=lambda: 0.0))  # no time passes
+    # a clock at which no time passes
+    monkeypatch.setattr(progress, "SimulationBar", partial(SimulationBar, clock=lambda: 0.0))
     drawn, _ = simulate_on_terminal(tmp_path, monkeypatch)
     assert drawn == ""

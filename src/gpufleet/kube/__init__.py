@@ -3,11 +3,35 @@
 ``load_scenario(paths)`` reads files and directories of YAML or JSON (multi-document
 streams, kubectl ``kind: List``) and returns a ``gpufleet.model.scenario.Scenario``, or
 raises ``ScenarioError`` listing every problem, one line each:
-``FILE: document N (Kind/name): field.path: what is wrong``.
+``FILE: document N (Kind/name): field.path: what is wrong``. The names below are imported when
+first used (PEP 562): the loader and its schemas are the heaviest import of the package.
 """
 
-from gpufleet.kube.documents import Document, read_documents
-from gpufleet.kube.load import load_scenario
-from gpufleet.kube.problems import Problems, ScenarioError
+from __future__ import annotations
 
-__all__ = ["Document", "Problems", "ScenarioError", "load_scenario", "read_documents"]
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpufleet.kube.documents import Document as Document
+    from gpufleet.kube.documents import read_documents as read_documents
+    from gpufleet.kube.load import load_scenario as load_scenario
+    from gpufleet.kube.problems import Problems as Problems
+    from gpufleet.kube.problems import ScenarioError as ScenarioError
+
+#: each exported name and the module that holds it
+_WHERE = {
+    "Document": "documents",
+    "Problems": "problems",
+    "ScenarioError": "problems",
+    "load_scenario": "load",
+    "read_documents": "documents",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)

@@ -2,22 +2,47 @@
 
 HTML pages, terminal tables and the schema check all take the summary as a plain, JSON-able
 dict. Every figure they show comes from the summary, which is derived from the event log;
-nothing here counts anything separately.
+nothing here counts anything separately. The names below are imported when first used (PEP 562),
+so that a command that prints no report does not pay for the HTML and chart code.
 """
 
-from gpufleet.report.html import render_html
-from gpufleet.report.latency import latency_figures
-from gpufleet.report.run_summary import finished_summary
-from gpufleet.report.schema import SummaryInvalid, load_summary_schema, validate_summary
-from gpufleet.report.table import print_summary, summary_table
+from __future__ import annotations
 
-__all__ = [
-    "SummaryInvalid",
-    "finished_summary",
-    "latency_figures",
-    "load_summary_schema",
-    "print_summary",
-    "render_html",
-    "summary_table",
-    "validate_summary",
-]
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpufleet.report.html import render_html as render_html
+    from gpufleet.report.latency import latency_figures as latency_figures
+    from gpufleet.report.run_summary import finished_summary as finished_summary
+    from gpufleet.report.schema import (
+        SummaryInvalid as SummaryInvalid,
+    )
+    from gpufleet.report.schema import (
+        load_summary_schema as load_summary_schema,
+    )
+    from gpufleet.report.schema import (
+        validate_summary as validate_summary,
+    )
+    from gpufleet.report.table import print_summary as print_summary
+    from gpufleet.report.table import summary_table as summary_table
+
+#: each exported name and the module that holds it
+_WHERE = {
+    "SummaryInvalid": "schema",
+    "finished_summary": "run_summary",
+    "latency_figures": "latency",
+    "load_summary_schema": "schema",
+    "print_summary": "table",
+    "render_html": "html",
+    "summary_table": "table",
+    "validate_summary": "schema",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
