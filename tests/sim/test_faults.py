@@ -251,12 +251,13 @@ def test_a_bad_fault_is_one_line_naming_its_field(tmp_path: Path, fault: str, me
     assert "document 1 (FaultModel/f)" in str(err.value)
 
 
-def test_a_negative_rate_and_a_second_fault_model_are_errors(tmp_path: Path) -> None:
-    bad_rate = faults(rates="\n  rates: [{nic: -1}]")
+def test_a_rate_out_of_range_and_a_second_fault_model_are_errors(tmp_path: Path) -> None:
+    bad_rate = faults(rates="\n  rates: [{nic: -1}, {nvlink: 2}]")
     with pytest.raises(ScenarioError) as err:
         load_scenario(write(tmp_path, bad_rate, faults().replace("name: f", "name: g")))
     text = str(err.value)
     assert "spec.rates[0].nic: Invalid value" in text
+    assert "spec.rates[1].nvlink: Invalid value: 2: must be less than or equal to 1" in text  # a run must end
     assert "at most one FaultModel may be given" in text
 
 
@@ -267,3 +268,73 @@ def test_rates_left_out_take_the_documented_defaults(tmp_path: Path) -> None:
     assert rates["nic"] == 0.5
     assert rates["ecc-double-bit"] == DEFAULT_RATES["ecc-double-bit"][0]
     assert scenario.fault_model.rates_for("NVIDIA-A10") == {}
+
+
+SERVE = """
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: s}
+spec: {duration: 2h}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: serve}
+spec:
+  replicas: 4
+  selector:
+    matchLabels: {app: serve}
+  template:
+    metadata:
+      labels: {app: serve}
+    spec:
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {nvidia.com/gpu: 1}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: serve}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: serve}
+"""
+
+
+def test_a_node_drained_for_repair_waits_on_its_disruption_budget(tmp_path: Path) -> None:
+    """A row-remap failure on GPU 0 of the only node, 4 replicas of a server with maxUnavailable 1: the
+    replica on GPU 0 dies at once; the node is cordoned and a new one launched (5 min boot). The budget
+    (over the 3 replicas left) allows one eviction; then none until the replicas made again run on the
+    new node; then one at a time; the node is deleted when empty."""
+    summary = simulated(
+        write(tmp_path, pool(replicas=1), SERVE, faults("{at: 1h, node: h100-0, gpu: 0, kind: xid-64}"))
+    )
+    fault = only_fault(summary)
+    assert fault["response"] == "replace" and len(fault["pods_hit"]) == 1
+    evicted = sorted(p["finished_s"] for p in summary["pods"] if p["reason"] == "Evicted")
+    assert len(evicted) == 3
+    assert evicted[0] == 3600 + 30  # evicted at once, gone after its grace period
+    assert evicted[1] > 3600 + 300  # not before the new node took the replicas made again
+    assert len(set(evicted)) == 3  # one at a time
+    nodes = {n["name"]: n for n in summary["nodes"]}
+    assert nodes["h100-0"]["deleted_s"] == 3600 + fault["drain_s"] >= evicted[-1]
+    assert nodes["h100-1"]["gpu_ready_s"] == 3600 + 300 == 3600 + fault["time_to_recovery_s"]
+    running = [p for p in summary["pods"] if p["phase"] == "Running"]
+    assert len(running) == 4 and all(p["node"] == "h100-1" for p in running)
+
+
+def test_a_lost_node_takes_every_pod_with_it_at_once(tmp_path: Path) -> None:
+    """The same servers, the node lost: every replica fails at the fault, no budget consulted."""
+    summary = simulated(
+        write(tmp_path, pool(replicas=1), SERVE, faults("{at: 1h, node: h100-0, kind: node-loss}"))
+    )
+    fault = only_fault(summary)
+    assert fault["response"] == "lost" and len(fault["pods_hit"]) == 4 and fault["drain_s"] is None
+    failed = [p for p in summary["pods"] if p["phase"] == "Failed"]
+    assert (
+        len(failed) == 4
+        and {p["finished_s"] for p in failed} == {3600}
+        and {p["reason"] for p in failed} == {"Error"}
+    )

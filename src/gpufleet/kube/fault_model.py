@@ -1,11 +1,12 @@
 """The ``FaultModel`` kind (``gpufleet.io/v1alpha1``), read into ``gpufleet.model.faults.FaultModel``.
 
 ``spec.rates``: per GPU model (``product``, the node's ``nvidia.com/gpu.product`` label; ``*`` for any),
-faults per GPU-hour of each class, camelCased (``xidGpuReset``, ``xidNodeReboot``, ``xidNodeReplace``,
-``eccDoubleBit``, ``rowRemapFailure``, ``driverCrash``, ``nodeLoss``, ``nic``, ``nvlink``); a class left
-out takes its documented default (``model.faults.DEFAULT_RATES``). ``spec.faults``: faults at given
-times, ``{at, node, gpu, kind}``, ``kind`` a class (``ecc-double-bit``, ...) or ``xid-<n>`` for an XID
-the NVIDIA device plugin treats as fatal. ``spec.response``: ``detection``, ``gpuReset``, ``reboot``.
+faults per GPU-hour of each class (at most 1), camelCased (``xidGpuReset``, ``xidNodeReboot``,
+``xidNodeReplace``, ``eccDoubleBit``, ``rowRemapFailure``, ``driverCrash``, ``nodeLoss``, ``nic``,
+``nvlink``); a class left out takes its documented default (``model.faults.DEFAULT_RATES``).
+``spec.faults``: faults at given times, ``{at, node, gpu, kind}``, ``kind`` a class
+(``ecc-double-bit``, ...) or ``xid-<n>`` for an XID the NVIDIA device plugin treats as fatal.
+``spec.response``: ``detection``, ``gpuReset``, ``reboot``.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
+from gpufleet.kube.gpufleet_kinds import NonNegativeDuration
 from gpufleet.kube.objects import Meta
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
-from gpufleet.kube.spec_model import Duration, NonNegativeInt, PositiveDuration, SpecModel, validate
+from gpufleet.kube.spec_model import NonNegativeInt, PositiveDuration, SpecModel, validate
 from gpufleet.model.faults import (
     APPLICATION_XIDS,
     CLASSES,
@@ -28,10 +30,9 @@ from gpufleet.model.faults import (
     FaultResponse,
     ScheduledFault,
 )
-from gpufleet.model.quantity import parse_duration
 
-NonNegativeDuration = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
-Rate = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: at most one fault per GPU-hour: a what-if may exaggerate, but a run must end
+Rate = Annotated[float, Field(ge=0, le=1)]
 
 
 class RatesSpec(SpecModel):
@@ -57,7 +58,7 @@ class FaultSpec(SpecModel):
 
 
 class ResponseSpec(SpecModel):
-    detection: Duration = 0.0
+    detection: NonNegativeDuration = 0.0
     gpu_reset: PositiveDuration = FaultResponse.gpu_reset_s
     reboot: PositiveDuration = FaultResponse.reboot_s
 
@@ -110,11 +111,9 @@ def fault_model(meta: Meta, body: Mapping[str, Any], report: Reporter) -> FaultM
             continue
         faults.append(ScheduledFault(fault.at, fault.node, kind, fault.gpu, xid))
     r = spec.response or ResponseSpec()
-    if r.detection < 0:
-        report.error("spec.response.detection", invalid(r.detection, "must be greater than or equal to 0"))
     return FaultModel(
         meta.name,
         tuple(rates),
         tuple(sorted(faults, key=lambda f: f.at_s)),
-        FaultResponse(max(r.detection, 0.0), r.gpu_reset, r.reboot),
+        FaultResponse(r.detection, r.gpu_reset, r.reboot),
     )

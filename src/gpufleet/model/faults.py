@@ -3,9 +3,11 @@ and faults at given times for reproducible what-ifs.
 
 Each fault class has the response NVIDIA documents for it (the XID catalogue's "Resolution" column,
 https://docs.nvidia.com/deploy/xid-errors/): ``gpu`` (the device plugin marks the GPU unhealthy until a GPU
-reset; pods on it fail), ``reboot`` (the node goes down and comes back after a reboot) or ``replace``
-(the node is drained of everything and deleted; a new one takes its place). XIDs the NVIDIA device plugin
-ignores as application errors (``internal/rm/health.go``: 13, 31, 43, 45, 68, 109) are not faults here.
+reset; pods on it fail), ``reboot`` (the node goes down and comes back after a reboot), ``replace`` (the
+pods on the GPU fail; the node is drained for repair, PodDisruptionBudgets holding, and deleted; a new one
+takes its place) or ``lost`` (the node is gone at once, with its pods; a new one takes its place). XIDs the
+NVIDIA device plugin ignores as application errors (``internal/rm/health.go``: 13, 31, 43, 45, 68, 109)
+are not faults here.
 
 Default rates per GPU-hour come from the Llama 3 paper's 54-day interruption table ("The Llama 3 Herd of
 Models", Meta 2024, arXiv:2407.21783, Table 5: 419 unexpected interruptions on 16,384 H100 80GB GPUs, i.e.
@@ -18,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Response = Literal["gpu", "reboot", "replace"]
+Response = Literal["gpu", "reboot", "replace", "lost"]
 
 #: GPU-hours of the Llama 3 405B pre-training snapshot: 16,384 GPUs for 54 days
 LLAMA3_GPU_HOURS = 16_384 * 54 * 24
@@ -31,7 +33,7 @@ CLASSES: dict[str, tuple[Response, str]] = {
     "ecc-double-bit": ("gpu", "eccDoubleBit"),
     "row-remap-failure": ("replace", "rowRemapFailure"),
     "driver-crash": ("reboot", "driverCrash"),
-    "node-loss": ("replace", "nodeLoss"),
+    "node-loss": ("lost", "nodeLoss"),
     "nic": ("reboot", "nic"),
     "nvlink": ("gpu", "nvlink"),
 }

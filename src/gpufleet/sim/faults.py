@@ -14,9 +14,13 @@ its share of that sum; the GPU uniformly), from the run's seed. What follows:
 - ``reboot`` (XID 79, a driver crash, a NIC): the node goes down; its pods fail; once noticed a health
   checker (NPD, the GPU Operator's health monitor, DCGM) cordons it; after ``response.reboot`` it is
   uncordoned with healthy GPUs.
-- ``replace`` (a row-remap failure, the node lost): its pods fail and, once noticed, the node is deleted.
-  A pool with ``max`` grows again through cluster-autoscaler when pods are pending; a pool without it
-  gets a new node at once, as a managed node group replaces an unhealthy instance.
+- ``replace`` (a row-remap failure, a GPU to be replaced): the pods on that GPU fail; once noticed the
+  node is cordoned and drained for repair as ``kubectl drain`` does (evictions that PodDisruptionBudgets
+  may refuse, retried every 5 s; SIGTERM and the grace period), then deleted.
+- ``lost`` (the node is gone): its pods fail and, once noticed, the node is deleted.
+  After ``replace`` or ``lost``, a pool with ``max`` grows again through cluster-autoscaler when pods are
+  pending; a pool without it gets a new node (for a drain, at once, so that the pods have somewhere to
+  go), as a managed node group replaces an unhealthy instance.
 
 Each fault is recorded (``FaultRecord``): when it was noticed, the pods hit, the GPUs out of service
 and until when, and the work lost since the checkpoints (of the pods hit and of their gangs).
@@ -32,11 +36,15 @@ import numpy as np
 
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.gpus.devices import NodeDevices, Unit
+from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.faults import CLASSES, FaultModel, ScheduledFault
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.pod_lifecycle import PodLifecycle
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
+#: kubectl drain waits this long before evicting again a pod a PodDisruptionBudget protects
+#: (``k8s.io/kubectl/pkg/drain``: ``evictPods`` retries after 5 seconds on 429 TooManyRequests)
+EVICTION_RETRY_S = 5.0
 
 
 class FaultHost(Protocol):
@@ -50,6 +58,10 @@ class FaultHost(Protocol):
     def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None: ...
 
     def reclaimable(self, name: str) -> bool: ...
+
+    def evict(self, key: str, reason: str) -> None: ...
+
+    def pod_disruption_budgets(self) -> list[tuple[DisruptionBudget, int]]: ...
 
 
 @dataclass
@@ -66,6 +78,7 @@ class FaultRecord:
     gpus_out: float = 0.0  # GPU-equivalents out of service until recovery
     work_lost_gpu_s: float = 0.0
     recovered_s: float | None = None
+    drained_s: float | None = None  # a node drained for repair: when its last pod left
     note: str | None = None  # why nothing happened (no such node, no such GPU)
 
     def as_dict(self, end_s: float) -> dict[str, Any]:
@@ -86,6 +99,9 @@ class FaultRecord:
             "time_to_recovery_s": None
             if self.recovered_s is None
             else round(self.recovered_s - self.at_s, 6),
+            "drain_s": None
+            if self.drained_s is None or self.detected_s is None
+            else round(self.drained_s - self.detected_s, 6),
             "note": self.note,
         }
 
@@ -180,7 +196,10 @@ class FaultInjector:
             return
         rec.gpus_out = float(self.cluster.devices_of(name).gpus)
         self._down[name] = rec
-        self._fail(rec, self._pods_on(name))
+        if response == "replace":  # the node still runs: the pods on the failed GPU die
+            self._fail(rec, self._holders(name, self._units(name, fault.gpu or 0)))
+        else:  # the node is down (reboot) or gone (lost): every pod on it dies
+            self._fail(rec, self._pods_on(name))
         self.clock.at(detect, Priority.COMPLETION, partial(self._node_detected, rec, response))
 
     def _fail(self, rec: FaultRecord, keys: list[str]) -> None:
@@ -258,21 +277,61 @@ class FaultInjector:
             self._down.pop(name, None)
             return
         rec.detected_s = self.clock.now
-        self._fail(rec, self._pods_on(name))  # placed on it before it was noticed
-        if response == "replace":
-            self._down.pop(name, None)
-            if rec.pool is not None:
-                self._awaiting.setdefault(rec.pool, []).append(rec)
-            self.host.delete_node(name)
-            if rec.pool in self.fixed_pools:
-                self.host.launch(rec.pool, (), False)
+        if response == "lost":
+            self._fail(rec, self._pods_on(name))  # placed on it before it was noticed
+            self._replace(rec)
             return
         state = self.cluster.state
         if not state.nodes[state.index[name]].unschedulable:
             state.cordon(name)
             self._cordoned.add(name)
+        if response == "replace":
+            self._fail(rec, self._holders(name, self._units(name, rec.gpu or 0)))
+            if rec.pool is not None and rec.pool in self.fixed_pools:  # the new node first: the drain
+                self._awaiting.setdefault(rec.pool, []).append(rec)  # may wait for room elsewhere
+                self.host.launch(rec.pool, (), False)
+            self._drain(rec)
+            return
+        self._fail(rec, self._pods_on(name))  # placed on it before it was noticed
         reboot = self.clock.now + self.model.response.reboot_s
         self.clock.at(reboot, Priority.COMPLETION, partial(self._rebooted, rec))
+
+    def _drain(self, rec: FaultRecord) -> None:
+        """``kubectl drain`` for repair: each pod is evicted through the Eviction API, which a
+        PodDisruptionBudget refuses while it allows no disruption (kubectl retries every 5 s); once the
+        node is empty (its DaemonSet pods aside) it is deleted."""
+        name = rec.node
+        if name not in self.cluster.state.index:
+            self._down.pop(name, None)
+            return
+        budgets = self.host.pod_disruption_budgets()
+        allowed = [n for _, n in budgets]
+        left = self._pods_on(name)
+        for key in left:
+            pod = self.lifecycle.records[key]
+            if pod.terminating:
+                continue
+            covering = [i for i, (budget, _) in enumerate(budgets) if budget.covers(pod.pod)]
+            if all(allowed[i] > 0 for i in covering):
+                for i in covering:
+                    allowed[i] -= 1
+                self.host.evict(key, "Evicted")
+        if left:
+            self.clock.at(self.clock.now + EVICTION_RETRY_S, Priority.COMPLETION, partial(self._drain, rec))
+            return
+        rec.drained_s = self.clock.now
+        self._replace(rec)
+
+    def _replace(self, rec: FaultRecord) -> None:
+        """The node is deleted; a new one takes its place: a fixed pool's at once (or already, for a
+        drain), an autoscaled pool's through cluster-autoscaler."""
+        self._down.pop(rec.node, None)
+        launched = rec.drained_s is not None and rec.pool in self.fixed_pools
+        if rec.pool is not None and not launched:
+            self._awaiting.setdefault(rec.pool, []).append(rec)
+        self.host.delete_node(rec.node)
+        if rec.pool is not None and rec.pool in self.fixed_pools and not launched:
+            self.host.launch(rec.pool, (), False)
 
     def _rebooted(self, rec: FaultRecord) -> None:
         """The node is back: healthy devices, uncordoned if the health checker cordoned it."""

@@ -754,6 +754,8 @@ class Simulation:
             return False
         if self.autoscaler.armed_at is not None:  # cluster-autoscaler still has something to look at
             return False
+        if self.faults is not None and self.lifecycle.running:  # faults to come may hit what runs
+            return False
         return self._last_pass == (self.material_changes, self.state.static_version, len(self.records))
 
     # -- sampling and the run --------------------------------------------------------------
