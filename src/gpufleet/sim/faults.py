@@ -317,7 +317,8 @@ class FaultInjector:
                     allowed[i] -= 1
                 self.host.evict(key, "Evicted")
         if left:
-            self.clock.at(self.clock.now + EVICTION_RETRY_S, Priority.COMPLETION, partial(self._drain, rec))
+            retry = partial(self._drain, rec)  # as long as a budget refuses (kubectl's default: no timeout)
+            self.clock.at(self.clock.now + EVICTION_RETRY_S, Priority.COMPLETION, retry, background=True)
             return
         rec.drained_s = self.clock.now
         self._replace(rec)
