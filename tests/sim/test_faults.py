@@ -14,7 +14,7 @@ from tests.conftest import pods_by_name, run_simulation, simulated, write
 
 from gpufleet.kube import load_scenario
 from gpufleet.kube.problems import ScenarioError
-from gpufleet.model.faults import DEFAULT_RATES
+from gpufleet.model.faults import CLASSES, DEFAULT_RATES
 
 H100 = "NVIDIA-H100-80GB-HBM3"
 
@@ -338,3 +338,22 @@ def test_a_lost_node_takes_every_pod_with_it_at_once(tmp_path: Path) -> None:
         and {p["finished_s"] for p in failed} == {3600}
         and {p["reason"] for p in failed} == {"Error"}
     )
+
+
+def test_random_faults_on_a_mig_node_take_any_of_its_instances(tmp_path: Path) -> None:
+    """One H100 cut into three instances, a GPU fault an hour: each takes one instance, any of the three."""
+    mig_pool = pool(replicas=1, extra=", migStrategy: mixed, migLayout: [1g.10gb, 1g.10gb, 1g.10gb]")
+    others = ", ".join(f"{field}: 0" for _, field in CLASSES.values() if field != "xidGpuReset")
+    rates = f"\n  rates: [{{xidGpuReset: 1, {others}}}]"
+    sim = run_simulation(
+        write(
+            tmp_path,
+            mig_pool.replace("count: 8", "count: 1"),
+            job("a", 1, 0, "24h").replace("nvidia.com/gpu: 0", "nvidia.com/mig-1g.10gb: 1"),
+            faults(rates=rates),
+        )
+    )
+    assert sim.faults is not None
+    taken = [r.gpu for r in sim.faults.records]
+    assert len(taken) > 5 and set(taken) == {0, 1, 2}
+    assert all(r.gpus_out == pytest.approx(1 / 7) for r in sim.faults.records)

@@ -166,7 +166,9 @@ class FaultInjector:
         kinds = sorted(rates)
         weights = np.array([rates[k] for k in kinds])
         kind = kinds[int(self.rng.choice(len(kinds), p=weights / weights.sum()))]
-        gpu = int(self.rng.integers(gpus))
+        devices = self.cluster.devices_of(name)
+        mig = devices.sharing == "mig"  # the fault takes one MIG instance, any of them
+        gpu = int(self.rng.integers(sum(map(len, devices.units.values())) if mig else gpus))
         self._fault(ScheduledFault(self.clock.now, name, kind, gpu), "random")
         if self._epoch.get(name) == epoch and name in self.cluster.state.index:  # still up: its next one
             self._arm(name, epoch)
