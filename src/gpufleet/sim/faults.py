@@ -3,7 +3,7 @@ Kubernetes give it (``model.faults`` says which response each fault class gets).
 
 A fault happens at a scenario's given time or at random: each GPU node draws its next fault from the
 rates of its GPU model (an exponential time, the sum of the class rates times its GPUs; the class by
-its share of that sum; the GPU uniformly), from the run's seed. What follows:
+its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed. What follows:
 
 - ``gpu`` (an XID a GPU reset clears): the processes on that GPU die at once (their pods fail, reason
   ``Error``; their controllers make new ones; a gang below ``minMember`` stops whole). When the health
