@@ -51,6 +51,8 @@ SCENARIO_METRICS: Metrics = (
     *((f"p95_wait_s_jobs_{label}", f"p95 wait {label} GPU jobs s") for label, _ in SIZE_CLASSES),
     ("request_p95_wait_s", "request p95 wait s"),
     ("requests_failed_pct", "requests dropped+timed out %"),
+    ("goodput_pct", "goodput %"),
+    ("mttr_s", "MTTR s"),
 )
 #: What groups scenario runs.
 SCENARIO_GROUP = ("variant",)
@@ -126,8 +128,20 @@ def scenario_figures(summary: dict[str, Any]) -> dict[str, Any]:
         "requests_dropped": dropped if traffic else None,
         "requests_timed_out": timed_out if traffic else None,
         "requests_failed_pct": round(100 * (dropped + timed_out) / requests, 4) if requests else None,
+        **_fault_figures(summary.get("faults")),
         "end_time_s": summary["end_time_s"],
         "node_pools": sorted(summary["timeline"]["nodes_by_pool"]),
+    }
+
+
+def _fault_figures(faults: dict[str, Any] | None) -> dict[str, Any]:
+    """Goodput (percent) and MTTR of a run with a FaultModel; None without one."""
+    totals = faults["totals"] if faults is not None else {}
+    goodput = totals.get("goodput")
+    return {
+        "faults": totals.get("faults"),
+        "goodput_pct": None if goodput is None else round(100 * goodput, 4),
+        "mttr_s": totals.get("mttr_s"),
     }
 
 

@@ -79,6 +79,8 @@ class NodeDevices:
     graph: LinkGraph | None = None
     slot_gpu: dict[int, int] = field(default_factory=dict)  # shared-GPU slot of the ledger -> GPU index
     shared: dict[str, list[Unit]] = field(default_factory=dict)  # pod key -> its share units
+    #: unit ids the device plugin reports Unhealthy (an XID on their GPU): never allocated
+    unhealthy: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, node: Node) -> NodeDevices:
@@ -137,7 +139,7 @@ class NodeDevices:
             free = [
                 u
                 for u in self.units.get(resource, ())
-                if u.id not in self.taken and u.gpu not in in_shared_use
+                if u.id not in self.taken and u.id not in self.unhealthy and u.gpu not in in_shared_use
             ]
             if self.sharing in ("time-slicing", "mps") and resource == GPU:
                 per_gpu: dict[int, int] = {}
@@ -183,7 +185,8 @@ class NodeDevices:
         node's GPUs are whole devices."""
         if self.sharing != "none" or GPU not in self.units:
             return None
-        busy = {u.gpu for u in self.units[GPU] if u.id in self.taken} | set(self.slot_gpu.values())
+        held = self.taken.keys() | self.unhealthy
+        busy = {u.gpu for u in self.units[GPU] if u.id in held} | set(self.slot_gpu.values())
         return [g for g in range(self.gpus) if g not in busy], self.graph
 
     def holders_of_gpu(self, gpu: int) -> set[str]:

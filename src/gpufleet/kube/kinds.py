@@ -32,6 +32,8 @@ SIMULATION = ("gpufleet.io", "v1alpha1", "Simulation")
 NODE_POOL = ("gpufleet.io", "v1alpha1", "NodePool")
 QUEUE_FEED = ("gpufleet.io", "v1alpha1", "QueueFeed")
 TRAFFIC = ("gpufleet.io", "v1alpha1", "Traffic")
+#: GPU and node faults (``gpufleet.kube.fault_model``)
+FAULT_MODEL = ("gpufleet.io", "v1alpha1", "FaultModel")
 #: read by ``gpufleet whatif`` only (``gpufleet.kube.change_kind``): not part of a scenario
 CHANGE = ("gpufleet.io", "v1alpha1", "Change")
 HPA = ("autoscaling", "v2", "HorizontalPodAutoscaler")
@@ -95,6 +97,7 @@ MODELLED = frozenset(
         NODE_POOL,
         QUEUE_FEED,
         TRAFFIC,
+        FAULT_MODEL,
         HPA,
         HPA_V1,
         POD_DISRUPTION_BUDGET,

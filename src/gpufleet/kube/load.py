@@ -24,6 +24,7 @@ from gpufleet.kube import (
     disruption_budgets,
     dra,
     dra_versions,
+    fault_model,
     gpufleet_kinds,
     hpa,
     hpa_v1,
@@ -243,6 +244,7 @@ class _Loader:
             kinds.SCALED_JOB: lambda e: self._scaled_job(e, resolver),
             kinds.QUEUE_FEED: self._queue_feed,
             kinds.TRAFFIC: self._traffic,
+            kinds.FAULT_MODEL: self._fault_model,
             **{gvk: self._event for gvk in kinds.EVENTS},
             **{gvk: self._dra for gvk in (*kinds.DRA, *kinds.DRA_BETA)},
             **{gvk: self._kueue for gvk in kinds.KUEUE},
@@ -646,6 +648,15 @@ class _Loader:
         feed = gpufleet_kinds.queue_feed(entry.meta, entry.body, entry.report)
         if feed is not None:
             self.scenario.queue_feeds.append(feed)
+
+    def _fault_model(self, entry: _Entry) -> None:
+        model = fault_model.fault_model(entry.meta, entry.body, entry.report)
+        if model is not None and self.scenario.fault_model is not None:
+            entry.report.error(
+                "", f"at most one FaultModel may be given; the first is {self.scenario.fault_model.name}"
+            )
+        elif model is not None:
+            self.scenario.fault_model = model
 
     def _dra(self, entry: _Entry) -> None:
         obj = dra.dra_object(dra_versions.to_v1(entry.body), entry.report)

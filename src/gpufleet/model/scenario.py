@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import DraObjects
+from gpufleet.model.faults import FaultModel
 from gpufleet.model.hpa import HorizontalPodAutoscalerSpec
 from gpufleet.model.kai import KaiQueue
 from gpufleet.model.keda import ScaledJobSpec, ScaledObjectSpec
@@ -56,6 +57,7 @@ class Scenario:
     scaled_jobs: list[tuple[ScaledJobSpec, Job]] = field(default_factory=list)  # with the Job it stamps
     queue_feeds: list[QueueFeed] = field(default_factory=list)
     traffic: list[Traffic] = field(default_factory=list)
+    fault_model: FaultModel | None = None  # GPU and node faults (``model.faults``)
     budgets: list[DisruptionBudget] = field(default_factory=list)
     dra: DraObjects = field(default_factory=DraObjects)
     kueue: KueueObjects = field(default_factory=KueueObjects)  # Kueue's flavors and queues

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpufleet.report._format import MISSING, fmt_num, human_duration, human_percent
 from gpufleet.report.chart_divs import ChartDivs
+from gpufleet.report.fault_section import fault_section
 from gpufleet.report.job_waits import job_wait_figures
 from gpufleet.report.latency import (
     STAGE_ORDER,
@@ -117,6 +118,7 @@ def _optional_sections(summary: Mapping[str, Any], charts: ChartDivs) -> list[st
         ("Node start chain", _node_chain_section(summary, charts)),
         ("Start-up, measured", _startup_section(summary["startup"]) if summary.get("startup") else ""),
         ("Autoscaling", _autoscaling_section(summary, charts)),
+        ("Faults", fault_section(summary)),
     ]
     return [section(heading, content) for heading, content in parts if content]
 

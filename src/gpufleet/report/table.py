@@ -1,8 +1,8 @@
 """A short terminal table of a summary: end time, GPUs, pods by final state, and why pods are pending.
 
 Optional figures (cost, GPU-hours, the share of them allocated and working, the simulated
-DCGM_FI_DEV_GPU_UTIL, pending-to-working percentiles, wait per job size class, disruptions, work
-items, fragmentation) get a row each only when the summary has them. Durations read as people read
+DCGM_FI_DEV_GPU_UTIL, pending-to-working percentiles, wait per job size class, disruptions, faults,
+work items, fragmentation) get a row each only when the summary has them. Durations read as people read
 them (``2d 21h 38m``, ``42 s``); summary.json keeps the seconds.
 """
 
@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpufleet.report._format import counted, fmt_num, human_duration, pending_pods, truncate
+from gpufleet.report.fault_rows import fault_rows
 from gpufleet.report.job_waits import job_wait_figures
 from gpufleet.report.latency import latency_figures
 from gpufleet.report.pod_states import final_state_counts, final_states_text
@@ -106,6 +107,7 @@ def _optional_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
         disruption.append(f"{human_duration(totals['work_lost_s'])} of GPU time lost")
     if disruption:
         rows.append(("disruptions", " · ".join(disruption)))
+    rows += fault_rows(summary)
     for name, counts in sorted((summary.get("work_items") or {}).items()):
         rows.append((f"work items {name}", _figures(counts, WORK_ITEM_FIGURES)))
     frag = summary.get("fragmentation")

@@ -20,6 +20,7 @@ cluster changed, a pod's owner should reconcile, the schedulers should forget a 
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 import numpy as np
@@ -94,6 +95,9 @@ class PodLifecycle:
         self._storage_token = 0
         self.pullers: dict[str, ImagePuller] = {}
         self.work_lists: dict[str, WorkList] = {}
+        #: progress saved by a pod a fault killed, by its slot (``_slot``): the pod its controller makes
+        #: again in that slot resumes from it, as a training job reloads its last checkpoint
+        self.checkpoints: dict[str, float] = {}
 
     def lost_with_node(self, rec: PodRecord) -> None:
         """Its node went away (its resources already freed with it): it ends, reason NodeDeleted."""
@@ -119,6 +123,9 @@ class PodLifecycle:
         if earlier is not None:
             self.replaced.append(earlier)
         self.records[pod.key] = rec
+        saved = self.checkpoints.pop(_slot(pod), None)
+        if saved is not None and rec.task_s is not None:
+            rec.done_s = min(saved, rec.task_s)
         if pod.behavior.rendezvous is not None:
             self.rendezvous.setdefault(pod.behavior.rendezvous[0], set()).add(pod.key)
         self.pending += 1
@@ -385,8 +392,9 @@ class PodLifecycle:
             if rec.consumer_idle and rec.phase == "Running" and not rec.terminating:
                 self._work(rec)
 
-    def stop_work(self, rec: PodRecord, terminated: bool) -> None:
-        """The pod stops computing; work since its last checkpoint is lost (DESIGN, Gangs)."""
+    def stop_work(self, rec: PodRecord, terminated: bool, sigterm: bool | None = None) -> None:
+        """The pod stops computing; work since its last checkpoint is lost (DESIGN, Gangs). ``sigterm``
+        (default: ``terminated``): it was told, and may checkpoint (``gpufleet.io/checkpoint-on-sigterm``)."""
         now = self.clock.now
         if rec.consumer_idle and terminated:
             rec.consumer_idle = False
@@ -394,7 +402,7 @@ class PodLifecycle:
         if rec.working:
             rec.token += 1
             self.meter.working(rec, -1)
-            lost = rec.stop_working(now, sigterm=terminated)
+            lost = rec.stop_working(now, sigterm=terminated if sigterm is None else sigterm)
             rec.work_lost_gpu_s += lost * rec.gpu_share
             consumes = rec.pod.behavior.consumes
             if terminated and consumes is not None and rec.pod.key in self.work_list(consumes).in_progress:
@@ -438,6 +446,22 @@ class PodLifecycle:
         grace = rec.pod.termination_grace_s
         self.clock.at(self.clock.now + grace, Priority.COMPLETION, lambda: self.terminated(rec, reason))
 
+    def failed(self, rec: PodRecord, reason: str) -> None:
+        """Its process died with its GPU or node (no SIGTERM, no grace period, as after an XID that kills
+        the CUDA context): work since its last checkpoint is lost and it ends Failed with ``reason``; its
+        gang stops, its controller replaces it."""
+        if rec.deleted_s is not None or rec.phase not in ("Pending", "Running"):
+            return
+        if rec.pod.key in self.storage:
+            self.storage.remove(self.clock.now, rec.pod.key)
+            self._storage_reschedule()
+        self.stop_work(rec, terminated=True, sigterm=False)
+        if rec.done_s > 0 and rec.pod.behavior.consumes is None:
+            self.checkpoints[_slot(rec.pod)] = rec.done_s
+        rec.terminating, rec.token = True, rec.token + 1  # what its start chain had scheduled is void
+        self.gang_member_gone(rec)
+        self.terminated(rec, reason)
+
     def terminated(self, rec: PodRecord, reason: str) -> None:
         if rec.deleted_s is not None:  # already gone with its node
             return
@@ -476,3 +500,8 @@ class PodLifecycle:
         self.cluster.state.unassign(rec.pod.key)
         self.host.owner_finished(rec.pod, succeeded=True)
         self.host.cluster_changed()
+
+
+def _slot(pod: Pod) -> str:
+    """A pod's place in its workload: its key without a Job's retry suffix (``<job>-<index>-r<n>``)."""
+    return re.sub(r"-r\d+$", "", pod.key)

@@ -50,6 +50,7 @@ from gpufleet.scheduling.scheduler import Outcome, Scheduler, TieBreak
 from gpufleet.sim.cloud import SimulatedCloud
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.event_loop import EventLoop
+from gpufleet.sim.faults import FaultInjector
 from gpufleet.sim.metering import Meter
 from gpufleet.sim.mig_manager import MigManagers
 from gpufleet.sim.node_pools import PoolRuntime
@@ -180,6 +181,20 @@ class Simulation:
         )  # Kueue's tenant queues (control/kueue_queues.py)
         #: the RayJob controller's requeue, Ray and its autoscaler (control/kuberay.py)
         self.kuberay = KubeRayLoops(self, self.loop)
+        #: GPU and node faults and the response to them (``sim.faults``), None without a FaultModel
+        self.faults = (
+            None
+            if scenario.fault_model is None
+            else FaultInjector(
+                scenario.fault_model,
+                self.loop,
+                self.cluster,
+                self.lifecycle,
+                self,
+                np.random.default_rng([self.seed, 7]),
+                frozenset(name for name, rt in self.pools.items() if rt.pool.max is None),
+            )
+        )
         #: the exporters scraped as the run goes (``gpufleet simulate --metrics-out``), None: not scraped
         self.metrics: ExporterScrapes | None = None
 
@@ -659,6 +674,8 @@ class Simulation:
 
     def node_gpus_ready(self, node: Node) -> None:
         self.cluster.node_gpus_ready(node, self.loop.now)
+        if self.faults is not None:
+            self.faults.node_joined(node.name)
         self.cluster_changed()
 
     def reclaimable(self, name: str) -> bool:
@@ -736,6 +753,8 @@ class Simulation:
         if self.kuberay.active():  # Ray demand, idle workers, RayJob deadlines and TTLs act on time
             return False
         if self.autoscaler.armed_at is not None:  # cluster-autoscaler still has something to look at
+            return False
+        if self.faults is not None and self.lifecycle.running:  # faults to come may hit what runs
             return False
         return self._last_pass == (self.material_changes, self.state.static_version, len(self.records))
 
@@ -820,6 +839,8 @@ class Simulation:
         if any(isinstance(w, RayCluster | RayJob) for w in self.scenario.other_workloads):
             self.kuberay.start()
         self.mig_managers.start()
+        if self.faults is not None:
+            self.faults.start()
         for traffic in self.traffic.values():
             for at, _ in traffic.spec.rps:
                 self.loop.at(at, Priority.ARRIVAL, lambda: None)  # a change of load is an event

@@ -127,6 +127,34 @@ def _traffic(sim: Simulation, workloads: set[str] | None) -> list[TrafficState]:
     return [t for key, t in sorted(sim.traffic.items()) if workloads is None or key in workloads]
 
 
+def _faults(sim: Simulation, totals: dict[str, float]) -> dict[str, Any]:
+    """Each fault and its cost (``sim.faults``), and the totals: MTTR (mean time to recovery of the faults
+    recovered), and goodput: the working GPU-hours not lost (since the checkpoints, faults or not) over
+    the GPU-hours allocated."""
+    assert sim.faults is not None
+    faults = [r.as_dict(sim.end_time) for r in sim.faults.records]
+    happened = [f for f in faults if f["note"] is None]
+    recoveries = [f["time_to_recovery_s"] for f in happened if f["time_to_recovery_s"] is not None]
+    by_kind: dict[str, int] = {}
+    for f in happened:
+        by_kind[f["kind"]] = by_kind.get(f["kind"], 0) + 1
+    allocated = totals["gpu_hours_allocated"]
+    good = totals["gpu_hours_working"] - sim.work_lost_gpu_s / 3600
+    return {
+        "totals": {
+            "faults": len(happened),
+            "by_kind": dict(sorted(by_kind.items())),
+            "pods_hit": sum(len(f["pods_hit"]) for f in happened),
+            "gpu_hours_lost": round(sum(f["gpu_hours_lost"] for f in happened), 6),
+            "work_lost_gpu_hours": round(sum(f["work_lost_gpu_hours"] for f in happened), 6),
+            "recovered": len(recoveries),
+            "mttr_s": round(sum(recoveries) / len(recoveries), 6) if recoveries else None,
+            "goodput": round(good / allocated, 6) if allocated > 0 else None,
+        },
+        "faults": faults,
+    }
+
+
 def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dict[str, Any]:
     """The summary; with ``selection``, its pods, pod counts and request figures cover the selected
     pods only (GPUs, nodes, cost and the timeline stay the cluster's)."""
@@ -163,7 +191,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
                 "deleted_s": node.deleted_s,
             }
         )
-    return {
+    summary: dict[str, Any] = {
         "schema": SCHEMA,
         "seed": sim.seed,
         "end_time_s": sim.end_time,
@@ -204,3 +232,6 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
         "warnings": list(sim.scenario.warnings),
         **({"selection": selection.text} if selection is not None else {}),
     }
+    if sim.faults is not None:
+        summary["faults"] = _faults(sim, summary["totals"])
+    return summary

@@ -1,0 +1,355 @@
+"""Faults and the cluster's response to them, as the NVIDIA device plugin, a health checker and
+Kubernetes give it (``model.faults`` says which response each fault class gets).
+
+A fault happens at a scenario's given time or at random: each GPU node draws its next fault from the
+rates of its GPU model (an exponential time, the sum of the class rates times its GPUs; the class by
+its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed. What follows:
+
+- ``gpu`` (an XID a GPU reset clears): the processes on that GPU die at once (their pods fail, reason
+  ``Error``; their controllers make new ones; a gang below ``minMember`` stops whole). When the health
+  check notices (``response.detection``; NVML XID events reach the device plugin at once,
+  k8s-device-plugin ``internal/rm/health.go``) the device plugin reports the GPU Unhealthy: the kubelet's
+  allocatable drops by its units and nothing is placed on it until the GPU reset (``response.gpuReset``).
+  On a MIG node the fault takes one MIG instance (``gpu`` counts the instances in resource order).
+- ``reboot`` (XID 79, a driver crash, a NIC): the node goes down; its pods fail; once noticed a health
+  checker (NPD, the GPU Operator's health monitor, DCGM) cordons it; after ``response.reboot`` it is
+  uncordoned with healthy GPUs.
+- ``replace`` (a row-remap failure, a GPU to be replaced): the pods on that GPU fail; once noticed the
+  node is cordoned and drained for repair as ``kubectl drain`` does (evictions that PodDisruptionBudgets
+  may refuse, retried every 5 s; SIGTERM and the grace period), then deleted.
+- ``lost`` (the node is gone): its pods fail and, once noticed, the node is deleted.
+  After ``replace`` or ``lost``, a pool with ``max`` grows again through cluster-autoscaler when pods are
+  pending; a pool without it gets a new node (for a drain, at once, so that the pods have somewhere to
+  go), as a managed node group replaces an unhealthy instance.
+
+Each fault is recorded (``FaultRecord``): when it was noticed, the pods hit, the GPUs out of service
+and until when, and the work lost since the checkpoints (of the pods hit and of their gangs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Protocol
+
+import numpy as np
+
+from gpufleet.control.clock import Clock, Priority
+from gpufleet.gpus.devices import NodeDevices, Unit
+from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.faults import CLASSES, FaultModel, ScheduledFault
+from gpufleet.sim.cluster import InMemoryCluster
+from gpufleet.sim.pod_lifecycle import PodLifecycle
+
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+#: kubectl drain waits this long before evicting again a pod a PodDisruptionBudget protects
+#: (``k8s.io/kubectl/pkg/drain``: ``evictPods`` retries after 5 seconds on 429 TooManyRequests)
+EVICTION_RETRY_S = 5.0
+
+
+class FaultHost(Protocol):
+    @property
+    def work_lost_gpu_s(self) -> float: ...
+
+    def cluster_changed(self, material: bool = True) -> None: ...
+
+    def delete_node(self, name: str) -> None: ...
+
+    def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None: ...
+
+    def reclaimable(self, name: str) -> bool: ...
+
+    def evict(self, key: str, reason: str) -> None: ...
+
+    def pod_disruption_budgets(self) -> list[tuple[DisruptionBudget, int]]: ...
+
+
+@dataclass
+class FaultRecord:
+    at_s: float
+    node: str
+    kind: str
+    origin: str  # "scheduled" or "random"
+    gpu: int | None = None
+    xid: int | None = None
+    pool: str | None = None
+    detected_s: float | None = None
+    pods_hit: list[str] = field(default_factory=list)
+    gpus_out: float = 0.0  # GPU-equivalents out of service until recovery
+    work_lost_gpu_s: float = 0.0
+    recovered_s: float | None = None
+    drained_s: float | None = None  # a node drained for repair: when its last pod left
+    note: str | None = None  # why nothing happened (no such node, no such GPU)
+
+    def as_dict(self, end_s: float) -> dict[str, Any]:
+        until = self.recovered_s if self.recovered_s is not None else end_s
+        return {
+            "at_s": self.at_s,
+            "node": self.node,
+            "kind": self.kind,
+            "response": CLASSES[self.kind][0],
+            "origin": self.origin,
+            "gpu": self.gpu,
+            "xid": self.xid,
+            "detection_s": None if self.detected_s is None else round(self.detected_s - self.at_s, 6),
+            "pods_hit": list(self.pods_hit),
+            "gpus_out": round(self.gpus_out, 6),
+            "gpu_hours_lost": round(self.gpus_out * max(until - self.at_s, 0.0) / 3600, 6),
+            "work_lost_gpu_hours": round(self.work_lost_gpu_s / 3600, 6),
+            "time_to_recovery_s": None
+            if self.recovered_s is None
+            else round(self.recovered_s - self.at_s, 6),
+            "drain_s": None
+            if self.drained_s is None or self.detected_s is None
+            else round(self.drained_s - self.detected_s, 6),
+            "note": self.note,
+        }
+
+
+class FaultInjector:
+    def __init__(
+        self,
+        model: FaultModel,
+        clock: Clock,
+        cluster: InMemoryCluster,
+        lifecycle: PodLifecycle,
+        host: FaultHost,
+        rng: np.random.Generator,
+        fixed_pools: frozenset[str],
+    ):
+        """``fixed_pools``: the pools without ``max``, whose lost nodes are replaced at once."""
+        self.model = model
+        self.clock = clock
+        self.cluster = cluster
+        self.lifecycle = lifecycle
+        self.host = host
+        self.rng = rng
+        self.fixed_pools = fixed_pools
+        self.records: list[FaultRecord] = []
+        self._epoch: dict[str, int] = {}  # moves when a node goes down: what was armed for it is void
+        self._healthy: dict[str, dict[str, int]] = {}  # a node's allocatable with every device healthy
+        self._down: dict[str, FaultRecord] = {}  # nodes rebooting or about to be deleted
+        self._cordoned: set[str] = set()  # nodes this health checker cordoned
+        self._awaiting: dict[str, list[FaultRecord]] = {}  # pool -> replacements not yet GPU-ready
+
+    # -- arming --------------------------------------------------------------------------------
+    def start(self) -> None:
+        for fault in self.model.faults:
+            self.clock.at(fault.at_s, Priority.COMPLETION, partial(self._fault, fault, "scheduled"), True)
+        state = self.cluster.state
+        for i in state.active_indices().tolist():
+            self.node_joined(state.nodes[i].name)
+
+    def node_joined(self, name: str) -> None:
+        """A node's GPUs registered as it joined: a replacement awaited in its pool has come, and its
+        random faults start."""
+        pool = self.cluster.nodes[name].pool if name in self.cluster.nodes else None
+        waiting = self._awaiting.get(pool or "")
+        if waiting:
+            waiting.pop(0).recovered_s = self.clock.now
+        self._arm(name, self._epoch.setdefault(name, 0))
+
+    def _arm(self, name: str, epoch: int) -> None:
+        """The node's next random fault (void if the node goes down or away before: its epoch moves)."""
+        state = self.cluster.state
+        node = state.nodes[state.index[name]]
+        gpus = self.cluster.devices_of(name).gpus
+        rates = self.model.rates_for(node.labels.get(PRODUCT_LABEL))
+        total = sum(rates.values()) * gpus
+        if total > 0:
+            at = self.clock.now + self.rng.exponential(3600 / total)
+            self.clock.at(at, Priority.COMPLETION, partial(self._random, name, epoch, rates, gpus), True)
+
+    def _random(self, name: str, epoch: int, rates: dict[str, float], gpus: int) -> None:
+        if self._epoch.get(name) != epoch or name not in self.cluster.state.index:
+            return
+        kinds = sorted(rates)
+        weights = np.array([rates[k] for k in kinds])
+        kind = kinds[int(self.rng.choice(len(kinds), p=weights / weights.sum()))]
+        devices = self.cluster.devices_of(name)
+        mig = devices.sharing == "mig"  # the fault takes one MIG instance, any of them
+        gpu = int(self.rng.integers(sum(map(len, devices.units.values())) if mig else gpus))
+        self._fault(ScheduledFault(self.clock.now, name, kind, gpu), "random")
+        if self._epoch.get(name) == epoch and name in self.cluster.state.index:  # still up: its next one
+            self._arm(name, epoch)
+
+    # -- a fault -------------------------------------------------------------------------------
+    def _fault(self, fault: ScheduledFault, origin: str) -> None:
+        now, name = self.clock.now, fault.node
+        pool = self.cluster.nodes[name].pool if name in self.cluster.nodes else None
+        rec = FaultRecord(now, name, fault.kind, origin, fault.gpu, fault.xid, pool)
+        self.records.append(rec)
+        if name not in self.cluster.state.index or name in self._down or not self.host.reclaimable(name):
+            rec.note = f"node {name} is not in the cluster (or already going away) at this time"
+            return
+        response = CLASSES[fault.kind][0]
+        self._epoch[name] = self._epoch.get(name, 0) + (response != "gpu")  # down: its armed faults void
+        detect = now + self.model.response.detection_s
+        if response == "gpu":
+            units = self._units(name, fault.gpu or 0)
+            if not units:
+                rec.note = f"node {name} has no GPU {fault.gpu or 0}"
+                return
+            rec.gpus_out = sum(u.share for u in units)
+            self._fail(rec, self._holders(name, units))
+            self.clock.at(
+                detect, Priority.COMPLETION, partial(self._unhealthy, rec, units, self._epoch.get(name, 0))
+            )
+            return
+        rec.gpus_out = float(self.cluster.devices_of(name).gpus)
+        self._down[name] = rec
+        if response == "replace":  # the node still runs: the pods on the failed GPU die
+            self._fail(rec, self._holders(name, self._units(name, fault.gpu or 0)))
+        else:  # the node is down (reboot) or gone (lost): every pod on it dies
+            self._fail(rec, self._pods_on(name))
+        self.clock.at(detect, Priority.COMPLETION, partial(self._node_detected, rec, response))
+
+    def _fail(self, rec: FaultRecord, keys: list[str]) -> None:
+        """The processes of these pods die with the fault: work since their checkpoints is lost."""
+        before = self.host.work_lost_gpu_s
+        for key in keys:
+            pod = self.lifecycle.records[key]
+            where = f"GPU {rec.gpu} of {rec.node}" if CLASSES[rec.kind][0] == "gpu" else rec.node
+            pod.message = f"{rec.kind}{f' (XID {rec.xid})' if rec.xid else ''} on {where}"
+            self.lifecycle.failed(pod, "Error")
+            rec.pods_hit.append(key)
+        rec.work_lost_gpu_s += self.host.work_lost_gpu_s - before
+        if keys:
+            self.host.cluster_changed()
+
+    def _units(self, name: str, index: int) -> list[Unit]:
+        """The units of GPU ``index`` (a MIG node: its ``index``-th instance, in resource order)."""
+        devices = self.cluster.devices_of(name)
+        every = [u for resource in sorted(devices.units) for u in devices.units[resource]]
+        if devices.sharing == "mig":
+            return every[index : index + 1]
+        return [u for u in every if u.gpu == index]
+
+    def _holders(self, name: str, units: list[Unit]) -> list[str]:
+        devices = self.cluster.devices_of(name)
+        ids = {u.id for u in units}
+        gpus = {u.gpu for u in units if u.gpu >= 0}
+        holders = {p for u, p in devices.taken.items() if u in ids}
+        holders |= {p for p, shares in devices.shared.items() if any(u.gpu in gpus for u in shares)}
+        return sorted(k for k in holders if self.lifecycle.records[k].deleted_s is None)
+
+    def _pods_on(self, name: str) -> list[str]:
+        """The pods on the node, but DaemonSet pods (the kubelet restarts them with the node)."""
+        state = self.cluster.state
+        on = state.pods_on[state.index[name]].values()
+        return sorted(a.pod.key for a in on if a.pod.owner is None or a.pod.owner.kind != "DaemonSet")
+
+    # -- the response --------------------------------------------------------------------------
+    def _unhealthy(self, rec: FaultRecord, units: list[Unit], epoch: int) -> None:
+        """The device plugin reports the GPU Unhealthy: allocatable drops until a GPU reset."""
+        name = rec.node
+        if self._epoch.get(name) != epoch or name not in self.cluster.state.index:
+            return
+        rec.detected_s = self.clock.now
+        self._fail(rec, self._holders(name, units))  # placed on it before it was noticed
+        devices = self.cluster.devices_of(name)
+        devices.unhealthy |= {u.id for u in units}
+        self._sync_allocatable(name, devices)
+        reset = self.clock.now + self.model.response.gpu_reset_s
+        self.clock.at(reset, Priority.COMPLETION, partial(self._reset, rec, units, epoch))
+
+    def _reset(self, rec: FaultRecord, units: list[Unit], epoch: int) -> None:
+        name = rec.node
+        rec.recovered_s = self.clock.now
+        if self._epoch.get(name) != epoch or name not in self.cluster.state.index:
+            return  # rebooted or gone meanwhile: its devices were described anew
+        devices = self.cluster.devices_of(name)
+        devices.unhealthy -= {u.id for u in units}
+        self._sync_allocatable(name, devices)
+
+    def _sync_allocatable(self, name: str, devices: NodeDevices) -> None:
+        """Allocatable as the kubelet counts it: the healthy devices only."""
+        state = self.cluster.state
+        healthy = self._healthy.setdefault(name, dict(state.nodes[state.index[name]].allocatable))
+        allocatable = dict(healthy)
+        for resource, units in devices.units.items():
+            if resource in allocatable:
+                allocatable[resource] -= sum(1 for u in units if u.id in devices.unhealthy)
+        state.set_allocatable(name, allocatable)
+        self.host.cluster_changed()
+
+    def _node_detected(self, rec: FaultRecord, response: str) -> None:
+        name = rec.node
+        if name not in self.cluster.state.index or not self.host.reclaimable(name):
+            self._down.pop(name, None)
+            return
+        rec.detected_s = self.clock.now
+        if response == "lost":
+            self._fail(rec, self._pods_on(name))  # placed on it before it was noticed
+            self._replace(rec)
+            return
+        state = self.cluster.state
+        if not state.nodes[state.index[name]].unschedulable:
+            state.cordon(name)
+            self._cordoned.add(name)
+        if response == "replace":
+            self._fail(rec, self._holders(name, self._units(name, rec.gpu or 0)))
+            if rec.pool is not None and rec.pool in self.fixed_pools:  # the new node first: the drain
+                self._awaiting.setdefault(rec.pool, []).append(rec)  # may wait for room elsewhere
+                self.host.launch(rec.pool, (), False)
+            self._drain(rec)
+            return
+        self._fail(rec, self._pods_on(name))  # placed on it before it was noticed
+        reboot = self.clock.now + self.model.response.reboot_s
+        self.clock.at(reboot, Priority.COMPLETION, partial(self._rebooted, rec))
+
+    def _drain(self, rec: FaultRecord) -> None:
+        """``kubectl drain`` for repair: each pod is evicted through the Eviction API, which a
+        PodDisruptionBudget refuses while it allows no disruption (kubectl retries every 5 s); once the
+        node is empty (its DaemonSet pods aside) it is deleted."""
+        name = rec.node
+        if name not in self.cluster.state.index:
+            self._down.pop(name, None)
+            return
+        budgets = self.host.pod_disruption_budgets()
+        allowed = [n for _, n in budgets]
+        left = self._pods_on(name)
+        for key in left:
+            pod = self.lifecycle.records[key]
+            if pod.terminating:
+                continue
+            covering = [i for i, (budget, _) in enumerate(budgets) if budget.covers(pod.pod)]
+            if all(allowed[i] > 0 for i in covering):
+                for i in covering:
+                    allowed[i] -= 1
+                self.host.evict(key, "Evicted")
+        if left:
+            retry = partial(self._drain, rec)  # as long as a budget refuses (kubectl's default: no timeout)
+            self.clock.at(self.clock.now + EVICTION_RETRY_S, Priority.COMPLETION, retry, background=True)
+            return
+        rec.drained_s = self.clock.now
+        self._replace(rec)
+
+    def _replace(self, rec: FaultRecord) -> None:
+        """The node is deleted; a new one takes its place: a fixed pool's at once (or already, for a
+        drain), an autoscaled pool's through cluster-autoscaler."""
+        self._down.pop(rec.node, None)
+        launched = rec.drained_s is not None and rec.pool in self.fixed_pools
+        if rec.pool is not None and not launched:
+            self._awaiting.setdefault(rec.pool, []).append(rec)
+        self.host.delete_node(rec.node)
+        if rec.pool is not None and rec.pool in self.fixed_pools and not launched:
+            self.host.launch(rec.pool, (), False)
+
+    def _rebooted(self, rec: FaultRecord) -> None:
+        """The node is back: healthy devices, uncordoned if the health checker cordoned it."""
+        name = rec.node
+        self._down.pop(name, None)
+        rec.recovered_s = self.clock.now
+        if name not in self.cluster.state.index:
+            return
+        state = self.cluster.state
+        node = state.nodes[state.index[name]]
+        if name in self._healthy:
+            state.set_allocatable(name, self._healthy[name])
+        self.cluster.ledger.registered(node)
+        if name in self._cordoned:
+            self._cordoned.discard(name)
+            state.cordon(name, unschedulable=False)
+        self.host.cluster_changed()
+        self._arm(name, self._epoch.get(name, 0))

@@ -1,0 +1,359 @@
+"""Faults (``FaultModel``) and the response to them: the device plugin's Unhealthy GPU (allocatable drops
+until a GPU reset), a node rebooted (cordoned while down) or replaced (deleted; a pool without ``max``
+gets a new node), pods failing and made again by their controllers, a gang restarting from its last
+checkpoint, a MIG instance's fault taking that instance only; the summary's figures per fault and
+MTTR and goodput; random faults drawn from the seed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import pods_by_name, run_simulation, simulated, write
+
+from gpufleet.kube import load_scenario
+from gpufleet.kube.problems import ScenarioError
+from gpufleet.model.faults import CLASSES, DEFAULT_RATES
+
+H100 = "NVIDIA-H100-80GB-HBM3"
+
+
+def pool(name: str = "h100", replicas: int = 2, extra: str = "") -> str:
+    return f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {{name: {name}}}
+spec:
+  replicas: {replicas}
+  gpu: {{model: H100-80GB, count: 8{extra}}}
+  template:
+    status:
+      capacity: {{cpu: "96", memory: 768Gi, pods: "110"}}
+  provisioning: {{boot: 5m}}
+"""
+
+
+def faults(*lines: str, response: str = "{detection: 0s, gpuReset: 5m, reboot: 10m}", rates: str = "") -> str:
+    listed = "".join(f"\n  - {line}" for line in lines)
+    return f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: FaultModel
+metadata: {{name: f}}
+spec:
+  response: {response}{rates}
+  faults:{listed if lines else " []"}
+"""
+
+
+def job(
+    name: str, pods: int, gpus: int, duration: str, checkpoint: str | None = None, gang: bool = False
+) -> str:
+    annotations = f"gpufleet.io/duration: {duration}" + (
+        f", gpufleet.io/checkpoint-interval: {checkpoint}" if checkpoint else ""
+    )
+    labels = f"\n      labels: {{scheduling.x-k8s.io/pod-group: {name}}}" if gang else ""
+    group = (
+        f"apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {{name: {name}}}\n"
+        f"spec: {{minMember: {pods}}}\n---\n"
+        if gang
+        else ""
+    )
+    return f"""{group}
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}}}
+spec:
+  completions: {pods}
+  parallelism: {pods}
+  backoffLimit: 10
+  template:
+    metadata:
+      annotations: {{{annotations}}}{labels}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {{nvidia.com/gpu: {gpus}}}
+"""
+
+
+def only_fault(summary: dict[str, Any]) -> dict[str, Any]:
+    (fault,) = summary["faults"]["faults"]
+    return fault
+
+
+def test_a_gpu_fault_fails_its_pod_and_takes_the_gpu_out_until_a_reset(tmp_path: Path) -> None:
+    """XID 48 on GPU 0 of h100-0 at 1h: the 8-GPU pod there fails at once (reason Error) and its Job makes
+    it again after its 10 s back-off, on the same GPUs: nothing has noticed yet. Once noticed (30 s) the
+    device plugin reports GPU 0 Unhealthy: that pod fails too, and the next one fits nowhere (h100-1 is
+    the other job's) until the GPU reset (5 min)."""
+    summary = simulated(
+        write(
+            tmp_path,
+            pool(),
+            job("a", 1, 8, "3h"),
+            job("b", 1, 8, "3h"),
+            faults("{at: 1h, node: h100-0, gpu: 0, kind: xid-48}", response="{detection: 30s}"),
+        )
+    )
+    fault = only_fault(summary)
+    pods = pods_by_name(summary)
+    hit = fault["pods_hit"][0].split("/", 1)[1]
+    assert fault["kind"] == "ecc-double-bit" and fault["xid"] == 48 and fault["response"] == "gpu"
+    assert pods[hit]["phase"] == "Failed" and pods[hit]["reason"] == "Error"
+    assert "XID 48" in pods[hit]["message"]
+    assert fault["pods_hit"] == [f"default/{hit}", f"default/{hit}-r1"]
+    assert pods[f"{hit}-r1"]["bound_s"] == 3610 and pods[f"{hit}-r1"]["finished_s"] == 3630
+    assert pods[f"{hit}-r2"]["bound_s"] == 3600 + 30 + 300  # placed once the GPU was reset
+    assert pods[f"{hit}-r2"]["phase"] == "Succeeded"
+    assert fault["detection_s"] == 30 and fault["time_to_recovery_s"] == 330
+    assert fault["gpus_out"] == 1 and fault["gpu_hours_lost"] == pytest.approx(330 / 3600, abs=1e-6)
+    # an hour of 8 GPUs (no checkpoint), and the 20 s the pod made again computed on the bad GPU
+    assert fault["work_lost_gpu_hours"] == pytest.approx(8.0 + 20 * 8 / 3600, abs=1e-6)
+
+
+def test_a_reboot_fault_cordons_the_node_until_it_is_back(tmp_path: Path) -> None:
+    """XID 79 (fallen off the bus): the node goes down and is cordoned; its pod fails; the other node is
+    full, so the pod made again waits for the node to come back (reboot 10 min)."""
+    summary = simulated(
+        write(
+            tmp_path,
+            pool(),
+            job("a", 2, 8, "2h"),
+            faults("{at: 30m, node: h100-1, kind: xid-79}"),
+        )
+    )
+    fault = only_fault(summary)
+    assert fault["response"] == "reboot" and fault["gpus_out"] == 8
+    assert fault["time_to_recovery_s"] == 600
+    (hit,) = fault["pods_hit"]
+    retry = pods_by_name(summary)[f"{hit.split('/', 1)[1]}-r1"]
+    assert retry["node"] == "h100-1" and retry["bound_s"] == 1800 + 600
+    assert summary["faults"]["totals"]["mttr_s"] == 600
+
+
+def test_a_replaced_node_is_deleted_and_its_fixed_pool_gets_a_new_one(tmp_path: Path) -> None:
+    """A row-remap failure (XID 64): the node is deleted and the pool, without ``max``, launches a new
+    node (5 min boot) where the pod made again runs; recovery is when the new node's GPUs register."""
+    summary = simulated(
+        write(tmp_path, pool(), job("a", 2, 8, "2h"), faults("{at: 30m, node: h100-0, gpu: 2, kind: xid-64}"))
+    )
+    fault = only_fault(summary)
+    nodes = {n["name"]: n for n in summary["nodes"]}
+    assert fault["response"] == "replace"
+    assert nodes["h100-0"]["deleted_s"] == 1800
+    assert nodes["h100-2"]["created_s"] == 1800 and nodes["h100-2"]["gpu_ready_s"] == 1800 + 300
+    assert fault["time_to_recovery_s"] == 300
+    (hit,) = fault["pods_hit"]
+    assert pods_by_name(summary)[f"{hit.split('/', 1)[1]}-r1"]["node"] == "h100-2"
+    assert all(p["phase"] in ("Succeeded", "Failed") for p in summary["pods"])
+    assert summary["totals"]["final_states"] == {"Succeeded": 2, "Failed": 1}
+
+
+def test_a_gang_restarts_whole_from_its_last_checkpoint(tmp_path: Path) -> None:
+    """A 2-rank gang computing 4h, checkpointing hourly: a fault at 2h30m kills rank 1 (on h100-1); both
+    ranks stop, 30 min since the 2h checkpoint are lost on 16 GPUs; the new rank 1 resumes from 2h once
+    the GPU is back (its reset ends at 2h35m), so the gang ends at 2h35m + 2h."""
+    summary = simulated(
+        write(
+            tmp_path,
+            pool(),
+            job("train", 2, 8, "4h", checkpoint="1h", gang=True),
+            faults("{at: 150m, node: h100-1, gpu: 0, kind: ecc-double-bit}"),
+        )
+    )
+    fault = only_fault(summary)
+    assert len(fault["pods_hit"]) == 1
+    assert fault["work_lost_gpu_hours"] == pytest.approx(0.5 * 16)
+    ends = sorted(p["finished_s"] for p in summary["pods"] if p["phase"] == "Succeeded")
+    assert ends == [9000 + 300 + 7200] * 2
+    totals = summary["faults"]["totals"]
+    good = summary["totals"]["gpu_hours_working"] - 8
+    assert totals["goodput"] == pytest.approx(good / summary["totals"]["gpu_hours_allocated"], abs=1e-6)
+
+
+def test_a_mig_instance_fault_takes_only_that_instance(tmp_path: Path) -> None:
+    """A node of 1 H100 cut into three 1g.10gb instances, a pod on each of two: a fault on instance 0 fails
+    the pod there only; the other keeps computing; the pod made again takes the third instance."""
+    summary = simulated(
+        write(
+            tmp_path,
+            pool(replicas=1, extra=", migStrategy: mixed, migLayout: [1g.10gb, 1g.10gb, 1g.10gb]").replace(
+                "count: 8", "count: 1"
+            ),
+            job("a", 2, 0, "1h").replace("nvidia.com/gpu: 0", "nvidia.com/mig-1g.10gb: 1"),
+            faults("{at: 10m, node: h100-0, gpu: 0, kind: xid-94}"),
+        )
+    )
+    fault = only_fault(summary)
+    assert fault["gpus_out"] == pytest.approx(1 / 7, abs=1e-6)
+    assert len(fault["pods_hit"]) == 1
+    pods = pods_by_name(summary)
+    assert sorted(p["phase"] for p in pods.values()) == ["Failed", "Succeeded", "Succeeded"]
+    untouched = next(
+        p for name, p in pods.items() if f"default/{name}" not in fault["pods_hit"] and "-r" not in name
+    )
+    assert untouched["finished_s"] == 3600 and not untouched["disruptions"]
+    retry = next(p for name, p in pods.items() if name.endswith("-r1"))
+    assert retry["devices"] == ["1g.10gb-2"] and retry["bound_s"] == 610  # Job back-off 10 s
+
+
+def test_a_fault_on_a_node_not_in_the_cluster_is_recorded_as_such(tmp_path: Path) -> None:
+    summary = simulated(
+        write(tmp_path, pool(), job("a", 1, 1, "1h"), faults("{at: 10m, node: ghost, kind: nic}"))
+    )
+    fault = only_fault(summary)
+    assert "not in the cluster" in fault["note"] and fault["pods_hit"] == []
+    assert summary["faults"]["totals"]["faults"] == 0
+
+
+def test_random_faults_follow_the_seed(tmp_path: Path) -> None:
+    """Rates high enough for a few faults a day: the same seed gives the same faults, another seed others."""
+    rates = "\n  rates: [{product: '*', xidGpuReset: 0.01, nodeLoss: 0.002}]"
+    paths = write(tmp_path, pool(), job("a", 2, 8, "24h", checkpoint="1h"), faults(rates=rates))
+
+    def drawn(seed: int) -> list[tuple[float, str, str]]:
+        sim = run_simulation(paths, seed=seed)
+        assert sim.faults is not None
+        return [(r.at_s, r.node, r.kind) for r in sim.faults.records]
+
+    first = drawn(1)
+    assert first and first == drawn(1)
+    assert first != drawn(2)
+    assert {kind for _, _, kind in first} <= {"xid-gpu-reset", "node-loss"}
+
+
+def test_a_product_without_rates_draws_no_faults(tmp_path: Path) -> None:
+    rates = "\n  rates: [{product: NVIDIA-B200}]"
+    sim = run_simulation(write(tmp_path, pool(), job("a", 2, 8, "24h"), faults(rates=rates)))
+    assert sim.faults is not None and sim.faults.records == []
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        (
+            "{at: 1h, node: n, kind: xid-13}",
+            'spec.faults[0].kind: Invalid value: "xid-13": an application error',
+        ),
+        ("{at: 1h, node: n, kind: gpu-on-fire}", 'spec.faults[0].kind: Unsupported value: "gpu-on-fire"'),
+        ("{at: -1h, node: n, kind: nic}", "spec.faults[0].at: invalid duration '-1h'"),
+        ("{at: 1h, node: n, kind: nic, colour: red}", "spec.faults[0].colour"),
+    ],
+)
+def test_a_bad_fault_is_one_line_naming_its_field(tmp_path: Path, fault: str, message: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(write(tmp_path, faults(fault)))
+    assert message in str(err.value)
+    assert "document 1 (FaultModel/f)" in str(err.value)
+
+
+def test_a_rate_out_of_range_and_a_second_fault_model_are_errors(tmp_path: Path) -> None:
+    bad_rate = faults(rates="\n  rates: [{nic: -1}, {nvlink: 2}]")
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(write(tmp_path, bad_rate, faults().replace("name: f", "name: g")))
+    text = str(err.value)
+    assert "spec.rates[0].nic: Invalid value" in text
+    assert "spec.rates[1].nvlink: Invalid value: 2: must be less than or equal to 1" in text  # a run must end
+    assert "at most one FaultModel may be given" in text
+
+
+def test_rates_left_out_take_the_documented_defaults(tmp_path: Path) -> None:
+    scenario = load_scenario(write(tmp_path, faults(rates=f"\n  rates: [{{product: {H100}, nic: 0.5}}]")))
+    assert scenario.fault_model is not None
+    rates = scenario.fault_model.rates_for(H100)
+    assert rates["nic"] == 0.5
+    assert rates["ecc-double-bit"] == DEFAULT_RATES["ecc-double-bit"][0]
+    assert scenario.fault_model.rates_for("NVIDIA-A10") == {}
+
+
+SERVE = """
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: s}
+spec: {duration: 2h}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: serve}
+spec:
+  replicas: 4
+  selector:
+    matchLabels: {app: serve}
+  template:
+    metadata:
+      labels: {app: serve}
+    spec:
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {nvidia.com/gpu: 1}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: serve}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: serve}
+"""
+
+
+def test_a_node_drained_for_repair_waits_on_its_disruption_budget(tmp_path: Path) -> None:
+    """A row-remap failure on GPU 0 of the only node, 4 replicas of a server with maxUnavailable 1: the
+    replica on GPU 0 dies at once; the node is cordoned and a new one launched (5 min boot). The budget
+    (over the 3 replicas left) allows one eviction; then none until the replicas made again run on the
+    new node; then one at a time; the node is deleted when empty."""
+    summary = simulated(
+        write(tmp_path, pool(replicas=1), SERVE, faults("{at: 1h, node: h100-0, gpu: 0, kind: xid-64}"))
+    )
+    fault = only_fault(summary)
+    assert fault["response"] == "replace" and len(fault["pods_hit"]) == 1
+    evicted = sorted(p["finished_s"] for p in summary["pods"] if p["reason"] == "Evicted")
+    assert len(evicted) == 3
+    assert evicted[0] == 3600 + 30  # evicted at once, gone after its grace period
+    assert evicted[1] > 3600 + 300  # not before the new node took the replicas made again
+    assert len(set(evicted)) == 3  # one at a time
+    nodes = {n["name"]: n for n in summary["nodes"]}
+    assert nodes["h100-0"]["deleted_s"] == 3600 + fault["drain_s"] >= evicted[-1]
+    assert nodes["h100-1"]["gpu_ready_s"] == 3600 + 300 == 3600 + fault["time_to_recovery_s"]
+    running = [p for p in summary["pods"] if p["phase"] == "Running"]
+    assert len(running) == 4 and all(p["node"] == "h100-1" for p in running)
+
+
+def test_a_lost_node_takes_every_pod_with_it_at_once(tmp_path: Path) -> None:
+    """The same servers, the node lost: every replica fails at the fault, no budget consulted."""
+    summary = simulated(
+        write(tmp_path, pool(replicas=1), SERVE, faults("{at: 1h, node: h100-0, kind: node-loss}"))
+    )
+    fault = only_fault(summary)
+    assert fault["response"] == "lost" and len(fault["pods_hit"]) == 4 and fault["drain_s"] is None
+    failed = [p for p in summary["pods"] if p["phase"] == "Failed"]
+    assert (
+        len(failed) == 4
+        and {p["finished_s"] for p in failed} == {3600}
+        and {p["reason"] for p in failed} == {"Error"}
+    )
+
+
+def test_random_faults_on_a_mig_node_take_any_of_its_instances(tmp_path: Path) -> None:
+    """One H100 cut into three instances, a GPU fault an hour: each takes one instance, any of the three."""
+    mig_pool = pool(replicas=1, extra=", migStrategy: mixed, migLayout: [1g.10gb, 1g.10gb, 1g.10gb]")
+    others = ", ".join(f"{field}: 0" for _, field in CLASSES.values() if field != "xidGpuReset")
+    rates = f"\n  rates: [{{xidGpuReset: 1, {others}}}]"
+    sim = run_simulation(
+        write(
+            tmp_path,
+            mig_pool.replace("count: 8", "count: 1"),
+            job("a", 1, 0, "24h").replace("nvidia.com/gpu: 0", "nvidia.com/mig-1g.10gb: 1"),
+            faults(rates=rates),
+        )
+    )
+    assert sim.faults is not None
+    taken = [r.gpu for r in sim.faults.records]
+    assert len(taken) > 5 and set(taken) == {0, 1, 2}
+    assert all(r.gpus_out == pytest.approx(1 / 7) for r in sim.faults.records)
