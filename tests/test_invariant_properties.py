@@ -5,11 +5,13 @@ violation fails the test with the invariant, the object and the time.
 
 The scenarios are manifests, as users write them: node pools of several GPU models (whole GPUs,
 time-slicing, MIG), some autoscaling; Jobs with priorities, checkpoints, deletions, Kueue queues;
-gangs under Coscheduling; a Deployment scaled by an HPA against traffic. ``GPUFLEET_SOAK=N`` runs N
-examples of each property instead of the few the suite runs (a long run, by hand).
+gangs under Coscheduling; a Deployment scaled by an HPA against traffic; queue workers KEDA scales on
+a list of work items. ``GPUFLEET_SOAK=N`` runs N examples of each property instead of the few the
+suite runs (a long run, by hand).
 
-``FAULT_DOCUMENTS`` is where random faults join the scenarios once the fault model (a
-``gpufleet.io/v1alpha1`` ``FaultModel``) exists: a strategy of extra YAML documents, empty until then.
+``fault_documents`` is where random faults join the scenarios once the fault model (a
+``gpufleet.io/v1alpha1`` ``FaultModel``) exists: a strategy of extra YAML documents over the scenario's
+node pools, empty until then.
 """
 
 from __future__ import annotations
@@ -40,8 +42,11 @@ def examples(default: int) -> settings:
     )
 
 
-#: Random faults, as more YAML documents (none until the fault model lands; see the module docstring).
-FAULT_DOCUMENTS: st.SearchStrategy[list[str]] = st.just([])
+def fault_documents(pools: list[str]) -> st.SearchStrategy[list[str]]:
+    """Random faults on the scenario's node ``pools``, as more YAML documents: none until the fault
+    model lands (see the module docstring)."""
+    return st.just([])
+
 
 # -- node pools ------------------------------------------------------------------------------
 #: (resource a pod asks for, the pool's ``spec.gpu``): whole GPUs, time-slicing replicas, MIG instances
@@ -178,6 +183,51 @@ spec: {{target: srv, perReplicaRps: 10, rps: [{steps}]}}
 """
 
 
+@st.composite
+def consumed(draw: st.DrawFn, resource: str) -> str:
+    """Work items fed to a list, and the queue workers KEDA scales on its length (checkpointing, and
+    maybe pushing their item back when terminated)."""
+    batches = draw(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 4)), min_size=1, max_size=3))
+    items = ", ".join(f"{{at: {at}m, count: {n}, work: {draw(minutes(5, 40))}}}" for at, n in batches)
+    requeue = draw(st.sampled_from(["true", "false"]))
+    return f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: QueueFeed
+metadata: {{name: feed}}
+spec: {{list: work, items: [{items}]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: worker}}
+spec:
+  replicas: {draw(st.integers(0, 2))}
+  selector: {{matchLabels: {{app: worker}}}}
+  template:
+    metadata:
+      labels: {{app: worker}}
+      annotations:
+        gpufleet.io/consumes: work
+        gpufleet.io/checkpoint-interval: {draw(minutes(2, 10))}
+        gpufleet.io/requeue-on-sigterm: "{requeue}"
+    spec:
+      containers:
+      - name: worker
+        image: trainer
+        resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{resource}: 1}}}}
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {{name: worker}}
+spec:
+  scaleTargetRef: {{name: worker}}
+  minReplicaCount: 0
+  maxReplicaCount: {draw(st.integers(1, 4))}
+  cooldownPeriod: {draw(st.sampled_from([60, 300]))}
+  triggers:
+  - {{type: redis, metadata: {{address: redis:6379, listName: work, listLength: "1"}}}}
+"""
+
+
 PRIORITY_CLASSES = "---".join(
     f"\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: {value}\n"
     for name, value in (("high", 1000), ("low", -10))
@@ -213,8 +263,10 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         docs.append(COSCHEDULER)
     if draw(st.booleans()):
         docs.append(draw(served(draw(st.sampled_from(resources)))))
+    if draw(st.booleans()):
+        docs.append(draw(consumed(draw(st.sampled_from(resources)))))
     docs.append(PRIORITY_CLASSES)
-    docs.extend(draw(FAULT_DOCUMENTS))
+    docs.extend(draw(fault_documents([f"pool{i}" for i in range(len(kinds))])))
     duration = draw(st.sampled_from(["1h", "2h"]))
     docs.append(
         "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"

@@ -49,6 +49,7 @@ def violation(check: object, *args: object) -> InvariantViolation:
         "priority/gang-preemption.yaml",
         "kueue/cohort-reclaim.yaml",
         "serving/bounded-queue.yaml",
+        "seed-001",
     ],
 )
 def test_examples_keep_every_invariant_after_every_event(example: str) -> None:
@@ -120,6 +121,15 @@ def test_checkpointed_progress_that_falls_is_lost() -> None:
     seen[key] = replace(seen[key], done_s=sim.records[key].done_s + 60.0)
     broken = violation(invariants.checkpoints_kept, sim, seen)
     assert (broken.invariant, broken.subject) == ("checkpoint-kept", f"pod {key}")
+
+
+def test_a_work_item_whose_checkpointed_progress_falls_is_reported() -> None:
+    sim = checked("seed-001", duration_s=1800.0)
+    ((name, work),) = sim.lifecycle.work_lists.items()
+    item = next(iter(work.in_progress.values()))
+    seen = {(name, item.id): 7200.0}
+    broken = violation(invariants.items_keep_progress, sim, seen)
+    assert (broken.invariant, broken.subject) == ("checkpoint-kept", f"work item {item.id} of list {name}")
 
 
 def test_replicas_an_hpa_set_beyond_its_max_are_reported() -> None:

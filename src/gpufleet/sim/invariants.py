@@ -274,6 +274,25 @@ def checkpoints_kept(sim: Simulation, seen: dict[str, Progress]) -> None:
             )
 
 
+def items_keep_progress(sim: Simulation, seen: dict[tuple[str, int], float]) -> None:
+    """A work item's checkpointed progress never falls, queued again or taken by another worker
+    (``seen``: each item's progress when last looked at, by list and item number)."""
+    records = sim.records
+    for name, work in sorted(sim.lifecycle.work_lists.items()):
+        now = [(item.id, item.done_s) for item in work.queued]
+        now += [(item.id, records[pod].done_s) for pod, item in work.in_progress.items()]
+        for number, done_s in now:
+            before = seen.get((name, number), 0.0)
+            if done_s < before - TOLERANCE:
+                raise InvariantViolation(
+                    "checkpoint-kept",
+                    f"work item {number} of list {name}",
+                    sim.loop.now,
+                    f"checkpointed progress fell from {before:g} s to {done_s:g} s",
+                )
+            seen[name, number] = done_s
+
+
 def replicas_within_bounds(sim: Simulation, seen: dict[str, int]) -> None:
     """A replica count an autoscaler set lies within its ``minReplicas``/``maxReplicas`` (KEDA's
     ``minReplicaCount``/``maxReplicaCount``), and a ReplicaSet keeps at most ``replicas`` pods
@@ -365,6 +384,7 @@ class InvariantChecks:
 
     events: int = 0
     progress: dict[str, Progress] = field(default_factory=dict)
+    items: dict[tuple[str, int], float] = field(default_factory=dict)
     replicas: dict[str, int] = field(default_factory=dict)
 
     def after_event(self, sim: Simulation) -> None:
@@ -381,4 +401,5 @@ class InvariantChecks:
         one_state_per_pod(sim)
         gangs_whole(sim)
         checkpoints_kept(sim, self.progress)
+        items_keep_progress(sim, self.items)
         replicas_within_bounds(sim, self.replicas)
