@@ -173,12 +173,22 @@ def simulate(
             "--metrics-start", help="Wall-clock time of simulated time 0 in --metrics-out: RFC 3339, or now."
         ),
     ] = DEFAULT_START,
+    check_invariants: Annotated[
+        bool,
+        typer.Option(
+            "--check-invariants",
+            help="Check after every event that nothing is lost or over-committed (docs/invariants.md); "
+            "a violation stops the run with one line and exit status 1.",
+        ),
+    ] = False,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
     from gpufleet.report import finished_summary, print_summary, render_html
+    from gpufleet.report._format import human_duration
     from gpufleet.report.openmetrics import parse_start, rfc3339, write_openmetrics
     from gpufleet.report.progress import SimulationBar
     from gpufleet.sim.exporter_scrapes import ExporterScrapes
+    from gpufleet.sim.invariants import InvariantChecks, InvariantViolation
     from gpufleet.sim.summary import build_summary
 
     fmt = output_of(output)
@@ -193,8 +203,16 @@ def simulate(
         err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     if metrics_out is not None:
         sim.metrics = ExporterScrapes()
-    with SimulationBar(err, asked=not no_progress) as bar:
-        sim.run(progress=bar if bar.enabled else None)
+    if check_invariants:
+        sim.invariants = InvariantChecks()
+    try:
+        with SimulationBar(err, asked=not no_progress) as bar:
+            sim.run(progress=bar if bar.enabled else None)
+    except InvariantViolation as exc:
+        at = f"{human_duration(exc.at_s)} ({exc.at_s:g} s)"
+        line = f"invariant {exc.invariant} violated by {exc.subject} at {at}: {exc.detail}"
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
     summary = finished_summary(build_summary(sim, selection))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
@@ -205,6 +223,8 @@ def simulate(
         print_summary(summary, out)
     said = err if fmt else out
     said.print(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", highlight=False)
+    if sim.invariants is not None:
+        said.print(f"invariants held after each of {sim.invariants.events:,} events", highlight=False)
     if metrics_out is not None and sim.metrics is not None:
         write_openmetrics(metrics_out, sim.metrics.families(), start)
         window = f"{rfc3339(start)} to {rfc3339(start + sim.metrics.end_s)}"

@@ -136,6 +136,8 @@ class TrialPlacement:
         order, until one admits the pod."""
         fresh = replace(pod, node_name=None) if pod.node_name else pod
         want = self.state.pod_vectors(fresh)[0]
+        if len(want) > self.free.shape[1]:  # it asks for a resource no node had yet: none is free anywhere
+            self.free = np.pad(self.free, ((0, 0), (0, len(want) - self.free.shape[1])))
         share = fresh.gpu_share
         milli = (
             self.state.gpu_shares().milli_needed(share, self.idx)

@@ -80,6 +80,7 @@ from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_
 
 if TYPE_CHECKING:
     from gpufleet.sim.exporter_scrapes import ExporterScrapes
+    from gpufleet.sim.invariants import InvariantChecks
 
 
 class Simulation:
@@ -197,6 +198,8 @@ class Simulation:
         )
         #: the exporters scraped as the run goes (``gpufleet simulate --metrics-out``), None: not scraped
         self.metrics: ExporterScrapes | None = None
+        #: the invariants checked after every event (``gpufleet simulate --check-invariants``), None: none
+        self.invariants: InvariantChecks | None = None
 
     # -- what the parts hold ---------------------------------------------------------------
     @property
@@ -845,6 +848,7 @@ class Simulation:
             for at, _ in traffic.spec.rps:
                 self.loop.at(at, Priority.ARRIVAL, lambda: None)  # a change of load is an event
         allocated = self.cluster.gpus_allocated
+        checks = self.invariants
         while (t := self.loop.peek_time()) is not None and t <= limit:
             if self.settings.duration_s is None and self._idle():
                 break
@@ -856,6 +860,8 @@ class Simulation:
             self.meter.advance(t, allocated)
             self._advance_traffic(t)
             self.loop.step()
+            if checks is not None:
+                checks.after_event(self)
             if self.loop.steps >= report_at and progress is not None:
                 progress.advanced(self.loop.now, horizon, self.loop.steps)
                 report_at += EVERY_EVENTS
@@ -867,3 +873,5 @@ class Simulation:
             progress.advanced(self.end_time, horizon, self.loop.steps)
         if self.metrics is not None:
             self.metrics.finish(self, self.end_time)
+        if checks is not None:
+            checks.at_end(self)

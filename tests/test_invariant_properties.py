@@ -1,0 +1,339 @@
+"""Nothing is lost, over random scenarios (hypothesis): every run below checks every invariant of
+``gpufleet.sim.invariants`` after every event (no resource or device over-committed, one final state
+per pod, whole gangs, checkpoints kept, replicas within bounds, metering that adds up), and a
+violation fails the test with the invariant, the object and the time.
+
+The scenarios are manifests, as users write them: node pools of several GPU models (whole GPUs,
+time-slicing, MIG), some autoscaling; Jobs with priorities, checkpoints, deletions, Kueue queues;
+gangs under Coscheduling; a Deployment scaled by an HPA against traffic; queue workers KEDA scales on
+a list of work items. ``GPUFLEET_SOAK=N`` runs N examples of each property instead of the few the
+suite runs (a long run, by hand).
+
+``fault_documents`` adds random faults to half the scenarios (a ``gpufleet.io/v1alpha1``
+``FaultModel``, ``docs/faults.md``): random rates of every class and faults at given times.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import kueue_queues
+from gpufleet.kube import load_scenario
+from gpufleet.model.pod import POD_GROUP_LABEL
+from gpufleet.model.scenario import Scenario
+from gpufleet.sim.invariants import InvariantChecks
+from gpufleet.sim.simulation import Simulation
+from test_properties import clusters
+
+SOAK = int(os.environ.get("GPUFLEET_SOAK", "0"))
+
+
+def examples(default: int) -> settings:
+    return settings(
+        max_examples=SOAK or default,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+#: the FaultModel's rate fields (``docs/faults.md``) and the classes a scheduled fault may name
+FAULT_RATES = (
+    "xidGpuReset", "xidNodeReboot", "xidNodeReplace", "eccDoubleBit", "rowRemapFailure",
+    "driverCrash", "nodeLoss", "nic", "nvlink",
+)  # fmt: skip
+FAULT_KINDS = ("xid-79", "xid-48", "ecc-double-bit", "driver-crash", "node-loss", "nic", "nvlink")
+
+
+@st.composite
+def _fault_model(draw: st.DrawFn, pools: list[str]) -> list[str]:
+    rates = ", ".join(f"{name}: {draw(st.sampled_from([0, 0.01, 0.05, 0.2]))}" for name in FAULT_RATES)
+    scheduled = ", ".join(
+        f"{{at: {draw(st.sampled_from(['5m', '20m', '50m']))}, node: {pool}-0, "
+        f"gpu: {draw(st.integers(0, 3))}, kind: {draw(st.sampled_from(FAULT_KINDS))}}}"
+        for pool in draw(st.lists(st.sampled_from(pools), max_size=2))
+    )
+    detection = draw(st.sampled_from(["0s", "30s"]))
+    return [
+        "apiVersion: gpufleet.io/v1alpha1\nkind: FaultModel\nmetadata: {name: random-faults}\n"
+        f"spec:\n  rates: [{{product: '*', {rates}}}]\n  faults: [{scheduled}]\n"
+        f"  response: {{detection: {detection}, gpuReset: 5m, reboot: 10m}}\n"
+    ]
+
+
+def fault_documents(pools: list[str]) -> st.SearchStrategy[list[str]]:
+    """Random faults on the scenario's node ``pools`` (a ``FaultModel``: random rates for every class,
+    a few faults at given times on each pool's first node), or none."""
+    return st.one_of(st.just([]), _fault_model(pools))
+
+
+# -- node pools ------------------------------------------------------------------------------
+#: (resource a pod asks for, the pool's ``spec.gpu``): whole GPUs, time-slicing replicas, MIG instances
+GPU_KINDS = {
+    "whole": ("nvidia.com/gpu", "{{model: {model}, count: {count}}}"),
+    "time-slicing": ("nvidia.com/gpu", "{{model: {model}, count: {count}, timeSlicingReplicas: 4}}"),
+    "mig": (
+        "nvidia.com/mig-1g.10gb",
+        "{{model: A100-80GB, count: {count}, migStrategy: mixed, "
+        "migLayout: [3g.40gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb]}}",
+    ),
+}
+
+
+@st.composite
+def node_pool(draw: st.DrawFn, name: str, kind: str, autoscaled: bool) -> str:
+    replicas = draw(st.integers(0, 2))
+    grows = draw(st.integers(1, 3)) if autoscaled and draw(st.booleans()) else 0
+    bounds = f"min: 0\n  max: {replicas + grows}\n  " if grows else ""
+    gpu = GPU_KINDS[kind][1].format(
+        model=draw(st.sampled_from(["A100-80GB", "H100-80GB", "L4", "T4"])),
+        count=draw(st.sampled_from([1, 2, 4, 8])),
+    )
+    return f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {{name: {name}}}
+spec:
+  {bounds}replicas: {replicas}
+  pricePerHour: {draw(st.sampled_from([0.5, 1.25, 4.0]))}
+  gpu: {gpu}
+  provisioning: {{boot: {draw(st.sampled_from(["30s", "2m"]))}, devicePlugin: 30s}}
+  template:
+    status:
+      capacity: {{cpu: "64", memory: 512Gi, pods: "110"}}
+"""
+
+
+# -- workloads -------------------------------------------------------------------------------
+def minutes(low: int, high: int) -> st.SearchStrategy[str]:
+    return st.integers(low, high).map(lambda m: f"{m}m")
+
+
+@st.composite
+def job(draw: st.DrawFn, name: str, resources: list[str], queued: bool, gang: bool) -> str:
+    """A batch Job: ``queued`` names Kueue's LocalQueue ``queue``; ``gang``: its pods form a PodGroup
+    (the document before it) under the Coscheduling scheduler."""
+    pods = draw(st.integers(1, 3))
+    resource = draw(st.sampled_from(resources))
+    gpus = draw(st.sampled_from([1, 2, 4]))
+    annotations = [f"gpufleet.io/duration: {draw(minutes(5, 90))}"]
+    if draw(st.booleans()):
+        annotations.append(f"gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}")
+    if draw(st.booleans()):
+        annotations.append('gpufleet.io/checkpoint-on-sigterm: "true"')
+    if draw(st.integers(0, 4)) == 0:
+        annotations.append(f"gpufleet.io/delete-at: {draw(minutes(1, 120))}")
+    job_labels = "kueue.x-k8s.io/queue-name: queue" if queued else ""
+    pod_labels = f"{POD_GROUP_LABEL}: {name}" if gang else ""
+    group = ""
+    if gang:
+        group = f"""
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {{name: {name}}}
+spec: {{minMember: {draw(st.integers(1, pods))}}}
+---"""
+    priority = draw(st.sampled_from(["", "priorityClassName: high", "priorityClassName: low"]))
+    return f"""{group}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  labels: {{{job_labels}}}
+  annotations: {{gpufleet.io/submit-at: {draw(minutes(0, 60))}}}
+spec:
+  parallelism: {pods}
+  completions: {pods}
+  backoffLimit: {draw(st.integers(0, 2))}
+  template:
+    metadata:
+      labels: {{{pod_labels}}}
+      annotations: {{{", ".join(annotations)}}}
+    spec:
+      {priority}
+      schedulerName: {"gang-scheduler" if gang else "default-scheduler"}
+      restartPolicy: {draw(st.sampled_from(["Never", "OnFailure"]))}
+      containers:
+      - name: main
+        image: trainer
+        resources: {{requests: {{cpu: "4", memory: 16Gi}}, limits: {{{resource}: {gpus}}}}}
+"""
+
+
+@st.composite
+def served(draw: st.DrawFn, resource: str) -> str:
+    """A Deployment, the HPA that scales it on GPU use, and the traffic it serves."""
+    low = draw(st.integers(1, 2))
+    high = low + draw(st.integers(0, 3))
+    rps = draw(st.lists(st.integers(0, 80), min_size=1, max_size=4))
+    steps = ", ".join(f"{{at: {10 * i}m, value: {v}}}" for i, v in enumerate(rps))
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: srv}}
+spec:
+  replicas: {draw(st.integers(1, 3))}
+  selector: {{matchLabels: {{app: srv}}}}
+  template:
+    metadata: {{labels: {{app: srv}}}}
+    spec:
+      containers:
+      - name: server
+        image: llm
+        resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{resource}: 1}}}}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {{name: srv}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: srv}}
+  minReplicas: {low}
+  maxReplicas: {high}
+  metrics:
+  - type: Pods
+    pods:
+      metric: {{name: DCGM_FI_DEV_GPU_UTIL}}
+      target: {{type: AverageValue, averageValue: "70"}}
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Traffic
+metadata: {{name: load}}
+spec: {{target: srv, perReplicaRps: 10, rps: [{steps}]}}
+"""
+
+
+@st.composite
+def consumed(draw: st.DrawFn, resource: str) -> str:
+    """Work items fed to a list, and the queue workers KEDA scales on its length (checkpointing, and
+    maybe pushing their item back when terminated)."""
+    batches = draw(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 4)), min_size=1, max_size=3))
+    items = ", ".join(f"{{at: {at}m, count: {n}, work: {draw(minutes(5, 40))}}}" for at, n in batches)
+    requeue = draw(st.sampled_from(["true", "false"]))
+    return f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: QueueFeed
+metadata: {{name: feed}}
+spec: {{list: work, items: [{items}]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: worker}}
+spec:
+  replicas: {draw(st.integers(0, 2))}
+  selector: {{matchLabels: {{app: worker}}}}
+  template:
+    metadata:
+      labels: {{app: worker}}
+      annotations:
+        gpufleet.io/consumes: work
+        gpufleet.io/checkpoint-interval: {draw(minutes(2, 10))}
+        gpufleet.io/requeue-on-sigterm: "{requeue}"
+    spec:
+      containers:
+      - name: worker
+        image: trainer
+        resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{resource}: 1}}}}
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {{name: worker}}
+spec:
+  scaleTargetRef: {{name: worker}}
+  minReplicaCount: 0
+  maxReplicaCount: {draw(st.integers(1, 4))}
+  cooldownPeriod: {draw(st.sampled_from([60, 300]))}
+  triggers:
+  - {{type: redis, metadata: {{address: redis:6379, listName: work, listLength: "1"}}}}
+"""
+
+
+PRIORITY_CLASSES = "---".join(
+    f"\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: {value}\n"
+    for name, value in (("high", 1000), ("low", -10))
+)
+
+COSCHEDULER = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: gang-scheduler
+  plugins:
+    multiPoint: {enabled: [{name: Coscheduling}]}
+    queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: "*"}]}
+"""
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
+    """A random scenario as one multi-document YAML text; ``autoscaled``: some pools may grow (through
+    cluster-autoscaler), else the nodes are those there at the start."""
+    kinds = draw(st.lists(st.sampled_from(sorted(GPU_KINDS)), min_size=1, max_size=3))
+    docs = [draw(node_pool(f"pool{i}", kind, autoscaled)) for i, kind in enumerate(kinds)]
+    resources = sorted({GPU_KINDS[kind][0] for kind in kinds})
+    queued = draw(st.booleans())
+    if queued:
+        docs.append(kueue_queues("default-flavor", draw(st.sampled_from([2, 8, 16])), "queue", "default"))
+    gangs = draw(st.integers(0, 2))
+    jobs = draw(st.integers(0, 5))
+    for i in range(jobs + gangs):
+        gang = i >= jobs
+        docs.append(draw(job(f"job{i}", resources, queued and not gang and draw(st.booleans()), gang)))
+    if gangs:
+        docs.append(COSCHEDULER)
+    if draw(st.booleans()):
+        docs.append(draw(served(draw(st.sampled_from(resources)))))
+    if draw(st.booleans()):
+        docs.append(draw(consumed(draw(st.sampled_from(resources)))))
+    docs.append(PRIORITY_CLASSES)
+    docs.extend(draw(fault_documents([f"pool{i}" for i in range(len(kinds))])))
+    duration = draw(st.sampled_from(["1h", "2h"]))
+    docs.append(
+        "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
+        f"spec: {{duration: {duration}, sampleInterval: 10m}}\n"
+    )
+    return "\n---\n".join(docs)
+
+
+def run_checked(scenario: Scenario, seed: int) -> None:
+    """Run the scenario with every invariant checked after every event (a violation raises)."""
+    sim = Simulation(scenario, seed=seed)
+    sim.invariants = checks = InvariantChecks()
+    sim.run()
+    assert checks.events == sim.loop.steps
+
+
+# -- properties ------------------------------------------------------------------------------
+def run_text(text: str, seed: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scenario.yaml"
+        path.write_text(text)
+        scenario = load_scenario([path])
+    run_checked(scenario, seed)
+
+
+@examples(15)
+@given(scenarios(autoscaled=False), st.integers(0, 2**16))
+def test_nothing_is_lost_in_random_clusters_and_workloads(text: str, seed: int) -> None:
+    run_text(text, seed)
+
+
+@examples(15)
+@given(scenarios(autoscaled=True), st.integers(0, 2**16))
+def test_nothing_is_lost_while_cluster_autoscaler_adds_and_removes_nodes(text: str, seed: int) -> None:
+    run_text(text, seed)
+
+
+@examples(25)
+@given(clusters(gangs=True), st.integers(0, 3))
+def test_nothing_is_lost_with_gangs_under_coscheduling(scenario: Scenario, seed: int) -> None:
+    run_checked(scenario, seed)
+
+
+@examples(15)
+@given(clusters(), st.integers(0, 3))
+def test_nothing_is_lost_with_bare_pods(scenario: Scenario, seed: int) -> None:
+    run_checked(scenario, seed)
