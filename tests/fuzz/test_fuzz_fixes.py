@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gpufleet.experiments.commands import load_any_grid
 from gpufleet.experiments.grid import GridError, read_grid
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.documents import YamlValueError, yaml_value
@@ -116,3 +117,11 @@ def test_a_grid_file_that_is_not_utf8_is_a_grid_error(tmp_path: Path) -> None:
     path.write_bytes(b"seeds: [1]\nscenario: \xff\n")
     with pytest.raises(GridError, match="not UTF-8"):
         read_grid(path)
+
+
+def test_a_seed_range_of_quadrillions_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
+    path = tmp_path / "grid.yaml"
+    path.write_text("scenario: a.yaml\nseeds: 1-3333333333333333\n")
+    with pytest.raises(GridError) as caught:
+        load_any_grid(path)
+    assert f"{path}: seeds: '1-3333333333333333': at most 10,000 seeds" in caught.value.problems
