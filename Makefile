@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT ?= out
 
-.PHONY: run test lint bench clean venv controlplane cluster-up cluster-down fidelity
+.PHONY: run test lint bench clean venv controlplane cluster-up cluster-down fidelity fuzz
 
 $(STAMP): pyproject.toml
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) (Python 3.11) on PATH" >&2; exit 2; }
@@ -43,6 +43,11 @@ cluster-down: $(STAMP)
 # gpufleet against the real kube-scheduler: every case, and the report in $(OUT)/fidelity/.
 fidelity: $(STAMP)
 	$(BIN)/python -m e2e.fidelity --out $(OUT)/fidelity
+
+# Coverage-guided fuzzing (atheris) of every input surface, FUZZ_SECONDS each (docs/fuzzing.md).
+FUZZ_SECONDS ?= 60
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS) --out $(OUT)/fuzz
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpufleet.experiments.runs import RunSpec, parse_seeds
+from gpufleet.kube.documents import YamlValueError, yaml_value
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.replay.fgd_protocol import POLICIES
 from gpufleet.traces.formats import FORMATS
@@ -106,13 +105,14 @@ class GridChecker:
 def read_grid(path: Path) -> dict[str, Any]:
     """The grid file's mapping; ``GridError`` if it cannot be read or is not a mapping."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml_value(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise GridError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise GridError([f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise GridError([f"{path}: cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
+    except YamlValueError as exc:
+        where = f"{path}:{exc.line}" if exc.line is not None else str(path)
+        raise GridError([f"{where}: not valid YAML: {exc}"]) from None
     if not isinstance(data, dict):
         raise GridError([f"{path}: a grid is a mapping with the fields {', '.join(FIELDS)}"])
     return data

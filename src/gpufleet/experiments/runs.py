@@ -131,8 +131,12 @@ class RunSpec:
         return f"{self.policy} seed {self.seed} ({Path(self.trace).name})"
 
 
+#: Seeds one comparison or sweep takes: each is a run, and a range is expanded before anything runs.
+MAX_SEEDS = 10_000
+
+
 def parse_seeds(text: str) -> list[int]:
-    """``42-51``, ``1,2,7`` or both (``1,5-7``) as a sorted list without repeats."""
+    """``42-51``, ``1,2,7`` or both (``1,5-7``) as a sorted list without repeats (at most ``MAX_SEEDS``)."""
     seeds: set[int] = set()
     for part in text.split(","):
         match = SEEDS_PATTERN.match(part)
@@ -142,6 +146,8 @@ def parse_seeds(text: str) -> list[int]:
         high = int(match.group(2)) if match.group(2) else low
         if high < low:
             raise ValueError(f"{part.strip()!r}: a range goes from low to high")
+        if high - low + 1 + len(seeds) > MAX_SEEDS:
+            raise ValueError(f"{text!r}: at most {MAX_SEEDS:,} seeds")
         seeds.update(range(low, high + 1))
     return sorted(seeds)
 

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.reader import ReaderError
 
 from gpufleet.kube.problems import Location, Problems, render
 from gpufleet.model.standard_input import STDIN_NAME, is_stdin, read_stdin
@@ -46,6 +48,24 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+def _integer(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> object:
+    """A YAML integer, refused (with its place) when longer than Python reads (``int_max_str_digits``)."""
+    if len(node.value) > sys.get_int_max_str_digits():
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of more than {sys.get_int_max_str_digits()} digits", node.start_mark
+        )
+    return loader.construct_yaml_int(node)
+
+
+def _json_integer(text: str) -> int:
+    if len(text) > sys.get_int_max_str_digits():
+        raise _Bad(f"invalid JSON: an integer of more than {sys.get_int_max_str_digits()} digits")
+    return int(text)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _integer)
 # A bare ``=`` is YAML 1.1's "value" tag, which PyYAML cannot construct (yaml/pyyaml#89).
 _Loader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
 
@@ -132,7 +152,9 @@ def _read(path: Path) -> str:
 
 def _parse_json(text: str) -> list[object]:
     try:
-        return [json.loads(text)]
+        return [json.loads(text, parse_int=_json_integer)]
+    except _Bad as exc:
+        return [exc]
     except json.JSONDecodeError as exc:
         return [_Bad(f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
     except RecursionError:
@@ -158,7 +180,7 @@ def _parse_yaml(text: str) -> list[object]:
                 if doc is not None
             )
         except yaml.YAMLError as exc:
-            out.append(_Bad(f"invalid YAML: {_yaml_message(exc)}"))
+            out.append(_Bad(f"invalid YAML: {yaml_message(exc)}"))
         except RecursionError:
             out.append(_Bad(f"invalid YAML: nested more than {MAX_DEPTH} levels deep"))
         except _Bad as exc:
@@ -166,9 +188,35 @@ def _parse_yaml(text: str) -> list[object]:
     return out
 
 
-def _yaml_message(exc: yaml.YAMLError) -> str:
+class YamlValueError(ValueError):
+    """A YAML value inside something else (an annotation, a ConfigMap's data, a grid file) that cannot be
+    read: the reason on one line, and the line it is on (from 1) where YAML says."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.line = line
+
+
+def yaml_value(text: str) -> object:
+    """One YAML (or JSON) value read as documents are (``_Loader``: timestamps stay strings, keys become
+    strings) and checked as they are (depth, aliases, cycles); ``YamlValueError`` when it cannot be."""
+    try:
+        return _plain(yaml.load(text, Loader=_Loader), len(text))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise YamlValueError(yaml_message(exc), None if mark is None else mark.line + 1) from None
+    except RecursionError:
+        raise YamlValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+    except _Bad as exc:
+        raise YamlValueError(str(exc).removeprefix("invalid YAML: ")) from None
+
+
+def yaml_message(exc: yaml.YAMLError) -> str:
+    """PyYAML's error on one line (its own text spreads the place over further lines)."""
+    if isinstance(exc, ReaderError):
+        return f"{str(exc).splitlines()[0]} at position {exc.position}"
     if not isinstance(exc, yaml.MarkedYAMLError):
-        return str(exc)
+        return " ".join(str(exc).split())
     problem = exc.problem or "malformed document"
     if exc.problem_mark is not None:
         problem += f" at line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1}"

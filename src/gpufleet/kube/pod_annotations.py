@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import yaml
-
+from gpufleet.kube.documents import YamlValueError, yaml_value
 from gpufleet.kube.problems import Reporter, invalid, unsupported
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.model.pod import ALL_GATES, Behavior
@@ -70,8 +69,8 @@ def _warmup(text: str) -> object:
     spec: object = text
     if ":" in text:  # a mapping, in YAML or JSON; a Go duration never has a colon
         try:
-            spec = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+            spec = yaml_value(text)
+        except YamlValueError as exc:
             raise ValueError(invalid(text, f"not a YAML or JSON mapping: {exc}")) from None
     try:
         parse_duration_spec(spec)
@@ -85,8 +84,8 @@ def _ungate_at(text: str) -> tuple[tuple[str, float], ...]:
     if ":" not in text:
         return ((ALL_GATES, parse_duration(text)),)
     try:
-        spec = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        spec = yaml_value(text)
+    except YamlValueError as exc:
         raise ValueError(invalid(text, f"not a YAML or JSON mapping: {exc}")) from None
     if not isinstance(spec, dict) or not spec:
         raise ValueError(invalid(text, "must be a duration or a mapping of scheduling gate to duration"))
@@ -96,8 +95,8 @@ def _ungate_at(text: str) -> tuple[tuple[str, float], ...]:
 def _ray_demand(text: str) -> tuple[RayDemand, ...]:
     """A YAML or JSON list of ``{at, bundles, resources: {<Ray resource>: amount}, duration}``."""
     try:
-        spec = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        spec = yaml_value(text)
+    except YamlValueError as exc:
         raise ValueError(invalid(text, f"not a YAML or JSON list: {exc}")) from None
     shape = "must be a list of {at, bundles, resources: {<Ray resource>: amount}, duration}"
     if not isinstance(spec, list):

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
+from gpufleet.kube.documents import YamlValueError, yaml_value
 from gpufleet.kube.problems import Reporter
 
 CONFIG_MAP_NAME = "cluster-autoscaler-priority-expander"
+_INTEGER = re.compile(r"-?[0-9]{1,18}")  # a Go int
 
 
 def is_priority_config(api_version: object, kind: object, body: dict[str, Any]) -> bool:
@@ -38,18 +38,20 @@ def parse_priorities(body: dict[str, Any], report: Reporter) -> tuple[tuple[int,
         )
         return ()
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        raw = yaml_value(text)
+    except YamlValueError as exc:
         report.error("data.priorities", f"invalid YAML: {exc}")
         return ()
     if not isinstance(raw, dict):
         report.error("data.priorities", "must map integer priorities to lists of expressions")
         return ()
     out: list[tuple[int, str]] = []
-    for priority, expressions in raw.items():
-        if not isinstance(priority, int) or isinstance(priority, bool):
-            report.error(f"data.priorities.{priority}", "priorities must be integers")
+    for key, expressions in raw.items():
+        # Keys are read as Kubernetes reads YAML, as strings (``yaml_value``): an integer's digits.
+        if not _INTEGER.fullmatch(key):
+            report.error(f"data.priorities.{key}", "priorities must be integers")
             continue
+        priority = int(key)
         for expression in expressions if isinstance(expressions, list) else [expressions]:
             try:
                 re.compile(str(expression))

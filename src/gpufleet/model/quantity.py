@@ -4,10 +4,17 @@ Mirrors ``k8s.io/apimachinery/pkg/api/resource`` (binary suffixes Ki..Ei, decima
 n, u, m, k, M, G, T, P, E, and exponents such as ``1e3``) and Go's ``time.ParseDuration``
 (``90s``, ``1h30m``, ``250ms``). gpufleet also accepts decimal byte units (``140GB`` =
 140×10⁹ bytes, ``MB``, ``TB``) and bandwidths written as a size per second (``10GB/s``).
+
+Bounds: a duration is at most Go's largest (``math.MaxInt64`` nanoseconds, about 292 years), as
+``time.ParseDuration`` refuses longer ones, and never NaN or infinite. A quantity has at most
+``MAX_DIGITS`` characters of number (a duration: of text) and an exponent within ±``MAX_EXPONENT``
+(Kubernetes takes any int32 exponent into its arbitrary-precision decimal; no resource comes near
+10^±100), so that parsing one costs little whatever is written.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -28,9 +35,14 @@ _DECIMAL = {
 _BYTE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15}
 
 _QUANTITY = re.compile(
-    r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|KB|MB|GB|TB|PB|B|[numkMGTPE]))?$"
+    r"^([+-]?(?:\d++(?:\.\d*+)?|\.\d++))(?:([eE][+-]?\d++)|(Ki|Mi|Gi|Ti|Pi|Ei|KB|MB|GB|TB|PB|B|[numkMGTPE]))?$"
 )
-_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|ms|s|m|h)")
+#: The longest duration Go represents (``time.Duration`` is int64 nanoseconds).
+MAX_DURATION_S = (2**63 - 1) / 1e9
+MAX_DIGITS = 100
+MAX_EXPONENT = 100
+#: One ``<number><unit>`` of a Go duration; possessive, so that a long run of digits never backtracks.
+_DURATION_PART = re.compile(r"(\d++(?:\.\d*+)?|\.\d++)(ns|us|µs|ms|s|m|h)")
 _DURATION_UNITS = {
     "ns": 1e-9,
     "us": 1e-6,
@@ -51,9 +63,13 @@ def parse_quantity(value: object) -> Fraction:
     if isinstance(value, bool):
         raise QuantityError(f"quantities must be numbers or strings, not {value!r}")
     if isinstance(value, int):
+        if abs(value) >= 10**MAX_DIGITS:
+            raise QuantityError(f"quantities have at most {MAX_DIGITS} digits")
         return Fraction(value)
     if isinstance(value, float):
-        return Fraction(str(value))
+        if not math.isfinite(value):
+            raise QuantityError(f"quantities must be finite numbers, not {value!r}")
+        value = str(value)
     if not isinstance(value, str):
         raise QuantityError(f"quantities must be numbers or strings, not {value!r}")
     text = value.strip()
@@ -61,11 +77,15 @@ def parse_quantity(value: object) -> Fraction:
     if not match:
         raise QuantityError(
             "quantities must match the regular expression "
-            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {value!r}"
+            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {_cut(value)!r}"
         )
+    if len(match.group(1)) > MAX_DIGITS:
+        raise QuantityError(f"quantities have at most {MAX_DIGITS} digits: {_cut(value)!r}")
     number = Fraction(match.group(1))
     exponent, suffix = match.group(2), match.group(3)
     if exponent:
+        if len(exponent) > 5 or abs(int(exponent[1:])) > MAX_EXPONENT:
+            raise QuantityError(f"quantity exponents are within ±{MAX_EXPONENT}: {_cut(value)!r}")
         return number * Fraction(10) ** int(exponent[1:])
     if suffix in _BINARY:
         return number * _BINARY[suffix]
@@ -81,30 +101,41 @@ def parse_duration(value: object) -> float:
     if isinstance(value, int | float):
         if value < 0:
             raise QuantityError(f"durations must not be negative: {value!r}")
-        return float(value)
+        return _bounded(float(value) if value <= MAX_DURATION_S else math.inf, value)
     if not isinstance(value, str):
         raise QuantityError(f"durations must be strings such as '90s', not {value!r}")
     text = value.strip()
     if text in ("0", "0s"):
         return 0.0
     pos, total = 0, 0.0
-    for part in _DURATION_PART.finditer(text):
-        if part.start() != pos:
-            break
+    while len(text) <= MAX_DIGITS and (part := _DURATION_PART.match(text, pos)):
         total += float(part.group(1)) * _DURATION_UNITS[part.group(2)]
         pos = part.end()
     if pos != len(text) or not text:
-        raise QuantityError(f"invalid duration {value!r} (use Go syntax such as '90s', '20m', '2h')")
-    return total
+        raise QuantityError(f"invalid duration {_cut(value)!r} (use Go syntax such as '90s', '20m', '2h')")
+    return _bounded(total, value)
+
+
+def _bounded(seconds: float, value: object) -> float:
+    """``seconds`` if Go could hold it as a ``time.Duration`` (NaN never): else ``QuantityError``."""
+    if not seconds <= MAX_DURATION_S:
+        raise QuantityError(f"durations are at most 2562047h47m16s (Go's largest): {_cut(value)!r}")
+    return seconds
+
+
+def _cut(value: object) -> object:
+    """A value to quote in a message: long text cut short."""
+    return value[:40] + "..." if isinstance(value, str) and len(value) > 43 else value
 
 
 def parse_window(text: str) -> float:
     """A window length: Go duration syntax (``90m``, ``36h``), plus days as Prometheus writes them
     (``7d``, ``1d12h``)."""
-    match = re.fullmatch(r"(\d+)d(.*)", text.strip())
+    match = re.fullmatch(r"(\d{1,9})d(.*)", text.strip())
     if match is None:
         return parse_duration(text)
-    return int(match.group(1)) * 86400 + (parse_duration(match.group(2)) if match.group(2) else 0.0)
+    days = int(match.group(1)) * 86400
+    return _bounded(days + (parse_duration(match.group(2)) if match.group(2) else 0.0), text)
 
 
 def parse_bandwidth(value: object) -> float:

@@ -10,6 +10,10 @@ restartable (sidecar) init containers, then the max with each ordinary init cont
 (plus the sidecars started before it), plus ``spec.overhead``. Extended resources follow
 the API server's validation (``pkg/apis/core/validation``): whole numbers, not negative,
 and when both are given the request equals the limit; a limit alone sets the request.
+
+A value is at most ``MAX_UNITS`` (2^53, 8 PiB of memory) in its canonical unit: the API server takes
+larger quantities, but no node or pod has that much, and the node columns (int64) must hold sums of
+them without overflowing (a gpufleet bound).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ MEMORY = "memory"
 PODS = "pods"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 GPU = "nvidia.com/gpu"
+#: The largest value of a resource, in its canonical unit (sums of many stay within int64).
+MAX_UNITS = 2**53
 #: ``v1.DefaultResourceRequestsPrefix``, ``v1.ResourceHugePagesPrefix``,
 #: ``v1.ResourceAttachableVolumesPrefix``
 REQUESTS_PREFIX = "requests."
@@ -119,7 +125,16 @@ def parse_resource_list(
         if is_extended(name) and quantity.denominator != 1:
             problems.append(ResourceProblem(field, f"Invalid value: {value!r}: must be an integer"))
             continue
-        out[name] = to_units(name, quantity)
+        units = to_units(name, quantity)
+        if units > MAX_UNITS:
+            unit = (
+                "millicores" if name == CPU else "bytes" if name in (MEMORY, EPHEMERAL_STORAGE) else "units"
+            )
+            problems.append(
+                ResourceProblem(field, f"Invalid value: {value!r}: must be at most 2^53 (in {unit})")
+            )
+            continue
+        out[name] = units
     return out, problems
 
 

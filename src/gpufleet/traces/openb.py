@@ -16,6 +16,7 @@ required node affinity on ``nvidia.com/gpu.product``. CPU-only pods (``num_gpu``
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from gpufleet.model.gfd_labels import gfd_labels
@@ -23,7 +24,7 @@ from gpufleet.model.gpu_catalog import lookup
 from gpufleet.model.gpu_share import MILLI, GpuShare
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod, Requirement, SelectorTerm
-from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
+from gpufleet.model.resources import CPU, GPU, MAX_UNITS, MEMORY, PODS
 from gpufleet.traces.base import Rows, TraceFormat, TracePod
 
 MIB = 2**20
@@ -39,8 +40,8 @@ def read_nodes(path: Path) -> list[Node]:
     rows = Rows(path, NODE_COLUMNS)
     nodes: list[Node] = []
     for line, row in rows:
-        cpu = rows.integer(line, row, "cpu_milli", 1)
-        memory = rows.integer(line, row, "memory_mib", 1)
+        cpu = rows.integer(line, row, "cpu_milli", 1, MAX_UNITS)
+        memory = rows.integer(line, row, "memory_mib", 1, MAX_UNITS // MIB)
         gpus = rows.integer(line, row, "gpu", 0, 64)
         model = row["model"].strip()
         labels: dict[str, str] = {}
@@ -62,8 +63,8 @@ def read_pods(path: Path) -> list[TracePod]:
     rows = Rows(path, POD_COLUMNS, POD_TIME_COLUMNS)
     pods: list[TracePod] = []
     for line, row in rows:
-        cpu = rows.integer(line, row, "cpu_milli", 0)
-        memory = rows.integer(line, row, "memory_mib", 0)
+        cpu = rows.integer(line, row, "cpu_milli", 0, MAX_UNITS)
+        memory = rows.integer(line, row, "memory_mib", 0, MAX_UNITS // MIB)
         gpus = rows.integer(line, row, "num_gpu", 0, 64)
         milli = rows.integer(line, row, "gpu_milli", 0, MILLI)
         requests = {r: v for r, v in ((CPU, cpu), (MEMORY, memory * MIB)) if v}
@@ -100,6 +101,9 @@ def _time(rows: Rows, line: int, row: dict[str, str], column: str) -> float | No
         value = float(text)
     except ValueError:
         rows.problem(line, column, f"{text!r} is not a number of seconds")
+        return None
+    if not math.isfinite(value):
+        rows.problem(line, column, f"{text!r} is not a finite number of seconds")
         return None
     if value < 0:
         rows.problem(line, column, f"{value:g} is negative")

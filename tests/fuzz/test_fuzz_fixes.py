@@ -1,0 +1,127 @@
+"""What the fuzzers found, each refused in the reader's own words (the corpus replays the inputs)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from gpufleet.experiments.commands import load_any_grid
+from gpufleet.experiments.grid import GridError, read_grid
+from gpufleet.kube import ScenarioError, load_scenario
+from gpufleet.kube.documents import YamlValueError, yaml_value
+from gpufleet.model.problem_lines import ProblemLines
+from gpufleet.model.quantity import QuantityError, parse_duration, parse_quantity, parse_window
+from gpufleet.traces.base import TraceError
+from gpufleet.traces.openb import read_pods
+
+
+def _problems(path: Path) -> list[str]:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario([path])
+    return caught.value.problems
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (math.nan, "finite"),
+        (math.inf, "finite"),
+        ("1e99999999", "exponents are within"),
+        ("9" * 5000, "at most 100 digits"),
+        (10**5000, "at most 100 digits"),
+    ],
+    ids=["nan", "inf", "exponent", "digits", "int"],
+)
+def test_quantities_beyond_reason_are_refused(value: object, reason: str) -> None:
+    with pytest.raises(QuantityError, match=reason):
+        parse_quantity(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [math.nan, math.inf, 10**400, "9999999999h", "9" * 5000 + "s", "1e9d"],
+    ids=["nan", "inf", "int", "hours", "digits", "days"],
+)
+def test_durations_beyond_go_or_not_finite_are_refused(value: object) -> None:
+    with pytest.raises(QuantityError):
+        parse_duration(value) if not (isinstance(value, str) and value.endswith("d")) else parse_window(value)
+
+
+def test_go_durations_and_quantities_still_parse() -> None:
+    assert parse_duration("1h30m0.5s") == 5400.5 and parse_duration(".5s") == 0.5
+    assert parse_window("1d12h") == 129600 and parse_quantity("1.5Gi") == 1.5 * 2**30
+    assert parse_quantity("1e3") == 1000 and parse_quantity("-5m") == parse_quantity("-0.005")
+
+
+def test_an_integer_longer_than_python_reads_is_a_yaml_or_json_problem(tmp_path: Path) -> None:
+    yaml_file, json_file = tmp_path / "a.yaml", tmp_path / "b.json"
+    yaml_file.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {x: " + "9" * 5000 + "}\n")
+    json_file.write_text('{"apiVersion": "v1", "kind": "Node", "x": ' + "9" * 5000 + "}")
+    assert _problems(yaml_file) == [
+        f"{yaml_file}: document 1: invalid YAML: an integer of more than 4300 digits at line 4, column 11"
+    ]
+    assert _problems(json_file) == [
+        f"{json_file}: document 1: invalid JSON: an integer of more than 4300 digits"
+    ]
+
+
+def test_capacity_beyond_the_node_columns_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "node.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity: {cpu: 9223372036854775808}\n"
+    )
+    (line,) = _problems(path)
+    assert line.endswith(
+        "status.capacity.cpu: Invalid value: 9223372036854775808: must be at most 2^53 (in millicores)"
+    )
+
+
+def test_a_problem_quoting_a_line_break_stays_one_line() -> None:
+    assert ProblemLines(["f.csv:1: header: unknown a\nb"]).problems == ["f.csv:1: header: unknown a\\nb"]
+
+
+def test_trace_times_must_be_finite(tmp_path: Path) -> None:
+    path = tmp_path / "pods.csv"
+    path.write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\np,1,1,0,0,nan,inf\n"
+    )
+    with pytest.raises(TraceError) as caught:
+        read_pods(path)
+    assert caught.value.problems == [
+        f"{path}:2: creation_time: 'nan' is not a finite number of seconds",
+        f"{path}:2: deletion_time: 'inf' is not a finite number of seconds",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (
+            "a: &a [[], [], [], []]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: [*c, *c, *c, *c]",
+            "aliases expand",
+        ),
+        ("a: &a [*a]", "refers to the node that contains it"),
+        ("[" * 200 + "]" * 200, "nested more than 100 levels deep"),
+        ("a: \x03", "unacceptable character #x0003"),
+    ],
+)
+def test_embedded_yaml_is_guarded_as_documents_are(text: str, reason: str) -> None:
+    with pytest.raises(YamlValueError, match=reason):
+        yaml_value(text)
+
+
+def test_a_grid_file_that_is_not_utf8_is_a_grid_error(tmp_path: Path) -> None:
+    path = tmp_path / "grid.yaml"
+    path.write_bytes(b"seeds: [1]\nscenario: \xff\n")
+    with pytest.raises(GridError, match="not UTF-8"):
+        read_grid(path)
+
+
+def test_a_seed_range_of_quadrillions_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
+    path = tmp_path / "grid.yaml"
+    path.write_text("scenario: a.yaml\nseeds: 1-3333333333333333\n")
+    with pytest.raises(GridError) as caught:
+        load_any_grid(path)
+    assert f"{path}: seeds: '1-3333333333333333': at most 10,000 seeds" in caught.value.problems
