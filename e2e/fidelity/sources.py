@@ -30,8 +30,9 @@ COMBINED = (
     ("seed-004-backfill/work.yaml", "seed-004-backfill/coscheduling.yaml"),
     ("seed-004-backfill/work.yaml", "seed-004-backfill/backfill.yaml"),
 )
-#: example files that are not scenarios: a sweep grid, and a cluster dump for `gpufleet explain`
-NOT_SCENARIOS = ("experiments/grid.yaml", "explain/cluster-dump.yaml")
+#: example files that are not scenarios though they hold Kubernetes objects: a cluster dump for
+#: `gpufleet explain` (grid files, which hold no objects, are told apart by `_holds_objects`)
+NOT_SCENARIOS = ("explain/cluster-dump.yaml",)
 #: example directories that are not scenarios file by file: `gpufleet whatif`'s change files and its
 #: history-shaped scenario, whose pods name Jobs it does not hold (as `gpufleet history` writes them;
 #: the real garbage collector deletes such pods at once)
@@ -59,12 +60,18 @@ def seed_004_cases() -> list[Case]:
     return [_example((r,), "seed-004") for r in SEED_004]
 
 
+def _holds_objects(path: Path) -> bool:
+    """Every document of ``path`` is a Kubernetes object (has a ``kind``): not a sweep's grid file."""
+    return all(isinstance(d, dict) and "kind" in d for d in yaml.safe_load_all(path.read_text()) if d)
+
+
 def example_cases() -> list[Case]:
     files = sorted(
         str(p.relative_to(EXAMPLES))
         for p in EXAMPLES.rglob("*.yaml")
         if str(p.relative_to(EXAMPLES)) not in NOT_SCENARIOS
         and not str(p.relative_to(EXAMPLES)).startswith(NOT_SCENARIO_DIRS)
+        and _holds_objects(p)
     )
     singles = [(f,) for f in files if f not in SEED_004]
     return [_example(r, "example") for r in [*singles, *COMBINED]]
