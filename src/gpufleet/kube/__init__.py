@@ -9,8 +9,9 @@ first used (PEP 562): the loader and its schemas are the heaviest import of the 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gpufleet.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from gpufleet.kube.documents import Document as Document
@@ -30,8 +31,4 @@ _WHERE = {
 
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__ = lazy_getattr(__name__, _WHERE)

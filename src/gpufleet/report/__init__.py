@@ -8,8 +8,9 @@ so that a command that prints no report does not pay for the HTML and chart code
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gpufleet.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from gpufleet.report.html import render_html as render_html
@@ -41,8 +42,4 @@ _WHERE = {
 
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__ = lazy_getattr(__name__, _WHERE)
