@@ -5,10 +5,10 @@ Uses the Kubernetes 1.34 OpenAPI schemas that ``kubernetes_validate`` ships
 draft and registry that ``kubernetes_validate.validate(doc, "1.34.0", strict=True)`` builds,
 but iterates over *all* errors instead of stopping at the first.
 
-Speed: a snapshot holds thousands of pods. Each definition is compiled once (cached) into
-plain Python predicates covering the keywords these schemas use (``type``, ``properties``,
-``additionalProperties``, ``items``, ``required``, ``enum``, ``oneOf``, ``$ref``); a valid
-document, the common case, costs one pass of those. Only a document they reject goes
+Speed: a snapshot holds thousands of pods. Each definition is compiled once (cached) into a
+plain Python predicate (``gpufleet.schema_predicate``, which covers the keywords these schemas use:
+``type``, ``properties``, ``additionalProperties``, ``items``, ``required``, ``enum``, ``oneOf``,
+``$ref``); a valid document, the common case, costs one pass of it. Only a document it rejects goes
 through ``jsonschema``'s ``iter_errors``, which words the errors. (A schema with any other
 keyword is left to ``jsonschema`` alone.)
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -29,6 +28,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 from gpufleet.kube.problems import Reporter, dotted, render
+from gpufleet.schema_predicate import LOCAL_DEF, Predicate, UnsupportedSchema, compile_schema
 
 KUBERNETES_VERSION = "1.34.0"
 _SCHEMA_DIR = f"kubernetes-json-schema/v{KUBERNETES_VERSION}-local-strict"
@@ -87,127 +87,13 @@ def check(instance: object, definition: str, report: Reporter) -> None:
             report.settle(path)
 
 
-Predicate = Callable[[object], bool]
-
-#: JSON types that one ``isinstance`` decides (``integer`` and ``number`` must exclude booleans).
-_PY_TYPES: dict[str, type] = {
-    "string": str,
-    "object": dict,
-    "array": list,
-    "boolean": bool,
-    "null": type(None),
-}
-#: Keywords that do not constrain an instance (``format`` too: draft 2020-12 does not assert it).
-_ANNOTATIONS = frozenset({"description", "format", "default", "title", "$schema", "$id"})
-_OBJECT_KEYWORDS = frozenset({"properties", "additionalProperties", "required"})
-_PREFIX = "#/$defs/"
-
-
-class _Unsupported(Exception):
-    """A schema keyword the fast predicates do not cover."""
-
-
 @cache
 def _fast_validator(definition: str) -> Predicate | None:
-    """A predicate equivalent to the schema's validity, or None if the schema is beyond it."""
+    """A predicate equivalent to the definition's validity, or None if its schema is beyond it."""
     try:
-        return _compile_ref(definition, {})
-    except _Unsupported:
+        return compile_schema({"$ref": f"{LOCAL_DEF}{definition}"}, _definitions()["$defs"])
+    except UnsupportedSchema:
         return None
-
-
-def _compile_ref(name: str, compiled: dict[str, Predicate]) -> Predicate:
-    if name not in compiled:
-        slot: list[Predicate] = []
-        compiled[name] = lambda v: slot[0](v)  # late bound: definitions may refer to themselves
-        slot.append(_compile(_definitions()["$defs"][name], compiled))
-    return compiled[name]
-
-
-def _compile(schema: dict[str, Any], compiled: dict[str, Predicate]) -> Predicate:
-    checks: list[Predicate] = []
-    for keyword, value in schema.items():
-        if keyword in _ANNOTATIONS or keyword in _OBJECT_KEYWORDS or keyword.startswith("x-kubernetes-"):
-            continue
-        if keyword == "$ref":
-            if not value.startswith(_PREFIX):
-                raise _Unsupported(value)
-            checks.append(_compile_ref(value.removeprefix(_PREFIX), compiled))
-        elif keyword == "type":
-            checks.append(_type_check([value] if isinstance(value, str) else value))
-        elif keyword == "enum":
-            checks.append(_enum_check(value))
-        elif keyword == "oneOf":
-            checks.append(_one_of_check([_compile(option, compiled) for option in value]))
-        elif keyword == "items":
-            checks.append(_items_check(_compile(value, compiled)))
-        else:
-            raise _Unsupported(keyword)
-    if _OBJECT_KEYWORDS.intersection(schema):
-        checks.append(_object_check(schema, compiled))
-    if len(checks) == 1:
-        return checks[0]
-    if len(checks) == 2:
-        first, second = checks
-        return lambda v: first(v) and second(v)
-    return lambda v: all(c(v) for c in checks)
-
-
-def _enum_check(values: list[object]) -> Predicate:
-    if not all(isinstance(e, str) for e in values):
-        raise _Unsupported("enum")
-    allowed = frozenset(values)
-    return lambda v: isinstance(v, str) and v in allowed
-
-
-def _one_of_check(options: list[Predicate]) -> Predicate:
-    return lambda v: sum(1 for o in options if o(v)) == 1
-
-
-def _items_check(item: Predicate) -> Predicate:
-    return lambda v: not isinstance(v, list) or all(item(i) for i in v)
-
-
-def _type_check(names: list[str]) -> Predicate:
-    simple = tuple(_PY_TYPES[n] for n in names if n in _PY_TYPES)
-    integer, number = "integer" in names, "number" in names
-    if not integer and not number:
-        return lambda v: isinstance(v, simple)
-
-    def check(v: object) -> bool:
-        if isinstance(v, bool):
-            return bool in simple
-        if isinstance(v, int):
-            return True
-        if isinstance(v, float):
-            return number or v.is_integer()
-        return isinstance(v, simple)
-
-    return check
-
-
-def _object_check(schema: dict[str, Any], compiled: dict[str, Predicate]) -> Predicate:
-    props = {k: _compile(sub, compiled) for k, sub in schema.get("properties", {}).items()}
-    required = tuple(schema.get("required", ()))
-    additional = schema.get("additionalProperties", True)
-    if not isinstance(additional, bool | dict):
-        raise _Unsupported("additionalProperties")
-    extra = _compile(additional, compiled) if isinstance(additional, dict) else None
-    closed = additional is False
-
-    def check(v: object) -> bool:
-        if not isinstance(v, dict):
-            return True
-        for key, value in v.items():
-            prop = props.get(key)
-            if prop is not None:
-                if not prop(value):
-                    return False
-            elif closed or (extra is not None and not extra(value)):
-                return False
-        return all(k in v for k in required)
-
-    return check
 
 
 def _describe(error: Any) -> list[tuple[str, str]]:
