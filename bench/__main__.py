@@ -12,6 +12,7 @@ from bench.cli_start import describe_cli_start
 from bench.day import describe_day, run_day
 from bench.devices import describe_devices
 from bench.live import describe_live, run_live
+from bench.month import WEEK_DAYS, describe_month, run_month, run_month_isolated
 from bench.replay import describe_replays
 from bench.scheduler_live import complete as all_bound
 from bench.scheduler_live import describe_scheduler_live, run_scheduler_live
@@ -25,6 +26,7 @@ from bench.scheduling import (
     spreading_cost,
     table,
 )
+from bench.summary_write import day_summary, describe_summary_write, measure
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,6 +34,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="200 nodes, 10 gangs: a CI smoke run")
     parser.add_argument("--in-process", action="store_true", help="run every case in this process")
     parser.add_argument("--profile", action="store_true", help="print cProfile's top functions per case")
+    parser.add_argument(
+        "--month-days",
+        type=float,
+        default=WEEK_DAYS,
+        help=f"days of the 1,000-node month bench (default {WEEK_DAYS:g}, a few minutes; 30: the month)",
+    )
     args = parser.parse_args(argv)
     results = []
     for case in cases(args.quick):
@@ -49,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(describe_devices(200, 1_600) if args.quick else describe_devices(5_000, 40_000), flush=True)
     day = run_day(50, 20, 300, 2.0) if args.quick else run_day()
     print(describe_day(day), flush=True)
+    print(describe_summary_write(measure(day_summary(50, 20, 300, 2.0) if args.quick else day_summary())))
+    month = run_month(0.05, 1.0) if args.quick else run_month_isolated(days=args.month_days)  # own peak RSS
+    print(describe_month(month), flush=True)
     bound = True
     if not args.quick:
         for line in describe_replays():
