@@ -38,7 +38,7 @@ GI = 2**30
 NODES_STATIC, POOL_MAX, JOBS_PER_DAY, GANGS_PER_WEEK = 200, 800, 3_000, 2
 TRAINING_MEDIAN_S = 4 * 3600.0
 CHECKPOINT_S = 1800.0
-#: days ``make bench`` simulates by default: the whole month takes about 4x as long (docs/performance.md)
+#: days ``make bench`` simulates by default: the whole month takes about 5x as long (docs/performance.md)
 WEEK_DAYS = 7.0
 GANG_PODS, GANG_HOURS = 4, 48.0
 
