@@ -45,6 +45,8 @@ def utilizations(state: ClusterState, rows: Sequence[int]) -> list[float | None]
     else the larger of its cpu and memory shares; None where cluster-autoscaler gets an error: one of
     the node's DRA pools is incomplete, or cpu or memory allocatable is missing or zero
     (``CalculateUtilizationOfResource``). The shares of all the nodes are divided out at once."""
+    if not rows:
+        return []
     idx = np.asarray(rows, dtype=np.int64)
     alloc, req = state.alloc[idx], state.requested[idx]
     col = state.res_index.get(GPU)
