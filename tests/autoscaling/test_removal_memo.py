@@ -62,7 +62,8 @@ def test_a_pod_that_fits_nowhere_is_looked_for_again_after_any_change() -> None:
 
 
 # a scan sees the cluster after some pods came and went: (pod number, node or None to remove it)
-MOVES = st.lists(st.tuples(st.integers(0, 11), st.one_of(st.none(), st.integers(0, 5))), min_size=1, max_size=4)
+MOVE = st.tuples(st.integers(0, 11), st.one_of(st.none(), st.integers(0, 5)))
+MOVES = st.lists(MOVE, min_size=1, max_size=4)
 
 
 @settings(max_examples=100, deadline=None)
