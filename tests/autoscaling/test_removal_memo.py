@@ -13,7 +13,8 @@ from conftest import gpu_node, gpu_pod
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownRequest, scale_down
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.cluster.state import ClusterState
-from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.pod import OwnerRef, Pod, Requirement
+from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
 from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.scheduling.profile import build_profile
 
@@ -49,6 +50,21 @@ def test_a_verdict_stands_while_the_nodes_its_pods_would_move_to_do_not_change()
     state.assign(job_pod("a1", 4), "a", 20.0)
     assert "c" in memo.kept  # until the next scan looks
     assert unneeded(state, ["c"], memo, 20.0) == {}
+
+
+def test_no_verdict_is_kept_while_a_placed_pod_has_anti_affinity() -> None:
+    """A pod placed on d, after the node c's pod would move to, repels it from their zone: c is needed."""
+    zone = {"topology.kubernetes.io/zone": "z"}
+    state = ClusterState([gpu_node(n, 8, labels=zone) for n in ("a", "b", "c", "d")])
+    web = {"app": "web"}
+    for name, node, gpus in (("a0", "a", 4), ("b0", "b", 8)):
+        state.assign(job_pod(name, gpus), node, 0.0)
+    state.assign(gpu_pod("c0", 4, owner=JOB, labels=web), "c", 0.0)
+    memo = RemovalMemo()
+    assert "c" in unneeded(state, ["c"], memo, 0.0)
+    term = PodAffinityTerm((Requirement("app", "In", ("web",)),), "topology.kubernetes.io/zone")
+    state.assign(gpu_pod("d0", 1, owner=JOB, pod_affinity=PodAffinity(anti_required=(term,))), "d", 10.0)
+    assert unneeded(state, ["c"], memo, 10.0) == {}
 
 
 def test_a_pod_that_fits_nowhere_is_looked_for_again_after_any_change() -> None:

@@ -175,7 +175,9 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     seen = set()
     budgets, allowed, daemon_pods = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
     # verdicts earlier scans found that still stand (removal_memo); the others are made afresh
-    memo = request.memo if state.dra is None else None  # DRA pools' utilisation: anywhere's claims
+    # not with DRA (a pool's utilisation moves with claims anywhere), nor while a placed pod has
+    # inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole domain)
+    memo = request.memo if state.dra is None and not state.placed.with_affinity else None
     if memo is not None and candidates:
         memo.begin(state, frozenset(exclude))
     rows = [state.index[c.node] for c in candidates]
