@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Sequence
 
 from bench.cli_start import describe_cli_start
-from bench.day import describe_day, run_day
+from bench.day import QUICK, describe_sizes, run_sizes
 from bench.devices import describe_devices
 from bench.live import describe_live, run_live
 from bench.month import WEEK_DAYS, describe_month, run_month, run_month_isolated
@@ -55,9 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(spreading_cost(results)))
     print(describe_cli_start(2 if args.quick else 5), flush=True)
     print(describe_devices(200, 1_600) if args.quick else describe_devices(5_000, 40_000), flush=True)
-    day = run_day(50, 20, 300, 2.0) if args.quick else run_day()
-    print(describe_day(day), flush=True)
-    print(describe_summary_write(measure(day_summary(50, 20, 300, 2.0) if args.quick else day_summary())))
+    for line in describe_sizes(run_sizes((1,), QUICK) if args.quick else run_sizes()):
+        print(line, flush=True)
+    print(describe_summary_write(measure(day_summary(*QUICK) if args.quick else day_summary())))
     month = run_month(0.05, 1.0) if args.quick else run_month_isolated(days=args.month_days)  # own peak RSS
     print(describe_month(month), flush=True)
     bound = True

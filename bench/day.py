@@ -1,5 +1,7 @@
 """One simulated day of a 500-node, 4,000-GPU cluster with autoscaling, ~5,000 training jobs
-and inference traffic: wall time, events per second and peak memory of the whole run.
+and inference traffic: CPU time, events per CPU-second and peak memory of the whole run, and the same
+day at 2x and 4x the cluster and the jobs (each in a fresh interpreter), with their CPU time as a ratio
+to the 1x day's: a simulation whose cost grows faster than its size shows it there.
 
 The cluster: 150 static 8-GPU nodes, and an H100 pool of 8-GPU nodes that cluster-autoscaler
 grows up to 350 more (500 nodes, 4,000 GPUs in all) through the GPU start chain. Training
@@ -12,7 +14,10 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import get_context
 
 import numpy as np
 
@@ -35,6 +40,11 @@ from gpufleet.sim.simulation import Simulation
 
 GI = 2**30
 DAY_S = 24 * 3600.0
+#: the day: 150 static nodes, a pool of up to 350, 5,000 jobs over 24 hours; and a 2-hour CI smoke size
+FULL = (150, 350, 5000, 24.0)
+QUICK = (50, 20, 300, 2.0)
+#: the sizes ``make bench`` runs, as multiples of the day: cost should grow with size, no faster
+SCALES = (1, 2, 4)
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,7 @@ class DayResult:
     jobs: int
     hours: float
     wall_s: float
+    cpu_s: float
     events: int
     peak_rss_mib: float
     succeeded: int
@@ -51,7 +62,7 @@ class DayResult:
 
     @property
     def events_per_s(self) -> float:
-        return self.events / self.wall_s
+        return self.events / self.cpu_s
 
 
 def gpu_node(name: str, pool: str | None = None) -> Node:
@@ -126,19 +137,39 @@ def scenario(nodes_static: int, pool_max: int, jobs: int, hours: float, seed: in
 def run_day(nodes_static: int = 150, pool_max: int = 350, jobs: int = 5000, hours: float = 24.0) -> DayResult:
     sc = scenario(nodes_static, pool_max, jobs, hours)
     sim = Simulation(sc)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     sim.run()
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     succeeded = sum(1 for r in sim.records.values() if r.phase == "Succeeded")
     launched = sum(rt.next_index for rt in sim.pools.values())
-    return DayResult(nodes_static, pool_max, jobs, hours, wall, sim.loop.steps, peak, succeeded, launched)
+    steps = sim.loop.steps
+    return DayResult(nodes_static, pool_max, jobs, hours, wall, cpu, steps, peak, succeeded, launched)
 
 
-def describe_day(r: DayResult) -> str:
+def run_isolated(nodes_static: int, pool_max: int, jobs: int, hours: float) -> DayResult:
+    """``run_day`` in a fresh interpreter, so peak memory is the day's own."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+        return pool.submit(run_day, nodes_static, pool_max, jobs, hours).result()
+
+
+def run_sizes(scales: Sequence[int] = SCALES, base: tuple[int, int, int, float] = FULL) -> list[DayResult]:
+    """The same day at each scale: the cluster (static nodes, pool) and the jobs times the scale."""
+    nodes_static, pool_max, jobs, hours = base
+    return [run_isolated(nodes_static * k, pool_max * k, jobs * k, hours) for k in scales]
+
+
+def describe_day(r: DayResult, first: DayResult | None = None) -> str:
+    """One line; with ``first`` (the smallest size), the CPU time as a ratio to it."""
+    nodes = first.nodes_static + first.pool_max if first else 0
+    ratio = f" ({r.cpu_s / first.cpu_s:.2f}x the {nodes}-node day)" if first else ""
     return (
         f"simulate {r.hours:g} h of {r.nodes_static} static + up to {r.pool_max} autoscaled 8-GPU nodes, "
-        f"{r.jobs:,} training jobs + inference traffic: {r.wall_s:.2f} s wall, {r.events:,} events = "
-        f"{r.events_per_s:,.0f} events/s, peak RSS {r.peak_rss_mib:.0f} MiB; {r.succeeded:,} pods succeeded, "
-        f"{r.nodes_launched} nodes launched"
+        f"{r.jobs:,} training jobs + inference traffic: {r.cpu_s:.2f} s CPU{ratio}, {r.wall_s:.2f} s wall, "
+        f"{r.events:,} events = {r.events_per_s:,.0f} events/CPU-s, peak RSS {r.peak_rss_mib:.0f} MiB; "
+        f"{r.succeeded:,} pods succeeded, {r.nodes_launched} nodes launched"
     )
+
+
+def describe_sizes(results: list[DayResult]) -> list[str]:
+    return [describe_day(r, results[0] if k else None) for k, r in enumerate(results)]

@@ -30,7 +30,15 @@ import numpy as np
 
 from gpufleet.autoscaling.drainability import moved
 from gpufleet.autoscaling.expanders import choose
-from gpufleet.autoscaling.scale_down import Int8Array, TrialPlacement, assess
+from gpufleet.autoscaling.removal_memo import RemovalMemo
+from gpufleet.autoscaling.scale_down import (
+    Int8Array,
+    NodeVerdict,
+    PlacementBase,
+    TrialPlacement,
+    simulate_removal,
+    unremovable_reasons,
+)
 from gpufleet.autoscaling.scale_up import (
     MAX_TOTAL_REACHED,
     PoolOption,
@@ -144,6 +152,9 @@ class ScaleDownRequest:
     verdicts: dict[tuple[object, ...], Int8Array] = field(default_factory=dict)
     #: False when nothing changed since the last scan: the verdicts stand, no node is assessed
     assess: bool = True
+    #: the verdicts of the last scan that assessed nodes, and what they were made of (kept by the loop;
+    #: None: every node is assessed afresh)
+    memo: RemovalMemo | None = None
 
 
 @dataclass(frozen=True)
@@ -163,22 +174,36 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     candidates = list(request.candidates) if request.assess else []
     seen = set()
     budgets, allowed, daemon_pods = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
-    for c in candidates:
+    # verdicts earlier scans found that still stand (removal_memo); the others are made afresh
+    # not with DRA (a pool's utilisation moves with claims anywhere), nor while a placed pod has
+    # inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole domain)
+    memo = request.memo if state.dra is None and not state.placed.with_affinity else None
+    if memo is not None and candidates:
+        memo.begin(state, frozenset(exclude))
+    rows = [state.index[c.node] for c in candidates]
+    recalled = [
+        memo.recall(state, c.node, i) if memo is not None else None
+        for c, i in zip(candidates, rows, strict=True)
+    ]
+    fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
+    reasons = dict(zip(fresh, unremovable_reasons(state, fresh, request.threshold), strict=True))
+    base = PlacementBase(state, exclude)
+    for c, i, known in zip(candidates, rows, recalled, strict=True):
         seen.add(c.node)
-        verdict = assess(
-            state,
-            state.index[c.node],
-            request.profile,
-            request.threshold,
-            budgets,
-            allowed,
-            daemon_pods,
-            exclude,
-            request.computing,
-            request.verdicts,
-            now,
-        )
-        if verdict.unneeded:
+        removable = known
+        if removable is None:
+            verdict = (
+                NodeVerdict(c.node, False, reason, -1)
+                if (reason := reasons[i]) is not None
+                else simulate_removal(
+                    state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
+                    request.verdicts, now,
+                )
+            )  # fmt: skip
+            removable = verdict.unneeded
+            if memo is not None:
+                memo.keep(state, c.node, i, verdict.examined, removable)
+        if removable:
             unneeded.setdefault(c.node, now)
         else:
             unneeded.pop(c.node, None)

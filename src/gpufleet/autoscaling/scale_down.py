@@ -18,15 +18,17 @@ since its last checkpoint (and restarts a whole gang).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
-from gpufleet.autoscaling.drainability import drainable
+from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, drainable
 from gpufleet.cluster.snapshot import ClusterSnapshot
-from gpufleet.cluster.state import Assignment, ClusterState
+from gpufleet.cluster.state import Assignment, BoolArray, ClusterState, IntArray
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
@@ -38,50 +40,140 @@ from gpufleet.scheduling.profile import Profile
 Int8Array = npt.NDArray[np.int8]
 
 
-def utilization(state: ClusterState, i: int) -> float | None:
-    """GPU share on a node with GPUs, else its busiest DRA device pool, else the larger of the cpu
-    and memory shares; None where cluster-autoscaler gets an error: one of the node's DRA pools is
-    incomplete, or cpu or memory allocatable is missing or zero (``CalculateUtilizationOfResource``)."""
-    alloc, req, name = state.alloc[i], state.requested[i], state.nodes[i].name
+def utilizations(state: ClusterState, rows: Sequence[int]) -> list[float | None]:
+    """Each node's utilisation: its GPU share on a node with GPUs, else its busiest DRA device pool,
+    else the larger of its cpu and memory shares; None where cluster-autoscaler gets an error: one of
+    the node's DRA pools is incomplete, or cpu or memory allocatable is missing or zero
+    (``CalculateUtilizationOfResource``). The shares of all the nodes are divided out at once."""
+    if not rows:
+        return []
+    idx = np.asarray(rows, dtype=np.int64)
+    alloc, req = state.alloc[idx], state.requested[idx]
     col = state.res_index.get(GPU)
-    if col is not None and alloc[col] > 0:
-        return float(req[col] / alloc[col])
-    if state.dra is not None and (devices := state.dra.pool_utilization(name)) is not None:
-        return None if state.dra.incomplete_pool(name) else devices
-    shares = []
-    for r in (CPU, MEMORY):
-        c = state.res_index.get(r)
-        if c is None or alloc[c] <= 0:
-            return None
-        shares.append(req[c] / alloc[c])
-    return float(max(shares))
+    cpu, memory = state.res_index.get(CPU), state.res_index.get(MEMORY)
+    gpus: BoolArray = np.zeros(len(rows), dtype=bool)
+    computable: BoolArray = np.zeros(len(rows), dtype=bool)
+    both = [cpu or 0, memory or 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if col is not None:
+            gpus = np.asarray(alloc[:, col] > 0, dtype=bool)
+        gpu_share = req[:, col or 0] / alloc[:, col or 0]
+        if cpu is not None and memory is not None:
+            computable = np.asarray((alloc[:, both] > 0).all(axis=1), dtype=bool)
+        shares = req[:, both] / alloc[:, both]
+        larger = np.maximum(shares[:, 0], shares[:, 1])
+    dra = state.dra
+    out: list[float | None] = []
+    for k, i in enumerate(rows):
+        if gpus[k]:
+            out.append(float(gpu_share[k]))
+        elif dra is not None and (devices := dra.pool_utilization(state.nodes[i].name)) is not None:
+            out.append(None if dra.incomplete_pool(state.nodes[i].name) else devices)
+        else:
+            out.append(float(larger[k]) if computable[k] else None)
+    return out
+
+
+def unremovable_reasons(state: ClusterState, rows: Sequence[int], threshold: float) -> list[str | None]:
+    """Why each node is not even a scale-down candidate (``unremovableReasonAndNodeUtilization``:
+    ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``NotUnderutilized``), or None."""
+    out: list[str | None] = []
+    for i, used in zip(rows, utilizations(state, rows), strict=True):
+        node = state.nodes[i]
+        if node.scale_down_disabled:
+            out.append(
+                f'node {node.name} is annotated cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"'
+            )
+        elif used is None:
+            out.append(
+                f"utilization of node {node.name} cannot be computed "
+                "(no cpu or memory allocatable, or an incomplete DRA pool)"
+            )
+        elif used > threshold:  # isNodeAtOrBelowUtilizationThreshold: at the threshold is underutilized
+            out.append(f"utilization {used:.2f} > {threshold}")
+        else:
+            out.append(None)
+    return out
 
 
 def unremovable_reason(state: ClusterState, i: int, threshold: float) -> str | None:
-    """Why node ``i`` is not even a scale-down candidate (``unremovableReasonAndNodeUtilization``:
-    ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``NotUnderutilized``), or None."""
-    node = state.nodes[i]
-    if node.scale_down_disabled:
-        return f'node {node.name} is annotated cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"'
-    used = utilization(state, i)
-    if used is None:
-        return (
-            f"utilization of node {node.name} cannot be computed "
-            "(no cpu or memory allocatable, or an incomplete DRA pool)"
-        )
-    if used > threshold:  # isNodeAtOrBelowUtilizationThreshold: at the threshold is underutilized
-        return f"utilization {used:.2f} > {threshold}"
-    return None
+    """``unremovable_reasons`` of one node."""
+    return unremovable_reasons(state, [i], threshold)[0]
+
+
+class PlacementBase:
+    """What is free on the active nodes outside ``exclude``, read once from the cluster: the snapshot
+    a scan forks a trial from for each node it considers (cluster-autoscaler's ``RemovalSimulator``
+    forks its ``ClusterSnapshot`` per candidate and reverts it after). A trial only records the rows
+    its own pods took, so it costs what its pods do, not what the cluster holds.
+
+    Per pod shape it lists, once, the nodes (their positions in ``rows``) with room here: a trial's
+    pods only take room, so no node outside that list can take a pod in any trial. Nodes the profile's
+    static filters refuse the shape are dropped from its list as they are found (``drop``). The
+    pod-aware PreFilter states of each pod, which depend only on the cluster, are kept too."""
+
+    def __init__(self, state: ClusterState, exclude: AbstractSet[int]):
+        self.state = state
+        self.exclude = frozenset(exclude)
+        self._rooms: dict[tuple[object, ...], list[int]] = {}
+        self._milli: dict[tuple[object, ...], IntArray] = {}
+        self.cycles: dict[str, list[PodFilterState]] = {}
+
+    # read when a trial first needs them (a scan may fork none)
+    @cached_property
+    def idx(self) -> IntArray:
+        keep = self.state.active.copy()
+        keep[[i for i in self.exclude if i < len(keep)]] = False
+        return np.flatnonzero(keep).astype(np.int64)
+
+    @cached_property
+    def rows(self) -> list[int]:
+        rows: list[int] = self.idx.tolist()
+        return rows
+
+    @cached_property
+    def free(self) -> tuple[IntArray, IntArray]:
+        """What is free on each node of ``rows``: each resource column, and GPU thousandths."""
+        return ClusterSnapshot(self.state).free(self.idx)
+
+    def position(self, row: int) -> int | None:
+        """Where node ``row`` is in ``rows`` (None: excluded here, or not active)."""
+        j = int(np.searchsorted(self.idx, row))
+        return j if j < len(self.rows) and self.rows[j] == row else None
+
+    def milli(self, pod: Pod, shape: tuple[object, ...]) -> IntArray | int:
+        """The GPU thousandths the pod needs on each node (a fractional share's differ by node)."""
+        share = pod.gpu_share
+        if share is None:
+            return MILLI * pod.gpus
+        needed = self._milli.get(shape)
+        if needed is None:
+            needed = self._milli[shape] = self.state.gpu_shares().milli_needed(share, self.idx)
+        return needed
+
+    def room(self, shape: tuple[object, ...], want: IntArray, milli: IntArray | int) -> list[int]:
+        """The positions, in order, of the nodes with room here for a pod of ``shape``."""
+        rows = self._rooms.get(shape)
+        if rows is None:
+            free, free_milli = self.free
+            fits = (free >= want).all(axis=1) & (free_milli >= milli)
+            rows = self._rooms[shape] = np.flatnonzero(fits).tolist()
+        return rows
+
+    def drop(self, shape: tuple[object, ...], refused: set[int]) -> None:
+        """The static filters refuse the shape on the nodes at positions ``refused``."""
+        self._rooms[shape] = [j for j in self._rooms[shape] if j not in refused]
 
 
 class TrialPlacement:
     """Pods placed one after another, first fit in node order, on the active nodes outside
-    ``exclude`` of a ``ClusterSnapshot``: the scheduler simulation cluster-autoscaler runs on a
-    forked snapshot (``filterOutSchedulable``, and the drain simulation of scale-down), which
-    never touches the real state. Each pod is tried as a fresh copy, without ``spec.nodeName``.
-    GPUs are also counted in thousandths (whole free GPUs and what shared ones have left), so a
-    fractional request (KAI, HAMi) fits where enough of a node's GPU capacity is left; its split
-    over single GPUs is not simulated.
+    ``exclude``: the scheduler simulation cluster-autoscaler runs on a forked snapshot
+    (``filterOutSchedulable``, and the drain simulation of scale-down), which never touches the real
+    state. It starts from ``base`` (the scan's ``PlacementBase``, read once for all its trials, which
+    may exclude fewer nodes) or from the cluster as it is. Each pod is tried as a fresh copy, without
+    ``spec.nodeName``. GPUs are also counted in thousandths (whole free GPUs and what shared ones have
+    left), so a fractional request (KAI, HAMi) fits where enough of a node's GPU capacity is left; its
+    split over single GPUs is not simulated.
     ``verdicts`` caches, per pod shape and state row, whether the profile's static filters admit
     the pod there (-1: not yet asked); it may be shared by trials over the same state (one scan).
     A pod with ResourceClaims also needs them allocated there (DynamicResources), in a fork of the
@@ -94,23 +186,33 @@ class TrialPlacement:
         self,
         state: ClusterState,
         profile: Profile,
-        exclude: set[int],
+        exclude: AbstractSet[int],
         verdicts: dict[tuple[object, ...], Int8Array] | None = None,
+        base: PlacementBase | None = None,
     ):
         self.state, self.filters = state, profile.static_filters
         self.snapshot = ClusterSnapshot(state)
-        self.idx = np.array([i for i in state.active_indices().tolist() if i not in exclude], dtype=np.int64)
-        self.free, self.free_milli = self.snapshot.free(self.idx)
+        self.base = base if base is not None else PlacementBase(state, exclude)
+        self.skip = {j for i in exclude - self.base.exclude if (j := self.base.position(i)) is not None}
+        #: position -> what is left there (each resource, GPU thousandths) once this trial's pods took room
+        self.left: dict[int, tuple[IntArray, int]] = {}
         self.verdicts = verdicts if verdicts is not None else {}
         self.pod_filters = profile.pod_filters
         self.added: list[Placed] = []  # pods this trial put, for the pod-aware filters
         self.removed: list[Assignment] = []  # ... and the pods it took away
+        #: the last row the placements so far looked at (first fit: none past the one chosen; a pod
+        #: placed nowhere looked at all), and whether they depended on those rows alone (no pod-aware
+        #: filter judged, no ResourceClaim allocated)
+        self.examined = -1
+        self.rows_alone = True
 
     def unschedule(self, pods: list[Pod]) -> None:
         """The pods leave their node in the simulation: their claims lose them as consumers, and a
         claim left without one is deallocated (``UnreservePodClaims``)."""
         self.removed += [a for p in pods if (a := self.state.assignments.get(p.key)) is not None]
-        dra = self.snapshot.dra() if any(p.resource_claims for p in pods) else None
+        claims = any(p.resource_claims for p in pods)
+        self.rows_alone &= not claims
+        dra = self.snapshot.dra() if claims else None
         if dra is not None:
             for pod in pods:
                 dra.release(pod)
@@ -119,11 +221,12 @@ class TrialPlacement:
         """The pod's pod-aware PreFilter states as this trial leaves the cluster (none: they all Skip)."""
         if not self.pod_filters:
             return []
-        cycle = PodCycle.start(self.pod_filters, (), PodContext(pod, self.state))
-        if cycle is None:
-            return []
+        states = self.base.cycles.get(pod.key)
+        if states is None:
+            cycle = PodCycle.start(self.pod_filters, (), PodContext(pod, self.state))
+            states = self.base.cycles[pod.key] = [] if cycle is None else [s for _, s in cycle.filters]
         moved = bool(self.added or self.removed)
-        return [s.changed(self.added, self.removed) if moved else s for _, s in cycle.filters]
+        return [s.changed(self.added, self.removed) if moved else s for s in states]
 
     def _claimed(self, pod: Pod, row: int) -> bool:
         dra = self.snapshot.dra() if pod.resource_claims else None
@@ -132,33 +235,46 @@ class TrialPlacement:
     def place(self, pod: Pod) -> int | None:
         """The node the pod would take (its room is then taken), or None when none has room.
 
-        Capacity is compared on all nodes at once; the filters run only on nodes with room, in
-        order, until one admits the pod."""
+        The nodes with room are the base's for the pod's shape, less what this trial took; the
+        filters run on them in order until one admits the pod."""
         fresh = replace(pod, node_name=None) if pod.node_name else pod
+        base = self.base
         want = self.state.pod_vectors(fresh)[0]
-        if len(want) > self.free.shape[1]:  # it asks for a resource no node had yet: none is free anywhere
-            self.free = np.pad(self.free, ((0, 0), (0, len(want) - self.free.shape[1])))
-        share = fresh.gpu_share
-        milli = (
-            self.state.gpu_shares().milli_needed(share, self.idx)
-            if share is not None
-            else np.full(len(self.idx), MILLI * fresh.gpus, dtype=np.int64)
-        )
-        admits = self.verdicts.setdefault(fresh.shape(), np.full(len(self.state.nodes), -1, dtype=np.int8))
+        free, free_milli = base.free
+        width = free.shape[1]
+        if len(want) > width:  # it asks for a resource no node had yet: none is free anywhere
+            if (want[width:] > 0).any():
+                return None
+            want = want[:width]
+        shape = fresh.shape()
+        milli = base.milli(fresh, shape)
+        admits = self.verdicts.setdefault(shape, np.full(len(self.state.nodes), -1, dtype=np.int8))
         pod_aware = self._pod_aware(fresh)
-        room = np.flatnonzero((self.free >= want).all(axis=1) & (self.free_milli >= milli))
-        for j in room[admits[self.idx[room]] != 0].tolist():
-            row = int(self.idx[j])
+        self.rows_alone &= not pod_aware and not fresh.resource_claims
+        refused: set[int] = set()
+        chosen = None
+        for j in base.room(shape, want, milli):
+            need = milli if isinstance(milli, int) else int(milli[j])
+            left = self.left.get(j)
+            if j in self.skip or (left is not None and not (left[1] >= need and (left[0] >= want).all())):
+                continue
+            row = base.rows[j]
             if admits[row] < 0:
                 node = self.state.nodes[row]
                 admits[row] = all(f.reject(fresh, node) is None for f in self.filters)
-            if admits[row] and all(s.judge(row) is None for s in pod_aware) and self._claimed(fresh, row):
-                self.snapshot.put(fresh, row, int(milli[j]))
+            if not admits[row]:
+                refused.add(j)
+            elif all(s.judge(row) is None for s in pod_aware) and self._claimed(fresh, row):
+                self.snapshot.put(fresh, row, need)
                 self.added.append((fresh, row))
-                self.free[j] -= want  # the snapshot's free rows, kept in step for the next pod
-                self.free_milli[j] -= milli[j]
-                return row
-        return None
+                row_free, row_milli = left if left is not None else (free[j], int(free_milli[j]))
+                self.left[j] = (row_free - want, row_milli - need)
+                chosen = row
+                break
+        if refused:
+            base.drop(shape, refused)
+        self.examined = max(self.examined, len(self.state.nodes) if chosen is None else chosen)
+        return chosen
 
 
 @dataclass(frozen=True)
@@ -166,42 +282,46 @@ class NodeVerdict:
     node: str
     unneeded: bool
     reason: str = ""
+    #: the last node row the verdict depended on besides the node's own (-1: none), or None when it
+    #: also depended on more (pod-aware filters, claims, pod age, budgets, GPU work): ``removal_memo``
+    examined: int | None = None
 
 
-def assess(
+def simulate_removal(
     state: ClusterState,
     i: int,
     profile: Profile,
-    threshold: float,
     budgets: list[DisruptionBudget],
     allowed: dict[str, int],
     is_daemon: set[str],
-    exclude: set[int],
+    base: PlacementBase,
     protected: Callable[[str], bool] | None = None,
     verdicts: dict[tuple[object, ...], Int8Array] | None = None,
     now: float = 0.0,
 ) -> NodeVerdict:
-    """Whether node ``i`` could be removed at ``now`` (its pods moved to nodes outside ``exclude``):
-    eligible, no pod blocks the drain (``GetPodsToMove``), then every moved pod placed."""
+    """Whether eligible node ``i`` could be removed at ``now`` (``RemovalSimulator.SimulateNodeRemoval``):
+    no pod blocks the drain (``GetPodsToMove``), then every moved pod placed on the nodes of ``base``
+    but ``i``."""
     name = state.nodes[i].name
-    reason = unremovable_reason(state, i, threshold)
-    if reason is not None:
-        return NodeVerdict(name, False, reason)
     pods = sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)
     drains = [
         (a.pod, drainable(a.pod, budgets, allowed, now - a.start_s))
         for a in pods
         if a.pod.key not in is_daemon
     ]
+    # a kube-system pod's drainability changes with its age, a budget's with pods elsewhere
+    own_rows = not budgets and protected is None and all(p.namespace != SYSTEM_NAMESPACE for p, _ in drains)
     for pod, drain in drains:
         blocker = drain.blocker
         if blocker is None and drain.moved and protected is not None and protected(pod.key):
             blocker = f"pod {pod.key} is computing on GPUs (gpuAwareScaleDown)"
         if blocker is not None:
-            return NodeVerdict(name, False, blocker)
-    trial = TrialPlacement(state, profile, exclude | {i}, verdicts)
+            return NodeVerdict(name, False, blocker, -1 if own_rows else None)
+    trial = TrialPlacement(state, profile, base.exclude | {i}, verdicts, base)
     trial.unschedule([a.pod for a in pods])
+    verdict = NodeVerdict(name, True)
     for pod, drain in drains:
         if drain.moved and trial.place(pod) is None:
-            return NodeVerdict(name, False, f"pod {pod.key} fits on no other node")
-    return NodeVerdict(name, True)
+            verdict = NodeVerdict(name, False, f"pod {pod.key} fits on no other node")
+            break
+    return replace(verdict, examined=trial.examined if own_rows and trial.rows_alone else None)

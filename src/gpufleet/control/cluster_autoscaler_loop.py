@@ -37,6 +37,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_up,
 )
 from gpufleet.autoscaling.expanders import pool_priority
+from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
@@ -96,6 +97,7 @@ class ClusterAutoscalerLoop:
         self.events: list[ScaleEvent] = [] if events is None else events
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         self._assessed: tuple[object, ...] | None = None
+        self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -273,6 +275,7 @@ class ClusterAutoscalerLoop:
                 frozenset(port.daemon_pod_keys()),
                 port.computes_on_gpus if self.settings.gpu_aware_scale_down else None,
                 assess=assessing,
+                memo=self._memo,
             )
         )
         self.unneeded_since = reply.unneeded_since

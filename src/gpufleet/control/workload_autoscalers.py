@@ -15,7 +15,7 @@ evaluates its PromQL query over every pod's series (``control.pod_series``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from gpufleet.autoscaling.hpa_controller import HPA_SYNC_PERIOD_SECONDS, HorizontalAutoscaler
@@ -51,6 +51,8 @@ class HpaRuntime:
     target: str  # "<kind>/<ns>/<name>" of its scaleTargetRef
     hpa: HorizontalAutoscaler
     keda: ScaledObjectState | None = None  # set for the HPA a ScaledObject owns
+    #: its target's pods at the last sync, by name: (object and status, as the controller read them)
+    pods_seen: dict[str, tuple[tuple[object, ...], HPAPod]] = field(default_factory=dict)
 
 
 def keda_hpa_spec(inputs: KedaHpaInputs, so: ScaledObjectSpec) -> HorizontalPodAutoscalerSpec:
@@ -144,16 +146,21 @@ class WorkloadAutoscalers:
             return prometheus_value(scaler, None)
         return prometheus_value(scaler, result)
 
-    def _observations(self, rt: HpaRuntime) -> list[MetricObservation]:
+    def _observations(self, rt: HpaRuntime, pods: list[PodStatus]) -> list[MetricObservation]:
         now = self.clock.now
         out: list[MetricObservation] = []
         for metric in rt.hpa.spec.effective_metrics():
             if isinstance(metric, PodsMetricSource):
+                name = metric.metric.name
                 samples = {}
-                for r in self._pods(rt.target):
-                    value = self.port.pod_metric(r, metric.metric.name) if r.ready else None
+                read: dict[float, PodMetric] = {}  # one sample per value read: pods mostly share theirs
+                for r in pods:
+                    value = self.port.pod_metric(r, name) if r.ready else None
                     if value is not None:
-                        samples[r.pod.name] = PodMetric(round(value * 1000), now)
+                        sample = read.get(value)
+                        if sample is None:
+                            sample = read[value] = PodMetric(round(value * 1000), now)
+                        samples[r.pod.name] = sample
                 out.append(samples)
             elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
                 so = rt.keda.spec
@@ -164,21 +171,34 @@ class WorkloadAutoscalers:
                 out.append(None)  # Resource, Object and unknown External metrics: no usage model
         return out
 
-    def _hpa_pods(self, rt: HpaRuntime) -> list[HPAPod]:
-        pods = []
-        for r in self._pods(rt.target):
-            pods.append(
-                HPAPod(
-                    r.pod.name,
-                    "Running" if r.phase == "Running" else "Pending",
-                    "True" if r.ready else "False",
-                    r.working_s or 0.0,
-                    r.running_s,
-                    r.terminating,
-                    {k: v * (1 if k == "cpu" else 1000) for k, v in r.pod.requests.items()},
-                )
-            )
-        return pods
+    @classmethod
+    def _hpa_pods(cls, rt: HpaRuntime, pods: list[PodStatus]) -> list[HPAPod]:
+        """The pods as the HPA controller reads them; each kept from the last sync while its object
+        and status are as they were."""
+        seen: dict[str, tuple[tuple[object, ...], HPAPod]] = {}
+        out = []
+        for r in pods:
+            pod = r.pod
+            status = (pod, r.phase == "Running", r.ready, r.working_s, r.running_s, r.terminating)
+            kept = rt.pods_seen.get(pod.name)
+            if kept is None or kept[0] != status:
+                kept = (status, cls._hpa_pod(r))
+            seen[pod.name] = kept
+            out.append(kept[1])
+        rt.pods_seen = seen
+        return out
+
+    @staticmethod
+    def _hpa_pod(r: PodStatus) -> HPAPod:
+        return HPAPod(
+            r.pod.name,
+            "Running" if r.phase == "Running" else "Pending",
+            "True" if r.ready else "False",
+            r.working_s or 0.0,
+            r.running_s,
+            r.terminating,
+            {k: v * (1 if k == "cpu" else 1000) for k, v in r.pod.requests.items()},
+        )
 
     # -- loops -------------------------------------------------------------------------------
     def _hpa_sync(self) -> None:
@@ -192,13 +212,14 @@ class WorkloadAutoscalers:
             controller = self.port.scale_target(rt.target)
             if controller is None or (rt.keda is not None and controller.replicas == 0):
                 continue
-            pods = self._hpa_pods(rt)
+            statuses = self._pods(rt.target)
+            pods = self._hpa_pods(rt, statuses)
             decision = rt.hpa.reconcile(
                 now,
                 spec_replicas=controller.replicas,
                 status_replicas=len(controller.active),
                 pods=pods,
-                observations=self._observations(rt),
+                observations=self._observations(rt, statuses),
                 controlling_hpas=hpas_of[rt.target] if pods else (),
             )
             if decision.desired_replicas != controller.replicas:

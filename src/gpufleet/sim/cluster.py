@@ -46,6 +46,8 @@ class InMemoryCluster:
         self._physical: npt.NDArray[np.float64] = np.zeros(0)
         self._dra_gpus_key: tuple[list[ResourceSlice], int] | None = None
         self._dra_gpus_index: dict[DeviceID, str] = {}
+        self._allocated_key: tuple[int, int, int] | None = None
+        self._allocated = 0.0
 
     # -- nodes -----------------------------------------------------------------------------
     def launched(self, name: str, pool: str, now: float) -> None:
@@ -118,7 +120,15 @@ class InMemoryCluster:
         return held
 
     def gpus_allocated(self) -> float:
-        return float(self.gpus_allocated_per_node().sum())
+        """Their sum, kept while the allocations (``change_pos``), the nodes (``static_version``) and
+        their devices (``ledger.version``) are as they were (worked out each time with DRA, whose
+        claims are allocated apart from the columns)."""
+        state = self.state
+        key = (state.change_pos, state.static_version, self.ledger.version)
+        if key != self._allocated_key or state.dra is not None:
+            self._allocated = float(self.gpus_allocated_per_node().sum())
+            self._allocated_key = key
+        return self._allocated
 
     def gpus_total(self) -> float:
         """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero, or GPUs

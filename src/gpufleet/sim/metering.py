@@ -31,13 +31,9 @@ class Reading:
     allocated_gpus: float
     working_gpus: float
 
-    def same_levels(self, other: Reading) -> bool:
-        return (self.provisioned_gpus, self.price_per_hour, self.allocated_gpus, self.working_gpus) == (
-            other.provisioned_gpus,
-            other.price_per_hour,
-            other.allocated_gpus,
-            other.working_gpus,
-        )
+    @property
+    def levels(self) -> tuple[float, float, float, float]:
+        return (self.provisioned_gpus, self.price_per_hour, self.allocated_gpus, self.working_gpus)
 
 
 @dataclass(frozen=True)
@@ -59,11 +55,9 @@ class Meter:
         """The clock moves on to ``t``: record what was in force since the last time."""
         if t <= self.until_s:
             return
-        reading = Reading(
-            self.until_s, self.provisioned_gpus, self.price_per_hour, allocated(), self.working_gpus
-        )
-        if not self.readings or not reading.same_levels(self.readings[-1]):
-            self.readings.append(reading)
+        levels = (self.provisioned_gpus, self.price_per_hour, allocated(), self.working_gpus)
+        if not self.readings or levels != self.readings[-1].levels:
+            self.readings.append(Reading(self.until_s, *levels))
         self.until_s = t
 
     def billing(self, t: float, allocated: Callable[[], float], price_per_hour: float, gpus: float) -> None:

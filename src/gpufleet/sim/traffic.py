@@ -59,6 +59,7 @@ class TrafficState:
 
     def __post_init__(self) -> None:
         self._times = [at for at, _ in self.spec.rps]
+        self._metrics: dict[str, float | None] = {}  # per-pod metrics read since the last advance
 
     def rps(self, t: float) -> float:
         k = bisect.bisect_right(self._times, t) - 1
@@ -76,6 +77,8 @@ class TrafficState:
             self._flow(self.rps(self.last_s), dt)
             self.last_s = t
         self.serving, self.gpus = serving, gpus
+        if self._metrics:
+            self._metrics = {}
 
     def _timeout_bound(self, rate: float) -> float:
         """The most that can wait without timing out: ``C * T`` (``rps * T`` with no capacity)."""
@@ -129,6 +132,13 @@ class TrafficState:
             )
 
     def metric(self, name: str) -> float | None:
+        """A per-pod metric now (each pod of the target reads the same; worked out once per advance)."""
+        if name in self._metrics:
+            return self._metrics[name]
+        value = self._metrics[name] = self._metric(name)
+        return value
+
+    def _metric(self, name: str) -> float | None:
         n = max(self.serving, 1)
         rate = self.rps(self.last_s)
         if name == "requests_per_second":

@@ -1,0 +1,72 @@
+"""Scale-down verdicts carried from one scan to the next while what they were made of stays as it was.
+
+cluster-autoscaler simulates the removal of every candidate node on every scan
+(``planner.categorizeNodes``, ``RemovalSimulator.SimulateNodeRemoval``); on a large cluster most scans
+find most nodes as the previous scan did. gpufleet keeps a node's verdict while everything it was made
+of holds, so the decisions are those of a fresh simulation:
+
+- the node itself: its allocation and pods (``ClusterState.node_version``; its utilisation and its
+  pods' drainability follow from them);
+- the nodes the drain simulation looked at: it places pods first fit in node order, so it never looks
+  past the last node it chose (a pod that fits nowhere looked at every node). A change on a node after
+  that one cannot change the verdict; one on that node or before it can;
+- the nodes' static facts (``static_version``: nodes added or removed, labels, taints, cordons) and
+  the nodes being deleted, which no pod may move to.
+
+A verdict that depended on more than that is not kept: the pod-aware filters (inter-pod affinity and
+spread count pods on every node of a domain), ResourceClaims (DRA allocations anywhere), pod age
+(a ``kube-system`` pod blocks for its first hour), PodDisruptionBudgets (what they allow moves with
+pods elsewhere) and gpufleet's ``gpuAwareScaleDown`` (whether a pod computes). None is kept while
+the cluster uses DRA or a placed pod has inter-pod affinity terms (its anti-affinity can turn a moved
+pod away from every node of its domain, however far from the nodes a verdict looked at).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpufleet.cluster.state import ClusterState
+
+
+@dataclass(frozen=True)
+class Kept:
+    version: int  # the node's ``node_version`` when it was assessed
+    examined: int  # the last node row its verdict depended on (-1: the node's own row only)
+    unneeded: bool
+
+
+@dataclass
+class RemovalMemo:
+    """What the last scan that assessed nodes found, and where it stood in the cluster's change log."""
+
+    epoch: tuple[int, frozenset[int]] | None = None  # (static_version, rows being deleted)
+    change_pos: int = 0
+    kept: dict[str, Kept] = field(default_factory=dict)
+    _standing: dict[str, Kept] = field(default_factory=dict)
+    _changed: list[int] = field(default_factory=list)  # the two lowest rows changed since then
+
+    def begin(self, state: ClusterState, exclude: frozenset[int]) -> None:
+        """A scan starts: the verdicts of the last one may stand; this scan's replace them."""
+        epoch = (state.static_version, exclude)
+        standing = self.epoch == epoch and self.change_pos >= state.change_base
+        self._standing = self.kept if standing else {}
+        since = state.changes[self.change_pos - state.change_base :] if standing else []
+        self._changed = sorted(set(since))[:2]
+        self.epoch, self.change_pos, self.kept = epoch, state.change_pos, {}
+
+    def recall(self, state: ClusterState, name: str, i: int) -> bool | None:
+        """Node ``i``'s verdict (unneeded or not) if it still stands, else None."""
+        kept = self._standing.get(name)
+        if kept is None or state.node_version[i] != kept.version:
+            return None
+        first = next((r for r in self._changed if r != i), None)
+        if first is not None and first <= kept.examined:
+            return None
+        self.kept[name] = kept
+        return kept.unneeded
+
+    def keep(self, state: ClusterState, name: str, i: int, examined: int | None, unneeded: bool) -> None:
+        """Node ``i``'s fresh verdict, kept unless it depended on more than the rows up to ``examined``
+        (None)."""
+        if examined is not None:
+            self.kept[name] = Kept(state.node_version[i], examined, unneeded)

@@ -1,0 +1,105 @@
+"""Scale-down verdicts kept from one scan to the next (``autoscaling.removal_memo``): a kept verdict is
+always the one a fresh simulation of every candidate would make, and one is kept only while what it
+was made of stands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import gpu_node, gpu_pod
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownRequest, scale_down
+from gpufleet.autoscaling.removal_memo import RemovalMemo
+from gpufleet.cluster.state import ClusterState
+from gpufleet.model.pod import OwnerRef, Pod, Requirement
+from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
+from gpufleet.model.scheduler_config import ProfileConfig
+from gpufleet.scheduling.profile import build_profile
+
+PROFILE = build_profile(ProfileConfig())
+JOB = OwnerRef("Job", "train")
+
+
+def unneeded(state: ClusterState, names: list[str], memo: RemovalMemo | None, now: float) -> dict[str, float]:
+    candidates = [Candidate(n, "pool", len(names), 0) for n in names]
+    fields: dict[str, Any] = dict(
+        now=now, state=state, profile=PROFILE, candidates=candidates,
+        threshold=0.5, unneeded_time_s=600.0, delay_after_add_s=0.0, last_scale_up_s=-1e9,
+        unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
+        computing=None, memo=memo,
+    )  # fmt: skip
+    return scale_down(ScaleDownRequest(**fields)).unneeded_since
+
+
+def job_pod(name: str, gpus: int) -> Pod:
+    return gpu_pod(name, gpus, owner=JOB)
+
+
+def test_a_verdict_stands_while_the_nodes_its_pods_would_move_to_do_not_change() -> None:
+    """Node c's pod would move to a (first fit): a change on d, after a, keeps c's verdict; a change
+    on a, which takes its room, makes it again, and c is needed now."""
+    state = ClusterState([gpu_node(n, 8) for n in ("a", "b", "c", "d")])
+    for name, node, gpus in (("a0", "a", 4), ("b0", "b", 8), ("c0", "c", 4)):
+        state.assign(job_pod(name, gpus), node, 0.0)
+    memo = RemovalMemo()
+    assert "c" in unneeded(state, ["c"], memo, 0.0)
+    state.assign(job_pod("d0", 8), "d", 10.0)
+    assert "c" in unneeded(state, ["c"], memo, 10.0) and "c" in memo.kept
+    state.assign(job_pod("a1", 4), "a", 20.0)
+    assert "c" in memo.kept  # until the next scan looks
+    assert unneeded(state, ["c"], memo, 20.0) == {}
+
+
+def test_no_verdict_is_kept_while_a_placed_pod_has_anti_affinity() -> None:
+    """A pod placed on d, after the node c's pod would move to, repels it from their zone: c is needed."""
+    zone = {"topology.kubernetes.io/zone": "z"}
+    state = ClusterState([gpu_node(n, 8, labels=zone) for n in ("a", "b", "c", "d")])
+    web = {"app": "web"}
+    for name, node, gpus in (("a0", "a", 4), ("b0", "b", 8)):
+        state.assign(job_pod(name, gpus), node, 0.0)
+    state.assign(gpu_pod("c0", 4, owner=JOB, labels=web), "c", 0.0)
+    memo = RemovalMemo()
+    assert "c" in unneeded(state, ["c"], memo, 0.0)
+    term = PodAffinityTerm((Requirement("app", "In", ("web",)),), "topology.kubernetes.io/zone")
+    state.assign(gpu_pod("d0", 1, owner=JOB, pod_affinity=PodAffinity(anti_required=(term,))), "d", 10.0)
+    assert unneeded(state, ["c"], memo, 10.0) == {}
+
+
+def test_a_pod_that_fits_nowhere_is_looked_for_again_after_any_change() -> None:
+    state = ClusterState([gpu_node(n, 8) for n in ("a", "b")])
+    state.assign(job_pod("a0", 8), "a", 0.0)
+    state.assign(job_pod("b0", 4), "b", 0.0)
+    memo = RemovalMemo()
+    assert unneeded(state, ["b"], memo, 0.0) == {}
+    state.unassign("default/a0")
+    assert unneeded(state, ["b"], memo, 10.0) == {"b": 10.0}
+
+
+# a scan sees the cluster after some pods came and went: (pod number, node or None to remove it)
+MOVE = st.tuples(st.integers(0, 11), st.one_of(st.none(), st.integers(0, 5)))
+MOVES = st.lists(MOVE, min_size=1, max_size=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([1, 2, 4, 8]), min_size=12, max_size=12),
+    scans=st.lists(MOVES, min_size=2, max_size=8),
+)
+def test_kept_verdicts_are_those_a_fresh_scan_makes(sizes: list[int], scans: list[Any]) -> None:
+    """Over random clusters and random pods coming and going between scans, the scans that keep
+    verdicts find the same unneeded nodes as scans that simulate every candidate afresh."""
+    names = [f"n{k}" for k in range(6)]
+    state = ClusterState([gpu_node(n, 8) for n in names])
+    pods = [job_pod(f"p{k}", gpus) for k, gpus in enumerate(sizes)]
+    memo = RemovalMemo()
+    for t, moves in enumerate(scans):
+        for k, node in moves:
+            placed = pods[k].key in state.assignments
+            if node is None and placed:
+                state.unassign(pods[k].key)
+            elif node is not None and not placed and state.free_on(node, "nvidia.com/gpu") >= sizes[k]:
+                state.assign(pods[k], node, float(t))
+        kept = unneeded(state, names, memo, float(t))
+        assert kept == unneeded(state, names, None, float(t))
