@@ -16,6 +16,7 @@ from bench.replay import describe_replays
 from bench.scheduler_live import complete as all_bound
 from bench.scheduler_live import describe_scheduler_live, run_scheduler_live
 from bench.scheduling import (
+    adaptive_cost,
     cases,
     complete,
     describe,
@@ -45,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print("\n".join(device_level_cost(results)))
     print("\n".join(spreading_cost(results)))
+    print("\n".join(adaptive_cost(results)))
     print(describe_cli_start(2 if args.quick else 5), flush=True)
     print(describe_devices(200, 1_600) if args.quick else describe_devices(5_000, 40_000), flush=True)
     day = run_day(50, 20, 300, 2.0) if args.quick else run_day()
