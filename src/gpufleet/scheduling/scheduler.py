@@ -260,11 +260,11 @@ class Scheduler:
             self.cache_mode = self.backfill.prepare(pod, now)
         if self.nominated:
             with self._nominated_held(pod):
-                placement = self._find_node(profile, qp, ctx)
+                found = self._best_nodes(profile, qp, ctx)
         else:  # nothing to hold (the common case, without the context manager's cost)
-            placement = self._find_node(profile, qp, ctx)
-        node = placement.node
-        if node is None:
+            found = self._best_nodes(profile, qp, ctx)
+        if isinstance(found, Placement):  # no node: the failure's message and what PostFilter decided
+            placement = found
             out = [Outcome(pod, "unschedulable", message=placement.message)]
             if placement.nominated is not None:
                 self.nominated[pod.key] = placement.nominated
@@ -288,6 +288,7 @@ class Scheduler:
                 self.waiting_on_pods[pod.key] = (pod, self.rejected_by)
             self.queue.mark_unschedulable(qp, now)
             return out
+        node = self._chosen(pod, found)
         self.nominated.pop(pod.key, None)
         self.nominees.pop(pod.key, None)
         refused = self._reserve_claims(pod, node)
@@ -446,11 +447,11 @@ class Scheduler:
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True) -> Placement:
         found = self._best_nodes(profile, qp, ctx, explain)
-        if isinstance(found, Placement):
-            return found
-        if len(found) == 1:
-            return Placement(self.state.nodes[int(found[0])].name)
-        return Placement(self.state.nodes[int(found[self._pick(ctx.pod, found)])].name)
+        return found if isinstance(found, Placement) else Placement(self._chosen(ctx.pod, found))
+
+    def _chosen(self, pod: Pod, best: Best) -> str:
+        """The node the pod gets among the equally best (``selectHost``)."""
+        return self.state.nodes[int(best[0] if len(best) == 1 else best[self._pick(pod, best)])].name
 
     def _pick(self, pod: Pod, best: Best) -> int:
         """``selectHost``: which of the equally best nodes (more than one) the pod gets."""
