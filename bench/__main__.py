@@ -17,6 +17,7 @@ from bench.replay import describe_replays
 from bench.scheduler_live import complete as all_bound
 from bench.scheduler_live import describe_scheduler_live, run_scheduler_live
 from bench.scheduling import (
+    adaptive_cost,
     cases,
     complete,
     describe,
@@ -53,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print("\n".join(device_level_cost(results)))
     print("\n".join(spreading_cost(results)))
+    print("\n".join(adaptive_cost(results)))
     print(describe_cli_start(2 if args.quick else 5), flush=True)
     print(describe_devices(200, 1_600) if args.quick else describe_devices(5_000, 40_000), flush=True)
     for line in describe_sizes(run_sizes((1,), QUICK) if args.quick else run_sizes()):

@@ -77,6 +77,11 @@ class Result:
         return self.bound / self.seconds
 
     @property
+    def pods_per_cpu_s(self) -> float:
+        """Pods bound per second of this process's CPU time (the figure to compare on a shared machine)."""
+        return self.bound / self.cpu_seconds
+
+    @property
     def ms_per_gang(self) -> float:
         return 1000 * self.seconds / self.case.gangs if self.case.gangs else 0.0
 
@@ -193,7 +198,7 @@ def describe(r: Result) -> str:
     c = r.case
     head = f"{c.title}: {c.nodes:,} nodes, {c.total_pods:,} pods, percentageOfNodesToScore {c.setting}"
     figures = f"{r.bound:,}/{c.total_pods:,} bound in {r.seconds:.3f} s ({r.cpu_seconds:.3f} s CPU)"
-    figures += f" = {r.pods_per_s:,.0f} pods/s"
+    figures += f" = {r.pods_per_s:,.0f} pods/s, {r.pods_per_cpu_s:,.0f} pods per CPU-second"
     if c.gangs:
         figures += f", {r.ms_per_gang:.2f} ms/gang, {r.gangs_bound}/{c.gangs} gangs bound"
     return f"{head}\n  {figures}, peak RSS {r.peak_rss_mib:,.0f} MiB"
@@ -255,6 +260,22 @@ def spreading_cost(results: list[Result]) -> list[str]:
                 f"percentageOfNodesToScore {r.case.setting}: "
                 f"{r.cpu_seconds:.3f} vs {before.cpu_seconds:.3f} s CPU, "
                 f"{r.cpu_seconds / before.cpu_seconds:.2f}x the bare pods' time"
+            )
+    return lines
+
+
+def adaptive_cost(results: list[Result]) -> list[str]:
+    """For each adaptive ``percentageOfNodesToScore`` case, its CPU time against the same case at 100%
+    (upstream's adaptive default scores fewer nodes: it is meant to cost no more)."""
+    full = {(r.case.title, r.case.nodes): r for r in results if r.case.percentage == 100}
+    lines = []
+    for r in results:
+        base = full.get((r.case.title, r.case.nodes))
+        if r.case.percentage is None and base is not None:
+            lines.append(
+                f"adaptive percentageOfNodesToScore: {r.case.title}, {r.case.nodes:,} nodes: "
+                f"{r.pods_per_cpu_s:,.0f} vs {base.pods_per_cpu_s:,.0f} pods per CPU-second at 100%, "
+                f"{r.cpu_seconds / base.cpu_seconds:.2f}x the CPU time"
             )
     return lines
 

@@ -13,7 +13,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from bench.__main__ import main  # noqa: E402
-from bench.scheduling import Result, cases, run_case, table  # noqa: E402
+from bench.scheduling import Result, adaptive_cost, cases, run_case, table  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +56,10 @@ def test_main_prints_table_and_succeeds(capsys: pytest.CaptureFixture[str]) -> N
     assert re.search(r"default topology spreading: .*[\d.]+x", out)
     assert re.search(r"device level: .* [\d.]+x the time per pod of whole GPUs", out)
     assert "1,600/1,600 bound with a device" in out
+
+
+def test_each_adaptive_case_is_set_against_the_same_case_at_100_percent(results: list[Result]) -> None:
+    lines = adaptive_cost(results)
+    assert len(lines) == 4  # whole GPUs, half-GPU shares, bare and spread zoned pods (gangs: adaptive only)
+    for line in lines:
+        assert re.search(r"[\d,]+ vs [\d,]+ pods per CPU-second at 100%, [\d.]+x the CPU time$", line)

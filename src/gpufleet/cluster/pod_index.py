@@ -62,12 +62,18 @@ class LabelGroup:
     live: npt.NDArray[np.int64] = field(default_factory=_no_counts)
 
     def put(self, a: Assignment, delta: int) -> None:
-        self.held = _bumped(self.held, a.node, delta)
+        node = a.node
+        if node < len(self.held) and node < len(self.live):  # the arrays reach the node: in place
+            self.held[node] += delta
+            if not a.terminating:
+                self.live[node] += delta
+            return
+        self.held = _bumped(self.held, node, delta)
         if not a.terminating:
-            self.live = _bumped(self.live, a.node, delta)
+            self.live = _bumped(self.live, node, delta)
 
-    def add(self, a: Assignment) -> None:
-        self.pods[a.pod.key] = a
+    def add(self, a: Assignment, key: str) -> None:
+        self.pods[key] = a
         self.put(a, 1)
 
     def remove(self, a: Assignment) -> bool:
@@ -91,19 +97,20 @@ class PodIndex:
 
     def add(self, a: Assignment) -> None:
         pod = a.pod
+        pod_key = pod.key
         key = self._key(a)
         group = self.groups.get(key)
         if group is None:
             group = self.groups[key] = LabelGroup(pod.namespace, dict(pod.labels))
-        group.add(a)
+        group.add(a, pod_key)
         a.counted_by = self
         if pod.pod_affinity is not None:
-            self.with_affinity[pod.key] = a
+            self.with_affinity[pod_key] = a
             with_terms = self.affinity_groups.get((key, pod.pod_affinity))
             if with_terms is None:
                 with_terms = LabelGroup(pod.namespace, dict(pod.labels), pod.pod_affinity)
                 self.affinity_groups[key, pod.pod_affinity] = with_terms
-            with_terms.add(a)
+            with_terms.add(a, pod_key)
 
     def remove(self, a: Assignment) -> None:
         pod = a.pod

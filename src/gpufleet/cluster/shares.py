@@ -77,6 +77,9 @@ class GpuShares:
     _nodes_version: int = -1
     _memory: FloatArray = field(default_factory=lambda: np.zeros(0))  # per node, NaN: not known
     _shareable: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: per node, its GPU memory when its GPUs are shareable (None: not known), or False when they are
+    #: not: the same facts as Python objects, for one node at a time
+    _facts: list[float | bool | None] = field(default_factory=list)
 
     # -- node facts, refreshed when the node set or labels change ---------------------------
     def sync(self) -> None:
@@ -93,6 +96,7 @@ class GpuShares:
         memory = [gpu_memory_bytes(n) for n in state.nodes]
         self._memory = np.array([np.nan if m is None else m for m in memory], dtype=np.float64)
         self._shareable = np.array([shareable(n) for n in state.nodes], dtype=bool)
+        self._facts = [m if ok else False for m, ok in zip(memory, self._shareable.tolist(), strict=True)]
         self._nodes_version = state.static_version
 
     def gpu_memory(self, i: int) -> float | None:
@@ -164,21 +168,22 @@ class GpuShares:
     def _per_gpu(self, share: GpuShare, i: int) -> tuple[int, int] | None:
         """(compute, memory) milli of one GPU of node ``i``, or None when the share cannot go there."""
         self.sync()
-        if not self._shareable[i]:
+        memory = self._facts[i]
+        if memory is False:
             return None
-        memory = float(self._memory[i])
-        per = share.per_gpu(None if np.isnan(memory) else memory)
+        per = share.per_gpu(memory)
         return None if per is None or max(per) > MILLI else per
 
     def _open_with_room(self, i: int, compute: int, memory: int) -> list[tuple[int, int, int]]:
         """Node ``i``'s open GPUs with room, as (compute, memory left after, slot), fullest first."""
-        return sorted(
-            (c - compute, m - memory, slot)
-            for slot, (c, m) in enumerate(
-                zip(self.free_compute[i].tolist(), self.free_memory[i].tolist(), strict=True)
-            )
-            if c >= compute and m >= memory
-        )
+        mem: list[int] = self.free_memory[i].tolist()
+        room = [
+            (c - compute, mem[slot] - memory, slot)
+            for slot, c in enumerate(self.free_compute[i].tolist())
+            if c >= compute and mem[slot] >= memory
+        ]
+        room.sort()
+        return room
 
     # -- placing and releasing ---------------------------------------------------------------
     def place(self, pod: Pod, i: int, choose: GpuChoice | None = None) -> list[SharePlacement]:

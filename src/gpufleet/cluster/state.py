@@ -266,18 +266,18 @@ class ClusterState:
     def assign(self, pod: Pod, node: str | int, now: float, choose: GpuChoice | None = None) -> Assignment:
         """Assign (assume or bind) the pod; ``choose``: the profile's pick of GPU for a fractional request."""
         i = node if isinstance(node, int) else self.index[node]
-        if pod.key in self.assignments:
-            raise ValueError(
-                f"pod {pod.key} is already assigned to {self.nodes[self.assignments[pod.key].node].name}"
-            )
+        key = pod.key
+        if key in self.assignments:
+            held = self.nodes[self.assignments[key].node].name
+            raise ValueError(f"pod {key} is already assigned to {held}")
         req, nonzero = self.pod_vectors(pod)
         self.requested[i] += req
         self.nonzero[i] += nonzero
         if pod.gpu_share is not None:
             self.gpu_shares().place(pod, i, choose)
         a = Assignment(pod, i, now)
-        self.pods_on[i][pod.key] = a
-        self.assignments[pod.key] = a
+        self.pods_on[i][key] = a
+        self.assignments[key] = a
         self.placed.add(a)
         self.touched(i)
         return a

@@ -40,6 +40,7 @@ from gpufleet.model.resources import GPU
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.gangs import GangView, group_key
+from gpufleet.scheduling.host_draws import HostDraws
 from gpufleet.scheduling.queue import QueuedPod
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
 
@@ -127,6 +128,10 @@ class Memory:
 
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     next_start: dict[str, int] = field(default_factory=dict)
+    draws: HostDraws = field(init=False)  # the only draws from ``rng``
+
+    def __post_init__(self) -> None:
+        self.draws = HostDraws(self.rng)
 
 
 def run_cycle(
@@ -155,7 +160,7 @@ def run_cycle(
     ledger = DeviceLedger(state)  # the GPUs each bound pod holds, as the device plugin would pick them
     gangs = GangView(state, dict(groups))
     scheduler = Scheduler(config, state, gangs)
-    scheduler.rng, scheduler.next_start = memory.rng, memory.next_start
+    scheduler.draws, scheduler.next_start = memory.draws, memory.next_start
     decisions = Decisions()
     queued: dict[str, LivePod] = {}
     for key, live in pods.items():

@@ -8,12 +8,19 @@ PreFilter, Filter over the nodes starting where the last cycle stopped until
 ``numFeasibleNodesToFind`` feasible nodes are found (``percentageOfNodesToScore``:
 all nodes below 100, else the configured percentage or ``50 - nodes/125`` floored at 5, and
 never fewer than 100), Score and NormalizeScore, then a uniformly random choice among the
-top-scoring nodes (``selectHost``), drawn from a seeded generator.
+top-scoring nodes (``selectHost``), drawn from a seeded generator (``host_draws``).
+
+Filter results and scores come from per-shape caches (``shape_cache``) that re-evaluate only the
+nodes a binding changed and keep the top-scoring nodes. When only those cached scores differ, a cycle
+that scores every node takes the cache's top nodes, and one that scores a window takes the top nodes
+inside the window, found by bisection (when it holds none, the window is scored): the same nodes
+kube-scheduler would score best, at a cost that does not grow with the window.
 """
 
 from __future__ import annotations
 
 import time
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +36,7 @@ from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.framework import Code, DynamicFilter, PodContext, PostFilterRequest, StaticFilter
 from gpufleet.scheduling.gangs import GangView, group_key
+from gpufleet.scheduling.host_draws import HostDraws
 from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error
 from gpufleet.scheduling.plugins.backfill import Backfill, Backfiller
 from gpufleet.scheduling.pod_aware import PodAwareFilter, PodCycle
@@ -63,6 +71,31 @@ class Outcome:
 
 #: Chooses among equally good nodes (their names, ascending by node index): the index of the choice.
 TieBreak = Callable[[Pod, list[str]], int]
+
+
+class Ties:
+    """Equally best node indices without copying them: ``nodes[lo:hi]``, then ``nodes[:tail]`` (the
+    part of a window that runs round the end of the node list)."""
+
+    __slots__ = ("hi", "lo", "nodes", "tail")
+
+    def __init__(self, nodes: list[int], lo: int, hi: int, tail: int = 0):
+        self.nodes, self.lo, self.hi, self.tail = nodes, lo, hi, tail
+
+    def __len__(self) -> int:
+        return self.hi - self.lo + self.tail
+
+    def __getitem__(self, k: int) -> int:
+        j = self.lo + k
+        return self.nodes[j] if j < self.hi else self.nodes[j - self.hi]
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self.nodes[self.lo : self.hi]
+        yield from self.nodes[: self.tail]
+
+
+#: The equally best nodes of one attempt, by node index.
+Best = list[int] | Ties | IntArray
 
 
 @dataclass(frozen=True)
@@ -121,7 +154,7 @@ class Scheduler:
             self.config.pod_initial_backoff_s,
             self.config.pod_max_backoff_s,
         )
-        self.rng = np.random.default_rng(self.seed)
+        self.draws = HostDraws(np.random.default_rng(self.seed))  # selectHost's seeded choices
         self.caches: dict[tuple[object, ...], ShapeCache] = {}
         self.waiting: dict[str, Waiting] = {}
         self.next_start: dict[str, int] = {}
@@ -209,6 +242,9 @@ class Scheduler:
         if self.backfill is not None:
             self.backfill.refresh(now)
         while (qp := self.queue.pop()) is not None:
+            if attempted is None:
+                out += self.schedule_one(qp, now)
+                continue
             started = time.perf_counter()
             outcomes = self.schedule_one(qp, now)
             if attempted is not None:
@@ -222,10 +258,13 @@ class Scheduler:
         ctx = PodContext(pod, self.state)
         if self.backfill is not None:
             self.cache_mode = self.backfill.prepare(pod, now)
-        with self._nominated_held(pod):
-            placement = self._find_node(profile, qp, ctx)
-        node = placement.node
-        if node is None:
+        if self.nominated:
+            with self._nominated_held(pod):
+                found = self._best_nodes(profile, qp, ctx)
+        else:  # nothing to hold (the common case, without the context manager's cost)
+            found = self._best_nodes(profile, qp, ctx)
+        if isinstance(found, Placement):  # no node: the failure's message and what PostFilter decided
+            placement = found
             out = [Outcome(pod, "unschedulable", message=placement.message)]
             if placement.nominated is not None:
                 self.nominated[pod.key] = placement.nominated
@@ -249,6 +288,7 @@ class Scheduler:
                 self.waiting_on_pods[pod.key] = (pod, self.rejected_by)
             self.queue.mark_unschedulable(qp, now)
             return out
+        node = self._chosen(pod, found)
         self.nominated.pop(pod.key, None)
         self.nominees.pop(pod.key, None)
         refused = self._reserve_claims(pod, node)
@@ -407,21 +447,21 @@ class Scheduler:
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True) -> Placement:
         found = self._best_nodes(profile, qp, ctx, explain)
-        if isinstance(found, Placement):
-            return found
-        if len(found) == 1:
-            return Placement(self.state.nodes[int(found[0])].name)
-        return Placement(self.state.nodes[int(found[self._pick(ctx.pod, found)])].name)
+        return found if isinstance(found, Placement) else Placement(self._chosen(ctx.pod, found))
 
-    def _pick(self, pod: Pod, best: list[int] | IntArray) -> int:
+    def _chosen(self, pod: Pod, best: Best) -> str:
+        """The node the pod gets among the equally best (``selectHost``)."""
+        return self.state.nodes[int(best[0] if len(best) == 1 else best[self._pick(pod, best)])].name
+
+    def _pick(self, pod: Pod, best: Best) -> int:
         """``selectHost``: which of the equally best nodes (more than one) the pod gets."""
         if callable(self.tie_break):
             return self.tie_break(pod, [self.state.nodes[int(i)].name for i in best])
-        return int(self.rng.integers(len(best))) if self.tie_break == "random" else 0
+        return self.draws.integers(len(best)) if self.tie_break == "random" else 0
 
     def _best_nodes(
         self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True
-    ) -> list[int] | IntArray | Placement:
+    ) -> Best | Placement:
         """The feasible nodes with the highest score (one when the choice is determined), or the
         failure's Placement (kube-scheduler's message and what PostFilter decided)."""
         self.rejected_by = frozenset()
@@ -437,39 +477,81 @@ class Scheduler:
         considered = cache.considered
         n = len(considered)
         want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
-        if pods is None and cache.all_rows and want >= n and not cache.static_raw:
-            # every node is scored and only dynamic scores differ: the cache's top-scoring nodes
+        if pods is None and cache.all_rows and not cache.static_raw:
+            # only dynamic scores differ, and the cache keeps the top-scoring nodes
             top = cache.top_nodes()
-            if not top:
-                return self._failure(profile, ctx, cache) if explain else Placement(None)
-            return top
+            if top:  # (else no node is feasible, or the best score is negative: the general path below)
+                return top if want >= n else self._window_top(profile.scheduler_name, cache, top, want)
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if pods is not None and pods.filters and len(feasible_pos):
             nodes = feasible_pos if cache.all_rows else considered[feasible_pos]
             feasible_pos = feasible_pos[pods.passes(nodes)]
         if len(feasible_pos) == 0:
             return self._failure(profile, ctx, cache, pods) if explain else Placement(None)
-        start = self.next_start.get(profile.scheduler_name, 0) % max(n, 1)
-        if want < len(feasible_pos):
-            split = int(np.searchsorted(feasible_pos, start))
-            if split + want <= len(feasible_pos):
-                window = feasible_pos[split : split + want]
-            else:
-                window = np.concatenate(
-                    [feasible_pos[split:], feasible_pos[: want - (len(feasible_pos) - split)]]
-                )
-            processed = int((window[-1] - start) % n) + 1
-        else:
-            window = feasible_pos
-            processed = n
-        self.next_start[profile.scheduler_name] = (start + processed) % max(n, 1)
-        idx = window if cache.all_rows else considered[window]
+        idx = self._window(profile.scheduler_name, feasible_pos, n, want)
+        if not cache.all_rows:
+            idx = considered[idx]
         if len(idx) == 1:
             return idx
         scores = cache.masked[idx] if not cache.static_raw else cache.total_scores(idx)
         if pods is not None and pods.scorers:
             scores = scores + pods.scores(ctx, idx)
         best: IntArray = idx[np.flatnonzero(scores == scores.max())]
+        return best
+
+    def _window(self, name: str, feasible_pos: IntArray, n: int, want: int) -> IntArray:
+        """``findNodesThatPassFilters`` with ``numFeasibleNodesToFind``: the first ``want`` feasible
+        positions (of ``n``) from where the last cycle of scheduler profile ``name`` stopped, round the
+        end; the next cycle starts after the last position looked at (``nextStartNodeIndex``)."""
+        start = self.next_start.get(name, 0) % max(n, 1)
+        count = len(feasible_pos)
+        if want >= count:  # every node looked at: the next cycle starts where this one did
+            self.next_start[name] = start
+            return feasible_pos
+        split = int(feasible_pos.searchsorted(start))
+        end = split + want
+        if end <= count:
+            window = feasible_pos[split:end]
+        else:
+            window = np.concatenate([feasible_pos[split:], feasible_pos[: end - count]])
+        self.next_start[name] = (int(window[-1]) + 1) % n
+        return window
+
+    def _window_top(self, name: str, cache: ShapeCache, top: list[int], want: int) -> Best:
+        """``_window`` where every node row is considered, no pod-aware plugin takes part and only dynamic
+        scores differ (they are the cache's ``masked``): the window's best are the cache's top-scoring
+        nodes inside it, when it holds any, found by bisection (the window scores no higher than the
+        whole cluster). Else the window is scored."""
+        feasible = cache.feasible_nodes()
+        n, count = len(cache.considered), len(feasible)
+        start = self.next_start.get(name, 0) % n
+        if want >= count:
+            self.next_start[name] = start
+            return top
+        if count == n:  # every node feasible: the window is ``want`` nodes from ``start``
+            last = start + want - 1
+            if last >= n:
+                last -= n
+        else:
+            end = int(feasible.searchsorted(start)) + want
+            last = int(feasible[end - 1 if end <= count else end - count - 1])
+        lo = bisect_left(top, start)
+        inside = (
+            Ties(top, lo, bisect_right(top, last, lo))
+            if last >= start
+            else Ties(top, lo, len(top), bisect_right(top, last))
+        )
+        if len(inside):
+            self.next_start[name] = (last + 1) % n
+            return inside
+        return self._window_scored(name, cache, want)
+
+    def _window_scored(self, name: str, cache: ShapeCache, want: int) -> IntArray:
+        """``_window_top``'s answer the long way: the window's scores (the cache's ``masked``) and their
+        maximum."""
+        window = self._window(name, cache.feasible_nodes(), len(cache.considered), want)
+        scores = cache.masked[window]
+        best: IntArray = window[np.flatnonzero(scores == scores.max())]
         return best
 
     def _failure(

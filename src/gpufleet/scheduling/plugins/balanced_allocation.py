@@ -20,7 +20,6 @@ from gpufleet.scheduling.plugins.node_resources_fit import (
     DEFAULT_RESOURCES,
     resource_columns,
     resource_plan,
-    row_columns,
 )
 from gpufleet.scheduling.registry import register
 
@@ -39,7 +38,7 @@ class NodeResourcesBalancedAllocation(DynamicScore):
         return cls(resources or DEFAULT_RESOURCES)
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
-        plan = resource_plan(ctx, self.resources, use_requested=True)
+        plan = resource_plan(ctx, self.resources, True, self)
         if not plan.pod.any():
             return np.zeros(len(idx), dtype=np.int64)
         alloc, req, w = resource_columns(ctx, idx, plan)
@@ -56,10 +55,13 @@ class NodeResourcesBalancedAllocation(DynamicScore):
         return score
 
     def score_node(self, ctx: PodContext, row: NodeRow) -> int:
-        plan = resource_plan(ctx, self.resources, use_requested=True)
-        if not any(p for _, _, _, p in plan.columns):
+        plan = resource_plan(ctx, self.resources, True, self)
+        if not plan.requests_any:
             return 0
-        fractions = [min(req / alloc, 1.0) for alloc, req, _ in row_columns(plan, row)]
+        alloc, requested, _ = row  # the plan reads actual requests (``use_requested``), never non-zero ones
+        fractions = [
+            min((requested[c] + pod) / alloc[c], 1.0) for c, _, _, pod in plan.columns if alloc[c] > 0
+        ]
         if len(fractions) == 2:
             std = abs(fractions[0] - fractions[1]) / 2
         elif len(fractions) > 2:

@@ -146,8 +146,11 @@ class DefaultPreemption(PostFilter):
         state, pod = ctx.state, ctx.pod
         own = gangs.group_of(pod) if gangs is not None else None
         units: dict[str, tuple[Assignment, ...]] = {}
-        for a in sorted(state.pods_on[i].values(), key=more_important_first):
-            if a.pod.priority >= pod.priority or snapshot.gone(a.pod.key):
+        # only lower-priority pods can be victims: filtered before they are sorted (a node's pods are
+        # mostly not, on a failed cycle of a pod of the common priority)
+        lower = [a for a in state.pods_on[i].values() if a.pod.priority < pod.priority]
+        for a in sorted(lower, key=more_important_first):
+            if snapshot.gone(a.pod.key):
                 continue
             group = gangs.group_of(a.pod) if gangs is not None else None
             if gangs is None or group is None:

@@ -249,6 +249,8 @@ class InterPodAffinity(PodAwareFilter, PodAwareScore):
     # -- PreFilter and Filter ----------------------------------------------------------------
     def pre_filter_pods(self, ctx: PodContext) -> AffinityState | None:
         state, pod = ctx.state, ctx.pod
+        if pod.pod_affinity is None and not state.placed.affinity_groups:
+            return None  # no terms of its own, and no placed pod's anti-affinity to respect: Skip
         affinity = affinity_of(pod) or PodAffinity()
         existing_anti: Counter[Pair] = Counter()
         for held, theirs in _placed_with_affinity(state):

@@ -201,6 +201,11 @@ class PodTopologySpread(PodAwareFilter, PodAwareScore):
     ) -> None:
         self.default_constraints = default_constraints
         self.system_defaulted = system_defaulted
+        #: the default constraints per ``whenUnsatisfiable``, sorted once
+        self._defaults = {
+            action: tuple(c for c in default_constraints if c.when_unsatisfiable == action)
+            for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+        }
 
     @classmethod
     def from_args(cls, args: dict[str, Any]) -> PodTopologySpread:
@@ -257,7 +262,7 @@ class PodTopologySpread(PodAwareFilter, PodAwareScore):
             return tuple(
                 c.resolved(pod.labels) for c in pod.spread_constraints if c.when_unsatisfiable == action
             )
-        defaults = tuple(c for c in self.default_constraints if c.when_unsatisfiable == action)
+        defaults = self._defaults.get(action, ())
         selector = default_selector(pod) if defaults else ()
         return _with_selector(defaults, selector) if selector else ()
 
@@ -296,9 +301,7 @@ class PodTopologySpread(PodAwareFilter, PodAwareScore):
         pod = ctx.pod
         if pod.spread_constraints:
             return any(c.when_unsatisfiable == SCHEDULE_ANYWAY for c in pod.spread_constraints)
-        return any(c.when_unsatisfiable == SCHEDULE_ANYWAY for c in self.default_constraints) and bool(
-            default_selector(pod)
-        )
+        return bool(self._defaults[SCHEDULE_ANYWAY]) and bool(default_selector(pod))
 
     def pod_scores(self, ctx: PodContext, nodes: IntArray) -> IntArray | None:
         state, pod = ctx.state, ctx.pod
