@@ -53,7 +53,8 @@ def describe_replays(seed: int = 42) -> list[str]:
         lines.append(
             f"FGD-protocol replay, default trace, {policy}, seed {seed}: {r.pods_total:,} pods on "
             f"{len(nodes):,} nodes in {cpu:.2f} CPU s = {r.pods_total / cpu:,.0f} pods/CPU s; whole "
-            f"process {whole[-1]:.2f} CPU s; unallocated GPUs at 100 % arrived {r.unallocated_gpu_pct_at_100} %"
+            f"process {whole[-1]:.2f} CPU s; unallocated GPUs at 100 % arrived "
+            f"{r.unallocated_gpu_pct_at_100} %"
         )
     paper = [w for policy, w in zip(POLICIES, whole, strict=True) if policy != "FGDSupply"]
     grid = GRID_RUNS * sum(paper) / len(paper) / CORES

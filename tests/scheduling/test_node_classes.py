@@ -74,7 +74,8 @@ def cluster(placed: list[tuple[int, int, int, int]]) -> ClusterState:
         pod = make_pod(f"p{k}", kind, size, cpu)
         i = node % state.size
         share = pod.gpu_share
-        if not state.shortfall(pod, i) and (share is None or state.gpu_shares().fits(share, np.array([i]))[0]):
+        fits = share is None or bool(state.gpu_shares().fits(share, np.array([i]))[0])
+        if not state.shortfall(pod, i) and fits:
             state.assign(pod, i, 0.0)
     return state
 

@@ -121,24 +121,37 @@ class FragmentationGradient(PerNodeScore):
         left count by the thresholds ``classes`` adds."""
         return self.measure(ctx.state, ctx.pod).node_facts(i), left.gpus, left.pods >= 1, left.pods >= 2
 
-    def classes(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
-        """``node_key``'s classes split by what the measure reads of the cpu and memory left, before
-        and after the pod."""
-        measure = self.measure(ctx.state, ctx.pod)
+    def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
+        """Nodes grouped by ``node_key``'s class and what the measure reads of their cpu and memory
+        left, before and after the pod; each group's score kept for the pods asking for the same GPUs."""
         state = ctx.state
+        measure = self.measure(state, ctx.pod)
         free = state.alloc[idx] - state.requested[idx]
         col = state.res_index
         cpu = free[:, col[CPU]] if CPU in col else np.zeros(len(idx), dtype=np.int64)
         memory = free[:, col[MEMORY]] if MEMORY in col else np.zeros(len(idx), dtype=np.int64)
-        codes = super().classes(ctx, idx, ask)
-        for column in (
+        columns = [
+            self.classes(ctx, idx, ask),
             measure.cpu_keys(cpu),
             measure.cpu_keys(cpu - ask.cpu),
             measure.memory_keys(memory),
             measure.memory_keys(memory - ask.memory),
-        ):
+        ]
+        codes = columns[0]
+        for column in columns[1:]:
             codes = combine(codes, column)
-        return codes
+        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        assert self._classes is not None  # made by ``classes``
+        memo, asked = self._classes.memo, (ask.gpus, ask.milli, ask.shared)
+        scores = []
+        for i, row in zip(idx[first].tolist(), np.stack(columns, axis=1)[first].tolist(), strict=True):
+            key = (*row, *asked)
+            score = memo.get(key)
+            if score is None:
+                score = memo[key] = self.node_score(ctx, i, NodeLeft.of(state, i), ask)
+            scores.append(score)
+        by_node: IntArray = np.array(scores, dtype=np.int64)[inverse]
+        return by_node
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         return self._best(ctx.state, ctx.pod, i, left, ask)[0]
@@ -147,8 +160,9 @@ class FragmentationGradient(PerNodeScore):
         self, state: ClusterState, pod: Pod, i: int, left: NodeLeft, ask: PodAsk
     ) -> tuple[int, int | None]:
         """(score, the GPU's milli left before placing a fractional pod there; None otherwise), kept per
-        node state: nodes alike (same labels, same GPUs left, the same cpu, memory and pod room as far
-        as the measure reads them) score alike."""
+        node state and GPU ask: nodes alike (same labels, same GPUs left, the same cpu, memory and pod room
+        as far as the measure reads them, before and after the pod) score alike for pods asking for the
+        same GPUs, whatever cpu and memory they ask for."""
         measure = self.measure(state, pod)
         if measure is not self._memo_for:
             self._memo, self._memo_for = {}, measure
@@ -161,7 +175,9 @@ class FragmentationGradient(PerNodeScore):
             measure.memory_key(left.memory - ask.memory),
             left.pods >= 1,
             left.pods >= 2,
-            ask,
+            ask.gpus,
+            ask.milli,
+            ask.shared,
         )
         hit = self._memo.get(key)
         if hit is None:

@@ -69,12 +69,14 @@ class NodeClasses:
         self.ids: IntArray = np.zeros(0, dtype=np.int64)
         self.versions: list[int] = []
         self.interned: dict[Hashable, int] = {}
+        #: what a plugin keeps by these ids (dropped with them)
+        self.memo: dict[tuple[object, ...], int] = {}
 
     def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
         """The ids of ``nodes``."""
         state = ctx.state
         if state is not self.state or state.static_version != self.static_version:
-            self.state, self.static_version, self.interned = state, state.static_version, {}
+            self.state, self.static_version, self.interned, self.memo = state, state.static_version, {}, {}
             self.ids, self.versions = np.zeros(state.size, dtype=np.int64), [-1] * state.size
         current, versions, ids, interned = state.node_version, self.versions, self.ids, self.interned
         for i in nodes:
@@ -118,7 +120,12 @@ class PerNodeScore(DynamicScore):
             return np.array(
                 [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in nodes], dtype=np.int64
             )
+        return self.class_scores(ctx, idx, ask)
+
+    def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
+        """``node_score`` of the first node of each class among ``idx``, for all of the class."""
         _, first, inverse = np.unique(self.classes(ctx, idx, ask), return_index=True, return_inverse=True)
+        state = ctx.state
         scores = np.array(
             [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in idx[first].tolist()], dtype=np.int64
         )
