@@ -139,20 +139,19 @@ class ShapeCache:
     def _evaluate(self, idx: IntArray, scored: IntArray | None = None) -> None:
         """Dynamic filters for the nodes in ``idx``, and scores for those in ``scored`` (``idx`` or, for a
         volatile score, every node: its scores move with anything, the filters only where a node changed)."""
-        if (
-            scored is None
-            and len(idx) <= SCALAR_NODES
-            and not self.ctx.pod.resource_claims
-            and not self.volatile
-        ):
+        few = len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims
+        if few and scored is None and not self.volatile:
             for i in idx.tolist():
                 self._evaluate_node(i)
             return
         ctx = self.ctx
-        fit = np.ones(len(idx), dtype=bool)
-        for f in self.profile.filters:
-            if isinstance(f, DynamicFilter):
-                fit &= f.passes(ctx, idx)
+        if few:  # a volatile score: the changed nodes' filters in Python integers, the scores over arrays
+            fit = np.array([self._fits(i, self._row(i)) for i in idx.tolist()], dtype=bool)
+        else:
+            fit = np.ones(len(idx), dtype=bool)
+            for f in self.profile.filters:
+                if isinstance(f, DynamicFilter):
+                    fit &= f.passes(ctx, idx)
         self.fit[idx] = fit
         if scored is None:
             scored = idx
@@ -167,9 +166,8 @@ class ShapeCache:
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
-        state, ctx = self.state, self.ctx
-        row = (state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist())
-        fit = all(f.passes_node(ctx, row, i) for f in self.dynamic_filters)
+        row = self._row(i)
+        fit = self._fits(i, row)
         total = sum(
             weight * self._score_node(plugin, row, i) for plugin, weight in self.profile.dynamic_scores
         )
@@ -192,6 +190,13 @@ class ShapeCache:
             del top[k]
             if not top:
                 self._top = None  # the next best may be anywhere: rescan
+
+    def _row(self, i: int) -> NodeRow:
+        state = self.state
+        return state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist()
+
+    def _fits(self, i: int, row: NodeRow) -> bool:
+        return all(f.passes_node(self.ctx, row, i) for f in self.dynamic_filters)
 
     def _score_node(self, plugin: DynamicScore, row: NodeRow, i: int) -> int:
         if plugin.array_only:  # its score reads more than the row: asked over a one-node array
