@@ -29,7 +29,7 @@ from gpufleet.scheduling.scheduler import Scheduler
 from gpufleet.scheduling.shape_cache import ShapeCache
 
 PRODUCT = "nvidia.com/gpu.product"
-TYPICAL = {
+TYPICAL: dict[str, object] = {
     "typicalPods": [
         {"gpus": 1, "cpu": "4", "percentage": 40},
         {"gpuMilli": 500, "cpu": "2", "percentage": 30},
@@ -80,7 +80,7 @@ def cluster(placed: list[tuple[int, int, int, int]]) -> ClusterState:
     return state
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(placed=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), max_size=30), incoming=pods)
 def test_scoring_nodes_by_class_equals_scoring_each_node_alone(
     placed: list[tuple[int, int, int, int]], incoming: tuple[int, int, int]
