@@ -9,6 +9,11 @@ a change of the node set (``static_version``) or of the images on the nodes (``i
 rebuilds it. ``masked`` holds each node's
 dynamic score where it is feasible and -1 where not, so when every node is scored the
 choice is one maximum over one array.
+
+The static filters read no request amounts: shapes with the same placement constraints share one
+static pass over the nodes (kept in ``ClusterState.memo`` until ``static_version`` moves). A volatile
+score (Random) is asked for every node whenever anything changed, the filters only for the nodes
+that changed.
 """
 
 from __future__ import annotations

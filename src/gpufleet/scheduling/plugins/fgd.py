@@ -118,7 +118,7 @@ class FragmentationGradient(PerNodeScore):
     def node_key(self, ctx: PodContext, i: int, left: NodeLeft) -> Hashable:
         """Which typical pods the node's labels admit, its GPUs' memory, its GPUs' thousandths left, and
         whether it has room for one pod and for two (before and after the pod); the cpu and memory
-        left count by the thresholds ``classes`` adds."""
+        left count by the thresholds ``class_scores`` adds."""
         return self.measure(ctx.state, ctx.pod).node_facts(i), left.gpus, left.pods >= 1, left.pods >= 2
 
     def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:

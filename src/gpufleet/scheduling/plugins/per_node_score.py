@@ -3,7 +3,9 @@ the FGD paper's policies (FGD, BestFit, DotProd, GpuPacking, GpuClustering, Rand
 
 They look at each GPU's free thousandths, which the node's resource row does not hold, so they are
 evaluated over node arrays (``array_only``), one node after another in Python: the shape cache
-asks only for the nodes a binding changed.
+asks only for the nodes a binding changed. Over many nodes (a shape's first look at the cluster, a
+rare shape catching up) a policy judges one node per class of nodes it cannot tell apart
+(``NodeClasses``, by what the policy reads of a node: its ``node_key``).
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ class PerNodeScore(DynamicScore):
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
         """``node_score`` of every node in ``idx``; over many nodes, once per class of nodes alike
-        (``NodeClasses``: the same ``node_key`` and resources left) on the first of them."""
+        (``classes``) on the first of them."""
         self.state = state = ctx.state
         pod = ctx.pod
         nodes = idx.tolist()
