@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpufleet.cluster.state import ClusterState
+from gpufleet.cluster.state import ClusterState, IntArray
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
@@ -142,31 +142,40 @@ class NodeFragmentation:
     #: which nodes a task's pod may use at all; given, a task a node refuses counts nothing there
     #: (out of reach), not all of its free capacity (the paper's "no access")
     may_use: Callable[[Pod, Node], bool] | None = None
-    _admits: dict[int, tuple[tuple[bool, ...], float | None]] = field(default_factory=dict)
+    _admits: dict[int, tuple[tuple[bool, ...], float | None, int]] = field(default_factory=dict)
     _admits_version: int = -1
+    _facts_ids: dict[tuple[tuple[bool, ...], float | None], int] = field(default_factory=dict)
     _memo: dict[tuple[object, ...], float] = field(default_factory=dict)
     _by_memory: dict[float | None, list[tuple[float, int, int, int, int]]] = field(default_factory=dict)
 
     def node_facts(self, i: int) -> tuple[tuple[bool, ...], float | None]:
         """Which tasks the node's labels let run there (node affinity, GPU model constraints), and
         its GPUs' memory: kept until labels change."""
+        admits, memory, _ = self._facts(i)
+        return admits, memory
+
+    def facts_id(self, i: int) -> int:
+        """A number for ``node_facts(i)``: nodes with one number have the same facts."""
+        return self._facts(i)[2]
+
+    def _facts(self, i: int) -> tuple[tuple[bool, ...], float | None, int]:
         if self._admits_version != self.state.static_version:
             self._admits, self._admits_version = {}, self.state.static_version
         got = self._admits.get(i)
         if got is None:
             node = self.state.nodes[i]
             memory = self.state.gpu_shares().gpu_memory(i) if self.state.shares is not None else None
-            admits = self.may_use or Pod.matches_node_selector
-            got = self._admits[i] = (tuple(admits(t.pod, node) for t in self.tasks), memory)
+            admits_pod = self.may_use or Pod.matches_node_selector
+            facts = (tuple(admits_pod(t.pod, node) for t in self.tasks), memory)
+            got = self._admits[i] = (*facts, self._facts_ids.setdefault(facts, len(self._facts_ids)))
         return got
 
     def of(self, i: int, left: NodeLeft) -> float:
-        admits, memory = self.node_facts(i)
-        cpus, memories = self._thresholds
+        admits, memory, facts = self._facts(i)
         # only which tasks' cpu and memory needs the node still meets matters, not the amounts
+        cpus, memories = self._thresholds
         key = (
-            admits,
-            memory,
+            facts,
             left.gpus,
             bisect_right(cpus, left.cpu),
             bisect_right(memories, left.memory),
@@ -176,6 +185,25 @@ class NodeFragmentation:
         if value is None:
             value = self._memo[key] = self._compute(admits, memory, left)
         return value
+
+    def cpu_key(self, cpu: int) -> int:
+        """What of a node's free cpu ``of`` reads: which tasks' cpu needs it meets (equal keys, equal
+        measures)."""
+        return bisect_right(self._thresholds[0], cpu)
+
+    def memory_key(self, memory: int) -> int:
+        """What of a node's free memory ``of`` reads: which tasks' memory needs it meets."""
+        return bisect_right(self._thresholds[1], memory)
+
+    def cpu_keys(self, cpu: IntArray) -> IntArray:
+        """``cpu_key`` of each value."""
+        keys: IntArray = np.searchsorted(self._thresholds[0], cpu, side="right").astype(np.int64)
+        return keys
+
+    def memory_keys(self, memory: IntArray) -> IntArray:
+        """``memory_key`` of each value."""
+        keys: IntArray = np.searchsorted(self._thresholds[1], memory, side="right").astype(np.int64)
+        return keys
 
     @cached_property
     def _thresholds(self) -> tuple[list[int], list[int]]:

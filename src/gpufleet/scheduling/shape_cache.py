@@ -9,6 +9,11 @@ a change of the node set (``static_version``) or of the images on the nodes (``i
 rebuilds it. ``masked`` holds each node's
 dynamic score where it is feasible and -1 where not, so when every node is scored the
 choice is one maximum over one array.
+
+The static filters read no request amounts: shapes with the same placement constraints share one
+static pass over the nodes (kept in ``ClusterState.memo`` until ``static_version`` moves). A volatile
+score (Random) is asked for every node whenever anything changed, the filters only for the nodes
+that changed.
 """
 
 from __future__ import annotations
@@ -17,9 +22,14 @@ from bisect import bisect_left
 
 import numpy as np
 
-from gpufleet.cluster.state import BoolArray, IntArray
-from gpufleet.scheduling.framework import DynamicFilter, PodContext, StaticFilter, StaticScore
+from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.framework import DynamicFilter, DynamicScore, PodContext, StaticFilter, StaticScore
 from gpufleet.scheduling.profile import Profile
+
+#: Per profile's static filters and pod placement constraints: each node's first static reason, the nodes
+#: considered, which pass.
+StaticMemo = dict[tuple[object, ...], tuple[list[str | None], IntArray, BoolArray]]
 
 #: Up to this many changed nodes are re-evaluated one by one in Python integers.
 SCALAR_NODES = 8
@@ -30,7 +40,6 @@ class ShapeCache:
         self.profile = profile
         self.dynamic_filters = profile.dynamic_filters
         self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
-        self.array_only = any(plugin.array_only or plugin.volatile for plugin, _ in profile.dynamic_scores)
         self.state = ctx.state
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
@@ -55,32 +64,9 @@ class ShapeCache:
         state = self.state
         ctx = self.ctx = PodContext(self.ctx.pod, state)
         pod = ctx.pod
-        static_filters = [f for f in self.profile.filters if isinstance(f, StaticFilter)]
-        pinned: set[str] | None = None  # PreFilterResult.NodeNames: the plugins' node sets intersected
-        narrowing: list[str] = []
-        for prefilter in self.profile.node_prefilters:
-            names = prefilter.nodes(pod)
-            if names is not None:
-                pinned = names if pinned is None else pinned & names
-                narrowing.append(prefilter.name)
-        absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
-        reasons: list[str | None] = [None] * state.size
-        considered: list[int] = []
-        for i in state.active_indices():
-            node = state.nodes[i]
-            if pinned is not None and node.name not in pinned:
-                reasons[i] = absent
-                continue
-            considered.append(int(i))
-            for f in static_filters:
-                reason = f.reject(pod, node)
-                if reason is not None:
-                    reasons[i] = reason
-                    break
+        reasons, self.considered, self.static_pass = self._static_filtered(pod)
         self.static_reason = reasons
-        self.considered = np.array(considered, dtype=np.int64)
-        self.static_pass = np.zeros(state.size, dtype=bool)
-        self.static_pass[self.considered] = [reasons[i] is None for i in considered]
+        considered = self.considered.tolist()
         self.all_rows = len(considered) == state.size
         self.static_raw = []
         for plugin, weight in self.profile.static_scores:
@@ -99,33 +85,97 @@ class ShapeCache:
         self.images_version = state.images_version
         self.seen = state.change_pos
 
-    def _evaluate(self, idx: IntArray) -> None:
-        """Dynamic filters and scores for the nodes in ``idx``."""
-        if len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims and not self.array_only:
+    def _static_filtered(self, pod: Pod) -> tuple[list[str | None], IntArray, BoolArray]:
+        """The static filters' and node PreFilters' verdicts on every node: each node's first reason (None
+        where it passes), the nodes considered, and which of them pass. Those filters read the node object
+        and the pod's placement constraints, never its request amounts, so pods that differ only in
+        amounts (the shapes of one trace's pods) share one evaluation, kept until the nodes change."""
+        state = self.state
+        kept: tuple[StaticMemo, int] = state.memo.get("static-filters", ({}, -1))  # type: ignore[assignment]
+        memo = kept[0]
+        if kept[1] != state.static_version:
+            memo = {}
+            state.memo["static-filters"] = (memo, state.static_version)
+        shape = pod.shape()
+        static_filters = tuple(f for f in self.profile.filters if isinstance(f, StaticFilter))
+        key = (
+            static_filters,
+            tuple(self.profile.node_prefilters),
+            tuple(sorted(pod.requests)),
+            pod.behavior.gpu_memory_bytes,
+            *shape[1:8],
+        )
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = self._run_static_filters(pod, static_filters)
+        return got
+
+    def _run_static_filters(
+        self, pod: Pod, static_filters: tuple[StaticFilter, ...]
+    ) -> tuple[list[str | None], IntArray, BoolArray]:
+        state = self.state
+        pinned: set[str] | None = None  # PreFilterResult.NodeNames: the plugins' node sets intersected
+        narrowing: list[str] = []
+        for prefilter in self.profile.node_prefilters:
+            names = prefilter.nodes(pod)
+            if names is not None:
+                pinned = names if pinned is None else pinned & names
+                narrowing.append(prefilter.name)
+        absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
+        reasons: list[str | None] = [None] * state.size
+        considered: list[int] = []
+        for i in state.active_indices().tolist():
+            node = state.nodes[i]
+            if pinned is not None and node.name not in pinned:
+                reasons[i] = absent
+                continue
+            considered.append(i)
+            for f in static_filters:
+                reason = f.reject(pod, node)
+                if reason is not None:
+                    reasons[i] = reason
+                    break
+        passing = np.zeros(state.size, dtype=bool)
+        passing[considered] = [reasons[i] is None for i in considered]
+        rows = np.array(considered, dtype=np.int64)
+        rows.flags.writeable = passing.flags.writeable = False
+        return reasons, rows, passing
+
+    def _evaluate(self, idx: IntArray, scored: IntArray | None = None) -> None:
+        """Dynamic filters for the nodes in ``idx``, and scores for those in ``scored`` (``idx`` or, for a
+        volatile score, every node: its scores move with anything, the filters only where a node changed)."""
+        few = len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims
+        if few and scored is None and not self.volatile:
             for i in idx.tolist():
                 self._evaluate_node(i)
             return
         ctx = self.ctx
-        fit = np.ones(len(idx), dtype=bool)
-        for f in self.profile.filters:
-            if isinstance(f, DynamicFilter):
-                fit &= f.passes(ctx, idx)
+        if few:  # a volatile score: the changed nodes' filters in Python integers, the scores over arrays
+            fit = np.array([self._fits(i, self._row(i)) for i in idx.tolist()], dtype=bool)
+        else:
+            fit = np.ones(len(idx), dtype=bool)
+            for f in self.profile.filters:
+                if isinstance(f, DynamicFilter):
+                    fit &= f.passes(ctx, idx)
         self.fit[idx] = fit
-        total = np.zeros(len(idx), dtype=np.int64)
+        if scored is None:
+            scored = idx
+        total = np.zeros(len(scored), dtype=np.int64)
         for plugin, weight in self.profile.dynamic_scores:
-            total += weight * plugin.score(ctx, idx)
-        self.dyn[idx] = total
-        ok = self.static_pass[idx] & fit
-        self.ok[idx] = ok
-        self.masked[idx] = np.where(ok, total, -1)
+            total += weight * plugin.score(ctx, scored)
+        self.dyn[scored] = total
+        ok = self.static_pass[scored] & self.fit[scored]
+        self.ok[scored] = ok
+        self.masked[scored] = np.where(ok, total, -1)
         self._top = self._feasible = None
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
-        state, ctx = self.state, self.ctx
-        row = (state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist())
-        fit = all(f.passes_node(ctx, row, i) for f in self.dynamic_filters)
-        total = sum(weight * plugin.score_node(ctx, row) for plugin, weight in self.profile.dynamic_scores)
+        row = self._row(i)
+        fit = self._fits(i, row)
+        total = sum(
+            weight * self._score_node(plugin, row, i) for plugin, weight in self.profile.dynamic_scores
+        )
         ok = bool(self.static_pass[i]) and fit
         if ok != self.ok[i]:
             self._feasible = None
@@ -146,6 +196,18 @@ class ShapeCache:
             if not top:
                 self._top = None  # the next best may be anywhere: rescan
 
+    def _row(self, i: int) -> NodeRow:
+        state = self.state
+        return state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist()
+
+    def _fits(self, i: int, row: NodeRow) -> bool:
+        return all(f.passes_node(self.ctx, row, i) for f in self.dynamic_filters)
+
+    def _score_node(self, plugin: DynamicScore, row: NodeRow, i: int) -> int:
+        if plugin.array_only:  # its score reads more than the row: asked over a one-node array
+            return int(plugin.score(self.ctx, np.array([i], dtype=np.int64))[0])
+        return plugin.score_node(self.ctx, row)
+
     def refresh(self) -> None:
         state = self.state
         same_nodes = state.static_version == self.static_version
@@ -153,12 +215,10 @@ class ShapeCache:
         if self.seen == state.change_pos and same_nodes:
             return
         changed = state.changes_since(self.seen) if same_nodes else None
-        if changed is not None and self.volatile:
-            changed = np.arange(state.size, dtype=np.int64)
         if changed is None:
             self._build_static()
             return
-        self._evaluate(changed)
+        self._evaluate(changed, np.arange(state.size, dtype=np.int64) if self.volatile else None)
         self.seen = state.change_pos
 
     def top_nodes(self) -> list[int]:

@@ -29,17 +29,19 @@ it alone as the paper does, disable the other score plugins.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
-from gpufleet.cluster.state import ClusterState
+import numpy as np
+
+from gpufleet.cluster.state import ClusterState, IntArray
 from gpufleet.model.gpu_share import MILLI, GpuShare
 from gpufleet.model.pod import Pod, Requirement, SelectorTerm
 from gpufleet.model.quantity import QuantityError, parse_quantity
 from gpufleet.model.resources import CPU, GPU, MEMORY, to_units
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, tasks_of
 from gpufleet.scheduling.framework import ArgsError, PodContext
-from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk
+from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk, combine
 from gpufleet.scheduling.registry import register
 
 PRODUCT = "nvidia.com/gpu.product"
@@ -113,6 +115,44 @@ class FragmentationGradient(PerNodeScore):
             return self._measure
         return self.fragmentation(state, tasks_of([a.pod for a in state.assignments.values()] + [pod]))
 
+    def node_key(self, ctx: PodContext, i: int, left: NodeLeft) -> Hashable:
+        """Which typical pods the node's labels admit, its GPUs' memory, its GPUs' thousandths left, and
+        whether it has room for one pod and for two (before and after the pod); the cpu and memory
+        left count by the thresholds ``class_scores`` adds."""
+        return self.measure(ctx.state, ctx.pod).node_facts(i), left.gpus, left.pods >= 1, left.pods >= 2
+
+    def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
+        """Nodes grouped by ``node_key``'s class and what the measure reads of their cpu and memory
+        left, before and after the pod; each group's score kept for the pods asking for the same GPUs."""
+        state = ctx.state
+        measure = self.measure(state, ctx.pod)
+        free = state.alloc[idx] - state.requested[idx]
+        col = state.res_index
+        cpu = free[:, col[CPU]] if CPU in col else np.zeros(len(idx), dtype=np.int64)
+        memory = free[:, col[MEMORY]] if MEMORY in col else np.zeros(len(idx), dtype=np.int64)
+        columns = [
+            self.classes(ctx, idx, ask),
+            measure.cpu_keys(cpu),
+            measure.cpu_keys(cpu - ask.cpu),
+            measure.memory_keys(memory),
+            measure.memory_keys(memory - ask.memory),
+        ]
+        codes = columns[0]
+        for column in columns[1:]:
+            codes = combine(codes, column)
+        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        assert self._classes is not None  # made by ``classes``
+        memo, asked = self._classes.memo, (ask.gpus, ask.milli, ask.shared)
+        scores = []
+        for i, row in zip(idx[first].tolist(), np.stack(columns, axis=1)[first].tolist(), strict=True):
+            key = (*row, *asked)
+            score = memo.get(key)
+            if score is None:
+                score = memo[key] = self.node_score(ctx, i, NodeLeft.of(state, i), ask)
+            scores.append(score)
+        by_node: IntArray = np.array(scores, dtype=np.int64)[inverse]
+        return by_node
+
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         return self._best(ctx.state, ctx.pod, i, left, ask)[0]
 
@@ -120,11 +160,25 @@ class FragmentationGradient(PerNodeScore):
         self, state: ClusterState, pod: Pod, i: int, left: NodeLeft, ask: PodAsk
     ) -> tuple[int, int | None]:
         """(score, the GPU's milli left before placing a fractional pod there; None otherwise), kept per
-        node state: nodes alike (same labels, same resources left) score alike."""
+        node state and GPU ask: nodes alike (same labels, same GPUs left, the same cpu, memory and pod room
+        as far as the measure reads them, before and after the pod) score alike for pods asking for the
+        same GPUs, whatever cpu and memory they ask for."""
         measure = self.measure(state, pod)
         if measure is not self._memo_for:
             self._memo, self._memo_for = {}, measure
-        key = (measure.node_facts(i), left, ask)
+        key = (
+            measure.facts_id(i),
+            left.gpus,
+            measure.cpu_key(left.cpu),
+            measure.cpu_key(left.cpu - ask.cpu),
+            measure.memory_key(left.memory),
+            measure.memory_key(left.memory - ask.memory),
+            left.pods >= 1,
+            left.pods >= 2,
+            ask.gpus,
+            ask.milli,
+            ask.shared,
+        )
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = self._compute_best(measure, i, left, ask)

@@ -45,6 +45,9 @@ MAX_SPEC_GPU = 8_000  # thousandths: eight whole GPUs (MaxSpecGpu)
 class BestFit(PerNodeScore):
     name = "BestFit"
 
+    def node_key(self, ctx: PodContext, i: int, left: NodeLeft) -> tuple[int, int]:
+        return left.cpu, left.total
+
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         raw = 0.5 * (left.cpu - ask.cpu) / MAX_SPEC_CPU + 0.5 * (left.total - ask.gpu_total) / MAX_SPEC_GPU
         return int((1 - raw) * MAX_NODE_SCORE)
@@ -53,6 +56,9 @@ class BestFit(PerNodeScore):
 @register
 class DotProd(PerNodeScore):
     name = "DotProd"
+
+    def node_key(self, ctx: PodContext, i: int, left: NodeLeft) -> tuple[int, int]:
+        return left.cpu, left.total
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         if left.cpu < ask.cpu:
@@ -66,6 +72,9 @@ class DotProd(PerNodeScore):
 @register
 class GpuPacking(PerNodeScore):
     name = "GpuPacking"
+
+    def node_key(self, ctx: PodContext, i: int, left: NodeLeft) -> tuple[int, ...]:
+        return left.gpus
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         if ask.milli == 0:
@@ -93,11 +102,19 @@ def gpu_kind(pod: Pod) -> str:
 class GpuClustering(PerNodeScore):
     name = "GpuClustering"
 
+    def node_key(self, ctx: PodContext, i: int, left: NodeLeft) -> tuple[int, frozenset[str]]:
+        return left.total, self._kinds(ctx, i)
+
+    @staticmethod
+    def _kinds(ctx: PodContext, i: int) -> frozenset[str]:
+        """The GPU kinds of the pods on the node."""
+        return frozenset(gpu_kind(a.pod) for a in ctx.state.pods_on[i].values()) - {"no-gpu"}
+
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         if ask.milli == 0:
             return 0
         bonus = 25 * (MAX_SPEC_GPU - left.total) // MAX_SPEC_GPU
-        kinds = {gpu_kind(a.pod) for a in ctx.state.pods_on[i].values()} - {"no-gpu"}
+        kinds = self._kinds(ctx, i)
         kind = gpu_kind(ctx.pod)
         if kind in kinds:
             return (75 if len(kinds) == 1 else 50) + bonus

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpufleet.cluster.state import ClusterState
+from gpufleet.cluster.state import ClusterState, IntArray
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, Task
@@ -82,6 +82,13 @@ class SupplyFragmentation(NodeFragmentation):
         return (
             [Task(t.pod, w / norm) for t, w in zip(self.tasks, weights, strict=True)] if norm else self.tasks
         )
+
+    def cpu_key(self, cpu: int) -> int:
+        """The cpu itself where the supply term reads it."""
+        return cpu if self.cpu_per_milli else super().cpu_key(cpu)
+
+    def cpu_keys(self, cpu: IntArray) -> IntArray:
+        return cpu if self.cpu_per_milli else super().cpu_keys(cpu)
 
     def of(self, i: int, left: NodeLeft) -> float:
         frag = super().of(i, left)

@@ -3,11 +3,14 @@ the FGD paper's policies (FGD, BestFit, DotProd, GpuPacking, GpuClustering, Rand
 
 They look at each GPU's free thousandths, which the node's resource row does not hold, so they are
 evaluated over node arrays (``array_only``), one node after another in Python: the shape cache
-asks only for the nodes a binding changed.
+asks only for the nodes a binding changed. Over many nodes (a shape's first look at the cluster, a
+rare shape catching up) a policy judges one node per class of nodes it cannot tell apart
+(``NodeClasses``, by what the policy reads of a node: its ``node_key``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import NamedTuple
 
 import numpy as np
@@ -17,6 +20,9 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, MEMORY
 from gpufleet.scheduling.fragmentation import NodeLeft, gpu_ask
 from gpufleet.scheduling.framework import DynamicScore, PodContext
+
+#: Up to this many nodes are scored one by one, without grouping them into classes.
+FEW_NODES = 8
 
 
 class PodAsk(NamedTuple):
@@ -54,22 +60,90 @@ class PodAsk(NamedTuple):
         return NodeLeft(left.cpu - self.cpu, left.memory - self.memory, left.pods - 1, tuple(sorted(gpus)))
 
 
+class NodeClasses:
+    """Per node, the id of what a ``PerNodeScore`` reads there for any pod (its ``node_key``): nodes
+    with one id score alike for a pod. Kept per node until its allocation changes (``node_version``);
+    reset when the nodes do (``static_version``)."""
+
+    def __init__(self) -> None:
+        self.state: ClusterState | None = None
+        self.static_version = -1
+        self.ids: IntArray = np.zeros(0, dtype=np.int64)
+        self.versions: list[int] = []
+        self.interned: dict[Hashable, int] = {}
+        #: what a plugin keeps by these ids (dropped with them)
+        self.memo: dict[tuple[object, ...], int] = {}
+
+    def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
+        """The ids of ``nodes``."""
+        state = ctx.state
+        if state is not self.state or state.static_version != self.static_version:
+            self.state, self.static_version, self.interned, self.memo = state, state.static_version, {}, {}
+            self.ids, self.versions = np.zeros(state.size, dtype=np.int64), [-1] * state.size
+        current, versions, ids, interned = state.node_version, self.versions, self.ids, self.interned
+        for i in nodes:
+            if versions[i] != current[i]:
+                ids[i] = interned.setdefault(plugin.node_key(ctx, i, NodeLeft.of(state, i)), len(interned))
+                versions[i] = current[i]
+        return ids[nodes]
+
+
+def combine(codes: IntArray, column: IntArray) -> IntArray:
+    """Numbers equal where both ``codes`` and ``column`` are (mixed radix; renumbered first where the
+    product would not fit in 63 bits)."""
+    low = int(column.min())
+    span = int(column.max()) - low + 1
+    if (int(codes.max()) + 1) * span >= 2**62:
+        codes = np.unique(codes, return_inverse=True)[1].astype(np.int64)
+        column = np.unique(column, return_inverse=True)[1].astype(np.int64)
+        low, span = 0, int(column.max()) + 1
+    combined: IntArray = codes * span + (column - low)
+    return combined
+
+
 class PerNodeScore(DynamicScore):
     array_only = True
     state: ClusterState | None = None  # the cluster last scored (for Reserve's choice of GPU)
+    _classes: NodeClasses | None = None
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
+        """``node_score`` of every node in ``idx``; over many nodes, once per class of nodes alike
+        (``classes``) on the first of them."""
         self.state = state = ctx.state
         pod = ctx.pod
-        if pod.gpu_share is None or pod.gpu_share.memory_bytes is None:  # the same ask on every node
-            ask = PodAsk.of(state, pod, 0)
+        nodes = idx.tolist()
+        if pod.gpu_share is not None and pod.gpu_share.memory_bytes is not None:  # an ask per node
             return np.array(
-                [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in idx.tolist()], dtype=np.int64
+                [self.node_score(ctx, i, NodeLeft.of(state, i), PodAsk.of(state, pod, i)) for i in nodes],
+                dtype=np.int64,
             )
-        return np.array(
-            [self.node_score(ctx, i, NodeLeft.of(state, i), PodAsk.of(state, pod, i)) for i in idx.tolist()],
-            dtype=np.int64,
+        ask = PodAsk.of(state, pod, 0)  # the same ask on every node
+        if len(nodes) <= FEW_NODES or self.volatile:
+            return np.array(
+                [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in nodes], dtype=np.int64
+            )
+        return self.class_scores(ctx, idx, ask)
+
+    def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
+        """``node_score`` of the first node of each class among ``idx``, for all of the class."""
+        _, first, inverse = np.unique(self.classes(ctx, idx, ask), return_index=True, return_inverse=True)
+        state = ctx.state
+        scores = np.array(
+            [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in idx[first].tolist()], dtype=np.int64
         )
+        by_node: IntArray = scores[inverse]
+        return by_node
+
+    def classes(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
+        """Per node of ``idx``, a number equal for nodes the pod's score cannot tell apart."""
+        if self._classes is None:
+            self._classes = NodeClasses()
+        return self._classes.of(self, ctx, idx.tolist())
+
+    def node_key(self, ctx: PodContext, i: int, left: NodeLeft) -> Hashable:
+        """What node ``i``'s score reads for any pod: all that the node has left (a plugin that reads
+        less says so, more nodes then share a class)."""
+        return left
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         raise NotImplementedError

@@ -1,0 +1,141 @@
+"""The FGD paper's policies (``plugins.per_node_score``) score many nodes once per class of nodes alike,
+and the shape cache shares its static filtering between shapes and re-filters only changed nodes: each
+shortcut gives what judging every node on its own gives.
+
+A class (``NodeClasses``, FGD's ``classes``) holds nodes whose score no pod can tell apart: the same GPUs
+left (FGD: the same typical pods admitted, and cpu and memory on the same side of every typical pod's
+need, before and after the pod). A fresh plugin scores each node alone, so no memo carries a class's
+value to a node outside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import gpu_node
+from gpufleet.cluster.state import ClusterState
+from gpufleet.model.gpu_share import GpuShare
+from gpufleet.model.pod import Pod
+from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.scheduling.framework import PodContext
+from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.plugins.fgd import FragmentationGradient
+from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking
+from gpufleet.scheduling.plugins.fgd_supply import SupplyAwareFragmentationGradient
+from gpufleet.scheduling.plugins.per_node_score import PerNodeScore
+from gpufleet.scheduling.scheduler import Scheduler
+from gpufleet.scheduling.shape_cache import ShapeCache
+
+PRODUCT = "nvidia.com/gpu.product"
+TYPICAL: dict[str, object] = {
+    "typicalPods": [
+        {"gpus": 1, "cpu": "4", "percentage": 40},
+        {"gpuMilli": 500, "cpu": "2", "percentage": 30},
+        {"gpus": 2, "cpu": "16", "gpuProducts": ["T4"], "percentage": 20},
+        {"gpus": 0, "cpu": "8", "percentage": 10},
+    ]
+}
+
+
+def policies() -> list[PerNodeScore]:
+    return [
+        BestFit(),
+        DotProd(),
+        GpuPacking(),
+        GpuClustering(),
+        FragmentationGradient.from_args(TYPICAL),
+        SupplyAwareFragmentationGradient.from_args(TYPICAL),
+    ]
+
+
+def make_pod(name: str, kind: int, size: int, cpu: int) -> Pod:
+    """kind 0: a share of ``size`` x 100 thousandths; 1: ``size`` % 4 whole GPUs; 2: cpu only."""
+    if kind == 0:
+        return Pod(name, requests={"cpu": cpu}, gpu_share=GpuShare(1, compute_milli=100 * size))
+    gpus = size % 4 if kind == 1 else 0
+    return Pod(name, requests={"cpu": cpu, **({"nvidia.com/gpu": gpus} if gpus else {})})
+
+
+KINDS, SIZES, CPUS = st.integers(0, 2), st.integers(1, 9), st.sampled_from([1000, 2000, 4000, 8000, 16000])
+pods = st.tuples(KINDS, SIZES, CPUS)
+
+
+def cluster(placed: list[tuple[int, int, int, int]]) -> ClusterState:
+    """12 nodes, alike but for their GPU model and count, with the pods placed where they fit."""
+    state = ClusterState(
+        [
+            gpu_node(f"n{i:02}", (8, 4)[i % 2], cpu=32, labels={PRODUCT: ("T4", "A10")[i % 3 == 0]})
+            for i in range(12)
+        ]
+    )
+    for k, (node, kind, size, cpu) in enumerate(placed):
+        pod = make_pod(f"p{k}", kind, size, cpu)
+        i = node % state.size
+        share = pod.gpu_share
+        fits = share is None or bool(state.gpu_shares().fits(share, np.array([i]))[0])
+        if not state.shortfall(pod, i) and fits:
+            state.assign(pod, i, 0.0)
+    return state
+
+
+@settings(max_examples=30, deadline=None)
+@given(placed=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), max_size=30), incoming=pods)
+def test_scoring_nodes_by_class_equals_scoring_each_node_alone(
+    placed: list[tuple[int, int, int, int]], incoming: tuple[int, int, int]
+) -> None:
+    state = cluster(placed)
+    ctx = PodContext(make_pod("incoming", *incoming), state)
+    every = np.arange(state.size, dtype=np.int64)
+    for by_class, alone in zip(policies(), policies(), strict=True):
+        assert by_class.score(ctx, every).tolist() == [
+            int(alone.score(ctx, np.array([i], dtype=np.int64))[0]) for i in range(state.size)
+        ], by_class.name
+
+
+def scheduler(state: ClusterState, policy: str) -> Scheduler:
+    plugins = {"score": PluginSet((PluginRef(policy, 1000),), ("*",)), "postFilter": PluginSet((), ("*",))}
+    args = {policy: TYPICAL} if policy.startswith("FGD") else {}
+    profile = ProfileConfig("default-scheduler", plugins=plugins, plugin_args=args)
+    config = SchedulerConfig("default-scheduler", profiles=[profile], percentage_of_nodes_to_score=100)
+    return Scheduler(config, state, GangView(state), seed=7, tie_break="first")
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    workload=st.lists(pods, min_size=1, max_size=40),
+    policy=st.sampled_from(["Random", "DotProd", "FGD"]),
+)
+def test_a_refreshed_shape_cache_equals_one_built_afresh(
+    workload: list[tuple[int, int, int]], policy: str
+) -> None:
+    """After any sequence of placements, every cached shape's filter verdicts (and, but for Random's
+    scores drawn anew each cycle, its scores) are those of a cache built on the cluster as it is."""
+    state = cluster([])
+    sched = scheduler(state, policy)
+    for k, pod in enumerate(workload):
+        sched.place_once(make_pod(f"w{k}", *pod), 0.0)
+    for cache in sched.caches.values():
+        cache.refresh()
+        fresh = ShapeCache(cache.profile, PodContext(cache.ctx.pod, state))
+        assert cache.ok.tolist() == fresh.ok.tolist()
+        assert cache.static_reason == fresh.static_reason
+        if policy != "Random":
+            assert cache.masked.tolist() == fresh.masked.tolist()
+
+
+def test_static_filtering_shared_between_shapes_follows_relabelled_nodes() -> None:
+    """Pods that differ only in their amounts share one static filtering; a node relabelled after it
+    was kept is judged by its new labels."""
+    state = cluster([])
+    sched = scheduler(state, "DotProd")
+    t4 = [i for i in range(state.size) if state.nodes[i].labels[PRODUCT] == "T4"]
+    first = sched.place_once(Pod("a", requests={"cpu": 1000}, node_selector={PRODUCT: "A10"}), 0.0)
+    assert first is not None and state.nodes[state.index[first]].labels[PRODUCT] == "A10"
+    for i in range(state.size):
+        if i not in t4:
+            state.set_labels(state.nodes[i].name, {**state.nodes[i].labels, PRODUCT: "T4"})
+    state.set_labels(state.nodes[t4[0]].name, {**state.nodes[t4[0]].labels, PRODUCT: "A10"})
+    second = sched.place_once(Pod("b", requests={"cpu": 2000}, node_selector={PRODUCT: "A10"}), 0.0)
+    assert second == state.nodes[t4[0]].name
