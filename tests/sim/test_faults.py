@@ -306,7 +306,8 @@ spec:
 def test_a_node_drained_for_repair_waits_on_its_disruption_budget(tmp_path: Path) -> None:
     """A row-remap failure on GPU 0 of the only node, 4 replicas of a server with maxUnavailable 1: the
     replica on GPU 0 dies at once; the node is cordoned and a new one launched (5 min boot). The budget
-    (over the 3 replicas left) allows one eviction; then none until the replicas made again run on the
+    expects the Deployment's 4 replicas (``getExpectedPodCount`` takes the controller's scale, not the 3
+    pods left), so with one replica down it allows no eviction until the replica made again runs on the
     new node; then one at a time; the node is deleted when empty."""
     summary = simulated(
         write(tmp_path, pool(replicas=1), SERVE, faults("{at: 1h, node: h100-0, gpu: 0, kind: xid-64}"))
@@ -315,8 +316,7 @@ def test_a_node_drained_for_repair_waits_on_its_disruption_budget(tmp_path: Path
     assert fault["response"] == "replace" and len(fault["pods_hit"]) == 1
     evicted = sorted(p["finished_s"] for p in summary["pods"] if p["reason"] == "Evicted")
     assert len(evicted) == 3
-    assert evicted[0] == 3600 + 30  # evicted at once, gone after its grace period
-    assert evicted[1] > 3600 + 300  # not before the new node took the replicas made again
+    assert evicted[0] > 3600 + 300  # not before the new node took the replica made again
     assert len(set(evicted)) == 3  # one at a time
     nodes = {n["name"]: n for n in summary["nodes"]}
     assert nodes["h100-0"]["deleted_s"] == 3600 + fault["drain_s"] >= evicted[-1]
