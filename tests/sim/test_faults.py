@@ -357,3 +357,39 @@ def test_random_faults_on_a_mig_node_take_any_of_its_instances(tmp_path: Path) -
     taken = [r.gpu for r in sim.faults.records]
     assert len(taken) > 5 and set(taken) == {0, 1, 2}
     assert all(r.gpus_out == pytest.approx(1 / 7) for r in sim.faults.records)
+
+
+SHARES = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: a100-0
+  labels:
+    {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, nvidia.com/gpu.memory: "81920", nvidia.com/gpu.count: "2"}
+status:
+  capacity: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "2"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: half
+  annotations: {gpu-fraction: "0.5", gpufleet.io/submit-at: 2m, gpufleet.io/duration: 1h}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: app, image: x, resources: {requests: {cpu: "1", memory: 4Gi}}}
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: s}
+spec: {duration: 2h}
+"""
+
+
+def test_a_fractional_share_never_goes_on_a_gpu_the_device_plugin_reports_unhealthy(tmp_path: Path) -> None:
+    """GPU 0 fails at 1 m (reset after 5 m): the share that arrives at 2 m opens GPU 1, not the free but
+    Unhealthy GPU 0 (the NVIDIA device plugin allocates only healthy devices, ``internal/rm/health.go``)."""
+    fault = faults("{at: 1m, node: a100-0, gpu: 0, kind: xid-gpu-reset}")
+    summary = simulated(write(tmp_path, SHARES, fault))
+    half = pods_by_name(summary)["half"]
+    assert half["devices"] == ["1:500m"] and half["phase"] == "Succeeded"
