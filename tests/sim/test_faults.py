@@ -393,3 +393,27 @@ def test_a_fractional_share_never_goes_on_a_gpu_the_device_plugin_reports_unheal
     summary = simulated(write(tmp_path, SHARES, fault))
     half = pods_by_name(summary)["half"]
     assert half["devices"] == ["1:500m"] and half["phase"] == "Succeeded"
+
+
+def test_a_checkpoint_being_written_when_the_fault_strikes_is_lost_with_the_work_since_the_last(
+    tmp_path: Path,
+) -> None:
+    """3 h of work, a checkpoint every hour taking 10 min to write (computing paused): checkpoints are
+    written at 1h-1h10m and 2h10m-2h20m. A GPU fault at 2h15m, while the second is written, loses the
+    work since the first (1 h on 8 GPUs); the pod made again resumes from 1 h and writes one checkpoint
+    on its way to the end. The summary counts the time spent writing checkpoints out of goodput."""
+    text = job("train", 1, 8, "3h", checkpoint="1h").replace(
+        "gpufleet.io/checkpoint-interval: 1h",
+        "gpufleet.io/checkpoint-interval: 1h, gpufleet.io/checkpoint-save: 10m",
+    )
+    summary = simulated(
+        write(tmp_path, pool(), text, faults("{at: 2h15m, node: h100-0, gpu: 0, kind: xid-48}"))
+    )
+    fault = only_fault(summary)
+    assert fault["work_lost_gpu_hours"] == 8.0
+    pods = pods_by_name(summary)
+    retry = pods["train-0-r1"]
+    assert retry["phase"] == "Succeeded"
+    assert retry["finished_s"] - retry["working_s"] == 2 * 3600 + 600  # 2 h left, one save on the way
+    totals = summary["faults"]["totals"]
+    assert totals["checkpoint_save_gpu_hours"] == round(8 * (15 + 10) / 60, 6)  # 10 + 5 min, then 10 min

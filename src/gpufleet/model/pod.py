@@ -111,6 +111,7 @@ class Behavior:
     submit_at_s: float = 0.0
     duration_s: float | None = None
     checkpoint_interval_s: float | None = None
+    checkpoint_save_s: float = 0.0  # the time one checkpoint takes to write, computing paused
     image: str = ""  # the first container's image: what the node caches
     image_size_bytes: float | None = None
     model_size_bytes: float | None = None

@@ -216,6 +216,11 @@ class Simulation:
         every = (*self.lifecycle.replaced, *self.records.values())
         return sum((r.work_lost_gpu_s for r in every), 0.0)
 
+    @property
+    def checkpoint_save_gpu_s(self) -> float:
+        every = (*self.lifecycle.replaced, *self.records.values())
+        return sum((r.checkpoint_save_gpu_s for r in every), 0.0)
+
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:
         sc = self.scenario
