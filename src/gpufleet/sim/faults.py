@@ -18,6 +18,8 @@ its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed
   node is cordoned and drained for repair as ``kubectl drain`` does (evictions that PodDisruptionBudgets
   may refuse, retried every 5 s; SIGTERM and the grace period), then deleted.
 - ``lost`` (the node is gone): its pods fail and, once noticed, the node is deleted.
+- ``hang`` (an NCCL hang, a GPU hang with no XID): the processes on the GPU stop computing and keep their
+  GPUs; only their livenessProbe notices and has the kubelet restart them (``sim.hung_processes``).
   After ``replace`` or ``lost``, a pool with ``max`` grows again through cluster-autoscaler when pods are
   pending; a pool without it gets a new node (for a drain, at once, so that the pods have somewhere to
   go), as a managed node group replaces an unhealthy instance.
@@ -39,6 +41,7 @@ from gpufleet.gpus.devices import NodeDevices, Unit
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.faults import CLASSES, FaultModel, ScheduledFault
 from gpufleet.sim.cluster import InMemoryCluster
+from gpufleet.sim.hung_processes import HungProcesses
 from gpufleet.sim.pod_lifecycle import PodLifecycle
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -131,6 +134,7 @@ class FaultInjector:
         self._down: dict[str, FaultRecord] = {}  # nodes rebooting or about to be deleted
         self._cordoned: set[str] = set()  # nodes this health checker cordoned
         self._awaiting: dict[str, list[FaultRecord]] = {}  # pool -> replacements not yet GPU-ready
+        self.hung = HungProcesses(clock, lifecycle)
 
     # -- arming --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -183,6 +187,9 @@ class FaultInjector:
             rec.note = f"node {name} is not in the cluster (or already going away) at this time"
             return
         response = CLASSES[fault.kind][0]
+        if response == "hang":
+            self._hang(rec, name, fault.gpu or 0)
+            return
         self._epoch[name] = self._epoch.get(name, 0) + (response != "gpu")  # down: its armed faults void
         detect = now + self.model.response.detection_s
         if response == "gpu":
@@ -203,6 +210,25 @@ class FaultInjector:
         else:  # the node is down (reboot) or gone (lost): every pod on it dies
             self._fail(rec, self._pods_on(name))
         self.clock.at(detect, Priority.COMPLETION, partial(self._node_detected, rec, response))
+
+    def _hang(self, rec: FaultRecord, name: str, gpu: int) -> None:
+        """The processes on the GPU hang (no XID: the device plugin sees nothing); only a livenessProbe
+        notices (``sim.hung_processes``): detection is the probe's."""
+        records = self.lifecycle.records
+        keys = [
+            k
+            for k in self._holders(name, self._units(name, gpu))
+            if records[k].running_s is not None and not records[k].hung
+        ]
+        if not keys:
+            rec.note = f"no process runs on GPU {gpu} of {name} at this time"
+            return
+        before = self.host.work_lost_gpu_s
+        for key in keys:
+            rec.pods_hit.append(key)
+            rec.gpus_out += records[key].gpu_share
+            self.hung.hang(records[key], rec)
+        rec.work_lost_gpu_s += self.host.work_lost_gpu_s - before
 
     def _fail(self, rec: FaultRecord, keys: list[str]) -> None:
         """The processes of these pods die with the fault: work since their checkpoints is lost."""

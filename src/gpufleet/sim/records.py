@@ -56,6 +56,7 @@ class PodRecord:
     devices: list[Unit] = field(default_factory=list)  # the GPU units it holds on its node
     gpu_share: float = 0.0  # GPU-equivalents it holds
     restarts: int = 0
+    hung: bool = False  # its process hangs: it holds its GPUs and computes nothing (``sim.hung_processes``)
     work_lost_gpu_s: float = 0.0  # GPU-seconds of computation it lost (since a checkpoint, when stopped)
     checkpoint_save_gpu_s: float = 0.0  # GPU-seconds it spent writing checkpoints, computing paused
     ring: RingPlacement | None = None  # a gang member: its ring's placement and stretch
@@ -79,7 +80,8 @@ class PodRecord:
     @property
     def counts_for_gang(self) -> bool:
         """Past its start chain and running, or finished: what a gang waits for."""
-        return (self.ready and self.phase == "Running" and not self.terminating) or self.phase == "Succeeded"
+        running = self.ready and self.phase == "Running" and not self.terminating and not self.hung
+        return running or self.phase == "Succeeded"
 
     def stop_working(self, now: float, sigterm: bool = False) -> float:
         """Stop computing at ``now``; keep progress up to the last checkpoint (all of it when a
