@@ -11,6 +11,9 @@ its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed
   k8s-device-plugin ``internal/rm/health.go``) the device plugin reports the GPU Unhealthy: the kubelet's
   allocatable drops by its units and nothing is placed on it until the GPU reset (``response.gpuReset``).
   On a MIG node the fault takes one MIG instance (``gpu`` counts the instances in resource order).
+  A GPU published as a DRA device (``gpu`` counts the node's whole GPUs in its ResourceSlices) is tainted
+  NoSchedule by the NVIDIA DRA driver's health check instead (``gpus.dra.state``); the pods whose claims
+  hold it fail.
 - ``reboot`` (XID 79, a driver crash, a NIC): the node goes down; its pods fail; once noticed a health
   checker (NPD, the GPU Operator's health monitor, DCGM) cordons it; after ``response.reboot`` it is
   uncordoned with healthy GPUs.
@@ -39,6 +42,8 @@ import numpy as np
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.gpus.devices import NodeDevices, Unit
 from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.dra import DeviceID
+from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.faults import CLASSES, FaultModel, ScheduledFault
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.hung_processes import HungProcesses
@@ -157,7 +162,7 @@ class FaultInjector:
         """The node's next random fault (void if the node goes down or away before: its epoch moves)."""
         state = self.cluster.state
         node = state.nodes[state.index[name]]
-        gpus = self.cluster.devices_of(name).gpus
+        gpus = self.cluster.devices_of(name).gpus or len(self._dra_gpus(name))
         rates = self.model.rates_for(node.labels.get(PRODUCT_LABEL))
         total = sum(rates.values()) * gpus
         if total > 0:
@@ -194,6 +199,14 @@ class FaultInjector:
         detect = now + self.model.response.detection_s
         if response == "gpu":
             units = self._units(name, fault.gpu or 0)
+            gpus = [] if units else self._dra_gpus(name)
+            if (fault.gpu or 0) < len(gpus):  # published as a DRA device
+                rec.gpus_out = 1.0
+                device = gpus[fault.gpu or 0]
+                self._fail(rec, self._dra_holders(device))
+                epoch = self._epoch.get(name, 0)
+                self.clock.at(detect, Priority.COMPLETION, partial(self._dra_unhealthy, rec, device, epoch))
+                return
             if not units:
                 rec.note = f"node {name} has no GPU {fault.gpu or 0}"
                 return
@@ -203,10 +216,10 @@ class FaultInjector:
                 detect, Priority.COMPLETION, partial(self._unhealthy, rec, units, self._epoch.get(name, 0))
             )
             return
-        rec.gpus_out = float(self.cluster.devices_of(name).gpus)
+        rec.gpus_out = float(self.cluster.devices_of(name).gpus + len(self._dra_gpus(name)))
         self._down[name] = rec
         if response == "replace":  # the node still runs: the pods on the failed GPU die
-            self._fail(rec, self._holders(name, self._units(name, fault.gpu or 0)))
+            self._fail(rec, self._gpu_holders(name, fault.gpu or 0))
         else:  # the node is down (reboot) or gone (lost): every pod on it dies
             self._fail(rec, self._pods_on(name))
         self.clock.at(detect, Priority.COMPLETION, partial(self._node_detected, rec, response))
@@ -259,6 +272,25 @@ class FaultInjector:
         holders |= {p for p, shares in devices.shared.items() if any(u.gpu in gpus for u in shares)}
         return sorted(k for k in holders if self.lifecycle.records[k].deleted_s is None)
 
+    def _gpu_holders(self, name: str, index: int) -> list[str]:
+        """The pods on GPU ``index`` of the node, through the device plugin or a DRA claim."""
+        units = self._units(name, index)
+        gpus = [] if units else self._dra_gpus(name)
+        return self._dra_holders(gpus[index]) if index < len(gpus) else self._holders(name, units)
+
+    def _dra_gpus(self, name: str) -> list[DeviceID]:
+        """The whole GPUs the node publishes as DRA devices, in the order of its slices."""
+        dra = self.cluster.state.dra
+        if dra is None:
+            return []
+        return [d for d, node in node_gpus(dra.slices_on(name)).items() if node == name]
+
+    def _dra_holders(self, device: DeviceID) -> list[str]:
+        dra = self.cluster.state.dra
+        records = self.lifecycle.records
+        held = dra.holders(device) if dra is not None else set()
+        return sorted(k for k in held if k in records and records[k].deleted_s is None)
+
     def _pods_on(self, name: str) -> list[str]:
         """The pods on the node, but DaemonSet pods (the kubelet restarts them with the node)."""
         state = self.cluster.state
@@ -278,6 +310,36 @@ class FaultInjector:
         self._sync_allocatable(name, devices)
         reset = self.clock.now + self.model.response.gpu_reset_s
         self.clock.at(reset, Priority.COMPLETION, partial(self._reset, rec, units, epoch))
+
+    def _dra_unhealthy(self, rec: FaultRecord, device: DeviceID, epoch: int) -> None:
+        """The DRA driver's health check taints the device NoSchedule in its ResourceSlice: nothing is
+        allocated it until the GPU reset (after which the driver publishes it healthy again)."""
+        dra = self.cluster.state.dra
+        if self._epoch.get(rec.node) != epoch or rec.node not in self.cluster.state.index or dra is None:
+            return
+        rec.detected_s = self.clock.now
+        self._fail(rec, self._dra_holders(device))  # allocated it before it was noticed
+        self._taint(rec.node, {device}, tainted=True)
+        reset = self.clock.now + self.model.response.gpu_reset_s
+        self.clock.at(reset, Priority.COMPLETION, partial(self._dra_reset, rec, device))
+
+    def _dra_reset(self, rec: FaultRecord, device: DeviceID) -> None:
+        rec.recovered_s = self.clock.now
+        self._taint(rec.node, {device}, tainted=False)
+
+    def _taint(self, name: str, devices: set[DeviceID], tainted: bool) -> None:
+        """The DRA driver republishes the node's slice with these devices tainted, or healthy again."""
+        state = self.cluster.state
+        dra = state.dra
+        if dra is None or (devices <= dra.tainted if tainted else not devices & dra.tainted):
+            return
+        if tainted:
+            dra.tainted |= devices
+        else:
+            dra.tainted -= devices
+        if name in state.index:
+            state.touched(state.index[name])  # the node's DynamicResources verdicts change
+        self.host.cluster_changed()
 
     def _reset(self, rec: FaultRecord, units: list[Unit], epoch: int) -> None:
         name = rec.node
@@ -314,7 +376,7 @@ class FaultInjector:
             state.cordon(name)
             self._cordoned.add(name)
         if response == "replace":
-            self._fail(rec, self._holders(name, self._units(name, rec.gpu or 0)))
+            self._fail(rec, self._gpu_holders(name, rec.gpu or 0))
             if rec.pool is not None and rec.pool in self.fixed_pools:  # the new node first: the drain
                 self._awaiting.setdefault(rec.pool, []).append(rec)  # may wait for room elsewhere
                 self.host.launch(rec.pool, (), False)
@@ -374,6 +436,7 @@ class FaultInjector:
         if name in self._healthy:
             state.set_allocatable(name, self._healthy[name])
         self.cluster.ledger.registered(node)
+        self._taint(name, set(self._dra_gpus(name)), tainted=False)  # its DRA driver starts again
         if name in self._cordoned:
             self._cordoned.discard(name)
             state.cordon(name, unschedulable=False)
