@@ -417,3 +417,21 @@ def test_a_checkpoint_being_written_when_the_fault_strikes_is_lost_with_the_work
     assert retry["finished_s"] - retry["working_s"] == 2 * 3600 + 600  # 2 h left, one save on the way
     totals = summary["faults"]["totals"]
     assert totals["checkpoint_save_gpu_hours"] == round(8 * (15 + 10) / 60, 6)  # 10 + 5 min, then 10 min
+
+
+def test_a_mig_reconfiguration_keeps_a_gpu_awaiting_its_reset_unhealthy(tmp_path: Path) -> None:
+    """Two H100s cut all-3g.40gb; an ECC error on instance 0 (GPU 0) at 5 m, reset after 1 h. MIG Manager
+    recuts the node all-1g.10gb at 10 m (60 s): the 7 instances of GPU 0 are Unhealthy until the reset at
+    1h 5m, so of 14 one-instance pods created at 20 m, 7 run at once and 7 wait for the reset."""
+    mig = ", migStrategy: mixed, migConfig: all-3g.40gb, migConfigChanges: [{at: 10m, config: all-1g.10gb}]"
+    pods = job("b", 14, 0, "2h").replace("nvidia.com/gpu: 0", "nvidia.com/mig-1g.10gb: 1")
+    pods = pods.replace(
+        "metadata: {name: b}", "metadata: {name: b, annotations: {gpufleet.io/submit-at: 20m}}"
+    )
+    response = "{detection: 0s, gpuReset: 1h, reboot: 10m}"
+    fault = faults("{at: 5m, node: h100-0, gpu: 0, kind: xid-94}", response=response)
+    summary = simulated(
+        write(tmp_path, pool(replicas=1, extra=mig).replace("count: 8", "count: 2"), pods, fault)
+    )
+    bound = sorted(p["bound_s"] for p in summary["pods"])
+    assert bound == [1200.0] * 7 + [3900.0] * 7

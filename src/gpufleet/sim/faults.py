@@ -139,6 +139,8 @@ class FaultInjector:
         self._down: dict[str, FaultRecord] = {}  # nodes rebooting or about to be deleted
         self._cordoned: set[str] = set()  # nodes this health checker cordoned
         self._awaiting: dict[str, list[FaultRecord]] = {}  # pool -> replacements not yet GPU-ready
+        #: node -> the physical GPUs the device plugin reports Unhealthy, awaiting their reset (by fault)
+        self._out: dict[str, dict[int, int]] = {}
         self.hung = HungProcesses(clock, lifecycle)
 
     # -- arming --------------------------------------------------------------------------------
@@ -212,9 +214,9 @@ class FaultInjector:
                 return
             rec.gpus_out = sum(u.share for u in units)
             self._fail(rec, self._holders(name, units))
-            self.clock.at(
-                detect, Priority.COMPLETION, partial(self._unhealthy, rec, units, self._epoch.get(name, 0))
-            )
+            gpu, epoch = self._physical(name, units[0]), self._epoch.get(name, 0)
+            unhealthy = partial(self._unhealthy, rec, units, gpu, epoch)
+            self.clock.at(detect, Priority.COMPLETION, unhealthy)
             return
         rec.gpus_out = float(self.cluster.devices_of(name).gpus + len(self._dra_gpus(name)))
         self._down[name] = rec
@@ -298,18 +300,32 @@ class FaultInjector:
         return sorted(a.pod.key for a in on if a.pod.owner is None or a.pod.owner.kind != "DaemonSet")
 
     # -- the response --------------------------------------------------------------------------
-    def _unhealthy(self, rec: FaultRecord, units: list[Unit], epoch: int) -> None:
+    def _physical(self, name: str, unit: Unit) -> int:
+        """The physical GPU of a unit. A MIG instance's is taken as MIG Manager lays a configuration out
+        (the same instances on every GPU, ``model.mig_configs``): a resource's instances GPU by GPU."""
+        if unit.gpu >= 0:
+            return unit.gpu
+        devices = self.cluster.devices_of(name)
+        for units in devices.units.values():
+            if unit in units:
+                per_gpu = max(len(units) // devices.gpus, 1) if devices.gpus else len(units)
+                return units.index(unit) // per_gpu
+        return 0
+
+    def _unhealthy(self, rec: FaultRecord, units: list[Unit], gpu: int, epoch: int) -> None:
         """The device plugin reports the GPU Unhealthy: allocatable drops until a GPU reset."""
         name = rec.node
         if self._epoch.get(name) != epoch or name not in self.cluster.state.index:
             return
         rec.detected_s = self.clock.now
         self._fail(rec, self._holders(name, units))  # placed on it before it was noticed
+        out = self._out.setdefault(name, {})
+        out[gpu] = out.get(gpu, 0) + 1
         devices = self.cluster.devices_of(name)
         devices.unhealthy |= {u.id for u in units}
         self._sync_allocatable(name, devices)
         reset = self.clock.now + self.model.response.gpu_reset_s
-        self.clock.at(reset, Priority.COMPLETION, partial(self._reset, rec, units, epoch))
+        self.clock.at(reset, Priority.COMPLETION, partial(self._reset, rec, units, gpu, epoch))
 
     def _dra_unhealthy(self, rec: FaultRecord, device: DeviceID, epoch: int) -> None:
         """The DRA driver's health check taints the device NoSchedule in its ResourceSlice: nothing is
@@ -341,13 +357,36 @@ class FaultInjector:
             state.touched(state.index[name])  # the node's DynamicResources verdicts change
         self.host.cluster_changed()
 
-    def _reset(self, rec: FaultRecord, units: list[Unit], epoch: int) -> None:
+    def _reset(self, rec: FaultRecord, units: list[Unit], gpu: int, epoch: int) -> None:
         name = rec.node
         rec.recovered_s = self.clock.now
         if self._epoch.get(name) != epoch or name not in self.cluster.state.index:
             return  # rebooted or gone meanwhile: its devices were described anew
+        out = self._out.get(name, {})
+        out[gpu] = out.get(gpu, 1) - 1
         devices = self.cluster.devices_of(name)
         devices.unhealthy -= {u.id for u in units}
+        if out[gpu] <= 0:  # no other fault awaits a reset there: a new layout's instances on it too
+            del out[gpu]
+            every = [u for resource in sorted(devices.units) for u in devices.units[resource]]
+            devices.unhealthy -= {u.id for u in every if self._physical(name, u) == gpu}
+        self._sync_allocatable(name, devices)
+
+    def devices_changed(self, name: str) -> None:
+        """MIG Manager changed the node's devices (stopped the device plugin, or registered another
+        layout): what it advertises now is the healthy allocatable, and a GPU awaiting its reset stays
+        Unhealthy, every instance of the new layout on it (an assumption: the GPU still needs its reset,
+        whatever instances it is cut into)."""
+        state = self.cluster.state
+        if name not in state.index:
+            return
+        self._healthy[name] = dict(state.nodes[state.index[name]].allocatable)
+        out = self._out.get(name)
+        if not out:
+            return
+        devices = self.cluster.devices_of(name)
+        every = [u for resource in sorted(devices.units) for u in devices.units[resource]]
+        devices.unhealthy |= {u.id for u in every if self._physical(name, u) in out}
         self._sync_allocatable(name, devices)
 
     def _sync_allocatable(self, name: str, devices: NodeDevices) -> None:
@@ -435,6 +474,7 @@ class FaultInjector:
         node = state.nodes[state.index[name]]
         if name in self._healthy:
             state.set_allocatable(name, self._healthy[name])
+        self._out.pop(name, None)
         self.cluster.ledger.registered(node)
         self._taint(name, set(self._dra_gpus(name)), tainted=False)  # its DRA driver starts again
         if name in self._cordoned:

@@ -718,6 +718,10 @@ class Simulation:
         self.node_billing_changed()
         self.cluster_changed()
 
+    def devices_changed(self, name: str) -> None:
+        if self.faults is not None:
+            self.faults.devices_changed(name)
+
     def node_billing_changed(self) -> None:
         """A node was launched or deleted (or a pool's template changed): what is billed, and the
         GPUs provisioned, change."""
