@@ -71,3 +71,9 @@ def test_a_node_fault_counts_the_gpus_the_node_publishes_as_dra_devices(tmp_path
     (fault,) = simulated(write(tmp_path, scenario, job("a", "0s")))["faults"]["faults"]
     assert fault["pods_hit"] == ["default/a-0"] and fault["gpus_out"] == 2
     assert fault["gpu_hours_lost"] == round(2 * 600 / 3600, 6)
+
+
+def test_a_hang_on_a_dra_gpu_hangs_the_pod_whose_claim_holds_it(tmp_path: Path) -> None:
+    scenario = SCENARIO.replace("kind: xid-48", "kind: process-hang")
+    (fault,) = simulated(write(tmp_path, scenario, job("a", "0s")))["faults"]["faults"]
+    assert fault["pods_hit"] == ["default/a-0"] and fault["detection_s"] is None  # no livenessProbe

@@ -230,11 +230,8 @@ class FaultInjector:
         """The processes on the GPU hang (no XID: the device plugin sees nothing); only a livenessProbe
         notices (``sim.hung_processes``): detection is the probe's."""
         records = self.lifecycle.records
-        keys = [
-            k
-            for k in self._holders(name, self._units(name, gpu))
-            if records[k].running_s is not None and not records[k].hung
-        ]
+        running = [k for k in self._gpu_holders(name, gpu) if records[k].running_s is not None]
+        keys = [k for k in running if not records[k].hung]
         if not keys:
             rec.note = f"no process runs on GPU {gpu} of {name} at this time"
             return

@@ -40,7 +40,7 @@ class HungProcesses:
 
     def _killed(self, rec: PodRecord, token: int, fault: HangFault) -> None:
         """``failureThreshold`` probes failed: the kubelet kills the container."""
-        if rec.token != token or not rec.hung or rec.deleted_s is not None:
+        if rec.token != token or not rec.hung or rec.terminating or rec.deleted_s is not None:
             return  # it went another way meanwhile (its node failed, it was deleted)
         now = self.clock.now
         if fault.detected_s is None:
@@ -52,7 +52,7 @@ class HungProcesses:
         self.clock.at(exited, Priority.COMPLETION, partial(self._exited, rec, token, fault))
 
     def _exited(self, rec: PodRecord, token: int, fault: HangFault) -> None:
-        if rec.token != token or not rec.hung or rec.deleted_s is not None:
+        if rec.token != token or not rec.hung or rec.terminating or rec.deleted_s is not None:
             return
         now = self.clock.now
         if rec.pod.restart_policy == "Never":
