@@ -6,9 +6,13 @@ the pod fails and its Job makes another. Without a probe the process holds its G
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.conftest import ROOT, pods_by_name, simulated, write
 
 from gpufleet.kube import load_scenario
@@ -63,9 +67,9 @@ spec:
 """
 
 
-def only_fault(summary: dict[str, object]) -> dict[str, object]:
-    (fault,) = summary["faults"]["faults"]  # type: ignore[index]
-    return fault  # type: ignore[no-any-return]
+def only_fault(summary: dict[str, Any]) -> dict[str, Any]:
+    (fault,) = summary["faults"]["faults"]
+    return dict(fault)
 
 
 def test_the_kubelet_restarts_a_hung_container_in_place_and_it_resumes_from_its_checkpoint(
@@ -194,3 +198,36 @@ def test_the_hang_example_keeps_every_invariant_after_every_event() -> None:
         records["default/with-probe-0"].phase == "Succeeded" and records["default/with-probe-0"].restarts == 1
     )
     assert records["default/without-probe-0"].phase == "Running" and records["default/without-probe-0"].hung
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    hangs=st.lists(st.integers(0, 3 * 3600), min_size=1, max_size=4),
+    policy=st.sampled_from(["OnFailure", "Never"]),
+    period=st.integers(1, 120),
+    threshold=st.integers(1, 5),
+    delay=st.integers(0, 600),
+    save=st.sampled_from(["0s", "2m"]),
+)
+def test_hangs_keep_every_invariant(
+    hangs: list[int], policy: str, period: int, threshold: int, delay: int, save: str
+) -> None:
+    """Hangs at random times (again and again, during restarts and saves), any probe, either restart
+    policy: nothing lost or over-committed after any event (``--check-invariants``), and the work ends."""
+    probe = (
+        f"{{exec: {{command: [x]}}, periodSeconds: {period}, failureThreshold: {threshold}, "
+        f"initialDelaySeconds: {delay}}}"
+    )
+    text = scenario(policy=policy, probe=probe).replace("duration: 3h", "duration: 12h")
+    text = text.replace(
+        "gpufleet.io/checkpoint-interval: 30m",
+        f"gpufleet.io/checkpoint-interval: 30m, gpufleet.io/checkpoint-save: {save}",
+    )
+    listed = "".join(f"\n  - {{at: {t}s, node: h100-0, gpu: 3, kind: process-hang}}" for t in hangs)
+    text = text.replace("\n  - {at: 1h10m, node: h100-0, gpu: 3, kind: process-hang}", listed)
+    with tempfile.TemporaryDirectory() as folder:
+        sim = Simulation(load_scenario(write(Path(folder), text)))
+        sim.invariants = InvariantChecks()
+        sim.run()
+    assert sim.invariants.events == sim.loop.steps
+    assert any(r.phase == "Succeeded" for r in [*sim.lifecycle.replaced, *sim.records.values()])
