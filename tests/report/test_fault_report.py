@@ -56,3 +56,14 @@ def test_a_run_without_a_fault_model_shows_no_faults(tmp_path: Path) -> None:
     assert "fault" not in table_text(summary)
     assert "<h2>Faults</h2>" not in render_html(summary)
     assert scenario_figures(summary)["goodput_pct"] is None
+
+
+def test_the_table_shows_the_gpu_hours_spent_writing_checkpoints(tmp_path: Path) -> None:
+    """Two 8-GPU ranks, 4 h of work, a checkpoint every hour taking 6 min: 3 saves each, 4.8 GPU-hours."""
+    training = job("train", 2, 8, "4h", checkpoint="1h", gang=True).replace(
+        "gpufleet.io/checkpoint-interval: 1h",
+        "gpufleet.io/checkpoint-interval: 1h, gpufleet.io/checkpoint-save: 6m",
+    )
+    summary = simulated(write(tmp_path, pool(), training, faults()))
+    assert summary["faults"]["totals"]["checkpoint_save_gpu_hours"] == 4.8
+    assert "· 4.8 GPU-hours writing checkpoints" in table_text(summary)

@@ -17,7 +17,8 @@ default layout; without either, the lowest free indices.
 
 Fractional requests (KAI, HAMi): the scheduler's ledger (``cluster.shares``) decides which
 of the node's shared GPUs ("slots") a share goes on; here each slot is bound to a physical GPU
-with no other holder the first time it is used, and freed with its last share. Whole-GPU pods
+with no other holder the first time it is used (never one the device plugin reports Unhealthy), and
+freed with its last share. Whole-GPU pods
 never get a GPU that holds shares. A share unit is ``<gpu>:<milli>m`` (``<gpu>:<compute>m,<memory>m-memory``
 when they differ) and counts the larger of the two over 1000 of a GPU; its memory is capped (HAMi)
 or shared with its neighbours (KAI).
@@ -161,9 +162,10 @@ class NodeDevices:
         units = []
         for p in shares:
             gpu = self.slot_gpu.get(p.slot)
-            if gpu is None:
+            if gpu is None:  # a GPU nothing holds and the device plugin reports healthy
+                held = self.taken.keys() | self.unhealthy
                 busy = set(self.slot_gpu.values()) | {
-                    u.gpu for units in self.units.values() for u in units if u.id in self.taken
+                    u.gpu for units in self.units.values() for u in units if u.id in held
                 }
                 gpu = self.slot_gpu[p.slot] = min(set(range(self.gpus)) - busy)
             memory = self.memory_bytes * p.memory / MILLI if isolated and self.memory_bytes else None

@@ -3,7 +3,8 @@
 ``spec.rates``: per GPU model (``product``, the node's ``nvidia.com/gpu.product`` label; ``*`` for any),
 faults per GPU-hour of each class (at most 1), camelCased (``xidGpuReset``, ``xidNodeReboot``,
 ``xidNodeReplace``, ``eccDoubleBit``, ``rowRemapFailure``, ``driverCrash``, ``nodeLoss``, ``nic``,
-``nvlink``); a class left out takes its documented default (``model.faults.DEFAULT_RATES``).
+``nvlink``, ``processHang``); a class left out takes its documented default (``model.faults.DEFAULT_RATES``;
+``processHang`` has none: left out, no random hangs).
 ``spec.faults``: faults at given times, ``{at, node, gpu, kind}``, ``kind`` a class
 (``ecc-double-bit``, ...) or ``xid-<n>`` for an XID the NVIDIA device plugin treats as fatal.
 ``spec.response``: ``detection``, ``gpuReset``, ``reboot``.
@@ -48,6 +49,7 @@ class RatesSpec(SpecModel):
     node_loss: Rate | None = None
     nic: Rate | None = None
     nvlink: Rate | None = None
+    process_hang: Rate | None = None
 
 
 class FaultSpec(SpecModel):
@@ -99,6 +101,7 @@ def fault_model(meta: Meta, body: Mapping[str, Any], report: Reporter) -> FaultM
                 {
                     name: DEFAULT_RATES[name][0] if given[field] is None else given[field]
                     for name, (_, field) in CLASSES.items()
+                    if name in DEFAULT_RATES or given[field] is not None
                 },
             )
         )

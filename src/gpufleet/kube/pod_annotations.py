@@ -24,6 +24,7 @@ PREFIX = "gpufleet.io/"
 SUBMIT_AT = PREFIX + "submit-at"
 DURATION = PREFIX + "duration"
 CHECKPOINT_INTERVAL = PREFIX + "checkpoint-interval"
+CHECKPOINT_SAVE = PREFIX + "checkpoint-save"
 IMAGE_SIZE = PREFIX + "image-size"
 MODEL_SIZE = PREFIX + "model-size"
 WARMUP = PREFIX + "warmup"
@@ -43,6 +44,13 @@ def _positive_duration(text: str) -> float:
     seconds = parse_duration(text)
     if seconds <= 0:
         raise ValueError(invalid(text, "must be greater than 0"))
+    return seconds
+
+
+def _duration(text: str) -> float:
+    seconds = parse_duration(text)
+    if seconds < 0:
+        raise ValueError(invalid(text, "must be greater than or equal to 0"))
     return seconds
 
 
@@ -126,6 +134,7 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     SUBMIT_AT: parse_duration,
     DURATION: parse_duration,
     CHECKPOINT_INTERVAL: _positive_duration,
+    CHECKPOINT_SAVE: _duration,
     IMAGE_SIZE: _size,
     MODEL_SIZE: _size,
     WARMUP: _warmup,
@@ -198,6 +207,7 @@ def behavior(values: Mapping[str, object], image: str) -> Behavior:
         submit_at_s=number(values, SUBMIT_AT) or 0.0,
         duration_s=number(values, DURATION),
         checkpoint_interval_s=number(values, CHECKPOINT_INTERVAL),
+        checkpoint_save_s=number(values, CHECKPOINT_SAVE) or 0.0,
         image=image,
         image_size_bytes=number(values, IMAGE_SIZE),
         model_size_bytes=number(values, MODEL_SIZE),

@@ -27,6 +27,7 @@ from gpufleet.kube.host_ports import host_ports
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.pod_affinity import pod_affinity, spread_constraints
 from gpufleet.kube.priorities import Priorities
+from gpufleet.kube.probes import liveness_probe
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
 from gpufleet.kube.scheduling_gates import scheduling_gates
 from gpufleet.model.images import normalized_image_name
@@ -127,6 +128,7 @@ def pod(
         spread_constraints=spread_constraints(
             spec.get("topologySpreadConstraints"), at_spec, "topologySpreadConstraints"
         ),
+        liveness_probe=liveness_probe(first_container, at_spec, "containers[0]"),
         not_modelled=report.not_modelled_below(warned),  # last: after every field above was read
     )
 

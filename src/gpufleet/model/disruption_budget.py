@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpufleet.model.pod import Pod
@@ -37,3 +38,28 @@ class DisruptionBudget:
         else:
             desired = expected
         return max(healthy - desired, 0)
+
+
+def expected_pod_count(
+    budget: DisruptionBudget, pods: Sequence[Pod], scale_of: Callable[[Pod], int | None]
+) -> int | None:
+    """The expected count of ``getExpectedPodCount`` (``pkg/controller/disruption/disruption.go``): with an
+    integer ``minAvailable``, the covered pods; with ``maxUnavailable`` or a percentage, the scale
+    (``spec.replicas``) of the controllers of the covered pods summed once each (``getExpectedScale``),
+    pods without a controller left out. A controller whose scale is unknown (``scale_of`` gives None: a
+    Job has no scale subresource) is the controller's error "found no controllers for pod": None, and
+    ``failSafe`` allows no disruption."""
+    if budget.max_unavailable is None and not isinstance(budget.min_available, str):
+        return len(pods)
+    scales: dict[tuple[str, str, str], int] = {}
+    for pod in pods:
+        owner = pod.owner
+        if owner is None:
+            continue
+        key = (owner.kind, pod.namespace, owner.name)
+        if key not in scales:
+            scale = scale_of(pod)
+            if scale is None:
+                return None
+            scales[key] = scale
+    return sum(scales.values())

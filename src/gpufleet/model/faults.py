@@ -5,7 +5,9 @@ Each fault class has the response NVIDIA documents for it (the XID catalogue's "
 https://docs.nvidia.com/deploy/xid-errors/): ``gpu`` (the device plugin marks the GPU unhealthy until a GPU
 reset; pods on it fail), ``reboot`` (the node goes down and comes back after a reboot), ``replace`` (the
 pods on the GPU fail; the node is drained for repair, PodDisruptionBudgets holding, and deleted; a new one
-takes its place) or ``lost`` (the node is gone at once, with its pods; a new one takes its place). XIDs the
+takes its place), ``lost`` (the node is gone at once, with its pods; a new one takes its place) or ``hang``
+(the processes on the GPU stop computing and keep their GPUs, no XID: an NCCL hang; only a livenessProbe
+has the kubelet restart them, ``sim.hung_processes``). XIDs the
 NVIDIA device plugin ignores as application errors (``internal/rm/health.go``: 13, 31, 43, 45, 68, 109)
 are not faults here.
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Response = Literal["gpu", "reboot", "replace", "lost"]
+Response = Literal["gpu", "reboot", "replace", "lost", "hang"]
 
 #: GPU-hours of the Llama 3 405B pre-training snapshot: 16,384 GPUs for 54 days
 LLAMA3_GPU_HOURS = 16_384 * 54 * 24
@@ -36,6 +38,7 @@ CLASSES: dict[str, tuple[Response, str]] = {
     "node-loss": ("lost", "nodeLoss"),
     "nic": ("reboot", "nic"),
     "nvlink": ("gpu", "nvlink"),
+    "process-hang": ("hang", "processHang"),
 }
 
 #: XIDs the device plugin treats as fatal, by class (NVIDIA XID catalogue, "Resolution"): 48 double-bit
@@ -61,7 +64,8 @@ def _per_gpu_hour(interruptions: float) -> float:
     return interruptions / LLAMA3_GPU_HOURS
 
 
-#: default rate per GPU-hour of each class, and where it comes from (Llama 3 Table 5 rows)
+#: default rate per GPU-hour of each class, and where it comes from (Llama 3 Table 5 rows); a class
+#: without one (``process-hang``: no public count of XID-less hangs) is drawn only where a rate is given
 DEFAULT_RATES: dict[str, tuple[float, str]] = {
     "xid-gpu-reset": (_per_gpu_hour(19 + 17), "Llama 3: GPU SRAM (19) + GPU system processor (17)"),
     "xid-node-reboot": (_per_gpu_hour(148 / 2), "Llama 3: faulty GPU (148), half (assumption)"),

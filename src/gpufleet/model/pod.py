@@ -19,6 +19,7 @@ from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.host_ports import HostPort
 from gpufleet.model.label_syntax import go_strings, parse_int64, requirement_problems, unsupported
 from gpufleet.model.node import Node, Toleration
+from gpufleet.model.probes import LivenessProbe
 from gpufleet.model.resources import GPU, Resources
 
 if TYPE_CHECKING:
@@ -111,6 +112,7 @@ class Behavior:
     submit_at_s: float = 0.0
     duration_s: float | None = None
     checkpoint_interval_s: float | None = None
+    checkpoint_save_s: float = 0.0  # the time one checkpoint takes to write, computing paused
     image: str = ""  # the first container's image: what the node caches
     image_size_bytes: float | None = None
     model_size_bytes: float | None = None
@@ -177,6 +179,8 @@ class Pod:
     pod_affinity: PodAffinity | None = None
     #: ``spec.topologySpreadConstraints``
     spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    #: the first (computing) container's ``livenessProbe``: the kubelet restarts a hung process
+    liveness_probe: LivenessProbe | None = None
 
     @property
     def key(self) -> str:

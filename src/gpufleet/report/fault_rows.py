@@ -1,6 +1,7 @@
 """Terminal-table rows for the faults of a run with a FaultModel (``summary["faults"]``,
 ``gpufleet.sim.faults``): how many of each kind, the pods they hit, the GPU-hours out of service and
-the work lost since the checkpoints; then MTTR and goodput. Durations read as people read them."""
+the work lost since the checkpoints; then MTTR, goodput and the GPU-hours spent writing checkpoints (when
+any). Durations read as people read them."""
 
 from __future__ import annotations
 
@@ -26,4 +27,7 @@ def fault_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
         f"MTTR {human_duration(totals['mttr_s'])} ({totals['recovered']} recovered)",
         f"goodput {MISSING if goodput is None else f'{100 * goodput:.1f} %'}",
     ]
+    saving = totals.get("checkpoint_save_gpu_hours") or 0.0
+    if saving > 0:
+        recovery.append(f"{fmt_num(saving)} GPU-hours writing checkpoints")
     return [("faults", f"{happened} · {cost}"), ("fault recovery", " · ".join(recovery))]

@@ -11,6 +11,9 @@ its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed
   k8s-device-plugin ``internal/rm/health.go``) the device plugin reports the GPU Unhealthy: the kubelet's
   allocatable drops by its units and nothing is placed on it until the GPU reset (``response.gpuReset``).
   On a MIG node the fault takes one MIG instance (``gpu`` counts the instances in resource order).
+  A GPU published as a DRA device (``gpu`` counts the node's whole GPUs in its ResourceSlices) is tainted
+  NoSchedule by the NVIDIA DRA driver's health check instead (``gpus.dra.state``); the pods whose claims
+  hold it fail.
 - ``reboot`` (XID 79, a driver crash, a NIC): the node goes down; its pods fail; once noticed a health
   checker (NPD, the GPU Operator's health monitor, DCGM) cordons it; after ``response.reboot`` it is
   uncordoned with healthy GPUs.
@@ -18,6 +21,8 @@ its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed
   node is cordoned and drained for repair as ``kubectl drain`` does (evictions that PodDisruptionBudgets
   may refuse, retried every 5 s; SIGTERM and the grace period), then deleted.
 - ``lost`` (the node is gone): its pods fail and, once noticed, the node is deleted.
+- ``hang`` (an NCCL hang, a GPU hang with no XID): the processes on the GPU stop computing and keep their
+  GPUs; only their livenessProbe notices and has the kubelet restart them (``sim.hung_processes``).
   After ``replace`` or ``lost``, a pool with ``max`` grows again through cluster-autoscaler when pods are
   pending; a pool without it gets a new node (for a drain, at once, so that the pods have somewhere to
   go), as a managed node group replaces an unhealthy instance.
@@ -37,8 +42,11 @@ import numpy as np
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.gpus.devices import NodeDevices, Unit
 from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.dra import DeviceID
+from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.faults import CLASSES, FaultModel, ScheduledFault
 from gpufleet.sim.cluster import InMemoryCluster
+from gpufleet.sim.hung_processes import HungProcesses
 from gpufleet.sim.pod_lifecycle import PodLifecycle
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -131,6 +139,9 @@ class FaultInjector:
         self._down: dict[str, FaultRecord] = {}  # nodes rebooting or about to be deleted
         self._cordoned: set[str] = set()  # nodes this health checker cordoned
         self._awaiting: dict[str, list[FaultRecord]] = {}  # pool -> replacements not yet GPU-ready
+        #: node -> the physical GPUs the device plugin reports Unhealthy, awaiting their reset (by fault)
+        self._out: dict[str, dict[int, int]] = {}
+        self.hung = HungProcesses(clock, lifecycle)
 
     # -- arming --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -153,7 +164,7 @@ class FaultInjector:
         """The node's next random fault (void if the node goes down or away before: its epoch moves)."""
         state = self.cluster.state
         node = state.nodes[state.index[name]]
-        gpus = self.cluster.devices_of(name).gpus
+        gpus = self.cluster.devices_of(name).gpus or len(self._dra_gpus(name))
         rates = self.model.rates_for(node.labels.get(PRODUCT_LABEL))
         total = sum(rates.values()) * gpus
         if total > 0:
@@ -183,26 +194,53 @@ class FaultInjector:
             rec.note = f"node {name} is not in the cluster (or already going away) at this time"
             return
         response = CLASSES[fault.kind][0]
+        if response == "hang":
+            self._hang(rec, name, fault.gpu or 0)
+            return
         self._epoch[name] = self._epoch.get(name, 0) + (response != "gpu")  # down: its armed faults void
         detect = now + self.model.response.detection_s
         if response == "gpu":
             units = self._units(name, fault.gpu or 0)
+            gpus = [] if units else self._dra_gpus(name)
+            if (fault.gpu or 0) < len(gpus):  # published as a DRA device
+                rec.gpus_out = 1.0
+                device = gpus[fault.gpu or 0]
+                self._fail(rec, self._dra_holders(device))
+                epoch = self._epoch.get(name, 0)
+                self.clock.at(detect, Priority.COMPLETION, partial(self._dra_unhealthy, rec, device, epoch))
+                return
             if not units:
                 rec.note = f"node {name} has no GPU {fault.gpu or 0}"
                 return
             rec.gpus_out = sum(u.share for u in units)
             self._fail(rec, self._holders(name, units))
-            self.clock.at(
-                detect, Priority.COMPLETION, partial(self._unhealthy, rec, units, self._epoch.get(name, 0))
-            )
+            gpu, epoch = self._physical(name, units[0]), self._epoch.get(name, 0)
+            unhealthy = partial(self._unhealthy, rec, units, gpu, epoch)
+            self.clock.at(detect, Priority.COMPLETION, unhealthy)
             return
-        rec.gpus_out = float(self.cluster.devices_of(name).gpus)
+        rec.gpus_out = float(self.cluster.devices_of(name).gpus + len(self._dra_gpus(name)))
         self._down[name] = rec
         if response == "replace":  # the node still runs: the pods on the failed GPU die
-            self._fail(rec, self._holders(name, self._units(name, fault.gpu or 0)))
+            self._fail(rec, self._gpu_holders(name, fault.gpu or 0))
         else:  # the node is down (reboot) or gone (lost): every pod on it dies
             self._fail(rec, self._pods_on(name))
         self.clock.at(detect, Priority.COMPLETION, partial(self._node_detected, rec, response))
+
+    def _hang(self, rec: FaultRecord, name: str, gpu: int) -> None:
+        """The processes on the GPU hang (no XID: the device plugin sees nothing); only a livenessProbe
+        notices (``sim.hung_processes``): detection is the probe's."""
+        records = self.lifecycle.records
+        running = [k for k in self._gpu_holders(name, gpu) if records[k].running_s is not None]
+        keys = [k for k in running if not records[k].hung]
+        if not keys:
+            rec.note = f"no process runs on GPU {gpu} of {name} at this time"
+            return
+        before = self.host.work_lost_gpu_s
+        for key in keys:
+            rec.pods_hit.append(key)
+            rec.gpus_out += records[key].gpu_share
+            self.hung.hang(records[key], rec)
+        rec.work_lost_gpu_s += self.host.work_lost_gpu_s - before
 
     def _fail(self, rec: FaultRecord, keys: list[str]) -> None:
         """The processes of these pods die with the fault: work since their checkpoints is lost."""
@@ -233,6 +271,25 @@ class FaultInjector:
         holders |= {p for p, shares in devices.shared.items() if any(u.gpu in gpus for u in shares)}
         return sorted(k for k in holders if self.lifecycle.records[k].deleted_s is None)
 
+    def _gpu_holders(self, name: str, index: int) -> list[str]:
+        """The pods on GPU ``index`` of the node, through the device plugin or a DRA claim."""
+        units = self._units(name, index)
+        gpus = [] if units else self._dra_gpus(name)
+        return self._dra_holders(gpus[index]) if index < len(gpus) else self._holders(name, units)
+
+    def _dra_gpus(self, name: str) -> list[DeviceID]:
+        """The whole GPUs the node publishes as DRA devices, in the order of its slices."""
+        dra = self.cluster.state.dra
+        if dra is None:
+            return []
+        return [d for d, node in node_gpus(dra.slices_on(name)).items() if node == name]
+
+    def _dra_holders(self, device: DeviceID) -> list[str]:
+        dra = self.cluster.state.dra
+        records = self.lifecycle.records
+        held = dra.holders(device) if dra is not None else set()
+        return sorted(k for k in held if k in records and records[k].deleted_s is None)
+
     def _pods_on(self, name: str) -> list[str]:
         """The pods on the node, but DaemonSet pods (the kubelet restarts them with the node)."""
         state = self.cluster.state
@@ -240,26 +297,93 @@ class FaultInjector:
         return sorted(a.pod.key for a in on if a.pod.owner is None or a.pod.owner.kind != "DaemonSet")
 
     # -- the response --------------------------------------------------------------------------
-    def _unhealthy(self, rec: FaultRecord, units: list[Unit], epoch: int) -> None:
+    def _physical(self, name: str, unit: Unit) -> int:
+        """The physical GPU of a unit. A MIG instance's is taken as MIG Manager lays a configuration out
+        (the same instances on every GPU, ``model.mig_configs``): a resource's instances GPU by GPU."""
+        if unit.gpu >= 0:
+            return unit.gpu
+        devices = self.cluster.devices_of(name)
+        for units in devices.units.values():
+            if unit in units:
+                per_gpu = max(len(units) // devices.gpus, 1) if devices.gpus else len(units)
+                return units.index(unit) // per_gpu
+        return 0
+
+    def _unhealthy(self, rec: FaultRecord, units: list[Unit], gpu: int, epoch: int) -> None:
         """The device plugin reports the GPU Unhealthy: allocatable drops until a GPU reset."""
         name = rec.node
         if self._epoch.get(name) != epoch or name not in self.cluster.state.index:
             return
         rec.detected_s = self.clock.now
         self._fail(rec, self._holders(name, units))  # placed on it before it was noticed
+        out = self._out.setdefault(name, {})
+        out[gpu] = out.get(gpu, 0) + 1
         devices = self.cluster.devices_of(name)
         devices.unhealthy |= {u.id for u in units}
         self._sync_allocatable(name, devices)
         reset = self.clock.now + self.model.response.gpu_reset_s
-        self.clock.at(reset, Priority.COMPLETION, partial(self._reset, rec, units, epoch))
+        self.clock.at(reset, Priority.COMPLETION, partial(self._reset, rec, units, gpu, epoch))
 
-    def _reset(self, rec: FaultRecord, units: list[Unit], epoch: int) -> None:
+    def _dra_unhealthy(self, rec: FaultRecord, device: DeviceID, epoch: int) -> None:
+        """The DRA driver's health check taints the device NoSchedule in its ResourceSlice: nothing is
+        allocated it until the GPU reset (after which the driver publishes it healthy again)."""
+        dra = self.cluster.state.dra
+        if self._epoch.get(rec.node) != epoch or rec.node not in self.cluster.state.index or dra is None:
+            return
+        rec.detected_s = self.clock.now
+        self._fail(rec, self._dra_holders(device))  # allocated it before it was noticed
+        self._taint(rec.node, {device}, tainted=True)
+        reset = self.clock.now + self.model.response.gpu_reset_s
+        self.clock.at(reset, Priority.COMPLETION, partial(self._dra_reset, rec, device))
+
+    def _dra_reset(self, rec: FaultRecord, device: DeviceID) -> None:
+        rec.recovered_s = self.clock.now
+        self._taint(rec.node, {device}, tainted=False)
+
+    def _taint(self, name: str, devices: set[DeviceID], tainted: bool) -> None:
+        """The DRA driver republishes the node's slice with these devices tainted, or healthy again."""
+        state = self.cluster.state
+        dra = state.dra
+        if dra is None or (devices <= dra.tainted if tainted else not devices & dra.tainted):
+            return
+        if tainted:
+            dra.tainted |= devices
+        else:
+            dra.tainted -= devices
+        if name in state.index:
+            state.touched(state.index[name])  # the node's DynamicResources verdicts change
+        self.host.cluster_changed()
+
+    def _reset(self, rec: FaultRecord, units: list[Unit], gpu: int, epoch: int) -> None:
         name = rec.node
         rec.recovered_s = self.clock.now
         if self._epoch.get(name) != epoch or name not in self.cluster.state.index:
             return  # rebooted or gone meanwhile: its devices were described anew
+        out = self._out.get(name, {})
+        out[gpu] = out.get(gpu, 1) - 1
         devices = self.cluster.devices_of(name)
         devices.unhealthy -= {u.id for u in units}
+        if out[gpu] <= 0:  # no other fault awaits a reset there: a new layout's instances on it too
+            del out[gpu]
+            every = [u for resource in sorted(devices.units) for u in devices.units[resource]]
+            devices.unhealthy -= {u.id for u in every if self._physical(name, u) == gpu}
+        self._sync_allocatable(name, devices)
+
+    def devices_changed(self, name: str) -> None:
+        """MIG Manager changed the node's devices (stopped the device plugin, or registered another
+        layout): what it advertises now is the healthy allocatable, and a GPU awaiting its reset stays
+        Unhealthy, every instance of the new layout on it (an assumption: the GPU still needs its reset,
+        whatever instances it is cut into)."""
+        state = self.cluster.state
+        if name not in state.index:
+            return
+        self._healthy[name] = dict(state.nodes[state.index[name]].allocatable)
+        out = self._out.get(name)
+        if not out:
+            return
+        devices = self.cluster.devices_of(name)
+        every = [u for resource in sorted(devices.units) for u in devices.units[resource]]
+        devices.unhealthy |= {u.id for u in every if self._physical(name, u) in out}
         self._sync_allocatable(name, devices)
 
     def _sync_allocatable(self, name: str, devices: NodeDevices) -> None:
@@ -288,7 +412,7 @@ class FaultInjector:
             state.cordon(name)
             self._cordoned.add(name)
         if response == "replace":
-            self._fail(rec, self._holders(name, self._units(name, rec.gpu or 0)))
+            self._fail(rec, self._gpu_holders(name, rec.gpu or 0))
             if rec.pool is not None and rec.pool in self.fixed_pools:  # the new node first: the drain
                 self._awaiting.setdefault(rec.pool, []).append(rec)  # may wait for room elsewhere
                 self.host.launch(rec.pool, (), False)
@@ -347,7 +471,9 @@ class FaultInjector:
         node = state.nodes[state.index[name]]
         if name in self._healthy:
             state.set_allocatable(name, self._healthy[name])
+        self._out.pop(name, None)
         self.cluster.ledger.registered(node)
+        self._taint(name, set(self._dra_gpus(name)), tainted=False)  # its DRA driver starts again
         if name in self._cordoned:
             self._cordoned.discard(name)
             state.cordon(name, unschedulable=False)

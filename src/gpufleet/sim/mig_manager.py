@@ -61,6 +61,9 @@ class MigHost(Protocol):
     def evict(self, key: str, reason: str) -> None: ...
     def cluster_changed(self, material: bool = True) -> None: ...
     def node_billing_changed(self) -> None: ...
+    def devices_changed(self, name: str) -> None:
+        """The node's device-plugin resources changed (a GPU fault's Unhealthy devices must stay so)."""
+        ...
 
 
 @dataclass
@@ -213,6 +216,7 @@ class MigManagers:
         state.set_labels(name, labels)
         self.configs[name] = run.change.config
         state.set_allocatable(name, with_device_resources(node.allocatable, {}))
+        self.host.devices_changed(name)
         self.host.cluster_changed()
         done = now + run.change.duration_s
         self.clock.at(done, Priority.CONTROLLER, partial(self._finished, name))
@@ -243,6 +247,7 @@ class MigManagers:
             self.cluster.ledger.forget(name)  # described again from the new resources when next needed
             self.layouts[name] = run.plan.layout
             record.resources = dict(run.plan.resources)
+        self.host.devices_changed(name)
         if run.cordoned:
             state.cordon(name, unschedulable=False)
         self.host.cluster_changed()

@@ -291,6 +291,8 @@ class PodLifecycle:
         return group.min_member, [self.records[k] for k in sorted(self.gangs.members.get(group.key, ()))]
 
     def _ready(self, rec: PodRecord) -> None:
+        if rec.hung:  # a hung process neither computes nor gathers with its gang
+            return
         rec.ready, rec.ready_s = True, self.clock.now
         self.host.pod_ready(rec.pod)
         gang = self._gang(rec)
@@ -300,9 +302,7 @@ class PodLifecycle:
         rec.enter(self.clock.now, "gang_wait")
         min_member, members = gang
         if sum(1 for m in members if m.counts_for_gang) >= min_member:
-            starting = [
-                m for m in members if m.ready and m.phase == "Running" and not m.working and not m.terminating
-            ]
+            starting = [m for m in members if m.counts_for_gang and m.phase == "Running" and not m.working]
             self._stretch_for_placement(members)
             for m in starting:
                 self._work(m)
@@ -425,6 +425,30 @@ class PodLifecycle:
                 if m.working:
                     self.stop_work(m, terminated=False)
                     m.ready = m.phase == "Running" and not m.terminating
+
+    def hang(self, rec: PodRecord) -> None:
+        """Its process hangs (an NCCL hang, a GPU hang with no XID): it keeps its GPUs and computes nothing,
+        its gang stops with it (the other ranks wait in a collective); the work since the checkpoint is
+        lost when it is restarted, so it counts as lost now."""
+        ready = rec.ready  # its Ready condition stays as it was
+        self.stop_work(rec, terminated=False, sigterm=False)
+        rec.hung, rec.ready = True, ready
+        rec.enter(self.clock.now, "hung")
+        self.gang_member_gone(rec)
+
+    def restart_container(self, rec: PodRecord, wait_s: float) -> None:
+        """The kubelet killed its container (its livenessProbe failed) and starts it again after the
+        back-off ``wait_s``: its start chain again (model load, warm-up), then it resumes from its
+        checkpoint."""
+        if rec.pod.key in self.storage:
+            self.storage.remove(self.clock.now, rec.pod.key)
+            self._storage_reschedule()
+        rec.hung, rec.ready, rec.running_s = False, False, None
+        rec.restarts += 1
+        rec.token += 1
+        token, now = rec.token, self.clock.now
+        rec.enter(now, "crashed")
+        self.clock.at(now + wait_s, Priority.COMPLETION, lambda: self._container_started(rec, token))
 
     def evict(self, key: str, reason: str, by_scheduler: bool = False) -> None:
         """Delete a running pod: SIGTERM, then its resources are freed after the grace period;

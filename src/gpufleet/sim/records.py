@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpufleet.gpus.devices import Unit
+from gpufleet.lifecycle.checkpoints import progress, time_to_finish
 from gpufleet.model.pod import Pod
 from gpufleet.sim.placement_quality import RingPlacement
 
@@ -55,7 +56,9 @@ class PodRecord:
     devices: list[Unit] = field(default_factory=list)  # the GPU units it holds on its node
     gpu_share: float = 0.0  # GPU-equivalents it holds
     restarts: int = 0
+    hung: bool = False  # its process hangs: it holds its GPUs and computes nothing (``sim.hung_processes``)
     work_lost_gpu_s: float = 0.0  # GPU-seconds of computation it lost (since a checkpoint, when stopped)
+    checkpoint_save_gpu_s: float = 0.0  # GPU-seconds it spent writing checkpoints, computing paused
     ring: RingPlacement | None = None  # a gang member: its ring's placement and stretch
     log: list[tuple[float, str]] = field(default_factory=list)
 
@@ -66,12 +69,19 @@ class PodRecord:
 
     @property
     def remaining_s(self) -> float | None:
-        return None if self.task_s is None else max(self.task_s - self.done_s, 0.0)
+        """Seconds of work to the task's end, the checkpoints to save on the way included."""
+        if self.task_s is None:
+            return None
+        interval, save = self.pod.behavior.checkpoint_interval_s, self.pod.behavior.checkpoint_save_s
+        if interval and save and self.done_s < self.task_s:
+            return time_to_finish(self.done_s, self.task_s, interval, save)
+        return max(self.task_s - self.done_s, 0.0)
 
     @property
     def counts_for_gang(self) -> bool:
         """Past its start chain and running, or finished: what a gang waits for."""
-        return (self.ready and self.phase == "Running" and not self.terminating) or self.phase == "Succeeded"
+        running = self.ready and self.phase == "Running" and not self.terminating and not self.hung
+        return running or self.phase == "Succeeded"
 
     def stop_working(self, now: float, sigterm: bool = False) -> float:
         """Stop computing at ``now``; keep progress up to the last checkpoint (all of it when a
@@ -82,13 +92,20 @@ class PodRecord:
         task = self.task_s
         if task is None:  # a server computing forever keeps no progress that could be lost
             return 0.0
+        interval, save = self.pod.behavior.checkpoint_interval_s, self.pod.behavior.checkpoint_save_s
+        if interval and save:  # computing pauses while a checkpoint is written (lifecycle.checkpoints)
+            made = progress(self.done_s, now - self.work_started_at, task, interval, save)
+            self.checkpoint_save_gpu_s += made.saving_s * self.gpu_share
+            total = made.done_s
+            if total < task - 1e-9 and not (sigterm and self.pod.behavior.checkpoint_on_sigterm):
+                self.done_s = made.saved_s
+                return total - made.saved_s
         if total >= task - 1e-9:
             self.done_s = task
             return 0.0
         if sigterm and self.pod.behavior.checkpoint_on_sigterm:
             self.done_s = total
             return 0.0
-        interval = self.pod.behavior.checkpoint_interval_s
         self.done_s = (total // interval) * interval if interval else 0.0
         return total - self.done_s
 

@@ -34,7 +34,7 @@ from gpufleet.control.kueue_queues import KueueQueues
 from gpufleet.control.port import PodStatus, QueuedWorkload
 from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
 from gpufleet.gpus.ledger import DeviceLedger
-from gpufleet.model.disruption_budget import DisruptionBudget
+from gpufleet.model.disruption_budget import DisruptionBudget, expected_pod_count
 from gpufleet.model.kai import KAI_SCHEDULER
 from gpufleet.model.node import Node, Toleration
 from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
@@ -74,6 +74,7 @@ from gpufleet.workloads.kind import (
     controller_key,
     implements,
 )
+from gpufleet.workloads.leaderworkerset import LeaderWorkerSetController
 from gpufleet.workloads.raycluster import RayCluster
 from gpufleet.workloads.rayjob import RayJob
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
@@ -214,6 +215,11 @@ class Simulation:
     def work_lost_gpu_s(self) -> float:
         every = (*self.lifecycle.replaced, *self.records.values())
         return sum((r.work_lost_gpu_s for r in every), 0.0)
+
+    @property
+    def checkpoint_save_gpu_s(self) -> float:
+        every = (*self.lifecycle.replaced, *self.records.values())
+        return sum((r.checkpoint_save_gpu_s for r in every), 0.0)
 
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:
@@ -484,7 +490,7 @@ class Simulation:
     def pod_disruption_budgets(self) -> list[tuple[DisruptionBudget, int]]:
         """Each PodDisruptionBudget with its ``disruptionsAllowed``, as the disruption controller
         (``pkg/controller/disruption``) computes it: healthy (Running, ready, not terminating)
-        covered pods beyond what it requires of the covered pods that exist."""
+        covered pods beyond what it requires of the expected count (``expected_pod_count``)."""
         budgets = self.scenario.budgets
         if not budgets:
             return []
@@ -493,8 +499,23 @@ class Simulation:
         for budget in budgets:
             covered = [r for r in live if budget.covers(r.pod)]
             healthy = sum(1 for r in covered if r.phase == "Running" and r.ready and not r.terminating)
-            out.append((budget, budget.allowed(healthy, len(covered))))
+            expected = expected_pod_count(budget, [r.pod for r in covered], self.scale_of)
+            out.append((budget, 0 if expected is None else budget.allowed(healthy, expected)))
         return out
+
+    def scale_of(self, pod: Pod) -> int | None:
+        """``spec.replicas`` of the controller of ``pod`` (the disruption controller's finders): a
+        Deployment's, a ReplicaSet's, a LeaderWorkerSet's StatefulSets' (the leaders': the groups; a
+        group's workers': ``size`` - 1); None for a kind without a scale subresource (a Job)."""
+        owner = pod.owner
+        if owner is None:
+            return None
+        created = self.created_by.get(pod.key)
+        if isinstance(created, LeaderWorkerSetController):
+            lws = created.lws
+            return created.replicas if owner.name == lws.name else lws.size - 1
+        controller = self.scale_target(f"{owner.kind}/{pod.namespace}/{owner.name}")
+        return None if controller is None else controller.replicas
 
     def unschedulable_pods(self) -> list[Pod]:
         waiting = {k for s in self.schedulers for k in s.waiting}
@@ -696,6 +717,10 @@ class Simulation:
         self.cloud.deleted(name, pool)
         self.node_billing_changed()
         self.cluster_changed()
+
+    def devices_changed(self, name: str) -> None:
+        if self.faults is not None:
+            self.faults.devices_changed(name)
 
     def node_billing_changed(self) -> None:
         """A node was launched or deleted (or a pool's template changed): what is billed, and the

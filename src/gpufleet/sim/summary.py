@@ -129,8 +129,8 @@ def _traffic(sim: Simulation, workloads: set[str] | None) -> list[TrafficState]:
 
 def _faults(sim: Simulation, totals: dict[str, float]) -> dict[str, Any]:
     """Each fault and its cost (``sim.faults``), and the totals: MTTR (mean time to recovery of the faults
-    recovered), and goodput: the working GPU-hours not lost (since the checkpoints, faults or not) over
-    the GPU-hours allocated."""
+    recovered), and goodput: the working GPU-hours not lost (since the checkpoints, faults or not) nor
+    spent writing checkpoints, over the GPU-hours allocated."""
     assert sim.faults is not None
     faults = [r.as_dict(sim.end_time) for r in sim.faults.records]
     happened = [f for f in faults if f["note"] is None]
@@ -139,7 +139,8 @@ def _faults(sim: Simulation, totals: dict[str, float]) -> dict[str, Any]:
     for f in happened:
         by_kind[f["kind"]] = by_kind.get(f["kind"], 0) + 1
     allocated = totals["gpu_hours_allocated"]
-    good = totals["gpu_hours_working"] - sim.work_lost_gpu_s / 3600
+    saving = sim.checkpoint_save_gpu_s / 3600
+    good = totals["gpu_hours_working"] - sim.work_lost_gpu_s / 3600 - saving
     return {
         "totals": {
             "faults": len(happened),
@@ -147,6 +148,7 @@ def _faults(sim: Simulation, totals: dict[str, float]) -> dict[str, Any]:
             "pods_hit": sum(len(f["pods_hit"]) for f in happened),
             "gpu_hours_lost": round(sum(f["gpu_hours_lost"] for f in happened), 6),
             "work_lost_gpu_hours": round(sum(f["work_lost_gpu_hours"] for f in happened), 6),
+            "checkpoint_save_gpu_hours": round(saving, 6),
             "recovered": len(recoveries),
             "mttr_s": round(sum(recoveries) / len(recoveries), 6) if recoveries else None,
             "goodput": round(good / allocated, 6) if allocated > 0 else None,

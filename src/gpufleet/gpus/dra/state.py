@@ -11,6 +11,11 @@ keeps a shared claim allocated while any pod still uses it.
 any number); its PreBind appends the pod to ``reservedFor`` and the API server's validation refuses
 the 257th, so the pod fails PreBind with the API server's words (:meth:`DraState.reserve`).
 
+``tainted``: devices their driver reports unhealthy. The NVIDIA DRA driver's health check
+(``kubernetes-sigs/dra-driver-nvidia-gpu``, ``DeviceHealthCheck``: an NVML XID event the device plugin
+would also treat as fatal) republishes the device in its ResourceSlice with a ``NoSchedule`` device
+taint (KEP-5055): the allocator skips it (claims here tolerate no taint) and what was allocated stays.
+
 :meth:`DraState.fork` gives the copy cluster-autoscaler simulates on (its DRA snapshot): the same
 objects, its own allocations, and the ResourceSlices of nodes that exist only in the simulation.
 """
@@ -26,6 +31,7 @@ from gpufleet.model.dra import (
     AllocationResult,
     Device,
     DeviceID,
+    DeviceRequestAllocationResult,
     DraObjects,
     ResourceClaim,
     ResourceSlice,
@@ -52,6 +58,7 @@ class DraState:
     allocated: dict[str, AllocationResult] = field(default_factory=dict)  # claim key -> allocation
     users: dict[str, set[str]] = field(default_factory=dict)  # claim key -> pod keys (reservedFor)
     cache: MatchCache = field(default_factory=MatchCache)
+    tainted: set[DeviceID] = field(default_factory=set)  # NoSchedule: never allocated
     _by_node: dict[str | None, list[ResourceSlice]] = field(default_factory=dict, init=False, repr=False)
     _indexed: tuple[list[ResourceSlice] | None, int] = field(default=(None, -1), init=False, repr=False)
     _pools_seen: set[tuple[str, str]] = field(default_factory=set, init=False, repr=False)
@@ -81,8 +88,14 @@ class DraState:
         claims = self.claims_of(pod)
         if isinstance(claims, str):
             return claims
+        allocated = self.allocated
+        if self.tainted:  # a tainted device is as good as taken
+            results = tuple(
+                DeviceRequestAllocationResult("", d.driver, d.pool, d.device) for d in self.tainted
+            )
+            allocated = {**allocated, " tainted": AllocationResult(results)}
         return allocate_on_node(
-            node, claims, self.objects.classes, self.slices_on(node), self.allocated, cache=self.cache
+            node, claims, self.objects.classes, self.slices_on(node), allocated, cache=self.cache
         )
 
     def reserve(self, pod: Pod, allocation: Allocation) -> str | None:
@@ -134,7 +147,7 @@ class DraState:
         are shared: a device ID names the same device in both."""
         objects = replace(self.objects, slices=[*self.objects.slices, *slices])
         users = {k: set(v) for k, v in self.users.items()}
-        return DraState(objects, dict(self.allocated), users, self.cache)
+        return DraState(objects, dict(self.allocated), users, self.cache, set(self.tainted))
 
     # -- what is allocated where ---------------------------------------------------------------
     def allocated_devices(self) -> set[DeviceID]:
@@ -161,6 +174,11 @@ class DraState:
         node's utilisation)."""
         own = [s for s in self.slices_on(node) if s.node_name == node and not s.all_nodes]
         return any(pool.incomplete for pool in node_pools(node, own))
+
+    def holders(self, device: DeviceID) -> set[str]:
+        """The pods whose claims hold ``device``."""
+        claims = [k for k, result in self.allocated.items() if device in result.devices]
+        return {pod for k in claims for pod in self.users.get(k, ())}
 
     def pod_devices(self, pod: Pod, node: str) -> list[tuple[DeviceID, Device]]:
         """The devices of the pod's allocated claims on ``node``, in claim order."""
