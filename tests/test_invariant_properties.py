@@ -72,9 +72,12 @@ def fault_documents(pools: list[str]) -> st.SearchStrategy[list[str]]:
 
 
 # -- node pools ------------------------------------------------------------------------------
-#: (resource a pod asks for, the pool's ``spec.gpu``): whole GPUs, time-slicing replicas, MIG instances
+#: (resource a pod asks for, the pool's ``spec.gpu``): whole GPUs, fractional shares of whole GPUs (HAMi's
+#: resources, ``FRACTION``), time-slicing replicas, MIG instances
+FRACTION = "fraction"
 GPU_KINDS = {
     "whole": ("nvidia.com/gpu", "{{model: {model}, count: {count}}}"),
+    "fractions": (FRACTION, "{{model: {model}, count: {count}}}"),
     "time-slicing": ("nvidia.com/gpu", "{{model: {model}, count: {count}, timeSlicingReplicas: 4}}"),
     "mig": (
         "nvidia.com/mig-1g.10gb",
@@ -111,6 +114,15 @@ spec:
 # -- workloads -------------------------------------------------------------------------------
 def minutes(low: int, high: int) -> st.SearchStrategy[str]:
     return st.integers(low, high).map(lambda m: f"{m}m")
+
+
+def limits(draw: st.DrawFn, resource: str, count: int) -> str:
+    """A container's GPU limits: ``count`` of ``resource``, or for ``FRACTION`` one HAMi vGPU with random
+    memory (MiB) and compute (%), uneven in the two as often as not."""
+    if resource != FRACTION:
+        return f"{resource}: {count}"
+    memory, cores = draw(st.sampled_from([8192, 16384, 40960])), draw(st.sampled_from([10, 25, 60]))
+    return f"nvidia.com/gpu: 1, nvidia.com/gpumem: {memory}, nvidia.com/gpucores: {cores}"
 
 
 @st.composite
@@ -160,17 +172,41 @@ spec:
       containers:
       - name: main
         image: trainer
-        resources: {{requests: {{cpu: "4", memory: 16Gi}}, limits: {{{resource}: {gpus}}}}}
+        resources: {{requests: {{cpu: "4", memory: 16Gi}}, limits: {{{limits(draw, resource, gpus)}}}}}
+"""
+
+
+@st.composite
+def scaled_on_gpu_use(draw: st.DrawFn, name: str, ref: str, target_kind: str) -> str:
+    """An HPA that scales ``ref`` (its ``scaleTargetRef``) on GPU use between random bounds, and the traffic
+    aimed at it (a ``Traffic`` of ``target_kind``)."""
+    low = draw(st.integers(1, 2))
+    rps = draw(st.lists(st.integers(0, 80), min_size=1, max_size=4))
+    steps = ", ".join(f"{{at: {10 * i}m, value: {v}}}" for i, v in enumerate(rps))
+    return f"""
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {{name: {name}}}
+spec:
+  scaleTargetRef: {ref}
+  minReplicas: {low}
+  maxReplicas: {low + draw(st.integers(0, 3))}
+  metrics:
+  - type: Pods
+    pods:
+      metric: {{name: DCGM_FI_DEV_GPU_UTIL}}
+      target: {{type: AverageValue, averageValue: "70"}}
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Traffic
+metadata: {{name: {name}-load}}
+spec: {{target: {name}, targetKind: {target_kind}, perReplicaRps: 10, rps: [{steps}]}}
 """
 
 
 @st.composite
 def served(draw: st.DrawFn, resource: str) -> str:
     """A Deployment, the HPA that scales it on GPU use, and the traffic it serves."""
-    low = draw(st.integers(1, 2))
-    high = low + draw(st.integers(0, 3))
-    rps = draw(st.lists(st.integers(0, 80), min_size=1, max_size=4))
-    steps = ", ".join(f"{{at: {10 * i}m, value: {v}}}" for i, v in enumerate(rps))
     return f"""
 apiVersion: apps/v1
 kind: Deployment
@@ -184,26 +220,8 @@ spec:
       containers:
       - name: server
         image: llm
-        resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{resource}: 1}}}}
----
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {{name: srv}}
-spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: srv}}
-  minReplicas: {low}
-  maxReplicas: {high}
-  metrics:
-  - type: Pods
-    pods:
-      metric: {{name: DCGM_FI_DEV_GPU_UTIL}}
-      target: {{type: AverageValue, averageValue: "70"}}
----
-apiVersion: gpufleet.io/v1alpha1
-kind: Traffic
-metadata: {{name: load}}
-spec: {{target: srv, perReplicaRps: 10, rps: [{steps}]}}
-"""
+        resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
+---{draw(scaled_on_gpu_use("srv", "{apiVersion: apps/v1, kind: Deployment, name: srv}", "Deployment"))}"""
 
 
 @st.composite
@@ -236,7 +254,7 @@ spec:
       containers:
       - name: worker
         image: trainer
-        resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{resource}: 1}}}}
+        resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
 ---
 apiVersion: keda.sh/v1alpha1
 kind: ScaledObject
@@ -248,6 +266,103 @@ spec:
   cooldownPeriod: {draw(st.sampled_from([60, 300]))}
   triggers:
   - {{type: redis, metadata: {{address: redis:6379, listName: work, listLength: "1"}}}}
+"""
+
+
+@st.composite
+def grouped(draw: st.DrawFn, resource: str) -> str:
+    """A LeaderWorkerSet of multi-pod groups, the HPA that scales its groups on GPU use, and its traffic."""
+    ref = "{apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, name: lws}"
+    return f"""
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {{name: lws}}
+spec:
+  replicas: {draw(st.integers(1, 2))}
+  leaderWorkerTemplate:
+    size: {draw(st.integers(1, 3))}
+    restartPolicy: {draw(st.sampled_from(["RecreateGroupOnPodRestart", "None"]))}
+    workerTemplate:
+      spec:
+        containers:
+        - name: server
+          image: llm
+          resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
+---{draw(scaled_on_gpu_use("lws", ref, "LeaderWorkerSet"))}"""
+
+
+@st.composite
+def ray_cluster(draw: st.DrawFn, resource: str) -> str:
+    """A RayCluster whose in-tree autoscaler grows and shrinks a GPU worker group on Ray demand."""
+    low = draw(st.integers(0, 1))
+    demand = ", ".join(
+        f"{{at: {at}m, bundles: {n}, resources: {{GPU: 1}}, duration: {draw(minutes(5, 30))}}}"
+        for at, n in draw(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 4)), min_size=1, max_size=2))
+    )
+    return f"""
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: ray
+  annotations: {{gpufleet.io/ray-demand: '[{demand}]'}}
+spec:
+  enableInTreeAutoscaling: true
+  autoscalerOptions: {{idleTimeoutSeconds: {draw(st.sampled_from([30, 120]))}}}
+  headGroupSpec:
+    template:
+      spec:
+        containers:
+        - name: head
+          image: ray
+          resources: {{requests: {{cpu: "2", memory: 8Gi}}}}
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: {low}
+    minReplicas: {low}
+    maxReplicas: {low + draw(st.integers(1, 3))}
+    numOfHosts: {draw(st.integers(1, 2))}
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: ray
+          resources: {{requests: {{cpu: "4", memory: 16Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
+"""
+
+
+@st.composite
+def scaled_job(draw: st.DrawFn, resource: str) -> str:
+    """Jobs a KEDA ScaledJob makes for the items fed to a list, under a random scaling strategy."""
+    items = ", ".join(
+        f"{{at: {at}m, count: {n}, work: {draw(minutes(5, 30))}}}"
+        for at, n in draw(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 4)), min_size=1, max_size=2))
+    )
+    return f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: QueueFeed
+metadata: {{name: job-feed}}
+spec: {{list: jobs, items: [{items}]}}
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledJob
+metadata: {{name: batch}}
+spec:
+  pollingInterval: 30
+  maxReplicaCount: {draw(st.integers(1, 4))}
+  scalingStrategy: {{strategy: {draw(st.sampled_from(["default", "accurate", "eager"]))}}}
+  jobTargetRef:
+    backoffLimit: 1
+    template:
+      metadata:
+        annotations: {{gpufleet.io/consumes: jobs, gpufleet.io/checkpoint-interval: 5m}}
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: batch
+          image: trainer
+          resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
+  triggers:
+  - {{type: redis, metadata: {{address: redis:6379, listName: jobs, listLength: "1"}}}}
 """
 
 
@@ -288,6 +403,9 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         docs.append(draw(served(draw(st.sampled_from(resources)))))
     if draw(st.booleans()):
         docs.append(draw(consumed(draw(st.sampled_from(resources)))))
+    for kind in (grouped, ray_cluster, scaled_job):
+        if draw(st.integers(0, 2)) == 0:
+            docs.append(draw(kind(draw(st.sampled_from(resources)))))
     docs.append(PRIORITY_CLASSES)
     docs.extend(draw(fault_documents([f"pool{i}" for i in range(len(kinds))])))
     duration = draw(st.sampled_from(["1h", "2h"]))

@@ -49,6 +49,8 @@ def violation(check: object, *args: object) -> InvariantViolation:
         "priority/gang-preemption.yaml",
         "kueue/cohort-reclaim.yaml",
         "serving/bounded-queue.yaml",
+        "serving/lws-hpa.yaml",
+        "training/raycluster-autoscaling.yaml",
         "seed-001",
     ],
 )
@@ -163,7 +165,7 @@ def test_simulate_check_invariants_says_they_held(tmp_path: Path) -> None:
 def test_a_violation_stops_simulate_with_one_line_and_exit_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(sim: Simulation) -> None:
+    def broken(sim: Simulation, *_: object) -> None:
         if sim.loop.now >= 10:
             raise InvariantViolation("gang-whole", "PodGroup default/t16", 10.0, "1 of 2 run")
 

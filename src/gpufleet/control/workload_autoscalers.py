@@ -43,6 +43,7 @@ from gpufleet.model.hpa import (
 )
 from gpufleet.model.keda import RedisListScaler, ScaledJobSpec, ScaledObjectSpec, ScaleTrigger
 from gpufleet.model.workloads import Job
+from gpufleet.workloads.kind import ReplicaBound
 
 
 @dataclass
@@ -264,6 +265,21 @@ class WorkloadAutoscalers:
 
     def active_jobs(self, key: str) -> int:
         return sum(1 for k in self.jobs_of[key] if (j := self.port.job(k)) is not None and not j.done)
+
+    def replica_bounds(self) -> list[ReplicaBound]:
+        """``kind.BoundsReplicas``: each ScaledJob's unfinished Jobs at most ``MinReplicaCount() +
+        MaxReplicaCount()`` (its ``maxReplicaCount``), as every scaling strategy but ``custom`` keeps them
+        (``keda_scaled_job.effective_max_scale``; ``custom`` deducts only a share of the running Jobs)."""
+        return [
+            ReplicaBound(
+                f"ScaledJob/{spec.namespace}/{spec.name} Jobs",
+                self.active_jobs(f"{spec.namespace}/{spec.name}"),
+                0,
+                spec.effective_min_replica_count + spec.effective_max_replica_count,
+            )
+            for spec, _, _ in self.scaled_jobs
+            if spec.scaling_strategy.selected != "custom"
+        ]
 
 
 def _target(kind: str, namespace: str, name: str) -> str:

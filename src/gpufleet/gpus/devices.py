@@ -67,6 +67,8 @@ class Unit:
     gpu: int
     share: float  # GPU-equivalent
     memory_bytes: float | None  # what the holder may use alone; None: the GPU's memory, shared
+    #: a fractional share's (compute, memory) in thousandths of its GPU; None for any other unit
+    milli: tuple[int, int] | None = None
 
 
 @dataclass
@@ -172,7 +174,7 @@ class NodeDevices:
             name = (
                 f"{gpu}:{p.compute}m" if p.compute == p.memory else f"{gpu}:{p.compute}m,{p.memory}m-memory"
             )
-            units.append(Unit(name, gpu, max(p.compute, p.memory) / MILLI, memory))
+            units.append(Unit(name, gpu, max(p.compute, p.memory) / MILLI, memory, (p.compute, p.memory)))
         self.shared[pod.key] = units
         return units
 

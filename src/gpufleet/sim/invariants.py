@@ -10,31 +10,46 @@ a pod has one phase and one final state (``model.final_states``) and a work item
 completed + lost + queued + in progress (``sim.work_queues``); scheduler-plugins' Coscheduling lets a
 PodGroup's members run only while ``minMember`` of them do (``pkg/coscheduling``); a training job's
 progress at its last checkpoint is never lost (DESIGN, Gangs); the HPA and KEDA keep replicas within
-``minReplicas``/``maxReplicas`` (``pkg/controller/podautoscaler``) and a ReplicaSet never keeps more pods
-than ``replicas`` (``manageReplicas``); and the cost and GPU-hours metered from the event log
-(``sim.metering``) equal those added up over the nodes and pods.
+``minReplicas``/``maxReplicas`` (``pkg/controller/podautoscaler``), and every controller keeps its counts
+within the bounds its upstream keeps (``kind.BoundsReplicas``: a ReplicaSet's pods within ``replicas``,
+``manageReplicas``; a LeaderWorkerSet's groups within ``replicas``; a RayCluster worker group's
+workers within its ``replicas`` clamped to ``minReplicas``/``maxReplicas`` (KubeRay's
+``GetWorkerGroupDesiredReplicas``); a
+ScaledJob's Jobs within ``maxReplicaCount``, KEDA's ``GetEffectiveMaxScale``); and the cost and GPU-hours
+metered from the event log (``sim.metering``) equal those added up over the nodes (cost, provisioned)
+and over the pod records (allocated, working).
 
 A violation raises :class:`InvariantViolation` naming the invariant, the object and the simulated time;
 ``Simulation.run`` calls :meth:`InvariantChecks.after_event` only when it is given checks, so a run
-without them pays one comparison per event.
+without them pays one comparison per event. After the first event each check looks only at what the
+event touched (``EventWatch``), the end of the run at everything.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from gpufleet.gpus.devices import NodeDevices
 from gpufleet.model.gpu_share import MILLI
-from gpufleet.workloads.replicas import KeepsReplicas
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.gangs import group_key
+from gpufleet.sim.records import PodRecord
+from gpufleet.workloads.kind import BoundsReplicas, ReplicaBound, controller_key, implements
 
 if TYPE_CHECKING:
     from gpufleet.sim.simulation import Simulation
 
 #: Rounding allowed in sums of floats (GPU shares, seconds, dollars), relative to the figure.
 TOLERANCE = 1e-6
+#: the phases the run counts its pods in (``PodLifecycle.pending``/``running``)
+COUNTED = ("Pending", "Running")
 
 
 class InvariantViolation(Exception):
@@ -49,91 +64,110 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
 
 
-def resources_within_allocatable(sim: Simulation) -> None:
-    """No node's requests (cpu, memory, pods, extended resources: GPUs, MIG instances) exceed its
-    allocatable."""
+def _nodes(sim: Simulation, nodes: Collection[int] | None) -> list[int]:
+    """The active nodes among ``nodes`` (all active ones for None), in index order."""
     state = sim.state
-    for i in state.active_indices().tolist():
-        over = state.requested[i] > state.alloc[i]
-        if over.any():
-            col = int(over.argmax())
-            asked, has = int(state.requested[i, col]), int(state.alloc[i, col])
-            raise InvariantViolation(
-                "resources-within-allocatable",
-                f"node {state.nodes[i].name}",
-                sim.loop.now,
-                f"{state.resources[col]} requested {asked} > allocatable {has}",
-            )
+    if nodes is None:
+        return [int(i) for i in state.active_indices().tolist()]
+    return sorted(i for i in nodes if i < state.size and state.active[i])
 
 
-def devices_held_once(sim: Simulation) -> None:
+def resources_within_allocatable(sim: Simulation, nodes: Collection[int] | None = None) -> None:
+    """No node's requests (cpu, memory, pods, extended resources: GPUs, MIG instances) exceed its
+    allocatable (``nodes``: only those node indices)."""
+    state = sim.state
+    rows = np.asarray(_nodes(sim, nodes), dtype=np.int64)
+    if not len(rows):
+        return
+    over = state.requested[rows] > state.alloc[rows]
+    hit = np.flatnonzero(over.any(axis=1))
+    if len(hit):
+        i, col = int(rows[hit[0]]), int(over[hit[0]].argmax())
+        asked, has = int(state.requested[i, col]), int(state.alloc[i, col])
+        raise InvariantViolation(
+            "resources-within-allocatable",
+            f"node {state.nodes[i].name}",
+            sim.loop.now,
+            f"{state.resources[col]} requested {asked} > allocatable {has}",
+        )
+
+
+def devices_held_once(sim: Simulation, nodes: Collection[int] | None = None) -> None:
     """Each device unit is held by a pod assigned to that node; a physical GPU's whole, replica and MIG
     units add up to at most one GPU, and none is both whole and shared; a shared GPU's fractions add up
-    to at most its compute and memory; a DRA device is allocated to one claim at most."""
+    to at most its compute and memory; a DRA device is allocated to one claim at most (``nodes``: only
+    the devices of those node indices)."""
     state = sim.state
-    for name, devices in sorted(sim.ledger.nodes.items()):
-        subject = f"node {name}"
-        known = {u.id: u for units in devices.units.values() for u in units}
-        shares = {u.id for units in devices.shared.values() for u in units}
-        per_gpu: dict[int, float] = {}  # GPU index -> GPU-equivalents held
-        for unit_id, pod_key in sorted(devices.taken.items()):
-            a = state.assignments.get(pod_key)
-            if a is None or state.nodes[a.node].name != name:
-                raise InvariantViolation(
-                    "devices-held-once",
-                    subject,
-                    sim.loop.now,
-                    f"device {unit_id} held by {pod_key}, not on it",
-                )
-            unit = known.get(unit_id)
-            if unit is None and unit_id not in shares:
-                raise InvariantViolation(
-                    "devices-held-once", subject, sim.loop.now, f"{pod_key} holds unknown device {unit_id}"
-                )
-            if unit is not None and unit.gpu >= 0:
-                per_gpu[unit.gpu] = per_gpu.get(unit.gpu, 0.0) + unit.share
-        clash = set(devices.slot_gpu.values()) & set(per_gpu)
-        if clash:
-            raise InvariantViolation(
-                "devices-held-once",
-                subject,
-                sim.loop.now,
-                f"GPU {min(clash)} holds fractional shares and a whole device at once",
-            )
-        for gpu, share in sorted(per_gpu.items()):
-            if share > 1 + TOLERANCE:
-                raise InvariantViolation(
-                    "devices-held-once", subject, sim.loop.now, f"GPU {gpu} handed out {share:g} times over"
-                )
-        mig = sum(u.share for units in devices.units.values() for u in units if u.gpu < 0)
-        if devices.sharing == "mig" and devices.gpus and mig > devices.gpus + TOLERANCE:
-            raise InvariantViolation(
-                "devices-held-once",
-                subject,
-                sim.loop.now,
-                f"MIG instances make {mig:g} GPUs of {devices.gpus}",
-            )
-    _shares_fit(sim)
+    if nodes is None:
+        names = sorted(sim.ledger.nodes)
+    else:
+        names = sorted({state.nodes[i].name for i in nodes if i < state.size} & sim.ledger.nodes.keys())
+    for name in names:
+        _node_devices_once(sim, name, sim.ledger.nodes[name])
+    _shares_fit(sim, nodes)
     _dra_devices_once(sim)
 
 
-def _shares_fit(sim: Simulation) -> None:
+def _node_devices_once(sim: Simulation, name: str, devices: NodeDevices) -> None:
+    state = sim.state
+    subject = f"node {name}"
+    known = {u.id: u for units in devices.units.values() for u in units}
+    shares = {u.id for units in devices.shared.values() for u in units}
+    per_gpu: dict[int, float] = {}  # GPU index -> GPU-equivalents held
+    for unit_id, pod_key in sorted(devices.taken.items()):
+        a = state.assignments.get(pod_key)
+        if a is None or state.nodes[a.node].name != name:
+            raise InvariantViolation(
+                "devices-held-once", subject, sim.loop.now, f"device {unit_id} held by {pod_key}, not on it"
+            )
+        unit = known.get(unit_id)
+        if unit is None and unit_id not in shares:
+            raise InvariantViolation(
+                "devices-held-once", subject, sim.loop.now, f"{pod_key} holds unknown device {unit_id}"
+            )
+        if unit is not None and unit.gpu >= 0:
+            per_gpu[unit.gpu] = per_gpu.get(unit.gpu, 0.0) + unit.share
+    clash = set(devices.slot_gpu.values()) & set(per_gpu)
+    if clash:
+        raise InvariantViolation(
+            "devices-held-once",
+            subject,
+            sim.loop.now,
+            f"GPU {min(clash)} holds fractional shares and a whole device at once",
+        )
+    for gpu, share in sorted(per_gpu.items()):
+        if share > 1 + TOLERANCE:
+            raise InvariantViolation(
+                "devices-held-once", subject, sim.loop.now, f"GPU {gpu} handed out {share:g} times over"
+            )
+    mig = sum(u.share for units in devices.units.values() for u in units if u.gpu < 0)
+    if devices.sharing == "mig" and devices.gpus and mig > devices.gpus + TOLERANCE:
+        raise InvariantViolation(
+            "devices-held-once", subject, sim.loop.now, f"MIG instances make {mig:g} GPUs of {devices.gpus}"
+        )
+
+
+def _shares_fit(sim: Simulation, nodes: Collection[int] | None) -> None:
     """The fractions placed on each shared GPU add up to at most its compute and its memory."""
-    shares = sim.state.shares
+    shares, state = sim.state.shares, sim.state
     if shares is None:
         return
+    if nodes is None:
+        placements = [p for placed in shares.placed.values() for p in placed]
+    else:
+        on = [key for i in nodes if i < state.size for key in state.pods_on[i]]
+        placements = [p for key in on for p in shares.placed.get(key, ())]
     compute: Counter[tuple[int, int]] = Counter()
     memory: Counter[tuple[int, int]] = Counter()
-    for placements in shares.placed.values():
-        for p in placements:
-            compute[p.node, p.slot] += p.compute
-            memory[p.node, p.slot] += p.memory
+    for p in placements:
+        compute[p.node, p.slot] += p.compute
+        memory[p.node, p.slot] += p.memory
     for node, slot in sorted(compute | memory):
         held = compute[node, slot], memory[node, slot]
         if max(held) > MILLI:
             raise InvariantViolation(
                 "devices-held-once",
-                f"node {sim.state.nodes[node].name}",
+                f"node {state.nodes[node].name}",
                 sim.loop.now,
                 f"shared GPU slot {slot} holds {held[0]}m compute and {held[1]}m memory",
             )
@@ -156,36 +190,37 @@ def _dra_devices_once(sim: Simulation) -> None:
             owners[device] = claim
 
 
-def one_state_per_pod(sim: Simulation) -> None:
+def counted_phase(rec: PodRecord) -> str | None:
+    """The phase the run counts the pod in (``PodLifecycle.pending``/``running``), None: neither."""
+    return rec.phase if rec.phase in COUNTED and rec.deleted_s is None else None
+
+
+def one_state_per_pod(
+    sim: Simulation,
+    pods: Collection[str] | None = None,
+    counts: Counter[str] | None = None,
+    replaced_from: int = 0,
+) -> None:
     """Every pod is in one state: a pod assigned to a node is Pending or Running there; one that ended
     (Succeeded, or Failed with the reason that gives its final state) holds nothing, and a pod
     replaced by one of the same name had ended; the Pending and Running counts the run keeps (its
-    timeline, when it is idle) are those of the pods; work items are all accounted for."""
+    timeline, when it is idle) are those of the pods; work items are all accounted for. ``pods``: only
+    those pods (then ``counts``: the pods in each counted phase, kept by the caller), and only the
+    replaced pods from ``replaced_from`` on."""
     state, lifecycle, now = sim.state, sim.lifecycle, sim.loop.now
-    for key, a in state.assignments.items():
-        rec = sim.records.get(key)
-        if rec is None or rec.phase not in ("Pending", "Running") or rec.finished_s is not None:
-            phase = "unknown" if rec is None else f"ended {rec.phase}"
-            raise InvariantViolation(
-                "one-state-per-pod", f"pod {key}", now, f"{phase} but holds node {state.nodes[a.node].name}"
-            )
-    counts = {"Pending": 0, "Running": 0}
-    for key, rec in sim.records.items():
-        ended = rec.phase in ("Succeeded", "Failed")
-        if ended != (rec.finished_s is not None) or (rec.phase == "Failed" and not rec.reason):
-            raise InvariantViolation(
-                "one-state-per-pod",
-                f"pod {key}",
-                now,
-                f"phase {rec.phase}, reason {rec.reason}, finished at {rec.finished_s}",
-            )
-        if rec.working and (rec.phase != "Running" or key not in state.assignments):
-            raise InvariantViolation(
-                "one-state-per-pod", f"pod {key}", now, f"computes while {rec.phase} and holding no node"
-            )
-        if rec.phase in counts and rec.deleted_s is None:
-            counts[rec.phase] += 1
-    for rec in lifecycle.replaced:
+    if pods is None:
+        for key, a in state.assignments.items():
+            if key not in sim.records:
+                raise InvariantViolation(
+                    "one-state-per-pod",
+                    f"pod {key}",
+                    now,
+                    f"unknown but holds node {state.nodes[a.node].name}",
+                )
+        counts = Counter(p for rec in sim.records.values() if (p := counted_phase(rec)) is not None)
+    for key in sim.records if pods is None else sorted(pods):
+        _one_pod_state(sim, key, sim.records[key])
+    for rec in lifecycle.replaced[replaced_from:]:
         if rec.phase not in ("Succeeded", "Failed") and rec.deleted_s is None:
             raise InvariantViolation(
                 "one-state-per-pod",
@@ -193,6 +228,7 @@ def one_state_per_pod(sim: Simulation) -> None:
                 now,
                 f"replaced by a pod of its name while {rec.phase}",
             )
+    assert counts is not None
     if (lifecycle.pending, lifecycle.running) != (counts["Pending"], counts["Running"]):
         raise InvariantViolation(
             "one-state-per-pod",
@@ -212,15 +248,39 @@ def one_state_per_pod(sim: Simulation) -> None:
             )
 
 
-def gangs_whole(sim: Simulation) -> None:
+def _one_pod_state(sim: Simulation, key: str, rec: PodRecord) -> None:
+    now = sim.loop.now
+    a = sim.state.assignments.get(key)
+    if a is not None and (rec.phase not in COUNTED or rec.finished_s is not None):
+        raise InvariantViolation(
+            "one-state-per-pod",
+            f"pod {key}",
+            now,
+            f"ended {rec.phase} but holds node {sim.state.nodes[a.node].name}",
+        )
+    ended = rec.phase in ("Succeeded", "Failed")
+    if ended != (rec.finished_s is not None) or (rec.phase == "Failed" and not rec.reason):
+        raise InvariantViolation(
+            "one-state-per-pod",
+            f"pod {key}",
+            now,
+            f"phase {rec.phase}, reason {rec.reason}, finished at {rec.finished_s}",
+        )
+    if rec.working and (rec.phase != "Running" or a is None):
+        raise InvariantViolation(
+            "one-state-per-pod", f"pod {key}", now, f"computes while {rec.phase} and holding no node"
+        )
+
+
+def gangs_whole(sim: Simulation, groups: Collection[str] | None = None) -> None:
     """A PodGroup's members compute only while at least ``minMember`` of them are running and ready (or
-    have succeeded)."""
+    have succeeded) (``groups``: only those PodGroups, by key)."""
     records = sim.records
-    for key, members in sorted(sim.gangs.members.items()):
+    for key in sorted(sim.gangs.members if groups is None else groups):
         group = sim.gangs.groups.get(key)
         if group is None:
             continue
-        recs = [records[k] for k in sorted(members) if k in records]
+        recs = [records[k] for k in sorted(sim.gangs.members.get(key, ())) if k in records]
         working = [r.pod.key for r in recs if r.working]
         if not working:
             continue
@@ -245,11 +305,12 @@ class Progress:
     item: int | None
 
 
-def checkpoints_kept(sim: Simulation, seen: dict[str, Progress]) -> None:
+def checkpoints_kept(sim: Simulation, seen: dict[str, Progress], pods: Collection[str] | None = None) -> None:
     """A pod's checkpointed progress never falls while it works on the same task, and the work it lost
-    never shrinks (``seen``: each pod as last looked at, updated here)."""
+    never shrinks (``seen``: each pod as last looked at, updated here; ``pods``: only those)."""
     lists = sim.lifecycle.work_lists
-    for key, rec in sim.records.items():
+    for key in sim.records if pods is None else sorted(pods):
+        rec = sim.records[key]
         consumes = rec.pod.behavior.consumes
         in_progress = lists[consumes].in_progress.get(key) if consumes in lists else None
         now = Progress(rec.done_s, rec.work_lost_gpu_s, in_progress.id if in_progress else None)
@@ -274,29 +335,53 @@ def checkpoints_kept(sim: Simulation, seen: dict[str, Progress]) -> None:
             )
 
 
-def items_keep_progress(sim: Simulation, seen: dict[tuple[str, int], float]) -> None:
+#: a work item's progress now: (list, item number, checkpointed seconds)
+ItemProgress = tuple[str, int, float]
+
+
+def items_keep_progress(
+    sim: Simulation, seen: dict[tuple[str, int], float], items: Iterable[ItemProgress] | None = None
+) -> None:
     """A work item's checkpointed progress never falls, queued again or taken by another worker
-    (``seen``: each item's progress when last looked at, by list and item number)."""
-    records = sim.records
-    for name, work in sorted(sim.lifecycle.work_lists.items()):
-        now = [(item.id, item.done_s) for item in work.queued]
-        now += [(item.id, records[pod].done_s) for pod, item in work.in_progress.items()]
-        for number, done_s in now:
-            before = seen.get((name, number), 0.0)
-            if done_s < before - TOLERANCE:
-                raise InvariantViolation(
-                    "checkpoint-kept",
-                    f"work item {number} of list {name}",
-                    sim.loop.now,
-                    f"checkpointed progress fell from {before:g} s to {done_s:g} s",
-                )
-            seen[name, number] = done_s
+    (``seen``: each item's progress when last looked at, by list and item number; ``items``: only
+    those, else every queued and in-progress item)."""
+    if items is None:
+        records = sim.records
+        items = [
+            *(
+                (name, item.id, item.done_s)
+                for name, work in sorted(sim.lifecycle.work_lists.items())
+                for item in work.queued
+            ),
+            *(
+                (name, item.id, records[pod].done_s)
+                for name, work in sorted(sim.lifecycle.work_lists.items())
+                for pod, item in work.in_progress.items()
+            ),
+        ]
+    for name, number, done_s in items:
+        before = seen.get((name, number), 0.0)
+        if done_s < before - TOLERANCE:
+            raise InvariantViolation(
+                "checkpoint-kept",
+                f"work item {number} of list {name}",
+                sim.loop.now,
+                f"checkpointed progress fell from {before:g} s to {done_s:g} s",
+            )
+        seen[name, number] = done_s
 
 
-def replicas_within_bounds(sim: Simulation, seen: dict[str, int]) -> None:
+def replicas_within_bounds(
+    sim: Simulation,
+    seen: dict[str, int],
+    controllers: Collection[str] | None = None,
+    scaled_jobs: bool = True,
+) -> None:
     """A replica count an autoscaler set lies within its ``minReplicas``/``maxReplicas`` (KEDA's
-    ``minReplicaCount``/``maxReplicaCount``), and a ReplicaSet keeps at most ``replicas`` pods
-    (``seen``: each target's replicas when last looked at)."""
+    ``minReplicaCount``/``maxReplicaCount``), and every count a controller keeps lies within its bounds
+    (``kind.BoundsReplicas``: a ReplicaSet's pods, a LeaderWorkerSet's groups, a RayCluster worker
+    group's workers, a ScaledJob's Jobs). ``seen``: each target's replicas when last looked at;
+    ``controllers``: only those (by key), and the ScaledJobs' only if ``scaled_jobs``."""
     wa = sim.workload_autoscalers
     bounds: dict[str, tuple[int, int]] = {}
     for rt in wa.hpas:
@@ -305,7 +390,7 @@ def replicas_within_bounds(sim: Simulation, seen: dict[str, int]) -> None:
         bounds[rt.target] = (so.min_replica_count, so.max_replica_count)
     for target, (low, high) in sorted(bounds.items()):
         controller = sim.scale_target(target)
-        if not isinstance(controller, KeepsReplicas):
+        if controller is None:
             continue
         replicas = controller.replicas
         changed = seen.get(target, replicas) != replicas
@@ -317,20 +402,121 @@ def replicas_within_bounds(sim: Simulation, seen: dict[str, int]) -> None:
                 sim.loop.now,
                 f"scaled to {replicas} replicas, outside [{low}, {high}]",
             )
-    for key, kept in sorted(sim.controllers.items()):
-        if isinstance(kept, KeepsReplicas) and len(kept.active) > max(kept.replicas, 0):
+    for key in sorted(sim.controllers if controllers is None else controllers):
+        kept = sim.controllers.get(key)
+        if implements(kept, BoundsReplicas) and isinstance(kept, BoundsReplicas):
+            _within(sim, key, kept.replica_bounds())
+    if scaled_jobs:
+        _within(sim, "the ScaledJobs", wa.replica_bounds())
+
+
+def _within(sim: Simulation, subject: str, bounds: list[ReplicaBound]) -> None:
+    for b in bounds:
+        if not b.low <= b.count <= b.high:
             raise InvariantViolation(
                 "replicas-within-bounds",
-                key,
+                subject,
                 sim.loop.now,
-                f"{len(kept.active)} active pods for {kept.replicas} replicas",
+                f"{b.count} {b.what}, outside [{b.low}, {b.high}]",
             )
 
 
-def metering_adds_up(sim: Simulation) -> None:
+@dataclass(frozen=True)
+class PodGpuSeconds:
+    """GPU-seconds added up over the pod records: allocated (each pod's GPU-equivalents from its binding
+    to its end) and working (over the intervals its log shows it working)."""
+
+    allocated: float
+    working: float
+
+
+#: a pod's interval on a shared GPU with its share's size: (start, stop, compute, memory), in thousandths
+ShareSpan = tuple[float, float, int, int]
+
+
+def _clipped(start: float, stop: float, end: float) -> tuple[float, float]:
+    return max(start, 0.0), max(min(stop, end), max(start, 0.0))
+
+
+def _working_intervals(rec: PodRecord, end: float) -> list[tuple[float, float]]:
+    """When the pod worked, from its log: each ``working`` entry until the next entry (or ``end``)."""
+    log = rec.log
+    return [
+        _clipped(t, log[n + 1][0] if n + 1 < len(log) else end, end)
+        for n, (t, state) in enumerate(log)
+        if state == "working"
+    ]
+
+
+def _union_length(intervals: list[tuple[float, float]]) -> float:
+    total, reach = 0.0, -math.inf
+    for start, stop in sorted(intervals):
+        if stop > reach:
+            total += stop - max(start, reach)
+            reach = stop
+    return total
+
+
+def _shared_gpu_seconds(spans: list[ShareSpan]) -> float:
+    """One shared GPU over time: the larger of its shares' summed compute and summed memory."""
+    steps = sorted(
+        [(start, c, m) for start, stop, c, m in spans if stop > start]
+        + [(stop, -c, -m) for start, stop, c, m in spans if stop > start]
+    )
+    total, compute, memory, last = 0.0, 0, 0, 0.0
+    for t, dc, dm in steps:
+        total += (t - last) * max(compute, memory) / MILLI
+        compute, memory, last = compute + dc, memory + dm, t
+    return total
+
+
+def pod_gpu_seconds(sim: Simulation) -> PodGpuSeconds:
+    """The GPU-seconds the pod records add up to over the meter's span: each pod's GPU-equivalents
+    (``PodRecord.gpu_share``: whole GPUs, replicas and MIG instances by their size) from its binding until
+    it ended, and while its log shows it working; a GPU shared by fractional requests by the larger of its
+    pods' summed compute and summed memory; a device of a ResourceClaim shared by several pods once (the
+    union of its pods' intervals)."""
+    end = sim.meter.until_s
+    allocated = working = 0.0
+    claimed: dict[tuple[str, str], tuple[float, list[tuple[float, float]], list[tuple[float, float]]]] = {}
+    shared: dict[tuple[str, int], tuple[list[ShareSpan], list[ShareSpan]]] = {}
+    for rec in (*sim.lifecycle.replaced, *sim.records.values()):
+        if rec.bound_s is None:
+            continue
+        node = rec.node or ""
+        held = _clipped(rec.bound_s, rec.finished_s if rec.finished_s is not None else end, end)
+        worked = _working_intervals(rec, end)
+        share = rec.gpu_share
+        for u in rec.devices:
+            if u.milli is not None:
+                helds, works = shared.setdefault((node, u.gpu), ([], []))
+                helds.append((*held, *u.milli))
+                works.extend((*w, *u.milli) for w in worked)
+            elif rec.pod.resource_claims:
+                _, helds_, works_ = claimed.setdefault((node, u.id), (u.share, [], []))
+                helds_.append(held)
+                works_.extend(worked)
+            else:
+                continue
+            share -= u.share
+        allocated += share * (held[1] - held[0])
+        working += share * sum(stop - start for start, stop in worked)
+    for size, helds_, works_ in claimed.values():
+        allocated += size * _union_length(helds_)
+        working += size * _union_length(works_)
+    for helds, works in shared.values():
+        allocated += _shared_gpu_seconds(helds)
+        working += _shared_gpu_seconds(works)
+    return PodGpuSeconds(allocated, working)
+
+
+def metering_adds_up(sim: Simulation, waited_gpu_s: float | None = None) -> None:
     """The meter's readings keep working <= allocated <= provisioned GPUs; at the end its cost equals each
     launched node's price over its lifetime, and its provisioned GPU-hours each node's GPUs over its
-    lifetime (a pool's node by its template, from its launch; another by its devices)."""
+    lifetime (a pool's node by its template, from its launch; another by its devices); its working
+    GPU-hours equal the pods' GPU-equivalents over the intervals they worked, and its allocated GPU-hours
+    those over the intervals they were bound plus ``waited_gpu_s``, what pods held while a scheduler kept
+    them waiting at Permit before binding them (None: not known, the allocated GPU-hours not compared)."""
     meter = sim.meter
     for reading in meter.readings:
         working, allocated, provisioned = (
@@ -376,24 +562,169 @@ def metering_adds_up(sim: Simulation) -> None:
             end,
             f"metered {metered / 3600:.6f} but the nodes' GPUs over their lifetimes make {gpu_s / 3600:.6f}",
         )
+    pods = pod_gpu_seconds(sim)
+    _adds_up("working", totals.gpu_seconds["working"], pods.working, end)
+    if waited_gpu_s is not None:
+        _adds_up("allocated", totals.gpu_seconds["allocated"], pods.allocated + waited_gpu_s, end)
+
+
+def _adds_up(figure: str, metered: float, pods: float, end: float) -> None:
+    if not _close(metered, pods):
+        raise InvariantViolation(
+            "metering-adds-up",
+            f"the run's {figure} GPU-hours",
+            end,
+            f"metered {metered / 3600:.6f} but the pods' GPUs over their {figure} intervals make "
+            f"{pods / 3600:.6f}",
+        )
+
+
+class WatchedLog(list[tuple[float, str]]):
+    """A pod's log (``PodRecord.log``) that notes the pod in ``changed`` whenever an entry is added: every
+    change of a pod's state goes through its log, so the checks after an event look only at the pods
+    whose log moved."""
+
+    __slots__ = ("changed", "key")
+
+    def __init__(self, entries: Iterable[tuple[float, str]], key: str, changed: set[str]):
+        super().__init__(entries)
+        self.key, self.changed = key, changed
+
+    def append(self, entry: tuple[float, str], /) -> None:
+        super().append(entry)
+        self.changed.add(self.key)
+
+
+@dataclass
+class Touched:
+    """What the events since the last look touched: pods by key, nodes by index (None: every node),
+    and whether a node's devices were described anew."""
+
+    pods: set[str]
+    nodes: set[int] | None
+    devices: bool
+    replaced_from: int  # the first of ``PodLifecycle.replaced`` not looked at before
+
+
+@dataclass
+class EventWatch:
+    """Follows what each event touches without changing the run: the pods whose log moved (their logs
+    watched from their creation), the nodes in the cluster's change log (``ClusterState.changes``,
+    read, never trimmed) and the pods on them, and the device ledger's version."""
+
+    changed: set[str] = field(default_factory=set)
+    records_seen: int = 0
+    replaced_seen: int = 0
+    change_pos: int = 0
+    ledger_version: int = -1
+
+    def touched(self, sim: Simulation) -> Touched:
+        records, replaced = sim.records, sim.lifecycle.replaced
+        fresh = [k for k, _ in zip(reversed(records), range(len(records) - self.records_seen), strict=False)]
+        fresh += [rec.pod.key for rec in replaced[self.replaced_seen :]]
+        for key in fresh:
+            rec = records[key]
+            if not isinstance(rec.log, WatchedLog):
+                rec.log = WatchedLog(rec.log, key, self.changed)
+        replaced_from = self.replaced_seen
+        self.records_seen, self.replaced_seen = len(records), len(replaced)
+        state = sim.state
+        nodes: set[int] | None = None
+        if self.change_pos >= state.change_base:
+            nodes = set(state.changes[self.change_pos - state.change_base :])
+        self.change_pos = state.change_pos
+        pods = self.changed | set(fresh)
+        for i in range(state.size) if nodes is None else nodes:
+            pods.update(state.pods_on[i])
+        self.changed.clear()
+        devices = sim.ledger.version != self.ledger_version
+        self.ledger_version = sim.ledger.version
+        return Touched(pods, nodes, devices, replaced_from)
+
+
+@dataclass
+class PermitWaits:
+    """GPU-equivalents held by pods a scheduler assumed but keeps waiting at Permit (a gang gathering),
+    which the meter counts as allocated before the pods are bound: ``gpu_s`` so far, ``open`` the pods
+    waiting now (since, GPU-equivalents); ``exact``: False once a waiting pod held what the pods cannot
+    tell (a fractional share, a ResourceClaim)."""
+
+    gpu_s: float = 0.0
+    open: dict[str, tuple[float, float]] = field(default_factory=dict)
+    exact: bool = True
+
+    def follow(self, sim: Simulation, pods: Iterable[str]) -> None:
+        state, now = sim.state, sim.loop.now
+        for key in sorted(set(pods) | self.open.keys()):
+            a, rec = state.assignments.get(key), sim.records.get(key)
+            waiting = a is not None and rec is not None and rec.bound_s is None
+            since = self.open.get(key)
+            if since is not None and (not waiting or a is None or a.start_s != since[0]):
+                stop = rec.bound_s if rec is not None and rec.bound_s is not None else now
+                self.gpu_s += since[1] * max(stop - since[0], 0.0)
+                del self.open[key]
+            if waiting and a is not None and key not in self.open:
+                self.open[key] = (a.start_s, self._held(sim, a.pod, a.node))
+
+    def _held(self, sim: Simulation, pod: Pod, node: int) -> float:
+        if pod.gpu_share is not None or pod.resource_claims:
+            self.exact = False
+        units = sim.cluster.devices_of(sim.state.nodes[node].name).units
+        return sum(n * units[r][0].share for r, n in pod.requests.items() if units.get(r))
+
+    def total(self, end: float) -> float | None:
+        """The GPU-seconds held waiting up to ``end`` (None: not exact)."""
+        still = sum(held * max(end - since, 0.0) for since, held in self.open.values())
+        return self.gpu_s + still if self.exact else None
 
 
 @dataclass
 class InvariantChecks:
-    """The invariants checked after every event, and at the end of the run."""
+    """The invariants checked after every event, and at the end of the run. After the first event each
+    check looks only at what the event touched (``EventWatch``): the nodes whose allocation changed and
+    their devices, the pods whose log moved or that sit on those nodes, their gangs, work items and
+    controllers; the end of the run checks everything."""
 
     events: int = 0
     progress: dict[str, Progress] = field(default_factory=dict)
     items: dict[tuple[str, int], float] = field(default_factory=dict)
     replicas: dict[str, int] = field(default_factory=dict)
+    watch: EventWatch = field(default_factory=EventWatch)
+    waits: PermitWaits = field(default_factory=PermitWaits)
+    #: the pods counted in each phase (``counted_phase``), by pod and in all
+    phases: dict[str, str] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+    requeued: dict[str, int] = field(default_factory=dict)  # each work list's requeued items, last looked at
+    scaled_jobs: int = -1  # Jobs the ScaledJobs made, last looked at
 
     def after_event(self, sim: Simulation) -> None:
         self.events += 1
-        self._check(sim)
+        touched = self.watch.touched(sim)
+        self.waits.follow(sim, touched.pods)
+        if self.events == 1 or touched.nodes is None:
+            self._check(sim)
+            self._recount(sim, sim.records)
+            return
+        for key in touched.pods:
+            self._recount(sim, (key,))
+        nodes = touched.nodes
+        resources_within_allocatable(sim, nodes)
+        devices_held_once(sim, None if touched.devices else nodes)
+        one_state_per_pod(sim, touched.pods, self.counts, touched.replaced_from)
+        groups = {k for key in touched.pods if (k := group_key(sim.records[key].pod)) is not None}
+        gangs_whole(sim, groups)
+        checkpoints_kept(sim, self.progress, touched.pods)
+        items_keep_progress(sim, self.items, self._items(sim, touched.pods))
+        controllers = {
+            controller_key(c) for key in touched.pods if (c := sim.created_by.get(key)) is not None
+        }
+        made = sum(len(jobs) for jobs in sim.workload_autoscalers.jobs_of.values())
+        replicas_within_bounds(sim, self.replicas, controllers, made != self.scaled_jobs)
+        self.scaled_jobs = made
 
     def at_end(self, sim: Simulation) -> None:
         self._check(sim)
-        metering_adds_up(sim)
+        metering_adds_up(sim, self.waits.total(sim.meter.until_s))
 
     def _check(self, sim: Simulation) -> None:
         resources_within_allocatable(sim)
@@ -403,3 +734,29 @@ class InvariantChecks:
         checkpoints_kept(sim, self.progress)
         items_keep_progress(sim, self.items)
         replicas_within_bounds(sim, self.replicas)
+        for name, work in sim.lifecycle.work_lists.items():
+            self.requeued[name] = work.requeued
+
+    def _recount(self, sim: Simulation, keys: Iterable[str]) -> None:
+        for key in keys:
+            before = self.phases.pop(key, None)
+            if before is not None:
+                self.counts[before] -= 1
+            phase = counted_phase(sim.records[key])
+            if phase is not None:
+                self.phases[key] = phase
+                self.counts[phase] += 1
+
+    def _items(self, sim: Simulation, pods: set[str]) -> list[ItemProgress]:
+        """The work items an event may have moved: those its pods work on, and those pushed back."""
+        out: list[ItemProgress] = []
+        for name, work in sorted(sim.lifecycle.work_lists.items()):
+            back = work.requeued - self.requeued.get(name, 0)
+            self.requeued[name] = work.requeued
+            out += [(name, item.id, item.done_s) for item in itertools.islice(work.queued, max(back, 0))]
+            out += [
+                (name, item.id, sim.records[pod].done_s)
+                for pod, item in work.in_progress.items()
+                if pod in pods
+            ]
+        return out

@@ -9,7 +9,9 @@ of these figures (or the GPUs working) changed: a step function over the run. ``
 the run goes.
 
 GPUs working are kept per device: a device of a ResourceClaim shared by several working pods
-counts once (DESIGN, DRA).
+counts once (DESIGN, DRA), and a GPU shared by fractional requests counts the larger of its working
+shares' summed compute and summed memory, as its allocation does (``cluster.shares.unused_per_node``):
+two working shares of 60 % compute and 20 % memory, and 20 % and 60 %, work 0.8 of the GPU, not 1.2.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpufleet.model.gpu_share import MILLI
 from gpufleet.sim.records import PodRecord
 
 
@@ -50,6 +53,9 @@ class Meter:
         self.provisioned_gpus = 0.0
         self.working_gpus = 0.0
         self._working_units: Counter[tuple[str, str, str]] = Counter()  # device -> pods working on it
+        self._working_shares: dict[
+            tuple[str, int], tuple[int, int]
+        ] = {}  # shared GPU -> working (compute, memory)
 
     def advance(self, t: float, allocated: Callable[[], float]) -> None:
         """The clock moves on to ``t``: record what was in force since the last time."""
@@ -86,6 +92,9 @@ class Meter:
             return
         change = 0.0
         for unit in rec.devices:
+            if unit.milli is not None:
+                change += self._share_working(rec.node or "", unit.gpu, unit.milli, sign)
+                continue
             key = (rec.node or "", unit.id, "" if rec.pod.resource_claims else rec.pod.key)
             before = self._working_units[key]
             self._working_units[key] = before + sign
@@ -94,3 +103,15 @@ class Meter:
             if (before == 0) != (before + sign == 0):
                 change += unit.share
         self.working_gpus += sign * change
+
+    def _share_working(self, node: str, gpu: int, milli: tuple[int, int], sign: int) -> float:
+        """A fractional share on ``gpu`` starts (``sign`` +1) or stops (-1) working: the change of its GPU's
+        working part, times ``sign`` (as ``working`` adds it)."""
+        compute, memory = self._working_shares.get((node, gpu), (0, 0))
+        before = max(compute, memory)
+        compute, memory = compute + sign * milli[0], memory + sign * milli[1]
+        if compute or memory:
+            self._working_shares[node, gpu] = (compute, memory)
+        else:
+            self._working_shares.pop((node, gpu), None)
+        return sign * (max(compute, memory) - before) / MILLI

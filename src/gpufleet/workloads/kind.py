@@ -23,6 +23,7 @@ status 2; unmodelled fields are warnings).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from gpufleet.model.node import Node
@@ -178,6 +179,30 @@ class DeletesPods(Protocol):
 
     def doomed(self) -> list[tuple[str, str]]:
         """``(pod key, reason)`` of the pods to delete now."""
+        ...
+
+
+@dataclass(frozen=True)
+class ReplicaBound:
+    """A count a controller keeps within bounds: what it counts (``"active pods"``, ``"groups"``, ``"worker
+    group gpu replicas"``), how many there are now, and the least and most there may be."""
+
+    what: str
+    count: int
+    low: int
+    high: int
+
+
+@runtime_checkable
+class BoundsReplicas(Protocol):
+    """A controller (or autoscaler) whose counts stay within bounds its upstream keeps: a ReplicaSet's
+    pods within ``replicas``, a LeaderWorkerSet's groups within ``replicas``, a RayCluster worker group's
+    workers within its ``replicas`` clamped to ``minReplicas``/``maxReplicas``, a ScaledJob's Jobs within
+    ``maxReplicaCount``. ``gpufleet simulate --check-invariants`` asks it after every event that touched its
+    pods."""
+
+    def replica_bounds(self) -> list[ReplicaBound]:
+        """Each count it keeps, with its bounds now."""
         ...
 
 

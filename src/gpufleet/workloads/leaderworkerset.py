@@ -77,7 +77,7 @@ from gpufleet.model.pod import OwnerRef, Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
 from gpufleet.model.workloads import Created, PodGroup, PodSet
 from gpufleet.workloads import register_kind
-from gpufleet.workloads.kind import CONTROLLER_RESTART_POLICIES, ManifestReader
+from gpufleet.workloads.kind import CONTROLLER_RESTART_POLICIES, ManifestReader, ReplicaBound
 from gpufleet.workloads.pytorchjob import invalid, unsupported
 
 API = ("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet")
@@ -558,6 +558,17 @@ class LeaderWorkerSetController:
         self._replicas = replicas
         for group in sorted((g for g in self.groups if g >= replicas), reverse=True):
             self._delete_group(group, "ScaledDown")
+
+    def replica_bounds(self) -> list[ReplicaBound]:
+        """``kind.BoundsReplicas``: groups only of an index below ``replicas`` (the leader StatefulSet's
+        ordinals), each of at most ``size`` pods."""
+        top = max(self.groups, default=-1) + 1
+        out = [ReplicaBound("groups", len(self.groups), 0, self._replicas)]
+        out.append(ReplicaBound("groups up to the highest index", top, 0, self._replicas))
+        size = self.lws.size
+        return out + [
+            ReplicaBound(f"pods of group {g}", len(s.pods()), 0, size) for g, s in sorted(self.groups.items())
+        ]
 
     def serving(self, working: Callable[[str], bool]) -> int:
         """Groups whose every pod exists and works."""

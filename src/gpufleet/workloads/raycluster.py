@@ -64,7 +64,7 @@ from gpufleet.model.quantity import parse_quantity
 from gpufleet.model.ray import RAY_DEMAND, RayDemand
 from gpufleet.model.workloads import Created, PodGroup, PodSet
 from gpufleet.workloads import register_kind
-from gpufleet.workloads.kind import ManifestReader, work_queue_delay_s
+from gpufleet.workloads.kind import ManifestReader, ReplicaBound, work_queue_delay_s
 from gpufleet.workloads.pytorchjob import invalid, unsupported
 
 API = ("ray.io", "v1", "RayCluster")
@@ -415,6 +415,21 @@ class ClusterPods:
         for key in remove:
             self.forget(key)
 
+    def replica_bounds(self) -> list[ReplicaBound]:
+        """``kind.BoundsReplicas``: each worker group's workers at most what KubeRay wants of it
+        (``desired``: ``replicas`` clamped to ``minReplicas``/``maxReplicas``, times ``numOfHosts``). The
+        ``replicas`` field itself may pass ``maxReplicas`` (the Ray autoscaler launches for a worker that
+        died before KubeRay made it again); the clamp keeps the pods within it."""
+        return [
+            ReplicaBound(
+                f"worker group {g.name} pods",
+                sum(1 for k in self.active.values() if k == g.name),
+                0,
+                self.desired(g),
+            )
+            for g in self.spec.groups
+        ]
+
     def delete(self) -> list[str]:
         """The RayCluster is deleted: its pods go (SIGTERM), nothing is created again."""
         self.deleted = True
@@ -460,6 +475,9 @@ class RayClusterController:
 
     def suspended(self, pod: Pod) -> None:
         self.pods.forget(pod.key)
+
+    def replica_bounds(self) -> list[ReplicaBound]:
+        return self.pods.replica_bounds()
 
     # Kueue's RayCluster integration
     @property

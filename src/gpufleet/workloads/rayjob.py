@@ -57,7 +57,7 @@ from gpufleet.model.resources import CPU, MEMORY
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
-from gpufleet.workloads.kind import ManifestReader
+from gpufleet.workloads.kind import ManifestReader, ReplicaBound
 from gpufleet.workloads.pytorchjob import invalid, required, unsupported
 from gpufleet.workloads.raycluster import (
     CLUSTER_LABEL,
@@ -292,6 +292,10 @@ class RayJobController:
             self.cluster.forget(pod.key)
         if self.submitter is not None:
             self.submitter.suspended(pod)
+
+    def replica_bounds(self) -> list[ReplicaBound]:
+        """The bounds of the cluster it created (``kind.BoundsReplicas``)."""
+        return self.cluster.replica_bounds() if self.cluster is not None else []
 
     # -- the operator's requeue -------------------------------------------------------------
     def sync(self, now: float, pods: Mapping[str, PodView], selected: ClusterPods | None = None) -> list[str]:

@@ -16,6 +16,7 @@ from gpufleet.model.node import Node
 from gpufleet.model.owned import Owned
 from gpufleet.model.pod import Pod
 from gpufleet.model.workloads import PodGroup
+from gpufleet.workloads.kind import ReplicaBound
 
 
 class KeepsReplicas:
@@ -53,6 +54,10 @@ class KeepsReplicas:
 
     def pod_groups(self) -> list[PodGroup]:
         return []
+
+    def replica_bounds(self) -> list[ReplicaBound]:
+        """``manageReplicas`` never keeps more pods than ``replicas`` (``kind.BoundsReplicas``)."""
+        return [ReplicaBound("active pods", len(self.active), 0, max(self.replicas, 0))]
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         self.active.discard(pod.key)
