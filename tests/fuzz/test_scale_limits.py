@@ -15,7 +15,14 @@ from gpufleet.experiments.commands import load_any_grid
 from gpufleet.experiments.grid import GridError
 from gpufleet.experiments.whatif import load_sides
 from gpufleet.kube import ScenarioError, load_scenario
-from gpufleet.kube.scale_budget import MAX_NODES, MAX_PODS, MAX_SAMPLES, MAX_WORKLOAD_PODS, MAX_WORKLOAD_RUNS
+from gpufleet.kube.scale_budget import (
+    MAX_NODES,
+    MAX_PODS,
+    MAX_SAMPLES,
+    MAX_WORK_ITEMS,
+    MAX_WORKLOAD_PODS,
+    MAX_WORKLOAD_RUNS,
+)
 from gpufleet.model.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +95,14 @@ spec:
   - type: Resource
     resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 50}}}}
 """
+FEED = """apiVersion: gpufleet.io/v1alpha1
+kind: QueueFeed
+metadata: {{name: jobs}}
+spec:
+  list: train:jobs
+  items: [{{at: 0s, count: {count}, work: 1m}}]
+  rate: {{perHour: {per_hour}, work: 1m}}
+"""
 SIMULATION = """apiVersion: gpufleet.io/v1alpha1
 kind: Simulation
 metadata: {{name: s}}
@@ -138,9 +153,26 @@ def test_a_node_pool_of_a_billion_nodes_is_refused_without_listing_them(tmp_path
         (fill(JOBSET, replicas=1001, parallelism=100), "spec.replicatedJobs"),
         (fill(DEPLOYMENT, n=1) + "---\n" + fill(HPA, n=MAX_WORKLOAD_PODS + 1), "spec.maxReplicas"),
         (fill(SIMULATION, spec="{duration: 2562047h}"), "spec.duration"),
+        (fill(FEED, count=MAX_WORK_ITEMS + 1, per_hour=1), "spec"),
+        (
+            fill(FEED, count=0, per_hour=MAX_WORK_ITEMS) + "---\n" + fill(SIMULATION, spec="{duration: 2h}"),
+            "spec",
+        ),
         (fill(SIMULATION, spec="{sampleInterval: 1ms}"), "spec.sampleInterval"),
     ],
-    ids=["replicas", "parallelism", "completions", "pool", "lws", "jobset", "hpa", "duration", "samples"],
+    ids=[
+        "replicas",
+        "parallelism",
+        "completions",
+        "pool",
+        "lws",
+        "jobset",
+        "hpa",
+        "duration",
+        "feed-items",
+        "feed-rate",
+        "samples",
+    ],
 )
 def test_one_past_a_limit_is_refused_at_its_field(tmp_path: Path, text: str, field: str) -> None:
     (line,) = _refusal(tmp_path, text)
@@ -155,8 +187,11 @@ def test_one_past_a_limit_is_refused_at_its_field(tmp_path: Path, text: str, fie
         fill(POOL, replicas=MAX_NODES - 10, warm=10),
         fill(LWS, replicas=1000, size=100),
         fill(SIMULATION, spec=f"{{duration: {MAX_SAMPLES}s, sampleInterval: 1s}}"),
+        fill(FEED, count=MAX_WORK_ITEMS // 2, per_hour=MAX_WORK_ITEMS // 2)
+        + "---\n"
+        + fill(SIMULATION, spec="{duration: 1h}"),
     ],
-    ids=["replicas", "job", "pool", "lws", "samples"],
+    ids=["replicas", "job", "pool", "lws", "samples", "feed"],
 )
 def test_at_a_limit_the_scenario_loads(tmp_path: Path, text: str) -> None:
     _load(tmp_path, text)
@@ -175,7 +210,9 @@ def test_the_pods_of_every_workload_together_are_bounded(tmp_path: Path) -> None
 
 @FAST
 @given(
-    st.sampled_from(["deployment", "parallelism", "completions", "pool", "warm", "lws", "jobset", "hpa"]),
+    st.sampled_from(
+        ["deployment", "parallelism", "completions", "pool", "warm", "lws", "jobset", "hpa", "feed"]
+    ),
     st.one_of(st.integers(MAX_WORKLOAD_RUNS + 1, 2**31 - 1), st.integers(2**31, 2**64)),
 )
 def test_every_count_field_of_a_huge_value_is_refused(tmp_path: Path, field: str, n: int) -> None:
@@ -189,6 +226,7 @@ def test_every_count_field_of_a_huge_value_is_refused(tmp_path: Path, field: str
         "lws": fill(LWS, replicas=2, size=n),
         "jobset": fill(JOBSET, replicas=n, parallelism=1),
         "hpa": fill(DEPLOYMENT, n=1) + "---\n" + fill(HPA, n=n),
+        "feed": fill(FEED, count=n, per_hour=1),
     }[field]
     if field == "parallelism":  # a Job's pods at once are its parallelism up to its completions
         text = fill(JOB, parallelism=n, completions=n)
