@@ -135,3 +135,133 @@ def test_hostile_annotations_and_quantities_parse_or_are_refused(
     data = bytes([which]) + text.encode()
     check_bytes(SURFACES["annotation"], data, tmp_path)
     check_bytes(SURFACES["quantity"], data, tmp_path)
+
+
+#: The series ``gpufleet history`` reads (``live.history_read``), as the fuzzed Prometheus files them.
+SERIES = [
+    "seen:kube_pod_created",
+    "kube_pod_created",
+    "kube_pod_start_time",
+    "kube_pod_completion_time",
+    "kube_pod_status_phase",
+    "kube_pod_info",
+    "kube_pod_labels",
+    "kube_pod_tolerations",
+    "kube_pod_container_resource_requests",
+    "seen:kube_node_created",
+    "kube_node_created",
+    "kube_node_labels",
+    "kube_node_status_capacity",
+]
+LABELS = st.dictionaries(
+    st.sampled_from(
+        ["uid", "namespace", "pod", "node", "phase", "resource", "container", "label_app", "key"]
+    ),
+    st.one_of(st.sampled_from(["u0", "ml", "gpu-0", "Running", "nvidia_com_gpu", "cpu"]), HOSTILE),
+    max_size=5,
+)
+
+
+@st.composite
+def prometheus_answers(draw: st.DrawFn) -> dict[str, object]:
+    """An answer per series: well formed around hostile values, or hostile in its shape."""
+    sample = st.fixed_dictionaries(
+        {
+            "metric": st.one_of(LABELS.map(lambda d: {"uid": "u0", "node": "gpu-0", **d}), VALUES),
+            "value": st.lists(HOSTILE, max_size=3),
+            "values": st.lists(st.lists(HOSTILE, max_size=3), max_size=2),
+        }
+    )
+    answers = {}
+    for series in draw(st.lists(st.sampled_from(SERIES), max_size=6, unique=True)):
+        kind = "matrix" if series.startswith("seen:") else draw(st.sampled_from(["vector", "matrix", "x"]))
+        answer = {
+            "status": "success",
+            "data": {"resultType": kind, "result": draw(st.lists(sample, max_size=3))},
+        }
+        answers[series] = draw(st.one_of(st.just(answer), VALUES))
+    return answers
+
+
+@FAST
+@given(st.one_of(prometheus_answers(), VALUES))
+def test_hostile_prometheus_answers_are_read_or_refused(tmp_path: Path, answers: object) -> None:
+    check_bytes(SURFACES["history"], json.dumps(answers).encode(), tmp_path)
+
+
+OBJECT_FIELDS = [
+    "metadata",
+    "spec",
+    "status",
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "conditions",
+    "containerStatuses",
+    "nodeName",
+    "involvedObject",
+    "regarding",
+    "reason",
+    "message",
+    "lastTimestamp",
+    "eventTime",
+    "firstTimestamp",
+    "capacity",
+    "allocatable",
+    "labels",
+]
+
+
+@st.composite
+def dumps(draw: st.DrawFn) -> bytes:
+    """A ``kubectl get pods,nodes,events -o json`` list of objects with hostile fields."""
+    kinds = st.sampled_from([("v1", "Pod"), ("v1", "Node"), ("v1", "Event"), ("events.k8s.io/v1", "Event")])
+    items = []
+    for api_version, kind in draw(st.lists(kinds, min_size=1, max_size=4)):
+        body = draw(st.dictionaries(st.sampled_from(OBJECT_FIELDS), VALUES, max_size=4))
+        items.append({"apiVersion": api_version, "kind": kind, "metadata": {"name": "p"}, **body})
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items}).encode()
+
+
+@FAST
+@given(st.one_of(dumps(), st.binary(max_size=200)))
+def test_hostile_startup_dumps_are_measured_or_refused(tmp_path: Path, data: bytes) -> None:
+    check_bytes(SURFACES["startup"], data, tmp_path)
+
+
+CHANGE_FIELDS = ["delete", "addNodes", "pods", "gangs", "set", "like", "count", "selector", "names"]
+
+
+@FAST
+@given(
+    st.dictionaries(st.sampled_from(CHANGE_FIELDS), VALUES, max_size=3),
+    st.sampled_from(
+        [("gpufleet.io/v1alpha1", "Change"), ("v1", "Pod"), ("gpufleet.io/v1alpha1", "Simulation")]
+    ),
+)
+def test_hostile_whatif_changes_apply_or_are_refused(
+    tmp_path: Path, spec: dict[str, object], kind: tuple[str, str]
+) -> None:
+    change = {
+        "apiVersion": kind[0],
+        "kind": kind[1],
+        "metadata": {"name": "c", "namespace": "ml"},
+        "spec": spec,
+    }
+    check_bytes(SURFACES["whatif"], json.dumps(change).encode(), tmp_path)
+
+
+PRIORITY_CLASSES = st.lists(
+    st.dictionaries(st.sampled_from(["metadata", "value", "globalDefault", "preemptionPolicy"]), VALUES)
+).map(
+    lambda items: {
+        "kind": "List",
+        "items": [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", **i} for i in items],
+    }
+)
+
+
+@FAST
+@given(st.one_of(VALUES, PRIORITY_CLASSES))
+def test_hostile_priority_class_files_are_read_or_refused(tmp_path: Path, document: object) -> None:
+    check_bytes(SURFACES["priority-classes"], json.dumps(document).encode(), tmp_path)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pytest
+from fuzz_surfaces import HISTORY_WINDOW, SURFACES, Refused, _Answers
 
 from gpufleet.experiments.commands import load_any_grid
 from gpufleet.experiments.grid import GridError, read_grid
+from gpufleet.experiments.history_command import gang_stretch, read_priority_classes
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.documents import YamlValueError, yaml_value
+from gpufleet.live.history import build_scenario
+from gpufleet.live.history_read import Container, History, PodRecord, read_history
+from gpufleet.live.prometheus_api import PrometheusError
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.model.quantity import QuantityError, parse_duration, parse_quantity, parse_window
 from gpufleet.traces.base import TraceError
@@ -125,3 +131,87 @@ def test_a_seed_range_of_quadrillions_is_refused_before_it_is_expanded(tmp_path:
     with pytest.raises(GridError) as caught:
         load_any_grid(path)
     assert f"{path}: seeds: '1-3333333333333333': at most 10,000 seeds" in caught.value.problems
+
+
+def _prometheus(answer: object) -> PrometheusError:
+    with pytest.raises(PrometheusError) as caught:
+        read_history(_Answers.of(json.dumps(answer).encode()), *HISTORY_WINDOW)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("a\nb", "not a Prometheus HTTP API answer: a\\nb"),
+        ({"status": "success", "data": {"resultType": "matrix", "result": [{"metric": 1}]}}, "not a series"),
+        (
+            {
+                "status": "success",
+                "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1]]}]},
+            },
+            'not a [time, "value"] point',
+        ),
+        (
+            {
+                "status": "success",
+                "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1, "NaN"]]}]},
+            },
+            "a point that is not finite",
+        ),
+    ],
+    ids=["line-break", "metric", "point", "nan"],
+)
+def test_a_prometheus_answer_not_in_the_api_format_is_one_line_naming_the_url(
+    answer: object, reason: str
+) -> None:
+    message = str(_prometheus({"seen:kube_pod_created": answer}))
+    assert len(message.splitlines()) == 1
+    assert message.startswith(("http://prometheus.fuzz: ", "/api/v1/query_range: "))
+    assert reason in message
+
+
+def test_history_writes_a_gpu_limit_equal_to_the_request_the_series_give(tmp_path: Path) -> None:
+    """kube-state-metrics without the limit series: the API server holds GPU limits equal to requests."""
+    container = Container("main", "img", requests={"nvidia.com/gpu": 4.0, "cpu": 1.0})
+    pod = PodRecord(
+        "ml", "p", "u", created=1_000_100.0, last_seen=1_003_600.0, containers={(False, "main"): container}
+    )
+    history = History(*HISTORY_WINDOW, pods={"u": pod})
+    (manifest,) = build_scenario(history, gang_stretch).files["pods.yaml"]
+    assert manifest["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+
+
+def test_a_startup_dump_with_a_field_of_the_wrong_type_is_refused_at_the_field(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.json"
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": "a\nb",  # quoted in the problem: its line break escaped
+    }
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod]}))
+    with pytest.raises(Refused) as caught:
+        SURFACES["startup"].read(dump)
+    assert caught.value.problems == [
+        f'{dump}: document 1 (Pod/default/p): spec: Invalid value: "a\\nb": must be an object'
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (
+            "kind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nmetadata: high\nvalue: 1\n",
+            "must be an object",
+        ),
+        ("a: &a [[], [], []]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b]\n", "aliases expand"),
+        ("kind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nmetadata: {name: x}\nvalue: a\n", "integer"),
+    ],
+    ids=["metadata", "alias-bomb", "value"],
+)
+def test_a_priority_class_file_is_read_as_manifests_are(tmp_path: Path, text: str, reason: str) -> None:
+    path = tmp_path / "classes.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"^--priority-classes {path}: document 1.*{reason}") as caught:
+        read_priority_classes(path)
+    assert len(str(caught.value).splitlines()) == 1

@@ -8,18 +8,20 @@ seeds: 42-51                                # or a list: [42, 43]; or "1,5-7"
 format: openb                               # optional (default openb)
 ```
 
-Relative paths are read from the grid file's folder. The runs are every (trace, policy, seed).
+Relative paths are read from the grid file's folder. The runs are every (trace, policy, seed): at most
+``runs.MAX_RUNS``.
 Every problem is one line, ``FILE: field: what is wrong``, raised together as ``GridError``. A grid
 with ``scenario`` (or ``parameters``) is a grid of simulations instead (``scenario_grid``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpufleet.experiments.runs import RunSpec, parse_seeds
+from gpufleet.experiments.runs import MAX_RUNS, RunSpec, parse_seeds
 from gpufleet.kube.documents import YamlValueError, yaml_value
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.replay.fgd_protocol import POLICIES
@@ -61,6 +63,13 @@ class GridChecker:
 
     def problem(self, field: str, message: str) -> None:
         self.problems.append(f"{self.path}: {field}: {message}")
+
+    def runs(self, *counts: int) -> None:
+        """The runs the grid combines (the product of ``counts``): at most ``MAX_RUNS``."""
+        runs = math.prod(counts)
+        if runs > MAX_RUNS:
+            product = " x ".join(f"{count:,}" for count in counts)
+            self.problem("runs", f"{runs:,} runs ({product}) exceed the limit of {MAX_RUNS:,} runs per grid")
 
     def file(self, field: str, value: Any) -> tuple[str, Path] | None:
         if not isinstance(value, str) or not value.strip():
@@ -153,6 +162,7 @@ def trace_grid(path: Path, data: dict[str, Any]) -> Grid:
             check.problem("traces", "a non-empty list of pod list files expected")
     policies = check.names("policies", "policy", data["policies"], POLICIES) if "policies" in data else ()
     seeds = check.seeds(data["seeds"]) if "seeds" in data else ()
+    check.runs(len(traces), len(policies), len(seeds))
     if check.problems or nodes is None:
         raise GridError(check.problems)
     return Grid(str(fmt), nodes[0], nodes[1], tuple(traces), policies, seeds)

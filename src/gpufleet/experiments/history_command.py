@@ -19,11 +19,15 @@ from typing import Any, TextIO
 
 import yaml
 
+from gpufleet.kube import schema_check
+from gpufleet.kube.documents import read_documents
+from gpufleet.kube.objects import label, mapping
+from gpufleet.kube.problems import Problems, Reporter
 from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import read_history
 from gpufleet.live.prometheus_api import PrometheusAPI, PrometheusError
 from gpufleet.model.quantity import QuantityError, parse_window
-from gpufleet.model.standard_input import display_name, is_stdin, read_stdin
+from gpufleet.model.standard_input import display_name
 from gpufleet.sim.placement_quality import ring_placement
 
 
@@ -51,25 +55,39 @@ def _iso(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: the fields of a PriorityClass that matter to scheduling
+_PRIORITY_CLASS_FIELDS = ("value", "globalDefault", "preemptionPolicy", "description")
+
+
 def read_priority_classes(path: Path) -> dict[str, dict[str, Any]]:
     """The PriorityClasses of a file (``kubectl get priorityclasses -o yaml``: a ``List``, or
-    documents; ``-``: standard input), by name, with the fields that matter to scheduling."""
-    try:
-        text = read_stdin().decode() if is_stdin(path) else path.read_text()
-        documents = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ValueError(f"--priority-classes {display_name(path)}: {str(exc).splitlines()[0]}") from None
-    items = [i for d in documents for i in (d.get("items") or [] if d.get("kind") == "List" else [d])]
-    classes = {
-        str(i["metadata"]["name"]): {
+    documents; ``-``: standard input), by name, with the fields that matter to scheduling. The file is
+    read as manifests are (``kube.documents``) and each PriorityClass checked against its Kubernetes
+    schema; ``ValueError`` names the first problem (``--priority-classes FILE: document N ...``)."""
+    problems = Problems()
+    documents, _ = read_documents([path], problems)
+    definition = schema_check.standard_kinds()["scheduling.k8s.io", "v1", "PriorityClass"]
+    classes = {}
+    for document in documents:
+        body = document.body
+        if body.get("kind") != "PriorityClass":
+            continue
+        report = Reporter(problems, document.location)
+        report.label = label("PriorityClass", body, False)
+        schema_check.check(body, definition, report)
+        name = mapping(body.get("metadata")).get("name")
+        if report.error_count or not isinstance(name, str) or not name:
+            continue
+        classes[name] = {
             "apiVersion": "scheduling.k8s.io/v1",
             "kind": "PriorityClass",
-            "metadata": {"name": i["metadata"]["name"]},
-            **{k: i[k] for k in ("value", "globalDefault", "preemptionPolicy", "description") if k in i},
+            "metadata": {"name": name},
+            **{k: body[k] for k in _PRIORITY_CLASS_FIELDS if k in body},
         }
-        for i in items
-        if isinstance(i, dict) and i.get("kind") == "PriorityClass" and (i.get("metadata") or {}).get("name")
-    }
+    if problems.errors:
+        lines = Problems.lines(problems.errors)
+        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+        raise ValueError(f"--priority-classes {lines[0]}{more}")
     if not classes:
         raise ValueError(f"--priority-classes {display_name(path)}: no PriorityClass in it")
     return classes

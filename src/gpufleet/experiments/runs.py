@@ -133,6 +133,9 @@ class RunSpec:
 
 #: Seeds one comparison or sweep takes: each is a run, and a range is expanded before anything runs.
 MAX_SEEDS = 10_000
+#: Runs one grid may make (traces x policies x seeds, or the parameters' values x seeds): each is
+#: listed before anything runs.
+MAX_RUNS = 100_000
 
 
 def parse_seeds(text: str) -> list[int]:

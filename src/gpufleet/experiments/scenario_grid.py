@@ -10,9 +10,9 @@ seeds: [1, 2, 3]                                # or a range like 1-5
 
 Parameters use ``overrides``' syntax (``KIND[/NAME].field.path``). Relative paths are read from the
 grid file's folder. The runs are every combination of the parameters' values (in the file's order,
-the last varying fastest), each with every seed. Every problem is one line, ``FILE: field: what is
-wrong``, raised together as ``GridError``; whether a parameter names a field of the scenario is
-checked when the variants are loaded (``scenario_runs.check_variants``).
+the last varying fastest), each with every seed: at most ``runs.MAX_RUNS``. Every problem is one
+line, ``FILE: field: what is wrong``, raised together as ``GridError``; whether a parameter names a
+field of the scenario is checked when the variants are loaded (``scenario_runs.check_variants``).
 """
 
 from __future__ import annotations
@@ -108,6 +108,7 @@ def scenario_grid(path: Path, data: dict[str, Any]) -> ScenarioGrid:
         else:
             parameters.append((str(parameter), tuple(e for e in encoded if e is not None)))
     seeds = check.seeds(data["seeds"]) if "seeds" in data else ()
+    check.runs(*(len(values) for _, values in parameters), max(1, len(seeds)))
     if check.problems:
         raise GridError(check.problems)
     label = ", ".join(str(p) for p in given) if isinstance(written, list) else str(written)

@@ -3,7 +3,9 @@
 the calibration (``live.startup_calibrate``).
 
 A dump is what ``kubectl get pods,nodes,events -A -o json`` prints (a ``kind: List``), several such
-files, or a ``gpufleet snapshot`` directory; documents of other kinds are left aside. ``--since``
+files, or a ``gpufleet snapshot`` directory; documents of other kinds are left aside, those read have
+their fields' types checked against their Kubernetes schema first (a field missing or unknown is
+no problem: a dump may be trimmed, or from another Kubernetes version). ``--since``
 takes a Go duration (the pods created in that span before the reading) or an RFC 3339 time. Bad
 input is one line per problem (``FILE: document N (Kind/name): field: what is wrong``), exit 2.
 """
@@ -19,10 +21,13 @@ from typing import Any
 
 from rich.console import Console
 
+from gpufleet.kube import schema_check
 from gpufleet.kube.documents import Document, read_documents
-from gpufleet.kube.problems import Problems, unsupported
+from gpufleet.kube.objects import label
+from gpufleet.kube.problems import Problems, Reporter, unsupported
 from gpufleet.live.startup import Observations, StartupInputError, StartupMeasurement, measure, summary
 from gpufleet.live.startup_calibrate import calibration_yaml
+from gpufleet.model.problem_lines import one_line
 from gpufleet.model.quantity import parse_duration, parse_window
 from gpufleet.model.standard_input import display_name
 from gpufleet.report import finished_summary, render_html
@@ -120,9 +125,14 @@ def _read_dumps(paths: Sequence[Path], err: Console) -> _Input | int:
     if problems.errors:
         return _fail(err, Problems.lines(problems.errors))
     read = _Input({"pods": [], "nodes": [], "events": []}, {"pods": [], "nodes": [], "events": []})
+    definitions = schema_check.standard_kinds()
     for document in documents:
         api, kind = str(document.body.get("apiVersion")), str(document.body.get("kind"))
         if (api, kind) in READ:
+            group, _, version = api.rpartition("/")
+            report = Reporter(problems, document.location)
+            report.label = label(kind, document.body, kind != "Node")
+            schema_check.check_types(document.body, definitions[group, version, kind], report)
             read.objects[READ[api, kind]].append(document.body)
             read.documents[READ[api, kind]].append(document)
         elif kind in ("Pod", "Node", "Event"):
@@ -225,6 +235,7 @@ def _write(measurement: StartupMeasurement, options: StartupOptions, out: Consol
 
 
 def _fail(err: Console, lines: Sequence[str]) -> int:
+    """Each problem on one line (a line break it quotes escaped), exit status 2."""
     for line in lines:
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+        err.print(one_line(line), markup=False, highlight=False, soft_wrap=True)
     return 2

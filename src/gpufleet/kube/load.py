@@ -38,6 +38,7 @@ from gpufleet.kube import (
     pod_groups,
     pods,
     priorities,
+    scale_budget,
     scheduler_records,
     schema_check,
     training_runtimes,
@@ -63,6 +64,7 @@ from gpufleet.kube.problems import (
 from gpufleet.kube.scheduler_config import scheduler_config
 from gpufleet.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from gpufleet.model.generated_names import unique_name
+from gpufleet.model.load import QueueFeed
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, Pod
 from gpufleet.model.resources import Resources
 from gpufleet.model.scenario import BarePod, Scenario
@@ -214,6 +216,10 @@ class _Loader:
     _runtimes: dict[str, training_runtimes.TrainingRuntime] = field(default_factory=dict)
     _train_jobs: list[tuple[_Entry, priorities.Priorities]] = field(default_factory=list)
     _volcano_queues: dict[str, Resources | None] = field(default_factory=dict)  # capability by Queue
+    #: what the objects ask for (nodes, pods, samples), within the simulator's limits
+    _scale: scale_budget.ScaleBudget = field(default_factory=scale_budget.ScaleBudget)
+    _workload_reports: dict[tuple[type, str], Reporter] = field(default_factory=dict)
+    _feed_reports: list[tuple[Reporter, QueueFeed]] = field(default_factory=list)
 
     def load(self, documents: list[Document]) -> None:
         entries = [entry for entry in map(self._prepare, documents) if entry is not None]
@@ -261,6 +267,12 @@ class _Loader:
             if convert is not None:
                 self._convert(entry, convert)
         self._resolve_train_jobs()
+        for workload in self.scenario.workloads():  # charged once complete (a TrainJob: its runtime's)
+            report = self._workload_reports.get((type(workload), workload.key))
+            if report is not None:
+                self._scale.workload(report, workload)
+        for report, feed in self._feed_reports:  # over the run's length, known once the Simulation is read
+            self._scale.feed(report, feed, self.scenario.simulation)
         if not self.problems.errors:  # controllers adopt their pods of a snapshot
             adopting = [e for e in entries if e.kind.gvk in _ADOPTION]
             refs = [(e.kind.kind, e.meta.namespace, e.meta.name) for e in adopting]
@@ -431,6 +443,7 @@ class _Loader:
         self.scenario.pods.append(
             BarePod(pod, created, bound_node=pod.node_name, phase=phase, uid=uid, scheduled=scheduled)
         )
+        self._scale.pod(entry.report)
 
     def _event(self, entry: _Entry) -> None:
         event = scheduler_records.pod_event(entry.meta, entry.body, entry.report, entry.document.order)
@@ -449,6 +462,7 @@ class _Loader:
             self._pods.append((entry.report, "spec.template", workload.template))
             _warn_if_endless(entry, [("spec.template", workload.template)])
         into.append(workload)
+        self._workload_reports[type(workload), workload.key] = entry.report
 
     def _registered_kind(self, entry: _Entry, read: Reader, resolver: priorities.Priorities) -> None:
         workload, templates = workloads.registered_kind(
@@ -467,6 +481,7 @@ class _Loader:
             else:
                 _warn_if_endless(entry, templates, batch=isinstance(workload, BATCH_KINDS))
         self.scenario.other_workloads.append(workload)
+        self._workload_reports[type(workload), workload.key] = entry.report
         if isinstance(workload, TrainJob):  # its JobSet comes from the runtime it names
             self._train_jobs.append((entry, resolver))
         self._queue(entry)
@@ -550,6 +565,7 @@ class _Loader:
         if not entry.malformed:
             self._node_reports[node.name] = entry.report
         self.scenario.nodes.append(node)
+        self._scale.node(entry.report)
 
     def _pod_group(self, entry: _Entry) -> None:
         group = pod_groups.pod_group(entry.meta, entry.body, entry.report, entry.document.order)
@@ -598,10 +614,12 @@ class _Loader:
 
     def _simulation_settings(self, entry: _Entry) -> None:
         self.scenario.simulation = gpufleet_kinds.simulation(entry.body, entry.report)
+        self._scale.samples(entry.report, self.scenario.simulation)
 
     def _node_pool(self, entry: _Entry) -> None:
         pool = gpufleet_kinds.node_pool(entry.meta, entry.body, entry.report)
         if pool is not None:
+            self._scale.node_pool(entry.report, pool)
             self.scenario.node_pools.append(pool)
 
     def _hpa(self, entry: _Entry) -> None:
@@ -615,6 +633,7 @@ class _Loader:
                 entry.report, "spec.scaleTargetRef", entry.meta.namespace, ref.name, ref.kind, ref.api_version
             )
             self._targets.append(target)
+        self._scale.replicas(entry.report, "spec.maxReplicas", spec.max_replicas)
         self.scenario.hpas.append((f"{entry.meta.namespace}/{entry.meta.name}", spec))
 
     def _budget(self, entry: _Entry) -> None:
@@ -633,6 +652,7 @@ class _Loader:
                 entry.report, "spec.scaleTargetRef", spec.namespace, ref.name, ref.kind, ref.api_version
             )
             self._targets.append(target)
+        self._scale.replicas(entry.report, "spec.maxReplicaCount", spec.max_replica_count)
         self.scenario.scaled_objects.append(spec)
 
     def _scaled_job(self, entry: _Entry, resolver: priorities.Priorities) -> None:
@@ -642,12 +662,15 @@ class _Loader:
             self._pods.append((entry.report, "spec.jobTargetRef.template", job.template))
             _warn_if_endless(entry, [("spec.jobTargetRef.template", job.template)])
         if spec is not None and job is not None:
+            self._scale.replicas(entry.report, "spec.maxReplicaCount", spec.max_replica_count)
+            self._scale.workload(entry.report, job)
             self.scenario.scaled_jobs.append((spec, job))
 
     def _queue_feed(self, entry: _Entry) -> None:
         feed = gpufleet_kinds.queue_feed(entry.meta, entry.body, entry.report)
         if feed is not None:
             self.scenario.queue_feeds.append(feed)
+            self._feed_reports.append((entry.report, feed))
 
     def _fault_model(self, entry: _Entry) -> None:
         model = fault_model.fault_model(entry.meta, entry.body, entry.report)
@@ -741,9 +764,13 @@ class _Loader:
             pool, _, index = name.rpartition("-")
             if pool in pools and index.isdigit():
                 report.error("metadata.name", duplicate(name, f"NodePool {pool} names its nodes {pool}-<n>"))
-        node_names = set(self._node_reports) | {
-            f"{p.name}-{n}" for p in self.scenario.node_pools for n in range(p.replicas)
-        }
+        replicas = {p.name: p.replicas for p in self.scenario.node_pools}
+
+        def exists(node: str) -> bool:  # a Node, or one a pool stamps at the start (never listed)
+            pool, _, index = node.rpartition("-")
+            stamped = index.isdigit() and str(int(index)) == index and int(index) < replicas.get(pool, 0)
+            return node in self._node_reports or stamped
+
         for report, prefix, pod in self._pods:
             kai.check_pod(pod, report, prefix)
             group = pod.labels.get(POD_GROUP_LABEL)
@@ -752,7 +779,7 @@ class _Loader:
                 key = POD_GROUP_LABEL if where == "labels" else VOLCANO_GROUP_ANNOTATION
                 path = join(prefix, f"metadata.{where}.{key}")
                 report.warn(path, f'no PodGroup "{group}" in namespace {pod.namespace}')
-            if pod.node_name is not None and pod.node_name not in node_names:
+            if pod.node_name is not None and not exists(pod.node_name):
                 report.warn(join(prefix, "spec.nodeName"), f'no Node "{pod.node_name}" in the scenario')
 
 

@@ -87,6 +87,24 @@ def check(instance: object, definition: str, report: Reporter) -> None:
             report.settle(path)
 
 
+def check_types(instance: object, definition: str, report: Reporter) -> None:
+    """Report only the fields of the wrong JSON type (an object where a string belongs): what a reader
+    that takes the fields it finds relies on. Missing and unknown fields, and values outside an enum,
+    pass, as they pass kubectl without ``--validate=strict``."""
+    fast = _fast_validator(definition)
+    if fast is not None and fast(instance):
+        return
+    for error in _validator(definition).iter_errors(instance):
+        if error.validator in _SHAPE:
+            for path, message in _describe(error):
+                report.error(path, message)
+                report.settle(path)
+
+
+#: the JSON Schema keywords that say what type a field is
+_SHAPE = frozenset({"type", "oneOf", "anyOf"})
+
+
 @cache
 def _fast_validator(definition: str) -> Predicate | None:
     """A predicate equivalent to the definition's validity, or None if its schema is beyond it."""

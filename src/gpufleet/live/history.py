@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpufleet.live.history_read import LOOKBACK_S, Container, History, NodeRecord, PodRecord
-from gpufleet.model.resources import CPU, GPU, format_units
+from gpufleet.model.resources import CPU, GPU, format_units, is_overcommittable
 from gpufleet.traces.manifests import SAMPLES, _seconds
 
 POD_GROUP = "scheduling.x-k8s.io/pod-group"
@@ -100,8 +100,12 @@ def _ended(pod: PodRecord, history: History, stretch: float) -> tuple[dict[str, 
 
 
 def _container(c: Container) -> dict[str, Any]:
+    """A container's manifest. A resource that cannot be overcommitted (GPUs, hugepages) has its limit
+    equal to its request, as the API server validates it (``ValidateResourceRequirements``): its request
+    stands for a limit the series lack."""
     out: dict[str, Any] = {"name": c.name, "image": c.image or "unknown"}
-    resources = {k: _resources(v) for k, v in (("requests", c.requests), ("limits", c.limits)) if v}
+    limits = {**c.limits, **{r: v for r, v in c.requests.items() if not is_overcommittable(r)}}
+    resources = {k: _resources(v) for k, v in (("requests", c.requests), ("limits", limits)) if v}
     if resources:
         out["resources"] = resources
     if c.init and c.restart_policy == "Always":

@@ -290,15 +290,29 @@ def _pod_moments(
             notes.append(
                 "the pod ended: its Ready history is not kept, serving counted from the container start"
             )
+        created = parse_time(metadata.get("creationTimestamp"), "metadata.creationTimestamp")
+        later = [
+            seen.pod_bound.get(key, true_since(obj, "PodScheduled")),
+            running,
+            working,
+            _finished(obj) if phase in ("Succeeded", "Failed") else None,
+            optional_time(metadata, "deletionTimestamp", "metadata"),
+        ]
+        if any(t is not None and t < created for t in later):  # clocks apart: the kubelet's, the API's
+            notes.append(
+                "a time before the pod's creation (a node's clock behind the API server's?) is taken "
+                "as its creation"
+            )
+        bound, running, working, finished, deleted = (None if t is None else max(t, created) for t in later)
         return _Moments(
             name=key,
             obj=obj,
-            created=parse_time(metadata.get("creationTimestamp"), "metadata.creationTimestamp"),
-            bound=seen.pod_bound.get(key, true_since(obj, "PodScheduled")),
+            created=created,
+            bound=bound,
             running=running,
             working=working,
-            finished=_finished(obj) if phase in ("Succeeded", "Failed") else None,
-            deleted=optional_time(metadata, "deletionTimestamp", "metadata"),
+            finished=finished,
+            deleted=deleted,
             events=events,
             notes=tuple(notes),
         )
