@@ -1,13 +1,18 @@
 """gpufleet sweep --ray on a local Ray instance (2 CPUs, no dashboard), started once for the module:
-replays and scenario simulations run as Ray tasks and stream the same lines as local processes."""
+replays and scenario simulations run as Ray tasks and stream the same lines as local processes, each
+saying where it ran; a run whose worker dies on every try comes back failed. A cluster of several
+nodes, a worker killed mid-sweep and a resumed sweep: ``test_sweep_ray_cluster.py``."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from sweep_cli import lines, sweep
@@ -15,6 +20,8 @@ from tiny_trace import write_trace
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
+from gpufleet.experiments import ray_backend
+from gpufleet.experiments.runs import Failed
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None, reason="ray is not installed (the dev extra has it: make test)"
@@ -49,6 +56,8 @@ def test_a_replay_sweep_runs_as_ray_tasks(tmp_path: Path, local_ray: None) -> No
         return sorted((r["policy"], r["seed"], r["unallocated_gpu_pct_at_100"]) for r in lines(out))
 
     assert figures(tmp_path / "out") == figures(tmp_path / "local")
+    assert {tuple(sorted(r["ran_on"])) for r in lines(tmp_path / "out")} == {("host", "node_id")}
+    assert all("ran_on" not in r for r in lines(tmp_path / "local"))  # where a run ran: Ray runs only
 
 
 def test_a_scenario_sweep_runs_as_ray_tasks_and_resumes(tmp_path: Path, local_ray: None) -> None:
@@ -64,3 +73,35 @@ def test_a_scenario_sweep_runs_as_ray_tasks_and_resumes(tmp_path: Path, local_ra
     assert by_warm[2]["pending_to_working_p95_s"] < by_warm[0]["pending_to_working_p95_s"]
     again = sweep(grid, out, "--ray", "local")
     assert "0 runs done, 2 already in results.jsonl" in again.output
+
+
+@dataclass(frozen=True)
+class Crashing:
+    """A run whose process dies under it, as a worker killed for memory does."""
+
+    seed: int
+
+    def params(self) -> dict[str, Any]:
+        return {"seed": self.seed}
+
+    def run(self) -> NoReturn:
+        os._exit(1)
+
+    def line(self, result: dict[str, Any]) -> dict[str, Any]:
+        return result
+
+    def label(self) -> str:
+        return f"crash {self.seed}"
+
+
+def test_a_run_whose_worker_dies_on_every_try_comes_back_failed_in_one_line(
+    local_ray: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ray
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests
+    monkeypatch.setattr(ray_backend, "MAX_RETRIES", 0)  # one try: each would start a new worker
+    [(spec, outcome)] = list(ray_backend.execute_on_ray([Crashing(1)], "local"))
+    assert spec == Crashing(1)
+    assert isinstance(outcome, Failed)
+    assert outcome.error.startswith("WorkerCrashedError: ") and "\n" not in outcome.error

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from gpufleet.experiments.scenario_compare_html import render_scenario_compare_h
 from gpufleet.experiments.scenario_grid import ScenarioGrid, scenario_grid
 from gpufleet.experiments.scenario_runs import SCENARIO_GROUP, SCENARIO_METRICS, ScenarioSpec, check_variants
 from gpufleet.experiments.stats import group_stats, stats_tables, trace_labels, variant_table
-from gpufleet.experiments.sweep import RESULTS, run_sweep
+from gpufleet.experiments.sweep import RESULTS, placements, placements_note, run_sweep, with_placements
 from gpufleet.model.pod_selection import PodSelection
 from gpufleet.replay.fgd_protocol import POLICIES
 from gpufleet.report.output import print_data
@@ -283,28 +284,32 @@ def sweep_command(
         problems = _trace_problems(trace_specs)
     if problems:
         return _fail(err, problems)
-    if ray_address:
-        from gpufleet.experiments.ray_backend import MISSING, connect, ray_available
+    with ExitStack() as on_ray:
+        if ray_address:
+            from gpufleet.experiments.ray_backend import MISSING, ray_available, session
 
-        if not ray_available():
-            return _fail(err, [MISSING])
-        try:
-            connect(ray_address)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            return _fail(err, [f"--ray: cannot use the Ray cluster at {ray_address!r}: {exc}"])
-    with RunsBar(err, "sweeping", term.progress) as bar:
-        outcome = run_sweep(specs, out_dir, jobs or default_jobs(), ray_address or None, bar)
+            if not ray_available():
+                return _fail(err, [MISSING])
+            try:
+                on_ray.enter_context(session(ray_address))
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                return _fail(err, [f"--ray: cannot use the Ray cluster at {ray_address!r}: {exc}"])
+        with RunsBar(err, "sweeping", term.progress) as bar:
+            outcome = run_sweep(specs, out_dir, jobs or default_jobs(), ray_address or None, bar)
     if isinstance(grid, ScenarioGrid):
         stats = group_stats(outcome.lines, SCENARIO_GROUP, SCENARIO_METRICS)
+        stats = with_placements(stats, outcome.lines, SCENARIO_GROUP)
         term.result(stats, lambda: term.out.print(variant_table(stats, SCENARIO_METRICS)))
     else:
-        stats = group_stats(outcome.lines)
+        stats = with_placements(group_stats(outcome.lines), outcome.lines)
         term.result(stats, lambda: _print_tables(term.out, stats))
     dropped = f", {outcome.dropped} incomplete lines dropped" if outcome.dropped else ""
     term.note(
         f"{outcome.ran} runs done, {outcome.skipped} already in {RESULTS}{dropped}; "
         f"results in {out_dir / RESULTS}"
     )
+    if nodes := placements(outcome.lines):
+        term.note(placements_note(nodes))
     if outcome.failed:
         again = f"{len(outcome.failed)} runs failed: no line in {RESULTS}, the next sweep does them again"
         return _fail(err, [*RunsFailed(outcome.failed).lines(), again], 1)

@@ -95,6 +95,10 @@ def attempt(run: Run) -> dict[str, Any] | Failed:
 
 R = TypeVar("R", bound=Run)
 
+#: The key of a result (and of its sweep line) saying where a run on a Ray cluster ran
+#: (``ray_backend.placement``); runs in local processes have none.
+RAN_ON = "ran_on"
+
 
 def params_key(params: Mapping[str, Any]) -> str:
     """Parameters as one comparable value (JSON with sorted keys)."""

@@ -5,18 +5,20 @@ seconds) and flushes it, so an interrupted sweep loses at most the runs in fligh
 reads the lines already there and skips every run whose parameters (for a replay: trace, nodes,
 policy, seed; for a scenario: scenario, parameters, seed) have one; a line cut short by the
 interruption is dropped (the file is rewritten without it) and its run done again. A run that fails
-writes no line, so the next sweep does it again.
+writes no line, so the next sweep does it again. A run done on a Ray cluster keeps where it ran in
+its line (``ran_on``: the Ray node's id and host); ``placements`` gathers them per node.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpufleet.experiments.runs import R, Run, RunsProgress, execute_reported, params_key
+from gpufleet.experiments.runs import RAN_ON, R, Run, RunsProgress, execute_reported, params_key
+from gpufleet.experiments.stats import REPLAY_GROUP, group_lines
 
 RESULTS = "results.jsonl"
 
@@ -96,10 +98,38 @@ def run_sweep(
     failed: list[tuple[str, str]] = []
     with path.open("a", encoding="utf-8") as handle:
         for spec, result in execute_reported(todo, jobs, progress, failed, ray_address):
-            line = spec.line(result)
+            line = spec.line(result) | ({RAN_ON: result[RAN_ON]} if RAN_ON in result else {})
             handle.write(json.dumps(line) + "\n")
             handle.flush()
             lines.append(line)
     by_key = {line_key(line, fields): line for line in lines}
     ordered = [by_key[key] for key in (params_key(spec.params()) for spec in specs) if key in by_key]
     return SweepOutcome(len(todo) - len(failed), len(specs) - len(todo), ordered, dropped, failed)
+
+
+def placements(lines: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The Ray nodes the lines ran on (those with ``ran_on``), each with its host and the seeds of
+    its runs, in the order the nodes first appear; empty when none ran on Ray."""
+    nodes: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        where = line.get(RAN_ON)
+        if where is not None:
+            nodes.setdefault(where["node_id"], {**where, "seeds": []})["seeds"].append(line["seed"])
+    return [{**node, "seeds": sorted(node["seeds"])} for node in nodes.values()]
+
+
+def with_placements(
+    stats: Sequence[dict[str, Any]], lines: Sequence[Mapping[str, Any]], by: Sequence[str] = REPLAY_GROUP
+) -> list[dict[str, Any]]:
+    """Each group's statistics (``stats.group_stats`` over ``lines`` by ``by``) with ``ran_on``, the
+    Ray nodes its runs ran on (``placements``), where some ran on Ray."""
+    groups = group_lines(lines, by).values()
+    return [
+        {**group, RAN_ON: nodes} if (nodes := placements(members)) else dict(group)
+        for group, members in zip(stats, groups, strict=True)
+    ]
+
+
+def placements_note(nodes: Sequence[Mapping[str, Any]]) -> str:
+    """The nodes of ``placements`` in one line: ``runs by Ray node: HOST NODE_ID (RUNS), ...``."""
+    return "runs by Ray node: " + ", ".join(f"{n['host']} {n['node_id']} ({len(n['seeds'])})" for n in nodes)
