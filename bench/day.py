@@ -74,21 +74,38 @@ def gpu_node(name: str, pool: str | None = None) -> Node:
     )
 
 
-def scenario(nodes_static: int, pool_max: int, jobs: int, hours: float, seed: int = 0) -> Scenario:
+def training_jobs(
+    count: int,
+    hours: float,
+    seed: int,
+    median_s: float = 2400.0,
+    checkpoint_s: float | None = None,
+    backoff_limit: int = 6,
+    first: int = 0,
+) -> list[Job]:
+    """``count`` jobs of 1, 2, 4 or 8 GPUs arriving uniformly over ``hours`` (sorted), each computing a
+    lognormal time of median ``median_s`` (a checkpoint every ``checkpoint_s``); creation order from
+    ``first``."""
     rng = np.random.default_rng(seed)
-    duration = hours * 3600
-    arrivals = np.sort(rng.uniform(0, duration, jobs))
-    sizes = rng.choice([1, 2, 4, 8], size=jobs, p=[0.4, 0.25, 0.2, 0.15])
-    runtimes = rng.lognormal(np.log(2400), 0.8, size=jobs)
-    job_list = []
+    arrivals = np.sort(rng.uniform(0, hours * 3600, count))
+    sizes = rng.choice([1, 2, 4, 8], size=count, p=[0.4, 0.25, 0.2, 0.15])
+    runtimes = rng.lognormal(np.log(median_s), 0.8, size=count)
+    jobs = []
     for k, (at, gpus, run) in enumerate(zip(arrivals, sizes, runtimes, strict=True)):
         template = Pod(
             "",
             requests={"cpu": 8000 * int(gpus), "memory": 64 * GI * int(gpus), GPU: int(gpus)},
             restart_policy="Never",
-            behavior=Behavior(duration_s=float(run)),
+            behavior=Behavior(duration_s=float(run), checkpoint_interval_s=checkpoint_s),
         )
-        job_list.append(Job(f"train-{k}", "research", template, created=Created(float(at), k)))
+        created = Created(float(at), first + k)
+        jobs.append(Job(f"train-{k}", "research", template, backoff_limit=backoff_limit, created=created))
+    return jobs
+
+
+def scenario(nodes_static: int, pool_max: int, jobs: int, hours: float, seed: int = 0) -> Scenario:
+    duration = hours * 3600
+    job_list = training_jobs(jobs, hours, seed)
     server = Pod(
         "",
         labels={"app": "inference"},

@@ -23,6 +23,7 @@ from multiprocessing import get_context
 import numpy as np
 
 from bench.day import scenario as day_scenario
+from bench.day import training_jobs
 from gpufleet.model.faults import DEFAULT_RATES, FaultModel, FaultRates
 from gpufleet.model.pod import POD_GROUP_LABEL, Behavior, Pod
 from gpufleet.model.resources import GPU
@@ -91,34 +92,14 @@ def pretraining_gangs(count: int, hours: float, first: int, seed: int) -> tuple[
     return jobs, groups
 
 
-def training_jobs(count: int, hours: float, seed: int) -> list[Job]:
-    """``count`` jobs of 1, 2, 4 or 8 GPUs arriving uniformly over ``hours``, each computing a lognormal
-    time (median ``TRAINING_MEDIAN_S``) with a checkpoint every ``CHECKPOINT_S``."""
-    rng = np.random.default_rng(seed)
-    arrivals = np.sort(rng.uniform(0, hours * 3600, count))
-    sizes = rng.choice([1, 2, 4, 8], size=count, p=[0.4, 0.25, 0.2, 0.15])
-    runtimes = rng.lognormal(np.log(TRAINING_MEDIAN_S), 0.8, size=count)
-    jobs = []
-    for k, (at, gpus, run) in enumerate(zip(arrivals, sizes, runtimes, strict=True)):
-        template = Pod(
-            "",
-            requests={"cpu": 8000 * int(gpus), "memory": 64 * GI * int(gpus), GPU: int(gpus)},
-            restart_policy="Never",
-            behavior=Behavior(duration_s=float(run), checkpoint_interval_s=CHECKPOINT_S),
-        )
-        jobs.append(
-            Job(f"train-{k}", "research", template, backoff_limit=1_000, created=Created(float(at), k + 1))
-        )
-    return jobs
-
-
 def scenario(scale: float = 1.0, days: float = 30.0, seed: int = 0, fault_factor: float = 1.0) -> Scenario:
     """The month: ``bench.day``'s cluster, pool and inference at ``scale`` times ``NODES_STATIC`` and
     ``POOL_MAX`` nodes, training jobs and gangs instead of its short jobs, and faults at the default
     rates times ``fault_factor``; ``days`` long."""
     hours = days * 24
     sc = day_scenario(round(NODES_STATIC * scale), round(POOL_MAX * scale), 0, hours, seed)
-    jobs = training_jobs(round(JOBS_PER_DAY * scale * days), hours, seed)
+    count = round(JOBS_PER_DAY * scale * days)
+    jobs = training_jobs(count, hours, seed, TRAINING_MEDIAN_S, CHECKPOINT_S, backoff_limit=1_000, first=1)
     gang_count = max(1, round(GANGS_PER_WEEK * scale * days / 7))
     gangs, groups = pretraining_gangs(gang_count, hours, len(jobs) + 2, seed)
     sc.jobs = [*jobs, *gangs]
