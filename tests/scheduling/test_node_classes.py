@@ -19,12 +19,13 @@ from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.scheduling.fragmentation import NodeLeft, tasks_of
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.gangs import GangView
-from gpufleet.scheduling.plugins.fgd import FragmentationGradient
+from gpufleet.scheduling.plugins.fgd import FragmentationGradient, sigmoid_score
 from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking
 from gpufleet.scheduling.plugins.fgd_supply import SupplyAwareFragmentationGradient
-from gpufleet.scheduling.plugins.per_node_score import PerNodeScore
+from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk
 from gpufleet.scheduling.scheduler import Scheduler
 from gpufleet.scheduling.shape_cache import ShapeCache
 
@@ -92,6 +93,38 @@ def test_scoring_nodes_by_class_equals_scoring_each_node_alone(
         assert by_class.score(ctx, every).tolist() == [
             int(alone.score(ctx, np.array([i], dtype=np.int64))[0]) for i in range(state.size)
         ], by_class.name
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    placed=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), max_size=30),
+    incoming=st.lists(pods, min_size=1, max_size=6),
+)
+def test_fgd_scores_kept_by_key_equal_the_measure_computed_afresh(
+    placed: list[tuple[int, int, int, int]], incoming: list[tuple[int, int, int]]
+) -> None:
+    """FGD and FGDSupply keep scores by what their measure reads (FGDSupply: FGD's measure by FGD's key,
+    plus its supply term of the exact cpu, which the cluster's 8-GPU nodes are short of); over pods
+    scored one after another, each equals the sigmoid of a fresh measure of the node before and after
+    the pod (a share: on its best GPU)."""
+    state = cluster(placed)
+    every = np.arange(state.size, dtype=np.int64)
+    for plugin in (
+        FragmentationGradient.from_args(TYPICAL),
+        SupplyAwareFragmentationGradient.from_args(TYPICAL),
+    ):
+        for k, shape in enumerate(incoming):
+            pod = make_pod(f"in{k}", *shape)
+            scores = plugin.score(PodContext(pod, state), every).tolist()
+            for i in range(state.size):
+                measure = plugin.fragmentation(state, tasks_of(plugin.typical, include_cpu_pods=True))
+                left, ask = NodeLeft.of(state, i), PodAsk.of(state, pod, i)
+                before = measure.of(i, left)
+                if ask.shared:
+                    after = [measure.of(i, ask.after(left, g)) for g in set(left.gpus) if g >= ask.milli]
+                else:
+                    after = [measure.of(i, ask.after(left))]
+                assert scores[i] == max((sigmoid_score(before, a) for a in after), default=-1), plugin.name
 
 
 def scheduler(state: ClusterState, policy: str) -> Scheduler:

@@ -195,10 +195,11 @@ class NodeFragmentation:
         """What of a node's free memory ``of`` reads: which tasks' memory needs it meets."""
         return bisect_right(self._thresholds[1], memory)
 
-    def cpu_keys(self, cpu: IntArray) -> IntArray:
-        """``cpu_key`` of each value."""
-        keys: IntArray = np.searchsorted(self._thresholds[0], cpu, side="right").astype(np.int64)
-        return keys
+    def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
+        """What ``of`` reads of the free cpu of nodes with ``totals`` GPU thousandths left or more, as
+        columns: which tasks' cpu needs each node meets (nodes alike in their GPUs and in these, alike
+        in their measure)."""
+        return [np.searchsorted(self._thresholds[0], cpu, side="right")]
 
     def memory_keys(self, memory: IntArray) -> IntArray:
         """``memory_key`` of each value."""

@@ -29,7 +29,7 @@ it alone as the paper does, disable the other score plugins.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,7 @@ from gpufleet.model.quantity import QuantityError, parse_quantity
 from gpufleet.model.resources import CPU, GPU, MEMORY, to_units
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, tasks_of
 from gpufleet.scheduling.framework import ArgsError, PodContext
-from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk, combine
+from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk
 from gpufleet.scheduling.registry import register
 
 PRODUCT = "nvidia.com/gpu.product"
@@ -122,35 +122,36 @@ class FragmentationGradient(PerNodeScore):
         return self.measure(ctx.state, ctx.pod).node_facts(i), left.gpus, left.pods >= 1, left.pods >= 2
 
     def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
-        """Nodes grouped by ``node_key``'s class and what the measure reads of their cpu and memory
-        left, before and after the pod; each group's score kept for the pods asking for the same GPUs."""
+        """Nodes keyed by ``node_key``'s class and what the measure reads of their cpu and memory left,
+        before and after the pod; each key's score kept for the pods asking for the same GPUs (one dict
+        look-up per node, a score computed only for a key not seen before)."""
         state = ctx.state
         measure = self.measure(state, ctx.pod)
         free = state.alloc[idx] - state.requested[idx]
         col = state.res_index
         cpu = free[:, col[CPU]] if CPU in col else np.zeros(len(idx), dtype=np.int64)
         memory = free[:, col[MEMORY]] if MEMORY in col else np.zeros(len(idx), dtype=np.int64)
+        ids = self.classes(ctx, idx, ask)
+        assert self._classes is not None  # made by ``classes``
+        totals = self._classes.totals[idx]
         columns = [
-            self.classes(ctx, idx, ask),
-            measure.cpu_keys(cpu),
-            measure.cpu_keys(cpu - ask.cpu),
+            ids,
+            *measure.cpu_columns(cpu, totals),
+            *measure.cpu_columns(cpu - ask.cpu, totals),
             measure.memory_keys(memory),
             measure.memory_keys(memory - ask.memory),
         ]
-        codes = columns[0]
-        for column in columns[1:]:
-            codes = combine(codes, column)
-        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-        assert self._classes is not None  # made by ``classes``
-        memo, asked = self._classes.memo, (ask.gpus, ask.milli, ask.shared)
-        scores = []
-        for i, row in zip(idx[first].tolist(), np.stack(columns, axis=1)[first].tolist(), strict=True):
-            key = (*row, *asked)
-            score = memo.get(key)
-            if score is None:
-                score = memo[key] = self.node_score(ctx, i, NodeLeft.of(state, i), ask)
-            scores.append(score)
-        by_node: IntArray = np.array(scores, dtype=np.int64)[inverse]
+        memo = self._classes.memo.setdefault((ask.gpus, ask.milli, ask.shared), {})
+        keys = list(zip(*(column.tolist() for column in columns), strict=True))
+        scores = list(map(memo.get, keys))
+        if None in scores:
+            for n, i in enumerate(idx.tolist()):
+                if scores[n] is None:
+                    score = memo.get(keys[n])
+                    if score is None:
+                        score = memo[keys[n]] = self.node_score(ctx, i, NodeLeft.of(state, i), ask)
+                    scores[n] = score
+        by_node: IntArray = np.array(scores, dtype=np.int64)
         return by_node
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
@@ -166,7 +167,18 @@ class FragmentationGradient(PerNodeScore):
         measure = self.measure(state, pod)
         if measure is not self._memo_for:
             self._memo, self._memo_for = {}, measure
-        key = (
+        base = self._key(measure, i, left, ask)
+        extra = self._extra(measure, left, ask)
+        key = (*base, *extra) if extra else base
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._compute_best(measure, i, left, ask, base, extra)
+        return hit
+
+    @staticmethod
+    def _key(measure: NodeFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> tuple[Hashable, ...]:
+        """What FGD's measure reads of node ``i`` before and after the pod, and the pod's GPU ask."""
+        return (
             measure.facts_id(i),
             left.gpus,
             measure.cpu_key(left.cpu),
@@ -179,23 +191,42 @@ class FragmentationGradient(PerNodeScore):
             ask.milli,
             ask.shared,
         )
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = self._memo[key] = self._compute_best(measure, i, left, ask)
-        return hit
+
+    def _extra(self, measure: NodeFragmentation, left: NodeLeft, ask: PodAsk) -> tuple[float, ...]:
+        """What else a variant's measure reads (none for FGD)."""
+        return ()
 
     def _compute_best(
-        self, measure: NodeFragmentation, i: int, left: NodeLeft, ask: PodAsk
+        self,
+        measure: NodeFragmentation,
+        i: int,
+        left: NodeLeft,
+        ask: PodAsk,
+        key: tuple[Hashable, ...],
+        extra: tuple[float, ...],
     ) -> tuple[int, int | None]:
-        before = measure.of(i, left)
+        """``_best`` for a new ``key`` (``_key``) and ``extra`` (``_extra``)."""
+        return self._choose(*self._fragmentation(measure.of, i, left, ask))
+
+    @staticmethod
+    def _fragmentation(
+        of: Callable[[int, NodeLeft], float], i: int, left: NodeLeft, ask: PodAsk
+    ) -> tuple[float, list[tuple[int | None, float]]]:
+        """The measure of node ``i`` before the pod and after it, per GPU a share may take (fullest
+        first: it wins ties; None for whole GPUs)."""
+        before = of(i, left)
         if not ask.shared:
-            return sigmoid_score(before, measure.of(i, ask.after(left))), None
+            return before, [(None, of(i, ask.after(left)))]
+        return before, [(g, of(i, ask.after(left, g))) for g in sorted(set(left.gpus)) if g >= ask.milli]
+
+    @staticmethod
+    def _choose(before: float, after: list[tuple[int | None, float]]) -> tuple[int, int | None]:
+        """The best score and its GPU (the first of the best)."""
         best: tuple[int, int | None] = (-1, None)
-        for g in sorted(set(left.gpus)):  # fullest first: it wins ties
-            if g >= ask.milli:
-                score = sigmoid_score(before, measure.of(i, ask.after(left, g)))
-                if score > best[0]:
-                    best = (score, g)
+        for g, frag in after:
+            score = sigmoid_score(before, frag)
+            if score > best[0]:
+                best = (score, g)
         return best
 
     def choose_gpu(self, pod: Pod, i: int, room: list[tuple[int, int, int]], whole: int) -> int | None:

@@ -32,13 +32,17 @@ FGD (README, "Traces and the FGD paper's replay; priority, quotas and backfill")
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
+
+import numpy as np
 
 from gpufleet.cluster.state import ClusterState, IntArray
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, Task
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient
+from gpufleet.scheduling.plugins.per_node_score import PodAsk
 from gpufleet.scheduling.registry import register
 
 SCARCITY_EXPONENT = 2
@@ -83,24 +87,69 @@ class SupplyFragmentation(NodeFragmentation):
             [Task(t.pod, w / norm) for t, w in zip(self.tasks, weights, strict=True)] if norm else self.tasks
         )
 
-    def cpu_key(self, cpu: int) -> int:
-        """The cpu itself where the supply term reads it."""
-        return cpu if self.cpu_per_milli else super().cpu_key(cpu)
-
-    def cpu_keys(self, cpu: IntArray) -> IntArray:
-        return cpu if self.cpu_per_milli else super().cpu_keys(cpu)
+    def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
+        """With the supply term, also the GPU thousandths the cpu feeds (``cpu / cpu_per_milli``, as
+        ``shortfall`` computes it) where that is less than ``totals``, else infinity (no shortfall)."""
+        columns = super().cpu_columns(cpu, totals)
+        if self.cpu_per_milli:
+            fed = cpu / self.cpu_per_milli
+            columns.append(np.where(fed >= totals, np.inf, fed))
+        return columns
 
     def of(self, i: int, left: NodeLeft) -> float:
         frag = super().of(i, left)
         if self.cpu_per_milli:
-            frag += self.gpu_weight * max(0.0, left.total - left.cpu / self.cpu_per_milli)
+            frag += self.gpu_weight * self.shortfall(left.total, left.cpu)
         return frag
+
+    def shortfall(self, total: int, cpu: int) -> float:
+        """The GPU thousandths beyond what ``cpu`` feeds at the workload's rate (``cpu_per_milli`` > 0)."""
+        return max(0.0, total - cpu / self.cpu_per_milli)
 
 
 @register
 class SupplyAwareFragmentationGradient(FragmentationGradient):
     name = "FGDSupply"
     fragmentation = SupplyFragmentation
+
+    def __init__(self, typical: list[Pod] | None = None):
+        super().__init__(typical)
+        #: FGD's measure before and after the pod (``_fragmentation``, without the supply term) by its key
+        self._parts: dict[tuple[Hashable, ...], tuple[float, list[tuple[int | None, float]]]] = {}
+        self._parts_for: NodeFragmentation | None = None
+
+    def _extra(self, measure: NodeFragmentation, left: NodeLeft, ask: PodAsk) -> tuple[float, ...]:
+        """The supply term's GPU thousandths short of cpu (``SupplyFragmentation.shortfall``) before and
+        after the pod."""
+        if not isinstance(measure, SupplyFragmentation) or not measure.cpu_per_milli:
+            return ()
+        after = measure.shortfall(ask.total_after(left), left.cpu - ask.cpu)
+        return measure.shortfall(left.total, left.cpu), after
+
+    def _compute_best(
+        self,
+        measure: NodeFragmentation,
+        i: int,
+        left: NodeLeft,
+        ask: PodAsk,
+        key: tuple[Hashable, ...],
+        extra: tuple[float, ...],
+    ) -> tuple[int, int | None]:
+        """FGD's measure before and after (kept by FGD's ``key``: nodes with other cpu share it) plus
+        the supply term, added as ``SupplyFragmentation.of`` adds it."""
+        if not extra:
+            return super()._compute_best(measure, i, left, ask, key, extra)
+        assert isinstance(measure, SupplyFragmentation)  # ``extra`` is its
+        if measure is not self._parts_for:
+            self._parts, self._parts_for = {}, measure
+        parts = self._parts.get(key)
+        if parts is None:
+            fgd_of = super(SupplyFragmentation, measure).of
+            parts = self._parts[key] = self._fragmentation(fgd_of, i, left, ask)
+        before, after = parts
+        before += measure.gpu_weight * extra[0]
+        short = measure.gpu_weight * extra[1]
+        return self._choose(before, [(g, frag + short) for g, frag in after])
 
     def measure(self, state: ClusterState, pod: Pod) -> NodeFragmentation:
         current = self._measure

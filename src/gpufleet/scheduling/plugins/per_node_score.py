@@ -10,6 +10,7 @@ rare shape catching up) a policy judges one node per class of nodes it cannot te
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Hashable
 from typing import NamedTuple
 
@@ -46,6 +47,11 @@ class PodAsk(NamedTuple):
     def gpu_total(self) -> int:
         return self.gpus * self.milli
 
+    def total_after(self, left: NodeLeft) -> int:
+        """``after(left).total`` (for a share, on any GPU with room)."""
+        taken = 1 if self.shared else min(self.gpus, len(left.gpus) - bisect_left(left.gpus, self.milli))
+        return left.total - self.milli * taken
+
     def after(self, left: NodeLeft, gpu: int | None = None) -> NodeLeft:
         """The node with the pod on it: a share on a GPU with ``gpu`` left, else (``NodeResource.Sub``)
         the first GPUs in ascending order that have room."""
@@ -69,10 +75,11 @@ class NodeClasses:
         self.state: ClusterState | None = None
         self.static_version = -1
         self.ids: IntArray = np.zeros(0, dtype=np.int64)
+        self.totals: IntArray = np.zeros(0, dtype=np.int64)  # each node's GPU thousandths left
         self.versions: list[int] = []
         self.interned: dict[Hashable, int] = {}
-        #: what a plugin keeps by these ids (dropped with them)
-        self.memo: dict[tuple[object, ...], int] = {}
+        #: what a plugin keeps by these ids (dropped with them), per what the pod asks
+        self.memo: dict[Hashable, dict[tuple[object, ...], int]] = {}
 
     def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
         """The ids of ``nodes``."""
@@ -80,25 +87,15 @@ class NodeClasses:
         if state is not self.state or state.static_version != self.static_version:
             self.state, self.static_version, self.interned, self.memo = state, state.static_version, {}, {}
             self.ids, self.versions = np.zeros(state.size, dtype=np.int64), [-1] * state.size
+            self.totals = np.zeros(state.size, dtype=np.int64)
         current, versions, ids, interned = state.node_version, self.versions, self.ids, self.interned
         for i in nodes:
             if versions[i] != current[i]:
-                ids[i] = interned.setdefault(plugin.node_key(ctx, i, NodeLeft.of(state, i)), len(interned))
+                left = NodeLeft.of(state, i)
+                ids[i] = interned.setdefault(plugin.node_key(ctx, i, left), len(interned))
+                self.totals[i] = left.total
                 versions[i] = current[i]
         return ids[nodes]
-
-
-def combine(codes: IntArray, column: IntArray) -> IntArray:
-    """Numbers equal where both ``codes`` and ``column`` are (mixed radix; renumbered first where the
-    product would not fit in 63 bits)."""
-    low = int(column.min())
-    span = int(column.max()) - low + 1
-    if (int(codes.max()) + 1) * span >= 2**62:
-        codes = np.unique(codes, return_inverse=True)[1].astype(np.int64)
-        column = np.unique(column, return_inverse=True)[1].astype(np.int64)
-        low, span = 0, int(column.max()) + 1
-    combined: IntArray = codes * span + (column - low)
-    return combined
 
 
 class PerNodeScore(DynamicScore):
