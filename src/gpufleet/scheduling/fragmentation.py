@@ -229,16 +229,10 @@ class NodeFragmentation:
         total = below[-1]
         frag = 0.0
         refused = 0 if self.may_use is not None else total
+        size, has_cpu, has_mem, room = len(gpus), left.cpu, left.memory, left.pods >= 1
         for (weight, milli, count, cpu, mem), admitted in zip(self._params(memory), admits, strict=True):
             j = bisect_left(gpus, milli)
-            runs = (
-                admitted
-                and milli > 0
-                and len(gpus) - j >= count
-                and cpu <= left.cpu
-                and mem <= left.memory
-                and left.pods >= 1
-            )
+            runs = admitted and milli > 0 and size - j >= count and cpu <= has_cpu and mem <= has_mem and room
             frag += weight * (below[j] if runs else total if admitted else refused)
         return frag
 

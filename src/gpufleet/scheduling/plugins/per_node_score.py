@@ -114,7 +114,12 @@ class PerNodeScore(DynamicScore):
                 [self.node_score(ctx, i, NodeLeft.of(state, i), PodAsk.of(state, pod, i)) for i in nodes],
                 dtype=np.int64,
             )
-        ask = PodAsk.of(state, pod, 0)  # the same ask on every node
+        kept = ctx.memo.get(PodAsk)  # the same ask on every node, kept for the pod's shape
+        if isinstance(kept, tuple) and kept[0] == state.static_version:
+            ask = kept[1]
+        else:
+            ask = PodAsk.of(state, pod, 0)
+            ctx.memo[PodAsk] = (state.static_version, ask)
         if len(nodes) <= FEW_NODES or self.volatile:
             return np.array(
                 [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in nodes], dtype=np.int64
