@@ -95,6 +95,34 @@ def test_scoring_nodes_by_class_equals_scoring_each_node_alone(
         ], by_class.name
 
 
+@settings(max_examples=15, deadline=None)
+@given(
+    placed=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), max_size=30),
+    incoming=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), min_size=1, max_size=6),
+)
+def test_scores_kept_across_pods_and_bindings_equal_scoring_each_node_alone(
+    placed: list[tuple[int, int, int, int]], incoming: list[tuple[int, int, int, int]]
+) -> None:
+    """One plugin scores pod after pod, each then bound to a node where it fits (the scores it keeps
+    per class and ask outlive a pod); each score is what a fresh plugin gives the node alone."""
+    state = cluster(placed)
+    every = np.arange(state.size, dtype=np.int64)
+    kept = policies()
+    for k, (node, *shape) in enumerate(incoming):
+        pod = make_pod(f"in{k}", *shape)
+        ctx = PodContext(pod, state)
+        for plugin, alone in zip(kept, policies(), strict=True):
+            assert plugin.score(ctx, every).tolist() == [
+                int(alone.score(ctx, np.array([i], dtype=np.int64))[0]) for i in range(state.size)
+            ], plugin.name
+        share = pod.gpu_share
+        i = node % state.size
+        if not state.shortfall(pod, i) and (
+            share is None or bool(state.gpu_shares().fits(share, np.array([i]))[0])
+        ):
+            state.assign(pod, i, 0.0)
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     placed=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), max_size=30),
@@ -113,11 +141,12 @@ def test_fgd_scores_kept_by_key_equal_the_measure_computed_afresh(
         FragmentationGradient.from_args(TYPICAL),
         SupplyAwareFragmentationGradient.from_args(TYPICAL),
     ):
+        tasks = tasks_of(plugin.typical, include_cpu_pods=True)
         for k, shape in enumerate(incoming):
             pod = make_pod(f"in{k}", *shape)
             scores = plugin.score(PodContext(pod, state), every).tolist()
             for i in range(state.size):
-                measure = plugin.fragmentation(state, tasks_of(plugin.typical, include_cpu_pods=True))
+                measure = plugin.fragmentation(state, tasks)
                 left, ask = NodeLeft.of(state, i), PodAsk.of(state, pod, i)
                 before = measure.of(i, left)
                 if ask.shared:

@@ -142,17 +142,8 @@ class FragmentationGradient(PerNodeScore):
             measure.memory_keys(memory - ask.memory),
         ]
         memo = self._classes.memo.setdefault((ask.gpus, ask.milli, ask.shared), {})
-        keys = list(zip(*(column.tolist() for column in columns), strict=True))
-        scores = list(map(memo.get, keys))
-        if None in scores:
-            for n, i in enumerate(idx.tolist()):
-                if scores[n] is None:
-                    score = memo.get(keys[n])
-                    if score is None:
-                        score = memo[keys[n]] = self.node_score(ctx, i, NodeLeft.of(state, i), ask)
-                    scores[n] = score
-        by_node: IntArray = np.array(scores, dtype=np.int64)
-        return by_node
+        keys: list[Hashable] = list(zip(*(column.tolist() for column in columns), strict=True))
+        return self.kept_scores(ctx, idx, ask, memo, keys)
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         return self._best(ctx.state, ctx.pod, i, left, ask)[0]

@@ -5,7 +5,8 @@ They look at each GPU's free thousandths, which the node's resource row does not
 evaluated over node arrays (``array_only``), one node after another in Python: the shape cache
 asks only for the nodes a binding changed. Over many nodes (a shape's first look at the cluster, a
 rare shape catching up) a policy judges one node per class of nodes it cannot tell apart
-(``NodeClasses``, by what the policy reads of a node: its ``node_key``).
+(``NodeClasses``, by what the policy reads of a node: its ``node_key``), and keeps that score per class
+and ask until the class ids are dropped: a node then costs one dict look-up.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ class NodeClasses:
         self.totals: IntArray = np.zeros(0, dtype=np.int64)  # each node's GPU thousandths left
         self.versions: list[int] = []
         self.interned: dict[Hashable, int] = {}
-        #: what a plugin keeps by these ids (dropped with them), per what the pod asks
-        self.memo: dict[Hashable, dict[tuple[object, ...], int]] = {}
+        #: scores a plugin keeps by these ids (dropped with them), per what the pod asks
+        self.memo: dict[Hashable, dict[Hashable, int]] = {}
 
     def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
         """The ids of ``nodes``."""
@@ -105,7 +106,7 @@ class PerNodeScore(DynamicScore):
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
         """``node_score`` of every node in ``idx``; over many nodes, once per class of nodes alike
-        (``classes``) on the first of them."""
+        (``classes``) and ask, on the first node of the class seen."""
         self.state = state = ctx.state
         pod = ctx.pod
         nodes = idx.tolist()
@@ -127,13 +128,26 @@ class PerNodeScore(DynamicScore):
         return self.class_scores(ctx, idx, ask)
 
     def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
-        """``node_score`` of the first node of each class among ``idx``, for all of the class."""
-        _, first, inverse = np.unique(self.classes(ctx, idx, ask), return_index=True, return_inverse=True)
-        state = ctx.state
-        scores = np.array(
-            [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in idx[first].tolist()], dtype=np.int64
-        )
-        by_node: IntArray = scores[inverse]
+        """``node_score`` of each class among ``idx`` (kept per class and ask), for all of the class."""
+        ids = self.classes(ctx, idx, ask)
+        assert self._classes is not None  # made by ``classes``
+        return self.kept_scores(ctx, idx, ask, self._classes.memo.setdefault(ask, {}), ids.tolist())
+
+    def kept_scores(
+        self, ctx: PodContext, idx: IntArray, ask: PodAsk, memo: dict[Hashable, int], keys: list[Hashable]
+    ) -> IntArray:
+        """Per node of ``idx``, the score ``memo`` keeps for its key (one dict look-up per node); for a key
+        not kept, ``node_score`` of its first node, kept."""
+        scores = list(map(memo.get, keys))
+        if None in scores:
+            state = ctx.state
+            for n, i in enumerate(idx.tolist()):
+                if scores[n] is None:
+                    score = memo.get(keys[n])
+                    if score is None:
+                        score = memo[keys[n]] = self.node_score(ctx, i, NodeLeft.of(state, i), ask)
+                    scores[n] = score
+        by_node: IntArray = np.array(scores, dtype=np.int64)
         return by_node
 
     def classes(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
@@ -148,4 +162,6 @@ class PerNodeScore(DynamicScore):
         return left
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
+        """The score of node ``i``: it reads of the node only its ``node_key`` and of the pod only its
+        ``ask`` (scores are kept by class and ask)."""
         raise NotImplementedError
