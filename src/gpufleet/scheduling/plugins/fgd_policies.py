@@ -49,8 +49,18 @@ class BestFit(PerNodeScore):
         return left.cpu, left.total
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
-        raw = 0.5 * (left.cpu - ask.cpu) / MAX_SPEC_CPU + 0.5 * (left.total - ask.gpu_total) / MAX_SPEC_GPU
-        return int((1 - raw) * MAX_NODE_SCORE)
+        return int(self.fit(left.cpu, left.total, ask))
+
+    def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
+        """``node_score`` over node arrays (the same floating-point operations, element by element)."""
+        scores: IntArray = self.fit(*self.cpu_and_gpus_left(ctx, idx, ask), ask).astype(np.int64)
+        return scores
+
+    @staticmethod
+    def fit(cpu: Any, total: Any, ask: PodAsk) -> Any:
+        """The score before truncation, of numbers or, element by element, of arrays."""
+        raw = 0.5 * (cpu - ask.cpu) / MAX_SPEC_CPU + 0.5 * (total - ask.gpu_total) / MAX_SPEC_GPU
+        return (1 - raw) * MAX_NODE_SCORE
 
 
 @register
@@ -61,12 +71,21 @@ class DotProd(PerNodeScore):
         return left.cpu, left.total
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
-        if left.cpu < ask.cpu:
-            return 0
-        dot = (left.cpu / MAX_SPEC_CPU) * (ask.cpu / MAX_SPEC_CPU) + (left.total / MAX_SPEC_GPU) * (
+        return 0 if left.cpu < ask.cpu else int(self.alignment(left.cpu, left.total, ask))
+
+    def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
+        """``node_score`` over node arrays (the same floating-point operations, element by element)."""
+        cpu, total = self.cpu_and_gpus_left(ctx, idx, ask)
+        scores: IntArray = np.where(cpu < ask.cpu, 0, self.alignment(cpu, total, ask).astype(np.int64))
+        return scores
+
+    @staticmethod
+    def alignment(cpu: Any, total: Any, ask: PodAsk) -> Any:
+        """The score before truncation where the cpu fits, of numbers or, element by element, of arrays."""
+        dot = (cpu / MAX_SPEC_CPU) * (ask.cpu / MAX_SPEC_CPU) + (total / MAX_SPEC_GPU) * (
             ask.gpu_total / MAX_SPEC_GPU
         )
-        return int(MAX_NODE_SCORE * (1 - dot / 2))
+        return MAX_NODE_SCORE * (1 - dot / 2)
 
 
 @register

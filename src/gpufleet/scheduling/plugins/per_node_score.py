@@ -6,7 +6,9 @@ evaluated over node arrays (``array_only``), one node after another in Python: t
 asks only for the nodes a binding changed. Over many nodes (a shape's first look at the cluster, a
 rare shape catching up) a policy judges one node per class of nodes it cannot tell apart
 (``NodeClasses``, by what the policy reads of a node: its ``node_key``), and keeps that score per class
-and ask until the class ids are dropped: a node then costs one dict look-up.
+and ask until the class ids are dropped: a node then costs one dict look-up. BestFit and DotProd,
+which read only a node's cpu and GPU thousandths left, score many nodes over arrays instead
+(``cpu_and_gpus_left``).
 """
 
 from __future__ import annotations
@@ -149,6 +151,19 @@ class PerNodeScore(DynamicScore):
                     scores[n] = score
         by_node: IntArray = np.array(scores, dtype=np.int64)
         return by_node
+
+    def cpu_and_gpus_left(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> tuple[IntArray, IntArray]:
+        """Per node of ``idx``, ``NodeLeft``'s ``cpu`` and ``total`` (GPU thousandths left)."""
+        self.classes(ctx, idx, ask)
+        assert self._classes is not None  # made by ``classes``
+        state = ctx.state
+        column = state.res_index.get(CPU)
+        cpu: IntArray = (
+            state.alloc[idx, column] - state.requested[idx, column]
+            if column is not None
+            else np.zeros(len(idx), dtype=np.int64)
+        )
+        return cpu, self._classes.totals[idx]
 
     def classes(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
         """Per node of ``idx``, a number equal for nodes the pod's score cannot tell apart."""
