@@ -141,11 +141,12 @@ class ShapeCache:
         rows.flags.writeable = passing.flags.writeable = False
         return reasons, rows, passing
 
-    def _evaluate(self, idx: IntArray, scored: IntArray | None = None) -> None:
-        """Dynamic filters for the nodes in ``idx``, and scores for those in ``scored`` (``idx`` or, for a
-        volatile score, every node: its scores move with anything, the filters only where a node changed)."""
+    def _evaluate(self, idx: IntArray, score_all: bool = False) -> None:
+        """Dynamic filters for the nodes in ``idx``, and scores for those nodes or, with ``score_all`` (a
+        volatile score: its scores move with anything, the filters only where a node changed), for every
+        node."""
         few = len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims
-        if few and scored is None and not self.volatile:
+        if few and not score_all and not self.volatile:
             for i in idx.tolist():
                 self._evaluate_node(i)
             return
@@ -158,15 +159,15 @@ class ShapeCache:
                 if isinstance(f, DynamicFilter):
                     fit &= f.passes(ctx, idx)
         self.fit[idx] = fit
-        if scored is None:
-            scored = idx
+        scored = np.arange(self.state.size, dtype=np.int64) if score_all else idx
+        rows = slice(None) if score_all else idx  # every row: a slice, not an index array
         total = np.zeros(len(scored), dtype=np.int64)
         for plugin, weight in self.profile.dynamic_scores:
             total += weight * plugin.score(ctx, scored)
-        self.dyn[scored] = total
-        ok = self.static_pass[scored] & self.fit[scored]
-        self.ok[scored] = ok
-        self.masked[scored] = np.where(ok, total, -1)
+        self.dyn[rows] = total
+        ok = self.static_pass[rows] & self.fit[rows]
+        self.ok[rows] = ok
+        self.masked[rows] = np.where(ok, total, -1)
         self._top = self._feasible = None
 
     def _evaluate_node(self, i: int) -> None:
@@ -218,7 +219,7 @@ class ShapeCache:
         if changed is None:
             self._build_static()
             return
-        self._evaluate(changed, np.arange(state.size, dtype=np.int64) if self.volatile else None)
+        self._evaluate(changed, score_all=self.volatile)
         self.seen = state.change_pos
 
     def top_nodes(self) -> list[int]:
