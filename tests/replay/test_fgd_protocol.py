@@ -102,6 +102,15 @@ def test_gpu_clustering_puts_pods_of_a_kind_together() -> None:
     assert scores(GpuClustering(), whole("w", 1), state) == [25, 1]
 
 
+def test_gpu_clustering_follows_the_kinds_a_binding_adds() -> None:
+    """After a whole-GPU pod joins n1's share, a share there runs among others: 50 + b (G = 6500)."""
+    state = left_state()
+    plugin = GpuClustering()
+    assert scores(plugin, share("p", 300), state) == [25 + 0, 75 + 1]
+    state.assign(whole("w", 1), 1, 0.0)
+    assert scores(plugin, share("q", 300), state) == [25 + 0, 50 + 25 * 1500 // 8000]
+
+
 def test_fgd_allocates_what_spreading_strands() -> None:
     """Two one-GPU nodes, halves then a whole GPU: FGD keeps a GPU whole and places all three."""
     nodes = [gpu_node(f"n{i}", 1, cpu=16, labels={"nvidia.com/gpu.memory": "16384"}) for i in range(2)]

@@ -126,8 +126,15 @@ class GpuClustering(PerNodeScore):
 
     @staticmethod
     def _kinds(ctx: PodContext, i: int) -> frozenset[str]:
-        """The GPU kinds of the pods on the node."""
-        return frozenset(gpu_kind(a.pod) for a in ctx.state.pods_on[i].values()) - {"no-gpu"}
+        """The GPU kinds of the pods on the node (kept per node until its allocation changes)."""
+        state = ctx.state
+        cache: dict[int, tuple[int, frozenset[str]]] = state.memo.setdefault("gpu-kinds", {})  # type: ignore[assignment]
+        version = state.node_version[i]
+        hit = cache.get(i)
+        if hit is None or hit[0] != version:
+            kinds = frozenset(gpu_kind(a.pod) for a in state.pods_on[i].values()) - {"no-gpu"}
+            hit = cache[i] = (version, kinds)
+        return hit[1]
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         if ask.milli == 0:
