@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,6 +44,9 @@ from gpufleet.scheduling.pod_aware import PodAwareFilter, PodCycle
 from gpufleet.scheduling.profile import Profile, build_profiles
 from gpufleet.scheduling.queue import QueuedPod, SchedulingQueue
 from gpufleet.scheduling.shape_cache import ShapeCache
+
+if TYPE_CHECKING:
+    from gpufleet.gpus.dra.state import DraState
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -254,6 +258,7 @@ class Scheduler:
 
     def schedule_one(self, qp: QueuedPod, now: float) -> list[Outcome]:
         pod = qp.pod
+        key = pod.key
         profile = self.profiles[pod.scheduler_name]
         ctx = PodContext(pod, self.state)
         if self.backfill is not None:
@@ -267,10 +272,10 @@ class Scheduler:
             placement = found
             out = [Outcome(pod, "unschedulable", message=placement.message)]
             if placement.nominated is not None:
-                self.nominated[pod.key] = placement.nominated
+                self.nominated[key] = placement.nominated
                 self.nominated.update(placement.gang_nominated)
-                self.nominees[pod.key] = pod
-                self.nominees.update((key, self.gangs.pods[key]) for key, _ in placement.gang_nominated)
+                self.nominees[key] = pod
+                self.nominees.update((k, self.gangs.pods[k]) for k, _ in placement.gang_nominated)
                 out.append(Outcome(pod, "preempting", node=placement.nominated, victims=placement.victims))
             if placement.release_group is not None:
                 let_go = "optimistic rejection in PostFilter"
@@ -285,26 +290,30 @@ class Scheduler:
                     for o in out
                 ]
             if self.rejected_by:
-                self.waiting_on_pods[pod.key] = (pod, self.rejected_by)
+                self.waiting_on_pods[key] = (pod, self.rejected_by)
             self.queue.mark_unschedulable(qp, now)
             return out
-        node = self._chosen(pod, found)
-        self.nominated.pop(pod.key, None)
-        self.nominees.pop(pod.key, None)
-        refused = self._reserve_claims(pod, node)
-        if refused is not None:
-            self.queue.mark_unschedulable(qp, now)
-            return [Outcome(pod, "unschedulable", message=refused)]
-        self.state.assign(pod, node, now, profile.gpu_choice)
-        self._pod_placed(pod, now)
+        state = self.state
+        i = self._chosen_index(pod, found)
+        node = state.nodes[i].name
+        self.nominated.pop(key, None)
+        self.nominees.pop(key, None)
+        if state.dra is not None and pod.resource_claims:
+            refused = self._reserve_claims(state.dra, pod, node)
+            if refused is not None:
+                self.queue.mark_unschedulable(qp, now)
+                return [Outcome(pod, "unschedulable", message=refused)]
+        state.assign(pod, i, now, profile.gpu_choice, (ctx.req, ctx.nonzero))
+        if self.waiting_on_pods:
+            self._pod_placed(pod, now)
         if self.backfill is not None:
             self.backfill.placed(pod)
         if profile.permit is not None:
             code, group = profile.permit.permit(ctx, self.gangs)
             if code == Code.WAIT and group is not None:
                 deadline = now + profile.permit.wait_time(group)
-                self.waiting[pod.key] = Waiting(qp, node, deadline, group)
-                if self.gangs.assigned(group, exclude=pod.key) == 0:
+                self.waiting[key] = Waiting(qp, node, deadline, group)
+                if self.gangs.assigned(group, exclude=key) == 0:
                     self._activate_siblings(group, now)
                 return [Outcome(pod, "waiting", node=node)]
             if group is not None:
@@ -312,9 +321,9 @@ class Scheduler:
                 for w in released:
                     del self.waiting[w.qp.pod.key]
                     self.queue.remove(w.qp.pod.key)
-                self.queue.remove(pod.key)
+                self.queue.remove(key)
                 return [self._bind(w.qp.pod, w.node) for w in released] + [self._bind(pod, node)]
-        self.queue.remove(pod.key)
+        self.queue.remove(key)
         return [self._bind(pod, node)]
 
     def _pod_placed(self, pod: Pod, now: float) -> None:
@@ -322,7 +331,7 @@ class Scheduler:
         PodTopologySpread's ``isSchedulableAfterPodChange``): the unschedulable pods ``pod`` may help go
         back to the queue."""
         self.waiting_on_pods.pop(pod.key, None)
-        if not self.waiting_on_pods:
+        if not self.waiting_on_pods:  # (the caller asks only when some pod waits on pods)
             return
         helped = {
             key
@@ -344,14 +353,11 @@ class Scheduler:
         devices = tuple(ledger.allocate(pod, node)) if ledger is not None else ()
         return Outcome(pod, "bound", node=node, devices=devices)
 
-    def _reserve_claims(self, pod: Pod, node: str) -> str | None:
+    def _reserve_claims(self, dra: DraState, pod: Pod, node: str) -> str | None:
         """Reserve and PreBind of DynamicResources: the pod's ResourceClaims get their devices on the
         chosen node and the pod joins each claim's ``reservedFor``. A claim with 256 consumers makes
         PreBind fail with the API server's refusal; upstream retries the pod after a backoff, gpufleet
         when the cluster changes (only a consumer leaving can help)."""
-        dra = self.state.dra
-        if dra is None or not pod.resource_claims:
-            return None
         refused = dra.place(pod, node)
         return None if refused is None else f'running PreBind plugin "DynamicResources": {refused}'
 
@@ -451,7 +457,11 @@ class Scheduler:
 
     def _chosen(self, pod: Pod, best: Best) -> str:
         """The node the pod gets among the equally best (``selectHost``)."""
-        return self.state.nodes[int(best[0] if len(best) == 1 else best[self._pick(pod, best)])].name
+        return self.state.nodes[self._chosen_index(pod, best)].name
+
+    def _chosen_index(self, pod: Pod, best: Best) -> int:
+        """``_chosen``'s node index."""
+        return int(best[0] if len(best) == 1 else best[self._pick(pod, best)])
 
     def _pick(self, pod: Pod, best: Best) -> int:
         """``selectHost``: which of the equally best nodes (more than one) the pod gets."""

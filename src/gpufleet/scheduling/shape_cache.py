@@ -40,6 +40,8 @@ class ShapeCache:
         self.profile = profile
         self.dynamic_filters = profile.dynamic_filters
         self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
+        #: a changed node is re-evaluated alone, in Python integers (no volatile score, no ResourceClaim)
+        self._scalar = not self.volatile and not ctx.pod.resource_claims
         self.state = ctx.state
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
@@ -145,7 +147,7 @@ class ShapeCache:
         """Dynamic filters for the nodes in ``idx``, and scores for those in ``scored`` (``idx`` or, for a
         volatile score, every node: its scores move with anything, the filters only where a node changed)."""
         few = len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims
-        if few and scored is None and not self.volatile:
+        if few and scored is None and self._scalar:
             for i in idx.tolist():
                 self._evaluate_node(i)
             return
@@ -173,10 +175,10 @@ class ShapeCache:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
         row = self._row(i)
         fit = self._fits(i, row)
-        total = sum(
-            weight * self._score_node(plugin, row, i) for plugin, weight in self.profile.dynamic_scores
-        )
-        ok = bool(self.static_pass[i]) and fit
+        total = 0
+        for plugin, weight in self.profile.dynamic_scores:
+            total += weight * self._score_node(plugin, row, i)
+        ok = fit and bool(self.static_pass[i])
         if ok != self.ok[i]:
             self._feasible = None
         self.fit[i], self.dyn[i], self.ok[i] = fit, total, ok
@@ -213,6 +215,10 @@ class ShapeCache:
         same_nodes = state.static_version == self.static_version
         same_nodes = same_nodes and state.images_version == self.images_version
         if self.seen == state.change_pos and same_nodes:
+            return
+        if same_nodes and self.seen + 1 == state.change_pos and self._scalar:  # one node changed (the usual)
+            self._evaluate_node(state.changes[-1])
+            self.seen += 1
             return
         changed = state.changes_since(self.seen) if same_nodes else None
         if changed is None:

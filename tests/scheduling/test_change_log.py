@@ -1,0 +1,57 @@
+"""The cluster's change log (``ClusterState.changes``) that the shape caches follow: it stays bounded
+when no one reads it, and a cache that fell behind the part it lost starts over with the answers a fresh
+cache gives, as does one that follows a single change at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conftest import gpu_node, gpu_pod
+from gpufleet.cluster.state import ClusterState
+from gpufleet.model.scheduler_config import SchedulerConfig
+from gpufleet.scheduling.framework import PodContext
+from gpufleet.scheduling.profile import build_profiles
+from gpufleet.scheduling.shape_cache import ShapeCache
+
+
+def _churn(state: ClusterState, rounds: int, start: int = 0) -> None:
+    """Pods come and go on every node: each assignment and removal is one change."""
+    for k in range(start, start + rounds):
+        pod = gpu_pod(f"churn-{k}", 1 + k % 3)
+        state.assign(pod, k % state.size, 0.0)
+        state.unassign(pod.key)
+
+
+def _same(cache: ShapeCache, fresh: ShapeCache) -> None:
+    assert cache.masked.tolist() == fresh.masked.tolist()
+    assert cache.ok.tolist() == fresh.ok.tolist()
+    assert cache.top_nodes() == fresh.top_nodes()
+    assert cache.feasible_nodes().tolist() == fresh.feasible_nodes().tolist()
+
+
+def test_the_change_log_stays_bounded_without_readers() -> None:
+    state = ClusterState([gpu_node(f"n{i}", 8) for i in range(6)])
+    _churn(state, 3_000)
+    assert len(state.changes) <= 4 * 256
+    assert state.change_pos == state.change_base + len(state.changes)
+    assert state.changes_since(0) is None  # lost: a reader that far behind starts over
+    recent = state.changes_since(state.change_pos - 3)
+    assert recent is not None and recent.tolist() == sorted(set(state.changes[-3:]))
+
+
+def test_a_cache_behind_the_trimmed_log_and_one_following_it_agree_with_a_fresh_one() -> None:
+    state = ClusterState([gpu_node(f"n{i}", 8) for i in range(12)])
+    profile = build_profiles(SchedulerConfig("default-scheduler"))[0]
+    pod = gpu_pod("probe", 2)
+    behind, following = (ShapeCache(profile, PodContext(pod, state)) for _ in range(2))
+    for k in range(0, 2_000, 200):
+        _churn(state, 200, k)
+        following.refresh()  # 400 changes: the nodes changed since, re-evaluated
+        for j in range(3):  # one change at a time
+            state.assign(gpu_pod(f"one-{k}-{j}", 1 + j), (k // 200 + j) % state.size, 0.0)
+            following.refresh()
+    behind.refresh()
+    fresh = ShapeCache(profile, PodContext(pod, state))
+    _same(behind, fresh)
+    _same(following, fresh)
+    assert np.array_equal(following.dyn, fresh.dyn)
