@@ -27,6 +27,7 @@ def _same(cache: ShapeCache, fresh: ShapeCache) -> None:
     assert cache.ok.tolist() == fresh.ok.tolist()
     assert cache.top_nodes() == fresh.top_nodes()
     assert cache.feasible_nodes().tolist() == fresh.feasible_nodes().tolist()
+    assert cache.feasible_list() == fresh.feasible_list()
 
 
 def test_the_change_log_stays_bounded_without_readers() -> None:
@@ -44,12 +45,21 @@ def test_a_cache_behind_the_trimmed_log_and_one_following_it_agree_with_a_fresh_
     profile = build_profiles(SchedulerConfig("default-scheduler"))[0]
     pod = gpu_pod("probe", 2)
     behind, following = (ShapeCache(profile, PodContext(pod, state)) for _ in range(2))
+    singles: list[str] = []
     for k in range(0, 2_000, 200):
         _churn(state, 200, k)
         following.refresh()  # 400 changes: the nodes changed since, re-evaluated
-        for j in range(3):  # one change at a time
-            state.assign(gpu_pod(f"one-{k}-{j}", 1 + j), (k // 200 + j) % state.size, 0.0)
+        following.feasible_list()
+        for j in range(3):  # then one change at a time: a node fills up ...
+            single = gpu_pod(f"one-{k}-{j}", 3)
+            state.assign(single, k // 200 % state.size, 0.0)
+            singles.append(single.key)
             following.refresh()
+            following.feasible_list()
+        for key in singles[:2]:  # ... and empties
+            state.unassign(key)
+            following.refresh()
+        del singles[:2]
     behind.refresh()
     fresh = ShapeCache(profile, PodContext(pod, state))
     _same(behind, fresh)

@@ -18,7 +18,7 @@ that changed.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 
 import numpy as np
 
@@ -60,6 +60,7 @@ class ShapeCache:
         self._top: list[int] | None = None  # nodes at ``_top_score`` (the highest of ``masked``), ascending
         self._top_score = -1
         self._feasible: IntArray | None = None  # ``flatnonzero(ok)``
+        self._feasible_list: list[int] | None = None  # the same as a list, kept through one-node changes
         self._build_static()
 
     def _build_static(self) -> None:
@@ -81,7 +82,7 @@ class ShapeCache:
         self.dyn = np.zeros(state.size, dtype=np.int64)
         self.ok = np.zeros(state.size, dtype=bool)
         self.masked = np.full(state.size, -1, dtype=np.int64)
-        self._top = self._feasible = None
+        self._top = self._feasible = self._feasible_list = None
         self._evaluate(np.arange(state.size, dtype=np.int64))
         self.static_version = state.static_version
         self.images_version = state.images_version
@@ -169,7 +170,7 @@ class ShapeCache:
         ok = self.static_pass[scored] & self.fit[scored]
         self.ok[scored] = ok
         self.masked[scored] = np.where(ok, total, -1)
-        self._top = self._feasible = None
+        self._top = self._feasible = self._feasible_list = None
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
@@ -181,6 +182,12 @@ class ShapeCache:
         ok = fit and bool(self.static_pass[i])
         if ok != self.ok[i]:
             self._feasible = None
+            feasible = self._feasible_list
+            if feasible is not None:
+                if ok:
+                    insort(feasible, i)
+                else:
+                    del feasible[bisect_left(feasible, i)]
         self.fit[i], self.dyn[i], self.ok[i] = fit, total, ok
         self.masked[i] = score = total if ok else -1
         top = self._top
@@ -240,6 +247,13 @@ class ShapeCache:
             self._feasible = np.flatnonzero(self.ok)
             self._feasible.flags.writeable = False
         return self._feasible
+
+    def feasible_list(self) -> list[int]:
+        """``feasible_nodes`` as a list, kept up to date through one-node re-evaluations (what a window of
+        ``percentageOfNodesToScore`` counts, without NumPy)."""
+        if self._feasible_list is None:
+            self._feasible_list = np.flatnonzero(self.ok).tolist()
+        return self._feasible_list
 
     def total_scores(self, idx: IntArray) -> IntArray:
         total = self.dyn[idx].copy()
