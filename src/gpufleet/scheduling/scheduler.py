@@ -55,6 +55,8 @@ from gpufleet.scheduling.shape_cache import ShapeCache
 if TYPE_CHECKING:
     from gpufleet.gpus.dra.state import DraState
 
+NONE_REJECTED: frozenset[str] = frozenset()
+
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -472,20 +474,24 @@ class Scheduler:
 
     def _chosen_index(self, pod: Pod, best: Best) -> int:
         """``_chosen``'s node index."""
-        return int(best[0] if len(best) == 1 else best[self._pick(pod, best)])
+        count = len(best)
+        if count == 1:
+            return int(best[0])
+        return int(best[self.draws.integers(count) if self.tie_break == "random" else self._pick(pod, best)])
 
     def _pick(self, pod: Pod, best: Best) -> int:
-        """``selectHost``: which of the equally best nodes (more than one) the pod gets."""
+        """``selectHost`` by another rule than kube-scheduler's random one: which of the equally best nodes
+        (more than one) the pod gets."""
         if callable(self.tie_break):
             return self.tie_break(pod, [self.state.nodes[int(i)].name for i in best])
-        return self.draws.integers(len(best)) if self.tie_break == "random" else 0
+        return 0
 
     def _best_nodes(
         self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True
     ) -> Best | Placement:
         """The feasible nodes with the highest score (one when the choice is determined), or the
         failure's Placement (kube-scheduler's message and what PostFilter decided)."""
-        self.rejected_by = frozenset()
+        self.rejected_by = NONE_REJECTED
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:

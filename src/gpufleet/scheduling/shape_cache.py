@@ -180,7 +180,7 @@ class ShapeCache:
         for plugin, weight in self.profile.dynamic_scores:
             total += weight * self._score_node(plugin, row, i)
         ok = fit and bool(self.static_pass[i])
-        if ok != self.ok[i]:
+        if ok != bool(self.ok[i]):
             self._feasible = None
             feasible = self._feasible_list
             if feasible is not None:
