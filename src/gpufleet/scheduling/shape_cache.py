@@ -33,6 +33,8 @@ StaticMemo = dict[tuple[object, ...], tuple[list[str | None], IntArray, BoolArra
 
 #: Up to this many changed nodes are re-evaluated one by one in Python integers.
 SCALAR_NODES = 8
+#: Distinct resource rows whose answer a cache keeps (it starts over past this).
+ROWS_KEPT = 4096
 
 
 class ShapeCache:
@@ -42,6 +44,11 @@ class ShapeCache:
         self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
         #: a changed node is re-evaluated alone, in Python integers (no volatile score, no ResourceClaim)
         self._scalar = not self.volatile and not ctx.pod.resource_claims
+        #: a node's (fit, dynamic score) by its resource row: the scores read nothing else (none reads
+        #: arrays only), and the filters, where they all say so for this pod, neither
+        self._by_row: dict[tuple[int, ...], tuple[bool, int]] = {}
+        self._scores_by_row = not any(p.array_only for p, _ in profile.dynamic_scores)
+        self._fits_by_row = all(f.row_only(ctx.pod) for f in self.dynamic_filters)
         self.state = ctx.state
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
@@ -83,6 +90,7 @@ class ShapeCache:
         self.ok = np.zeros(state.size, dtype=bool)
         self.masked = np.full(state.size, -1, dtype=np.int64)
         self._top = self._feasible = self._feasible_list = None
+        self._by_row.clear()
         self._evaluate(np.arange(state.size, dtype=np.int64))
         self.static_version = state.static_version
         self.images_version = state.images_version
@@ -175,10 +183,19 @@ class ShapeCache:
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
         row = self._row(i)
-        fit = self._fits(i, row)
-        total = 0
-        for plugin, weight in self.profile.dynamic_scores:
-            total += weight * self._score_node(plugin, row, i)
+        key = (*row[0], *row[1], *row[2]) if self._scores_by_row else None
+        known = self._by_row.get(key) if key is not None else None
+        fit = known[0] if known is not None and self._fits_by_row else self._fits(i, row)
+        if known is None:
+            total = 0
+            for plugin, weight in self.profile.dynamic_scores:
+                total += weight * self._score_node(plugin, row, i)
+            if key is not None:
+                if len(self._by_row) >= ROWS_KEPT:
+                    self._by_row.clear()
+                self._by_row[key] = fit, total
+        else:
+            total = known[1]
         ok = fit and bool(self.static_pass[i])
         if ok != bool(self.ok[i]):
             self._feasible = None
