@@ -7,9 +7,8 @@ once per group, and apart the pods that carry inter-pod (anti-)affinity terms (u
 ``NodeInfo.PodsWithAffinity``), those grouped by their terms too. Each group keeps, per node index,
 how many of its pods are there, and how many of them are not terminating (what the plugins count for
 every node at once, as upstream's PreFilter states keep it with ``AddPod`` / ``RemovePod``).
-``ClusterState`` tells it of every assign and unassign, which it applies to the groups when they are next
-read (a scheduling cycle no pod-aware plugin takes part in reads none); an assignment tells it when it
-starts terminating.
+``ClusterState`` keeps it current on every assign and unassign; an assignment tells it when it starts
+terminating.
 """
 
 from __future__ import annotations
@@ -27,9 +26,6 @@ if TYPE_CHECKING:
     from gpufleet.cluster.state import Assignment
 
 GroupKey = tuple[str, tuple[tuple[str, str], ...]]
-
-#: Pending counts applied at once when no one has read the groups for this many assignments.
-PENDING = 4096
 
 
 def _no_counts() -> npt.NDArray[np.int64]:
@@ -65,45 +61,35 @@ class LabelGroup:
     #: ... and those of them not terminating
     live: npt.NDArray[np.int64] = field(default_factory=_no_counts)
 
-    def put(self, node: int, delta: int, terminating: bool) -> None:
+    def put(self, a: Assignment, delta: int) -> None:
+        node = a.node
         if node < len(self.held) and node < len(self.live):  # the arrays reach the node: in place
             self.held[node] += delta
-            if not terminating:
+            if not a.terminating:
                 self.live[node] += delta
             return
         self.held = _bumped(self.held, node, delta)
-        if not terminating:
+        if not a.terminating:
             self.live = _bumped(self.live, node, delta)
 
-    def add(self, a: Assignment, key: str, terminating: bool) -> None:
+    def add(self, a: Assignment, key: str) -> None:
         self.pods[key] = a
-        self.put(a.node, 1, terminating)
+        self.put(a, 1)
 
-    def remove(self, a: Assignment, terminating: bool) -> bool:
+    def remove(self, a: Assignment) -> bool:
         """Takes ``a`` out; True when the group is left empty."""
         if self.pods.pop(a.pod.key, None) is not None:
-            self.put(a.node, -1, terminating)
+            self.put(a, -1)
         return not self.pods
 
 
 class PodIndex:
     def __init__(self) -> None:
-        self._groups: dict[GroupKey, LabelGroup] = {}
-        #: assignments counted (1) or let go (-1) since ``groups`` was last read, and whether each was
-        #: terminating then: applied in order when it is read (a cycle no pod-aware plugin takes part in
-        #: never reads it), or when they are many
-        self._pending: list[tuple[Assignment, int, bool]] = []
+        self.groups: dict[GroupKey, LabelGroup] = {}
         #: pods with ``spec.affinity.podAffinity`` or ``podAntiAffinity`` ...
         self.with_affinity: dict[str, Assignment] = {}
         #: ... grouped by their namespace, labels and those terms
         self.affinity_groups: dict[tuple[GroupKey, PodAffinity], LabelGroup] = {}
-
-    @property
-    def groups(self) -> dict[GroupKey, LabelGroup]:
-        """The assigned pods by (namespace, labels)."""
-        if self._pending:
-            self._apply()
-        return self._groups
 
     @staticmethod
     def _key(a: Assignment) -> GroupKey:
@@ -112,45 +98,32 @@ class PodIndex:
     def add(self, a: Assignment, pod_key: str) -> None:
         """Counts ``a``, the assignment of the pod whose key is ``pod_key``."""
         pod = a.pod
-        self._pending.append((a, 1, a.terminating))
-        if len(self._pending) > PENDING:
-            self._apply()
+        key = self._key(a)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = LabelGroup(pod.namespace, dict(pod.labels))
+        group.add(a, pod_key)
         a.counted_by = self
         if pod.pod_affinity is not None:
-            key = self._key(a)
             self.with_affinity[pod_key] = a
             with_terms = self.affinity_groups.get((key, pod.pod_affinity))
             if with_terms is None:
                 with_terms = LabelGroup(pod.namespace, dict(pod.labels), pod.pod_affinity)
                 self.affinity_groups[key, pod.pod_affinity] = with_terms
-            with_terms.add(a, pod_key, a.terminating)
+            with_terms.add(a, pod_key)
 
     def remove(self, a: Assignment) -> None:
         pod = a.pod
-        self._pending.append((a, -1, a.terminating))
-        if len(self._pending) > PENDING:
-            self._apply()
+        key = self._key(a)
+        group = self.groups.get(key)
+        if group is not None and group.remove(a):
+            del self.groups[key]
         if pod.pod_affinity is not None:
-            key = self._key(a)
             with_terms = self.affinity_groups.get((key, pod.pod_affinity))
-            if with_terms is not None and with_terms.remove(a, a.terminating):
+            if with_terms is not None and with_terms.remove(a):
                 del self.affinity_groups[key, pod.pod_affinity]
         a.counted_by = None
         self.with_affinity.pop(pod.key, None)
-
-    def _apply(self) -> None:
-        """The pending counts, in the order they came."""
-        pending, self._pending = self._pending, []
-        groups = self._groups
-        for a, delta, terminating in pending:
-            key = self._key(a)
-            group = groups.get(key)
-            if delta > 0:
-                if group is None:
-                    group = groups[key] = LabelGroup(a.pod.namespace, dict(a.pod.labels))
-                group.add(a, a.pod.key, terminating)
-            elif group is not None and group.remove(a, terminating):
-                del groups[key]
 
     def terminating_changed(self, a: Assignment) -> None:
         """``a.terminating`` flipped: it leaves (or rejoins) the counts of live pods."""

@@ -566,14 +566,13 @@ class Scheduler:
             end = bisect_left(feasible, start) + want
             last = feasible[end - 1 if end <= count else end - count - 1]
         lo = bisect_left(top, start)
-        inside = (
-            Ties(top, lo, bisect_right(top, last, lo))
-            if last >= start
-            else Ties(top, lo, len(top), bisect_right(top, last))
-        )
-        if len(inside):
+        if last >= start:
+            hi, tail = bisect_right(top, last, lo), 0
+        else:
+            hi, tail = len(top), bisect_right(top, last)
+        if hi > lo or tail:
             self.next_start[name] = (last + 1) % n
-            return inside
+            return Ties(top, lo, hi, tail)
         return self._window_scored(name, cache, want)
 
     def _window_scored(self, name: str, cache: ShapeCache, want: int) -> IntArray:
