@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -60,10 +59,8 @@ def shareable(node: Node) -> bool:
 GpuChoice = Callable[[Pod, int, list[tuple[int, int, int]], int], int | None]
 
 
-class SharePlacement(NamedTuple):
-    """One share of a pod on one GPU (a named tuple: built for every share placed, it costs a third of
-    a frozen dataclass)."""
-
+@dataclass(frozen=True)
+class SharePlacement:
     node: int
     slot: int
     compute: int
