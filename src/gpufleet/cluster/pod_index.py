@@ -95,9 +95,9 @@ class PodIndex:
     def _key(a: Assignment) -> GroupKey:
         return a.pod.namespace, tuple(sorted(a.pod.labels.items()))
 
-    def add(self, a: Assignment) -> None:
+    def add(self, a: Assignment, pod_key: str) -> None:
+        """Counts ``a``, the assignment of the pod whose key is ``pod_key``."""
         pod = a.pod
-        pod_key = pod.key
         key = self._key(a)
         group = self.groups.get(key)
         if group is None:

@@ -161,9 +161,12 @@ class GpuShares:
         return needed
 
     def fits_node(self, share: GpuShare, i: int, whole: int) -> bool:
-        """``fits`` for node ``i`` with ``whole`` unshared GPUs free, in Python integers."""
+        """``fits`` for node ``i`` with ``whole`` unshared GPUs free, in Python integers (the open GPUs
+        looked at only when the unshared ones are too few)."""
         per = self._per_gpu(share, i)
-        return per is not None and len(self._open_with_room(i, *per)) + whole >= share.count
+        if per is None:
+            return False
+        return whole >= share.count or len(self._open_with_room(i, *per)) + whole >= share.count
 
     def _per_gpu(self, share: GpuShare, i: int) -> tuple[int, int] | None:
         """(compute, memory) milli of one GPU of node ``i``, or None when the share cannot go there."""

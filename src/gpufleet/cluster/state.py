@@ -229,9 +229,15 @@ class ClusterState:
         return evicted
 
     def touched(self, i: int) -> None:
-        """Node ``i``'s allocation changed: logged for the shape caches, and its version moves."""
-        self.changes.append(i)
+        """Node ``i``'s allocation changed: logged for the shape caches, and its version moves. A long log
+        loses its older half (a reader that had not got that far starts over)."""
+        changes = self.changes
+        changes.append(i)
         self.node_version[i] += 1
+        if len(changes) > 4 * max(len(self.nodes), 256):
+            keep = len(changes) // 2
+            self.change_base += len(changes) - keep
+            del changes[:-keep]
 
     @property
     def change_pos(self) -> int:
@@ -241,12 +247,6 @@ class ClusterState:
         """Node indices changed since absolute position ``pos``; None if the log was trimmed past it."""
         if pos < self.change_base:
             return None
-        if len(self.changes) > 4 * max(self.size, 256):
-            keep = len(self.changes) // 2
-            self.change_base += len(self.changes) - keep
-            del self.changes[:-keep]
-            if pos < self.change_base:
-                return None
         recent = self.changes[pos - self.change_base :]
         if len(recent) == 1:
             return np.array(recent, dtype=np.int64)
@@ -263,14 +263,24 @@ class ClusterState:
         return [self.nodes[i].name for i in self.active_indices()]
 
     # -- pods ------------------------------------------------------------------------------
-    def assign(self, pod: Pod, node: str | int, now: float, choose: GpuChoice | None = None) -> Assignment:
-        """Assign (assume or bind) the pod; ``choose``: the profile's pick of GPU for a fractional request."""
+    def assign(
+        self,
+        pod: Pod,
+        node: str | int,
+        now: float,
+        choose: GpuChoice | None = None,
+        vectors: tuple[IntArray, IntArray] | None = None,
+    ) -> Assignment:
+        """Assign (assume or bind) the pod; ``choose``: the profile's pick of GPU for a fractional request;
+        ``vectors``: its ``pod_vectors`` where the caller has them (a scheduling cycle's)."""
         i = node if isinstance(node, int) else self.index[node]
         key = pod.key
         if key in self.assignments:
             held = self.nodes[self.assignments[key].node].name
             raise ValueError(f"pod {key} is already assigned to {held}")
-        req, nonzero = self.pod_vectors(pod)
+        if vectors is None or len(vectors[0]) != len(self.resources):  # (none, or from before a new column)
+            vectors = self.pod_vectors(pod)
+        req, nonzero = vectors
         self.requested[i] += req
         self.nonzero[i] += nonzero
         if pod.gpu_share is not None:
@@ -278,7 +288,7 @@ class ClusterState:
         a = Assignment(pod, i, now)
         self.pods_on[i][key] = a
         self.assignments[key] = a
-        self.placed.add(a)
+        self.placed.add(a, key)
         self.touched(i)
         return a
 

@@ -174,6 +174,11 @@ class DynamicFilter(Plugin):
         than a NumPy call. Must agree with ``passes`` (tested)."""
         raise NotImplementedError
 
+    def row_only(self, pod: Pod) -> bool:
+        """Whether ``passes_node`` reads nothing of the node but ``row`` for this pod: then nodes with
+        equal rows get one answer (the shape cache asks once per row)."""
+        return False
+
 
 class StaticScore(Plugin):
     """A score that depends only on the node object, normalised over the scored nodes."""
@@ -210,7 +215,8 @@ class DynamicScore(Plugin):
         raise NotImplementedError
 
     def score_node(self, ctx: PodContext, row: NodeRow) -> int:
-        """``score`` for one node, in Python integers; must agree with ``score`` (tested)."""
+        """``score`` for one node, in Python integers, from its resource row alone (nodes with equal rows
+        score the same); must agree with ``score`` (tested)."""
         raise NotImplementedError
 
 

@@ -158,9 +158,16 @@ class PodCycle:
     def start(
         cls, filters: Sequence[PodAwareFilter], scorers: Sequence[tuple[PodAwareScore, int]], ctx: PodContext
     ) -> PodCycle | None:
-        """None when every plugin skips this pod: nothing pod-aware to do."""
-        states = [(f, s) for f in filters if (s := f.pre_filter_pods(ctx)) is not None]
-        scoring = [(p, w) for p, w in scorers if p.scores_pod(ctx)]
+        """None when every plugin skips this pod: nothing pod-aware to do. (Loops, not comprehensions:
+        this runs for every pod, and usually finds nothing.)"""
+        states: list[tuple[PodAwareFilter, PodFilterState]] = []
+        for f in filters:
+            if (s := f.pre_filter_pods(ctx)) is not None:
+                states.append((f, s))
+        scoring: list[tuple[PodAwareScore, int]] = []
+        for p, w in scorers:
+            if p.scores_pod(ctx):
+                scoring.append((p, w))
         return cls(states, scoring) if states or scoring else None
 
     def state_of(self, plugin: PodAwareFilter) -> PodFilterState | None:

@@ -31,6 +31,7 @@ class QueuedPod:
     shape: tuple[object, ...] = field(default_factory=tuple)
 
 
+#: The QueueSort plugin's order of a pod: a tuple compared level by level, of one length for every pod.
 SortKey = Callable[[QueuedPod], tuple[object, ...]]
 
 
@@ -40,7 +41,9 @@ class SchedulingQueue:
         self.initial_backoff_s = initial_backoff_s
         self.max_backoff_s = max_backoff_s
         self.entries: dict[str, QueuedPod] = {}
-        self._active: list[tuple[tuple[object, ...], int, str]] = []
+        #: the sort key's items, then the entry's version and the pod's key, in one flat tuple (a nested
+        #: key would be compared twice per level: for equality, then for order)
+        self._active: list[tuple[object, ...]] = []
         self._backoff: list[tuple[float, int, int, str]] = []
         self.unschedulable: dict[str, QueuedPod] = {}
         self._seq = 0
@@ -63,12 +66,14 @@ class SchedulingQueue:
     def _push_active(self, qp: QueuedPod, now: float) -> None:
         qp.version += 1
         qp.timestamp = now
-        heapq.heappush(self._active, (self.sort_key(qp), qp.version, qp.pod.key))
+        heapq.heappush(self._active, (*self.sort_key(qp), qp.version, qp.pod.key))
 
     def pop(self) -> QueuedPod | None:
         while self._active:
-            _, version, key = heapq.heappop(self._active)
+            entry = heapq.heappop(self._active)
+            key: str = entry[-1]  # type: ignore[assignment]
             qp = self.entries.get(key)
+            version = entry[-2]
             if qp is not None and qp.version == version and key not in self.unschedulable:
                 return qp
         return None
@@ -128,9 +133,9 @@ class SchedulingQueue:
         )
 
     def has_active(self) -> bool:
-        return any(
-            (qp := self.entries.get(key)) is not None
-            and qp.version == version
-            and key not in self.unschedulable
-            for _, version, key in self._active
-        )
+        for entry in self._active:
+            key: str = entry[-1]  # type: ignore[assignment]
+            qp = self.entries.get(key)
+            if qp is not None and qp.version == entry[-2] and key not in self.unschedulable:
+                return True
+        return False

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,7 +35,14 @@ from gpufleet.gpus.devices import Unit
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
-from gpufleet.scheduling.framework import Code, DynamicFilter, PodContext, PostFilterRequest, StaticFilter
+from gpufleet.scheduling.framework import (
+    SUCCESS,
+    Code,
+    DynamicFilter,
+    PodContext,
+    PostFilterRequest,
+    StaticFilter,
+)
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.host_draws import HostDraws
 from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error
@@ -43,6 +51,11 @@ from gpufleet.scheduling.pod_aware import PodAwareFilter, PodCycle
 from gpufleet.scheduling.profile import Profile, build_profiles
 from gpufleet.scheduling.queue import QueuedPod, SchedulingQueue
 from gpufleet.scheduling.shape_cache import ShapeCache
+
+if TYPE_CHECKING:
+    from gpufleet.gpus.dra.state import DraState
+
+NONE_REJECTED: frozenset[str] = frozenset()
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -57,9 +70,11 @@ def num_feasible_nodes_to_find(percentage: int | None, num_nodes: int) -> int:
     return max(num_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Outcome:
-    """What one scheduling step did to one pod."""
+    """What one scheduling step did to one pod. (Not frozen, though nothing changes one: a frozen
+    dataclass's ``__init__`` sets each field through ``object.__setattr__``, a third of a microsecond
+    per pod bound.)"""
 
     pod: Pod
     kind: str  # "bound" | "waiting" | "unschedulable" | "rejected" | "preempting"
@@ -158,6 +173,8 @@ class Scheduler:
         self.caches: dict[tuple[object, ...], ShapeCache] = {}
         self.waiting: dict[str, Waiting] = {}
         self.next_start: dict[str, int] = {}
+        #: ``num_feasible_nodes_to_find`` by (percentageOfNodesToScore, nodes), worked out once
+        self.wants: dict[tuple[int | None, int], int] = {}
         self.nominated: dict[str, str] = {}  # pod -> node chosen by preemption
         self.nominees: dict[str, Pod] = {}  # the nominated pods themselves
         backfills = [f for p in built for f in p.filters if isinstance(f, Backfill)]
@@ -254,6 +271,7 @@ class Scheduler:
 
     def schedule_one(self, qp: QueuedPod, now: float) -> list[Outcome]:
         pod = qp.pod
+        key = pod.key
         profile = self.profiles[pod.scheduler_name]
         ctx = PodContext(pod, self.state)
         if self.backfill is not None:
@@ -267,10 +285,10 @@ class Scheduler:
             placement = found
             out = [Outcome(pod, "unschedulable", message=placement.message)]
             if placement.nominated is not None:
-                self.nominated[pod.key] = placement.nominated
+                self.nominated[key] = placement.nominated
                 self.nominated.update(placement.gang_nominated)
-                self.nominees[pod.key] = pod
-                self.nominees.update((key, self.gangs.pods[key]) for key, _ in placement.gang_nominated)
+                self.nominees[key] = pod
+                self.nominees.update((k, self.gangs.pods[k]) for k, _ in placement.gang_nominated)
                 out.append(Outcome(pod, "preempting", node=placement.nominated, victims=placement.victims))
             if placement.release_group is not None:
                 let_go = "optimistic rejection in PostFilter"
@@ -285,26 +303,30 @@ class Scheduler:
                     for o in out
                 ]
             if self.rejected_by:
-                self.waiting_on_pods[pod.key] = (pod, self.rejected_by)
+                self.waiting_on_pods[key] = (pod, self.rejected_by)
             self.queue.mark_unschedulable(qp, now)
             return out
-        node = self._chosen(pod, found)
-        self.nominated.pop(pod.key, None)
-        self.nominees.pop(pod.key, None)
-        refused = self._reserve_claims(pod, node)
-        if refused is not None:
-            self.queue.mark_unschedulable(qp, now)
-            return [Outcome(pod, "unschedulable", message=refused)]
-        self.state.assign(pod, node, now, profile.gpu_choice)
-        self._pod_placed(pod, now)
+        state = self.state
+        i = self._chosen_index(pod, found)
+        node = state.nodes[i].name
+        self.nominated.pop(key, None)
+        self.nominees.pop(key, None)
+        if state.dra is not None and pod.resource_claims:
+            refused = self._reserve_claims(state.dra, pod, node)
+            if refused is not None:
+                self.queue.mark_unschedulable(qp, now)
+                return [Outcome(pod, "unschedulable", message=refused)]
+        state.assign(pod, i, now, profile.gpu_choice, (ctx.req, ctx.nonzero))
+        if self.waiting_on_pods:
+            self._pod_placed(pod, now)
         if self.backfill is not None:
             self.backfill.placed(pod)
         if profile.permit is not None:
             code, group = profile.permit.permit(ctx, self.gangs)
             if code == Code.WAIT and group is not None:
                 deadline = now + profile.permit.wait_time(group)
-                self.waiting[pod.key] = Waiting(qp, node, deadline, group)
-                if self.gangs.assigned(group, exclude=pod.key) == 0:
+                self.waiting[key] = Waiting(qp, node, deadline, group)
+                if self.gangs.assigned(group, exclude=key) == 0:
                     self._activate_siblings(group, now)
                 return [Outcome(pod, "waiting", node=node)]
             if group is not None:
@@ -312,9 +334,9 @@ class Scheduler:
                 for w in released:
                     del self.waiting[w.qp.pod.key]
                     self.queue.remove(w.qp.pod.key)
-                self.queue.remove(pod.key)
+                self.queue.remove(key)
                 return [self._bind(w.qp.pod, w.node) for w in released] + [self._bind(pod, node)]
-        self.queue.remove(pod.key)
+        self.queue.remove(key)
         return [self._bind(pod, node)]
 
     def _pod_placed(self, pod: Pod, now: float) -> None:
@@ -322,7 +344,7 @@ class Scheduler:
         PodTopologySpread's ``isSchedulableAfterPodChange``): the unschedulable pods ``pod`` may help go
         back to the queue."""
         self.waiting_on_pods.pop(pod.key, None)
-        if not self.waiting_on_pods:
+        if not self.waiting_on_pods:  # (the caller asks only when some pod waits on pods)
             return
         helped = {
             key
@@ -344,14 +366,11 @@ class Scheduler:
         devices = tuple(ledger.allocate(pod, node)) if ledger is not None else ()
         return Outcome(pod, "bound", node=node, devices=devices)
 
-    def _reserve_claims(self, pod: Pod, node: str) -> str | None:
+    def _reserve_claims(self, dra: DraState, pod: Pod, node: str) -> str | None:
         """Reserve and PreBind of DynamicResources: the pod's ResourceClaims get their devices on the
         chosen node and the pod joins each claim's ``reservedFor``. A claim with 256 consumers makes
         PreBind fail with the API server's refusal; upstream retries the pod after a backoff, gpufleet
         when the cluster changes (only a consumer leaving can help)."""
-        dra = self.state.dra
-        if dra is None or not pod.resource_claims:
-            return None
         refused = dra.place(pod, node)
         return None if refused is None else f'running PreBind plugin "DynamicResources": {refused}'
 
@@ -451,32 +470,43 @@ class Scheduler:
 
     def _chosen(self, pod: Pod, best: Best) -> str:
         """The node the pod gets among the equally best (``selectHost``)."""
-        return self.state.nodes[int(best[0] if len(best) == 1 else best[self._pick(pod, best)])].name
+        return self.state.nodes[self._chosen_index(pod, best)].name
+
+    def _chosen_index(self, pod: Pod, best: Best) -> int:
+        """``_chosen``'s node index."""
+        count = len(best)
+        if count == 1:
+            return int(best[0])
+        return int(best[self.draws.integers(count) if self.tie_break == "random" else self._pick(pod, best)])
 
     def _pick(self, pod: Pod, best: Best) -> int:
-        """``selectHost``: which of the equally best nodes (more than one) the pod gets."""
+        """``selectHost`` by another rule than kube-scheduler's random one: which of the equally best nodes
+        (more than one) the pod gets."""
         if callable(self.tie_break):
             return self.tie_break(pod, [self.state.nodes[int(i)].name for i in best])
-        return self.draws.integers(len(best)) if self.tie_break == "random" else 0
+        return 0
 
     def _best_nodes(
         self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True
     ) -> Best | Placement:
         """The feasible nodes with the highest score (one when the choice is determined), or the
         failure's Placement (kube-scheduler's message and what PostFilter decided)."""
-        self.rejected_by = frozenset()
+        self.rejected_by = NONE_REJECTED
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:
             status = plugin.pre_filter(ctx, self.gangs)
-            if not status.ok:
+            if status is not SUCCESS and not status.ok:
                 return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), status.message)
         cache = self._cache(profile, qp, ctx)
         # the filters and scores that look at the pods placed, when they do not all Skip this pod
         pods = PodCycle.start(profile.pod_filters, profile.pod_scores, ctx)
         considered = cache.considered
         n = len(considered)
-        want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, n)
+        pct = profile.percentage_of_nodes_to_score
+        want = self.wants.get((pct, n))
+        if want is None:
+            want = self.wants[pct, n] = num_feasible_nodes_to_find(pct, n)
         if pods is None and cache.all_rows and not cache.static_raw:
             # only dynamic scores differ, and the cache keeps the top-scoring nodes
             top = cache.top_nodes()
@@ -522,7 +552,7 @@ class Scheduler:
         scores differ (they are the cache's ``masked``): the window's best are the cache's top-scoring
         nodes inside it, when it holds any, found by bisection (the window scores no higher than the
         whole cluster). Else the window is scored."""
-        feasible = cache.feasible_nodes()
+        feasible = cache.feasible_list()
         n, count = len(cache.considered), len(feasible)
         start = self.next_start.get(name, 0) % n
         if want >= count:
@@ -533,17 +563,16 @@ class Scheduler:
             if last >= n:
                 last -= n
         else:
-            end = int(feasible.searchsorted(start)) + want
-            last = int(feasible[end - 1 if end <= count else end - count - 1])
+            end = bisect_left(feasible, start) + want
+            last = feasible[end - 1 if end <= count else end - count - 1]
         lo = bisect_left(top, start)
-        inside = (
-            Ties(top, lo, bisect_right(top, last, lo))
-            if last >= start
-            else Ties(top, lo, len(top), bisect_right(top, last))
-        )
-        if len(inside):
+        if last >= start:
+            hi, tail = bisect_right(top, last, lo), 0
+        else:
+            hi, tail = len(top), bisect_right(top, last)
+        if hi > lo or tail:
             self.next_start[name] = (last + 1) % n
-            return inside
+            return Ties(top, lo, hi, tail)
         return self._window_scored(name, cache, want)
 
     def _window_scored(self, name: str, cache: ShapeCache, want: int) -> IntArray:

@@ -18,7 +18,7 @@ that changed.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 
 import numpy as np
 
@@ -33,6 +33,8 @@ StaticMemo = dict[tuple[object, ...], tuple[list[str | None], IntArray, BoolArra
 
 #: Up to this many changed nodes are re-evaluated one by one in Python integers.
 SCALAR_NODES = 8
+#: Distinct resource rows whose answer a cache keeps (it starts over past this).
+ROWS_KEPT = 4096
 
 
 class ShapeCache:
@@ -40,6 +42,13 @@ class ShapeCache:
         self.profile = profile
         self.dynamic_filters = profile.dynamic_filters
         self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
+        #: a changed node is re-evaluated alone, in Python integers (no volatile score, no ResourceClaim)
+        self._scalar = not self.volatile and not ctx.pod.resource_claims
+        #: a node's (fit, dynamic score) by its resource row: the scores read nothing else (none reads
+        #: arrays only), and the filters, where they all say so for this pod, neither
+        self._by_row: dict[tuple[int, ...], tuple[bool, int]] = {}
+        self._scores_by_row = not any(p.array_only for p, _ in profile.dynamic_scores)
+        self._fits_by_row = all(f.row_only(ctx.pod) for f in self.dynamic_filters)
         self.state = ctx.state
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
@@ -58,6 +67,7 @@ class ShapeCache:
         self._top: list[int] | None = None  # nodes at ``_top_score`` (the highest of ``masked``), ascending
         self._top_score = -1
         self._feasible: IntArray | None = None  # ``flatnonzero(ok)``
+        self._feasible_list: list[int] | None = None  # the same as a list, kept through one-node changes
         self._build_static()
 
     def _build_static(self) -> None:
@@ -79,7 +89,8 @@ class ShapeCache:
         self.dyn = np.zeros(state.size, dtype=np.int64)
         self.ok = np.zeros(state.size, dtype=bool)
         self.masked = np.full(state.size, -1, dtype=np.int64)
-        self._top = self._feasible = None
+        self._top = self._feasible = self._feasible_list = None
+        self._by_row.clear()
         self._evaluate(np.arange(state.size, dtype=np.int64))
         self.static_version = state.static_version
         self.images_version = state.images_version
@@ -146,7 +157,7 @@ class ShapeCache:
         volatile score: its scores move with anything, the filters only where a node changed), for every
         node."""
         few = len(idx) <= SCALAR_NODES and not self.ctx.pod.resource_claims
-        if few and not score_all and not self.volatile:
+        if few and not score_all and self._scalar:
             for i in idx.tolist():
                 self._evaluate_node(i)
             return
@@ -168,18 +179,33 @@ class ShapeCache:
         ok = self.static_pass[rows] & self.fit[rows]
         self.ok[rows] = ok
         self.masked[rows] = np.where(ok, total, -1)
-        self._top = self._feasible = None
+        self._top = self._feasible = self._feasible_list = None
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
         row = self._row(i)
-        fit = self._fits(i, row)
-        total = sum(
-            weight * self._score_node(plugin, row, i) for plugin, weight in self.profile.dynamic_scores
-        )
-        ok = bool(self.static_pass[i]) and fit
-        if ok != self.ok[i]:
+        key = (*row[0], *row[1], *row[2]) if self._scores_by_row else None
+        known = self._by_row.get(key) if key is not None else None
+        fit = known[0] if known is not None and self._fits_by_row else self._fits(i, row)
+        if known is None:
+            total = 0
+            for plugin, weight in self.profile.dynamic_scores:
+                total += weight * self._score_node(plugin, row, i)
+            if key is not None:
+                if len(self._by_row) >= ROWS_KEPT:
+                    self._by_row.clear()
+                self._by_row[key] = fit, total
+        else:
+            total = known[1]
+        ok = fit and bool(self.static_pass[i])
+        if ok != bool(self.ok[i]):
             self._feasible = None
+            feasible = self._feasible_list
+            if feasible is not None:
+                if ok:
+                    insort(feasible, i)
+                else:
+                    del feasible[bisect_left(feasible, i)]
         self.fit[i], self.dyn[i], self.ok[i] = fit, total, ok
         self.masked[i] = score = total if ok else -1
         top = self._top
@@ -215,6 +241,10 @@ class ShapeCache:
         same_nodes = same_nodes and state.images_version == self.images_version
         if self.seen == state.change_pos and same_nodes:
             return
+        if same_nodes and self.seen + 1 == state.change_pos and self._scalar:  # one node changed (the usual)
+            self._evaluate_node(state.changes[-1])
+            self.seen += 1
+            return
         changed = state.changes_since(self.seen) if same_nodes else None
         if changed is None:
             self._build_static()
@@ -235,6 +265,13 @@ class ShapeCache:
             self._feasible = np.flatnonzero(self.ok)
             self._feasible.flags.writeable = False
         return self._feasible
+
+    def feasible_list(self) -> list[int]:
+        """``feasible_nodes`` as a list, kept up to date through one-node re-evaluations (what a window of
+        ``percentageOfNodesToScore`` counts, without NumPy)."""
+        if self._feasible_list is None:
+            self._feasible_list = np.flatnonzero(self.ok).tolist()
+        return self._feasible_list
 
     def total_scores(self, idx: IntArray) -> IntArray:
         total = self.dyn[idx].copy()

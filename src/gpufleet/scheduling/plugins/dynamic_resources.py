@@ -16,6 +16,7 @@ import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
 from gpufleet.gpus.dra.allocator import filter_reason
+from gpufleet.model.pod import Pod
 from gpufleet.scheduling.framework import (
     Code,
     DynamicFilter,
@@ -61,6 +62,9 @@ class DynamicResources(DynamicFilter, PostFilter):
         return [(r, np.array([x == r for x in reasons], dtype=bool)) for r in distinct]
 
     unresolvable = True
+
+    def row_only(self, pod: Pod) -> bool:
+        return not pod.resource_claims
 
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         """Only asked for pods without claims: the shape cache re-evaluates pods with claims through

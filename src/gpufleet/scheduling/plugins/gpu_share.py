@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
+from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.framework import DynamicFilter, PodContext
 from gpufleet.scheduling.registry import register
@@ -31,6 +32,10 @@ class GpuShare(DynamicFilter):
     def reason_masks(self, ctx: PodContext, idx: IntArray) -> list[tuple[str, BoolArray]]:
         share = ctx.pod.gpu_share
         return [] if share is None else ctx.state.gpu_shares().reasons(share, idx)
+
+    def row_only(self, pod: Pod) -> bool:
+        """A pod without a fractional request passes everywhere; one with reads the node's shared GPUs."""
+        return pod.gpu_share is None
 
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         """Unshared GPUs come from ``row`` (as preemption's victim search leaves it: whole-GPU

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
+from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended, is_scalar
 from gpufleet.scheduling.framework import (
     MAX_NODE_SCORE,
@@ -298,6 +299,9 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         alloc, requested, _ = row
         return all(want <= alloc[c] - requested[c] for c, want in self._requested_columns(ctx))
+
+    def row_only(self, pod: Pod) -> bool:
+        return True
 
     def score_node(self, ctx: PodContext, row: NodeRow) -> int:
         plan = resource_plan(ctx, self.strategy.resources, False, self)

@@ -1,0 +1,79 @@
+"""The pod index's groups (``cluster.pod_index``) count what is assigned: after any assignments, removals
+and terminations, the counts a recount of the assigned pods gives."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from conftest import gpu_node
+from gpufleet.cluster.state import Assignment, ClusterState
+from gpufleet.model.pod import Pod
+
+LABELS = ({"app": "a"}, {"app": "b"}, {"app": "a", "tier": "x"}, {})
+
+#: (what, pod number, node or labels choice): assign, unassign, terminate, read the groups
+Step = tuple[str, int, int]
+
+
+def _recount(state: ClusterState) -> dict[tuple[object, ...], tuple[Counter[int], Counter[int]]]:
+    counts: dict[tuple[object, ...], tuple[Counter[int], Counter[int]]] = {}
+    for a in state.assignments.values():
+        held, live = counts.setdefault(
+            (a.pod.namespace, tuple(sorted(a.pod.labels.items()))), (Counter(), Counter())
+        )
+        held[a.node] += 1
+        if not a.terminating:
+            live[a.node] += 1
+    return counts
+
+
+def _counted(state: ClusterState) -> dict[tuple[object, ...], tuple[Counter[int], Counter[int]]]:
+    return {
+        key: (
+            Counter({i: n for i, n in enumerate(g.held.tolist()) if n}),
+            Counter({i: n for i, n in enumerate(g.live.tolist()) if n}),
+        )
+        for key, g in state.placed.groups.items()
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["assign", "assign", "unassign", "terminate", "terminate", "read"]),
+            st.integers(0, 4),
+            st.integers(0, 5),
+        ),
+        max_size=60,
+    )
+)
+@example(  # a pod let go, then terminating: its group counts it neither way
+    [
+        ("assign", 0, 0),
+        ("assign", 2, 0),
+        ("read", 0, 0),
+        ("unassign", 0, 0),
+        ("terminate", 0, 0),
+        ("read", 0, 0),
+    ]
+)
+def test_groups_read_after_any_steps_count_the_assigned_pods(steps: list[Step]) -> None:
+    state = ClusterState([gpu_node(f"n{i}", 8) for i in range(6)])
+    gone: dict[str, Assignment] = {}  # assignments let go, which may still change (and count for nothing)
+    for what, p, x in steps:
+        key = f"default/p{p}"
+        a = state.assignments.get(key)
+        if what == "assign" and a is None:
+            state.assign(Pod(f"p{p}", labels=dict(LABELS[p % 2 * (x % 3)])), x % 2, 0.0)
+        elif what == "unassign" and a is not None:
+            gone[key] = a
+            state.unassign(key)
+        elif what == "terminate" and (a := a or gone.get(key)) is not None:
+            a.terminating = not a.terminating
+        elif what == "read":
+            assert _counted(state) == _recount(state)
+    assert _counted(state) == _recount(state)
