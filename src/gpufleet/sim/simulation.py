@@ -77,6 +77,7 @@ from gpufleet.workloads.kind import (
 from gpufleet.workloads.leaderworkerset import LeaderWorkerSetController
 from gpufleet.workloads.raycluster import RayCluster
 from gpufleet.workloads.rayjob import RayJob
+from gpufleet.workloads.replicas import KeepsReplicas
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 if TYPE_CHECKING:
@@ -171,6 +172,8 @@ class Simulation:
         self.traffic = {
             f"{t.target_kind}/{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic
         }
+        #: each Traffic's (serving replicas, their GPUs), with what it was worked out from (``_serving``)
+        self._served: dict[str, tuple[tuple[int, int], tuple[int, float]]] = {}
         self.workload_autoscalers = WorkloadAutoscalers(
             self, self.loop, scenario.hpas, scenario.scaled_objects, scenario.scaled_jobs
         )
@@ -650,7 +653,7 @@ class Simulation:
                     ActivePod(key, rec.node, rec.phase, ready_s, rec.created_s, rec.restarts, annotations)
                 )
             for key in pods_to_delete(active, surplus, self.loop.now):
-                controller.active.discard(key)
+                controller.retire(key)
                 self.lifecycle.delete(self.records[key], "ScaledDown")
         self._reconcile(controller)
 
@@ -836,17 +839,27 @@ class Simulation:
         return list(dict.fromkeys(targets)) + [f"ScaledJob/{key}" for key in wa.jobs_of]  # each target once
 
     def _advance_traffic(self, t: float) -> None:
-        records = self.lifecycle.records
         for key, traffic in self.traffic.items():
-            controller = self.scale_target(key)
-            working = (
-                [] if controller is None else [records[k] for k in controller.active if records[k].working]
-            )
-            if implements(controller, Scalable) and isinstance(controller, Scalable):
-                serving = controller.serving(lambda k: records[k].working)
-            else:
-                serving = len(working)
-            traffic.advance(t, serving, sum(r.gpu_share for r in working))
+            traffic.advance(t, *self._serving(key))
+
+    def _serving(self, key: str) -> tuple[int, float]:
+        """The replicas of the Traffic's target that serve now, and their GPUs. For a Deployment or a
+        ReplicaSet, kept while no pod started or stopped working and its pods are as they were."""
+        records = self.lifecycle.records
+        controller = self.scale_target(key)
+        token = (self.meter.flips, controller.version) if isinstance(controller, KeepsReplicas) else None
+        kept = self._served.get(key)
+        if token is not None and kept is not None and kept[0] == token:
+            return kept[1]
+        working = [] if controller is None else [records[k] for k in controller.active if records[k].working]
+        if implements(controller, Scalable) and isinstance(controller, Scalable):
+            serving = controller.serving(lambda k: records[k].working)
+        else:
+            serving = len(working)
+        served = (serving, sum(r.gpu_share for r in working))
+        if token is not None:
+            self._served[key] = (token, served)
+        return served
 
     def _idle(self) -> bool:
         """Nothing left to do: no pending or running pods, and no completion, arrival or controller event."""
