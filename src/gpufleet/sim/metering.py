@@ -52,7 +52,6 @@ class Meter:
         self.price_per_hour = 0.0
         self.provisioned_gpus = 0.0
         self.working_gpus = 0.0
-        self.flips = 0  # moves whenever a pod starts or stops working
         self._working_units: Counter[tuple[str, str, str]] = Counter()  # device -> pods working on it
         self._working_shares: dict[
             tuple[str, int], tuple[int, int]
@@ -88,7 +87,6 @@ class Meter:
     def working(self, rec: PodRecord, sign: int) -> None:
         """The pod starts (``sign`` +1) or stops (-1) working: the GPU-equivalents that start or stop
         with it (a device of a ResourceClaim shared by several working pods counts once)."""
-        self.flips += 1
         if not rec.devices:
             self.working_gpus += sign * rec.gpu_share
             return

@@ -174,6 +174,8 @@ class Simulation:
         }
         #: each Traffic's (serving replicas, their GPUs), with what it was worked out from (``_serving``)
         self._served: dict[str, tuple[tuple[int, int], tuple[int, float]]] = {}
+        self._traffic_by_pod: dict[str, TrafficState | None] = {}  # ``traffic_of`` a created pod
+        self._flips = dict.fromkeys(self.traffic, 0)  # per Traffic: its pods that started or stopped working
         self.workload_autoscalers = WorkloadAutoscalers(
             self, self.loop, scenario.hpas, scenario.scaled_objects, scenario.scaled_jobs
         )
@@ -458,6 +460,12 @@ class Simulation:
             bound_to = self.state.nodes[self.state.index[node]]
             self._watched(pod, lambda c: c.pod_bound(pod, bound_to))
 
+    def working_changed(self, pod: Pod) -> None:
+        for key in self.traffic:
+            controller = self.scale_target(key)
+            if controller is not None and pod.key in controller.active:
+                self._flips[key] += 1
+
     def pod_ready(self, pod: Pod) -> None:
         self._watched(pod, lambda c: c.pod_ready(pod))
 
@@ -582,13 +590,22 @@ class Simulation:
 
     def traffic_of(self, pod: Pod) -> TrafficState | None:
         """The Traffic aimed at the Deployment or ReplicaSet that owns ``pod``, or at the ``Scalable``
-        kind whose scale subresource selects it (a LeaderWorkerSet's leaders)."""
-        controller = self.created_by.get(pod.key)
+        kind whose scale subresource selects it (a LeaderWorkerSet's leaders). The first answers
+        follow from the pod's creator and owner alone, and are kept per pod."""
+        if not self.traffic:
+            return None
+        key = pod.key
+        if key in self._traffic_by_pod:
+            return self._traffic_by_pod[key]
+        controller = self.created_by.get(key)
         if implements(controller, Scalable) and isinstance(controller, Scalable):
             aimed = self.traffic.get(f"{controller.kind}/{controller.key}")
-            return aimed if pod.key in controller.active else None
+            return aimed if key in controller.active else None
         owner = pod.owner
-        return self.traffic.get(f"{owner.kind}/{pod.namespace}/{owner.name}") if owner is not None else None
+        aimed = self.traffic.get(f"{owner.kind}/{pod.namespace}/{owner.name}") if owner is not None else None
+        if controller is not None:
+            self._traffic_by_pod[key] = aimed
+        return aimed
 
     def pod_metric(self, pod: PodStatus, name: str) -> float | None:
         traffic = self.traffic_of(pod.pod)
@@ -844,10 +861,11 @@ class Simulation:
 
     def _serving(self, key: str) -> tuple[int, float]:
         """The replicas of the Traffic's target that serve now, and their GPUs. For a Deployment or a
-        ReplicaSet, kept while no pod started or stopped working and its pods are as they were."""
+        ReplicaSet, kept while none of its pods started or stopped working and its pods are as they were
+        (a pod that joins or leaves them moves ``KeepsReplicas.version``)."""
         records = self.lifecycle.records
         controller = self.scale_target(key)
-        token = (self.meter.flips, controller.version) if isinstance(controller, KeepsReplicas) else None
+        token = (self._flips[key], controller.version) if isinstance(controller, KeepsReplicas) else None
         kept = self._served.get(key)
         if token is not None and kept is not None and kept[0] == token:
             return kept[1]
