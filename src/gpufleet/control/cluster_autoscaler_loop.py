@@ -243,9 +243,7 @@ class ClusterAutoscalerLoop:
         for group in self.port.node_groups.values():
             if not group.pool.autoscaled:
                 continue
-            for name in sorted(group.nodes):
-                if name in group.launching or name in group.warm or name in going:
-                    continue
+            for name in sorted(group.nodes - group.launching.keys() - group.warm - going):
                 if name in state.index:
                     out.append(Candidate(name, group.name, len(group.nodes), group.pool.min))
         return out

@@ -793,16 +793,17 @@ class Simulation:
             self.lifecycle.evict(key, "Preempted", by_scheduler=True)
 
     def _futile(self) -> bool:
-        """Only scheduler retries remain and nothing changed since the last pass: they would fail alike."""
-        if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
-            return False
+        """Only scheduler retries remain and nothing changed since the last pass: they would fail alike.
+        (Asked after every event: the cheapest questions first.)"""
         if self.workload_autoscalers.active():  # KEDA cooldowns and HPA windows act on time alone
-            return False
-        if self.kuberay.active():  # Ray demand, idle workers, RayJob deadlines and TTLs act on time
             return False
         if self.autoscaler.armed_at is not None:  # cluster-autoscaler still has something to look at
             return False
         if self.faults is not None and self.lifecycle.running:  # faults to come may hit what runs
+            return False
+        if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
+            return False
+        if self.kuberay.active():  # Ray demand, idle workers, RayJob deadlines and TTLs act on time
             return False
         return self._last_pass == (self.material_changes, self.state.static_version, len(self.records))
 
