@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -122,9 +123,9 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     return ScaleUpReply(None, changed)
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A node scale-down may remove: its group's name and its group's size and ``min``."""
+class Candidate(NamedTuple):
+    """A node scale-down may remove: its group's name and its group's size and ``min`` (a tuple: every
+    scan lists them afresh)."""
 
     node: str
     group: str
