@@ -216,7 +216,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     by_node = {c.node: c for c in request.candidates}
     ripe = [n for n, since in sorted(unneeded.items()) if now - since >= request.unneeded_time_s]
     removed: list[Candidate] = []
-    drained = any(has_movable_pods(state, n) for n in request.deleting)
+    drained = bool(ripe) and any(has_movable_pods(state, n) for n in request.deleting)
     for name in ripe:
         found = by_node.get(name)
         if found is None:
