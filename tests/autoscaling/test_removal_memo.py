@@ -103,3 +103,75 @@ def test_kept_verdicts_are_those_a_fresh_scan_makes(sizes: list[int], scans: lis
                 state.assign(pods[k], node, float(t))
         kept = unneeded(state, names, memo, float(t))
         assert kept == unneeded(state, names, None, float(t))
+
+
+def test_a_node_added_keeps_verdicts_that_looked_before_it_and_serves_one_that_fitted_nowhere() -> None:
+    """Node z's pod would move to a: a node added (after every row) keeps z's verdict. Node b's pod
+    fitted nowhere: it is looked for on the new node, and b is unneeded now."""
+    state = ClusterState([gpu_node("a", 8), gpu_node("b", 8), gpu_node("c", 8), gpu_node("z", 4)])
+    for name, node, gpus in (("a0", "a", 7), ("b0", "b", 4), ("c0", "c", 4), ("c1", "c", 1), ("z0", "z", 1)):
+        state.assign(job_pod(name, gpus), node, 0.0)
+    memo = RemovalMemo()
+    assert unneeded(state, ["b", "z"], memo, 0.0) == {"z": 0.0}
+    kept = memo.kept["z"]
+    state.add_node(gpu_node("d", 8))
+    assert unneeded(state, ["b", "z"], memo, 10.0) == {"b": 10.0, "z": 10.0}
+    assert memo.kept["z"] is kept  # recalled, not simulated again
+
+
+def test_a_cordon_on_the_node_a_verdict_moved_pods_to_makes_it_again() -> None:
+    """Node c's pod would move to a; a is cordoned (no other node has room): c is needed now."""
+    state = ClusterState([gpu_node(n, 8) for n in ("a", "b", "c")])
+    for name, node, gpus in (("a0", "a", 4), ("b0", "b", 8), ("c0", "c", 4)):
+        state.assign(job_pod(name, gpus), node, 0.0)
+    memo = RemovalMemo()
+    assert unneeded(state, ["c"], memo, 0.0) == {"c": 0.0}
+    state.cordon("a")
+    assert unneeded(state, ["c"], memo, 10.0) == {}
+
+
+# between scans, a node's static facts may change too: (what, node number)
+CHANGE = st.sampled_from(["cordon", "uncordon", "relabel", "remove", "add"])
+STATIC = st.lists(st.tuples(CHANGE, st.integers(0, 5)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([1, 2, 4, 8]), min_size=12, max_size=12),
+    scans=st.lists(st.tuples(MOVES, STATIC), min_size=2, max_size=8),
+)
+def test_kept_verdicts_are_those_a_fresh_scan_makes_while_nodes_come_go_and_are_cordoned(
+    sizes: list[int], scans: list[Any]
+) -> None:
+    """As above, with nodes added, removed, cordoned, uncordoned and relabelled between scans."""
+    state = ClusterState([gpu_node(f"n{k}", 8) for k in range(6)])
+    pods = [job_pod(f"p{k}", gpus) for k, gpus in enumerate(sizes)]
+    memo = RemovalMemo()
+    added = 0
+    for t, (moves, static) in enumerate(scans):
+        for what, k in static:
+            name = state.nodes[k].name
+            if what == "add":
+                added += 1
+                state.add_node(gpu_node(f"new{added}", 8))
+            elif name not in state.index:
+                continue
+            elif what == "remove":
+                state.remove_node(name)
+            elif what == "relabel":
+                state.set_labels(name, {"pool": str(t)})
+            else:
+                state.cordon(name, what == "cordon")
+        for k, node in moves:
+            placed = pods[k].key in state.assignments
+            if node is None and placed:
+                state.unassign(pods[k].key)
+            elif (
+                node is not None
+                and not placed
+                and state.nodes[node].name in state.index
+                and state.free_on(node, "nvidia.com/gpu") >= sizes[k]
+            ):
+                state.assign(pods[k], node, float(t))
+        names = state.node_names()
+        assert unneeded(state, names, memo, float(t)) == unneeded(state, names, None, float(t))

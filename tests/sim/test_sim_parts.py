@@ -1,5 +1,6 @@
 """The simulator's parts on their own: the meter integrates its log of readings; the in-memory
-cluster gives back the pods of a node it loses (it runs no pod lifecycle)."""
+cluster gives back the pods of a node it loses (it runs no pod lifecycle) and sums the GPUs
+allocated as pods come and go."""
 
 from __future__ import annotations
 
@@ -59,3 +60,25 @@ def test_losing_a_node_gives_back_its_pods_in_name_order_with_their_resources_fr
     assert "a" not in state.index and set(state.assignments) == {"default/elsewhere"}
     assert cluster.nodes["a"].deleted_s == 60.0
     assert cluster.gpus_total() == 8.0
+
+
+def test_the_gpus_allocated_follow_each_bind_and_departure_and_the_nodes_that_come_and_go() -> None:
+    cluster = InMemoryCluster([gpu_node("a", 8), gpu_node("b", 8)], None, lambda node: [])
+    state = cluster.state
+    seen = [cluster.gpus_allocated()]
+    state.assign(gpu_pod("one", 2), "a", 0.0)
+    seen.append(cluster.gpus_allocated())
+    state.assign(gpu_pod("two", 4), "b", 0.0)
+    state.assign(gpu_pod("three", 1), "a", 0.0)
+    seen.append(cluster.gpus_allocated())
+    state.unassign("default/one")
+    seen.append(cluster.gpus_allocated())
+    cluster.launched("c", "pool", now=5.0)
+    cluster.add_node(gpu_node("c", 8), now=10.0)
+    state.assign(gpu_pod("four", 8), "c", 10.0)
+    seen.append(cluster.gpus_allocated())
+    cluster.delete_node("b", now=20.0)
+    seen.append(cluster.gpus_allocated())
+    state.unassign("default/four")
+    seen.append(cluster.gpus_allocated())
+    assert seen == [0.0, 2.0, 7.0, 5.0, 13.0, 9.0, 1.0]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -122,9 +123,9 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     return ScaleUpReply(None, changed)
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A node scale-down may remove: its group's name and its group's size and ``min``."""
+class Candidate(NamedTuple):
+    """A node scale-down may remove: its group's name and its group's size and ``min`` (a tuple: every
+    scan lists them afresh)."""
 
     node: str
     group: str
@@ -215,7 +216,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     by_node = {c.node: c for c in request.candidates}
     ripe = [n for n, since in sorted(unneeded.items()) if now - since >= request.unneeded_time_s]
     removed: list[Candidate] = []
-    drained = any(has_movable_pods(state, n) for n in request.deleting)
+    drained = bool(ripe) and any(has_movable_pods(state, n) for n in request.deleting)
     for name in ripe:
         found = by_node.get(name)
         if found is None:

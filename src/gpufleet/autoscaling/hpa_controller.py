@@ -49,6 +49,7 @@ from gpufleet.model.hpa import (
     HPAScalingRules,
     HPASpecError,
     ObjectMetricSource,
+    ResourceMetricSource,
     generate_scale_down_rules,
     generate_scale_up_rules,
 )
@@ -396,14 +397,42 @@ class HorizontalAutoscaler:
         observations: Sequence[MetricObservation],
         controlling_hpas: Collection[str] = (),
     ) -> ScaleDecision:
-        """``reconcileAutoscaler``: compute the metrics' proposal (when the sync needs it) and decide.
+        """``reconcileAutoscaler``: compute the metrics' proposal (when the sync needs it) and decide."""
+        proposal = self.propose(
+            now,
+            spec_replicas=spec_replicas,
+            status_replicas=status_replicas,
+            pods=pods,
+            observations=observations,
+            controlling_hpas=controlling_hpas,
+        )
+        return self.decide(now, spec_replicas, *proposal)
+
+    @property
+    def proposal_reads_time(self) -> bool:
+        """Whether the metrics' proposal depends on the time of the sync besides its inputs: a Resource
+        metric judges pods' readiness against their start (``cpuInitializationPeriod``)."""
+        return any(isinstance(m, ResourceMetricSource) for m in self.spec.effective_metrics())
+
+    def propose(
+        self,
+        now: float,
+        *,
+        spec_replicas: int,
+        status_replicas: int,
+        pods: Sequence[HPAPod],
+        observations: Sequence[MetricObservation],
+        controlling_hpas: Collection[str] = (),
+    ) -> tuple[int | None, str]:
+        """The metrics' proposal of a sync and the metric it came from, or None when the sync computes
+        none or the metrics are invalid.
 
         ``controlling_hpas`` are the HPAs whose selectors select any of ``pods``, this one included
         (``hpasControllingPodsUnderSelector``): more than one is ``validateAndParseSelector``'s
         AmbiguousSelector, and no metric is computed (the count is still clamped to
         ``[minReplicas, maxReplicas]``)."""
         if not self.metrics_needed(spec_replicas) or len(controlling_hpas) > 1:
-            return self.decide(now, spec_replicas, None)
+            return None, ""
         try:
             proposal = compute_replicas_for_metrics(
                 self.spec,
@@ -416,8 +445,8 @@ class HorizontalAutoscaler:
                 tolerances=self.config.tolerances_for(self.spec),
             )
         except InvalidMetricsError:
-            return self.decide(now, spec_replicas, None)
-        return self.decide(now, spec_replicas, proposal.replicas, proposal.metric)
+            return None, ""
+        return proposal.replicas, proposal.metric
 
     def decide(
         self, now: float, current_replicas: int, computed_desired: int | None, metric: str = ""

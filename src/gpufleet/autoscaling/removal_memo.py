@@ -10,8 +10,11 @@ of holds, so the decisions are those of a fresh simulation:
 - the nodes the drain simulation looked at: it places pods first fit in node order, so it never looks
   past the last node it chose (a pod that fits nowhere looked at every node). A change on a node after
   that one cannot change the verdict; one on that node or before it can;
-- the nodes' static facts (``static_version``: nodes added or removed, labels, taints, cordons) and
-  the nodes being deleted, which no pod may move to.
+- the nodes' static facts (nodes added or removed, labels, taints, cordons: ``ClusterState.static_rows``
+  names the node of each change) and the nodes being deleted, which no pod may move to. A change of
+  these on a node counts as a change on that node's row (a node added takes a row after every other:
+  only a verdict that looked at every node, a pod fitting nowhere, looked there); a new resource
+  column starts afresh.
 
 A verdict that depended on more than that is not kept: the pod-aware filters (inter-pod affinity and
 spread count pods on every node of a domain), ResourceClaims (DRA allocations anywhere), pod age
@@ -37,27 +40,33 @@ class Kept:
 
 @dataclass
 class RemovalMemo:
-    """What the last scan that assessed nodes found, and where it stood in the cluster's change log."""
+    """What the last scan that assessed nodes found, and where it stood in the cluster's change logs."""
 
-    epoch: tuple[int, frozenset[int]] | None = None  # (static_version, rows being deleted)
+    columns: int | None = None  # the resource columns then
+    exclude: frozenset[int] = frozenset()  # the rows being deleted then
     change_pos: int = 0
+    static_pos: int = 0  # how far ``ClusterState.static_rows`` went then
     kept: dict[str, Kept] = field(default_factory=dict)
     _standing: dict[str, Kept] = field(default_factory=dict)
     _changed: list[int] = field(default_factory=list)  # the two lowest rows changed since then
+    _static: set[int] = field(default_factory=set)  # the rows whose static facts changed since then
 
     def begin(self, state: ClusterState, exclude: frozenset[int]) -> None:
         """A scan starts: the verdicts of the last one may stand; this scan's replace them."""
-        epoch = (state.static_version, exclude)
-        standing = self.epoch == epoch and self.change_pos >= state.change_base
+        columns = len(state.resources)
+        standing = self.columns == columns and self.change_pos >= state.change_base
         self._standing = self.kept if standing else {}
-        since = state.changes[self.change_pos - state.change_base :] if standing else []
-        self._changed = sorted(set(since))[:2]
-        self.epoch, self.change_pos, self.kept = epoch, state.change_pos, {}
+        if standing:
+            self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude)
+            since = self._static.union(state.changes[self.change_pos - state.change_base :])
+            self._changed = sorted(since)[:2]
+        self.columns, self.exclude, self.kept = columns, exclude, {}
+        self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
 
     def recall(self, state: ClusterState, name: str, i: int) -> bool | None:
         """Node ``i``'s verdict (unneeded or not) if it still stands, else None."""
         kept = self._standing.get(name)
-        if kept is None or state.node_version[i] != kept.version:
+        if kept is None or state.node_version[i] != kept.version or i in self._static:
             return None
         first = next((r for r in self._changed if r != i), None)
         if first is not None and first <= kept.examined:

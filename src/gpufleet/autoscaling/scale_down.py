@@ -18,6 +18,7 @@ since its last checkpoint (and restarts a whole gang).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
@@ -28,7 +29,7 @@ import numpy.typing as npt
 
 from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, drainable
 from gpufleet.cluster.snapshot import ClusterSnapshot
-from gpufleet.cluster.state import Assignment, BoolArray, ClusterState, IntArray
+from gpufleet.cluster.state import Assignment, ClusterState, IntArray
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
@@ -44,33 +45,22 @@ def utilizations(state: ClusterState, rows: Sequence[int]) -> list[float | None]
     """Each node's utilisation: its GPU share on a node with GPUs, else its busiest DRA device pool,
     else the larger of its cpu and memory shares; None where cluster-autoscaler gets an error: one of
     the node's DRA pools is incomplete, or cpu or memory allocatable is missing or zero
-    (``CalculateUtilizationOfResource``). The shares of all the nodes are divided out at once."""
-    if not rows:
-        return []
-    idx = np.asarray(rows, dtype=np.int64)
-    alloc, req = state.alloc[idx], state.requested[idx]
+    (``CalculateUtilizationOfResource``). A scan reads the few nodes whose verdict it makes afresh, one
+    by one (the quotients of whole numbers below 2**53, as the columns would give them)."""
     col = state.res_index.get(GPU)
     cpu, memory = state.res_index.get(CPU), state.res_index.get(MEMORY)
-    gpus: BoolArray = np.zeros(len(rows), dtype=bool)
-    computable: BoolArray = np.zeros(len(rows), dtype=bool)
-    both = [cpu or 0, memory or 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if col is not None:
-            gpus = np.asarray(alloc[:, col] > 0, dtype=bool)
-        gpu_share = req[:, col or 0] / alloc[:, col or 0]
-        if cpu is not None and memory is not None:
-            computable = np.asarray((alloc[:, both] > 0).all(axis=1), dtype=bool)
-        shares = req[:, both] / alloc[:, both]
-        larger = np.maximum(shares[:, 0], shares[:, 1])
     dra = state.dra
     out: list[float | None] = []
-    for k, i in enumerate(rows):
-        if gpus[k]:
-            out.append(float(gpu_share[k]))
+    for i in rows:
+        alloc, req = state.alloc[i].tolist(), state.requested[i].tolist()
+        if col is not None and alloc[col] > 0:
+            out.append(req[col] / alloc[col])
         elif dra is not None and (devices := dra.pool_utilization(state.nodes[i].name)) is not None:
             out.append(None if dra.incomplete_pool(state.nodes[i].name) else devices)
+        elif cpu is not None and memory is not None and alloc[cpu] > 0 and alloc[memory] > 0:
+            out.append(max(req[cpu] / alloc[cpu], req[memory] / alloc[memory]))
         else:
-            out.append(float(larger[k]) if computable[k] else None)
+            out.append(None)
     return out
 
 
@@ -138,7 +128,7 @@ class PlacementBase:
 
     def position(self, row: int) -> int | None:
         """Where node ``row`` is in ``rows`` (None: excluded here, or not active)."""
-        j = int(np.searchsorted(self.idx, row))
+        j = bisect.bisect_left(self.rows, row)
         return j if j < len(self.rows) and self.rows[j] == row else None
 
     def milli(self, pod: Pod, shape: tuple[object, ...]) -> IntArray | int:

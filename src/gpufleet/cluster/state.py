@@ -107,6 +107,7 @@ class ClusterState:
         self.memo: dict[str, object] = {}  # derived per-node facts kept by their users, keyed by node_version
         self.change_base = 0  # absolute position of changes[0]
         self.static_version = 0
+        self.static_rows: list[int] = []  # the node behind each move of static_version but a new column
         self.images_version = 0  # moves when an image lands on a node (what ImageLocality scores)
         self.dra: DraState | None = None  # ResourceClaims and their allocations, when the cluster uses DRA
         self.shares: GpuShares | None = None  # GPUs shared by fractional requests, once one is placed
@@ -180,6 +181,7 @@ class ClusterState:
             for name, value in node.allocatable.items():
                 rows[r, self.res_index[name]] = value
             self.index[node.name] = len(self.nodes)
+            self.static_rows.append(len(self.nodes))
             self.nodes.append(node)
             self.pods_on.append({})
             self.node_version.append(0)
@@ -203,11 +205,13 @@ class ClusterState:
     def cordon(self, name: str, unschedulable: bool = True) -> None:
         """``spec.unschedulable = true`` (kubectl cordon, or a drain); ``False``: kubectl uncordon."""
         self.nodes[self.index[name]].unschedulable = unschedulable
+        self.static_rows.append(self.index[name])
         self.static_version += 1
 
     def set_labels(self, name: str, labels: dict[str, str]) -> None:
         """Replace a node's labels (GPU Feature Discovery relabelling it, for example)."""
         self.nodes[self.index[name]].labels = dict(labels)
+        self.static_rows.append(self.index[name])
         self.static_version += 1
 
     def add_images(self, name: str, images: dict[str, int]) -> None:
@@ -225,6 +229,7 @@ class ClusterState:
             self.unassign(a.pod.key)
         self.active[i] = False
         del self.index[name]
+        self.static_rows.append(i)
         self.static_version += 1
         return evicted
 

@@ -97,6 +97,7 @@ class ClusterAutoscalerLoop:
         self.events: list[ScaleEvent] = [] if events is None else events
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         self._assessed: tuple[object, ...] | None = None
+        self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
 
     # -- the loop ----------------------------------------------------------------------------
@@ -160,24 +161,36 @@ class ClusterAutoscalerLoop:
         )
 
     def _scale_up(self) -> bool:
+        """Ask ``scale_up`` for the pods the scheduler could not place. When the last scan asked the same
+        of the same cluster and no group grew, the answer is the same and is not asked again: nothing
+        grows, no pod's reason changed (no random draw is made either, with no estimate to choose from).
+        Not with DRA, whose claims are allocated apart from the columns."""
         now, room, groups = self.clock.now, self._room(), self.port.node_groups
         state = self.port.state
         options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
+        pending = self.port.unschedulable_pods()
+        backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
+        exclude = frozenset(state.index[n] for n in self._going() if n in state.index)
+        total_reached = room == 0 and self.settings.max_nodes_total is not None
+        asked = (state.change_pos, state.static_version, pending, options, backed_off, exclude, total_reached)
+        if pending and state.dra is None and asked == self._unanswered:
+            return False
         reply = scale_up(
             ScaleUpRequest(
                 now,
                 state,
                 self.profile,
-                self.port.unschedulable_pods(),
+                pending,
                 options,
-                frozenset(o.name for o in options if groups[o.name].backed_off(now)),
+                backed_off,
                 self.settings.expander,
                 self.rng,
-                frozenset(state.index[n] for n in self._going() if n in state.index),
-                room == 0 and self.settings.max_nodes_total is not None,
+                exclude,
+                total_reached,
                 self.not_triggered,
             )
         )
+        self._unanswered = asked if reply.scale_up is None else None
         for key, reason in reply.not_triggered:
             self.not_triggered[key] = reason
             message = f"pod didn't trigger scale-up: {reason}"
@@ -243,9 +256,7 @@ class ClusterAutoscalerLoop:
         for group in self.port.node_groups.values():
             if not group.pool.autoscaled:
                 continue
-            for name in sorted(group.nodes):
-                if name in group.launching or name in group.warm or name in going:
-                    continue
+            for name in sorted(group.nodes - group.launching.keys() - group.warm - going):
                 if name in state.index:
                     out.append(Candidate(name, group.name, len(group.nodes), group.pool.min))
         return out

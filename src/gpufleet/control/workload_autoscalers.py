@@ -54,6 +54,8 @@ class HpaRuntime:
     keda: ScaledObjectState | None = None  # set for the HPA a ScaledObject owns
     #: its target's pods at the last sync, by name: (object and status, as the controller read them)
     pods_seen: dict[str, tuple[tuple[object, ...], HPAPod]] = field(default_factory=dict)
+    #: the last sync's proposal, with what it was made of (``_propose``)
+    proposed: tuple[tuple[object, ...], tuple[int | None, str]] | None = None
 
 
 def keda_hpa_spec(inputs: KedaHpaInputs, so: ScaledObjectSpec) -> HorizontalPodAutoscalerSpec:
@@ -147,30 +149,66 @@ class WorkloadAutoscalers:
             return prometheus_value(scaler, None)
         return prometheus_value(scaler, result)
 
-    def _observations(self, rt: HpaRuntime, pods: list[PodStatus]) -> list[MetricObservation]:
+    def _observations(
+        self, rt: HpaRuntime, pods: list[PodStatus]
+    ) -> tuple[list[MetricObservation], tuple[object, ...]]:
+        """Each metric's observation, and the values read (a Pods metric's: each pod's, in order)."""
         now = self.clock.now
         out: list[MetricObservation] = []
+        values: list[object] = []
         for metric in rt.hpa.spec.effective_metrics():
             if isinstance(metric, PodsMetricSource):
                 name = metric.metric.name
                 samples = {}
                 read: dict[float, PodMetric] = {}  # one sample per value read: pods mostly share theirs
+                each = []
                 for r in pods:
                     value = self.port.pod_metric(r, name) if r.ready else None
+                    each.append(value)
                     if value is not None:
                         sample = read.get(value)
                         if sample is None:
                             sample = read[value] = PodMetric(round(value * 1000), now)
                         samples[r.pod.name] = sample
                 out.append(samples)
+                values.append(tuple(each))
             elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
                 so = rt.keda.spec
                 index = next(i for i, m in enumerate(hpa_inputs(so).metrics) if m.name == metric.metric.name)
                 value = self._trigger_value(so.triggers[index])
                 out.append(None if value is None else [round(value * 1000)])
+                values.append(value)
             else:
                 out.append(None)  # Resource, Object and unknown External metrics: no usage model
-        return out
+                values.append(None)
+        return out, tuple(values)
+
+    def _propose(
+        self,
+        rt: HpaRuntime,
+        spec_replicas: int,
+        status_replicas: int,
+        pods: list[HPAPod],
+        statuses: list[PodStatus],
+        hpas_of: dict[str, list[str]],
+    ) -> tuple[int | None, str]:
+        """The metrics' proposal (``HorizontalAutoscaler.propose``). The last sync's stands when it was
+        made of the same replica counts, pods and values read, unless the proposal reads the time."""
+        observations, values = self._observations(rt, statuses)
+        controlling = hpas_of[rt.target] if pods else []
+        inputs = (spec_replicas, status_replicas, pods, values, controlling)
+        if rt.proposed is not None and rt.proposed[0] == inputs and not rt.hpa.proposal_reads_time:
+            return rt.proposed[1]
+        proposal = rt.hpa.propose(
+            self.clock.now,
+            spec_replicas=spec_replicas,
+            status_replicas=status_replicas,
+            pods=pods,
+            observations=observations,
+            controlling_hpas=controlling,
+        )
+        rt.proposed = (inputs, proposal)
+        return proposal
 
     @classmethod
     def _hpa_pods(cls, rt: HpaRuntime, pods: list[PodStatus]) -> list[HPAPod]:
@@ -215,14 +253,8 @@ class WorkloadAutoscalers:
                 continue
             statuses = self._pods(rt.target)
             pods = self._hpa_pods(rt, statuses)
-            decision = rt.hpa.reconcile(
-                now,
-                spec_replicas=controller.replicas,
-                status_replicas=len(controller.active),
-                pods=pods,
-                observations=self._observations(rt, statuses),
-                controlling_hpas=hpas_of[rt.target] if pods else (),
-            )
+            proposal = self._propose(rt, controller.replicas, len(controller.active), pods, statuses, hpas_of)
+            decision = rt.hpa.decide(now, controller.replicas, *proposal)
             if decision.desired_replicas != controller.replicas:
                 self.port.scale(rt.target, decision.desired_replicas)
         self.clock.at(now + HPA_SYNC_PERIOD_SECONDS, Priority.CONTROLLER, self._hpa_sync, background=True)

@@ -223,11 +223,14 @@ class Pod:
             return True
         return any(term.matches(node) for term in self.required_terms)
 
-    def stamped(self, name: str, owner: OwnerRef, labels: dict[str, str] | None = None) -> Pod:
-        """A copy of this template with a controller-chosen name."""
+    def stamped(
+        self, name: str, owner: OwnerRef, labels: dict[str, str] | None = None, namespace: str | None = None
+    ) -> Pod:
+        """A copy of this template with a controller-chosen name (in ``namespace``, if given)."""
         return replace(
             self,
             name=name,
+            namespace=self.namespace if namespace is None else namespace,
             owner=owner,
             labels={**self.labels, **(labels or {})},
             annotations=dict(self.annotations),

@@ -48,6 +48,9 @@ class InMemoryCluster:
         self._dra_gpus_index: dict[DeviceID, str] = {}
         self._allocated_key: tuple[int, int, int] | None = None
         self._allocated = 0.0
+        self._held_per_node: npt.NDArray[np.float64] = np.zeros(0)  # ``_held``, as of ``_held_pos``
+        self._held_weights: npt.NDArray[np.float64] | None = None
+        self._held_pos = 0
 
     # -- nodes -----------------------------------------------------------------------------
     def launched(self, name: str, pool: str, now: float) -> None:
@@ -95,8 +98,7 @@ class InMemoryCluster:
         """GPU-equivalents of one unit of each resource on each node (DESIGN: a MIG instance counts
         its compute share, a time-slicing replica 1/replicas), and each node's physical GPUs."""
         state = self.state
-        key = (state.size, len(state.resources), state.static_version, self.ledger.version)
-        if key != self._weights_key:
+        if self._weights_key != self._weights_read():
             weights = np.zeros(state.alloc.shape, dtype=np.float64)
             physical = np.zeros(state.size, dtype=np.float64)
             for i in state.active_indices().tolist():
@@ -106,8 +108,14 @@ class InMemoryCluster:
                     if col is not None and units:
                         weights[i, col] = units[0].share
                 physical[i] = devices.gpus
-            self._weights, self._physical, self._weights_key = weights, physical, key
+            # read after the nodes' devices were described (the ledger's version moves as it does)
+            self._weights, self._physical, self._weights_key = weights, physical, self._weights_read()
         return self._weights
+
+    def _weights_read(self) -> tuple[int, int, int, int]:
+        """What the weights are made of: the nodes, the resource columns and the devices."""
+        state = self.state
+        return (state.size, len(state.resources), state.static_version, self.ledger.version)
 
     def gpus_allocated_per_node(self) -> npt.NDArray[np.float64]:
         """GPU-equivalents requested on each node (fractional shares by their size), and the GPUs
@@ -122,13 +130,28 @@ class InMemoryCluster:
     def gpus_allocated(self) -> float:
         """Their sum, kept while the allocations (``change_pos``), the nodes (``static_version``) and
         their devices (``ledger.version``) are as they were (worked out each time with DRA, whose
-        claims are allocated apart from the columns)."""
+        claims are allocated apart from the columns). Without shared GPUs or DRA, each node's part is
+        kept too, and only the nodes whose allocation changed since are worked out again."""
         state = self.state
         key = (state.change_pos, state.static_version, self.ledger.version)
         if key != self._allocated_key or state.dra is not None:
-            self._allocated = float(self.gpus_allocated_per_node().sum())
+            plain = state.shares is None and state.dra is None
+            self._allocated = float((self._held() if plain else self.gpus_allocated_per_node()).sum())
             self._allocated_key = key
         return self._allocated
+
+    def _held(self) -> npt.NDArray[np.float64]:
+        """``gpus_allocated_per_node`` without shared GPUs or DRA, the rows of the nodes touched since
+        the last call worked out again (all of them when the weights changed or the log moved on)."""
+        state, weights = self.state, self._gpu_weights()
+        since = self._held_pos - state.change_base
+        if self._held_weights is not weights or since < 0:
+            self._held_per_node = (state.requested * weights).sum(axis=1)
+        elif since < len(state.changes):
+            rows = list(set(state.changes[since:]))
+            self._held_per_node[rows] = (state.requested[rows] * weights[rows]).sum(axis=1)
+        self._held_weights, self._held_pos = weights, state.change_pos
+        return self._held_per_node
 
     def gpus_total(self) -> float:
         """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero, or GPUs

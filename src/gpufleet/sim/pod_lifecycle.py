@@ -63,6 +63,10 @@ class LifecycleHost(Protocol):
         """The pod turned Ready (its start chain done): a controller that waits for it learns it."""
         ...
 
+    def working_changed(self, pod: Pod) -> None:
+        """The pod started or stopped working (what a Traffic's serving replicas are counted from)."""
+        ...
+
 
 class PodLifecycle:
     def __init__(
@@ -331,7 +335,7 @@ class PodLifecycle:
         if rec.pod.behavior.consumes is not None and not self._take_item(rec):
             return
         if not rec.working:
-            self.meter.working(rec, +1)
+            self._working(rec, +1)
         rec.working = True
         if rec.working_s is None:
             rec.working_s = now
@@ -392,6 +396,11 @@ class PodLifecycle:
             if rec.consumer_idle and rec.phase == "Running" and not rec.terminating:
                 self._work(rec)
 
+    def _working(self, rec: PodRecord, sign: int) -> None:
+        """The pod starts (``sign`` +1) or stops (-1) working: the meter and the host learn it."""
+        self.meter.working(rec, sign)
+        self.host.working_changed(rec.pod)
+
     def stop_work(self, rec: PodRecord, terminated: bool, sigterm: bool | None = None) -> None:
         """The pod stops computing; work since its last checkpoint is lost (DESIGN, Gangs). ``sigterm``
         (default: ``terminated``): it was told, and may checkpoint (``gpufleet.io/checkpoint-on-sigterm``)."""
@@ -401,7 +410,7 @@ class PodLifecycle:
             self.work_list(rec.pod.behavior.consumes or "").idle.remove(rec.pod.key)
         if rec.working:
             rec.token += 1
-            self.meter.working(rec, -1)
+            self._working(rec, -1)
             lost = rec.stop_working(now, sigterm=terminated if sigterm is None else sigterm)
             rec.work_lost_gpu_s += lost * rec.gpu_share
             consumes = rec.pod.behavior.consumes
@@ -502,7 +511,7 @@ class PodLifecycle:
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:
             return
-        self.meter.working(rec, -1)
+        self._working(rec, -1)
         rec.stop_working(self.clock.now)
         consumes = rec.pod.behavior.consumes
         if consumes is not None:
@@ -516,7 +525,7 @@ class PodLifecycle:
     def _succeed(self, rec: PodRecord) -> None:
         now = self.clock.now
         if rec.working:
-            self.meter.working(rec, -1)
+            self._working(rec, -1)
         rec.working = False
         self.set_phase(rec, "Succeeded")
         rec.reason, rec.finished_s = "Completed", now

@@ -77,6 +77,7 @@ from gpufleet.workloads.kind import (
 from gpufleet.workloads.leaderworkerset import LeaderWorkerSetController
 from gpufleet.workloads.raycluster import RayCluster
 from gpufleet.workloads.rayjob import RayJob
+from gpufleet.workloads.replicas import KeepsReplicas
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
 
 if TYPE_CHECKING:
@@ -171,6 +172,10 @@ class Simulation:
         self.traffic = {
             f"{t.target_kind}/{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic
         }
+        #: each Traffic's (serving replicas, their GPUs), with what it was worked out from (``_serving``)
+        self._served: dict[str, tuple[tuple[int, int], tuple[int, float]]] = {}
+        self._traffic_by_pod: dict[str, TrafficState | None] = {}  # ``traffic_of`` a created pod
+        self._flips = dict.fromkeys(self.traffic, 0)  # per Traffic: its pods that started or stopped working
         self.workload_autoscalers = WorkloadAutoscalers(
             self, self.loop, scenario.hpas, scenario.scaled_objects, scenario.scaled_jobs
         )
@@ -455,6 +460,12 @@ class Simulation:
             bound_to = self.state.nodes[self.state.index[node]]
             self._watched(pod, lambda c: c.pod_bound(pod, bound_to))
 
+    def working_changed(self, pod: Pod) -> None:
+        for key in self.traffic:
+            controller = self.scale_target(key)
+            if controller is not None and pod.key in controller.active:
+                self._flips[key] += 1
+
     def pod_ready(self, pod: Pod) -> None:
         self._watched(pod, lambda c: c.pod_ready(pod))
 
@@ -579,13 +590,22 @@ class Simulation:
 
     def traffic_of(self, pod: Pod) -> TrafficState | None:
         """The Traffic aimed at the Deployment or ReplicaSet that owns ``pod``, or at the ``Scalable``
-        kind whose scale subresource selects it (a LeaderWorkerSet's leaders)."""
-        controller = self.created_by.get(pod.key)
+        kind whose scale subresource selects it (a LeaderWorkerSet's leaders). The first answers
+        follow from the pod's creator and owner alone, and are kept per pod."""
+        if not self.traffic:
+            return None
+        key = pod.key
+        if key in self._traffic_by_pod:
+            return self._traffic_by_pod[key]
+        controller = self.created_by.get(key)
         if implements(controller, Scalable) and isinstance(controller, Scalable):
             aimed = self.traffic.get(f"{controller.kind}/{controller.key}")
-            return aimed if pod.key in controller.active else None
+            return aimed if key in controller.active else None
         owner = pod.owner
-        return self.traffic.get(f"{owner.kind}/{pod.namespace}/{owner.name}") if owner is not None else None
+        aimed = self.traffic.get(f"{owner.kind}/{pod.namespace}/{owner.name}") if owner is not None else None
+        if controller is not None:
+            self._traffic_by_pod[key] = aimed
+        return aimed
 
     def pod_metric(self, pod: PodStatus, name: str) -> float | None:
         traffic = self.traffic_of(pod.pod)
@@ -650,7 +670,7 @@ class Simulation:
                     ActivePod(key, rec.node, rec.phase, ready_s, rec.created_s, rec.restarts, annotations)
                 )
             for key in pods_to_delete(active, surplus, self.loop.now):
-                controller.active.discard(key)
+                controller.retire(key)
                 self.lifecycle.delete(self.records[key], "ScaledDown")
         self._reconcile(controller)
 
@@ -773,16 +793,17 @@ class Simulation:
             self.lifecycle.evict(key, "Preempted", by_scheduler=True)
 
     def _futile(self) -> bool:
-        """Only scheduler retries remain and nothing changed since the last pass: they would fail alike."""
-        if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
-            return False
+        """Only scheduler retries remain and nothing changed since the last pass: they would fail alike.
+        (Asked after every event: the cheapest questions first.)"""
         if self.workload_autoscalers.active():  # KEDA cooldowns and HPA windows act on time alone
-            return False
-        if self.kuberay.active():  # Ray demand, idle workers, RayJob deadlines and TTLs act on time
             return False
         if self.autoscaler.armed_at is not None:  # cluster-autoscaler still has something to look at
             return False
         if self.faults is not None and self.lifecycle.running:  # faults to come may hit what runs
+            return False
+        if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
+            return False
+        if self.kuberay.active():  # Ray demand, idle workers, RayJob deadlines and TTLs act on time
             return False
         return self._last_pass == (self.material_changes, self.state.static_version, len(self.records))
 
@@ -836,17 +857,28 @@ class Simulation:
         return list(dict.fromkeys(targets)) + [f"ScaledJob/{key}" for key in wa.jobs_of]  # each target once
 
     def _advance_traffic(self, t: float) -> None:
-        records = self.lifecycle.records
         for key, traffic in self.traffic.items():
-            controller = self.scale_target(key)
-            working = (
-                [] if controller is None else [records[k] for k in controller.active if records[k].working]
-            )
-            if implements(controller, Scalable) and isinstance(controller, Scalable):
-                serving = controller.serving(lambda k: records[k].working)
-            else:
-                serving = len(working)
-            traffic.advance(t, serving, sum(r.gpu_share for r in working))
+            traffic.advance(t, *self._serving(key))
+
+    def _serving(self, key: str) -> tuple[int, float]:
+        """The replicas of the Traffic's target that serve now, and their GPUs. For a Deployment or a
+        ReplicaSet, kept while none of its pods started or stopped working and its pods are as they were
+        (a pod that joins or leaves them moves ``KeepsReplicas.version``)."""
+        records = self.lifecycle.records
+        controller = self.scale_target(key)
+        token = (self._flips[key], controller.version) if isinstance(controller, KeepsReplicas) else None
+        kept = self._served.get(key)
+        if token is not None and kept is not None and kept[0] == token:
+            return kept[1]
+        working = [] if controller is None else [records[k] for k in controller.active if records[k].working]
+        if implements(controller, Scalable) and isinstance(controller, Scalable):
+            serving = controller.serving(lambda k: records[k].working)
+        else:
+            serving = len(working)
+        served = (serving, sum(r.gpu_share for r in working))
+        if token is not None:
+            self._served[key] = (token, served)
+        return served
 
     def _idle(self) -> bool:
         """Nothing left to do: no pending or running pods, and no completion, arrival or controller event."""

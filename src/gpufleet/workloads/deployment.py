@@ -6,7 +6,6 @@ current ReplicaSet of the snapshot names them: ``<rs>-<5 characters>``); autosca
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import ClassVar
 
 from gpufleet.model.owned import Owned
@@ -39,11 +38,9 @@ class DeploymentController(KeepsReplicas):
         if self.replica_set:  # as ReplicaSetController.next_pod names them
             name = self.generated_name(self.replica_set, d.namespace, self.next_index)
             self.next_index += 1
-            return replace(d.template.stamped(name, OwnerRef("Deployment", d.name)), namespace=d.namespace)
+            return d.template.stamped(name, OwnerRef("Deployment", d.name), namespace=d.namespace)
         while f"{d.name}-{self.next_index}" in self.names:
             self.next_index += 1
         self.next_index += 1
-        return replace(
-            d.template.stamped(f"{d.name}-{self.next_index - 1}", OwnerRef("Deployment", d.name)),
-            namespace=d.namespace,
-        )
+        owner = OwnerRef("Deployment", d.name)
+        return d.template.stamped(f"{d.name}-{self.next_index - 1}", owner, namespace=d.namespace)

@@ -14,7 +14,6 @@ status counts them, and new pods take the lowest indexes neither active nor comp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import ClassVar
 
 from gpufleet.model.node import Node
@@ -59,8 +58,9 @@ class JobController:
         """The pod of completion index ``index``, its ``attempt``-th re-creation (0: the first)."""
         suffix = f"-r{attempt}" if attempt else ""
         job = self.job
-        pod = job.template.stamped(f"{job.name}-{index}{suffix}", OwnerRef("Job", job.name))
-        return replace(pod, namespace=job.namespace)
+        return job.template.stamped(
+            f"{job.name}-{index}{suffix}", OwnerRef("Job", job.name), namespace=job.namespace
+        )
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         job = self.job

@@ -395,10 +395,8 @@ class LeaderWorkerSetController:
         lws = self.lws
         name = f"{lws.name}-{group}"
         labels = {**self._labels(group, name), WORKER_INDEX_LABEL: "0"}
-        pod = replace(
-            lws.leader_template.stamped(name, OwnerRef("StatefulSet", lws.name), labels),
-            namespace=lws.namespace,
-        )
+        owner = OwnerRef("StatefulSet", lws.name)
+        pod = lws.leader_template.stamped(name, owner, labels, namespace=lws.namespace)
         self._annotations(pod)
         if lws.exclusive_topology is not None:
             pod = exclusive_affinity(pod, labels[GROUP_KEY_LABEL], lws.exclusive_topology, GROUP_KEY_LABEL)
@@ -409,8 +407,7 @@ class LeaderWorkerSetController:
         leader_name = f"{lws.name}-{group}"
         labels = {**self._labels(group, leader_name), WORKER_INDEX_LABEL: str(worker)}
         owner = OwnerRef("StatefulSet", leader_name)
-        pod = lws.worker_template.stamped(f"{leader_name}-{worker}", owner, labels)
-        pod = replace(pod, namespace=lws.namespace)
+        pod = lws.worker_template.stamped(f"{leader_name}-{worker}", owner, labels, namespace=lws.namespace)
         self._annotations(pod)
         pod.annotations[LEADER_NAME_ANNOTATION] = leader_name
         topology = lws.exclusive_topology

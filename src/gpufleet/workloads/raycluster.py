@@ -351,7 +351,7 @@ class ClusterPods:
             template = replace(
                 template, scheduler_name="volcano", annotations={**template.annotations, **volcano}
             )
-        pod = replace(template.stamped(name, self.owner, labels), namespace=self.namespace)
+        pod = template.stamped(name, self.owner, labels, namespace=self.namespace)
         self.active[pod.key] = group_name
         return pod
 

@@ -24,7 +24,8 @@ class KeepsReplicas:
 
     def __init__(self, replicas: int):
         self.replicas = replicas  # spec.replicas, which autoscalers change
-        self.active: set[str] = set()
+        self.active: set[str] = set()  # changed only through the methods below, which move ``version``
+        self.version = 0  # moves whenever ``active`` changes
         self.names: set[str] = set()  # every name given or adopted, so that none is reused
 
     def next_pod(self) -> Pod:
@@ -37,6 +38,7 @@ class KeepsReplicas:
             pod = self.next_pod()
             self.active.add(pod.key)
             out.append(pod)
+        self.version += len(out)
         return out
 
     def generated_name(self, replica_set: str, namespace: str, rank: int) -> str:
@@ -50,6 +52,7 @@ class KeepsReplicas:
     def adopt(self, owned: Owned) -> None:
         """Its active pods of the snapshot (``controller.FilterActivePods``) are its replicas."""
         self.active |= {p.pod.key for p in owned.pods if p.active}
+        self.version += 1
         self.names |= {p.pod.name for p in owned.pods}
 
     def pod_groups(self) -> list[PodGroup]:
@@ -60,8 +63,13 @@ class KeepsReplicas:
         return [ReplicaBound("active pods", len(self.active), 0, max(self.replicas, 0))]
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
-        self.active.discard(pod.key)
+        self.retire(pod.key)
         return True
+
+    def retire(self, key: str) -> None:
+        """The pod no longer counts toward ``replicas`` (it ended, or a scale-down deletes it)."""
+        self.active.discard(key)
+        self.version += 1
 
     def suspended(self, pod: Pod) -> None:
         self.finished(pod, succeeded=False)

@@ -16,7 +16,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import ClassVar
 
@@ -154,4 +154,4 @@ class ReplicaSetController(KeepsReplicas):
         rs = self.replica_set
         name = self.generated_name(rs.name, rs.namespace, self.created)
         self.created += 1
-        return replace(rs.template.stamped(name, OwnerRef(self.kind, rs.name)), namespace=rs.namespace)
+        return rs.template.stamped(name, OwnerRef(self.kind, rs.name), namespace=rs.namespace)
