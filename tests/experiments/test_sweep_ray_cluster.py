@@ -40,10 +40,13 @@ pytestmark = pytest.mark.skipif(
 )
 BURSTS = Path(__file__).parents[2] / "examples" / "experiments" / "bursts.yaml"
 RAY = Path(sys.executable).with_name("ray")
-#: Two warm-node settings by five seeds: ten simulations of about half a second each, enough that a
+#: Two warm-node settings by five seeds: ten simulations of a fraction of a second each, enough that a
 #: sweep is still running when its first line is written, however fast the machine.
-GRID = "scenario: bursts.yaml\nparameters:\n  NodePool/a10.spec.warm: [0, 1]\nseeds: 1-5\n"
-RUNS = sorted((warm, seed) for warm in (0, 1) for seed in range(1, 6))
+SEEDS = 5
+RUNS = sorted((warm, seed) for warm in (0, 1) for seed in range(1, SEEDS + 1))
+#: An interrupted sweep runs four times as many: a Ctrl-C sent when the first line appears lands
+#: before the last run is done even on a loaded machine, where the signal takes a while to act.
+INTERRUPTED_SEEDS = 4 * SEEDS
 #: Generous: starting a node or a sweep takes seconds on a loaded two-core machine.
 TIMEOUT_S = 180.0
 #: Ray's head marks a node dead after 5 failed health checks 3 s apart, and runs a dead node's tasks
@@ -188,10 +191,13 @@ def ray_cluster() -> Iterator[LocalRayCluster]:
             node.stop()
 
 
-def _grid(folder: Path) -> Path:
+def _grid(folder: Path, seeds: int = SEEDS) -> Path:
+    """Two warm-node settings by ``seeds`` seeds of the bursts example."""
     shutil.copy(BURSTS, folder / "bursts.yaml")
     grid = folder / "grid.yaml"
-    grid.write_text(GRID)
+    grid.write_text(
+        f"scenario: bursts.yaml\nparameters:\n  NodePool/a10.spec.warm: [0, 1]\nseeds: 1-{seeds}\n"
+    )
     return grid
 
 
@@ -215,19 +221,20 @@ def _finished(sweep: subprocess.Popen[str]) -> tuple[str, str]:
 def test_a_sweep_interrupted_on_the_cluster_resumes_with_only_the_missing_runs(
     tmp_path: Path, ray_cluster: LocalRayCluster
 ) -> None:
-    grid, out = _grid(tmp_path), tmp_path / "out"
+    grid, out = _grid(tmp_path, INTERRUPTED_SEEDS), tmp_path / "out"
+    runs = sorted((warm, seed) for warm in (0, 1) for seed in range(1, INTERRUPTED_SEEDS + 1))
     sweep = ray_cluster.sweep(grid, out)
     wait_until("a run done", lambda: _lines(out), TIMEOUT_S)
     sweep.send_signal(signal.SIGINT)  # Ctrl-C: the runs in flight are cancelled, written lines stay
     sweep.communicate(timeout=TIMEOUT_S)
     before = (out / RESULTS).read_text()
     done = len(_lines(out))
-    assert 1 <= done < len(RUNS)
+    assert 1 <= done < len(runs)
     stdout, notes = _finished(ray_cluster.sweep(grid, out, "-o", "json"))
-    assert f"{len(RUNS) - done} runs done, {done} already in results.jsonl" in notes
+    assert f"{len(runs) - done} runs done, {done} already in results.jsonl" in notes
     assert (out / RESULTS).read_text().startswith(before)
     lines = _lines(out)
-    assert _runs(lines) == RUNS
+    assert _runs(lines) == runs
     groups = json.loads(stdout)
     assert [g["variant"] for g in groups] == ["warm=0", "warm=1"]
     for group in groups:  # -o json: per variant, the Ray nodes its runs ran on and their seeds
