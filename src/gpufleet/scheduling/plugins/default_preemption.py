@@ -22,7 +22,8 @@ PodDisruptionBudget selecting it (a budget with an empty selector, or a pod with
 matches nothing), and the pod *violates* if one of them falls below zero. Violating pods are
 reprieved first, then the others, each kept if the preemptor still fits with it back; the
 violating pods that must go are the node's ``numViolatingVictims``. Budgets are best effort: a
-node whose victims violate one is still a candidate.
+node whose victims violate one is still a candidate. A node without a lower-priority pod finds no
+victims: gpufleet keeps each node's lowest priority and passes over such nodes at once.
 
 The node (``preemption.go`` ``pickOneNodeForPreemption``): fewest PDB violations, then the
 lowest highest-victim priority, then the smallest sum of victim priorities (each plus 2^31),
@@ -53,11 +54,12 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
 from gpufleet.cluster.snapshot import ClusterSnapshot, covers_for_preemption
-from gpufleet.cluster.state import Assignment
+from gpufleet.cluster.state import Assignment, ClusterState, IntArray
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.workloads import PodGroup
@@ -104,6 +106,27 @@ def more_important_first(a: Assignment) -> tuple[int, int, str]:
     """``util.MoreImportantPod``: higher priority, then earlier start (then the pod's key, so that
     equals keep one order)."""
     return (-a.pod.priority, start_second(a), a.pod.key)
+
+
+NO_PODS = np.iinfo(np.int64).max  # the lowest priority on a node without pods: above every pod's
+
+
+def with_lower_priority(state: ClusterState, nodes: Sequence[int], priority: int) -> list[int]:
+    """The nodes among ``nodes`` (in their order) that hold a pod of lower priority than ``priority``: on
+    the others ``SelectVictimsOnNode`` finds no victims. Each node's lowest priority is kept in
+    ``ClusterState.memo`` and worked out again for the nodes whose pods changed since (its change log)."""
+    pos, lowest = cast(tuple[int, IntArray], state.memo.get("lowest-priority", (-1, np.zeros(0, np.int64))))
+    changed = state.changes_since(pos) if pos >= 0 else None
+    if changed is None:
+        lowest = np.full(state.size, NO_PODS, dtype=np.int64)
+        changed = np.arange(state.size, dtype=np.int64)
+    elif len(lowest) < state.size:  # nodes added since: without pods until they are logged as changed
+        lowest = np.concatenate([lowest, np.full(state.size - len(lowest), NO_PODS, dtype=np.int64)])
+    for i in changed.tolist():
+        lowest[i] = min((a.pod.priority for a in state.pods_on[i].values()), default=NO_PODS)
+    state.memo["lowest-priority"] = (state.change_pos, lowest)
+    idx = np.asarray(nodes, dtype=np.int64)
+    return idx[lowest[idx] < priority].tolist()  # type: ignore[no-any-return]
 
 
 def pdb_violations(pods: Sequence[Pod], snapshot: ClusterSnapshot) -> list[bool]:
@@ -245,7 +268,10 @@ class DefaultPreemption(PostFilter):
         """Every candidate that ``pickOneNodeForPreemption``'s criteria rank best, in node order
         (upstream takes the first of them in map order, so any may be its choice)."""
         candidates: list[Candidate] = []
-        for i in nodes:
+        visit = with_lower_priority(ctx.state, nodes, ctx.pod.priority)
+        if len(visit) < len(nodes):  # what select_victims finds on the others
+            histogram[NO_VICTIMS] += len(nodes) - len(visit)
+        for i in visit:
             candidate, reasons = self.select_victims(ctx, i, filters, gangs, snapshot, pods)
             if candidate is not None and candidate.victims:
                 candidates.append(candidate)
