@@ -82,3 +82,19 @@ def test_the_gpus_allocated_follow_each_bind_and_departure_and_the_nodes_that_co
     state.unassign("default/four")
     seen.append(cluster.gpus_allocated())
     assert seen == [0.0, 2.0, 7.0, 5.0, 13.0, 9.0, 1.0]
+
+
+def test_the_gpus_follow_cordons_removals_and_devices_described_again_between_two_readings() -> None:
+    cluster = InMemoryCluster([gpu_node(n, 8) for n in "abc"], None, lambda node: [])
+    state = cluster.state
+    state.assign(gpu_pod("one", 2), "a", 0.0)
+    seen = [(cluster.gpus_total(), cluster.gpus_allocated())]
+    state.cordon("b")
+    seen.append((cluster.gpus_total(), cluster.gpus_allocated()))
+    cluster.delete_node("c", now=5.0)
+    seen.append((cluster.gpus_total(), cluster.gpus_allocated()))
+    state.cordon("a")  # and b's GPUs registered again as four
+    state.set_allocatable("b", {**state.nodes[state.index["b"]].allocatable, "nvidia.com/gpu": 4})
+    cluster.ledger.registered(state.nodes[state.index["b"]])
+    seen.append((cluster.gpus_total(), cluster.gpus_allocated()))
+    assert seen == [(24.0, 2.0), (24.0, 2.0), (16.0, 2.0), (12.0, 2.0)]

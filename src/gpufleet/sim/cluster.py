@@ -98,7 +98,14 @@ class InMemoryCluster:
         """GPU-equivalents of one unit of each resource on each node (DESIGN: a MIG instance counts
         its compute share, a time-slicing replica 1/replicas), and each node's physical GPUs."""
         state = self.state
-        if self._weights_key != self._weights_read():
+        key, kept = self._weights_read(), self._weights_key
+        if kept is not None and kept != key and (kept[0], kept[1], kept[3]) == (key[0], key[1], key[3]):
+            # only nodes cordoned, relabelled or removed: each active node's devices are as they were
+            # described, and a removed node's row reads zero (as the whole pass below would leave it)
+            weights, physical = self._weights.copy(), self._physical.copy()
+            weights[~state.active], physical[~state.active] = 0.0, 0.0
+            self._weights, self._physical, self._weights_key = weights, physical, key
+        elif kept != key:
             weights = np.zeros(state.alloc.shape, dtype=np.float64)
             physical = np.zeros(state.size, dtype=np.float64)
             for i in state.active_indices().tolist():
