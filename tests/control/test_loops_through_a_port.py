@@ -266,6 +266,38 @@ def test_an_empty_node_is_drained_and_deleted_through_the_port_after_scale_down_
     assert port.asked == [("drain", "h100-0"), ("delete", "h100-0")]
 
 
+def test_scale_down_candidates_follow_the_groups_nodes_launches_warm_nodes_and_nodes_going() -> None:
+    """Each scan's list is that of the groups as they are, though the last scan's is kept while they
+    stand: every change between two scans shows in the next list."""
+    nodes = [Node(f"h100-{k}", capacity=dict(gpu_node("x", 8).capacity), pool="h100") for k in range(3)]
+    group = Group("h100", H100, nodes={"h100-0", "h100-1"})
+    port, clock = HandKeptCluster(nodes=nodes[:2], groups=[group]), ManualClock()
+    ca = autoscaler(port, clock)
+    lists = [[c.node for c in ca._candidates()]]
+    group.warm.add("h100-0")
+    lists.append([c.node for c in ca._candidates()])
+    group.warm.clear()
+    ca.deleting.add("h100-1")
+    lists.append([c.node for c in ca._candidates()])
+    ca.deleting.clear()
+    group.nodes.add("h100-2")
+    group.launching["h100-2"] = Starting(())
+    lists.append([c.node for c in ca._candidates()])
+    del group.launching["h100-2"]
+    lists.append([c.node for c in ca._candidates()])  # not in the cluster yet
+    port.state.add_node(nodes[2])
+    lists.append([c.node for c in ca._candidates()])
+    assert lists == [
+        ["h100-0", "h100-1"],
+        ["h100-1"],
+        ["h100-0"],
+        ["h100-0", "h100-1"],
+        ["h100-0", "h100-1"],
+        ["h100-0", "h100-1", "h100-2"],
+    ]
+    assert {c.group_size for c in ca._candidates()} == {3}
+
+
 def test_keda_and_the_hpa_scale_a_deployment_through_the_port() -> None:
     """KEDA activates 0 -> 1 on a non-empty list; the HPA it owns then scales on the list length
     (External AverageValue: ceil(3 / 1) = 3)."""

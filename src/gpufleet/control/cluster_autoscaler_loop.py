@@ -69,6 +69,17 @@ class ScaleEvent:
         }
 
 
+@dataclass(frozen=True)
+class ListedCandidates:
+    """Scale-down's candidates of a scan and what they were made of (``_candidates``)."""
+
+    static_version: int
+    going: frozenset[str]
+    groups: list[tuple[NodeGroup, str, int]]  # each autoscaled group, its name and min
+    sets: list[tuple[frozenset[str], frozenset[str], frozenset[str]]]  # its nodes, launches, warm nodes
+    candidates: list[Candidate]
+
+
 class ClusterAutoscalerLoop:
     def __init__(
         self,
@@ -99,6 +110,7 @@ class ClusterAutoscalerLoop:
         self._assessed: tuple[object, ...] | None = None
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
+        self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -251,14 +263,31 @@ class ClusterAutoscalerLoop:
 
     # -- scale-down --------------------------------------------------------------------------
     def _candidates(self) -> list[Candidate]:
-        out = []
+        """The ready nodes of autoscaled groups, neither warm nor going, in name order. The last scan's
+        list stands while what it was made of does: each group's nodes, launches, warm nodes, name and
+        ``min``, the nodes going, and the cluster's nodes (``static_version``)."""
         going, state = self._going(), self.port.state
-        for group in self.port.node_groups.values():
-            if not group.pool.autoscaled:
-                continue
+        groups = [g for g in self.port.node_groups.values() if g.pool.autoscaled]
+        made_of = [(g, g.name, g.pool.min) for g in groups]
+        kept = self._listed
+        if (
+            kept is not None
+            and kept.static_version == state.static_version
+            and kept.going == going
+            and kept.groups == made_of
+            and all(
+                g.nodes == nodes and g.launching.keys() == launching and g.warm == warm
+                for g, (nodes, launching, warm) in zip(groups, kept.sets, strict=True)
+            )
+        ):
+            return kept.candidates
+        out = []
+        for group in groups:
             for name in sorted(group.nodes - group.launching.keys() - group.warm - going):
                 if name in state.index:
                     out.append(Candidate(name, group.name, len(group.nodes), group.pool.min))
+        sets = [(frozenset(g.nodes), frozenset(g.launching), frozenset(g.warm)) for g in groups]
+        self._listed = ListedCandidates(state.static_version, frozenset(going), made_of, sets, out)
         return out
 
     def _scale_down(self) -> bool:
