@@ -226,6 +226,18 @@ def test_cluster_autoscaler_asks_the_port_for_a_node_for_an_unschedulable_pod() 
     assert [(e.kind, e.nodes) for e in ca.events] == [("scale-up", ("h100-0",))]
 
 
+def test_scans_without_pending_pods_ask_for_nothing_and_a_pod_that_then_waits_gets_its_node() -> None:
+    port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    assert port.asked == [] and ca.events == []
+    port.pods["default/train"].message = "0/0 nodes are available"
+    ca.arm(10.0)
+    clock.run_until(10.0)
+    assert port.asked == [("launch", "h100", ("default/train",))]
+
+
 def test_a_node_whose_cloud_cannot_tell_when_it_is_ready_is_checked_at_max_node_provision_time() -> None:
     """clusterstate: a node not registered within maxNodeProvisionTime (15 min) is deleted and its
     group backed off; a real cloud gives no plan, so the loop always checks."""

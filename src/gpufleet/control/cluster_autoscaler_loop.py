@@ -176,16 +176,20 @@ class ClusterAutoscalerLoop:
         """Ask ``scale_up`` for the pods the scheduler could not place. When the last scan asked the same
         of the same cluster and no group grew, the answer is the same and is not asked again: nothing
         grows, no pod's reason changed (no random draw is made either, with no estimate to choose from).
-        Not with DRA, whose claims are allocated apart from the columns."""
+        Not with DRA, whose claims are allocated apart from the columns. Without pending pods nothing is
+        asked: ``scale_up`` would grow nothing and give no pod a reason."""
+        pending = self.port.unschedulable_pods()
+        if not pending:
+            self._unanswered = None
+            return False
         now, room, groups = self.clock.now, self._room(), self.port.node_groups
         state = self.port.state
         options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
-        pending = self.port.unschedulable_pods()
         backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
         exclude = frozenset(state.index[n] for n in self._going() if n in state.index)
         total_reached = room == 0 and self.settings.max_nodes_total is not None
         asked = (state.change_pos, state.static_version, pending, options, backed_off, exclude, total_reached)
-        if pending and state.dra is None and asked == self._unanswered:
+        if state.dra is None and asked == self._unanswered:
             return False
         reply = scale_up(
             ScaleUpRequest(
