@@ -89,3 +89,23 @@ def test_a_proposal_that_reads_the_time_is_never_kept() -> None:
     hpas = WorkloadAutoscalers(port, EventLoop(), [("serving/chat", spec(cpu))], [], [])  # type: ignore[arg-type]
     hpas_with_queue = WorkloadAutoscalers(port, EventLoop(), [("serving/chat", spec(QUEUE))], [], [])  # type: ignore[arg-type]
     assert hpas.hpas[0].hpa.proposal_reads_time and not hpas_with_queue.hpas[0].hpa.proposal_reads_time
+
+
+def test_the_pods_read_follow_a_status_changed_in_place_between_two_syncs() -> None:
+    """The last sync's pods stand only while every pod reads as it did: a record changed in place (it
+    turns unready, then starts terminating) shows at the next sync."""
+    port = Port(replicas=2)
+    hpas = WorkloadAutoscalers(port, EventLoop(), [("serving/chat", spec(QUEUE))], [], [])  # type: ignore[arg-type]
+    rt, statuses = hpas.hpas[0], [port.pods[k] for k in sorted(port.deployment.active)]
+    seen = [[(p.name, p.ready, p.deleting) for p in hpas._hpa_pods(rt, statuses)]]  # type: ignore[arg-type]
+    seen.append([(p.name, p.ready, p.deleting) for p in hpas._hpa_pods(rt, statuses)])  # type: ignore[arg-type]
+    statuses[1].ready = False
+    seen.append([(p.name, p.ready, p.deleting) for p in hpas._hpa_pods(rt, statuses)])  # type: ignore[arg-type]
+    statuses[1].terminating = True
+    seen.append([(p.name, p.ready, p.deleting) for p in hpas._hpa_pods(rt, statuses)])  # type: ignore[arg-type]
+    assert seen == [
+        [("chat-0", "True", False), ("chat-1", "True", False)],
+        [("chat-0", "True", False), ("chat-1", "True", False)],
+        [("chat-0", "True", False), ("chat-1", "False", False)],
+        [("chat-0", "True", False), ("chat-1", "False", True)],
+    ]
