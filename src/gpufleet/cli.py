@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+import gpufleet.blas_threads  # noqa: F401  (before NumPy loads: one OpenBLAS thread)
 from gpufleet.model.pod_names import PodNameError
 from gpufleet.model.pod_selection import PodSelection, SelectorError, pod_selection
 from gpufleet.model.standard_input import is_stdin
