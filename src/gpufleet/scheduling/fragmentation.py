@@ -154,10 +154,6 @@ class NodeFragmentation:
         admits, memory, _ = self._facts(i)
         return admits, memory
 
-    def facts_id(self, i: int) -> int:
-        """A number for ``node_facts(i)``: nodes with one number have the same facts."""
-        return self._facts(i)[2]
-
     def _facts(self, i: int) -> tuple[tuple[bool, ...], float | None, int]:
         if self._admits_version != self.state.static_version:
             self._admits, self._admits_version = {}, self.state.static_version
@@ -195,16 +191,37 @@ class NodeFragmentation:
         """What of a node's free memory ``of`` reads: which tasks' memory needs it meets."""
         return bisect_right(self._thresholds[1], memory)
 
-    def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
-        """What ``of`` reads of the free cpu of nodes with ``totals`` GPU thousandths left or more, as
-        columns: which tasks' cpu needs each node meets (nodes alike in their GPUs and in these, alike
-        in their measure)."""
-        return [np.searchsorted(self._thresholds[0], cpu, side="right")]
+    def ask_keys(self, i: int, left: NodeLeft, cpu: int, memory: int) -> tuple[int, int, int, int, int]:
+        """A number for ``node_facts(i)`` (nodes with one number have the same facts), then the
+        ``cpu_key`` and ``memory_key`` of what node ``i`` has left before and after a pod asking for
+        that ``cpu`` and ``memory``: cpu before, cpu after, memory before, memory after."""
+        cpus, memories = self._thresholds
+        return (
+            self._facts(i)[2],
+            bisect_right(cpus, left.cpu),
+            bisect_right(cpus, left.cpu - cpu),
+            bisect_right(memories, left.memory),
+            bisect_right(memories, left.memory - memory),
+        )
 
-    def memory_keys(self, memory: IntArray) -> IntArray:
-        """``memory_key`` of each value."""
-        keys: IntArray = np.searchsorted(self._thresholds[1], memory, side="right").astype(np.int64)
-        return keys
+    def codes(
+        self, ids: IntArray, cpu: IntArray, memory: IntArray, ask_cpu: int, ask_memory: int
+    ) -> IntArray:
+        """Per node, one number for its class id (``ids``) and what ``of`` reads of its free ``cpu`` and
+        ``memory`` before and after a pod asking for ``ask_cpu`` and ``ask_memory`` (``cpu_key`` and
+        ``memory_key`` of each, as digits): equal numbers, equal ids and keys."""
+        cpus, memories = self._thresholds
+        cpu_radix, memory_radix = len(cpus) + 1, len(memories) + 1  # a key is 0..len(thresholds)
+        code = ids * cpu_radix + np.searchsorted(cpus, cpu, side="right")
+        code = code * cpu_radix + np.searchsorted(cpus, cpu - ask_cpu, side="right")
+        code = code * memory_radix + np.searchsorted(memories, memory, side="right")
+        by_node: IntArray = code * memory_radix + np.searchsorted(memories, memory - ask_memory, side="right")
+        return by_node
+
+    def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
+        """What else than ``cpu_key`` a variant's ``of`` reads of the free cpu of nodes with ``totals``
+        GPU thousandths left, as columns (none for FGD's)."""
+        return []
 
     @cached_property
     def _thresholds(self) -> tuple[list[int], list[int]]:
