@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -105,6 +104,8 @@ def fail(lines: list[str]) -> typer.Exit:
 
 
 def default_scenario_path() -> Path:
+    from importlib import resources
+
     return Path(str(resources.files("gpufleet") / "examples" / "default.yaml"))
 
 
