@@ -210,7 +210,7 @@ class NodeFragmentation:
         """Per node, one number for its class id (``ids``) and what ``of`` reads of its free ``cpu`` and
         ``memory`` before and after a pod asking for ``ask_cpu`` and ``ask_memory`` (``cpu_key`` and
         ``memory_key`` of each, as digits): equal numbers, equal ids and keys."""
-        cpus, memories = self._thresholds
+        cpus, memories = self._threshold_arrays
         cpu_radix, memory_radix = len(cpus) + 1, len(memories) + 1  # a key is 0..len(thresholds)
         code = ids * cpu_radix + np.searchsorted(cpus, cpu, side="right")
         code = code * cpu_radix + np.searchsorted(cpus, cpu - ask_cpu, side="right")
@@ -229,6 +229,11 @@ class NodeFragmentation:
             sorted({t.pod.requests.get(CPU, 0) for t in self.tasks}),
             sorted({t.pod.requests.get(MEMORY, 0) for t in self.tasks}),
         )
+
+    @cached_property
+    def _threshold_arrays(self) -> tuple[IntArray, IntArray]:
+        cpus, memories = self._thresholds
+        return np.array(cpus, dtype=np.int64), np.array(memories, dtype=np.int64)
 
     def _params(self, memory: float | None) -> list[tuple[float, int, int, int, int]]:
         """Per task (weight, thousandths per GPU, GPUs, cpu, memory) on GPUs with that memory."""
