@@ -161,8 +161,13 @@ class NodeFragmentation:
         if got is None:
             node = self.state.nodes[i]
             memory = self.state.gpu_shares().gpu_memory(i) if self.state.shares is not None else None
-            admits_pod = self.may_use or Pod.matches_node_selector
-            facts = (tuple(admits_pod(t.pod, node) for t in self.tasks), memory)
+            if self.may_use is None:  # each placement constraint judged once, not once per task
+                pods, which = self._constraints
+                verdicts = [pod.matches_node_selector(node) for pod in pods]
+                admits = tuple(verdicts[k] for k in which)
+            else:
+                admits = tuple(self.may_use(t.pod, node) for t in self.tasks)
+            facts = (admits, memory)
             got = self._admits[i] = (*facts, self._facts_ids.setdefault(facts, len(self._facts_ids)))
         return got
 
@@ -222,6 +227,21 @@ class NodeFragmentation:
         """What else than ``cpu_key`` a variant's ``of`` reads of the free cpu of nodes with ``totals``
         GPU thousandths left, as columns (none for FGD's)."""
         return []
+
+    @cached_property
+    def _constraints(self) -> tuple[list[Pod], list[int]]:
+        """A pod per distinct placement constraint of the tasks (what ``Pod.matches_node_selector``
+        reads: the node selector and the required node affinity), and each task's."""
+        first: dict[tuple[object, ...], int] = {}
+        pods: list[Pod] = []
+        which: list[int] = []
+        for t in self.tasks:
+            key = (tuple(sorted(t.pod.node_selector.items())), t.pod.required_terms)
+            if key not in first:
+                first[key] = len(pods)
+                pods.append(t.pod)
+            which.append(first[key])
+        return pods, which
 
     @cached_property
     def _thresholds(self) -> tuple[list[int], list[int]]:
