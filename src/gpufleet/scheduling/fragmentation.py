@@ -146,7 +146,9 @@ class NodeFragmentation:
     _admits_version: int = -1
     _facts_ids: dict[tuple[tuple[bool, ...], float | None], int] = field(default_factory=dict)
     _memo: dict[tuple[object, ...], float] = field(default_factory=dict)
-    _by_memory: dict[float | None, list[tuple[float, int, int, int, int]]] = field(default_factory=dict)
+    _by_memory: dict[float | None, tuple[list[int], list[tuple[float, int, bool, int, int, int]]]] = field(
+        default_factory=dict
+    )
 
     def node_facts(self, i: int) -> tuple[tuple[bool, ...], float | None]:
         """Which tasks the node's labels let run there (node affinity, GPU model constraints), and
@@ -255,14 +257,27 @@ class NodeFragmentation:
         cpus, memories = self._thresholds
         return np.array(cpus, dtype=np.int64), np.array(memories, dtype=np.int64)
 
-    def _params(self, memory: float | None) -> list[tuple[float, int, int, int, int]]:
-        """Per task (weight, thousandths per GPU, GPUs, cpu, memory) on GPUs with that memory."""
+    def _params(self, memory: float | None) -> tuple[list[int], list[tuple[float, int, bool, int, int, int]]]:
+        """On GPUs with that memory: the tasks' distinct thousandths per GPU, and per task (weight, which
+        of those it asks, whether it asks for GPU, GPUs, cpu, memory)."""
         got = self._by_memory.get(memory)
         if got is None:
-            got = self._by_memory[memory] = [
-                (t.weight, t.milli(memory), t.gpus, t.pod.requests.get(CPU, 0), t.pod.requests.get(MEMORY, 0))
-                for t in self.tasks
-            ]
+            asks = [t.milli(memory) for t in self.tasks]
+            millis = sorted(set(asks))
+            got = self._by_memory[memory] = (
+                millis,
+                [
+                    (
+                        t.weight,
+                        millis.index(m),
+                        m > 0,
+                        t.gpus,
+                        t.pod.requests.get(CPU, 0),
+                        t.pod.requests.get(MEMORY, 0),
+                    )
+                    for t, m in zip(self.tasks, asks, strict=True)
+                ],
+            )
         return got
 
     def _compute(self, admits: tuple[bool, ...], memory: float | None, left: NodeLeft) -> float:
@@ -272,9 +287,11 @@ class NodeFragmentation:
         frag = 0.0
         refused = 0 if self.may_use is not None else total
         size, has_cpu, has_mem, room = len(gpus), left.cpu, left.memory, left.pods >= 1
-        for (weight, milli, count, cpu, mem), admitted in zip(self._params(memory), admits, strict=True):
-            j = bisect_left(gpus, milli)
-            runs = admitted and milli > 0 and size - j >= count and cpu <= has_cpu and mem <= has_mem and room
+        millis, params = self._params(memory)
+        fits = [bisect_left(gpus, milli) for milli in millis]  # GPUs with less left than each ask
+        for (weight, k, asks_gpu, count, cpu, mem), admitted in zip(params, admits, strict=True):
+            j = fits[k]
+            runs = admitted and asks_gpu and size - j >= count and cpu <= has_cpu and mem <= has_mem and room
             frag += weight * (below[j] if runs else total if admitted else refused)
         return frag
 
