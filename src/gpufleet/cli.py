@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
+import gpufleet.blas_threads  # noqa: F401  (before NumPy loads: one OpenBLAS thread)
 from gpufleet.model.pod_names import PodNameError
 from gpufleet.model.pod_selection import PodSelection, SelectorError, pod_selection
 from gpufleet.model.standard_input import is_stdin
@@ -104,6 +104,8 @@ def fail(lines: list[str]) -> typer.Exit:
 
 
 def default_scenario_path() -> Path:
+    from importlib import resources
+
     return Path(str(resources.files("gpufleet") / "examples" / "default.yaml"))
 
 

@@ -8,9 +8,9 @@ import pytest
 from conftest import GI, gpu_node, gpu_pod
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
-from gpufleet.model.pod import Pod
+from gpufleet.model.pod import Pod, Requirement, SelectorTerm
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
-from gpufleet.scheduling.fragmentation import fragmentation
+from gpufleet.scheduling.fragmentation import NodeFragmentation, fragmentation, tasks_of
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient
@@ -78,3 +78,30 @@ def test_fgd_puts_a_share_where_it_adds_the_least_fragmentation() -> None:
     scheduler = Scheduler(config, state, GangView(state))
     assert scheduler.try_schedule(pod)[0] == "a"
     assert Scheduler(SchedulerConfig("plain"), state, GangView(state)).try_schedule(pod)[0] == "b"
+
+
+def test_which_tasks_a_node_admits_is_each_tasks_own_node_affinity_verdict() -> None:
+    """Tasks that share a placement constraint are judged once per node (``NodeFragmentation``): the
+    verdicts are still each task's own, by node selector, required affinity and node name."""
+    product = "nvidia.com/gpu.product"
+    t4 = (SelectorTerm((Requirement(product, "In", ("T4",)),)),)
+    named = (SelectorTerm(fields=(Requirement("metadata.name", "In", ("b",)),)),)
+    tasks = [
+        gpu_pod("any", 1),
+        gpu_pod("t4", 1, required_terms=t4),
+        gpu_pod("any-2", 2),
+        gpu_pod("a10", 2, node_selector={product: "A10"}),
+        gpu_pod("t4-2", 4, required_terms=t4),
+        gpu_pod("on-b", 1, required_terms=named),
+    ]
+    state = ClusterState(
+        [gpu_node(n, labels={product: m}) for n, m in (("a", "T4"), ("b", "A10"), ("c", "T4"))]
+    )
+    measure = NodeFragmentation(state, tasks_of(tasks))
+    for i, node in enumerate(state.nodes):
+        assert measure.node_facts(i)[0] == tuple(t.pod.matches_node_selector(node) for t in measure.tasks)
+    assert [measure.node_facts(i)[0] for i in range(3)] == [
+        (True, True, True, False, True, False),
+        (True, False, True, True, False, True),
+        (True, True, True, False, True, False),
+    ]

@@ -89,10 +89,12 @@ def test_scoring_nodes_by_class_equals_scoring_each_node_alone(
     state = cluster(placed)
     ctx = PodContext(make_pod("incoming", *incoming), state)
     every = np.arange(state.size, dtype=np.int64)
-    for by_class, alone in zip(policies(), policies(), strict=True):
+    for by_class, alone, scalar in zip(policies(), policies(), policies(), strict=True):
         assert by_class.score(ctx, every).tolist() == [
             int(alone.score(ctx, np.array([i], dtype=np.int64))[0]) for i in range(state.size)
         ], by_class.name
+        # without arrays (``score_alone``: the shape cache's re-check of the node a binding changed)
+        assert [scalar.score_alone(ctx, i) for i in range(state.size)] == by_class.score(ctx, every).tolist()
 
 
 @settings(max_examples=15, deadline=None)

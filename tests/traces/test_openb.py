@@ -94,6 +94,14 @@ def test_bad_rows_name_file_line_and_column(tmp_path: Path) -> None:
     assert lines[3] == f"{path}:6: deletion_time: 10 is before creation_time 20"
 
 
+def test_rows_of_the_wrong_width_are_named_by_line_and_blank_lines_are_not_counted(tmp_path: Path) -> None:
+    path = tmp_path / "pods.csv"
+    path.write_text(POD_HEADER + "\nshort,1000,1024,1,500\n\nlong,1000,1024,1,500,,LS,Running,0,10,0,9\n")
+    with pytest.raises(TraceError) as err:
+        read_pods(path)
+    assert err.value.problems == [f"{path}:{line}: row: 11 columns expected" for line in (2, 3)]
+
+
 def test_a_wrong_header_is_one_clear_problem(tmp_path: Path) -> None:
     (tmp_path / "nodes.csv").write_text("sn,cpu,memory_mib,gpu,model\nn1,1,1,0,\n")
     with pytest.raises(TraceError, match=r"nodes.csv:1: header: missing cpu_milli"):

@@ -146,17 +146,15 @@ class NodeFragmentation:
     _admits_version: int = -1
     _facts_ids: dict[tuple[tuple[bool, ...], float | None], int] = field(default_factory=dict)
     _memo: dict[tuple[object, ...], float] = field(default_factory=dict)
-    _by_memory: dict[float | None, list[tuple[float, int, int, int, int]]] = field(default_factory=dict)
+    _by_memory: dict[float | None, tuple[list[int], list[tuple[float, int, bool, int, int, int]]]] = field(
+        default_factory=dict
+    )
 
     def node_facts(self, i: int) -> tuple[tuple[bool, ...], float | None]:
         """Which tasks the node's labels let run there (node affinity, GPU model constraints), and
         its GPUs' memory: kept until labels change."""
         admits, memory, _ = self._facts(i)
         return admits, memory
-
-    def facts_id(self, i: int) -> int:
-        """A number for ``node_facts(i)``: nodes with one number have the same facts."""
-        return self._facts(i)[2]
 
     def _facts(self, i: int) -> tuple[tuple[bool, ...], float | None, int]:
         if self._admits_version != self.state.static_version:
@@ -165,8 +163,13 @@ class NodeFragmentation:
         if got is None:
             node = self.state.nodes[i]
             memory = self.state.gpu_shares().gpu_memory(i) if self.state.shares is not None else None
-            admits_pod = self.may_use or Pod.matches_node_selector
-            facts = (tuple(admits_pod(t.pod, node) for t in self.tasks), memory)
+            if self.may_use is None:  # each placement constraint judged once, not once per task
+                pods, which = self._constraints
+                verdicts = [pod.matches_node_selector(node) for pod in pods]
+                admits = tuple(verdicts[k] for k in which)
+            else:
+                admits = tuple(self.may_use(t.pod, node) for t in self.tasks)
+            facts = (admits, memory)
             got = self._admits[i] = (*facts, self._facts_ids.setdefault(facts, len(self._facts_ids)))
         return got
 
@@ -195,16 +198,52 @@ class NodeFragmentation:
         """What of a node's free memory ``of`` reads: which tasks' memory needs it meets."""
         return bisect_right(self._thresholds[1], memory)
 
-    def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
-        """What ``of`` reads of the free cpu of nodes with ``totals`` GPU thousandths left or more, as
-        columns: which tasks' cpu needs each node meets (nodes alike in their GPUs and in these, alike
-        in their measure)."""
-        return [np.searchsorted(self._thresholds[0], cpu, side="right")]
+    def ask_keys(self, i: int, left: NodeLeft, cpu: int, memory: int) -> tuple[int, int, int, int, int]:
+        """A number for ``node_facts(i)`` (nodes with one number have the same facts), then the
+        ``cpu_key`` and ``memory_key`` of what node ``i`` has left before and after a pod asking for
+        that ``cpu`` and ``memory``: cpu before, cpu after, memory before, memory after."""
+        cpus, memories = self._thresholds
+        return (
+            self._facts(i)[2],
+            bisect_right(cpus, left.cpu),
+            bisect_right(cpus, left.cpu - cpu),
+            bisect_right(memories, left.memory),
+            bisect_right(memories, left.memory - memory),
+        )
 
-    def memory_keys(self, memory: IntArray) -> IntArray:
-        """``memory_key`` of each value."""
-        keys: IntArray = np.searchsorted(self._thresholds[1], memory, side="right").astype(np.int64)
-        return keys
+    def codes(
+        self, ids: IntArray, cpu: IntArray, memory: IntArray, ask_cpu: int, ask_memory: int
+    ) -> IntArray:
+        """Per node, one number for its class id (``ids``) and what ``of`` reads of its free ``cpu`` and
+        ``memory`` before and after a pod asking for ``ask_cpu`` and ``ask_memory`` (``cpu_key`` and
+        ``memory_key`` of each, as digits): equal numbers, equal ids and keys."""
+        cpus, memories = self._threshold_arrays
+        cpu_radix, memory_radix = len(cpus) + 1, len(memories) + 1  # a key is 0..len(thresholds)
+        code = ids * cpu_radix + np.searchsorted(cpus, cpu, side="right")
+        code = code * cpu_radix + np.searchsorted(cpus, cpu - ask_cpu, side="right")
+        code = code * memory_radix + np.searchsorted(memories, memory, side="right")
+        by_node: IntArray = code * memory_radix + np.searchsorted(memories, memory - ask_memory, side="right")
+        return by_node
+
+    def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
+        """What else than ``cpu_key`` a variant's ``of`` reads of the free cpu of nodes with ``totals``
+        GPU thousandths left, as columns (none for FGD's)."""
+        return []
+
+    @cached_property
+    def _constraints(self) -> tuple[list[Pod], list[int]]:
+        """A pod per distinct placement constraint of the tasks (what ``Pod.matches_node_selector``
+        reads: the node selector and the required node affinity), and each task's."""
+        first: dict[tuple[object, ...], int] = {}
+        pods: list[Pod] = []
+        which: list[int] = []
+        for t in self.tasks:
+            key = (tuple(sorted(t.pod.node_selector.items())), t.pod.required_terms)
+            if key not in first:
+                first[key] = len(pods)
+                pods.append(t.pod)
+            which.append(first[key])
+        return pods, which
 
     @cached_property
     def _thresholds(self) -> tuple[list[int], list[int]]:
@@ -213,14 +252,32 @@ class NodeFragmentation:
             sorted({t.pod.requests.get(MEMORY, 0) for t in self.tasks}),
         )
 
-    def _params(self, memory: float | None) -> list[tuple[float, int, int, int, int]]:
-        """Per task (weight, thousandths per GPU, GPUs, cpu, memory) on GPUs with that memory."""
+    @cached_property
+    def _threshold_arrays(self) -> tuple[IntArray, IntArray]:
+        cpus, memories = self._thresholds
+        return np.array(cpus, dtype=np.int64), np.array(memories, dtype=np.int64)
+
+    def _params(self, memory: float | None) -> tuple[list[int], list[tuple[float, int, bool, int, int, int]]]:
+        """On GPUs with that memory: the tasks' distinct thousandths per GPU, and per task (weight, which
+        of those it asks, whether it asks for GPU, GPUs, cpu, memory)."""
         got = self._by_memory.get(memory)
         if got is None:
-            got = self._by_memory[memory] = [
-                (t.weight, t.milli(memory), t.gpus, t.pod.requests.get(CPU, 0), t.pod.requests.get(MEMORY, 0))
-                for t in self.tasks
-            ]
+            asks = [t.milli(memory) for t in self.tasks]
+            millis = sorted(set(asks))
+            got = self._by_memory[memory] = (
+                millis,
+                [
+                    (
+                        t.weight,
+                        millis.index(m),
+                        m > 0,
+                        t.gpus,
+                        t.pod.requests.get(CPU, 0),
+                        t.pod.requests.get(MEMORY, 0),
+                    )
+                    for t, m in zip(self.tasks, asks, strict=True)
+                ],
+            )
         return got
 
     def _compute(self, admits: tuple[bool, ...], memory: float | None, left: NodeLeft) -> float:
@@ -230,9 +287,11 @@ class NodeFragmentation:
         frag = 0.0
         refused = 0 if self.may_use is not None else total
         size, has_cpu, has_mem, room = len(gpus), left.cpu, left.memory, left.pods >= 1
-        for (weight, milli, count, cpu, mem), admitted in zip(self._params(memory), admits, strict=True):
-            j = bisect_left(gpus, milli)
-            runs = admitted and milli > 0 and size - j >= count and cpu <= has_cpu and mem <= has_mem and room
+        millis, params = self._params(memory)
+        fits = [bisect_left(gpus, milli) for milli in millis]  # GPUs with less left than each ask
+        for (weight, k, asks_gpu, count, cpu, mem), admitted in zip(params, admits, strict=True):
+            j = fits[k]
+            runs = admitted and asks_gpu and size - j >= count and cpu <= has_cpu and mem <= has_mem and room
             frag += weight * (below[j] if runs else total if admitted else refused)
         return frag
 

@@ -25,6 +25,7 @@ import numpy as np
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.framework import DynamicFilter, DynamicScore, PodContext, StaticFilter, StaticScore
+from gpufleet.scheduling.plugins.per_node_score import PerNodeScore
 from gpufleet.scheduling.profile import Profile
 
 #: Per profile's static filters and pod placement constraints: each node's first static reason, the nodes
@@ -231,6 +232,8 @@ class ShapeCache:
         return all(f.passes_node(self.ctx, row, i) for f in self.dynamic_filters)
 
     def _score_node(self, plugin: DynamicScore, row: NodeRow, i: int) -> int:
+        if isinstance(plugin, PerNodeScore):  # reads the node's GPUs: asked for the node alone
+            return plugin.score_alone(self.ctx, i)
         if plugin.array_only:  # its score reads more than the row: asked over a one-node array
             return int(plugin.score(self.ctx, np.array([i], dtype=np.int64))[0])
         return plugin.score_node(self.ctx, row)

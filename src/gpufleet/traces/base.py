@@ -71,19 +71,21 @@ class Rows:
 
     def _rows(self, handle: TextIO) -> Iterator[tuple[int, dict[str, str]]]:
         with handle:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames or []
+            reader = csv.reader(handle)
+            header = next(reader, [])
             missing = [c for c in self.required if c not in header]
             unknown = [c for c in header if c not in self.required and c not in self.optional]
             if missing or unknown:
                 wanted = ", ".join(self.required + self.optional)
                 detail = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
                 raise TraceError([f"{self.name}:1: header: {detail} (columns: {wanted})"])
-            for line, row in enumerate(reader, start=2):
-                if None in row or any(v is None for v in row.values()):
-                    self.problem(line, "row", f"{len(header)} columns expected")
+            width = len(header)
+            # numbered as ``csv.DictReader`` numbers them: blank lines skipped, not counted
+            for line, values in enumerate((v for v in reader if v), start=2):
+                if len(values) != width:
+                    self.problem(line, "row", f"{width} columns expected")
                     continue
-                yield line, row
+                yield line, dict(zip(header, values, strict=True))
                 if len(self.problems) >= MAX_PROBLEMS:
                     self.problems.append(f"{self.name}: stopped after {MAX_PROBLEMS} problems")
                     break

@@ -134,15 +134,12 @@ class FragmentationGradient(PerNodeScore):
         ids = self.classes(ctx, idx, ask)
         assert self._classes is not None  # made by ``classes``
         totals = self._classes.totals[idx]
-        columns = [
-            ids,
-            *measure.cpu_columns(cpu, totals),
-            *measure.cpu_columns(cpu - ask.cpu, totals),
-            measure.memory_keys(memory),
-            measure.memory_keys(memory - ask.memory),
-        ]
+        codes = measure.codes(ids, cpu, memory, ask.cpu, ask.memory).tolist()
+        extra = [*measure.cpu_columns(cpu, totals), *measure.cpu_columns(cpu - ask.cpu, totals)]
+        keys: list[Hashable] = (
+            list(zip(codes, *(column.tolist() for column in extra), strict=True)) if extra else codes
+        )
         memo = self._classes.memo.setdefault((ask.gpus, ask.milli, ask.shared), {})
-        keys: list[Hashable] = list(zip(*(column.tolist() for column in columns), strict=True))
         return self.kept_scores(ctx, idx, ask, memo, keys)
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
@@ -168,14 +165,19 @@ class FragmentationGradient(PerNodeScore):
 
     @staticmethod
     def _key(measure: NodeFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> tuple[Hashable, ...]:
-        """What FGD's measure reads of node ``i`` before and after the pod, and the pod's GPU ask."""
+        """What FGD's measure reads of node ``i`` before and after the pod, and the pod's GPU ask:
+        ``ask_keys``' facts number, the GPUs, ``cpu_key`` before and after, ``memory_key`` before and
+        after, ..."""
+        facts, cpu_before, cpu_after, memory_before, memory_after = measure.ask_keys(
+            i, left, ask.cpu, ask.memory
+        )
         return (
-            measure.facts_id(i),
+            facts,
             left.gpus,
-            measure.cpu_key(left.cpu),
-            measure.cpu_key(left.cpu - ask.cpu),
-            measure.memory_key(left.memory),
-            measure.memory_key(left.memory - ask.memory),
+            cpu_before,
+            cpu_after,
+            memory_before,
+            memory_after,
             left.pods >= 1,
             left.pods >= 2,
             ask.gpus,

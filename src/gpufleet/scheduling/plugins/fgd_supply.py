@@ -88,13 +88,12 @@ class SupplyFragmentation(NodeFragmentation):
         )
 
     def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
-        """With the supply term, also the GPU thousandths the cpu feeds (``cpu / cpu_per_milli``, as
+        """With the supply term, the GPU thousandths the cpu feeds (``cpu / cpu_per_milli``, as
         ``shortfall`` computes it) where that is less than ``totals``, else infinity (no shortfall)."""
-        columns = super().cpu_columns(cpu, totals)
-        if self.cpu_per_milli:
-            fed = cpu / self.cpu_per_milli
-            columns.append(np.where(fed >= totals, np.inf, fed))
-        return columns
+        if not self.cpu_per_milli:
+            return []
+        fed = cpu / self.cpu_per_milli
+        return [np.where(fed >= totals, np.inf, fed)]
 
     def of(self, i: int, left: NodeLeft) -> float:
         frag = super().of(i, left)

@@ -117,17 +117,33 @@ class PerNodeScore(DynamicScore):
                 [self.node_score(ctx, i, NodeLeft.of(state, i), PodAsk.of(state, pod, i)) for i in nodes],
                 dtype=np.int64,
             )
-        kept = ctx.memo.get(PodAsk)  # the same ask on every node, kept for the pod's shape
-        if isinstance(kept, tuple) and kept[0] == state.static_version:
-            ask = kept[1]
-        else:
-            ask = PodAsk.of(state, pod, 0)
-            ctx.memo[PodAsk] = (state.static_version, ask)
+        ask = self._ask(ctx)
         if len(nodes) <= FEW_NODES or self.volatile:
             return np.array(
                 [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in nodes], dtype=np.int64
             )
         return self.class_scores(ctx, idx, ask)
+
+    def score_alone(self, ctx: PodContext, i: int) -> int:
+        """``score`` of node ``i`` alone, without arrays (the shape cache's re-check of the node a
+        binding changed)."""
+        self.state = state = ctx.state
+        pod = ctx.pod
+        if pod.gpu_share is not None and pod.gpu_share.memory_bytes is not None:  # an ask per node
+            return self.node_score(ctx, i, NodeLeft.of(state, i), PodAsk.of(state, pod, i))
+        return self.node_score(ctx, i, NodeLeft.of(state, i), self._ask(ctx))
+
+    @staticmethod
+    def _ask(ctx: PodContext) -> PodAsk:
+        """The pod's ask where it is the same on every node, kept for the pod's shape."""
+        state = ctx.state
+        kept = ctx.memo.get(PodAsk)
+        if isinstance(kept, tuple) and kept[0] == state.static_version:
+            ask: PodAsk = kept[1]
+            return ask
+        ask = PodAsk.of(state, ctx.pod, 0)
+        ctx.memo[PodAsk] = (state.static_version, ask)
+        return ask
 
     def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
         """``node_score`` of each class among ``idx`` (kept per class and ask), for all of the class."""
