@@ -59,6 +59,9 @@ def static_rows_since(state: ClusterState, static_pos: int, columns: int) -> lis
 
 #: Up to this many changed nodes are re-evaluated one by one in Python integers.
 SCALAR_NODES = 8
+#: Up to this many rows are re-evaluated one by one after nodes joined, left or changed labels (most rows
+#: are ones the cache has seen: ``_by_row`` answers them).
+PATCH_SCALAR_NODES = 64
 #: Distinct resource rows whose answer a cache keeps (it starts over past this).
 ROWS_KEPT = 4096
 
@@ -136,8 +139,8 @@ class ShapeCache:
         # all zero normalises to one constant for every node: no effect on the choice
         self.static_raw = [kept for kept in self._raw_all if kept[2].any()]
         self._top = self._feasible = self._feasible_list = None
-        self._by_row.clear()
         if rows is None or changed is None:
+            self._by_row.clear()
             self.fit = np.zeros(state.size, dtype=bool)
             self.dyn = np.zeros(state.size, dtype=np.int64)
             self.ok = np.zeros(state.size, dtype=bool)
@@ -148,7 +151,12 @@ class ShapeCache:
             self.dyn = np.concatenate([self.dyn, np.zeros(grown, dtype=np.int64)])
             self.ok = np.concatenate([self.ok, np.zeros(grown, dtype=bool)])
             self.masked = np.concatenate([self.masked, np.full(grown, -1, dtype=np.int64)])
-            self._evaluate(np.union1d(np.array(rows, dtype=np.int64), changed), score_all=self.volatile)
+            idx = np.union1d(np.array(rows, dtype=np.int64), changed)
+            if self._scalar and len(idx) <= PATCH_SCALAR_NODES:
+                for i in idx.tolist():
+                    self._evaluate_node(i)
+            else:
+                self._evaluate(idx, score_all=self.volatile)
         self.static_version = state.static_version
         self.images_version = state.images_version
         self.static_pos = len(state.static_rows)
