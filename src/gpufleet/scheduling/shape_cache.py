@@ -5,13 +5,14 @@ filter results and the same resource scores. The cache keeps, per node: whether 
 static filters pass (and the first static reason when not), the static score plugins' raw
 values, whether the dynamic filters pass, and the weighted sum of dynamic scores. It
 re-evaluates only the nodes appended to ``ClusterState.changes`` since it last looked;
-a change of the node set (``static_version``) or of the images on the nodes (``images_version``)
-rebuilds it. ``masked`` holds each node's
+a change of the node set (``static_version``) re-evaluates the rows that ``ClusterState.static_rows``
+names (nodes added, removed, cordoned, relabelled: each row's verdicts read only that node), one of the
+images on the nodes (``images_version``) or a new resource column rebuilds it. ``masked`` holds each node's
 dynamic score where it is feasible and -1 where not, so when every node is scored the
 choice is one maximum over one array.
 
 The static filters read no request amounts: shapes with the same placement constraints share one
-static pass over the nodes (kept in ``ClusterState.memo`` until ``static_version`` moves). A volatile
+static pass over the nodes (kept in ``ClusterState.memo``, patched row by row as the nodes change). A volatile
 score (Random) is asked for every node whenever anything changed, the filters only for the nodes
 that changed.
 """
@@ -19,21 +20,49 @@ that changed.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from dataclasses import dataclass
 
 import numpy as np
 
-from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
+from gpufleet.cluster.state import BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.framework import DynamicFilter, DynamicScore, PodContext, StaticFilter, StaticScore
 from gpufleet.scheduling.plugins.per_node_score import PerNodeScore
 from gpufleet.scheduling.profile import Profile
 
-#: Per profile's static filters and pod placement constraints: each node's first static reason, the nodes
-#: considered, which pass.
-StaticMemo = dict[tuple[object, ...], tuple[list[str | None], IntArray, BoolArray]]
+
+@dataclass(frozen=True)
+class StaticVerdicts:
+    """The static filters' and node PreFilters' verdicts on every node row, as the nodes stood at
+    ``static_version`` (``static_pos`` entries of ``ClusterState.static_rows``, ``columns`` resources)."""
+
+    reasons: list[str | None]  # each node's first reason, None where it passes or is not active
+    flags: list[bool]  # whether each node is considered
+    considered: IntArray  # the active nodes the PreFilters leave, ascending
+    passing: BoolArray  # which of them pass
+    static_version: int
+    static_pos: int
+    columns: int
+
+
+#: Per profile's static filters and pod placement constraints: their verdicts.
+StaticMemo = dict[tuple[object, ...], StaticVerdicts]
+
+
+def static_rows_since(state: ClusterState, static_pos: int, columns: int) -> list[int] | None:
+    """The rows whose static facts changed since ``ClusterState.static_rows`` held ``static_pos`` entries,
+    ascending; None where a resource column was added since (the only move of ``static_version`` that
+    names no row)."""
+    if len(state.resources) != columns:
+        return None
+    return sorted(set(state.static_rows[static_pos:]))
+
 
 #: Up to this many changed nodes are re-evaluated one by one in Python integers.
 SCALAR_NODES = 8
+#: Up to this many rows are re-evaluated one by one after nodes joined, left or changed labels (most rows
+#: are ones the cache has seen: ``_by_row`` answers them).
+PATCH_SCALAR_NODES = 64
 #: Distinct resource rows whose answer a cache keeps (it starts over past this).
 ROWS_KEPT = 4096
 
@@ -55,11 +84,14 @@ class ShapeCache:
         self.all_rows = False  # every row of the state is an active, considered node
         self.static_version = -1
         self.images_version = -1  # the nodes' images (ImageLocality's raw scores) it was built with
+        self.static_pos = 0  # how far ``ClusterState.static_rows`` went then
+        self.columns = 0  # the resource columns then
         self.seen = 0
         self.considered: IntArray = np.zeros(0, dtype=np.int64)  # active nodes after PreFilter narrowing
         self.static_reason: list[str | None] = []
         self.static_pass: BoolArray = np.zeros(0, dtype=bool)
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
+        self._raw_all: list[tuple[StaticScore, int, IntArray]] = []  # every applying plugin's, zero or not
         self.fit: BoolArray = np.zeros(0, dtype=bool)
         self.dyn: IntArray = np.zeros(0, dtype=np.int64)
         self.ok: BoolArray = np.zeros(0, dtype=bool)
@@ -71,43 +103,74 @@ class ShapeCache:
         self._feasible_list: list[int] | None = None  # the same as a list, kept through one-node changes
         self._build_static()
 
-    def _build_static(self) -> None:
+    def _build_static(self, rows: list[int] | None = None) -> None:
+        """The static part afresh, or where ``rows`` names the only rows whose static facts changed since it
+        was built (and the change log reaches back to then), only those rows' verdicts, raw static scores
+        (a score whose raw value weighs the other nodes, ImageLocality's, the whole column) and dynamic
+        evaluation, with the rows changed since by allocation."""
         state = self.state
+        changed = state.changes_since(self.seen) if rows is not None else None
+        if changed is None:
+            rows = None
         ctx = self.ctx = PodContext(self.ctx.pod, state)
         pod = ctx.pod
-        reasons, self.considered, self.static_pass = self._static_filtered(pod)
+        verdicts = self._static_filtered(pod)
+        reasons, self.considered, self.static_pass = verdicts.reasons, verdicts.considered, verdicts.passing
         self.static_reason = reasons
         considered = self.considered.tolist()
         self.all_rows = len(considered) == state.size
-        self.static_raw = []
-        for plugin, weight in self.profile.static_scores:
-            if plugin.applies(pod):
-                raw = np.zeros(state.size, dtype=np.int64)
+        grown = state.size - len(self.fit)
+        if rows is None:
+            self._raw_all = [
+                (plugin, weight, np.zeros(state.size, dtype=np.int64))
+                for plugin, weight in self.profile.static_scores
+                if plugin.applies(pod)
+            ]
+        else:
+            self._raw_all = [
+                (p, w, np.concatenate([raw, np.zeros(grown, dtype=np.int64)])) for p, w, raw in self._raw_all
+            ]
+        for plugin, _, raw in self._raw_all:
+            if rows is None or type(plugin).raw_column is not StaticScore.raw_column:
+                raw[:] = 0
                 raw[self.considered] = plugin.raw_column(pod, state, considered)
-                if raw.any():  # all zero normalises to one constant for every node: no effect on the choice
-                    self.static_raw.append((plugin, weight, raw))
-        self.fit = np.zeros(state.size, dtype=bool)
-        self.dyn = np.zeros(state.size, dtype=np.int64)
-        self.ok = np.zeros(state.size, dtype=bool)
-        self.masked = np.full(state.size, -1, dtype=np.int64)
+            else:
+                for i in rows:
+                    raw[i] = plugin.raw(pod, state.nodes[i]) if verdicts.flags[i] else 0
+        # all zero normalises to one constant for every node: no effect on the choice
+        self.static_raw = [kept for kept in self._raw_all if kept[2].any()]
         self._top = self._feasible = self._feasible_list = None
-        self._by_row.clear()
-        self._evaluate(np.arange(state.size, dtype=np.int64))
+        if rows is None or changed is None:
+            self._by_row.clear()
+            self.fit = np.zeros(state.size, dtype=bool)
+            self.dyn = np.zeros(state.size, dtype=np.int64)
+            self.ok = np.zeros(state.size, dtype=bool)
+            self.masked = np.full(state.size, -1, dtype=np.int64)
+            self._evaluate(np.arange(state.size, dtype=np.int64))
+        else:
+            self.fit = np.concatenate([self.fit, np.zeros(grown, dtype=bool)])
+            self.dyn = np.concatenate([self.dyn, np.zeros(grown, dtype=np.int64)])
+            self.ok = np.concatenate([self.ok, np.zeros(grown, dtype=bool)])
+            self.masked = np.concatenate([self.masked, np.full(grown, -1, dtype=np.int64)])
+            idx = np.union1d(np.array(rows, dtype=np.int64), changed)
+            if self._scalar and len(idx) <= PATCH_SCALAR_NODES:
+                for i in idx.tolist():
+                    self._evaluate_node(i)
+            else:
+                self._evaluate(idx, score_all=self.volatile)
         self.static_version = state.static_version
         self.images_version = state.images_version
+        self.static_pos = len(state.static_rows)
+        self.columns = len(state.resources)
         self.seen = state.change_pos
 
-    def _static_filtered(self, pod: Pod) -> tuple[list[str | None], IntArray, BoolArray]:
-        """The static filters' and node PreFilters' verdicts on every node: each node's first reason (None
-        where it passes), the nodes considered, and which of them pass. Those filters read the node object
-        and the pod's placement constraints, never its request amounts, so pods that differ only in
-        amounts (the shapes of one trace's pods) share one evaluation, kept until the nodes change."""
+    def _static_filtered(self, pod: Pod) -> StaticVerdicts:
+        """The static filters' and node PreFilters' verdicts on every node. Those filters read the node
+        object and the pod's placement constraints, never its request amounts, so pods that differ only in
+        amounts (the shapes of one trace's pods) share one evaluation, patched in the rows whose node
+        changed when the nodes do (made afresh after a new resource column)."""
         state = self.state
-        kept: tuple[StaticMemo, int] = state.memo.get("static-filters", ({}, -1))  # type: ignore[assignment]
-        memo = kept[0]
-        if kept[1] != state.static_version:
-            memo = {}
-            state.memo["static-filters"] = (memo, state.static_version)
+        memo: StaticMemo = state.memo.setdefault("static-filters", {})  # type: ignore[assignment]
         shape = pod.shape()
         static_filters = tuple(f for f in self.profile.filters if isinstance(f, StaticFilter))
         key = (
@@ -118,13 +181,19 @@ class ShapeCache:
             *shape[1:8],
         )
         got = memo.get(key)
-        if got is None:
-            got = memo[key] = self._run_static_filters(pod, static_filters)
+        if got is None or got.static_version != state.static_version:
+            rows = static_rows_since(state, got.static_pos, got.columns) if got is not None else None
+            got = memo[key] = self._run_static_filters(pod, static_filters, got, rows)
         return got
 
     def _run_static_filters(
-        self, pod: Pod, static_filters: tuple[StaticFilter, ...]
-    ) -> tuple[list[str | None], IntArray, BoolArray]:
+        self,
+        pod: Pod,
+        static_filters: tuple[StaticFilter, ...],
+        base: StaticVerdicts | None,
+        rows: list[int] | None,
+    ) -> StaticVerdicts:
+        """The verdicts on every node, or ``base``'s with the nodes ``rows`` judged again (None: all)."""
         state = self.state
         pinned: set[str] | None = None  # PreFilterResult.NodeNames: the plugins' node sets intersected
         narrowing: list[str] = []
@@ -135,23 +204,37 @@ class ShapeCache:
                 narrowing.append(prefilter.name)
         absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
         reasons: list[str | None] = [None] * state.size
-        considered: list[int] = []
-        for i in state.active_indices().tolist():
+        flags = [False] * state.size
+        if base is not None and rows is not None:
+            reasons[: len(base.reasons)], flags[: len(base.flags)] = base.reasons, base.flags
+        active = state.active.tolist()
+        for i in range(state.size) if rows is None else rows:
+            reasons[i], flags[i] = None, False
+            if not active[i]:
+                continue
             node = state.nodes[i]
             if pinned is not None and node.name not in pinned:
                 reasons[i] = absent
                 continue
-            considered.append(i)
+            flags[i] = True
             for f in static_filters:
                 reason = f.reject(pod, node)
                 if reason is not None:
                     reasons[i] = reason
                     break
+        considered = np.flatnonzero(flags).astype(np.int64)
         passing = np.zeros(state.size, dtype=bool)
-        passing[considered] = [reasons[i] is None for i in considered]
-        rows = np.array(considered, dtype=np.int64)
-        rows.flags.writeable = passing.flags.writeable = False
-        return reasons, rows, passing
+        passing[considered] = [reasons[i] is None for i in considered.tolist()]
+        considered.flags.writeable = passing.flags.writeable = False
+        return StaticVerdicts(
+            reasons,
+            flags,
+            considered,
+            passing,
+            state.static_version,
+            len(state.static_rows),
+            len(state.resources),
+        )
 
     def _evaluate(self, idx: IntArray, score_all: bool = False) -> None:
         """Dynamic filters for the nodes in ``idx``, and scores for those nodes or, with ``score_all`` (a
@@ -248,7 +331,13 @@ class ShapeCache:
             self._evaluate_node(state.changes[-1])
             self.seen += 1
             return
-        changed = state.changes_since(self.seen) if same_nodes else None
+        if not same_nodes:
+            rows = None
+            if state.images_version == self.images_version:  # (new images move ImageLocality's raw scores)
+                rows = static_rows_since(state, self.static_pos, self.columns)
+            self._build_static(rows)
+            return
+        changed = state.changes_since(self.seen)
         if changed is None:
             self._build_static()
             return
