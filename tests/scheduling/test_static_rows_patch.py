@@ -16,7 +16,7 @@ from gpufleet.model.pod import Pod, PreferredTerm, Requirement, SelectorTerm
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.profile import Profile, build_profiles
-from gpufleet.scheduling.shape_cache import ShapeCache
+from gpufleet.scheduling.shape_cache import VERDICTS_KEPT, ShapeCache
 
 IMAGE = "registry.example/train:latest"
 TIERS = ({"tier": "a"}, {"tier": "b"}, {"tier": "c", "zone": "z1"}, {})
@@ -159,3 +159,20 @@ def test_a_new_resource_column_rebuilds_the_cache() -> None:
     cache.refresh()
     assert cache.columns == len(state.resources)
     assert_same(cache, fresh(cache))
+
+
+def test_the_static_verdicts_kept_stay_bounded_as_pinned_pods_come_for_new_nodes() -> None:
+    """A DaemonSet's pod is pinned to its node (a ``metadata.name`` field term): nodes that autoscaling
+    makes through a long run each bring a placement constraint set of their own, and the verdicts kept
+    for them start over past ``VERDICTS_KEPT`` instead of growing for good; a pod's verdicts are still
+    right after that."""
+    state = ClusterState([gpu_node("n0", 2)])
+    profile = profiles()[0]
+    for k in range(1, VERDICTS_KEPT + 40):
+        state.add_node(gpu_node(f"n{k}", 2))
+        pinned = SelectorTerm(fields=(Requirement("metadata.name", "In", (f"n{k}",)),))
+        cache = ShapeCache(
+            profile, PodContext(gpu_pod(f"ds-n{k}", 0, cpu=1, required_terms=(pinned,)), state)
+        )
+        assert cache.considered.tolist() == [k]
+        assert len(state.memo["static-filters"]) <= VERDICTS_KEPT  # type: ignore[arg-type]

@@ -65,6 +65,9 @@ SCALAR_NODES = 8
 PATCH_SCALAR_NODES = 64
 #: Distinct resource rows whose answer a cache keeps (it starts over past this).
 ROWS_KEPT = 4096
+#: Placement constraint sets whose static verdicts a cluster keeps (it starts over past this: a month's
+#: DaemonSet pods, pinned each to a node that autoscaling made, would otherwise add one a node for good).
+VERDICTS_KEPT = 256
 
 
 class ShapeCache:
@@ -181,6 +184,8 @@ class ShapeCache:
             *shape[1:8],
         )
         got = memo.get(key)
+        if got is None and len(memo) >= VERDICTS_KEPT:
+            memo.clear()
         if got is None or got.static_version != state.static_version:
             rows = static_rows_since(state, got.static_pos, got.columns) if got is not None else None
             got = memo[key] = self._run_static_filters(pod, static_filters, got, rows)
