@@ -474,6 +474,11 @@ class Scheduler:
 
     def _chosen_index(self, pod: Pod, best: Best) -> int:
         """``_chosen``'s node index."""
+        if isinstance(best, Ties) and self.tie_break == "random":  # (a window's: without Ties' methods)
+            lo, hi = best.lo, best.hi
+            count = hi - lo + best.tail
+            j = lo + self.draws.integers(count) if count > 1 else lo
+            return best.nodes[j] if j < hi else best.nodes[j - hi]
         count = len(best)
         if count == 1:
             return int(best[0])
@@ -555,24 +560,27 @@ class Scheduler:
         feasible = cache.feasible_list()
         n, count = len(cache.considered), len(feasible)
         start = self.next_start.get(name, 0) % n
-        if want >= count:
-            self.next_start[name] = start
-            return top
-        if count == n:  # every node feasible: the window is ``want`` nodes from ``start``
+        if count == n:  # every node feasible (and more than ``want``): ``want`` nodes from ``start``
             last = start + want - 1
             if last >= n:
                 last -= n
+        elif want >= count:
+            self.next_start[name] = start
+            return top
         else:
             end = bisect_left(feasible, start) + want
             last = feasible[end - 1 if end <= count else end - count - 1]
         lo = bisect_left(top, start)
         if last >= start:
-            hi, tail = bisect_right(top, last, lo), 0
+            hi = bisect_right(top, last, lo)
+            if hi > lo:
+                self.next_start[name] = last + 1 if last + 1 < n else 0
+                return Ties(top, lo, hi)
         else:
             hi, tail = len(top), bisect_right(top, last)
-        if hi > lo or tail:
-            self.next_start[name] = (last + 1) % n
-            return Ties(top, lo, hi, tail)
+            if hi > lo or tail:
+                self.next_start[name] = last + 1
+                return Ties(top, lo, hi, tail)
         return self._window_scored(name, cache, want)
 
     def _window_scored(self, name: str, cache: ShapeCache, want: int) -> IntArray:
