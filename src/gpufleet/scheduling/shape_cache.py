@@ -44,11 +44,13 @@ class ShapeCache:
         self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
         #: a changed node is re-evaluated alone, in Python integers (no volatile score, no ResourceClaim)
         self._scalar = not self.volatile and not ctx.pod.resource_claims
-        #: a node's (fit, dynamic score) by its resource row: the scores read nothing else (none reads
-        #: arrays only), and the filters, where they all say so for this pod, neither
+        #: a node's (fit by the filters that read only the row, dynamic score) by its resource row: the
+        #: scores read nothing else (none reads arrays only)
         self._by_row: dict[tuple[int, ...], tuple[bool, int]] = {}
         self._scores_by_row = not any(p.array_only for p, _ in profile.dynamic_scores)
-        self._fits_by_row = all(f.row_only(ctx.pod) for f in self.dynamic_filters)
+        #: the dynamic filters that read only the row for this pod (their verdict is kept by row), the others
+        self._row_filters = [f for f in self.dynamic_filters if f.row_only(ctx.pod)]
+        self._node_filters = [f for f in self.dynamic_filters if not f.row_only(ctx.pod)]
         self.state = ctx.state
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
@@ -186,8 +188,8 @@ class ShapeCache:
         row = self._row(i)
         key = (*row[0], *row[1], *row[2]) if self._scores_by_row else None
         known = self._by_row.get(key) if key is not None else None
-        fit = known[0] if known is not None and self._fits_by_row else self._fits(i, row)
         if known is None:
+            fit = self._fits(i, row, self._row_filters)
             total = 0
             for plugin, weight in self.profile.dynamic_scores:
                 total += weight * self._score_node(plugin, row, i)
@@ -196,7 +198,9 @@ class ShapeCache:
                     self._by_row.clear()
                 self._by_row[key] = fit, total
         else:
-            total = known[1]
+            fit, total = known
+        if fit and self._node_filters:  # (the filters in another order: the verdict is the same)
+            fit = self._fits(i, row, self._node_filters)
         ok = fit and bool(self.static_pass[i])
         if ok != bool(self.ok[i]):
             self._feasible = None
@@ -227,8 +231,14 @@ class ShapeCache:
         state = self.state
         return state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist()
 
-    def _fits(self, i: int, row: NodeRow) -> bool:
-        return all(f.passes_node(self.ctx, row, i) for f in self.dynamic_filters)
+    def _fits(self, i: int, row: NodeRow, filters: list[DynamicFilter] | None = None) -> bool:
+        """Whether node ``i`` (its ``row``) passes ``filters`` (every dynamic filter by default)."""
+        ctx, fits = self.ctx, True
+        for f in self.dynamic_filters if filters is None else filters:  # (a loop: no generator per node)
+            fits = f.passes_node(ctx, row, i)
+            if not fits:
+                break
+        return fits
 
     def _score_node(self, plugin: DynamicScore, row: NodeRow, i: int) -> int:
         if plugin.array_only:  # its score reads more than the row: asked over a one-node array
