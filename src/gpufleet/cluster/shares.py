@@ -88,7 +88,7 @@ class GpuShares:
     def sync(self) -> None:
         """Size the ledger to the node set, re-reading node facts after label changes (cheap otherwise)."""
         state = self.state
-        if self._nodes_version == state.static_version and len(self._memory) == state.size:
+        if self._nodes_version == state.static_version and len(self._memory) == len(state.nodes):
             return
         grow = state.size - self.free_compute.shape[0]
         if grow > 0:
@@ -173,12 +173,14 @@ class GpuShares:
 
     def _per_gpu(self, share: GpuShare, i: int) -> tuple[int, int] | None:
         """(compute, memory) milli of one GPU of node ``i``, or None when the share cannot go there."""
-        self.sync()
+        state = self.state
+        if self._nodes_version != state.static_version or len(self._memory) != len(state.nodes):
+            self.sync()  # (asked here first: this runs for every share placed or judged alone)
         memory = self._facts[i]
         if memory is False:
             return None
         per = share.per_gpu(memory)
-        return None if per is None or max(per) > MILLI else per
+        return None if per is None or per[0] > MILLI or per[1] > MILLI else per
 
     def _open_with_room(self, i: int, compute: int, memory: int) -> list[tuple[int, int, int]]:
         """Node ``i``'s open GPUs with room, as (compute, memory left after, slot), fullest first."""

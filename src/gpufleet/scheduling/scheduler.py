@@ -171,6 +171,8 @@ class Scheduler:
         )
         self.draws = HostDraws(np.random.default_rng(self.seed))  # selectHost's seeded choices
         self.caches: dict[tuple[object, ...], ShapeCache] = {}
+        #: the last cycle's cache key (scheduler name, shape, cache mode) and cache
+        self._last: tuple[str, tuple[object, ...], object, ShapeCache] | None = None
         self.waiting: dict[str, Waiting] = {}
         self.next_start: dict[str, int] = {}
         #: ``num_feasible_nodes_to_find`` by (percentageOfNodesToScore, nodes), worked out once
@@ -456,12 +458,19 @@ class Scheduler:
         return out
 
     def _cache(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> ShapeCache:
-        key = (profile.scheduler_name, qp.shape, self.cache_mode)
-        cache = self.caches.get(key)
-        if cache is None:
-            cache = self.caches[key] = ShapeCache(profile, ctx)
+        name, shape, mode = profile.scheduler_name, qp.shape, self.cache_mode
+        last = self._last
+        if last is not None and last[1] == shape and last[0] == name and last[2] == mode:
+            cache = last[3]  # the last cycle's (comparing the shape costs less than hashing it)
         else:
-            cache.refresh()
+            got = self.caches.get((name, shape, mode))
+            if got is None:  # a new cache is current
+                got = self.caches[name, shape, mode] = ShapeCache(profile, ctx)
+                self._last = (name, shape, mode, got)
+                return got
+            cache = got
+            self._last = (name, shape, mode, cache)
+        cache.refresh()
         return cache
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True) -> Placement:
