@@ -209,23 +209,27 @@ class GpuShares:
         if per is None or len(room) + whole < share.count:
             return []
         compute, memory = per
-        slots = [slot for _, _, slot in room[: share.count]]
+        taken = room[: share.count]  # (compute, memory) each slot has left after, and the slot
         if choose is not None and share.count == 1:
             pick = choose(pod, i, room, whole)
-            slots = [] if pick is None else [pick]
+            taken = [r for r in room if r[2] == pick]
+            if pick is not None and not taken:  # (a GPU not offered: what it has left, read)
+                left = int(self.free_compute[i, pick]) - compute, int(self.free_memory[i, pick]) - memory
+                taken = [(*left, pick)]
+        slots = [slot for _, _, slot in taken]
         while len(slots) < share.count:
             closed = [s for s, h in enumerate(self.holders[i].tolist()) if h == 0 and s not in slots]
             if not closed:
                 self._widen()
                 continue
-            self.free_compute[i, closed[0]] = self.free_memory[i, closed[0]] = MILLI
             self.state.requested[i, gpu_col] += 1
+            taken.append((MILLI - compute, MILLI - memory, closed[0]))
             slots.append(closed[0])
-        placements = [SharePlacement(i, s, compute, memory) for s in slots]
-        for p in placements:
-            self.free_compute[i, p.slot] -= compute
-            self.free_memory[i, p.slot] -= memory
-            self.holders[i, p.slot] += 1
+        for compute_left, memory_left, slot in taken:  # (written, not read and written back)
+            self.free_compute[i, slot] = compute_left
+            self.free_memory[i, slot] = memory_left
+            self.holders[i, slot] += 1
+        placements = [SharePlacement(i, slot, compute, memory) for slot in slots]
         self.placed[key] = placements
         return placements
 

@@ -280,9 +280,9 @@ class Scheduler:
             self.cache_mode = self.backfill.prepare(pod, now)
         if self.nominated:
             with self._nominated_held(pod):
-                found = self._best_nodes(profile, qp, ctx)
+                found = self._best_nodes(profile, qp, ctx, choose=True)
         else:  # nothing to hold (the common case, without the context manager's cost)
-            found = self._best_nodes(profile, qp, ctx)
+            found = self._best_nodes(profile, qp, ctx, choose=True)
         if isinstance(found, Placement):  # no node: the failure's message and what PostFilter decided
             placement = found
             out = [Outcome(pod, "unschedulable", message=placement.message)]
@@ -474,7 +474,7 @@ class Scheduler:
         return cache
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True) -> Placement:
-        found = self._best_nodes(profile, qp, ctx, explain)
+        found = self._best_nodes(profile, qp, ctx, explain, choose=True)
         return found if isinstance(found, Placement) else Placement(self._chosen(ctx.pod, found))
 
     def _chosen(self, pod: Pod, best: Best) -> str:
@@ -483,11 +483,6 @@ class Scheduler:
 
     def _chosen_index(self, pod: Pod, best: Best) -> int:
         """``_chosen``'s node index."""
-        if isinstance(best, Ties) and self.tie_break == "random":  # (a window's: without Ties' methods)
-            lo, hi = best.lo, best.hi
-            count = hi - lo + best.tail
-            j = lo + self.draws.integers(count) if count > 1 else lo
-            return best.nodes[j] if j < hi else best.nodes[j - hi]
         count = len(best)
         if count == 1:
             return int(best[0])
@@ -501,9 +496,10 @@ class Scheduler:
         return 0
 
     def _best_nodes(
-        self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True
+        self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True, choose: bool = False
     ) -> Best | Placement:
-        """The feasible nodes with the highest score (one when the choice is determined), or the
+        """The feasible nodes with the highest score (one when the choice is determined; with ``choose``,
+        the caller takes ``_chosen_index`` of them, which a window may draw already), or the
         failure's Placement (kube-scheduler's message and what PostFilter decided)."""
         self.rejected_by = NONE_REJECTED
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
@@ -525,7 +521,9 @@ class Scheduler:
             # only dynamic scores differ, and the cache keeps the top-scoring nodes
             top = cache.top_nodes()
             if top:  # (else no node is feasible, or the best score is negative: the general path below)
-                return top if want >= n else self._window_top(profile.scheduler_name, cache, top, want)
+                return (
+                    top if want >= n else self._window_top(profile.scheduler_name, cache, top, want, choose)
+                )
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if pods is not None and pods.filters and len(feasible_pos):
             nodes = feasible_pos if cache.all_rows else considered[feasible_pos]
@@ -561,11 +559,15 @@ class Scheduler:
         self.next_start[name] = (int(window[-1]) + 1) % n
         return window
 
-    def _window_top(self, name: str, cache: ShapeCache, top: list[int], want: int) -> Best:
+    def _window_top(
+        self, name: str, cache: ShapeCache, top: list[int], want: int, choose: bool = False
+    ) -> Best:
         """``_window`` where every node row is considered, no pod-aware plugin takes part and only dynamic
         scores differ (they are the cache's ``masked``): the window's best are the cache's top-scoring
         nodes inside it, when it holds any, found by bisection (the window scores no higher than the
-        whole cluster). Else the window is scored."""
+        whole cluster). Else the window is scored. With ``choose``, the window's top nodes are drawn from
+        here as ``_chosen_index`` would (``selectHost``) and the one chosen is returned: no view of them is
+        built."""
         feasible = cache.feasible_list()
         n, count = len(cache.considered), len(feasible)
         start = self.next_start.get(name, 0) % n
@@ -581,16 +583,22 @@ class Scheduler:
             last = feasible[end - 1 if end <= count else end - count - 1]
         lo = bisect_left(top, start)
         if last >= start:
-            hi = bisect_right(top, last, lo)
-            if hi > lo:
+            hi, tail = bisect_right(top, last, lo), 0
+            found = hi > lo
+            if found:
                 self.next_start[name] = last + 1 if last + 1 < n else 0
-                return Ties(top, lo, hi)
         else:
             hi, tail = len(top), bisect_right(top, last)
-            if hi > lo or tail:
+            found = hi > lo or tail > 0
+            if found:
                 self.next_start[name] = last + 1
-                return Ties(top, lo, hi, tail)
-        return self._window_scored(name, cache, want)
+        if not found:
+            return self._window_scored(name, cache, want)
+        if choose and self.tie_break == "random":
+            count = hi - lo + tail
+            j = lo + self.draws.integers(count) if count > 1 else lo
+            return [top[j] if j < hi else top[j - hi]]
+        return Ties(top, lo, hi, tail)
 
     def _window_scored(self, name: str, cache: ShapeCache, want: int) -> IntArray:
         """``_window_top``'s answer the long way: the window's scores (the cache's ``masked``) and their
