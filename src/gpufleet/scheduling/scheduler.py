@@ -309,7 +309,7 @@ class Scheduler:
             self.queue.mark_unschedulable(qp, now)
             return out
         state = self.state
-        i = self._chosen_index(pod, found)
+        i = found[0] if found.__class__ is list and len(found) == 1 else self._chosen_index(pod, found)
         node = state.nodes[i].name
         self.nominated.pop(key, None)
         self.nominees.pop(key, None)

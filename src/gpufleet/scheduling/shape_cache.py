@@ -70,6 +70,8 @@ class ShapeCache:
         self._top_score = -1
         self._feasible: IntArray | None = None  # ``flatnonzero(ok)``
         self._feasible_list: list[int] | None = None  # the same as a list, kept through one-node changes
+        self._ok_list: list[bool] | None = None  # ``ok`` as a list, kept through one-node changes
+        self._static_list: list[bool] = []  # ``static_pass`` as a list
         self._build_static()
 
     def _build_static(self) -> None:
@@ -77,6 +79,7 @@ class ShapeCache:
         ctx = self.ctx = PodContext(self.ctx.pod, state)
         pod = ctx.pod
         reasons, self.considered, self.static_pass = self._static_filtered(pod)
+        self._static_list = self.static_pass.tolist()
         self.static_reason = reasons
         considered = self.considered.tolist()
         self.all_rows = len(considered) == state.size
@@ -91,7 +94,7 @@ class ShapeCache:
         self.dyn = np.zeros(state.size, dtype=np.int64)
         self.ok = np.zeros(state.size, dtype=bool)
         self.masked = np.full(state.size, -1, dtype=np.int64)
-        self._top = self._feasible = self._feasible_list = None
+        self._top = self._feasible = self._feasible_list = self._ok_list = None
         self._by_row.clear()
         self._evaluate(np.arange(state.size, dtype=np.int64))
         self.static_version = state.static_version
@@ -181,7 +184,7 @@ class ShapeCache:
         ok = self.static_pass[rows] & self.fit[rows]
         self.ok[rows] = ok
         self.masked[rows] = np.where(ok, total, -1)
-        self._top = self._feasible = self._feasible_list = None
+        self._top = self._feasible = self._feasible_list = self._ok_list = None
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
@@ -201,8 +204,11 @@ class ShapeCache:
             fit, total = known
         if fit and self._node_filters:  # (the filters in another order: the verdict is the same)
             fit = self._fits(i, row, self._node_filters)
-        ok = fit and bool(self.static_pass[i])
-        if ok != bool(self.ok[i]):
+        ok = fit and self._static_list[i]
+        oks = self._ok_list
+        if oks is None:
+            oks = self._ok_list = self.ok.tolist()
+        if ok != oks[i]:
             self._feasible = None
             feasible = self._feasible_list
             if feasible is not None:
@@ -210,7 +216,8 @@ class ShapeCache:
                     insort(feasible, i)
                 else:
                     del feasible[bisect_left(feasible, i)]
-        self.fit[i], self.dyn[i], self.ok[i] = fit, total, ok
+            oks[i] = self.ok[i] = ok
+        self.fit[i], self.dyn[i] = fit, total
         self.masked[i] = score = total if ok else -1
         top = self._top
         if top is None:
