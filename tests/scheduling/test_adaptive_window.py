@@ -40,7 +40,9 @@ def test_host_draws_refuse_a_range_numpy_would_draw_differently() -> None:
 class ScoresEveryWindow(Scheduler):
     """The reference: every window scored, never the bisection in the top nodes."""
 
-    def _window_top(self, name: str, cache: ShapeCache, top: list[int], want: int) -> Best:
+    def _window_top(
+        self, name: str, cache: ShapeCache, top: list[int], want: int, choose: bool = False
+    ) -> Best:
         return self._window_scored(name, cache, want)
 
 
@@ -94,3 +96,16 @@ def test_the_adaptive_window_moves_on_from_where_the_last_cycle_stopped() -> Non
     assert [start for start, _ in windows] == [0, 144, 288, 132]
     for start, node in windows:
         assert (node - start) % 300 < 144
+
+
+def test_a_window_drawn_from_binds_one_of_the_ties_that_decide_reports() -> None:
+    """A cycle that binds draws among the window's top nodes itself (no view of them is built); ``decide``
+    reports them all, moves no window, and the pod then goes to one of them."""
+    state = ClusterState([gpu_node(f"n{i:03d}") for i in range(300)])
+    scheduler = Scheduler(SchedulerConfig("default-scheduler"), state, GangView(state), seed=3)
+    for j in range(5):
+        pod = gpu_pod(f"p{j}", 1)
+        ties = scheduler.decide(pod).nodes
+        scheduler.add(pod, 0.0)
+        (outcome,) = scheduler.run(0.0)
+        assert len(ties) > 1 and outcome.node in ties

@@ -93,3 +93,20 @@ def test_nodes_with_equal_rows_but_other_shared_gpus_get_their_own_verdicts() ->
     assert state.nonzero[0].tolist() == state.nonzero[1].tolist()
     assert cache.ok.tolist() == [True, False]
     _same(cache, ShapeCache(profile, PodContext(probe, state)))
+
+
+def test_a_cache_rebuilt_for_a_grown_node_set_judges_the_new_nodes() -> None:
+    """A few nodes are re-evaluated one by one even when the cache is rebuilt; after a node is added, its
+    answers (feasibility kept as a list between changes) cover the new node too, as a fresh cache's do."""
+    state = ClusterState([gpu_node("n0", 1), gpu_node("n1", 1)])
+    (profile,) = build_profiles(SchedulerConfig("default-scheduler"))
+    pod = gpu_pod("p", 1)
+    cache = ShapeCache(profile, PodContext(pod, state))
+    state.assign(gpu_pod("full", 1), 0, 0.0)
+    cache.refresh()  # one node changed: the feasibility list is made and kept
+    state.add_node(gpu_node("n2", 1))
+    state.assign(gpu_pod("other", 1), 2, 0.0)
+    cache.refresh()
+    fresh = ShapeCache(profile, PodContext(pod, state))
+    assert cache.ok.tolist() == fresh.ok.tolist() == [False, True, False]
+    assert cache.feasible_list() == [1] and cache.top_nodes() == [1]

@@ -59,8 +59,11 @@ def shareable(node: Node) -> bool:
 GpuChoice = Callable[[Pod, int, list[tuple[int, int, int]], int], int | None]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SharePlacement:
+    """One share of a pod on one GPU slot. (Not frozen, though nothing changes one: a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``, a third of a microsecond per share.)"""
+
     node: int
     slot: int
     compute: int
@@ -85,7 +88,7 @@ class GpuShares:
     def sync(self) -> None:
         """Size the ledger to the node set, re-reading node facts after label changes (cheap otherwise)."""
         state = self.state
-        if self._nodes_version == state.static_version and len(self._memory) == state.size:
+        if self._nodes_version == state.static_version and len(self._memory) == len(state.nodes):
             return
         grow = state.size - self.free_compute.shape[0]
         if grow > 0:
@@ -170,12 +173,14 @@ class GpuShares:
 
     def _per_gpu(self, share: GpuShare, i: int) -> tuple[int, int] | None:
         """(compute, memory) milli of one GPU of node ``i``, or None when the share cannot go there."""
-        self.sync()
+        state = self.state
+        if self._nodes_version != state.static_version or len(self._memory) != len(state.nodes):
+            self.sync()  # (asked here first: this runs for every share placed or judged alone)
         memory = self._facts[i]
         if memory is False:
             return None
         per = share.per_gpu(memory)
-        return None if per is None or max(per) > MILLI else per
+        return None if per is None or per[0] > MILLI or per[1] > MILLI else per
 
     def _open_with_room(self, i: int, compute: int, memory: int) -> list[tuple[int, int, int]]:
         """Node ``i``'s open GPUs with room, as (compute, memory left after, slot), fullest first."""
@@ -204,23 +209,27 @@ class GpuShares:
         if per is None or len(room) + whole < share.count:
             return []
         compute, memory = per
-        slots = [slot for _, _, slot in room[: share.count]]
+        taken = room[: share.count]  # (compute, memory) each slot has left after, and the slot
         if choose is not None and share.count == 1:
             pick = choose(pod, i, room, whole)
-            slots = [] if pick is None else [pick]
+            taken = [r for r in room if r[2] == pick]
+            if pick is not None and not taken:  # (a GPU not offered: what it has left, read)
+                left = int(self.free_compute[i, pick]) - compute, int(self.free_memory[i, pick]) - memory
+                taken = [(*left, pick)]
+        slots = [slot for _, _, slot in taken]
         while len(slots) < share.count:
             closed = [s for s, h in enumerate(self.holders[i].tolist()) if h == 0 and s not in slots]
             if not closed:
                 self._widen()
                 continue
-            self.free_compute[i, closed[0]] = self.free_memory[i, closed[0]] = MILLI
             self.state.requested[i, gpu_col] += 1
+            taken.append((MILLI - compute, MILLI - memory, closed[0]))
             slots.append(closed[0])
-        placements = [SharePlacement(i, s, compute, memory) for s in slots]
-        for p in placements:
-            self.free_compute[i, p.slot] -= compute
-            self.free_memory[i, p.slot] -= memory
-            self.holders[i, p.slot] += 1
+        for compute_left, memory_left, slot in taken:  # (written, not read and written back)
+            self.free_compute[i, slot] = compute_left
+            self.free_memory[i, slot] = memory_left
+            self.holders[i, slot] += 1
+        placements = [SharePlacement(i, slot, compute, memory) for slot in slots]
         self.placed[key] = placements
         return placements
 

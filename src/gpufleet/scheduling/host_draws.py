@@ -17,6 +17,7 @@ import numpy as np
 
 BLOCK = 256  # raw 64-bit words fetched at a time
 MASK32 = 0xFFFFFFFF
+RANGE32 = MASK32 + 1  # the widest range drawn
 
 
 class HostDraws:
@@ -34,11 +35,11 @@ class HostDraws:
 
     def integers(self, n: int) -> int:
         """A uniform draw from ``0 .. n-1``: what ``Generator.integers(n)`` returns."""
-        if not 1 <= n <= MASK32 + 1:
+        if not 1 <= n <= RANGE32:
             raise ValueError(f"HostDraws draws below 2**32 only, not {n}")
         if n == 1:  # NumPy takes no word for an empty range
             return 0
-        if n == MASK32 + 1:
+        if n == RANGE32:
             return self._word()
         m = (self._words.pop() if self._words else self._word()) * n
         leftover = m & MASK32

@@ -171,6 +171,8 @@ class Scheduler:
         )
         self.draws = HostDraws(np.random.default_rng(self.seed))  # selectHost's seeded choices
         self.caches: dict[tuple[object, ...], ShapeCache] = {}
+        #: the last cycle's cache key (scheduler name, shape, cache mode) and cache
+        self._last: tuple[str, tuple[object, ...], object, ShapeCache] | None = None
         self.waiting: dict[str, Waiting] = {}
         self.next_start: dict[str, int] = {}
         #: ``num_feasible_nodes_to_find`` by (percentageOfNodesToScore, nodes), worked out once
@@ -278,9 +280,9 @@ class Scheduler:
             self.cache_mode = self.backfill.prepare(pod, now)
         if self.nominated:
             with self._nominated_held(pod):
-                found = self._best_nodes(profile, qp, ctx)
+                found = self._best_nodes(profile, qp, ctx, choose=True)
         else:  # nothing to hold (the common case, without the context manager's cost)
-            found = self._best_nodes(profile, qp, ctx)
+            found = self._best_nodes(profile, qp, ctx, choose=True)
         if isinstance(found, Placement):  # no node: the failure's message and what PostFilter decided
             placement = found
             out = [Outcome(pod, "unschedulable", message=placement.message)]
@@ -307,7 +309,7 @@ class Scheduler:
             self.queue.mark_unschedulable(qp, now)
             return out
         state = self.state
-        i = self._chosen_index(pod, found)
+        i = found[0] if found.__class__ is list and len(found) == 1 else self._chosen_index(pod, found)
         node = state.nodes[i].name
         self.nominated.pop(key, None)
         self.nominees.pop(key, None)
@@ -456,16 +458,23 @@ class Scheduler:
         return out
 
     def _cache(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> ShapeCache:
-        key = (profile.scheduler_name, qp.shape, self.cache_mode)
-        cache = self.caches.get(key)
-        if cache is None:
-            cache = self.caches[key] = ShapeCache(profile, ctx)
+        name, shape, mode = profile.scheduler_name, qp.shape, self.cache_mode
+        last = self._last
+        if last is not None and last[1] == shape and last[0] == name and last[2] == mode:
+            cache = last[3]  # the last cycle's (comparing the shape costs less than hashing it)
         else:
-            cache.refresh()
+            got = self.caches.get((name, shape, mode))
+            if got is None:  # a new cache is current
+                got = self.caches[name, shape, mode] = ShapeCache(profile, ctx)
+                self._last = (name, shape, mode, got)
+                return got
+            cache = got
+            self._last = (name, shape, mode, cache)
+        cache.refresh()
         return cache
 
     def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True) -> Placement:
-        found = self._best_nodes(profile, qp, ctx, explain)
+        found = self._best_nodes(profile, qp, ctx, explain, choose=True)
         return found if isinstance(found, Placement) else Placement(self._chosen(ctx.pod, found))
 
     def _chosen(self, pod: Pod, best: Best) -> str:
@@ -487,9 +496,10 @@ class Scheduler:
         return 0
 
     def _best_nodes(
-        self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True
+        self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True, choose: bool = False
     ) -> Best | Placement:
-        """The feasible nodes with the highest score (one when the choice is determined), or the
+        """The feasible nodes with the highest score (one when the choice is determined; with ``choose``,
+        the caller takes ``_chosen_index`` of them, which a window may draw already), or the
         failure's Placement (kube-scheduler's message and what PostFilter decided)."""
         self.rejected_by = NONE_REJECTED
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
@@ -511,7 +521,9 @@ class Scheduler:
             # only dynamic scores differ, and the cache keeps the top-scoring nodes
             top = cache.top_nodes()
             if top:  # (else no node is feasible, or the best score is negative: the general path below)
-                return top if want >= n else self._window_top(profile.scheduler_name, cache, top, want)
+                return (
+                    top if want >= n else self._window_top(profile.scheduler_name, cache, top, want, choose)
+                )
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if pods is not None and pods.filters and len(feasible_pos):
             nodes = feasible_pos if cache.all_rows else considered[feasible_pos]
@@ -547,33 +559,46 @@ class Scheduler:
         self.next_start[name] = (int(window[-1]) + 1) % n
         return window
 
-    def _window_top(self, name: str, cache: ShapeCache, top: list[int], want: int) -> Best:
+    def _window_top(
+        self, name: str, cache: ShapeCache, top: list[int], want: int, choose: bool = False
+    ) -> Best:
         """``_window`` where every node row is considered, no pod-aware plugin takes part and only dynamic
         scores differ (they are the cache's ``masked``): the window's best are the cache's top-scoring
         nodes inside it, when it holds any, found by bisection (the window scores no higher than the
-        whole cluster). Else the window is scored."""
+        whole cluster). Else the window is scored. With ``choose``, the window's top nodes are drawn from
+        here as ``_chosen_index`` would (``selectHost``) and the one chosen is returned: no view of them is
+        built."""
         feasible = cache.feasible_list()
         n, count = len(cache.considered), len(feasible)
         start = self.next_start.get(name, 0) % n
-        if want >= count:
-            self.next_start[name] = start
-            return top
-        if count == n:  # every node feasible: the window is ``want`` nodes from ``start``
+        if count == n:  # every node feasible (and more than ``want``): ``want`` nodes from ``start``
             last = start + want - 1
             if last >= n:
                 last -= n
+        elif want >= count:
+            self.next_start[name] = start
+            return top
         else:
             end = bisect_left(feasible, start) + want
             last = feasible[end - 1 if end <= count else end - count - 1]
         lo = bisect_left(top, start)
         if last >= start:
             hi, tail = bisect_right(top, last, lo), 0
+            found = hi > lo
+            if found:
+                self.next_start[name] = last + 1 if last + 1 < n else 0
         else:
             hi, tail = len(top), bisect_right(top, last)
-        if hi > lo or tail:
-            self.next_start[name] = (last + 1) % n
-            return Ties(top, lo, hi, tail)
-        return self._window_scored(name, cache, want)
+            found = hi > lo or tail > 0
+            if found:
+                self.next_start[name] = last + 1
+        if not found:
+            return self._window_scored(name, cache, want)
+        if choose and self.tie_break == "random":
+            count = hi - lo + tail
+            j = lo + self.draws.integers(count) if count > 1 else lo
+            return [top[j] if j < hi else top[j - hi]]
+        return Ties(top, lo, hi, tail)
 
     def _window_scored(self, name: str, cache: ShapeCache, want: int) -> IntArray:
         """``_window_top``'s answer the long way: the window's scores (the cache's ``masked``) and their

@@ -77,11 +77,13 @@ class ShapeCache:
         self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
         #: a changed node is re-evaluated alone, in Python integers (no volatile score, no ResourceClaim)
         self._scalar = not self.volatile and not ctx.pod.resource_claims
-        #: a node's (fit, dynamic score) by its resource row: the scores read nothing else (none reads
-        #: arrays only), and the filters, where they all say so for this pod, neither
+        #: a node's (fit by the filters that read only the row, dynamic score) by its resource row: the
+        #: scores read nothing else (none reads arrays only)
         self._by_row: dict[tuple[int, ...], tuple[bool, int]] = {}
         self._scores_by_row = not any(p.array_only for p, _ in profile.dynamic_scores)
-        self._fits_by_row = all(f.row_only(ctx.pod) for f in self.dynamic_filters)
+        #: the dynamic filters that read only the row for this pod (their verdict is kept by row), the others
+        self._row_filters = [f for f in self.dynamic_filters if f.row_only(ctx.pod)]
+        self._node_filters = [f for f in self.dynamic_filters if not f.row_only(ctx.pod)]
         self.state = ctx.state
         self.ctx = ctx
         self.all_rows = False  # every row of the state is an active, considered node
@@ -104,6 +106,8 @@ class ShapeCache:
         self._top_score = -1
         self._feasible: IntArray | None = None  # ``flatnonzero(ok)``
         self._feasible_list: list[int] | None = None  # the same as a list, kept through one-node changes
+        self._ok_list: list[bool] | None = None  # ``ok`` as a list, kept through one-node changes
+        self._static_list: list[bool] = []  # ``static_pass`` as a list
         self._build_static()
 
     def _build_static(self, rows: list[int] | None = None) -> None:
@@ -119,6 +123,7 @@ class ShapeCache:
         pod = ctx.pod
         verdicts = self._static_filtered(pod)
         reasons, self.considered, self.static_pass = verdicts.reasons, verdicts.considered, verdicts.passing
+        self._static_list = self.static_pass.tolist()
         self.static_reason = reasons
         considered = self.considered.tolist()
         self.all_rows = len(considered) == state.size
@@ -142,7 +147,7 @@ class ShapeCache:
                     raw[i] = plugin.raw(pod, state.nodes[i]) if verdicts.flags[i] else 0
         # all zero normalises to one constant for every node: no effect on the choice
         self.static_raw = [kept for kept in self._raw_all if kept[2].any()]
-        self._top = self._feasible = self._feasible_list = None
+        self._top = self._feasible = self._feasible_list = self._ok_list = None
         if rows is None or changed is None:
             self._by_row.clear()
             self.fit = np.zeros(state.size, dtype=bool)
@@ -268,15 +273,15 @@ class ShapeCache:
         ok = self.static_pass[rows] & self.fit[rows]
         self.ok[rows] = ok
         self.masked[rows] = np.where(ok, total, -1)
-        self._top = self._feasible = self._feasible_list = None
+        self._top = self._feasible = self._feasible_list = self._ok_list = None
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
         row = self._row(i)
         key = (*row[0], *row[1], *row[2]) if self._scores_by_row else None
         known = self._by_row.get(key) if key is not None else None
-        fit = known[0] if known is not None and self._fits_by_row else self._fits(i, row)
         if known is None:
+            fit = self._fits(i, row, self._row_filters)
             total = 0
             for plugin, weight in self.profile.dynamic_scores:
                 total += weight * self._score_node(plugin, row, i)
@@ -285,9 +290,14 @@ class ShapeCache:
                     self._by_row.clear()
                 self._by_row[key] = fit, total
         else:
-            total = known[1]
-        ok = fit and bool(self.static_pass[i])
-        if ok != bool(self.ok[i]):
+            fit, total = known
+        if fit and self._node_filters:  # (the filters in another order: the verdict is the same)
+            fit = self._fits(i, row, self._node_filters)
+        ok = fit and self._static_list[i]
+        oks = self._ok_list
+        if oks is None:
+            oks = self._ok_list = self.ok.tolist()
+        if ok != oks[i]:
             self._feasible = None
             feasible = self._feasible_list
             if feasible is not None:
@@ -295,7 +305,8 @@ class ShapeCache:
                     insort(feasible, i)
                 else:
                     del feasible[bisect_left(feasible, i)]
-        self.fit[i], self.dyn[i], self.ok[i] = fit, total, ok
+            oks[i] = self.ok[i] = ok
+        self.fit[i], self.dyn[i] = fit, total
         self.masked[i] = score = total if ok else -1
         top = self._top
         if top is None:
@@ -316,8 +327,14 @@ class ShapeCache:
         state = self.state
         return state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist()
 
-    def _fits(self, i: int, row: NodeRow) -> bool:
-        return all(f.passes_node(self.ctx, row, i) for f in self.dynamic_filters)
+    def _fits(self, i: int, row: NodeRow, filters: list[DynamicFilter] | None = None) -> bool:
+        """Whether node ``i`` (its ``row``) passes ``filters`` (every dynamic filter by default)."""
+        ctx, fits = self.ctx, True
+        for f in self.dynamic_filters if filters is None else filters:  # (a loop: no generator per node)
+            fits = f.passes_node(ctx, row, i)
+            if not fits:
+                break
+        return fits
 
     def _score_node(self, plugin: DynamicScore, row: NodeRow, i: int) -> int:
         if isinstance(plugin, PerNodeScore):  # reads the node's GPUs: asked for the node alone
