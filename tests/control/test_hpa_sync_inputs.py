@@ -54,6 +54,9 @@ class Port:
     def pod_metric(self, pod: Status, name: str) -> float | None:
         return self.queued / len(self.deployment.active) if name == "queue_length" else None
 
+    def pod_metric_source(self, pod: Status) -> str:
+        return TARGET  # the replicas share the queue
+
     def scale(self, target: str, replicas: int) -> None:
         self.deployment.replicas = replicas
         self.deployment.active = {f"serving/chat-{i}" for i in range(replicas)}

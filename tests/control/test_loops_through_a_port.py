@@ -151,6 +151,9 @@ class HandKeptCluster:
     def pod_metric(self, pod: PodStatus, name: str) -> float | None:
         return None
 
+    def pod_metric_source(self, pod: PodStatus) -> str:
+        return pod.pod.key
+
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
         return None
 

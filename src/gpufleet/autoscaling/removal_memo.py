@@ -68,7 +68,8 @@ class RemovalMemo:
         kept = self._standing.get(name)
         if kept is None or state.node_version[i] != kept.version or i in self._static:
             return None
-        first = next((r for r in self._changed if r != i), None)
+        changed = self._changed  # the lowest row changed but ``i``: the first, else the second, of two
+        first = changed[0] if changed and changed[0] != i else changed[1] if len(changed) > 1 else None
         if first is not None and first <= kept.examined:
             return None
         self.kept[name] = kept

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, drainable
+from gpufleet.autoscaling.free_rows import FreeRows, free_rows
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import Assignment, ClusterState, IntArray
 from gpufleet.model.disruption_budget import DisruptionBudget
@@ -109,22 +110,23 @@ class PlacementBase:
         self._milli: dict[tuple[object, ...], IntArray] = {}
         self.cycles: dict[str, list[PodFilterState]] = {}
 
-    # read when a trial first needs them (a scan may fork none)
+    # read when a trial first needs them (a scan may fork none), from what the last scan read
     @cached_property
+    def _read(self) -> FreeRows:
+        return free_rows(self.state, self.exclude)
+
+    @property
     def idx(self) -> IntArray:
-        keep = self.state.active.copy()
-        keep[[i for i in self.exclude if i < len(keep)]] = False
-        return np.flatnonzero(keep).astype(np.int64)
+        return self._read.idx
 
-    @cached_property
+    @property
     def rows(self) -> list[int]:
-        rows: list[int] = self.idx.tolist()
-        return rows
+        return self._read.rows
 
-    @cached_property
+    @property
     def free(self) -> tuple[IntArray, IntArray]:
-        """What is free on each node of ``rows``: each resource column, and GPU thousandths."""
-        return ClusterSnapshot(self.state).free(self.idx)
+        """What is free on each node of ``rows``: each resource column, and GPU thousandths (read-only)."""
+        return self._read.free, self._read.milli
 
     def position(self, row: int) -> int | None:
         """Where node ``row`` is in ``rows`` (None: excluded here, or not active)."""
@@ -238,7 +240,9 @@ class TrialPlacement:
             want = want[:width]
         shape = fresh.shape()
         milli = base.milli(fresh, shape)
-        admits = self.verdicts.setdefault(shape, np.full(len(self.state.nodes), -1, dtype=np.int8))
+        admits = self.verdicts.get(shape)
+        if admits is None:
+            admits = self.verdicts[shape] = np.full(len(self.state.nodes), -1, dtype=np.int8)
         pod_aware = self._pod_aware(fresh)
         self.rows_alone &= not pod_aware and not fresh.resource_claims
         refused: set[int] = set()

@@ -234,6 +234,12 @@ class WorkloadPort(ClusterReads, Protocol):
         """A per-pod metric (``queue_length``, ``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``)."""
         ...
 
+    def pod_metric_source(self, pod: PodStatus) -> Hashable:
+        """Where the pod's per-pod metrics come from: pods of one source read the same value of each
+        metric at any one time (the simulator's pods share their Traffic's; elsewhere each pod is its
+        own). It stays the same while the pod is one of its scale target's pods."""
+        ...
+
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
         """A per-pod counter's per-second rate (``http_requests_total``) over the last ``window_s``
         seconds; 0: the current rate (``irate``)."""

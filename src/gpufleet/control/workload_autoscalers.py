@@ -15,6 +15,7 @@ evaluates its PromQL query over every pod's series (``control.pod_series``,
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from functools import partial
 from operator import attrgetter
@@ -51,14 +52,46 @@ READ = attrgetter("pod", "phase", "ready", "working_s", "running_s", "terminatin
 
 
 @dataclass
+class TargetPods:
+    """An HPA's target's pods as a sync read them: each one's object and status (``READ``), the pods the
+    controller made of them, and where their per-pod metrics come from (``sources``)."""
+
+    read: list[tuple[object, ...]]
+    pods: list[HPAPod]
+    #: one ready pod of each metric source (``WorkloadPort.pod_metric_source``), and for each pod the
+    #: position of its source there (that of None, past the last, for a pod not ready); worked out when
+    #: a Pods metric first reads them
+    sources: tuple[list[PodStatus], list[int]] | None = None
+
+    def metric_sources(
+        self, port: WorkloadPort, statuses: list[PodStatus]
+    ) -> tuple[list[PodStatus], list[int]]:
+        if self.sources is None:
+            first: dict[Hashable, int] = {}
+            representatives: list[PodStatus] = []
+            where = []
+            for r in statuses:
+                if not r.ready:
+                    where.append(-1)
+                    continue
+                source = port.pod_metric_source(r)
+                k = first.get(source)
+                if k is None:
+                    k = first[source] = len(representatives)
+                    representatives.append(r)
+                where.append(k)
+            self.sources = representatives, [len(representatives) if k < 0 else k for k in where]
+        return self.sources
+
+
+@dataclass
 class HpaRuntime:
     key: str  # "ns/name" of the HPA
     target: str  # "<kind>/<ns>/<name>" of its scaleTargetRef
     hpa: HorizontalAutoscaler
     keda: ScaledObjectState | None = None  # set for the HPA a ScaledObject owns
-    #: its target's pods at the last sync: each one's object and status as read (``READ``), and the pods
-    #: the controller made of them
-    pods_read: tuple[list[tuple[object, ...]], list[HPAPod]] | None = None
+    #: its target's pods at the last sync (``TargetPods``)
+    pods_read: TargetPods | None = None
     #: the last sync's proposal, with what it was made of (``_propose``)
     proposed: tuple[tuple[object, ...], tuple[int | None, str]] | None = None
 
@@ -153,39 +186,50 @@ class WorkloadAutoscalers:
             return prometheus_value(scaler, None)
         return prometheus_value(scaler, result)
 
-    def _observations(
-        self, rt: HpaRuntime, pods: list[PodStatus]
-    ) -> tuple[list[MetricObservation], tuple[object, ...]]:
-        """Each metric's observation, and the values read (a Pods metric's: each pod's, in order)."""
-        now = self.clock.now
-        out: list[MetricObservation] = []
+    def _values(self, rt: HpaRuntime, statuses: list[PodStatus]) -> tuple[object, ...]:
+        """What each metric reads now: a Pods metric each pod's value, in order (None for a pod not ready),
+        read once per metric source; an External metric of KEDA's its trigger's value; others None."""
         values: list[object] = []
         for metric in rt.hpa.spec.effective_metrics():
             if isinstance(metric, PodsMetricSource):
+                assert rt.pods_read is not None
+                representatives, where = rt.pods_read.metric_sources(self.port, statuses)
                 name = metric.metric.name
-                samples = {}
-                read: dict[float, PodMetric] = {}  # one sample per value read: pods mostly share theirs
-                each = []
-                for r in pods:
-                    value = self.port.pod_metric(r, name) if r.ready else None
-                    each.append(value)
-                    if value is not None:
-                        sample = read.get(value)
-                        if sample is None:
-                            sample = read[value] = PodMetric(round(value * 1000), now)
-                        samples[r.pod.name] = sample
-                out.append(samples)
-                values.append(tuple(each))
+                read = [self.port.pod_metric(r, name) for r in representatives]
+                read.append(None)
+                values.append(tuple(map(read.__getitem__, where)))
             elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
                 so = rt.keda.spec
                 index = next(i for i, m in enumerate(hpa_inputs(so).metrics) if m.name == metric.metric.name)
-                value = self._trigger_value(so.triggers[index])
-                out.append(None if value is None else [round(value * 1000)])
-                values.append(value)
+                values.append(self._trigger_value(so.triggers[index]))
             else:
-                out.append(None)  # Resource, Object and unknown External metrics: no usage model
-                values.append(None)
-        return out, tuple(values)
+                values.append(None)  # Resource, Object and unknown External metrics: no usage model
+        return tuple(values)
+
+    def _observations(
+        self, rt: HpaRuntime, statuses: list[PodStatus], values: tuple[object, ...]
+    ) -> list[MetricObservation]:
+        """Each metric's observation of the values read (``_values``)."""
+        now = self.clock.now
+        out: list[MetricObservation] = []
+        for metric, value in zip(rt.hpa.spec.effective_metrics(), values, strict=True):
+            if isinstance(metric, PodsMetricSource):
+                assert isinstance(value, tuple)
+                samples = {}
+                read: dict[float, PodMetric] = {}  # one sample per value read: pods mostly share theirs
+                for r, each in zip(statuses, value, strict=True):
+                    if each is not None:
+                        sample = read.get(each)
+                        if sample is None:
+                            sample = read[each] = PodMetric(round(each * 1000), now)
+                        samples[r.pod.name] = sample
+                out.append(samples)
+            elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
+                assert value is None or isinstance(value, float)
+                out.append(None if value is None else [round(value * 1000)])
+            else:
+                out.append(None)
+        return out
 
     def _propose(
         self,
@@ -198,7 +242,7 @@ class WorkloadAutoscalers:
     ) -> tuple[int | None, str]:
         """The metrics' proposal (``HorizontalAutoscaler.propose``). The last sync's stands when it was
         made of the same replica counts, pods and values read, unless the proposal reads the time."""
-        observations, values = self._observations(rt, statuses)
+        values = self._values(rt, statuses)
         controlling = hpas_of[rt.target] if pods else []
         inputs = (spec_replicas, status_replicas, pods, values, controlling)
         if rt.proposed is not None and rt.proposed[0] == inputs and not rt.hpa.proposal_reads_time:
@@ -208,7 +252,7 @@ class WorkloadAutoscalers:
             spec_replicas=spec_replicas,
             status_replicas=status_replicas,
             pods=pods,
-            observations=observations,
+            observations=self._observations(rt, statuses, values),
             controlling_hpas=controlling,
         )
         rt.proposed = (inputs, proposal)
@@ -219,9 +263,9 @@ class WorkloadAutoscalers:
         """The pods as the HPA controller reads them; the last sync's stand while every pod's object and
         status read as they were (99 % of the simulated day's syncs: its pods change a few times an hour)."""
         read = list(map(READ, pods))
-        if rt.pods_read is None or rt.pods_read[0] != read:
-            rt.pods_read = (read, [cls._hpa_pod(r) for r in pods])
-        return rt.pods_read[1]
+        if rt.pods_read is None or rt.pods_read.read != read:
+            rt.pods_read = TargetPods(read, [cls._hpa_pod(r) for r in pods])
+        return rt.pods_read.pods
 
     @staticmethod
     def _hpa_pod(r: PodStatus) -> HPAPod:

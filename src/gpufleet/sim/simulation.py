@@ -611,6 +611,15 @@ class Simulation:
         traffic = self.traffic_of(pod.pod)
         return traffic.metric(name) if traffic is not None else None
 
+    def pod_metric_source(self, pod: PodStatus) -> Hashable:
+        """The Traffic the pod's metrics come from (its target's key), or None: it has no metrics."""
+        traffic = self.traffic_of(pod.pod)
+        return (
+            None
+            if traffic is None
+            else f"{traffic.spec.target_kind}/{traffic.spec.namespace}/{traffic.spec.target}"
+        )
+
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
         traffic = self.traffic_of(pod.pod)
         return traffic.counter_rate(name, window_s) if traffic is not None else None
