@@ -21,6 +21,7 @@ from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.dra import DeviceID, DraObjects, ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.node import Node
+from gpufleet.sim.allocated_sum import AllocatedSum
 from gpufleet.sim.records import NodeRecord
 
 
@@ -48,9 +49,7 @@ class InMemoryCluster:
         self._dra_gpus_index: dict[DeviceID, str] = {}
         self._allocated_key: tuple[int, int, int] | None = None
         self._allocated = 0.0
-        self._held_per_node: npt.NDArray[np.float64] = np.zeros(0)  # ``_held``, as of ``_held_pos``
-        self._held_weights: npt.NDArray[np.float64] | None = None
-        self._held_pos = 0
+        self._held = AllocatedSum()  # GPU-equivalents allocated without shared GPUs or DRA
 
     # -- nodes -----------------------------------------------------------------------------
     def launched(self, name: str, pool: str, now: float) -> None:
@@ -138,27 +137,18 @@ class InMemoryCluster:
         """Their sum, kept while the allocations (``change_pos``), the nodes (``static_version``) and
         their devices (``ledger.version``) are as they were (worked out each time with DRA, whose
         claims are allocated apart from the columns). Without shared GPUs or DRA, each node's part is
-        kept too, and only the nodes whose allocation changed since are worked out again."""
+        kept too, and only the nodes whose allocation changed since are worked out again
+        (``sim.allocated_sum``)."""
         state = self.state
         key = (state.change_pos, state.static_version, self.ledger.version)
         if key != self._allocated_key or state.dra is not None:
             plain = state.shares is None and state.dra is None
-            self._allocated = float((self._held() if plain else self.gpus_allocated_per_node()).sum())
+            if plain:
+                self._allocated = self._held.read(state, self._gpu_weights())
+            else:
+                self._allocated = float(self.gpus_allocated_per_node().sum())
             self._allocated_key = key
         return self._allocated
-
-    def _held(self) -> npt.NDArray[np.float64]:
-        """``gpus_allocated_per_node`` without shared GPUs or DRA, the rows of the nodes touched since
-        the last call worked out again (all of them when the weights changed or the log moved on)."""
-        state, weights = self.state, self._gpu_weights()
-        since = self._held_pos - state.change_base
-        if self._held_weights is not weights or since < 0:
-            self._held_per_node = (state.requested * weights).sum(axis=1)
-        elif since < len(state.changes):
-            rows = list(set(state.changes[since:]))
-            self._held_per_node[rows] = (state.requested[rows] * weights[rows]).sum(axis=1)
-        self._held_weights, self._held_pos = weights, state.change_pos
-        return self._held_per_node
 
     def gpus_total(self) -> float:
         """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero, or GPUs

@@ -1,0 +1,90 @@
+"""The GPU-equivalents allocated over the whole cluster, kept as the allocations change: the sum over
+nodes of what each one's pods request times each resource's weight (``InMemoryCluster._gpu_weights``),
+without shared GPUs or DRA.
+
+The meter reads it on every event that moved the allocations. Each read works out again only the
+nodes touched since the last one (``ClusterState.changes``); all of them when the weights changed or
+the log was trimmed past the last read. The figure is the float NumPy's sums give:
+
+- in general each node's sum is a NumPy row sum (``(requested * weights).sum(axis=1)``) and the
+  total their NumPy sum, as a fresh read makes them;
+- where every weight is a whole number (whole GPUs, the common case) and every request on a weighted
+  column is not negative, each node's sum and the total are kept as Python integers, a node's worked
+  out in Python. Every product and partial sum NumPy would make is then a whole number no larger
+  than the total, so while the total is below 2**53 NumPy's floating-point sums are exact in any
+  order and equal it; a larger total, or a negative request, is summed by NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from gpufleet.cluster.state import ClusterState
+
+FloatArray = npt.NDArray[np.float64]
+EXACT = 2**53  # below it every whole number is a float, and sums of them are exact
+
+
+class AllocatedSum:
+    """``read`` gives the total; what it keeps is as of the cluster's change log position ``pos``."""
+
+    def __init__(self) -> None:
+        self.weights: FloatArray | None = None  # the weights the kept sums were made with
+        self.pos = 0
+        self.per_node: FloatArray = np.zeros(0)  # each node's sum, where the weights are not whole
+        #: where they are: each node's weighted columns and their weights, each node's sum, the total
+        self.terms: list[list[tuple[int, int]]] | None = None
+        self.exact: list[int] = []
+        self.total = 0
+
+    def read(self, state: ClusterState, weights: FloatArray) -> float:
+        since = self.pos - state.change_base
+        if self.weights is not weights or since < 0:
+            self._rebuild(state, weights)
+        elif since < len(state.changes):
+            rows = list(set(state.changes[since:]))
+            if self.terms is None:
+                self.per_node[rows] = (state.requested[rows] * weights[rows]).sum(axis=1)
+            elif not self._patch(state, rows):
+                self._rebuild(state, weights, whole=False)
+        self.weights, self.pos = weights, state.change_pos
+        if self.terms is not None and self.total < EXACT:
+            return float(self.total)
+        return float(self._per_node(state, weights).sum())
+
+    def _per_node(self, state: ClusterState, weights: FloatArray) -> FloatArray:
+        if self.terms is not None:  # kept as integers: NumPy's own sums, for a total past EXACT
+            return (state.requested * weights).sum(axis=1)
+        return self.per_node
+
+    def _rebuild(self, state: ClusterState, weights: FloatArray, whole: bool = True) -> None:
+        self.terms = None
+        if whole and bool((weights >= 0).all()) and bool((weights == np.trunc(weights)).all()):
+            columns = np.flatnonzero(weights.any(axis=0))
+            requested = state.requested[:, columns]
+            if not len(columns) or int(requested.min(initial=0)) >= 0:
+                ints = weights[:, columns].astype(np.int64).tolist()
+                self.terms = [[(int(c), w) for c, w in zip(columns, row, strict=True) if w] for row in ints]
+                self.exact = [
+                    sum(q * w for q, w in zip(asked, row, strict=True))
+                    for asked, row in zip(requested.tolist(), ints, strict=True)
+                ]
+                self.total = sum(self.exact)
+                return
+        self.per_node = (state.requested * weights).sum(axis=1)
+
+    def _patch(self, state: ClusterState, rows: list[int]) -> bool:
+        """The nodes ``rows`` worked out again in integers; False (nothing changed) on a negative request."""
+        assert self.terms is not None
+        sums = []
+        for i in rows:
+            asked = state.requested[i].tolist()
+            terms = [asked[c] * w for c, w in self.terms[i]]
+            if any(t < 0 for t in terms):
+                return False
+            sums.append(sum(terms))
+        for i, value in zip(rows, sums, strict=True):
+            self.total += value - self.exact[i]
+            self.exact[i] = value
+        return True
