@@ -30,9 +30,9 @@ def test_whole_weights_are_summed_in_integers_and_others_as_numpy_does() -> None
     for k, node in enumerate(("a", "b", "c", "a")):
         state.assign(gpu_pod(f"p{k}", 1 + k), node, 0.0)
     whole, seventh = AllocatedSum(), AllocatedSum()
-    assert whole.read(state, weights_of(state, 1.0)) == 10.0 and whole.terms is not None
+    assert whole.read(state, weights_of(state, 1.0)) == 10.0 and whole.columns is not None
     weights = weights_of(state, 1 / 7)
-    assert seventh.read(state, weights) == fresh(state, weights) and seventh.terms is None
+    assert seventh.read(state, weights) == fresh(state, weights) and seventh.columns is None
 
 
 def test_a_total_past_exact_floats_is_summed_as_numpy_does() -> None:

@@ -33,8 +33,9 @@ class AllocatedSum:
         self.weights: FloatArray | None = None  # the weights the kept sums were made with
         self.pos = 0
         self.per_node: FloatArray = np.zeros(0)  # each node's sum, where the weights are not whole
-        #: where they are: each node's weighted columns and their weights, each node's sum, the total
-        self.terms: list[list[tuple[int, int]]] | None = None
+        #: where they are: the weighted columns, each node's weights there, each node's sum, the total
+        self.columns: list[int] | None = None
+        self.terms: list[list[int]] = []
         self.exact: list[int] = []
         self.total = 0
 
@@ -44,43 +45,40 @@ class AllocatedSum:
             self._rebuild(state, weights)
         elif since < len(state.changes):
             rows = list(set(state.changes[since:]))
-            if self.terms is None:
+            if self.columns is None:
                 self.per_node[rows] = (state.requested[rows] * weights[rows]).sum(axis=1)
             elif not self._patch(state, rows):
                 self._rebuild(state, weights, whole=False)
         self.weights, self.pos = weights, state.change_pos
-        if self.terms is not None and self.total < EXACT:
+        if self.columns is not None and self.total < EXACT:
             return float(self.total)
         return float(self._per_node(state, weights).sum())
 
     def _per_node(self, state: ClusterState, weights: FloatArray) -> FloatArray:
-        if self.terms is not None:  # kept as integers: NumPy's own sums, for a total past EXACT
+        if self.columns is not None:  # kept as integers: NumPy's own sums, for a total past EXACT
             return (state.requested * weights).sum(axis=1)
         return self.per_node
 
     def _rebuild(self, state: ClusterState, weights: FloatArray, whole: bool = True) -> None:
-        self.terms = None
-        if whole and bool((weights >= 0).all()) and bool((weights == np.trunc(weights)).all()):
+        self.columns = None
+        if whole and bool(((weights >= 0) & np.isfinite(weights) & (weights == np.trunc(weights))).all()):
             columns = np.flatnonzero(weights.any(axis=0))
-            requested = state.requested[:, columns]
-            if not len(columns) or int(requested.min(initial=0)) >= 0:
-                ints = weights[:, columns].astype(np.int64).tolist()
-                self.terms = [[(int(c), w) for c, w in zip(columns, row, strict=True) if w] for row in ints]
-                self.exact = [
-                    sum(q * w for q, w in zip(asked, row, strict=True))
-                    for asked, row in zip(requested.tolist(), ints, strict=True)
-                ]
+            asked, ints = state.requested[:, columns], weights[:, columns].astype(np.int64)
+            low, high = int(asked.min(initial=0)), int(asked.max(initial=0)) * int(ints.max(initial=0))
+            if low >= 0 and high * len(columns) < EXACT:  # no int64 product or row sum overflows
+                self.columns, self.terms = columns.tolist(), ints.tolist()
+                self.exact = (asked * ints).sum(axis=1).tolist()
                 self.total = sum(self.exact)
                 return
         self.per_node = (state.requested * weights).sum(axis=1)
 
     def _patch(self, state: ClusterState, rows: list[int]) -> bool:
         """The nodes ``rows`` worked out again in integers; False (nothing changed) on a negative request."""
-        assert self.terms is not None
+        assert self.columns is not None
         sums = []
         for i in rows:
             asked = state.requested[i].tolist()
-            terms = [asked[c] * w for c, w in self.terms[i]]
+            terms = [asked[c] * w for c, w in zip(self.columns, self.terms[i], strict=True)]
             if any(t < 0 for t in terms):
                 return False
             sums.append(sum(terms))
