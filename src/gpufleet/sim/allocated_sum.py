@@ -3,8 +3,9 @@ nodes of what each one's pods request times each resource's weight (``InMemoryCl
 without shared GPUs or DRA.
 
 The meter reads it on every event that moved the allocations. Each read works out again only the
-nodes touched since the last one (``ClusterState.changes``); all of them when the weights changed or
-the log was trimmed past the last read. The figure is the float NumPy's sums give:
+nodes touched since the last one (``ClusterState.changes``); all of them when the weights changed (new
+weights with the same values, as after a cordon, are no change) or the log was trimmed past the last
+read. The figure is the float NumPy's sums give:
 
 - in general each node's sum is a NumPy row sum (``(requested * weights).sum(axis=1)``) and the
   total their NumPy sum, as a fresh read makes them;
@@ -41,7 +42,7 @@ class AllocatedSum:
 
     def read(self, state: ClusterState, weights: FloatArray) -> float:
         since = self.pos - state.change_base
-        if self.weights is not weights or since < 0:
+        if since < 0 or (self.weights is not weights and not self._same(weights)):
             self._rebuild(state, weights)
         elif since < len(state.changes):
             rows = list(set(state.changes[since:]))
@@ -53,6 +54,11 @@ class AllocatedSum:
         if self.columns is not None and self.total < EXACT:
             return float(self.total)
         return float(self._per_node(state, weights).sum())
+
+    def _same(self, weights: FloatArray) -> bool:
+        """New weights with the values of the last (only nodes cordoned, say): the sums stand."""
+        kept = self.weights
+        return kept is not None and kept.shape == weights.shape and bool(np.array_equal(kept, weights))
 
     def _per_node(self, state: ClusterState, weights: FloatArray) -> FloatArray:
         if self.columns is not None:  # kept as integers: NumPy's own sums, for a total past EXACT
