@@ -57,6 +57,9 @@ class Port:
     def pod_metric_source(self, pod: Status) -> str:
         return TARGET  # the replicas share the queue
 
+    def target_pods_version(self, target: str) -> None:
+        return None  # every sync reads every pod
+
     def scale(self, target: str, replicas: int) -> None:
         self.deployment.replicas = replicas
         self.deployment.active = {f"serving/chat-{i}" for i in range(replicas)}

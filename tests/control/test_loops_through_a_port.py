@@ -154,6 +154,9 @@ class HandKeptCluster:
     def pod_metric_source(self, pod: PodStatus) -> str:
         return pod.pod.key
 
+    def target_pods_version(self, target: str) -> None:
+        return None  # every sync reads every pod
+
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
         return None
 

@@ -230,6 +230,12 @@ class WorkloadPort(ClusterReads, Protocol):
         """Items queued on a list (what a ``redis`` trigger reads)."""
         ...
 
+    def target_pods_version(self, target: str) -> Hashable:
+        """A value that moves whenever the pods of ``target`` change, or the object or status of one of
+        them (what the HPA controller reads: ``phase``, ``ready``, ...); None where none is kept (each
+        sync then reads every pod)."""
+        ...
+
     def pod_metric(self, pod: PodStatus, name: str) -> float | None:
         """A per-pod metric (``queue_length``, ``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``)."""
         ...

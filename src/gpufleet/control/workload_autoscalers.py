@@ -48,7 +48,8 @@ from gpufleet.model.workloads import Job
 from gpufleet.workloads.kind import ReplicaBound
 
 #: what the HPA controller reads of a pod (``_hpa_pod``): its object and status
-READ = attrgetter("pod", "phase", "ready", "working_s", "running_s", "terminating")
+HPA_READS = ("pod", "phase", "ready", "working_s", "running_s", "terminating")
+READ = attrgetter(*HPA_READS)
 
 
 @dataclass
@@ -58,6 +59,9 @@ class TargetPods:
 
     read: list[tuple[object, ...]]
     pods: list[HPAPod]
+    statuses: list[PodStatus]
+    #: ``WorkloadPort.target_pods_version`` when they were read (None: not kept)
+    version: Hashable = None
     #: one ready pod of each metric source (``WorkloadPort.pod_metric_source``), and for each pod the
     #: position of its source there (that of None, past the last, for a pod not ready); worked out when
     #: a Pods metric first reads them
@@ -258,13 +262,26 @@ class WorkloadAutoscalers:
         rt.proposed = (inputs, proposal)
         return proposal
 
+    def _target_pods(self, rt: HpaRuntime) -> tuple[list[PodStatus], list[HPAPod]]:
+        """The target's pods, and the pods as the HPA controller reads them. The last sync's stand, unread,
+        while the port's ``target_pods_version`` does."""
+        version = self.port.target_pods_version(rt.target)
+        kept = rt.pods_read
+        if version is not None and kept is not None and kept.version == version:
+            return kept.statuses, kept.pods
+        statuses = self._pods(rt.target)
+        pods = self._hpa_pods(rt, statuses)
+        assert rt.pods_read is not None
+        rt.pods_read.statuses, rt.pods_read.version = statuses, version
+        return statuses, pods
+
     @classmethod
     def _hpa_pods(cls, rt: HpaRuntime, pods: list[PodStatus]) -> list[HPAPod]:
         """The pods as the HPA controller reads them; the last sync's stand while every pod's object and
         status read as they were (99 % of the simulated day's syncs: its pods change a few times an hour)."""
         read = list(map(READ, pods))
         if rt.pods_read is None or rt.pods_read.read != read:
-            rt.pods_read = TargetPods(read, [cls._hpa_pod(r) for r in pods])
+            rt.pods_read = TargetPods(read, [cls._hpa_pod(r) for r in pods], pods)
         return rt.pods_read.pods
 
     @staticmethod
@@ -291,8 +308,7 @@ class WorkloadAutoscalers:
             controller = self.port.scale_target(rt.target)
             if controller is None or (rt.keda is not None and controller.replicas == 0):
                 continue
-            statuses = self._pods(rt.target)
-            pods = self._hpa_pods(rt, statuses)
+            statuses, pods = self._target_pods(rt)
             proposal = self._propose(rt, controller.replicas, len(controller.active), pods, statuses, hpas_of)
             decision = rt.hpa.decide(now, controller.replicas, *proposal)
             if decision.desired_replicas != controller.replicas:

@@ -62,7 +62,8 @@ class AllocatedSum:
 
     def _per_node(self, state: ClusterState, weights: FloatArray) -> FloatArray:
         if self.columns is not None:  # kept as integers: NumPy's own sums, for a total past EXACT
-            return (state.requested * weights).sum(axis=1)
+            per_node: FloatArray = (state.requested * weights).sum(axis=1)
+            return per_node
         return self.per_node
 
     def _rebuild(self, state: ClusterState, weights: FloatArray, whole: bool = True) -> None:

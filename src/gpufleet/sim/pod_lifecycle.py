@@ -39,6 +39,7 @@ from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.metering import Meter
 from gpufleet.sim.placement_quality import ring_placement
 from gpufleet.sim.records import PodRecord
+from gpufleet.sim.status_watch import StatusWatch, WatchedPodRecord
 from gpufleet.sim.work_queues import WorkList
 
 
@@ -120,9 +121,14 @@ class PodLifecycle:
         if phase == "Pending":
             self.pending_keys.add(rec.pod.key)
 
-    def record(self, pod: Pod, scheduler: str) -> PodRecord:
-        """A pod was created: recorded, Pending (an ended pod of the same name is kept in ``replaced``)."""
-        rec = PodRecord(pod, scheduler, self.clock.now)
+    def record(self, pod: Pod, scheduler: str, watch: StatusWatch | None = None) -> PodRecord:
+        """A pod was created: recorded, Pending (an ended pod of the same name is kept in ``replaced``);
+        ``watch`` counts the writes to what the HPA controller reads of it (``sim.status_watch``)."""
+        if watch is None:
+            rec = PodRecord(pod, scheduler, self.clock.now)
+        else:
+            rec = WatchedPodRecord(pod, scheduler, self.clock.now)
+            rec.watch = watch
         earlier = self.records.get(pod.key)
         if earlier is not None:
             self.replaced.append(earlier)

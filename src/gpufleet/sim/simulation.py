@@ -57,6 +57,7 @@ from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.pod_lifecycle import PodLifecycle
 from gpufleet.sim.records import NodeRecord, PodRecord
 from gpufleet.sim.run_progress import EVERY_EVENTS, RunProgress
+from gpufleet.sim.status_watch import StatusWatch
 from gpufleet.sim.topology_admission import HOSTNAME, admit, topology_request
 from gpufleet.sim.traffic import TrafficState
 from gpufleet.workloads import controller_for
@@ -145,6 +146,8 @@ class Simulation:
         self.pools_timeline: dict[str, list[float]] = {name: [] for name in self.pools}
         self.nodes_by_state: dict[str, list[float]] = {}
         self.controllers: dict[str, WorkloadController] = {}  # "<kind>/<ns>/<name>": its pods' owner
+        #: each Deployment's and ReplicaSet's watch on its pods' records (``sim.status_watch``)
+        self._watches: dict[str, tuple[KeepsReplicas, StatusWatch]] = {}
         #: pod key -> the controller that created it (a JobSet's pods name their child Job as owner)
         self.created_by: dict[str, WorkloadController] = {}
         self.daemonsets: list[DaemonSetController] = []  # what cluster-autoscaler adds to a template node
@@ -267,6 +270,8 @@ class Simulation:
             controller.adopt(owned)
         if isinstance(controller, DaemonSetController):
             self.daemonsets.append(controller)
+        if isinstance(controller, KeepsReplicas):
+            self._watches[key] = (controller, StatusWatch())
         if controller.per_node:
             self.per_node.append(controller)
         for group in controller.pod_groups():  # the gangs its pods form
@@ -357,7 +362,7 @@ class Simulation:
                 self.gangs.add_group(group)
         if pod.scheduling_gates:  # gates whose removal time has come are gone before the pod is looked at
             pod = replace(pod, scheduling_gates=self._gates_left(pod, pod.scheduling_gates, self.loop.now))
-        rec = self.lifecycle.record(pod, self._scheduler_of(pod))
+        rec = self.lifecycle.record(pod, self._scheduler_of(pod), self._watch_of(pod))
         later = {t for _, t in pod.behavior.ungate_at if t > self.loop.now} if pod.scheduling_gates else set()
         for at in sorted(later):
             self.loop.at(at, Priority.ARRIVAL, partial(self._ungate, rec))
@@ -373,6 +378,14 @@ class Simulation:
         if self.kueue.gate(pod):  # held until its Kueue workload is admitted (control/kueue_queues.py)
             return
         self.enqueue(rec)
+
+    def _watch_of(self, pod: Pod) -> StatusWatch | None:
+        """The watch on the records of the Deployment's or ReplicaSet's pods, for a pod it made."""
+        controller = self.created_by.get(pod.key)
+        if not isinstance(controller, KeepsReplicas):
+            return None
+        kept = self._watches.get(controller_key(controller))
+        return kept[1] if kept is not None and kept[0] is controller else None
 
     def enqueue(self, rec: PodRecord) -> None:
         """The pod goes to its scheduler's queue (or waits for topology admission, or stays Pending
@@ -567,6 +580,22 @@ class Simulation:
         if isinstance(controller, DeploymentController | ReplicaSetController | Scalable):
             return controller
         return None
+
+    def target_pods_version(self, target: str) -> Hashable:
+        """For a Deployment or ReplicaSet whose every pod's record it watches (``sim.status_watch``): its
+        pods (``KeepsReplicas.version``), the records replaced (a pod made again under the same name) and
+        its watch's count of writes. Whether every pod is watched is asked again when the pods or the
+        records replaced change; a pod it adopted is not watched (None: each sync reads every pod)."""
+        kept = self._watches.get(target)
+        if kept is None or self.scale_target(target) is not kept[0]:
+            return None
+        controller, watch = kept
+        members = (controller.version, len(self.lifecycle.replaced))
+        if watch.members != members:
+            records = self.records
+            watch.members = members
+            watch.complete = all(getattr(records.get(k), "watch", None) is watch for k in controller.active)
+        return (members, watch.version) if watch.complete else None
 
     def job(self, key: str) -> JobController | None:
         controller = self.controllers.get(f"Job/{key}")
