@@ -6,6 +6,7 @@ every pod."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ if ROOT not in sys.path:
 
 from bench.day import scenario  # noqa: E402
 
-from gpufleet.control.workload_autoscalers import READ  # noqa: E402
+from gpufleet.control.workload_autoscalers import HPA_READS, READ  # noqa: E402
+from gpufleet.model.pod import Pod  # noqa: E402
 from gpufleet.sim.simulation import Simulation  # noqa: E402
-from gpufleet.sim.status_watch import WatchedPodRecord  # noqa: E402
+from gpufleet.sim.status_watch import StatusWatch, WatchedPodRecord  # noqa: E402
 
 TARGET = "Deployment/serving/inference"
 
@@ -60,3 +62,17 @@ def test_syncs_that_keep_the_pods_read_decide_as_syncs_that_read_every_pod() -> 
     kept.run()
     fresh.run()
     assert kept.replicas_timeline == fresh.replicas_timeline and kept.samples == fresh.samples
+
+
+def test_a_write_to_each_field_the_hpa_reads_moves_the_watch_and_others_do_not() -> None:
+    watch = StatusWatch()
+    rec = WatchedPodRecord(Pod("web-0", namespace="serving"), "default-scheduler", 0.0)
+    rec.watch = watch
+    moved = []
+    for name in HPA_READS:
+        before = watch.version
+        setattr(rec, name, replace(rec.pod) if name == "pod" else getattr(rec, name))
+        moved.append(watch.version > before)
+    before = watch.version
+    rec.message, rec.node, rec.done_s = "waiting", "n0", 5.0
+    assert all(moved) and watch.version == before
