@@ -253,9 +253,8 @@ class ClusterState:
         if pos < self.change_base:
             return None
         recent = self.changes[pos - self.change_base :]
-        if len(recent) == 1:
-            return np.array(recent, dtype=np.int64)
-        return np.unique(np.array(recent, dtype=np.int64))
+        # ``np.unique``'s answer; a set of Python integers sorts the few of a cycle in a fraction of its time
+        return np.array(recent if len(recent) == 1 else sorted(set(recent)), dtype=np.int64)
 
     @property
     def size_active(self) -> int:
