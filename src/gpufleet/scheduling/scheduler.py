@@ -531,9 +531,9 @@ class Scheduler:
             # only dynamic scores differ, and the cache keeps the top-scoring nodes
             top = cache.top_nodes()
             if top:  # (else no node is feasible, or the best score is negative: the general path below)
-                return (
-                    top if want >= n else self._window_top(profile.scheduler_name, cache, top, want, n, choose)
-                )
+                if want >= n:
+                    return top
+                return self._window_top(profile.scheduler_name, cache, top, want, n, choose)
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if pods is not None and pods.filters and len(feasible_pos):
             nodes = feasible_pos if cache.all_rows else considered[feasible_pos]
@@ -572,8 +572,8 @@ class Scheduler:
     def _window_top(
         self, name: str, cache: ShapeCache, top: list[int], want: int, n: int, choose: bool = False
     ) -> Best:
-        """``_window`` where every node row is considered, no pod-aware plugin takes part and only dynamic
-        scores differ (they are the cache's ``masked``; ``n`` nodes): the window's best are the cache's top-scoring
+        """``_window`` where every node row (``n``) is considered, no pod-aware plugin takes part and only
+        dynamic scores differ (they are the cache's ``masked``): the window's best are the cache's top-scoring
         nodes inside it, when it holds any, found by bisection (the window scores no higher than the
         whole cluster). Else the window is scored. With ``choose``, the window's top nodes are drawn from
         here as ``_chosen_index`` would (``selectHost``) and the one chosen is returned: no view of them is
