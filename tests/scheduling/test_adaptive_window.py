@@ -41,7 +41,7 @@ class ScoresEveryWindow(Scheduler):
     """The reference: every window scored, never the bisection in the top nodes."""
 
     def _window_top(
-        self, name: str, cache: ShapeCache, top: list[int], want: int, choose: bool = False
+        self, name: str, cache: ShapeCache, top: list[int], want: int, n: int, choose: bool = False
     ) -> Best:
         return self._window_scored(name, cache, want)
 

@@ -123,3 +123,32 @@ def test_one_node_path_of_gpu_share_equals_column_path(
     idx = np.arange(state.size, dtype=np.int64)
     rows = [(state.alloc[i].tolist(), state.requested[i].tolist(), state.nonzero[i].tolist()) for i in idx]
     assert plugin.passes(ctx, idx).tolist() == [plugin.passes_node(ctx, row, i) for i, row in enumerate(rows)]
+
+
+LABELS = (A100, {}, {**A100, "nvidia.com/gpu.replicas": "4"})  # known memory, unknown, time-sliced
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    nodes=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2)), min_size=1, max_size=6),
+    placed=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 1000)), max_size=12),
+    want=st.tuples(st.integers(1, 3), st.integers(1, 1200), st.booleans()),
+)
+def test_a_share_fits_exactly_where_no_reason_says_it_does_not(
+    nodes: list[tuple[int, int]], placed: list[tuple[int, int]], want: tuple[int, int, bool]
+) -> None:
+    """``fits`` works the verdict out directly: it must be the complement of the union of ``reasons``."""
+    state = ClusterState([gpu_node(f"n{i}", gpus=g, labels=LABELS[k]) for i, (g, k) in enumerate(nodes)])
+    shares = state.gpu_shares()
+    for k, (i, milli) in enumerate(placed):
+        pod = share_pod(f"p{k}", milli)
+        assert pod.gpu_share is not None
+        if shares.fits(pod.gpu_share, np.array([i % len(nodes)]))[0]:
+            state.assign(pod, i % len(nodes), 0.0)
+    count, milli, in_bytes = want
+    share = GpuShare(count, memory_bytes=milli * 2**26) if in_bytes else GpuShare(count, compute_milli=milli)
+    idx = np.arange(state.size, dtype=np.int64)
+    failing = np.zeros(len(idx), dtype=bool)
+    for _, mask in shares.reasons(share, idx):
+        failing |= mask
+    assert shares.fits(share, idx).tolist() == (~failing).tolist()

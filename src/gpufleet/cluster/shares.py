@@ -123,18 +123,25 @@ class GpuShares:
         return compute, mem, unknown
 
     # -- the filter --------------------------------------------------------------------------
-    def reasons(self, share: GpuShare, idx: IntArray) -> list[tuple[str, BoolArray]]:
-        """For the nodes in ``idx``, each reason the share does not fit and the nodes it applies to."""
+    def _judged(self, share: GpuShare, idx: IntArray) -> tuple[BoolArray, BoolArray, BoolArray, BoolArray]:
+        """For the nodes in ``idx``: whether they are not shareable, whether the GPU memory the share needs
+        is unknown, whether its compute or memory is more than one GPU's, and whether fewer GPUs than it
+        asks have room (open ones) or are unshared (each of the last two whatever the first ones say)."""
         self.sync()
         state = self.state
         compute, memory, unknown = self._need(share, idx)
-        not_shareable = ~self._shareable[idx]
-        too_big = ~not_shareable & ~unknown & ((compute > MILLI) | (memory > MILLI))
         room = (self.free_compute[idx] >= compute[:, None]) & (self.free_memory[idx] >= memory[:, None])
         col = state.resource_column(GPU)
-        has_gpus = state.alloc[idx, col] > 0
         whole = state.alloc[idx, col] - state.requested[idx, col]
-        short = ~not_shareable & ~unknown & ~too_big & (room.sum(axis=1) + whole < share.count)
+        big = (compute > MILLI) | (memory > MILLI)
+        return ~self._shareable[idx], unknown, big, room.sum(axis=1) + whole < share.count
+
+    def reasons(self, share: GpuShare, idx: IntArray) -> list[tuple[str, BoolArray]]:
+        """For the nodes in ``idx``, each reason the share does not fit and the nodes it applies to."""
+        not_shareable, unknown, big, few = self._judged(share, idx)
+        has_gpus = self.state.alloc[idx, self.state.resource_column(GPU)] > 0
+        too_big = ~not_shareable & ~unknown & big
+        short = ~not_shareable & ~unknown & ~too_big & few
         return [
             (reason, mask)
             for reason, mask in (
@@ -148,10 +155,10 @@ class GpuShares:
         ]
 
     def fits(self, share: GpuShare, idx: IntArray) -> BoolArray:
-        failing = np.zeros(len(idx), dtype=bool)
-        for _, mask in self.reasons(share, idx):
-            failing |= mask
-        return ~failing
+        """Where ``reasons`` names none (the union of its masks, without telling them apart)."""
+        not_shareable, unknown, big, few = self._judged(share, idx)
+        fit: BoolArray = ~(not_shareable | unknown | big | few)
+        return fit
 
     def milli_needed(self, share: GpuShare, idx: IntArray) -> IntArray:
         """Thousandths of a GPU the share takes on each node of ``idx`` (count x the larger of compute

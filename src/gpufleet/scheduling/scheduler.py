@@ -280,9 +280,9 @@ class Scheduler:
             self.cache_mode = self.backfill.prepare(pod, now)
         if self.nominated:
             with self._nominated_held(pod):
-                found = self._best_nodes(profile, qp, ctx, choose=True)
+                found = self._best_nodes(profile, qp.shape, ctx, choose=True)
         else:  # nothing to hold (the common case, without the context manager's cost)
-            found = self._best_nodes(profile, qp, ctx, choose=True)
+            found = self._best_nodes(profile, qp.shape, ctx, choose=True)
         if isinstance(found, Placement):  # no node: the failure's message and what PostFilter decided
             placement = found
             out = [Outcome(pod, "unschedulable", message=placement.message)]
@@ -380,20 +380,23 @@ class Scheduler:
         """One scheduling attempt with no queue and no retry: the pod is assigned where it fits
         (its fractional request on the GPU its profile picks), else nothing changes (and no FitError
         message is composed)."""
-        node, _ = self.try_schedule(pod, explain=False)
-        if node is not None:
-            self.state.assign(pod, node, now, self.profiles[pod.scheduler_name].gpu_choice)
-        return node
+        profile = self.profiles[pod.scheduler_name]
+        ctx = PodContext(pod, self.state)
+        found = self._best_nodes(profile, pod.shape(), ctx, explain=False, choose=True)
+        if isinstance(found, Placement):
+            return None
+        i = self._chosen_index(pod, found)
+        self.state.assign(pod, i, now, profile.gpu_choice, (ctx.req, ctx.nonzero))
+        return self.state.nodes[i].name
 
     def decide(self, pod: Pod) -> Decision:
         """One scheduling attempt that changes nothing, with every tie: the equally best nodes, or
         the message and, where DefaultPreemption would nominate, each equally ranked candidate."""
-        qp = QueuedPod(pod, 0, 0.0, 0.0, shape=pod.shape())
         profile = self.profiles[pod.scheduler_name]
         rotation = dict(self.next_start)
         try:
             with self._nominated_held(pod):
-                found = self._best_nodes(profile, qp, PodContext(pod, self.state))
+                found = self._best_nodes(profile, pod.shape(), PodContext(pod, self.state))
         finally:
             self.next_start = rotation
         if not isinstance(found, Placement):
@@ -402,9 +405,8 @@ class Scheduler:
 
     def try_schedule(self, pod: Pod, explain: bool = True) -> tuple[str | None, str]:
         """One scheduling attempt that changes nothing: the node it would pick, or the message."""
-        qp = QueuedPod(pod, 0, 0.0, 0.0, shape=pod.shape())
         profile = self.profiles[pod.scheduler_name]
-        placement = self._find_node(profile, qp, PodContext(pod, self.state), explain)
+        placement = self._find_node(profile, pod.shape(), PodContext(pod, self.state), explain)
         return placement.node, placement.message
 
     @contextmanager
@@ -457,8 +459,8 @@ class Scheduler:
             self.queue.move_all(now)
         return out
 
-    def _cache(self, profile: Profile, qp: QueuedPod, ctx: PodContext) -> ShapeCache:
-        name, shape, mode = profile.scheduler_name, qp.shape, self.cache_mode
+    def _cache(self, profile: Profile, shape: tuple[object, ...], ctx: PodContext) -> ShapeCache:
+        name, mode = profile.scheduler_name, self.cache_mode
         last = self._last
         if last is not None and last[1] == shape and last[0] == name and last[2] == mode:
             cache = last[3]  # the last cycle's (comparing the shape costs less than hashing it)
@@ -473,8 +475,10 @@ class Scheduler:
         cache.refresh()
         return cache
 
-    def _find_node(self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True) -> Placement:
-        found = self._best_nodes(profile, qp, ctx, explain, choose=True)
+    def _find_node(
+        self, profile: Profile, shape: tuple[object, ...], ctx: PodContext, explain: bool = True
+    ) -> Placement:
+        found = self._best_nodes(profile, shape, ctx, explain, choose=True)
         return found if isinstance(found, Placement) else Placement(self._chosen(ctx.pod, found))
 
     def _chosen(self, pod: Pod, best: Best) -> str:
@@ -496,11 +500,17 @@ class Scheduler:
         return 0
 
     def _best_nodes(
-        self, profile: Profile, qp: QueuedPod, ctx: PodContext, explain: bool = True, choose: bool = False
+        self,
+        profile: Profile,
+        shape: tuple[object, ...],
+        ctx: PodContext,
+        explain: bool = True,
+        choose: bool = False,
     ) -> Best | Placement:
-        """The feasible nodes with the highest score (one when the choice is determined; with ``choose``,
-        the caller takes ``_chosen_index`` of them, which a window may draw already), or the
-        failure's Placement (kube-scheduler's message and what PostFilter decided)."""
+        """The feasible nodes with the highest score for the pod of ``ctx`` (``shape``: its ``Pod.shape``),
+        one when the choice is determined (with ``choose``, the caller takes ``_chosen_index`` of them,
+        which a window may draw already), or the failure's Placement (kube-scheduler's message and what
+        PostFilter decided)."""
         self.rejected_by = NONE_REJECTED
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
@@ -508,7 +518,7 @@ class Scheduler:
             status = plugin.pre_filter(ctx, self.gangs)
             if status is not SUCCESS and not status.ok:
                 return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), status.message)
-        cache = self._cache(profile, qp, ctx)
+        cache = self._cache(profile, shape, ctx)
         # the filters and scores that look at the pods placed, when they do not all Skip this pod
         pods = PodCycle.start(profile.pod_filters, profile.pod_scores, ctx)
         considered = cache.considered
@@ -521,9 +531,9 @@ class Scheduler:
             # only dynamic scores differ, and the cache keeps the top-scoring nodes
             top = cache.top_nodes()
             if top:  # (else no node is feasible, or the best score is negative: the general path below)
-                return (
-                    top if want >= n else self._window_top(profile.scheduler_name, cache, top, want, choose)
-                )
+                if want >= n:
+                    return top
+                return self._window_top(profile.scheduler_name, cache, top, want, n, choose)
         feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
         if pods is not None and pods.filters and len(feasible_pos):
             nodes = feasible_pos if cache.all_rows else considered[feasible_pos]
@@ -560,43 +570,45 @@ class Scheduler:
         return window
 
     def _window_top(
-        self, name: str, cache: ShapeCache, top: list[int], want: int, choose: bool = False
+        self, name: str, cache: ShapeCache, top: list[int], want: int, n: int, choose: bool = False
     ) -> Best:
-        """``_window`` where every node row is considered, no pod-aware plugin takes part and only dynamic
-        scores differ (they are the cache's ``masked``): the window's best are the cache's top-scoring
+        """``_window`` where every node row (``n``) is considered, no pod-aware plugin takes part and only
+        dynamic scores differ (they are the cache's ``masked``): the window's best are the cache's top-scoring
         nodes inside it, when it holds any, found by bisection (the window scores no higher than the
         whole cluster). Else the window is scored. With ``choose``, the window's top nodes are drawn from
         here as ``_chosen_index`` would (``selectHost``) and the one chosen is returned: no view of them is
         built."""
         feasible = cache.feasible_list()
-        n, count = len(cache.considered), len(feasible)
-        start = self.next_start.get(name, 0) % n
+        count = len(feasible)
+        rotation = self.next_start
+        start = rotation.get(name, 0)
+        if start >= n:
+            start %= n
         if count == n:  # every node feasible (and more than ``want``): ``want`` nodes from ``start``
             last = start + want - 1
             if last >= n:
                 last -= n
         elif want >= count:
-            self.next_start[name] = start
+            rotation[name] = start
             return top
         else:
             end = bisect_left(feasible, start) + want
             last = feasible[end - 1 if end <= count else end - count - 1]
         lo = bisect_left(top, start)
         if last >= start:
-            hi, tail = bisect_right(top, last, lo), 0
-            found = hi > lo
-            if found:
-                self.next_start[name] = last + 1 if last + 1 < n else 0
-        else:
-            hi, tail = len(top), bisect_right(top, last)
-            found = hi > lo or tail > 0
-            if found:
-                self.next_start[name] = last + 1
-        if not found:
+            hi = bisect_right(top, last, lo)
+            if hi == lo:
+                return self._window_scored(name, cache, want)
+            rotation[name] = last + 1 if last + 1 < n else 0
+            if choose and self.tie_break == "random":
+                return [top[lo + self.draws.integers(hi - lo)]]
+            return Ties(top, lo, hi)
+        hi, tail = len(top), bisect_right(top, last)
+        if hi == lo and not tail:
             return self._window_scored(name, cache, want)
+        rotation[name] = last + 1
         if choose and self.tie_break == "random":
-            count = hi - lo + tail
-            j = lo + self.draws.integers(count) if count > 1 else lo
+            j = lo + self.draws.integers(hi - lo + tail)
             return [top[j] if j < hi else top[j - hi]]
         return Ties(top, lo, hi, tail)
 

@@ -108,6 +108,7 @@ class ShapeCache:
         self._feasible_list: list[int] | None = None  # the same as a list, kept through one-node changes
         self._ok_list: list[bool] | None = None  # ``ok`` as a list, kept through one-node changes
         self._static_list: list[bool] = []  # ``static_pass`` as a list
+        self._rows_all: IntArray = np.zeros(0, dtype=np.int64)  # ``_every_row``'s
         self._build_static()
 
     def _build_static(self, rows: list[int] | None = None) -> None:
@@ -260,20 +261,36 @@ class ShapeCache:
             fit = np.array([self._fits(i, self._row(i)) for i in idx.tolist()], dtype=bool)
         else:
             fit = np.ones(len(idx), dtype=bool)
-            for f in self.profile.filters:
-                if isinstance(f, DynamicFilter):
-                    fit &= f.passes(ctx, idx)
+            for f in self.dynamic_filters:
+                fit &= f.passes(ctx, idx)
         self.fit[idx] = fit
-        scored = np.arange(self.state.size, dtype=np.int64) if score_all else idx
-        rows = slice(None) if score_all else idx  # every row: a slice, not an index array
-        total = np.zeros(len(scored), dtype=np.int64)
-        for plugin, weight in self.profile.dynamic_scores:
-            total += weight * plugin.score(ctx, scored)
-        self.dyn[rows] = total
-        ok = self.static_pass[rows] & self.fit[rows]
-        self.ok[rows] = ok
-        self.masked[rows] = np.where(ok, total, -1)
+        if score_all:  # every row anew (new arrays: no write through an index)
+            self.ok = ok = self.static_pass & self.fit
+            self.dyn = total = self._total(self._every_row())
+            self.masked = np.where(ok, total, -1)
+        else:
+            ok = self.static_pass[idx] & fit
+            self.ok[idx] = ok
+            total = self._total(idx)
+            self.dyn[idx] = total
+            self.masked[idx] = np.where(ok, total, -1)
         self._top = self._feasible = self._feasible_list = self._ok_list = None
+
+    def _total(self, idx: IntArray) -> IntArray:
+        """The weighted sum of the dynamic scores of the nodes ``idx`` (a new array)."""
+        total: IntArray | None = None
+        for plugin, weight in self.profile.dynamic_scores:
+            part = weight * plugin.score(self.ctx, idx)
+            total = part if total is None else total + part
+        return np.zeros(len(idx), dtype=np.int64) if total is None else np.asarray(total, dtype=np.int64)
+
+    def _every_row(self) -> IntArray:
+        """``arange(state.size)``, kept while the size stands (a volatile score asks for every row)."""
+        every = self._rows_all
+        if len(every) != self.state.size:
+            every = self._rows_all = np.arange(self.state.size, dtype=np.int64)
+            every.flags.writeable = False
+        return every
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
