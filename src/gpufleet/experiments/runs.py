@@ -14,8 +14,10 @@ CLI's bar) of every run as it ends and collects the failures.
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
+import multiprocessing.pool
 import os
 import re
 import signal
@@ -263,10 +265,21 @@ def _run(spec: R) -> tuple[R, dict[str, Any] | Failed]:
     return spec, attempt(spec)
 
 
+def _fork_pool(jobs: int) -> multiprocessing.pool.Pool:
+    """A pool of ``jobs`` workers forked with what this process holds (the traces it read) frozen
+    (``gc.freeze``): their garbage collections never walk those objects, which would cost a full
+    pass over every trace's pods in each worker and write to (so copy) every page they are on."""
+    gc.freeze()
+    try:
+        return multiprocessing.Pool(jobs, initializer=_ignore_interrupts)
+    finally:
+        gc.unfreeze()
+
+
 def _execute_in_pool(specs: Sequence[R], jobs: int) -> Iterator[tuple[R, dict[str, Any] | Failed]]:
     """A pool of worker processes; Ctrl-C (which only the parent heeds) stops them at once, losing
     only the runs in flight."""
-    pool = multiprocessing.Pool(jobs, initializer=_ignore_interrupts)
+    pool = _fork_pool(jobs)
     try:
         yield from pool.imap_unordered(_run, specs)
         pool.close()
