@@ -5,11 +5,12 @@ it, and says what one line of a sweep's ``results.jsonl`` holds. ``RunSpec`` is 
 replay (node list, pod list, policy, seed): ``run_replay`` returns ``replay.json``'s content;
 ``experiments.scenario_runs.ScenarioSpec`` is one simulation of a scenario variant. Trace files are
 read once per process (``load_trace`` caches them): the parent reads them first, to report bad rows
-before anything starts, and workers forked from it inherit what it read. ``execute`` yields each
-run as it finishes: in this process for one job, else in a pool of worker processes (which ignore
-Ctrl-C: the parent stops them), or on a Ray cluster. A run that raises does not stop the others: it
-ends ``Failed`` with its exception as one line, and ``execute_reported`` tells a ``RunsProgress`` (the
-CLI's bar) of every run as it ends and collects the failures.
+before anything starts, and workers forked from it inherit what it read (frozen: their garbage
+collector never walks it). ``execute`` yields each run as it finishes: in this process for one job,
+else in a pool of worker processes (which ignore Ctrl-C: the parent stops them), or on a Ray cluster.
+A run that raises does not stop the others: it ends ``Failed`` with its exception as one line, and
+``execute_reported`` tells a ``RunsProgress`` (the CLI's bar) of every run as it ends and collects
+the failures.
 """
 
 from __future__ import annotations
