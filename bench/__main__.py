@@ -13,7 +13,7 @@ from bench.day import QUICK, describe_sizes, run_sizes
 from bench.devices import describe_devices
 from bench.live import describe_live, run_live
 from bench.month import WEEK_DAYS, describe_month, run_month, run_month_isolated
-from bench.replay import describe_replays
+from bench.replay import describe_grid_slice, describe_replays
 from bench.scheduler_live import complete as all_bound
 from bench.scheduler_live import describe_scheduler_live, run_scheduler_live
 from bench.scheduling import (
@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quick:
         for line in describe_replays():
             print(line, flush=True)
+        print(describe_grid_slice(), flush=True)
         print(describe_live(run_live()), flush=True)
         scheduler_live = run_scheduler_live()
         print(describe_scheduler_live(scheduler_live), flush=True)

@@ -4,8 +4,11 @@ process (``time.process_time``; the cores are shared, so CPU time, not wall time
 second, then the whole process (``python -m gpufleet replay``: start, imports, reading the trace, the
 replay, writing ``replay.json``) in CPU seconds of the child, and what the paper's grid (17 traces x 6
 policies x 10 seeds = 1,020 runs) would take on two cores at that rate. The authors' Go simulator needs
-over 10 minutes for one such run on 2 vCPUs. Reads the trace from ``../shared/traces`` (not copied into
-the repository); prints a line saying so when it is absent.
+over 10 minutes for one such run on 2 vCPUs. Then a real slice of the grid: every trace, the six
+policies, one seed (102 runs), run by ``gpufleet sweep --jobs 2`` as the grid is, its CPU seconds (the
+sweep and its workers) and wall time, and the whole grid projected from that slice's wall time. Reads
+the traces from ``../shared/traces`` (not copied into the repository); prints a line saying so when
+they are absent.
 """
 
 from __future__ import annotations
@@ -25,17 +28,60 @@ NODES = TRACE / "openb_node_list_gpu_node.csv"
 PODS = TRACE / "openb_pod_list_default.csv"
 GRID_RUNS = 1_020  # the paper's grid: 17 traces x 6 policies x 10 seeds
 CORES = 2
+#: The paper's traces (``openb_pod_list_<name>.csv``) and policies, as its grid runs them.
+GRID_TRACES = (
+    *("default", "cpu050", "cpu100", "cpu200", "cpu250"),
+    *("gpushare100", "gpushare40", "gpushare60", "gpushare80"),
+    *("gpuspec10", "gpuspec20", "gpuspec25", "gpuspec33"),
+    *("multigpu20", "multigpu30", "multigpu40", "multigpu50"),
+)
+GRID_POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
 
 
 def whole_process_cpu(policy: str, seed: int) -> float:
     """CPU seconds (user + system) of one ``gpufleet replay`` process, start to exit."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "gpufleet", "replay", "--nodes", str(NODES), "--pods", str(PODS)]
         command += ["--policy", policy, "--seed", str(seed), "--out", out]
         subprocess.run(command, check=True, capture_output=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return children_cpu() - before
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def grid_slice(seeds: str = "42") -> tuple[int, float, float]:
+    """Runs, CPU seconds and wall seconds of ``gpufleet sweep --jobs 2`` over every trace and policy of
+    the paper's grid with ``seeds``."""
+    traces = ", ".join(f"{TRACE / f'openb_pod_list_{name}.csv'}" for name in GRID_TRACES)
+    with tempfile.TemporaryDirectory() as folder:
+        grid = Path(folder) / "grid.yaml"
+        grid.write_text(
+            f"nodes: {NODES}\ntraces: [{traces}]\npolicies: [{', '.join(GRID_POLICIES)}]\nseeds: {seeds!r}\n"
+        )
+        command = [sys.executable, "-m", "gpufleet", "sweep", "--grid", str(grid), "--jobs", str(CORES)]
+        command += ["--out", str(Path(folder) / "out"), "--no-progress"]
+        cpu, wall = children_cpu(), time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        cpu, wall = children_cpu() - cpu, time.perf_counter() - wall
+        runs = len((Path(folder) / "out" / "results.jsonl").read_text().splitlines())
+    return runs, cpu, wall
+
+
+def describe_grid_slice() -> str:
+    if not TRACE.is_dir():
+        return f"FGD-protocol grid slice: skipped, no traces at {TRACE}"
+    runs, cpu, wall = grid_slice()
+    whole = GRID_RUNS * wall / runs / 60
+    return (
+        f"FGD-protocol grid slice (gpufleet sweep --jobs {CORES}: {len(GRID_TRACES)} traces x "
+        f"{len(GRID_POLICIES)} policies x seed 42): {runs} runs, {cpu:.1f} CPU s ({cpu / runs:.2f} per run), "
+        f"{wall:.1f} s wall; the paper's grid ({GRID_RUNS:,} runs) at that rate: {whole:.1f} min"
+    )
 
 
 def describe_replays(seed: int = 42) -> list[str]:

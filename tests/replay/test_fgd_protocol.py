@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from gpufleet.model.pod import Pod
 from gpufleet.replay.fgd_protocol import bucket, gpu_request, replay, typical_pods, workload
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking
+from gpufleet.scheduling.scheduler import Scheduler
 
 TRACE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "alibaba-gpu-v2023"
 needs_trace = pytest.mark.skipif(not TRACE.is_dir(), reason="../shared/traces is not beside this checkout")
@@ -153,6 +155,31 @@ def test_replay_cli_writes_the_contract_and_refuses_unknown_policies(tmp_path: P
     assert data["unallocated_gpu_pct_at_100"] == 0.0  # the three pods fill both GPUs exactly at 100 %
     bad = CliRunner().invoke(app, [*base, "--policy", "Nope", "--out", str(tmp_path / "o")])
     assert bad.exit_code == 2 and "unknown policy 'Nope'" in bad.output
+
+
+def test_a_replay_runs_with_the_garbage_collector_off_and_leaves_it_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    nodes = [gpu_node(f"n{i}", gpus=2) for i in range(4)]
+    pods = [share(f"s{i}", 250) for i in range(20)] + [whole(f"w{i}", 1) for i in range(4)]
+    collecting: list[bool] = []
+
+    def place_once(self: Scheduler, pod: Pod, now: float) -> str | None:
+        collecting.append(gc.isenabled())
+        return placed(self, pod, now)
+
+    placed = Scheduler.place_once
+    monkeypatch.setattr(Scheduler, "place_once", place_once)
+    result = replay(nodes, pods, "FGD", 42)
+    enabled_after = gc.isenabled()
+    gc.disable()
+    try:
+        again = replay(nodes, pods, "FGD", 42)
+        disabled_after = not gc.isenabled()
+    finally:
+        gc.enable()
+    assert collecting and not any(collecting) and enabled_after and disabled_after
+    assert again.to_json() | {"wall_seconds": 0} == result.to_json() | {"wall_seconds": 0}
 
 
 @needs_trace

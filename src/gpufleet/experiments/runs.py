@@ -5,17 +5,20 @@ it, and says what one line of a sweep's ``results.jsonl`` holds. ``RunSpec`` is 
 replay (node list, pod list, policy, seed): ``run_replay`` returns ``replay.json``'s content;
 ``experiments.scenario_runs.ScenarioSpec`` is one simulation of a scenario variant. Trace files are
 read once per process (``load_trace`` caches them): the parent reads them first, to report bad rows
-before anything starts, and workers forked from it inherit what it read. ``execute`` yields each
-run as it finishes: in this process for one job, else in a pool of worker processes (which ignore
-Ctrl-C: the parent stops them), or on a Ray cluster. A run that raises does not stop the others: it
-ends ``Failed`` with its exception as one line, and ``execute_reported`` tells a ``RunsProgress`` (the
-CLI's bar) of every run as it ends and collects the failures.
+before anything starts, and workers forked from it inherit what it read (frozen: their garbage
+collector never walks it). ``execute`` yields each run as it finishes: in this process for one job,
+else in a pool of worker processes (which ignore Ctrl-C: the parent stops them), or on a Ray cluster.
+A run that raises does not stop the others: it ends ``Failed`` with its exception as one line, and
+``execute_reported`` tells a ``RunsProgress`` (the CLI's bar) of every run as it ends and collects
+the failures.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
+import multiprocessing.pool
 import os
 import re
 import signal
@@ -263,10 +266,21 @@ def _run(spec: R) -> tuple[R, dict[str, Any] | Failed]:
     return spec, attempt(spec)
 
 
+def _fork_pool(jobs: int) -> multiprocessing.pool.Pool:
+    """A pool of ``jobs`` workers forked with what this process holds (the traces it read) frozen
+    (``gc.freeze``): their garbage collections never walk those objects, which would cost a full
+    pass over every trace's pods in each worker and write to (so copy) every page they are on."""
+    gc.freeze()
+    try:
+        return multiprocessing.Pool(jobs, initializer=_ignore_interrupts)
+    finally:
+        gc.unfreeze()
+
+
 def _execute_in_pool(specs: Sequence[R], jobs: int) -> Iterator[tuple[R, dict[str, Any] | Failed]]:
     """A pool of worker processes; Ctrl-C (which only the parent heeds) stops them at once, losing
     only the runs in flight."""
-    pool = multiprocessing.Pool(jobs, initializer=_ignore_interrupts)
+    pool = _fork_pool(jobs)
     try:
         yield from pool.imap_unordered(_run, specs)
         pool.close()
