@@ -35,7 +35,7 @@ GRID_TRACES = (
     *("gpuspec10", "gpuspec20", "gpuspec25", "gpuspec33"),
     *("multigpu20", "multigpu30", "multigpu40", "multigpu50"),
 )
-GRID_POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
+GRID_POLICIES = tuple(p for p in POLICIES if p != "FGDSupply")  # gpufleet's own is not the paper's
 
 
 def whole_process_cpu(policy: str, seed: int) -> float:
@@ -102,7 +102,7 @@ def describe_replays(seed: int = 42) -> list[str]:
             f"process {whole[-1]:.2f} CPU s; unallocated GPUs at 100 % arrived "
             f"{r.unallocated_gpu_pct_at_100} %"
         )
-    paper = [w for policy, w in zip(POLICIES, whole, strict=True) if policy != "FGDSupply"]
+    paper = [w for policy, w in zip(POLICIES, whole, strict=True) if policy in GRID_POLICIES]
     grid = GRID_RUNS * sum(paper) / len(paper) / CORES
     lines.append(
         f"FGD-protocol replay, whole process: {min(whole):.2f}-{max(whole):.2f} CPU s per run; the paper's "

@@ -22,8 +22,9 @@ from conftest import pods_by_name, simulated, simulated_text
 from gpufleet.control.kai import uid
 from gpufleet.model.kai import KaiQuota
 from gpufleet.scheduling.messages import no_scheduler
+from shared_files import UPSTREAM
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared/upstream-manifests"
+SHARED = UPSTREAM
 
 
 def queue(name: str, gpu_limit: float = -1, parent: str | None = None, extra: str = "") -> str:

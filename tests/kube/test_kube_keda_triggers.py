@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.keda import PrometheusScaler, RedisListScaler, ScalingStrategy
+from shared_files import UPSTREAM
 
 DEPLOYMENT = """
 apiVersion: apps/v1
@@ -187,9 +188,6 @@ def test_pending_pod_conditions_gpufleet_does_not_model_are_warnings(tmp_path: P
         f"{SJ_LABEL}: spec.scalingStrategy.pendingPodConditions[1]: 'my-gate' is not a pod condition "
         "gpufleet models (PodScheduled, Initialized, ContainersReady, Ready): every Job counts as pending"
     ]
-
-
-UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream-manifests"
 
 
 @pytest.mark.skipif(not UPSTREAM.is_dir(), reason="shared/upstream-manifests is not beside the repository")

@@ -31,8 +31,9 @@ from gpufleet.kube import load_scenario
 from gpufleet.model.kueue import ClusterQueue, Cohort, FlavorQuotas, ResourceGroup, ResourceQuota
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
+from shared_files import UPSTREAM
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared/upstream-manifests"
+SHARED = UPSTREAM
 H100 = ("h100", GPU)
 
 

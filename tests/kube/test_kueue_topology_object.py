@@ -18,8 +18,9 @@ import pytest
 from kube_manifests import load, problems, warnings
 
 from conftest import kueue_queues, pods_by_name, queued_job, simulated, simulated_text
+from shared_files import UPSTREAM
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared/upstream-manifests"
+SHARED = UPSTREAM
 TOPOLOGY = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Topology

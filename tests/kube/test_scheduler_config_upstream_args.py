@@ -16,10 +16,11 @@ from gpufleet.model.pod import Pod
 from gpufleet.scheduling import registry
 from gpufleet.scheduling.plugins.node_affinity import NodeAffinity
 from gpufleet.scheduling.plugins.node_resources_fit import NodeResourcesFit
+from shared_files import UPSTREAM
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 LABEL = "scenario.yaml: document 1 (KubeSchedulerConfiguration)"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "upstream-manifests" / "scheduler-plugins"
+SHARED = UPSTREAM / "scheduler-plugins"
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from gpufleet.kube import ScenarioError, load_scenario
+from shared_files import SHARED
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 MANIFESTS = SHARED / "upstream-manifests"
 pytestmark = pytest.mark.skipif(
     not MANIFESTS.is_dir(), reason=f"no upstream manifests: {MANIFESTS} is absent (next to the repository)"

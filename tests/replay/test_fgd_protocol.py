@@ -19,9 +19,9 @@ from gpufleet.replay.fgd_protocol import bucket, gpu_request, replay, typical_po
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking
 from gpufleet.scheduling.scheduler import Scheduler
+from shared_files import TRACES, needs_traces
 
-TRACE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "alibaba-gpu-v2023"
-needs_trace = pytest.mark.skipif(not TRACE.is_dir(), reason="../shared/traces is not beside this checkout")
+TRACE, needs_trace = TRACES, needs_traces
 
 
 def share(name: str, milli: int, cpu: int = 1000) -> Pod:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.replay.fgd_protocol import POLICIES, replay
+from shared_files import TRACES, needs_traces
 
-TRACE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "alibaba-gpu-v2023"
-needs_trace = pytest.mark.skipif(not TRACE.is_dir(), reason="../shared/traces is not beside this checkout")
+TRACE, needs_trace = TRACES, needs_traces
 
 
 def test_replay_cli_runs_fgdsupply(tmp_path: Path) -> None:

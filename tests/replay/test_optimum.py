@@ -34,11 +34,12 @@ from gpufleet.replay.optimum import (
     trace_slice,
     violations,
 )
+from shared_files import TRACES, needs_traces
 
 pytest.importorskip("highspy")
 
 GI = 2**30
-TRACE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "alibaba-gpu-v2023"
+TRACE = TRACES
 SMALL = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -285,7 +286,7 @@ def test_the_command_names_the_extra_when_highspy_is_missing(
     assert "gpufleet[optimum]" in MISSING
 
 
-@pytest.mark.skipif(not TRACE.is_dir(), reason="../shared/traces is not beside this checkout")
+@needs_traces
 def test_the_readme_instance_has_optimum_39_71_gpus() -> None:
     """The first 20 GPU nodes of openb (2-GPU P100s), load 130 %, seed 42: 80 pods, 39.71 of 40 GPUs."""
     from gpufleet.traces.openb import read_nodes, read_pods

@@ -15,9 +15,9 @@ from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 from gpufleet.traces.base import TraceError
 from gpufleet.traces.openb import read_nodes, read_pods
+from shared_files import TRACES, needs_traces
 
-TRACE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "alibaba-gpu-v2023"
-needs_trace = pytest.mark.skipif(not TRACE.is_dir(), reason="../shared/traces is not beside this checkout")
+TRACE, needs_trace = TRACES, needs_traces
 
 POD_HEADER = ",".join(
     (

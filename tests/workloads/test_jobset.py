@@ -29,9 +29,9 @@ from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.explain import explain_scenario
 from gpufleet.workloads.jobset import JobSetController
+from shared_files import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 EXAMPLE = ROOT / "examples/training/jobset-exclusive-rack.yaml"
 
 OOM = {"gpufleet.io/gpu-memory": "40GB"}  # more than the A10's 24 GiB: CUDA out of memory as it starts

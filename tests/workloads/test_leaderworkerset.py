@@ -27,9 +27,9 @@ from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.pod import Requirement
 from gpufleet.workloads.leaderworkerset import LeaderWorkerSetController
+from shared_files import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 EXAMPLE = ROOT / "examples/serving/lws-hpa.yaml"
 
 

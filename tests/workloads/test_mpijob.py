@@ -14,9 +14,9 @@ from conftest import URGENT_POD, a10_nodes, pods_by_name, simulated, simulated_c
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.mpijob import MPIJobController
+from shared_files import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 
 
 def nodes(count: int = 1) -> str:

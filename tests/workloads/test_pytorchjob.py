@@ -27,9 +27,10 @@ from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.pytorchjob import PyTorchJobController
+from shared_files import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = ROOT.parent / "shared/upstream-manifests/kubeflow-trainer/training-operator-v1"
+UPSTREAM = UPSTREAM / "kubeflow-trainer/training-operator-v1"
 EXAMPLE = ROOT / "examples/training/pytorchjob-gang.yaml"
 
 

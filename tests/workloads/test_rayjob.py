@@ -15,9 +15,9 @@ from conftest import NODE_N0, only_controller, pods_by_name, simulated, write
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.workloads.rayjob import RayJobController
+from shared_files import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 
 
 CLUSTER_SPEC = """

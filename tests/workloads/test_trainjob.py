@@ -18,9 +18,9 @@ from conftest import write as write_files
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.trainjob import TrainJob, TrainJobController
+from shared_files import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 TRAINER = UPSTREAM / "kubeflow-trainer/v2"
 H100 = UPSTREAM / "_clusters/h100-nodes.yaml"
 HOUR = UPSTREAM / "_clusters/sim-1h.yaml"

@@ -22,9 +22,9 @@ from gpufleet.sim.summary import build_summary
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.job import JobController
 from gpufleet.workloads.volcano_job import VolcanoJob, VolcanoJobController
+from shared_files import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = ROOT.parent / "shared/upstream-manifests"
 VOLCANO = UPSTREAM / "volcano"
 CLUSTERS = UPSTREAM / "_clusters"
 
