@@ -39,6 +39,18 @@ def test_fragmentation_weights_each_shape_by_its_popularity() -> None:
     assert frag.ratio == pytest.approx(0.5)
 
 
+def test_a_tasks_popularity_counts_every_copy_and_every_pod_of_its_shape() -> None:
+    """Typical pods repeat one object per percentage point; pods of one shape count together whatever
+    their names, in the order their shapes first come, each task built from the first pod of its shape."""
+    eight, four = gpu_pod("eight", 8), gpu_pod("four-a", 4)
+    workload = [eight] * 3 + [four] + [gpu_pod("four-b", 4)] * 2 + [eight, gpu_pod("cpu-only", 0)]
+    tasks = tasks_of(workload)
+    assert [(t.pod.name, t.weight) for t in tasks] == [("eight", 4 / 7), ("four-a", 3 / 7)]
+    with_cpu = tasks_of(workload, include_cpu_pods=True)
+    expected = [("eight", 0.5), ("four-a", 3 / 8), ("cpu-only", 1 / 8)]
+    assert [(t.pod.name, t.weight) for t in with_cpu] == expected
+
+
 def shared_state() -> ClusterState:
     """Node a: one GPU holding a 0.5 share (500 left); b: one free GPU; c: one GPU running a whole-GPU pod."""
     labels = {"nvidia.com/gpu.memory": "81920"}

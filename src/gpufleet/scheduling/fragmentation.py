@@ -127,8 +127,13 @@ def tasks_of(workload: list[Pod], include_cpu_pods: bool = False) -> list[Task]:
     """The workload's shapes with their popularity (count over all of them); CPU-only pods count only
     when asked (the FGD authors include them in their typical pods)."""
     pods = [p for p in workload if include_cpu_pods or p.gpus > 0 or p.gpu_share is not None]
-    shapes = Counter(p.shape() for p in pods)
-    first = {p.shape(): p for p in reversed(pods)}
+    copies = Counter(map(id, pods))  # declared typical pods repeat one object per entry
+    shapes: Counter[tuple[object, ...]] = Counter()
+    first: dict[tuple[object, ...], Pod] = {}
+    for pod in {id(p): p for p in pods}.values():  # each object once, in the order first seen
+        shape = pod.shape()
+        shapes[shape] += copies[id(pod)]
+        first.setdefault(shape, pod)
     total = sum(shapes.values())
     return [Task(first[s], count / total) for s, count in shapes.items()]
 

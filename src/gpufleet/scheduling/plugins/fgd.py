@@ -125,6 +125,26 @@ class FragmentationGradient(PerNodeScore):
         """Nodes keyed by ``node_key``'s class and what the measure reads of their cpu and memory left,
         before and after the pod; each key's score kept for the pods asking for the same GPUs (one dict
         look-up per node, a score computed only for a key not seen before)."""
+        measure, cpu, totals, codes = self.class_codes(ctx, idx, ask)
+        extra = [*measure.cpu_columns(cpu, totals), *measure.cpu_columns(cpu - ask.cpu, totals)]
+        keys: list[Hashable] = (
+            list(zip(codes, *(column.tolist() for column in extra), strict=True)) if extra else codes
+        )
+        return self.kept_scores(ctx, idx, ask, self.kept_for(ask), keys, self._unkept_score)
+
+    def _unkept_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
+        """``node_score`` of a node whose class code ``class_scores`` has not kept for this ask: the score
+        worked out, not looked up in ``_best``'s memo (its key holds what the code does, so it would
+        seldom be there)."""
+        measure = self.measure(ctx.state, ctx.pod)
+        return self._compute_best(measure, i, left, ask, (), ())[0]
+
+    def class_codes(
+        self, ctx: PodContext, idx: IntArray, ask: PodAsk
+    ) -> tuple[NodeFragmentation, IntArray, IntArray, list[Hashable]]:
+        """The measure, and per node of ``idx`` its cpu left, its GPU thousandths left and one number for
+        its ``node_key`` class and what the measure reads of its cpu and memory before and after the pod
+        (``NodeFragmentation.codes``: equal numbers, equal ``_key`` for this ask)."""
         state = ctx.state
         measure = self.measure(state, ctx.pod)
         free = state.alloc[idx] - state.requested[idx]
@@ -134,13 +154,14 @@ class FragmentationGradient(PerNodeScore):
         ids = self.classes(ctx, idx, ask)
         assert self._classes is not None  # made by ``classes``
         totals = self._classes.totals[idx]
-        codes = measure.codes(ids, cpu, memory, ask.cpu, ask.memory).tolist()
-        extra = [*measure.cpu_columns(cpu, totals), *measure.cpu_columns(cpu - ask.cpu, totals)]
-        keys: list[Hashable] = (
-            list(zip(codes, *(column.tolist() for column in extra), strict=True)) if extra else codes
-        )
-        memo = self._classes.memo.setdefault((ask.gpus, ask.milli, ask.shared), {})
-        return self.kept_scores(ctx, idx, ask, memo, keys)
+        codes: list[Hashable] = measure.codes(ids, cpu, memory, ask.cpu, ask.memory).tolist()
+        return measure, cpu, totals, codes
+
+    def kept_for(self, ask: PodAsk) -> dict[Hashable, int]:
+        """The scores kept for pods asking for these GPUs, by ``class_scores``' keys (dropped with the
+        classes)."""
+        assert self._classes is not None  # made by ``classes``
+        return self._classes.memo.setdefault((ask.gpus, ask.milli, ask.shared), {})
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         return self._best(ctx.state, ctx.pod, i, left, ask)[0]

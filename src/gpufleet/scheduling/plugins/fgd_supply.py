@@ -41,11 +41,15 @@ from gpufleet.cluster.state import ClusterState, IntArray
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, Task
+from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient
 from gpufleet.scheduling.plugins.per_node_score import PodAsk
 from gpufleet.scheduling.registry import register
 
 SCARCITY_EXPONENT = 2
+#: FGD's measure of a node before the pod, after it (per GPU a share may take) and the GPU thousandths
+#: left after it
+Parts = tuple[float, list[tuple[int | None, float]], int]
 
 
 @dataclass
@@ -116,6 +120,9 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         #: FGD's measure before and after the pod (``_fragmentation``, without the supply term) by its key
         self._parts: dict[tuple[Hashable, ...], tuple[float, list[tuple[int | None, float]]]] = {}
         self._parts_for: NodeFragmentation | None = None
+        #: per ask, by ``class_codes``' number: those parts and the GPU thousandths left after the pod
+        self._coded: dict[PodAsk, dict[Hashable, Parts]] = {}
+        self._coded_for: tuple[NodeFragmentation, dict[Hashable, dict[Hashable, int]]] | None = None
 
     def _extra(self, measure: NodeFragmentation, left: NodeLeft, ask: PodAsk) -> tuple[float, ...]:
         """The supply term's GPU thousandths short of cpu (``SupplyFragmentation.shortfall``) before and
@@ -124,6 +131,72 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
             return ()
         after = measure.shortfall(ask.total_after(left), left.cpu - ask.cpu)
         return measure.shortfall(left.total, left.cpu), after
+
+    def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
+        """FGD's, where a node state not kept yet is scored from FGD's measure before and after the pod
+        kept by its class code (``class_codes``) plus the supply term of its own cpu, as ``_compute_best``
+        adds it: no ``_key`` built per node."""
+        measure = self.measure(ctx.state, ctx.pod)
+        if not isinstance(measure, SupplyFragmentation) or not measure.cpu_per_milli:
+            return super().class_scores(ctx, idx, ask)
+        _, cpu, totals, codes = self.class_codes(ctx, idx, ask)
+        (fed_before,) = measure.cpu_columns(cpu, totals)
+        (fed_after,) = measure.cpu_columns(cpu - ask.cpu, totals)
+        keys = list(zip(codes, fed_before.tolist(), fed_after.tolist(), strict=True))
+        memo = self.kept_for(ask)
+        scores = list(map(memo.get, keys))
+        if None in scores:
+            coded = self._coded_parts(measure, memo, ask)
+            state, weight, nodes, cpus, gpus = (
+                ctx.state,
+                measure.gpu_weight,
+                idx.tolist(),
+                cpu.tolist(),
+                totals.tolist(),
+            )
+            for n, score in enumerate(scores):
+                if score is not None:
+                    continue
+                score = memo.get(keys[n])
+                if score is None:
+                    parts = coded.get(codes[n])
+                    if parts is None:
+                        parts = coded[codes[n]] = self._parts_of(
+                            measure, nodes[n], NodeLeft.of(state, nodes[n]), ask
+                        )
+                    before, after, total_after = parts
+                    before += weight * measure.shortfall(gpus[n], cpus[n])
+                    short = weight * measure.shortfall(total_after, cpus[n] - ask.cpu)
+                    score = memo[keys[n]] = self._choose(before, [(g, frag + short) for g, frag in after])[0]
+                scores[n] = score
+        by_node: IntArray = np.array(scores, dtype=np.int64)
+        return by_node
+
+    def _coded_parts(
+        self, measure: SupplyFragmentation, memo: dict[Hashable, int], ask: PodAsk
+    ) -> dict[Hashable, Parts]:
+        """The parts kept by class code for ``ask``, dropped with the classes' scores or the measure."""
+        assert self._classes is not None  # made by ``class_codes``
+        if (
+            self._coded_for is None
+            or self._coded_for[0] is not measure
+            or self._coded_for[1] is not self._classes.memo
+        ):
+            self._coded, self._coded_for = {}, (measure, self._classes.memo)
+        return self._coded.setdefault(ask, {})
+
+    def _parts_of(self, measure: SupplyFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> Parts:
+        """FGD's measure of node ``i`` before and after the pod (kept by FGD's ``_key``) and the GPU
+        thousandths it has left after the pod."""
+        if measure is not self._parts_for:
+            self._parts, self._parts_for = {}, measure
+        key = self._key(measure, i, left, ask)
+        parts = self._parts.get(key)
+        if parts is None:
+            parts = self._parts[key] = self._fragmentation(
+                super(SupplyFragmentation, measure).of, i, left, ask
+            )
+        return (*parts, ask.total_after(left))
 
     def _compute_best(
         self,

@@ -14,7 +14,7 @@ which read only a node's cpu and GPU thousandths left, score many nodes over arr
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import NamedTuple
 
 import numpy as np
@@ -152,18 +152,25 @@ class PerNodeScore(DynamicScore):
         return self.kept_scores(ctx, idx, ask, self._classes.memo.setdefault(ask, {}), ids.tolist())
 
     def kept_scores(
-        self, ctx: PodContext, idx: IntArray, ask: PodAsk, memo: dict[Hashable, int], keys: list[Hashable]
+        self,
+        ctx: PodContext,
+        idx: IntArray,
+        ask: PodAsk,
+        memo: dict[Hashable, int],
+        keys: list[Hashable],
+        judge: Callable[[PodContext, int, NodeLeft, PodAsk], int] | None = None,
     ) -> IntArray:
         """Per node of ``idx``, the score ``memo`` keeps for its key (one dict look-up per node); for a key
-        not kept, ``node_score`` of its first node, kept."""
+        not kept, ``judge`` (by default ``node_score``) of its first node, kept."""
         scores = list(map(memo.get, keys))
         if None in scores:
             state = ctx.state
+            judged = self.node_score if judge is None else judge
             for n, i in enumerate(idx.tolist()):
                 if scores[n] is None:
                     score = memo.get(keys[n])
                     if score is None:
-                        score = memo[keys[n]] = self.node_score(ctx, i, NodeLeft.of(state, i), ask)
+                        score = memo[keys[n]] = judged(ctx, i, NodeLeft.of(state, i), ask)
                     scores[n] = score
         by_node: IntArray = np.array(scores, dtype=np.int64)
         return by_node
