@@ -132,7 +132,7 @@ class FragmentationGradient(PerNodeScore):
         )
         return self.kept_scores(ctx, idx, ask, self.kept_for(ask), keys, self._unkept_score)
 
-    def _unkept_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
+    def _unkept_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk, key: Hashable) -> int:
         """``node_score`` of a node whose class code ``class_scores`` has not kept for this ask: the score
         worked out, not looked up in ``_best``'s memo (its key holds what the code does, so it would
         seldom be there)."""

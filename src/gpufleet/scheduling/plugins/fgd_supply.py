@@ -133,57 +133,38 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         return measure.shortfall(left.total, left.cpu), after
 
     def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
-        """FGD's, where a node state not kept yet is scored from FGD's measure before and after the pod
-        kept by its class code (``class_codes``) plus the supply term of its own cpu, as ``_compute_best``
-        adds it: no ``_key`` built per node."""
+        """FGD's, keyed by FGD's class code and the supply term's columns; a node state not kept yet is
+        scored from FGD's measure before and after the pod kept by that code (``_coded_score``)."""
         measure = self.measure(ctx.state, ctx.pod)
         if not isinstance(measure, SupplyFragmentation) or not measure.cpu_per_milli:
             return super().class_scores(ctx, idx, ask)
         _, cpu, totals, codes = self.class_codes(ctx, idx, ask)
         (fed_before,) = measure.cpu_columns(cpu, totals)
         (fed_after,) = measure.cpu_columns(cpu - ask.cpu, totals)
-        keys = list(zip(codes, fed_before.tolist(), fed_after.tolist(), strict=True))
-        memo = self.kept_for(ask)
-        scores = list(map(memo.get, keys))
-        if None in scores:
-            coded = self._coded_parts(measure, memo, ask)
-            state, weight, nodes, cpus, gpus = (
-                ctx.state,
-                measure.gpu_weight,
-                idx.tolist(),
-                cpu.tolist(),
-                totals.tolist(),
-            )
-            for n, score in enumerate(scores):
-                if score is not None:
-                    continue
-                score = memo.get(keys[n])
-                if score is None:
-                    parts = coded.get(codes[n])
-                    if parts is None:
-                        parts = coded[codes[n]] = self._parts_of(
-                            measure, nodes[n], NodeLeft.of(state, nodes[n]), ask
-                        )
-                    before, after, total_after = parts
-                    before += weight * measure.shortfall(gpus[n], cpus[n])
-                    short = weight * measure.shortfall(total_after, cpus[n] - ask.cpu)
-                    score = memo[keys[n]] = self._choose(before, [(g, frag + short) for g, frag in after])[0]
-                scores[n] = score
-        by_node: IntArray = np.array(scores, dtype=np.int64)
-        return by_node
+        keys: list[Hashable] = list(zip(codes, fed_before.tolist(), fed_after.tolist(), strict=True))
+        return self.kept_scores(ctx, idx, ask, self.kept_for(ask), keys, self._coded_score)
 
-    def _coded_parts(
-        self, measure: SupplyFragmentation, memo: dict[Hashable, int], ask: PodAsk
-    ) -> dict[Hashable, Parts]:
-        """The parts kept by class code for ``ask``, dropped with the classes' scores or the measure."""
-        assert self._classes is not None  # made by ``class_codes``
+    def _coded_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk, key: Hashable) -> int:
+        """The score of node ``i`` whose ``class_scores`` key is ``key``: FGD's measure before and after
+        the pod kept by the key's class code (nodes with other cpu share it), plus the supply term of the
+        node's own cpu, added as ``_compute_best`` adds it (no ``_key`` built)."""
+        measure = self.measure(ctx.state, ctx.pod)
+        assert isinstance(measure, SupplyFragmentation) and self._classes is not None  # ``class_scores``'
         if (
             self._coded_for is None
             or self._coded_for[0] is not measure
             or self._coded_for[1] is not self._classes.memo
         ):
-            self._coded, self._coded_for = {}, (measure, self._classes.memo)
-        return self._coded.setdefault(ask, {})
+            self._coded, self._coded_for = {}, (measure, self._classes.memo)  # dropped with the classes
+        coded = self._coded.setdefault(ask, {})
+        code = key[0]  # type: ignore[index]
+        parts = coded.get(code)
+        if parts is None:
+            parts = coded[code] = self._parts_of(measure, i, left, ask)
+        before, after, total_after = parts
+        before += measure.gpu_weight * measure.shortfall(left.total, left.cpu)
+        short = measure.gpu_weight * measure.shortfall(total_after, left.cpu - ask.cpu)
+        return self._choose(before, [(g, frag + short) for g, frag in after])[0]
 
     def _parts_of(self, measure: SupplyFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> Parts:
         """FGD's measure of node ``i`` before and after the pod (kept by FGD's ``_key``) and the GPU

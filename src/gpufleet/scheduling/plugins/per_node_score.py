@@ -27,6 +27,9 @@ from gpufleet.scheduling.framework import DynamicScore, PodContext
 
 #: Up to this many nodes are scored one by one, without grouping them into classes.
 FEW_NODES = 8
+#: ``kept_scores``' score of a node whose key it does not keep: (context, node, what it has left, the
+#: pod's ask, the key)
+Judge = Callable[["PodContext", int, NodeLeft, "PodAsk", Hashable], int]
 
 
 class PodAsk(NamedTuple):
@@ -158,20 +161,28 @@ class PerNodeScore(DynamicScore):
         ask: PodAsk,
         memo: dict[Hashable, int],
         keys: list[Hashable],
-        judge: Callable[[PodContext, int, NodeLeft, PodAsk], int] | None = None,
+        judge: Judge | None = None,
     ) -> IntArray:
         """Per node of ``idx``, the score ``memo`` keeps for its key (one dict look-up per node); for a key
-        not kept, ``judge`` (by default ``node_score``) of its first node, kept."""
+        not kept, ``judge`` of its first node and the key (by default ``node_score``), kept."""
         scores = list(map(memo.get, keys))
-        if None in scores:
+        missing = scores.count(None)
+        if missing:
             state = ctx.state
-            judged = self.node_score if judge is None else judge
-            for n, i in enumerate(idx.tolist()):
-                if scores[n] is None:
-                    score = memo.get(keys[n])
-                    if score is None:
-                        score = memo[keys[n]] = judged(ctx, i, NodeLeft.of(state, i), ask)
-                    scores[n] = score
+            nodes = idx.tolist()
+            n = -1
+            for _ in range(missing):  # the nodes without a score, found by ``list.index`` (no loop over all)
+                n = scores.index(None, n + 1)
+                key = keys[n]
+                score = memo.get(key)
+                if score is None:
+                    i = nodes[n]
+                    left = NodeLeft.of(state, i)
+                    score = (
+                        self.node_score(ctx, i, left, ask) if judge is None else judge(ctx, i, left, ask, key)
+                    )
+                    memo[key] = score
+                scores[n] = score
         by_node: IntArray = np.array(scores, dtype=np.int64)
         return by_node
 
