@@ -133,8 +133,10 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         return measure.shortfall(left.total, left.cpu), after
 
     def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
-        """FGD's, keyed by FGD's class code and the supply term's columns; a node state not kept yet is
-        scored from FGD's measure before and after the pod kept by that code (``_coded_score``)."""
+        """FGD's, keyed by FGD's class code and the supply term's columns. A node state not kept yet is
+        scored from FGD's measure before and after the pod kept by the class code (nodes with other cpu
+        share it), plus the supply term of the node's own cpu, added as ``_compute_best`` adds it: no
+        ``_key`` built per node."""
         measure = self.measure(ctx.state, ctx.pod)
         if not isinstance(measure, SupplyFragmentation) or not measure.cpu_per_milli:
             return super().class_scores(ctx, idx, ask)
@@ -142,42 +144,30 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         (fed_before,) = measure.cpu_columns(cpu, totals)
         (fed_after,) = measure.cpu_columns(cpu - ask.cpu, totals)
         keys: list[Hashable] = list(zip(codes, fed_before.tolist(), fed_after.tolist(), strict=True))
-        return self.kept_scores(ctx, idx, ask, self.kept_for(ask), keys, self._coded_score)
+        coded = self._coded_parts(measure, ask)
+        fgd_of = super(SupplyFragmentation, measure).of
+        weight, shortfall = measure.gpu_weight, measure.shortfall
 
-    def _coded_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk, key: Hashable) -> int:
-        """The score of node ``i`` whose ``class_scores`` key is ``key``: FGD's measure before and after
-        the pod kept by the key's class code (nodes with other cpu share it), plus the supply term of the
-        node's own cpu, added as ``_compute_best`` adds it (no ``_key`` built)."""
-        measure = self.measure(ctx.state, ctx.pod)
-        assert isinstance(measure, SupplyFragmentation) and self._classes is not None  # ``class_scores``'
-        if (
-            self._coded_for is None
-            or self._coded_for[0] is not measure
-            or self._coded_for[1] is not self._classes.memo
-        ):
-            self._coded, self._coded_for = {}, (measure, self._classes.memo)  # dropped with the classes
-        coded = self._coded.setdefault(ask, {})
-        code = key[0]  # type: ignore[index]
-        parts = coded.get(code)
-        if parts is None:
-            parts = coded[code] = self._parts_of(measure, i, left, ask)
-        before, after, total_after = parts
-        before += measure.gpu_weight * measure.shortfall(left.total, left.cpu)
-        short = measure.gpu_weight * measure.shortfall(total_after, left.cpu - ask.cpu)
-        return self._choose(before, [(g, frag + short) for g, frag in after])[0]
+        def coded_score(ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk, key: Hashable) -> int:
+            code = key[0]  # type: ignore[index]
+            parts = coded.get(code)
+            if parts is None:
+                parts = coded[code] = (*self._fragmentation(fgd_of, i, left, ask), ask.total_after(left))
+            before, after, total_after = parts
+            before += weight * shortfall(left.total, left.cpu)
+            short = weight * shortfall(total_after, left.cpu - ask.cpu)
+            return self._choose(before, [(g, frag + short) for g, frag in after])[0]
 
-    def _parts_of(self, measure: SupplyFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> Parts:
-        """FGD's measure of node ``i`` before and after the pod (kept by FGD's ``_key``) and the GPU
-        thousandths it has left after the pod."""
-        if measure is not self._parts_for:
-            self._parts, self._parts_for = {}, measure
-        key = self._key(measure, i, left, ask)
-        parts = self._parts.get(key)
-        if parts is None:
-            parts = self._parts[key] = self._fragmentation(
-                super(SupplyFragmentation, measure).of, i, left, ask
-            )
-        return (*parts, ask.total_after(left))
+        return self.kept_scores(ctx, idx, ask, self.kept_for(ask), keys, coded_score)
+
+    def _coded_parts(self, measure: SupplyFragmentation, ask: PodAsk) -> dict[Hashable, Parts]:
+        """``class_scores``' parts by class code for pods asking ``ask``, dropped with the classes' ids or
+        the measure."""
+        assert self._classes is not None  # made by ``class_codes``
+        kept_for = self._coded_for
+        if kept_for is None or kept_for[0] is not measure or kept_for[1] is not self._classes.memo:
+            self._coded, self._coded_for = {}, (measure, self._classes.memo)
+        return self._coded.setdefault(ask, {})
 
     def _compute_best(
         self,
