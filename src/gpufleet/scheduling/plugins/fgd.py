@@ -130,14 +130,15 @@ class FragmentationGradient(PerNodeScore):
         keys: list[Hashable] = (
             list(zip(codes, *(column.tolist() for column in extra), strict=True)) if extra else codes
         )
-        return self.kept_scores(ctx, idx, ask, self.kept_for(ask), keys, self._unkept_score)
-
-    def _unkept_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk, key: Hashable) -> int:
-        """``node_score`` of a node whose class code ``class_scores`` has not kept for this ask: the score
-        worked out, not looked up in ``_best``'s memo (its key holds what the code does, so it would
-        seldom be there)."""
-        measure = self.measure(ctx.state, ctx.pod)
-        return self._compute_best(measure, i, left, ask, (), ())[0]
+        # a key not kept: the score worked out, not looked up in ``_best``'s memo (its key holds what the
+        # code does, so it would seldom be there)
+        state = ctx.state
+        return self.kept_scores(
+            idx,
+            self.kept_for(ask),
+            keys,
+            lambda n, i: self._compute_best(measure, i, NodeLeft.of(state, i), ask, (), ())[0],
+        )
 
     def class_codes(
         self, ctx: PodContext, idx: IntArray, ask: PodAsk

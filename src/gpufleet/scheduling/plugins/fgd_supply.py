@@ -146,19 +146,20 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         keys: list[Hashable] = list(zip(codes, fed_before.tolist(), fed_after.tolist(), strict=True))
         coded = self._coded_parts(measure, ask)
         fgd_of = super(SupplyFragmentation, measure).of
-        weight, shortfall = measure.gpu_weight, measure.shortfall
+        state, weight, shortfall = ctx.state, measure.gpu_weight, measure.shortfall
+        cpus, gpus = cpu.tolist(), totals.tolist()
 
-        def coded_score(ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk, key: Hashable) -> int:
-            code = key[0]  # type: ignore[index]
-            parts = coded.get(code)
+        def coded_score(n: int, i: int) -> int:
+            parts = coded.get(codes[n])
             if parts is None:
-                parts = coded[code] = (*self._fragmentation(fgd_of, i, left, ask), ask.total_after(left))
+                left = NodeLeft.of(state, i)
+                parts = coded[codes[n]] = (*self._fragmentation(fgd_of, i, left, ask), ask.total_after(left))
             before, after, total_after = parts
-            before += weight * shortfall(left.total, left.cpu)
-            short = weight * shortfall(total_after, left.cpu - ask.cpu)
+            before += weight * shortfall(gpus[n], cpus[n])
+            short = weight * shortfall(total_after, cpus[n] - ask.cpu)
             return self._choose(before, [(g, frag + short) for g, frag in after])[0]
 
-        return self.kept_scores(ctx, idx, ask, self.kept_for(ask), keys, coded_score)
+        return self.kept_scores(idx, self.kept_for(ask), keys, coded_score)
 
     def _coded_parts(self, measure: SupplyFragmentation, ask: PodAsk) -> dict[Hashable, Parts]:
         """``class_scores``' parts by class code for pods asking ``ask``, dropped with the classes' ids or

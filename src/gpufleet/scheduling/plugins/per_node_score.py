@@ -27,9 +27,6 @@ from gpufleet.scheduling.framework import DynamicScore, PodContext
 
 #: Up to this many nodes are scored one by one, without grouping them into classes.
 FEW_NODES = 8
-#: ``kept_scores``' score of a node whose key it does not keep: (context, node, what it has left, the
-#: pod's ask, the key)
-Judge = Callable[["PodContext", int, NodeLeft, "PodAsk", Hashable], int]
 
 
 class PodAsk(NamedTuple):
@@ -152,23 +149,17 @@ class PerNodeScore(DynamicScore):
         """``node_score`` of each class among ``idx`` (kept per class and ask), for all of the class."""
         ids = self.classes(ctx, idx, ask)
         assert self._classes is not None  # made by ``classes``
-        return self.kept_scores(ctx, idx, ask, self._classes.memo.setdefault(ask, {}), ids.tolist())
+        memo = self._classes.memo.setdefault(ask, {})
+        return self.kept_scores(idx, memo, ids.tolist(), self.judge_alone(ctx, ask))
 
     def kept_scores(
-        self,
-        ctx: PodContext,
-        idx: IntArray,
-        ask: PodAsk,
-        memo: dict[Hashable, int],
-        keys: list[Hashable],
-        judge: Judge | None = None,
+        self, idx: IntArray, memo: dict[Hashable, int], keys: list[Hashable], judge: Callable[[int, int], int]
     ) -> IntArray:
         """Per node of ``idx``, the score ``memo`` keeps for its key (one dict look-up per node); for a key
-        not kept, ``judge`` of its first node and the key (by default ``node_score``), kept."""
+        not kept, ``judge`` of its first node (its position in ``idx`` and its index), kept."""
         scores = list(map(memo.get, keys))
         missing = scores.count(None)
         if missing:
-            state = ctx.state
             nodes = idx.tolist()
             n = -1
             for _ in range(missing):  # the nodes without a score, found by ``list.index`` (no loop over all)
@@ -176,15 +167,15 @@ class PerNodeScore(DynamicScore):
                 key = keys[n]
                 score = memo.get(key)
                 if score is None:
-                    i = nodes[n]
-                    left = NodeLeft.of(state, i)
-                    score = (
-                        self.node_score(ctx, i, left, ask) if judge is None else judge(ctx, i, left, ask, key)
-                    )
-                    memo[key] = score
+                    score = memo[key] = judge(n, nodes[n])
                 scores[n] = score
         by_node: IntArray = np.array(scores, dtype=np.int64)
         return by_node
+
+    def judge_alone(self, ctx: PodContext, ask: PodAsk) -> Callable[[int, int], int]:
+        """``kept_scores``' judge by ``node_score``."""
+        state = ctx.state
+        return lambda n, i: self.node_score(ctx, i, NodeLeft.of(state, i), ask)
 
     def cpu_and_gpus_left(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> tuple[IntArray, IntArray]:
         """Per node of ``idx``, ``NodeLeft``'s ``cpu`` and ``total`` (GPU thousandths left)."""
