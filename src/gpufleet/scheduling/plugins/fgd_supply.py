@@ -135,8 +135,8 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
     def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
         """FGD's, keyed by FGD's class code and the supply term's columns. A node state not kept yet is
         scored from FGD's measure before and after the pod kept by the class code (nodes with other cpu
-        share it), plus the supply term of the node's own cpu, added as ``_compute_best`` adds it: no
-        ``_key`` built per node."""
+        share it), plus the supply term of the node's own cpu, added as ``_compute_best`` adds it: a
+        ``_key`` built only for a class code not kept."""
         measure = self.measure(ctx.state, ctx.pod)
         if not isinstance(measure, SupplyFragmentation) or not measure.cpu_per_milli:
             return super().class_scores(ctx, idx, ask)
@@ -145,15 +145,13 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         (fed_after,) = measure.cpu_columns(cpu - ask.cpu, totals)
         keys: list[Hashable] = list(zip(codes, fed_before.tolist(), fed_after.tolist(), strict=True))
         coded = self._coded_parts(measure, ask)
-        fgd_of = super(SupplyFragmentation, measure).of
         state, weight, shortfall = ctx.state, measure.gpu_weight, measure.shortfall
         cpus, gpus = cpu.tolist(), totals.tolist()
 
         def coded_score(n: int, i: int) -> int:
             parts = coded.get(codes[n])
             if parts is None:
-                left = NodeLeft.of(state, i)
-                parts = coded[codes[n]] = (*self._fragmentation(fgd_of, i, left, ask), ask.total_after(left))
+                parts = coded[codes[n]] = self._parts_of(measure, i, NodeLeft.of(state, i), ask)
             before, after, total_after = parts
             before += weight * shortfall(gpus[n], cpus[n])
             short = weight * shortfall(total_after, cpus[n] - ask.cpu)
@@ -169,6 +167,19 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         if kept_for is None or kept_for[0] is not measure or kept_for[1] is not self._classes.memo:
             self._coded, self._coded_for = {}, (measure, self._classes.memo)
         return self._coded.setdefault(ask, {})
+
+    def _parts_of(self, measure: SupplyFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> Parts:
+        """FGD's measure of node ``i`` before and after the pod, kept by FGD's ``_key`` (shared with
+        ``_compute_best``), and the GPU thousandths it has left after the pod."""
+        if measure is not self._parts_for:
+            self._parts, self._parts_for = {}, measure
+        key = self._key(measure, i, left, ask)
+        parts = self._parts.get(key)
+        if parts is None:
+            parts = self._parts[key] = self._fragmentation(
+                super(SupplyFragmentation, measure).of, i, left, ask
+            )
+        return (*parts, ask.total_after(left))
 
     def _compute_best(
         self,
