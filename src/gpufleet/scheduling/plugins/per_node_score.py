@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Hashable
+from itertools import compress, count, repeat
+from operator import is_
 from typing import NamedTuple
 
 import numpy as np
@@ -158,12 +160,10 @@ class PerNodeScore(DynamicScore):
         """Per node of ``idx``, the score ``memo`` keeps for its key (one dict look-up per node); for a key
         not kept, ``judge`` of its first node (its position in ``idx`` and its index), kept."""
         scores = list(map(memo.get, keys))
-        missing = scores.count(None)
+        missing = list(compress(count(), map(is_, scores, repeat(None))))  # (no Python loop over all)
         if missing:
             nodes = idx.tolist()
-            n = -1
-            for _ in range(missing):  # the nodes without a score, found by ``list.index`` (no loop over all)
-                n = scores.index(None, n + 1)
+            for n in missing:
                 key = keys[n]
                 score = memo.get(key)
                 if score is None:
