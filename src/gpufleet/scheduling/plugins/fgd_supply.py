@@ -121,7 +121,7 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         self._parts: dict[tuple[Hashable, ...], tuple[float, list[tuple[int | None, float]]]] = {}
         self._parts_for: NodeFragmentation | None = None
         #: per ask, by ``class_codes``' number: those parts and the GPU thousandths left after the pod
-        self._coded: dict[PodAsk, dict[Hashable, Parts]] = {}
+        self._coded: dict[tuple[int, int, bool], dict[Hashable, Parts]] = {}
         self._coded_for: tuple[NodeFragmentation, dict[Hashable, dict[Hashable, int]]] | None = None
 
     def _extra(self, measure: NodeFragmentation, left: NodeLeft, ask: PodAsk) -> tuple[float, ...]:
@@ -160,13 +160,13 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         return self.kept_scores(idx, self.kept_for(ask), keys, coded_score)
 
     def _coded_parts(self, measure: SupplyFragmentation, ask: PodAsk) -> dict[Hashable, Parts]:
-        """``class_scores``' parts by class code for pods asking ``ask``, dropped with the classes' ids or
-        the measure."""
+        """``class_scores``' parts by class code for pods asking for ``ask``'s GPUs (the code holds what
+        the measure reads of their cpu and memory), dropped with the classes' ids or the measure."""
         assert self._classes is not None  # made by ``class_codes``
         kept_for = self._coded_for
         if kept_for is None or kept_for[0] is not measure or kept_for[1] is not self._classes.memo:
             self._coded, self._coded_for = {}, (measure, self._classes.memo)
-        return self._coded.setdefault(ask, {})
+        return self._coded.setdefault((ask.gpus, ask.milli, ask.shared), {})
 
     def _parts_of(self, measure: SupplyFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> Parts:
         """FGD's measure of node ``i`` before and after the pod, kept by FGD's ``_key`` (shared with
