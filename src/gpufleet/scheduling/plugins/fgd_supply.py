@@ -120,7 +120,7 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         #: FGD's measure before and after the pod (``_fragmentation``, without the supply term) by its key
         self._parts: dict[tuple[Hashable, ...], tuple[float, list[tuple[int | None, float]]]] = {}
         self._parts_for: NodeFragmentation | None = None
-        #: per ask, by ``class_codes``' number: those parts and the GPU thousandths left after the pod
+        #: per GPU ask, by ``class_codes``' number: those parts and the GPU thousandths left after the pod
         self._coded: dict[tuple[int, int, bool], dict[Hashable, Parts]] = {}
         self._coded_for: tuple[NodeFragmentation, dict[Hashable, dict[Hashable, int]]] | None = None
 
@@ -134,8 +134,8 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
 
     def class_scores(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
         """FGD's, keyed by FGD's class code and the supply term's columns. A node state not kept yet is
-        scored from FGD's measure before and after the pod kept by the class code (nodes with other cpu
-        share it), plus the supply term of the node's own cpu, added as ``_compute_best`` adds it: a
+        scored from FGD's measure before and after the pod kept by the class code (nodes and pods with
+        other cpu share it), plus the supply term of the node's own cpu, added as ``_compute_best`` adds it: a
         ``_key`` built only for a class code not kept."""
         measure = self.measure(ctx.state, ctx.pod)
         if not isinstance(measure, SupplyFragmentation) or not measure.cpu_per_milli:
