@@ -43,3 +43,4 @@ SHARED = shared_dir()
 TRACES = SHARED / "traces" / "alibaba-gpu-v2023"
 UPSTREAM = SHARED / "upstream-manifests"
 needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"no traces at {TRACES}")
+needs_upstream = pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"no upstream manifests at {UPSTREAM}")

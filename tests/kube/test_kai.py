@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from kube_manifests import load, problems, warnings
 
 from conftest import pods_by_name, simulated, simulated_text
 from gpufleet.control.kai import uid
 from gpufleet.model.kai import KaiQuota
 from gpufleet.scheduling.messages import no_scheduler
-from shared_files import UPSTREAM
-
-SHARED = UPSTREAM
+from shared_files import UPSTREAM, needs_upstream
 
 
 def queue(name: str, gpu_limit: float = -1, parent: str | None = None, extra: str = "") -> str:
@@ -224,12 +221,16 @@ def test_a_missing_or_parent_queue_takes_no_jobs(tmp_path: Path) -> None:
     assert 'queue "root" is not a leaf queue: KAI Scheduler skips the job' in pods["parent-0"]["message"]
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason=f"no upstream manifests at {SHARED}")
+@needs_upstream
 def test_kai_scheduler_docs_run_every_pod_and_share_a_gpu() -> None:
     """Scenario ``kai-scheduler-docs``: the default queues (no limits), the batch Job (2 pods of one
     GPU), the GPU pod and the ``gpu-fraction: 0.5`` pod all run on the two H100 nodes."""
     summary = simulated(
-        [SHARED / "_clusters/h100-nodes.yaml", SHARED / "_clusters/sim-1h.yaml", SHARED / "kai-scheduler"]
+        [
+            UPSTREAM / "_clusters/h100-nodes.yaml",
+            UPSTREAM / "_clusters/sim-1h.yaml",
+            UPSTREAM / "kai-scheduler",
+        ]
     )
     pods = pods_by_name(summary)
     assert sorted(pods) == ["batch-job-0", "batch-job-1", "gpu-pod", "gpu-sharing"]

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.model.keda import PrometheusScaler, RedisListScaler, ScalingStrategy
-from shared_files import UPSTREAM
+from shared_files import UPSTREAM, needs_upstream
 
 DEPLOYMENT = """
 apiVersion: apps/v1
@@ -190,7 +190,7 @@ def test_pending_pod_conditions_gpufleet_does_not_model_are_warnings(tmp_path: P
     ]
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="shared/upstream-manifests is not beside the repository")
+@needs_upstream
 def test_keda_docs_prometheus_example_loads() -> None:
     # keda-docs 2.21 scalers/prometheus.md: sum(rate(http_requests_total{deployment="my-deployment"}[2m]))
     scenario = load_scenario([UPSTREAM / "keda-docs/2.21/prometheus-scaledobject.yaml"])
@@ -198,7 +198,7 @@ def test_keda_docs_prometheus_example_loads() -> None:
     assert isinstance(scaler, PrometheusScaler) and scaler.threshold == 100.0
 
 
-@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="shared/upstream-manifests is not beside the repository")
+@needs_upstream
 def test_keda_docs_rabbitmq_scaled_job_is_refused_for_its_trigger() -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenario([UPSTREAM / "keda-docs/2.21/scaling-jobs-rabbitmq-scaledjob.yaml"])

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from kube_manifests import load, problems, warnings
 
 from conftest import (
@@ -31,9 +30,8 @@ from gpufleet.kube import load_scenario
 from gpufleet.model.kueue import ClusterQueue, Cohort, FlavorQuotas, ResourceGroup, ResourceQuota
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
-from shared_files import UPSTREAM
+from shared_files import UPSTREAM, needs_upstream
 
-SHARED = UPSTREAM
 H100 = ("h100", GPU)
 
 
@@ -252,19 +250,19 @@ preemptionPolicy: Never
     assert lines[2].startswith("scenario.yaml: document 3 (WorkloadPriorityClass/c): preemptionPolicy:")
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason=f"no upstream manifests at {SHARED}")
+@needs_upstream
 def test_kueueviz_examples_load_their_cohort_tree_and_priority_classes() -> None:
     """``cmd/kueueviz/examples``: the cohorts (organization -> research, engineering) and the three
     WorkloadPriorityClasses are read as written; the scenario runs."""
     summary = simulated(
         [
-            SHARED / "_clusters/cpu-nodes.yaml",
-            SHARED / "_clusters/sim-1h.yaml",
-            SHARED / "kueue/kueueviz-examples",
+            UPSTREAM / "_clusters/cpu-nodes.yaml",
+            UPSTREAM / "_clusters/sim-1h.yaml",
+            UPSTREAM / "kueue/kueueviz-examples",
         ]
     )
     assert set(summary["kueue"]["cluster_queues"]) >= {"agi-cluster-queue", "llm-cluster-queue"}
-    scenario = load_scenario([SHARED / "kueue/kueueviz-examples"])
+    scenario = load_scenario([UPSTREAM / "kueue/kueueviz-examples"])
     assert scenario.kueue.cohorts["research"].parent == "organization"
     assert {n: c.value for n, c in scenario.kueue.priority_classes.items()} == {
         "human-critical": 1000000,

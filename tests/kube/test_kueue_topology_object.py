@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from kube_manifests import load, problems, warnings
 
 from conftest import kueue_queues, pods_by_name, queued_job, simulated, simulated_text
-from shared_files import UPSTREAM
+from shared_files import UPSTREAM, needs_upstream
 
-SHARED = UPSTREAM
 TOPOLOGY = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Topology
@@ -150,16 +148,16 @@ def test_a_second_workload_takes_the_rooms_the_first_left(tmp_path: Path) -> Non
     assert {pods["b-0"]["node"], pods["b-1"]["node"]} == {"n0", "n1"}
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason=f"no upstream manifests at {SHARED}")
+@needs_upstream
 def test_kueue_tas_sample_admits_the_job_into_one_rack() -> None:
     """Scenario ``kueue-tas-gpu``: the sample Job's 10 pods require one ``topology-rack``; the two
     H100 nodes are racks r1 and r2, so all 10 run on one node."""
     summary = simulated(
         [
-            SHARED / "_clusters/h100-nodes.yaml",
-            SHARED / "_clusters/sim-1h.yaml",
-            SHARED / "kueue/tas/sample-gpu-queues.yaml",
-            SHARED / "kueue/tas/sample-job-required.yaml",
+            UPSTREAM / "_clusters/h100-nodes.yaml",
+            UPSTREAM / "_clusters/sim-1h.yaml",
+            UPSTREAM / "kueue/tas/sample-gpu-queues.yaml",
+            UPSTREAM / "kueue/tas/sample-job-required.yaml",
         ]
     )
     pods = [p for p in summary["pods"] if "tas-sample-required" in p["name"]]

@@ -18,12 +18,9 @@ from pathlib import Path
 import pytest
 
 from gpufleet.kube import ScenarioError, load_scenario
-from shared_files import SHARED
+from shared_files import UPSTREAM, needs_upstream
 
-MANIFESTS = SHARED / "upstream-manifests"
-pytestmark = pytest.mark.skipif(
-    not MANIFESTS.is_dir(), reason=f"no upstream manifests: {MANIFESTS} is absent (next to the repository)"
-)
+pytestmark = needs_upstream
 
 ACCEPTED, WARNED, REFUSED = "accepted", "accepted with warnings", "refused"
 
@@ -202,7 +199,7 @@ EXPECTED: dict[str, Expect] = {
 
 def _manifests() -> list[str]:
     suffixes = (".yaml", ".yml", ".json")
-    return sorted(str(p.relative_to(MANIFESTS)) for p in MANIFESTS.rglob("*") if p.suffix in suffixes)
+    return sorted(str(p.relative_to(UPSTREAM)) for p in UPSTREAM.rglob("*") if p.suffix in suffixes)
 
 
 def _outcome(paths: list[Path]) -> tuple[str, list[str]]:
@@ -219,19 +216,19 @@ def test_every_upstream_manifest_has_an_expected_outcome() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_upstream_manifest_loads_with_its_expected_outcome(name: str) -> None:
-    outcome, lines = _outcome([MANIFESTS / name])
+    outcome, lines = _outcome([UPSTREAM / name])
     expect = EXPECTED[name]
     assert outcome in expect.outcomes, lines
     for fragment in expect.fragments:
         assert any(fragment in line for line in lines), (fragment, lines)
     for line in lines:  # one line each, naming the file and the document
-        assert "\n" not in line and line.startswith(f"{MANIFESTS / name}: document "), line
+        assert "\n" not in line and line.startswith(f"{UPSTREAM / name}: document "), line
 
 
 def _scenarios() -> list[tuple[str, list[str]]]:
-    if not MANIFESTS.is_dir():
+    if not UPSTREAM.is_dir():
         return []
-    rows = (line.split("|") for line in (MANIFESTS / "SCENARIOS.txt").read_text().splitlines())
+    rows = (line.split("|") for line in (UPSTREAM / "SCENARIOS.txt").read_text().splitlines())
     return [
         (name, paths.split()) for name, paths in (r for r in rows if len(r) == 2 and not r[0].startswith("#"))
     ]
@@ -239,5 +236,5 @@ def _scenarios() -> list[tuple[str, list[str]]]:
 
 @pytest.mark.parametrize(("name", "paths"), _scenarios())
 def test_upstream_scenario_validates(name: str, paths: list[str]) -> None:
-    outcome, lines = _outcome([MANIFESTS / p for p in paths])
+    outcome, lines = _outcome([UPSTREAM / p for p in paths])
     assert outcome != REFUSED, lines

@@ -21,8 +21,6 @@ from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuCluste
 from gpufleet.scheduling.scheduler import Scheduler
 from shared_files import TRACES, needs_traces
 
-TRACE, needs_trace = TRACES, needs_traces
-
 
 def share(name: str, milli: int, cpu: int = 1000) -> Pod:
     return Pod(name, requests={"cpu": cpu}, gpu_share=GpuShare(1, compute_milli=milli))
@@ -182,13 +180,13 @@ def test_a_replay_runs_with_the_garbage_collector_off_and_leaves_it_as_it_was(
     assert again.to_json() | {"wall_seconds": 0} == result.to_json() | {"wall_seconds": 0}
 
 
-@needs_trace
+@needs_traces
 def test_default_trace_fgd_leaves_fewer_gpus_unallocated_than_best_fit() -> None:
     """The paper's headline on the default trace (seed 42): FGD about 4.8 %, BestFit about 7.1 %."""
     from gpufleet.traces.openb import read_nodes, read_pods
 
-    nodes = read_nodes(TRACE / "openb_node_list_gpu_node.csv")
-    pods = [p.pod for p in read_pods(TRACE / "openb_pod_list_default.csv")]
+    nodes = read_nodes(TRACES / "openb_node_list_gpu_node.csv")
+    pods = [p.pod for p in read_pods(TRACES / "openb_pod_list_default.csv")]
     fgd, best_fit = (replay(nodes, pods, policy, 42) for policy in ("FGD", "BestFit"))
     assert fgd.pods_total == best_fit.pods_total == 10825
     assert fgd.unallocated_gpu_pct_at_100 is not None and best_fit.unallocated_gpu_pct_at_100 is not None

@@ -12,8 +12,6 @@ from gpufleet.cli import app
 from gpufleet.replay.fgd_protocol import POLICIES, replay
 from shared_files import TRACES, needs_traces
 
-TRACE, needs_trace = TRACES, needs_traces
-
 
 def test_replay_cli_runs_fgdsupply(tmp_path: Path) -> None:
     """Two T4 GPUs with 8 cpu; a CPU-only 6-cpu pod and two 1-GPU 1-cpu pods: all three fit."""
@@ -29,13 +27,13 @@ def test_replay_cli_runs_fgdsupply(tmp_path: Path) -> None:
     assert "FGDSupply" in POLICIES
 
 
-@needs_trace
+@needs_traces
 def test_default_trace_fgdsupply_leaves_fewer_gpus_unallocated_than_fgd() -> None:
     """Seed 42: FGD about 4.8 %, FGDSupply about 4.1 % (README's table: the mean over seeds 42..51)."""
     from gpufleet.traces.openb import read_nodes, read_pods
 
-    nodes = read_nodes(TRACE / "openb_node_list_gpu_node.csv")
-    pods = [p.pod for p in read_pods(TRACE / "openb_pod_list_default.csv")]
+    nodes = read_nodes(TRACES / "openb_node_list_gpu_node.csv")
+    pods = [p.pod for p in read_pods(TRACES / "openb_pod_list_default.csv")]
     fgd, supply = (
         replay(nodes, pods, policy, 42).unallocated_gpu_pct_at_100 for policy in ("FGD", "FGDSupply")
     )

@@ -39,7 +39,6 @@ from shared_files import TRACES, needs_traces
 pytest.importorskip("highspy")
 
 GI = 2**30
-TRACE = TRACES
 SMALL = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -291,8 +290,8 @@ def test_the_readme_instance_has_optimum_39_71_gpus() -> None:
     """The first 20 GPU nodes of openb (2-GPU P100s), load 130 %, seed 42: 80 pods, 39.71 of 40 GPUs."""
     from gpufleet.traces.openb import read_nodes, read_pods
 
-    nodes = read_nodes(TRACE / "openb_node_list_gpu_node.csv")
-    pods = [p.pod for p in read_pods(TRACE / "openb_pod_list_default.csv")]
+    nodes = read_nodes(TRACES / "openb_node_list_gpu_node.csv")
+    pods = [p.pod for p in read_pods(TRACES / "openb_pod_list_default.csv")]
     part = trace_slice(nodes, pods, 20, 1.3, 42)
     result = solve([pack_node(n) for n in part.nodes], pack_pods(part.pods, part.nodes))
     assert len(part.pods) == 80 and result.optimal and result.allocated_milli == 39_710

@@ -17,8 +17,6 @@ from gpufleet.traces.base import TraceError
 from gpufleet.traces.openb import read_nodes, read_pods
 from shared_files import TRACES, needs_traces
 
-TRACE, needs_trace = TRACES, needs_traces
-
 POD_HEADER = ",".join(
     (
         "name,cpu_milli,memory_mib,num_gpu,gpu_milli",
@@ -28,14 +26,14 @@ POD_HEADER = ",".join(
 )
 
 
-@needs_trace
+@needs_traces
 def test_every_openb_file_loads_with_the_counts_of_its_readme() -> None:
-    files = sorted(TRACE.glob("*.csv"))
+    files = sorted(TRACES.glob("*.csv"))
     assert len(files) == 26
-    gpu_nodes = read_nodes(TRACE / "openb_node_list_gpu_node.csv")
+    gpu_nodes = read_nodes(TRACES / "openb_node_list_gpu_node.csv")
     assert len(gpu_nodes) == 1213 and sum(n.capacity.get(GPU, 0) for n in gpu_nodes) == 6212
-    assert len(read_nodes(TRACE / "openb_node_list_all_node.csv")) == 1523
-    default = read_pods(TRACE / "openb_pod_list_default.csv")
+    assert len(read_nodes(TRACES / "openb_node_list_all_node.csv")) == 1523
+    default = read_pods(TRACES / "openb_pod_list_default.csv")
     assert len(default) == 8152
     shares = [p for p in default if p.pod.gpu_share is not None]
     assert len(shares) == 3078  # one-GPU pods asking for a fraction (README: 3078)
@@ -43,14 +41,14 @@ def test_every_openb_file_loads_with_the_counts_of_its_readme() -> None:
     assert len(cpu_only) == 1088
     total = sum(p.pod.gpus for p in default) + sum(p.pod.gpu_share.compute_milli or 0 for p in shares) / 1000  # type: ignore[union-attr]
     assert total == pytest.approx(6086.8, abs=0.05)
-    assert len(read_pods(TRACE / "openb_pod_list_multigpu50.csv")) == 9061  # the five-column files
+    assert len(read_pods(TRACES / "openb_pod_list_multigpu50.csv")) == 9061  # the five-column files
     for f in files:
         assert read_nodes(f) if "node_list" in f.name else read_pods(f)
 
 
-@needs_trace
+@needs_traces
 def test_gpu_spec_becomes_required_affinity_on_the_gfd_product() -> None:
-    pods = read_pods(TRACE / "openb_pod_list_gpuspec33.csv")
+    pods = read_pods(TRACES / "openb_pod_list_gpuspec33.csv")
     constrained = [p.pod for p in pods if p.pod.required_terms]
     assert len(constrained) == 2388  # README
     v100 = next(p for p in constrained if "Tesla-V100-SXM2-16GB" in p.required_terms[0].expressions[0].values)  # type: ignore[index]

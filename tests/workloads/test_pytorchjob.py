@@ -30,7 +30,7 @@ from gpufleet.workloads.pytorchjob import PyTorchJobController
 from shared_files import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = UPSTREAM / "kubeflow-trainer/training-operator-v1"
+TRAINING_OPERATOR = UPSTREAM / "kubeflow-trainer/training-operator-v1"
 EXAMPLE = ROOT / "examples/training/pytorchjob-gang.yaml"
 
 
@@ -350,7 +350,7 @@ def test_a_suspended_job_creates_no_pods(tmp_path: Path) -> None:
 def test_the_published_mnist_nccl_example_runs_its_two_pods_on_gpus(tmp_path: Path) -> None:
     """training-operator's ``examples/pytorch/mnist/v1/pytorch_job_mnist_nccl.yaml``, as published,
     with a GPU node and a Simulation beside it; then with durations set on its templates it ends."""
-    published = UPSTREAM / "pytorch_job_mnist_nccl.yaml"
+    published = TRAINING_OPERATOR / "pytorch_job_mnist_nccl.yaml"
     overlay = nodes() + "---\n" + SIMULATION_10M
     (extra,) = write(tmp_path, overlay)
     summary = simulated([published, extra])

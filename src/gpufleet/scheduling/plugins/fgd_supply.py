@@ -120,9 +120,6 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         #: FGD's measure before and after the pod (``_fragmentation``, without the supply term) by its key
         self._parts: dict[tuple[Hashable, ...], tuple[float, list[tuple[int | None, float]]]] = {}
         self._parts_for: NodeFragmentation | None = None
-        #: per GPU ask, by ``class_codes``' number: those parts and the GPU thousandths left after the pod
-        self._coded: dict[tuple[int, int, bool], dict[Hashable, Parts]] = {}
-        self._coded_for: tuple[NodeFragmentation, dict[Hashable, dict[Hashable, int]]] | None = None
 
     def _extra(self, measure: NodeFragmentation, left: NodeLeft, ask: PodAsk) -> tuple[float, ...]:
         """The supply term's GPU thousandths short of cpu (``SupplyFragmentation.shortfall``) before and
@@ -144,7 +141,12 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         (fed_before,) = measure.cpu_columns(cpu, totals)
         (fed_after,) = measure.cpu_columns(cpu - ask.cpu, totals)
         keys: list[Hashable] = list(zip(codes, fed_before.tolist(), fed_after.tolist(), strict=True))
-        coded = self._coded_parts(measure, ask)
+        assert self._classes is not None  # made by ``class_codes``
+        # the parts by class code for pods asking for these GPUs (the code holds what the measure reads of
+        # their cpu and memory), kept with the classes' scores: dropped with the ids, as is the measure
+        coded: dict[Hashable, Parts] = self._classes.memo.setdefault(
+            ("parts", ask.gpus, ask.milli, ask.shared), {}
+        )
         state, weight, shortfall = ctx.state, measure.gpu_weight, measure.shortfall
         cpus, gpus = cpu.tolist(), totals.tolist()
 
@@ -158,15 +160,6 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
             return self._choose(before, [(g, frag + short) for g, frag in after])[0]
 
         return self.kept_scores(idx, self.kept_for(ask), keys, coded_score)
-
-    def _coded_parts(self, measure: SupplyFragmentation, ask: PodAsk) -> dict[Hashable, Parts]:
-        """``class_scores``' parts by class code for pods asking for ``ask``'s GPUs (the code holds what
-        the measure reads of their cpu and memory), dropped with the classes' ids or the measure."""
-        assert self._classes is not None  # made by ``class_codes``
-        kept_for = self._coded_for
-        if kept_for is None or kept_for[0] is not measure or kept_for[1] is not self._classes.memo:
-            self._coded, self._coded_for = {}, (measure, self._classes.memo)
-        return self._coded.setdefault((ask.gpus, ask.milli, ask.shared), {})
 
     def _parts_of(self, measure: SupplyFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> Parts:
         """FGD's measure of node ``i`` before and after the pod, kept by FGD's ``_key`` (shared with

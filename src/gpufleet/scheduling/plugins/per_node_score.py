@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from itertools import compress, count, repeat
 from operator import is_
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -83,8 +83,9 @@ class NodeClasses:
         self.totals: IntArray = np.zeros(0, dtype=np.int64)  # each node's GPU thousandths left
         self.versions: list[int] = []
         self.interned: dict[Hashable, int] = {}
-        #: scores a plugin keeps by these ids (dropped with them), per what the pod asks
-        self.memo: dict[Hashable, dict[Hashable, int]] = {}
+        #: what a plugin keeps by these ids (dropped with them), per what the pod asks: scores, or what
+        #: it works them out from
+        self.memo: dict[Hashable, dict[Hashable, Any]] = {}
 
     def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
         """The ids of ``nodes``."""
