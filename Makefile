@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT ?= out
 
-.PHONY: run test lint bench clean venv controlplane cluster-up cluster-down fidelity fuzz
+.PHONY: run test lint bench clean venv bytecode controlplane cluster-up cluster-down fidelity fuzz
 
 $(STAMP): pyproject.toml
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) (Python 3.11) on PATH" >&2; exit 2; }
@@ -16,13 +16,19 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-run: $(STAMP)
+# gpufleet's own modules compiled to bytecode, as pip does for a regular install: the editable install
+# leaves them to the first import, and with PYTHONDONTWRITEBYTECODE set (as on our CI machines) every
+# command compiled them again (about 0.1 s of each command's start). Only what changed is recompiled.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q src bench e2e
+
+run: bytecode
 	$(BIN)/gpufleet simulate --out $(OUT)
 	@echo "report: $(OUT)/report.html  summary: $(OUT)/summary.json"
 
 # The whole suite. Its control-plane tests build the upstream components once (10-20 minutes on
 # two cores, into ~/.cache/gpufleet/controlplane) and start them on loopback for the session.
-test: $(STAMP)
+test: bytecode
 	$(BIN)/python -m pytest tests
 
 lint: $(STAMP)
@@ -41,15 +47,15 @@ cluster-down: $(STAMP)
 	$(BIN)/python -m e2e down
 
 # gpufleet against the real kube-scheduler: every case, and the report in $(OUT)/fidelity/.
-fidelity: $(STAMP)
+fidelity: bytecode
 	$(BIN)/python -m e2e.fidelity --out $(OUT)/fidelity
 
 # Coverage-guided fuzzing (atheris) of every input surface, FUZZ_SECONDS each (docs/fuzzing.md).
 FUZZ_SECONDS ?= 60
-fuzz: $(STAMP)
+fuzz: bytecode
 	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS) --out $(OUT)/fuzz
 
-bench: $(STAMP)
+bench: bytecode
 	$(BIN)/python -m bench
 
 clean:
