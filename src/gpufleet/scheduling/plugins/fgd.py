@@ -125,7 +125,8 @@ class FragmentationGradient(PerNodeScore):
         """Nodes keyed by ``node_key``'s class and what the measure reads of their cpu and memory left,
         before and after the pod; each key's score kept for the pods asking for the same GPUs (one dict
         look-up per node, a score computed only for a key not seen before)."""
-        measure, cpu, totals, codes = self.class_codes(ctx, idx, ask)
+        measure, cpu, totals, code_column = self.class_codes(ctx, idx, ask)
+        codes: list[Hashable] = code_column.tolist()
         extra = [*measure.cpu_columns(cpu, totals), *measure.cpu_columns(cpu - ask.cpu, totals)]
         keys: list[Hashable] = (
             list(zip(codes, *(column.tolist() for column in extra), strict=True)) if extra else codes
@@ -142,7 +143,7 @@ class FragmentationGradient(PerNodeScore):
 
     def class_codes(
         self, ctx: PodContext, idx: IntArray, ask: PodAsk
-    ) -> tuple[NodeFragmentation, IntArray, IntArray, list[Hashable]]:
+    ) -> tuple[NodeFragmentation, IntArray, IntArray, IntArray]:
         """The measure, and per node of ``idx`` its cpu left, its GPU thousandths left and one number for
         its ``node_key`` class and what the measure reads of its cpu and memory before and after the pod
         (``NodeFragmentation.codes``: equal numbers, equal ``_key`` for this ask)."""
@@ -155,8 +156,7 @@ class FragmentationGradient(PerNodeScore):
         ids = self.classes(ctx, idx, ask)
         assert self._classes is not None  # made by ``classes``
         totals = self._classes.totals[idx]
-        codes: list[Hashable] = measure.codes(ids, cpu, memory, ask.cpu, ask.memory).tolist()
-        return measure, cpu, totals, codes
+        return measure, cpu, totals, measure.codes(ids, cpu, memory, ask.cpu, ask.memory)
 
     def kept_for(self, ask: PodAsk) -> dict[Hashable, int]:
         """The scores kept for pods asking for these GPUs, by ``class_scores``' keys (dropped with the

@@ -47,6 +47,7 @@ from gpufleet.scheduling.plugins.per_node_score import PodAsk
 from gpufleet.scheduling.registry import register
 
 SCARCITY_EXPONENT = 2
+KEY_BYTES = np.dtype((np.void, 24))  # a class code and two float64 columns of one node
 #: FGD's measure of a node before the pod, after it (per GPU a share may take) and the GPU thousandths
 #: left after it
 Parts = tuple[float, list[tuple[int | None, float]], int]
@@ -137,10 +138,13 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         measure = self.measure(ctx.state, ctx.pod)
         if not isinstance(measure, SupplyFragmentation) or not measure.cpu_per_milli:
             return super().class_scores(ctx, idx, ask)
-        _, cpu, totals, codes = self.class_codes(ctx, idx, ask)
+        _, cpu, totals, code_column = self.class_codes(ctx, idx, ask)
         (fed_before,) = measure.cpu_columns(cpu, totals)
         (fed_after,) = measure.cpu_columns(cpu - ask.cpu, totals)
-        keys: list[Hashable] = list(zip(codes, fed_before.tolist(), fed_after.tolist(), strict=True))
+        # a node's key: its code and the two columns' floats, as their 24 bytes (made and hashed in C; equal
+        # bytes, equal values, so a score kept is the node's)
+        rows = np.column_stack((code_column, fed_before.view(np.int64), fed_after.view(np.int64)))
+        keys = rows.view(KEY_BYTES).ravel().tolist()
         assert self._classes is not None  # made by ``class_codes``
         # the parts by class code for pods asking for these GPUs (the code holds what the measure reads of
         # their cpu and memory), kept with the classes' scores: dropped with the ids, as is the measure
@@ -154,9 +158,10 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
             """``_compute_best``'s score from the parts, with ``SupplyFragmentation.shortfall`` and
             ``_choose`` (its best score; the GPU is not asked for) inline: the same float operations, and a
             call of each per node was 6 % of a replay's instructions."""
-            parts = coded.get(codes[n])
+            code = code_column.item(n)
+            parts = coded.get(code)
             if parts is None:
-                parts = coded[codes[n]] = self._parts_of(measure, i, NodeLeft.of(state, i), ask)
+                parts = coded[code] = self._parts_of(measure, i, NodeLeft.of(state, i), ask)
             before, after, total_after = parts
             cpu_n = cpus[n]
             x = gpus[n] - cpu_n / rho

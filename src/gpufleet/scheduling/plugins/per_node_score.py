@@ -14,7 +14,7 @@ which read only a node's cpu and GPU thousandths left, score many nodes over arr
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from itertools import compress, count, repeat
 from operator import is_
 from typing import Any, NamedTuple
@@ -156,7 +156,11 @@ class PerNodeScore(DynamicScore):
         return self.kept_scores(idx, memo, ids.tolist(), self.judge_alone(ctx, ask))
 
     def kept_scores(
-        self, idx: IntArray, memo: dict[Hashable, int], keys: list[Hashable], judge: Callable[[int, int], int]
+        self,
+        idx: IntArray,
+        memo: dict[Hashable, int],
+        keys: Sequence[Hashable],
+        judge: Callable[[int, int], int],
     ) -> IntArray:
         """Per node of ``idx``, the score ``memo`` keeps for its key (one dict look-up per node); for a key
         not kept, ``judge`` of its first node (its position in ``idx`` and its index), kept."""
