@@ -7,8 +7,8 @@ policies x 10 seeds = 1,020 runs) would take on two cores at that rate. The auth
 over 10 minutes for one such run on 2 vCPUs. Then a real slice of the grid: every trace, the six
 policies, one seed (102 runs), run by ``gpufleet sweep --jobs 2`` as the grid is, its CPU seconds (the
 sweep and its workers) and wall time, and the whole grid projected from that slice's wall time. Reads
-the traces from ``../shared/traces`` (not copied into the repository); prints a line saying so when
-they are absent.
+the traces where ``bench.shared_files`` finds them (not copied into the repository); prints a line
+saying so when they are absent.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.shared_files import TRACES
 from gpufleet.replay.fgd_protocol import POLICIES, replay
 from gpufleet.traces.openb import read_nodes, read_pods
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "alibaba-gpu-v2023"
+TRACE = TRACES
 NODES = TRACE / "openb_node_list_gpu_node.csv"
 PODS = TRACE / "openb_pod_list_default.csv"
 GRID_RUNS = 1_020  # the paper's grid: 17 traces x 6 policies x 10 seeds

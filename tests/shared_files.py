@@ -1,46 +1,13 @@
-"""Where the tests find the shared files (public cluster traces and upstream projects' manifests), which
-the repository does not copy: ``GPUFLEET_SHARED`` if set, else ``shared`` beside this checkout, else
-``shared`` beside the repository it was cloned from (a fresh clone in a temporary folder still finds
-them). Tests that read them skip, saying so, where none of these holds them."""
+"""The tests' markers for the shared files (public cluster traces and upstream projects' manifests), which
+the repository does not copy; ``bench.shared_files`` says where they are looked for. Tests that read them
+skip, saying so, where they are not there."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
+from bench.shared_files import TRACES, UPSTREAM
 
-ROOT = Path(__file__).resolve().parents[1]
+__all__ = ["TRACES", "UPSTREAM", "needs_traces", "needs_upstream"]
 
-
-def _origin() -> Path | None:
-    """The local repository this checkout was cloned from, if it was cloned from one."""
-    try:
-        url = subprocess.run(
-            ["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
-    except OSError:
-        return None
-    path = Path(url.removeprefix("file://"))
-    return path.resolve() if url and path.is_absolute() and path.is_dir() else None
-
-
-def shared_dir() -> Path:
-    if env := os.environ.get("GPUFLEET_SHARED"):
-        return Path(env)
-    beside = ROOT.parent / "shared"
-    origin = _origin()
-    if beside.is_dir() or origin is None:
-        return beside
-    return origin.parent / "shared"
-
-
-SHARED = shared_dir()
-TRACES = SHARED / "traces" / "alibaba-gpu-v2023"
-UPSTREAM = SHARED / "upstream-manifests"
 needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"no traces at {TRACES}")
 needs_upstream = pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"no upstream manifests at {UPSTREAM}")
