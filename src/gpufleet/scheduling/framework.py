@@ -14,6 +14,7 @@ on NumPy columns.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -146,6 +147,29 @@ class StaticFilter(Plugin):
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         raise NotImplementedError
+
+    def reject_each(self, pod: Pod, nodes: list[Node]) -> list[str | None]:
+        """``reject`` of each node (a filter whose verdict reads less than the whole node may share it
+        between nodes alike in what it reads: ``reject_alike``)."""
+        return [self.reject(pod, node) for node in nodes]
+
+    def reject_alike(
+        self,
+        pod: Pod,
+        nodes: list[Node],
+        alike: Callable[[Node], Hashable],
+        judged: dict[Hashable, str | None],
+    ) -> list[str | None]:
+        """``reject`` of each node, judged once per value of ``alike`` (all that the verdict reads of a
+        node), ``judged`` holding verdicts known already."""
+        verdicts: list[str | None] = []
+        for node in nodes:
+            key = alike(node)
+            if key in judged:
+                verdicts.append(judged[key])
+            else:
+                verdicts.append(judged.setdefault(key, self.reject(pod, node)))
+        return verdicts
 
 
 class DynamicFilter(Plugin):

@@ -219,20 +219,27 @@ class ShapeCache:
         if base is not None and rows is not None:
             reasons[: len(base.reasons)], flags[: len(base.flags)] = base.reasons, base.flags
         active = state.active.tolist()
+        undecided: list[int] = []  # the nodes considered, no filter has rejected yet
         for i in range(state.size) if rows is None else rows:
             reasons[i], flags[i] = None, False
             if not active[i]:
                 continue
-            node = state.nodes[i]
-            if pinned is not None and node.name not in pinned:
+            if pinned is not None and state.nodes[i].name not in pinned:
                 reasons[i] = absent
                 continue
             flags[i] = True
-            for f in static_filters:
-                reason = f.reject(pod, node)
-                if reason is not None:
-                    reasons[i] = reason
-                    break
+            undecided.append(i)
+        nodes = [state.nodes[i] for i in undecided]
+        for f in static_filters:  # in order: the first filter that rejects a node gives its reason
+            if not undecided:
+                break
+            verdicts = f.reject_each(pod, nodes)
+            if verdicts.count(None) == len(verdicts):
+                continue
+            kept = [k for k, reason in enumerate(verdicts) if reason is None]
+            for i, reason in zip(undecided, verdicts, strict=True):
+                reasons[i] = reason
+            undecided, nodes = [undecided[k] for k in kept], [nodes[k] for k in kept]
         considered = np.flatnonzero(flags).astype(np.int64)
         passing = np.zeros(state.size, dtype=bool)
         passing[considered] = [reasons[i] is None for i in considered.tolist()]

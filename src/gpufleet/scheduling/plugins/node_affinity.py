@@ -94,6 +94,16 @@ class NodeAffinity(PreFilter, NodesPreFilter, StaticFilter, StaticScore):
             return ENFORCED
         return None if pod.matches_node_selector(node) else REASON
 
+    def reject_each(self, pod: Pod, nodes: list[Node]) -> list[str | None]:
+        """``reject`` judged once per distinct value of the labels the pod's ``nodeSelector`` and
+        required terms (and ``addedAffinity``'s) name, absent ones included: a requirement reads only its
+        key's label. Terms with ``matchFields`` read the node's name: then each node is judged."""
+        terms = (*(self.added_required or ()), *(pod.required_terms or ()))
+        if any(term.fields for term in terms):
+            return super().reject_each(pod, nodes)
+        keys = sorted({*pod.node_selector, *(r.key for term in terms for r in term.expressions)})
+        return self.reject_alike(pod, nodes, lambda node: tuple(map(node.labels.get, keys)), {})
+
     def applies(self, pod: Pod) -> bool:
         return bool(pod.preferred_terms or self.added_preferred)
 

@@ -19,3 +19,8 @@ class NodeName(StaticFilter):
         if pod.node_name and pod.node_name != node.name:
             return REASON
         return None
+
+    def reject_each(self, pod: Pod, nodes: list[Node]) -> list[str | None]:
+        if not pod.node_name:
+            return [None] * len(nodes)
+        return super().reject_each(pod, nodes)

@@ -24,3 +24,8 @@ class NodeUnschedulable(StaticFilter):
         if node.unschedulable and not tolerated(_TAINT, pod.tolerations):
             return REASON
         return None
+
+    def reject_each(self, pod: Pod, nodes: list[Node]) -> list[str | None]:
+        if tolerated(_TAINT, pod.tolerations):
+            return [None] * len(nodes)
+        return [REASON if node.unschedulable else None for node in nodes]

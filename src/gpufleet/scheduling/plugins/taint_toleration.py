@@ -9,6 +9,8 @@ unresolvably, with ``node(s) had untolerated taint(s)`` (1.34.0 printed the firs
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from gpufleet.cluster.state import IntArray
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, tolerated
 from gpufleet.model.pod import Pod
@@ -28,6 +30,10 @@ class TaintToleration(StaticFilter, StaticScore):
             if taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not tolerated(taint, pod.tolerations):
                 return UNTOLERATED
         return None
+
+    def reject_each(self, pod: Pod, nodes: list[Node]) -> list[str | None]:
+        """``reject``, judged once per distinct set of taints (an untainted node passes)."""
+        return self.reject_alike(pod, nodes, attrgetter("taints"), {(): None})
 
     def raw(self, pod: Pod, node: Node) -> int:
         prefer = tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
