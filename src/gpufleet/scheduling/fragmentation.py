@@ -230,11 +230,6 @@ class NodeFragmentation:
         by_node: IntArray = code * memory_radix + np.searchsorted(memories, memory - ask_memory, side="right")
         return by_node
 
-    def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
-        """What else than ``cpu_key`` a variant's ``of`` reads of the free cpu of nodes with ``totals``
-        GPU thousandths left, as columns (none for FGD's)."""
-        return []
-
     @cached_property
     def _constraints(self) -> tuple[list[Pod], list[int]]:
         """A pod per distinct placement constraint of the tasks (what ``Pod.matches_node_selector``

@@ -125,19 +125,14 @@ class FragmentationGradient(PerNodeScore):
         """Nodes keyed by ``node_key``'s class and what the measure reads of their cpu and memory left,
         before and after the pod; each key's score kept for the pods asking for the same GPUs (one dict
         look-up per node, a score computed only for a key not seen before)."""
-        measure, cpu, totals, code_column = self.class_codes(ctx, idx, ask)
-        codes: list[Hashable] = code_column.tolist()
-        extra = [*measure.cpu_columns(cpu, totals), *measure.cpu_columns(cpu - ask.cpu, totals)]
-        keys: list[Hashable] = (
-            list(zip(codes, *(column.tolist() for column in extra), strict=True)) if extra else codes
-        )
+        measure, _, _, code_column = self.class_codes(ctx, idx, ask)
         # a key not kept: the score worked out, not looked up in ``_best``'s memo (its key holds what the
         # code does, so it would seldom be there)
         state = ctx.state
         return self.kept_scores(
             idx,
             self.kept_for(ask),
-            keys,
+            code_column.tolist(),
             lambda n, i: self._compute_best(measure, i, NodeLeft.of(state, i), ask, (), ())[0],
         )
 

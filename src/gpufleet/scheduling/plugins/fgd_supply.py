@@ -92,13 +92,12 @@ class SupplyFragmentation(NodeFragmentation):
             [Task(t.pod, w / norm) for t, w in zip(self.tasks, weights, strict=True)] if norm else self.tasks
         )
 
-    def cpu_columns(self, cpu: IntArray, totals: IntArray) -> list[np.ndarray]:
-        """With the supply term, the GPU thousandths the cpu feeds (``cpu / cpu_per_milli``, as
+    def fed_column(self, cpu: IntArray, totals: IntArray) -> np.ndarray:
+        """What the supply term reads of the free ``cpu`` of nodes with ``totals`` GPU thousandths left
+        (``cpu_per_milli`` > 0): the GPU thousandths the cpu feeds (``cpu / cpu_per_milli``, as
         ``shortfall`` computes it) where that is less than ``totals``, else infinity (no shortfall)."""
-        if not self.cpu_per_milli:
-            return []
         fed = cpu / self.cpu_per_milli
-        return [np.where(fed >= totals, np.inf, fed)]
+        return np.where(fed >= totals, np.inf, fed)
 
     def of(self, i: int, left: NodeLeft) -> float:
         frag = super().of(i, left)
@@ -139,8 +138,8 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         if not isinstance(measure, SupplyFragmentation) or not measure.cpu_per_milli:
             return super().class_scores(ctx, idx, ask)
         _, cpu, totals, code_column = self.class_codes(ctx, idx, ask)
-        (fed_before,) = measure.cpu_columns(cpu, totals)
-        (fed_after,) = measure.cpu_columns(cpu - ask.cpu, totals)
+        fed_before = measure.fed_column(cpu, totals)
+        fed_after = measure.fed_column(cpu - ask.cpu, totals)
         # a node's key: its code and the two columns' floats, as their 24 bytes (made and hashed in C; equal
         # bytes, equal values, so a score kept is the node's)
         rows = np.column_stack((code_column, fed_before.view(np.int64), fed_after.view(np.int64)))

@@ -153,7 +153,10 @@ class PerNodeScore(DynamicScore):
         ids = self.classes(ctx, idx, ask)
         assert self._classes is not None  # made by ``classes``
         memo = self._classes.memo.setdefault(ask, {})
-        return self.kept_scores(idx, memo, ids.tolist(), self.judge_alone(ctx, ask))
+        state = ctx.state
+        return self.kept_scores(
+            idx, memo, ids.tolist(), lambda n, i: self.node_score(ctx, i, NodeLeft.of(state, i), ask)
+        )
 
     def kept_scores(
         self,
@@ -176,11 +179,6 @@ class PerNodeScore(DynamicScore):
                 scores[n] = score
         by_node: IntArray = np.array(scores, dtype=np.int64)
         return by_node
-
-    def judge_alone(self, ctx: PodContext, ask: PodAsk) -> Callable[[int, int], int]:
-        """``kept_scores``' judge by ``node_score``."""
-        state = ctx.state
-        return lambda n, i: self.node_score(ctx, i, NodeLeft.of(state, i), ask)
 
     def cpu_and_gpus_left(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> tuple[IntArray, IntArray]:
         """Per node of ``idx``, ``NodeLeft``'s ``cpu`` and ``total`` (GPU thousandths left)."""
