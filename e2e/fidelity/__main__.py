@@ -1,5 +1,5 @@
-"""``python -m e2e.fidelity --out DIR`` (``make fidelity``): every fidelity case on a fresh control
-plane, and the report (``DIR/fidelity.md``, ``DIR/fidelity.json``)."""
+"""``python -m e2e.fidelity --out DIR`` (``make fidelity``): every fidelity case on fresh control planes
+(``--control-planes`` side by side), and the report (``DIR/fidelity.md``, ``DIR/fidelity.json``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from e2e.controlplane import ControlPlane, ControlPlaneError
 from e2e.fidelity import report
 from e2e.fidelity.autoscaler_cases import autoscaler_cases
 from e2e.fidelity.autoscaler_run import AutoscalerResult, run_autoscaler_cases
-from e2e.fidelity.real import RealCluster
-from e2e.fidelity.run import CaseResult, run_cases
+from e2e.fidelity.run import CONTROL_PLANES, CaseResult, run_cases, side_by_side
 from e2e.fidelity.sources import DEFAULT_GENERATED, all_cases
 
 
@@ -22,8 +21,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("out/fidelity"))
     parser.add_argument("--generated", type=int, default=DEFAULT_GENERATED, help="how many generated cases")
     parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument(
+        "--control-planes",
+        type=int,
+        default=CONTROL_PLANES,
+        help=f"how many control planes run the kube-scheduler cases side by side (default {CONTROL_PLANES})",
+    )
     parser.add_argument("--autoscaler-only", action="store_true", help="only the cluster-autoscaler cases")
     args = parser.parse_args(argv)
+    if args.control_planes < 1:
+        parser.error("--control-planes: at least 1")
     cases = [] if args.autoscaler_only else all_cases(args.generated, args.first_seed)
     try:
         cp = ControlPlane(build()).start()
@@ -40,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"[{n}/{len(cases)}] {result.name}: {state}", file=sys.stderr, flush=True)
 
-        results, seconds = run_cases(RealCluster(cp), cases, progress)
+        try:
+            with side_by_side(cp, args.control_planes) as clusters:
+                results, seconds = run_cases(clusters, cases, progress)
+        except ControlPlaneError as exc:  # one of the other control planes did not start
+            print(f"control plane: {exc}", file=sys.stderr)
+            return 2
         binary, autoscaler = cluster_autoscaler(), None
         if binary is not None:
 
@@ -50,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
             ca_results, ca_seconds = run_autoscaler_cases(cp, binary, autoscaler_cases(), said)
             autoscaler = report.autoscaler_summary(ca_results, ca_seconds)
-        summary = report.write(results, args.out, seconds, cp.started_s, autoscaler)
+        summary = report.write(results, args.out, seconds, cp.started_s, autoscaler, len(clusters))
     finally:
         cp.remove()
     t = summary["kube_scheduler"]

@@ -54,6 +54,7 @@ def _case_json(r: CaseResult) -> dict[str, Any]:
         "error": r.error or None,
         "not_modelled": r.not_modelled,
         "real_s": round(r.real_s, 3),
+        "control_plane": r.control_plane or None,
         "pods": [
             {
                 "pod": p.pod,
@@ -106,13 +107,17 @@ def write(
     seconds: float,
     started_s: float,
     autoscaler: dict[str, Any] | None = None,
+    control_planes: int = 1,
 ) -> dict[str, Any]:
+    """The report of a run: ``seconds`` the kube-scheduler cases took on ``control_planes`` side by side,
+    ``started_s`` the first control plane's start."""
     out.mkdir(parents=True, exist_ok=True)
     summary = {
         "schema": SCHEMA,
         "kubernetes": KUBERNETES_VERSION,
         "control_plane_start_s": round(started_s, 2),
         "run_s": round(seconds, 1),
+        "control_planes": control_planes,
         "kube_scheduler": totals(results),
         "cluster_autoscaler": autoscaler or autoscaler_summary(None),
         "cases": [_case_json(r) for r in results],
@@ -132,7 +137,7 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         f"# gpufleet against the real control plane (Kubernetes {summary['kubernetes']})",
         "",
         f"Control plane started in {summary['control_plane_start_s']} s; "
-        f"the cases ran in {summary['run_s']} s.",
+        f"the cases ran in {summary['run_s']} s on {summary['control_planes']} control planes side by side.",
         "",
         "## kube-scheduler",
         "",
