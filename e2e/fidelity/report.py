@@ -127,6 +127,10 @@ def write(
     return summary
 
 
+def _control_planes(count: int) -> str:
+    return "one control plane" if count == 1 else f"{count} control planes side by side"
+
+
 def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f} %" if b else "-"
 
@@ -137,7 +141,7 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         f"# gpufleet against the real control plane (Kubernetes {summary['kubernetes']})",
         "",
         f"Control plane started in {summary['control_plane_start_s']} s; "
-        f"the cases ran in {summary['run_s']} s on {summary['control_planes']} control planes side by side.",
+        f"the cases ran in {summary['run_s']} s on {_control_planes(summary['control_planes'])}.",
         "",
         "## kube-scheduler",
         "",

@@ -98,18 +98,13 @@ def test_the_report_counts_every_case_and_pod(results: dict[str, CaseResult]) ->
     assert "## kube-scheduler" in (OUT / "fidelity.md").read_text()
 
 
-def test_the_cases_are_dealt_to_control_planes_side_by_side_and_reported_in_their_order(
-    fidelity: Fidelity,
-) -> None:
-    """``run_cases`` deals case ``k`` to control plane ``k % CONTROL_PLANES + 1`` (``side_by_side`` starts
-    the others beside the session's) and returns the results in the cases' order; a case the upstream
-    binaries cannot decide runs on none."""
-    assert CONTROL_PLANES >= 2
-    assert [r.name for r in fidelity.scheduler] == [c.name for c in CASES]
-    for k, result in enumerate(fidelity.scheduler):
-        assert result.control_plane == (0 if result.excluded else k % CONTROL_PLANES + 1), result.name
+def test_the_report_says_how_many_control_planes_ran_the_cases_and_which_ran_each(fidelity: Fidelity) -> None:
     summary = json.loads((OUT / "fidelity.json").read_text())
     assert summary["control_planes"] == CONTROL_PLANES
-    reported = [c["control_plane"] or 0 for c in summary["cases"]]
-    assert reported == [r.control_plane for r in fidelity.scheduler]
-    assert f"on {CONTROL_PLANES} control planes side by side" in (OUT / "fidelity.md").read_text()
+    ran_on = [r.control_plane for r in fidelity.scheduler]
+    assert [c["control_plane"] or 0 for c in summary["cases"]] == ran_on
+    assert {n for n, r in zip(ran_on, fidelity.scheduler, strict=True) if not r.excluded} == set(
+        range(1, CONTROL_PLANES + 1)
+    )
+    said = "one control plane" if CONTROL_PLANES == 1 else f"{CONTROL_PLANES} control planes side by side"
+    assert f"s on {said}." in (OUT / "fidelity.md").read_text()
