@@ -364,25 +364,18 @@ def prometheus(control_plane: Any) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def fidelity(control_plane: Any) -> Any:
     """The fidelity run shared by the fidelity tests: every kube-scheduler case (on the session's control
-    plane and ``side_by_side``'s others), then (where a cluster-autoscaler binary was given) every
-    cluster-autoscaler case, on the session's control plane; the report goes to ``out/fidelity/`` (an
-    ``e2e.fidelity.run.Fidelity``)."""
+    plane and as many more as ``e2e.fidelity.run.CONTROL_PLANES`` asks, side by side), then (where a
+    cluster-autoscaler binary was given) every cluster-autoscaler case, on the session's control plane;
+    the report goes to ``out/fidelity/`` (an ``e2e.fidelity.run.Fidelity``)."""
     from e2e.components import cluster_autoscaler
-    from e2e.controlplane import ControlPlaneError
     from e2e.fidelity import report
     from e2e.fidelity.autoscaler_cases import autoscaler_cases
     from e2e.fidelity.autoscaler_run import run_autoscaler_cases
     from e2e.fidelity.run import Fidelity, run_cases, side_by_side
     from e2e.fidelity.sources import all_cases
 
-    try:
-        with side_by_side(control_plane) as clusters:
-            scheduler, seconds = run_cases(clusters, all_cases())
-            if any(r.error for r in scheduler):  # (the first control plane's are kept when a test fails)
-                for n, cluster in enumerate(clusters[1:], start=2):
-                    cluster.cp.keep_logs(ROOT / "out" / "e2e-logs" / f"fidelity-control-plane-{n}")
-    except ControlPlaneError as exc:  # another control plane did not start
-        _unavailable(str(exc))
+    with side_by_side(control_plane) as clusters:
+        scheduler, seconds = run_cases(clusters, all_cases())
     binary, autoscaler, summary = cluster_autoscaler(), None, None
     if binary is not None:
         autoscaler, ca_seconds = run_autoscaler_cases(control_plane, binary, autoscaler_cases())
