@@ -34,9 +34,9 @@ FIRST_KINDS = ("PriorityClass", "DeviceClass")
 LOOKAHEAD = 2
 #: how many control planes ``make test`` and ``make fidelity`` deal the cases to. More run side by side
 #: (``make fidelity --control-planes N``): on two cores two took a sample of the cases in 0.53-0.69x the
-#: time of one, three in 0.46-0.48x. One is the default: under that load, kube-scheduler's informers lag
-#: behind the API server, and once a pod was tried on a new node whose ``not-ready`` taint the harness
-#: had already seen removed (generated/0078, in a whole-suite run on two control planes)
+#: time of one, three in 0.46-0.48x. One is the default: in a whole-suite run on two, a case's first pod
+#: was refused for an untolerated taint by a node that had none at its end (generated/0078), most likely
+#: a new node's ``not-ready`` taint still in kube-scheduler's cache, its informers lagging under the load
 CONTROL_PLANES = 1
 
 
