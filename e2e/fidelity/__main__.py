@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with side_by_side(cp, args.control_planes) as clusters:
                 results, seconds = run_cases(clusters, cases, progress)
-        except ControlPlaneError as exc:  # one of the other control planes did not start
+        except ControlPlaneError as exc:  # another control plane did not start, or a component stopped
             print(f"control plane: {exc}", file=sys.stderr)
             return 2
         binary, autoscaler = cluster_autoscaler(), None

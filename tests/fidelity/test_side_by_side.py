@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from itertools import islice
 from typing import Any
 
 from e2e.fidelity.case import Case, flatten
@@ -13,8 +14,8 @@ from e2e.fidelity.sources import all_cases
 
 def _cases_with_a_scheduler_configuration(count: int) -> list[Case]:
     """The first ``count`` generated cases that restart kube-scheduler with their own configuration."""
-    picked = [c for c in all_cases() if c.origin == "generated"]
-    return [c for c in picked if flatten(c).scheduler_config is not None][:count]
+    generated = (c for c in all_cases() if c.origin == "generated")
+    return list(islice((c for c in generated if flatten(c).scheduler_config is not None), count))
 
 
 def test_cases_dealt_to_two_control_planes_come_back_in_order_and_the_first_keeps_its_scheduler(
