@@ -7,7 +7,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("gpufleet.sim.simulation", "gpufleet.kube.load", "gpufleet.report.html", "plotly", "numpy")
+#: the engine, the loader, the report, and what only some commands read (the pod model, YAML output)
+HEAVY = (
+    "gpufleet.sim.simulation",
+    "gpufleet.kube.load",
+    "gpufleet.report.html",
+    "plotly",
+    "numpy",
+    "gpufleet.model.pod",
+    "yaml",
+)
 
 
 def test_importing_the_cli_loads_no_engine_loader_or_report() -> None:

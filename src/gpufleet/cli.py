@@ -20,7 +20,6 @@ from rich.console import Console
 
 import gpufleet.blas_threads  # noqa: F401  (before NumPy loads: one OpenBLAS thread)
 from gpufleet.model.pod_names import PodNameError
-from gpufleet.model.pod_selection import PodSelection, SelectorError, pod_selection
 from gpufleet.model.standard_input import is_stdin
 from gpufleet.report.openmetrics import DEFAULT_START
 from gpufleet.report.output import OutputError, output_format, print_data, render_data
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from gpufleet.live.client import LiveCluster
     from gpufleet.live.snapshot import SnapshotResult
     from gpufleet.model.node import Node
+    from gpufleet.model.pod_selection import PodSelection
     from gpufleet.model.scenario import Scenario
     from gpufleet.model.scheduler_config import SchedulerConfig
     from gpufleet.sim.simulation import Simulation
@@ -144,6 +144,8 @@ SelectNamespaceOption = Annotated[
 
 def selection_of(select: str | None, namespace: str | None) -> PodSelection | None:
     """The pods ``--select`` and ``--namespace`` pick; a selector that does not parse exits 2."""
+    from gpufleet.model.pod_selection import SelectorError, pod_selection  # the pod model: not for --help
+
     try:
         return pod_selection(select, namespace)
     except SelectorError as exc:

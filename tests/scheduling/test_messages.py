@@ -108,3 +108,24 @@ def test_a_cluster_without_nodes_says_no_nodes_available() -> None:
     state = ClusterState([])
     scheduler = Scheduler(SchedulerConfig("test"), state, GangView(state))
     assert scheduler.try_schedule(gpu_pod("lonely", 1)) == (None, "no nodes available to schedule pods")
+
+
+def test_the_static_reasons_are_counted_again_after_nodes_join_and_leave() -> None:
+    """A failed cycle's histogram starts from the static filters' reasons, counted once per set of
+    nodes (``ShapeCache.static_histogram``): nodes that join or leave are in the next message."""
+    state = ClusterState([gpu_node("a", 8, taints=(GPU_TAINT,)), gpu_node("b", 2)])
+    scheduler = Scheduler(SchedulerConfig("test"), state, GangView(state))
+    pod = gpu_pod("trainer", 4, tolerations=())
+    first = scheduler.try_schedule(pod)[1]
+    state.add_node(gpu_node("c", 8, taints=(GPU_TAINT,)))
+    second = scheduler.try_schedule(pod)[1]
+    state.remove_node("a")
+    state.remove_node("b")
+    third = scheduler.try_schedule(pod)[1]
+    assert first.startswith(
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated"
+    )
+    assert second.startswith(
+        "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated"
+    )
+    assert third.startswith("0/1 nodes are available: 1 node(s) had untolerated taint(s).")

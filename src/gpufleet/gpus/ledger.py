@@ -24,6 +24,7 @@ class DeviceLedger:
         self.state = state
         self.nodes: dict[str, NodeDevices] = {}
         self.version = 0  # moves whenever a node's devices are (re)described
+        self.described: list[str] = []  # the node behind each move of ``version``, in order
         state.devices = state.ledger = self
         state.parts.append(self)
 
@@ -32,18 +33,26 @@ class DeviceLedger:
         devices = self.nodes.get(name)
         if devices is None:
             devices = self.nodes[name] = NodeDevices.of(self.state.nodes[self.state.index[name]])
-            self.version += 1
+            self._moved(name)
         return devices
 
     def registered(self, node: Node) -> None:
         """The node's devices registered (or changed): described anew from ``node``."""
         self.nodes[node.name] = NodeDevices.of(node)
-        self.version += 1
+        self._moved(node.name)
 
     def forget(self, name: str) -> None:
         """The node's devices are gone or about to change: described again when next asked."""
         if self.nodes.pop(name, None) is not None:
-            self.version += 1
+            self._moved(name)
+
+    def _moved(self, name: str) -> None:
+        self.version += 1
+        self.described.append(name)
+
+    def described_since(self, version: int) -> list[str]:
+        """The nodes whose devices were described, described anew or forgotten since ``version``."""
+        return self.described[version:]
 
     def allocate(self, pod: Pod, node: str) -> list[Unit]:
         """The units the pod gets on ``node`` as it is bound: its fractional shares where the share

@@ -21,17 +21,15 @@ over seeds compare.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from gpufleet.cluster.state import ClusterState, non_zero_requests
+from gpufleet.collector import collector_paused
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
@@ -183,21 +181,6 @@ def protocol_scheduler(
         SCHEDULER, profiles=[profile(policy, typical, seed)], percentage_of_nodes_to_score=100
     )
     return state, Scheduler(config, state, GangView(state), seed=seed, tie_break="first")
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block, then as it was. A replay's objects (the
-    cluster, the scheduler, their caches) live until it ends, and few of them are garbage before:
-    collecting while it runs walks them again and again (a default FGD replay: about 190 young and
-    17 middle collections and a full one) to free little; once it ends, one collection frees them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int) -> ReplayResult:

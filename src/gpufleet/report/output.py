@@ -11,7 +11,6 @@ import json
 import sys
 from typing import Any
 
-import yaml
 from rich.console import Console, RenderableType
 from rich.measure import Measurement
 
@@ -47,6 +46,8 @@ def output_format(value: str | None, wide: bool = False, as_json: bool = False) 
 def render_data(data: Any, fmt: str) -> str:
     """``data`` as JSON (two-space indent, a final newline) or YAML."""
     if fmt == YAML:
+        import yaml  # only for YAML output: not on every command's start
+
         return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=YAML_WIDTH))
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

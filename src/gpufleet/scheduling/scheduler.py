@@ -624,9 +624,7 @@ class Scheduler:
         self, profile: Profile, ctx: PodContext, cache: ShapeCache, pods: PodCycle | None = None
     ) -> Placement:
         """Every node's reasons, in filter order (the first failing plugin decides), as a histogram."""
-        histogram: Counter[str] = Counter(
-            r for i in self.state.active_indices() if (r := cache.static_reason[i])
-        )
+        histogram = cache.static_histogram()
         static_ok = cache.considered[cache.static_pass[cache.considered]]
         resolvable: IntArray = np.zeros(0, dtype=np.int64)
         if len(static_ok):

@@ -20,6 +20,7 @@ that changed.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,6 +95,7 @@ class ShapeCache:
         self.seen = 0
         self.considered: IntArray = np.zeros(0, dtype=np.int64)  # active nodes after PreFilter narrowing
         self.static_reason: list[str | None] = []
+        self._static_histogram: Counter[str] | None = None  # ``static_histogram``'s, until a rebuild
         self.static_pass: BoolArray = np.zeros(0, dtype=bool)
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
         self._raw_all: list[tuple[StaticScore, int, IntArray]] = []  # every applying plugin's, zero or not
@@ -125,7 +127,7 @@ class ShapeCache:
         verdicts = self._static_filtered(pod)
         reasons, self.considered, self.static_pass = verdicts.reasons, verdicts.considered, verdicts.passing
         self._static_list = self.static_pass.tolist()
-        self.static_reason = reasons
+        self.static_reason, self._static_histogram = reasons, None
         considered = self.considered.tolist()
         self.all_rows = len(considered) == state.size
         grown = state.size - len(self.fit)
@@ -396,6 +398,16 @@ class ShapeCache:
             best = self._top_score = int(self.masked.max()) if len(self.masked) else -1
             self._top = np.flatnonzero(self.masked == best).tolist() if best >= 0 else []
         return self._top
+
+    def static_histogram(self) -> Counter[str]:
+        """The static filters' and node PreFilters' reasons on the active nodes, counted (a new Counter
+        each time): a failed cycle's diagnosis starts from it. Counted once per build of the static part."""
+        if self._static_histogram is None:
+            reasons = self.static_reason
+            self._static_histogram = Counter(
+                r for i in self.state.active_indices().tolist() if (r := reasons[i])
+            )
+        return Counter(self._static_histogram)
 
     def feasible_nodes(self) -> IntArray:
         """``flatnonzero(ok)``, recomputed only after some node's feasibility flipped."""

@@ -8,7 +8,7 @@ the pods that were on it, and the simulator ends them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 import numpy as np
@@ -95,27 +95,39 @@ class InMemoryCluster:
 
     def _gpu_weights(self) -> npt.NDArray[np.float64]:
         """GPU-equivalents of one unit of each resource on each node (DESIGN: a MIG instance counts
-        its compute share, a time-slicing replica 1/replicas), and each node's physical GPUs."""
+        its compute share, a time-slicing replica 1/replicas), and each node's physical GPUs. Kept
+        while the nodes, the resource columns and the devices are as they were; after nodes joined,
+        left, or had their devices described anew (``DeviceLedger.described_since``), only their rows
+        are worked out again (a removed node's row reads zero), all of them after a new column."""
         state = self.state
         key, kept = self._weights_read(), self._weights_key
-        if kept is not None and kept != key and (kept[0], kept[1], kept[3]) == (key[0], key[1], key[3]):
-            # only nodes cordoned, relabelled or removed: each active node's devices are as they were
-            # described, and a removed node's row reads zero (as the whole pass below would leave it)
-            weights, physical = self._weights.copy(), self._physical.copy()
-            weights[~state.active], physical[~state.active] = 0.0, 0.0
-            self._weights, self._physical, self._weights_key = weights, physical, key
-        elif kept != key:
+        if kept == key:
+            return self._weights
+        if kept is None or kept[1] != key[1]:
+            rows: Iterable[int] = range(state.size)
             weights = np.zeros(state.alloc.shape, dtype=np.float64)
             physical = np.zeros(state.size, dtype=np.float64)
-            for i in state.active_indices().tolist():
-                devices = self.devices_of(state.nodes[i].name)
-                for resource, units in devices.units.items():
-                    col = state.res_index.get(resource)
-                    if col is not None and units:
-                        weights[i, col] = units[0].share
-                physical[i] = devices.gpus
-            # read after the nodes' devices were described (the ledger's version moves as it does)
-            self._weights, self._physical, self._weights_key = weights, physical, self._weights_read()
+        else:
+            grown = state.size - kept[0]
+            weights = np.concatenate([self._weights, np.zeros((grown, key[1]), dtype=np.float64)])
+            physical = np.concatenate([self._physical, np.zeros(grown, dtype=np.float64)])
+            described = self.ledger.described_since(kept[3])
+            changed = {state.index[n] for n in described if n in state.index}
+            rows = sorted(changed | set(range(kept[0], state.size)))
+            weights[~state.active], physical[~state.active] = 0.0, 0.0
+        active = state.active.tolist()
+        for i in rows:
+            if not active[i]:
+                continue
+            weights[i] = 0.0
+            devices = self.devices_of(state.nodes[i].name)
+            for resource, units in devices.units.items():
+                col = state.res_index.get(resource)
+                if col is not None and units:
+                    weights[i, col] = units[0].share
+            physical[i] = devices.gpus
+        # read after the nodes' devices were described (the ledger's version moves as it does)
+        self._weights, self._physical, self._weights_key = weights, physical, self._weights_read()
         return self._weights
 
     def _weights_read(self) -> tuple[int, int, int, int]:
