@@ -7,7 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-#: the engine, the loader, the report, and what only some commands read (the pod model, YAML output)
+#: the engine, the loader, the report, and what only some commands use (the pod model, YAML output,
+#: progress bars)
 HEAVY = (
     "gpufleet.sim.simulation",
     "gpufleet.kube.load",
@@ -16,6 +17,7 @@ HEAVY = (
     "numpy",
     "gpufleet.model.pod",
     "yaml",
+    "rich.progress",
 )
 
 

@@ -23,7 +23,7 @@ from gpufleet.model.pod_names import PodNameError
 from gpufleet.model.standard_input import is_stdin
 from gpufleet.report.openmetrics import DEFAULT_START
 from gpufleet.report.output import OutputError, output_format, print_data, render_data
-from gpufleet.report.progress import NO_PROGRESS_ENV
+from gpufleet.report.progress_wanted import NO_PROGRESS_ENV
 
 if TYPE_CHECKING:
     from gpufleet.live.client import LiveCluster

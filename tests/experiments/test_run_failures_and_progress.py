@@ -20,7 +20,8 @@ from gpufleet import cli
 from gpufleet.experiments import runs
 from gpufleet.experiments.runs import RunSpec, execute_reported
 from gpufleet.report import progress
-from gpufleet.report.progress import NO_PROGRESS_ENV, SimulationBar
+from gpufleet.report.progress import SimulationBar
+from gpufleet.report.progress_wanted import NO_PROGRESS_ENV
 
 BURSTS = Path(__file__).parents[2] / "examples" / "experiments" / "bursts.yaml"
 

@@ -10,7 +10,8 @@ import pytest
 from rich.console import Console
 
 from conftest import wait_until
-from gpufleet.report.progress import NO_PROGRESS_ENV, SHOW_AFTER_S, RunsBar, SimulationBar
+from gpufleet.report.progress import SHOW_AFTER_S, RunsBar, SimulationBar
+from gpufleet.report.progress_wanted import NO_PROGRESS_ENV
 
 
 class Clock:

@@ -6,15 +6,15 @@ run, events per second, and the time left at the pace so far. ``RunsBar`` follow
 for each run as it finishes or fails. They are the observers the simulator and the experiments call
 (``sim.run_progress.RunProgress``, ``experiments.runs.RunsProgress``); this module imports neither.
 
-Nothing is drawn unless the console is a terminal and progress is wanted (no ``--no-progress``, no
-``GPUFLEET_NO_PROGRESS`` in the environment, the way ``NO_COLOR`` works: set and not empty), and nothing
-before the work has gone on ``SHOW_AFTER_S``: a short run shows no bar at all, and a run without a
-terminal is not slowed down (its driver is given no observer). Durations are shown in human form.
+Nothing is drawn unless the console is a terminal and progress is wanted (``report.progress_wanted``:
+no ``--no-progress``, no ``GPUFLEET_NO_PROGRESS`` in the environment, the way ``NO_COLOR`` works: set
+and not empty), and nothing before the work has gone on ``SHOW_AFTER_S``: a short run shows no bar at
+all, and a run without a terminal is not slowed down (its driver is given no observer). Durations are
+shown in human form.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -26,21 +26,14 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.text import Text
 
 from gpufleet.report._format import human_duration
+from gpufleet.report.progress_wanted import progress_wanted
 
 #: Seconds of work before a bar appears.
 SHOW_AFTER_S = 1.5
-#: Set (and not empty) to turn progress off, as ``--no-progress`` does.
-NO_PROGRESS_ENV = "GPUFLEET_NO_PROGRESS"
-
 #: Characters of the bar itself, leaving an 80-column terminal room for the figures.
 BAR_WIDTH = 20
 
 Clock = Callable[[], float]
-
-
-def progress_wanted(console: Console, asked: bool = True) -> bool:
-    """Whether to draw progress on ``console``: asked for, a terminal, not turned off by the environment."""
-    return asked and console.is_terminal and not os.environ.get(NO_PROGRESS_ENV)
 
 
 def time_left(task: Task) -> str:
