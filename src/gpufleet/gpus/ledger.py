@@ -23,8 +23,7 @@ class DeviceLedger:
     def __init__(self, state: ClusterState):
         self.state = state
         self.nodes: dict[str, NodeDevices] = {}
-        self.version = 0  # moves whenever a node's devices are (re)described
-        self.described: list[str] = []  # the node behind each move of ``version``, in order
+        self.described: list[str] = []  # each node described, described anew or forgotten, in order
         state.devices = state.ledger = self
         state.parts.append(self)
 
@@ -33,22 +32,23 @@ class DeviceLedger:
         devices = self.nodes.get(name)
         if devices is None:
             devices = self.nodes[name] = NodeDevices.of(self.state.nodes[self.state.index[name]])
-            self._moved(name)
+            self.described.append(name)
         return devices
 
     def registered(self, node: Node) -> None:
         """The node's devices registered (or changed): described anew from ``node``."""
         self.nodes[node.name] = NodeDevices.of(node)
-        self._moved(node.name)
+        self.described.append(node.name)
 
     def forget(self, name: str) -> None:
         """The node's devices are gone or about to change: described again when next asked."""
         if self.nodes.pop(name, None) is not None:
-            self._moved(name)
+            self.described.append(name)
 
-    def _moved(self, name: str) -> None:
-        self.version += 1
-        self.described.append(name)
+    @property
+    def version(self) -> int:
+        """Moves whenever a node's devices are (re)described or forgotten: how many times they were."""
+        return len(self.described)
 
     def described_since(self, version: int) -> list[str]:
         """The nodes whose devices were described, described anew or forgotten since ``version``."""
