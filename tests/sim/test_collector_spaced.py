@@ -1,5 +1,6 @@
 """A simulation runs with the garbage collector's young collections spaced out (gpufleet.collector):
-what it computes does not change, and the caller's thresholds hold again once it ends."""
+what it computes does not change, and the caller's thresholds hold again once it ends, also when runs in
+threads of one process overlap (as for a replay's pause)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.collector import YOUNG_THRESHOLD, collector_spaced
+from gpufleet.collector import YOUNG_THRESHOLD, collector_paused, collector_spaced
 from gpufleet.kube import load_scenario
 from gpufleet.report import finished_summary
 from gpufleet.sim import simulation
@@ -67,3 +68,32 @@ def test_a_caller_who_collects_less_often_keeps_that(thresholds: tuple[int, int,
     with collector_spaced():
         inside = gc.get_threshold()
     assert inside == (50_000, 10, 10) and gc.get_threshold() == (50_000, 10, 10)
+
+
+def test_blocks_that_overlap_share_the_spacing_until_the_last_leaves_whatever_order_they_leave_in(
+    thresholds: tuple[int, int, int],
+) -> None:
+    """Two runs in threads of one process: the first leaves while the second still runs."""
+    gc.set_threshold(700, 7, 9)
+    first, second = collector_spaced(), collector_spaced()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    inside = gc.get_threshold()
+    second.__exit__(None, None, None)
+    assert inside == (YOUNG_THRESHOLD, 7, 9) and gc.get_threshold() == (700, 7, 9)
+
+
+def test_a_pause_that_overlaps_another_keeps_the_collector_off_until_the_last_ends() -> None:
+    enabled = gc.isenabled()
+    gc.enable()
+    try:
+        first, second = collector_paused(), collector_paused()
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)
+        off_inside = not gc.isenabled()
+        second.__exit__(None, None, None)
+        assert off_inside and gc.isenabled()
+    finally:
+        (gc.enable if enabled else gc.disable)()
