@@ -72,13 +72,16 @@ def cluster(placed: list[tuple[int, int, int, int]]) -> ClusterState:
         ]
     )
     for k, (node, kind, size, cpu) in enumerate(placed):
-        pod = make_pod(f"p{k}", kind, size, cpu)
-        i = node % state.size
-        share = pod.gpu_share
-        fits = share is None or bool(state.gpu_shares().fits(share, np.array([i]))[0])
-        if not state.shortfall(pod, i) and fits:
-            state.assign(pod, i, 0.0)
+        bind_where_it_fits(state, make_pod(f"p{k}", kind, size, cpu), node % state.size)
     return state
+
+
+def bind_where_it_fits(state: ClusterState, pod: Pod, i: int) -> None:
+    """The pod bound to node ``i`` if it fits there."""
+    share = pod.gpu_share
+    fits = share is None or bool(state.gpu_shares().fits(share, np.array([i]))[0])
+    if not state.shortfall(pod, i) and fits:
+        state.assign(pod, i, 0.0)
 
 
 @settings(max_examples=30, deadline=None)
@@ -101,12 +104,17 @@ def test_scoring_nodes_by_class_equals_scoring_each_node_alone(
 @given(
     placed=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), max_size=30),
     incoming=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), min_size=1, max_size=6),
+    alone_first=st.lists(st.integers(0, 11), max_size=6),
 )
 def test_scores_kept_across_pods_and_bindings_equal_scoring_each_node_alone(
-    placed: list[tuple[int, int, int, int]], incoming: list[tuple[int, int, int, int]]
+    placed: list[tuple[int, int, int, int]],
+    incoming: list[tuple[int, int, int, int]],
+    alone_first: list[int],
 ) -> None:
     """One plugin scores pod after pod, each then bound to a node where it fits (the scores it keeps
-    per class and ask outlive a pod); each score is what a fresh plugin gives the node alone."""
+    per class and ask outlive a pod): first some nodes alone (``score_alone``, which for FGD keeps its
+    scores by class code, as the class path does), then every node by class. Each score is what a
+    fresh plugin gives the node alone."""
     state = cluster(placed)
     every = np.arange(state.size, dtype=np.int64)
     kept = policies()
@@ -114,15 +122,10 @@ def test_scores_kept_across_pods_and_bindings_equal_scoring_each_node_alone(
         pod = make_pod(f"in{k}", *shape)
         ctx = PodContext(pod, state)
         for plugin, alone in zip(kept, policies(), strict=True):
-            assert plugin.score(ctx, every).tolist() == [
-                int(alone.score(ctx, np.array([i], dtype=np.int64))[0]) for i in range(state.size)
-            ], plugin.name
-        share = pod.gpu_share
-        i = node % state.size
-        if not state.shortfall(pod, i) and (
-            share is None or bool(state.gpu_shares().fits(share, np.array([i]))[0])
-        ):
-            state.assign(pod, i, 0.0)
+            fresh = [int(alone.score(ctx, np.array([i], dtype=np.int64))[0]) for i in range(state.size)]
+            assert [plugin.score_alone(ctx, i) for i in alone_first] == [fresh[i] for i in alone_first]
+            assert plugin.score(ctx, every).tolist() == fresh, plugin.name
+        bind_where_it_fits(state, pod, node % state.size)
 
 
 @settings(max_examples=30, deadline=None)
@@ -203,3 +206,32 @@ def test_static_filtering_shared_between_shapes_follows_relabelled_nodes() -> No
     state.set_labels(state.nodes[t4[0]].name, {**state.nodes[t4[0]].labels, PRODUCT: "A10"})
     second = sched.place_once(Pod("b", requests={"cpu": 2000}, node_selector={PRODUCT: "A10"}), 0.0)
     assert second == state.nodes[t4[0]].name
+
+
+def test_a_shape_cache_asks_scores_only_of_feasible_nodes() -> None:
+    """The score plugins are asked only for nodes the filters pass (only those scores are read): a node
+    is scored when a change of its own makes it feasible, and its score then is a fresh one's."""
+    state = cluster([])
+    sched = scheduler(state, "DotProd")
+    profile = sched.profiles["default-scheduler"]
+    plugin = profile.dynamic_scores[0][0]
+    asked: list[int] = []
+    score_alone = plugin.score_alone
+
+    def counted(ctx: PodContext, i: int) -> int:
+        asked.append(i)
+        return score_alone(ctx, i)
+
+    plugin.score_alone = counted  # type: ignore[method-assign]
+    big = Pod("big", requests={"cpu": 24_000})  # each 32-cpu node holds one
+    sched.place_once(big, 0.0)
+    full = state.assignments[big.key].node
+    cache = next(iter(sched.caches.values()))
+    asked.clear()
+    sched.place_once(Pod("big2", requests={"cpu": 24_000}), 0.0)  # the same shape: the bound node re-checked
+    assert full not in asked and not cache.ok[full] and cache.dyn[full] == 0
+    state.unassign(big.key)
+    cache.refresh()
+    assert asked == [full] and cache.ok[full]
+    fresh = ShapeCache(cache.profile, PodContext(cache.ctx.pod, state))
+    assert cache.masked.tolist() == fresh.masked.tolist()

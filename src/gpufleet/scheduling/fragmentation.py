@@ -230,6 +230,15 @@ class NodeFragmentation:
         by_node: IntArray = code * memory_radix + np.searchsorted(memories, memory - ask_memory, side="right")
         return by_node
 
+    def code(self, class_id: int, cpu: int, memory: int, ask_cpu: int, ask_memory: int) -> int:
+        """``codes`` of one node, in Python integers."""
+        cpus, memories = self._thresholds
+        cpu_radix, memory_radix = len(cpus) + 1, len(memories) + 1
+        code = class_id * cpu_radix + bisect_right(cpus, cpu)
+        code = code * cpu_radix + bisect_right(cpus, cpu - ask_cpu)
+        code = code * memory_radix + bisect_right(memories, memory)
+        return code * memory_radix + bisect_right(memories, memory - ask_memory)
+
     @cached_property
     def _constraints(self) -> tuple[list[Pod], list[int]]:
         """A pod per distinct placement constraint of the tasks (what ``Pod.matches_node_selector``

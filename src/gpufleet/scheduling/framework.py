@@ -203,6 +203,11 @@ class DynamicFilter(Plugin):
         equal rows get one answer (the shape cache asks once per row)."""
         return False
 
+    def skips(self, pod: Pod) -> bool:
+        """True where its PreFilter returns Skip for this pod (``framework.Skip``: the Filter is then not
+        run): it passes every node, so the shape cache leaves it out."""
+        return False
+
 
 class StaticScore(Plugin):
     """A score that depends only on the node object, normalised over the scored nodes."""

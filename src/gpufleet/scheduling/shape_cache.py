@@ -3,13 +3,16 @@
 Pods of one shape (same requests, selectors, affinity, tolerations) see the same static
 filter results and the same resource scores. The cache keeps, per node: whether the
 static filters pass (and the first static reason when not), the static score plugins' raw
-values, whether the dynamic filters pass, and the weighted sum of dynamic scores. It
-re-evaluates only the nodes appended to ``ClusterState.changes`` since it last looked;
-a change of the node set (``static_version``) re-evaluates the rows that ``ClusterState.static_rows``
-names (nodes added, removed, cordoned, relabelled: each row's verdicts read only that node), one of the
-images on the nodes (``images_version``) or a new resource column rebuilds it. ``masked`` holds each node's
-dynamic score where it is feasible and -1 where not, so when every node is scored the
-choice is one maximum over one array.
+values, whether the dynamic filters pass, and the weighted sum of dynamic scores of each feasible
+node (0 elsewhere: only those scores are read, and a node becomes feasible only through a change of its
+own, which has it scored then; a volatile score is asked for every node). Dynamic filters whose
+PreFilter Skips the pod are left out. It re-evaluates only the nodes appended to
+``ClusterState.changes`` since it last looked; a change of the node set (``static_version``)
+re-evaluates the rows that ``ClusterState.static_rows`` names (nodes added, removed, cordoned,
+relabelled: each row's verdicts read only that node), one of the images on the nodes
+(``images_version``) or a new resource column rebuilds it. ``masked`` holds each node's dynamic score
+where it is feasible and -1 where not, so when every node is scored the choice is one maximum over one
+array.
 
 The static filters read no request amounts: shapes with the same placement constraints share one
 static pass over the nodes (kept in ``ClusterState.memo``, patched row by row as the nodes change). A volatile
@@ -74,7 +77,8 @@ VERDICTS_KEPT = 256
 class ShapeCache:
     def __init__(self, profile: Profile, ctx: PodContext):
         self.profile = profile
-        self.dynamic_filters = profile.dynamic_filters
+        #: the dynamic filters, less those whose PreFilter Skips this pod (they pass every node)
+        self.dynamic_filters = [f for f in profile.dynamic_filters if not f.skips(ctx.pod)]
         self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
         #: a changed node is re-evaluated alone, in Python integers (no volatile score, no ResourceClaim)
         self._scalar = not self.volatile and not ctx.pod.resource_claims
@@ -100,7 +104,7 @@ class ShapeCache:
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
         self._raw_all: list[tuple[StaticScore, int, IntArray]] = []  # every applying plugin's, zero or not
         self.fit: BoolArray = np.zeros(0, dtype=bool)
-        self.dyn: IntArray = np.zeros(0, dtype=np.int64)
+        self.dyn: IntArray = np.zeros(0, dtype=np.int64)  # feasible nodes' dynamic scores, 0 elsewhere
         self.ok: BoolArray = np.zeros(0, dtype=bool)
         self.masked: IntArray = np.zeros(0, dtype=np.int64)
         # Kept across one-node re-evaluations, recomputed after a wider change:
@@ -280,7 +284,12 @@ class ShapeCache:
         else:
             ok = self.static_pass[idx] & fit
             self.ok[idx] = ok
-            total = self._total(idx)
+            if self.volatile:  # (a volatile score, such as Random's draws, is asked for every node)
+                total = self._total(idx)
+            else:  # only feasible nodes' scores are read: the others' are 0 until a change of theirs
+                total = np.zeros(len(idx), dtype=np.int64)
+                if ok.any():
+                    total[ok] = self._total(idx[ok])
             self.dyn[idx] = total
             self.masked[idx] = np.where(ok, total, -1)
         self._top = self._feasible = self._feasible_list = self._ok_list = None
@@ -309,8 +318,9 @@ class ShapeCache:
         if known is None:
             fit = self._fits(i, row, self._row_filters)
             total = 0
-            for plugin, weight in self.profile.dynamic_scores:
-                total += weight * self._score_node(plugin, row, i)
+            if fit and (key is not None or self._static_list[i]):  # (a node never feasible keeps 0)
+                for plugin, weight in self.profile.dynamic_scores:
+                    total += weight * self._score_node(plugin, row, i)
             if key is not None:
                 if len(self._by_row) >= ROWS_KEPT:
                     self._by_row.clear()
@@ -332,7 +342,7 @@ class ShapeCache:
                 else:
                     del feasible[bisect_left(feasible, i)]
             oks[i] = self.ok[i] = ok
-        self.fit[i], self.dyn[i] = fit, total
+        self.fit[i], self.dyn[i] = fit, total if ok else 0
         self.masked[i] = score = total if ok else -1
         top = self._top
         if top is None:

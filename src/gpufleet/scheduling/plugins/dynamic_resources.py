@@ -66,6 +66,10 @@ class DynamicResources(DynamicFilter, PostFilter):
     def row_only(self, pod: Pod) -> bool:
         return not pod.resource_claims
 
+    def skips(self, pod: Pod) -> bool:
+        """Upstream's PreFilter returns Skip for a pod without ResourceClaims (``dynamicresources.go``)."""
+        return not pod.resource_claims
+
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         """Only asked for pods without claims: the shape cache re-evaluates pods with claims through
         ``passes`` (a claim's fit depends on the node's name, not on its resource row)."""

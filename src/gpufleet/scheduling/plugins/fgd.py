@@ -153,6 +153,24 @@ class FragmentationGradient(PerNodeScore):
         totals = self._classes.totals[idx]
         return measure, cpu, totals, measure.codes(ids, cpu, memory, ask.cpu, ask.memory)
 
+    def score_alone(self, ctx: PodContext, i: int) -> int:
+        """The score ``class_scores`` gives node ``i``, without arrays: its class code in Python integers,
+        the score kept for it (shared with ``class_scores``) or worked out and kept."""
+        pod = ctx.pod
+        if self.volatile or (pod.gpu_share is not None and pod.gpu_share.memory_bytes is not None):
+            return super().score_alone(ctx, i)  # (the measure, or the ask, moves: nothing kept by class)
+        self.state = state = ctx.state
+        ask = self._ask(ctx)
+        measure = self.measure(state, pod)
+        left = NodeLeft.of(state, i)
+        class_id = self.node_classes().id_of(self, ctx, i, left)
+        code = measure.code(class_id, left.cpu, left.memory, ask.cpu, ask.memory)
+        kept = self.kept_for(ask)
+        score = kept.get(code)
+        if score is None:
+            score = kept[code] = self._compute_best(measure, i, left, ask, (), ())[0]
+        return score
+
     def kept_for(self, ask: PodAsk) -> dict[Hashable, int]:
         """The scores kept for pods asking for these GPUs, by ``class_scores``' keys (dropped with the
         classes)."""

@@ -43,7 +43,7 @@ from gpufleet.model.resources import CPU, GPU
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, Task
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient, sigmoid_score
-from gpufleet.scheduling.plugins.per_node_score import PodAsk
+from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk
 from gpufleet.scheduling.registry import register
 
 SCARCITY_EXPONENT = 2
@@ -175,6 +175,13 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
             return best
 
         return self.kept_scores(idx, self.kept_for(ask), keys, coded_score)
+
+    def score_alone(self, ctx: PodContext, i: int) -> int:
+        """``PerNodeScore``'s where the supply term counts (its keys hold the node's cpu), else FGD's."""
+        measure = self.measure(ctx.state, ctx.pod)
+        if isinstance(measure, SupplyFragmentation) and measure.cpu_per_milli:
+            return PerNodeScore.score_alone(self, ctx, i)
+        return super().score_alone(ctx, i)
 
     def _parts_of(self, measure: SupplyFragmentation, i: int, left: NodeLeft, ask: PodAsk) -> Parts:
         """FGD's measure of node ``i`` before and after the pod, kept by FGD's ``_key`` (shared with

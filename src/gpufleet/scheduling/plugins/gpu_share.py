@@ -37,6 +37,10 @@ class GpuShare(DynamicFilter):
         """A pod without a fractional request passes everywhere; one with reads the node's shared GPUs."""
         return pod.gpu_share is None
 
+    def skips(self, pod: Pod) -> bool:
+        """A pod without a fractional request passes everywhere."""
+        return pod.gpu_share is None
+
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         """Unshared GPUs come from ``row`` (as preemption's victim search leaves it: whole-GPU
         victims, and shared GPUs all of whose shares are victims, are free there), shared ones from

@@ -298,7 +298,10 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
     # -- one node, in Python integers (the node a binding just changed) ---------------------
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         alloc, requested, _ = row
-        return all(want <= alloc[c] - requested[c] for c, want in self._requested_columns(ctx))
+        for c, want in self._requested_columns(ctx):  # noqa: SIM110  (a loop: no generator per node)
+            if want > alloc[c] - requested[c]:
+                return False
+        return True
 
     def row_only(self, pod: Pod) -> bool:
         return True

@@ -87,13 +87,28 @@ class NodeClasses:
         #: it works them out from
         self.memo: dict[Hashable, dict[Hashable, Any]] = {}
 
-    def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
-        """The ids of ``nodes``."""
-        state = ctx.state
+    def _current(self, state: ClusterState) -> None:
+        """Dropped when the cluster or its nodes are not those the ids were made for."""
         if state is not self.state or state.static_version != self.static_version:
             self.state, self.static_version, self.interned, self.memo = state, state.static_version, {}, {}
             self.ids, self.versions = np.zeros(state.size, dtype=np.int64), [-1] * state.size
             self.totals = np.zeros(state.size, dtype=np.int64)
+
+    def id_of(self, plugin: PerNodeScore, ctx: PodContext, i: int, left: NodeLeft) -> int:
+        """The id of node ``i`` (``left``: what it has left now), without arrays."""
+        state = ctx.state
+        self._current(state)
+        version = state.node_version[i]
+        if self.versions[i] != version:
+            self.ids[i] = self.interned.setdefault(plugin.node_key(ctx, i, left), len(self.interned))
+            self.totals[i] = left.total
+            self.versions[i] = version
+        return int(self.ids[i])
+
+    def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
+        """The ids of ``nodes``."""
+        state = ctx.state
+        self._current(state)
         current, versions, ids, interned = state.node_version, self.versions, self.ids, self.interned
         for i in nodes:
             if versions[i] != current[i]:
@@ -120,12 +135,9 @@ class PerNodeScore(DynamicScore):
                 [self.node_score(ctx, i, NodeLeft.of(state, i), PodAsk.of(state, pod, i)) for i in nodes],
                 dtype=np.int64,
             )
-        ask = self._ask(ctx)
         if len(nodes) <= FEW_NODES or self.volatile:
-            return np.array(
-                [self.node_score(ctx, i, NodeLeft.of(state, i), ask) for i in nodes], dtype=np.int64
-            )
-        return self.class_scores(ctx, idx, ask)
+            return np.array([self.score_alone(ctx, i) for i in nodes], dtype=np.int64)
+        return self.class_scores(ctx, idx, self._ask(ctx))
 
     def score_alone(self, ctx: PodContext, i: int) -> int:
         """``score`` of node ``i`` alone, without arrays (the shape cache's re-check of the node a
@@ -195,9 +207,13 @@ class PerNodeScore(DynamicScore):
 
     def classes(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
         """Per node of ``idx``, a number equal for nodes the pod's score cannot tell apart."""
+        return self.node_classes().of(self, ctx, idx.tolist())
+
+    def node_classes(self) -> NodeClasses:
+        """The classes of nodes alike (made on first use)."""
         if self._classes is None:
             self._classes = NodeClasses()
-        return self._classes.of(self, ctx, idx.tolist())
+        return self._classes
 
     def node_key(self, ctx: PodContext, i: int, left: NodeLeft) -> Hashable:
         """What node ``i``'s score reads for any pod: all that the node has left (a plugin that reads
