@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import GI, gpu_node, gpu_pod
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod, Requirement, SelectorTerm
+from gpufleet.model.resources import GPU
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
-from gpufleet.scheduling.fragmentation import NodeFragmentation, fragmentation, tasks_of
+from gpufleet.scheduling.fragmentation import (
+    NodeFragmentation,
+    NodeLeft,
+    Task,
+    fragmentation,
+    gpu_ask,
+    tasks_of,
+)
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient
@@ -117,3 +127,75 @@ def test_which_tasks_a_node_admits_is_each_tasks_own_node_affinity_verdict() -> 
         (True, False, True, True, False, True),
         (True, True, True, False, True, False),
     ]
+
+
+def reference_measure(tasks: list[Task], admitted: list[bool], left: NodeLeft, may_use: bool) -> float:
+    """``F_n`` as the paper defines it, task by task in order (``frag.go``, ``NodeGpuShareFragAmount``): a
+    task the node's labels refuse counts all free capacity (nothing, with ``may_use``), one that cannot
+    run there all of it, one that can the capacity of the GPUs with less left than it asks of one."""
+    total, frag = sum(left.gpus), 0.0
+    for task, admits in zip(tasks, admitted, strict=True):
+        gpus, milli = gpu_ask(task.pod, None)
+        room = [g for g in left.gpus if g >= milli]
+        runs = (
+            admits
+            and milli > 0
+            and len(room) >= gpus
+            and task.pod.requests.get("cpu", 0) <= left.cpu
+            and task.pod.requests.get("memory", 0) <= left.memory
+            and left.pods >= 1
+        )
+        value = (
+            sum(g for g in left.gpus if g < milli) if runs else total if admits else 0 if may_use else total
+        )
+        frag += task.weight * value
+    return frag
+
+
+typical = st.tuples(
+    st.integers(0, 4),  # whole GPUs (0: cpu only)
+    st.sampled_from([0, 250, 500, 750]),  # a share's thousandths (0: whole GPUs)
+    st.sampled_from([0, 1000, 4000, 16000]),  # cpu
+    st.sampled_from([0, GI, 8 * GI]),  # memory
+    st.sampled_from([None, "T4", "A10"]),  # the only GPU model it runs on
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    shapes=st.lists(typical, min_size=1, max_size=8),
+    gpus=st.lists(st.sampled_from([0, 100, 250, 500, 750, 1000]), max_size=8),
+    cpu=st.integers(0, 20000),
+    memory=st.sampled_from([0, GI // 2, GI, 4 * GI, 16 * GI]),
+    pods=st.integers(0, 2),
+    model=st.sampled_from(["T4", "A10"]),
+    may_use=st.booleans(),
+)
+def test_the_measure_is_the_papers_sum_over_tasks_for_any_node(
+    shapes: list[tuple[int, int, int, int, str | None]],
+    gpus: list[int],
+    cpu: int,
+    memory: int,
+    pods: int,
+    model: str,
+    may_use: bool,
+) -> None:
+    """Whatever the node has left, ``NodeFragmentation.of`` (which plans each task's part per node facts
+    and keys, and keeps values by them) equals the paper's sum worked out afresh, to the last bit."""
+    state = ClusterState([gpu_node("n", 8, labels={"nvidia.com/gpu.product": model})])
+    workload = []
+    for k, (whole, share, want_cpu, want_memory, only) in enumerate(shapes):
+        terms = (SelectorTerm((Requirement("nvidia.com/gpu.product", "In", (only,)),)),) if only else None
+        requests = {"cpu": want_cpu, "memory": want_memory, **({} if share or not whole else {GPU: whole})}
+        requests = {r: v for r, v in requests.items() if v}
+        gpu_share = GpuShare(compute_milli=share) if share else None
+        workload += [Pod(f"t{k}", requests=requests, gpu_share=gpu_share, required_terms=terms)] * (k + 1)
+    tasks = tasks_of(workload, include_cpu_pods=True)
+    allow = (lambda pod, node: pod.matches_node_selector(node)) if may_use else None
+    measure = NodeFragmentation(state, tasks, allow)
+    admitted = [t.pod.matches_node_selector(state.nodes[0]) for t in tasks]
+    for left in (
+        NodeLeft(cpu, memory, pods, tuple(sorted(gpus))),
+        NodeLeft(cpu // 2, memory, 1, (1000,) * 2),
+    ):
+        assert measure.of(0, left) == reference_measure(tasks, admitted, left, may_use)

@@ -98,6 +98,15 @@ class NodeLeft(NamedTuple):
         return sum(self.gpus)
 
 
+#: ``NodeFragmentation._plan``: the tasks' distinct thousandths per GPU, and per task (weight, which of
+#: them it asks or ``TOTAL`` or ``REFUSED``, GPUs)
+Plan = tuple[list[int], list[tuple[float, int, int]]]
+TOTAL, REFUSED = (
+    -1,
+    -2,
+)  # a task that cannot run on the node: all its free capacity counts, or (refused) ``refused``
+
+
 @dataclass(frozen=True)
 class Task:
     """One shape of the target workload: GPUs, thousandths of each, and cpu/memory it needs."""
@@ -151,6 +160,7 @@ class NodeFragmentation:
     _admits_version: int = -1
     _facts_ids: dict[tuple[tuple[bool, ...], float | None], int] = field(default_factory=dict)
     _memo: dict[tuple[object, ...], float] = field(default_factory=dict)
+    _plans: dict[tuple[object, ...], Plan] = field(default_factory=dict)  # by ``of``'s key less the GPUs
     _by_memory: dict[float | None, tuple[list[int], list[tuple[float, int, bool, int, int, int]]]] = field(
         default_factory=dict
     )
@@ -182,16 +192,18 @@ class NodeFragmentation:
         admits, memory, facts = self._facts(i)
         # only which tasks' cpu and memory needs the node still meets matters, not the amounts
         cpus, memories = self._thresholds
-        key = (
-            facts,
-            left.gpus,
+        cpu_key, memory_key, room = (
             bisect_right(cpus, left.cpu),
             bisect_right(memories, left.memory),
             left.pods >= 1,
         )
+        key = (facts, left.gpus, cpu_key, memory_key, room)
         value = self._memo.get(key)
         if value is None:
-            value = self._memo[key] = self._compute(admits, memory, left)
+            plan = self._plans.get(key[:1] + key[2:])
+            if plan is None:
+                plan = self._plans[key[:1] + key[2:]] = self._plan(admits, memory, cpu_key, memory_key, room)
+            value = self._memo[key] = self._compute(plan, left.gpus)
         return value
 
     def cpu_key(self, cpu: int) -> int:
@@ -289,19 +301,42 @@ class NodeFragmentation:
             )
         return got
 
-    def _compute(self, admits: tuple[bool, ...], memory: float | None, left: NodeLeft) -> float:
-        gpus = left.gpus  # ascending
+    def _plan(
+        self, admits: tuple[bool, ...], memory: float | None, cpu_key: int, memory_key: int, room: bool
+    ) -> Plan:
+        """What ``_compute`` counts of each task, in the tasks' order, on nodes with these facts and keys:
+        (weight, which of the distinct thousandths it asks, GPUs) where it runs if enough GPUs have that
+        much left; ``TOTAL`` where the node's labels admit it but it cannot run there (it asks for no GPU,
+        or more cpu or memory than is left, or no pod fits), ``REFUSED`` where they do not."""
+        millis, params = self._params(memory)
+        cpus, memories = self._thresholds
+        counted: list[tuple[float, int, int]] = []
+        for (weight, k, asks_gpu, count, cpu, mem), admitted in zip(params, admits, strict=True):
+            # ``cpu_key`` thresholds are at most the node's cpu: the task's cpu is one of them
+            fed = cpus.index(cpu) < cpu_key and memories.index(mem) < memory_key
+            counted.append(
+                (weight, k, count)
+                if admitted and asks_gpu and fed and room
+                else (weight, TOTAL if admitted else REFUSED, 0)
+            )
+        return millis, counted
+
+    def _compute(self, plan: Plan, gpus: tuple[int, ...]) -> float:
+        """``F_n`` of a node with ``gpus`` left (ascending), by its ``plan``: each task's weight times the
+        capacity it cannot use, added in the tasks' order."""
         below = [0, *accumulate(gpus)]  # below[j]: the thousandths of the j GPUs with least left
         total = below[-1]
-        frag = 0.0
         refused = 0 if self.may_use is not None else total
-        size, has_cpu, has_mem, room = len(gpus), left.cpu, left.memory, left.pods >= 1
-        millis, params = self._params(memory)
+        size = len(gpus)
+        millis, counted = plan
         fits = [bisect_left(gpus, milli) for milli in millis]  # GPUs with less left than each ask
-        for (weight, k, asks_gpu, count, cpu, mem), admitted in zip(params, admits, strict=True):
-            j = fits[k]
-            runs = admitted and asks_gpu and size - j >= count and cpu <= has_cpu and mem <= has_mem and room
-            frag += weight * (below[j] if runs else total if admitted else refused)
+        frag = 0.0
+        for weight, k, count in counted:
+            if k >= 0:
+                j = fits[k]
+                frag += weight * (below[j] if size - j >= count else total)
+            else:
+                frag += weight * (total if k == TOTAL else refused)
         return frag
 
 
