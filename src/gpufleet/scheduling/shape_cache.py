@@ -273,9 +273,10 @@ class ShapeCache:
         if few:  # a volatile score: the changed nodes' filters in Python integers, the scores over arrays
             fit = np.array([self._fits(i, self._row(i)) for i in idx.tolist()], dtype=bool)
         else:
-            fit = np.ones(len(idx), dtype=bool)
-            for f in self.dynamic_filters:
-                fit &= f.passes(ctx, idx)
+            filters = self.dynamic_filters
+            fit = filters[0].passes(ctx, idx) if filters else np.ones(len(idx), dtype=bool)
+            for f in filters[1:]:
+                fit = fit & f.passes(ctx, idx)
         self.fit[idx] = fit
         if score_all:  # every row anew (new arrays: no write through an index)
             self.ok = ok = self.static_pass & self.fit

@@ -255,7 +255,18 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
         return short
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
-        return np.logical_not(self._short(ctx, idx).any(axis=1))
+        free = ctx.state.alloc[idx] - ctx.state.requested[idx]
+        return np.asarray((free >= self._need(ctx)).all(axis=1), dtype=bool)
+
+    def _need(self, ctx: PodContext) -> IntArray:
+        """``_req`` where the pod asks for a resource, the least int64 where not (every node has that
+        much free): a node fits where it has at least this much free of every resource."""
+        key = ("fit-need", self.ignored, self.ignored_groups)
+        need = ctx.memo.get(key)
+        if not isinstance(need, np.ndarray):
+            req = self._req(ctx)
+            need = ctx.memo[key] = np.where(req > 0, req, np.iinfo(np.int64).min)
+        return need
 
     def unresolvable_on(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         req = self._req(ctx)
