@@ -1,18 +1,17 @@
 """Per-(profile, pod shape) cache of filter masks and scores over every node.
 
-Pods of one shape (same requests, selectors, affinity, tolerations) see the same static
-filter results and the same resource scores. The cache keeps, per node: whether the
-static filters pass (and the first static reason when not), the static score plugins' raw
-values, whether the dynamic filters pass, and the weighted sum of dynamic scores of each feasible
-node (0 elsewhere: only those scores are read, and a node becomes feasible only through a change of its
-own, which has it scored then; a volatile score is asked for every node). Dynamic filters whose
-PreFilter Skips the pod are left out. It re-evaluates only the nodes appended to
-``ClusterState.changes`` since it last looked; a change of the node set (``static_version``)
-re-evaluates the rows that ``ClusterState.static_rows`` names (nodes added, removed, cordoned,
-relabelled: each row's verdicts read only that node), one of the images on the nodes
-(``images_version``) or a new resource column rebuilds it. ``masked`` holds each node's dynamic score
-where it is feasible and -1 where not, so when every node is scored the choice is one maximum over one
-array.
+Pods of one shape (same requests, selectors, affinity, tolerations) see the same static filter results and
+the same resource scores. The cache keeps, per node: whether the static filters pass (and the first static
+reason when not), the static score plugins' raw values, whether the dynamic filters pass (asked only where
+the static filters do), and the weighted sum of dynamic scores of each feasible node (0 elsewhere: only
+those scores are read, and a node becomes feasible only through a change of its own, which has it scored
+then; a volatile score is asked for every node). Dynamic filters whose PreFilter Skips the pod are left
+out. It re-evaluates only the nodes appended to ``ClusterState.changes`` since it last looked; a change of
+the node set (``static_version``) re-evaluates the rows that ``ClusterState.static_rows`` names (nodes
+added, removed, cordoned, relabelled: each row's verdicts read only that node), one of the images on the
+nodes (``images_version``) or a new resource column rebuilds it. ``masked`` holds each node's dynamic
+score where it is feasible and -1 where not, so when every node is scored the choice is one maximum over
+one array.
 
 The static filters read no request amounts: shapes with the same placement constraints share one
 static pass over the nodes (kept in ``ClusterState.memo``, patched row by row as the nodes change). A volatile
@@ -103,7 +102,7 @@ class ShapeCache:
         self.static_pass: BoolArray = np.zeros(0, dtype=bool)
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
         self._raw_all: list[tuple[StaticScore, int, IntArray]] = []  # every applying plugin's, zero or not
-        self.fit: BoolArray = np.zeros(0, dtype=bool)
+        self.fit: BoolArray = np.zeros(0, dtype=bool)  # the dynamic filters' verdicts where the static pass
         self.dyn: IntArray = np.zeros(0, dtype=np.int64)  # feasible nodes' dynamic scores, 0 elsewhere
         self.ok: BoolArray = np.zeros(0, dtype=bool)
         self.masked: IntArray = np.zeros(0, dtype=np.int64)
@@ -270,20 +269,27 @@ class ShapeCache:
                 self._evaluate_node(i)
             return
         ctx = self.ctx
+        passing = self.static_pass[idx]
+        judged = idx if passing.all() else idx[passing]  # (the dynamic filters only where the static pass)
         if few:  # a volatile score: the changed nodes' filters in Python integers, the scores over arrays
-            fit = np.array([self._fits(i, self._row(i)) for i in idx.tolist()], dtype=bool)
-        else:
+            fit = np.array([self._fits(i, self._row(i)) for i in judged.tolist()], dtype=bool)
+        elif len(judged):
             filters = self.dynamic_filters
-            fit = filters[0].passes(ctx, idx) if filters else np.ones(len(idx), dtype=bool)
+            fit = filters[0].passes(ctx, judged) if filters else np.ones(len(judged), dtype=bool)
             for f in filters[1:]:
-                fit = fit & f.passes(ctx, idx)
+                fit = fit & f.passes(ctx, judged)
+        else:
+            fit = np.zeros(0, dtype=bool)
+        if len(judged) < len(idx):
+            fit, judged_fit = np.zeros(len(idx), dtype=bool), fit
+            fit[passing] = judged_fit
         self.fit[idx] = fit
         if score_all:  # every row anew (new arrays: no write through an index)
             self.ok = ok = self.static_pass & self.fit
             self.dyn = total = self._total(self._every_row())
             self.masked = np.where(ok, total, -1)
         else:
-            ok = self.static_pass[idx] & fit
+            ok = fit  # (False wherever a static filter fails)
             self.ok[idx] = ok
             if self.volatile:  # (a volatile score, such as Random's draws, is asked for every node)
                 total = self._total(idx)
@@ -313,24 +319,7 @@ class ShapeCache:
 
     def _evaluate_node(self, i: int) -> None:
         """The same as ``_evaluate`` for one node, in Python integers (the node a binding changed)."""
-        row = self._row(i)
-        key = (*row[0], *row[1], *row[2]) if self._scores_by_row else None
-        known = self._by_row.get(key) if key is not None else None
-        if known is None:
-            fit = self._fits(i, row, self._row_filters)
-            total = 0
-            if fit and (key is not None or self._static_list[i]):  # (a node never feasible keeps 0)
-                for plugin, weight in self.profile.dynamic_scores:
-                    total += weight * self._score_node(plugin, row, i)
-            if key is not None:
-                if len(self._by_row) >= ROWS_KEPT:
-                    self._by_row.clear()
-                self._by_row[key] = fit, total
-        else:
-            fit, total = known
-        if fit and self._node_filters:  # (the filters in another order: the verdict is the same)
-            fit = self._fits(i, row, self._node_filters)
-        ok = fit and self._static_list[i]
+        ok, total = self._judge_node(i) if self._static_list[i] else (False, 0)
         oks = self._ok_list
         if oks is None:
             oks = self._ok_list = self.ok.tolist()
@@ -343,7 +332,7 @@ class ShapeCache:
                 else:
                     del feasible[bisect_left(feasible, i)]
             oks[i] = self.ok[i] = ok
-        self.fit[i], self.dyn[i] = fit, total if ok else 0
+        self.fit[i], self.dyn[i] = ok, total if ok else 0
         self.masked[i] = score = total if ok else -1
         top = self._top
         if top is None:
@@ -359,6 +348,28 @@ class ShapeCache:
             del top[k]
             if not top:
                 self._top = None  # the next best may be anywhere: rescan
+
+    def _judge_node(self, i: int) -> tuple[bool, int]:
+        """Whether node ``i``, which the static filters pass, passes the dynamic ones, and its dynamic
+        score (kept by its resource row where the scores read only that)."""
+        row = self._row(i)
+        key = (*row[0], *row[1], *row[2]) if self._scores_by_row else None
+        known = self._by_row.get(key) if key is not None else None
+        if known is None:
+            fit = self._fits(i, row, self._row_filters)
+            total = 0
+            if fit:  # (a node that does not fit keeps 0)
+                for plugin, weight in self.profile.dynamic_scores:
+                    total += weight * self._score_node(plugin, row, i)
+            if key is not None:
+                if len(self._by_row) >= ROWS_KEPT:
+                    self._by_row.clear()
+                self._by_row[key] = fit, total
+        else:
+            fit, total = known
+        if fit and self._node_filters:  # (the filters in another order: the verdict is the same)
+            fit = self._fits(i, row, self._node_filters)
+        return fit, total
 
     def _row(self, i: int) -> NodeRow:
         state = self.state
