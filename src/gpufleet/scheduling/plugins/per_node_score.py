@@ -73,50 +73,57 @@ class PodAsk(NamedTuple):
 
 class NodeClasses:
     """Per node, the id of what a ``PerNodeScore`` reads there for any pod (its ``node_key``): nodes
-    with one id score alike for a pod. Kept per node until its allocation changes (``node_version``);
-    reset when the nodes do (``static_version``)."""
+    with one id score alike for a pod. Kept per node until a change of its allocation (the nodes
+    ``ClusterState.changes`` names since, ``dirty``); reset when the nodes change (``static_version``)."""
 
     def __init__(self) -> None:
         self.state: ClusterState | None = None
         self.static_version = -1
         self.ids: IntArray = np.zeros(0, dtype=np.int64)
         self.totals: IntArray = np.zeros(0, dtype=np.int64)  # each node's GPU thousandths left
-        self.versions: list[int] = []
+        self.dirty: set[int] = set()  # the nodes whose id may be out of date
+        self.seen = 0  # how far ``ClusterState.changes`` went when ``dirty`` was last brought up to date
         self.interned: dict[Hashable, int] = {}
         #: what a plugin keeps by these ids (dropped with them), per what the pod asks: scores, or what
         #: it works them out from
         self.memo: dict[Hashable, dict[Hashable, Any]] = {}
 
     def _current(self, state: ClusterState) -> None:
-        """Dropped when the cluster or its nodes are not those the ids were made for."""
+        """Dropped when the cluster or its nodes are not those the ids were made for; else the nodes
+        changed since the last look marked out of date."""
         if state is not self.state or state.static_version != self.static_version:
             self.state, self.static_version, self.interned, self.memo = state, state.static_version, {}, {}
-            self.ids, self.versions = np.zeros(state.size, dtype=np.int64), [-1] * state.size
-            self.totals = np.zeros(state.size, dtype=np.int64)
+            self.ids, self.totals = np.zeros(state.size, dtype=np.int64), np.zeros(state.size, dtype=np.int64)
+            self.dirty, self.seen = set(range(state.size)), state.change_pos
+        elif self.seen != state.change_pos:
+            if self.seen < state.change_base:  # (the log lost what it held then)
+                self.dirty = set(range(state.size))
+            else:
+                self.dirty.update(state.changes[self.seen - state.change_base :])
+            self.seen = state.change_pos
+
+    def _intern(self, plugin: PerNodeScore, ctx: PodContext, i: int, left: NodeLeft) -> None:
+        self.ids[i] = self.interned.setdefault(plugin.node_key(ctx, i, left), len(self.interned))
+        self.totals[i] = left.total
 
     def id_of(self, plugin: PerNodeScore, ctx: PodContext, i: int, left: NodeLeft) -> int:
         """The id of node ``i`` (``left``: what it has left now), without arrays."""
-        state = ctx.state
-        self._current(state)
-        version = state.node_version[i]
-        if self.versions[i] != version:
-            self.ids[i] = self.interned.setdefault(plugin.node_key(ctx, i, left), len(self.interned))
-            self.totals[i] = left.total
-            self.versions[i] = version
+        self._current(ctx.state)
+        if i in self.dirty:
+            self._intern(plugin, ctx, i, left)
+            self.dirty.discard(i)
         return int(self.ids[i])
 
     def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
         """The ids of ``nodes``."""
         state = ctx.state
         self._current(state)
-        current, versions, ids, interned = state.node_version, self.versions, self.ids, self.interned
-        for i in nodes:
-            if versions[i] != current[i]:
-                left = NodeLeft.of(state, i)
-                ids[i] = interned.setdefault(plugin.node_key(ctx, i, left), len(interned))
-                self.totals[i] = left.total
-                versions[i] = current[i]
-        return ids[nodes]
+        if self.dirty:
+            stale = self.dirty.intersection(nodes)
+            for i in stale:
+                self._intern(plugin, ctx, i, NodeLeft.of(state, i))
+            self.dirty -= stale
+        return self.ids[nodes]
 
 
 class PerNodeScore(DynamicScore):
