@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import gpu_node
-from gpufleet.cluster.state import ClusterState
+from gpufleet.cluster.state import ClusterState, NodeRow
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
@@ -235,3 +235,38 @@ def test_a_shape_cache_asks_scores_only_of_feasible_nodes() -> None:
     assert asked == [full] and cache.ok[full]
     fresh = ShapeCache(cache.profile, PodContext(cache.ctx.pod, state))
     assert cache.masked.tolist() == fresh.masked.tolist()
+
+
+def test_a_node_rejected_for_lack_of_room_is_judged_again_only_once_something_may_have_left() -> None:
+    """NodeResourcesFit rejects a node for lack of room: while pods only join the node it stays rejected,
+    so the shape cache does not judge it again; once a pod leaves (``ClusterState.freed_at``) it does.
+    After each look the cache equals one built afresh."""
+    state = cluster([])
+    sched = scheduler(state, "DotProd")
+    fit = next(f for f in sched.profiles["default-scheduler"].dynamic_filters if f.name == "NodeResourcesFit")
+    judged: list[int] = []
+    passes_node = fit.passes_node
+
+    def spied(ctx: PodContext, row: NodeRow, i: int) -> bool:
+        judged.append(i)
+        return passes_node(ctx, row, i)
+
+    fit.passes_node = spied  # type: ignore[method-assign]
+    sched.place_once(Pod("big", requests={"cpu": 24_000}), 0.0)  # each 32-cpu node holds one
+    full = state.assignments["default/big"].node
+    cache = next(iter(sched.caches.values()))
+
+    def look() -> list[int]:
+        judged.clear()
+        cache.refresh()
+        fresh = ShapeCache(cache.profile, PodContext(cache.ctx.pod, state))
+        assert (cache.ok.tolist(), cache.masked.tolist()) == (fresh.ok.tolist(), fresh.masked.tolist())
+        return list(judged)
+
+    assert look() == [full] and not cache.ok[full]  # the binding: judged, rejected
+    state.assign(Pod("small", requests={"cpu": 1000}), full, 0.0)
+    assert look() == []  # a pod joined a rejected node: not judged
+    state.unassign("default/small")
+    assert look() == [full] and not cache.ok[full]  # a pod left: judged (still no room)
+    state.unassign("default/big")
+    assert look() == [full] and cache.ok[full]

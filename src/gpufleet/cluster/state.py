@@ -104,6 +104,8 @@ class ClusterState:
         self.namespace_labels: dict[str, dict[str, str]] = {}  # Namespace objects' labels, where known
         self.changes: list[int] = []
         self.node_version: list[int] = []  # per node, moves with every change of its allocation
+        #: per node, the log position of its last change that may have freed something (any but ``assign``)
+        self.freed_at: IntArray = np.zeros(0, dtype=np.int64)
         self.memo: dict[str, object] = {}  # derived per-node facts kept by their users, keyed by node_version
         self.change_base = 0  # absolute position of changes[0]
         self.static_version = 0
@@ -186,6 +188,7 @@ class ClusterState:
             self.pods_on.append({})
             self.node_version.append(0)
         self.active = np.concatenate([self.active, np.ones(len(nodes), dtype=bool)])
+        self.freed_at = np.concatenate([self.freed_at, np.full(len(nodes), -1, dtype=np.int64)])
         self.alloc = np.vstack([self.alloc, rows])
         self.requested = np.vstack([self.requested, np.zeros_like(rows)])
         self.nonzero = np.vstack([self.nonzero, np.zeros_like(rows)])
@@ -233,10 +236,13 @@ class ClusterState:
         self.static_version += 1
         return evicted
 
-    def touched(self, i: int) -> None:
-        """Node ``i``'s allocation changed: logged for the shape caches, and its version moves. A long log
-        loses its older half (a reader that had not got that far starts over)."""
+    def touched(self, i: int, freed: bool = True) -> None:
+        """Node ``i``'s allocation changed: logged for the shape caches, and its version moves; unless the
+        change only took more of the node (``freed`` False: a pod placed), its position is its
+        ``freed_at``. A long log loses its older half (a reader that had not got that far starts over)."""
         changes = self.changes
+        if freed:
+            self.freed_at[i] = self.change_base + len(changes)
         changes.append(i)
         self.node_version[i] += 1
         if len(changes) > 4 * max(len(self.nodes), 256):
@@ -295,7 +301,7 @@ class ClusterState:
         self.pods_on[i][key] = a
         self.assignments[key] = a
         self.placed.add(a, key)
-        self.touched(i)
+        self.touched(i, freed=False)
         return a
 
     def unassign(self, pod_key: str) -> Assignment | None:

@@ -179,6 +179,8 @@ class DynamicFilter(Plugin):
 
     #: its rejections are UnschedulableAndUnresolvable: preemption is not tried for them
     unresolvable = False
+    #: a node it rejects stays rejected while pods only join the node (it rejects for lack of room)
+    monotone = False
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         raise NotImplementedError

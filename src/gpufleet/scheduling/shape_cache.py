@@ -78,6 +78,9 @@ class ShapeCache:
         self.profile = profile
         #: the dynamic filters, less those whose PreFilter Skips this pod (they pass every node)
         self.dynamic_filters = [f for f in profile.dynamic_filters if not f.skips(ctx.pod)]
+        #: a node they reject stays rejected while pods only join it: not judged again until something
+        #: may have freed room there (``ClusterState.freed_at``)
+        self._monotone = all(f.monotone for f in self.dynamic_filters)
         self.volatile = any(plugin.volatile for plugin, _ in profile.dynamic_scores)
         #: a changed node is re-evaluated alone, in Python integers (no volatile score, no ResourceClaim)
         self._scalar = not self.volatile and not ctx.pod.resource_claims
@@ -398,7 +401,9 @@ class ShapeCache:
         if self.seen == state.change_pos and same_nodes:
             return
         if same_nodes and self.seen + 1 == state.change_pos and self._scalar:  # one node changed (the usual)
-            self._evaluate_node(state.changes[-1])
+            i = state.changes[-1]
+            if not self._monotone or self.ok[i] or state.freed_at[i] >= self.seen:
+                self._evaluate_node(i)
             self.seen += 1
             return
         if not same_nodes:
@@ -411,6 +416,8 @@ class ShapeCache:
         if changed is None:
             self._build_static()
             return
+        if self._monotone:  # (a node rejected for lack of room, given only more pods since, stays so)
+            changed = changed[self.ok[changed] | (state.freed_at[changed] >= self.seen)]
         self._evaluate(changed, score_all=self.volatile)
         self.seen = state.change_pos
 

@@ -21,6 +21,7 @@ from gpufleet.scheduling.registry import register
 
 @register
 class GpuShare(DynamicFilter):
+    monotone = True  # (rejects for lack of room on the node's GPUs)
     name = "GpuShare"
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:

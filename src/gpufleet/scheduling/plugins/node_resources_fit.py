@@ -205,6 +205,7 @@ def strategy_of(args: dict[str, Any]) -> ScoringStrategy:
 class NodeResourcesFit(DynamicFilter, DynamicScore):
     name = "NodeResourcesFit"
     origin = "kube-scheduler"
+    monotone = True
 
     def __init__(
         self,
