@@ -400,26 +400,32 @@ class ShapeCache:
         same_nodes = same_nodes and state.images_version == self.images_version
         if self.seen == state.change_pos and same_nodes:
             return
-        if same_nodes and self.seen + 1 == state.change_pos and self._scalar:  # one node changed (the usual)
-            i = state.changes[-1]
-            if not self._monotone or self.ok[i] or state.freed_at[i] >= self.seen:
-                self._evaluate_node(i)
-            self.seen += 1
-            return
         if not same_nodes:
             rows = None
             if state.images_version == self.images_version:  # (new images move ImageLocality's raw scores)
                 rows = static_rows_since(state, self.static_pos, self.columns)
             self._build_static(rows)
             return
-        changed = state.changes_since(self.seen)
-        if changed is None:
+        if self.seen < state.change_base:  # (the log lost what it held then)
             self._build_static()
             return
-        if self._monotone:  # (a node rejected for lack of room, given only more pods since, stays so)
-            changed = changed[self.ok[changed] | (state.freed_at[changed] >= self.seen)]
-        self._evaluate(changed, score_all=self.volatile)
+        recent = state.changes[self.seen - state.change_base :]
+        if self._scalar and len(recent) <= SCALAR_NODES:  # a few nodes changed (the usual): no arrays
+            for i in sorted(set(recent)):
+                if self._unsettled(i):
+                    self._evaluate_node(i)
+        else:
+            changed = np.array(sorted(set(recent)), dtype=np.int64)
+            if self._monotone:
+                changed = changed[self.ok[changed] | (state.freed_at[changed] >= self.seen)]
+            self._evaluate(changed, score_all=self.volatile)
         self.seen = state.change_pos
+
+    def _unsettled(self, i: int) -> bool:
+        """Whether node ``i``, which changed since the cache last looked, may have another verdict: not
+        where the filters rejected it for lack of room and pods only joined it since (nothing it held may
+        have left, ``ClusterState.freed_at``)."""
+        return not self._monotone or bool(self.ok[i]) or int(self.state.freed_at[i]) >= self.seen
 
     def top_nodes(self) -> list[int]:
         """The feasible nodes with the highest dynamic score, ascending (none when nothing is feasible)."""
