@@ -101,10 +101,9 @@ class NodeLeft(NamedTuple):
 #: ``NodeFragmentation._plan``: the tasks' distinct thousandths per GPU, and per task (weight, which of
 #: them it asks or ``TOTAL`` or ``REFUSED``, GPUs)
 Plan = tuple[list[int], list[tuple[float, int, int]]]
-TOTAL, REFUSED = (
-    -1,
-    -2,
-)  # a task that cannot run on the node: all its free capacity counts, or (refused) ``refused``
+#: a task that cannot run on the node: all its free capacity counts (``TOTAL``), or, where the node's
+#: labels refuse it, what ``_compute`` counts for that (``REFUSED``: all of it, or nothing with ``may_use``)
+TOTAL, REFUSED = -1, -2
 
 
 @dataclass(frozen=True)

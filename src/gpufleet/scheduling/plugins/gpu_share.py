@@ -21,8 +21,8 @@ from gpufleet.scheduling.registry import register
 
 @register
 class GpuShare(DynamicFilter):
-    monotone = True  # (rejects for lack of room on the node's GPUs)
     name = "GpuShare"
+    monotone = True  # (it rejects for lack of room on the node's GPUs)
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         share = ctx.pod.gpu_share
