@@ -517,7 +517,13 @@ def test_of_two_replicas_one_leads_and_the_other_takes_over_when_it_stops(
         after = [*lab.gang("after", 2, 2), *(lab.pod(f"single-after-{i}", 1) for i in range(2))]
         lab.create(*after)
         lab.wait_bound(_names(after))
-        assert {p for p, _ in _bound_decisions([standby], lab.ns)} == set(_names(after))
+
+        def logged() -> set[str]:
+            return {p for p, _ in _bound_decisions([standby], lab.ns)}
+
+        # a decision is logged once its binding is done: the API may show the pod bound a moment before
+        wait_until("the standby's decisions logged", lambda: logged() >= set(_names(after)))
+        assert logged() == set(_names(after))
         held = cp.get(f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{lease}") or {}
         assert held["spec"]["holderIdentity"] == standby.name
         assert_consistent(cp, lab.ns, replicas)
