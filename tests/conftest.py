@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -25,6 +26,16 @@ from gpufleet.sim.summary import build_summary
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # e2e/ lives beside src/, outside the package
     sys.path.insert(0, str(ROOT))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C (SIGINT) heard again where the suite started with it ignored: a shell without job control
+    starts a background job (``make test &`` in a script) so, every child inherits that, and the tests
+    that stop a gpufleet command with Ctrl-C, as a user does, would find it running on. A handler (not
+    SIG_IGN) is not inherited across exec, so the children start with SIGINT's default."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 GPU = "nvidia.com/gpu"
 T = TypeVar("T")
