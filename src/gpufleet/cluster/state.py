@@ -254,11 +254,16 @@ class ClusterState:
     def change_pos(self) -> int:
         return self.change_base + len(self.changes)
 
+    def logged_since(self, pos: int) -> list[int] | None:
+        """The log's node indices from absolute position ``pos`` on, repeats included; None if the log
+        was trimmed past it."""
+        return None if pos < self.change_base else self.changes[pos - self.change_base :]
+
     def changes_since(self, pos: int) -> IntArray | None:
         """Node indices changed since absolute position ``pos``; None if the log was trimmed past it."""
-        if pos < self.change_base:
+        recent = self.logged_since(pos)
+        if recent is None:
             return None
-        recent = self.changes[pos - self.change_base :]
         # ``np.unique``'s answer; a set of Python integers sorts the few of a cycle in a fraction of its time
         return np.array(recent if len(recent) == 1 else sorted(set(recent)), dtype=np.int64)
 

@@ -406,10 +406,10 @@ class ShapeCache:
                 rows = static_rows_since(state, self.static_pos, self.columns)
             self._build_static(rows)
             return
-        if self.seen < state.change_base:  # (the log lost what it held then)
+        recent = state.logged_since(self.seen)
+        if recent is None:  # (the log lost what it held then)
             self._build_static()
             return
-        recent = state.changes[self.seen - state.change_base :]
         if self._scalar and len(recent) <= SCALAR_NODES:  # a few nodes changed (the usual): no arrays
             for i in sorted(set(recent)):
                 if self._unsettled(i):

@@ -96,10 +96,11 @@ class NodeClasses:
             self.ids, self.totals = np.zeros(state.size, dtype=np.int64), np.zeros(state.size, dtype=np.int64)
             self.dirty, self.seen = set(range(state.size)), state.change_pos
         elif self.seen != state.change_pos:
-            if self.seen < state.change_base:  # (the log lost what it held then)
+            changed = state.logged_since(self.seen)
+            if changed is None:  # (the log lost what it held then)
                 self.dirty = set(range(state.size))
             else:
-                self.dirty.update(state.changes[self.seen - state.change_base :])
+                self.dirty.update(changed)
             self.seen = state.change_pos
 
     def _intern(self, plugin: PerNodeScore, ctx: PodContext, i: int, left: NodeLeft) -> None:
