@@ -163,8 +163,12 @@ class Random(PerNodeScore):
         self.rng = np.random.default_rng(seed)
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
+        """``rng.integers(0, 2**31, size=len(idx))``, drawn as the halves of 32-bit words: the same
+        numbers (Lemire's reduction of a word to a power-of-two range is its top bits), in half the
+        time (a full 32-bit range takes the words as they come)."""
         self.state = ctx.state
-        scores: IntArray = self.rng.integers(0, 2**31, size=len(idx), dtype=np.int64)
+        words = self.rng.integers(0, 2**32, size=len(idx), dtype=np.uint32)
+        scores: IntArray = (words >> 1).astype(np.int64)
         return scores
 
     def choose_gpu(self, pod: Pod, i: int, room: list[tuple[int, int, int]], whole: int) -> int | None:
