@@ -6,7 +6,13 @@ collector, at CPython's default of a young collection every 700 new container ob
 same survivors again and again to free next to nothing: a simulated day of 500 nodes spent about 6 %
 of its CPU in about 240 young, 22 middle and 2 full collections (``docs/performance.md``, "The
 simulated day"). Only when the collector runs changes, never what the run computes: gpufleet uses no
-finalizer and no weak reference, and reference counting frees all other garbage at once.
+finalizer, its one weak reference (the GPU-share ledger's to its cluster, which holds the ledger)
+never outlives its object in use, and reference counting frees all other garbage at once.
+
+A replay's cluster and scheduler hold no reference cycle (an assignment does not point back to the pod
+index, the share ledger's reference to its cluster is weak, the queue's sort key does not hold the
+scheduler), so they are freed as the replay returns: left to the collector, the first collection after
+the block walked every object the run made (up to a tenth of a replay's CPU).
 
 * ``collector_paused``: off for the block (an FGD-protocol replay: every object lives to its end).
 * ``collector_spaced``: young collections every ``YOUNG_THRESHOLD`` new objects for the block (a

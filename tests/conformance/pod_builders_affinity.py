@@ -378,7 +378,7 @@ def snapshot(
     state.namespace_labels = {k: dict(v) for k, v in (namespaces or {}).items()}
     for p in existing:
         if p.annotations.get("terminating") and p.key in state.assignments:
-            state.assignments[p.key].terminating = True
+            state.set_terminating(state.assignments[p.key])
     return state
 
 

@@ -139,7 +139,8 @@ class PreemptionCase:
         self.filters, self.static_filters = self.profile.dynamic_filters, self.profile.static_filters
         for p in placed:
             a = self.state.assign(p.pod, p.node, p.start)
-            a.terminating, a.preempted = p.terminating, p.preempted
+            self.state.set_terminating(a, p.terminating)
+            a.preempted = p.preempted
         self.plugin = DefaultPreemption()
 
     def request(

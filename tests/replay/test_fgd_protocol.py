@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import gpu_node
@@ -17,7 +19,7 @@ from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
 from gpufleet.replay.fgd_protocol import bucket, gpu_request, replay, typical_pods, workload
 from gpufleet.scheduling.framework import PodContext
-from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking
+from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking, Random
 from gpufleet.scheduling.scheduler import Scheduler
 from shared_files import TRACES, needs_traces
 
@@ -74,6 +76,20 @@ def left_state() -> ClusterState:
 
 def scores(plugin: object, pod: Pod, state: ClusterState) -> list[int]:
     return plugin.score(PodContext(pod, state), np.arange(2)).tolist()  # type: ignore[attr-defined]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32), st.lists(st.integers(0, 1500), min_size=1, max_size=12))
+def test_random_draws_what_integers_below_2_to_the_31_would(seed: int, sizes: list[int]) -> None:
+    """Random's scores are ``rng.integers(0, 2**31, size)`` on its generator, call after call (the
+    replays of the starting point stay byte-identical), however it draws them."""
+    state = ClusterState([gpu_node("a", 4)])
+    ctx = PodContext(Pod("p", requests={"nvidia.com/gpu": 1}), state)
+    plugin, numpy_rng = Random(seed), np.random.default_rng(seed)
+    for size in sizes:
+        drawn = plugin.score(ctx, np.zeros(size, dtype=np.int64))
+        assert drawn.dtype == np.int64
+        assert drawn.tolist() == numpy_rng.integers(0, 2**31, size=size, dtype=np.int64).tolist()
 
 
 def test_gpu_packing_prefers_partly_used_gpus_then_used_nodes() -> None:
@@ -178,6 +194,25 @@ def test_a_replay_runs_with_the_garbage_collector_off_and_leaves_it_as_it_was(
         gc.enable()
     assert collecting and not any(collecting) and enabled_after and disabled_after
     assert again.to_json() | {"wall_seconds": 0} == result.to_json() | {"wall_seconds": 0}
+
+
+@pytest.mark.parametrize("policy", ["FGD", "Random", "DotProd", "GpuPacking"])
+def test_a_replay_leaves_no_reference_cycle_so_its_cluster_is_freed_when_it_returns(policy: str) -> None:
+    """Whatever a replay built (the cluster with its GPU shares and pod index, the scheduler with its
+    queue and caches) is freed by reference counting when the replay returns: none of it waits for a
+    collection that walks every object the run made (a tenth of a replay's CPU on the gpushare traces)."""
+    nodes = [gpu_node(f"n{i}", gpus=2) for i in range(4)]
+    pods = [share(f"s{i}", 250) for i in range(20)] + [whole(f"w{i}", 1) for i in range(4)]
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        replay(nodes, pods, policy, 42)
+        left_in_cycles = gc.collect()
+    finally:
+        if enabled:
+            gc.enable()
+    assert left_in_cycles == 0
 
 
 @needs_traces

@@ -145,7 +145,7 @@ def test_arrays_equal_per_pod_loops(
     for k, (i, label, namespace, theirs, terminating, gone) in enumerate(placed):
         pod = Pod(f"p{k}", namespace, labels={"app": label}, pod_affinity=theirs)
         a = state.assign(pod, i % len(labels), 0.0)
-        a.terminating = terminating
+        state.set_terminating(a, terminating)
         if gone:
             state.unassign(pod.key)
     plugin = InterPodAffinity(hard_weight, ignore_existing)

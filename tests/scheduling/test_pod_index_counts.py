@@ -73,7 +73,7 @@ def test_groups_read_after_any_steps_count_the_assigned_pods(steps: list[Step]) 
             gone[key] = a
             state.unassign(key)
         elif what == "terminate" and (a := a or gone.get(key)) is not None:
-            a.terminating = not a.terminating
+            state.set_terminating(a, not a.terminating)
         elif what == "read":
             assert _counted(state) == _recount(state)
     assert _counted(state) == _recount(state)

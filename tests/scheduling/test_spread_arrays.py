@@ -173,7 +173,7 @@ def test_arrays_equal_per_node_loops(
     state = ClusterState(nodes)
     for k, (i, app, namespace, terminating, gone) in enumerate(placed):
         a = state.assign(Pod(f"p{k}", namespace, labels={"app": app}), i % len(nodes), 0.0)
-        a.terminating = terminating
+        state.set_terminating(a, terminating)
         if gone:
             state.unassign(a.pod.key)
     if 0 <= removed < len(nodes) and len(nodes) > 1:

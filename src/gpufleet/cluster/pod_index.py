@@ -103,7 +103,6 @@ class PodIndex:
         if group is None:
             group = self.groups[key] = LabelGroup(pod.namespace, dict(pod.labels))
         group.add(a, pod_key)
-        a.counted_by = self
         if pod.pod_affinity is not None:
             self.with_affinity[pod_key] = a
             with_terms = self.affinity_groups.get((key, pod.pod_affinity))
@@ -122,7 +121,6 @@ class PodIndex:
             with_terms = self.affinity_groups.get((key, pod.pod_affinity))
             if with_terms is not None and with_terms.remove(a):
                 del self.affinity_groups[key, pod.pod_affinity]
-        a.counted_by = None
         self.with_affinity.pop(pod.key, None)
 
     def terminating_changed(self, a: Assignment) -> None:

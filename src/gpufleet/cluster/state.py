@@ -11,8 +11,9 @@ labels, taints or schedulability change, or a node is added or removed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+from weakref import proxy
 
 import numpy as np
 import numpy.typing as npt
@@ -55,21 +56,13 @@ class Assignment:
     #: terminating as a scheduler's preemption victim (the ``DisruptionTarget`` condition with
     #: reason ``PreemptionByScheduler``, which ``podTerminatingByPreemption`` looks for)
     preempted: bool = False
-    #: the pod index counting it while it is not terminating: told when ``terminating`` flips
-    counted_by: PodIndex | None = field(default=None, repr=False, compare=False)
     _terminating: bool = False
 
     @property
     def terminating(self) -> bool:
-        """Deleted, still holding its resources during graceful termination."""
+        """Deleted, still holding its resources during graceful termination (set through
+        ``ClusterState.set_terminating``, which tells the pod index)."""
         return self._terminating
-
-    @terminating.setter
-    def terminating(self, value: bool) -> None:
-        if value != self._terminating:
-            self._terminating = value
-            if self.counted_by is not None:
-                self.counted_by.terminating_changed(self)
 
 
 def non_zero_requests(pod: Pod) -> dict[str, int]:
@@ -159,7 +152,7 @@ class ClusterState:
         if self.shares is None:
             from gpufleet.cluster.shares import GpuShares  # the same layer, imported when first needed
 
-            self.shares = GpuShares(self)
+            self.shares = GpuShares(proxy(self))  # (no cycle: the state is freed once dropped)
         return self.shares
 
     # -- nodes -----------------------------------------------------------------------------
@@ -308,6 +301,15 @@ class ClusterState:
         self.placed.add(a, key)
         self.touched(i, freed=False)
         return a
+
+    def set_terminating(self, a: Assignment, terminating: bool = True) -> None:
+        """``a`` deleted (or its deletion undone): while it is the pod's assignment here, the pod index
+        counts it among the live pods or not. (An assignment holds no reference back to the index: a
+        finished run's cluster is then free of reference cycles, and freed at once when dropped.)"""
+        if a._terminating != terminating:
+            a._terminating = terminating
+            if self.assignments.get(a.pod.key) is a:
+                self.placed.terminating_changed(a)
 
     def unassign(self, pod_key: str) -> Assignment | None:
         a = self.assignments.pop(pod_key, None)

@@ -174,7 +174,8 @@ def run_cycle(
                 ledger.allocate(live.pod, node)
                 # terminating: holds its resources; a preemption victim makes its preemptor wait for it
                 # (``podTerminatingByPreemption`` in ``PodEligibleToPreemptOthers``)
-                assignment.terminating, assignment.preempted = live.deleting, live.preempted
+                state.set_terminating(assignment, live.deleting)
+                assignment.preempted = live.preempted
             continue
         if live.deleting or not scheduler.serves(live.pod.scheduler_name):
             continue

@@ -163,9 +163,9 @@ class Scheduler:
     def __post_init__(self) -> None:
         built = build_profiles(self.config)
         self.profiles = {p.scheduler_name: p for p in built}
-        sorter = built[0].queue_sort
+        sorter, gangs = built[0].queue_sort, self.gangs  # (not ``self``: no cycle through the queue)
         self.queue = SchedulingQueue(
-            lambda qp: sorter.sort_key(qp, self.gangs),
+            lambda qp: sorter.sort_key(qp, gangs),
             self.config.pod_initial_backoff_s,
             self.config.pod_max_backoff_s,
         )

@@ -472,7 +472,7 @@ class PodLifecycle:
         assignment = self.cluster.state.assignments.get(key)
         if rec is None or assignment is None or rec.terminating:
             return
-        assignment.terminating = True
+        self.cluster.state.set_terminating(assignment)
         assignment.preempted = by_scheduler
         rec.terminating = True
         if rec.bound_s is None:  # assumed (waiting at Permit): nothing runs yet
