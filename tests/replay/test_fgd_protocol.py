@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,17 @@ def test_workload_is_shuffled_then_tuned_to_130_percent_of_the_gpus() -> None:
     total = sum(k * m for k, m in map(gpu_request, order))
     assert total <= 13_000 and all("-tuned-" in p.name for p in order[15:])
     assert [p.name for p in workload(pods, 10 * 1000, seed=7)] == [p.name for p in order]
+
+
+def test_a_tuned_copy_is_the_trace_pod_under_a_new_name() -> None:
+    """``Pod.renamed``: what ``dataclasses.replace(pod, name=...)`` gives, field for field, and the
+    source unchanged."""
+    source = Pod(
+        "a", "ns", labels={"app": "x"}, requests={"cpu": 2000}, gpu_share=GpuShare(1, compute_milli=300)
+    )
+    copy = source.renamed("a-tuned-0")
+    assert copy == replace(source, name="a-tuned-0") and copy is not source
+    assert (source.name, copy.key, copy.labels is source.labels) == ("a", "ns/a-tuned-0", True)
 
 
 def test_a_trace_above_130_percent_loses_random_pods() -> None:

@@ -128,6 +128,40 @@ def test_scores_kept_across_pods_and_bindings_equal_scoring_each_node_alone(
         bind_where_it_fits(state, pod, node % state.size)
 
 
+@settings(max_examples=20, deadline=None)
+@given(
+    placed=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), max_size=30),
+    incoming=st.lists(st.tuples(st.integers(0, 11), SIZES, CPUS), min_size=1, max_size=6),
+    alone=st.booleans(),
+)
+def test_the_gpu_fgd_gives_a_share_is_the_one_its_best_score_takes_kept_by_class_or_not(
+    placed: list[tuple[int, int, int, int]], incoming: list[tuple[int, int, int]], alone: bool
+) -> None:
+    """FGD's Reserve (``choose_gpu``) puts a share on the GPU its best score takes: read from what the
+    score kept by class code (the nodes scored by class or alone), the GPU a fresh plugin, which keeps
+    nothing, works out; share after share as they are bound."""
+    state = cluster(placed)
+    every = np.arange(state.size, dtype=np.int64)
+    gpu_column = state.resource_column("nvidia.com/gpu")
+    for policy in (FragmentationGradient, SupplyAwareFragmentationGradient):
+        plugin = policy.from_args(TYPICAL)
+        for k, (node, size, cpu) in enumerate(incoming):
+            pod = make_pod(f"{plugin.name}-in{k}", 0, size, cpu)
+            ctx = PodContext(pod, state)
+            if alone:
+                for i in range(state.size):
+                    plugin.score_alone(ctx, i)
+            else:
+                plugin.score(ctx, every)
+            i = node % state.size
+            room = state.gpu_shares()._open_with_room(i, 100 * size, 100 * size)
+            whole = int(state.alloc[i, gpu_column] - state.requested[i, gpu_column])
+            fresh = policy.from_args(TYPICAL)
+            fresh.state = state
+            assert plugin.choose_gpu(pod, i, room, whole) == fresh.choose_gpu(pod, i, room, whole)
+            bind_where_it_fits(state, pod, i)
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     placed=st.lists(st.tuples(st.integers(0, 11), KINDS, SIZES, CPUS), max_size=30),

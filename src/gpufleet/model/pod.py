@@ -223,6 +223,13 @@ class Pod:
             return True
         return any(term.matches(node) for term in self.required_terms)
 
+    def renamed(self, name: str) -> Pod:
+        """``dataclasses.replace(self, name=name)`` (every other field the same object), without
+        ``replace``'s work per field, a fifth of the time (the FGD protocol's tuned copies of trace pods)."""
+        copy = object.__new__(Pod)
+        copy.__dict__.update(self.__dict__, name=name)
+        return copy
+
     def stamped(
         self, name: str, owner: OwnerRef, labels: dict[str, str] | None = None, namespace: str | None = None
     ) -> Pod:

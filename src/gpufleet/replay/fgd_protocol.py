@@ -71,7 +71,7 @@ def workload(pods: list[Pod], capacity_milli: int, seed: int) -> list[Pod]:
         k, m = gpu_request(source)
         if total + m > target:
             break
-        order.append(replace(source, name=f"{source.name}-tuned-{tuned}"))
+        order.append(source.renamed(f"{source.name}-tuned-{tuned}"))
         total += k * m
         tuned += 1
     return order

@@ -45,6 +45,8 @@ from gpufleet.scheduling.plugins.per_node_score import PerNodeScore, PodAsk
 from gpufleet.scheduling.registry import register
 
 PRODUCT = "nvidia.com/gpu.product"
+#: ``_kept_gpu``'s answer where no GPU is kept (a GPU never has negative thousandths left)
+NOT_KEPT = -1
 _TYPICAL_FIELDS = frozenset({"gpus", "gpuMilli", CPU, MEMORY, "percentage", "gpuProducts"})
 
 
@@ -128,12 +130,12 @@ class FragmentationGradient(PerNodeScore):
         measure, _, _, code_column = self.class_codes(ctx, idx, ask)
         # a key not kept: the score worked out, not looked up in ``_best``'s memo (its key holds what the
         # code does, so it would seldom be there)
-        state = ctx.state
+        state, codes = ctx.state, code_column.tolist()
         return self.kept_scores(
             idx,
             self.kept_for(ask),
-            code_column.tolist(),
-            lambda n, i: self._compute_best(measure, i, NodeLeft.of(state, i), ask, (), ())[0],
+            codes,
+            lambda n, i: self._class_score(measure, i, NodeLeft.of(state, i), ask, codes[n]),
         )
 
     def class_codes(
@@ -168,7 +170,15 @@ class FragmentationGradient(PerNodeScore):
         kept = self.kept_for(ask)
         score = kept.get(code)
         if score is None:
-            score = kept[code] = self._compute_best(measure, i, left, ask, (), ())[0]
+            score = kept[code] = self._class_score(measure, i, left, ask, code)
+        return score
+
+    def _class_score(self, measure: NodeFragmentation, i: int, left: NodeLeft, ask: PodAsk, code: int) -> int:
+        """The score of node ``i``, whose class ``code`` has none kept yet; for a share, the GPU it takes
+        there kept by the code too (``choose_gpu`` reads it)."""
+        score, gpu = self._compute_best(measure, i, left, ask, (), ())
+        if ask.shared:
+            self.gpus_for(ask)[code] = gpu
         return score
 
     def kept_for(self, ask: PodAsk) -> dict[Hashable, int]:
@@ -176,6 +186,29 @@ class FragmentationGradient(PerNodeScore):
         classes)."""
         assert self._classes is not None  # made by ``classes``
         return self._classes.memo.setdefault((ask.gpus, ask.milli, ask.shared), {})
+
+    def gpus_for(self, ask: PodAsk) -> dict[Hashable, int | None]:
+        """For a share, the GPU (its thousandths left) the best score takes, by class code as ``kept_for``."""
+        assert self._classes is not None  # made by ``classes``
+        return self._classes.memo.setdefault(("gpu", ask.gpus, ask.milli, ask.shared), {})
+
+    def _kept_gpu(
+        self, state: ClusterState, pod: Pod, i: int, left: NodeLeft, ask: PodAsk
+    ) -> int | None:
+        """The GPU ``_best`` would give the share on node ``i``, where its class code has one kept (the node
+        unchanged since its class was read); ``NOT_KEPT`` where none is."""
+        classes = self._classes
+        if (
+            self.volatile
+            or classes is None
+            or (pod.gpu_share is not None and pod.gpu_share.memory_bytes is not None)
+        ):
+            return NOT_KEPT
+        class_id = classes.kept_id(state, i)
+        if class_id is None:
+            return NOT_KEPT
+        code = self.measure(state, pod).code(class_id, left.cpu, left.memory, ask.cpu, ask.memory)
+        return self.gpus_for(ask).get(code, NOT_KEPT)
 
     def node_score(self, ctx: PodContext, i: int, left: NodeLeft, ask: PodAsk) -> int:
         return self._best(ctx.state, ctx.pod, i, left, ask)[0]
@@ -263,7 +296,10 @@ class FragmentationGradient(PerNodeScore):
         if state is None:
             return room[0][2] if room else None
         left = NodeLeft.of(state, i)
-        _, g = self._best(state, pod, i, left, PodAsk.of(state, pod, i))
+        ask = PodAsk.of(state, pod, i)
+        g = self._kept_gpu(state, pod, i, left, ask)
+        if g == NOT_KEPT:
+            _, g = self._best(state, pod, i, left, ask)
         shares = state.gpu_shares()
         for _, _, slot in room:
             if g == min(int(shares.free_compute[i, slot]), int(shares.free_memory[i, slot])):

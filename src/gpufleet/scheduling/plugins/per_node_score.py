@@ -115,6 +115,11 @@ class NodeClasses:
             self.dirty.discard(i)
         return int(self.ids[i])
 
+    def kept_id(self, state: ClusterState, i: int) -> int | None:
+        """The id of node ``i`` where it is up to date (None where the node changed since it was read)."""
+        self._current(state)
+        return None if i in self.dirty else int(self.ids[i])
+
     def of(self, plugin: PerNodeScore, ctx: PodContext, nodes: list[int]) -> IntArray:
         """The ids of ``nodes``."""
         state = ctx.state
