@@ -91,17 +91,24 @@ def scores(plugin: object, pod: Pod, state: ClusterState) -> list[int]:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32), st.lists(st.integers(0, 1500), min_size=1, max_size=12))
-def test_random_draws_what_integers_below_2_to_the_31_would(seed: int, sizes: list[int]) -> None:
-    """Random's scores are ``rng.integers(0, 2**31, size)`` on its generator, call after call (the
-    replays of the starting point stay byte-identical), however it draws them."""
+@given(
+    st.integers(0, 2**32),
+    st.lists(st.tuples(st.integers(0, 1500), st.integers(1, 9)), min_size=1, max_size=12),
+)
+def test_random_draws_what_its_seeded_generator_would(seed: int, cycles: list[tuple[int, int]]) -> None:
+    """Random's scores are ``rng.integers(0, 2**31, size)`` and its choice of GPU ``rng.integers(n)`` of
+    a generator seeded with its seed, call after call (the replays of the starting point stay
+    byte-identical), however it draws them."""
     state = ClusterState([gpu_node("a", 4)])
     ctx = PodContext(Pod("p", requests={"nvidia.com/gpu": 1}), state)
     plugin, numpy_rng = Random(seed), np.random.default_rng(seed)
-    for size in sizes:
+    for size, gpus in cycles:
         drawn = plugin.score(ctx, np.zeros(size, dtype=np.int64))
         assert drawn.dtype == np.int64
         assert drawn.tolist() == numpy_rng.integers(0, 2**31, size=size, dtype=np.int64).tolist()
+        room = [(0, 0, slot) for slot in range(gpus)]
+        expected = int(numpy_rng.integers(gpus + 1))
+        assert plugin.choose_gpu(ctx.pod, 0, room, 1) == (expected if expected < gpus else None)
 
 
 def test_gpu_packing_prefers_partly_used_gpus_then_used_nodes() -> None:

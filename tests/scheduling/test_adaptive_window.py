@@ -26,6 +26,28 @@ def test_host_draws_are_the_generators_integers(seed: int, ranges: list[int]) ->
     assert [draws.integers(n) for n in ranges] == [int(numpy_rng.integers(n)) for n in ranges]
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 2**32),
+    st.lists(st.tuples(st.booleans(), st.integers(0, 1200)), min_size=1, max_size=40),
+    st.sampled_from([1, 3, 256]),
+)
+def test_host_draws_words_and_integers_interleaved_are_the_generators(
+    seed: int, calls: list[tuple[bool, int]], block: int
+) -> None:
+    """``words(n)`` is ``integers(0, 2**32, size=n, dtype=np.uint32)``, in one stream with ``integers``
+    (an odd count leaves half a raw word for the next call, as NumPy's generator keeps it), whatever
+    ``integers`` fetched ahead."""
+    numpy_rng, draws = np.random.default_rng(seed), HostDraws(np.random.default_rng(seed), block)
+    for as_words, n in calls:
+        if as_words:
+            got = draws.words(n)
+            assert got.dtype == np.uint32
+            assert got.tolist() == numpy_rng.integers(0, 2**32, size=n, dtype=np.uint32).tolist()
+        else:
+            assert draws.integers(n + 1) == int(numpy_rng.integers(n + 1))
+
+
 def test_host_draws_refuse_a_range_numpy_would_draw_differently() -> None:
     draws = HostDraws(np.random.default_rng(0))
     for n in (0, 2**32 + 1):

@@ -192,9 +192,7 @@ class FragmentationGradient(PerNodeScore):
         assert self._classes is not None  # made by ``classes``
         return self._classes.memo.setdefault(("gpu", ask.gpus, ask.milli, ask.shared), {})
 
-    def _kept_gpu(
-        self, state: ClusterState, pod: Pod, i: int, left: NodeLeft, ask: PodAsk
-    ) -> int | None:
+    def _kept_gpu(self, state: ClusterState, pod: Pod, i: int, left: NodeLeft, ask: PodAsk) -> int | None:
         """The GPU ``_best`` would give the share on node ``i``, where its class code has one kept (the node
         unchanged since its class was read); ``NOT_KEPT`` where none is."""
         classes = self._classes
