@@ -83,9 +83,9 @@ class NodeLeft(NamedTuple):
         if state.shares is not None:
             shares = state.gpu_shares()
             shares.sync()
-            holders = shares.holders[i].tolist()
-            left = np.minimum(shares.free_compute[i], shares.free_memory[i]).tolist()
-            shared = [v for v, h in zip(left, holders, strict=True) if h > 0]
+            compute, memory = shares.free_compute[i].tolist(), shares.free_memory[i].tolist()
+            holders = shares.holders[i].tolist()  # (a few GPUs: the lesser of each in Python, no arrays)
+            shared = [c if c < m else m for c, m, h in zip(compute, memory, holders, strict=True) if h > 0]
         return cls(
             free[col[CPU]] if CPU in col else 0,
             free[col[MEMORY]] if MEMORY in col else 0,
