@@ -1,7 +1,8 @@
 """The cluster's change log (``ClusterState.changes``) that the shape caches follow: it stays bounded
-when no one reads it, and a cache that fell behind the part it lost starts over with the answers a fresh
-cache gives, as does one that follows a single change at a time (re-evaluating the changed node, or
-reusing what an equal resource row gave, where nothing else is read)."""
+when no one reads it, a reader that fell behind the part it lost still learns which nodes changed since
+(``ClusterState.changed_at``), and a cache that far behind ends with the answers a fresh cache gives, as
+does one that follows a single change at a time (re-evaluating the changed node, or reusing what an equal
+resource row gave, where nothing else is read)."""
 
 from __future__ import annotations
 
@@ -41,9 +42,13 @@ def test_the_change_log_stays_bounded_without_readers() -> None:
     _churn(state, 3_000)
     assert len(state.changes) <= 4 * 256
     assert state.change_pos == state.change_base + len(state.changes)
-    assert state.changes_since(0) is None  # lost: a reader that far behind starts over
-    recent = state.changes_since(state.change_pos - 3)
-    assert recent is not None and recent.tolist() == sorted(set(state.changes[-3:]))
+    assert state.change_base > 0  # the log's start is lost, yet the nodes changed since are known
+    assert state.changes_since(0).tolist() == list(range(6))
+    assert state.changes_since(state.change_pos - 3).tolist() == sorted(set(state.changes[-3:]))
+    assert state.changes_since(state.change_pos - 40).tolist() == sorted(set(state.changes[-40:]))
+    state.assign(gpu_pod("late", 1), 4, 0.0)
+    assert state.changes_since(state.change_pos - 1).tolist() == [4]
+    assert state.changes_since(state.change_pos).tolist() == []
 
 
 def test_a_cache_behind_the_trimmed_log_and_one_following_it_agree_with_a_fresh_one() -> None:

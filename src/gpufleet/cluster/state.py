@@ -35,6 +35,8 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+#: Up to this many log entries, ``changes_since`` reads the log; past it, ``changed_at`` (one pass over the nodes).
+SHORT_LOG = 32
 #: One node's (allocatable, requested, non-zero requested) rows as Python integers.
 NodeRow = tuple[list[int], list[int], list[int]]
 
@@ -97,6 +99,9 @@ class ClusterState:
         self.namespace_labels: dict[str, dict[str, str]] = {}  # Namespace objects' labels, where known
         self.changes: list[int] = []
         self.node_version: list[int] = []  # per node, moves with every change of its allocation
+        #: per node, the log position of its last change (-1: none), which tells the nodes changed since any
+        #: position, whatever part of the log is still kept
+        self.changed_at: IntArray = np.zeros(0, dtype=np.int64)
         #: per node, the log position of its last change that may have freed something (any but ``assign``)
         self.freed_at: IntArray = np.zeros(0, dtype=np.int64)
         self.memo: dict[str, object] = {}  # derived per-node facts kept by their users, keyed by node_version
@@ -181,6 +186,7 @@ class ClusterState:
             self.pods_on.append({})
             self.node_version.append(0)
         self.active = np.concatenate([self.active, np.ones(len(nodes), dtype=bool)])
+        self.changed_at = np.concatenate([self.changed_at, np.full(len(nodes), -1, dtype=np.int64)])
         self.freed_at = np.concatenate([self.freed_at, np.full(len(nodes), -1, dtype=np.int64)])
         self.alloc = np.vstack([self.alloc, rows])
         self.requested = np.vstack([self.requested, np.zeros_like(rows)])
@@ -230,12 +236,15 @@ class ClusterState:
         return evicted
 
     def touched(self, i: int, freed: bool = True) -> None:
-        """Node ``i``'s allocation changed: logged for the shape caches, and its version moves; unless the
-        change only took more of the node (``freed`` False: a pod placed), its position is its
-        ``freed_at``. A long log loses its older half (a reader that had not got that far starts over)."""
+        """Node ``i``'s allocation changed: logged for the shape caches, its version moves and its position
+        is its ``changed_at``; unless the change only took more of the node (``freed`` False: a pod placed),
+        it is its ``freed_at`` too. A long log loses its older half (``changes_since`` still answers from
+        ``changed_at``)."""
         changes = self.changes
+        pos = self.change_base + len(changes)
+        self.changed_at[i] = pos
         if freed:
-            self.freed_at[i] = self.change_base + len(changes)
+            self.freed_at[i] = pos
         changes.append(i)
         self.node_version[i] += 1
         if len(changes) > 4 * max(len(self.nodes), 256):
@@ -252,11 +261,12 @@ class ClusterState:
         was trimmed past it."""
         return None if pos < self.change_base else self.changes[pos - self.change_base :]
 
-    def changes_since(self, pos: int) -> IntArray | None:
-        """Node indices changed since absolute position ``pos``; None if the log was trimmed past it."""
+    def changes_since(self, pos: int) -> IntArray:
+        """Node indices changed since absolute position ``pos``, ascending: from the log where its part since
+        then is short, else (a long gap, or one the log no longer holds) from ``changed_at``."""
         recent = self.logged_since(pos)
-        if recent is None:
-            return None
+        if recent is None or len(recent) > SHORT_LOG:
+            return np.flatnonzero(self.changed_at >= pos)
         # ``np.unique``'s answer; a set of Python integers sorts the few of a cycle in a fraction of its time
         return np.array(recent if len(recent) == 1 else sorted(set(recent)), dtype=np.int64)
 

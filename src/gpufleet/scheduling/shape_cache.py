@@ -6,8 +6,8 @@ reason when not), the static score plugins' raw values, whether the dynamic filt
 the static filters do), and the weighted sum of dynamic scores of each feasible node (0 elsewhere: only
 those scores are read, and a node becomes feasible only through a change of its own, which has it scored
 then; a volatile score is asked for every node). Dynamic filters whose PreFilter Skips the pod are left
-out. It re-evaluates only the nodes appended to ``ClusterState.changes`` since it last looked; a change of
-the node set (``static_version``) re-evaluates the rows that ``ClusterState.static_rows`` names (nodes
+out. It re-evaluates only the nodes changed since it last looked (``ClusterState.changes_since``); a change
+of the node set (``static_version``) re-evaluates the rows that ``ClusterState.static_rows`` names (nodes
 added, removed, cordoned, relabelled: each row's verdicts read only that node), one of the images on the
 nodes (``images_version``) or a new resource column rebuilds it. ``masked`` holds each node's dynamic
 score where it is feasible and -1 where not, so when every node is scored the choice is one maximum over
@@ -121,13 +121,10 @@ class ShapeCache:
 
     def _build_static(self, rows: list[int] | None = None) -> None:
         """The static part afresh, or where ``rows`` names the only rows whose static facts changed since it
-        was built (and the change log reaches back to then), only those rows' verdicts, raw static scores
-        (a score whose raw value weighs the other nodes, ImageLocality's, the whole column) and dynamic
-        evaluation, with the rows changed since by allocation."""
+        was built, only those rows' verdicts, raw static scores (a score whose raw value weighs the other
+        nodes, ImageLocality's, the whole column) and dynamic evaluation, with the rows changed since by
+        allocation."""
         state = self.state
-        changed = state.changes_since(self.seen) if rows is not None else None
-        if changed is None:
-            rows = None
         ctx = self.ctx = PodContext(self.ctx.pod, state)
         pod = ctx.pod
         verdicts = self._static_filtered(pod)
@@ -157,7 +154,7 @@ class ShapeCache:
         # all zero normalises to one constant for every node: no effect on the choice
         self.static_raw = [kept for kept in self._raw_all if kept[2].any()]
         self._top = self._feasible = self._feasible_list = self._ok_list = None
-        if rows is None or changed is None:
+        if rows is None:
             self._by_row.clear()
             self.fit = np.zeros(state.size, dtype=bool)
             self.dyn = np.zeros(state.size, dtype=np.int64)
@@ -169,7 +166,7 @@ class ShapeCache:
             self.dyn = np.concatenate([self.dyn, np.zeros(grown, dtype=np.int64)])
             self.ok = np.concatenate([self.ok, np.zeros(grown, dtype=bool)])
             self.masked = np.concatenate([self.masked, np.full(grown, -1, dtype=np.int64)])
-            idx = np.union1d(np.array(rows, dtype=np.int64), changed)
+            idx = np.union1d(np.array(rows, dtype=np.int64), state.changes_since(self.seen))
             if self._scalar and len(idx) <= PATCH_SCALAR_NODES:
                 for i in idx.tolist():
                     self._evaluate_node(i)
@@ -407,15 +404,12 @@ class ShapeCache:
             self._build_static(rows)
             return
         recent = state.logged_since(self.seen)
-        if recent is None:  # (the log lost what it held then)
-            self._build_static()
-            return
-        if self._scalar and len(recent) <= SCALAR_NODES:  # a few nodes changed (the usual): no arrays
+        if self._scalar and recent is not None and len(recent) <= SCALAR_NODES:  # a few changes (the usual)
             for i in sorted(set(recent)):
                 if self._unsettled(i):
                     self._evaluate_node(i)
         else:
-            changed = np.array(sorted(set(recent)), dtype=np.int64)
+            changed = state.changes_since(self.seen)
             if self._monotone:
                 changed = changed[self.ok[changed] | (state.freed_at[changed] >= self.seen)]
             self._evaluate(changed, score_all=self.volatile)

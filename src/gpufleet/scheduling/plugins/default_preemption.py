@@ -117,7 +117,7 @@ def with_lower_priority(state: ClusterState, nodes: Sequence[int], priority: int
     ``ClusterState.memo`` and worked out again for the nodes whose pods changed since (its change log)."""
     pos, lowest = cast(tuple[int, IntArray], state.memo.get("lowest-priority", (-1, np.zeros(0, np.int64))))
     changed = state.changes_since(pos) if pos >= 0 else None
-    if changed is None:
+    if changed is None:  # (first asked)
         lowest = np.full(state.size, NO_PODS, dtype=np.int64)
         changed = np.arange(state.size, dtype=np.int64)
     elif len(lowest) < state.size:  # nodes added since: without pods until they are logged as changed

@@ -96,11 +96,8 @@ class NodeClasses:
             self.ids, self.totals = np.zeros(state.size, dtype=np.int64), np.zeros(state.size, dtype=np.int64)
             self.dirty, self.seen = set(range(state.size)), state.change_pos
         elif self.seen != state.change_pos:
-            changed = state.logged_since(self.seen)
-            if changed is None:  # (the log lost what it held then)
-                self.dirty = set(range(state.size))
-            else:
-                self.dirty.update(changed)
+            changed = state.logged_since(self.seen)  # (None: the log lost what it held then)
+            self.dirty.update(state.changes_since(self.seen).tolist() if changed is None else changed)
             self.seen = state.change_pos
 
     def _intern(self, plugin: PerNodeScore, ctx: PodContext, i: int, left: NodeLeft) -> None:
