@@ -191,18 +191,57 @@ class NodeFragmentation:
         admits, memory, facts = self._facts(i)
         # only which tasks' cpu and memory needs the node still meets matters, not the amounts
         cpus, memories = self._thresholds
-        cpu_key, memory_key, room = (
+        return self._value(
+            admits,
+            memory,
+            facts,
+            left.gpus,
             bisect_right(cpus, left.cpu),
             bisect_right(memories, left.memory),
             left.pods >= 1,
         )
-        key = (facts, left.gpus, cpu_key, memory_key, room)
+
+    def before_after(
+        self, i: int, left: NodeLeft, cpu: int, memory: int, after: list[tuple[int, ...]]
+    ) -> tuple[float, list[float]]:
+        """``NodeFragmentation.of`` node ``i`` (a variant's ``of`` left out): as ``left`` says, and with a pod
+        asking for ``cpu`` and ``memory`` on it and each of ``after``'s GPUs left in turn (what the node's
+        labels admit, and the keys of its cpu, memory and pod room after, read once for all of them)."""
+        admits, gpu_memory, facts = self._facts(i)
+        cpus, memories = self._thresholds
+        value = self._value
+        before = value(
+            admits,
+            gpu_memory,
+            facts,
+            left.gpus,
+            bisect_right(cpus, left.cpu),
+            bisect_right(memories, left.memory),
+            left.pods >= 1,
+        )
+        cpu_key, memory_key = bisect_right(cpus, left.cpu - cpu), bisect_right(memories, left.memory - memory)
+        room = left.pods >= 2  # (one pod slot left after the pod)
+        return before, [value(admits, gpu_memory, facts, gpus, cpu_key, memory_key, room) for gpus in after]
+
+    def _value(
+        self,
+        admits: tuple[bool, ...],
+        memory: float | None,
+        facts: int,
+        gpus: tuple[int, ...],
+        cpu_key: int,
+        memory_key: int,
+        room: bool,
+    ) -> float:
+        """``of`` a node with these facts (``_facts``), GPUs left and keys, kept by them."""
+        key = (facts, gpus, cpu_key, memory_key, room)
         value = self._memo.get(key)
         if value is None:
-            plan = self._plans.get(key[:1] + key[2:])
+            plan_key = (facts, cpu_key, memory_key, room)
+            plan = self._plans.get(plan_key)
             if plan is None:
-                plan = self._plans[key[:1] + key[2:]] = self._plan(admits, memory, cpu_key, memory_key, room)
-            value = self._memo[key] = self._compute(plan, left.gpus)
+                plan = self._plans[plan_key] = self._plan(admits, memory, cpu_key, memory_key, room)
+            value = self._memo[key] = self._compute(plan, gpus)
         return value
 
     def cpu_key(self, cpu: int) -> int:

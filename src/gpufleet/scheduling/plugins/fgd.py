@@ -29,7 +29,7 @@ it alone as the paper does, disable the other score plugins.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -265,18 +265,21 @@ class FragmentationGradient(PerNodeScore):
         extra: tuple[float, ...],
     ) -> tuple[int, int | None]:
         """``_best`` for a new ``key`` (``_key``) and ``extra`` (``_extra``)."""
-        return self._choose(*self._fragmentation(measure.of, i, left, ask))
+        return self._choose(*self._fragmentation(measure, i, left, ask))
 
     @staticmethod
     def _fragmentation(
-        of: Callable[[int, NodeLeft], float], i: int, left: NodeLeft, ask: PodAsk
+        measure: NodeFragmentation, i: int, left: NodeLeft, ask: PodAsk
     ) -> tuple[float, list[tuple[int | None, float]]]:
-        """The measure of node ``i`` before the pod and after it, per GPU a share may take (fullest
-        first: it wins ties; None for whole GPUs)."""
-        before = of(i, left)
-        if not ask.shared:
-            return before, [(None, of(i, ask.after(left)))]
-        return before, [(g, of(i, ask.after(left, g))) for g in sorted(set(left.gpus)) if g >= ask.milli]
+        """FGD's measure (``NodeFragmentation.of``, a variant's term left out) of node ``i`` before the pod
+        and after it, per GPU a share may take (fullest first: it wins ties; None for whole GPUs)."""
+        taken: list[int | None] = [None]
+        if ask.shared:
+            taken = [g for g in sorted(set(left.gpus)) if g >= ask.milli]
+        before, after = NodeFragmentation.before_after(
+            measure, i, left, ask.cpu, ask.memory, [ask.gpus_after(left, g) for g in taken]
+        )
+        return before, list(zip(taken, after, strict=True))
 
     @staticmethod
     def _choose(before: float, after: list[tuple[int | None, float]]) -> tuple[int, int | None]:

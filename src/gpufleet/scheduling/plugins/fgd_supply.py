@@ -191,9 +191,7 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
         key = self._key(measure, i, left, ask)
         parts = self._parts.get(key)
         if parts is None:
-            parts = self._parts[key] = self._fragmentation(
-                super(SupplyFragmentation, measure).of, i, left, ask
-            )
+            parts = self._parts[key] = self._fragmentation(measure, i, left, ask)
         return (*parts, ask.total_after(left))
 
     def _compute_best(
@@ -214,8 +212,7 @@ class SupplyAwareFragmentationGradient(FragmentationGradient):
             self._parts, self._parts_for = {}, measure
         parts = self._parts.get(key)
         if parts is None:
-            fgd_of = super(SupplyFragmentation, measure).of
-            parts = self._parts[key] = self._fragmentation(fgd_of, i, left, ask)
+            parts = self._parts[key] = self._fragmentation(measure, i, left, ask)
         before, after = parts
         before += measure.gpu_weight * extra[0]
         short = measure.gpu_weight * extra[1]

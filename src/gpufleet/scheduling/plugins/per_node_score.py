@@ -57,9 +57,9 @@ class PodAsk(NamedTuple):
         taken = 1 if self.shared else min(self.gpus, len(left.gpus) - bisect_left(left.gpus, self.milli))
         return left.total - self.milli * taken
 
-    def after(self, left: NodeLeft, gpu: int | None = None) -> NodeLeft:
-        """The node with the pod on it: a share on a GPU with ``gpu`` left, else (``NodeResource.Sub``)
-        the first GPUs in ascending order that have room."""
+    def gpus_after(self, left: NodeLeft, gpu: int | None = None) -> tuple[int, ...]:
+        """Each GPU's thousandths left, ascending, once the pod is on the node: a share on a GPU with ``gpu``
+        left, else (``NodeResource.Sub``) the first GPUs in ascending order that have room."""
         gpus = list(left.gpus)
         if self.shared and gpu is not None:
             gpus[gpus.index(gpu)] = gpu - self.milli
@@ -68,7 +68,8 @@ class PodAsk(NamedTuple):
             for j, g in enumerate(gpus):
                 if need and g >= self.milli:
                     gpus[j], need = g - self.milli, need - 1
-        return NodeLeft(left.cpu - self.cpu, left.memory - self.memory, left.pods - 1, tuple(sorted(gpus)))
+        gpus.sort()
+        return tuple(gpus)
 
 
 class NodeClasses:
