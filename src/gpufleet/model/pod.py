@@ -132,6 +132,10 @@ class Behavior:
     rendezvous: tuple[str, int] | None = None
 
 
+#: A pod's behaviour where its annotations say nothing.
+DEFAULT_BEHAVIOR = Behavior()
+
+
 @dataclass(frozen=True)
 class OwnerRef:
     kind: str
@@ -158,7 +162,7 @@ class Pod:
     tolerations: tuple[Toleration, ...] = ()
     restart_policy: str = "Always"
     termination_grace_s: float = 30.0
-    behavior: Behavior = field(default_factory=Behavior)
+    behavior: Behavior = DEFAULT_BEHAVIOR  # (frozen: one shared default, not one built per pod)
     owner: OwnerRef | None = None
     resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims (DRA)
     gpu_share: GpuShare | None = None  # a fractional GPU request (KAI annotations, HAMi resources)
