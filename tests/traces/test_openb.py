@@ -92,6 +92,30 @@ def test_bad_rows_name_file_line_and_column(tmp_path: Path) -> None:
     assert lines[3] == f"{path}:6: deletion_time: 10 is before creation_time 20"
 
 
+def test_rows_asking_alike_get_pods_of_their_own_and_each_bad_row_its_own_problem(tmp_path: Path) -> None:
+    """The request columns are parsed once per distinct text: pods of equal rows hold equal requests but
+    not one shared map, and a bad row seen twice is reported at both of its lines."""
+    path = tmp_path / "pods.csv"
+    path.write_text(
+        POD_HEADER
+        + "a,1000,1024,1,500,,LS,Running,0,10,0\n"
+        + "b,1000,1024,1,500,,LS,Running,5,6,5\n"
+        + "c,2000,1024,2,1000,V100M16,LS,Running,0,10,0\n"
+        + "d,2000,1024,2,1000,V100M16,LS,Running,0,10,0\n"
+    )
+    a, b, c, d = read_pods(path)
+    assert a.pod.requests == b.pod.requests and a.pod.requests is not b.pod.requests
+    assert a.pod.gpu_share == b.pod.gpu_share and a.pod.gpu_share is not None
+    assert (b.created_s, b.deleted_s) == (5.0, 6.0)
+    assert c.pod.required_terms == d.pod.required_terms and c.pod.requests[GPU] == d.pod.requests[GPU] == 2
+    c.pod.requests[GPU] = 4
+    assert d.pod.requests[GPU] == 2
+    path.write_text(POD_HEADER + "x,1000,1024,two,500,,LS,Running,0,10,0\n" * 2)
+    with pytest.raises(TraceError) as err:
+        read_pods(path)
+    assert err.value.problems == [f"{path}:{line}: num_gpu: 'two' is not a whole number" for line in (2, 3)]
+
+
 def test_rows_of_the_wrong_width_are_named_by_line_and_blank_lines_are_not_counted(tmp_path: Path) -> None:
     path = tmp_path / "pods.csv"
     path.write_text(POD_HEADER + "\nshort,1000,1024,1,500\n\nlong,1000,1024,1,500,,LS,Running,0,10,0,9\n")

@@ -59,38 +59,56 @@ def read_nodes(path: Path) -> list[Node]:
     return nodes
 
 
+#: A pod row's request columns parsed: requests, fractional request, GPU model constraint.
+Ask = tuple[dict[str, int], GpuShare | None, tuple[SelectorTerm, ...] | None]
+
+
 def read_pods(path: Path) -> list[TracePod]:
     rows = Rows(path, POD_COLUMNS, POD_TIME_COLUMNS)
     pods: list[TracePod] = []
+    asks: dict[tuple[str | None, ...], Ask] = {}  # by the text of the columns ``_ask`` reads, parsed cleanly
     for line, row in rows:
-        cpu = rows.integer(line, row, "cpu_milli", 0, MAX_UNITS)
-        memory = rows.integer(line, row, "memory_mib", 0, MAX_UNITS // MIB)
-        gpus = rows.integer(line, row, "num_gpu", 0, 64)
-        milli = rows.integer(line, row, "gpu_milli", 0, MILLI)
-        requests = {r: v for r, v in ((CPU, cpu), (MEMORY, memory * MIB)) if v}
-        share = None
-        if gpus == 1 and 0 < milli < MILLI:
-            share = GpuShare(1, compute_milli=milli, source=f"gpu_milli: {milli}")
-        elif gpus:
-            if milli != MILLI:
-                rows.problem(line, "gpu_milli", f"{milli}: a pod of {gpus} GPUs takes whole GPUs (1000)")
-            requests[GPU] = gpus
-        spec = (row.get("gpu_spec") or "").strip()
-        terms = None
-        if spec:
-            products = []
-            for name in spec.split("|"):
-                try:
-                    products.append(lookup(name).product)
-                except KeyError as exc:
-                    rows.problem(line, "gpu_spec", str(exc.args[0]))
-            terms = (SelectorTerm((Requirement(PRODUCT, "In", tuple(products)),)),)
+        text = (row["cpu_milli"], row["memory_mib"], row["num_gpu"], row["gpu_milli"], row.get("gpu_spec"))
+        ask = asks.get(text)
+        if ask is None:
+            problems = len(rows.problems)
+            ask = _ask(rows, line, row)
+            if len(rows.problems) == problems:
+                asks[text] = ask
+        requests, share, terms = ask
         created, deleted = _time(rows, line, row, "creation_time"), _time(rows, line, row, "deletion_time")
         if created is not None and deleted is not None and deleted < created:
             rows.problem(line, "deletion_time", f"{deleted:g} is before creation_time {created:g}")
-        pod = Pod(row["name"].strip(), requests=requests, gpu_share=share, required_terms=terms)
+        pod = Pod(row["name"].strip(), requests=dict(requests), gpu_share=share, required_terms=terms)
         pods.append(TracePod(pod, created, deleted))
     return pods
+
+
+def _ask(rows: Rows, line: int, row: dict[str, str]) -> Ask:
+    """The row's requests, fractional GPU request and GPU model constraint (problems noted in ``rows``)."""
+    cpu = rows.integer(line, row, "cpu_milli", 0, MAX_UNITS)
+    memory = rows.integer(line, row, "memory_mib", 0, MAX_UNITS // MIB)
+    gpus = rows.integer(line, row, "num_gpu", 0, 64)
+    milli = rows.integer(line, row, "gpu_milli", 0, MILLI)
+    requests = {r: v for r, v in ((CPU, cpu), (MEMORY, memory * MIB)) if v}
+    share = None
+    if gpus == 1 and 0 < milli < MILLI:
+        share = GpuShare(1, compute_milli=milli, source=f"gpu_milli: {milli}")
+    elif gpus:
+        if milli != MILLI:
+            rows.problem(line, "gpu_milli", f"{milli}: a pod of {gpus} GPUs takes whole GPUs (1000)")
+        requests[GPU] = gpus
+    spec = (row.get("gpu_spec") or "").strip()
+    terms = None
+    if spec:
+        products = []
+        for name in spec.split("|"):
+            try:
+                products.append(lookup(name).product)
+            except KeyError as exc:
+                rows.problem(line, "gpu_spec", str(exc.args[0]))
+        terms = (SelectorTerm((Requirement(PRODUCT, "In", tuple(products)),)),)
+    return requests, share, terms
 
 
 def _time(rows: Rows, line: int, row: dict[str, str], column: str) -> float | None:
