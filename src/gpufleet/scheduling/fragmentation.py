@@ -79,18 +79,22 @@ class NodeLeft(NamedTuple):
         free = (state.alloc[i] - state.requested[i]).tolist()
         col = state.res_index
         whole = free[state.resource_column(GPU)]
-        shared: list[int] = []
-        if state.shares is not None:
-            shares = state.gpu_shares()
+        gpus: list[int] = []
+        shares = state.shares
+        if shares is not None:
             shares.sync()
-            compute, memory = shares.free_compute[i].tolist(), shares.free_memory[i].tolist()
-            holders = shares.holders[i].tolist()  # (a few GPUs: the lesser of each in Python, no arrays)
-            shared = [c if c < m else m for c, m, h in zip(compute, memory, holders, strict=True) if h > 0]
+            holders = shares.holders[i].tolist()
+            if any(holders):  # (a few GPUs: the lesser of each in Python, no arrays)
+                compute, memory = shares.free_compute[i].tolist(), shares.free_memory[i].tolist()
+                gpus = [c if c < m else m for c, m, h in zip(compute, memory, holders, strict=True) if h > 0]
+                gpus.sort()
+        if whole > 0:  # (an unshared GPU has all of its 1000 left, at least any shared one's)
+            gpus += [MILLI] * whole
         return cls(
             free[col[CPU]] if CPU in col else 0,
             free[col[MEMORY]] if MEMORY in col else 0,
             free[col[PODS]] if PODS in col else 0,
-            tuple(sorted([MILLI] * max(whole, 0) + shared)),
+            tuple(gpus),
         )
 
     @property

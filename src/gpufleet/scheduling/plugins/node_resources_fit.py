@@ -257,7 +257,8 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         free = ctx.state.alloc[idx] - ctx.state.requested[idx]
-        return np.asarray((free >= self._need(ctx)).all(axis=1), dtype=bool)
+        fits: BoolArray = np.logical_and.reduce(free >= self._need(ctx), axis=1)  # (``all``, no wrapper)
+        return fits
 
     def _need(self, ctx: PodContext) -> IntArray:
         """``_req`` where the pod asks for a resource, the least int64 where not (every node has that
