@@ -10,6 +10,8 @@ value to a node outside it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,7 +19,8 @@ from hypothesis import strategies as st
 from conftest import gpu_node
 from gpufleet.cluster.state import ClusterState, NodeRow
 from gpufleet.model.gpu_share import GpuShare
-from gpufleet.model.pod import Pod
+from gpufleet.model.node import Toleration
+from gpufleet.model.pod import Behavior, Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.scheduling.fragmentation import NodeLeft, tasks_of
 from gpufleet.scheduling.framework import PodContext
@@ -254,6 +257,38 @@ def test_static_filtering_shared_between_shapes_follows_relabelled_nodes() -> No
     state.set_labels(state.nodes[t4[0]].name, {**state.nodes[t4[0]].labels, PRODUCT: "A10"})
     second = sched.place_once(Pod("b", requests={"cpu": 2000}, node_selector={PRODUCT: "A10"}), 0.0)
     assert second == state.nodes[t4[0]].name
+
+
+def test_static_filtering_is_shared_by_pods_alike_in_what_each_static_filter_reads() -> None:
+    """``StaticFilter.reads``: pods that differ in amounts or GPU share, which no default static filter or
+    node PreFilter reads, share one static filtering; a toleration or a node selector gets its own, and
+    so does each share where GpuMemoryFit (enabled) reads it for a pod with a GPU memory need."""
+    state = cluster([])
+    shares = [
+        Pod(f"s{k}", requests={"cpu": 1000 * k}, gpu_share=GpuShare(1, compute_milli=100 * k))
+        for k in (1, 2, 3)
+    ]
+    whole = Pod("w", requests={"cpu": 4000, "memory": 2**30, "nvidia.com/gpu": 2})
+    tolerant = Pod("t", requests={"cpu": 1000}, tolerations=(Toleration("dedicated", "Exists", "", ""),))
+    pinned = Pod("p", requests={"cpu": 1000}, node_selector={PRODUCT: "A10"})
+    sched = scheduler(state, "DotProd")
+    for pod in (*shares, whole):
+        sched.place_once(pod, 0.0)
+    assert len(state.memo["static-filters"]) == 1  # type: ignore[arg-type]
+    for pod in (tolerant, pinned):
+        sched.place_once(pod, 0.0)
+    assert len(state.memo["static-filters"]) == 3  # type: ignore[arg-type]
+    strict = cluster([])
+    profile = ProfileConfig(
+        "default-scheduler",
+        plugins={"filter": PluginSet((PluginRef("GpuMemoryFit"),), ())},
+        percentage_of_nodes_to_score=100,
+    )
+    fit = Scheduler(SchedulerConfig("default-scheduler", profiles=[profile]), strict, GangView(strict))
+    needy = [replace(pod, behavior=Behavior(gpu_memory_bytes=8 * 2**30)) for pod in shares]
+    for pod in needy:
+        fit.place_once(pod, 0.0)
+    assert len(strict.memo["static-filters"]) == len(needy)  # type: ignore[arg-type]
 
 
 def test_a_shape_cache_asks_scores_only_of_feasible_nodes() -> None:

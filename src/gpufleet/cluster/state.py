@@ -35,7 +35,7 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-#: Up to this many log entries ``changes_since`` reads the log; past it, ``changed_at`` (a pass over the nodes).
+#: Up to this many log entries ``changes_since`` reads the log; past it, ``changed_at`` (one pass).
 SHORT_LOG = 32
 #: One node's (allocatable, requested, non-zero requested) rows as Python integers.
 NodeRow = tuple[list[int], list[int], list[int]]

@@ -140,6 +140,12 @@ class Bind(Plugin):
     extension_points = frozenset({"bind"})
 
 
+def placement_facts(pod: Pod) -> tuple[object, ...]:
+    """All that a node-only plugin may read of a pod: its placement constraints, the names of what it
+    requests, its GPU share and the GPU memory it needs (not the amounts of its requests)."""
+    return (tuple(sorted(pod.requests)), pod.behavior.gpu_memory_bytes, *pod.shape()[1:8])
+
+
 class StaticFilter(Plugin):
     """A filter that depends only on the node object; every rejection is unresolvable."""
 
@@ -147,6 +153,11 @@ class StaticFilter(Plugin):
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         raise NotImplementedError
+
+    def reads(self, pod: Pod) -> tuple[object, ...]:
+        """What of the pod its verdicts read: pods equal in it are judged alike on every node, so they
+        share one static filtering (``placement_facts`` unless a filter says it reads less)."""
+        return placement_facts(pod)
 
     def reject_each(self, pod: Pod, nodes: list[Node]) -> list[str | None]:
         """``reject`` of each node (a filter whose verdict reads less than the whole node may share it
@@ -277,6 +288,10 @@ class NodesPreFilter(Plugin):
     def nodes(self, pod: Pod) -> set[str] | None:
         """The only nodes the pod may go to, or None for all."""
         raise NotImplementedError
+
+    def reads(self, pod: Pod) -> tuple[object, ...]:
+        """What of the pod ``nodes`` reads (as ``StaticFilter.reads``)."""
+        return placement_facts(pod)
 
 
 @dataclass(frozen=True)

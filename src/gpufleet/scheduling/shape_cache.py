@@ -180,19 +180,19 @@ class ShapeCache:
 
     def _static_filtered(self, pod: Pod) -> StaticVerdicts:
         """The static filters' and node PreFilters' verdicts on every node. Those filters read the node
-        object and the pod's placement constraints, never its request amounts, so pods that differ only in
-        amounts (the shapes of one trace's pods) share one evaluation, patched in the rows whose node
-        changed when the nodes do (made afresh after a new resource column)."""
+        object and of the pod only what each says it reads (``reads``: placement constraints, never request
+        amounts), so pods equal in that (the shapes of one trace's pods, whatever their amounts or GPU
+        shares) share one evaluation, patched in the rows whose node changed when the nodes do (made afresh
+        after a new resource column)."""
         state = self.state
         memo: StaticMemo = state.memo.setdefault("static-filters", {})  # type: ignore[assignment]
-        shape = pod.shape()
         static_filters = tuple(f for f in self.profile.filters if isinstance(f, StaticFilter))
+        prefilters = tuple(self.profile.node_prefilters)
         key = (
             static_filters,
-            tuple(self.profile.node_prefilters),
-            tuple(sorted(pod.requests)),
-            pod.behavior.gpu_memory_bytes,
-            *shape[1:8],
+            prefilters,
+            *(f.reads(pod) for f in static_filters),
+            *(p.reads(pod) for p in prefilters),
         )
         got = memo.get(key)
         if got is None and len(memo) >= VERDICTS_KEPT:

@@ -62,3 +62,8 @@ class GpuMemoryFit(StaticFilter):
             if held is not None and need > held:
                 return MESSAGE
         return None
+
+    def reads(self, pod: Pod) -> tuple[object, ...]:
+        """Nothing without a GPU memory need; else the need, the share and the resources requested."""
+        need = pod.behavior.gpu_memory_bytes
+        return (None,) if need is None else (need, pod.gpu_share, tuple(sorted(pod.requests)))

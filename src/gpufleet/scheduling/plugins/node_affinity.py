@@ -104,6 +104,10 @@ class NodeAffinity(PreFilter, NodesPreFilter, StaticFilter, StaticScore):
         keys = sorted({*pod.node_selector, *(r.key for term in terms for r in term.expressions)})
         return self.reject_alike(pod, nodes, lambda node: tuple(map(node.labels.get, keys)), {})
 
+    def reads(self, pod: Pod) -> tuple[object, ...]:
+        """The node selector and required terms (its filter and its PreFilter's node names)."""
+        return tuple(sorted(pod.node_selector.items())), pod.required_terms
+
     def applies(self, pod: Pod) -> bool:
         return bool(pod.preferred_terms or self.added_preferred)
 

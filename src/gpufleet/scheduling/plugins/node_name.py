@@ -24,3 +24,6 @@ class NodeName(StaticFilter):
         if not pod.node_name:
             return [None] * len(nodes)
         return super().reject_each(pod, nodes)
+
+    def reads(self, pod: Pod) -> tuple[object, ...]:
+        return (pod.node_name,)

@@ -29,3 +29,6 @@ class NodeUnschedulable(StaticFilter):
         if tolerated(_TAINT, pod.tolerations):
             return [None] * len(nodes)
         return [REASON if node.unschedulable else None for node in nodes]
+
+    def reads(self, pod: Pod) -> tuple[object, ...]:
+        return (pod.tolerations,)

@@ -35,6 +35,9 @@ class TaintToleration(StaticFilter, StaticScore):
         """``reject``, judged once per distinct set of taints (an untainted node passes)."""
         return self.reject_alike(pod, nodes, attrgetter("taints"), {(): None})
 
+    def reads(self, pod: Pod) -> tuple[object, ...]:
+        return (pod.tolerations,)
+
     def raw(self, pod: Pod, node: Node) -> int:
         prefer = tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
         return sum(1 for t in node.taints if t.effect == PREFER_NO_SCHEDULE and not tolerated(t, prefer))
