@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from conftest import GI, gpu_node, gpu_pod
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
+from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod, Requirement, SelectorTerm
 from gpufleet.model.resources import GPU
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
@@ -127,6 +128,41 @@ def test_which_tasks_a_node_admits_is_each_tasks_own_node_affinity_verdict() -> 
         (True, False, True, True, False, True),
         (True, True, True, False, True, False),
     ]
+
+
+def test_the_tasks_constraints_are_judged_once_per_value_of_the_labels_they_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nodes alike in the labels the tasks' placement constraints read (other labels, names aside) get
+    one judgement of each constraint; a term that reads the node's name has each node judged."""
+    product = "nvidia.com/gpu.product"
+    t4 = (SelectorTerm((Requirement(product, "In", ("T4",)),)),)
+    tasks = [
+        gpu_pod("any", 1),
+        gpu_pod("t4", 1, required_terms=t4),
+        gpu_pod("a10", 2, node_selector={product: "A10"}),
+    ]
+    models = ("T4", "A10", "T4", "T4", "A10", "T4")
+    nodes = [gpu_node(f"n{i}", labels={product: m, "zone": f"z{i}"}) for i, m in enumerate(models)]
+    judged: list[str] = []
+    plain = Pod.matches_node_selector
+
+    def counted(pod: Pod, node: Node) -> bool:
+        judged.append(node.name)
+        return plain(pod, node)
+
+    monkeypatch.setattr(Pod, "matches_node_selector", counted)
+    measure = NodeFragmentation(ClusterState(nodes), tasks_of(tasks))
+    facts = [measure.node_facts(i)[0] for i in range(len(nodes))]
+    assert facts == [(True, True, False) if m == "T4" else (True, False, True) for m in models]
+    assert len(judged) == 2 * 3  # two values of the one label read, three constraints
+    named = (SelectorTerm(fields=(Requirement("metadata.name", "In", ("n1",)),)),)
+    judged.clear()
+    by_name = NodeFragmentation(
+        ClusterState(nodes), tasks_of([*tasks, gpu_pod("on-n1", 1, required_terms=named)])
+    )
+    assert [by_name.node_facts(i)[0][3] for i in range(len(nodes))] == [i == 1 for i in range(len(nodes))]
+    assert len(judged) == 4 * len(nodes)
 
 
 def reference_measure(tasks: list[Task], admitted: list[bool], left: NodeLeft, may_use: bool) -> float:

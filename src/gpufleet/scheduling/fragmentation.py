@@ -162,6 +162,8 @@ class NodeFragmentation:
     _admits: dict[int, tuple[tuple[bool, ...], float | None, int]] = field(default_factory=dict)
     _admits_version: int = -1
     _facts_ids: dict[tuple[tuple[bool, ...], float | None], int] = field(default_factory=dict)
+    #: which tasks' constraints admit a node, by the values of the labels they read (``_constraint_labels``)
+    _admitted: dict[tuple[str | None, ...], tuple[bool, ...]] = field(default_factory=dict)
     _memo: dict[tuple[object, ...], float] = field(default_factory=dict)
     _plans: dict[tuple[object, ...], Plan] = field(default_factory=dict)  # by ``of``'s key less the GPUs
     _by_memory: dict[float | None, tuple[list[int], list[tuple[float, int, bool, int, int, int]]]] = field(
@@ -181,10 +183,16 @@ class NodeFragmentation:
         if got is None:
             node = self.state.nodes[i]
             memory = self.state.gpu_shares().gpu_memory(i) if self.state.shares is not None else None
-            if self.may_use is None:  # each placement constraint judged once, not once per task
-                pods, which = self._constraints
-                verdicts = [pod.matches_node_selector(node) for pod in pods]
-                admits = tuple(verdicts[k] for k in which)
+            if self.may_use is None:  # each placement constraint judged once per the labels it reads
+                labels = self._constraint_labels
+                seen = None if labels is None else tuple(map(node.labels.get, labels))
+                admits = self._admitted.get(seen) if seen is not None else None
+                if admits is None:
+                    pods, which = self._constraints
+                    verdicts = [pod.matches_node_selector(node) for pod in pods]
+                    admits = tuple(verdicts[k] for k in which)
+                    if seen is not None:
+                        self._admitted[seen] = admits
             else:
                 admits = tuple(self.may_use(t.pod, node) for t in self.tasks)
             facts = (admits, memory)
@@ -307,6 +315,19 @@ class NodeFragmentation:
                 pods.append(t.pod)
             which.append(first[key])
         return pods, which
+
+    @cached_property
+    def _constraint_labels(self) -> list[str] | None:
+        """The node labels the tasks' placement constraints read (None where a term reads the node's name:
+        then each node is judged)."""
+        keys: set[str] = set()
+        for pod in self._constraints[0]:
+            keys.update(pod.node_selector)
+            for term in pod.required_terms or ():
+                if term.fields:
+                    return None
+                keys.update(r.key for r in term.expressions)
+        return sorted(keys)
 
     @cached_property
     def _thresholds(self) -> tuple[list[int], list[int]]:
