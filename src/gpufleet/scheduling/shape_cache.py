@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpufleet.cluster.state import BoolArray, ClusterState, IntArray, NodeRow
+from gpufleet.cluster.state import SHORT_LOG, BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.framework import DynamicFilter, DynamicScore, PodContext, StaticFilter, StaticScore
 from gpufleet.scheduling.plugins.per_node_score import PerNodeScore
@@ -404,10 +404,13 @@ class ShapeCache:
             self._build_static(rows)
             return
         recent = state.logged_since(self.seen)
-        if self._scalar and recent is not None and len(recent) <= SCALAR_NODES:  # a few changes (the usual)
-            for i in sorted(set(recent)):
-                if self._unsettled(i):
+        if self._scalar and recent is not None and len(recent) <= SHORT_LOG:  # a few changes (the usual)
+            nodes = [i for i in sorted(set(recent)) if self._unsettled(i)]
+            if len(nodes) <= SCALAR_NODES:
+                for i in nodes:
                     self._evaluate_node(i)
+            else:
+                self._evaluate(np.array(nodes, dtype=np.int64))
         else:
             changed = state.changes_since(self.seen)
             if self._monotone:
