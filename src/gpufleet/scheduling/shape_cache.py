@@ -426,9 +426,10 @@ class ShapeCache:
 
     def top_nodes(self) -> list[int]:
         """The feasible nodes with the highest dynamic score, ascending (none when nothing is feasible)."""
-        if self._top is None:
-            best = self._top_score = int(self.masked.max()) if len(self.masked) else -1
-            self._top = np.flatnonzero(self.masked == best).tolist() if best >= 0 else []
+        if self._top is None:  # (the ufunc and the method: not NumPy's Python wrappers, asked per cycle)
+            masked = self.masked
+            best = self._top_score = int(np.maximum.reduce(masked)) if len(masked) else -1
+            self._top = (masked == best).nonzero()[0].tolist() if best >= 0 else []
         return self._top
 
     def static_histogram(self) -> Counter[str]:
