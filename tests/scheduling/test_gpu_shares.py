@@ -132,12 +132,16 @@ LABELS = (A100, {}, {**A100, "nvidia.com/gpu.replicas": "4"})  # known memory, u
 @given(
     nodes=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2)), min_size=1, max_size=6),
     placed=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 1000)), max_size=12),
-    want=st.tuples(st.integers(1, 3), st.integers(1, 1200), st.booleans()),
+    want=st.tuples(
+        st.integers(1, 3), st.integers(1, 1200), st.sampled_from(["compute", "bytes", "memory", "both"])
+    ),
 )
 def test_a_share_fits_exactly_where_no_reason_says_it_does_not(
-    nodes: list[tuple[int, int]], placed: list[tuple[int, int]], want: tuple[int, int, bool]
+    nodes: list[tuple[int, int]], placed: list[tuple[int, int]], want: tuple[int, int, str]
 ) -> None:
-    """``fits`` works the verdict out directly: it must be the complement of the union of ``reasons``."""
+    """``fits`` works the verdict out directly (for a need the same on every node, as two numbers): it
+    must be the complement of the union of ``reasons``, whether the share asks compute, memory in
+    thousandths or in bytes, or compute and memory apart."""
     state = ClusterState([gpu_node(f"n{i}", gpus=g, labels=LABELS[k]) for i, (g, k) in enumerate(nodes)])
     shares = state.gpu_shares()
     for k, (i, milli) in enumerate(placed):
@@ -145,8 +149,13 @@ def test_a_share_fits_exactly_where_no_reason_says_it_does_not(
         assert pod.gpu_share is not None
         if shares.fits(pod.gpu_share, np.array([i % len(nodes)]))[0]:
             state.assign(pod, i % len(nodes), 0.0)
-    count, milli, in_bytes = want
-    share = GpuShare(count, memory_bytes=milli * 2**26) if in_bytes else GpuShare(count, compute_milli=milli)
+    count, milli, kind = want
+    share = {
+        "compute": GpuShare(count, compute_milli=milli),
+        "bytes": GpuShare(count, memory_bytes=milli * 2**26),
+        "memory": GpuShare(count, memory_milli=milli),
+        "both": GpuShare(count, compute_milli=milli, memory_milli=1200 - milli),
+    }[kind]
     idx = np.arange(state.size, dtype=np.int64)
     failing = np.zeros(len(idx), dtype=bool)
     for _, mask in shares.reasons(share, idx):

@@ -155,10 +155,23 @@ class GpuShares:
         ]
 
     def fits(self, share: GpuShare, idx: IntArray) -> BoolArray:
-        """Where ``reasons`` names none (the union of its masks, without telling them apart)."""
-        not_shareable, unknown, big, few = self._judged(share, idx)
-        fit: BoolArray = ~(not_shareable | unknown | big | few)
-        return fit
+        """Where ``reasons`` names none (the union of its masks, without telling them apart); a share whose
+        need is the same on every node (none in bytes) judged with that need as two numbers."""
+        if share.memory_milli is None and share.memory_bytes is not None:
+            not_shareable, unknown, big, few = self._judged(share, idx)
+            fit: BoolArray = ~(not_shareable | unknown | big | few)
+            return fit
+        self.sync()
+        memory = share.memory_milli if share.memory_milli is not None else share.compute_milli or 0
+        compute = share.compute_milli if share.compute_milli is not None else memory
+        if compute > MILLI or memory > MILLI:
+            return np.zeros(len(idx), dtype=bool)
+        state = self.state
+        col = state.resource_column(GPU)
+        room = (self.free_compute[idx] >= compute) & (self.free_memory[idx] >= memory)
+        whole = state.alloc[idx, col] - state.requested[idx, col]
+        enough: BoolArray = room.sum(axis=1) + whole >= share.count
+        return enough & self._shareable[idx]
 
     def milli_needed(self, share: GpuShare, idx: IntArray) -> IntArray:
         """Thousandths of a GPU the share takes on each node of ``idx`` (count x the larger of compute
