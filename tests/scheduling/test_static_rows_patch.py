@@ -80,7 +80,7 @@ def assert_same(cache: ShapeCache, built: ShapeCache) -> None:
     assert [(p, w, raw.tolist()) for p, w, raw in cache.static_raw] == [
         (p, w, raw.tolist()) for p, w, raw in built.static_raw
     ]
-    for field in ("fit", "dyn", "ok", "masked"):
+    for field in ("dyn", "ok", "masked"):
         assert getattr(cache, field).tolist() == getattr(built, field).tolist(), field
     assert cache.top_nodes() == built.top_nodes()
     assert cache.feasible_nodes().tolist() == built.feasible_nodes().tolist()

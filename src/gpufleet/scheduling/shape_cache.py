@@ -105,7 +105,6 @@ class ShapeCache:
         self.static_pass: BoolArray = np.zeros(0, dtype=bool)
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
         self._raw_all: list[tuple[StaticScore, int, IntArray]] = []  # every applying plugin's, zero or not
-        self.fit: BoolArray = np.zeros(0, dtype=bool)  # the dynamic filters' verdicts where the static pass
         self.dyn: IntArray = np.zeros(0, dtype=np.int64)  # feasible nodes' dynamic scores, 0 elsewhere
         self.ok: BoolArray = np.zeros(0, dtype=bool)
         self.masked: IntArray = np.zeros(0, dtype=np.int64)
@@ -133,7 +132,7 @@ class ShapeCache:
         self.static_reason, self._static_histogram = reasons, None
         considered = self.considered.tolist()
         self.all_rows = len(considered) == state.size
-        grown = state.size - len(self.fit)
+        grown = state.size - len(self.ok)
         if rows is None:
             self._raw_all = [
                 (plugin, weight, np.zeros(state.size, dtype=np.int64))
@@ -156,13 +155,11 @@ class ShapeCache:
         self._top = self._feasible = self._feasible_list = self._ok_list = None
         if rows is None:
             self._by_row.clear()
-            self.fit = np.zeros(state.size, dtype=bool)
             self.dyn = np.zeros(state.size, dtype=np.int64)
             self.ok = np.zeros(state.size, dtype=bool)
             self.masked = np.full(state.size, -1, dtype=np.int64)
             self._evaluate(np.arange(state.size, dtype=np.int64))
         else:
-            self.fit = np.concatenate([self.fit, np.zeros(grown, dtype=bool)])
             self.dyn = np.concatenate([self.dyn, np.zeros(grown, dtype=np.int64)])
             self.ok = np.concatenate([self.ok, np.zeros(grown, dtype=bool)])
             self.masked = np.concatenate([self.masked, np.full(grown, -1, dtype=np.int64)])
@@ -283,14 +280,11 @@ class ShapeCache:
         if len(judged) < len(idx):
             fit, judged_fit = np.zeros(len(idx), dtype=bool), fit
             fit[passing] = judged_fit
-        self.fit[idx] = fit
-        if score_all:  # every row anew (new arrays: no write through an index)
-            self.ok = ok = self.static_pass & self.fit
+        self.ok[idx] = ok = fit  # (False wherever a static filter fails)
+        if score_all:  # every node's score anew (new arrays: no write through an index)
             self.dyn = total = self._total(self._every_row())
-            self.masked = np.where(ok, total, -1)
+            self.masked = np.where(self.ok, total, -1)
         else:
-            ok = fit  # (False wherever a static filter fails)
-            self.ok[idx] = ok
             if self.volatile:  # (a volatile score, such as Random's draws, is asked for every node)
                 total = self._total(idx)
             else:  # only feasible nodes' scores are read: the others' are 0 until a change of theirs
@@ -332,7 +326,7 @@ class ShapeCache:
                 else:
                     del feasible[bisect_left(feasible, i)]
             oks[i] = self.ok[i] = ok
-        self.fit[i], self.dyn[i] = ok, total if ok else 0
+        self.dyn[i] = total if ok else 0
         self.masked[i] = score = total if ok else -1
         top = self._top
         if top is None:
