@@ -272,11 +272,11 @@ def test_static_filtering_is_shared_by_pods_alike_in_what_each_static_filter_rea
     tolerant = Pod("t", requests={"cpu": 1000}, tolerations=(Toleration("dedicated", "Exists", "", ""),))
     pinned = Pod("p", requests={"cpu": 1000}, node_selector={PRODUCT: "A10"})
     sched = scheduler(state, "DotProd")
-    for pod in (*shares, whole):
-        sched.place_once(pod, 0.0)
+    assert all(sched.place_once(pod, 0.0) is not None for pod in (*shares, whole))
     assert len(state.memo["static-filters"]) == 1  # type: ignore[arg-type]
-    for pod in (tolerant, pinned):
-        sched.place_once(pod, 0.0)
+    assert sched.place_once(tolerant, 0.0) is not None
+    on = sched.place_once(pinned, 0.0)
+    assert on is not None and state.nodes[state.index[on]].labels[PRODUCT] == "A10"  # its own verdicts
     assert len(state.memo["static-filters"]) == 3  # type: ignore[arg-type]
     strict = cluster([])
     profile = ProfileConfig(
