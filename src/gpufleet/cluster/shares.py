@@ -107,20 +107,29 @@ class GpuShares:
         m = float(self._memory[i])
         return None if np.isnan(m) else m
 
+    @staticmethod
+    def _fixed_need(share: GpuShare) -> tuple[int, int] | None:
+        """(compute, memory) milli of one GPU where the share needs the same on every node; None where its
+        memory is in bytes (a share of each node's own GPU memory)."""
+        if share.memory_milli is None and share.memory_bytes is not None:
+            return None
+        memory = share.memory_milli if share.memory_milli is not None else share.compute_milli or 0
+        return (share.compute_milli if share.compute_milli is not None else memory), memory
+
     def _need(self, share: GpuShare, idx: IntArray) -> tuple[IntArray, IntArray, BoolArray]:
         """(compute, memory) milli per node in ``idx``, and where the GPU memory was needed but unknown."""
-        memory = self._memory[idx]
-        unknown = np.zeros(len(idx), dtype=bool)
-        if share.memory_milli is None and share.memory_bytes is not None:
-            unknown = np.isnan(memory)
-            mem = np.ceil(MILLI * share.memory_bytes / np.where(unknown, 1.0, memory)).astype(np.int64)
-        else:
-            fixed = share.memory_milli if share.memory_milli is not None else share.compute_milli
-            mem = np.full(len(idx), fixed or 0, dtype=np.int64)
-        compute = (
-            np.full(len(idx), share.compute_milli, dtype=np.int64) if share.compute_milli is not None else mem
-        )
-        return compute, mem, unknown
+        fixed = self._fixed_need(share)
+        if fixed is not None:
+            compute, memory = fixed
+            full = np.full(len(idx), compute, dtype=np.int64), np.full(len(idx), memory, dtype=np.int64)
+            return *full, np.zeros(len(idx), dtype=bool)
+        assert share.memory_bytes is not None  # (``_fixed_need``'s None)
+        gpu_memory = self._memory[idx]
+        unknown = np.isnan(gpu_memory)
+        mem = np.ceil(MILLI * share.memory_bytes / np.where(unknown, 1.0, gpu_memory)).astype(np.int64)
+        if share.compute_milli is None:
+            return mem, mem, unknown
+        return np.full(len(idx), share.compute_milli, dtype=np.int64), mem, unknown
 
     # -- the filter --------------------------------------------------------------------------
     def _judged(self, share: GpuShare, idx: IntArray) -> tuple[BoolArray, BoolArray, BoolArray, BoolArray]:
@@ -157,13 +166,13 @@ class GpuShares:
     def fits(self, share: GpuShare, idx: IntArray) -> BoolArray:
         """Where ``reasons`` names none (the union of its masks, without telling them apart); a share whose
         need is the same on every node (none in bytes) judged with that need as two numbers."""
-        if share.memory_milli is None and share.memory_bytes is not None:
+        fixed = self._fixed_need(share)
+        if fixed is None:
             not_shareable, unknown, big, few = self._judged(share, idx)
             fit: BoolArray = ~(not_shareable | unknown | big | few)
             return fit
         self.sync()
-        memory = share.memory_milli if share.memory_milli is not None else share.compute_milli or 0
-        compute = share.compute_milli if share.compute_milli is not None else memory
+        compute, memory = fixed
         if compute > MILLI or memory > MILLI:
             return np.zeros(len(idx), dtype=bool)
         state = self.state

@@ -219,18 +219,10 @@ class NodeFragmentation:
         """``NodeFragmentation.of`` node ``i`` (a variant's ``of`` left out): as ``left`` says, and with a pod
         asking for ``cpu`` and ``memory`` on it and each of ``after``'s GPUs left in turn (what the node's
         labels admit, and the keys of its cpu, memory and pod room after, read once for all of them)."""
+        before = NodeFragmentation.of(self, i, left)
         admits, gpu_memory, facts = self._facts(i)
         cpus, memories = self._thresholds
         value = self._value
-        before = value(
-            admits,
-            gpu_memory,
-            facts,
-            left.gpus,
-            bisect_right(cpus, left.cpu),
-            bisect_right(memories, left.memory),
-            left.pods >= 1,
-        )
         cpu_key, memory_key = bisect_right(cpus, left.cpu - cpu), bisect_right(memories, left.memory - memory)
         room = left.pods >= 2  # (one pod slot left after the pod)
         return before, [value(admits, gpu_memory, facts, gpus, cpu_key, memory_key, room) for gpus in after]
