@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import gpufleet.scheduling.fragmentation as fragmentation_module
 from conftest import GI, gpu_node, gpu_pod
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
@@ -235,3 +238,42 @@ def test_the_measure_is_the_papers_sum_over_tasks_for_any_node(
         NodeLeft(cpu // 2, memory, 1, (1000,) * 2),
     ):
         assert measure.of(0, left) == reference_measure(tasks, admitted, left, may_use)
+        # measures made ``shared`` on other clusters (the other GPU model first) look values up in one memo
+        for other in ("A10" if model == "T4" else "T4", model):
+            node = gpu_node("m", 8, labels={"nvidia.com/gpu.product": other})
+            shared = NodeFragmentation(ClusterState([node]), tasks, allow).shared()
+            admits = [t.pod.matches_node_selector(node) for t in tasks]
+            assert shared.of(0, left) == reference_measure(tasks, admits, left, may_use)
+
+
+def test_measures_made_shared_work_each_node_state_out_once_for_equal_tasks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``NodeFragmentation.shared``: a measure of the same tasks on another cluster (the next run of a
+    sweep, FGD's own measure in a replay) finds the node states the first worked out; other tasks, or a
+    ``may_use`` verdict, keep their own memo."""
+    computed: list[tuple[int, ...]] = []
+    plain = NodeFragmentation._compute
+
+    def counted(self: NodeFragmentation, plan: object, gpus: tuple[int, ...]) -> float:
+        computed.append(gpus)
+        return plain(self, plan, gpus)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(NodeFragmentation, "_compute", counted)
+    monkeypatch.setattr(fragmentation_module, "_SHARED", OrderedDict())  # (none from other tests)
+    tasks = tasks_of([gpu_pod("one", 1), gpu_pod("two", 2), gpu_pod("two-b", 2)])
+    first = NodeFragmentation(seed_004_state(), tasks).shared()
+    values = [first.of(i, NodeLeft.of(first.state, i)) for i in range(3)]
+    assert len(computed) == 2  # a and b alike (4 GPUs left), c full
+    renamed = [gpu_pod("one", 1), gpu_pod("two", 2), gpu_pod("2", 2)]  # (equal shapes and weights)
+    again = NodeFragmentation(seed_004_state(), tasks_of(renamed))
+    assert [again.shared().of(i, NodeLeft.of(again.state, i)) for i in range(3)] == values
+    assert len(computed) == 2
+    for other in (
+        NodeFragmentation(seed_004_state(), tasks_of([gpu_pod("one", 1), gpu_pod("two", 2)])).shared(),
+        NodeFragmentation(seed_004_state(), tasks, lambda pod, node: True).shared(),
+        NodeFragmentation(seed_004_state(), tasks),
+    ):
+        computed.clear()
+        other.of(0, NodeLeft.of(other.state, 0))
+        assert len(computed) == 1

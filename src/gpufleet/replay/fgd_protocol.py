@@ -197,9 +197,10 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int) -> Repla
     typical = typical_pods(pods)
     order = workload(pods, capacity, seed)
     state, scheduler = protocol_scheduler(gpu_nodes, typical, policy, seed)
+    # (FGD's own measure, of the same tasks, shares its memo; so do the next runs of a sweep on the trace)
     measure = NodeFragmentation(
         state, tasks_of(fgd_typical_pods({"typicalPods": typical}), include_cpu_pods=True)
-    )
+    ).shared()
     frag = [measure.of(i, NodeLeft.of(state, i)) for i in range(state.size)]
     frag_total = sum(frag)
     arrived = used = failed = 0

@@ -26,12 +26,12 @@ memoises it by that state (as the authors' simulator does): the FGD score asks f
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
-from typing import NamedTuple
+from typing import NamedTuple, Self
 
 import numpy as np
 
@@ -135,6 +135,24 @@ def gpu_ask(pod: Pod, gpu_memory_bytes: float | None) -> tuple[int, int]:
     return share.count, MILLI + 1 if per is None else max(per)
 
 
+#: Task sets whose memo (``NodeFragmentation.shared``) a process keeps, the least recently shared dropped past
+#: this: a sweep's runs of one trace share one, the traces and policies it moves between a few.
+TABLES_KEPT = 8
+#: Node states whose values one shared memo keeps (it starts over past this).
+VALUES_KEPT = 400_000
+#: What a ``NodeFragmentation`` keeps that depends on its tasks alone: facts ids, the tasks' label verdicts,
+#: values, plans, and per GPU memory the tasks' asks.
+Tables = tuple[
+    dict[tuple[tuple[bool, ...], float | None], int],
+    dict[tuple[str | None, ...], tuple[bool, ...]],
+    dict[tuple[object, ...], float],
+    dict[tuple[object, ...], Plan],
+    dict[float | None, tuple[list[int], list[tuple[float, int, bool, int, int, int]]]],
+]
+#: ``NodeFragmentation.shared``'s tables, by the measure's type and tasks.
+_SHARED: OrderedDict[tuple[object, ...], Tables] = OrderedDict()
+
+
 def tasks_of(workload: list[Pod], include_cpu_pods: bool = False) -> list[Task]:
     """The workload's shapes with their popularity (count over all of them); CPU-only pods count only
     when asked (the FGD authors include them in their typical pods)."""
@@ -169,6 +187,25 @@ class NodeFragmentation:
     _by_memory: dict[float | None, tuple[list[int], list[tuple[float, int, bool, int, int, int]]]] = field(
         default_factory=dict
     )
+
+    def shared(self) -> Self:
+        """This measure, memoising into the tables of every measure of the same type and tasks (weights and
+        shapes, in order) made ``shared`` in this process: its values depend on nothing else (the nodes'
+        facts are keys, numbered alike for all of them), so the measure a replay reports with, FGD's own and
+        the next runs of a sweep on the trace look each node state up once. Not with ``may_use`` (a
+        callable: its verdicts are not known by value)."""
+        if self.may_use is not None:
+            return self
+        key = (type(self), tuple((t.weight, t.pod.shape()) for t in self.tasks))
+        tables = _SHARED.pop(key, None)
+        if tables is None:
+            tables = self._facts_ids, self._admitted, self._memo, self._plans, self._by_memory
+            while len(_SHARED) >= TABLES_KEPT:
+                _SHARED.popitem(last=False)
+        _SHARED[key] = tables
+        self._facts_ids, self._admitted, self._memo, self._plans, self._by_memory = tables
+        self._admits, self._admits_version = {}, -1  # (numbered by its own facts ids until now)
+        return self
 
     def node_facts(self, i: int) -> tuple[tuple[bool, ...], float | None]:
         """Which tasks the node's labels let run there (node affinity, GPU model constraints), and
@@ -245,6 +282,8 @@ class NodeFragmentation:
             plan = self._plans.get(plan_key)
             if plan is None:
                 plan = self._plans[plan_key] = self._plan(admits, memory, cpu_key, memory_key, room)
+            if len(self._memo) >= VALUES_KEPT:
+                self._memo.clear()
             value = self._memo[key] = self._compute(plan, gpus)
         return value
 

@@ -113,7 +113,8 @@ class FragmentationGradient(PerNodeScore):
     def measure(self, state: ClusterState, pod: Pod) -> NodeFragmentation:
         if self.typical:
             if self._measure is None or self._measure.state is not state:
-                self._measure = self.fragmentation(state, tasks_of(self.typical, include_cpu_pods=True))
+                measure = self.fragmentation(state, tasks_of(self.typical, include_cpu_pods=True))
+                self._measure = measure.shared()
             return self._measure
         return self.fragmentation(state, tasks_of([a.pod for a in state.assignments.values()] + [pod]))
 
