@@ -178,7 +178,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     # verdicts earlier scans found that still stand (removal_memo); the others are made afresh
     # not with DRA (a pool's utilisation moves with claims anywhere), nor while a placed pod has
     # inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole domain)
-    memo = request.memo if state.dra is None and not state.placed.with_affinity else None
+    memo = request.memo if state.dra is None and not state.placed_with_affinity else None
     if memo is not None and candidates:
         memo.begin(state, frozenset(exclude))
     rows = [state.index[c.node] for c in candidates]

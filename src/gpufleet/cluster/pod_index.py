@@ -7,8 +7,8 @@ once per group, and apart the pods that carry inter-pod (anti-)affinity terms (u
 ``NodeInfo.PodsWithAffinity``), those grouped by their terms too. Each group keeps, per node index,
 how many of its pods are there, and how many of them are not terminating (what the plugins count for
 every node at once, as upstream's PreFilter states keep it with ``AddPod`` / ``RemovePod``).
-``ClusterState`` keeps it current on every assign and unassign; an assignment tells it when it starts
-terminating.
+``ClusterState`` makes it from its assignments when a plugin first asks (``ClusterState.placed``) and
+keeps it current on every assign and unassign after; an assignment tells it when it starts terminating.
 """
 
 from __future__ import annotations

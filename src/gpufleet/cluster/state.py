@@ -95,7 +95,9 @@ class ClusterState:
         self.nonzero: IntArray = np.zeros((0, len(self.resources)), dtype=np.int64)
         self.pods_on: list[dict[str, Assignment]] = []
         self.assignments: dict[str, Assignment] = {}
-        self.placed = PodIndex()  # the assigned pods by namespace and labels (pod-aware plugins)
+        self._placed: PodIndex | None = None  # ``placed``'s, once asked for
+        #: how many assigned pods carry inter-pod (anti-)affinity terms (known without ``placed``)
+        self.placed_with_affinity = 0
         self.namespace_labels: dict[str, dict[str, str]] = {}  # Namespace objects' labels, where known
         self.changes: list[int] = []
         self.node_version: list[int] = []  # per node, moves with every change of its allocation
@@ -308,9 +310,24 @@ class ClusterState:
         a = Assignment(pod, i, now)
         self.pods_on[i][key] = a
         self.assignments[key] = a
-        self.placed.add(a, key)
+        if pod.pod_affinity is not None:
+            self.placed_with_affinity += 1
+        if self._placed is not None:
+            self._placed.add(a, key)
         self.touched(i, freed=False)
         return a
+
+    @property
+    def placed(self) -> PodIndex:
+        """The assigned pods by namespace and labels, for the plugins that look at other pods: made from
+        the assignments when first asked for, then kept current by every assign, unassign and change of
+        terminating (a cluster no such plugin looks at never keeps one)."""
+        index = self._placed
+        if index is None:
+            index = self._placed = PodIndex()
+            for key, a in self.assignments.items():
+                index.add(a, key)
+        return index
 
     def set_terminating(self, a: Assignment, terminating: bool = True) -> None:
         """``a`` deleted (or its deletion undone): while it is the pod's assignment here, the pod index
@@ -318,8 +335,8 @@ class ClusterState:
         finished run's cluster is then free of reference cycles, and freed at once when dropped.)"""
         if a._terminating != terminating:
             a._terminating = terminating
-            if self.assignments.get(a.pod.key) is a:
-                self.placed.terminating_changed(a)
+            if self._placed is not None and self.assignments.get(a.pod.key) is a:
+                self._placed.terminating_changed(a)
 
     def unassign(self, pod_key: str) -> Assignment | None:
         a = self.assignments.pop(pod_key, None)
@@ -335,7 +352,10 @@ class ClusterState:
         row = self.nonzero[a.node]
         row -= nonzero
         del self.pods_on[a.node][pod_key]
-        self.placed.remove(a)
+        if a.pod.pod_affinity is not None:
+            self.placed_with_affinity -= 1
+        if self._placed is not None:
+            self._placed.remove(a)
         for part in self.parts:
             part.unassigned(a.pod, a.node)
         self.touched(a.node)

@@ -249,7 +249,7 @@ class InterPodAffinity(PodAwareFilter, PodAwareScore):
     # -- PreFilter and Filter ----------------------------------------------------------------
     def pre_filter_pods(self, ctx: PodContext) -> AffinityState | None:
         state, pod = ctx.state, ctx.pod
-        if pod.pod_affinity is None and not state.placed.affinity_groups:
+        if pod.pod_affinity is None and not state.placed_with_affinity:
             return None  # no terms of its own, and no placed pod's anti-affinity to respect: Skip
         affinity = affinity_of(pod) or PodAffinity()
         existing_anti: Counter[Pair] = Counter()
@@ -288,7 +288,7 @@ class InterPodAffinity(PodAwareFilter, PodAwareScore):
     def scores_pod(self, ctx: PodContext) -> bool:
         affinity = ctx.pod.pod_affinity
         own = affinity is not None and bool(affinity.preferred or affinity.anti_preferred)
-        return own or (not self.ignore_existing_preferred and bool(ctx.state.placed.with_affinity))
+        return own or (not self.ignore_existing_preferred and ctx.state.placed_with_affinity > 0)
 
     def topology_score(self, ctx: PodContext) -> dict[str, IntArray]:
         """``preScoreState.topologyScore``: per topology key, the summed weight per value code of its
