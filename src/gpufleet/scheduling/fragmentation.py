@@ -136,10 +136,11 @@ def gpu_ask(pod: Pod, gpu_memory_bytes: float | None) -> tuple[int, int]:
 
 
 #: Task sets whose memo (``NodeFragmentation.shared``) a process keeps, the least recently shared dropped past
-#: this: a sweep's runs of one trace share one, the traces and policies it moves between a few.
-TABLES_KEPT = 8
-#: Node states whose values one shared memo keeps (it starts over past this).
-VALUES_KEPT = 400_000
+#: this: a sweep's runs of one trace share one (FGDSupply's reweighted tasks another); a worker goes trace by
+#: trace.
+TABLES_KEPT = 2
+#: Node states whose values one shared memo keeps, about 35 MiB (it starts over past this).
+VALUES_KEPT = 100_000
 #: What a ``NodeFragmentation`` keeps that depends on its tasks alone: facts ids, the tasks' label verdicts,
 #: values, plans, and per GPU memory the tasks' asks.
 Tables = tuple[
