@@ -5,11 +5,13 @@ accept."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import gpufleet.scheduling.fragmentation as fragmentation_module
 from conftest import gpu_node
 from gpufleet.cluster.state import ClusterState
 from gpufleet.kube import load_scenario
@@ -192,3 +194,30 @@ def test_fgdsupply_is_a_kube_scheduler_configuration_score_plugin(tmp_path: Path
     pods = {p["name"]: p for p in build_summary(sim)["pods"]}
     assert pods["default/cpu"]["node"] == "b"
     assert sorted(pods[f"default/g{i}"]["node"] for i in range(4)) == ["a", "a", "b", "b"]
+
+
+def test_a_supply_measure_made_shared_after_reading_its_nodes_gives_its_own_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FGDSupply's measure reads its nodes' facts while it weighs the shapes (``_by_scarcity``), before it
+    is made ``shared``: a second one, on a cluster that lists the GPU models the other way round (its own
+    facts numbered otherwise), gives on every node what an unshared one gives there."""
+
+    monkeypatch.setattr(fragmentation_module, "_SHARED", OrderedDict())
+    shapes = [{"gpus": 1, "percentage": 50}, {"gpus": 1, "gpuProducts": ["Tesla-T4"], "percentage": 50}]
+    tasks = tasks_of(typical_pods({"typicalPods": shapes}), include_cpu_pods=True)
+
+    def models(order: tuple[str, str]) -> ClusterState:
+        return ClusterState(
+            [gpu_node(f"n{k}", 4, labels={"nvidia.com/gpu.product": m}) for k, m in enumerate(order)]
+        )
+
+    first = SupplyFragmentation(models(("Tesla-T4", "G2")), tasks).shared()
+    for i in range(2):
+        first.of(i, NodeLeft.of(first.state, i))
+    state = models(("G2", "Tesla-T4"))
+    second, alone = SupplyFragmentation(state, tasks).shared(), SupplyFragmentation(state, tasks)
+    assert [t.weight for t in second.tasks] == [t.weight for t in first.tasks]  # (one task set)
+    assert [second.of(i, NodeLeft.of(state, i)) for i in range(2)] == [
+        alone.of(i, NodeLeft.of(state, i)) for i in range(2)
+    ]
