@@ -28,6 +28,7 @@ from gpufleet.scheduling.fragmentation import (
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.fgd import FragmentationGradient
+from gpufleet.scheduling.plugins.fgd_supply import SupplyFragmentation
 from gpufleet.scheduling.scheduler import Scheduler
 
 
@@ -250,8 +251,8 @@ def test_measures_made_shared_work_each_node_state_out_once_for_equal_tasks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``NodeFragmentation.shared``: a measure of the same tasks on another cluster (the next run of a
-    sweep, FGD's own measure in a replay) finds the node states the first worked out; other tasks, or a
-    ``may_use`` verdict, keep their own memo."""
+    sweep, FGD's own measure in a replay, FGDSupply's) finds the node states the first worked out; other
+    tasks, or a ``may_use`` verdict, keep their own memo."""
     computed: list[tuple[int, ...]] = []
     plain = NodeFragmentation._compute
 
@@ -268,6 +269,9 @@ def test_measures_made_shared_work_each_node_state_out_once_for_equal_tasks(
     renamed = [gpu_pod("one", 1), gpu_pod("two", 2), gpu_pod("2", 2)]  # (equal shapes and weights)
     again = NodeFragmentation(seed_004_state(), tasks_of(renamed))
     assert [again.shared().of(i, NodeLeft.of(again.state, i)) for i in range(3)] == values
+    # FGDSupply's measure adds its term to ``of`` and works the rest out alike: the same tables
+    supply = SupplyFragmentation(seed_004_state(), tasks).shared()
+    assert [NodeFragmentation.of(supply, i, NodeLeft.of(supply.state, i)) for i in range(3)] == values
     assert len(computed) == 2
     for other in (
         NodeFragmentation(seed_004_state(), tasks_of([gpu_pod("one", 1), gpu_pod("two", 2)])).shared(),

@@ -150,8 +150,20 @@ Tables = tuple[
     dict[tuple[object, ...], Plan],
     dict[float | None, tuple[list[int], list[tuple[float, int, bool, int, int, int]]]],
 ]
-#: ``NodeFragmentation.shared``'s tables, by the measure's type and tasks.
+#: ``NodeFragmentation.shared``'s tables, by the methods that work out what they keep and the tasks.
 _SHARED: OrderedDict[tuple[object, ...], Tables] = OrderedDict()
+#: The methods whose answers the tables keep: measures share tables only where these are the same functions
+#: (a variant that only adds a term to ``of``, as FGDSupply's does, shares them with FGD's).
+TABLED = (
+    "_facts",
+    "_constraints",
+    "_constraint_labels",
+    "_thresholds",
+    "_params",
+    "_plan",
+    "_compute",
+    "_value",
+)
 
 
 def tasks_of(workload: list[Pod], include_cpu_pods: bool = False) -> list[Task]:
@@ -190,14 +202,15 @@ class NodeFragmentation:
     )
 
     def shared(self) -> Self:
-        """This measure, memoising into the tables of every measure of the same type and tasks (weights and
-        shapes, in order) made ``shared`` in this process: its values depend on nothing else (the nodes'
-        facts are keys, numbered alike for all of them), so the measure a replay reports with, FGD's own and
-        the next runs of a sweep on the trace look each node state up once. Not with ``may_use`` (a
-        callable: its verdicts are not known by value)."""
+        """This measure, memoising into the tables of every measure made ``shared`` in this process that
+        works them out with the same methods (``TABLED``) for the same tasks (weights and shapes, in order):
+        its values depend on nothing else (the nodes' facts are keys, numbered alike for all of them), so the
+        measure a replay reports with, FGD's own and the next runs of a sweep on the trace look each node
+        state up once. Not with ``may_use`` (a callable: its verdicts are not known by value)."""
         if self.may_use is not None:
             return self
-        key = (type(self), tuple((t.weight, t.pod.shape()) for t in self.tasks))
+        methods = tuple(getattr(type(self), name) for name in TABLED)
+        key = (methods, tuple((t.weight, t.pod.shape()) for t in self.tasks))
         tables = _SHARED.pop(key, None)
         if tables is None:
             tables = self._facts_ids, self._admitted, self._memo, self._plans, self._by_memory
