@@ -21,6 +21,8 @@ Capacity is counted in thousandths of a GPU ("milli"): an unshared free GPU has 
 holding fractional requests (``cluster.shares``) what its shares leave (the lesser of
 compute and memory). A node's value depends only on what it has left, so ``NodeFragmentation``
 memoises it by that state (as the authors' simulator does): the FGD score asks for it many times.
+Measures of the same tasks made ``shared`` keep one memo in a process (a replay's reporting measure and
+FGD's own, a sweep's runs of one trace).
 """
 
 from __future__ import annotations
