@@ -137,13 +137,22 @@ class GpuShares:
         is unknown, whether its compute or memory is more than one GPU's, and whether fewer GPUs than it
         asks have room (open ones) or are unshared (each of the last two whatever the first ones say)."""
         self.sync()
-        state = self.state
         compute, memory, unknown = self._need(share, idx)
-        room = (self.free_compute[idx] >= compute[:, None]) & (self.free_memory[idx] >= memory[:, None])
+        big = (compute > MILLI) | (memory > MILLI)
+        few = self._too_few(idx, compute[:, None], memory[:, None], share.count)
+        return ~self._shareable[idx], unknown, big, few
+
+    def _too_few(
+        self, idx: IntArray, compute: IntArray | int, memory: IntArray | int, count: int
+    ) -> BoolArray:
+        """Where fewer than ``count`` GPUs of the nodes ``idx`` have ``compute`` and ``memory`` milli left
+        (open ones; a node's column of needs, or one need for all) or are unshared."""
+        state = self.state
+        room = (self.free_compute[idx] >= compute) & (self.free_memory[idx] >= memory)
         col = state.resource_column(GPU)
         whole = state.alloc[idx, col] - state.requested[idx, col]
-        big = (compute > MILLI) | (memory > MILLI)
-        return ~self._shareable[idx], unknown, big, room.sum(axis=1) + whole < share.count
+        few: BoolArray = room.sum(axis=1) + whole < count
+        return few
 
     def reasons(self, share: GpuShare, idx: IntArray) -> list[tuple[str, BoolArray]]:
         """For the nodes in ``idx``, each reason the share does not fit and the nodes it applies to."""
@@ -175,12 +184,7 @@ class GpuShares:
         compute, memory = fixed
         if compute > MILLI or memory > MILLI:
             return np.zeros(len(idx), dtype=bool)
-        state = self.state
-        col = state.resource_column(GPU)
-        room = (self.free_compute[idx] >= compute) & (self.free_memory[idx] >= memory)
-        whole = state.alloc[idx, col] - state.requested[idx, col]
-        enough: BoolArray = room.sum(axis=1) + whole >= share.count
-        return enough & self._shareable[idx]
+        return ~self._too_few(idx, compute, memory, share.count) & self._shareable[idx]
 
     def milli_needed(self, share: GpuShare, idx: IntArray) -> IntArray:
         """Thousandths of a GPU the share takes on each node of ``idx`` (count x the larger of compute

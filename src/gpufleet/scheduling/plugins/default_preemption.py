@@ -116,12 +116,13 @@ def with_lower_priority(state: ClusterState, nodes: Sequence[int], priority: int
     the others ``SelectVictimsOnNode`` finds no victims. Each node's lowest priority is kept in
     ``ClusterState.memo`` and worked out again for the nodes whose pods changed since (its change log)."""
     pos, lowest = cast(tuple[int, IntArray], state.memo.get("lowest-priority", (-1, np.zeros(0, np.int64))))
-    changed = state.changes_since(pos) if pos >= 0 else None
-    if changed is None:  # (first asked)
+    if pos < 0:  # (first asked)
         lowest = np.full(state.size, NO_PODS, dtype=np.int64)
         changed = np.arange(state.size, dtype=np.int64)
-    elif len(lowest) < state.size:  # nodes added since: without pods until they are logged as changed
-        lowest = np.concatenate([lowest, np.full(state.size - len(lowest), NO_PODS, dtype=np.int64)])
+    else:
+        changed = state.changes_since(pos)
+        if len(lowest) < state.size:  # nodes added since: without pods until they are logged as changed
+            lowest = np.concatenate([lowest, np.full(state.size - len(lowest), NO_PODS, dtype=np.int64)])
     for i in changed.tolist():
         lowest[i] = min((a.pod.priority for a in state.pods_on[i].values()), default=NO_PODS)
     state.memo["lowest-priority"] = (state.change_pos, lowest)
