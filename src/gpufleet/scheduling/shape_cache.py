@@ -116,6 +116,9 @@ class ShapeCache:
         self._ok_list: list[bool] | None = None  # ``ok`` as a list, kept through one-node changes
         self._static_list: list[bool] = []  # ``static_pass`` as a list
         self._rows_all: IntArray = np.zeros(0, dtype=np.int64)  # ``_every_row``'s
+        #: the static filters and the key of their verdicts on the cache's pod (``_static_filtered``)
+        self._static_filters: tuple[StaticFilter, ...] = ()
+        self._static_key: tuple[object, ...] | None = None
         self._build_static()
 
     def _build_static(self, rows: list[int] | None = None) -> None:
@@ -163,12 +166,16 @@ class ShapeCache:
             self.dyn = np.concatenate([self.dyn, np.zeros(grown, dtype=np.int64)])
             self.ok = np.concatenate([self.ok, np.zeros(grown, dtype=bool)])
             self.masked = np.concatenate([self.masked, np.full(grown, -1, dtype=np.int64)])
-            idx = np.union1d(np.array(rows, dtype=np.int64), state.changes_since(self.seen))
-            if self._scalar and len(idx) <= PATCH_SCALAR_NODES:
-                for i in idx.tolist():
+            # the rows and those changed since by allocation, ascending (a set of Python integers: few)
+            recent = state.logged_since(self.seen)
+            if recent is None or len(recent) > SHORT_LOG:
+                recent = state.changes_since(self.seen).tolist()
+            changed = sorted(set(rows).union(recent))
+            if self._scalar and len(changed) <= PATCH_SCALAR_NODES:
+                for i in changed:
                     self._evaluate_node(i)
             else:
-                self._evaluate(idx, score_all=self.volatile)
+                self._evaluate(np.array(changed, dtype=np.int64), score_all=self.volatile)
         self.static_version = state.static_version
         self.images_version = state.images_version
         self.static_pos = len(state.static_rows)
@@ -183,14 +190,18 @@ class ShapeCache:
         after a new resource column)."""
         state = self.state
         memo: StaticMemo = state.memo.setdefault("static-filters", {})  # type: ignore[assignment]
-        static_filters = tuple(f for f in self.profile.filters if isinstance(f, StaticFilter))
-        prefilters = tuple(self.profile.node_prefilters)
-        key = (
-            static_filters,
-            prefilters,
-            *(f.reads(pod) for f in static_filters),
-            *(p.reads(pod) for p in prefilters),
-        )
+        static_filters, key = self._static_filters, self._static_key
+        if key is None:  # (the cache's profile and pod stand: what they read is worked out once)
+            static_filters = self._static_filters = tuple(
+                f for f in self.profile.filters if isinstance(f, StaticFilter)
+            )
+            prefilters = tuple(self.profile.node_prefilters)
+            key = self._static_key = (
+                static_filters,
+                prefilters,
+                *(f.reads(pod) for f in static_filters),
+                *(p.reads(pod) for p in prefilters),
+            )
         got = memo.get(key)
         if got is None and len(memo) >= VERDICTS_KEPT:
             memo.clear()
