@@ -74,6 +74,46 @@ VERDICTS_KEPT = 256
 
 
 class ShapeCache:
+    # (slots: more than 30 attributes would not fit CPython 3.11's shared-key instance layout, and every
+    # read of them would look up a dictionary of the object's own; these are read for every node judged)
+    __slots__ = (
+        "_by_row",
+        "_feasible",
+        "_feasible_list",
+        "_monotone",
+        "_node_filters",
+        "_ok_list",
+        "_raw_all",
+        "_row_filters",
+        "_rows_all",
+        "_scalar",
+        "_scores_by_row",
+        "_static_filters",
+        "_static_histogram",
+        "_static_key",
+        "_static_list",
+        "_top",
+        "_top_score",
+        "all_rows",
+        "columns",
+        "considered",
+        "ctx",
+        "dyn",
+        "dynamic_filters",
+        "images_version",
+        "masked",
+        "ok",
+        "profile",
+        "seen",
+        "state",
+        "static_pass",
+        "static_pos",
+        "static_raw",
+        "static_reason",
+        "static_version",
+        "volatile",
+    )
+
     def __init__(self, profile: Profile, ctx: PodContext):
         self.profile = profile
         #: the dynamic filters, less those whose PreFilter Skips this pod (they pass every node)

@@ -28,7 +28,7 @@ STAGE_OF = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class PodRecord:
     pod: Pod
     scheduler: str
