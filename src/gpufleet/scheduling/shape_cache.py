@@ -207,10 +207,7 @@ class ShapeCache:
             self.ok = np.concatenate([self.ok, np.zeros(grown, dtype=bool)])
             self.masked = np.concatenate([self.masked, np.full(grown, -1, dtype=np.int64)])
             # the rows and those changed since by allocation, ascending (a set of Python integers: few)
-            recent = state.logged_since(self.seen)
-            if recent is None or len(recent) > SHORT_LOG:
-                recent = state.changes_since(self.seen).tolist()
-            changed = sorted(set(rows).union(recent))
+            changed = sorted(set(rows).union(state.changes_since(self.seen).tolist()))
             if self._scalar and len(changed) <= PATCH_SCALAR_NODES:
                 for i in changed:
                     self._evaluate_node(i)
