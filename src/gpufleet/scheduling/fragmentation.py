@@ -31,7 +31,6 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import accumulate
 from typing import NamedTuple, Self
 
@@ -158,9 +157,9 @@ _SHARED: OrderedDict[tuple[object, ...], Tables] = OrderedDict()
 #: (a variant that only adds a term to ``of``, as FGDSupply's does, shares them with FGD's).
 TABLED = (
     "_facts",
-    "_constraints",
-    "_constraint_labels",
-    "_thresholds",
+    "_constraints_of",
+    "_labels_read",
+    "_thresholds_of",
     "_params",
     "_plan",
     "_compute",
@@ -202,6 +201,19 @@ class NodeFragmentation:
     _by_memory: dict[float | None, tuple[list[int], list[tuple[float, int, bool, int, int, int]]]] = field(
         default_factory=dict
     )
+    #: what ``_constraints_of``, ``_labels_read`` and ``_thresholds_of`` make of the tasks, worked out at
+    #: once: fields, not ``cached_property`` (which writes to ``__dict__``, and after that every attribute
+    #: of the measure is read from a dictionary of its own instead of CPython's inline values)
+    _constraints: tuple[list[Pod], list[int]] = field(init=False, repr=False, compare=False)
+    _constraint_labels: list[str] | None = field(init=False, repr=False, compare=False)
+    _thresholds: tuple[list[int], list[int]] = field(init=False, repr=False, compare=False)
+    _threshold_arrays: tuple[IntArray, IntArray] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._constraints = self._constraints_of(self.tasks)
+        self._constraint_labels = self._labels_read(self._constraints[0])
+        cpus, memories = self._thresholds = self._thresholds_of(self.tasks)
+        self._threshold_arrays = np.array(cpus, dtype=np.int64), np.array(memories, dtype=np.int64)
 
     def shared(self) -> Self:
         """This measure, memoising into the tables of every measure made ``shared`` in this process that
@@ -348,14 +360,14 @@ class NodeFragmentation:
         code = code * memory_radix + bisect_right(memories, memory)
         return code * memory_radix + bisect_right(memories, memory - ask_memory)
 
-    @cached_property
-    def _constraints(self) -> tuple[list[Pod], list[int]]:
+    @staticmethod
+    def _constraints_of(tasks: list[Task]) -> tuple[list[Pod], list[int]]:
         """A pod per distinct placement constraint of the tasks (what ``Pod.matches_node_selector``
         reads: the node selector and the required node affinity), and each task's."""
         first: dict[tuple[object, ...], int] = {}
         pods: list[Pod] = []
         which: list[int] = []
-        for t in self.tasks:
+        for t in tasks:
             key = (tuple(sorted(t.pod.node_selector.items())), t.pod.required_terms)
             if key not in first:
                 first[key] = len(pods)
@@ -363,12 +375,12 @@ class NodeFragmentation:
             which.append(first[key])
         return pods, which
 
-    @cached_property
-    def _constraint_labels(self) -> list[str] | None:
-        """The node labels the tasks' placement constraints read (None where a term reads the node's name:
-        then each node is judged)."""
+    @staticmethod
+    def _labels_read(pods: list[Pod]) -> list[str] | None:
+        """The node labels the placement constraints of ``pods`` read (None where a term reads the node's
+        name: then each node is judged)."""
         keys: set[str] = set()
-        for pod in self._constraints[0]:
+        for pod in pods:
             keys.update(pod.node_selector)
             for term in pod.required_terms or ():
                 if term.fields:
@@ -376,17 +388,13 @@ class NodeFragmentation:
                 keys.update(r.key for r in term.expressions)
         return sorted(keys)
 
-    @cached_property
-    def _thresholds(self) -> tuple[list[int], list[int]]:
+    @staticmethod
+    def _thresholds_of(tasks: list[Task]) -> tuple[list[int], list[int]]:
+        """The tasks' distinct cpu and memory requests, ascending."""
         return (
-            sorted({t.pod.requests.get(CPU, 0) for t in self.tasks}),
-            sorted({t.pod.requests.get(MEMORY, 0) for t in self.tasks}),
+            sorted({t.pod.requests.get(CPU, 0) for t in tasks}),
+            sorted({t.pod.requests.get(MEMORY, 0) for t in tasks}),
         )
-
-    @cached_property
-    def _threshold_arrays(self) -> tuple[IntArray, IntArray]:
-        cpus, memories = self._thresholds
-        return np.array(cpus, dtype=np.int64), np.array(memories, dtype=np.int64)
 
     def _params(self, memory: float | None) -> tuple[list[int], list[tuple[float, int, bool, int, int, int]]]:
         """On GPUs with that memory: the tasks' distinct thousandths per GPU, and per task (weight, which

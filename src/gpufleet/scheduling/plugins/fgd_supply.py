@@ -62,6 +62,7 @@ class SupplyFragmentation(NodeFragmentation):
     cpu_per_milli: float = 0.0  # rho; 0: the GPU shapes ask no cpu, so no GPU is ever short of it
 
     def __post_init__(self) -> None:
+        super().__post_init__()  # (the tasks' constraints and thresholds: reweighting keeps the same pods)
         self.built_for = self.state.static_version
         self.tasks = self._by_scarcity()
         gpu_tasks = [(t.weight, t.gpus * t.milli(None), t.pod.requests.get(CPU, 0)) for t in self.tasks]
