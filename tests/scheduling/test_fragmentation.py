@@ -281,3 +281,19 @@ def test_measures_made_shared_work_each_node_state_out_once_for_equal_tasks(
         computed.clear()
         other.of(0, NodeLeft.of(other.state, 0))
         assert len(computed) == 1
+
+
+def test_what_a_node_has_left_counts_a_shared_gpu_by_its_lesser_part_and_each_free_gpu_whole() -> None:
+    """``NodeLeft.of``: the cpu, memory and pod room left, a GPU a share holds by the lesser of its compute
+    and memory left, and each GPU nobody holds (a share's GPU after it left too) as 1000, sorted; a GPU
+    taken whole is not there."""
+    state = ClusterState([gpu_node("n", 4, cpu=32, mem_gi=256)])
+    share = Pod(
+        "s", requests={"cpu": 2000, "memory": 8 * GI}, gpu_share=GpuShare(compute_milli=300, memory_milli=500)
+    )
+    state.assign(share, "n", 0.0)
+    state.assign(Pod("t", gpu_share=GpuShare(compute_milli=800)), "n", 0.0)  # (another GPU: 700 left on s's)
+    state.assign(gpu_pod("w", 1, cpu=4, mem_gi=16), "n", 0.0)
+    assert NodeLeft.of(state, 0) == NodeLeft(26_000, 232 * GI, 107, (200, 500, 1000))
+    state.unassign("default/t")
+    assert NodeLeft.of(state, 0) == NodeLeft(26_000, 232 * GI, 108, (500, 1000, 1000))

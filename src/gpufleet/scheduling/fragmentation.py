@@ -77,9 +77,12 @@ class NodeLeft(NamedTuple):
 
     @classmethod
     def _read(cls, state: ClusterState, i: int) -> NodeLeft:
-        free = (state.alloc[i] - state.requested[i]).tolist()
-        col = state.res_index
-        whole = free[state.resource_column(GPU)]
+        gpu = state.resource_column(GPU)
+        have, used = (
+            state.alloc[i].tolist(),
+            state.requested[i].tolist(),
+        )  # (less than one subtraction's array)
+        whole = have[gpu] - used[gpu]
         gpus: list[int] = []
         shares = state.shares
         if shares is not None:
@@ -87,15 +90,20 @@ class NodeLeft(NamedTuple):
             holders = shares.holders[i].tolist()
             if any(holders):  # (a few GPUs: the lesser of each in Python, no arrays)
                 compute, memory = shares.free_compute[i].tolist(), shares.free_memory[i].tolist()
-                gpus = [c if c < m else m for c, m, h in zip(compute, memory, holders, strict=True) if h > 0]
+                gpus = [c if c < m else m for c, m, h in zip(compute, memory, holders, strict=True) if h]
                 gpus.sort()
         if whole > 0:  # (an unshared GPU has all of its 1000 left, at least any shared one's)
             gpus += [MILLI] * whole
-        return cls(
-            free[col[CPU]] if CPU in col else 0,
-            free[col[MEMORY]] if MEMORY in col else 0,
-            free[col[PODS]] if PODS in col else 0,
-            tuple(gpus),
+        col = state.res_index
+        c, m, p = col.get(CPU), col.get(MEMORY), col.get(PODS)
+        return tuple.__new__(  # (the NamedTuple's own ``__new__`` is a Python function: a frame more)
+            cls,
+            (
+                0 if c is None else have[c] - used[c],
+                0 if m is None else have[m] - used[m],
+                0 if p is None else have[p] - used[p],
+                tuple(gpus),
+            ),
         )
 
     @property
