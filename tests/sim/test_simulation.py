@@ -445,3 +445,13 @@ def test_backoff_stays_capped_after_many_failed_attempts() -> None:
     queue = SchedulingQueue(lambda qp: (0,), 1.0, 10.0)
     assert queue.backoff_duration(3) == 4.0
     assert queue.backoff_duration(2000) == 10.0
+
+
+def test_a_simulation_keeps_every_attribute_it_sets_in_its_slots() -> None:
+    """``Simulation.__slots__`` names what it sets: with more than 30 attributes in a dictionary of its own,
+    every attribute read of the event loop's hottest object would look that dictionary up."""
+    from gpufleet.cli import default_scenario_path
+
+    sim = Simulation(load_scenario([default_scenario_path()]))
+    sim.run()
+    assert sim.records and vars(sim) == {}

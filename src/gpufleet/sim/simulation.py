@@ -88,6 +88,61 @@ if TYPE_CHECKING:
 
 
 class Simulation:
+    #: what ``__init__`` sets, in slots: with more than 30 attributes an instance does not fit CPython 3.11's
+    #: shared-key layout, and every attribute read (and every method call, which then is not specialised)
+    #: would look up a dictionary of its own. ``__dict__`` takes what a test patches in, and stays empty
+    #: (unmade) otherwise.
+    __slots__ = (
+        "__dict__",
+        "_flips",
+        "_last_pass",
+        "_next_sample",
+        "_nodes",
+        "_nodes_key",
+        "_sampled",
+        "_sampled_key",
+        "_scheduling_at",
+        "_served",
+        "_traffic_by_pod",
+        "_watches",
+        "arrivals_left",
+        "autoscaler",
+        "cloud",
+        "cluster",
+        "controllers",
+        "created_by",
+        "daemon_pods",
+        "daemonsets",
+        "end_time",
+        "faults",
+        "gangs",
+        "invariants",
+        "kai_installed",
+        "kuberay",
+        "kueue",
+        "lifecycle",
+        "loop",
+        "material_changes",
+        "meter",
+        "metrics",
+        "mig_managers",
+        "nodes_by_state",
+        "per_node",
+        "pools",
+        "pools_timeline",
+        "records",
+        "replicas_timeline",
+        "samples",
+        "scenario",
+        "schedulers",
+        "seed",
+        "settings",
+        "state",
+        "topology_held",
+        "traffic",
+        "workload_autoscalers",
+    )
+
     def __init__(self, scenario: Scenario, seed: int | None = None, tie_break: TieBreak | None = None):
         """``tie_break`` decides every choice among equally good nodes (else a seeded random one, as
         kube-scheduler's ``selectHost``): a replay can follow the choices a real cluster made."""
