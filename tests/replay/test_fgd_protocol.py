@@ -18,7 +18,7 @@ from gpufleet.cli import app
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
-from gpufleet.replay.fgd_protocol import bucket, gpu_request, replay, typical_pods, workload
+from gpufleet.replay.fgd_protocol import bucket, gpu_request, prepared, replay, typical_pods, workload
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking, Random
 from gpufleet.scheduling.scheduler import Scheduler
@@ -54,6 +54,26 @@ def test_a_tuned_copy_is_the_trace_pod_under_a_new_name() -> None:
     copy = source.renamed("a-tuned-0")
     assert copy == replace(source, name="a-tuned-0") and copy is not source
     assert (source.name, copy.key, copy.labels is source.labels) == ("a", "ns/a-tuned-0", True)
+
+
+def test_a_replays_typical_pods_and_workload_are_kept_for_the_same_pods_and_seed_only() -> None:
+    """``prepared``: the same pods (objects, in order) and seed give what ``typical_pods`` and ``workload``
+    give, without working them out again; another seed, another pod in the list or the same pods in
+    another order are worked out anew (new tuned copies); what a caller does to its copies does not
+    reach the next."""
+    pods = [share(f"s{i:02d}", 300) for i in range(10)] + [whole(f"w{i:02d}", 1) for i in range(5)]
+    typical, order = prepared(pods, 10 * 1000, 7)
+    assert typical == typical_pods(pods)
+    assert [p.name for p in order] == [p.name for p in workload(pods, 10 * 1000, seed=7)]
+    again_typical, again = prepared(pods, 10 * 1000, 7)
+    assert again == order and again[-1] is order[-1]  # kept: the same tuned copies
+    again.clear()
+    again_typical[0]["gpus"] = 99
+    assert prepared(pods, 10 * 1000, 7) == (typical, order)
+    assert prepared(pods, 10 * 1000, 8)[1][-1] is not order[-1]
+    other = [*pods[:-1], whole("w99", 1)]
+    assert "w99" in {p.name for p in prepared(other, 10 * 1000, 7)[1]}
+    assert prepared(pods[::-1], 10 * 1000, 7)[1][-1] is not order[-1]  # (its names alike: sorted first)
 
 
 def test_a_trace_above_130_percent_loses_random_pods() -> None:

@@ -22,7 +22,7 @@ over seeds compare.
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,6 +45,14 @@ TARGET = 1.3  # workload tuned to 130 % of the cluster's GPUs
 BUCKETS = range(0, 131)
 POPULARITY_THRESHOLD = 0.95  # typical pods: the most popular shapes covering 95 % of pods
 SCHEDULER = "default-scheduler"
+PREPARED_KEPT = (
+    12  # ``prepared``'s entries: a grid's seeds of one trace, as a policy's runs follow each other
+)
+#: ``prepared``'s entries, newest last: the pods (held, so no other objects take their ids), the typical
+#: pods and the workload, by the pods' ids, the capacity and the seed
+_PREPARED: OrderedDict[tuple[object, ...], tuple[tuple[Pod, ...], list[dict[str, object]], list[Pod]]] = (
+    OrderedDict()
+)
 
 
 def gpu_request(pod: Pod) -> tuple[int, int]:
@@ -105,6 +113,22 @@ def typical_pods(pods: list[Pod]) -> list[dict[str, object]]:
         }
         for (cpu, milli, gpus, products), count in kept
     ]
+
+
+def prepared(pods: list[Pod], capacity_milli: int, seed: int) -> tuple[list[dict[str, object]], list[Pod]]:
+    """``typical_pods`` and ``workload`` of the pods, kept for the last replays in this process: a sweep
+    replays each trace and seed once per policy, with one list of the trace's pods (``runs.load_trace``).
+    Kept by the pods' objects (a list with other pods, or in another order, is another entry); a pod is
+    not changed by a replay."""
+    held = tuple(pods)
+    key = (tuple(map(id, held)), capacity_milli, seed)
+    got = _PREPARED.pop(key, None)
+    if got is None:
+        got = held, typical_pods(pods), workload(pods, capacity_milli, seed)
+        while len(_PREPARED) >= PREPARED_KEPT:
+            _PREPARED.popitem(last=False)
+    _PREPARED[key] = got
+    return [dict(t) for t in got[1]], list(got[2])
 
 
 def profile(policy: str, typical: list[dict[str, object]], seed: int) -> ProfileConfig:
@@ -194,8 +218,7 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int) -> Repla
     gpu_nodes = sorted((n for n in nodes if n.capacity.get(GPU, 0) > 0), key=lambda n: n.name)
     gpus_total = sum(n.capacity[GPU] for n in gpu_nodes)
     capacity = MILLI * gpus_total
-    typical = typical_pods(pods)
-    order = workload(pods, capacity, seed)
+    typical, order = prepared(pods, capacity, seed)
     state, scheduler = protocol_scheduler(gpu_nodes, typical, policy, seed)
     # (FGD's own measure, of the same tasks, shares its memo; so do the next runs of a sweep on the trace)
     measure = NodeFragmentation(
