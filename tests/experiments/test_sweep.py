@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ from tiny_trace import write_trace
 
 from gpufleet.experiments import runs
 from gpufleet.experiments.grid import load_grid
+from gpufleet.model.pod import Pod
+from gpufleet.replay import fgd_protocol
 from gpufleet.replay.fgd_protocol import POLICIES, replay
 from gpufleet.traces.openb import read_nodes, read_pods
 
@@ -137,3 +141,30 @@ def test_ray_without_the_extra_exits_2_with_one_line(tmp_path: Path, monkeypatch
     )
     monkeypatch.setenv("RAY_ADDRESS", "auto")
     assert sweep(grid, tmp_path / "out").output == result.output  # RAY_ADDRESS asks for Ray too
+
+
+def test_a_sweeps_runs_of_one_trace_and_seed_work_its_workload_out_once_and_a_single_replay_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep's runs (``runs.run_replay``) keep the trace's typical pods and workload for its next
+    policies (``fgd_protocol.prepared``), and give what a replay working them out gives; a replay on its
+    own (``gpufleet replay``) works them out and keeps nothing."""
+    write_trace(tmp_path)
+    worked: list[int] = []
+    plain = fgd_protocol.workload
+
+    def counted(pods: list[Pod], capacity_milli: int, seed: int) -> list[Pod]:
+        worked.append(seed)
+        return plain(pods, capacity_milli, seed)
+
+    monkeypatch.setattr(fgd_protocol, "workload", counted)
+    monkeypatch.setattr(fgd_protocol, "_PREPARED", OrderedDict())
+    spec = runs.RunSpec("shares.csv", "nodes.csv", "FGD", 2, tmp_path / "shares.csv", tmp_path / "nodes.csv")
+    kept = [runs.run_replay(replace(spec, policy=policy)) for policy in ("FGD", "BestFit", "FGD")]
+    assert worked == [2] and kept[0] == {**kept[2], "wall_seconds": kept[0]["wall_seconds"]}
+    runs.run_replay(replace(spec, seed=3))
+    assert worked == [2, 3]
+    nodes, pods = runs.load_trace("openb", tmp_path / "nodes.csv", tmp_path / "shares.csv")
+    alone = replay(nodes, pods, "BestFit", 2).to_json()
+    assert worked == [2, 3, 2] and len(fgd_protocol._PREPARED) == 2
+    assert alone == {**kept[1], "wall_seconds": alone["wall_seconds"]}

@@ -201,9 +201,10 @@ def check_traces(specs: Iterable[RunSpec]) -> None:
 
 
 def run_replay(spec: RunSpec) -> dict[str, Any]:
-    """``replay.json``'s content for one run."""
+    """``replay.json``'s content for one run (the typical pods and workload kept for the trace's next runs
+    in this process)."""
     nodes, pods = load_trace(spec.fmt, spec.nodes_path, spec.pods_path)
-    return replay(nodes, pods, spec.policy, spec.seed).to_json()
+    return replay(nodes, pods, spec.policy, spec.seed, keep=True).to_json()
 
 
 def summary_line(spec: RunSpec, result: dict[str, Any]) -> dict[str, Any]:

@@ -207,18 +207,24 @@ def protocol_scheduler(
     return state, Scheduler(config, state, GangView(state), seed=seed, tie_break="first")
 
 
-def replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int) -> ReplayResult:
+def replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bool = False) -> ReplayResult:
+    """The protocol's run of the policy on the trace. With ``keep`` (a sweep's runs), the typical pods and
+    the workload come from ``prepared``: the next replays of these pods in this process find them (a
+    single replay does not keep them: the collector would walk what is kept for nothing)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
     with collector_paused():
-        return _replay(nodes, pods, policy, seed)
+        return _replay(nodes, pods, policy, seed, keep)
 
 
-def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int) -> ReplayResult:
+def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bool) -> ReplayResult:
     gpu_nodes = sorted((n for n in nodes if n.capacity.get(GPU, 0) > 0), key=lambda n: n.name)
     gpus_total = sum(n.capacity[GPU] for n in gpu_nodes)
     capacity = MILLI * gpus_total
-    typical, order = prepared(pods, capacity, seed)
+    if keep:
+        typical, order = prepared(pods, capacity, seed)
+    else:
+        typical, order = typical_pods(pods), workload(pods, capacity, seed)
     state, scheduler = protocol_scheduler(gpu_nodes, typical, policy, seed)
     # (FGD's own measure, of the same tasks, shares its memo; so do the next runs of a sweep on the trace)
     measure = NodeFragmentation(
