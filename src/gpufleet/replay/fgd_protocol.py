@@ -45,9 +45,8 @@ TARGET = 1.3  # workload tuned to 130 % of the cluster's GPUs
 BUCKETS = range(0, 131)
 POPULARITY_THRESHOLD = 0.95  # typical pods: the most popular shapes covering 95 % of pods
 SCHEDULER = "default-scheduler"
-PREPARED_KEPT = (
-    12  # ``prepared``'s entries: a grid's seeds of one trace, as a policy's runs follow each other
-)
+#: ``prepared``'s entries: a grid's seeds of one trace, as one policy's runs follow each other
+PREPARED_KEPT = 12
 #: ``prepared``'s entries, newest last: the pods (held, so no other objects take their ids), the typical
 #: pods and the workload, by the pods' ids, the capacity and the seed
 _PREPARED: OrderedDict[tuple[object, ...], tuple[tuple[Pod, ...], list[dict[str, object]], list[Pod]]] = (

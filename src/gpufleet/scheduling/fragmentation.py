@@ -78,10 +78,8 @@ class NodeLeft(NamedTuple):
     @classmethod
     def _read(cls, state: ClusterState, i: int) -> NodeLeft:
         gpu = state.resource_column(GPU)
-        have, used = (
-            state.alloc[i].tolist(),
-            state.requested[i].tolist(),
-        )  # (less than one subtraction's array)
+        have = state.alloc[i].tolist()  # (two rows as lists cost less than one subtraction's array)
+        used = state.requested[i].tolist()
         whole = have[gpu] - used[gpu]
         gpus: list[int] = []
         shares = state.shares
