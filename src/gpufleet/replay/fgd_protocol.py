@@ -35,6 +35,7 @@ from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.recent import newest
 from gpufleet.scheduling.fragmentation import NodeFragmentation, NodeLeft, tasks_of
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.fgd import typical_pods as fgd_typical_pods
@@ -121,12 +122,12 @@ def prepared(pods: list[Pod], capacity_milli: int, seed: int) -> tuple[list[dict
     not changed by a replay."""
     held = tuple(pods)
     key = (tuple(map(id, held)), capacity_milli, seed)
-    got = _PREPARED.pop(key, None)
-    if got is None:
-        got = held, typical_pods(pods), workload(pods, capacity_milli, seed)
-        while len(_PREPARED) >= PREPARED_KEPT:
-            _PREPARED.popitem(last=False)
-    _PREPARED[key] = got
+    got = newest(
+        _PREPARED,
+        key,
+        lambda: (held, typical_pods(pods), workload(pods, capacity_milli, seed)),
+        PREPARED_KEPT,
+    )
     return [dict(t) for t in got[1]], list(got[2])
 
 

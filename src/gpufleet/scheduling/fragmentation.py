@@ -41,6 +41,7 @@ from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS
+from gpufleet.recent import newest
 
 
 @dataclass(frozen=True)
@@ -231,12 +232,8 @@ class NodeFragmentation:
             return self
         methods = tuple(getattr(type(self), name) for name in TABLED)
         key = (methods, tuple((t.weight, t.pod.shape()) for t in self.tasks))
-        tables = _SHARED.pop(key, None)
-        if tables is None:
-            tables = self._facts_ids, self._admitted, self._memo, self._plans, self._by_memory
-            while len(_SHARED) >= TABLES_KEPT:
-                _SHARED.popitem(last=False)
-        _SHARED[key] = tables
+        own = self._facts_ids, self._admitted, self._memo, self._plans, self._by_memory
+        tables = newest(_SHARED, key, lambda: own, TABLES_KEPT)
         self._facts_ids, self._admitted, self._memo, self._plans, self._by_memory = tables
         self._admits, self._admits_version = {}, -1  # (numbered by its own facts ids until now)
         return self

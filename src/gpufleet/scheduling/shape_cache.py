@@ -156,9 +156,16 @@ class ShapeCache:
         self._ok_list: list[bool] | None = None  # ``ok`` as a list, kept through one-node changes
         self._static_list: list[bool] = []  # ``static_pass`` as a list
         self._rows_all: IntArray = np.zeros(0, dtype=np.int64)  # ``_every_row``'s
-        #: the static filters and the key of their verdicts on the cache's pod (``_static_filtered``)
-        self._static_filters: tuple[StaticFilter, ...] = ()
-        self._static_key: tuple[object, ...] | None = None
+        #: the static filters, and the key of their verdicts on the cache's pod (``_static_filtered``): the
+        #: filters, the node PreFilters and what each reads of the pod
+        self._static_filters = tuple(f for f in profile.filters if isinstance(f, StaticFilter))
+        prefilters = tuple(profile.node_prefilters)
+        self._static_key = (
+            self._static_filters,
+            prefilters,
+            *(f.reads(ctx.pod) for f in self._static_filters),
+            *(p.reads(ctx.pod) for p in prefilters),
+        )
         self._build_static()
 
     def _build_static(self, rows: list[int] | None = None) -> None:
@@ -227,24 +234,13 @@ class ShapeCache:
         after a new resource column)."""
         state = self.state
         memo: StaticMemo = state.memo.setdefault("static-filters", {})  # type: ignore[assignment]
-        static_filters, key = self._static_filters, self._static_key
-        if key is None:  # (the cache's profile and pod stand: what they read is worked out once)
-            static_filters = self._static_filters = tuple(
-                f for f in self.profile.filters if isinstance(f, StaticFilter)
-            )
-            prefilters = tuple(self.profile.node_prefilters)
-            key = self._static_key = (
-                static_filters,
-                prefilters,
-                *(f.reads(pod) for f in static_filters),
-                *(p.reads(pod) for p in prefilters),
-            )
+        key = self._static_key
         got = memo.get(key)
         if got is None and len(memo) >= VERDICTS_KEPT:
             memo.clear()
         if got is None or got.static_version != state.static_version:
             rows = static_rows_since(state, got.static_pos, got.columns) if got is not None else None
-            got = memo[key] = self._run_static_filters(pod, static_filters, got, rows)
+            got = memo[key] = self._run_static_filters(pod, self._static_filters, got, rows)
         return got
 
     def _run_static_filters(
