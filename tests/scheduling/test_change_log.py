@@ -115,3 +115,32 @@ def test_a_cache_rebuilt_for_a_grown_node_set_judges_the_new_nodes() -> None:
     fresh = ShapeCache(profile, PodContext(pod, state))
     assert cache.ok.tolist() == fresh.ok.tolist() == [False, True, False]
     assert cache.feasible_list() == [1] and cache.top_nodes() == [1]
+
+
+def test_a_cache_that_catches_up_on_a_dozen_nodes_keeps_its_feasible_lists_right() -> None:
+    """Between two looks a dozen nodes change (more than one by one, so over arrays), some filling up and
+    some emptying: the lists of which nodes fit, which the cache keeps through single changes, stay those
+    of a fresh cache, and so do the answers after the next single changes that read them."""
+    state = ClusterState([gpu_node(f"n{i}", 8) for i in range(40)])
+    profile = build_profiles(SchedulerConfig("default-scheduler"))[0]
+    pod = gpu_pod("probe", 4)
+    cache = ShapeCache(profile, PodContext(pod, state))
+    held: dict[int, list[str]] = {i: [] for i in range(state.size)}
+    for k in range(30):
+        for j in range(12):  # a dozen nodes: odd rounds fill them, even rounds empty them again
+            i = (7 * k + j) % state.size
+            if k % 2 == 0 and held[i]:
+                state.unassign(held[i].pop())
+            elif k % 2 and not held[i]:
+                filler = gpu_pod(f"fill-{k}-{j}", 5)
+                state.assign(filler, i, 0.0)
+                held[i].append(filler.key)
+        cache.refresh()
+        cache.feasible_list()
+        cache.feasible_nodes()
+        i = (3 * k) % state.size  # then one node changes alone (its verdict read against the kept list)
+        single = gpu_pod(f"one-{k}", 2)
+        state.assign(single, i, 0.0)
+        held[i].append(single.key)
+        cache.refresh()
+        _same(cache, ShapeCache(profile, PodContext(pod, state)))

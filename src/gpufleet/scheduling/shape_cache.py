@@ -337,7 +337,22 @@ class ShapeCache:
                     total[ok] = self._total(idx[ok])
             self.dyn[idx] = total
             self.masked[idx] = np.where(ok, total, -1)
-        self._top = self._feasible = self._feasible_list = self._ok_list = None
+        self._top = None
+        self._patch_lists(idx, ok)
+
+    def _patch_lists(self, idx: IntArray, ok: BoolArray) -> None:
+        """``ok`` of the nodes ``idx`` written into ``ok``'s list where few changed; the feasible nodes'
+        array and list are kept where none of them flipped (else made again when next asked for)."""
+        oks = self._ok_list
+        if oks is None or len(idx) > PATCH_SCALAR_NODES:
+            self._feasible = self._feasible_list = self._ok_list = None
+            return
+        flipped = False
+        for i, fits in zip(idx.tolist(), ok.tolist(), strict=True):
+            if oks[i] != fits:
+                oks[i], flipped = fits, True
+        if flipped:
+            self._feasible = self._feasible_list = None
 
     def _total(self, idx: IntArray) -> IntArray:
         """The weighted sum of the dynamic scores of the nodes ``idx`` (a new array)."""
