@@ -66,6 +66,9 @@ SCALAR_NODES = 8
 #: Up to this many rows are re-evaluated one by one after nodes joined, left or changed labels (most rows
 #: are ones the cache has seen: ``_by_row`` answers them).
 PATCH_SCALAR_NODES = 64
+#: Up to this many nodes judged over arrays have their verdicts written into a cache's list of ``ok`` (past
+#: this the list is made again when next read).
+PATCH_LIST_NODES = 64
 #: Distinct resource rows whose answer a cache keeps (it starts over past this).
 ROWS_KEPT = 4096
 #: Placement constraint sets whose static verdicts a cluster keeps (it starts over past this: a month's
@@ -344,7 +347,7 @@ class ShapeCache:
         """``ok`` of the nodes ``idx`` written into ``ok``'s list where few changed; the feasible nodes'
         array and list are kept where none of them flipped (else made again when next asked for)."""
         oks = self._ok_list
-        if oks is None or len(idx) > PATCH_SCALAR_NODES:
+        if oks is None or len(idx) > PATCH_LIST_NODES:
             self._feasible = self._feasible_list = self._ok_list = None
             return
         flipped = False
