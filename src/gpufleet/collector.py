@@ -14,7 +14,8 @@ index, the share ledger's reference to its cluster is weak, the queue's sort key
 scheduler), so they are freed as the replay returns: left to the collector, the first collection after
 the block walked every object the run made (up to a tenth of a replay's CPU).
 
-* ``collector_paused``: off for the block (an FGD-protocol replay: every object lives to its end).
+* ``collector_paused``: off for the block (an FGD-protocol replay: every object lives to its end; the
+  reading of a trace file's rows: the nodes and pods made of them live as long as the trace).
 * ``collector_spaced``: young collections every ``YOUNG_THRESHOLD`` new objects for the block (a
   simulation, which may run for a simulated month: its memory stays bounded by collections that
   still run).

@@ -3,6 +3,7 @@ and a bad row is reported with its file, line and column."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,8 @@ from gpufleet.kube import load_scenario
 from gpufleet.model.resources import GPU
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
-from gpufleet.traces.base import TraceError
-from gpufleet.traces.openb import read_nodes, read_pods
+from gpufleet.traces.base import Rows, TraceError
+from gpufleet.traces.openb import POD_COLUMNS, POD_TIME_COLUMNS, read_nodes, read_pods
 from shared_files import TRACES, needs_traces
 
 POD_HEADER = ",".join(
@@ -128,6 +129,26 @@ def test_a_wrong_header_is_one_clear_problem(tmp_path: Path) -> None:
     (tmp_path / "nodes.csv").write_text("sn,cpu,memory_mib,gpu,model\nn1,1,1,0,\n")
     with pytest.raises(TraceError, match=r"nodes.csv:1: header: missing cpu_milli"):
         read_nodes(tmp_path / "nodes.csv")
+
+
+def test_a_trace_is_read_with_the_garbage_collector_off_and_left_as_it_was(tmp_path: Path) -> None:
+    """``gpufleet.collector``: the objects made of a trace's rows live as long as the trace, so no
+    collection runs while they are read; the collector is as it was after, also after a bad header."""
+    good, bad = tmp_path / "pods.csv", tmp_path / "bad.csv"
+    good.write_text(POD_HEADER + "p1,1000,1024,1,1000,,,,0,10,\np2,2000,2048,0,0,,,,5,,\n")
+    bad.write_text("name,cpu\np1,1000\n")
+    collecting = [gc.isenabled() for _ in Rows(good, POD_COLUMNS, POD_TIME_COLUMNS)]
+    enabled_after = gc.isenabled()
+    with pytest.raises(TraceError):
+        list(Rows(bad, POD_COLUMNS, POD_TIME_COLUMNS))
+    enabled_after_bad = gc.isenabled()
+    gc.disable()
+    try:
+        read_pods(good)
+        disabled_after = not gc.isenabled()
+    finally:
+        gc.enable()
+    assert collecting == [False, False] and enabled_after and enabled_after_bad and disabled_after
 
 
 def test_trace_import_writes_manifests_that_simulate_in_time(tmp_path: Path) -> None:
