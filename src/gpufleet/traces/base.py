@@ -46,8 +46,8 @@ class TraceFormat:
 class Rows:
     """The data rows of a CSV file with a header, and the problems found in them. The rows are read with
     the cyclic garbage collector paused (``collector_paused``): the objects a loader makes of them live as
-    long as the trace, so its young collections would walk them again and again to free nothing (about a
-    seventh of reading the default openb pod list)."""
+    long as the trace, so the collector's young collections would walk them again and again to free
+    nothing (about a seventh of reading the default openb pod list)."""
 
     def __init__(self, path: Path, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
         self.path = path
