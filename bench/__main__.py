@@ -24,6 +24,7 @@ from bench.scheduling import (
     device_level_cost,
     run_case,
     run_isolated,
+    size_cost,
     spreading_cost,
     table,
 )
@@ -55,6 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(device_level_cost(results)))
     print("\n".join(spreading_cost(results)))
     print("\n".join(adaptive_cost(results)))
+    for line in size_cost(results):  # (none in --quick: one size)
+        print(line)
     print(describe_cli_start(2 if args.quick else 5), flush=True)
     print(describe_devices(200, 1_600) if args.quick else describe_devices(5_000, 40_000), flush=True)
     for line in describe_sizes(run_sizes((1,), QUICK) if args.quick else run_sizes()):

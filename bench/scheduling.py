@@ -87,7 +87,7 @@ class Result:
 
 
 def cases(quick: bool = False) -> list[Case]:
-    sizes = [200] if quick else [1_000, 5_000]
+    sizes = [200] if quick else [1_000, 5_000, 20_000]
     single = [Case(SINGLE, n, pods=8 * n, percentage=pct) for n in sizes for pct in (100, None)]
     shares = [
         Case(SHARES, n, pods=16 * n, percentage=pct, share_milli=500) for n in sizes for pct in (100, None)
@@ -277,6 +277,30 @@ def adaptive_cost(results: list[Result]) -> list[str]:
                 f"{r.pods_per_cpu_s:,.0f} vs {base.pods_per_cpu_s:,.0f} pods per CPU-second at 100%, "
                 f"{r.cpu_seconds / base.cpu_seconds:.2f}x the CPU time"
             )
+    return lines
+
+
+def size_cost(results: list[Result]) -> list[str]:
+    """For each case run at more than one cluster size (the pods in proportion to the nodes), its CPU time
+    per pod at each size against the smallest: 1.00x at every size is a cost linear in cluster size."""
+    runs: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        if r.bound and not r.case.gangs:
+            runs.setdefault((r.case.title, r.case.setting), []).append(r)
+    lines = []
+    for (title, setting), same in runs.items():
+        if len({r.case.nodes for r in same}) < 2:
+            continue
+        same.sort(key=lambda r: r.case.nodes)
+        first = same[0].cpu_seconds / same[0].bound
+        parts = [
+            f"{r.case.nodes:,} nodes {1e6 * r.cpu_seconds / r.bound:.1f} us"
+            + (f" ({r.cpu_seconds / r.bound / first:.2f}x)" if k else "")
+            for k, r in enumerate(same)
+        ]
+        lines.append(
+            f"cluster size: {title}, percentageOfNodesToScore {setting}: CPU a pod " + ", ".join(parts)
+        )
     return lines
 
 

@@ -13,7 +13,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from bench.__main__ import main  # noqa: E402
-from bench.scheduling import Result, adaptive_cost, cases, run_case, table  # noqa: E402
+from bench.scheduling import SINGLE, Case, Result, adaptive_cost, cases, run_case, size_cost, table  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +63,18 @@ def test_each_adaptive_case_is_set_against_the_same_case_at_100_percent(results:
     assert len(lines) == 4  # whole GPUs, half-GPU shares, bare and spread zoned pods (gangs: adaptive only)
     for line in lines:
         assert re.search(r"[\d,]+ vs [\d,]+ pods per CPU-second at 100%, [\d.]+x the CPU time$", line)
+
+
+def test_cluster_size_cost_sets_each_size_against_the_smallest_of_the_same_case() -> None:
+    """Issue 18: linear in cluster size. One line per case and setting run at several sizes (the pods in
+    proportion), each size's CPU a pod against the smallest's; a case at one size, or gangs, gives none."""
+    small, large = Case(SINGLE, 50, pods=400, percentage=100), Case(SINGLE, 100, pods=800, percentage=100)
+    lone = Case(SINGLE, 100, pods=800)  # adaptive, at one size only
+    results = [run_case(c) for c in (large, lone, small)]
+    (line,) = size_cost(results)
+    assert line.startswith(f"cluster size: {SINGLE}, percentageOfNodesToScore 100%: CPU a pod 50 nodes ")
+    figures = re.fullmatch(r".*: CPU a pod 50 nodes ([\d.]+) us, 100 nodes ([\d.]+) us \(([\d.]+)x\)", line)
+    assert figures is not None
+    first, second, ratio = map(float, figures.groups())
+    assert first > 0 and second > 0
+    assert ratio == pytest.approx(second / first, abs=0.02)
