@@ -485,3 +485,36 @@ def test_one_pod_asked_for_is_still_judged_after_the_pods_placed_before_it(tmp_p
     assert entry["pod"] == "ml/train-2"
     assert entry["schedulable_now"] is None
     assert entry["together"]["placed_before"] == [["ml/train-0", "gpu-0"]]
+
+
+# -- the closest nodes worked out once per shape and cluster state (issue 18) --------------------------
+
+GROUP_MEMBER = """---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: ml, labels: {{scheduling.x-k8s.io/pod-group: g}}}}
+spec:
+  containers:
+  - {{name: c, image: i, resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}
+"""
+HALF_HELD = FULL_NODE.replace("nvidia.com/gpu: 8}}}", "nvidia.com/gpu: 4}}}")  # held takes 4 of 8 GPUs
+
+
+def test_a_pod_of_a_shape_seen_before_gets_the_closest_nodes_of_the_cluster_as_it_now_stands(
+    tmp_path: Path,
+) -> None:
+    """Pods judged together see the ones placed before them (``explain_together``): the second 8-GPU pod
+    of the group, after a 2-GPU pod was placed, needs 6 more GPUs and both pods gone, where the first of
+    its shape needed 4 and one pod gone. Pods of one shape on an unchanged cluster get equal rows."""
+    members = [("x", 8), ("y", 2), ("z", 8), ("w", 8)]
+    path = tmp_path / "s.yaml"
+    path.write_text(HALF_HELD + "".join(GROUP_MEMBER.format(name=n, gpus=g) for n, g in members))
+    explained = {e["pod"]: e for e in explain_scenario(load_scenario([path]))}
+    assert explained["ml/x"]["closest_nodes"] == [
+        {"node": "gpu-0", "needs": ["4 more nvidia.com/gpu"], "evict": ["ml/held"]}
+    ]
+    assert explained["ml/y"]["schedulable_now"] == "gpu-0"
+    after = [{"node": "gpu-0", "needs": ["6 more nvidia.com/gpu"], "evict": ["ml/held", "ml/y"]}]
+    assert explained["ml/z"]["closest_nodes"] == after
+    assert explained["ml/w"]["closest_nodes"] == after
+    assert explained["ml/w"]["closest_nodes"] is not explained["ml/z"]["closest_nodes"]

@@ -75,6 +75,43 @@ CASES: list[tuple[dict[str, Any], list[Any]]] = [
         },
         [{}, {"a": {"b": {}}}, {"a": {"b": 1}}, {"a": {"b": {"c": True}}}, 1],
     ),
+    # several types: one isinstance, and an integer or a number asked apart (a bool is neither)
+    ({"type": ["integer", "number", "null"]}, [1, 1.5, None, True, "x"]),
+    ({"type": ["boolean", "integer"]}, [True, 1, 1.0, 1.5, None]),
+    # a type that admits the object (or the array) its keywords check: one check of both
+    (
+        {"type": ["object", "null"], "properties": {"a": {"type": ["integer", "null"]}}, "required": ["a"]},
+        [None, {"a": 1}, {"a": None}, {"a": True}, {"a": 1.0}, {"a": 1.5}, {}, "x", []],
+    ),
+    (
+        {"type": ["array", "null"], "items": {"type": ["number", "boolean"]}},
+        [None, [1, True, 1.5], ["x"], {}, "x"],
+    ),
+    ({"type": ["string", "object"], "properties": {"a": {"type": "string"}}}, [{"a": "x"}, {"a": 1}, "s", 1]),
+    # ... and one that does not admit it, or keywords of both containers
+    ({"type": "string", "properties": {"a": {"type": "string"}}}, [{"a": "x"}, {}, "s"]),
+    (
+        {"type": ["object", "array"], "properties": {"a": {"type": "string"}}, "items": {"type": "string"}},
+        [{"a": "x"}, {"a": 1}, ["x"], [1], "x"],
+    ),
+    # definitions referred to again once compiled, and two that refer to each other
+    (
+        {
+            "properties": {"x": {"$ref": "#/$defs/a"}, "y": {"$ref": "#/$defs/a"}},
+            "$defs": {
+                "a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}},
+                "b": {"type": ["object", "null"], "properties": {"a": {"$ref": "#/$defs/a"}}},
+            },
+        },
+        [
+            {},
+            {"x": {"b": None}},
+            {"x": {"b": {"a": {}}}, "y": {}},
+            {"y": {"b": {"a": 1}}},
+            {"x": 1},
+            {"y": {"b": 2}},
+        ],
+    ),
 ]
 
 

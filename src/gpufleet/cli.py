@@ -241,6 +241,14 @@ def validate(
     output: OutputOption = None,
 ) -> None:
     """Check a scenario without running it, and print what would be simulated."""
+    from gpufleet.collector import collector_paused
+
+    with collector_paused():  # one pass over a scenario that lives to its end, as explain's
+        _validate(paths, output)
+
+
+def _validate(paths: list[Path], output: str | None) -> None:
+    """``validate``'s check and report."""
     fmt = output_of(output)
     scenario = load(paths)
     sim = make_simulation(scenario, None)
@@ -401,6 +409,7 @@ def explain(
     """
     import tempfile
 
+    from gpufleet.collector import collector_paused
     from gpufleet.kube.explain import explain_scenario, render_explanations
     from gpufleet.scheduling.profile import ProfileError
 
@@ -408,21 +417,24 @@ def explain(
     one_scope(namespace, all_namespaces)
     if paths and (kubeconfig is not None or context is not None):
         raise fail(["give files or a live cluster (--kubeconfig, --context), not both"])
-    if paths:
-        scenario = load(paths)
-    else:
-        cluster = connect_live(kubeconfig, context)
-        namespace = live_scope(cluster, namespace, all_namespaces)
-        with tempfile.TemporaryDirectory(prefix="gpufleet-explain-") as tmp:
-            read = read_live(cluster, Path(tmp), namespace)
-            err.print(f"read {read.objects} objects in {read.seconds:.1f} s", highlight=False)
-            scenario = load([Path(tmp)])
-    try:
-        explanations = explain_scenario(scenario, only=pod, namespace=namespace)
-    except ProfileError as exc:
-        raise fail([f"KubeSchedulerConfiguration: {exc}"]) from None
-    except PodNameError as exc:
-        raise fail([f"--pod: {exc}"]) from None
+    # one pass over a cluster state that lives to its end, which makes next to no cyclic garbage: a
+    # collection would only walk the snapshot's objects again (a fifth of explaining 20,000 pods)
+    with collector_paused():
+        if paths:
+            scenario = load(paths)
+        else:
+            cluster = connect_live(kubeconfig, context)
+            namespace = live_scope(cluster, namespace, all_namespaces)
+            with tempfile.TemporaryDirectory(prefix="gpufleet-explain-") as tmp:
+                read = read_live(cluster, Path(tmp), namespace)
+                err.print(f"read {read.objects} objects in {read.seconds:.1f} s", highlight=False)
+                scenario = load([Path(tmp)])
+        try:
+            explanations = explain_scenario(scenario, only=pod, namespace=namespace)
+        except ProfileError as exc:
+            raise fail([f"KubeSchedulerConfiguration: {exc}"]) from None
+        except PodNameError as exc:
+            raise fail([f"--pod: {exc}"]) from None
     if namespace is not None:  # the pods of one namespace, as kubectl -n shows them
         explanations = [e for e in explanations if str(e["pod"]).partition("/")[0] == namespace]
     if fmt is not None:

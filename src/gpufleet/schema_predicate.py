@@ -75,6 +75,21 @@ def _never(_: Any) -> bool:
     return False
 
 
+#: The types whose check is one ``isinstance`` (a bool is an int in Python: "integer" and "number" are not).
+_CLASSES: dict[str, type] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "null": type(None),
+}
+
+
+def _type_names(types: Any) -> list[str]:
+    """``type``'s value as a list of names (one name, or several)."""
+    return [types] if isinstance(types, str) else list(types)
+
+
 def _all(checks: Sequence[Predicate]) -> Predicate:
     if not checks:
         return _always
@@ -83,7 +98,14 @@ def _all(checks: Sequence[Predicate]) -> Predicate:
     if len(checks) == 2:
         first, second = checks
         return lambda x: first(x) and second(x)
-    return lambda x: all(check(x) for check in checks)
+
+    def every(x: Any) -> bool:
+        for check in checks:  # noqa: SIM110 (a loop: ``all`` would make a generator per value)
+            if not check(x):
+                return False
+        return True
+
+    return every
 
 
 def compile_schema(schema: Mapping[str, Any] | bool, defs: Mapping[str, Any] | None = None) -> Predicate:
@@ -101,6 +123,7 @@ class _Compiler:
     def __init__(self, defs: Mapping[str, Any]) -> None:
         self.defs = defs
         self.compiled: dict[str, Predicate] = {}  # each definition once, however many refer to it
+        self.done: dict[str, Predicate] = {}  # those compiled to the end: referred to without the slot
 
     def compile(self, node: Any) -> Predicate:
         if node is True:
@@ -113,12 +136,19 @@ class _Compiler:
         if unknown:
             raise UnsupportedSchema(f"keyword(s) not mirrored: {', '.join(sorted(unknown))}")
         checks = []
-        if "type" in node:
-            checks.append(self._type(node["type"]))
-        if not OBJECT_KEYWORDS.isdisjoint(node):
-            checks.append(self._object(node))
-        if not ARRAY_KEYWORDS.isdisjoint(node):
-            checks.append(self._array(node))
+        names = _type_names(node["type"]) if "type" in node else []
+        kind = self._type(names) if names else None
+        objects, arrays = not OBJECT_KEYWORDS.isdisjoint(node), not ARRAY_KEYWORDS.isdisjoint(node)
+        # (where the type admits the container its keywords check, one call checks both: the type is
+        # asked only of the values that are not that container)
+        if kind is not None and objects and not arrays and "object" in names:
+            checks.append(self._object(node, kind))
+        elif kind is not None and arrays and not objects and "array" in names:
+            checks.append(self._array(node, kind))
+        else:
+            checks += [kind] if kind is not None else []
+            checks += [self._object(node)] if objects else []
+            checks += [self._array(node)] if arrays else []
         if "minimum" in node or "maximum" in node:
             checks.append(self._bounds(node.get("minimum"), node.get("maximum")))
         if "pattern" in node:
@@ -130,7 +160,14 @@ class _Compiler:
             checks.append(self._enum([node["const"]]))
         if "anyOf" in node:
             any_of = [self.compile(option) for option in node["anyOf"]]
-            checks.append(lambda x: any(option(x) for option in any_of))
+
+            def some(x: Any) -> bool:
+                for option in any_of:  # noqa: SIM110 (a loop: ``any`` would make a generator per value)
+                    if option(x):
+                        return True
+                return False
+
+            checks.append(some)
         if "oneOf" in node:
             one_of = [self.compile(option) for option in node["oneOf"]]
             checks.append(lambda x: sum(1 for option in one_of if option(x)) == 1)
@@ -142,22 +179,29 @@ class _Compiler:
         name = ref.removeprefix(LOCAL_DEF) if isinstance(ref, str) and ref.startswith(LOCAL_DEF) else None
         if name is None or name not in self.defs:
             raise UnsupportedSchema(f"$ref {ref!r}: only {LOCAL_DEF}<name> of this schema")
-        if name not in self.compiled:
-            slot: list[Predicate] = []
-            self.compiled[name] = lambda x: slot[0](x)  # bound late: a definition may refer to itself
-            slot.append(self.compile(self.defs[name]))
-        return self.compiled[name]
+        done = self.done.get(name)
+        if done is not None:
+            return done
+        if name in self.compiled:  # being compiled: it refers to itself, or to one that refers back
+            return self.compiled[name]
+        slot: list[Predicate] = []
+        self.compiled[name] = lambda x: slot[0](x)  # bound late, for those references
+        done = self.done[name] = self.compile(self.defs[name])
+        slot.append(done)
+        return done
 
     @staticmethod
-    def _type(types: Any) -> Predicate:
-        names = [types] if isinstance(types, str) else list(types)
+    def _type(names: list[str]) -> Predicate:
         unknown = [name for name in names if name not in TYPES]
         if unknown:
             raise UnsupportedSchema(f"type(s) {unknown!r}")
-        checks = [TYPES[name] for name in names]
-        if len(checks) == 1:
-            return checks[0]
-        return lambda x: any(check(x) for check in checks)
+        if len(names) == 1:
+            return TYPES[names[0]]
+        classes = tuple(_CLASSES[name] for name in names if name in _CLASSES)
+        numeric = _is_number if "number" in names else _is_integer if "integer" in names else None
+        if numeric is None:
+            return lambda x: isinstance(x, classes)
+        return lambda x: isinstance(x, classes) or numeric(x)
 
     @staticmethod
     def _enum(values: Sequence[Any]) -> Predicate:
@@ -175,22 +219,22 @@ class _Compiler:
         high = float("inf") if maximum is None else maximum
         return lambda x: not _is_number(x) or not (x < low or x > high)
 
-    def _object(self, node: Mapping[str, Any]) -> Predicate:
+    def _object(self, node: Mapping[str, Any], outside: Predicate = _always) -> Predicate:
+        """The object keywords' check; a value that is not an object passes them, and is asked ``outside``."""
         properties = {name: self.compile(sub) for name, sub in node.get("properties", {}).items()}
         required = tuple(node.get("required", ()))
         extra = node.get("additionalProperties", True)
-        additional = None if extra is True else self.compile(extra)
+        additional = _always if extra is True else self.compile(extra)
         names = None if "propertyNames" not in node else self.compile(node["propertyNames"])
 
         def check(x: Any) -> bool:
             if not isinstance(x, dict):
-                return True
+                return outside(x)
             for name in required:
                 if name not in x:
                     return False
             for key, value in x.items():
-                member = properties.get(key, additional)
-                if member is not None and not member(value):
+                if not properties.get(key, additional)(value):
                     return False
                 if names is not None and not names(key):
                     return False
@@ -198,14 +242,15 @@ class _Compiler:
 
         return check
 
-    def _array(self, node: Mapping[str, Any]) -> Predicate:
+    def _array(self, node: Mapping[str, Any], outside: Predicate = _always) -> Predicate:
+        """The array keywords' check; a value that is not an array passes them, and is asked ``outside``."""
         prefix = [self.compile(sub) for sub in node.get("prefixItems", ())]
         rest = self.compile(node["items"]) if "items" in node else None
         shortest, longest = node.get("minItems", 0), node.get("maxItems")
 
         def check(x: Any) -> bool:
             if not isinstance(x, list):
-                return True
+                return outside(x)
             if len(x) < shortest or (longest is not None and len(x) > longest):
                 return False
             for item, member in zip(x, prefix, strict=False):

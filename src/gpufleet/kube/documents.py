@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 from yaml.reader import ReaderError
 
+from gpufleet.collector import collector_paused
 from gpufleet.kube.problems import Location, Problems, render
 from gpufleet.model.standard_input import STDIN_NAME, is_stdin, read_stdin
 
@@ -99,7 +100,8 @@ def read_documents(paths: Sequence[str | Path], problems: Problems) -> tuple[lis
         is_json = path is not None and (
             path.suffix.lower() == ".json" if not is_stdin(path) else text.lstrip()[:1] in ("{", "[")
         )
-        entries = _flatten(_parse_json(text) if is_json else _parse_yaml(text))
+        with collector_paused():  # (what is parsed lives as long as the documents)
+            entries = _flatten(_parse_json(text) if is_json else _parse_yaml(text))
         for number, entry in enumerate(entries, start=1):
             location = Location(source, file_index, number)
             if isinstance(entry, _Bad):

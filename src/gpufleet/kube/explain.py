@@ -34,7 +34,8 @@ from gpufleet.model.scenario import Scenario
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.scheduler_records import Recorded
 from gpufleet.scheduling import registry
-from gpufleet.scheduling.diagnosis import diagnose, reachable
+from gpufleet.scheduling.diagnosis import diagnose, reach_by_shape
+from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
@@ -55,11 +56,15 @@ def _changes(state: ClusterState, scheduler: Scheduler, pod: Pod) -> list[dict[s
         if blockers:
             rows.append((1, 0, {"node": node.name, "needs": blockers[:1], "evict": []}))
             continue
-        holders = [
-            a.pod.key
-            for a in state.pods_on[i].values()
-            if any(conflicts(port, a.pod.host_ports) for port in pod.host_ports)
-        ]
+        holders = (
+            [
+                a.pod.key
+                for a in state.pods_on[i].values()
+                if any(conflicts(port, a.pod.host_ports) for port in pod.host_ports)
+            ]
+            if pod.host_ports
+            else []
+        )
         if holders:  # NodePorts
             ports = ", ".join(f"{p.ip}:{p.port}/{p.protocol}" for p in pod.host_ports)
             needs = [f"host port {ports} free"]
@@ -148,14 +153,28 @@ def explain_scenario(
         key = placed_with(target)
         pending = [p for p in pending if p is target or (key is not None and placed_with(p) == key)]
     unmodelled = _unmodelled(pending, scenario.schedulers)
+    # the closest nodes by what ``_changes`` reads: the pod's scheduler and shape, the cluster as it stands
+    closest: dict[tuple[object, ...], list[dict[str, Any]]] = {}
+
+    def closest_nodes(owner: Scheduler, pod: Pod) -> list[dict[str, Any]]:
+        key = (pod.scheduler_name, pod.shape(), state.change_pos, state.static_version)
+        rows = closest.get(key)
+        if rows is None:
+            rows = closest[key] = _changes(state, owner, pod)
+        return [dict(row) for row in rows]
+
+    def node_filters(pod: Pod) -> list[StaticFilter] | None:
+        owner = serving(pod, schedulers)
+        return owner.profiles[pod.scheduler_name].static_filters if owner is not None else None
+
+    reach = reach_by_shape(state, node_filters)
 
     def observe(pod: Pod, decision: Decision) -> dict[str, Any]:
         owner = serving(pod, schedulers)
-        filters = owner.profiles[pod.scheduler_name].static_filters if owner is not None else None
         return {
             "preemption": _preemption(state, decision),
-            "diagnosis": diagnose(state, pod, gangs, reachable(state, pod, filters)),
-            "closest_nodes": _changes(state, owner, pod) if owner is not None and not decision.nodes else [],
+            "diagnosis": diagnose(state, pod, gangs, reach(pod)),
+            "closest_nodes": closest_nodes(owner, pod) if owner is not None and not decision.nodes else [],
         }
 
     out = []

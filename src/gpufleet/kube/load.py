@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from gpufleet.collector import collector_paused
 from gpufleet.kube import (
     adoption,
     disruption_budgets,
@@ -130,7 +131,8 @@ def scenario_from_documents(
     if edit is not None:
         edit(documents)
     loader = _Loader(problems)
-    loader.load(documents)
+    with collector_paused():  # (what the documents become lives as long as the scenario)
+        loader.load(documents)
     if problems.errors:
         raise ScenarioError(Problems.lines(problems.errors))
     loader.scenario.sources = sources

@@ -10,7 +10,7 @@ not fragmented.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,6 +51,23 @@ def reachable(state: ClusterState, pod: Pod, filters: Sequence[StaticFilter] | N
     return [
         int(i) for i in state.active_indices() if all(f.reject(pod, nodes[int(i)]) is None for f in filters)
     ]
+
+
+def reach_by_shape(
+    state: ClusterState, filters_of: Callable[[Pod], Sequence[StaticFilter] | None]
+) -> Callable[[Pod], list[int]]:
+    """`reachable` with the filters ``filters_of`` the pod gives, worked out once per scheduler, pod shape
+    (all that node-only filters read of a pod) and set of nodes (``static_version``)."""
+    known: dict[tuple[object, ...], list[int]] = {}
+
+    def reach(pod: Pod) -> list[int]:
+        key = (pod.scheduler_name, pod.shape(), state.static_version)
+        nodes = known.get(key)
+        if nodes is None:
+            nodes = known[key] = reachable(state, pod, filters_of(pod))
+        return nodes
+
+    return reach
 
 
 def diagnose(

@@ -7,13 +7,14 @@ record), the meter's log (``sim.metering``) and the sampled timeline; nothing is
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from gpufleet.model.final_states import count_final_states, final_state
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.pod_selection import PodSelection
-from gpufleet.scheduling.diagnosis import diagnose, reachable
+from gpufleet.scheduling.diagnosis import diagnose, reach_by_shape
 from gpufleet.scheduling.fragmentation import fragmentation
 from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import group_key
@@ -74,19 +75,6 @@ def _node_filters(sim: Simulation, pod: Pod) -> list[StaticFilter] | None:
     """The node-only filters of the pod's scheduler profile (None: no scheduler serves it)."""
     scheduler = next((s for s in sim.schedulers if s.serves(pod.scheduler_name)), None)
     return None if scheduler is None else scheduler.profiles[pod.scheduler_name].static_filters
-
-
-def _reach(sim: Simulation) -> Callable[[Pod], list[int]]:
-    """The nodes a pod may use (`reachable`), once per scheduler and pod shape (what filters read)."""
-    known: dict[tuple[object, ...], list[int]] = {}
-
-    def reach(pod: Pod) -> list[int]:
-        key = (pod.scheduler_name, pod.shape())
-        if key not in known:
-            known[key] = reachable(sim.state, pod, _node_filters(sim, pod))
-        return known[key]
-
-    return reach
 
 
 def _may_use(sim: Simulation) -> Callable[[Pod, Node], bool]:
@@ -170,7 +158,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
     metered = sim.meter.totals()
     provisioned = metered.gpu_seconds["provisioned"]
     states = count_final_states(_final_state(r) for r in records)
-    reach = _reach(sim)
+    reach = reach_by_shape(sim.state, partial(_node_filters, sim))
     cluster = sim.cluster
     nodes = []
     allocated_per_node = cluster.gpus_allocated_per_node()
