@@ -498,3 +498,26 @@ spec:
     changed = json.loads((tmp_path / "out" / "changed" / "summary.json").read_text())
     assert "ml/batch" not in {p["name"] for p in changed["pods"]}
     assert {n["name"] for n in changed["nodes"]} == {"cpu-0", "gpu-a", "gpu-a-whatif-0"}
+
+
+def test_a_changed_documents_copy_shares_no_dict_or_list_with_the_snapshot() -> None:
+    """The changed side edits its own copies (``whatif_changes.json_copy``): every dict and list anew,
+    the strings and numbers shared, and a YAML alias (one object in two places) two objects, as Kubernetes
+    reads YAML into JSON."""
+    from gpufleet.experiments.whatif_changes import json_copy
+
+    alias = {"k": "v"}
+    body: dict[str, Any] = {
+        "spec": {"containers": [{"name": "c"}]},
+        "n": 1.5,
+        "x": None,
+        "pair": [alias, alias],
+    }
+    copied = json_copy(body)
+    assert copied == body
+    assert copied["spec"]["containers"][0]["name"] is body["spec"]["containers"][0]["name"]
+    copied["spec"]["containers"][0]["name"] = "d"
+    copied["pair"][0]["k"] = "w"
+    assert body == {"spec": {"containers": [{"name": "c"}]}, "n": 1.5, "x": None, "pair": [alias, alias]}
+    assert alias == {"k": "v"}
+    assert copied["pair"] == [{"k": "w"}, {"k": "v"}]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,13 @@ def load_sides(
     unchanged = load_scenario(list(snapshot), edit=baseline)
     roots = [p.resolve() for p in changes]
 
+    @cache
+    def is_change_file(source: str) -> bool:  # (once per file: a snapshot has tens of thousands of documents)
+        path = Path(source).resolve()
+        return any(path == root or root in path.parents for root in roots)
+
     def from_change(document: Document) -> bool:
-        source = Path(document.location.source).resolve()
-        return any(source == root or root in source.parents for root in roots)
+        return is_change_file(document.location.source)
 
     changed = load_scenario(
         [*snapshot, *changes], edit=lambda docs: apply_changes(docs, from_change, chosen[0], _FOR)

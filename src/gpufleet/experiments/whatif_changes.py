@@ -98,12 +98,23 @@ def set_duration(documents: list[Document], duration: object, where: Location) -
     simulation.body["spec"] = {**(spec if isinstance(spec, dict) else {}), "duration": duration}
 
 
+def json_copy(value: Any) -> Any:
+    """A document's own copy, to change without touching the snapshot's: its dicts and lists made anew,
+    its strings, numbers, bools and None shared (a YAML alias becomes a copy of its own, as Kubernetes
+    reads it). ``copy.deepcopy`` did the same at twice the cost, keeping a memo of every object."""
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_copy(item) for item in value]
+    return value
+
+
 def apply_changes(
     documents: list[Document], from_change: Callable[[Document], bool], duration: object, where: Location
 ) -> None:
     """``kube.load_scenario``'s ``edit``: the snapshot's documents with the changes' applied, in place;
     ``ScenarioError`` for what a Change names that is not there."""
-    snapshot = [replace(d, body=copy.deepcopy(d.body)) for d in documents if not from_change(d)]
+    snapshot = [replace(d, body=json_copy(d.body)) for d in documents if not from_change(d)]
     edit = _Edit(snapshot, Problems())
     changes = []
     for document in (d for d in documents if from_change(d)):
