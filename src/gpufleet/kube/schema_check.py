@@ -21,11 +21,9 @@ from __future__ import annotations
 import ast
 import json
 from functools import cache
-from importlib.resources import files
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
-
-import jsonschema
-from referencing import Registry, Resource
 
 from gpufleet.kube.problems import Reporter, dotted, render
 from gpufleet.schema_predicate import LOCAL_DEF, Predicate, UnsupportedSchema, compile_schema
@@ -46,7 +44,12 @@ DEFAULTED_REQUIRED = {"io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPatter
 
 @cache
 def _definitions() -> dict[str, Any]:
-    text = files("kubernetes_validate").joinpath(f"{_SCHEMA_DIR}/_definitions.json").read_text()
+    # (the package's folder found, not imported: importing it imports jsonschema, which only the wording
+    # of errors needs)
+    spec = find_spec("kubernetes_validate")
+    assert spec is not None and spec.submodule_search_locations  # (a package gpufleet depends on)
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    text = (folder / _SCHEMA_DIR / "_definitions.json").read_text()
     loaded: dict[str, Any] = json.loads(text)
     for name, fields in DEFAULTED_REQUIRED.items():
         definition = loaded["$defs"][name]
@@ -68,6 +71,11 @@ def standard_kinds() -> dict[tuple[str, str, str], str]:
 
 @cache
 def _validator(definition: str) -> Any:
+    """jsonschema's validator, which words the errors of a document the predicate rejects (imported then:
+    a valid scenario, the common case, never needs it; 0.05 s of every command that reads manifests)."""
+    import jsonschema
+    from referencing import Registry, Resource
+
     registry: Registry[Any] = Resource.from_contents(_definitions()) @ Registry()
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

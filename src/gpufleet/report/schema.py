@@ -16,9 +16,10 @@ import re
 from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 from gpufleet.schema_predicate import Predicate, UnsupportedSchema, compile_schema
 
@@ -55,6 +56,10 @@ def compiled_summary_schema() -> Predicate | None:
 
 @cache
 def _validator() -> Draft202012Validator:
+    """jsonschema's validator, which words the errors of a summary the predicate rejects (imported then:
+    a conforming summary never needs it)."""
+    from jsonschema import Draft202012Validator
+
     schema = load_summary_schema()
     return Draft202012Validator(_inline_refs(schema, schema["$defs"]))
 
