@@ -592,8 +592,7 @@ def trace_import(
 
     The manifests: nodes, pods, and a Simulation lasting until the last deletion.
     """
-    import yaml
-
+    from gpufleet.report.output import yaml_documents
     from gpufleet.traces.manifests import node_manifest, pod_manifest, simulation_manifest
 
     output_fmt = output_of(output)
@@ -604,7 +603,7 @@ def trace_import(
         ("pods.yaml", [pod_manifest(p) for p in loaded_pods]),
         ("simulation.yaml", [simulation_manifest(loaded_pods, pods.stem)]),
     ):
-        (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
+        (out_dir / name).write_text(yaml_documents(docs))
     if output_fmt is not None:
         files = {"nodes": "nodes.yaml", "pods": "pods.yaml", "simulation": "simulation.yaml"}
         data = {

@@ -384,3 +384,23 @@ def test_a_watch_from_a_lists_resource_version_sees_what_changed_after_it(cluste
     live.close()
     assert seen[0][0] == "ADDED" and seen[-1] == ("MODIFIED", "Running")
     assert "managedFields" not in obj["metadata"]
+
+
+def test_a_list_file_holds_each_object_compact_on_a_line_of_its_own_with_sorted_keys(tmp_path: Path) -> None:
+    """What ``snapshot`` writes, an object at a time: a ``kind: List`` file whose items are each one line
+    (keys sorted, no spaces), the bytes ``json.dump`` wrote before ``json.dumps`` (the C encoder) did."""
+    from gpufleet.live.snapshot import _ListWriter
+
+    items: list[dict[str, Any]] = [{"b": 1, "a": {"y": [1, 2.5, None, True], "x": "é"}}, {"kind": "Pod"}]
+    writer = _ListWriter(tmp_path / "pods.json")
+    writer.add(items[:1])
+    writer.add(items[1:])
+    writer.close()
+    text = (tmp_path / "pods.json").read_text()
+    assert text == (
+        '{"apiVersion": "v1", "kind": "List", "items": [\n'
+        '{"a":{"x":"\\u00e9","y":[1,2.5,null,true]},"b":1},\n'
+        '{"kind":"Pod"}\n'
+        "]}\n"
+    )
+    assert json.loads(text)["items"] == items and writer.count == 2

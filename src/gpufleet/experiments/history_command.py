@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
-
 from gpufleet.kube import schema_check
 from gpufleet.kube.documents import read_documents
 from gpufleet.kube.objects import label, mapping
@@ -28,6 +26,7 @@ from gpufleet.live.history_read import read_history
 from gpufleet.live.prometheus_api import PrometheusAPI, PrometheusError
 from gpufleet.model.quantity import QuantityError, parse_window
 from gpufleet.model.standard_input import display_name
+from gpufleet.report.output import yaml_documents
 from gpufleet.sim.placement_quality import ring_placement
 
 
@@ -133,7 +132,7 @@ def history_command(
     scenario = build_scenario(history, gang_stretch, classes)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, docs in scenario.files.items():
-        (out_dir / name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
+        (out_dir / name).write_text(yaml_documents(docs))
     (out_dir / "NOTES.txt").write_text("".join(f"- {note}\n" for note in scenario.notes))
     if render is not None:
         data = {
