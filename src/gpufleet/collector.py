@@ -17,9 +17,9 @@ the block walked every object the run made (up to a tenth of a replay's CPU).
 * ``collector_paused``: off for the block (an FGD-protocol replay: every object lives to its end; the
   reading of a trace file's rows: the nodes and pods made of them live as long as the trace; the
   parsing of manifest files and their conversion into a scenario, which the documents and the scenario
-  outlive; ``gpufleet explain`` and ``gpufleet validate``, one pass over a cluster state that lives to
-  their end: reading a snapshot of 20,000 pods made about a dozen collections that freed nothing, a
-  seventh of explaining it).
+  outlive; ``gpufleet explain``, ``gpufleet validate`` and ``describe pod`` of a dump, one pass over a
+  cluster state that lives to their end: reading a snapshot of 20,000 pods made about a dozen
+  collections that freed nothing, a seventh of explaining it).
 * ``collector_spaced``: young collections every ``YOUNG_THRESHOLD`` new objects for the block (a
   simulation, which may run for a simulated month: its memory stays bounded by collections that
   still run).

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpufleet.collector import collector_paused
 from gpufleet.kube.documents import Document, read_documents
 from gpufleet.kube.explain import explain_scenario
 from gpufleet.kube.load import scenario_from_documents
@@ -43,13 +44,16 @@ def describe_pod(
             raise DescribeError(["--summary: give a summary.json or scenario files, not both"])
         return _from_summary(name, summary_path, namespace)
     problems = Problems()
-    documents, sources = read_documents(list(paths), problems)
-    if problems.errors:
-        raise DescribeError(Problems.lines(problems.errors))
-    dumped = {_key(d.body): d.body for d in documents if _is_pod(d) and d.body.get("status")}
-    if dumped:
-        key = _find(name, dumped, namespace)
-        return _from_dump(dumped[key], documents, sources, problems)
+    # a dump is read and explained in one pass, as ``explain`` does (the collector would only walk it
+    # again); a scenario is simulated with the collector running (``collector_spaced``)
+    with collector_paused():
+        documents, sources = read_documents(list(paths), problems)
+        if problems.errors:
+            raise DescribeError(Problems.lines(problems.errors))
+        dumped = {_key(d.body): d.body for d in documents if _is_pod(d) and d.body.get("status")}
+        if dumped:
+            key = _find(name, dumped, namespace)
+            return _from_dump(dumped[key], documents, sources, problems)
     return _simulated(name, documents, sources, problems, namespace)
 
 
