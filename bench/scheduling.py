@@ -292,11 +292,10 @@ def size_cost(results: list[Result]) -> list[str]:
         if len({r.case.nodes for r in same}) < 2:
             continue
         same.sort(key=lambda r: r.case.nodes)
-        first = same[0].cpu_seconds / same[0].bound
+        per_pod = [r.cpu_seconds / r.bound for r in same]
         parts = [
-            f"{r.case.nodes:,} nodes {1e6 * r.cpu_seconds / r.bound:.1f} us"
-            + (f" ({r.cpu_seconds / r.bound / first:.2f}x)" if k else "")
-            for k, r in enumerate(same)
+            f"{r.case.nodes:,} nodes {1e6 * cpu:.1f} us" + (f" ({cpu / per_pod[0]:.2f}x)" if k else "")
+            for k, (r, cpu) in enumerate(zip(same, per_pod, strict=True))
         ]
         lines.append(
             f"cluster size: {title}, percentageOfNodesToScore {setting}: CPU a pod " + ", ".join(parts)

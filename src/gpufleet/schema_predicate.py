@@ -56,12 +56,23 @@ def _is_integer(x: Any) -> bool:
     return isinstance(x, int) or (isinstance(x, float) and x.is_integer())
 
 
+#: The types whose check is one ``isinstance`` (a bool is an int in Python: "integer" and "number" are not).
+_CLASSES: dict[str, type] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "null": type(None),
+}
+
+
+def _instance_of(cls: type) -> Predicate:
+    return lambda x: isinstance(x, cls)
+
+
+#: Each JSON type's check.
 TYPES: dict[str, Predicate] = {
-    "object": lambda x: isinstance(x, dict),
-    "array": lambda x: isinstance(x, list),
-    "string": lambda x: isinstance(x, str),
-    "boolean": lambda x: isinstance(x, bool),
-    "null": lambda x: x is None,
+    **{name: _instance_of(cls) for name, cls in _CLASSES.items()},
     "integer": _is_integer,
     "number": _is_number,
 }
@@ -73,16 +84,6 @@ def _always(_: Any) -> bool:
 
 def _never(_: Any) -> bool:
     return False
-
-
-#: The types whose check is one ``isinstance`` (a bool is an int in Python: "integer" and "number" are not).
-_CLASSES: dict[str, type] = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "boolean": bool,
-    "null": type(None),
-}
 
 
 def _type_names(types: Any) -> list[str]:
