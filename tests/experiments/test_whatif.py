@@ -521,3 +521,52 @@ def test_a_changed_documents_copy_shares_no_dict_or_list_with_the_snapshot() -> 
     assert body == {"spec": {"containers": [{"name": "c"}]}, "n": 1.5, "x": None, "pair": [alias, alias]}
     assert alias == {"k": "v"}
     assert copied["pair"] == [{"k": "w"}, {"k": "v"}]
+
+
+def test_each_file_is_read_once_and_the_changes_edit_only_the_changed_sides_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both sides come from one reading: the unchanged side from the snapshot's documents alone, the
+    changed side from its own copies of them and the change files' documents."""
+    from gpufleet.experiments.whatif import load_sides
+    from gpufleet.kube import documents
+
+    snap = snapshot(tmp_path / "snap", node("gpu-0"), pod("batch", 8, on="gpu-0"), pod("eval", 8))
+    change = tmp_path / "change.yaml"
+    change.write_text(HIGH_PRIORITY)
+    read: list[Path] = []
+    reading = documents._read
+
+    def counted(path: Path) -> str:
+        read.append(path)
+        return reading(path)
+
+    monkeypatch.setattr(documents, "_read", counted)
+    unchanged, changed = load_sides([snap], [change], "10m")
+    assert sorted(read) == sorted([*snap.iterdir(), change])
+    assert unchanged.sources == [str(p) for p in sorted(snap.iterdir())]
+    assert changed.sources == [*unchanged.sources, str(change)]
+    before, after = (next(b.pod for b in side.pods if b.pod.name == "eval") for side in (unchanged, changed))
+    assert (before.priority_class_name, after.priority_class_name) == (None, "urgent")
+    assert list(unchanged.priority_classes) == []
+    assert list(changed.priority_classes) == ["urgent"]
+    assert unchanged.simulation.duration_s == changed.simulation.duration_s == 600
+
+
+def test_a_broken_snapshot_file_is_reported_alone_and_a_broken_change_file_once_the_snapshot_reads(
+    tmp_path: Path,
+) -> None:
+    """The unchanged side is checked first, with the snapshot's files only (as when each side read its
+    own files)."""
+    snap = snapshot(tmp_path / "snap", node("gpu-0"), pod("a", 4))
+    (snap / "broken.json").write_text("{")
+    code, output, _ = whatif(tmp_path, snap, "kind: [")
+    assert code == 2
+    assert output.splitlines() == [
+        f"{snap / 'broken.json'}: document 1: invalid JSON: "
+        "Expecting property name enclosed in double quotes at line 1, column 2"
+    ]
+    (snap / "broken.json").unlink()
+    code, output, _ = whatif(tmp_path, snap, "kind: [")
+    assert code == 2
+    assert [line.partition(":")[0] for line in output.splitlines()] == [str(tmp_path / "change-0.yaml")]

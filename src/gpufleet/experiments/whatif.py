@@ -21,11 +21,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from gpufleet.collector import collector_paused
 from gpufleet.experiments.whatif_changes import apply_changes, set_duration
-from gpufleet.kube import load_scenario
-from gpufleet.kube.documents import Document
+from gpufleet.kube.documents import Document, manifest_files, read_documents
+from gpufleet.kube.load import scenario_from_documents
 from gpufleet.kube.objects import mapping
-from gpufleet.kube.problems import Location
+from gpufleet.kube.problems import Location, Problems
 from gpufleet.model.scenario import Scenario
 from gpufleet.report import finished_summary
 from gpufleet.report.latency import pending_to_working, percentiles
@@ -50,35 +51,55 @@ class Side:
 def load_sides(
     snapshot: Sequence[Path], changes: Sequence[Path], duration: str | None
 ) -> tuple[Scenario, Scenario]:
-    """The unchanged and the changed scenario; ``ScenarioError`` lists what is wrong with either."""
-    chosen: list[object] = []
+    """The unchanged and the changed scenario; ``ScenarioError`` lists what is wrong with either (the
+    unchanged side's first). The files are read once: the unchanged side is made of the snapshot's
+    documents, the changed side of its own copies of them (``apply_changes``) and the change files'. The
+    collector is paused throughout: the documents and both scenarios live to the command's end."""
+    with collector_paused():
+        read = Problems()
+        documents, sources = read_documents([*snapshot, *changes], read)
+        snapshot_files = manifest_files(snapshot)
+        first_change = len(snapshot_files)  # (the change files follow the snapshot's in the reading)
+        chosen: list[object] = []
 
-    def baseline(documents: list[Document]) -> None:
-        given = next(
-            (
-                mapping(d.body.get("spec")).get("duration")
-                for d in documents
-                if (d.body.get("apiVersion"), d.body.get("kind")) == ("gpufleet.io/v1alpha1", "Simulation")
-            ),
-            None,
+        def baseline(documents: list[Document]) -> None:
+            given = next(
+                (
+                    mapping(d.body.get("spec")).get("duration")
+                    for d in documents
+                    if (d.body.get("apiVersion"), d.body.get("kind"))
+                    == ("gpufleet.io/v1alpha1", "Simulation")
+                ),
+                None,
+            )
+            chosen.append(duration or given or DEFAULT_FOR)
+            set_duration(documents, chosen[0], _FOR)
+
+        named = set(snapshot_files)
+        unchanged = scenario_from_documents(
+            [d for d in documents if d.location.file_index < first_change],
+            [s for s in sources if s in named],
+            read.of_files_before(first_change),
+            edit=baseline,
         )
-        chosen.append(duration or given or DEFAULT_FOR)
-        set_duration(documents, chosen[0], _FOR)
+        roots = [p.resolve() for p in changes]
 
-    unchanged = load_scenario(list(snapshot), edit=baseline)
-    roots = [p.resolve() for p in changes]
+        @cache
+        def is_change_file(
+            source: str,
+        ) -> bool:  # (once per file: a snapshot has tens of thousands of documents)
+            path = Path(source).resolve()
+            return any(path == root or root in path.parents for root in roots)
 
-    @cache
-    def is_change_file(source: str) -> bool:  # (once per file: a snapshot has tens of thousands of documents)
-        path = Path(source).resolve()
-        return any(path == root or root in path.parents for root in roots)
+        def from_change(document: Document) -> bool:
+            return is_change_file(document.location.source)
 
-    def from_change(document: Document) -> bool:
-        return is_change_file(document.location.source)
-
-    changed = load_scenario(
-        [*snapshot, *changes], edit=lambda docs: apply_changes(docs, from_change, chosen[0], _FOR)
-    )
+        changed = scenario_from_documents(
+            documents,
+            sources,
+            read.of_files_before(),
+            edit=lambda docs: apply_changes(docs, from_change, chosen[0], _FOR),
+        )
     return unchanged, changed
 
 

@@ -111,6 +111,12 @@ def read_documents(paths: Sequence[str | Path], problems: Problems) -> tuple[lis
     return documents, sources
 
 
+def manifest_files(paths: Sequence[str | Path]) -> list[str]:
+    """The names of the files ``read_documents(paths)`` reads, in its order, and of each path it reports
+    for naming no file: given more paths after these, it numbers their files (``file_index``) from here."""
+    return [source for source, _, _ in _expand(paths)]
+
+
 def _expand(paths: Sequence[str | Path]) -> Iterator[tuple[str, Path | None, str]]:
     """Each file to read once: the name to show for it, its path, and what is wrong with it, if anything."""
     seen: set[Path] = set()

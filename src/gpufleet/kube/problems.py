@@ -126,6 +126,13 @@ class Problems:
         problem = Problem(location, label, path, message, self._seq)
         (self.errors if is_error else self.warnings).append(problem)
 
+    def of_files_before(self, file_index: int | None = None) -> Problems:
+        """A new load's problems, starting from these of the files before ``file_index`` (all: None): the
+        reading's, when the documents of some files make one scenario and all of them another."""
+        kept = [p for p in self.errors if file_index is None or p.location.file_index < file_index]
+        warned = [p for p in self.warnings if file_index is None or p.location.file_index < file_index]
+        return Problems(kept, warned, self._seq)
+
     def file_error(self, source: str, file_index: int, message: str) -> None:
         self.add(True, Location(source, file_index), None, "", message)
 
