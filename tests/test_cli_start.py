@@ -51,3 +51,18 @@ def test_reading_and_checking_valid_manifests_and_a_summary_leaves_jsonschema_un
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
     )
     assert result.stdout.split() == ["False"]
+
+
+def test_a_command_ends_with_what_it_holds_frozen_for_the_interpreters_last_collection() -> None:
+    """As the process shuts down, CPython collects once more, the collector on or off, walking every
+    object still alive; frozen (``collector.frozen_for_exit``) they are left to the process's end."""
+    code = (
+        "import atexit, gc, sys; "
+        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0)); "
+        "sys.argv = ['gpufleet', 'validate', 'examples/whatif/snapshot']; "
+        "from gpufleet.cli import main; main()"
+    )
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "frozen at exit: True"

@@ -187,6 +187,7 @@ def simulate(
     ] = False,
 ) -> None:
     """Run a scenario (or the embedded default) and write summary.json and report.html."""
+    from gpufleet.collector import collector_spaced
     from gpufleet.report import finished_summary, print_summary, render_html
     from gpufleet.report._format import human_duration
     from gpufleet.report.openmetrics import parse_start, rfc3339, write_openmetrics
@@ -201,23 +202,25 @@ def simulate(
         start = parse_start(metrics_start)
     except ValueError as exc:
         raise fail([f"--metrics-start: {exc}"]) from None
-    scenario = load(paths)
-    sim = make_simulation(scenario, seed)
-    for warning in scenario.warnings:  # summary.json keeps them too
-        err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
-    if metrics_out is not None:
-        sim.metrics = ExporterScrapes()
-    if check_invariants:
-        sim.invariants = InvariantChecks()
-    try:
-        with SimulationBar(err, asked=not no_progress) as bar:
-            sim.run(progress=bar if bar.enabled else None)
-    except InvariantViolation as exc:
-        at = f"{human_duration(exc.at_s)} ({exc.at_s:g} s)"
-        line = f"invariant {exc.invariant} violated by {exc.subject} at {at}: {exc.detail}"
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
-    summary = finished_summary(build_summary(sim, selection))
+    # (the scenario lives to the end: frozen, no collection of the run or of its summary walks it)
+    with collector_spaced():
+        scenario = load(paths)
+        sim = make_simulation(scenario, seed)
+        for warning in scenario.warnings:  # summary.json keeps them too
+            err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+        if metrics_out is not None:
+            sim.metrics = ExporterScrapes()
+        if check_invariants:
+            sim.invariants = InvariantChecks()
+        try:
+            with SimulationBar(err, asked=not no_progress) as bar:
+                sim.run(progress=bar if bar.enabled else None)
+        except InvariantViolation as exc:
+            at = f"{human_duration(exc.at_s)} ({exc.at_s:g} s)"
+            line = f"invariant {exc.invariant} violated by {exc.subject} at {at}: {exc.detail}"
+            err.print(line, markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+        summary = finished_summary(build_summary(sim, selection))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out_dir / "report.html").write_text(render_html(summary))
@@ -997,7 +1000,11 @@ def describe_pod(
 
 
 def main() -> None:
+    from gpufleet.collector import frozen_for_exit
+
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    finally:
+        frozen_for_exit()

@@ -18,6 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gpufleet.collector import collector_spaced
 from gpufleet.experiments.commands import _fail
 from gpufleet.experiments.whatif import SIDES, Side, load_sides, simulate, whatif_document
 from gpufleet.experiments.whatif_html import render_whatif_html
@@ -62,26 +63,20 @@ def whatif_command(
             problems.append(f"--for: {exc}")
     if problems:
         return _fail(err, problems)
-    try:
-        scenarios = load_sides(snapshot, changes, duration)
-    except ScenarioError as exc:
-        return _fail(err, exc.problems)
-    chosen_seed = scenarios[0].simulation.seed if seed is None else seed
-    sides: dict[str, Side] = {}
-    for name, scenario in zip(SIDES, scenarios, strict=True):
+    with collector_spaced():  # (both scenarios live to the end: frozen, no collection walks them)
         try:
-            sides[name] = Side(scenario, simulate(scenario, chosen_seed))
-        except ProfileError as exc:
-            return _fail(err, [f"{name}: KubeSchedulerConfiguration: {exc}"])
-    document = whatif_document(snapshot, changes, chosen_seed, sides)
-    for name, side in sides.items():
-        (out_dir / name).mkdir(parents=True, exist_ok=True)
-        (out_dir / name / "summary.json").write_text(
-            json.dumps(side.summary, indent=1, sort_keys=True) + "\n"
-        )
-        (out_dir / name / "report.html").write_text(render_html(side.summary))
-    (out_dir / "whatif.json").write_text(json.dumps(document, indent=1) + "\n")
-    (out_dir / "report.html").write_text(render_whatif_html(document))
+            scenarios = load_sides(snapshot, changes, duration)
+        except ScenarioError as exc:
+            return _fail(err, exc.problems)
+        chosen_seed = scenarios[0].simulation.seed if seed is None else seed
+        sides: dict[str, Side] = {}
+        for name, scenario in zip(SIDES, scenarios, strict=True):
+            try:
+                sides[name] = Side(scenario, simulate(scenario, chosen_seed))
+            except ProfileError as exc:
+                return _fail(err, [f"{name}: KubeSchedulerConfiguration: {exc}"])
+        document = whatif_document(snapshot, changes, chosen_seed, sides)
+        write_whatif(out_dir, sides, document)
     wrote = f"wrote {out_dir / 'whatif.json'} and {out_dir / 'report.html'}"
     if view.namespace is not None:
         shown = [p for p in document["pods"] if str(p["pod"]).partition("/")[0] == view.namespace]
@@ -93,6 +88,19 @@ def whatif_command(
         print_data(document, view.output)
         err.print(wrote, highlight=False)
     return 0
+
+
+def write_whatif(out_dir: Path, sides: dict[str, Side], document: dict[str, Any]) -> None:
+    """``whatif.json`` and ``report.html`` in ``out_dir``, and each side's ``summary.json`` and
+    ``report.html`` under ``out_dir/SIDE/``."""
+    for name, side in sides.items():
+        (out_dir / name).mkdir(parents=True, exist_ok=True)
+        (out_dir / name / "summary.json").write_text(
+            json.dumps(side.summary, indent=1, sort_keys=True) + "\n"
+        )
+        (out_dir / name / "report.html").write_text(render_html(side.summary))
+    (out_dir / "whatif.json").write_text(json.dumps(document, indent=1) + "\n")
+    (out_dir / "report.html").write_text(render_whatif_html(document))
 
 
 def print_whatif(

@@ -116,8 +116,9 @@ def load_scenario(
     (a sweep's parameter overrides), so problems it brings are reported like any other.
     """
     problems = Problems()
-    documents, sources = read_documents(paths, problems)
-    return scenario_from_documents(documents, sources, problems, edit)
+    with collector_paused():  # (the documents, and what they become, live as long as the scenario)
+        documents, sources = read_documents(paths, problems)
+        return scenario_from_documents(documents, sources, problems, edit)
 
 
 def scenario_from_documents(
