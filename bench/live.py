@@ -1,5 +1,6 @@
-"""``gpufleet snapshot`` and ``gpufleet explain`` on a large live cluster: the test control plane
-with 1,000 kwok nodes (8 GPUs each) and 20,000 pods, 50 of them pending.
+"""``gpufleet snapshot``, ``gpufleet explain`` and ``gpufleet whatif`` on a large live cluster: the test
+control plane with 1,000 kwok nodes (8 GPUs each) and 20,000 pods, 50 of them pending. The what-if gives
+the first pending pod a PriorityClass above every other pod's and simulates both sides for 10 minutes.
 
 Each command runs in its own process; its CPU time and peak memory are that process's own
 (``wait4``), so the control plane's work does not count. ``kubectl get nodes,pods -A -o json``
@@ -41,6 +42,23 @@ class LiveFigures:
     kubectl_get: Run
     explain: Run
     explained: int
+    whatif: Run
+
+
+#: the what-if's change: the first pending pod above every other pod (it preempts room for itself)
+URGENT = f"""apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: urgent}}
+value: 100000
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Change
+metadata: {{name: urgent-wait}}
+spec:
+  pods:
+  - selector: {{namespace: {NAMESPACE}, names: [wait-000]}}
+    set: {{priorityClassName: urgent}}
+"""
 
 
 def measured(command: list[str], env: dict[str, str] | None = None) -> Run:
@@ -121,7 +139,7 @@ def _pod(name: str, node: str | None, slot: int) -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "bench"}}, "spec": spec}
 
 
-def measure(cp: Any, out: Path) -> tuple[Run, Run, Run, int]:
+def measure(cp: Any, out: Path) -> tuple[Run, Run, Run, int, Run]:
     gpufleet = [str(Path(sys.executable).with_name("gpufleet"))]
     kubeconfig = str(cp.kubeconfig)
     snapshot = measured([*gpufleet, "snapshot", "--kubeconfig", kubeconfig, "-A", "--out", str(out)])
@@ -129,7 +147,10 @@ def measure(cp: Any, out: Path) -> tuple[Run, Run, Run, int]:
     kubectl_get = measured([*kubectl, "get", "nodes,pods", "-A", "-o", "json"])
     explain = measured([*gpufleet, "explain", str(out), "--json"])
     explained = explain.output.count('"pod": ')
-    return snapshot, kubectl_get, explain, explained
+    change = out.parent / "urgent.yaml"
+    change.write_text(URGENT)
+    whatif = [*gpufleet, "whatif", str(out), str(change), "--for", "10m", "-o", "json"]
+    return snapshot, kubectl_get, explain, explained, measured([*whatif, "--out", str(out.parent / "whatif")])
 
 
 def start_control_plane() -> Any:
@@ -158,8 +179,8 @@ def run_live(nodes: int = 1_000, pods: int = 20_000, pending: int = 50, cp: Any 
     try:
         populate_s = populate(cp, nodes, pods, pending)
         with tempfile.TemporaryDirectory(prefix="gpufleet-bench-live-") as tmp:
-            snapshot, kubectl, explain, explained = measure(cp, Path(tmp))
-        return LiveFigures(nodes, pods, pending, populate_s, snapshot, kubectl, explain, explained)
+            snapshot, kubectl, explain, explained, whatif = measure(cp, Path(tmp) / "snapshot")
+        return LiveFigures(nodes, pods, pending, populate_s, snapshot, kubectl, explain, explained, whatif)
     finally:
         if own:
             cp.remove()
@@ -182,5 +203,7 @@ def describe_live(figures: LiveFigures | str) -> str:
             f"(snapshot/kubectl CPU {f.snapshot.cpu_s / f.kubectl_get.cpu_s:.2f}x)",
             f"  explain on the snapshot: {f.explain.cpu_s:.2f} s CPU ({f.explain.wall_s:.2f} s wall), peak "
             f"{f.explain.peak_rss_mib:.0f} MiB, {f.explained} pending pods explained",
+            f"  whatif on the snapshot (one pending pod made urgent, 10 minutes): {f.whatif.cpu_s:.2f} s CPU "
+            f"({f.whatif.wall_s:.2f} s wall), peak {f.whatif.peak_rss_mib:.0f} MiB",
         )
     )
