@@ -8,7 +8,6 @@ and the median allocation curve over the seeds; ``report.html`` shows them
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from gpufleet.experiments.compare_html import render_compare_html
 from gpufleet.experiments.runs import R, RunsFailed, RunSpec, RunsProgress, execute_reported, summary_line
 from gpufleet.experiments.stats import group_lines, group_stats, median_curve
+from gpufleet.report.json_text import json_text
 
 SCHEMA = "gpufleet.compare/v1"
 
@@ -76,6 +76,6 @@ def write_compare(
     """``compare.json`` and ``report.html`` (the document as ``render`` shows it) in ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, html_path = out_dir / "compare.json", out_dir / "report.html"
-    json_path.write_text(json.dumps(document, indent=1) + "\n")
+    json_path.write_text(json_text(document, 1) + "\n")
     html_path.write_text(render(document))
     return json_path, html_path

@@ -7,13 +7,14 @@ raw numbers (seconds, bytes); the human views show them as people read them.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.measure import Measurement
+
+from gpufleet.report.json_text import json_text
 
 JSON, YAML, WIDE = "json", "yaml", "wide"
 #: long strings stay on one line, as kubectl's YAML has them (PyYAML folds at 80 columns by default)
@@ -50,7 +51,7 @@ def render_data(data: Any, fmt: str) -> str:
         import yaml  # only for YAML output: not on every command's start
 
         return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=YAML_WIDTH))
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json_text(data, 2, ensure_ascii=False) + "\n"
 
 
 def yaml_documents(documents: Iterable[Any]) -> str:
