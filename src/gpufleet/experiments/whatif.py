@@ -36,6 +36,7 @@ from gpufleet.sim.summary import build_summary
 SCHEMA = "gpufleet.whatif/v1"
 DEFAULT_FOR = "1h"
 SIDES = ("baseline", "changed")
+_SIMULATION = ("gpufleet.io/v1alpha1", "Simulation")
 #: Where the synthesised Simulation (the duration) comes from, should a message ever name it.
 _FOR = Location("--for", -1)
 
@@ -67,8 +68,7 @@ def load_sides(
                 (
                     mapping(d.body.get("spec")).get("duration")
                     for d in documents
-                    if (d.body.get("apiVersion"), d.body.get("kind"))
-                    == ("gpufleet.io/v1alpha1", "Simulation")
+                    if (d.body.get("apiVersion"), d.body.get("kind")) == _SIMULATION
                 ),
                 None,
             )
@@ -84,10 +84,8 @@ def load_sides(
         )
         roots = [p.resolve() for p in changes]
 
-        @cache
-        def is_change_file(
-            source: str,
-        ) -> bool:  # (once per file: a snapshot has tens of thousands of documents)
+        @cache  # (once per file: a snapshot has tens of thousands of documents)
+        def is_change_file(source: str) -> bool:
             path = Path(source).resolve()
             return any(path == root or root in path.parents for root in roots)
 
