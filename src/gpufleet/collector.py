@@ -1,4 +1,5 @@
-"""Python's cyclic garbage collector around gpufleet's long runs: a replay and a simulation.
+"""Python's cyclic garbage collector around gpufleet's long runs (a replay, a simulation) and the
+commands that hold a large cluster state to their end.
 
 Both build objects that live until the run ends (the cluster, the scheduler's caches, the pods'
 records) and make little cyclic garbage (a simulated day leaves about 300 objects in cycles), so the
@@ -26,6 +27,11 @@ the block walked every object the run made (up to a tenth of a replay's CPU).
   to make it, live on through the run). Made while the collector was paused, a snapshot's 20,000 pods
   (millions of objects) were otherwise walked by the run's first young collection, then by a middle
   and a full one, for nothing: two fifths of simulating it in ``gpufleet whatif``.
+* ``collector_frozen``: what exists as the block begins left out of its collections (``gc.freeze``),
+  then back in the oldest generation; a pause inside it freezes what it made as it ends (a scenario
+  read inside ``gpufleet simulate``'s or ``gpufleet whatif``'s block, which lives to the command's end).
+* ``frozen_for_exit``: every object frozen as the command line's process ends, so that the interpreter's
+  last collection at shutdown walks none of them.
 
 Each puts the collector back as it found it, so a caller's own setting (off, or other thresholds)
 holds after the block. The setting is the process's, so blocks that overlap (runs in threads of one
