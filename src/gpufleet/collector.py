@@ -139,6 +139,6 @@ def collector_spaced(young: int = YOUNG_THRESHOLD) -> Iterator[None]:
 def frozen_for_exit() -> None:
     """Every object the process holds frozen (``gc.freeze``) as its command ends: the interpreter's last
     collection, as it shuts down (made even with the collector off), would walk them all to find the few
-    in cycles, and the process is about to end, which frees everything (1.5 s of CPU after a what-if of a
-    20,000-pod snapshot)."""
+    in cycles, and the process is about to end, which frees everything (0.9-1.6 s of CPU after a what-if
+    of a 20,000-pod snapshot)."""
     gc.freeze()
