@@ -189,7 +189,7 @@ def simulate(
     from gpufleet.collector import collector_spaced
     from gpufleet.report import finished_summary, print_summary, render_html
     from gpufleet.report._format import human_duration
-    from gpufleet.report.json_text import json_text
+    from gpufleet.report.json_text import json_file_text
     from gpufleet.report.openmetrics import parse_start, rfc3339, write_openmetrics
     from gpufleet.report.progress import SimulationBar
     from gpufleet.sim.exporter_scrapes import ExporterScrapes
@@ -222,7 +222,7 @@ def simulate(
             raise typer.Exit(1) from None
         summary = finished_summary(build_summary(sim, selection))
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "summary.json").write_text(json_text(summary, 1, sort_keys=True) + "\n")
+    (out_dir / "summary.json").write_text(json_file_text(summary, sort_keys=True))
     (out_dir / "report.html").write_text(render_html(summary))
     if fmt is not None:
         print_data(summary, fmt)
@@ -648,7 +648,7 @@ def replay(
     output_fmt = output_of(output)
     from gpufleet.replay.fgd_protocol import POLICIES
     from gpufleet.replay.fgd_protocol import replay as run_replay
-    from gpufleet.report.json_text import json_text
+    from gpufleet.report.json_text import json_file_text
 
     if protocol != "fgd":
         raise fail([f"--protocol: unknown protocol {protocol!r} (known: fgd)"])
@@ -659,7 +659,7 @@ def replay(
         raise fail([f"{nodes}: no GPU nodes: the FGD protocol replays onto GPU nodes only"])
     result = run_replay(loaded_nodes, [p.pod for p in loaded_pods], policy, seed)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "replay.json").write_text(json_text(result.to_json(), 1) + "\n")
+    (out_dir / "replay.json").write_text(json_file_text(result.to_json()))
     if output_fmt is not None:
         print_data(result.to_json(), output_fmt)
         return
@@ -780,7 +780,7 @@ def optimum(
     from rich.table import Table
 
     from gpufleet.replay.optimum import OptimumUnavailable, compare_to_optimum, require_solver
-    from gpufleet.report.json_text import json_text
+    from gpufleet.report.json_text import json_file_text
 
     output_fmt = output_of(output)
     try:
@@ -803,7 +803,7 @@ def optimum(
         raise fail([f"{nodes}: {exc}"]) from None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "optimum.json").write_text(json_text(doc, 1) + "\n")
+        (out_dir / "optimum.json").write_text(json_file_text(doc))
     if output_fmt is not None:
         print_data(doc, output_fmt)
         return

@@ -15,7 +15,7 @@ from typing import Any
 from gpufleet.experiments.compare_html import render_compare_html
 from gpufleet.experiments.runs import R, RunsFailed, RunSpec, RunsProgress, execute_reported, summary_line
 from gpufleet.experiments.stats import group_lines, group_stats, median_curve
-from gpufleet.report.json_text import json_text
+from gpufleet.report.json_text import json_file_text
 
 SCHEMA = "gpufleet.compare/v1"
 
@@ -76,6 +76,6 @@ def write_compare(
     """``compare.json`` and ``report.html`` (the document as ``render`` shows it) in ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, html_path = out_dir / "compare.json", out_dir / "report.html"
-    json_path.write_text(json_text(document, 1) + "\n")
+    json_path.write_text(json_file_text(document))
     html_path.write_text(render(document))
     return json_path, html_path

@@ -30,7 +30,7 @@ from gpufleet.model.problem_lines import one_line
 from gpufleet.model.quantity import parse_duration, parse_window
 from gpufleet.model.standard_input import display_name
 from gpufleet.report import finished_summary, render_html
-from gpufleet.report.json_text import json_text
+from gpufleet.report.json_text import json_file_text
 from gpufleet.report.output import print_data
 from gpufleet.report.startup_table import not_serving_lines, startup_table
 
@@ -215,7 +215,7 @@ def _write(measurement: StartupMeasurement, options: StartupOptions, out: Consol
     result = finished_summary(summary(measurement))
     out_dir = options.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "summary.json").write_text(json_text(result, 1, sort_keys=True) + "\n")
+    (out_dir / "summary.json").write_text(json_file_text(result, sort_keys=True))
     (out_dir / "report.html").write_text(render_html(result))
     written = [out_dir / "summary.json", out_dir / "report.html"]
     if options.calibrate:

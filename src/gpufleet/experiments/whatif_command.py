@@ -25,7 +25,7 @@ from gpufleet.experiments.whatif_view import figure_rows, for_how_long, pod_rows
 from gpufleet.kube import ScenarioError
 from gpufleet.model.quantity import QuantityError, parse_duration
 from gpufleet.report import render_html
-from gpufleet.report.json_text import json_text
+from gpufleet.report.json_text import json_file_text
 from gpufleet.report.output import WIDE, print_data, print_wide
 from gpufleet.scheduling.profile import ProfileError
 
@@ -95,9 +95,9 @@ def write_whatif(out_dir: Path, sides: dict[str, Side], document: dict[str, Any]
     ``report.html`` under ``out_dir/SIDE/``."""
     for name, side in sides.items():
         (out_dir / name).mkdir(parents=True, exist_ok=True)
-        (out_dir / name / "summary.json").write_text(json_text(side.summary, 1, sort_keys=True) + "\n")
+        (out_dir / name / "summary.json").write_text(json_file_text(side.summary, sort_keys=True))
         (out_dir / name / "report.html").write_text(render_html(side.summary))
-    (out_dir / "whatif.json").write_text(json_text(document, 1) + "\n")
+    (out_dir / "whatif.json").write_text(json_file_text(document))
     (out_dir / "report.html").write_text(render_whatif_html(document))
 
 

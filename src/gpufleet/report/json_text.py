@@ -116,3 +116,9 @@ def json_text(value: Any, indent: int, sort_keys: bool = False, ensure_ascii: bo
         return text
     container(value, 0)
     return "".join(out)
+
+
+def json_file_text(value: Any, sort_keys: bool = False) -> str:
+    """A document as gpufleet's files hold it (``summary.json``, ``whatif.json``, ``replay.json``,
+    ``compare.json``, ``optimum.json``): ``json_text`` with one space of indent, and a newline at the end."""
+    return json_text(value, 1, sort_keys=sort_keys) + "\n"
