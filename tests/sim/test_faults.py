@@ -15,6 +15,11 @@ from tests.conftest import pods_by_name, run_simulation, simulated, write
 from gpufleet.kube import load_scenario
 from gpufleet.kube.problems import ScenarioError
 from gpufleet.model.faults import CLASSES, DEFAULT_RATES
+from gpufleet.model.resources import GPU
+from gpufleet.report import finished_summary
+from gpufleet.sim.invariants import InvariantChecks, InvariantViolation, resources_within_allocatable
+from gpufleet.sim.simulation import Simulation
+from gpufleet.sim.summary import build_summary
 
 H100 = "NVIDIA-H100-80GB-HBM3"
 
@@ -435,3 +440,72 @@ def test_a_mig_reconfiguration_keeps_a_gpu_awaiting_its_reset_unhealthy(tmp_path
     )
     bound = sorted(p["bound_s"] for p in summary["pods"])
     assert bound == [1200.0] * 7 + [3900.0] * 7
+
+
+GANG_SCHEDULER = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint: {enabled: [{name: Coscheduling}]}
+    queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: "*"}]}
+"""
+
+
+def gang_waiting_on_a_fault(tmp_path: Path) -> Simulation:
+    """Ten 8-GPU nodes; one of them (h100-2, the seed's tie-break) runs an 8-GPU pod for 10 min. A
+    10-rank gang of 8 GPUs a rank (Coscheduling, an hour's schedule timeout) has 9 ranks assumed on the
+    other nodes, waiting at Permit for the tenth: one rank of ten missing is within Coscheduling's 10 %,
+    so its PostFilter rejects none of them. At 5 min GPU 3 of h100-1 takes an XID 48, noticed at once and
+    reset after 30 min. Simulated with every invariant checked after every event."""
+    gang = job("train", 10, 8, "1h", gang=True).replace(
+        "spec: {minMember: 10}", "spec: {minMember: 10, scheduleTimeoutSeconds: 3600}"
+    )
+    xid = faults("{at: 5m, node: h100-1, gpu: 3, kind: xid-48}", response="{detection: 0s, gpuReset: 30m}")
+    paths = write(tmp_path, pool(replicas=10), job("first", 1, 8, "10m"), gang, GANG_SCHEDULER, xid)
+    sim = Simulation(load_scenario(paths))
+    sim.invariants = InvariantChecks()
+    sim.run()
+    return sim
+
+
+def test_a_pod_assumed_on_a_gpu_reported_unhealthy_while_it_waits_at_permit_is_refused_by_its_kubelet(
+    tmp_path: Path,
+) -> None:
+    """kubelet's devicemanager (``devicesToAllocate``): "requested number of devices unavailable for
+    nvidia.com/gpu. Requested: 8, Available: 7"; the topology manager's admit handler fails the pod with
+    ``UnexpectedAdmissionError``, "Allocate failed due to ..., which is unexpected". The rank on h100-1
+    held no GPU when the fault struck (it was only assumed), so the fault hits no pod; at 10 min the tenth
+    rank fits where the first pod ran, Permit lets all ten go, and h100-1's kubelet refuses the rank there.
+    Its Job makes it again; the new rank fits once GPU 3 is reset (35 min), and the gang computes its hour
+    from then."""
+    summary = finished_summary(build_summary(gang_waiting_on_a_fault(tmp_path)))
+    pods = pods_by_name(summary)
+    assert only_fault(summary)["pods_hit"] == []
+    refused = [p for p in pods.values() if p["reason"] == "UnexpectedAdmissionError"]
+    assert len(refused) == 1 and refused[0]["node"] == "h100-1" and refused[0]["finished_s"] == 600
+    assert refused[0]["message"] == (
+        "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 8, "
+        "Available: 7, which is unexpected"
+    )
+    again = pods[refused[0]["name"].split("/", 1)[1] + "-r1"]
+    assert again["node"] == "h100-1" and again["bound_s"] == 300 + 1800
+    ranks = [p for p in pods.values() if p["name"].startswith("default/train") and p["phase"] == "Succeeded"]
+    assert len(ranks) == 10 and {p["finished_s"] for p in ranks} == {2100 + 3600}
+
+
+def test_requests_stay_within_allocatable_where_the_kubelet_counts_them_while_an_assumed_pod_exceeds_it(
+    tmp_path: Path,
+) -> None:
+    """The resources-within-allocatable invariant counts the pods bound to a node (the kubelet's admission,
+    ``predicate.go``): from 5 to 10 min the rank only assumed on h100-1 asks 8 GPUs of its 7 healthy ones,
+    and no invariant is violated after any event. The check still sees a bound pod past allocatable."""
+    sim = gang_waiting_on_a_fault(tmp_path)
+    assert sim.invariants is not None and sim.invariants.events == sim.loop.steps
+    (rank,) = (r for r in sim.records.values() if r.phase == "Succeeded" and r.node == "h100-1")
+    sim.state.assign(rank.pod, sim.state.index["h100-1"], sim.loop.now)
+    sim.records[rank.pod.key].bound_s = sim.loop.now
+    sim.state.set_allocatable("h100-1", {**sim.state.nodes[sim.state.index["h100-1"]].allocatable, GPU: 7})
+    with pytest.raises(InvariantViolation, match=r"nvidia\.com/gpu requested 8 > allocatable 7"):
+        resources_within_allocatable(sim)

@@ -139,11 +139,7 @@ class NodeDevices:
         got: list[Unit] = self._share_units(pod, shares) if shares else []
         in_shared_use = set(self.slot_gpu.values())
         for resource, amount in sorted(pod.requests.items()):
-            free = [
-                u
-                for u in self.units.get(resource, ())
-                if u.id not in self.taken and u.id not in self.unhealthy and u.gpu not in in_shared_use
-            ]
+            free = self._free(resource, in_shared_use)
             if self.sharing in ("time-slicing", "mps") and resource == GPU:
                 per_gpu: dict[int, int] = {}
                 for u in free:
@@ -157,6 +153,30 @@ class NodeDevices:
         for u in got:
             self.taken[u.id] = pod.key
         return got
+
+    def _free(self, resource: str, in_shared_use: set[int]) -> list[Unit]:
+        """The units of ``resource`` the device plugin may hand out: healthy, held by nobody, on no GPU
+        that holds shares."""
+        return [
+            u
+            for u in self.units.get(resource, ())
+            if u.id not in self.taken and u.id not in self.unhealthy and u.gpu not in in_shared_use
+        ]
+
+    def unavailable(self, pod: Pod) -> str | None:
+        """The device plugin's refusal where the units free now cannot cover one of the pod's device
+        requests (kubelet's devicemanager ``devicesToAllocate``: "requested number of devices
+        unavailable for R. Requested: N, Available: K"), None where they can. The scheduler counted
+        allocatable as it was when the pod was assumed; a GPU reported Unhealthy while the pod waited at
+        Permit leaves it fewer."""
+        in_shared_use = set(self.slot_gpu.values())
+        for resource, amount in sorted(pod.requests.items()):
+            if resource in self.units and amount > (n := len(self._free(resource, in_shared_use))):
+                return (
+                    f"requested number of devices unavailable for {resource}. Requested: {amount}, "
+                    f"Available: {n}"
+                )
+        return None
 
     def _share_units(self, pod: Pod, shares: list[SharePlacement]) -> list[Unit]:
         share = pod.gpu_share

@@ -65,6 +65,10 @@ class DeviceLedger:
             units += dra_units(dra.pod_devices(pod, node))
         return units
 
+    def unavailable(self, pod: Pod, node: str) -> str | None:
+        """The device plugin's refusal of the pod on ``node`` (``NodeDevices.unavailable``), or None."""
+        return self.of(node).unavailable(pod)
+
     def unassigned(self, pod: Pod, node: int) -> None:
         name = self.state.nodes[node].name
         if name in self.nodes:

@@ -79,6 +79,8 @@ class Outcome:
     pod: Pod
     kind: str  # "bound" | "waiting" | "unschedulable" | "rejected" | "preempting"
     node: str | None = None
+    #: why it is unschedulable or rejected; "bound": the kubelet's admission error where its device plugin
+    #: cannot cover it (``UnexpectedAdmissionError``)
     message: str | None = None
     victims: tuple[str, ...] = ()  # "preempting": the pods to evict from ``node``
     devices: tuple[Unit, ...] = ()  # "bound": the device units it got there (``gpus.ledger``)
@@ -363,10 +365,19 @@ class Scheduler:
             self.queue.move_all(now, only=lambda q: q.pod.key in helped)
 
     def _bind(self, pod: Pod, node: str) -> Outcome:
-        """The pod is bound: the device level gives it its units (``gpus.ledger``), where there is one."""
+        """The pod is bound: the device level gives it its units (``gpus.ledger``), where there is one.
+        Where the node's free devices no longer cover it (a GPU reported Unhealthy while it waited at
+        Permit), it gets none and the outcome's message is the kubelet's admission error, which the
+        topology manager's admit handler words ("Allocate failed due to ..., which is unexpected")."""
         ledger = self.state.ledger
-        devices = tuple(ledger.allocate(pod, node)) if ledger is not None else ()
-        return Outcome(pod, "bound", node=node, devices=devices)
+        if ledger is None:
+            return Outcome(pod, "bound", node=node)
+        refused = ledger.unavailable(pod, node)
+        if refused is not None:
+            return Outcome(
+                pod, "bound", node=node, message=f"Allocate failed due to {refused}, which is unexpected"
+            )
+        return Outcome(pod, "bound", node=node, devices=tuple(ledger.allocate(pod, node)))
 
     def _reserve_claims(self, dra: DraState, pod: Pod, node: str) -> str | None:
         """Reserve and PreBind of DynamicResources: the pod's ResourceClaims get their devices on the

@@ -74,22 +74,35 @@ def _nodes(sim: Simulation, nodes: Collection[int] | None) -> list[int]:
 
 def resources_within_allocatable(sim: Simulation, nodes: Collection[int] | None = None) -> None:
     """No node's requests (cpu, memory, pods, extended resources: GPUs, MIG instances) exceed its
-    allocatable (``nodes``: only those node indices)."""
+    allocatable (``nodes``: only those node indices). The requests are the kubelet's: of the pods bound
+    there. A pod only assumed there (waiting at Permit) is the scheduler's, and may exceed an allocatable
+    that shrank after it was assumed (a GPU reported Unhealthy): its kubelet refuses it if it is bound
+    (``UnexpectedAdmissionError``)."""
     state = sim.state
     rows = np.asarray(_nodes(sim, nodes), dtype=np.int64)
     if not len(rows):
         return
     over = state.requested[rows] > state.alloc[rows]
-    hit = np.flatnonzero(over.any(axis=1))
-    if len(hit):
-        i, col = int(rows[hit[0]]), int(over[hit[0]].argmax())
-        asked, has = int(state.requested[i, col]), int(state.alloc[i, col])
-        raise InvariantViolation(
-            "resources-within-allocatable",
-            f"node {state.nodes[i].name}",
-            sim.loop.now,
-            f"{state.resources[col]} requested {asked} > allocatable {has}",
-        )
+    for i in rows[np.flatnonzero(over.any(axis=1))].tolist():
+        bound = state.requested[i].copy()
+        for a in state.assignments.values():
+            if a.node == i and _assumed(sim, a.pod.key):
+                bound -= state.pod_vectors(a.pod)[0]
+        past = np.flatnonzero(bound > state.alloc[i])
+        if len(past):
+            col = int(past[0])
+            raise InvariantViolation(
+                "resources-within-allocatable",
+                f"node {state.nodes[i].name}",
+                sim.loop.now,
+                f"{state.resources[col]} requested {bound[col]} > allocatable {state.alloc[i, col]}",
+            )
+
+
+def _assumed(sim: Simulation, key: str) -> bool:
+    """Assigned to a node by a scheduler and not bound yet (waiting at Permit)."""
+    rec = sim.records.get(key)
+    return rec is not None and rec.bound_s is None and rec.phase == "Pending"
 
 
 def devices_held_once(sim: Simulation, nodes: Collection[int] | None = None) -> None:

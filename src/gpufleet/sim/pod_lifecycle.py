@@ -2,7 +2,8 @@
 
 Pending -> bound -> Running -> (working) -> Succeeded, or Failed. A pod with ``spec.nodeName`` skips
 the scheduler and is admitted by the kubelet if it fits (otherwise it fails with ``OutOf<resource>``,
-as the kubelet's admission does). A bound pod goes through its start chain: image pull (per node,
+as the kubelet's admission does); a bound pod whose node's device plugin cannot cover it fails with
+``UnexpectedAdmissionError``. A bound pod goes through its start chain: image pull (per node,
 one at a time, cached), the container starts (and may find too little GPU memory: CUDA out of
 memory, then CrashLoopBackOff or OOMKilled), reads its model from shared storage (a fair share of
 the bandwidth), warms up, and is ready. It then computes for ``gpufleet.io/duration`` (forever if
@@ -166,6 +167,14 @@ class PodLifecycle:
             return
         self.cluster.state.assign(pod, i, self.clock.now)
         self.bound(rec, name, self.cluster.ledger.allocate(pod, name))  # the kubelet's device plugin
+
+    def admission_refused(self, rec: PodRecord, node: str, message: str) -> None:
+        """The pod was bound to ``node`` and its kubelet refused it at admission: its device plugin could
+        not allocate what it asks (a GPU reported Unhealthy after the pod was assumed, while it waited at
+        Permit). It ends Failed with ``UnexpectedAdmissionError`` (the topology manager's admit handler),
+        never having run; its gang and its controller learn it as of any failed pod."""
+        rec.node, rec.message = node, message
+        self.failed(rec, "UnexpectedAdmissionError")
 
     def bound(self, rec: PodRecord, node: str, devices: list[Unit]) -> None:
         """The pod is bound with its device units (``devices``), then its start chain: image pull

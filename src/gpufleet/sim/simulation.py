@@ -864,7 +864,10 @@ class Simulation:
     def _apply(self, outcome: Outcome) -> None:
         rec = self.records[outcome.pod.key]
         if outcome.kind == "bound" and outcome.node is not None:
-            self.lifecycle.bound(rec, outcome.node, list(outcome.devices))
+            if outcome.message is not None:  # its kubelet refuses it: its device plugin cannot cover it
+                self.lifecycle.admission_refused(rec, outcome.node, outcome.message)
+            else:
+                self.lifecycle.bound(rec, outcome.node, list(outcome.devices))
         elif outcome.kind == "preempting":
             for victim in outcome.victims:
                 self._preempt(victim)
