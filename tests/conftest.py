@@ -194,6 +194,18 @@ status:
   capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
 """
 
+
+def coscheduling(scheduler: str = "default-scheduler") -> str:
+    """A KubeSchedulerConfiguration whose profile ``scheduler`` runs scheduler-plugins' Coscheduling
+    (every extension point) and sorts its queue by it: a PodGroup's members wait at Permit for the gang."""
+    plugins = "{multiPoint: {enabled: [{name: Coscheduling}]}, queueSort: {enabled: [{name: Coscheduling}], "
+    plugins += 'disabled: [{name: "*"}]}}'
+    return (
+        "\napiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        f"- {{schedulerName: {scheduler}, plugins: {plugins}}}\n"
+    )
+
+
 # A pod of 8 GPUs, ``ml/urgent``, of PriorityClass ``urgent`` (1000000): submitted at 5m, runs 10m.
 URGENT_POD = """
 apiVersion: scheduling.k8s.io/v1

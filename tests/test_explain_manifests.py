@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from conftest import coscheduling
 from gpufleet.kube import load_scenario
 from gpufleet.kube.explain import explain_scenario, render_explanations
 from gpufleet.kube.explain_recorded import event_message, verdict
@@ -306,23 +307,15 @@ def test_a_jobs_parallel_pods_are_judged_one_after_another(tmp_path: Path) -> No
     ) in lines
 
 
-COSCHEDULING = """---
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: gang-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: Coscheduling}]
-    queueSort:
-      enabled: [{name: Coscheduling}]
-      disabled: [{name: "*"}]
----
+COSCHEDULING = (
+    f"---{coscheduling('gang-scheduler')}---"
+    + """
 apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
 metadata: {name: train, namespace: ml}
 spec: {minMember: MIN}
 """
+)
 GANG_LABELS = "{scheduling.x-k8s.io/pod-group: train}"
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import kueue_queues
+from conftest import coscheduling, kueue_queues
 from gpufleet.kube import load_scenario
 from gpufleet.model.pod import POD_GROUP_LABEL
 from gpufleet.model.scenario import Scenario
@@ -371,16 +371,6 @@ PRIORITY_CLASSES = "---".join(
     for name, value in (("high", 1000), ("low", -10))
 )
 
-COSCHEDULER = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: gang-scheduler
-  plugins:
-    multiPoint: {enabled: [{name: Coscheduling}]}
-    queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: "*"}]}
-"""
-
 
 @st.composite
 def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
@@ -398,7 +388,7 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         gang = i >= jobs
         docs.append(draw(job(f"job{i}", resources, queued and not gang and draw(st.booleans()), gang)))
     if gangs:
-        docs.append(COSCHEDULER)
+        docs.append(coscheduling("gang-scheduler"))
     if draw(st.booleans()):
         docs.append(draw(served(draw(st.sampled_from(resources)))))
     if draw(st.booleans()):

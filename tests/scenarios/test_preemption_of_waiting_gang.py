@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import pods_by_name, simulated
+from conftest import coscheduling, pods_by_name, simulated
 
-SCENARIO = """
+SCENARIO = (
+    """
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: urgent}
@@ -21,17 +22,9 @@ metadata: {name: gpu-0}
 status:
   capacity: {cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "9"}
 ---
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: gang-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: Coscheduling}]
-    queueSort:
-      enabled: [{name: Coscheduling}]
-      disabled: [{name: "*"}]
----
+"""
+    + coscheduling("gang-scheduler")
+    + """---
 # ten 1-GPU members on a 9-GPU node: nine are assumed and wait at Permit; the tenth fails, but
 # within 10 % of minMember Coscheduling keeps the nine waiting (until scheduleTimeoutSeconds)
 apiVersion: scheduling.x-k8s.io/v1alpha1
@@ -77,6 +70,7 @@ kind: Simulation
 metadata: {name: waiting-victim}
 spec: {duration: 1h}
 """
+)
 
 
 def run(tmp_path: Path) -> dict[str, dict[str, Any]]:

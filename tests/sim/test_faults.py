@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import pods_by_name, run_simulation, simulated, write
+from tests.conftest import coscheduling, pods_by_name, run_simulation, simulated, write
 
 from gpufleet.kube import load_scenario
 from gpufleet.kube.problems import ScenarioError
@@ -442,17 +442,6 @@ def test_a_mig_reconfiguration_keeps_a_gpu_awaiting_its_reset_unhealthy(tmp_path
     assert bound == [1200.0] * 7 + [3900.0] * 7
 
 
-GANG_SCHEDULER = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint: {enabled: [{name: Coscheduling}]}
-    queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: "*"}]}
-"""
-
-
 def gang_waiting_on_a_fault(tmp_path: Path) -> Simulation:
     """Ten 8-GPU nodes; one of them (h100-2, the seed's tie-break) runs an 8-GPU pod for 10 min. A
     10-rank gang of 8 GPUs a rank (Coscheduling, an hour's schedule timeout) has 9 ranks assumed on the
@@ -463,7 +452,7 @@ def gang_waiting_on_a_fault(tmp_path: Path) -> Simulation:
         "spec: {minMember: 10}", "spec: {minMember: 10, scheduleTimeoutSeconds: 3600}"
     )
     xid = faults("{at: 5m, node: h100-1, gpu: 3, kind: xid-48}", response="{detection: 0s, gpuReset: 30m}")
-    paths = write(tmp_path, pool(replicas=10), job("first", 1, 8, "10m"), gang, GANG_SCHEDULER, xid)
+    paths = write(tmp_path, pool(replicas=10), job("first", 1, 8, "10m"), gang, coscheduling(), xid)
     sim = Simulation(load_scenario(paths))
     sim.invariants = InvariantChecks()
     sim.run()

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from conftest import pods_by_name, simulated, write
+from conftest import coscheduling, pods_by_name, simulated, write
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.explain import explain_scenario
 from gpufleet.model.node import Node
@@ -89,19 +89,6 @@ spec:
       capacity: {cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}
 """
 
-COSCHEDULING = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: Coscheduling}]
-    queueSort:
-      enabled: [{name: Coscheduling}]
-      disabled: [{name: "*"}]
-"""
-
 
 def training_job(workers: object, extra: str = "") -> str:
     return f"""
@@ -136,7 +123,7 @@ def test_the_simulator_runs_a_registered_kind_read_from_its_manifest(tmp_path: P
 
 def test_the_gang_a_kind_declares_holds_its_pods_together_under_coscheduling(tmp_path: Path) -> None:
     """Coscheduling's PreFilter: three 8-GPU workers cannot all fit on two nodes, so none is bound."""
-    summary = simulated(write(tmp_path, NODES, COSCHEDULING, training_job(3)), duration_s=600.0)
+    summary = simulated(write(tmp_path, NODES, coscheduling(), training_job(3)), duration_s=600.0)
     pods = pods_by_name(summary)
     assert len(pods) == 3 and all(p["phase"] == "Pending" and p["node"] is None for p in pods.values())
 

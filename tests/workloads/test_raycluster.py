@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import NODE_N0, only_controller, pods_by_name, simulated, write
+from conftest import NODE_N0, coscheduling, only_controller, pods_by_name, simulated, write
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.workloads.raycluster import RayClusterController
 
@@ -214,19 +214,6 @@ def test_a_head_that_ends_is_replaced(tmp_path: Path) -> None:
 
 # -- the gang and Kueue -----------------------------------------------------------------------
 
-COSCHEDULING = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: scheduler-plugins-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: Coscheduling}]
-    queueSort:
-      enabled: [{name: Coscheduling}]
-      disabled: [{name: "*"}]
-"""
-
 
 def test_gang_scheduling_makes_a_pod_group_of_the_head_and_desired_workers(tmp_path: Path) -> None:
     """scheduler_plugins.go ``createPodGroup``: named after the cluster, minMember = desired workers
@@ -245,7 +232,8 @@ def test_gang_scheduling_makes_a_pod_group_of_the_head_and_desired_workers(tmp_p
 def test_a_gang_that_does_not_fit_places_none_of_its_pods(tmp_path: Path) -> None:
     """9 one-GPU workers on an 8-GPU node: the gang never reaches minMember, no pod starts, no GPU works."""
     text = cluster(group(replicas=9), meta="  labels: {ray.io/gang-scheduling-enabled: 'true'}")
-    summary = simulated(write(tmp_path, NODE_N0, COSCHEDULING, text), duration_s=60)
+    gangs = coscheduling("scheduler-plugins-scheduler")
+    summary = simulated(write(tmp_path, NODE_N0, gangs, text), duration_s=60)
     assert {p["phase"] for p in summary["pods"]} == {"Pending"}
     assert summary["totals"]["gpus_working"] == 0
 
