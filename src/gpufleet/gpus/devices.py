@@ -163,20 +163,36 @@ class NodeDevices:
             if u.id not in self.taken and u.id not in self.unhealthy and u.gpu not in in_shared_use
         ]
 
-    def unavailable(self, pod: Pod) -> str | None:
+    def unavailable(self, pod: Pod, shares: list[SharePlacement] | None = None) -> str | None:
         """The device plugin's refusal where the units free now cannot cover one of the pod's device
         requests (kubelet's devicemanager ``devicesToAllocate``: "requested number of devices
-        unavailable for R. Requested: N, Available: K"), None where they can. The scheduler counted
-        allocatable as it was when the pod was assumed; a GPU reported Unhealthy while the pod waited at
-        Permit leaves it fewer."""
+        unavailable for R. Requested: N, Available: K"), None where they can; ``shares``: its fractional
+        request's slots, of which those no GPU holds yet each need a GPU nothing holds. The scheduler
+        counted allocatable as it was when the pod was assumed; a GPU reported Unhealthy while the pod
+        waited at Permit leaves it fewer."""
         in_shared_use = set(self.slot_gpu.values())
-        for resource, amount in sorted(pod.requests.items()):
-            if resource in self.units and amount > (n := len(self._free(resource, in_shared_use))):
+        wanted = [
+            (r, amount, len(self._free(r, in_shared_use))) for r, amount in sorted(pod.requests.items())
+        ]
+        if shares:
+            fresh = len({p.slot for p in shares if p.slot not in self.slot_gpu})
+            wanted.append((GPU, fresh, len(self._unheld_gpus())))
+        for resource, amount, free in wanted:
+            if resource in self.units and amount > free:
                 return (
                     f"requested number of devices unavailable for {resource}. Requested: {amount}, "
-                    f"Available: {n}"
+                    f"Available: {free}"
                 )
         return None
+
+    def _unheld_gpus(self) -> set[int]:
+        """The GPUs no unit of which is held or reported Unhealthy, holding no share: where a share's slot
+        may open."""
+        held = self.taken.keys() | self.unhealthy
+        busy = set(self.slot_gpu.values()) | {
+            u.gpu for units in self.units.values() for u in units if u.id in held
+        }
+        return set(range(self.gpus)) - busy
 
     def _share_units(self, pod: Pod, shares: list[SharePlacement]) -> list[Unit]:
         share = pod.gpu_share
@@ -185,11 +201,7 @@ class NodeDevices:
         for p in shares:
             gpu = self.slot_gpu.get(p.slot)
             if gpu is None:  # a GPU nothing holds and the device plugin reports healthy
-                held = self.taken.keys() | self.unhealthy
-                busy = set(self.slot_gpu.values()) | {
-                    u.gpu for units in self.units.values() for u in units if u.id in held
-                }
-                gpu = self.slot_gpu[p.slot] = min(set(range(self.gpus)) - busy)
+                gpu = self.slot_gpu[p.slot] = min(self._unheld_gpus())
             memory = self.memory_bytes * p.memory / MILLI if isolated and self.memory_bytes else None
             name = (
                 f"{gpu}:{p.compute}m" if p.compute == p.memory else f"{gpu}:{p.compute}m,{p.memory}m-memory"

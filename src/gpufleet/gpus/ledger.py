@@ -67,7 +67,8 @@ class DeviceLedger:
 
     def unavailable(self, pod: Pod, node: str) -> str | None:
         """The device plugin's refusal of the pod on ``node`` (``NodeDevices.unavailable``), or None."""
-        return self.of(node).unavailable(pod)
+        shares = self.state.shares.placed.get(pod.key) if self.state.shares is not None else None
+        return self.of(node).unavailable(pod, shares)
 
     def unassigned(self, pod: Pod, node: int) -> None:
         name = self.state.nodes[node].name
