@@ -339,7 +339,7 @@ class Scheduler:
                     del self.waiting[w.qp.pod.key]
                     self.queue.remove(w.qp.pod.key)
                 self.queue.remove(key)
-                return [self._bind(w.qp.pod, w.node) for w in released] + [self._bind(pod, node)]
+                return [self._bind(w.qp.pod, w.node, waited=True) for w in released] + [self._bind(pod, node)]
         self.queue.remove(key)
         return [self._bind(pod, node)]
 
@@ -364,19 +364,19 @@ class Scheduler:
                 del self.waiting_on_pods[key]
             self.queue.move_all(now, only=lambda q: q.pod.key in helped)
 
-    def _bind(self, pod: Pod, node: str) -> Outcome:
+    def _bind(self, pod: Pod, node: str, waited: bool = False) -> Outcome:
         """The pod is bound: the device level gives it its units (``gpus.ledger``), where there is one.
-        Where the node's free devices no longer cover it (a GPU reported Unhealthy while it waited at
-        Permit), it gets none and the outcome's message is the kubelet's admission error, which the
-        topology manager's admit handler words ("Allocate failed due to ..., which is unexpected")."""
+        A pod that ``waited`` at Permit may find the node's free devices no longer cover it (a GPU
+        reported Unhealthy meanwhile): it gets none, and the outcome's message is the kubelet's admission
+        error, as the topology manager's admit handler words it ("Allocate failed due to ..., which is
+        unexpected"). (A pod bound in the cycle that assumed it finds the devices that were counted.)"""
         ledger = self.state.ledger
         if ledger is None:
             return Outcome(pod, "bound", node=node)
-        refused = ledger.unavailable(pod, node)
+        refused = ledger.unavailable(pod, node) if waited else None
         if refused is not None:
-            return Outcome(
-                pod, "bound", node=node, message=f"Allocate failed due to {refused}, which is unexpected"
-            )
+            message = f"Allocate failed due to {refused}, which is unexpected"
+            return Outcome(pod, "bound", node=node, message=message)
         return Outcome(pod, "bound", node=node, devices=tuple(ledger.allocate(pod, node)))
 
     def _reserve_claims(self, dra: DraState, pod: Pod, node: str) -> str | None:
