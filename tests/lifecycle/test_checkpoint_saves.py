@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpufleet.lifecycle.checkpoints import Progress, progress, time_to_finish
+from gpufleet.lifecycle.checkpoints import Progress, last_checkpoint, progress, time_to_finish
 
 
 def test_a_task_pays_one_save_per_checkpoint_on_the_way_and_none_at_its_end() -> None:
@@ -27,6 +27,12 @@ def test_a_checkpoint_counts_only_once_written() -> None:
 def test_work_resumed_from_a_checkpoint_has_it_saved() -> None:
     assert progress(10.0, 3.0, 35.0, 10.0, 2.0) == Progress(13.0, 10.0, 0.0)
     assert progress(10.0, 11.0, 35.0, 10.0, 2.0) == Progress(20.0, 10.0, 1.0)
+
+
+def test_a_time_worked_a_rounding_error_short_of_a_checkpoint_has_reached_it() -> None:
+    """1200 + t - t for t = 3867.1240091553377 is 1199.9999999999998: the second checkpoint, not the first."""
+    assert last_checkpoint(1199.9999999999998, 600.0) == 1200.0
+    assert last_checkpoint(1199.0, 600.0) == 600.0
 
 
 @settings(max_examples=200, deadline=None)

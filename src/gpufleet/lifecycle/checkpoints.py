@@ -29,10 +29,22 @@ class Progress:
     saving_s: float
 
 
+def _intervals(done_s: float, interval_s: float) -> int:
+    """How many whole intervals ``done_s`` of computation holds. A sum of times a rounding error short of
+    a multiple of the interval (1199.9999999999998 for 1200) holds it."""
+    return math.floor(done_s / interval_s + 1e-12)
+
+
+def last_checkpoint(done_s: float, interval_s: float) -> float:
+    """The computation kept by the last checkpoint after ``done_s`` of it, saving free: the last multiple
+    of the interval reached."""
+    return _intervals(done_s, interval_s) * interval_s
+
+
 def _checkpoints(start_s: float, task_s: float, interval_s: float) -> tuple[float, int]:
     """The first checkpoint past ``start_s`` (a start on a checkpoint has it saved) and how many are
     taken before the task's end."""
-    first = (math.floor(start_s / interval_s + 1e-12) + 1) * interval_s
+    first = (_intervals(start_s, interval_s) + 1) * interval_s
     return first, max(math.ceil((task_s - first) / interval_s - 1e-12), 0)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpufleet.gpus.devices import Unit
-from gpufleet.lifecycle.checkpoints import progress, time_to_finish
+from gpufleet.lifecycle.checkpoints import last_checkpoint, progress, time_to_finish
 from gpufleet.model.pod import Pod
 from gpufleet.sim.placement_quality import RingPlacement
 
@@ -88,7 +88,7 @@ class PodRecord:
         SIGTERM lets the pod checkpoint, ``gpufleet.io/checkpoint-on-sigterm``). Returns the seconds lost;
         a pod without a task (a server with no ``gpufleet.io/duration``) loses none."""
         self.working = False
-        total = self.done_s + now - self.work_started_at
+        total = self.done_s + (now - self.work_started_at)  # (the time worked first: 0 adds nothing)
         task = self.task_s
         if task is None:  # a server computing forever keeps no progress that could be lost
             return 0.0
@@ -106,7 +106,7 @@ class PodRecord:
         if sigterm and self.pod.behavior.checkpoint_on_sigterm:
             self.done_s = total
             return 0.0
-        self.done_s = (total // interval) * interval if interval else 0.0
+        self.done_s = last_checkpoint(total, interval) if interval else 0.0
         return total - self.done_s
 
     def enter(self, t: float, state: str) -> None:
