@@ -53,7 +53,7 @@ def _pod_record(sim: Simulation, rec: PodRecord, reach: Callable[[Pod], list[int
         "message": rec.message
         if pending or rec.phase == "Failed" or rec.reason == "CrashLoopBackOff"
         else None,
-        "scheduler": rec.scheduler,
+        "scheduler": rec.pod.scheduler_name,  # (its profile: a scheduler's events come from that name)
         "pod_group": group_key(rec.pod),
         "diagnosis": diagnose(sim.state, rec.pod, sim.gangs, reach(rec.pod)) if pending else None,
         "disruptions": list(rec.disruptions),
