@@ -187,3 +187,44 @@ def test_a_pod_that_waited_for_a_new_node_shows_its_start_chain_in_order(tmp_pat
     assert runner.invoke(app, ["simulate", str(scenario), "--out", str(tmp_path)]).exit_code == 0
     saved = stage_names(describe("train-0", "--summary", str(tmp_path / "summary.json")))
     assert saved == ["waiting for a new node", *chain]  # summary.json sorts keys; shown in chain order
+
+
+def test_a_pod_the_kubelet_refused_has_its_warning_event_from_the_kubelet(tmp_path: Path) -> None:
+    """kubelet's ``rejectPod``: the pod Failed, its message "Pod was rejected: " and the admit handler's,
+    and a Warning event with its reason from the kubelet carrying the message without that prefix."""
+    pinned = """
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned}
+spec:
+  nodeName: gpu-0
+  containers:
+  - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "3"}}}
+"""
+    output = describe("pinned", *map(str, write(tmp_path, SCENARIO, pinned)))
+    assert (field(output, "Status"), field(output, "Reason")) == ("Failed", "OutOfnvidia.com/gpu")
+    assert field(output, "Message").startswith("Pod was rejected: Node didn't have enough resource")
+    refused = next(
+        line for line in output.splitlines() if "OutOfnvidia.com/gpu" in line and "kubelet" in line
+    )
+    assert refused.split()[0] == "Warning"
+    assert (
+        refused.split("kubelet", 1)[1].strip().startswith("Node didn't have enough resource: nvidia.com/gpu")
+    )
+
+
+def test_a_scheduled_event_comes_from_the_pods_scheduler_profile(tmp_path: Path) -> None:
+    """kube-scheduler records a profile's events under the profile's schedulerName (a recorder per
+    profile), whichever configuration document defined the profile."""
+    config = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: bin-packing
+"""
+    batch = "  annotations: {gpufleet.io/duration: 1m}\nspec:\n"
+    packed = SCENARIO.replace(batch, f"{batch}  schedulerName: bin-packing\n")
+    output = describe("batch", *map(str, write(tmp_path, packed, config)))
+    assert field(output, "Scheduler") == "bin-packing"
+    scheduled = next(line for line in output.splitlines() if line.split()[1:2] == ["Scheduled"])
+    assert "bin-packing" in scheduled and ".yaml#" not in output

@@ -463,8 +463,9 @@ def test_a_pod_assumed_on_a_gpu_reported_unhealthy_while_it_waits_at_permit_is_r
     tmp_path: Path,
 ) -> None:
     """kubelet's devicemanager (``devicesToAllocate``): "requested number of devices unavailable for
-    nvidia.com/gpu. Requested: 8, Available: 7"; the topology manager's admit handler fails the pod with
-    ``UnexpectedAdmissionError``, "Allocate failed due to ..., which is unexpected". The rank on h100-1
+    nvidia.com/gpu. Requested: 8, Available: 7"; the topology manager's admit handler refuses the pod with
+    ``UnexpectedAdmissionError``, "Allocate failed due to ..., which is unexpected", and ``rejectPod``
+    leaves it Failed, "Pod was rejected: " and that message, not deleted. The rank on h100-1
     held no GPU when the fault struck (it was only assumed), so the fault hits no pod; at 10 min the tenth
     rank fits where the first pod ran, Permit lets all ten go, and h100-1's kubelet refuses the rank there.
     Its Job makes it again; the new rank fits once GPU 3 is reset (35 min), and the gang computes its hour
@@ -473,10 +474,12 @@ def test_a_pod_assumed_on_a_gpu_reported_unhealthy_while_it_waits_at_permit_is_r
     pods = pods_by_name(summary)
     assert only_fault(summary)["pods_hit"] == []
     refused = [p for p in pods.values() if p["reason"] == "UnexpectedAdmissionError"]
-    assert len(refused) == 1 and refused[0]["node"] == "h100-1" and refused[0]["finished_s"] == 600
+    assert len(refused) == 1 and refused[0]["node"] == "h100-1"
+    assert refused[0]["bound_s"] == refused[0]["finished_s"] == 600 and refused[0]["devices"] == []
+    assert refused[0]["deleted_s"] is None and refused[0]["running_s"] is None
     assert refused[0]["message"] == (
-        "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 8, "
-        "Available: 7, which is unexpected"
+        "Pod was rejected: Allocate failed due to requested number of devices unavailable for "
+        "nvidia.com/gpu. Requested: 8, Available: 7, which is unexpected"
     )
     again = pods[refused[0]["name"].split("/", 1)[1] + "-r1"]
     assert again["node"] == "h100-1" and again["bound_s"] == 300 + 1800

@@ -19,6 +19,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+#: How the kubelet's ``rejectPod`` begins the status message of a pod it refused at admission (its Warning
+#: event, reason the pod's, carries the message without it).
+REJECTED = "Pod was rejected: "
+
 #: Every final state, in the order the reports list them.
 FINAL_STATES = (
     "Pending",

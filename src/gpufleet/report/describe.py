@@ -24,6 +24,7 @@ from typing import Any
 
 from rich.console import Console
 
+from gpufleet.model.final_states import REJECTED
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
 from gpufleet.report._format import MISSING, human_duration
@@ -135,8 +136,9 @@ def _event(kind: str, reason: str, at_s: float, end_s: float, source: str, messa
 
 def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) -> list[dict[str, Any]]:
     """The Events the scheduler and the kubelet would have recorded, in upstream's words, from the
-    record's times: FailedScheduling (a pod still pending), Scheduled, Pulling/Pulled (an image pull
-    stage), Started, Killing (deleted)."""
+    record's times: FailedScheduling (a pod still pending), Scheduled, the kubelet's refusal at admission
+    (``rejectPod``: a Warning with the pod's reason), Pulling/Pulled (an image pull stage), Started,
+    Killing (deleted)."""
     key, scheduler = str(record["name"]), str(record["scheduler"])
     events = []
     if record["bound_s"] is None and record["message"] and record["phase"] == "Pending":
@@ -146,6 +148,12 @@ def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
     if record["bound_s"] is not None:
         assigned = f"Successfully assigned {key} to {record['node']}"
         events.append(_event("Normal", "Scheduled", record["bound_s"], end_s, scheduler, assigned))
+    message = record["message"] or ""
+    if record["phase"] == "Failed" and message.startswith(REJECTED) and record["finished_s"] is not None:
+        refused = message.removeprefix(REJECTED)
+        events.append(
+            _event("Warning", str(record["reason"]), record["finished_s"], end_s, "kubelet", refused)
+        )
     pull = record["stages"].get("image_pull")
     if pull and record["running_s"] is not None:
         image = f' "{pod.images[0]}"' if pod is not None and pod.images else ""

@@ -31,6 +31,7 @@ from gpufleet.gpus.devices import Unit, out_of_memory
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
+from gpufleet.model.final_states import REJECTED
 from gpufleet.model.images import normalized_image_name
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
@@ -160,7 +161,7 @@ class PodLifecycle:
             self.set_phase(rec, "Failed")
             rec.reason, rec.finished_s, rec.node = f"OutOf{r}", self.clock.now, name
             rec.message = (
-                f"Pod was rejected: Node didn't have enough resource: {r}, requested: "
+                f"{REJECTED}Node didn't have enough resource: {r}, requested: "
                 f"{pod.requests.get(r, 1)}, used: {used}, capacity: {capacity}"
             )
             rec.enter(self.clock.now, "failed")
@@ -171,10 +172,12 @@ class PodLifecycle:
     def admission_refused(self, rec: PodRecord, node: str, message: str) -> None:
         """The pod was bound to ``node`` and its kubelet refused it at admission: its device plugin could
         not allocate what it asks (a GPU reported Unhealthy after the pod was assumed, while it waited at
-        Permit). It ends Failed with ``UnexpectedAdmissionError`` (the topology manager's admit handler),
-        never having run; its gang and its controller learn it as of any failed pod."""
-        rec.node, rec.message = node, message
-        self.failed(rec, "UnexpectedAdmissionError")
+        Permit). As the kubelet's ``rejectPod``: Failed with the admit handler's reason,
+        ``UnexpectedAdmissionError``, "Pod was rejected: " and its message, never having run, and not
+        deleted (it was bound: its PodScheduled condition holds); its gang and its controller learn it
+        as of any failed pod."""
+        rec.node, rec.bound_s, rec.message = node, self.clock.now, REJECTED + message
+        self.terminated(rec, "UnexpectedAdmissionError", deleted=False)
 
     def bound(self, rec: PodRecord, node: str, devices: list[Unit]) -> None:
         """The pod is bound with its device units (``devices``), then its start chain: image pull
@@ -510,13 +513,16 @@ class PodLifecycle:
         self.gang_member_gone(rec)
         self.terminated(rec, reason)
 
-    def terminated(self, rec: PodRecord, reason: str) -> None:
+    def terminated(self, rec: PodRecord, reason: str, deleted: bool = True) -> None:
+        """It ends Failed with ``reason`` and gives its node back (``deleted``: and is gone)."""
         if rec.deleted_s is not None:  # already gone with its node
             return
         now = self.clock.now
         self.set_phase(rec, "Failed")
-        rec.reason, rec.finished_s, rec.deleted_s = reason, now, now
-        rec.enter(now, "deleted")
+        rec.reason, rec.finished_s = reason, now
+        if deleted:
+            rec.deleted_s = now
+        rec.enter(now, "deleted" if deleted else "failed")
         self.cluster.state.unassign(rec.pod.key)
         self.gangs.remove_pod(rec.pod)
         self.host.forget(rec.pod.key)
