@@ -6,6 +6,7 @@ MTTR and goodput; random faults drawn from the seed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -501,3 +502,40 @@ def test_requests_stay_within_allocatable_where_the_kubelet_counts_them_while_an
     sim.state.set_allocatable("h100-1", {**sim.state.nodes[sim.state.index["h100-1"]].allocatable, GPU: 7})
     with pytest.raises(InvariantViolation, match=r"nvidia\.com/gpu requested 8 > allocatable 7"):
         resources_within_allocatable(sim)
+
+
+def test_a_gpu_fault_under_shares_only_assumed_keeps_the_kubelets_requests_within_allocatable(
+    tmp_path: Path,
+) -> None:
+    """Nine HAMi vGPUs of 11 % (of a ten-member gang) are assumed on the one GPU of a100-0, opened by
+    their shares alone, waiting at Permit for the tenth; at 5 min that GPU is reported Unhealthy
+    (allocatable 0). The opened GPU is the scheduler's, not the kubelet's: no invariant is violated, and
+    the fault hits no pod (none holds a device)."""
+    node = SHARES.split("---")[0].replace('nvidia.com/gpu.count: "2"', 'nvidia.com/gpu.count: "1"')
+    node = node.replace('nvidia.com/gpu: "2"', 'nvidia.com/gpu: "1"')
+    vgpu = "{nvidia.com/gpu: 1, nvidia.com/gpumem: 8192, nvidia.com/gpucores: 11}"
+    members = "".join(
+        f"""---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: m{i}
+  labels: {{scheduling.x-k8s.io/pod-group: g}}
+  annotations: {{gpufleet.io/duration: 1h}}
+spec:
+  containers:
+  - {{name: c, image: c, resources: {{limits: {vgpu}}}}}
+"""
+        for i in range(10)
+    )
+    group = "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n"
+    group += "spec: {minMember: 10, scheduleTimeoutSeconds: 3600}\n"
+    xid = faults("{at: 5m, node: a100-0, gpu: 0, kind: xid-48}", response="{detection: 0s, gpuReset: 30m}")
+    scenario = load_scenario(write(tmp_path, node + group + members, coscheduling(), xid))
+    sim = Simulation(replace(scenario, simulation=replace(scenario.simulation, duration_s=1800.0)))
+    sim.invariants = InvariantChecks()
+    sim.run()
+    assert sim.invariants.events == sim.loop.steps
+    (fault,) = sim.faults.records if sim.faults is not None else ()
+    assert fault.pods_hit == [] and fault.detected_s == 300.0
+    assert sum(1 for r in sim.records.values() if r.node is None and r.pod.key in sim.state.assignments) == 9

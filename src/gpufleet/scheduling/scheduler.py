@@ -447,12 +447,13 @@ class Scheduler:
     def _static_filters(self, pod: Pod) -> list[StaticFilter]:
         return self.profiles[pod.scheduler_name].static_filters
 
-    def reject_waiting(self, pod_key: str, now: float) -> list[Outcome]:
-        """A pod waiting at Permit was chosen as a preemption victim: ``prepareCandidate`` rejects it
-        (``waitingPod.Reject(pluginName, "preempted")``) instead of deleting it, so it goes back to the
-        queue; Coscheduling's Unreserve then rejects its gang's other waiting members."""
+    def reject_waiting(self, pod_key: str, now: float, message: str = "preempted") -> list[Outcome]:
+        """A pod waiting at Permit is rejected, and its room given back: a preemption victim
+        (``prepareCandidate``: ``waitingPod.Reject(pluginName, "preempted")``, instead of deleting it, so
+        it goes back to the queue), or a pod deleted ("removed"); Coscheduling's Unreserve then rejects
+        its gang's other waiting members."""
         w = self.waiting.get(pod_key)
-        return [] if w is None else self._reject_group(w.group, now, "preempted")
+        return [] if w is None else self._reject_group(w.group, now, message)
 
     def _activate_siblings(self, group: PodGroup, now: float) -> None:
         self.queue.move_all(now, only=lambda q: group_key(q.pod) == group.key)

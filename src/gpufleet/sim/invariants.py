@@ -39,6 +39,7 @@ import numpy as np
 from gpufleet.gpus.devices import NodeDevices
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.pod import Pod
+from gpufleet.model.resources import GPU
 from gpufleet.scheduling.gangs import group_key
 from gpufleet.sim.records import PodRecord
 from gpufleet.workloads.kind import BoundsReplicas, ReplicaBound, controller_key, implements
@@ -75,9 +76,9 @@ def _nodes(sim: Simulation, nodes: Collection[int] | None) -> list[int]:
 def resources_within_allocatable(sim: Simulation, nodes: Collection[int] | None = None) -> None:
     """No node's requests (cpu, memory, pods, extended resources: GPUs, MIG instances) exceed its
     allocatable (``nodes``: only those node indices). The requests are the kubelet's: of the pods bound
-    there. A pod only assumed there (waiting at Permit) is the scheduler's, and may exceed an allocatable
-    that shrank after it was assumed (a GPU reported Unhealthy): its kubelet refuses it if it is bound
-    (``UnexpectedAdmissionError``)."""
+    there. A pod only assumed there (waiting at Permit) is the scheduler's, with the GPUs its fractional
+    shares alone opened, and may exceed an allocatable that shrank after it was assumed (a GPU reported
+    Unhealthy): its kubelet refuses it if it is bound (``UnexpectedAdmissionError``)."""
     state = sim.state
     rows = np.asarray(_nodes(sim, nodes), dtype=np.int64)
     if not len(rows):
@@ -85,9 +86,12 @@ def resources_within_allocatable(sim: Simulation, nodes: Collection[int] | None 
     over = state.requested[rows] > state.alloc[rows]
     for i in rows[np.flatnonzero(over.any(axis=1))].tolist():
         bound = state.requested[i].copy()
-        for a in state.assignments.values():
-            if a.node == i and _assumed(sim, a.pod.key):
-                bound -= state.pod_vectors(a.pod)[0]
+        assumed = [a.pod for a in state.pods_on[i].values() if _assumed(sim, a.pod.key)]
+        for pod in assumed:
+            bound -= state.pod_vectors(pod)[0]
+        gpu = state.res_index.get(GPU)
+        if assumed and state.shares is not None and gpu is not None:  # (GPUs only their shares opened)
+            bound[gpu] -= state.shares.gpus_freed(i, [p.key for p in assumed])
         past = np.flatnonzero(bound > state.alloc[i])
         if len(past):
             col = int(past[0])

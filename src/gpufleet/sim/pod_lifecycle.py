@@ -370,12 +370,17 @@ class PodLifecycle:
             self.delete(rec, "Deleted")
 
     def delete(self, rec: PodRecord, reason: str) -> None:
-        """Delete a pod: an unscheduled one goes at once, a bound one gets SIGTERM and its grace period."""
-        if rec.pod.key in self.cluster.state.assignments:
-            self.evict(rec.pod.key, reason)
+        """Delete a pod: a bound one gets SIGTERM and its grace period; one no node runs goes at once (the
+        API server removes a pod without ``nodeName`` at once), an unscheduled one or one only assumed,
+        waiting at Permit, which the schedulers reject and whose room they give back."""
+        key, state = rec.pod.key, self.cluster.state
+        if key in state.assignments and rec.bound_s is not None:
+            self.evict(key, reason)
             return
         now = self.clock.now
-        self.host.forget(rec.pod.key)
+        self.host.forget(key)
+        if state.unassign(key) is not None:  # (assumed, where no scheduler held it at Permit)
+            self.host.cluster_changed()
         self.gangs.remove_pod(rec.pod)
         self.pending -= 1
         self.pending_keys.discard(rec.pod.key)

@@ -519,8 +519,15 @@ class Simulation:
 
     # -- what the pod lifecycle tells (sim.pod_lifecycle.LifecycleHost) --------------------
     def forget(self, key: str) -> None:
+        """The pod is gone: every scheduler drops it. One waiting at Permit is rejected first
+        (``deletePodFromSchedulingQueue``: ``RejectWaitingPod``, "removed"), and Coscheduling's Unreserve
+        sends its gang's other waiting members back to the queue."""
+        rejected = [o for s in self.schedulers for o in s.reject_waiting(key, self.loop.now, "removed")]
         for s in self.schedulers:
             s.forget(key)
+        for outcome in rejected:
+            if outcome.pod.key != key:
+                self._apply(outcome)
 
     def pod_bound(self, pod: Pod, node: str) -> None:
         if self.autoscaler.keeps_warm:  # a pod on a warm node uses it up: the pool refills
