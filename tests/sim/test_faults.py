@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from tests.conftest import coscheduling, pods_by_name, run_simulation, simulated, write
 
+from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
 from gpufleet.kube.problems import ScenarioError
 from gpufleet.model.faults import CLASSES, DEFAULT_RATES
@@ -539,3 +540,23 @@ spec:
     (fault,) = sim.faults.records if sim.faults is not None else ()
     assert fault.pods_hit == [] and fault.detected_s == 300.0
     assert sum(1 for r in sim.records.values() if r.node is None and r.pod.key in sim.state.assignments) == 9
+
+
+def test_a_node_deleted_twice_keeps_its_first_deletion_and_its_billing_ends_then(tmp_path: Path) -> None:
+    """A repair drain deletes h100-1 at 10 min; cluster-autoscaler's own deletion of it, decided before,
+    comes at 15 min and finds it gone (the cloud's instance is terminated once): the node's lifetime, the
+    meter and the pool all end at 10 min, and the metering invariant holds."""
+    scenario = load_scenario(
+        write(
+            tmp_path,
+            pool(),
+            "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {duration: 1h}\n",
+        )
+    )
+    sim = Simulation(scenario)
+    sim.invariants = InvariantChecks()
+    for at in (600.0, 900.0):
+        sim.loop.at(at, Priority.COMPLETION, lambda: sim.delete_node("h100-1"))
+    sim.run()
+    assert sim.nodes["h100-1"].deleted_s == 600.0
+    assert sim.meter.totals().gpu_seconds["provisioned"] == pytest.approx(8 * 3600 + 8 * 600)

@@ -831,7 +831,11 @@ class Simulation:
         )
 
     def delete_node(self, name: str) -> None:
-        """The node goes away; whatever still runs there ends with it."""
+        """The node goes away; whatever still runs there ends with it. A node already gone stays as it
+        went: a second deletion (cluster-autoscaler's of a node that a repair drain deleted first, the
+        cloud's instance already terminated) finds nothing to delete, and its billing ended then."""
+        if self.nodes[name].deleted_s is not None:
+            return
         pool = self.nodes[name].pool
         for a in self.cluster.delete_node(name, self.loop.now):
             self.lifecycle.lost_with_node(self.records[a.pod.key])
