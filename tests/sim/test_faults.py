@@ -444,16 +444,16 @@ def test_a_mig_reconfiguration_keeps_a_gpu_awaiting_its_reset_unhealthy(tmp_path
     assert bound == [1200.0] * 7 + [3900.0] * 7
 
 
-def gang_waiting_on_a_fault(tmp_path: Path) -> Simulation:
+def gang_waiting_on_a_fault(tmp_path: Path, kind: str = "xid-48") -> Simulation:
     """Ten 8-GPU nodes; one of them (h100-2, the seed's tie-break) runs an 8-GPU pod for 10 min. A
     10-rank gang of 8 GPUs a rank (Coscheduling, an hour's schedule timeout) has 9 ranks assumed on the
     other nodes, waiting at Permit for the tenth: one rank of ten missing is within Coscheduling's 10 %,
-    so its PostFilter rejects none of them. At 5 min GPU 3 of h100-1 takes an XID 48, noticed at once and
-    reset after 30 min. Simulated with every invariant checked after every event."""
+    so its PostFilter rejects none of them. At 5 min GPU 3 of h100-1 takes an XID 48 (or ``kind``),
+    noticed at once and reset after 30 min. Simulated with every invariant checked after every event."""
     gang = job("train", 10, 8, "1h", gang=True).replace(
         "spec: {minMember: 10}", "spec: {minMember: 10, scheduleTimeoutSeconds: 3600}"
     )
-    xid = faults("{at: 5m, node: h100-1, gpu: 3, kind: xid-48}", response="{detection: 0s, gpuReset: 30m}")
+    xid = faults(f"{{at: 5m, node: h100-1, gpu: 3, kind: {kind}}}", response="{detection: 0s, gpuReset: 30m}")
     paths = write(tmp_path, pool(replicas=10), job("first", 1, 8, "10m"), gang, coscheduling(), xid)
     sim = Simulation(load_scenario(paths))
     sim.invariants = InvariantChecks()
@@ -560,3 +560,19 @@ def test_a_node_deleted_twice_keeps_its_first_deletion_and_its_billing_ends_then
     sim.run()
     assert sim.nodes["h100-1"].deleted_s == 600.0
     assert sim.meter.totals().gpu_seconds["provisioned"] == pytest.approx(8 * 3600 + 8 * 600)
+
+
+def test_a_repair_drain_reaches_a_pod_waiting_at_permit_only_once_it_is_bound(tmp_path: Path) -> None:
+    """XID 64 on h100-1 at 5 min: the node is cordoned and drained for replacement. The rank assumed there
+    is on no node yet (no ``nodeName``): ``kubectl drain`` does not evict it. At 10 min the tenth rank
+    fits, Permit lets all ten go, the rank binds to h100-1 (assumed before the cordon), the drain's next
+    try evicts it (30 s grace), the node is deleted and the Job's new rank runs elsewhere; the gang
+    computes its hour. (Marked terminating while it waited, the rank once held the drain and its gang for
+    ever.)"""
+    sim = gang_waiting_on_a_fault(tmp_path, "xid-64")
+    assumed = next(r for r in sim.records.values() if r.pod.name.startswith("train") and r.node == "h100-1")
+    assert (assumed.bound_s, assumed.reason, assumed.finished_s) == (600.0, "Evicted", 635.0)
+    (fault,) = sim.faults.records if sim.faults is not None else ()
+    assert fault.drained_s == 635.0 and sim.nodes["h100-1"].deleted_s == 635.0
+    done = [r for r in sim.records.values() if r.pod.name.startswith("train") and r.phase == "Succeeded"]
+    assert len(done) == 10 and {r.finished_s for r in done} == {645.0 + 3600}

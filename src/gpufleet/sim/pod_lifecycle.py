@@ -483,17 +483,17 @@ class PodLifecycle:
         self.clock.at(now + wait_s, Priority.COMPLETION, lambda: self._container_started(rec, token))
 
     def evict(self, key: str, reason: str, by_scheduler: bool = False) -> None:
-        """Delete a running pod: SIGTERM, then its resources are freed after the grace period;
-        ``by_scheduler``: a preemption victim of a kube-scheduler."""
+        """Delete a pod bound to its node: SIGTERM, then its resources are freed after the grace period;
+        ``by_scheduler``: a preemption victim of a kube-scheduler. A pod only assumed (waiting at Permit)
+        is on no node yet: a drain, which evicts the pods whose ``nodeName`` is the node, does not reach it
+        (a deletion takes it at once, ``delete``; a preemption rejects it at Permit)."""
         rec = self.records.get(key)
         assignment = self.cluster.state.assignments.get(key)
-        if rec is None or assignment is None or rec.terminating:
+        if rec is None or assignment is None or rec.terminating or rec.bound_s is None:
             return
         self.cluster.state.set_terminating(assignment)
         assignment.preempted = by_scheduler
         rec.terminating = True
-        if rec.bound_s is None:  # assumed (waiting at Permit): nothing runs yet
-            return
         if rec.pod.key in self.storage:
             self.storage.remove(self.clock.now, rec.pod.key)
             self._storage_reschedule()
