@@ -113,3 +113,18 @@ def test_a_worker_stopped_as_it_resumes_an_item_keeps_the_items_checkpointed_pro
     rec.task_s, rec.done_s, rec.working, rec.work_started_at = 2220.0, 1200.0, True, now
     assert rec.stop_working(now, sigterm=True) == 0.0
     assert rec.done_s == 1200.0
+
+
+@pytest.mark.parametrize(("interval_s", "resumed_s", "kept_s"), [(None, 10.0, 10.0), (600.0, 1234.0, 1234.0)])
+def test_a_pod_that_fails_keeps_the_checkpoint_it_resumed_from(
+    interval_s: float | None, resumed_s: float, kept_s: float
+) -> None:
+    """A Job's pod made again resumes from its predecessor's checkpoint on SIGTERM (10 s, or 1234 s with
+    a checkpoint every 600 s: not a multiple of it). Killed without SIGTERM 266 s later, before a
+    checkpoint of its own, it loses those 266 s and keeps that checkpoint (it fell to 0 s, or to 1200 s:
+    the checkpoint-kept invariant's random scenario)."""
+    behavior = Behavior(checkpoint_interval_s=interval_s, checkpoint_on_sigterm=True)
+    rec = PodRecord(gpu_pod("train", 1, behavior=behavior), "default-scheduler", 0.0)
+    rec.task_s, rec.done_s, rec.working, rec.work_started_at = 4920.0, resumed_s, True, 3138.95
+    assert rec.stop_working(3138.95 + 266.0, sigterm=False) == pytest.approx(266.0)
+    assert rec.done_s == kept_s

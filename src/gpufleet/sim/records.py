@@ -85,10 +85,13 @@ class PodRecord:
 
     def stop_working(self, now: float, sigterm: bool = False) -> float:
         """Stop computing at ``now``; keep progress up to the last checkpoint (all of it when a
-        SIGTERM lets the pod checkpoint, ``gpufleet.io/checkpoint-on-sigterm``). Returns the seconds lost;
-        a pod without a task (a server with no ``gpufleet.io/duration``) loses none."""
+        SIGTERM lets the pod checkpoint, ``gpufleet.io/checkpoint-on-sigterm``): the last one taken since
+        it started, else the one it resumed from (``done_s`` then: a predecessor's checkpoint on SIGTERM
+        need not be a multiple of the interval). Returns the seconds lost; a pod without a task (a server
+        with no ``gpufleet.io/duration``) loses none."""
         self.working = False
-        total = self.done_s + (now - self.work_started_at)  # (the time worked first: 0 adds nothing)
+        start = self.done_s
+        total = start + (now - self.work_started_at)  # (the time worked first: 0 adds nothing)
         task = self.task_s
         if task is None:  # a server computing forever keeps no progress that could be lost
             return 0.0
@@ -106,7 +109,7 @@ class PodRecord:
         if sigterm and self.pod.behavior.checkpoint_on_sigterm:
             self.done_s = total
             return 0.0
-        self.done_s = last_checkpoint(total, interval) if interval else 0.0
+        self.done_s = max(last_checkpoint(total, interval), start) if interval else start
         return max(total - self.done_s, 0.0)  # (a checkpoint a rounding error ahead loses nothing)
 
     def enter(self, t: float, state: str) -> None:
