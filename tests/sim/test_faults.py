@@ -543,9 +543,10 @@ spec:
 
 
 def test_a_node_deleted_twice_keeps_its_first_deletion_and_its_billing_ends_then(tmp_path: Path) -> None:
-    """A repair drain deletes h100-1 at 10 min; cluster-autoscaler's own deletion of it, decided before,
-    comes at 15 min and finds it gone (the cloud's instance is terminated once): the node's lifetime, the
-    meter and the pool all end at 10 min, and the metering invariant holds."""
+    """h100-1 is deleted at 10 min and again at 15 min, as a repair drain's deletion and then
+    cluster-autoscaler's (decided before the drain ended) came in a random scenario: the second finds it
+    gone (the cloud's instance is terminated once). Its lifetime and the meter end at 10 min, and the
+    metering invariant holds."""
     scenario = load_scenario(
         write(
             tmp_path,
