@@ -1,6 +1,8 @@
-"""A preemption victim waiting at Permit is rejected back to the queue, not deleted
-(kube-scheduler ``prepareCandidate``: ``waitingPod.Reject(pluginName, "preempted")``), so the
-preemptor binds at once instead of waiting for the gang's Permit timeout."""
+"""A gang member waiting at Permit, preempted or deleted. A preemption victim is rejected back to the
+queue, not deleted (kube-scheduler ``prepareCandidate``: ``waitingPod.Reject(pluginName, "preempted")``),
+so the preemptor binds at once instead of waiting for the gang's Permit timeout. A member deleted goes at
+once, and its gang's other waiting members let their room go with it (``RejectWaitingPod``, then
+Coscheduling's Unreserve)."""
 
 from __future__ import annotations
 
