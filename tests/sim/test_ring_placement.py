@@ -8,15 +8,19 @@ documented 30 % exposed communication).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.sim.test_faults import job
 
-from conftest import gpu_node
+from conftest import coscheduling, gpu_node, write
+from gpufleet.kube import load_scenario
 from gpufleet.model.pod import Behavior, OwnerRef, Pod
 from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.simulation import SimulationSettings
 from gpufleet.model.workloads import Created, PodGroup
+from gpufleet.sim.invariants import InvariantChecks
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 
@@ -83,3 +87,37 @@ def test_spread_over_three_nodes_has_three_edges_and_runs_longer() -> None:
     assert ring["stretch"] == pytest.approx(1.3)
     rank = pods["default/rank-0"]
     assert rank["finished_s"] - rank["working_s"] == pytest.approx(3600.0 * 1.3)
+
+
+# Two autoscaled nodes of 4 A100s, each time-sliced 4 ways.
+TIME_SLICED_POOL = """
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {name: pool0}
+spec:
+  min: 0
+  max: 3
+  replicas: 2
+  gpu: {model: A100-80GB, count: 4, timeSlicingReplicas: 4}
+  provisioning: {boot: 30s, devicePlugin: 30s}
+  template:
+    status:
+      capacity: {cpu: "64", memory: 512Gi, pods: "110"}
+"""
+
+
+def test_a_gang_resumed_on_another_ring_keeps_its_progress_as_a_share_of_its_task(tmp_path: Path) -> None:
+    """Two ranks on time-sliced GPUs of two nodes: their ring stretches 5 min of compute to 17,490 s. At
+    10 min cluster-autoscaler drains one node; the gang stops with 600 s checkpointed, 3.4 % of its task.
+    The rank made again joins the other on one node, a ring of stretch 1: the rank that waited resumes
+    3.4 % of the way through 300 s, not past its end (it finished at once, its progress falling from 600 s
+    to 300 s: the checkpoint-kept invariant's random scenario)."""
+    gang = job("train", 2, 1, "5m", checkpoint="2m", gang=True).replace(  # (cpu requests spread the ranks)
+        "limits: {nvidia.com/gpu: 1}", 'requests: {cpu: "4"}\n          limits: {nvidia.com/gpu: 1}'
+    )
+    sim = Simulation(load_scenario(write(tmp_path, TIME_SLICED_POOL, gang, coscheduling())))
+    sim.invariants = InvariantChecks()
+    sim.run()
+    rank = sim.records["default/train-1"]
+    assert rank.ring is not None and rank.ring.stretch == 1.0
+    assert rank.finished_s == pytest.approx(640.0 + 300.0 * (1 - 600.0 / 17490.0))

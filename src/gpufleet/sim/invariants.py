@@ -320,17 +320,23 @@ class Progress:
     done_s: float
     lost_gpu_s: float
     item: int | None
+    task_s: float | None = None  # its task's length then (a gang's ring may stretch it anew)
+
+    def share(self) -> float:
+        """The checkpointed progress as a share of the task (its seconds where the task is unknown)."""
+        return self.done_s / self.task_s if self.task_s else self.done_s
 
 
 def checkpoints_kept(sim: Simulation, seen: dict[str, Progress], pods: Collection[str] | None = None) -> None:
-    """A pod's checkpointed progress never falls while it works on the same task, and the work it lost
-    never shrinks (``seen``: each pod as last looked at, updated here; ``pods``: only those)."""
+    """A pod's checkpointed progress, as a share of its task, never falls while it works on the same task,
+    and the work it lost never shrinks (``seen``: each pod as last looked at, updated here; ``pods``: only
+    those)."""
     lists = sim.lifecycle.work_lists
     for key in sim.records if pods is None else sorted(pods):
         rec = sim.records[key]
         consumes = rec.pod.behavior.consumes
         in_progress = lists[consumes].in_progress.get(key) if consumes in lists else None
-        now = Progress(rec.done_s, rec.work_lost_gpu_s, in_progress.id if in_progress else None)
+        now = Progress(rec.done_s, rec.work_lost_gpu_s, in_progress.id if in_progress else None, rec.task_s)
         before = seen.get(key)
         seen[key] = now
         if before is None:
@@ -343,7 +349,7 @@ def checkpoints_kept(sim: Simulation, seen: dict[str, Progress], pods: Collectio
                 f"work lost fell from {before.lost_gpu_s:g} to {now.lost_gpu_s:g} GPU-seconds",
             )
         same_task = consumes is None or (now.item is not None and now.item == before.item)
-        if same_task and now.done_s < before.done_s - TOLERANCE:
+        if same_task and now.share() < before.share() - TOLERANCE * max(1.0, before.share()):
             raise InvariantViolation(
                 "checkpoint-kept",
                 f"pod {key}",

@@ -330,7 +330,9 @@ class PodLifecycle:
                 self._work(m)
 
     def _stretch_for_placement(self, members: list[PodRecord]) -> None:
-        """The ring over the gang's members stretches their compute (``placement_quality``)."""
+        """The ring over the gang's members stretches their compute (``placement_quality``). A member that
+        resumes on another ring keeps its checkpointed progress as a share of its task: the seconds of a
+        task stretched one way are not the seconds of another."""
         placed = [m for m in members if m.node is not None and m.phase == "Running" and m.pod.gpus > 0]
         if len(placed) < 2:
             return
@@ -346,7 +348,10 @@ class PodLifecycle:
             m.ring = ring
             duration = m.pod.behavior.duration_s
             if duration is not None and m.pod.behavior.consumes is None and not m.working:
-                m.task_s = duration * ring.stretch
+                task = duration * ring.stretch
+                if m.task_s:
+                    m.done_s = m.done_s * task / m.task_s
+                m.task_s = task
 
     def _work(self, rec: PodRecord) -> None:
         now = self.clock.now
