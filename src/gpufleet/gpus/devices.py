@@ -172,13 +172,15 @@ class NodeDevices:
         waited at Permit leaves it fewer."""
         in_shared_use = set(self.slot_gpu.values())
         wanted = [
-            (r, amount, len(self._free(r, in_shared_use))) for r, amount in sorted(pod.requests.items())
+            (r, amount, len(self._free(r, in_shared_use)))
+            for r, amount in sorted(pod.requests.items())
+            if r in self.units
         ]
-        if shares:
+        if shares and GPU in self.units:
             fresh = len({p.slot for p in shares if p.slot not in self.slot_gpu})
             wanted.append((GPU, fresh, len(self._unheld_gpus())))
         for resource, amount, free in wanted:
-            if resource in self.units and amount > free:
+            if amount > free:
                 return (
                     f"requested number of devices unavailable for {resource}. Requested: {amount}, "
                     f"Available: {free}"

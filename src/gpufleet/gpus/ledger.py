@@ -12,6 +12,7 @@ for scores that look at devices, and gives a pod's units back when it leaves the
 
 from __future__ import annotations
 
+from gpufleet.cluster.shares import SharePlacement
 from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.devices import NodeDevices, Unit, dra_units
 from gpufleet.gpus.topology.link_graph import LinkGraph
@@ -58,8 +59,7 @@ class DeviceLedger:
         """The units the pod gets on ``node`` as it is bound: its fractional shares where the share
         ledger put them, whole GPUs, replicas or MIG instances as the device plugin picks them, and
         the devices its ResourceClaims were allocated."""
-        shares = self.state.shares.placed.get(pod.key) if self.state.shares is not None else None
-        units = self.of(node).allocate(pod, shares)
+        units = self.of(node).allocate(pod, self._shares(pod))
         dra = self.state.dra
         if dra is not None and pod.resource_claims:
             units += dra_units(dra.pod_devices(pod, node))
@@ -67,8 +67,11 @@ class DeviceLedger:
 
     def unavailable(self, pod: Pod, node: str) -> str | None:
         """The device plugin's refusal of the pod on ``node`` (``NodeDevices.unavailable``), or None."""
-        shares = self.state.shares.placed.get(pod.key) if self.state.shares is not None else None
-        return self.of(node).unavailable(pod, shares)
+        return self.of(node).unavailable(pod, self._shares(pod))
+
+    def _shares(self, pod: Pod) -> list[SharePlacement] | None:
+        """Where the share ledger put the pod's fractional request (None: nowhere)."""
+        return self.state.shares.placed.get(pod.key) if self.state.shares is not None else None
 
     def unassigned(self, pod: Pod, node: int) -> None:
         name = self.state.nodes[node].name
