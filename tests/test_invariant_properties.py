@@ -4,10 +4,11 @@ per pod, whole gangs, checkpoints kept, replicas within bounds, metering that ad
 violation fails the test with the invariant, the object and the time.
 
 The scenarios are manifests, as users write them: node pools of several GPU models (whole GPUs,
-time-slicing, MIG), some autoscaling; Jobs with priorities, checkpoints, deletions, Kueue queues;
-gangs under Coscheduling; a Deployment scaled by an HPA against traffic; queue workers KEDA scales on
-a list of work items. ``GPUFLEET_SOAK=N`` runs N examples of each property instead of the few the
-suite runs (a long run, by hand).
+time-slicing, MIG, DRA devices), some autoscaling; Jobs with priorities, checkpoints, deletions, Kueue
+queues; gangs under Coscheduling, a PyTorchJob among them; pods claiming DRA devices; a Deployment
+scaled by an HPA against traffic, maybe under a PodDisruptionBudget; queue workers KEDA scales on a
+list of work items. ``GPUFLEET_SOAK=N`` runs N examples of each property instead of the few the suite
+runs (a long run, by hand).
 
 ``fault_documents`` adds random faults to half the scenarios (a ``gpufleet.io/v1alpha1``
 ``FaultModel``, ``docs/faults.md``): random rates of every class and faults at given times.
@@ -23,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import coscheduling, kueue_queues
+from gpufleet.gpus.dra.cel import compile_selector
 from gpufleet.kube import load_scenario
 from gpufleet.model.pod import POD_GROUP_LABEL
 from gpufleet.model.scenario import Scenario
@@ -31,6 +33,10 @@ from gpufleet.sim.simulation import Simulation
 from test_properties import clusters
 
 SOAK = int(os.environ.get("GPUFLEET_SOAK", "0"))
+#: the DeviceClass's selector. Compiling it makes cel-python's environment, which raises the recursion
+#: limit: made here, before hypothesis runs, which warns of a limit changed during a test
+DRIVER = 'device.driver == "gpu.nvidia.com"'
+compile_selector(DRIVER)
 
 
 def examples(default: int) -> settings:
@@ -204,9 +210,21 @@ spec: {{target: {name}, targetKind: {target_kind}, perReplicaRps: 10, rps: [{ste
 """
 
 
+SRV = "{apiVersion: apps/v1, kind: Deployment, name: srv}"
+
+
 @st.composite
 def served(draw: st.DrawFn, resource: str) -> str:
-    """A Deployment, the HPA that scales it on GPU use, and the traffic it serves."""
+    """A Deployment, the HPA that scales it on GPU use, the traffic it serves, and maybe a
+    PodDisruptionBudget that drains and scale-downs must respect."""
+    budget = ""
+    if draw(st.booleans()):
+        budget = f"""
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: srv}}
+spec: {{minAvailable: {draw(st.integers(1, 2))}, selector: {{matchLabels: {{app: srv}}}}}}"""
     return f"""
 apiVersion: apps/v1
 kind: Deployment
@@ -221,7 +239,7 @@ spec:
       - name: server
         image: llm
         resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
----{draw(scaled_on_gpu_use("srv", "{apiVersion: apps/v1, kind: Deployment, name: srv}", "Deployment"))}"""
+---{draw(scaled_on_gpu_use("srv", SRV, "Deployment"))}{budget}"""
 
 
 @st.composite
@@ -366,6 +384,113 @@ spec:
 """
 
 
+@st.composite
+def claimed(draw: st.DrawFn, pool: str, autoscaled: bool) -> str:
+    """A pool whose GPUs are DRA devices (it publishes ResourceSlices), the NVIDIA driver's DeviceClass,
+    and a Job whose pods claim 1-4 GPUs each through a ResourceClaimTemplate (some of high priority, so
+    claims are preempted and given back)."""
+    replicas = draw(st.integers(0, 2))
+    bounds = f"min: 0\n  max: {replicas + draw(st.integers(1, 2))}\n  " if autoscaled else ""
+    pods = draw(st.integers(1, 3))
+    annotations = [f"gpufleet.io/duration: {draw(minutes(5, 60))}"]
+    if draw(st.booleans()):
+        annotations.append(f"gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}")
+    priority = draw(st.sampled_from(["", "priorityClassName: high", "priorityClassName: low"]))
+    model = draw(st.sampled_from(["H100-80GB", "L4"]))
+    return f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {{name: {pool}}}
+spec:
+  {bounds}replicas: {replicas}
+  gpu: {{model: {model}, count: {draw(st.sampled_from([2, 4, 8]))}, publishResourceSlices: true}}
+  provisioning: {{boot: 30s, driver: 30s}}
+  template:
+    status:
+      capacity: {{cpu: "64", memory: 512Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: gpu.nvidia.com}}
+spec:
+  selectors:
+  - cel: {{expression: {DRIVER}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: gpus}}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly: {{deviceClassName: gpu.nvidia.com, count: {draw(st.integers(1, 4))}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: claims
+  annotations: {{gpufleet.io/submit-at: {draw(minutes(0, 40))}}}
+spec:
+  parallelism: {pods}
+  completions: {pods}
+  backoffLimit: {draw(st.integers(0, 2))}
+  template:
+    metadata:
+      annotations: {{{", ".join(annotations)}}}
+    spec:
+      {priority}
+      restartPolicy: Never
+      resourceClaims:
+      - {{name: gpus, resourceClaimTemplateName: gpus}}
+      containers:
+      - name: main
+        image: trainer
+        resources:
+          requests: {{cpu: "4", memory: 16Gi}}
+          claims: [{{name: gpus}}]
+"""
+
+
+@st.composite
+def pytorch_gang(draw: st.DrawFn, resource: str) -> str:
+    """A Kubeflow PyTorchJob run as a gang (``schedulingPolicy.minAvailable``: the operator's PodGroup)
+    under the Coscheduling scheduler, a Master and 1-3 Workers, restarted by the operator."""
+    workers = draw(st.integers(1, 3))
+    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
+    if draw(st.booleans()):
+        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    gpus = draw(st.sampled_from([1, 2]))
+
+    def replica(role: str, count: int) -> str:
+        return f"""
+    {role}:
+      replicas: {count}
+      restartPolicy: OnFailure
+      template:
+        metadata:
+          annotations: {{{annotations}}}
+        spec:
+          schedulerName: gang-scheduler
+          containers:
+          - name: pytorch
+            image: trainer
+            resources: {{requests: {{cpu: "4", memory: 16Gi}}, limits: {{{limits(draw, resource, gpus)}}}}}"""
+
+    return f"""
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: pt
+  annotations: {{gpufleet.io/submit-at: {draw(minutes(0, 40))}}}
+spec:
+  runPolicy:
+    backoffLimit: {draw(st.integers(0, 3))}
+    schedulingPolicy: {{minAvailable: {draw(st.integers(1, workers + 1))}}}
+  pytorchReplicaSpecs:{replica("Master", 1)}{replica("Worker", workers)}
+"""
+
+
 PRIORITY_CLASSES = "---".join(
     f"\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: {value}\n"
     for name, value in (("high", 1000), ("low", -10))
@@ -382,12 +507,19 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
     queued = draw(st.booleans())
     if queued:
         docs.append(kueue_queues("default-flavor", draw(st.sampled_from([2, 8, 16])), "queue", "default"))
+    pools = [f"pool{i}" for i in range(len(kinds))]
+    if draw(st.integers(0, 2)) == 0:
+        pools.append("dra")
+        docs.append(draw(claimed("dra", autoscaled)))
     gangs = draw(st.integers(0, 2))
     jobs = draw(st.integers(0, 5))
     for i in range(jobs + gangs):
         gang = i >= jobs
         docs.append(draw(job(f"job{i}", resources, queued and not gang and draw(st.booleans()), gang)))
-    if gangs:
+    pytorch = draw(st.integers(0, 2)) == 0
+    if pytorch:
+        docs.append(draw(pytorch_gang(draw(st.sampled_from(resources)))))
+    if gangs or pytorch:
         docs.append(coscheduling("gang-scheduler"))
     if draw(st.booleans()):
         docs.append(draw(served(draw(st.sampled_from(resources)))))
@@ -397,7 +529,7 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         if draw(st.integers(0, 2)) == 0:
             docs.append(draw(kind(draw(st.sampled_from(resources)))))
     docs.append(PRIORITY_CLASSES)
-    docs.extend(draw(fault_documents([f"pool{i}" for i in range(len(kinds))])))
+    docs.extend(draw(fault_documents(pools)))
     duration = draw(st.sampled_from(["1h", "2h"]))
     docs.append(
         "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"

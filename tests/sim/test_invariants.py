@@ -125,6 +125,76 @@ def test_checkpointed_progress_that_falls_is_lost() -> None:
     assert (broken.invariant, broken.subject) == ("checkpoint-kept", f"pod {key}")
 
 
+PYTORCHJOB_LOSES_A_WORKER = """
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {name: pool}
+spec:
+  replicas: 3
+  gpu: {model: A100-80GB, count: 1}
+  template:
+    status:
+      capacity: {cpu: "64", memory: 512Gi, pods: "110"}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt}
+spec:
+  runPolicy: {backoffLimit: 2}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata:
+          annotations: {gpufleet.io/duration: 40m, gpufleet.io/checkpoint-interval: 10m}
+        spec:
+          containers:
+          - {name: pytorch, image: trainer, resources: {limits: {nvidia.com/gpu: 1}}}
+    Worker:
+      replicas: 1
+      template:
+        metadata:
+          annotations: {gpufleet.io/duration: 40m, gpufleet.io/checkpoint-interval: 10m}
+        spec:
+          containers:
+          - {name: pytorch, image: trainer, resources: {limits: {nvidia.com/gpu: 1}}}
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: FaultModel
+metadata: {name: faults}
+spec:
+  faults: [{at: 15m, node: pool-1, gpu: 0, kind: xid-79}]
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: s}
+spec: {duration: 2h}
+"""
+
+
+def test_a_pod_made_again_under_its_name_counts_its_own_work_lost(tmp_path: Path) -> None:
+    """The training operator makes a failed replica again under its name (``pt-worker-0``): the work the
+    failed pod lost stays with it (``PodLifecycle.replaced``, in the run's total), the new pod's count
+    starts at 0 and it resumes from the checkpoint, so ``checkpoint-kept`` holds through the
+    replacement."""
+    path = tmp_path / "pytorchjob.yaml"
+    path.write_text(PYTORCHJOB_LOSES_A_WORKER)
+    sim = Simulation(load_scenario([path]))
+    sim.invariants = checks = InvariantChecks()
+    sim.run()
+    assert checks.events == sim.loop.steps
+    ((old),) = sim.lifecycle.replaced
+    new = sim.records["default/pt-worker-0"]
+    assert (old.pod.key, old.phase, old.done_s, old.work_lost_gpu_s) == (
+        "default/pt-worker-0",
+        "Failed",
+        600,
+        300,
+    )
+    assert (new.phase, new.done_s, new.work_lost_gpu_s) == ("Succeeded", 2400, 0)
+    assert sim.work_lost_gpu_s == 600  # the worker's 300 s since its checkpoint, and the master's wait
+
+
 def test_a_work_item_whose_checkpointed_progress_falls_is_reported() -> None:
     sim = checked("seed-001", duration_s=1800.0)
     ((name, work),) = sim.lifecycle.work_lists.items()

@@ -315,12 +315,14 @@ def gangs_whole(sim: Simulation, groups: Collection[str] | None = None) -> None:
 @dataclass
 class Progress:
     """What a pod had done and lost when last looked at: its checkpointed work, the work it lost, and
-    the work item it works on (a queue consumer)."""
+    the work item it works on (a queue consumer); ``record``: which pod of its name it was (an operator
+    makes a pod again under the name of one it replaced)."""
 
     done_s: float
     lost_gpu_s: float
     item: int | None
     task_s: float | None = None  # its task's length then (a gang's ring may stretch it anew)
+    record: PodRecord | None = None
 
     def share(self) -> float:
         """The checkpointed progress as a share of the task (its seconds where the task is unknown)."""
@@ -329,19 +331,23 @@ class Progress:
 
 def checkpoints_kept(sim: Simulation, seen: dict[str, Progress], pods: Collection[str] | None = None) -> None:
     """A pod's checkpointed progress, as a share of its task, never falls while it works on the same task,
-    and the work it lost never shrinks (``seen``: each pod as last looked at, updated here; ``pods``: only
-    those)."""
+    not even when a pod made again under its name (a training operator's, a LeaderWorkerSet's) takes its
+    place, and the work it lost never shrinks: the work a pod of that name lost before stays with that
+    pod (``PodLifecycle.replaced``), so the count starts again for the new one (``seen``: each pod as last
+    looked at, updated here; ``pods``: only those)."""
     lists = sim.lifecycle.work_lists
     for key in sim.records if pods is None else sorted(pods):
         rec = sim.records[key]
         consumes = rec.pod.behavior.consumes
         in_progress = lists[consumes].in_progress.get(key) if consumes in lists else None
-        now = Progress(rec.done_s, rec.work_lost_gpu_s, in_progress.id if in_progress else None, rec.task_s)
+        now = Progress(
+            rec.done_s, rec.work_lost_gpu_s, in_progress.id if in_progress else None, rec.task_s, rec
+        )
         before = seen.get(key)
         seen[key] = now
         if before is None:
             continue
-        if now.lost_gpu_s < before.lost_gpu_s - TOLERANCE:
+        if before.record is rec and now.lost_gpu_s < before.lost_gpu_s - TOLERANCE:
             raise InvariantViolation(
                 "checkpoint-kept",
                 f"pod {key}",
