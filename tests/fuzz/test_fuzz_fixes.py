@@ -88,6 +88,27 @@ def test_a_problem_quoting_a_line_break_stays_one_line() -> None:
     assert ProblemLines(["f.csv:1: header: unknown a\nb"]).problems == ["f.csv:1: header: unknown a\\nb"]
 
 
+def test_a_warning_quoting_a_line_break_stays_one_line(tmp_path: Path) -> None:
+    """Warnings are printed a line each, as errors are: a kind named with a line break is escaped."""
+    path = tmp_path / "odd.yaml"
+    path.write_text(
+        'apiVersion: example.com/v1\nkind: "Odd\\nKind"\nmetadata: {name: x}\n---\napiVersion: v1\n'
+        'kind: Node\nmetadata: {name: n}\nstatus: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}\n'
+    )
+    assert load_scenario([path]).warnings == [
+        f"{path}: document 1 (Odd\\nKind/x): kind example.com/v1/Odd\\nKind is not modelled; ignored"
+    ]
+
+
+def test_a_scenario_grid_naming_a_file_no_path_can_hold_is_refused_at_the_field(tmp_path: Path) -> None:
+    """A NUL byte cannot be in a path: the file does not exist (not ``ValueError: embedded null byte``)."""
+    path = tmp_path / "grid.yaml"
+    path.write_text('scenario: "\\0"\nseeds: [1]\n')
+    with pytest.raises(GridError) as caught:
+        load_any_grid(path)
+    assert caught.value.problems == [f"{path}: scenario: no such file or directory {tmp_path}/\0"]
+
+
 def test_trace_times_must_be_finite(tmp_path: Path) -> None:
     path = tmp_path / "pods.csv"
     path.write_text(
@@ -206,8 +227,12 @@ def test_a_startup_dump_with_a_field_of_the_wrong_type_is_refused_at_the_field(t
         ),
         ("a: &a [[], [], []]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b]\n", "aliases expand"),
         ("kind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nmetadata: {name: x}\nvalue: a\n", "integer"),
+        (  # (a record separator: a line break to ``str.splitlines``, escaped in the line)
+            'kind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nmetadata: {"\\x1e": 1}\nvalue: 1\n',
+            r"metadata\.\\x1e: Additional properties",
+        ),
     ],
-    ids=["metadata", "alias-bomb", "value"],
+    ids=["metadata", "alias-bomb", "value", "record-separator"],
 )
 def test_a_priority_class_file_is_read_as_manifests_are(tmp_path: Path, text: str, reason: str) -> None:
     path = tmp_path / "classes.yaml"

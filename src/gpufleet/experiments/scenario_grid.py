@@ -85,10 +85,11 @@ def scenario_grid(path: Path, data: dict[str, Any]) -> ScenarioGrid:
     elif "scenario" in data:
         for i, name in enumerate(given):
             where = path.parent / name
-            if not where.exists():
+            if where.exists():  # (False for a name no file can have, such as one with a NUL)
+                paths.append(where.resolve())
+            else:
                 field = f"scenario[{i}]" if isinstance(written, list) else "scenario"
                 check.problem(field, f"no such file or directory {where}")
-            paths.append(where.resolve())
     parameters: list[tuple[str, tuple[str, ...]]] = []
     raw = data.get("parameters") or {}
     if not isinstance(raw, dict):

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from gpufleet.model.problem_lines import ProblemLines
+from gpufleet.model.problem_lines import ProblemLines, one_line
 
 #: Values quoted in messages are cut to this many characters.
 _MAX_VALUE_CHARS = 80
@@ -102,8 +102,9 @@ class Problem:
     seq: int
 
     def line(self) -> str:
+        """The problem as one line: where, the field, the message (a line break they quote escaped)."""
         where = self.location.describe(self.label)
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        return one_line(f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}")
 
     def sort_key(self) -> tuple[int, int, int]:
         return (self.location.file_index, self.location.number or 0, self.seq)
