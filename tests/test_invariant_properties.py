@@ -5,10 +5,10 @@ violation fails the test with the invariant, the object and the time.
 
 The scenarios are manifests, as users write them: node pools of several GPU models (whole GPUs,
 time-slicing, MIG, DRA devices), some autoscaling; Jobs with priorities, checkpoints, deletions, Kueue
-queues; gangs under Coscheduling, a PyTorchJob among them; pods claiming DRA devices; a Deployment
-scaled by an HPA against traffic, maybe under a PodDisruptionBudget; queue workers KEDA scales on a
-list of work items. ``GPUFLEET_SOAK=N`` runs N examples of each property instead of the few the suite
-runs (a long run, by hand).
+queues; a JobSet and an MPIJob; gangs under Coscheduling (a PyTorchJob among them) and under Volcano;
+pods claiming DRA devices; a Deployment scaled by an HPA against traffic, maybe under a
+PodDisruptionBudget; queue workers KEDA scales on a list of work items. ``GPUFLEET_SOAK=N`` runs N
+examples of each property instead of the few the suite runs (a long run, by hand).
 
 ``fault_documents`` adds random faults to half the scenarios (a ``gpufleet.io/v1alpha1``
 ``FaultModel``, ``docs/faults.md``): random rates of every class and faults at given times.
@@ -491,6 +491,113 @@ spec:
 """
 
 
+@st.composite
+def jobset(draw: st.DrawFn, resource: str) -> str:
+    """A JobSet of 1-2 replicated Jobs whose failure restarts the whole set (``failurePolicy.maxRestarts``),
+    its pods checkpointing."""
+    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
+    if draw(st.booleans()):
+        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    jobs = "".join(
+        f"""
+  - name: {name}
+    replicas: {draw(st.integers(1, 2))}
+    template:
+      spec:
+        parallelism: {(pods := draw(st.integers(1, 2)))}
+        completions: {pods}
+        backoffLimit: 0
+        template:
+          metadata:
+            annotations: {{{annotations}}}
+          spec:
+            containers:
+            - name: {name}
+              image: trainer
+              resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}"""
+        for name in ("trainer", "eval")[: draw(st.integers(1, 2))]
+    )
+    return f"""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  annotations: {{gpufleet.io/submit-at: {draw(minutes(0, 40))}}}
+spec:
+  failurePolicy: {{maxRestarts: {draw(st.integers(0, 2))}}}
+  replicatedJobs:{jobs}
+"""
+
+
+@st.composite
+def mpijob(draw: st.DrawFn, resource: str) -> str:
+    """An MPI Operator v2 MPIJob: a launcher Job's pod and 1-3 GPU workers, restarted as the operator does."""
+    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
+    if draw(st.booleans()):
+        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    return f"""
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: mpi
+  annotations: {{gpufleet.io/submit-at: {draw(minutes(0, 40))}}}
+spec:
+  runPolicy: {{backoffLimit: {draw(st.integers(0, 2))}}}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        metadata:
+          annotations: {{{annotations}}}
+        spec:
+          containers:
+          - {{name: launcher, image: mpi, resources: {{requests: {{cpu: "1", memory: 2Gi}}}}}}
+    Worker:
+      replicas: {draw(st.integers(1, 3))}
+      template:
+        metadata:
+          annotations: {{{annotations}}}
+        spec:
+          containers:
+          - name: worker
+            image: mpi
+            resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
+"""
+
+
+@st.composite
+def volcano_job(draw: st.DrawFn, resource: str) -> str:
+    """A Volcano Job placed by the ``volcano`` scheduler as a gang of ``minAvailable``, restarted whole
+    on a failed or evicted pod up to ``maxRetry`` (or its pods made again, without a policy)."""
+    replicas = draw(st.integers(1, 3))
+    policy = draw(st.sampled_from(["", "  policies:\n  - {event: PodFailed, action: RestartJob}\n"]))
+    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
+    if draw(st.booleans()):
+        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    return f"""
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: vc
+  annotations: {{gpufleet.io/submit-at: {draw(minutes(0, 40))}}}
+spec:
+  minAvailable: {draw(st.integers(1, replicas))}
+  maxRetry: {draw(st.integers(1, 3))}
+{policy}  tasks:
+  - name: worker
+    replicas: {replicas}
+    template:
+      metadata:
+        annotations: {{{annotations}}}
+      spec:
+        restartPolicy: {draw(st.sampled_from(["Never", "OnFailure"]))}
+        containers:
+        - name: main
+          image: trainer
+          resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
+"""
+
+
 PRIORITY_CLASSES = "---".join(
     f"\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: {value}\n"
     for name, value in (("high", 1000), ("low", -10))
@@ -525,7 +632,7 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         docs.append(draw(served(draw(st.sampled_from(resources)))))
     if draw(st.booleans()):
         docs.append(draw(consumed(draw(st.sampled_from(resources)))))
-    for kind in (grouped, ray_cluster, scaled_job):
+    for kind in (grouped, ray_cluster, scaled_job, jobset, mpijob, volcano_job):
         if draw(st.integers(0, 2)) == 0:
             docs.append(draw(kind(draw(st.sampled_from(resources)))))
     docs.append(PRIORITY_CLASSES)

@@ -102,8 +102,8 @@ class PodLifecycle:
         self._storage_token = 0
         self.pullers: dict[str, ImagePuller] = {}
         self.work_lists: dict[str, WorkList] = {}
-        #: progress saved by a pod a fault killed, by its slot (``_slot``): the pod its controller makes
-        #: again in that slot resumes from it, as a training job reloads its last checkpoint
+        #: progress checkpointed by a pod that ended Failed, by its slot (``_slot``): the pod its controller
+        #: makes again in that slot resumes from it, as a training job reloads its last checkpoint
         self.checkpoints: dict[str, float] = {}
 
     def lost_with_node(self, rec: PodRecord) -> None:
@@ -517,16 +517,18 @@ class PodLifecycle:
             self.storage.remove(self.clock.now, rec.pod.key)
             self._storage_reschedule()
         self.stop_work(rec, terminated=True, sigterm=False)
-        if rec.done_s > 0 and rec.pod.behavior.consumes is None:
-            self.checkpoints[_slot(rec.pod)] = rec.done_s
         rec.terminating, rec.token = True, rec.token + 1  # what its start chain had scheduled is void
         self.gang_member_gone(rec)
         self.terminated(rec, reason)
 
     def terminated(self, rec: PodRecord, reason: str, deleted: bool = True) -> None:
-        """It ends Failed with ``reason`` and gives its node back (``deleted``: and is gone)."""
+        """It ends Failed with ``reason`` and gives its node back (``deleted``: and is gone). The progress it
+        checkpointed is kept for its slot: the pod its controller makes again there resumes from it, whatever
+        ended this one (a fault, a preemption, an eviction, a deletion, its job restarted whole)."""
         if rec.deleted_s is not None:  # already gone with its node
             return
+        if rec.done_s > 0 and rec.pod.behavior.consumes is None:
+            self.checkpoints[_slot(rec.pod)] = rec.done_s
         now = self.clock.now
         self.set_phase(rec, "Failed")
         rec.reason, rec.finished_s = reason, now
