@@ -15,6 +15,7 @@ from conftest import (
     SIMULATION_10M,
     URGENT_POD,
     a10_nodes,
+    coscheduling,
     pods_by_name,
     simulated,
     simulated_controller,
@@ -438,6 +439,24 @@ def test_a_pytorchjob_evicted_by_kueue_is_suspended_not_restarted(tmp_path: Path
     ]
     b = pods_by_name(summary)["finetune-b-master-0"]
     assert (b["bound_s"], b["finished_s"]) == (630.0, 7830.0)
+
+
+def test_a_gang_smaller_than_the_world_places_ranks_that_wait_for_the_rest_of_it(tmp_path: Path) -> None:
+    """``schedulingPolicy.minAvailable: 1`` lets Coscheduling place the ranks one at a time, but torchrun's
+    rendezvous still waits for the whole world (the Master and 2 Workers): the two placed ranks hold 16
+    GPUs and neither computes, as without a gang. With ``minAvailable`` 3 none is placed."""
+    for min_available, placed_ranks in ((1, 2), (3, 0)):
+        gang = f"  runPolicy: {{schedulingPolicy: {{minAvailable: {min_available}}}}}"
+        text = pytorchjob(replica(gpus=8, duration="5m"), replica(2, gpus=8, duration="5m"), gang)
+        scheduler = "\n---\n" + coscheduling("default-scheduler")
+        summary = simulated(write(tmp_path, nodes(2), text + scheduler), duration_s=600)
+        pods = pods_by_name(summary)
+        assert sum(1 for p in pods.values() if p["node"] is not None) == placed_ranks
+        assert {p["phase"] for p in pods.values()} == (
+            {"Running", "Pending"} if placed_ranks else {"Pending"}
+        )
+        totals = summary["totals"]
+        assert (totals["gpus_allocated"], totals["gpus_working"]) == (8.0 * placed_ranks, 0.0)
 
 
 def test_without_a_gang_placed_ranks_wait_for_the_rest_of_the_world_and_do_not_compute(

@@ -302,14 +302,15 @@ class PodLifecycle:
             self._ready(rec)
 
     def _gang(self, rec: PodRecord) -> tuple[int, list[PodRecord]] | None:
-        """(minMember, members) of the pod's gang, or None for a pod without one: its PodGroup, else
-        the ranks of its rendezvous (a distributed job computes only when its world has gathered)."""
+        """(minMember, members) of the pod's gang, or None for a pod without one: its PodGroup, or the
+        ranks of its rendezvous (a distributed job computes only when its world has gathered, whether or
+        not a PodGroup gangs their scheduling), whichever asks for more."""
         group = self.gangs.group_of(rec.pod)
-        if group is None:
-            world = rec.pod.behavior.rendezvous
-            if world is None:
-                return None
+        world = rec.pod.behavior.rendezvous
+        if world is not None and (group is None or world[1] > group.min_member):
             return world[1], [self.records[k] for k in sorted(self.rendezvous[world[0]])]
+        if group is None:
+            return None
         return group.min_member, [self.records[k] for k in sorted(self.gangs.members.get(group.key, ()))]
 
     def _ready(self, rec: PodRecord) -> None:
