@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import stat
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from gpufleet.kube.documents import YamlValueError, yaml_value
 from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import Container, History, PodRecord, read_history
 from gpufleet.live.prometheus_api import PrometheusError
+from gpufleet.model.named_paths import MISSING, stat_or_problem
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.model.quantity import QuantityError, parse_duration, parse_quantity, parse_window
 from gpufleet.traces.base import TraceError
@@ -107,6 +109,47 @@ def test_a_scenario_grid_naming_a_file_no_path_can_hold_is_refused_at_the_field(
     with pytest.raises(GridError) as caught:
         load_any_grid(path)
     assert caught.value.problems == [f"{path}: scenario: no such file or directory {tmp_path}/\0"]
+
+
+LONG_NAME = "9" * 400  # longer than a file name may be (NAME_MAX, 255 bytes)
+
+
+def test_a_path_is_stat_or_what_is_wrong_with_it(tmp_path: Path) -> None:
+    assert stat_or_problem(tmp_path / "absent") == MISSING
+    assert stat_or_problem(tmp_path / "a\0b") == MISSING
+    assert stat_or_problem(tmp_path / LONG_NAME) == "file name too long"
+    found = stat_or_problem(tmp_path)
+    assert not isinstance(found, str) and stat.S_ISDIR(found.st_mode)
+
+
+def test_a_manifest_path_the_file_system_refuses_is_refused_as_a_missing_file_is(tmp_path: Path) -> None:
+    """``os.stat`` raises ``ENAMETOOLONG`` where ``Path.is_dir`` was asked (a traceback from ``simulate``,
+    ``explain``, ``describe``, ``startup``, ``validate``): now one line naming the path."""
+    name = str(tmp_path / LONG_NAME)
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario([name])
+    assert caught.value.problems == [f"{name}: file name too long"]
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        f"scenario: '{LONG_NAME}'\nseeds: [1]\n",
+        f"nodes: '{LONG_NAME}'\ntraces: ['{LONG_NAME}']\npolicies: [FGD]\n",
+    ],
+    ids=["scenario-grid", "trace-grid"],
+)
+def test_a_grid_naming_a_path_the_file_system_refuses_is_refused_at_the_field(
+    tmp_path: Path, grid: str
+) -> None:
+    path = tmp_path / "grid.yaml"
+    path.write_text(grid)
+    with pytest.raises(GridError) as caught:
+        load_any_grid(path)
+    assert [line for line in caught.value.problems if "too long" in line] == [
+        f"{path}: {field}: file name too long {tmp_path / LONG_NAME}"
+        for field in (("scenario",) if grid.startswith("scenario") else ("nodes", "traces[0]"))
+    ]
 
 
 def test_trace_times_must_be_finite(tmp_path: Path) -> None:

@@ -17,12 +17,14 @@ with ``scenario`` (or ``parameters``) is a grid of simulations instead (``scenar
 from __future__ import annotations
 
 import math
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpufleet.experiments.runs import MAX_RUNS, RunSpec, parse_seeds
 from gpufleet.kube.documents import YamlValueError, yaml_value
+from gpufleet.model.named_paths import MISSING, stat_or_problem
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.replay.fgd_protocol import POLICIES
 from gpufleet.traces.formats import FORMATS
@@ -76,8 +78,10 @@ class GridChecker:
             self.problem(field, f"{value!r} is not a file path")
             return None
         where = self.path.parent / value
-        if not where.is_file():
-            self.problem(field, f"no such file {where}")
+        found = stat_or_problem(where)
+        if isinstance(found, str) or not stat.S_ISREG(found.st_mode):  # (a directory is no file either)
+            reason = found if isinstance(found, str) and found != MISSING else "no such file"
+            self.problem(field, f"{reason} {where}")
             return None
         return value, where.resolve()
 

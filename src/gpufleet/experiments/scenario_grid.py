@@ -25,6 +25,7 @@ from typing import Any
 
 from gpufleet.experiments.grid import GridChecker, GridError
 from gpufleet.experiments.scenario_runs import ScenarioSpec
+from gpufleet.model.named_paths import stat_or_problem
 
 FIELDS = ("scenario", "parameters", "seeds")
 
@@ -85,11 +86,12 @@ def scenario_grid(path: Path, data: dict[str, Any]) -> ScenarioGrid:
     elif "scenario" in data:
         for i, name in enumerate(given):
             where = path.parent / name
-            if where.exists():  # (False for a name no file can have, such as one with a NUL)
-                paths.append(where.resolve())
-            else:
+            found = stat_or_problem(where)
+            if isinstance(found, str):
                 field = f"scenario[{i}]" if isinstance(written, list) else "scenario"
-                check.problem(field, f"no such file or directory {where}")
+                check.problem(field, f"{found} {where}")
+            else:
+                paths.append(where.resolve())
     parameters: list[tuple[str, tuple[str, ...]]] = []
     raw = data.get("parameters") or {}
     if not isinstance(raw, dict):

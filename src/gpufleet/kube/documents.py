@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from yaml.reader import ReaderError
 
 from gpufleet.collector import collector_paused
 from gpufleet.kube.problems import Location, Problems, render
+from gpufleet.model.named_paths import stat_or_problem
 from gpufleet.model.standard_input import STDIN_NAME, is_stdin, read_stdin
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -127,7 +129,11 @@ def _expand(paths: Sequence[str | Path]) -> Iterator[tuple[str, Path | None, str
                 seen.add(path)
                 yield STDIN_NAME, path, ""
             continue
-        if path.is_dir():
+        found = stat_or_problem(path)
+        if isinstance(found, str):
+            yield str(given), None, found
+            continue
+        if stat.S_ISDIR(found.st_mode):
             files = sorted(
                 p
                 for p in path.rglob("*")
@@ -137,11 +143,8 @@ def _expand(paths: Sequence[str | Path]) -> Iterator[tuple[str, Path | None, str
             )
             if not files:
                 yield str(given), None, "no *.yaml, *.yml or *.json files in this directory"
-        elif path.exists():
-            files = [path]
         else:
-            yield str(given), None, "no such file or directory"
-            continue
+            files = [path]
         for file in files:
             key = file.resolve()
             if key not in seen:

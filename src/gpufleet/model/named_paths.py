@@ -1,0 +1,25 @@
+"""What a path a user named is, asked without an exception: its ``os.stat``, or why there is nothing
+to read there. ``Path.exists`` and ``Path.is_dir`` answer False only for a missing file and raise for a
+name the file system refuses (``ENAMETOOLONG``, a NUL byte, a loop of links), which a reader must
+report at the field or argument that named it, as it reports a missing file."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+MISSING = "no such file or directory"
+
+
+def stat_or_problem(path: Path) -> os.stat_result | str:
+    """``path``'s ``os.stat``, or why it cannot be had: ``MISSING`` for a name nothing answers to (a
+    NUL byte included), else the system's words (``file name too long``)."""
+    try:
+        return path.stat()
+    except ValueError:  # (a NUL byte: no file can have that name)
+        return MISSING
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR) or exc.strerror is None:
+            return MISSING
+        return exc.strerror[:1].lower() + exc.strerror[1:]
