@@ -5,10 +5,10 @@ violation fails the test with the invariant, the object and the time.
 
 The scenarios are manifests, as users write them: node pools of several GPU models (whole GPUs,
 time-slicing, MIG, DRA devices), some autoscaling; Jobs with priorities, checkpoints, deletions, Kueue
-queues; a JobSet and an MPIJob; gangs under Coscheduling (a PyTorchJob among them) and under Volcano;
-pods claiming DRA devices; a Deployment scaled by an HPA against traffic, maybe under a
-PodDisruptionBudget; queue workers KEDA scales on a list of work items. ``GPUFLEET_SOAK=N`` runs N
-examples of each property instead of the few the suite runs (a long run, by hand).
+queues (the training kinds' too); a JobSet and an MPIJob; gangs under Coscheduling (a PyTorchJob among
+them) and under Volcano; pods claiming DRA devices; a Deployment scaled by an HPA against traffic, maybe
+under a PodDisruptionBudget; queue workers KEDA scales on a list of work items. ``GPUFLEET_SOAK=N`` runs
+N examples of each property instead of the few the suite runs (a long run, by hand).
 
 ``fault_documents`` adds random faults to half the scenarios (a ``gpufleet.io/v1alpha1``
 ``FaultModel``, ``docs/faults.md``): random rates of every class and faults at given times.
@@ -17,6 +17,7 @@ examples of each property instead of the few the suite runs (a long run, by hand
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -598,6 +599,13 @@ spec:
 """
 
 
+def queued_in(text: str) -> str:
+    """A training workload's text (``pytorch_gang``, ``jobset``, ``mpijob``) labelled for Kueue's
+    LocalQueue ``queue``: Kueue admits its pod sets whole."""
+    labelled = "\nmetadata:\n  name: \\1\n  labels: {kueue.x-k8s.io/queue-name: queue}\n"
+    return re.sub(r"\nmetadata:\n  name: (\S+)\n", labelled, text, count=1)
+
+
 PRIORITY_CLASSES = "---".join(
     f"\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: {value}\n"
     for name, value in (("high", 1000), ("low", -10))
@@ -625,7 +633,8 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         docs.append(draw(job(f"job{i}", resources, queued and not gang and draw(st.booleans()), gang)))
     pytorch = draw(st.integers(0, 2)) == 0
     if pytorch:
-        docs.append(draw(pytorch_gang(draw(st.sampled_from(resources)))))
+        gang = draw(pytorch_gang(draw(st.sampled_from(resources))))
+        docs.append(queued_in(gang) if queued and draw(st.booleans()) else gang)
     if gangs or pytorch:
         docs.append(coscheduling("gang-scheduler"))
     if draw(st.booleans()):
@@ -634,7 +643,9 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         docs.append(draw(consumed(draw(st.sampled_from(resources)))))
     for kind in (grouped, ray_cluster, scaled_job, jobset, mpijob, volcano_job):
         if draw(st.integers(0, 2)) == 0:
-            docs.append(draw(kind(draw(st.sampled_from(resources)))))
+            text = draw(kind(draw(st.sampled_from(resources))))
+            queue = queued and kind in (jobset, mpijob) and draw(st.booleans())
+            docs.append(queued_in(text) if queue else text)
     docs.append(PRIORITY_CLASSES)
     docs.extend(draw(fault_documents(pools)))
     duration = draw(st.sampled_from(["1h", "2h"]))

@@ -15,6 +15,7 @@ from gpufleet.experiments.grid import GridError, read_grid
 from gpufleet.experiments.history_command import gang_stretch, read_priority_classes
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.kube.documents import YamlValueError, yaml_value
+from gpufleet.live.client import LiveError, connect
 from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import Container, History, PodRecord, read_history
 from gpufleet.live.prometheus_api import PrometheusError
@@ -150,6 +151,12 @@ def test_a_grid_naming_a_path_the_file_system_refuses_is_refused_at_the_field(
         f"{path}: {field}: file name too long {tmp_path / LONG_NAME}"
         for field in (("scenario",) if grid.startswith("scenario") else ("nodes", "traces[0]"))
     ]
+
+
+def test_a_kubeconfig_named_beyond_the_file_systems_limit_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(LiveError) as caught:
+        connect(tmp_path / LONG_NAME)
+    assert str(caught.value) == f"--kubeconfig: {tmp_path / LONG_NAME}: file name too long"
 
 
 def test_trace_times_must_be_finite(tmp_path: Path) -> None:

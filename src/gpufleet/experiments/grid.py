@@ -17,14 +17,13 @@ with ``scenario`` (or ``parameters``) is a grid of simulations instead (``scenar
 from __future__ import annotations
 
 import math
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpufleet.experiments.runs import MAX_RUNS, RunSpec, parse_seeds
 from gpufleet.kube.documents import YamlValueError, yaml_value
-from gpufleet.model.named_paths import MISSING, stat_or_problem
+from gpufleet.model.named_paths import not_a_file
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.replay.fgd_protocol import POLICIES
 from gpufleet.traces.formats import FORMATS
@@ -78,9 +77,8 @@ class GridChecker:
             self.problem(field, f"{value!r} is not a file path")
             return None
         where = self.path.parent / value
-        found = stat_or_problem(where)
-        if isinstance(found, str) or not stat.S_ISREG(found.st_mode):  # (a directory is no file either)
-            reason = found if isinstance(found, str) and found != MISSING else "no such file"
+        reason = not_a_file(where)
+        if reason is not None:
             self.problem(field, f"{reason} {where}")
             return None
         return value, where.resolve()

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from gpufleet.live.kinds import KindRef
+from gpufleet.model.named_paths import not_a_file
 
 PAGE_SIZE = 500
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -48,7 +49,7 @@ def _merged_kubeconfig(paths: list[Path]) -> dict[str, Any]:
     merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": []}
     seen: dict[str, set[str]] = {key: set() for key in merged}
     for path in paths:
-        if not path.is_file():
+        if not_a_file(path) is not None:
             continue
         try:
             doc = yaml.safe_load(path.read_text()) or {}
@@ -95,8 +96,9 @@ def load_config(
     from lightkube.core.exceptions import ConfigError
 
     if kubeconfig is not None:
-        if not kubeconfig.expanduser().is_file():
-            raise LiveError(f"--kubeconfig: {kubeconfig}: no such file")
+        reason = not_a_file(kubeconfig.expanduser())
+        if reason is not None:
+            raise LiveError(f"--kubeconfig: {kubeconfig}: {reason}")
         paths = [kubeconfig.expanduser()]
     elif os.environ.get("KUBECONFIG"):
         paths = [Path(p).expanduser() for p in os.environ["KUBECONFIG"].split(os.pathsep) if p]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 
 MISSING = "no such file or directory"
@@ -23,3 +24,12 @@ def stat_or_problem(path: Path) -> os.stat_result | str:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR) or exc.strerror is None:
             return MISSING
         return exc.strerror[:1].lower() + exc.strerror[1:]
+
+
+def not_a_file(path: Path) -> str | None:
+    """None where ``path`` is a regular file, else why not: ``no such file`` (nothing there, or a
+    directory), or the system's words (``stat_or_problem``)."""
+    found = stat_or_problem(path)
+    if isinstance(found, str):
+        return "no such file" if found == MISSING else found
+    return None if stat.S_ISREG(found.st_mode) else "no such file"
