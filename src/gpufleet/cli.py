@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 import gpufleet.blas_threads  # noqa: F401  (before NumPy loads: one OpenBLAS thread)
+from gpufleet.model.named_paths import CannotCreate, made_directory
 from gpufleet.model.pod_names import PodNameError
 from gpufleet.model.standard_input import is_stdin
 from gpufleet.report.openmetrics import DEFAULT_START
@@ -221,7 +222,7 @@ def simulate(
             err.print(line, markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
         summary = finished_summary(build_summary(sim, selection))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made_directory(out_dir)
     (out_dir / "summary.json").write_text(json_file_text(summary, sort_keys=True))
     (out_dir / "report.html").write_text(render_html(summary))
     if fmt is not None:
@@ -600,7 +601,7 @@ def trace_import(
 
     output_fmt = output_of(output)
     loaded_nodes, loaded_pods = read_trace(fmt, nodes, pods)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made_directory(out_dir)
     for name, docs in (
         ("nodes.yaml", [node_manifest(n) for n in loaded_nodes]),
         ("pods.yaml", [pod_manifest(p) for p in loaded_pods]),
@@ -658,7 +659,7 @@ def replay(
     if not any(n.capacity.get("nvidia.com/gpu", 0) for n in loaded_nodes):
         raise fail([f"{nodes}: no GPU nodes: the FGD protocol replays onto GPU nodes only"])
     result = run_replay(loaded_nodes, [p.pod for p in loaded_pods], policy, seed)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made_directory(out_dir)
     (out_dir / "replay.json").write_text(json_file_text(result.to_json()))
     if output_fmt is not None:
         print_data(result.to_json(), output_fmt)
@@ -802,7 +803,7 @@ def optimum(
     except ValueError as exc:
         raise fail([f"{nodes}: {exc}"]) from None
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        made_directory(out_dir)
         (out_dir / "optimum.json").write_text(json_file_text(doc))
     if output_fmt is not None:
         print_data(doc, output_fmt)
@@ -1008,5 +1009,8 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    except CannotCreate as exc:  # an output directory a user named (``--out``) that cannot be made
+        err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
     finally:
         frozen_for_exit()

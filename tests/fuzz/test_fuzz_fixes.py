@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from gpufleet.live.client import LiveError, connect
 from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import Container, History, PodRecord, read_history
 from gpufleet.live.prometheus_api import PrometheusError
-from gpufleet.model.named_paths import MISSING, stat_or_problem
+from gpufleet.model.named_paths import MISSING, CannotCreate, made_directory, stat_or_problem
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.model.quantity import QuantityError, parse_duration, parse_quantity, parse_window
 from gpufleet.traces.base import TraceError
@@ -157,6 +159,30 @@ def test_a_kubeconfig_named_beyond_the_file_systems_limit_is_one_line(tmp_path: 
     with pytest.raises(LiveError) as caught:
         connect(tmp_path / LONG_NAME)
     assert str(caught.value) == f"--kubeconfig: {tmp_path / LONG_NAME}: file name too long"
+
+
+def test_an_output_directory_that_cannot_be_made_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    for path, words in (
+        (tmp_path / "file" / "out", "not a directory"),
+        (tmp_path / LONG_NAME, "file name too long"),
+    ):
+        with pytest.raises(CannotCreate) as caught:
+            made_directory(path)
+        assert str(caught.value) == f"{path}: cannot make this directory: {words}"
+    assert made_directory(tmp_path / "a" / "b").is_dir()
+
+
+def test_simulate_out_through_a_file_exits_2_with_one_line(tmp_path: Path) -> None:
+    """``--out`` below a file: the command's one line and exit 2, not ``NotADirectoryError``'s traceback."""
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "out"
+    command = [sys.executable, "-m", "gpufleet", "simulate", "--no-progress", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        f"{out}: cannot make this directory: not a directory",
+    )
 
 
 def test_trace_times_must_be_finite(tmp_path: Path) -> None:

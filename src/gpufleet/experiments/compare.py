@@ -15,6 +15,7 @@ from typing import Any
 from gpufleet.experiments.compare_html import render_compare_html
 from gpufleet.experiments.runs import R, RunsFailed, RunSpec, RunsProgress, execute_reported, summary_line
 from gpufleet.experiments.stats import group_lines, group_stats, median_curve
+from gpufleet.model.named_paths import made_directory
 from gpufleet.report.json_text import json_file_text
 
 SCHEMA = "gpufleet.compare/v1"
@@ -74,7 +75,7 @@ def write_compare(
     render: Callable[[Mapping[str, Any]], str] = render_compare_html,
 ) -> tuple[Path, Path]:
     """``compare.json`` and ``report.html`` (the document as ``render`` shows it) in ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made_directory(out_dir)
     json_path, html_path = out_dir / "compare.json", out_dir / "report.html"
     json_path.write_text(json_file_text(document))
     html_path.write_text(render(document))

@@ -24,6 +24,7 @@ from gpufleet.kube.problems import Problems, Reporter
 from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import read_history
 from gpufleet.live.prometheus_api import PrometheusAPI, PrometheusError
+from gpufleet.model.named_paths import made_directory
 from gpufleet.model.quantity import QuantityError, parse_window
 from gpufleet.model.standard_input import display_name
 from gpufleet.report.output import yaml_documents
@@ -130,7 +131,7 @@ def history_command(
         )
         return 2
     scenario = build_scenario(history, gang_stretch, classes)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made_directory(out_dir)
     for name, docs in scenario.files.items():
         (out_dir / name).write_text(yaml_documents(docs))
     (out_dir / "NOTES.txt").write_text("".join(f"- {note}\n" for note in scenario.notes))

@@ -26,6 +26,7 @@ from gpufleet.kube.objects import label
 from gpufleet.kube.problems import Problems, Reporter, unsupported
 from gpufleet.live.startup import Observations, StartupInputError, StartupMeasurement, measure, summary
 from gpufleet.live.startup_calibrate import calibration_yaml
+from gpufleet.model.named_paths import made_directory
 from gpufleet.model.problem_lines import one_line
 from gpufleet.model.quantity import parse_duration, parse_window
 from gpufleet.model.standard_input import display_name
@@ -214,7 +215,7 @@ def _no_pods(options: StartupOptions) -> str:
 def _write(measurement: StartupMeasurement, options: StartupOptions, out: Console) -> None:
     result = finished_summary(summary(measurement))
     out_dir = options.out_dir
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made_directory(out_dir)
     (out_dir / "summary.json").write_text(json_file_text(result, sort_keys=True))
     (out_dir / "report.html").write_text(render_html(result))
     written = [out_dir / "summary.json", out_dir / "report.html"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpufleet.experiments.runs import RAN_ON, R, Run, RunsProgress, execute_reported, params_key
 from gpufleet.experiments.stats import REPLAY_GROUP, group_lines
+from gpufleet.model.named_paths import made_directory
 
 RESULTS = "results.jsonl"
 
@@ -90,7 +91,7 @@ def run_sweep(
 ) -> SweepOutcome:
     """Run what ``out_dir/results.jsonl`` lacks, appending a line as each run finishes; a run that
     fails gets no line (``progress`` hears of each run as it ends)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made_directory(out_dir)
     path = out_dir / RESULTS
     fields = _fields(specs)
     lines, dropped = read_results(path)

@@ -23,6 +23,7 @@ from gpufleet.experiments.whatif import SIDES, Side, load_sides, simulate, whati
 from gpufleet.experiments.whatif_html import render_whatif_html
 from gpufleet.experiments.whatif_view import figure_rows, for_how_long, pod_rows
 from gpufleet.kube import ScenarioError
+from gpufleet.model.named_paths import made_directory
 from gpufleet.model.quantity import QuantityError, parse_duration
 from gpufleet.report import render_html
 from gpufleet.report.json_text import json_file_text
@@ -94,7 +95,7 @@ def write_whatif(out_dir: Path, sides: dict[str, Side], document: dict[str, Any]
     """``whatif.json`` and ``report.html`` in ``out_dir``, and each side's ``summary.json`` and
     ``report.html`` under ``out_dir/SIDE/``."""
     for name, side in sides.items():
-        (out_dir / name).mkdir(parents=True, exist_ok=True)
+        made_directory(out_dir / name)
         (out_dir / name / "summary.json").write_text(json_file_text(side.summary, sort_keys=True))
         (out_dir / name / "report.html").write_text(render_html(side.summary))
     (out_dir / "whatif.json").write_text(json_file_text(document))

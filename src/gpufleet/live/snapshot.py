@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from gpufleet.live.client import LiveCluster, NotServed
 from gpufleet.live.kinds import KINDS, KindRef
+from gpufleet.model.named_paths import made_directory
 
 #: pods of other namespaces that hold node resources (API field selectors on pods)
 _HOLDING_NODE = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
@@ -77,7 +78,7 @@ def take_snapshot(
     reads all namespaces. Kinds the cluster does not serve are skipped with a warning; other errors
     (unreachable, forbidden) are ``LiveError``s."""
     started = time.monotonic()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made_directory(out_dir)
     for stale in out_dir.glob("*.json"):
         stale.unlink()
     result = SnapshotResult(

@@ -33,3 +33,18 @@ def not_a_file(path: Path) -> str | None:
     if isinstance(found, str):
         return "no such file" if found == MISSING else found
     return None if stat.S_ISREG(found.st_mode) else "no such file"
+
+
+class CannotCreate(ValueError):
+    """An output directory a user named that cannot be made (a file in its way, no permission, a name too
+    long): one line naming it and why; the command line exits 2."""
+
+
+def made_directory(path: Path) -> Path:
+    """``path`` made as a directory, with its parents (nothing done where it is one already)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        words = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CannotCreate(f"{path}: cannot make this directory: {words[:1].lower()}{words[1:]}") from None
+    return path

@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from gpufleet.model.named_paths import made_directory
+
 Labels = tuple[tuple[str, str], ...]
 
 
@@ -84,5 +86,5 @@ def openmetrics_text(families: Iterable[MetricFamily], start: float) -> str:
 
 
 def write_openmetrics(path: Path, families: Iterable[MetricFamily], start: float) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    made_directory(path.parent)
     path.write_text(openmetrics_text(families, start))
