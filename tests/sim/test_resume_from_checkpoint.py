@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpufleet.kube import load_scenario
 from gpufleet.sim.invariants import InvariantChecks
 from gpufleet.sim.records import PodRecord
@@ -106,3 +108,19 @@ def test_a_volcano_pod_made_again_under_its_name_resumes_from_its_checkpoint(tmp
     assert (preempted.reason, preempted.done_s) == ("Preempted", 1200)
     assert (again.phase, again.bound_s, again.finished_s) == ("Succeeded", 2130, 4530)
     assert sim.lifecycle.replaced == [preempted]
+
+
+def test_a_rank_made_again_resumes_the_same_share_of_a_task_its_ring_stretched() -> None:
+    """The ring stretched the worker's 57 min to 51,642 s; killed at 5 min with 240 s of that checkpointed,
+    the worker made again resumes from those 240 s. The checkpoint is kept as a share of the task: kept
+    in seconds it became 240 of the unstretched 3,420 s, 3,624 s once stretched again, and the pod after
+    it resumed past its end and succeeded at once."""
+    sim = Simulation(load_scenario([Path(__file__).with_name("stretched_rank_made_again.yaml")]), seed=0)
+    sim.invariants = checks = InvariantChecks()
+    sim.run()
+    assert checks.events == sim.loop.steps
+    ranks = [r for r in (*sim.lifecycle.replaced, *sim.records.values()) if r.pod.name == "mpi-worker-0"]
+    first, again = ranks[0], ranks[1]
+    assert (first.reason, first.task_s, first.done_s) == ("Error", 51642, 240)
+    assert again.task_s == 51642 and again.done_s == pytest.approx(240)
+    assert not any(r.phase == "Succeeded" and r.finished_s == r.bound_s for r in ranks)  # none at once

@@ -102,8 +102,9 @@ class PodLifecycle:
         self._storage_token = 0
         self.pullers: dict[str, ImagePuller] = {}
         self.work_lists: dict[str, WorkList] = {}
-        #: progress checkpointed by a pod that ended Failed, by its slot (``_slot``): the pod its controller
-        #: makes again in that slot resumes from it, as a training job reloads its last checkpoint
+        #: progress checkpointed by a pod that ended Failed, as a share of its task, by its slot (``_slot``):
+        #: the pod its controller makes again in that slot resumes from it, as a training job reloads its
+        #: last checkpoint (the same share of a task its ring may stretch otherwise)
         self.checkpoints: dict[str, float] = {}
 
     def lost_with_node(self, rec: PodRecord) -> None:
@@ -137,7 +138,7 @@ class PodLifecycle:
         self.records[pod.key] = rec
         saved = self.checkpoints.pop(_slot(pod), None)
         if saved is not None and rec.task_s is not None:
-            rec.done_s = min(saved, rec.task_s)
+            rec.done_s = min(saved, 1.0) * rec.task_s
         if pod.behavior.rendezvous is not None:
             self.rendezvous.setdefault(pod.behavior.rendezvous[0], set()).add(pod.key)
         self.pending += 1
@@ -528,8 +529,8 @@ class PodLifecycle:
         ended this one (a fault, a preemption, an eviction, a deletion, its job restarted whole)."""
         if rec.deleted_s is not None:  # already gone with its node
             return
-        if rec.done_s > 0 and rec.pod.behavior.consumes is None:
-            self.checkpoints[_slot(rec.pod)] = rec.done_s
+        if rec.done_s > 0 and rec.task_s and rec.pod.behavior.consumes is None:
+            self.checkpoints[_slot(rec.pod)] = rec.done_s / rec.task_s  # (a share: its ring stretched it)
         now = self.clock.now
         self.set_phase(rec, "Failed")
         rec.reason, rec.finished_s = reason, now
