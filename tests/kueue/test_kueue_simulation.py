@@ -56,7 +56,8 @@ def test_borrower_is_reclaimed_and_requeued(tmp_path: Path) -> None:
     assert (queues["team-a"]["admitted"], queues["team-b"]["admitted"]) == (1, 3)
     gpus = queues["team-b"]["usage"]["h100/nvidia.com/gpu"]
     assert (gpus["nominal"], gpus["peak"], gpus["borrowed_peak"]) == (8, 16.0, 8.0)
-    assert gpus["steps"] == [[0.0, 16.0], [630.0, 8.0], [2430.0, 16.0], [3600.0, 8.0], [9630.0, 0.0]]
+    # the requeued pod resumes from the 10 min its predecessor checkpointed (every 5 min): 2 h - 10 min
+    assert gpus["steps"] == [[0.0, 16.0], [630.0, 8.0], [2430.0, 16.0], [3600.0, 8.0], [9030.0, 0.0]]
     workloads = {w["name"]: w for w in summary["kueue"]["workloads"]}
     assert workloads["Job/team-b/b-borrower"]["evictions"] == [
         {"t_s": 600.0, "reason": "InCohortReclamation", "by": "Job/team-a/a-train"}
