@@ -19,7 +19,9 @@ import pytest
 from gpufleet.kube import load_scenario
 from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
+from gpufleet.model.scenario import Scenario
 from gpufleet.report import finished_summary
+from gpufleet.sim.invariants import InvariantChecks
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 
@@ -98,6 +100,16 @@ def no_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sweeps run where a test tells them (processes, or ``--ray local``), never on a Ray cluster
     that ``RAY_ADDRESS`` in the caller's environment names."""
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
+
+
+def invariants_checked(scenario: Scenario, seed: int | None = None) -> Simulation:
+    """The scenario run to its end with every invariant of ``gpufleet.sim.invariants`` checked after every
+    event (a violation raises ``InvariantViolation``)."""
+    sim = Simulation(scenario, seed=seed)
+    sim.invariants = checks = InvariantChecks()
+    sim.run()
+    assert checks.events == sim.loop.steps
+    return sim
 
 
 def simulated(

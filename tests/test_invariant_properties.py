@@ -24,13 +24,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import coscheduling, kueue_queues
+from conftest import coscheduling, invariants_checked, kueue_queues
 from gpufleet.gpus.dra.cel import compile_selector
 from gpufleet.kube import load_scenario
 from gpufleet.model.pod import POD_GROUP_LABEL
 from gpufleet.model.scenario import Scenario
-from gpufleet.sim.invariants import InvariantChecks
-from gpufleet.sim.simulation import Simulation
 from test_properties import clusters
 
 SOAK = int(os.environ.get("GPUFLEET_SOAK", "0"))
@@ -385,6 +383,14 @@ spec:
 """
 
 
+def training(draw: st.DrawFn) -> str:
+    """A training pod's annotations: 5-60 min of work, checkpointed every 2-20 min as often as not."""
+    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
+    if draw(st.booleans()):
+        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    return annotations
+
+
 @st.composite
 def claimed(draw: st.DrawFn, pool: str, autoscaled: bool) -> str:
     """A pool whose GPUs are DRA devices (it publishes ResourceSlices), the NVIDIA driver's DeviceClass,
@@ -393,9 +399,7 @@ def claimed(draw: st.DrawFn, pool: str, autoscaled: bool) -> str:
     replicas = draw(st.integers(0, 2))
     bounds = f"min: 0\n  max: {replicas + draw(st.integers(1, 2))}\n  " if autoscaled else ""
     pods = draw(st.integers(1, 3))
-    annotations = [f"gpufleet.io/duration: {draw(minutes(5, 60))}"]
-    if draw(st.booleans()):
-        annotations.append(f"gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}")
+    annotations = training(draw)
     priority = draw(st.sampled_from(["", "priorityClassName: high", "priorityClassName: low"]))
     model = draw(st.sampled_from(["H100-80GB", "L4"]))
     return f"""
@@ -438,7 +442,7 @@ spec:
   backoffLimit: {draw(st.integers(0, 2))}
   template:
     metadata:
-      annotations: {{{", ".join(annotations)}}}
+      annotations: {{{annotations}}}
     spec:
       {priority}
       restartPolicy: Never
@@ -458,9 +462,7 @@ def pytorch_gang(draw: st.DrawFn, resource: str) -> str:
     """A Kubeflow PyTorchJob run as a gang (``schedulingPolicy.minAvailable``: the operator's PodGroup)
     under the Coscheduling scheduler, a Master and 1-3 Workers, restarted by the operator."""
     workers = draw(st.integers(1, 3))
-    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
-    if draw(st.booleans()):
-        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    annotations = training(draw)
     gpus = draw(st.sampled_from([1, 2]))
 
     def replica(role: str, count: int) -> str:
@@ -496,9 +498,7 @@ spec:
 def jobset(draw: st.DrawFn, resource: str) -> str:
     """A JobSet of 1-2 replicated Jobs whose failure restarts the whole set (``failurePolicy.maxRestarts``),
     its pods checkpointing."""
-    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
-    if draw(st.booleans()):
-        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    annotations = training(draw)
     jobs = "".join(
         f"""
   - name: {name}
@@ -533,9 +533,7 @@ spec:
 @st.composite
 def mpijob(draw: st.DrawFn, resource: str) -> str:
     """An MPI Operator v2 MPIJob: a launcher Job's pod and 1-3 GPU workers, restarted as the operator does."""
-    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
-    if draw(st.booleans()):
-        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    annotations = training(draw)
     return f"""
 apiVersion: kubeflow.org/v2beta1
 kind: MPIJob
@@ -572,9 +570,7 @@ def volcano_job(draw: st.DrawFn, resource: str) -> str:
     on a failed or evicted pod up to ``maxRetry`` (or its pods made again, without a policy)."""
     replicas = draw(st.integers(1, 3))
     policy = draw(st.sampled_from(["", "  policies:\n  - {event: PodFailed, action: RestartJob}\n"]))
-    annotations = f"gpufleet.io/duration: {draw(minutes(5, 60))}"
-    if draw(st.booleans()):
-        annotations += f", gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}"
+    annotations = training(draw)
     return f"""
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -656,21 +652,13 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
     return "\n---\n".join(docs)
 
 
-def run_checked(scenario: Scenario, seed: int) -> None:
-    """Run the scenario with every invariant checked after every event (a violation raises)."""
-    sim = Simulation(scenario, seed=seed)
-    sim.invariants = checks = InvariantChecks()
-    sim.run()
-    assert checks.events == sim.loop.steps
-
-
 # -- properties ------------------------------------------------------------------------------
 def run_text(text: str, seed: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scenario.yaml"
         path.write_text(text)
         scenario = load_scenario([path])
-    run_checked(scenario, seed)
+    invariants_checked(scenario, seed)
 
 
 @examples(15)
@@ -688,10 +676,10 @@ def test_nothing_is_lost_while_cluster_autoscaler_adds_and_removes_nodes(text: s
 @examples(25)
 @given(clusters(gangs=True), st.integers(0, 3))
 def test_nothing_is_lost_with_gangs_under_coscheduling(scenario: Scenario, seed: int) -> None:
-    run_checked(scenario, seed)
+    invariants_checked(scenario, seed)
 
 
 @examples(15)
 @given(clusters(), st.integers(0, 3))
 def test_nothing_is_lost_with_bare_pods(scenario: Scenario, seed: int) -> None:
-    run_checked(scenario, seed)
+    invariants_checked(scenario, seed)

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import invariants_checked
 from gpufleet import cli
 from gpufleet.kube import load_scenario
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.sim import invariants
-from gpufleet.sim.invariants import InvariantChecks, InvariantViolation, Progress
+from gpufleet.sim.invariants import InvariantViolation, Progress
 from gpufleet.sim.simulation import Simulation
 from gpufleet.workloads.replicas import KeepsReplicas
 
@@ -26,10 +27,7 @@ def checked(example: str, duration_s: float | None = None) -> Simulation:
     scenario = load_scenario([EXAMPLES / example])
     if duration_s is not None:
         scenario = replace(scenario, simulation=replace(scenario.simulation, duration_s=duration_s))
-    sim = Simulation(scenario)
-    sim.invariants = InvariantChecks()
-    sim.run()
-    return sim
+    return invariants_checked(scenario)
 
 
 def violation(check: object, *args: object) -> InvariantViolation:
@@ -125,50 +123,44 @@ def test_checkpointed_progress_that_falls_is_lost() -> None:
     assert (broken.invariant, broken.subject) == ("checkpoint-kept", f"pod {key}")
 
 
-PYTORCHJOB_LOSES_A_WORKER = """
+#: one replica spec of the PyTorchJob below: 40 min of training on a GPU, checkpointed every 10 min
+PYTORCH_REPLICA = """
+    {role}:
+      replicas: 1
+      template:
+        metadata:
+          annotations: {{gpufleet.io/duration: 40m, gpufleet.io/checkpoint-interval: 10m}}
+        spec:
+          containers:
+          - {{name: pytorch, image: trainer, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}"""
+PYTORCHJOB_LOSES_A_WORKER = f"""
 apiVersion: gpufleet.io/v1alpha1
 kind: NodePool
-metadata: {name: pool}
+metadata: {{name: pool}}
 spec:
   replicas: 3
-  gpu: {model: A100-80GB, count: 1}
+  gpu: {{model: A100-80GB, count: 1}}
   template:
     status:
-      capacity: {cpu: "64", memory: 512Gi, pods: "110"}
+      capacity: {{cpu: "64", memory: 512Gi, pods: "110"}}
 ---
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
-metadata: {name: pt}
+metadata: {{name: pt}}
 spec:
-  runPolicy: {backoffLimit: 2}
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        metadata:
-          annotations: {gpufleet.io/duration: 40m, gpufleet.io/checkpoint-interval: 10m}
-        spec:
-          containers:
-          - {name: pytorch, image: trainer, resources: {limits: {nvidia.com/gpu: 1}}}
-    Worker:
-      replicas: 1
-      template:
-        metadata:
-          annotations: {gpufleet.io/duration: 40m, gpufleet.io/checkpoint-interval: 10m}
-        spec:
-          containers:
-          - {name: pytorch, image: trainer, resources: {limits: {nvidia.com/gpu: 1}}}
+  runPolicy: {{backoffLimit: 2}}
+  pytorchReplicaSpecs:{"".join(PYTORCH_REPLICA.format(role=role) for role in ("Master", "Worker"))}
 ---
 apiVersion: gpufleet.io/v1alpha1
 kind: FaultModel
-metadata: {name: faults}
+metadata: {{name: faults}}
 spec:
-  faults: [{at: 15m, node: pool-1, gpu: 0, kind: xid-79}]
+  faults: [{{at: 15m, node: pool-1, gpu: 0, kind: xid-79}}]
 ---
 apiVersion: gpufleet.io/v1alpha1
 kind: Simulation
-metadata: {name: s}
-spec: {duration: 2h}
+metadata: {{name: s}}
+spec: {{duration: 2h}}
 """
 
 
@@ -179,10 +171,7 @@ def test_a_pod_made_again_under_its_name_counts_its_own_work_lost(tmp_path: Path
     replacement."""
     path = tmp_path / "pytorchjob.yaml"
     path.write_text(PYTORCHJOB_LOSES_A_WORKER)
-    sim = Simulation(load_scenario([path]))
-    sim.invariants = checks = InvariantChecks()
-    sim.run()
-    assert checks.events == sim.loop.steps
+    sim = invariants_checked(load_scenario([path]))
     ((old),) = sim.lifecycle.replaced
     new = sim.records["default/pt-worker-0"]
     assert (old.pod.key, old.phase, old.done_s, old.work_lost_gpu_s) == (

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import invariants_checked
 from gpufleet.kube import load_scenario
-from gpufleet.sim.invariants import InvariantChecks
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
 
@@ -72,11 +72,8 @@ def run(tmp_path: Path, workload: str) -> tuple[Simulation, list[PodRecord]]:
     the one preempted first."""
     path = tmp_path / "scenario.yaml"
     path.write_text(CLUSTER + "---" + workload)
-    sim = Simulation(load_scenario([path]))
-    sim.invariants = checks = InvariantChecks()
-    sim.run()
-    assert checks.events == sim.loop.steps
-    records = [r for r in (*sim.lifecycle.replaced, *sim.records.values()) if r.pod.name.startswith("train")]
+    sim = invariants_checked(load_scenario([path]))
+    records = [r for r in sim.all_records if r.pod.name.startswith("train")]
     return sim, records
 
 
@@ -115,11 +112,10 @@ def test_a_rank_made_again_resumes_the_same_share_of_a_task_its_ring_stretched()
     the worker made again resumes from those 240 s. The checkpoint is kept as a share of the task: kept
     in seconds it became 240 of the unstretched 3,420 s, 3,624 s once stretched again, and the pod after
     it resumed past its end and succeeded at once."""
-    sim = Simulation(load_scenario([Path(__file__).with_name("stretched_rank_made_again.yaml")]), seed=0)
-    sim.invariants = checks = InvariantChecks()
-    sim.run()
-    assert checks.events == sim.loop.steps
-    ranks = [r for r in (*sim.lifecycle.replaced, *sim.records.values()) if r.pod.name == "mpi-worker-0"]
+    sim = invariants_checked(
+        load_scenario([Path(__file__).with_name("stretched_rank_made_again.yaml")]), seed=0
+    )
+    ranks = [r for r in sim.all_records if r.pod.name == "mpi-worker-0"]
     first, again = ranks[0], ranks[1]
     assert (first.reason, first.task_s, first.done_s) == ("Error", 51642, 240)
     assert again.task_s == 51642 and again.done_s == pytest.approx(240)

@@ -346,7 +346,7 @@ class Counters:
 def _had_pods(sim: Simulation, node: str, t: float) -> bool:
     """Whether pods other than DaemonSet pods ran on ``node`` when scale-down removed it at ``t``
     (cluster-autoscaler's reason: ``underutilized``, else ``empty``)."""
-    for rec in (*sim.lifecycle.replaced, *sim.records.values()):
+    for rec in sim.all_records:
         if rec.node != node or rec.pod.key in sim.daemon_pods or rec.bound_s is None or rec.bound_s > t:
             continue
         end = rec.finished_s if rec.finished_s is not None else rec.deleted_s

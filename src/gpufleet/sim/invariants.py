@@ -509,7 +509,7 @@ def pod_gpu_seconds(sim: Simulation) -> PodGpuSeconds:
     allocated = working = 0.0
     claimed: dict[tuple[str, str], tuple[float, list[tuple[float, float]], list[tuple[float, float]]]] = {}
     shared: dict[tuple[str, int], tuple[list[ShareSpan], list[ShareSpan]]] = {}
-    for rec in (*sim.lifecycle.replaced, *sim.records.values()):
+    for rec in sim.all_records:
         if rec.bound_s is None:
             continue
         node = rec.node or ""

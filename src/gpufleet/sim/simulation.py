@@ -276,14 +276,18 @@ class Simulation:
         return self.cluster.nodes
 
     @property
+    def all_records(self) -> tuple[PodRecord, ...]:
+        """Every pod of the run: those a pod of the same name replaced (in the order they were replaced),
+        then the pods by name now."""
+        return (*self.lifecycle.replaced, *self.records.values())
+
+    @property
     def work_lost_gpu_s(self) -> float:
-        every = (*self.lifecycle.replaced, *self.records.values())
-        return sum((r.work_lost_gpu_s for r in every), 0.0)
+        return sum((r.work_lost_gpu_s for r in self.all_records), 0.0)
 
     @property
     def checkpoint_save_gpu_s(self) -> float:
-        every = (*self.lifecycle.replaced, *self.records.values())
-        return sum((r.checkpoint_save_gpu_s for r in every), 0.0)
+        return sum((r.checkpoint_save_gpu_s for r in self.all_records), 0.0)
 
     # -- set-up ----------------------------------------------------------------------------
     def _schedule_arrivals(self) -> None:

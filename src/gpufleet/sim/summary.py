@@ -149,8 +149,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
     """The summary; with ``selection``, its pods, pod counts and request figures cover the selected
     pods only (GPUs, nodes, cost and the timeline stay the cluster's)."""
     # a name created again appears once per pod, in the order they were created
-    every = (*sim.lifecycle.replaced, *sim.records.values())
-    records = sorted(every, key=lambda r: (r.pod.key, r.created_s))
+    records = sorted(sim.all_records, key=lambda r: (r.pod.key, r.created_s))
     if selection is not None:
         records = [r for r in records if selection.selects(r.pod)]
     traffic = _traffic(sim, None if selection is None else {workload_of(sim, r) for r in records})
