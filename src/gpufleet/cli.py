@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 
 import gpufleet.blas_threads  # noqa: F401  (before NumPy loads: one OpenBLAS thread)
-from gpufleet.model.named_paths import CannotCreate, made_directory
+from gpufleet.model.named_paths import CannotCreate, file_system_line, made_directory
 from gpufleet.model.pod_names import PodNameError
 from gpufleet.model.standard_input import is_stdin
 from gpufleet.report.openmetrics import DEFAULT_START
@@ -1011,6 +1011,12 @@ def main() -> None:
         sys.exit(130)
     except CannotCreate as exc:  # an output directory a user named (``--out``) that cannot be made
         err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except OSError as exc:  # a file in a directory a user named that cannot be read or written
+        line = file_system_line(exc)
+        if line is None:
+            raise
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     finally:
         frozen_for_exit()

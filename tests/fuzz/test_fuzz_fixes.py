@@ -21,7 +21,13 @@ from gpufleet.live.client import LiveError, connect
 from gpufleet.live.history import build_scenario
 from gpufleet.live.history_read import Container, History, PodRecord, read_history
 from gpufleet.live.prometheus_api import PrometheusError
-from gpufleet.model.named_paths import MISSING, CannotCreate, made_directory, stat_or_problem
+from gpufleet.model.named_paths import (
+    MISSING,
+    CannotCreate,
+    file_system_line,
+    made_directory,
+    stat_or_problem,
+)
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.model.quantity import QuantityError, parse_duration, parse_quantity, parse_window
 from gpufleet.traces.base import TraceError
@@ -183,6 +189,27 @@ def test_simulate_out_through_a_file_exits_2_with_one_line(tmp_path: Path) -> No
         2,
         f"{out}: cannot make this directory: not a directory",
     )
+
+
+def test_simulate_into_a_directory_where_its_summary_is_a_directory_exits_2_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """An ``--out`` that exists but where a file cannot be written (here ``summary.json`` is a
+    directory; no permission or a full disk alike): one line naming the file, exit 2, no traceback."""
+    (tmp_path / "summary.json").mkdir()
+    command = [sys.executable, "-m", "gpufleet", "simulate", "--no-progress", "--out", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr.strip()) == (2, f"{tmp_path / 'summary.json'}: is a directory")
+
+
+def test_a_file_system_error_names_its_files_and_only_where_it_has_one() -> None:
+    assert file_system_line(PermissionError(13, "Permission denied", "out/a.json")) == (
+        "out/a.json: permission denied"
+    )
+    assert file_system_line(OSError(18, "Invalid cross-device link", "a", None, "b")) == (
+        "a -> b: invalid cross-device link"
+    )
+    assert file_system_line(OSError(28, "No space left on device")) is None
 
 
 def test_trace_times_must_be_finite(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """What a path a user named is, asked without an exception: its ``os.stat``, or why there is nothing
 to read there. ``Path.exists`` and ``Path.is_dir`` answer False only for a missing file and raise for a
 name the file system refuses (``ENAMETOOLONG``, a NUL byte, a loop of links), which a reader must
-report at the field or argument that named it, as it reports a missing file."""
+report at the field or argument that named it, as it reports a missing file. Also: an output directory
+made or refused in one line (``made_directory``), and the one line for a file the system would not read
+or write (``file_system_line``)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,17 @@ def not_a_file(path: Path) -> str | None:
 class CannotCreate(ValueError):
     """An output directory a user named that cannot be made (a file in its way, no permission, a name too
     long): one line naming it and why; the command line exits 2."""
+
+
+def file_system_line(exc: OSError) -> str | None:
+    """One line for a file the system would not read or write (a directory where a file goes, no
+    permission, a disk full): the file's name and the system's words; None where the error names no
+    file (it is then not one a user's path caused)."""
+    if exc.filename is None:
+        return None
+    words = exc.strerror or str(exc)
+    names = f"{exc.filename}" if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+    return f"{names}: {words[:1].lower()}{words[1:]}"
 
 
 def made_directory(path: Path) -> Path:
