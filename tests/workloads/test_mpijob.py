@@ -300,6 +300,97 @@ def test_a_preempted_worker_is_created_again_under_its_name(tmp_path: Path) -> N
     assert pods["pi-worker-0"]["created_s"] >= pods["urgent"]["created_s"]
 
 
+REBOOT_AT_10M = """
+apiVersion: gpufleet.io/v1alpha1
+kind: FaultModel
+metadata: {name: reboot}
+spec:
+  faults: [{at: 10m, node: gpu-2, kind: xid-79}]
+"""
+
+
+def test_a_worker_that_succeeded_is_not_created_again_when_the_launcher_is_replaced(tmp_path: Path) -> None:
+    """``getOrCreateWorker`` creates only the workers it cannot find by name; a Succeeded pod is still
+    there. Workers that finished at 2 min stay Succeeded when XID 79 reboots the launcher's node at
+    10 min and its Job makes a new launcher pod; the new launcher computes with the world they left."""
+    pinned = "spec:\n          nodeSelector: {kubernetes.io/hostname: gpu-2}\n"
+    launcher = replica(duration="1h", gpus=1).replace("spec:\n", pinned, 1)
+    text = mpijob(launcher, replica(2, duration="2m", gpus=8))
+    pods, controller, _ = run(write(tmp_path, nodes(3), text, REBOOT_AT_10M), 4 * 3600)
+    workers = [pods[f"pi-worker-{i}"] for i in range(2)]
+    assert [(w["phase"], w["finished_s"] < 600) for w in workers] == [("Succeeded", True)] * 2
+    assert pods["pi-launcher-0"]["phase"] == "Failed" and pods["pi-launcher-0-r1"]["phase"] == "Succeeded"
+    assert controller.restarts == 0 and controller.finished_as == "Succeeded"
+
+
+POLICY = "  runPolicy: {cleanPodPolicy: CLEAN}"
+URGENT_JOB_AT_10M_IN_KUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: 96}
+      - {name: nvidia.com/gpu, nominalQuota: 17}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: ml}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 1000
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: urgent
+  namespace: ml
+  labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: urgent}
+spec:
+  template:
+    metadata:
+      annotations: {gpufleet.io/submit-at: 10m, gpufleet.io/duration: 10m}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: u
+        image: u
+        resources:
+          limits: {cpu: 1, nvidia.com/gpu: 8}
+"""
+
+
+@pytest.mark.parametrize(("policy", "made_again"), [("None", True), ("Running", False)])
+def test_kueue_suspending_the_job_deletes_its_succeeded_workers_but_under_clean_pod_policy_running(
+    tmp_path: Path, policy: str, made_again: bool
+) -> None:
+    """``syncHandler`` on a suspended MPIJob: ``deleteWorkerPods`` deletes every worker, a Succeeded one
+    too, but keeps those not Pending or Running under ``cleanPodPolicy: Running``. The workers that
+    succeeded at 2 min are made again when Kueue admits the job back, after the urgent Job that
+    preempted it at 10 min (``withinClusterQueue: LowerPriority``), or stay."""
+    labelled = "metadata: {name: pi, namespace: ml, labels: {kueue.x-k8s.io/queue-name: q}}"
+    text = mpijob(replica(duration="1h", gpus=1), replica(2, duration="2m", gpus=8), POLICY)
+    text = text.replace("metadata: {name: pi, namespace: ml}", labelled).replace("CLEAN", policy)
+    pods, controller, _ = run(write(tmp_path, nodes(3), text, URGENT_JOB_AT_10M_IN_KUEUE), 4 * 3600)
+    assert pods["pi-launcher-0"]["reason"] == "Suspended" and controller.finished_as == "Succeeded"
+    workers = {pods[f"pi-worker-{i}"]["created_s"] for i in range(2)}
+    assert workers == ({630.0} if made_again else {0.0})
+    assert pods["pi-launcher-0-r1"]["phase"] == "Succeeded"
+
+
 def test_a_suspended_job_creates_no_pods(tmp_path: Path) -> None:
     extra = "  runPolicy: {suspend: true}"
     pods, controller, _ = run(write(tmp_path, nodes(), mpijob(replica(), replica(), extra)), duration_s=600)

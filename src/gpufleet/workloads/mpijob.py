@@ -39,9 +39,11 @@ Its pods compute only once the job's world has gathered (``Behavior.rendezvous``
 every worker), as ``mpirun`` starts its ranks on the workers over SSH.
 
 The job succeeds when the launcher Job succeeds and fails when it fails (``updateMPIJobStatus``).
-A worker pod that ends is created again under its name (``getOrCreateWorker`` creates any missing
+A worker pod that fails is created again under its name (``getOrCreateWorker`` creates any missing
 worker; in the simulator a failed pod is gone), after a work-queue retry, until the job finished;
 upstream a worker that fails in place under ``Never`` (OOMKilled) stays Failed and is not replaced.
+A worker that succeeded stays, Succeeded, and is not created again (``getOrCreateWorker`` finds it
+by name) until Kueue suspends the job.
 
 Kueue (``pkg/controller/jobs/mpijob``): pod sets ``launcher`` (1) and ``worker``.
 """
@@ -97,7 +99,7 @@ class MPIJob:
     created: Created
     backoff_limit: int = JOB_BACKOFF_LIMIT
     wait_for_workers: bool = False  # launcherCreationPolicy WaitForWorkersReady
-    clean_pods: bool = False  # cleanPodPolicy Running or All
+    clean_pod_policy: str = "None"  # runPolicy.cleanPodPolicy: None, Running or All
     run_launcher_as_worker: bool = False
     #: the gang's minMember when ``runPolicy.schedulingPolicy`` is given (else no PodGroup)
     min_available: int | None = None
@@ -113,6 +115,11 @@ class MPIJob:
     @property
     def template(self) -> Pod:
         return self.launcher
+
+    @property
+    def clean_pods(self) -> bool:
+        """Whether the workers not yet ended are deleted once the job finished (Running or All)."""
+        return self.clean_pod_policy in ("Running", "All")
 
 
 def _mapping(value: object) -> Mapping[str, object]:
@@ -188,7 +195,7 @@ def read_mpi_job(manifest: ManifestReader) -> MPIJob:
         created,
         backoff_limit,
         creation == "WaitForWorkersReady",
-        clean in ("Running", "All"),
+        clean,
         as_worker is True,
         min_available,
         timeout,
@@ -208,6 +215,8 @@ class MPIJobController(EndsWithCondition):
     def __init__(self, job: MPIJob) -> None:
         self.job = job
         self.workers: dict[str, int] = {}  # pod key -> worker index, for the pods not yet ended
+        #: the worker indices whose pod succeeded: it stays, Succeeded, and is not created again
+        self.succeeded: set[int] = set()
         self.ready: set[str] = set()  # worker pods that are Ready
         self.restarts = 0  # workers created again
         self.launcher: JobController | None = None
@@ -266,7 +275,7 @@ class MPIJobController(EndsWithCondition):
         job = self.job
         if job.suspend or self.done:
             return []
-        have = set(self.workers.values())
+        have = self.succeeded.union(self.workers.values())
         out = [self._worker(i) for i in range(job.workers) if i not in have]
         if self.launcher is None and (not job.wait_for_workers or self._workers_ready()):
             self.launcher = self._launcher_job()
@@ -314,7 +323,9 @@ class MPIJobController(EndsWithCondition):
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         self.ready.discard(pod.key)
         if pod.key in self.workers:
-            del self.workers[pod.key]
+            index = self.workers.pop(pod.key)
+            if succeeded:
+                self.succeeded.add(index)
             if self.done or succeeded:
                 return False
             self.restarts += 1
@@ -336,7 +347,11 @@ class MPIJobController(EndsWithCondition):
         return []
 
     def suspended(self, pod: Pod) -> None:
-        """Taken away by Kueue to come back later: created again, not counted as a restart."""
+        """Taken away by Kueue to come back later: created again, not counted as a restart. The
+        operator deletes the workers of a suspended job, the Succeeded ones too but under
+        ``cleanPodPolicy: Running`` (``deleteWorkerPods``): those are created again too."""
         self.ready.discard(pod.key)
+        if self.job.clean_pod_policy != "Running":
+            self.succeeded.clear()
         if self.workers.pop(pod.key, None) is None and self.launcher is not None:
             self.launcher.suspended(pod)
