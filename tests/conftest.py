@@ -197,6 +197,57 @@ def a10_nodes(count: int = 1, labels: str = A10_LABELS, per_rack: int = 1) -> st
     return "---".join(A10_NODE.format(i=i, labels=labels.format(rack=i // per_rack)) for i in range(count))
 
 
+# One ClusterQueue of 96 CPUs and 17 GPUs preempting within itself by priority (LocalQueue ``q`` in ``ml``),
+# and an urgent 8-GPU Job of 10 min queued there at 10 min: it preempts a lower-priority workload.
+URGENT_JOB_AT_10M_IN_KUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: 96}
+      - {name: nvidia.com/gpu, nominalQuota: 17}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: ml}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 1000
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: urgent
+  namespace: ml
+  labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: urgent}
+spec:
+  template:
+    metadata:
+      annotations: {gpufleet.io/submit-at: 10m, gpufleet.io/duration: 10m}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: u
+        image: u
+        resources:
+          limits: {cpu: 1, nvidia.com/gpu: 8}
+"""
+
+
 # A Node n0 of 64 CPUs, 256 GiB and 8 GPUs, unlabelled.
 NODE_N0 = """
 apiVersion: v1

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from conftest import URGENT_POD, a10_nodes, pods_by_name, simulated, simulated_controller, write
+from conftest import (
+    URGENT_JOB_AT_10M_IN_KUEUE,
+    URGENT_POD,
+    a10_nodes,
+    pods_by_name,
+    simulated,
+    simulated_controller,
+    write,
+)
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.mpijob import MPIJobController
@@ -324,53 +332,6 @@ def test_a_worker_that_succeeded_is_not_created_again_when_the_launcher_is_repla
 
 
 POLICY = "  runPolicy: {cleanPodPolicy: CLEAN}"
-URGENT_JOB_AT_10M_IN_KUEUE = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu, nvidia.com/gpu]
-    flavors:
-    - name: default
-      resources:
-      - {name: cpu, nominalQuota: 96}
-      - {name: nvidia.com/gpu, nominalQuota: 17}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: ml}
-spec: {clusterQueue: cq}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: urgent}
-value: 1000
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: urgent
-  namespace: ml
-  labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: urgent}
-spec:
-  template:
-    metadata:
-      annotations: {gpufleet.io/submit-at: 10m, gpufleet.io/duration: 10m}
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: u
-        image: u
-        resources:
-          limits: {cpu: 1, nvidia.com/gpu: 8}
-"""
 
 
 @pytest.mark.parametrize(("policy", "made_again"), [("None", True), ("Running", False)])

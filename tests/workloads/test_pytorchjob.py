@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import (
     SIMULATION_10M,
+    URGENT_JOB_AT_10M_IN_KUEUE,
     URGENT_POD,
     a10_nodes,
     coscheduling,
@@ -439,6 +440,19 @@ def test_a_pytorchjob_evicted_by_kueue_is_suspended_not_restarted(tmp_path: Path
     ]
     b = pods_by_name(summary)["finetune-b-master-0"]
     assert (b["bound_s"], b["finished_s"]) == (630.0, 7830.0)
+
+
+def test_kueue_suspending_the_job_deletes_its_succeeded_replicas_too(tmp_path: Path) -> None:
+    """``ReconcileJobs`` on a suspended job that has not finished: ``CleanUpResources`` deletes every
+    pod, a Succeeded one too, and ``ReconcilePods`` creates each replica again on resumption. The Worker
+    that succeeded at 2 min is made again when Kueue admits the job back after the urgent Job."""
+    labelled = "metadata: {name: mnist, namespace: ml, labels: {kueue.x-k8s.io/queue-name: q}}"
+    text = pytorchjob(replica(duration="1h", gpus=8), replica(duration="2m", gpus=8))
+    text = text.replace("metadata: {name: mnist, namespace: ml}", labelled)
+    pods, controller = run(write(tmp_path, nodes(3), text, URGENT_JOB_AT_10M_IN_KUEUE), duration_s=4 * 3600)
+    assert controller.restarts == 0 and controller.finished_as == "Succeeded"
+    worker = pods["mnist-worker-0"]
+    assert (worker["created_s"], worker["phase"]) == (630.0, "Succeeded")
 
 
 def test_a_gang_smaller_than_the_world_places_ranks_that_wait_for_the_rest_of_it(tmp_path: Path) -> None:

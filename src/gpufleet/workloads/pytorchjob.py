@@ -412,5 +412,8 @@ class PyTorchJobController(EndsWithCondition):
         return []
 
     def suspended(self, pod: Pod) -> None:
-        """Taken away to come back later: created again, not counted as a restart."""
+        """Taken away to come back later: created again, not counted as a restart. The operator deletes
+        every pod of a suspended job, the Succeeded ones too (``ReconcileJobs``: ``CleanUpResources``
+        with the job not finished), so those replicas are created again as well."""
         self.active.pop(pod.key, None)
+        self.succeeded.clear()
