@@ -37,6 +37,7 @@ from autoscaling_builders import (
     selector,
     tolerances,
 )
+from builders import container, make_pod
 
 from gpufleet.autoscaling.hpa_replicas import (
     HPAPod,
@@ -1228,7 +1229,15 @@ def test_group_pods(
     assert (groups.ready_pod_count, groups.unready, groups.missing, groups.ignored) == expected
 
 
-_POD_LEVEL = "pod-level resources (PodLevelResources) are not modelled"
+def read_hpa_pod(*cpu: str | None, pod_level: str | None = None) -> HPAPod:
+    """``test-pod`` of containers requesting ``cpu`` each (None: no request), with a pod-level cpu request,
+    read by gpufleet's pod reader as the HPA then reads it (``PodRequests``: a pod-level request in place
+    of the containers' sum, ``PodLevelResources`` on in 1.34)."""
+    containers = [container(None if c is None else {"cpu": c}) for c in cpu]
+    spec = {"resources": {"requests": {"cpu": pod_level}}} if pod_level is not None else None
+    return HPAPod("test-pod", requests=make_pod(containers, spec=spec).requests)
+
+
 _HPA_REQUESTS = (
     "gpufleet's HPAPod carries the pod's request already summed; the error names the pod, not the "
     "container (missing request for cpu in Pod test-pod)"
@@ -1238,15 +1247,9 @@ _INIT = (
     "not upstream's sum of containers and restartable init containers"
 )
 _SKIPPED_REQUESTS = {
-    "Pod-level resources are enabled, but not set: fallback to sum container requests": _POD_LEVEL,
-    "Pod-level resources override container requests when feature enabled and pod resources specified": (
-        _POD_LEVEL
-    ),
     "Fail if at least one of the containers is missing requests and pod-level feature/requests are not set": (
         _HPA_REQUESTS
     ),
-    "Pod-level resources override missing container requests when feature enabled and pod resources "
-    "specified": _POD_LEVEL,
     "Container: if a container name is specified, calculate requests only for that container": _CONTAINER,
     "Container: if a container name is specified, calculate requests only for that container and ignore "
     "pod-level requests": _CONTAINER,
@@ -1262,6 +1265,24 @@ _SKIPPED_REQUESTS = {
             [HPAPod("test-pod", requests={"cpu": 100 + 50})],
             {"test-pod": 150},
             id="TestCalculateRequests/Sum container requests if pod-level feature is disabled",
+        ),
+        pytest.param(
+            [read_hpa_pod("100m", "50m")],
+            {"test-pod": 150},
+            id="TestCalculateRequests/Pod-level resources are enabled, but not set: fallback to sum "
+            "container requests",
+        ),
+        pytest.param(
+            [read_hpa_pod("100m", "50m", pod_level="800m")],
+            {"test-pod": 800},
+            id="TestCalculateRequests/Pod-level resources override container requests when feature enabled "
+            "and pod resources specified",
+        ),
+        pytest.param(
+            [read_hpa_pod(None, "50m", pod_level="800m")],
+            {"test-pod": 800},
+            id="TestCalculateRequests/Pod-level resources override missing container requests when feature "
+            "enabled and pod resources specified",
         ),
     ]
     + [

@@ -41,7 +41,6 @@ K8S_B = "subdomain.kubernetes.io/something"
 HUGE_A = "hugepages-2Mi"
 DRA_EXT = "extended.resource.dra.io/something"
 U, UU = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-POD_LEVEL = Skip("pod-level resources (PodLevelResources, spec.resources) are not modelled")
 DRA_BACKED = Skip("extended resources backed by DRA (the alpha DRAExtendedResource gate) are not modelled")
 
 
@@ -54,6 +53,14 @@ def c(cpu: int = 0, mem: int = 0, **scalars: int) -> dict[str, Any]:
 def resource_pod(*containers: dict[str, Any], init: tuple[dict[str, Any], ...] = (), **spec: Any) -> Pod:
     """``newResourcePod(...)``, optionally ``newResourceInitPod(..., init...)`` and overhead."""
     return make_pod(containers, init=init, spec=spec or None)
+
+
+def pod_level(cpu: int, mem: int, huge: int = 0) -> dict[str, Any]:
+    """``newPodLevelResourcesPod``'s ``spec.resources``: requests of ``cpu`` millicores, ``mem`` bytes and
+    ``huge`` hugepages-2Mi; hugepages with an equal limit, which the API server requires of a real pod
+    (upstream's case builds the object without it, past validation)."""
+    requests = {"cpu": f"{cpu}m", "memory": str(mem), **({HUGE_A: str(huge)} if huge else {})}
+    return {"requests": requests, **({"limits": {HUGE_A: str(huge)}} if huge else {})}
 
 
 def enough_node() -> Node:
@@ -262,13 +269,51 @@ ENOUGH_REQUESTS: list[Any] = [
     ),
     # podLevelResourcesEnabled, but the pod sets no pod-level resources: the gate changes nothing
     ("skip checking resource request with quantity zero", resource_pod(c(a=1)), c(20, 30, a=1), {}, OK),
-    ("both pod-level and container-level resources fit", POD_LEVEL),
-    ("pod-level cpu resource not fit", POD_LEVEL),
-    ("pod-level memory resource not fit", POD_LEVEL),
-    ("pod-level hugepages resource fit", POD_LEVEL),
-    ("both pod-level and container-level hugepages resource fit", POD_LEVEL),
-    ("pod-level hugepages resource not fit", POD_LEVEL),
-    ("one pod-level cpu resource fits and all init and non-init containers resources fit", POD_LEVEL),
+    # podLevelResourcesEnabled (PodLevelResources, on in 1.34): ``PodRequests`` counts the pod-level
+    # request of a resource in place of its containers' aggregate
+    (
+        "both pod-level and container-level resources fit",
+        resource_pod(c(1, 1), resources=pod_level(1, 2)),
+        c(5, 5),
+        {},
+        OK,
+    ),
+    (
+        "pod-level cpu resource not fit",
+        resource_pod(c(1, 1), resources=pod_level(7, 2)),
+        c(5, 5),
+        {},
+        status(U, "Insufficient cpu"),
+    ),
+    (
+        "pod-level memory resource not fit",
+        resource_pod(c(1, 1), resources=pod_level(3, 2)),
+        c(5, 19),
+        {},
+        status(U, "Insufficient memory"),
+    ),
+    ("pod-level hugepages resource fit", resource_pod(c(), resources=pod_level(3, 2, 5)), c(), {}, OK),
+    (
+        "both pod-level and container-level hugepages resource fit",
+        resource_pod(c(1, 1, huge=3), resources=pod_level(3, 2, 5)),
+        c(),
+        {},
+        OK,
+    ),
+    (
+        "pod-level hugepages resource not fit",
+        resource_pod(c(), resources=pod_level(3, 2, 10)),
+        c(),
+        {},
+        status(UU, f"Insufficient {HUGE_A}"),
+    ),
+    (
+        "one pod-level cpu resource fits and all init and non-init containers resources fit",
+        resource_pod(c(1, 1), init=(c(1, 1),), resources=pod_level(3, 2)),
+        c(5, 19),
+        {},
+        status(U, "Insufficient memory"),
+    ),
     # draExtendedResourceEnabled; the node's device plugin has the resource: it fits either way
     ("extended resource backed by device plugin", resource_pod(c(a=1)), c(), {}, OK),
     ("extended resource backed by DRA", DRA_BACKED),
@@ -516,14 +561,25 @@ def test_fit_score(
     assert dynamic_scores(NodeResourcesFit(strategy), req_pod(request_), nodes, existing) == want
 
 
+def pod_level_only(requests: dict[str, str]) -> Pod:
+    """``st.MakePod().Resources(...)``: pod-level requests over a container that asks for nothing. The
+    API server requires hugepages to have an equal limit and cpu or memory beside them, so a hugepages
+    request comes with its limit and a memory request of 0 (upstream's object skips validation)."""
+    resources: dict[str, Any] = {"requests": dict(requests)}
+    huge = {name: value for name, value in requests.items() if name.startswith("hugepages-")}
+    if huge:
+        resources = {"requests": {**requests, "memory": "0"}, "limits": huge}
+    return make_pod([container()], spec={"resources": resources})
+
+
 IS_FIT: list[Any] = [
     ("nil node", Skip("isFit's nil node is a Go nil check; gpufleet has no node without an object")),
     ("insufficient resource", req_pod({"cpu": "2"}), {"cpu": "1"}, False),
     ("sufficient resource", req_pod({"cpu": "1"}), {"cpu": "2"}, True),
-    ("insufficient pod-level resource", POD_LEVEL),
-    ("sufficient pod-level resource", POD_LEVEL),
-    ("sufficient pod-level resource hugepages", POD_LEVEL),
-    ("insufficient pod-level resource hugepages", POD_LEVEL),
+    ("insufficient pod-level resource", pod_level_only({"cpu": "2"}), {"cpu": "1"}, False),
+    ("sufficient pod-level resource", pod_level_only({"cpu": "2"}), {"cpu": "2"}, True),
+    ("sufficient pod-level resource hugepages", pod_level_only({HUGE_A: "2Mi"}), {HUGE_A: "2Mi"}, True),
+    ("insufficient pod-level resource hugepages", pod_level_only({HUGE_A: "4Mi"}), {HUGE_A: "2Mi"}, False),
 ]
 
 

@@ -67,6 +67,92 @@ def test_pod_requests_add_overhead_and_do_not_count_pods(tmp_path: Path) -> None
     assert bare.pod.requests == {"cpu": 600, "memory": 2**30 + 64 * 2**20, "ephemeral-storage": 10**10}
 
 
+def pod_level(resources: str, containers: str = "{requests: {cpu: 500m, memory: 1Gi}}") -> str:
+    """A pod whose container asks ``containers`` and whose own ``spec.resources`` is ``resources``."""
+    return with_resources(containers) + f"  resources: {resources}\n"
+
+
+@pytest.mark.parametrize(
+    ("resources", "requests"),
+    [
+        # PodRequests: a pod-level request stands in for the containers' aggregate of its resource
+        ("{requests: {cpu: 2}}", {"cpu": 2000, "memory": 2**30}),
+        # defaultPodRequests: with pod-level limits, a resource the containers request and the pod does
+        # not gets their aggregate; one named only by a pod-level limit gets the limit
+        ("{limits: {cpu: 4, memory: 8Gi}}", {"cpu": 500, "memory": 2**30}),
+        ("{requests: {cpu: 1}, limits: {cpu: 4, memory: 8Gi}}", {"cpu": 1000, "memory": 2**30}),
+    ],
+)
+def test_pod_level_requests_stand_in_for_the_containers_sum(
+    tmp_path: Path, resources: str, requests: dict[str, int]
+) -> None:
+    """``PodLevelResources`` (beta, on by default in 1.34): what the scheduler and the HPA count."""
+    (bare,) = load(tmp_path, pod_level(resources)).pods
+    assert bare.pod.requests == requests
+
+
+def test_pod_level_limits_default_requests_where_the_containers_ask_for_nothing(tmp_path: Path) -> None:
+    text = pod_level("{limits: {cpu: 4, memory: 8Gi}}", "{}") + "  overhead: {cpu: 100m}\n"
+    (bare,) = load(tmp_path, text).pods
+    assert bare.pod.requests == {"cpu": 4100, "memory": 8 * 2**30}
+    assert bare.pod.nonzero_requests == {"cpu": 4100, "memory": 8 * 2**30}
+
+
+@pytest.mark.parametrize(
+    ("resources", "line"),
+    [
+        (
+            "{requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}",
+            'spec.resources.requests.nvidia.com/gpu: Unsupported value: "nvidia.com/gpu": supported values: '
+            '"cpu", "hugepages-", "memory"',
+        ),
+        (
+            "{requests: {cpu: 250m}}",
+            'spec.resources.requests.cpu: Invalid value: "250m": must be greater '
+            "than or equal to aggregate container requests of 500m",
+        ),
+        (
+            "{requests: {cpu: 2}, limits: {cpu: 1}}",
+            "spec.resources.requests.cpu: Invalid value: 2: must be less than or equal to cpu limit of 1",
+        ),
+        (
+            "{limits: {cpu: 1, memory: 512Mi}}",
+            "spec.resources.requests.memory: Invalid value: 1Gi: must be less than or equal to memory "
+            "limit of 512Mi",
+        ),
+        (
+            "{claims: [{name: gpu}]}",
+            "spec.resources.claims: Forbidden: claims may not be set for Resources at pod-level",
+        ),
+    ],
+)
+def test_pod_level_resources_follow_the_api_servers_rules(tmp_path: Path, resources: str, line: str) -> None:
+    """``validatePodResources``: names, request and limit, consistency with the containers."""
+    assert f"{LABEL}: {line}" in problems(tmp_path, pod_level(resources))
+
+
+def test_pod_level_hugepages_need_cpu_or_memory_beside_them(tmp_path: Path) -> None:
+    """Containers that ask for nothing leave no cpu or memory to default from (where they ask for some,
+    ``defaultPodRequests`` puts it beside the hugepages, and the pod is valid)."""
+    huge = "{requests: {hugepages-2Mi: 2Mi}, limits: {hugepages-2Mi: 2Mi}}"
+    line = f"{LABEL}: spec.resources: Forbidden: HugePages require cpu or memory"
+    assert line in problems(tmp_path, pod_level(huge, "{}"))
+    (bare,) = load(tmp_path, pod_level(huge)).pods
+    assert bare.pod.requests == {"cpu": 500, "memory": 2**30, "hugepages-2Mi": 2 * 2**20}
+
+
+def test_a_container_limit_above_the_pod_level_limit_is_refused(tmp_path: Path) -> None:
+    text = pod_level("{limits: {cpu: 1}}", "{limits: {cpu: 2}}")
+    assert (
+        f'{LABEL}: spec.resources.containers[0].cpu.limits: Invalid value: "2": must be less than or '
+        "equal to pod limits of 1" in problems(tmp_path, text)
+    )
+
+
+def test_pod_level_resources_are_no_longer_a_warning(tmp_path: Path) -> None:
+    assert warnings(tmp_path, pod_level("{requests: {cpu: 2}}")) == []
+
+
 def test_priority_comes_from_the_pod_its_class_or_the_global_default(tmp_path: Path) -> None:
     text = f"""
 apiVersion: scheduling.k8s.io/v1

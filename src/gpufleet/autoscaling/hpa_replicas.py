@@ -23,8 +23,10 @@ Mirrors ``kubernetes/kubernetes: pkg/controller/podautoscaler``:
 All values are milli-values (``int``), as upstream; arithmetic is Go's (integer division truncates, ratios
 are float64). Python integers do not overflow; upstream's explicit saturation
 (``GetExternalPerPodMetricReplicas``) is reproduced, its silent int32/int64 wrap-arounds elsewhere are not.
-Not modelled: ``ContainerResource`` metrics, pod-level requests (``PodLevelResources``), label selectors
-(the caller passes the pods and samples the selectors would return).
+A pod's request is what the scheduler counts (``HPAPod.requests``): a pod-level request
+(``PodLevelResources``, ``calculatePodLevelRequests``) stands in for its containers' sum. Not modelled:
+``ContainerResource`` metrics, label selectors (the caller passes the pods and samples the selectors
+would return).
 """
 
 from __future__ import annotations

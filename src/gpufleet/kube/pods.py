@@ -26,6 +26,7 @@ from gpufleet.kube.dra import pod_resource_claims
 from gpufleet.kube.host_ports import host_ports
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.pod_affinity import pod_affinity, spread_constraints
+from gpufleet.kube.pod_level_resources import pod_level_requests
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.probes import liveness_probe
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
@@ -55,7 +56,6 @@ _UNMODELLED_SPEC = (
     "runtimeClassName",
     "hostNetwork",
     "activeDeadlineSeconds",
-    "resources",  # pod-level resources (PodLevelResources)
 )
 #: Volume sources that bind a PersistentVolumeClaim (VolumeBinding, VolumeZone, VolumeRestrictions).
 _CLAIM_VOLUMES = ("persistentVolumeClaim", "ephemeral")
@@ -139,28 +139,37 @@ def _requests(spec: Mapping[str, Any], report: Reporter) -> tuple[Resources, Res
     containers = items(spec.get("containers"))
     if not containers:
         report.error("containers", required())
-    app = [_container(c, report, f"containers[{i}]") for i, c in enumerate(containers)]
+    app, app_limits = [], []
+    for i, c in enumerate(containers):
+        effective, limits = _container(c, report, f"containers[{i}]")
+        app.append(effective)
+        app_limits.append(limits)
     init = []
     for i, c in enumerate(items(spec.get("initContainers"))):
         path = f"initContainers[{i}]"
         policy = c.get("restartPolicy")
         if policy is not None and policy != SIDECAR_RESTART_POLICY:
             report.error(f"{path}.restartPolicy", unsupported(policy, (SIDECAR_RESTART_POLICY,)))
-        init.append((_container(c, report, path), policy == SIDECAR_RESTART_POLICY))
+        init.append((_container(c, report, path)[0], policy == SIDECAR_RESTART_POLICY))
     overhead = _resource_list(spec.get("overhead"), report, "overhead")
-    scored = pod_requests(app, init, overhead, NON_MISSING_REQUESTS)
-    return pod_requests(app, init, overhead), {r: scored.get(r, 0) for r in NON_MISSING_REQUESTS}
+    own = pod_level_requests(
+        spec.get("resources"), pod_requests(app, init, {}), app_limits, report.at("resources")
+    )
+    scored = pod_requests(app, init, overhead, NON_MISSING_REQUESTS, own)
+    return pod_requests(app, init, overhead, pod_level=own), {
+        r: scored.get(r, 0) for r in NON_MISSING_REQUESTS
+    }
 
 
-def _container(container: Mapping[str, Any], report: Reporter, path: str) -> Resources:
-    """One container's effective requests."""
+def _container(container: Mapping[str, Any], report: Reporter, path: str) -> tuple[Resources, Resources]:
+    """One container's effective requests, and its limits."""
     resources = mapping(container.get("resources"))
     requests = _resource_list(resources.get("requests"), report, f"{path}.resources.requests", container=True)
     limits = _resource_list(resources.get("limits"), report, f"{path}.resources.limits", container=True)
     effective, problems = container_requests(requests, limits, f"{path}.resources")
     for problem in problems:
         report.error(problem.path, problem.message)
-    return effective
+    return effective, limits
 
 
 def _resource_list(raw: object, report: Reporter, path: str, container: bool = False) -> Resources:

@@ -200,10 +200,13 @@ def pod_requests(
     init_containers: Iterable[tuple[Resources, bool]],
     overhead: Resources,
     non_missing: Resources | None = None,
+    pod_level: Resources | None = None,
 ) -> Resources:
     """Effective pod requests as ``PodRequests`` computes them (sidecar-aware); ``non_missing``
     (``NonMissingContainerRequests``) stands in for each container's requests it lacks (a request
-    written as 0 stays 0), as scoring asks for 100m cpu and 200Mi memory."""
+    written as 0 stays 0), as scoring asks for 100m cpu and 200Mi memory; ``pod_level`` (the pod's
+    own ``spec.resources`` requests) replaces the containers' aggregate of each resource it names,
+    before the overhead is added."""
     if non_missing:
         containers = [{**non_missing, **c} for c in containers]
         init_containers = [({**non_missing, **c}, sidecar) for c, sidecar in init_containers]
@@ -219,7 +222,7 @@ def pod_requests(
         else:
             init_peak = maximum(init_peak, add(req, sidecars))
     total = maximum(add(total, sidecars), init_peak)
-    total = add(total, overhead)
+    total = add({**total, **(pod_level or {})}, overhead)
     return {name: value for name, value in total.items() if value}
 
 
