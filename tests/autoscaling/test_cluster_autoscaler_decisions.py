@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from conftest import gpu_node, gpu_pod
 from gpufleet.autoscaling.cluster_autoscaler import (
@@ -19,6 +20,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_down,
     scale_up,
 )
+from gpufleet.autoscaling.scale_down import UtilizationRule
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod
@@ -67,7 +69,7 @@ def down(state: ClusterState, **kw: Any) -> ScaleDownReply:
     defaults: dict[str, Any] = dict(
         now=700.0, state=state, profile=PROFILE,
         candidates=[Candidate(n, "h100", 2, 0) for n in ("h100-0", "h100-1")],
-        threshold=0.5, unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
+        utilization=UtilizationRule(), unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
         unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
         computing=None,
     )  # fmt: skip
@@ -86,6 +88,28 @@ def test_an_underused_node_whose_pods_fit_elsewhere_goes_after_the_unneeded_time
     ripe = down(state, now=1300.0, unneeded_since=first.unneeded_since)
     # the empty node and one node to drain (its pod fits on another node), as RunOnce removes them
     assert [c.node for c in ripe.remove] == ["h100-0", "h100-1"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "unneeded"),
+    [
+        (UtilizationRule(), {"cpu-0"}),  # GPU 5/8 = 0.625 above 0.5; cpu 40/96 = 0.42 below
+        (UtilizationRule(gpu_threshold=0.7), {"cpu-0", "h100-0"}),
+        (UtilizationRule(threshold=0.4, gpu_threshold=0.7), {"h100-0"}),
+    ],
+)
+def test_a_gpu_node_is_judged_by_the_gpu_threshold_and_its_gpus_alone(
+    rule: UtilizationRule, unneeded: set[str]
+) -> None:
+    """``isNodeAtOrBelowUtilizationThreshold``: a node with a GPU config takes
+    ``--scale-down-gpu-utilization-threshold`` and ``utilization.Calculate`` its GPU share alone; the
+    others ``--scale-down-utilization-threshold`` and the larger of cpu and memory."""
+    state = ClusterState([gpu_node("h100-0", 8), gpu_node("h100-1", 8), gpu_node("cpu-0", 0)])
+    state.assign(gpu_pod("train-0", 5, cpu=90, owner=OwnerRef("Job", "train")), "h100-0", 0.0)
+    state.assign(gpu_pod("etl-0", 0, cpu=40, mem_gi=64, owner=OwnerRef("Job", "etl")), "cpu-0", 0.0)
+    candidates = [Candidate(n, "pool", 3, 0) for n in ("cpu-0", "h100-0")]
+    reply = down(state, candidates=candidates, utilization=rule)
+    assert set(reply.unneeded_since) == unneeded
 
 
 def test_a_group_at_its_min_keeps_its_nodes() -> None:

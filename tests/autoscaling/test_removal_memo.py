@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from conftest import gpu_node, gpu_pod
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownRequest, scale_down
 from gpufleet.autoscaling.removal_memo import RemovalMemo
+from gpufleet.autoscaling.scale_down import UtilizationRule
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
@@ -26,7 +27,7 @@ def unneeded(state: ClusterState, names: list[str], memo: RemovalMemo | None, no
     candidates = [Candidate(n, "pool", len(names), 0) for n in names]
     fields: dict[str, Any] = dict(
         now=now, state=state, profile=PROFILE, candidates=candidates,
-        threshold=0.5, unneeded_time_s=600.0, delay_after_add_s=0.0, last_scale_up_s=-1e9,
+        utilization=UtilizationRule(), unneeded_time_s=600.0, delay_after_add_s=0.0, last_scale_up_s=-1e9,
         unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
         computing=None, memo=memo,
     )  # fmt: skip

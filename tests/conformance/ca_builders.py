@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
 from gpufleet.autoscaling.expanders import FILTERS, pool_priority
-from gpufleet.autoscaling.scale_down import unremovable_reason
+from gpufleet.autoscaling.scale_down import UtilizationRule, unremovable_reason
 from gpufleet.autoscaling.scale_up import Estimate, waste
 from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.dra.state import DraState
@@ -61,15 +61,17 @@ def unneeded_and_unremovable(
     pods: Sequence[Pod] = (),
     threshold: float = 0.5,
     slices: Sequence[ResourceSlice] = (),
+    ignore_daemonsets: bool = False,
 ) -> tuple[list[str], list[str]]:
     """``Checker.FilterOutUnremovable``: the eligible nodes, and the others; every pod on
-    ``nodes[0]``, as upstream's cases have it."""
+    ``nodes[0]``, as upstream's cases have it (``threshold`` for GPU nodes and the others alike)."""
     state = ClusterState(list(nodes))
     if slices:
         state.dra = DraState(DraObjects(slices=list(slices)))
     for p in pods:
         state.assign(p, 0, 0.0)
-    reasons = [unremovable_reason(state, i, threshold) for i in range(len(nodes))]
+    rule = UtilizationRule(threshold, threshold, ignore_daemonsets)
+    reasons = [unremovable_reason(state, i, rule) for i in range(len(nodes))]
     return (
         [n.name for n, r in zip(nodes, reasons, strict=True) if r is None],
         [n.name for n, r in zip(nodes, reasons, strict=True) if r is not None],

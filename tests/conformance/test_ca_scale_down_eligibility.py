@@ -40,7 +40,6 @@ UNREADY = (
     "are ready nodes only (upstream's default also removes unready nodes, after 20 minutes)"
 )
 DRA_DISABLED = "DRA is always enabled in gpufleet (no DynamicResourceAllocation feature gate to turn off)"
-IGNORE_DS = "--ignore-daemonsets-utilization is not modelled: DaemonSet pods always count in utilization"
 
 
 def _base(suffix: str) -> list[object]:
@@ -60,6 +59,7 @@ def _base(suffix: str) -> list[object]:
             unneeded or [],
             0.5,
             slices,
+            False,
             id=f"TestFilterOutUnremovable/{name}",
             marks=marks,
         )
@@ -85,6 +85,8 @@ def _base(suffix: str) -> list[object]:
 
 
 def _extra() -> list[object]:
+    """The cases with DaemonSet pods: ``--ignore-daemonsets-utilization`` takes their requests out of
+    the pods' and out of the node's (``CalculateUtilizationOfResource``): 100m of 1000m less 500m."""
     only_ds = "TestFilterOutUnremovable/only daemonsets pods on this nodes"
     return [
         pytest.param(
@@ -93,23 +95,24 @@ def _extra() -> list[object]:
             [],
             0.5,
             (),
+            False,
             id="TestFilterOutUnremovable/high utilization daemonsets node is filtered out",
         ),
         pytest.param(
-            [],
-            [],
-            [],
+            [REGULAR],
+            [SMALL_POD, DS_POD],
+            ["regular"],
             0.5,
             (),
+            True,
             id="TestFilterOutUnremovable/high utilization daemonsets node stays",
-            marks=pytest.mark.skip(reason=IGNORE_DS),
         ),
-        pytest.param([], [], [], 0.0, (), id=only_ds, marks=pytest.mark.skip(reason=IGNORE_DS)),
+        pytest.param([REGULAR], [DS_POD], ["regular"], 0.0, (), True, id=only_ds),
     ]
 
 
 @pytest.mark.parametrize(
-    ("nodes", "pods", "unneeded", "threshold", "slices"),
+    ("nodes", "pods", "unneeded", "threshold", "slices", "ignore_daemonsets"),
     _base("IgnoreDaemonSetUtilization=false") + _base("") + _extra(),
 )
 def test_filter_out_unremovable(
@@ -118,10 +121,13 @@ def test_filter_out_unremovable(
     unneeded: list[str],
     threshold: float,
     slices: tuple[ResourceSlice, ...],
+    ignore_daemonsets: bool,
 ) -> None:
     """``FilterOutUnremovable``: the nodes left as unneeded candidates; every other node is unremovable
     (``ScaleDownDisabledAnnotation``, ``NotUnderutilized``, ``UnexpectedError``)."""
-    got_unneeded, got_unremovable = unneeded_and_unremovable(nodes, pods, threshold, slices)
+    got_unneeded, got_unremovable = unneeded_and_unremovable(
+        nodes, pods, threshold, slices, ignore_daemonsets
+    )
     assert got_unneeded == unneeded
     assert got_unremovable == [n.name for n in nodes if n.name not in unneeded]
 

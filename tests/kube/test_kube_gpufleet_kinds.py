@@ -48,6 +48,7 @@ def test_storage_registry_and_autoscaler_settings(tmp_path: Path) -> None:
     good = simulation(
         "{storage: {bandwidth: 10GB/s}, registry: {bandwidth: 500Mi/s}, autoscaler: {scanInterval: 30s, "
         "expander: 'least-waste,random', scaleDownUtilizationThreshold: 0.3, "
+        "scaleDownGpuUtilizationThreshold: 0.7, ignoreDaemonsetsUtilization: true, "
         "maxNodeGroupBackoffDuration: 10m}}"
     )
     settings = load(tmp_path, good).simulation
@@ -56,6 +57,8 @@ def test_storage_registry_and_autoscaler_settings(tmp_path: Path) -> None:
         scan_interval_s=30.0,
         expander="least-waste,random",
         scale_down_utilization_threshold=0.3,
+        scale_down_gpu_utilization_threshold=0.7,
+        ignore_daemonsets_utilization=True,
         max_backoff_s=600.0,
     )
     assert warnings(tmp_path, good) == []

@@ -37,6 +37,7 @@ from gpufleet.autoscaling.scale_down import (
     NodeVerdict,
     PlacementBase,
     TrialPlacement,
+    UtilizationRule,
     simulate_removal,
     unremovable_reasons,
 )
@@ -139,7 +140,7 @@ class ScaleDownRequest:
     state: ClusterState
     profile: Profile
     candidates: Sequence[Candidate]  # ready nodes of autoscaled groups, not warm, not being deleted
-    threshold: float  # --scale-down-utilization-threshold
+    utilization: UtilizationRule  # the thresholds, and whether DaemonSet pods count
     unneeded_time_s: float
     delay_after_add_s: float
     last_scale_up_s: float
@@ -187,7 +188,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
         for c, i in zip(candidates, rows, strict=True)
     ]
     fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
-    reasons = dict(zip(fresh, unremovable_reasons(state, fresh, request.threshold), strict=True))
+    reasons = dict(zip(fresh, unremovable_reasons(state, fresh, request.utilization), strict=True))
     base = PlacementBase(state, exclude)
     for c, i, known in zip(candidates, rows, recalled, strict=True):
         seen.add(c.node)

@@ -2,10 +2,12 @@
 
 Mirrors ``core/scaledown`` and ``simulator/``: a node is *unneeded* when it is eligible
 (``eligibility.Checker``: not annotated ``cluster-autoscaler.kubernetes.io/scale-down-disabled:
-"true"``, its utilisation computable and at or below ``--scale-down-utilization-threshold``
-(0.5) — on a GPU node GPU requests over GPU allocatable only (``utilization.Calculate`` with a
-GPU config), on a node that publishes DRA ResourceSlices the most allocated share of one of its
-device pools, elsewhere the larger of the cpu and memory shares, DaemonSet pods included; a node
+"true"``, its utilisation computable and at or below ``--scale-down-gpu-utilization-threshold`` (0.5)
+on a GPU node, ``--scale-down-utilization-threshold`` (0.5) elsewhere — on a GPU node GPU requests
+over GPU allocatable only (``utilization.Calculate`` with a GPU config), on a node that publishes DRA
+ResourceSlices the most allocated share of one of its device pools, elsewhere the larger of the cpu
+and memory shares; DaemonSet pods count, but under ``--ignore-daemonsets-utilization``, which takes
+their requests out of both the pods' and the node's (``CalculateUtilizationOfResource``); a node
 with an incomplete DRA pool, or without cpu or memory allocatable, has none, and stays) and every
 other pod on it can be placed on the remaining nodes by the scheduler's filters (a pod with
 ResourceClaims only where they can be allocated: the drain simulation first releases the claims
@@ -19,6 +21,7 @@ since its last checkpoint (and restarts a whole gang).
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
@@ -27,7 +30,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, drainable
+from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, daemon_set_pod, drainable
 from gpufleet.autoscaling.free_rows import FreeRows, free_rows
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import Assignment, ClusterState, IntArray
@@ -42,35 +45,76 @@ from gpufleet.scheduling.profile import Profile
 Int8Array = npt.NDArray[np.int8]
 
 
-def utilizations(state: ClusterState, rows: Sequence[int]) -> list[float | None]:
+@dataclass(frozen=True)
+class UtilizationRule:
+    """When cluster-autoscaler finds a node underutilized (``isNodeAtOrBelowUtilizationThreshold``):
+    at or below the GPU threshold on a node with GPUs, the other elsewhere; DaemonSet pods counted or
+    not."""
+
+    threshold: float = 0.5  # --scale-down-utilization-threshold
+    gpu_threshold: float = 0.5  # --scale-down-gpu-utilization-threshold
+    ignore_daemonsets: bool = False  # --ignore-daemonsets-utilization
+
+
+def utilizations(
+    state: ClusterState, rows: Sequence[int], ignore_daemonsets: bool = False
+) -> list[float | None]:
     """Each node's utilisation: its GPU share on a node with GPUs, else its busiest DRA device pool,
     else the larger of its cpu and memory shares; None where cluster-autoscaler gets an error: one of
     the node's DRA pools is incomplete, or cpu or memory allocatable is missing or zero
-    (``CalculateUtilizationOfResource``). A scan reads the few nodes whose verdict it makes afresh, one
-    by one (the quotients of whole numbers below 2**53, as the columns would give them)."""
+    (``CalculateUtilizationOfResource``). With ``ignore_daemonsets``, the DaemonSet pods' requests are
+    taken out of the pods' and out of the node's allocatable (a node that DaemonSet pods fill has an
+    infinite share, or none: Go's float division). A scan reads the few nodes whose verdict it makes
+    afresh, one by one (the quotients of whole numbers below 2**53, as the columns would give them)."""
     col = state.res_index.get(GPU)
     cpu, memory = state.res_index.get(CPU), state.res_index.get(MEMORY)
     dra = state.dra
     out: list[float | None] = []
     for i in rows:
         alloc, req = state.alloc[i].tolist(), state.requested[i].tolist()
+        daemons = _daemon_requests(state, i) if ignore_daemonsets else {}
         if col is not None and alloc[col] > 0:
-            out.append(req[col] / alloc[col])
+            out.append(_share(req[col], alloc[col], daemons.get(GPU, 0)))
         elif dra is not None and (devices := dra.pool_utilization(state.nodes[i].name)) is not None:
             out.append(None if dra.incomplete_pool(state.nodes[i].name) else devices)
         elif cpu is not None and memory is not None and alloc[cpu] > 0 and alloc[memory] > 0:
-            out.append(max(req[cpu] / alloc[cpu], req[memory] / alloc[memory]))
+            shares = [
+                _share(req[c], alloc[c], daemons.get(name, 0)) for c, name in ((cpu, CPU), (memory, MEMORY))
+            ]
+            out.append(max(shares))
         else:
             out.append(None)
     return out
 
 
-def unremovable_reasons(state: ClusterState, rows: Sequence[int], threshold: float) -> list[str | None]:
+def _daemon_requests(state: ClusterState, i: int) -> dict[str, int]:
+    """What the DaemonSet pods on node ``i`` request, summed."""
+    total: dict[str, int] = {}
+    for a in state.pods_on[i].values():
+        if daemon_set_pod(a.pod):
+            for name, value in a.pod.requests.items():
+                total[name] = total.get(name, 0) + value
+    return total
+
+
+def _share(requested: int, allocatable: int, daemons: int) -> float:
+    """``(requested - daemons) / (allocatable - daemons)`` as Go divides float64: nothing left over
+    nothing is NaN, some over nothing infinite."""
+    used, room = requested - daemons, allocatable - daemons
+    if room:
+        return used / room
+    return math.nan if used == 0 else math.copysign(math.inf, used)
+
+
+def unremovable_reasons(state: ClusterState, rows: Sequence[int], rule: UtilizationRule) -> list[str | None]:
     """Why each node is not even a scale-down candidate (``unremovableReasonAndNodeUtilization``:
     ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``NotUnderutilized``), or None."""
     out: list[str | None] = []
-    for i, used in zip(rows, utilizations(state, rows), strict=True):
+    gpus = state.res_index.get(GPU)
+    for i, used in zip(rows, utilizations(state, rows, rule.ignore_daemonsets), strict=True):
         node = state.nodes[i]
+        gpu_node = gpus is not None and int(state.alloc[i, gpus]) > 0
+        threshold = rule.gpu_threshold if gpu_node else rule.threshold
         if node.scale_down_disabled:
             out.append(
                 f'node {node.name} is annotated cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"'
@@ -80,16 +124,16 @@ def unremovable_reasons(state: ClusterState, rows: Sequence[int], threshold: flo
                 f"utilization of node {node.name} cannot be computed "
                 "(no cpu or memory allocatable, or an incomplete DRA pool)"
             )
-        elif used > threshold:  # isNodeAtOrBelowUtilizationThreshold: at the threshold is underutilized
+        elif used > threshold:  # isNodeAtOrBelowUtilizationThreshold: at it is underutilized, NaN too
             out.append(f"utilization {used:.2f} > {threshold}")
         else:
             out.append(None)
     return out
 
 
-def unremovable_reason(state: ClusterState, i: int, threshold: float) -> str | None:
+def unremovable_reason(state: ClusterState, i: int, rule: UtilizationRule) -> str | None:
     """``unremovable_reasons`` of one node."""
-    return unremovable_reasons(state, [i], threshold)[0]
+    return unremovable_reasons(state, [i], rule)[0]
 
 
 class PlacementBase:

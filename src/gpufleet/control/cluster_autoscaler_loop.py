@@ -38,6 +38,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
 )
 from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.removal_memo import RemovalMemo
+from gpufleet.autoscaling.scale_down import UtilizationRule
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
@@ -95,6 +96,11 @@ class ClusterAutoscalerLoop:
         self.port = port
         self.clock = clock
         self.settings = settings
+        self.utilization = UtilizationRule(
+            settings.scale_down_utilization_threshold,
+            settings.scale_down_gpu_utilization_threshold,
+            settings.ignore_daemonsets_utilization,
+        )
         self.expander_priorities = expander_priorities
         groups = port.node_groups.values()
         self.enabled = any(g.pool.autoscaled or g.pool.warm for g in groups)
@@ -308,7 +314,7 @@ class ClusterAutoscalerLoop:
                 st,
                 self.profile,
                 self._candidates() if assessing or self.unneeded_since else (),
-                self.settings.scale_down_utilization_threshold,
+                self.utilization,
                 self.settings.scale_down_unneeded_time_s,
                 self.settings.scale_down_delay_after_add_s,
                 self.last_scale_up_s,

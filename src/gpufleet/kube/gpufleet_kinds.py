@@ -4,6 +4,7 @@
 ``registry.bandwidth`` and ``autoscaler``, cluster-autoscaler's flags camelCased
 (``scanInterval``, ``expander``, ``maxNodeProvisionTime``, ``maxNodesTotal``,
 ``scaleDownUnneededTime``, ``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``,
+``scaleDownGpuUtilizationThreshold``, ``ignoreDaemonsetsUtilization``,
 ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``), with upstream's
 defaults. ``NodePool``: ``replicas``, a Node-like ``template`` (validated against the
 Kubernetes Node schema), ``min``, ``max``, ``warm``, ``pricePerHour``, ``provisioning``
@@ -82,6 +83,8 @@ class Autoscaler(SpecModel):
     scale_down_unneeded_time: Duration | None = None
     scale_down_delay_after_add: Duration | None = None
     scale_down_utilization_threshold: Fraction01 | None = None
+    scale_down_gpu_utilization_threshold: Fraction01 | None = None
+    ignore_daemonsets_utilization: bool | None = None
     initial_node_group_backoff_duration: Duration | None = None
     max_node_group_backoff_duration: Duration | None = None
     gpu_aware_scale_down: bool | None = None
@@ -117,6 +120,8 @@ class Autoscaler(SpecModel):
             "scale_down_unneeded_time_s": self.scale_down_unneeded_time,
             "scale_down_delay_after_add_s": self.scale_down_delay_after_add,
             "scale_down_utilization_threshold": self.scale_down_utilization_threshold,
+            "scale_down_gpu_utilization_threshold": self.scale_down_gpu_utilization_threshold,
+            "ignore_daemonsets_utilization": self.ignore_daemonsets_utilization,
             "initial_backoff_s": self.initial_node_group_backoff_duration,
             "max_backoff_s": self.max_node_group_backoff_duration,
             "gpu_aware_scale_down": self.gpu_aware_scale_down,

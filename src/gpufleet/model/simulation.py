@@ -22,6 +22,8 @@ class AutoscalerSettings:
     scale_down_unneeded_time_s: float = 10 * 60.0
     scale_down_delay_after_add_s: float = 10 * 60.0
     scale_down_utilization_threshold: float = 0.5
+    scale_down_gpu_utilization_threshold: float = 0.5
+    ignore_daemonsets_utilization: bool = False
     initial_backoff_s: float = 5 * 60.0
     max_backoff_s: float = 30 * 60.0
     #: gpufleet's GPU-aware option (not upstream): never drain a node where a GPU pod is computing.
