@@ -49,7 +49,7 @@ def test_storage_registry_and_autoscaler_settings(tmp_path: Path) -> None:
         "{storage: {bandwidth: 10GB/s}, registry: {bandwidth: 500Mi/s}, autoscaler: {scanInterval: 30s, "
         "expander: 'least-waste,random', scaleDownUtilizationThreshold: 0.3, "
         "scaleDownGpuUtilizationThreshold: 0.7, ignoreDaemonsetsUtilization: true, "
-        "maxNodeGroupBackoffDuration: 10m}}"
+        "maxNodeGroupBackoffDuration: 10m, nodeGroupBackoffResetTimeout: 1h}}"
     )
     settings = load(tmp_path, good).simulation
     assert (settings.storage_bandwidth, settings.registry_bandwidth) == (10e9, 500 * 2**20)
@@ -60,6 +60,7 @@ def test_storage_registry_and_autoscaler_settings(tmp_path: Path) -> None:
         scale_down_gpu_utilization_threshold=0.7,
         ignore_daemonsets_utilization=True,
         max_backoff_s=600.0,
+        backoff_reset_s=3600.0,
     )
     assert warnings(tmp_path, good) == []
     assert load(tmp_path, simulation("{}")).simulation.autoscaler == AutoscalerSettings()

@@ -5,7 +5,8 @@
 (``scanInterval``, ``expander``, ``maxNodeProvisionTime``, ``maxNodesTotal``,
 ``scaleDownUnneededTime``, ``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``,
 ``scaleDownGpuUtilizationThreshold``, ``ignoreDaemonsetsUtilization``,
-``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``), with upstream's
+``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``,
+``nodeGroupBackoffResetTimeout``), with upstream's
 defaults. ``NodePool``: ``replicas``, a Node-like ``template`` (validated against the
 Kubernetes Node schema), ``min``, ``max``, ``warm``, ``pricePerHour``, ``provisioning``
 (the start chain's stages in order, read by ``gpufleet.lifecycle.node_start``),
@@ -87,6 +88,7 @@ class Autoscaler(SpecModel):
     ignore_daemonsets_utilization: bool | None = None
     initial_node_group_backoff_duration: Duration | None = None
     max_node_group_backoff_duration: Duration | None = None
+    node_group_backoff_reset_timeout: Duration | None = None
     gpu_aware_scale_down: bool | None = None
 
     @field_validator("expander")
@@ -124,6 +126,7 @@ class Autoscaler(SpecModel):
             "ignore_daemonsets_utilization": self.ignore_daemonsets_utilization,
             "initial_backoff_s": self.initial_node_group_backoff_duration,
             "max_backoff_s": self.max_node_group_backoff_duration,
+            "backoff_reset_s": self.node_group_backoff_reset_timeout,
             "gpu_aware_scale_down": self.gpu_aware_scale_down,
         }
         return replace(AutoscalerSettings(), **{k: v for k, v in given.items() if v is not None})

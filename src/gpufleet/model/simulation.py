@@ -26,6 +26,7 @@ class AutoscalerSettings:
     ignore_daemonsets_utilization: bool = False
     initial_backoff_s: float = 5 * 60.0
     max_backoff_s: float = 30 * 60.0
+    backoff_reset_s: float = 3 * 3600.0  # --node-group-backoff-reset-timeout
     #: gpufleet's GPU-aware option (not upstream): never drain a node where a GPU pod is computing.
     gpu_aware_scale_down: bool = False
 

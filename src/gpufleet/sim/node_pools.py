@@ -2,7 +2,8 @@
 
 A launch request may fail at once (a stock-out: ``stock.stockoutProbability`` per node, or
 no instance left in ``stock.available``); cluster-autoscaler then backs the pool off for
-5 minutes, doubling up to 30 (``utils/backoff/exponential_backoff.go``). A launched node
+5 minutes, doubling up to 30, and from 5 minutes again 3 hours after the last failure
+(``utils/backoff/exponential_backoff.go``). A launched node
 goes through its pool's start chain (``gpufleet.lifecycle.node_start``): it joins the
 cluster when ``join`` ends, with no GPU allocatable, and its GPUs become allocatable when
 ``devicePlugin`` ends. Until then it counts as upcoming capacity. A node that has not
@@ -107,11 +108,14 @@ class PoolRuntime:
         return not (stock.stockout_probability > 0 and self.rng.random() < stock.stockout_probability)
 
     def back_off(self, now: float, settings: AutoscalerSettings) -> None:
-        """First failure 5 m; a failure after the previous backoff ended doubles it, up to 30 m."""
-        if self.backoff_s and now >= self.backoff_until:
-            self.backoff_s = min(self.backoff_s * 2, settings.max_backoff_s)
-        elif not self.backoff_s:
+        """``exponentialBackoff.Backoff``: the first failure 5 m; a failure after the previous backoff
+        ended doubles it, up to 30 m (one during it keeps it); the first failure 3 h or more after the
+        last one starts again from 5 m (``--node-group-backoff-reset-timeout``)."""
+        recent = self.last_failure_s is not None and self.last_failure_s + settings.backoff_reset_s > now
+        if not self.backoff_s or not recent:
             self.backoff_s = settings.initial_backoff_s
+        elif now >= self.backoff_until:
+            self.backoff_s = min(self.backoff_s * 2, settings.max_backoff_s)
         self.backoff_until = max(self.backoff_until, now + self.backoff_s)
         self.last_failure_s = now
 
