@@ -13,9 +13,10 @@ each label group per node (kept by the pod index on every assign, unassign and t
 per domain with ``np.bincount``; a PreFilter state keeps its counts per domain in Python (what
 ``changed`` updates) and looks them up for all the nodes at once (``passes``).
 
-Preemption's dry run asks with the victims gone, and cluster-autoscaler's trial placements with the
-pods they put and the nodes they drain (``changed``: upstream's ``PreFilterExtensions.AddPod`` /
-``RemovePod`` applied to a copy of the PreFilter state).
+Preemption's dry run asks with the victims gone, cluster-autoscaler's trial placements with the
+pods they put and the nodes they drain, and a cycle with the pods DefaultPreemption nominated held
+on their nodes (``changed``: upstream's ``PreFilterExtensions.AddPod`` / ``RemovePod`` applied to a
+copy of the PreFilter state; ``WithAndWithout``).
 """
 
 from __future__ import annotations
@@ -147,6 +148,26 @@ class PodAwareScore(Plugin):
         raise NotImplementedError
 
 
+class WithAndWithout(PodFilterState):
+    """A PreFilter state judged twice, as ``RunFilterPluginsWithNominatedPods`` runs the filters: with
+    the nominated pods added, then (where that passes) without them; a node passes only both ways, and
+    the first rejection gives the reason. (Adding pods can only reject more with NodePorts; it may
+    satisfy an affinity term that the pods really placed do not.)"""
+
+    def __init__(self, held: PodFilterState, alone: PodFilterState) -> None:
+        self.held = held
+        self.alone = alone
+
+    def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> WithAndWithout:
+        return WithAndWithout(self.held.changed(added, removed), self.alone.changed(added, removed))
+
+    def judge(self, node: int) -> Rejection | None:
+        return self.held.judge(node) or self.alone.judge(node)
+
+    def passes(self, nodes: IntArray) -> BoolArray:
+        return self.held.passes(nodes) & self.alone.passes(nodes)
+
+
 @dataclass
 class PodCycle:
     """The pod-aware plugins of one profile in one cycle for one pod (those that did not Skip)."""
@@ -169,6 +190,15 @@ class PodCycle:
             if p.scores_pod(ctx):
                 scoring.append((p, w))
         return cls(states, scoring) if states or scoring else None
+
+    def holding(self, nominated: Sequence[Placed]) -> PodCycle:
+        """This cycle with the ``nominated`` pods held on their nodes for its filters (``addNominatedPods``
+        runs each plugin's ``AddPod`` on the state, and adds the pod to the node's ports); its scores
+        do not see them."""
+        held: list[tuple[PodAwareFilter, PodFilterState]] = [
+            (f, WithAndWithout(s.changed(nominated, ()), s)) for f, s in self.filters
+        ]
+        return PodCycle(held, self.scorers)
 
     def state_of(self, plugin: PodAwareFilter) -> PodFilterState | None:
         return next((s for f, s in self.filters if f is plugin), None)

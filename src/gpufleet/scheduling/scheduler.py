@@ -47,7 +47,7 @@ from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.host_draws import HostDraws
 from gpufleet.scheduling.messages import NO_NODES_AVAILABLE, fit_error
 from gpufleet.scheduling.plugins.backfill import Backfill, Backfiller
-from gpufleet.scheduling.pod_aware import PodAwareFilter, PodCycle
+from gpufleet.scheduling.pod_aware import Placed, PodAwareFilter, PodCycle
 from gpufleet.scheduling.profile import Profile, build_profiles
 from gpufleet.scheduling.queue import QueuedPod, SchedulingQueue
 from gpufleet.scheduling.shape_cache import ShapeCache
@@ -181,6 +181,8 @@ class Scheduler:
         self.wants: dict[tuple[int | None, int], int] = {}
         self.nominated: dict[str, str] = {}  # pod -> node chosen by preemption
         self.nominees: dict[str, Pod] = {}  # the nominated pods themselves
+        #: the nominated pods ``_nominated_held`` holds on their nodes for the pod being filtered
+        self.held: list[Placed] = []
         backfills = [f for p in built for f in p.filters if isinstance(f, Backfill)]
         self.backfill = (
             Backfiller(self.state, self.gangs, backfills, self._static_filters) if backfills else None
@@ -425,13 +427,15 @@ class Scheduler:
         """``RunFilterPluginsWithNominatedPods`` (``addNominatedPods``): while ``pod`` is filtered (and
         preemption's dry run looks for victims), the pods preemption nominated to a node, of at least
         its priority and not yet placed, count on that node, so a lower or equal pod cannot take what
-        their preemption freed. Node resources only: their devices are not held. (The members of the
+        their preemption freed: their requests, and for the pod-aware filters their host ports, labels
+        and terms (``held``; ``PodCycle.holding``). Their devices are not held. (The members of the
         pod's own gang are left out: gang-aware preemption plans the whole gang at once.)"""
         if not self.nominated:
             yield
             return
         state, gang = self.state, group_key(pod)
         held = ClusterSnapshot(state)
+        placed: list[Placed] = []
         for key, node in sorted(self.nominated.items()):
             if (
                 key != pod.key
@@ -441,8 +445,13 @@ class Scheduler:
                 and (gang is None or group_key(nominee) != gang)  # its gang's dry run places them itself
             ):
                 held.put(nominee, state.index[node])
-        with held.applied():
-            yield
+                placed.append((nominee, state.index[node]))
+        self.held = placed
+        try:
+            with held.applied():
+                yield
+        finally:
+            self.held = []
 
     def _static_filters(self, pod: Pod) -> list[StaticFilter]:
         return self.profiles[pod.scheduler_name].static_filters
@@ -533,6 +542,8 @@ class Scheduler:
         cache = self._cache(profile, shape, ctx)
         # the filters and scores that look at the pods placed, when they do not all Skip this pod
         pods = PodCycle.start(profile.pod_filters, profile.pod_scores, ctx)
+        if pods is not None and self.held:
+            pods = pods.holding(self.held)
         considered = cache.considered
         n = len(considered)
         pct = profile.percentage_of_nodes_to_score

@@ -7,10 +7,8 @@ there already uses (``NodeInfo.UsedPorts``, ``HostPortInfo.CheckConflict``, ``mo
 ``0.0.0.0`` conflicts with every IP) is rejected, resolvably (``Unschedulable``: preemption may free
 the port), with ``node(s) didn't have free ports for the requested pod ports``. The pods on a node
 decide, so it is a pod-aware filter (``scheduling.pod_aware``): DefaultPreemption's dry run asks it
-with the victims gone, whose ports are then free.
-
-Not modelled: the pods DefaultPreemption nominated to a node hold their resources there while
-others are filtered (``addNominatedPods``) but not their host ports.
+with the victims gone, whose ports are then free, and the pods DefaultPreemption nominated to a node
+hold their ports there while pods of no higher priority are filtered (``addNominatedPods``).
 """
 
 from __future__ import annotations
