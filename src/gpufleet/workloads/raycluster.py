@@ -60,7 +60,7 @@ from typing import ClassVar, Protocol
 from gpufleet.model.generated_names import unique_name
 from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, OwnerRef, Pod
-from gpufleet.model.quantity import parse_quantity
+from gpufleet.model.quantity import QuantityError, parse_quantity
 from gpufleet.model.ray import RAY_DEMAND, RayDemand
 from gpufleet.model.workloads import Created, PodGroup, PodSet
 from gpufleet.workloads import register_kind
@@ -159,29 +159,54 @@ def _round_up(value: object) -> float:
     return float(math.ceil(parse_quantity(value)))
 
 
+def _mapping(value: object) -> dict[str, object]:
+    return {str(k): v for k, v in value.items() if v is not None} if isinstance(value, dict) else {}
+
+
 def ray_resources(manifest: ManifestReader, at: str) -> dict[str, float]:
     """A group's Ray resources as the autoscaler derives them (``_get_ray_resources_from_group_spec``):
     ``rayStartParams`` first, then the group's ``resources``, then the Ray container's limits, then its
-    requests, rounded up."""
-    params = manifest.value(f"{at}.rayStartParams")
-    params = params if isinstance(params, dict) else {}
-    own = manifest.value(f"{at}.resources")
-    own = own if isinstance(own, dict) else {}
+    requests, rounded up. An amount that is not a quantity is an error at its field (the container's
+    own are the pod template's errors already) and is left out."""
+    params = _mapping(manifest.value(f"{at}.rayStartParams"))
+    own = _mapping(manifest.value(f"{at}.resources"))
     containers = manifest.value(f"{at}.template.spec.containers")
-    first = containers[0] if isinstance(containers, list) and containers else {}
-    limits = dict(first.get("resources", {}).get("limits") or {}) if isinstance(first, dict) else {}
-    requests = dict(first.get("resources", {}).get("requests") or {}) if isinstance(first, dict) else {}
+    first = _mapping(containers[0] if isinstance(containers, list) and containers else None)
+    resources = _mapping(first.get("resources"))
+    limits, requests = _mapping(resources.get("limits")), _mapping(resources.get("requests"))
+
+    def amount(values: dict[str, object], key: str, where: str | None) -> float | None:
+        try:
+            return _round_up(values[key])
+        except QuantityError as exc:
+            if where is not None:
+                manifest.error(f"{at}.{where}.{key}", str(exc))
+            return None
+
     out: dict[str, float] = {}
     for ray, param, k8s in (("CPU", "num-cpus", "cpu"), ("memory", "memory", "memory")):
-        given = params.get(param, own.get(ray, limits.get(k8s, requests.get(k8s))))
+        given: float | None = None
+        if param in params:
+            given = amount(params, param, "rayStartParams")
+        elif ray in own:
+            given = amount(own, ray, "resources")
+        elif k8s in limits or k8s in requests:
+            given = amount(limits if k8s in limits else requests, k8s, None)
         if given is not None:
-            out[ray] = _round_up(given)
-    gpu = params.get("num-gpus", own.get("GPU"))
-    if gpu is None:
-        gpu = next((v for k, v in [*limits.items(), *requests.items()] if str(k).endswith("gpu")), None)
-    if gpu is not None and _round_up(gpu) > 0:
-        out["GPU"] = _round_up(gpu)
-    out |= {str(k): _round_up(v) for k, v in own.items() if k not in ("CPU", "GPU", "memory")}
+            out[ray] = given
+    gpu: float | None = None
+    if "num-gpus" in params:
+        gpu = amount(params, "num-gpus", "rayStartParams")
+    elif "GPU" in own:
+        gpu = amount(own, "GPU", "resources")
+    else:
+        named = next(((v, k) for v in (limits, requests) for k in v if k.endswith("gpu")), None)
+        gpu = amount(*named, None) if named is not None else None
+    if gpu is not None and gpu > 0:
+        out["GPU"] = gpu
+    for key in own:
+        if key not in ("CPU", "GPU", "memory") and (custom := amount(own, key, "resources")) is not None:
+            out[key] = custom
     return out
 
 
