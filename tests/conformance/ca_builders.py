@@ -1,7 +1,8 @@
 """Builders for cluster-autoscaler 1.34's own tables (``expander/*_test.go``,
-``core/scaledown/eligibility/eligibility_test.go``, ``simulator/drain_test.go``): expansion
-options as gpufleet's ``Estimate`` (upstream's ``expander.Option``: node group, node count, pods),
-named by upstream's ``Debug``; nodes and pods as ``BuildTestNode``/``BuildTestPod``; a drain."""
+``core/scaledown/eligibility/eligibility_test.go``, ``simulator/drain_test.go``,
+``estimator/binpacking_estimator_test.go``): expansion options as gpufleet's ``Estimate``
+(upstream's ``expander.Option``: node group, node count, pods), named by upstream's ``Debug``;
+nodes and pods as ``BuildTestNode``/``BuildTestPod``; a drain; a binpacking estimate."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from collections.abc import Sequence
 from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
 from gpufleet.autoscaling.expanders import FILTERS, pool_priority
 from gpufleet.autoscaling.scale_down import UtilizationRule, unremovable_reason
-from gpufleet.autoscaling.scale_up import Estimate, waste
+from gpufleet.autoscaling.scale_up import Estimate, PoolOption, estimate, waste
 from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.dra.state import DraState
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import DraObjects, ResourceSlice
+from gpufleet.model.host_ports import HostPort
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.scheduler_config import ProfileConfig
+from gpufleet.scheduling.profile import build_profile
 
 
 def option(
@@ -50,10 +54,22 @@ def build_test_node(name: str, millicpu: int, mem: int, scale_down_disabled: boo
     return Node(name, capacity=capacity, scale_down_disabled=scale_down_disabled)
 
 
-def build_test_pod(name: str, millicpu: int, mem: int, daemon_set: bool = False) -> Pod:
-    """``BuildTestPod(name, millicpu, mem)`` (``WithDSController()``: owned by a DaemonSet)."""
+def build_test_pod(
+    name: str,
+    millicpu: int,
+    mem: int,
+    daemon_set: bool = False,
+    namespace: str = "default",
+    labels: dict[str, str] | None = None,
+    host_port: int = 0,
+) -> Pod:
+    """``BuildTestPod(name, millicpu, mem)`` (``mem`` in bytes; ``WithDSController()``: owned by a
+    DaemonSet; ``WithNamespace``, ``WithLabels``; ``WithHostPort``: the first container's one port
+    binds ``host_port`` on every IP, TCP, when positive)."""
     owner = OwnerRef("DaemonSet", "ds") if daemon_set else None
-    return Pod(name, requests={"cpu": millicpu, "memory": mem}, owner=owner)
+    ports = (HostPort.of("", "", host_port),) if host_port > 0 else ()
+    requests = {"cpu": millicpu, "memory": mem}
+    return Pod(name, namespace, dict(labels or {}), requests=requests, owner=owner, host_ports=ports)
 
 
 def unneeded_and_unremovable(
@@ -96,3 +112,21 @@ def pods_to_move(
         elif daemon_set_pod(pod):
             daemons.append(pod.name)
     return move, daemons, None
+
+
+def binpacking_estimate(
+    groups: Sequence[tuple[Pod, int]], template: Node, max_nodes: int, existing: Sequence[Node] = ()
+) -> tuple[int, list[str]]:
+    """``BinpackingNodeEstimator.Estimate`` of pod equivalence groups (``makePodEquivalenceGroup``:
+    ``(pod, count)``, the ``k``-th copy of the ``g``-th group's pod named ``<name>-<g>-<k>``) on
+    copies of ``template`` added to a snapshot of the ``existing`` nodes, by the default scheduler
+    profile: the new nodes and the pods placed on them, by name, in the order they were placed.
+    ``max_nodes`` is the limiter's node threshold (``NewStaticThreshold``; 0: no limit), given as
+    the pool's room, gpufleet's limiter."""
+    pods = [pod.renamed(f"{pod.name}-{g}-{k}") for g, (pod, count) in enumerate(groups) for k in range(count)]
+    pool = PoolOption(template.name, template, room=max_nodes if max_nodes > 0 else 1 << 30)
+    found = estimate(pods, pool, build_profile(ProfileConfig()), ClusterState(list(existing)))
+    if found is None:
+        return 0, []
+    names = {p.key: p.name for p in pods}
+    return found.nodes, [names[key] for key in found.pods]

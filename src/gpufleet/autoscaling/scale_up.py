@@ -5,10 +5,12 @@ a ``ClusterSnapshot``, each gang tried in a fork of it): pending pods that fit o
 upcoming nodes (launched, not yet registered or not yet GPU-ready: a node with the GPU label
 but no GPU allocatable counts as upcoming, ``FilterOutNodesWithUnreadyResources``) are left
 out; for each pool with room, pods are packed First-Fit Decreasing onto fresh copies of the
-pool's template node (DaemonSet pods that would run there take their share first), using
-the scheduler profile's own filters; GPUs are also counted in thousandths, so fractional
-requests (KAI, HAMi) pack several to a GPU (their split over single GPUs is not simulated);
-a gang (pods of one PodGroup) counts only if all its
+pool's template node (DaemonSet pods that would run there take their share first), using the
+scheduler profile's own node filters, its resources and its NodePorts (upstream's ``SchedulePod``
+runs the profile's filters on the copy: a pod does not go on a copy where a pod the estimate put
+there binds a conflicting host port); InterPodAffinity and PodTopologySpread are left out. GPUs
+are also counted in thousandths, so fractional requests (KAI, HAMi) pack several to a GPU (their
+split over single GPUs is not simulated); a gang (pods of one PodGroup) counts only if all its
 pending members are placed. An expander then picks one option (``expanders``).
 
 Dynamic Resource Allocation (cluster-autoscaler >= 1.32): a pool's template node carries the
@@ -41,6 +43,7 @@ from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU, PODS, Resources, native_first
 from gpufleet.scheduling.gangs import group_key
+from gpufleet.scheduling.plugins.node_ports import NodePorts, fits_ports
 from gpufleet.scheduling.plugins.node_resources_fit import insufficient_reason
 from gpufleet.scheduling.profile import Profile
 
@@ -214,13 +217,15 @@ def pack(
 
     Returns (nodes added, pods placed). A unit (a gang) that does not fit whole is skipped: it is
     tried in a fork of the snapshot, committed only when all of it fits. A pod's ResourceClaims
-    must be allocatable on its copy too (kept there).
+    must be allocatable on its copy too (kept there), and with NodePorts in the profile its host
+    ports free there (``fitsPorts`` against the ports the pods put on that copy bind).
     """
     for _ in range(nodes):
         snapshot.add_copy(_free(option))
     added = 0
     placed: list[Pod] = []
     admitted = [u for u in _units(pods) if all(_admits(profile, p, option.template) for p in u)]
+    ports = any(f.name == NodePorts.name for f in profile.pod_filters)
     for unit in sorted(admitted, key=lambda u: -_size(u, option.template)):
         snapshot.fork()
         trial_added = added
@@ -231,7 +236,9 @@ def pack(
                 (
                     k
                     for k in range(snapshot.copies())
-                    if _fits(want, snapshot.copy_free(k)) and _claimed(snapshot, option, pod, k) is None
+                    if _fits(want, snapshot.copy_free(k))
+                    and (not ports or fits_ports(pod.host_ports, snapshot.copy_ports(k)))
+                    and _claimed(snapshot, option, pod, k) is None
                 ),
                 None,
             )
@@ -246,7 +253,7 @@ def pack(
             if slot is None:
                 ok = False
                 break
-            snapshot.take_from_copy(slot, want)
+            snapshot.take_from_copy(slot, want, pod.host_ports)
         if ok:
             snapshot.commit()
             added = trial_added
