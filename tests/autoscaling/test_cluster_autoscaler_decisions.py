@@ -56,6 +56,17 @@ def test_pending_pods_grow_the_group_by_the_nodes_they_pack_into() -> None:
     assert (reply.scale_up.group, reply.scale_up.nodes) == ("h100", 3)
 
 
+def test_the_estimate_places_pods_in_decreasing_order_of_cpu_and_memory_not_gpus() -> None:
+    """``DecreasingPodOrderer.calculatePodScore``: a pod's share of the template's cpu plus its share of
+    the memory orders the estimate, GPUs not counted. Three 64-cpu 1-GPU pods go first, one per node,
+    and the two 32-cpu 4-GPU pods then fit beside two of them: three nodes. (Counting GPUs put the 4-GPU
+    pods first on one node and needed four.)"""
+    pods = [gpu_pod(f"etl-{k}", 1, cpu=64, mem_gi=8) for k in range(3)]
+    pods += [gpu_pod(f"train-{k}", 4, cpu=32, mem_gi=8) for k in range(2)]
+    reply = up(ClusterState([]), pods, [PoolOption("h100", TEMPLATE, room=10)])
+    assert reply.scale_up is not None and reply.scale_up.nodes == 3
+
+
 def test_a_pod_no_group_can_take_gets_its_not_triggered_reason_once() -> None:
     state = ClusterState([])
     options = [PoolOption("h100", TEMPLATE, room=0)]

@@ -4,7 +4,8 @@ Mirrors ``core/scaleup`` and ``estimator/binpacking_estimator.go`` (the template
 a ``ClusterSnapshot``, each gang tried in a fork of it): pending pods that fit on
 upcoming nodes (launched, not yet registered or not yet GPU-ready: a node with the GPU label
 but no GPU allocatable counts as upcoming, ``FilterOutNodesWithUnreadyResources``) are left
-out; for each pool with room, pods are packed First-Fit Decreasing onto fresh copies of the
+out; for each pool with room, pods are packed First-Fit Decreasing (the largest share of the
+template's cpu plus memory first, ``DecreasingPodOrderer``) onto fresh copies of the
 pool's template node (DaemonSet pods that would run there take their share first), using the
 scheduler profile's own node filters, its resources and its NodePorts (upstream's ``SchedulePod``
 runs the profile's filters on the copy: a pod does not go on a copy where a pod the estimate put
@@ -41,7 +42,7 @@ from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.model.resources import GPU, PODS, Resources, native_first
+from gpufleet.model.resources import CPU, GPU, MEMORY, PODS, Resources, native_first
 from gpufleet.scheduling.gangs import group_key
 from gpufleet.scheduling.plugins.node_ports import NodePorts, fits_ports
 from gpufleet.scheduling.plugins.node_resources_fit import insufficient_reason
@@ -151,13 +152,16 @@ def _units(pods: list[Pod]) -> list[list[Pod]]:
 
 
 def _size(unit: list[Pod], template: Node) -> float:
-    """FFD order: the share of the template the unit asks for, largest first."""
+    """FFD order (``DecreasingPodOrderer.calculatePodScore``): the share of the template's cpu plus
+    the share of its memory the unit asks for, largest first; GPUs and other resources do not count.
+    (Upstream sums the app containers' requests; here each pod's effective request. Equal scores keep
+    the pods' order, where Go's ``sort.Slice`` is not stable.)"""
     return sum(
-        v / template.allocatable[r]
+        p.requests.get(r, 0) / template.allocatable[r]
         for p in unit
-        for r, v in p.requests.items()
+        for r in (CPU, MEMORY)
         if template.allocatable.get(r)
-    ) + sum(_wants(p, template)[GPU_MILLI] / _free_milli(template) for p in unit if p.gpu_share is not None)
+    )
 
 
 def copy_name(option: PoolOption, k: int) -> str:
