@@ -3,6 +3,7 @@ simulator: what ``RunOnce`` decides from the cluster as it is (``core/static_aut
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
 from gpufleet.autoscaling.scale_down import UtilizationRule
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.cluster.state import ClusterState
+from gpufleet.model.host_ports import HostPort
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.scheduling.profile import build_profile
@@ -65,6 +67,34 @@ def test_the_estimate_places_pods_in_decreasing_order_of_cpu_and_memory_not_gpus
     pods += [gpu_pod(f"train-{k}", 4, cpu=32, mem_gi=8) for k in range(2)]
     reply = up(ClusterState([]), pods, [PoolOption("h100", TEMPLATE, room=10)])
     assert reply.scale_up is not None and reply.scale_up.nodes == 3
+
+
+EXPORTER_PORT = (HostPort("0.0.0.0", "TCP", 9400),)
+DAEMONS = (
+    Pod("dcgm-exporter", requests={"cpu": 100}, host_ports=EXPORTER_PORT),
+    Pod("device-plugin", requests={"cpu": 50}),
+    Pod("node-exporter", requests={"cpu": 50}),
+)
+
+
+def test_each_daemonset_pod_on_the_template_takes_a_pod_slot() -> None:
+    """The estimate's template ``NodeInfo`` holds every DaemonSet pod that would run there
+    (``simulator.BuildNodeInfoForNode``): three of them on a node of 4 pods leave room for one."""
+    template = replace(TEMPLATE, capacity={**TEMPLATE.capacity, "pods": 4}, allocatable={})
+    pods = [gpu_pod(f"p-{k}", 1) for k in range(2)]
+    reply = up(ClusterState([]), pods, [PoolOption("h100", template, DAEMONS, room=5)])
+    assert reply.scale_up is not None and reply.scale_up.nodes == 2
+
+
+def test_a_pod_whose_host_port_a_daemonset_pod_binds_triggers_no_scale_up() -> None:
+    """``SchedulePod`` on the template copy runs NodePorts against the DaemonSet pods already there: a
+    second exporter on 9400 fits no new node, and cluster-autoscaler says why."""
+    exporter = gpu_pod("exporter", 0, cpu=1, mem_gi=1, host_ports=EXPORTER_PORT)
+    reply = up(ClusterState([]), [exporter], [PoolOption("h100", TEMPLATE, DAEMONS, room=5)])
+    assert reply.scale_up is None
+    assert reply.not_triggered == (
+        ("default/exporter", "1 node(s) didn't have free ports for the requested pod ports"),
+    )
 
 
 def test_a_pod_no_group_can_take_gets_its_not_triggered_reason_once() -> None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from gpufleet.cluster.shares import gpu_memory_bytes, shareable
 from gpufleet.cluster.snapshot import ClusterSnapshot
@@ -40,10 +40,12 @@ from gpufleet.gpus.dra.allocator import filter_reason
 from gpufleet.model.dra import ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.gpu_share import MILLI
+from gpufleet.model.host_ports import HostPort
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS, Resources, native_first
 from gpufleet.scheduling.gangs import group_key
+from gpufleet.scheduling.plugins.node_ports import REASON as PORTS_TAKEN
 from gpufleet.scheduling.plugins.node_ports import NodePorts, fits_ports
 from gpufleet.scheduling.plugins.node_resources_fit import insufficient_reason
 from gpufleet.scheduling.profile import Profile
@@ -63,7 +65,7 @@ class PoolOption:
 
     name: str
     template: Node  # GPU-ready: allocatable as the node will have it once its devices register
-    daemon_requests: Resources = field(default_factory=dict)
+    daemons: tuple[Pod, ...] = ()  # the DaemonSet pods that would run on the template, already there
     room: int = 0  # nodes it may still add (pool max and cluster total applied)
     upcoming: int = 0  # launched, not yet GPU-ready
     price_per_hour: float = 0.0
@@ -95,12 +97,24 @@ def waste(template: Node, nodes: int, pods: Sequence[Pod]) -> dict[str, float]:
 
 
 def _free(option: PoolOption) -> Resources:
+    """What a fresh copy of the template has for pods, its DaemonSet pods there (each one pod)."""
     free = dict(option.template.allocatable)
     free[GPU_MILLI] = MILLI * free.get(GPU, 0)
-    for name, value in option.daemon_requests.items():
-        free[name] = free.get(name, 0) - value
-    free[PODS] = free.get(PODS, 110) - (1 if option.daemon_requests else 0)
+    for daemon in option.daemons:
+        for name, value in daemon.requests.items():
+            free[name] = free.get(name, 0) - value
+    free[PODS] = free.get(PODS, 110) - len(option.daemons)
     return free
+
+
+def _judges_ports(profile: Profile) -> bool:
+    """Whether the profile runs NodePorts (the estimate then keeps each copy's host ports)."""
+    return any(f.name == NodePorts.name for f in profile.pod_filters)
+
+
+def _daemon_ports(option: PoolOption) -> list[HostPort]:
+    """The host ports a fresh copy's DaemonSet pods bind."""
+    return [port for daemon in option.daemons for port in daemon.host_ports]
 
 
 def _fits(want: Resources, free: Resources) -> bool:
@@ -225,11 +239,11 @@ def pack(
     ports free there (``fitsPorts`` against the ports the pods put on that copy bind).
     """
     for _ in range(nodes):
-        snapshot.add_copy(_free(option))
+        snapshot.add_copy(_free(option), _daemon_ports(option))
     added = 0
     placed: list[Pod] = []
     admitted = [u for u in _units(pods) if all(_admits(profile, p, option.template) for p in u)]
-    ports = any(f.name == NodePorts.name for f in profile.pod_filters)
+    ports = _judges_ports(profile)
     for unit in sorted(admitted, key=lambda u: -_size(u, option.template)):
         snapshot.fork()
         trial_added = added
@@ -250,9 +264,10 @@ def pack(
                 slot is None
                 and trial_added < limit
                 and _fits(want, _free(option))
+                and (not ports or fits_ports(pod.host_ports, _daemon_ports(option)))
                 and _claimed(snapshot, option, pod, snapshot.copies()) is None
             ):
-                slot = snapshot.add_copy(_free(option))
+                slot = snapshot.add_copy(_free(option), _daemon_ports(option))
                 trial_added += 1
             if slot is None:
                 ok = False
@@ -311,6 +326,8 @@ def rejections(pod: Pod, option: PoolOption, profile: Profile, snapshot: Cluster
     short = [insufficient_reason(r) for r in native_first(want) if want[r] > free.get(r, 0)]
     if short:
         return short
+    if _judges_ports(profile) and not fits_ports(pod.host_ports, _daemon_ports(option)):
+        return [PORTS_TAKEN]
     refused = _claimed(snapshot, option, pod, 0, reserve=False)
     return [filter_reason(refused)] if refused is not None else []
 

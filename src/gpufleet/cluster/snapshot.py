@@ -206,11 +206,12 @@ class ClusterSnapshot:
         self._top.published = copies
 
     # -- copies of a node group's template ----------------------------------------------------
-    def add_copy(self, free: Resources) -> int:
+    def add_copy(self, free: Resources, ports: Sequence[HostPort] = ()) -> int:
         """A fresh copy of a node group's template joins the what-if (cluster-autoscaler's
-        estimator adds them to its snapshot), ``free`` being what it has for pods; its index."""
+        estimator adds them to its snapshot), ``free`` being what it has for pods and ``ports`` the
+        host ports in use there (its DaemonSet pods'); its index."""
         self._top.copies.append(dict(free))
-        self._top.copy_ports.append([])
+        self._top.copy_ports.append(list(ports))
         return len(self._top.copies) - 1
 
     def copies(self) -> int:

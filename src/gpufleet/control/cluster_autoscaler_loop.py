@@ -43,7 +43,7 @@ from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
 from gpufleet.model.node import Node
-from gpufleet.model.resources import Resources, add
+from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.model.simulation import AutoscalerSettings
 from gpufleet.scheduling.profile import build_profile
@@ -148,12 +148,9 @@ class ClusterAutoscalerLoop:
         return self.deleting | others if others else self.deleting
 
     # -- scale-up ----------------------------------------------------------------------------
-    def _daemon_requests(self, template: Node) -> Resources:
-        total: Resources = {}
-        for pod in self.port.daemonset_templates():
-            if daemon_should_run(pod, template):
-                total = add(total, pod.requests)
-        return total
+    def _daemons(self, template: Node) -> tuple[Pod, ...]:
+        """The DaemonSet pods that would run on a node of this template (``daemon_should_run``)."""
+        return tuple(pod for pod in self.port.daemonset_templates() if daemon_should_run(pod, template))
 
     def _room(self) -> int:
         limit = self.settings.max_nodes_total
@@ -170,7 +167,7 @@ class ClusterAutoscalerLoop:
         return PoolOption(
             group.name,
             group.pool.template,
-            self._daemon_requests(group.pool.template),
+            self._daemons(group.pool.template),
             min(max_nodes - len(group.nodes), room),
             group.upcoming(),
             group.pool.price_per_hour,
