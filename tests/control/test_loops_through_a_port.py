@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import pytest
 
 from conftest import gpu_node, gpu_pod
 from gpufleet.cluster.state import ClusterState
@@ -218,8 +220,10 @@ def test_a_cluster_kept_by_hand_is_a_whole_cluster_port() -> None:
 H100 = NodePool("h100", gpu_node("h100-template", 8), min=0, max=2)
 
 
-def autoscaler(port: HandKeptCluster, clock: ManualClock) -> ClusterAutoscalerLoop:
-    return ClusterAutoscalerLoop(port, clock, AutoscalerSettings(), (), seed=0)
+def autoscaler(
+    port: HandKeptCluster, clock: ManualClock, settings: AutoscalerSettings | None = None
+) -> ClusterAutoscalerLoop:
+    return ClusterAutoscalerLoop(port, clock, settings or AutoscalerSettings(), (), seed=0)
 
 
 def test_cluster_autoscaler_asks_the_port_for_a_node_for_an_unschedulable_pod() -> None:
@@ -230,6 +234,22 @@ def test_cluster_autoscaler_asks_the_port_for_a_node_for_an_unschedulable_pod() 
     clock.run_until(0.0)
     assert port.asked == [("launch", "h100", ("default/train",))]
     assert [(e.kind, e.nodes) for e in ca.events] == [("scale-up", ("h100-0",))]
+
+
+@pytest.mark.parametrize(("limit", "nodes"), [(2, 2), (0, 5), (1000, 5)])
+def test_one_scale_up_adds_at_most_max_nodes_per_scaleup(limit: int, nodes: int) -> None:
+    """``--max-nodes-per-scaleup`` (1000): the estimator's ``StaticThreshold`` stops adding nodes there
+    (0: no limit); the pods left wait for the next scan."""
+    pods = [gpu_pod(f"train-{k}", 8) for k in range(5)]
+    pool = replace(H100, max=10)
+    port, clock = HandKeptCluster(pods=pods, groups=[Group("h100", pool)]), ManualClock()
+    for pod in pods:
+        port.pods[pod.key].message = "0/0 nodes are available"
+    ca = autoscaler(port, clock, AutoscalerSettings(max_nodes_per_scale_up=limit))
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    [added] = [e.nodes for e in ca.events if e.kind == "scale-up"]
+    assert len(added) == nodes
 
 
 def test_scans_without_pending_pods_ask_for_nothing_and_a_pod_that_then_waits_gets_its_node() -> None:

@@ -49,7 +49,7 @@ def test_storage_registry_and_autoscaler_settings(tmp_path: Path) -> None:
         "{storage: {bandwidth: 10GB/s}, registry: {bandwidth: 500Mi/s}, autoscaler: {scanInterval: 30s, "
         "expander: 'least-waste,random', scaleDownUtilizationThreshold: 0.3, "
         "scaleDownGpuUtilizationThreshold: 0.7, ignoreDaemonsetsUtilization: true, "
-        "maxNodeGroupBackoffDuration: 10m, nodeGroupBackoffResetTimeout: 1h}}"
+        "maxNodeGroupBackoffDuration: 10m, nodeGroupBackoffResetTimeout: 1h, maxNodesPerScaleup: 50}}"
     )
     settings = load(tmp_path, good).simulation
     assert (settings.storage_bandwidth, settings.registry_bandwidth) == (10e9, 500 * 2**20)
@@ -61,6 +61,7 @@ def test_storage_registry_and_autoscaler_settings(tmp_path: Path) -> None:
         ignore_daemonsets_utilization=True,
         max_backoff_s=600.0,
         backoff_reset_s=3600.0,
+        max_nodes_per_scale_up=50,
     )
     assert warnings(tmp_path, good) == []
     assert load(tmp_path, simulation("{}")).simulation.autoscaler == AutoscalerSettings()

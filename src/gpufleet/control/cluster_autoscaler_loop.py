@@ -168,7 +168,7 @@ class ClusterAutoscalerLoop:
             group.name,
             group.pool.template,
             self._daemons(group.pool.template),
-            min(max_nodes - len(group.nodes), room),
+            min(max_nodes - len(group.nodes), room, self.settings.max_nodes_per_scale_up or room),
             group.upcoming(),
             group.pool.price_per_hour,
             pool_priority(group.name, self.expander_priorities),

@@ -2,7 +2,7 @@
 
 ``Simulation``: ``duration``, ``seed``, ``sampleInterval``, ``storage.bandwidth``,
 ``registry.bandwidth`` and ``autoscaler``, cluster-autoscaler's flags camelCased
-(``scanInterval``, ``expander``, ``maxNodeProvisionTime``, ``maxNodesTotal``,
+(``scanInterval``, ``expander``, ``maxNodeProvisionTime``, ``maxNodesTotal``, ``maxNodesPerScaleup``,
 ``scaleDownUnneededTime``, ``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``,
 ``scaleDownGpuUtilizationThreshold``, ``ignoreDaemonsetsUtilization``,
 ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``,
@@ -81,6 +81,7 @@ class Autoscaler(SpecModel):
     expander: str | None = None
     max_node_provision_time: PositiveDuration | None = None
     max_nodes_total: NonNegativeInt | None = None
+    max_nodes_per_scaleup: NonNegativeInt | None = None
     scale_down_unneeded_time: Duration | None = None
     scale_down_delay_after_add: Duration | None = None
     scale_down_utilization_threshold: Fraction01 | None = None
@@ -119,6 +120,7 @@ class Autoscaler(SpecModel):
             "expander": self.expander,
             "max_node_provision_time_s": self.max_node_provision_time,
             "max_nodes_total": self.max_nodes_total,
+            "max_nodes_per_scale_up": self.max_nodes_per_scaleup,
             "scale_down_unneeded_time_s": self.scale_down_unneeded_time,
             "scale_down_delay_after_add_s": self.scale_down_delay_after_add,
             "scale_down_utilization_threshold": self.scale_down_utilization_threshold,

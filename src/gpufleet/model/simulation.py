@@ -19,6 +19,7 @@ class AutoscalerSettings:
     expander: str = "least-waste"
     max_node_provision_time_s: float = 15 * 60.0
     max_nodes_total: int | None = None
+    max_nodes_per_scale_up: int = 1000  # --max-nodes-per-scaleup: the estimator's node limit (0: none)
     scale_down_unneeded_time_s: float = 10 * 60.0
     scale_down_delay_after_add_s: float = 10 * 60.0
     scale_down_utilization_threshold: float = 0.5
