@@ -1,27 +1,37 @@
 """Which admitted workloads to evict so that a pending one fits: Kueue's classical preemption.
 
-Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/preemption/preemption.go`` (``findCandidates``,
-``minimalPreemptions``, ``fillBackWorkloads``) and ``preemption/common/ordering.go``
-(``CandidatesOrdering``):
+Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/preemption/preemption.go`` (``classicalPreemptions``,
+``fillBackWorkloads``, ``workloadFits``), ``preemption/classical/hierarchical_preemption.go`` and
+``candidate_generator.go`` (which workloads are candidates, of which kind, and when one is still
+valid) and ``CandidatesOrdering``. The (flavor, resource) pairs that need preemption are those the
+workload asks more of than is available (the flavor assigner's ``Preempt`` mode):
 
-* candidates use a (flavor, resource) the pending workload cannot get unused; from its own
-  ClusterQueue with ``withinClusterQueue: LowerPriority`` those of lower priority,
-  ``LowerOrNewerEqualPriority`` also those of equal priority created later; from the other
-  ClusterQueues of its cohort tree (the queues under the same root cohort) that borrow one of
-  those resources, with
-  ``reclaimWithinCohort: Any`` any workload, ``LowerPriority`` those of lower priority;
-* order: workloads already being evicted first, then other ClusterQueues' before its own,
-  lower priority first, the most recently admitted first, then by key;
-* candidates are removed in that order (another queue's only while it still borrows) until
-  the workload fits, then put back from the second-to-last to the first wherever it still
-  fits without them. If the workload can fit without borrowing, reclaiming is tried first
-  with borrowing forbidden, and otherwise only its own queue's candidates, with borrowing.
+* candidates use one of those pairs. From the workload's own ClusterQueue (``withinClusterQueue``):
+  ``LowerPriority`` those of lower priority, ``LowerOrNewerEqualPriority`` also those of equal
+  priority created later. From the other ClusterQueues of its cohort tree (``reclaimWithinCohort``:
+  ``Any`` any workload, ``LowerPriority`` those of lower priority), walking up from its cohort to
+  the root: at each cohort, the ClusterQueues below it and outside the subtree already walked whose
+  way up to it is over quota in one of those pairs (a ClusterQueue over its nominal quota, a cohort
+  over its subtree quota). Once the workload fits in the quota of its ClusterQueue, or of a cohort
+  walked so far (``QuantitiesFitInQuota``), it has the better claim: the queues found from there on
+  give *hierarchy* candidates; before, *priority* candidates, which it may only preempt if it then
+  does not borrow (``borrowWithinCohort`` is not modelled: its policy is taken as ``Never``);
+* order: the workloads already being evicted first, then hierarchy, priority and own-queue
+  candidates, each kind from lower priority, the most recently admitted, then by key;
+* candidates are removed in that order (another queue's only while it, and each cohort on its way
+  up to where it meets the workload's, is still over quota) until the workload fits, then put back
+  from the second-to-last to the first wherever it still fits without them;
+* that search runs with borrowing allowed (priority candidates skipped) when no other queue gives
+  a candidate or the workload's ClusterQueue already uses its nominal quota of a pair needing
+  preemption; else first without borrowing, then with it, when there are no hierarchy candidates;
+  else with borrowing, then without. The first run that fits gives the targets.
 
 A ``Target`` says why: ``InClusterQueue`` or ``InCohortReclamation`` (Kueue's reasons).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -46,93 +56,179 @@ class Target:
     reason: str
 
 
-def _fits(
-    snapshot: QuotaSnapshot, cq: ClusterQueue, usage: Mapping[FlavorResource, int], allow_borrowing: bool
-) -> bool:
-    for fr, val in usage.items():
-        if val > snapshot.available(cq.name, fr):
+class _Kind(enum.Enum):
+    """``classical.preemptionVariant`` (``ReclaimWhileBorrowing`` needs ``borrowWithinCohort``)."""
+
+    WITHIN_CQ = enum.auto()
+    HIERARCHICAL_RECLAIM = enum.auto()
+    RECLAIM_WITHOUT_BORROWING = enum.auto()
+
+    @property
+    def reason(self) -> str:
+        return IN_CLUSTER_QUEUE if self is _Kind.WITHIN_CQ else IN_COHORT_RECLAMATION
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    admitted: Admitted
+    kind: _Kind
+    lca: str | None  # the cohort where its ClusterQueue's path meets the preemptor's; None: the same queue
+
+    @property
+    def queue(self) -> str:
+        return self.admitted.workload.cluster_queue
+
+
+@dataclass(frozen=True)
+class _Search:
+    """What one preemption search looks at: ``preemptionCtx``."""
+
+    workload: Workload
+    cq: ClusterQueue
+    usage: Mapping[FlavorResource, int]
+    needed: frozenset[FlavorResource]  # ``frsNeedPreemption``
+    admitted: Mapping[str, list[Admitted]]  # by ClusterQueue (``ClusterQueueSnapshot.Workloads``)
+    snapshot: QuotaSnapshot
+
+
+def _satisfies_policy(search: _Search, other: Workload) -> bool:
+    """``satisfiesPreemptionPolicy``: the policy for the candidate's queue lets the workload preempt it."""
+    workload = search.workload
+    own = other.cluster_queue == search.cq.name
+    policy = search.cq.within_cluster_queue if own else search.cq.reclaim_within_cohort
+    lower = other.priority < workload.priority
+    if policy == LOWER_PRIORITY:
+        return lower
+    if policy == LOWER_OR_NEWER_EQUAL_PRIORITY:
+        newer = (other.created_s, other.order) > (workload.created_s, workload.order)
+        return lower or (other.priority == workload.priority and newer)
+    return policy == ANY
+
+
+def _from_queue(search: _Search, queue: str, kind: _Kind, lca: str | None) -> list[_Candidate]:
+    """``getCandidatesFromCQ``: the queue's workloads that use a pair needing preemption and that the
+    policy lets the workload preempt."""
+    return [
+        _Candidate(a, kind, lca)
+        for a in search.admitted.get(queue, ())
+        if any(fr in search.needed for fr in a.usage) and _satisfies_policy(search, a.workload)
+    ]
+
+
+def _over_quota_queues(search: _Search, cohort: str, skip: str | None) -> list[str]:
+    """``collectCandidatesInSubtree``: the ClusterQueues under ``cohort`` (but not under ``skip``, nor
+    the preemptor's) over quota in a pair needing preemption, through cohorts that are too."""
+    snapshot = search.snapshot
+    out: list[str] = []
+    for child in snapshot.children.get(cohort, ()):
+        if child == skip or snapshot.within_quota(child, search.needed):
+            continue
+        kind, name = child.split(":", 1)
+        if kind == "cohort":
+            out.extend(_over_quota_queues(search, child, skip))
+        elif name != search.cq.name:
+            out.append(name)
+    return out
+
+
+def _cohort_candidates(search: _Search) -> tuple[list[_Candidate], list[_Candidate]]:
+    """``collectCandidatesForHierarchicalReclaim``: the hierarchy candidates and the priority ones."""
+    hierarchy: list[_Candidate] = []
+    priority: list[_Candidate] = []
+    if search.cq.cohort is None or search.cq.reclaim_within_cohort == NEVER:
+        return hierarchy, priority
+    snapshot = search.snapshot
+    advantage, remaining = snapshot.fit_in_quota(f"cq:{search.cq.name}", search.usage)
+    previous: str | None = None
+    for cohort in snapshot.ancestors(search.cq.name):
+        out, kind = (
+            (hierarchy, _Kind.HIERARCHICAL_RECLAIM)
+            if advantage
+            else (priority, _Kind.RECLAIM_WITHOUT_BORROWING)
+        )
+        for queue in _over_quota_queues(search, cohort, previous):
+            out.extend(_from_queue(search, queue, kind, cohort))
+        fits, remaining = snapshot.fit_in_quota(cohort, remaining)
+        advantage = advantage or fits
+        previous = cohort
+    return hierarchy, priority
+
+
+def _ordered(search: _Search, *kinds: list[_Candidate]) -> list[_Candidate]:
+    """``NewCandidateIterator``: each kind in ``CandidatesOrdering`` (being evicted, another queue's,
+    lower priority, admitted more recently, then by key), the evicted of every kind before the rest."""
+
+    def order(c: _Candidate) -> tuple[bool, bool, int, float, str]:
+        a = c.admitted
+        return (not a.evicting, c.queue == search.cq.name, a.workload.priority, -a.admitted_s, a.workload.key)
+
+    ranked = [sorted(candidates, key=order) for candidates in kinds]
+    return [c for evicting in (True, False) for cs in ranked for c in cs if c.admitted.evicting == evicting]
+
+
+def _valid(search: _Search, candidate: _Candidate, borrow: bool) -> bool:
+    """``candidateIsValid``: a candidate of another queue still frees quota the workload may take:
+    its queue, and each cohort up to where it meets the workload's, is still over quota."""
+    if candidate.queue == search.cq.name:
+        return True
+    if borrow and candidate.kind is _Kind.RECLAIM_WITHOUT_BORROWING:
+        return False
+    node: str | None = f"cq:{candidate.queue}"
+    while node is not None and node != candidate.lca:
+        if search.snapshot.within_quota(node, search.needed):
             return False
+        node = search.snapshot.parent(node)
+    return True
+
+
+def _fits(search: _Search, allow_borrowing: bool) -> bool:
+    """``workloadFits``: within what is available, and without borrowing unless allowed."""
+    cq, snapshot = search.cq, search.snapshot
+    for fr, val in search.usage.items():
         quota = cq.quota(*fr)
-        if not allow_borrowing and quota is not None and snapshot.used(cq.name, fr) + val > quota.nominal:
+        nominal = 0 if quota is None else quota.nominal
+        if not allow_borrowing and snapshot.used(cq.name, fr) + val > nominal:
+            return False
+        if val > snapshot.available(cq.name, fr):
             return False
     return True
 
 
-def _candidates(
-    workload: Workload,
-    cq: ClusterQueue,
-    needed: Mapping[FlavorResource, int],
-    admitted: Sequence[Admitted],
-    snapshot: QuotaSnapshot,
-) -> list[Admitted]:
-    out: list[Admitted] = []
-    for a in admitted:
-        other = a.workload
-        if not any(fr in needed for fr in a.usage):
-            continue
-        if other.cluster_queue == cq.name:
-            policy = cq.within_cluster_queue
-            newer_equal = (
-                policy == LOWER_OR_NEWER_EQUAL_PRIORITY
-                and other.priority == workload.priority
-                and (other.created_s, other.order) > (workload.created_s, workload.order)
-            )
-            if policy != NEVER and (other.priority < workload.priority or newer_equal):
-                out.append(a)
-            continue
-        if other.cluster_queue not in snapshot.queues or snapshot.root(other.cluster_queue) != snapshot.root(
-            cq.name
-        ):
-            continue
-        policy = cq.reclaim_within_cohort
-        allowed = policy == ANY or (policy == LOWER_PRIORITY and other.priority < workload.priority)
-        if allowed and snapshot.borrowing(other.cluster_queue, needed):
-            out.append(a)
-    return sorted(
-        out,
-        key=lambda a: (
-            not a.evicting,
-            a.workload.cluster_queue == cq.name,
-            a.workload.priority,
-            -a.admitted_s,
-            a.workload.key,
-        ),
-    )
-
-
-def _minimal(
-    cq: ClusterQueue,
-    usage: Mapping[FlavorResource, int],
-    needed: Mapping[FlavorResource, int],
-    candidates: Sequence[Admitted],
-    snapshot: QuotaSnapshot,
-    allow_borrowing: bool,
-) -> list[Admitted]:
-    removed: list[Admitted] = []
+def _minimal(search: _Search, candidates: Sequence[_Candidate], allow_borrowing: bool) -> list[_Candidate]:
+    """One run of ``classicalPreemptions``: remove valid candidates in order until the workload fits,
+    then ``fillBackWorkloads``; the snapshot is left as it was. Empty if it never fits."""
+    snapshot = search.snapshot
+    removed: list[_Candidate] = []
     fits = False
-    for a in candidates:
-        if a.workload.cluster_queue != cq.name and not snapshot.borrowing(a.workload.cluster_queue, needed):
+    for c in candidates:
+        if not _valid(search, c, allow_borrowing):
             continue
-        snapshot.add(a.workload.cluster_queue, a.usage, -1)
-        removed.append(a)
-        if _fits(snapshot, cq, usage, allow_borrowing):
+        snapshot.add(c.queue, c.admitted.usage, -1)
+        removed.append(c)
+        if _fits(search, allow_borrowing):
             fits = True
             break
-    if not fits:
-        for a in removed:
-            snapshot.add(a.workload.cluster_queue, a.usage)
-        return []
-    for i in range(len(removed) - 2, -1, -1):  # fillBackWorkloads
-        a = removed[i]
-        snapshot.add(a.workload.cluster_queue, a.usage)
-        if _fits(snapshot, cq, usage, allow_borrowing):
-            removed[i] = removed[-1]
-            removed.pop()
-        else:
-            snapshot.add(a.workload.cluster_queue, a.usage, -1)
-    for a in removed:  # leave the snapshot as it was
-        snapshot.add(a.workload.cluster_queue, a.usage)
-    return removed
+    if fits:
+        for i in range(len(removed) - 2, -1, -1):  # fillBackWorkloads
+            c = removed[i]
+            snapshot.add(c.queue, c.admitted.usage)
+            if _fits(search, allow_borrowing):
+                removed[i] = removed[-1]
+                removed.pop()
+            else:
+                snapshot.add(c.queue, c.admitted.usage, -1)
+    for c in removed:  # restoreSnapshot
+        snapshot.add(c.queue, c.admitted.usage)
+    return removed if fits else []
+
+
+def _under_nominal(search: _Search) -> bool:
+    """``queueUnderNominalInResourcesNeedingPreemption``."""
+    for fr in search.needed:
+        quota = search.cq.quota(*fr)
+        if search.snapshot.used(search.cq.name, fr) >= (0 if quota is None else quota.nominal):
+            return False
+    return True
 
 
 def preemption_targets(
@@ -143,18 +239,25 @@ def preemption_targets(
     snapshot: QuotaSnapshot,
 ) -> list[Target]:
     """The workloads to evict so that ``workload`` (asking ``usage``) fits; empty if none would do."""
-    needed = {fr: v for fr, v in usage.items() if v > snapshot.available(cq.name, fr)}
-    candidates = _candidates(workload, cq, needed, admitted, snapshot)
-    same_queue = [a for a in candidates if a.workload.cluster_queue == cq.name]
-    if len(same_queue) == len(candidates):
-        chosen = _minimal(cq, usage, needed, candidates, snapshot, allow_borrowing=True)
+    needed = frozenset(fr for fr, v in usage.items() if v > snapshot.available(cq.name, fr))
+    by_queue: dict[str, list[Admitted]] = {}
+    for a in admitted:
+        by_queue.setdefault(a.workload.cluster_queue, []).append(a)
+    search = _Search(workload, cq, usage, needed, by_queue, snapshot)
+    same_queue = (
+        [] if cq.within_cluster_queue == NEVER else _from_queue(search, cq.name, _Kind.WITHIN_CQ, None)
+    )
+    hierarchy, priority = _cohort_candidates(search)
+    candidates = _ordered(search, hierarchy, priority, same_queue)
+    if not (hierarchy or priority) or not _under_nominal(search):
+        runs: tuple[bool, ...] = (True,)
+    elif not hierarchy:
+        runs = (False, True)
     else:
-        chosen = _minimal(cq, usage, needed, candidates, snapshot, allow_borrowing=False)
-        if not chosen:
-            chosen = _minimal(cq, usage, needed, same_queue, snapshot, allow_borrowing=True)
-    return [
-        Target(
-            a.workload.key, IN_CLUSTER_QUEUE if a.workload.cluster_queue == cq.name else IN_COHORT_RECLAMATION
-        )
-        for a in sorted(chosen, key=lambda a: a.workload.key)
-    ]
+        runs = (True, False)
+    for allow_borrowing in runs:
+        chosen = _minimal(search, candidates, allow_borrowing)
+        if chosen:
+            targets = [Target(c.admitted.workload.key, c.kind.reason) for c in chosen]
+            return sorted(targets, key=lambda t: t.key)
+    return []

@@ -13,7 +13,10 @@ Cohorts are nodes of a tree (a ClusterQueue's parent is its cohort, a Cohort's i
   ``borrowingLimit`` (``subtreeQuota - localQuota - usedInParent + borrowingLimit``); at a root,
   ``subtreeQuota - usage``;
 * ``potentialAvailable`` (the most the queue could ever hold) = local quota + the parent's
-  potential, capped by ``subtreeQuota + borrowingLimit``; at a root, its subtree quota.
+  potential, capped by ``subtreeQuota + borrowingLimit``; at a root, its subtree quota;
+* for preemption: a node is *within quota* of a (flavor, resource) when it uses no more than its
+  subtree quota (``IsWithinNominalInResources``; a ClusterQueue's is its nominal quota), and requests
+  *fit in* a node's quota when its usage plus them stays within it (``QuantitiesFitInQuota``).
 
 A queue without a cohort has just its nominal quota. Amounts are in canonical units
 (``gpufleet.model.resources``).
@@ -21,7 +24,7 @@ A queue without a cohort has just its nominal quota. Amounts are in canonical un
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from gpufleet.model.kueue import ClusterQueue, Cohort, FlavorResource, ResourceQuota
 
@@ -57,7 +60,7 @@ class QuotaSnapshot:
         self._subtree: dict[tuple[str, FlavorResource], int] = {}
 
     # -- the tree ---------------------------------------------------------------------------
-    def _parent(self, node: str) -> str | None:
+    def parent(self, node: str) -> str | None:
         kind, name = node.split(":", 1)
         parent = self.queues[name].cohort if kind == "cq" else self.cohorts[name].parent
         return None if parent is None else f"cohort:{parent}"
@@ -69,7 +72,7 @@ class QuotaSnapshot:
     def root(self, queue: str) -> str:
         """The root of the queue's tree (the queue itself without a cohort)."""
         node = f"cq:{queue}"
-        while (parent := self._parent(node)) is not None:
+        while (parent := self.parent(node)) is not None:
             node = parent
         return node
 
@@ -98,7 +101,7 @@ class QuotaSnapshot:
         )
 
     def _available(self, node: str, fr: FlavorResource) -> int:
-        parent = self._parent(node)
+        parent = self.parent(node)
         used = self._usage(node, fr)
         if parent is None:
             return self.subtree_quota(node, fr) - used
@@ -112,7 +115,7 @@ class QuotaSnapshot:
         return max(local - used, 0) + from_parent
 
     def _potential(self, node: str, fr: FlavorResource) -> int:
-        parent = self._parent(node)
+        parent = self.parent(node)
         if parent is None:
             return self.subtree_quota(node, fr)
         most = self._local(node, fr) + self._potential(parent, fr)
@@ -140,11 +143,24 @@ class QuotaSnapshot:
             return 0
         return self._potential(f"cq:{queue}", fr)
 
-    def borrowing(self, queue: str, frs: Mapping[FlavorResource, int] | None = None) -> bool:
-        """Whether the queue uses more than its nominal quota (of any of ``frs``; of anything)."""
-        cq = self.queues[queue]
-        for fr, used in self.usage.get(queue, {}).items():
-            quota = cq.quota(fr[0], fr[1])
-            if (frs is None or fr in frs) and quota is not None and used > quota.nominal:
-                return True
-        return False
+    # -- nodes, for preemption (``cq:<name>``, ``cohort:<name>``) --------------------------------
+    def ancestors(self, queue: str) -> list[str]:
+        """The cohorts above the queue, its own first and the root last (``PathParentToRoot``)."""
+        out: list[str] = []
+        node = self.parent(f"cq:{queue}")
+        while node is not None:
+            out.append(node)
+            node = self.parent(node)
+        return out
+
+    def within_quota(self, node: str, frs: Iterable[FlavorResource]) -> bool:
+        """``IsWithinNominalInResources``: the node uses no more than its subtree quota (a ClusterQueue:
+        its nominal quota) of each of ``frs``."""
+        return all(self._usage(node, fr) <= self.subtree_quota(node, fr) for fr in frs)
+
+    def fit_in_quota(self, node: str, requests: Mapping[FlavorResource, int]) -> tuple[bool, Usage]:
+        """``QuantitiesFitInQuota``: whether ``requests`` fit the node's subtree quota on top of its
+        usage, and what of them its unused local quota does not cover (to ask of its parent)."""
+        fits = all(self._usage(node, fr) + v <= self.subtree_quota(node, fr) for fr, v in requests.items())
+        local = {fr: max(self._local(node, fr) - self._usage(node, fr), 0) for fr in requests}
+        return fits, {fr: max(v - local[fr], 0) for fr, v in requests.items()}

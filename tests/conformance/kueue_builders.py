@@ -1,0 +1,166 @@
+"""Builders for the port of Kueue's own preemption table (``kubernetes-sigs/kueue:
+pkg/scheduler/preemption/preemption_test.go``, ``TestPreemption``): upstream's ``utiltesting``
+wrappers as gpufleet's model, and ``Preemptor.GetTargets`` + ``IssuePreemptions`` as a call of
+``preemption_targets`` on a quota snapshot built from the admitted workloads.
+
+* ``flavor_quotas("default", ("cpu", "6", "6"))`` is ``MakeFlavorQuotas("default").Resource(cpu,
+  "6", "6")``: nominal quota, then borrowing and lending limits ("" or absent: unset);
+* ``cluster_queue(name, group, ..., cohort=, within=, reclaim=)`` is ``MakeClusterQueue(name)
+  .Cohort(cohort).ResourceGroup(group...).Preemption(...)``, each group a tuple of flavor quotas;
+* ``admitted(name, cq, {"cpu": "2"}, priority=-1)`` is ``MakeWorkload(name, "").Priority(-1)
+  .Request(cpu, "2").ReserveQuotaAt(MakeAdmission(cq).Assignment(cpu, "default", "2"), now)``;
+* ``incoming(cq, main({"cpu": "2"}), priority=1)`` is the pending workload with the flavor
+  assignment upstream's case gives it (``singlePodSetAssignment``), as the usage per (flavor,
+  resource) that gpufleet's flavor assigner hands to preemption.
+
+Upstream's workloads live in namespace ``""``, so its keys are ``/<name>``; gpufleet's are
+``Job//<name>``. Upstream leaves ``creationTimestamp`` unset (the zero time) unless a case calls
+``Creation``: here that is ``created=0.0``, and ``NOW`` stands for upstream's ``now``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gpufleet.model.kueue import NEVER, ClusterQueue, Cohort, FlavorQuotas, ResourceGroup, ResourceQuota
+from gpufleet.model.pod import Pod
+from gpufleet.model.resources import parse_resource_list
+from gpufleet.scheduling.kueue.admission import usage_of
+from gpufleet.scheduling.kueue.preemption import preemption_targets
+from gpufleet.scheduling.kueue.quota import QuotaSnapshot, Usage
+from gpufleet.scheduling.kueue.workload import Admitted, Workload
+
+NOW = 1000.0
+DEFAULT_FLAVOR = "default"
+
+
+def _units(requests: Mapping[str, str]) -> dict[str, int]:
+    parsed, problems = parse_resource_list(dict(requests), "requests")
+    assert not problems, problems
+    return parsed
+
+
+def _amount(resource: str, quantity: str) -> int | None:
+    return _units({resource: quantity})[resource] if quantity else None
+
+
+def flavor_quotas(flavor: str, *resources: tuple[str, ...]) -> FlavorQuotas:
+    """``MakeFlavorQuotas(flavor).Resource(name, nominal[, borrowingLimit[, lendingLimit]])...``."""
+    quotas = {}
+    for name, nominal, *limits in resources:
+        borrowing, lending = (*limits, "", "")[:2]
+        quotas[name] = ResourceQuota(
+            _units({name: nominal})[name], _amount(name, borrowing), _amount(name, lending)
+        )
+    return FlavorQuotas(flavor, quotas)
+
+
+def cluster_queue(
+    name: str,
+    *groups: tuple[FlavorQuotas, ...],
+    cohort: str | None = None,
+    within: str = NEVER,
+    reclaim: str = NEVER,
+) -> ClusterQueue:
+    """``MakeClusterQueue(name).Cohort(cohort).ResourceGroup(...)...Preemption({WithinClusterQueue:
+    within, ReclaimWithinCohort: reclaim})``; a group covers the resources its flavors name."""
+    resource_groups = tuple(
+        ResourceGroup(tuple(dict.fromkeys(r for f in flavors for r in f.resources)), flavors)
+        for flavors in groups
+    )
+    return ClusterQueue(
+        name,
+        cohort,
+        (),
+        resource_groups=resource_groups,
+        reclaim_within_cohort=reclaim,
+        within_cluster_queue=within,
+    )
+
+
+def queues(*cqs: ClusterQueue) -> dict[str, ClusterQueue]:
+    return {cq.name: cq for cq in cqs}
+
+
+def _workload(
+    name: str, cq: str, requests: Mapping[str, int], priority: int, created: float, pod_sets: tuple[str, ...]
+) -> Workload:
+    return Workload(
+        f"Job//{name}", cq, priority, created, 0, dict(requests), Pod(name, namespace=""), pod_sets=pod_sets
+    )
+
+
+def admitted(
+    name: str,
+    cq: str,
+    requests: Mapping[str, str],
+    *,
+    priority: int = 0,
+    flavor: str = DEFAULT_FLAVOR,
+    created: float = 0.0,
+    reserved_at: float = NOW,
+) -> Admitted:
+    """A workload holding quota in ``cq``: every resource it requests from ``flavor``."""
+    amounts = _units(requests)
+    return Admitted(
+        _workload(name, cq, amounts, priority, created, ("main",)),
+        {r: flavor for r in amounts},
+        {(flavor, r): v for r, v in amounts.items()},
+        reserved_at,
+    )
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """``MakePodSet(name, count).Request(...)`` and the flavor its assignment gives each resource."""
+
+    name: str
+    count: int
+    requests: Mapping[str, str]
+    flavors: Mapping[str, str] = field(default_factory=dict)  # resource -> flavor; else ``default``
+
+
+def main(requests: Mapping[str, str], **flavors: str) -> PodSet:
+    """The single pod set of ``MakeWorkload(...).Request(...)`` (``singlePodSetAssignment``)."""
+    return PodSet("main", 1, requests, flavors)
+
+
+@dataclass(frozen=True)
+class Incoming:
+    workload: Workload
+    usage: Usage
+
+
+def incoming(
+    cq: str, *pod_sets: PodSet, priority: int = 0, created: float = 0.0, name: str = "in"
+) -> Incoming:
+    """The preemptor submitted to ``cq`` (upstream's ``targetCQ``) and its assignment's usage: each pod
+    set's requests times its count, in the flavor the case assigns."""
+    requests: dict[str, int] = {}
+    usage: Usage = {}
+    for ps in pod_sets:
+        for resource, amount in _units(ps.requests).items():
+            total = amount * ps.count
+            fr = (ps.flavors.get(resource, DEFAULT_FLAVOR), resource)
+            requests[resource] = requests.get(resource, 0) + total
+            usage[fr] = usage.get(fr, 0) + total
+    pod_set_names = tuple(ps.name for ps in pod_sets)
+    return Incoming(_workload(name, cq, requests, priority, created, pod_set_names), usage)
+
+
+def preempted(
+    cqs: Mapping[str, ClusterQueue],
+    running: list[Admitted],
+    preemptor: Incoming,
+    cohorts: Mapping[str, Cohort] | None = None,
+) -> set[tuple[str, str]]:
+    """Upstream's ``gotPreempted``: each target as (``workload.Key``, reason). Like upstream, checks
+    that the snapshot the search works on is left as it was (zero usage counts as none)."""
+    snapshot = QuotaSnapshot(cqs, usage_of(running), cohorts)
+    before = {q: {fr: v for fr, v in u.items() if v} for q, u in snapshot.usage.items()}
+    cq = cqs[preemptor.workload.cluster_queue]
+    targets = preemption_targets(preemptor.workload, cq, preemptor.usage, running, snapshot)
+    after = {q: {fr: v for fr, v in u.items() if v} for q, u in snapshot.usage.items()}
+    assert after == before, "the snapshot was modified"
+    return {(t.key.split("/", 1)[1], t.reason) for t in targets}
