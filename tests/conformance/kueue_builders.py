@@ -13,6 +13,10 @@ wrappers as gpufleet's model, and ``Preemptor.GetTargets`` + ``IssuePreemptions`
   assignment upstream's case gives it (``singlePodSetAssignment``), as the usage per (flavor,
   resource) that gpufleet's flavor assigner hands to preemption.
 
+For the port of ``pkg/scheduler/flavorassigner/flavorassigner_test.go`` (``TestAssignFlavors``):
+``quota_usage`` is a ``clusterQueueUsage`` literal and ``assigned`` runs ``assign_flavors`` for the
+incoming workload on a snapshot of the queues and their usage.
+
 Upstream's workloads live in namespace ``""``, so its keys are ``/<name>``; gpufleet's are
 ``Job//<name>``. Upstream leaves ``creationTimestamp`` unset (the zero time) unless a case calls
 ``Creation``: here that is ``created=0.0``, and ``NOW`` stands for upstream's ``now``.
@@ -23,10 +27,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpufleet.model.kueue import NEVER, ClusterQueue, Cohort, FlavorQuotas, ResourceGroup, ResourceQuota
+from gpufleet.model.kueue import (
+    NEVER,
+    ClusterQueue,
+    Cohort,
+    FlavorQuotas,
+    FlavorResource,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+)
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import parse_resource_list
 from gpufleet.scheduling.kueue.admission import usage_of
+from gpufleet.scheduling.kueue.flavors import Assignment, assign_flavors
 from gpufleet.scheduling.kueue.preemption import preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot, Usage
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
@@ -84,11 +98,16 @@ def queues(*cqs: ClusterQueue) -> dict[str, ClusterQueue]:
 
 
 def _workload(
-    name: str, cq: str, requests: Mapping[str, int], priority: int, created: float, pod_sets: tuple[str, ...]
+    name: str,
+    cq: str,
+    requests: Mapping[str, int],
+    priority: int,
+    created: float,
+    pod_sets: tuple[str, ...],
+    pod: Pod | None = None,
 ) -> Workload:
-    return Workload(
-        f"Job//{name}", cq, priority, created, 0, dict(requests), Pod(name, namespace=""), pod_sets=pod_sets
-    )
+    pod = Pod(name, namespace="") if pod is None else pod
+    return Workload(f"Job//{name}", cq, priority, created, 0, dict(requests), pod, pod_sets=pod_sets)
 
 
 def admitted(
@@ -133,10 +152,16 @@ class Incoming:
 
 
 def incoming(
-    cq: str, *pod_sets: PodSet, priority: int = 0, created: float = 0.0, name: str = "in"
+    cq: str,
+    *pod_sets: PodSet,
+    priority: int = 0,
+    created: float = 0.0,
+    name: str = "in",
+    pod: Pod | None = None,
 ) -> Incoming:
     """The preemptor submitted to ``cq`` (upstream's ``targetCQ``) and its assignment's usage: each pod
-    set's requests times its count, in the flavor the case assigns."""
+    set's requests times its count, in the flavor the case assigns. ``pod`` stands for its pods'
+    nodeSelector, node affinity and tolerations (default: none)."""
     requests: dict[str, int] = {}
     usage: Usage = {}
     for ps in pod_sets:
@@ -146,7 +171,23 @@ def incoming(
             requests[resource] = requests.get(resource, 0) + total
             usage[fr] = usage.get(fr, 0) + total
     pod_set_names = tuple(ps.name for ps in pod_sets)
-    return Incoming(_workload(name, cq, requests, priority, created, pod_set_names), usage)
+    return Incoming(_workload(name, cq, requests, priority, created, pod_set_names, pod), usage)
+
+
+def quota_usage(amounts: Mapping[FlavorResource, str]) -> Usage:
+    """A ``resources.FlavorResourceQuantities`` literal: ``{("one", "cpu"): "3"}``."""
+    return {fr: _units({fr[1]: q})[fr[1]] for fr, q in amounts.items()}
+
+
+def assigned(
+    cqs: Mapping[str, ClusterQueue],
+    usage: Mapping[str, Usage],
+    workload: Incoming,
+    flavors: Mapping[str, ResourceFlavor],
+) -> Assignment:
+    """``FlavorAssigner.Assign`` for the workload in its ClusterQueue, the queues using ``usage``."""
+    cq = cqs[workload.workload.cluster_queue]
+    return assign_flavors(workload.workload, cq, flavors, QuotaSnapshot(cqs, usage))
 
 
 def preempted(

@@ -5,10 +5,13 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go`
 ``flavorFungibility`` (``whenCanBorrow: Borrow``, ``whenCanPreempt: TryNextFlavor``):
 
 * every requested resource must be covered by a resource group, else
-  ``resource R unavailable in ClusterQueue``;
+  ``resource R unavailable in ClusterQueue``; a zero request is left out unless a group covers it,
+  and then gets a flavor like any other;
 * per group, flavors are tried in order; a flavor whose ``nodeTaints`` the pods do not
   tolerate (``untolerated taint {k: v} in flavor F``) or whose ``nodeLabels`` contradict the
-  pods' nodeSelector (``flavor F doesn't match node affinity``) is skipped, and so is one without a
+  pods' nodeSelector or required node affinity (``flavor F doesn't match node affinity``) is skipped
+  (``flavorSelector``: only selector keys and affinity expressions on the flavor's own label keys
+  count; a term left without expressions matches every flavor), and so is one without a
   ``topologyName`` for a workload that asks for Topology-Aware Scheduling
   (``Flavor "F" does not support TopologyAwareScheduling``);
 * per resource, with ``val`` the workload's request: ``val`` above what the queue could ever
@@ -67,7 +70,10 @@ def _flavor_mismatch(pod: Pod, flavor: ResourceFlavor, topology: bool = False) -
         if not tolerated(taint, pod.tolerations + flavor.tolerations):
             return f"untolerated taint {taint.describe()} in flavor {flavor.name}"
     labels = flavor.node_labels
-    if any(k in labels and labels[k] != v for k, v in pod.node_selector.items()):
+    terms = [tuple(r for r in t.expressions if r.key in labels) for t in pod.required_terms or ()]
+    if any(k in labels and labels[k] != v for k, v in pod.node_selector.items()) or (
+        all(terms) and terms and not any(all(r.matches(labels) for r in t) for t in terms)
+    ):
         return f"flavor {flavor.name} doesn't match node affinity"
     return None
 
@@ -92,12 +98,13 @@ def _fits(
 def assign_flavors(
     workload: Workload, cq: ClusterQueue, flavors: Mapping[str, ResourceFlavor], snapshot: QuotaSnapshot
 ) -> Assignment:
-    requests = {r: v for r, v in workload.requests.items() if v > 0}
+    covered = {r for g in cq.resource_groups for r in g.covered}
+    requests = {r: v for r, v in workload.requests.items() if v > 0 or r in covered}
     reasons: list[str] = []
     chosen: dict[str, str] = {}
     mode = Mode.FIT
     for resource in sorted(requests):
-        if not any(resource in g.covered for g in cq.resource_groups):
+        if resource not in covered:
             reasons.append(f"resource {resource} unavailable in ClusterQueue")
             mode = Mode.NO_FIT
     for group in cq.resource_groups:
@@ -129,6 +136,7 @@ def assign_flavors(
     borrows = any(
         snapshot.used(cq.name, fr) + v > (q.nominal if (q := cq.quota(*fr)) is not None else 0)
         for fr, v in usage.items()
+        if v > 0
     )
     if mode is not Mode.FIT:
         return Assignment(mode, chosen, usage, borrows, tuple(reasons))

@@ -1,0 +1,506 @@
+"""Kueue's own flavor-assignment table, ``kubernetes-sigs/kueue:
+pkg/scheduler/flavorassigner/flavorassigner_test.go`` (``TestAssignFlavors``, at commit
+``ff69552e79ad``: 60 cases), case by case: each pytest id is ``TestAssignFlavors/<upstream case>``,
+held against ``gpufleet.scheduling.kueue.flavors.assign_flavors``. A case gpufleet cannot express is
+kept as a skip that says why.
+
+Asserted: the representative mode, and unless it is ``NoFit`` the flavor of each resource (upstream's
+pod sets' ``Flavors``, merged: gpufleet assigns one flavor per resource for the whole workload) and
+on ``Fit`` whether the assignment borrows (upstream's ``Borrowing > 0``; on ``Preempt`` upstream's
+borrowing is what its stub oracle says the queue borrows after preemption). gpufleet keeps one mode for the
+assignment, not one per resource, and on ``NoFit`` keeps the flavors of the groups that fitted where
+upstream lists none, so neither is compared. Upstream's test oracle answers ``Preempt`` for every
+simulated preemption unless a case says otherwise; gpufleet does not simulate, so a case whose
+oracle answers ``NoCandidates`` is skipped. Upstream's reasons are those of a newer message format
+(``previously considered podsets requests (0) + current podset request (3) > maximum capacity
+(2)``) than the one gpufleet mirrors, so they are not compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from builders import Skip, cases
+from kueue_builders import (
+    Incoming,
+    assigned,
+    cluster_queue,
+    flavor_quotas,
+    incoming,
+    main,
+    queues,
+    quota_usage,
+)
+
+from gpufleet.model.kueue import ClusterQueue, ResourceFlavor
+from gpufleet.model.node import Taint, Toleration
+from gpufleet.model.pod import Pod, Requirement, SelectorTerm
+from gpufleet.scheduling.kueue.flavors import Mode
+from gpufleet.scheduling.kueue.quota import Usage
+
+SPOT = Taint("instance", "spot")
+RESOURCE_FLAVORS = {
+    f.name: f
+    for f in (
+        ResourceFlavor("default"),
+        ResourceFlavor("one", {"type": "one"}),
+        ResourceFlavor("two", {"type": "two"}),
+        ResourceFlavor("b_one", {"b_type": "one"}),
+        ResourceFlavor("b_two", {"b_type": "two"}),
+        ResourceFlavor("tainted", node_taints=(SPOT,)),
+        ResourceFlavor(
+            "taint_and_toleration",
+            node_taints=(SPOT,),
+            tolerations=(Toleration("instance", "Equal", "spot", "NoSchedule"),),
+        ),
+        ResourceFlavor("label-x-a", {"x": "a"}),
+        ResourceFlavor("label-xy-b", {"x": "b", "y": "k"}),
+        ResourceFlavor("tas-a", topology="tas-topo-a"),
+        ResourceFlavor("tas-b", topology="tas-topo-b"),
+    )
+}
+CQ = "test-clusterqueue"
+SECONDARY = "test-secondary-clusterqueue"
+COHORT = "test-cohort"
+GPU = "example.com/gpu"
+
+POD_SETS = Skip(
+    "pod sets assigned flavors of their own (and upstream's podSetGroup, assigned together): gpufleet "
+    "sums a workload's pod sets and assigns the sum one flavor per resource"
+)
+PODS_QUOTA = Skip(
+    "the `pods` resource (a pod set's count charged against a ClusterQueue's `pods` quota) is not "
+    "modelled: gpufleet's workload requests carry no `pods` entry"
+)
+RECLAIMABLE = Skip("Workload status.reclaimablePods (pods no longer counted against quota) is not modelled")
+FUNGIBILITY = Skip(
+    "ClusterQueue spec.flavorFungibility is not modelled (read with a not-modelled warning): gpufleet "
+    "always assigns as with the default whenCanBorrow: MayStopSearch (Borrow), whenCanPreempt: "
+    "TryNextFlavor"
+)
+BORROW_WITHIN_COHORT = Skip(
+    "ClusterQueue spec.preemption.borrowWithinCohort (preemption while borrowing beyond the nominal "
+    "quota, canPreemptWhileBorrowing) is not modelled: its policy is taken as Never"
+)
+FAIR_SHARING = Skip(
+    "fair sharing (canPreemptWhileBorrowing with reclaimWithinCohort != Never) is not modelled, and "
+    "the case sets spec.flavorFungibility, which is not modelled either"
+)
+SLICES = Skip("elastic workload slices (ElasticJobsViaWorkloadSlices, replaceWorkloadSlice) are not modelled")
+TAS_SPLIT = Skip(
+    "a TAS pod set whose resources land in different TAS flavors (MultipleTASFlavorsAssignedError): "
+    "gpufleet's Topology-Aware Scheduling checks flavors one resource group at a time and has no such check"
+)
+
+
+@dataclass(frozen=True)
+class AssignCase:
+    queues: dict[str, ClusterQueue]
+    workload: Incoming
+    mode: Mode  # upstream's wantRepMode
+    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor, unless NoFit
+    borrows: bool = False  # upstream's Borrowing > 0 (its oracle's answer, on Preempt)
+    usage: dict[str, Usage] = field(default_factory=dict)  # clusterQueueUsage, secondaryClusterQueueUsage
+
+
+def wl(requests: dict[str, str], pod: Pod | None = None) -> Incoming:
+    """The case's single pod set ``main`` (count 1) in ``test-clusterqueue``."""
+    return incoming(CQ, main(requests), pod=pod)
+
+
+def pod(
+    selector: dict[str, str] | None = None,
+    affinity: tuple[tuple[Requirement, ...], ...] | None = None,
+    tolerations: tuple[Toleration, ...] = (),
+) -> Pod:
+    """A pod of the set: its nodeSelector, required node affinity terms (each ``In`` expressions) and
+    tolerations."""
+    terms = None if affinity is None else tuple(SelectorTerm(t) for t in affinity)
+    return Pod(
+        "in", namespace="", node_selector=selector or {}, required_terms=terms, tolerations=tolerations
+    )
+
+
+def within(key: str, *values: str) -> Requirement:
+    return Requirement(key, "In", values)
+
+
+def cq(*groups: tuple[object, ...], cohort: str | None = None, name: str = CQ) -> ClusterQueue:
+    return cluster_queue(name, *groups, cohort=cohort)  # type: ignore[arg-type]
+
+
+def cpu_in(*flavors: str) -> tuple[object, ...]:
+    """A group with one flavor per name, each with 4 cpu."""
+    return tuple(flavor_quotas(f, ("cpu", "4")) for f in flavors)
+
+
+TABLE: list[tuple[str, AssignCase | Skip]] = [
+    (
+        "single flavor, fits",
+        AssignCase(
+            queues(cq((flavor_quotas("default", ("cpu", "1"), ("memory", "2Mi")),))),
+            wl({"cpu": "1", "memory": "1Mi"}),
+            Mode.FIT,
+            {"cpu": "default", "memory": "default"},
+        ),
+    ),
+    (
+        "single flavor, fits tainted flavor",
+        AssignCase(
+            queues(cq(cpu_in("tainted"))),
+            wl({"cpu": "1"}, pod(tolerations=(Toleration("instance", "Equal", "spot", "NoSchedule"),))),
+            Mode.FIT,
+            {"cpu": "tainted"},
+        ),
+    ),
+    (
+        "single flavor, fits tainted flavor with toleration",
+        AssignCase(
+            queues(cq(cpu_in("taint_and_toleration"))),
+            wl({"cpu": "1"}),
+            Mode.FIT,
+            {"cpu": "taint_and_toleration"},
+        ),
+    ),
+    (
+        "single flavor, used resources, doesn't fit",
+        AssignCase(
+            queues(cq(cpu_in("default"))),
+            wl({"cpu": "2"}),
+            Mode.PREEMPT,
+            {"cpu": "default"},
+            usage={CQ: quota_usage({("default", "cpu"): "3"})},
+        ),
+    ),
+    (
+        "multiple resource groups, fits",
+        AssignCase(
+            queues(
+                cq(
+                    (flavor_quotas("one", ("cpu", "2")), flavor_quotas("two", ("cpu", "4"))),
+                    (flavor_quotas("b_one", ("memory", "1Gi")), flavor_quotas("b_two", ("memory", "5Gi"))),
+                )
+            ),
+            wl({"cpu": "3", "memory": "10Mi"}),
+            Mode.FIT,
+            {"cpu": "two", "memory": "b_one"},
+        ),
+    ),
+    ("multiple flavors, leader worker set, leader and workers request the same resources fits", POD_SETS),
+    ("multiple flavors, leader worker set, workers request GPU, leader does not request GPU, fits", POD_SETS),
+    (
+        "multiple flavors, leader worker set, workers request GPU, leader does "
+        "not request GPU, does not fit, "
+        "without group it would fit",
+        POD_SETS,
+    ),
+    (
+        "multiple resource groups, one could fit with preemption, other doesn't fit",
+        AssignCase(
+            queues(cq((flavor_quotas("one", ("cpu", "3")),), (flavor_quotas("b_one", ("memory", "1Mi")),))),
+            wl({"cpu": "3", "memory": "10Mi"}),
+            Mode.NO_FIT,
+            usage={CQ: quota_usage({("one", "cpu"): "1"})},
+        ),
+    ),
+    (
+        "multiple resource groups with multiple resources, fits",
+        AssignCase(
+            queues(
+                cq(
+                    (
+                        flavor_quotas("one", ("cpu", "2"), ("memory", "1Gi")),
+                        flavor_quotas("two", ("cpu", "4"), ("memory", "15Mi")),
+                    ),
+                    (flavor_quotas("b_one", (GPU, "4")), flavor_quotas("b_two", (GPU, "2"))),
+                )
+            ),
+            wl({"cpu": "3", "memory": "10Mi", GPU: "3"}),
+            Mode.FIT,
+            {"cpu": "two", "memory": "two", GPU: "b_one"},
+        ),
+    ),
+    (
+        "multiple resource groups with multiple resources, fits with different modes",
+        AssignCase(
+            queues(
+                cq(
+                    (
+                        flavor_quotas("one", ("cpu", "2"), ("memory", "1Gi")),
+                        flavor_quotas("two", ("cpu", "4"), ("memory", "15Mi")),
+                    ),
+                    (flavor_quotas("b_one", (GPU, "4")),),
+                    cohort=COHORT,
+                ),
+                cq((flavor_quotas("b_one", (GPU, "0")),), cohort=COHORT, name=SECONDARY),
+            ),
+            wl({"cpu": "3", "memory": "10Mi", GPU: "3"}),
+            Mode.PREEMPT,
+            {"cpu": "two", "memory": "two", GPU: "b_one"},
+            borrows=True,
+            usage={
+                CQ: quota_usage({("two", "memory"): "10Mi"}),
+                SECONDARY: quota_usage({("b_one", GPU): "2"}),
+            },
+        ),
+    ),
+    (
+        "multiple resources in a group, doesn't fit",
+        AssignCase(
+            queues(
+                cq(
+                    (
+                        flavor_quotas("one", ("cpu", "2"), ("memory", "1Gi")),
+                        flavor_quotas("two", ("cpu", "4"), ("memory", "5Mi")),
+                    )
+                )
+            ),
+            wl({"cpu": "3", "memory": "10Mi"}),
+            Mode.NO_FIT,
+        ),
+    ),
+    (
+        "multiple flavors, fits while skipping tainted flavor",
+        AssignCase(queues(cq(cpu_in("tainted", "two"))), wl({"cpu": "3"}), Mode.FIT, {"cpu": "two"}),
+    ),
+    (
+        "multiple flavors, fits a node selector",
+        AssignCase(
+            queues(cq(cpu_in("one", "two"))),
+            wl({"cpu": "1"}, pod({"type": "two", "ignored1": "foo"}, ((within("ignored2", "bar"),),))),
+            Mode.FIT,
+            {"cpu": "two"},
+        ),
+    ),
+    (
+        "multiple flavors, fits with node affinity",
+        AssignCase(
+            queues(
+                cq(
+                    (
+                        flavor_quotas("one", ("cpu", "4"), ("memory", "1Gi")),
+                        flavor_quotas("two", ("cpu", "4"), ("memory", "1Gi")),
+                    )
+                )
+            ),
+            wl({"cpu": "1", "memory": "1Mi"}, pod({"ignored1": "foo"}, ((within("type", "two"),),))),
+            Mode.FIT,
+            {"cpu": "two", "memory": "two"},
+        ),
+    ),
+    (
+        "multiple flavors, node affinity fits any flavor",
+        AssignCase(
+            queues(cq(cpu_in("one", "two"))),
+            wl({"cpu": "1"}, pod(affinity=((within("ignored2", "bar"),), (within("cpuType", "two"),)))),
+            Mode.FIT,
+            {"cpu": "one"},
+        ),
+    ),
+    (
+        "multiple flavors with different label keys, selector only uses flavor's own keys",
+        AssignCase(
+            queues(cq(cpu_in("label-x-a", "label-xy-b"))),
+            wl({"cpu": "1"}, pod({"x": "a", "y": "g"})),
+            Mode.FIT,
+            {"cpu": "label-x-a"},
+        ),
+    ),
+    (
+        "labelless flavor in group with labeled flavor, workload uses labeled selector",
+        AssignCase(
+            queues(cq(cpu_in("default", "two"))),
+            wl({"cpu": "1"}, pod({"type": "two"})),
+            Mode.FIT,
+            {"cpu": "default"},
+        ),
+    ),
+    (
+        "multiple flavors, doesn't fit node affinity",
+        AssignCase(
+            queues(cq(cpu_in("one", "two"))),
+            wl({"cpu": "1"}, pod(affinity=((within("type", "three"),),))),
+            Mode.NO_FIT,
+        ),
+    ),
+    ("multiple specs, fit different flavors", POD_SETS),
+    ("multiple specs, fits borrowing", POD_SETS),
+    (
+        "not enough space to borrow",
+        AssignCase(
+            queues(
+                cq((flavor_quotas("one", ("cpu", "1")),), cohort=COHORT),
+                cq((flavor_quotas("one", ("cpu", "10", "", "0")),), cohort=COHORT, name=SECONDARY),
+            ),
+            wl({"cpu": "2"}),
+            Mode.NO_FIT,
+            usage={SECONDARY: quota_usage({("one", "cpu"): "9"})},
+        ),
+    ),
+    (
+        "past max, but can preempt in ClusterQueue",
+        AssignCase(
+            queues(
+                cq((flavor_quotas("one", ("cpu", "2", "8")),), cohort=COHORT),
+                cq((flavor_quotas("one", ("cpu", "98")),), cohort=COHORT, name=SECONDARY),
+            ),
+            wl({"cpu": "2"}),
+            Mode.PREEMPT,
+            {"cpu": "one"},
+            borrows=True,
+            usage={CQ: quota_usage({("one", "cpu"): "9"}), SECONDARY: quota_usage({("one", "cpu"): "9"})},
+        ),
+    ),
+    (
+        "past min, but can preempt in ClusterQueue",
+        AssignCase(
+            queues(cq((flavor_quotas("one", ("cpu", "2")),))),
+            wl({"cpu": "2"}),
+            Mode.PREEMPT,
+            {"cpu": "one"},
+            usage={CQ: quota_usage({("one", "cpu"): "1"})},
+        ),
+    ),
+    (
+        "past min, but can preempt in cohort and ClusterQueue",
+        AssignCase(
+            queues(
+                cq((flavor_quotas("one", ("cpu", "3")),), cohort=COHORT),
+                cq((flavor_quotas("one", ("cpu", "7")),), cohort=COHORT, name=SECONDARY),
+            ),
+            wl({"cpu": "2"}),
+            Mode.PREEMPT,
+            {"cpu": "one"},
+            borrows=True,
+            usage={CQ: quota_usage({("one", "cpu"): "2"}), SECONDARY: quota_usage({("one", "cpu"): "8"})},
+        ),
+    ),
+    (
+        "can only preempt flavors that match affinity",
+        AssignCase(
+            queues(cq(cpu_in("one", "two"))),
+            wl({"cpu": "2"}, pod({"type": "two"})),
+            Mode.PREEMPT,
+            {"cpu": "two"},
+            usage={CQ: quota_usage({("one", "cpu"): "3", ("two", "cpu"): "3"})},
+        ),
+    ),
+    ("each podset requires preemption on a different flavor", POD_SETS),
+    (
+        "resource not listed in clusterQueue",
+        AssignCase(queues(cq((flavor_quotas("one", ("cpu", "4")),))), wl({GPU: "2"}), Mode.NO_FIT),
+    ),
+    (
+        "zero resource request not in clusterQueue should succeed",
+        AssignCase(queues(cq(cpu_in("default"))), wl({"cpu": "1", GPU: "0"}), Mode.FIT, {"cpu": "default"}),
+    ),
+    (
+        "zero resource request defined in clusterQueue should get flavor assigned",
+        AssignCase(
+            queues(cq((flavor_quotas("default", ("cpu", "4"), (GPU, "4")),))),
+            wl({"cpu": "1", GPU: "0"}),
+            Mode.FIT,
+            {"cpu": "default", GPU: "default"},
+        ),
+    ),
+    ("num pods fit", PODS_QUOTA),
+    ("num pods don't fit", PODS_QUOTA),
+    ("with reclaimable pods; reclaimablePods on", RECLAIMABLE),
+    ("with reclaimable pods; reclaimablePods off", PODS_QUOTA),
+    ("preempt before try next flavor", FUNGIBILITY),
+    (
+        "preempt before try next flavor; using WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        FUNGIBILITY,
+    ),
+    ("preempt try next flavor", PODS_QUOTA),
+    ("borrow try next flavor, found the first flavor", FUNGIBILITY),
+    ("borrow try next flavor, found the second flavor", FUNGIBILITY),
+    ("borrow before try next flavor", PODS_QUOTA),
+    (
+        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=MayStopSearch",
+        BORROW_WITHIN_COHORT,
+    ),
+    (
+        "when borrowing while preemption is needed for flavor one; "
+        "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        BORROW_WITHIN_COHORT,
+    ),
+    (
+        "when borrowing while preemption is needed for flavor one, no "
+        "borrowingLimit; WhenCanBorrow=MayStopSearch",
+        BORROW_WITHIN_COHORT,
+    ),
+    (
+        "when borrowing while preemption is needed for flavor one, no borrowingLimit; "
+        "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        BORROW_WITHIN_COHORT,
+    ),
+    (
+        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor",
+        BORROW_WITHIN_COHORT,
+    ),
+    (
+        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor,"
+        "WhenCanPreempt=MayStopSearch",
+        BORROW_WITHIN_COHORT,
+    ),
+    (
+        "when borrowing while preemption is needed, but borrowingLimit exceeds "
+        "the quota available in the cohort",
+        BORROW_WITHIN_COHORT,
+    ),
+    ("lend try next flavor, found the second flavor", FUNGIBILITY),
+    ("lend try next flavor, found the first flavor", FUNGIBILITY),
+    (
+        "cannot preempt in cohort (oracle returns None) for the first flavor, "
+        "tries the second flavor (which fits)",
+        BORROW_WITHIN_COHORT,
+    ),
+    (
+        "cannot preempt in cohort (oracle returns None) for the first flavor, "
+        "tries the second flavor (which fits); "
+        "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        BORROW_WITHIN_COHORT,
+    ),
+    ("quota exhausted, but can preempt in cohort and ClusterQueue", PODS_QUOTA),
+    (
+        "when borrowing while preemption is needed for flavor one, fair "
+        "sharing enabled, reclaimWithinCohort=Any",
+        FAIR_SHARING,
+    ),
+    (
+        "when borrowing while preemption is needed for flavor one, fair "
+        "sharing enabled, reclaimWithinCohort=Any; "
+        "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        FAIR_SHARING,
+    ),
+    (
+        "when borrowing while preemption is needed for flavor one, fair "
+        "sharing enabled, reclaimWithinCohort=Never",
+        FAIR_SHARING,
+    ),
+    (
+        "when borrowing while preemption is needed for flavor one, fair "
+        "sharing enabled, reclaimWithinCohort=Never; "
+        "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        FAIR_SHARING,
+    ),
+    ("workload slice preemption fits in the original workload resource flavor", SLICES),
+    ("workload slice preemption does not fit in the original workload resource flavor", SLICES),
+    ("multiple TAS flavors assigned to different resources in the same PodSet leads to NoFit", TAS_SPLIT),
+    (
+        "multi-podset, one fits and another fails, fitting podset attempts skipped in resolveNoFitReason",
+        POD_SETS,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", cases("TestAssignFlavors", TABLE, 1))
+def test_assign_flavors(case: AssignCase) -> None:
+    got = assigned(case.queues, case.usage, case.workload, RESOURCE_FLAVORS)
+    assert got.mode is case.mode
+    if case.mode is not Mode.NO_FIT:
+        assert got.flavors == case.flavors
+    if case.mode is Mode.FIT:
+        assert got.borrows == case.borrows
