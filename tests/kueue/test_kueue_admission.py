@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gpufleet.model.kueue import (
     ClusterQueue,
+    Cohort,
     FlavorQuotas,
     ResourceFlavor,
     ResourceGroup,
@@ -185,3 +186,31 @@ def test_a_victim_already_being_evicted_is_not_evicted_twice() -> None:
     running[-1] = admitted(running[-1].workload, at=20, evicting=True)
     result = schedule([pending], running, queues, FLAVORS, set())
     assert result.preemptions == [] and not result.changed()  # it waits for the victim to be gone
+
+
+def test_a_queue_without_quota_reclaims_its_cohorts_quota_lent_up_the_tree() -> None:
+    """``fitsResourceQuota``: preemption may help where a subtree below the root would hold the
+    request (``FindHeightOfLowestSubtreeThatFits``: ``mayReclaimInHierarchy``), though the queue has no
+    nominal quota. The cohort ``team`` owns 8 GPUs and lends them up to ``org``, where ``x`` borrows
+    them; ``a`` under ``team`` reclaims them (``InCohortReclamation``). Under a flat cohort, a queue
+    without quota has no claim and waits."""
+    cohorts = {
+        "org": Cohort("org"),
+        "team": Cohort(
+            "team", "org", (ResourceGroup((GPU,), (FlavorQuotas("h100", {GPU: ResourceQuota(8)}),)),)
+        ),
+    }
+    queues = {
+        "a": queue("a", 0, cohort="team", reclaim_within_cohort="Any"),
+        "x": queue("x", 0, cohort="org"),
+    }
+    running = [admitted(workload("x/borrower", "x", 8), at=10)]
+    pending = workload("a/train", "a", 8, created=30)
+    snapshot = QuotaSnapshot(queues, {"x": {("h100", GPU): 8}}, cohorts)
+    assert assign_flavors(pending, queues["a"], FLAVORS, snapshot).mode is Mode.PREEMPT
+    targets = preemption_targets(pending, queues["a"], {("h100", GPU): 8}, running, snapshot)
+    assert [(t.key, t.reason) for t in targets] == [("Job/x/borrower", IN_COHORT_RECLAMATION)]
+    flat = {"a": queue("a", 0, cohort="org", reclaim_within_cohort="Any"), "x": queues["x"]}
+    flat_cohorts = {"org": Cohort("org", None, cohorts["team"].resource_groups)}
+    flat_snapshot = QuotaSnapshot(flat, {"x": {("h100", GPU): 8}}, flat_cohorts)
+    assert assign_flavors(pending, flat["a"], FLAVORS, flat_snapshot).mode is Mode.NO_FIT

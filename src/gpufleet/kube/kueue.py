@@ -33,7 +33,6 @@ from gpufleet.kube.objects import Meta, mapping
 from gpufleet.kube.problems import Reporter, duplicate, invalid, required, unsupported
 from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.kueue import (
-    NEVER,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
     QUEUEING_STRATEGIES,
@@ -388,28 +387,6 @@ def check_references(objects: KueueObjects, reports: Mapping[str, Reporter]) -> 
             report.error(
                 "spec.parentName", invalid(parent, "the Cohort tree has a cycle: " + " -> ".join(seen))
             )
-        elif (
-            objects.cohorts[name].parent is not None and report is not None and _reclaims_below(objects, name)
-        ):
-            report.warn(
-                "spec.parentName",
-                "quota is shared through the cohort tree, but Kueue's hierarchical preemption is not "
-                "modelled: reclaimWithinCohort evicts borrowers anywhere in the tree, not within the "
-                "lowest subtree that fits first",
-            )
-
-
-def _reclaims_below(objects: KueueObjects, cohort: str) -> bool:
-    """Whether a ClusterQueue under ``cohort`` (at any depth) may reclaim within its cohort."""
-    for cq in objects.cluster_queues.values():
-        node, depth = cq.cohort, 0
-        while (
-            node is not None and node != cohort and node in objects.cohorts and depth < len(objects.cohorts)
-        ):
-            node, depth = objects.cohorts[node].parent, depth + 1
-        if node == cohort and cq.reclaim_within_cohort != NEVER:
-            return True
-    return False
 
 
 def priority_class_label(meta: Meta) -> str | None:

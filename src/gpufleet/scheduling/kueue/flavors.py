@@ -18,7 +18,8 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go`
   hold is ``insufficient quota for R in flavor F, request > maximum capacity (V > M)``;
   ``val`` within what is available now fits (borrowing if it takes the queue over its
   nominal quota); otherwise ``insufficient unused quota for R in flavor F, N more needed``,
-  and preemption may help only if ``val`` is within the nominal quota;
+  and preemption may help only if ``val`` is within the nominal quota, or a subtree of the cohort
+  tree below its root would hold it (``fitsResourceQuota``: ``mayReclaimInHierarchy``);
 * the first flavor that fits is taken; else the first where preemption may help.
 
 The reasons of every flavor tried are kept, sorted, and make the Workload's ``QuotaReserved``
@@ -92,7 +93,8 @@ def _fits(
         return Mode.FIT, None
     more = format_units(resource, val - available)
     reason = f"insufficient unused quota for {resource} in flavor {quotas.flavor}, {more} more needed"
-    return (Mode.PREEMPT if val <= quotas.resources[resource].nominal else Mode.NO_FIT), reason
+    reclaims = val <= quotas.resources[resource].nominal or snapshot.reclaims_in_a_subtree(cq.name, fr, val)
+    return (Mode.PREEMPT if reclaims else Mode.NO_FIT), reason
 
 
 def assign_flavors(

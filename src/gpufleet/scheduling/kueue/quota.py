@@ -158,6 +158,24 @@ class QuotaSnapshot:
         its nominal quota) of each of ``frs``."""
         return all(self._usage(node, fr) <= self.subtree_quota(node, fr) for fr in frs)
 
+    def reclaims_in_a_subtree(self, queue: str, fr: FlavorResource, val: int) -> bool:
+        """``FindHeightOfLowestSubtreeThatFits``' second answer (the flavor assigner's
+        ``mayReclaimInHierarchy``): whether a subtree smaller than the whole cohort tree fits ``val``
+        more of ``fr`` for the queue. That is the queue itself where it need not borrow (when it has a
+        cohort), else the first cohort on its way up whose usage plus what its children's unused
+        local quota leaves to ask stays within its subtree quota, when that cohort is not the root."""
+        node = f"cq:{queue}"
+        parent = self.parent(node)
+        if parent is None or self._usage(node, fr) + val <= self.subtree_quota(node, fr):
+            return parent is not None
+        remaining = val - max(self._local(node, fr) - self._usage(node, fr), 0)
+        while parent is not None:
+            if self._usage(parent, fr) + remaining <= self.subtree_quota(parent, fr):
+                return self.parent(parent) is not None
+            remaining -= max(self._local(parent, fr) - self._usage(parent, fr), 0)
+            parent = self.parent(parent)
+        return False
+
     def fit_in_quota(self, node: str, requests: Mapping[FlavorResource, int]) -> tuple[bool, Usage]:
         """``QuantitiesFitInQuota``: whether ``requests`` fit the node's subtree quota on top of its
         usage, and what of them its unused local quota does not cover (to ask of its parent)."""
