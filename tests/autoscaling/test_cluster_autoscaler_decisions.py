@@ -69,6 +69,17 @@ def test_the_estimate_places_pods_in_decreasing_order_of_cpu_and_memory_not_gpus
     assert reply.scale_up is not None and reply.scale_up.nodes == 3
 
 
+def test_pods_that_ask_only_for_gpus_tie_and_the_larger_gpu_ask_goes_first() -> None:
+    """Pods with no cpu or memory request all score 0 with ``DecreasingPodOrderer``, and upstream sets no
+    order among them; gpufleet puts the larger share of the template first: the three 8-GPU servers get
+    the pool's three nodes, the two 1-GPU pods listed before them do not."""
+    pods = [Pod(f"embed-{k}", requests={"nvidia.com/gpu": 1}) for k in range(2)]
+    pods += [Pod(f"llm-{k}", requests={"nvidia.com/gpu": 8}) for k in range(3)]
+    reply = up(ClusterState([]), pods, [PoolOption("h100", TEMPLATE, room=3)])
+    assert reply.scale_up is not None
+    assert reply.scale_up.pods == ("default/llm-0", "default/llm-1", "default/llm-2")
+
+
 EXPORTER_PORT = (HostPort("0.0.0.0", "TCP", 9400),)
 DAEMONS = (
     Pod("dcgm-exporter", requests={"cpu": 100}, host_ports=EXPORTER_PORT),

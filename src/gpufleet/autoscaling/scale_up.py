@@ -5,7 +5,8 @@ a ``ClusterSnapshot``, each gang tried in a fork of it): pending pods that fit o
 upcoming nodes (launched, not yet registered or not yet GPU-ready: a node with the GPU label
 but no GPU allocatable counts as upcoming, ``FilterOutNodesWithUnreadyResources``) are left
 out; for each pool with room, pods are packed First-Fit Decreasing (the largest share of the
-template's cpu plus memory first, ``DecreasingPodOrderer``) onto fresh copies of the
+template's cpu plus memory first, ``DecreasingPodOrderer``; equal ones by the share of everything they
+ask for, GPUs included, where upstream sets no order) onto fresh copies of the
 pool's template node (DaemonSet pods that would run there take their share first), using the
 scheduler profile's own node filters, its resources and its NodePorts (upstream's ``SchedulePod``
 runs the profile's filters on the copy: a pod does not go on a copy where a pod the estimate put
@@ -165,17 +166,26 @@ def _units(pods: list[Pod]) -> list[list[Pod]]:
     return units
 
 
-def _size(unit: list[Pod], template: Node) -> float:
-    """FFD order (``DecreasingPodOrderer.calculatePodScore``): the share of the template's cpu plus
-    the share of its memory the unit asks for, largest first; GPUs and other resources do not count.
-    (Upstream sums the app containers' requests; here each pod's effective request. Equal scores keep
-    the pods' order, where Go's ``sort.Slice`` is not stable.)"""
-    return sum(
+def _order(unit: list[Pod], template: Node) -> tuple[float, float]:
+    """FFD order, largest first (sort ascending by this key). First ``DecreasingPodOrderer``'s score:
+    the share of the template's cpu plus the share of its memory the unit asks for, GPUs not counted.
+    Upstream leaves equal scores in no set order (its pending pods come from an informer's cache, and
+    pods that ask only for GPUs all score 0); here they are broken by the share of everything the unit
+    asks for, GPUs (and GPU shares) included, then kept in the pods' order. (Upstream sums the app
+    containers' requests; here each pod's effective request.)"""
+    score = sum(
         p.requests.get(r, 0) / template.allocatable[r]
         for p in unit
         for r in (CPU, MEMORY)
         if template.allocatable.get(r)
     )
+    everything = sum(
+        v / template.allocatable[r]
+        for p in unit
+        for r, v in p.requests.items()
+        if template.allocatable.get(r)
+    ) + sum(_wants(p, template)[GPU_MILLI] / _free_milli(template) for p in unit if p.gpu_share is not None)
+    return -score, -everything
 
 
 def copy_name(option: PoolOption, k: int) -> str:
@@ -244,11 +254,11 @@ def pack(
     placed: list[Pod] = []
     admitted = [u for u in _units(pods) if all(_admits(profile, p, option.template) for p in u)]
     ports = _judges_ports(profile)
-    for unit in sorted(admitted, key=lambda u: -_size(u, option.template)):
+    for unit in sorted(admitted, key=lambda u: _order(u, option.template)):
         snapshot.fork()
         trial_added = added
         ok = True
-        for pod in sorted(unit, key=lambda p: -_size([p], option.template)):
+        for pod in sorted(unit, key=lambda p: _order([p], option.template)):
             want = _wants(pod, option.template)
             slot = next(
                 (
