@@ -248,8 +248,9 @@ def pack(
     must be allocatable on its copy too (kept there), and with NodePorts in the profile its host
     ports free there (``fitsPorts`` against the ports the pods put on that copy bind).
     """
+    fresh, daemon_ports = _free(option), _daemon_ports(option)  # a new copy's room and ports in use
     for _ in range(nodes):
-        snapshot.add_copy(_free(option), _daemon_ports(option))
+        snapshot.add_copy(fresh, daemon_ports)
     added = 0
     placed: list[Pod] = []
     admitted = [u for u in _units(pods) if all(_admits(profile, p, option.template) for p in u)]
@@ -273,11 +274,11 @@ def pack(
             if (
                 slot is None
                 and trial_added < limit
-                and _fits(want, _free(option))
-                and (not ports or fits_ports(pod.host_ports, _daemon_ports(option)))
+                and _fits(want, fresh)
+                and (not ports or fits_ports(pod.host_ports, daemon_ports))
                 and _claimed(snapshot, option, pod, snapshot.copies()) is None
             ):
-                slot = snapshot.add_copy(_free(option), _daemon_ports(option))
+                slot = snapshot.add_copy(fresh, daemon_ports)
                 trial_added += 1
             if slot is None:
                 ok = False
