@@ -28,9 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpufleet.model.kueue import (
+    DEFAULT_FUNGIBILITY,
     NEVER,
     ClusterQueue,
     Cohort,
+    FlavorFungibility,
     FlavorQuotas,
     FlavorResource,
     ResourceFlavor,
@@ -40,7 +42,7 @@ from gpufleet.model.kueue import (
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import parse_resource_list
 from gpufleet.scheduling.kueue.admission import usage_of
-from gpufleet.scheduling.kueue.flavors import Assignment, assign_flavors
+from gpufleet.scheduling.kueue.flavors import Assignment, Granular, assign_flavors, no_simulation
 from gpufleet.scheduling.kueue.preemption import preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot, Usage
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
@@ -76,9 +78,14 @@ def cluster_queue(
     cohort: str | None = None,
     within: str = NEVER,
     reclaim: str = NEVER,
+    fungibility: FlavorFungibility = DEFAULT_FUNGIBILITY,
+    borrow: str = NEVER,
+    threshold: int | None = None,
 ) -> ClusterQueue:
     """``MakeClusterQueue(name).Cohort(cohort).ResourceGroup(...)...Preemption({WithinClusterQueue:
-    within, ReclaimWithinCohort: reclaim})``; a group covers the resources its flavors name."""
+    within, ReclaimWithinCohort: reclaim}).FlavorFungibility(fungibility)``; a group covers the resources
+    its flavors name. ``borrow`` and ``threshold`` are the preemption's ``BorrowWithinCohort: {Policy:
+    borrow, MaxPriorityThreshold: threshold}``."""
     resource_groups = tuple(
         ResourceGroup(tuple(dict.fromkeys(r for f in flavors for r in f.resources)), flavors)
         for flavors in groups
@@ -90,6 +97,9 @@ def cluster_queue(
         resource_groups=resource_groups,
         reclaim_within_cohort=reclaim,
         within_cluster_queue=within,
+        borrow_within_cohort=borrow,
+        max_priority_threshold=threshold,
+        flavor_fungibility=fungibility,
     )
 
 
@@ -105,9 +115,12 @@ def _workload(
     created: float,
     pod_sets: tuple[str, ...],
     pod: Pod | None = None,
+    pod_count: int = 1,
 ) -> Workload:
     pod = Pod(name, namespace="") if pod is None else pod
-    return Workload(f"Job//{name}", cq, priority, created, 0, dict(requests), pod, pod_sets=pod_sets)
+    return Workload(
+        f"Job//{name}", cq, priority, created, 0, dict(requests), pod, pod_sets=pod_sets, pod_count=pod_count
+    )
 
 
 def admitted(
@@ -171,7 +184,8 @@ def incoming(
             requests[resource] = requests.get(resource, 0) + total
             usage[fr] = usage.get(fr, 0) + total
     pod_set_names = tuple(ps.name for ps in pod_sets)
-    return Incoming(_workload(name, cq, requests, priority, created, pod_set_names, pod), usage)
+    count = sum(ps.count for ps in pod_sets)
+    return Incoming(_workload(name, cq, requests, priority, created, pod_set_names, pod, count), usage)
 
 
 def quota_usage(amounts: Mapping[FlavorResource, str]) -> Usage:
@@ -184,10 +198,18 @@ def assigned(
     usage: Mapping[str, Usage],
     workload: Incoming,
     flavors: Mapping[str, ResourceFlavor],
+    simulation: Mapping[FlavorResource, Granular] | None = None,
 ) -> Assignment:
-    """``FlavorAssigner.Assign`` for the workload in its ClusterQueue, the queues using ``usage``."""
+    """``FlavorAssigner.Assign`` for the workload in its ClusterQueue, the queues using ``usage``; the
+    preemption oracle is upstream's ``testOracle``: ``simulation``'s answer for a (flavor, resource), else
+    ``Preempt`` leaving no borrowing."""
     cq = cqs[workload.workload.cluster_queue]
-    return assign_flavors(workload.workload, cq, flavors, QuotaSnapshot(cqs, usage))
+    answers = dict(simulation or {})
+
+    def oracle(fr: FlavorResource, val: int) -> Granular:
+        return answers.get(fr) or no_simulation(fr, val)
+
+    return assign_flavors(workload.workload, cq, flavors, QuotaSnapshot(cqs, usage), oracle)
 
 
 def preempted(

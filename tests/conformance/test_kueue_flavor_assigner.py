@@ -9,11 +9,11 @@ pod sets' ``Flavors``, merged: gpufleet assigns one flavor per resource for the 
 on ``Fit`` whether the assignment borrows (upstream's ``Borrowing > 0``; on ``Preempt`` upstream's
 borrowing is what its stub oracle says the queue borrows after preemption). gpufleet keeps one mode for the
 assignment, not one per resource, and on ``NoFit`` keeps the flavors of the groups that fitted where
-upstream lists none, so neither is compared. Upstream's test oracle answers ``Preempt`` for every
-simulated preemption unless a case says otherwise; gpufleet does not simulate, so a case whose
-oracle answers ``NoCandidates`` is skipped. Upstream's reasons are those of a newer message format
-(``previously considered podsets requests (0) + current podset request (3) > maximum capacity
-(2)``) than the one gpufleet mirrors, so they are not compared.
+upstream lists none, so neither is compared. The preemption oracle is upstream's test oracle: it
+answers ``Preempt`` with no borrowing for every simulated preemption unless a case's
+``simulationResult`` says otherwise (``AssignCase.simulation``). Upstream's reasons are those of a
+newer message format (``previously considered podsets requests (0) + current podset request (3) >
+maximum capacity (2)``) than the one gpufleet mirrors, so they are not compared.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pytest
 from builders import Skip, cases
 from kueue_builders import (
     Incoming,
+    PodSet,
     assigned,
     cluster_queue,
     flavor_quotas,
@@ -33,10 +34,20 @@ from kueue_builders import (
     quota_usage,
 )
 
-from gpufleet.model.kueue import ClusterQueue, ResourceFlavor
+from gpufleet.model.kueue import (
+    DEFAULT_FUNGIBILITY,
+    LOWER_PRIORITY,
+    MAY_STOP_SEARCH,
+    TRY_NEXT_FLAVOR,
+    ClusterQueue,
+    FlavorFungibility,
+    FlavorQuotas,
+    FlavorResource,
+    ResourceFlavor,
+)
 from gpufleet.model.node import Taint, Toleration
 from gpufleet.model.pod import Pod, Requirement, SelectorTerm
-from gpufleet.scheduling.kueue.flavors import Mode
+from gpufleet.scheduling.kueue.flavors import Granular, Mode, Possibility
 from gpufleet.scheduling.kueue.quota import Usage
 
 SPOT = Taint("instance", "spot")
@@ -69,23 +80,9 @@ POD_SETS = Skip(
     "pod sets assigned flavors of their own (and upstream's podSetGroup, assigned together): gpufleet "
     "sums a workload's pod sets and assigns the sum one flavor per resource"
 )
-PODS_QUOTA = Skip(
-    "the `pods` resource (a pod set's count charged against a ClusterQueue's `pods` quota) is not "
-    "modelled: gpufleet's workload requests carry no `pods` entry"
-)
 RECLAIMABLE = Skip("Workload status.reclaimablePods (pods no longer counted against quota) is not modelled")
-FUNGIBILITY = Skip(
-    "ClusterQueue spec.flavorFungibility is not modelled (read with a not-modelled warning): gpufleet "
-    "always assigns as with the default whenCanBorrow: MayStopSearch (Borrow), whenCanPreempt: "
-    "TryNextFlavor"
-)
-BORROW_WITHIN_COHORT = Skip(
-    "ClusterQueue spec.preemption.borrowWithinCohort (preemption while borrowing beyond the nominal "
-    "quota, canPreemptWhileBorrowing) is not modelled: its policy is taken as Never"
-)
 FAIR_SHARING = Skip(
-    "fair sharing (canPreemptWhileBorrowing with reclaimWithinCohort != Never) is not modelled, and "
-    "the case sets spec.flavorFungibility, which is not modelled either"
+    "fair sharing (canPreemptWhileBorrowing with reclaimWithinCohort != Never) is not modelled"
 )
 SLICES = Skip("elastic workload slices (ElasticJobsViaWorkloadSlices, replaceWorkloadSlice) are not modelled")
 TAS_SPLIT = Skip(
@@ -102,6 +99,8 @@ class AssignCase:
     flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor, unless NoFit
     borrows: bool = False  # upstream's Borrowing > 0 (its oracle's answer, on Preempt)
     usage: dict[str, Usage] = field(default_factory=dict)  # clusterQueueUsage, secondaryClusterQueueUsage
+    #: the test oracle's ``simulationResult``: (possibility, borrowing after) per (flavor, resource)
+    simulation: dict[FlavorResource, Granular] = field(default_factory=dict)
 
 
 def wl(requests: dict[str, str], pod: Pod | None = None) -> Incoming:
@@ -126,13 +125,62 @@ def within(key: str, *values: str) -> Requirement:
     return Requirement(key, "In", values)
 
 
-def cq(*groups: tuple[object, ...], cohort: str | None = None, name: str = CQ) -> ClusterQueue:
-    return cluster_queue(name, *groups, cohort=cohort)  # type: ignore[arg-type]
+def cq(
+    *groups: tuple[object, ...],
+    cohort: str | None = None,
+    name: str = CQ,
+    fungibility: FlavorFungibility = DEFAULT_FUNGIBILITY,
+) -> ClusterQueue:
+    return cluster_queue(name, *groups, cohort=cohort, fungibility=fungibility)  # type: ignore[arg-type]
+
+
+def fungible(borrow: str, preempt: str) -> FlavorFungibility:
+    """``FlavorFungibility(kueue.FlavorFungibility{WhenCanBorrow: borrow, WhenCanPreempt: preempt})``."""
+    return FlavorFungibility(borrow, preempt)
+
+
+STOP, NEXT = MAY_STOP_SEARCH, TRY_NEXT_FLAVOR
+
+
+def pods_of(count: int, requests: dict[str, str]) -> Incoming:
+    """``MakePodSet(kueue.DefaultPodSetName, count).Request(...)`` in ``test-clusterqueue``."""
+    return incoming(CQ, PodSet("main", count, requests))
+
+
+def one_two(one: tuple[str, ...], two: tuple[str, ...]) -> tuple[object, ...]:
+    """Flavors ``one`` and ``two``, each with 10 pods and the cpu quota given (nominal, borrowing
+    limit, lending limit)."""
+    return (
+        flavor_quotas("one", ("pods", "10"), ("cpu", *one)),
+        flavor_quotas("two", ("pods", "10"), ("cpu", *two)),
+    )
+
+
+#: The secondary queue of the fungibility cases: 1 cpu of flavor ``one`` in the cohort.
+SECONDARY_ONE = cq((flavor_quotas("one", ("cpu", "1")),), cohort=COHORT, name=SECONDARY)
+USED_TWO_OF_ONE = {CQ: quota_usage({("one", "cpu"): "2"})}
 
 
 def cpu_in(*flavors: str) -> tuple[object, ...]:
     """A group with one flavor per name, each with 4 cpu."""
     return tuple(flavor_quotas(f, ("cpu", "4")) for f in flavors)
+
+
+def borrowing_cq(
+    *flavors: FlavorQuotas, fungibility: FlavorFungibility = DEFAULT_FUNGIBILITY
+) -> ClusterQueue:
+    """``test-clusterqueue`` of the borrowWithinCohort cases: its flavors in one group, in the cohort,
+    ``Preemption{ReclaimWithinCohort: LowerPriority, BorrowWithinCohort: {Policy: LowerPriority}}``."""
+    return cluster_queue(
+        CQ, flavors, cohort=COHORT, reclaim=LOWER_PRIORITY, borrow=LOWER_PRIORITY, fungibility=fungibility
+    )
+
+
+def secondary_cpu(*flavors: tuple[str, str]) -> ClusterQueue:
+    """``test-secondary-clusterqueue``: (flavor, cpu nominal quota) in one group, in the cohort."""
+    return cq(
+        tuple(flavor_quotas(f, ("cpu", nominal)) for f, nominal in flavors), cohort=COHORT, name=SECONDARY
+    )
 
 
 TABLE: list[tuple[str, AssignCase | Skip]] = [
@@ -404,66 +452,242 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
             {"cpu": "default", GPU: "default"},
         ),
     ),
-    ("num pods fit", PODS_QUOTA),
-    ("num pods don't fit", PODS_QUOTA),
+    (
+        "num pods fit",
+        AssignCase(
+            queues(cq((flavor_quotas("default", ("pods", "3"), ("cpu", "10")),))),
+            pods_of(3, {"cpu": "1"}),
+            Mode.FIT,
+            {"cpu": "default", "pods": "default"},
+        ),
+    ),
+    (
+        "num pods don't fit",
+        AssignCase(
+            queues(cq((flavor_quotas("default", ("pods", "2"), ("cpu", "10")),))),
+            pods_of(3, {"cpu": "1"}),
+            Mode.NO_FIT,
+        ),
+    ),
     ("with reclaimable pods; reclaimablePods on", RECLAIMABLE),
-    ("with reclaimable pods; reclaimablePods off", PODS_QUOTA),
-    ("preempt before try next flavor", FUNGIBILITY),
     (
-        "preempt before try next flavor; using WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
-        FUNGIBILITY,
+        "with reclaimable pods; reclaimablePods off",
+        AssignCase(
+            queues(cq((flavor_quotas("default", ("pods", "5"), ("cpu", "10")),))),
+            pods_of(5, {"cpu": "1"}),
+            Mode.FIT,
+            {"cpu": "default", "pods": "default"},
+        ),
     ),
-    ("preempt try next flavor", PODS_QUOTA),
-    ("borrow try next flavor, found the first flavor", FUNGIBILITY),
-    ("borrow try next flavor, found the second flavor", FUNGIBILITY),
-    ("borrow before try next flavor", PODS_QUOTA),
-    (
-        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=MayStopSearch",
-        BORROW_WITHIN_COHORT,
-    ),
-    (
-        "when borrowing while preemption is needed for flavor one; "
-        "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
-        BORROW_WITHIN_COHORT,
-    ),
-    (
-        "when borrowing while preemption is needed for flavor one, no "
-        "borrowingLimit; WhenCanBorrow=MayStopSearch",
-        BORROW_WITHIN_COHORT,
-    ),
-    (
-        "when borrowing while preemption is needed for flavor one, no borrowingLimit; "
-        "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
-        BORROW_WITHIN_COHORT,
+    *(
+        (
+            name,
+            AssignCase(
+                queues(cq(one_two(("10",), ("10",)), fungibility=fungible(STOP, STOP))),
+                wl({"cpu": "9"}),
+                Mode.PREEMPT,
+                {"cpu": "one", "pods": "one"},
+                usage=USED_TWO_OF_ONE,
+            ),
+        )
+        for name in (
+            "preempt before try next flavor",
+            "preempt before try next flavor; using WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        )
     ),
     (
-        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor",
-        BORROW_WITHIN_COHORT,
+        "preempt try next flavor",
+        AssignCase(
+            queues(cq(one_two(("10",), ("10",)))),
+            wl({"cpu": "9"}),
+            Mode.FIT,
+            {"cpu": "two", "pods": "two"},
+            usage=USED_TWO_OF_ONE,
+        ),
     ),
     (
-        "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor,"
-        "WhenCanPreempt=MayStopSearch",
-        BORROW_WITHIN_COHORT,
+        "borrow try next flavor, found the first flavor",
+        AssignCase(
+            queues(
+                cq(one_two(("10", "1"), ("1",)), cohort=COHORT, fungibility=fungible(NEXT, NEXT)),
+                SECONDARY_ONE,
+            ),
+            wl({"cpu": "9"}),
+            Mode.FIT,
+            {"cpu": "one", "pods": "one"},
+            borrows=True,
+            usage=USED_TWO_OF_ONE,
+        ),
+    ),
+    (
+        "borrow try next flavor, found the second flavor",
+        AssignCase(
+            queues(
+                cq(one_two(("10", "1"), ("10",)), cohort=COHORT, fungibility=fungible(NEXT, NEXT)),
+                SECONDARY_ONE,
+            ),
+            wl({"cpu": "9"}),
+            Mode.FIT,
+            {"cpu": "two", "pods": "two"},
+            usage=USED_TWO_OF_ONE,
+        ),
+    ),
+    (
+        "borrow before try next flavor",
+        AssignCase(
+            queues(cq(one_two(("10", "1"), ("10",)), cohort=COHORT), SECONDARY_ONE),
+            wl({"cpu": "9"}),
+            Mode.FIT,
+            {"cpu": "one", "pods": "one"},
+            borrows=True,
+            usage=USED_TWO_OF_ONE,
+        ),
+    ),
+    *(
+        (
+            name,
+            AssignCase(
+                queues(
+                    borrowing_cq(
+                        flavor_quotas("one", ("cpu", *one)),
+                        flavor_quotas("two", ("cpu", "12")),
+                        fungibility=fungible(STOP, STOP),
+                    ),
+                    secondary_cpu(("one", "12")),
+                ),
+                wl({"cpu": "12"}),
+                Mode.PREEMPT,
+                {"cpu": "one"},
+                usage={SECONDARY: quota_usage({("one", "cpu"): "10"})},
+                simulation={("one", "cpu"): (Possibility.PREEMPT, 1)},
+            ),
+        )
+        for name, one in (
+            (
+                "when borrowing while preemption is needed for flavor one; WhenCanBorrow=MayStopSearch",
+                ("0", "12"),
+            ),
+            (
+                "when borrowing while preemption is needed for flavor one; "
+                "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+                ("0", "12"),
+            ),
+            (
+                "when borrowing while preemption is needed for flavor one, no borrowingLimit; "
+                "WhenCanBorrow=MayStopSearch",
+                ("0",),
+            ),
+            (
+                "when borrowing while preemption is needed for flavor one, no borrowingLimit; "
+                "WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+                ("0",),
+            ),
+        )
+    ),
+    *(
+        (
+            name,
+            AssignCase(
+                queues(
+                    borrowing_cq(
+                        flavor_quotas("one", ("cpu", "0", "12")),
+                        flavor_quotas("two", ("cpu", "12")),
+                        fungibility=fungible(NEXT, STOP),
+                    ),
+                    secondary_cpu(("one", "12")),
+                ),
+                wl({"cpu": "12"}),
+                Mode.FIT,
+                {"cpu": "two"},
+            ),
+        )
+        for name in (
+            "when borrowing while preemption is needed for flavor one; WhenCanBorrow=TryNextFlavor",
+            "when borrowing while preemption is needed for flavor one; "
+            "WhenCanBorrow=TryNextFlavor,WhenCanPreempt=MayStopSearch",
+        )
     ),
     (
         "when borrowing while preemption is needed, but borrowingLimit exceeds "
         "the quota available in the cohort",
-        BORROW_WITHIN_COHORT,
-    ),
-    ("lend try next flavor, found the second flavor", FUNGIBILITY),
-    ("lend try next flavor, found the first flavor", FUNGIBILITY),
-    (
-        "cannot preempt in cohort (oracle returns None) for the first flavor, "
-        "tries the second flavor (which fits)",
-        BORROW_WITHIN_COHORT,
+        AssignCase(
+            queues(borrowing_cq(flavor_quotas("one", ("cpu", "0", "12"))), secondary_cpu(("one", "11"))),
+            wl({"cpu": "12"}),
+            Mode.NO_FIT,
+            usage={SECONDARY: quota_usage({("one", "cpu"): "10"})},
+        ),
     ),
     (
-        "cannot preempt in cohort (oracle returns None) for the first flavor, "
-        "tries the second flavor (which fits); "
-        "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
-        BORROW_WITHIN_COHORT,
+        "lend try next flavor, found the second flavor",
+        AssignCase(
+            queues(
+                cq(
+                    one_two(("10", "", "1"), ("10", "", "0")), cohort=COHORT, fungibility=fungible(NEXT, NEXT)
+                ),
+                SECONDARY_ONE,
+            ),
+            wl({"cpu": "9"}),
+            Mode.FIT,
+            {"cpu": "two", "pods": "two"},
+            usage=USED_TWO_OF_ONE,
+        ),
     ),
-    ("quota exhausted, but can preempt in cohort and ClusterQueue", PODS_QUOTA),
+    (
+        "lend try next flavor, found the first flavor",
+        AssignCase(
+            queues(
+                cq(one_two(("10", "", "1"), ("1", "", "0")), cohort=COHORT, fungibility=fungible(NEXT, NEXT)),
+                SECONDARY_ONE,
+            ),
+            wl({"cpu": "9"}),
+            Mode.FIT,
+            {"cpu": "one", "pods": "one"},
+            borrows=True,
+            usage=USED_TWO_OF_ONE,
+        ),
+    ),
+    *(
+        (
+            name,
+            AssignCase(
+                queues(
+                    borrowing_cq(
+                        flavor_quotas("one", ("cpu", "0", "2")),
+                        flavor_quotas("two", ("cpu", "0", "2")),
+                        fungibility=fungible(STOP, STOP),
+                    ),
+                    secondary_cpu(("one", "2"), ("two", "2")),
+                ),
+                wl({"cpu": "2"}),
+                Mode.FIT,
+                {"cpu": "two"},
+                borrows=True,
+                usage={SECONDARY: quota_usage({("one", "cpu"): "2"})},
+                simulation={("one", "cpu"): (Possibility.NO_CANDIDATES, 0)},
+            ),
+        )
+        for name in (
+            "cannot preempt in cohort (oracle returns None) for the first flavor, "
+            "tries the second flavor (which fits)",
+            "cannot preempt in cohort (oracle returns None) for the first flavor, "
+            "tries the second flavor (which fits); "
+            "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        )
+    ),
+    (
+        "quota exhausted, but can preempt in cohort and ClusterQueue",
+        AssignCase(
+            queues(
+                cq((flavor_quotas("one", ("pods", "10"), ("cpu", "10", "", "0")),), cohort=COHORT),
+                cq((flavor_quotas("one", ("pods", "0"), ("cpu", "0")),), cohort=COHORT, name=SECONDARY),
+            ),
+            wl({"cpu": "9"}),
+            Mode.PREEMPT,
+            {"cpu": "one", "pods": "one"},
+            usage=USED_TWO_OF_ONE,
+            simulation={("one", "cpu"): (Possibility.PREEMPT, 1)},
+        ),
+    ),
     (
         "when borrowing while preemption is needed for flavor one, fair "
         "sharing enabled, reclaimWithinCohort=Any",
@@ -498,7 +722,7 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
 
 @pytest.mark.parametrize("case", cases("TestAssignFlavors", TABLE, 1))
 def test_assign_flavors(case: AssignCase) -> None:
-    got = assigned(case.queues, case.usage, case.workload, RESOURCE_FLAVORS)
+    got = assigned(case.queues, case.usage, case.workload, RESOURCE_FLAVORS, case.simulation)
     assert got.mode is case.mode
     if case.mode is not Mode.NO_FIT:
         assert got.flavors == case.flavors

@@ -9,9 +9,10 @@ Upstream hands ``GetTargets`` a flavor assignment whose per-resource mode (``Fit
 which (flavor, resource) pairs need preemption; gpufleet derives them from the quota, as Kueue's
 flavor assigner does (``Preempt`` where the request exceeds what is available). Where a case marks a
 resource ``Preempt`` that would in fact fit (two cases below), the outcome is the same either way.
-Upstream's default ClusterQueues also include five in the cohort ``with_shared_cq`` (``a_standard``,
-``b_standard``, ``a_best_effort``, ``b_best_effort``, ``shared``); they serve only the
-``BorrowWithinCohort`` cases, which are skipped, so they are left out of ``DEFAULT_QUEUES``.
+Upstream's default ClusterQueues include five in the cohort ``with_shared_cq`` (``a_standard``,
+``b_standard``, ``a_best_effort``, ``b_best_effort``, ``shared``) for the ``BorrowWithinCohort`` cases
+(read at ``ff69552e79``, where upstream asserts each Workload's ``Preempted`` condition: its reason is
+the one compared here).
 """
 
 from __future__ import annotations
@@ -41,14 +42,12 @@ from gpufleet.model.kueue import (
     ClusterQueue,
     Cohort,
 )
-from gpufleet.scheduling.kueue.preemption import IN_CLUSTER_QUEUE, IN_COHORT_RECLAMATION
-from gpufleet.scheduling.kueue.workload import Admitted
-
-BORROW_WITHIN_COHORT = Skip(
-    "ClusterQueue spec.preemption.borrowWithinCohort (preempting lower-priority workloads of other "
-    "ClusterQueues while borrowing, reason InCohortReclaimWhileBorrowing) is not modelled: gpufleet "
-    "reads it with a not-modelled warning and preempts as if its policy were Never"
+from gpufleet.scheduling.kueue.preemption import (
+    IN_CLUSTER_QUEUE,
+    IN_COHORT_RECLAIM_WHILE_BORROWING,
+    IN_COHORT_RECLAMATION,
 )
+from gpufleet.scheduling.kueue.workload import Admitted
 
 
 def _cohort_queue(
@@ -56,6 +55,22 @@ def _cohort_queue(
 ) -> ClusterQueue:
     return cluster_queue(
         name, (flavor_quotas("default", ("cpu", *cpu), ("memory", *memory)),), cohort=cohort, **policy
+    )
+
+
+def _shared_cq_queue(
+    name: str, cpu: tuple[str, ...], within: str = NEVER, reclaim: str = LOWER_PRIORITY
+) -> ClusterQueue:
+    """A ClusterQueue of the cohort ``with_shared_cq``: ``BorrowWithinCohort: {Policy: LowerPriority,
+    MaxPriorityThreshold: 0}``."""
+    return cluster_queue(
+        name,
+        (flavor_quotas("default", ("cpu", *cpu)),),
+        cohort="with_shared_cq",
+        within=within,
+        reclaim=reclaim,
+        borrow=LOWER_PRIORITY,
+        threshold=0,
     )
 
 
@@ -74,6 +89,11 @@ DEFAULT_QUEUES = queues(
     cluster_queue(
         "preventStarvation", (flavor_quotas("default", ("cpu", "6")),), within=LOWER_OR_NEWER_EQUAL_PRIORITY
     ),
+    _shared_cq_queue("a_standard", ("1", "12")),
+    _shared_cq_queue("b_standard", ("1", "12"), within=LOWER_PRIORITY, reclaim=ANY),
+    _shared_cq_queue("a_best_effort", ("1", "12")),
+    _shared_cq_queue("b_best_effort", ("0", "13")),
+    cluster_queue("shared", (flavor_quotas("default", ("cpu", "10")),), cohort="with_shared_cq"),
     cluster_queue(
         "lend1",
         (flavor_quotas("default", ("cpu", "6", "", "4")),),
@@ -109,6 +129,10 @@ def in_cq(*names: str) -> set[tuple[str, str]]:
 
 def reclaimed(*names: str) -> set[tuple[str, str]]:
     return {(f"/{n}", IN_COHORT_RECLAMATION) for n in names}
+
+
+def reclaimed_while_borrowing(*names: str) -> set[tuple[str, str]]:
+    return {(f"/{n}", IN_COHORT_RECLAIM_WHILE_BORROWING) for n in names}
 
 
 def cpu(amount: str) -> dict[str, str]:
@@ -389,31 +413,66 @@ TABLE: list[tuple[str, PreemptionCase | Skip]] = [
     (
         "use BorrowWithinCohort; allow preempting a lower-priority workload from another ClusterQueue "
         "while borrowing",
-        BORROW_WITHIN_COHORT,
+        PreemptionCase(
+            [
+                admitted("a_best_effort_low", "a_best_effort", cpu("10"), priority=-1),
+                admitted("b_best_effort_low", "b_best_effort", cpu("1"), priority=-1),
+            ],
+            incoming("a_standard", main(cpu("10"))),
+            reclaimed_while_borrowing("a_best_effort_low"),
+        ),
     ),
     (
         "use BorrowWithinCohort; don't allow preempting a lower-priority workload with priority above "
         "MaxPriorityThreshold, if borrowing is required even after the preemption",
-        BORROW_WITHIN_COHORT,
+        PreemptionCase(
+            [admitted("b_standard", "b_standard", cpu("10"), priority=1)],
+            incoming("a_standard", main(cpu("10")), priority=2),
+        ),
     ),
     (
         "use BorrowWithinCohort; allow preempting a lower-priority workload with priority above "
         "MaxPriorityThreshold, if borrowing is not required after the preemption",
-        BORROW_WITHIN_COHORT,
+        PreemptionCase(
+            [admitted("b_standard", "b_standard", cpu("13"), priority=1)],
+            incoming("a_standard", main(cpu("1")), priority=2),
+            reclaimed("b_standard"),
+        ),
     ),
     (
         "use BorrowWithinCohort; don't allow for preemption of lower-priority workload from the same "
         "ClusterQueue",
-        BORROW_WITHIN_COHORT,
+        PreemptionCase(
+            [admitted("a_standard", "a_standard", cpu("13"), priority=1)],
+            incoming("a_standard", main(cpu("1")), priority=2),
+        ),
     ),
     (
         "use BorrowWithinCohort; only preempt from CQ if no workloads below threshold and already above "
         "nominal",
-        BORROW_WITHIN_COHORT,
+        PreemptionCase(
+            [
+                admitted("a_standard_1", "a_standard", cpu("10"), priority=1),
+                admitted("a_standard_2", "a_standard", cpu("1"), priority=1),
+                admitted("b_standard_1", "b_standard", cpu("1"), priority=1),
+                admitted("b_standard_2", "b_standard", cpu("1"), priority=2),
+            ],
+            incoming("b_standard", main(cpu("1")), priority=3),
+            in_cq("b_standard_1"),
+        ),
     ),
     (
         "use BorrowWithinCohort; preempt from CQ and from other CQs with workloads below threshold",
-        BORROW_WITHIN_COHORT,
+        PreemptionCase(
+            [
+                admitted("b_standard_high", "b_standard", cpu("10"), priority=2),
+                admitted("b_standard_mid", "b_standard", cpu("1"), priority=1),
+                admitted("a_best_effort_low", "a_best_effort", cpu("1"), priority=-1),
+                admitted("a_best_effort_lower", "a_best_effort", cpu("1"), priority=-2),
+            ],
+            incoming("b_standard", main(cpu("2")), priority=2),
+            in_cq("b_standard_mid") | reclaimed_while_borrowing("a_best_effort_lower"),
+        ),
     ),
     (
         "reclaim quota from lender",

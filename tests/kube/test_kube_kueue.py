@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kube_manifests import load, problems, warnings
 
-from gpufleet.model.kueue import ResourceQuota
+from gpufleet.model.kueue import FlavorFungibility, ResourceQuota
 from gpufleet.model.node import Taint, Toleration
 
 
@@ -187,7 +187,6 @@ def test_lending_limit_above_nominal_quota_is_an_error(tmp_path: Path) -> None:
 
 def test_unmodelled_fields_and_missing_references_are_warnings(tmp_path: Path) -> None:
     spec = """  fairSharing: {weight: 2}
-  preemption: {borrowWithinCohort: {policy: LowerPriority}}
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
     flavors:
@@ -199,7 +198,6 @@ def test_unmodelled_fields_and_missing_references_are_warnings(tmp_path: Path) -
     where = "scenario.yaml: document 1 (ClusterQueue/team-a)"
     assert warnings(tmp_path, cluster_queue("v1beta1", spec) + "---" + lq) == [
         f"{where}: spec.fairSharing is not modelled; ignored",
-        f"{where}: spec.preemption.borrowWithinCohort is not modelled; ignored",
         f'{where}: spec.resourceGroups[0].flavors[0].name: no ResourceFlavor "missing": '
         "the ClusterQueue is inactive, admits nothing",
         "scenario.yaml: document 2 (LocalQueue/team-a/queue): spec.clusterQueue: "
@@ -212,4 +210,106 @@ def test_other_kueue_kinds_are_warnings(tmp_path: Path) -> None:
     assert warnings(tmp_path, text) == [
         "scenario.yaml: document 1 (AdmissionCheck/prov): "
         "kind kueue.x-k8s.io/v1beta1/AdmissionCheck is not modelled; ignored"
+    ]
+
+
+def test_flavor_fungibility_is_read_with_its_defaults_and_v1beta1s_deprecated_names(tmp_path: Path) -> None:
+    """``apis/kueue/v1beta1``: ``Borrow`` and ``Preempt`` are the deprecated names of ``MayStopSearch``;
+    unset fields take the CRD's defaults (``MayStopSearch``, ``TryNextFlavor``)."""
+    text = "---".join(
+        [
+            FLAVOR,
+            cluster_queue(
+                "v1beta1", "  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: Preempt}"
+            ),
+            cluster_queue("v1beta2", "  flavorFungibility: {}", name="team-b"),
+            cluster_queue(
+                "v1beta2",
+                "  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, "
+                "preference: PreemptionOverBorrowing}",
+                name="team-c",
+            ),
+        ]
+    )
+    queues = load(tmp_path, text).kueue.cluster_queues
+    assert queues["team-a"].flavor_fungibility == FlavorFungibility("TryNextFlavor", "MayStopSearch")
+    assert queues["team-b"].flavor_fungibility == FlavorFungibility("MayStopSearch", "TryNextFlavor")
+    assert queues["team-c"].flavor_fungibility == FlavorFungibility(
+        "TryNextFlavor", "TryNextFlavor", "PreemptionOverBorrowing"
+    )
+    assert warnings(tmp_path, text) == []
+
+
+def test_bad_flavor_fungibility_names_its_field(tmp_path: Path) -> None:
+    """v1beta2 dropped the deprecated names; ``preference`` needs both policies at ``TryNextFlavor``
+    (the CRD's CEL rule)."""
+    where = "scenario.yaml: document 1 (ClusterQueue/team-a)"
+    deprecated = cluster_queue("v1beta2", "  flavorFungibility: {whenCanBorrow: Borrow}")
+    assert problems(tmp_path, deprecated) == [
+        f'{where}: spec.flavorFungibility.whenCanBorrow: Unsupported value: "Borrow": supported values: '
+        '"MayStopSearch", "TryNextFlavor"'
+    ]
+    preference = cluster_queue("v1beta2", "  flavorFungibility: {preference: BorrowingOverPreemption}")
+    assert problems(tmp_path, preference) == [
+        f'{where}: spec.flavorFungibility: Invalid value: "object": preference can only be set when both '
+        "whenCanBorrow and whenCanPreempt are TryNextFlavor"
+    ]
+
+
+def test_borrow_within_cohort_is_read_in_both_api_versions(tmp_path: Path) -> None:
+    """``preemption.borrowWithinCohort``: ``policy`` (default ``Never``) and ``maxPriorityThreshold``
+    (unset: no threshold), modelled: no warning."""
+    text = "---".join(
+        [
+            FLAVOR,
+            cluster_queue(
+                "v1beta1",
+                "  cohort: research\n  preemption:\n    reclaimWithinCohort: LowerPriority\n"
+                "    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: -5}\n" + GROUPS,
+            ),
+            cluster_queue(
+                "v1beta2",
+                "  cohortName: research\n  preemption:\n    reclaimWithinCohort: Any\n"
+                "    borrowWithinCohort: {policy: LowerPriority}\n" + GROUPS,
+                name="team-b",
+            ),
+            cluster_queue(
+                "v1beta2",
+                "  cohortName: research\n  preemption: {borrowWithinCohort: {}}\n" + GROUPS,
+                name="team-c",
+            ),
+        ]
+    )
+    queues = load(tmp_path, text).kueue.cluster_queues
+    got = {name: (q.borrow_within_cohort, q.max_priority_threshold) for name, q in queues.items()}
+    assert got == {
+        "team-a": ("LowerPriority", -5),
+        "team-b": ("LowerPriority", None),
+        "team-c": ("Never", None),
+    }
+    assert warnings(tmp_path, text) == []
+
+
+def test_bad_borrow_within_cohort_names_its_field(tmp_path: Path) -> None:
+    """The CRD's enum (``Never``, ``LowerPriority``), ``maxPriorityThreshold`` an int32, and its CEL rule
+    on ``preemption``: no ``borrowWithinCohort.policy`` other than ``Never`` with ``reclaimWithinCohort:
+    Never`` (the default)."""
+    where = "scenario.yaml: document 1 (ClusterQueue/team-a)"
+    bad = cluster_queue(
+        "v1beta2",
+        "  cohortName: research\n  preemption:\n    reclaimWithinCohort: Any\n"
+        "    borrowWithinCohort: {policy: Any, maxPriorityThreshold: 4294967296}",
+    )
+    assert problems(tmp_path, bad) == [
+        f'{where}: spec.preemption.borrowWithinCohort.policy: Unsupported value: "Any": supported values: '
+        '"Never", "LowerPriority"',
+        f"{where}: spec.preemption.borrowWithinCohort.maxPriorityThreshold: Invalid value: 4294967296: "
+        "must be an int32",
+    ]
+    never = cluster_queue(
+        "v1beta1", "  cohort: research\n  preemption: {borrowWithinCohort: {policy: LowerPriority}}"
+    )
+    assert problems(tmp_path, never) == [
+        f'{where}: spec.preemption: Invalid value: "object": reclaimWithinCohort=Never and '
+        "borrowWithinCohort.Policy!=Never"
     ]

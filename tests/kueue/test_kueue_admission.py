@@ -11,6 +11,7 @@ from __future__ import annotations
 from gpufleet.model.kueue import (
     ClusterQueue,
     Cohort,
+    FlavorFungibility,
     FlavorQuotas,
     ResourceFlavor,
     ResourceGroup,
@@ -18,7 +19,8 @@ from gpufleet.model.kueue import (
 )
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.kueue.admission import schedule
-from gpufleet.scheduling.kueue.flavors import Mode, assign_flavors
+from gpufleet.scheduling.kueue.flavors import Mode, assign_flavors, no_simulation
+from gpufleet.scheduling.kueue.oracle import preemption_oracle
 from gpufleet.scheduling.kueue.preemption import IN_CLUSTER_QUEUE, IN_COHORT_RECLAMATION, preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
@@ -97,9 +99,11 @@ def test_higher_priority_is_the_head_before_older() -> None:
 def test_borrowing_from_the_cohort_within_borrowing_limit() -> None:
     queues = {"team-a": queue("team-a", 4, borrowing_limit=2), "team-b": queue("team-b", 8)}
     snapshot = QuotaSnapshot(queues, {})
-    fits = assign_flavors(workload("a/six", "team-a", 6), queues["team-a"], FLAVORS, snapshot)
+    fits = assign_flavors(workload("a/six", "team-a", 6), queues["team-a"], FLAVORS, snapshot, no_simulation)
     assert fits.mode is Mode.FIT and fits.borrows and fits.flavors == {GPU: "h100"}
-    too_big = assign_flavors(workload("a/seven", "team-a", 7), queues["team-a"], FLAVORS, snapshot)
+    too_big = assign_flavors(
+        workload("a/seven", "team-a", 7), queues["team-a"], FLAVORS, snapshot, no_simulation
+    )
     assert too_big.mode is Mode.NO_FIT
     assert too_big.message() == (
         "couldn't assign flavors to pod set main: "
@@ -122,10 +126,10 @@ def test_flavors_are_tried_in_order_and_the_first_that_fits_is_taken() -> None:
     )
     cq = ClusterQueue("team-a", None, (), resource_groups=(group,))
     snapshot = QuotaSnapshot({"team-a": cq}, {"team-a": {("h100", GPU): 8}})
-    got = assign_flavors(workload("a/x", "team-a", 8), cq, FLAVORS, snapshot)
+    got = assign_flavors(workload("a/x", "team-a", 8), cq, FLAVORS, snapshot, no_simulation)
     assert got.mode is Mode.FIT and got.flavors == {GPU: "a100"}
     pinned = Workload("Job/a/y", "team-a", 0, 0, 0, {GPU: 8}, Pod("t", node_selector={"gpu": "h100"}))
-    refused = assign_flavors(pinned, cq, FLAVORS, snapshot)
+    refused = assign_flavors(pinned, cq, FLAVORS, snapshot, no_simulation)
     assert refused.mode is Mode.PREEMPT and refused.flavors == {GPU: "h100"}
     assert "flavor a100 doesn't match node affinity" in refused.reasons
 
@@ -133,7 +137,7 @@ def test_flavors_are_tried_in_order_and_the_first_that_fits_is_taken() -> None:
 def test_resource_not_covered_is_unavailable_in_cluster_queue() -> None:
     cq = queue("team-a", 8, cohort=None)
     w = Workload("Job/a/x", "team-a", 0, 0, 0, {GPU: 1, "cpu": 1000}, Pod("t"))
-    got = assign_flavors(w, cq, FLAVORS, QuotaSnapshot({"team-a": cq}, {}))
+    got = assign_flavors(w, cq, FLAVORS, QuotaSnapshot({"team-a": cq}, {}), no_simulation)
     assert got.mode is Mode.NO_FIT and "resource cpu unavailable in ClusterQueue" in got.message()
 
 
@@ -207,10 +211,83 @@ def test_a_queue_without_quota_reclaims_its_cohorts_quota_lent_up_the_tree() -> 
     running = [admitted(workload("x/borrower", "x", 8), at=10)]
     pending = workload("a/train", "a", 8, created=30)
     snapshot = QuotaSnapshot(queues, {"x": {("h100", GPU): 8}}, cohorts)
-    assert assign_flavors(pending, queues["a"], FLAVORS, snapshot).mode is Mode.PREEMPT
+    oracle = preemption_oracle(pending, queues["a"], running, snapshot)
+    assert assign_flavors(pending, queues["a"], FLAVORS, snapshot, oracle).mode is Mode.PREEMPT
     targets = preemption_targets(pending, queues["a"], {("h100", GPU): 8}, running, snapshot)
     assert [(t.key, t.reason) for t in targets] == [("Job/x/borrower", IN_COHORT_RECLAMATION)]
     flat = {"a": queue("a", 0, cohort="org", reclaim_within_cohort="Any"), "x": queues["x"]}
     flat_cohorts = {"org": Cohort("org", None, cohorts["team"].resource_groups)}
     flat_snapshot = QuotaSnapshot(flat, {"x": {("h100", GPU): 8}}, flat_cohorts)
-    assert assign_flavors(pending, flat["a"], FLAVORS, flat_snapshot).mode is Mode.NO_FIT
+    assert assign_flavors(pending, flat["a"], FLAVORS, flat_snapshot, no_simulation).mode is Mode.NO_FIT
+
+
+def _two_flavors(name: str, h100: int, a100: int, **kw: object) -> ClusterQueue:
+    """A queue of the ``research`` cohort with GPUs in flavors h100 then a100."""
+    flavors = (
+        FlavorQuotas("h100", {GPU: ResourceQuota(h100)}),
+        FlavorQuotas("a100", {GPU: ResourceQuota(a100)}),
+    )
+    return ClusterQueue(name, "research", (), resource_groups=(ResourceGroup((GPU,), flavors),), **kw)  # type: ignore[arg-type]
+
+
+def test_when_can_borrow_try_next_flavor_takes_a_later_flavor_within_quota_over_borrowing() -> None:
+    """``shouldTryNextFlavor``: a flavor that fits only by borrowing stops the search with the default
+    ``whenCanBorrow: MayStopSearch``; with ``TryNextFlavor`` the next flavor, which fits within the queue's
+    own quota, is taken."""
+    lender = _two_flavors("lender", 8, 0)
+    for policy, flavor, borrows in (("MayStopSearch", "h100", True), ("TryNextFlavor", "a100", False)):
+        fungibility = FlavorFungibility(when_can_borrow=policy)
+        queues = {"a": _two_flavors("a", 4, 8, flavor_fungibility=fungibility), "lender": lender}
+        result = schedule([workload("a/x", "a", 6)], [], queues, FLAVORS, set())
+        [(_, got)] = result.admitted
+        assert (got.flavors, got.borrows) == ({GPU: flavor}, borrows)
+
+
+def test_a_preemption_without_targets_sends_the_search_to_the_next_flavor() -> None:
+    """``isPreferred``/``shouldTryNextFlavor`` with the preemption oracle: where the simulated preemption
+    finds no targets (``NoCandidates``), even ``whenCanPreempt: MayStopSearch`` goes on, and a later flavor
+    that fits is taken. Here h100 is the queue's, used by a workload of higher priority, and a100 is free."""
+    fungibility = FlavorFungibility(when_can_preempt="MayStopSearch")
+    queues = {
+        "a": _two_flavors("a", 8, 8, flavor_fungibility=fungibility, within_cluster_queue="LowerPriority")
+    }
+    running = [admitted(workload("a/important", "a", 8, priority=100))]
+    result = schedule([workload("a/x", "a", 4)], running, queues, FLAVORS, set())
+    assert [(w.key, a.flavors) for w, a in result.admitted] == [("Job/a/x", {GPU: "a100"})]
+    assert result.preemptions == []
+    low = [admitted(workload("a/low", "a", 8, priority=-1))]  # a target: the search stops at h100
+    stopped = schedule([workload("a/x", "a", 4)], low, queues, FLAVORS, set())
+    assert stopped.admitted == [] and [t.key for _, t in stopped.preemptions] == ["Job/a/low"]
+
+
+def test_a_pods_quota_counts_each_pod_of_the_workload() -> None:
+    """``assignFlavors``: where a resource group covers ``pods``, a pod set asks for one per pod."""
+    group = ResourceGroup(
+        (GPU, "pods"), (FlavorQuotas("h100", {GPU: ResourceQuota(64), "pods": ResourceQuota(4)}),)
+    )
+    cq = ClusterQueue("a", None, (), resource_groups=(group,))
+    job = Workload("Job/a/x", "a", 0, 0, 0, {GPU: 8}, Pod("t"), pod_count=5)
+    refused = schedule([job], [], {"a": cq}, FLAVORS, set())
+    assert refused.admitted == []
+    assert refused.messages["Job/a/x"] == (
+        "couldn't assign flavors to pod set main: insufficient quota for pods in flavor h100, "
+        "request > maximum capacity (5 > 4)"
+    )
+    fits = schedule(
+        [Workload("Job/a/y", "a", 0, 0, 0, {GPU: 8}, Pod("t"), pod_count=4)], [], {"a": cq}, FLAVORS, set()
+    )
+    [(_, got)] = fits.admitted
+    assert got.usage == {("h100", GPU): 8, ("h100", "pods"): 4}
+
+
+def test_a_flavor_whose_preemption_finds_targets_ranks_above_an_earlier_one_whose_does_not() -> None:
+    """``isPreferred``: with the default ``whenCanPreempt: TryNextFlavor`` every flavor is tried; one whose
+    simulated preemption has targets ranks above one without (``NoCandidates``), whatever their order.
+    Here h100 is held by a workload of higher priority, a100 by one of lower."""
+    queues = {"a": _two_flavors("a", 8, 8, within_cluster_queue="LowerPriority")}
+    important = workload("a/important", "a", 8, priority=100)
+    low = workload("a/low", "a", 8, priority=-1)
+    running = [admitted(important), Admitted(low, {GPU: "a100"}, {("a100", GPU): 8}, 0.0)]
+    result = schedule([workload("a/x", "a", 4)], running, queues, FLAVORS, set())
+    assert [(w.key, t.key) for w, t in result.preemptions] == [("Job/a/x", "Job/a/low")]
+    assert result.inadmissible == []

@@ -191,3 +191,26 @@ def test_pod_group_and_single_pod_workloads(tmp_path: Path) -> None:
         {"queueing": 3540.0},
     )
     assert got["default/lost"]["message"] == "LocalQueue nope doesn't exist"
+
+
+FUNGIBILITY_EXAMPLE = EXAMPLE.with_name("flavor-fungibility.yaml")
+
+
+def test_when_can_borrow_try_next_flavor_sends_the_second_job_to_spot_not_to_borrowed_quota(
+    tmp_path: Path,
+) -> None:
+    """``examples/kueue/flavor-fungibility.yaml``: Kueue's ``shouldTryNextFlavor``. With
+    ``whenCanBorrow: TryNextFlavor`` the second job skips on-demand, where it would borrow team-b's
+    GPUs, for spot within team-a's own quota; with the default (``MayStopSearch``) it borrows."""
+    text = FUNGIBILITY_EXAMPLE.read_text()
+    tried = simulated([FUNGIBILITY_EXAMPLE])
+    nodes = {name: p["node"] for name, p in pods(tried).items()}
+    assert nodes == {"team-a/first-0": "on-demand-0", "team-a/second-0": "spot-0"}
+    usage = tried["kueue"]["cluster_queues"]["team-a"]["usage"]
+    assert usage["on-demand/nvidia.com/gpu"]["borrowed_peak"] == 0.0
+    default = tmp_path / "default.yaml"
+    default.write_text(text.replace("    whenCanBorrow: TryNextFlavor", "    whenCanBorrow: MayStopSearch"))
+    borrowed = simulated([default])
+    assert pods(borrowed)["team-a/second-0"]["node"] == "on-demand-1"
+    usage = borrowed["kueue"]["cluster_queues"]["team-a"]["usage"]
+    assert usage["on-demand/nvidia.com/gpu"]["borrowed_peak"] == 8.0

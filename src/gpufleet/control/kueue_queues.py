@@ -221,6 +221,7 @@ class KueueQueues:
             template,
             tuple(topology),
             names,
+            sum(s.count for s in pod_sets),
         )
 
     def _rooms(self, pending: list[Workload]) -> dict[str, NodeRoom]:

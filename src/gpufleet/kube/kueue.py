@@ -4,12 +4,13 @@ Cohort, WorkloadPriorityClass and Topology (also ``v1alpha1``).
 Fields follow ``kubernetes-sigs/kueue: apis/kueue/v1beta{1,2}/*_types.go``; the only difference
 read here is the cohort: ``spec.cohort`` in v1beta1, ``spec.cohortName`` in v1beta2. Specs are
 decoded strictly (a misspelt field is an error); fields Kueue has but gpufleet does not model
-(``flavorFungibility``, ``fairSharing``, ``stopPolicy``, ``admissionChecks``,
-``preemption.borrowWithinCohort``, ...) are warnings. Validation follows the
-CRDs' rules and Kueue's webhooks (``pkg/webhooks/clusterqueue_webhook.go``): each flavor lists
-the group's ``coveredResources`` in the same order; quotas are quantities, not negative;
-``borrowingLimit`` and ``lendingLimit`` need a cohort; ``lendingLimit`` is at most
-``nominalQuota``; a resource belongs to one group and a flavor to one group of a queue.
+(``fairSharing``, ``stopPolicy``, ``admissionChecks``, ...) are warnings.
+Validation follows the CRDs' rules and Kueue's webhooks (``pkg/webhooks/clusterqueue_webhook.go``):
+each flavor lists the group's ``coveredResources`` in the same order; quotas are quantities, not
+negative; ``borrowingLimit`` and ``lendingLimit`` need a cohort; ``lendingLimit`` is at most
+``nominalQuota``; a resource belongs to one group and a flavor to one group of a queue;
+``preemption.borrowWithinCohort.policy`` is ``Never`` (default) or ``LowerPriority``, and not
+``LowerPriority`` where ``reclaimWithinCohort`` is ``Never``; its ``maxPriorityThreshold`` is an int32.
 
 A ``Cohort`` (``pkg/webhooks/cohort_webhook.go``) has the same ``resourceGroups`` rules, except that
 its limits need a ``parentName`` and its ``lendingLimit`` may exceed its ``nominalQuota``; a cycle
@@ -33,13 +34,20 @@ from gpufleet.kube.objects import Meta, mapping
 from gpufleet.kube.problems import Reporter, duplicate, invalid, required, unsupported
 from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.kueue import (
+    BORROW_WITHIN_COHORT_POLICIES,
+    FUNGIBILITY_POLICIES,
+    FUNGIBILITY_PREFERENCES,
+    MAY_STOP_SEARCH,
+    NEVER,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,
+    TRY_NEXT_FLAVOR,
     WITHIN_CLUSTER_QUEUE_POLICIES,
     ClusterQueue,
     Cohort,
+    FlavorFungibility,
     FlavorQuotas,
     KueueObjects,
     LocalQueue,
@@ -95,10 +103,59 @@ class _ResourceGroup(SpecModel):
     flavors: list[_FlavorQuotas]
 
 
+def _int32(value: int) -> int:
+    if not -INT32_MAX - 1 <= value <= INT32_MAX:
+        raise ValueError(invalid(value, "must be an int32"))
+    return value
+
+
+class _BorrowWithinCohort(SpecModel):
+    policy: Annotated[str, AfterValidator(_one_of(BORROW_WITHIN_COHORT_POLICIES))] = NEVER
+    max_priority_threshold: Annotated[int, AfterValidator(_int32)] | None = None
+
+
 class _Preemption(SpecModel):
     reclaim_within_cohort: Annotated[str, AfterValidator(_one_of(RECLAIM_WITHIN_COHORT_POLICIES))] = "Never"
     within_cluster_queue: Annotated[str, AfterValidator(_one_of(WITHIN_CLUSTER_QUEUE_POLICIES))] = "Never"
-    borrow_within_cohort: dict[str, Any] | None = None
+    borrow_within_cohort: _BorrowWithinCohort | None = None
+
+
+class _FlavorFungibility(SpecModel):
+    when_can_borrow: str = MAY_STOP_SEARCH
+    when_can_preempt: str = TRY_NEXT_FLAVOR
+    preference: str | None = None
+
+
+#: v1beta1's deprecated names of ``MayStopSearch``, per field.
+_DEPRECATED_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+
+
+def _fungibility(raw: _FlavorFungibility | None, version: str, report: Reporter) -> FlavorFungibility:
+    """``spec.flavorFungibility`` (the CRD's enums, v1beta1's deprecated names read as ``MayStopSearch``;
+    ``preference`` only where both policies are ``TryNextFlavor``)."""
+    if raw is None:
+        return FlavorFungibility()
+    policies: dict[str, str] = {}
+    for field, value in (("whenCanBorrow", raw.when_can_borrow), ("whenCanPreempt", raw.when_can_preempt)):
+        allowed: tuple[str, ...] = FUNGIBILITY_POLICIES
+        if version == "v1beta1":
+            allowed = (*allowed, _DEPRECATED_FUNGIBILITY[field])
+        if value not in allowed:
+            report.error(f"spec.flavorFungibility.{field}", unsupported(value, allowed))
+        policies[field] = MAY_STOP_SEARCH if value == _DEPRECATED_FUNGIBILITY[field] else value
+    preference = raw.preference
+    if preference is not None and preference not in FUNGIBILITY_PREFERENCES:
+        report.error("spec.flavorFungibility.preference", unsupported(preference, FUNGIBILITY_PREFERENCES))
+        preference = None
+    if preference is not None and set(policies.values()) != {TRY_NEXT_FLAVOR}:
+        report.error(
+            "spec.flavorFungibility",
+            invalid(
+                "object",
+                "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
+            ),
+        )
+    return FlavorFungibility(policies["whenCanBorrow"], policies["whenCanPreempt"], preference)
 
 
 class _ClusterQueueCommon(SpecModel):
@@ -106,7 +163,7 @@ class _ClusterQueueCommon(SpecModel):
     queueing_strategy: Annotated[str, AfterValidator(_one_of(QUEUEING_STRATEGIES))] = "BestEffortFIFO"
     resource_groups: list[_ResourceGroup] = Field(default_factory=list)
     preemption: _Preemption | None = None
-    flavor_fungibility: dict[str, Any] | None = None
+    flavor_fungibility: _FlavorFungibility | None = None
     stop_policy: str | None = None
     fair_sharing: dict[str, Any] | None = None
     admission_checks_strategy: dict[str, Any] | None = None
@@ -124,7 +181,6 @@ class _ClusterQueueV1Beta2(_ClusterQueueCommon):
 
 
 _UNMODELLED_CLUSTER_QUEUE = (
-    "flavorFungibility",
     "stopPolicy",
     "fairSharing",
     "admissionChecks",
@@ -239,8 +295,12 @@ def cluster_queue(meta: Meta, body: Mapping[str, Any], version: str, report: Rep
     cohort = spec.cohort if isinstance(spec, _ClusterQueueV1Beta1) else getattr(spec, "cohort_name", None)
     report.unmodelled_fields(spec.given(), _UNMODELLED_CLUSTER_QUEUE, "spec")
     preemption = spec.preemption or _Preemption()
-    if preemption.borrow_within_cohort:
-        report.not_modelled("spec.preemption.borrowWithinCohort")
+    borrow = preemption.borrow_within_cohort or _BorrowWithinCohort()
+    if preemption.reclaim_within_cohort == NEVER and borrow.policy != NEVER:  # the CRD's rule
+        report.error(
+            "spec.preemption",
+            invalid("object", "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"),
+        )
     selector = (
         None
         if spec.namespace_selector is None
@@ -254,6 +314,9 @@ def cluster_queue(meta: Meta, body: Mapping[str, Any], version: str, report: Rep
         _resource_groups(spec.resource_groups, bool(cohort), report),
         preemption.reclaim_within_cohort,
         preemption.within_cluster_queue,
+        borrow_within_cohort=borrow.policy,
+        max_priority_threshold=borrow.max_priority_threshold,
+        flavor_fungibility=_fungibility(spec.flavor_fungibility, version, report),
     )
 
 

@@ -5,9 +5,10 @@ a ``ResourceFlavor`` names the nodes a flavor stands for (``nodeLabels``, ``node
 ``tolerations``); a ``ClusterQueue`` holds quotas per (flavor, resource) in ``resourceGroups``
 (``nominalQuota``, ``borrowingLimit``, ``lendingLimit``), belongs to at most one cohort, orders
 its workloads ``BestEffortFIFO`` (default) or ``StrictFIFO`` and may preempt
-(``preemption.reclaimWithinCohort``, ``preemption.withinClusterQueue``, both ``Never`` by
-default); a ``LocalQueue`` is a namespace's door to one ClusterQueue. Workloads name their
-LocalQueue with the label ``kueue.x-k8s.io/queue-name``.
+(``preemption.reclaimWithinCohort``, ``preemption.withinClusterQueue`` and
+``preemption.borrowWithinCohort.policy``, all ``Never`` by default, and
+``borrowWithinCohort.maxPriorityThreshold``); a ``LocalQueue`` is a namespace's door to one
+ClusterQueue. Workloads name their LocalQueue with the label ``kueue.x-k8s.io/queue-name``.
 
 Also (``cohort_types.go``, ``workloadpriorityclass_types.go``, ``topology_types.go``): a
 ``Cohort`` (``parentName``: cohorts form a tree; its own ``resourceGroups``: quota its
@@ -39,6 +40,15 @@ LOWER_OR_NEWER_EQUAL_PRIORITY = "LowerOrNewerEqualPriority"
 ANY = "Any"
 WITHIN_CLUSTER_QUEUE_POLICIES = (NEVER, LOWER_PRIORITY, LOWER_OR_NEWER_EQUAL_PRIORITY)
 RECLAIM_WITHIN_COHORT_POLICIES = (NEVER, LOWER_PRIORITY, ANY)
+BORROW_WITHIN_COHORT_POLICIES = (NEVER, LOWER_PRIORITY)
+#: ``flavorFungibility``'s policies (v1beta1 also takes the deprecated ``Borrow`` and ``Preempt``, old names
+#: of ``MayStopSearch``) and preferences.
+MAY_STOP_SEARCH = "MayStopSearch"
+TRY_NEXT_FLAVOR = "TryNextFlavor"
+FUNGIBILITY_POLICIES = (MAY_STOP_SEARCH, TRY_NEXT_FLAVOR)
+BORROWING_OVER_PREEMPTION = "BorrowingOverPreemption"
+PREEMPTION_OVER_BORROWING = "PreemptionOverBorrowing"
+FUNGIBILITY_PREFERENCES = (BORROWING_OVER_PREEMPTION, PREEMPTION_OVER_BORROWING)
 
 #: A (flavor, resource) pair: the unit Kueue accounts quota in (``resources.FlavorResource``).
 FlavorResource = tuple[str, str]
@@ -80,6 +90,21 @@ class ResourceGroup:
 
 
 @dataclass(frozen=True)
+class FlavorFungibility:
+    """Whether the flavor search goes on past a flavor where the workload would borrow
+    (``whenCanBorrow``) or preempt (``whenCanPreempt``), and which of the flavors tried it prefers when
+    none stops it (``preference``; unset: borrowing over preemption). Kueue's defaults:
+    ``MayStopSearch`` and ``TryNextFlavor``."""
+
+    when_can_borrow: str = MAY_STOP_SEARCH
+    when_can_preempt: str = TRY_NEXT_FLAVOR
+    preference: str | None = None
+
+
+DEFAULT_FUNGIBILITY = FlavorFungibility()
+
+
+@dataclass(frozen=True)
 class ClusterQueue:
     name: str
     cohort: str | None = None
@@ -89,6 +114,12 @@ class ClusterQueue:
     resource_groups: tuple[ResourceGroup, ...] = ()
     reclaim_within_cohort: str = NEVER
     within_cluster_queue: str = NEVER
+    #: ``preemption.borrowWithinCohort``: its ``policy`` (``LowerPriority``: while borrowing, the queue may
+    #: preempt lower-priority workloads of other queues of its cohort) and ``maxPriorityThreshold``
+    #: (``None``: unset; else only those of at most this priority)
+    borrow_within_cohort: str = NEVER
+    max_priority_threshold: int | None = None
+    flavor_fungibility: FlavorFungibility = DEFAULT_FUNGIBILITY
 
     def quota(self, flavor: str, resource: str) -> ResourceQuota | None:
         return _quota(self.resource_groups, flavor, resource)
@@ -98,6 +129,12 @@ class ClusterQueue:
             return False
         labels = {NAMESPACE_NAME_LABEL: namespace}
         return all(r.matches(labels) for r in self.namespace_selector)
+
+    @property
+    def preempts_while_borrowing(self) -> bool:
+        """``borrowWithinCohort.policy`` is not ``Never`` (upstream's ``IsBorrowingWithinCohortForbidden``,
+        negated; the flavor assigner's ``canPreemptWhileBorrowing`` without fair sharing)."""
+        return self.borrow_within_cohort != NEVER
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from gpufleet.model.kueue import BEST_EFFORT_FIFO, ClusterQueue, Cohort, ResourceFlavor, Topology
 from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
+from gpufleet.scheduling.kueue.oracle import preemption_oracle
 from gpufleet.scheduling.kueue.preemption import Target, preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
 from gpufleet.scheduling.kueue.topology import NodeRoom, place
@@ -102,13 +103,16 @@ def schedule(
             _set_aside(result, head, cq)
             continue
         assert cq is not None  # _refusal answers for a missing queue
-        entries.append((head, assign_flavors(head, cq, flavors, snapshot)))
+        oracle = preemption_oracle(head, cq, admitted, snapshot)
+        entries.append((head, assign_flavors(head, cq, flavors, snapshot, oracle)))
     entries.sort(key=lambda e: (e[1].borrows, *e[0].queue_order()))
     targeted: set[str] = set()
     for workload, nominated in entries:
         cq = queues[workload.cluster_queue]
         if nominated.mode is Mode.FIT:
-            now = assign_flavors(workload, cq, flavors, snapshot)
+            now = assign_flavors(
+                workload, cq, flavors, snapshot, preemption_oracle(workload, cq, admitted, snapshot)
+            )
             if now.mode is Mode.FIT:
                 placed = _topology(workload, now, flavors, topologies, room)
                 if isinstance(placed, str):

@@ -15,18 +15,22 @@ workload asks more of than is available (the flavor assigner's ``Preempt`` mode)
   over its subtree quota). Once the workload fits in the quota of its ClusterQueue, or of a cohort
   walked so far (``QuantitiesFitInQuota``), it has the better claim: the queues found from there on
   give *hierarchy* candidates; before, *priority* candidates, which it may only preempt if it then
-  does not borrow (``borrowWithinCohort`` is not modelled: its policy is taken as ``Never``);
+  does not borrow, except (``borrowWithinCohort.policy: LowerPriority``) those of lower priority than
+  it and, where ``maxPriorityThreshold`` is set, of at most that priority: those it may preempt while
+  it borrows (``classifyPreemptionVariant``: ``ReclaimWhileBorrowing``);
 * order: the workloads already being evicted first, then hierarchy, priority and own-queue
   candidates, each kind from lower priority, the most recently admitted, then by key;
 * candidates are removed in that order (another queue's only while it, and each cohort on its way
   up to where it meets the workload's, is still over quota) until the workload fits, then put back
   from the second-to-last to the first wherever it still fits without them;
-* that search runs with borrowing allowed (priority candidates skipped) when no other queue gives
-  a candidate or the workload's ClusterQueue already uses its nominal quota of a pair needing
-  preemption; else first without borrowing, then with it, when there are no hierarchy candidates;
-  else with borrowing, then without. The first run that fits gives the targets.
+* that search runs with borrowing allowed (the priority candidates it may preempt only without
+  borrowing skipped) when no other queue gives a candidate, or when the ``borrowWithinCohort`` policy
+  is ``Never`` (the default) and the workload's ClusterQueue already uses its nominal quota of a pair
+  needing preemption; else, with ``Never`` and no hierarchy candidates, first without borrowing, then
+  with it; else with borrowing, then without. The first run that fits gives the targets.
 
-A ``Target`` says why: ``InClusterQueue`` or ``InCohortReclamation`` (Kueue's reasons).
+A ``Target`` says why: ``InClusterQueue``, ``InCohortReclamation`` or
+``InCohortReclaimWhileBorrowing`` (Kueue's reasons).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from gpufleet.scheduling.kueue.workload import Admitted, Workload
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
 IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
 
 
 @dataclass(frozen=True)
@@ -57,15 +62,21 @@ class Target:
 
 
 class _Kind(enum.Enum):
-    """``classical.preemptionVariant`` (``ReclaimWhileBorrowing`` needs ``borrowWithinCohort``)."""
+    """``classical.preemptionVariant``."""
 
     WITHIN_CQ = enum.auto()
     HIERARCHICAL_RECLAIM = enum.auto()
-    RECLAIM_WITHOUT_BORROWING = enum.auto()
+    RECLAIM_WITHOUT_BORROWING = enum.auto()  # only if the workload then does not borrow
+    RECLAIM_WHILE_BORROWING = enum.auto()  # even if it does (``borrowWithinCohort``)
 
     @property
     def reason(self) -> str:
-        return IN_CLUSTER_QUEUE if self is _Kind.WITHIN_CQ else IN_COHORT_RECLAMATION
+        """``PreemptionReason``."""
+        if self is _Kind.WITHIN_CQ:
+            return IN_CLUSTER_QUEUE
+        if self is _Kind.RECLAIM_WHILE_BORROWING:
+            return IN_COHORT_RECLAIM_WHILE_BORROWING
+        return IN_COHORT_RECLAMATION
 
 
 @dataclass(frozen=True)
@@ -105,14 +116,40 @@ def _satisfies_policy(search: _Search, other: Workload) -> bool:
     return policy == ANY
 
 
-def _from_queue(search: _Search, queue: str, kind: _Kind, lca: str | None) -> list[_Candidate]:
-    """``getCandidatesFromCQ``: the queue's workloads that use a pair needing preemption and that the
-    policy lets the workload preempt."""
-    return [
-        _Candidate(a, kind, lca)
-        for a in search.admitted.get(queue, ())
-        if any(fr in search.needed for fr in a.usage) and _satisfies_policy(search, a.workload)
-    ]
+def _above_threshold(cq: ClusterQueue, candidate: int, incoming: int) -> bool:
+    """``isAboveBorrowingThreshold``: a candidate of this priority may not be preempted while the
+    workload borrows: not lower than the workload's, or above ``maxPriorityThreshold`` where it is set."""
+    if candidate >= incoming:
+        return True
+    return cq.max_priority_threshold is not None and candidate > cq.max_priority_threshold
+
+
+def _variant(search: _Search, other: Admitted, advantage: bool) -> _Kind | None:
+    """``classifyPreemptionVariant``: whether (``None``: not) and how the workload may preempt
+    ``other``, which uses a pair needing preemption and which the policy lets it preempt; one of
+    another queue with ``advantage`` (its quota is the workload's by the cohort tree) is a hierarchy
+    candidate, else a priority one, that it may preempt while borrowing only where
+    ``borrowWithinCohort`` allows."""
+    if not any(fr in search.needed for fr in other.usage) or not _satisfies_policy(search, other.workload):
+        return None
+    if other.workload.cluster_queue == search.cq.name:
+        return _Kind.WITHIN_CQ
+    if advantage:
+        return _Kind.HIERARCHICAL_RECLAIM
+    cq, priority = search.cq, other.workload.priority
+    if not cq.preempts_while_borrowing or _above_threshold(cq, priority, search.workload.priority):
+        return _Kind.RECLAIM_WITHOUT_BORROWING
+    return _Kind.RECLAIM_WHILE_BORROWING
+
+
+def _from_queue(search: _Search, queue: str, lca: str | None, advantage: bool) -> list[_Candidate]:
+    """``getCandidatesFromCQ``: the queue's workloads the workload may preempt, each of its kind."""
+    out: list[_Candidate] = []
+    for a in search.admitted.get(queue, ()):
+        kind = _variant(search, a, advantage)
+        if kind is not None:
+            out.append(_Candidate(a, kind, lca))
+    return out
 
 
 def _over_quota_queues(search: _Search, cohort: str, skip: str | None) -> list[str]:
@@ -141,13 +178,9 @@ def _cohort_candidates(search: _Search) -> tuple[list[_Candidate], list[_Candida
     advantage, remaining = snapshot.fit_in_quota(f"cq:{search.cq.name}", search.usage)
     previous: str | None = None
     for cohort in snapshot.ancestors(search.cq.name):
-        out, kind = (
-            (hierarchy, _Kind.HIERARCHICAL_RECLAIM)
-            if advantage
-            else (priority, _Kind.RECLAIM_WITHOUT_BORROWING)
-        )
+        out = hierarchy if advantage else priority
         for queue in _over_quota_queues(search, cohort, previous):
-            out.extend(_from_queue(search, queue, kind, cohort))
+            out.extend(_from_queue(search, queue, cohort, advantage))
         fits, remaining = snapshot.fit_in_quota(cohort, remaining)
         advantage = advantage or fits
         previous = cohort
@@ -244,14 +277,13 @@ def preemption_targets(
     for a in admitted:
         by_queue.setdefault(a.workload.cluster_queue, []).append(a)
     search = _Search(workload, cq, usage, needed, by_queue, snapshot)
-    same_queue = (
-        [] if cq.within_cluster_queue == NEVER else _from_queue(search, cq.name, _Kind.WITHIN_CQ, None)
-    )
+    same_queue = [] if cq.within_cluster_queue == NEVER else _from_queue(search, cq.name, None, False)
     hierarchy, priority = _cohort_candidates(search)
     candidates = _ordered(search, hierarchy, priority, same_queue)
-    if not (hierarchy or priority) or not _under_nominal(search):
+    forbidden = not cq.preempts_while_borrowing  # ``IsBorrowingWithinCohortForbidden``
+    if not (hierarchy or priority) or (forbidden and not _under_nominal(search)):
         runs: tuple[bool, ...] = (True,)
-    elif not hierarchy:
+    elif forbidden and not hierarchy:
         runs = (False, True)
     else:
         runs = (True, False)

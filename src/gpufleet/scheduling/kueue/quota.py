@@ -158,23 +158,33 @@ class QuotaSnapshot:
         its nominal quota) of each of ``frs``."""
         return all(self._usage(node, fr) <= self.subtree_quota(node, fr) for fr in frs)
 
-    def reclaims_in_a_subtree(self, queue: str, fr: FlavorResource, val: int) -> bool:
-        """``FindHeightOfLowestSubtreeThatFits``' second answer (the flavor assigner's
-        ``mayReclaimInHierarchy``): whether a subtree smaller than the whole cohort tree fits ``val``
-        more of ``fr`` for the queue. That is the queue itself where it need not borrow (when it has a
-        cohort), else the first cohort on its way up whose usage plus what its children's unused
-        local quota leaves to ask stays within its subtree quota, when that cohort is not the root."""
+    def lowest_subtree_that_fits(self, queue: str, fr: FlavorResource, val: int) -> tuple[int, bool]:
+        """``FindHeightOfLowestSubtreeThatFits``: the height of the lowest subtree of the cohort tree that
+        holds ``val`` more of ``fr`` for the queue (0: the queue itself, where it need not borrow; a
+        cohort's height is its distance to its furthest leaf), the whole tree's where none does; and
+        whether that subtree is smaller than the whole tree (the flavor assigner's
+        ``mayReclaimInHierarchy``: preemption may reclaim there). The borrowing level a flavor
+        assignment ranks by: the lower, the nearer the quota."""
         node = f"cq:{queue}"
         parent = self.parent(node)
         if parent is None or self._usage(node, fr) + val <= self.subtree_quota(node, fr):
-            return parent is not None
+            return 0, parent is not None
         remaining = val - max(self._local(node, fr) - self._usage(node, fr), 0)
         while parent is not None:
             if self._usage(parent, fr) + remaining <= self.subtree_quota(parent, fr):
-                return self.parent(parent) is not None
+                return self._height(parent), self.parent(parent) is not None
             remaining -= max(self._local(parent, fr) - self._usage(parent, fr), 0)
             parent = self.parent(parent)
-        return False
+        return self._height(self.root(queue)), False
+
+    def _height(self, node: str) -> int:
+        """``getNodeHeight``: a cohort's distance to its furthest leaf (1 with only ClusterQueues)."""
+        children = self.children.get(node, [])
+        height = min(len(children), 1)
+        for child in children:
+            if child.startswith("cohort:"):
+                height = max(height, self._height(child) + 1)
+        return height
 
     def fit_in_quota(self, node: str, requests: Mapping[FlavorResource, int]) -> tuple[bool, Usage]:
         """``QuantitiesFitInQuota``: whether ``requests`` fit the node's subtree quota on top of its

@@ -30,6 +30,7 @@ class Workload:
     #: its pod sets' names (``main`` for a Job); their requests are summed in ``requests`` and they
     #: share one flavor assignment (Kueue assigns each its own)
     pod_sets: tuple[str, ...] = (POD_SET,)
+    pod_count: int = 1  # its pods over all its pod sets (what a ClusterQueue's ``pods`` quota counts)
 
     @property
     def namespace(self) -> str:
