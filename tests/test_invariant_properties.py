@@ -24,7 +24,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import coscheduling, invariants_checked, kueue_queues
+from conftest import coscheduling, invariants_checked, kueue_queues, local_queue, resource_flavor
 from gpufleet.gpus.dra.cel import compile_selector
 from gpufleet.kube import load_scenario
 from gpufleet.model.pod import POD_GROUP_LABEL
@@ -609,6 +609,62 @@ PRIORITY_CLASSES = "---".join(
 
 
 @st.composite
+def kueue_setup(draw: st.DrawFn) -> str:
+    """Kueue's objects for the LocalQueue ``default/queue``: a ClusterQueue ``cq`` with a GPU quota of
+    ``default-flavor``, or one drawn wider: a second flavor, a ``pods`` quota, a cohort with a queue that
+    only lends, ``flavorFungibility`` and preemption policies (``borrowWithinCohort`` among them)."""
+    gpus = draw(st.sampled_from([2, 8, 16]))
+    if draw(st.booleans()):
+        return kueue_queues("default-flavor", gpus, "queue", "default")
+    flavors = ["default-flavor", "spare-flavor"][: draw(st.integers(1, 2))]
+    pods = draw(st.sampled_from([None, 1, 4, 20]))
+    covered = "[nvidia.com/gpu, pods]" if pods is not None else "[nvidia.com/gpu]"
+
+    def groups(quota: int, limits: str = "") -> str:
+        lines = [f"  - coveredResources: {covered}\n    flavors:"]
+        for flavor in flavors:
+            lines.append(f"    - name: {flavor}\n      resources:")
+            lines.append(f"      - {{name: nvidia.com/gpu, nominalQuota: {quota}{limits}}}")
+            if pods is not None:
+                lines.append(f"      - {{name: pods, nominalQuota: {pods}}}")
+        return "  resourceGroups:\n" + "\n".join(lines) + "\n"
+
+    policy = {
+        "whenCanBorrow": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+        "whenCanPreempt": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+    }
+    if set(policy.values()) == {"TryNextFlavor"} and draw(st.booleans()):
+        policy["preference"] = draw(st.sampled_from(["BorrowingOverPreemption", "PreemptionOverBorrowing"]))
+    reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"]))
+    preemption = f"reclaimWithinCohort: {reclaim}, withinClusterQueue: "
+    preemption += draw(st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]))
+    if reclaim != "Never" and draw(st.booleans()):
+        threshold = draw(st.sampled_from(["", ", maxPriorityThreshold: 0", ", maxPriorityThreshold: 1000"]))
+        preemption += f", borrowWithinCohort: {{policy: LowerPriority{threshold}}}"
+    fungibility = ", ".join(f"{k}: {v}" for k, v in policy.items())
+    cq = f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  cohortName: research
+  flavorFungibility: {{{fungibility}}}
+  preemption: {{{preemption}}}
+""" + groups(gpus, draw(st.sampled_from(["", ", borrowingLimit: 4"])))
+    lender = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: lender}
+spec:
+  namespaceSelector: {}
+  cohortName: research
+""" + groups(draw(st.sampled_from([0, 8])))
+    flavor_docs = [resource_flavor(f) for f in flavors]
+    return "---".join([*flavor_docs, cq, lender, local_queue("queue", "default", "cq")])
+
+
+@st.composite
 def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
     """A random scenario as one multi-document YAML text; ``autoscaled``: some pools may grow (through
     cluster-autoscaler), else the nodes are those there at the start."""
@@ -617,7 +673,7 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
     resources = sorted({GPU_KINDS[kind][0] for kind in kinds})
     queued = draw(st.booleans())
     if queued:
-        docs.append(kueue_queues("default-flavor", draw(st.sampled_from([2, 8, 16])), "queue", "default"))
+        docs.append(draw(kueue_setup()))
     pools = [f"pool{i}" for i in range(len(kinds))]
     if draw(st.integers(0, 2)) == 0:
         pools.append("dra")
