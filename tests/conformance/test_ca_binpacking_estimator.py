@@ -5,23 +5,23 @@ snapshot holds one node of its own (``oldnode``: 100m cpu, 100 MiB, 10 pods, zon
 and the template is ``makeNode(millicores, memory, 10, "template", "zone-mars")``; the pods are
 ordered by ``DecreasingPodOrderer`` and the limiter is a ``ThresholdBasedEstimationLimiter`` over one
 ``StaticThreshold(maxNodes)`` (0: no limit), which gpufleet takes as the pool's room. Upstream's
-equivalence groups repeat one pod; here each copy has a name of its own (``ca_builders``). The file's
+equivalence groups repeat one pod; here each copy has a name of its own (``ca_builders``), and the
+estimate takes pods alike that come one after another as one group. The file's
 ``BenchmarkBinpackingEstimate`` is a benchmark, not a test, and is not ported."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 from ca_builders import binpacking_estimate, build_test_pod
 
 from gpufleet.model.node import Node
-from gpufleet.model.pod import Pod
+from gpufleet.model.pod import Pod, Requirement
+from gpufleet.model.pod_affinity import DO_NOT_SCHEDULE, TopologySpreadConstraint
+from gpufleet.scheduling.plugins.pod_topology_spread import HOSTNAME, ZONE
 
 MIB = 1024 * 1024
-TOPOLOGY_SPREAD = (
-    "gpufleet's estimate packs template copies without PodTopologySpread (README, deliberate "
-    "divergences: the estimate leaves InterPodAffinity and PodTopologySpread out), so spreading "
-    "constraints neither limit the pods per new node nor keep pods out of the new nodes' zone"
-)
 
 
 def _make_node(cpu: int, mem: int, pods: int, name: str, zone: str) -> Node:
@@ -31,10 +31,22 @@ def _make_node(cpu: int, mem: int, pods: int, name: str, zone: str) -> Node:
     return Node(name, labels=labels, capacity={"cpu": cpu, "memory": mem * MIB, "pods": pods})
 
 
-def _estimatee(millicpu: int, mem: int, host_port: int = 0) -> Pod:
-    return build_test_pod(
+def _estimatee(
+    millicpu: int, mem: int, host_port: int = 0, max_skew: tuple[int, str, int] | None = None
+) -> Pod:
+    """``BuildTestPod("estimatee", millicpu, mem, WithNamespace("universe"), WithLabels({"app":
+    "estimatee"}))``, with ``WithHostPort(host_port)`` and ``WithMaxSkew(*max_skew)``: one spread
+    constraint, DoNotSchedule, of that maxSkew, topology key and minDomains, selecting
+    ``app=estimatee``."""
+    pod = build_test_pod(
         "estimatee", millicpu, mem, namespace="universe", labels={"app": "estimatee"}, host_port=host_port
     )
+    if max_skew is None:
+        return pod
+    skew, key, min_domains = max_skew
+    selector = (Requirement("app", "In", ("estimatee",)),)
+    constraint = TopologySpreadConstraint(skew, key, DO_NOT_SCHEDULE, selector, min_domains)
+    return replace(pod, spread_constraints=(constraint,))
 
 
 OLD_NODE = _make_node(100, 100, 10, "oldnode", "zone-jupiter")
@@ -96,12 +108,34 @@ CASES = [
         max_nodes=5,
         processed=[f"estimatee-1-{k}" for k in range(10)],
     ),
-    _case("hostname topology spreading with maxSkew=2 forces 2 pods/node", skip=TOPOLOGY_SPREAD),
-    _case("zonal topology spreading with maxSkew=2 only allows 2 pods to schedule", skip=TOPOLOGY_SPREAD),
+    _case(
+        "hostname topology spreading with maxSkew=2 forces 2 pods/node",
+        1000,
+        5000,
+        [(_estimatee(200, 200, max_skew=(2, HOSTNAME, 1)), 8)],
+        nodes=4,
+        pods=8,
+    ),
+    # the third pod fails on the new node's zone, and on a second new node of the same zone
+    _case(
+        "zonal topology spreading with maxSkew=2 only allows 2 pods to schedule",
+        1000,
+        5000,
+        [(_estimatee(20, 100, max_skew=(2, ZONE, 1)), 8)],
+        nodes=1,
+        pods=2,
+    ),
+    # fewer than 3 domains count the global minimum as 0; a pod the last new node turns away by the
+    # hostname spread goes to another node, ``oldnode`` among them, which is then counted as upstream
+    # counts it (``newNodesWithPods``): two new nodes and oldnode, 4 pods each
     _case(
         "hostname topology spreading with maxSkew=1 with a large scaleup handles scheduling pods "
         "retroactively",
-        skip=TOPOLOGY_SPREAD,
+        1000,
+        5000,
+        [(_estimatee(20, 100, max_skew=(1, HOSTNAME, 3)), 12)],
+        nodes=3,
+        pods=12,
     ),
 ]
 

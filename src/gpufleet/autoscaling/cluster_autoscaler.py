@@ -103,11 +103,11 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     state, profile = request.state, request.profile
     trial = TrialPlacement(state, profile, set(request.exclude))
     remaining = [pod for pod in request.pending if trial.place(pod) is None]
-    remaining = still_pending(remaining, list(request.options), profile, state)
+    remaining = still_pending(remaining, list(request.options), profile, state, request.exclude)
     estimates = [
         e
         for o in request.options
-        if o.name not in request.backed_off and (e := estimate(remaining, o, profile, state))
+        if o.name not in request.backed_off and (e := estimate(remaining, o, profile, state, request.exclude))
     ]
     best = choose(estimates, request.expander, request.rng)
     if best is not None:

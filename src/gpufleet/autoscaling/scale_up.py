@@ -8,12 +8,21 @@ out; for each pool with room, pods are packed First-Fit Decreasing (the largest 
 template's cpu plus memory first, ``DecreasingPodOrderer``; equal ones by the share of everything they
 ask for, GPUs included, where upstream sets no order) onto fresh copies of the
 pool's template node (DaemonSet pods that would run there take their share first), using the
-scheduler profile's own node filters, its resources and its NodePorts (upstream's ``SchedulePod``
-runs the profile's filters on the copy: a pod does not go on a copy where a pod the estimate put
-there binds a conflicting host port); InterPodAffinity and PodTopologySpread are left out. GPUs
-are also counted in thousandths, so fractional requests (KAI, HAMi) pack several to a GPU (their
-split over single GPUs is not simulated); a gang (pods of one PodGroup) counts only if all its
-pending members are placed. An expander then picks one option (``expanders``).
+scheduler profile's own node filters, its resources and its pod-aware filters (NodePorts,
+PodTopologySpread, InterPodAffinity). Upstream's ``SchedulePod`` runs every filter on the copy, over
+a snapshot holding the cluster's nodes, the copies added so far (each named
+``template-node-for-<pool>-<k>``, its ``kubernetes.io/hostname`` label that name) with their DaemonSet
+pods, and the pods the estimate put: here each pod's PreFilter states over the cluster ``absorb``
+those copies and pods (``scheduling.pod_aware``), so a hostname spread limits the pods per copy, a
+zonal one counts the pods of the cluster's zones against the copies' zone, a required anti-affinity
+keeps pods apart and a required affinity finds the pods on the copies. A pod that a copy's
+PodTopologySpread turns away (``node(s) didn't match pod topology spread constraints``) while it
+has a ``kubernetes.io/hostname`` constraint is then tried on the cluster's own nodes, which the new
+domains may have opened to it (``tryToScheduleOnNewNodes``), and a node of the cluster it goes to is
+counted among the nodes the option adds (``newNodesWithPods``), as upstream counts it. GPUs are also
+counted in thousandths, so fractional requests (KAI, HAMi) pack several to a GPU (their split over
+single GPUs is not simulated); a gang (pods of one PodGroup) counts only if all its pending members
+are placed. An expander then picks one option (``expanders``).
 
 Dynamic Resource Allocation (cluster-autoscaler >= 1.32): a pool's template node carries the
 ResourceSlices its nodes will publish, and every copy of the template gets its own copy of them
@@ -32,7 +41,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from gpufleet.cluster.shares import gpu_memory_bytes, shareable
 from gpufleet.cluster.snapshot import ClusterSnapshot
@@ -41,14 +53,14 @@ from gpufleet.gpus.dra.allocator import filter_reason
 from gpufleet.model.dra import ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.gpu_share import MILLI
-from gpufleet.model.host_ports import HostPort
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS, Resources, native_first
+from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.gangs import group_key
-from gpufleet.scheduling.plugins.node_ports import REASON as PORTS_TAKEN
-from gpufleet.scheduling.plugins.node_ports import NodePorts, fits_ports
-from gpufleet.scheduling.plugins.node_resources_fit import insufficient_reason
+from gpufleet.scheduling.plugins.node_resources_fit import NodeResourcesFit, insufficient_reason
+from gpufleet.scheduling.plugins.pod_topology_spread import CONSTRAINTS_NOT_MATCH, HOSTNAME
+from gpufleet.scheduling.pod_aware import PodAwareFilter, PodFilterState, pre_filter_reads
 from gpufleet.scheduling.profile import Profile
 
 #: Pseudo-resource of the estimate: thousandths of a template node's GPUs.
@@ -58,6 +70,9 @@ MAX_SIZE_REACHED = "max node group size reached"
 IN_BACKOFF = "in backoff after failed scale-up"
 #: ... and for every pod when the cluster has ``--max-nodes-total`` nodes (``ReasonsMessage``).
 MAX_TOTAL_REACHED = "max total nodes in cluster reached"
+#: Why a template copy does not take a pod, besides a pod-aware filter's reason (the estimate's own).
+NO_ROOM = "no room on the copy"
+NO_CLAIMS = "its claims cannot be allocated on the copy"
 
 
 @dataclass(frozen=True)
@@ -106,16 +121,6 @@ def _free(option: PoolOption) -> Resources:
             free[name] = free.get(name, 0) - value
     free[PODS] = free.get(PODS, 110) - len(option.daemons)
     return free
-
-
-def _judges_ports(profile: Profile) -> bool:
-    """Whether the profile runs NodePorts (the estimate then keeps each copy's host ports)."""
-    return any(f.name == NodePorts.name for f in profile.pod_filters)
-
-
-def _daemon_ports(option: PoolOption) -> list[HostPort]:
-    """The host ports a fresh copy's DaemonSet pods bind."""
-    return [port for daemon in option.daemons for port in daemon.host_ports]
 
 
 def _fits(want: Resources, free: Resources) -> bool:
@@ -194,6 +199,14 @@ def copy_name(option: PoolOption, k: int) -> str:
     return f"template-node-for-{option.name}-{k}"
 
 
+def copy_node(option: PoolOption, k: int) -> Node:
+    """The ``k``-th copy of the pool's template as a node (``SanitizedNodeInfo``'s
+    ``createSanitizedNode``): named ``copy_name``, its ``kubernetes.io/hostname`` label that name, so
+    that each copy is a hostname domain of its own."""
+    name = copy_name(option, k)
+    return replace(option.template, name=name, labels={**option.template.labels, HOSTNAME: name})
+
+
 def copy_slices(slices: Sequence[ResourceSlice], node: str) -> list[ResourceSlice]:
     """``SanitizedNodeResourceSlices`` (``simulator/dynamicresources/utils/sanitize.go``): the
     template's node-local slices for one copy, on the copy's node, slice and pool names suffixed so
@@ -233,6 +246,278 @@ def _gpus_used(snapshot: ClusterSnapshot, option: PoolOption) -> int:
     return sum(1 for d in dra.allocated_devices() if d in gpus)
 
 
+def _hostname_spread(pod: Pod) -> bool:
+    """``isPodUsingHostNameTopologyKey``: one of the pod's own spread constraints is on hostname."""
+    return any(c.topology_key == HOSTNAME for c in pod.spread_constraints)
+
+
+@dataclass
+class _Aware:
+    """The pod-aware PreFilter states of one kind of pod (pods alike in ``pre_filter_reads``): as the
+    cluster gives them (``base``; empty: every filter Skips), and with the first ``absorbed`` events of
+    the estimate counted (``states``, the last of those events' serial ``last``)."""
+
+    base: list[PodFilterState]
+    states: list[PodFilterState]
+    of: list[PodAwareFilter]  # the filter of each state
+    absorbed: int = 0
+    last: int = 0
+
+
+class _Packing:
+    """One estimate's what-if over ``snapshot`` (upstream's forked ``ClusterSnapshot``): copies of the
+    pool's template added, each with its room in the snapshot and its DaemonSet pods, and the pods put
+    on them or on the cluster's nodes; the profile's pod-aware filters judge the pods over all of it.
+
+    The copies are rows past the cluster's (``size + k``). What the pod-aware states must count is
+    kept as events (a copy added, a pod put) in order; each kind of pod keeps its states, which count
+    the events as far as they have read (``_Aware``), and read the rest when next asked. ``fork``,
+    ``commit`` and ``revert`` follow the snapshot's: a trial reverted takes its events back, and
+    states that counted them start again from the cluster's."""
+
+    def __init__(
+        self,
+        option: PoolOption,
+        profile: Profile,
+        snapshot: ClusterSnapshot,
+        pods: Sequence[Pod],
+        exclude: AbstractSet[int],
+    ) -> None:
+        self.option, self.profile, self.snapshot, self.exclude = option, profile, snapshot, exclude
+        self.state = snapshot.state
+        self.size = len(self.state.nodes)
+        self.fresh = _free(option)  # a new copy's room, its DaemonSet pods there
+        #: the copies as nodes, made when a pod-aware state first needs one (the snapshot keeps their room)
+        self.nodes: list[Node | None] = []
+        #: (serial, whether a copy was added or a pod put, the pod, its row)
+        self.events: list[tuple[int, bool, Pod | None, int]] = []
+        self.serial = 0
+        self.used: list[int] = []  # the cluster's rows the estimate put pods on
+        self.added = 0  # copies added beyond the first ones (the upcoming nodes)
+        #: the pods tried last (their ``pre_filter_reads``), and whether one of them fitted no copy
+        self.group: tuple[object, ...] | None = None
+        self.past_copies = False
+        self.saved: list[tuple[int, int, int, int, tuple[object, ...] | None, bool]] = []
+        self.filters: list[PodAwareFilter] = profile.pod_filters
+        #: pods with inter-pod terms may be put: a pod's InterPodAffinity must see their anti-affinity
+        self.with_terms = any(p.pod_affinity is not None for p in (*pods, *option.daemons))
+        self.aware: dict[tuple[object, ...], _Aware] = {}
+        self.admits: dict[tuple[tuple[object, ...], int], bool] = {}  # static filters, per shape and row
+
+    # -- the snapshot's fork, commit, revert, with the events ------------------------------
+    def fork(self) -> None:
+        self.snapshot.fork()
+        self.saved.append(
+            (len(self.events), len(self.nodes), len(self.used), self.added, self.group, self.past_copies)
+        )
+
+    def commit(self) -> None:
+        self.snapshot.commit()
+        self.saved.pop()
+
+    def revert(self) -> None:
+        self.snapshot.revert()
+        events, nodes, used, self.added, self.group, self.past_copies = self.saved.pop()
+        del self.events[events:]
+        del self.nodes[nodes:]
+        del self.used[used:]
+
+    def _event(self, added: bool, pod: Pod | None, row: int) -> None:
+        self.serial += 1
+        self.events.append((self.serial, added, pod, row))
+
+    def node(self, row: int) -> Node:
+        """The copy of ``row`` as a node."""
+        k = row - self.size
+        node = self.nodes[k]
+        if node is None:
+            node = self.nodes[k] = copy_node(self.option, k)
+        return node
+
+    # -- what the estimate adds ------------------------------------------------------------
+    def add_copy(self) -> int:
+        """A fresh copy joins, with its DaemonSet pods; its row."""
+        k = self.snapshot.add_copy(self.fresh)
+        self.nodes.append(None)
+        row = self.size + k
+        self._event(True, None, row)
+        for daemon in self.option.daemons:
+            self._event(False, daemon, row)
+        return row
+
+    def put(self, pod: Pod, row: int, want: Resources, milli: int = 0) -> None:
+        """The pod goes on ``row`` (a copy: ``want`` of its room; a node of the cluster: its columns
+        and ``milli`` of its GPU thousandths)."""
+        if row >= self.size:
+            self.snapshot.take_from_copy(row - self.size, want)
+        else:
+            self.snapshot.put(pod, row, milli)
+            if row not in self.used:
+                self.used.append(row)
+        self._event(False, pod, row)
+
+    # -- the filters -----------------------------------------------------------------------
+    def states(self, pod: Pod, key: tuple[object, ...] | None = None) -> list[PodFilterState]:
+        """The pod's pod-aware PreFilter states over the cluster and all the estimate added to it
+        (``key``: its ``pre_filter_reads``, where the caller has it)."""
+        if not self.filters:
+            return []
+        key = pre_filter_reads(pod) if key is None else key
+        aware = self.aware.get(key)
+        if aware is None:
+            ctx, what_if = PodContext(pod, self.state), self.with_terms
+            found = [
+                (f, f.pre_filter_what_if(ctx) if what_if else f.pre_filter_pods(ctx)) for f in self.filters
+            ]
+            base = [s for _, s in found if s is not None]
+            aware = self.aware[key] = _Aware(base, base, [f for f, s in found if s is not None])
+        if not aware.base:
+            return aware.base
+        events = self.events
+        if aware.absorbed > len(events) or (aware.absorbed and events[aware.absorbed - 1][0] != aware.last):
+            aware.states, aware.absorbed = aware.base, 0  # it counted events of a trial reverted since
+        if aware.absorbed < len(events):
+            if aware.states is aware.base:
+                aware.states = [s.changed((), ()) for s in aware.base]
+            new = events[aware.absorbed :]
+            nodes = [self.node(row) for _, added, _, row in new if added]
+            pods = [(p, row) for _, _, p, row in new if p is not None]
+            for s in aware.states:
+                s.absorb(nodes, pods)
+            aware.absorbed, aware.last = len(events), events[-1][0]
+        return aware.states
+
+    def judged_by(self, pod: Pod) -> list[tuple[PodAwareFilter, PodFilterState]]:
+        """``states``, each with its filter."""
+        states = self.states(pod)
+        return list(zip(self.aware[pre_filter_reads(pod)].of, states, strict=True)) if states else []
+
+    @staticmethod
+    def rejection(states: Sequence[PodFilterState], row: int) -> str | None:
+        """The first pod-aware filter's reason for turning the pod away from ``row`` (None: none does)."""
+        for s in states:
+            rejected = s.judge(row)
+            if rejected is not None:
+                return rejected[0]
+        return None
+
+    def fresh_rejection(self, states: Sequence[PodFilterState]) -> str | None:
+        """``rejection`` on the copy that would be added next, its DaemonSet pods there (judged on
+        copies of the states: the copy is added only if the pod goes there)."""
+        if not states:
+            return None
+        row = self.size + len(self.nodes)
+        node, daemons = copy_node(self.option, len(self.nodes)), [(d, row) for d in self.option.daemons]
+        for s in states:
+            trial = s.changed((), ())
+            trial.absorb([node], daemons)
+            rejected = trial.judge(row)
+            if rejected is not None:
+                return rejected[0]
+        return None
+
+    def on_cluster(self, pod: Pod, states: Sequence[PodFilterState]) -> bool:
+        """The pod put on the first node of the cluster that takes it here (part of upstream's
+        ``SchedulePodOnAnyNodeMatching`` on any node but the last copy): room for it (GPU thousandths
+        too), the static filters, the pod-aware states, its claims. False when none does."""
+        state, snapshot = self.state, self.snapshot
+        rows = np.flatnonzero(state.active)
+        if self.exclude:
+            rows = rows[~np.isin(rows, sorted(self.exclude))]
+        if not len(rows):
+            return False
+        want = state.pod_vectors(pod)[0]
+        free, free_milli = snapshot.free(rows)
+        if len(want) > free.shape[1]:
+            return False  # a resource no node has
+        share = pod.gpu_share
+        milli = MILLI * pod.gpus if share is None else state.gpu_shares().milli_needed(share, rows)
+        shape = pod.shape()
+        room = np.flatnonzero((free >= want).all(axis=1) & (free_milli >= milli))
+        if states and len(room):  # the pod-aware filters over node columns (``passes``)
+            ok = np.ones(len(room), dtype=bool)
+            for s in states:
+                ok &= s.passes(rows[room])
+            room = room[ok]
+        for j in room.tolist():
+            row = int(rows[j])
+            admits = self.admits.get((shape, row))
+            if admits is None:
+                node = state.nodes[row]
+                admits = all(f.reject(pod, node) is None for f in self.profile.static_filters)
+                self.admits[shape, row] = admits
+            if not admits:
+                continue
+            dra = snapshot.dra() if pod.resource_claims else None
+            if dra is not None and dra.place(pod, state.nodes[row].name) is not None:
+                continue
+            self.put(pod, row, {}, milli if isinstance(milli, int) else int(milli[j]))
+            return True
+        return False
+
+    def _on_copy(self, pod: Pod, want: Resources, states: Sequence[PodFilterState], k: int) -> str | None:
+        """Why copy ``k`` does not take the pod (its room, a pod-aware filter's reason, its claims); None
+        when it does (its claims then reserved there)."""
+        if not _fits(want, self.snapshot.copy_free(k)):
+            return NO_ROOM
+        reason = self.rejection(states, self.size + k) if states else None
+        if reason is None and _claimed(self.snapshot, self.option, pod, k) is not None:
+            return NO_CLAIMS
+        return reason
+
+    def place(self, pod: Pod, limit: int) -> bool:
+        """Put the pod as ``Estimate`` does; False when it goes nowhere.
+
+        Pods alike (``pre_filter_reads``, their requests among it) that come one after another are an
+        equivalence group: until one of them fits none of the copies, each goes on the first copy that
+        takes it (``tryToScheduleOnExistingNodes``; resources, the pod-aware filters, its claims).
+        From then on (``tryToScheduleOnNewNodes``) one is tried on the last copy added; turned away
+        from it by PodTopologySpread while it has a hostname constraint, on the first other node that
+        takes it (the cluster's, then the copies); else on a fresh copy, while fewer than ``limit``
+        were added."""
+        option, snapshot = self.option, self.snapshot
+        key = pre_filter_reads(pod)
+        if key != self.group:
+            self.group, self.past_copies = key, False
+        want = _wants(pod, option.template)
+        states = self.states(pod, key)
+        copies = snapshot.copies()
+        last: str | None = None  # why the last copy turned it away
+        others = range(0)  # the other copies, where they are still to be tried
+        if not self.past_copies:
+            for k in range(copies):
+                last = self._on_copy(pod, want, states, k)
+                if last is None:
+                    self.put(pod, self.size + k, want)
+                    return True
+            self.past_copies = True
+        elif copies:
+            last = self._on_copy(pod, want, states, copies - 1)
+            if last is None:
+                self.put(pod, self.size + copies - 1, want)
+                return True
+            others = range(copies - 1)
+        if last == CONSTRAINTS_NOT_MATCH and _hostname_spread(pod):
+            # any node but the last copy: the cluster's, then the other copies
+            if self.on_cluster(pod, states):
+                return True
+            for k in others:
+                if self._on_copy(pod, want, states, k) is None:
+                    self.put(pod, self.size + k, want)
+                    return True
+        if (
+            self.added < limit
+            and _fits(want, self.fresh)
+            and self.fresh_rejection(states) is None
+            and _claimed(snapshot, option, pod, copies) is None
+        ):
+            row = self.add_copy()
+            self.added += 1
+            self.put(pod, row, want)
+            return True
+        return False
+
+
 def pack(
     pods: list[Pod],
     option: PoolOption,
@@ -240,79 +525,63 @@ def pack(
     nodes: int,
     limit: int,
     snapshot: ClusterSnapshot,
+    exclude: AbstractSet[int] = frozenset(),
 ) -> tuple[int, list[Pod]]:
     """Place pods on ``nodes`` template copies added to ``snapshot``, adding up to ``limit`` more.
 
-    Returns (nodes added, pods placed). A unit (a gang) that does not fit whole is skipped: it is
-    tried in a fork of the snapshot, committed only when all of it fits. A pod's ResourceClaims
-    must be allocatable on its copy too (kept there), and with NodePorts in the profile its host
-    ports free there (``fitsPorts`` against the ports the pods put on that copy bind).
+    Returns (the nodes the pods placed need beyond the first ``nodes`` copies: the copies added, and
+    the nodes of the cluster outside ``exclude`` that the estimate put pods on; the pods placed). A
+    unit (a gang) that does not fit whole is skipped: it is tried in a fork of the snapshot,
+    committed only when all of it fits. A pod's ResourceClaims must be allocatable on its copy too
+    (kept there), and the profile's pod-aware filters must let it go there (``_Packing``).
     """
-    fresh, daemon_ports = _free(option), _daemon_ports(option)  # a new copy's room and ports in use
+    packing = _Packing(option, profile, snapshot, pods, exclude)
     for _ in range(nodes):
-        snapshot.add_copy(fresh, daemon_ports)
-    added = 0
+        packing.add_copy()
     placed: list[Pod] = []
     admitted = [u for u in _units(pods) if all(_admits(profile, p, option.template) for p in u)]
-    ports = _judges_ports(profile)
     for unit in sorted(admitted, key=lambda u: _order(u, option.template)):
-        snapshot.fork()
-        trial_added = added
-        ok = True
-        for pod in sorted(unit, key=lambda p: _order([p], option.template)):
-            want = _wants(pod, option.template)
-            slot = next(
-                (
-                    k
-                    for k in range(snapshot.copies())
-                    if _fits(want, snapshot.copy_free(k))
-                    and (not ports or fits_ports(pod.host_ports, snapshot.copy_ports(k)))
-                    and _claimed(snapshot, option, pod, k) is None
-                ),
-                None,
-            )
-            if (
-                slot is None
-                and trial_added < limit
-                and _fits(want, fresh)
-                and (not ports or fits_ports(pod.host_ports, daemon_ports))
-                and _claimed(snapshot, option, pod, snapshot.copies()) is None
-            ):
-                slot = snapshot.add_copy(fresh, daemon_ports)
-                trial_added += 1
-            if slot is None:
-                ok = False
-                break
-            snapshot.take_from_copy(slot, want, pod.host_ports)
-        if ok:
-            snapshot.commit()
-            added = trial_added
+        packing.fork()
+        if all(packing.place(pod, limit) for pod in sorted(unit, key=lambda p: _order([p], option.template))):
+            packing.commit()
             placed.extend(unit)
         else:
-            snapshot.revert()
-    return added, placed
+            packing.revert()
+    return packing.added + len(packing.used), placed
 
 
 def still_pending(
-    pods: list[Pod], options: list[PoolOption], profile: Profile, state: ClusterState
+    pods: list[Pod],
+    options: list[PoolOption],
+    profile: Profile,
+    state: ClusterState,
+    exclude: AbstractSet[int] = frozenset(),
 ) -> list[Pod]:
     """Pods that do not fit on the upcoming nodes of any pool."""
     remaining = list(pods)
     for option in options:
         if option.upcoming and remaining:
-            _, placed = pack(remaining, option, profile, option.upcoming, 0, ClusterSnapshot(state))
+            snapshot = ClusterSnapshot(state)
+            _, placed = pack(remaining, option, profile, option.upcoming, 0, snapshot, exclude)
             keys = {p.key for p in placed}
             remaining = [p for p in remaining if p.key not in keys]
     return remaining
 
 
-def estimate(pods: list[Pod], option: PoolOption, profile: Profile, state: ClusterState) -> Estimate | None:
+def estimate(
+    pods: list[Pod],
+    option: PoolOption,
+    profile: Profile,
+    state: ClusterState,
+    exclude: AbstractSet[int] = frozenset(),
+) -> Estimate | None:
     """How many nodes of the pool the pods need, packed on copies of its template in a snapshot of
-    ``state`` (``binpacking_estimator.go``), and the waste they leave."""
+    ``state`` (``binpacking_estimator.go``), and the waste they leave; ``exclude``: nodes of the
+    cluster no pod goes to (being deleted)."""
     if option.room <= 0 or not pods:
         return None
     snapshot = ClusterSnapshot(state)
-    added, placed = pack(pods, option, profile, 0, option.room, snapshot)
+    added, placed = pack(pods, option, profile, 0, option.room, snapshot, exclude)
     if added == 0 or not placed:
         return None
     wasted = waste(option.template, added, placed)
@@ -327,18 +596,31 @@ def estimate(pods: list[Pod], option: PoolOption, profile: Profile, state: Clust
 
 def rejections(pod: Pod, option: PoolOption, profile: Profile, snapshot: ClusterSnapshot) -> list[str]:
     """Why a fresh copy of the template does not take the pod: the first failing filter's reasons
-    (static filters, then NodeResourcesFit, then DynamicResources on copy 0 in ``snapshot``); empty
-    when it takes it."""
+    (static filters, then the pod-aware filters and NodeResourcesFit in the profile's order, then
+    DynamicResources on copy 0 in ``snapshot``); empty when it takes it. The pod-aware filters judge
+    copy 0 with its DaemonSet pods, beside the cluster's nodes and pods."""
     for f in profile.static_filters:
         reason = f.reject(pod, option.template)
         if reason is not None:
             return [reason]
+    judged: list[tuple[PodAwareFilter, PodFilterState]] = []
+    if profile.pod_filters:
+        packing = _Packing(option, profile, ClusterSnapshot(snapshot.state), [pod], frozenset())
+        packing.add_copy()
+        judged = packing.judged_by(pod)
+    names = [f.name for f in profile.filters]
+    fit_at = names.index(NodeResourcesFit.name) if NodeResourcesFit.name in names else len(names)
+    row = len(snapshot.state.nodes)  # copy 0
+    reason = _Packing.rejection([s for f, s in judged if names.index(f.name) < fit_at], row)
+    if reason is not None:
+        return [reason]
     free, want = _free(option), {**pod.requests, PODS: 1}
     short = [insufficient_reason(r) for r in native_first(want) if want[r] > free.get(r, 0)]
     if short:
         return short
-    if _judges_ports(profile) and not fits_ports(pod.host_ports, _daemon_ports(option)):
-        return [PORTS_TAKEN]
+    reason = _Packing.rejection([s for f, s in judged if names.index(f.name) >= fit_at], row)
+    if reason is not None:
+        return [reason]
     refused = _claimed(snapshot, option, pod, 0, reserve=False)
     return [filter_reason(refused)] if refused is not None else []
 

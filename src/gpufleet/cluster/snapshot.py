@@ -11,7 +11,7 @@ respect, and the ResourceClaims those what-ifs allocate (a fork of the DRA state
 A layer holds, per node, how much its requested and non-zero requested rows (and its GPU
 capacity in thousandths, where fractional shares count) have moved, the pods it took away, what
 the PodDisruptionBudgets still allow, its fork of the DRA state, and the copies of a node group's
-template it added (what each has free, and the host ports its pods bind). Reads combine the cluster
+template it added (what each has free). Reads combine the cluster
 with the top layer (``row``, ``free``); ``fork`` starts a layer from the current one, ``revert``
 drops it and ``commit`` keeps it. ``applied`` puts the top layer's rows into the cluster's own
 columns for the length of a block (what the scheduler's cached filters and scores then see), and
@@ -30,7 +30,6 @@ import numpy as np
 from gpufleet.cluster.state import Assignment, ClusterState, IntArray, NodeRow
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.gpu_share import MILLI
-from gpufleet.model.host_ports import HostPort
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU, Resources
 
@@ -50,8 +49,6 @@ class _Layer:
     dra: DraState | None = None
     #: copies of a node group's template the what-if added, as what is free on each
     copies: list[Resources] = field(default_factory=list)
-    #: the host ports the pods put on each copy bind (``NodeInfo.UsedPorts``)
-    copy_ports: list[list[HostPort]] = field(default_factory=list)
     published: int = 0  # template copies whose ResourceSlices this layer's DRA state holds
     #: pods put (+1) or taken away (-1) not yet added into ``delta`` (a trial that only places pods
     #: never reads it back)
@@ -65,7 +62,6 @@ class _Layer:
             None if self.budgets is None else list(self.budgets),
             None,
             [dict(c) for c in self.copies],
-            [list(p) for p in self.copy_ports],
             self.published,
             list(self.shifts),
         )
@@ -206,12 +202,10 @@ class ClusterSnapshot:
         self._top.published = copies
 
     # -- copies of a node group's template ----------------------------------------------------
-    def add_copy(self, free: Resources, ports: Sequence[HostPort] = ()) -> int:
+    def add_copy(self, free: Resources) -> int:
         """A fresh copy of a node group's template joins the what-if (cluster-autoscaler's
-        estimator adds them to its snapshot), ``free`` being what it has for pods and ``ports`` the
-        host ports in use there (its DaemonSet pods'); its index."""
+        estimator adds them to its snapshot), ``free`` being what it has for pods; its index."""
         self._top.copies.append(dict(free))
-        self._top.copy_ports.append(list(ports))
         return len(self._top.copies) - 1
 
     def copies(self) -> int:
@@ -220,16 +214,11 @@ class ClusterSnapshot:
     def copy_free(self, k: int) -> Resources:
         return self._top.copies[k]
 
-    def copy_ports(self, k: int) -> list[HostPort]:
-        """The host ports in use on copy ``k``."""
-        return self._top.copy_ports[k]
-
-    def take_from_copy(self, k: int, want: Resources, ports: tuple[HostPort, ...] = ()) -> None:
-        """A pod put on copy ``k`` takes ``want`` of what is free there and binds ``ports``."""
+    def take_from_copy(self, k: int, want: Resources) -> None:
+        """A pod put on copy ``k`` takes ``want`` of what is free there."""
         free = self._top.copies[k]
         for r, v in want.items():
             free[r] = free.get(r, 0) - v
-        self._top.copy_ports[k].extend(ports)
 
     # -- writes ------------------------------------------------------------------------------
     def put(self, pod: Pod, i: int, milli: int = 0) -> None:

@@ -16,7 +16,11 @@ per domain with ``np.bincount``; a PreFilter state keeps its counts per domain i
 Preemption's dry run asks with the victims gone, cluster-autoscaler's trial placements with the
 pods they put and the nodes they drain, and a cycle with the pods DefaultPreemption nominated held
 on their nodes (``changed``: upstream's ``PreFilterExtensions.AddPod`` / ``RemovePod`` applied to a
-copy of the PreFilter state; ``WithAndWithout``).
+copy of the PreFilter state; ``WithAndWithout``). cluster-autoscaler's scale-up estimate also adds
+nodes: the copies of a node group's template it packs pods onto, which upstream adds to its
+``ClusterSnapshot`` before running the filters there. A state of one's own (a ``changed`` copy)
+``absorb``s them, at rows past the cluster's (``state.size + k``), and the pods put there, and then
+judges those rows too (``judge``; ``passes`` covers the cluster's rows only).
 """
 
 from __future__ import annotations
@@ -80,6 +84,15 @@ def domain_sums(state: ClusterState, key: str, per_node: IntArray) -> IntArray |
     return sums.astype(np.int64)
 
 
+def pre_filter_reads(pod: Pod) -> tuple[object, ...]:
+    """All that the pod-aware PreFilters read of a pod, so pods equal in it (their names aside) get
+    equal states: its namespace and labels (the selectors, a pod matching its own), its owner
+    (PodTopologySpread's default selector), its inter-pod terms and spread constraints, and its shape
+    (the node selector, affinity and tolerations of the node inclusion policies; its host ports)."""
+    labels = tuple(sorted(pod.labels.items()))
+    return pod.namespace, labels, pod.owner, pod.pod_affinity, pod.spread_constraints, pod.shape()
+
+
 class PodFilterState:
     """One pod's PreFilter result: judges nodes, optionally with some placed pods gone."""
 
@@ -87,8 +100,16 @@ class PodFilterState:
         """A copy with pods put and taken away (upstream's ``AddPod`` / ``RemovePod`` on a clone)."""
         raise NotImplementedError
 
+    def absorb(self, nodes: Sequence[Node], added: Sequence[Placed]) -> None:
+        """In place, on a state of one's own (a ``changed`` copy): ``nodes`` join the what-if past the
+        cluster's rows (the ``k``-th node ever absorbed at row ``state.size + k``: the template copies
+        cluster-autoscaler's estimate adds to its snapshot, upstream's PreFilter then counting them
+        among the nodes), then the pods ``added`` are put, on the cluster's rows or on those
+        (``AddPod``)."""
+        raise NotImplementedError
+
     def judge(self, node: int) -> Rejection | None:
-        """Filter for one node."""
+        """Filter for one node (a cluster row, or a row of a node ``absorb`` added)."""
         raise NotImplementedError
 
     def reject(self, node: int, without: Sequence[Assignment] = ()) -> Rejection | None:
@@ -105,6 +126,9 @@ class CountingState(PodFilterState):
     a what-if is a clone with the pods put added and the pods taken away subtracted."""
 
     state: ClusterState
+    #: the nodes a what-if added past the cluster's rows (``absorb``), row ``state.size + k`` being
+    #: ``beyond[k]`` (a plain attribute: the subclasses' dataclass fields leave it out)
+    beyond: tuple[Node, ...] = ()
 
     def clone(self) -> Self:
         """A copy whose counts can change without changing these."""
@@ -114,13 +138,31 @@ class CountingState(PodFilterState):
         """Count ``placed`` on ``node`` ``delta`` times (1: AddPod, -1: RemovePod)."""
         raise NotImplementedError
 
+    def update_with_node(self, node: Node) -> None:
+        """``node`` joins the what-if, its pods counted apart (``update_with_pod``): nothing to count,
+        unless the plugin counts the nodes themselves (PodTopologySpread's domains)."""
+
+    def node_at(self, row: int) -> Node:
+        """The node of a row: the cluster's, or one ``absorb`` added."""
+        nodes = self.state.nodes
+        return nodes[row] if row < len(nodes) else self.beyond[row - len(nodes)]
+
     def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> Self:
         copy = self.clone()
+        copy.beyond = self.beyond
         for pod, node in added:
-            copy.update_with_pod(pod, self.state.nodes[node], 1)
+            copy.update_with_pod(pod, copy.node_at(node), 1)
         for a in removed:
             copy.update_with_pod(a.pod, self.state.nodes[a.node], -1)
         return copy
+
+    def absorb(self, nodes: Sequence[Node], added: Sequence[Placed]) -> None:
+        if nodes:
+            self.beyond = (*self.beyond, *nodes)
+            for node in nodes:
+                self.update_with_node(node)
+        for pod, row in added:
+            self.update_with_pod(pod, self.node_at(row), 1)
 
 
 class PodAwareFilter(Plugin):
@@ -129,6 +171,12 @@ class PodAwareFilter(Plugin):
     def pre_filter_pods(self, ctx: PodContext) -> PodFilterState | None:
         """PreFilter over the placed pods; None when it returns Skip (the pod passes everywhere)."""
         raise NotImplementedError
+
+    def pre_filter_what_if(self, ctx: PodContext) -> PodFilterState | None:
+        """PreFilter for a what-if that will put pods with inter-pod terms of their own (``absorb``):
+        a state even where the cluster's pods alone make it Skip, when such pods could make the Filter
+        reject (those pods' required anti-affinity); ``pre_filter_pods`` unless the plugin says so."""
+        return self.pre_filter_pods(ctx)
 
     def helped_by(self, waiting: Pod, added: Pod) -> bool:
         """The queueing hint on a Pod add event: whether ``added`` being placed may make ``waiting``
@@ -160,6 +208,10 @@ class WithAndWithout(PodFilterState):
 
     def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> WithAndWithout:
         return WithAndWithout(self.held.changed(added, removed), self.alone.changed(added, removed))
+
+    def absorb(self, nodes: Sequence[Node], added: Sequence[Placed]) -> None:
+        self.held.absorb(nodes, added)
+        self.alone.absorb(nodes, added)
 
     def judge(self, node: int) -> Rejection | None:
         return self.held.judge(node) or self.alone.judge(node)

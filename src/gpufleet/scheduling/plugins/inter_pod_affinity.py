@@ -179,7 +179,7 @@ class AffinityState(CountingState):
         return ok
 
     def judge(self, node: int) -> Rejection | None:
-        labels = self.state.nodes[node].labels
+        labels = self.node_at(node).labels
         if not self.satisfies_affinity(labels):
             return AFFINITY_NOT_MATCH, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         if self.anti_counts and any(
@@ -275,6 +275,16 @@ class InterPodAffinity(PodAwareFilter, PodAwareScore):
                 for term in anti:
                     _count_pairs(s.anti_counts, state, term.topology_key, held)
         return s
+
+    def pre_filter_what_if(self, ctx: PodContext) -> AffinityState | None:
+        """Where the cluster's pods make PreFilter Skip, a state with nothing counted: the pods the
+        what-if puts may still carry required anti-affinity that matches the pod (the existing pods'
+        anti-affinity check, once ``absorb`` counted them)."""
+        found = self.pre_filter_pods(ctx)
+        if found is not None:
+            return found
+        affinity = affinity_of(ctx.pod) or PodAffinity()
+        return AffinityState(ctx.state, ctx.pod, affinity, Counter(), Counter(), Counter())
 
     def helped_by(self, waiting: Pod, added: Pod) -> bool:
         """``isSchedulableAfterPodChange`` for an added pod: it matches all the waiting pod's required

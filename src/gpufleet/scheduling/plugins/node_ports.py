@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from gpufleet.cluster.state import Assignment, ClusterState
 from gpufleet.model.host_ports import HostPort, conflicts
+from gpufleet.model.node import Node
 from gpufleet.scheduling.framework import Code, PodContext
 from gpufleet.scheduling.pod_aware import Placed, PodAwareFilter, PodFilterState, Rejection
 from gpufleet.scheduling.registry import register
@@ -37,23 +38,35 @@ class WantedPorts(PodFilterState):
         self,
         state: ClusterState,
         wanted: tuple[HostPort, ...],
-        added: tuple[Placed, ...] = (),
+        added: dict[int, list[HostPort]] | None = None,
         gone: frozenset[str] = frozenset(),
     ) -> None:
         self.state = state
         self.wanted = wanted
-        self.added = added  # pods a what-if put (cluster-autoscaler's trial placements)
+        #: the host ports of the pods a what-if put, by row (cluster-autoscaler's trial placements, and
+        #: the pods its estimate put on template copies, rows past the cluster's)
+        self.added = added if added is not None else {}
         self.gone = gone  # pods a what-if took away (preemption's victims, a drained node's pods)
 
     def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> WantedPorts:
-        return WantedPorts(
-            self.state, self.wanted, (*self.added, *added), self.gone | {a.pod.key for a in removed}
+        copy = WantedPorts(
+            self.state,
+            self.wanted,
+            {row: list(ports) for row, ports in self.added.items()},
+            self.gone | {a.pod.key for a in removed},
         )
+        copy.absorb((), added)
+        return copy
+
+    def absorb(self, nodes: Sequence[Node], added: Sequence[Placed]) -> None:
+        for pod, row in added:
+            if pod.host_ports:
+                self.added.setdefault(row, []).extend(pod.host_ports)
 
     def judge(self, node: int) -> Rejection | None:
-        placed = (a.pod for key, a in self.state.pods_on[node].items() if key not in self.gone)
-        used = [p for pod in placed for p in pod.host_ports]
-        used += [p for pod, i in self.added if i == node for p in pod.host_ports]
+        on_node = self.state.pods_on[node].items() if node < len(self.state.pods_on) else ()
+        used = [p for key, a in on_node if key not in self.gone for p in a.pod.host_ports]
+        used += self.added.get(node, ())
         return None if fits_ports(self.wanted, used) else _TAKEN
 
 

@@ -153,6 +153,16 @@ class SpreadState(CountingState):
             if selects(c.selector, placed.labels) and included(c, self.pod, node):
                 matched[node.labels[c.topology_key]] += delta
 
+    def update_with_node(self, node: Node) -> None:
+        """A node added (cluster-autoscaler's template copy) is a domain of each constraint whose key
+        it carries and whose inclusion policies it passes, with no pods until some are counted (the
+        PreFilter counts every such node's domain)."""
+        if not has_keys(node, self.constraints):
+            return
+        for c, matched in zip(self.constraints, self.matched, strict=True):
+            if included(c, self.pod, node):
+                matched.setdefault(node.labels[c.topology_key], 0)
+
     def clone(self) -> SpreadState:
         return replace(self, matched=[Counter(m) for m in self.matched])
 
@@ -175,7 +185,7 @@ class SpreadState(CountingState):
         return ok
 
     def judge(self, node: int) -> Rejection | None:
-        labels = self.state.nodes[node].labels
+        labels = self.node_at(node).labels
         for c, matched in zip(self.constraints, self.matched, strict=True):
             value = labels.get(c.topology_key)
             if value is None:
