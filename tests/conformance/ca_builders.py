@@ -78,16 +78,21 @@ def unneeded_and_unremovable(
     threshold: float = 0.5,
     slices: Sequence[ResourceSlice] = (),
     ignore_daemonsets: bool = False,
+    unready: Sequence[str] = (),
+    scale_down_unready: bool = True,
 ) -> tuple[list[str], list[str]]:
     """``Checker.FilterOutUnremovable``: the eligible nodes, and the others; every pod on
-    ``nodes[0]``, as upstream's cases have it (``threshold`` for GPU nodes and the others alike)."""
+    ``nodes[0]``, as upstream's cases have it (``threshold`` for GPU nodes and the others alike);
+    the nodes named in ``unready`` not Ready (``SetNodeReadyState(node, false, ...)``), and
+    ``scale_down_unready`` as ``--scale-down-unready-enabled``."""
     state = ClusterState(list(nodes))
     if slices:
         state.dra = DraState(DraObjects(slices=list(slices)))
     for p in pods:
         state.assign(p, 0, 0.0)
     rule = UtilizationRule(threshold, threshold, ignore_daemonsets)
-    reasons = [unremovable_reason(state, i, rule) for i in range(len(nodes))]
+    disabled = [not scale_down_unready and n.name in unready for n in nodes]
+    reasons = [unremovable_reason(state, i, rule, disabled[i]) for i in range(len(nodes))]
     return (
         [n.name for n, r in zip(nodes, reasons, strict=True) if r is None],
         [n.name for n, r in zip(nodes, reasons, strict=True) if r is not None],

@@ -19,6 +19,7 @@ from gpufleet.model.pod import Pod
 REGULAR = build_test_node("regular", 1000, 10)
 NO_SCALE_DOWN = build_test_node("noScaleDown", 1000, 10, scale_down_disabled=True)
 BROKEN_UTIL = build_test_node("regular", 0, 0)
+UNREADY_NODE = build_test_node("unready", 1000, 10)  # SetNodeReadyState(unreadyNode, false, ...)
 BIG_POD = build_test_pod("bigPod", 600, 0)
 SMALL_POD = build_test_pod("smallPod", 100, 0)
 DS_POD = build_test_pod("dsPod", 500, 0, daemon_set=True)
@@ -35,10 +36,6 @@ BEING_DELETED = (
     "a node tainted ToBeDeletedByClusterAutoscaler (CurrentlyBeingDeleted): gpufleet's loop leaves the "
     "nodes its own cloud is deleting out of the candidates, and does not read the taint from a snapshot"
 )
-UNREADY = (
-    "--scale-down-unready-enabled and --scale-down-unready-time are not modelled: gpufleet's candidates "
-    "are ready nodes only (upstream's default also removes unready nodes, after 20 minutes)"
-)
 DRA_DISABLED = "DRA is always enabled in gpufleet (no DynamicResourceAllocation feature gate to turn off)"
 
 
@@ -50,6 +47,7 @@ def _base(suffix: str) -> list[object]:
         unneeded: list[str] | None = None,
         skip: str = "",
         slices: tuple[ResourceSlice, ...] = (),
+        scale_down_unready: bool = True,
     ) -> object:
         marks = [pytest.mark.skip(reason=skip)] if skip else []
         name = f"{desc} {suffix}" if suffix else desc
@@ -60,6 +58,7 @@ def _base(suffix: str) -> list[object]:
             0.5,
             slices,
             False,
+            scale_down_unready,
             id=f"TestFilterOutUnremovable/{name}",
             marks=marks,
         )
@@ -71,8 +70,14 @@ def _base(suffix: str) -> list[object]:
         case("highly utilized node is filtered out", [REGULAR], [BIG_POD], []),
         case("underutilized node stays", [REGULAR], [SMALL_POD], ["regular"]),
         case("node is filtered out if utilization can't be calculated", [BROKEN_UTIL], [SMALL_POD], []),
-        case("unready node stays", skip=UNREADY),
-        case("unready node is filtered oud when scale-down of unready is disabled", skip=UNREADY),
+        case("unready node stays", [UNREADY_NODE], [], ["unready"]),
+        case(
+            "unready node is filtered oud when scale-down of unready is disabled",
+            [UNREADY_NODE],
+            [],
+            [],
+            scale_down_unready=False,
+        ),
         case("Node is not filtered out because of DRA issues if DRA is disabled", skip=DRA_DISABLED),
         case(
             "Node is filtered out because of DRA issues if DRA is enabled",
@@ -96,6 +101,7 @@ def _extra() -> list[object]:
             0.5,
             (),
             False,
+            True,
             id="TestFilterOutUnremovable/high utilization daemonsets node is filtered out",
         ),
         pytest.param(
@@ -105,14 +111,15 @@ def _extra() -> list[object]:
             0.5,
             (),
             True,
+            True,
             id="TestFilterOutUnremovable/high utilization daemonsets node stays",
         ),
-        pytest.param([REGULAR], [DS_POD], ["regular"], 0.0, (), True, id=only_ds),
+        pytest.param([REGULAR], [DS_POD], ["regular"], 0.0, (), True, True, id=only_ds),
     ]
 
 
 @pytest.mark.parametrize(
-    ("nodes", "pods", "unneeded", "threshold", "slices", "ignore_daemonsets"),
+    ("nodes", "pods", "unneeded", "threshold", "slices", "ignore_daemonsets", "scale_down_unready"),
     _base("IgnoreDaemonSetUtilization=false") + _base("") + _extra(),
 )
 def test_filter_out_unremovable(
@@ -122,11 +129,13 @@ def test_filter_out_unremovable(
     threshold: float,
     slices: tuple[ResourceSlice, ...],
     ignore_daemonsets: bool,
+    scale_down_unready: bool,
 ) -> None:
     """``FilterOutUnremovable``: the nodes left as unneeded candidates; every other node is unremovable
-    (``ScaleDownDisabledAnnotation``, ``NotUnderutilized``, ``UnexpectedError``)."""
+    (``ScaleDownDisabledAnnotation``, ``NotUnderutilized``, ``UnexpectedError``,
+    ``ScaleDownUnreadyDisabled``). The node named ``unready`` is not Ready."""
     got_unneeded, got_unremovable = unneeded_and_unremovable(
-        nodes, pods, threshold, slices, ignore_daemonsets
+        nodes, pods, threshold, slices, ignore_daemonsets, ["unready"], scale_down_unready
     )
     assert got_unneeded == unneeded
     assert got_unremovable == [n.name for n in nodes if n.name not in unneeded]

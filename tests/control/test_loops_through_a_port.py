@@ -111,6 +111,7 @@ class HandKeptCluster:
         self.scaled: dict[str, Scaled] = {}  # by "<kind>/<ns>/<name>"
         self.lists: dict[str, int] = {}
         self.in_stock = True
+        self.unready: dict[str, float] = {}  # nodes not Ready -> when they registered
         self.asked: list[tuple[object, ...]] = []
 
     # reads
@@ -131,6 +132,9 @@ class HandKeptCluster:
 
     def nodes_going_away(self) -> set[str]:
         return set()
+
+    def unready_nodes(self) -> dict[str, float]:
+        return self.unready
 
     def pods_version(self) -> tuple[int, ...]:
         return (len(self.pods),)

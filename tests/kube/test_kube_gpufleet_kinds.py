@@ -158,3 +158,23 @@ def test_a_pool_template_taint_or_toleration_field_of_the_wrong_type_is_one_line
         "scenario.yaml: document 1 (NodePool/gpu): spec.template.spec.taints[0].key: "
         'Invalid value: ["x"]: must be a string'
     ]
+
+
+def test_scale_down_unready_settings_and_their_errors(tmp_path: Path) -> None:
+    """``--scale-down-unready-enabled`` (default true) and ``--scale-down-unready-time`` (default 20m,
+    ``config.DefaultScaleDownUnreadyTime``) as ``scaleDownUnreadyEnabled`` and ``scaleDownUnreadyTime``;
+    a value of the wrong kind is a field error."""
+    defaults = AutoscalerSettings()
+    assert (defaults.scale_down_unready_enabled, defaults.scale_down_unready_time_s) == (True, 1200.0)
+    good = simulation("{autoscaler: {scaleDownUnreadyEnabled: false, scaleDownUnreadyTime: 30m}}")
+    assert load(tmp_path, good).simulation.autoscaler == AutoscalerSettings(
+        scale_down_unready_enabled=False, scale_down_unready_time_s=1800.0
+    )
+    assert warnings(tmp_path, good) == []
+    bad = simulation("{autoscaler: {scaleDownUnreadyEnabled: maybe, scaleDownUnreadyTime: soon}}")
+    label = "scenario.yaml: document 1 (Simulation/s)"
+    assert problems(tmp_path, bad) == [
+        f'{label}: spec.autoscaler.scaleDownUnreadyEnabled: Invalid value: "maybe": must be a boolean',
+        f"{label}: spec.autoscaler.scaleDownUnreadyTime: invalid duration 'soon' (use Go syntax such as "
+        "'90s', '20m', '2h')",
+    ]

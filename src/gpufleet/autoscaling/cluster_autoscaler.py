@@ -14,7 +14,8 @@ order and acts on each reply before asking the next, since a launch may fail on 
   ``NotTriggerScaleUp`` message (in the reply only when it changed since the pod's last one).
 - ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
   (``scale_down.assess``), from the first scan that finds them so; they go after
-  ``scaleDownUnneededTime``, not within ``scaleDownDelayAfterAdd`` of a scale-up, never below a
+  ``scaleDownUnneededTime`` (a node that is not Ready after ``scaleDownUnreadyTime``, and never while
+  ``scaleDownUnreadyEnabled`` is false), not within ``scaleDownDelayAfterAdd`` of a scale-up, never below a
   group's ``min``, empty ones together (at most ``MAX_EMPTY_BULK_DELETE``) and others one at a
   time (while a drained node is still going, no other non-empty node starts draining).
 - ``keep_warm``: a group with ``warm`` keeps that many empty GPU-ready nodes beyond what pods
@@ -125,13 +126,14 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
 
 
 class Candidate(NamedTuple):
-    """A node scale-down may remove: its group's name and its group's size and ``min`` (a tuple: every
-    scan lists them afresh)."""
+    """A node scale-down may remove: its group's name and its group's size and ``min``, and whether the
+    node is Ready (a tuple: every scan lists them afresh)."""
 
     node: str
     group: str
     group_size: int
     group_min: int
+    ready: bool = True
 
 
 @dataclass
@@ -139,7 +141,7 @@ class ScaleDownRequest:
     now: float
     state: ClusterState
     profile: Profile
-    candidates: Sequence[Candidate]  # ready nodes of autoscaled groups, not warm, not being deleted
+    candidates: Sequence[Candidate]  # nodes of autoscaled groups, not starting, not warm, not being deleted
     utilization: UtilizationRule  # the thresholds, and whether DaemonSet pods count
     unneeded_time_s: float
     delay_after_add_s: float
@@ -157,12 +159,19 @@ class ScaleDownRequest:
     #: the verdicts of the last scan that assessed nodes, and what they were made of (kept by the loop;
     #: None: every node is assessed afresh)
     memo: RemovalMemo | None = None
+    #: --scale-down-unready-enabled: a node that is not Ready may be unneeded (else it never is) ...
+    unready_enabled: bool = True
+    #: ... and goes once unneeded for --scale-down-unready-time, not --scale-down-unneeded-time
+    unready_time_s: float = 20 * 60.0
 
 
 @dataclass(frozen=True)
 class ScaleDownReply:
     unneeded_since: dict[str, float]
     remove: tuple[Candidate, ...] = ()  # in this order; a node with movable pods is drained first
+    #: the unneeded nodes that may not go yet, and why (``RemovableAt``'s unremovable nodes: not unneeded,
+    #: or not unready, long enough; their group at its min)
+    unremovable: tuple[tuple[str, str], ...] = ()
 
     @property
     def acted(self) -> bool:
@@ -183,12 +192,19 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     if memo is not None and candidates:
         memo.begin(state, frozenset(exclude))
     rows = [state.index[c.node] for c in candidates]
+    # ScaleDownUnreadyDisabled: a verdict that depends on the node's readiness is neither recalled nor kept
+    unready = (
+        set()
+        if request.unready_enabled
+        else {i for c, i in zip(candidates, rows, strict=True) if not c.ready}
+    )
     recalled = [
-        memo.recall(state, c.node, i) if memo is not None else None
+        memo.recall(state, c.node, i) if memo is not None and i not in unready else None
         for c, i in zip(candidates, rows, strict=True)
     ]
     fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
-    reasons = dict(zip(fresh, unremovable_reasons(state, fresh, request.utilization), strict=True))
+    judged = unremovable_reasons(state, fresh, request.utilization, unready)
+    reasons = dict(zip(fresh, judged, strict=True))
     base = PlacementBase(state, exclude)
     for c, i, known in zip(candidates, rows, recalled, strict=True):
         seen.add(c.node)
@@ -203,7 +219,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
                 )
             )  # fmt: skip
             removable = verdict.unneeded
-            if memo is not None:
+            if memo is not None and i not in unready:
                 memo.keep(state, c.node, i, verdict.examined, removable)
         if removable:
             unneeded.setdefault(c.node, now)
@@ -215,22 +231,36 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     if now - request.last_scale_up_s < request.delay_after_add_s:
         return ScaleDownReply(unneeded)
     by_node = {c.node: c for c in request.candidates}
-    ripe = [n for n, since in sorted(unneeded.items()) if now - since >= request.unneeded_time_s]
-    removed: list[Candidate] = []
-    drained = bool(ripe) and any(has_movable_pods(state, n) for n in request.deleting)
-    for name in ripe:
+    ripe: list[Candidate] = []
+    unremovable: list[tuple[str, str]] = []
+    for name, since in sorted(unneeded.items()):
         found = by_node.get(name)
         if found is None:
             continue
-        c = found
+        # RemovableAt: unneeded for ScaleDownUnneededTime, an unready node for ScaleDownUnreadyTime
+        wait, flag = (
+            (request.unneeded_time_s, "scaleDownUnneededTime")
+            if found.ready
+            else (request.unready_time_s, "scaleDownUnreadyTime")
+        )
+        if now - since >= wait:
+            ripe.append(found)
+        else:
+            said = "" if found.ready else "unready and "
+            unremovable.append((name, f"{said}unneeded for {now - since:g}s, less than {flag} ({wait:g}s)"))
+    removed: list[Candidate] = []
+    drained = bool(ripe) and any(has_movable_pods(state, n) for n in request.deleting)
+    for c in ripe:
+        name = c.node
         if c.group_size - sum(1 for r in removed if r.group == c.group) <= c.group_min:
+            unremovable.append((name, f"node group {c.group} is at its min size ({c.group_min})"))
             continue
         empty = not has_movable_pods(state, name)
         if (empty and len(removed) < MAX_EMPTY_BULK_DELETE) or (not empty and not drained):
             drained |= not empty
             removed.append(c)
             unneeded.pop(name, None)
-    return ScaleDownReply(unneeded, tuple(removed))
+    return ScaleDownReply(unneeded, tuple(removed), tuple(unremovable))
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ of holds, so the decisions are those of a fresh simulation:
 A verdict that depended on more than that is not kept: the pod-aware filters (inter-pod affinity and
 spread count pods on every node of a domain), ResourceClaims (DRA allocations anywhere), pod age
 (a ``kube-system`` pod blocks for its first hour), PodDisruptionBudgets (what they allow moves with
-pods elsewhere) and gpufleet's ``gpuAwareScaleDown`` (whether a pod computes). None is kept while
+pods elsewhere), gpufleet's ``gpuAwareScaleDown`` (whether a pod computes) and, under
+``--scale-down-unready-enabled=false``, the node's readiness (an unready node's verdict is neither
+recalled nor kept). None is kept while
 the cluster uses DRA or a placed pod has inter-pod affinity terms (its anti-affinity can turn a moved
 pod away from every node of its domain, however far from the nodes a verdict looked at).
 """

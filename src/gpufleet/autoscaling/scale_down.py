@@ -8,10 +8,12 @@ over GPU allocatable only (``utilization.Calculate`` with a GPU config), on a no
 ResourceSlices the most allocated share of one of its device pools, elsewhere the larger of the cpu
 and memory shares; DaemonSet pods count, but under ``--ignore-daemonsets-utilization``, which takes
 their requests out of both the pods' and the node's (``CalculateUtilizationOfResource``); a node
-with an incomplete DRA pool, or without cpu or memory allocatable, has none, and stays) and every
-other pod on it can be placed on the remaining nodes by the scheduler's filters (a pod with
-ResourceClaims only where they can be allocated: the drain simulation first releases the claims
-of the node's pods).
+with an incomplete DRA pool, or without cpu or memory allocatable, has none, and stays; a node that is
+not Ready stays when ``--scale-down-unready-enabled`` is false) and every other pod on it can be
+placed on the remaining nodes by the scheduler's filters (a pod with ResourceClaims only where they
+can be allocated: the drain simulation first releases the claims of the node's pods). How long a node
+must have been unneeded before it goes (``--scale-down-unneeded-time``, or
+``--scale-down-unready-time`` for a node that is not Ready) is ``cluster_autoscaler.scale_down``'s.
 What blocks a drain, and which pods move, is ``drainability`` (upstream's drainability rules).
 gpufleet's GPU-aware option (``gpuAwareScaleDown``) also refuses nodes where a GPU pod is
 computing: upstream drains a half-used GPU node under a training job, which loses the work
@@ -106,9 +108,16 @@ def _share(requested: int, allocatable: int, daemons: int) -> float:
     return math.nan if used == 0 else math.copysign(math.inf, used)
 
 
-def unremovable_reasons(state: ClusterState, rows: Sequence[int], rule: UtilizationRule) -> list[str | None]:
+def unremovable_reasons(
+    state: ClusterState,
+    rows: Sequence[int],
+    rule: UtilizationRule,
+    unready_disabled: AbstractSet[int] = frozenset(),
+) -> list[str | None]:
     """Why each node is not even a scale-down candidate (``unremovableReasonAndNodeUtilization``:
-    ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``NotUnderutilized``), or None."""
+    ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``ScaleDownUnreadyDisabled``,
+    ``NotUnderutilized``, in that order), or None. ``unready_disabled``: the rows of nodes that are not
+    Ready while ``--scale-down-unready-enabled`` is false."""
     out: list[str | None] = []
     gpus = state.res_index.get(GPU)
     for i, used in zip(rows, utilizations(state, rows, rule.ignore_daemonsets), strict=True):
@@ -124,6 +133,8 @@ def unremovable_reasons(state: ClusterState, rows: Sequence[int], rule: Utilizat
                 f"utilization of node {node.name} cannot be computed "
                 "(no cpu or memory allocatable, or an incomplete DRA pool)"
             )
+        elif i in unready_disabled:
+            out.append(f"node {node.name} is unready and scale-down of unready nodes is disabled")
         elif used > threshold:  # isNodeAtOrBelowUtilizationThreshold: at it is underutilized, NaN too
             out.append(f"utilization {used:.2f} > {threshold}")
         else:
@@ -131,9 +142,12 @@ def unremovable_reasons(state: ClusterState, rows: Sequence[int], rule: Utilizat
     return out
 
 
-def unremovable_reason(state: ClusterState, i: int, rule: UtilizationRule) -> str | None:
-    """``unremovable_reasons`` of one node."""
-    return unremovable_reasons(state, [i], rule)[0]
+def unremovable_reason(
+    state: ClusterState, i: int, rule: UtilizationRule, unready_disabled: bool = False
+) -> str | None:
+    """``unremovable_reasons`` of one node (``unready_disabled``: it is not Ready, and
+    ``--scale-down-unready-enabled`` is false)."""
+    return unremovable_reasons(state, [i], rule, {i} if unready_disabled else frozenset())[0]
 
 
 class PlacementBase:

@@ -6,7 +6,8 @@ upcoming nodes first; the template carries the ResourceSlices of a pool that pub
 an expander picks a pool; when none grows, each pod left gets a ``no-scale-up`` event with
 cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
 nodes below the utilisation threshold whose pods fit elsewhere become unneeded and are removed
-after ``scaleDownUnneededTime``, not within ``scaleDownDelayAfterAdd`` of a scale-up, empty ones
+after ``scaleDownUnneededTime`` (a node that is not Ready after ``scaleDownUnreadyTime``, none with
+``scaleDownUnreadyEnabled: false``), not within ``scaleDownDelayAfterAdd`` of a scale-up, empty ones
 together and others one at a time (drained: pods evicted with their grace period, then the node
 deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. A launch
 the cloud refuses backs the pool off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``),
@@ -49,6 +50,10 @@ from gpufleet.model.simulation import AutoscalerSettings
 from gpufleet.scheduling.profile import build_profile
 from gpufleet.workloads.daemonset import daemon_should_run
 
+#: A node not Ready within this long of registering is still starting (``clusterstate``'s
+#: ``MaxNodeStartupTime``, ``NotStarted``): an upcoming node, not a scale-down candidate.
+MAX_NODE_STARTUP_S = 15 * 60.0
+
 
 @dataclass
 class ScaleEvent:
@@ -78,6 +83,7 @@ class ListedCandidates:
     going: frozenset[str]
     groups: list[tuple[NodeGroup, str, int]]  # each autoscaled group, its name and min
     sets: list[tuple[frozenset[str], frozenset[str], frozenset[str]]]  # its nodes, launches, warm nodes
+    readiness: tuple[frozenset[str], frozenset[str]]  # the unready nodes, and those still starting
     candidates: list[Candidate]
 
 
@@ -141,6 +147,9 @@ class ClusterAutoscalerLoop:
             backoffs = [g.backoff_until for g in groups if g.backed_off(t)]
             if backoffs:
                 self.arm(min(backoffs))
+        started = [since + MAX_NODE_STARTUP_S for since in self.port.unready_nodes().values()]
+        if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
+            self.arm(min(later))
 
     def _going(self) -> AbstractSet[str]:
         """Nodes on their way out: those it drains, and those someone else does (a spot notice)."""
@@ -269,11 +278,20 @@ class ClusterAutoscalerLoop:
         )
 
     # -- scale-down --------------------------------------------------------------------------
+    def _readiness(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The nodes that are not Ready, and those of them still starting: not Ready within
+        ``MAX_NODE_STARTUP_S`` of registering (``updateReadinessStats``' ``NotStarted``, which
+        ``GetUpcomingNodes`` counts as upcoming and ``RunOnce`` takes out of scale-down's candidates)."""
+        unready, now = self.port.unready_nodes(), self.clock.now
+        return frozenset(unready), frozenset(n for n, t in unready.items() if now < t + MAX_NODE_STARTUP_S)
+
     def _candidates(self) -> list[Candidate]:
-        """The ready nodes of autoscaled groups, neither warm nor going, in name order. The last scan's
-        list stands while what it was made of does: each group's nodes, launches, warm nodes, name and
-        ``min``, the nodes going, and the cluster's nodes (``static_version``)."""
-        going, state = self._going(), self.port.state
+        """The nodes of autoscaled groups, neither starting (launched and GPUs not registered, or not
+        Ready and still starting), warm nor going, in name order, each with whether it is Ready. The
+        last scan's list stands while what it was made of does: each group's nodes, launches, warm
+        nodes, name and ``min``, the nodes going, the nodes not Ready, and the cluster's nodes
+        (``static_version``)."""
+        going, state, readiness = self._going(), self.port.state, self._readiness()
         groups = [g for g in self.port.node_groups.values() if g.pool.autoscaled]
         made_of = [(g, g.name, g.pool.min) for g in groups]
         kept = self._listed
@@ -282,6 +300,7 @@ class ClusterAutoscalerLoop:
             and kept.static_version == state.static_version
             and kept.going == going
             and kept.groups == made_of
+            and kept.readiness == readiness
             and all(
                 g.nodes == nodes and g.launching.keys() == launching and g.warm == warm
                 for g, (nodes, launching, warm) in zip(groups, kept.sets, strict=True)
@@ -289,12 +308,14 @@ class ClusterAutoscalerLoop:
         ):
             return kept.candidates
         out = []
+        unready, starting = readiness
         for group in groups:
-            for name in sorted(group.nodes - group.launching.keys() - group.warm - going):
+            for name in sorted(group.nodes - group.launching.keys() - group.warm - going - starting):
                 if name in state.index:
-                    out.append(Candidate(name, group.name, len(group.nodes), group.pool.min))
+                    ready = name not in unready
+                    out.append(Candidate(name, group.name, len(group.nodes), group.pool.min, ready))
         sets = [(frozenset(g.nodes), frozenset(g.launching), frozenset(g.warm)) for g in groups]
-        self._listed = ListedCandidates(state.static_version, frozenset(going), made_of, sets, out)
+        self._listed = ListedCandidates(state.static_version, frozenset(going), made_of, sets, readiness, out)
         return out
 
     def _scale_down(self) -> bool:
@@ -302,7 +323,7 @@ class ClusterAutoscalerLoop:
         budgets = port.disruption_budgets
         going = self._going()
         # verdicts depend only on the cluster's state: unchanged since the last scan, they stand
-        key = (st.change_pos, st.static_version, tuple(sorted(going)), port.pods_version())
+        key = (st.change_pos, st.static_version, tuple(sorted(going)), port.pods_version(), self._readiness())
         assessing = key != self._assessed
         self._assessed = key
         reply = scale_down(
@@ -323,6 +344,8 @@ class ClusterAutoscalerLoop:
                 port.computes_on_gpus if self.settings.gpu_aware_scale_down else None,
                 assess=assessing,
                 memo=self._memo,
+                unready_enabled=self.settings.scale_down_unready_enabled,
+                unready_time_s=self.settings.scale_down_unready_time_s,
             )
         )
         self.unneeded_since = reply.unneeded_since

@@ -198,6 +198,11 @@ class NodeGroupPort(ClusterReads, Protocol):
         """Nodes being drained for deletion by someone other than the autoscaler (a spot interruption)."""
         ...
 
+    def unready_nodes(self) -> Mapping[str, float]:
+        """The registered nodes whose Ready condition is not True (False or Unknown: a node down), each
+        with when it registered (its ``creationTimestamp``)."""
+        ...
+
     def pods_version(self) -> Hashable:
         """A value that changes whenever a pod is created, changes phase or starts or stops working."""
         ...

@@ -3,13 +3,12 @@
 ``Simulation``: ``duration``, ``seed``, ``sampleInterval``, ``storage.bandwidth``,
 ``registry.bandwidth`` and ``autoscaler``, cluster-autoscaler's flags camelCased
 (``scanInterval``, ``expander``, ``maxNodeProvisionTime``, ``maxNodesTotal``, ``maxNodesPerScaleup``,
-``scaleDownUnneededTime``, ``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``,
-``scaleDownGpuUtilizationThreshold``, ``ignoreDaemonsetsUtilization``,
-``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``,
-``nodeGroupBackoffResetTimeout``), with upstream's
-defaults. ``NodePool``: ``replicas``, a Node-like ``template`` (validated against the
-Kubernetes Node schema), ``min``, ``max``, ``warm``, ``pricePerHour``, ``provisioning``
-(the start chain's stages in order, read by ``gpufleet.lifecycle.node_start``),
+``scaleDownUnneededTime``, ``scaleDownUnreadyEnabled``, ``scaleDownUnreadyTime``,
+``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
+``ignoreDaemonsetsUtilization``, ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``,
+``nodeGroupBackoffResetTimeout``), with upstream's defaults. ``NodePool``: ``replicas``, a Node-like
+``template`` (validated against the Kubernetes Node schema), ``min``, ``max``, ``warm``, ``pricePerHour``,
+``provisioning`` (the start chain's stages in order, read by ``gpufleet.lifecycle.node_start``),
 ``stock`` and ``gpu`` (declared by GPU model; ``migConfig`` names a mig-parted configuration and
 ``migConfigChanges`` changes it over time, ``gpufleet.model.mig_configs``). The loader does not
 stamp nodes: the simulator names them ``<pool>-<n>``.
@@ -83,6 +82,8 @@ class Autoscaler(SpecModel):
     max_nodes_total: NonNegativeInt | None = None
     max_nodes_per_scaleup: NonNegativeInt | None = None
     scale_down_unneeded_time: Duration | None = None
+    scale_down_unready_enabled: bool | None = None
+    scale_down_unready_time: Duration | None = None
     scale_down_delay_after_add: Duration | None = None
     scale_down_utilization_threshold: Fraction01 | None = None
     scale_down_gpu_utilization_threshold: Fraction01 | None = None
@@ -122,6 +123,8 @@ class Autoscaler(SpecModel):
             "max_nodes_total": self.max_nodes_total,
             "max_nodes_per_scale_up": self.max_nodes_per_scaleup,
             "scale_down_unneeded_time_s": self.scale_down_unneeded_time,
+            "scale_down_unready_enabled": self.scale_down_unready_enabled,
+            "scale_down_unready_time_s": self.scale_down_unready_time,
             "scale_down_delay_after_add_s": self.scale_down_delay_after_add,
             "scale_down_utilization_threshold": self.scale_down_utilization_threshold,
             "scale_down_gpu_utilization_threshold": self.scale_down_gpu_utilization_threshold,

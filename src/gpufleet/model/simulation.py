@@ -21,6 +21,10 @@ class AutoscalerSettings:
     max_nodes_total: int | None = None
     max_nodes_per_scale_up: int = 1000  # --max-nodes-per-scaleup: the estimator's node limit (0: none)
     scale_down_unneeded_time_s: float = 10 * 60.0
+    #: --scale-down-unready-enabled: unready nodes are scale-down candidates too ...
+    scale_down_unready_enabled: bool = True
+    #: ... once unneeded for --scale-down-unready-time (``unneeded.Nodes.RemovableAt``)
+    scale_down_unready_time_s: float = 20 * 60.0
     scale_down_delay_after_add_s: float = 10 * 60.0
     scale_down_utilization_threshold: float = 0.5
     scale_down_gpu_utilization_threshold: float = 0.5

@@ -42,6 +42,9 @@ class InMemoryCluster:
         for node in nodes:
             self._publish_slices(node)
         self.nodes = {n.name: NodeRecord(n.name, n.pool, 0.0, 0.0, 0.0) for n in nodes}
+        #: the nodes whose Ready condition is not True (their kubelet is down: a node rebooting), and since
+        #: when; a node deleted leaves it
+        self.not_ready: dict[str, float] = {}
         self._weights_key: tuple[int, int, int, int] | None = None
         self._weights: npt.NDArray[np.float64] = np.zeros((0, 0))
         self._physical: npt.NDArray[np.float64] = np.zeros(0)
@@ -87,6 +90,7 @@ class InMemoryCluster:
                 lost.append(a)
             self.state.remove_node(name)
         self.nodes[name].deleted_s = now
+        self.not_ready.pop(name, None)
         return lost
 
     # -- GPUs ------------------------------------------------------------------------------

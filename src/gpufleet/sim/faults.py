@@ -15,8 +15,9 @@ its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed
   NoSchedule by the NVIDIA DRA driver's health check instead (``gpus.dra.state``); the pods whose claims
   hold it fail.
 - ``reboot`` (XID 79, a driver crash, a NIC): the node goes down; its pods fail; once noticed a health
-  checker (NPD, the GPU Operator's health monitor, DCGM) cordons it; after ``response.reboot`` it is
-  uncordoned with healthy GPUs.
+  checker (NPD, the GPU Operator's health monitor, DCGM) cordons it, and it is NotReady (its kubelet is
+  down; cluster-autoscaler removes an unready node unneeded for ``--scale-down-unready-time``); after
+  ``response.reboot`` it is Ready again, uncordoned, with healthy GPUs.
 - ``replace`` (a row-remap failure, a GPU to be replaced): the pods on that GPU fail; once noticed the
   node is cordoned and drained for repair as ``kubectl drain`` does (evictions that PodDisruptionBudgets
   may refuse, retried every 5 s; SIGTERM and the grace period), then deleted.
@@ -419,6 +420,7 @@ class FaultInjector:
             self._drain(rec)
             return
         self._fail(rec, self._pods_on(name))  # placed on it before it was noticed
+        self.cluster.not_ready[name] = self.clock.now  # its kubelet is down: Ready Unknown until it is back
         reboot = self.clock.now + self.model.response.reboot_s
         self.clock.at(reboot, Priority.COMPLETION, partial(self._rebooted, rec))
 
@@ -467,6 +469,7 @@ class FaultInjector:
         rec.recovered_s = self.clock.now
         if name not in self.cluster.state.index:
             return
+        self.cluster.not_ready.pop(name, None)
         state = self.cluster.state
         node = state.nodes[state.index[name]]
         if name in self._healthy:

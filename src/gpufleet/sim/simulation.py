@@ -636,6 +636,11 @@ class Simulation:
     def nodes_going_away(self) -> AbstractSet[str]:
         return self.cloud.going_away
 
+    def unready_nodes(self) -> dict[str, float]:
+        """The nodes down (``InMemoryCluster.not_ready``), each with when it joined."""
+        nodes = self.cluster.nodes
+        return {name: nodes[name].ready_s or 0.0 for name in self.cluster.not_ready}
+
     def pods_version(self) -> Hashable:
         lc = self.lifecycle
         return (lc.pending, lc.running, self.meter.working_gpus, len(lc.records))

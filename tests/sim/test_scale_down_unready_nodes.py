@@ -1,0 +1,121 @@
+"""cluster-autoscaler's scale-down of a node that went NotReady (a reboot fault: its kubelet is down until
+it is back), end to end: ``--scale-down-unready-time`` (20m) instead of ``--scale-down-unneeded-time``
+(10m), none under ``--scale-down-unready-enabled=false``, and a node unready within 15 minutes of
+registering still starting (``clusterstate``'s ``NotStarted``), as cluster-autoscaler 1.34 does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conftest import simulated, write
+
+
+def scenario(autoscaler: str = "{}", fault_at: str = "1h") -> list[str]:
+    """An autoscaled pool of two 8-GPU nodes (registered at 0 s), each running one 8-GPU pod of a 3-hour
+    Job; h100-1 falls off the bus at ``fault_at`` (XID 79) and reboots for 2 hours. Its pod fails and the
+    one made again waits: h100-0 is full and the pool at its max."""
+    return [
+        f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {{name: s}}
+spec:
+  autoscaler: {autoscaler}
+""",
+        """
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {name: h100}
+spec:
+  replicas: 2
+  min: 0
+  max: 2
+  gpu: {model: H100-80GB, count: 8}
+  template:
+    status:
+      capacity: {cpu: "96", memory: 768Gi, pods: "110"}
+  provisioning: {boot: 5m}
+""",
+        """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  completions: 2
+  parallelism: 2
+  backoffLimit: 10
+  template:
+    metadata:
+      annotations: {gpufleet.io/duration: 3h}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {nvidia.com/gpu: 8}
+""",
+        f"""
+apiVersion: gpufleet.io/v1alpha1
+kind: FaultModel
+metadata: {{name: f}}
+spec:
+  response: {{detection: 0s, reboot: 2h}}
+  faults:
+  - {{at: {fault_at}, node: h100-1, kind: xid-79}}
+""",
+    ]
+
+
+def run(tmp_path: Path, autoscaler: str = "{}", fault_at: str = "1h") -> dict[str, Any]:
+    return simulated(write(tmp_path, *scenario(autoscaler, fault_at)))
+
+
+def deleted(summary: dict[str, Any]) -> dict[str, float | None]:
+    return {n["name"]: n["deleted_s"] for n in summary["nodes"]}
+
+
+def scaled_down(summary: dict[str, Any]) -> list[tuple[float, str]]:
+    return [
+        (e["t_s"], n) for e in summary["autoscaler_events"] if e["kind"] == "scale-down" for n in e["nodes"]
+    ]
+
+
+def test_an_empty_node_gone_not_ready_is_removed_after_the_unready_time_not_the_unneeded_time(
+    tmp_path: Path,
+) -> None:
+    """``Nodes.RemovableAt``: h100-1, empty and NotReady from 1h, is unneeded from 1h and removed once
+    unneeded for ``--scale-down-unready-time`` (20 min: 1h20m), not the 10 minutes of a Ready node."""
+    summary = run(tmp_path)
+    assert (3600.0 + 1200.0, "h100-1") in scaled_down(summary)
+    assert deleted(summary)["h100-1"] == 3600.0 + 1200.0
+
+
+def test_a_ready_empty_node_still_goes_after_the_unneeded_time(tmp_path: Path) -> None:
+    """The same run: h100-0, Ready, falls empty when its pod ends at 3h and goes 10 minutes later
+    (``--scale-down-unneeded-time``); the unready time is for unready nodes only."""
+    summary = run(tmp_path)
+    assert deleted(summary)["h100-0"] == 3 * 3600.0 + 600.0
+
+
+def test_the_unready_time_is_read_from_the_scenario(tmp_path: Path) -> None:
+    """``scaleDownUnreadyTime: 30m``: h100-1 goes at 1h30m."""
+    summary = run(tmp_path, "{scaleDownUnreadyTime: 30m}")
+    assert deleted(summary)["h100-1"] == 3600.0 + 1800.0
+
+
+def test_with_scale_down_unready_disabled_a_node_down_is_never_removed_by_scale_down(tmp_path: Path) -> None:
+    """``--scale-down-unready-enabled=false`` (``ScaleDownUnreadyDisabled``): h100-1 stays through its
+    reboot (1h to 3h); Ready again and empty (the pod made again took h100-0, free at 3h), it goes 10
+    minutes later as any Ready node."""
+    summary = run(tmp_path, "{scaleDownUnreadyEnabled: false}")
+    assert [(t, n) for t, n in scaled_down(summary) if n == "h100-1"] == [(3 * 3600.0 + 600.0, "h100-1")]
+
+
+def test_a_node_unready_within_15_minutes_of_registering_is_still_starting(tmp_path: Path) -> None:
+    """``updateReadinessStats``: a node not Ready within ``MaxNodeStartupTime`` (15 min) of its creation is
+    ``NotStarted``, an upcoming node ``RunOnce`` takes out of scale-down's candidates. h100-1 (registered at
+    0 s) goes down at 10 min: it is a candidate from 15 min, and goes 20 minutes after that."""
+    summary = run(tmp_path, fault_at="10m")
+    assert deleted(summary)["h100-1"] == 900.0 + 1200.0
