@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from conftest import gpu_node, gpu_pod
@@ -38,8 +39,11 @@ def budget(name: str, app: str) -> DisruptionBudget:
 
 
 class Cluster:
-    def __init__(self, *names: str, gpus: int = 8) -> None:
-        self.state = ClusterState([gpu_node(n, gpus) for n in names])
+    def __init__(
+        self, *names: str, gpus: int = 8, labels: Mapping[str, dict[str, str]] | None = None
+    ) -> None:
+        """Nodes ``names`` of ``gpus`` GPUs each, node ``n`` labelled ``labels[n]`` where given."""
+        self.state = ClusterState([gpu_node(n, gpus, labels=(labels or {}).get(n)) for n in names])
         self.budgets = Budgets()
         self.state.disruptions = self.budgets
         self.gangs = GangView(self.state)

@@ -87,3 +87,21 @@ def test_a_nominated_pod_does_not_satisfy_an_affinity_the_placed_pods_do_not() -
     [outcome] = [o for o in c.schedule(follower, now=101.0) if o.pod.name == "follower"]
     assert outcome.kind == "unschedulable"
     assert "1 node(s) didn't match pod affinity rules" in outcome.message
+
+
+def test_a_preemptor_binds_on_its_nominated_node_when_it_fits_there() -> None:
+    """``evaluateNominatedNode`` (``schedule_one.go`` ``findNodesThatFitPod``, PreferNominatedNode GA
+    since 1.24): a pod nominated by preemption has its nominated node filtered first and, when that
+    node passes every filter, it is the only feasible node: the pod binds there without scoring,
+    even where another node has since come free and would score higher (node b, emptier than a)."""
+    c = Cluster("a", "b")
+    c.place(pod("resident", 2, priority=5000), "a")
+    c.place(pod("victim", 6, priority=1), "a")
+    c.place(pod("keeper", 8, priority=5000), "b")
+    out = c.preemption(pod("urgent", 6, priority=1000))
+    assert (out.node, out.victims) == ("a", ("default/victim",))
+    c.state.unassign("default/victim")
+    c.state.unassign("default/keeper")  # b is free now, and LeastAllocated would prefer it
+    c.scheduler.cluster_changed(101.0)
+    bound = [(o.pod.name, o.node) for o in c.scheduler.run(200.0) if o.kind == "bound"]
+    assert bound == [("urgent", "a")]

@@ -56,11 +56,10 @@ from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS, Resources, native_first
-from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.gangs import group_key
 from gpufleet.scheduling.plugins.node_resources_fit import NodeResourcesFit, insufficient_reason
 from gpufleet.scheduling.plugins.pod_topology_spread import CONSTRAINTS_NOT_MATCH, HOSTNAME
-from gpufleet.scheduling.pod_aware import PodAwareFilter, PodFilterState, pre_filter_reads
+from gpufleet.scheduling.pod_aware import PodAwareFilter, PodFilterState, WhatIf, pre_filter_reads
 from gpufleet.scheduling.profile import Profile
 
 #: Pseudo-resource of the estimate: thousandths of a template node's GPUs.
@@ -251,29 +250,14 @@ def _hostname_spread(pod: Pod) -> bool:
     return any(c.topology_key == HOSTNAME for c in pod.spread_constraints)
 
 
-@dataclass
-class _Aware:
-    """The pod-aware PreFilter states of one kind of pod (pods alike in ``pre_filter_reads``): as the
-    cluster gives them (``base``; empty: every filter Skips), and with the first ``absorbed`` events of
-    the estimate counted (``states``, the last of those events' serial ``last``)."""
-
-    base: list[PodFilterState]
-    states: list[PodFilterState]
-    of: list[PodAwareFilter]  # the filter of each state
-    absorbed: int = 0
-    last: int = 0
-
-
 class _Packing:
     """One estimate's what-if over ``snapshot`` (upstream's forked ``ClusterSnapshot``): copies of the
     pool's template added, each with its room in the snapshot and its DaemonSet pods, and the pods put
     on them or on the cluster's nodes; the profile's pod-aware filters judge the pods over all of it.
 
-    The copies are rows past the cluster's (``size + k``). What the pod-aware states must count is
-    kept as events (a copy added, a pod put) in order; each kind of pod keeps its states, which count
-    the events as far as they have read (``_Aware``), and read the rest when next asked. ``fork``,
-    ``commit`` and ``revert`` follow the snapshot's: a trial reverted takes its events back, and
-    states that counted them start again from the cluster's."""
+    The copies are rows past the cluster's (``size + k``). The pod-aware states count the copies
+    added and the pods put, in order (``pod_aware.WhatIf``, ``aware``). ``fork``, ``commit`` and
+    ``revert`` follow the snapshot's: a trial reverted takes its copies and pods back there too."""
 
     def __init__(
         self,
@@ -289,26 +273,22 @@ class _Packing:
         self.fresh = _free(option)  # a new copy's room, its DaemonSet pods there
         #: the copies as nodes, made when a pod-aware state first needs one (the snapshot keeps their room)
         self.nodes: list[Node | None] = []
-        #: (serial, whether a copy was added or a pod put, the pod, its row)
-        self.events: list[tuple[int, bool, Pod | None, int]] = []
-        self.serial = 0
         self.used: list[int] = []  # the cluster's rows the estimate put pods on
         self.added = 0  # copies added beyond the first ones (the upcoming nodes)
         #: the pods tried last (their ``pre_filter_reads``), and whether one of them fitted no copy
         self.group: tuple[object, ...] | None = None
         self.past_copies = False
         self.saved: list[tuple[int, int, int, int, tuple[object, ...] | None, bool]] = []
-        self.filters: list[PodAwareFilter] = profile.pod_filters
         #: pods with inter-pod terms may be put: a pod's InterPodAffinity must see their anti-affinity
-        self.with_terms = any(p.pod_affinity is not None for p in (*pods, *option.daemons))
-        self.aware: dict[tuple[object, ...], _Aware] = {}
+        with_terms = any(p.pod_affinity is not None for p in (*pods, *option.daemons))
+        self.aware = WhatIf(self.state, profile.pod_filters, with_terms, self.node)
         self.admits: dict[tuple[tuple[object, ...], int], bool] = {}  # static filters, per shape and row
 
     # -- the snapshot's fork, commit, revert, with the events ------------------------------
     def fork(self) -> None:
         self.snapshot.fork()
         self.saved.append(
-            (len(self.events), len(self.nodes), len(self.used), self.added, self.group, self.past_copies)
+            (self.aware.mark(), len(self.nodes), len(self.used), self.added, self.group, self.past_copies)
         )
 
     def commit(self) -> None:
@@ -318,13 +298,9 @@ class _Packing:
     def revert(self) -> None:
         self.snapshot.revert()
         events, nodes, used, self.added, self.group, self.past_copies = self.saved.pop()
-        del self.events[events:]
+        self.aware.back_to(events)
         del self.nodes[nodes:]
         del self.used[used:]
-
-    def _event(self, added: bool, pod: Pod | None, row: int) -> None:
-        self.serial += 1
-        self.events.append((self.serial, added, pod, row))
 
     def node(self, row: int) -> Node:
         """The copy of ``row`` as a node."""
@@ -340,9 +316,9 @@ class _Packing:
         k = self.snapshot.add_copy(self.fresh)
         self.nodes.append(None)
         row = self.size + k
-        self._event(True, None, row)
+        self.aware.add_node(row)
         for daemon in self.option.daemons:
-            self._event(False, daemon, row)
+            self.aware.put(daemon, row)
         return row
 
     def put(self, pod: Pod, row: int, want: Resources, milli: int = 0) -> None:
@@ -354,43 +330,17 @@ class _Packing:
             self.snapshot.put(pod, row, milli)
             if row not in self.used:
                 self.used.append(row)
-        self._event(False, pod, row)
+        self.aware.put(pod, row)
 
     # -- the filters -----------------------------------------------------------------------
     def states(self, pod: Pod, key: tuple[object, ...] | None = None) -> list[PodFilterState]:
         """The pod's pod-aware PreFilter states over the cluster and all the estimate added to it
         (``key``: its ``pre_filter_reads``, where the caller has it)."""
-        if not self.filters:
-            return []
-        key = pre_filter_reads(pod) if key is None else key
-        aware = self.aware.get(key)
-        if aware is None:
-            ctx, what_if = PodContext(pod, self.state), self.with_terms
-            found = [
-                (f, f.pre_filter_what_if(ctx) if what_if else f.pre_filter_pods(ctx)) for f in self.filters
-            ]
-            base = [s for _, s in found if s is not None]
-            aware = self.aware[key] = _Aware(base, base, [f for f, s in found if s is not None])
-        if not aware.base:
-            return aware.base
-        events = self.events
-        if aware.absorbed > len(events) or (aware.absorbed and events[aware.absorbed - 1][0] != aware.last):
-            aware.states, aware.absorbed = aware.base, 0  # it counted events of a trial reverted since
-        if aware.absorbed < len(events):
-            if aware.states is aware.base:
-                aware.states = [s.changed((), ()) for s in aware.base]
-            new = events[aware.absorbed :]
-            nodes = [self.node(row) for _, added, _, row in new if added]
-            pods = [(p, row) for _, _, p, row in new if p is not None]
-            for s in aware.states:
-                s.absorb(nodes, pods)
-            aware.absorbed, aware.last = len(events), events[-1][0]
-        return aware.states
+        return self.aware.states(pod, key)
 
     def judged_by(self, pod: Pod) -> list[tuple[PodAwareFilter, PodFilterState]]:
         """``states``, each with its filter."""
-        states = self.states(pod)
-        return list(zip(self.aware[pre_filter_reads(pod)].of, states, strict=True)) if states else []
+        return self.aware.judged_by(pod)
 
     @staticmethod
     def rejection(states: Sequence[PodFilterState], row: int) -> str | None:

@@ -14,7 +14,7 @@ on NumPy columns.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -28,7 +28,7 @@ from gpufleet.model.workloads import PodGroup
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.gangs import GangView
-    from gpufleet.scheduling.pod_aware import PodCycle
+    from gpufleet.scheduling.pod_aware import Placed, PodAwareFilter, PodCycle
     from gpufleet.scheduling.queue import QueuedPod
 
 MAX_NODE_SCORE = 100
@@ -308,6 +308,10 @@ class PostFilterRequest:
     nominated: int | None = None
     #: the pod's pod-aware filters (InterPodAffinity, PodTopologySpread), None when they all Skip
     pods: PodCycle | None = None
+    #: the profile's pod-aware filters (a gang's dry run judges every member with them) ...
+    pod_filters: Sequence[PodAwareFilter] = ()
+    #: ... and the pods nominated to nodes that they hold there for the pod (``PodCycle.holding``)
+    held: Sequence[Placed] = ()
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,17 @@ nodes: the copies of a node group's template it packs pods onto, which upstream 
 ``ClusterSnapshot`` before running the filters there. A state of one's own (a ``changed`` copy)
 ``absorb``s them, at rows past the cluster's (``state.size + k``), and the pods put there, and then
 judges those rows too (``judge``; ``passes`` covers the cluster's rows only).
+
+A what-if that tries pod after pod, each judged over all the what-if did before it, keeps its pods'
+states in a ``WhatIf``: the nodes it added, the pods it put and took away as events, which each kind
+of pod's states absorb as far as they have read. cluster-autoscaler's estimate (template copies and the
+pods packed on them) and DefaultPreemption's gang dry run (each member judged as its own scheduling
+cycle would judge it once the members before it were bound and their victims gone) use it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Self, cast
 
@@ -100,12 +106,14 @@ class PodFilterState:
         """A copy with pods put and taken away (upstream's ``AddPod`` / ``RemovePod`` on a clone)."""
         raise NotImplementedError
 
-    def absorb(self, nodes: Sequence[Node], added: Sequence[Placed]) -> None:
+    def absorb(
+        self, nodes: Sequence[Node], added: Sequence[Placed], removed: Sequence[Assignment] = ()
+    ) -> None:
         """In place, on a state of one's own (a ``changed`` copy): ``nodes`` join the what-if past the
         cluster's rows (the ``k``-th node ever absorbed at row ``state.size + k``: the template copies
         cluster-autoscaler's estimate adds to its snapshot, upstream's PreFilter then counting them
         among the nodes), then the pods ``added`` are put, on the cluster's rows or on those
-        (``AddPod``)."""
+        (``AddPod``), and the cluster's pods ``removed`` taken away (``RemovePod``)."""
         raise NotImplementedError
 
     def judge(self, node: int) -> Rejection | None:
@@ -142,6 +150,21 @@ class CountingState(PodFilterState):
         """``node`` joins the what-if, its pods counted apart (``update_with_pod``): nothing to count,
         unless the plugin counts the nodes themselves (PodTopologySpread's domains)."""
 
+    def reject(self, node: int, without: Sequence[Assignment] = ()) -> Rejection | None:
+        """``judge`` with the pods ``without`` counted out of these counts for the call and back in
+        after it (``RemovePod`` and ``AddPod`` undo each other), not on a clone: preemption asks it
+        for every node it looks at."""
+        if not without:
+            return self.judge(node)
+        nodes = self.state.nodes
+        for a in without:
+            self.update_with_pod(a.pod, nodes[a.node], -1)
+        try:
+            return self.judge(node)
+        finally:
+            for a in without:
+                self.update_with_pod(a.pod, nodes[a.node], 1)
+
     def node_at(self, row: int) -> Node:
         """The node of a row: the cluster's, or one ``absorb`` added."""
         nodes = self.state.nodes
@@ -150,19 +173,20 @@ class CountingState(PodFilterState):
     def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> Self:
         copy = self.clone()
         copy.beyond = self.beyond
-        for pod, node in added:
-            copy.update_with_pod(pod, copy.node_at(node), 1)
-        for a in removed:
-            copy.update_with_pod(a.pod, self.state.nodes[a.node], -1)
+        copy.absorb((), added, removed)
         return copy
 
-    def absorb(self, nodes: Sequence[Node], added: Sequence[Placed]) -> None:
+    def absorb(
+        self, nodes: Sequence[Node], added: Sequence[Placed], removed: Sequence[Assignment] = ()
+    ) -> None:
         if nodes:
             self.beyond = (*self.beyond, *nodes)
             for node in nodes:
                 self.update_with_node(node)
         for pod, row in added:
             self.update_with_pod(pod, self.node_at(row), 1)
+        for a in removed:
+            self.update_with_pod(a.pod, self.state.nodes[a.node], -1)
 
 
 class PodAwareFilter(Plugin):
@@ -209,9 +233,11 @@ class WithAndWithout(PodFilterState):
     def changed(self, added: Sequence[Placed], removed: Sequence[Assignment]) -> WithAndWithout:
         return WithAndWithout(self.held.changed(added, removed), self.alone.changed(added, removed))
 
-    def absorb(self, nodes: Sequence[Node], added: Sequence[Placed]) -> None:
-        self.held.absorb(nodes, added)
-        self.alone.absorb(nodes, added)
+    def absorb(
+        self, nodes: Sequence[Node], added: Sequence[Placed], removed: Sequence[Assignment] = ()
+    ) -> None:
+        self.held.absorb(nodes, added, removed)
+        self.alone.absorb(nodes, added, removed)
 
     def judge(self, node: int) -> Rejection | None:
         return self.held.judge(node) or self.alone.judge(node)
@@ -229,13 +255,18 @@ class PodCycle:
 
     @classmethod
     def start(
-        cls, filters: Sequence[PodAwareFilter], scorers: Sequence[tuple[PodAwareScore, int]], ctx: PodContext
+        cls,
+        filters: Sequence[PodAwareFilter],
+        scorers: Sequence[tuple[PodAwareScore, int]],
+        ctx: PodContext,
+        what_if: bool = False,
     ) -> PodCycle | None:
-        """None when every plugin skips this pod: nothing pod-aware to do. (Loops, not comprehensions:
-        this runs for every pod, and usually finds nothing.)"""
+        """None when every plugin skips this pod: nothing pod-aware to do. ``what_if``: for a what-if
+        that will put pods with inter-pod terms of their own (``pre_filter_what_if``). (Loops, not
+        comprehensions: this runs for every pod, and usually finds nothing.)"""
         states: list[tuple[PodAwareFilter, PodFilterState]] = []
         for f in filters:
-            if (s := f.pre_filter_pods(ctx)) is not None:
+            if (s := f.pre_filter_what_if(ctx) if what_if else f.pre_filter_pods(ctx)) is not None:
                 states.append((f, s))
         scoring: list[tuple[PodAwareScore, int]] = []
         for p, w in scorers:
@@ -277,3 +308,113 @@ class PodCycle:
             if scores is not None:
                 total += weight * scores
         return total
+
+
+@dataclass
+class _Kind:
+    """The pod-aware PreFilter states of one kind of pod (pods alike in ``pre_filter_reads``): as the
+    cluster gives them (``base``; empty: every filter Skips), and with the first ``absorbed`` events of
+    the what-if counted (``states``, the last of those events' serial ``last``)."""
+
+    of: list[PodAwareFilter]  # the filter of each state
+    base: list[PodFilterState]
+    states: list[PodFilterState]
+    absorbed: int = 0
+    last: int = 0
+
+
+class WhatIf:
+    """The profile's pod-aware filters over a what-if that tries pod after pod, each judged over the
+    cluster as all the what-if did before it leaves it (upstream runs every filter over its forked
+    snapshot, or over the scheduler's cache with the earlier pods assumed): nodes added past the
+    cluster's rows (cluster-autoscaler's template copies; ``node_at`` gives a row's node), pods put
+    there or on the cluster's nodes, the cluster's pods taken away (preemption's victims).
+
+    Those are kept as events in order; each kind of pod keeps its states (``_Kind``), which count the
+    events as far as they have read (``absorb``), and read the rest when next asked. ``mark`` and
+    ``back_to`` follow the what-if's fork and revert: the events past the mark are taken back, and
+    states that counted them start again from the cluster's. ``with_terms``: the what-if may put pods
+    with inter-pod terms, whose required anti-affinity a pod's InterPodAffinity must see even where
+    the cluster's pods make it Skip (``pre_filter_what_if``). ``held``: pods nominated to nodes, held
+    there for every pod's filters as ``PodCycle.holding`` holds them."""
+
+    def __init__(
+        self,
+        state: ClusterState,
+        filters: Sequence[PodAwareFilter],
+        with_terms: bool,
+        node_at: Callable[[int], Node] | None = None,
+        held: Sequence[Placed] = (),
+    ) -> None:
+        self.state, self.filters, self.with_terms = state, list(filters), with_terms
+        self.node_at, self.held = node_at, held
+        #: (serial, row, the pod put there, the assignment taken away); neither: the row's node added
+        self.events: list[tuple[int, int, Pod | None, Assignment | None]] = []
+        self.serial = 0
+        self.kinds: dict[tuple[object, ...], _Kind] = {}
+
+    def _event(self, row: int, pod: Pod | None, gone: Assignment | None) -> None:
+        self.serial += 1
+        self.events.append((self.serial, row, pod, gone))
+
+    def add_node(self, row: int) -> None:
+        """A node joins at ``row``, past the cluster's (``node_at`` gives it)."""
+        assert self.node_at is not None
+        self._event(row, None, None)
+
+    def put(self, pod: Pod, row: int) -> None:
+        self._event(row, pod, None)
+
+    def remove(self, gone: Sequence[Assignment]) -> None:
+        """The cluster's pods ``gone`` leave their nodes."""
+        for a in gone:
+            self._event(a.node, None, a)
+
+    def mark(self) -> int:
+        return len(self.events)
+
+    def back_to(self, mark: int) -> None:
+        """The events since ``mark`` are taken back."""
+        del self.events[mark:]
+
+    def judged_by(
+        self, pod: Pod, key: tuple[object, ...] | None = None
+    ) -> list[tuple[PodAwareFilter, PodFilterState]]:
+        """``states``, each with its filter."""
+        if not self.filters:
+            return []
+        kind = self._kind(pod, key)
+        return list(zip(kind.of, kind.states, strict=True))
+
+    def states(self, pod: Pod, key: tuple[object, ...] | None = None) -> list[PodFilterState]:
+        """The pod's pod-aware PreFilter states over the cluster and all the what-if did to it (empty:
+        every filter Skips); ``key``: its ``pre_filter_reads``, where the caller has it."""
+        return self._kind(pod, key).states if self.filters else []
+
+    def _kind(self, pod: Pod, key: tuple[object, ...] | None) -> _Kind:
+        key = pre_filter_reads(pod) if key is None else key
+        kind = self.kinds.get(key)
+        if kind is None:
+            cycle = PodCycle.start(self.filters, (), PodContext(pod, self.state), self.with_terms)
+            if cycle is not None and self.held:
+                cycle = cycle.holding(self.held)
+            judged = [] if cycle is None else cycle.filters
+            base = [s for _, s in judged]
+            kind = self.kinds[key] = _Kind([f for f, _ in judged], base, base)
+        if not kind.base:
+            return kind
+        events = self.events
+        if kind.absorbed > len(events) or (kind.absorbed and events[kind.absorbed - 1][0] != kind.last):
+            kind.states, kind.absorbed = kind.base, 0  # it counted events taken back since
+        if kind.absorbed < len(events):
+            if kind.states is kind.base:
+                kind.states = [s.changed((), ()) for s in kind.base]
+            new = events[kind.absorbed :]
+            node_at = self.node_at
+            nodes = [node_at(row) for _, row, p, g in new if p is None and g is None] if node_at else []
+            added = [(p, row) for _, row, p, _ in new if p is not None]
+            gone = [g for _, _, _, g in new if g is not None]
+            for s in kind.states:
+                s.absorb(nodes, added, gone)
+            kind.absorbed, kind.last = len(events), events[-1][0]
+        return kind

@@ -8,7 +8,9 @@ PreFilter, Filter over the nodes starting where the last cycle stopped until
 ``numFeasibleNodesToFind`` feasible nodes are found (``percentageOfNodesToScore``:
 all nodes below 100, else the configured percentage or ``50 - nodes/125`` floored at 5, and
 never fewer than 100), Score and NormalizeScore, then a uniformly random choice among the
-top-scoring nodes (``selectHost``), drawn from a seeded generator (``host_draws``).
+top-scoring nodes (``selectHost``), drawn from a seeded generator (``host_draws``). A pod that
+preemption nominated to a node has that node filtered first (``evaluateNominatedNode``): when it
+passes, it is the pod's node, unscored.
 
 Filter results and scores come from per-shape caches (``shape_cache``) that re-evaluate only the
 nodes a binding changed and keep the top-scoring nodes. When only those cached scores differ, a cycle
@@ -544,6 +546,14 @@ class Scheduler:
         pods = PodCycle.start(profile.pod_filters, profile.pod_scores, ctx)
         if pods is not None and self.held:
             pods = pods.holding(self.held)
+        if self.nominated:
+            i = self.state.index.get(self.nominated.get(ctx.pod.key, ""))
+            # ``evaluateNominatedNode``: the node preemption nominated the pod to is filtered first, and
+            # is the pod's node when it passes (so a gang's members go where its dry run planned them)
+            if i is not None and cache.ok[i]:
+                one = np.array([i], dtype=np.int64)
+                if pods is None or not pods.filters or pods.passes(one)[0]:
+                    return one
         considered = cache.considered
         n = len(considered)
         pct = profile.percentage_of_nodes_to_score
@@ -695,6 +705,8 @@ class Scheduler:
             self.gangs,
             self.state.index.get(self.nominated.get(ctx.pod.key, "")),
             pods=pods,
+            pod_filters=profile.pod_filters,
+            held=self.held,
         )
         messages: list[str] = []
         release: PodGroup | None = None

@@ -42,8 +42,13 @@ jobs, not as kube-scheduler does:
 - a preemptor in a gang preempts only if its whole gang then fits. Once the preemptor has a
   candidate at all, its gang's not-yet-placed members (itself among them), in name order so that
   every member's attempt makes the same plan, each take the first node where it fits as the dry
-  run leaves the cluster, else preempt as above there, victims accumulating over members. If one
-  member finds no place, nothing is evicted:
+  run leaves the cluster, else preempt as above there, victims accumulating over members. Each
+  member is judged as its own cycle would judge it with the members before it bound and their
+  victims gone: the pod-aware filters (InterPodAffinity, PodTopologySpread, NodePorts) count the
+  members the dry run put and leave out the victims it evicted (``pod_aware.WhatIf``), so members
+  with required anti-affinity to each other take a node each, a hostname spread spreads them, and
+  members with required affinity to each other go where the first went. If one member finds no
+  place, nothing is evicted:
   ``preemption: gang <namespace>/<name> would not fit whole after preemption.``. Otherwise every
   victim of the gang is evicted at once and each member is nominated to its node.
 """
@@ -75,7 +80,7 @@ from gpufleet.scheduling.framework import (
 )
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import fit_error
-from gpufleet.scheduling.pod_aware import PodCycle
+from gpufleet.scheduling.pod_aware import PodCycle, WhatIf
 from gpufleet.scheduling.registry import register
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -309,31 +314,34 @@ class DefaultPreemption(PostFilter):
                 (names[c.node].name, tuple(dict.fromkeys(v.pod.key for v in c.victims))) for c in best
             )
             return replace(self._nominate(ctx, best[0].node, best[0].victims), ties=ties)
-        return self._preempt_for_gang(ctx, group, request.filters, request.static_filters, gangs)
+        return self._preempt_for_gang(request, group)
 
-    def _preempt_for_gang(
-        self,
-        ctx: PodContext,
-        group: PodGroup,
-        filters: list[DynamicFilter],
-        static_filters: Sequence[StaticFilter],
-        gangs: GangView,
-    ) -> PostFilterResult:
+    def _preempt_for_gang(self, request: PostFilterRequest, group: PodGroup) -> PostFilterResult:
         """The whole gang's dry run: its not-yet-placed members in name order (so every member's
-        attempt makes the same plan), each where it fits, else preempting, victims accumulating."""
+        attempt makes the same plan), each where it fits, else preempting, victims accumulating.
+
+        Each member is judged as its own scheduling cycle would judge it once the members before it
+        were bound and their victims gone (upstream's gang schedulers run each member through the
+        whole framework, Filter included, with the members before it assumed): the filters on the
+        dry run's snapshot, and the profile's pod-aware filters (InterPodAffinity, PodTopologySpread,
+        NodePorts) over the cluster with the pods nominated elsewhere held, the members already put
+        counted and the victims already evicted gone (``WhatIf``)."""
+        ctx, gangs = request.ctx, request.gangs
         state = ctx.state
         snapshot = ClusterSnapshot(state)
+        keys = sorted(set(gangs.members.get(group.key, ())) | {ctx.pod.key})
+        members = [gangs.pods.get(key, ctx.pod) for key in keys if key not in state.assignments]
+        with_terms = any(m.pod_affinity is not None for m in members)
+        pods = WhatIf(state, request.pod_filters, with_terms, held=request.held)
         victims: list[Assignment] = []
         nodes: dict[str, int] = {}
-        for key in sorted(set(gangs.members.get(group.key, ())) | {ctx.pod.key}):
-            if key in state.assignments:
-                continue
+        for member in members:
             placed = self._place_member(
-                gangs.pods.get(key, ctx.pod), ctx, filters, static_filters, gangs, snapshot
+                member, ctx, request.filters, request.static_filters, gangs, snapshot, pods
             )
             if placed is None:
                 return self._refuse(f"gang {group.key} would not fit whole after preemption.")
-            nodes[key], more = placed
+            nodes[member.key], more = placed
             victims.extend(more)
         others = tuple((k, state.nodes[i].name) for k, i in nodes.items() if k != ctx.pod.key)
         return self._nominate(ctx, nodes[ctx.pod.key], tuple(victims), others)
@@ -360,9 +368,15 @@ class DefaultPreemption(PostFilter):
         static_filters: Sequence[StaticFilter],
         gangs: GangView,
         snapshot: ClusterSnapshot,
+        pods: WhatIf,
     ) -> tuple[int, tuple[Assignment, ...]] | None:
         """A gang member's node in the dry run: the first where it fits as the dry run leaves the
-        cluster, else the best preemption candidate (its victims then leave); None if neither."""
+        cluster, else the best preemption candidate (its victims then leave); None if neither.
+        ``pods``: the pod-aware filters over the dry run so far, which the member then joins.
+
+        Preemption passes over the nodes with room where a pod-aware filter turns the member away
+        unresolvably (a missing topology label, required affinity no pod meets): that filter is then
+        the first to fail there, and the cycle's PostFilter leaves such nodes out."""
         state = ctx.state
         mctx = PodContext(member, state)
         nodes = [
@@ -370,17 +384,36 @@ class DefaultPreemption(PostFilter):
             for i in state.active_indices().tolist()
             if all(f.reject(member, state.nodes[i]) is None for f in static_filters)
         ]
-        for i in nodes:
+        judged = pods.judged_by(member)
+        cycle = PodCycle(judged, []) if judged else None
+        fitting, turned_away = nodes, []
+        if cycle is not None and nodes:
+            rows = np.asarray(nodes, dtype=np.int64)
+            ok = cycle.passes(rows)
+            fitting, turned_away = rows[ok].tolist(), rows[~ok].tolist()
+        for i in fitting:
             if all(f.passes_node(mctx, snapshot.row(i), i) for f in filters):
                 snapshot.put(member, i)
+                pods.put(member, i)
                 return i, ()
         if member.preemption_policy == "Never":
             return None
-        tied = self.best_candidates(mctx, nodes, filters, gangs, snapshot, Counter())
+        if cycle is not None and turned_away:
+            unresolvable = {
+                i
+                for i in turned_away
+                if (rejection := cycle.reject(i)) is not None
+                and rejection[1] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                and all(f.passes_node(mctx, snapshot.row(i), i) for f in filters)
+            }
+            nodes = [i for i in nodes if i not in unresolvable]
+        tied = self.best_candidates(mctx, nodes, filters, gangs, snapshot, Counter(), cycle)
         if not tied:
             return None
         snapshot.evict(tied[0].victims)
         snapshot.put(member, tied[0].node)
+        pods.remove(tied[0].victims)
+        pods.put(member, tied[0].node)
         return tied[0].node, tied[0].victims
 
     def _refuse(self, message: str) -> PostFilterResult:

@@ -58,10 +58,14 @@ class WantedPorts(PodFilterState):
         copy.absorb((), added)
         return copy
 
-    def absorb(self, nodes: Sequence[Node], added: Sequence[Placed]) -> None:
+    def absorb(
+        self, nodes: Sequence[Node], added: Sequence[Placed], removed: Sequence[Assignment] = ()
+    ) -> None:
         for pod, row in added:
             if pod.host_ports:
                 self.added.setdefault(row, []).extend(pod.host_ports)
+        if removed:
+            self.gone = self.gone | {a.pod.key for a in removed}
 
     def judge(self, node: int) -> Rejection | None:
         on_node = self.state.pods_on[node].items() if node < len(self.state.pods_on) else ()

@@ -144,6 +144,9 @@ class SpreadState(CountingState):
     pod: Pod
     constraints: tuple[TopologySpreadConstraint, ...]
     matched: list[Counter[str]]  # TpValueToMatchNum
+    #: whether a count may be below zero (``RemovePod`` of a pod the PreFilter left out, a terminating
+    #: one): till then no count is, and ``judge`` needs the smallest only where a count nears maxSkew
+    negative: bool = False
 
     def update_with_pod(self, placed: Pod, node: Node, delta: int) -> None:
         """``updateWithPod`` (AddPod / RemovePod)."""
@@ -151,7 +154,10 @@ class SpreadState(CountingState):
             return
         for c, matched in zip(self.constraints, self.matched, strict=True):
             if selects(c.selector, placed.labels) and included(c, self.pod, node):
-                matched[node.labels[c.topology_key]] += delta
+                value = node.labels[c.topology_key]
+                matched[value] += delta
+                if delta < 0 and matched[value] < 0:
+                    self.negative = True
 
     def update_with_node(self, node: Node) -> None:
         """A node added (cluster-autoscaler's template copy) is a domain of each constraint whose key
@@ -185,16 +191,21 @@ class SpreadState(CountingState):
         return ok
 
     def judge(self, node: int) -> Rejection | None:
+        """(Where no count is below zero, the smallest is looked for only when the node's own count
+        is above maxSkew: preemption judges node after node, and a hostname constraint has as many
+        counts as nodes.)"""
         labels = self.node_at(node).labels
         for c, matched in zip(self.constraints, self.matched, strict=True):
             value = labels.get(c.topology_key)
             if value is None:
                 return NODE_LABEL_NOT_MATCH, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            count = matched.get(value, 0) + (1 if selects(c.selector, self.pod.labels) else 0)
+            if count <= c.max_skew and not self.negative:
+                continue
             least = min(matched.values()) if matched else math.inf
             if len(matched) < c.min_domains:
                 least = 0
-            self_match = 1 if selects(c.selector, self.pod.labels) else 0
-            if matched.get(value, 0) + self_match - least > c.max_skew:
+            if count - least > c.max_skew:
                 return CONSTRAINTS_NOT_MATCH, Code.UNSCHEDULABLE
         return None
 
