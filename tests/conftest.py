@@ -480,3 +480,20 @@ def page_figures(page: str) -> dict[str, tuple[list[dict[str, Any]], dict[str, A
         layout, _ = decoder.raw_decode(page, page.index("{", end))
         figures[match.group(1)] = (data, layout)
     return figures
+
+
+def scale_up_reply(state: Any, pods: list[Pod], options: list[Any], **kw: Any) -> Any:
+    """cluster-autoscaler's ``scale_up`` at 0 s for ``pods`` over the pools ``options``, with the default
+    scheduler profile, the least-waste expander, no pool backed off, nothing excluded (``kw``: more
+    ``ScaleUpRequest`` fields)."""
+    import numpy as np
+
+    from gpufleet.autoscaling.cluster_autoscaler import ScaleUpRequest, scale_up
+    from gpufleet.model.scheduler_config import ProfileConfig
+    from gpufleet.scheduling.profile import build_profile
+
+    request = ScaleUpRequest(
+        0.0, state, build_profile(ProfileConfig()), pods, options, frozenset(), "least-waste",
+        np.random.default_rng(0), frozenset(), False, **kw,
+    )  # fmt: skip
+    return scale_up(request)

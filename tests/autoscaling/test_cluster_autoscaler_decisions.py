@@ -6,20 +6,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import pytest
 
 from conftest import gpu_node, gpu_pod
+from conftest import scale_up_reply as up
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
     ScaleDownRequest,
-    ScaleUpReply,
-    ScaleUpRequest,
     WarmGroup,
     keep_warm,
     scale_down,
-    scale_up,
 )
 from gpufleet.autoscaling.scale_down import UtilizationRule
 from gpufleet.autoscaling.scale_up import PoolOption
@@ -31,14 +28,6 @@ from gpufleet.scheduling.profile import build_profile
 
 PROFILE = build_profile(ProfileConfig())
 TEMPLATE = gpu_node("h100-template", 8)
-
-
-def up(state: ClusterState, pods: list[Pod], options: list[PoolOption], **kw: Any) -> ScaleUpReply:
-    request = ScaleUpRequest(
-        0.0, state, PROFILE, pods, options, frozenset(), "least-waste", np.random.default_rng(0),
-        frozenset(), False, **kw,
-    )  # fmt: skip
-    return scale_up(request)
 
 
 def test_pods_that_fit_on_existing_nodes_need_no_scale_up() -> None:

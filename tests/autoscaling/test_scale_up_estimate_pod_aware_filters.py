@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from conftest import gpu_node, gpu_pod
-from gpufleet.autoscaling.cluster_autoscaler import ScaleUpReply, ScaleUpRequest, scale_up
+from conftest import scale_up_reply as up
 from gpufleet.autoscaling.scale_up import PoolOption, estimate
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.node import Node
@@ -35,14 +33,6 @@ WEB = (Requirement("app", "In", ("web",)),)
 def template(zone: str) -> Node:
     """An 8-GPU template node in ``zone`` (its hostname label is the template's; each copy gets its own)."""
     return gpu_node(f"h100-{zone}-template", 8, labels={ZONE: zone})
-
-
-def up(state: ClusterState, pods: list[Pod], options: list[PoolOption], **kw: Any) -> ScaleUpReply:
-    request = ScaleUpRequest(
-        0.0, state, PROFILE, pods, options, frozenset(), "least-waste", np.random.default_rng(0),
-        frozenset(), False, **kw,
-    )  # fmt: skip
-    return scale_up(request)
 
 
 def web_pod(name: str, gpus: int = 1, **kw: Any) -> Pod:

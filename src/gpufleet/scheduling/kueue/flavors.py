@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from gpufleet.model.kueue import (
@@ -186,10 +187,9 @@ def _try_next(mode: Granular, fungibility: FlavorFungibility) -> bool:
     return borrow > 0 and fungibility.when_can_borrow == TRY_NEXT_FLAVOR
 
 
-def requests_of(workload: Workload, cq: ClusterQueue) -> dict[str, int]:
+def requests_of(workload: Workload, covered: AbstractSet[str]) -> dict[str, int]:
     """What the flavors are assigned for: the workload's requests (a zero one only where a group covers
-    it) and, where a group covers ``pods``, its pods (each pod counts one)."""
-    covered = {r for g in cq.resource_groups for r in g.covered}
+    it: ``covered``) and, where a group covers ``pods``, its pods (each pod counts one)."""
     requests = {r: v for r, v in workload.requests.items() if v > 0 or r in covered}
     if PODS in covered:
         requests[PODS] = workload.pod_count
@@ -206,7 +206,7 @@ def assign_flavors(
     """Each group's flavor: in order, the first that fits and no policy of the queue's
     ``flavorFungibility`` sends the search on from; where each does, the one ``preferred`` ranks first."""
     covered = {r for g in cq.resource_groups for r in g.covered}
-    requests = requests_of(workload, cq)
+    requests = requests_of(workload, covered)
     fungibility = cq.flavor_fungibility
     reasons: list[str] = []
     chosen: dict[str, str] = {}
