@@ -45,7 +45,7 @@ from gpufleet.scheduling.kueue.admission import usage_of
 from gpufleet.scheduling.kueue.flavors import Assignment, Granular, assign_flavors, no_simulation
 from gpufleet.scheduling.kueue.preemption import preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot, Usage
-from gpufleet.scheduling.kueue.workload import Admitted, Workload
+from gpufleet.scheduling.kueue.workload import Admitted, PodSetResources, Workload
 
 NOW = 1000.0
 DEFAULT_FLAVOR = "default"
@@ -108,19 +108,9 @@ def queues(*cqs: ClusterQueue) -> dict[str, ClusterQueue]:
 
 
 def _workload(
-    name: str,
-    cq: str,
-    requests: Mapping[str, int],
-    priority: int,
-    created: float,
-    pod_sets: tuple[str, ...],
-    pod: Pod | None = None,
-    pod_count: int = 1,
+    name: str, cq: str, priority: int, created: float, pod_sets: tuple[PodSetResources, ...]
 ) -> Workload:
-    pod = Pod(name, namespace="") if pod is None else pod
-    return Workload(
-        f"Job//{name}", cq, priority, created, 0, dict(requests), pod, pod_sets=pod_sets, pod_count=pod_count
-    )
+    return Workload(f"Job//{name}", cq, priority, created, 0, pod_sets)
 
 
 def admitted(
@@ -133,11 +123,12 @@ def admitted(
     created: float = 0.0,
     reserved_at: float = NOW,
 ) -> Admitted:
-    """A workload holding quota in ``cq``: every resource it requests from ``flavor``."""
+    """A workload holding quota in ``cq``: every resource its pod set ``main`` requests from ``flavor``."""
     amounts = _units(requests)
+    main = PodSetResources("main", 1, amounts, Pod(name, namespace=""))
     return Admitted(
-        _workload(name, cq, amounts, priority, created, ("main",)),
-        {r: flavor for r in amounts},
+        _workload(name, cq, priority, created, (main,)),
+        {"main": {r: flavor for r in amounts}},
         {(flavor, r): v for r, v in amounts.items()},
         reserved_at,
     )
@@ -145,12 +136,16 @@ def admitted(
 
 @dataclass(frozen=True)
 class PodSet:
-    """``MakePodSet(name, count).Request(...)`` and the flavor its assignment gives each resource."""
+    """``MakePodSet(name, count).Request(...)`` (each pod's requests) and the flavor its assignment gives
+    each resource; ``pod`` stands for its template's nodeSelector, node affinity and tolerations
+    (``.NodeSelector(...)``, ``.Toleration(...)``; default: none), ``group`` for ``.PodSetGroup(name)``."""
 
     name: str
     count: int
     requests: Mapping[str, str]
     flavors: Mapping[str, str] = field(default_factory=dict)  # resource -> flavor; else ``default``
+    pod: Pod | None = None
+    group: str | None = None
 
 
 def main(requests: Mapping[str, str], **flavors: str) -> PodSet:
@@ -170,22 +165,19 @@ def incoming(
     priority: int = 0,
     created: float = 0.0,
     name: str = "in",
-    pod: Pod | None = None,
 ) -> Incoming:
     """The preemptor submitted to ``cq`` (upstream's ``targetCQ``) and its assignment's usage: each pod
-    set's requests times its count, in the flavor the case assigns. ``pod`` stands for its pods'
-    nodeSelector, node affinity and tolerations (default: none)."""
-    requests: dict[str, int] = {}
+    set's requests times its count, in the flavor the case assigns."""
     usage: Usage = {}
+    entries = []
     for ps in pod_sets:
-        for resource, amount in _units(ps.requests).items():
-            total = amount * ps.count
+        total = {resource: amount * ps.count for resource, amount in _units(ps.requests).items()}
+        for resource, amount in total.items():
             fr = (ps.flavors.get(resource, DEFAULT_FLAVOR), resource)
-            requests[resource] = requests.get(resource, 0) + total
-            usage[fr] = usage.get(fr, 0) + total
-    pod_set_names = tuple(ps.name for ps in pod_sets)
-    count = sum(ps.count for ps in pod_sets)
-    return Incoming(_workload(name, cq, requests, priority, created, pod_set_names, pod, count), usage)
+            usage[fr] = usage.get(fr, 0) + amount
+        pod = Pod(name, namespace="") if ps.pod is None else ps.pod
+        entries.append(PodSetResources(ps.name, ps.count, total, pod, group=ps.group))
+    return Incoming(_workload(name, cq, priority, created, tuple(entries)), usage)
 
 
 def quota_usage(amounts: Mapping[FlavorResource, str]) -> Usage:

@@ -4,16 +4,14 @@ pkg/scheduler/flavorassigner/flavorassigner_test.go`` (``TestAssignFlavors``, at
 held against ``gpufleet.scheduling.kueue.flavors.assign_flavors``. A case gpufleet cannot express is
 kept as a skip that says why.
 
-Asserted: the representative mode, and unless it is ``NoFit`` the flavor of each resource (upstream's
-pod sets' ``Flavors``, merged: gpufleet assigns one flavor per resource for the whole workload) and
-on ``Fit`` whether the assignment borrows (upstream's ``Borrowing > 0``; on ``Preempt`` upstream's
-borrowing is what its stub oracle says the queue borrows after preemption). gpufleet keeps one mode for the
-assignment, not one per resource, and on ``NoFit`` keeps the flavors of the groups that fitted where
-upstream lists none, so neither is compared. The preemption oracle is upstream's test oracle: it
+Asserted: the representative mode, each pod set's flavor of each resource (upstream's pod sets'
+``Flavors``: none for a pod set that found none) and on ``Fit`` whether the assignment borrows
+(upstream's ``Borrowing > 0``; on ``Preempt`` upstream's borrowing is what its stub oracle says the
+queue borrows after preemption); for the cases of several pod sets also what the pod sets use together
+(``Usage.Quota.Assigned``) and each pod set's reasons (``Status``). gpufleet keeps one mode per pod set,
+not one per resource, so those are not compared. The preemption oracle is upstream's test oracle: it
 answers ``Preempt`` with no borrowing for every simulated preemption unless a case's
-``simulationResult`` says otherwise (``AssignCase.simulation``). Upstream's reasons are those of a
-newer message format (``previously considered podsets requests (0) + current podset request (3) >
-maximum capacity (2)``) than the one gpufleet mirrors, so they are not compared.
+``simulationResult`` says otherwise (``AssignCase.simulation``).
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ from kueue_builders import (
     cluster_queue,
     flavor_quotas,
     incoming,
-    main,
     queues,
     quota_usage,
 )
@@ -51,6 +48,7 @@ from gpufleet.scheduling.kueue.flavors import Granular, Mode, Possibility
 from gpufleet.scheduling.kueue.quota import Usage
 
 SPOT = Taint("instance", "spot")
+SPOT_TOLERATION = Toleration("instance", "Equal", "spot", "NoSchedule")
 RESOURCE_FLAVORS = {
     f.name: f
     for f in (
@@ -63,7 +61,7 @@ RESOURCE_FLAVORS = {
         ResourceFlavor(
             "taint_and_toleration",
             node_taints=(SPOT,),
-            tolerations=(Toleration("instance", "Equal", "spot", "NoSchedule"),),
+            tolerations=(SPOT_TOLERATION,),
         ),
         ResourceFlavor("label-x-a", {"x": "a"}),
         ResourceFlavor("label-xy-b", {"x": "b", "y": "k"}),
@@ -76,10 +74,6 @@ SECONDARY = "test-secondary-clusterqueue"
 COHORT = "test-cohort"
 GPU = "example.com/gpu"
 
-POD_SETS = Skip(
-    "pod sets assigned flavors of their own (and upstream's podSetGroup, assigned together): gpufleet "
-    "sums a workload's pod sets and assigns the sum one flavor per resource"
-)
 RECLAIMABLE = Skip("Workload status.reclaimablePods (pods no longer counted against quota) is not modelled")
 FAIR_SHARING = Skip(
     "fair sharing (canPreemptWhileBorrowing with reclaimWithinCohort != Never) is not modelled"
@@ -96,7 +90,12 @@ class AssignCase:
     queues: dict[str, ClusterQueue]
     workload: Incoming
     mode: Mode  # upstream's wantRepMode
-    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor, unless NoFit
+    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor of the pod set ``main``
+    #: the cases of several pod sets: each one's resource -> flavor (for ``flavors``), what they use together
+    #: (``Usage.Quota.Assigned``) and the reasons of each that has some (its ``Status``)
+    pod_sets: dict[str, dict[str, str]] = field(default_factory=dict)
+    quota: dict[FlavorResource, str] = field(default_factory=dict)
+    reasons: dict[str, tuple[str, ...]] = field(default_factory=dict)
     borrows: bool = False  # upstream's Borrowing > 0 (its oracle's answer, on Preempt)
     usage: dict[str, Usage] = field(default_factory=dict)  # clusterQueueUsage, secondaryClusterQueueUsage
     #: the test oracle's ``simulationResult``: (possibility, borrowing after) per (flavor, resource)
@@ -105,7 +104,7 @@ class AssignCase:
 
 def wl(requests: dict[str, str], pod: Pod | None = None) -> Incoming:
     """The case's single pod set ``main`` (count 1) in ``test-clusterqueue``."""
-    return incoming(CQ, main(requests), pod=pod)
+    return incoming(CQ, PodSet("main", 1, requests, pod=pod))
 
 
 def pod(
@@ -197,7 +196,7 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
         "single flavor, fits tainted flavor",
         AssignCase(
             queues(cq(cpu_in("tainted"))),
-            wl({"cpu": "1"}, pod(tolerations=(Toleration("instance", "Equal", "spot", "NoSchedule"),))),
+            wl({"cpu": "1"}, pod(tolerations=(SPOT_TOLERATION,))),
             Mode.FIT,
             {"cpu": "tainted"},
         ),
@@ -235,13 +234,72 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
             {"cpu": "two", "memory": "b_one"},
         ),
     ),
-    ("multiple flavors, leader worker set, leader and workers request the same resources fits", POD_SETS),
-    ("multiple flavors, leader worker set, workers request GPU, leader does not request GPU, fits", POD_SETS),
+    (
+        "multiple flavors, leader worker set, leader and workers request the same resources fits",
+        AssignCase(
+            queues(cq((flavor_quotas("one", ("cpu", "4")), flavor_quotas("two", ("cpu", "9"))))),
+            incoming(
+                CQ,
+                PodSet("worker", 4, {"cpu": "2"}, group="group1"),
+                PodSet("leader", 1, {"cpu": "1"}, group="group1"),
+            ),
+            Mode.FIT,
+            pod_sets={"worker": {"cpu": "two"}, "leader": {"cpu": "two"}},
+            quota={("two", "cpu"): "9"},
+        ),
+    ),
+    (
+        "multiple flavors, leader worker set, workers request GPU, leader does not request GPU, fits",
+        AssignCase(
+            queues(
+                cq(
+                    (flavor_quotas("one", ("cpu", "10"), ("memory", "10")),),
+                    (flavor_quotas("two", ("cpu", "5"), ("memory", "5"), (GPU, "4")),),
+                )
+            ),
+            incoming(
+                CQ,
+                PodSet("worker", 4, {"cpu": "1", "memory": "1", GPU: "1"}, group="group1"),
+                PodSet("leader", 1, {"cpu": "1", "memory": "1"}, group="group1"),
+            ),
+            Mode.FIT,
+            pod_sets={
+                "worker": {"cpu": "two", "memory": "two", GPU: "two"},
+                "leader": {"cpu": "two", "memory": "two"},
+            },
+            quota={("two", "cpu"): "5", ("two", "memory"): "5", ("two", GPU): "4"},
+        ),
+    ),
     (
         "multiple flavors, leader worker set, workers request GPU, leader does "
         "not request GPU, does not fit, "
         "without group it would fit",
-        POD_SETS,
+        AssignCase(
+            queues(
+                cq(
+                    (
+                        flavor_quotas("one", ("cpu", "4"), (GPU, "4")),
+                        flavor_quotas("two", ("cpu", "5"), (GPU, "0")),
+                    )
+                )
+            ),
+            incoming(
+                CQ,
+                PodSet("worker", 4, {"cpu": "1", GPU: "1"}, group="group1"),
+                PodSet("leader", 1, {"cpu": "1"}, group="group1"),
+            ),
+            Mode.NO_FIT,
+            pod_sets={"worker": {}, "leader": {}},
+            reasons=dict.fromkeys(
+                ("worker", "leader"),
+                (
+                    "insufficient quota for cpu in flavor one, previously considered podsets requests (0) + "
+                    "current podset request (5) > maximum capacity (4)",
+                    "insufficient quota for example.com/gpu in flavor two, previously considered podsets "
+                    "requests (0) + current podset request (4) > maximum capacity (0)",
+                ),
+            ),
+        ),
     ),
     (
         "multiple resource groups, one could fit with preemption, other doesn't fit",
@@ -372,8 +430,38 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
             Mode.NO_FIT,
         ),
     ),
-    ("multiple specs, fit different flavors", POD_SETS),
-    ("multiple specs, fits borrowing", POD_SETS),
+    (
+        "multiple specs, fit different flavors",
+        AssignCase(
+            queues(cq((flavor_quotas("one", ("cpu", "4")), flavor_quotas("two", ("cpu", "10"))))),
+            incoming(CQ, PodSet("driver", 1, {"cpu": "5"}), PodSet("worker", 1, {"cpu": "3"})),
+            Mode.FIT,
+            pod_sets={"driver": {"cpu": "two"}, "worker": {"cpu": "one"}},
+            quota={("one", "cpu"): "3", ("two", "cpu"): "5"},
+        ),
+    ),
+    (
+        "multiple specs, fits borrowing",
+        AssignCase(
+            queues(
+                cq((flavor_quotas("default", ("cpu", "2", "98"), ("memory", "2Gi")),), cohort=COHORT),
+                cq(
+                    (flavor_quotas("default", ("cpu", "198"), ("memory", "198Gi")),),
+                    cohort=COHORT,
+                    name=SECONDARY,
+                ),
+            ),
+            incoming(
+                CQ,
+                PodSet("driver", 1, {"cpu": "4", "memory": "1Gi"}),
+                PodSet("worker", 1, {"cpu": "6", "memory": "4Gi"}),
+            ),
+            Mode.FIT,
+            borrows=True,
+            pod_sets={name: {"cpu": "default", "memory": "default"} for name in ("driver", "worker")},
+            quota={("default", "cpu"): "10", ("default", "memory"): "5Gi"},
+        ),
+    ),
     (
         "not enough space to borrow",
         AssignCase(
@@ -434,7 +522,33 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
             usage={CQ: quota_usage({("one", "cpu"): "3", ("two", "cpu"): "3"})},
         ),
     ),
-    ("each podset requires preemption on a different flavor", POD_SETS),
+    (
+        "each podset requires preemption on a different flavor",
+        AssignCase(
+            queues(cq((flavor_quotas("one", ("cpu", "4")), flavor_quotas("tainted", ("cpu", "10"))))),
+            incoming(
+                CQ,
+                PodSet("launcher", 1, {"cpu": "2"}),
+                PodSet("workers", 10, {"cpu": "1"}, pod=pod(tolerations=(SPOT_TOLERATION,))),
+            ),
+            Mode.PREEMPT,
+            usage={CQ: quota_usage({("one", "cpu"): "3", ("tainted", "cpu"): "3"})},
+            pod_sets={"launcher": {"cpu": "one"}, "workers": {"cpu": "tainted"}},
+            quota={("one", "cpu"): "2", ("tainted", "cpu"): "10"},
+            reasons={
+                "launcher": (
+                    "insufficient unused quota for cpu in flavor one, 1 more needed",
+                    # upstream prints the taint as Go's %v of it: {instance spot NoSchedule <nil>}
+                    "untolerated taint {instance: spot} in flavor tainted",
+                ),
+                "workers": (
+                    "insufficient quota for cpu in flavor one, previously considered podsets requests (2) + "
+                    "current podset request (10) > maximum capacity (4)",
+                    "insufficient unused quota for cpu in flavor tainted, 3 more needed",
+                ),
+            },
+        ),
+    ),
     (
         "resource not listed in clusterQueue",
         AssignCase(queues(cq((flavor_quotas("one", ("cpu", "4")),))), wl({GPU: "2"}), Mode.NO_FIT),
@@ -715,7 +829,25 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
     ("multiple TAS flavors assigned to different resources in the same PodSet leads to NoFit", TAS_SPLIT),
     (
         "multi-podset, one fits and another fails, fitting podset attempts skipped in resolveNoFitReason",
-        POD_SETS,
+        AssignCase(
+            queues(cq((flavor_quotas("one", ("cpu", "2")), flavor_quotas("two", ("cpu", "2"))))),
+            incoming(
+                CQ,
+                PodSet("fitting-podset", 1, {"cpu": "1"}, pod=pod({"type": "one"})),
+                PodSet("blocking-podset", 1, {"cpu": "5"}),
+            ),
+            Mode.NO_FIT,
+            pod_sets={"fitting-podset": {"cpu": "one"}, "blocking-podset": {}},
+            quota={("one", "cpu"): "1"},
+            reasons={
+                "blocking-podset": (
+                    "insufficient quota for cpu in flavor one, previously considered podsets requests (1) + "
+                    "current podset request (5) > maximum capacity (2)",
+                    "insufficient quota for cpu in flavor two, previously considered podsets requests (0) + "
+                    "current podset request (5) > maximum capacity (2)",
+                )
+            },
+        ),
     ),
 ]
 
@@ -724,7 +856,9 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
 def test_assign_flavors(case: AssignCase) -> None:
     got = assigned(case.queues, case.usage, case.workload, RESOURCE_FLAVORS, case.simulation)
     assert got.mode is case.mode
-    if case.mode is not Mode.NO_FIT:
-        assert got.flavors == case.flavors
+    assert got.flavors == (case.pod_sets or {"main": case.flavors})
     if case.mode is Mode.FIT:
         assert got.borrows == case.borrows
+    if case.pod_sets:
+        assert got.usage == quota_usage(case.quota)
+        assert {ps.name: tuple(sorted(ps.reasons)) for ps in got.pod_sets if ps.reasons} == case.reasons

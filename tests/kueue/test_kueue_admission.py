@@ -23,7 +23,7 @@ from gpufleet.scheduling.kueue.flavors import Mode, assign_flavors, no_simulatio
 from gpufleet.scheduling.kueue.oracle import preemption_oracle
 from gpufleet.scheduling.kueue.preemption import IN_CLUSTER_QUEUE, IN_COHORT_RECLAMATION, preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
-from gpufleet.scheduling.kueue.workload import Admitted, Workload
+from gpufleet.scheduling.kueue.workload import Admitted, PodSetResources, Workload
 
 GPU = "nvidia.com/gpu"
 H100 = ResourceFlavor("h100", {"gpu": "h100"})
@@ -38,12 +38,27 @@ def queue(name: str, gpus: int, cohort: str | None = "research", **kw: object) -
     return ClusterQueue(name, cohort, (), resource_groups=(group,), **kw)  # type: ignore[arg-type]
 
 
+def job(
+    key: str,
+    cq: str,
+    requests: dict[str, int],
+    pod: Pod | None = None,
+    count: int = 1,
+    priority: int = 0,
+    created: float = 0.0,
+) -> Workload:
+    """A Job of ``count`` pods asking ``requests`` in all: its one pod set ``main``."""
+    main = PodSetResources("main", count, requests, Pod("t") if pod is None else pod)
+    return Workload(f"Job/{key}", cq, priority, created, 0, (main,))
+
+
 def workload(key: str, cq: str, gpus: int, priority: int = 0, created: float = 0.0) -> Workload:
-    return Workload(f"Job/{key}", cq, priority, created, 0, {GPU: gpus}, Pod("t"))
+    return job(key, cq, {GPU: gpus}, priority=priority, created=created)
 
 
-def admitted(w: Workload, at: float = 0.0, evicting: bool = False) -> Admitted:
-    return Admitted(w, {GPU: "h100"}, {("h100", GPU): w.requests[GPU]}, at, evicting)
+def admitted(w: Workload, at: float = 0.0, evicting: bool = False, flavor: str = "h100") -> Admitted:
+    gpus = w.pod_sets[0].requests[GPU]
+    return Admitted(w, {"main": {GPU: flavor}}, {(flavor, GPU): gpus}, at, evicting)
 
 
 def test_admission_within_nominal_quota_then_insufficient_unused_quota_message() -> None:
@@ -100,14 +115,15 @@ def test_borrowing_from_the_cohort_within_borrowing_limit() -> None:
     queues = {"team-a": queue("team-a", 4, borrowing_limit=2), "team-b": queue("team-b", 8)}
     snapshot = QuotaSnapshot(queues, {})
     fits = assign_flavors(workload("a/six", "team-a", 6), queues["team-a"], FLAVORS, snapshot, no_simulation)
-    assert fits.mode is Mode.FIT and fits.borrows and fits.flavors == {GPU: "h100"}
+    assert fits.mode is Mode.FIT and fits.borrows and fits.flavors == {"main": {GPU: "h100"}}
     too_big = assign_flavors(
         workload("a/seven", "team-a", 7), queues["team-a"], FLAVORS, snapshot, no_simulation
     )
     assert too_big.mode is Mode.NO_FIT
     assert too_big.message() == (
         "couldn't assign flavors to pod set main: "
-        "insufficient quota for nvidia.com/gpu in flavor h100, request > maximum capacity (7 > 6)"
+        "insufficient quota for nvidia.com/gpu in flavor h100, previously considered podsets requests (0) + "
+        "current podset request (7) > maximum capacity (6)"
     )
 
 
@@ -127,16 +143,16 @@ def test_flavors_are_tried_in_order_and_the_first_that_fits_is_taken() -> None:
     cq = ClusterQueue("team-a", None, (), resource_groups=(group,))
     snapshot = QuotaSnapshot({"team-a": cq}, {"team-a": {("h100", GPU): 8}})
     got = assign_flavors(workload("a/x", "team-a", 8), cq, FLAVORS, snapshot, no_simulation)
-    assert got.mode is Mode.FIT and got.flavors == {GPU: "a100"}
-    pinned = Workload("Job/a/y", "team-a", 0, 0, 0, {GPU: 8}, Pod("t", node_selector={"gpu": "h100"}))
+    assert got.mode is Mode.FIT and got.flavors == {"main": {GPU: "a100"}}
+    pinned = job("a/y", "team-a", {GPU: 8}, Pod("t", node_selector={"gpu": "h100"}))
     refused = assign_flavors(pinned, cq, FLAVORS, snapshot, no_simulation)
-    assert refused.mode is Mode.PREEMPT and refused.flavors == {GPU: "h100"}
-    assert "flavor a100 doesn't match node affinity" in refused.reasons
+    assert refused.mode is Mode.PREEMPT and refused.flavors == {"main": {GPU: "h100"}}
+    assert "flavor a100 doesn't match node affinity" in refused.pod_sets[0].reasons
 
 
 def test_resource_not_covered_is_unavailable_in_cluster_queue() -> None:
     cq = queue("team-a", 8, cohort=None)
-    w = Workload("Job/a/x", "team-a", 0, 0, 0, {GPU: 1, "cpu": 1000}, Pod("t"))
+    w = job("a/x", "team-a", {GPU: 1, "cpu": 1000})
     got = assign_flavors(w, cq, FLAVORS, QuotaSnapshot({"team-a": cq}, {}), no_simulation)
     assert got.mode is Mode.NO_FIT and "resource cpu unavailable in ClusterQueue" in got.message()
 
@@ -240,7 +256,7 @@ def test_when_can_borrow_try_next_flavor_takes_a_later_flavor_within_quota_over_
         queues = {"a": _two_flavors("a", 4, 8, flavor_fungibility=fungibility), "lender": lender}
         result = schedule([workload("a/x", "a", 6)], [], queues, FLAVORS, set())
         [(_, got)] = result.admitted
-        assert (got.flavors, got.borrows) == ({GPU: flavor}, borrows)
+        assert (got.flavors, got.borrows) == ({"main": {GPU: flavor}}, borrows)
 
 
 def test_a_preemption_without_targets_sends_the_search_to_the_next_flavor() -> None:
@@ -253,7 +269,7 @@ def test_a_preemption_without_targets_sends_the_search_to_the_next_flavor() -> N
     }
     running = [admitted(workload("a/important", "a", 8, priority=100))]
     result = schedule([workload("a/x", "a", 4)], running, queues, FLAVORS, set())
-    assert [(w.key, a.flavors) for w, a in result.admitted] == [("Job/a/x", {GPU: "a100"})]
+    assert [(w.key, a.flavors) for w, a in result.admitted] == [("Job/a/x", {"main": {GPU: "a100"}})]
     assert result.preemptions == []
     low = [admitted(workload("a/low", "a", 8, priority=-1))]  # a target: the search stops at h100
     stopped = schedule([workload("a/x", "a", 4)], low, queues, FLAVORS, set())
@@ -266,16 +282,13 @@ def test_a_pods_quota_counts_each_pod_of_the_workload() -> None:
         (GPU, "pods"), (FlavorQuotas("h100", {GPU: ResourceQuota(64), "pods": ResourceQuota(4)}),)
     )
     cq = ClusterQueue("a", None, (), resource_groups=(group,))
-    job = Workload("Job/a/x", "a", 0, 0, 0, {GPU: 8}, Pod("t"), pod_count=5)
-    refused = schedule([job], [], {"a": cq}, FLAVORS, set())
+    refused = schedule([job("a/x", "a", {GPU: 8}, count=5)], [], {"a": cq}, FLAVORS, set())
     assert refused.admitted == []
     assert refused.messages["Job/a/x"] == (
         "couldn't assign flavors to pod set main: insufficient quota for pods in flavor h100, "
-        "request > maximum capacity (5 > 4)"
+        "previously considered podsets requests (0) + current podset request (5) > maximum capacity (4)"
     )
-    fits = schedule(
-        [Workload("Job/a/y", "a", 0, 0, 0, {GPU: 8}, Pod("t"), pod_count=4)], [], {"a": cq}, FLAVORS, set()
-    )
+    fits = schedule([job("a/y", "a", {GPU: 8}, count=4)], [], {"a": cq}, FLAVORS, set())
     [(_, got)] = fits.admitted
     assert got.usage == {("h100", GPU): 8, ("h100", "pods"): 4}
 
@@ -287,7 +300,7 @@ def test_a_flavor_whose_preemption_finds_targets_ranks_above_an_earlier_one_whos
     queues = {"a": _two_flavors("a", 8, 8, within_cluster_queue="LowerPriority")}
     important = workload("a/important", "a", 8, priority=100)
     low = workload("a/low", "a", 8, priority=-1)
-    running = [admitted(important), Admitted(low, {GPU: "a100"}, {("a100", GPU): 8}, 0.0)]
+    running = [admitted(important), admitted(low, flavor="a100")]
     result = schedule([workload("a/x", "a", 4)], running, queues, FLAVORS, set())
     assert [(w.key, t.key) for w, t in result.preemptions] == [("Job/a/x", "Job/a/low")]
     assert result.inadmissible == []

@@ -19,7 +19,7 @@ from gpufleet.model.kueue import ClusterQueue, FlavorQuotas, ResourceFlavor, Res
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.preemption import IN_COHORT_RECLAIM_WHILE_BORROWING
-from gpufleet.scheduling.kueue.workload import Admitted, Workload
+from gpufleet.scheduling.kueue.workload import Admitted, PodSetResources, Workload
 
 GPU = "nvidia.com/gpu"
 FLAVORS = {"h100": ResourceFlavor("h100")}
@@ -31,11 +31,12 @@ def queue(name: str, gpus: int, **preemption: object) -> ClusterQueue:
 
 
 def workload(key: str, cq: str, gpus: int, priority: int = 0, created: float = 0.0) -> Workload:
-    return Workload(f"Job/{key}", cq, priority, created, 0, {GPU: gpus}, Pod("t"))
+    main = PodSetResources("main", 1, {GPU: gpus}, Pod("t"))
+    return Workload(f"Job/{key}", cq, priority, created, 0, (main,))
 
 
 def running(w: Workload, at: float = 0.0) -> Admitted:
-    return Admitted(w, {GPU: "h100"}, {("h100", GPU): w.requests[GPU]}, at)
+    return Admitted(w, {"main": {GPU: "h100"}}, {("h100", GPU): w.pod_sets[0].requests[GPU]}, at)
 
 
 def _cohort(

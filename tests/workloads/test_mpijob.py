@@ -358,11 +358,12 @@ def test_a_suspended_job_creates_no_pods(tmp_path: Path) -> None:
     assert pods == {} and controller.status == "Suspended"
 
 
-def test_a_workload_of_several_pod_sets_that_kueue_holds_names_them_all() -> None:
+def test_a_workload_of_several_pod_sets_that_kueue_holds_names_the_one_that_does_not_fit() -> None:
     """Kueue's ``kueue-integrations`` scenario: beside the other integrations' workloads, the MPIJob's
-    3 cpu do not fit the 9-cpu quota; its ``QuotaReserved`` message names its pod sets ``launcher`` and
-    ``worker`` (gpufleet assigns one flavor to all of a workload's pod sets; Kueue names the first that
-    does not fit), not a Job's ``main``."""
+    3 cpu do not fit the 9-cpu quota. Its pod sets are assigned in order, each seeing what the earlier
+    took (``flavorassigner.go``: ``assignFlavors``): the ``launcher``'s 1 cpu fits, the ``worker``s' 2 do
+    not, and the ``QuotaReserved`` message names that pod set (``Assignment.Message``), not a Job's
+    ``main``."""
     scenario = [
         UPSTREAM / p
         for p in (
@@ -380,5 +381,8 @@ def test_a_workload_of_several_pod_sets_that_kueue_holds_names_them_all() -> Non
     workloads = {w["name"]: w for w in summary["kueue"]["workloads"]}
     held = workloads["MPIJob/default/pi"]
     assert held["admissions"] == []
-    assert held["message"].startswith("couldn't assign flavors to pod sets launcher, worker: insufficient")
+    assert held["message"] == (
+        "couldn't assign flavors to pod set worker: "
+        "insufficient unused quota for cpu in flavor default-flavor, 1500m more needed"
+    )
     assert all(w["admissions"] == [0.0] for name, w in workloads.items() if name != "MPIJob/default/pi")

@@ -6,20 +6,23 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
 
 * a workload is a Job labelled ``kueue.x-k8s.io/queue-name`` (its pod set: ``parallelism`` --
   at most ``completions`` -- pods of the template), any other kind of Kueue's integrations so
-  labelled (a PyTorchJob, a JobSet, ...: its controller's ``pod_sets``, admitted as one; a kind
-  admitted part by part, ``QueuedInParts``, as one workload per part: a LeaderWorkerSet's groups), the pods
-  of a PodGroup labelled with it (once ``minMember`` pods exist), or a single labelled pod. Kueue
+  labelled (a PyTorchJob, a JobSet, ...: its controller's ``pod_sets``, admitted together, each
+  assigned flavors of its own; a kind admitted part by part, ``QueuedInParts``, as one workload per
+  part: a LeaderWorkerSet's groups), the pods of a PodGroup labelled with it (once ``minMember`` pods
+  exist: one pod set ``main``, their requests summed), or a single labelled pod. Kueue
   installed means the scenario has Kueue objects; without any, the label is just a label;
 * its pods stay Pending, gated (as Kueue's ``kueue.x-k8s.io/admission`` scheduling gate holds a
   plain pod; a suspended Job has no pods, gpufleet shows them gated so that they carry the
   reason), with the Workload's ``QuotaReserved`` message; the wait is the ``queueing`` stage;
 * its priority for Kueue's ordering and preemption is its WorkloadPriorityClass's value (label
   ``kueue.x-k8s.io/priority-class`` on the workload, or on the pod), else its pods' priority;
-* when admitted, its pods get the assigned flavors' ``nodeLabels`` as nodeSelector and their
-  ``tolerations``, and go to their scheduler. A pod created later (a Job's retry) joins at once.
+* when admitted, each pod gets its pod set's assigned flavors' ``nodeLabels`` as nodeSelector and
+  their ``tolerations`` (a pod's set: the first whose ``PodSet.selector`` its labels match, as
+  upstream's ``kueue.x-k8s.io/podset`` label marks it), and goes to its scheduler. A pod created later
+  (a Job's retry) joins at once.
   A pod set admitted by Topology-Aware Scheduling (``scheduling.kueue.topology``) also gets its
   pods' nodes (``kubernetes.io/hostname``), as Kueue's TopologyUngater does; a pod created later
-  takes a node of the assignment that none of the workload's live pods holds;
+  takes a node of its set's assignment that none of the set's live pods holds;
 * an evicted workload's pods are deleted (bound ones get SIGTERM and their grace period); it
   holds its quota until they are gone. A Job is suspended, not failed: its pods do not count
   towards ``backoffLimit``, it is requeued with its creation time and its pods are created
@@ -46,8 +49,8 @@ from gpufleet.model.resources import Resources, add
 from gpufleet.model.workloads import PodSet
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.flavors import Assignment
-from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, request_of
-from gpufleet.scheduling.kueue.workload import POD_SET, Admitted, Workload
+from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, group_of, request_of
+from gpufleet.scheduling.kueue.workload import POD_SET, Admitted, PodSetResources, Workload
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -184,50 +187,50 @@ class KueueQueues:
             return controller.done and not controller.active
         return all(self._gone(k) for k in wl.pods)
 
+    def _live_pods(self, wl: _Workload) -> list[Pod]:
+        return [self.port.pods[k].pod for k in wl.pods if not self._gone(k)]
+
+    def _pod_sets(self, wl: _Workload) -> list[PodSet]:
+        """Its controller's pod sets; pods and a PodGroup's are one pod set ``main`` of their live
+        pods, the first the template."""
+        if wl.controller is not None:
+            return wl.controller.pod_sets()
+        pods = self._live_pods(wl)
+        return [PodSet(POD_SET, len(pods), pods[0])]
+
     def _spec(self, wl: _Workload) -> Workload | str:
         """The workload as admission sees it, or why it cannot be considered yet."""
         lq = self.objects.local_queues.get(f"{wl.namespace}/{wl.queue}")
         if lq is None:
             return LOCAL_QUEUE_MISSING.format(wl.queue)
-        pods = [self.port.pods[k].pod for k in wl.pods if not self._gone(k)]
-        requests: Resources = {}
-        if wl.controller is not None:
-            pod_sets = wl.controller.pod_sets()
-            template = pod_sets[0].template
-            for s in pod_sets:
-                requests = add(requests, {r: v * s.count for r, v in s.template.requests.items()})
-        else:
-            template = pods[0]
+        pod_sets = self._pod_sets(wl)
+        template = pod_sets[0].template
+        totals = [{r: v * s.count for r, v in s.template.requests.items()} for s in pod_sets]
+        if wl.controller is None:  # pods, which may ask for different amounts: theirs summed
             group = self.port.pod_group_of(template)
-            if group is not None and len(pods) < group.min_member:
-                return f"waiting for the PodGroup's pods: {len(pods)}/{group.min_member} exist"
-            for pod in pods:
+            if group is not None and pod_sets[0].count < group.min_member:
+                return f"waiting for the PodGroup's pods: {pod_sets[0].count}/{group.min_member} exist"
+            requests: Resources = {}
+            for pod in self._live_pods(wl):
                 requests = add(requests, pod.requests)
-            pod_sets = [PodSet(POD_SET, len(pods), template)]
-        topology = []
-        for s in pod_sets:
-            asked = request_of(s.template.annotations)
-            if asked is not None:
-                topology.append(TopologyRequest(s.name, s.count, dict(s.template.requests), *asked))
+            totals = [requests]
+        entries = []
+        for s, total in zip(pod_sets, totals, strict=True):
+            annotations = s.template.annotations
+            asked = request_of(annotations)
+            each = dict(s.template.requests)
+            topology = None if asked is None else TopologyRequest(s.name, s.count, each, *asked)
+            entries.append(
+                PodSetResources(s.name, s.count, total, s.template, topology, group_of(annotations))
+            )
         priority = self.objects.priority(wl.key, template.labels, template.priority)
-        names = tuple(s.name for s in pod_sets)
-        return Workload(
-            wl.key,
-            lq.cluster_queue,
-            priority,
-            wl.created_s,
-            wl.order,
-            requests,
-            template,
-            tuple(topology),
-            names,
-            sum(s.count for s in pod_sets),
-        )
+        return Workload(wl.key, lq.cluster_queue, priority, wl.created_s, wl.order, tuple(entries))
 
     def _rooms(self, pending: list[Workload]) -> dict[str, NodeRoom]:
         """Each node's labels and what it has free of the resources TAS pod sets ask, less what the
         pods admitted onto it by TAS but not yet bound will take."""
-        resources = sorted({r for w in pending for t in w.topology for r in t.requests})
+        asks = [s.topology for w in pending for s in w.pod_sets if s.topology is not None]
+        resources = sorted({r for t in asks for r in t.requests})
         if not resources:
             return {}
         state = self.port.state
@@ -299,9 +302,7 @@ class KueueQueues:
         self, wl: _Workload, workload: Workload, assignment: Assignment, placement: dict[str, list[str]]
     ) -> None:
         now = self.clock.now
-        wl.admitted = Admitted(
-            workload, dict(assignment.flavors), dict(assignment.usage), now, placement=placement
-        )
+        wl.admitted = Admitted(workload, assignment.flavors, dict(assignment.usage), now, placement=placement)
         wl.host_of = {}
         wl.admissions.append(now)
         self.stats[workload.cluster_queue].admitted += 1
@@ -311,33 +312,36 @@ class KueueQueues:
                 self._release(self.port.pods[k].pod, wl.admitted)
 
     def _release(self, pod: Pod, admitted: Admitted) -> None:
-        """The pod gets its flavors' node labels and tolerations and goes to its scheduler."""
-        flavors = [self.objects.flavors[f] for f in sorted(set(admitted.flavors.values()))]
+        """The pod gets its pod set's flavors' node labels and tolerations (``podset.Merge`` of the
+        set's ``PodSetInfo``) and goes to its scheduler."""
+        wl = self.workloads[admitted.workload.key]
+        pod_set = next((s for s in self._pod_sets(wl) if s.holds(pod)), None)
+        assigned = {} if pod_set is None else admitted.flavors.get(pod_set.name, {})
         selector = dict(pod.node_selector)
         tolerations = pod.tolerations
-        for flavor in flavors:
+        for flavor in (self.objects.flavors[f] for f in sorted(set(assigned.values()))):
             selector = {**flavor.node_labels, **selector}
             tolerations += tuple(t for t in flavor.tolerations if t not in tolerations)
-        host = self._host(pod, admitted)
+        host = (
+            None
+            if pod_set is None
+            else self._host(wl, pod, pod_set, admitted.placement.get(pod_set.name, []))
+        )
         if host is not None:
             selector[HOSTNAME] = host
         self.port.release(pod.key, selector, tolerations)
 
-    def _host(self, pod: Pod, admitted: Admitted) -> str | None:
-        """The pod's node in its workload's TAS assignment: one of its pod set's (a set whose pods
-        ask what it asks) that no live pod of the workload holds."""
-        wl = self.workloads[admitted.workload.key]
-        for ask in admitted.workload.topology:
-            if dict(pod.requests) != dict(ask.requests) or request_of(pod.annotations) is None:
-                continue
-            left = list(admitted.placement.get(ask.pod_set, ()))
-            for key, node in wl.host_of.items():
-                if not self._gone(key) and node in left:
-                    left.remove(node)
-            if left:
-                wl.host_of[pod.key] = left[0]
-                return left[0]
-        return None
+    def _host(self, wl: _Workload, pod: Pod, pod_set: PodSet, placement: list[str]) -> str | None:
+        """The pod's node in its pod set's TAS assignment (none for a set without one): one that no
+        live pod of the set holds."""
+        left = list(placement)
+        for key, node in wl.host_of.items():
+            if node in left and not self._gone(key) and pod_set.holds(self.port.pods[key].pod):
+                left.remove(node)
+        if not left:
+            return None
+        wl.host_of[pod.key] = left[0]
+        return left[0]
 
     def _evict(self, wl: _Workload, preemptor: Workload, reason: str) -> None:
         admitted = wl.admitted

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from gpufleet.model.pod import Pod
+from gpufleet.model.pod import Pod, Requirement
 
 
 @dataclass(frozen=True)
@@ -82,11 +82,23 @@ class DaemonSet:
 class PodSet:
     """One of a workload's pod sets as Kueue admits it (``Workload.spec.podSets``): ``count`` pods of
     ``template``, named as its integration names them (``main`` for a Job, the replica type for a
-    training job)."""
+    training job). ``selector`` tells its pods from the other sets' by the labels its controller gives
+    them (a PyTorchJob's ``training.kubeflow.org/replica-type``): Kueue gives each pod its own set's
+    flavors (what upstream's ``kueue.x-k8s.io/podset`` label on the set's pod template marks)."""
 
     name: str
     count: int
     template: Pod
+    selector: tuple[Requirement, ...] = ()  # every requirement matches its pods' labels; () every pod
+
+    def holds(self, pod: Pod) -> bool:
+        """Whether ``pod`` is one of this set's."""
+        return all(r.matches(pod.labels) for r in self.selector)
+
+
+def labelled(key: str, value: str) -> tuple[Requirement, ...]:
+    """The selector of the pods labelled ``key: value``."""
+    return (Requirement(key, "In", (value,)),)
 
 
 @dataclass

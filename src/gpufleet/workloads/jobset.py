@@ -88,7 +88,7 @@ from gpufleet.model.generated_names import generate_name
 from gpufleet.model.node import Node, Toleration
 from gpufleet.model.pod import OwnerRef, Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
-from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
+from gpufleet.model.workloads import Created, Job, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
 from gpufleet.workloads.kind import (
@@ -842,8 +842,11 @@ class JobSetController(EndsWithCondition):
 
     def pod_sets(self) -> list[PodSet]:
         """Kueue's JobSet integration: a pod set per replicated Job, of ``replicas * min(parallelism,
-        completions)`` pods (``podsCount``)."""
-        return [PodSet(r.name, r.replicas * r.pods_per_job, r.template) for r in self.jobset.replicated_jobs]
+        completions)`` pods (``podsCount``), its pods those of the replicated Job's Jobs."""
+        return [
+            PodSet(r.name, r.replicas * r.pods_per_job, r.template, labelled(REPLICATED_JOB_NAME, r.name))
+            for r in self.jobset.replicated_jobs
+        ]
 
     def pod_groups(self) -> list[PodGroup]:
         return []

@@ -75,7 +75,7 @@ from typing import ClassVar
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
-from gpufleet.model.workloads import Created, PodGroup, PodSet
+from gpufleet.model.workloads import Created, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.kind import CONTROLLER_RESTART_POLICIES, ManifestReader, ReplicaBound
 from gpufleet.workloads.pytorchjob import invalid, unsupported
@@ -600,9 +600,10 @@ def group_pod_sets(lws: LeaderWorkerSet) -> list[PodSet]:
     else one ``main`` set of ``size`` pods."""
     if lws.leader_template is lws.worker_template:
         return [PodSet("main", lws.size, lws.worker_template)]
-    sets = [PodSet("leader", 1, lws.leader_template)]
+    sets = [PodSet("leader", 1, lws.leader_template, labelled(WORKER_INDEX_LABEL, "0"))]
     if lws.size > 1:
-        sets.append(PodSet("worker", lws.size - 1, lws.worker_template))
+        workers = (Requirement(WORKER_INDEX_LABEL, "NotIn", ("0",)),)
+        sets.append(PodSet("worker", lws.size - 1, lws.worker_template, workers))
     return sets
 
 

@@ -56,7 +56,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
+from gpufleet.model.workloads import Created, Job, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
 from gpufleet.workloads.kind import EndsWithCondition, ManifestReader, work_queue_delay_s
@@ -308,9 +308,9 @@ class MPIJobController(EndsWithCondition):
     def pod_sets(self) -> list[PodSet]:
         """Kueue's MPIJob integration: ``launcher`` and ``worker`` (``pkg/controller/jobs/mpijob``)."""
         job = self.job
-        sets = [PodSet("launcher", 1, job.launcher)]
+        sets = [PodSet("launcher", 1, job.launcher, labelled(JOB_ROLE_LABEL, "launcher"))]
         if job.workers:
-            sets.append(PodSet("worker", job.workers, job.worker))
+            sets.append(PodSet("worker", job.workers, job.worker, labelled(JOB_ROLE_LABEL, "worker")))
         return sets
 
     def pod_groups(self) -> list[PodGroup]:

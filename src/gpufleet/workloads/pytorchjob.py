@@ -65,7 +65,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, OwnerRef, Pod
-from gpufleet.model.workloads import Created, PodGroup, PodSet
+from gpufleet.model.workloads import Created, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.kind import EndsWithCondition, ManifestReader, work_queue_delay_s
 
@@ -370,7 +370,10 @@ class PyTorchJobController(EndsWithCondition):
     def pod_sets(self) -> list[PodSet]:
         """Kueue's PyTorchJob integration: a pod set per replica type, named after it in lower case
         (``pkg/controller/jobs/kubeflow/kubeflowjob``)."""
-        return [PodSet(s.type.lower(), s.replicas, s.template) for s in self.job.replica_specs]
+        return [
+            PodSet(s.type.lower(), s.replicas, s.template, labelled(REPLICA_TYPE_LABEL, s.type.lower()))
+            for s in self.job.replica_specs
+        ]
 
     def pod_groups(self) -> list[PodGroup]:
         job = self.job

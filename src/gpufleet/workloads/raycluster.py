@@ -62,7 +62,7 @@ from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, OwnerRef, Pod
 from gpufleet.model.quantity import QuantityError, parse_quantity
 from gpufleet.model.ray import RAY_DEMAND, RayDemand
-from gpufleet.model.workloads import Created, PodGroup, PodSet
+from gpufleet.model.workloads import Created, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.kind import ManifestReader, ReplicaBound, work_queue_delay_s
 from gpufleet.workloads.pytorchjob import invalid, unsupported
@@ -412,8 +412,12 @@ class ClusterPods:
         return PodGroup(self.volcano_group, self.namespace, workers + 1, None, created, spec.volcano_queue)
 
     def pod_sets(self) -> list[PodSet]:
-        sets = [PodSet("head", 1, self.spec.head)]
-        return sets + [PodSet(g.name, self.desired(g), g.template) for g in self.spec.groups]
+        sets = [PodSet("head", 1, self.spec.head, labelled(NODE_TYPE_LABEL, "head"))]
+        workers = labelled(NODE_TYPE_LABEL, "worker")
+        return sets + [
+            PodSet(g.name, self.desired(g), g.template, workers + labelled(GROUP_LABEL, g.name))
+            for g in self.spec.groups
+        ]
 
     def ready(self, pods: Mapping[str, PodView]) -> bool:
         """``calculateStatus``'s ``Ready``: the head and every desired worker exist, Running and ready."""

@@ -51,7 +51,7 @@ from typing import ClassVar
 
 from gpufleet.model.generated_names import generate_name
 from gpufleet.model.node import Node
-from gpufleet.model.pod import Behavior, OwnerRef, Pod
+from gpufleet.model.pod import Behavior, OwnerRef, Pod, Requirement
 from gpufleet.model.ray import RAY_DEMAND, RayDemand
 from gpufleet.model.resources import CPU, MEMORY
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
@@ -61,6 +61,7 @@ from gpufleet.workloads.kind import ManifestReader, ReplicaBound
 from gpufleet.workloads.pytorchjob import invalid, required, unsupported
 from gpufleet.workloads.raycluster import (
     CLUSTER_LABEL,
+    NODE_TYPE_LABEL,
     ClusterPods,
     PodView,
     RayClusterSpec,
@@ -392,5 +393,6 @@ class RayJobController:
     def pod_sets(self) -> list[PodSet]:
         sets = self.cluster.pod_sets() if self.cluster is not None else []
         if self.job.submission_mode == K8S_JOB_MODE:
-            sets.append(PodSet("submitter", 1, self.job.submitter))
+            not_ray = (Requirement(NODE_TYPE_LABEL, "DoesNotExist"),)  # the submitter Job's pod
+            sets.append(PodSet("submitter", 1, self.job.submitter, not_ray))
         return sets

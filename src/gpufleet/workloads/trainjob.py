@@ -45,7 +45,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
-from gpufleet.model.workloads import Created, Job, PodGroup, PodSet
+from gpufleet.model.workloads import Created, Job, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
 from gpufleet.workloads.jobset import (
@@ -328,7 +328,10 @@ class TrainJobController(EndsWithCondition):
 
     def pod_sets(self) -> list[PodSet]:
         """Kueue's TrainJob integration: a pod set per replicated job, of all its Jobs' pods."""
-        return [PodSet(r.name, r.replicas * r.count, r.template) for r in self.train_job.jobs]
+        return [
+            PodSet(r.name, r.replicas * r.count, r.template, labelled(REPLICATED_JOB_NAME, r.name))
+            for r in self.train_job.jobs
+        ]
 
     def node_added(self, node: Node) -> list[Pod]:
         return []

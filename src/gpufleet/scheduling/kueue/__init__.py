@@ -2,9 +2,9 @@
 
 Pure decision code (state in, decisions out), after ``kubernetes-sigs/kueue: pkg/scheduler``:
 
-* :mod:`.workload` -- a workload as admission sees it (one pod set, its queue order);
+* :mod:`.workload` -- a workload as admission sees it (its pod sets, its queue order);
 * :mod:`.quota` -- usage per ClusterQueue and what each may take, alone or from its cohort;
-* :mod:`.flavors` -- flavor assignment and the ``QuotaReserved`` message;
+* :mod:`.flavors` -- flavor assignment, pod set by pod set, and the ``QuotaReserved`` message;
 * :mod:`.preemption` -- candidates and the minimal set to evict (reclaim, within the queue);
 * :mod:`.admission` -- one scheduling cycle over the queues' heads.
 

@@ -14,9 +14,9 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
 * heads are nominated against a snapshot (``flavors.assign_flavors``), then taken in order:
   those that do not borrow first, then higher priority, then older;
 * a head that fits is admitted if it still fits after this cycle's earlier admissions and, when
-  it asks for Topology-Aware Scheduling, if its pod sets find their topology domains on the
-  flavor's nodes (``topology.place``; the nodes this cycle's earlier TAS admissions took are
-  taken); one
+  it asks for Topology-Aware Scheduling, if its TAS pod sets find their topology domains, each on
+  the nodes of its TAS flavor (``topology.place``; the nodes this cycle's earlier TAS admissions took
+  are taken); one
   that can fit by preemption evicts its targets (``preemption.preemption_targets``) and stays
   the head until they are gone; one that cannot fit gets the reasons as its message.
 
@@ -33,7 +33,7 @@ from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
 from gpufleet.scheduling.kueue.oracle import preemption_oracle
 from gpufleet.scheduling.kueue.preemption import Target, preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
-from gpufleet.scheduling.kueue.topology import NodeRoom, place
+from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, place
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
 
 CLUSTER_QUEUE_MISSING = "ClusterQueue {} doesn't exist"
@@ -124,7 +124,7 @@ def schedule(
                 if placed:
                     result.placements[workload.key] = placed
             continue
-        result.messages[workload.key] = nominated.message(workload.pod_sets)
+        result.messages[workload.key] = nominated.message()
         targets = (
             preemption_targets(workload, cq, nominated.usage, admitted, snapshot)
             if nominated.mode is Mode.PREEMPT
@@ -146,23 +146,32 @@ def _topology(
     topologies: Mapping[str, Topology],
     room: dict[str, NodeRoom],
 ) -> dict[str, list[str]] | str:
-    """The TAS pod sets' nodes in the assigned flavor's topology (taken from ``room``), or why none."""
-    tas = [flavors[f] for f in sorted(set(assignment.flavors.values())) if flavors[f].topology is not None]
-    if not workload.topology or not tas:  # a pod set asking for nothing is given no flavor
+    """The TAS pod sets' nodes, each in its assigned TAS flavor's topology (taken from ``room``), or
+    why none (upstream's ``onlyTASFlavor``: a pod set's TAS flavor; one asking for nothing has none)."""
+    asks: dict[str, list[TopologyRequest]] = {}
+    for ps in workload.pod_sets:
+        tas = sorted(f for f in set(assignment.flavors[ps.name].values()) if flavors[f].topology is not None)
+        if ps.topology is not None and tas:
+            asks.setdefault(tas[0], []).append(ps.topology)
+    if not asks:
         return {}
-    flavor = tas[0]
-    topology = topologies[str(flavor.topology)]
-    labels = flavor.node_labels
-    mine = {n: r for n, r in room.items() if all(r.labels.get(k) == v for k, v in labels.items())}
-    placed = place(list(workload.topology), topology, mine)
-    if isinstance(placed, str):
-        return placed
-    for ask in workload.topology:
-        for node in placed[ask.pod_set]:
-            free = room[node].free
-            for r, v in ask.requests.items():
-                free[r] = free.get(r, 0) - v
-    return placed
+    trial = {n: NodeRoom(r.labels, dict(r.free)) for n, r in room.items()}  # room, once all are placed
+    out: dict[str, list[str]] = {}
+    for name, flavor_asks in sorted(asks.items()):
+        flavor = flavors[name]
+        labels = flavor.node_labels
+        nodes = {n: r for n, r in trial.items() if all(r.labels.get(k) == v for k, v in labels.items())}
+        placed = place(flavor_asks, topologies[str(flavor.topology)], nodes)
+        if isinstance(placed, str):
+            return placed
+        for ask in flavor_asks:
+            for node in placed[ask.pod_set]:
+                free = trial[node].free
+                for r, v in ask.requests.items():
+                    free[r] = free.get(r, 0) - v
+        out.update(placed)
+    room.update(trial)
+    return out
 
 
 def _refusal(

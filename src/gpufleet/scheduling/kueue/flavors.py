@@ -1,31 +1,37 @@
-"""Flavor assignment: which ResourceFlavor gives each requested resource, and whether it fits now.
+"""Flavor assignment: which ResourceFlavor gives each pod set each requested resource, and whether it fits.
 
 Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go``
-(``assignFlavors``, ``findFlavorForPodSets``, ``fitsResourceQuota``, ``isPreferred``,
-``shouldTryNextFlavor``):
+(``assignFlavors``, ``findFlavorForPodSets``, ``checkFlavorForPodSets``, ``fitsResourceQuota``,
+``isPreferred``, ``shouldTryNextFlavor``, ``resolvePodSetFlavors``):
 
-* every requested resource must be covered by a resource group, else
-  ``resource R unavailable in ClusterQueue``; a zero request is left out unless a group covers it,
-  and then gets a flavor like any other; where a group covers ``pods``, the workload asks for one
-  of it per pod;
-* per group, flavors are tried in order; a flavor whose ``nodeTaints`` the pods do not
-  tolerate (``untolerated taint {k: v} in flavor F``) or whose ``nodeLabels`` contradict the
-  pods' nodeSelector or required node affinity (``flavor F doesn't match node affinity``) is skipped
+* each pod set is assigned flavors of its own, in order; pod sets of one ``podSetGroupName`` (a TAS
+  request's ``kueue.x-k8s.io/podset-group-name``: a LeaderWorkerSet's leader and workers) are assigned
+  together, for their summed requests, and each gets the group's flavors of the resources it asks for
+  (one asking for nothing, its group's TAS flavors). What the pod sets assigned so far take of a
+  (flavor, resource) counts against the next (``assignment.Usage``: ``previously considered podsets
+  requests``);
+* a pod set asks for its requests over all its pods; a zero request is left out unless a group covers
+  it, and then gets a flavor like any other; where a group covers ``pods``, one of it per pod. Its
+  resources are taken in order (upstream's are a map's, in no order), each with the resource group
+  covering it: one no group covers is ``resource R unavailable in ClusterQueue``;
+* per group, flavors are tried in order; a flavor whose ``nodeTaints`` a pod set of the group does
+  not tolerate (``untolerated taint {k: v} in flavor F``) or whose ``nodeLabels`` contradict its
+  nodeSelector or required node affinity (``flavor F doesn't match node affinity``) is skipped
   (``flavorSelector``: only selector keys and affinity expressions on the flavor's own label keys
   count; a term left without expressions matches every flavor), and so is one without a
-  ``topologyName`` for a workload that asks for Topology-Aware Scheduling
+  ``topologyName`` for a pod set that asks for Topology-Aware Scheduling
   (``Flavor "F" does not support TopologyAwareScheduling``);
-* per resource, with ``val`` the workload's request: ``val`` above what the queue could ever
-  hold is ``insufficient quota for R in flavor F, request > maximum capacity (V > M)``;
-  ``val`` within what is available now fits, at a *borrowing level*: 0 within the queue's nominal
-  quota, else the height of the lowest subtree of the cohort tree that holds it
-  (``FindHeightOfLowestSubtreeThatFits``); otherwise ``insufficient unused quota for R in flavor F,
-  N more needed``, and preemption may help only if ``val`` is within the nominal quota, or a subtree
-  of the cohort tree below its root would hold it (``mayReclaimInHierarchy``), or the queue's
-  ``borrowWithinCohort`` policy is not ``Never`` (``canPreemptWhileBorrowing``). Then the preemption is
-  simulated (the ``Oracle``: the admission's runs ``preemption.preemption_targets`` for that flavor and
-  resource): no targets, targets in the queue itself (preempt) or only in other queues (reclaim),
-  and the borrowing level once they are gone;
+* per resource, with ``val`` what the earlier pod sets took of it in the flavor plus the request:
+  ``val`` above what the queue could ever hold is ``insufficient quota for R in flavor F, previously
+  considered podsets requests (P) + current podset request (V) > maximum capacity (M)``; ``val`` within
+  what is available now fits, at a *borrowing level*: 0 within the queue's nominal quota, else the
+  height of the lowest subtree of the cohort tree that holds it (``FindHeightOfLowestSubtreeThatFits``);
+  otherwise ``insufficient unused quota for R in flavor F, N more needed``, and preemption may help only
+  if ``val`` is within the nominal quota, or a subtree of the cohort tree below its root would hold it
+  (``mayReclaimInHierarchy``), or the queue's ``borrowWithinCohort`` policy is not ``Never``
+  (``canPreemptWhileBorrowing``). Then the preemption is simulated (the ``Oracle``: the admission's runs
+  ``preemption.preemption_targets`` for that flavor and resource): no targets, targets in the queue
+  itself (preempt) or only in other queues (reclaim), and the borrowing level once they are gone;
 * a flavor's mode is the worst of its resources'. The search stops at a flavor that fits without
   borrowing, or that borrows where ``flavorFungibility.whenCanBorrow`` is ``MayStopSearch`` (the
   default), or that preempts where ``whenCanPreempt`` is ``MayStopSearch`` (the default is
@@ -33,13 +39,19 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go`
   where no flavor stops it, the best tried is taken: a fit above a preemption without targets and both
   above no fit; then, by ``preference``, reclaim over preempt over a preemption without targets and on a
   tie the lower borrowing level (``BorrowingOverPreemption``, the default), or the lower borrowing
-  level first (``PreemptionOverBorrowing``).
+  level first (``PreemptionOverBorrowing``);
+* a resource group where no flavor can take the request leaves its pod sets without flavors (``NoFit``)
+  and ends the assignment there: the pod sets after them are not tried. A pod set's mode is ``Fit``
+  where its group gave no reasons, else the worst of its resources' flavors'; the workload's is the
+  worst of its pod sets' (``RepresentativeMode``).
 
 Not modelled: the flavor a workload's last attempt reached (``LastAssignment``: upstream's next
-attempt resumes the search after it); a workload's pod sets are assigned together, as one.
+attempt resumes the search after it).
 
-The reasons of every flavor tried are kept, sorted, and make the Workload's ``QuotaReserved``
-condition message: ``couldn't assign flavors to pod set main: <reasons joined by ", ">``.
+The reasons of a group are those of every flavor tried for a resource group that does not simply fit
+(of a resource group that found no flavor, only its own); each pod set with reasons makes a part of the
+Workload's ``QuotaReserved`` condition message: ``couldn't assign flavors to pod set <name>: <reasons,
+sorted, joined by ", ">``, the parts joined by ``"; "`` (``Assignment.Message``).
 """
 
 from __future__ import annotations
@@ -62,7 +74,7 @@ from gpufleet.model.node import tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, format_units
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
-from gpufleet.scheduling.kueue.workload import POD_SET, Workload
+from gpufleet.scheduling.kueue.workload import PodSetResources, Workload
 
 
 class Mode(enum.IntEnum):
@@ -74,22 +86,45 @@ class Mode(enum.IntEnum):
 
 
 @dataclass(frozen=True)
-class Assignment:
+class PodSetAssignment:
+    """One pod set's flavor of each resource it asks for (none where its group found none), how it
+    fits, and its group's reasons."""
+
+    name: str
     mode: Mode
     flavors: dict[str, str]  # resource -> flavor
-    usage: dict[FlavorResource, int]
-    borrows: bool
     reasons: tuple[str, ...]
 
-    def message(self, pod_sets: tuple[str, ...] = (POD_SET,)) -> str:
-        """The ``QuotaReserved`` message. A workload of several pod sets (a PyTorchJob's master and
-        workers) is assigned as one here, so the message names them all, where Kueue names the first
-        that did not fit."""
-        what = f"pod set {pod_sets[0]}" if len(pod_sets) == 1 else f"pod sets {', '.join(pod_sets)}"
-        return f"couldn't assign flavors to {what}: " + ", ".join(sorted(self.reasons))
+
+@dataclass(frozen=True)
+class Assignment:
+    """The pod sets' assignments, in order (up to the first that found no flavor), and what they use
+    of each (flavor, resource) together."""
+
+    pod_sets: tuple[PodSetAssignment, ...]
+    usage: dict[FlavorResource, int]
+    borrows: bool
+
+    @property
+    def mode(self) -> Mode:
+        """``RepresentativeMode``: the worst of the pod sets'."""
+        return min((ps.mode for ps in self.pod_sets), default=Mode.NO_FIT)
+
+    @property
+    def flavors(self) -> dict[str, dict[str, str]]:
+        """Each pod set's flavor of each resource (``podSetAssignments``)."""
+        return {ps.name: ps.flavors for ps in self.pod_sets}
+
+    def message(self) -> str:
+        """The ``QuotaReserved`` message: each pod set with reasons, in order."""
+        return "; ".join(
+            f"couldn't assign flavors to pod set {ps.name}: " + ", ".join(sorted(ps.reasons))
+            for ps in self.pod_sets
+            if ps.reasons
+        )
 
 
-def _flavor_mismatch(pod: Pod, flavor: ResourceFlavor, topology: bool = False) -> str | None:
+def _flavor_mismatch(pod: Pod, flavor: ResourceFlavor, topology: bool) -> str | None:
     if topology and flavor.topology is None:  # tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS
         return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
     for taint in flavor.node_taints:
@@ -137,15 +172,26 @@ def no_simulation(fr: FlavorResource, val: int) -> Granular:
 
 
 def _fits(
-    snapshot: QuotaSnapshot, cq: ClusterQueue, quotas: FlavorQuotas, resource: str, val: int, oracle: Oracle
+    snapshot: QuotaSnapshot,
+    cq: ClusterQueue,
+    quotas: FlavorQuotas,
+    resource: str,
+    request: tuple[int, int],
+    oracle: Oracle,
 ) -> tuple[Granular, str | None]:
+    """``fitsResourceQuota`` for ``request``: (what the earlier pod sets took, what this one asks)."""
     fr = (quotas.flavor, resource)
     most = snapshot.potential_available(cq.name, fr)
+    val = sum(request)
     if val > most:
-        shown = f"{format_units(resource, val)} > {format_units(resource, most)}"
+        earlier, current = (format_units(resource, v) for v in request)
+        shown = f"previously considered podsets requests ({earlier}) + current podset request ({current})"
         where = f"{resource} in flavor {quotas.flavor}"
         refused: Granular = (Possibility.NO_FIT, 0)
-        return refused, f"insufficient quota for {where}, request > maximum capacity ({shown})"
+        return (
+            refused,
+            f"insufficient quota for {where}, {shown} > maximum capacity ({format_units(resource, most)})",
+        )
     borrow, reclaims_below_root = snapshot.lowest_subtree_that_fits(cq.name, fr, val)
     available = snapshot.available(cq.name, fr)
     if val <= available:
@@ -187,13 +233,111 @@ def _try_next(mode: Granular, fungibility: FlavorFungibility) -> bool:
     return borrow > 0 and fungibility.when_can_borrow == TRY_NEXT_FLAVOR
 
 
-def requests_of(workload: Workload, covered: AbstractSet[str]) -> dict[str, int]:
-    """What the flavors are assigned for: the workload's requests (a zero one only where a group covers
+def requests_of(pod_set: PodSetResources, covered: AbstractSet[str]) -> dict[str, int]:
+    """What the flavors are assigned for: the pod set's requests (a zero one only where a group covers
     it: ``covered``) and, where a group covers ``pods``, its pods (each pod counts one)."""
-    requests = {r: v for r, v in workload.requests.items() if v > 0 or r in covered}
+    requests = {r: v for r, v in pod_set.requests.items() if v > 0 or r in covered}
     if PODS in covered:
-        requests[PODS] = workload.pod_count
+        requests[PODS] = pod_set.count
     return requests
+
+
+#: a resource's flavor and how it takes the resource (upstream's ``FlavorAssignment``)
+Chosen = dict[str, tuple[str, Mode]]
+
+
+@dataclass(frozen=True)
+class _Search:
+    """What one assignment looks at (upstream's ``FlavorAssigner``), and what its pod sets assigned so
+    far take of each (flavor, resource): ``usage``."""
+
+    cq: ClusterQueue
+    flavors: Mapping[str, ResourceFlavor]
+    snapshot: QuotaSnapshot
+    oracle: Oracle
+    usage: dict[FlavorResource, int]
+
+    def mismatch(self, pod_sets: list[PodSetResources], flavor: ResourceFlavor) -> str | None:
+        """``checkFlavorForPodSets``: why the flavor cannot take one of the pod sets, if it cannot."""
+        for ps in pod_sets:
+            why = _flavor_mismatch(ps.pod, flavor, ps.topology is not None)
+            if why is not None:
+                return why
+        return None
+
+    def find_flavor(
+        self, pod_sets: list[PodSetResources], quotas_of: tuple[FlavorQuotas, ...], requests: dict[str, int]
+    ) -> tuple[Chosen | None, list[str]]:
+        """``findFlavorForPodSets``: in order, the first flavor that fits and no policy of the queue's
+        ``flavorFungibility`` sends the search on from; where each does, the one ``preferred`` ranks
+        first; and the reasons (none where it fits). None where no flavor can take ``requests``."""
+        fungibility = self.cq.flavor_fungibility
+        reasons: list[str] = []
+        best: tuple[Granular, Chosen] | None = None
+        for quotas in quotas_of:
+            mismatch = self.mismatch(pod_sets, self.flavors[quotas.flavor])
+            if mismatch is not None:
+                reasons.append(mismatch)
+                continue
+            flavor_mode = BEST  # the worst over the group's resources
+            chosen: Chosen = {}
+            for resource in sorted(requests):
+                earlier = self.usage.get((quotas.flavor, resource), 0)
+                request = (earlier, requests[resource])
+                got, reason = _fits(self.snapshot, self.cq, quotas, resource, request, self.oracle)
+                if preferred(flavor_mode, got, fungibility):
+                    flavor_mode = got
+                if reason is not None:  # (every resource's, as upstream goes on past one that does not fit)
+                    reasons.append(reason)
+                chosen[resource] = (quotas.flavor, got[0].mode)
+            if not _try_next(flavor_mode, fungibility):
+                best = (flavor_mode, chosen)
+                break
+            if flavor_mode[0] is not Possibility.NO_FIT and (
+                best is None or preferred(flavor_mode, best[0], fungibility)
+            ):
+                best = (flavor_mode, chosen)
+        if best is None:
+            return None, reasons
+        return best[1], [] if best[0][0] is Possibility.FIT else reasons
+
+    def assign_group(
+        self, pod_sets: list[PodSetResources], requests: dict[str, int]
+    ) -> tuple[Chosen | None, list[str]]:
+        """A pod set group's flavor of each resource it asks for, its resources taken in order, each
+        with its resource group; None, with the reasons of the resource group that found no flavor,
+        where one did not."""
+        chosen: Chosen = {}
+        reasons: list[str] = []
+        for resource in sorted(requests):
+            if resource in chosen:  # its resource group's flavor was found with another resource's
+                continue
+            group = next((g for g in self.cq.resource_groups if resource in g.covered), None)
+            if group is None:
+                return None, [f"resource {resource} unavailable in ClusterQueue"]
+            wanted = {r: v for r, v in requests.items() if r in group.covered}
+            found, why = self.find_flavor(pod_sets, group.flavors, wanted)
+            if found is None:
+                return None, why
+            chosen.update(found)
+            reasons.extend(why)
+        return chosen, reasons
+
+    def resolve(self, pod_set: PodSetResources, asks: dict[str, int], chosen: Chosen) -> Chosen:
+        """``resolvePodSetFlavors``: the group's flavors of the resources the pod set asks for; where it
+        asks for none, in a pod set group, the group's TAS flavors."""
+        if asks or pod_set.group is None:
+            return {r: got for r, got in chosen.items() if r in asks}
+        return {r: got for r, got in chosen.items() if self.flavors[got[0]].topology is not None}
+
+
+def _groups(pod_sets: tuple[PodSetResources, ...]) -> list[list[PodSetResources]]:
+    """The pod sets as they are assigned: those of one ``podSetGroupName`` together, where the first of
+    them stands; each other alone (upstream's ``orderedgroups``)."""
+    groups: dict[str | int, list[PodSetResources]] = {}
+    for i, ps in enumerate(pod_sets):
+        groups.setdefault(i if ps.group is None else ps.group, []).append(ps)
+    return list(groups.values())
 
 
 def assign_flavors(
@@ -203,53 +347,37 @@ def assign_flavors(
     snapshot: QuotaSnapshot,
     oracle: Oracle,
 ) -> Assignment:
-    """Each group's flavor: in order, the first that fits and no policy of the queue's
-    ``flavorFungibility`` sends the search on from; where each does, the one ``preferred`` ranks first."""
+    """Each pod set's flavors, pod set group by pod set group, each group seeing what the earlier ones
+    took (``assignFlavors``); it stops at a group that finds no flavor for a resource."""
     covered = {r for g in cq.resource_groups for r in g.covered}
-    requests = requests_of(workload, covered)
-    fungibility = cq.flavor_fungibility
-    reasons: list[str] = []
-    chosen: dict[str, str] = {}
-    mode = Mode.FIT
-    for resource in sorted(requests):
-        if resource not in covered:
-            reasons.append(f"resource {resource} unavailable in ClusterQueue")
-            mode = Mode.NO_FIT
-    for group in cq.resource_groups:
-        wanted = sorted(r for r in group.covered if r in requests)
-        if not wanted:
-            continue
-        best: tuple[Granular, str] | None = None
-        for quotas in group.flavors:
-            mismatch = _flavor_mismatch(workload.pod, flavors[quotas.flavor], bool(workload.topology))
-            if mismatch is not None:
-                reasons.append(mismatch)
-                continue
-            flavor_mode = BEST  # the worst over the group's resources
-            for resource in wanted:
-                got, reason = _fits(snapshot, cq, quotas, resource, requests[resource], oracle)
-                if preferred(flavor_mode, got, fungibility):
-                    flavor_mode = got
-                if reason is not None:  # (every resource's, as upstream goes on past one that does not fit)
-                    reasons.append(reason)
-            if not _try_next(flavor_mode, fungibility):
-                best = (flavor_mode, quotas.flavor)
-                break
-            if flavor_mode[0] is not Possibility.NO_FIT and (
-                best is None or preferred(flavor_mode, best[0], fungibility)
-            ):
-                best = (flavor_mode, quotas.flavor)
-        if best is None:
-            mode = Mode.NO_FIT
-            continue
-        mode = min(mode, best[0][0].mode)
-        chosen.update({r: best[1] for r in wanted})
-    usage = {(chosen[r], r): requests[r] for r in sorted(chosen)}
+    search = _Search(cq, flavors, snapshot, oracle, {})
+    assigned: list[PodSetAssignment] = []
+    for group in _groups(workload.pod_sets):
+        asks = [requests_of(ps, covered) for ps in group]
+        requests: dict[str, int] = {}
+        for ask in asks:
+            for r, v in ask.items():
+                requests[r] = requests.get(r, 0) + v
+        chosen, reasons = search.assign_group(group, requests)
+        for ps, ask in zip(group, asks, strict=True):
+            mine = {} if chosen is None else search.resolve(ps, ask, chosen)
+            if chosen is None:
+                mode = Mode.NO_FIT
+            elif not reasons:
+                mode = Mode.FIT
+            else:  # the worst of its flavors' (one that asks for nothing and has none: NoFit)
+                mode = min((m for _, m in mine.values()), default=Mode.NO_FIT)
+            assigned.append(
+                PodSetAssignment(ps.name, mode, {r: f for r, (f, _) in mine.items()}, tuple(reasons))
+            )
+            for r, (f, _) in mine.items():
+                search.usage[(f, r)] = search.usage.get((f, r), 0) + ask.get(r, 0)
+        if chosen is None:
+            break
+    usage = search.usage
     borrows = any(
         snapshot.used(cq.name, fr) + v > (q.nominal if (q := cq.quota(*fr)) is not None else 0)
         for fr, v in usage.items()
         if v > 0
     )
-    if mode is not Mode.FIT:
-        return Assignment(mode, chosen, usage, borrows, tuple(reasons))
-    return Assignment(mode, chosen, usage, borrows, ())
+    return Assignment(tuple(assigned), usage, borrows)

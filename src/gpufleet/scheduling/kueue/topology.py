@@ -6,7 +6,9 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/tas_flavorassigner
 * a pod set asks for TAS with a pod-template annotation: ``podset-required-topology: <level>``
   (all its pods in one domain of that level, or it is not admitted), ``podset-preferred-topology``
   (that level, else wider ones, else spread) or ``podset-unconstrained-topology: "true"`` (any
-  nodes of the flavor with room);
+  nodes of the flavor with room); with a required or preferred level, ``podset-group-name`` puts it
+  in a pod set group, whose pod sets the flavor assigner assigns together (``flavors``; the group's
+  pod sets are placed each on its own, not as one);
 * only a flavor naming a ``Topology`` (``topologyName``) can take such a pod set
   (``Flavor "f" does not support TopologyAwareScheduling``); a level the Topology does not list is
   ``no requested topology level: <level>``;
@@ -32,6 +34,7 @@ from gpufleet.model.kueue import Topology
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
+GROUP = "kueue.x-k8s.io/podset-group-name"
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,12 @@ def request_of(annotations: Mapping[str, str]) -> tuple[str | None, str | None] 
     if required is None and preferred is None and annotations.get(UNCONSTRAINED) != "true":
         return None
     return required, preferred
+
+
+def group_of(annotations: Mapping[str, str]) -> str | None:
+    """The pod set group a pod template names (``podSetGroupName``), kept only with a required or
+    preferred topology (upstream's ``podSetTopologyRequestBuilder``)."""
+    return annotations.get(GROUP) if REQUIRED in annotations or PREFERRED in annotations else None
 
 
 @dataclass(frozen=True)
