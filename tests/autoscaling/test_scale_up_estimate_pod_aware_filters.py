@@ -11,7 +11,7 @@ from typing import Any
 
 from conftest import gpu_node, gpu_pod
 from conftest import scale_up_reply as up
-from gpufleet.autoscaling.scale_up import PoolOption, estimate
+from gpufleet.autoscaling.scale_up import PoolOption, ScaleUpSnapshot, estimate
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod, Requirement
@@ -102,7 +102,8 @@ def test_required_pod_affinity_on_hostname_counts_the_pods_put_on_the_new_nodes(
     so the option is one node for two pods."""
     affinity = PodAffinity(required=(PodAffinityTerm(WEB, HOSTNAME),))
     pods = [web_pod(f"web-{k}", 4, pod_affinity=affinity) for k in range(3)]
-    found = estimate(pods, PoolOption("h100", template("zone-a"), room=10), PROFILE, ClusterState([]))
+    pool = PoolOption("h100", template("zone-a"), room=10)
+    found = estimate(pods, pool, ScaleUpSnapshot(ClusterState([]), PROFILE, pods, [pool]))
     assert found is not None
     assert (found.nodes, found.pods) == (1, ("default/web-0", "default/web-1"))
 
@@ -119,9 +120,10 @@ def test_required_zone_affinity_to_existing_pods_grows_only_the_pool_in_their_zo
         PoolOption("h100-a", template("zone-a"), room=5),
         PoolOption("h100-b", template("zone-b"), room=5),
     )
-    found_a = estimate([pod], pool_a, PROFILE, state)
+    snapshot = ScaleUpSnapshot(state, PROFILE, [pod], [pool_a, pool_b])
+    found_a = estimate([pod], pool_a, snapshot)
     assert found_a is not None and found_a.nodes == 1
-    assert estimate([pod], pool_b, PROFILE, state) is None
+    assert estimate([pod], pool_b, snapshot) is None
     reply = up(state, [pod], [pool_b])
     assert reply.scale_up is None
     assert reply.not_triggered == (("default/api", f"1 {AFFINITY_NOT_MATCH}"),)

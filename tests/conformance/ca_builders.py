@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
 from gpufleet.autoscaling.expanders import FILTERS, pool_priority
 from gpufleet.autoscaling.scale_down import UtilizationRule, unremovable_reason
-from gpufleet.autoscaling.scale_up import Estimate, PoolOption, estimate, waste
+from gpufleet.autoscaling.scale_up import Estimate, PoolOption, ScaleUpSnapshot, estimate, waste
 from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.dra.state import DraState
 from gpufleet.model.disruption_budget import DisruptionBudget
@@ -130,7 +130,8 @@ def binpacking_estimate(
     the pool's room, gpufleet's limiter."""
     pods = [pod.renamed(f"{pod.name}-{g}-{k}") for g, (pod, count) in enumerate(groups) for k in range(count)]
     pool = PoolOption(template.name, template, room=max_nodes if max_nodes > 0 else 1 << 30)
-    found = estimate(pods, pool, build_profile(ProfileConfig()), ClusterState(list(existing)))
+    snapshot = ScaleUpSnapshot(ClusterState(list(existing)), build_profile(ProfileConfig()), pods, [pool])
+    found = estimate(pods, pool, snapshot)
     if found is None:
         return 0, []
     names = {p.key: p.name for p in pods}

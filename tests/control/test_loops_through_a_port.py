@@ -240,6 +240,23 @@ def test_cluster_autoscaler_asks_the_port_for_a_node_for_an_unschedulable_pod() 
     assert [(e.kind, e.nodes) for e in ca.events] == [("scale-up", ("h100-0",))]
 
 
+def test_a_registered_upcoming_node_leaves_its_pods_to_its_template_copy() -> None:
+    """``RunOnce`` takes the upcoming nodes already registered (``GetUpcomingNodes``' ``registeredUpcoming``,
+    a GPU node whose GPUs are not allocatable yet being one) out of the ``ClusterSnapshot``, and the
+    template copy it added for each stands for it (``core/static_autoscaler.go``): of two 60-cpu pods
+    the first fits the copy for h100-0, not h100-0 itself as well, and the second needs a new node."""
+    registered = gpu_node("h100-0", 8)
+    group = Group("h100", H100, nodes={"h100-0"}, launching={"h100-0": Starting(())})
+    pods = [gpu_pod(f"etl-{k}", 0, cpu=60, mem_gi=8) for k in range(2)]
+    port, clock = HandKeptCluster([registered], pods, [group]), ManualClock()
+    for pod in pods:
+        port.pods[pod.key].message = "0/1 nodes are available"
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    assert port.asked == [("launch", "h100", ("default/etl-1",))]
+
+
 @pytest.mark.parametrize(("limit", "nodes"), [(2, 2), (0, 5), (1000, 5)])
 def test_one_scale_up_adds_at_most_max_nodes_per_scaleup(limit: int, nodes: int) -> None:
     """``--max-nodes-per-scaleup`` (1000): the estimator's ``StaticThreshold`` stops adding nodes there

@@ -8,10 +8,12 @@ warm nodes each group must start to keep its warm pool full (``keep_warm``). The
 order and acts on each reply before asking the next, since a launch may fail on the cloud's side
 (a stock-out) and what the next decision sees depends on it.
 
-- ``scale_up``: pods that fit on existing nodes (one after another, ``filterOutSchedulable``) or
-  on upcoming ones need no node; for the others each group with room is estimated
-  (``scale_up.estimate``) and the expander picks one; when none grows, each pod left gets its
-  ``NotTriggerScaleUp`` message (in the reply only when it changed since the pod's last one).
+- ``scale_up``: over one snapshot of the cluster with a template copy for every upcoming node of
+  every group (``scale_up.ScaleUpSnapshot``), pods that fit on an existing or upcoming node (one
+  after another, ``filterOutSchedulable``) are put there and need no node; for the others each group
+  with room is estimated in a fork of that snapshot (``scale_up.estimate``) and the expander picks
+  one; when none grows, each pod left gets its ``NotTriggerScaleUp`` message (in the reply only when
+  it changed since the pod's last one).
 - ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
   (``scale_down.assess``), from the first scan that finds them so; they go after
   ``scaleDownUnneededTime`` (a node that is not Ready after ``scaleDownUnreadyTime``, and never while
@@ -37,7 +39,6 @@ from gpufleet.autoscaling.scale_down import (
     Int8Array,
     NodeVerdict,
     PlacementBase,
-    TrialPlacement,
     UtilizationRule,
     simulate_removal,
     unremovable_reasons,
@@ -45,9 +46,9 @@ from gpufleet.autoscaling.scale_down import (
 from gpufleet.autoscaling.scale_up import (
     MAX_TOTAL_REACHED,
     PoolOption,
+    ScaleUpSnapshot,
     estimate,
     not_triggered,
-    still_pending,
 )
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.disruption_budget import DisruptionBudget
@@ -75,7 +76,8 @@ class ScaleUpRequest:
     backed_off: frozenset[str]  # groups in backoff after a failed scale-up
     expander: str
     rng: np.random.Generator  # the random expander's draws
-    exclude: frozenset[int]  # nodes being deleted: filterOutSchedulable places nothing there
+    #: nodes no pod goes to (filterOutSchedulable, the estimates): being deleted, or upcoming and registered
+    exclude: frozenset[int]
     total_reached: bool  # --max-nodes-total reached
     said: Mapping[str, str] = field(default_factory=dict)  # each pod's last NotTriggerScaleUp reason
 
@@ -101,14 +103,11 @@ class ScaleUpReply:
 def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     if not request.pending:
         return ScaleUpReply()
-    state, profile = request.state, request.profile
-    trial = TrialPlacement(state, profile, set(request.exclude))
-    remaining = [pod for pod in request.pending if trial.place(pod) is None]
-    remaining = still_pending(remaining, list(request.options), profile, state, request.exclude)
+    options, pending = list(request.options), request.pending
+    snapshot = ScaleUpSnapshot(request.state, request.profile, pending, options, request.exclude)
+    remaining = [pod for pod in pending if not snapshot.schedule(pod)]
     estimates = [
-        e
-        for o in request.options
-        if o.name not in request.backed_off and (e := estimate(remaining, o, profile, state, request.exclude))
+        e for o in options if o.name not in request.backed_off and (e := estimate(remaining, o, snapshot))
     ]
     best = choose(estimates, request.expander, request.rng)
     if best is not None:
@@ -116,7 +115,7 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     if request.total_reached:
         reasons = {pod.key: MAX_TOTAL_REACHED for pod in remaining}
     else:
-        reasons = not_triggered(remaining, list(request.options), profile, set(request.backed_off), state)
+        reasons = not_triggered(remaining, options, set(request.backed_off), snapshot)
     changed = tuple(
         (pod.key, reasons[pod.key])
         for pod in remaining

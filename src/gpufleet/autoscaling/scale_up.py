@@ -1,28 +1,34 @@
 """cluster-autoscaler's scale-up: which pool to grow, and by how many nodes, for pending pods.
 
-Mirrors ``core/scaleup`` and ``estimator/binpacking_estimator.go`` (the template's copies added to
-a ``ClusterSnapshot``, each gang tried in a fork of it): pending pods that fit on
-upcoming nodes (launched, not yet registered or not yet GPU-ready: a node with the GPU label
-but no GPU allocatable counts as upcoming, ``FilterOutNodesWithUnreadyResources``) are left
-out; for each pool with room, pods are packed First-Fit Decreasing (the largest share of the
-template's cpu plus memory first, ``DecreasingPodOrderer``; equal ones by the share of everything they
-ask for, GPUs included, where upstream sets no order) onto fresh copies of the
-pool's template node (DaemonSet pods that would run there take their share first), using the
-scheduler profile's own node filters, its resources and its pod-aware filters (NodePorts,
-PodTopologySpread, InterPodAffinity). Upstream's ``SchedulePod`` runs every filter on the copy, over
-a snapshot holding the cluster's nodes, the copies added so far (each named
-``template-node-for-<pool>-<k>``, its ``kubernetes.io/hostname`` label that name) with their DaemonSet
-pods, and the pods the estimate put: here each pod's PreFilter states over the cluster ``absorb``
-those copies and pods (``scheduling.pod_aware``), so a hostname spread limits the pods per copy, a
-zonal one counts the pods of the cluster's zones against the copies' zone, a required anti-affinity
-keeps pods apart and a required affinity finds the pods on the copies. A pod that a copy's
-PodTopologySpread turns away (``node(s) didn't match pod topology spread constraints``) while it
-has a ``kubernetes.io/hostname`` constraint is then tried on the cluster's own nodes, which the new
-domains may have opened to it (``tryToScheduleOnNewNodes``), and a node of the cluster it goes to is
-counted among the nodes the option adds (``newNodesWithPods``), as upstream counts it. GPUs are also
-counted in thousandths, so fractional requests (KAI, HAMi) pack several to a GPU (their split over
-single GPUs is not simulated); a gang (pods of one PodGroup) counts only if all its pending members
-are placed. An expander then picks one option (``expanders``).
+Mirrors ``core/static_autoscaler.go``'s ``RunOnce``, ``core/podlistprocessor/filter_out_schedulable.go``,
+``core/scaleup`` and ``estimator/binpacking_estimator.go`` over one ``ClusterSnapshot``
+(``ScaleUpSnapshot``): it holds the cluster's nodes and pods and, for every upcoming node of every
+pool (launched, not yet registered or not yet GPU-ready: a node with the GPU label but no GPU
+allocatable counts as upcoming, ``FilterOutNodesWithUnreadyResources``), a copy of the pool's template
+with its DaemonSet pods (``addUpcomingNodesToClusterSnapshot``). ``filterOutSchedulable`` tries each
+pending pod, in order, on the cluster's nodes and then on the upcoming ones, first fit; a pod that
+fits is put there (its resources taken, its labels, terms and host ports counted by the pod-aware
+filters of the pods after it and of the estimates) and triggers no scale-up. For each pool with room
+the others are packed First-Fit Decreasing (the largest share of the template's cpu plus memory first,
+``DecreasingPodOrderer``; equal ones by the share of everything they ask for, GPUs included, where
+upstream sets no order) onto fresh copies of the pool's template node (DaemonSet pods that would run
+there take their share first) added to a fork of that snapshot, using the scheduler profile's own node
+filters, its resources and its pod-aware filters (NodePorts, PodTopologySpread, InterPodAffinity).
+Upstream's ``SchedulePod`` runs every filter on the copy, over a snapshot holding the cluster's nodes,
+the upcoming nodes, the copies added so far (each named ``template-node-for-<pool>-<k>``, its
+``kubernetes.io/hostname`` label that name) with their DaemonSet pods, the pods the filtering put and
+the pods the estimate put: here each pod's PreFilter states over the cluster ``absorb`` those nodes and
+pods (``scheduling.pod_aware.WhatIf``), so a hostname spread limits the pods per copy, a zonal one
+counts the pods of the cluster's zones against the copies' zone, a required anti-affinity keeps pods
+apart and a required affinity finds the pods on the copies. A pod that a copy's PodTopologySpread
+turns away (``node(s) didn't match pod topology spread constraints``) while it has a
+``kubernetes.io/hostname`` constraint is then tried on any other node, the cluster's and the upcoming
+ones included, which the new domains may have opened to it (``tryToScheduleOnNewNodes``), and a node
+already there that it goes to is counted among the nodes the option adds (``newNodesWithPods``), as
+upstream counts it. GPUs are also counted in thousandths, so fractional requests (KAI, HAMi) pack
+several to a GPU (their split over single GPUs is not simulated); a gang (pods of one PodGroup) counts
+in an estimate only if all its pending members are placed. An expander then picks one option
+(``expanders``).
 
 Dynamic Resource Allocation (cluster-autoscaler >= 1.32): a pool's template node carries the
 ResourceSlices its nodes will publish, and every copy of the template gets its own copy of them
@@ -44,8 +50,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
-import numpy as np
-
+from gpufleet.autoscaling.scale_down import PlacementBase
 from gpufleet.cluster.shares import gpu_memory_bytes, shareable
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import ClusterState
@@ -72,6 +77,7 @@ MAX_TOTAL_REACHED = "max total nodes in cluster reached"
 #: Why a template copy does not take a pod, besides a pod-aware filter's reason (the estimate's own).
 NO_ROOM = "no room on the copy"
 NO_CLAIMS = "its claims cannot be allocated on the copy"
+REFUSED = "the template's static filters refuse it"
 
 
 @dataclass(frozen=True)
@@ -192,17 +198,18 @@ def _order(unit: list[Pod], template: Node) -> tuple[float, float]:
     return -score, -everything
 
 
-def copy_name(option: PoolOption, k: int) -> str:
-    """The ``k``-th copy of the pool's template in one simulation (upstream names it
-    ``template-node-for-<node group>-<random suffix>``; gpufleet counts, so runs repeat)."""
-    return f"template-node-for-{option.name}-{k}"
+def copy_name(option: PoolOption, suffix: int | str) -> str:
+    """A copy of the pool's template in one simulation: the estimate's ``k``-th, or an upcoming node
+    (``upcoming-<i>``). Upstream names them ``<template node>-e-<k>`` and ``<template node>-upcoming-<i>``,
+    its template node being ``template-node-for-<node group>-<random suffix>``; gpufleet counts, so runs
+    repeat."""
+    return f"template-node-for-{option.name}-{suffix}"
 
 
-def copy_node(option: PoolOption, k: int) -> Node:
-    """The ``k``-th copy of the pool's template as a node (``SanitizedNodeInfo``'s
-    ``createSanitizedNode``): named ``copy_name``, its ``kubernetes.io/hostname`` label that name, so
-    that each copy is a hostname domain of its own."""
-    name = copy_name(option, k)
+def copy_node(option: PoolOption, name: str) -> Node:
+    """A copy of the pool's template as a node named ``name`` (``SanitizedNodeInfo``'s
+    ``createSanitizedNode``): its ``kubernetes.io/hostname`` label that name, so that each copy is a
+    hostname domain of its own."""
     return replace(option.template, name=name, labels={**option.template.labels, HOSTNAME: name})
 
 
@@ -217,79 +224,58 @@ def copy_slices(slices: Sequence[ResourceSlice], node: str) -> list[ResourceSlic
     ]
 
 
-def _claimed(
-    snapshot: ClusterSnapshot, option: PoolOption, pod: Pod, k: int, reserve: bool = True
-) -> str | None:
-    """Allocate the pod's ResourceClaims on template copy ``k`` in the snapshot's DRA state (copy
-    ``k`` publishes its slices the first time a pod is tried there) and reserve them (or, not
-    ``reserve``, only see whether they could be); None when they fit (or it has none)."""
-    dra = snapshot.dra() if pod.resource_claims else None
-    if dra is None:
-        return None
-    while snapshot.published <= k:
-        dra.publish(copy_slices(option.slices, copy_name(option, snapshot.published)))
-        snapshot.published += 1
-    if reserve:
-        return dra.place(pod, copy_name(option, k))
-    outcome = dra.try_node(pod, copy_name(option, k))
-    return outcome if isinstance(outcome, str) else None
-
-
-def _gpus_used(snapshot: ClusterSnapshot, option: PoolOption) -> int:
-    """Whole GPUs allocated to claims on the template copies of the snapshot."""
-    dra = snapshot.dra()
-    if dra is None:
-        return 0
-    pools = {f"{s.pool}-{copy_name(option, k)}" for k in range(snapshot.published) for s in option.slices}
-    gpus = node_gpus(s for s in dra.objects.slices if s.pool in pools)
-    return sum(1 for d in dra.allocated_devices() if d in gpus)
-
-
 def _hostname_spread(pod: Pod) -> bool:
     """``isPodUsingHostNameTopologyKey``: one of the pod's own spread constraints is on hostname."""
     return any(c.topology_key == HOSTNAME for c in pod.spread_constraints)
 
 
-class _Packing:
-    """One estimate's what-if over ``snapshot`` (upstream's forked ``ClusterSnapshot``): copies of the
-    pool's template added, each with its room in the snapshot and its DaemonSet pods, and the pods put
-    on them or on the cluster's nodes; the profile's pod-aware filters judge the pods over all of it.
+class ScaleUpSnapshot:
+    """The ``ClusterSnapshot`` one ``RunOnce`` scales up from (``core/static_autoscaler.go``): the
+    cluster's nodes and pods; for every upcoming node of every group a copy of the group's template
+    with its DaemonSet pods (``addUpcomingNodesToClusterSnapshot``, each named
+    ``copy_name(option, "upcoming-<i>")``); the pending pods ``filterOutSchedulable`` put on those nodes
+    (``schedule``). Each estimate and each ``NotTriggerScaleUp`` check forks it, adds copies of its
+    group's template and reverts (``estimate``, ``rejections``), so every group's estimate sees the same
+    upcoming nodes and pods, and none sees another's copies.
 
-    The copies are rows past the cluster's (``size + k``). The pod-aware states count the copies
-    added and the pods put, in order (``pod_aware.WhatIf``, ``aware``). ``fork``, ``commit`` and
-    ``revert`` follow the snapshot's: a trial reverted takes its copies and pods back there too."""
+    The copies are rows past the cluster's (``size + k``: the upcoming nodes first, then an estimate's),
+    each with its room in the ``ClusterSnapshot``. The profile's pod-aware filters judge each pod over
+    all of it (``pod_aware.WhatIf``: the copies added and the pods put, in order), so a pod the filtering
+    put counts for a spread, an affinity term or a host port, and its resources are taken. ``pods`` and
+    ``options``: the pods and groups it will be asked about (whether a pod with inter-pod terms may be
+    put). ``exclude``: nodes of the cluster no pod goes to (being deleted)."""
 
     def __init__(
         self,
-        option: PoolOption,
+        state: ClusterState,
         profile: Profile,
-        snapshot: ClusterSnapshot,
         pods: Sequence[Pod],
-        exclude: AbstractSet[int],
+        options: Sequence[PoolOption] = (),
+        exclude: AbstractSet[int] = frozenset(),
     ) -> None:
-        self.option, self.profile, self.snapshot, self.exclude = option, profile, snapshot, exclude
-        self.state = snapshot.state
-        self.size = len(self.state.nodes)
-        self.fresh = _free(option)  # a new copy's room, its DaemonSet pods there
-        #: the copies as nodes, made when a pod-aware state first needs one (the snapshot keeps their room)
+        self.state, self.profile = state, profile
+        self.size = len(state.nodes)
+        self.snapshot = ClusterSnapshot(state)
+        self.base = PlacementBase(state, exclude)  # what is free on the cluster's nodes, read once
+        #: each copy's group and name, and the copy as a node (made when a pod-aware state first needs it)
+        self.copies: list[tuple[PoolOption, str]] = []
         self.nodes: list[Node | None] = []
-        self.used: list[int] = []  # the cluster's rows the estimate put pods on
-        self.added = 0  # copies added beyond the first ones (the upcoming nodes)
-        #: the pods tried last (their ``pre_filter_reads``), and whether one of them fitted no copy
-        self.group: tuple[object, ...] | None = None
-        self.past_copies = False
-        self.saved: list[tuple[int, int, int, int, tuple[object, ...] | None, bool]] = []
-        #: pods with inter-pod terms may be put: a pod's InterPodAffinity must see their anti-affinity
-        with_terms = any(p.pod_affinity is not None for p in (*pods, *option.daemons))
-        self.aware = WhatIf(self.state, profile.pod_filters, with_terms, self.node)
+        self.saved: list[tuple[int, int]] = []
+        daemons = [d for o in options for d in o.daemons]
+        with_terms = any(p.pod_affinity is not None for p in (*pods, *daemons))
+        self.aware = WhatIf(state, profile.pod_filters, with_terms, self.node)
         self.admits: dict[tuple[tuple[object, ...], int], bool] = {}  # static filters, per shape and row
+        self.admitted: dict[tuple[tuple[object, ...], str], bool] = {}  # ... per shape and group's template
+        self.rooms: dict[str, Resources] = {}  # a new copy's room, per group
+        for option in options:
+            for i in range(option.upcoming):
+                self.add_copy(option, copy_name(option, f"upcoming-{i}"))
+        self.upcoming = len(self.copies)
 
     # -- the snapshot's fork, commit, revert, with the events ------------------------------
     def fork(self) -> None:
         self.snapshot.fork()
-        self.saved.append(
-            (self.aware.mark(), len(self.nodes), len(self.used), self.added, self.group, self.past_copies)
-        )
+        self.saved.append((self.aware.mark(), len(self.copies)))
 
     def commit(self) -> None:
         self.snapshot.commit()
@@ -297,27 +283,34 @@ class _Packing:
 
     def revert(self) -> None:
         self.snapshot.revert()
-        events, nodes, used, self.added, self.group, self.past_copies = self.saved.pop()
+        events, copies = self.saved.pop()
         self.aware.back_to(events)
-        del self.nodes[nodes:]
-        del self.used[used:]
+        del self.copies[copies:]
+        del self.nodes[copies:]
 
     def node(self, row: int) -> Node:
         """The copy of ``row`` as a node."""
         k = row - self.size
         node = self.nodes[k]
         if node is None:
-            node = self.nodes[k] = copy_node(self.option, k)
+            node = self.nodes[k] = copy_node(*self.copies[k])
         return node
 
-    # -- what the estimate adds ------------------------------------------------------------
-    def add_copy(self) -> int:
-        """A fresh copy joins, with its DaemonSet pods; its row."""
-        k = self.snapshot.add_copy(self.fresh)
+    # -- what is added -------------------------------------------------------------------------
+    def fresh(self, option: PoolOption) -> Resources:
+        """What a fresh copy of the group's template has for pods (``_free``; read-only)."""
+        room = self.rooms.get(option.name)
+        if room is None:
+            room = self.rooms[option.name] = _free(option)
+        return room
+
+    def add_copy(self, option: PoolOption, name: str) -> int:
+        """A fresh copy of the group's template joins, with its DaemonSet pods; its row."""
+        row = self.size + self.snapshot.add_copy(self.fresh(option))
+        self.copies.append((option, name))
         self.nodes.append(None)
-        row = self.size + k
         self.aware.add_node(row)
-        for daemon in self.option.daemons:
+        for daemon in option.daemons:
             self.aware.put(daemon, row)
         return row
 
@@ -328,13 +321,11 @@ class _Packing:
             self.snapshot.take_from_copy(row - self.size, want)
         else:
             self.snapshot.put(pod, row, milli)
-            if row not in self.used:
-                self.used.append(row)
         self.aware.put(pod, row)
 
     # -- the filters -----------------------------------------------------------------------
     def states(self, pod: Pod, key: tuple[object, ...] | None = None) -> list[PodFilterState]:
-        """The pod's pod-aware PreFilter states over the cluster and all the estimate added to it
+        """The pod's pod-aware PreFilter states over the cluster and all that was added to it
         (``key``: its ``pre_filter_reads``, where the caller has it)."""
         return self.aware.states(pod, key)
 
@@ -351,13 +342,14 @@ class _Packing:
                 return rejected[0]
         return None
 
-    def fresh_rejection(self, states: Sequence[PodFilterState]) -> str | None:
-        """``rejection`` on the copy that would be added next, its DaemonSet pods there (judged on
-        copies of the states: the copy is added only if the pod goes there)."""
+    def fresh_rejection(self, states: Sequence[PodFilterState], option: PoolOption, name: str) -> str | None:
+        """``rejection`` on the copy of the group's template that would be added next, named ``name``,
+        its DaemonSet pods there (judged on copies of the states: the copy is added only if the pod goes
+        there)."""
         if not states:
             return None
-        row = self.size + len(self.nodes)
-        node, daemons = copy_node(self.option, len(self.nodes)), [(d, row) for d in self.option.daemons]
+        row = self.size + len(self.copies)
+        node, daemons = copy_node(option, name), [(d, row) for d in option.daemons]
         for s in states:
             trial = s.changed((), ())
             trial.absorb([node], daemons)
@@ -366,225 +358,284 @@ class _Packing:
                 return rejected[0]
         return None
 
-    def on_cluster(self, pod: Pod, states: Sequence[PodFilterState]) -> bool:
-        """The pod put on the first node of the cluster that takes it here (part of upstream's
-        ``SchedulePodOnAnyNodeMatching`` on any node but the last copy): room for it (GPU thousandths
-        too), the static filters, the pod-aware states, its claims. False when none does."""
-        state, snapshot = self.state, self.snapshot
-        rows = np.flatnonzero(state.active)
-        if self.exclude:
-            rows = rows[~np.isin(rows, sorted(self.exclude))]
-        if not len(rows):
-            return False
+    def admitted_by(self, pod: Pod, option: PoolOption) -> bool:
+        """Whether the profile's static filters let the pod onto a copy of the group's template."""
+        key = (pod.shape(), option.name)
+        admits = self.admitted.get(key)
+        if admits is None:
+            admits = self.admitted[key] = _admits(self.profile, pod, option.template)
+        return admits
+
+    def claims(
+        self, pod: Pod, k: int, reserve: bool = True, coming: tuple[PoolOption, str] | None = None
+    ) -> str | None:
+        """Allocate the pod's ResourceClaims on copy ``k`` in the snapshot's DRA state (a copy publishes
+        its slices the first time a pod is tried there or past it; ``coming``: the copy to be added at
+        ``k``) and reserve them (or, not ``reserve``, only see whether they could be); None when they fit
+        (or it has none)."""
+        dra = self.snapshot.dra() if pod.resource_claims else None
+        if dra is None:
+            return None
+        copies = [*self.copies, coming] if coming is not None else self.copies
+        while self.snapshot.published <= k:
+            option, name = copies[self.snapshot.published]
+            dra.publish(copy_slices(option.slices, name))
+            self.snapshot.published += 1
+        if reserve:
+            return dra.place(pod, copies[k][1])
+        outcome = dra.try_node(pod, copies[k][1])
+        return outcome if isinstance(outcome, str) else None
+
+    # -- placing a pod ---------------------------------------------------------------------
+    def try_copy(self, pod: Pod, states: Sequence[PodFilterState], k: int) -> str | None:
+        """Put the pod on copy ``k`` if it takes it (its template's static filters, its room, the
+        pod-aware filters, its claims, reserved there); else why not."""
+        option = self.copies[k][0]
+        if not self.admitted_by(pod, option):
+            return REFUSED
+        want = _wants(pod, option.template)
+        if not _fits(want, self.snapshot.copy_free(k)):
+            return NO_ROOM
+        row = self.size + k
+        reason = self.rejection(states, row) if states else None
+        if reason is None:
+            if self.claims(pod, k) is not None:
+                return NO_CLAIMS
+            self.put(pod, row, want)
+        return reason
+
+    def on_cluster(self, pod: Pod, states: Sequence[PodFilterState]) -> int | None:
+        """Put the pod on the first node of the cluster, in node order, that takes it here (upstream's
+        ``SchedulePodOnAnyNodeMatching``): room for it (GPU thousandths too), the static filters, the
+        pod-aware states, its claims; that node's row, or None when none does."""
+        base, state = self.base, self.state
         want = state.pod_vectors(pod)[0]
-        free, free_milli = snapshot.free(rows)
-        if len(want) > free.shape[1]:
-            return False  # a resource no node has
-        share = pod.gpu_share
-        milli = MILLI * pod.gpus if share is None else state.gpu_shares().milli_needed(share, rows)
+        width = base.free[0].shape[1]
+        if len(want) > width:  # it asks for a resource no node had yet: none is free anywhere
+            if (want[width:] > 0).any():
+                return None
+            want = want[:width]
         shape = pod.shape()
-        room = np.flatnonzero((free >= want).all(axis=1) & (free_milli >= milli))
-        if states and len(room):  # the pod-aware filters over node columns (``passes``)
-            ok = np.ones(len(room), dtype=bool)
-            for s in states:
-                ok &= s.passes(rows[room])
-            room = room[ok]
-        for j in room.tolist():
-            row = int(rows[j])
+        milli = base.milli(pod, shape)
+        room = base.room(shape, want, milli)  # the nodes with room before anything was put
+        if not room:
+            return None
+        free, free_milli = self.snapshot.free(base.idx[room])
+        refused: set[int] = set()
+        chosen = None
+        for n, j in enumerate(room):
+            need = milli if isinstance(milli, int) else int(milli[j])
+            if free_milli[n] < need or not (free[n, : len(want)] >= want).all():
+                continue
+            row = base.rows[j]
             admits = self.admits.get((shape, row))
             if admits is None:
                 node = state.nodes[row]
-                admits = all(f.reject(pod, node) is None for f in self.profile.static_filters)
-                self.admits[shape, row] = admits
+                admits = self.admits[shape, row] = all(
+                    f.reject(pod, node) is None for f in self.profile.static_filters
+                )
             if not admits:
+                refused.add(j)
                 continue
-            dra = snapshot.dra() if pod.resource_claims else None
+            if self.rejection(states, row) is not None:
+                continue
+            dra = self.snapshot.dra() if pod.resource_claims else None
             if dra is not None and dra.place(pod, state.nodes[row].name) is not None:
                 continue
-            self.put(pod, row, {}, milli if isinstance(milli, int) else int(milli[j]))
+            self.put(pod, row, {}, need)
+            chosen = row
+            break
+        if refused:
+            base.drop(shape, refused)
+        return chosen
+
+    def schedule(self, pod: Pod) -> bool:
+        """``filterOutSchedulable`` for one pending pod (``TrySchedulePods``): put it on the first node
+        that takes it, the cluster's, then the upcoming ones; False when none does (it may trigger a
+        scale-up)."""
+        states = self.states(pod)
+        if self.on_cluster(pod, states) is not None:
             return True
-        return False
+        return any(self.try_copy(pod, states, k) is None for k in range(self.upcoming))
 
-    def _on_copy(self, pod: Pod, want: Resources, states: Sequence[PodFilterState], k: int) -> str | None:
-        """Why copy ``k`` does not take the pod (its room, a pod-aware filter's reason, its claims); None
-        when it does (its claims then reserved there)."""
-        if not _fits(want, self.snapshot.copy_free(k)):
-            return NO_ROOM
-        reason = self.rejection(states, self.size + k) if states else None
-        if reason is None and _claimed(self.snapshot, self.option, pod, k) is not None:
-            return NO_CLAIMS
-        return reason
 
-    def place(self, pod: Pod, limit: int) -> bool:
+class _Estimation:
+    """One estimate (``BinpackingNodeEstimator.Estimate``) in a fork of the scan's snapshot: copies of
+    the group's template added, up to ``limit``, and the pods put on them or elsewhere. ``fork``,
+    ``commit`` and ``revert`` follow the snapshot's, with the estimate's own bookkeeping."""
+
+    def __init__(self, snapshot: ScaleUpSnapshot, option: PoolOption) -> None:
+        self.snapshot, self.option, self.limit = snapshot, option, option.room
+        self.first = len(snapshot.copies)  # the estimate's copies come after those already there
+        self.used: list[int] = []  # nodes already there (the cluster's, upcoming) the estimate put pods on
+        self.added = 0  # copies added
+        #: the pods tried last (their ``pre_filter_reads``), and whether one of them fitted no copy
+        self.group: tuple[object, ...] | None = None
+        self.past_copies = False
+        self.saved: list[tuple[int, int, tuple[object, ...] | None, bool]] = []
+
+    def fork(self) -> None:
+        self.snapshot.fork()
+        self.saved.append((len(self.used), self.added, self.group, self.past_copies))
+
+    def commit(self) -> None:
+        self.snapshot.commit()
+        self.saved.pop()
+
+    def revert(self) -> None:
+        self.snapshot.revert()
+        used, self.added, self.group, self.past_copies = self.saved.pop()
+        del self.used[used:]
+
+    def place(self, pod: Pod) -> bool:
         """Put the pod as ``Estimate`` does; False when it goes nowhere.
 
         Pods alike (``pre_filter_reads``, their requests among it) that come one after another are an
-        equivalence group: until one of them fits none of the copies, each goes on the first copy that
-        takes it (``tryToScheduleOnExistingNodes``; resources, the pod-aware filters, its claims).
-        From then on (``tryToScheduleOnNewNodes``) one is tried on the last copy added; turned away
-        from it by PodTopologySpread while it has a hostname constraint, on the first other node that
-        takes it (the cluster's, then the copies); else on a fresh copy, while fewer than ``limit``
-        were added."""
-        option, snapshot = self.option, self.snapshot
+        equivalence group: until one of them fits none of the estimate's copies, each goes on the first
+        of them that takes it (``tryToScheduleOnExistingNodes``: resources, the pod-aware filters, its
+        claims). From then on (``tryToScheduleOnNewNodes``) one is tried on the last copy added; turned
+        away from it by PodTopologySpread while it has a hostname constraint, on the first other node
+        that takes it (the cluster's, then the upcoming ones and the other copies), which counts among
+        the nodes the option adds (``newNodesWithPods``); else on a fresh copy, while fewer than
+        ``limit`` were added."""
+        snapshot, option, first = self.snapshot, self.option, self.first
         key = pre_filter_reads(pod)
         if key != self.group:
             self.group, self.past_copies = key, False
-        want = _wants(pod, option.template)
-        states = self.states(pod, key)
-        copies = snapshot.copies()
+        states = snapshot.states(pod, key)
+        copies = len(snapshot.copies)
         last: str | None = None  # why the last copy turned it away
-        others = range(0)  # the other copies, where they are still to be tried
+        others = range(first)  # the copies but the last still to be tried: the upcoming nodes, ...
         if not self.past_copies:
-            for k in range(copies):
-                last = self._on_copy(pod, want, states, k)
+            for k in range(first, copies):
+                last = snapshot.try_copy(pod, states, k)
                 if last is None:
-                    self.put(pod, self.size + k, want)
                     return True
             self.past_copies = True
-        elif copies:
-            last = self._on_copy(pod, want, states, copies - 1)
+        elif copies > first:
+            last = snapshot.try_copy(pod, states, copies - 1)
             if last is None:
-                self.put(pod, self.size + copies - 1, want)
                 return True
-            others = range(copies - 1)
+            others = range(copies - 1)  # ... and the estimate's other copies
         if last == CONSTRAINTS_NOT_MATCH and _hostname_spread(pod):
-            # any node but the last copy: the cluster's, then the other copies
-            if self.on_cluster(pod, states):
+            row = snapshot.on_cluster(pod, states)
+            if row is None:
+                row = next(
+                    (snapshot.size + k for k in others if snapshot.try_copy(pod, states, k) is None), None
+                )
+            if row is not None:
+                if row < snapshot.size + first and row not in self.used:
+                    self.used.append(row)
                 return True
-            for k in others:
-                if self._on_copy(pod, want, states, k) is None:
-                    self.put(pod, self.size + k, want)
-                    return True
+        want, name = _wants(pod, option.template), copy_name(option, copies - first)
         if (
-            self.added < limit
-            and _fits(want, self.fresh)
-            and self.fresh_rejection(states) is None
-            and _claimed(snapshot, option, pod, copies) is None
+            self.added < self.limit
+            and _fits(want, snapshot.fresh(option))
+            and snapshot.fresh_rejection(states, option, name) is None
+            and snapshot.claims(pod, copies, coming=(option, name)) is None
         ):
-            row = self.add_copy()
+            row = snapshot.add_copy(option, name)
             self.added += 1
-            self.put(pod, row, want)
+            snapshot.put(pod, row, want)
             return True
         return False
 
+    def pack(self, pods: list[Pod]) -> list[Pod]:
+        """Place the pods First-Fit Decreasing; the pods placed. A unit (a gang) that does not fit whole
+        is skipped: it is tried in a fork, committed only when all of it fits. A pod's ResourceClaims
+        must be allocatable on its node too (kept there), and the profile's pod-aware filters must let
+        it go there."""
+        option, snapshot = self.option, self.snapshot
+        placed: list[Pod] = []
+        admitted = [u for u in _units(pods) if all(snapshot.admitted_by(p, option) for p in u)]
+        for unit in sorted(admitted, key=lambda u: _order(u, option.template)):
+            self.fork()
+            if all(self.place(pod) for pod in sorted(unit, key=lambda p: _order([p], option.template))):
+                self.commit()
+                placed.extend(unit)
+            else:
+                self.revert()
+        return placed
 
-def pack(
-    pods: list[Pod],
-    option: PoolOption,
-    profile: Profile,
-    nodes: int,
-    limit: int,
-    snapshot: ClusterSnapshot,
-    exclude: AbstractSet[int] = frozenset(),
-) -> tuple[int, list[Pod]]:
-    """Place pods on ``nodes`` template copies added to ``snapshot``, adding up to ``limit`` more.
+    def nodes(self) -> int:
+        """The nodes the pods placed need: the copies added, and the nodes already there that the
+        estimate put pods on."""
+        return self.added + len(self.used)
 
-    Returns (the nodes the pods placed need beyond the first ``nodes`` copies: the copies added, and
-    the nodes of the cluster outside ``exclude`` that the estimate put pods on; the pods placed). A
-    unit (a gang) that does not fit whole is skipped: it is tried in a fork of the snapshot,
-    committed only when all of it fits. A pod's ResourceClaims must be allocatable on its copy too
-    (kept there), and the profile's pod-aware filters must let it go there (``_Packing``).
-    """
-    packing = _Packing(option, profile, snapshot, pods, exclude)
-    for _ in range(nodes):
-        packing.add_copy()
-    placed: list[Pod] = []
-    admitted = [u for u in _units(pods) if all(_admits(profile, p, option.template) for p in u)]
-    for unit in sorted(admitted, key=lambda u: _order(u, option.template)):
-        packing.fork()
-        if all(packing.place(pod, limit) for pod in sorted(unit, key=lambda p: _order([p], option.template))):
-            packing.commit()
-            placed.extend(unit)
-        else:
-            packing.revert()
-    return packing.added + len(packing.used), placed
-
-
-def still_pending(
-    pods: list[Pod],
-    options: list[PoolOption],
-    profile: Profile,
-    state: ClusterState,
-    exclude: AbstractSet[int] = frozenset(),
-) -> list[Pod]:
-    """Pods that do not fit on the upcoming nodes of any pool."""
-    remaining = list(pods)
-    for option in options:
-        if option.upcoming and remaining:
-            snapshot = ClusterSnapshot(state)
-            _, placed = pack(remaining, option, profile, option.upcoming, 0, snapshot, exclude)
-            keys = {p.key for p in placed}
-            remaining = [p for p in remaining if p.key not in keys]
-    return remaining
+    def gpus_used(self) -> int:
+        """Whole GPUs allocated to claims on the estimate's copies."""
+        dra = self.snapshot.snapshot.dra()
+        if dra is None:
+            return 0
+        copies = self.snapshot.copies[self.first :]
+        pools = {f"{s.pool}-{name}" for option, name in copies for s in option.slices}
+        gpus = node_gpus(s for s in dra.objects.slices if s.pool in pools)
+        return sum(1 for d in dra.allocated_devices() if d in gpus)
 
 
-def estimate(
-    pods: list[Pod],
-    option: PoolOption,
-    profile: Profile,
-    state: ClusterState,
-    exclude: AbstractSet[int] = frozenset(),
-) -> Estimate | None:
-    """How many nodes of the pool the pods need, packed on copies of its template in a snapshot of
-    ``state`` (``binpacking_estimator.go``), and the waste they leave; ``exclude``: nodes of the
-    cluster no pod goes to (being deleted)."""
+def estimate(pods: list[Pod], option: PoolOption, snapshot: ScaleUpSnapshot) -> Estimate | None:
+    """How many nodes of the pool the pods need, packed on copies of its template added to a fork of
+    ``snapshot`` (``binpacking_estimator.go``: the orchestrator's ``ClusterSnapshot``, with the upcoming
+    nodes and the pods ``filterOutSchedulable`` put), and the waste they leave."""
     if option.room <= 0 or not pods:
         return None
-    snapshot = ClusterSnapshot(state)
-    added, placed = pack(pods, option, profile, 0, option.room, snapshot, exclude)
-    if added == 0 or not placed:
-        return None
-    wasted = waste(option.template, added, placed)
-    dra_gpus = len(node_gpus(option.slices)) * added
-    if dra_gpus and GPU not in wasted:  # GPUs published for DRA waste like device-plugin GPUs
-        used = _gpus_used(snapshot, option) if any(p.resource_claims for p in pods) else 0
-        wasted[GPU] = (dra_gpus - used) / dra_gpus
+    snapshot.fork()
+    try:
+        estimation = _Estimation(snapshot, option)
+        placed = estimation.pack(pods)
+        added = estimation.nodes()
+        if added == 0 or not placed:
+            return None
+        wasted = waste(option.template, added, placed)
+        dra_gpus = len(node_gpus(option.slices)) * added
+        if dra_gpus and GPU not in wasted:  # GPUs published for DRA waste like device-plugin GPUs
+            used = estimation.gpus_used() if any(p.resource_claims for p in pods) else 0
+            wasted[GPU] = (dra_gpus - used) / dra_gpus
+    finally:
+        snapshot.revert()
     return Estimate(
         option.name, added, tuple(p.key for p in placed), wasted, option.price_per_hour, option.priority
     )
 
 
-def rejections(pod: Pod, option: PoolOption, profile: Profile, snapshot: ClusterSnapshot) -> list[str]:
-    """Why a fresh copy of the template does not take the pod: the first failing filter's reasons
-    (static filters, then the pod-aware filters and NodeResourcesFit in the profile's order, then
-    DynamicResources on copy 0 in ``snapshot``); empty when it takes it. The pod-aware filters judge
-    copy 0 with its DaemonSet pods, beside the cluster's nodes and pods."""
+def rejections(pod: Pod, option: PoolOption, snapshot: ScaleUpSnapshot) -> list[str]:
+    """Why a fresh copy of the template does not take the pod (``SchedulablePodGroups``: the copy added
+    to a fork of ``snapshot``, ``CheckPredicates`` there): the first failing filter's reasons (static
+    filters, then the pod-aware filters and NodeResourcesFit in the profile's order, then
+    DynamicResources); empty when it takes it. The pod-aware filters judge the copy with its DaemonSet
+    pods, beside the cluster's nodes and pods, the upcoming nodes and the pods put there."""
+    profile = snapshot.profile
     for f in profile.static_filters:
         reason = f.reject(pod, option.template)
         if reason is not None:
             return [reason]
-    judged: list[tuple[PodAwareFilter, PodFilterState]] = []
-    if profile.pod_filters:
-        packing = _Packing(option, profile, ClusterSnapshot(snapshot.state), [pod], frozenset())
-        packing.add_copy()
-        judged = packing.judged_by(pod)
-    names = [f.name for f in profile.filters]
-    fit_at = names.index(NodeResourcesFit.name) if NodeResourcesFit.name in names else len(names)
-    row = len(snapshot.state.nodes)  # copy 0
-    reason = _Packing.rejection([s for f, s in judged if names.index(f.name) < fit_at], row)
-    if reason is not None:
-        return [reason]
-    free, want = _free(option), {**pod.requests, PODS: 1}
-    short = [insufficient_reason(r) for r in native_first(want) if want[r] > free.get(r, 0)]
-    if short:
-        return short
-    reason = _Packing.rejection([s for f, s in judged if names.index(f.name) >= fit_at], row)
-    if reason is not None:
-        return [reason]
-    refused = _claimed(snapshot, option, pod, 0, reserve=False)
-    return [filter_reason(refused)] if refused is not None else []
+    snapshot.fork()
+    try:
+        row = snapshot.add_copy(option, copy_name(option, 0))
+        judged = snapshot.judged_by(pod)
+        names = [f.name for f in profile.filters]
+        fit_at = names.index(NodeResourcesFit.name) if NodeResourcesFit.name in names else len(names)
+        reason = snapshot.rejection([s for f, s in judged if names.index(f.name) < fit_at], row)
+        if reason is not None:
+            return [reason]
+        free, want = snapshot.fresh(option), {**pod.requests, PODS: 1}
+        short = [insufficient_reason(r) for r in native_first(want) if want[r] > free.get(r, 0)]
+        if short:
+            return short
+        reason = snapshot.rejection([s for f, s in judged if names.index(f.name) >= fit_at], row)
+        if reason is not None:
+            return [reason]
+        refused = snapshot.claims(pod, row - snapshot.size, reserve=False)
+        return [filter_reason(refused)] if refused is not None else []
+    finally:
+        snapshot.revert()
 
 
 def not_triggered(
-    pods: list[Pod],
-    options: list[PoolOption],
-    profile: Profile,
-    backed_off: set[str],
-    state: ClusterState,
+    pods: list[Pod], options: list[PoolOption], backed_off: set[str], snapshot: ScaleUpSnapshot
 ) -> dict[str, str]:
     """``ReasonsMessage`` for each pod no pool grows for: each reason with the number of pools that
     gave it, sorted (upstream's order is a map's); empty when no pool gave one."""
-    snapshots = {o.name: ClusterSnapshot(state) for o in options if o.room > 0 and o.name not in backed_off}
     out = {}
     for pod in pods:
         counts: Counter[str] = Counter()
@@ -594,6 +645,6 @@ def not_triggered(
             elif option.name in backed_off:
                 counts[IN_BACKOFF] += 1
             else:
-                counts.update(rejections(pod, option, profile, snapshots[option.name]))
+                counts.update(rejections(pod, option, snapshot))
         out[pod.key] = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
     return out

@@ -198,7 +198,10 @@ class ClusterAutoscalerLoop:
         state = self.port.state
         options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
         backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
-        exclude = frozenset(state.index[n] for n in self._going() if n in state.index)
+        # no pod goes to a node being deleted, nor to an upcoming one already registered (GPUs not yet):
+        # its template copy stands for it (``RunOnce`` takes ``registeredUpcoming`` out of the snapshot)
+        registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}
+        exclude = frozenset(state.index[n] for n in self._going() | registered if n in state.index)
         total_reached = room == 0 and self.settings.max_nodes_total is not None
         asked = (state.change_pos, state.static_version, pending, options, backed_off, exclude, total_reached)
         if state.dra is None and asked == self._unanswered:

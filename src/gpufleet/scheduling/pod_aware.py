@@ -16,16 +16,18 @@ per domain with ``np.bincount``; a PreFilter state keeps its counts per domain i
 Preemption's dry run asks with the victims gone, cluster-autoscaler's trial placements with the
 pods they put and the nodes they drain, and a cycle with the pods DefaultPreemption nominated held
 on their nodes (``changed``: upstream's ``PreFilterExtensions.AddPod`` / ``RemovePod`` applied to a
-copy of the PreFilter state; ``WithAndWithout``). cluster-autoscaler's scale-up estimate also adds
-nodes: the copies of a node group's template it packs pods onto, which upstream adds to its
-``ClusterSnapshot`` before running the filters there. A state of one's own (a ``changed`` copy)
-``absorb``s them, at rows past the cluster's (``state.size + k``), and the pods put there, and then
-judges those rows too (``judge``; ``passes`` covers the cluster's rows only).
+copy of the PreFilter state; ``WithAndWithout``). cluster-autoscaler's scale-up also adds nodes: a
+copy of a node group's template for each upcoming node, and the copies its estimate packs pods onto,
+which upstream adds to its ``ClusterSnapshot`` before running the filters there. A state of one's
+own (a ``changed`` copy) ``absorb``s them, at rows past the cluster's (``state.size + k``), and the
+pods put there, and then judges those rows too (``judge``; ``passes`` covers the cluster's rows
+only).
 
 A what-if that tries pod after pod, each judged over all the what-if did before it, keeps its pods'
 states in a ``WhatIf``: the nodes it added, the pods it put and took away as events, which each kind
-of pod's states absorb as far as they have read. cluster-autoscaler's estimate (template copies and the
-pods packed on them) and DefaultPreemption's gang dry run (each member judged as its own scheduling
+of pod's states absorb as far as they have read. cluster-autoscaler's scale-up (the upcoming nodes'
+template copies and the pods ``filterOutSchedulable`` put, then each estimate's copies and the pods
+packed on them) and DefaultPreemption's gang dry run (each member judged as its own scheduling
 cycle would judge it once the members before it were bound and their victims gone) use it.
 """
 
