@@ -165,19 +165,25 @@ def incoming(
     priority: int = 0,
     created: float = 0.0,
     name: str = "in",
+    reclaimable: Mapping[str, int] | None = None,
 ) -> Incoming:
     """The preemptor submitted to ``cq`` (upstream's ``targetCQ``) and its assignment's usage: each pod
-    set's requests times its count, in the flavor the case assigns."""
-    usage: Usage = {}
+    set's requests times its count, in the flavor the case assigns. ``reclaimable`` is upstream's
+    ``wlReclaimablePods`` (``status.reclaimablePods``): each pod set's pods that no longer count."""
     entries = []
     for ps in pod_sets:
         total = {resource: amount * ps.count for resource, amount in _units(ps.requests).items()}
-        for resource, amount in total.items():
-            fr = (ps.flavors.get(resource, DEFAULT_FLAVOR), resource)
-            usage[fr] = usage.get(fr, 0) + amount
         pod = Pod(name, namespace="") if ps.pod is None else ps.pod
         entries.append(PodSetResources(ps.name, ps.count, total, pod, group=ps.group))
-    return Incoming(_workload(name, cq, priority, created, tuple(entries)), usage)
+    workload = _workload(name, cq, priority, created, tuple(entries))
+    if reclaimable is not None:
+        workload = workload.reclaimed({ps.name: ps.count for ps in pod_sets}, reclaimable)
+    usage: Usage = {}
+    for ps, entry in zip(pod_sets, workload.pod_sets, strict=True):
+        for resource, amount in entry.requests.items():
+            fr = (ps.flavors.get(resource, DEFAULT_FLAVOR), resource)
+            usage[fr] = usage.get(fr, 0) + amount
+    return Incoming(workload, usage)
 
 
 def quota_usage(amounts: Mapping[FlavorResource, str]) -> Usage:

@@ -7,9 +7,10 @@ kept as a skip that says why.
 Asserted: the representative mode, each pod set's flavor of each resource (upstream's pod sets'
 ``Flavors``: none for a pod set that found none) and on ``Fit`` whether the assignment borrows
 (upstream's ``Borrowing > 0``; on ``Preempt`` upstream's borrowing is what its stub oracle says the
-queue borrows after preemption); for the cases of several pod sets also what the pod sets use together
-(``Usage.Quota.Assigned``) and each pod set's reasons (``Status``). gpufleet keeps one mode per pod set,
-not one per resource, so those are not compared. The preemption oracle is upstream's test oracle: it
+queue borrows after preemption); for the cases of several pod sets (and the one with reclaimable pods)
+also what the pod sets use together (``Usage.Quota.Assigned``), and for the former each pod set's
+reasons (``Status``). gpufleet keeps one mode per pod set, not one per resource, so those are not
+compared. The preemption oracle is upstream's test oracle: it
 answers ``Preempt`` with no borrowing for every simulated preemption unless a case's
 ``simulationResult`` says otherwise (``AssignCase.simulation``).
 """
@@ -74,7 +75,6 @@ SECONDARY = "test-secondary-clusterqueue"
 COHORT = "test-cohort"
 GPU = "example.com/gpu"
 
-RECLAIMABLE = Skip("Workload status.reclaimablePods (pods no longer counted against quota) is not modelled")
 FAIR_SHARING = Skip(
     "fair sharing (canPreemptWhileBorrowing with reclaimWithinCohort != Never) is not modelled"
 )
@@ -92,7 +92,8 @@ class AssignCase:
     mode: Mode  # upstream's wantRepMode
     flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor of the pod set ``main``
     #: the cases of several pod sets: each one's resource -> flavor (for ``flavors``), what they use together
-    #: (``Usage.Quota.Assigned``) and the reasons of each that has some (its ``Status``)
+    #: (``Usage.Quota.Assigned``, compared too where a case of one pod set gives it) and the reasons of each
+    #: that has some (its ``Status``)
     pod_sets: dict[str, dict[str, str]] = field(default_factory=dict)
     quota: dict[FlavorResource, str] = field(default_factory=dict)
     reasons: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -583,8 +584,18 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
             Mode.NO_FIT,
         ),
     ),
-    ("with reclaimable pods; reclaimablePods on", RECLAIMABLE),
     (
+        "with reclaimable pods; reclaimablePods on",
+        AssignCase(
+            queues(cq((flavor_quotas("default", ("pods", "3"), ("cpu", "10")),))),
+            incoming(CQ, PodSet("main", 5, {"cpu": "1"}), reclaimable={"main": 2}),
+            Mode.FIT,
+            {"cpu": "default", "pods": "default"},
+            quota={("default", "pods"): "3", ("default", "cpu"): "3"},
+        ),
+    ),
+    (
+        # the ReclaimablePods gate off: gpufleet keeps it on, so the workload is given no reclaimable pods
         "with reclaimable pods; reclaimablePods off",
         AssignCase(
             queues(cq((flavor_quotas("default", ("pods", "5"), ("cpu", "10")),))),
@@ -859,6 +870,7 @@ def test_assign_flavors(case: AssignCase) -> None:
     assert got.flavors == (case.pod_sets or {"main": case.flavors})
     if case.mode is Mode.FIT:
         assert got.borrows == case.borrows
-    if case.pod_sets:
+    if case.pod_sets or case.quota:
         assert got.usage == quota_usage(case.quota)
+    if case.pod_sets:
         assert {ps.name: tuple(sorted(ps.reasons)) for ps in got.pod_sets if ps.reasons} == case.reasons

@@ -777,3 +777,17 @@ def test_the_published_resnet_example_runs_four_workers(tmp_path: Path) -> None:
     timed.write_text(yaml.safe_dump(document))
     summary = simulated([*paths, timed])
     assert {p["phase"] for p in summary["pods"]} == {"Succeeded"}
+
+
+def test_kueue_releases_the_quota_of_a_replicated_jobs_completed_jobs(tmp_path: Path) -> None:
+    """``JobSet.ReclaimablePods``: each replicated Job's completed Jobs' pods (``succeeded`` x
+    ``min(parallelism, completions)``) stop counting against the quota while the JobSet runs on: the two
+    10-minute Jobs of ``short`` (2 pods each) give back 4 of the 5 GPUs, ``long`` holds 1 until it ends."""
+    text = jobset(rjob("short", replicas=2, parallelism=2, completions=2, duration="10m"), rjob("long"))
+    text = text.replace("namespace: ml", "namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: lq}")
+    summary = simulated(write(tmp_path, nodes(), text, kueue_queues("default-flavor", 5, "lq", "ml")))
+    pods = pods_by_name(summary)
+    short = {p["finished_s"] for n, p in pods.items() if n.startswith("train-short-")}
+    (long,) = (p["finished_s"] for n, p in pods.items() if n.startswith("train-long-"))
+    usage = summary["kueue"]["cluster_queues"]["cq"]["usage"]["default-flavor/nvidia.com/gpu"]
+    assert usage["steps"] == [[0.0, 5.0], [*short, 1.0], [long, 0.0]]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import pods_by_name, simulated, simulated_controller
+from conftest import local_queue, pods_by_name, resource_flavor, simulated, simulated_controller
 from conftest import write as write_files
 from gpufleet.kube import ScenarioError, load_scenario
 from gpufleet.workloads import controller_for
@@ -403,3 +403,41 @@ def test_kueue_admits_a_trainjob_as_one_workload_of_its_pod_sets(tmp_path: Path)
     usage = summary["kueue"]["cluster_queues"]["cluster-queue"]["usage"]["default-flavor/cpu"]
     assert usage["peak"] == 4000.0
     assert {p["phase"] for p in pods_by_name(summary).values()} == {"Running"}
+
+
+QUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 100}
+      - {name: nvidia.com/gpu, nominalQuota: 3}
+"""
+
+
+def test_kueue_releases_the_quota_of_the_jobs_that_succeeded(tmp_path: Path) -> None:
+    """``TrainJob.ReclaimablePods``: each replicated job's succeeded Jobs' pods (``succeeded`` x the
+    JobSet's ``PodsCountPerReplica``) stop counting against the quota: the initializer's GPU is given
+    back when it completes, the trainer's two hold theirs until they end."""
+    init = rjob("model-initializer", ancestor="model-initializer", duration="5m", gpus=1)
+    node = rjob(
+        duration="10m", gpus=1, depends="\n          dependsOn: [{name: model-initializer, status: Complete}]"
+    )
+    queued = trainjob().replace(
+        "metadata: {name: llm, namespace: ml}",
+        "metadata: {name: llm, namespace: ml, labels: {kueue.x-k8s.io/queue-name: lq}}",
+    )
+    queues = "---".join([resource_flavor("default-flavor"), QUEUE, local_queue("lq", "ml", "cq")])
+    paths = write(tmp_path, runtime(init + node), queued, queues)
+    summary = simulated(paths)
+    pods = pods_by_name(summary)
+    initialized = pods["llm-model-initializer-0-0"]["finished_s"]
+    (trained,) = {pods[f"llm-node-0-{i}"]["finished_s"] for i in range(2)}
+    usage = summary["kueue"]["cluster_queues"]["cq"]["usage"]["default-flavor/nvidia.com/gpu"]
+    assert usage["steps"] == [[0.0, 3.0], [initialized, 2.0], [trained, 0.0]]

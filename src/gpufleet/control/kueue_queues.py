@@ -29,7 +29,10 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
   again (gated) -- Kueue's requeue; its deleted pods end with reason ``Suspended``. Evicted
   pods and PodGroups have nothing to recreate them and end (reason ``Preempted``);
 * quota is released when the workload finishes (a Job: once done; pods: all terminated), and
-  then workloads set aside as inadmissible are tried again.
+  as its controller reports pods it will not create again (``reclaimablePods``: a Job once fewer
+  completions remain than its parallelism, a JobSet's or TrainJob's completed Jobs): an admitted
+  workload's usage drops by theirs (``scheduling.kueue.workload``); a pending one asks only for the
+  pods left. Then workloads set aside as inadmissible are tried again.
 
 It reads the pods and acts on them through a ``control.port.QueuePort`` (gate, release with the
 flavors' labels and tolerations, delete); the driver tells it of each new pod (``gate``), each
@@ -42,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.control.port import QueuedInParts, QueuedWorkload, QueuePort
+from gpufleet.control.port import QueuedInParts, QueuedWorkload, QueuePort, ReclaimsPods
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import Resources, add
@@ -51,6 +54,7 @@ from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.flavors import Assignment
 from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, group_of, request_of
 from gpufleet.scheduling.kueue.workload import POD_SET, Admitted, PodSetResources, Workload
+from gpufleet.workloads.kind import implements
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -138,7 +142,9 @@ class KueueQueues:
         return pod.key in wl.leaving and wl.controller is not None
 
     def settle(self) -> None:
-        """After a change: release the quota of finished workloads and of evicted ones whose pods are gone."""
+        """After a change: release the quota of finished workloads, of evicted ones whose pods are gone,
+        and of the pods that became reclaimable (Kueue's workload controller requeues the inadmissible
+        workloads when an admitted one's ``reclaimablePods`` change)."""
         released = False
         for key in sorted(self._dirty):
             wl = self.workloads[key]
@@ -157,6 +163,11 @@ class KueueQueues:
                 wl.finished_s = self.clock.now
                 self.stats[admitted.workload.cluster_queue].finished += 1
                 released = True
+            elif (reclaim := self._reclaimable(wl.controller)) is not None:
+                wl.admitted = admitted.reclaimed(*reclaim)
+                if wl.admitted is not admitted:
+                    self._usage_changed(admitted.workload.cluster_queue)
+                    released = True
         self._dirty.clear()
         if released:
             self.set_aside.clear()
@@ -198,6 +209,13 @@ class KueueQueues:
         pods = self._live_pods(wl)
         return [PodSet(POD_SET, len(pods), pods[0])]
 
+    def _reclaimable(self, controller: QueuedWorkload | None) -> tuple[dict[str, int], dict[str, int]] | None:
+        """Its pod sets' counts and the pods of each its controller reports reclaimable; None for a kind
+        that reports none (pods and PodGroups too)."""
+        if not (implements(controller, ReclaimsPods) and isinstance(controller, ReclaimsPods)):
+            return None
+        return {s.name: s.count for s in controller.pod_sets()}, controller.reclaimable_pods()
+
     def _spec(self, wl: _Workload) -> Workload | str:
         """The workload as admission sees it, or why it cannot be considered yet."""
         lq = self.objects.local_queues.get(f"{wl.namespace}/{wl.queue}")
@@ -224,7 +242,9 @@ class KueueQueues:
                 PodSetResources(s.name, s.count, total, s.template, topology, group_of(annotations))
             )
         priority = self.objects.priority(wl.key, template.labels, template.priority)
-        return Workload(wl.key, lq.cluster_queue, priority, wl.created_s, wl.order, tuple(entries))
+        workload = Workload(wl.key, lq.cluster_queue, priority, wl.created_s, wl.order, tuple(entries))
+        reclaim = self._reclaimable(wl.controller)
+        return workload if reclaim is None else workload.reclaimed(*reclaim)
 
     def _rooms(self, pending: list[Workload]) -> dict[str, NodeRoom]:
         """Each node's labels and what it has free of the resources TAS pod sets ask, less what the

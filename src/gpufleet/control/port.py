@@ -152,6 +152,17 @@ class QueuedWorkload(Protocol):
 
 
 @runtime_checkable
+class ReclaimsPods(Protocol):
+    """A queued workload whose controller reports the pods of its pod sets it will not create again
+    (Kueue's ``JobWithReclaimablePods``: a Job, a JobSet, a TrainJob), ``Workload.status.reclaimablePods``:
+    Kueue no longer counts them against the quota."""
+
+    def reclaimable_pods(self) -> dict[str, int]:
+        """Pod set name -> its pods that will not run again (none: left out)."""
+        ...
+
+
+@runtime_checkable
 class QueuedInParts(Protocol):
     """A workload Kueue admits part by part, each part a workload of its own (a LeaderWorkerSet: each
     group, ``pkg/controller/jobs/leaderworkerset``)."""

@@ -117,6 +117,19 @@ class JobController:
         count = job.parallelism if job.completions is None else min(job.parallelism, job.completions)
         return [PodSet("main", count, job.template)]
 
+    def reclaimable_pods(self) -> dict[str, int]:
+        """Kueue's ``Job.ReclaimablePods``: for a Job of more than one pod with pods succeeded, once
+        fewer completions remain (``completions`` defaulting to ``parallelism``) than ``parallelism``,
+        ``parallelism - remaining`` pods of ``main`` will not run again. (An Indexed Job counts its
+        completed and failed indexes; gpufleet models neither ``completionMode`` nor
+        ``backoffLimitPerIndex``, and each index succeeds once: its succeeded pods.)"""
+        job = self.job
+        completions = job.parallelism if job.completions is None else job.completions
+        remaining = max(completions - self.succeeded, 0)
+        if job.parallelism > 1 and self.succeeded > 0 and remaining < job.parallelism:
+            return {"main": job.parallelism - remaining}
+        return {}
+
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         index = self.active.pop(pod.key, None)
         if index is None:

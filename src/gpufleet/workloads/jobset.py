@@ -72,7 +72,8 @@ With ``alpha.jobset.sigs.k8s.io/node-selector`` the pods get the nodeSelector
 ``alpha.jobset.sigs.k8s.io/no-schedule`` instead (the nodes are labelled by the user).
 
 Kueue (``pkg/controller/jobs/jobset``): one workload, a pod set per replicated Job named after it, of
-``replicas * min(parallelism, completions)`` pods. JobSet has no gang of its own: pod templates
+``replicas * min(parallelism, completions)`` pods, less the pods of its Jobs that completed
+(``reclaimablePods``). JobSet has no gang of its own: pod templates
 labelled ``scheduling.x-k8s.io/pod-group`` form one as any pods do.
 """
 
@@ -847,6 +848,17 @@ class JobSetController(EndsWithCondition):
             PodSet(r.name, r.replicas * r.pods_per_job, r.template, labelled(REPLICATED_JOB_NAME, r.name))
             for r in self.jobset.replicated_jobs
         ]
+
+    def reclaimable_pods(self) -> dict[str, int]:
+        """Kueue's ``JobSet.ReclaimablePods``: per replicated Job, the pods of its Jobs that completed
+        (``replicatedJobsStatus[].succeeded`` x ``PodsCountPerReplica``, ``min(parallelism,
+        completions)``)."""
+        out = {}
+        for r in self.jobset.replicated_jobs:
+            succeeded = sum(1 for c in self._jobs_of(r.name) if c.complete)
+            if 0 < succeeded <= r.replicas:
+                out[r.name] = succeeded * r.pods_per_job
+        return out
 
     def pod_groups(self) -> list[PodGroup]:
         return []

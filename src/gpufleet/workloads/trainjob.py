@@ -34,7 +34,8 @@ TrainJob is ``Complete`` or ``Failed`` with it.
 
 Coscheduling (``podGroupPolicy.coscheduling``): a PodGroup named after the TrainJob of ``minMember``
 = the sum of the pod sets' counts and ``scheduleTimeoutSeconds`` (default 60); every pod carries
-``scheduling.x-k8s.io/pod-group`` (``plugins/coscheduling``). Kueue: a pod set per replicated job.
+``scheduling.x-k8s.io/pod-group`` (``plugins/coscheduling``). Kueue: a pod set per replicated job,
+less the pods of its Jobs that succeeded (``reclaimablePods``).
 """
 
 from __future__ import annotations
@@ -332,6 +333,16 @@ class TrainJobController(EndsWithCondition):
             PodSet(r.name, r.replicas * r.count, r.template, labelled(REPLICATED_JOB_NAME, r.name))
             for r in self.train_job.jobs
         ]
+
+    def reclaimable_pods(self) -> dict[str, int]:
+        """Kueue's ``TrainJob.ReclaimablePods``: per replicated job, the pods of its Jobs that succeeded
+        (``jobsStatus[].succeeded`` x the JobSet's ``PodsCountPerReplica``)."""
+        out = {}
+        for r in self.train_job.jobs:
+            succeeded = sum(1 for j in self.children.get(r.name, ()) if j.succeeded)
+            if 0 < succeeded <= r.replicas:
+                out[r.name] = succeeded * r.count
+        return out
 
     def node_added(self, node: Node) -> list[Pod]:
         return []
