@@ -124,9 +124,9 @@ def test_an_underused_node_whose_pods_fit_elsewhere_goes_after_the_unneeded_time
     state.assign(job_pod, "h100-1", 0.0)
     first = down(state)
     assert first.unneeded_since == {"h100-0": 700.0, "h100-1": 700.0} and first.remove == ()
-    early = down(state, now=1299.0, unneeded_since=first.unneeded_since)
+    early = down(state, now=1300.0, unneeded_since=first.unneeded_since)  # unneeded for 600 s, not more
     assert early.remove == ()
-    ripe = down(state, now=1300.0, unneeded_since=first.unneeded_since)
+    ripe = down(state, now=1310.0, unneeded_since=first.unneeded_since)
     # the empty node and one node to drain (its pod fits on another node), as RunOnce removes them
     assert [c.node for c in ripe.remove] == ["h100-0", "h100-1"]
 

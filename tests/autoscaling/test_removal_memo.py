@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import gpu_node, gpu_pod
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownRequest, scale_down
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.autoscaling.scale_down import UtilizationRule
 from gpufleet.cluster.state import ClusterState
@@ -23,7 +23,7 @@ PROFILE = build_profile(ProfileConfig())
 JOB = OwnerRef("Job", "train")
 
 
-def unneeded(state: ClusterState, names: list[str], memo: RemovalMemo | None, now: float) -> dict[str, float]:
+def scan(state: ClusterState, names: list[str], memo: RemovalMemo | None, now: float) -> ScaleDownReply:
     candidates = [Candidate(n, "pool", len(names), 0) for n in names]
     fields: dict[str, Any] = dict(
         now=now, state=state, profile=PROFILE, candidates=candidates,
@@ -31,7 +31,11 @@ def unneeded(state: ClusterState, names: list[str], memo: RemovalMemo | None, no
         unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
         computing=None, memo=memo,
     )  # fmt: skip
-    return scale_down(ScaleDownRequest(**fields)).unneeded_since
+    return scale_down(ScaleDownRequest(**fields))
+
+
+def unneeded(state: ClusterState, names: list[str], memo: RemovalMemo | None, now: float) -> dict[str, float]:
+    return scan(state, names, memo, now).unneeded_since
 
 
 def job_pod(name: str, gpus: int) -> Pod:
@@ -90,7 +94,8 @@ MOVES = st.lists(MOVE, min_size=1, max_size=4)
 )
 def test_kept_verdicts_are_those_a_fresh_scan_makes(sizes: list[int], scans: list[Any]) -> None:
     """Over random clusters and random pods coming and going between scans, the scans that keep
-    verdicts find the same unneeded nodes as scans that simulate every candidate afresh."""
+    verdicts find the same unneeded nodes, and the same reasons for the others (``UnremovableReason``
+    and words), as scans that simulate every candidate afresh."""
     names = [f"n{k}" for k in range(6)]
     state = ClusterState([gpu_node(n, 8) for n in names])
     pods = [job_pod(f"p{k}", gpus) for k, gpus in enumerate(sizes)]
@@ -102,8 +107,8 @@ def test_kept_verdicts_are_those_a_fresh_scan_makes(sizes: list[int], scans: lis
                 state.unassign(pods[k].key)
             elif node is not None and not placed and state.free_on(node, "nvidia.com/gpu") >= sizes[k]:
                 state.assign(pods[k], node, float(t))
-        kept = unneeded(state, names, memo, float(t))
-        assert kept == unneeded(state, names, None, float(t))
+        kept, fresh = scan(state, names, memo, float(t)), scan(state, names, None, float(t))
+        assert (kept.unneeded_since, kept.not_unneeded) == (fresh.unneeded_since, fresh.not_unneeded)
 
 
 def test_a_node_added_keeps_verdicts_that_looked_before_it_and_serves_one_that_fitted_nowhere() -> None:

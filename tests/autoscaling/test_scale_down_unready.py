@@ -10,7 +10,7 @@ from typing import Any
 from conftest import gpu_node, gpu_pod
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.scale_down import UtilizationRule
+from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason, UtilizationRule
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
 from gpufleet.model.scheduler_config import ProfileConfig
@@ -39,30 +39,33 @@ def cluster() -> ClusterState:
 
 
 def test_an_unready_node_goes_after_the_unready_time_a_ready_one_after_the_unneeded_time() -> None:
-    """``Nodes.RemovableAt``/``unremovableReason``: a ready node must have been unneeded for
-    ``ScaleDownUnneededTime`` (10m), an unready one for ``ScaleDownUnreadyTime`` (20m), else it is
-    ``NotUnneededLongEnough`` / ``NotUnreadyLongEnough``. Both empty nodes are unneeded from 0 s: at 10 min
-    only the ready one goes, at 20 min the unready one."""
+    """``Nodes.RemovableAt``/``unremovableReason``: a ready node must have been unneeded for more than
+    ``ScaleDownUnneededTime`` (10m), an unready one for more than ``ScaleDownUnreadyTime`` (20m), else it
+    is ``NotUnneededLongEnough`` / ``NotUnreadyLongEnough`` (``!since.Add(time).Before(now)``). Both empty
+    nodes are unneeded from 0 s: at the scan after 10 min (610 s) only the ready one goes, at the scan
+    after 20 min (1210 s) the unready one."""
     state = cluster()
     first = down(state)
     assert first.unneeded_since == {"h100-0": 0.0, "h100-1": 0.0} and first.remove == ()
-    ten = down(state, now=600.0, unneeded_since=first.unneeded_since)
+    ten = down(state, now=610.0, unneeded_since=first.unneeded_since)
     assert [c.node for c in ten.remove] == ["h100-0"]
-    assert ten.unremovable == (
-        ("h100-1", "unready and unneeded for 600s, less than scaleDownUnreadyTime (1200s)"),
-    )
-    nineteen = down(state, now=1190.0, unneeded_since={"h100-1": 0.0}, candidates=[UNREADY])
-    assert nineteen.remove == ()
+    message = "unready and unneeded for 610s, not more than scaleDownUnreadyTime (1200s)"
+    assert ten.unremovable == (("h100-1", Unremovable(UnremovableReason.NOT_UNREADY_LONG_ENOUGH, message)),)
     twenty = down(state, now=1200.0, unneeded_since={"h100-1": 0.0}, candidates=[UNREADY])
-    assert [c.node for c in twenty.remove] == ["h100-1"] and twenty.unremovable == ()
+    assert twenty.remove == ()
+    after = down(state, now=1210.0, unneeded_since={"h100-1": 0.0}, candidates=[UNREADY])
+    assert [c.node for c in after.remove] == ["h100-1"] and after.unremovable == ()
 
 
 def test_the_unready_time_is_the_flag_s_and_a_ready_node_waiting_says_which_time_it_waits_for() -> None:
-    """``--scale-down-unready-time`` is read per scan (``GetScaleDownUnreadyTime``): at 5 minutes the unready
-    node goes, the ready one is ``NotUnneededLongEnough``."""
-    reply = down(cluster(), now=300.0, unneeded_since={"h100-0": 0.0, "h100-1": 0.0}, unready_time_s=300.0)
+    """``--scale-down-unready-time`` is read per scan (``GetScaleDownUnreadyTime``): at the scan after 5
+    minutes the unready node goes, the ready one is ``NotUnneededLongEnough``."""
+    reply = down(cluster(), now=310.0, unneeded_since={"h100-0": 0.0, "h100-1": 0.0}, unready_time_s=300.0)
     assert [c.node for c in reply.remove] == ["h100-1"]
-    assert reply.unremovable == (("h100-0", "unneeded for 300s, less than scaleDownUnneededTime (600s)"),)
+    message = "unneeded for 310s, not more than scaleDownUnneededTime (600s)"
+    assert reply.unremovable == (
+        ("h100-0", Unremovable(UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH, message)),
+    )
 
 
 def test_with_scale_down_of_unready_nodes_disabled_an_unready_node_is_never_unneeded() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
 from gpufleet.autoscaling.expanders import FILTERS, pool_priority
-from gpufleet.autoscaling.scale_down import UtilizationRule, unremovable_reason
+from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule, unremovable_reason
 from gpufleet.autoscaling.scale_up import Estimate, PoolOption, ScaleUpSnapshot, estimate, waste
 from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.dra.state import DraState
@@ -80,8 +80,8 @@ def unneeded_and_unremovable(
     ignore_daemonsets: bool = False,
     unready: Sequence[str] = (),
     scale_down_unready: bool = True,
-) -> tuple[list[str], list[str]]:
-    """``Checker.FilterOutUnremovable``: the eligible nodes, and the others; every pod on
+) -> tuple[list[str], list[tuple[str, UnremovableReason]]]:
+    """``Checker.FilterOutUnremovable``: the eligible nodes, and the others with their reasons; every pod on
     ``nodes[0]``, as upstream's cases have it (``threshold`` for GPU nodes and the others alike);
     the nodes named in ``unready`` not Ready (``SetNodeReadyState(node, false, ...)``), and
     ``scale_down_unready`` as ``--scale-down-unready-enabled``."""
@@ -95,7 +95,7 @@ def unneeded_and_unremovable(
     reasons = [unremovable_reason(state, i, rule, disabled[i]) for i in range(len(nodes))]
     return (
         [n.name for n, r in zip(nodes, reasons, strict=True) if r is None],
-        [n.name for n, r in zip(nodes, reasons, strict=True) if r is not None],
+        [(n.name, r.reason) for n, r in zip(nodes, reasons, strict=True) if r is not None],
     )
 
 

@@ -3,15 +3,15 @@
 case by case. Upstream runs its ten base cases twice, once with the suffix
 ``IgnoreDaemonSetUtilization=false`` and once under their plain names (``getTestCases(true, ...)``
 appends its three extra cases to the unsuffixed base list, so both runs leave
-``ignoreDaemonSetsUtilization`` false); each run is a pytest id here. Upstream returns the
-unremovable nodes with a reason code; gpufleet says the reason in words, so the codes are checked
-by which nodes are unremovable."""
+``ignoreDaemonSetsUtilization`` false); each run is a pytest id here. The unremovable nodes are
+checked with upstream's reason (``simulator.UnremovableReason``) too."""
 
 from __future__ import annotations
 
 import pytest
 from ca_builders import build_test_node, build_test_pod, unneeded_and_unremovable
 
+from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.model.dra import Device, ResourceSlice
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
@@ -45,6 +45,7 @@ def _base(suffix: str) -> list[object]:
         nodes: list[Node] | None = None,
         pods: list[Pod] | None = None,
         unneeded: list[str] | None = None,
+        reason: UnremovableReason | None = None,  # the unremovable node's
         skip: str = "",
         slices: tuple[ResourceSlice, ...] = (),
         scale_down_unready: bool = True,
@@ -55,6 +56,7 @@ def _base(suffix: str) -> list[object]:
             nodes or [],
             pods or [],
             unneeded or [],
+            reason,
             0.5,
             slices,
             False,
@@ -66,16 +68,35 @@ def _base(suffix: str) -> list[object]:
     return [
         case("regular node stays", [REGULAR], [], ["regular"]),
         case("recently deleted node is filtered out", skip=BEING_DELETED),
-        case("marked no scale down is filtered out", [NO_SCALE_DOWN, REGULAR], [], ["regular"]),
-        case("highly utilized node is filtered out", [REGULAR], [BIG_POD], []),
+        case(
+            "marked no scale down is filtered out",
+            [NO_SCALE_DOWN, REGULAR],
+            [],
+            ["regular"],
+            UnremovableReason.SCALE_DOWN_DISABLED_ANNOTATION,
+        ),
+        case(
+            "highly utilized node is filtered out",
+            [REGULAR],
+            [BIG_POD],
+            [],
+            UnremovableReason.NOT_UNDERUTILIZED,
+        ),
         case("underutilized node stays", [REGULAR], [SMALL_POD], ["regular"]),
-        case("node is filtered out if utilization can't be calculated", [BROKEN_UTIL], [SMALL_POD], []),
+        case(
+            "node is filtered out if utilization can't be calculated",
+            [BROKEN_UTIL],
+            [SMALL_POD],
+            [],
+            UnremovableReason.UNEXPECTED_ERROR,
+        ),
         case("unready node stays", [UNREADY_NODE], [], ["unready"]),
         case(
             "unready node is filtered oud when scale-down of unready is disabled",
             [UNREADY_NODE],
             [],
             [],
+            UnremovableReason.SCALE_DOWN_UNREADY_DISABLED,
             scale_down_unready=False,
         ),
         case("Node is not filtered out because of DRA issues if DRA is disabled", skip=DRA_DISABLED),
@@ -84,6 +105,7 @@ def _base(suffix: str) -> list[object]:
             [REGULAR],
             [SMALL_POD],
             [],
+            UnremovableReason.UNEXPECTED_ERROR,
             slices=(INCOMPLETE_SLICE,),
         ),
     ]
@@ -98,6 +120,7 @@ def _extra() -> list[object]:
             [REGULAR],
             [SMALL_POD, DS_POD],
             [],
+            UnremovableReason.NOT_UNDERUTILIZED,
             0.5,
             (),
             False,
@@ -108,37 +131,39 @@ def _extra() -> list[object]:
             [REGULAR],
             [SMALL_POD, DS_POD],
             ["regular"],
+            None,
             0.5,
             (),
             True,
             True,
             id="TestFilterOutUnremovable/high utilization daemonsets node stays",
         ),
-        pytest.param([REGULAR], [DS_POD], ["regular"], 0.0, (), True, True, id=only_ds),
+        pytest.param([REGULAR], [DS_POD], ["regular"], None, 0.0, (), True, True, id=only_ds),
     ]
 
 
 @pytest.mark.parametrize(
-    ("nodes", "pods", "unneeded", "threshold", "slices", "ignore_daemonsets", "scale_down_unready"),
+    ("nodes", "pods", "unneeded", "reason", "threshold", "slices", "ignore_daemonsets", "scale_down_unready"),
     _base("IgnoreDaemonSetUtilization=false") + _base("") + _extra(),
 )
 def test_filter_out_unremovable(
     nodes: list[Node],
     pods: list[Pod],
     unneeded: list[str],
+    reason: UnremovableReason | None,
     threshold: float,
     slices: tuple[ResourceSlice, ...],
     ignore_daemonsets: bool,
     scale_down_unready: bool,
 ) -> None:
-    """``FilterOutUnremovable``: the nodes left as unneeded candidates; every other node is unremovable
-    (``ScaleDownDisabledAnnotation``, ``NotUnderutilized``, ``UnexpectedError``,
+    """``FilterOutUnremovable``: the nodes left as unneeded candidates; every other node is unremovable,
+    for upstream's ``reason`` (``ScaleDownDisabledAnnotation``, ``NotUnderutilized``, ``UnexpectedError``,
     ``ScaleDownUnreadyDisabled``). The node named ``unready`` is not Ready."""
     got_unneeded, got_unremovable = unneeded_and_unremovable(
         nodes, pods, threshold, slices, ignore_daemonsets, ["unready"], scale_down_unready
     )
     assert got_unneeded == unneeded
-    assert got_unremovable == [n.name for n in nodes if n.name not in unneeded]
+    assert got_unremovable == [(n.name, reason) for n in nodes if n.name not in unneeded]
 
 
 def test_a_node_exactly_at_the_threshold_is_underutilized() -> None:

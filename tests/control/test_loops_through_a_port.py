@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from conftest import gpu_node, gpu_pod
+from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.control.clock import Priority
-from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop
+from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop, ScaleDownGauges
 from gpufleet.control.kueue_queues import KueueQueues
 from gpufleet.control.port import ClusterPort, PodStatus
 from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
@@ -22,7 +23,7 @@ from gpufleet.kube import load_scenario
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import ResourceSlice
 from gpufleet.model.node import Node, Toleration
-from gpufleet.model.pod import Pod
+from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
 from gpufleet.model.workloads import Job, PodGroup
 
@@ -287,15 +288,18 @@ def test_scans_without_pending_pods_ask_for_nothing_and_a_pod_that_then_waits_ge
 
 def test_a_node_whose_cloud_cannot_tell_when_it_is_ready_is_checked_at_max_node_provision_time() -> None:
     """clusterstate: a node not registered within maxNodeProvisionTime (15 min) is deleted and its
-    group backed off; a real cloud gives no plan, so the loop always checks."""
+    group backed off at the first scan after it (``ExpectedAddTime.Before(now)``: 910 s for a scale-up at
+    0 s); a real cloud gives no plan, so the loop always checks."""
     port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
     port.pods["default/train"].message = "0/0 nodes are available"
     ca = autoscaler(port, clock)
     ca.arm(0.0)
     clock.run_until(15 * 60.0)
+    assert ("delete", "h100-0") not in port.asked
+    clock.run_until(15 * 60.0 + 10.0)
     assert ("delete", "h100-0") in port.asked
     assert ca.events[-1].kind == "provision-timeout"
-    assert port.node_groups["h100"].backoff_until == 15 * 60.0 + 5 * 60.0
+    assert port.node_groups["h100"].backoff_until == 15 * 60.0 + 10.0 + 5 * 60.0
 
 
 def test_a_stock_out_backs_the_group_off_and_no_launch_is_asked_until_the_backoff_ends() -> None:
@@ -319,10 +323,49 @@ def test_an_empty_node_is_drained_and_deleted_through_the_port_after_scale_down_
     port, clock = HandKeptCluster(nodes=[node], groups=[group]), ManualClock()
     ca = autoscaler(port, clock)
     ca.arm(0.0)
-    clock.run_until(599.0)
+    clock.run_until(600.0)  # unneeded since 0 s for 600 s: not more than scale-down-unneeded-time
     assert port.asked == []
-    clock.run_until(600.0 + 30.0)  # drained, then deleted after the grace period the port gave
+    clock.run_until(610.0 + 30.0)  # drained, then deleted after the grace period the port gave
     assert port.asked == [("drain", "h100-0"), ("delete", "h100-0")]
+
+
+def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_out_of_cooldown() -> None:
+    """``RunOnce``: ``UpdateUnneededNodesCount`` every scan once the unneeded nodes are found;
+    ``UpdateUnremovableNodesCount`` only out of cooldown, setting the reasons it counted and leaving the
+    others as they were (no reset). A scale-up at 0 s keeps scale-down in cooldown until 600 s: h100-1,
+    empty, counts as unneeded from 0 s, the unremovable nodes (h100-0 full: ``NotUnderutilized``, h100-1:
+    ``NotUnneededLongEnough``) from 600 s; at 610 s h100-1 goes, still counted unneeded, and its reason's
+    count stays 1; once it is going it is no candidate."""
+    nodes = [Node(f"h100-{k}", capacity=dict(gpu_node("x", 8).capacity), pool="h100") for k in range(2)]
+    port, clock = (
+        HandKeptCluster(nodes=nodes, groups=[Group("h100", H100, {"h100-0", "h100-1"})]),
+        ManualClock(),
+    )
+    port.state.assign(gpu_pod("train", 8, owner=OwnerRef("Job", "train")), "h100-0", 0.0)
+    ca = autoscaler(port, clock)
+    ca.last_scale_up_s = 0.0
+    ca.arm(0.0)
+    clock.run_until(590.0)
+    assert ca.gauges == ScaleDownGauges(1, {})
+    clock.run_until(600.0)
+    counts = {UnremovableReason.NOT_UNDERUTILIZED: 1, UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH: 1}
+    assert ca.gauges == ScaleDownGauges(1, counts)
+    clock.run_until(610.0)
+    assert port.asked == [("drain", "h100-1")] and ca.gauges == ScaleDownGauges(1, counts)
+    clock.run_until(620.0)
+    assert ca.gauges == ScaleDownGauges(0, counts)
+
+
+def test_the_nodes_of_a_group_at_its_min_are_no_scale_down_candidates() -> None:
+    """``PreFilteringScaleDownNodeProcessor``: a node of a group whose size is at most its ``min`` is not
+    a scale-down candidate: neither unneeded nor unremovable, and nothing keeps the loop scanning."""
+    node = Node("h100-0", capacity=dict(gpu_node("x", 8).capacity), pool="h100")
+    group = Group("h100", replace(H100, min=1), nodes={"h100-0"})
+    port, clock = HandKeptCluster(nodes=[node], groups=[group]), ManualClock()
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(700.0)
+    assert ca.unneeded_since == {} and ca.gauges == ScaleDownGauges(0, {}) and ca.armed_at is None
 
 
 def test_scale_down_candidates_follow_the_groups_nodes_launches_warm_nodes_and_nodes_going() -> None:

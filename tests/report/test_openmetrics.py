@@ -146,6 +146,8 @@ def test_the_file_is_valid_openmetrics_with_each_exporters_families(run: tuple[S
     types, samples = _samples(text)
     assert types["DCGM_FI_DEV_GPU_UTIL"] == types["kube_pod_status_phase"] == "gauge"
     assert types["cluster_autoscaler_scaled_up_nodes"] == types["scheduler_schedule_attempts"] == "counter"
+    assert types["cluster_autoscaler_unneeded_nodes_count"] == "gauge"
+    assert types["cluster_autoscaler_unremovable_nodes_count"] == "gauge"
     assert {"DCGM_FI_DEV_FB_USED", "kube_node_status_allocatable", "scheduler_pending_pods"} <= set(types)
     every = [s for series in samples.values() for s in series]
     assert all(s.timestamp is not None and START <= float(s.timestamp) <= END for s in every)
@@ -191,6 +193,85 @@ def test_cluster_autoscaler_counts_the_scale_ups_and_the_empty_scale_downs(
     assert (
         ready[START] == 1 and ready[START + 75] == 3 and ready[END] == 1
     )  # the new nodes' GPUs ready at 75 s
+
+
+# three 1-GPU L4 nodes of a pool with min 2, one serving: the other two are unneeded from the start;
+# one goes at the first scan after 10 minutes, the pool's min keeps the other
+GAUGES_SCENARIO = """
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {name: l4}
+spec:
+  min: 2
+  max: 3
+  replicas: 3
+  template:
+    status:
+      capacity: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: server
+        image: web:1
+        resources:
+          limits: {nvidia.com/gpu: 1}
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {name: scale-down-gauges}
+spec:
+  duration: 15m
+"""
+
+
+def test_cluster_autoscaler_counts_the_unneeded_nodes_and_the_unremovable_ones_by_reason(
+    tmp_path: Path,
+) -> None:
+    """``metrics.go``: ``cluster_autoscaler_unneeded_nodes_count`` and
+    ``cluster_autoscaler_unremovable_nodes_count{reason}``, the reason as ``simulator.UnremovableReason``'s
+    number. Web's node is ``NotUnderutilized`` (11) and the two empty nodes unneeded but
+    ``NotUnneededLongEnough`` (4); at 610 s l4-1 goes and l4-2 is ``NodeGroupMinSizeReached`` (6); the pool
+    then at its min has no candidate: nothing is unneeded, and each reason keeps the count it was last set
+    to (``UpdateUnremovableNodesCount`` sets only the reasons a scan counted), the 2 of reason 4 too."""
+    sim = _run(write(tmp_path, GAUGES_SCENARIO))
+    assert sim.metrics is not None
+    families = {
+        f.name: f for f in text_string_to_metric_families(openmetrics_text(sim.metrics.families(), START))
+    }
+    unneeded, unremovable = (
+        families[f"cluster_autoscaler_{name}_nodes_count"] for name in ("unneeded", "unremovable")
+    )
+    assert (unneeded.type, unneeded.documentation) == (
+        "gauge",
+        "Number of nodes currently considered unneeded by CA.",
+    )
+    assert (unremovable.type, unremovable.documentation) == (
+        "gauge",
+        "Number of nodes currently considered unremovable by CA.",
+    )
+
+    def by_reason(t: float) -> dict[str, float]:
+        return {s.labels["reason"]: s.value for s in _at(unremovable.samples, t)}
+
+    # a standing value is written at its change and every REPEAT_S after (15 s, 75 s, ..., 555 s)
+    assert [s.value for t in (315, 555, 900) for s in _at(unneeded.samples, START + t)] == [2, 2, 0]
+    assert _at(unneeded.samples, START + 315)[0].labels == {
+        "job": "cluster-autoscaler",
+        "instance": "cluster-autoscaler:8085",
+    }
+    assert by_reason(START + 315) == by_reason(START + 555) == {"4": 2, "11": 1}
+    assert by_reason(START + 900) == {"4": 2, "6": 1, "11": 1}
+    assert [(e.t_s, e.kind, e.nodes) for e in sim.autoscaler.events] == [(610.0, "scale-down", ("l4-1",))]
 
 
 def test_dcgm_gpu_util_is_the_traffic_share_for_a_server_and_100_for_a_computing_pod(

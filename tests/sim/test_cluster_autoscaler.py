@@ -92,11 +92,13 @@ def test_pending_gpu_pods_get_one_node_each_and_no_more_while_drivers_come_up() 
 
 
 def test_unneeded_nodes_go_after_scale_down_unneeded_time() -> None:
-    """scale-down-unneeded-time 10m: empty nodes are deleted 10 minutes after their pods finished."""
+    """scale-down-unneeded-time 10m: empty nodes are deleted once unneeded for more than 10 minutes
+    (``unremovableReason``: ``!since.Add(unneededTime).Before(now)``), at the scan 610 s after the one
+    that found them empty (their pods finished at 2,060 s)."""
     summary = run([t4_pool()], [gpu_job("train", 3, 1800)])
     downs = events(summary, "scale-down")
     assert sorted(n for e in downs for n in e["nodes"]) == ["t4-0", "t4-1", "t4-2"]
-    assert {e["t_s"] for e in downs} == {260.0 + 1800 + 600}
+    assert {e["t_s"] for e in downs} == {260.0 + 1800 + 610}
     assert summary["totals"]["cost"] > 0
 
 
@@ -117,12 +119,14 @@ def test_stock_out_backs_the_pool_off_and_another_pool_is_tried() -> None:
 
 
 def test_nodes_that_do_not_register_gpus_in_time_are_removed() -> None:
-    """max-node-provision-time 15m: the unregistered node is deleted and the pool backed off."""
+    """max-node-provision-time 15m: the unregistered node is deleted and the pool backed off, at the first
+    scan after the scale-up's time plus 15 minutes (``updateScaleRequests``:
+    ``ExpectedAddTime.Before(now)``)."""
     slow = t4_pool(provisioning=(("boot", "60s"), ("devicePlugin", "20m")))
     summary = run([slow], [gpu_job("train", 1, 600)], duration_s=1200)
     timeouts = events(summary, "provision-timeout")
-    assert timeouts and timeouts[0]["nodes"] == ["t4-0"] and timeouts[0]["t_s"] == 900.0
-    assert {n["name"]: n["deleted_s"] for n in summary["nodes"]}["t4-0"] == 900.0
+    assert timeouts and timeouts[0]["nodes"] == ["t4-0"] and timeouts[0]["t_s"] == 910.0
+    assert {n["name"]: n["deleted_s"] for n in summary["nodes"]}["t4-0"] == 910.0
 
 
 def test_safe_to_evict_false_keeps_an_underused_node() -> None:

@@ -86,36 +86,37 @@ def test_an_empty_node_gone_not_ready_is_removed_after_the_unready_time_not_the_
     tmp_path: Path,
 ) -> None:
     """``Nodes.RemovableAt``: h100-1, empty and NotReady from 1h, is unneeded from 1h and removed once
-    unneeded for ``--scale-down-unready-time`` (20 min: 1h20m), not the 10 minutes of a Ready node."""
+    unneeded for more than ``--scale-down-unready-time`` (20 min: the scan at 1h20m10s), not the 10 minutes
+    of a Ready node."""
     summary = run(tmp_path)
-    assert (3600.0 + 1200.0, "h100-1") in scaled_down(summary)
-    assert deleted(summary)["h100-1"] == 3600.0 + 1200.0
+    assert (3600.0 + 1210.0, "h100-1") in scaled_down(summary)
+    assert deleted(summary)["h100-1"] == 3600.0 + 1210.0
 
 
 def test_a_ready_empty_node_still_goes_after_the_unneeded_time(tmp_path: Path) -> None:
-    """The same run: h100-0, Ready, falls empty when its pod ends at 3h and goes 10 minutes later
+    """The same run: h100-0, Ready, falls empty when its pod ends at 3h and goes at the scan after 10 minutes
     (``--scale-down-unneeded-time``); the unready time is for unready nodes only."""
     summary = run(tmp_path)
-    assert deleted(summary)["h100-0"] == 3 * 3600.0 + 600.0
+    assert deleted(summary)["h100-0"] == 3 * 3600.0 + 610.0
 
 
 def test_the_unready_time_is_read_from_the_scenario(tmp_path: Path) -> None:
-    """``scaleDownUnreadyTime: 30m``: h100-1 goes at 1h30m."""
+    """``scaleDownUnreadyTime: 30m``: h100-1 goes at the scan after 1h30m."""
     summary = run(tmp_path, "{scaleDownUnreadyTime: 30m}")
-    assert deleted(summary)["h100-1"] == 3600.0 + 1800.0
+    assert deleted(summary)["h100-1"] == 3600.0 + 1810.0
 
 
 def test_with_scale_down_unready_disabled_a_node_down_is_never_removed_by_scale_down(tmp_path: Path) -> None:
     """``--scale-down-unready-enabled=false`` (``ScaleDownUnreadyDisabled``): h100-1 stays through its
-    reboot (1h to 3h); Ready again and empty (the pod made again took h100-0, free at 3h), it goes 10
-    minutes later as any Ready node."""
+    reboot (1h to 3h); Ready again and empty (the pod made again took h100-0, free at 3h), it goes at the
+    scan after 10 minutes as any Ready node."""
     summary = run(tmp_path, "{scaleDownUnreadyEnabled: false}")
-    assert [(t, n) for t, n in scaled_down(summary) if n == "h100-1"] == [(3 * 3600.0 + 600.0, "h100-1")]
+    assert [(t, n) for t, n in scaled_down(summary) if n == "h100-1"] == [(3 * 3600.0 + 610.0, "h100-1")]
 
 
 def test_a_node_unready_within_15_minutes_of_registering_is_still_starting(tmp_path: Path) -> None:
     """``updateReadinessStats``: a node not Ready within ``MaxNodeStartupTime`` (15 min) of its creation is
     ``NotStarted``, an upcoming node ``RunOnce`` takes out of scale-down's candidates. h100-1 (registered at
-    0 s) goes down at 10 min: it is a candidate from 15 min, and goes 20 minutes after that."""
+    0 s) goes down at 10 min: it is a candidate from 15 min, and goes at the scan after 20 more minutes."""
     summary = run(tmp_path, fault_at="10m")
-    assert deleted(summary)["h100-1"] == 900.0 + 1200.0
+    assert deleted(summary)["h100-1"] == 900.0 + 1210.0

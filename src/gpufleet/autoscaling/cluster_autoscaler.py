@@ -15,11 +15,13 @@ order and acts on each reply before asking the next, since a launch may fail on 
   one; when none grows, each pod left gets its ``NotTriggerScaleUp`` message (in the reply only when
   it changed since the pod's last one).
 - ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
-  (``scale_down.assess``), from the first scan that finds them so; they go after
-  ``scaleDownUnneededTime`` (a node that is not Ready after ``scaleDownUnreadyTime``, and never while
-  ``scaleDownUnreadyEnabled`` is false), not within ``scaleDownDelayAfterAdd`` of a scale-up, never below a
-  group's ``min``, empty ones together (at most ``MAX_EMPTY_BULK_DELETE``) and others one at a
-  time (while a drained node is still going, no other non-empty node starts draining).
+  (``scale_down.assess``), from the first scan that finds them so; they go once unneeded for more than
+  ``scaleDownUnneededTime`` (``unremovableReason``: not while ``!since.Add(time).Before(now)``, so with
+  10 s scans at the scan after the one at exactly that time; a node that is not Ready once unneeded for
+  more than ``scaleDownUnreadyTime``, and never while ``scaleDownUnreadyEnabled`` is false), not within
+  ``scaleDownDelayAfterAdd`` of a scale-up, never below a group's ``min``, empty ones together (at most
+  ``MAX_EMPTY_BULK_DELETE``) and others one at a time (while a drained node is still going, no other
+  non-empty node starts draining). Each node that may not go has upstream's ``UnremovableReason``.
 - ``keep_warm``: a group with ``warm`` keeps that many empty GPU-ready nodes beyond what pods
   need (within ``max``).
 """
@@ -39,6 +41,8 @@ from gpufleet.autoscaling.scale_down import (
     Int8Array,
     NodeVerdict,
     PlacementBase,
+    Unremovable,
+    UnremovableReason,
     UtilizationRule,
     simulate_removal,
     unremovable_reasons,
@@ -140,7 +144,8 @@ class ScaleDownRequest:
     now: float
     state: ClusterState
     profile: Profile
-    candidates: Sequence[Candidate]  # nodes of autoscaled groups, not starting, not warm, not being deleted
+    #: nodes of autoscaled groups above their min, not starting, not warm, not being deleted
+    candidates: Sequence[Candidate]
     utilization: UtilizationRule  # the thresholds, and whether DaemonSet pods count
     unneeded_time_s: float
     delay_after_add_s: float
@@ -169,12 +174,23 @@ class ScaleDownReply:
     unneeded_since: dict[str, float]
     remove: tuple[Candidate, ...] = ()  # in this order; a node with movable pods is drained first
     #: the unneeded nodes that may not go yet, and why (``RemovableAt``'s unremovable nodes: not unneeded,
-    #: or not unready, long enough; their group at its min)
-    unremovable: tuple[tuple[str, str], ...] = ()
+    #: or not unready, long enough; their group at its min); none asked in cooldown
+    unremovable: tuple[tuple[str, Unremovable], ...] = ()
+    #: the candidates this scan assessed that are not unneeded, and why (``categorizeNodes``:
+    #: ``FilterOutUnremovable``'s and the removal simulation's unremovable nodes); none when it assessed none
+    not_unneeded: tuple[tuple[str, Unremovable], ...] = ()
+    #: within ``scaleDownDelayAfterAdd`` of a scale-up (``isScaleDownInCooldown``): no node was asked to go
+    cooldown: bool = False
 
     @property
     def acted(self) -> bool:
         return bool(self.remove)
+
+    @property
+    def unneeded_count(self) -> int:
+        """The nodes this scan found unneeded, those it removes included (``UpdateUnneededNodesCount``
+        counts them before ``NodesToDelete``)."""
+        return len(self.unneeded_since) + len(self.remove)
 
 
 def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
@@ -205,61 +221,67 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     judged = unremovable_reasons(state, fresh, request.utilization, unready)
     reasons = dict(zip(fresh, judged, strict=True))
     base = PlacementBase(state, exclude)
+    not_unneeded: list[tuple[str, Unremovable]] = []
     for c, i, known in zip(candidates, rows, recalled, strict=True):
         seen.add(c.node)
-        removable = known
-        if removable is None:
+        if known is not None:
+            why = known.why
+        else:
             verdict = (
-                NodeVerdict(c.node, False, reason, -1)
+                NodeVerdict(c.node, reason, -1)
                 if (reason := reasons[i]) is not None
                 else simulate_removal(
                     state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
                     request.verdicts, now,
                 )
             )  # fmt: skip
-            removable = verdict.unneeded
+            why = verdict.why
             if memo is not None and i not in unready:
-                memo.keep(state, c.node, i, verdict.examined, removable)
-        if removable:
+                memo.keep(state, c.node, i, verdict.examined, why)
+        if why is None:
             unneeded.setdefault(c.node, now)
         else:
             unneeded.pop(c.node, None)
-    for name in list(unneeded):
-        if candidates and name not in seen:
+            not_unneeded.append((c.node, why))
+    if request.assess:  # Nodes.Update: the unneeded nodes are those this scan found
+        for name in unneeded.keys() - seen:
             del unneeded[name]
     if now - request.last_scale_up_s < request.delay_after_add_s:
-        return ScaleDownReply(unneeded)
+        return ScaleDownReply(unneeded, not_unneeded=tuple(not_unneeded), cooldown=True)
     by_node = {c.node: c for c in request.candidates}
     ripe: list[Candidate] = []
-    unremovable: list[tuple[str, str]] = []
+    unremovable: list[tuple[str, Unremovable]] = []
     for name, since in sorted(unneeded.items()):
         found = by_node.get(name)
         if found is None:
             continue
-        # RemovableAt: unneeded for ScaleDownUnneededTime, an unready node for ScaleDownUnreadyTime
-        wait, flag = (
-            (request.unneeded_time_s, "scaleDownUnneededTime")
+        # RemovableAt: unneeded for more than ScaleDownUnneededTime, an unready node for more than
+        # ScaleDownUnreadyTime (unremovableReason: NotUnneededLongEnough while !since.Add(time).Before(now))
+        wait, flag, code = (
+            (request.unneeded_time_s, "scaleDownUnneededTime", UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH)
             if found.ready
-            else (request.unready_time_s, "scaleDownUnreadyTime")
+            else (request.unready_time_s, "scaleDownUnreadyTime", UnremovableReason.NOT_UNREADY_LONG_ENOUGH)
         )
-        if now - since >= wait:
+        if since + wait < now:
             ripe.append(found)
         else:
             said = "" if found.ready else "unready and "
-            unremovable.append((name, f"{said}unneeded for {now - since:g}s, less than {flag} ({wait:g}s)"))
+            message = f"{said}unneeded for {now - since:g}s, not more than {flag} ({wait:g}s)"
+            unremovable.append((name, Unremovable(code, message)))
     removed: list[Candidate] = []
     drained = bool(ripe) and any(has_movable_pods(state, n) for n in request.deleting)
     for c in ripe:
         name = c.node
         if c.group_size - sum(1 for r in removed if r.group == c.group) <= c.group_min:
-            unremovable.append((name, f"node group {c.group} is at its min size ({c.group_min})"))
+            message = f"node group {c.group} is at its min size ({c.group_min})"
+            unremovable.append((name, Unremovable(UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED, message)))
             continue
         empty = not has_movable_pods(state, name)
         if (empty and len(removed) < MAX_EMPTY_BULK_DELETE) or (not empty and not drained):
             drained |= not empty
             removed.append(c)
             unneeded.pop(name, None)
-    return ScaleDownReply(unneeded, tuple(removed), tuple(unremovable))
+    return ScaleDownReply(unneeded, tuple(removed), tuple(unremovable), tuple(not_unneeded))
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.autoscaling.scale_down import Unremovable
 from gpufleet.cluster.state import ClusterState
 
 
@@ -37,7 +38,7 @@ from gpufleet.cluster.state import ClusterState
 class Kept:
     version: int  # the node's ``node_version`` when it was assessed
     examined: int  # the last node row its verdict depended on (-1: the node's own row only)
-    unneeded: bool
+    why: Unremovable | None  # why it may not go (None: unneeded)
 
 
 @dataclass
@@ -65,8 +66,8 @@ class RemovalMemo:
         self.columns, self.exclude, self.kept = columns, exclude, {}
         self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
 
-    def recall(self, state: ClusterState, name: str, i: int) -> bool | None:
-        """Node ``i``'s verdict (unneeded or not) if it still stands, else None."""
+    def recall(self, state: ClusterState, name: str, i: int) -> Kept | None:
+        """Node ``i``'s verdict if it still stands, else None."""
         kept = self._standing.get(name)
         if kept is None or state.node_version[i] != kept.version or i in self._static:
             return None
@@ -75,10 +76,12 @@ class RemovalMemo:
         if first is not None and first <= kept.examined:
             return None
         self.kept[name] = kept
-        return kept.unneeded
+        return kept
 
-    def keep(self, state: ClusterState, name: str, i: int, examined: int | None, unneeded: bool) -> None:
-        """Node ``i``'s fresh verdict, kept unless it depended on more than the rows up to ``examined``
-        (None)."""
+    def keep(
+        self, state: ClusterState, name: str, i: int, examined: int | None, why: Unremovable | None
+    ) -> None:
+        """Node ``i``'s fresh verdict (``why`` it may not go, None: unneeded), kept unless it depended on
+        more than the rows up to ``examined`` (None)."""
         if examined is not None:
-            self.kept[name] = Kept(state.node_version[i], examined, unneeded)
+            self.kept[name] = Kept(state.node_version[i], examined, why)

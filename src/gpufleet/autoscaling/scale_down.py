@@ -27,7 +27,9 @@ import math
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
+from enum import IntEnum
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +47,30 @@ from gpufleet.scheduling.pod_aware import Placed, PodCycle, PodFilterState
 from gpufleet.scheduling.profile import Profile
 
 Int8Array = npt.NDArray[np.int8]
+
+
+class UnremovableReason(IntEnum):
+    """Why a node may not go, as cluster-autoscaler names it (``simulator.UnremovableReason``), with
+    upstream's numbers: the type is an ``int`` counted from ``NoReason`` (0) in the order of its constants
+    (1.34.5 ``simulator/cluster.go``) and has no ``String`` method, so ``metrics.UpdateUnremovableNodesCount``
+    writes it as its number (``fmt.Sprintf("%v", reason)``). Only the reasons gpufleet finds are listed."""
+
+    SCALE_DOWN_DISABLED_ANNOTATION = 1  # ScaleDownDisabledAnnotation
+    SCALE_DOWN_UNREADY_DISABLED = 2  # ScaleDownUnreadyDisabled
+    NOT_UNNEEDED_LONG_ENOUGH = 4  # NotUnneededLongEnough
+    NOT_UNREADY_LONG_ENOUGH = 5  # NotUnreadyLongEnough
+    NODE_GROUP_MIN_SIZE_REACHED = 6  # NodeGroupMinSizeReached
+    NOT_UNDERUTILIZED = 11  # NotUnderutilized
+    NO_PLACE_TO_MOVE_PODS = 14  # NoPlaceToMovePods
+    BLOCKED_BY_POD = 15  # BlockedByPod
+    UNEXPECTED_ERROR = 16  # UnexpectedError
+
+
+class Unremovable(NamedTuple):
+    """Why a node may not go: upstream's reason, and gpufleet's words for it."""
+
+    reason: UnremovableReason
+    message: str
 
 
 @dataclass(frozen=True)
@@ -113,38 +139,42 @@ def unremovable_reasons(
     rows: Sequence[int],
     rule: UtilizationRule,
     unready_disabled: AbstractSet[int] = frozenset(),
-) -> list[str | None]:
+) -> list[Unremovable | None]:
     """Why each node is not even a scale-down candidate (``unremovableReasonAndNodeUtilization``:
     ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``ScaleDownUnreadyDisabled``,
     ``NotUnderutilized``, in that order), or None. ``unready_disabled``: the rows of nodes that are not
     Ready while ``--scale-down-unready-enabled`` is false."""
-    out: list[str | None] = []
+    out: list[Unremovable | None] = []
     gpus = state.res_index.get(GPU)
     for i, used in zip(rows, utilizations(state, rows, rule.ignore_daemonsets), strict=True):
         node = state.nodes[i]
         gpu_node = gpus is not None and int(state.alloc[i, gpus]) > 0
         threshold = rule.gpu_threshold if gpu_node else rule.threshold
         if node.scale_down_disabled:
-            out.append(
-                f'node {node.name} is annotated cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"'
-            )
+            annotation = 'cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"'
+            reason = UnremovableReason.SCALE_DOWN_DISABLED_ANNOTATION
+            message = f"node {node.name} is annotated {annotation}"
         elif used is None:
-            out.append(
+            reason = UnremovableReason.UNEXPECTED_ERROR
+            message = (
                 f"utilization of node {node.name} cannot be computed "
                 "(no cpu or memory allocatable, or an incomplete DRA pool)"
             )
         elif i in unready_disabled:
-            out.append(f"node {node.name} is unready and scale-down of unready nodes is disabled")
+            reason = UnremovableReason.SCALE_DOWN_UNREADY_DISABLED
+            message = f"node {node.name} is unready and scale-down of unready nodes is disabled"
         elif used > threshold:  # isNodeAtOrBelowUtilizationThreshold: at it is underutilized, NaN too
-            out.append(f"utilization {used:.2f} > {threshold}")
+            reason, message = UnremovableReason.NOT_UNDERUTILIZED, f"utilization {used:.2f} > {threshold}"
         else:
             out.append(None)
+            continue
+        out.append(Unremovable(reason, message))
     return out
 
 
 def unremovable_reason(
     state: ClusterState, i: int, rule: UtilizationRule, unready_disabled: bool = False
-) -> str | None:
+) -> Unremovable | None:
     """``unremovable_reasons`` of one node (``unready_disabled``: it is not Ready, and
     ``--scale-down-unready-enabled`` is false)."""
     return unremovable_reasons(state, [i], rule, {i} if unready_disabled else frozenset())[0]
@@ -332,11 +362,14 @@ class TrialPlacement:
 @dataclass(frozen=True)
 class NodeVerdict:
     node: str
-    unneeded: bool
-    reason: str = ""
+    why: Unremovable | None = None  # None: unneeded
     #: the last node row the verdict depended on besides the node's own (-1: none), or None when it
     #: also depended on more (pod-aware filters, claims, pod age, budgets, GPU work): ``removal_memo``
     examined: int | None = None
+
+    @property
+    def unneeded(self) -> bool:
+        return self.why is None
 
 
 def simulate_removal(
@@ -352,8 +385,9 @@ def simulate_removal(
     now: float = 0.0,
 ) -> NodeVerdict:
     """Whether eligible node ``i`` could be removed at ``now`` (``RemovalSimulator.SimulateNodeRemoval``):
-    no pod blocks the drain (``GetPodsToMove``), then every moved pod placed on the nodes of ``base``
-    but ``i``."""
+    no pod blocks the drain (``GetPodsToMove``, else ``BlockedByPod``; gpuAwareScaleDown's computing pod
+    blocks it alike), then every moved pod placed on the nodes of ``base`` but ``i`` (else
+    ``NoPlaceToMovePods``)."""
     name = state.nodes[i].name
     pods = sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)
     drains = [
@@ -368,12 +402,15 @@ def simulate_removal(
         if blocker is None and drain.moved and protected is not None and protected(pod.key):
             blocker = f"pod {pod.key} is computing on GPUs (gpuAwareScaleDown)"
         if blocker is not None:
-            return NodeVerdict(name, False, blocker, -1 if own_rows else None)
+            return NodeVerdict(
+                name, Unremovable(UnremovableReason.BLOCKED_BY_POD, blocker), -1 if own_rows else None
+            )
     trial = TrialPlacement(state, profile, base.exclude | {i}, verdicts, base)
     trial.unschedule([a.pod for a in pods])
-    verdict = NodeVerdict(name, True)
+    verdict = NodeVerdict(name)
     for pod, drain in drains:
         if drain.moved and trial.place(pod) is None:
-            verdict = NodeVerdict(name, False, f"pod {pod.key} fits on no other node")
+            why = Unremovable(UnremovableReason.NO_PLACE_TO_MOVE_PODS, f"pod {pod.key} fits on no other node")
+            verdict = NodeVerdict(name, why)
             break
     return replace(verdict, examined=trial.examined if own_rows and trial.rows_alone else None)

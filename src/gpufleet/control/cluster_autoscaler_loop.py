@@ -5,13 +5,16 @@ marked unschedulable are estimated against each pool's template (``autoscaling.s
 upcoming nodes first; the template carries the ResourceSlices of a pool that publishes them) and
 an expander picks a pool; when none grows, each pod left gets a ``no-scale-up`` event with
 cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
-nodes below the utilisation threshold whose pods fit elsewhere become unneeded and are removed
-after ``scaleDownUnneededTime`` (a node that is not Ready after ``scaleDownUnreadyTime``, none with
+nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) below the utilisation
+threshold whose pods fit elsewhere become unneeded and are removed once unneeded for more than
+``scaleDownUnneededTime`` (a node that is not Ready for more than ``scaleDownUnreadyTime``, none with
 ``scaleDownUnreadyEnabled: false``), not within ``scaleDownDelayAfterAdd`` of a scale-up, empty ones
 together and others one at a time (drained: pods evicted with their grace period, then the node
-deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. A launch
+deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each scan
+leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). A launch
 the cloud refuses backs the pool off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``),
-and so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` (it is deleted).
+and so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` (it is deleted at
+the first scan after that time).
 
 The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
 timer and its own bookkeeping, reads the cluster and acts through a ``control.port.NodeGroupPort``.
@@ -20,9 +23,10 @@ timer and its own bookkeeping, reads the cluster and acts through a ``control.po
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -39,7 +43,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
 )
 from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.scale_down import UtilizationRule
+from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
@@ -73,6 +77,18 @@ class ScaleEvent:
             "pods": list(self.pods),
             "reason": self.reason,
         }
+
+
+@dataclass
+class ScaleDownGauges:
+    """cluster-autoscaler's scale-down gauges as its scans leave them: the nodes unneeded
+    (``metrics.UpdateUnneededNodesCount``, every scan) and the nodes unremovable by reason
+    (``UpdateUnremovableNodesCount``, every scan out of cooldown, from ``countsByReason`` of the
+    planner's unremovable nodes). Upstream sets only the reasons a scan counted and resets none: a reason
+    no scan finds any more keeps its last count."""
+
+    unneeded: int = 0
+    unremovable: dict[UnremovableReason, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,9 @@ class ClusterAutoscalerLoop:
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
+        #: the candidates the last assessing scan found not unneeded, by reason (they stand until the next)
+        self._not_unneeded: Counter[UnremovableReason] = Counter()
+        self.gauges = ScaleDownGauges()
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -239,7 +258,9 @@ class ClusterAutoscalerLoop:
     # -- nodes -------------------------------------------------------------------------------
     def launch(self, group: NodeGroup, for_pods: tuple[str, ...] = (), warm: bool = False) -> str | None:
         """Ask the cloud for a node; a refusal (a stock-out) backs the group off. A node that may not
-        register its GPUs within ``maxNodeProvisionTime`` is checked then."""
+        register its GPUs within ``maxNodeProvisionTime`` is checked at the first scan after that time
+        (``updateScaleRequests``: timed out once ``ExpectedAddTime.Before(now)``, this scan's time plus
+        ``maxNodeProvisionTime``)."""
         now = self.clock.now
         name = self.port.launch(group.name, for_pods, warm)
         if name is None:
@@ -250,9 +271,9 @@ class ClusterAutoscalerLoop:
         limit = self.settings.max_node_provision_time_s
         ready_after = launch.gpu_ready_after_s
         if ready_after is None or ready_after > limit:
-            self.clock.at(
-                now + limit, Priority.ARRIVAL, partial(self._provision_timeout, group, name, launch)
-            )
+            interval = self.settings.scan_interval_s
+            at = (math.floor((now + limit) / interval + 1e-9) + 1) * interval
+            self.clock.at(at, Priority.ARRIVAL, partial(self._provision_timeout, group, name, launch))
         return name
 
     def _provision_timeout(self, group: NodeGroup, name: str, launch: LaunchStatus) -> None:
@@ -289,11 +310,12 @@ class ClusterAutoscalerLoop:
         return frozenset(unready), frozenset(n for n, t in unready.items() if now < t + MAX_NODE_STARTUP_S)
 
     def _candidates(self) -> list[Candidate]:
-        """The nodes of autoscaled groups, neither starting (launched and GPUs not registered, or not
-        Ready and still starting), warm nor going, in name order, each with whether it is Ready. The
-        last scan's list stands while what it was made of does: each group's nodes, launches, warm
-        nodes, name and ``min``, the nodes going, the nodes not Ready, and the cluster's nodes
-        (``static_version``)."""
+        """The nodes of autoscaled groups above their ``min`` (``PreFilteringScaleDownNodeProcessor``: a
+        group's nodes, launches included, as its target size), neither starting (launched and GPUs not
+        registered, or not Ready and still starting), warm nor going, in name order, each with whether it
+        is Ready. The last scan's list stands while what it was made of does: each group's nodes,
+        launches, warm nodes, name and ``min``, the nodes going, the nodes not Ready, and the cluster's
+        nodes (``static_version``)."""
         going, state, readiness = self._going(), self.port.state, self._readiness()
         groups = [g for g in self.port.node_groups.values() if g.pool.autoscaled]
         made_of = [(g, g.name, g.pool.min) for g in groups]
@@ -313,6 +335,8 @@ class ClusterAutoscalerLoop:
         out = []
         unready, starting = readiness
         for group in groups:
+            if len(group.nodes) <= group.pool.min:
+                continue
             for name in sorted(group.nodes - group.launching.keys() - group.warm - going - starting):
                 if name in state.index:
                     ready = name not in unready
@@ -325,8 +349,11 @@ class ClusterAutoscalerLoop:
         port, now, st = self.port, self.clock.now, self.port.state
         budgets = port.disruption_budgets
         going = self._going()
-        # verdicts depend only on the cluster's state: unchanged since the last scan, they stand
-        key = (st.change_pos, st.static_version, tuple(sorted(going)), port.pods_version(), self._readiness())
+        # verdicts depend only on the cluster's state: unchanged since the last scan, they stand (and the
+        # candidates with them, but for a group's crossing its min as it grows or shrinks)
+        above_min = tuple(len(g.nodes) > g.pool.min for g in port.node_groups.values() if g.pool.autoscaled)
+        going_key = tuple(sorted(going))
+        key = (st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min)
         assessing = key != self._assessed
         self._assessed = key
         reply = scale_down(
@@ -352,6 +379,13 @@ class ClusterAutoscalerLoop:
             )
         )
         self.unneeded_since = reply.unneeded_since
+        if assessing:
+            self._not_unneeded = Counter(why.reason for _, why in reply.not_unneeded)
+        self.gauges.unneeded = reply.unneeded_count
+        if not reply.cooldown:  # countsByReason of the candidates' reasons and RemovableAt's
+            self.gauges.unremovable.update(
+                self._not_unneeded + Counter(why.reason for _, why in reply.unremovable)
+            )
         for c in reply.remove:
             self.deleting.add(c.node)
             grace = port.drain(c.node)

@@ -15,7 +15,10 @@ Upstream names and labels mirrored:
   A pod's requests are modelled summed over its containers: no ``container`` label.
 - cluster-autoscaler (``metrics/metrics.go``): nodes by state (a node whose GPUs have not registered
   counts ``unready``, as the GPU custom-resources processor makes it; one launched, not yet joined,
-  ``unregistered``), unschedulable pods by ``type``, node groups, and the scale-up/down counters.
+  ``unregistered``), unschedulable pods by ``type``, node groups, the scale-up/down counters, and the
+  unneeded and unremovable nodes as the autoscaler's last scan left them (``unremovable_nodes_count``'s
+  ``reason`` is ``simulator.UnremovableReason``'s number, as upstream formats it; a reason keeps its last
+  count once no scan finds it, as upstream's gauge does).
 - kube-scheduler (``pkg/scheduler/metrics``): ``scheduler_pending_pods{queue}`` and
   ``scheduler_schedule_attempts_total{result,profile}``.
 
@@ -65,6 +68,8 @@ NODE_UNSCHEDULABLE = "kube_node_spec_unschedulable"
 CA_NODES = "cluster_autoscaler_nodes_count"
 CA_UNSCHEDULABLE = "cluster_autoscaler_unschedulable_pods_count"
 CA_NODE_GROUPS = "cluster_autoscaler_node_groups_count"
+CA_UNNEEDED = "cluster_autoscaler_unneeded_nodes_count"
+CA_UNREMOVABLE = "cluster_autoscaler_unremovable_nodes_count"
 CA_SCALED_UP = "cluster_autoscaler_scaled_up_nodes"
 CA_SCALED_DOWN = "cluster_autoscaler_scaled_down_nodes"
 CA_FAILED_SCALE_UPS = "cluster_autoscaler_failed_scale_ups"
@@ -92,6 +97,8 @@ FAMILIES = (
     Family(CA_NODES, "gauge", "Number of nodes in cluster."),
     Family(CA_UNSCHEDULABLE, "gauge", "Number of unschedulable pods in the cluster."),
     Family(CA_NODE_GROUPS, "gauge", "Number of node groups managed by CA."),
+    Family(CA_UNNEEDED, "gauge", "Number of nodes currently considered unneeded by CA."),
+    Family(CA_UNREMOVABLE, "gauge", "Number of nodes currently considered unremovable by CA."),
     Family(CA_SCALED_UP, "counter", "Number of nodes added by CA."),
     Family(CA_SCALED_DOWN, "counter", "Number of nodes removed by CA."),
     Family(CA_FAILED_SCALE_UPS, "counter", "Number of times scale-up operation has failed."),
@@ -281,6 +288,10 @@ def _ca_nodes(sim: Simulation, pods: list[PodRecord]) -> Iterator[Reading]:
             waiting["unschedulable" if rec.message is not None else "scheduler_unprocessed"] += 1
     for kind in ("unschedulable", "scheduler_unprocessed"):
         yield CA_UNSCHEDULABLE, (("type", kind), *_CA), float(waiting[kind])
+    gauges = sim.autoscaler.gauges
+    yield CA_UNNEEDED, _CA, float(gauges.unneeded)
+    for reason, count in sorted(gauges.unremovable.items()):
+        yield CA_UNREMOVABLE, (("reason", str(int(reason))), *_CA), float(count)
 
 
 def _scheduler_queues(sim: Simulation, t: float, pods: list[PodRecord]) -> Iterator[Reading]:
