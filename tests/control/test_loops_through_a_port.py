@@ -303,17 +303,19 @@ def test_a_node_whose_cloud_cannot_tell_when_it_is_ready_is_checked_at_max_node_
 
 
 def test_a_stock_out_backs_the_group_off_and_no_launch_is_asked_until_the_backoff_ends() -> None:
-    """utils/backoff/exponential_backoff.go: a failed scale-up backs the group off for 5 minutes."""
+    """utils/backoff/exponential_backoff.go: a failed scale-up backs the group off for 5 minutes, its last
+    instant included (``BackoffStatus``: not ``backoffUntil.Before(now)``): the next launch is asked at
+    the scan after it."""
     port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
     port.pods["default/train"].message = "0/0 nodes are available"
     port.in_stock = False
     ca = autoscaler(port, clock)
     ca.arm(0.0)
-    clock.run_until(299.0)
+    clock.run_until(300.0)
     assert port.asked == [("launch", "h100", ("default/train",))]
     assert (ca.events[0].kind, ca.events[0].reason) == ("scale-up-failed", "stock-out")
     assert ca.events[1].kind == "no-scale-up" and "backoff" in ca.events[1].reason
-    clock.run_until(300.0)
+    clock.run_until(310.0)
     assert port.asked.count(("launch", "h100", ("default/train",))) == 2
 
 

@@ -24,9 +24,20 @@ def backoffs(failures: list[float], settings: AutoscalerSettings = SETTINGS) -> 
 
 
 def test_each_failure_after_the_backoff_ended_doubles_it_up_to_the_max() -> None:
-    assert [b for b, _ in backoffs([0.0, 300.0, 900.0, 2100.0, 4500.0, 6300.0])] == [
+    """``Backoff``: doubled when ``backoffUntil.Before(currentTime)``, strictly after it ended."""
+    assert [b for b, _ in backoffs([0.0, 310.0, 920.0, 2130.0, 4540.0, 6350.0])] == [
         300.0, 600.0, 1200.0, 1800.0, 1800.0, 1800.0,
     ]  # fmt: skip
+
+
+def test_a_failure_at_the_backoffs_last_instant_keeps_its_length() -> None:
+    """``Backoff``: ``backoffUntil.Before(currentTime)`` is false at ``backoffUntil`` itself, so the
+    duration stays; ``BackoffStatus`` still reports the group backed off then."""
+    assert backoffs([0.0, 300.0]) == [(300.0, 300.0), (300.0, 600.0)]
+    pool = PoolRuntime.of(NodePool("h100", Node("template")), np.random.default_rng(0))
+    assert not pool.backed_off(0.0)  # never failed
+    pool.back_off(0.0, SETTINGS)
+    assert pool.backed_off(300.0) and not pool.backed_off(300.001)
 
 
 def test_a_failure_during_the_backoff_keeps_its_length() -> None:
@@ -35,15 +46,16 @@ def test_a_failure_during_the_backoff_keeps_its_length() -> None:
     assert backoffs([0.0, 100.0]) == [(300.0, 300.0), (300.0, 400.0)]
 
 
-@pytest.mark.parametrize(("gap", "backoff"), [(3 * 3600.0 - 1, 600.0), (3 * 3600.0, 300.0)])
+@pytest.mark.parametrize(("gap", "backoff"), [(3 * 3600.0, 600.0), (3 * 3600.0 + 1, 300.0)])
 def test_a_failure_three_hours_after_the_last_starts_again_from_the_initial_backoff(
     gap: float, backoff: float
 ) -> None:
-    """``--node-group-backoff-reset-timeout`` (3 h): a failure that long after the last one is backed
-    off as a first one; within it, doubled."""
+    """``--node-group-backoff-reset-timeout`` (3 h): a failure more than that after the last one
+    (``lastFailedExecution.Add(backoffResetTimeout).Before(currentTime)``) is backed off as a first one;
+    within it, its last instant included, doubled."""
     assert backoffs([0.0, gap])[1] == (backoff, gap + backoff)
 
 
 def test_the_reset_timeout_is_the_simulations_setting() -> None:
     short = AutoscalerSettings(backoff_reset_s=600.0)
-    assert [b for b, _ in backoffs([0.0, 300.0, 1000.0], short)] == [300.0, 600.0, 300.0]
+    assert [b for b, _ in backoffs([0.0, 310.0, 1000.0], short)] == [300.0, 600.0, 300.0]

@@ -153,6 +153,12 @@ class ClusterAutoscalerLoop:
             self.armed_at = t
             self.clock.at(t, Priority.CONTROLLER, lambda: self._scan(t), background=True)
 
+    def _scan_after(self, t: float) -> float:
+        """The first scan strictly after ``t`` (what upstream's strict ``Before(now)`` checks first let
+        through)."""
+        interval = self.settings.scan_interval_s
+        return (math.floor(t / interval + 1e-9) + 1) * interval
+
     def _scan(self, t: float) -> None:
         if self.armed_at != t:
             return
@@ -164,8 +170,8 @@ class ClusterAutoscalerLoop:
             self.arm(t + self.settings.scan_interval_s)
         elif self.port.unschedulable_pods():
             backoffs = [g.backoff_until for g in groups if g.backed_off(t)]
-            if backoffs:
-                self.arm(min(backoffs))
+            if backoffs:  # (a backoff holds at its last instant: the scan after it)
+                self.arm(self._scan_after(min(backoffs)))
         started = [since + MAX_NODE_STARTUP_S for since in self.port.unready_nodes().values()]
         if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
             self.arm(min(later))
@@ -271,9 +277,11 @@ class ClusterAutoscalerLoop:
         limit = self.settings.max_node_provision_time_s
         ready_after = launch.gpu_ready_after_s
         if ready_after is None or ready_after > limit:
-            interval = self.settings.scan_interval_s
-            at = (math.floor((now + limit) / interval + 1e-9) + 1) * interval
-            self.clock.at(at, Priority.ARRIVAL, partial(self._provision_timeout, group, name, launch))
+            self.clock.at(
+                self._scan_after(now + limit),
+                Priority.ARRIVAL,
+                partial(self._provision_timeout, group, name, launch),
+            )
         return name
 
     def _provision_timeout(self, group: NodeGroup, name: str, launch: LaunchStatus) -> None:

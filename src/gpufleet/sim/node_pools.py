@@ -109,18 +109,21 @@ class PoolRuntime:
 
     def back_off(self, now: float, settings: AutoscalerSettings) -> None:
         """``exponentialBackoff.Backoff``: the first failure 5 m; a failure after the previous backoff
-        ended doubles it, up to 30 m (one during it keeps it); the first failure 3 h or more after the
-        last one starts again from 5 m (``--node-group-backoff-reset-timeout``)."""
-        recent = self.last_failure_s is not None and self.last_failure_s + settings.backoff_reset_s > now
+        ended doubles it, up to 30 m (one during it, or at its very end, keeps it: ``backoffUntil.Before``);
+        the first failure more than 3 h after the last one starts again from 5 m
+        (``--node-group-backoff-reset-timeout``: ``lastFailedExecution.Add(reset).Before``)."""
+        recent = self.last_failure_s is not None and self.last_failure_s + settings.backoff_reset_s >= now
         if not self.backoff_s or not recent:
             self.backoff_s = settings.initial_backoff_s
-        elif now >= self.backoff_until:
+        elif now > self.backoff_until:
             self.backoff_s = min(self.backoff_s * 2, settings.max_backoff_s)
         self.backoff_until = max(self.backoff_until, now + self.backoff_s)
         self.last_failure_s = now
 
     def backed_off(self, now: float) -> bool:
-        return now < self.backoff_until
+        """``BackoffStatus``: backed off until the backoff has ended, its last instant included (not
+        ``backoffUntil.Before(now)``); never before its first failure."""
+        return self.last_failure_s is not None and now <= self.backoff_until
 
     def upcoming(self) -> int:
         return len(self.launching)
