@@ -17,6 +17,11 @@ For the port of ``pkg/scheduler/flavorassigner/flavorassigner_test.go`` (``TestA
 ``quota_usage`` is a ``clusterQueueUsage`` literal and ``assigned`` runs ``assign_flavors`` for the
 incoming workload on a snapshot of the queues and their usage.
 
+For the port of ``preemption_fair_test.go`` (``TestFairPreemptions``): ``weight=`` is ``.FairWeight(...)``,
+``cohort(name, group, parent=, weight=)`` is ``MakeCohort(name).Parent(parent).ResourceGroup(...)
+.FairWeight(weight)``, and ``preempted(..., fair_sharing=FairSharing(...))`` runs fair sharing's
+preemption (``&config.FairSharing{PreemptionStrategies: ...}``).
+
 Upstream's workloads live in namespace ``""``, so its keys are ``/<name>``; gpufleet's are
 ``Job//<name>``. Upstream leaves ``creationTimestamp`` unset (the zero time) unless a case calls
 ``Creation``: here that is ``created=0.0``, and ``NOW`` stands for upstream's ``now``.
@@ -28,10 +33,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpufleet.model.kueue import (
+    DEFAULT_FAIR_WEIGHT,
     DEFAULT_FUNGIBILITY,
     NEVER,
     ClusterQueue,
     Cohort,
+    FairSharing,
     FlavorFungibility,
     FlavorQuotas,
     FlavorResource,
@@ -81,26 +88,42 @@ def cluster_queue(
     fungibility: FlavorFungibility = DEFAULT_FUNGIBILITY,
     borrow: str = NEVER,
     threshold: int | None = None,
+    weight: float = DEFAULT_FAIR_WEIGHT,
 ) -> ClusterQueue:
     """``MakeClusterQueue(name).Cohort(cohort).ResourceGroup(...)...Preemption({WithinClusterQueue:
-    within, ReclaimWithinCohort: reclaim}).FlavorFungibility(fungibility)``; a group covers the resources
-    its flavors name. ``borrow`` and ``threshold`` are the preemption's ``BorrowWithinCohort: {Policy:
-    borrow, MaxPriorityThreshold: threshold}``."""
-    resource_groups = tuple(
-        ResourceGroup(tuple(dict.fromkeys(r for f in flavors for r in f.resources)), flavors)
-        for flavors in groups
-    )
+    within, ReclaimWithinCohort: reclaim}).FlavorFungibility(fungibility).FairWeight(weight)``; a group
+    covers the resources its flavors name. ``borrow`` and ``threshold`` are the preemption's
+    ``BorrowWithinCohort: {Policy: borrow, MaxPriorityThreshold: threshold}``."""
     return ClusterQueue(
         name,
         cohort,
         (),
-        resource_groups=resource_groups,
+        resource_groups=_resource_groups(groups),
         reclaim_within_cohort=reclaim,
         within_cluster_queue=within,
         borrow_within_cohort=borrow,
         max_priority_threshold=threshold,
         flavor_fungibility=fungibility,
+        fair_weight=weight,
     )
+
+
+def _resource_groups(groups: tuple[tuple[FlavorQuotas, ...], ...]) -> tuple[ResourceGroup, ...]:
+    """Each group of flavor quotas, covering the resources its flavors name."""
+    return tuple(
+        ResourceGroup(tuple(dict.fromkeys(r for f in flavors for r in f.resources)), flavors)
+        for flavors in groups
+    )
+
+
+def cohort(
+    name: str,
+    *groups: tuple[FlavorQuotas, ...],
+    parent: str | None = None,
+    weight: float = DEFAULT_FAIR_WEIGHT,
+) -> Cohort:
+    """``MakeCohort(name).Parent(parent).ResourceGroup(...).FairWeight(weight)``."""
+    return Cohort(name, parent, _resource_groups(groups), weight)
 
 
 def queues(*cqs: ClusterQueue) -> dict[str, ClusterQueue]:
@@ -197,17 +220,18 @@ def assigned(
     workload: Incoming,
     flavors: Mapping[str, ResourceFlavor],
     simulation: Mapping[FlavorResource, Granular] | None = None,
+    fair_sharing: bool = False,
 ) -> Assignment:
     """``FlavorAssigner.Assign`` for the workload in its ClusterQueue, the queues using ``usage``; the
     preemption oracle is upstream's ``testOracle``: ``simulation``'s answer for a (flavor, resource), else
-    ``Preempt`` leaving no borrowing."""
+    ``Preempt`` leaving no borrowing. ``fair_sharing``: the case's ``enableFairSharing``."""
     cq = cqs[workload.workload.cluster_queue]
     answers = dict(simulation or {})
 
     def oracle(fr: FlavorResource, val: int) -> Granular:
         return answers.get(fr) or no_simulation(fr, val)
 
-    return assign_flavors(workload.workload, cq, flavors, QuotaSnapshot(cqs, usage), oracle)
+    return assign_flavors(workload.workload, cq, flavors, QuotaSnapshot(cqs, usage), oracle, fair_sharing)
 
 
 def preempted(
@@ -215,13 +239,14 @@ def preempted(
     running: list[Admitted],
     preemptor: Incoming,
     cohorts: Mapping[str, Cohort] | None = None,
+    fair_sharing: FairSharing | None = None,
 ) -> set[tuple[str, str]]:
     """Upstream's ``gotPreempted``: each target as (``workload.Key``, reason). Like upstream, checks
     that the snapshot the search works on is left as it was (zero usage counts as none)."""
     snapshot = QuotaSnapshot(cqs, usage_of(running), cohorts)
     before = {q: {fr: v for fr, v in u.items() if v} for q, u in snapshot.usage.items()}
     cq = cqs[preemptor.workload.cluster_queue]
-    targets = preemption_targets(preemptor.workload, cq, preemptor.usage, running, snapshot)
+    targets = preemption_targets(preemptor.workload, cq, preemptor.usage, running, snapshot, fair_sharing)
     after = {q: {fr: v for fr, v in u.items() if v} for q, u in snapshot.usage.items()}
     assert after == before, "the snapshot was modified"
     return {(t.key.split("/", 1)[1], t.reason) for t in targets}

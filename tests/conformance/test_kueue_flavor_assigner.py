@@ -33,9 +33,11 @@ from kueue_builders import (
 )
 
 from gpufleet.model.kueue import (
+    ANY,
     DEFAULT_FUNGIBILITY,
     LOWER_PRIORITY,
     MAY_STOP_SEARCH,
+    NEVER,
     TRY_NEXT_FLAVOR,
     ClusterQueue,
     FlavorFungibility,
@@ -75,9 +77,6 @@ SECONDARY = "test-secondary-clusterqueue"
 COHORT = "test-cohort"
 GPU = "example.com/gpu"
 
-FAIR_SHARING = Skip(
-    "fair sharing (canPreemptWhileBorrowing with reclaimWithinCohort != Never) is not modelled"
-)
 SLICES = Skip("elastic workload slices (ElasticJobsViaWorkloadSlices, replaceWorkloadSlice) are not modelled")
 TAS_SPLIT = Skip(
     "a TAS pod set whose resources land in different TAS flavors (MultipleTASFlavorsAssignedError): "
@@ -101,6 +100,7 @@ class AssignCase:
     usage: dict[str, Usage] = field(default_factory=dict)  # clusterQueueUsage, secondaryClusterQueueUsage
     #: the test oracle's ``simulationResult``: (possibility, borrowing after) per (flavor, resource)
     simulation: dict[FlavorResource, Granular] = field(default_factory=dict)
+    fair_sharing: bool = False  # ``enableFairSharing``
 
 
 def wl(requests: dict[str, str], pod: Pod | None = None) -> Incoming:
@@ -174,6 +174,13 @@ def borrowing_cq(
     return cluster_queue(
         CQ, flavors, cohort=COHORT, reclaim=LOWER_PRIORITY, borrow=LOWER_PRIORITY, fungibility=fungibility
     )
+
+
+def fair_sharing_cq(reclaim: str) -> ClusterQueue:
+    """``test-clusterqueue`` of the fair sharing cases: flavors ``one`` (0 cpu) and ``two`` (12 cpu) in the
+    cohort, ``MayStopSearch`` for both, ``Preemption{ReclaimWithinCohort: reclaim}``."""
+    flavors = (flavor_quotas("one", ("cpu", "0")), flavor_quotas("two", ("cpu", "12")))
+    return cluster_queue(CQ, flavors, cohort=COHORT, reclaim=reclaim, fungibility=fungible(STOP, STOP))
 
 
 def secondary_cpu(*flavors: tuple[str, str]) -> ClusterQueue:
@@ -813,27 +820,47 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
             simulation={("one", "cpu"): (Possibility.PREEMPT, 1)},
         ),
     ),
-    (
-        "when borrowing while preemption is needed for flavor one, fair "
-        "sharing enabled, reclaimWithinCohort=Any",
-        FAIR_SHARING,
+    *(
+        (
+            name,
+            AssignCase(
+                queues(fair_sharing_cq(ANY), secondary_cpu(("one", "12"))),
+                wl({"cpu": "12"}),
+                Mode.PREEMPT,
+                {"cpu": "one"},
+                usage={SECONDARY: quota_usage({("one", "cpu"): "10"})},
+                simulation={("one", "cpu"): (Possibility.PREEMPT, 1)},
+                fair_sharing=True,
+            ),
+        )
+        for name in (
+            "when borrowing while preemption is needed for flavor one, fair "
+            "sharing enabled, reclaimWithinCohort=Any",
+            "when borrowing while preemption is needed for flavor one, fair "
+            "sharing enabled, reclaimWithinCohort=Any; "
+            "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        )
     ),
-    (
-        "when borrowing while preemption is needed for flavor one, fair "
-        "sharing enabled, reclaimWithinCohort=Any; "
-        "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
-        FAIR_SHARING,
-    ),
-    (
-        "when borrowing while preemption is needed for flavor one, fair "
-        "sharing enabled, reclaimWithinCohort=Never",
-        FAIR_SHARING,
-    ),
-    (
-        "when borrowing while preemption is needed for flavor one, fair "
-        "sharing enabled, reclaimWithinCohort=Never; "
-        "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
-        FAIR_SHARING,
+    *(
+        (
+            name,
+            AssignCase(
+                queues(fair_sharing_cq(NEVER), secondary_cpu(("one", "12"))),
+                wl({"cpu": "12"}),
+                Mode.FIT,
+                {"cpu": "two"},
+                usage={SECONDARY: quota_usage({("one", "cpu"): "10"})},
+                simulation={("one", "cpu"): (Possibility.NO_CANDIDATES, 0)},
+                fair_sharing=True,
+            ),
+        )
+        for name in (
+            "when borrowing while preemption is needed for flavor one, fair "
+            "sharing enabled, reclaimWithinCohort=Never",
+            "when borrowing while preemption is needed for flavor one, fair "
+            "sharing enabled, reclaimWithinCohort=Never; "
+            "using deprecated WhenCanBorrow=MayStopSearch,WhenCanPreempt=MayStopSearch",
+        )
     ),
     ("workload slice preemption fits in the original workload resource flavor", SLICES),
     ("workload slice preemption does not fit in the original workload resource flavor", SLICES),
@@ -865,7 +892,9 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
 
 @pytest.mark.parametrize("case", cases("TestAssignFlavors", TABLE, 1))
 def test_assign_flavors(case: AssignCase) -> None:
-    got = assigned(case.queues, case.usage, case.workload, RESOURCE_FLAVORS, case.simulation)
+    got = assigned(
+        case.queues, case.usage, case.workload, RESOURCE_FLAVORS, case.simulation, case.fair_sharing
+    )
     assert got.mode is case.mode
     assert got.flavors == (case.pod_sets or {"main": case.flavors})
     if case.mode is Mode.FIT:

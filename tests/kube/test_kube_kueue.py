@@ -197,7 +197,8 @@ def test_unmodelled_fields_and_missing_references_are_warnings(tmp_path: Path) -
     lq = LOCAL_QUEUE.replace("clusterQueue: team-a", "clusterQueue: nobody")
     where = "scenario.yaml: document 1 (ClusterQueue/team-a)"
     assert warnings(tmp_path, cluster_queue("v1beta1", spec) + "---" + lq) == [
-        f"{where}: spec.fairSharing is not modelled; ignored",
+        f"{where}: spec.fairSharing.weight: has no effect: fair sharing is off "
+        "(no Kueue Configuration with fairSharing)",
         f'{where}: spec.resourceGroups[0].flavors[0].name: no ResourceFlavor "missing": '
         "the ClusterQueue is inactive, admits nothing",
         "scenario.yaml: document 2 (LocalQueue/team-a/queue): spec.clusterQueue: "

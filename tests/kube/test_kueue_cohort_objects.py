@@ -111,8 +111,10 @@ def test_cohorts_read_parent_quota_and_warn_fair_sharing(tmp_path: Path) -> None
     org, research = scenario.kueue.cohorts["org"], scenario.kueue.cohorts["research"]
     assert (org.parent, research.parent) == (None, "org")
     assert org.quota("h100", GPU) == ResourceQuota(8)
+    assert (org.fair_weight, research.fair_weight) == (2.0, 1.0)
     assert warnings(tmp_path, COHORTS) == [
-        "scenario.yaml: document 1 (Cohort/org): spec.fairSharing is not modelled; ignored"
+        "scenario.yaml: document 1 (Cohort/org): spec.fairSharing.weight: has no effect: "
+        "fair sharing is off (no Kueue Configuration with fairSharing)"
     ]
 
 

@@ -46,6 +46,7 @@ def violation(check: object, *args: object) -> InvariantViolation:
         "dra/claim-h100.yaml",
         "priority/gang-preemption.yaml",
         "kueue/cohort-reclaim.yaml",
+        "kueue/fair-sharing.yaml",
         "serving/bounded-queue.yaml",
         "serving/lws-hpa.yaml",
         "training/raycluster-autoscaling.yaml",

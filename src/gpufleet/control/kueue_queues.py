@@ -300,6 +300,7 @@ class KueueQueues:
                 objects.cohorts,
                 objects.topologies,
                 self._rooms(pending),
+                objects.fair_sharing,
             )
             for key, message in sorted(result.messages.items()):
                 self._tell(self.workloads[key], message)

@@ -71,6 +71,10 @@ KUEUE = (
     ),
     ("kueue.x-k8s.io", "v1alpha1", "Topology"),
 )
+#: Kueue's manager Configuration, both versions (``gpufleet.kube.kueue_config``): no metadata, at most one.
+KUEUE_CONFIG = tuple(
+    ("config.kueue.x-k8s.io", version, "Configuration") for version in ("v1beta1", "v1beta2")
+)
 #: KAI Scheduler's Queue (``gpufleet.kube.kai``).
 KAI_QUEUE = ("scheduling.run.ai", "v2", "Queue")
 KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
@@ -107,6 +111,7 @@ MODELLED = frozenset(
         *DRA,
         *DRA_BETA,
         *KUEUE,
+        *KUEUE_CONFIG,
         CLUSTER_TRAINING_RUNTIME,
         TRAINING_RUNTIME,
         VOLCANO_POD_GROUP,
@@ -174,6 +179,7 @@ KNOWN_GROUPS = frozenset(
         "resource.k8s.io",
         "scheduling.volcano.sh",
         "kueue.x-k8s.io",
+        "config.kueue.x-k8s.io",
         "scheduling.run.ai",
     }
 )

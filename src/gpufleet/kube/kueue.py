@@ -4,7 +4,10 @@ Cohort, WorkloadPriorityClass and Topology (also ``v1alpha1``).
 Fields follow ``kubernetes-sigs/kueue: apis/kueue/v1beta{1,2}/*_types.go``; the only difference
 read here is the cohort: ``spec.cohort`` in v1beta1, ``spec.cohortName`` in v1beta2. Specs are
 decoded strictly (a misspelt field is an error); fields Kueue has but gpufleet does not model
-(``fairSharing``, ``stopPolicy``, ``admissionChecks``, ...) are warnings.
+(``stopPolicy``, ``admissionChecks``, a LocalQueue's ``fairSharing``, ...) are warnings. A ClusterQueue's
+or Cohort's ``fairSharing.weight`` (default 1) is a quantity, not negative and, when not 0, above
+``1n`` (``pkg/webhooks/common.go`` ``validateFairSharing``); without a Kueue ``Configuration`` that
+turns fair sharing on, a weight other than 1 has no effect (a warning).
 Validation follows the CRDs' rules and Kueue's webhooks (``pkg/webhooks/clusterqueue_webhook.go``):
 each flavor lists the group's ``coveredResources`` in the same order; quotas are quantities, not
 negative; ``borrowingLimit`` and ``lendingLimit`` need a cohort; ``lendingLimit`` is at most
@@ -24,6 +27,7 @@ ResourceFlavor naming a Topology that does not exist leaves its ClusterQueues in
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
@@ -35,6 +39,7 @@ from gpufleet.kube.problems import Reporter, duplicate, invalid, required, unsup
 from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.kueue import (
     BORROW_WITHIN_COHORT_POLICIES,
+    DEFAULT_FAIR_WEIGHT,
     FUNGIBILITY_POLICIES,
     FUNGIBILITY_PREFERENCES,
     MAY_STOP_SEARCH,
@@ -158,6 +163,30 @@ def _fungibility(raw: _FlavorFungibility | None, version: str, report: Reporter)
     return FlavorFungibility(policies["whenCanBorrow"], policies["whenCanPreempt"], preference)
 
 
+class _FairSharing(SpecModel):
+    weight: Quantity | None = None
+
+
+#: ``validateFairSharing``: a weight that is not 0 is above this (``1n``).
+_MIN_WEIGHT = Fraction(1, 10**9)
+
+
+def _fair_weight(raw: _FairSharing | None, report: Reporter) -> float:
+    """``spec.fairSharing.weight`` (default 1): a quantity, not negative, and above ``1n`` if not 0."""
+    if raw is None or raw.weight is None:
+        return DEFAULT_FAIR_WEIGHT
+    try:
+        weight = parse_quantity(raw.weight)
+    except QuantityError as exc:
+        report.error("spec.fairSharing.weight", str(exc))
+        return DEFAULT_FAIR_WEIGHT
+    if weight < 0:
+        report.error("spec.fairSharing", invalid(raw.weight, "must be greater than or equal to 0"))
+    elif 0 < weight <= _MIN_WEIGHT:
+        report.error("spec.fairSharing", invalid(raw.weight, "When not 0, weight must be > 10e-9"))
+    return float(weight)
+
+
 class _ClusterQueueCommon(SpecModel):
     namespace_selector: dict[str, Any] | None = None
     queueing_strategy: Annotated[str, AfterValidator(_one_of(QUEUEING_STRATEGIES))] = "BestEffortFIFO"
@@ -165,7 +194,7 @@ class _ClusterQueueCommon(SpecModel):
     preemption: _Preemption | None = None
     flavor_fungibility: _FlavorFungibility | None = None
     stop_policy: str | None = None
-    fair_sharing: dict[str, Any] | None = None
+    fair_sharing: _FairSharing | None = None
     admission_checks_strategy: dict[str, Any] | None = None
     admission_scope: dict[str, Any] | None = None
 
@@ -182,7 +211,6 @@ class _ClusterQueueV1Beta2(_ClusterQueueCommon):
 
 _UNMODELLED_CLUSTER_QUEUE = (
     "stopPolicy",
-    "fairSharing",
     "admissionChecks",
     "admissionChecksStrategy",
     "admissionScope",
@@ -206,7 +234,7 @@ class _LocalQueue(SpecModel):
 class _Cohort(SpecModel):
     parent_name: str | None = None
     resource_groups: list[_ResourceGroup] = Field(default_factory=list)
-    fair_sharing: dict[str, Any] | None = None
+    fair_sharing: _FairSharing | None = None
 
 
 class _TopologyLevel(SpecModel):
@@ -229,15 +257,17 @@ def resource_flavor(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Re
 
 
 def cohort(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Cohort:
-    """A Cohort: its parent and its own quota (``fairSharing`` is a warning)."""
+    """A Cohort: its parent, its own quota and its fair sharing weight."""
     spec = validate(_Cohort, body.get("spec") or {}, report, "spec") or _Cohort()
-    report.unmodelled_fields(spec.given(), ("fairSharing",), "spec")
     parent = spec.parent_name or None
     if parent == meta.name:
         report.error("spec.parentName", invalid(parent, "a Cohort cannot be its own parent"))
         parent = None
     return Cohort(
-        meta.name, parent, _resource_groups(spec.resource_groups, parent is not None, report, False)
+        meta.name,
+        parent,
+        _resource_groups(spec.resource_groups, parent is not None, report, False),
+        _fair_weight(spec.fair_sharing, report),
     )
 
 
@@ -317,6 +347,7 @@ def cluster_queue(meta: Meta, body: Mapping[str, Any], version: str, report: Rep
         borrow_within_cohort=borrow.policy,
         max_priority_threshold=borrow.max_priority_threshold,
         flavor_fungibility=_fungibility(spec.flavor_fungibility, version, report),
+        fair_weight=_fair_weight(spec.fair_sharing, report),
     )
 
 
@@ -417,7 +448,18 @@ def queue_name(meta: Meta) -> str | None:
 def check_references(objects: KueueObjects, reports: Mapping[str, Reporter]) -> None:
     """Flavors a ClusterQueue names, the ClusterQueue a LocalQueue names and the Topology a flavor
     names: missing ones are warnings, as Kueue accepts them and marks the queue inactive
-    (``FlavorNotFound``, ``TopologyNotFound``). A cycle of Cohort parents is an error."""
+    (``FlavorNotFound``, ``TopologyNotFound``). A cycle of Cohort parents is an error. A fair sharing
+    weight while fair sharing is off is a warning."""
+    if objects.fair_sharing is None:
+        weighted = [(CLUSTER_QUEUE, n, q.fair_weight) for n, q in objects.cluster_queues.items()]
+        weighted += [(COHORT, n, c.fair_weight) for n, c in objects.cohorts.items()]
+        for kind, name, weight in weighted:
+            report = reports.get(f"{kind}/{name}")
+            if report is not None and weight != DEFAULT_FAIR_WEIGHT:
+                report.warn(
+                    "spec.fairSharing.weight",
+                    "has no effect: fair sharing is off (no Kueue Configuration with fairSharing)",
+                )
     for name, cq in objects.cluster_queues.items():
         report = reports.get(f"{CLUSTER_QUEUE}/{name}")
         for g, group in enumerate(cq.resource_groups):

@@ -33,6 +33,7 @@ from gpufleet.kube import (
     keda,
     kinds,
     kueue,
+    kueue_config,
     nodes,
     objects,
     pod_affinity,
@@ -100,7 +101,11 @@ _ADOPTION = frozenset({kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.DAEMONSET, 
 #: The API groups of Volcano's objects: any of them installs Volcano (``_install_volcano``).
 VOLCANO_GROUPS = frozenset({kinds.VOLCANO_QUEUE[0], VOLCANO_JOB[0]})
 #: Kinds whose ``metadata.name`` may be left out.
-_UNNAMED = frozenset({kinds.SCHEDULER_CONFIG, kinds.SIMULATION})
+_UNNAMED = frozenset({kinds.SCHEDULER_CONFIG, kinds.SIMULATION, *kinds.KUEUE_CONFIG})
+#: Configuration files, decoded whole by their own strict model (no envelope, no metadata).
+_CONFIGURATIONS = frozenset({kinds.SCHEDULER_CONFIG, *kinds.KUEUE_CONFIG})
+#: Kinds of which a scenario gives at most one.
+_SINGLE = {kinds.SIMULATION: "Simulation", **{gvk: "Kueue Configuration" for gvk in kinds.KUEUE_CONFIG}}
 
 
 def load_scenario(
@@ -205,7 +210,7 @@ class _Loader:
     problems: Problems
     scenario: Scenario = field(default_factory=Scenario)
     _defined: dict[tuple[str, str, str, str], Location] = field(default_factory=dict)
-    _simulation: Location | None = None
+    _single: dict[str, Location] = field(default_factory=dict)  # the first of each kind in _SINGLE
     # For the checks between documents, from well-formed documents only:
     _pods: list[tuple[Reporter, str, Pod]] = field(default_factory=list)  # pods and templates, by path
     _node_reports: dict[str, Reporter] = field(default_factory=dict)
@@ -245,6 +250,7 @@ class _Loader:
             kinds.POD_GROUP: self._pod_group,
             kinds.SCHEDULER_CONFIG: self._scheduler_config,
             kinds.SIMULATION: self._simulation_settings,
+            **{gvk: self._kueue_config for gvk in kinds.KUEUE_CONFIG},
             kinds.NODE_POOL: self._node_pool,
             kinds.HPA: self._hpa,
             kinds.HPA_V1: self._hpa,
@@ -335,7 +341,7 @@ class _Loader:
         definition = schema_check.standard_kinds().get(kind.gvk)
         if definition is not None:
             schema_check.check(body, definition, report)
-        elif kind.gvk != kinds.SCHEDULER_CONFIG:  # decoded whole by its own model
+        elif kind.gvk not in _CONFIGURATIONS:  # decoded whole by its own model
             self._check_envelope(body, kind, report)
         meta = objects.meta(body, bool(namespaced))
         generate = mapping(body.get("metadata")).get("generateName")
@@ -379,12 +385,11 @@ class _Loader:
     def _check_unique(self, kind: Kind, meta: Meta, report: Reporter) -> None:
         if kind.gvk == kinds.SCHEDULER_CONFIG:
             return
-        if kind.gvk == kinds.SIMULATION:
-            if self._simulation is not None:
-                report.error(
-                    "", f"at most one Simulation may be given; the first is {self._simulation.describe(None)}"
-                )
-            self._simulation = self._simulation or report.location
+        if kind.gvk in _SINGLE:
+            what = _SINGLE[kind.gvk]
+            first = self._single.setdefault(what, report.location)
+            if first != report.location:
+                report.error("", f"at most one {what} may be given; the first is {first.describe(None)}")
             return
         if not meta.name:
             return
@@ -614,6 +619,11 @@ class _Loader:
                 detail = f"a profile of {defined[profile.scheduler_name]} already has this name"
                 entry.report.error(f"profiles[{i}].schedulerName", duplicate(profile.scheduler_name, detail))
         self.scenario.schedulers.append(config)
+
+    def _kueue_config(self, entry: _Entry) -> None:
+        self.scenario.kueue.fair_sharing = kueue_config.fair_sharing(
+            entry.body, entry.kind.version, entry.report
+        )
 
     def _simulation_settings(self, entry: _Entry) -> None:
         self.scenario.simulation = gpufleet_kinds.simulation(entry.body, entry.report)

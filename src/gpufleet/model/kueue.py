@@ -16,6 +16,10 @@ ClusterQueues may borrow), a ``WorkloadPriorityClass`` (``value``: the priority 
 labelled ``kueue.x-k8s.io/priority-class: <name>`` for Kueue's ordering and preemption only) and a
 ``Topology`` (``levels[].nodeLabel``, widest first), which a ResourceFlavor names
 (``topologyName``) for Topology-Aware Scheduling.
+
+Fair sharing (``apis/config/v1beta2/configuration_types.go`` ``FairSharing``; ``fairsharing_types.go``):
+Kueue's manager ``Configuration`` turns it on (``fairSharing``, with its ``preemptionStrategies``), and
+a ClusterQueue's or Cohort's ``spec.fairSharing.weight`` (default 1) divides its share.
 """
 
 from __future__ import annotations
@@ -49,6 +53,19 @@ FUNGIBILITY_POLICIES = (MAY_STOP_SEARCH, TRY_NEXT_FLAVOR)
 BORROWING_OVER_PREEMPTION = "BorrowingOverPreemption"
 PREEMPTION_OVER_BORROWING = "PreemptionOverBorrowing"
 FUNGIBILITY_PREFERENCES = (BORROWING_OVER_PREEMPTION, PREEMPTION_OVER_BORROWING)
+
+#: Fair sharing's preemption strategies (``config.PreemptionStrategy``), the lists Kueue accepts
+#: (``pkg/config/validation.go`` ``validStrategySets``) and the default (``parseStrategies``).
+LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
+LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
+DEFAULT_PREEMPTION_STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
+PREEMPTION_STRATEGY_SETS = (
+    (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,),
+    (LESS_THAN_INITIAL_SHARE,),
+    DEFAULT_PREEMPTION_STRATEGIES,
+)
+#: ``defaultWeight``: a ClusterQueue's or Cohort's ``fairSharing.weight`` when not given.
+DEFAULT_FAIR_WEIGHT = 1.0
 
 #: A (flavor, resource) pair: the unit Kueue accounts quota in (``resources.FlavorResource``).
 FlavorResource = tuple[str, str]
@@ -120,6 +137,7 @@ class ClusterQueue:
     borrow_within_cohort: str = NEVER
     max_priority_threshold: int | None = None
     flavor_fungibility: FlavorFungibility = DEFAULT_FUNGIBILITY
+    fair_weight: float = DEFAULT_FAIR_WEIGHT  # ``fairSharing.weight``
 
     def quota(self, flavor: str, resource: str) -> ResourceQuota | None:
         return _quota(self.resource_groups, flavor, resource)
@@ -155,9 +173,17 @@ class Cohort:
     name: str
     parent: str | None = None
     resource_groups: tuple[ResourceGroup, ...] = ()
+    fair_weight: float = DEFAULT_FAIR_WEIGHT  # ``fairSharing.weight``
 
     def quota(self, flavor: str, resource: str) -> ResourceQuota | None:
         return _quota(self.resource_groups, flavor, resource)
+
+
+@dataclass(frozen=True)
+class FairSharing:
+    """The manager Configuration's ``fairSharing``: on, with these ``preemptionStrategies``, in order."""
+
+    preemption_strategies: tuple[str, ...] = DEFAULT_PREEMPTION_STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -193,6 +219,8 @@ class KueueObjects:
     topologies: dict[str, Topology] = field(default_factory=dict)
     #: ``<kind>/<ns>/<name>`` of a workload labelled ``kueue.x-k8s.io/priority-class`` -> the class
     workload_priorities: dict[str, str] = field(default_factory=dict)
+    #: the manager Configuration's ``fairSharing``; None: fair sharing is off (Kueue's default)
+    fair_sharing: FairSharing | None = None
 
     def priority(self, key: str, labels: dict[str, str], pod_priority: int) -> int:
         """The workload's priority for Kueue: its WorkloadPriorityClass's value, else its pods'

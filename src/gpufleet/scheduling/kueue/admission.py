@@ -12,7 +12,9 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
   exist``, ``ClusterQueue cq is inactive``, ``Workload namespace doesn't match ClusterQueue
   selector``);
 * heads are nominated against a snapshot (``flavors.assign_flavors``), then taken in order:
-  those that do not borrow first, then higher priority, then older;
+  those that do not borrow first, then higher priority, then older; with fair sharing on (the manager
+  Configuration's ``fairSharing``), in each cohort tree by the shares of its nodes instead
+  (``tournament.fair_order``), and preemption is fair sharing's (``preemption.preemption_targets``);
 * a head that fits is admitted if it still fits after this cycle's earlier admissions and, when
   it asks for Topology-Aware Scheduling, if its TAS pod sets find their topology domains, each on
   the nodes of its TAS flavor (``topology.place``; the nodes this cycle's earlier TAS admissions took
@@ -28,12 +30,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpufleet.model.kueue import BEST_EFFORT_FIFO, ClusterQueue, Cohort, ResourceFlavor, Topology
+from gpufleet.model.kueue import BEST_EFFORT_FIFO, ClusterQueue, Cohort, FairSharing, ResourceFlavor, Topology
 from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
 from gpufleet.scheduling.kueue.oracle import preemption_oracle
 from gpufleet.scheduling.kueue.preemption import Target, preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
 from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, place
+from gpufleet.scheduling.kueue.tournament import fair_order
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
 
 CLUSTER_QUEUE_MISSING = "ClusterQueue {} doesn't exist"
@@ -86,14 +89,20 @@ def schedule(
     cohorts: Mapping[str, Cohort] | None = None,
     topologies: Mapping[str, Topology] | None = None,
     nodes: Mapping[str, NodeRoom] | None = None,
+    fair_sharing: FairSharing | None = None,
 ) -> CycleResult:
     """One cycle over the heads of ``pending``; ``set_aside``: BestEffortFIFO workloads found
     inadmissible since quota was last released; ``nodes``: each node's labels and free capacity,
-    for Topology-Aware Scheduling."""
+    for Topology-Aware Scheduling; ``fair_sharing``: the manager Configuration's (None: off)."""
     result = CycleResult()
     snapshot = QuotaSnapshot(queues, usage_of(admitted), cohorts)
     topologies = topologies or {}
     room = {name: NodeRoom(n.labels, dict(n.free)) for name, n in (nodes or {}).items()}
+
+    def assign(workload: Workload, cq: ClusterQueue) -> Assignment:
+        oracle = preemption_oracle(workload, cq, admitted, snapshot, fair_sharing)
+        return assign_flavors(workload, cq, flavors, snapshot, oracle, fair_sharing is not None)
+
     entries: list[tuple[Workload, Assignment]] = []
     for head in _heads(pending, queues, set_aside):
         cq = queues.get(head.cluster_queue)
@@ -103,16 +112,13 @@ def schedule(
             _set_aside(result, head, cq)
             continue
         assert cq is not None  # _refusal answers for a missing queue
-        oracle = preemption_oracle(head, cq, admitted, snapshot)
-        entries.append((head, assign_flavors(head, cq, flavors, snapshot, oracle)))
+        entries.append((head, assign(head, cq)))
     entries.sort(key=lambda e: (e[1].borrows, *e[0].queue_order()))
     targeted: set[str] = set()
-    for workload, nominated in entries:
+    for workload, nominated in entries if fair_sharing is None else fair_order(entries, snapshot):
         cq = queues[workload.cluster_queue]
         if nominated.mode is Mode.FIT:
-            now = assign_flavors(
-                workload, cq, flavors, snapshot, preemption_oracle(workload, cq, admitted, snapshot)
-            )
+            now = assign(workload, cq)
             if now.mode is Mode.FIT:
                 placed = _topology(workload, now, flavors, topologies, room)
                 if isinstance(placed, str):
@@ -126,7 +132,7 @@ def schedule(
             continue
         result.messages[workload.key] = nominated.message()
         targets = (
-            preemption_targets(workload, cq, nominated.usage, admitted, snapshot)
+            preemption_targets(workload, cq, nominated.usage, admitted, snapshot, fair_sharing)
             if nominated.mode is Mode.PREEMPT
             else []
         )

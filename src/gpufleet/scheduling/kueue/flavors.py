@@ -28,8 +28,9 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go`
   height of the lowest subtree of the cohort tree that holds it (``FindHeightOfLowestSubtreeThatFits``);
   otherwise ``insufficient unused quota for R in flavor F, N more needed``, and preemption may help only
   if ``val`` is within the nominal quota, or a subtree of the cohort tree below its root would hold it
-  (``mayReclaimInHierarchy``), or the queue's ``borrowWithinCohort`` policy is not ``Never``
-  (``canPreemptWhileBorrowing``). Then the preemption is simulated (the ``Oracle``: the admission's runs
+  (``mayReclaimInHierarchy``), or the queue's ``borrowWithinCohort`` policy is not ``Never``, or fair
+  sharing is on and its ``reclaimWithinCohort`` is not ``Never`` (``canPreemptWhileBorrowing``). Then
+  the preemption is simulated (the ``Oracle``: the admission's runs
   ``preemption.preemption_targets`` for that flavor and resource): no targets, targets in the queue
   itself (preempt) or only in other queues (reclaim), and the borrowing level once they are gone;
 * a flavor's mode is the worst of its resources'. The search stops at a flavor that fits without
@@ -62,6 +63,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from gpufleet.model.kueue import (
+    NEVER,
     PREEMPTION_OVER_BORROWING,
     TRY_NEXT_FLAVOR,
     ClusterQueue,
@@ -178,6 +180,7 @@ def _fits(
     resource: str,
     request: tuple[int, int],
     oracle: Oracle,
+    fair_sharing: bool,
 ) -> tuple[Granular, str | None]:
     """``fitsResourceQuota`` for ``request``: (what the earlier pod sets took, what this one asks)."""
     fr = (quotas.flavor, resource)
@@ -199,8 +202,9 @@ def _fits(
     more = format_units(resource, val - available)
     reason = f"insufficient unused quota for {resource} in flavor {quotas.flavor}, {more} more needed"
     # preemption may help: within the nominal quota, in a subtree below the root (``mayReclaimInHierarchy``)
-    # or while borrowing (``canPreemptWhileBorrowing``: ``borrowWithinCohort``; fair sharing is not modelled)
-    reclaims = val <= quotas.resources[resource].nominal or reclaims_below_root or cq.preempts_while_borrowing
+    # or while borrowing (``canPreemptWhileBorrowing``: ``borrowWithinCohort``, or fair sharing's reclaim)
+    while_borrowing = cq.preempts_while_borrowing or (fair_sharing and cq.reclaim_within_cohort != NEVER)
+    reclaims = val <= quotas.resources[resource].nominal or reclaims_below_root or while_borrowing
     return (oracle(fr, val) if reclaims else (Possibility.NO_FIT, borrow)), reason
 
 
@@ -256,6 +260,7 @@ class _Search:
     snapshot: QuotaSnapshot
     oracle: Oracle
     usage: dict[FlavorResource, int]
+    fair_sharing: bool
 
     def mismatch(self, pod_sets: list[PodSetResources], flavor: ResourceFlavor) -> str | None:
         """``checkFlavorForPodSets``: why the flavor cannot take one of the pod sets, if it cannot."""
@@ -284,7 +289,9 @@ class _Search:
             for resource in sorted(requests):
                 earlier = self.usage.get((quotas.flavor, resource), 0)
                 request = (earlier, requests[resource])
-                got, reason = _fits(self.snapshot, self.cq, quotas, resource, request, self.oracle)
+                got, reason = _fits(
+                    self.snapshot, self.cq, quotas, resource, request, self.oracle, self.fair_sharing
+                )
                 if preferred(flavor_mode, got, fungibility):
                     flavor_mode = got
                 if reason is not None:  # (every resource's, as upstream goes on past one that does not fit)
@@ -346,11 +353,13 @@ def assign_flavors(
     flavors: Mapping[str, ResourceFlavor],
     snapshot: QuotaSnapshot,
     oracle: Oracle,
+    fair_sharing: bool = False,
 ) -> Assignment:
     """Each pod set's flavors, pod set group by pod set group, each group seeing what the earlier ones
-    took (``assignFlavors``); it stops at a group that finds no flavor for a resource."""
+    took (``assignFlavors``); it stops at a group that finds no flavor for a resource. ``fair_sharing``:
+    fair sharing is on."""
     covered = {r for g in cq.resource_groups for r in g.covered}
-    search = _Search(cq, flavors, snapshot, oracle, {})
+    search = _Search(cq, flavors, snapshot, oracle, {}, fair_sharing)
     assigned: list[PodSetAssignment] = []
     for group in _groups(workload.pod_sets):
         asks = [requests_of(ps, covered) for ps in group]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpufleet.model.kueue import ClusterQueue, FlavorResource
+from gpufleet.model.kueue import ClusterQueue, FairSharing, FlavorResource
 from gpufleet.scheduling.kueue.flavors import Granular, Oracle, Possibility
 from gpufleet.scheduling.kueue.preemption import preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
@@ -19,13 +19,18 @@ from gpufleet.scheduling.kueue.workload import Admitted, Workload
 
 
 def preemption_oracle(
-    workload: Workload, cq: ClusterQueue, admitted: Sequence[Admitted], snapshot: QuotaSnapshot
+    workload: Workload,
+    cq: ClusterQueue,
+    admitted: Sequence[Admitted],
+    snapshot: QuotaSnapshot,
+    fair_sharing: FairSharing | None = None,
 ) -> Oracle:
-    """The oracle for ``workload`` in ``cq``, simulating on ``snapshot`` (left as it was)."""
+    """The oracle for ``workload`` in ``cq``, simulating on ``snapshot`` (left as it was), with fair
+    sharing's preemption where ``fair_sharing`` is given."""
     by_key = {a.workload.key: a for a in admitted}
 
     def simulate(fr: FlavorResource, val: int) -> Granular:
-        targets = preemption_targets(workload, cq, {fr: val}, admitted, snapshot)
+        targets = preemption_targets(workload, cq, {fr: val}, admitted, snapshot, fair_sharing)
         if not targets:
             return Possibility.NO_CANDIDATES, snapshot.lowest_subtree_that_fits(cq.name, fr, val)[0]
         gone = [by_key[t.key] for t in targets]

@@ -29,8 +29,28 @@ workload asks more of than is available (the flavor assigner's ``Preempt`` mode)
   needing preemption; else, with ``Never`` and no hierarchy candidates, first without borrowing, then
   with it; else with borrowing, then without. The first run that fits gives the targets.
 
-A ``Target`` says why: ``InClusterQueue``, ``InCohortReclamation`` or
-``InCohortReclaimWhileBorrowing`` (Kueue's reasons).
+With fair sharing on (the manager Configuration's ``fairSharing``), ``fairPreemptions`` instead:
+
+* candidates: the workloads the policies let it preempt that use a pair needing preemption, of its own
+  ClusterQueue (``withinClusterQueue``) and, with ``reclaimWithinCohort``, of every other ClusterQueue
+  of its cohort tree that uses more than its nominal quota of such a pair (``findCandidates``), in
+  ``CandidatesOrdering``;
+* the workload's usage is added to its queue, and the ClusterQueues are taken in fair sharing's order
+  (``fair_ordering.TargetOrdering``): one of its own queue's candidates is preempted
+  (``InClusterQueue``); while its queue stays within its nominal quota of the pairs needing preemption
+  (``FairSharingPreemptWithinNominal``, on by default), another queue's next candidate is
+  (``InCohortReclamation``); otherwise the first of the queue's candidates that the first strategy
+  allows (``InCohortFairSharing``), comparing the shares of the two queues' almost least common
+  ancestors, the ones refused kept for the second strategy. Each removal is followed by a check that
+  the workload fits (borrowing allowed) and, after one that does not, by a new choice of queue;
+* if it does not fit yet and a second strategy is configured (``LessThanInitialShare``), each queue of
+  the refused candidates, in the same order, gives its first candidate if the rule holds, and is then
+  dropped (``runSecondFsStrategy``);
+* once it fits, the candidates are put back from the second-to-last to the first wherever it still
+  fits without them (``fillBackWorkloads``). ``borrowWithinCohort`` plays no part.
+
+A ``Target`` says why: ``InClusterQueue``, ``InCohortReclamation``, ``InCohortReclaimWhileBorrowing`` or
+``InCohortFairSharing`` (Kueue's reasons).
 """
 
 from __future__ import annotations
@@ -45,14 +65,18 @@ from gpufleet.model.kueue import (
     LOWER_PRIORITY,
     NEVER,
     ClusterQueue,
+    FairSharing,
     FlavorResource,
 )
+from gpufleet.scheduling.kueue.fair_ordering import TargetOrdering
+from gpufleet.scheduling.kueue.fair_sharing import STRATEGIES, Strategy, less_than_initial_share
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
 from gpufleet.scheduling.kueue.workload import Admitted, Workload
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
 IN_COHORT_RECLAMATION = "InCohortReclamation"
 IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
 
 
 @dataclass(frozen=True)
@@ -116,6 +140,12 @@ def _satisfies_policy(search: _Search, other: Workload) -> bool:
     return policy == ANY
 
 
+def _eligible(search: _Search, other: Admitted) -> bool:
+    """The candidate uses a pair needing preemption (``WorkloadUsesResources``) and the policy for its
+    queue lets the workload preempt it."""
+    return any(fr in search.needed for fr in other.usage) and _satisfies_policy(search, other.workload)
+
+
 def _above_threshold(cq: ClusterQueue, candidate: int, incoming: int) -> bool:
     """``isAboveBorrowingThreshold``: a candidate of this priority may not be preempted while the
     workload borrows: not lower than the workload's, or above ``maxPriorityThreshold`` where it is set."""
@@ -130,7 +160,7 @@ def _variant(search: _Search, other: Admitted, advantage: bool) -> _Kind | None:
     another queue with ``advantage`` (its quota is the workload's by the cohort tree) is a hierarchy
     candidate, else a priority one, that it may preempt while borrowing only where
     ``borrowWithinCohort`` allows."""
-    if not any(fr in search.needed for fr in other.usage) or not _satisfies_policy(search, other.workload):
+    if not _eligible(search, other):
         return None
     if other.workload.cluster_queue == search.cq.name:
         return _Kind.WITHIN_CQ
@@ -187,15 +217,22 @@ def _cohort_candidates(search: _Search) -> tuple[list[_Candidate], list[_Candida
     return hierarchy, priority
 
 
+def _rank(search: _Search, a: Admitted) -> tuple[bool, bool, int, float, str]:
+    """``CandidatesOrdering``: being evicted, another queue's, lower priority, admitted more recently,
+    then by key."""
+    return (
+        not a.evicting,
+        a.workload.cluster_queue == search.cq.name,
+        a.workload.priority,
+        -a.admitted_s,
+        a.workload.key,
+    )
+
+
 def _ordered(search: _Search, *kinds: list[_Candidate]) -> list[_Candidate]:
-    """``NewCandidateIterator``: each kind in ``CandidatesOrdering`` (being evicted, another queue's,
-    lower priority, admitted more recently, then by key), the evicted of every kind before the rest."""
-
-    def order(c: _Candidate) -> tuple[bool, bool, int, float, str]:
-        a = c.admitted
-        return (not a.evicting, c.queue == search.cq.name, a.workload.priority, -a.admitted_s, a.workload.key)
-
-    ranked = [sorted(candidates, key=order) for candidates in kinds]
+    """``NewCandidateIterator``: each kind in ``CandidatesOrdering``, the evicted of every kind before the
+    rest."""
+    ranked = [sorted(candidates, key=lambda c: _rank(search, c.admitted)) for candidates in kinds]
     return [c for evicting in (True, False) for cs in ranked for c in cs if c.admitted.evicting == evicting]
 
 
@@ -242,17 +279,31 @@ def _minimal(search: _Search, candidates: Sequence[_Candidate], allow_borrowing:
             fits = True
             break
     if fits:
-        for i in range(len(removed) - 2, -1, -1):  # fillBackWorkloads
-            c = removed[i]
-            snapshot.add(c.queue, c.admitted.usage)
-            if _fits(search, allow_borrowing):
-                removed[i] = removed[-1]
-                removed.pop()
-            else:
-                snapshot.add(c.queue, c.admitted.usage, -1)
-    for c in removed:  # restoreSnapshot
-        snapshot.add(c.queue, c.admitted.usage)
+        kept = {a.workload.key for a in _fill_back(search, [c.admitted for c in removed], allow_borrowing)}
+        removed = [c for c in removed if c.admitted.workload.key in kept]
+    _restore(snapshot, [c.admitted for c in removed])
     return removed if fits else []
+
+
+def _fill_back(search: _Search, removed: list[Admitted], allow_borrowing: bool) -> list[Admitted]:
+    """``fillBackWorkloads``: from the second-to-last to the first, a removed workload is put back where
+    the workload still fits without it (its place taken by the last); the snapshot keeps the rest out."""
+    snapshot = search.snapshot
+    for i in range(len(removed) - 2, -1, -1):
+        a = removed[i]
+        snapshot.add(a.workload.cluster_queue, a.usage)
+        if _fits(search, allow_borrowing):
+            removed[i] = removed[-1]
+            removed.pop()
+        else:
+            snapshot.add(a.workload.cluster_queue, a.usage, -1)
+    return removed
+
+
+def _restore(snapshot: QuotaSnapshot, removed: Sequence[Admitted]) -> None:
+    """``restoreSnapshot``."""
+    for a in removed:
+        snapshot.add(a.workload.cluster_queue, a.usage)
 
 
 def _under_nominal(search: _Search) -> bool:
@@ -264,19 +315,122 @@ def _under_nominal(search: _Search) -> bool:
     return True
 
 
+def _borrows(snapshot: QuotaSnapshot, cq: ClusterQueue, fr: FlavorResource) -> bool:
+    """``ClusterQueueSnapshot.Borrowing``: the queue uses more than its nominal quota of ``fr``."""
+    quota = cq.quota(*fr)
+    return snapshot.used(cq.name, fr) > (0 if quota is None else quota.nominal)
+
+
+def _fair_candidates(search: _Search) -> list[Admitted]:
+    """``findCandidates``: the workloads of the queue (``withinClusterQueue``) and of the other queues of
+    its cohort tree that borrow a pair needing preemption (``reclaimWithinCohort``, ``cqIsBorrowing``)
+    that the policies let it preempt and that use such a pair, in ``CandidatesOrdering``."""
+    cq, snapshot = search.cq, search.snapshot
+    queues = [] if cq.within_cluster_queue == NEVER else [cq.name]
+    if cq.cohort is not None and cq.reclaim_within_cohort != NEVER:
+        root = snapshot.root(cq.name)
+        queues.extend(
+            name
+            for name, other in sorted(snapshot.queues.items())
+            if name != cq.name
+            and snapshot.root(name) == root
+            and any(_borrows(snapshot, other, fr) for fr in search.needed)
+        )
+    found = (a for q in queues for a in search.admitted.get(q, ()) if _eligible(search, a))
+    return sorted(found, key=lambda a: _rank(search, a))
+
+
+def _take(search: _Search, targets: list[tuple[Admitted, str]], victim: Admitted, reason: str) -> bool:
+    """Remove ``victim``'s usage; whether the workload now fits (``workloadFitsForFairSharing``: borrowing
+    allowed, its own usage, added for the shares, left out)."""
+    snapshot = search.snapshot
+    snapshot.add(victim.workload.cluster_queue, victim.usage, -1)
+    targets.append((victim, reason))
+    snapshot.add(search.cq.name, search.usage, -1)
+    fits = _fits(search, True)
+    snapshot.add(search.cq.name, search.usage)
+    return fits
+
+
+def _first_strategy(
+    search: _Search, candidates: list[Admitted], strategy: Strategy, targets: list[tuple[Admitted, str]]
+) -> tuple[bool, list[Admitted]]:
+    """``runFirstFsStrategy``: whether the workload fits, and the candidates the strategy refused."""
+    cq = search.cq.name
+    ordering = TargetOrdering(search.snapshot, cq, candidates, lambda a: _rank(search, a))
+    # ``FairSharingPreemptWithinNominal``: with the workload, its queue stays within its nominal quota
+    within_nominal = not any(_borrows(search.snapshot, search.cq, fr) for fr in search.needed)
+    retry: list[Admitted] = []
+    for queue in ordering:
+        if queue == cq or within_nominal:
+            reason = IN_CLUSTER_QUEUE if queue == cq else IN_COHORT_RECLAMATION
+            if _take(search, targets, ordering.pop(queue), reason):
+                return True, []
+            continue
+        preemptor_new, target_old = ordering.shares(queue)
+        while ordering.has_workload(queue):
+            candidate = ordering.pop(queue)
+            if strategy(preemptor_new, target_old, ordering.share_without(queue, candidate)):
+                if _take(search, targets, candidate, IN_COHORT_FAIR_SHARING):
+                    return True, []
+                break  # the shares changed: the next queue may be another
+            retry.append(candidate)
+    return False, retry
+
+
+def _second_strategy(search: _Search, retry: list[Admitted], targets: list[tuple[Admitted, str]]) -> bool:
+    """``runSecondFsStrategy`` (rule S2-b, ``LessThanInitialShare``): each queue of the refused
+    candidates gives its first if the preemptor's share is below the queue's, once."""
+    ordering = TargetOrdering(search.snapshot, search.cq.name, retry, lambda a: _rank(search, a))
+    for queue in ordering:
+        preemptor_new, target_old = ordering.shares(queue)
+        candidate = ordering.pop(queue)
+        if less_than_initial_share(preemptor_new, target_old, target_old) and _take(
+            search, targets, candidate, IN_COHORT_FAIR_SHARING
+        ):
+            return True
+        ordering.drop(queue)
+    return False
+
+
+def _fair_preemptions(search: _Search, strategies: tuple[str, ...]) -> list[Target]:
+    """``fairPreemptions``: the first strategy, then (if configured and still needed) the second; the
+    snapshot is left as it was. Empty if the workload never fits."""
+    candidates = _fair_candidates(search)
+    if not candidates:
+        return []
+    snapshot, cq = search.snapshot, search.cq.name
+    targets: list[tuple[Admitted, str]] = []
+    snapshot.add(cq, search.usage)  # the shares include the incoming workload
+    fits, retry = _first_strategy(search, candidates, STRATEGIES[strategies[0]], targets)
+    if not fits and len(strategies) > 1:
+        fits = _second_strategy(search, retry, targets)
+    snapshot.add(cq, search.usage, -1)
+    removed = [a for a, _ in targets]
+    if fits:
+        removed = _fill_back(search, removed, True)
+    _restore(snapshot, removed)
+    reasons = {a.workload.key: reason for a, reason in targets}
+    return [Target(a.workload.key, reasons[a.workload.key]) for a in removed] if fits else []
+
+
 def preemption_targets(
     workload: Workload,
     cq: ClusterQueue,
     usage: Mapping[FlavorResource, int],
     admitted: Sequence[Admitted],
     snapshot: QuotaSnapshot,
+    fair_sharing: FairSharing | None = None,
 ) -> list[Target]:
-    """The workloads to evict so that ``workload`` (asking ``usage``) fits; empty if none would do."""
+    """The workloads to evict so that ``workload`` (asking ``usage``) fits; empty if none would do. With
+    ``fair_sharing``, fair sharing's preemption."""
     needed = frozenset(fr for fr, v in usage.items() if v > snapshot.available(cq.name, fr))
     by_queue: dict[str, list[Admitted]] = {}
     for a in admitted:
         by_queue.setdefault(a.workload.cluster_queue, []).append(a)
     search = _Search(workload, cq, usage, needed, by_queue, snapshot)
+    if fair_sharing is not None:
+        return sorted(_fair_preemptions(search, fair_sharing.preemption_strategies), key=lambda t: t.key)
     same_queue = [] if cq.within_cluster_queue == NEVER else _from_queue(search, cq.name, None, False)
     hierarchy, priority = _cohort_candidates(search)
     candidates = _ordered(search, hierarchy, priority, same_queue)

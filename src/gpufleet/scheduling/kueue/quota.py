@@ -16,7 +16,10 @@ Cohorts are nodes of a tree (a ClusterQueue's parent is its cohort, a Cohort's i
   potential, capped by ``subtreeQuota + borrowingLimit``; at a root, its subtree quota;
 * for preemption: a node is *within quota* of a (flavor, resource) when it uses no more than its
   subtree quota (``IsWithinNominalInResources``; a ClusterQueue's is its nominal quota), and requests
-  *fit in* a node's quota when its usage plus them stays within it (``QuantitiesFitInQuota``).
+  *fit in* a node's quota when its usage plus them stays within it (``QuantitiesFitInQuota``);
+* for fair sharing (``fair_sharing.go``: ``dominantResourceShare``, ``calculateLendable``): a node's
+  dominant resource share (``fair_sharing.DRS``), from what it uses above its subtree quota of each
+  (flavor, resource) of that quota and what its parent could ever lend of each resource.
 
 A queue without a cohort has just its nominal quota. Amounts are in canonical units
 (``gpufleet.model.resources``).
@@ -27,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from gpufleet.model.kueue import ClusterQueue, Cohort, FlavorResource, ResourceQuota
+from gpufleet.scheduling.kueue.fair_sharing import DRS
 
 Usage = dict[FlavorResource, int]
 
@@ -58,6 +62,7 @@ class QuotaSnapshot:
                 self.children.setdefault(f"cohort:{parent}", []).append(f"cohort:{name}")
         self.usage: dict[str, Usage] = {name: dict(usage.get(name, {})) for name in queues}
         self._subtree: dict[tuple[str, FlavorResource], int] = {}
+        self._resources: dict[str, frozenset[FlavorResource]] = {}
 
     # -- the tree ---------------------------------------------------------------------------
     def parent(self, node: str) -> str | None:
@@ -65,16 +70,34 @@ class QuotaSnapshot:
         parent = self.queues[name].cohort if kind == "cq" else self.cohorts[name].parent
         return None if parent is None else f"cohort:{parent}"
 
-    def _quota(self, node: str, fr: FlavorResource) -> ResourceQuota | None:
+    def _object(self, node: str) -> ClusterQueue | Cohort:
         kind, name = node.split(":", 1)
-        return (self.queues[name] if kind == "cq" else self.cohorts[name]).quota(*fr)
+        return self.queues[name] if kind == "cq" else self.cohorts[name]
+
+    def _quota(self, node: str, fr: FlavorResource) -> ResourceQuota | None:
+        return self._object(node).quota(*fr)
 
     def root(self, queue: str) -> str:
         """The root of the queue's tree (the queue itself without a cohort)."""
-        node = f"cq:{queue}"
+        return self.root_of(f"cq:{queue}")
+
+    def root_of(self, node: str) -> str:
         while (parent := self.parent(node)) is not None:
             node = parent
         return node
+
+    def _flavor_resources(self, node: str) -> frozenset[FlavorResource]:
+        """The (flavor, resource) pairs of the node's subtree quota: its own and its children's."""
+        if node not in self._resources:
+            own = {
+                (q.flavor, r)
+                for g in self._object(node).resource_groups
+                for q in g.flavors
+                for r in q.resources
+            }
+            below = (self._flavor_resources(child) for child in self.children.get(node, ()))
+            self._resources[node] = frozenset(own.union(*below))
+        return self._resources[node]
 
     def subtree_quota(self, node: str, fr: FlavorResource) -> int:
         key = (node, fr)
@@ -176,6 +199,33 @@ class QuotaSnapshot:
             remaining -= max(self._local(parent, fr) - self._usage(parent, fr), 0)
             parent = self.parent(parent)
         return self._height(self.root(queue)), False
+
+    def dominant_resource_share(self, node: str) -> DRS:
+        """``DominantResourceShare``: the node's share of what its parent could lend, as it now uses
+        quota (a node without a parent: 0)."""
+        weight = self._object(node).fair_weight
+        parent = self.parent(node)
+        if parent is None:
+            return DRS(weight)
+        borrowed: dict[str, int] = {}
+        frs = []
+        for fr in sorted(self._flavor_resources(node)):
+            over = self._usage(node, fr) - self.subtree_quota(node, fr)
+            if over > 0:
+                borrowed[fr[1]] = borrowed.get(fr[1], 0) + over
+                frs.append(fr)
+        if not borrowed:
+            return DRS(weight)
+        lendable: dict[str, int] = {}  # ``calculateLendable``: over every (flavor, resource) of the tree
+        for fr in self._flavor_resources(self.root_of(parent)):
+            lendable[fr[1]] = lendable.get(fr[1], 0) + self._potential(parent, fr)
+        ratio, dominant = 0.0, ""
+        for resource in sorted(borrowed):  # by name: the first of equal ratios is dominant
+            if lendable.get(resource, 0) > 0:
+                share = borrowed[resource] * 1000.0 / lendable[resource]
+                if share > ratio:
+                    ratio, dominant = share, resource
+        return DRS(weight, ratio, dominant, True, frozenset(frs))
 
     def _height(self, node: str) -> int:
         """``getNodeHeight``: a cohort's distance to its furthest leaf (1 with only ClusterQueues)."""
