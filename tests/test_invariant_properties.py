@@ -5,7 +5,9 @@ violation fails the test with the invariant, the object and the time.
 
 The scenarios are manifests, as users write them: node pools of several GPU models (whole GPUs,
 time-slicing, MIG, DRA devices), some autoscaling; Jobs with priorities, checkpoints, deletions, Kueue
-queues (the training kinds' too); a JobSet and an MPIJob; gangs under Coscheduling (a PyTorchJob among
+queues (the training kinds' too, a CPU-only launcher or master on a flavor of its own; Jobs of more
+completions than parallelism, whose finished pods release quota; fair sharing with random weights and
+strategies); a JobSet and an MPIJob; gangs under Coscheduling (a PyTorchJob among
 them) and under Volcano; pods claiming DRA devices; a Deployment scaled by an HPA against traffic, maybe
 under a PodDisruptionBudget; queue workers KEDA scales on a list of work items. ``GPUFLEET_SOAK=N`` runs
 N examples of each property instead of the few the suite runs (a long run, by hand).
@@ -92,6 +94,11 @@ GPU_KINDS = {
 }
 
 
+#: the node label each pool's nodes carry (``node_pool``): a ResourceFlavor's ``nodeLabels`` and a pod's
+#: nodeSelector name a pool by it
+POOL_LABEL = "example.com/pool"
+
+
 @st.composite
 def node_pool(draw: st.DrawFn, name: str, kind: str, autoscaled: bool) -> str:
     replicas = draw(st.integers(0, 2))
@@ -111,6 +118,7 @@ spec:
   gpu: {gpu}
   provisioning: {{boot: {draw(st.sampled_from(["30s", "2m"]))}, devicePlugin: 30s}}
   template:
+    metadata: {{labels: {{{POOL_LABEL}: {name}}}}}
     status:
       capacity: {{cpu: "64", memory: 512Gi, pods: "110"}}
 """
@@ -131,10 +139,15 @@ def limits(draw: st.DrawFn, resource: str, count: int) -> str:
 
 
 @st.composite
-def job(draw: st.DrawFn, name: str, resources: list[str], queued: bool, gang: bool) -> str:
-    """A batch Job: ``queued`` names Kueue's LocalQueue ``queue``; ``gang``: its pods form a PodGroup
-    (the document before it) under the Coscheduling scheduler."""
+def job(
+    draw: st.DrawFn, name: str, resources: list[str], queued: bool, gang: bool, namespace: str = "default"
+) -> str:
+    """A batch Job in ``namespace``: ``queued`` names Kueue's LocalQueue ``queue``, and then its
+    ``completions`` may exceed its ``parallelism`` (Kueue releases the quota of the pods it will not run
+    again: ``reclaimablePods``); ``gang``: its pods form a PodGroup (the document before it) under the
+    Coscheduling scheduler."""
     pods = draw(st.integers(1, 3))
+    completions = pods + (draw(st.integers(0, 3)) if queued else 0)
     resource = draw(st.sampled_from(resources))
     gpus = draw(st.sampled_from([1, 2, 4]))
     annotations = [f"gpufleet.io/duration: {draw(minutes(5, 90))}"]
@@ -160,11 +173,12 @@ apiVersion: batch/v1
 kind: Job
 metadata:
   name: {name}
+  namespace: {namespace}
   labels: {{{job_labels}}}
   annotations: {{gpufleet.io/submit-at: {draw(minutes(0, 60))}}}
 spec:
   parallelism: {pods}
-  completions: {pods}
+  completions: {completions}
   backoffLimit: {draw(st.integers(0, 2))}
   template:
     metadata:
@@ -458,14 +472,19 @@ spec:
 
 
 @st.composite
-def pytorch_gang(draw: st.DrawFn, resource: str) -> str:
+def pytorch_gang(draw: st.DrawFn, resource: str, master_on: str | None = None) -> str:
     """A Kubeflow PyTorchJob run as a gang (``schedulingPolicy.minAvailable``: the operator's PodGroup)
-    under the Coscheduling scheduler, a Master and 1-3 Workers, restarted by the operator."""
+    under the Coscheduling scheduler, a Master and 1-3 Workers, restarted by the operator; ``master_on``:
+    its Master asks for no GPU and selects the nodes of that pool (``POOL_LABEL``), a pod set of its own
+    that Kueue gives a CPU flavor."""
     workers = draw(st.integers(1, 3))
     annotations = training(draw)
     gpus = draw(st.sampled_from([1, 2]))
 
     def replica(role: str, count: int) -> str:
+        selector, gpu_limits = "", f", limits: {{{limits(draw, resource, gpus)}}}"
+        if role == "Master" and master_on is not None:
+            selector, gpu_limits = f"\n          nodeSelector: {{{POOL_LABEL}: {master_on}}}", ""
         return f"""
     {role}:
       replicas: {count}
@@ -474,11 +493,11 @@ def pytorch_gang(draw: st.DrawFn, resource: str) -> str:
         metadata:
           annotations: {{{annotations}}}
         spec:
-          schedulerName: gang-scheduler
+          schedulerName: gang-scheduler{selector}
           containers:
           - name: pytorch
             image: trainer
-            resources: {{requests: {{cpu: "4", memory: 16Gi}}, limits: {{{limits(draw, resource, gpus)}}}}}"""
+            resources: {{requests: {{cpu: "4", memory: 16Gi}}{gpu_limits}}}"""
 
     return f"""
 apiVersion: kubeflow.org/v1
@@ -531,9 +550,11 @@ spec:
 
 
 @st.composite
-def mpijob(draw: st.DrawFn, resource: str) -> str:
-    """An MPI Operator v2 MPIJob: a launcher Job's pod and 1-3 GPU workers, restarted as the operator does."""
+def mpijob(draw: st.DrawFn, resource: str, launcher_on: str | None = None) -> str:
+    """An MPI Operator v2 MPIJob: a launcher Job's pod and 1-3 GPU workers, restarted as the operator does;
+    ``launcher_on``: the (CPU-only) launcher selects the nodes of that pool (``POOL_LABEL``)."""
     annotations = training(draw)
+    selector = "" if launcher_on is None else f"\n          nodeSelector: {{{POOL_LABEL}: {launcher_on}}}"
     return f"""
 apiVersion: kubeflow.org/v2beta1
 kind: MPIJob
@@ -548,7 +569,7 @@ spec:
       template:
         metadata:
           annotations: {{{annotations}}}
-        spec:
+        spec:{selector}
           containers:
           - {{name: launcher, image: mpi, resources: {{requests: {{cpu: "1", memory: 2Gi}}}}}}
     Worker:
@@ -608,27 +629,95 @@ PRIORITY_CLASSES = "---".join(
 )
 
 
+#: what each GPU resource a pod asks for (``GPU_KINDS``) asks of Kueue's quota: HAMi's vGPU its memory
+#: (MiB) and cores (%) too
+KUEUE_RESOURCES = {
+    "nvidia.com/gpu": ("nvidia.com/gpu",),
+    FRACTION: ("nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores"),
+    "nvidia.com/mig-1g.10gb": ("nvidia.com/mig-1g.10gb",),
+}
+#: a flavor's quota of the resources only GPU counts bound: 100 GiB of vGPU memory and 800% of cores per
+#: GPU of the quota, vGPU memory and cores a pod asks for (``limits``) then fit the way its GPUs do
+PER_GPU = {"nvidia.com/gpumem": 102400, "nvidia.com/gpucores": 800}
+#: upstream's valid ``fairSharing.preemptionStrategies`` (``validateFairSharing``)
+STRATEGY_SETS = (
+    "[LessThanOrEqualToFinalShare]",
+    "[LessThanInitialShare]",
+    "[LessThanOrEqualToFinalShare, LessThanInitialShare]",
+)
+
+
 @st.composite
-def kueue_setup(draw: st.DrawFn) -> str:
-    """Kueue's objects for the LocalQueue ``default/queue``: a ClusterQueue ``cq`` with a GPU quota of
-    ``default-flavor``, or one drawn wider: a second flavor, a ``pods`` quota, a cohort with a queue that
-    only lends, ``flavorFungibility`` and preemption policies (``borrowWithinCohort`` among them)."""
+def fair_sharing_config(draw: st.DrawFn) -> str:
+    """Kueue's manager Configuration turning fair sharing on: v1beta2 with one of upstream's valid
+    strategy lists, or v1beta1 with ``enable: true`` (its strategies, or none: upstream's defaults)."""
+    strategies = draw(st.sampled_from(STRATEGY_SETS))
+    if draw(st.integers(0, 2)) == 2:
+        listed = draw(st.sampled_from(["", f", preemptionStrategies: {strategies}"]))
+        return (
+            "\napiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+            f"fairSharing: {{enable: true{listed}}}\n"
+        )
+    return (
+        "\napiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        f"fairSharing: {{preemptionStrategies: {strategies}}}\n"
+    )
+
+
+def weight(draw: st.DrawFn) -> str:
+    """A ClusterQueue's or Cohort's ``fairSharing`` line (indented two spaces), or none: a random weight,
+    0 now and then (the queue then borrows last)."""
+    value = draw(st.sampled_from([None, None, "0", "1", "2", "500m", "3"]))
+    return "" if value is None else f'  fairSharing: {{weight: "{value}"}}\n'
+
+
+@st.composite
+def kueue_setup(draw: st.DrawFn, resources: list[str], pools: int) -> str:
+    """Kueue's objects for the LocalQueue ``default/queue``: a ClusterQueue ``cq`` with a quota of every
+    resource the queued pods ask for (``resources``: their GPU resources; cpu and memory in a group of
+    their own), or one drawn wider: a second GPU flavor, a CPU flavor for one of the ``pools``' nodes
+    (``POOL_LABEL``: a launcher's or master's nodeSelector names it) before one for any node, a ``pods``
+    quota, a cohort with a queue that only lends (and maybe a Cohort object of quota of its own),
+    ``flavorFungibility`` and preemption policies (``borrowWithinCohort`` among them), and fair sharing (the
+    manager Configuration, random weights). Now and then the queue covers the GPUs only (cpu and memory:
+    ``resource cpu unavailable in ClusterQueue``, nothing admitted)."""
     gpus = draw(st.sampled_from([2, 8, 16]))
-    if draw(st.booleans()):
+    gpu_covered = sorted({r for resource in resources for r in KUEUE_RESOURCES[resource]})
+    if draw(st.integers(0, 5)) == 5:
         return kueue_queues("default-flavor", gpus, "queue", "default")
-    flavors = ["default-flavor", "spare-flavor"][: draw(st.integers(1, 2))]
-    pods = draw(st.sampled_from([None, 1, 4, 20]))
-    covered = "[nvidia.com/gpu, pods]" if pods is not None else "[nvidia.com/gpu]"
+    simple = draw(st.booleans())
+    flavors = ["default-flavor", "spare-flavor"][: 1 if simple else draw(st.integers(1, 2))]
+    cpu_pool = None if simple or draw(st.booleans()) else f"pool{draw(st.integers(0, pools - 1))}"
+    cpu_flavors = (["pool-cpu"] if cpu_pool is not None else []) + ["any-cpu"]
+    pods = None if simple else draw(st.sampled_from([None, 1, 4, 20]))
+    if pods is not None:
+        gpu_covered.append("pods")
 
     def groups(quota: int, limits: str = "") -> str:
-        lines = [f"  - coveredResources: {covered}\n    flavors:"]
+        lines = [f"  - coveredResources: [{', '.join(gpu_covered)}]\n    flavors:"]
         for flavor in flavors:
             lines.append(f"    - name: {flavor}\n      resources:")
-            lines.append(f"      - {{name: nvidia.com/gpu, nominalQuota: {quota}{limits}}}")
-            if pods is not None:
-                lines.append(f"      - {{name: pods, nominalQuota: {pods}}}")
+            for r in gpu_covered:
+                if r == "pods":
+                    lines.append(f"      - {{name: pods, nominalQuota: {pods}}}")
+                else:
+                    more = limits if r == "nvidia.com/gpu" else ""
+                    lines.append(f"      - {{name: {r}, nominalQuota: {quota * PER_GPU.get(r, 1)}{more}}}")
+        lines.append("  - coveredResources: [cpu, memory]\n    flavors:")
+        for flavor in cpu_flavors:
+            lines.append(f"    - name: {flavor}\n      resources:")
+            lines.append(f"      - {{name: cpu, nominalQuota: {quota * 8}}}")
+            lines.append(f"      - {{name: memory, nominalQuota: {quota * 32}Gi}}")
         return "  resourceGroups:\n" + "\n".join(lines) + "\n"
 
+    flavor_docs = [resource_flavor(f) for f in flavors]
+    flavor_docs.append(resource_flavor("any-cpu"))
+    if cpu_pool is not None:
+        flavor_docs.append(resource_flavor("pool-cpu", spec=f"  nodeLabels: {{{POOL_LABEL}: {cpu_pool}}}\n"))
+    if simple:
+        cq = "\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+        cq += "spec:\n  namespaceSelector: {}\n" + groups(gpus)
+        return "---".join([*flavor_docs, cq, local_queue("queue", "default", "cq")])
     policy = {
         "whenCanBorrow": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
         "whenCanPreempt": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
@@ -641,6 +730,7 @@ def kueue_setup(draw: st.DrawFn) -> str:
     if reclaim != "Never" and draw(st.booleans()):
         threshold = draw(st.sampled_from(["", ", maxPriorityThreshold: 0", ", maxPriorityThreshold: 1000"]))
         preemption += f", borrowWithinCohort: {{policy: LowerPriority{threshold}}}"
+    fair = draw(st.booleans())
     fungibility = ", ".join(f"{k}: {v}" for k, v in policy.items())
     cq = f"""
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -651,17 +741,33 @@ spec:
   cohortName: research
   flavorFungibility: {{{fungibility}}}
   preemption: {{{preemption}}}
-""" + groups(gpus, draw(st.sampled_from(["", ", borrowingLimit: 4"])))
-    lender = """
+{weight(draw) if fair else ""}""" + groups(gpus, draw(st.sampled_from(["", ", borrowingLimit: 4"])))
+    lender = f"""
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
-metadata: {name: lender}
+metadata: {{name: lender}}
 spec:
-  namespaceSelector: {}
+  namespaceSelector: {{}}
   cohortName: research
-""" + groups(draw(st.sampled_from([0, 8])))
-    flavor_docs = [resource_flavor(f) for f in flavors]
-    return "---".join([*flavor_docs, cq, lender, local_queue("queue", "default", "cq")])
+{weight(draw) if fair else ""}""" + groups(draw(st.sampled_from([0, 8])))
+    docs = [*flavor_docs, cq, lender]
+    if fair:
+        docs.append(draw(fair_sharing_config()))
+        if draw(st.booleans()):  # the cohort's own quota, lent to its queues
+            cohort = "\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: research}\nspec:\n"
+            docs.append(cohort + weight(draw) + groups(draw(st.sampled_from([0, 4]))))
+    if fair and draw(st.booleans()):  # a second team, queued in namespace team-b
+        team_b = f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: team-b}}
+spec:
+  namespaceSelector: {{}}
+  cohortName: research
+  preemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}
+{weight(draw)}""" + groups(draw(st.sampled_from([2, 4])))
+        docs += [team_b, local_queue("queue", "team-b", "team-b")]
+    return "---".join([*docs, local_queue("queue", "default", "cq")])
 
 
 @st.composite
@@ -672,8 +778,18 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
     docs = [draw(node_pool(f"pool{i}", kind, autoscaled)) for i, kind in enumerate(kinds)]
     resources = sorted({GPU_KINDS[kind][0] for kind in kinds})
     queued = draw(st.booleans())
+    setup = draw(kueue_setup(resources, len(kinds))) if queued else ""
     if queued:
-        docs.append(draw(kueue_setup()))
+        docs.append(setup)
+    #: the pool of the queue's CPU flavor a launcher or master may select, and the namespaces of its queues
+    cpu_pool = re.search(rf"nodeLabels: {{{POOL_LABEL}: (pool\d+)}}", setup)
+    namespaces = ["default", "team-b"] if "namespace: team-b" in setup else ["default"]
+
+    def on_pool() -> str | None:
+        """The pool a CPU-only launcher or master selects: the CPU flavor's, any, or none."""
+        choices = [None, *(f"pool{i}" for i in range(len(kinds)))]
+        return cpu_pool[1] if cpu_pool and draw(st.booleans()) else draw(st.sampled_from(choices))
+
     pools = [f"pool{i}" for i in range(len(kinds))]
     if draw(st.integers(0, 2)) == 0:
         pools.append("dra")
@@ -682,11 +798,16 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
     jobs = draw(st.integers(0, 5))
     for i in range(jobs + gangs):
         gang = i >= jobs
-        docs.append(draw(job(f"job{i}", resources, queued and not gang and draw(st.booleans()), gang)))
+        in_queue = queued and not gang and draw(st.booleans())
+        namespace = draw(st.sampled_from(namespaces)) if in_queue else "default"
+        docs.append(draw(job(f"job{i}", resources, in_queue, gang, namespace)))
     pytorch = draw(st.integers(0, 2)) == 0
     if pytorch:
-        gang = draw(pytorch_gang(draw(st.sampled_from(resources))))
-        docs.append(queued_in(gang) if queued and draw(st.booleans()) else gang)
+        resource = draw(st.sampled_from(resources))
+        if queued and draw(st.booleans()):
+            docs.append(queued_in(draw(pytorch_gang(resource, on_pool()))))
+        else:
+            docs.append(draw(pytorch_gang(resource)))
     if gangs or pytorch:
         docs.append(coscheduling("gang-scheduler"))
     if draw(st.booleans()):
@@ -695,9 +816,13 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         docs.append(draw(consumed(draw(st.sampled_from(resources)))))
     for kind in (grouped, ray_cluster, scaled_job, jobset, mpijob, volcano_job):
         if draw(st.integers(0, 2)) == 0:
-            text = draw(kind(draw(st.sampled_from(resources))))
-            queue = queued and kind in (jobset, mpijob) and draw(st.booleans())
-            docs.append(queued_in(text) if queue else text)
+            resource = draw(st.sampled_from(resources))
+            if queued and kind in (jobset, mpijob) and draw(st.booleans()):
+                docs.append(
+                    queued_in(draw(mpijob(resource, on_pool()) if kind is mpijob else kind(resource)))
+                )
+            else:
+                docs.append(draw(kind(resource)))
     docs.append(PRIORITY_CLASSES)
     docs.extend(draw(fault_documents(pools)))
     duration = draw(st.sampled_from(["1h", "2h"]))

@@ -214,6 +214,31 @@ def test_a_cost_the_nodes_do_not_add_up_to_is_reported() -> None:
     assert (broken.invariant, broken.subject) == ("metering-adds-up", "the run's cost")
 
 
+def test_kueue_usage_beyond_the_cohorts_quota_is_reported() -> None:
+    sim = checked("kueue/fair-sharing.yaml", duration_s=1200.0)  # team-a and team-b hold all 24 GPUs
+    invariants.kueue_within_quota(sim)
+    wl = next(w for _, w in sorted(sim.kueue.workloads.items()) if w.admitted is not None)
+    assert wl.admitted is not None
+    queue = wl.admitted.workload.cluster_queue
+    usage = {fr: v + 8 for fr, v in wl.admitted.usage.items()}
+    wl.admitted = replace(wl.admitted, usage=usage)
+    broken = violation(invariants.kueue_within_quota, sim)
+    assert (broken.invariant, broken.subject) == ("kueue-within-quota", f"ClusterQueue {queue}")
+    assert "summary" in broken.detail  # its usage steps no longer end at what its workloads hold
+    sim.kueue._usage_changed(queue)
+    broken = violation(invariants.kueue_within_quota, sim)
+    assert (broken.invariant, broken.subject) == ("kueue-within-quota", "cohort research")
+    assert "above the tree's nominal quota 24" in broken.detail
+
+
+def test_a_kueue_pod_off_its_flavors_nodes_is_reported() -> None:
+    sim = checked("kueue/fair-sharing.yaml", duration_s=1200.0)
+    flavors = sim.kueue.objects.flavors
+    flavors["h100"] = replace(flavors["h100"], node_labels={"nvidia.com/gpu.product": "NVIDIA-B200"})
+    broken = violation(invariants.kueue_pods_on_flavors, sim)
+    assert broken.invariant == "kueue-pods-on-flavors" and "of pod set main" in broken.detail
+
+
 def test_simulate_check_invariants_says_they_held(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli.app, ["simulate", "--check-invariants", "--no-progress", "--out", str(tmp_path)]

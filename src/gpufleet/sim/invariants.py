@@ -17,7 +17,9 @@ workers within its ``replicas`` clamped to ``minReplicas``/``maxReplicas`` (Kube
 ``GetWorkerGroupDesiredReplicas``); a
 ScaledJob's Jobs within ``maxReplicaCount``, KEDA's ``GetEffectiveMaxScale``); and the cost and GPU-hours
 metered from the event log (``sim.metering``) equal those added up over the nodes (cost, provisioned)
-and over the pod records (allocated, working).
+and over the pod records (allocated, working). Kueue's admitted workloads hold no more quota than their
+ClusterQueues and cohort trees allow (``kueue_within_quota``, reclaimable pods and fair sharing
+included), and each admitted pod runs on nodes of its own pod set's flavors (``kueue_pods_on_flavors``).
 
 A violation raises :class:`InvariantViolation` naming the invariant, the object and the simulated time;
 ``Simulation.run`` calls :meth:`InvariantChecks.after_event` only when it is given checks, so a run
@@ -30,7 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,6 +40,7 @@ import numpy as np
 
 from gpufleet.gpus.devices import NodeDevices
 from gpufleet.model.gpu_share import MILLI
+from gpufleet.model.kueue import ClusterQueue, Cohort
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.gangs import group_key
@@ -450,6 +453,126 @@ def _within(sim: Simulation, subject: str, bounds: list[ReplicaBound]) -> None:
             )
 
 
+def kueue_within_quota(sim: Simulation) -> None:
+    """What Kueue's admitted workloads hold (their usage, those being evicted included: they hold it until
+    their pods are gone) stays within what the ClusterQueues allow (``pkg/cache/scheduler``: a workload
+    is admitted only where it fits ``available``): each queue uses only the (flavor, resource) pairs of
+    its quota, never less than none, at most its ``nominalQuota`` plus its ``borrowingLimit`` where one is
+    set (its nominal quota alone without a cohort), and the queues of a cohort tree use together at most
+    the nominal quotas of the tree's ClusterQueues and Cohorts. Fair sharing orders and preempts within
+    the same bounds. The usage steps of the Kueue summary (``kueue.cluster_queues[*].usage``) end at that
+    usage."""
+    kueue = sim.kueue
+    if not kueue.installed:
+        return
+    now, objects = sim.loop.now, kueue.objects
+    used: dict[str, Counter[tuple[str, str]]] = {name: Counter() for name in objects.cluster_queues}
+    for wl in kueue.workloads.values():
+        if wl.admitted is not None:
+            used.setdefault(wl.admitted.workload.cluster_queue, Counter()).update(wl.admitted.usage)
+    roots: dict[str, Counter[tuple[str, str]]] = {}
+    for name, usage in sorted(used.items()):
+        cq = objects.cluster_queues.get(name)
+        subject = f"ClusterQueue {name}"
+        for (flavor, resource), amount in sorted(usage.items()):
+            quota = None if cq is None else cq.quota(flavor, resource)
+            if quota is None or amount < 0:
+                raise InvariantViolation(
+                    "kueue-within-quota",
+                    subject,
+                    now,
+                    f"uses {amount} of {resource} in flavor {flavor}"
+                    f"{'' if quota is not None else ', which it has no quota of'}",
+                )
+            most: int | None = quota.nominal
+            if cq is not None and cq.cohort is not None:
+                most = None if quota.borrowing_limit is None else quota.nominal + quota.borrowing_limit
+            if most is not None and amount > most:
+                raise InvariantViolation(
+                    "kueue-within-quota",
+                    subject,
+                    now,
+                    f"uses {amount} of {resource} in flavor {flavor}, above {most} (nominal {quota.nominal}, "
+                    f"borrowingLimit {quota.borrowing_limit}, cohort {cq.cohort if cq else None})",
+                )
+        if cq is not None and cq.cohort is not None:
+            roots.setdefault(_cohort_root(objects.cohorts, cq.cohort), Counter()).update(usage)
+        steps = kueue.stats[name].steps if name in kueue.stats else {}
+        for key, series in sorted(steps.items()):
+            flavor, resource = key.split("/", 1)
+            if series[-1][1] != usage.get((flavor, resource), 0):
+                raise InvariantViolation(
+                    "kueue-within-quota",
+                    subject,
+                    now,
+                    f"the summary's usage of {key} is {series[-1][1]:g} but its workloads hold "
+                    f"{usage.get((flavor, resource), 0)}",
+                )
+    for root, usage in sorted(roots.items()):
+        quota_of: Counter[tuple[str, str]] = Counter()
+        members = [cq for cq in objects.cluster_queues.values() if cq.cohort is not None]
+        nodes: list[ClusterQueue | Cohort] = [
+            cq for cq in members if _cohort_root(objects.cohorts, str(cq.cohort)) == root
+        ]
+        nodes += [c for c in objects.cohorts.values() if _cohort_root(objects.cohorts, c.name) == root]
+        for node in nodes:
+            for group in node.resource_groups:
+                for fq in group.flavors:
+                    for resource, q in fq.resources.items():
+                        quota_of[(fq.flavor, resource)] += q.nominal
+        for fr, amount in sorted(usage.items()):
+            if amount > quota_of[fr]:
+                raise InvariantViolation(
+                    "kueue-within-quota",
+                    f"cohort {root}",
+                    now,
+                    f"its ClusterQueues use {amount} of {fr[1]} in flavor {fr[0]}, above the tree's nominal "
+                    f"quota {quota_of[fr]}",
+                )
+
+
+def _cohort_root(cohorts: Mapping[str, Cohort], name: str) -> str:
+    seen = {name}
+    while (
+        (cohort := cohorts.get(name)) is not None and cohort.parent is not None and cohort.parent not in seen
+    ):
+        name = cohort.parent
+        seen.add(name)
+    return name
+
+
+def kueue_pods_on_flavors(sim: Simulation, pods: Collection[str] | None = None) -> None:
+    """A pod of a workload Kueue admitted (not being evicted) that is on a node is on one with the
+    ``nodeLabels`` of every flavor its own pod set was assigned (``podSetAssignments``: each pod set its
+    flavors; the pod's set the first whose selector its labels match) (``pods``: only those pods)."""
+    kueue = sim.kueue
+    if not kueue.installed:
+        return
+    state, now = sim.state, sim.loop.now
+    keys = kueue.of_pod if pods is None else [k for k in pods if k in kueue.of_pod]
+    for key in sorted(keys):
+        wl = kueue.workloads.get(kueue.of_pod[key])
+        a = state.assignments.get(key)
+        if wl is None or a is None or wl.admitted is None or wl.admitted.evicting or key not in wl.pods:
+            continue
+        rec = sim.records[key]
+        pod_sets = wl.controller.pod_sets() if wl.controller is not None else []
+        pod_set = next((s.name for s in pod_sets if s.holds(rec.pod)), "main" if not pod_sets else None)
+        if pod_set is None:
+            continue
+        labels = state.nodes[a.node].labels
+        for flavor in sorted(set(wl.admitted.flavors.get(pod_set, {}).values())):
+            wanted = kueue.objects.flavors[flavor].node_labels
+            if any(labels.get(k) != v for k, v in wanted.items()):
+                raise InvariantViolation(
+                    "kueue-pods-on-flavors",
+                    f"pod {key}",
+                    now,
+                    f"of pod set {pod_set} of {wl.key}, assigned flavor {flavor} ({wanted}), is on node "
+                    f"{state.nodes[a.node].name} without those labels",
+                )
+
+
 @dataclass(frozen=True)
 class PodGpuSeconds:
     """GPU-seconds added up over the pod records: allocated (each pod's GPU-equivalents from its binding
@@ -750,6 +873,8 @@ class InvariantChecks:
         made = sum(len(jobs) for jobs in sim.workload_autoscalers.jobs_of.values())
         replicas_within_bounds(sim, self.replicas, controllers, made != self.scaled_jobs)
         self.scaled_jobs = made
+        kueue_within_quota(sim)
+        kueue_pods_on_flavors(sim, touched.pods)
 
     def at_end(self, sim: Simulation) -> None:
         self._check(sim)
@@ -763,6 +888,8 @@ class InvariantChecks:
         checkpoints_kept(sim, self.progress)
         items_keep_progress(sim, self.items)
         replicas_within_bounds(sim, self.replicas)
+        kueue_within_quota(sim)
+        kueue_pods_on_flavors(sim)
         for name, work in sim.lifecycle.work_lists.items():
             self.requeued[name] = work.requeued
 
