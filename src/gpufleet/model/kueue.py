@@ -88,11 +88,6 @@ class ResourceQuota:
     borrowing_limit: int | None = None
     lending_limit: int | None = None
 
-    @property
-    def guaranteed(self) -> int:
-        """What the queue keeps for itself and never lends (``nominalQuota - lendingLimit``)."""
-        return 0 if self.lending_limit is None else max(self.nominal - self.lending_limit, 0)
-
 
 @dataclass(frozen=True)
 class FlavorQuotas:
