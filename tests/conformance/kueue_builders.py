@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpufleet.model.kueue import (
+    BEST_EFFORT_FIFO,
     DEFAULT_FAIR_WEIGHT,
     DEFAULT_FUNGIBILITY,
     NEVER,
@@ -46,7 +47,7 @@ from gpufleet.model.kueue import (
     ResourceGroup,
     ResourceQuota,
 )
-from gpufleet.model.pod import Pod
+from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.resources import parse_resource_list
 from gpufleet.scheduling.kueue.admission import usage_of
 from gpufleet.scheduling.kueue.flavors import Assignment, Granular, assign_flavors, no_simulation
@@ -89,15 +90,20 @@ def cluster_queue(
     borrow: str = NEVER,
     threshold: int | None = None,
     weight: float = DEFAULT_FAIR_WEIGHT,
+    namespaces: tuple[Requirement, ...] = (),
+    strategy: str = BEST_EFFORT_FIFO,
 ) -> ClusterQueue:
     """``MakeClusterQueue(name).Cohort(cohort).ResourceGroup(...)...Preemption({WithinClusterQueue:
     within, ReclaimWithinCohort: reclaim}).FlavorFungibility(fungibility).FairWeight(weight)``; a group
     covers the resources its flavors name. ``borrow`` and ``threshold`` are the preemption's
-    ``BorrowWithinCohort: {Policy: borrow, MaxPriorityThreshold: threshold}``."""
+    ``BorrowWithinCohort: {Policy: borrow, MaxPriorityThreshold: threshold}``; ``namespaces`` is
+    ``.NamespaceSelector(...)`` (default: ``MakeClusterQueue``'s ``{}``, every namespace) and
+    ``strategy`` ``.QueueingStrategy(...)``."""
     return ClusterQueue(
         name,
         cohort,
-        (),
+        namespaces,
+        queueing_strategy=strategy,
         resource_groups=_resource_groups(groups),
         reclaim_within_cohort=reclaim,
         within_cluster_queue=within,
@@ -131,9 +137,14 @@ def queues(*cqs: ClusterQueue) -> dict[str, ClusterQueue]:
 
 
 def _workload(
-    name: str, cq: str, priority: int, created: float, pod_sets: tuple[PodSetResources, ...]
+    name: str,
+    cq: str,
+    priority: int,
+    created: float,
+    pod_sets: tuple[PodSetResources, ...],
+    namespace: str = "",
 ) -> Workload:
-    return Workload(f"Job//{name}", cq, priority, created, 0, pod_sets)
+    return Workload(f"Job/{namespace}/{name}", cq, priority, created, 0, pod_sets)
 
 
 def admitted(
@@ -145,12 +156,14 @@ def admitted(
     flavor: str = DEFAULT_FLAVOR,
     created: float = 0.0,
     reserved_at: float = NOW,
+    namespace: str = "",
 ) -> Admitted:
-    """A workload holding quota in ``cq``: every resource its pod set ``main`` requests from ``flavor``."""
+    """A workload holding quota in ``cq``: every resource its pod set ``main`` requests from ``flavor``
+    (``namespace``: ``MakeWorkload(name, namespace)``)."""
     amounts = _units(requests)
-    main = PodSetResources("main", 1, amounts, Pod(name, namespace=""))
+    main = PodSetResources("main", 1, amounts, Pod(name, namespace=namespace))
     return Admitted(
-        _workload(name, cq, priority, created, (main,)),
+        _workload(name, cq, priority, created, (main,), namespace),
         {"main": {r: flavor for r in amounts}},
         {(flavor, r): v for r, v in amounts.items()},
         reserved_at,
@@ -189,16 +202,18 @@ def incoming(
     created: float = 0.0,
     name: str = "in",
     reclaimable: Mapping[str, int] | None = None,
+    namespace: str = "",
 ) -> Incoming:
     """The preemptor submitted to ``cq`` (upstream's ``targetCQ``) and its assignment's usage: each pod
     set's requests times its count, in the flavor the case assigns. ``reclaimable`` is upstream's
-    ``wlReclaimablePods`` (``status.reclaimablePods``): each pod set's pods that no longer count."""
+    ``wlReclaimablePods`` (``status.reclaimablePods``): each pod set's pods that no longer count;
+    ``namespace``: ``MakeWorkload(name, namespace)``."""
     entries = []
     for ps in pod_sets:
         total = {resource: amount * ps.count for resource, amount in _units(ps.requests).items()}
-        pod = Pod(name, namespace="") if ps.pod is None else ps.pod
+        pod = Pod(name, namespace=namespace) if ps.pod is None else ps.pod
         entries.append(PodSetResources(ps.name, ps.count, total, pod, group=ps.group))
-    workload = _workload(name, cq, priority, created, tuple(entries))
+    workload = _workload(name, cq, priority, created, tuple(entries), namespace)
     if reclaimable is not None:
         workload = workload.reclaimed({ps.name: ps.count for ps in pod_sets}, reclaimable)
     usage: Usage = {}

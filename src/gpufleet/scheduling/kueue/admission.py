@@ -15,7 +15,9 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
   those that do not borrow first, then higher priority, then older; with fair sharing on (the manager
   Configuration's ``fairSharing``), in each cohort tree by the shares of its nodes instead
   (``tournament.fair_order``), and preemption is fair sharing's (``preemption.preemption_targets``);
-* a head that fits is admitted if it still fits after this cycle's earlier admissions and, when
+* a head that fits is admitted if its nominated assignment (its flavors are not chosen again) still
+  fits after this cycle's earlier admissions (else ``Workload no longer fits after processing another
+  workload``, and it stays the head) and, when
   it asks for Topology-Aware Scheduling, if its TAS pod sets find their topology domains, each on
   the nodes of its TAS flavor (``topology.place``; the nodes this cycle's earlier TAS admissions took
   are taken); one
@@ -42,6 +44,7 @@ from gpufleet.scheduling.kueue.workload import Admitted, Workload
 CLUSTER_QUEUE_MISSING = "ClusterQueue {} doesn't exist"
 CLUSTER_QUEUE_INACTIVE = "ClusterQueue {} is inactive"
 NAMESPACE_MISMATCH = "Workload namespace doesn't match ClusterQueue selector"
+NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 
 
 @dataclass
@@ -118,17 +121,20 @@ def schedule(
     for workload, nominated in entries if fair_sharing is None else fair_order(entries, snapshot):
         cq = queues[workload.cluster_queue]
         if nominated.mode is Mode.FIT:
-            now = assign(workload, cq)
-            if now.mode is Mode.FIT:
-                placed = _topology(workload, now, flavors, topologies, room)
-                if isinstance(placed, str):
-                    result.messages[workload.key] = placed
-                    _set_aside(result, workload, cq)
-                    continue
-                snapshot.add(cq.name, now.usage)
-                result.admitted.append((workload, now))
-                if placed:
-                    result.placements[workload.key] = placed
+            # the nominated assignment, kept (``updateAssignmentIfNeeded``: no recompute), must still fit
+            # after this cycle's earlier admissions (``fits``: ``ClusterQueueSnapshot.Fits``)
+            if any(v > snapshot.available(cq.name, fr) for fr, v in nominated.usage.items()):
+                result.messages[workload.key] = NO_LONGER_FITS
+                continue
+            placed = _topology(workload, nominated, flavors, topologies, room)
+            if isinstance(placed, str):
+                result.messages[workload.key] = placed
+                _set_aside(result, workload, cq)
+                continue
+            snapshot.add(cq.name, nominated.usage)
+            result.admitted.append((workload, nominated))
+            if placed:
+                result.placements[workload.key] = placed
             continue
         result.messages[workload.key] = nominated.message()
         targets = (
