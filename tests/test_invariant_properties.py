@@ -7,10 +7,12 @@ The scenarios are manifests, as users write them: node pools of several GPU mode
 time-slicing, MIG, DRA devices), some autoscaling; Jobs with priorities, checkpoints, deletions, Kueue
 queues (the training kinds' too, a CPU-only launcher or master on a flavor of its own; Jobs of more
 completions than parallelism, whose finished pods release quota; fair sharing with random weights and
-strategies); a JobSet and an MPIJob; gangs under Coscheduling (a PyTorchJob among
-them) and under Volcano; pods claiming DRA devices; a Deployment scaled by an HPA against traffic, maybe
-under a PodDisruptionBudget; queue workers KEDA scales on a list of work items. ``GPUFLEET_SOAK=N`` runs
-N examples of each property instead of the few the suite runs (a long run, by hand).
+strategies; contended queues, where Jobs of high priority that come late preempt the early ones,
+reclaim lent quota, with and without fair sharing); a JobSet and an MPIJob; gangs under Coscheduling (a
+PyTorchJob among them) and under Volcano; pods claiming DRA devices; a Deployment scaled by an HPA
+against traffic, maybe under a PodDisruptionBudget; queue workers KEDA scales on a list of work items.
+``GPUFLEET_SOAK=N`` runs N examples of each property instead of the few the suite runs (a long run, by
+hand).
 
 ``fault_documents`` adds random faults to half the scenarios (a ``gpufleet.io/v1alpha1``
 ``FaultModel``, ``docs/faults.md``): random rates of every class and faults at given times.
@@ -140,17 +142,28 @@ def limits(draw: st.DrawFn, resource: str, count: int) -> str:
 
 @st.composite
 def job(
-    draw: st.DrawFn, name: str, resources: list[str], queued: bool, gang: bool, namespace: str = "default"
+    draw: st.DrawFn,
+    name: str,
+    resources: list[str],
+    queued: bool,
+    gang: bool,
+    namespace: str = "default",
+    contending: str | None = None,
 ) -> str:
     """A batch Job in ``namespace``: ``queued`` names Kueue's LocalQueue ``queue``, and then its
     ``completions`` may exceed its ``parallelism`` (Kueue releases the quota of the pods it will not run
     again: ``reclaimablePods``); ``gang``: its pods form a PodGroup (the document before it) under the
-    Coscheduling scheduler."""
-    pods = draw(st.integers(1, 3))
+    Coscheduling scheduler. ``contending`` (a queued Job of a contended Kueue setup, ``kueue_setup``):
+    ``"early"``, a long Job of low or no priority submitted first, filling the quota; ``"late"``, one
+    pod (of the least quota drawn, ``kueue_setup``) of high priority (its pods' PriorityClass or Kueue's
+    WorkloadPriorityClass ``urgent``, the pods then of no priority) submitted while the early ones run,
+    which Kueue admits by preempting them."""
+    pods = draw(st.integers(1, 1 if contending == "late" else 3))
     completions = pods + (draw(st.integers(0, 3)) if queued else 0)
     resource = draw(st.sampled_from(resources))
-    gpus = draw(st.sampled_from([1, 2, 4]))
-    annotations = [f"gpufleet.io/duration: {draw(minutes(5, 90))}"]
+    gpus = draw(st.sampled_from([1, 2] if contending else [1, 2, 4]))
+    duration = minutes(30, 90) if contending == "early" else minutes(5, 90)
+    annotations = [f"gpufleet.io/duration: {draw(duration)}"]
     if draw(st.booleans()):
         annotations.append(f"gpufleet.io/checkpoint-interval: {draw(minutes(2, 20))}")
     if draw(st.booleans()):
@@ -158,6 +171,16 @@ def job(
     if draw(st.integers(0, 4)) == 0:
         annotations.append(f"gpufleet.io/delete-at: {draw(minutes(1, 120))}")
     job_labels = "kueue.x-k8s.io/queue-name: queue" if queued else ""
+    if contending == "early":
+        priority = draw(st.sampled_from(["", "priorityClassName: low"]))
+    elif contending == "late":
+        priority = draw(st.sampled_from(["priorityClassName: high", "urgent"]))
+        if priority == "urgent":
+            job_labels += ", kueue.x-k8s.io/priority-class: urgent"
+            priority = ""
+    else:
+        priority = draw(st.sampled_from(["", "priorityClassName: high", "priorityClassName: low"]))
+    submit = {"early": minutes(0, 2), "late": minutes(5, 30)}.get(contending or "", minutes(0, 60))
     pod_labels = f"{POD_GROUP_LABEL}: {name}" if gang else ""
     group = ""
     if gang:
@@ -167,7 +190,6 @@ kind: PodGroup
 metadata: {{name: {name}}}
 spec: {{minMember: {draw(st.integers(1, pods))}}}
 ---"""
-    priority = draw(st.sampled_from(["", "priorityClassName: high", "priorityClassName: low"]))
     return f"""{group}
 apiVersion: batch/v1
 kind: Job
@@ -175,7 +197,7 @@ metadata:
   name: {name}
   namespace: {namespace}
   labels: {{{job_labels}}}
-  annotations: {{gpufleet.io/submit-at: {draw(minutes(0, 60))}}}
+  annotations: {{gpufleet.io/submit-at: {draw(submit)}}}
 spec:
   parallelism: {pods}
   completions: {completions}
@@ -671,8 +693,32 @@ def weight(draw: st.DrawFn) -> str:
     return "" if value is None else f'  fairSharing: {{weight: "{value}"}}\n'
 
 
+#: the WorkloadPriorityClass a late contending Job may name (``job``): Kueue's priority, not its pods'
+URGENT = (
+    "\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+    "metadata: {name: urgent}\nvalue: 1000\n"
+)
+
+
 @st.composite
-def kueue_setup(draw: st.DrawFn, resources: list[str], pools: int) -> str:
+def preemption_policy(draw: st.DrawFn, contended: bool) -> str:
+    """A ClusterQueue's ``preemption`` (flow-style, without its braces): random policies, ``contended``
+    mostly ones that preempt; ``borrowWithinCohort`` now and then where it may reclaim."""
+    reclaims = ["Never", "LowerPriority", "Any"]
+    within = ["Never", "LowerPriority", "LowerOrNewerEqualPriority"]
+    if contended:  # preempting within the queue always, reclaiming four times in five
+        reclaims = ["Never", *reclaims[1:] * 2]
+        within = within[1:]
+    reclaim = draw(st.sampled_from(reclaims))
+    preemption = f"reclaimWithinCohort: {reclaim}, withinClusterQueue: {draw(st.sampled_from(within))}"
+    if reclaim != "Never" and draw(st.booleans()):
+        threshold = draw(st.sampled_from(["", ", maxPriorityThreshold: 0", ", maxPriorityThreshold: 1000"]))
+        preemption += f", borrowWithinCohort: {{policy: LowerPriority{threshold}}}"
+    return preemption
+
+
+@st.composite
+def kueue_setup(draw: st.DrawFn, resources: list[str], pools: int, contended: bool = False) -> str:
     """Kueue's objects for the LocalQueue ``default/queue``: a ClusterQueue ``cq`` with a quota of every
     resource the queued pods ask for (``resources``: their GPU resources; cpu and memory in a group of
     their own), or one drawn wider: a second GPU flavor, a CPU flavor for one of the ``pools``' nodes
@@ -680,13 +726,17 @@ def kueue_setup(draw: st.DrawFn, resources: list[str], pools: int) -> str:
     quota, a cohort with a queue that only lends (and maybe a Cohort object of quota of its own),
     ``flavorFungibility`` and preemption policies (``borrowWithinCohort`` among them), and fair sharing (the
     manager Configuration, random weights). Now and then the queue covers the GPUs only (cpu and memory:
-    ``resource cpu unavailable in ClusterQueue``, nothing admitted)."""
-    gpus = draw(st.sampled_from([2, 8, 16]))
+    ``resource cpu unavailable in ClusterQueue``, nothing admitted). ``contended``: small quotas for the
+    contending Jobs (``job``), a cohort that lends little, preemption policies that mostly preempt (with
+    and without fair sharing) and often the second team's queue, which borrows or reclaims in turn."""
+    gpus = draw(st.sampled_from([2, 4] if contended else [2, 8, 16]))
     gpu_covered = sorted({r for resource in resources for r in KUEUE_RESOURCES[resource]})
-    if draw(st.integers(0, 5)) == 5:
+    if not contended and draw(st.integers(0, 5)) == 5:
         return kueue_queues("default-flavor", gpus, "queue", "default")
-    simple = draw(st.booleans())
-    flavors = ["default-flavor", "spare-flavor"][: 1 if simple else draw(st.integers(1, 2))]
+    simple = not contended and draw(st.booleans())
+    flavors = ["default-flavor", "spare-flavor"][
+        : 1 if simple else draw(st.sampled_from([1, 1, 2] if contended else [1, 2]))
+    ]
     cpu_pool = None if simple or draw(st.booleans()) else f"pool{draw(st.integers(0, pools - 1))}"
     cpu_flavors = (["pool-cpu"] if cpu_pool is not None else []) + ["any-cpu"]
     pods = None if simple else draw(st.sampled_from([None, 1, 4, 20]))
@@ -724,12 +774,7 @@ def kueue_setup(draw: st.DrawFn, resources: list[str], pools: int) -> str:
     }
     if set(policy.values()) == {"TryNextFlavor"} and draw(st.booleans()):
         policy["preference"] = draw(st.sampled_from(["BorrowingOverPreemption", "PreemptionOverBorrowing"]))
-    reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"]))
-    preemption = f"reclaimWithinCohort: {reclaim}, withinClusterQueue: "
-    preemption += draw(st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]))
-    if reclaim != "Never" and draw(st.booleans()):
-        threshold = draw(st.sampled_from(["", ", maxPriorityThreshold: 0", ", maxPriorityThreshold: 1000"]))
-        preemption += f", borrowWithinCohort: {{policy: LowerPriority{threshold}}}"
+    preemption = draw(preemption_policy(contended))
     fair = draw(st.booleans())
     fungibility = ", ".join(f"{k}: {v}" for k, v in policy.items())
     cq = f"""
@@ -749,14 +794,19 @@ metadata: {{name: lender}}
 spec:
   namespaceSelector: {{}}
   cohortName: research
-{weight(draw) if fair else ""}""" + groups(draw(st.sampled_from([0, 8])))
+{weight(draw) if fair else ""}""" + groups(draw(st.sampled_from([0, 0, 2] if contended else [0, 8])))
     docs = [*flavor_docs, cq, lender]
     if fair:
         docs.append(draw(fair_sharing_config()))
         if draw(st.booleans()):  # the cohort's own quota, lent to its queues
             cohort = "\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: research}\nspec:\n"
             docs.append(cohort + weight(draw) + groups(draw(st.sampled_from([0, 4]))))
-    if fair and draw(st.booleans()):  # a second team, queued in namespace team-b
+    if (fair or contended) and draw(st.booleans()):  # a second team, queued in namespace team-b
+        team_preemption = (
+            draw(preemption_policy(contended))
+            if contended
+            else "reclaimWithinCohort: Any, withinClusterQueue: LowerPriority"
+        )
         team_b = f"""
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -764,9 +814,11 @@ metadata: {{name: team-b}}
 spec:
   namespaceSelector: {{}}
   cohortName: research
-  preemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}
-{weight(draw)}""" + groups(draw(st.sampled_from([2, 4])))
+  preemption: {{{team_preemption}}}
+{weight(draw) if fair else ""}""" + groups(draw(st.sampled_from([2, 4])))
         docs += [team_b, local_queue("queue", "team-b", "team-b")]
+    if contended:
+        docs.append(URGENT)
     return "---".join([*docs, local_queue("queue", "default", "cq")])
 
 
@@ -778,7 +830,9 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
     docs = [draw(node_pool(f"pool{i}", kind, autoscaled)) for i, kind in enumerate(kinds)]
     resources = sorted({GPU_KINDS[kind][0] for kind in kinds})
     queued = draw(st.booleans())
-    setup = draw(kueue_setup(resources, len(kinds))) if queued else ""
+    #: a contended Kueue setup: small quotas, and Jobs of high priority that come late (``job``)
+    contended = queued and draw(st.booleans())
+    setup = draw(kueue_setup(resources, len(kinds), contended)) if queued else ""
     if queued:
         docs.append(setup)
     #: the pool of the queue's CPU flavor a launcher or master may select, and the namespaces of its queues
@@ -801,6 +855,11 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         in_queue = queued and not gang and draw(st.booleans())
         namespace = draw(st.sampled_from(namespaces)) if in_queue else "default"
         docs.append(draw(job(f"job{i}", resources, in_queue, gang, namespace)))
+    if contended:
+        for when, count in (("early", draw(st.integers(2, 4))), ("late", draw(st.integers(1, 2)))):
+            for i in range(count):
+                namespace = draw(st.sampled_from(namespaces))
+                docs.append(draw(job(f"{when}{i}", resources, True, False, namespace, contending=when)))
     pytorch = draw(st.integers(0, 2)) == 0
     if pytorch:
         resource = draw(st.sampled_from(resources))
