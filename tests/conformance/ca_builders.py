@@ -1,13 +1,18 @@
 """Builders for cluster-autoscaler 1.34's own tables (``expander/*_test.go``,
-``core/scaledown/eligibility/eligibility_test.go``, ``simulator/drain_test.go``,
-``estimator/binpacking_estimator_test.go``): expansion options as gpufleet's ``Estimate``
-(upstream's ``expander.Option``: node group, node count, pods), named by upstream's ``Debug``;
-nodes and pods as ``BuildTestNode``/``BuildTestPod``; a drain; a binpacking estimate."""
+``core/scaledown/eligibility/eligibility_test.go``, ``core/scaledown/unremovable/nodes_test.go``,
+``core/scaledown/unneeded/nodes_test.go``, ``simulator/drain_test.go``,
+``estimator/binpacking_estimator_test.go``, ``core/podlistprocessor/filter_out_schedulable_test.go``):
+expansion options as gpufleet's ``Estimate`` (upstream's ``expander.Option``: node group, node count, pods),
+named by upstream's ``Debug``; nodes and pods as ``BuildTestNode``/``BuildTestPod``; the unremovable nodes a
+scan keeps; the unneeded nodes, since when, and which are removable; a drain; a binpacking estimate; the
+pending pods filtered out as schedulable."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownRequest, scale_down
 from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
 from gpufleet.autoscaling.expanders import FILTERS, pool_priority
 from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule, unremovable_reason
@@ -62,14 +67,23 @@ def build_test_pod(
     namespace: str = "default",
     labels: dict[str, str] | None = None,
     host_port: int = 0,
+    priority: int = 0,
 ) -> Pod:
     """``BuildTestPod(name, millicpu, mem)`` (``mem`` in bytes; ``WithDSController()``: owned by a
     DaemonSet; ``WithNamespace``, ``WithLabels``; ``WithHostPort``: the first container's one port
-    binds ``host_port`` on every IP, TCP, when positive)."""
+    binds ``host_port`` on every IP, TCP, when positive; ``priority``: ``Spec.Priority``)."""
     owner = OwnerRef("DaemonSet", "ds") if daemon_set else None
     ports = (HostPort.of("", "", host_port),) if host_port > 0 else ()
     requests = {"cpu": millicpu, "memory": mem}
-    return Pod(name, namespace, dict(labels or {}), requests=requests, owner=owner, host_ports=ports)
+    return Pod(
+        name,
+        namespace,
+        dict(labels or {}),
+        requests=requests,
+        owner=owner,
+        host_ports=ports,
+        priority=priority,
+    )
 
 
 def unneeded_and_unremovable(
@@ -99,6 +113,56 @@ def unneeded_and_unremovable(
     )
 
 
+def unremovable_after_update(nodes: Sequence[str], timeouts: Mapping[str, float], now: float) -> list[str]:
+    """``unremovable.Nodes.Update(nodeInfos, now)`` after ``AddTimeout`` of each node in ``timeouts``: the
+    nodes it still holds (``ttls``), in name order. The cluster has a 1-cpu node of each name in ``nodes``;
+    the scan has no candidates, so it finds no node unremovable."""
+    state = ClusterState([build_test_node(name, 1000, 10) for name in nodes])
+    profile = build_profile(ProfileConfig())
+    request = ScaleDownRequest(
+        now, state, profile, [], UtilizationRule(), 0.0, 0.0, -math.inf, {}, frozenset(), [], {}, frozenset(),
+        None, unremovable_until=timeouts,
+    )  # fmt: skip
+    return sorted(scale_down(request).unremovable_until)
+
+
+def unneeded_since(scans: Sequence[tuple[float, Sequence[str]]]) -> dict[str, float]:
+    """``unneeded.Nodes.Update(nodes, ts)`` at each of ``scans`` (``ts``, the names of the nodes found
+    unneeded then): each node still unneeded with the time it was first found so. The cluster has an empty
+    1-cpu node of each name; a scan's candidates are the nodes it finds unneeded."""
+    names = sorted({n for _, found in scans for n in found})
+    state = ClusterState([build_test_node(name, 1000, 10) for name in names])
+    profile, since = build_profile(ProfileConfig()), dict[str, float]()
+    for ts, found in scans:
+        request = ScaleDownRequest(
+            ts, state, profile, [Candidate(n, "ng", len(names), 0) for n in found], UtilizationRule(), 3600.0,
+            0.0, -math.inf, since, frozenset(), [], {}, frozenset(), None,
+        )  # fmt: skip
+        since = scale_down(request).unneeded_since
+    return since
+
+
+def removable_at(empty: int, drain: int, min_size: int, target_size: int, deletions: int) -> tuple[int, int]:
+    """``Nodes.RemovableAt`` of ``empty`` empty nodes (``empty-<i>``) and ``drain`` nodes with a pod each
+    (``drain-<i>``, ``pod-<i>``) of group ``ng`` (``MinSize`` ``min_size``, ``TargetSize`` ``target_size``),
+    all unneeded long enough, ``deletions`` of the group's nodes being deleted: how many of each are
+    removable. gpufleet crops them to its budgets in the same scan; RemovableAt's removable nodes are those it
+    does not give a reason (removed now, or left unneeded for a later scan)."""
+    nodes = [f"empty-{i}" for i in range(empty)] + [f"drain-{i}" for i in range(drain)]
+    state = ClusterState([build_test_node(name, 10, 100) for name in nodes])
+    for i in range(drain):
+        state.assign(build_test_pod(f"pod-{i}", 1, 1), f"drain-{i}", 0.0)
+    candidates = [Candidate(n, "ng", target_size, min_size) for n in nodes]
+    request = ScaleDownRequest(
+        1.0, state, build_profile(ProfileConfig()), candidates, UtilizationRule(), 0.0, 0.0, -math.inf,
+        dict.fromkeys(nodes, 0.0), frozenset(), [], {}, frozenset(), None, assess=False,
+        deletions={"ng": deletions},
+    )  # fmt: skip
+    kept = {name for name, _ in scale_down(request).unremovable}
+    removable = [n for n in nodes if n not in kept]
+    return sum(n.startswith("empty") for n in removable), sum(n.startswith("drain") for n in removable)
+
+
 def pods_to_move(
     pods: Sequence[tuple[Pod, float]], pdbs: Sequence[tuple[DisruptionBudget, int]] = ()
 ) -> tuple[list[str], list[str], str | None]:
@@ -117,6 +181,23 @@ def pods_to_move(
         elif daemon_set_pod(pod):
             daemons.append(pod.name)
     return move, daemons, None
+
+
+def filter_out_schedulable(
+    existing: Sequence[Pod], candidates: Sequence[Pod], any_node: bool = True
+) -> tuple[list[str], list[str]]:
+    """``filterOutSchedulableByPacking`` of ``candidates`` over one node (``buildReadyTestNode("node", 2000,
+    100)``) running ``existing``: the pods in the snapshot afterwards and the candidates left unschedulable,
+    by name, sorted (upstream compares them with ``ElementsMatch``). ``any_node`` False: the node filter
+    matches no node (``matchesNoNodes``), as gpufleet excludes a node no pod may go to."""
+    state = ClusterState([build_test_node("node", 2000, 100)])
+    for pod in existing:
+        state.assign(pod, 0, 0.0)
+    exclude = frozenset() if any_node else frozenset({0})
+    snapshot = ScaleUpSnapshot(state, build_profile(ProfileConfig()), candidates, exclude=exclude)
+    left = {pod.name for pod in snapshot.filter_out_schedulable(candidates)}
+    placed = [pod.name for pod in existing] + [pod.name for pod in candidates if pod.name not in left]
+    return sorted(placed), sorted(left)
 
 
 def binpacking_estimate(

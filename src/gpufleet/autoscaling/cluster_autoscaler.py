@@ -8,20 +8,23 @@ warm nodes each group must start to keep its warm pool full (``keep_warm``). The
 order and acts on each reply before asking the next, since a launch may fail on the cloud's side
 (a stock-out) and what the next decision sees depends on it.
 
-- ``scale_up``: over one snapshot of the cluster with a template copy for every upcoming node of
-  every group (``scale_up.ScaleUpSnapshot``), pods that fit on an existing or upcoming node (one
-  after another, ``filterOutSchedulable``) are put there and need no node; for the others each group
-  with room is estimated in a fork of that snapshot (``scale_up.estimate``) and the expander picks
-  one; when none grows, each pod left gets its ``NotTriggerScaleUp`` message (in the reply only when
-  it changed since the pod's last one).
+- ``scale_up``: over one snapshot of the cluster with a template copy for every upcoming node of every group
+  (``scale_up.ScaleUpSnapshot``), pods that fit on an existing or upcoming node (one after another, highest
+  priority first: ``filterOutSchedulable``) are put there and need no node; for the others each group with
+  room is estimated in a fork of that snapshot (``scale_up.estimate``) and the expander picks one; when none
+  grows, each pod left gets its ``NotTriggerScaleUp`` message (in the reply only when it changed since the
+  pod's last one).
 - ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
-  (``scale_down.assess``), from the first scan that finds them so; they go once unneeded for more than
-  ``scaleDownUnneededTime`` (``unremovableReason``: not while ``!since.Add(time).Before(now)``, so with
-  10 s scans at the scan after the one at exactly that time; a node that is not Ready once unneeded for
-  more than ``scaleDownUnreadyTime``, and never while ``scaleDownUnreadyEnabled`` is false), not within
-  ``scaleDownDelayAfterAdd`` of a scale-up, never below a group's ``min``, empty ones together (at most
-  ``MAX_EMPTY_BULK_DELETE``) and others one at a time (while a drained node is still going, no other
-  non-empty node starts draining). Each node that may not go has upstream's ``UnremovableReason``.
+  (``scale_down.assess``), from the first scan that finds them so (a node whose removal simulation failed is
+  not assessed again for ``unremovableNodeRecheckTimeout``, ``RecentlyUnremovable`` until then:
+  ``Planner.categorizeNodes``, ``Checker.FilterOutUnremovable``, ``unremovable.Nodes``); they go once unneeded
+  for more than ``scaleDownUnneededTime`` (``unremovableReason``: not while ``!since.Add(time).Before(now)``,
+  so with 10 s scans at the scan after the one at exactly that time; a node that is not Ready once unneeded
+  for more than ``scaleDownUnreadyTime``, and never while ``scaleDownUnreadyEnabled`` is false), not within
+  ``scaleDownDelayAfterAdd`` of a scale-up, never below a group's ``min`` (the nodes it is deleting counted:
+  ``verifyMinSize``), empty ones together (at most ``MAX_EMPTY_BULK_DELETE``) and others one at a time (while
+  a drained node is still going, no other non-empty node starts draining). Each node that may not go has
+  upstream's ``UnremovableReason``.
 - ``keep_warm``: a group with ``warm`` keeps that many empty GPU-ready nodes beyond what pods
   need (within ``max``).
 """
@@ -38,6 +41,7 @@ from gpufleet.autoscaling.drainability import moved
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.autoscaling.scale_down import (
+    SIMULATION_REASONS,
     Int8Array,
     NodeVerdict,
     PlacementBase,
@@ -109,7 +113,7 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
         return ScaleUpReply()
     options, pending = list(request.options), request.pending
     snapshot = ScaleUpSnapshot(request.state, request.profile, pending, options, request.exclude)
-    remaining = [pod for pod in pending if not snapshot.schedule(pod)]
+    remaining = snapshot.filter_out_schedulable(pending)
     estimates = [
         e for o in options if o.name not in request.backed_off and (e := estimate(remaining, o, snapshot))
     ]
@@ -167,6 +171,14 @@ class ScaleDownRequest:
     unready_enabled: bool = True
     #: ... and goes once unneeded for --scale-down-unready-time, not --scale-down-unneeded-time
     unready_time_s: float = 20 * 60.0
+    #: each group's nodes this autoscaler is deleting (``ActuationStatus.DeletionsCount``: drained, or
+    #: deleted, and not gone yet); they count against its ``min``
+    deletions: Mapping[str, int] = field(default_factory=dict)
+    #: the nodes earlier scans' removal simulations found unremovable, each with the time until which it is
+    #: not checked again (``unremovable.Nodes``' timeouts) ...
+    unremovable_until: Mapping[str, float] = field(default_factory=dict)
+    #: ... found now, for --unremovable-node-recheck-timeout
+    recheck_timeout_s: float = 5 * 60.0
 
 
 @dataclass(frozen=True)
@@ -181,6 +193,8 @@ class ScaleDownReply:
     not_unneeded: tuple[tuple[str, Unremovable], ...] = ()
     #: within ``scaleDownDelayAfterAdd`` of a scale-up (``isScaleDownInCooldown``): no node was asked to go
     cooldown: bool = False
+    #: the nodes not checked again until then, this scan's finds included (the next ``unremovable_until``)
+    unremovable_until: dict[str, float] = field(default_factory=dict)
 
     @property
     def acted(self) -> bool:
@@ -193,12 +207,18 @@ class ScaleDownReply:
         return len(self.unneeded_since) + len(self.remove)
 
 
-def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
-    state, now = request.state, request.now
+def recently_unremovable(until: float) -> Unremovable:
+    """Why a node the removal simulation found unremovable is not checked again yet (``FilterOutUnremovable``:
+    ``RecentlyUnremovable`` while ``unremovableNodes.IsRecent``)."""
+    message = f"found unremovable by the removal simulation, not checked again before {until:g}s"
+    return Unremovable(UnremovableReason.RECENTLY_UNREMOVABLE, f"{message} (unremovableNodeRecheckTimeout)")
+
+
+def _assess(request: ScaleDownRequest, candidates: Sequence[Candidate]) -> list[Unremovable | None]:
+    """Why each candidate is not unneeded (None: it is): ``unremovable_reasons``, then the removal simulation,
+    each verdict recalled from the memo while it stands."""
+    state = request.state
     exclude = {state.index[n] for n in request.deleting if n in state.index}
-    unneeded = dict(request.unneeded_since)
-    candidates = list(request.candidates) if request.assess else []
-    seen = set()
     budgets, allowed, daemon_pods = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
     # verdicts earlier scans found that still stand (removal_memo); the others are made afresh
     # not with DRA (a pool's utilisation moves with claims anywhere), nor while a placed pod has
@@ -221,33 +241,74 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     judged = unremovable_reasons(state, fresh, request.utilization, unready)
     reasons = dict(zip(fresh, judged, strict=True))
     base = PlacementBase(state, exclude)
-    not_unneeded: list[tuple[str, Unremovable]] = []
+    out: list[Unremovable | None] = []
     for c, i, known in zip(candidates, rows, recalled, strict=True):
-        seen.add(c.node)
         if known is not None:
-            why = known.why
+            out.append(known.why)
+            continue
+        verdict = (
+            NodeVerdict(c.node, reason, -1)
+            if (reason := reasons[i]) is not None
+            else simulate_removal(
+                state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
+                request.verdicts, request.now,
+            )
+        )  # fmt: skip
+        if memo is not None and i not in unready:
+            memo.keep(state, c.node, i, verdict.examined, verdict.why)
+        out.append(verdict.why)
+    return out
+
+
+def _above_min(
+    ripe: Sequence[Candidate], movable: Mapping[str, bool], deletions: Mapping[str, int]
+) -> tuple[list[Candidate], list[tuple[str, Unremovable]]]:
+    """``Nodes.RemovableAt``'s min-size rule (``core/scaledown/unneeded/nodes.go``, ``verifyMinSize``): empty
+    nodes first, then those to drain, each removable only while its group's size less the deletions in
+    progress there (``ActuationStatus.DeletionsCount``) is above its ``min``, the size counting down with each
+    node found removable; the others ``NodeGroupMinSizeReached``."""
+    sizes = {c.group: c.group_size - deletions.get(c.group, 0) for c in ripe}
+    removable: list[Candidate] = []
+    at_min: list[tuple[str, Unremovable]] = []
+    for c in sorted(ripe, key=lambda c: movable[c.node]):  # stable: by name within each kind
+        if sizes[c.group] <= c.group_min:
+            going = deletions.get(c.group, 0)
+            message = f"node group {c.group} is at its min size ({c.group_min})" + (
+                f" with {going} of its nodes being deleted" if going else ""
+            )
+            at_min.append((c.node, Unremovable(UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED, message)))
         else:
-            verdict = (
-                NodeVerdict(c.node, reason, -1)
-                if (reason := reasons[i]) is not None
-                else simulate_removal(
-                    state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
-                    request.verdicts, now,
-                )
-            )  # fmt: skip
-            why = verdict.why
-            if memo is not None and i not in unready:
-                memo.keep(state, c.node, i, verdict.examined, why)
+            sizes[c.group] -= 1
+            removable.append(c)
+    return removable, at_min
+
+
+def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
+    state, now = request.state, request.now
+    # unremovable.Nodes.Update: a node stays recently unremovable while in the cluster and its time after now
+    recheck = {n: t for n, t in request.unremovable_until.items() if t > now and n in state.index}
+    unneeded = dict(request.unneeded_since)
+    candidates = list(request.candidates) if request.assess else []
+    # FilterOutUnremovable: a recently unremovable node is not assessed (IsRecent comes before every check)
+    assessed = [c for c in candidates if c.node not in recheck]
+    verdicts = dict(zip((c.node for c in assessed), _assess(request, assessed), strict=True))
+    not_unneeded: list[tuple[str, Unremovable]] = []
+    for c in candidates:
+        why = verdicts[c.node] if c.node in verdicts else recently_unremovable(recheck[c.node])
         if why is None:
             unneeded.setdefault(c.node, now)
-        else:
-            unneeded.pop(c.node, None)
-            not_unneeded.append((c.node, why))
+            continue
+        unneeded.pop(c.node, None)
+        not_unneeded.append((c.node, why))
+        if c.node in verdicts and why.reason in SIMULATION_REASONS:  # categorizeNodes: AddTimeout
+            recheck[c.node] = now + request.recheck_timeout_s
     if request.assess:  # Nodes.Update: the unneeded nodes are those this scan found
-        for name in unneeded.keys() - seen:
+        for name in unneeded.keys() - {c.node for c in candidates}:
             del unneeded[name]
     if now - request.last_scale_up_s < request.delay_after_add_s:
-        return ScaleDownReply(unneeded, not_unneeded=tuple(not_unneeded), cooldown=True)
+        return ScaleDownReply(
+            unneeded, not_unneeded=tuple(not_unneeded), cooldown=True, unremovable_until=recheck
+        )
     by_node = {c.node: c for c in request.candidates}
     ripe: list[Candidate] = []
     unremovable: list[tuple[str, Unremovable]] = []
@@ -268,20 +329,20 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             said = "" if found.ready else "unready and "
             message = f"{said}unneeded for {now - since:g}s, not more than {flag} ({wait:g}s)"
             unremovable.append((name, Unremovable(code, message)))
+    movable = {c.node: has_movable_pods(state, c.node) for c in ripe}
+    removable, at_min = _above_min(ripe, movable, request.deletions)
+    unremovable += at_min
     removed: list[Candidate] = []
     drained = bool(ripe) and any(has_movable_pods(state, n) for n in request.deleting)
-    for c in ripe:
-        name = c.node
-        if c.group_size - sum(1 for r in removed if r.group == c.group) <= c.group_min:
-            message = f"node group {c.group} is at its min size ({c.group_min})"
-            unremovable.append((name, Unremovable(UnremovableReason.NODE_GROUP_MIN_SIZE_REACHED, message)))
-            continue
-        empty = not has_movable_pods(state, name)
+    for c in removable:  # the budgets: empty nodes together, one drain at a time
+        empty = not movable[c.node]
         if (empty and len(removed) < MAX_EMPTY_BULK_DELETE) or (not empty and not drained):
             drained |= not empty
             removed.append(c)
-            unneeded.pop(name, None)
-    return ScaleDownReply(unneeded, tuple(removed), tuple(unremovable), tuple(not_unneeded))
+            unneeded.pop(c.node, None)
+    return ScaleDownReply(
+        unneeded, tuple(removed), tuple(unremovable), tuple(not_unneeded), unremovable_until=recheck
+    )
 
 
 @dataclass(frozen=True)

@@ -61,9 +61,16 @@ class UnremovableReason(IntEnum):
     NOT_UNREADY_LONG_ENOUGH = 5  # NotUnreadyLongEnough
     NODE_GROUP_MIN_SIZE_REACHED = 6  # NodeGroupMinSizeReached
     NOT_UNDERUTILIZED = 11  # NotUnderutilized
+    RECENTLY_UNREMOVABLE = 13  # RecentlyUnremovable
     NO_PLACE_TO_MOVE_PODS = 14  # NoPlaceToMovePods
     BLOCKED_BY_POD = 15  # BlockedByPod
     UNEXPECTED_ERROR = 16  # UnexpectedError
+
+
+#: The reasons ``RemovalSimulator.SimulateNodeRemoval`` gives: ``Planner.categorizeNodes`` keeps a node it
+#: found so in ``unremovable.Nodes`` (``AddTimeout``), not checked again for
+#: ``--unremovable-node-recheck-timeout``.
+SIMULATION_REASONS = frozenset({UnremovableReason.NO_PLACE_TO_MOVE_PODS, UnremovableReason.BLOCKED_BY_POD})
 
 
 class Unremovable(NamedTuple):

@@ -5,10 +5,10 @@ Mirrors ``core/static_autoscaler.go``'s ``RunOnce``, ``core/podlistprocessor/fil
 (``ScaleUpSnapshot``): it holds the cluster's nodes and pods and, for every upcoming node of every
 pool (launched, not yet registered or not yet GPU-ready: a node with the GPU label but no GPU
 allocatable counts as upcoming, ``FilterOutNodesWithUnreadyResources``), a copy of the pool's template
-with its DaemonSet pods (``addUpcomingNodesToClusterSnapshot``). ``filterOutSchedulable`` tries each
-pending pod, in order, on the cluster's nodes and then on the upcoming ones, first fit; a pod that
-fits is put there (its resources taken, its labels, terms and host ports counted by the pod-aware
-filters of the pods after it and of the estimates) and triggers no scale-up. For each pool with room
+with its DaemonSet pods (``addUpcomingNodesToClusterSnapshot``). ``filterOutSchedulable`` tries each pending
+pod, highest priority first, on the cluster's nodes and then on the upcoming ones, first fit; a pod that fits
+is put there (its resources taken, its labels, terms and host ports counted by the pod-aware filters of the
+pods after it and of the estimates) and triggers no scale-up. For each pool with room
 the others are packed First-Fit Decreasing (the largest share of the template's cpu plus memory first,
 ``DecreasingPodOrderer``; equal ones by the share of everything they ask for, GPUs included, where
 upstream sets no order) onto fresh copies of the pool's template node (DaemonSet pods that would run
@@ -448,6 +448,14 @@ class ScaleUpSnapshot:
         if refused:
             base.drop(shape, refused)
         return chosen
+
+    def filter_out_schedulable(self, pods: Sequence[Pod]) -> list[Pod]:
+        """``filterOutSchedulableByPacking`` (``core/podlistprocessor/filter_out_schedulable.go``): the
+        pending pods, highest priority first (``sort.Slice`` by ``PodPriority``, descending; upstream's sort
+        is not stable, pods of equal priority keep their order here), each put on the first node that takes it
+        (``schedule``); those no node takes, in that order."""
+        ordered = sorted(pods, key=lambda pod: -pod.priority)
+        return [pod for pod in ordered if not self.schedule(pod)]
 
     def schedule(self, pod: Pod) -> bool:
         """``filterOutSchedulable`` for one pending pod (``TrySchedulePods``): put it on the first node

@@ -5,16 +5,17 @@ marked unschedulable are estimated against each pool's template (``autoscaling.s
 upcoming nodes first; the template carries the ResourceSlices of a pool that publishes them) and
 an expander picks a pool; when none grows, each pod left gets a ``no-scale-up`` event with
 cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
-nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) below the utilisation
-threshold whose pods fit elsewhere become unneeded and are removed once unneeded for more than
-``scaleDownUnneededTime`` (a node that is not Ready for more than ``scaleDownUnreadyTime``, none with
-``scaleDownUnreadyEnabled: false``), not within ``scaleDownDelayAfterAdd`` of a scale-up, empty ones
-together and others one at a time (drained: pods evicted with their grace period, then the node
-deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each scan
-leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). A launch
-the cloud refuses backs the pool off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``),
-and so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` (it is deleted at
-the first scan after that time).
+nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) below the utilisation threshold
+whose pods fit elsewhere become unneeded (a node whose pods could not move is not looked at again for
+``unremovableNodeRecheckTimeout``, 5 minutes, whatever changes; the loop scans again then) and are removed
+once unneeded for more than ``scaleDownUnneededTime`` (a node that is not Ready for more than
+``scaleDownUnreadyTime``, none with ``scaleDownUnreadyEnabled: false``), not within ``scaleDownDelayAfterAdd``
+of a scale-up, empty ones together and others one at a time (drained: pods evicted with their grace period,
+then the node deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each
+scan leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). A launch the
+cloud refuses backs the pool off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``), and
+so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` (it is deleted at the first
+scan after that time).
 
 The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
 timer and its own bookkeeping, reads the cluster and acts through a ``control.port.NodeGroupPort``.
@@ -38,12 +39,18 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     ScaleUpRequest,
     WarmGroup,
     keep_warm,
+    recently_unremovable,
     scale_down,
     scale_up,
 )
 from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.scale_down import (
+    SIMULATION_REASONS,
+    Unremovable,
+    UnremovableReason,
+    UtilizationRule,
+)
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
@@ -139,8 +146,10 @@ class ClusterAutoscalerLoop:
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
-        #: the candidates the last assessing scan found not unneeded, by reason (they stand until the next)
-        self._not_unneeded: Counter[UnremovableReason] = Counter()
+        #: the candidates the last scan found not unneeded, and why (they stand until the next assessing scan)
+        self._not_unneeded: tuple[tuple[str, Unremovable], ...] = ()
+        #: the nodes the removal simulation found unremovable, each not checked again until then
+        self._unremovable_until: dict[str, float] = {}
         self.gauges = ScaleDownGauges()
 
     # -- the loop ----------------------------------------------------------------------------
@@ -172,9 +181,21 @@ class ClusterAutoscalerLoop:
             backoffs = [g.backoff_until for g in groups if g.backed_off(t)]
             if backoffs:  # (a backoff holds at its last instant: the scan after it)
                 self.arm(self._scan_after(min(backoffs)))
+        if self._unremovable_until:
+            self.arm(self._recheck_at(t))
         started = [since + MAX_NODE_STARTUP_S for since in self.port.unready_nodes().values()]
         if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
             self.arm(min(later))
+
+    def _recheck_at(self, t: float) -> float:
+        """When scale-down must look again at the nodes the removal simulation found unremovable, though
+        nothing changed: at the next scan, which finds those it just found recently unremovable
+        (``FilterOutUnremovable``), else at the first scan at or after one's time is up
+        (``unremovable.Nodes.Update`` drops it then)."""
+        interval = self.settings.scan_interval_s
+        if any(why.reason in SIMULATION_REASONS for _, why in self._not_unneeded):
+            return t + interval
+        return max(min(self._unremovable_until.values()), t + interval)
 
     def _going(self) -> AbstractSet[str]:
         """Nodes on their way out: those it drains, and those someone else does (a spot notice)."""
@@ -362,7 +383,8 @@ class ClusterAutoscalerLoop:
         above_min = tuple(len(g.nodes) > g.pool.min for g in port.node_groups.values() if g.pool.autoscaled)
         going_key = tuple(sorted(going))
         key = (st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min)
-        assessing = key != self._assessed
+        # ... and a node found unremovable is assessed again once its time is up
+        assessing = key != self._assessed or any(t <= now for t in self._unremovable_until.values())
         self._assessed = key
         reply = scale_down(
             ScaleDownRequest(
@@ -384,15 +406,17 @@ class ClusterAutoscalerLoop:
                 memo=self._memo,
                 unready_enabled=self.settings.scale_down_unready_enabled,
                 unready_time_s=self.settings.scale_down_unready_time_s,
+                deletions={g.name: len(g.nodes & self.deleting) for g in port.node_groups.values()},
+                unremovable_until=self._unremovable_until,
+                recheck_timeout_s=self.settings.unremovable_node_recheck_timeout_s,
             )
         )
-        self.unneeded_since = reply.unneeded_since
-        if assessing:
-            self._not_unneeded = Counter(why.reason for _, why in reply.not_unneeded)
+        self.unneeded_since, self._unremovable_until = reply.unneeded_since, reply.unremovable_until
+        self._not_unneeded = reply.not_unneeded if assessing else self._not_assessed_again()
         self.gauges.unneeded = reply.unneeded_count
         if not reply.cooldown:  # countsByReason of the candidates' reasons and RemovableAt's
             self.gauges.unremovable.update(
-                self._not_unneeded + Counter(why.reason for _, why in reply.unremovable)
+                Counter(why.reason for _, why in (*self._not_unneeded, *reply.unremovable))
             )
         for c in reply.remove:
             self.deleting.add(c.node)
@@ -400,6 +424,15 @@ class ClusterAutoscalerLoop:
             self.clock.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
         return reply.acted
+
+    def _not_assessed_again(self) -> tuple[tuple[str, Unremovable], ...]:
+        """The last scan's candidates that are not unneeded, as a scan of the unchanged cluster finds them:
+        the same, but a node the removal simulation found unremovable is now recently so."""
+        until = self._unremovable_until
+        return tuple(
+            (name, recently_unremovable(until[name]) if name in until else why)
+            for name, why in self._not_unneeded
+        )
 
     def _disruptions_allowed(self) -> dict[str, int]:
         """Each PodDisruptionBudget's ``disruptionsAllowed``, by ``namespace/name``."""

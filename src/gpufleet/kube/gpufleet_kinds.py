@@ -5,13 +5,13 @@
 (``scanInterval``, ``expander``, ``maxNodeProvisionTime``, ``maxNodesTotal``, ``maxNodesPerScaleup``,
 ``scaleDownUnneededTime``, ``scaleDownUnreadyEnabled``, ``scaleDownUnreadyTime``,
 ``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
-``ignoreDaemonsetsUtilization``, ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``,
-``nodeGroupBackoffResetTimeout``), with upstream's defaults. ``NodePool``: ``replicas``, a Node-like
-``template`` (validated against the Kubernetes Node schema), ``min``, ``max``, ``warm``, ``pricePerHour``,
-``provisioning`` (the start chain's stages in order, read by ``gpufleet.lifecycle.node_start``),
-``stock`` and ``gpu`` (declared by GPU model; ``migConfig`` names a mig-parted configuration and
-``migConfigChanges`` changes it over time, ``gpufleet.model.mig_configs``). The loader does not
-stamp nodes: the simulator names them ``<pool>-<n>``.
+``ignoreDaemonsetsUtilization``, ``unremovableNodeRecheckTimeout``, ``initialNodeGroupBackoffDuration``,
+``maxNodeGroupBackoffDuration``, ``nodeGroupBackoffResetTimeout``), with upstream's defaults. ``NodePool``:
+``replicas``, a Node-like ``template`` (validated against the Kubernetes Node schema), ``min``, ``max``,
+``warm``, ``pricePerHour``, ``provisioning`` (the start chain's stages in order, read by
+``gpufleet.lifecycle.node_start``), ``stock`` and ``gpu`` (declared by GPU model; ``migConfig`` names a
+mig-parted configuration and ``migConfigChanges`` changes it over time, ``gpufleet.model.mig_configs``).
+The loader does not stamp nodes: the simulator names them ``<pool>-<n>``.
 
 ``QueueFeed``: work items pushed to a named list (``spec.list``): ``items`` (``{at, count,
 work}`` batches) and/or ``rate`` (``{perHour, work, from, until}``, Poisson arrivals).
@@ -85,6 +85,7 @@ class Autoscaler(SpecModel):
     scale_down_unready_enabled: bool | None = None
     scale_down_unready_time: Duration | None = None
     scale_down_delay_after_add: Duration | None = None
+    unremovable_node_recheck_timeout: Duration | None = None
     scale_down_utilization_threshold: Fraction01 | None = None
     scale_down_gpu_utilization_threshold: Fraction01 | None = None
     ignore_daemonsets_utilization: bool | None = None
@@ -126,6 +127,7 @@ class Autoscaler(SpecModel):
             "scale_down_unready_enabled": self.scale_down_unready_enabled,
             "scale_down_unready_time_s": self.scale_down_unready_time,
             "scale_down_delay_after_add_s": self.scale_down_delay_after_add,
+            "unremovable_node_recheck_timeout_s": self.unremovable_node_recheck_timeout,
             "scale_down_utilization_threshold": self.scale_down_utilization_threshold,
             "scale_down_gpu_utilization_threshold": self.scale_down_gpu_utilization_threshold,
             "ignore_daemonsets_utilization": self.ignore_daemonsets_utilization,

@@ -26,6 +26,9 @@ class AutoscalerSettings:
     #: ... once unneeded for --scale-down-unready-time (``unneeded.Nodes.RemovableAt``)
     scale_down_unready_time_s: float = 20 * 60.0
     scale_down_delay_after_add_s: float = 10 * 60.0
+    #: --unremovable-node-recheck-timeout: a node the removal simulation found unremovable is not checked
+    #: again for this long (``unremovable.Nodes``)
+    unremovable_node_recheck_timeout_s: float = 5 * 60.0
     scale_down_utilization_threshold: float = 0.5
     scale_down_gpu_utilization_threshold: float = 0.5
     ignore_daemonsets_utilization: bool = False
