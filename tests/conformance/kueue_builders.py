@@ -17,6 +17,12 @@ For the port of ``pkg/scheduler/flavorassigner/flavorassigner_test.go`` (``TestA
 ``quota_usage`` is a ``clusterQueueUsage`` literal and ``assigned`` runs ``assign_flavors`` for the
 incoming workload on a snapshot of the queues and their usage.
 
+For the ports of ``scheduler_test.go`` (``TestSchedule``) and ``scheduler_fs_test.go``
+(``TestScheduleForFairSharing``): their shared fixtures (``BASE_CQS``, ``BASE_LQS``, the namespaces), a
+``ScheduleRow`` per case (upstream's ``scheduleTestCase``) and ``check_schedule``, which runs one cycle of
+``gpufleet.scheduling.kueue.admission.schedule`` (upstream's ``scheduler.schedule(ctx)``) and asserts what
+the row wants.
+
 For the port of ``preemption_fair_test.go`` (``TestFairPreemptions``): ``weight=`` is ``.FairWeight(...)``,
 ``cohort(name, group, parent=, weight=)`` is ``MakeCohort(name).Parent(parent).ResourceGroup(...)
 .FairWeight(weight)``, and ``preempted(..., fair_sharing=FairSharing(...))`` runs fair sharing's
@@ -33,10 +39,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpufleet.model.kueue import (
+    ANY,
     BEST_EFFORT_FIFO,
     DEFAULT_FAIR_WEIGHT,
     DEFAULT_FUNGIBILITY,
+    LOWER_PRIORITY,
+    NAMESPACE_NAME_LABEL,
     NEVER,
+    STRICT_FIFO,
     ClusterQueue,
     Cohort,
     FairSharing,
@@ -49,7 +59,7 @@ from gpufleet.model.kueue import (
 )
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.resources import parse_resource_list
-from gpufleet.scheduling.kueue.admission import usage_of
+from gpufleet.scheduling.kueue.admission import schedule, usage_of
 from gpufleet.scheduling.kueue.flavors import Assignment, Granular, assign_flavors, no_simulation
 from gpufleet.scheduling.kueue.preemption import preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot, Usage
@@ -265,3 +275,218 @@ def preempted(
     after = {q: {fr: v for fr, v in u.items() if v} for q, u in snapshot.usage.items()}
     assert after == before, "the snapshot was modified"
     return {(t.key.split("/", 1)[1], t.reason) for t in targets}
+
+
+# -- TestSchedule and TestScheduleForFairSharing ------------------------------------------------------
+
+#: The namespaces of upstream's ``runScheduleTestCases`` by their ``dep`` label (``default`` has none).
+NAMESPACES = {
+    "eng": ("eng-alpha", "eng-beta", "eng-gamma"),
+    "sales": ("sales",),
+    "lend": ("lend",),
+}
+#: A ``Preemption(kueue.ClusterQueuePreemption{WithinClusterQueue: ...})`` leaves ``ReclaimWithinCohort``
+#: empty: the scheduler's cache takes the spec as given (the API server's default, ``Never``, is not applied
+#: in the unit tests). Kept as upstream's object: ``reclaim=UNSET``.
+UNSET = ""
+
+
+def dep(value: str) -> tuple[Requirement, ...]:
+    """``NamespaceSelector: dep In (value)``, as the names of the namespaces carrying that label (gpufleet's
+    namespace selectors see a namespace's name only)."""
+    return (Requirement(NAMESPACE_NAME_LABEL, "In", NAMESPACES[value]),)
+
+
+def cpu(flavor: str, *quota: str) -> FlavorQuotas:
+    """``MakeFlavorQuotas(flavor).Resource(cpu, nominal[, borrowingLimit[, lendingLimit]])``."""
+    return flavor_quotas(flavor, ("cpu", *quota))
+
+
+#: The ClusterQueues both scheduler tables start from.
+BASE_CQS = queues(
+    cluster_queue("sales", (cpu("default", "50", "0"),), namespaces=dep("sales"), strategy=STRICT_FIFO),
+    cluster_queue(
+        "eng-alpha",
+        (cpu("on-demand", "50", "50"), cpu("spot", "100", "0")),
+        cohort="eng",
+        namespaces=dep("eng"),
+        strategy=STRICT_FIFO,
+    ),
+    cluster_queue(
+        "eng-beta",
+        (cpu("on-demand", "50", "10"), cpu("spot", "0", "100")),
+        (flavor_quotas("model-a", ("example.com/gpu", "20", "0")),),
+        cohort="eng",
+        namespaces=dep("eng"),
+        strategy=STRICT_FIFO,
+        reclaim=ANY,
+        within=LOWER_PRIORITY,
+    ),
+    cluster_queue("flavor-nonexistent-cq", (cpu("nonexistent-flavor", "50"),), strategy=STRICT_FIFO),
+    cluster_queue("lend-a", (cpu("default", "3", "", "2"),), cohort="lend", namespaces=dep("lend")),
+    cluster_queue("lend-b", (cpu("default", "2", "", "2"),), cohort="lend", namespaces=dep("lend")),
+)
+
+#: (namespace, LocalQueue) -> ClusterQueue: the LocalQueues both scheduler tables start from.
+BASE_LQS = {
+    ("sales", "main"): "sales",
+    ("sales", "blocked"): "eng-alpha",
+    ("eng-alpha", "main"): "eng-alpha",
+    ("eng-beta", "main"): "eng-beta",
+    ("sales", "flavor-nonexistent-queue"): "flavor-nonexistent-cq",
+    ("sales", "cq-nonexistent-queue"): "nonexistent-cq",
+    ("lend", "lend-a-queue"): "lend-a",
+    ("lend", "lend-b-queue"): "lend-b",
+}
+
+
+def lqs(namespace: str, **queue_to_cq: str) -> dict[tuple[str, str], str]:
+    """``MakeLocalQueue(queue, namespace).ClusterQueue(cq)`` for each; ``_`` in a queue's name for ``-``."""
+    return {(namespace, q.replace("_", "-")): cq for q, cq in queue_to_cq.items()}
+
+
+def in_other(
+    name: str,
+    *groups: tuple[FlavorQuotas, ...],
+    within: str = NEVER,
+    reclaim: str = NEVER,
+    borrow: str = NEVER,
+) -> ClusterQueue:
+    """``MakeClusterQueue(name).Cohort("other").Preemption(...).ResourceGroup(...)``: the scheduler tables'
+    queues of the cohort ``other``."""
+    return cluster_queue(name, *groups, cohort="other", within=within, reclaim=reclaim, borrow=borrow)
+
+
+def cohorts(*items: Cohort) -> dict[str, Cohort]:
+    return {c.name: c for c in items}
+
+
+@dataclass(frozen=True)
+class Pending:
+    """``MakeWorkload(name, namespace).Queue(queue)`` with one pod set: ``MakePodSet(pod_set, count)
+    .Request(...)`` (``Request`` on the workload itself: the pod set ``main`` of one pod); ``more``: the
+    pod sets ``PodSets(...)`` gives after it."""
+
+    ref: str  # "<namespace>/<name>"
+    queue: str
+    requests: Mapping[str, str]
+    count: int = 1
+    priority: int = 0
+    created: float = 0.0
+    pod_set: str = "main"
+    more: tuple[PodSet, ...] = ()
+
+
+def held(ref: str, cq: str, requests: Mapping[str, str], flavor: str, priority: int = 0) -> Admitted:
+    """``MakeWorkload(name, namespace)...ReserveQuotaAt(MakeAdmission(cq)...Assignment(r, flavor, ...), now)``
+    (or ``SimpleReserveQuota(cq, flavor, now)``): each resource requested, in ``flavor``."""
+    namespace, name = ref.split("/")
+    return admitted(name, cq, requests, priority=priority, flavor=flavor, namespace=namespace)
+
+
+def held_pod_sets(ref: str, cq: str, *pod_sets: PodSet, priority: int = 0) -> Admitted:
+    """``MakeWorkload(name, namespace).PodSets(...).ReserveQuotaAt(MakeAdmission(cq).PodSets(...), now)``:
+    each pod set's requests times its count, each resource in the flavor the pod set names."""
+    namespace, name = ref.split("/")
+    arrived = incoming(cq, *pod_sets, priority=priority, name=name, namespace=namespace)
+    flavors = {ps.name: {r: ps.flavors.get(r, DEFAULT_FLAVOR) for r in ps.requests} for ps in pod_sets}
+    return Admitted(arrived.workload, flavors, arrived.usage, NOW)
+
+
+#: ref -> (ClusterQueue, {(flavor, resource): amount}): what the workload's admission takes of each
+#: (flavor, resource), summed over its pod sets
+Assignments = dict[str, tuple[str, dict[FlavorResource, str]]]
+
+
+def on(cq: str, flavor: str, **amounts: str) -> tuple[str, dict[FlavorResource, str]]:
+    """``MakeAdmission(cq).PodSets(...Assignment(resource, flavor, amount))``; resource names with ``_``
+    for ``-`` and ``__`` for ``/``."""
+    return cq, {(flavor, r.replace("__", "/").replace("_", "-")): a for r, a in amounts.items()}
+
+
+def single(cq: str, flavor: str, amount: str) -> tuple[str, dict[FlavorResource, str]]:
+    """``MakeAdmission(cq).Assignment(cpu, flavor, amount)``."""
+    return on(cq, flavor, cpu=amount)
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    """One case of upstream's ``scheduleTestCase``: the workloads holding quota (``admitted``) and those
+    pending, and what one cycle leaves: ``wantAssignments``, ``wantLeft`` (the pending workloads still in
+    their ClusterQueues' heaps), ``wantInadmissibleLeft`` (``want_inadmissible``), the workloads evicted
+    with their ``Preempted`` condition's reason, and the ``QuotaReserved`` condition's message of some
+    pending workloads (``want_messages``). ``fair_sharing``: ``enableFairSharing`` (None: the table's)."""
+
+    admitted: list[Admitted]
+    pending: list[Pending]
+    want_assignments: Assignments
+    want_left: set[str]
+    want_preempted: set[tuple[str, str]] = field(default_factory=set)
+    queues: dict[str, ClusterQueue] = field(default_factory=dict)  # additionalClusterQueues
+    local_queues: dict[tuple[str, str], str] = field(default_factory=dict)  # additionalLocalQueues
+    cohorts: dict[str, Cohort] = field(default_factory=dict)
+    fair_sharing: bool | None = None
+    want_inadmissible: set[str] = field(default_factory=set)
+    want_messages: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScheduleSuite:
+    """What a table's cases share (upstream's ``scheduleTestConfig``, and ``enableFairSharing`` where a
+    case leaves it alone)."""
+
+    flavors: Mapping[str, ResourceFlavor]
+    fair_sharing: bool = False
+    queues: Mapping[str, ClusterQueue] = field(default_factory=lambda: BASE_CQS)
+    local_queues: Mapping[tuple[str, str], str] = field(default_factory=lambda: BASE_LQS)
+
+
+def _ref(key: str) -> str:
+    return key.split("/", 1)[1]
+
+
+def _pending_workload(p: Pending, local_queues: Mapping[tuple[str, str], str]) -> Workload:
+    namespace, name = p.ref.split("/")
+    cq = local_queues.get((namespace, p.queue), f"<no LocalQueue {namespace}/{p.queue}>")
+    first = PodSet(p.pod_set, p.count, p.requests)
+    return incoming(
+        cq, first, *p.more, priority=p.priority, created=p.created, name=name, namespace=namespace
+    ).workload
+
+
+def _assignments(row: ScheduleRow, got: list[tuple[Workload, Assignment]]) -> dict[str, tuple[str, Usage]]:
+    """Every workload holding quota after the cycle: its ClusterQueue and what it takes of each (flavor,
+    resource)."""
+    held_now = [(a.workload, a.usage) for a in row.admitted]
+    return {
+        _ref(w.key): (w.cluster_queue, dict(usage)) for w, usage in held_now + [(w, a.usage) for w, a in got]
+    }
+
+
+def check_schedule(row: ScheduleRow, suite: ScheduleSuite) -> None:
+    """One scheduling cycle of the row's workloads, asserted as upstream's ``runScheduleTestCases`` does. A
+    workload whose ClusterQueue does not exist is in no ClusterQueue's heap: upstream's ``Dump`` and
+    ``DumpInadmissible`` list it nowhere."""
+    cqs = {**suite.queues, **row.queues}
+    local_queues = {**suite.local_queues, **row.local_queues}
+    pending = [_pending_workload(p, local_queues) for p in row.pending]
+    fair = row.fair_sharing if row.fair_sharing is not None else suite.fair_sharing
+    result = schedule(
+        pending,
+        row.admitted,
+        cqs,
+        suite.flavors,
+        set(),
+        row.cohorts,
+        fair_sharing=FairSharing() if fair else None,
+    )
+    want = {ref: (cq, quota_usage(amounts)) for ref, (cq, amounts) in row.want_assignments.items()}
+    assert _assignments(row, result.admitted) == want, "wantAssignments"
+    queued = {_ref(w.key) for w in pending if w.cluster_queue in cqs}
+    admitted_now = {_ref(w.key) for w, _ in result.admitted}
+    set_aside = {_ref(k) for k in result.inadmissible}
+    assert set_aside & queued == row.want_inadmissible, "wantInadmissibleLeft"
+    assert queued - admitted_now - set_aside == row.want_left, "wantLeft"
+    assert {(_ref(t.key), t.reason) for _, t in result.preemptions} == row.want_preempted, "preempted"
+    messages = {ref: result.messages.get(f"Job/{ref}") for ref in row.want_messages}
+    assert messages == row.want_messages, "QuotaReserved messages"

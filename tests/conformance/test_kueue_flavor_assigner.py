@@ -546,8 +546,7 @@ TABLE: list[tuple[str, AssignCase | Skip]] = [
             reasons={
                 "launcher": (
                     "insufficient unused quota for cpu in flavor one, 1 more needed",
-                    # upstream prints the taint as Go's %v of it: {instance spot NoSchedule <nil>}
-                    "untolerated taint {instance: spot} in flavor tainted",
+                    "untolerated taint {instance spot NoSchedule <nil>} in flavor tainted",
                 ),
                 "workers": (
                     "insufficient quota for cpu in flavor one, previously considered podsets requests (2) + "

@@ -25,152 +25,48 @@ LocalQueue (``Queue(...)``), resolved here through upstream's LocalQueues to its
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-
 import pytest
 from builders import cases
 from kueue_builders import (
     NOW,
-    PodSet,
-    admitted,
+    UNSET,
+    Pending,
+    ScheduleRow,
+    ScheduleSuite,
+    check_schedule,
     cluster_queue,
     cohort,
+    cohorts,
+    cpu,
     flavor_quotas,
-    incoming,
+    held,
+    in_other,
+    lqs,
+    on,
     queues,
-    quota_usage,
+    single,
 )
 
 from gpufleet.model.kueue import (
     ANY,
     LOWER_PRIORITY,
-    NAMESPACE_NAME_LABEL,
     NEVER,
     PREEMPTION_OVER_BORROWING,
-    STRICT_FIFO,
     TRY_NEXT_FLAVOR,
     ClusterQueue,
-    Cohort,
-    FairSharing,
     FlavorFungibility,
     FlavorQuotas,
     ResourceFlavor,
 )
-from gpufleet.model.pod import Requirement
-from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.preemption import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_FAIR_SHARING,
     IN_COHORT_RECLAMATION,
 )
-from gpufleet.scheduling.kueue.workload import Admitted, Workload
 
 FLAVORS = {n: ResourceFlavor(n) for n in ("default", "on-demand", "spot", "model-a")}
-NAMESPACES = {
-    "eng": ("eng-alpha", "eng-beta", "eng-gamma"),
-    "sales": ("sales",),
-    "lend": ("lend",),
-}
-
-
-def dep(value: str) -> tuple[Requirement, ...]:
-    """``NamespaceSelector: dep In (value)``, as the names of the namespaces carrying that label."""
-    return (Requirement(NAMESPACE_NAME_LABEL, "In", NAMESPACES[value]),)
-
-
-def cpu(flavor: str, *quota: str) -> FlavorQuotas:
-    """``MakeFlavorQuotas(flavor).Resource(cpu, nominal[, borrowingLimit[, lendingLimit]])``."""
-    return flavor_quotas(flavor, ("cpu", *quota))
-
-
-BASE_CQS = queues(
-    cluster_queue("sales", (cpu("default", "50", "0"),), namespaces=dep("sales"), strategy=STRICT_FIFO),
-    cluster_queue(
-        "eng-alpha",
-        (cpu("on-demand", "50", "50"), cpu("spot", "100", "0")),
-        cohort="eng",
-        namespaces=dep("eng"),
-        strategy=STRICT_FIFO,
-    ),
-    cluster_queue(
-        "eng-beta",
-        (cpu("on-demand", "50", "10"), cpu("spot", "0", "100")),
-        (flavor_quotas("model-a", ("example.com/gpu", "20", "0")),),
-        cohort="eng",
-        namespaces=dep("eng"),
-        strategy=STRICT_FIFO,
-        reclaim=ANY,
-        within=LOWER_PRIORITY,
-    ),
-    cluster_queue("flavor-nonexistent-cq", (cpu("nonexistent-flavor", "50"),), strategy=STRICT_FIFO),
-    cluster_queue("lend-a", (cpu("default", "3", "", "2"),), cohort="lend", namespaces=dep("lend")),
-    cluster_queue("lend-b", (cpu("default", "2", "", "2"),), cohort="lend", namespaces=dep("lend")),
-)
-
-#: (namespace, LocalQueue) -> ClusterQueue
-BASE_LQS = {
-    ("sales", "main"): "sales",
-    ("sales", "blocked"): "eng-alpha",
-    ("eng-alpha", "main"): "eng-alpha",
-    ("eng-beta", "main"): "eng-beta",
-    ("sales", "flavor-nonexistent-queue"): "flavor-nonexistent-cq",
-    ("sales", "cq-nonexistent-queue"): "nonexistent-cq",
-    ("lend", "lend-a-queue"): "lend-a",
-    ("lend", "lend-b-queue"): "lend-b",
-}
-
-
-@dataclass(frozen=True)
-class Pending:
-    """``MakeWorkload(name, namespace).Queue(queue)`` with one pod set: ``MakePodSet(pod_set, count)
-    .Request(...)`` (``Request`` on the workload itself: the pod set ``main`` of one pod)."""
-
-    ref: str  # "<namespace>/<name>"
-    queue: str
-    requests: Mapping[str, str]
-    count: int = 1
-    priority: int = 0
-    created: float = 0.0
-    pod_set: str = "main"
-
-
-def held(ref: str, cq: str, requests: Mapping[str, str], flavor: str, priority: int = 0) -> Admitted:
-    """``MakeWorkload(name, namespace)...ReserveQuotaAt(MakeAdmission(cq)...Assignment(r, flavor, ...), now)``
-    (or ``SimpleReserveQuota(cq, flavor, now)``): each resource requested, in ``flavor``."""
-    namespace, name = ref.split("/")
-    return admitted(name, cq, requests, priority=priority, flavor=flavor, namespace=namespace)
-
-
-#: ref -> (ClusterQueue, {resource: (flavor, amount)})
-Assignments = dict[str, tuple[str, dict[str, tuple[str, str]]]]
-
-
-def on(cq: str, flavor: str, **amounts: str) -> tuple[str, dict[str, tuple[str, str]]]:
-    """``MakeAdmission(cq).PodSets(...Assignment(resource, flavor, amount))``; resource names with ``_``
-    for ``-`` and ``__`` for ``/``."""
-    return cq, {r.replace("__", "/").replace("_", "-"): (flavor, a) for r, a in amounts.items()}
-
-
-@dataclass(frozen=True)
-class Row:
-    admitted: list[Admitted]
-    pending: list[Pending]
-    want_assignments: Assignments
-    want_left: set[str]
-    want_preempted: set[tuple[str, str]] = field(default_factory=set)
-    queues: dict[str, ClusterQueue] = field(default_factory=dict)  # additionalClusterQueues
-    local_queues: dict[tuple[str, str], str] = field(default_factory=dict)  # additionalLocalQueues
-    cohorts: dict[str, Cohort] = field(default_factory=dict)
-    fair_sharing: bool = True  # enableFairSharing
-
-
-def cohorts(*items: Cohort) -> dict[str, Cohort]:
-    return {c.name: c for c in items}
-
-
-def lqs(namespace: str, **queue_to_cq: str) -> dict[tuple[str, str], str]:
-    return {(namespace, q.replace("_", "-")): cq for q, cq in queue_to_cq.items()}
+SUITE = ScheduleSuite(FLAVORS, fair_sharing=True)
+Row = ScheduleRow
 
 
 def simple(
@@ -189,16 +85,6 @@ def od(*quota: str) -> tuple[FlavorQuotas, ...]:
     return (cpu("on-demand", *quota),)
 
 
-def single(cq: str, flavor: str, amount: str) -> tuple[str, dict[str, tuple[str, str]]]:
-    return on(cq, flavor, cpu=amount)
-
-
-#: A ``Preemption(kueue.ClusterQueuePreemption{WithinClusterQueue: ...})`` leaves ``ReclaimWithinCohort``
-#: empty: the scheduler's cache takes the spec as given (the API server's default, ``Never``, is not applied
-#: in the unit test), and the flavor assigner's ``canPreemptWhileBorrowing`` (``ReclaimWithinCohort !=
-#: Never`` with fair sharing) holds for it, while ``satisfiesPreemptionPolicy`` lets it preempt no other
-#: queue's workload. Kept as upstream's object: ``reclaim=UNSET``.
-UNSET = ""
 OTHER_LQS = (
     lqs("eng-alpha", other="other-alpha")
     | lqs("eng-beta", other="other-beta")
@@ -285,11 +171,8 @@ def _singles_b_c(b1_priority: int, c1_priority: int, b1_created: float, c1_creat
 
 
 def _other(name: str, *resources: tuple[str, ...], within: str = NEVER, reclaim: str = NEVER) -> ClusterQueue:
-    """``MakeClusterQueue(name).Cohort("other").Preemption(...).ResourceGroup(MakeFlavorQuotas("default")
-    .Resource(...)...)``."""
-    return cluster_queue(
-        name, (flavor_quotas("default", *resources),), cohort="other", within=within, reclaim=reclaim
-    )
+    """``in_other`` with one resource group of the flavor ``default``."""
+    return in_other(name, (flavor_quotas("default", *resources),), within=within, reclaim=reclaim)
 
 
 TABLE: list[tuple[str, Row]] = [
@@ -703,44 +586,6 @@ TABLE: list[tuple[str, Row]] = [
 ]
 
 
-def _ref(key: str) -> str:
-    return key.split("/", 1)[1]
-
-
-def _workload(p: Pending, local_queues: Mapping[tuple[str, str], str]) -> Workload:
-    namespace, name = p.ref.split("/")
-    cq = local_queues.get((namespace, p.queue), f"<no LocalQueue {namespace}/{p.queue}>")
-    ps = PodSet(p.pod_set, p.count, p.requests)
-    return incoming(cq, ps, priority=p.priority, created=p.created, name=name, namespace=namespace).workload
-
-
-def _amounts(usage: Mapping[tuple[str, str], int], flavors: Mapping[str, str]) -> dict[str, tuple[str, int]]:
-    return {r: (f, usage[(f, r)]) for r, f in flavors.items()}
-
-
 @pytest.mark.parametrize("row", cases("TestScheduleForFairSharing", TABLE, 1))
 def test_schedule_for_fair_sharing(row: Row) -> None:
-    cqs = BASE_CQS | row.queues
-    local_queues = BASE_LQS | row.local_queues
-    pending = [_workload(p, local_queues) for p in row.pending]
-    fair = FairSharing() if row.fair_sharing else None
-    result = schedule(pending, row.admitted, cqs, FLAVORS, set(), row.cohorts, fair_sharing=fair)
-
-    got: dict[str, tuple[str, dict[str, tuple[str, int]]]] = {}
-    for a in row.admitted:
-        flavors = {r: f for ps in a.flavors.values() for r, f in ps.items()}
-        got[_ref(a.workload.key)] = (a.workload.cluster_queue, _amounts(a.usage, flavors))
-    for w, assignment in result.admitted:
-        flavors = {r: f for ps in assignment.flavors.values() for r, f in ps.items()}
-        got[_ref(w.key)] = (w.cluster_queue, _amounts(assignment.usage, flavors))
-    want = {
-        ref: (cq, {r: (f, quota_usage({(f, r): a})[(f, r)]) for r, (f, a) in amounts.items()})
-        for ref, (cq, amounts) in row.want_assignments.items()
-    }
-    assert got == want, "wantAssignments"
-
-    admitted_now = {_ref(w.key) for w, _ in result.admitted}
-    set_aside = {_ref(k) for k in result.inadmissible}
-    assert set_aside == set(), "wantInadmissibleLeft"
-    assert {_ref(w.key) for w in pending} - admitted_now - set_aside == row.want_left, "wantLeft"
-    assert {(_ref(t.key), t.reason) for _, t in result.preemptions} == row.want_preempted, "preempted"
+    check_schedule(row, SUITE)

@@ -174,6 +174,7 @@ def test_reclaim_within_cohort_any_evicts_the_most_recently_admitted_borrower() 
     assert [(p.key, t.key) for p, t in result.preemptions] == [("Job/a/train", "Job/b/borrow-new")]
     assert result.messages["Job/a/train"].endswith(
         "insufficient unused quota for nvidia.com/gpu in flavor h100, 4 more needed"
+        ". Pending the preemption of 1 workload(s)"
     )
 
 

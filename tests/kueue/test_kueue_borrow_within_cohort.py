@@ -60,6 +60,7 @@ def test_borrow_within_cohort_lower_priority_preempts_a_lower_priority_workload_
     ]
     assert result.messages["Job/a/urgent"].endswith(
         "insufficient unused quota for nvidia.com/gpu in flavor h100, 4 more needed"
+        ". Pending the preemption of 1 workload(s)"
     )
 
 

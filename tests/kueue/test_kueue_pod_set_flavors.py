@@ -131,6 +131,7 @@ def test_a_pod_set_that_needs_preemption_evicts_for_its_flavor_and_the_admission
         "insufficient quota for nvidia.com/gpu in flavor cpu, previously considered podsets requests (0) + "
         "current podset request (16) > maximum capacity (0), "
         "insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed"
+        ". Pending the preemption of 1 workload(s)"
     )
     second = schedule([urgent], [], {"team": cq}, FLAVORS, set())
     [(_, admitted)] = second.admitted

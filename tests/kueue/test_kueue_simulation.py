@@ -71,6 +71,7 @@ def test_pending_workload_carries_kueues_quota_reserved_message(tmp_path: Path) 
     assert waiting["phase"] == "Pending" and waiting["message"] == (
         "couldn't assign flavors to pod set main: "
         "insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed"
+        ". Pending the preemption of 1 workload(s)"
     )
 
 

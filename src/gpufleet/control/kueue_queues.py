@@ -101,7 +101,7 @@ class KueueQueues:
         self.installed = bool(self.objects.cluster_queues or self.objects.local_queues)
         self.workloads: dict[str, _Workload] = {}
         self.of_pod: dict[str, str] = {}  # pod key -> workload key
-        self.set_aside: set[str] = set()  # BestEffortFIFO workloads inadmissible until quota is released
+        self.set_aside: set[str] = set()  # workloads set aside as inadmissible until quota is released
         self.stats = {name: _QueueStats() for name in sorted(self.objects.cluster_queues)}
         for name in self.stats:
             self._usage_changed(name)

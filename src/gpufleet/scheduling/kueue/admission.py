@@ -6,23 +6,30 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
 * each ClusterQueue offers its head: the first pending workload in queue order (priority,
   then creation). With ``BestEffortFIFO`` a workload found inadmissible is set aside until
   quota is released, so the next one can be the head; with ``StrictFIFO`` the head blocks
-  the queue;
+  the queue, except one whose namespace the queue does not select, which is set aside
+  (``pkg/cache/queue/cluster_queue.go`` ``RequeueIfNotPresent``);
 * a workload whose ClusterQueue does not exist, is inactive (names a missing flavor) or does
   not select its namespace is inadmissible with Kueue's messages (``ClusterQueue cq doesn't
-  exist``, ``ClusterQueue cq is inactive``, ``Workload namespace doesn't match ClusterQueue
+  exist``, ``ClusterQueue cq is inactive``, ``workload namespace doesn't match ClusterQueue
   selector``);
-* heads are nominated against a snapshot (``flavors.assign_flavors``), then taken in order:
-  those that do not borrow first, then higher priority, then older; with fair sharing on (the manager
-  Configuration's ``fairSharing``), in each cohort tree by the shares of its nodes instead
-  (``tournament.fair_order``), and preemption is fair sharing's (``preemption.preemption_targets``);
-* a head that fits is admitted if its nominated assignment (its flavors are not chosen again) still
-  fits after this cycle's earlier admissions (else ``Workload no longer fits after processing another
-  workload``, and it stays the head) and, when
-  it asks for Topology-Aware Scheduling, if its TAS pod sets find their topology domains, each on
-  the nodes of its TAS flavor (``topology.place``; the nodes this cycle's earlier TAS admissions took
-  are taken); one
-  that can fit by preemption evicts its targets (``preemption.preemption_targets``) and stays
-  the head until they are gone; one that cannot fit gets the reasons as its message.
+* heads are nominated against the cycle's first snapshot (``nominate``: ``flavors.assign_flavors``,
+  and for one that needs preemption its targets, ``preemption.preemption_targets``), then taken in
+  order: the lower borrowing level of the assignment first (``Assignment.Borrowing``: 0 without
+  borrowing, else the height of the cohort subtree it borrows from), then higher priority, then older;
+  with fair sharing on (the manager Configuration's ``fairSharing``), in each cohort tree by the shares
+  of its nodes instead (``tournament.fair_order``), and preemption is fair sharing's;
+* (``processEntry``) a head that needs preemption but found no candidates is set aside and, unless its
+  queue can always reclaim what it lends (``reclaimWithinCohort: Any``), keeps the quota it could take
+  from the cycle's later heads (``reserveCapacityForUnreclaimablePreempt``); one whose targets another
+  head of the cycle already preempts waits (``Workload has overlapping preemption targets with another
+  workload``); otherwise its nominated assignment (its flavors are not chosen again) must still fit after
+  this cycle's earlier admissions and preemptors, with this cycle's victims and its own gone (``fits``;
+  else ``Workload no longer fits after processing another workload``, and it stays the head);
+* one that fits and needs preemption evicts its targets, takes its quota for the rest of the cycle and
+  stays the head until they are gone (its message ends ``. Pending the preemption of N workload(s)``);
+  one that fits outright is admitted if, when it asks for Topology-Aware Scheduling, its TAS pod sets
+  find their topology domains, each on the nodes of its TAS flavor (``topology.place``; the nodes this
+  cycle's earlier TAS admissions took are taken); one that cannot fit gets the reasons as its message.
 
 The caller runs cycles until one changes nothing (Kueue's scheduler loops the same way).
 """
@@ -32,7 +39,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpufleet.model.kueue import BEST_EFFORT_FIFO, ClusterQueue, Cohort, FairSharing, ResourceFlavor, Topology
+from gpufleet.model.kueue import (
+    ANY,
+    BEST_EFFORT_FIFO,
+    ClusterQueue,
+    Cohort,
+    FairSharing,
+    FlavorResource,
+    ResourceFlavor,
+    ResourceQuota,
+    Topology,
+)
 from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
 from gpufleet.scheduling.kueue.oracle import preemption_oracle
 from gpufleet.scheduling.kueue.preemption import Target, preemption_targets
@@ -43,8 +60,10 @@ from gpufleet.scheduling.kueue.workload import Admitted, Workload
 
 CLUSTER_QUEUE_MISSING = "ClusterQueue {} doesn't exist"
 CLUSTER_QUEUE_INACTIVE = "ClusterQueue {} is inactive"
-NAMESPACE_MISMATCH = "Workload namespace doesn't match ClusterQueue selector"
+NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"  # ``ErrNamespaceMismatch``
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
+PENDING_PREEMPTION = ". Pending the preemption of {} workload(s)"
 
 
 @dataclass
@@ -52,7 +71,7 @@ class CycleResult:
     admitted: list[tuple[Workload, Assignment]] = field(default_factory=list)
     placements: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # TAS: key -> pod set -> nodes
     preemptions: list[tuple[Workload, Target]] = field(default_factory=list)  # (preemptor, victim)
-    inadmissible: list[str] = field(default_factory=list)  # set aside (BestEffortFIFO)
+    inadmissible: list[str] = field(default_factory=list)  # set aside (``_set_aside``)
     messages: dict[str, str] = field(default_factory=dict)  # why a pending workload waits
 
     def changed(self) -> bool:
@@ -68,16 +87,15 @@ def usage_of(admitted: Sequence[Admitted]) -> dict[str, dict[tuple[str, str], in
     return usage
 
 
-def _heads(
-    pending: Sequence[Workload], queues: Mapping[str, ClusterQueue], set_aside: set[str]
-) -> list[Workload]:
+def _heads(pending: Sequence[Workload], set_aside: set[str]) -> list[Workload]:
+    """Each ClusterQueue's first workload in queue order that is not set aside (only a ``BestEffortFIFO``
+    queue sets one aside, except for a namespace it does not select: ``_set_aside``)."""
     by_queue: dict[str, list[Workload]] = {}
     for w in sorted(pending, key=Workload.queue_order):
         by_queue.setdefault(w.cluster_queue, []).append(w)
     heads = []
     for name in sorted(by_queue):
-        strict = name in queues and queues[name].queueing_strategy != BEST_EFFORT_FIFO
-        head = next((w for w in by_queue[name] if strict or w.key not in set_aside), None)
+        head = next((w for w in by_queue[name] if w.key not in set_aside), None)
         if head is not None:
             heads.append(head)
     return heads
@@ -107,48 +125,123 @@ def schedule(
         return assign_flavors(workload, cq, flavors, snapshot, oracle, fair_sharing is not None)
 
     entries: list[tuple[Workload, Assignment]] = []
-    for head in _heads(pending, queues, set_aside):
+    targets_of: dict[str, list[Target]] = {}
+    for head in _heads(pending, set_aside):
         cq = queues.get(head.cluster_queue)
         refusal = _refusal(head, cq, flavors, topologies)
         if refusal is not None:
             result.messages[head.key] = refusal
-            _set_aside(result, head, cq)
+            _set_aside(result, head, cq, refusal == NAMESPACE_MISMATCH)
             continue
         assert cq is not None  # _refusal answers for a missing queue
-        entries.append((head, assign(head, cq)))
-    entries.sort(key=lambda e: (e[1].borrows, *e[0].queue_order()))
-    targeted: set[str] = set()
+        nominated = assign(head, cq)
+        entries.append((head, nominated))
+        if nominated.mode is Mode.PREEMPT:  # ``getAssignments``: the targets, on the cycle's first snapshot
+            targets_of[head.key] = preemption_targets(
+                head, cq, nominated.usage, admitted, snapshot, fair_sharing
+            )
+    entries.sort(key=lambda e: (e[1].borrowing, *e[0].queue_order()))
+    cycle = _Cycle(result, snapshot, {a.workload.key: a for a in admitted}, targets_of)
     for workload, nominated in entries if fair_sharing is None else fair_order(entries, snapshot):
         cq = queues[workload.cluster_queue]
-        if nominated.mode is Mode.FIT:
-            # the nominated assignment, kept (``updateAssignmentIfNeeded``: no recompute), must still fit
-            # after this cycle's earlier admissions (``fits``: ``ClusterQueueSnapshot.Fits``)
-            if any(v > snapshot.available(cq.name, fr) for fr, v in nominated.usage.items()):
-                result.messages[workload.key] = NO_LONGER_FITS
-                continue
-            placed = _topology(workload, nominated, flavors, topologies, room)
-            if isinstance(placed, str):
-                result.messages[workload.key] = placed
-                _set_aside(result, workload, cq)
-                continue
-            snapshot.add(cq.name, nominated.usage)
-            result.admitted.append((workload, nominated))
-            if placed:
-                result.placements[workload.key] = placed
+        if cycle.waits(workload, cq, nominated):
             continue
-        result.messages[workload.key] = nominated.message()
-        targets = (
-            preemption_targets(workload, cq, nominated.usage, admitted, snapshot, fair_sharing)
-            if nominated.mode is Mode.PREEMPT
-            else []
-        )
-        if not targets:
+        if nominated.mode is Mode.PREEMPT:
+            cycle.preempt(workload, cq, nominated)
+            continue
+        placed = _topology(workload, nominated, flavors, topologies, room)
+        if isinstance(placed, str):
+            result.messages[workload.key] = placed
             _set_aside(result, workload, cq)
-        elif not targeted & {t.key for t in targets}:  # each victim serves one preemptor per cycle
-            targeted.update(t.key for t in targets)
-            evicting = {a.workload.key for a in admitted if a.evicting}
-            result.preemptions.extend((workload, t) for t in targets if t.key not in evicting)
+            continue
+        snapshot.add(cq.name, nominated.usage)
+        result.admitted.append((workload, nominated))
+        if placed:
+            result.placements[workload.key] = placed
     return result
+
+
+@dataclass
+class _Cycle:
+    """What the cycle's nominated heads are taken with (``processEntry``'s state): the snapshot, the
+    admitted workloads by key, each head's preemption targets (found at nomination) and this cycle's
+    victims so far (``preemptedWorkloads``)."""
+
+    result: CycleResult
+    snapshot: QuotaSnapshot
+    admitted: dict[str, Admitted]
+    targets: dict[str, list[Target]]
+    preempted: dict[str, Admitted] = field(default_factory=dict)
+
+    def waits(self, workload: Workload, cq: ClusterQueue, nominated: Assignment) -> bool:
+        """Whether the head waits, with its message: it fits nowhere, or needs preemption without
+        candidates (set aside, having kept what it could take: ``_unreclaimable``), or another head of the
+        cycle preempts one of its targets, or its nominated assignment (kept: ``updateAssignmentIfNeeded``
+        does not recompute) no longer fits after this cycle's earlier heads, with this cycle's victims and
+        its own gone (``fits``)."""
+        victims = [self.admitted[t.key] for t in self.targets.get(workload.key, [])]
+        if nominated.mode is Mode.NO_FIT or (nominated.mode is Mode.PREEMPT and not victims):
+            if nominated.mode is Mode.PREEMPT:
+                self.snapshot.add(cq.name, _unreclaimable(self.snapshot, cq, nominated))
+            _set_aside(self.result, workload, cq)
+            message = nominated.message()
+        elif any(v.workload.key in self.preempted for v in victims):
+            message = OVERLAPPING_TARGETS
+        elif not _fits(self.snapshot, cq, nominated.usage, [*self.preempted.values(), *victims]):
+            message = NO_LONGER_FITS
+        else:
+            return False
+        self.result.messages[workload.key] = message
+        return True
+
+    def preempt(self, workload: Workload, cq: ClusterQueue, nominated: Assignment) -> None:
+        """The head evicts its targets (those not being evicted already) and takes its quota for the rest
+        of the cycle (``cq.AddUsage``, ``issuePreemptions``, ``markPreemptionOutcome``)."""
+        targets = self.targets[workload.key]
+        victims = [self.admitted[t.key] for t in targets]
+        self.preempted.update((v.workload.key, v) for v in victims)
+        self.snapshot.add(cq.name, nominated.usage)
+        self.result.messages[workload.key] = nominated.message() + PENDING_PREEMPTION.format(len(targets))
+        self.result.preemptions.extend(
+            (workload, t) for t, v in zip(targets, victims, strict=True) if not v.evicting
+        )
+
+
+def _fits(
+    snapshot: QuotaSnapshot, cq: ClusterQueue, usage: Mapping[FlavorResource, int], gone: list[Admitted]
+) -> bool:
+    """``fits`` (``scheduler.go``): ``usage`` is available to the queue once the ``gone`` workloads' usage
+    is removed (``SimulateWorkloadUsageRemoval``, ``ClusterQueueSnapshot.Fits``); the snapshot is left as it
+    was."""
+    for a in gone:
+        snapshot.add(a.workload.cluster_queue, a.usage, -1)
+    fits = all(v <= snapshot.available(cq.name, fr) for fr, v in usage.items())
+    for a in gone:
+        snapshot.add(a.workload.cluster_queue, a.usage)
+    return fits
+
+
+def _unreclaimable(
+    snapshot: QuotaSnapshot, cq: ClusterQueue, nominated: Assignment
+) -> dict[FlavorResource, int]:
+    """What a head that needs preemption but found no candidates keeps from the cycle's later heads
+    (``reserveCapacityForUnreclaimablePreempt``, ``quotaResourcesToReserve`` in ``scheduler.go``): nothing
+    where its queue can always reclaim what it lends (``CanAlwaysReclaim``: ``reclaimWithinCohort: Any``);
+    else, where its assignment borrows, its request up to what its borrowing limit leaves (all of it without
+    one), and where it does not, its request up to what its nominal quota leaves."""
+    if cq.reclaim_within_cohort == ANY:
+        return {}
+    reserved: dict[FlavorResource, int] = {}
+    for fr, v in nominated.usage.items():
+        quota = cq.quota(*fr) or ResourceQuota(0)
+        used = snapshot.used(cq.name, fr)
+        if not nominated.borrows:
+            reserved[fr] = max(0, min(v, quota.nominal - used))
+        elif quota.borrowing_limit is None:
+            reserved[fr] = v
+        else:
+            reserved[fr] = min(v, quota.nominal + quota.borrowing_limit - used)
+    return reserved
 
 
 def _topology(
@@ -207,6 +300,11 @@ def _refusal(
     return None
 
 
-def _set_aside(result: CycleResult, workload: Workload, cq: ClusterQueue | None) -> None:
-    if cq is None or cq.queueing_strategy == BEST_EFFORT_FIFO:
+def _set_aside(
+    result: CycleResult, workload: Workload, cq: ClusterQueue | None, mismatch: bool = False
+) -> None:
+    """``RequeueIfNotPresent`` (``pkg/cache/queue/cluster_queue.go``): a ``BestEffortFIFO`` queue sets the
+    workload aside; a ``StrictFIFO`` one keeps it as its head, unless its namespace does not match the
+    queue's selector (``mismatch``: ``RequeueReasonNamespaceMismatch``)."""
+    if cq is None or cq.queueing_strategy == BEST_EFFORT_FIFO or mismatch:
         result.inadmissible.append(workload.key)

@@ -15,7 +15,8 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go`
   resources are taken in order (upstream's are a map's, in no order), each with the resource group
   covering it: one no group covers is ``resource R unavailable in ClusterQueue``;
 * per group, flavors are tried in order; a flavor whose ``nodeTaints`` a pod set of the group does
-  not tolerate (``untolerated taint {k: v} in flavor F``) or whose ``nodeLabels`` contradict its
+  not tolerate (``untolerated taint {k v NoSchedule <nil>} in flavor F``: upstream's ``%s`` of the
+  ``corev1.Taint``) or whose ``nodeLabels`` contradict its
   nodeSelector or required node affinity (``flavor F doesn't match node affinity``) is skipped
   (``flavorSelector``: only selector keys and affinity expressions on the flavor's own label keys
   count; a term left without expressions matches every flavor), and so is one without a
@@ -61,6 +62,7 @@ import enum
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpufleet.model.kueue import (
     NEVER,
@@ -72,7 +74,7 @@ from gpufleet.model.kueue import (
     FlavorResource,
     ResourceFlavor,
 )
-from gpufleet.model.node import tolerated
+from gpufleet.model.node import Taint, tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, format_units
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
@@ -101,11 +103,18 @@ class PodSetAssignment:
 @dataclass(frozen=True)
 class Assignment:
     """The pod sets' assignments, in order (up to the first that found no flavor), and what they use
-    of each (flavor, resource) together."""
+    of each (flavor, resource) together; ``borrowing``: the highest borrowing level of a resource's flavor
+    (upstream's ``Assignment.Borrowing``, the ``borrow`` of each ``FlavorAssignment`` ``append`` takes the
+    most of: 0 within the queue's nominal quota, else the height of the lowest subtree of the cohort tree
+    that holds the request; on ``Preempt``, once the targets are gone)."""
 
     pod_sets: tuple[PodSetAssignment, ...]
     usage: dict[FlavorResource, int]
-    borrows: bool
+    borrowing: int
+
+    @property
+    def borrows(self) -> bool:
+        return self.borrowing > 0
 
     @property
     def mode(self) -> Mode:
@@ -126,12 +135,18 @@ class Assignment:
         )
 
 
+def _go_taint(taint: Taint) -> str:
+    """The taint as ``checkFlavorForPodSets`` prints it (``untolerated taint %s``): Go's ``%s`` of a
+    ``corev1.Taint`` struct, its fields in order, the unset ``timeAdded`` as ``<nil>``."""
+    return f"{{{taint.key} {taint.value} {taint.effect} <nil>}}"
+
+
 def _flavor_mismatch(pod: Pod, flavor: ResourceFlavor, topology: bool) -> str | None:
     if topology and flavor.topology is None:  # tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS
         return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
     for taint in flavor.node_taints:
         if not tolerated(taint, pod.tolerations + flavor.tolerations):
-            return f"untolerated taint {taint.describe()} in flavor {flavor.name}"
+            return f"untolerated taint {_go_taint(taint)} in flavor {flavor.name}"
     labels = flavor.node_labels
     terms = [tuple(r for r in t.expressions if r.key in labels) for t in pod.required_terms or ()]
     if any(k in labels and labels[k] != v for k, v in pod.node_selector.items()) or (
@@ -246,8 +261,16 @@ def requests_of(pod_set: PodSetResources, covered: AbstractSet[str]) -> dict[str
     return requests
 
 
-#: a resource's flavor and how it takes the resource (upstream's ``FlavorAssignment``)
-Chosen = dict[str, tuple[str, Mode]]
+class FlavorAssignment(NamedTuple):
+    """A resource's flavor, how it takes the resource and at which borrowing level (upstream's
+    ``FlavorAssignment``)."""
+
+    flavor: str
+    mode: Mode
+    borrow: int
+
+
+Chosen = dict[str, FlavorAssignment]
 
 
 @dataclass(frozen=True)
@@ -296,7 +319,7 @@ class _Search:
                     flavor_mode = got
                 if reason is not None:  # (every resource's, as upstream goes on past one that does not fit)
                     reasons.append(reason)
-                chosen[resource] = (quotas.flavor, got[0].mode)
+                chosen[resource] = FlavorAssignment(quotas.flavor, got[0].mode, got[1])
             if not _try_next(flavor_mode, fungibility):
                 best = (flavor_mode, chosen)
                 break
@@ -335,7 +358,7 @@ class _Search:
         asks for none, in a pod set group, the group's TAS flavors."""
         if asks or pod_set.group is None:
             return {r: got for r, got in chosen.items() if r in asks}
-        return {r: got for r, got in chosen.items() if self.flavors[got[0]].topology is not None}
+        return {r: got for r, got in chosen.items() if self.flavors[got.flavor].topology is not None}
 
 
 def _groups(pod_sets: tuple[PodSetResources, ...]) -> list[list[PodSetResources]]:
@@ -361,6 +384,7 @@ def assign_flavors(
     covered = {r for g in cq.resource_groups for r in g.covered}
     search = _Search(cq, flavors, snapshot, oracle, {}, fair_sharing)
     assigned: list[PodSetAssignment] = []
+    borrowing = 0
     for group in _groups(workload.pod_sets):
         asks = [requests_of(ps, covered) for ps in group]
         requests: dict[str, int] = {}
@@ -375,18 +399,14 @@ def assign_flavors(
             elif not reasons:
                 mode = Mode.FIT
             else:  # the worst of its flavors' (one that asks for nothing and has none: NoFit)
-                mode = min((m for _, m in mine.values()), default=Mode.NO_FIT)
+                mode = min((got.mode for got in mine.values()), default=Mode.NO_FIT)
             assigned.append(
-                PodSetAssignment(ps.name, mode, {r: f for r, (f, _) in mine.items()}, tuple(reasons))
+                PodSetAssignment(ps.name, mode, {r: got.flavor for r, got in mine.items()}, tuple(reasons))
             )
-            for r, (f, _) in mine.items():
-                search.usage[(f, r)] = search.usage.get((f, r), 0) + ask.get(r, 0)
+            for r, got in mine.items():
+                fr = (got.flavor, r)
+                search.usage[fr] = search.usage.get(fr, 0) + ask.get(r, 0)
+                borrowing = max(borrowing, got.borrow)
         if chosen is None:
             break
-    usage = search.usage
-    borrows = any(
-        snapshot.used(cq.name, fr) + v > (q.nominal if (q := cq.quota(*fr)) is not None else 0)
-        for fr, v in usage.items()
-        if v > 0
-    )
-    return Assignment(tuple(assigned), usage, borrows)
+    return Assignment(tuple(assigned), search.usage, borrowing)
