@@ -32,6 +32,7 @@ from gpufleet.model.node import Node, Taint, Toleration
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import is_overcommittable, parse_resource_list
 from gpufleet.model.scheduler_config import ProfileConfig, SchedulerConfig
+from gpufleet.scheduling.events import HintError, HintFn
 from gpufleet.scheduling.framework import (
     SUCCESS,
     Code,
@@ -249,10 +250,17 @@ def pods_on(**by_node: Sequence[Quantities | None]) -> dict[str, list[Pod]]:
     }
 
 
-QUEUEING_HINTS = Skip(
-    "queueing hints (EventsToRegister, isSchedulableAfter*) are not modelled: any cluster change moves "
-    "every unschedulable pod back to the queue (README, deliberate divergences)"
-)
+NOT_A_NODE = "not-a-node"  # upstream's object of the wrong kind (a string)
+NOT_A_POD = "not-a-pod"
+
+
+def hint_of(fn: HintFn, pod: Pod, old: object, new: object) -> str:
+    """A queueing hint's answer: ``Queue``, ``QueueSkip``, or ``error`` (upstream's ``(Queue, err)``, which
+    the scheduling queue reads as Queue)."""
+    try:
+        return fn(pod, old, new).value
+    except HintError:
+        return "error"
 
 
 def skipped_cases(test: str, names: Sequence[str], skip: Skip) -> list[Any]:

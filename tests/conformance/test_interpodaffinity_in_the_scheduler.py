@@ -339,7 +339,7 @@ def test_a_pod_placed_requeues_the_pod_whose_affinity_it_satisfies() -> None:
     assert [o.kind for o in s.run(0.0)] == ["unschedulable"]
     s.add(pod("cache", labels={"app": "cache"}), 1.0)
     assert [(o.pod.name, o.kind) for o in s.run(1.0)] == [("cache", "bound")]
-    assert "default/web" in s.waiting_on_pods
+    assert "default/web" in s.queue.unschedulable
     s.add(pod("db", labels={"app": "db"}), 2.0)
     outcomes = s.run(2.0) + s.run(20.0)
     assert [(o.pod.name, o.kind) for o in outcomes] == [("db", "bound"), ("web", "bound")]

@@ -4,7 +4,7 @@ TestNodeAffinity (PreFilter status and node names, then Filter status) and TestN
 
 Upstream's PreFilter ``Skip`` (a pod without node affinity or selector) is gpufleet's success with
 no node names: the plugin then adds nothing, as Skip makes it. Test_isSchedulableAfterNodeChange
-(queueing hints) is kept as skipped cases."""
+checks the queueing hint (``error`` is upstream's ``(Queue, err)``)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 from builders import (
-    QUEUEING_HINTS,
+    NOT_A_NODE,
     Skip,
     cases,
     container,
     filter_status,
+    hint_of,
     make_node,
     make_pod,
-    skipped_cases,
     static_scores,
     status,
 )
@@ -451,23 +451,57 @@ def test_node_affinity_priority(
     assert static_scores(plugin, pod, nodes) == want
 
 
-HINT_CASES = [
-    "backoff-wrong-new-object",
-    "backoff-wrong-old-object",
-    "skip-queue-on-add",
-    "queue-on-add",
-    "skip-unrelated-changes",
-    "skip-unrelated-changes-on-labels",
-    "skip-labels-changes-on-node-from-suitable-to-unsuitable",
-    "queue-on-labels-change-makes-pod-schedulable",
-    "skip-unrelated-change-that-keeps-pod-schedulable",
-    "skip-queue-on-add-scheduler-enforced-node-affinity",
-    "queue-on-add-scheduler-enforced-node-affinity",
+FOO_BAR = affinity_pod(term(expr("foo", "In", "bar")))
+ENFORCED_FOO_BAR = {
+    "addedAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [term(expr("foo", "In", "bar"))]
+        }
+    }
+}
+BARE = make_node("")
+NO_CAPACITY = Node("")  # ``Capacity(nil)``: no allocatable at all
+
+
+def labelled(node: Node, **labels: str) -> Node:
+    return Node(node.name, labels=labels, capacity=dict(node.capacity), allocatable=dict(node.allocatable))
+
+
+# (name, args, old node, new node, hint)
+HINTS: list[Any] = [
+    ("backoff-wrong-new-object", {}, None, NOT_A_NODE, "error"),
+    ("backoff-wrong-old-object", {}, NOT_A_NODE, BARE, "error"),
+    ("skip-queue-on-add", {}, None, BARE, "QueueSkip"),
+    ("queue-on-add", {}, None, labelled(BARE, foo="bar"), "Queue"),
+    ("skip-unrelated-changes", {}, BARE, NO_CAPACITY, "QueueSkip"),
+    ("skip-unrelated-changes-on-labels", {}, BARE, labelled(BARE, k="v"), "QueueSkip"),
+    (
+        "skip-labels-changes-on-node-from-suitable-to-unsuitable",
+        {},
+        labelled(BARE, foo="bar"),
+        labelled(BARE, k="v"),
+        "QueueSkip",
+    ),
+    ("queue-on-labels-change-makes-pod-schedulable", {}, BARE, labelled(BARE, foo="bar"), "Queue"),
+    (
+        "skip-unrelated-change-that-keeps-pod-schedulable",
+        {},
+        labelled(BARE, foo="bar"),
+        labelled(NO_CAPACITY, foo="bar"),
+        "QueueSkip",
+    ),
+    ("skip-queue-on-add-scheduler-enforced-node-affinity", ENFORCED_FOO_BAR, None, BARE, "QueueSkip"),
+    (
+        "queue-on-add-scheduler-enforced-node-affinity",
+        ENFORCED_FOO_BAR,
+        None,
+        labelled(BARE, foo="bar"),
+        "Queue",
+    ),
 ]
 
 
-@pytest.mark.parametrize(
-    "name", skipped_cases("Test_isSchedulableAfterNodeChange", HINT_CASES, QUEUEING_HINTS)
-)
-def test_queueing_hints(name: None) -> None:
-    """Never runs: every case is skipped with its reason."""
+@pytest.mark.parametrize(("args", "old", "new", "want"), cases("Test_isSchedulableAfterNodeChange", HINTS, 4))
+def test_is_schedulable_after_node_change(args: dict[str, Any], old: object, new: object, want: str) -> None:
+    plugin = NodeAffinity.from_args(args)
+    assert hint_of(plugin.after_node_change, FOO_BAR, old, new) == want

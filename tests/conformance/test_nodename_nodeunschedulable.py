@@ -1,20 +1,25 @@
 """kube-scheduler v1.34.10 ``plugins/nodename/node_name_test.go`` TestNodeName and
 ``plugins/nodeunschedulable/node_unschedulable_test.go`` TestNodeUnschedulable, ported case by case
-(Filter status: both reject UnschedulableAndUnresolvable); NodeUnschedulable's queueing-hint tests
-are kept as skipped cases."""
+(Filter status: both reject UnschedulableAndUnresolvable), and NodeUnschedulable's queueing hints
+(TestIsSchedulableAfterNodeChange, TestIsSchedulableAfterPodTolerationChange)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from builders import QUEUEING_HINTS, cases, filter_status, make_node, make_pod, skipped_cases, status
+from builders import NOT_A_NODE, NOT_A_POD, cases, filter_status, hint_of, make_node, make_pod, status
 
-from gpufleet.model.node import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Toleration
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Taint, Toleration
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import EventPod
 from gpufleet.scheduling.framework import Code, Status
 from gpufleet.scheduling.plugins.node_name import NodeName
-from gpufleet.scheduling.plugins.node_unschedulable import NodeUnschedulable
+from gpufleet.scheduling.plugins.node_unschedulable import (
+    NodeUnschedulable,
+    after_node_change,
+    after_toleration_change,
+)
 
 UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -71,28 +76,65 @@ def test_node_unschedulable(pod: Pod, node: Node, want: Status) -> None:
     assert filter_status(NodeUnschedulable(), pod, node) == want
 
 
-HINTS = {
-    "TestIsSchedulableAfterNodeChange": [
-        "error-wrong-new-object",
-        "error-wrong-old-object",
-        "skip-queue-on-unschedulable-node-added",
-        "queue-on-schedulable-node-added",
+NOT_READY = Taint("node.kubernetes.io/not-ready", "", NO_EXECUTE)
+NODE_CHANGES: list[Any] = [
+    ("error-wrong-new-object", None, NOT_A_NODE, "error"),
+    ("error-wrong-old-object", NOT_A_NODE, make_node(unschedulable=True), "error"),
+    ("skip-queue-on-unschedulable-node-added", None, make_node(unschedulable=True), "QueueSkip"),
+    ("queue-on-schedulable-node-added", None, make_node(), "Queue"),
+    (
         "skip-unrelated-change-unschedulable-true",
-        "skip-unrelated-change-unschedulable-false",
-        "queue-on-unschedulable-field-change",
-    ],
-    "TestIsSchedulableAfterPodTolerationChange": [
-        "error-wrong-new-object",
-        "error-wrong-old-object",
+        make_node(unschedulable=True),
+        make_node(unschedulable=True, taints=[NOT_READY]),
+        "QueueSkip",
+    ),
+    ("skip-unrelated-change-unschedulable-false", make_node(), make_node(taints=[NOT_READY]), "QueueSkip"),
+    ("queue-on-unschedulable-field-change", make_node(unschedulable=True), make_node(), "Queue"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "want"), cases("TestIsSchedulableAfterNodeChange", NODE_CHANGES, 3))
+def test_is_schedulable_after_node_change(old: object, new: object, want: str) -> None:
+    assert hint_of(after_node_change, make_pod(), old, new) == want
+
+
+def with_uid(uid: str, *tolerating: str) -> EventPod:
+    """``st.MakePod().UID(uid).Toleration(key)...``: the UID stands as the pod's name."""
+    pod = make_pod(name=uid)
+    pod.tolerations = tuple(Toleration(key, "Exists") for key in tolerating)
+    return EventPod(pod)
+
+
+UID = with_uid("uid").pod
+TOLERATION_CHANGES: list[Any] = [
+    ("error-wrong-new-object", make_pod(), None, NOT_A_POD, "error"),
+    ("error-wrong-old-object", make_pod(), NOT_A_POD, EventPod(make_pod()), "error"),
+    (
         "skip-different-pod-update",
+        UID,
+        with_uid("different-uid"),
+        with_uid("different-uid", UNSCHEDULABLE_TAINT_KEY),
+        "QueueSkip",
+    ),
+    (
         "queue-when-the-unsched-pod-gets-toleration",
+        UID,
+        with_uid("uid"),
+        with_uid("uid", UNSCHEDULABLE_TAINT_KEY),
+        "Queue",
+    ),
+    (
         "skip-when-the-unsched-pod-gets-unrelated-toleration",
-    ],
-}
+        UID,
+        with_uid("uid"),
+        with_uid("uid", "unrelated-key"),
+        "QueueSkip",
+    ),
+]
 
 
 @pytest.mark.parametrize(
-    "name", [p for test, names in HINTS.items() for p in skipped_cases(test, names, QUEUEING_HINTS)]
+    ("pod", "old", "new", "want"), cases("TestIsSchedulableAfterPodTolerationChange", TOLERATION_CHANGES, 4)
 )
-def test_queueing_hints(name: None) -> None:
-    """Never runs: every case is skipped with its reason."""
+def test_is_schedulable_after_pod_toleration_change(pod: Pod, old: object, new: object, want: str) -> None:
+    assert hint_of(after_toleration_change, pod, old, new) == want

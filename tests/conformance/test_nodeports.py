@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from builders import hint_of
 
 from gpufleet.cluster.state import ClusterState
 from gpufleet.kube.host_ports import host_ports
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import EventPod
 from gpufleet.scheduling.framework import Code, PodContext
-from gpufleet.scheduling.plugins.node_ports import REASON, NodePorts
+from gpufleet.scheduling.plugins.node_ports import REASON, NodePorts, after_pod_deleted
 
 UPSTREAM = "nodeports/node_ports_test.go"
 NODE = Node("m1", capacity={"pods": 110, "cpu": 4000, "memory": 2**33})
@@ -123,21 +125,29 @@ def test_pre_filter_disabled() -> None:
     )
 
 
+def host_port(port: int) -> dict[str, Any]:
+    """``st.MakePod().HostPort(port)``: one container with that host port (TCP, every IP)."""
+    return {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": port, "hostPort": port}]}]}
+
+
+def deleted(node: str, spec: dict[str, Any]) -> EventPod:
+    """The pod deleted (``st.MakePod().Node(node)...``): on ``node``, '' when unscheduled."""
+    return EventPod(pod("deleted", spec), node)
+
+
+WANTS_8080 = pod("incoming", host_port(8080))
+DELETED_CASES: list[Any] = [
+    ("backoff-wrong-old-object", "not-a-pod", "error"),
+    ("skip-queue-on-unscheduled", deleted("", {"containers": []}), "QueueSkip"),
+    ("skip-queue-on-non-hostport", deleted("fake-node", {"containers": []}), "QueueSkip"),
+    ("skip-queue-on-unrelated-hostport", deleted("fake-node", host_port(8081)), "QueueSkip"),
+    ("queue-on-released-hostport", deleted("fake-node", host_port(8080)), "Queue"),
+]
+
+
 @pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, id=f"Test_isSchedulableAfterPodDeleted/{c}")
-        for c in (
-            "backoff-wrong-old-object",
-            "skip-queue-on-unscheduled",
-            "skip-queue-on-non-hostport",
-            "skip-queue-on-unrelated-hostport",
-            "queue-on-released-hostport",
-        )
-    ],
+    ("old", "want"),
+    [pytest.param(*c[1:], id=f"Test_isSchedulableAfterPodDeleted/{c[0]}") for c in DELETED_CASES],
 )
-def test_is_schedulable_after_pod_deleted(case: str) -> None:
-    pytest.skip(
-        f"{UPSTREAM} {case}: queueing hints are not modelled (any pod leaving a node moves every "
-        "unschedulable pod back to the queue; README, deliberate divergences)"
-    )
+def test_is_schedulable_after_pod_deleted(old: object, want: str) -> None:
+    assert hint_of(after_pod_deleted, WANTS_8080, old, None) == want

@@ -2,10 +2,11 @@
 by case: TestEnoughRequests, TestNotEnoughRequests, TestStorageRequests,
 TestRestartableInitContainers (Filter status: code and reasons) and TestFitScore (scores).
 
-TestIsFit runs the Filter on an empty node. Kept as skipped cases: TestPreFilterDisabled (Filter
-without PreFilter, a Go-internal error path) and the queueing hints (TestEventsToRegister,
-Test_isSchedulableAfterPodChange, Test_isSchedulableAfterNodeChange,
-TestHaveAnyRequestedResourcesIncreased): gpufleet moves every unschedulable pod back on any change.
+TestIsFit runs the Filter on an empty node. The queueing hints: Test_isSchedulableAfterPodChange,
+Test_isSchedulableAfterNodeChange, TestHaveAnyRequestedResourcesIncreased (``error`` is upstream's
+``(Queue, err)``). Kept as skipped cases: TestPreFilterDisabled (Filter without PreFilter, a
+Go-internal error path), TestEventsToRegister (feature-gate combinations other than 1.34's) and the
+cases with InPlacePodVerticalScaling off or DRA-backed extended resources.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from typing import Any
 
 import pytest
 from builders import (
-    QUEUEING_HINTS,
     SIDECAR,
     Skip,
     cases,
     container,
     dynamic_scores,
     filter_status,
+    hint_of,
     make_node,
     make_pod,
     req_pod,
@@ -31,8 +32,15 @@ from builders import (
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import EventPod
 from gpufleet.scheduling.framework import Code, Status
-from gpufleet.scheduling.plugins.node_resources_fit import NodeResourcesFit, ScoringStrategy
+from gpufleet.scheduling.plugins.node_resources_fit import (
+    NodeResourcesFit,
+    ScoringStrategy,
+    after_node_change,
+    after_pod_event,
+    requested_increased,
+)
 
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"
@@ -589,59 +597,196 @@ def test_is_fit(pod: Pod, capacity: dict[str, str], fits: bool) -> None:
     assert filter_status(fit(), pod, make_node("node", capacity)).ok is fits
 
 
-HINTS = {
-    "TestPreFilterDisabled": ["TestPreFilterDisabled"],
-    "TestEventsToRegister": [
-        "Register events with InPlacePodVerticalScaling feature enabled",
-        "Register events with SchedulingQueueHint feature enabled",
-        "Register events with InPlacePodVerticalScaling feature disabled",
-    ],
-    "Test_isSchedulableAfterPodChange": [
-        "backoff-wrong-old-object",
-        "backoff-wrong-new-object",
-        "queue-on-other-pod-deleted",
-        "skip-queue-on-unscheduled-pod-deleted",
-        "skip-queue-on-disable-inplace-pod-vertical-scaling",
-        "skip-queue-on-other-unscheduled-pod",
-        "skip-queue-on-other-pod-unrelated-resource-scaled-down",
-        "queue-on-other-pod-some-resource-scale-down",
-        "queue-on-target-pod-some-resource-scale-down",
-    ],
-    "Test_isSchedulableAfterNodeChange": [
-        "backoff-wrong-new-object",
-        "backoff-wrong-old-object",
-        "skip-queue-on-node-add-without-sufficient-resources",
-        "skip-queue-on-node-add-without-required-resource-type",
-        "queue-on-node-add-with-sufficient-resources",
-        "skip-queue-on-node-unrelated-changes",
-        "queue-on-pod-requested-resources-increase",
-        "skip-queue-on-node-changes-from-suitable-to-unsuitable",
-        "queue-on-node-changes-from-unsuitable-to-suitable",
-    ],
-    "TestHaveAnyRequestedResourcesIncreased": [
-        "no-requested-resources",
-        "no-requested-resources-pods-increased",
-        "requested-resources-dra-in-node",
-        "requested-resources-dra-not-in-node",
-        "scalar-resources-not-in-node",
-        "requested-resources-decreased",
-        "requested-resources-increased",
-        "non-requested-resources-decreased",
-        "non-requested-resources-increased",
-    ],
-}
 PREFILTER_DISABLED = Skip("Filter without PreFilter is a Go-internal error path (no PreFilter state)")
+REGISTRATION = Skip(
+    "only 1.34's defaults are modelled, SchedulerQueueingHints (GA, locked on) and InPlacePodVerticalScaling "
+    "both on, a combination this table does not check (tests/scheduling/test_queueing_hints.py checks it)"
+)
+VERTICAL_SCALING_OFF = Skip("InPlacePodVerticalScaling is on in 1.34 and not modelled off")
+EVENTS: list[Any] = [
+    ("Register events with InPlacePodVerticalScaling feature enabled", REGISTRATION),
+    ("Register events with SchedulingQueueHint feature enabled", REGISTRATION),
+    ("Register events with InPlacePodVerticalScaling feature disabled", REGISTRATION),
+]
+
+
+@pytest.mark.parametrize("name", cases("TestEventsToRegister", EVENTS, 1))
+def test_events_to_register(name: str) -> None:
+    """Never runs: every case is skipped with its reason."""
+
+
+def cpu_pod(name: str, cpu: str, node: str = "", resource: str = "cpu") -> EventPod:
+    """``st.MakePod().Name(name).Req({resource: cpu}).Node(node)``."""
+    return EventPod(req_pod({resource: cpu}, name=name), node)
+
+
+POD_1 = cpu_pod("pod1", "1").pod
+POD_CHANGES: list[Any] = [
+    ("backoff-wrong-old-object", make_pod(), "not-a-pod", None, "error"),
+    ("backoff-wrong-new-object", make_pod(), None, "not-a-pod", "error"),
+    ("queue-on-other-pod-deleted", POD_1, cpu_pod("pod2", "1", "fake"), None, "Queue"),
+    ("skip-queue-on-unscheduled-pod-deleted", make_pod(), EventPod(make_pod()), None, "QueueSkip"),
+    ("skip-queue-on-disable-inplace-pod-vertical-scaling", VERTICAL_SCALING_OFF),
+    ("skip-queue-on-other-unscheduled-pod", POD_1, cpu_pod("pod2", "2"), cpu_pod("pod2", "1"), "QueueSkip"),
+    (
+        "skip-queue-on-other-pod-unrelated-resource-scaled-down",
+        POD_1,
+        cpu_pod("pod2", "2", "fake", "memory"),
+        cpu_pod("pod2", "1", "fake", "memory"),
+        "QueueSkip",
+    ),
+    (
+        "queue-on-other-pod-some-resource-scale-down",
+        POD_1,
+        cpu_pod("pod2", "2", "fake"),
+        cpu_pod("pod2", "1", "fake"),
+        "Queue",
+    ),
+    (
+        "queue-on-target-pod-some-resource-scale-down",
+        POD_1,
+        cpu_pod("pod1", "2"),
+        cpu_pod("pod1", "1"),
+        "Queue",
+    ),
+]
 
 
 @pytest.mark.parametrize(
-    "name",
-    [
-        p
-        for test, names in HINTS.items()
-        for p in skipped_cases(
-            test, names, PREFILTER_DISABLED if test == "TestPreFilterDisabled" else QUEUEING_HINTS
-        )
-    ],
+    ("pod", "old", "new", "want"), cases("Test_isSchedulableAfterPodChange", POD_CHANGES, 4)
 )
-def test_queueing_hints(name: None) -> None:
-    """Never runs: every case is skipped with its reason."""
+def test_is_schedulable_after_pod_change(pod: Pod, old: object, new: object, want: str) -> None:
+    assert hint_of(after_pod_event, pod, old, new) == want
+
+
+def cap(capacity: dict[str, str]) -> Node:
+    """``st.MakeNode().Capacity(capacity)`` (32 pods unless it says)."""
+    return make_node("", capacity)
+
+
+EXT_POD = req_pod({"memory": "2", EXT_A: "1"})
+NODE_CHANGES: list[Any] = [
+    ("backoff-wrong-new-object", make_pod(), None, "not-a-node", "error"),
+    ("backoff-wrong-old-object", make_pod(), "not-a-node", Node(""), "error"),
+    (
+        "skip-queue-on-node-add-without-sufficient-resources",
+        req_pod({"memory": "2"}),
+        None,
+        cap({"memory": "1"}),
+        "QueueSkip",
+    ),
+    (
+        "skip-queue-on-node-add-without-required-resource-type",
+        req_pod({EXT_A: "1"}),
+        None,
+        cap({EXT_B: "1"}),
+        "QueueSkip",
+    ),
+    ("queue-on-node-add-with-sufficient-resources", EXT_POD, None, cap({"memory": "4", EXT_A: "2"}), "Queue"),
+    (
+        "skip-queue-on-node-unrelated-changes",
+        EXT_POD,
+        cap({"memory": "2", EXT_A: "2"}),
+        cap({"memory": "2", EXT_A: "1", EXT_B: "2"}),
+        "QueueSkip",
+    ),
+    (
+        "queue-on-pod-requested-resources-increase",
+        EXT_POD,
+        cap({"memory": "2", EXT_A: "1"}),
+        cap({"memory": "2", EXT_A: "2"}),
+        "Queue",
+    ),
+    (
+        "skip-queue-on-node-changes-from-suitable-to-unsuitable",
+        EXT_POD,
+        cap({"memory": "4", EXT_A: "2"}),
+        cap({"memory": "1", EXT_A: "2"}),
+        "QueueSkip",
+    ),
+    (
+        "queue-on-node-changes-from-unsuitable-to-suitable",
+        EXT_POD,
+        cap({"memory": "1", EXT_A: "2"}),
+        cap({"memory": "4", EXT_A: "2"}),
+        "Queue",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"), cases("Test_isSchedulableAfterNodeChange", NODE_CHANGES, 4)
+)
+def test_is_schedulable_after_node_change(pod: Pod, old: object, new: object, want: str) -> None:
+    assert hint_of(after_node_change, pod, old, new) == want
+
+
+def resources(cpu: str, memory: str, ephemeral: str, ext_a: str | None = None, pods: str = "32") -> Node:
+    """A node's capacity as the table lists it: cpu, memory, ephemeral storage, example.com/aaa."""
+    capacity = {"pods": pods, "cpu": cpu, "memory": memory, "ephemeral-storage": ephemeral}
+    return cap(capacity if ext_a is None else {**capacity, EXT_A: ext_a})
+
+
+FULL_REQ = req_pod({"cpu": "2m", "memory": "2", "ephemeral-storage": "2", EXT_A: "2"})
+CPU_MEM = req_pod({"cpu": "2m", "memory": "2"})
+INCREASED: list[Any] = [
+    (
+        "no-requested-resources",
+        make_pod(),
+        resources("1", "1", "1", "1", "1"),
+        resources("2", "2", "2", "2", "1"),
+        False,
+    ),
+    (
+        "no-requested-resources-pods-increased",
+        make_pod(),
+        resources("1", "1", "1", "1", "1"),
+        resources("1", "1", "1", "1", "2"),
+        True,
+    ),
+    ("requested-resources-dra-in-node", DRA_BACKED),
+    ("requested-resources-dra-not-in-node", DRA_BACKED),
+    ("scalar-resources-not-in-node", FULL_REQ, resources("1", "2", "3"), resources("1", "2", "1"), False),
+    (
+        "requested-resources-decreased",
+        FULL_REQ,
+        resources("1", "2", "3", "4"),
+        resources("1", "2", "1", "1"),
+        False,
+    ),
+    (
+        "requested-resources-increased",
+        FULL_REQ,
+        resources("1", "2", "3", "4"),
+        resources("3", "4", "3", "4"),
+        True,
+    ),
+    (
+        "non-requested-resources-decreased",
+        CPU_MEM,
+        resources("1", "2", "3", "4"),
+        resources("1", "2", "1", "1"),
+        False,
+    ),
+    (
+        "non-requested-resources-increased",
+        CPU_MEM,
+        resources("1", "2", "3", "4"),
+        resources("1", "2", "5", "6"),
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "before", "after", "want"), cases("TestHaveAnyRequestedResourcesIncreased", INCREASED, 4)
+)
+def test_have_any_requested_resources_increased(pod: Pod, before: Node, after: Node, want: bool) -> None:
+    assert requested_increased(pod, before, after) is want
+
+
+@pytest.mark.parametrize(
+    "name", skipped_cases("TestPreFilterDisabled", ["TestPreFilterDisabled"], PREFILTER_DISABLED)
+)
+def test_pre_filter_disabled(name: None) -> None:
+    """Never runs: the case is skipped with its reason."""

@@ -2,8 +2,8 @@
 TestTaintTolerationScore (Score then NormalizeScore over the nodes) and TestTaintTolerationFilter
 (status code and reason, 1.34.10's ``node(s) had untolerated taint(s)``).
 
-TestIsSchedulableAfterNodeChange and Test_isSchedulableAfterPodTolerationChange (queueing hints) are
-kept as skipped cases."""
+TestIsSchedulableAfterNodeChange and Test_isSchedulableAfterPodTolerationChange: the queueing hints
+(``error`` is upstream's ``(Queue, err)`` for an object of the wrong kind)."""
 
 from __future__ import annotations
 
@@ -11,20 +11,26 @@ from typing import Any
 
 import pytest
 from builders import (
-    QUEUEING_HINTS,
+    NOT_A_NODE,
+    NOT_A_POD,
     cases,
     filter_status,
+    hint_of,
     make_node,
     make_pod,
-    skipped_cases,
     static_scores,
     status,
 )
 
 from gpufleet.model.node import NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Taint, Toleration
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import EventPod
 from gpufleet.scheduling.framework import Code, Status
-from gpufleet.scheduling.plugins.taint_toleration import TaintToleration
+from gpufleet.scheduling.plugins.taint_toleration import (
+    TaintToleration,
+    after_node_change,
+    after_toleration_change,
+)
 
 UNTOLERATED = status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)")
 
@@ -166,26 +172,75 @@ def test_taint_toleration_filter(pod: Pod, node: Node, want: Status) -> None:
     assert filter_status(TaintToleration(), pod, node) == want
 
 
-HINTS = {
-    "TestIsSchedulableAfterNodeChange": [
-        "backoff-wrong-new-object",
-        "backoff-wrong-old-object",
+def dedicated(value: str) -> Taint:
+    return Taint("dedicated", value, NO_SCHEDULE)
+
+
+USER2 = pod_with(Toleration("dedicated", "Equal", "user2", NO_SCHEDULE))
+NODE_CHANGES: list[Any] = [
+    ("backoff-wrong-new-object", make_pod(), None, NOT_A_NODE, "error"),
+    ("backoff-wrong-old-object", make_pod(), NOT_A_NODE, node_with("nodeA", dedicated("user1")), "error"),
+    (
         "skip-queue-on-untoleratedtaint-node-added",
-        "queue-on-toleratedtaint-node-added",
+        USER2,
+        None,
+        node_with("nodeA", dedicated("user1")),
+        "QueueSkip",
+    ),
+    ("queue-on-toleratedtaint-node-added", USER2, None, node_with("nodeA", dedicated("user2")), "Queue"),
+    (
         "skip-unrelated-change",
+        USER2,
+        node_with("nodeA", dedicated("user1")),
+        node_with("nodeA", dedicated("user1"), dedicated("user3")),
+        "QueueSkip",
+    ),
+    (
         "queue-on-taint-change",
-    ],
-    "Test_isSchedulableAfterPodTolerationChange": [
-        "backoff-wrong-new-object",
-        "backoff-wrong-old-object",
-        "skip-updates-other-pod",
-        "queue-on-toleration-added",
-    ],
-}
+        USER2,
+        node_with("nodeA", dedicated("user1")),
+        node_with("nodeA", dedicated("user2")),
+        "Queue",
+    ),
+]
 
 
 @pytest.mark.parametrize(
-    "name", [p for test, names in HINTS.items() for p in skipped_cases(test, names, QUEUEING_HINTS)]
+    ("pod", "old", "new", "want"), cases("TestIsSchedulableAfterNodeChange", NODE_CHANGES, 4)
 )
-def test_queueing_hints(name: None) -> None:
-    """Never runs: every case is skipped with its reason."""
+def test_is_schedulable_after_node_change(pod: Pod, old: object, new: object, want: str) -> None:
+    assert hint_of(after_node_change, pod, old, new) == want
+
+
+def pod_in_ns1(name: str, *tolerations: Toleration) -> EventPod:
+    pod = make_pod(name=name)
+    pod.namespace, pod.tolerations = "ns-1", tolerations
+    return EventPod(pod)
+
+
+POD_1 = pod_in_ns1("pod-1").pod
+TOLERATION_CHANGES: list[Any] = [
+    ("backoff-wrong-new-object", make_pod(), None, NOT_A_POD, "error"),
+    ("backoff-wrong-old-object", make_pod(), NOT_A_POD, EventPod(make_pod()), "error"),
+    (
+        "skip-updates-other-pod",
+        POD_1,
+        pod_in_ns1("pod-2"),
+        pod_in_ns1("pod-2", Toleration("foo", effect=NO_SCHEDULE)),
+        "QueueSkip",
+    ),
+    (
+        "queue-on-toleration-added",
+        POD_1,
+        pod_in_ns1("pod-1"),
+        pod_in_ns1("pod-1", Toleration("foo", effect=NO_SCHEDULE)),
+        "Queue",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"), cases("Test_isSchedulableAfterPodTolerationChange", TOLERATION_CHANGES, 4)
+)
+def test_is_schedulable_after_pod_toleration_change(pod: Pod, old: object, new: object, want: str) -> None:
+    assert hint_of(after_toleration_change, pod, old, new) == want

@@ -13,6 +13,7 @@ from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import ProfileConfig, SchedulerConfig
+from gpufleet.scheduling.events import EVERYTHING
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.host_draws import HostDraws
 from gpufleet.scheduling.scheduler import Best, Outcome, Scheduler, num_feasible_nodes_to_find
@@ -83,7 +84,7 @@ def _run(
         seen += scheduler.run(float(w))
         for key in sorted(state.assignments)[:: 3 + w]:  # some pods end: nodes score higher again
             state.unassign(key)
-        scheduler.cluster_changed(float(w))
+        scheduler.cluster_event(EVERYTHING, float(w))
     return [f"{o.pod.key} {o.kind} {o.node} {o.message}" for o in seen]
 
 

@@ -16,6 +16,7 @@ from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import Behavior, Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.model.workloads import PodGroup
+from gpufleet.scheduling.events import EVERYTHING
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.scheduler import Outcome, Scheduler
 
@@ -113,10 +114,10 @@ def test_the_gang_starts_at_its_reservation_and_the_reservation_goes() -> None:
     scheduler, state, _ = setup()
     submit(scheduler, 100.0)
     state.unassign("default/run-c")
-    scheduler.cluster_changed(1800.0)
+    scheduler.cluster_event(EVERYTHING, 1800.0)
     submit(scheduler, 1800.0)
     state.unassign("default/run-a")
-    scheduler.cluster_changed(3600.0)
+    scheduler.cluster_event(EVERYTHING, 3600.0)
     out = submit(scheduler, 3600.0)
     assert {out["t16-0"].kind, out["t16-1"].kind} == {"bound"}
     assert sorted(o.node or "" for o in out.values()) == ["a", "c"]
@@ -131,12 +132,12 @@ def test_an_overrunning_pod_moves_the_reservation_and_its_nodes_stay_reserved() 
     scheduler, state, _ = setup()
     submit(scheduler, 100.0)
     state.unassign("default/run-c")
-    scheduler.cluster_changed(4000.0)
+    scheduler.cluster_event(EVERYTHING, 4000.0)
     out = submit(scheduler, 4000.0, limited(gpu_pod("no-limit", 8), None))
     assert (out["t16-0"].message or "").endswith("; reserved a, c from 4000s (backfill)")
     assert out["no-limit"].kind == "unschedulable"
     state.unassign("default/run-a")
-    scheduler.cluster_changed(4500.0)
+    scheduler.cluster_event(EVERYTHING, 4500.0)
     out = submit(scheduler, 4500.0)
     assert sorted(o.node or "" for o in out.values() if o.kind == "bound") == ["a", "c"]
 

@@ -24,6 +24,7 @@ from gpufleet.model.pod_affinity import (
     PodAffinityTerm,
     TopologySpreadConstraint,
 )
+from gpufleet.scheduling.events import EVERYTHING
 from gpufleet.scheduling.plugins.pod_topology_spread import HOSTNAME, ZONE
 
 URGENT = 1000
@@ -81,7 +82,7 @@ def test_members_with_a_hostname_spread_take_one_node_each_and_all_bind_there() 
     assert set(preempting[0].victims) == {f"default/low-{n}" for n in "abcd"}
     for victim in preempting[0].victims:  # the victims leave
         c.state.unassign(victim)
-    c.scheduler.cluster_changed(200.0)
+    c.scheduler.cluster_event(EVERYTHING, 200.0)
     bound = {o.pod.name: o.node for o in c.scheduler.run(300.0) if o.kind == "bound"}
     assert bound == {f"train-{k}": n for k, n in enumerate("abcd")}  # each on its nominated node
 
@@ -105,7 +106,7 @@ def test_members_with_required_zone_affinity_to_each_other_are_planned_in_one_zo
     assert set(first.victims) == {"default/low-a", "default/low-b"}
     for victim in first.victims:
         c.state.unassign(victim)
-    c.scheduler.cluster_changed(200.0)
+    c.scheduler.cluster_event(EVERYTHING, 200.0)
     bound = {o.pod.name: o.node for o in c.scheduler.run(300.0) if o.kind == "bound"}
     assert bound == {"train-0": "a", "train-1": "b"}
 

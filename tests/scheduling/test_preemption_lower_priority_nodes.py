@@ -10,6 +10,7 @@ from preemption_setup import Cluster, pod
 
 from conftest import gpu_node
 from gpufleet.cluster.state import ClusterState
+from gpufleet.scheduling.events import EVERYTHING
 from gpufleet.scheduling.plugins.default_preemption import with_lower_priority
 
 URGENT = 50
@@ -23,7 +24,7 @@ def test_a_lower_priority_pod_placed_after_a_failed_cycle_is_preempted_by_the_ne
     assert "2 No preemption victims found for incoming pod." in first[0].message
     c.state.unassign("default/high-b")
     c.place(pod("batch", 8, priority=1), "b")
-    c.scheduler.queue.move_all(200.0)
+    c.scheduler.cluster_event(EVERYTHING, 200.0)
     out = [o for o in c.scheduler.run(200.0) if o.kind == "preempting"]
     assert [(o.node, o.victims) for o in out] == [("b", ("default/batch",))]
 

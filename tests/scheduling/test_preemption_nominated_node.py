@@ -10,6 +10,7 @@ from conftest import gpu_pod
 from gpufleet.model.host_ports import HostPort
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
+from gpufleet.scheduling.events import EVERYTHING
 from gpufleet.scheduling.plugins.pod_topology_spread import HOSTNAME
 
 
@@ -102,6 +103,6 @@ def test_a_preemptor_binds_on_its_nominated_node_when_it_fits_there() -> None:
     assert (out.node, out.victims) == ("a", ("default/victim",))
     c.state.unassign("default/victim")
     c.state.unassign("default/keeper")  # b is free now, and LeastAllocated would prefer it
-    c.scheduler.cluster_changed(101.0)
+    c.scheduler.cluster_event(EVERYTHING, 101.0)
     bound = [(o.pod.name, o.node) for o in c.scheduler.run(200.0) if o.kind == "bound"]
     assert bound == [("urgent", "a")]

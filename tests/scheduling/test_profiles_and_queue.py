@@ -6,6 +6,7 @@ import pytest
 
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.scheduling.events import EVERYTHING
 from gpufleet.scheduling.plugins.coscheduling import Coscheduling
 from gpufleet.scheduling.plugins.priority_sort import PrioritySort
 from gpufleet.scheduling.profile import ProfileError, build_profile, build_profiles
@@ -112,9 +113,9 @@ def test_unschedulable_pod_returns_on_a_cluster_event_after_its_backoff() -> Non
     queue.add(Pod("p"), 0.0)
     qp = queue.pop()
     assert qp is not None
-    queue.mark_unschedulable(qp, 0.0)
+    queue.mark_unschedulable(qp, 0.0, frozenset({"NodeResourcesFit"}))
     assert queue.pop() is None
-    queue.move_all(0.5)
+    queue.move(EVERYTHING[0], 0.5, lambda q, change: True)
     assert queue.pop() is None  # still backing off until t=1
     assert queue.next_time() == 1.0
     queue.advance(1.0)
@@ -127,7 +128,7 @@ def test_unschedulable_pods_are_flushed_after_five_minutes_without_events() -> N
     queue.add(Pod("p"), 0.0)
     qp = queue.pop()
     assert qp is not None
-    queue.mark_unschedulable(qp, 10.0)
+    queue.mark_unschedulable(qp, 10.0, frozenset({"NodeResourcesFit"}))
     queue.advance(309.0)
     assert queue.pop() is None
     queue.advance(310.0)

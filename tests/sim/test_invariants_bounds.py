@@ -46,7 +46,7 @@ def test_a_ray_worker_group_with_more_workers_than_it_wants_is_reported() -> Non
 
 
 def test_a_scaledjob_with_more_jobs_than_its_max_replica_count_is_reported() -> None:
-    sim = checked("seed-001", duration_s=1800.0)
+    sim = checked("seed-001", duration_s=240.0)  # (items in progress, Jobs running)
     wa = sim.workload_autoscalers
     ((spec, job, state),) = wa.scaled_jobs
     running = wa.active_jobs(f"{spec.namespace}/{spec.name}")

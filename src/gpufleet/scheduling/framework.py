@@ -25,6 +25,7 @@ from gpufleet.cluster.state import BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.workloads import PodGroup
+from gpufleet.scheduling.events import EventWithHint
 
 if TYPE_CHECKING:
     from gpufleet.scheduling.gangs import GangView
@@ -100,6 +101,12 @@ class Plugin:
     def from_args(cls, args: dict[str, Any]) -> Plugin:
         """The plugin as its ``pluginConfig`` args configure it (none by default)."""
         return cls()
+
+    def events_to_register(self) -> Sequence[EventWithHint] | None:
+        """``EnqueueExtensions.EventsToRegister``: the cluster events that may make a pod this plugin
+        rejected schedulable, each with its queueing hint (``queueing_hints``); None where the plugin
+        does not say: then every event moves such a pod."""
+        return None
 
 
 class QueueSort(Plugin):

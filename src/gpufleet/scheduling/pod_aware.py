@@ -204,11 +204,6 @@ class PodAwareFilter(Plugin):
         reject (those pods' required anti-affinity); ``pre_filter_pods`` unless the plugin says so."""
         return self.pre_filter_pods(ctx)
 
-    def helped_by(self, waiting: Pod, added: Pod) -> bool:
-        """The queueing hint on a Pod add event: whether ``added`` being placed may make ``waiting``
-        (rejected before) schedulable."""
-        return False
-
 
 class PodAwareScore(Plugin):
     extension_points = frozenset({"preScore", "score"})

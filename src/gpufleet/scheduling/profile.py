@@ -33,6 +33,7 @@ from gpufleet.scheduling.framework import (
     Wording,
 )
 from gpufleet.scheduling.pod_aware import PodAwareFilter, PodAwareScore
+from gpufleet.scheduling.queueing_hints import HintMap, hint_map
 from gpufleet.scheduling.registry import plugins
 
 DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
@@ -87,6 +88,7 @@ class Profile:
     plugin_names: tuple[str, ...] = ()
     gpu_choice: GpuChoice | None = None  # a score plugin's pick of GPU inside the chosen node (Reserve)
     wording: Wording | None = None  # another scheduler's messages (Volcano's); None: kube-scheduler's
+    hints: HintMap = ()  # its plugins' events and queueing hints
 
     @property
     def static_filters(self) -> list[StaticFilter]:
@@ -215,6 +217,7 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
         else default_percentage
     )
     profile.plugin_names = tuple(instances)
+    profile.hints = hint_map(instances.values())
     profile.wording = next((p for p in instances.values() if isinstance(p, Wording)), None)
     return profile
 

@@ -2,9 +2,12 @@
 
 Three places: the active queue (a heap ordered by the profile's QueueSort plugin), the
 backoff queue (pods that failed wait ``podInitialBackoffSeconds`` doubling per attempt up
-to ``podMaxBackoffSeconds``) and the unschedulable pods, which a cluster change (a node
-added, a pod removed) moves back, to backoff if their backoff has not expired, and which
-return anyway after ``podMaxInUnschedulablePodsDuration`` (5 minutes).
+to ``podMaxBackoffSeconds``) and the unschedulable pods, which a cluster event moves back when
+their queueing hints say so (``queueing_hints``; ``movePodsToActiveOrBackoffQueue``), to backoff if
+their backoff has not expired (``requeuePodWithQueueingStrategy``), and which return anyway after
+``podMaxInUnschedulablePodsDuration`` (5 minutes, ``flushUnschedulablePodsLeftover``). A failure no
+plugin is named for (no nodes at all, a PreBind error, a rejection at Permit) goes to backoff at once
+(``AddUnschedulableIfNotPresent``: ``determineSchedulingHintForInFlightPod`` with no rejector plugins).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import ClusterChange
 
 MAX_IN_UNSCHEDULABLE_S = 300.0
 
@@ -29,6 +33,8 @@ class QueuedPod:
     unschedulable_since: float = 0.0
     version: int = 0
     shape: tuple[object, ...] = field(default_factory=tuple)
+    #: the plugins that rejected its last attempt (``UnschedulablePlugins``)
+    rejectors: frozenset[str] = frozenset()
 
 
 #: The QueueSort plugin's order of a pod: a tuple compared level by level, of one length for every pod.
@@ -46,6 +52,8 @@ class SchedulingQueue:
         self._active: list[tuple[object, ...]] = []
         self._backoff: list[tuple[float, int, int, str]] = []
         self.unschedulable: dict[str, QueuedPod] = {}
+        #: the unschedulable pods by a plugin that rejected them
+        self._rejected_by: dict[str, dict[str, QueuedPod]] = {}
         self._seq = 0
 
     def __contains__(self, pod_key: str) -> bool:
@@ -61,7 +69,8 @@ class SchedulingQueue:
         qp = self.entries.pop(pod_key, None)
         if qp is not None:
             qp.version += 1
-            self.unschedulable.pop(pod_key, None)
+            if self.unschedulable.pop(pod_key, None) is not None:
+                self._unindex(qp)
 
     def _push_active(self, qp: QueuedPod, now: float) -> None:
         qp.version += 1
@@ -82,26 +91,58 @@ class SchedulingQueue:
         doublings = min(max(attempts - 1, 0), 64)  # capped before it can overflow a float
         return float(min(self.initial_backoff_s * 2.0**doublings, self.max_backoff_s))
 
-    def mark_unschedulable(self, qp: QueuedPod, now: float) -> None:
-        """A failed attempt: the pod waits for a cluster change (or the 5-minute flush)."""
+    def mark_unschedulable(self, qp: QueuedPod, now: float, rejectors: frozenset[str] = frozenset()) -> None:
+        """A failed attempt that the plugins ``rejectors`` rejected: the pod waits for a cluster event its
+        hints queue it for (or the 5-minute flush); with none, it backs off and is tried again."""
+        key = qp.pod.key
         qp.attempts += 1
         qp.version += 1
         qp.backoff_until = now + self.backoff_duration(qp.attempts)
         qp.unschedulable_since = now
-        self.unschedulable[qp.pod.key] = qp
+        qp.rejectors = rejectors
+        self.unschedulable[key] = qp
+        for name in rejectors:
+            self._rejected_by.setdefault(name, {})[key] = qp
+        if not rejectors:
+            self._requeue(qp, now)
+
+    def _unindex(self, qp: QueuedPod) -> None:
+        for name in qp.rejectors:
+            del self._rejected_by[name][qp.pod.key]
 
     def _requeue(self, qp: QueuedPod, now: float) -> None:
         del self.unschedulable[qp.pod.key]
+        self._unindex(qp)
         if qp.backoff_until > now:
             qp.version += 1
             heapq.heappush(self._backoff, (qp.backoff_until, qp.seq, qp.version, qp.pod.key))
         else:
             self._push_active(qp, now)
 
-    def move_all(self, now: float, only: Callable[[QueuedPod], bool] | None = None) -> None:
-        """A cluster event: unschedulable pods go back to the active or backoff queue."""
+    def move(
+        self,
+        change: ClusterChange,
+        now: float,
+        worth: Callable[[QueuedPod, ClusterChange], bool],
+        plugins: frozenset[str] | None = None,
+    ) -> None:
+        """``movePodsToActiveOrBackoffQueue``: the unschedulable pods ``worth`` says ``change`` may help go
+        back to the active or backoff queue, in the order they came. ``plugins``: only pods some of these
+        plugins rejected can be helped (the plugins registered for the event); None: any pod."""
+        if plugins is None:
+            candidates = list(self.unschedulable.values())
+        else:
+            by = self._rejected_by
+            found = {key: qp for name in plugins if (pods := by.get(name)) for key, qp in pods.items()}
+            candidates = list(found.values())
+        for qp in sorted(candidates, key=lambda q: q.seq):
+            if worth(qp, change):
+                self._requeue(qp, now)
+
+    def requeue_where(self, now: float, only: Callable[[QueuedPod], bool]) -> None:
+        """The unschedulable pods ``only`` picks go back to the active or backoff queue."""
         for qp in sorted(self.unschedulable.values(), key=lambda q: q.seq):
-            if only is None or only(qp):
+            if only(qp):
                 self._requeue(qp, now)
 
     def advance(self, now: float) -> None:
@@ -127,8 +168,10 @@ class SchedulingQueue:
         return min(times) if times else None
 
     def has_backoff(self) -> bool:
+        """Pods backing off that a cluster event moved (some plugin rejected them: the event may have helped);
+        not those whose failure no plugin was named for, which fail alike while nothing changes."""
         return any(
-            (qp := self.entries.get(key)) is not None and qp.version == version
+            (qp := self.entries.get(key)) is not None and qp.version == version and qp.rejectors
             for _, _, version, key in self._backoff
         )
 

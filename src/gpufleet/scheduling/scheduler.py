@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -37,6 +37,13 @@ from gpufleet.gpus.devices import Unit
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
+from gpufleet.scheduling.events import (
+    ASSIGNED_POD_ADD,
+    ClusterChange,
+    ClusterEvent,
+    EventPod,
+    assigned_pod_deleted,
+)
 from gpufleet.scheduling.framework import (
     SUCCESS,
     Code,
@@ -52,12 +59,11 @@ from gpufleet.scheduling.plugins.backfill import Backfill, Backfiller
 from gpufleet.scheduling.pod_aware import Placed, PodAwareFilter, PodCycle
 from gpufleet.scheduling.profile import Profile, build_profiles
 from gpufleet.scheduling.queue import QueuedPod, SchedulingQueue
+from gpufleet.scheduling.queueing_hints import interested, worth_requeuing
 from gpufleet.scheduling.shape_cache import ShapeCache
 
 if TYPE_CHECKING:
     from gpufleet.gpus.dra.state import DraState
-
-NONE_REJECTED: frozenset[str] = frozenset()
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -191,10 +197,10 @@ class Scheduler:
         )
         self.cache_mode: object = None  # Backfill: whether the pod being scheduled ignores the reservation
         self.gated: dict[str, Pod] = {}  # pods a PreEnqueue plugin keeps out of the queue (scheduling gates)
-        #: unschedulable pods a pod-aware filter rejected somewhere, with those filters: a pod placed may
-        #: help them (their queueing hints)
-        self.waiting_on_pods: dict[str, tuple[Pod, frozenset[str]]] = {}
-        self.rejected_by: frozenset[str] = frozenset()  # the pod-aware filters the last failure names
+        #: the plugins that rejected the pod of the last failed attempt (``Diagnosis.UnschedulablePlugins``)
+        self.rejectors: set[str] = set()
+        #: by event: the plugins of any profile registered for it (``isEventOfInterest``)
+        self._interested: dict[ClusterEvent, frozenset[str]] = {}
 
     @property
     def name(self) -> str:
@@ -230,14 +236,35 @@ class Scheduler:
         self.waiting.pop(pod_key, None)
         self.nominated.pop(pod_key, None)
         self.nominees.pop(pod_key, None)
-        self.waiting_on_pods.pop(pod_key, None)
         if self.backfill is not None:
             self.backfill.forget(pod_key)
 
-    def cluster_changed(self, now: float) -> None:
-        self.queue.move_all(now)
+    def cluster_event(self, changes: Iterable[ClusterChange], now: float) -> None:
+        """The cluster changed: each change moves the unschedulable pods its queueing hints say it may help
+        (``MoveAllToActiveOrBackoffQueue``)."""
+        for change in changes:
+            self._requeue_for(change, now)
         if self.backfill is not None:
             self.backfill.stale = True
+
+    def _requeue_for(self, change: ClusterChange, now: float) -> None:
+        queue = self.queue
+        if not queue.unschedulable:
+            return
+        event = change.event
+        plugins: frozenset[str] | None = None
+        if not event.is_wildcard:
+            plugins = self._interested.get(event)
+            if plugins is None:
+                plugins = self._interested[event] = frozenset().union(
+                    *(interested(p.hints, event) for p in self.profiles.values())
+                )
+            if not plugins:
+                return
+        queue.move(change, now, self._worth, plugins)
+
+    def _worth(self, qp: QueuedPod, change: ClusterChange) -> bool:
+        return worth_requeuing(self.profiles[qp.pod.scheduler_name].hints, qp.pod, qp.rejectors, change)
 
     def next_time(self) -> float | None:
         times = [w.deadline for w in self.waiting.values()]
@@ -310,9 +337,7 @@ class Scheduler:
                     replace(o, message=f"{o.message}; {n}") if o.message and (n := note(o.pod)) else o
                     for o in out
                 ]
-            if self.rejected_by:
-                self.waiting_on_pods[key] = (pod, self.rejected_by)
-            self.queue.mark_unschedulable(qp, now)
+            self.queue.mark_unschedulable(qp, now, frozenset(self.rejectors))
             return out
         state = self.state
         i = found[0] if found.__class__ is list and len(found) == 1 else self._chosen_index(pod, found)
@@ -325,8 +350,8 @@ class Scheduler:
                 self.queue.mark_unschedulable(qp, now)
                 return [Outcome(pod, "unschedulable", message=refused)]
         state.assign(pod, i, now, profile.gpu_choice, (ctx.req, ctx.nonzero))
-        if self.waiting_on_pods:
-            self._pod_placed(pod, now)
+        if self.queue.unschedulable:  # the pods a pod placed may help (InterPodAffinity, PodTopologySpread)
+            self._requeue_for(ClusterChange(ASSIGNED_POD_ADD, None, EventPod(pod, node)), now)
         if self.backfill is not None:
             self.backfill.placed(pod)
         if profile.permit is not None:
@@ -347,27 +372,6 @@ class Scheduler:
         self.queue.remove(key)
         return [self._bind(pod, node)]
 
-    def _pod_placed(self, pod: Pod, now: float) -> None:
-        """The queueing hints of the pod-aware plugins on a Pod add event (InterPodAffinity's and
-        PodTopologySpread's ``isSchedulableAfterPodChange``): the unschedulable pods ``pod`` may help go
-        back to the queue."""
-        self.waiting_on_pods.pop(pod.key, None)
-        if not self.waiting_on_pods:  # (the caller asks only when some pod waits on pods)
-            return
-        helped = {
-            key
-            for key, (waiting, names) in self.waiting_on_pods.items()
-            if any(
-                f.helped_by(waiting, pod)
-                for f in self.profiles[waiting.scheduler_name].pod_filters
-                if f.name in names
-            )
-        }
-        if helped:
-            for key in helped:
-                del self.waiting_on_pods[key]
-            self.queue.move_all(now, only=lambda q: q.pod.key in helped)
-
     def _bind(self, pod: Pod, node: str, waited: bool = False) -> Outcome:
         """The pod is bound: the device level gives it its units (``gpus.ledger``), where there is one.
         A pod that ``waited`` at Permit may find the node's free devices no longer cover it (a GPU
@@ -386,8 +390,8 @@ class Scheduler:
     def _reserve_claims(self, dra: DraState, pod: Pod, node: str) -> str | None:
         """Reserve and PreBind of DynamicResources: the pod's ResourceClaims get their devices on the
         chosen node and the pod joins each claim's ``reservedFor``. A claim with 256 consumers makes
-        PreBind fail with the API server's refusal; upstream retries the pod after a backoff, gpufleet
-        when the cluster changes (only a consumer leaving can help)."""
+        PreBind fail with the API server's refusal; no plugin is named for it, so the pod is tried again
+        after a backoff (``AddUnschedulableIfNotPresent`` with no rejector plugins)."""
         refused = dra.place(pod, node)
         return None if refused is None else f'running PreBind plugin "DynamicResources": {refused}'
 
@@ -467,19 +471,23 @@ class Scheduler:
         return [] if w is None else self._reject_group(w.group, now, message)
 
     def _activate_siblings(self, group: PodGroup, now: float) -> None:
-        self.queue.move_all(now, only=lambda q: group_key(q.pod) == group.key)
+        """Coscheduling's ``ActivateSiblings``: the gang's unschedulable pods go back to the queue."""
+        self.queue.requeue_where(now, lambda q: group_key(q.pod) == group.key)
 
     def _reject_group(self, group: PodGroup, now: float, message: str) -> list[Outcome]:
+        """The gang's pods waiting at Permit are rejected: each goes back to the queue as unschedulable by
+        its Permit plugin (``WaitOnPermit``'s FitError) and its room is given back
+        (``handleBindingCycleError``: ``EventAssignedPodDelete`` of the assumed pod)."""
         out = []
         for key, w in sorted(self.waiting.items()):
             if w.group.key != group.key:
                 continue
             del self.waiting[key]
             self.state.unassign(key)
-            self.queue.mark_unschedulable(w.qp, now)
-            out.append(Outcome(w.qp.pod, "rejected", message=message))
-        if out:
-            self.queue.move_all(now)
+            permit = self.profiles[w.qp.pod.scheduler_name].permit
+            self.queue.mark_unschedulable(w.qp, now, frozenset({permit.name}) if permit else frozenset())
+            self._requeue_for(assigned_pod_deleted(w.qp.pod, w.node), now)
+            out.append(Outcome(w.qp.pod, "rejected", node=w.node, message=message))
         return out
 
     def _cache(self, profile: Profile, shape: tuple[object, ...], ctx: PodContext) -> ShapeCache:
@@ -534,12 +542,13 @@ class Scheduler:
         one when the choice is determined (with ``choose``, the caller takes ``_chosen_index`` of them,
         which a window may draw already), or the failure's Placement (kube-scheduler's message and what
         PostFilter decided)."""
-        self.rejected_by = NONE_REJECTED
+        self.rejectors = set()
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
         for plugin in profile.pre_filters:
             status = plugin.pre_filter(ctx, self.gangs)
             if status is not SUCCESS and not status.ok:
+                self.rejectors.add(plugin.name)
                 return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), status.message)
         cache = self._cache(profile, shape, ctx)
         # the filters and scores that look at the pods placed, when they do not all Skip this pod
@@ -658,6 +667,8 @@ class Scheduler:
     ) -> Placement:
         """Every node's reasons, in filter order (the first failing plugin decides), as a histogram."""
         histogram = cache.static_histogram()
+        named = cache.static_plugins
+        self.rejectors.update(name for reason in histogram for name in named[reason])
         static_ok = cache.considered[cache.static_pass[cache.considered]]
         resolvable: IntArray = np.zeros(0, dtype=np.int64)
         if len(static_ok):
@@ -670,7 +681,7 @@ class Scheduler:
                         for k in np.flatnonzero(undecided).tolist():
                             rejection = state.reject(int(static_ok[k]))
                             if rejection is not None:
-                                self.rejected_by |= {f.name}
+                                self.rejectors.add(f.name)
                                 histogram[rejection[0]] += 1
                                 undecided[k] = False
                                 unresolvable[k] = rejection[1] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -678,6 +689,8 @@ class Scheduler:
                 if not isinstance(f, DynamicFilter):
                     continue
                 failing = ~f.passes(ctx, static_ok) & undecided
+                if failing.any():
+                    self.rejectors.add(f.name)
                 for reason, mask in f.reason_masks(ctx, static_ok):
                     histogram[reason] += int((mask & failing).sum())
                 undecided &= ~failing

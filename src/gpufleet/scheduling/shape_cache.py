@@ -46,6 +46,8 @@ class StaticVerdicts:
     static_version: int
     static_pos: int
     columns: int
+    #: each reason given, and the plugins that give it (the failure's ``UnschedulablePlugins``)
+    plugins: dict[str, tuple[str, ...]]
 
 
 #: Per profile's static filters and pod placement constraints: their verdicts.
@@ -110,6 +112,7 @@ class ShapeCache:
         "seen",
         "state",
         "static_pass",
+        "static_plugins",
         "static_pos",
         "static_raw",
         "static_reason",
@@ -144,6 +147,7 @@ class ShapeCache:
         self.seen = 0
         self.considered: IntArray = np.zeros(0, dtype=np.int64)  # active nodes after PreFilter narrowing
         self.static_reason: list[str | None] = []
+        self.static_plugins: dict[str, tuple[str, ...]] = {}  # ``StaticVerdicts.plugins``
         self._static_histogram: Counter[str] | None = None  # ``static_histogram``'s, until a rebuild
         self.static_pass: BoolArray = np.zeros(0, dtype=bool)
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
@@ -183,6 +187,7 @@ class ShapeCache:
         reasons, self.considered, self.static_pass = verdicts.reasons, verdicts.considered, verdicts.passing
         self._static_list = self.static_pass.tolist()
         self.static_reason, self._static_histogram = reasons, None
+        self.static_plugins = verdicts.plugins
         considered = self.considered.tolist()
         self.all_rows = len(considered) == state.size
         grown = state.size - len(self.ok)
@@ -265,8 +270,10 @@ class ShapeCache:
         absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
         reasons: list[str | None] = [None] * state.size
         flags = [False] * state.size
+        plugins: dict[str, tuple[str, ...]] = {absent: tuple(sorted(narrowing))}
         if base is not None and rows is not None:
             reasons[: len(base.reasons)], flags[: len(base.flags)] = base.reasons, base.flags
+            plugins.update(base.plugins)
         active = state.active.tolist()
         undecided: list[int] = []  # the nodes considered, no filter has rejected yet
         for i in range(state.size) if rows is None else rows:
@@ -286,6 +293,9 @@ class ShapeCache:
             if verdicts.count(None) == len(verdicts):
                 continue
             kept = [k for k, reason in enumerate(verdicts) if reason is None]
+            for reason in set(verdicts):
+                if reason is not None and f.name not in plugins.get(reason, ()):
+                    plugins[reason] = (*plugins.get(reason, ()), f.name)
             for i, reason in zip(undecided, verdicts, strict=True):
                 reasons[i] = reason
             undecided, nodes = [undecided[k] for k in kept], [nodes[k] for k in kept]
@@ -301,6 +311,7 @@ class ShapeCache:
             state.static_version,
             len(state.static_rows),
             len(state.resources),
+            plugins,
         )
 
     def _evaluate(self, idx: IntArray, score_all: bool = False) -> None:

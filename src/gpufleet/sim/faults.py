@@ -34,6 +34,7 @@ and until when, and the work lost since the checkpoints (of the pods hit and of 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
@@ -46,6 +47,7 @@ from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import DeviceID
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.faults import CLASSES, FaultModel, ScheduledFault
+from gpufleet.scheduling.events import RESOURCE_SLICE_UPDATE, ClusterChange, node_before, node_updated
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.hung_processes import HungProcesses
 from gpufleet.sim.pod_lifecycle import PodLifecycle
@@ -60,7 +62,7 @@ class FaultHost(Protocol):
     @property
     def work_lost_gpu_s(self) -> float: ...
 
-    def cluster_changed(self, material: bool = True) -> None: ...
+    def cluster_changed(self, changes: Sequence[ClusterChange], material: bool = True) -> None: ...
 
     def delete_node(self, name: str) -> None: ...
 
@@ -253,8 +255,8 @@ class FaultInjector:
             self.lifecycle.failed(pod, "Error")
             rec.pods_hit.append(key)
         rec.work_lost_gpu_s += self.host.work_lost_gpu_s - before
-        if keys:
-            self.host.cluster_changed()
+        if keys:  # (their nodes given back, each told to the schedulers as it ended)
+            self.host.cluster_changed(())
 
     def _units(self, name: str, index: int) -> list[Unit]:
         """The units of GPU ``index`` (a MIG node: its ``index``-th instance, in resource order)."""
@@ -353,7 +355,7 @@ class FaultInjector:
             dra.tainted -= devices
         if name in state.index:
             state.touched(state.index[name])  # the node's DynamicResources verdicts change
-        self.host.cluster_changed()
+        self.host.cluster_changed((ClusterChange(RESOURCE_SLICE_UPDATE),))
 
     def _reset(self, rec: FaultRecord, units: list[Unit], gpu: int, epoch: int) -> None:
         name = rec.node
@@ -390,13 +392,15 @@ class FaultInjector:
     def _sync_allocatable(self, name: str, devices: NodeDevices) -> None:
         """Allocatable as the kubelet counts it: the healthy devices only."""
         state = self.cluster.state
-        healthy = self._healthy.setdefault(name, dict(state.nodes[state.index[name]].allocatable))
+        node = state.nodes[state.index[name]]
+        healthy = self._healthy.setdefault(name, dict(node.allocatable))
         allocatable = dict(healthy)
         for resource, units in devices.units.items():
             if resource in allocatable:
                 allocatable[resource] -= sum(1 for u in units if u.id in devices.unhealthy)
+        old = node_before(node)
         state.set_allocatable(name, allocatable)
-        self.host.cluster_changed()
+        self.host.cluster_changed(node_updated(old, node))
 
     def _node_detected(self, rec: FaultRecord, response: str) -> None:
         name = rec.node
@@ -472,6 +476,7 @@ class FaultInjector:
         self.cluster.not_ready.pop(name, None)
         state = self.cluster.state
         node = state.nodes[state.index[name]]
+        old = node_before(node)
         if name in self._healthy:
             state.set_allocatable(name, self._healthy[name])
         self._out.pop(name, None)
@@ -480,5 +485,5 @@ class FaultInjector:
         if name in self._cordoned:
             self._cordoned.discard(name)
             state.cordon(name, unschedulable=False)
-        self.host.cluster_changed()
+        self.host.cluster_changed(node_updated(old, node))
         self._arm(name, self._epoch.get(name, 0))

@@ -23,6 +23,7 @@ Each node's reconfiguration is recorded (``summary.json`` ``mig_reconfigurations
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -43,6 +44,7 @@ from gpufleet.model.mig_configs import (
     MigConfigChange,
     is_device_plugin_resource,
 )
+from gpufleet.scheduling.events import ClusterChange, node_before, node_updated
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.records import PodRecord
@@ -59,7 +61,7 @@ class MigHost(Protocol):
     @property
     def records(self) -> dict[str, PodRecord]: ...
     def evict(self, key: str, reason: str) -> None: ...
-    def cluster_changed(self, material: bool = True) -> None: ...
+    def cluster_changed(self, changes: Sequence[ClusterChange], material: bool = True) -> None: ...
     def node_billing_changed(self) -> None: ...
     def devices_changed(self, name: str) -> None:
         """The node's device-plugin resources changed (a GPU fault's Unhealthy devices must stay so)."""
@@ -212,12 +214,13 @@ class MigManagers:
         now = self.clock.now
         run.record.started_s = now
         run.record.blocked_by = gpu_pods(self._pods_on(name))  # mig-parted: "In use by another client"
+        old = node_before(node)
         labels = {**node.labels, MIG_CONFIG_LABEL: run.change.config, MIG_CONFIG_STATE_LABEL: "pending"}
         state.set_labels(name, labels)
         self.configs[name] = run.change.config
         state.set_allocatable(name, with_device_resources(node.allocatable, {}))
         self.host.devices_changed(name)
-        self.host.cluster_changed()
+        self.host.cluster_changed(node_updated(old, node))
         done = now + run.change.duration_s
         self.clock.at(done, Priority.CONTROLLER, partial(self._finished, name))
 
@@ -231,6 +234,7 @@ class MigManagers:
         node = state.nodes[state.index[name]]
         record = run.record
         record.finished_s = self.clock.now
+        before = node_before(node)
         mig = run.rt.pool.mig
         assert mig is not None
         if record.blocked_by:
@@ -250,7 +254,7 @@ class MigManagers:
         self.host.devices_changed(name)
         if run.cordoned:
             state.cordon(name, unschedulable=False)
-        self.host.cluster_changed()
+        self.host.cluster_changed(node_updated(before, node))
         self._next(name)
 
     def _gone(self, name: str) -> None:

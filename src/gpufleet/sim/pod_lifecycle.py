@@ -22,6 +22,7 @@ cluster changed, a pod's owner should reconcile, the schedulers should forget a 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -36,6 +37,7 @@ from gpufleet.model.images import normalized_image_name
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import SimulationSettings
+from gpufleet.scheduling.events import ClusterChange, assigned_pod_deleted
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.metering import Meter
@@ -46,8 +48,8 @@ from gpufleet.sim.work_queues import WorkList
 
 
 class LifecycleHost(Protocol):
-    def cluster_changed(self, material: bool = True) -> None:
-        """A pod left or its resources were freed: pending pods are retried."""
+    def cluster_changed(self, changes: Sequence[ClusterChange], material: bool = True) -> None:
+        """A pod left or its resources were freed (``changes``): pending pods it may help are retried."""
         ...
 
     def owner_finished(self, pod: Pod, succeeded: bool) -> None:
@@ -254,9 +256,9 @@ class PodLifecycle:
             rec.running_s = None
             self.set_phase(rec, "Failed")
             rec.reason, rec.finished_s = "OOMKilled", self.clock.now
-            self._release(rec)
+            freed = self._release(rec)
             self.host.owner_finished(rec.pod, succeeded=False)
-            self.host.cluster_changed()
+            self.host.cluster_changed(freed)
             return True
         rec.reason = "CrashLoopBackOff"
         rec.restarts += 1
@@ -268,8 +270,12 @@ class PodLifecycle:
         )
         return True
 
-    def _release(self, rec: PodRecord) -> None:
-        self.cluster.state.unassign(rec.pod.key)  # its device units go back with it (gpus.ledger)
+    def _release(self, rec: PodRecord) -> tuple[ClusterChange, ...]:
+        """The pod gives its node back (its device units with it, ``gpus.ledger``): the event that tells
+        the schedulers, none where it held no node."""
+        state = self.cluster.state
+        gone = state.unassign(rec.pod.key)
+        return () if gone is None else (assigned_pod_deleted(gone.pod, state.nodes[gone.node].name),)
 
     def _storage_reschedule(self) -> None:
         self._storage_token += 1
@@ -380,14 +386,15 @@ class PodLifecycle:
         """Delete a pod: a bound one gets SIGTERM and its grace period; one no node runs goes at once (the
         API server removes a pod without ``nodeName`` at once), an unscheduled one or one only assumed,
         waiting at Permit, which the schedulers reject and whose room they give back."""
-        key, state = rec.pod.key, self.cluster.state
-        if key in state.assignments and rec.bound_s is not None:
+        key = rec.pod.key
+        if key in self.cluster.state.assignments and rec.bound_s is not None:
             self.evict(key, reason)
             return
         now = self.clock.now
         self.host.forget(key)
-        if state.unassign(key) is not None:  # (assumed, where no scheduler held it at Permit)
-            self.host.cluster_changed()
+        freed = self._release(rec)  # (assumed, where no scheduler held it at Permit)
+        if freed:
+            self.host.cluster_changed(freed)
         self.gangs.remove_pod(rec.pod)
         self.pending -= 1
         self.pending_keys.discard(rec.pod.key)
@@ -537,11 +544,11 @@ class PodLifecycle:
         if deleted:
             rec.deleted_s = now
         rec.enter(now, "deleted" if deleted else "failed")
-        self.cluster.state.unassign(rec.pod.key)
+        freed = self._release(rec)
         self.gangs.remove_pod(rec.pod)
         self.host.forget(rec.pod.key)
         self.host.owner_finished(rec.pod, succeeded=False)
-        self.host.cluster_changed()
+        self.host.cluster_changed(freed)
 
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:
@@ -565,9 +572,9 @@ class PodLifecycle:
         self.set_phase(rec, "Succeeded")
         rec.reason, rec.finished_s = "Completed", now
         rec.enter(now, "succeeded")
-        self.cluster.state.unassign(rec.pod.key)
+        freed = self._release(rec)
         self.host.owner_finished(rec.pod, succeeded=True)
-        self.host.cluster_changed()
+        self.host.cluster_changed(freed)
 
 
 def _slot(pod: Pod) -> str:

@@ -17,7 +17,7 @@ nothing is left to do, or when only retries that must fail remain.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from functools import partial
@@ -43,6 +43,18 @@ from gpufleet.model.resources import GPU
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
 from gpufleet.model.workloads import Created, Job, PodGroup, Workload
+from gpufleet.scheduling.events import (
+    NODE_ADD,
+    NODE_DELETE,
+    RESOURCE_SLICE_ADD,
+    UNSCHEDULED_POD_ADD,
+    UNSCHEDULED_POD_UNGATED,
+    ClusterChange,
+    EventPod,
+    assigned_pod_deleted,
+    node_before,
+    node_updated,
+)
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler
 from gpufleet.scheduling.plugins import scheduling_gates as gates
@@ -466,7 +478,7 @@ class Simulation:
             return
         if pod.pod_group is not None:  # a new member may complete its gang
             for s in self.schedulers:
-                s.cluster_changed(self.loop.now)
+                s.cluster_event((ClusterChange(UNSCHEDULED_POD_ADD, None, EventPod(pod)),), self.loop.now)
         self._request_scheduling(self.loop.now)
 
     @staticmethod
@@ -489,8 +501,9 @@ class Simulation:
             rec.reason = rec.message = None
             rec.enter(self.loop.now, "pending")
             if rec.pod.pod_group is not None:
+                ungated = ClusterChange(UNSCHEDULED_POD_UNGATED, None, EventPod(rec.pod))
                 for s in self.schedulers:
-                    s.cluster_changed(self.loop.now)
+                    s.cluster_event((ungated,), self.loop.now)
             self._request_scheduling(self.loop.now)
 
     def _admit_by_topology(self, group_key: str) -> None:
@@ -549,8 +562,9 @@ class Simulation:
     def pod_ready(self, pod: Pod) -> None:
         self._watched(pod, lambda c: c.pod_ready(pod))
 
-    def cluster_changed(self, material: bool = True) -> None:
-        """A node came or went, or a pod left: pending pods are retried and the autoscaler looks.
+    def cluster_changed(self, changes: Sequence[ClusterChange], material: bool = True) -> None:
+        """A node came or went, or a pod left (``changes``): the pending pods they may help are retried
+        (their queueing hints) and the autoscaler looks.
 
         A gang's own assume-and-release (Coscheduling rejecting its waiting pods) is not
         *material*: it cannot make another attempt succeed, so it does not keep a stuck
@@ -561,7 +575,7 @@ class Simulation:
         for group_key in sorted(self.topology_held):
             self._admit_by_topology(group_key)
         for s in self.schedulers:
-            s.cluster_changed(now)
+            s.cluster_event(changes, now)
         self._request_scheduling(now)
         self.autoscaler.arm()
 
@@ -824,13 +838,17 @@ class Simulation:
             for pod in controller.node_added(node):
                 self.created_by[pod.key] = controller
                 self._create(pod)
-        self.cluster_changed()
+        self.cluster_changed((ClusterChange(NODE_ADD, None, node),))
 
     def node_gpus_ready(self, node: Node) -> None:
+        state = self.state
+        joined = state.nodes[state.index[node.name]]
+        old = node_before(joined)
         self.cluster.node_gpus_ready(node, self.loop.now)
         if self.faults is not None:
             self.faults.node_joined(node.name)
-        self.cluster_changed()
+        published = (ClusterChange(RESOURCE_SLICE_ADD),) if state.dra is not None else ()
+        self.cluster_changed((*node_updated(old, joined), *published))
 
     def reclaimable(self, name: str) -> bool:
         return (
@@ -846,11 +864,15 @@ class Simulation:
         if self.nodes[name].deleted_s is not None:
             return
         pool = self.nodes[name].pool
-        for a in self.cluster.delete_node(name, self.loop.now):
+        state = self.state
+        node = state.nodes[state.index[name]] if name in state.index else None
+        lost = self.cluster.delete_node(name, self.loop.now)
+        for a in lost:
             self.lifecycle.lost_with_node(self.records[a.pod.key])
         self.cloud.deleted(name, pool)
         self.node_billing_changed()
-        self.cluster_changed()
+        gone = [assigned_pod_deleted(a.pod, name) for a in lost]
+        self.cluster_changed(gone if node is None else [ClusterChange(NODE_DELETE, node, None), *gone])
 
     def devices_changed(self, name: str) -> None:
         if self.faults is not None:
@@ -894,8 +916,8 @@ class Simulation:
         elif outcome.kind in ("unschedulable", "rejected"):
             rec.message = outcome.message
             self.autoscaler.arm()
-            if outcome.kind == "rejected":
-                self.cluster_changed(material=False)
+            if outcome.kind == "rejected":  # (its scheduler told itself already, ``_reject_group``)
+                self.cluster_changed((assigned_pod_deleted(outcome.pod, outcome.node or ""),), material=False)
 
     def _preempt(self, key: str) -> None:
         """``prepareCandidate``: a victim waiting at Permit is rejected back to the queue (its gang's
@@ -905,7 +927,8 @@ class Simulation:
             self._apply(outcome)
         if rejected:  # their GPUs are free for the preemptor: unlike a gang letting go, a material
             # change, made known once this scheduling pass is over (as a victim's deletion would be)
-            self.loop.at(self.loop.now, Priority.COMPLETION, self.cluster_changed)
+            freed = [assigned_pod_deleted(o.pod, o.node or "") for o in rejected]
+            self.loop.at(self.loop.now, Priority.COMPLETION, lambda: self.cluster_changed(freed))
         else:
             self.lifecycle.evict(key, "Preempted", by_scheduler=True)
 

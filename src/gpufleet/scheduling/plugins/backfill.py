@@ -24,6 +24,10 @@ with ``bf_max_job_test=1``:
 Pods of profiles without Backfill (and of other schedulers) do not see the reservation. The
 what-if counts resources only (requests against allocatable on nodes the job's static filters
 admit); devices, topology and claims are checked when the job is really scheduled.
+
+Queueing hints (gpufleet's, conservative): any node event and a pod deleted move the pods it rejected
+(the reservation is planned again); a pod added only when it is of the reserved job (the reservation
+goes once its whole job is placed).
 """
 
 from __future__ import annotations
@@ -36,8 +40,18 @@ import numpy as np
 from gpufleet.cluster.state import BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
+from gpufleet.scheduling.events import (
+    POD_DELETED,
+    ActionType,
+    ClusterEvent,
+    EventPod,
+    EventWithHint,
+    QueueingHint,
+    Resource,
+    as_new,
+)
 from gpufleet.scheduling.framework import DynamicFilter, PodContext, StaticFilter
-from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.registry import register
 from gpufleet.scheduling.reservation import Reservation, Running, plan, planned_end
 
@@ -68,6 +82,20 @@ class Backfill(DynamicFilter):
         self.reservation: Reservation | None = None
         #: the pod being scheduled may ignore the reservation (its job holds it, or it ends first)
         self.exempt = True
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        return (
+            EventWithHint(ClusterEvent(Resource.NODE, ActionType.ALL)),
+            POD_DELETED,
+            EventWithHint(ClusterEvent(Resource.POD, ActionType.ADD), self.after_pod_add),
+        )
+
+    def after_pod_add(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """A pod of the reserved job placed may end the reservation."""
+        _, added = as_new(EventPod, old, new)
+        r = self.reservation
+        job = group_key(added.pod) or added.pod.key
+        return QueueingHint.QUEUE if r is None or job == r.job else QueueingHint.SKIP
 
     def _blocking(self, state: ClusterState) -> dict[int, IntArray]:
         r = self.reservation

@@ -13,13 +13,17 @@
   ``PodGroup G gets rejected due to Pod P is unschedulable even after PostFilter``.
 - Unreserve (a waiting member timed out or was rejected): the other waiting members are
   rejected too.
+- Queueing hint (``EventsToRegister``): a pod added moves the pods it rejected, always (the
+  PodGroup events it also registers are not modelled).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpufleet.model.workloads import PodGroup
+from gpufleet.scheduling.events import ActionType, ClusterEvent, EventWithHint, Resource
 from gpufleet.scheduling.framework import (
     Code,
     Permit,
@@ -47,6 +51,9 @@ class Coscheduling(QueueSort, PreFilter, PostFilter, Permit):
 
     def __init__(self, permit_waiting_time_s: float = DEFAULT_PERMIT_WAITING_TIME_S):
         self.permit_waiting_time_s = permit_waiting_time_s
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        return (EventWithHint(ClusterEvent(Resource.POD, ActionType.ADD)),)
 
     @classmethod
     def from_args(cls, args: dict[str, Any]) -> Coscheduling:

@@ -8,15 +8,23 @@ message comes first in the FitError's: ``no new claims to deallocate`` for a pod
 ``still not schedulable`` for one with claims (upstream first deallocates one of the pod's claims
 that is allocated but unavailable and reserved for no other pod, ``deallocation of ResourceClaim
 completed``; gpufleet keeps no allocation for a pod it did not place, so it never has one to free).
+
+Queueing hints (``EventsToRegister``, none with a hint function: always Queue): a node added,
+relabelled or its allocatable changed; ResourceSlices added or updated (published, devices tainted);
+and, standing in for the ResourceClaim update that follows when a consumer leaves (gpufleet frees a
+claim's devices with its pod, and sends no claim events), a pod deleted from a node.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
 from gpufleet.gpus.dra.allocator import filter_reason
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import ActionType, ClusterEvent, EventWithHint, Resource
 from gpufleet.scheduling.framework import (
     Code,
     DynamicFilter,
@@ -36,6 +44,17 @@ STILL_NOT_SCHEDULABLE = "still not schedulable"
 class DynamicResources(DynamicFilter, PostFilter):
     name = "DynamicResources"
     origin = "kube-scheduler"
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        node_changes = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        slices = ActionType.ADD | ActionType.UPDATE
+        return (
+            EventWithHint(ClusterEvent(Resource.NODE, node_changes)),
+            EventWithHint(ClusterEvent(Resource.RESOURCE_SLICE, slices)),
+            EventWithHint(ClusterEvent(Resource.RESOURCE_CLAIM, slices)),
+            EventWithHint(ClusterEvent(Resource.DEVICE_CLASS, slices)),
+            EventWithHint(ClusterEvent(Resource.POD, ActionType.DELETE)),
+        )
 
     def post_filter(self, request: PostFilterRequest) -> PostFilterResult:
         reason = STILL_NOT_SCHEDULABLE if request.ctx.pod.resource_claims else NO_CLAIMS

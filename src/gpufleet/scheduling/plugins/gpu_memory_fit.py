@@ -10,16 +10,21 @@ labels: a whole GPU ``nvidia.com/gpu.memory`` (MiB), an MPS replica that divided
 time-sliced replica shares the whole GPU's memory, so only that bound is checked here. A
 fractional request (``model.gpu_share``) holds its share of the GPU's memory when HAMi caps it, the
 whole GPU's memory otherwise (KAI: what the neighbours leave is not known to a per-node filter).
+
+Queueing hint (gpufleet's, conservative): a node added, relabelled (GPU Feature Discovery, a MIG
+layout) or with its allocatable changed moves the pods it rejected, always.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from gpufleet.model.gpu_share import MILLI
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
+from gpufleet.scheduling.events import ActionType, ClusterEvent, EventWithHint, Resource
 from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.registry import register
 
@@ -46,6 +51,10 @@ def unit_memory_bytes(node: Node, resource: str) -> float | None:
 @register
 class GpuMemoryFit(StaticFilter):
     name = "GpuMemoryFit"
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        node_changes = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        return (EventWithHint(ClusterEvent(Resource.NODE, node_changes)),)
 
     def reject(self, pod: Pod, node: Node) -> str | None:
         need = pod.behavior.gpu_memory_bytes

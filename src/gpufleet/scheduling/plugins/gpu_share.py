@@ -6,16 +6,24 @@ are honoured by KAI's own scheduler, HAMi's ``nvidia.com/gpumem``/``gpucores`` b
 extender. gpufleet runs this filter in every profile by default so that such pods are placed as
 those schedulers place them (``disabled: [{name: GpuShare}]`` shows what plain kube-scheduler
 would do: the pod then asks for no GPU at all). Pods without a fractional request pass.
+
+Queueing hints (gpufleet's, conservative): a pod deleted from a node or nominated to one
+(NodeResourcesFit's ``isSchedulableAfterPodEvent``), and a node added or its allocatable or labels
+changed (its GPUs registered, healed, relabelled), always.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
+from gpufleet.scheduling.events import ActionType, ClusterEvent, EventWithHint, Resource
 from gpufleet.scheduling.framework import DynamicFilter, PodContext
+from gpufleet.scheduling.plugins.node_resources_fit import POD_FREES_ROOM
 from gpufleet.scheduling.registry import register
 
 
@@ -23,6 +31,10 @@ from gpufleet.scheduling.registry import register
 class GpuShare(DynamicFilter):
     name = "GpuShare"
     monotone = True  # (it rejects for lack of room on the node's GPUs)
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        node_changes = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE | ActionType.UPDATE_NODE_LABEL
+        return (POD_FREES_ROOM, EventWithHint(ClusterEvent(Resource.NODE, node_changes)))
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
         share = ctx.pod.gpu_share

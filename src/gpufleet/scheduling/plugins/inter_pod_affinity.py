@@ -23,6 +23,11 @@ PreScore skips when no pair was counted. Namespace labels are the API server's
 ``kubernetes.io/metadata.name`` (gpufleet reads no Namespace objects). Terms are matched once per
 label group of placed pods (with their own terms: per group of one namespace, labels and terms), and
 the group's pods per node summed per topology pair over node columns (``pod_aware``).
+
+Queueing hints (``EventsToRegister``, ``plugin.go``): a pod on a node added or relabelled to match all
+the pod's required affinity terms, or deleted or relabelled away having matched all its anti-affinity
+terms (``isSchedulableAfterPodChange``); a node added with an affinity term's topology key (any node,
+for a pod with anti-affinity), or relabelled in such a key (``isSchedulableAfterNodeChange``).
 """
 
 from __future__ import annotations
@@ -44,6 +49,17 @@ from gpufleet.model.pod_affinity import (
     PodAffinity,
     PodAffinityTerm,
     WeightedPodAffinityTerm,
+)
+from gpufleet.scheduling.events import (
+    ActionType,
+    ClusterEvent,
+    EventPod,
+    EventWithHint,
+    HintError,
+    QueueingHint,
+    Resource,
+    as_new,
+    as_objects,
 )
 from gpufleet.scheduling.framework import MAX_NODE_SCORE, ArgsError, Code, PodContext
 from gpufleet.scheduling.pod_aware import (
@@ -286,13 +302,14 @@ class InterPodAffinity(PodAwareFilter, PodAwareScore):
         affinity = affinity_of(ctx.pod) or PodAffinity()
         return AffinityState(ctx.state, ctx.pod, affinity, Counter(), Counter(), Counter())
 
-    def helped_by(self, waiting: Pod, added: Pod) -> bool:
-        """``isSchedulableAfterPodChange`` for an added pod: it matches all the waiting pod's required
-        affinity terms (``podMatchesAllAffinityTerms`` with no namespace labels)."""
-        affinity = affinity_of(waiting)
-        if affinity is None or not affinity.required:
-            return False
-        return all(t.matches(added.namespace, added.labels, {}) for t in affinity.required)
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        pod_changes = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        return (
+            EventWithHint(ClusterEvent(Resource.POD, pod_changes), after_pod_change),
+            EventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL), after_node_change
+            ),
+        )
 
     # -- PreScore, Score, NormalizeScore --------------------------------------------------------
     def scores_pod(self, ctx: PodContext) -> bool:
@@ -360,3 +377,50 @@ def normalize(raw: IntArray) -> IntArray:
     if spread <= 0:
         return np.zeros(len(raw), dtype=np.int64)
     return (float(MAX_NODE_SCORE) * ((raw - low) / spread)).astype(np.int64)
+
+
+def _matches_all(terms: Sequence[PodAffinityTerm], pod: Pod) -> bool:
+    """``podMatchesAllAffinityTerms`` (no namespace labels): false for no terms."""
+    return bool(terms) and all(t.matches(pod.namespace, pod.labels, {}) for t in terms)
+
+
+def after_pod_change(pod: Pod, old: object, new: object) -> QueueingHint:
+    """``isSchedulableAfterPodChange``: of pods on nodes, one added (or relabelled) that matches all the
+    pod's required affinity terms, or one deleted (or relabelled) that matched all its anti-affinity terms."""
+    before, after = as_objects(EventPod, old, new)
+    if (after is not None and not after.node_name) or (before is not None and not before.node_name):
+        return QueueingHint.SKIP
+    affinity = affinity_of(pod) or PodAffinity()
+    terms, anti = affinity.required, affinity.anti_required
+    if before is not None and after is not None:
+        joined = not _matches_all(terms, before.pod) and _matches_all(terms, after.pod)
+        left = _matches_all(anti, before.pod) and not _matches_all(anti, after.pod)
+        return QueueingHint.QUEUE if joined or left else QueueingHint.SKIP
+    if after is not None:
+        return QueueingHint.QUEUE if _matches_all(terms, after.pod) else QueueingHint.SKIP
+    if before is None:
+        raise HintError("expected a Pod, got None")
+    return QueueingHint.QUEUE if _matches_all(anti, before.pod) else QueueingHint.SKIP
+
+
+def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
+    """``isSchedulableAfterNodeChange``: a node added with an affinity term's topology key, or any node
+    added when the pod has anti-affinity; a node that gained (affinity) or lost (anti-affinity) a term's
+    topology key, or whose value for it changed."""
+    before, after = as_new(Node, old, new)
+    affinity = affinity_of(pod) or PodAffinity()
+    for term in affinity.required:
+        key = term.topology_key
+        if before is None:
+            if key in after.labels:
+                return QueueingHint.QUEUE
+            continue
+        if key in after.labels and after.labels[key] != before.labels.get(key):
+            return QueueingHint.QUEUE
+    for term in affinity.anti_required:
+        if before is None:
+            return QueueingHint.QUEUE
+        key = term.topology_key
+        if key in before.labels and before.labels[key] != after.labels.get(key):
+            return QueueingHint.QUEUE
+    return QueueingHint.SKIP

@@ -16,16 +16,19 @@ Mirrors ``NVIDIA/KAI-Scheduler: pkg/scheduler/plugins/proportion/capacity_policy
 
 The queues come as the plugin's args (``{"queues": {name: KaiQueue}}``), set by the simulator's
 KAI scheduler profile (``control.kai``).
+
+Queueing hint (gpufleet's): a pod deleted (what frees a queue's allocation) moves the pods it rejected.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpufleet.model.kai import DEFAULT_QUEUE, QUEUE_LABEL, UNLIMITED, KaiQueue
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY
+from gpufleet.scheduling.events import POD_DELETED, EventWithHint
 from gpufleet.scheduling.framework import Code, PodContext, PreFilter, Status
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.registry import register
@@ -69,6 +72,9 @@ class KaiQueueLimit(PreFilter):
     @classmethod
     def from_args(cls, args: dict[str, Any]) -> KaiQueueLimit:
         return cls(args.get("queues"))
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        return (POD_DELETED,)
 
     def _chain(self, name: str) -> list[KaiQueue] | str:
         """The queue and its ancestors, or why KAI skips its jobs."""

@@ -11,16 +11,21 @@ the weights of matching preferred terms, normalised to 0..100.
 ``NodeAffinityArgs.addedAffinity`` applies to every pod of the profile: its required terms are
 checked first (``node(s) didn't match scheduler-enforced node affinity``, unresolvable), its
 preferred terms add their weights to every pod's score.
+
+Queueing hint (``EventsToRegister``, ``isSchedulableAfterNodeChange``): a node added, or relabelled
+from not matching to matching, that matches ``addedAffinity`` and the pod's required affinity.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gpufleet.cluster.state import IntArray
 from gpufleet.model.node import Node
 from gpufleet.model.node_selector import node_selector_terms, preferred_term
 from gpufleet.model.pod import Pod, PreferredTerm, SelectorTerm
+from gpufleet.scheduling.events import ActionType, ClusterEvent, EventWithHint, QueueingHint, Resource, as_new
 from gpufleet.scheduling.framework import (
     SUCCESS,
     Code,
@@ -116,3 +121,18 @@ class NodeAffinity(PreFilter, NodesPreFilter, StaticFilter, StaticScore):
 
     def normalize(self, raw: IntArray) -> IntArray:
         return default_normalize(raw, reverse=False)
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        node_changes = ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+        return (EventWithHint(node_changes, self.after_node_change),)
+
+    def after_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """``isSchedulableAfterNodeChange``."""
+        before, after = as_new(Node, old, new)
+        if self.added_required is not None and not any(t.matches(after) for t in self.added_required):
+            return QueueingHint.SKIP
+        if not pod.matches_node_selector(after):
+            return QueueingHint.SKIP
+        if before is not None and pod.matches_node_selector(before):
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE

@@ -1,9 +1,13 @@
-"""NodeName (``pkg/scheduler/framework/plugins/nodename``): ``spec.nodeName`` must match."""
+"""NodeName (``pkg/scheduler/framework/plugins/nodename``): ``spec.nodeName`` must match. Its queueing
+hint (``EventsToRegister``): a node added moves the pods it rejected, always (no hint function)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import NODE_ADD, EventWithHint
 from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.registry import register
 
@@ -27,3 +31,6 @@ class NodeName(StaticFilter):
 
     def reads(self, pod: Pod) -> tuple[object, ...]:
         return (pod.node_name,)
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        return (EventWithHint(NODE_ADD),)

@@ -9,6 +9,9 @@ the port), with ``node(s) didn't have free ports for the requested pod ports``. 
 decide, so it is a pod-aware filter (``scheduling.pod_aware``): DefaultPreemption's dry run asks it
 with the victims gone, whose ports are then free, and the pods DefaultPreemption nominated to a node
 hold their ports there while pods of no higher priority are filtered (``addNominatedPods``).
+
+Queueing hints (``EventsToRegister``): a node added (always); a pod deleted from a node (or nominated
+to one) that held one of the pod's ports (``isSchedulableAfterPodDeleted``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,18 @@ from collections.abc import Sequence
 from gpufleet.cluster.state import Assignment, ClusterState
 from gpufleet.model.host_ports import HostPort, conflicts
 from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import (
+    NODE_ADD,
+    ActionType,
+    ClusterEvent,
+    EventPod,
+    EventWithHint,
+    HintError,
+    QueueingHint,
+    Resource,
+    as_objects,
+)
 from gpufleet.scheduling.framework import Code, PodContext
 from gpufleet.scheduling.pod_aware import Placed, PodAwareFilter, PodFilterState, Rejection
 from gpufleet.scheduling.registry import register
@@ -81,3 +96,22 @@ class NodePorts(PodAwareFilter):
 
     def pre_filter_pods(self, ctx: PodContext) -> PodFilterState | None:
         return WantedPorts(ctx.state, ctx.pod.host_ports) if ctx.pod.host_ports else None
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        return (
+            EventWithHint(ClusterEvent(Resource.POD, ActionType.DELETE), after_pod_deleted),
+            EventWithHint(NODE_ADD),
+        )
+
+
+def after_pod_deleted(pod: Pod, old: object, new: object) -> QueueingHint:
+    """``isSchedulableAfterPodDeleted``: the deleted pod held a node (or was nominated to one) and one of
+    the pod's host ports."""
+    deleted, _ = as_objects(EventPod, old, None)
+    if deleted is None:
+        raise HintError("expected the deleted Pod, got None")
+    if not deleted.node_name and not deleted.nominated_node_name:
+        return QueueingHint.SKIP
+    if fits_ports(pod.host_ports, list(deleted.pod.host_ports)):
+        return QueueingHint.SKIP
+    return QueueingHint.QUEUE

@@ -23,19 +23,38 @@ Strategies:
 
 The node score is the weighted mean, integer division (rounded for
 RequestedToCapacityRatio). Default: LeastAllocated over cpu and memory, weight 1 each.
+
+Queueing hints (``EventsToRegister``, with InPlacePodVerticalScaling on as in 1.34): a pod deleted
+from a node (or nominated to one), or scaled down in a resource the pod requests
+(``isSchedulableAfterPodEvent``); a node added, or its allocatable grown in a resource the pod
+requests, where the pod fits the node's whole allocatable (``isSchedulableAfterNodeChange``,
+``isFit``, ``haveAnyRequestedResourcesIncreased``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
+from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, MEMORY, PODS, is_extended, is_scalar
+from gpufleet.scheduling.events import (
+    ActionType,
+    ClusterEvent,
+    EventPod,
+    EventWithHint,
+    HintError,
+    QueueingHint,
+    Resource,
+    as_new,
+    as_objects,
+)
 from gpufleet.scheduling.framework import (
     MAX_NODE_SCORE,
     ArgsError,
@@ -201,6 +220,64 @@ def strategy_of(args: dict[str, Any]) -> ScoringStrategy:
     return ScoringStrategy(kind, resources, shape or ((0, 10), (100, 0)))
 
 
+def after_pod_event(pod: Pod, old: object, new: object) -> QueueingHint:
+    """``isSchedulableAfterPodEvent``: a pod deleted that held (or was nominated to) a node, or one scaled
+    down (``isSchedulableAfterPodScaleDown``): the pod itself, or a pod on a node whose request of a
+    resource the pod requests went down."""
+    before, after = as_objects(EventPod, old, new)
+    if before is None:
+        raise HintError("expected the Pod before the event, got None")
+    if after is None:
+        return (
+            QueueingHint.SKIP
+            if not before.node_name and not before.nominated_node_name
+            else QueueingHint.QUEUE
+        )
+    if after.pod.key == pod.key:
+        return QueueingHint.QUEUE
+    if not after.node_name:
+        return QueueingHint.SKIP
+    was, now = before.pod.requests, after.pod.requests
+    down = any(amount and was.get(r, 0) > now.get(r, 0) for r, amount in pod.requests.items())
+    return QueueingHint.QUEUE if down else QueueingHint.SKIP
+
+
+def fits_empty(pod: Pod, node: Node) -> bool:
+    """``isFit``: the pod's requests, and one pod, within the node's whole allocatable."""
+    allocatable = node.allocatable
+    return allocatable.get(PODS, 0) >= 1 and all(
+        amount <= allocatable.get(r, 0) for r, amount in pod.requests.items() if amount > 0 and r != PODS
+    )
+
+
+def requested_increased(pod: Pod, before: Node, after: Node) -> bool:
+    """``haveAnyRequestedResourcesIncreased``: more pods allowed, or more of a resource the pod requests."""
+    was, now = before.allocatable, after.allocatable
+    if now.get(PODS, 0) > was.get(PODS, 0):
+        return True
+    return any(amount > 0 and now.get(r, 0) > was.get(r, 0) for r, amount in pod.requests.items())
+
+
+def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
+    """``isSchedulableAfterNodeChange``: a node added that the pod fits empty, or one whose allocatable
+    grew in a resource the pod requests and that it now fits empty."""
+    before, after = as_new(Node, old, new)
+    if not fits_empty(pod, after):
+        return QueueingHint.SKIP
+    if before is None or requested_increased(pod, before, after):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+#: ``EventsToRegister``'s events (shared by the GPU plugins that count what is free the same way)
+POD_FREES_ROOM = EventWithHint(
+    ClusterEvent(Resource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN), after_pod_event
+)
+NODE_GROWS = EventWithHint(
+    ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE), after_node_change
+)
+
+
 @register
 class NodeResourcesFit(DynamicFilter, DynamicScore):
     name = "NodeResourcesFit"
@@ -225,6 +302,9 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
             frozenset(args.get("ignoredResources") or ()),
             frozenset(args.get("ignoredResourceGroups") or ()),
         )
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        return (POD_FREES_ROOM, NODE_GROWS)
 
     # -- filter ----------------------------------------------------------------------------
     def _req(self, ctx: PodContext) -> IntArray:

@@ -2,12 +2,27 @@
 
 A node with ``spec.unschedulable`` rejects pods that do not tolerate the
 ``node.kubernetes.io/unschedulable:NoSchedule`` taint.
+
+Queueing hints (``EventsToRegister``): a node added schedulable, or turned schedulable
+(``isSchedulableAfterNodeChange``); the pod itself given the toleration
+(``isSchedulableAfterPodTolerationChange``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpufleet.model.node import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Taint, tolerated
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import (
+    ActionType,
+    ClusterEvent,
+    EventPod,
+    EventWithHint,
+    QueueingHint,
+    Resource,
+    as_new,
+)
 from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.registry import register
 
@@ -32,3 +47,29 @@ class NodeUnschedulable(StaticFilter):
 
     def reads(self, pod: Pod) -> tuple[object, ...]:
         return (pod.tolerations,)
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        return (
+            EventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT), after_node_change
+            ),
+            EventWithHint(
+                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION), after_toleration_change
+            ),
+        )
+
+
+def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
+    """``isSchedulableAfterNodeChange``: a node added schedulable, or one that was unschedulable no more."""
+    before, after = as_new(Node, old, new)
+    if after.unschedulable or (before is not None and not before.unschedulable):
+        return QueueingHint.SKIP
+    return QueueingHint.QUEUE
+
+
+def after_toleration_change(pod: Pod, old: object, new: object) -> QueueingHint:
+    """``isSchedulableAfterPodTolerationChange``: the pod itself now tolerates the unschedulable taint."""
+    _, after = as_new(EventPod, old, new)
+    if after.pod.key == pod.key and tolerated(_TAINT, after.pod.tolerations):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP

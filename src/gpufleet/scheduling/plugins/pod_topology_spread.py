@@ -29,6 +29,12 @@ being the filtered nodes), rounded; nodes lacking a key are ignored (score 0) un
 constraints are the system defaults; NormalizeScore gives ``100 * (max + min - s) / max``.
 Both are computed over node columns for all the nodes at once (``pod_aware``), the pods counted per
 node kept by the pod index (``PodIndex.live_counts``).
+
+Queueing hints (``EventsToRegister``, ``plugin.go``), over the DoNotSchedule constraints: a pod of the
+namespace on a node added or deleted that a selector matches, or relabelled into or out of one, or the
+pod itself given a toleration where a constraint honours taints (``isSchedulableAfterPodChange``); a
+node added or deleted with every topology key, or one updated that gained or lost them or changed a
+key's value or its taints (``isSchedulableAfterNodeChange``).
 """
 
 from __future__ import annotations
@@ -52,6 +58,16 @@ from gpufleet.model.pod_affinity import (
     Selector,
     TopologySpreadConstraint,
     selects,
+)
+from gpufleet.scheduling.events import (
+    ActionType,
+    ClusterEvent,
+    EventPod,
+    EventWithHint,
+    HintError,
+    QueueingHint,
+    Resource,
+    as_objects,
 )
 from gpufleet.scheduling.framework import MAX_NODE_SCORE, ArgsError, Code, PodContext
 from gpufleet.scheduling.pod_aware import (
@@ -310,12 +326,75 @@ class PodTopologySpread(PodAwareFilter, PodAwareScore):
             )
         return SpreadState(state, pod, constraints, matched)
 
-    def helped_by(self, waiting: Pod, added: Pod) -> bool:
-        """``isSchedulableAfterPodChange`` for an added pod: of the waiting pod's namespace and matched
-        by one of its DoNotSchedule constraints' selectors."""
-        if added.namespace != waiting.namespace:
-            return False
-        return any(selects(c.selector, added.labels) for c in self.constraints(waiting, DO_NOT_SCHEDULE))
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        pod_changes = (
+            ActionType.ADD
+            | ActionType.UPDATE_POD_LABEL
+            | ActionType.UPDATE_POD_TOLERATION
+            | ActionType.DELETE
+        )
+        node_changes = (
+            ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        )
+        return (
+            EventWithHint(ClusterEvent(Resource.POD, pod_changes), self.after_pod_change),
+            EventWithHint(ClusterEvent(Resource.NODE, node_changes), self.after_node_change),
+        )
+
+    def after_pod_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """``isSchedulableAfterPodChange``: a pod of the namespace on a node (``involvedInTopologySpreading``)
+        added or deleted that a DoNotSchedule constraint selects, or relabelled into or out of one; the
+        pod itself given a toleration where a constraint honours taints."""
+        before, after = as_objects(EventPod, old, new)
+
+        def involved(p: EventPod) -> bool:
+            return p.pod.key == pod.key or (bool(p.node_name) and p.pod.namespace == pod.namespace)
+
+        if (after is not None and not involved(after)) or (before is not None and not involved(before)):
+            return QueueingHint.SKIP
+        constraints = self.constraints(pod, DO_NOT_SCHEDULE)
+        if before is not None and after is not None:
+            if (
+                after.pod.key == pod.key
+                and after.pod.tolerations != before.pod.tolerations
+                and any(c.node_taints_policy == HONOR for c in constraints)
+            ):
+                return QueueingHint.QUEUE
+            was, now = before.pod.labels, after.pod.labels
+            moved = was != now and any(
+                selects(c.selector, was) != selects(c.selector, now) for c in constraints
+            )
+            return QueueingHint.QUEUE if moved else QueueingHint.SKIP
+        one = after or before
+        if one is None:
+            raise HintError("expected a Pod, got None")
+        return (
+            QueueingHint.QUEUE
+            if any(selects(c.selector, one.pod.labels) for c in constraints)
+            else QueueingHint.SKIP
+        )
+
+    def after_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """``isSchedulableAfterNodeChange``: a node added or deleted that carries every constraint's key; an
+        updated one that gained or lost them, or carries them with a key's value or its taints changed."""
+        before, after = as_objects(Node, old, new)
+        constraints = self.constraints(pod, DO_NOT_SCHEDULE)
+        was = before is not None and has_keys(before, constraints)
+        now = after is not None and has_keys(after, constraints)
+        if before is not None and after is not None:
+            if was != now:
+                return QueueingHint.QUEUE
+            changed = any(
+                before.labels.get(c.topology_key) != after.labels.get(c.topology_key) for c in constraints
+            )
+            return (
+                QueueingHint.QUEUE
+                if now and (changed or before.taints != after.taints)
+                else QueueingHint.SKIP
+            )
+        if before is None and after is None:
+            raise HintError("expected a Node, got None")
+        return QueueingHint.QUEUE if was or now else QueueingHint.SKIP
 
     # -- PreScore, Score, NormalizeScore --------------------------------------------------------
     def scores_pod(self, ctx: PodContext) -> bool:

@@ -32,11 +32,12 @@ on top, built by ``volcano_scheduler`` when a scenario holds any Volcano object 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpufleet.model.resources import Resources
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.scheduling.events import POD_DELETED, EventWithHint
 from gpufleet.scheduling.framework import (
     Code,
     PodContext,
@@ -123,6 +124,10 @@ class VolcanoQueue(PreFilter):
     @classmethod
     def from_args(cls, args: dict[str, Any]) -> VolcanoQueue:
         return cls(args.get("queues"))
+
+    def events_to_register(self) -> Sequence[EventWithHint]:
+        """Queueing hint (gpufleet's): a pod deleted (what frees a queue's allocation)."""
+        return (POD_DELETED,)
 
     def pre_filter(self, ctx: PodContext, gangs: GangView) -> Status:
         pod = ctx.pod
