@@ -138,6 +138,16 @@ EVERYTHING = (ClusterChange(WILDCARD_EVENT),)
 POD_DELETED = EventWithHint(ClusterEvent(Resource.POD, ActionType.DELETE))
 
 
+def taint_events(after_node: HintFn, after_toleration: HintFn) -> tuple[EventWithHint, ...]:
+    """What a plugin that reads node taints and the pod's tolerations registers (TaintToleration's and
+    NodeUnschedulable's ``EventsToRegister``): a node added or its taints changed, the pod's tolerations
+    changed; each with the plugin's own hint."""
+    return (
+        EventWithHint(ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT), after_node),
+        EventWithHint(ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION), after_toleration),
+    )
+
+
 class HintError(TypeError):
     """A hint function was given objects of another kind than it expects (``util.As`` failing)."""
 
@@ -161,9 +171,10 @@ def as_new(kind: type[T], old: object, new: object) -> tuple[T | None, T]:
     return before, after
 
 
-def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
-    """``NodeSchedulingPropertiesChange``: spec.unschedulable turned off (as UpdateNodeTaint), allocatable,
-    labels, taints; the scale-down-disabled annotation (gpufleet's only modelled one)."""
+def node_updated(old: Node, new: Node) -> tuple[ClusterChange, ...]:
+    """A node update's changes, none when nothing the scheduler reads changed
+    (``NodeSchedulingPropertiesChange``: spec.unschedulable turned off, as UpdateNodeTaint; allocatable,
+    labels, taints; the scale-down-disabled annotation, gpufleet's only modelled one)."""
     actions = []
     if old.unschedulable and not new.unschedulable:
         actions.append(ActionType.UPDATE_NODE_TAINT)
@@ -175,18 +186,13 @@ def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_NODE_TAINT)
     if old.scale_down_disabled != new.scale_down_disabled:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
-    return [ClusterEvent(Resource.NODE, a) for a in actions]
+    return tuple(ClusterChange(ClusterEvent(Resource.NODE, a), old, new) for a in actions)
 
 
 def node_before(node: Node) -> Node:
     """The node as it is now, kept aside before a change (the state changes its nodes in place, replacing
     their dicts, never changing them)."""
     return copy.copy(node)
-
-
-def node_updated(old: Node, new: Node) -> tuple[ClusterChange, ...]:
-    """A node update's changes (none when nothing the scheduler reads changed)."""
-    return tuple(ClusterChange(e, old, new) for e in node_update_events(old, new))
 
 
 def assigned_pod_deleted(pod: Pod, node: str) -> ClusterChange:

@@ -15,13 +15,11 @@ from collections.abc import Sequence
 from gpufleet.model.node import NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY, Node, Taint, tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.events import (
-    ActionType,
-    ClusterEvent,
     EventPod,
     EventWithHint,
     QueueingHint,
-    Resource,
     as_new,
+    taint_events,
 )
 from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.registry import register
@@ -49,14 +47,7 @@ class NodeUnschedulable(StaticFilter):
         return (pod.tolerations,)
 
     def events_to_register(self) -> Sequence[EventWithHint]:
-        return (
-            EventWithHint(
-                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT), after_node_change
-            ),
-            EventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION), after_toleration_change
-            ),
-        )
+        return taint_events(after_node_change, after_toleration_change)
 
 
 def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:

@@ -20,13 +20,11 @@ from gpufleet.cluster.state import IntArray
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.events import (
-    ActionType,
-    ClusterEvent,
     EventPod,
     EventWithHint,
     QueueingHint,
-    Resource,
     as_new,
+    taint_events,
 )
 from gpufleet.scheduling.framework import StaticFilter, StaticScore, default_normalize
 from gpufleet.scheduling.registry import register
@@ -65,14 +63,7 @@ class TaintToleration(StaticFilter, StaticScore):
         return default_normalize(raw, reverse=True)
 
     def events_to_register(self) -> Sequence[EventWithHint]:
-        return (
-            EventWithHint(
-                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT), after_node_change
-            ),
-            EventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION), after_toleration_change
-            ),
-        )
+        return taint_events(after_node_change, after_toleration_change)
 
 
 def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
