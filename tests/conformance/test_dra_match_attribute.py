@@ -10,33 +10,39 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pytest
+from dra_builders import (
+    DRIVER_A,
+    NODE_1,
+    all_devices,
+    error,
+    failed,
+    node_slice,
+    picked,
+    request,
+)
+from dra_builders import allocate as allocate_claims
+from dra_builders import claim as claim_of
 
-from gpufleet.gpus.dra.allocator import CANNOT_ALLOCATE, Allocation, allocate_on_node
+from gpufleet.gpus.dra.allocator import Allocation
 from gpufleet.model.dra import (
-    ALL,
     AttributeValue,
     Device,
-    DeviceClass,
     DeviceConstraint,
     DeviceRequest,
     ResourceClaim,
-    ResourceSlice,
     VersionValue,
 )
 
-CLASS_A = DeviceClass("class-a", ('device.driver == "driver-a"',))
+REQ_0, REQ_1 = "req-0", "req-1"
+A = (DRIVER_A, "pool-1")  # driver and pool of every device here
 NON_EXISTENT = "driver-a/NonExistentAttribute"
 BOOL, STRING, VERSION, INT = (
     f"driver-a/{a}" for a in ("boolAttribute", "stringAttribute", "driverVersion", "numa")
 )
 
 
-def request(name: str, count: int = 1, mode: str = "ExactCount") -> DeviceRequest:
-    return DeviceRequest(name, CLASS_A.name, (), mode, count)
-
-
 def claim(constraints: tuple[DeviceConstraint, ...], *requests: DeviceRequest) -> ResourceClaim:
-    return ResourceClaim("default", "claim-0", requests, constraints=constraints)
+    return claim_of(*requests, constraints=constraints)
 
 
 def match(attribute: str, *requests: str) -> DeviceConstraint:
@@ -44,23 +50,9 @@ def match(attribute: str, *requests: str) -> DeviceConstraint:
 
 
 def allocate(claim_: ResourceClaim, *devices: Mapping[str, AttributeValue]) -> Allocation | str:
-    slice_ = ResourceSlice(
-        "slice-1",
-        "driver-a",
-        "pool-1",
-        tuple(Device(f"device-{i}", attributes) for i, attributes in enumerate(devices, start=1)),
-        node_name="node-1",
-    )
-    return allocate_on_node("node-1", [claim_], {CLASS_A.name: CLASS_A}, [slice_])
-
-
-def picked(result: Allocation | str) -> list[tuple[str, str]]:
-    assert isinstance(result, Allocation), result
-    return [(r.request, r.device) for r in result.result_for("default/claim-0").results]
-
-
-def failed(result: Allocation | str) -> bool:
-    return isinstance(result, str) and result.startswith(CANNOT_ALLOCATE)
+    """``slice-1`` of ``pool-1`` on ``node-1`` with ``device-1``... carrying these attributes."""
+    listed = tuple(Device(f"device-{i}", attributes) for i, attributes in enumerate(devices, start=1))
+    return allocate_claims([claim_], [node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *listed)])
 
 
 ALL_FOUR: dict[str, AttributeValue] = {
@@ -74,7 +66,7 @@ ALL_FOUR: dict[str, AttributeValue] = {
 def test_with_constraint() -> None:
     constraints = tuple(match(a) for a in (INT, VERSION, STRING, BOOL))
     result = allocate(claim(constraints, request("req-0"), request("req-1")), ALL_FOUR, ALL_FOUR)
-    assert picked(result) == [("req-0", "device-1"), ("req-1", "device-2")]
+    assert picked(result) == [(REQ_0, *A, "device-1"), (REQ_1, *A, "device-2")]
 
 
 def test_with_constraint_non_existent_attribute() -> None:
@@ -86,10 +78,9 @@ def test_with_constraint_not_matching_int_attribute() -> None:
 
 
 def test_with_constraint_not_matching_int_attribute_all_devices() -> None:
-    # upstream: an error "cannot add device driver-a/pool-1/device-2 because a claim constraint would
-    # not be satisfied"; the claim is not allocated either way
-    result = allocate(claim((match(INT),), request("req-0", 0, ALL)), {"numa": 1}, {"numa": 2})
-    assert failed(result) and "asks for all devices, but no free matching devices share" in str(result)
+    result = allocate(claim((match(INT),), all_devices("req-0")), {"numa": 1}, {"numa": 2})
+    words = "cannot add device driver-a/pool-1/device-2 because a claim constraint would not be satisfied"
+    assert error(result, f"claim default/claim-0, request req-0: {words}")
 
 
 def test_with_constraint_not_matching_string_attribute() -> None:
@@ -110,7 +101,7 @@ def test_with_constraint_not_matching_version_attribute() -> None:
 def test_with_constraint_for_request() -> None:
     devices = ({"driverVersion": VersionValue("1.0.0")}, {"driverVersion": VersionValue("2.0.0")})
     result = allocate(claim((match(VERSION, "req-0"),), request("req-0"), request("req-1")), *devices)
-    assert picked(result) == [("req-0", "device-1"), ("req-1", "device-2")]
+    assert picked(result) == [(REQ_0, *A, "device-1"), (REQ_1, *A, "device-2")]
 
 
 def test_with_constraint_for_request_retry() -> None:
@@ -121,7 +112,7 @@ def test_with_constraint_for_request_retry() -> None:
     )
     constraints = (match(VERSION, "req-0"), match(STRING))
     result = allocate(claim(constraints, request("req-0"), request("req-1")), *devices)
-    assert picked(result) == [("req-0", "device-2"), ("req-1", "device-3")]
+    assert picked(result) == [(REQ_0, *A, "device-2"), (REQ_1, *A, "device-3")]
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from gpufleet.gpus.dra.state import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE, DraSta
 from gpufleet.model.dra import (
     ALL,
     AllocationResult,
+    Device,
     DeviceClass,
     DeviceID,
     DeviceRequest,
@@ -153,9 +154,9 @@ def test_identical_devices_do_not_explode_the_search() -> None:
 def test_missing_class_and_runtime_errors() -> None:
     missing = DeviceRequest("r", "no-such-class")
     reason = allocate_on_node("node-a", [claim("c", missing)], CLASSES, [NODE_A])
-    assert (
-        reason
-        == "cannot allocate all claims: claim default/c, request r: device class no-such-class does not exist"
+    assert reason == (
+        "cannot allocate all claims: claim default/c, request r: could not retrieve device class "
+        'no-such-class: deviceclass.resource.k8s.io "no-such-class" not found'
     )
     broken = gpus(1, 'device.attributes["gpu.nvidia.com"].model == "x"')
     reason = allocate_on_node("node-a", [claim("c", broken)], CLASSES, [NODE_A])
@@ -176,7 +177,9 @@ def test_incomplete_pool_and_generations() -> None:
     )
     everything = claim("all", DeviceRequest("all", GPU_CLASS.name, allocation_mode=ALL, count=0))
     reason = allocate_on_node("node-a", [everything], CLASSES, [partial])
-    assert isinstance(reason, str) and "incomplete" in reason
+    assert (
+        isinstance(reason, str) and "resource pool gpu.nvidia.com/pool is currently being updated" in reason
+    )
     assert isinstance(allocate_on_node("node-a", [claim("c", gpus(2))], CLASSES, [partial]), Allocation)
 
 
@@ -239,3 +242,66 @@ def test_a_fork_allocates_and_publishes_without_touching_the_cluster_state() -> 
     assert fork.allocated[shared.key].node_name == "sim-node"
     assert state.allocated[shared.key].node_name == "node-a" and state.users[shared.key] == {"default/p0"}
     assert [s.node_name for s in state.objects.slices] == ["node-a"]
+
+
+def test_requests_are_checked_in_upstreams_order_and_words() -> None:
+    """``validateDeviceRequest``: a request without a class name is refused before any class lookup,
+    an unknown allocation mode after it."""
+    nameless = allocate_on_node("node-a", [claim("c", DeviceRequest("r", ""))], CLASSES, [NODE_A])
+    assert nameless == (
+        "cannot allocate all claims: claim default/c, request r: missing device class name "
+        "(unsupported request type?)"
+    )
+    future = DeviceRequest("r", GPU_CLASS.name, allocation_mode="future-mode")
+    reason = allocate_on_node("node-a", [claim("c", future)], CLASSES, [NODE_A])
+    assert (
+        reason == "cannot allocate all claims: claim default/c, request r: unsupported count mode future-mode"
+    )
+
+
+def test_the_claim_limit_is_checked_before_looking_for_free_devices() -> None:
+    """``Allocate`` refuses a claim asking for more than 32 devices (``All`` counting its matching
+    ones) before searching, whatever the node has."""
+    for node in ("node-a", "node-without-slices"):
+        reason = allocate_on_node(node, [claim("c", gpus(33))], CLASSES, [NODE_A])
+        assert reason == (
+            "cannot allocate all claims: claim default/c: number of requested devices 33 exceeds the "
+            "claim limit of 32"
+        )
+    everything = DeviceRequest("all", GPU_CLASS.name, allocation_mode=ALL, count=0)
+    reason = allocate_on_node("node-a", [claim("c", everything, gpus(25))], CLASSES, [NODE_A])
+    assert isinstance(reason, str) and "number of requested devices 33 exceeds" in reason
+
+
+def _pool(name: str, *devices: str, node: str = "node-a") -> ResourceSlice:
+    listed = tuple(Device(d) for d in devices)
+    return ResourceSlice(f"{node}-{name}", "gpu.nvidia.com", name, listed, node_name=node)
+
+
+def test_a_search_that_reaches_an_invalid_pool_fails_naming_it() -> None:
+    """``allocateOne``: an ``ExactCount`` search errors on reaching a pool that lists a device twice
+    (pools here in driver and name order); devices before it still serve, pools after it never do."""
+    slices = [_pool("a", "gpu-0"), _pool("b", "gpu-0", "gpu-0"), _pool("c", "gpu-0", "gpu-1")]
+    one = allocate_on_node("node-a", [claim("c", gpus(1))], CLASSES, slices)
+    assert isinstance(one, Allocation) and one.devices == (DeviceID("gpu.nvidia.com", "a", "gpu-0"),)
+    two = allocate_on_node("node-a", [claim("c", gpus(2))], CLASSES, slices)
+    assert two == "cannot allocate all claims: pool b is invalid: duplicate device name gpu-0"
+
+
+def test_all_mode_needs_every_pool_complete_and_valid_before_matching() -> None:
+    """``validateDeviceRequest`` for ``All``: each pool the node reaches is checked, even one whose
+    devices the request would not take."""
+    other = DeviceClass("other", ('device.driver == "other.example.com"',))
+    everything = claim("all", DeviceRequest("all", other.name, allocation_mode=ALL, count=0))
+    partial = ResourceSlice(
+        "s", "gpu.nvidia.com", "p", NODE_A.devices, node_name="node-a", resource_slice_count=2
+    )
+    reason = allocate_on_node("node-a", [everything], {other.name: other}, [partial])
+    assert reason == (
+        "cannot allocate all claims: claim default/all, request all: asks for all devices, but resource "
+        "pool gpu.nvidia.com/p is currently being updated"
+    )
+    invalid = allocate_on_node("node-a", [everything], {other.name: other}, [_pool("b", "gpu-0", "gpu-0")])
+    assert isinstance(invalid, str) and invalid.endswith(
+        "resource pool gpu.nvidia.com/b is currently invalid"
+    )

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from gpufleet.gpus.dra.allocator import Allocation, allocate_on_node
 from gpufleet.model.dra import (
+    AllocationResult,
     AttributeValue,
     Device,
     DeviceClass,
     DeviceConstraint,
     DeviceRequest,
+    DeviceRequestAllocationResult,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
@@ -66,3 +68,26 @@ def test_a_claim_made_from_a_template_keeps_its_constraints() -> None:
     constraint = DeviceConstraint(("a",), PARENT)
     template = ResourceClaimTemplate("default", "t", (DeviceRequest("a", MIG.name),), (constraint,))
     assert template.claim_for("pod", "migs").constraints == (constraint,)
+
+
+def test_all_devices_a_constraint_turns_away_is_an_error() -> None:
+    """``allocateDevice`` with ``must`` (allocationMode All): the first device, in order, that the
+    constraint turns away makes the allocation an error; a device in use before it only fails."""
+    everything = ResourceClaim(
+        "default",
+        "migs",
+        (DeviceRequest("all", MIG.name, allocation_mode="All", count=0),),
+        constraints=(DeviceConstraint((), PARENT),),
+    )
+    assert allocate(everything, node_slice("GPU-A", "GPU-A", "GPU-B", None)) == (
+        "cannot allocate all claims: claim default/migs, request all: cannot add device "
+        "gpu.nvidia.com/node-a/mig-2 because a claim constraint would not be satisfied"
+    )
+    mig_slice = node_slice("GPU-A", "GPU-B", "GPU-A")
+    for held, error in (("mig-0", False), ("mig-2", True)):
+        result = DeviceRequestAllocationResult("r", "gpu.nvidia.com", "node-a", held)
+        allocated = {"other/x": AllocationResult((result,))}
+        reason = allocate_on_node("node-a", [everything], {MIG.name: MIG}, [mig_slice], allocated)
+        assert (
+            isinstance(reason, str) and ("cannot add device gpu.nvidia.com/node-a/mig-1" in reason) == error
+        )

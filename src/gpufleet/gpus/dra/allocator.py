@@ -7,12 +7,23 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
 
 * the pools the node reaches are the ResourceSlices with its ``nodeName`` or ``allNodes``; of each
   pool only the slices of the newest ``pool.generation`` count. A pool with fewer slices than its
-  ``resourceSliceCount`` is *incomplete*; one that lists a device name twice is *invalid* and skipped;
+  ``resourceSliceCount`` is *incomplete*; one that lists a device name twice is *invalid*
+  (``GatherPools``, ``poolIsInvalid`` in ``pools_stable.go``). A search for ``ExactCount`` devices
+  that reaches an invalid pool fails with ``pool <name> is invalid: duplicate device name <device>``
+  (``allocateOne``): here pools after the first invalid one are never searched, and a search that
+  finds no devices before it reports it (upstream's pool order is a map's, so which pools come
+  first is arbitrary there);
+* each request is checked first, in ``validateDeviceRequest``'s order and words: a missing class
+  name, a class that does not exist, an unknown allocation mode, and for ``All`` every pool the
+  node reaches must be complete and valid; then no claim may ask for more than 32 devices
+  (``number of requested devices N exceeds the claim limit of 32``, ``All`` counting its matching
+  devices), before any free device is looked for;
 * a device fits a request when every selector of the request's DeviceClass and then every selector
   of the request evaluates to true (``gpufleet.gpus.dra.cel``);
 * ``ExactCount`` takes ``count`` free fitting devices; ``All`` takes every fitting device of the
-  node's pools and fails when there is none, when one is already allocated, or when a pool it
-  would draw from is incomplete or invalid; a claim gets at most 32 devices;
+  node's pools and fails when there is none or when one is already allocated; a device of them a
+  ``matchAttribute`` constraint turns away is an error (``allocateDevice`` with ``must``: ``cannot
+  add device <id> because a claim constraint would not be satisfied``);
 * requests of all the pod's claims are searched together with backtracking (a device serves one
   request), in a deterministic order: pools by driver and name, slices by name, devices by name.
   Interchangeable devices (same fit for every request, and the same values of the attributes
@@ -109,7 +120,16 @@ class _Pool:
     name: str
     slices: tuple[ResourceSlice, ...]
     incomplete: bool
-    invalid: bool
+    invalid_reason: str  # "" for a valid pool
+
+    @property
+    def invalid(self) -> bool:
+        return bool(self.invalid_reason)
+
+    @property
+    def pool_id(self) -> str:
+        """``PoolID.String()``: ``driver/pool``."""
+        return f"{self.driver}/{self.name}"
 
 
 @dataclass(frozen=True)
@@ -152,19 +172,28 @@ def node_pools(node_name: str, slices: Iterable[ResourceSlice]) -> list[_Pool]:
     for (driver, pool), members in sorted(grouped.items()):
         newest = max(s.pool_generation for s in members)
         current = sorted((s for s in members if s.pool_generation == newest), key=lambda s: s.name)
-        names = [device.name for s in current for device in s.devices]
         expected = max(s.resource_slice_count for s in current)
-        pools.append(
-            _Pool(driver, pool, tuple(current), len(current) < expected, len(names) != len(set(names)))
-        )
+        pools.append(_Pool(driver, pool, tuple(current), len(current) < expected, _invalid_reason(current)))
     return pools
 
 
+def _invalid_reason(slices: Sequence[ResourceSlice]) -> str:
+    """``poolIsInvalid`` (pools_stable.go): the first device name listed twice in the pool."""
+    seen: set[str] = set()
+    for resource_slice in slices:
+        for device in resource_slice.devices:
+            if device.name in seen:
+                return f"duplicate device name {device.name}"
+            seen.add(device.name)
+    return ""
+
+
 def _candidates(pools: Sequence[_Pool]) -> list[_Candidate]:
+    """The devices of the pools before the first invalid one, which no search gets past."""
     out = []
     for pool in pools:
         if pool.invalid:
-            continue
+            break
         for resource_slice in pool.slices:
             for device in sorted(resource_slice.devices, key=lambda d: d.name):
                 out.append(
@@ -209,6 +238,24 @@ def _outcome(expression: str, candidate: _Candidate, cache: MatchCache | None) -
     return outcome
 
 
+def _checked_request(
+    claim: ResourceClaim, request: DeviceRequest, classes: Mapping[str, DeviceClass]
+) -> _Request | str:
+    """The request with its class, or upstream's error (``validateDeviceRequest``, allocator_stable.go),
+    its checks in its order. The class lister's error is the informer's ``NotFound``."""
+    where = f"claim {claim.key}, request {request.name}"
+    name = request.device_class_name
+    if not name:
+        return f"{where}: missing device class name (unsupported request type?)"
+    device_class = classes.get(name)
+    if device_class is None:
+        not_found = f'deviceclass.resource.k8s.io "{name}" not found'
+        return f"{where}: could not retrieve device class {name}: {not_found}"
+    if request.allocation_mode not in (EXACT_COUNT, ALL):
+        return f"{where}: unsupported count mode {request.allocation_mode}"
+    return _Request(claim, request, device_class)
+
+
 def _existing(claim: ResourceClaim, allocated: Mapping[str, AllocationResult]) -> AllocationResult | None:
     return allocated.get(claim.key, claim.allocation)
 
@@ -247,17 +294,10 @@ def allocate_on_node(
         if _existing(claim, allocated) is not None:
             continue
         for request in claim.requests:
-            device_class = classes.get(request.device_class_name)
-            if device_class is None:
-                return (
-                    f"{CANNOT_ALLOCATE}: claim {claim.key}, request {request.name}: "
-                    f"device class {request.device_class_name} does not exist"
-                )
-            if request.allocation_mode not in (EXACT_COUNT, ALL):
-                return f"{CANNOT_ALLOCATE}: claim {claim.key}, request {request.name}: " + (
-                    f"unknown allocation mode {request.allocation_mode!r}"
-                )
-            pending.append(_Request(claim, request, device_class))
+            checked = _checked_request(claim, request, classes)
+            if isinstance(checked, str):
+                return f"{CANNOT_ALLOCATE}: {checked}"
+            pending.append(checked)
 
     chosen: list[list[_Candidate]] = []
     if pending:
@@ -315,10 +355,21 @@ class _Search:
         ]
         self.matching = _Matching(requests, candidates, self.signature)
         self.chosen: list[list[_Candidate]] = [[] for _ in requests]
-        self.per_claim: dict[str, int] = {}
+        self.invalid = next((pool for pool in pools if pool.invalid), None)
         self.failure = ""
 
     def run(self) -> list[list[_Candidate]] | str:
+        """Upstream's checks of every request first (``Allocate`` before ``allocateOne``), then the search.
+        A search that fails without getting past an invalid pool reaches it, as upstream's does."""
+        reason = self._validate()
+        if reason:
+            return reason
+        found = self._search()
+        if isinstance(found, str) and self.invalid is not None:
+            return f"pool {self.invalid.name} is invalid: {self.invalid.invalid_reason}"
+        return found
+
+    def _search(self) -> list[list[_Candidate]] | str:
         for i, r in enumerate(self.requests):  # cheap checks first, for a precise reason
             reason = self._precheck(i, r)
             if reason:
@@ -332,36 +383,49 @@ class _Search:
     def _where(self, r: _Request) -> str:
         return f"claim {r.claim.key}, request {r.request.name}"
 
+    def _fitting(self, i: int) -> list[_Candidate]:
+        return [c for j, c in enumerate(self.candidates) if self.fits[i][j]]
+
+    def _validate(self) -> str:
+        """``validateDeviceRequest`` for ``All``: every pool the node reaches is complete and valid;
+        then ``Allocate``'s limit: the devices each claim asks for (``All``: its matching ones)."""
+        per_claim: dict[str, int] = {}
+        for i, r in enumerate(self.requests):
+            if r.request.allocation_mode == ALL:
+                for pool in self.pools:
+                    if pool.incomplete or pool.invalid:
+                        state = "being updated" if pool.incomplete else "invalid"
+                        return (
+                            f"{self._where(r)}: asks for all devices, but resource pool "
+                            f"{pool.pool_id} is currently {state}"
+                        )
+            wanted = len(self._fitting(i)) if r.request.allocation_mode == ALL else r.request.count
+            per_claim[r.claim.key] = per_claim.get(r.claim.key, 0) + wanted
+        for key, total in per_claim.items():
+            if total > ALLOCATION_RESULTS_MAX_SIZE:
+                return (
+                    f"claim {key}: number of requested devices {total} exceeds the claim limit "
+                    f"of {ALLOCATION_RESULTS_MAX_SIZE}"
+                )
+        return ""
+
     def _precheck(self, i: int, r: _Request) -> str:
-        fitting = [c for j, c in enumerate(self.candidates) if self.fits[i][j]]
+        fitting = self._fitting(i)
         if r.request.allocation_mode == ALL:
             if not fitting:
                 return f"{self._where(r)}: asks for all devices, but the node has no matching device"
-            for pool in self.pools:
-                if pool.incomplete or pool.invalid:
-                    state = "being updated (incomplete)" if pool.incomplete else "invalid"
-                    return f"{self._where(r)}: asks for all devices, but resource pool {pool.name} is {state}"
-            busy = [c for c in fitting if c.id in self.used]
-            if busy:
+            if not self._all_addable(i, fitting):  # one is allocated already
+                busy = [c for c in fitting if c.id in self.used]
                 return (
                     f"{self._where(r)}: asks for all devices, but {len(busy)} of the {len(fitting)} "
                     f"matching devices are already allocated"
                 )
-            wanted = len(fitting)
-        else:
-            wanted = r.request.count
-            free = [c for c in fitting if c.id not in self.used]
-            if len(free) < wanted:
-                return (
-                    f"{self._where(r)}: needs {wanted} matching device(s), the node has "
-                    f"{len(fitting)} matching, {len(free)} of them free"
-                )
-        total = self.per_claim.get(r.claim.key, 0) + wanted
-        self.per_claim[r.claim.key] = total
-        if total > ALLOCATION_RESULTS_MAX_SIZE:
+            return ""
+        free = [c for c in fitting if c.id not in self.used]
+        if len(free) < r.request.count:
             return (
-                f"claim {r.claim.key}: asks for {total} devices, more than the "
-                f"{ALLOCATION_RESULTS_MAX_SIZE} one claim may get"
+                f"{self._where(r)}: needs {r.request.count} matching device(s), the node has "
+                f"{len(fitting)} matching, {len(free)} of them free"
             )
         return ""
 
@@ -370,12 +434,9 @@ class _Search:
             return True
         r = self.requests[i]
         if r.request.allocation_mode == ALL:
-            picked = [c for j, c in enumerate(self.candidates) if self.fits[i][j]]
-            if any(c.id in self.used for c in picked):
+            picked = self._fitting(i)
+            if not self._all_addable(i, picked):
                 self.failure = f"{self._where(r)}: asks for all devices, but some are taken by other requests"
-                return False
-            if not self.matching.admits_all(i, picked):
-                self.failure = f"{self._where(r)}: asks for all devices, but {self.matching.failure(i)}"
                 return False
             self._take(i, picked)
             if self._request(i + 1):
@@ -383,6 +444,18 @@ class _Search:
             self._release(i, picked)
             return False
         return self._pick(i, 0, r.request.count)
+
+    def _all_addable(self, i: int, picked: Sequence[_Candidate]) -> bool:
+        """``allocateOne`` for ``All`` adds the devices one by one (``allocateDevice`` with ``must``): a
+        device in use ends this branch; one a constraint turns away first is an error."""
+        taken = next((n for n, c in enumerate(picked) if c.id in self.used), len(picked))
+        misfit = self.matching.first_misfit(i, picked)
+        if misfit < taken:
+            raise _Abort(
+                f"{self._where(self.requests[i])}: cannot add device {picked[misfit].id} because a claim "
+                "constraint would not be satisfied"
+            )
+        return taken == len(picked)
 
     def _pick(self, i: int, start: int, remaining: int) -> bool:
         if remaining == 0:
@@ -466,15 +539,19 @@ class _Matching:
                 return False
         return True
 
-    def admits_all(self, i: int, picked: Sequence[_Candidate]) -> bool:
+    def first_misfit(self, i: int, picked: Sequence[_Candidate]) -> int:
+        """The index of the first of ``picked``, added in order, that a constraint of request ``i`` turns
+        away (``matchAttributeConstraint.add``); ``len(picked)`` when none does."""
+        first = len(picked)
         for n in self.of_request[i]:
-            values = {_value(self.constraints[n], c) for c in picked}
-            if self.counts[n]:
-                values.add(self.values[n])
-            if None in values or len(values) > 1:
-                self.blocked[i] = True
-                return False
-        return True
+            shared = self.values[n] if self.counts[n] else None
+            for index, candidate in enumerate(picked[:first]):
+                value = _value(self.constraints[n], candidate)
+                if value is None or (shared is not None and value != shared):
+                    first = index
+                    break
+                shared = value
+        return first
 
     def take(self, i: int, picked: Sequence[_Candidate]) -> None:
         for n in self.of_request[i]:
