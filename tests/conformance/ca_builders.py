@@ -1,20 +1,32 @@
 """Builders for cluster-autoscaler 1.34's own tables (``expander/*_test.go``,
 ``core/scaledown/eligibility/eligibility_test.go``, ``core/scaledown/unremovable/nodes_test.go``,
 ``core/scaledown/unneeded/nodes_test.go``, ``simulator/drain_test.go``,
-``estimator/binpacking_estimator_test.go``, ``core/podlistprocessor/filter_out_schedulable_test.go``):
+``estimator/binpacking_estimator_test.go``, ``core/podlistprocessor/filter_out_schedulable_test.go``,
+``core/scaleup/orchestrator/orchestrator_test.go``):
 expansion options as gpufleet's ``Estimate`` (upstream's ``expander.Option``: node group, node count, pods),
 named by upstream's ``Debug``; nodes and pods as ``BuildTestNode``/``BuildTestPod``; the unremovable nodes a
 scan keeps; the unneeded nodes, since when, and which are removable; a drain; a binpacking estimate; the
-pending pods filtered out as schedulable."""
+pending pods filtered out as schedulable; one scale-up of the orchestrator."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownRequest, scale_down
+import numpy as np
+
+from gpufleet.autoscaling.cluster_autoscaler import (
+    Candidate,
+    ScaleDownRequest,
+    ScaleUpRequest,
+    scale_down,
+    scale_up,
+)
 from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
 from gpufleet.autoscaling.expanders import FILTERS, pool_priority
+from gpufleet.autoscaling.node_group_balancing import Balancing
+from gpufleet.autoscaling.resource_limits import cluster_maxima, delta_for_node, exceeded, resources_left
 from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule, unremovable_reason
 from gpufleet.autoscaling.scale_up import Estimate, PoolOption, ScaleUpSnapshot, estimate, waste
 from gpufleet.cluster.state import ClusterState
@@ -24,7 +36,9 @@ from gpufleet.model.dra import DraObjects, ResourceSlice
 from gpufleet.model.host_ports import HostPort
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.resources import GPU
 from gpufleet.model.scheduler_config import ProfileConfig
+from gpufleet.model.simulation import AutoscalerSettings
 from gpufleet.scheduling.profile import build_profile
 
 
@@ -217,3 +231,93 @@ def binpacking_estimate(
         return 0, []
     names = {p.key: p.name for p in pods}
     return found.nodes, [names[key] for key in found.pods]
+
+
+@dataclass(frozen=True)
+class Orchestrated:
+    """What ``ScaleUpOrchestrator.ScaleUp`` left: the expansion options (group, new nodes), the group grown
+    and by how many nodes (None: none grew), and the pods by ``ScaleUpStatus`` list (``triggered``: the
+    chosen option's pods; ``remaining``: those no option takes; ``awaiting``: those only another option
+    takes), each in the pods' order; ``reasons``: each pod's ``NotTriggerScaleUp`` message when none grew;
+    ``split``: the nodes each group grows by (``balanceScaleUps``)."""
+
+    options: list[tuple[str, int]]
+    chosen: tuple[str, int] | None
+    split: dict[str, int]
+    triggered: list[str]
+    remaining: list[str]
+    awaiting: list[str]
+    reasons: dict[str, str]
+
+
+def build_gpu_node(name: str, millicpu: int, mem: int, gpus: int) -> Node:
+    """``BuildTestNode(name, millicpu, mem)`` with ``AddGpusToNode(node, gpus)`` when ``gpus`` > 0."""
+    node = build_test_node(name, millicpu, mem)
+    if gpus > 0:
+        node.capacity[GPU] = node.allocatable[GPU] = gpus
+    return node
+
+
+def orchestrate(
+    nodes: Sequence[tuple[Node, str]],
+    pods: Sequence[tuple[Pod, str]],
+    extra: Sequence[Pod],
+    choose: str | None = None,
+    max_nodes_total: int | None = None,
+    maxima: Mapping[str, int] | None = None,
+    max_sizes: Mapping[str, int] | None = None,
+    balance: bool = False,
+) -> Orchestrated:
+    """``runSimpleScaleUpTest``: the nodes, each of its group (``""``: none; each group ``MinSize`` 1,
+    ``MaxSize`` 10, its template its first node, ``NewDefaultTemplateNodeInfoProvider``), the pods on their
+    nodes, and the ``extra`` pods pending; the expander takes the option of group ``choose`` (the priority
+    expander ranking that group alone; ``MockReportingStrategy``), ``max_nodes_total`` as
+    ``--max-nodes-total`` (each group's room then capped to the nodes the cluster may still add, as the
+    loop's ``_room``), ``maxima`` the cluster-wide resource limits (``ResourceLimiter``'s maxima; default
+    ``defaultOptions``'), ``max_sizes`` the groups' ``MaxSize`` where not 10, ``balance``
+    ``--balance-similar-node-groups``. The orchestrator gets the pods ``filterOutSchedulable`` left: here no
+    pending pod may go to a node already there (every node excluded). The options are gpufleet's estimates
+    of the groups within the limits (their own room, not their similar groups'), over a snapshot of their
+    own."""
+    state = ClusterState([n for n, _ in nodes])
+    for pod, on in pods:
+        state.assign(pod, on, 0.0)
+    groups = {g: [n for n, group in nodes if group == g] for _, g in nodes if g}
+    room = 1 << 30 if max_nodes_total is None else max(max_nodes_total - len(nodes), 0)
+    highest = {g: (max_sizes or {}).get(g, 10) for g in groups}
+    options = [
+        PoolOption(
+            g, members[0], room=min(highest[g] - len(members), room), priority=10 if g == choose else None,
+            size=len(members), max_size=highest[g],
+        )
+        for g, members in groups.items()
+    ]  # fmt: skip
+    counted = [(members[0], len(members)) for members in groups.values()] + [
+        (n, 1) for n, g in nodes if not g
+    ]
+    left = resources_left(maxima if maxima is not None else cluster_maxima(AutoscalerSettings()), counted)
+    profile, exclude = build_profile(ProfileConfig()), frozenset(range(len(nodes)))
+    snapshot = ScaleUpSnapshot(state, profile, extra, options, exclude)
+    estimates = [
+        e
+        for o in options
+        if not exceeded(left, delta_for_node(o.template)) and (e := estimate(list(extra), o, snapshot))
+    ]
+    request = ScaleUpRequest(
+        0.0, state, profile, extra, options, frozenset(), "priority", np.random.default_rng(0), exclude,
+        room == 0, resources_left=left, balancing=Balancing(room=room) if balance else None,
+    )  # fmt: skip
+    reply = scale_up(request)
+    up = reply.scale_up
+    names = {p.key: p.name for p in extra}
+    taken = {key for e in estimates for key in e.pods}
+    chosen = set(up.pods) if up is not None else set()
+    return Orchestrated(
+        [(e.pool, e.nodes) for e in estimates],
+        (up.group, up.nodes) if up is not None else None,
+        dict(up.split) if up is not None else {},
+        [p.name for p in extra if p.key in chosen],
+        [p.name for p in extra if p.key not in taken],
+        [p.name for p in extra if p.key in taken and up is not None and p.key not in chosen],
+        {names[key]: reason for key, reason in reply.not_triggered},
+    )

@@ -274,6 +274,39 @@ def test_one_scale_up_adds_at_most_max_nodes_per_scaleup(limit: int, nodes: int)
     assert len(added) == nodes
 
 
+def test_a_scale_up_adds_no_more_nodes_than_the_cores_left_below_the_cores_total_max() -> None:
+    """``--cores-total``'s max (``ResourcesLeft``, ``ApplyLimits``): with one 96-core node in the group and
+    a limit of 300 cores, 204 cores are left, two more nodes, though five pods want five."""
+    pods = [gpu_pod(f"train-{k}", 8) for k in range(5)]
+    group = Group("h100", replace(H100, max=10), nodes={"h100-0"})
+    node = replace(gpu_node("h100-0", 8), pool="h100")
+    port, clock = HandKeptCluster([node], pods, [group]), ManualClock()
+    for pod in pods:
+        port.pods[pod.key].message = "0/1 nodes are available"
+    ca = autoscaler(port, clock, AutoscalerSettings(max_cores_total=300))
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    [added] = [e.nodes for e in ca.events if e.kind == "scale-up"]
+    assert len(added) == 2
+
+
+def test_balance_similar_node_groups_launches_in_each_similar_group() -> None:
+    """``--balance-similar-node-groups``: two alike empty groups share the two nodes two pods need
+    (``balanceScaleUps``), one launch and one scale-up event each."""
+    pods = [gpu_pod(f"train-{k}", 8) for k in range(2)]
+    groups = [Group("h100-a", replace(H100, name="h100-a")), Group("h100-b", replace(H100, name="h100-b"))]
+    port, clock = HandKeptCluster(pods=pods, groups=groups), ManualClock()
+    for pod in pods:
+        port.pods[pod.key].message = "0/0 nodes are available"
+    ca = autoscaler(port, clock, AutoscalerSettings(balance_similar_node_groups=True))
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    assert sorted((e.pool, len(e.nodes)) for e in ca.events if e.kind == "scale-up") == [
+        ("h100-a", 1),
+        ("h100-b", 1),
+    ]
+
+
 def test_scans_without_pending_pods_ask_for_nothing_and_a_pod_that_then_waits_gets_its_node() -> None:
     port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
     ca = autoscaler(port, clock)

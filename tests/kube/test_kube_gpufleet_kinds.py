@@ -78,6 +78,73 @@ def test_storage_and_autoscaler_errors(tmp_path: Path) -> None:
     ]
 
 
+def test_the_simulation_reads_the_resource_limit_flags(tmp_path: Path) -> None:
+    """``coresTotal``, ``memoryTotal`` (``<min>:<max>``, GiB) and ``gpuTotal`` (``<type>:<min>:<max>``) as
+    cluster-autoscaler's ``--cores-total``, ``--memory-total`` and ``--gpu-total``; their maxima are kept."""
+    text = simulation(
+        "{autoscaler: {coresTotal: '0:1000', memoryTotal: '0:4096', "
+        "gpuTotal: ['NVIDIA-H100-80GB-HBM3:0:64']}}"
+    )
+    assert load(tmp_path, text).simulation.autoscaler == AutoscalerSettings(
+        max_cores_total=1000, max_memory_total=4096 * 2**30, gpu_total=(("NVIDIA-H100-80GB-HBM3", 64),)
+    )
+
+
+def test_a_resource_limit_minimum_above_zero_is_a_warning_that_scale_down_is_not_bounded(
+    tmp_path: Path,
+) -> None:
+    """The minima bound scale-down (``ResourceLimiter.GetMin``), which gpufleet does not model: said, not
+    dropped in silence; the maxima are kept."""
+    label = "scenario.yaml: document 1 (Simulation/s): spec.autoscaler"
+    text = simulation("{autoscaler: {coresTotal: '8:1000', memoryTotal: '0:64', gpuTotal: ['h100:2:16']}}")
+    settings = load(tmp_path, text).simulation.autoscaler
+    assert (settings.max_cores_total, settings.gpu_total) == (1000, (("h100", 16),))
+    unbounded = "bounds scale-down, which gpufleet does not model: only the maximum is kept"
+    assert warnings(tmp_path, text) == [
+        f"{label}.coresTotal: the minimum 8 {unbounded}",
+        f"{label}.gpuTotal[0]: the minimum 2 of h100 {unbounded}",
+    ]
+
+
+def test_a_cores_or_memory_total_is_min_colon_max_in_parse_min_max_flags_words(tmp_path: Path) -> None:
+    """``parseMinMaxFlag`` and ``validateMinMaxFlag`` (cluster-autoscaler's flags.go)."""
+    label = "scenario.yaml: document 1 (Simulation/s): spec.autoscaler.coresTotal"
+    for flag, error in [
+        ("64", "wrong nodes configuration: 64"),
+        ("a:64", "failed to set min size: a, expected integer"),
+        ("0:lots", "failed to set max size: lots, expected integer"),
+        ("-1:64", "min size must be greater or equal to  0"),
+        ("65:64", "max size must be greater or equal to min size"),
+    ]:
+        assert problems(tmp_path, simulation(f"{{autoscaler: {{coresTotal: '{flag}'}}}}")) == [
+            f"{label}: {error}"
+        ]
+
+
+def test_the_simulation_reads_the_balancing_flags(tmp_path: Path) -> None:
+    """``balanceSimilarNodeGroups`` and ``balancingIgnoreLabel`` (each label) as the flags."""
+    text = simulation(
+        "{autoscaler: {balanceSimilarNodeGroups: true, balancingIgnoreLabel: [example.com/ready]}}"
+    )
+    assert load(tmp_path, text).simulation.autoscaler == AutoscalerSettings(
+        balance_similar_node_groups=True, balancing_ignore_labels=("example.com/ready",)
+    )
+
+
+def test_a_gpu_limit_is_type_min_max_with_min_not_above_max(tmp_path: Path) -> None:
+    """``parseSingleGpuLimit``'s errors, the first one found."""
+    label = "scenario.yaml: document 1 (Simulation/s): spec.autoscaler.gpuTotal"
+    for limit, error in [
+        ("h100:0", "incorrect gpu limit specification: h100:0"),
+        ("h100:x:4", "incorrect gpu limit - min is not integer: h100:x:4"),
+        ("h100:0:-4", "incorrect gpu limit - max is less than 0; h100:0:-4"),
+        ("h100:5:4", "incorrect gpu limit - min is greater than max; h100:5:4"),
+    ]:
+        assert problems(tmp_path, simulation(f"{{autoscaler: {{gpuTotal: ['{limit}']}}}}")) == [
+            f"{label}: {error}"
+        ]
+
+
 def test_node_pool_template_becomes_a_node_and_no_nodes_are_stamped(tmp_path: Path) -> None:
     text = pool(
         "{replicas: 3, template: {metadata: {labels: {pool: gpu}}, "

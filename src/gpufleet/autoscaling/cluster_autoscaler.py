@@ -11,9 +11,11 @@ order and acts on each reply before asking the next, since a launch may fail on 
 - ``scale_up``: over one snapshot of the cluster with a template copy for every upcoming node of every group
   (``scale_up.ScaleUpSnapshot``), pods that fit on an existing or upcoming node (one after another, highest
   priority first: ``filterOutSchedulable``) are put there and need no node; for the others each group with
-  room is estimated in a fork of that snapshot (``scale_up.estimate``) and the expander picks one; when none
-  grows, each pod left gets its ``NotTriggerScaleUp`` message (in the reply only when it changed since the
-  pod's last one).
+  room, not in backoff and within the cluster-wide resource limits is estimated in a fork of that snapshot
+  (``scale_up.estimate``) and the expander picks one, its new nodes cut to the limits
+  (``resource_limits``) and, under ``--balance-similar-node-groups``, split with its similar groups
+  (``node_group_balancing``); when none grows, each pod left gets its ``NotTriggerScaleUp`` message (in the
+  reply only when it changed since the pod's last one).
 - ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
   (``scale_down.assess``), from the first scan that finds them so (a node whose removal simulation failed is
   not assessed again for ``unremovableNodeRecheckTimeout``, ``RecentlyUnremovable`` until then:
@@ -32,14 +34,16 @@ order and acts on each reply before asking the next, since a launch may fail on 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 
 from gpufleet.autoscaling.drainability import moved
 from gpufleet.autoscaling.expanders import choose
+from gpufleet.autoscaling.node_group_balancing import Balancing, balance, find_similar
 from gpufleet.autoscaling.removal_memo import RemovalMemo
+from gpufleet.autoscaling.resource_limits import apply_limits, delta_for_node, exceeded, limit_reason
 from gpufleet.autoscaling.scale_down import (
     SIMULATION_REASONS,
     Int8Array,
@@ -57,6 +61,7 @@ from gpufleet.autoscaling.scale_up import (
     ScaleUpSnapshot,
     estimate,
     not_triggered,
+    rejections,
 )
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.disruption_budget import DisruptionBudget
@@ -88,13 +93,19 @@ class ScaleUpRequest:
     exclude: frozenset[int]
     total_reached: bool  # --max-nodes-total reached
     said: Mapping[str, str] = field(default_factory=dict)  # each pod's last NotTriggerScaleUp reason
+    #: what is left below each cluster-wide resource limit (``resource_limits.resources_left``)
+    resources_left: Mapping[str, int] = field(default_factory=dict)
+    balancing: Balancing | None = None  # --balance-similar-node-groups (None: off)
 
 
 @dataclass(frozen=True)
 class ScaleUp:
-    group: str
-    nodes: int
+    group: str  # the expander's choice
+    nodes: int  # in all
     pods: tuple[str, ...]
+    #: each group's share of the nodes (``balanceScaleUps``): the chosen group alone, or with
+    #: --balance-similar-node-groups split with its similar groups
+    split: tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True)
@@ -108,22 +119,80 @@ class ScaleUpReply:
         return self.scale_up is not None
 
 
+def _over_limits(options: Sequence[PoolOption], left: Mapping[str, int]) -> dict[str, str]:
+    """The groups one more node of which would exceed a cluster-wide resource limit, with their skip reason
+    (``filterValidScaleUpNodeGroups``: ``IsNodeGroupResourceExceeded``)."""
+    over = {o.name: exceeded(left, delta_for_node(o.template)) for o in options}
+    return {name: limit_reason(resources) for name, resources in over.items() if resources}
+
+
+def _similar_groups(
+    valid: Sequence[PoolOption], pods: Sequence[Pod], snapshot: ScaleUpSnapshot, balancing: Balancing | None
+) -> dict[str, list[PoolOption]]:
+    """``ComputeSimilarNodeGroups`` for each group: none without balancing, nor for a group no pod fits;
+    else its similar groups among those valid for scale-up whose template takes every pod its own takes
+    (``matchingSchedulablePodGroups``)."""
+    if balancing is None:
+        return {}
+    takes = {o.name: {p.key for p in pods if not rejections(p, o, snapshot)} for o in valid}
+    return {
+        o.name: [
+            s for s in find_similar(o, valid, balancing.ignored_labels) if takes[o.name] <= takes[s.name]
+        ]
+        for o in valid
+        if takes[o.name]
+    }
+
+
+def _with_similar_room(
+    option: PoolOption, similar: Sequence[PoolOption], balancing: Balancing | None
+) -> PoolOption:
+    """The group as its estimate sees it: with similar groups, its room the room they all have below their
+    max, within the cluster's (``SngCapacityThreshold``)."""
+    if balancing is None or not similar:
+        return option
+    room = sum(max(g.max_size - g.size, 0) for g in (option, *similar))
+    return replace(option, room=min(room, balancing.room))
+
+
+def _split(
+    option: PoolOption, similar: Sequence[PoolOption], nodes: int, balanced: bool
+) -> tuple[tuple[str, int], ...]:
+    """``balanceScaleUps``: the nodes split between the group and its similar groups, or the group alone."""
+    if not balanced:
+        return ((option.name, nodes),)
+    return tuple(balance([(g.name, g.size, g.max_size) for g in (option, *similar)], nodes))
+
+
 def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     if not request.pending:
         return ScaleUpReply()
     options, pending = list(request.options), request.pending
     snapshot = ScaleUpSnapshot(request.state, request.profile, pending, options, request.exclude)
     remaining = snapshot.filter_out_schedulable(pending)
+    limited = _over_limits(options, request.resources_left)
+    skipped = request.backed_off | limited.keys()
+    valid = [o for o in options if o.name not in skipped and o.room > 0]
+    similar = _similar_groups(valid, remaining, snapshot, request.balancing)
     estimates = [
-        e for o in options if o.name not in request.backed_off and (e := estimate(remaining, o, snapshot))
+        e
+        for o in valid
+        if (
+            e := estimate(
+                remaining, _with_similar_room(o, similar.get(o.name, []), request.balancing), snapshot
+            )
+        )
     ]
     best = choose(estimates, request.expander, request.rng)
     if best is not None:
-        return ScaleUpReply(ScaleUp(best.pool, best.nodes, best.pods))
+        option = next(o for o in valid if o.name == best.pool)
+        nodes = apply_limits(best.nodes, request.resources_left, delta_for_node(option.template))
+        split = _split(option, similar.get(best.pool, []), nodes, request.balancing is not None)
+        return ScaleUpReply(ScaleUp(best.pool, sum(n for _, n in split), best.pods, split))
     if request.total_reached:
         reasons = {pod.key: MAX_TOTAL_REACHED for pod in remaining}
     else:
-        reasons = not_triggered(remaining, options, set(request.backed_off), snapshot)
+        reasons = not_triggered(remaining, options, set(request.backed_off), snapshot, limited)
     changed = tuple(
         (pod.key, reasons[pod.key])
         for pod in remaining

@@ -40,13 +40,14 @@ does not make the pool grow.
 When no pool grows, each pod left out gets cluster-autoscaler's ``NotTriggerScaleUp`` message
 (``processors/status/eventing_scale_up_processor.go``, ``ReasonsMessage``): per pool, why it was
 skipped (``max node group size reached``, ``in backoff after failed scale-up``) or why the
-template rejects the pod (the failing filter's reasons), counted over the pools.
+template rejects the pod (the failing filter's reasons), counted over the pools; a pool one more node
+of which would exceed a cluster-wide resource limit gives ``max cluster <resources> limit reached``.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
@@ -92,6 +93,8 @@ class PoolOption:
     price_per_hour: float = 0.0
     priority: int | None = None  # the priority expander's for the pool's name; None: not named
     slices: tuple[ResourceSlice, ...] = ()  # what the template node publishes for DRA
+    size: int = 0  # its target size: launched, not deleted (--balance-similar-node-groups splits by it) ...
+    max_size: int = 0  # ... up to its max
 
 
 @dataclass(frozen=True)
@@ -640,10 +643,15 @@ def rejections(pod: Pod, option: PoolOption, snapshot: ScaleUpSnapshot) -> list[
 
 
 def not_triggered(
-    pods: list[Pod], options: list[PoolOption], backed_off: set[str], snapshot: ScaleUpSnapshot
+    pods: list[Pod],
+    options: list[PoolOption],
+    backed_off: set[str],
+    snapshot: ScaleUpSnapshot,
+    limited: Mapping[str, str],
 ) -> dict[str, str]:
     """``ReasonsMessage`` for each pod no pool grows for: each reason with the number of pools that
-    gave it, sorted (upstream's order is a map's); empty when no pool gave one."""
+    gave it, sorted (upstream's order is a map's); empty when no pool gave one. ``limited``: the pools
+    skipped for a cluster-wide resource limit, with their reason (``max cluster cpu limit reached``)."""
     out = {}
     for pod in pods:
         counts: Counter[str] = Counter()
@@ -652,6 +660,8 @@ def not_triggered(
                 counts[MAX_SIZE_REACHED] += 1
             elif option.name in backed_off:
                 counts[IN_BACKOFF] += 1
+            elif option.name in limited:
+                counts[limited[option.name]] += 1
             else:
                 counts.update(rejections(pod, option, snapshot))
         out[pod.key] = ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))

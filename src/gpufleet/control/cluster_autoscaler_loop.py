@@ -3,7 +3,9 @@
 Every ``scanInterval`` (10 s) while there is something to look at: pods the scheduler
 marked unschedulable are estimated against each pool's template (``autoscaling.scale_up``,
 upcoming nodes first; the template carries the ResourceSlices of a pool that publishes them) and
-an expander picks a pool; when none grows, each pod left gets a ``no-scale-up`` event with
+an expander picks a pool, within the cluster-wide resource limits (``autoscaling.resource_limits``), its
+new nodes split with its similar pools under ``--balance-similar-node-groups``
+(``autoscaling.node_group_balancing``); when none grows, each pod left gets a ``no-scale-up`` event with
 cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
 nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) below the utilisation threshold
 whose pods fit elsewhere become unneeded (a node whose pods could not move is not looked at again for
@@ -44,7 +46,9 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_up,
 )
 from gpufleet.autoscaling.expanders import pool_priority
+from gpufleet.autoscaling.node_group_balancing import Balancing
 from gpufleet.autoscaling.removal_memo import RemovalMemo
+from gpufleet.autoscaling.resource_limits import cluster_maxima, resources_left
 from gpufleet.autoscaling.scale_down import (
     SIMULATION_REASONS,
     Unremovable,
@@ -144,6 +148,8 @@ class ClusterAutoscalerLoop:
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         self._assessed: tuple[object, ...] | None = None
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
+        #: the nodes of no group (``_resources_left``), as the nodes stood at a ``static_version``
+        self._groupless: tuple[int, list[tuple[Node, int]]] = (-1, [])
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
         #: the candidates the last scan found not unneeded, and why (they stand until the next assessing scan)
@@ -217,6 +223,26 @@ class ClusterAutoscalerLoop:
         )
         return max(limit - alive, 0)
 
+    def _resources_left(self) -> dict[str, int]:
+        """``Manager.ResourcesLeft``: each cluster-wide limit less what the cluster has, each group counted
+        as its size (launched, not deleted) times its template, each node of no group as itself."""
+        state = self.port.state
+        groups = [(g.pool.template, len(g.nodes)) for g in self.port.node_groups.values()]
+        version, others = self._groupless
+        if version != state.static_version:  # (a node joined or left: looked at again)
+            nodes = (state.nodes[state.index[n]] for n in state.node_names())
+            others = [(node, 1) for node in nodes if node.pool is None]
+            self._groupless = state.static_version, others
+        return resources_left(cluster_maxima(self.settings), [*groups, *others])
+
+    def _balancing(self, room: int) -> Balancing | None:
+        """``--balance-similar-node-groups``: the labels ignored, and the nodes one scale-up may add in
+        all."""
+        settings = self.settings
+        if not settings.balance_similar_node_groups:
+            return None
+        return Balancing(settings.balancing_ignore_labels, min(room, settings.max_nodes_per_scale_up or room))
+
     def _option(self, group: NodeGroup, room: int) -> PoolOption:
         max_nodes = group.pool.max if group.pool.max is not None else len(group.nodes)
         return PoolOption(
@@ -228,6 +254,8 @@ class ClusterAutoscalerLoop:
             group.pool.price_per_hour,
             pool_priority(group.name, self.expander_priorities),
             tuple(group.slices_for(group.pool.template.name)),
+            len(group.nodes),
+            max_nodes,
         )
 
     def _scale_up(self) -> bool:
@@ -249,7 +277,17 @@ class ClusterAutoscalerLoop:
         registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}
         exclude = frozenset(state.index[n] for n in self._going() | registered if n in state.index)
         total_reached = room == 0 and self.settings.max_nodes_total is not None
-        asked = (state.change_pos, state.static_version, pending, options, backed_off, exclude, total_reached)
+        left = self._resources_left()
+        asked = (
+            state.change_pos,
+            state.static_version,
+            pending,
+            options,
+            backed_off,
+            exclude,
+            total_reached,
+            left,
+        )
         if state.dra is None and asked == self._unanswered:
             return False
         reply = scale_up(
@@ -265,6 +303,8 @@ class ClusterAutoscalerLoop:
                 exclude,
                 total_reached,
                 self.not_triggered,
+                left,
+                self._balancing(room),
             )
         )
         self._unanswered = asked if reply.scale_up is None else None
@@ -275,11 +315,12 @@ class ClusterAutoscalerLoop:
         up = reply.scale_up
         if up is None:
             return False
-        group = groups[up.group]
-        launched = [name for _ in range(up.nodes) if (name := self.launch(group, up.pods)) is not None]
-        if launched:
-            self.last_scale_up_s = now
-            self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), up.pods))
+        for name, nodes in up.split:  # ExecuteScaleUps: each group of the split, one after another
+            group = groups[name]
+            launched = [n for _ in range(nodes) if (n := self.launch(group, up.pods)) is not None]
+            if launched:
+                self.last_scale_up_s = now
+                self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), up.pods))
         return True
 
     # -- nodes -------------------------------------------------------------------------------

@@ -3,6 +3,9 @@
 ``Simulation``: ``duration``, ``seed``, ``sampleInterval``, ``storage.bandwidth``,
 ``registry.bandwidth`` and ``autoscaler``, cluster-autoscaler's flags camelCased
 (``scanInterval``, ``expander``, ``maxNodeProvisionTime``, ``maxNodesTotal``, ``maxNodesPerScaleup``,
+``coresTotal`` and ``memoryTotal`` (``<min>:<max>``, memory in GiB), ``gpuTotal`` (``<type>:<min>:<max>``
+entries; the minima bound scale-down, not modelled: a warning),
+``balanceSimilarNodeGroups``, ``balancingIgnoreLabel`` (a list),
 ``scaleDownUnneededTime``, ``scaleDownUnreadyEnabled``, ``scaleDownUnreadyTime``,
 ``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
 ``ignoreDaemonsetsUtilization``, ``unremovableNodeRecheckTimeout``, ``initialNodeGroupBackoffDuration``,
@@ -25,6 +28,7 @@ start of the simulation.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Annotated, Any, Literal
@@ -75,12 +79,52 @@ class ImageRegistry(SpecModel):
     bandwidth: Bandwidth
 
 
+def _gpu_limit(limit: str) -> tuple[str, int, int]:
+    """``parseSingleGpuLimit``: a ``--gpu-total`` entry's GPU type, minimum and maximum."""
+    parts = limit.split(":")
+    if len(parts) != 3:
+        raise ValueError(f"incorrect gpu limit specification: {limit}")
+    bounds: list[int] = []
+    for name, part in zip(("min", "max"), parts[1:], strict=True):
+        if re.fullmatch(r"[+-]?[0-9]+", part) is None:
+            raise ValueError(f"incorrect gpu limit - {name} is not integer: {limit}")
+        if int(part) < 0:
+            raise ValueError(f"incorrect gpu limit - {name} is less than 0; {limit}")
+        bounds.append(int(part))
+    if bounds[0] > bounds[1]:
+        raise ValueError(f"incorrect gpu limit - min is greater than max; {limit}")
+    return parts[0], bounds[0], bounds[1]
+
+
+def _min_max(flag: str) -> tuple[int, int]:
+    """``parseMinMaxFlag`` (``--cores-total``, ``--memory-total``): ``<min>:<max>``, integers, ``0 <= min
+    <= max``, in its words."""
+    tokens = flag.split(":", 1)
+    if len(tokens) != 2:
+        raise ValueError(f"wrong nodes configuration: {flag}")
+    bounds: list[int] = []
+    for name, token in zip(("min", "max"), tokens, strict=True):
+        if re.fullmatch(r"[+-]?[0-9]+", token) is None:
+            raise ValueError(f"failed to set {name} size: {token}, expected integer")
+        bounds.append(int(token))
+    if bounds[0] < 0:
+        raise ValueError("min size must be greater or equal to  0")
+    if bounds[1] < bounds[0]:
+        raise ValueError("max size must be greater or equal to min size")
+    return bounds[0], bounds[1]
+
+
 class Autoscaler(SpecModel):
     scan_interval: PositiveDuration | None = None
     expander: str | None = None
     max_node_provision_time: PositiveDuration | None = None
     max_nodes_total: NonNegativeInt | None = None
     max_nodes_per_scaleup: NonNegativeInt | None = None
+    cores_total: str | None = None  # "<min>:<max>", as the flag
+    memory_total: str | None = None  # "<min>:<max>" in GiB, as the flag
+    gpu_total: list[str] | None = None  # each "<type>:<min>:<max>", as the flag
+    balance_similar_node_groups: bool | None = None
+    balancing_ignore_label: list[str] | None = None  # the flag, each label
     scale_down_unneeded_time: Duration | None = None
     scale_down_unready_enabled: bool | None = None
     scale_down_unready_time: Duration | None = None
@@ -115,6 +159,35 @@ class Autoscaler(SpecModel):
                 )
         return value
 
+    @field_validator("gpu_total")
+    @classmethod
+    def _gpu_limits(cls, value: list[str] | None) -> list[str] | None:
+        """As ``parseSingleGpuLimit``: ``<type>:<min>:<max>``, both integers, ``0 <= min <= max``."""
+        for limit in value or ():
+            _gpu_limit(limit)
+        return value
+
+    @field_validator("cores_total", "memory_total")
+    @classmethod
+    def _min_max_flags(cls, value: str | None) -> str | None:
+        if value is not None:
+            _min_max(value)
+        return value
+
+    def unmodelled_minima(self) -> list[tuple[str, str]]:
+        """The field and the words of each minimum above 0: cluster-autoscaler's ``--cores-total``,
+        ``--memory-total`` and ``--gpu-total`` minima keep scale-down from going below them
+        (``ResourceLimiter.GetMin``), which gpufleet does not model."""
+        found = []
+        for field, flag in (("coresTotal", self.cores_total), ("memoryTotal", self.memory_total)):
+            if flag is not None and _min_max(flag)[0] > 0:
+                found.append((field, f"minimum {_min_max(flag)[0]}"))
+        for k, limit in enumerate(self.gpu_total or ()):
+            gpu_type, low, _ = _gpu_limit(limit)
+            if low > 0:
+                found.append((f"gpuTotal[{k}]", f"minimum {low} of {gpu_type}"))
+        return found
+
     def settings(self) -> AutoscalerSettings:
         """These knobs over cluster-autoscaler's defaults."""
         given: dict[str, Any] = {
@@ -123,6 +196,17 @@ class Autoscaler(SpecModel):
             "max_node_provision_time_s": self.max_node_provision_time,
             "max_nodes_total": self.max_nodes_total,
             "max_nodes_per_scale_up": self.max_nodes_per_scaleup,
+            "max_cores_total": None if self.cores_total is None else _min_max(self.cores_total)[1],
+            "max_memory_total": None
+            if self.memory_total is None
+            else _min_max(self.memory_total)[1] * 1024**3,
+            "gpu_total": None
+            if self.gpu_total is None
+            else tuple((gpu_type, high) for gpu_type, _, high in map(_gpu_limit, self.gpu_total)),
+            "balance_similar_node_groups": self.balance_similar_node_groups,
+            "balancing_ignore_labels": None
+            if self.balancing_ignore_label is None
+            else tuple(self.balancing_ignore_label),
             "scale_down_unneeded_time_s": self.scale_down_unneeded_time,
             "scale_down_unready_enabled": self.scale_down_unready_enabled,
             "scale_down_unready_time_s": self.scale_down_unready_time,
@@ -216,6 +300,11 @@ class NodePoolSpec(SpecModel):
 def simulation(body: Mapping[str, Any], report: Reporter) -> SimulationSettings:
     spec = validate(SimulationSpec, body.get("spec") or {}, report, "spec") or SimulationSpec()
     defaults = SimulationSettings()
+    for field, what in spec.autoscaler.unmodelled_minima() if spec.autoscaler else ():
+        report.warn(
+            f"spec.autoscaler.{field}",
+            f"the {what} bounds scale-down, which gpufleet does not model: only the maximum is kept",
+        )
     return SimulationSettings(
         duration_s=spec.duration,
         seed=spec.seed,

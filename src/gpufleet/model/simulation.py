@@ -20,6 +20,13 @@ class AutoscalerSettings:
     max_node_provision_time_s: float = 15 * 60.0
     max_nodes_total: int | None = None
     max_nodes_per_scale_up: int = 1000  # --max-nodes-per-scaleup: the estimator's node limit (0: none)
+    max_cores_total: int = 5000 * 64  # --cores-total's max (config.DefaultMaxClusterCores)
+    #: --memory-total's max, in bytes (the flag's GiB; config.DefaultMaxClusterMemory)
+    max_memory_total: int = 5000 * 64 * 20 * 1024**3
+    #: --gpu-total: each GPU type's maximum (``<type>:<min>:<max>``; the min is scale-down's, not modelled)
+    gpu_total: tuple[tuple[str, int], ...] = ()
+    balance_similar_node_groups: bool = False  # --balance-similar-node-groups
+    balancing_ignore_labels: tuple[str, ...] = ()  # --balancing-ignore-label, each
     scale_down_unneeded_time_s: float = 10 * 60.0
     #: --scale-down-unready-enabled: unready nodes are scale-down candidates too ...
     scale_down_unready_enabled: bool = True
