@@ -51,6 +51,12 @@ def all_devices(name: str, class_name: str = CLASS_A.name) -> DeviceRequest:
     return DeviceRequest(name, class_name, (), ALL, 0)
 
 
+def prioritized(name: str, *subrequests: DeviceRequest) -> DeviceRequest:
+    """Upstream's ``requestWithPrioritizedList``: ``subrequests`` (built with :func:`request` or
+    :func:`all_devices`, upstream's ``subRequest``) in ``firstAvailable``."""
+    return DeviceRequest.prioritized(name, *subrequests)
+
+
 def claim(
     *requests: DeviceRequest,
     constraints: tuple[DeviceConstraint, ...] = (),

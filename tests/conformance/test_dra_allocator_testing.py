@@ -11,9 +11,10 @@ slices ``slice-1`` of pool ``pool-1`` on ``node-1`` unless a case says otherwise
 DynamicResources Filter for one node by name, so cases without a node or slices run on ``node-1``
 with no slices. Cases needing what gpufleet does not model are skipped with the reason: features
 behind gates off by default in Kubernetes 1.34 (DRAPartitionableDevices, DRADeviceTaints,
-DRAConsumableCapacity, DRADeviceBindingConditions: alpha), features on by default that gpufleet
-refuses when reading manifests (``gpufleet.kube.dra``: DRAAdminAccess and DRAPrioritizedList, beta),
-and objects gpufleet cannot express.
+DRAConsumableCapacity, DRADeviceBindingConditions: alpha), a feature on by default that gpufleet
+refuses when reading manifests (``gpufleet.kube.dra``: DRAAdminAccess, beta), a beta feature turned
+off (gpufleet models no feature gates), and objects gpufleet cannot express. Prioritized lists
+(``firstAvailable``, DRAPrioritizedList, beta and on in 1.34) are modelled: their cases run.
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ from dra_builders import (
     numbered_devices,
     one_device,
     picked,
+    prioritized,
     request,
 )
 
 from gpufleet.gpus.dra.allocator import Allocation
-from gpufleet.model.dra import ALLOCATION_RESULTS_MAX_SIZE, Device, DeviceClass, DeviceID
+from gpufleet.model.dra import ALLOCATION_RESULTS_MAX_SIZE, Device, DeviceClass, DeviceID, DeviceRequest
 
 R0, R1, R2 = "req-0", "req-1", "req-2"
 A1, B1 = (DRIVER_A, "pool-1"), (DRIVER_B, "pool-1")  # driver and pool of most devices here
@@ -319,12 +321,169 @@ def test_interrupt_off() -> None:
     assert failed(result) and "invalid" not in str(result)
 
 
+# --- prioritized lists (firstAvailable, DRAPrioritizedList: beta, on in 1.34) ----------------------
+
+S0, S1 = "subReq-0", "subReq-1"
+R0S1, R1S1 = f"{R0}/{S1}", f"{R1}/{S1}"  # upstream's req0SubReq1, req1SubReq1
+A2, B2 = (DRIVER_A, "pool-2"), (DRIVER_B, "pool-2")
+CLASSES = (CLASS_A, CLASS_B)
+EIGHT_OR_FOUR = prioritized(
+    R0, request(S0, 1, AT_LEAST.format("8Gi")), request(S1, 1, AT_LEAST.format("4Gi"))
+)
+EIGHT_AND_FOUR = [
+    node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *memory_devices(("device-1", 8))),
+    node_slice("slice-2", NODE_1, "pool-2", DRIVER_A, *memory_devices(("device-2", 4))),
+]
+
+
+def all_or_b(name: str = R0) -> DeviceRequest:
+    """``subReq-0`` asks for all of class-a's devices, ``subReq-1`` for one of class-b's."""
+    return prioritized(name, all_devices(S0), request(S1, class_name=CLASS_B.name))
+
+
+def test_all_devices_slice_without_devices_prioritized_list() -> None:
+    slices = [
+        node_slice("slice-1", NODE_1, "pool-1", DRIVER_A),
+        one_device("slice-2", NODE_1, "pool-2", DRIVER_B),
+    ]
+    result = allocate([claim(all_or_b())], slices, classes=CLASSES)
+    assert picked(result) == [(R0S1, *B2, "device-1")] and node_of(result) == NODE_1
+
+
+def test_all_devices_no_slices_prioritized_list() -> None:
+    result = allocate(
+        [claim(all_or_b())], [one_device("slice-2", NODE_1, "pool-2", DRIVER_B)], classes=CLASSES
+    )
+    assert picked(result) == [(R0S1, *B2, "device-1")] and node_of(result) == NODE_1
+
+
+def test_all_devices_some_allocated_prioritized_list() -> None:
+    slices = [
+        node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *numbered_devices(2, first=1)),
+        one_device("slice-2", NODE_1, "pool-2", DRIVER_B),
+    ]
+    held = [DeviceID(DRIVER_A, "pool-1", "device-1")]
+    result = allocate([claim(all_or_b())], slices, classes=CLASSES, allocated=held)
+    assert picked(result) == [(R0S1, *B2, "device-1")]
+
+
+def test_prioritized_list_first_unavailable() -> None:
+    listed = prioritized(R0, request(S0, class_name=CLASS_B.name), request(S1))
+    result = allocate([claim(listed)], [SLICE_A], classes=CLASSES)
+    assert picked(result) == [(R0S1, *A1, "device-1")] and node_of(result) == NODE_1
+
+
+def test_prioritized_list_non_available() -> None:
+    listed = prioritized(R0, request(S0, 2, class_name=CLASS_B.name), request(S1, 2))
+    slices = [SLICE_A, one_device("slice-2", NODE_1, "pool-2", DRIVER_B)]
+    result = allocate([claim(listed)], slices, classes=CLASSES)
+    assert failed(result) and all(f"request {R0}/{sub}: needs 2" in str(result) for sub in (S0, S1))
+
+
+def test_prioritized_list_device_config() -> None:
+    # the claim's config for req-0/subReq-1 is not modelled (see "device configuration" above)
+    listed = prioritized(R0, request(S0), request(S1, 2, class_name=CLASS_B.name))
+    slices = [node_slice("slice-1", NODE_1, "pool-1", DRIVER_B, *numbered_devices(2, first=1))]
+    result = allocate([claim(listed)], slices, classes=CLASSES)
+    assert picked(result) == [(R0S1, *B1, "device-1"), (R0S1, *B1, "device-2")]
+
+
+def test_prioritized_list_class_config() -> None:
+    # the classes' config is not modelled (see "device configuration" above)
+    listed = prioritized(R0, request(S0, 2), request(S1, 2, class_name=CLASS_B.name))
+    slices = [
+        node_slice("slice-1", NODE_1, "pool-1", DRIVER_B, *numbered_devices(2, first=1)),
+        node_slice("slice-2", NODE_1, "pool-2", DRIVER_A, Device("device-3")),
+    ]
+    result = allocate([claim(listed)], slices, classes=CLASSES)
+    assert picked(result) == [(R0S1, *B1, "device-1"), (R0S1, *B1, "device-2")]
+
+
+def test_prioritized_list_subrequests_with_expressions() -> None:
+    requests = (
+        request(R0, 1, AT_LEAST.format("1Gi")),
+        prioritized(R1, request(S0, 1, AT_LEAST.format("4Gi")), request(S1, 2, AT_LEAST.format("2Gi"))),
+    )
+    devices = memory_devices(("device-1", 2), ("device-2", 2), ("device-3", 1))
+    result = allocate([claim(*requests)], [node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *devices)])
+    assert picked(result) == [(R0, *A1, "device-3"), (R1S1, *A1, "device-1"), (R1S1, *A1, "device-2")]
+
+
+def test_prioritized_list_subrequests_with_allocation_mode_all() -> None:
+    listed = prioritized(R0, all_devices(S0), request(S1))
+    slices = [node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *numbered_devices(2, first=1))]
+    result = allocate([claim(listed)], slices, allocated=[DeviceID(DRIVER_A, "pool-1", "device-1")])
+    assert picked(result) == [(R0S1, *A1, "device-2")]
+
+
+def test_prioritized_list_allocation_mode_all_multiple_requests() -> None:
+    requests = (request(R0), prioritized(R1, all_devices(S0), request(S1)))
+    slices = [node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *numbered_devices(2, first=1))]
+    result = allocate([claim(*requests)], slices)
+    assert picked(result) == [(R0, *A1, "device-1"), (R1S1, *A1, "device-2")]
+
+
+def test_prioritized_list_multi_request() -> None:
+    eight = request(R1, 1, AT_LEAST.format("8Gi"))
+    result = allocate([claim(eight, EIGHT_OR_FOUR)], EIGHT_AND_FOUR)
+    assert picked(result) == [(R0S1, *A2, "device-2"), (R1, *A1, "device-1")]
+
+
+def test_prioritized_list_with_backtracking() -> None:
+    """req-0 takes the 8Gi device with subReq-0, req-1 then finds none: back to subReq-1 (4Gi)."""
+    eight = request(R1, 1, AT_LEAST.format("8Gi"))
+    result = allocate([claim(EIGHT_OR_FOUR, eight)], EIGHT_AND_FOUR)
+    assert picked(result) == [(R0S1, *A2, "device-2"), (R1, *A1, "device-1")]
+
+
+def test_prioritized_list_too_many_in_first_subrequest() -> None:
+    """The claim limit counts a list's smallest subrequest: 500 devices in subReq-0 are no error."""
+    listed = prioritized(R0, request(S0, 500, class_name=CLASS_B.name), request(S1))
+    result = allocate([claim(listed)], [SLICE_A], classes=CLASSES)
+    assert picked(result) == [(R0S1, *A1, "device-1")]
+
+
+def test_prioritized_list_allocation_mode_all() -> None:
+    listed = prioritized(R0, all_devices(S0), request(S1))
+    slices = [node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *numbered_devices(2, first=1))]
+    result = allocate([claim(listed)], slices, allocated=[DeviceID(DRIVER_A, "pool-1", "device-2")])
+    assert picked(result) == [(R0S1, *A1, "device-1")]
+
+
+def test_prioritized_list_max_allocation_limit_request() -> None:
+    """32 then 16 devices for each of two requests: 32 + 32 and 32 + 16 pass the claim limit, so both
+    get 16 (upstream takes devices in slice order, gpufleet in name order: the sets differ)."""
+    half = ALLOCATION_RESULTS_MAX_SIZE // 2
+    requests = [
+        prioritized(name, request(S0, ALLOCATION_RESULTS_MAX_SIZE), request(S1, half)) for name in (R0, R1)
+    ]
+    devices = numbered_devices(2 * ALLOCATION_RESULTS_MAX_SIZE)
+    result = allocate([claim(*requests)], [node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *devices)])
+    results = picked(result)
+    assert sorted({r[0] for r in results}) == [R0S1, R1S1] and len({r[3] for r in results}) == 2 * half
+    assert [r[0] for r in results].count(R0S1) == half
+
+
+def test_prioritized_list_max_allocation_allocation_mode_all() -> None:
+    """All 31 devices of class-a and req-1's two would be 33: subReq-1's two instead."""
+    requests = (prioritized(R0, all_devices(S0), request(S1, 2)), request(R1, 2, class_name=CLASS_B.name))
+    slices = [
+        node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *numbered_devices(ALLOCATION_RESULTS_MAX_SIZE - 1)),
+        node_slice("slice-2", NODE_1, "pool-2", DRIVER_B, *numbered_devices(2)),
+    ]
+    result = allocate([claim(*requests)], slices, classes=CLASSES)
+    assert picked(result) == [
+        (R0S1, *A1, "device-0"),
+        (R0S1, *A1, "device-1"),
+        (R1, *B2, "device-0"),
+        (R1, *B2, "device-1"),
+    ]
+
+
 # --- cases of features gpufleet does not model ----------------------------------------------------
 
 ADMIN = "adminAccess is not modelled (DRAAdminAccess, beta and on in 1.34; gpufleet.kube.dra refuses it)"
-LIST = (
-    "firstAvailable is not modelled (DRAPrioritizedList, beta and on in 1.34; gpufleet.kube.dra refuses it)"
-)
+LIST_OFF = "DRAPrioritizedList turned off: gpufleet models 1.34's default (on) and no feature gates"
 PARTITIONABLE = "needs DRAPartitionableDevices (alpha, off by default in 1.34); counters are not modelled"
 TAINTS = "needs DRADeviceTaints (alpha, off by default in 1.34); tolerations are not modelled"
 BINDING = (
@@ -354,26 +513,7 @@ SKIPPED: dict[str, list[str]] = {
         "admin-access-enabled",
         "tainted-admin-access-disabled",
     ],
-    LIST: [
-        "all-devices-slice-without-devices-prioritized-list",
-        "all-devices-no-slices-prioritized-list",
-        "all-devices-some-allocated-prioritized-list",
-        "prioritized-list-first-unavailable",
-        "prioritized-list-non-available",
-        "prioritized-list-device-config",
-        "prioritized-list-class-config",
-        "prioritized-list-subrequests-with-expressions",
-        "prioritized-list-subrequests-with-allocation-mode-all",
-        "prioritized-list-allocation-mode-all-multiple-requests",
-        "prioritized-list-disabled",
-        "prioritized-list-multi-request",
-        "prioritized-list-with-backtracking",
-        "prioritized-list-too-many-in-first-subrequest",
-        "tainted-prioritized-list-disabled",
-        "prioritized-list-allocation-mode-all",
-        "prioritized-list-max-allocation-limit-request",
-        "prioritized-list-max-allocation-allocation-mode-all",
-    ],
+    LIST_OFF: ["prioritized-list-disabled"],
     PARTITIONABLE: [
         "partitionable-devices-single-device",
         "partitionable-devices-prioritized-list",
@@ -450,7 +590,11 @@ SKIPPED: dict[str, list[str]] = {
         "partitionable-devices-disabled-other-device-do-not-consume-counters",
         "partitionable-devices-disabled-per-device-node-selection",
     ],
-    TAINTS_OFF: ["tainted-disabled", "tainted-all-devices-single-disabled"],
+    TAINTS_OFF: [
+        "tainted-disabled",
+        "tainted-all-devices-single-disabled",
+        "tainted-prioritized-list-disabled",
+    ],
     BINDING_OFF: [
         "binding-conditions-without-feature-gate",
         "device-binding-conditions-without-binding-conditions-feature-gate",

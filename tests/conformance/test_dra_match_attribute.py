@@ -18,6 +18,7 @@ from dra_builders import (
     failed,
     node_slice,
     picked,
+    prioritized,
     request,
 )
 from dra_builders import allocate as allocate_claims
@@ -30,6 +31,7 @@ from gpufleet.model.dra import (
     DeviceConstraint,
     DeviceRequest,
     ResourceClaim,
+    ResourceSlice,
     VersionValue,
 )
 
@@ -115,19 +117,44 @@ def test_with_constraint_for_request_retry() -> None:
     assert picked(result) == [(REQ_0, *A, "device-2"), (REQ_1, *A, "device-3")]
 
 
-@pytest.mark.parametrize(
-    ("case", "reason"),
-    [
-        (
-            "prioritized-list-subrequests-with-constraints-ref-parent-request",
-            "firstAvailable is not modelled",
-        ),
-        ("prioritized-list-subrequests-with-constraints-ref-sub-request", "firstAvailable is not modelled"),
-        (
-            "consumable-capacity-with-multi-allocatable-device-backtrack",
-            "consumable capacity is not modelled",
-        ),
-    ],
+def versioned(name: str, gib: int, version: str) -> Device:
+    return Device(name, {"driverVersion": VersionValue(version)}, {"memory": gib * 2**30})
+
+
+AT_LEAST = 'device.capacity["driver-a"].memory.compareTo(quantity("{}")) >= 0'
+EIGHT = request(REQ_0, 1, AT_LEAST.format("8Gi"))
+TWO_OR_ONE = prioritized(
+    REQ_1, request("subReq-0", 1, AT_LEAST.format("2Gi")), request("subReq-1", 1, AT_LEAST.format("1Gi"))
 )
-def test_match_attribute_with_features_gpufleet_does_not_model(case: str, reason: str) -> None:
-    pytest.skip(f"allocator_testing.go {case}: {reason}")
+
+
+def two_pools(*pool_2: Device) -> list[ResourceSlice]:
+    """``device-1`` (8Gi, 1.0.0) in ``pool-1``, ``pool_2`` in ``slice-2``."""
+    return [
+        node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, versioned("device-1", 8, "1.0.0")),
+        node_slice("slice-2", NODE_1, "pool-2", DRIVER_A, *pool_2),
+    ]
+
+
+def test_prioritized_list_subrequests_with_constraints_ref_parent_request() -> None:
+    """A constraint naming req-1 holds for each of its subrequests: subReq-0's 2Gi device has another
+    version, so subReq-1 takes the 1Gi one."""
+    constrained = claim((match(VERSION, REQ_0, REQ_1),), EIGHT, TWO_OR_ONE)
+    slices = two_pools(versioned("device-2", 2, "2.0.0"), versioned("device-3", 1, "1.0.0"))
+    result = allocate_claims([constrained], slices)
+    assert picked(result) == [(REQ_0, *A, "device-1"), ("req-1/subReq-1", DRIVER_A, "pool-2", "device-3")]
+
+
+def test_prioritized_list_subrequests_with_constraints_ref_sub_request() -> None:
+    """A constraint naming req-1/subReq-0 holds for that subrequest only: subReq-1 takes the 2Gi device
+    of another version."""
+    constrained = claim((match(VERSION, REQ_0, "req-1/subReq-0"),), EIGHT, TWO_OR_ONE)
+    result = allocate_claims([constrained], two_pools(versioned("device-2", 2, "2.0.0")))
+    assert picked(result) == [(REQ_0, *A, "device-1"), ("req-1/subReq-1", DRIVER_A, "pool-2", "device-2")]
+
+
+def test_consumable_capacity_with_multi_allocatable_device_backtrack() -> None:
+    pytest.skip(
+        "allocator_testing.go consumable-capacity-with-multi-allocatable-device-backtrack: "
+        "consumable capacity is not modelled"
+    )

@@ -305,3 +305,58 @@ def test_all_mode_needs_every_pool_complete_and_valid_before_matching() -> None:
     assert isinstance(invalid, str) and invalid.endswith(
         "resource pool gpu.nvidia.com/b is currently invalid"
     )
+
+
+def h100s_or_a100s(h100s: int, a100s: int) -> DeviceRequest:
+    """A prioritized list: ``h100s`` H100s (``h100``), else ``a100s`` of any GPU (``any``)."""
+    return DeviceRequest.prioritized(
+        "gpus",
+        gpus(h100s, H100_40G, name="h100"),
+        gpus(a100s, name="any"),
+    )
+
+
+def test_a_prioritized_list_names_the_subrequest_it_took_in_the_results() -> None:
+    result = allocate_on_node("node-b", [claim("train", h100s_or_a100s(2, 3))], CLASSES, [NODE_A, NODE_B])
+    assert isinstance(result, Allocation)
+    assert [(r.request, r.device) for r in result.result_for("default/train").results] == [
+        ("gpus/any", "gpu-0"),
+        ("gpus/any", "gpu-1"),
+        ("gpus/any", "gpu-2"),
+    ]
+    first = allocate_on_node("node-a", [claim("train", h100s_or_a100s(2, 3))], CLASSES, [NODE_A, NODE_B])
+    assert isinstance(first, Allocation)
+    assert {r.request for r in first.result_for("default/train").results} == {"gpus/h100"}
+
+
+def test_a_prioritized_list_that_cannot_be_allocated_gives_each_subrequests_reason() -> None:
+    result = allocate_on_node("node-b", [claim("train", h100s_or_a100s(2, 9))], CLASSES, [NODE_B])
+    assert result == (
+        f"{CANNOT_ALLOCATE}: claim default/train, request gpus/h100: needs 2 matching device(s), the node "
+        "has 0 matching, 0 of them free; claim default/train, request gpus/any: needs 9 matching "
+        "device(s), the node has 8 matching, 8 of them free"
+    )
+
+
+def test_a_subrequest_with_an_unknown_class_is_an_error_naming_it() -> None:
+    """``validateDeviceRequest`` checks every subrequest before the search, even one never needed."""
+    listed = DeviceRequest.prioritized("gpus", gpus(1), DeviceRequest("tpu", "tpu.google.com"))
+    result = allocate_on_node("node-a", [claim("train", listed)], CLASSES, [NODE_A])
+    assert result == (
+        f"{CANNOT_ALLOCATE}: claim default/train, request gpus/tpu: could not retrieve device class "
+        'tpu.google.com: deviceclass.resource.k8s.io "tpu.google.com" not found'
+    )
+
+
+def test_the_claim_limit_counts_a_prioritized_lists_smallest_subrequest() -> None:
+    """``Allocate`` counts each list's smallest subrequest against the 32 devices: 33 + 1 is no error, and
+    32 + 1 more for a second request is one."""
+    small = DeviceRequest.prioritized("gpus", gpus(33, name="many"), gpus(1, name="one"))
+    result = allocate_on_node("node-a", [claim("train", small)], CLASSES, [NODE_A])
+    assert isinstance(result, Allocation) and len(result.devices) == 1
+    big = DeviceRequest.prioritized("big", gpus(32, name="all"), gpus(32, name="still-all"))
+    over = allocate_on_node("node-a", [claim("train", big, gpus(1))], CLASSES, [NODE_A])
+    assert over == (
+        f"{CANNOT_ALLOCATE}: claim default/train: number of requested devices 33 exceeds the claim "
+        "limit of 32"
+    )

@@ -155,8 +155,7 @@ spec:
   devices:
     requests:
     - name: r
-      firstAvailable:
-      - {name: a, deviceClassName: gpu.nvidia.com}
+      exactly: {deviceClassName: gpu.nvidia.com, adminAccess: true}
     constraints:
     - {matchAttribute: resource.kubernetes.io/pcieRoot}
 """
@@ -168,7 +167,7 @@ spec:
         "compilation failed: CEL syntax error"
     )
     assert not any("constraints" in line for line in lines)  # matchAttribute is modelled
-    assert any("spec.devices.requests[0].firstAvailable: Forbidden" in line for line in lines)
+    assert any("spec.devices.requests[0].exactly.adminAccess: Forbidden" in line for line in lines)
 
 
 def test_generated_slice_is_a_valid_v1_manifest_and_round_trips() -> None:
@@ -186,3 +185,28 @@ def test_generated_slice_is_a_valid_v1_manifest_and_round_trips() -> None:
     assert manifest["spec"]["devices"][0]["capacity"] == {"memory": {"value": "80Gi"}}
     _, report = reporter()
     assert dra_object(manifest, report) == generated
+
+
+def test_a_count_of_zero_is_a_count_not_given() -> None:
+    """``count`` is an ``omitempty`` int64 (k8s.io/api resource/v1): 0 reads as not given, so
+    ``SetDefaults_ExactDeviceRequest`` makes it 1 for ExactCount and ``validateDeviceAllocationMode``
+    accepts it with All."""
+    text = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: zero, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: one
+      exactly: {deviceClassName: gpu.nvidia.com, count: 0}
+    - name: every
+      exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 0}
+"""
+    (claim,), problems = load(text)
+    assert not problems.errors
+    assert isinstance(claim, ResourceClaim)
+    assert [(r.name, r.allocation_mode, r.count) for r in claim.requests] == [
+        ("one", "ExactCount", 1),
+        ("every", ALL, 0),
+    ]

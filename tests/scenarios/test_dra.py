@@ -319,3 +319,70 @@ def test_a_gpu_shared_by_two_pods_through_one_claim_counts_once_while_they_work(
     totals = run(tmp_path / "s.yaml")["totals"]
     assert (totals["pods_running"], totals["gpus_allocated"], totals["gpus_working"]) == (2, 1.0, 1.0)
     assert totals["gpu_hours_working"] == 0.5
+
+
+def gpus(model: str, names: list[str]) -> str:
+    return "".join(
+        f"  - name: {name}\n    attributes: {{productName: {{string: {model}}}}}\n" for name in names
+    )
+
+
+def product_class(name: str, model: str) -> str:
+    return f"""---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: {name}}}
+spec:
+  selectors:
+  - cel: {{expression: 'device.attributes["gpu.nvidia.com"].productName == "{model}"'}}
+"""
+
+
+EIGHT_H100_OR_TWO_L4 = (
+    SHARED.split("  - name: gpu-0\n")[0]
+    + gpus("NVIDIA-H100", [f"gpu-{i}" for i in range(8)])
+    + gpus("NVIDIA-L4", ["l4-0", "l4-1"])
+    + product_class("h100.nvidia.com", "NVIDIA-H100")
+    + product_class("l4.nvidia.com", "NVIDIA-L4")
+    + """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: eight-or-two}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        firstAvailable:
+        - {name: eight-h100, deviceClassName: h100.nvidia.com, count: 8}
+        - {name: two-l4, deviceClassName: l4.nvidia.com, count: 2}
+"""
+)
+
+
+def test_a_prioritized_claim_falls_back_to_two_smaller_gpus_when_the_eight_are_taken(
+    tmp_path: Path,
+) -> None:
+    """``firstAvailable``: each pod's claim prefers the node's eight H100s (subrequest ``eight-h100``)
+    and else takes its two L4s (``two-l4``); the results name the subrequest, ``gpus/<subrequest>``.
+    The first pod gets the H100s; the second, a second later, the L4s; a third finds neither and waits."""
+    pods = "".join(
+        claim_pod(name, at, "resourceClaimTemplateName: eight-or-two")
+        for name, at in (("first", "0s"), ("second", "1s"), ("third", "2s"))
+    )
+    (tmp_path / "s.yaml").write_text(EIGHT_H100_OR_TWO_L4 + pods + simulation("30m"))
+    sim = Simulation(load_scenario([tmp_path / "s.yaml"]))
+    sim.run()
+    assert sim.state.dra is not None
+    results = {
+        key: [(r.request, r.device) for r in allocation.results]
+        for key, allocation in sim.state.dra.allocated.items()
+    }
+    assert results == {
+        "default/first-gpus": [("gpus/eight-h100", f"gpu-{i}") for i in range(8)],
+        "default/second-gpus": [("gpus/two-l4", "l4-0"), ("gpus/two-l4", "l4-1")],
+    }
+    pods_out = {p["name"]: p for p in build_summary(sim)["pods"]}
+    assert pods_out["default/second"]["devices"] == ["gpu.nvidia.com/n/l4-0", "gpu.nvidia.com/n/l4-1"]
+    assert pods_out["default/third"]["phase"] == "Pending"
+    assert "cannot allocate all claims" in pods_out["default/third"]["message"]

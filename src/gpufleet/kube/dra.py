@@ -2,17 +2,21 @@
 into ``gpufleet.model.dra``, and ResourceSlices generated from GPU facts.
 
 The manifests are assumed schema-checked already (``kubernetes_validate`` ships the 1.34 schemas of
-``resource.k8s.io/v1``; see ``gpufleet.kube.schema_check``). What the schema cannot say is checked here
-as kubernetes ``pkg/apis/resource/validation`` does: a request has exactly one of ``exactly`` and
-``firstAvailable``; ``allocationMode`` is ``ExactCount`` (default, ``count`` default 1, > 0) or
-``All`` (no ``count``); a slice has exactly one of ``nodeName``, ``nodeSelector``, ``allNodes``,
-``perDeviceNodeSelection``; attribute values have exactly one of bool, int, string, version; device
-names are unique in a slice; CEL selectors compile (``gpufleet.gpus.dra.cel``, with the
-Kubernetes ``quantity``/``semver`` libraries of ``k8s.io/apiserver/pkg/cel/library``).
+``resource.k8s.io/v1``; see ``gpufleet.kube.schema_check``). What the schema cannot say is checked here as
+kubernetes ``pkg/apis/resource/validation`` does: a request has exactly one of ``exactly`` and
+``firstAvailable``; ``allocationMode`` is ``ExactCount`` (default, ``count`` default 1, > 0) or ``All`` (no
+``count``; a ``count`` of 0 is one not given, as in the API's ``omitempty`` int64); a slice has exactly one
+of ``nodeName``, ``nodeSelector``, ``allNodes``, ``perDeviceNodeSelection``; attribute values have exactly
+one of bool, int, string, version; device names are unique in a slice; CEL selectors compile
+(``gpufleet.gpus.dra.cel``, with the Kubernetes ``quantity``/``semver`` libraries of
+``k8s.io/apiserver/pkg/cel/library``).
 
-``constraints`` with ``matchAttribute`` are read (``validateDeviceConstraint``) and honoured by the
+Prioritized lists (``firstAvailable``, DRAPrioritizedList, beta and on by default in 1.34) are read as
+``validateDeviceRequest`` checks them: 1 to 8 subrequests with unique names, each checked as an
+exact request is. ``constraints`` with ``matchAttribute`` are read (``validateDeviceConstraint``:
+their ``requests`` name a request, or one subrequest as ``request/subrequest``) and honoured by the
 allocator. Not modelled, refused as errors because ignoring them would change which devices a pod
-gets: ``firstAvailable`` (prioritized lists), ``distinctAttribute`` constraints, ``adminAccess``,
+gets: ``distinctAttribute`` constraints, ``adminAccess``,
 request ``capacity`` (consumable capacity), ``nodeSelector`` and ``perDeviceNodeSelection`` slices,
 ``sharedCounters``/``consumesCounters`` (partitionable devices). Ignored with a warning:
 ``config`` (opaque driver parameters), ``tolerations`` and device ``taints``.
@@ -32,10 +36,19 @@ from fractions import Fraction
 from typing import Any
 
 from gpufleet.kube.objects import items, mapping
-from gpufleet.kube.problems import Reporter, duplicate, forbidden, invalid, required, unsupported
+from gpufleet.kube.problems import (
+    Reporter,
+    duplicate,
+    forbidden,
+    invalid,
+    required,
+    too_many,
+    unsupported,
+)
 from gpufleet.model.dra import (
     ALLOCATION_MODES,
     EXACT_COUNT,
+    FIRST_AVAILABLE_MAX_SIZE,
     AllocationResult,
     AttributeValue,
     Device,
@@ -108,38 +121,80 @@ def _requests(spec: Mapping[str, Any], report: Reporter, path: str) -> tuple[Dev
     if devices.get("config"):
         report.not_modelled(f"{path}.devices.config", note="opaque driver configuration")
     out = []
-    seen: set[str] = set()
-    for i, raw in enumerate(items(devices.get("requests"))):
-        where = f"{path}.devices.requests[{i}]"
-        name = raw.get("name")
-        if not isinstance(name, str) or not name:
-            report.error(f"{where}.name", required())
-            continue
-        if name in seen:
-            report.error(f"{where}.name", duplicate(name))
-            continue
-        seen.add(name)
-        has_exactly, has_first = bool(raw.get("exactly")), bool(raw.get("firstAvailable"))
-        if has_first:
-            report.error(
-                f"{where}.firstAvailable", forbidden("prioritized lists (firstAvailable) are not modelled")
-            )
-            continue
-        if not has_exactly:
-            report.error(where, required("exactly one of `exactly` or `firstAvailable` is required"))
-            continue
-        request = _exact(name, mapping(raw.get("exactly")), report, f"{where}.exactly")
+    for name, raw, where in _named(items(devices.get("requests")), report, f"{path}.devices.requests"):
+        request = _request(name, raw, report, where)
         if request is not None:
             out.append(request)
     return tuple(out)
 
 
+def _named(raws: list[dict[str, Any]], report: Reporter, path: str) -> list[tuple[str, dict[str, Any], str]]:
+    """Requests or subrequests with their names (``validateSet`` keyed by ``name``): a missing or
+    repeated name is an error and the item is left out."""
+    out = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raws):
+        where = f"{path}[{i}]"
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            report.error(f"{where}.name", required())
+        elif name in seen:
+            report.error(f"{where}.name", duplicate(name))
+        else:
+            seen.add(name)
+            out.append((name, raw, where))
+    return out
+
+
+def _request(name: str, raw: Mapping[str, Any], report: Reporter, where: str) -> DeviceRequest | None:
+    """``validateDeviceRequest``: exactly one of ``exactly`` and ``firstAvailable``."""
+    has_exactly, has_first = bool(raw.get("exactly")), bool(raw.get("firstAvailable"))
+    if has_exactly and has_first:
+        detail = "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"
+        report.error(where, invalid(None, detail))
+        return None
+    if has_first:
+        return _prioritized(name, items(raw.get("firstAvailable")), report, f"{where}.firstAvailable")
+    if not has_exactly:
+        report.error(where, required("exactly one of `exactly` or `firstAvailable` is required"))
+        return None
+    return _exact(name, mapping(raw.get("exactly")), report, f"{where}.exactly")
+
+
+def _prioritized(name: str, raws: list[dict[str, Any]], report: Reporter, where: str) -> DeviceRequest | None:
+    """``firstAvailable``: at most 8 subrequests (``FirstAvailableDeviceRequestMaxSize``) with unique
+    names, each with the fields of an exact request (``validateDeviceSubRequest``)."""
+    errors = report.error_count
+    if len(raws) > FIRST_AVAILABLE_MAX_SIZE:
+        report.error(where, too_many(len(raws), FIRST_AVAILABLE_MAX_SIZE))
+    subrequests = [_exact(sub, raw, report, at) for sub, raw, at in _named(raws, report, where)]
+    if report.error_count > errors:
+        return None
+    return DeviceRequest.prioritized(name, *(s for s in subrequests if s is not None))
+
+
+def _request_names(requests: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """``gatherRequestNames``: each request's name with the names of its subrequests."""
+    return {
+        str(r.get("name")): {str(s.get("name")) for s in items(r.get("firstAvailable"))} for r in requests
+    }
+
+
+def _names_a_request(ref: str, names: Mapping[str, set[str]]) -> bool:
+    """``requestNames.Has``: ``request``, or ``request/subrequest`` of a prioritized list."""
+    request, sep, subrequest = ref.partition("/")
+    if request not in names:
+        return False
+    return not sep or subrequest in names[request]
+
+
 def _constraints(spec: Mapping[str, Any], report: Reporter, path: str) -> tuple[DeviceConstraint, ...]:
     """``devices.constraints`` as ``validateDeviceConstraint`` checks them (pkg/apis/resource/validation):
-    ``requests`` name requests of the claim, once each; ``matchAttribute`` is a fully qualified name.
-    ``distinctAttribute`` needs the alpha DRAConsumableCapacity gate, off by default in 1.34."""
+    ``requests`` name requests of the claim or ``request/subrequest`` (``validateRequestNameRef``),
+    once each; ``matchAttribute`` is a fully qualified name. ``distinctAttribute`` needs the alpha
+    DRAConsumableCapacity gate, off by default in 1.34."""
     devices = mapping(spec.get("devices"))
-    names = {r.get("name") for r in items(devices.get("requests"))}
+    names = _request_names(items(devices.get("requests")))
     out = []
     for i, raw in enumerate(items(devices.get("constraints"))):
         where = f"{path}.devices.constraints[{i}]"
@@ -148,7 +203,7 @@ def _constraints(spec: Mapping[str, Any], report: Reporter, path: str) -> tuple[
         for j, request in enumerate(requests):
             if request in requests[:j]:
                 report.error(f"{where}.requests[{j}]", duplicate(request))
-            elif request not in names:
+            elif not _names_a_request(request, names):
                 report.error(f"{where}.requests[{j}]", invalid(request, _NOT_A_REQUEST))
         attribute = raw.get("matchAttribute")
         if raw.get("distinctAttribute"):
@@ -176,7 +231,11 @@ def _exact(name: str, exact: Mapping[str, Any], report: Reporter, where: str) ->
     if exact.get("tolerations"):
         report.not_modelled(f"{where}.tolerations", note="device taints are not modelled")
     mode = exact.get("allocationMode") or EXACT_COUNT
+    # ``count`` is an int64 with omitempty: 0 is not given (``SetDefaults_ExactDeviceRequest`` makes it 1
+    # for ExactCount, ``validateDeviceAllocationMode`` accepts it for All)
     count = exact.get("count")
+    if count == 0 and count is not False:
+        count = None
     if mode not in ALLOCATION_MODES:
         report.error(f"{where}.allocationMode", unsupported(mode, ALLOCATION_MODES))
     elif mode == EXACT_COUNT:

@@ -10,7 +10,7 @@ the parts that are unknown (a file that cannot be read has no document; a docume
 Messages use the wording of the API server's field errors
 (``k8s.io/apimachinery/pkg/util/validation/field``): ``Invalid value: V: detail``,
 ``Unsupported value: V: supported values: "a", "b"``, ``Required value``,
-``Duplicate value: V``, ``Forbidden: detail``.
+``Duplicate value: V``, ``Forbidden: detail``, ``Too many: N: must have at most M items``.
 """
 
 from __future__ import annotations
@@ -59,6 +59,11 @@ def duplicate(value: object, detail: str = "") -> str:
 
 def forbidden(detail: str) -> str:
     return f"Forbidden: {detail}"
+
+
+def too_many(actual: int, limit: int) -> str:
+    """``field.TooMany``: a list longer than its limit."""
+    return f"Too many: {actual}: must have at most {limit} item{'' if limit == 1 else 's'}"
 
 
 def join(prefix: str, path: str) -> str:

@@ -13,9 +13,10 @@ since Kubernetes 1.34 (https://kubernetes.io/docs/concepts/scheduling-eviction/d
 
 Attribute and capacity names are *qualified names*: ``domain/id`` (``gpu.nvidia.com/productName``)
 or a bare ``id`` that belongs to the driver's own domain, exactly as upstream's
-``QualifiedName`` and the CEL ``device`` variable resolve them. Only ``spec.devices.requests[].exactly``
-is modelled; ``firstAvailable``, ``constraints``, ``adminAccess``, consumable capacity and device
-taints are refused when converting manifests (``gpufleet.kube.dra``).
+``QualifiedName`` and the CEL ``device`` variable resolve them. A request is ``exactly`` one kind of
+device or a prioritized list (``firstAvailable``) of such alternatives; ``matchAttribute``
+constraints are modelled. ``adminAccess``, consumable capacity and ``distinctAttribute`` are refused
+when converting manifests, device taints ignored (``gpufleet.kube.dra``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ ALLOCATION_MODES = (EXACT_COUNT, ALL)
 
 #: The limit on devices one claim may get (``resource.AllocationResultsMaxSize``).
 ALLOCATION_RESULTS_MAX_SIZE = 32
+#: The limit on subrequests of a prioritized list (``FirstAvailableDeviceRequestMaxSize``).
+FIRST_AVAILABLE_MAX_SIZE = 8
 
 
 @dataclass(frozen=True)
@@ -106,13 +109,38 @@ class DeviceClass:
 
 @dataclass(frozen=True)
 class DeviceRequest:
-    """One request of a claim, ``spec.devices.requests[]`` with its ``exactly`` (``ExactDeviceRequest``)."""
+    """One request of a claim, ``spec.devices.requests[]``: with its ``exactly`` (``ExactDeviceRequest``),
+    or a prioritized list (``firstAvailable``, feature DRAPrioritizedList, beta and on in 1.34).
+
+    A prioritized list holds 1 to 8 ``DeviceSubRequest``s, each with the fields of an exact request
+    and a name of its own (modelled as requests without a list); the request's own exact fields are
+    then unused (``device_class_name`` empty). The allocator takes the first subrequest that can be
+    satisfied together with the other requests (:attr:`alternatives`) and names its results
+    ``<request>/<subrequest>``.
+    """
 
     name: str
     device_class_name: str
     selectors: tuple[str, ...] = ()
     allocation_mode: str = EXACT_COUNT
     count: int = 1
+    first_available: tuple[DeviceRequest, ...] = ()
+
+    @classmethod
+    def prioritized(cls, name: str, *subrequests: DeviceRequest) -> DeviceRequest:
+        """A request with ``firstAvailable``: its subrequests, in order of preference."""
+        return cls(name, "", (), EXACT_COUNT, 0, subrequests)
+
+    @property
+    def alternatives(self) -> tuple[DeviceRequest, ...]:
+        """What the allocator tries, in order: the subrequests of a prioritized list, else this request."""
+        return self.first_available or (self,)
+
+
+def request_ref(request: str, subrequest: str | None) -> str:
+    """How results, constraints and configs name a request or one subrequest of it: ``request`` or
+    ``request/subrequest`` (``requestData.requestName`` in the stable allocator)."""
+    return f"{request}/{subrequest}" if subrequest else request
 
 
 @dataclass(frozen=True)
@@ -125,13 +153,18 @@ class DeviceConstraint:
     requests: tuple[str, ...]
     match_attribute: str
 
-    def applies_to(self, request: str) -> bool:
-        return not self.requests or request in self.requests
+    def applies_to(self, request: str, subrequest: str | None = None) -> bool:
+        """``matchAttributeConstraint.matches``: a subrequest is named by its request's name or by
+        ``request/subrequest``; a constraint that names no request applies to all."""
+        if not self.requests or request in self.requests:
+            return True
+        return subrequest is not None and request_ref(request, subrequest) in self.requests
 
 
 @dataclass(frozen=True)
 class DeviceRequestAllocationResult:
-    """One allocated device (``status.allocation.devices.results[]``)."""
+    """One allocated device (``status.allocation.devices.results[]``). ``request`` is the request's name,
+    or ``request/subrequest`` for the subrequest of a prioritized list that was allocated."""
 
     request: str
     driver: str

@@ -26,6 +26,13 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
   add device <id> because a claim constraint would not be satisfied``);
 * requests of all the pod's claims are searched together with backtracking (a device serves one
   request), in a deterministic order: pools by driver and name, slices by name, devices by name.
+  A prioritized list (``firstAvailable``) takes its first subrequest that can be satisfied together
+  with every other request: subrequests are tried in order and a later request's failure backtracks
+  into the next one (``allocateOne`` with ``subRequestIndex``); the results name it
+  ``request/subrequest``. Every subrequest is checked up front (``validateDeviceRequest``, its
+  errors naming ``request/subrequest`` where upstream names the subrequest alone); the claim limit
+  counts each list's smallest subrequest, and during the search a subrequest that would take the
+  claim past 32 devices is passed over, not an error (``numDevicesAfterAlloc`` in ``allocateOne``).
   Interchangeable devices (same fit for every request, and the same values of the attributes
   constraints name) are tried once per choice, so identical GPUs do not blow up the search;
 * a claim's ``matchAttribute`` constraint (``matchAttributeConstraint.add`` in the stable
@@ -65,6 +72,7 @@ from gpufleet.model.dra import (
     DeviceRequestAllocationResult,
     ResourceClaim,
     ResourceSlice,
+    request_ref,
 )
 
 #: The reason kube-scheduler's DynamicResources Filter gives when claims cannot be allocated.
@@ -132,15 +140,29 @@ class _Pool:
         return f"{self.driver}/{self.name}"
 
 
+def _names(parent: str, name: str) -> tuple[str, str | None]:
+    """``(request, subrequest)`` of a request, or of a subrequest of the prioritized list ``parent``."""
+    return (parent, name) if parent else (name, None)
+
+
 @dataclass(frozen=True)
 class _Request:
+    """An exact request, or one subrequest of a prioritized list (``parent``: the list's name)."""
+
     claim: ResourceClaim
     request: DeviceRequest
     device_class: DeviceClass
+    parent: str = ""
+
+    @property
+    def ref(self) -> str:
+        """The name its results carry: ``request`` or ``request/subrequest``."""
+        return request_ref(*_names(self.parent, self.request.name))
 
     @property
     def constraints(self) -> tuple[DeviceConstraint, ...]:
-        return tuple(c for c in self.claim.constraints if c.applies_to(self.request.name))
+        names = _names(self.parent, self.request.name)
+        return tuple(c for c in self.claim.constraints if c.applies_to(*names))
 
 
 class MatchCache:
@@ -211,7 +233,7 @@ def _fits(request: _Request, candidate: _Candidate, cache: MatchCache | None) ->
     """Class selectors, then request selectors; raises ``_Abort`` on a CEL error."""
     for origin, expressions in (
         (f"class {request.device_class.name}", request.device_class.selectors),
-        (f"claim {request.claim.key}, request {request.request.name}", request.request.selectors),
+        (f"claim {request.claim.key}, request {request.ref}", request.request.selectors),
     ):
         for index, expression in enumerate(expressions):
             outcome = _outcome(expression, candidate, cache)
@@ -238,12 +260,27 @@ def _outcome(expression: str, candidate: _Candidate, cache: MatchCache | None) -
     return outcome
 
 
-def _checked_request(
+def _checked_alternatives(
     claim: ResourceClaim, request: DeviceRequest, classes: Mapping[str, DeviceClass]
+) -> tuple[_Request, ...] | str:
+    """The request, or each subrequest of its prioritized list in order, checked (``Allocate``
+    validates every subrequest before the search); the first error."""
+    parent = request.name if request.first_available else ""
+    out = []
+    for alternative in request.alternatives:
+        checked = _checked_request(claim, alternative, classes, parent)
+        if isinstance(checked, str):
+            return checked
+        out.append(checked)
+    return tuple(out)
+
+
+def _checked_request(
+    claim: ResourceClaim, request: DeviceRequest, classes: Mapping[str, DeviceClass], parent: str
 ) -> _Request | str:
     """The request with its class, or upstream's error (``validateDeviceRequest``, allocator_stable.go),
     its checks in its order. The class lister's error is the informer's ``NotFound``."""
-    where = f"claim {claim.key}, request {request.name}"
+    where = f"claim {claim.key}, request {request_ref(*_names(parent, request.name))}"
     name = request.device_class_name
     if not name:
         return f"{where}: missing device class name (unsupported request type?)"
@@ -253,7 +290,7 @@ def _checked_request(
         return f"{where}: could not retrieve device class {name}: {not_found}"
     if request.allocation_mode not in (EXACT_COUNT, ALL):
         return f"{where}: unsupported count mode {request.allocation_mode}"
-    return _Request(claim, request, device_class)
+    return _Request(claim, request, device_class, parent)
 
 
 def _existing(claim: ResourceClaim, allocated: Mapping[str, AllocationResult]) -> AllocationResult | None:
@@ -289,34 +326,33 @@ def allocate_on_node(
             if existing.node_name is not None and existing.node_name != node_name:
                 return f"{NOT_AVAILABLE}: claim {claim.key} is allocated on node {existing.node_name}"
 
-    pending: list[_Request] = []
+    slots: list[tuple[_Request, ...]] = []  # per request of the claims to allocate, its alternatives
     for claim in unique.values():
         if _existing(claim, allocated) is not None:
             continue
         for request in claim.requests:
-            checked = _checked_request(claim, request, classes)
+            checked = _checked_alternatives(claim, request, classes)
             if isinstance(checked, str):
                 return f"{CANNOT_ALLOCATE}: {checked}"
-            pending.append(checked)
+            slots.append(checked)
 
+    pending = [r for slot in slots for r in slot]
     chosen: list[list[_Candidate]] = []
     if pending:
         pools = node_pools(node_name, slices)
         candidates = _candidates(pools)
         try:
             fits = [[_fits(r, c, cache) for c in candidates] for r in pending]
-            found = _Search(pending, pools, candidates, fits, in_use, max_steps).run()
+            found = _Search(slots, pools, candidates, fits, in_use, max_steps).run()
         except _Abort as err:
             return f"{CANNOT_ALLOCATE}: {err}"
         if isinstance(found, str):
             return f"{CANNOT_ALLOCATE}: {found}"
         chosen = found
 
-    by_claim: dict[str, list[tuple[DeviceRequest, _Candidate]]] = {}
+    by_claim: dict[str, list[tuple[str, _Candidate]]] = {}
     for pending_request, devices in zip(pending, chosen, strict=True):
-        by_claim.setdefault(pending_request.claim.key, []).extend(
-            (pending_request.request, d) for d in devices
-        )
+        by_claim.setdefault(pending_request.claim.key, []).extend((pending_request.ref, d) for d in devices)
     out: list[tuple[ResourceClaim, AllocationResult]] = []
     new: list[str] = []
     for claim in unique.values():
@@ -325,8 +361,7 @@ def allocate_on_node(
             picked = by_claim.get(claim.key, [])
             existing = AllocationResult(
                 tuple(
-                    DeviceRequestAllocationResult(request.name, c.driver, c.id.pool, c.id.device)
-                    for request, c in picked
+                    DeviceRequestAllocationResult(ref, c.driver, c.id.pool, c.id.device) for ref, c in picked
                 ),
                 node_name if any(c.node_local for _, c in picked) else None,
             )
@@ -336,25 +371,37 @@ def allocate_on_node(
 
 
 class _Search:
-    """Backtracking over the pending requests, device by device, in candidate order."""
+    """Backtracking over the pending requests, device by device, in candidate order. ``slots`` holds
+    each request of the claims to allocate as its alternatives: the request itself, or the
+    subrequests of its prioritized list in order; index ``i`` below numbers the alternatives of all
+    slots together, as the rows of ``fits`` do."""
 
     def __init__(
         self,
-        requests: Sequence[_Request],
+        slots: Sequence[tuple[_Request, ...]],
         pools: Sequence[_Pool],
         candidates: Sequence[_Candidate],
         fits: Sequence[Sequence[bool]],
         in_use: set[DeviceID],
         max_steps: int,
     ) -> None:
-        self.requests, self.pools, self.candidates, self.fits = requests, pools, candidates, fits
+        self.requests = [r for slot in slots for r in slot]
+        self.slots: list[range] = []
+        for slot in slots:
+            start = self.slots[-1].stop if self.slots else 0
+            self.slots.append(range(start, start + len(slot)))
+        self.slot_of = [k for k, slot in enumerate(self.slots) for _ in slot]
+        self.pools, self.candidates, self.fits = pools, candidates, fits
         self.used = set(in_use)
         self.steps, self.max_steps = 0, max_steps
         self.signature: list[tuple[object, ...]] = [
             tuple(row[j] for row in fits) for j in range(len(candidates))
         ]
-        self.matching = _Matching(requests, candidates, self.signature)
-        self.chosen: list[list[_Candidate]] = [[] for _ in requests]
+        self.matching = _Matching(self.requests, candidates, self.signature)
+        self.chosen: list[list[_Candidate]] = [[] for _ in self.requests]
+        self.wanted = [self._wanted(i) for i in range(len(self.requests))]
+        self.per_claim: dict[str, int] = {}  # devices chosen so far per claim
+        self.dead = [False] * len(self.requests)  # alternatives the prechecks ruled out
         self.invalid = next((pool for pool in pools if pool.invalid), None)
         self.failure = ""
 
@@ -370,27 +417,34 @@ class _Search:
         return found
 
     def _search(self) -> list[list[_Candidate]] | str:
-        for i, r in enumerate(self.requests):  # cheap checks first, for a precise reason
-            reason = self._precheck(i, r)
-            if reason:
-                return reason
-        if self._request(0):
+        for slot in self.slots:  # cheap checks first, for a precise reason
+            reasons = [self._precheck(i) for i in slot]
+            for i, reason in zip(slot, reasons, strict=True):
+                self.dead[i] = bool(reason)
+            if all(reasons):
+                return "; ".join(reasons)
+        if self._slot(0):
             return [list(c) for c in self.chosen]
         if self.steps > self.max_steps:
             return f"gave up after {self.max_steps} allocation attempts"
         return self.failure or "no combination of free devices satisfies every request"
 
     def _where(self, r: _Request) -> str:
-        return f"claim {r.claim.key}, request {r.request.name}"
+        return f"claim {r.claim.key}, request {r.ref}"
 
     def _fitting(self, i: int) -> list[_Candidate]:
         return [c for j, c in enumerate(self.candidates) if self.fits[i][j]]
 
+    def _wanted(self, i: int) -> int:
+        """``numDevices``: ``count``, or for ``All`` the matching devices."""
+        r = self.requests[i]
+        return len(self._fitting(i)) if r.request.allocation_mode == ALL else r.request.count
+
     def _validate(self) -> str:
         """``validateDeviceRequest`` for ``All``: every pool the node reaches is complete and valid;
-        then ``Allocate``'s limit: the devices each claim asks for (``All``: its matching ones)."""
-        per_claim: dict[str, int] = {}
-        for i, r in enumerate(self.requests):
+        then ``Allocate``'s limit: the devices each claim asks for at least (``All``: its matching
+        ones; a prioritized list: its smallest subrequest)."""
+        for r in self.requests:
             if r.request.allocation_mode == ALL:
                 for pool in self.pools:
                     if pool.incomplete or pool.invalid:
@@ -399,8 +453,10 @@ class _Search:
                             f"{self._where(r)}: asks for all devices, but resource pool "
                             f"{pool.pool_id} is currently {state}"
                         )
-            wanted = len(self._fitting(i)) if r.request.allocation_mode == ALL else r.request.count
-            per_claim[r.claim.key] = per_claim.get(r.claim.key, 0) + wanted
+        per_claim: dict[str, int] = {}
+        for slot in self.slots:
+            key = self.requests[slot.start].claim.key
+            per_claim[key] = per_claim.get(key, 0) + min(self.wanted[i] for i in slot)
         for key, total in per_claim.items():
             if total > ALLOCATION_RESULTS_MAX_SIZE:
                 return (
@@ -409,12 +465,16 @@ class _Search:
                 )
         return ""
 
-    def _precheck(self, i: int, r: _Request) -> str:
-        fitting = self._fitting(i)
+    def _precheck(self, i: int) -> str:
+        """Why alternative ``i`` cannot be satisfied whatever the other requests take; "" if it may be.
+        An ``All`` request whose devices a constraint turns away before one is found taken is left to
+        the search, which reports that as an error when it gets there."""
+        r, fitting = self.requests[i], self._fitting(i)
         if r.request.allocation_mode == ALL:
             if not fitting:
                 return f"{self._where(r)}: asks for all devices, but the node has no matching device"
-            if not self._all_addable(i, fitting):  # one is allocated already
+            taken = self._first_taken(fitting)
+            if taken < min(len(fitting), self.matching.first_misfit(i, fitting)):
                 busy = [c for c in fitting if c.id in self.used]
                 return (
                     f"{self._where(r)}: asks for all devices, but {len(busy)} of the {len(fitting)} "
@@ -429,9 +489,25 @@ class _Search:
             )
         return ""
 
-    def _request(self, i: int) -> bool:
-        if i == len(self.requests):
+    def _slot(self, k: int) -> bool:
+        """Satisfy slot ``k`` and every later one: its alternatives in order (``allocateOne``'s loop over
+        ``subRequestIndex``); one that would take its claim past the limit is passed over."""
+        if k == len(self.slots):
             return True
+        for i in self.slots[k]:
+            if self.dead[i] or self._over_limit(i):
+                continue
+            if self._request(i):
+                return True
+            if self.steps > self.max_steps:
+                return False
+        return False
+
+    def _over_limit(self, i: int) -> bool:
+        claim = self.requests[i].claim.key
+        return self.per_claim.get(claim, 0) + self.wanted[i] > ALLOCATION_RESULTS_MAX_SIZE
+
+    def _request(self, i: int) -> bool:
         r = self.requests[i]
         if r.request.allocation_mode == ALL:
             picked = self._fitting(i)
@@ -439,16 +515,19 @@ class _Search:
                 self.failure = f"{self._where(r)}: asks for all devices, but some are taken by other requests"
                 return False
             self._take(i, picked)
-            if self._request(i + 1):
+            if self._slot(self.slot_of[i] + 1):
                 return True
             self._release(i, picked)
             return False
         return self._pick(i, 0, r.request.count)
 
+    def _first_taken(self, picked: Sequence[_Candidate]) -> int:
+        return next((n for n, c in enumerate(picked) if c.id in self.used), len(picked))
+
     def _all_addable(self, i: int, picked: Sequence[_Candidate]) -> bool:
         """``allocateOne`` for ``All`` adds the devices one by one (``allocateDevice`` with ``must``): a
         device in use ends this branch; one a constraint turns away first is an error."""
-        taken = next((n for n, c in enumerate(picked) if c.id in self.used), len(picked))
+        taken = self._first_taken(picked)
         misfit = self.matching.first_misfit(i, picked)
         if misfit < taken:
             raise _Abort(
@@ -459,7 +538,7 @@ class _Search:
 
     def _pick(self, i: int, start: int, remaining: int) -> bool:
         if remaining == 0:
-            return self._request(i + 1)
+            return self._slot(self.slot_of[i] + 1)
         tried: set[tuple[object, ...]] = set()
         for j in range(start, len(self.candidates)):
             candidate = self.candidates[j]
@@ -490,12 +569,15 @@ class _Search:
         self.chosen[i].extend(picked)
         self.used.update(c.id for c in picked)
         self.matching.take(i, picked)
+        claim = self.requests[i].claim.key
+        self.per_claim[claim] = self.per_claim.get(claim, 0) + len(picked)
 
     def _release(self, i: int, picked: Sequence[_Candidate]) -> None:
         for c in picked:
             self.chosen[i].remove(c)
             self.used.discard(c.id)
         self.matching.release(i, picked)
+        self.per_claim[self.requests[i].claim.key] -= len(picked)
 
 
 #: an attribute value with its type: ``True`` and ``1`` differ, as upstream compares by type
