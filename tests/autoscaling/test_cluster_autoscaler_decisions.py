@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from conftest import gpu_node, gpu_pod
@@ -14,9 +15,11 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
     ScaleDownRequest,
+    ScaleUpRequest,
     WarmGroup,
     keep_warm,
     scale_down,
+    scale_up,
 )
 from gpufleet.autoscaling.scale_down import UtilizationRule
 from gpufleet.autoscaling.scale_up import PoolOption
@@ -104,6 +107,15 @@ def test_a_pod_no_group_can_take_gets_its_not_triggered_reason_once() -> None:
     assert reply.not_triggered == (("default/huge", "1 max node group size reached"),)
     again = up(state, [gpu_pod("huge", 16)], options, said={"default/huge": "1 max node group size reached"})
     assert again.not_triggered == ()
+
+
+def test_a_group_in_backoff_at_its_max_size_says_backoff_as_upstream_checks_it_first() -> None:
+    """``filterValidScaleUpNodeGroups`` asks ``IsNodeGroupReadyToScaleUp`` (backoff) before the max size."""
+    request = ScaleUpRequest(
+        0.0, ClusterState([]), PROFILE, [gpu_pod("huge", 16)], [PoolOption("h100", TEMPLATE, room=0)],
+        frozenset({"h100"}), "least-waste", np.random.default_rng(0), frozenset(), False,
+    )  # fmt: skip
+    assert scale_up(request).not_triggered == (("default/huge", "1 in backoff after failed scale-up"),)
 
 
 def down(state: ClusterState, **kw: Any) -> ScaleDownReply:

@@ -655,11 +655,11 @@ def not_triggered(
     out = {}
     for pod in pods:
         counts: Counter[str] = Counter()
-        for option in options:
-            if option.room <= 0:
-                counts[MAX_SIZE_REACHED] += 1
-            elif option.name in backed_off:
+        for option in options:  # (filterValidScaleUpNodeGroups' order: backoff, max size, resources)
+            if option.name in backed_off:
                 counts[IN_BACKOFF] += 1
+            elif option.room <= 0:
+                counts[MAX_SIZE_REACHED] += 1
             elif option.name in limited:
                 counts[limited[option.name]] += 1
             else:
