@@ -6,7 +6,8 @@ default generation is 0, which only matters relative to the other slices of a po
 
 Upstream's claims have no namespace; gpufleet keys claims by ``namespace/name``, so they live in
 ``default`` and upstream's ``klog.KObj(claim)`` (``claim-0``) reads ``default/claim-0`` here. Upstream
-compares results with ``ConsistOf`` (order irrelevant): :func:`picked` sorts them."""
+compares results with ``ConsistOf`` (order irrelevant): :func:`picked` sorts them. Upstream's ``node(name,
+region)`` is a node labelled ``region: <region>`` and ``planet: earth``; :func:`allocate` builds it."""
 
 from __future__ import annotations
 
@@ -26,9 +27,12 @@ from gpufleet.model.dra import (
     ResourceClaim,
     ResourceSlice,
 )
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Requirement, SelectorTerm
 
 DRIVER_A, DRIVER_B = "driver-a", "driver-b"
 NODE_1, NODE_2 = "node-1", "node-2"
+REGION_1, REGION_2 = "region-1", "region-2"
 
 
 def device_class(name: str, driver: str) -> DeviceClass:
@@ -41,14 +45,20 @@ CLASS_B = device_class("class-b", DRIVER_B)
 
 
 def request(
-    name: str, count: int = 1, *selectors: str, class_name: str = CLASS_A.name, mode: str = EXACT_COUNT
+    name: str,
+    count: int = 1,
+    *selectors: str,
+    class_name: str = CLASS_A.name,
+    mode: str = EXACT_COUNT,
+    admin: bool = False,
 ) -> DeviceRequest:
-    return DeviceRequest(name, class_name, selectors, mode, count)
+    """Upstream's ``request``; ``admin``: ``Exactly.AdminAccess = ptr.To(true)``."""
+    return DeviceRequest(name, class_name, selectors, mode, count, admin_access=admin)
 
 
-def all_devices(name: str, class_name: str = CLASS_A.name) -> DeviceRequest:
+def all_devices(name: str, class_name: str = CLASS_A.name, admin: bool = False) -> DeviceRequest:
     """An ``allocationMode: All`` request (no count)."""
-    return DeviceRequest(name, class_name, (), ALL, 0)
+    return DeviceRequest(name, class_name, (), ALL, 0, admin_access=admin)
 
 
 def prioritized(name: str, *subrequests: DeviceRequest) -> DeviceRequest:
@@ -80,6 +90,21 @@ def node_slice(
     return ResourceSlice(name, driver, pool, devices, node, all_nodes, generation, slice_count)
 
 
+def label_selector(key: str, *values: str) -> SelectorTerm:
+    """Upstream's ``nodeLabelSelector``: one term, ``key In values``."""
+    return SelectorTerm((Requirement(key, "In", values),))
+
+
+def local_selector(node: str) -> SelectorTerm:
+    """Upstream's ``localNodeSelector``: one term, ``metadata.name In [node]`` (a field)."""
+    return SelectorTerm(fields=(Requirement("metadata.name", "In", (node,)),))
+
+
+def network_slice(name: str, selector: SelectorTerm, pool: str, driver: str) -> ResourceSlice:
+    """Upstream's ``sliceWithOneDevice`` with a ``*v1.NodeSelector`` as its node selection."""
+    return ResourceSlice(name, driver, pool, (Device("device-1"),), node_selector=(selector,))
+
+
 def numbered_devices(count: int, first: int = 0) -> tuple[Device, ...]:
     """``device-<first>`` ... (upstream's ``sliceWithMultipleDevices`` numbers from 0)."""
     return tuple(Device(f"device-{i}") for i in range(first, first + count))
@@ -96,11 +121,13 @@ def allocate(
     classes: Sequence[DeviceClass] = (CLASS_A,),
     node: str = NODE_1,
     allocated: Sequence[DeviceID] = (),
+    region: str = REGION_1,
 ) -> Allocation | str:
-    """``Allocate`` for ``node``; ``allocated`` is upstream's ``allocatedDevices`` (held by some claim)."""
+    """``Allocate`` for upstream's ``node(node, region)``; ``allocated`` is upstream's ``allocatedDevices``
+    (held by some claim)."""
     held = tuple(DeviceRequestAllocationResult("", d.driver, d.pool, d.device) for d in allocated)
     return allocate_on_node(
-        node,
+        Node(node, {"region": region, "planet": "earth"}),
         claims,
         {c.name: c for c in classes},
         slices,
@@ -118,6 +145,22 @@ def node_of(result: Allocation | str, key: str = "default/claim-0") -> str | Non
     """The node the allocation is tied to (upstream's ``localNodeSelector(node)``), ``None`` for none."""
     assert isinstance(result, Allocation), result
     return result.result_for(key).node_name
+
+
+def admin_results(result: Allocation | str, key: str = "default/claim-0") -> list[bool]:
+    """The ``adminAccess`` of the claim's results, in :func:`picked`'s order."""
+    assert isinstance(result, Allocation), result
+    results = sorted(result.result_for(key).results, key=lambda r: (r.request, r.driver, r.pool, r.device))
+    return [r.admin_access for r in results]
+
+
+def selector_of(result: Allocation | str, key: str = "default/claim-0") -> set[Requirement]:
+    """The requirements (expressions and fields) of the allocation's one ``nodeSelector`` term, for an
+    allocation not tied to one node (upstream's ``matchNodeSelector``: order irrelevant)."""
+    assert isinstance(result, Allocation), result
+    allocation = result.result_for(key)
+    assert allocation.node_name is None and len(allocation.node_selector) <= 1
+    return {r for term in allocation.node_selector for r in (*term.expressions, *term.fields)}
 
 
 def failed(result: Allocation | str) -> bool:

@@ -12,9 +12,10 @@ DynamicResources Filter for one node by name, so cases without a node or slices 
 with no slices. Cases needing what gpufleet does not model are skipped with the reason: features
 behind gates off by default in Kubernetes 1.34 (DRAPartitionableDevices, DRADeviceTaints,
 DRAConsumableCapacity, DRADeviceBindingConditions: alpha), a feature on by default that gpufleet
-refuses when reading manifests (``gpufleet.kube.dra``: DRAAdminAccess, beta), a beta feature turned
-off (gpufleet models no feature gates), and objects gpufleet cannot express. Prioritized lists
-(``firstAvailable``, DRAPrioritizedList, beta and on in 1.34) are modelled: their cases run.
+refuses when reading manifests, a beta feature turned off (gpufleet models no feature gates), and
+objects gpufleet cannot express. Prioritized lists (``firstAvailable``, DRAPrioritizedList, beta and on in
+1.34), admin access (``adminAccess``, DRAAdminAccess, beta and on in 1.34) and network-attached devices
+(a slice's ``nodeSelector``) are modelled: their cases run.
 """
 
 from __future__ import annotations
@@ -27,11 +28,16 @@ from dra_builders import (
     DRIVER_B,
     NODE_1,
     NODE_2,
+    REGION_2,
+    admin_results,
     all_devices,
     allocate,
     claim,
     error,
     failed,
+    label_selector,
+    local_selector,
+    network_slice,
     node_of,
     node_slice,
     numbered_devices,
@@ -39,6 +45,7 @@ from dra_builders import (
     picked,
     prioritized,
     request,
+    selector_of,
 )
 
 from gpufleet.gpus.dra.allocator import Allocation
@@ -480,9 +487,95 @@ def test_prioritized_list_max_allocation_allocation_mode_all() -> None:
     ]
 
 
+# --- admin access (adminAccess, DRAAdminAccess: beta, on in 1.34) ----------------------------------
+
+TWO_DEVICES = node_slice("slice-1", NODE_1, "pool-1", DRIVER_A, *numbered_devices(2, first=1))
+DEVICE_1, DEVICE_2 = (DeviceID(DRIVER_A, "pool-1", f"device-{n}") for n in (1, 2))
+
+
+def test_all_devices_some_allocated_admin_access() -> None:
+    """An admin-access ``All`` request gets the device another claim holds too."""
+    result = allocate([claim(all_devices(R0, admin=True))], [TWO_DEVICES], allocated=[DEVICE_1])
+    assert picked(result) == [(R0, *A1, "device-1"), (R0, *A1, "device-2")]
+    assert admin_results(result) == [True, True] and node_of(result) == NODE_1
+
+
+def test_all_devices_some_allocating_admin_access() -> None:
+    """Admin access or not, a claim gets a device once: req-1's ``All`` cannot have req-0's device."""
+    requests = (request(R0, admin=True), all_devices(R1, admin=True))
+    assert failed(allocate([claim(*requests)], [TWO_DEVICES]))
+
+
+def test_count_devices_some_allocated_admin_access() -> None:
+    result = allocate([claim(request(R0, 2, admin=True))], [TWO_DEVICES], allocated=[DEVICE_1])
+    assert picked(result) == [(R0, *A1, "device-1"), (R0, *A1, "device-2")]
+    assert admin_results(result) == [True, True]
+
+
+def test_separate_claims_share_device_admin_access() -> None:
+    claims = [claim(request(R0, admin=True)), claim(request(R0, admin=True), name="claim-1")]
+    result = allocate(claims, [TWO_DEVICES])
+    for key in ("default/claim-0", CLAIM_1):
+        assert picked(result, key) == [(R0, *A1, "device-1")] and admin_results(result, key) == [True]
+
+
+def test_admin_access_claims_device_allocating_for_non_admin_access() -> None:
+    claims = [claim(request(R0)), claim(request(R0, admin=True), name="claim-1")]
+    result = allocate(claims, [TWO_DEVICES])
+    assert picked(result) == picked(result, CLAIM_1) == [(R0, *A1, "device-1")]
+    assert admin_results(result) == [False] and admin_results(result, CLAIM_1) == [True]
+
+
+def test_admin_access_enabled() -> None:
+    result = allocate([claim(request(R0, admin=True))], [SLICE_A], allocated=[DEVICE_1, DEVICE_2])
+    assert picked(result) == [(R0, *A1, "device-1")] and admin_results(result) == [True]
+
+
+# --- network-attached devices (a slice's nodeSelector) ----------------------------------------------
+
+IN_REGION_1 = label_selector("region", "region-1")
+ON_EARTH = label_selector("planet", "earth")
+
+
+def test_network_attached_device() -> None:
+    result = allocate([claim(request(R0))], [network_slice("slice-1", IN_REGION_1, "pool-1", DRIVER_A)])
+    assert picked(result) == [(R0, *A1, "device-1")] and admin_results(result) == [False]
+    assert selector_of(result) == set(IN_REGION_1.expressions)
+
+
+def test_unsuccessful_allocation_network_attached_device() -> None:
+    slices = [network_slice("slice-1", IN_REGION_1, "pool-1", DRIVER_A)]
+    assert failed(allocate([claim(request(R0))], slices, node=NODE_2, region=REGION_2))
+
+
+def test_many_network_attached_devices() -> None:
+    """The allocation's one term is the union of the slices' requirements, each once."""
+    slices = [
+        network_slice("slice-1", IN_REGION_1, "pool-1", DRIVER_A),
+        one_device("slice-1", None, "pool-2", DRIVER_A),
+        network_slice("slice-1", ON_EARTH, "pool-3", DRIVER_A),
+        network_slice("slice-1", local_selector(NODE_1), "pool-4", DRIVER_A),
+    ]
+    result = allocate([claim(request(R0, 4))], slices)
+    assert picked(result) == [(R0, DRIVER_A, f"pool-{n}", "device-1") for n in range(1, 5)]
+    expected = {*IN_REGION_1.expressions, *ON_EARTH.expressions, *local_selector(NODE_1).fields}
+    assert selector_of(result) == expected
+
+
+def test_local_and_network_attached_devices() -> None:
+    """Once there is any node-local device, the allocation is tied to that node."""
+    slices = [
+        network_slice("slice-1", IN_REGION_1, "pool-1", DRIVER_A),
+        one_device("slice-1", NODE_1, "pool-2", DRIVER_A),
+    ]
+    result = allocate([claim(request(R0, 2))], slices)
+    assert picked(result) == [(R0, *A1, "device-1"), (R0, DRIVER_A, "pool-2", "device-1")]
+    assert node_of(result) == NODE_1
+
+
 # --- cases of features gpufleet does not model ----------------------------------------------------
 
-ADMIN = "adminAccess is not modelled (DRAAdminAccess, beta and on in 1.34; gpufleet.kube.dra refuses it)"
+ADMIN_OFF = "DRAAdminAccess turned off: gpufleet models 1.34's default (on) and no feature gates"
 LIST_OFF = "DRAPrioritizedList turned off: gpufleet models 1.34's default (on) and no feature gates"
 PARTITIONABLE = "needs DRAPartitionableDevices (alpha, off by default in 1.34); counters are not modelled"
 TAINTS = "needs DRADeviceTaints (alpha, off by default in 1.34); tolerations are not modelled"
@@ -497,22 +590,10 @@ TAINTS_OFF = (
     "the allocator's Device has no taints (gpufleet.kube.dra ignores them; DraState.tainted is separate)"
 )
 BINDING_OFF = "a device with bindingConditions cannot be expressed (not modelled)"
-NODE_SELECTOR = (
-    "a slice's nodeSelector (network-attached devices) is not modelled, only nodeName and allNodes"
-)
 INTERRUPT = "the search is bounded by max_steps, not by a context's timeout or cancellation"
 
 SKIPPED: dict[str, list[str]] = {
-    ADMIN: [
-        "all-devices-some-allocated-admin-access",
-        "all-devices-some-allocating-admin-access",
-        "count-devices-some-allocated-admin-access",
-        "separate-claims-share-device-admin-access",
-        "admin-access-claims-device-allocating-for-non-admin-access",
-        "admin-access-disabled",
-        "admin-access-enabled",
-        "tainted-admin-access-disabled",
-    ],
+    ADMIN_OFF: ["admin-access-disabled"],
     LIST_OFF: ["prioritized-list-disabled"],
     PARTITIONABLE: [
         "partitionable-devices-single-device",
@@ -594,17 +675,12 @@ SKIPPED: dict[str, list[str]] = {
         "tainted-disabled",
         "tainted-all-devices-single-disabled",
         "tainted-prioritized-list-disabled",
+        "tainted-admin-access-disabled",
     ],
     BINDING_OFF: [
         "binding-conditions-without-feature-gate",
         "device-binding-conditions-without-binding-conditions-feature-gate",
         "device-binding-conditions-without-device-status-feature-gate",
-    ],
-    NODE_SELECTOR: [
-        "network-attached-device",
-        "unsuccessful-allocation-network-attached-device",
-        "many-network-attached-devices",
-        "local-and-network-attached-devices",
     ],
     "a selector without CEL cannot be expressed (DeviceRequest.selectors are CEL strings)": [
         "unknown-selector"

@@ -155,7 +155,7 @@ spec:
   devices:
     requests:
     - name: r
-      exactly: {deviceClassName: gpu.nvidia.com, adminAccess: true}
+      exactly: {deviceClassName: gpu.nvidia.com, capacity: {requests: {memory: 1Gi}}}
     constraints:
     - {matchAttribute: resource.kubernetes.io/pcieRoot}
 """
@@ -167,7 +167,7 @@ spec:
         "compilation failed: CEL syntax error"
     )
     assert not any("constraints" in line for line in lines)  # matchAttribute is modelled
-    assert any("spec.devices.requests[0].exactly.adminAccess: Forbidden" in line for line in lines)
+    assert any("spec.devices.requests[0].exactly.capacity: Forbidden" in line for line in lines)
 
 
 def test_generated_slice_is_a_valid_v1_manifest_and_round_trips() -> None:

@@ -317,7 +317,7 @@ class TrialPlacement:
 
     def _claimed(self, pod: Pod, row: int) -> bool:
         dra = self.snapshot.dra() if pod.resource_claims else None
-        return dra is None or dra.place(pod, self.state.nodes[row].name) is None
+        return dra is None or dra.place(pod, self.state.nodes[row]) is None
 
     def place(self, pod: Pod) -> int | None:
         """The node the pod would take (its room is then taken), or None when none has room.

@@ -384,9 +384,10 @@ class ScaleUpSnapshot:
             option, name = copies[self.snapshot.published]
             dra.publish(copy_slices(option.slices, name))
             self.snapshot.published += 1
+        node = copy_node(*copies[k])  # its labels select the network-attached devices it reaches
         if reserve:
-            return dra.place(pod, copies[k][1])
-        outcome = dra.try_node(pod, copies[k][1])
+            return dra.place(pod, node)
+        outcome = dra.try_node(pod, node)
         return outcome if isinstance(outcome, str) else None
 
     # -- placing a pod ---------------------------------------------------------------------
@@ -443,7 +444,7 @@ class ScaleUpSnapshot:
             if self.rejection(states, row) is not None:
                 continue
             dra = self.snapshot.dra() if pod.resource_claims else None
-            if dra is not None and dra.place(pod, state.nodes[row].name) is not None:
+            if dra is not None and dra.place(pod, state.nodes[row]) is not None:
                 continue
             self.put(pod, row, {}, need)
             chosen = row

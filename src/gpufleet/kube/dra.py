@@ -15,9 +15,16 @@ Prioritized lists (``firstAvailable``, DRAPrioritizedList, beta and on by defaul
 ``validateDeviceRequest`` checks them: 1 to 8 subrequests with unique names, each checked as an
 exact request is. ``constraints`` with ``matchAttribute`` are read (``validateDeviceConstraint``:
 their ``requests`` name a request, or one subrequest as ``request/subrequest``) and honoured by the
-allocator. Not modelled, refused as errors because ignoring them would change which devices a pod
-gets: ``distinctAttribute`` constraints, ``adminAccess``,
-request ``capacity`` (consumable capacity), ``nodeSelector`` and ``perDeviceNodeSelection`` slices,
+allocator. ``exactly.adminAccess`` (DRAAdminAccess, beta and on in 1.34) is read; a subrequest has no
+such field (``DeviceSubRequest``), so one there is an error; the namespace's
+``resource.kubernetes.io/admin-access: "true"`` label (``AuthorizedForAdmin``) is checked where Namespace
+documents are read (``gpufleet.kube.load``). A slice's ``nodeSelector`` (network-attached devices) is
+read as ``validateResourceSliceSpec`` checks it: a valid ``NodeSelector`` (``ValidateNodeSelector``,
+``gpufleet.kube.node_affinity``) with exactly one term. An allocation's ``nodeSelector`` and its
+results' ``adminAccess`` are read from a claim's status. Not modelled, refused as errors because
+ignoring them would change which devices a pod gets: ``distinctAttribute`` constraints, request
+``capacity`` (consumable capacity), ``perDeviceNodeSelection`` slices and a device's ``nodeName``,
+``nodeSelector``, ``allNodes`` (behind DRAPartitionableDevices, alpha and off in 1.34),
 ``sharedCounters``/``consumesCounters`` (partitionable devices). Ignored with a warning:
 ``config`` (opaque driver parameters), ``tolerations`` and device ``taints``.
 
@@ -35,6 +42,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from gpufleet.kube.node_affinity import required_terms
 from gpufleet.kube.objects import items, mapping
 from gpufleet.kube.problems import (
     Reporter,
@@ -62,6 +70,8 @@ from gpufleet.model.dra import (
     ResourceSlice,
     VersionValue,
 )
+from gpufleet.model.node_selector import node_selector_terms
+from gpufleet.model.pod import SelectorTerm
 from gpufleet.model.quantity import QuantityError, parse_quantity
 
 GROUP_VERSION = "resource.k8s.io/v1"
@@ -167,7 +177,7 @@ def _prioritized(name: str, raws: list[dict[str, Any]], report: Reporter, where:
     errors = report.error_count
     if len(raws) > FIRST_AVAILABLE_MAX_SIZE:
         report.error(where, too_many(len(raws), FIRST_AVAILABLE_MAX_SIZE))
-    subrequests = [_exact(sub, raw, report, at) for sub, raw, at in _named(raws, report, where)]
+    subrequests = [_exact(sub, raw, report, at, False) for sub, raw, at in _named(raws, report, where)]
     if report.error_count > errors:
         return None
     return DeviceRequest.prioritized(name, *(s for s in subrequests if s is not None))
@@ -220,14 +230,32 @@ def _constraints(spec: Mapping[str, Any], report: Reporter, path: str) -> tuple[
     return tuple(out)
 
 
-def _exact(name: str, exact: Mapping[str, Any], report: Reporter, where: str) -> DeviceRequest | None:
+def _admin_access(exact: Mapping[str, Any], report: Reporter, where: str, exact_request: bool) -> bool:
+    """``exactly.adminAccess``; ``DeviceSubRequest`` has no such field (the API server's strict decoding
+    refuses it, ``deviceSubRequestAccessor.adminAccess`` is always false)."""
+    value = exact.get("adminAccess")
+    if value is None:
+        return False
+    if not exact_request:
+        report.error(
+            f"{where}.adminAccess", forbidden("a subrequest has no adminAccess field (DeviceSubRequest)")
+        )
+    elif not isinstance(value, bool):
+        report.error(f"{where}.adminAccess", invalid(value, "must be a boolean"))
+    return value is True
+
+
+def _exact(
+    name: str, exact: Mapping[str, Any], report: Reporter, where: str, exact_request: bool = True
+) -> DeviceRequest | None:
+    """An ``exactly`` (``ExactDeviceRequest``), or with ``exact_request`` false a ``DeviceSubRequest``."""
     errors = report.error_count
     class_name = exact.get("deviceClassName")
     if not isinstance(class_name, str) or not class_name:
         report.error(f"{where}.deviceClassName", required())
-    for field_name, what in (("adminAccess", "admin access"), ("capacity", "consumable capacity requests")):
-        if exact.get(field_name):
-            report.error(f"{where}.{field_name}", forbidden(f"{what} is not modelled"))
+    admin_access = _admin_access(exact, report, where, exact_request)
+    if exact.get("capacity"):
+        report.error(f"{where}.capacity", forbidden("consumable capacity requests is not modelled"))
     if exact.get("tolerations"):
         report.not_modelled(f"{where}.tolerations", note="device taints are not modelled")
     mode = exact.get("allocationMode") or EXACT_COUNT
@@ -248,7 +276,8 @@ def _exact(name: str, exact: Mapping[str, Any], report: Reporter, where: str) ->
     selectors = _selectors(exact.get("selectors"), report, f"{where}.selectors")
     if report.error_count > errors or not isinstance(class_name, str):
         return None
-    return DeviceRequest(name, class_name, selectors, str(mode), count if isinstance(count, int) else 0)
+    count = count if isinstance(count, int) else 0
+    return DeviceRequest(name, class_name, selectors, str(mode), count, admin_access=admin_access)
 
 
 def _allocation(status: Mapping[str, Any]) -> AllocationResult | None:
@@ -261,16 +290,24 @@ def _allocation(status: Mapping[str, Any]) -> AllocationResult | None:
             str(r.get("driver") or ""),
             str(r.get("pool") or ""),
             str(r.get("device") or ""),
+            r.get("adminAccess") is True,
         )
         for r in items(mapping(allocation.get("devices")).get("results"))
     )
-    node_name = None
-    for term in items(mapping(allocation.get("nodeSelector")).get("nodeSelectorTerms")):
-        for field in items(term.get("matchFields")):
-            values = field.get("values")
-            if field.get("key") == "metadata.name" and isinstance(values, list) and len(values) == 1:
-                node_name = str(values[0])
-    return AllocationResult(results, node_name)
+    terms = node_selector_terms(mapping(allocation.get("nodeSelector")))
+    node_name = _local_node(terms)
+    return AllocationResult(results, node_name, () if node_name is not None else terms)
+
+
+def _local_node(terms: tuple[SelectorTerm, ...]) -> str | None:
+    """The node of an allocation tied to one (``createNodeSelector``'s one term with one ``matchFields``
+    requirement: ``metadata.name In [<node>]``)."""
+    if len(terms) != 1 or terms[0].expressions or len(terms[0].fields) != 1:
+        return None
+    field = terms[0].fields[0]
+    if (field.key, field.operator, len(field.values)) != ("metadata.name", "In", 1):
+        return None
+    return field.values[0]
 
 
 def resource_claim(body: Mapping[str, Any], report: Reporter) -> ResourceClaim | None:
@@ -284,6 +321,42 @@ def resource_claim(body: Mapping[str, Any], report: Reporter) -> ResourceClaim |
         return None
     allocation = _allocation(mapping(body.get("status")))
     return ResourceClaim(_namespace(body), name, requests, allocation, constraints)
+
+
+#: ``DRAAdminNamespaceLabelKey``: only claims in a namespace with this label set to ``"true"`` may ask
+#: for admin access (``AuthorizedForAdmin``, kubernetes ``pkg/registry/resource/utils.go``)
+ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
+
+
+def _admin_access_path(claim: ResourceClaim | ResourceClaimTemplate) -> str | None:
+    """The first request asking for admin access, as ``AuthorizedForAdmin`` finds it; None for none."""
+    prefix = "spec.spec" if isinstance(claim, ResourceClaimTemplate) else "spec"
+    for i, request in enumerate(claim.requests):
+        if request.admin_access:
+            return f"{prefix}.devices.requests[{i}].exactly.adminAccess"
+    return None
+
+
+def check_admin_namespace(
+    claim: ResourceClaim | ResourceClaimTemplate,
+    namespaces: Mapping[str, Mapping[str, str]],
+    report: Reporter,
+) -> None:
+    """The API server's refusal of a claim or template asking for admin access in a namespace without
+    the ``resource.kubernetes.io/admin-access: "true"`` label (``AuthorizedForAdmin``). ``namespaces``
+    holds the labels of the scenario's Namespace documents; without any (a cluster dump lists no
+    Namespaces) the label cannot be judged: said so, and the claim is taken as written. A namespace not
+    listed has no labels."""
+    path = _admin_access_path(claim)
+    if path is None:
+        return
+    label = f"`{ADMIN_NAMESPACE_LABEL}: true`"
+    if not namespaces:
+        unknown = "no v1 Namespace document gives the namespaces' labels"
+        report.warn(path, f"{unknown}: the {label} label admin access requires is taken as set")
+    elif namespaces.get(claim.namespace, {}).get(ADMIN_NAMESPACE_LABEL) != "true":
+        detail = f"admin access to devices requires the {label} label on the containing namespace"
+        report.error(path, forbidden(detail))
 
 
 def resource_claim_template(body: Mapping[str, Any], report: Reporter) -> ResourceClaimTemplate | None:
@@ -330,7 +403,10 @@ def _device(raw: Mapping[str, Any], report: Reporter, where: str) -> Device | No
         report.error(f"{where}.name", required())
     for field_name in ("consumesCounters", "nodeName", "nodeSelector", "allNodes"):
         if raw.get(field_name):
-            report.error(f"{where}.{field_name}", forbidden(f"{field_name} is not modelled"))
+            report.error(
+                f"{where}.{field_name}",
+                forbidden(f"{field_name} needs DRAPartitionableDevices (alpha, off in 1.34); not modelled"),
+            )
     if raw.get("taints"):
         report.not_modelled(f"{where}.taints", note="device taints")
     attributes: dict[str, AttributeValue] = {}
@@ -370,8 +446,10 @@ def resource_slice(body: Mapping[str, Any], report: Reporter) -> ResourceSlice |
                 "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required",
             ),
         )
-    elif access[0] in ("nodeSelector", "perDeviceNodeSelection"):
-        report.error(f"spec.{access[0]}", forbidden(f"{access[0]} is not modelled; use nodeName or allNodes"))
+    elif access[0] == "perDeviceNodeSelection":
+        detail = "perDeviceNodeSelection needs DRAPartitionableDevices (alpha, off in 1.34); not modelled"
+        report.error("spec.perDeviceNodeSelection", forbidden(detail))
+    selector = _slice_node_selector(spec.get("nodeSelector"), report)
     if spec.get("sharedCounters"):
         report.error(
             "spec.sharedCounters", forbidden("partitionable devices (sharedCounters) are not modelled")
@@ -400,7 +478,23 @@ def resource_slice(body: Mapping[str, Any], report: Reporter) -> ResourceSlice |
         bool(spec.get("allNodes")),
         generation if isinstance(generation, int) else 0,
         count if isinstance(count, int) and count > 0 else 1,
+        selector,
     )
+
+
+def _slice_node_selector(raw: object, report: Reporter) -> tuple[SelectorTerm, ...]:
+    """``spec.nodeSelector`` as ``validateResourceSliceSpec`` checks it: ``ValidateNodeSelector`` and
+    exactly one term (the allocator merges it into the allocation's one term)."""
+    if not raw:
+        return ()
+    path = "spec.nodeSelector"
+    raw_terms = items(mapping(raw).get("nodeSelectorTerms"))
+    terms = required_terms(raw, report, path) or ()
+    if len(raw_terms) != 1:
+        report.error(
+            f"{path}.nodeSelectorTerms", invalid(raw_terms, "must have exactly one node selector term")
+        )
+    return terms
 
 
 DraObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
@@ -476,6 +570,18 @@ def _attribute_manifest(value: AttributeValue) -> dict[str, Any]:
     return {"string": value}
 
 
+def _term_manifest(term: SelectorTerm) -> dict[str, Any]:
+    """A ``NodeSelectorTerm`` as written."""
+    out: dict[str, Any] = {}
+    for key, requirements in (("matchExpressions", term.expressions), ("matchFields", term.fields)):
+        if requirements:
+            out[key] = [
+                {"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})}
+                for r in requirements
+            ]
+    return out
+
+
 def resource_slice_manifest(resource_slice: ResourceSlice) -> dict[str, Any]:
     """The ``resource.k8s.io/v1`` manifest of a slice (valid against the 1.34 schema)."""
     spec: dict[str, Any] = {
@@ -496,6 +602,10 @@ def resource_slice_manifest(resource_slice: ResourceSlice) -> dict[str, Any]:
     }
     if resource_slice.all_nodes:
         spec["allNodes"] = True
+    elif resource_slice.node_selector:
+        spec["nodeSelector"] = {
+            "nodeSelectorTerms": [_term_manifest(t) for t in resource_slice.node_selector]
+        }
     else:
         spec["nodeName"] = resource_slice.node_name
     return {

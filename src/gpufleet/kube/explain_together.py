@@ -174,7 +174,8 @@ def _assume(scheduler: Scheduler, pod: Pod, node: str) -> str | None:
     else (nothing assumed) why a claim cannot be reserved there."""
     state = scheduler.state
     state.assign(pod, node, 0.0, scheduler.profiles[pod.scheduler_name].gpu_choice)
-    refused = state.dra.place(pod, node) if state.dra is not None and pod.resource_claims else None
+    dra = state.dra if pod.resource_claims else None
+    refused = dra.place(pod, state.nodes[state.index[node]]) if dra is not None else None
     if refused is not None:
         state.unassign(pod.key)
     return refused

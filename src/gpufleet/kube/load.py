@@ -220,6 +220,7 @@ class _Loader:
         default_factory=list
     )  # kueue.x-k8s.io/priority-class
     _kai_reports: dict[str, Reporter] = field(default_factory=dict)  # KAI Queues
+    _dra_claims: list[tuple[Reporter, ResourceClaim | ResourceClaimTemplate]] = field(default_factory=list)
     #: Kubeflow Trainer's runtimes by ``kind/namespace/name``, and the TrainJobs that name them
     _runtimes: dict[str, training_runtimes.TrainingRuntime] = field(default_factory=dict)
     _train_jobs: list[tuple[_Entry, priorities.Priorities]] = field(default_factory=list)
@@ -288,6 +289,8 @@ class _Loader:
             adoption.claim(self.scenario, list(zip(refs, (e.body for e in adopting), strict=True)))
         self._check_references()
         self._check_namespace_selectors()
+        for report, claim in self._dra_claims:  # once every Namespace is read
+            dra.check_admin_namespace(claim, self.scenario.namespace_labels, report)
         self._install_volcano(entries)
 
     @staticmethod
@@ -705,6 +708,8 @@ class _Loader:
             objects.claims[obj.key] = obj
         elif isinstance(obj, ResourceClaimTemplate):
             objects.templates[f"{obj.namespace}/{obj.name}"] = obj
+        if isinstance(obj, ResourceClaim | ResourceClaimTemplate):
+            self._dra_claims.append((entry.report, obj))
 
     def _traffic(self, entry: _Entry) -> None:
         errors = entry.report.error_count

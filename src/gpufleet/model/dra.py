@@ -3,9 +3,10 @@
 Mirrors ``k8s.io/api/resource/v1`` (internal types in kubernetes ``pkg/apis/resource``), stable
 since Kubernetes 1.34 (https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/):
 
-* a DRA driver publishes **ResourceSlices**: the devices of one *pool* (on one node, ``nodeName``,
-  or reachable from every node, ``allNodes``), each device with typed *attributes* (bool, int,
-  string, semantic version) and *capacities* (quantities);
+* a DRA driver publishes **ResourceSlices**: the devices of one *pool* (on one node, ``nodeName``;
+  reachable from every node, ``allNodes``; or from the nodes a ``nodeSelector`` selects: network-attached
+  devices), each device with typed *attributes* (bool, int, string, semantic version) and *capacities*
+  (quantities);
 * an admin defines **DeviceClasses**: CEL selectors every device of the class satisfies;
 * a workload writes **ResourceClaims** (shared by every pod that names them) or
   **ResourceClaimTemplates** (one claim per pod), whose requests name a class, add CEL
@@ -15,8 +16,9 @@ Attribute and capacity names are *qualified names*: ``domain/id`` (``gpu.nvidia.
 or a bare ``id`` that belongs to the driver's own domain, exactly as upstream's
 ``QualifiedName`` and the CEL ``device`` variable resolve them. A request is ``exactly`` one kind of
 device or a prioritized list (``firstAvailable``) of such alternatives; ``matchAttribute``
-constraints are modelled. ``adminAccess``, consumable capacity and ``distinctAttribute`` are refused
-when converting manifests, device taints ignored (``gpufleet.kube.dra``).
+constraints and ``adminAccess`` (DRAAdminAccess, beta and on in 1.34) are modelled. Consumable
+capacity and ``distinctAttribute`` are refused when converting manifests, device taints ignored
+(``gpufleet.kube.dra``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from gpufleet.model.node import Node
+
+if TYPE_CHECKING:  # gpufleet.model.pod imports this module
+    from gpufleet.model.pod import SelectorTerm
 
 #: ``exactly.allocationMode`` values (``DeviceAllocationMode``).
 EXACT_COUNT = "ExactCount"
@@ -79,8 +87,9 @@ class Device:
 class ResourceSlice:
     """A ResourceSlice: some or all devices of one pool of one driver.
 
-    ``node_name`` is set for node-local devices; ``all_nodes`` for devices every node reaches.
-    ``pool_generation`` and ``resource_slice_count`` are ``spec.pool.generation`` and
+    ``node_name`` is set for node-local devices; ``all_nodes`` for devices every node reaches;
+    ``node_selector`` (one term, as validation demands) for network-attached devices the nodes it
+    selects reach. ``pool_generation`` and ``resource_slice_count`` are ``spec.pool.generation`` and
     ``spec.pool.resourceSliceCount``: only slices of a pool's newest generation count, and a pool
     with fewer slices than announced is incomplete.
     """
@@ -93,10 +102,13 @@ class ResourceSlice:
     all_nodes: bool = False
     pool_generation: int = 0
     resource_slice_count: int = 1
+    node_selector: tuple[SelectorTerm, ...] = ()
 
-    def available_on(self, node_name: str) -> bool:
-        """Whether a pod on ``node_name`` can use this slice's devices."""
-        return self.all_nodes or self.node_name == node_name
+    def available_on(self, node: Node) -> bool:
+        """Whether a pod on ``node`` can use this slice's devices (``nodeMatches`` in pools_stable.go)."""
+        if self.node_name is not None:
+            return self.node_name == node.name
+        return self.all_nodes or any(term.matches(node) for term in self.node_selector)
 
 
 @dataclass(frozen=True)
@@ -117,6 +129,10 @@ class DeviceRequest:
     then unused (``device_class_name`` empty). The allocator takes the first subrequest that can be
     satisfied together with the other requests (:attr:`alternatives`) and names its results
     ``<request>/<subrequest>``.
+
+    ``admin_access`` (``exactly.adminAccess``, DRAAdminAccess, beta and on in 1.34; subrequests have
+    no such field): the devices are allocated for administrative access even when other claims
+    hold them, and holding them blocks nobody (``allocator_stable.go``, ``foreachAllocatedDevice``).
     """
 
     name: str
@@ -125,6 +141,7 @@ class DeviceRequest:
     allocation_mode: str = EXACT_COUNT
     count: int = 1
     first_available: tuple[DeviceRequest, ...] = ()
+    admin_access: bool = False
 
     @classmethod
     def prioritized(cls, name: str, *subrequests: DeviceRequest) -> DeviceRequest:
@@ -164,12 +181,14 @@ class DeviceConstraint:
 @dataclass(frozen=True)
 class DeviceRequestAllocationResult:
     """One allocated device (``status.allocation.devices.results[]``). ``request`` is the request's name,
-    or ``request/subrequest`` for the subrequest of a prioritized list that was allocated."""
+    or ``request/subrequest`` for the subrequest of a prioritized list that was allocated;
+    ``admin_access``: allocated for an admin-access request, which leaves the device free for others."""
 
     request: str
     driver: str
     pool: str
     device: str
+    admin_access: bool = False
 
     @property
     def device_id(self) -> DeviceID:
@@ -190,18 +209,34 @@ class DeviceID:
 
 @dataclass(frozen=True)
 class AllocationResult:
-    """A claim's allocation (``status.allocation``): its devices and the node they tie it to.
+    """A claim's allocation (``status.allocation``): its devices and the nodes its consumers may run on.
 
     ``node_name`` is the node whose node-local devices were allocated (upstream writes it as the
-    allocation's ``nodeSelector``); ``None`` when every device is reachable from all nodes.
+    allocation's ``nodeSelector`` on ``metadata.name``); otherwise ``node_selector`` holds the
+    allocation's other ``nodeSelector`` terms (network-attached devices: ``createNodeSelector``);
+    neither when every device is reachable from all nodes.
     """
 
     results: tuple[DeviceRequestAllocationResult, ...]
     node_name: str | None = None
+    node_selector: tuple[SelectorTerm, ...] = ()
 
     @property
     def devices(self) -> tuple[DeviceID, ...]:
         return tuple(result.device_id for result in self.results)
+
+    @property
+    def in_use(self) -> tuple[DeviceID, ...]:
+        """The devices no other claim may get: all but admin-access results (``foreachAllocatedDevice``
+        in the scheduler's ``allocateddevices.go``: such a result "is not considered as allocated")."""
+        return tuple(result.device_id for result in self.results if not result.admin_access)
+
+    def admits(self, node: Node) -> bool:
+        """Whether a consumer may run on ``node`` (the DynamicResources Filter's check of an allocated
+        claim's ``nodeSelector``)."""
+        if self.node_name is not None:
+            return self.node_name == node.name
+        return not self.node_selector or any(term.matches(node) for term in self.node_selector)
 
 
 @dataclass(frozen=True)

@@ -392,7 +392,7 @@ class Scheduler:
         chosen node and the pod joins each claim's ``reservedFor``. A claim with 256 consumers makes
         PreBind fail with the API server's refusal; no plugin is named for it, so the pod is tried again
         after a backoff (``AddUnschedulableIfNotPresent`` with no rejector plugins)."""
-        refused = dra.place(pod, node)
+        refused = dra.place(pod, self.state.nodes[self.state.index[node]])
         return None if refused is None else f'running PreBind plugin "DynamicResources": {refused}'
 
     def place_once(self, pod: Pod, now: float) -> str | None:

@@ -5,8 +5,9 @@ After the structured allocator of ``staging/src/k8s.io/dynamic-resource-allocati
 candidate node (types from kubernetes ``pkg/apis/resource``; behaviour described on
 https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/):
 
-* the pools the node reaches are the ResourceSlices with its ``nodeName`` or ``allNodes``; of each
-  pool only the slices of the newest ``pool.generation`` count. A pool with fewer slices than its
+* the pools the node reaches are the ResourceSlices with its ``nodeName``, ``allNodes``, or a
+  ``nodeSelector`` that selects the node (network-attached devices, ``nodeMatches``); of each pool
+  only the slices of the newest ``pool.generation`` count. A pool with fewer slices than its
   ``resourceSliceCount`` is *incomplete*; one that lists a device name twice is *invalid*
   (``GatherPools``, ``poolIsInvalid`` in ``pools_stable.go``). A search for ``ExactCount`` devices
   that reaches an invalid pool fails with ``pool <name> is invalid: duplicate device name <device>``
@@ -39,8 +40,18 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
   allocator): every device allocated for the requests it names (all the claim's when it names none)
   has the attribute (``lookupAttribute``: the fully qualified name, or the bare id when the domain is
   the device's driver), all with the same value and type; a device without it cannot serve them;
+* a new allocation is tied to the node when one of its devices is node-local; else its
+  ``nodeSelector`` is one term with each requirement of the network-attached devices' slices once
+  (``createNodeSelector``); else none (every device reachable from all nodes);
 * a claim that is already allocated (shared with other pods, or allocated earlier) is reused as it
-  is: never allocated twice. It only fits a node its devices are reachable from;
+  is: never allocated twice. It only fits a node its allocation's ``nodeSelector`` admits (the
+  DynamicResources Filter);
+* an ``adminAccess`` request (DRAAdminAccess, beta and on in 1.34) may take devices other claims hold
+  or are getting, but not one its own claim is getting (``allocatingDeviceForClaim``); the devices it
+  takes stay free for the claims allocated later (admin-access results are not counted as allocated,
+  ``foreachAllocatedDevice``), yet within one search a request without admin access of another
+  claim cannot take them (``allocatingDeviceForAnyClaim``), and its results carry ``adminAccess``.
+  Devices ``tainted`` (see ``gpus.dra.state``) are taken by no request, admin access or not;
 * a CEL *runtime* error (an unknown attribute, a wrong type) aborts the allocation on the node, as
   upstream's allocator returns the error for the claim. gpufleet evaluates the selectors on every
   device of the node's pools up front; upstream evaluates lazily and may find enough devices before
@@ -55,7 +66,7 @@ therefore not offer a node as a preemption candidate when :func:`allocate_on_nod
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpufleet.model.dra import (
@@ -74,6 +85,8 @@ from gpufleet.model.dra import (
     ResourceSlice,
     request_ref,
 )
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Requirement, SelectorTerm
 
 #: The reason kube-scheduler's DynamicResources Filter gives when claims cannot be allocated.
 CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -120,6 +133,7 @@ class _Candidate:
     device: Device
     driver: str
     node_local: bool
+    selector: tuple[SelectorTerm, ...]  # its slice's nodeSelector
 
 
 @dataclass(frozen=True)
@@ -184,11 +198,11 @@ class _Abort(Exception):
     """Allocation on this node is impossible; the message is the reason."""
 
 
-def node_pools(node_name: str, slices: Iterable[ResourceSlice]) -> list[_Pool]:
-    """The pools ``node_name`` reaches, newest generation only, sorted by driver and pool name."""
+def node_pools(node: Node, slices: Iterable[ResourceSlice]) -> list[_Pool]:
+    """The pools ``node`` reaches, newest generation only, sorted by driver and pool name."""
     grouped: dict[tuple[str, str], list[ResourceSlice]] = {}
     for resource_slice in slices:
-        if resource_slice.available_on(node_name):
+        if resource_slice.available_on(node):
             grouped.setdefault((resource_slice.driver, resource_slice.pool), []).append(resource_slice)
     pools = []
     for (driver, pool), members in sorted(grouped.items()):
@@ -224,6 +238,7 @@ def _candidates(pools: Sequence[_Pool]) -> list[_Candidate]:
                         device,
                         pool.driver,
                         resource_slice.node_name is not None,
+                        resource_slice.node_selector,
                     )
                 )
     return out
@@ -297,34 +312,46 @@ def _existing(claim: ResourceClaim, allocated: Mapping[str, AllocationResult]) -
     return allocated.get(claim.key, claim.allocation)
 
 
+def _not_admitted(claim: ResourceClaim, existing: AllocationResult) -> str:
+    """Why an allocated claim does not fit the node: its devices are another node's, or its
+    ``nodeSelector`` (network-attached devices) does not select the node."""
+    if existing.node_name is not None:
+        return f"{NOT_AVAILABLE}: claim {claim.key} is allocated on node {existing.node_name}"
+    return f"{NOT_AVAILABLE}: claim {claim.key} is allocated for the nodes its nodeSelector selects"
+
+
 def allocate_on_node(
-    node_name: str,
+    node: Node | str,
     claims: Sequence[ResourceClaim],
     classes: Mapping[str, DeviceClass],
     slices: Iterable[ResourceSlice],
     allocated: Mapping[str, AllocationResult] | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     cache: MatchCache | None = None,
+    tainted: Collection[DeviceID] = (),
 ) -> Allocation | str:
-    """Allocate the pod's ``claims`` on ``node_name``, or say why that is impossible.
+    """Allocate the pod's ``claims`` on ``node``, or say why that is impossible.
 
-    ``slices`` may be every ResourceSlice of the cluster (those the node does not reach are left
-    out). ``allocated`` holds the allocations of claims already allocated in the cluster, by claim
-    key; their devices are in use, and the pod's claims found there are reused. A claim's own
-    ``allocation`` (from its status) counts the same way. ``cache`` keeps selector outcomes across
-    calls (see :class:`MatchCache`).
+    ``node`` given by name is a node with no labels but its hostname: enough for every slice but one
+    with a ``nodeSelector``. ``slices`` may be every ResourceSlice of the cluster (those the node does
+    not reach are left out). ``allocated`` holds the allocations of claims already allocated in the
+    cluster, by claim key; their devices are in use (but those allocated for admin access), and the
+    pod's claims found there are reused. A claim's own ``allocation`` (from its status) counts the same
+    way. ``cache`` keeps selector outcomes across calls (see :class:`MatchCache`); ``tainted`` devices
+    are taken by no request.
     """
+    node = Node(node) if isinstance(node, str) else node
     allocated = allocated or {}
     unique: dict[str, ResourceClaim] = {}
     for claim in claims:
         unique.setdefault(claim.key, claim)
-    in_use: set[DeviceID] = {device for result in allocated.values() for device in result.devices}
+    in_use: set[DeviceID] = {device for result in allocated.values() for device in result.in_use}
     for claim in unique.values():
         existing = _existing(claim, allocated)
         if existing is not None:
-            in_use.update(existing.devices)
-            if existing.node_name is not None and existing.node_name != node_name:
-                return f"{NOT_AVAILABLE}: claim {claim.key} is allocated on node {existing.node_name}"
+            in_use.update(existing.in_use)
+            if not existing.admits(node):
+                return _not_admitted(claim, existing)
 
     slots: list[tuple[_Request, ...]] = []  # per request of the claims to allocate, its alternatives
     for claim in unique.values():
@@ -339,42 +366,73 @@ def allocate_on_node(
     pending = [r for slot in slots for r in slot]
     chosen: list[list[_Candidate]] = []
     if pending:
-        pools = node_pools(node_name, slices)
+        pools = node_pools(node, slices)
         candidates = _candidates(pools)
         try:
             fits = [[_fits(r, c, cache) for c in candidates] for r in pending]
-            found = _Search(slots, pools, candidates, fits, in_use, max_steps).run()
+            found = _Search(slots, pools, candidates, fits, (in_use, frozenset(tainted)), max_steps).run()
         except _Abort as err:
             return f"{CANNOT_ALLOCATE}: {err}"
         if isinstance(found, str):
             return f"{CANNOT_ALLOCATE}: {found}"
         chosen = found
 
-    by_claim: dict[str, list[tuple[str, _Candidate]]] = {}
+    by_claim: dict[str, list[tuple[_Request, _Candidate]]] = {}
     for pending_request, devices in zip(pending, chosen, strict=True):
-        by_claim.setdefault(pending_request.claim.key, []).extend((pending_request.ref, d) for d in devices)
+        by_claim.setdefault(pending_request.claim.key, []).extend((pending_request, d) for d in devices)
     out: list[tuple[ResourceClaim, AllocationResult]] = []
     new: list[str] = []
     for claim in unique.values():
         existing = _existing(claim, allocated)
         if existing is None:
-            picked = by_claim.get(claim.key, [])
-            existing = AllocationResult(
-                tuple(
-                    DeviceRequestAllocationResult(ref, c.driver, c.id.pool, c.id.device) for ref, c in picked
-                ),
-                node_name if any(c.node_local for _, c in picked) else None,
-            )
+            existing = _result(node, by_claim.get(claim.key, []))
             new.append(claim.key)
         out.append((claim, existing))
-    return Allocation(node_name, tuple(out), tuple(new))
+    return Allocation(node.name, tuple(out), tuple(new))
+
+
+def _result(node: Node, picked: Sequence[tuple[_Request, _Candidate]]) -> AllocationResult:
+    """A new claim's allocation: its devices, admin access marked (``allocateDevice``), and the nodes
+    its consumers may run on (``createNodeSelector``)."""
+    results = tuple(
+        DeviceRequestAllocationResult(r.ref, c.driver, c.id.pool, c.id.device, r.request.admin_access)
+        for r, c in picked
+    )
+    candidates = [c for _, c in picked]
+    if any(c.node_local for c in candidates):
+        return AllocationResult(results, node.name)
+    return AllocationResult(results, node_selector=_union_term(candidates))
+
+
+def _union_term(candidates: Sequence[_Candidate]) -> tuple[SelectorTerm, ...]:
+    """``createNodeSelector`` for devices none of them node-local: one term with every requirement of
+    their slices' ``nodeSelector`` terms, each once (``addNewNodeSelectorRequirements``); no term when
+    every device is reachable from all nodes."""
+    expressions: list[Requirement] = []
+    fields: list[Requirement] = []
+    for candidate in candidates:
+        for term in candidate.selector:
+            _add_new(term.expressions, expressions)
+            _add_new(term.fields, fields)
+    return (SelectorTerm(tuple(expressions), tuple(fields)),) if expressions or fields else ()
+
+
+def _add_new(requirements: Iterable[Requirement], to: list[Requirement]) -> None:
+    """``addNewNodeSelectorRequirements``: a requirement is there already when one has its key, its
+    operator and the same set of values."""
+    for new in requirements:
+        if not any(
+            (r.key, r.operator, set(r.values)) == (new.key, new.operator, set(new.values)) for r in to
+        ):
+            to.append(new)
 
 
 class _Search:
     """Backtracking over the pending requests, device by device, in candidate order. ``slots`` holds
     each request of the claims to allocate as its alternatives: the request itself, or the
     subrequests of its prioritized list in order; index ``i`` below numbers the alternatives of all
-    slots together, as the rows of ``fits`` do."""
+    slots together, as the rows of ``fits`` do. ``unavailable``: the devices allocated claims hold
+    (but for admin access), and the tainted ones."""
 
     def __init__(
         self,
@@ -382,7 +440,7 @@ class _Search:
         pools: Sequence[_Pool],
         candidates: Sequence[_Candidate],
         fits: Sequence[Sequence[bool]],
-        in_use: set[DeviceID],
+        unavailable: tuple[Collection[DeviceID], Collection[DeviceID]],
         max_steps: int,
     ) -> None:
         self.requests = [r for slot in slots for r in slot]
@@ -392,7 +450,8 @@ class _Search:
             self.slots.append(range(start, start + len(slot)))
         self.slot_of = [k for k, slot in enumerate(self.slots) for _ in slot]
         self.pools, self.candidates, self.fits = pools, candidates, fits
-        self.used = set(in_use)
+        self.held, self.tainted = unavailable
+        self.taking: dict[DeviceID, list[str]] = {}  # the claims getting a device in this search
         self.steps, self.max_steps = 0, max_steps
         self.signature: list[tuple[object, ...]] = [
             tuple(row[j] for row in fits) for j in range(len(candidates))
@@ -473,15 +532,15 @@ class _Search:
         if r.request.allocation_mode == ALL:
             if not fitting:
                 return f"{self._where(r)}: asks for all devices, but the node has no matching device"
-            taken = self._first_taken(fitting)
+            taken = self._first_taken(i, fitting)
             if taken < min(len(fitting), self.matching.first_misfit(i, fitting)):
-                busy = [c for c in fitting if c.id in self.used]
+                busy = [c for c in fitting if self._busy(i, c)]
                 return (
                     f"{self._where(r)}: asks for all devices, but {len(busy)} of the {len(fitting)} "
                     f"matching devices are already allocated"
                 )
             return ""
-        free = [c for c in fitting if c.id not in self.used]
+        free = [c for c in fitting if not self._busy(i, c)]
         if len(free) < r.request.count:
             return (
                 f"{self._where(r)}: needs {r.request.count} matching device(s), the node has "
@@ -521,13 +580,25 @@ class _Search:
             return False
         return self._pick(i, 0, r.request.count)
 
-    def _first_taken(self, picked: Sequence[_Candidate]) -> int:
-        return next((n for n, c in enumerate(picked) if c.id in self.used), len(picked))
+    def _busy(self, i: int, candidate: _Candidate) -> bool:
+        """``deviceInUse`` for a request without admin access: held or being allocated to any claim;
+        ``allocatingDeviceForClaim`` for one with: being allocated to its own claim. A tainted device
+        is busy for both."""
+        device, request = candidate.id, self.requests[i]
+        if device in self.tainted:
+            return True
+        getting = self.taking.get(device, ())
+        if request.request.admin_access:
+            return request.claim.key in getting
+        return device in self.held or bool(getting)
+
+    def _first_taken(self, i: int, picked: Sequence[_Candidate]) -> int:
+        return next((n for n, c in enumerate(picked) if self._busy(i, c)), len(picked))
 
     def _all_addable(self, i: int, picked: Sequence[_Candidate]) -> bool:
         """``allocateOne`` for ``All`` adds the devices one by one (``allocateDevice`` with ``must``): a
         device in use ends this branch; one a constraint turns away first is an error."""
-        taken = self._first_taken(picked)
+        taken = self._first_taken(i, picked)
         misfit = self.matching.first_misfit(i, picked)
         if misfit < taken:
             raise _Abort(
@@ -539,19 +610,22 @@ class _Search:
     def _pick(self, i: int, start: int, remaining: int) -> bool:
         if remaining == 0:
             return self._slot(self.slot_of[i] + 1)
-        tried: set[tuple[object, ...]] = set()
+        tried: set[tuple[tuple[object, ...], bool]] = set()
         for j in range(start, len(self.candidates)):
             candidate = self.candidates[j]
-            if not self.fits[i][j] or candidate.id in self.used:
+            if not self.fits[i][j] or self._busy(i, candidate):
                 continue
-            if self.signature[j] in tried:  # an interchangeable device already failed here
+            # an interchangeable device already failed here (a held one, free for admin access, is not:
+            # taking it leaves more to the other claims than taking a free one)
+            key = (self.signature[j], candidate.id in self.held)
+            if key in tried:
                 continue
             if self.matching.of_request[i] and not self.matching.admits(i, candidate):
                 continue
             self.steps += 1
             if self.steps > self.max_steps:
                 return False
-            tried.add(self.signature[j])
+            tried.add(key)
             self._take(i, [candidate])
             if self._pick(i, j + 1, remaining - 1):
                 return True
@@ -567,17 +641,19 @@ class _Search:
 
     def _take(self, i: int, picked: Sequence[_Candidate]) -> None:
         self.chosen[i].extend(picked)
-        self.used.update(c.id for c in picked)
-        self.matching.take(i, picked)
         claim = self.requests[i].claim.key
+        for c in picked:
+            self.taking.setdefault(c.id, []).append(claim)
+        self.matching.take(i, picked)
         self.per_claim[claim] = self.per_claim.get(claim, 0) + len(picked)
 
     def _release(self, i: int, picked: Sequence[_Candidate]) -> None:
+        claim = self.requests[i].claim.key
         for c in picked:
             self.chosen[i].remove(c)
-            self.used.discard(c.id)
+            self.taking[c.id].remove(claim)
         self.matching.release(i, picked)
-        self.per_claim[self.requests[i].claim.key] -= len(picked)
+        self.per_claim[claim] -= len(picked)
 
 
 #: an attribute value with its type: ``True`` and ``1`` differ, as upstream compares by type

@@ -11,6 +11,12 @@ keeps a shared claim allocated while any pod still uses it.
 any number); its PreBind appends the pod to ``reservedFor`` and the API server's validation refuses
 the 257th, so the pod fails PreBind with the API server's words (:meth:`DraState.reserve`).
 
+An admin-access claim's devices (``adminAccess``, DRAAdminAccess, beta and on in 1.34) block no one:
+the scheduler builds its allocated-devices set without admin-access results (``foreachAllocatedDevice``),
+so a monitoring pod holding every GPU of a node for admin access leaves them to other pods. They do
+count in cluster-autoscaler's device utilisation, which takes every result of the node's claims
+(``CalculateDynamicResourceUtilization``, ``groupAllocatedDevices``): :meth:`DraState.allocated_devices`.
+
 ``tainted``: devices their driver reports unhealthy. The NVIDIA DRA driver's health check
 (``kubernetes-sigs/dra-driver-nvidia-gpu``, ``DeviceHealthCheck``: an NVML XID event the device plugin
 would also treat as fatal) republishes the device in its ResourceSlice with a ``NoSchedule`` device
@@ -31,11 +37,11 @@ from gpufleet.model.dra import (
     AllocationResult,
     Device,
     DeviceID,
-    DeviceRequestAllocationResult,
     DraObjects,
     ResourceClaim,
     ResourceSlice,
 )
+from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 
 #: ``ResourceClaimReservedForMaxSize`` (k8s.io/api resource/v1): consumers one claim may have.
@@ -71,7 +77,8 @@ class DraState:
         return claims_for_pod(pod.namespace, pod.name, pod.resource_claims, o.claims, o.templates)
 
     def slices_on(self, node: str) -> list[ResourceSlice]:
-        """The slices a pod on ``node`` reaches: the node's own and those of every node (``allNodes``)."""
+        """The slices a pod on ``node`` may reach: the node's own, those of every node (``allNodes``) and
+        those of the nodes a ``nodeSelector`` selects (the allocator matches them to the node)."""
         slices = self.objects.slices
         if self._indexed[0] is not slices or self._indexed[1] != len(slices):
             self._by_node = {}
@@ -79,23 +86,20 @@ class DraState:
         return [*self._by_node.get(node, ()), *self._by_node.get(None, ())]
 
     def _index(self, slices: list[ResourceSlice]) -> None:
-        for s in slices:  # None: every node's
-            if s.all_nodes or s.node_name is not None:
-                self._by_node.setdefault(None if s.all_nodes else s.node_name, []).append(s)
+        for s in slices:  # None: every node's, or some nodes' by their labels
+            if s.all_nodes or s.node_name is not None or s.node_selector:
+                self._by_node.setdefault(s.node_name, []).append(s)
         self._indexed = (self.objects.slices, len(self.objects.slices))
 
-    def try_node(self, pod: Pod, node: str) -> Allocation | str:
+    def try_node(self, pod: Pod, node: Node | str) -> Allocation | str:
+        """The DynamicResources Filter on ``node`` (by name: a node with no labels but its hostname)."""
         claims = self.claims_of(pod)
         if isinstance(claims, str):
             return claims
-        allocated = self.allocated
-        if self.tainted:  # a tainted device is as good as taken
-            results = tuple(
-                DeviceRequestAllocationResult("", d.driver, d.pool, d.device) for d in self.tainted
-            )
-            allocated = {**allocated, " tainted": AllocationResult(results)}
+        slices = self.slices_on(node if isinstance(node, str) else node.name)
+        classes = self.objects.classes
         return allocate_on_node(
-            node, claims, self.objects.classes, self.slices_on(node), allocated, cache=self.cache
+            node, claims, classes, slices, self.allocated, cache=self.cache, tainted=self.tainted
         )
 
     def reserve(self, pod: Pod, allocation: Allocation) -> str | None:
@@ -110,7 +114,7 @@ class DraState:
             self.users.setdefault(claim.key, set()).add(pod.key)
         return None
 
-    def place(self, pod: Pod, node: str) -> str | None:
+    def place(self, pod: Pod, node: Node | str) -> str | None:
         """Filter and Reserve in one step, as a simulation places a pod: None when it took the node."""
         allocation = self.try_node(pod, node)
         return allocation if isinstance(allocation, str) else self.reserve(pod, allocation)
@@ -151,6 +155,8 @@ class DraState:
 
     # -- what is allocated where ---------------------------------------------------------------
     def allocated_devices(self) -> set[DeviceID]:
+        """The devices allocated claims name, admin access or not (cluster-autoscaler's
+        ``groupAllocatedDevices``)."""
         return {device for result in self.allocated.values() for device in result.devices}
 
     def pool_utilization(self, node: str) -> float | None:
@@ -162,7 +168,7 @@ class DraState:
             return None
         allocated = self.allocated_devices()
         shares = []
-        for pool in node_pools(node, own):
+        for pool in node_pools(Node(node), own):
             ids = [DeviceID(pool.driver, pool.name, d.name) for s in pool.slices for d in s.devices]
             if ids:
                 shares.append(sum(1 for d in ids if d in allocated) / len(ids))
@@ -173,7 +179,7 @@ class DraState:
         ``resourceSliceCount`` (``allCurrentGenSlices``' error: cluster-autoscaler cannot compute the
         node's utilisation)."""
         own = [s for s in self.slices_on(node) if s.node_name == node and not s.all_nodes]
-        return any(pool.incomplete for pool in node_pools(node, own))
+        return any(pool.incomplete for pool in node_pools(Node(node), own))
 
     def holders(self, device: DeviceID) -> set[str]:
         """The pods whose claims hold ``device``."""

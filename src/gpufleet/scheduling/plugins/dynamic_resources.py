@@ -66,7 +66,7 @@ class DynamicResources(DynamicFilter, PostFilter):
             return [None] * len(idx)
         out: list[str | None] = []
         for i in idx.tolist():
-            outcome = dra.try_node(ctx.pod, ctx.state.nodes[i].name)
+            outcome = dra.try_node(ctx.pod, ctx.state.nodes[i])
             out.append(filter_reason(outcome) if isinstance(outcome, str) else None)
         return out
 
