@@ -290,6 +290,22 @@ def test_a_scale_up_adds_no_more_nodes_than_the_cores_left_below_the_cores_total
     assert len(added) == 2
 
 
+def test_a_node_of_no_group_counts_against_the_cores_total_max_too() -> None:
+    """``ResourcesLeft`` counts the nodes no group owns (``coresMemoryTotal``'s node list) besides each
+    group's size: one 96-core static node and one in the group leave 108 of 300 cores, one more node."""
+    pods = [gpu_pod(f"train-{k}", 8) for k in range(5)]
+    group = Group("h100", replace(H100, max=10), nodes={"h100-0"})
+    nodes = [replace(gpu_node("h100-0", 8), pool="h100"), gpu_node("static-0", 8)]
+    port, clock = HandKeptCluster(nodes, pods, [group]), ManualClock()
+    for pod in pods:
+        port.pods[pod.key].message = "0/2 nodes are available"
+    ca = autoscaler(port, clock, AutoscalerSettings(max_cores_total=300))
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    [added] = [e.nodes for e in ca.events if e.kind == "scale-up"]
+    assert len(added) == 1
+
+
 def test_balance_similar_node_groups_launches_in_each_similar_group() -> None:
     """``--balance-similar-node-groups``: two alike empty groups share the two nodes two pods need
     (``balanceScaleUps``), one launch and one scale-up event each."""

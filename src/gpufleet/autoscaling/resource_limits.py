@@ -44,13 +44,23 @@ def delta_for_node(node: Node) -> dict[str, int]:
     return delta
 
 
-def resources_left(maxima: Mapping[str, int], counted: Iterable[tuple[Node, int]]) -> dict[str, int]:
-    """``Manager.ResourcesLeft``: for each limit above zero, what is left of it below its maximum (never
-    below zero, ``computeBelowMax``) once the cluster's nodes are counted: ``counted`` holds each group's
-    template with its target size (``coresMemoryTotal``), and each node of no group with 1."""
+def cluster_totals(counted: Iterable[tuple[Node, int]]) -> Counter[str]:
+    """What the nodes have in all, by resource (``coresMemoryTotal`` and the GPU targets): ``counted`` holds
+    each group's template with its target size, and each node of no group with 1."""
     total: Counter[str] = Counter()
     for node, count in counted:
         total.update({r: v * count for r, v in delta_for_node(node).items()})
+    return total
+
+
+def resources_left(
+    maxima: Mapping[str, int], counted: Iterable[tuple[Node, int]], more: Mapping[str, int] | None = None
+) -> dict[str, int]:
+    """``Manager.ResourcesLeft``: for each limit above zero, what is left of it below its maximum (never
+    below zero, ``computeBelowMax``) once the cluster's nodes are counted (``cluster_totals`` of
+    ``counted``, plus ``more``: totals counted before)."""
+    total = cluster_totals(counted)
+    total.update(more or {})
     return {r: max(high - total[r], 0) for r, high in maxima.items() if high > 0}
 
 

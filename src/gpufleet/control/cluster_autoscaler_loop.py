@@ -48,7 +48,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
 from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.node_group_balancing import Balancing
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.resource_limits import cluster_maxima, resources_left
+from gpufleet.autoscaling.resource_limits import cluster_maxima, cluster_totals, resources_left
 from gpufleet.autoscaling.scale_down import (
     SIMULATION_REASONS,
     Unremovable,
@@ -148,8 +148,8 @@ class ClusterAutoscalerLoop:
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         self._assessed: tuple[object, ...] | None = None
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
-        #: the nodes of no group (``_resources_left``), as the nodes stood at a ``static_version``
-        self._groupless: tuple[int, list[tuple[Node, int]]] = (-1, [])
+        #: the nodes of no group (``_resources_left``) at a ``static_version``, and what they have in all
+        self._groupless: tuple[int, list[Node], Counter[str]] = (-1, [], Counter())
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
         #: the candidates the last scan found not unneeded, and why (they stand until the next assessing scan)
@@ -228,12 +228,14 @@ class ClusterAutoscalerLoop:
         as its size (launched, not deleted) times its template, each node of no group as itself."""
         state = self.port.state
         groups = [(g.pool.template, len(g.nodes)) for g in self.port.node_groups.values()]
-        version, others = self._groupless
-        if version != state.static_version:  # (a node joined or left: looked at again)
-            nodes = (state.nodes[state.index[n]] for n in state.node_names())
-            others = [(node, 1) for node in nodes if node.pool is None]
-            self._groupless = state.static_version, others
-        return resources_left(cluster_maxima(self.settings), [*groups, *others])
+        version, nodes, others = self._groupless
+        if version != state.static_version:  # (a node joined, left or changed: counted again if of no group)
+            every = (state.nodes[state.index[n]] for n in state.node_names())
+            now = [node for node in every if node.pool is None]
+            if len(now) != len(nodes) or any(a is not b for a, b in zip(now, nodes, strict=True)):
+                others = cluster_totals((node, 1) for node in now)
+            self._groupless = state.static_version, now, others
+        return resources_left(cluster_maxima(self.settings), groups, others)
 
     def _balancing(self, room: int) -> Balancing | None:
         """``--balance-similar-node-groups``: the labels ignored, and the nodes one scale-up may add in
