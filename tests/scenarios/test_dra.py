@@ -270,8 +270,8 @@ def test_the_257th_pod_sharing_one_claim_waits_for_a_consumer_to_leave(tmp_path:
     PreBind appends the pod and the API server refuses the update (``field.TooMany``), so the 257th
     pod fails with ``running PreBind plugin "DynamicResources": add reservation to claim ...`` and
     stays Pending. No plugin is named for that failure, so it is tried again after each backoff (10 s at
-    most), not when a cluster event comes; the first consumer finishes at 600 s and the retry at 601 s
-    schedules it."""
+    most, then the 1-second window its expiry falls in: 11 s apart), not when a cluster event comes; the
+    first consumer finishes at 600 s and the retry at 605 s schedules it."""
     pods = "".join(
         claim_pod(f"p{i:03d}", f"{i}s", "resourceClaimName: shared", "10m" if i == 0 else "1h")
         for i in range(257)
@@ -287,7 +287,7 @@ def test_the_257th_pod_sharing_one_claim_waits_for_a_consumer_to_leave(tmp_path:
     )
     (tmp_path / "s.yaml").write_text(SHARED + GPU_CLASS + pods + simulation("15m"))
     later = {p["name"]: p for p in run(tmp_path / "s.yaml")["pods"]}
-    assert later["default/p256"]["bound_s"] == 601.0
+    assert later["default/p256"]["bound_s"] == 605.0
     assert later["default/p256"]["devices"] == ["gpu.nvidia.com/n/gpu-0"]
 
 

@@ -116,20 +116,26 @@ def test_unschedulable_pod_returns_on_a_cluster_event_after_its_backoff() -> Non
     queue.mark_unschedulable(qp, 0.0, frozenset({"NodeResourcesFit"}))
     assert queue.pop() is None
     queue.move(EVERYTHING[0], 0.5, lambda q, change: True)
-    assert queue.pop() is None  # still backing off until t=1
-    assert queue.next_time() == 1.0
+    assert "default/p" in queue.backing_off  # its expiry (t=1) falls in the window [1, 2)
+    assert queue.next_time() == 2.0
     queue.advance(1.0)
+    assert "default/p" in queue.backing_off
+    queue.advance(2.0)
+    assert not queue.backing_off
     assert queue.pop() is qp
 
 
 def test_unschedulable_pods_are_flushed_after_five_minutes_without_events() -> None:
-    """podMaxInUnschedulablePodsDuration = 5m."""
+    """podMaxInUnschedulablePodsDuration = 5m, more of it passed at one of the flush's 30-second runs."""
     queue = SchedulingQueue(lambda qp: (qp.seq,))
     queue.add(Pod("p"), 0.0)
     qp = queue.pop()
     assert qp is not None
     queue.mark_unschedulable(qp, 10.0, frozenset({"NodeResourcesFit"}))
-    queue.advance(309.0)
-    assert queue.pop() is None
     queue.advance(310.0)
+    assert queue.pop() is None
+    assert queue.next_time() == 330.0
+    queue.advance(329.0)
+    assert queue.pop() is None
+    queue.advance(330.0)
     assert queue.pop() is qp

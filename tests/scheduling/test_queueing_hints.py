@@ -139,25 +139,30 @@ def test_the_wildcard_event_sends_every_unschedulable_pod_back() -> None:
 
 
 def test_a_pod_no_event_helps_returns_after_five_minutes() -> None:
+    """``flushUnschedulablePodsLeftover`` runs every 30 s and moves a pod more than 5 minutes after its
+    failure: at 330 s, not 300 s."""
     s, state = cluster("a", "b")
     s.add(gpu_pod("p", 8), 0.0)
     assert tried(s, 0.0) == [("p", "unschedulable")]
     relabel(s, state, "b", 10.0, team="x")
     assert tried(s, 299.0) == []
-    assert tried(s, 300.0) == [("p", "unschedulable")]
+    assert tried(s, 300.0) == []
+    assert tried(s, 330.0) == [("p", "unschedulable")]
 
 
 def test_a_failure_no_plugin_is_named_for_backs_off_and_is_tried_again_without_an_event() -> None:
     """No node at all (``ErrNoNodesAvailable``): no rejector plugin, so the pod goes to backoff (1 s,
-    then 2 s) and is tried again when it expires."""
+    then 2 s) and is tried again once it is over: at the start of the 1-second window after the one its
+    expiry falls in (at 2 s, then 5 s)."""
     state = ClusterState([])
     s = Scheduler(SchedulerConfig("default-scheduler"), state, GangView(state))
     s.add(gpu_pod("p", 1), 0.0)
     assert tried(s, 0.0) == [("p", "unschedulable")]
     assert P not in s.queue.unschedulable
-    assert tried(s, 0.5) == []
-    assert tried(s, 1.0) == [("p", "unschedulable")]
-    assert tried(s, 3.0) == [("p", "unschedulable")]
+    assert tried(s, 1.0) == []
+    assert tried(s, 2.0) == [("p", "unschedulable")]
+    assert tried(s, 4.0) == []
+    assert tried(s, 5.0) == [("p", "unschedulable")]
 
 
 def test_node_resources_fit_registers_for_1_34s_gates() -> None:

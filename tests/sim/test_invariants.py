@@ -244,7 +244,7 @@ def test_simulate_check_invariants_says_they_held(tmp_path: Path) -> None:
         cli.app, ["simulate", "--check-invariants", "--no-progress", "--out", str(tmp_path)]
     )
     assert result.exit_code == 0, result.output
-    assert "invariants held after each of 30 events" in result.output
+    assert "invariants held after each of 28 events" in result.output
 
 
 def test_a_violation_stops_simulate_with_one_line_and_exit_1(

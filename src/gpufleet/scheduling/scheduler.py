@@ -153,6 +153,7 @@ class Placement:
 class Waiting:
     qp: QueuedPod
     node: str
+    since: float  # when Permit told it to wait
     deadline: float
     group: PodGroup
 
@@ -286,7 +287,7 @@ class Scheduler:
         out: list[Outcome] = []
         for key, w in sorted(self.waiting.items(), key=lambda kv: (kv[1].deadline, kv[0])):
             if w.deadline <= now and key in self.waiting:
-                waited = w.deadline - w.qp.timestamp
+                waited = w.deadline - w.since
                 out += self._reject_group(
                     w.group, now, f"rejected due to timeout after waiting {waited:g}s at plugin Coscheduling"
                 )
@@ -358,7 +359,7 @@ class Scheduler:
             code, group = profile.permit.permit(ctx, self.gangs)
             if code == Code.WAIT and group is not None:
                 deadline = now + profile.permit.wait_time(group)
-                self.waiting[key] = Waiting(qp, node, deadline, group)
+                self.waiting[key] = Waiting(qp, node, now, deadline, group)
                 if self.gangs.assigned(group, exclude=key) == 0:
                     self._activate_siblings(group, now)
                 return [Outcome(pod, "waiting", node=node)]

@@ -298,10 +298,10 @@ def _scheduler_queues(sim: Simulation, t: float, pods: list[PodRecord]) -> Itera
     gated = Counter(rec.scheduler for rec in pods if rec.log[-1][1] == "gated")
     for s in sim.schedulers:
         queue = s.queue
-        waiting = [qp for key, qp in queue.entries.items() if key not in queue.unschedulable]
-        backoff = sum(1 for qp in waiting if qp.backoff_until > t)
+        waiting = len(queue.entries) - len(queue.unschedulable)
+        backoff = len(queue.backing_off)
         counts = {
-            "active": len(waiting) - backoff,
+            "active": waiting - backoff,
             "backoff": backoff,
             "unschedulable": len(queue.unschedulable),
             "gated": gated[s.name],
