@@ -79,6 +79,10 @@ class ImageRegistry(SpecModel):
     bandwidth: Bandwidth
 
 
+#: an integer as Go's ``strconv.ParseInt`` reads one in base 10
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
 def _gpu_limit(limit: str) -> tuple[str, int, int]:
     """``parseSingleGpuLimit``: a ``--gpu-total`` entry's GPU type, minimum and maximum."""
     parts = limit.split(":")
@@ -86,7 +90,7 @@ def _gpu_limit(limit: str) -> tuple[str, int, int]:
         raise ValueError(f"incorrect gpu limit specification: {limit}")
     bounds: list[int] = []
     for name, part in zip(("min", "max"), parts[1:], strict=True):
-        if re.fullmatch(r"[+-]?[0-9]+", part) is None:
+        if _INTEGER.fullmatch(part) is None:
             raise ValueError(f"incorrect gpu limit - {name} is not integer: {limit}")
         if int(part) < 0:
             raise ValueError(f"incorrect gpu limit - {name} is less than 0; {limit}")
@@ -104,7 +108,7 @@ def _min_max(flag: str) -> tuple[int, int]:
         raise ValueError(f"wrong nodes configuration: {flag}")
     bounds: list[int] = []
     for name, token in zip(("min", "max"), tokens, strict=True):
-        if re.fullmatch(r"[+-]?[0-9]+", token) is None:
+        if _INTEGER.fullmatch(token) is None:
             raise ValueError(f"failed to set {name} size: {token}, expected integer")
         bounds.append(int(token))
     if bounds[0] < 0:
@@ -180,8 +184,9 @@ class Autoscaler(SpecModel):
         (``ResourceLimiter.GetMin``), which gpufleet does not model."""
         found = []
         for field, flag in (("coresTotal", self.cores_total), ("memoryTotal", self.memory_total)):
-            if flag is not None and _min_max(flag)[0] > 0:
-                found.append((field, f"minimum {_min_max(flag)[0]}"))
+            low = _min_max(flag)[0] if flag is not None else 0
+            if low > 0:
+                found.append((field, f"minimum {low}"))
         for k, limit in enumerate(self.gpu_total or ()):
             gpu_type, low, _ = _gpu_limit(limit)
             if low > 0:
