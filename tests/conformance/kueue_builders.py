@@ -192,6 +192,7 @@ class PodSet:
     flavors: Mapping[str, str] = field(default_factory=dict)  # resource -> flavor; else ``default``
     pod: Pod | None = None
     group: str | None = None
+    min_count: int | None = None  # ``.SetMinimumCount(n)``
 
 
 def main(requests: Mapping[str, str], **flavors: str) -> PodSet:
@@ -222,7 +223,7 @@ def incoming(
     for ps in pod_sets:
         total = {resource: amount * ps.count for resource, amount in _units(ps.requests).items()}
         pod = Pod(name, namespace=namespace) if ps.pod is None else ps.pod
-        entries.append(PodSetResources(ps.name, ps.count, total, pod, group=ps.group))
+        entries.append(PodSetResources(ps.name, ps.count, total, pod, group=ps.group, min_count=ps.min_count))
     workload = _workload(name, cq, priority, created, tuple(entries), namespace)
     if reclaimable is not None:
         workload = workload.reclaimed({ps.name: ps.count for ps in pod_sets}, reclaimable)
@@ -375,6 +376,7 @@ class Pending:
     created: float = 0.0
     pod_set: str = "main"
     more: tuple[PodSet, ...] = ()
+    min_count: int | None = None  # the first pod set's ``.SetMinimumCount(n)``
 
 
 def held(ref: str, cq: str, requests: Mapping[str, str], flavor: str, priority: int = 0) -> Admitted:
@@ -428,6 +430,9 @@ class ScheduleRow:
     fair_sharing: bool | None = None
     want_inadmissible: set[str] = field(default_factory=set)
     want_messages: dict[str, str] = field(default_factory=dict)
+    #: the pod counts ``wantAssignments`` gives a workload admitted in the cycle (``.Count(n)``), where a case
+    #: checks them (partial admission)
+    want_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -448,7 +453,7 @@ def _ref(key: str) -> str:
 def _pending_workload(p: Pending, local_queues: Mapping[tuple[str, str], str]) -> Workload:
     namespace, name = p.ref.split("/")
     cq = local_queues.get((namespace, p.queue), f"<no LocalQueue {namespace}/{p.queue}>")
-    first = PodSet(p.pod_set, p.count, p.requests)
+    first = PodSet(p.pod_set, p.count, p.requests, min_count=p.min_count)
     return incoming(
         cq, first, *p.more, priority=p.priority, created=p.created, name=name, namespace=namespace
     ).workload
@@ -490,3 +495,5 @@ def check_schedule(row: ScheduleRow, suite: ScheduleSuite) -> None:
     assert {(_ref(t.key), t.reason) for _, t in result.preemptions} == row.want_preempted, "preempted"
     messages = {ref: result.messages.get(f"Job/{ref}") for ref in row.want_messages}
     assert messages == row.want_messages, "QuotaReserved messages"
+    counts = {_ref(w.key): {ps.name: ps.count for ps in w.pod_sets} for w, _ in result.admitted}
+    assert {ref: counts.get(ref) for ref in row.want_counts} == row.want_counts, "PodSetAssignments counts"

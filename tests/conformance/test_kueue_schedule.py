@@ -18,7 +18,9 @@ Each row asserts what upstream's does (``kueue_builders.check_schedule``):
 Events, ``wantSkippedPreemptions`` (a metric) and the ``Admitted`` condition are not held. Upstream runs
 every case four times (``WorkloadRequestUseMergePatch`` and ``UnadmittedWorkloadsObservability`` on and
 off): API patching and the observability fields do not change what is admitted, so each is one row here.
-The ``PartialAdmission`` gate some cases turn on plays no part where no pod set has a ``minCount``.
+The ``PartialAdmission`` gate is on (its default), as in every case but one (skipped); a pod set's
+``minCount`` is ``.SetMinimumCount(n)``, and for a workload admitted with fewer pods, the counts
+``wantAssignments`` gives (``.Count(n)``) are compared too.
 
 Setup as upstream's (``kueue_builders.BASE_CQS``, ``BASE_LQS``), with its six ResourceFlavors:
 ``spot-tainted`` and ``spot-tainted-2`` carry the taints ``key=val:NoSchedule`` and ``key=val2:NoSchedule``.
@@ -79,9 +81,9 @@ Row = ScheduleRow
 GPU = "example.com/gpu"
 TAINT = "untolerated taint {key val NoSchedule <nil>} in flavor spot-tainted"
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
-PARTIAL = Skip(
-    "partial admission (podSets[].minCount, the PartialAdmission gate) is not modelled: gpufleet admits a "
-    "pod set's whole count or nothing"
+PARTIAL_OFF = Skip(
+    "the PartialAdmission gate turned off: gpufleet keeps Kueue's default (beta, on since Kueue 0.5), so a "
+    "pod set's minCount always counts"
 )
 CHECKS = Skip(
     "AdmissionChecks are not modelled: the case is about the Admitted condition a check's state holds "
@@ -96,6 +98,28 @@ HUGE = Skip(
     "reads them (parse_resource_list: 'must be at most 2^53'), so no such workload reaches Kueue; its "
     "integers do not overflow"
 )
+
+
+def _partial_preempt(count: int) -> ScheduleRow:
+    """``partial admission single variable pod set, preempt first`` (``count`` 20) and ``... preempt with
+    partial admission`` (30, more than the queue's 20 GPUs of quota): ``new`` (priority 4, ``count`` pods of
+    one GPU, ``minCount`` 10) preempts ``old`` (priority -4, 10 GPUs); with 30 the whole count cannot fit
+    even by preempting, and partial admission nominates 20 pods. Either way it waits for the preemption."""
+    old = held_pod_sets(
+        "eng-beta/old", "eng-beta", PodSet("one", 10, {GPU: "1"}, {GPU: "model-a"}), priority=-4
+    )
+    return Row(
+        [old],
+        [Pending("eng-beta/new", "main", {GPU: "1"}, count=count, priority=4, pod_set="one", min_count=10)],
+        {"eng-beta/old": ("eng-beta", {("model-a", GPU): "10"})},
+        {"eng-beta/new"},
+        want_preempted={("eng-beta/old", IN_CLUSTER_QUEUE)},
+        want_messages={
+            "eng-beta/new": insufficient("one", f"model-a:10:{GPU}", preempting=1),
+        },
+    )
+
+
 OTHER_LQS = lqs("eng-alpha", other="other-alpha") | lqs("eng-beta", other="other-beta")
 
 
@@ -580,12 +604,20 @@ TABLE: list[tuple[str, Row | Skip]] = [
             want_messages={"eng-gamma/new-gamma": insufficient("one", "on-demand:41", "spot:50")},
         ),
     ),
-    ("partial admission single variable pod set", PARTIAL),
-    ("partial admission single variable pod set, preempt first", PARTIAL),
-    ("partial admission single variable pod set, preempt with partial admission", PARTIAL),
-    ("partial admission multiple variable pod sets", PARTIAL),
     (
-        "partial admission disabled, multiple variable pod sets",
+        "partial admission single variable pod set",
+        Row(
+            [],
+            [Pending("sales/new", "main", {"cpu": "2"}, count=50, pod_set="one", min_count=20)],
+            {"sales/new": single("sales", "default", "50")},
+            set(),
+            want_counts={"sales/new": {"one": 25}},
+        ),
+    ),
+    ("partial admission single variable pod set, preempt first", _partial_preempt(20)),
+    ("partial admission single variable pod set, preempt with partial admission", _partial_preempt(30)),
+    (
+        "partial admission multiple variable pod sets",
         Row(
             [],
             [
@@ -595,13 +627,20 @@ TABLE: list[tuple[str, Row | Skip]] = [
                     {"cpu": "1"},
                     count=20,
                     pod_set="one",
-                    more=(PodSet("two", 30, {"cpu": "1"}), PodSet("three", 15, {"cpu": "1"})),
+                    more=(
+                        PodSet("two", 30, {"cpu": "1"}, min_count=10),
+                        PodSet("three", 15, {"cpu": "1"}, min_count=5),
+                    ),
                 )
             ],
-            {},
-            {"sales/new"},
-            want_messages={"sales/new": over_max("three", "default", "50", "15", "50")},
+            {"sales/new": single("sales", "default", "50")},
+            set(),
+            want_counts={"sales/new": {"one": 20, "two": 20, "three": 10}},
         ),
+    ),
+    (
+        "partial admission disabled, multiple variable pod sets",
+        PARTIAL_OFF,
     ),
     (
         "two workloads can borrow different resources from the same flavor in the same cycle",

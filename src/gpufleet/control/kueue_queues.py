@@ -16,6 +16,10 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
   reason), with the Workload's ``QuotaReserved`` message; the wait is the ``queueing`` stage;
 * its priority for Kueue's ordering and preemption is its WorkloadPriorityClass's value (label
   ``kueue.x-k8s.io/priority-class`` on the workload, or on the pod), else its pods' priority;
+* a Job with ``kueue.x-k8s.io/job-min-parallelism`` may be admitted with fewer pods (partial admission,
+  ``scheduling.kueue.partial_admission``): it runs with ``parallelism`` set to the count admitted, its gated
+  pods beyond it are deleted (final state ``Deleted``: a suspended Job has none), and it asks for its
+  spec's count again when evicted;
 * when admitted, each pod gets its pod set's assigned flavors' ``nodeLabels`` as nodeSelector and
   their ``tolerations`` (a pod's set: the first whose ``PodSet.selector`` its labels match, as
   upstream's ``kueue.x-k8s.io/podset`` label marks it), and goes to its scheduler. A pod created later
@@ -45,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.control.port import QueuedInParts, QueuedWorkload, QueuePort, ReclaimsPods
+from gpufleet.control.port import AdmitsPartially, QueuedInParts, QueuedWorkload, QueuePort, ReclaimsPods
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import Resources, add
@@ -76,6 +80,7 @@ class _Workload:
     host_of: dict[str, str] = field(default_factory=dict)  # TAS: pod key -> its node
     message: str = "Workload is waiting to be considered by Kueue"
     admissions: list[float] = field(default_factory=list)
+    admitted_counts: list[dict[str, int]] = field(default_factory=list)  # each admission's pods per pod set
     evictions: list[dict[str, Any]] = field(default_factory=list)
     finished_s: float | None = None
 
@@ -238,9 +243,8 @@ class KueueQueues:
             asked = request_of(annotations)
             each = dict(s.template.requests)
             topology = None if asked is None else TopologyRequest(s.name, s.count, each, *asked)
-            entries.append(
-                PodSetResources(s.name, s.count, total, s.template, topology, group_of(annotations))
-            )
+            named = group_of(annotations)
+            entries.append(PodSetResources(s.name, s.count, total, s.template, topology, named, s.min_count))
         priority = self.objects.priority(wl.key, template.labels, template.priority)
         workload = Workload(wl.key, lq.cluster_queue, priority, wl.created_s, wl.order, tuple(entries))
         reclaim = self._reclaimable(wl.controller)
@@ -326,8 +330,15 @@ class KueueQueues:
         wl.admitted = Admitted(workload, assignment.flavors, dict(assignment.usage), now, placement=placement)
         wl.host_of = {}
         wl.admissions.append(now)
+        wl.admitted_counts.append({ps.name: ps.count for ps in workload.pod_sets})
         self.stats[workload.cluster_queue].admitted += 1
         self._usage_changed(workload.cluster_queue)
+        controller = wl.controller
+        if implements(controller, AdmitsPartially) and isinstance(controller, AdmitsPartially):
+            surplus = controller.run_with_counts({ps.name: ps.count for ps in workload.pod_sets})
+            wl.pods = [k for k in wl.pods if k not in surplus]
+            for k in surplus:
+                self.port.delete_pod(k, "Deleted")
         for k in list(wl.pods):
             if not self._gone(k):
                 self._release(self.port.pods[k].pod, wl.admitted)
@@ -381,6 +392,8 @@ class KueueQueues:
         reason = "Suspended" if wl.controller is not None else "Preempted"
         for k in sorted(wl.leaving):
             self.port.delete_pod(k, reason)
+        if implements(wl.controller, AdmitsPartially) and isinstance(wl.controller, AdmitsPartially):
+            wl.controller.restore_counts()
         self.settle()
 
     def _unadmit(self, wl: _Workload) -> None:
@@ -439,6 +452,7 @@ class KueueQueues:
                 "name": wl.key,
                 "cluster_queue": self._queue_of(wl),
                 "admissions": wl.admissions,
+                "admitted_counts": wl.admitted_counts,
                 "evictions": wl.evictions,
                 "finished_s": wl.finished_s,
                 "message": wl.message if wl.admitted is None and wl.finished_s is None else None,

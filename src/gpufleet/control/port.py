@@ -163,6 +163,22 @@ class ReclaimsPods(Protocol):
 
 
 @runtime_checkable
+class AdmitsPartially(Protocol):
+    """A queued workload Kueue may admit with fewer pods than it asks (partial admission: its pod sets'
+    ``minCount``; a Job, ``kueue.x-k8s.io/job-min-parallelism``): it runs with the counts admitted
+    (``RunWithPodSetsInfo``) and asks its spec's again when evicted (``RestorePodSetsInfo``)."""
+
+    def run_with_counts(self, counts: Mapping[str, int]) -> list[str]:
+        """Run with ``counts`` (pod set -> pods admitted); the keys of its pods beyond them, which it
+        no longer counts (their owner does not replace them)."""
+        ...
+
+    def restore_counts(self) -> None:
+        """Ask for its spec's counts again."""
+        ...
+
+
+@runtime_checkable
 class QueuedInParts(Protocol):
     """A workload Kueue admits part by part, each part a workload of its own (a LeaderWorkerSet: each
     group, ``pkg/controller/jobs/leaderworkerset``)."""

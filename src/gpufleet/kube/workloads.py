@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from gpufleet.kube import objects, pod_annotations, pods
+from gpufleet.kube.kueue_job import partial_admission
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
@@ -46,7 +47,17 @@ _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 def job(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int) -> Job:
-    return job_from_spec(meta, mapping(body.get("spec")), report, "spec", priorities, order)
+    """A ``batch/v1`` Job, with Kueue's partial-admission annotations where Kueue manages it."""
+    spec = mapping(body.get("spec"))
+    read = job_from_spec(meta, spec, report, "spec", priorities, order)
+    indexed = spec.get("completionMode") == "Indexed"
+    managed = QUEUE_NAME_LABEL in meta.labels
+    partial = partial_admission(meta, report, managed, read.parallelism, read.completions, indexed)
+    return replace(
+        read,
+        min_parallelism=partial.min_parallelism,
+        completions_equal_parallelism=partial.completions_equal_parallelism,
+    )
 
 
 def job_from_spec(

@@ -47,6 +47,11 @@ class Job:
     completions: int | None = 1
     backoff_limit: int = 6
     created: Created = Created()
+    #: Kueue's partial admission (``kueue.x-k8s.io/job-min-parallelism``): the fewest pods it may be
+    #: admitted with; and whether ``completions`` follows ``parallelism`` when it is
+    #: (``kueue.x-k8s.io/job-completions-equal-parallelism``)
+    min_parallelism: int | None = None
+    completions_equal_parallelism: bool = False
 
     @property
     def key(self) -> str:
@@ -90,6 +95,7 @@ class PodSet:
     count: int
     template: Pod
     selector: tuple[Requirement, ...] = ()  # every requirement matches its pods' labels; () every pod
+    min_count: int | None = None  # ``minCount``: partial admission may admit it with this many pods
 
     def holds(self, pod: Pod) -> bool:
         """Whether ``pod`` is one of this set's."""

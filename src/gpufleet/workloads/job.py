@@ -9,11 +9,16 @@ ended) may come sooner. Pods are named ``<job>-<index>``, retries ``<job>-<index
 A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its active ones count toward
 ``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
 status counts them, and new pods take the lowest indexes neither active nor completed
-(``firstPendingIndexes``) under names the snapshot does not hold."""
+(``firstPendingIndexes``) under names the snapshot does not hold.
+
+Under Kueue with ``kueue.x-k8s.io/job-min-parallelism`` it may be admitted with fewer pods than its
+``parallelism`` (partial admission): it runs with the count admitted until Kueue evicts it, then asks for its
+spec's again (``control.port.AdmitsPartially``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from gpufleet.model.node import Node
@@ -33,6 +38,7 @@ class JobController:
 
     def __init__(self, job: Job):
         self.job = job
+        self.spec = job  # as submitted; ``job`` carries the counts Kueue admitted it with
         self.next_index = 0
         self.issued = 0  # indexes given to pods (adopted or created)
         self.used: set[int] = set()  # indexes an adopted pod holds, active or completed
@@ -115,7 +121,29 @@ class JobController:
         """Kueue's Job integration: one pod set ``main`` of ``parallelism`` pods (at most ``completions``)."""
         job = self.job
         count = job.parallelism if job.completions is None else min(job.parallelism, job.completions)
-        return [PodSet("main", count, job.template)]
+        return [PodSet("main", count, job.template, min_count=job.min_parallelism)]
+
+    def run_with_counts(self, counts: Mapping[str, int]) -> list[str]:
+        """Kueue's ``RunWithPodSetsInfo`` for a Job with ``kueue.x-k8s.io/job-min-parallelism``: its
+        ``parallelism`` becomes the count admitted (and ``completions`` too, with
+        ``kueue.x-k8s.io/job-completions-equal-parallelism``). Its pods beyond it, gated until now (the
+        highest indexes), are no longer its own: their keys. A Job without the annotation runs as it is."""
+        job = self.job
+        if job.min_parallelism is None:
+            return []
+        count = counts["main"]
+        completions = count if job.completions_equal_parallelism else job.completions
+        self.job = replace(job, parallelism=count, completions=completions)
+        surplus = sorted(self.active, key=lambda k: (self.active[k], k))[count:]
+        for key in surplus:
+            del self.active[key]
+        self.issued -= len(surplus)
+        return surplus
+
+    def restore_counts(self) -> None:
+        """Kueue's ``RestorePodSetsInfo``, when it evicts the Job: its spec's ``parallelism`` and
+        ``completions`` again."""
+        self.job = replace(self.job, parallelism=self.spec.parallelism, completions=self.spec.completions)
 
     def reclaimable_pods(self) -> dict[str, int]:
         """Kueue's ``Job.ReclaimablePods``: for a Job of more than one pod with pods succeeded, once

@@ -13,7 +13,9 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
   exist``, ``ClusterQueue cq is inactive``, ``workload namespace doesn't match ClusterQueue
   selector``);
 * heads are nominated against the cycle's first snapshot (``nominate``: ``flavors.assign_flavors``,
-  and for one that needs preemption its targets, ``preemption.preemption_targets``), then taken in
+  and for one that needs preemption its targets, ``preemption.preemption_targets``; one whose whole
+  counts do neither, with pod sets that have a ``minCount``, at the largest counts that do:
+  ``partial_admission``, the ``PartialAdmission`` gate on), then taken in
   order: the lower borrowing level of the assignment first (``Assignment.Borrowing``: 0 without
   borrowing, else the height of the cohort subtree it borrows from), then higher priority, then older;
   with fair sharing on (the manager Configuration's ``fairSharing``), in each cohort tree by the shares
@@ -52,6 +54,7 @@ from gpufleet.model.kueue import (
 )
 from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
 from gpufleet.scheduling.kueue.oracle import preemption_oracle
+from gpufleet.scheduling.kueue.partial_admission import search
 from gpufleet.scheduling.kueue.preemption import Target, preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
 from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, place
@@ -120,9 +123,29 @@ def schedule(
     topologies = topologies or {}
     room = {name: NodeRoom(n.labels, dict(n.free)) for name, n in (nodes or {}).items()}
 
-    def assign(workload: Workload, cq: ClusterQueue) -> Assignment:
+    def attempt(workload: Workload, cq: ClusterQueue) -> tuple[Assignment, _Nomination | None]:
+        """The workload's assignment, and its nomination where it fits or finds preemption targets (on the
+        cycle's first snapshot)."""
         oracle = preemption_oracle(workload, cq, admitted, snapshot, fair_sharing)
-        return assign_flavors(workload, cq, flavors, snapshot, oracle, fair_sharing is not None)
+        assignment = assign_flavors(workload, cq, flavors, snapshot, oracle, fair_sharing is not None)
+        if assignment.mode is Mode.FIT:
+            return assignment, _Nomination(workload, assignment, [])
+        if assignment.mode is Mode.PREEMPT:
+            targets = preemption_targets(workload, cq, assignment.usage, admitted, snapshot, fair_sharing)
+            if targets:
+                return assignment, _Nomination(workload, assignment, targets)
+        return assignment, None
+
+    def nominate(workload: Workload, cq: ClusterQueue) -> _Nomination:
+        """``getInitialAssignments``: its whole counts' assignment if it fits or finds targets; else, for a
+        workload that may be partially admitted, the largest counts that do (``partial_admission``); else
+        its whole counts' assignment, without targets."""
+        whole, nomination = attempt(workload, cq)
+        if nomination is None and workload.can_be_partially_admitted():
+            full = [ps.count for ps in workload.pod_sets]
+            least = [ps.count if ps.min_count is None else ps.min_count for ps in workload.pod_sets]
+            nomination = search(full, least, lambda counts: attempt(workload.with_counts(counts), cq)[1])
+        return nomination or _Nomination(workload, whole, [])
 
     entries: list[tuple[Workload, Assignment]] = []
     targets_of: dict[str, list[Target]] = {}
@@ -134,12 +157,9 @@ def schedule(
             _set_aside(result, head, cq, refusal == NAMESPACE_MISMATCH)
             continue
         assert cq is not None  # _refusal answers for a missing queue
-        nominated = assign(head, cq)
-        entries.append((head, nominated))
-        if nominated.mode is Mode.PREEMPT:  # ``getAssignments``: the targets, on the cycle's first snapshot
-            targets_of[head.key] = preemption_targets(
-                head, cq, nominated.usage, admitted, snapshot, fair_sharing
-            )
+        nomination = nominate(head, cq)
+        entries.append((nomination.workload, nomination.assignment))
+        targets_of[head.key] = nomination.targets
     entries.sort(key=lambda e: (e[1].borrowing, *e[0].queue_order()))
     cycle = _Cycle(result, snapshot, {a.workload.key: a for a in admitted}, targets_of)
     for workload, nominated in entries if fair_sharing is None else fair_order(entries, snapshot):
@@ -159,6 +179,16 @@ def schedule(
         if placed:
             result.placements[workload.key] = placed
     return result
+
+
+@dataclass(frozen=True)
+class _Nomination:
+    """A head as the cycle takes it: the workload (its counts cut where partially admitted), its assignment
+    and, where that needs preemption, the targets found (``getAssignments``)."""
+
+    workload: Workload
+    assignment: Assignment
+    targets: list[Target]
 
 
 @dataclass

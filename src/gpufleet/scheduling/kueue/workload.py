@@ -5,7 +5,8 @@ Job's one ``main``; a PyTorchJob's ``master`` and ``worker``; ...) asks ``reques
 (``count`` x its template's) and is assigned flavors of its own, matched against its template's
 nodeSelector, node affinity and tolerations; admission is all or nothing for the workload. Queue order
 (``pkg/workload/ordering.go``): higher priority first, then the older creation time; ``order`` keeps
-creation order for equal times.
+creation order for equal times. A pod set with a ``minCount`` may be admitted with fewer pods
+(``scheduling.kueue.partial_admission``).
 
 Reclaimable pods (``status.reclaimablePods``, the ``ReclaimablePods`` feature gate: beta, on by default
 since Kueue 0.15; gpufleet keeps it on): the pods of a pod set its controller will not create again
@@ -18,7 +19,7 @@ count, ``Mul`` by the one left), so its quota is released as its pods become rec
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpufleet.model.kueue import FlavorResource
@@ -41,6 +42,8 @@ class PodSetResources:
     #: ``podSetGroupName`` (``kueue.x-k8s.io/podset-group-name``, with a TAS request): pod sets of one
     #: group are assigned one flavor per resource, together
     group: str | None = None
+    #: ``minCount``: the fewest pods partial admission may admit it with (None: its whole count)
+    min_count: int | None = None
 
     def scaled(self, count: int) -> PodSetResources:
         """The pod set cut to ``count`` pods, its requests per pod kept (``Divide``, ``Mul``); itself
@@ -72,6 +75,15 @@ class Workload:
 
     def queue_order(self) -> tuple[int, float, int, str]:
         return (-self.priority, self.created_s, self.order, self.key)
+
+    def can_be_partially_admitted(self) -> bool:
+        """``CanBePartiallyAdmitted`` (``pkg/workload``): a pod set may be admitted with fewer pods."""
+        return any(ps.min_count is not None and ps.min_count < ps.count for ps in self.pod_sets)
+
+    def with_counts(self, counts: Sequence[int]) -> Workload:
+        """The workload with each pod set cut to its count in ``counts`` (``PodSetResources.scaled``)."""
+        pod_sets = tuple(ps.scaled(c) for ps, c in zip(self.pod_sets, counts, strict=True))
+        return replace(self, pod_sets=pod_sets)
 
     def reclaimed(self, counts: Mapping[str, int], reclaimable: Mapping[str, int]) -> Workload:
         """Its pod sets with ``reclaimable`` pods no longer counted: each cut to its spec's count
