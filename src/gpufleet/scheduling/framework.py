@@ -288,7 +288,9 @@ class PreFilter(Plugin):
 
 class NodesPreFilter(Plugin):
     """A PreFilter whose result narrows the nodes considered (``PreFilterResult.NodeNames``); the
-    others are rejected with ``node(s) didn't satisfy plugin(s) [<name>]``."""
+    others are rejected with ``node(s) didn't satisfy plugin(s) [<name>]``. Where the results of a
+    profile's node PreFilters leave no node at all, the pod is rejected at PreFilter
+    (``shape_cache.node_names_conflict``)."""
 
     extension_points = frozenset({"preFilter"})
 

@@ -666,7 +666,14 @@ class Scheduler:
     def _failure(
         self, profile: Profile, ctx: PodContext, cache: ShapeCache, pods: PodCycle | None = None
     ) -> Placement:
-        """Every node's reasons, in filter order (the first failing plugin decides), as a histogram."""
+        """Every node's reasons, in filter order (the first failing plugin decides), as a histogram; or,
+        where the node PreFilters' node names left no node, their PreFilter rejection
+        (``node_names_conflict``)."""
+        conflict = cache.pre_filter_conflict
+        if conflict is not None:
+            message, plugins = conflict
+            self.rejectors.update(plugins)
+            return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), message)
         histogram = cache.static_histogram()
         named = cache.static_plugins
         self.rejectors.update(name for reason in histogram for name in named[reason])

@@ -48,6 +48,20 @@ class StaticVerdicts:
     columns: int
     #: each reason given, and the plugins that give it (the failure's ``UnschedulablePlugins``)
     plugins: dict[str, tuple[str, ...]]
+    #: the node PreFilters' node names left no node at all: their PreFilter message and the plugins that
+    #: narrowed (``node_names_conflict``); None otherwise
+    conflict: tuple[str, tuple[str, ...]] | None = None
+
+
+def node_names_conflict(narrowing: list[str]) -> tuple[str, tuple[str, ...]]:
+    """``RunPreFilterPlugins`` when the intersection of the PreFilter results' node names is empty: the
+    pod is rejected at PreFilter (UnschedulableAndUnresolvable), with ``node(s) didn't satisfy plugin X``
+    for one narrowing plugin, else ``node(s) didn't satisfy plugin(s) [X Y] simultaneously`` (sorted),
+    and those plugins are its ``UnschedulablePlugins``."""
+    plugins = tuple(sorted(narrowing))
+    if len(plugins) == 1:
+        return f"node(s) didn't satisfy plugin {plugins[0]}", plugins
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(plugins)}] simultaneously", plugins
 
 
 #: Per profile's static filters and pod placement constraints: their verdicts.
@@ -108,6 +122,7 @@ class ShapeCache:
         "images_version",
         "masked",
         "ok",
+        "pre_filter_conflict",
         "profile",
         "seen",
         "state",
@@ -148,6 +163,7 @@ class ShapeCache:
         self.considered: IntArray = np.zeros(0, dtype=np.int64)  # active nodes after PreFilter narrowing
         self.static_reason: list[str | None] = []
         self.static_plugins: dict[str, tuple[str, ...]] = {}  # ``StaticVerdicts.plugins``
+        self.pre_filter_conflict: tuple[str, tuple[str, ...]] | None = None  # ``StaticVerdicts.conflict``
         self._static_histogram: Counter[str] | None = None  # ``static_histogram``'s, until a rebuild
         self.static_pass: BoolArray = np.zeros(0, dtype=bool)
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
@@ -188,6 +204,7 @@ class ShapeCache:
         self._static_list = self.static_pass.tolist()
         self.static_reason, self._static_histogram = reasons, None
         self.static_plugins = verdicts.plugins
+        self.pre_filter_conflict = verdicts.conflict
         considered = self.considered.tolist()
         self.all_rows = len(considered) == state.size
         grown = state.size - len(self.ok)
@@ -262,11 +279,15 @@ class ShapeCache:
         state = self.state
         pinned: set[str] | None = None  # PreFilterResult.NodeNames: the plugins' node sets intersected
         narrowing: list[str] = []
+        conflict: tuple[str, tuple[str, ...]] | None = None
         for prefilter in self.profile.node_prefilters:
             names = prefilter.nodes(pod)
             if names is not None:
                 pinned = names if pinned is None else pinned & names
                 narrowing.append(prefilter.name)
+                if not pinned:  # no node left: the later PreFilters do not run
+                    conflict = node_names_conflict(narrowing)
+                    break
         absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
         reasons: list[str | None] = [None] * state.size
         flags = [False] * state.size
@@ -312,6 +333,7 @@ class ShapeCache:
             len(state.static_rows),
             len(state.resources),
             plugins,
+            conflict,
         )
 
     def _evaluate(self, idx: IntArray, score_all: bool = False) -> None:
