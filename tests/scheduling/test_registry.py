@@ -45,7 +45,7 @@ def test_extension_points_come_from_the_base_classes() -> None:
     assert plugins["NodeAffinity"].points() == {"preFilter", "filter", "preScore", "score"}
     assert plugins["Coscheduling"].points() == {"queueSort", "preFilter", "postFilter", "permit"}
     assert plugins["DefaultPreemption"].points() == {"postFilter"}
-    assert plugins["DynamicResources"].points() == {"filter", "postFilter"}
+    assert plugins["DynamicResources"].points() == {"preFilter", "filter", "postFilter"}
     assert plugins["DefaultBinder"].points() == {"bind"}
     assert plugins["FGD"].points() == {"preScore", "score"}
 

@@ -88,6 +88,7 @@ UNSCHEDULED_POD_UNGATED = ClusterEvent(
 )
 RESOURCE_SLICE_ADD = ClusterEvent(Resource.RESOURCE_SLICE, ActionType.ADD)
 RESOURCE_SLICE_UPDATE = ClusterEvent(Resource.RESOURCE_SLICE, ActionType.UPDATE)
+RESOURCE_CLAIM_UPDATE = ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.UPDATE)
 
 
 class QueueingHint(Enum):

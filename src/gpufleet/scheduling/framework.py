@@ -337,6 +337,8 @@ class PostFilterResult:
     gang_nominations: tuple[tuple[str, str], ...] = ()
     #: a gang whose waiting members must let go (Coscheduling)
     release_group: PodGroup | None = None
+    #: ResourceClaims (keys) to deallocate, so a later attempt may allocate them elsewhere (DynamicResources)
+    deallocate: tuple[str, ...] = ()
 
 
 class PostFilter(Plugin):

@@ -39,6 +39,7 @@ from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.events import (
     ASSIGNED_POD_ADD,
+    RESOURCE_CLAIM_UPDATE,
     ClusterChange,
     ClusterEvent,
     EventPod,
@@ -147,6 +148,7 @@ class Placement:
     nominations: tuple[tuple[str, tuple[str, ...]], ...] = ()
     release_group: PodGroup | None = None  # Coscheduling rejects this gang's waiting pods
     gang_nominated: tuple[tuple[str, str], ...] = ()  # the preemptor's gang: other members -> nodes
+    deallocate: tuple[str, ...] = ()  # ResourceClaims PostFilter deallocates (DynamicResources)
 
 
 @dataclass
@@ -339,6 +341,8 @@ class Scheduler:
                     for o in out
                 ]
             self.queue.mark_unschedulable(qp, now, frozenset(self.rejectors))
+            if placement.deallocate and self.state.dra is not None:
+                self._deallocate(self.state.dra, placement.deallocate, now)
             return out
         state = self.state
         i = found[0] if found.__class__ is list and len(found) == 1 else self._chosen_index(pod, found)
@@ -395,6 +399,17 @@ class Scheduler:
         after a backoff (``AddUnschedulableIfNotPresent`` with no rejector plugins)."""
         refused = dra.place(pod, self.state.nodes[self.state.index[node]])
         return None if refused is None else f'running PreBind plugin "DynamicResources": {refused}'
+
+    def _deallocate(self, dra: DraState, keys: tuple[str, ...], now: float) -> None:
+        """DynamicResources' PostFilter deallocates claims (``UpdateStatus`` without ``allocation`` and
+        ``reservedFor``): the claim update event that follows moves the pods it may help, the pod that
+        failed among them (``isSchedulableAfterClaimChange``: a claim deallocated, Queue)."""
+        for key in keys:
+            changed = dra.deallocate(key)
+            if changed is not None:
+                for i in self.state.index.values():  # every node's DynamicResources verdict may change
+                    self.state.touched(i)
+                self._requeue_for(ClusterChange(RESOURCE_CLAIM_UPDATE, *changed), now)
 
     def place_once(self, pod: Pod, now: float) -> str | None:
         """One scheduling attempt with no queue and no retry: the pod is assigned where it fits
@@ -731,9 +746,11 @@ class Scheduler:
         )
         messages: list[str] = []
         release: PodGroup | None = None
+        deallocate: tuple[str, ...] = ()
         words = fit_error if profile.wording is None else profile.wording.fit_error
         for plugin in profile.post_filters:
             result = plugin.post_filter(request)
+            deallocate += result.deallocate
             if result.nominated is not None:
                 message = words(self.state.size_active, histogram, pre_filter_msg, "")
                 node, victims = result.nominated, result.victims
@@ -746,8 +763,9 @@ class Scheduler:
                     victims,
                     result.ties or ((node, victims),),
                     gang_nominated=result.gang_nominations,
+                    deallocate=deallocate,
                 )
             messages.extend(result.status.reasons)
             release = release or result.release_group
         message = words(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
-        return Placement(None, message, release_group=release)
+        return Placement(None, message, release_group=release, deallocate=deallocate)

@@ -71,6 +71,15 @@ class DraState:
 
     def __post_init__(self) -> None:
         self._pools_seen = {(s.driver, s.pool) for s in self.objects.slices}
+        self._seed_status_allocations()
+
+    def _seed_status_allocations(self) -> None:
+        """Claims allocated already (their ``status.allocation``, as read) hold their devices, whichever
+        pod uses them: the scheduler's PreFilter takes every allocated claim's devices as in use
+        (``ListAllAllocatedDevices`` over the claim tracker, dynamicresources.go), not only the pod's."""
+        for key, claim in self.objects.claims.items():
+            if claim.allocation is not None:
+                self.allocated.setdefault(key, claim.allocation)
 
     def claims_of(self, pod: Pod) -> tuple[ResourceClaim, ...] | str:
         o = self.objects
@@ -126,6 +135,21 @@ class DraState:
             if not self.users[key]:
                 del self.users[key]
                 self.allocated.pop(key, None)
+
+    def deallocate(self, key: str) -> tuple[ResourceClaim, ResourceClaim] | None:
+        """DynamicResources' PostFilter clears the claim's ``allocation`` and ``reservedFor``
+        (``PostFilter``: ``UpdateStatus``): the claim before and after, or None when it is unknown.
+        The claims (``objects.claims``) are shared with this state's forks, which live no longer than
+        one cluster-autoscaler loop."""
+        claim = self.objects.claims.get(key)
+        if claim is None:
+            return None
+        before = replace(claim, allocation=self.allocated.get(key, claim.allocation))
+        after = replace(claim, allocation=None)
+        self.objects.claims[key] = after
+        self.allocated.pop(key, None)
+        self.users.pop(key, None)
+        return before, after
 
     # -- ResourceSlices come and go ----------------------------------------------------------
     def publish(self, slices: Iterable[ResourceSlice]) -> None:
