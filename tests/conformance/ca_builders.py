@@ -2,17 +2,19 @@
 ``core/scaledown/eligibility/eligibility_test.go``, ``core/scaledown/unremovable/nodes_test.go``,
 ``core/scaledown/unneeded/nodes_test.go``, ``simulator/drain_test.go``,
 ``estimator/binpacking_estimator_test.go``, ``core/podlistprocessor/filter_out_schedulable_test.go``,
-``core/scaleup/orchestrator/orchestrator_test.go``):
+``core/scaleup/orchestrator/orchestrator_test.go``, ``simulator/cluster_test.go``,
+``core/scaledown/planner/planner_test.go``):
 expansion options as gpufleet's ``Estimate`` (upstream's ``expander.Option``: node group, node count, pods),
 named by upstream's ``Debug``; nodes and pods as ``BuildTestNode``/``BuildTestPod``; the unremovable nodes a
 scan keeps; the unneeded nodes, since when, and which are removable; a drain; a binpacking estimate; the
-pending pods filtered out as schedulable; one scale-up of the orchestrator."""
+pending pods filtered out as schedulable; one scale-up of the orchestrator; node removal simulations, the
+planner's unneeded and unremovable nodes, and the nodes it would delete."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownRequest,
     ScaleUpRequest,
+    has_movable_pods,
     scale_down,
     scale_up,
 )
@@ -27,7 +30,13 @@ from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
 from gpufleet.autoscaling.expanders import FILTERS, pool_priority
 from gpufleet.autoscaling.node_group_balancing import Balancing
 from gpufleet.autoscaling.resource_limits import cluster_maxima, delta_for_node, exceeded, resources_left
-from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule, unremovable_reason
+from gpufleet.autoscaling.scale_down import (
+    PlacementBase,
+    UnremovableReason,
+    UtilizationRule,
+    simulate_removal,
+    unremovable_reason,
+)
 from gpufleet.autoscaling.scale_up import Estimate, PoolOption, ScaleUpSnapshot, estimate, waste
 from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.dra.state import DraState
@@ -321,3 +330,103 @@ def orchestrate(
         [p.name for p in extra if p.key in taken and up is not None and p.key not in chosen],
         {names[key]: reason for key, reason in reply.not_triggered},
     )
+
+
+def _cluster(nodes: Sequence[Node], pods: Sequence[tuple[Pod, str]]) -> ClusterState:
+    state = ClusterState(list(nodes))
+    for pod, on in pods:
+        state.assign(pod, on, 0.0)
+    return state
+
+
+def empty_nodes(nodes: Sequence[Node], pods: Sequence[tuple[Pod, str]]) -> list[str]:
+    """``RemovalSimulator.FindEmptyNodesToRemove`` over every node: those running no pod a drain moves
+    (gpufleet's empty nodes, deleted without a drain), in the nodes' order."""
+    state = _cluster(nodes, pods)
+    return [n.name for n in nodes if not has_movable_pods(state, n.name)]
+
+
+@dataclass(frozen=True)
+class Removal:
+    """``SimulateNodeRemoval``'s answer for one node: removable with the pods it reschedules (by name, in
+    the node's pod order: those ``drainable`` moves, as gpufleet's verdict does not list them), or
+    unremovable for ``reason`` (with the blocking pod's words)."""
+
+    node: str
+    moved: tuple[str, ...] = ()
+    reason: UnremovableReason | None = None
+    message: str = ""
+
+
+def simulate_removals(
+    nodes: Sequence[Node], pods: Sequence[tuple[Pod, str]], candidates: Sequence[str]
+) -> list[Removal]:
+    """``RemovalSimulator.FindNodesToRemove(candidates, <every node>, ...)`` with
+    ``persistSuccessfulSimulations`` false (each candidate simulated on the cluster as it is), the default
+    scheduler profile and no PDB: each candidate's ``simulate_removal`` verdict, in the candidates' order."""
+    state = _cluster(nodes, pods)
+    profile = build_profile(ProfileConfig())
+    daemons = {p.key for p, _ in pods if daemon_set_pod(p)}
+    base = PlacementBase(state, frozenset())
+    out = []
+    for name in candidates:
+        i = state.index[name]
+        verdict = simulate_removal(state, i, profile, [], {}, daemons, base)
+        if verdict.why is None:
+            on = [p for p, node in pods if node == name]
+            moved = tuple(p.name for p in on if drainable(p, [], {}, 0.0).moved)
+            out.append(Removal(name, moved))
+        else:
+            out.append(Removal(name, (), verdict.why.reason, verdict.why.message))
+    return out
+
+
+def update_cluster_state(
+    nodes: Sequence[Node],
+    pods: Sequence[tuple[Pod, str]],
+    eligible: Sequence[str],
+    being_deleted: Sequence[str] = (),
+) -> tuple[list[str], list[str]]:
+    """``Planner.UpdateClusterState(nodes, nodes, ...)`` with a ``fakeEligibilityChecker`` of ``eligible``:
+    the unneeded nodes and the unremovable ones, by name, sorted. Every node is a candidate of group ``ng1``;
+    a node not eligible is annotated scale-down-disabled (the fake's ``unremovableNodes.AddReason``), and the
+    eligible ones pass any utilisation (the fake checks none). ``being_deleted``: nodes this autoscaler is
+    deleting (upstream's ``nodeUndergoingDeletion``, tainted ToBeDeletedByClusterAutoscaler), where no pod
+    may move."""
+    marked = [replace(n, scale_down_disabled=n.name not in eligible) for n in nodes]
+    state = _cluster(marked, pods)
+    request = ScaleDownRequest(
+        0.0, state, build_profile(ProfileConfig()), [Candidate(n.name, "ng1", len(nodes), 0) for n in nodes],
+        UtilizationRule(math.inf, math.inf), 600.0, 0.0, -math.inf, {}, frozenset(being_deleted), [], {},
+        frozenset(p.key for p, _ in pods if daemon_set_pod(p)), None,
+    )  # fmt: skip
+    reply = scale_down(request)
+    return sorted(reply.unneeded_since), sorted(name for name, _ in reply.not_unneeded)
+
+
+def nodes_to_delete(
+    groups: Mapping[str, tuple[int, Sequence[tuple[str, int]]]],
+) -> tuple[list[str], list[str]]:
+    """``Planner.NodesToDelete`` with every node of ``groups`` (name -> (target size, [(node, pods to
+    reschedule)]), ``MinSize`` 0: ``sizedNodeGroup``) unneeded for an hour (``ScaleDownUnneededTime``
+    10 minutes): the empty nodes and those to drain that ``RemovableAt`` finds removable, by name, sorted
+    (upstream compares them with ``ElementsMatch``). gpufleet crops them to its deletion budgets in the same
+    scan; the removable nodes are those it gives no reason (removed now, or left unneeded for a later
+    scan)."""
+    now = 3600.0
+    built = [(build_test_node(name, 1000, 10), group, size, pods) for group, (size, ns) in groups.items()
+             for name, pods in ns]  # fmt: skip
+    state = ClusterState([n for n, _, _, _ in built])
+    for node, _, _, count in built:
+        for k in range(count):
+            pod = replace(build_test_pod(f"{node.name}-pod-{k}", 1, 1), owner=OwnerRef("ReplicaSet", "rs"))
+            state.assign(pod, node.name, 0.0)
+    candidates = [Candidate(n.name, group, size, 0) for n, group, size, _ in built]
+    request = ScaleDownRequest(
+        now, state, build_profile(ProfileConfig()), candidates, UtilizationRule(), 600.0, 0.0, -math.inf,
+        {n.name: 0.0 for n, _, _, _ in built}, frozenset(), [], {}, frozenset(), None, assess=False,
+        unready_time_s=0.0,
+    )  # fmt: skip
+    kept = {name for name, _ in scale_down(request).unremovable}
+    removable = [(n.name, count) for n, _, _, count in built if n.name not in kept]
+    return sorted(n for n, c in removable if c == 0), sorted(n for n, c in removable if c > 0)

@@ -40,6 +40,7 @@ from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import Assignment, ClusterState, IntArray
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.gpu_share import MILLI
+from gpufleet.model.node import NO_SCHEDULE, Taint
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY
 from gpufleet.scheduling.framework import PodContext
@@ -47,6 +48,10 @@ from gpufleet.scheduling.pod_aware import Placed, PodCycle, PodFilterState
 from gpufleet.scheduling.profile import Profile
 
 Int8Array = npt.NDArray[np.int8]
+
+#: the taint cluster-autoscaler puts on a node it deletes (``taints.ToBeDeletedTaint``, NoSchedule; its value
+#: the time it was put, in Unix seconds)
+TO_BE_DELETED = Taint("ToBeDeletedByClusterAutoscaler", "", NO_SCHEDULE)
 
 
 class UnremovableReason(IntEnum):
@@ -285,6 +290,10 @@ class TrialPlacement:
         self.left: dict[int, tuple[IntArray, int]] = {}
         self.verdicts = verdicts if verdicts is not None else {}
         self.pod_filters = profile.pod_filters
+        #: the nodes drained in this trial, each left as a ghost tainted ``drained_taint``, which the
+        #: pod-aware filters' domains see (``replaceWithTaintedGhostNode``)
+        self.drained: list[int] = []
+        self.drained_taint = TO_BE_DELETED
         self.added: list[Placed] = []  # pods this trial put, for the pod-aware filters
         self.removed: list[Assignment] = []  # ... and the pods it took away
         #: the last row the placements so far looked at (first fit: none past the one chosen; a pod
@@ -313,7 +322,10 @@ class TrialPlacement:
             cycle = PodCycle.start(self.pod_filters, (), PodContext(pod, self.state))
             states = self.base.cycles[pod.key] = [] if cycle is None else [s for _, s in cycle.filters]
         moved = bool(self.added or self.removed)
-        return [s.changed(self.added, self.removed) if moved else s for s in states]
+        changed = [s.changed(self.added, self.removed) if moved else s for s in states]
+        if self.drained:
+            return [s.drained(self.drained, self.drained_taint) for s in changed]
+        return changed
 
     def _claimed(self, pod: Pod, row: int) -> bool:
         dra = self.snapshot.dra() if pod.resource_claims else None
@@ -394,7 +406,8 @@ def simulate_removal(
     """Whether eligible node ``i`` could be removed at ``now`` (``RemovalSimulator.SimulateNodeRemoval``):
     no pod blocks the drain (``GetPodsToMove``, else ``BlockedByPod``; gpuAwareScaleDown's computing pod
     blocks it alike), then every moved pod placed on the nodes of ``base`` but ``i`` (else
-    ``NoPlaceToMovePods``)."""
+    ``NoPlaceToMovePods``), node ``i`` left to the pod-aware filters as a pod-less ghost tainted
+    ``ToBeDeletedByClusterAutoscaler:NoSchedule`` (``replaceWithTaintedGhostNode``)."""
     name = state.nodes[i].name
     pods = sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)
     drains = [
@@ -414,6 +427,7 @@ def simulate_removal(
             )
     trial = TrialPlacement(state, profile, base.exclude | {i}, verdicts, base)
     trial.unschedule([a.pod for a in pods])
+    trial.drained, trial.drained_taint = [i], Taint(TO_BE_DELETED.key, f"{int(now)}", NO_SCHEDULE)
     verdict = NodeVerdict(name)
     for pod, drain in drains:
         if drain.moved and trial.place(pod) is None:

@@ -40,7 +40,7 @@ from typing import Self, cast
 import numpy as np
 
 from gpufleet.cluster.state import Assignment, BoolArray, ClusterState, IntArray
-from gpufleet.model.node import Node
+from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.framework import Code, Plugin, PodContext
 
@@ -121,6 +121,12 @@ class PodFilterState:
     def judge(self, node: int) -> Rejection | None:
         """Filter for one node (a cluster row, or a row of a node ``absorb`` added)."""
         raise NotImplementedError
+
+    def drained(self, rows: Sequence[int], taint: Taint) -> PodFilterState:
+        """This state with the nodes ``rows`` replaced by pod-less ghosts carrying ``taint``
+        (cluster-autoscaler's ``RemovalSimulator.replaceWithTaintedGhostNode``; their pods taken away
+        by ``changed`` first): itself unless the plugin reads the nodes' taints outside Filter."""
+        return self
 
     def reject(self, node: int, without: Sequence[Assignment] = ()) -> Rejection | None:
         """Filter for ``node`` with the pods ``without`` gone."""

@@ -49,7 +49,7 @@ from typing import Any, cast
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, ClusterState, IntArray
-from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, tolerated
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Taint, tolerated
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_affinity import (
     DO_NOT_SCHEDULE,
@@ -187,6 +187,34 @@ class SpreadState(CountingState):
 
     def clone(self) -> SpreadState:
         return replace(self, matched=[Counter(m) for m in self.matched])
+
+    def drained(self, rows: Sequence[int], taint: Taint) -> SpreadState:
+        """A drained node's ghost carries ``taint`` (cluster-autoscaler's ``replaceWithTaintedGhostNode``):
+        a constraint with ``nodeTaintsPolicy: Honor`` whose pod does not tolerate it no longer counts the
+        ghost (``matchNodeInclusionPolicies``), so a domain no other counted node keeps is gone; under
+        ``Ignore`` the ghost's domain stays, with no pods."""
+        if all(c.node_taints_policy != HONOR for c in self.constraints) or tolerated(
+            taint, self.pod.tolerations
+        ):
+            return self
+        copy = self.clone()
+        copy.beyond = self.beyond
+        state = self.state
+        keys = state.active.copy()
+        for c in self.constraints:
+            keys &= domain_column(state, c.topology_key).has
+        keys[list(rows)] = False
+        for c, matched in zip(self.constraints, copy.matched, strict=True):
+            if c.node_taints_policy != HONOR:
+                continue
+            column = domain_column(state, c.topology_key)
+            inc = included_column(c, self.pod, state)
+            kept = keys if inc is None else keys & inc
+            for row in rows:
+                code = int(column.codes[row])
+                if column.has[row] and not (kept & (column.codes == code)).any():
+                    matched.pop(column.values[code], None)
+        return copy
 
     def passes(self, nodes: IntArray) -> BoolArray:
         """``judge`` over node columns: each node's domain count looked up by its value's code."""
