@@ -10,6 +10,7 @@ state. After the last pod the run records where every pod ended (``RealRun.final
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -74,6 +75,25 @@ class RealRun:
     steps: list[RealStep] = field(default_factory=list)
     final: dict[str, FinalPod] = field(default_factory=dict)
     seconds: float = 0.0
+
+
+_UNTOLERATED = re.compile(r"(\d+) node\(s\) had untolerated taint")
+
+
+def decided_on_stale_nodes(nodes: list[dict[str, Any]], run: RealRun) -> bool:
+    """Whether kube-scheduler decided a pod of the run on nodes older than the API server's: a
+    FailedScheduling message counts more nodes with untolerated taints than the case has nodes with taints
+    (or ``unschedulable``). The one taint a case does not write is the ``node.kubernetes.io/not-ready`` that
+    the API server gives every new node (the NodeTaint admission plugin) and the node lifecycle controller
+    removes once it is Ready: ``RealCluster.nodes`` waits for that in the API, but kube-scheduler's node
+    informer may still hold it when a pod's own event arrives (the two informers keep no order between
+    them), most often on a loaded machine."""
+    tainted = sum(
+        1 for n in nodes if (n.get("spec") or {}).get("taints") or (n.get("spec") or {}).get("unschedulable")
+    )
+    messages = [m for s in run.steps for m in (s.event_message, s.condition_message) if m]
+    messages += [m for f in run.final.values() for m in (f.event_message, f.condition_message) if m]
+    return any(int(count) > tainted for m in messages for count in _UNTOLERATED.findall(m))
 
 
 def _time(value: Any) -> float:

@@ -37,6 +37,7 @@ def totals(results: list[CaseResult]) -> dict[str, Any]:
         "cases_not_modelled": len(apart),
         "cases_excluded": sum(1 for r in results if r.excluded),
         "cases_failed": sum(1 for r in results if r.error),
+        "cases_run_again": sum(1 for r in results if r.reruns),
         "pods_compared": sum(len(r.pods) for r in modelled),
         "pods_agreeing": sum(r.agreeing for r in modelled),
         "not_modelled_pods_compared": sum(len(r.pods) for r in apart),
@@ -55,6 +56,7 @@ def _case_json(r: CaseResult) -> dict[str, Any]:
         "not_modelled": r.not_modelled,
         "real_s": round(r.real_s, 3),
         "control_plane": r.control_plane or None,
+        "reruns": r.reruns,
         "pods": [
             {
                 "pod": p.pod,
@@ -152,7 +154,8 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         f"- known differences (deliberate, listed below): {t['known_difference_pods_agreeing']} of "
         f"{t['known_difference_pods_compared']} pods agree over {t['cases_known_difference']} cases",
         f"- excluded (the upstream binaries cannot decide them): {t['cases_excluded']}; "
-        f"failed to run: {t['cases_failed']}",
+        f"failed to run: {t['cases_failed']}; run again after kube-scheduler decided on stale nodes (a new "
+        f"node's not-ready taint still in its cache): {t['cases_run_again']}",
         "",
         "| origin | cases | modelled | pods compared | pods agreeing |",
         "|---|---|---|---|---|",
