@@ -3,11 +3,16 @@ claims stamped from templates, and kube-scheduler's DynamicResources reasons (no
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from gpufleet.cli import app
 from gpufleet.kube import load_scenario
+from gpufleet.report.run_summary import finished_summary
 from gpufleet.report.schema import validate_summary
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
@@ -386,3 +391,31 @@ def test_a_prioritized_claim_falls_back_to_two_smaller_gpus_when_the_eight_are_t
     assert pods_out["default/second"]["devices"] == ["gpu.nvidia.com/n/l4-0", "gpu.nvidia.com/n/l4-1"]
     assert pods_out["default/third"]["phase"] == "Pending"
     assert "cannot allocate all claims" in pods_out["default/third"]["message"]
+
+
+def test_each_pods_claims_and_the_subrequest_it_got_are_in_the_summary_and_describe(tmp_path: Path) -> None:
+    """``pods[].claims``: each claim the pod was bound with, its devices and the request each was allocated
+    for (``gpus/two-l4`` where the prioritized list fell back); ``describe pod`` prints them."""
+    pods = "".join(
+        claim_pod(name, at, "resourceClaimTemplateName: eight-or-two")
+        for name, at in (("first", "0s"), ("second", "1s"))
+    )
+    (tmp_path / "s.yaml").write_text(EIGHT_H100_OR_TWO_L4 + pods + simulation("30m"))
+    sim = Simulation(load_scenario([tmp_path / "s.yaml"]))
+    sim.run()
+    record = {p["name"]: p for p in build_summary(sim)["pods"]}["default/second"]
+    assert record["claims"] == [
+        {
+            "name": "default/second-gpus",
+            "results": [
+                {"request": "gpus/two-l4", "device": f"gpu.nvidia.com/n/l4-{i}", "admin_access": False}
+                for i in (0, 1)
+            ],
+        }
+    ]
+    saved = tmp_path / "summary.json"
+    saved.write_text(json.dumps(finished_summary(build_summary(sim))))
+    out = CliRunner().invoke(app, ["describe", "pod", "default/second", "--summary", str(saved)])
+    assert out.exit_code == 0, out.output
+    held = "gpus/two-l4: gpu.nvidia.com/n/l4-0, gpus/two-l4: gpu.nvidia.com/n/l4-1"
+    assert f"    ResourceClaim default/second-gpus: {held}" in out.output.splitlines()

@@ -107,6 +107,7 @@ def described_from_record(
         "limits": None,
         "gpus": record["gpus"],
         "devices": list(record["devices"]),
+        "claims": list(record.get("claims") or []),
         "conditions": [
             {"type": kind, "status": str(holds)}
             for kind, holds in zip(CONDITIONS, (bound, running, ready, ready), strict=True)
@@ -366,6 +367,9 @@ def _containers(d: Mapping[str, Any], lines: list[str], unknown: str) -> None:
         lines.extend(f"      {k}: {v}" for k, v in requests.items())
     if d["devices"]:
         lines.append(f"    GPU devices: {', '.join(d['devices'])}")
+    for claim in d.get("claims") or []:
+        held = ", ".join(f"{r['request']}: {r['device']}" for r in claim["results"])
+        lines.append(f"    ResourceClaim {claim['name']}: {held}")
 
 
 def _aligned(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:

@@ -191,6 +191,9 @@ class PodLifecycle:
         rec.devices = devices
         if rec.devices:
             rec.gpu_share = sum(u.share for u in rec.devices)
+        dra = self.cluster.state.dra
+        if dra is not None and rec.pod.resource_claims:
+            rec.claims = dra.allocations_of(rec.pod)
         self.host.pod_bound(rec.pod, node)
         b = rec.pod.behavior
         if b.image_size_bytes:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from gpufleet.gpus.devices import Unit
 from gpufleet.lifecycle.checkpoints import last_checkpoint, progress, time_to_finish
+from gpufleet.model.dra import AllocationResult
 from gpufleet.model.pod import Pod
 from gpufleet.sim.placement_quality import RingPlacement
 
@@ -54,6 +55,8 @@ class PodRecord:
     disruptions: list[float] = field(default_factory=list)
     node_stages: dict[str, float] = field(default_factory=dict)  # the start chain of the node launched for it
     devices: list[Unit] = field(default_factory=list)  # the GPU units it holds on its node
+    #: its ResourceClaims' allocations when it was bound: (claim key, allocation), in its claims' order
+    claims: tuple[tuple[str, AllocationResult], ...] = ()
     gpu_share: float = 0.0  # GPU-equivalents it holds
     restarts: int = 0
     hung: bool = False  # its process hangs: it holds its GPUs and computes nothing (``sim.hung_processes``)

@@ -36,6 +36,16 @@ def _pod_record(sim: Simulation, rec: PodRecord, reach: Callable[[Pod], list[int
         "node": rec.node,
         "gpus": round(rec.gpu_share, 6),
         "devices": [u.id for u in rec.devices],
+        "claims": [
+            {
+                "name": key,
+                "results": [
+                    {"request": r.request, "device": str(r.device_id), "admin_access": r.admin_access}
+                    for r in allocation.results
+                ],
+            }
+            for key, allocation in rec.claims
+        ],
         "ring": None
         if rec.ring is None
         else {

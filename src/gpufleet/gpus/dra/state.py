@@ -128,6 +128,14 @@ class DraState:
         allocation = self.try_node(pod, node)
         return allocation if isinstance(allocation, str) else self.reserve(pod, allocation)
 
+    def allocations_of(self, pod: Pod) -> tuple[tuple[str, AllocationResult], ...]:
+        """The pod's claims that hold an allocation, each with it, in the pod's order."""
+        claims = self.claims_of(pod)
+        if isinstance(claims, str):
+            return ()
+        held = ((c.key, self.allocated.get(c.key, c.allocation)) for c in claims)
+        return tuple((key, allocation) for key, allocation in held if allocation is not None)
+
     def release(self, pod: Pod) -> None:
         """The pod is gone: a claim no pod uses any more is deallocated."""
         for key in [k for k, users in self.users.items() if pod.key in users]:
