@@ -6,7 +6,7 @@ Upstream: ``kedacore/keda: apis/keda/v1alpha1/scaledobject_types.go``, ``scaledj
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -158,15 +158,19 @@ def test_idle_replica_count_must_be_below_min() -> None:
         scaled_object(min_replica_count=2, idle_replica_count=2)
 
 
-def test_fallback_needs_average_value_triggers_and_non_negative_numbers() -> None:
-    # CheckFallbackValid.
+def test_fallback_needs_non_negative_numbers_and_accepts_value_triggers() -> None:
+    # CheckFallbackValid (KEDA v2.18+): only cpu/memory triggers cannot fall back; Value ones can.
     assert scaled_object(fallback=Fallback(3, 6)).fallback == Fallback(3, 6, "static")
-    with pytest.raises(
-        KedaSpecError, match=r"spec\.triggers\[0\]\.metricType: MetricType=Value, but Fallback"
-    ):
-        scaled_object(ScaleTrigger(RedisListScaler("l"), metric_type="Value"), fallback=Fallback(3, 6))
+    value_trigger = ScaleTrigger(RedisListScaler("l"), metric_type="Value")
+    assert scaled_object(value_trigger, fallback=Fallback(3, 6)).fallback == Fallback(3, 6)
     with pytest.raises(KedaSpecError, match="FailureThreshold=-1 & Replicas=6 must both be greater"):
         scaled_object(fallback=Fallback(-1, 6))
+
+
+def test_fallback_behavior_scaling_modifiers_is_refused_as_unmodelled() -> None:
+    # KEDA v2.20's enum has 'scalingModifiers'; it needs advanced.scalingModifiers (not modelled).
+    with pytest.raises(KedaSpecError, match=r"^spec\.fallback\.behavior: 'scalingModifiers' works only with"):
+        scaled_object(fallback=Fallback(3, 6, cast(Any, "scalingModifiers")))
 
 
 def test_a_scaled_object_needs_a_trigger() -> None:

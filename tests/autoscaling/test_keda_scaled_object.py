@@ -257,11 +257,41 @@ def test_without_fallback_a_failing_metric_is_unavailable_to_the_hpa() -> None:
     assert [tracker.metric_value(0, None, 1) for _ in range(5)] == [None] * 5
 
 
-def test_fallback_truncates_a_fractional_target_to_an_integer() -> None:
-    # doFallback: normalisationValue = int64(AverageValue.AsApproximateFloat64()).
+def test_fallback_keeps_a_fractional_target() -> None:
+    # doFallback (KEDA v2.18+): int64(AverageValue.AsApproximateFloat64() * 1000 * replicas) milli;
+    # before v2.18 the target was truncated to an integer first, and this reported 0.
     trigger = ScaleTrigger(PrometheusScaler("s", "sum(queue_length)", threshold=0.5))
     tracker = FallbackTracker(spec(trigger, fallback=Fallback(0, 4)))
-    assert tracker.metric_value(0, None, 1) == 0.0
+    assert tracker.metric_value(0, None, 1) == 2.0
+
+
+def test_fallback_of_a_value_trigger_divides_the_replicas_by_the_ready_replicas() -> None:
+    # doFallback: for a Value target, replicas /= readyReplicas; none ready -> the fallback fails.
+    trigger = ScaleTrigger(RedisListScaler("train:jobs", 5), metric_type="Value")
+    tracker = FallbackTracker(spec(trigger, fallback=Fallback(0, 6)))
+    assert tracker.metric_value(0, None, current_replicas=2, ready_replicas=3) == 10.0
+    assert tracker.metric_value(0, None, current_replicas=2, ready_replicas=0) is None
+
+
+def test_without_fallback_the_health_status_is_not_tracked() -> None:
+    # GetMetricsWithFallback: health is only tracked for ScaledObjects with a valid fallback.
+    tracker = FallbackTracker(spec())
+    tracker.metric_value(0, None, 1)
+    assert tracker.failures(0) == 0 and tracker.health(0) is None
+    assert tracker.fallback_condition is None
+
+
+def test_fallback_condition_is_true_only_while_a_trigger_is_past_the_threshold() -> None:
+    # updateStatus / fallbackExceededThreshold: some health Failing with failures > failureThreshold.
+    tracker = FallbackTracker(spec(redis(list_length=5), redis(list_length=5), fallback=Fallback(1, 3)))
+    assert tracker.fallback_condition is None  # Unknown until a read sets it
+    tracker.metric_value(0, 4.0, 1)
+    tracker.metric_value(1, None, 1)
+    assert tracker.fallback_condition is False  # 1 failure, threshold 1
+    assert tracker.metric_value(1, None, 1) == 15.0
+    assert tracker.fallback_condition is True
+    tracker.metric_value(1, 2.0, 1)
+    assert tracker.fallback_condition is False
 
 
 # --- the HPA KEDA creates -----------------------------------------------------------------------

@@ -206,3 +206,15 @@ def test_keda_docs_rabbitmq_scaled_job_is_refused_for_its_trigger() -> None:
         "spec.triggers[0].type: the KEDA scaler 'rabbitmq' is not modelled" in p
         for p in caught.value.problems
     )
+
+
+def test_keda_pause_annotations_are_warned_as_not_modelled(tmp_path: Path) -> None:
+    """``autoscaling.keda.sh/paused-replicas`` and its kin (KEDA v2.20.2) are not modelled: a warning, never
+    silently dropped."""
+    text = prometheus("sum(rate(http_requests_total[2m]))").replace(
+        "metadata: {name: web-scaler, namespace: serving}",
+        "metadata: {name: web-scaler, namespace: serving, "
+        "annotations: {autoscaling.keda.sh/paused-replicas: '0'}}",
+    )
+    found = relative(tmp_path, load(tmp_path, text).warnings)
+    assert any("annotations.autoscaling.keda.sh/paused-replicas is not modelled" in w for w in found), found

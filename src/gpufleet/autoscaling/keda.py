@@ -24,11 +24,13 @@ from gpufleet.autoscaling.keda_scaled_job import (
 )
 from gpufleet.autoscaling.keda_scaled_object import (
     FallbackTracker,
+    HealthStatus,
     HpaExternalMetric,
     KedaDecision,
     KedaHpaInputs,
     KedaReason,
     ScaledObjectState,
+    fallback_metric_value,
     hpa_inputs,
 )
 from gpufleet.autoscaling.keda_triggers import (
@@ -41,6 +43,7 @@ from gpufleet.autoscaling.keda_triggers import (
 
 __all__ = [
     "FallbackTracker",
+    "HealthStatus",
     "HpaExternalMetric",
     "JobPod",
     "KedaDecision",
@@ -53,6 +56,7 @@ __all__ = [
     "combine_scaler_metrics",
     "decide_scaled_job",
     "effective_max_scale",
+    "fallback_metric_value",
     "hpa_inputs",
     "is_active",
     "job_is_pending",

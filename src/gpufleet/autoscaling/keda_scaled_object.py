@@ -100,46 +100,100 @@ def hpa_inputs(spec: ScaledObjectSpec) -> KedaHpaInputs:
     )
 
 
+@dataclass(frozen=True)
+class HealthStatus:
+    """``status.health[<metric>]`` of a ScaledObject: ``numberOfFailures`` and ``status``."""
+
+    number_of_failures: int
+    status: Literal["Happy", "Failing"]
+
+
 class FallbackTracker:
     """The metrics-adapter side of ``spec.fallback`` (``pkg/fallback/fallback.go``).
 
-    Each time the HPA reads trigger ``i`` (``metric_value``), a success resets its failure count
-    and returns the value; a failure increments it and, once it exceeds ``failureThreshold`` (and
-    the trigger's target is ``AverageValue``), returns ``int(target) × replicas`` so that the HPA
-    proposes ``replicas``: ``fallback.replicas`` (behavior ``static``), the current replicas
-    (``currentReplicas``), or the larger/smaller of the two (``currentReplicasIfHigher`` /
-    ``currentReplicasIfLower``). Otherwise it returns None: the metric is unavailable to the HPA.
-    Upstream truncates the target to an integer (``int64(AverageValue.AsApproximateFloat64())``),
-    so a prometheus threshold below 1 falls back to a value of 0; that is reproduced.
+    Each time the HPA reads trigger ``i`` (``metric_value``), the scaler's answer passes through
+    ``GetMetricsWithFallback``. Health (:meth:`health`) is tracked only when the ScaledObject has a
+    fallback: a success sets it to ``0``/``Happy`` and returns the value; a failure increments the
+    count, marks it ``Failing`` and, once the count exceeds ``failureThreshold``, returns the fallback
+    metric (:func:`fallback_metric_value`) so that the HPA proposes ``replicas``:
+    ``fallback.replicas`` (behavior ``static``), the current replicas (``currentReplicas``), or the
+    larger/smaller of the two (``currentReplicasIfHigher`` / ``currentReplicasIfLower``). Otherwise
+    it returns None: the metric is unavailable to the HPA. Without a fallback, a failure is just
+    an error and the health is left alone.
     """
 
     def __init__(self, spec: ScaledObjectSpec) -> None:
         self._spec = spec
-        self._failures = [0] * len(spec.triggers)
+        self._health: list[HealthStatus | None] = [None] * len(spec.triggers)
 
     def failures(self, index: int) -> int:
-        """``status.health[<metric>].numberOfFailures`` for trigger ``index``."""
-        return self._failures[index]
+        """``status.health[<metric>].numberOfFailures`` for trigger ``index`` (0 when not tracked)."""
+        health = self._health[index]
+        return 0 if health is None else health.number_of_failures
 
-    def metric_value(self, index: int, value: float | None, current_replicas: int) -> float | None:
-        """What the HPA reads for trigger ``index``, given the scaler's answer (None: an error)."""
-        if value is not None:
-            self._failures[index] = 0
-            return value
-        self._failures[index] += 1
+    def health(self, index: int) -> HealthStatus | None:
+        """``status.health[<metric>]`` for trigger ``index``; None until a fallback tracks it."""
+        return self._health[index]
+
+    @property
+    def fallback_condition(self) -> bool | None:
+        """The ``Fallback`` condition (``updateStatus``): True when some trigger is ``Failing`` with
+        more than ``failureThreshold`` failures (``fallbackExceededThreshold``), False once health is
+        tracked and none is; None (the condition stays Unknown) without a fallback or before any read."""
         fallback = self._spec.fallback
-        trigger = self._spec.triggers[index]
-        if fallback is None or trigger.metric_type != "AverageValue":
+        if fallback is None or all(h is None for h in self._health):
             return None
-        if self._failures[index] <= fallback.failure_threshold:
+        return any(
+            h is not None and h.status == "Failing" and h.number_of_failures > fallback.failure_threshold
+            for h in self._health
+        )
+
+    def metric_value(
+        self, index: int, value: float | None, current_replicas: int, ready_replicas: int | None = None
+    ) -> float | None:
+        """What the HPA reads for trigger ``index``, given the scaler's answer (None: an error).
+
+        ``ready_replicas`` (Running and Ready pods of the target) is needed only for the fallback of
+        a ``Value`` trigger; when it is None or 0 the fallback fails and the metric stays unavailable.
+        """
+        fallback = self._spec.fallback
+        if value is not None:
+            if fallback is not None:
+                self._health[index] = HealthStatus(0, "Happy")
+            return value
+        if fallback is None:
             return None
-        replicas = {
-            "static": fallback.replicas,
-            "currentReplicas": current_replicas,
-            "currentReplicasIfHigher": max(current_replicas, fallback.replicas),
-            "currentReplicasIfLower": min(current_replicas, fallback.replicas),
-        }[fallback.behavior]
-        return float(int(trigger.target_value) * replicas)
+        self._health[index] = HealthStatus(self.failures(index) + 1, "Failing")
+        if self.failures(index) <= fallback.failure_threshold:
+            return None
+        return fallback_metric_value(self._spec, index, current_replicas, ready_replicas)
+
+
+def fallback_metric_value(
+    spec: ScaledObjectSpec, index: int, current_replicas: int, ready_replicas: int | None = None
+) -> float | None:
+    """``doFallback`` (``pkg/fallback/fallback.go``): the metric value that makes the HPA propose the
+    fallback replicas for trigger ``index``.
+
+    ``int64(target × 1000 × replicas)`` milli-units, the target read as a float (a prometheus
+    threshold of 0.5 with 4 replicas reports 2). For a ``Value`` trigger the replicas are first
+    divided by the ready replicas; with none known (or 0) the fallback fails (None).
+    """
+    fallback = spec.fallback
+    if fallback is None:
+        return None
+    trigger = spec.triggers[index]
+    replicas: float = {
+        "static": fallback.replicas,
+        "currentReplicas": current_replicas,
+        "currentReplicasIfHigher": max(current_replicas, fallback.replicas),
+        "currentReplicasIfLower": min(current_replicas, fallback.replicas),
+    }[fallback.behavior]
+    if trigger.metric_type == "Value":
+        if not ready_replicas:
+            return None
+        replicas /= ready_replicas
+    return int(target_milli(trigger) * replicas) / 1000
 
 
 class KedaReason(StrEnum):
@@ -176,6 +230,16 @@ class KedaDecision:
     error: bool
     #: Whether the HPA scales the target after this poll (it is disabled at 0 replicas).
     hpa_enabled: bool
+
+    @property
+    def ready(self) -> Literal["True", "False", "Unknown"]:
+        """The ``Ready`` condition ``RequestScale`` leaves: False with ``TriggerError``, Unknown with
+        ``PartialTriggerError``, otherwise True (``ScaledObjectReady``)."""
+        if self.reason is KedaReason.TRIGGER_ERROR:
+            return "False"
+        if self.reason is KedaReason.PARTIAL_TRIGGER_ERROR:
+            return "Unknown"
+        return "True"
 
 
 class ScaledObjectState:

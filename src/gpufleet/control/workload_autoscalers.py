@@ -23,6 +23,7 @@ from operator import attrgetter
 from gpufleet.autoscaling.hpa_controller import HPA_SYNC_PERIOD_SECONDS, HorizontalAutoscaler
 from gpufleet.autoscaling.hpa_replicas import HPAPod, MetricObservation, PodMetric
 from gpufleet.autoscaling.keda import (
+    FallbackTracker,
     JobPod,
     KedaHpaInputs,
     ScaledJobState,
@@ -94,6 +95,8 @@ class HpaRuntime:
     target: str  # "<kind>/<ns>/<name>" of its scaleTargetRef
     hpa: HorizontalAutoscaler
     keda: ScaledObjectState | None = None  # set for the HPA a ScaledObject owns
+    #: KEDA's metrics adapter for a ScaledObject with ``spec.fallback`` (``GetMetricsWithFallback``)
+    fallback: FallbackTracker | None = None
     #: its target's pods at the last sync (``TargetPods``)
     pods_read: TargetPods | None = None
     #: the last sync's proposal, with what it was made of (``_propose``)
@@ -147,6 +150,7 @@ class WorkloadAutoscalers:
                 _target(so.scale_target_ref.kind, so.namespace, so.scale_target_ref.name),
                 HorizontalAutoscaler(keda_hpa_spec(hpa_inputs(so), so)),
                 state,
+                fallback=None if so.fallback is None else FallbackTracker(so),
             )
             self.scaled_objects.append((so, state, runtime))
         self.scaled_jobs = [(spec, job, ScaledJobState(spec, 0.0)) for spec, job in scaled_jobs]
@@ -205,7 +209,15 @@ class WorkloadAutoscalers:
             elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
                 so = rt.keda.spec
                 index = next(i for i, m in enumerate(hpa_inputs(so).metrics) if m.name == metric.metric.name)
-                values.append(self._trigger_value(so.triggers[index]))
+                value = self._trigger_value(so.triggers[index])
+                if (
+                    rt.fallback is not None
+                ):  # the metrics adapter's answer: the fallback's once past its threshold
+                    scaled = self.port.scale_target(rt.target)
+                    current = 0 if scaled is None else scaled.replicas
+                    ready = sum(1 for s in statuses if s.phase == "Running" and s.ready)
+                    value = rt.fallback.metric_value(index, value, current, ready)
+                values.append(value)
             else:
                 values.append(None)  # Resource, Object and unknown External metrics: no usage model
         return tuple(values)

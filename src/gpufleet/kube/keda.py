@@ -146,8 +146,22 @@ def _model_error(report: Reporter, err: KedaSpecError) -> None:
     report.error(err.path, err.message)
 
 
+#: KEDA's annotations that pause a ScaledObject or force it active (``apis/keda/v1alpha1``), not modelled
+_PAUSE_ANNOTATIONS = (
+    "autoscaling.keda.sh/paused",
+    "autoscaling.keda.sh/paused-replicas",
+    "autoscaling.keda.sh/paused-scale-in",
+    "autoscaling.keda.sh/paused-scale-out",
+    "autoscaling.keda.sh/force-activation",
+)
+
+
 def scaled_object(meta: Meta, body: Mapping[str, Any], report: Reporter) -> ScaledObjectSpec | None:
     """The ScaledObject's spec, or None when it cannot be read (the problems are reported)."""
+    for key in _PAUSE_ANNOTATIONS:
+        if key in meta.annotations:
+            note = "the ScaledObject scales as if it were unset"
+            report.at("metadata").not_modelled(f"annotations.{key}", note=note)
     spec = _spec(body, report)
     if spec is None:
         return None

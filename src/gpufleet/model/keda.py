@@ -279,7 +279,9 @@ class ScaleTargetRef:
 
 @dataclass(frozen=True)
 class Fallback:
-    """``spec.fallback``: replicas to report to the HPA once a trigger has failed too often."""
+    """``spec.fallback``: replicas to report to the HPA once a trigger has failed too often.
+
+    Valid for ``AverageValue`` and ``Value`` triggers alike (``CheckFallbackValid``, KEDA v2.18+)."""
 
     failure_threshold: int
     replicas: int
@@ -351,15 +353,17 @@ class ScaledObjectSpec:
                 f"FailureThreshold={fallback.failure_threshold} & Replicas={fallback.replicas} "
                 "must both be greater than or equal to 0",
             )
+        if cast(str, fallback.behavior) == "scalingModifiers":
+            # In KEDA's enum (v2.20), but it only acts through advanced.scalingModifiers.
+            raise KedaSpecError(
+                "spec.fallback.behavior",
+                "'scalingModifiers' works only with spec.advanced.scalingModifiers, "
+                "which gpufleet does not model",
+            )
         if fallback.behavior not in FALLBACK_BEHAVIORS:
             raise KedaSpecError("spec.fallback.behavior", f"must be one of {', '.join(FALLBACK_BEHAVIORS)}")
-        for i, trigger in enumerate(self.triggers):
-            if trigger.metric_type != "AverageValue":
-                raise KedaSpecError(
-                    f"spec.triggers[{i}].metricType",
-                    f"MetricType={trigger.metric_type}, but Fallback can only be enabled for triggers "
-                    "with metric of type AverageValue",
-                )
+        # Since KEDA v2.18 a fallback also serves ``Value`` triggers (``doFallback`` divides by the
+        # ready replicas); only cpu/memory triggers are excluded, and gpufleet models neither.
 
     @property
     def hpa_min_replicas(self) -> int:
