@@ -165,6 +165,29 @@ def unneeded_since(scans: Sequence[tuple[float, Sequence[str]]]) -> dict[str, fl
     return since
 
 
+def unneeded_after_update(
+    previously_unneeded: int,
+    nodes: int,
+    max_parallelism: int,
+    unneeded_time_s: float,
+    update_interval_s: float,
+) -> int:
+    """``Planner.UpdateClusterState(nodes, nodes, ...)`` of ``nodes`` empty 1-cpu nodes ``n<i>`` of group
+    ``ng1``, all eligible, the first ``previously_unneeded`` of them unneeded before
+    (``unneededNodes.Update``), with ``MaxScaleDownParallelism`` ``max_parallelism``,
+    ``ScaleDownUnneededTime`` ``unneeded_time_s`` and the planner's ``minUpdateInterval``
+    ``update_interval_s``: how many nodes ``unneededNodes`` holds after."""
+    names = [f"n{i}" for i in range(nodes)]
+    state = ClusterState([build_test_node(name, 1000, 10) for name in names])
+    request = ScaleDownRequest(
+        0.0, state, build_profile(ProfileConfig()), [Candidate(n, "ng1", nodes, 0) for n in names],
+        UtilizationRule(math.inf, math.inf), unneeded_time_s, 0.0, -math.inf,
+        dict.fromkeys(names[:previously_unneeded], 0.0), frozenset(), [], {}, frozenset(), None,
+        max_parallelism=max_parallelism, update_interval_s=update_interval_s,
+    )  # fmt: skip
+    return scale_down(request).unneeded_count
+
+
 def removable_at(empty: int, drain: int, min_size: int, target_size: int, deletions: int) -> tuple[int, int]:
     """``Nodes.RemovableAt`` of ``empty`` empty nodes (``empty-<i>``) and ``drain`` nodes with a pod each
     (``drain-<i>``, ``pod-<i>``) of group ``ng`` (``MinSize`` ``min_size``, ``TargetSize`` ``target_size``),

@@ -3,11 +3,12 @@
 ``TestFindNodesToRemove``, ``TestSimulateNodeRemoval``: which nodes the removal simulation finds removable,
 with the pods they reschedule, and why the others are not) and
 ``cluster-autoscaler/core/scaledown/planner/planner_test.go`` (``TestUpdateClusterState``: which nodes a scan
-finds unneeded and which unremovable; ``TestUpdateClusterStatUnneededNodesLimit``;
-``TestNewPlannerWithExistingDeletionCandidateNodes``; ``TestNodesToDelete``: the empty nodes and those to
-drain that may go), case by case. The simulator cases use upstream's ``testDeleteOptions`` (system pods,
-local storage and custom controllers all block), gpufleet's drainability defaults; no PDB. Upstream's
-``UnremovableReason`` is checked, and a blocking pod by the phrase of its ``drain`` reason code."""
+finds unneeded and which unremovable; ``TestUpdateClusterStatUnneededNodesLimit``: how many nodes a scan finds
+unneeded at most, ``unneededNodesLimit``; ``TestNewPlannerWithExistingDeletionCandidateNodes``;
+``TestNodesToDelete``: the empty nodes and those to drain that may go), case by case. The simulator cases use
+upstream's ``testDeleteOptions`` (system pods, local storage and custom controllers all block), gpufleet's
+drainability defaults; no PDB. Upstream's ``UnremovableReason`` is checked, and a blocking pod by the phrase
+of its ``drain`` reason code."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ca_builders import (
     empty_nodes,
     nodes_to_delete,
     simulate_removals,
+    unneeded_after_update,
     update_cluster_state,
 )
 
@@ -53,12 +55,7 @@ RECENT_EVICTIONS = (
 )
 TIMEOUT = (
     "--scale-down-simulation-timeout (a wall-clock budget, tested with a sleeping fake RemovalSimulator) "
-    "has no counterpart: gpufleet's scans run on a virtual clock and always simulate every candidate"
-)
-UNNEEDED_LIMIT = (
-    "unneededNodesLimit (MaxScaleDownParallelism, the planner's smallest update interval, "
-    "ScaleDownUnneededTime) is not modelled: gpufleet has no --max-scale-down-parallelism and tracks every "
-    "unneeded node it finds"
+    "has no counterpart: gpufleet's scans run on a virtual clock, with no time budget"
 )
 ATOMIC = "ZeroOrMaxNodeScaling (atomic) node groups are not modelled in gpufleet's node pools"
 DELETION_CANDIDATE_TAINTS = (
@@ -374,14 +371,16 @@ def test_update_cluster_state(
     assert update_cluster_state(nodes, pods, eligible, being_deleted) == (unneeded, unremovable_nodes)
 
 
+# (name, previously unneeded, nodes, MaxScaleDownParallelism, ScaleDownUnneededTime (s),
+# minUpdateInterval (s), unneeded after) or (name, Skip)
 UNNEEDED_LIMIT_CASES = [
-    "no unneeded, default settings",
-    "some unneeded, default settings",
-    "max unneeded, default settings",
-    "too many unneeded, default settings",
-    "instant kill nodes",
-    "quick loops",
-    "slow loops",
+    ("no unneeded, default settings", 0, 100, 10, 60.0, 10.0, 20),
+    ("some unneeded, default settings", 3, 100, 10, 60.0, 10.0, 23),
+    ("max unneeded, default settings", 70, 100, 10, 60.0, 10.0, 70),
+    ("too many unneeded, default settings", 77, 100, 10, 60.0, 10.0, 70),
+    ("instant kill nodes", 0, 100, 10, 0.0, 10.0, 20),
+    ("quick loops", 13, 100, 10, 60.0, 1.0, 33),
+    ("slow loops", 13, 100, 10, 60.0, 30.0, 30),
 ]
 ATOMIC_LIMIT_CASES = [
     "atomic sclale down - default settings",
@@ -394,12 +393,27 @@ ATOMIC_LIMIT_CASES = [
 
 
 @pytest.mark.parametrize(
-    "unused",
-    skipped_cases("TestUpdateClusterStatUnneededNodesLimit", UNNEEDED_LIMIT_CASES, Skip(UNNEEDED_LIMIT))
-    + skipped_cases("TestUpdateClusterStatUnneededNodesLimit", ATOMIC_LIMIT_CASES, Skip(ATOMIC)),
+    ("previously_unneeded", "nodes", "max_parallelism", "unneeded_time_s", "update_interval_s", "want"),
+    cases(
+        "TestUpdateClusterStatUnneededNodesLimit",
+        UNNEEDED_LIMIT_CASES + [(name, Skip(ATOMIC)) for name in ATOMIC_LIMIT_CASES],
+        6,
+    ),
 )
-def test_update_cluster_stat_unneeded_nodes_limit(unused: object) -> None:
-    """``TestUpdateClusterStatUnneededNodesLimit``."""
+def test_update_cluster_stat_unneeded_nodes_limit(
+    previously_unneeded: int,
+    nodes: int,
+    max_parallelism: int,
+    unneeded_time_s: float,
+    update_interval_s: float,
+    want: int,
+) -> None:
+    """``TestUpdateClusterStatUnneededNodesLimit``: a scan stops simulating removals once it has found
+    ``unneededNodesLimit`` unneeded nodes."""
+    got = unneeded_after_update(
+        previously_unneeded, nodes, max_parallelism, unneeded_time_s, update_interval_s
+    )
+    assert got == want
 
 
 @pytest.mark.parametrize(

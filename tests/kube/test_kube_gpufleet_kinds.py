@@ -245,3 +245,27 @@ def test_scale_down_unready_settings_and_their_errors(tmp_path: Path) -> None:
         f"{label}: spec.autoscaler.scaleDownUnreadyTime: invalid duration 'soon' (use Go syntax such as "
         "'90s', '20m', '2h')",
     ]
+
+
+def test_the_simulation_reads_the_scale_down_parallelism_flags(tmp_path: Path) -> None:
+    """``maxScaleDownParallelism`` and ``maxDrainParallelism`` as cluster-autoscaler's
+    ``--max-scale-down-parallelism`` (10) and ``--max-drain-parallelism`` (1); 0 is a value (no deletion, or
+    no drain, at all)."""
+    text = simulation("{autoscaler: {maxScaleDownParallelism: 20, maxDrainParallelism: 0}}")
+    assert load(tmp_path, text).simulation.autoscaler == AutoscalerSettings(
+        max_scale_down_parallelism=20, max_drain_parallelism=0
+    )
+    defaults = AutoscalerSettings()
+    assert (defaults.max_scale_down_parallelism, defaults.max_drain_parallelism) == (10, 1)
+
+
+def test_the_scale_down_parallelism_flags_are_integers_not_below_zero(tmp_path: Path) -> None:
+    label = "scenario.yaml: document 1 (Simulation/s): spec.autoscaler"
+    text = simulation("{autoscaler: {maxScaleDownParallelism: -1, maxDrainParallelism: '2'}}")
+    assert problems(tmp_path, text) == [
+        f"{label}.maxScaleDownParallelism: Invalid value: -1: must be greater than or equal to 0",
+        f'{label}.maxDrainParallelism: Invalid value: "2": must be an integer',
+    ]
+    assert problems(tmp_path, simulation("{autoscaler: {maxDrainParallelism: 1.5}}")) == [
+        f"{label}.maxDrainParallelism: Invalid value: 1.5: must be an integer"
+    ]

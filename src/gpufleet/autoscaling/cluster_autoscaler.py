@@ -24,9 +24,12 @@ order and acts on each reply before asking the next, since a launch may fail on 
   so with 10 s scans at the scan after the one at exactly that time; a node that is not Ready once unneeded
   for more than ``scaleDownUnreadyTime``, and never while ``scaleDownUnreadyEnabled`` is false), not within
   ``scaleDownDelayAfterAdd`` of a scale-up, never below a group's ``min`` (the nodes it is deleting counted:
-  ``verifyMinSize``), empty ones together (at most ``MAX_EMPTY_BULK_DELETE``) and others one at a time (while
-  a drained node is still going, no other non-empty node starts draining). Each node that may not go has
-  upstream's ``UnremovableReason``.
+  ``verifyMinSize``), within the deletion budgets (``budgets.ScaleDownBudgetProcessor.CropNodes``: at most
+  ``--max-scale-down-parallelism`` deletions at once, ``--max-drain-parallelism`` of them drains, those in
+  progress counted; empty nodes first, each kind taken a node group at a time: ``crop_to_budgets``). A scan
+  simulates the removal of eligible candidates only until it has found ``unneededNodesLimit`` unneeded nodes
+  (``unneeded_nodes_limit``), the empty candidates first, then those unneeded at the last scan
+  (``EmptySorting``, ``PreviousCandidates``). Each node that may not go has upstream's ``UnremovableReason``.
 - ``keep_warm``: a group with ``warm`` keeps that many empty GPU-ready nodes beyond what pods
   need (within ``max``).
 """
@@ -42,12 +45,11 @@ import numpy as np
 from gpufleet.autoscaling.drainability import moved
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.node_group_balancing import Balancing, balance, find_similar
-from gpufleet.autoscaling.removal_memo import RemovalMemo
+from gpufleet.autoscaling.removal_memo import Kept, RemovalMemo
 from gpufleet.autoscaling.resource_limits import apply_limits, delta_for_node, exceeded, limit_reason
 from gpufleet.autoscaling.scale_down import (
     SIMULATION_REASONS,
     Int8Array,
-    NodeVerdict,
     PlacementBase,
     Unremovable,
     UnremovableReason,
@@ -67,8 +69,6 @@ from gpufleet.cluster.state import ClusterState
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.profile import Profile
-
-MAX_EMPTY_BULK_DELETE = 10
 
 
 def has_movable_pods(state: ClusterState, name: str) -> bool:
@@ -248,6 +248,19 @@ class ScaleDownRequest:
     unremovable_until: Mapping[str, float] = field(default_factory=dict)
     #: ... found now, for --unremovable-node-recheck-timeout
     recheck_timeout_s: float = 5 * 60.0
+    #: --max-scale-down-parallelism: nodes (empty and drained) deleted at once ...
+    max_parallelism: int = 10
+    #: ... --max-drain-parallelism: of them, nodes drained
+    max_drain_parallelism: int = 1
+    #: the deletions this autoscaler has in progress, empty nodes and drained ones
+    #: (``ActuationStatus.DeletionsInProgress``: started, the node not gone yet)
+    in_progress: tuple[int, int] = (0, 0)
+    #: the nodes the last scan found unneeded, those it removed included (``len(unneededNodes.AsList())``
+    #: before this scan's ``Update``; None: ``len(unneeded_since)``) ...
+    unneeded_before: int | None = None
+    #: ... and the planner's smallest update interval (``minUpdateInterval``): both bound the unneeded nodes
+    #: a scan looks for (``unneeded_nodes_limit``)
+    update_interval_s: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -264,6 +277,9 @@ class ScaleDownReply:
     cooldown: bool = False
     #: the nodes not checked again until then, this scan's finds included (the next ``unremovable_until``)
     unremovable_until: dict[str, float] = field(default_factory=dict)
+    #: the scan stopped simulating removals at ``unneededNodesLimit``: some eligible candidates were not
+    #: looked at (the next scan looks again, its limit higher, though nothing changed)
+    cut: bool = False
 
     @property
     def acted(self) -> bool:
@@ -283,9 +299,27 @@ def recently_unremovable(until: float) -> Unremovable:
     return Unremovable(UnremovableReason.RECENTLY_UNREMOVABLE, f"{message} (unremovableNodeRecheckTimeout)")
 
 
-def _assess(request: ScaleDownRequest, candidates: Sequence[Candidate]) -> list[Unremovable | None]:
+def unneeded_nodes_limit(
+    parallelism: int, unneeded_before: int, unneeded_time_s: float, update_interval_s: float
+) -> int:
+    """``Planner.unneededNodesLimit``: with N ``--max-scale-down-parallelism``, the nodes found unneeded
+    before plus N and a buffer of N more, but never above N times the scans within ``ScaleDownUnneededTime``
+    (at least one; counted in whole nanoseconds, as upstream's durations) plus the buffer."""
+    n = parallelism
+    interval = max(round(update_interval_s * 1e9), 1)
+    unneeded_time = max(round(unneeded_time_s * 1e9), interval)
+    return min(unneeded_before + 2 * n, n * (unneeded_time // interval) + n)
+
+
+def _assess(
+    request: ScaleDownRequest, candidates: Sequence[Candidate], limit: int
+) -> dict[str, Unremovable | None]:
     """Why each candidate is not unneeded (None: it is): ``unremovable_reasons``, then the removal simulation,
-    each verdict recalled from the memo while it stands."""
+    each verdict recalled from the memo while it stands. ``categorizeNodes`` simulates the eligible
+    candidates (``FilterOutUnremovable``'s) in turn until ``limit`` are found unneeded: the others are left
+    out. When that may cut, they are taken empty ones first, then those unneeded at the last scan, else in
+    the candidates' order (the sort of ``ScaleDownCandidatesSortingProcessor``: ``EmptySorting``,
+    ``PreviousCandidates``)."""
     state = request.state
     exclude = {state.index[n] for n in request.deleting if n in state.index}
     budgets, allowed, daemon_pods = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
@@ -309,23 +343,36 @@ def _assess(request: ScaleDownRequest, candidates: Sequence[Candidate]) -> list[
     fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
     judged = unremovable_reasons(state, fresh, request.utilization, unready)
     reasons = dict(zip(fresh, judged, strict=True))
-    base = PlacementBase(state, exclude)
-    out: list[Unremovable | None] = []
+    out: dict[str, Unremovable | None] = {}
+    eligible: list[tuple[Candidate, int, Kept | None]] = []
     for c, i, known in zip(candidates, rows, recalled, strict=True):
-        if known is not None:
-            out.append(known.why)
+        why = known.why if known is not None else reasons[i]
+        if why is None or (known is not None and why.reason in SIMULATION_REASONS):
+            eligible.append((c, i, known))
             continue
-        verdict = (
-            NodeVerdict(c.node, reason, -1)
-            if (reason := reasons[i]) is not None
-            else simulate_removal(
+        out[c.node] = why  # not eligible
+        if known is None and memo is not None and i not in unready:
+            memo.keep(state, c.node, i, -1, why)
+    if len(eligible) > limit:  # stable: the candidates' order within each rank
+        before = request.unneeded_since
+        eligible.sort(key=lambda e: (has_movable_pods(state, e[0].node), e[0].node not in before))
+    base = PlacementBase(state, exclude)
+    found = 0
+    for c, i, known in eligible:
+        if found >= limit:
+            break
+        if known is not None:
+            why = known.why
+        else:
+            verdict = simulate_removal(
                 state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
                 request.verdicts, request.now,
-            )
-        )  # fmt: skip
-        if memo is not None and i not in unready:
-            memo.keep(state, c.node, i, verdict.examined, verdict.why)
-        out.append(verdict.why)
+            )  # fmt: skip
+            why = verdict.why
+            if memo is not None and i not in unready:
+                memo.keep(state, c.node, i, verdict.examined, why)
+        found += why is None
+        out[c.node] = why
     return out
 
 
@@ -352,6 +399,46 @@ def _above_min(
     return removable, at_min
 
 
+def _by_group(nodes: Sequence[Candidate]) -> list[list[Candidate]]:
+    """``ScaleDownBudgetProcessor.group``: the nodes by node group, the groups in the order of their first
+    node, each group's nodes in order."""
+    groups: dict[str, list[Candidate]] = {}
+    for c in nodes:
+        groups.setdefault(c.group, []).append(c)
+    return list(groups.values())
+
+
+def _crop(groups: Sequence[list[Candidate]], budget: int) -> list[Candidate]:
+    """``cropIndividualNodes``: whole groups in order, the last one cut to what is left of ``budget``."""
+    out: list[Candidate] = []
+    for nodes in groups:
+        left = budget - len(out)
+        if left < 1:
+            break
+        out += nodes[:left]
+    return out
+
+
+def crop_to_budgets(
+    empty: Sequence[Candidate],
+    drain: Sequence[Candidate],
+    max_parallelism: int,
+    max_drain_parallelism: int,
+    in_progress: tuple[int, int] = (0, 0),
+) -> tuple[list[Candidate], list[Candidate]]:
+    """``ScaleDownBudgetProcessor.CropNodes`` for node groups that scale a node at a time (gpufleet has no
+    ``ZeroOrMaxNodeScaling``): of ``max_parallelism`` less the deletions in progress (``in_progress``: empty,
+    drained), the empty nodes take what they need; the nodes to drain take the rest, within
+    ``max_drain_parallelism`` less the drains in progress. Each kind is grouped by node group and taken a
+    group at a time."""
+    empty_going, drains_going = in_progress
+    parallelism = max_parallelism - empty_going - drains_going
+    emptied = _crop(_by_group(empty), parallelism)
+    parallelism -= len(emptied)
+    drained = _crop(_by_group(drain), min(parallelism, max_drain_parallelism - drains_going))
+    return emptied, drained
+
+
 def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     state, now = request.state, request.now
     # unremovable.Nodes.Update: a node stays recently unremovable while in the cluster and its time after now
@@ -360,10 +447,21 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     candidates = list(request.candidates) if request.assess else []
     # FilterOutUnremovable: a recently unremovable node is not assessed (IsRecent comes before every check)
     assessed = [c for c in candidates if c.node not in recheck]
-    verdicts = dict(zip((c.node for c in assessed), _assess(request, assessed), strict=True))
+    before = len(unneeded) if request.unneeded_before is None else request.unneeded_before
+    limit = unneeded_nodes_limit(
+        request.max_parallelism, before, request.unneeded_time_s, request.update_interval_s
+    )
+    verdicts = _assess(request, assessed, limit)
+    cut = len(verdicts) < len(assessed)
     not_unneeded: list[tuple[str, Unremovable]] = []
     for c in candidates:
-        why = verdicts[c.node] if c.node in verdicts else recently_unremovable(recheck[c.node])
+        if c.node in verdicts:
+            why = verdicts[c.node]
+        elif c.node in recheck:
+            why = recently_unremovable(recheck[c.node])
+        else:  # past unneededNodesLimit: neither unneeded nor unremovable
+            unneeded.pop(c.node, None)
+            continue
         if why is None:
             unneeded.setdefault(c.node, now)
             continue
@@ -376,7 +474,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             del unneeded[name]
     if now - request.last_scale_up_s < request.delay_after_add_s:
         return ScaleDownReply(
-            unneeded, not_unneeded=tuple(not_unneeded), cooldown=True, unremovable_until=recheck
+            unneeded, not_unneeded=tuple(not_unneeded), cooldown=True, unremovable_until=recheck, cut=cut
         )
     by_node = {c.node: c for c in request.candidates}
     ripe: list[Candidate] = []
@@ -401,16 +499,18 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     movable = {c.node: has_movable_pods(state, c.node) for c in ripe}
     removable, at_min = _above_min(ripe, movable, request.deletions)
     unremovable += at_min
-    removed: list[Candidate] = []
-    drained = bool(ripe) and any(has_movable_pods(state, n) for n in request.deleting)
-    for c in removable:  # the budgets: empty nodes together, one drain at a time
-        empty = not movable[c.node]
-        if (empty and len(removed) < MAX_EMPTY_BULK_DELETE) or (not empty and not drained):
-            drained |= not empty
-            removed.append(c)
-            unneeded.pop(c.node, None)
+    emptied, drained = crop_to_budgets(
+        [c for c in removable if not movable[c.node]],
+        [c for c in removable if movable[c.node]],
+        request.max_parallelism,
+        request.max_drain_parallelism,
+        request.in_progress,
+    )
+    removed = emptied + drained
+    for c in removed:
+        unneeded.pop(c.node, None)
     return ScaleDownReply(
-        unneeded, tuple(removed), tuple(unremovable), tuple(not_unneeded), unremovable_until=recheck
+        unneeded, tuple(removed), tuple(unremovable), tuple(not_unneeded), unremovable_until=recheck, cut=cut
     )
 
 

@@ -9,10 +9,12 @@ new nodes split with its similar pools under ``--balance-similar-node-groups``
 cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
 nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) below the utilisation threshold
 whose pods fit elsewhere become unneeded (a node whose pods could not move is not looked at again for
-``unremovableNodeRecheckTimeout``, 5 minutes, whatever changes; the loop scans again then) and are removed
+``unremovableNodeRecheckTimeout``, 5 minutes, whatever changes; the loop scans again then; a scan looks for
+no more than ``unneededNodesLimit``) and are removed
 once unneeded for more than ``scaleDownUnneededTime`` (a node that is not Ready for more than
 ``scaleDownUnreadyTime``, none with ``scaleDownUnreadyEnabled: false``), not within ``scaleDownDelayAfterAdd``
-of a scale-up, empty ones together and others one at a time (drained: pods evicted with their grace period,
+of a scale-up, at most ``maxScaleDownParallelism`` deletions at once and ``maxDrainParallelism`` drains, those
+in progress counted (drained: pods evicted with their grace period,
 then the node deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each
 scan leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). A launch the
 cloud refuses backs the pool off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``), and
@@ -40,6 +42,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     ScaleDownRequest,
     ScaleUpRequest,
     WarmGroup,
+    has_movable_pods,
     keep_warm,
     recently_unremovable,
     scale_down,
@@ -143,6 +146,11 @@ class ClusterAutoscalerLoop:
         self.armed_at: float | None = None
         self.unneeded_since: dict[str, float] = {}
         self.deleting: set[str] = set()  # nodes it is draining to delete
+        self.draining: set[str] = set()  # those of them it drains (the others were empty)
+        #: the deletions the last scan started (drained or not), and when: a scan at the same instant (a
+        #: change arms one) counts them in progress though their nodes are gone (upstream's loop scans once
+        #: a tick, and an empty node's deletion takes --node-delete-delay-after-taint, 5 s, after its taint)
+        self._started: tuple[float, dict[str, bool]] = (-math.inf, {})
         self.last_scale_up_s = -math.inf
         self.events: list[ScaleEvent] = [] if events is None else events
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
@@ -157,6 +165,7 @@ class ClusterAutoscalerLoop:
         #: the nodes the removal simulation found unremovable, each not checked again until then
         self._unremovable_until: dict[str, float] = {}
         self.gauges = ScaleDownGauges()
+        self._cut = False  # the last scan stopped at unneededNodesLimit
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -426,8 +435,11 @@ class ClusterAutoscalerLoop:
         above_min = tuple(len(g.nodes) > g.pool.min for g in port.node_groups.values() if g.pool.autoscaled)
         going_key = tuple(sorted(going))
         key = (st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min)
-        # ... and a node found unremovable is assessed again once its time is up
-        assessing = key != self._assessed or any(t <= now for t in self._unremovable_until.values())
+        # ... and a node found unremovable is assessed again once its time is up, and every candidate again
+        # after a scan that stopped at unneededNodesLimit (its limit is higher now)
+        assessing = (
+            key != self._assessed or self._cut or any(t <= now for t in self._unremovable_until.values())
+        )
         self._assessed = key
         reply = scale_down(
             ScaleDownRequest(
@@ -452,17 +464,28 @@ class ClusterAutoscalerLoop:
                 deletions={g.name: len(g.nodes & self.deleting) for g in port.node_groups.values()},
                 unremovable_until=self._unremovable_until,
                 recheck_timeout_s=self.settings.unremovable_node_recheck_timeout_s,
+                max_parallelism=self.settings.max_scale_down_parallelism,
+                max_drain_parallelism=self.settings.max_drain_parallelism,
+                in_progress=self._in_progress(now),
+                unneeded_before=self.gauges.unneeded,
+                update_interval_s=self._update_interval(),
             )
         )
         self.unneeded_since, self._unremovable_until = reply.unneeded_since, reply.unremovable_until
+        self._cut = reply.cut
         self._not_unneeded = reply.not_unneeded if assessing else self._not_assessed_again()
         self.gauges.unneeded = reply.unneeded_count
         if not reply.cooldown:  # countsByReason of the candidates' reasons and RemovableAt's
             self.gauges.unremovable.update(
                 Counter(why.reason for _, why in (*self._not_unneeded, *reply.unremovable))
             )
+        started = self._started[1] if self._started[0] == now else {}
+        self._started = now, started
         for c in reply.remove:
             self.deleting.add(c.node)
+            started[c.node] = has_movable_pods(st, c.node)  # (StartDeletionWithDrain)
+            if started[c.node]:
+                self.draining.add(c.node)
             grace = port.drain(c.node)
             self.clock.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
@@ -481,8 +504,25 @@ class ClusterAutoscalerLoop:
         """Each PodDisruptionBudget's ``disruptionsAllowed``, by ``namespace/name``."""
         return {f"{b.namespace}/{b.name}": n for b, n in self.port.pod_disruption_budgets()}
 
+    def _in_progress(self, now: float) -> tuple[int, int]:
+        """The deletions it has in progress, empty nodes and drained ones (``DeletionsInProgress``): its nodes
+        not gone yet, and those whose deletion started at this instant."""
+        going = {name: name in self.draining for name in self.deleting}
+        if self._started[0] == now:
+            going.update(self._started[1])
+        drains = sum(going.values())
+        return len(going) - drains, drains
+
+    def _update_interval(self) -> float:
+        """The planner's smallest update interval (``minUpdateInterval``): ``ScaleDownUnneededTime`` (a
+        nanosecond when 0) until the loop's second run, its period after (upstream's loop runs every
+        ``scanInterval``; gpufleet skips the scans that would find nothing new). The smaller of the two: at
+        the first run, with nothing unneeded before, both give the limit twice the parallelism."""
+        return min(self.settings.scale_down_unneeded_time_s or 1e-9, self.settings.scan_interval_s)
+
     def _deleted(self, name: str) -> None:
         self.deleting.discard(name)
+        self.draining.discard(name)
         self.port.delete_node(name)
 
     # -- warm nodes --------------------------------------------------------------------------

@@ -8,8 +8,10 @@ entries; the minima bound scale-down, not modelled: a warning),
 ``balanceSimilarNodeGroups``, ``balancingIgnoreLabel`` (a list),
 ``scaleDownUnneededTime``, ``scaleDownUnreadyEnabled``, ``scaleDownUnreadyTime``,
 ``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
-``ignoreDaemonsetsUtilization``, ``unremovableNodeRecheckTimeout``, ``initialNodeGroupBackoffDuration``,
-``maxNodeGroupBackoffDuration``, ``nodeGroupBackoffResetTimeout``), with upstream's defaults. ``NodePool``:
+``ignoreDaemonsetsUtilization``, ``unremovableNodeRecheckTimeout``, ``maxScaleDownParallelism`` and
+``maxDrainParallelism`` (integers, 0 or more: 10 and 1 by default; 0 deletes no node, or drains none),
+``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``, ``nodeGroupBackoffResetTimeout``), with
+upstream's defaults. ``NodePool``:
 ``replicas``, a Node-like ``template`` (validated against the Kubernetes Node schema), ``min``, ``max``,
 ``warm``, ``pricePerHour``, ``provisioning`` (the start chain's stages in order, read by
 ``gpufleet.lifecycle.node_start``), ``stock`` and ``gpu`` (declared by GPU model; ``migConfig`` names a
@@ -134,6 +136,8 @@ class Autoscaler(SpecModel):
     scale_down_unready_time: Duration | None = None
     scale_down_delay_after_add: Duration | None = None
     unremovable_node_recheck_timeout: Duration | None = None
+    max_scale_down_parallelism: NonNegativeInt | None = None
+    max_drain_parallelism: NonNegativeInt | None = None
     scale_down_utilization_threshold: Fraction01 | None = None
     scale_down_gpu_utilization_threshold: Fraction01 | None = None
     ignore_daemonsets_utilization: bool | None = None
@@ -217,6 +221,8 @@ class Autoscaler(SpecModel):
             "scale_down_unready_time_s": self.scale_down_unready_time,
             "scale_down_delay_after_add_s": self.scale_down_delay_after_add,
             "unremovable_node_recheck_timeout_s": self.unremovable_node_recheck_timeout,
+            "max_scale_down_parallelism": self.max_scale_down_parallelism,
+            "max_drain_parallelism": self.max_drain_parallelism,
             "scale_down_utilization_threshold": self.scale_down_utilization_threshold,
             "scale_down_gpu_utilization_threshold": self.scale_down_gpu_utilization_threshold,
             "ignore_daemonsets_utilization": self.ignore_daemonsets_utilization,

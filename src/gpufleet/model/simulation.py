@@ -36,6 +36,12 @@ class AutoscalerSettings:
     #: --unremovable-node-recheck-timeout: a node the removal simulation found unremovable is not checked
     #: again for this long (``unremovable.Nodes``)
     unremovable_node_recheck_timeout_s: float = 5 * 60.0
+    #: --max-scale-down-parallelism: nodes (empty and drained) being deleted at once, those in progress
+    #: counted; it also bounds the unneeded nodes a scan looks for (``unneededNodesLimit``) ...
+    max_scale_down_parallelism: int = 10
+    #: ... --max-drain-parallelism: of them, nodes being drained (the deprecated --max-empty-bulk-delete is
+    #: no longer a flag in 1.34)
+    max_drain_parallelism: int = 1
     scale_down_utilization_threshold: float = 0.5
     scale_down_gpu_utilization_threshold: float = 0.5
     ignore_daemonsets_utilization: bool = False
