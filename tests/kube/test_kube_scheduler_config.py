@@ -148,6 +148,18 @@ profiles:
     ]
 
 
+def test_coscheduling_pod_group_reject_percentage_is_read_and_kept_within_0_and_100(tmp_path: Path) -> None:
+    """scheduler-plugins' ``CoschedulingArgs.podGroupRejectPercentage`` (``ValidateCoschedulingArgs``:
+    "must be between 0 and 100")."""
+    config = "profiles:\n- pluginConfig:\n  - name: Coscheduling\n    args: {podGroupRejectPercentage: %d}\n"
+    (loaded,) = load(tmp_path, HEADER + config % 50).schedulers
+    assert loaded.profiles[0].plugin_args["Coscheduling"] == {"podGroupRejectPercentage": 50}
+    assert problems(tmp_path, HEADER + config % 101) == [
+        f"{LABEL}: profiles[0].pluginConfig[0].args.podGroupRejectPercentage: Invalid value: 101: "
+        "must be between 0 and 100"
+    ]
+
+
 def test_only_a_single_profile_is_named_default_scheduler_by_default(tmp_path: Path) -> None:
     (config,) = load(tmp_path, HEADER + "profiles: [{percentageOfNodesToScore: 10}]\n").schedulers
     assert config.profiles[0].scheduler_name == "default-scheduler"

@@ -169,15 +169,16 @@ status: {phase: Running}
     ]
 
 
-def test_pod_group_defaults_and_min_resources_warning(tmp_path: Path) -> None:
+def test_pod_group_defaults_and_min_resources_read(tmp_path: Path) -> None:
+    """``minResources`` is read (Coscheduling's PreFilter checks it: ``CheckClusterResource``), in
+    canonical units, without a warning."""
     text = """
 apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
 metadata: {name: g}
-spec: {minResources: {nvidia.com/gpu: 16}}
+spec: {minResources: {nvidia.com/gpu: 16, cpu: 1500m}}
 """
     scenario = load(tmp_path, text)
     assert scenario.pod_groups["default/g"].min_member == 1
-    assert warnings(tmp_path, text) == [
-        "scenario.yaml: document 1 (PodGroup/default/g): spec.minResources is not modelled; ignored"
-    ]
+    assert scenario.pod_groups["default/g"].min_resources == {"nvidia.com/gpu": 16, "cpu": 1500}
+    assert warnings(tmp_path, text) == []

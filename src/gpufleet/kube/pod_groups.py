@@ -1,9 +1,9 @@
 """scheduler-plugins' ``PodGroup`` (``scheduling.x-k8s.io/v1alpha1``): a gang's size and timeout.
 
 Fields of ``sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1.PodGroupSpec``:
-``minMember`` (at least 1; 1 when absent), ``scheduleTimeoutSeconds`` and ``minResources``
-(validated as a resource list, not modelled). ``status`` is what the controller reports and
-is not read. ``gpufleet.io/submit-at`` on the PodGroup sets when it is created.
+``minMember`` (at least 1; 1 when absent), ``scheduleTimeoutSeconds`` and ``minResources`` (a
+resource list: Coscheduling's PreFilter checks the cluster can hold it). ``status`` is what the
+controller reports and is not read. ``gpufleet.io/submit-at`` on the PodGroup sets when it is created.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ class PodGroupSpec(SpecModel):
 
 def pod_group(meta: Meta, body: Mapping[str, Any], report: Reporter, order: int) -> PodGroup:
     spec = validate(PodGroupSpec, body.get("spec") or {}, report, "spec") or PodGroupSpec()
-    if spec.min_resources:
-        resource_lists.read(spec.min_resources, report, "spec.minResources")
-        report.not_modelled("spec.minResources")
+    min_resources = None
+    if spec.min_resources is not None:
+        min_resources = resource_lists.read(spec.min_resources, report, "spec.minResources")
     own = pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.WORKLOAD_KEYS)
     timeout = spec.schedule_timeout_seconds
     return PodGroup(
@@ -39,4 +39,5 @@ def pod_group(meta: Meta, body: Mapping[str, Any], report: Reporter, order: int)
         min_member=spec.min_member,
         schedule_timeout_s=float(timeout) if timeout is not None else None,
         created=Created(pod_annotations.number(own, pod_annotations.SUBMIT_AT) or 0.0, order),
+        min_resources=min_resources,
     )

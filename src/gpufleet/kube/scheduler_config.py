@@ -169,6 +169,7 @@ class CoschedulingArgs(SpecModel):
     kind: str | None = None
     permit_waiting_time_seconds: int | None = None
     pod_group_backoff_seconds: int | None = None
+    pod_group_reject_percentage: int | None = None
 
 
 def scheduler_config(name: str, body: Mapping[str, Any], report: Reporter) -> SchedulerConfig | None:
@@ -388,6 +389,9 @@ def _check_coscheduling_args(raw: dict[str, Any], report: Reporter, path: str) -
     ):
         if value is not None and value < 0:
             report.error(f"{path}.{field}", invalid(value, "must be greater than 0"))
+    percentage = args.pod_group_reject_percentage
+    if percentage is not None and not 0 <= percentage <= 100:
+        report.error(f"{path}.podGroupRejectPercentage", invalid(percentage, "must be between 0 and 100"))
 
 
 class NodeResourcesBalancedAllocationArgs(SpecModel):

@@ -116,6 +116,8 @@ class PodGroup:
     created: Created = Created()
     #: a Volcano PodGroup's ``spec.queue`` (``scheduling.volcano.sh``); None for scheduler-plugins'
     queue: str | None = None
+    #: scheduler-plugins' ``spec.minResources`` in canonical units (None: not given)
+    min_resources: dict[str, int] | None = None
 
     @property
     def key(self) -> str:

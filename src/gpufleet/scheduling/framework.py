@@ -72,6 +72,8 @@ class PodContext:
     nonzero: IntArray = field(init=False)
     #: per-shape scratch space where plugins keep what they derive once per pod shape
     memo: dict[object, object] = field(default_factory=dict)
+    #: the cycle's time (a what-if that is given none: 0)
+    now: float = 0.0
 
     def __post_init__(self) -> None:
         self.req, self.nonzero = self.state.pod_vectors(self.pod)
@@ -119,13 +121,17 @@ class QueueSort(Plugin):
 class Permit(Plugin):
     extension_points = frozenset({"permit"})
 
-    def permit(self, ctx: PodContext, gangs: GangView) -> tuple[Code, PodGroup | None]:
-        """SUCCESS (with the gang it completes, whose waiting pods go on), or WAIT for the gang."""
+    def permit(self, ctx: PodContext, gangs: GangView) -> tuple[Status, PodGroup | None]:
+        """SUCCESS (with the gang it completes, whose waiting pods go on), WAIT for the gang, or a
+        rejection (Unschedulable, with its message: the pod is not placed)."""
         raise NotImplementedError
 
     def wait_time(self, group: PodGroup) -> float:
         """How long a pod of ``group`` may wait at Permit."""
         raise NotImplementedError
+
+    def unreserve(self, group: PodGroup, now: float) -> None:
+        """A pod of ``group`` waiting at Permit was rejected at ``now`` (``Unreserve``)."""
 
 
 class Wording:

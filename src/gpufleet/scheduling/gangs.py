@@ -48,5 +48,10 @@ class GangView:
     def member_count(self, group: PodGroup) -> int:
         return len(self.members.get(group.key, ()))
 
+    def gated_count(self, group: PodGroup) -> int:
+        """The group's members that still carry scheduling gates."""
+        pods = self.pods
+        return sum(1 for m in self.members.get(group.key, ()) if pods[m].scheduling_gates)
+
     def assigned(self, group: PodGroup, exclude: str | None = None) -> int:
         return sum(1 for m in self.members.get(group.key, ()) if m != exclude and m in self.state.assignments)

@@ -52,6 +52,7 @@ from gpufleet.scheduling.framework import (
     PodContext,
     PostFilterRequest,
     StaticFilter,
+    Status,
 )
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.host_draws import HostDraws
@@ -311,7 +312,7 @@ class Scheduler:
         pod = qp.pod
         key = pod.key
         profile = self.profiles[pod.scheduler_name]
-        ctx = PodContext(pod, self.state)
+        ctx = PodContext(pod, self.state, now=now)
         if self.backfill is not None:
             self.cache_mode = self.backfill.prepare(pod, now)
         if self.nominated:
@@ -360,7 +361,10 @@ class Scheduler:
         if self.backfill is not None:
             self.backfill.placed(pod)
         if profile.permit is not None:
-            code, group = profile.permit.permit(ctx, self.gangs)
+            permitted, group = profile.permit.permit(ctx, self.gangs)
+            code = permitted.code
+            if code == Code.UNSCHEDULABLE:
+                return self._rejected_at_permit(qp, permitted, now)
             if code == Code.WAIT and group is not None:
                 deadline = now + profile.permit.wait_time(group)
                 self.waiting[key] = Waiting(qp, node, now, deadline, group)
@@ -376,6 +380,15 @@ class Scheduler:
                 return [self._bind(w.qp.pod, w.node, waited=True) for w in released] + [self._bind(pod, node)]
         self.queue.remove(key)
         return [self._bind(pod, node)]
+
+    def _rejected_at_permit(self, qp: QueuedPod, status: Status, now: float) -> list[Outcome]:
+        """``schedulingCycle``: a Permit plugin rejected the pod: it is unreserved and forgotten (its room
+        given back) and fails with a FitError of the one node it was to go to, the plugin named as its
+        rejector (``0/1 nodes are available: 1 PodGroup not found.``)."""
+        self.state.unassign(qp.pod.key)
+        self.queue.mark_unschedulable(qp, now, frozenset({status.plugin}))
+        message = fit_error(1, Counter({status.message: 1}))
+        return [Outcome(qp.pod, "unschedulable", message=message)]
 
     def _bind(self, pod: Pod, node: str, waited: bool = False) -> Outcome:
         """The pod is bound: the device level gives it its units (``gpus.ledger``), where there is one.
@@ -501,6 +514,8 @@ class Scheduler:
             del self.waiting[key]
             self.state.unassign(key)
             permit = self.profiles[w.qp.pod.scheduler_name].permit
+            if permit is not None:
+                permit.unreserve(w.group, now)
             self.queue.mark_unschedulable(w.qp, now, frozenset({permit.name}) if permit else frozenset())
             self._requeue_for(assigned_pod_deleted(w.qp.pod, w.node), now)
             out.append(Outcome(w.qp.pod, "rejected", node=w.node, message=message))

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpufleet.model.resources import Resources
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.events import POD_DELETED, EventWithHint
 from gpufleet.scheduling.framework import (
+    SUCCESS,
     Code,
     PodContext,
     PostFilterRequest,
@@ -50,6 +52,9 @@ from gpufleet.scheduling.framework import (
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.coscheduling import Coscheduling
 from gpufleet.scheduling.registry import register
+
+if TYPE_CHECKING:
+    from gpufleet.scheduling.queue import QueuedPod
 
 VOLCANO_SCHEDULER = "volcano"
 #: ``QueueNameAnnotationKey``: a pod's queue when no Volcano PodGroup names one
@@ -66,6 +71,25 @@ class VolcanoGang(Coscheduling, Wording):
     @classmethod
     def from_args(cls, args: dict[str, Any]) -> VolcanoGang:
         return cls()
+
+    def sort_key(self, qp: QueuedPod, gangs: GangView) -> tuple[object, ...]:
+        """A job's tasks together: priority, the PodGroup's creation time, its ``namespace/name``, then
+        arrival (a pod of no group: its first queue time and its own name); not Coscheduling's order by
+        pod name, nor its ``lastFailedSchedulePG``."""
+        group = gangs.group_of(qp.pod)
+        if group is None:
+            return (-qp.pod.priority, qp.initial_timestamp, qp.pod.key, qp.seq)
+        return (-qp.pod.priority, group.created.submit_at_s, group.key, qp.seq)
+
+    def permit(self, ctx: PodContext, gangs: GangView) -> tuple[Status, PodGroup | None]:
+        """Coscheduling's Permit, but a pod whose PodGroup is not found is let go (not Coscheduling's
+        PodGroupNotFound)."""
+        if gangs.group_of(ctx.pod) is None:
+            return SUCCESS, None
+        return super().permit(ctx, gangs)
+
+    def unreserve(self, group: PodGroup, now: float) -> None:
+        """Nothing (Coscheduling's ``MarkPodGroupScheduleFailure`` is not Volcano's)."""
 
     def pre_filter(self, ctx: PodContext, gangs: GangView) -> Status:
         group = gangs.group_of(ctx.pod)
