@@ -131,9 +131,14 @@ def down(state: ClusterState, **kw: Any) -> ScaleDownReply:
 
 
 def test_an_underused_node_whose_pods_fit_elsewhere_goes_after_the_unneeded_time() -> None:
-    state = ClusterState([gpu_node("h100-0", 8), gpu_node("h100-1", 8)])
+    """Its pod fits on a node that stays (``h100-2``, not a candidate): upstream's planner keeps each removal
+    it found possible for the next candidate's simulation (``persistSuccessfulSimulations``), so a pod that
+    fit only on the empty node deleted beside it would keep its node
+    (``test_a_drain_whose_pods_only_fit_on_an_empty_node_deleted_beside_it_waits``)."""
+    state = ClusterState([gpu_node("h100-0", 8), gpu_node("h100-1", 8), gpu_node("h100-2", 8)])
     job_pod = gpu_pod("train-0", 2, owner=OwnerRef("Job", "train"))
     state.assign(job_pod, "h100-1", 0.0)
+    state.assign(gpu_pod("serve-0", 6, owner=OwnerRef("Job", "serve")), "h100-2", 0.0)
     first = down(state)
     assert first.unneeded_since == {"h100-0": 700.0, "h100-1": 700.0} and first.remove == ()
     early = down(state, now=1300.0, unneeded_since=first.unneeded_since)  # unneeded for 600 s, not more

@@ -178,3 +178,23 @@ spec:
     sim = run_simulation(write(tmp_path, simulation, pool(25)))
     downs = [e.t_s for e in sim.autoscaler.events if e.kind == "scale-down"]
     assert downs == [610.0] * 10 + [620.0] * 10 + [630.0] * 5
+
+
+def test_a_drain_whose_pods_only_fit_on_an_empty_node_deleted_beside_it_waits() -> None:
+    """``persistSuccessfulSimulations``: upstream's planner finds the empty node removable first and keeps
+    that removal in its snapshot, so the busy node's pod has nowhere to go and the node stays. gpufleet
+    checks the scan's deletions together: the empty node goes, the drain waits (it used to go too, its pod
+    left with no node)."""
+    state = cluster(1, 1)
+    assert removed(down(state, ["e00", "b00"])) == ["e00"]
+    assert removed(down(cluster(1, 1, spare=True), ["e00", "b00"])) == ["e00", "b00"]
+
+
+def test_drains_that_go_together_share_the_room_their_pods_move_to() -> None:
+    """``maxDrainParallelism`` 3: three one-pod nodes to drain and a spare node with room for two of their
+    pods: the first two go, the third waits for a later scan."""
+    state = ClusterState([gpu_node(f"b{k:02}", 8) for k in range(3)] + [gpu_node("spare", 2)])
+    for k in range(3):
+        state.assign(gpu_pod(f"pod-{k}", 1, owner=JOB), f"b{k:02}", 0.0)
+    nodes = [f"b{k:02}" for k in range(3)]
+    assert removed(down(state, nodes, max_drain_parallelism=3)) == nodes[:2]

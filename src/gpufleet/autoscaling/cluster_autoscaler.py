@@ -54,6 +54,7 @@ from gpufleet.autoscaling.scale_down import (
     Unremovable,
     UnremovableReason,
     UtilizationRule,
+    removable_together,
     simulate_removal,
     unremovable_reasons,
 )
@@ -439,6 +440,29 @@ def crop_to_budgets(
     return emptied, drained
 
 
+def _drains_that_fit(
+    request: ScaleDownRequest, emptied: Sequence[Candidate], drained: Sequence[Candidate]
+) -> list[Candidate]:
+    """The nodes to drain that can go together with the empty nodes deleted beside them (and the deletions
+    in progress): upstream's planner keeps each removal it found possible in the snapshot the next
+    candidate is simulated on (``persistSuccessfulSimulations``), so the nodes it deletes in one scan can
+    go together; gpufleet simulates each candidate on the cluster as it is, and checks the scan's
+    deletions together here (``removable_together``), in order: a drain whose pods would no longer all
+    fit is left for a later scan. One drain alone, with no empty node beside it, needs no second look."""
+    if not drained or (len(drained) == 1 and not emptied):
+        return list(drained)
+    state = request.state
+    gone = {state.index[n] for n in request.deleting if n in state.index}
+    gone |= {state.index[c.node] for c in emptied}
+    kept: list[Candidate] = []
+    for c in drained:
+        rows = [state.index[k.node] for k in (*kept, c)]
+        budgets, allowed, daemons = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
+        if removable_together(state, rows, request.profile, budgets, allowed, daemons, gone, request.now):
+            kept.append(c)
+    return kept
+
+
 def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     state, now = request.state, request.now
     # unremovable.Nodes.Update: a node stays recently unremovable while in the cluster and its time after now
@@ -506,7 +530,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
         request.max_drain_parallelism,
         request.in_progress,
     )
-    removed = emptied + drained
+    removed = emptied + _drains_that_fit(request, emptied, drained)
     for c in removed:
         unneeded.pop(c.node, None)
     return ScaleDownReply(

@@ -435,3 +435,32 @@ def simulate_removal(
             verdict = NodeVerdict(name, why)
             break
     return replace(verdict, examined=trial.examined if own_rows and trial.rows_alone else None)
+
+
+def removable_together(
+    state: ClusterState,
+    rows: Sequence[int],
+    profile: Profile,
+    budgets: list[DisruptionBudget],
+    allowed: dict[str, int],
+    is_daemon: set[str],
+    gone: AbstractSet[int],
+    now: float = 0.0,
+) -> bool:
+    """Whether the nodes ``rows`` can all go at once, with the nodes ``gone`` gone too: every pod a drain
+    would move from them placed, in turn, on the other nodes, each placement taking its room before the
+    next (what cluster-autoscaler's planner leaves in its snapshot with ``persistSuccessfulSimulations``:
+    each removal found possible kept for the next candidate's simulation, the node gone, its pods on
+    their new nodes), the drained nodes ghosts tainted ``ToBeDeletedByClusterAutoscaler``."""
+    exclude = frozenset(gone) | frozenset(rows)
+    trial = TrialPlacement(state, profile, exclude, None, PlacementBase(state, exclude))
+    pods = [a for i in rows for a in sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)]
+    trial.unschedule([a.pod for a in pods])
+    trial.drained, trial.drained_taint = list(rows), Taint(TO_BE_DELETED.key, f"{int(now)}", NO_SCHEDULE)
+    for a in pods:
+        if a.pod.key in is_daemon:
+            continue
+        drain = drainable(a.pod, budgets, allowed, now - a.start_s)
+        if drain.blocker is not None or (drain.moved and trial.place(a.pod) is None):
+            return False
+    return True
