@@ -419,3 +419,18 @@ def test_each_pods_claims_and_the_subrequest_it_got_are_in_the_summary_and_descr
     assert out.exit_code == 0, out.output
     held = "gpus/two-l4: gpu.nvidia.com/n/l4-0, gpus/two-l4: gpu.nvidia.com/n/l4-1"
     assert f"    ResourceClaim default/second-gpus: {held}" in out.output.splitlines()
+
+
+def test_a_pending_pods_diagnosis_gives_the_allocators_reason_behind_cannot_allocate_all_claims() -> None:
+    """kube-scheduler's message says only ``cannot allocate all claims``; the diagnosis hints give gpufleet's
+    allocator's reason with the nodes it holds on (``examples/dra/claim-h100.yaml``: ``too-big`` asks for a
+    device no node has)."""
+    example = Path(__file__).parents[2] / "examples" / "dra" / "claim-h100.yaml"
+    sim = Simulation(load_scenario([example]))
+    sim.run()
+    record = {p["name"]: p for p in build_summary(sim)["pods"]}["default/too-big"]
+    assert "cannot allocate all claims" in record["message"]
+    assert record["diagnosis"]["hints"] == [
+        "claim default/too-big-gpu, request gpu: needs 1 matching device(s), the node has 0 matching, "
+        "0 of them free (on h100-0, t4-0)"
+    ]

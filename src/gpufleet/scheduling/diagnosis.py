@@ -5,7 +5,8 @@ what is free now (all members at once, first-fit by largest free block, counting
 memory and pods too), and plain-language hints: "16 GPUs are free but no node has 8". Given
 the nodes the pod may use at all (``eligible``: `reachable`, its scheduler's node-only filters),
 the fragmentation hint counts only their free GPUs; those on other nodes are out of its reach,
-not fragmented.
+not fragmented. For a pod with ResourceClaims, the allocator's own reasons behind DynamicResources'
+``cannot allocate all claims`` (which kube-scheduler's message leaves out), each with the nodes it holds on.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import GangView
 
 TOP_NODES = 16
+#: the nodes whose DRA allocation a diagnosis tries, at most (each try may search the node's devices)
+CLAIM_NODES = 32
+#: the nodes a claim hint names, at most (the others counted)
+NAMED_NODES = 3
 
 
 def members_that_fit(state: ClusterState, pods: list[Pod], eligible: list[int]) -> int:
@@ -118,6 +123,7 @@ def diagnose(
             )
         if 0 < bound < group.min_member:
             hints.append(f"{bound} member(s) of gang {group.key} hold GPUs while waiting for the rest")
+    hints += claim_hints(state, pod, nodes)
     return {
         "free_gpus": dict(per_node[:TOP_NODES]),
         "largest_free_gpus": largest,
@@ -125,6 +131,28 @@ def diagnose(
         "gang": gang,
         "hints": hints,
     }
+
+
+def claim_hints(state: ClusterState, pod: Pod, nodes: Sequence[int]) -> list[str]:
+    """Why the pod's ResourceClaims cannot be allocated on the nodes it may use (the first ``CLAIM_NODES``):
+    each distinct reason of gpufleet's allocator (``claim default/c, request gpu: needs 1 matching device(s),
+    the node has 0 matching, 0 of them free``), with the nodes it holds on."""
+    dra = state.dra
+    if dra is None or not pod.resource_claims:
+        return []
+    where: dict[str, list[str]] = {}
+    for i in nodes[:CLAIM_NODES]:
+        node = state.nodes[i]
+        outcome = dra.try_node(pod, node)
+        if isinstance(outcome, str):
+            where.setdefault(outcome.split(": ", 1)[-1], []).append(node.name)
+    hints = []
+    for reason, names in where.items():
+        named = ", ".join(names[:NAMED_NODES]) + (
+            f" and {len(names) - NAMED_NODES} more" if len(names) > NAMED_NODES else ""
+        )
+        hints.append(f"{reason} (on {named})")
+    return hints
 
 
 def _member_pods(gangs: GangView, keys: list[str], fallback: Pod) -> list[Pod]:
