@@ -262,48 +262,37 @@ def test_a_registered_upcoming_node_leaves_its_pods_to_its_template_copy() -> No
 def test_one_scale_up_adds_at_most_max_nodes_per_scaleup(limit: int, nodes: int) -> None:
     """``--max-nodes-per-scaleup`` (1000): the estimator's ``StaticThreshold`` stops adding nodes there
     (0: no limit); the pods left wait for the next scan."""
+    group = Group("h100", replace(H100, max=10))
+    assert nodes_added_for_five_pods([], group, AutoscalerSettings(max_nodes_per_scale_up=limit)) == nodes
+
+
+def nodes_added_for_five_pods(nodes: list[Node], group: Group, settings: AutoscalerSettings) -> int:
+    """The nodes one scan at 0 s adds for five pending 8-GPU pods, on ``nodes`` with ``group``."""
     pods = [gpu_pod(f"train-{k}", 8) for k in range(5)]
-    pool = replace(H100, max=10)
-    port, clock = HandKeptCluster(pods=pods, groups=[Group("h100", pool)]), ManualClock()
+    port, clock = HandKeptCluster(nodes, pods, [group]), ManualClock()
     for pod in pods:
-        port.pods[pod.key].message = "0/0 nodes are available"
-    ca = autoscaler(port, clock, AutoscalerSettings(max_nodes_per_scale_up=limit))
+        port.pods[pod.key].message = f"0/{len(nodes)} nodes are available"
+    ca = autoscaler(port, clock, settings)
     ca.arm(0.0)
     clock.run_until(0.0)
     [added] = [e.nodes for e in ca.events if e.kind == "scale-up"]
-    assert len(added) == nodes
+    return len(added)
 
 
 def test_a_scale_up_adds_no_more_nodes_than_the_cores_left_below_the_cores_total_max() -> None:
     """``--cores-total``'s max (``ResourcesLeft``, ``ApplyLimits``): with one 96-core node in the group and
     a limit of 300 cores, 204 cores are left, two more nodes, though five pods want five."""
-    pods = [gpu_pod(f"train-{k}", 8) for k in range(5)]
     group = Group("h100", replace(H100, max=10), nodes={"h100-0"})
     node = replace(gpu_node("h100-0", 8), pool="h100")
-    port, clock = HandKeptCluster([node], pods, [group]), ManualClock()
-    for pod in pods:
-        port.pods[pod.key].message = "0/1 nodes are available"
-    ca = autoscaler(port, clock, AutoscalerSettings(max_cores_total=300))
-    ca.arm(0.0)
-    clock.run_until(0.0)
-    [added] = [e.nodes for e in ca.events if e.kind == "scale-up"]
-    assert len(added) == 2
+    assert nodes_added_for_five_pods([node], group, AutoscalerSettings(max_cores_total=300)) == 2
 
 
 def test_a_node_of_no_group_counts_against_the_cores_total_max_too() -> None:
     """``ResourcesLeft`` counts the nodes no group owns (``coresMemoryTotal``'s node list) besides each
     group's size: one 96-core static node and one in the group leave 108 of 300 cores, one more node."""
-    pods = [gpu_pod(f"train-{k}", 8) for k in range(5)]
     group = Group("h100", replace(H100, max=10), nodes={"h100-0"})
     nodes = [replace(gpu_node("h100-0", 8), pool="h100"), gpu_node("static-0", 8)]
-    port, clock = HandKeptCluster(nodes, pods, [group]), ManualClock()
-    for pod in pods:
-        port.pods[pod.key].message = "0/2 nodes are available"
-    ca = autoscaler(port, clock, AutoscalerSettings(max_cores_total=300))
-    ca.arm(0.0)
-    clock.run_until(0.0)
-    [added] = [e.nodes for e in ca.events if e.kind == "scale-up"]
-    assert len(added) == 1
+    assert nodes_added_for_five_pods(nodes, group, AutoscalerSettings(max_cores_total=300)) == 1
 
 
 def test_balance_similar_node_groups_launches_in_each_similar_group() -> None:

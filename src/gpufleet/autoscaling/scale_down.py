@@ -425,9 +425,7 @@ def simulate_removal(
             return NodeVerdict(
                 name, Unremovable(UnremovableReason.BLOCKED_BY_POD, blocker), -1 if own_rows else None
             )
-    trial = TrialPlacement(state, profile, base.exclude | {i}, verdicts, base)
-    trial.unschedule([a.pod for a in pods])
-    trial.drained, trial.drained_taint = [i], Taint(TO_BE_DELETED.key, f"{int(now)}", NO_SCHEDULE)
+    trial = _drain_trial(state, profile, [i], pods, base, verdicts, now)
     verdict = NodeVerdict(name)
     for pod, drain in drains:
         if drain.moved and trial.place(pod) is None:
@@ -435,6 +433,23 @@ def simulate_removal(
             verdict = NodeVerdict(name, why)
             break
     return replace(verdict, examined=trial.examined if own_rows and trial.rows_alone else None)
+
+
+def _drain_trial(
+    state: ClusterState,
+    profile: Profile,
+    rows: Sequence[int],
+    pods: Sequence[Assignment],
+    base: PlacementBase,
+    verdicts: dict[tuple[object, ...], Int8Array] | None,
+    now: float,
+) -> TrialPlacement:
+    """A trial with the nodes ``rows`` drained: their ``pods`` taken away and the nodes left as pod-less
+    ghosts tainted ``ToBeDeletedByClusterAutoscaler:NoSchedule`` (``replaceWithTaintedGhostNode``)."""
+    trial = TrialPlacement(state, profile, base.exclude | set(rows), verdicts, base)
+    trial.unschedule([a.pod for a in pods])
+    trial.drained, trial.drained_taint = list(rows), Taint(TO_BE_DELETED.key, f"{int(now)}", NO_SCHEDULE)
+    return trial
 
 
 def removable_together(
@@ -452,11 +467,9 @@ def removable_together(
     next (what cluster-autoscaler's planner leaves in its snapshot with ``persistSuccessfulSimulations``:
     each removal found possible kept for the next candidate's simulation, the node gone, its pods on
     their new nodes), the drained nodes ghosts tainted ``ToBeDeletedByClusterAutoscaler``."""
-    exclude = frozenset(gone) | frozenset(rows)
-    trial = TrialPlacement(state, profile, exclude, None, PlacementBase(state, exclude))
     pods = [a for i in rows for a in sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)]
-    trial.unschedule([a.pod for a in pods])
-    trial.drained, trial.drained_taint = list(rows), Taint(TO_BE_DELETED.key, f"{int(now)}", NO_SCHEDULE)
+    base = PlacementBase(state, frozenset(gone) | frozenset(rows))
+    trial = _drain_trial(state, profile, rows, pods, base, None, now)
     for a in pods:
         if a.pod.key in is_daemon:
             continue

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpufleet.cluster.state import ClusterState
+from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, format_units
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.events import ActionType, ClusterEvent, EventWithHint, Resource
@@ -104,8 +105,12 @@ class Coscheduling(QueueSort, PreFilter, PostFilter, Permit):
         group = gangs.group_of(qp.pod)
         if group is None:
             return (-qp.pod.priority, qp.initial_timestamp, qp.pod.key, qp.seq)
-        created = self.last_failed.get(group.key, group.created.submit_at_s)
-        return (-qp.pod.priority, created, qp.pod.key, qp.seq)
+        return (-qp.pod.priority, *self.group_rank(group, qp.pod), qp.seq)
+
+    def group_rank(self, group: PodGroup, pod: Pod) -> tuple[float, str]:
+        """Where a member of ``group`` sorts after its priority: the group's creation time (or the time it
+        last failed, ``lastFailedSchedulePG``), then the pod's ``namespace/name``."""
+        return self.last_failed.get(group.key, group.created.submit_at_s), pod.key
 
     def pre_filter(self, ctx: PodContext, gangs: GangView) -> Status:
         group = gangs.group_of(ctx.pod)

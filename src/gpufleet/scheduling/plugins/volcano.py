@@ -33,8 +33,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from gpufleet.model.pod import Pod
 from gpufleet.model.resources import Resources
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.model.workloads import PodGroup
@@ -53,9 +54,6 @@ from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.coscheduling import Coscheduling
 from gpufleet.scheduling.registry import register
 
-if TYPE_CHECKING:
-    from gpufleet.scheduling.queue import QueuedPod
-
 VOLCANO_SCHEDULER = "volcano"
 #: ``QueueNameAnnotationKey``: a pod's queue when no Volcano PodGroup names one
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
@@ -72,14 +70,10 @@ class VolcanoGang(Coscheduling, Wording):
     def from_args(cls, args: dict[str, Any]) -> VolcanoGang:
         return cls()
 
-    def sort_key(self, qp: QueuedPod, gangs: GangView) -> tuple[object, ...]:
-        """A job's tasks together: priority, the PodGroup's creation time, its ``namespace/name``, then
-        arrival (a pod of no group: its first queue time and its own name); not Coscheduling's order by
-        pod name, nor its ``lastFailedSchedulePG``."""
-        group = gangs.group_of(qp.pod)
-        if group is None:
-            return (-qp.pod.priority, qp.initial_timestamp, qp.pod.key, qp.seq)
-        return (-qp.pod.priority, group.created.submit_at_s, group.key, qp.seq)
+    def group_rank(self, group: PodGroup, pod: Pod) -> tuple[float, str]:
+        """A job's tasks together: the PodGroup's creation time and its ``namespace/name``, then arrival;
+        not Coscheduling's order by pod name, nor its ``lastFailedSchedulePG``."""
+        return group.created.submit_at_s, group.key
 
     def permit(self, ctx: PodContext, gangs: GangView) -> tuple[Status, PodGroup | None]:
         """Coscheduling's Permit, but a pod whose PodGroup is not found is let go (not Coscheduling's
