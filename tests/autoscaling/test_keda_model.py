@@ -55,7 +55,7 @@ def test_redis_connection_keys_are_accepted_and_ignored() -> None:
     assert trigger.scaler == RedisListScaler("jobs")
 
 
-@pytest.mark.parametrize("value", ["abc", "1.5", "1e3", " 5", "5 "])
+@pytest.mark.parametrize("value", ["abc", "1.5", "1e3", "+5", "05", "5 5"])
 def test_redis_list_length_must_be_an_integer_string(value: str) -> None:
     with pytest.raises(KedaSpecError, match=r"^metadata\.listLength: .* is not an integer"):
         redis(listLength=value)

@@ -218,3 +218,18 @@ def test_keda_pause_annotations_are_warned_as_not_modelled(tmp_path: Path) -> No
     )
     found = relative(tmp_path, load(tmp_path, text).warnings)
     assert any("annotations.autoscaling.keda.sh/paused-replicas is not modelled" in w for w in found), found
+
+
+def test_prometheus_connection_keys_are_warned_as_not_modelled(tmp_path: Path) -> None:
+    """KEDA v2.20.2 ``prometheusMetadata``: ``unsafeSsl``, ``authModes``, ``customHeaders``, ... shape
+    the HTTP request to a real Prometheus; gpufleet checks them and warns, never drops them silently."""
+    text = prometheus("sum(queue_length)").replace(
+        "      threshold: '10'\n",
+        "      threshold: '10'\n      unsafeSsl: 'true'\n      authModes: bearer\n"
+        "      customHeaders: X-Scope-OrgID=team\n      timeout: 5s\n      ignoreNullValues: 'false'\n",
+    )
+    note = "(gpufleet evaluates the query over its simulated series); ignored"
+    assert relative(tmp_path, load(tmp_path, text).warnings) == [
+        f"{SO_LABEL}: spec.triggers[0].metadata.{key} is not modelled {note}"
+        for key in ("customHeaders", "unsafeSsl", "timeout", "authModes")
+    ]

@@ -11,7 +11,10 @@ against the Kubernetes schema of an HPA behavior and the HPA's own rules; a Scal
 Fields that only matter for talking to real servers (``authenticationRef``,
 ``envSourceContainerName``) pass silently; fields that change scaling but are not modelled
 (``advanced.restoreToOriginalReplicaCount``, ``advanced.scalingModifiers``,
-``triggers[].useCachedMetrics``, a ScaledJob's ``rollout``/``rolloutStrategy``) are warnings.
+``triggers[].useCachedMetrics``, a ScaledJob's ``rollout``/``rolloutStrategy``) are warnings, and
+so are a prometheus trigger's connection, TLS, auth and cloud metadata keys (``unsafeSsl``,
+``authModes``, ``customHeaders``, ...: ``PROMETHEUS_CONNECTION_KEYS``), which KEDA's
+``prometheusMetadata`` parses but a simulated query does without.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, required
 from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.keda import (
+    PROMETHEUS_CONNECTION_KEYS,
     TRACKED_POD_CONDITIONS,
     KedaSpecError,
     PrometheusScaler,
@@ -140,6 +144,22 @@ def _spec(body: Mapping[str, Any], report: Reporter) -> dict[str, Any] | None:
 def _warn_triggers(spec: Mapping[str, Any], report: Reporter) -> None:
     for i, trigger in enumerate(items(spec.get("triggers"))):
         report.unmodelled_fields(trigger, ("useCachedMetrics",), f"spec.triggers[{i}]")
+        if trigger.get("type") == "prometheus":
+            _warn_prometheus_connection(
+                mapping(trigger.get("metadata")), report, f"spec.triggers[{i}].metadata"
+            )
+
+
+def _warn_prometheus_connection(metadata: Mapping[str, Any], report: Reporter, path: str) -> None:
+    """The connection, TLS, auth and cloud keys of a prometheus trigger (``prometheusMetadata`` and
+    what ``NewPrometheusScaler`` reads for AWS, Azure and GCP) shape only the HTTP request to a real
+    Prometheus: a warning each, since the simulated query runs without them."""
+    for key in PROMETHEUS_CONNECTION_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            report.not_modelled(
+                f"{path}.{key}", note="gpufleet evaluates the query over its simulated series"
+            )
 
 
 def _model_error(report: Reporter, err: KedaSpecError) -> None:

@@ -10,9 +10,15 @@ default 0) and ``prometheus`` (``pkg/scalers/prometheus_scaler.go``: ``serverAdd
 parsed as PromQL (:mod:`gpufleet.model.promql`), ``threshold``, ``activationThreshold`` default 0,
 ``ignoreNullValues`` default true), as in KEDA v2.20.2; other trigger types are refused
 (:mod:`gpufleet.model.keda_trigger_types`). Trigger metadata is ``map[string]string`` upstream;
-the strings are parsed here into numbers, with an error naming the key when one does not parse.
+the strings are trimmed and parsed here as KEDA's typed config parses them
+(``pkg/scalers/scalersconfig/typed_config.go``: JSON numbers, Go booleans), with an error naming
+the key when one does not parse.
 Metadata keys that only matter for talking to a real server (``address``, ``host``, ``port``,
-``databaseIndex``, ``enableTLS``, ...) are accepted and ignored.
+``databaseIndex``, ``enableTLS``, ...) are accepted and ignored; for ``prometheus`` the connection,
+TLS, auth and cloud keys (:data:`PROMETHEUS_CONNECTION_KEYS`) are checked as KEDA parses them
+(``pkg/scalers/scalersconfig/typed_config.go``: ``key=value`` maps, durations, booleans, the
+``authModes`` enum) and then ignored, with a warning where a manifest sets them
+(:mod:`gpufleet.kube.keda`).
 
 The decisions (activation, cooldown, the HPA inputs, ScaledJob strategies) live in
 ``gpufleet.autoscaling.keda``.
@@ -60,8 +66,42 @@ DEFAULT_JOBS_HISTORY_LIMIT = 100
 #: defaults it to 5).
 DEFAULT_REDIS_LIST_LENGTH = 5
 
+#: ``prometheusMetadata`` keys (and the ``authentication.Config``, AWS, Azure and GCP ones the
+#: prometheus scaler reads from trigger metadata) that only shape the HTTP request to a real
+#: Prometheus: gpufleet evaluates the query over its simulated series, so they change nothing.
+PROMETHEUS_CONNECTION_KEYS: tuple[str, ...] = (
+    "namespace",
+    "customHeaders",
+    "queryParameters",
+    "unsafeSsl",
+    "timeout",
+    "authModes",
+    "authMode",
+    "apiKey",
+    "method",
+    "keyParamName",
+    "awsRegion",
+    "identityOwner",
+    "awsAccessKeyID",
+    "awsAccessKeyIDFromEnv",
+    "awsSecretAccessKeyFromEnv",
+    "cloud",
+    "azureManagedPrometheusResourceURL",
+    "credentialsFromEnv",
+    "credentialsFromEnvFile",
+)
+#: ``authentication.Config.Modes``: ``enum=apiKey;basic;tls;bearer;custom;oauth``,
+#: ``exclusiveSet=bearer;basic;oauth``.
+AUTH_MODES: tuple[str, ...] = ("apiKey", "basic", "tls", "bearer", "custom", "oauth")
+EXCLUSIVE_AUTH_MODES: tuple[str, ...] = ("bearer", "basic", "oauth")
+
 _INTEGER = re.compile(r"^[+-]?\d+$")
+#: Go ``time.ParseDuration``: ``0``, or one or more ``<decimal><unit>`` with an optional sign.
+_GO_DURATION = re.compile(r"^[+-]?(?:0|(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$")
 _DECIMAL = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+#: JSON's number and integer grammars (what ``json.Unmarshal`` accepts for a float64 / int64).
+_JSON_NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$")
+_JSON_INTEGER = re.compile(r"^-?(?:0|[1-9]\d*)$")
 
 
 class KedaSpecError(ValueError):
@@ -86,51 +126,152 @@ def parse_decimal(text: str) -> float | None:
     return float(text) if _DECIMAL.match(text) else None
 
 
-def parse_metadata_int(metadata: Mapping[str, str], key: str, default: int) -> int:
-    """An integer trigger-metadata value (Go ``strconv.ParseInt`` syntax), or ``default`` if absent.
-
-    An empty string counts as absent, as in KEDA's parameter lookup (``getParameterFromConfigV2``).
-    """
+def metadata_value(metadata: Mapping[str, str], key: str) -> str | None:
+    """A trigger-metadata value as KEDA's typed config looks it up (``configParamValue``,
+    ``pkg/scalers/scalersconfig/typed_config.go``): trimmed of white space, and absent (None) when
+    nothing is left."""
     raw = metadata.get(key)
-    if raw is None or raw == "":
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not a string")
+    return raw.strip() or None
+
+
+def parse_metadata_int(metadata: Mapping[str, str], key: str, default: int) -> int:
+    """An integer trigger-metadata value, or ``default`` if absent (:func:`metadata_value`).
+
+    KEDA's ``setConfigValueHelper`` reads an ``int64`` field with ``json.Unmarshal``: a JSON
+    integer (``"5"``, ``"-1"``), not ``"+5"``, ``"05"``, ``"1.0"`` or ``"1e3"``.
+    """
+    text = metadata_value(metadata, key)
+    if text is None:
         return default
-    if not isinstance(raw, str) or not _INTEGER.match(raw):
-        raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not an integer")
-    return int(raw)
+    if not _JSON_INTEGER.match(text) or not -(2**63) <= int(text) < 2**63:
+        raise KedaSpecError(f"metadata.{key}", f"{text!r} is not an integer")
+    return int(text)
 
 
 def parse_metadata_float(metadata: Mapping[str, str], key: str, default: float | None) -> float:
-    """A decimal trigger-metadata value (:func:`parse_decimal`); required when ``default`` is None."""
-    raw = metadata.get(key)
-    if raw is None or raw == "":
+    """A decimal trigger-metadata value; required when ``default`` is None.
+
+    KEDA's ``setConfigValueHelper`` reads a ``float64`` field with ``json.Unmarshal``: a JSON number
+    (``"100.50"``, ``"1e3"``, ``"-2"``), not ``".5"``, ``"+5"``, ``"05"``, ``"Inf"`` or ``"NaN"``;
+    a number beyond float64 is an error too.
+    """
+    text = metadata_value(metadata, key)
+    if text is None:
         if default is None:
             raise KedaSpecError(f"metadata.{key}", "required")
         return default
-    value = parse_decimal(raw) if isinstance(raw, str) else None
-    if value is None:
-        raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not a finite decimal number")
+    value = float(text) if _JSON_NUMBER.match(text) else math.nan
+    if not math.isfinite(value):
+        raise KedaSpecError(f"metadata.{key}", f"{text!r} is not a finite decimal number")
     return value
 
 
 def parse_metadata_bool(metadata: Mapping[str, str], key: str, default: bool) -> bool:
     """A boolean trigger-metadata value (Go ``strconv.ParseBool`` syntax), or ``default`` if absent."""
-    raw = metadata.get(key)
-    if raw is None or raw == "":
+    text = metadata_value(metadata, key)
+    if text is None:
         return default
-    if raw in ("1", "t", "T", "TRUE", "true", "True"):
+    if text in ("1", "t", "T", "TRUE", "true", "True"):
         return True
-    if raw in ("0", "f", "F", "FALSE", "false", "False"):
+    if text in ("0", "f", "F", "FALSE", "false", "False"):
         return False
-    raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not a boolean")
+    raise KedaSpecError(f"metadata.{key}", f"{text!r} is not a boolean")
+
+
+def parse_metadata_map(metadata: Mapping[str, str], key: str) -> dict[str, str]:
+    """A ``key1=value1,key2=value2`` trigger-metadata value (``customHeaders``, ``queryParameters``),
+    ``{}`` if absent: KEDA's ``setConfigValueMap`` splits on ``,``, trims each element and needs
+    exactly one ``=`` in it (``expected format key=value``)."""
+    text = metadata_value(metadata, key)
+    if text is None:
+        return {}
+    out: dict[str, str] = {}
+    for element in text.split(","):
+        parts = element.strip().split("=")
+        if len(parts) != 2:
+            raise KedaSpecError(f"metadata.{key}", f"expected format key=value, got {element.strip()!r}")
+        out[parts[0].strip()] = parts[1].strip()
+    return out
+
+
+def parse_metadata_duration_s(metadata: Mapping[str, str], key: str) -> float | None:
+    """A duration trigger-metadata value (``timeout``) in seconds, None if absent.
+
+    KEDA's ``setConfigValueHelper`` for a ``time.Duration``: a Go duration string (``30s``, ``5m``),
+    else a whole number of milliseconds (``1000``); negative either way is an error.
+    """
+    text = metadata_value(metadata, key)
+    if text is None:
+        return None
+    if _GO_DURATION.match(text):
+        if text.startswith("-") and any(c in "123456789" for c in text):
+            raise KedaSpecError(f"metadata.{key}", f"duration cannot be negative: {text!r}")
+        return _go_duration_s(text)
+    if _INTEGER.match(text):
+        milliseconds = int(text)
+        if milliseconds < 0:
+            raise KedaSpecError(
+                f"metadata.{key}", f"duration cannot be negative: {milliseconds} milliseconds"
+            )
+        return milliseconds / 1000
+    raise KedaSpecError(
+        f"metadata.{key}",
+        f"unable to parse duration value {text!r}: must be either a duration string (e.g. '30s', '5m') "
+        "or a number of milliseconds",
+    )
+
+
+_DURATION_UNITS_S = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+_DURATION_TERM = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def _go_duration_s(text: str) -> float:
+    sign = -1.0 if text.startswith("-") else 1.0
+    return sign * sum(float(n) * _DURATION_UNITS_S[unit] for n, unit in _DURATION_TERM.findall(text))
+
+
+def check_auth_modes(metadata: Mapping[str, str]) -> tuple[str, ...]:
+    """``authModes`` (or ``authMode``) as KEDA's typed config reads it from trigger metadata: each
+    comma-separated mode one of :data:`AUTH_MODES`, at most one of bearer, basic and oauth
+    (``authentication.Config``'s ``enum`` and ``exclusiveSet`` tags). The credentials each mode
+    needs come from a TriggerAuthentication, which gpufleet does not read."""
+    found = ((k, metadata_value(metadata, k)) for k in ("authModes", "authMode"))
+    key, text = next(((k, t) for k, t in found if t is not None), ("", None))
+    if text is None:
+        return ()
+    modes = tuple(m.strip() for m in text.split(","))
+    unknown = [m for m in modes if m not in AUTH_MODES]
+    if unknown:
+        raise KedaSpecError(
+            f"metadata.{key}", f"{', '.join(map(repr, unknown))}: must be one of {', '.join(AUTH_MODES)}"
+        )
+    exclusive = [m for m in modes if m in EXCLUSIVE_AUTH_MODES]
+    if len(exclusive) > 1:
+        raise KedaSpecError(
+            f"metadata.{key}",
+            f"{', '.join(exclusive)}: only one of {', '.join(EXCLUSIVE_AUTH_MODES)} is allowed",
+        )
+    return modes
 
 
 def _required_string(metadata: Mapping[str, str], key: str) -> str:
-    raw = metadata.get(key)
-    if raw is None or raw == "":
+    text = metadata_value(metadata, key)
+    if text is None:
         raise KedaSpecError(f"metadata.{key}", "required")
-    if not isinstance(raw, str):
-        raise KedaSpecError(f"metadata.{key}", f"{raw!r} is not a string")
-    return raw
+    return text
 
 
 @dataclass(frozen=True)
@@ -200,13 +341,21 @@ class PrometheusScaler:
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, str]) -> PrometheusScaler:
-        return cls(
+        """The scaler of a trigger's metadata, as ``parsePrometheusMetadata`` reads it: the connection
+        keys (:data:`PROMETHEUS_CONNECTION_KEYS`) must parse, then play no part."""
+        scaler = cls(
             server_address=_required_string(metadata, "serverAddress"),
             query=_required_string(metadata, "query"),
             threshold=parse_metadata_float(metadata, "threshold", None),
             activation_threshold=parse_metadata_float(metadata, "activationThreshold", 0.0),
             ignore_null_values=parse_metadata_bool(metadata, "ignoreNullValues", True),
         )
+        parse_metadata_map(metadata, "customHeaders")
+        parse_metadata_map(metadata, "queryParameters")
+        parse_metadata_bool(metadata, "unsafeSsl", False)
+        parse_metadata_duration_s(metadata, "timeout")
+        check_auth_modes(metadata)
+        return scaler
 
 
 Scaler = RedisListScaler | PrometheusScaler
