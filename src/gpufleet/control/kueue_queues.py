@@ -107,6 +107,9 @@ class KueueQueues:
         self.workloads: dict[str, _Workload] = {}
         self.of_pod: dict[str, str] = {}  # pod key -> workload key
         self.set_aside: set[str] = set()  # workloads set aside as inadmissible until quota is released
+        #: each BestEffortFIFO ClusterQueue's sticky preemptor: its head until admitted
+        #: (``CycleResult.preemptors``)
+        self.preemptors: dict[str, str] = {}
         self.stats = {name: _QueueStats() for name in sorted(self.objects.cluster_queues)}
         for name in self.stats:
             self._usage_changed(name)
@@ -196,6 +199,15 @@ class KueueQueues:
     def _gone(self, pod_key: str) -> bool:
         rec = self.port.pods[pod_key]
         return rec.deleted_s is not None or rec.phase in ("Succeeded", "Failed")
+
+    def _pending(self, wl: _Workload) -> bool:
+        """Whether the workload waits in its queue: not admitted, not finished, and not one of pods (or a
+        PodGroup's) whose pods were all deleted while it waited -- nothing creates those again, and its
+        Workload goes with them, leaving the queue (``Manager.DeleteWorkload``, ``pkg/cache/queue/
+        manager.go``). A Job's gated pods are created again by its controller; its workload stays."""
+        if wl.admitted is not None or wl.finished_s is not None:
+            return False
+        return wl.controller is not None or not wl.pods or not all(map(self._gone, wl.pods))
 
     def _finished(self, wl: _Workload) -> bool:
         controller = wl.controller
@@ -305,6 +317,7 @@ class KueueQueues:
                 objects.topologies,
                 self._rooms(pending),
                 objects.fair_sharing,
+                {w.key for w in pending} & set(self.preemptors.values()),
             )
             for key, message in sorted(result.messages.items()):
                 self._tell(self.workloads[key], message)
@@ -314,6 +327,7 @@ class KueueQueues:
             for preemptor, target in result.preemptions:
                 self._evict(self.workloads[target.key], preemptor, target.reason)
             self.set_aside.update(result.inadmissible)
+            self.preemptors.update(result.preemptors)
             if not result.changed():
                 return
 
@@ -327,6 +341,8 @@ class KueueQueues:
         self, wl: _Workload, workload: Workload, assignment: Assignment, placement: dict[str, list[str]]
     ) -> None:
         now = self.clock.now
+        if self.preemptors.get(workload.cluster_queue) == wl.key:  # admitted: no longer the sticky head
+            del self.preemptors[workload.cluster_queue]
         wl.admitted = Admitted(workload, assignment.flavors, dict(assignment.usage), now, placement=placement)
         wl.host_of = {}
         wl.admissions.append(now)
@@ -442,7 +458,7 @@ class KueueQueues:
                 "cohort": cq.cohort,
                 "admitted": stats.admitted,
                 "finished": stats.finished,
-                "pending": sum(1 for wl in mine if wl.admitted is None and wl.finished_s is None),
+                "pending": sum(1 for wl in mine if self._pending(wl)),
                 "preempted": dict(sorted(stats.preempted.items())),
                 "preempting": stats.preempting,
                 "usage": resources,
@@ -455,7 +471,7 @@ class KueueQueues:
                 "admitted_counts": wl.admitted_counts,
                 "evictions": wl.evictions,
                 "finished_s": wl.finished_s,
-                "message": wl.message if wl.admitted is None and wl.finished_s is None else None,
+                "message": wl.message if self._pending(wl) else None,
             }
             for wl in sorted(self.workloads.values(), key=lambda w: w.key)
         ]

@@ -7,7 +7,9 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
   then creation). With ``BestEffortFIFO`` a workload found inadmissible is set aside until
   quota is released, so the next one can be the head; with ``StrictFIFO`` the head blocks
   the queue, except one whose namespace the queue does not select, which is set aside
-  (``pkg/cache/queue/cluster_queue.go`` ``RequeueIfNotPresent``);
+  (``pkg/cache/queue/cluster_queue.go`` ``RequeueIfNotPresent``). A ``BestEffortFIFO`` head that went on
+  to preempt stays its queue's head, ahead of any workload that comes back or arrives with a higher
+  priority, until it is admitted (the sticky ``preemptorWorkload``);
 * a workload whose ClusterQueue does not exist, is inactive (names a missing flavor) or does
   not select its namespace is inadmissible with Kueue's messages (``ClusterQueue cq doesn't
   exist``, ``ClusterQueue cq is inactive``, ``workload namespace doesn't match ClusterQueue
@@ -38,7 +40,7 @@ The caller runs cycles until one changes nothing (Kueue's scheduler loops the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gpufleet.model.kueue import (
@@ -76,6 +78,10 @@ class CycleResult:
     preemptions: list[tuple[Workload, Target]] = field(default_factory=list)  # (preemptor, victim)
     inadmissible: list[str] = field(default_factory=list)  # set aside (``_set_aside``)
     messages: dict[str, str] = field(default_factory=dict)  # why a pending workload waits
+    #: each ``BestEffortFIFO`` ClusterQueue's head that went on to preempt
+    #: (``RequeueReasonPendingPreemption``): the queue keeps it as its head until it is admitted
+    #: (``preemptorWorkload``, sticky)
+    preemptors: dict[str, str] = field(default_factory=dict)
 
     def changed(self) -> bool:
         return bool(self.admitted or self.preemptions or self.inadmissible)
@@ -90,11 +96,13 @@ def usage_of(admitted: Sequence[Admitted]) -> dict[str, dict[tuple[str, str], in
     return usage
 
 
-def _heads(pending: Sequence[Workload], set_aside: set[str]) -> list[Workload]:
+def _heads(pending: Sequence[Workload], set_aside: set[str], sticky: Collection[str] = ()) -> list[Workload]:
     """Each ClusterQueue's first workload in queue order that is not set aside (only a ``BestEffortFIFO``
-    queue sets one aside, except for a namespace it does not select: ``_set_aside``)."""
+    queue sets one aside, except for a namespace it does not select: ``_set_aside``); a ``sticky`` workload
+    (``CycleResult.preemptors``) comes before the others of its queue (``baseCompareFunc`` in
+    ``pkg/cache/queue/cluster_queue.go``: the sticky preemptor first, then priority, then time)."""
     by_queue: dict[str, list[Workload]] = {}
-    for w in sorted(pending, key=Workload.queue_order):
+    for w in sorted(pending, key=lambda w: (w.key not in sticky, *w.queue_order())):
         by_queue.setdefault(w.cluster_queue, []).append(w)
     heads = []
     for name in sorted(by_queue):
@@ -114,10 +122,13 @@ def schedule(
     topologies: Mapping[str, Topology] | None = None,
     nodes: Mapping[str, NodeRoom] | None = None,
     fair_sharing: FairSharing | None = None,
+    sticky: Collection[str] = (),
 ) -> CycleResult:
     """One cycle over the heads of ``pending``; ``set_aside``: BestEffortFIFO workloads found
     inadmissible since quota was last released; ``nodes``: each node's labels and free capacity,
-    for Topology-Aware Scheduling; ``fair_sharing``: the manager Configuration's (None: off)."""
+    for Topology-Aware Scheduling; ``fair_sharing``: the manager Configuration's (None: off); ``sticky``:
+    the preemptors earlier cycles kept at their queues' heads (``CycleResult.preemptors``) not yet
+    admitted."""
     result = CycleResult()
     snapshot = QuotaSnapshot(queues, usage_of(admitted), cohorts)
     topologies = topologies or {}
@@ -149,7 +160,7 @@ def schedule(
 
     entries: list[tuple[Workload, Assignment]] = []
     targets_of: dict[str, list[Target]] = {}
-    for head in _heads(pending, set_aside):
+    for head in _heads(pending, set_aside, sticky):
         cq = queues.get(head.cluster_queue)
         refusal = _refusal(head, cq, flavors, topologies)
         if refusal is not None:
@@ -235,6 +246,8 @@ class _Cycle:
         self.result.preemptions.extend(
             (workload, t) for t, v in zip(targets, victims, strict=True) if not v.evicting
         )
+        if cq.queueing_strategy == BEST_EFFORT_FIFO:
+            self.result.preemptors[cq.name] = workload.key
 
 
 def _fits(
