@@ -193,3 +193,23 @@ def test_warm_groups_start_what_their_warm_pool_lacks_within_their_max() -> None
     )
     assert reply.used == ("l4-0", "l4-9")  # a pod took l4-0; l4-9 is gone
     assert reply.launch == (("l4", 1),)  # two wanted, room for one under max
+
+
+def test_an_unhealthy_group_is_not_ready_for_scale_up_before_its_backoff_is_asked() -> None:
+    """``NodeGroupScaleUpSafety``: an unhealthy group (``IsNodeGroupHealthy``) is skipped, ``not ready for
+    scale-up``, whether or not it is backed off too (health decides the reason first); the pod goes to
+    the healthy group."""
+    options = [PoolOption("a", TEMPLATE, room=3), PoolOption("b", TEMPLATE, room=3)]
+
+    def request(backed_off: frozenset[str], groups: list[PoolOption]) -> ScaleUpRequest:
+        return ScaleUpRequest(
+            0.0, ClusterState([]), PROFILE, [gpu_pod("train", 8)], groups, backed_off, "least-waste",
+            np.random.default_rng(0), frozenset(), False, unhealthy=frozenset({"a"}),
+        )  # fmt: skip
+
+    grown = scale_up(request(frozenset(), options)).scale_up
+    assert grown is not None and grown.split == (("b", 1),)
+    for backed_off in (frozenset(), frozenset({"a"})):
+        reply = scale_up(request(backed_off, options[:1]))
+        assert reply.scale_up is None
+        assert reply.not_triggered == (("default/train", "1 not ready for scale-up"),)

@@ -247,6 +247,20 @@ def test_scale_down_unready_settings_and_their_errors(tmp_path: Path) -> None:
     ]
 
 
+def test_the_simulation_reads_the_unready_limits_of_autoscaling(tmp_path: Path) -> None:
+    """``--ok-total-unready-count`` (3) and ``--max-total-unready-percentage`` (45) as
+    ``okTotalUnreadyCount`` and ``maxTotalUnreadyPercentage`` (``IsClusterHealthy``, ``IsNodeGroupHealthy``);
+    a negative count is a field error."""
+    defaults = AutoscalerSettings()
+    assert (defaults.ok_total_unready_count, defaults.max_total_unready_percentage) == (3, 45.0)
+    good = simulation("{autoscaler: {okTotalUnreadyCount: 0, maxTotalUnreadyPercentage: 20}}")
+    assert load(tmp_path, good).simulation.autoscaler == AutoscalerSettings(
+        ok_total_unready_count=0, max_total_unready_percentage=20.0
+    )
+    assert warnings(tmp_path, good) == []
+    assert len(problems(tmp_path, simulation("{autoscaler: {okTotalUnreadyCount: -1}}"))) == 1
+
+
 def test_the_simulation_reads_the_scale_down_parallelism_flags(tmp_path: Path) -> None:
     """``maxScaleDownParallelism`` and ``maxDrainParallelism`` as cluster-autoscaler's
     ``--max-scale-down-parallelism`` (10) and ``--max-drain-parallelism`` (1); 0 is a value (no deletion, or

@@ -97,6 +97,8 @@ class ScaleUpRequest:
     #: what is left below each cluster-wide resource limit (``resource_limits.resources_left``)
     resources_left: Mapping[str, int] = field(default_factory=dict)
     balancing: Balancing | None = None  # --balance-similar-node-groups (None: off)
+    #: groups ``IsNodeGroupHealthy`` finds unhealthy (``autoscaling.cluster_state``): not ready for scale-up
+    unhealthy: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     snapshot = ScaleUpSnapshot(request.state, request.profile, pending, options, request.exclude)
     remaining = snapshot.filter_out_schedulable(pending)
     limited = _over_limits(options, request.resources_left)
-    skipped = request.backed_off | limited.keys()
+    skipped = request.unhealthy | request.backed_off | limited.keys()
     valid = [o for o in options if o.name not in skipped and o.room > 0]
     similar = _similar_groups(valid, remaining, snapshot, request.balancing)
     estimates = [
@@ -193,7 +195,9 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     if request.total_reached:
         reasons = {pod.key: MAX_TOTAL_REACHED for pod in remaining}
     else:
-        reasons = not_triggered(remaining, options, set(request.backed_off), snapshot, limited)
+        reasons = not_triggered(
+            remaining, options, set(request.backed_off), snapshot, limited, request.unhealthy
+        )
     changed = tuple(
         (pod.key, reasons[pod.key])
         for pod in remaining

@@ -39,7 +39,8 @@ does not make the pool grow.
 
 When no pool grows, each pod left out gets cluster-autoscaler's ``NotTriggerScaleUp`` message
 (``processors/status/eventing_scale_up_processor.go``, ``ReasonsMessage``): per pool, why it was
-skipped (``max node group size reached``, ``in backoff after failed scale-up``) or why the
+skipped (``not ready for scale-up``, ``max node group size reached``, ``in backoff after failed
+scale-up``) or why the
 template rejects the pod (the failing filter's reasons), counted over the pools; a pool one more node
 of which would exceed a cluster-wide resource limit gives ``max cluster <resources> limit reached``.
 """
@@ -73,6 +74,7 @@ GPU_MILLI = "gpufleet.io/gpu-milli"
 #: ``NotTriggerScaleUp`` reasons for a skipped pool (``core/scaleup/orchestrator/skippedreasons.go``).
 MAX_SIZE_REACHED = "max node group size reached"
 IN_BACKOFF = "in backoff after failed scale-up"
+NOT_READY = "not ready for scale-up"  # an unhealthy group (``NotReadyReason``)
 #: ... and for every pod when the cluster has ``--max-nodes-total`` nodes (``ReasonsMessage``).
 MAX_TOTAL_REACHED = "max total nodes in cluster reached"
 #: Why a template copy does not take a pod, besides a pod-aware filter's reason (the estimate's own).
@@ -649,15 +651,20 @@ def not_triggered(
     backed_off: set[str],
     snapshot: ScaleUpSnapshot,
     limited: Mapping[str, str],
+    unhealthy: AbstractSet[str] = frozenset(),
 ) -> dict[str, str]:
     """``ReasonsMessage`` for each pod no pool grows for: each reason with the number of pools that
     gave it, sorted (upstream's order is a map's); empty when no pool gave one. ``limited``: the pools
-    skipped for a cluster-wide resource limit, with their reason (``max cluster cpu limit reached``)."""
+    skipped for a cluster-wide resource limit, with their reason (``max cluster cpu limit reached``);
+    ``unhealthy``: the groups not ready for scale-up (``NodeGroupScaleUpSafety`` says so before
+    backoff)."""
     out = {}
     for pod in pods:
         counts: Counter[str] = Counter()
-        for option in options:  # (filterValidScaleUpNodeGroups' order: backoff, max size, resources)
-            if option.name in backed_off:
+        for option in options:  # (filterValidScaleUpNodeGroups' order: safety, max size, resources)
+            if option.name in unhealthy:
+                counts[NOT_READY] += 1
+            elif option.name in backed_off:
                 counts[IN_BACKOFF] += 1
             elif option.room <= 0:
                 counts[MAX_SIZE_REACHED] += 1

@@ -19,7 +19,10 @@ then the node deleted); pools with ``warm`` keep that many empty GPU-ready nodes
 scan leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). A launch the
 cloud refuses backs the pool off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``), and
 so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` (it is deleted at the first
-scan after that time).
+scan after that time). With more nodes ``Unready`` (not Ready, registered 15 minutes or more before) than
+``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of the cluster's nodes, a scan does
+nothing (``IsClusterHealthy``); a group with that many of its nodes missing among the Ready is skipped by
+scale-up, ``not ready for scale-up`` (``IsNodeGroupHealthy``; ``autoscaling.cluster_state``).
 
 The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
 timer and its own bookkeeping, reads the cluster and acts through a ``control.port.NodeGroupPort``.
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import partial
@@ -47,6 +50,14 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     recently_unremovable,
     scale_down,
     scale_up,
+)
+from gpufleet.autoscaling.cluster_state import (
+    MAX_NODE_STARTUP_S,
+    Readiness,
+    acceptable_range,
+    cluster_healthy,
+    node_group_healthy,
+    readiness,
 )
 from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.node_group_balancing import Balancing
@@ -67,10 +78,6 @@ from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.model.simulation import AutoscalerSettings
 from gpufleet.scheduling.profile import build_profile
 from gpufleet.workloads.daemonset import daemon_should_run
-
-#: A node not Ready within this long of registering is still starting (``clusterstate``'s
-#: ``MaxNodeStartupTime``, ``NotStarted``): an upcoming node, not a scale-down candidate.
-MAX_NODE_STARTUP_S = 15 * 60.0
 
 
 @dataclass
@@ -188,8 +195,13 @@ class ClusterAutoscalerLoop:
             return
         self.armed_at = None
         groups = self.port.node_groups.values()
-        acted = self._scale_up() | self._scale_down() | self._keep_warm()
-        busy = acted or self.unneeded_since or self._going() or any(g.launching for g in groups)
+        healthy = self._cluster_healthy()
+        if healthy:
+            acted = self._scale_up() | self._scale_down() | self._keep_warm()
+        else:  # RunOnce stops here: the unneeded nodes are forgotten (CleanUpUnneededNodes), looked for again
+            acted, self.unneeded_since, self._assessed = False, {}, None
+        launching = any(g.launching for g in groups)
+        busy = acted or not healthy or self.unneeded_since or self._going() or launching
         if busy:
             self.arm(t + self.settings.scan_interval_s)
         elif self.port.unschedulable_pods():
@@ -201,6 +213,51 @@ class ClusterAutoscalerLoop:
         started = [since + MAX_NODE_STARTUP_S for since in self.port.unready_nodes().values()]
         if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
             self.arm(min(later))
+
+    def _cluster_healthy(self) -> bool:
+        """``IsClusterHealthy``: unhealthy when its ``Unready`` nodes (not Ready, registered at least
+        ``MAX_NODE_STARTUP_S`` ago) are more than ``--ok-total-unready-count`` and more than
+        ``--max-total-unready-percentage`` of all its nodes. Then ``RunOnce`` neither scales up nor down
+        (``Cluster is not ready for autoscaling``), and gpufleet's warm nodes wait too; launches still time
+        out (``updateScaleRequests`` runs before)."""
+        unready = self.port.unready_nodes()
+        if len(unready) <= self.settings.ok_total_unready_count:
+            return True
+        settings = self.settings
+        total = readiness(unready, unready, self.clock.now)  # (only the nodes not Ready can be Unready)
+        nodes = self.port.state.size_active
+        ok, percentage = settings.ok_total_unready_count, settings.max_total_unready_percentage
+        return cluster_healthy(total, nodes, ok, percentage)
+
+    def _group_readiness(self, group: NodeGroup, unready: Mapping[str, float]) -> Readiness | None:
+        """The group's registered nodes as ``updateReadinessStats`` counts them (None when none is): a launch
+        that registered without its GPUs is not Ready yet (``ResourceUnready``), still starting."""
+        state, now = self.port.state, self.clock.now
+        registered = [n for n in sorted(group.nodes) if n in state.index]
+        if not registered:
+            return None
+        counted = readiness((n for n in registered if n not in group.launching), unready, now)
+        launches = tuple(n for n in registered if n in group.launching)
+        return Readiness(counted.ready, counted.unready, counted.not_started + launches)
+
+    def _unhealthy_groups(self, groups: Sequence[NodeGroup]) -> frozenset[str]:
+        """The groups ``IsNodeGroupHealthy`` finds unhealthy: more of their nodes missing among the Ready
+        below the acceptable minimum (its size less its launches: the scale-up in flight) than
+        ``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of its registered nodes.
+        With every node Ready none is (each registered node not launched is Ready)."""
+        unready, settings = self.port.unready_nodes(), self.settings
+        if not unready:
+            return frozenset()
+        return frozenset(
+            g.name
+            for g in groups
+            if not node_group_healthy(
+                acceptable_range(len(g.nodes), scale_up_increase=len(g.launching)),
+                self._group_readiness(g, unready),
+                settings.ok_total_unready_count,
+                settings.max_total_unready_percentage,
+            )
+        )
 
     def _recheck_at(self, t: float) -> float:
         """When scale-down must look again at the nodes the removal simulation found unremovable, though
@@ -283,6 +340,7 @@ class ClusterAutoscalerLoop:
         state = self.port.state
         options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
         backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
+        unhealthy = self._unhealthy_groups([g for g in groups.values() if g.pool.autoscaled])
         # no pod goes to a node being deleted, nor to an upcoming one already registered (GPUs not yet):
         # its template copy stands for it (``RunOnce`` takes ``registeredUpcoming`` out of the snapshot)
         registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}
@@ -295,6 +353,7 @@ class ClusterAutoscalerLoop:
             pending,
             options,
             backed_off,
+            unhealthy,
             exclude,
             total_reached,
             left,
@@ -316,6 +375,7 @@ class ClusterAutoscalerLoop:
                 self.not_triggered,
                 left,
                 self._balancing(room),
+                unhealthy,
             )
         )
         self._unanswered = asked if reply.scale_up is None else None

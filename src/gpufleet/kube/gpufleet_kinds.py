@@ -144,6 +144,8 @@ class Autoscaler(SpecModel):
     initial_node_group_backoff_duration: Duration | None = None
     max_node_group_backoff_duration: Duration | None = None
     node_group_backoff_reset_timeout: Duration | None = None
+    ok_total_unready_count: NonNegativeInt | None = None
+    max_total_unready_percentage: float | None = None  # (the flag's float, unchecked as upstream's)
     gpu_aware_scale_down: bool | None = None
 
     @field_validator("expander")
@@ -229,6 +231,8 @@ class Autoscaler(SpecModel):
             "initial_backoff_s": self.initial_node_group_backoff_duration,
             "max_backoff_s": self.max_node_group_backoff_duration,
             "backoff_reset_s": self.node_group_backoff_reset_timeout,
+            "ok_total_unready_count": self.ok_total_unready_count,
+            "max_total_unready_percentage": self.max_total_unready_percentage,
             "gpu_aware_scale_down": self.gpu_aware_scale_down,
         }
         return replace(AutoscalerSettings(), **{k: v for k, v in given.items() if v is not None})

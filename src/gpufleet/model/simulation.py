@@ -48,6 +48,11 @@ class AutoscalerSettings:
     initial_backoff_s: float = 5 * 60.0
     max_backoff_s: float = 30 * 60.0
     backoff_reset_s: float = 3 * 3600.0  # --node-group-backoff-reset-timeout
+    #: --ok-total-unready-count and --max-total-unready-percentage: more unready nodes than both, in the
+    #: cluster, halt autoscaling (``IsClusterHealthy``); in a group, skip it in scale-up
+    #: (``IsNodeGroupHealthy``)
+    ok_total_unready_count: int = 3
+    max_total_unready_percentage: float = 45.0
     #: gpufleet's GPU-aware option (not upstream): never drain a node where a GPU pod is computing.
     gpu_aware_scale_down: bool = False
 

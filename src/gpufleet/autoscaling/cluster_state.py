@@ -1,0 +1,96 @@
+"""cluster-autoscaler's cluster state registry, the part of it gpufleet models
+(``clusterstate/clusterstate.go``, 1.34): how the registered nodes count (``updateReadinessStats``), the
+range of sizes a node group may have while its scale-ups and scale-downs are in flight
+(``updateAcceptableRanges``), and whether the cluster and each node group are healthy enough to autoscale
+(``IsClusterHealthy``, ``IsNodeGroupHealthy``, under ``--ok-total-unready-count`` and
+``--max-total-unready-percentage``).
+
+Pure: node names and times in, counts and verdicts out. The loop (``control.cluster_autoscaler_loop``) reads
+the cluster through its port and asks these."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+#: A node not Ready within this long of registering is still starting (``MaxNodeStartupTime``).
+MAX_NODE_STARTUP_S = 15 * 60.0
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """``clusterstate.Readiness``: the registered nodes, each Ready, not Ready after it started
+    (``Unready``), or not Ready within ``MaxNodeStartupTime`` of registering (``NotStarted``)."""
+
+    ready: tuple[str, ...] = ()
+    unready: tuple[str, ...] = ()
+    not_started: tuple[str, ...] = ()
+
+    @property
+    def registered(self) -> int:
+        return len(self.ready) + len(self.unready) + len(self.not_started)
+
+
+def readiness(nodes: Iterable[str], unready_since: Mapping[str, float], now: float) -> Readiness:
+    """``updateReadinessStats``' ``update``: a node whose Ready condition is True is ``Ready``; one that is
+    not is ``NotStarted`` while its ``creationTimestamp`` plus ``MaxNodeStartupTime`` is after now, else
+    ``Unready``. ``unready_since``: the nodes not Ready, each with when it registered."""
+    ready: list[str] = []
+    unready: list[str] = []
+    not_started: list[str] = []
+    for name in nodes:
+        since = unready_since.get(name)
+        if since is None:
+            ready.append(name)
+        elif since + MAX_NODE_STARTUP_S > now:
+            not_started.append(name)
+        else:
+            unready.append(name)
+    return Readiness(tuple(ready), tuple(unready), tuple(not_started))
+
+
+@dataclass(frozen=True)
+class AcceptableRange:
+    """``clusterstate.AcceptableRange``: the fewest and most nodes a group may have now, and its target."""
+
+    min_nodes: int
+    max_nodes: int
+    current_target: int
+
+
+def acceptable_range(
+    target: int, long_unregistered: int = 0, scale_up_increase: int = 0, scale_downs: int = 0
+) -> AcceptableRange:
+    """``updateAcceptableRanges``: the target size less the nodes that failed to register in time and the
+    increase of the scale-up in flight, up to the target plus the nodes being deleted."""
+    return AcceptableRange(target - long_unregistered - scale_up_increase, target + scale_downs, target)
+
+
+def too_many_unready(unready: int, total: int, ok_total_unready_count: int, max_percentage: float) -> bool:
+    """The test ``IsClusterHealthy`` and ``IsNodeGroupHealthy`` share: more than ``--ok-total-unready-count``
+    nodes unready and more than ``--max-total-unready-percentage`` of ``total``."""
+    return unready > ok_total_unready_count and unready > max_percentage / 100.0 * total
+
+
+def cluster_healthy(
+    total: Readiness, nodes: int, ok_total_unready_count: int = 3, max_percentage: float = 45.0
+) -> bool:
+    """``IsClusterHealthy``: the cluster's ``Unready`` nodes (not those still starting) against all its
+    nodes, of a group or not. An unhealthy cluster is not autoscaled at all (``RunOnce``)."""
+    return not too_many_unready(len(total.unready), nodes, ok_total_unready_count, max_percentage)
+
+
+def node_group_healthy(
+    acceptable: AcceptableRange,
+    group: Readiness | None,
+    ok_total_unready_count: int = 3,
+    max_percentage: float = 45.0,
+) -> bool:
+    """``IsNodeGroupHealthy``: with no node registered (``group`` None), healthy when its target is 0 or
+    its minimum is 0 and it is scaling up; else the Ready nodes missing below the acceptable minimum
+    (``unjustifiedUnready``) against its registered nodes. An unhealthy group is skipped by scale-up,
+    ``not ready for scale-up`` (``NodeGroupScaleUpSafety``)."""
+    if group is None:
+        return acceptable.current_target == 0 or (acceptable.min_nodes == 0 and acceptable.current_target > 0)
+    unjustified = max(acceptable.min_nodes - len(group.ready), 0)
+    return not too_many_unready(unjustified, group.registered, ok_total_unready_count, max_percentage)
