@@ -1,5 +1,6 @@
 """kube-scheduler v1.34.10 ``pkg/scheduler/apis/config/validation/validation_pluginargs_test.go``, the
-tables of the plugins gpufleet models here: TestValidateNodeResourcesBalancedAllocationArgs,
+tables of the plugins gpufleet models here: TestValidateDefaultPreemptionArgs,
+TestValidateNodeResourcesBalancedAllocationArgs,
 TestValidateNodeAffinityArgs, TestValidateFitArgs and TestValidate{LeastAllocated,MostAllocated,
 RequestedToCapacityRatio}ScoringStrategy, ported case by case. Upstream validates the internal
 config; gpufleet reads the v1 file, so the args go through v1 defaulting first (a zero weight becomes
@@ -23,6 +24,26 @@ def fields(plugin: str, args: dict[str, Any]) -> list[str]:
 
 def resources(*weights: tuple[str, int]) -> list[dict[str, Any]]:
     return [{"name": name, "weight": weight} for name, weight in weights]
+
+
+def preemption(percentage: int, absolute: int) -> dict[str, Any]:
+    return {"minCandidateNodesPercentage": percentage, "minCandidateNodesAbsolute": absolute}
+
+
+PERCENTAGE, ABSOLUTE = "minCandidateNodesPercentage", "minCandidateNodesAbsolute"
+DEFAULT_PREEMPTION: list[Any] = [
+    ("valid args (default)", preemption(10, 100), []),
+    ("negative minCandidateNodesPercentage", preemption(-1, 100), [PERCENTAGE]),
+    ("minCandidateNodesPercentage over 100", preemption(900, 100), [PERCENTAGE]),
+    ("negative minCandidateNodesAbsolute", preemption(20, -1), [ABSOLUTE]),
+    ("all zero", preemption(0, 0), [PERCENTAGE, ABSOLUTE]),
+    ("both negative", preemption(-1, -1), [PERCENTAGE, ABSOLUTE]),
+]
+
+
+@pytest.mark.parametrize(("args", "want"), cases("TestValidateDefaultPreemptionArgs", DEFAULT_PREEMPTION, 2))
+def test_validate_default_preemption_args(args: dict[str, Any], want: list[str]) -> None:
+    assert fields("DefaultPreemption", args) == want
 
 
 BALANCED: list[Any] = [

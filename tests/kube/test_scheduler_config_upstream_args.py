@@ -124,3 +124,29 @@ def test_node_affinity_added_affinity_must_parse(tmp_path: Path) -> None:
         ".requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
         '.matchExpressions[0].values[0][zone]: Invalid value: "a b": a valid label must'
     )
+
+
+PREEMPTION = "profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: {%s}\n"
+
+
+def test_default_preemption_candidate_counts_are_validated(tmp_path: Path) -> None:
+    """``ValidateDefaultPreemptionArgs``: a percentage in [0, 100], an absolute count not negative."""
+    args = f"{LABEL}: profiles[0].pluginConfig[0].args"
+    text = HEADER + PREEMPTION % "minCandidateNodesPercentage: 200, minCandidateNodesAbsolute: -1"
+    assert problems(tmp_path, text) == [
+        f"{args}.minCandidateNodesPercentage: Invalid value: 200: not in valid range [0, 100]",
+        f"{args}.minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)",
+    ]
+
+
+def test_default_preemption_candidate_counts_may_not_both_be_zero(tmp_path: Path) -> None:
+    """Both zero is refused; one of them zero, with the other defaulted (v1: 10 %, 100 nodes), is not."""
+    args = f"{LABEL}: profiles[0].pluginConfig[0].args"
+    text = HEADER + PREEMPTION % "minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0"
+    assert problems(tmp_path, text) == [
+        f"{args}.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
+        "minCandidateNodesAbsolute",
+        f"{args}.minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
+        "minCandidateNodesPercentage",
+    ]
+    assert warnings(tmp_path, HEADER + PREEMPTION % "minCandidateNodesPercentage: 0") == []

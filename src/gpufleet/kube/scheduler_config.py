@@ -456,7 +456,43 @@ def _check_node_affinity_args(raw: dict[str, Any], report: Reporter, path: str) 
             report.error(f"{at}.{field}", message)
 
 
+class DefaultPreemptionArgs(SpecModel):
+    api_version: str | None = None
+    kind: str | None = None
+    min_candidate_nodes_percentage: int | None = None
+    min_candidate_nodes_absolute: int | None = None
+
+
+def _check_default_preemption_args(raw: dict[str, Any], report: Reporter, path: str) -> None:
+    """``ValidateDefaultPreemptionArgs`` (after v1 defaulting: percentage 10, absolute 100): a percentage in
+    [0, 100], an absolute count not negative, not both zero. (gpufleet's DefaultPreemption considers
+    every node, whatever they say.)"""
+    args = validate(DefaultPreemptionArgs, raw, report, path)
+    if args is None:
+        return
+    _check_kind(args.kind, "DefaultPreemptionArgs", report, path)
+    percentage = 10 if args.min_candidate_nodes_percentage is None else args.min_candidate_nodes_percentage
+    absolute = 100 if args.min_candidate_nodes_absolute is None else args.min_candidate_nodes_absolute
+    percentage_path, absolute_path = (
+        f"{path}.minCandidateNodesPercentage",
+        f"{path}.minCandidateNodesAbsolute",
+    )
+    if not 0 <= percentage <= 100:
+        report.error(percentage_path, invalid(percentage, "not in valid range [0, 100]"))
+    if absolute < 0:
+        report.error(absolute_path, invalid(absolute, "not in valid range [0, inf)"))
+    if percentage == 0 and absolute == 0:
+        report.error(
+            percentage_path,
+            invalid(percentage, "cannot be zero at the same time as minCandidateNodesAbsolute"),
+        )
+        report.error(
+            absolute_path, invalid(absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
+        )
+
+
 _ARGS_CHECKS = {
+    "DefaultPreemption": _check_default_preemption_args,
     "NodeResourcesFit": _check_fit_args,
     "Coscheduling": _check_coscheduling_args,
     "NodeAffinity": _check_node_affinity_args,

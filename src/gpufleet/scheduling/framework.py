@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from gpufleet.scheduling.queue import QueuedPod
 
 MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
 
 
 class Code(IntEnum):
@@ -265,6 +266,9 @@ class DynamicScore(Plugin):
     #: its scores depend on the whole cluster (the pods it runs), so every node is re-scored whenever
     #: anything changed
     volatile = False
+    #: its scores are not kube-scheduler's 0..100 and only their order counts (Random's raw draws, as the
+    #: FGD authors' simulator draws them): ``check_score_range`` is not applied to them
+    unbounded = False
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
         raise NotImplementedError
@@ -352,6 +356,27 @@ class PostFilter(Plugin):
 
     def post_filter(self, request: PostFilterRequest) -> PostFilterResult:
         raise NotImplementedError
+
+
+class ScoreRangeError(RuntimeError):
+    """A Score plugin gave a node a score outside [MIN_NODE_SCORE, MAX_NODE_SCORE] after NormalizeScore.
+    kube-scheduler's ``RunScorePlugins`` fails the cycle with an Error status then; gpufleet's plugins are
+    its own code, so it is a bug, raised."""
+
+
+def check_score_range(plugin: str, scores: IntArray | list[int]) -> None:
+    """``RunScorePlugins``' check of each plugin's normalised scores (before its weight applies): every one
+    in ``[0, 100]``, else ``plugin "X" returns an invalid score N, it should in the range of [0, 100] after
+    normalizing``."""
+    if len(scores) == 0:
+        return
+    low, high = (min(scores), max(scores)) if isinstance(scores, list) else (scores.min(), scores.max())
+    if low < MIN_NODE_SCORE or high > MAX_NODE_SCORE:
+        bad = low if low < MIN_NODE_SCORE else high
+        raise ScoreRangeError(
+            f"plugin {plugin!r} returns an invalid score {bad}, it should in the range of "
+            f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+        )
 
 
 def default_normalize(raw: IntArray, reverse: bool) -> IntArray:

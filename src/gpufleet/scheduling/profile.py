@@ -19,6 +19,7 @@ from gpufleet.cluster.shares import GpuChoice
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
 from gpufleet.scheduling.framework import (
     ArgsError,
+    Bind,
     DynamicFilter,
     DynamicScore,
     NodesPreFilter,
@@ -124,10 +125,11 @@ def expand(point: str, plugins_by_point: dict[str, PluginSet]) -> list[PluginRef
     """The plugins enabled at one extension point, after multiPoint expansion (a plugin joins the
     points its base classes stand for)."""
     specific = plugins_by_point.get(point, PluginSet())
+    _check_unique(point, specific.enabled)
     if "*" in specific.disabled:
         return list(specific.enabled)
     explicit = {p.name for p in specific.enabled}
-    overrides: list[PluginRef] = []
+    overridden: set[str] = set()
     multi: list[PluginRef] = []
     registered = plugins()
     for ref in plugins_set_enabled(plugins_by_point, "multiPoint"):
@@ -135,13 +137,58 @@ def expand(point: str, plugins_by_point: dict[str, PluginSet]) -> list[PluginRef
         if cls is None or point not in cls.points() or ref.name in specific.disabled:
             continue
         if ref.name in explicit:
-            overrides.extend(p for p in specific.enabled if p.name == ref.name)
+            overridden.add(ref.name)
         elif all(m.name != ref.name for m in multi):
             multi.append(ref)
         else:
             raise ProfileError(f"plugin {ref.name!r} already registered as {point!r}")
-    seen = {p.name for p in overrides} | {p.name for p in multi}
+    # ``expandMultiPointPlugins``' order: the multiPoint plugins also named at the point, in the point's
+    # order; then the other multiPoint plugins; then the rest of the point's own
+    overrides = [p for p in specific.enabled if p.name in overridden]
+    seen = overridden | {p.name for p in multi}
     return overrides + multi + [p for p in specific.enabled if p.name not in seen]
+
+
+def _check_unique(point: str, enabled: tuple[PluginRef, ...]) -> None:
+    """``updatePluginList``: a plugin is enabled at most once at one extension point (else
+    ``plugin "X" already registered as ...``, and kube-scheduler does not start)."""
+    seen: set[str] = set()
+    for ref in enabled:
+        if ref.name in seen:
+            raise ProfileError(f"plugin {ref.name!r} already registered as {point!r}")
+        seen.add(ref.name)
+
+
+#: the extension points gpufleet's framework models (where it can tell whether a plugin implements one)
+MODELLED_POINTS: frozenset[str] = frozenset().union(
+    *(
+        kind.extension_points
+        for kind in (
+            QueueSort,
+            PreEnqueue,
+            PreFilter,
+            NodesPreFilter,
+            StaticFilter,
+            DynamicFilter,
+            PodAwareFilter,
+            PostFilter,
+            StaticScore,
+            DynamicScore,
+            PodAwareScore,
+            Permit,
+            Bind,
+        )
+    )
+)
+
+
+def _check_implements(point: str, plugin: Plugin) -> None:
+    """``updatePluginList``: a plugin enabled at an extension point must implement it (``plugin "X" does not
+    extend <point> plugin``). Checked for gpufleet's own plugins only, at the points gpufleet models: an
+    upstream plugin may implement points (NodeResourcesFit's PreFilter) that gpufleet's model of it leaves
+    out, and kube-scheduler accepts it there."""
+    if plugin.origin == "gpufleet" and point in MODELLED_POINTS and point not in type(plugin).points():
+        raise ProfileError(f"plugin {plugin.name!r} does not extend {point} plugin")
 
 
 def _weights(plugins: dict[str, PluginSet]) -> dict[str, int]:
@@ -160,8 +207,9 @@ def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
         raise ProfileError(f"pluginConfig {name}: {exc}") from None
 
 
-def build_profile(config: ProfileConfig, default_percentage: int | None = None) -> Profile:
-    """Merge a profile's plugins into the defaults and instantiate the modelled plugins."""
+def merged_plugin_sets(config: ProfileConfig) -> dict[str, PluginSet]:
+    """The profile's plugin sets by extension point, ``multiPoint`` merged into the defaults (what
+    ``expand`` reads)."""
     merged = {
         "multiPoint": merge_plugin_set(
             PluginSet(DEFAULT_MULTIPOINT + GPUFLEET_MULTIPOINT), config.plugins.get("multiPoint", PluginSet())
@@ -170,6 +218,12 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
     for point, plugin_set in config.plugins.items():
         if point != "multiPoint":
             merged[point] = merge_plugin_set(PluginSet(), plugin_set)
+    return merged
+
+
+def build_profile(config: ProfileConfig, default_percentage: int | None = None) -> Profile:
+    """Merge a profile's plugins into the defaults and instantiate the modelled plugins."""
+    merged = merged_plugin_sets(config)
     instances: dict[str, Plugin] = {}
 
     def get(name: str) -> Plugin | None:
@@ -181,7 +235,10 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
         return instances[name]
 
     def at(point: str) -> list[Plugin]:
-        return [p for p in (get(ref.name) for ref in expand(point, merged)) if p is not None]
+        found = [p for p in (get(ref.name) for ref in expand(point, merged)) if p is not None]
+        for plugin in found:
+            _check_implements(point, plugin)
+        return found
 
     sorts = at("queueSort")
     if len(sorts) != 1:
@@ -209,6 +266,8 @@ def build_profile(config: ProfileConfig, default_percentage: int | None = None) 
     choices = [c for p, _ in profile.dynamic_scores if (c := getattr(p, "choose_gpu", None)) is not None]
     profile.gpu_choice = choices[0] if choices else None
     profile.post_filters = [p for p in at("postFilter") if isinstance(p, PostFilter)]
+    for point in ("preScore", "bind"):  # (points gpufleet keeps no list of: checked all the same)
+        at(point)
     permits = [p for p in at("permit") if isinstance(p, Permit)]
     profile.permit = permits[0] if permits else None
     profile.percentage_of_nodes_to_score = (

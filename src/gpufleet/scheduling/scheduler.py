@@ -363,7 +363,7 @@ class Scheduler:
         if profile.permit is not None:
             permitted, group = profile.permit.permit(ctx, self.gangs)
             code = permitted.code
-            if code == Code.UNSCHEDULABLE:
+            if code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):  # ``Status.IsRejected``
                 return self._rejected_at_permit(qp, permitted, now)
             if code == Code.WAIT and group is not None:
                 deadline = now + profile.permit.wait_time(group)
@@ -576,11 +576,10 @@ class Scheduler:
         self.rejectors = set()
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
-        for plugin in profile.pre_filters:
-            status = plugin.pre_filter(ctx, self.gangs)
-            if status is not SUCCESS and not status.ok:
-                self.rejectors.add(plugin.name)
-                return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), status.message)
+        if profile.pre_filters:
+            refusal = self._pre_filter(profile, ctx)
+            if refusal is not None:
+                return refusal
         cache = self._cache(profile, shape, ctx)
         # the filters and scores that look at the pods placed, when they do not all Skip this pod
         pods = PodCycle.start(profile.pod_filters, profile.pod_scores, ctx)
@@ -623,6 +622,26 @@ class Scheduler:
             scores = scores + pods.scores(ctx, idx)
         best: IntArray = idx[np.flatnonzero(scores == scores.max())]
         return best
+
+    def _pre_filter(self, profile: Profile, ctx: PodContext) -> Placement | None:
+        """``RunPreFilterPlugins``: the PreFilters in order. An UnschedulableAndUnresolvable (or Error) status
+        stops the rest and no node is worth preempting on; an Unschedulable one is kept while the others
+        still run (kubernetes#119770), the last one kept is the pod's, and preemption may help on every
+        node. The plugin of the status returned is the one that rejected the pod. None: all passed."""
+        kept: tuple[str, Status] | None = None
+        for plugin in profile.pre_filters:
+            status = plugin.pre_filter(ctx, self.gangs)
+            if status is SUCCESS or status.ok:
+                continue
+            if status.code != Code.UNSCHEDULABLE:
+                self.rejectors.add(plugin.name)
+                return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), status.message)
+            kept = plugin.name, status
+        if kept is None:
+            return None
+        self.rejectors.add(kept[0])
+        every = np.array(sorted(self.state.index.values()), dtype=np.int64)
+        return self._post_filter(profile, ctx, every, Counter(), kept[1].message)
 
     def _window(self, name: str, feasible_pos: IntArray, n: int, want: int) -> IntArray:
         """``findNodesThatPassFilters`` with ``numFeasibleNodesToFind``: the first ``want`` feasible
@@ -745,8 +764,9 @@ class Scheduler:
         pre_filter_msg: str = "",
         pods: PodCycle | None = None,
     ) -> Placement:
-        """PostFilter plugins in order until one succeeds (``RunPostFilterPlugins``); their messages
-        join the FitError's."""
+        """PostFilter plugins in order until one succeeds or one returns UnschedulableAndUnresolvable
+        (``RunPostFilterPlugins``); the Unschedulable ones' messages join the FitError's, or the unresolvable
+        one's alone."""
         request = PostFilterRequest(
             ctx,
             resolvable,
@@ -780,7 +800,11 @@ class Scheduler:
                     gang_nominated=result.gang_nominations,
                     deallocate=deallocate,
                 )
-            messages.extend(result.status.reasons)
             release = release or result.release_group
+            if result.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                # ``RunPostFilterPlugins``: an unresolvable status is the attempt's, the rest not run
+                messages = list(result.status.reasons)
+                break
+            messages.extend(result.status.reasons)
         message = words(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
         return Placement(None, message, release_group=release, deallocate=deallocate)

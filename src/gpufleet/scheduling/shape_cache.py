@@ -29,7 +29,16 @@ import numpy as np
 
 from gpufleet.cluster.state import SHORT_LOG, BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.pod import Pod
-from gpufleet.scheduling.framework import DynamicFilter, DynamicScore, PodContext, StaticFilter, StaticScore
+from gpufleet.scheduling.framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    DynamicFilter,
+    DynamicScore,
+    PodContext,
+    StaticFilter,
+    StaticScore,
+    check_score_range,
+)
 from gpufleet.scheduling.plugins.per_node_score import PerNodeScore
 from gpufleet.scheduling.profile import Profile
 
@@ -225,8 +234,14 @@ class ShapeCache:
             else:
                 for i in rows:
                     raw[i] = plugin.raw(pod, state.nodes[i]) if verdicts.flags[i] else 0
-        # all zero normalises to one constant for every node: no effect on the choice
-        self.static_raw = [kept for kept in self._raw_all if kept[2].any()]
+        # all zero normalises to one constant for every node: no effect on the choice (that constant is
+        # still checked in range, as ``RunScorePlugins`` checks every score)
+        self.static_raw = []
+        for kept in self._raw_all:
+            if kept[2].any():
+                self.static_raw.append(kept)
+            else:
+                check_score_range(kept[0].name, kept[0].normalize(np.zeros(1, dtype=np.int64)))
         self._top = self._feasible = self._feasible_list = self._ok_list = None
         if rows is None:
             self._by_row.clear()
@@ -362,11 +377,11 @@ class ShapeCache:
             fit[passing] = judged_fit
         self.ok[idx] = ok = fit  # (False wherever a static filter fails)
         if score_all:  # every node's score anew (new arrays: no write through an index)
-            self.dyn = total = self._total(self._every_row())
+            self.dyn = total = self._total(self._every_row(), self.ok)
             self.masked = np.where(self.ok, total, -1)
         else:
             if self.volatile:  # (a volatile score, such as Random's draws, is asked for every node)
-                total = self._total(idx)
+                total = self._total(idx, ok)
             else:  # only feasible nodes' scores are read: the others' are 0 until a change of theirs
                 total = np.zeros(len(idx), dtype=np.int64)
                 if ok.any():
@@ -390,11 +405,15 @@ class ShapeCache:
         if flipped:
             self._feasible = self._feasible_list = None
 
-    def _total(self, idx: IntArray) -> IntArray:
-        """The weighted sum of the dynamic scores of the nodes ``idx`` (a new array)."""
+    def _total(self, idx: IntArray, scored: BoolArray | None = None) -> IntArray:
+        """The weighted sum of the dynamic scores of the nodes ``idx`` (a new array); each plugin's scores of
+        the feasible nodes among them (``scored``, all by default) checked (``check_score_range``)."""
         total: IntArray | None = None
         for plugin, weight in self.profile.dynamic_scores:
-            part = weight * plugin.score(self.ctx, idx)
+            raw = plugin.score(self.ctx, idx)
+            if not plugin.unbounded:
+                check_score_range(plugin.name, raw if scored is None else raw[scored])
+            part = weight * raw
             total = part if total is None else total + part
         return np.zeros(len(idx), dtype=np.int64) if total is None else np.asarray(total, dtype=np.int64)
 
@@ -449,7 +468,10 @@ class ShapeCache:
             total = 0
             if fit:  # (a node that does not fit keeps 0)
                 for plugin, weight in self.profile.dynamic_scores:
-                    total += weight * self._score_node(plugin, row, i)
+                    score = self._score_node(plugin, row, i)
+                    if not MIN_NODE_SCORE <= score <= MAX_NODE_SCORE and not plugin.unbounded:
+                        check_score_range(plugin.name, [score])
+                    total += weight * score
             if key is not None:
                 if len(self._by_row) >= ROWS_KEPT:
                     self._by_row.clear()
@@ -548,5 +570,7 @@ class ShapeCache:
     def total_scores(self, idx: IntArray) -> IntArray:
         total = self.dyn[idx].copy()
         for plugin, weight, raw in self.static_raw:
-            total += weight * plugin.normalize(raw[idx])
+            normalized = plugin.normalize(raw[idx])
+            check_score_range(plugin.name, normalized)
+            total += weight * normalized
         return total

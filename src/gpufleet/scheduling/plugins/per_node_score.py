@@ -132,6 +132,10 @@ class NodeClasses:
 
 class PerNodeScore(DynamicScore):
     array_only = True
+    #: the FGD paper's policies score as the authors' simulator does, not within 0..100 (FGD's -1 where no
+    #: GPU of the node takes the pod, BestFit's below 0 on a node larger than its normalisation, Random's
+    #: 31-bit draws): ``check_score_range`` is not applied to them
+    unbounded = True
     state: ClusterState | None = None  # the cluster last scored (for Reserve's choice of GPU)
     _classes: NodeClasses | None = None
 
