@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -171,16 +172,19 @@ def unneeded_after_update(
     max_parallelism: int,
     unneeded_time_s: float,
     update_interval_s: float,
+    atomic: bool = False,
 ) -> int:
     """``Planner.UpdateClusterState(nodes, nodes, ...)`` of ``nodes`` empty 1-cpu nodes ``n<i>`` of group
     ``ng1``, all eligible, the first ``previously_unneeded`` of them unneeded before
     (``unneededNodes.Update``), with ``MaxScaleDownParallelism`` ``max_parallelism``,
     ``ScaleDownUnneededTime`` ``unneeded_time_s`` and the planner's ``minUpdateInterval``
-    ``update_interval_s``: how many nodes ``unneededNodes`` holds after."""
+    ``update_interval_s``: how many nodes ``unneededNodes`` holds after. ``atomic``: ``ng1`` is
+    ``ZeroOrMaxNodeScaling``."""
     names = [f"n{i}" for i in range(nodes)]
     state = ClusterState([build_test_node(name, 1000, 10) for name in names])
+    candidates = [Candidate(n, "ng1", nodes, 0, True, atomic, nodes) for n in names]
     request = ScaleDownRequest(
-        0.0, state, build_profile(ProfileConfig()), [Candidate(n, "ng1", nodes, 0) for n in names],
+        0.0, state, build_profile(ProfileConfig()), candidates,
         UtilizationRule(math.inf, math.inf), unneeded_time_s, 0.0, -math.inf,
         dict.fromkeys(names[:previously_unneeded], 0.0), frozenset(), [], {}, frozenset(), None,
         max_parallelism=max_parallelism, update_interval_s=update_interval_s,
@@ -299,6 +303,8 @@ def orchestrate(
     maxima: Mapping[str, int] | None = None,
     max_sizes: Mapping[str, int] | None = None,
     balance: bool = False,
+    templates: Mapping[str, Node] | None = None,
+    atomic: bool = False,
 ) -> Orchestrated:
     """``runSimpleScaleUpTest``: the nodes, each of its group (``""``: none; each group ``MinSize`` 1,
     ``MaxSize`` 10, its template its first node, ``NewDefaultTemplateNodeInfoProvider``), the pods on their
@@ -307,37 +313,44 @@ def orchestrate(
     ``--max-nodes-total`` (each group's room then capped to the nodes the cluster may still add, as the
     loop's ``_room``), ``maxima`` the cluster-wide resource limits (``ResourceLimiter``'s maxima; default
     ``defaultOptions``'), ``max_sizes`` the groups' ``MaxSize`` where not 10, ``balance``
-    ``--balance-similar-node-groups``. The orchestrator gets the pods ``filterOutSchedulable`` left: here no
-    pending pod may go to a node already there (every node excluded). The options are gpufleet's estimates
-    of the groups within the limits (their own room, not their similar groups'), over a snapshot of their
-    own."""
+    ``--balance-similar-node-groups``, ``templates`` the groups with no node yet, after the others
+    (``NodeTemplateConfigs``), and ``atomic`` every group ``ZeroOrMaxNodeScaling`` (``NodeGroupDefaults``).
+    The orchestrator gets the pods ``filterOutSchedulable`` left: here no pending pod may go to a node
+    already there (every node excluded). The options are gpufleet's estimates of the groups within the
+    limits (their own room, not their similar groups'), over a snapshot of their own."""
     state = ClusterState([n for n, _ in nodes])
     for pod, on in pods:
         state.assign(pod, on, 0.0)
     groups = {g: [n for n, group in nodes if group == g] for _, g in nodes if g}
     room = 1 << 30 if max_nodes_total is None else max(max_nodes_total - len(nodes), 0)
-    highest = {g: (max_sizes or {}).get(g, 10) for g in groups}
+    shapes = {g: members[0] for g, members in groups.items()} | dict(templates or {})
+    highest = {g: (max_sizes or {}).get(g, 10) for g in shapes}
+    sizes = {g: len(groups.get(g, [])) for g in shapes}
     options = [
         PoolOption(
-            g, members[0], room=min(highest[g] - len(members), room), priority=10 if g == choose else None,
-            size=len(members), max_size=highest[g],
+            g, template, room=min(highest[g] - sizes[g], room), priority=10 if g == choose else None,
+            size=sizes[g], max_size=highest[g], atomic=atomic,
         )
-        for g, members in groups.items()
+        for g, template in shapes.items()
     ]  # fmt: skip
-    counted = [(members[0], len(members)) for members in groups.values()] + [
+    counted = [(shapes[g], len(members)) for g, members in groups.items()] + [
         (n, 1) for n, g in nodes if not g
     ]
     left = resources_left(maxima if maxima is not None else cluster_maxima(AutoscalerSettings()), counted)
     profile, exclude = build_profile(ProfileConfig()), frozenset(range(len(nodes)))
     snapshot = ScaleUpSnapshot(state, profile, extra, options, exclude)
+    nodes_left = None if max_nodes_total is None else room
     estimates = [
         e
         for o in options
-        if not exceeded(left, delta_for_node(o.template)) and (e := estimate(list(extra), o, snapshot))
+        if not exceeded(left, {r: v * o.nodes_at_once() for r, v in delta_for_node(o.template).items()})
+        and not (o.atomic and nodes_left is not None and o.nodes_at_once() > nodes_left)
+        and (e := estimate(list(extra), o, snapshot))
     ]
     request = ScaleUpRequest(
         0.0, state, profile, extra, options, frozenset(), "priority", np.random.default_rng(0), exclude,
         room == 0, resources_left=left, balancing=Balancing(room=room) if balance else None,
+        nodes_left=nodes_left,
     )  # fmt: skip
     reply = scale_up(request)
     up = reply.scale_up
@@ -428,28 +441,36 @@ def update_cluster_state(
 
 
 def nodes_to_delete(
-    groups: Mapping[str, tuple[int, Sequence[tuple[str, int]]]],
+    groups: Mapping[str, tuple[Any, ...]],
 ) -> tuple[list[str], list[str]]:
     """``Planner.NodesToDelete`` with every node of ``groups`` (name -> (target size, [(node, pods to
-    reschedule)]), ``MinSize`` 0: ``sizedNodeGroup``) unneeded for an hour (``ScaleDownUnneededTime``
-    10 minutes): the empty nodes and those to drain that ``RemovableAt`` finds removable, by name, sorted
-    (upstream compares them with ``ElementsMatch``). gpufleet crops them to its deletion budgets in the same
-    scan; the removable nodes are those it gives no reason (removed now, or left unneeded for a later
-    scan)."""
+    reschedule)]) or, for a ``ZeroOrMaxNodeScaling`` group, (target size, [(node, pods)], True, other
+    registered nodes); ``MinSize`` 0: ``sizedNodeGroup``) unneeded for an hour (``ScaleDownUnneededTime``
+    10 minutes): the empty nodes and those to drain that ``RemovableAt`` (and ``FilterUnremovableNodes``) find
+    removable, by name, sorted (upstream compares them with ``ElementsMatch``). gpufleet crops them to its
+    deletion budgets in the same scan; the removable nodes are those it gives no reason (removed now, or left
+    unneeded for a later scan)."""
     now = 3600.0
-    built = [(build_test_node(name, 1000, 10), group, size, pods) for group, (size, ns) in groups.items()
-             for name, pods in ns]  # fmt: skip
-    state = ClusterState([n for n, _, _, _ in built])
-    for node, _, _, count in built:
+    built: list[tuple[Node, str, int, int, bool, int]] = []
+    others: list[Node] = []
+    for group, (size, ns, *more) in groups.items():
+        atomic, extra = (bool(more[0]), tuple(more[1])) if more else (False, ())
+        registered = len(ns) + len(extra)
+        built += [
+            (build_test_node(name, 1000, 10), group, size, pods, atomic, registered) for name, pods in ns
+        ]
+        others += [build_test_node(name, 1000, 10) for name in extra]
+    state = ClusterState([n for n, *_ in built] + others)
+    for node, _, _, count, _, _ in built:
         for k in range(count):
             pod = replace(build_test_pod(f"{node.name}-pod-{k}", 1, 1), owner=OwnerRef("ReplicaSet", "rs"))
             state.assign(pod, node.name, 0.0)
-    candidates = [Candidate(n.name, group, size, 0) for n, group, size, _ in built]
+    candidates = [Candidate(n.name, g, size, 0, True, a, r) for n, g, size, _, a, r in built]
     request = ScaleDownRequest(
         now, state, build_profile(ProfileConfig()), candidates, UtilizationRule(), 600.0, 0.0, -math.inf,
-        {n.name: 0.0 for n, _, _, _ in built}, frozenset(), [], {}, frozenset(), None, assess=False,
+        {n.name: 0.0 for n, *_ in built}, frozenset(), [], {}, frozenset(), None, assess=False,
         unready_time_s=0.0,
     )  # fmt: skip
     kept = {name for name, _ in scale_down(request).unremovable}
-    removable = [(n.name, count) for n, _, _, count in built if n.name not in kept]
+    removable = [(n.name, count) for n, _, _, count, _, _ in built if n.name not in kept]
     return sorted(n for n, c in removable if c == 0), sorted(n for n, c in removable if c > 0)

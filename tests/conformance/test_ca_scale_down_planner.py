@@ -57,7 +57,10 @@ TIMEOUT = (
     "--scale-down-simulation-timeout (a wall-clock budget, tested with a sleeping fake RemovalSimulator) "
     "has no counterpart: gpufleet's scans run on a virtual clock, with no time budget"
 )
-ATOMIC = "ZeroOrMaxNodeScaling (atomic) node groups are not modelled in gpufleet's node pools"
+#: a node group of ``TestNodesToDelete``: target size, removable nodes (name, pods to reschedule), and for a
+#: ``ZeroOrMaxNodeScaling`` group True and its other registered nodes
+AtomicGroup = tuple[int, list[tuple[str, int]], bool, tuple[str, ...]]
+NodeGroupSpec = tuple[int, list[tuple[str, int]]] | AtomicGroup
 DELETION_CANDIDATE_TAINTS = (
     "DeletionCandidate taints are not read: gpufleet's autoscaler does not restart, so it never reloads its "
     "unneeded nodes from a cluster (--node-deletion-candidate-ttl); upstream's test asserts nothing either"
@@ -372,33 +375,36 @@ def test_update_cluster_state(
 
 
 # (name, previously unneeded, nodes, MaxScaleDownParallelism, ScaleDownUnneededTime (s),
-# minUpdateInterval (s), unneeded after) or (name, Skip)
+# minUpdateInterval (s), ZeroOrMaxNodeScaling, unneeded after) or (name, Skip)
 UNNEEDED_LIMIT_CASES = [
-    ("no unneeded, default settings", 0, 100, 10, 60.0, 10.0, 20),
-    ("some unneeded, default settings", 3, 100, 10, 60.0, 10.0, 23),
-    ("max unneeded, default settings", 70, 100, 10, 60.0, 10.0, 70),
-    ("too many unneeded, default settings", 77, 100, 10, 60.0, 10.0, 70),
-    ("instant kill nodes", 0, 100, 10, 0.0, 10.0, 20),
-    ("quick loops", 13, 100, 10, 60.0, 1.0, 33),
-    ("slow loops", 13, 100, 10, 60.0, 30.0, 30),
-]
-ATOMIC_LIMIT_CASES = [
-    "atomic sclale down - default settings",
-    "atomic sclale down - quick loops",
-    "atomic sclale down - slow loops",
-    "atomic sclale down - too many unneeded",
-    "atomic sclale down - no uneeded",
-    "atomic sclale down - short uneeded time and short update interval",
+    ("no unneeded, default settings", 0, 100, 10, 60.0, 10.0, False, 20),
+    ("some unneeded, default settings", 3, 100, 10, 60.0, 10.0, False, 23),
+    ("max unneeded, default settings", 70, 100, 10, 60.0, 10.0, False, 70),
+    ("too many unneeded, default settings", 77, 100, 10, 60.0, 10.0, False, 70),
+    ("instant kill nodes", 0, 100, 10, 0.0, 10.0, False, 20),
+    ("quick loops", 13, 100, 10, 60.0, 1.0, False, 33),
+    ("slow loops", 13, 100, 10, 60.0, 30.0, False, 30),
+    # an atomic group's nodes are not counted against the limit (atomicScaleDownNodesCount): all are found
+    ("atomic sclale down - default settings", 5, 100, 10, 60.0, 10.0, True, 100),
+    ("atomic sclale down - quick loops", 5, 100, 10, 60.0, 1.0, True, 100),
+    ("atomic sclale down - slow loops", 5, 100, 10, 60.0, 30.0, True, 100),
+    ("atomic sclale down - too many unneeded", 77, 100, 10, 60.0, 30.0, True, 100),
+    ("atomic sclale down - no uneeded", 0, 100, 10, 60.0, 30.0, True, 100),
+    ("atomic sclale down - short uneeded time and short update interval", 0, 500, 1, 1.0, 1.0, True, 500),
 ]
 
 
 @pytest.mark.parametrize(
-    ("previously_unneeded", "nodes", "max_parallelism", "unneeded_time_s", "update_interval_s", "want"),
-    cases(
-        "TestUpdateClusterStatUnneededNodesLimit",
-        UNNEEDED_LIMIT_CASES + [(name, Skip(ATOMIC)) for name in ATOMIC_LIMIT_CASES],
-        6,
+    (
+        "previously_unneeded",
+        "nodes",
+        "max_parallelism",
+        "unneeded_time_s",
+        "update_interval_s",
+        "atomic",
+        "want",
     ),
+    cases("TestUpdateClusterStatUnneededNodesLimit", UNNEEDED_LIMIT_CASES, 7),
 )
 def test_update_cluster_stat_unneeded_nodes_limit(
     previously_unneeded: int,
@@ -406,12 +412,13 @@ def test_update_cluster_stat_unneeded_nodes_limit(
     max_parallelism: int,
     unneeded_time_s: float,
     update_interval_s: float,
+    atomic: bool,
     want: int,
 ) -> None:
     """``TestUpdateClusterStatUnneededNodesLimit``: a scan stops simulating removals once it has found
-    ``unneededNodesLimit`` unneeded nodes."""
+    ``unneededNodesLimit`` unneeded nodes, those of a ``ZeroOrMaxNodeScaling`` group not counted."""
     got = unneeded_after_update(
-        previously_unneeded, nodes, max_parallelism, unneeded_time_s, update_interval_s
+        previously_unneeded, nodes, max_parallelism, unneeded_time_s, update_interval_s, atomic
     )
     assert got == want
 
@@ -432,21 +439,70 @@ def test_new_planner_with_existing_deletion_candidate_nodes(unused: object) -> N
     """``TestNewPlannerWithExistingDeletionCandidateNodes``."""
 
 
-# (name, groups: name -> (target size, [(node, pods to reschedule)]), empty, drain) or (name, Skip)
+def _atomic(size: int, removable: list[tuple[str, int]], others: tuple[str, ...] = ()) -> AtomicGroup:
+    """``sizedNodeGroup(id, size, true)`` with its removable nodes and its ``others`` (registered, in
+    ``tc.nodes``)."""
+    return (size, removable, True, others)
+
+
+# (name, groups: name -> (target size, [(node, pods to reschedule)][, ZeroOrMaxNodeScaling, other registered
+# nodes]), empty, drain) or (name, Skip)
 NODES_TO_DELETE = [
     ("empty", {}, [], []),
     ("single empty", {"test-ng": (3, [("test-node", 0)])}, ["test-node"], []),
     ("single drain", {"test-ng": (3, [("test-node", 1)])}, [], ["test-node"]),
-    ("single empty atomic", Skip(ATOMIC)),
-    ("all empty atomic", Skip(ATOMIC)),
-    ("some drain atomic", Skip(ATOMIC)),
-    ("different groups", Skip(ATOMIC + " (four of its seven groups are atomic)")),
+    ("single empty atomic", {"atomic-ng": _atomic(3, [("node-1", 0)], ("node-0", "node-2"))}, [], []),
+    (
+        "all empty atomic",
+        {"atomic-ng": _atomic(3, [("node-1", 0), ("node-2", 0), ("node-3", 0)])},
+        ["node-1", "node-2", "node-3"],
+        [],
+    ),
+    (
+        "some drain atomic",
+        {"atomic-ng": _atomic(3, [("node-1", 0), ("node-2", 0), ("node-3", 1)])},
+        ["node-1", "node-2"],
+        ["node-3"],
+    ),
+    (
+        "different groups",
+        {
+            "standard-empty-ng": (3, [(f"standard-empty-ng-{i}", 0) for i in range(3)]),
+            "standard-drain-ng": (3, [(f"standard-drain-ng-{i}", i + 1) for i in range(3)]),
+            "standard-mixed-ng": (3, [(f"standard-mixed-ng-{i}", i) for i in range(3)]),
+            "atomic-empty-ng": _atomic(3, [(f"atomic-empty-ng-{i}", 0) for i in range(3)]),
+            "atomic-mixed-ng": _atomic(3, [(f"atomic-mixed-ng-{i}", i) for i in range(3)]),
+            "atomic-partial-ng-all-registered": _atomic(
+                3,
+                [("atomic-partial-ng-all-registered-1", 0), ("atomic-partial-ng-all-registered-2", 1)],
+                ("atomic-partial-ng-all-registered-0",),
+            ),
+            "atomic-partial-ng-partially-registered": _atomic(
+                3,
+                [
+                    ("atomic-partial-ng-partially-registered-0", 0),
+                    ("atomic-partial-ng-partially-registered-1", 1),
+                ],
+            ),
+        },
+        sorted(
+            [f"standard-empty-ng-{i}" for i in range(3)]
+            + ["standard-mixed-ng-0"]
+            + [f"atomic-empty-ng-{i}" for i in range(3)]
+            + ["atomic-mixed-ng-0", "atomic-partial-ng-partially-registered-0"]
+        ),
+        sorted(
+            [f"standard-drain-ng-{i}" for i in range(3)]
+            + ["standard-mixed-ng-1", "standard-mixed-ng-2", "atomic-mixed-ng-1", "atomic-mixed-ng-2"]
+            + ["atomic-partial-ng-partially-registered-1"]
+        ),
+    ),
 ]
 
 
 @pytest.mark.parametrize(("groups", "empty", "drain"), cases("TestNodesToDelete", NODES_TO_DELETE, 3))
-def test_nodes_to_delete(
-    groups: dict[str, tuple[int, list[tuple[str, int]]]], empty: list[str], drain: list[str]
-) -> None:
-    """``NodesToDelete``: the removable nodes, empty ones apart from those to drain."""
+def test_nodes_to_delete(groups: dict[str, NodeGroupSpec], empty: list[str], drain: list[str]) -> None:
+    """``NodesToDelete``: the removable nodes, empty ones apart from those to drain; a
+    ``ZeroOrMaxNodeScaling`` group's only when they are all its nodes (its target size, or all its registered
+    nodes: ``AtomicResizeFilteringProcessor``)."""
     assert nodes_to_delete(groups) == (empty, drain)

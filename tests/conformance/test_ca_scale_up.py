@@ -31,9 +31,6 @@ LIMIT_UNKNOWN = (
     "LimitUnknown (a total the cloud provider could not give, ResourcesLeft's error) does not arise: "
     "gpufleet always knows its nodes' resources"
 )
-ZERO_OR_MAX = (
-    "ZeroOrMaxNodeScaling (a group that grows only from zero to its max size at once) is not modelled"
-)
 SIMILAR_BY_HAND = (
     "the test fixes FindSimilarNodeGroups' answer (constNodeGroupSetProcessor) and each group's schedulable "
     "pod groups by hand; gpufleet derives both from the templates and the pending pods "
@@ -121,31 +118,89 @@ def test_mixed_scale_up() -> None:
     assert result.awaiting == ["awaiting"]
 
 
+#: ``TestZeroOrMaxNodeScaling``'s ``NodeTemplateConfigs``: node ``n`` (1000m, 1000 bytes), machine type ct4p
+CT4P = ready_node("n", 1000, 1000)
+ATOMIC_RUNNING = [(pod("p1", 900, 900), "n1")]
+
+
+def test_zero_or_max_node_scaling_atomic_scale_up_ok() -> None:
+    """``TestZeroOrMaxNodeScaling/Atomic ScaleUp OK``: one node of ng2 takes the pod; every group being
+    ``ZeroOrMaxNodeScaling``, ng2 grows to its max, 5 nodes at once."""
+    result = orchestrate(
+        [(ready_node("n1", 900, 900), "ng1")], ATOMIC_RUNNING, [pod("p-new", 1000, 1000)],
+        max_sizes={"ng1": 5, "ng2": 5}, templates={"ng2": CT4P}, atomic=True,
+    )  # fmt: skip
+    assert_scaled(result, ("ng2", 5), ["p-new"])
+
+
+def test_zero_or_max_node_scaling_atomic_scale_up_with_similar_node_groups() -> None:
+    """``TestZeroOrMaxNodeScaling/Atomic ScaleUp with similar node groups``: ng2 and ng3 share a template;
+    the expander takes ng3, which grows to its max (4) alone (``defaultOptions``: no balancing; with it an
+    atomic group is not balanced either, ``test_scale_up_of_an_atomic_pool_is_not_balanced``)."""
+    extra = [pod(f"p-new-{k}", 1000, 1000) for k in (1, 2, 3, 4)]
+    result = orchestrate(
+        [(ready_node("n1", 900, 900), "ng1")], ATOMIC_RUNNING, extra, choose="ng3",
+        max_sizes={"ng1": 5, "ng2": 5, "ng3": 4}, templates={"ng2": CT4P, "ng3": CT4P}, atomic=True,
+    )  # fmt: skip
+    assert_scaled(result, ("ng3", 4), [p.name for p in extra])
+    assert result.split == {"ng3": 4}
+
+
+def test_zero_or_max_node_scaling_atomic_scale_up_mixed() -> None:
+    """``TestZeroOrMaxNodeScaling/Atomic ScaleUp Mixed``: ng3 grows to its max (5) for the pod only it takes;
+    one pod fits no group, one only ng1 takes and awaits evaluation."""
+    result = orchestrate(
+        [(ready_node("n1", 500, 2000), "ng1"), (ready_node("n2", 2000, 500), "ng2")],
+        [(pod("p1", 400, 1900), "n1"), (pod("p2", 1900, 400), "n2")],
+        [pod("p-triggering", 1000, 1000), pod("p-remaining", 2000, 2000), pod("p-awaiting", 100, 1800)],
+        choose="ng3", max_sizes={"ng1": 5, "ng2": 5, "ng3": 5}, templates={"ng3": CT4P}, atomic=True,
+    )  # fmt: skip
+    assert_scaled(result, ("ng3", 5), ["p-triggering"])
+    assert result.remaining == ["p-remaining"]
+    assert result.awaiting == ["p-awaiting"]
+
+
 @pytest.mark.parametrize(
-    "case",
+    ("maxima", "reason"),
     [
-        pytest.param("Atomic ScaleUp OK", id="TestZeroOrMaxNodeScaling/Atomic ScaleUp OK"),
         pytest.param(
-            "Atomic ScaleUp with similar node groups",
-            id="TestZeroOrMaxNodeScaling/Atomic ScaleUp with similar node groups",
-        ),
-        pytest.param("Atomic ScaleUp Mixed", id="TestZeroOrMaxNodeScaling/Atomic ScaleUp Mixed"),
-        pytest.param(
-            "Atomic ScaleUp max cores limit hit",
+            {"cpu": 3, "memory": MAX_MEMORY},
+            "2 max cluster cpu limit reached",
             id="TestZeroOrMaxNodeScaling/Atomic ScaleUp max cores limit hit",
         ),
         pytest.param(
-            "Atomic ScaleUp max memory limit hit",
+            {"cpu": MAX_CORES, "memory": 3000},
+            "2 max cluster memory limit reached",
             id="TestZeroOrMaxNodeScaling/Atomic ScaleUp max memory limit hit",
-        ),
-        pytest.param(
-            "Atomic ScaleUp max nodes count limit hit",
-            id="TestZeroOrMaxNodeScaling/Atomic ScaleUp max nodes count limit hit",
         ),
     ],
 )
-def test_zero_or_max_node_scaling(case: str) -> None:
-    pytest.skip(ZERO_OR_MAX)
+def test_zero_or_max_node_scaling_resource_limit_hit(maxima: dict[str, int], reason: str) -> None:
+    """``TestZeroOrMaxNodeScaling``: one node of either group fits the limit, but not all the nodes below
+    its max (ng1: 4, ng2: 3), which an atomic group adds at once (``IsNodeGroupResourceExceeded`` with
+    ``numNodes``): both are skipped."""
+    extra = [pod("p-new-1", 1000, 1000), pod("p-new-2", 1000, 1000)]
+    result = orchestrate(
+        [(ready_node("n1", 900, 900), "ng1")], ATOMIC_RUNNING, extra, maxima=maxima,
+        max_sizes={"ng1": 5, "ng2": 3}, templates={"ng2": CT4P}, atomic=True,
+    )  # fmt: skip
+    assert result.chosen is None
+    assert result.reasons == dict.fromkeys(["p-new-1", "p-new-2"], reason)
+
+
+def test_zero_or_max_node_scaling_atomic_scale_up_max_nodes_count_limit_hit() -> None:
+    """``TestZeroOrMaxNodeScaling/Atomic ScaleUp max nodes count limit hit``: ``--max-nodes-total`` 5 with 2
+    nodes: ng1 is at its max, ng2's 5 nodes would pass the limit (``atomic scale-up exceeds cluster node
+    count limit``)."""
+    extra = [pod("p-new-1", 1000, 1000), pod("p-new-2", 1000, 1000)]
+    result = orchestrate(
+        [(ready_node("n1", 900, 900), "ng1"), (ready_node("n2", 900, 900), "ng1")],
+        [(pod("p1", 900, 900), "n1"), (pod("p2", 900, 900), "n1")], extra, max_nodes_total=5,
+        max_sizes={"ng1": 2, "ng2": 5}, templates={"ng2": CT4P}, atomic=True,
+    )  # fmt: skip
+    assert result.chosen is None
+    want = "1 atomic scale-up exceeds cluster node count limit, 1 max node group size reached"
+    assert result.reasons == dict.fromkeys(["p-new-1", "p-new-2"], want)
 
 
 def _limited_cluster(ng2: str, mem: tuple[int, int]) -> list[tuple[Node, str]]:

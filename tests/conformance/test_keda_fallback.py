@@ -8,9 +8,10 @@ condition ``FallbackTracker.fallback_condition``.
 
 How the upstream fixtures map onto gpufleet:
 
-- ``buildScaledObject`` uses a ``cron`` trigger, which gpufleet does not model; the scaler is mocked
-  upstream anyway, so a redis trigger with ``listLength`` = ``createMetricSpec(averageValue)`` stands
-  in (its ``AverageValue`` target is what ``doFallback`` reads).
+- ``buildScaledObject`` uses a ``cron`` trigger, but its scaler is mocked upstream with a metric
+  spec of its own (``createMetricSpec(averageValue)``), while a real cron trigger's target is always 1;
+  so a redis trigger with ``listLength`` = ``averageValue`` stands in (its ``AverageValue`` target is
+  what ``doFallback`` reads).
 - A starting ``status.health`` of N failures is reached by N failed reads below the threshold
   (each returns no metric), which is how that status arises; a starting ``Happy`` health with 0
   failures is the tracker's initial state.

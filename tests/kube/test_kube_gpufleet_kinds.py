@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kube_manifests import load, problems, warnings
+from typer.testing import CliRunner
 
 from gpufleet.autoscaling.expanders import EXPANDERS
+from gpufleet.cli import app
 from gpufleet.model.simulation import AutoscalerSettings, SimulationSettings, Stock
 
 
@@ -283,3 +285,29 @@ def test_the_scale_down_parallelism_flags_are_integers_not_below_zero(tmp_path: 
     assert problems(tmp_path, simulation("{autoscaler: {maxDrainParallelism: 1.5}}")) == [
         f"{label}.maxDrainParallelism: Invalid value: 1.5: must be an integer"
     ]
+
+
+def test_zero_or_max_node_scaling_is_read_and_must_be_a_boolean_with_max(tmp_path: Path) -> None:
+    """``zeroOrMaxNodeScaling`` (cluster-autoscaler's ``ZeroOrMaxNodeScaling``): false by default; not a
+    boolean, or without ``max`` (a pool that does not autoscale), a field error."""
+    (pool_default,) = load(tmp_path, pool(f"{{max: 2, {TEMPLATE}}}")).node_pools
+    assert pool_default.zero_or_max_node_scaling is False
+    (atomic,) = load(tmp_path, pool(f"{{max: 2, zeroOrMaxNodeScaling: true, {TEMPLATE}}}")).node_pools
+    assert atomic.zero_or_max_node_scaling is True
+    label = "scenario.yaml: document 1 (NodePool/gpu)"
+    assert problems(tmp_path, pool(f"{{max: 2, zeroOrMaxNodeScaling: 'yes', {TEMPLATE}}}")) == [
+        f'{label}: spec.zeroOrMaxNodeScaling: Invalid value: "yes": must be a boolean'
+    ]
+    assert problems(tmp_path, pool(f"{{zeroOrMaxNodeScaling: true, {TEMPLATE}}}")) == [
+        f"{label}: spec.zeroOrMaxNodeScaling: Invalid value: true: a pool that scales from zero to its max "
+        "size at once needs max"
+    ]
+
+
+def test_cli_validate_exits_2_on_a_zero_or_max_node_scaling_of_the_wrong_type(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(pool(f"{{max: 2, zeroOrMaxNodeScaling: 1, {TEMPLATE}}}"))
+    result = CliRunner().invoke(app, ["validate", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}: document 1 (NodePool/gpu): spec.zeroOrMaxNodeScaling: Invalid value: 1:" in result.output
+    assert "Traceback" not in result.output

@@ -143,14 +143,8 @@ def test_redis_cluster_and_sentinel_are_the_same_list_scaler(tmp_path: Path) -> 
         (
             "rabbitmq",
             "the KEDA scaler 'rabbitmq' is not modelled (gpufleet models redis, redis-cluster, "
-            "redis-sentinel, prometheus): to simulate a queue, use a redis trigger on a list that a "
-            "QueueFeed fills",
-        ),
-        (
-            "cpu",
-            "the KEDA scaler 'cpu' is not modelled (gpufleet models redis, redis-cluster, redis-sentinel, "
-            "prometheus): gpufleet has no CPU or memory usage model; use a prometheus trigger on a "
-            "simulated one",
+            "redis-sentinel, prometheus, cron, cpu, memory): to simulate a queue, use a redis trigger "
+            "on a list that a QueueFeed fills",
         ),
         ("example-trigger", "KEDA v2.20.2 has no such scaler (no scaler found for type: example-trigger)"),
     ],
@@ -233,3 +227,91 @@ def test_prometheus_connection_keys_are_warned_as_not_modelled(tmp_path: Path) -
         f"{SO_LABEL}: spec.triggers[0].metadata.{key} is not modelled {note}"
         for key in ("customHeaders", "unsafeSsl", "timeout", "authModes")
     ]
+
+
+def test_a_cpu_trigger_in_a_scaled_job_is_refused(tmp_path: Path) -> None:
+    # scale_handler.go: a ScaledJob's metrics loop skips a scaler with no External metric.
+    text = scaled_job("{}", "cpu", "{value: '50'}").replace(
+        "- {type: cpu,", "- {type: cpu, metricType: Utilization,"
+    )
+    assert problems(tmp_path, text) == [
+        f"{SJ_LABEL}: spec.triggers[0].type: KEDA ignores a cpu trigger in a ScaledJob (it has no External "
+        "metric): it would never scale the Jobs"
+    ]
+
+
+def test_a_cpu_trigger_without_metric_type_is_refused(tmp_path: Path) -> None:
+    # cpu_memory_scaler.go parseResourceMetadata: an unset metricType is an unknown metric type.
+    text = scaled_object("  - {type: cpu, metadata: {value: '60'}}").replace(
+        "  scaleTargetRef: {name: web}", "  scaleTargetRef: {name: web}\n  minReplicaCount: 1"
+    )
+    assert problems(tmp_path, text) == [
+        f"{SO_LABEL}: spec.triggers[0].metricType: unknown metric type: , allowed values are "
+        "'Utilization' or 'AverageValue'"
+    ]
+
+
+def test_cpu_and_memory_triggers_become_resource_metrics_with_a_warning(tmp_path: Path) -> None:
+    triggers = (
+        "  - {type: cpu, metricType: Utilization, metadata: {value: '60'}}\n"
+        "  - {type: memory, metricType: AverageValue, metadata: {value: 8Gi, containerName: server}}\n"
+        "  - {type: redis, metadata: {listName: jobs}}"
+    )
+    scenario = load(tmp_path, scaled_object(triggers))
+    [so] = scenario.scaled_objects
+    assert [t.type for t in so.triggers] == ["cpu", "memory", "redis"]
+    assert relative(tmp_path, scenario.warnings) == [
+        f"{SO_LABEL}: spec.triggers[0]: gpufleet has no cpu usage model: the Resource metric this trigger "
+        "gives the HPA reads no value, as an HPA's own does, and the HPA holds on it",
+        f"{SO_LABEL}: spec.triggers[1].metadata.containerName is not modelled (a ContainerResource metric; "
+        "the HPA KEDA writes is left without it); ignored",
+    ]
+
+
+def test_a_cron_trigger_with_an_unknown_timezone_is_a_warning(tmp_path: Path) -> None:
+    trigger = (
+        "  - type: cron\n    metadata: {timezone: Mars/Olympus, start: 0 9 * * *, end: 0 17 * * *, "
+        "desiredReplicas: '2'}"
+    )
+    scenario = load(tmp_path, scaled_object(trigger))
+    assert relative(tmp_path, scenario.warnings) == [
+        f"{SO_LABEL}: spec.triggers[0].metadata.timezone: 'Mars/Olympus' is not an IANA time zone: "
+        "KEDA's cron scaler fails at every poll (unable to load timezone)"
+    ]
+
+
+def test_a_cron_schedule_that_does_not_parse_is_an_error(tmp_path: Path) -> None:
+    trigger = (
+        "  - type: cron\n    metadata: {timezone: Etc/UTC, start: 0 9 * *, end: 0 17 * * *, "
+        "desiredReplicas: '2'}"
+    )
+    assert problems(tmp_path, scaled_object(trigger)) == [
+        f"{SO_LABEL}: spec.triggers[0].metadata.start: error parsing start schedule: expected exactly 5 "
+        "fields, found 4: ['0', '9', '*', '*']"
+    ]
+
+
+SIMULATION = """
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {{name: run}}
+spec: {{duration: 1h, startTime: {start}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("start", "seconds"),
+    [
+        ('"2026-12-07T08:00:00Z"', 1796630400.0),
+        ('"2026-12-07T09:00:00+01:00"', 1796630400.0),
+        ("2026-12-07T08:00:00Z", 1796630400.0),  # YAML reads an unquoted one as a date-time
+    ],
+)
+def test_simulation_start_time_is_an_rfc3339_date_time(tmp_path: Path, start: str, seconds: float) -> None:
+    assert load(tmp_path, SIMULATION.format(start=start)).simulation.start_time_s == seconds
+
+
+def test_simulation_start_time_needs_an_offset(tmp_path: Path) -> None:
+    [line] = problems(tmp_path, SIMULATION.format(start='"2026-12-07T08:00:00"'))
+    assert "spec.startTime" in line
+    assert "has no UTC offset" in line

@@ -78,14 +78,24 @@ def test_job_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
     )
     label = "scenario.yaml: document 1 (Job/default/train)"
     assert warnings(tmp_path, text) == [
-        f"{label}: spec.activeDeadlineSeconds is not modelled; ignored",
         f"{label}: spec.ttlSecondsAfterFinished is not modelled; ignored",
         f"{label}: spec.suspend is not modelled; ignored",
-        f"{label}: spec.podFailurePolicy is not modelled; ignored",
         f"{label}: spec.backoffLimitPerIndex is not modelled; ignored",
         f"{label}: spec.completionMode Indexed is not modelled (pods are named <job>-<index> in every "
         "mode); ignored",
     ]
+
+
+def test_job_active_deadline_is_read_and_under_kueue_is_a_warning(tmp_path: Path) -> None:
+    """``activeDeadlineSeconds`` is modelled from the Job's start; a Job Kueue manages starts again at each
+    admission (``StartTime`` reset on resume), which is not modelled."""
+    (plain,) = load(tmp_path, job("activeDeadlineSeconds: 600")).jobs
+    assert plain.active_deadline_s == 600.0
+    queued = job("activeDeadlineSeconds: 600", metadata="labels: {kueue.x-k8s.io/queue-name: q}")
+    assert (
+        "scenario.yaml: document 1 (Job/default/train): spec.activeDeadlineSeconds is not modelled; ignored"
+        in (warnings(tmp_path, queued))
+    )
 
 
 def test_workload_submit_time_comes_from_its_own_annotation_first(tmp_path: Path) -> None:

@@ -5,9 +5,10 @@ Rules from ``kubernetes-sigs/kueue``: ``apis/kueue/v1beta2/topology_types.go`` (
 1 to 16, ``kubernetes.io/hostname`` only as the lowest), ``pkg/cache/scheduler/clusterqueue.go``
 (a TAS flavor whose Topology is missing leaves the ClusterQueue inactive),
 ``pkg/scheduler/flavorassigner/tas_flavorassigner.go`` (``Flavor "f" does not support
-TopologyAwareScheduling``) and ``pkg/cache/scheduler/tas_flavor_snapshot.go`` (``no requested
-topology level``, ``topology "t" doesn't allow to fit any of N pod(s)``, ``allows to fit only K out
-of N``). The published example is ``site/static/examples/tas/sample-{gpu-queues,job-required}.yaml``.
+TopologyAwareScheduling``, ``Flavor "f" does not contain the requested level``) and
+``pkg/cache/scheduler/tas_flavor_snapshot.go`` (``topology "t" doesn't allow to fit any of N pod(s)``,
+``allows to fit only K out of N``). The published example is
+``site/static/examples/tas/sample-{gpu-queues,job-required}.yaml``.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def test_a_level_the_topology_lacks_and_a_flavor_without_topology(tmp_path: Path
     pods = pods_by_name(simulated_text(tmp_path, TOPOLOGY + QUEUES + CLUSTER + job("z", 2, 1, unknown)))
     assert (
         pods["z-0"]["message"]
-        == "couldn't assign flavors to pod set main: no requested topology level: example.com/zone"
+        == 'couldn\'t assign flavors to pod set main: Flavor "tas" does not contain the requested level'
     )
     plain = QUEUES.replace("  topologyName: default\n", "")
     pods = pods_by_name(simulated_text(tmp_path, TOPOLOGY + plain + CLUSTER + job("r", 2, 1, REQUIRED_RACK)))

@@ -209,6 +209,73 @@ def test_an_indexed_job_creates_the_lowest_indexes_neither_active_nor_completed(
     assert wanted_after_adoption(paths, "Job/ml/train") == ["train-3", "train-4"]
 
 
+def test_completed_indexes_outside_completions_are_not_counted(tmp_path: Path) -> None:
+    """``parseIndexesFromString`` cuts ``status.completedIndexes`` at ``completions`` (``0-1,3-9`` of
+    completions 5 is ``0,1,3,4``), and ``calculateSucceededIndexes`` leaves out a succeeded pod whose
+    index is outside them."""
+    paths = dump(
+        tmp_path,
+        node("gpu-0"),
+        job(2, 5, status={"succeeded": 4, "completedIndexes": "0-1,3-9,12"}, mode="Indexed"),
+        pod(
+            "train-7-abcde",
+            JOB_POD,
+            annotations={JOB_COMPLETION_INDEX: "7"},
+            restart="Never",
+            phase="Succeeded",
+            finalizers=("batch.kubernetes.io/job-tracking",),
+        ),
+    )
+    assert scenario_owned_indexes(paths) == frozenset({0, 1, 3, 4})
+
+
+def test_an_indexed_job_counts_each_completed_index_once(tmp_path: Path) -> None:
+    """``trackJobStatusAndRemoveFinalizers``: an Indexed Job's ``status.succeeded`` is its completed
+    indexes; two Succeeded pods of index 1 complete one index, so index 2 is still to run."""
+    tracking = ("batch.kubernetes.io/job-tracking",)
+    paths = dump(
+        tmp_path,
+        node("gpu-0"),
+        job(2, 3, status={}, mode="Indexed"),
+        *(
+            pod(
+                f"train-{index}-{suffix}",
+                JOB_POD,
+                annotations={JOB_COMPLETION_INDEX: index},
+                restart="Never",
+                phase="Succeeded",
+                finalizers=tracking,
+            )
+            for index, suffix in (("0", "abcde"), ("1", "fghij"), ("1", "klmno"))
+        ),
+    )
+    assert load_scenario(paths).owned["Job/ml/train"].succeeded == 2
+    assert wanted_after_adoption(paths, "Job/ml/train") == ["train-2"]
+
+
+def test_a_snapshot_job_past_its_backoff_limit_deletes_its_active_pods(tmp_path: Path) -> None:
+    """``syncJob``: a Job whose failures passed ``backoffLimit`` gets its Failed condition
+    (``BackoffLimitExceeded``) and ``deleteActivePods`` deletes the pods still running; nothing new."""
+    failing = job(2, 3)
+    failing["spec"]["backoffLimit"] = 0
+    paths = dump(
+        tmp_path,
+        node("gpu-0"),
+        failing,
+        pod(
+            "train-abcde",
+            JOB_POD,
+            restart="Never",
+            phase="Failed",
+            finalizers=("batch.kubernetes.io/job-tracking",),
+        ),
+        pod("train-fghij", JOB_POD, restart="Never"),
+    )
+    pods = pods_by_name(simulated(paths, duration_s=60.0))
+    assert pods["train-fghij"]["phase"] == "Failed" and pods["train-fghij"]["reason"] == "Deleted"
+    assert sorted(pods) == ["train-abcde", "train-fghij"]
+
+
 def scenario_owned_indexes(paths: list[Path]) -> frozenset[int]:
     return load_scenario(paths).owned["Job/ml/train"].completed_indexes
 

@@ -32,6 +32,14 @@ order and acts on each reply before asking the next, since a launch may fail on 
   (``EmptySorting``, ``PreviousCandidates``). Each node that may not go has upstream's ``UnremovableReason``.
 - ``keep_warm``: a group with ``warm`` keeps that many empty GPU-ready nodes beyond what pods
   need (within ``max``).
+
+A ``ZeroOrMaxNodeScaling`` group (a NodePool's ``zeroOrMaxNodeScaling``: a slice of hosts useful only whole)
+grows to its max in one scale-up, whatever the estimate (``ComputeExpansionOption``), is never balanced
+(``ComputeSimilarNodeGroups``), and is skipped when those nodes would pass a resource limit or
+``--max-nodes-total`` (``filterValidScaleUpNodeGroups``); its nodes do not count against
+``unneededNodesLimit`` (``atomicScaleDownNodesCount``), go only all together
+(``AtomicResizeFilteringProcessor``: else ``AtomicScaleDownFailed``) and are taken whole, first, within the
+deletion budgets (``CropNodes``).
 """
 
 from __future__ import annotations
@@ -59,7 +67,9 @@ from gpufleet.autoscaling.scale_down import (
     unremovable_reasons,
 )
 from gpufleet.autoscaling.scale_up import (
+    ATOMIC_TOTAL_EXCEEDED,
     MAX_TOTAL_REACHED,
+    Estimate,
     PoolOption,
     ScaleUpSnapshot,
     estimate,
@@ -99,6 +109,9 @@ class ScaleUpRequest:
     balancing: Balancing | None = None  # --balance-similar-node-groups (None: off)
     #: groups ``IsNodeGroupHealthy`` finds unhealthy (``autoscaling.cluster_state``): not ready for scale-up
     unhealthy: frozenset[str] = frozenset()
+    #: the nodes --max-nodes-total still lets the cluster add (None: no limit); a ZeroOrMaxNodeScaling group
+    #: that would pass it is skipped
+    nodes_left: int | None = None
 
 
 @dataclass(frozen=True)
@@ -122,19 +135,34 @@ class ScaleUpReply:
         return self.scale_up is not None
 
 
-def _over_limits(options: Sequence[PoolOption], left: Mapping[str, int]) -> dict[str, str]:
-    """The groups one more node of which would exceed a cluster-wide resource limit, with their skip reason
-    (``filterValidScaleUpNodeGroups``: ``IsNodeGroupResourceExceeded``)."""
-    over = {o.name: exceeded(left, delta_for_node(o.template)) for o in options}
-    return {name: limit_reason(resources) for name, resources in over.items() if resources}
+def _over_limits(
+    options: Sequence[PoolOption], left: Mapping[str, int], nodes_left: int | None = None
+) -> dict[str, str]:
+    """The groups skipped for a cluster-wide limit, with their skip reason (``filterValidScaleUpNodeGroups``):
+    a ``ZeroOrMaxNodeScaling`` group whose growth to its max would pass ``--max-nodes-total``
+    (``atomic scale-up exceeds cluster node count limit``), else a group the nodes one scale-up of which
+    (one, or the atomic group's all: ``numNodes``) would exceed a resource limit
+    (``IsNodeGroupResourceExceeded``). A group with no room left is skipped before (max size reached)."""
+    out: dict[str, str] = {}
+    for o in options:
+        count = o.nodes_at_once()
+        if o.room <= 0:
+            continue
+        if o.atomic and nodes_left is not None and count > nodes_left:
+            out[o.name] = ATOMIC_TOTAL_EXCEEDED
+            continue
+        resources = exceeded(left, {r: v * count for r, v in delta_for_node(o.template).items()})
+        if resources:
+            out[o.name] = limit_reason(resources)
+    return out
 
 
 def _similar_groups(
     valid: Sequence[PoolOption], pods: Sequence[Pod], snapshot: ScaleUpSnapshot, balancing: Balancing | None
 ) -> dict[str, list[PoolOption]]:
-    """``ComputeSimilarNodeGroups`` for each group: none without balancing, nor for a group no pod fits;
-    else its similar groups among those valid for scale-up whose template takes every pod its own takes
-    (``matchingSchedulablePodGroups``)."""
+    """``ComputeSimilarNodeGroups`` for each group: none without balancing, nor for a ``ZeroOrMaxNodeScaling``
+    group, nor for a group no pod fits; else its similar groups among those valid for scale-up whose template
+    takes every pod its own takes (``matchingSchedulablePodGroups``)."""
     if balancing is None:
         return {}
     takes = {o.name: {p.key for p in pods if not rejections(p, o, snapshot)} for o in valid}
@@ -143,7 +171,7 @@ def _similar_groups(
             s for s in find_similar(o, valid, balancing.ignored_labels) if takes[o.name] <= takes[s.name]
         ]
         for o in valid
-        if takes[o.name]
+        if takes[o.name] and not o.atomic
     }
 
 
@@ -167,13 +195,23 @@ def _split(
     return tuple(balance([(g.name, g.size, g.max_size) for g in (option, *similar)], nodes))
 
 
+def _at_max(option: Estimate, nodes: int) -> Estimate:
+    """``ComputeExpansionOption`` for a ``ZeroOrMaxNodeScaling`` group: the option's node count is the group's
+    max size (here what is left below it), whatever the estimate packed the pods on; each resource's waste is
+    the share of those nodes the pods leave unused."""
+    if nodes <= 0 or nodes == option.nodes:
+        return option
+    wasted = {r: 1 - (1 - w) * option.nodes / nodes for r, w in option.waste.items()}
+    return replace(option, nodes=nodes, waste=wasted)
+
+
 def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     if not request.pending:
         return ScaleUpReply()
     options, pending = list(request.options), request.pending
     snapshot = ScaleUpSnapshot(request.state, request.profile, pending, options, request.exclude)
     remaining = snapshot.filter_out_schedulable(pending)
-    limited = _over_limits(options, request.resources_left)
+    limited = _over_limits(options, request.resources_left, request.nodes_left)
     skipped = request.unhealthy | request.backed_off | limited.keys()
     valid = [o for o in options if o.name not in skipped and o.room > 0]
     similar = _similar_groups(valid, remaining, snapshot, request.balancing)
@@ -186,6 +224,8 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
             )
         )
     ]
+    atomic = {o.name: o.nodes_at_once() for o in valid if o.atomic}
+    estimates = [_at_max(e, atomic[e.pool]) if e.pool in atomic else e for e in estimates]
     best = choose(estimates, request.expander, request.rng)
     if best is not None:
         option = next(o for o in valid if o.name == best.pool)
@@ -207,14 +247,17 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
 
 
 class Candidate(NamedTuple):
-    """A node scale-down may remove: its group's name and its group's size and ``min``, and whether the
-    node is Ready (a tuple: every scan lists them afresh)."""
+    """A node scale-down may remove: its group's name and its group's size (its target size: launched, not
+    deleted) and ``min``, and whether the node is Ready (a tuple: every scan lists them afresh); for a
+    ``ZeroOrMaxNodeScaling`` group (``atomic``), also how many of its nodes are registered in the cluster."""
 
     node: str
     group: str
     group_size: int
     group_min: int
     ready: bool = True
+    atomic: bool = False
+    registered: int = 0
 
 
 @dataclass
@@ -273,7 +316,8 @@ class ScaleDownReply:
     unneeded_since: dict[str, float]
     remove: tuple[Candidate, ...] = ()  # in this order; a node with movable pods is drained first
     #: the unneeded nodes that may not go yet, and why (``RemovableAt``'s unremovable nodes: not unneeded,
-    #: or not unready, long enough; their group at its min); none asked in cooldown
+    #: or not unready, long enough; their group at its min; then ``FilterUnremovableNodes``': not all of
+    #: their ZeroOrMaxNodeScaling group); none asked in cooldown
     unremovable: tuple[tuple[str, Unremovable], ...] = ()
     #: the candidates this scan assessed that are not unneeded, and why (``categorizeNodes``:
     #: ``FilterOutUnremovable``'s and the removal simulation's unremovable nodes); none when it assessed none
@@ -321,7 +365,8 @@ def _assess(
 ) -> dict[str, Unremovable | None]:
     """Why each candidate is not unneeded (None: it is): ``unremovable_reasons``, then the removal simulation,
     each verdict recalled from the memo while it stands. ``categorizeNodes`` simulates the eligible
-    candidates (``FilterOutUnremovable``'s) in turn until ``limit`` are found unneeded: the others are left
+    candidates (``FilterOutUnremovable``'s) in turn until ``limit`` are found unneeded (the nodes of
+    ``ZeroOrMaxNodeScaling`` groups not counted: ``atomicScaleDownNodesCount``): the others are left
     out. When that may cut, they are taken empty ones first, then those unneeded at the last scan, else in
     the candidates' order (the sort of ``ScaleDownCandidatesSortingProcessor``: ``EmptySorting``,
     ``PreviousCandidates``)."""
@@ -376,7 +421,7 @@ def _assess(
             why = verdict.why
             if memo is not None and i not in unready:
                 memo.keep(state, c.node, i, verdict.examined, why)
-        found += why is None
+        found += why is None and not c.atomic  # a ZeroOrMaxNodeScaling group's nodes are not counted
         out[c.node] = why
     return out
 
@@ -402,6 +447,33 @@ def _above_min(
             sizes[c.group] -= 1
             removable.append(c)
     return removable, at_min
+
+
+def _whole(nodes: Sequence[Candidate]) -> bool:
+    """Whether the nodes are all of their ``ZeroOrMaxNodeScaling`` group: as many as its target size, or as
+    its registered nodes (instances that never registered do not hold its scale-down back)."""
+    return len(nodes) in (nodes[0].group_size, nodes[0].registered)
+
+
+def _atomic_whole(
+    removable: Sequence[Candidate],
+) -> tuple[list[Candidate], list[tuple[str, Unremovable]]]:
+    """``AtomicResizeFilteringProcessor.FilterUnremovableNodes``
+    (``processors/nodes/scale_down_set_processor.go``): the removable nodes of a ``ZeroOrMaxNodeScaling``
+    group go only all together: when they are not the whole group (``_whole``), each is
+    ``AtomicScaleDownFailed``; the others pass."""
+    atomic = {g[0].group: g for g in _by_group([c for c in removable if c.atomic])}
+    failed = [name for name, nodes in atomic.items() if not _whole(nodes)]
+    kept = [c for c in removable if c.group not in failed]
+    why: list[tuple[str, Unremovable]] = []
+    for name in failed:
+        nodes = atomic[name]
+        message = (
+            f"node group {name} scales down only whole (ZeroOrMaxNodeScaling): {len(nodes)} of its nodes are "
+            f"removable, all {nodes[0].registered} have to be scaled down atomically"
+        )
+        why += [(c.node, Unremovable(UnremovableReason.ATOMIC_SCALE_DOWN_FAILED, message)) for c in nodes]
+    return kept, why
 
 
 def _by_group(nodes: Sequence[Candidate]) -> list[list[Candidate]]:
@@ -431,16 +503,49 @@ def crop_to_budgets(
     max_drain_parallelism: int,
     in_progress: tuple[int, int] = (0, 0),
 ) -> tuple[list[Candidate], list[Candidate]]:
-    """``ScaleDownBudgetProcessor.CropNodes`` for node groups that scale a node at a time (gpufleet has no
-    ``ZeroOrMaxNodeScaling``): of ``max_parallelism`` less the deletions in progress (``in_progress``: empty,
-    drained), the empty nodes take what they need; the nodes to drain take the rest, within
-    ``max_drain_parallelism`` less the drains in progress. Each kind is grouped by node group and taken a
-    group at a time."""
+    """``ScaleDownBudgetProcessor.CropNodes``: of ``max_parallelism`` less the deletions in progress
+    (``in_progress``: empty, drained), and of ``max_drain_parallelism`` less the drains in progress, the
+    ``ZeroOrMaxNodeScaling`` groups go first, each whole or not at all: those with empty nodes (with their
+    nodes to drain), then those with nodes to drain only, in order, until one does not fit what is left (the
+    first one taken may overflow it, unless nothing is left of it: single nodes must not starve slices); a
+    group whose nodes are not all of it (``_whole``) is passed over. Then the empty nodes of the other groups
+    take what is left, and their nodes to drain the rest, within the drain budget. Each kind is grouped by
+    node group and taken a group at a time."""
+    empty_groups, drain_groups = _by_group(empty), _by_group(drain)
     empty_going, drains_going = in_progress
     parallelism = max_parallelism - empty_going - drains_going
-    emptied = _crop(_by_group(empty), parallelism)
-    parallelism -= len(emptied)
-    drained = _crop(_by_group(drain), min(parallelism, max_drain_parallelism - drains_going))
+    drain_budget = max_drain_parallelism - drains_going
+    atomic_drains = {g[0].group: g for g in drain_groups if g[0].atomic}
+    emptied: list[Candidate] = []
+    drained: list[Candidate] = []
+    can_overflow = True
+    for nodes in (g for g in empty_groups if g[0].atomic):
+        drains = atomic_drains.get(nodes[0].group, [])
+        over = parallelism < len(nodes) + len(drains) or drain_budget < len(drains)
+        if over and (parallelism == 0 or (drains and drain_budget == 0) or not can_overflow):
+            break
+        if not _whole([*nodes, *drains]):
+            continue
+        emptied += nodes
+        drained += drains
+        parallelism -= len(nodes) + len(drains)
+        drain_budget -= len(drains)
+        can_overflow = False
+    drain_budget = min(parallelism, drain_budget)
+    with_empty = {c.group for c in empty if c.atomic}
+    for nodes in (g for g in drain_groups if g[0].atomic and g[0].group not in with_empty):
+        if drain_budget < len(nodes) and (drain_budget == 0 or not can_overflow):
+            break
+        if not _whole(nodes):
+            continue
+        drained += nodes
+        parallelism -= len(nodes)
+        drain_budget -= len(nodes)
+        can_overflow = False
+    single = _crop([g for g in empty_groups if not g[0].atomic], parallelism)
+    emptied += single
+    parallelism -= len(single)
+    drained += _crop([g for g in drain_groups if not g[0].atomic], min(parallelism, drain_budget))
     return emptied, drained
 
 
@@ -526,7 +631,8 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             unremovable.append((name, Unremovable(code, message)))
     movable = {c.node: has_movable_pods(state, c.node) for c in ripe}
     removable, at_min = _above_min(ripe, movable, request.deletions)
-    unremovable += at_min
+    removable, partial = _atomic_whole(removable)
+    unremovable += at_min + partial
     emptied, drained = crop_to_budgets(
         [c for c in removable if not movable[c.node]],
         [c for c in removable if movable[c.node]],
@@ -534,7 +640,10 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
         request.max_drain_parallelism,
         request.in_progress,
     )
-    removed = emptied + _drains_that_fit(request, emptied, drained)
+    fit = _drains_that_fit(request, emptied, drained)
+    # a ZeroOrMaxNodeScaling group one of whose drains cannot go with the others waits, whole
+    waits = {c.group for c in drained if c.atomic and c not in fit}
+    removed = [c for c in (*emptied, *fit) if c.group not in waits]
     for c in removed:
         unneeded.pop(c.node, None)
     return ScaleDownReply(

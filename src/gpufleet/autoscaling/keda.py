@@ -2,7 +2,7 @@
 
 State and time in, decisions out; no I/O. The upstream files each part mirrors are named in
 its module: :mod:`gpufleet.autoscaling.keda_triggers` (``pkg/scalers/redis_scaler.go``,
-``prometheus_scaler.go``, ``scaler.go``), :mod:`gpufleet.autoscaling.keda_scaled_object`
+``prometheus_scaler.go``, ``cron_scaler.go``, ``scaler.go``), :mod:`gpufleet.autoscaling.keda_scaled_object`
 (``pkg/scaling/executor/scale_scaledobjects.go``, ``pkg/scaling/scale_handler.go``,
 ``pkg/fallback/fallback.go``) and
 :mod:`gpufleet.autoscaling.keda_scaled_job` (``pkg/scaling/executor/scale_jobs.go``,
@@ -26,6 +26,8 @@ from gpufleet.autoscaling.keda_scaled_object import (
     FallbackTracker,
     HealthStatus,
     HpaExternalMetric,
+    HpaMetric,
+    HpaResourceMetric,
     KedaDecision,
     KedaHpaInputs,
     KedaReason,
@@ -34,6 +36,7 @@ from gpufleet.autoscaling.keda_scaled_object import (
     hpa_inputs,
 )
 from gpufleet.autoscaling.keda_triggers import (
+    cron_value,
     is_active,
     metric_name,
     normalize_string,
@@ -45,6 +48,8 @@ __all__ = [
     "FallbackTracker",
     "HealthStatus",
     "HpaExternalMetric",
+    "HpaMetric",
+    "HpaResourceMetric",
     "JobPod",
     "KedaDecision",
     "KedaHpaInputs",
@@ -54,6 +59,7 @@ __all__ = [
     "ScaledObjectState",
     "ScalerMetrics",
     "combine_scaler_metrics",
+    "cron_value",
     "decide_scaled_job",
     "effective_max_scale",
     "fallback_metric_value",

@@ -17,10 +17,13 @@ Mirrors ``kedacore/keda``:
     (with no ``lastActiveTime``: ``creationTimestamp + initialCooldownPeriod``), otherwise cool down;
   - inactive below ``minReplicaCount`` with no ``idleReplicaCount``: scale to ``minReplicaCount``.
 - ``pkg/scaling/scale_handler.go`` (``startScaleLoop``): the first poll runs when the object is
-  created, then one every ``pollingInterval``.
+  created, then one every ``pollingInterval``; ``getScalerState`` skips a cpu/memory trigger (no
+  External metric: neither active nor failing) and ``getScaledObjectState`` makes a ScaledObject
+  whose triggers are all cpu/memory active (unless one fails), so that it never scales to zero.
 - ``controllers/keda/hpa.go`` and ``apis/keda/v1alpha1/scaledobject_types.go``: the HPA
   ``keda-hpa-<name>`` with ``minReplicas = max(minReplicaCount, 1)``, ``maxReplicas =
-  maxReplicaCount``, one External metric per trigger (target ``listLength`` / ``threshold``), and
+  maxReplicaCount``, one External metric per trigger (target ``listLength`` / ``threshold`` / 1 for
+  cron), a Resource metric for a cpu/memory trigger (``cpuMemoryScaler``), and
   ``advanced.horizontalPodAutoscalerConfig.behavior`` copied verbatim.
 - ``pkg/fallback/fallback.go`` (``GetMetricsWithFallback``, ``doFallback``): what the HPA reads
   when a trigger keeps failing.
@@ -50,7 +53,8 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from gpufleet.autoscaling.keda_triggers import is_active, metric_name, target_milli
-from gpufleet.model.keda import ScaledObjectSpec, ScaleTargetRef
+from gpufleet.model.hpa import MetricTarget
+from gpufleet.model.keda import ResourceScaler, ScaledObjectSpec, ScaleTargetRef, ScaleTrigger
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,20 @@ class HpaExternalMetric:
 
 
 @dataclass(frozen=True)
+class HpaResourceMetric:
+    """The ``Resource`` metric of a cpu or memory trigger (``cpuMemoryScaler.GetMetricSpecForScaling``):
+    the HPA reads the pods' usage itself; KEDA's scaler reports nothing. ``container`` set: upstream's
+    ``ContainerResource`` metric of that container, which gpufleet does not model."""
+
+    resource: str
+    target: MetricTarget
+    container: str | None = None
+
+
+HpaMetric = HpaExternalMetric | HpaResourceMetric
+
+
+@dataclass(frozen=True)
 class KedaHpaInputs:
     """What KEDA writes into the HPA it owns for a ScaledObject."""
 
@@ -75,21 +93,16 @@ class KedaHpaInputs:
     scale_target_ref: ScaleTargetRef
     min_replicas: int
     max_replicas: int
-    metrics: tuple[HpaExternalMetric, ...]
+    #: one per trigger, in order
+    metrics: tuple[HpaMetric, ...]
     #: ``advanced.horizontalPodAutoscalerConfig.behavior``, verbatim (None: the HPA defaults).
     behavior: Mapping[str, Any] | None
 
 
 def hpa_inputs(spec: ScaledObjectSpec) -> KedaHpaInputs:
-    """The HPA KEDA creates for ``spec``: name, bounds, one External metric per trigger, behavior."""
-    metrics = tuple(
-        HpaExternalMetric(
-            name=metric_name(i, trigger),
-            target_type="Value" if trigger.metric_type == "Value" else "AverageValue",
-            target_milli=target_milli(trigger),
-        )
-        for i, trigger in enumerate(spec.triggers)
-    )
+    """The HPA KEDA creates for ``spec``: name, bounds, one metric per trigger (External, or Resource for
+    a cpu/memory trigger), behavior."""
+    metrics = tuple(_hpa_metric(i, trigger) for i, trigger in enumerate(spec.triggers))
     return KedaHpaInputs(
         name=spec.resolved_hpa_name,
         scale_target_ref=spec.scale_target_ref,
@@ -97,6 +110,17 @@ def hpa_inputs(spec: ScaledObjectSpec) -> KedaHpaInputs:
         max_replicas=spec.max_replica_count,
         metrics=metrics,
         behavior=spec.hpa_behavior,
+    )
+
+
+def _hpa_metric(index: int, trigger: ScaleTrigger) -> HpaMetric:
+    scaler = trigger.scaler
+    if isinstance(scaler, ResourceScaler):
+        return HpaResourceMetric(scaler.resource, scaler.target, scaler.container_name)
+    return HpaExternalMetric(
+        name=metric_name(index, trigger),
+        target_type="Value" if trigger.metric_type == "Value" else "AverageValue",
+        target_milli=target_milli(trigger),
     )
 
 
@@ -247,7 +271,7 @@ class ScaledObjectState:
 
     Call :meth:`poll` at :attr:`next_poll_at` (the creation time, then every ``pollingInterval``)
     with each trigger's current value (the list length, the query result; None when the scaler
-    failed) and the scale target's current ``spec.replicas``.
+    failed; ignored for a cpu/memory trigger) and the scale target's current ``spec.replicas``.
     """
 
     def __init__(self, spec: ScaledObjectSpec, created_at: float) -> None:
@@ -263,11 +287,15 @@ class ScaledObjectState:
         if len(trigger_values) != len(self.spec.triggers):
             raise ValueError(f"{len(trigger_values)} trigger values for {len(self.spec.triggers)} triggers")
         self.next_poll_at = now + self.spec.polling_interval_s
-        error = any(value is None for value in trigger_values)
-        active = any(
-            value is not None and is_active(trigger, value)
+        answered = [
+            (trigger, value)
             for trigger, value in zip(self.spec.triggers, trigger_values, strict=True)
-        )
+            if not trigger.is_resource
+        ]
+        error = any(value is None for _, value in answered)
+        active = any(value is not None and is_active(trigger, value) for trigger, value in answered)
+        if not answered and not error:
+            active = True  # only cpu/memory triggers: always active (getScaledObjectState)
         scale_to, reason = self._decide(now, active, error, current_replicas)
         replicas_after = current_replicas if scale_to is None else scale_to
         return KedaDecision(scale_to, reason, active, error, hpa_enabled=replicas_after > 0)

@@ -65,6 +65,7 @@ class UnremovableReason(IntEnum):
     NOT_UNNEEDED_LONG_ENOUGH = 4  # NotUnneededLongEnough
     NOT_UNREADY_LONG_ENOUGH = 5  # NotUnreadyLongEnough
     NODE_GROUP_MIN_SIZE_REACHED = 6  # NodeGroupMinSizeReached
+    ATOMIC_SCALE_DOWN_FAILED = 8  # AtomicScaleDownFailed
     NOT_UNDERUTILIZED = 11  # NotUnderutilized
     RECENTLY_UNREMOVABLE = 13  # RecentlyUnremovable
     NO_PLACE_TO_MOVE_PODS = 14  # NoPlaceToMovePods

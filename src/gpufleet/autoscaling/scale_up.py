@@ -77,6 +77,9 @@ IN_BACKOFF = "in backoff after failed scale-up"
 NOT_READY = "not ready for scale-up"  # an unhealthy group (``NotReadyReason``)
 #: ... and for every pod when the cluster has ``--max-nodes-total`` nodes (``ReasonsMessage``).
 MAX_TOTAL_REACHED = "max total nodes in cluster reached"
+#: ... and for a ``ZeroOrMaxNodeScaling`` pool whose growth to its max would pass ``--max-nodes-total``
+#: (``filterValidScaleUpNodeGroups``)
+ATOMIC_TOTAL_EXCEEDED = "atomic scale-up exceeds cluster node count limit"
 #: Why a template copy does not take a pod, besides a pod-aware filter's reason (the estimate's own).
 NO_ROOM = "no room on the copy"
 NO_CLAIMS = "its claims cannot be allocated on the copy"
@@ -97,6 +100,13 @@ class PoolOption:
     slices: tuple[ResourceSlice, ...] = ()  # what the template node publishes for DRA
     size: int = 0  # its target size: launched, not deleted (--balance-similar-node-groups splits by it) ...
     max_size: int = 0  # ... up to its max
+    #: ``ZeroOrMaxNodeScaling``: it grows only to its max, all at once (``nodes_at_once``)
+    atomic: bool = False
+
+    def nodes_at_once(self) -> int:
+        """The nodes one scale-up of the group adds (``filterValidScaleUpNodeGroups``' ``numNodes``): for a
+        ``ZeroOrMaxNodeScaling`` group the room below its max (``MaxSize() - TargetSize()``), else one."""
+        return max(self.max_size - self.size, 0) if self.atomic else 1
 
 
 @dataclass(frozen=True)

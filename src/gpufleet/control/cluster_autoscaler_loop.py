@@ -22,7 +22,10 @@ so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` 
 scan after that time). With more nodes ``Unready`` (not Ready, registered 15 minutes or more before) than
 ``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of the cluster's nodes, a scan does
 nothing (``IsClusterHealthy``); a group with that many of its nodes missing among the Ready is skipped by
-scale-up, ``not ready for scale-up`` (``IsNodeGroupHealthy``; ``autoscaling.cluster_state``).
+scale-up, ``not ready for scale-up`` (``IsNodeGroupHealthy``; ``autoscaling.cluster_state``). A
+``zeroOrMaxNodeScaling`` pool grows by all its nodes at once; a launch the cloud refuses deletes them all
+(``overrideNodesToDeleteForZeroOrMax``), and the nodes it scales down are deleted as one batch, once the last
+of them is drained (``GroupDeletionScheduler``).
 
 The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
 timer and its own bookkeeping, reads the cluster and acts through a ``control.port.NodeGroupPort``.
@@ -324,6 +327,7 @@ class ClusterAutoscalerLoop:
             tuple(group.slices_for(group.pool.template.name)),
             len(group.nodes),
             max_nodes,
+            group.pool.zero_or_max_node_scaling,
         )
 
     def _scale_up(self) -> bool:
@@ -376,6 +380,7 @@ class ClusterAutoscalerLoop:
                 left,
                 self._balancing(room),
                 unhealthy,
+                room if self.settings.max_nodes_total is not None else None,
             )
         )
         self._unanswered = asked if reply.scale_up is None else None
@@ -388,11 +393,41 @@ class ClusterAutoscalerLoop:
             return False
         for name, nodes in up.split:  # ExecuteScaleUps: each group of the split, one after another
             group = groups[name]
+            if group.pool.zero_or_max_node_scaling:
+                self._scale_up_atomic(group, nodes, up.pods)
+                continue
             launched = [n for _ in range(nodes) if (n := self.launch(group, up.pods)) is not None]
             if launched:
                 self.last_scale_up_s = now
                 self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), up.pods))
         return True
+
+    def _scale_up_atomic(self, group: NodeGroup, nodes: int, for_pods: tuple[str, ...]) -> None:
+        """A ``ZeroOrMaxNodeScaling`` group grows by all its nodes in one request (``increaseSize`` with
+        ``atomic``: ``AtomicIncreaseSize``): when the cloud refuses one of them, the group is backed off and
+        the failed scale-up's cleanup deletes all the group's nodes, none kept
+        (``deleteCreatedNodesWithErrors``, ``overrideNodesToDeleteForZeroOrMax``;
+        ``AllowNonAtomicScaleUpToMax`` is not modelled)."""
+        now = self.clock.now
+        launched: list[str] = []
+        for _ in range(nodes):
+            name = self.launch(group, for_pods)
+            if name is None:
+                break
+            launched.append(name)
+        else:
+            if launched:
+                self.last_scale_up_s = now
+                self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), for_pods))
+            return
+        doomed = tuple(sorted(group.nodes - self.deleting))
+        for name in doomed:
+            self.port.delete_node(name)
+        if doomed:
+            reason = "atomic scale-up failed: all the group's nodes deleted (ZeroOrMaxNodeScaling)"
+            self.events.append(ScaleEvent(now, "scale-up-failed", group.name, doomed, for_pods, reason))
+        for key in for_pods:
+            self.port.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
 
     # -- nodes -------------------------------------------------------------------------------
     def launch(self, group: NodeGroup, for_pods: tuple[str, ...] = (), warm: bool = False) -> str | None:
@@ -478,10 +513,13 @@ class ClusterAutoscalerLoop:
         for group in groups:
             if len(group.nodes) <= group.pool.min:
                 continue
+            atomic = group.pool.zero_or_max_node_scaling
+            registered = sum(1 for name in group.nodes if name in state.index) if atomic else 0
             for name in sorted(group.nodes - group.launching.keys() - group.warm - going - starting):
                 if name in state.index:
                     ready = name not in unready
-                    out.append(Candidate(name, group.name, len(group.nodes), group.pool.min, ready))
+                    size, low = len(group.nodes), group.pool.min
+                    out.append(Candidate(name, group.name, size, low, ready, atomic, registered))
         sets = [(frozenset(g.nodes), frozenset(g.launching), frozenset(g.warm)) for g in groups]
         self._listed = ListedCandidates(state.static_version, frozenset(going), made_of, sets, readiness, out)
         return out
@@ -541,14 +579,22 @@ class ClusterAutoscalerLoop:
             )
         started = self._started[1] if self._started[0] == now else {}
         self._started = now, started
+        graces: dict[str, float] = {}
         for c in reply.remove:
             self.deleting.add(c.node)
             started[c.node] = has_movable_pods(st, c.node)  # (StartDeletionWithDrain)
             if started[c.node]:
                 self.draining.add(c.node)
-            grace = port.drain(c.node)
-            self.clock.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
+            graces[c.node] = port.drain(c.node)
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
+        # GroupDeletionScheduler.addToBatcher: a ZeroOrMaxNodeScaling group's nodes are deleted as one batch,
+        # once the last of them is drained
+        batch: dict[str, float] = {}
+        for c in reply.remove:
+            batch[c.group] = max(batch.get(c.group, 0.0), graces[c.node])
+        for c in reply.remove:
+            grace = batch[c.group] if c.atomic else graces[c.node]
+            self.clock.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
         return reply.acted
 
     def _not_assessed_again(self) -> tuple[tuple[str, Unremovable], ...]:

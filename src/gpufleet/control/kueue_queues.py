@@ -52,7 +52,7 @@ from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import AdmitsPartially, QueuedInParts, QueuedWorkload, QueuePort, ReclaimsPods
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
 from gpufleet.model.pod import Pod
-from gpufleet.model.resources import Resources, add
+from gpufleet.model.resources import PODS, Resources, add
 from gpufleet.model.workloads import PodSet
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.flavors import Assignment
@@ -263,12 +263,13 @@ class KueueQueues:
         return workload if reclaim is None else workload.reclaimed(*reclaim)
 
     def _rooms(self, pending: list[Workload]) -> dict[str, NodeRoom]:
-        """Each node's labels and what it has free of the resources TAS pod sets ask, less what the
-        pods admitted onto it by TAS but not yet bound will take."""
+        """Each node's labels and what it has free of the resources TAS pod sets ask and of ``pods``
+        (upstream's ``fillLeafCounts`` counts one ``pods`` per pod: ``resources.OnePodRequest``), less
+        what the pods admitted onto it by TAS but not yet bound will take."""
         asks = [s.topology for w in pending for s in w.pod_sets if s.topology is not None]
-        resources = sorted({r for t in asks for r in t.requests})
-        if not resources:
+        if not asks:
             return {}
+        resources = sorted({r for t in asks for r in t.requests} | {PODS})
         state = self.port.state
         rooms = {}
         for i in state.active_indices().tolist():
@@ -279,7 +280,7 @@ class KueueQueues:
                 rec = self.port.pods[key]
                 if node in rooms and rec.bound_s is None and not self._gone(key):
                     free = rooms[node].free
-                    for r, v in rec.pod.requests.items():
+                    for r, v in {**rec.pod.requests, PODS: 1}.items():
                         if r in free:
                             free[r] -= v
         return rooms

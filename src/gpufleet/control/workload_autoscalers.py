@@ -6,11 +6,14 @@ The decisions are ``gpufleet.autoscaling`` (pure); this module only feeds them, 
 clocks: the HPA controller syncs every 15 s (``--horizontal-pod-autoscaler-sync-period``), KEDA
 polls each object every ``pollingInterval``. It reads and acts through a
 ``control.port.WorkloadPort``: a ``redis`` trigger reads its list's length (items queued, not yet
-popped); a Pods metric reads a per-pod metric (``queue_length``, ``requests_per_second``,
-``DCGM_FI_DEV_GPU_UTIL``; the simulator's ``Traffic`` yields them); a ``prometheus`` trigger
-evaluates its PromQL query over every pod's series (``control.pod_series``,
-``autoscaling.promql_eval``). A ScaledJob's pending Jobs are counted as KEDA's
-``getPendingJobCount`` does (``autoscaling.keda_scaled_job.job_is_pending``).
+popped); a ``cron`` trigger reads the wall-clock time, the clock's time after
+``wall_clock_start_s`` (the Simulation's ``startTime``); a Pods metric reads a per-pod metric
+(``queue_length``, ``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``; the simulator's ``Traffic``
+yields them); a ``prometheus`` trigger evaluates its PromQL query over every pod's series
+(``control.pod_series``, ``autoscaling.promql_eval``); a cpu/memory trigger is a Resource metric of
+the HPA, which reads no usage (gpufleet has no CPU or memory usage model), as an HPA's own does.
+A ScaledJob's pending Jobs are counted as KEDA's ``getPendingJobCount`` does
+(``autoscaling.keda_scaled_job.job_is_pending``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from gpufleet.autoscaling.hpa_controller import HPA_SYNC_PERIOD_SECONDS, Horizon
 from gpufleet.autoscaling.hpa_replicas import HPAPod, MetricObservation, PodMetric
 from gpufleet.autoscaling.keda import (
     FallbackTracker,
+    HpaExternalMetric,
+    HpaResourceMetric,
     JobPod,
     KedaHpaInputs,
     ScaledJobState,
@@ -31,7 +36,7 @@ from gpufleet.autoscaling.keda import (
     hpa_inputs,
     job_is_pending,
 )
-from gpufleet.autoscaling.keda_triggers import prometheus_value
+from gpufleet.autoscaling.keda_triggers import cron_value, prometheus_value
 from gpufleet.autoscaling.promql_eval import PromQLEvalError, instant_vector
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.pod_series import PodSeries
@@ -41,10 +46,19 @@ from gpufleet.model.hpa import (
     ExternalMetricSource,
     HorizontalPodAutoscalerSpec,
     MetricIdentifier,
+    MetricSpec,
     MetricTarget,
     PodsMetricSource,
+    ResourceMetricSource,
 )
-from gpufleet.model.keda import RedisListScaler, ScaledJobSpec, ScaledObjectSpec, ScaleTrigger
+from gpufleet.model.keda import (
+    CronScaler,
+    PrometheusScaler,
+    RedisListScaler,
+    ScaledJobSpec,
+    ScaledObjectSpec,
+    ScaleTrigger,
+)
 from gpufleet.model.workloads import Job
 from gpufleet.workloads.kind import ReplicaBound
 
@@ -104,21 +118,28 @@ class HpaRuntime:
 
 
 def keda_hpa_spec(inputs: KedaHpaInputs, so: ScaledObjectSpec) -> HorizontalPodAutoscalerSpec:
-    """The HPA KEDA writes for a ScaledObject: one External AverageValue metric per trigger."""
-    metrics = tuple(
-        ExternalMetricSource(
-            MetricIdentifier(m.name),
-            MetricTarget(
-                m.target_type,
-                value=m.target_milli if m.target_type == "Value" else None,
-                average_value=m.target_milli if m.target_type == "AverageValue" else None,
-            ),
+    """The HPA KEDA writes for a ScaledObject: one External metric per trigger, a Resource metric for a
+    cpu/memory trigger; a cpu/memory trigger with ``containerName`` (a ``ContainerResource`` metric) is
+    left out, as the HPA reader leaves that metric out (not modelled, warned by ``kube.keda``)."""
+    metrics: list[MetricSpec] = []
+    for m in inputs.metrics:
+        if isinstance(m, HpaResourceMetric):
+            if m.container is None:
+                metrics.append(ResourceMetricSource(m.resource, m.target))
+            continue
+        metrics.append(
+            ExternalMetricSource(
+                MetricIdentifier(m.name),
+                MetricTarget(
+                    m.target_type,
+                    value=m.target_milli if m.target_type == "Value" else None,
+                    average_value=m.target_milli if m.target_type == "AverageValue" else None,
+                ),
+            )
         )
-        for m in inputs.metrics
-    )
     ref = CrossVersionObjectReference(inputs.scale_target_ref.kind, inputs.scale_target_ref.name)
     return HorizontalPodAutoscalerSpec(
-        ref, inputs.max_replicas, inputs.min_replicas, metrics, so.hpa_behavior_rules
+        ref, inputs.max_replicas, inputs.min_replicas, tuple(metrics), so.hpa_behavior_rules
     )
 
 
@@ -130,9 +151,12 @@ class WorkloadAutoscalers:
         hpas: list[tuple[str, HorizontalPodAutoscalerSpec]],
         scaled_objects: list[ScaledObjectSpec],
         scaled_jobs: list[tuple[ScaledJobSpec, Job]],
+        wall_clock_start_s: float = 0.0,
     ):
         self.port = port
         self.clock = clock
+        #: the wall-clock time (Unix seconds) of the clock's 0, which a cron trigger reads
+        self.wall_clock_start_s = wall_clock_start_s
         self.series = PodSeries(port)
         self.hpas = [
             HpaRuntime(
@@ -184,10 +208,15 @@ class WorkloadAutoscalers:
         return list(map(self.port.pods.__getitem__, sorted(scaled.active)))
 
     def _trigger_value(self, trigger: ScaleTrigger) -> float | None:
-        """The scaler's value now; None when it fails (a query with several series, say)."""
+        """The scaler's value now; None when it fails (a query with several series, a cron trigger's
+        unknown timezone) or reports none (a cpu/memory trigger: the HPA reads its Resource metric)."""
         scaler = trigger.scaler
         if isinstance(scaler, RedisListScaler):
             return float(self.port.list_length(scaler.list_name))
+        if isinstance(scaler, CronScaler):
+            return cron_value(scaler, self.wall_clock_start_s + self.clock.now)
+        if not isinstance(scaler, PrometheusScaler):
+            return None
         try:
             result = instant_vector(scaler.expr, self.series)
         except PromQLEvalError:
@@ -208,7 +237,11 @@ class WorkloadAutoscalers:
                 values.append(tuple(map(read.__getitem__, where)))
             elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
                 so = rt.keda.spec
-                index = next(i for i, m in enumerate(hpa_inputs(so).metrics) if m.name == metric.metric.name)
+                index = next(
+                    i
+                    for i, m in enumerate(hpa_inputs(so).metrics)
+                    if isinstance(m, HpaExternalMetric) and m.name == metric.metric.name
+                )
                 value = self._trigger_value(so.triggers[index])
                 if (
                     rt.fallback is not None

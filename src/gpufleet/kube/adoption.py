@@ -165,8 +165,14 @@ def _job_status(job: Mapping[str, Any]) -> Owned:
     return Owned(
         succeeded=_int(status.get("succeeded")),
         failed=_int(status.get("failed")),
-        completed_indexes=_indexes(status.get("completedIndexes")),
+        completed_indexes=parse_indexes(status.get("completedIndexes"), _completions(job)),
     )
+
+
+def _completions(job: Mapping[str, Any]) -> int | None:
+    """``spec.completions``, None when unset (a work queue: no completion indexes)."""
+    value = mapping(job.get("spec")).get("completions")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, Any]) -> None:
@@ -178,12 +184,25 @@ def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, An
     finalizers = mapping(pod.body.get("metadata")).get("finalizers") or ()
     if status and pod.uid not in uncounted and JOB_TRACKING_FINALIZER not in finalizers:
         return  # already in status.succeeded / status.failed
+    index = owned.pods[-1].completion_index
+    completions = _completions(job)
+    in_range = index is not None and (completions is None or index < completions)
+    if mapping(job.get("spec")).get("completionMode") == "Indexed":
+        # trackJobStatusAndRemoveFinalizers: an Indexed Job counts the pods of its indexes only, and an
+        # index succeeds once (status.succeeded is the number of completed indexes)
+        if not in_range or index is None:
+            return
+        if bare.phase == "Failed":
+            owned.failed += 1
+        elif index not in owned.completed_indexes:
+            owned.succeeded += 1
+            owned.completed_indexes |= {index}
+        return
     if bare.phase == "Failed":
         owned.failed += 1
         return
     owned.succeeded += 1
-    index = owned.pods[-1].completion_index
-    if index is not None:
+    if index is not None and in_range:  # (calculateSucceededIndexes)
         owned.completed_indexes |= {index}
 
 
@@ -191,12 +210,22 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _indexes(value: object) -> frozenset[int]:
-    """``status.completedIndexes`` (``1,3-5``) as a set; parts that do not parse are skipped, as
-    ``parseIndexesFromString`` skips them."""
+def parse_indexes(value: object, completions: int | None) -> frozenset[int]:
+    """``status.completedIndexes`` (``1,3-5``) as a set, as ``parseIndexesFromString`` reads it: a part
+    that does not parse is skipped, an interval is cut at ``completions`` and none from there on is read
+    (None: no limit)."""
     found: set[int] = set()
     for part in str(value or "").split(","):
-        first, _, last = part.partition("-")
-        if first.isdigit() and (not last or last.isdigit()):
-            found.update(range(int(first), int(last or first) + 1))
+        limits = part.split("-")
+        if not limits[0].isdigit():
+            continue
+        first = int(limits[0])
+        if completions is not None and first >= completions:
+            break
+        if len(limits) > 1 and not limits[1].isdigit():
+            continue
+        last = int(limits[1]) if len(limits) > 1 else first
+        if completions is not None:
+            last = min(last, completions - 1)
+        found.update(range(first, last + 1))
     return frozenset(found)

@@ -14,8 +14,10 @@ entries; the minima bound scale-down, not modelled: a warning),
 upstream's defaults. ``NodePool``:
 ``replicas``, a Node-like ``template`` (validated against the Kubernetes Node schema), ``min``, ``max``,
 ``warm``, ``pricePerHour``, ``provisioning`` (the start chain's stages in order, read by
-``gpufleet.lifecycle.node_start``), ``stock`` and ``gpu`` (declared by GPU model; ``migConfig`` names a
-mig-parted configuration and ``migConfigChanges`` changes it over time, ``gpufleet.model.mig_configs``).
+``gpufleet.lifecycle.node_start``), ``stock``, ``gpu`` (declared by GPU model; ``migConfig`` names a
+mig-parted configuration and ``migConfigChanges`` changes it over time, ``gpufleet.model.mig_configs``) and
+``zeroOrMaxNodeScaling`` (a boolean, with ``max``: cluster-autoscaler's ``ZeroOrMaxNodeScaling``, the pool
+grown to its max in one scale-up and removed only whole).
 The loader does not stamp nodes: the simulator names them ``<pool>-<n>``.
 
 ``QueueFeed``: work items pushed to a named list (``spec.list``): ``items`` (``{at, count,
@@ -33,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
@@ -238,8 +241,25 @@ class Autoscaler(SpecModel):
         return replace(AutoscalerSettings(), **{k: v for k, v in given.items() if v is not None})
 
 
+def parse_start_time(value: object) -> object:
+    """``startTime``: an RFC 3339 date-time with its offset (``2026-12-07T08:00:00Z``; YAML may already
+    have read it as a date-time), as Unix seconds."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an RFC 3339 date-time") from None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValueError(f"{value.isoformat()!r} has no UTC offset (write Z or +hh:mm)")
+        return value.timestamp()
+    return value
+
+
 class SimulationSpec(SpecModel):
     duration: PositiveDuration | None = None
+    #: the wall-clock time of the run's 0 (a cron trigger reads it); default the Unix epoch
+    start_time: Annotated[float, BeforeValidator(parse_start_time)] | None = None
     seed: NonNegativeInt = 0
     sample_interval: PositiveDuration = 10.0
     storage: Storage | None = None
@@ -303,6 +323,7 @@ class NodePoolSpec(SpecModel):
     stock: StockSpec | None = None
     spot: SpotSpec | None = None
     gpu: GpuSpec | None = None
+    zero_or_max_node_scaling: bool = False  # NodeGroupAutoscalingOptions.ZeroOrMaxNodeScaling
 
     @field_validator("provisioning")
     @classmethod
@@ -322,6 +343,7 @@ def simulation(body: Mapping[str, Any], report: Reporter) -> SimulationSettings:
         )
     return SimulationSettings(
         duration_s=spec.duration,
+        start_time_s=spec.start_time if spec.start_time is not None else defaults.start_time_s,
         seed=spec.seed,
         sample_interval_s=spec.sample_interval,
         autoscaler=spec.autoscaler.settings() if spec.autoscaler else defaults.autoscaler,
@@ -343,6 +365,9 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
         report.error(
             "spec.replicas", invalid(spec.replicas, f"must be less than or equal to max ({spec.max})")
         )
+    if spec.zero_or_max_node_scaling and spec.max is None:
+        detail = "a pool that scales from zero to its max size at once needs max"
+        report.error("spec.zeroOrMaxNodeScaling", invalid(True, detail))
     at_template = report.at("spec.template")
     schema_check.check(spec.template, NODE_DEFINITION, at_template)
     template_meta = objects.meta(spec.template, namespaced=False)
@@ -373,6 +398,7 @@ def node_pool(meta: Meta, body: Mapping[str, Any], report: Reporter) -> NodePool
         spot_reclaim_per_hour=spec.spot.reclaim_per_hour if spec.spot is not None else None,
         dra_gpus=_dra_gpus(spec.gpu),
         mig=mig,
+        zero_or_max_node_scaling=spec.zero_or_max_node_scaling,
     )
 
 

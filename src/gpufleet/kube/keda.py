@@ -14,7 +14,9 @@ Fields that only matter for talking to real servers (``authenticationRef``,
 ``triggers[].useCachedMetrics``, a ScaledJob's ``rollout``/``rolloutStrategy``) are warnings, and
 so are a prometheus trigger's connection, TLS, auth and cloud metadata keys (``unsafeSsl``,
 ``authModes``, ``customHeaders``, ...: ``PROMETHEUS_CONNECTION_KEYS``), which KEDA's
-``prometheusMetadata`` parses but a simulated query does without.
+``prometheusMetadata`` parses but a simulated query does without. A cron trigger's unknown
+``timezone``, a cpu/memory trigger (its Resource metric reads no usage) and its ``containerName``
+(a ``ContainerResource`` metric, not modelled) are warnings too.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.keda import (
     PROMETHEUS_CONNECTION_KEYS,
     TRACKED_POD_CONDITIONS,
+    CronScaler,
     KedaSpecError,
     PrometheusScaler,
+    ResourceScaler,
     ScaledJobSpec,
     ScaledObjectSpec,
     ScaleTrigger,
@@ -239,9 +243,30 @@ def scaled_job(
 
 
 def _warn_queries(triggers: tuple[ScaleTrigger, ...], report: Reporter) -> None:
-    """A query that can return several series makes KEDA's prometheus scaler fail at run time."""
+    """What makes a trigger fail or do nothing at run time: a query that can return several series
+    (KEDA's prometheus scaler fails), a cron trigger's timezone with no IANA zone (its scaler fails at
+    every poll), a cpu/memory trigger's Resource metric (no usage model) or ``ContainerResource`` one
+    (not modelled)."""
     for i, trigger in enumerate(triggers):
         scaler = trigger.scaler
+        if isinstance(scaler, CronScaler) and scaler.zone is None:
+            report.warn(
+                f"spec.triggers[{i}].metadata.timezone",
+                f"{scaler.timezone!r} is not an IANA time zone: KEDA's cron scaler fails at every poll "
+                "(unable to load timezone)",
+            )
+        if isinstance(scaler, ResourceScaler):
+            if scaler.container_name is not None:
+                report.not_modelled(
+                    f"spec.triggers[{i}].metadata.containerName",
+                    note="a ContainerResource metric; the HPA KEDA writes is left without it",
+                )
+            else:
+                report.warn(
+                    f"spec.triggers[{i}]",
+                    f"gpufleet has no {scaler.resource} usage model: the Resource metric this trigger "
+                    "gives the HPA reads no value, as an HPA's own does, and the HPA holds on it",
+                )
         if isinstance(scaler, PrometheusScaler) and not yields_one_series(scaler.expr):
             report.warn(
                 f"spec.triggers[{i}].metadata.query",

@@ -6,8 +6,10 @@ unset; ``backoffLimit`` 6) and ``pkg/apis/apps/v1/defaults.go`` (``replicas`` 1)
 Validation follows ``pkg/apis/batch/validation`` (a Job's pods restart ``OnFailure`` or
 ``Never``; counts are not negative; ``Indexed`` needs ``completions``) and
 ``pkg/apis/apps/validation`` (pods restart ``Always``; the selector is not empty and
-matches the template's labels). The template is a ``Pod`` named ``""``; the workload's own
-``gpufleet.io/submit-at`` sets its creation time, else its template's does.
+matches the template's labels). A Job's ``podFailurePolicy`` is read by ``kube.pod_failure_policy``;
+its ``activeDeadlineSeconds`` (not negative) is modelled but for a Job Kueue manages. The template
+is a ``Pod`` named ``""``; the workload's own ``gpufleet.io/submit-at`` sets its creation time, else
+its template's does.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from gpufleet.kube import objects, pod_annotations, pods
 from gpufleet.kube.kueue_job import partial_admission
 from gpufleet.kube.objects import Meta, items, mapping
+from gpufleet.kube.pod_failure_policy import pod_failure_policy
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
 from gpufleet.model.kueue import QUEUE_NAME_LABEL
@@ -31,10 +34,8 @@ COMPLETION_MODES = ("NonIndexed", "Indexed")
 
 #: Fields (beside pod template fields) that change when pods are created or stop, not modelled.
 _UNMODELLED_JOB = (
-    "activeDeadlineSeconds",
     "ttlSecondsAfterFinished",
     "suspend",
-    "podFailurePolicy",
     "backoffLimitPerIndex",
     "maxFailedIndexes",
     "successPolicy",
@@ -72,6 +73,8 @@ def job_from_spec(
     # a Job Kueue manages is created suspended and unsuspended on admission: that is modelled
     kueue = QUEUE_NAME_LABEL in meta.labels
     unmodelled = tuple(f for f in _UNMODELLED_JOB if not (kueue and f == "suspend"))
+    if kueue:  # its deadline counts from each admission (the Job resumed): not modelled
+        unmodelled += ("activeDeadlineSeconds",)
     template, created = _common(
         meta, spec, report, at_spec, priorities, order, COMPLETING_RESTART_POLICIES, unmodelled
     )
@@ -88,7 +91,21 @@ def job_from_spec(
         if completions is None:
             at_spec.error("completions", required("when completion mode is Indexed"))
     backoff_limit = _count(spec, "backoffLimit", DEFAULT_BACKOFF_LIMIT, at_spec)
-    return Job(meta.name, meta.namespace, template, parallelism, completions, backoff_limit, created)
+    policy = pod_failure_policy(spec, at_spec)
+    deadline = None
+    if isinstance(spec.get("activeDeadlineSeconds"), int) and not kueue:
+        deadline = float(_count(spec, "activeDeadlineSeconds", 0, at_spec))
+    return Job(
+        meta.name,
+        meta.namespace,
+        template,
+        parallelism,
+        completions,
+        backoff_limit,
+        created,
+        pod_failure_policy=policy,
+        active_deadline_s=deadline,
+    )
 
 
 def deployment(

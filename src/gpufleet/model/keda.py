@@ -2,13 +2,17 @@
 
 Pure data: the fields, defaults and validation of the two custom resources, mirroring
 ``kedacore/keda: apis/keda/v1alpha1/scaledobject_types.go`` (``GetHPAMinReplicas``,
-``GetHPAMaxReplicas``, ``CheckReplicaCountBoundsAreValid``, ``CheckFallbackValid``) and
-``apis/keda/v1alpha1/scaledjob_types.go`` (``MinReplicaCount``, ``MaxReplicaCount``), with the
-metadata of two scalers: ``redis`` and its ``redis-cluster``/``redis-sentinel`` variants
+``GetHPAMaxReplicas``, ``CheckReplicaCountBoundsAreValid``, ``CheckFallbackValid``),
+``scaledobject_webhook.go`` (``verifyCPUMemoryScalers``: only cpu/memory triggers cannot scale to
+zero) and ``apis/keda/v1alpha1/scaledjob_types.go`` (``MinReplicaCount``, ``MaxReplicaCount``), with
+the metadata of these scalers: ``redis`` and its ``redis-cluster``/``redis-sentinel`` variants
 (``pkg/scalers/redis_scaler.go``: ``listName``, ``listLength`` default 5, ``activationListLength``
-default 0) and ``prometheus`` (``pkg/scalers/prometheus_scaler.go``: ``serverAddress``, ``query``
+default 0), ``prometheus`` (``pkg/scalers/prometheus_scaler.go``: ``serverAddress``, ``query``
 parsed as PromQL (:mod:`gpufleet.model.promql`), ``threshold``, ``activationThreshold`` default 0,
-``ignoreNullValues`` default true), as in KEDA v2.20.2; other trigger types are refused
+``ignoreNullValues`` default true), ``cron`` (``pkg/scalers/cron_scaler.go``: ``timezone``,
+``start``, ``end``, ``desiredReplicas``; :mod:`gpufleet.model.cron_schedule`) and ``cpu``/``memory``
+(``pkg/scalers/cpu_memory_scaler.go``: ``value`` and the trigger's ``metricType``, a Resource metric
+of the HPA), as in KEDA v2.20.2; other trigger types are refused
 (:mod:`gpufleet.model.keda_trigger_types`). Trigger metadata is ``map[string]string`` upstream;
 the strings are trimmed and parsed here as KEDA's typed config parses them
 (``pkg/scalers/scalersconfig/typed_config.go``: JSON numbers, Go booleans), with an error naming
@@ -30,14 +34,17 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gpufleet.model.hpa import HorizontalPodAutoscalerBehavior
+from gpufleet.model.cron_schedule import CronSchedule, CronSyntaxError
+from gpufleet.model.hpa import HorizontalPodAutoscalerBehavior, HPASpecError, MetricTarget, milli_value
 from gpufleet.model.keda_trigger_types import REDIS_LIST_TYPES, unmodelled_trigger_reason
 from gpufleet.model.promql import PromExpr, PromQLUnsupported, parse_query
+from gpufleet.model.quantity import QuantityError
 
 MetricType = Literal["AverageValue", "Value", "Utilization"]
-TriggerType = Literal["redis", "redis-cluster", "redis-sentinel", "prometheus"]
+TriggerType = Literal["redis", "redis-cluster", "redis-sentinel", "prometheus", "cron", "cpu", "memory"]
 FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower"]
 ScalingStrategyName = Literal["default", "custom", "accurate", "eager"]
 MultipleScalersCalculation = Literal["max", "min", "avg", "sum"]
@@ -96,6 +103,8 @@ AUTH_MODES: tuple[str, ...] = ("apiKey", "basic", "tls", "bearer", "custom", "oa
 EXCLUSIVE_AUTH_MODES: tuple[str, ...] = ("bearer", "basic", "oauth")
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
+#: Go ``strconv.ParseInt(s, 10, ...)``: an optional sign and ASCII decimal digits.
+_GO_INT = re.compile(r"^[+-]?[0-9]+$")
 #: Go ``time.ParseDuration``: ``0``, or one or more ``<decimal><unit>`` with an optional sign.
 _GO_DURATION = re.compile(r"^[+-]?(?:0|(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$")
 _DECIMAL = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
@@ -321,6 +330,7 @@ class PrometheusScaler:
     activation_threshold: float = 0.0
     #: ``ignoreNullValues`` (default true): an empty result, NaN or ±Inf reads as 0, else it fails.
     ignore_null_values: bool = True
+    trigger_type: ClassVar[Literal["prometheus"]] = "prometheus"
     #: The parsed query.
     expr: PromExpr = field(init=False, repr=False, compare=False)
 
@@ -358,7 +368,138 @@ class PrometheusScaler:
         return scaler
 
 
-Scaler = RedisListScaler | PrometheusScaler
+def _zone(name: str) -> ZoneInfo | None:
+    """The IANA zone ``name`` (Go ``time.LoadLocation``), None if there is none by that name."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+@dataclass(frozen=True)
+class CronScaler:
+    """The ``cron`` trigger (``pkg/scalers/cron_scaler.go``): ``desiredReplicas`` between ``start`` and
+    ``end`` in ``timezone``, else 0.
+
+    ``cronMetadata`` takes the four keys, all required (``desiredReplicas`` a JSON integer, not 0);
+    ``Validate`` parses ``start`` and ``end`` (:class:`gpufleet.model.cron_schedule.CronSchedule`) and
+    refuses them equal. ``timezone`` is loaded only when the scaler is asked for its metrics
+    (``GetMetricsAndActivity``: ``unable to load timezone``): a name with no IANA zone is accepted
+    here and makes the scaler fail at every poll (:attr:`zone` is None).
+    """
+
+    timezone: str
+    start: str
+    end: str
+    desired_replicas: int
+    trigger_type: ClassVar[Literal["cron"]] = "cron"
+    start_schedule: CronSchedule = field(init=False, repr=False, compare=False)
+    end_schedule: CronSchedule = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for key, text in (("start", self.start), ("end", self.end)):
+            try:
+                object.__setattr__(self, f"{key}_schedule", CronSchedule.parse(text))
+            except CronSyntaxError as err:
+                raise KedaSpecError(f"metadata.{key}", f"error parsing {key} schedule: {err}") from None
+        if self.start == self.end:
+            raise KedaSpecError("metadata.end", "start and end can not have exactly same time input")
+        if self.desired_replicas == 0:
+            raise KedaSpecError("metadata.desiredReplicas", "no desiredReplicas specified")
+
+    @property
+    def zone(self) -> ZoneInfo | None:
+        return _zone(self.timezone)
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, str]) -> CronScaler:
+        _required_string(metadata, "desiredReplicas")
+        return cls(
+            timezone=_required_string(metadata, "timezone"),
+            start=_required_string(metadata, "start"),
+            end=_required_string(metadata, "end"),
+            desired_replicas=parse_metadata_int(metadata, "desiredReplicas", 0),
+        )
+
+
+ResourceName = Literal["cpu", "memory"]
+
+
+@dataclass(frozen=True)
+class ResourceScaler:
+    """The ``cpu`` and ``memory`` triggers (``pkg/scalers/cpu_memory_scaler.go``): no External metric,
+    but a ``Resource`` metric of the HPA KEDA writes (``GetMetricSpecForScaling``), with the trigger's
+    ``metricType`` (``Utilization``: ``value`` a percentage of the request, ``AverageValue``: a
+    quantity per pod); ``containerName`` would make it a ``ContainerResource`` metric.
+
+    ``parseResourceMetadata``: ``value`` required; the deprecated ``type`` key is an error
+    (``deprecated`` tag: removed in v2.18); ``metricType`` must be ``Utilization`` (``value`` a base-10
+    int32, ``strconv.ParseInt``) or ``AverageValue`` (``value`` a quantity, ``resource.MustParse``,
+    which panics on a bad one: refused here), nothing else and not unset; the HPA's own validation of
+    the target (positive) follows when KEDA writes the HPA.
+    """
+
+    resource: ResourceName
+    metric_type: Literal["Utilization", "AverageValue"]
+    value: str
+    container_name: str | None = None
+    #: the HPA's target (``averageUtilization`` percent, or ``averageValue`` milli-units)
+    target: MetricTarget = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.metric_type == "Utilization":
+            if not _GO_INT.match(self.value) or not -(2**31) <= int(self.value) < 2**31:
+                raise KedaSpecError(
+                    "metadata.value", f'strconv.ParseInt: parsing "{self.value}": invalid syntax or range'
+                )
+            target = _resource_target("Utilization", average_utilization=int(self.value))
+        elif self.metric_type == "AverageValue":
+            try:
+                milli = milli_value(self.value)
+            except (QuantityError, ValueError) as err:
+                raise KedaSpecError(
+                    "metadata.value",
+                    f"{self.value!r} is not a quantity ({err}; KEDA's resource.MustParse panics)",
+                ) from None
+            target = _resource_target("AverageValue", average_value=milli)
+        else:
+            raise KedaSpecError(
+                "metricType",
+                f"unknown metric type: {self.metric_type}, "
+                "allowed values are 'Utilization' or 'AverageValue'",
+            )
+        object.__setattr__(self, "target", target)
+
+    @property
+    def trigger_type(self) -> ResourceName:
+        return self.resource
+
+    @classmethod
+    def from_metadata(
+        cls, resource: ResourceName, metadata: Mapping[str, str], metric_type: str
+    ) -> ResourceScaler:
+        if metadata_value(metadata, "type") is not None:
+            raise KedaSpecError(
+                "metadata.type",
+                f"scaler {resource} info: The 'type' setting is DEPRECATED and is removed in v2.18 - "
+                "Use 'metricType' instead.",
+            )
+        return cls(
+            resource=resource,
+            metric_type=cast(Any, metric_type),
+            value=_required_string(metadata, "value"),
+            container_name=metadata_value(metadata, "containerName"),
+        )
+
+
+def _resource_target(type_: Literal["Utilization", "AverageValue"], **kwargs: int) -> MetricTarget:
+    try:
+        return MetricTarget(type_, **kwargs)
+    except HPASpecError as err:  # what the API server says of the HPA KEDA writes
+        raise KedaSpecError("metadata.value", f"the HPA KEDA writes is invalid: resource.{err}") from None
+
+
+Scaler = RedisListScaler | PrometheusScaler | CronScaler | ResourceScaler
 
 
 @dataclass(frozen=True)
@@ -366,9 +507,9 @@ class ScaleTrigger:
     """One entry of ``spec.triggers``: ``{type, metadata, metricType, name}``."""
 
     scaler: Scaler
-    #: ``metricType``: ``AverageValue`` (default) or ``Value``. ``Utilization`` exists for the cpu and
-    #: memory triggers only; for external scalers KEDA refuses it
-    #: (``ErrScalerUnsupportedUtilizationMetricType``, ``pkg/scalers/scaler.go``).
+    #: ``metricType``: ``AverageValue`` (the default, ``GetMetricTargetType``) or ``Value``.
+    #: ``Utilization`` exists for the cpu and memory triggers only (whose scaler holds it); for external
+    #: scalers KEDA refuses it (``ErrScalerUnsupportedUtilizationMetricType``, ``pkg/scalers/scaler.go``).
     metric_type: MetricType = "AverageValue"
     name: str = ""
 
@@ -377,7 +518,10 @@ class ScaleTrigger:
             raise KedaSpecError(
                 "metricType", f"must be one of {', '.join(METRIC_TYPES)}, got {self.metric_type!r}"
             )
-        if self.metric_type == "Utilization":
+        if isinstance(self.scaler, ResourceScaler):
+            if self.metric_type != self.scaler.metric_type:
+                raise KedaSpecError("metricType", f"must be the {self.scaler.resource} scaler's own")
+        elif self.metric_type == "Utilization":
             raise KedaSpecError(
                 "metricType",
                 "'Utilization' metric type is unsupported for external metrics, "
@@ -386,35 +530,55 @@ class ScaleTrigger:
 
     @classmethod
     def parse(
-        cls, type_: str, metadata: Mapping[str, str], metric_type: str = "AverageValue", name: str = ""
+        cls, type_: str, metadata: Mapping[str, str], metric_type: str = "", name: str = ""
     ) -> ScaleTrigger:
-        """Build a trigger from its manifest strings; :class:`KedaSpecError` names the bad key."""
+        """Build a trigger from its manifest strings (``metric_type`` ``""``: unset); :class:`KedaSpecError`
+        names the bad key."""
         scaler: Scaler
+        if type_ in ("cpu", "memory"):
+            resource = ResourceScaler.from_metadata(cast(ResourceName, type_), metadata, metric_type)
+            return cls(scaler=resource, metric_type=resource.metric_type, name=name)
         if type_ in REDIS_LIST_TYPES:
             scaler = RedisListScaler.from_metadata(metadata, cast(Any, type_))
         elif type_ == "prometheus":
             scaler = PrometheusScaler.from_metadata(metadata)
+        elif type_ == "cron":
+            scaler = CronScaler.from_metadata(metadata)
         else:
             raise KedaSpecError("type", unmodelled_trigger_reason(type_))
-        return cls(scaler=scaler, metric_type=cast(MetricType, metric_type), name=name)
+        return cls(scaler=scaler, metric_type=cast(MetricType, metric_type or "AverageValue"), name=name)
 
     @property
     def type(self) -> TriggerType:
-        return self.scaler.trigger_type if isinstance(self.scaler, RedisListScaler) else "prometheus"
+        return self.scaler.trigger_type
+
+    @property
+    def is_resource(self) -> bool:
+        """A cpu or memory trigger: a Resource metric of the HPA, no External metric, no activity."""
+        return isinstance(self.scaler, ResourceScaler)
 
     @property
     def target_value(self) -> float:
-        """The HPA target: ``listLength`` (redis) or ``threshold`` (prometheus)."""
-        if isinstance(self.scaler, RedisListScaler):
-            return float(self.scaler.list_length)
-        return self.scaler.threshold
+        """The HPA target: ``listLength`` (redis), ``threshold`` (prometheus) or 1 (cron, whose metric is
+        the replica count itself); a cpu/memory trigger has none (its Resource metric's target is
+        :attr:`ResourceScaler.target`)."""
+        scaler = self.scaler
+        if isinstance(scaler, RedisListScaler):
+            return float(scaler.list_length)
+        if isinstance(scaler, PrometheusScaler):
+            return scaler.threshold
+        if isinstance(scaler, CronScaler):
+            return 1.0
+        raise ValueError(f"a {scaler.resource} trigger has no External metric target")
 
     @property
     def activation_value(self) -> float:
-        """``activationListLength`` (redis) or ``activationThreshold`` (prometheus)."""
+        """``activationListLength`` (redis) or ``activationThreshold`` (prometheus); 0 otherwise."""
         if isinstance(self.scaler, RedisListScaler):
             return float(self.scaler.activation_list_length)
-        return self.scaler.activation_threshold
+        if isinstance(self.scaler, PrometheusScaler):
+            return self.scaler.activation_threshold
+        return 0.0
 
 
 @dataclass(frozen=True)
@@ -493,6 +657,13 @@ class ScaledObjectSpec:
                 )
         if self.fallback is not None:
             self._check_fallback(self.fallback)
+        if self.min_replica_count == 0 and all(t.is_resource for t in self.triggers):
+            # verifyCPUMemoryScalers (apis/keda/v1alpha1/scaledobject_webhook.go)
+            raise KedaSpecError(
+                "spec.minReplicaCount",
+                "scaledobject has only cpu/memory triggers AND minReplica is 0 "
+                "(scale to zero doesn't work in this case)",
+            )
 
     def _check_fallback(self, fallback: Fallback) -> None:
         # CheckFallbackValid (scaledobject_types.go).
@@ -511,8 +682,14 @@ class ScaledObjectSpec:
             )
         if fallback.behavior not in FALLBACK_BEHAVIORS:
             raise KedaSpecError("spec.fallback.behavior", f"must be one of {', '.join(FALLBACK_BEHAVIORS)}")
+        if all(t.is_resource for t in self.triggers):
+            raise KedaSpecError(
+                "spec.fallback",
+                "at least one trigger (that is not cpu or memory) has to have the `AverageValue` type "
+                "for the fallback to be enabled",
+            )
         # Since KEDA v2.18 a fallback also serves ``Value`` triggers (``doFallback`` divides by the
-        # ready replicas); only cpu/memory triggers are excluded, and gpufleet models neither.
+        # ready replicas); cpu/memory triggers have no External metric, so no fallback reaches them.
 
     @property
     def hpa_min_replicas(self) -> int:
@@ -585,6 +762,14 @@ class ScaledJobSpec:
 
     def __post_init__(self) -> None:
         _check_triggers(self.triggers)
+        for i, trigger in enumerate(self.triggers):
+            if trigger.is_resource:
+                # the ScaledJob's metrics loop skips a scaler with no External metric (scale_handler.go)
+                raise KedaSpecError(
+                    f"spec.triggers[{i}].type",
+                    f"KEDA ignores a {trigger.type} trigger in a ScaledJob (it has no External metric): "
+                    "it would never scale the Jobs",
+                )
         _check_count("spec.pollingInterval", self.polling_interval_s, 1)
         _check_count("spec.minReplicaCount", self.min_replica_count, 0)
         if self.max_replica_count is not None:
@@ -646,7 +831,7 @@ def _triggers_from_manifest(spec: Mapping[str, Any]) -> tuple[ScaleTrigger, ...]
                 ScaleTrigger.parse(
                     str(_get(item, path, "type", str, "")),
                     metadata,
-                    str(_get(item, path, "metricType", str, "AverageValue")),
+                    str(_get(item, path, "metricType", str, "")),
                     str(_get(item, path, "name", str, "")),
                 )
             )

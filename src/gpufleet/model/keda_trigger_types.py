@@ -12,7 +12,7 @@ from __future__ import annotations
 KEDA_VERSION = "v2.20.2"
 
 REDIS_LIST_TYPES: tuple[str, ...] = ("redis", "redis-cluster", "redis-sentinel")
-MODELLED_TYPES: tuple[str, ...] = (*REDIS_LIST_TYPES, "prometheus")
+MODELLED_TYPES: tuple[str, ...] = (*REDIS_LIST_TYPES, "prometheus", "cron", "cpu", "memory")
 
 KEDA_SCALER_TYPES: frozenset[str] = frozenset(
     {
@@ -102,8 +102,5 @@ def unmodelled_trigger_reason(type_: str) -> str:
     if type_ not in KEDA_SCALER_TYPES:
         return f"KEDA {KEDA_VERSION} has no such scaler (no scaler found for type: {type_})"
     modelled = ", ".join(MODELLED_TYPES)
-    if type_ in ("cpu", "memory"):
-        instead = "gpufleet has no CPU or memory usage model; use a prometheus trigger on a simulated one"
-    else:
-        instead = "to simulate a queue, use a redis trigger on a list that a QueueFeed fills"
+    instead = "to simulate a queue, use a redis trigger on a list that a QueueFeed fills"
     return f"the KEDA scaler {type_!r} is not modelled (gpufleet models {modelled}): {instead}"

@@ -71,6 +71,9 @@ class SimulationSettings:
     autoscaler: AutoscalerSettings = field(default_factory=AutoscalerSettings)
     storage_bandwidth: float = DEFAULT_STORAGE_BANDWIDTH  # bytes/s
     registry_bandwidth: float = DEFAULT_REGISTRY_BANDWIDTH  # bytes/s per node
+    #: the wall-clock time (Unix seconds) of the run's time 0 (``spec.startTime``): what a KEDA cron
+    #: trigger reads; default 1970-01-01T00:00:00Z, a Thursday
+    start_time_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class NodePool:
 
     ``provisioning`` keeps the start-chain stages in the order the pool wrote them, each with
     its raw duration spec (parsed by ``gpufleet.lifecycle.distributions``). A pool
-    autoscales only if it sets ``max``.
+    autoscales only if it sets ``max``; with ``zero_or_max_node_scaling`` it does so all at once.
     """
 
     name: str
@@ -107,6 +110,9 @@ class NodePool:
     #: a pool declared by a MIG-capable GPU model with a MIG strategy: its layout, as MIG Manager sets it,
     #: and the ``nvidia.com/mig.config`` changes asked of its nodes over time
     mig: MigManaged | None = None
+    #: cluster-autoscaler's ``NodeGroupAutoscalingOptions.ZeroOrMaxNodeScaling``: the group grows to its max
+    #: in one scale-up and shrinks to zero all at once (an atomic slice of hosts, useful only whole)
+    zero_or_max_node_scaling: bool = False
 
     @property
     def autoscaled(self) -> bool:

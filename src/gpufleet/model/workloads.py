@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from gpufleet.model.pod import Pod, Requirement
+from gpufleet.model.pod_failure_policy import PodFailurePolicy
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ class Job:
     #: (``kueue.x-k8s.io/job-completions-equal-parallelism``)
     min_parallelism: int | None = None
     completions_equal_parallelism: bool = False
+    #: ``spec.podFailurePolicy``: how a failed pod counts (``model.pod_failure_policy``)
+    pod_failure_policy: PodFailurePolicy | None = None
+    #: ``spec.activeDeadlineSeconds``: how long it may be active before it fails (DeadlineExceeded)
+    active_deadline_s: float | None = None
 
     @property
     def key(self) -> str:

@@ -81,7 +81,9 @@ from gpufleet.workloads.kind import (
     Adopts,
     BacksOff,
     DeletesPods,
+    HasDeadline,
     HearsDeletions,
+    ReadsFailedPods,
     Scalable,
     WatchesPods,
     WorkloadController,
@@ -248,7 +250,12 @@ class Simulation:
         self._traffic_by_pod: dict[str, TrafficState | None] = {}  # ``traffic_of`` a created pod
         self._flips = dict.fromkeys(self.traffic, 0)  # per Traffic: its pods that started or stopped working
         self.workload_autoscalers = WorkloadAutoscalers(
-            self, self.loop, scenario.hpas, scenario.scaled_objects, scenario.scaled_jobs
+            self,
+            self.loop,
+            scenario.hpas,
+            scenario.scaled_objects,
+            scenario.scaled_jobs,
+            wall_clock_start_s=self.settings.start_time_s,
         )
         self.mig_managers = MigManagers(
             self.loop, self.pools, self.cluster, self
@@ -348,7 +355,27 @@ class Simulation:
             self.per_node.append(controller)
         for group in controller.pod_groups():  # the gangs its pods form
             self.gangs.add_group(group)
+        self._arm_deadline(controller)
         self._reconcile(controller)
+
+    def _arm_deadline(self, controller: WorkloadController) -> None:
+        """Tell a ``HasDeadline`` controller when its deadline from now has passed (at once for 0: before
+        it creates anything, as ``syncJob`` fails a Job past its deadline before ``manageJob``)."""
+        if not (implements(controller, HasDeadline) and isinstance(controller, HasDeadline)):
+            return
+        timed = controller
+        deadline = timed.deadline_s()
+        if deadline is None:
+            return
+        if deadline <= 0:
+            timed.deadline_passed()
+            return
+
+        def passed() -> None:
+            timed.deadline_passed()
+            self._reconcile(controller)
+
+        self.loop.at(self.loop.now + deadline, Priority.CONTROLLER, passed, background=True)
 
     def reconcile(self, controller: WorkloadController) -> None:
         """Create the pods a controller wants now (a loop changed it: ``control.kuberay``)."""
@@ -406,6 +433,12 @@ class Simulation:
             deletion = not succeeded and deleted
             if deletion and implements(controller, HearsDeletions) and isinstance(controller, HearsDeletions):
                 controller.deleted(pod)
+            if (
+                not succeeded
+                and implements(controller, ReadsFailedPods)
+                and isinstance(controller, ReadsFailedPods)
+            ):
+                controller.failed_with(pod, rec.reason if rec is not None else None)
             if not controller.finished(pod, succeeded):
                 return
             if not succeeded and implements(controller, BacksOff) and isinstance(controller, BacksOff):
@@ -426,6 +459,17 @@ class Simulation:
             self._create(replace(pod, node_name=bound_node))
         else:
             self._create(pod)
+        self._adopted_arrived(pod)
+
+    def _adopted_arrived(self, pod: Pod) -> None:
+        """A snapshot's pod arrived after the controller that adopted it started: what that controller
+        deletes (a Job that failed on adoption deletes its active pods) may name it now."""
+        owner = pod.owner
+        controller = (
+            None if owner is None else self.controllers.get(f"{owner.kind}/{pod.namespace}/{owner.name}")
+        )
+        if controller is not None and implements(controller, Adopts) and implements(controller, DeletesPods):
+            self._delete_doomed(controller)
 
     def _create(self, pod: Pod) -> None:
         if self.kai_installed and pod.scheduler_name == KAI_SCHEDULER and pod.pod_group is None:

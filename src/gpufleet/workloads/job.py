@@ -13,22 +13,86 @@ status counts them, and new pods take the lowest indexes neither active nor comp
 
 Under Kueue with ``kueue.x-k8s.io/job-min-parallelism`` it may be admitted with fewer pods than its
 ``parallelism`` (partial admission): it runs with the count admitted until Kueue evicts it, then asks for its
-spec's again (``control.port.AdmitsPartially``)."""
+spec's again (``control.port.AdmitsPartially``).
+
+``spec.podFailurePolicy`` (``model.pod_failure_policy``) decides how a failed pod counts, from what the
+simulation tells of it (``failed_with``: the ``DisruptionTarget`` condition of a preempted, evicted or
+orphaned pod): ``Ignore`` does not count it toward ``backoffLimit`` (its replacement still waits the
+pod failure backoff, which counts every failure), ``FailJob`` fails the Job (reason ``PodFailurePolicy``).
+``activeDeadlineSeconds`` after the controller started (a snapshot's Job: from the snapshot, its
+``status.startTime`` not read) a Job not yet finished fails (``DeadlineExceeded``). A Job that failed
+(``BackoffLimitExceeded``, ``PodFailurePolicy``, ``DeadlineExceeded``) deletes its active pods
+(``deleteActivePods``), which then count as failed."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.owned import Owned
 from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.pod_failure_policy import (
+    REASON_POD_FAILURE_POLICY,
+    FailedPod,
+    failed_pod,
+    match_pod_failure_policy,
+)
 from gpufleet.model.workloads import Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
 
 #: ``pkg/controller/job``: ``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``
 POD_FAILURE_BACKOFF_S, MAX_POD_FAILURE_BACKOFF_S = 10.0, 600.0
+#: ``JobReasonBackoffLimitExceeded`` and its condition's message
+BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+#: ``JobReasonDeadlineExceeded`` and its condition's message
+DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
+
+
+@dataclass(frozen=True)
+class BackoffRecord:
+    """``backoffRecord``: the failures since the last success, and when the last of them ended."""
+
+    failures_after_last_success: int = 0
+    last_failure_s: float | None = None
+
+
+def new_backoff_record(
+    old: BackoffRecord, succeeded_s: Sequence[float], failed_s: Sequence[float]
+) -> BackoffRecord:
+    """``backoffStore.newBackoffRecord``: ``old`` after pods that ended at ``succeeded_s`` and
+    ``failed_s``. A success clears the failures before it; only the failures that ended after the last
+    success (strictly) count then."""
+    failed = sorted(failed_s)
+    if not succeeded_s:
+        if not failed:
+            return old
+        return BackoffRecord(old.failures_after_last_success + len(failed), failed[-1])
+    last_success = max(succeeded_s)
+    after = [t for t in failed if t > last_success]
+    return BackoffRecord(len(after), after[-1] if after else None)
+
+
+def remaining_backoff_s(
+    record: BackoffRecord,
+    now_s: float,
+    default_s: float = POD_FAILURE_BACKOFF_S,
+    max_s: float = MAX_POD_FAILURE_BACKOFF_S,
+) -> float:
+    """``backoffRecord.getRemainingTime``: ``default_s`` doubling per failure after the first, at most
+    ``max_s``, less the time since the last failure; 0 without failures or once it has passed."""
+    n = record.failures_after_last_success
+    if n == 0 or record.last_failure_s is None:
+        return 0.0
+    backoff = default_s
+    for _ in range(1, n):
+        backoff *= 2
+        if backoff >= max_s:
+            backoff = max_s
+            break
+    elapsed = now_s - record.last_failure_s
+    return 0.0 if backoff < elapsed else backoff - elapsed
 
 
 @register_kind(Job)
@@ -48,8 +112,13 @@ class JobController:
         self.attempts: dict[int, int] = {}
         self.succeeded = 0
         self.failed = 0
-        self.failed_since_success = 0
+        #: the pod failure backoff; in the controller's own frame every pod ends at 0.0, the moment it
+        #: is told of it, and the delay is asked at once (``retry_delay_s``)
+        self.backoff = BackoffRecord()
         self.done = False
+        #: ``(reason, message)`` of its ``Failed`` condition once it failed
+        self.failure: tuple[str, str] | None = None
+        self._failed_as: dict[str, FailedPod] = {}  # pod key -> what ``failed_with`` told of it
 
     @property
     def key(self) -> str:
@@ -96,7 +165,8 @@ class JobController:
         """The Job's pods of a snapshot (``getPodsForJob``) and what its status counted
         (``status.succeeded``/``failed`` and the ended pods not yet counted, trackingUncountedPods): an
         active pod keeps its completion index (else takes the next free one); a Job whose completions
-        succeeded or whose failures passed ``backoffLimit`` creates nothing more."""
+        succeeded creates nothing more; one whose failures passed ``backoffLimit`` fails
+        (``BackoffLimitExceeded``) and deletes its active pods."""
         self.succeeded, self.failed = owned.succeeded, owned.failed
         self.names = {p.pod.name for p in owned.pods}
         active = [p for p in owned.pods if p.active]
@@ -112,7 +182,9 @@ class JobController:
             complete = self.succeeded > 0 and not self.active
         else:
             complete = self.succeeded >= job.completions
-        self.done = complete or self.failed > job.backoff_limit
+        self.done = complete
+        if not complete and self.failed > job.backoff_limit:
+            self._fail(*BACKOFF_LIMIT_EXCEEDED)  # its active pods are then deleted (syncJob)
 
     def pod_groups(self) -> list[PodGroup]:
         return []
@@ -158,28 +230,65 @@ class JobController:
             return {"main": job.parallelism - remaining}
         return {}
 
+    def failed_with(self, pod: Pod, reason: str | None) -> None:
+        """One of its pods ended Failed with ``reason`` (``kind.ReadsFailedPods``; told right before
+        ``finished``): what ``spec.podFailurePolicy`` reads of it."""
+        self._failed_as[pod.key] = failed_pod(pod.namespace, pod.name, reason)
+
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         index = self.active.pop(pod.key, None)
+        status = self._failed_as.pop(pod.key, None)
         if index is None:
             return True
         if succeeded:
             self.succeeded += 1
-            self.failed_since_success = 0
+            self.backoff = new_backoff_record(self.backoff, (0.0,), ())
             complete = self.job.completions is None or self.succeeded >= self.job.completions
             self.done = complete and (self.job.completions is not None or not self.active)
             return True
-        self.failed += 1
-        self.failed_since_success += 1
-        if self.failed > self.job.backoff_limit:
-            self.done = True  # BackoffLimitExceeded
+        self.backoff = new_backoff_record(self.backoff, (), (0.0,))
+        match = match_pod_failure_policy(
+            self.job.pod_failure_policy, status or FailedPod(pod.namespace, pod.name)
+        )
+        self.failed += match.count_failed
+        if self.failure is not None:  # an active pod it deleted as it failed
             return True
-        self._retry(index)
+        if match.job_failure_message is not None:
+            self._fail(REASON_POD_FAILURE_POLICY, match.job_failure_message)
+        elif self.failed > self.job.backoff_limit:
+            self._fail(*BACKOFF_LIMIT_EXCEEDED)
+        else:
+            self._retry(index)
         return True
 
+    def _fail(self, reason: str, message: str) -> None:
+        """The Job failed (its ``Failed`` condition): it creates nothing more and deletes its active pods."""
+        self.done = True
+        self.failure = (reason, message)
+
+    def deadline_s(self) -> float | None:
+        """``activeDeadlineSeconds`` (``kind.HasDeadline``), counted from when the controller starts."""
+        return self.job.active_deadline_s
+
+    def deadline_passed(self) -> None:
+        """``pastActiveDeadline``: a Job not yet finished fails (``DeadlineExceeded``)."""
+        if not self.done:
+            self._fail(*DEADLINE_EXCEEDED)
+
+    def doomed(self) -> list[tuple[str, str]]:
+        """``deleteActivePods`` (``kind.DeletesPods``): once the Job failed, its pods still active (each
+        time it is asked, as every sync of a failed Job deletes them; deleting one already terminating
+        does nothing)."""
+        if self.failure is None:
+            return []
+        return [(key, "Deleted") for key in sorted(self.active)]
+
     def retry_delay_s(self) -> float:
-        """The pod failure backoff before a failed pod's replacement (``kind.BacksOff``)."""
-        n = self.failed_since_success
-        return min(POD_FAILURE_BACKOFF_S * 2.0 ** (n - 1), MAX_POD_FAILURE_BACKOFF_S) if n else 0.0
+        """The pod failure backoff before a failed pod's replacement (``kind.BacksOff``); none once
+        the Job failed (its active pods are deleted at once)."""
+        if self.failure is not None:
+            return 0.0
+        return remaining_backoff_s(self.backoff, 0.0)
 
     def node_added(self, node: Node) -> list[Pod]:
         return []

@@ -94,6 +94,32 @@ class HearsDeletions(Protocol):
         ...
 
 
+@runtime_checkable
+class ReadsFailedPods(Protocol):
+    """A controller whose policy reads how a pod failed (a Job's ``podFailurePolicy``: its
+    ``DisruptionTarget`` condition). Told right before ``finished`` of a pod that ended Failed."""
+
+    def failed_with(self, pod: Pod, reason: str | None) -> None:
+        """The pod about to be reported ``finished`` ended Failed with ``reason`` (the simulation's:
+        ``Preempted``, ``Evicted``, ``NodeDeleted``, ``Error``...; None when unknown)."""
+        ...
+
+
+@runtime_checkable
+class HasDeadline(Protocol):
+    """A controller whose workload fails once it has been active a given time (a Job's
+    ``activeDeadlineSeconds``): the driver tells it when that time has passed since it started, then
+    reconciles it."""
+
+    def deadline_s(self) -> float | None:
+        """Seconds after its start that it may be active; None: no deadline."""
+        ...
+
+    def deadline_passed(self) -> None:
+        """Its deadline passed (the driver then reconciles it: what it deletes, ``DeletesPods.doomed``)."""
+        ...
+
+
 def controller_key(controller: WorkloadController) -> str:
     """``<kind>/<ns>/<name>``, the key a driver files a controller under; a kind whose
     ``ownerReferences`` kind is a built-in kind's too (Volcano's ``Job``, with its ``api_group``) names

@@ -138,7 +138,8 @@ def schedule(
         """The workload's assignment, and its nomination where it fits or finds preemption targets (on the
         cycle's first snapshot)."""
         oracle = preemption_oracle(workload, cq, admitted, snapshot, fair_sharing)
-        assignment = assign_flavors(workload, cq, flavors, snapshot, oracle, fair_sharing is not None)
+        fair = fair_sharing is not None
+        assignment = assign_flavors(workload, cq, flavors, snapshot, oracle, fair, topologies)
         if assignment.mode is Mode.FIT:
             return assignment, _Nomination(workload, assignment, [])
         if assignment.mode is Mode.PREEMPT:

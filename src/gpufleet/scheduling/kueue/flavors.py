@@ -21,7 +21,8 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go`
   (``flavorSelector``: only selector keys and affinity expressions on the flavor's own label keys
   count; a term left without expressions matches every flavor), and so is one without a
   ``topologyName`` for a pod set that asks for Topology-Aware Scheduling
-  (``Flavor "F" does not support TopologyAwareScheduling``);
+  (``Flavor "F" does not support TopologyAwareScheduling``) or whose Topology does not list the pod
+  set's required or preferred level (``Flavor "F" does not contain the requested level``);
 * per resource, with ``val`` what the earlier pod sets took of it in the flavor plus the request:
   ``val`` above what the queue could ever hold is ``insufficient quota for R in flavor F, previously
   considered podsets requests (P) + current podset request (V) > maximum capacity (M)``; ``val`` within
@@ -73,11 +74,13 @@ from gpufleet.model.kueue import (
     FlavorQuotas,
     FlavorResource,
     ResourceFlavor,
+    Topology,
 )
 from gpufleet.model.node import Taint, tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, format_units
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
+from gpufleet.scheduling.kueue.topology import TopologyRequest
 from gpufleet.scheduling.kueue.workload import PodSetResources, Workload
 
 
@@ -141,9 +144,22 @@ def _go_taint(taint: Taint) -> str:
     return f"{{{taint.key} {taint.value} {taint.effect} <nil>}}"
 
 
-def _flavor_mismatch(pod: Pod, flavor: ResourceFlavor, topology: bool) -> str | None:
-    if topology and flavor.topology is None:  # tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS
+def _has_level(request: TopologyRequest, levels: tuple[str, ...]) -> bool:
+    """``TASFlavorSnapshot.HasLevel``: the topology lists the pod set's required or preferred level (an
+    unconstrained pod set names none)."""
+    level = request.required or request.preferred
+    return level is None or level in levels
+
+
+def _flavor_mismatch(
+    pod: Pod, flavor: ResourceFlavor, topology: TopologyRequest | None, levels: tuple[str, ...] | None
+) -> str | None:
+    """Why the flavor cannot take the pod set; ``levels``: those of the flavor's Topology, where known.
+    The TAS checks are ``tas_flavorassigner.go``'s ``checkPodSetAndFlavorMatchForTAS``."""
+    if topology is not None and flavor.topology is None:
         return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+    if topology is not None and levels is not None and not _has_level(topology, levels):
+        return f'Flavor "{flavor.name}" does not contain the requested level'
     for taint in flavor.node_taints:
         if not tolerated(taint, pod.tolerations + flavor.tolerations):
             return f"untolerated taint {_go_taint(taint)} in flavor {flavor.name}"
@@ -284,11 +300,14 @@ class _Search:
     oracle: Oracle
     usage: dict[FlavorResource, int]
     fair_sharing: bool
+    topologies: Mapping[str, Topology]
 
     def mismatch(self, pod_sets: list[PodSetResources], flavor: ResourceFlavor) -> str | None:
         """``checkFlavorForPodSets``: why the flavor cannot take one of the pod sets, if it cannot."""
+        topology = None if flavor.topology is None else self.topologies.get(flavor.topology)
+        levels = None if topology is None else topology.levels
         for ps in pod_sets:
-            why = _flavor_mismatch(ps.pod, flavor, ps.topology is not None)
+            why = _flavor_mismatch(ps.pod, flavor, ps.topology, levels)
             if why is not None:
                 return why
         return None
@@ -377,12 +396,13 @@ def assign_flavors(
     snapshot: QuotaSnapshot,
     oracle: Oracle,
     fair_sharing: bool = False,
+    topologies: Mapping[str, Topology] | None = None,
 ) -> Assignment:
     """Each pod set's flavors, pod set group by pod set group, each group seeing what the earlier ones
     took (``assignFlavors``); it stops at a group that finds no flavor for a resource. ``fair_sharing``:
-    fair sharing is on."""
+    fair sharing is on; ``topologies``: the Topologies by name, for the TAS flavors' levels."""
     covered = {r for g in cq.resource_groups for r in g.covered}
-    search = _Search(cq, flavors, snapshot, oracle, {}, fair_sharing)
+    search = _Search(cq, flavors, snapshot, oracle, {}, fair_sharing, topologies or {})
     assigned: list[PodSetAssignment] = []
     borrowing = 0
     for group in _groups(workload.pod_sets):

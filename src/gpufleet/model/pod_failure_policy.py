@@ -1,0 +1,175 @@
+"""A Job's ``spec.podFailurePolicy`` (``batch/v1``, GA in 1.31) and how a failed pod matches it
+(``pkg/controller/job/pod_failure_policy.go``, ``matchPodFailurePolicy``).
+
+The rules are tried in order; the first whose ``onExitCodes`` or ``onPodConditions`` matches decides:
+``FailJob`` ends the Job Failed (reason ``PodFailurePolicy``) with a message naming the container or
+the condition, ``Ignore`` does not count the failure toward ``backoffLimit``, ``Count`` counts it as
+without a policy, ``FailIndex`` fails the pod's index (only with ``backoffLimitPerIndex``). A rule of an
+action or operator the matcher does not know is skipped.
+
+What the simulation tells of a failed pod (``failed_pod``): the ``DisruptionTarget`` condition
+(status ``True``) of a pod a kube-scheduler preempted (reason ``PreemptionByScheduler``), one the
+Eviction API evicted (``kubectl drain``, the MIG manager: ``EvictionByEvictionAPI``) and one whose node
+is gone (the pod garbage collector's ``DeletionByPodGC``). Its containers' exit codes it does not know:
+a fault kills the process with no exit code the simulation gives, so no ``onExitCodes`` rule matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+#: ``PodFailurePolicyAction``
+FAIL_JOB, IGNORE, COUNT, FAIL_INDEX = "FailJob", "Ignore", "Count", "FailIndex"
+ACTIONS = (COUNT, FAIL_INDEX, FAIL_JOB, IGNORE)  # ``supportedPodFailurePolicyActions``, sorted
+#: ``PodFailurePolicyOnExitCodesOperator``
+IN, NOT_IN = "In", "NotIn"
+OPERATORS = (IN, NOT_IN)
+CONDITION_STATUSES = ("False", "True", "Unknown")
+DISRUPTION_TARGET = "DisruptionTarget"
+#: ``JobReasonPodFailurePolicy``: the reason of the Failed condition a ``FailJob`` rule sets
+REASON_POD_FAILURE_POLICY = "PodFailurePolicy"
+
+#: the simulation's reasons for a pod that ended Failed which carry the ``DisruptionTarget`` condition,
+#: with that condition's reason (``k8s.io/api/core/v1``: ``PodReasonPreemptionByScheduler``,
+#: ``EvictionByEvictionAPI``, ``PodReasonDeletionByPodGC``)
+DISRUPTION_REASONS: Mapping[str, str] = {
+    "Preempted": "PreemptionByScheduler",
+    "Evicted": "EvictionByEvictionAPI",
+    "NodeDeleted": "DeletionByPodGC",
+}
+
+
+@dataclass(frozen=True)
+class OnExitCodes:
+    """``PodFailurePolicyOnExitCodesRequirement``."""
+
+    operator: str
+    values: tuple[int, ...]
+    container_name: str | None = None
+
+
+@dataclass(frozen=True)
+class OnPodCondition:
+    """``PodFailurePolicyOnPodConditionsPattern``."""
+
+    type: str
+    status: str = "True"
+
+
+@dataclass(frozen=True)
+class PodFailurePolicyRule:
+    """``PodFailurePolicyRule``: ``on_exit_codes`` or ``on_pod_conditions``."""
+
+    action: str
+    on_exit_codes: OnExitCodes | None = None
+    on_pod_conditions: tuple[OnPodCondition, ...] = ()
+
+
+@dataclass(frozen=True)
+class PodFailurePolicy:
+    rules: tuple[PodFailurePolicyRule, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContainerExit:
+    """A container's status: its name and, once terminated, its exit code (None: not terminated)."""
+
+    name: str
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True)
+class FailedPod:
+    """What ``matchPodFailurePolicy`` reads of a failed pod: its name, its conditions
+    (``(type, status)``) and its containers' and init containers' statuses."""
+
+    namespace: str
+    name: str
+    conditions: tuple[tuple[str, str], ...] = ()
+    container_statuses: tuple[ContainerExit, ...] = ()
+    init_container_statuses: tuple[ContainerExit, ...] = ()
+
+
+class PolicyMatch(NamedTuple):
+    """``matchPodFailurePolicy``'s answer: the Job's failure message (a ``FailJob`` rule matched),
+    whether the failure counts toward ``backoffLimit``, and the action of the rule that matched."""
+
+    job_failure_message: str | None
+    count_failed: bool
+    action: str | None
+
+
+def failed_pod(namespace: str, name: str, reason: str | None) -> FailedPod:
+    """A pod of the simulation that ended Failed with ``reason`` (``PodRecord.reason``), as the Job
+    controller sees it: the ``DisruptionTarget`` condition where ``reason`` is a disruption's, and no
+    container exit code (the simulation has none)."""
+    disrupted = reason in DISRUPTION_REASONS
+    return FailedPod(namespace, name, ((DISRUPTION_TARGET, "True"),) if disrupted else ())
+
+
+def match_pod_failure_policy(policy: PodFailurePolicy | None, pod: FailedPod) -> PolicyMatch:
+    """``matchPodFailurePolicy`` (``JobBackoffLimitPerIndex`` on, as in 1.34): the first rule the pod
+    matches, by its containers' exit codes or by its conditions; a rule of an unknown action is skipped."""
+    if policy is None:
+        return PolicyMatch(None, True, None)
+    for index, rule in enumerate(policy.rules):
+        message: str | None = None
+        if rule.on_exit_codes is not None:
+            container = _match_on_exit_codes(pod, rule.on_exit_codes)
+            if container is None:
+                continue
+            message = (
+                f"Container {container.name} for pod {pod.namespace}/{pod.name} failed with exit code "
+                f"{container.exit_code} matching {rule.action} rule at index {index}"
+            )
+        elif rule.on_pod_conditions:
+            condition = _match_on_pod_conditions(pod, rule.on_pod_conditions)
+            if condition is None:
+                continue
+            message = (
+                f"Pod {pod.namespace}/{pod.name} has condition {condition} matching {rule.action} rule at "
+                f"index {index}"
+            )
+        else:
+            continue
+        if rule.action == IGNORE:
+            return PolicyMatch(None, False, IGNORE)
+        if rule.action in (FAIL_INDEX, COUNT):
+            return PolicyMatch(None, True, rule.action)
+        if rule.action == FAIL_JOB:
+            return PolicyMatch(message, True, FAIL_JOB)
+    return PolicyMatch(None, True, None)
+
+
+def _match_on_exit_codes(pod: FailedPod, requirement: OnExitCodes) -> ContainerExit | None:
+    """``matchOnExitCodes``: the first terminated container (app containers, then init containers) of a
+    non-zero exit code the requirement matches."""
+    for statuses in (pod.container_statuses, pod.init_container_statuses):
+        for status in statuses:
+            code = status.exit_code
+            if code is None or code == 0:
+                continue  # still terminating, or succeeded
+            if requirement.container_name is not None and requirement.container_name != status.name:
+                continue
+            if _operator_matches(code, requirement):
+                return status
+    return None
+
+
+def _operator_matches(code: int, requirement: OnExitCodes) -> bool:
+    """``isOnExitCodesOperatorMatching``; an unknown operator matches nothing."""
+    if requirement.operator == IN:
+        return code in requirement.values
+    if requirement.operator == NOT_IN:
+        return code not in requirement.values
+    return False
+
+
+def _match_on_pod_conditions(pod: FailedPod, patterns: tuple[OnPodCondition, ...]) -> str | None:
+    """``matchOnPodConditions``: the type of the first of the pod's conditions a pattern matches."""
+    for kind, status in pod.conditions:
+        if any(p.type == kind and p.status == status for p in patterns):
+            return kind
+    return None

@@ -1,0 +1,281 @@
+"""The Job controller's sync: ``TestControllerSyncJob``.
+
+Upstream: ``k8s.io/kubernetes`` v1.34.10, ``pkg/controller/job/job_controller_test.go``. A row's Job and
+pods become a cluster snapshot's: its pods are counted as adoption counts them (``gpufleet.kube.adoption``:
+every upstream pod holds the job-tracking finalizer, the Job's status is empty unless the row gives one),
+``JobController`` adopts them, deletes what ``doomed`` names (each deleted pod then ends Failed, as upstream
+counts the pods of a failed Job) and creates what ``wanted`` returns. Compared: the creations and
+deletions, the created completion indexes, ``status.active``/``succeeded``/``failed``/``completedIndexes``
+and the Job's finished condition. ``status.ready`` and ``status.terminating`` are not modelled and not
+compared. The feature gates are 1.34's defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from gpufleet.kube.adoption import JOB_TRACKING_FINALIZER, _count_ended, _job_status, _Object
+from gpufleet.model.owned import JOB_COMPLETION_INDEX, OwnedPod
+from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.scenario import BarePod
+from gpufleet.model.workloads import Job
+from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED, JobController
+
+COMPLETE = ("Complete", "")
+FAILED_BACKOFF = ("Failed", BACKOFF_LIMIT_EXCEEDED[0])
+
+NO_SURPLUS_DELETION = (
+    "gpufleet's Job controller deletes no surplus active pods (more than parallelism or than the remaining "
+    "completions): it never has more, and adopts a snapshot's as they are"
+)
+NO_INVALID_INDEX_DELETION = (
+    "gpufleet adopts an Indexed Job's active pods of an invalid, duplicate or out-of-range index (giving an "
+    "unindexed one the next free index): upstream's manageJob deletes them"
+)
+NO_REPLACEMENT_POLICY = "spec.podReplacementPolicy and status.terminating are not modelled"
+NO_API_ERRORS = "the fake pod control's errors and creation limit: gpufleet's pod creations do not fail"
+NO_EXPECTATIONS = "the controller's expectations (creations/deletions not yet observed) are not modelled"
+NO_DELETING = "a Job being deleted (deletionTimestamp) is not modelled"
+NO_SUSPEND = "spec.suspend is modelled only as Kueue suspends and resumes a Job (JobController.suspended)"
+NO_BACKOFF_SEEDING = (
+    "a backoff record carried over from an earlier sync: gpufleet's pod failure backoff delays the "
+    "driver's next reconcile after a failure (BacksOff.retry_delay_s), adoption carries no record"
+)
+NO_CONDITIONS_READ = "a snapshot Job's status.conditions are not read (FailureTarget, SuccessCriteriaMet)"
+GATE_OFF = "the feature gate turned off: 1.34's default (PodIndexLabel GA, on) is the one modelled"
+NO_MANAGED_BY = "spec.managedBy (JobManagedBy's FailureTarget-only condition) is not modelled"
+
+
+@dataclass(frozen=True)
+class Row:
+    parallelism: int
+    completions: int  # -1: unset (a work queue)
+    backoff_limit: int = 0
+    pending: int = 0
+    active: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    with_indexes: tuple[tuple[str, str], ...] = ()
+    indexed: bool = False
+    status: dict[str, Any] = field(default_factory=dict)
+    # expectations
+    creations: int = 0
+    deletions: int = 0
+    want_active: int = 0
+    want_succeeded: int = 0
+    want_failed: int = 0
+    completed_indexes: str = ""
+    created_indexes: frozenset[int] | None = None
+    condition: tuple[str, str] | None = None
+
+
+CASES: dict[str, Row] = {
+    "job start": Row(2, 5, 6, creations=2, want_active=2),
+    "WQ job start": Row(2, -1, 6, creations=2, want_active=2),
+    "pending pods": Row(2, 5, 6, pending=2, want_active=2),
+    "correct # of pods": Row(3, 5, 6, active=3, want_active=3),
+    "WQ job: correct # of pods": Row(2, -1, 6, active=2, want_active=2),
+    "too few active pods": Row(2, 5, 6, active=1, succeeded=1, creations=1, want_active=2, want_succeeded=1),
+    "too few active pods and no back-offs": Row(1, 1, 6, creations=1, want_active=1),
+    "too few active pods with a dynamic job": Row(2, -1, 6, active=1, creations=1, want_active=2),
+    "failed + succeed pods: reset backoff delay": Row(
+        2, 5, 6, active=1, succeeded=1, failed=1, creations=1, want_active=2, want_succeeded=1, want_failed=1
+    ),
+    "new failed pod": Row(2, 5, 6, active=1, failed=1, creations=1, want_active=2, want_failed=1),
+    "no new pod; possible finalizer update of failed pod": Row(
+        1, 1, 6, active=1, status={"active": 1, "failed": 1}, want_active=1, want_failed=1
+    ),
+    "job finish": Row(2, 5, 6, succeeded=5, want_succeeded=5, condition=COMPLETE),
+    "WQ job finishing": Row(2, -1, 6, active=1, succeeded=1, want_active=1, want_succeeded=1),
+    "WQ job all finished": Row(2, -1, 6, succeeded=2, want_succeeded=2, condition=COMPLETE),
+    "WQ job all finished despite one failure": Row(
+        2, -1, 6, succeeded=1, failed=1, want_succeeded=1, want_failed=1, condition=COMPLETE
+    ),
+    "status change": Row(2, 5, 6, active=2, succeeded=2, want_active=2, want_succeeded=2),
+    "indexed job start": Row(
+        2, 5, 6, indexed=True, creations=2, want_active=2, created_indexes=frozenset({0, 1})
+    ),
+    "indexed job completed": Row(
+        2,
+        3,
+        6,
+        indexed=True,
+        with_indexes=(("0", "Succeeded"), ("1", "Failed"), ("1", "Succeeded"), ("2", "Succeeded")),
+        want_succeeded=3,
+        want_failed=1,
+        completed_indexes="0-2",
+        condition=COMPLETE,
+    ),
+    "indexed job failed": Row(
+        2,
+        3,
+        0,
+        indexed=True,
+        with_indexes=(("0", "Succeeded"), ("1", "Failed"), ("2", "Running")),
+        want_succeeded=1,
+        want_failed=2,
+        completed_indexes="0",
+        condition=FAILED_BACKOFF,
+        deletions=1,
+    ),
+    "count ready pods when job fails": Row(
+        2, 3, 0, active=2, failed=1, want_failed=3, condition=FAILED_BACKOFF, deletions=2
+    ),
+    "indexed job repeated completed index": Row(
+        2,
+        3,
+        6,
+        indexed=True,
+        with_indexes=(("0", "Succeeded"), ("1", "Succeeded"), ("1", "Succeeded")),
+        creations=1,
+        want_active=1,
+        want_succeeded=2,
+        completed_indexes="0,1",
+        created_indexes=frozenset({2}),
+    ),
+    "indexed job some running and completed pods": Row(
+        8,
+        20,
+        6,
+        indexed=True,
+        with_indexes=(
+            ("0", "Running"),
+            ("2", "Succeeded"),
+            ("3", "Pending"),
+            ("4", "Succeeded"),
+            ("5", "Succeeded"),
+            ("7", "Succeeded"),
+            ("8", "Succeeded"),
+            ("9", "Succeeded"),
+        ),
+        creations=6,
+        want_active=8,
+        want_succeeded=6,
+        completed_indexes="2,4,5,7-9",
+        created_indexes=frozenset({1, 6, 10, 11, 12, 13}),
+    ),
+    "indexed job some failed pods": Row(
+        3,
+        4,
+        6,
+        indexed=True,
+        with_indexes=(("0", "Failed"), ("1", "Pending"), ("2", "Failed")),
+        creations=2,
+        want_active=3,
+        want_failed=2,
+        created_indexes=frozenset({0, 2}),
+    ),
+    # "deleting: true" there only keeps manageJob from running; the failure path is the same
+    "too many job failures": Row(2, 5, 0, failed=1, want_failed=1, condition=FAILED_BACKOFF),
+}
+
+SKIPPED = {
+    "WQ job: recreate pods when failed": NO_REPLACEMENT_POLICY,
+    "WQ job: turn on PodReplacementPolicy but not set PodReplacementPolicy": NO_REPLACEMENT_POLICY,
+    "WQ job: recreate pods when terminating or failed": NO_REPLACEMENT_POLICY,
+    "more terminating pods than parallelism": NO_REPLACEMENT_POLICY,
+    "more terminating pods than parallelism; PodFailurePolicy used": NO_SURPLUS_DELETION,
+    "too few active pods and active back-off": NO_BACKOFF_SEEDING,
+    "too few active pods and active back-off with running pods": NO_BACKOFF_SEEDING,
+    "too few active pods, with controller error": NO_API_ERRORS,
+    "too many active pods": NO_SURPLUS_DELETION,
+    "too many active pods; PodReplacementPolicy enabled": NO_SURPLUS_DELETION,
+    "too many active pods, with controller error": NO_API_ERRORS,
+    "count ready pods when too many active pods": NO_SURPLUS_DELETION,
+    "only new failed pod with controller error": NO_API_ERRORS,
+    "more active pods than parallelism": NO_SURPLUS_DELETION,
+    "more active pods than remaining completions": NO_SURPLUS_DELETION,
+    "deleting job": NO_DELETING,
+    "limited pods": NO_API_ERRORS,
+    "job failures, unsatisfied expectations": NO_EXPECTATIONS,
+    "indexed job with some pods deleted, podReplacementPolicy Failed": NO_REPLACEMENT_POLICY,
+    "indexed job with some pods deleted, podReplacementPolicy TerminatingOrFailed": NO_REPLACEMENT_POLICY,
+    "count terminating pods when indexed job fails and PodReplacementPolicy enabled": NO_REPLACEMENT_POLICY,
+    "indexed job some pods without index": NO_INVALID_INDEX_DELETION,
+    "indexed job repeated indexes": NO_INVALID_INDEX_DELETION,
+    "indexed job with indexes outside of range": NO_INVALID_INDEX_DELETION,
+    "suspending a job with satisfied expectations": NO_SUSPEND,
+    "suspending a job with satisfied expectations; PodReplacementPolicy enabled": NO_SUSPEND,
+    "count ready pods when suspending a job with satisfied expectations": NO_SUSPEND,
+    "suspending a job with unsatisfied expectations": NO_SUSPEND,
+    "count ready pods when suspending a job with unsatisfied expectations": NO_SUSPEND,
+    "suspending a job with unsatisfied expectations; PodReplacementPolicy enabled": NO_SUSPEND,
+    "resuming a suspended job": NO_SUSPEND,
+    "suspending a deleted job": NO_SUSPEND,
+    "suspending a deleted job; PodReplacementPolicy enabled": NO_SUSPEND,
+    "indexed job with podIndexLabel feature disabled": GATE_OFF,
+    "FailureTarget=False condition added manually is ignored": NO_CONDITIONS_READ,
+    "SuccessCriteriaMet=False condition added manually is ignored": NO_CONDITIONS_READ,
+    "backoff limit exceeded; JobManagedBy enabled": NO_MANAGED_BY,
+}
+
+
+def intervals(indexes: frozenset[int]) -> str:
+    """``orderedIntervals.String``: ``0,2-4``; an interval of two is written ``5,6``."""
+    parts: list[str] = []
+    ordered = sorted(indexes)
+    start = 0
+    for i, index in enumerate(ordered):
+        if i + 1 < len(ordered) and ordered[i + 1] == index + 1:
+            continue
+        first = ordered[start]
+        parts.append(str(first) if first == index else f"{first}{',' if index == first + 1 else '-'}{index}")
+        start = i + 1
+    return ",".join(parts)
+
+
+def snapshot_pods(row: Row) -> list[tuple[str | None, str]]:
+    """``setPodsStatuses`` then ``setPodsStatusesWithIndexes``: (completion index, phase) of each pod."""
+    pods: list[tuple[str | None, str]] = []
+    for phase, count in (("Pending", row.pending), ("Running", row.active)):
+        pods += [(None, phase)] * count
+    pods += [(None, "Succeeded")] * row.succeeded + [(None, "Failed")] * row.failed
+    return pods + [(index, phase) for index, phase in row.with_indexes]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [pytest.param(row, id=f"TestControllerSyncJob/{name}") for name, row in CASES.items()]
+    + [
+        pytest.param(None, id=f"TestControllerSyncJob/{name}", marks=pytest.mark.skip(reason=why))
+        for name, why in SKIPPED.items()
+    ],
+)
+def test_controller_sync_job(row: Row) -> None:
+    completions = None if row.completions < 0 else row.completions
+    spec: dict[str, Any] = {"completionMode": "Indexed" if row.indexed else "NonIndexed"}
+    if completions is not None:
+        spec["completions"] = completions
+    body = {"spec": spec, "status": row.status}
+    owned = _job_status(body)
+    tracked = _Object("", None, {"metadata": {"finalizers": [JOB_TRACKING_FINALIZER]}})
+    for i, (index, phase) in enumerate(snapshot_pods(row)):
+        annotations = {} if index is None else {JOB_COMPLETION_INDEX: index}
+        pod = Pod(f"pod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
+        owned.pods.append(OwnedPod(pod, phase))
+        _count_ended(owned, BarePod(pod, phase=phase), tracked, body)
+    job = Job("job", "default", Pod(""), row.parallelism, completions, row.backoff_limit)
+    controller = JobController(job)
+    controller.adopt(owned)
+
+    doomed = controller.doomed()
+    for key, _ in doomed:  # deleted: each ends Failed
+        gone = next(p.pod for p in owned.pods if p.pod.key == key)
+        assert controller.finished(gone, succeeded=False)
+    created = controller.wanted()
+
+    assert (len(created), len(doomed)) == (row.creations, row.deletions)
+    if row.created_indexes is not None:
+        assert {controller.active[p.key] for p in created} == row.created_indexes
+    assert len(controller.active) == row.want_active
+    assert (controller.succeeded, controller.failed) == (row.want_succeeded, row.want_failed)
+    if row.indexed:
+        assert intervals(owned.completed_indexes) == row.completed_indexes
+    if controller.failure is not None:
+        condition: tuple[str, str] | None = ("Failed", controller.failure[0])
+    else:
+        condition = COMPLETE if controller.done else None
+    assert condition == row.condition

@@ -1,0 +1,119 @@
+"""A Job's ``spec.podFailurePolicy`` as the API server checks it (``pkg/apis/batch/validation``:
+``validatePodFailurePolicy``, ``validatePodFailurePolicyRule`` and its ``onExitCodes`` and
+``onPodConditions`` checks) and what gpufleet cannot model of it (exit codes, ``FailIndex``)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kube_manifests import load, problems, warnings
+
+from gpufleet.model.pod_failure_policy import OnExitCodes, PodFailurePolicyRule
+
+LABEL = "scenario.yaml: document 1 (Job/default/train)"
+
+
+def job(rules: str, restart: str = "Never", extra: str = "") -> str:
+    return textwrap.dedent(
+        f"""
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {{name: train}}
+        spec:
+          {extra}
+          podFailurePolicy:
+            rules: {rules}
+          template:
+            metadata: {{annotations: {{gpufleet.io/duration: 1h}}}}
+            spec:
+              restartPolicy: {restart}
+              containers: [{{name: main, image: x}}]
+        """
+    )
+
+
+IGNORE_DISRUPTION = "[{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]"
+
+
+def test_pod_failure_policy_needs_restart_policy_never(tmp_path: Path) -> None:
+    assert problems(tmp_path, job(IGNORE_DISRUPTION, restart="OnFailure")) == [
+        f'{LABEL}: spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported '
+        "when podFailurePolicy is specified"
+    ]
+
+
+def test_pod_failure_policy_rule_action_is_checked(tmp_path: Path) -> None:
+    rules = (
+        "[{onPodConditions: [{type: DisruptionTarget}]}, {action: Retry, onPodConditions: [{type: A}]},"
+        " {action: FailIndex, onPodConditions: [{type: A}]}]"
+    )
+    at = f"{LABEL}: spec.podFailurePolicy.rules"
+    assert problems(tmp_path, job(rules)) == [
+        f"{at}[0].action: Required value",  # (the OpenAPI schema's required field, found first)
+        f'{at}[1].action: Unsupported value: "Retry": supported values: "Count", "FailIndex", "FailJob", '
+        '"Ignore"',
+        f'{at}[2].action: Invalid value: "FailIndex": requires the backoffLimitPerIndex to be set',
+    ]
+
+
+def test_pod_failure_policy_rule_needs_one_requirement(tmp_path: Path) -> None:
+    rules = (
+        "[{action: Ignore}, {action: Count, onExitCodes: {operator: In, values: [1]},"
+        " onPodConditions: [{type: DisruptionTarget}]}]"
+    )
+    at = f"{LABEL}: spec.podFailurePolicy.rules"
+    assert problems(tmp_path, job(rules)) == [
+        f"{at}[0]: Invalid value: specifying one of OnExitCodes and OnPodConditions is required",
+        f"{at}[1]: Invalid value: specifying both OnExitCodes and OnPodConditions is not supported",
+    ]
+
+
+def test_pod_failure_policy_exit_codes_are_checked(tmp_path: Path) -> None:
+    rules = (
+        "[{action: FailJob, onExitCodes: {containerName: sidecar, operator: In, values: [0, 3, 3, 2]}},"
+        " {action: FailJob, onExitCodes: {operator: Between, values: []}}]"
+    )
+    at = f"{LABEL}: spec.podFailurePolicy.rules"
+    assert problems(tmp_path, job(rules)) == [
+        f'{at}[0].onExitCodes.containerName: Invalid value: "sidecar": must be one of the container or '
+        "initContainer names in the pod template",
+        f"{at}[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
+        f"{at}[0].onExitCodes.values[2]: Duplicate value: 3",
+        f"{at}[0].onExitCodes.values: Invalid value: [0, 3, 3, 2]: must be ordered",
+        f'{at}[1].onExitCodes.operator: Unsupported value: "Between": supported values: "In", "NotIn"',
+        f"{at}[1].onExitCodes.values: Invalid value: []: at least one value is required",
+    ]
+
+
+def test_pod_failure_policy_condition_status_is_checked(tmp_path: Path) -> None:
+    rules = "[{action: Ignore, onPodConditions: [{type: DisruptionTarget, status: Maybe}]}]"
+    assert problems(tmp_path, job(rules)) == [
+        f'{LABEL}: spec.podFailurePolicy.rules[0].onPodConditions[0].status: Unsupported value: "Maybe": '
+        'supported values: "False", "True", "Unknown"'
+    ]
+
+
+def test_pod_failure_policy_exit_code_rules_are_kept_but_never_match(tmp_path: Path) -> None:
+    text = job("[{action: FailJob, onExitCodes: {containerName: main, operator: In, values: [42]}}]")
+    assert warnings(tmp_path, text) == [
+        f"{LABEL}: spec.podFailurePolicy.rules[0].onExitCodes is not modelled (the simulation gives a failed "
+        "pod no container exit codes: the rule never matches); ignored"
+    ]
+    (train,) = load(tmp_path, text).jobs
+    assert train.pod_failure_policy is not None
+    assert train.pod_failure_policy.rules == (
+        PodFailurePolicyRule("FailJob", on_exit_codes=OnExitCodes("In", (42,), "main")),
+    )
+
+
+def test_pod_failure_policy_fail_index_with_backoff_limit_per_index_counts(tmp_path: Path) -> None:
+    text = job(
+        "[{action: FailIndex, onPodConditions: [{type: DisruptionTarget}]}]",
+        extra="completions: 2\n          completionMode: Indexed\n          backoffLimitPerIndex: 1",
+    )
+    lines = warnings(tmp_path, text)
+    assert (
+        f"{LABEL}: spec.podFailurePolicy.rules[0].action FailIndex is not modelled (backoffLimitPerIndex is "
+        "not modelled: the failure counts toward backoffLimit, as Count); ignored"
+    ) in lines
