@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 #: A node not Ready within this long of registering is still starting (``MaxNodeStartupTime``).
 MAX_NODE_STARTUP_S = 15 * 60.0
+#: What ``RunOnce`` logs when ``IsClusterHealthy`` is false, before it returns.
+NOT_READY_FOR_AUTOSCALING = "Cluster is not ready for autoscaling"
 
 
 @dataclass(frozen=True)
@@ -94,3 +96,50 @@ def node_group_healthy(
         return acceptable.current_target == 0 or (acceptable.min_nodes == 0 and acceptable.current_target > 0)
     unjustified = max(acceptable.min_nodes - len(group.ready), 0)
     return not too_many_unready(unjustified, group.registered, ok_total_unready_count, max_percentage)
+
+
+@dataclass(frozen=True)
+class HealthCondition:
+    """A ``Health`` condition of cluster-autoscaler's status ConfigMap (``clusterstate/api/types.go``
+    ``ClusterHealthCondition``, built by ``buildHealthStatusClusterwide`` and ``buildNodeCount``): Healthy or
+    Unhealthy, with the registered nodes counted Ready, ``Unready`` and ``NotStarted``."""
+
+    healthy: bool
+    registered: int
+    ready: int
+    unready: int
+    not_started: int
+
+    @property
+    def status(self) -> str:
+        """``ClusterAutoscalerHealthy`` or ``ClusterAutoscalerUnhealthy``."""
+        return "Healthy" if self.healthy else "Unhealthy"
+
+    def message(self) -> str:
+        """The condition as the status ConfigMap's text said it (``Health: Unhealthy (ready=2 unready=4
+        notStarted=0 registered=6)``, the counts of ``buildHealthStatusClusterwide``'s message that gpufleet
+        keeps: no ``resourceUnready``, ``longNotStarted`` or ``longUnregistered``)."""
+        counts = (
+            ("ready", self.ready),
+            ("unready", self.unready),
+            ("notStarted", self.not_started),
+            ("registered", self.registered),
+        )
+        return f"Health: {self.status} ({' '.join(f'{name}={count}' for name, count in counts)})"
+
+    def node_counts(self) -> dict[str, int]:
+        """``NodeCount.Registered``'s counts (``total``, ``ready``, ``notStarted``, ``unready.total``)."""
+        return {
+            "registered": self.registered,
+            "ready": self.ready,
+            "not_started": self.not_started,
+            "unready": self.unready,
+        }
+
+
+def health_condition(healthy: bool, counted: Readiness, registered: int | None = None) -> HealthCondition:
+    """The ``Health`` condition of ``counted``; with ``registered`` (all the registered nodes, when
+    ``counted`` lists only those not Ready), the nodes not listed are Ready."""
+    total = counted.registered if registered is None else registered
+    unready, not_started = len(counted.unready), len(counted.not_started)
+    return HealthCondition(healthy, total, total - unready - not_started, unready, not_started)

@@ -22,7 +22,10 @@ so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` 
 scan after that time). With more nodes ``Unready`` (not Ready, registered 15 minutes or more before) than
 ``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of the cluster's nodes, a scan does
 nothing (``IsClusterHealthy``); a group with that many of its nodes missing among the Ready is skipped by
-scale-up, ``not ready for scale-up`` (``IsNodeGroupHealthy``; ``autoscaling.cluster_state``). A
+scale-up, ``not ready for scale-up`` (``IsNodeGroupHealthy``; ``autoscaling.cluster_state``). The scan that
+finds the cluster unhealthy logs a ``cluster-unhealthy`` event, the first that finds it healthy again a
+``cluster-healthy`` one, each with the status ConfigMap's ``Health`` condition (its node counts); while the
+cluster is unhealthy, or a group not ready for scale-up, ``pod_hints`` says so for a pending pod. A
 ``zeroOrMaxNodeScaling`` pool grows by all its nodes at once; a launch the cloud refuses deletes them all
 (``overrideNodesToDeleteForZeroOrMax``), and the nodes it scales down are deleted as one batch, once the last
 of them is drained (``GroupDeletionScheduler``).
@@ -37,7 +40,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -56,9 +59,12 @@ from gpufleet.autoscaling.cluster_autoscaler import (
 )
 from gpufleet.autoscaling.cluster_state import (
     MAX_NODE_STARTUP_S,
+    NOT_READY_FOR_AUTOSCALING,
+    HealthCondition,
     Readiness,
     acceptable_range,
     cluster_healthy,
+    health_condition,
     node_group_healthy,
     readiness,
 )
@@ -72,7 +78,7 @@ from gpufleet.autoscaling.scale_down import (
     UnremovableReason,
     UtilizationRule,
 )
-from gpufleet.autoscaling.scale_up import PoolOption
+from gpufleet.autoscaling.scale_up import NOT_READY, PoolOption
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
 from gpufleet.model.node import Node
@@ -86,14 +92,18 @@ from gpufleet.workloads.daemonset import daemon_should_run
 @dataclass
 class ScaleEvent:
     t_s: float
-    kind: str  # scale-up | scale-up-failed | scale-down | provision-timeout | spot-reclaim | no-scale-up
+    #: scale-up | scale-up-failed | scale-down | provision-timeout | spot-reclaim | no-scale-up |
+    #: cluster-unhealthy | cluster-healthy
+    kind: str
     pool: str | None
     nodes: tuple[str, ...]
     pods: tuple[str, ...] = ()
     reason: str = ""
+    #: a cluster-unhealthy or cluster-healthy event's node counts (``HealthCondition.node_counts``)
+    node_counts: Mapping[str, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "t_s": self.t_s,
             "kind": self.kind,
             "pool": self.pool,
@@ -101,6 +111,9 @@ class ScaleEvent:
             "pods": list(self.pods),
             "reason": self.reason,
         }
+        if self.node_counts is not None:
+            out["node_counts"] = dict(self.node_counts)
+        return out
 
 
 @dataclass
@@ -164,6 +177,10 @@ class ClusterAutoscalerLoop:
         self.last_scale_up_s = -math.inf
         self.events: list[ScaleEvent] = [] if events is None else events
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
+        #: while the last scan found the cluster unhealthy: since when, and its Health condition then
+        self.unhealthy: tuple[float, HealthCondition] | None = None
+        #: the groups the last scale-up found not ready for scale-up, each with its Health condition's text
+        self.unready_groups: dict[str, str] = {}
         self._assessed: tuple[object, ...] | None = None
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
         #: the nodes of no group (``_resources_left``) at a ``static_version``, and what they have in all
@@ -225,12 +242,71 @@ class ClusterAutoscalerLoop:
         out (``updateScaleRequests`` runs before)."""
         unready = self.port.unready_nodes()
         if len(unready) <= self.settings.ok_total_unready_count:
+            if self.unhealthy is not None:
+                self._health_changed(unready, True)
             return True
         settings = self.settings
         total = readiness(unready, unready, self.clock.now)  # (only the nodes not Ready can be Unready)
         nodes = self.port.state.size_active
         ok, percentage = settings.ok_total_unready_count, settings.max_total_unready_percentage
-        return cluster_healthy(total, nodes, ok, percentage)
+        healthy = cluster_healthy(total, nodes, ok, percentage)
+        if not healthy or self.unhealthy is not None:
+            self._health_changed(unready, healthy)
+        return healthy
+
+    def _health(self, unready: Mapping[str, float], healthy: bool) -> HealthCondition:
+        """The cluster-wide ``Health`` condition (``GetStatus``' ``buildHealthStatusClusterwide``): every
+        active node registered; a launch registered without its GPUs still starting, as in a group."""
+        state = self.port.state
+        counted = readiness(unready, unready, self.clock.now)
+        launches = tuple(
+            n
+            for g in self.port.node_groups.values()
+            for n in sorted(g.launching)
+            if n in state.index and n not in unready
+        )
+        counted = Readiness((), counted.unready, counted.not_started + launches)
+        return health_condition(healthy, counted, state.size_active)
+
+    def _health_changed(self, unready: Mapping[str, float], healthy: bool) -> None:
+        """Keep the cluster's Health condition while it is unhealthy; at each change log an event:
+        ``cluster-unhealthy`` (upstream logs ``Cluster is not ready for autoscaling`` and records the
+        ``ClusterUnhealthy`` Event on its status ConfigMap, every loop; gpufleet once, with the Unready nodes)
+        or ``cluster-healthy`` (the status ConfigMap's Health condition back to ``Healthy``)."""
+        now, health = self.clock.now, self._health(unready, healthy)
+        if healthy:
+            self.unhealthy = None
+            event = ScaleEvent(now, "cluster-healthy", None, (), reason=health.message())
+        else:
+            was = self.unhealthy
+            self.unhealthy = (now if was is None else was[0], health)
+            if was is not None:
+                return
+            names = tuple(sorted(n for n, since in unready.items() if since + MAX_NODE_STARTUP_S <= now))
+            reason = f"{NOT_READY_FOR_AUTOSCALING}: {health.message()}"
+            event = ScaleEvent(now, "cluster-unhealthy", None, names, reason=reason)
+        self.events.append(replace(event, node_counts=health.node_counts()))
+
+    def pod_hints(self, key: str) -> list[str]:
+        """What cluster-autoscaler's state says about pending pod ``key`` it would look at, as of its last
+        scan: that it is halted, the cluster unhealthy (its Health condition, since when, the two flags);
+        else, if the pod's last ``NotTriggerScaleUp`` said ``not ready for scale-up``, which groups are not
+        and their Health condition."""
+        if self.unhealthy is not None:
+            since, health = self.unhealthy
+            ok, percentage = self.settings.ok_total_unready_count, self.settings.max_total_unready_percentage
+            return [
+                f"cluster-autoscaler is halted since {since:g} s ({NOT_READY_FOR_AUTOSCALING}): "
+                f"{health.message()}; more than {ok} nodes (--ok-total-unready-count) and more than "
+                f"{percentage:g}% of the {health.registered} nodes (--max-total-unready-percentage) are "
+                "Unready: it scales no node group up or down until fewer are"
+            ]
+        if NOT_READY not in self.not_triggered.get(key, ""):
+            return []
+        return [
+            f"cluster-autoscaler: node group {name} is {NOT_READY} ({message})"
+            for name, message in sorted(self.unready_groups.items())
+        ]
 
     def _group_readiness(self, group: NodeGroup, unready: Mapping[str, float]) -> Readiness | None:
         """The group's registered nodes as ``updateReadinessStats`` counts them (None when none is): a launch
@@ -243,24 +319,27 @@ class ClusterAutoscalerLoop:
         launches = tuple(n for n in registered if n in group.launching)
         return Readiness(counted.ready, counted.unready, counted.not_started + launches)
 
-    def _unhealthy_groups(self, groups: Sequence[NodeGroup]) -> frozenset[str]:
+    def _unhealthy_groups(self, groups: Sequence[NodeGroup]) -> dict[str, str]:
         """The groups ``IsNodeGroupHealthy`` finds unhealthy: more of their nodes missing among the Ready
         below the acceptable minimum (its size less its launches: the scale-up in flight) than
         ``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of its registered nodes.
-        With every node Ready none is (each registered node not launched is Ready)."""
+        With every node Ready none is (each registered node not launched is Ready). Each with its Health
+        condition's text (``buildHealthStatusNodeGroup``: the counts, ``cloudProviderTarget``, min, max)."""
         unready, settings = self.port.unready_nodes(), self.settings
         if not unready:
-            return frozenset()
-        return frozenset(
-            g.name
-            for g in groups
-            if not node_group_healthy(
-                acceptable_range(len(g.nodes), scale_up_increase=len(g.launching)),
-                self._group_readiness(g, unready),
-                settings.ok_total_unready_count,
-                settings.max_total_unready_percentage,
-            )
-        )
+            return {}
+        out = {}
+        for g in groups:
+            acceptable = acceptable_range(len(g.nodes), scale_up_increase=len(g.launching))
+            counted = self._group_readiness(g, unready)
+            ok, percentage = settings.ok_total_unready_count, settings.max_total_unready_percentage
+            if not node_group_healthy(acceptable, counted, ok, percentage):
+                health = health_condition(False, counted or Readiness())
+                out[g.name] = (
+                    f"{health.message()} cloudProviderTarget={acceptable.current_target} "
+                    f"(minSize={g.pool.min}, maxSize={g.pool.max})"
+                )
+        return out
 
     def _recheck_at(self, t: float) -> float:
         """When scale-down must look again at the nodes the removal simulation found unremovable, though
@@ -344,7 +423,8 @@ class ClusterAutoscalerLoop:
         state = self.port.state
         options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
         backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
-        unhealthy = self._unhealthy_groups([g for g in groups.values() if g.pool.autoscaled])
+        self.unready_groups = self._unhealthy_groups([g for g in groups.values() if g.pool.autoscaled])
+        unhealthy = frozenset(self.unready_groups)
         # no pod goes to a node being deleted, nor to an upcoming one already registered (GPUs not yet):
         # its template copy stands for it (``RunOnce`` takes ``registeredUpcoming`` out of the snapshot)
         registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}

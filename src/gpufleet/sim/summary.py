@@ -25,8 +25,16 @@ from gpufleet.sim.traffic import TrafficState, mean_gpu_util_pct
 SCHEMA = "gpufleet.summary/v1"
 
 
-def _pod_record(sim: Simulation, rec: PodRecord, reach: Callable[[Pod], list[int]]) -> dict[str, Any]:
+def _pod_record(
+    sim: Simulation,
+    rec: PodRecord,
+    reach: Callable[[Pod], list[int]],
+    autoscaler_hints: Callable[[str], list[str]],
+) -> dict[str, Any]:
     pending = rec.phase == "Pending" and rec.deleted_s is None
+    diagnosis = diagnose(sim.state, rec.pod, sim.gangs, reach(rec.pod)) if pending else None
+    if diagnosis is not None:
+        diagnosis["hints"] += autoscaler_hints(rec.pod.key)
     return {
         "name": rec.pod.key,
         "workload": workload_of(sim, rec),
@@ -65,11 +73,22 @@ def _pod_record(sim: Simulation, rec: PodRecord, reach: Callable[[Pod], list[int
         else None,
         "scheduler": rec.pod.scheduler_name,  # (its profile: a scheduler's events come from that name)
         "pod_group": group_key(rec.pod),
-        "diagnosis": diagnose(sim.state, rec.pod, sim.gangs, reach(rec.pod)) if pending else None,
+        "diagnosis": diagnosis,
         "disruptions": list(rec.disruptions),
         "stages": rec.stages(),
         "node_stages": dict(rec.node_stages),
     }
+
+
+def _autoscaler_hints(sim: Simulation) -> Callable[[str], list[str]]:
+    """What cluster-autoscaler's last scan says about each pod it looks at (an unschedulable pod), as
+    ``ClusterAutoscalerLoop.pod_hints`` words it: that it is halted, the cluster unhealthy, or that node
+    groups are not ready for scale-up. Nothing when it found the cluster healthy and every group ready."""
+    autoscaler = sim.autoscaler
+    if autoscaler.unhealthy is None and not autoscaler.unready_groups:
+        return lambda key: []
+    looked_at = {pod.key for pod in sim.unschedulable_pods()}
+    return lambda key: autoscaler.pod_hints(key) if key in looked_at else []
 
 
 def _final_state(rec: PodRecord) -> str:
@@ -168,6 +187,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
     provisioned = metered.gpu_seconds["provisioned"]
     states = count_final_states(_final_state(r) for r in records)
     reach = reach_by_shape(sim.state, partial(_node_filters, sim))
+    hints = _autoscaler_hints(sim)
     cluster = sim.cluster
     nodes = []
     allocated_per_node = cluster.gpus_allocated_per_node()
@@ -226,7 +246,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "mig_reconfigurations": [r.as_dict() for r in sim.mig_managers.records],
         **({"kueue": sim.kueue.summary()} if sim.kueue.installed else {}),
-        "pods": [_pod_record(sim, r, reach) for r in records],
+        "pods": [_pod_record(sim, r, reach, hints) for r in records],
         "nodes": nodes,
         "warnings": list(sim.scenario.warnings),
         **({"selection": selection.text} if selection is not None else {}),
