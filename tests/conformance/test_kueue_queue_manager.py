@@ -23,11 +23,16 @@ gpufleet keeps no heap per ClusterQueue. Its queue code is:
 
 What gpufleet does not model is skipped with its reason: Kueue objects changing during a run (ClusterQueue,
 LocalQueue and Workload add/update/delete events: a scenario's objects are fixed), Prometheus metrics, the
-manager's goroutines (blocking ``Heads``, cancellation), ``waitForPodsReady`` (PodsReadyTimeout evictions,
-``requeueState``, the ``requeuingStrategy`` backoff ``backoffBaseSeconds`` x 2^n up to ``backoffMaxSeconds``
-and ``backoffLimitCount``, and the eviction timestamp as queue order), Admission Fair Sharing, the visibility
-API's snapshots, scheduling equivalence hashing, flavor scan progress (``LastAssignment``), the TAS second
-pass, the unadmitted-workloads observability, and workload ``spec.active``.
+manager's goroutines (blocking ``Heads``, cancellation), ``waitForPodsReady``'s ``Requeued`` condition
+(gpufleet requeues a workload the moment its backoff ends: the workload controller's ``Requeued=true`` step
+is folded into it), Admission Fair Sharing, the visibility API's snapshots, scheduling equivalence hashing,
+flavor scan progress (``LastAssignment``), the TAS second pass, the unadmitted-workloads observability, and
+workload ``spec.active`` set by a user.
+
+``waitForPodsReady``'s queue side (``backoffWaitingTimeExpired``, ``GetQueueOrderTimestamp``) is
+``gpufleet.scheduling.kueue.pods_ready`` (``backoff_expired``, ``queue_order_time``); the manager keeps a
+workload whose ``requeueAt`` is to come out of every cycle (upstream: in its queue's inadmissible workloads),
+here set on the manager's workload as upstream's tests set ``RequeueState`` (``in_backoff``).
 ``inadmissible_workloads_test.go`` and ``scheduling_hash_counts_test.go`` test containers gpufleet does not
 have and are not ported.
 """
@@ -48,8 +53,10 @@ from gpufleet.control.clock import Priority
 from gpufleet.control.kueue_queues import LOCAL_QUEUE_MISSING, KueueQueues
 from gpufleet.model.kueue import (
     BEST_EFFORT_FIFO,
+    CREATION_TIMESTAMP,
     LOWER_PRIORITY,
     NAMESPACE_NAME_LABEL,
+    PODS_READY_TIMEOUT,
     QUEUE_NAME_LABEL,
     STRICT_FIFO,
     ClusterQueue,
@@ -57,6 +64,7 @@ from gpufleet.model.kueue import (
     KueueObjects,
     LocalQueue,
     ResourceFlavor,
+    WaitForPodsReady,
 )
 from gpufleet.model.node import Toleration
 from gpufleet.model.pod import Pod, Requirement
@@ -68,6 +76,7 @@ from gpufleet.scheduling.kueue.admission import (
     _heads,
     schedule,
 )
+from gpufleet.scheduling.kueue.pods_ready import backoff_expired, queue_order_time
 from gpufleet.scheduling.kueue.workload import Admitted, PodSetResources, Workload
 
 FLAVORS = {"default": ResourceFlavor("default"), "second": ResourceFlavor("second")}
@@ -86,9 +95,10 @@ CONCURRENCY = (
     "the manager's goroutines (Heads blocking until a queue fills, context cancellation, inflight "
     "workloads during a cycle) do not exist: gpufleet runs a cycle synchronously on its virtual clock"
 )
-PODS_READY = (
-    "waitForPodsReady is not modelled (a manager Configuration field gpufleet warns about): no "
-    "PodsReadyTimeout eviction, requeueState, requeuingStrategy backoff or eviction-timestamp queue order"
+REQUEUED_CONDITION = (
+    "waitForPodsReady's Requeued condition is not modelled apart: gpufleet requeues a workload the moment "
+    "its requeueAt passes (the workload controller's Requeued=true step folded in), so Requeued=false "
+    "without a requeueAt cannot arise"
 )
 AFS = "Admission Fair Sharing (LocalQueue usage and weights ordering a ClusterQueue) is not modelled"
 VISIBILITY = "the visibility API's pending-workloads snapshots are not modelled"
@@ -177,6 +187,7 @@ class _Clock:
 class _Status:
     pod: Pod
     phase: str = "Pending"
+    ready: bool = False
     message: str | None = None
     bound_s: float | None = None
     deleted_s: float | None = None
@@ -218,12 +229,14 @@ class Manager:
         cqs: Sequence[ClusterQueue],
         lqs: Sequence[LocalQueue],
         cohorts: Sequence[Cohort] = (),
+        pods_ready: WaitForPodsReady | None = None,
     ) -> None:
         objects = KueueObjects(
             flavors=dict(FLAVORS),
             cluster_queues={cq.name: cq for cq in cqs},
             local_queues={lq.key: lq for lq in lqs},
             cohorts={c.name: c for c in cohorts},
+            wait_for_pods_ready=pods_ready,
         )
         self.port = _Port()
         self.clock = _Clock()
@@ -262,6 +275,14 @@ class Manager:
 
     def message(self, pod_key: str) -> str | None:
         return self.port.pods[pod_key].message
+
+    def in_backoff(self, pod_key: str, requeue_at: float | None, count: int = 10) -> None:
+        """``RequeueState(count, requeueAt)`` with an ``Evicted`` condition of reason ``PodsReadyTimeout``:
+        the pod's workload was evicted by the PodsReady timeout at 0 s and may be queued again at
+        ``requeue_at``."""
+        wl = self.kueue.workloads[f"Pod/{pod_key}"]
+        wl.requeue_count, wl.requeue_at = count, requeue_at
+        wl.evictions.append({"t_s": 0.0, "reason": PODS_READY_TIMEOUT, "by": None, "underlying_cause": None})
 
     def inadmissible(self) -> set[str]:
         """``DumpInadmissible``: the workloads set aside, as ``<ns>/<name>``."""
@@ -605,16 +626,14 @@ SKIPPED_TABLES: list[Any] = [
     ),
     *_skipped(
         "Test_PushOrUpdate",
-        PODS_READY,
-        "workload is still under the backoff waiting time",
+        REQUEUED_CONDITION,
         "should wait for Requeued=true after backoff waiting time before push to heap",
-        "should push workload to heap after Requeued=true",
     ),
     *_skipped(
         "TestPushOrUpdateGenerationChanged",
-        PODS_READY,
+        "a Workload's generation (spec changes after it was evaluated) is not modelled: its spec is fixed "
+        "once its pods exist",
         "moves to heap when generation changed",
-        "stays inadmissible when generation changed but backoff unexpired",
     ),
     *_skipped("TestSnapshotDeterministicOrder", VISIBILITY, "heap only", "heap and inadmissible"),
     *_skipped(
@@ -625,15 +644,7 @@ SKIPPED_TABLES: list[Any] = [
         "deleting the workload removes it and its resources",
         "the workload stays tracked as inflight",
     ),
-    *_skipped(
-        "TestBackoffWaitingTimeExpired",
-        PODS_READY,
-        "workload still have Requeued=false",
-        "workload doesn't have requeueState",
-        "workload doesn't have an evicted condition with reason=PodsReadyTimeout",
-        "now already has exceeded requeueAt",
-        "now hasn't yet exceeded requeueAt",
-    ),
+    *_skipped("TestBackoffWaitingTimeExpired", REQUEUED_CONDITION, "workload still have Requeued=false"),
     *_skipped(
         "TestFsAdmission",
         AFS,
@@ -727,9 +738,6 @@ def test_Test_Delete() -> None:
 NS_SELECTOR = (Requirement(NAMESPACE_NAME_LABEL, "In", ("ns1", "ns2")),)  # dep In (eng, sales)
 CQ_IMPL: list[Any] = [
     ("add, update, delete workload", Skip(WORKLOAD_UPDATES)),
-    ("re-queue inadmissible workload; workloads with requeueState can't re-queue", Skip(PODS_READY)),
-    ("re-queue admissible workload that was inadmissible", Skip(PODS_READY)),
-    ("re-queue inadmissible workload and flush", Skip(PODS_READY)),
     ("re-queue multiple inadmissible workloads and count", ["w1", "w2"], ["ns1/w1", "ns2/w2"]),
     ("count only workloads that actually moved", ["w1", "w2", "w3"], ["ns1/w1", "ns2/w2"]),
     ("workload already on heap is not made inadmissible", Skip(INTERNAL)),
@@ -849,7 +857,7 @@ def test_TestFIFOClusterQueue() -> None:
     assert _heads(remaining, popped) == []
 
 
-T1, T2 = 0.0, 1.0
+T1, T2, T3 = 0.0, 1.0, 2.0
 STRICT_FIFO_ORDER: list[Any] = [
     (
         "w1.priority is higher than w2.priority",
@@ -865,12 +873,22 @@ STRICT_FIFO_ORDER: list[Any] = [
     ),
     (
         "w1.priority equals w2.priority and w1.create time is earlier than w2.create time but w1 was evicted",
-        Skip(PODS_READY),
+        wl("w1", "cq", created=queue_order_time(WaitForPodsReady(), T1, (T3, PODS_READY_TIMEOUT))),
+        wl("w2", "cq", created=T2),
+        "w2",
     ),
     (
         "w1.priority equals w2.priority and w1.create time is earlier than w2.create time and w1 was evicted "
         "but kueue is configured to always use the creation timestamp",
-        Skip(PODS_READY),
+        wl(
+            "w1",
+            "cq",
+            created=queue_order_time(
+                WaitForPodsReady(timestamp=CREATION_TIMESTAMP), T1, (T3, PODS_READY_TIMEOUT)
+            ),
+        ),
+        wl("w2", "cq", created=T2),
+        "w1",
     ),
     (
         "p1.priority is lower than p2.priority and w1.create time is earlier than w2.create time",
@@ -883,6 +901,9 @@ STRICT_FIFO_ORDER: list[Any] = [
 
 @pytest.mark.parametrize(("w1", "w2", "expected"), cases("TestStrictFIFO", STRICT_FIFO_ORDER, 3))
 def test_strict_fifo(w1: Workload, w2: Workload, expected: str) -> None:
+    """Queue order; a workload evicted by the PodsReady timeout (at ``T3``) is ordered by its eviction time
+    with the default ``requeuingStrategy.timestamp: Eviction`` (``GetQueueOrderTimestamp``:
+    ``queue_order_time``) and by its creation time with ``Creation``."""
     (head,) = _heads([w1, w2], set())
     assert head.key == f"Job//{expected}"
 
@@ -902,3 +923,90 @@ def test_strict_fifo_requeue_if_not_present(reason: str, want_inadmissible: bool
     w, result = _reason(reason, STRICT_FIFO)
     assert (w.key in result.inadmissible) is want_inadmissible
     assert result.preemptors == {}  # a StrictFIFO queue's preemptor is not sticky
+
+
+# == waitForPodsReady: the queue side =====================================================================
+#: waitForPodsReady without blockAdmission (its defaults otherwise): the queue tests admit several workloads
+NO_BLOCK = WaitForPodsReady(block_admission=False)
+
+PUSH_OR_UPDATE: list[Any] = [
+    ("workload is still under the backoff waiting time", 60.0, False),
+    ("should push workload to heap after Requeued=true", None, True),
+]
+
+
+@pytest.mark.parametrize(("requeue_at", "popped"), cases("Test_PushOrUpdate", PUSH_OR_UPDATE, 2))
+def test_push_or_update_backoff(requeue_at: float | None, popped: bool) -> None:
+    """A workload evicted by the PodsReady timeout, pushed: with a ``requeueAt`` a minute ahead it stays out
+    of the heap (inadmissible) and is not popped, though it is pending and fits; once requeued (no
+    ``requeueAt`` left) it is popped (admitted)."""
+    m = Manager([cpu_queue("cq", "1")], [LocalQueue("default", "default", "cq")], pods_ready=NO_BLOCK)
+    key = m.add("workload-1", "default", "default")
+    m.in_backoff(key, requeue_at)
+    m.run()
+    assert (key in m.port.released) is popped
+    assert m.pending() == {"cq": 0 if popped else 1}
+
+
+def test_TestPushOrUpdateGenerationChanged_stays_inadmissible_when_backoff_unexpired() -> None:
+    """``TestPushOrUpdateGenerationChanged/stays inadmissible when generation changed but backoff
+    unexpired``: a workload whose ``requeueAt`` is an hour ahead is not moved to the heap by what would move
+    it otherwise (the generation change is not modelled; here quota released,
+    ``QueueInadmissibleWorkloads``)."""
+    m = Manager([cpu_queue("cq", "1")], [LocalQueue("default", "default", "cq")], pods_ready=NO_BLOCK)
+    holder = m.add("holder", "default", "default")
+    key = m.add("workload-1", "default", "default")
+    m.in_backoff(key, 3600.0, count=1)
+    m.run()
+    m.finish(holder)
+    m.run()
+    assert key not in m.port.released and m.pending() == {"cq": 1}
+
+
+BACKOFF_EXPIRED: list[Any] = [
+    ("workload doesn't have requeueState", None, True),
+    ("workload doesn't have an evicted condition with reason=PodsReadyTimeout", None, True),
+    ("now already has exceeded requeueAt", -60.0, True),
+    ("now hasn't yet exceeded requeueAt", 60.0, False),
+]
+
+
+@pytest.mark.parametrize(("requeue_at", "want"), cases("TestBackoffWaitingTimeExpired", BACKOFF_EXPIRED, 2))
+def test_backoff_waiting_time_expired(requeue_at: float | None, want: bool) -> None:
+    """``backoffWaitingTimeExpired`` at ``now`` = 0: ``requeueAt`` relative to it (None: a requeue state
+    without ``requeueAt``, or none)."""
+    assert backoff_expired(requeue_at, 0.0) is want
+
+
+CQ_IMPL_BACKOFF: list[Any] = [
+    ("re-queue inadmissible workload; workloads with requeueState can't re-queue", False),
+    ("re-queue admissible workload that was inadmissible", True),
+    ("re-queue inadmissible workload and flush", True),
+]
+
+
+@pytest.mark.parametrize("requeued", cases("TestClusterQueueImpl", CQ_IMPL_BACKOFF, 1))
+def test_cluster_queue_impl_backoff(requeued: bool) -> None:
+    """``w1`` (ns1) and ``w2`` (ns2) set aside as inadmissible while ``holder`` holds the quota, and
+    ``w4-requeue-state`` (ns1) evicted by the PodsReady timeout with ``requeueAt`` a minute ahead: it is never
+    considered (not even set aside). Once the inadmissible workloads are queued again (``requeued``:
+    ``holder`` finishes, quota released; upstream also by an admissible requeue) ``w1`` and ``w2`` are
+    admitted and
+    ``w4-requeue-state`` stays out until its backoff ends: 3 pending before, the one in backoff after."""
+    queue = cpu_queue("cq", "10", namespaces=NS_SELECTOR)
+    local = [LocalQueue("q1", "ns1", "cq"), LocalQueue("q2", "ns2", "cq")]
+    m = Manager([queue], local, pods_ready=NO_BLOCK)
+    holder = m.add("holder", "ns1", "q1", cpu=10000)
+    m.run()
+    w1 = m.add("w1", "ns1", "q1", created=1.0)
+    w2 = m.add("w2", "ns2", "q2", created=1.0)
+    w4 = m.add("w4-requeue-state", "ns1", "q1", created=1.0)
+    m.in_backoff(w4, 61.0, count=1)
+    m.run()
+    assert m.pending() == {"cq": 3}
+    assert m.inadmissible() == {"ns1/w1", "ns2/w2"}  # w4 in backoff: out of every cycle
+    if requeued:
+        m.finish(holder)
+        m.run()
+        assert m.port.released == [holder, w1, w2]
+        assert m.pending() == {"cq": 1}

@@ -3,7 +3,8 @@ ClusterQueues and Cohorts, read from a scenario (``gpufleet.kube.kueue_config``,
 
 Rules from ``kubernetes-sigs/kueue``: ``apis/config/v1beta{1,2}/configuration_types.go`` (the fields;
 v1beta1's ``fairSharing.enable``), ``apis/config/v1beta1/configuration_conversion.go`` and
-``defaults.go`` (v1beta1: off unless enabled, strategies defaulted), ``pkg/config/config.go`` (strict
+``defaults.go`` (v1beta1: off unless enabled, strategies defaulted; ``waitForPodsReady``'s defaults in each
+version), ``pkg/config/config.go`` (strict
 decoding), ``pkg/config/validation.go`` (``validateFairSharing``: the strategy lists accepted) and
 ``pkg/webhooks/common.go`` (``validateFairSharing``: a weight is not negative and, when not 0, > 1n).
 """
@@ -15,7 +16,13 @@ from pathlib import Path
 from kube_manifests import load, problems, warnings
 
 from conftest import cluster_queue, gpu_resource_groups, resource_flavor
-from gpufleet.model.kueue import LESS_THAN_INITIAL_SHARE, LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, FairSharing
+from gpufleet.model.kueue import (
+    CREATION_TIMESTAMP,
+    LESS_THAN_INITIAL_SHARE,
+    LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+    FairSharing,
+    WaitForPodsReady,
+)
 
 DEFAULT = FairSharing((LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE))
 NO_EFFECT = (
@@ -63,7 +70,6 @@ def test_other_fields_are_warnings_a_misspelt_one_an_error_and_one_configuration
     body = "waitForPodsReady: {enable: true}\nintegrations: {frameworks: [batch/job]}\n"
     body += "fairSharing: {enable: true}\n"
     assert warnings(tmp_path, configuration("v1beta1", body)) == [
-        "scenario.yaml: document 1 (Configuration): waitForPodsReady is not modelled; ignored",
         "scenario.yaml: document 1 (Configuration): integrations is not modelled; ignored",
     ]
     assert problems(tmp_path, configuration("v1beta2", "fairSharings: {}\n")) == [
@@ -115,3 +121,46 @@ def test_a_weight_without_fair_sharing_has_no_effect(tmp_path: Path) -> None:
         tmp_path, weighted("2")
     )
     assert not any("fairSharing" in w for w in warnings(tmp_path, weighted("1")))
+
+
+def pods_ready(tmp_path: Path, version: str, body: str) -> WaitForPodsReady | None:
+    return load(tmp_path, configuration(version, body)).kueue.wait_for_pods_ready
+
+
+def test_v1beta1_wait_for_pods_ready_needs_enable_and_takes_v1beta1_defaults(tmp_path: Path) -> None:
+    """v1beta1 ``SetDefaults_Configuration``: timeout 5 min, blockAdmission true (``Enable``), recoveryTimeout
+    the timeout, backoff 60 s to 3600 s, timestamp Eviction; off without ``enable: true``."""
+    assert pods_ready(tmp_path, "v1beta1", "waitForPodsReady: {enable: true}\n") == WaitForPodsReady(
+        300.0, True, 300.0
+    )
+    assert pods_ready(tmp_path, "v1beta1", "waitForPodsReady: {timeout: 1m}\n") is None
+    assert pods_ready(tmp_path, "v1beta1", "manageJobsWithoutQueueName: false\n") is None
+
+
+def test_v1beta2_wait_for_pods_ready_is_on_with_v1beta2_defaults(tmp_path: Path) -> None:
+    """v1beta2 ``SetDefaults_Configuration`` always sets ``waitForPodsReady`` (timeout 30 min, blockAdmission
+    false); the fields given override the defaults; ``recoveryTimeout: 0s`` turns recovery checks off."""
+    assert pods_ready(tmp_path, "v1beta2", "manageJobsWithoutQueueName: false\n") == WaitForPodsReady(
+        1800.0, False, 1800.0
+    )
+    body = (
+        "waitForPodsReady:\n  timeout: 5m\n  blockAdmission: true\n  recoveryTimeout: 0s\n"
+        "  requeuingStrategy: {timestamp: Creation, backoffLimitCount: 1, backoffBaseSeconds: 10, "
+        "backoffMaxSeconds: 0}\n"
+    )
+    assert pods_ready(tmp_path, "v1beta2", body) == WaitForPodsReady(
+        300.0, True, None, CREATION_TIMESTAMP, 1, 10.0, 0.0
+    )
+
+
+def test_wait_for_pods_ready_is_validated_as_kueue_validates_it(tmp_path: Path) -> None:
+    """``validateWaitForPodsReady``: no negative timeout or backoff field; a timestamp of Creation or
+    Eviction."""
+    where = "scenario.yaml: document 1 (Configuration): waitForPodsReady"
+    body = "waitForPodsReady:\n  timeout: -1m\n  requeuingStrategy: {timestamp: Now, backoffLimitCount: -1}\n"
+    assert problems(tmp_path, configuration("v1beta2", body)) == [
+        f'{where}.timeout: Invalid value: "-1m": must be greater than or equal to 0',
+        f'{where}.requeuingStrategy.timestamp: Unsupported value: "Now": supported values: "Creation", '
+        '"Eviction"',
+        f"{where}.requeuingStrategy.backoffLimitCount: Invalid value: -1: must be greater than or equal to 0",
+    ]

@@ -47,6 +47,7 @@ def violation(check: object, *args: object) -> InvariantViolation:
         "priority/gang-preemption.yaml",
         "kueue/cohort-reclaim.yaml",
         "kueue/fair-sharing.yaml",
+        "kueue/wait-for-pods-ready.yaml",
         "serving/bounded-queue.yaml",
         "serving/lws-hpa.yaml",
         "training/raycluster-autoscaling.yaml",

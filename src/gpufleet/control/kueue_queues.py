@@ -36,7 +36,18 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
   as its controller reports pods it will not create again (``reclaimablePods``: a Job once fewer
   completions remain than its parallelism, a JobSet's or TrainJob's completed Jobs): an admitted
   workload's usage drops by theirs (``scheduling.kueue.workload``); a pending one asks only for the
-  pods left. Then workloads set aside as inadmissible are tried again.
+  pods left. Then workloads set aside as inadmissible are tried again;
+* with the manager Configuration's ``waitForPodsReady`` (``scheduling.kueue.pods_ready``), an admitted
+  workload is PodsReady once as many of its pods are Ready or Succeeded as it was admitted with (a Job's
+  ``ready + succeeded >= parallelism``, ``Job.PodsReady``). One not PodsReady ``timeout`` after its
+  admission, or ``recoveryTimeout`` after it lost PodsReady (one of its pods ended), is evicted with reason
+  ``PodsReadyTimeout`` (a Job suspended and requeued, pods end ``Evicted``), its ``requeueState`` count
+  incremented, and waits out its backoff (its pods say so) before its queue sees it again, ordered by its
+  eviction time (``requeuingStrategy.timestamp: Eviction``). Past ``backoffLimitCount`` it is deactivated
+  instead (``spec.active: false``: evicted with reason ``Deactivated``, ``RequeuingLimitExceeded``) and
+  never admitted again. With ``blockAdmission`` no workload is admitted while one that holds quota is not
+  PodsReady (an evicted one holds it until its pods are gone: upstream's cache keeps it among its
+  ``WorkloadsNotReady`` until its quota reservation goes).
 
 It reads the pods and acts on them through a ``control.port.QueuePort`` (gate, release with the
 flavors' labels and tolerations, delete); the driver tells it of each new pod (``gate``), each
@@ -50,12 +61,28 @@ from typing import Any
 
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import AdmitsPartially, QueuedInParts, QueuedWorkload, QueuePort, ReclaimsPods
-from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
+from gpufleet.model.kueue import (
+    DEACTIVATED,
+    PODS_READY_TIMEOUT,
+    QUEUE_NAME_LABEL,
+    REQUEUING_LIMIT_EXCEEDED,
+    FlavorResource,
+    KueueObjects,
+)
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, Resources, add
 from gpufleet.model.workloads import PodSet
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.flavors import Assignment
+from gpufleet.scheduling.kueue.pods_ready import (
+    DEACTIVATED_MESSAGE,
+    TIMEOUT_MESSAGE,
+    Deactivate,
+    backoff_expired,
+    on_timeout,
+    pods_ready_deadline,
+    queue_order_time,
+)
 from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, group_of, request_of
 from gpufleet.scheduling.kueue.workload import POD_SET, Admitted, PodSetResources, Workload
 from gpufleet.workloads.kind import implements
@@ -63,6 +90,8 @@ from gpufleet.workloads.kind import implements
 HOSTNAME = "kubernetes.io/hostname"
 
 LOCAL_QUEUE_MISSING = "LocalQueue {} doesn't exist"
+#: gpufleet's word for a workload waiting out its requeue backoff (upstream's Requeued=False condition)
+IN_BACKOFF = "{}; waiting for the requeue backoff (requeue {}) until {:g}s"
 
 
 @dataclass
@@ -83,6 +112,12 @@ class _Workload:
     admitted_counts: list[dict[str, int]] = field(default_factory=list)  # each admission's pods per pod set
     evictions: list[dict[str, Any]] = field(default_factory=list)
     finished_s: float | None = None
+    # waitForPodsReady
+    ready: bool = False  # PodsReady in its current admission
+    ready_lost_s: float | None = None  # when it last lost PodsReady in its current admission
+    requeue_count: int = 0  # ``requeueState.count``
+    requeue_at: float | None = None  # ``requeueState.requeueAt``
+    active: bool = True  # ``spec.active``: false once deactivated
 
     @property
     def namespace(self) -> str:
@@ -94,6 +129,7 @@ class _QueueStats:
     admitted: int = 0
     finished: int = 0
     preempted: dict[str, int] = field(default_factory=dict)  # reason -> workloads of this queue evicted
+    evicted: dict[str, int] = field(default_factory=dict)  # reason -> evictions by waitForPodsReady
     preempting: int = 0  # evictions its workloads caused
     steps: dict[str, list[list[float]]] = field(default_factory=dict)  # "flavor/resource" -> [[t, used]]
 
@@ -171,15 +207,112 @@ class KueueQueues:
                 wl.finished_s = self.clock.now
                 self.stats[admitted.workload.cluster_queue].finished += 1
                 released = True
-            elif (reclaim := self._reclaimable(wl.controller)) is not None:
-                wl.admitted = admitted.reclaimed(*reclaim)
-                if wl.admitted is not admitted:
-                    self._usage_changed(admitted.workload.cluster_queue)
-                    released = True
+            else:
+                if (reclaim := self._reclaimable(wl.controller)) is not None:
+                    wl.admitted = admitted.reclaimed(*reclaim)
+                    if wl.admitted is not admitted:
+                        self._usage_changed(admitted.workload.cluster_queue)
+                        released = True
+                self._ready_changed(wl)
         self._dirty.clear()
         if released:
             self.set_aside.clear()
             self._request_cycle()
+
+    def pod_ready(self, pod: Pod) -> None:
+        """A pod turned Ready: its workload may now be PodsReady."""
+        key = self.of_pod.get(pod.key)
+        wl = None if key is None else self.workloads[key]
+        if wl is not None and wl.admitted is not None and not wl.admitted.evicting:
+            self._ready_changed(wl)
+
+    def active(self) -> bool:
+        """Whether ``waitForPodsReady`` has something to do in time alone: an admitted workload not PodsReady
+        whose deadline is to come, or one waiting out its requeue backoff."""
+        config = self.objects.wait_for_pods_ready
+        if config is None:
+            return False
+        now = self.clock.now
+        for wl in self.workloads.values():
+            if (
+                wl.active
+                and wl.admitted is None
+                and wl.finished_s is None
+                and not backoff_expired(wl.requeue_at, now)
+            ):
+                return True
+            if wl.admitted is not None and not wl.admitted.evicting:
+                due = pods_ready_deadline(config, wl.admitted.admitted_s, wl.ready, wl.ready_lost_s)
+                if due is not None:
+                    return True
+        return False
+
+    # -- waitForPodsReady --------------------------------------------------------------------
+    def _pods_ready(self, wl: _Workload) -> bool:
+        """``PodsReady``: as many of its current pods Ready (or Succeeded) as it was admitted with."""
+        admitted = wl.admitted
+        if admitted is None:
+            return False
+        wanted = sum(ps.count for ps in admitted.workload.pod_sets)
+        ready = 0
+        for k in wl.pods:
+            rec = self.port.pods[k]
+            if rec.phase == "Succeeded" or (rec.ready and rec.deleted_s is None and rec.phase == "Running"):
+                ready += 1
+        return ready >= wanted
+
+    def _ready_changed(self, wl: _Workload) -> None:
+        """Its PodsReady condition follows its pods: when it turns true, a held admission may go on
+        (``blockAdmission``); when it turns false, the recovery timeout starts."""
+        config = self.objects.wait_for_pods_ready
+        if config is None or wl.admitted is None:
+            return
+        ready = self._pods_ready(wl)
+        if ready == wl.ready:
+            return
+        wl.ready = ready
+        if ready:
+            if config.block_admission:
+                self._request_cycle()
+        else:
+            wl.ready_lost_s = self.clock.now
+            self._arm(wl)
+
+    def _arm(self, wl: _Workload) -> None:
+        """Check the workload at its PodsReady deadline (if it has one)."""
+        config = self.objects.wait_for_pods_ready
+        admitted = wl.admitted
+        if config is None or admitted is None:
+            return
+        due = pods_ready_deadline(config, admitted.admitted_s, wl.ready, wl.ready_lost_s)
+        if due is not None:
+            key = wl.key
+            self.clock.at(due[1], Priority.CONTROLLER, lambda: self._check_pods_ready(key), background=True)
+
+    def _check_pods_ready(self, key: str) -> None:
+        """``reconcileNotReadyTimeout``: past its deadline and still not PodsReady, the workload is evicted
+        and requeued after its backoff, or deactivated past ``backoffLimitCount``."""
+        config = self.objects.wait_for_pods_ready
+        wl = self.workloads[key]
+        admitted = wl.admitted
+        if config is None or admitted is None or admitted.evicting or not wl.active:
+            return
+        wl.ready = self._pods_ready(wl)
+        due = pods_ready_deadline(config, admitted.admitted_s, wl.ready, wl.ready_lost_s)
+        now = self.clock.now
+        if due is None or due[1] > now:
+            return
+        outcome = on_timeout(config, wl.requeue_count, now)
+        if isinstance(outcome, Deactivate):
+            wl.active, wl.requeue_count, wl.requeue_at = False, 0, None
+            wl.message = DEACTIVATED_MESSAGE
+            self._evict(wl, None, DEACTIVATED, REQUEUING_LIMIT_EXCEEDED)
+            return
+        wl.requeue_count, wl.requeue_at = outcome.count, outcome.requeue_at_s
+        name = wl.key.split("/", 1)[1]
+        wl.message = IN_BACKOFF.format(TIMEOUT_MESSAGE.format(name), outcome.count, outcome.requeue_at_s)
+        self._evict(wl, None, PODS_READY_TIMEOUT, due[0])
+        self.clock.at(outcome.requeue_at_s, Priority.CONTROLLER, self._request_cycle, background=True)
 
     # -- workloads ---------------------------------------------------------------------------
     def _workload_of(self, pod: Pod) -> tuple[str, str, QueuedWorkload | None] | None:
@@ -205,7 +338,7 @@ class KueueQueues:
         PodGroup's) whose pods were all deleted while it waited -- nothing creates those again, and its
         Workload goes with them, leaving the queue (``Manager.DeleteWorkload``, ``pkg/cache/queue/
         manager.go``). A Job's gated pods are created again by its controller; its workload stays."""
-        if wl.admitted is not None or wl.finished_s is not None:
+        if wl.admitted is not None or wl.finished_s is not None or not wl.active:
             return False
         return wl.controller is not None or not wl.pods or not all(map(self._gone, wl.pods))
 
@@ -258,7 +391,9 @@ class KueueQueues:
             named = group_of(annotations)
             entries.append(PodSetResources(s.name, s.count, total, s.template, topology, named, s.min_count))
         priority = self.objects.priority(wl.key, template.labels, template.priority)
-        workload = Workload(wl.key, lq.cluster_queue, priority, wl.created_s, wl.order, tuple(entries))
+        last = (wl.evictions[-1]["t_s"], wl.evictions[-1]["reason"]) if wl.evictions else None
+        created = queue_order_time(self.objects.wait_for_pods_ready, wl.created_s, last)
+        workload = Workload(wl.key, lq.cluster_queue, priority, created, wl.order, tuple(entries))
         reclaim = self._reclaimable(wl.controller)
         return workload if reclaim is None else workload.reclaimed(*reclaim)
 
@@ -294,18 +429,24 @@ class KueueQueues:
     def _cycles(self) -> None:
         """Kueue's scheduler loops: cycles until one changes nothing."""
         self._cycle_requested = False
+        config = self.objects.wait_for_pods_ready
+        block = config is not None and config.block_admission
         while True:
             pending: list[Workload] = []
             for key in sorted(self.workloads):
                 wl = self.workloads[key]
                 if wl.admitted is not None or wl.finished_s is not None or all(map(self._gone, wl.pods)):
                     continue
+                if not wl.active or not backoff_expired(wl.requeue_at, self.clock.now):
+                    self._tell(wl, wl.message)  # deactivated, or waiting out its backoff
+                    continue
                 spec = self._spec(wl)
                 if isinstance(spec, str):
                     self._tell(wl, spec)
                 else:
                     pending.append(spec)
-            admitted = [wl.admitted for wl in self.workloads.values() if wl.admitted is not None]
+            admitted_wls = [wl for wl in self.workloads.values() if wl.admitted is not None]
+            admitted = [wl.admitted for wl in admitted_wls if wl.admitted is not None]
             admitted.sort(key=lambda a: a.workload.key)
             objects = self.objects
             result = schedule(
@@ -319,6 +460,8 @@ class KueueQueues:
                 self._rooms(pending),
                 objects.fair_sharing,
                 {w.key for w in pending} & set(self.preemptors.values()),
+                block,
+                block and any(not w.ready for w in admitted_wls),
             )
             for key, message in sorted(result.messages.items()):
                 self._tell(self.workloads[key], message)
@@ -346,6 +489,7 @@ class KueueQueues:
             del self.preemptors[workload.cluster_queue]
         wl.admitted = Admitted(workload, assignment.flavors, dict(assignment.usage), now, placement=placement)
         wl.host_of = {}
+        wl.ready, wl.ready_lost_s, wl.requeue_at = False, None, None
         wl.admissions.append(now)
         wl.admitted_counts.append({ps.name: ps.count for ps in workload.pod_sets})
         self.stats[workload.cluster_queue].admitted += 1
@@ -359,6 +503,7 @@ class KueueQueues:
         for k in list(wl.pods):
             if not self._gone(k):
                 self._release(self.port.pods[k].pod, wl.admitted)
+        self._arm(wl)
 
     def _release(self, pod: Pod, admitted: Admitted) -> None:
         """The pod gets its pod set's flavors' node labels and tolerations (``podset.Merge`` of the
@@ -392,21 +537,32 @@ class KueueQueues:
         wl.host_of[pod.key] = left[0]
         return left[0]
 
-    def _evict(self, wl: _Workload, preemptor: Workload, reason: str) -> None:
+    def _evict(
+        self, wl: _Workload, preemptor: Workload | None, reason: str, cause: str | None = None
+    ) -> None:
+        """Evict an admitted workload: preempted by ``preemptor``, or (None) by ``waitForPodsReady``, with the
+        eviction's underlying ``cause``."""
         admitted = wl.admitted
         if admitted is None or admitted.evicting:
             return
         now = self.clock.now
         wl.admitted = replace(admitted, evicting=True)
-        wl.evictions.append({"t_s": now, "reason": reason, "by": preemptor.key})
         queue = self.stats[admitted.workload.cluster_queue]
-        queue.preempted[reason] = queue.preempted.get(reason, 0) + 1
-        self.stats[preemptor.cluster_queue].preempting += 1
+        if preemptor is None:
+            wl.evictions.append({"t_s": now, "reason": reason, "by": None, "underlying_cause": cause})
+            queue.evicted[reason] = queue.evicted.get(reason, 0) + 1
+        else:
+            wl.evictions.append({"t_s": now, "reason": reason, "by": preemptor.key})
+            queue.preempted[reason] = queue.preempted.get(reason, 0) + 1
+            self.stats[preemptor.cluster_queue].preempting += 1
         wl.leaving = {k for k in wl.pods if not self._gone(k)}
         wl.pods = []
         self._dirty.add(wl.key)
         # a Job (or another integrated kind) is suspended and runs again; pods and PodGroups end
-        reason = "Suspended" if wl.controller is not None else "Preempted"
+        if wl.controller is not None:
+            reason = "Suspended"
+        else:
+            reason = "Preempted" if preemptor is not None else "Evicted"
         for k in sorted(wl.leaving):
             self.port.delete_pod(k, reason)
         if implements(wl.controller, AdmitsPartially) and isinstance(wl.controller, AdmitsPartially):
@@ -439,6 +595,9 @@ class KueueQueues:
 
     # -- summary -----------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
+        """Per ClusterQueue and per workload; where ``waitForPodsReady`` evicted any, also the queue's
+        evictions by it (``evicted``, by reason), a workload's ``requeue_state`` (while it has one) and
+        ``active: false`` (once deactivated)."""
         queues: dict[str, Any] = {}
         for name, stats in self.stats.items():
             cq = self.objects.cluster_queues[name]
@@ -464,18 +623,24 @@ class KueueQueues:
                 "preempting": stats.preempting,
                 "usage": resources,
             }
-        workloads = [
-            {
+            if stats.evicted:  # waitForPodsReady's evictions by reason (PodsReadyTimeout, Deactivated)
+                queues[name]["evicted"] = dict(sorted(stats.evicted.items()))
+        workloads = []
+        for wl in sorted(self.workloads.values(), key=lambda w: w.key):
+            row: dict[str, Any] = {
                 "name": wl.key,
                 "cluster_queue": self._queue_of(wl),
                 "admissions": wl.admissions,
                 "admitted_counts": wl.admitted_counts,
                 "evictions": wl.evictions,
                 "finished_s": wl.finished_s,
-                "message": wl.message if self._pending(wl) else None,
+                "message": wl.message if self._pending(wl) or not wl.active else None,
             }
-            for wl in sorted(self.workloads.values(), key=lambda w: w.key)
-        ]
+            if not wl.active:
+                row["active"] = False
+            if wl.requeue_count or wl.requeue_at is not None:
+                row["requeue_state"] = {"count": wl.requeue_count, "requeue_at_s": wl.requeue_at}
+            workloads.append(row)
         return {"cluster_queues": queues, "workloads": workloads}
 
     def _queue_of(self, wl: _Workload) -> str | None:

@@ -624,7 +624,8 @@ class _Loader:
         self.scenario.schedulers.append(config)
 
     def _kueue_config(self, entry: _Entry) -> None:
-        self.scenario.kueue.fair_sharing = kueue_config.fair_sharing(
+        kueue = self.scenario.kueue
+        kueue.fair_sharing, kueue.wait_for_pods_ready = kueue_config.manager_configuration(
             entry.body, entry.kind.version, entry.report
         )
 

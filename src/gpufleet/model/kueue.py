@@ -20,6 +20,10 @@ labelled ``kueue.x-k8s.io/priority-class: <name>`` for Kueue's ordering and pree
 Fair sharing (``apis/config/v1beta2/configuration_types.go`` ``FairSharing``; ``fairsharing_types.go``):
 Kueue's manager ``Configuration`` turns it on (``fairSharing``, with its ``preemptionStrategies``), and
 a ClusterQueue's or Cohort's ``spec.fairSharing.weight`` (default 1) divides its share.
+
+Waiting for pods ready (``configuration_types.go`` ``WaitForPodsReady``, ``RequeuingStrategy``): an admitted
+workload whose pods are not all Ready within ``timeout`` is evicted (``PodsReadyTimeout``) and requeued after
+a backoff, or deactivated past ``backoffLimitCount``; ``blockAdmission`` holds other admissions meanwhile.
 """
 
 from __future__ import annotations
@@ -66,6 +70,16 @@ PREEMPTION_STRATEGY_SETS = (
 )
 #: ``defaultWeight``: a ClusterQueue's or Cohort's ``fairSharing.weight`` when not given.
 DEFAULT_FAIR_WEIGHT = 1.0
+
+#: ``waitForPodsReady``: the eviction reasons and their underlying cause (``workload_types.go``
+#: ``WorkloadEvictedByPodsReadyTimeout``, ``WorkloadDeactivated``, ``WorkloadRequeuingLimitExceeded``), the
+#: ``requeuingStrategy.timestamp`` values (``EvictionTimestamp``, the default, and ``CreationTimestamp``).
+PODS_READY_TIMEOUT = "PodsReadyTimeout"
+DEACTIVATED = "Deactivated"
+REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
+EVICTION_TIMESTAMP = "Eviction"
+CREATION_TIMESTAMP = "Creation"
+REQUEUING_TIMESTAMPS = (CREATION_TIMESTAMP, EVICTION_TIMESTAMP)
 
 #: A (flavor, resource) pair: the unit Kueue accounts quota in (``resources.FlavorResource``).
 FlavorResource = tuple[str, str]
@@ -182,6 +196,26 @@ class FairSharing:
 
 
 @dataclass(frozen=True)
+class WaitForPodsReady:
+    """The manager Configuration's ``waitForPodsReady``, defaulted (``SetDefaults_Configuration``; v1beta1's
+    defaults where its ``enable: true`` turns it on, v1beta2's where given): ``timeout_s`` for an admitted
+    workload to be PodsReady (v1beta1 5 min, v1beta2 30 min); ``block_admission`` (v1beta1 true, v1beta2
+    false); ``recovery_timeout_s`` for one that was PodsReady and lost it (default: ``timeout_s``; None:
+    ``0s``, not checked); ``requeuingStrategy``: ``timestamp`` (``Eviction``: a workload evicted by the
+    timeout is queued by its eviction time; ``Creation``: by its creation time), ``backoff_limit_count``
+    (None: requeued without limit; past it the workload is deactivated), ``backoff_base_s`` (60) and
+    ``backoff_max_s`` (3600; 0: no cap)."""
+
+    timeout_s: float = 300.0
+    block_admission: bool = True
+    recovery_timeout_s: float | None = 300.0
+    timestamp: str = EVICTION_TIMESTAMP
+    backoff_limit_count: int | None = None
+    backoff_base_s: float = 60.0
+    backoff_max_s: float = 3600.0
+
+
+@dataclass(frozen=True)
 class WorkloadPriorityClass:
     name: str
     value: int
@@ -216,6 +250,9 @@ class KueueObjects:
     workload_priorities: dict[str, str] = field(default_factory=dict)
     #: the manager Configuration's ``fairSharing``; None: fair sharing is off (Kueue's default)
     fair_sharing: FairSharing | None = None
+    #: the manager Configuration's ``waitForPodsReady``; None: off (no Configuration, or v1beta1 without
+    #: ``enable: true``)
+    wait_for_pods_ready: WaitForPodsReady | None = None
 
     def priority(self, key: str, labels: dict[str, str], pod_priority: int) -> int:
         """The workload's priority for Kueue: its WorkloadPriorityClass's value, else its pods'

@@ -605,6 +605,7 @@ class Simulation:
 
     def pod_ready(self, pod: Pod) -> None:
         self._watched(pod, lambda c: c.pod_ready(pod))
+        self.kueue.pod_ready(pod)  # its Kueue workload may now be PodsReady (waitForPodsReady)
 
     def cluster_changed(self, changes: Sequence[ClusterChange], material: bool = True) -> None:
         """A node came or went, or a pod left (``changes``): the pending pods they may help are retried
@@ -986,6 +987,8 @@ class Simulation:
         if self.faults is not None and self.lifecycle.running:  # faults to come may hit what runs
             return False
         if self.loop.pending(Priority.SCHEDULING) or any(s.waiting or s.has_work() for s in self.schedulers):
+            return False
+        if self.kueue.active():  # waitForPodsReady's timeouts and requeue backoffs act on time
             return False
         if self.kuberay.active():  # Ray demand, idle workers, RayJob deadlines and TTLs act on time
             return False

@@ -33,7 +33,11 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
   stays the head until they are gone (its message ends ``. Pending the preemption of N workload(s)``);
   one that fits outright is admitted if, when it asks for Topology-Aware Scheduling, its TAS pod sets
   find their topology domains, each on the nodes of its TAS flavor (``topology.place``; the nodes this
-  cycle's earlier TAS admissions took are taken); one that cannot fit gets the reasons as its message.
+  cycle's earlier TAS admissions took are taken); one that cannot fit gets the reasons as its message;
+* with ``waitForPodsReady.blockAdmission`` (``waitForPodsReadyIfNeeded``), one that fits outright is held
+  while an admitted workload is not PodsReady (``not_ready``), this cycle's earlier admissions included:
+  it keeps its quota for the rest of the cycle, is not set aside, and waits (``waiting for all admitted
+  workloads to be in PodsReady condition``); preemptors are not held.
 
 The caller runs cycles until one changes nothing (Kueue's scheduler loops the same way).
 """
@@ -57,6 +61,7 @@ from gpufleet.model.kueue import (
 from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
 from gpufleet.scheduling.kueue.oracle import preemption_oracle
 from gpufleet.scheduling.kueue.partial_admission import search
+from gpufleet.scheduling.kueue.pods_ready import WAITING_FOR_PODS_READY
 from gpufleet.scheduling.kueue.preemption import Target, preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
 from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, place
@@ -123,12 +128,15 @@ def schedule(
     nodes: Mapping[str, NodeRoom] | None = None,
     fair_sharing: FairSharing | None = None,
     sticky: Collection[str] = (),
+    block_admission: bool = False,
+    not_ready: bool = False,
 ) -> CycleResult:
     """One cycle over the heads of ``pending``; ``set_aside``: BestEffortFIFO workloads found
     inadmissible since quota was last released; ``nodes``: each node's labels and free capacity,
     for Topology-Aware Scheduling; ``fair_sharing``: the manager Configuration's (None: off); ``sticky``:
     the preemptors earlier cycles kept at their queues' heads (``CycleResult.preemptors``) not yet
-    admitted."""
+    admitted; ``block_admission``: ``waitForPodsReady.blockAdmission`` is on, ``not_ready``: an admitted
+    workload is not PodsReady."""
     result = CycleResult()
     snapshot = QuotaSnapshot(queues, usage_of(admitted), cohorts)
     topologies = topologies or {}
@@ -180,6 +188,10 @@ def schedule(
             continue
         if nominated.mode is Mode.PREEMPT:
             cycle.preempt(workload, cq, nominated)
+            continue
+        if block_admission and (not_ready or result.admitted):
+            snapshot.add(cq.name, nominated.usage)
+            result.messages[workload.key] = WAITING_FOR_PODS_READY
             continue
         placed = _topology(workload, nominated, flavors, topologies, room)
         if isinstance(placed, str):
