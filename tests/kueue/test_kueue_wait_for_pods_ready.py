@@ -194,3 +194,25 @@ def test_block_admission_holds_fitting_heads_after_one_admission_but_not_preempt
     urgent = [workload("a/urgent", "a", 8, priority=10)]
     preempting = schedule(urgent, running, strict, FLAVORS, set(), block_admission=True, not_ready=True)
     assert [t.key for _, t in preempting.preemptions] == ["Job/a/low"]
+
+
+WITHOUT_CONFIGURATION = (
+    "---\napiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nwaitForPodsReady:\n  enable: true\n"
+    "  requeuingStrategy: {backoffLimitCount: 1}\n",
+    "",
+)
+
+
+def test_without_a_configuration_kueue_runs_as_its_default_installation_waiting_30_minutes(
+    tmp_path: Path,
+) -> None:
+    """Kueue's default installation reads a v1beta2 Configuration (``config/components/manager/
+    controller_manager_config.yaml``), whose ``SetDefaults_Configuration`` always sets ``waitForPodsReady``
+    (on since 0.19, ``DisableWaitForPodsReady`` off): 30 min, no ``blockAdmission``. The gang not ready is
+    evicted 30 min after its admission, and the small Job is admitted beside it at once."""
+    summary = run(tmp_path, (WITHOUT_CONFIGURATION,), duration="40m")
+    got = workloads(summary)
+    assert got["Job/ml/gang"]["evictions"] == [
+        {"t_s": 1800.0, "reason": "PodsReadyTimeout", "by": None, "underlying_cause": WAIT_FOR_START}
+    ]
+    assert got["Job/ml/small"]["admissions"] == [60.0]

@@ -352,6 +352,21 @@ def test_kueue_suspending_the_job_deletes_its_succeeded_workers_but_under_clean_
     assert pods["pi-launcher-0-r1"]["phase"] == "Succeeded"
 
 
+def test_workers_that_succeeded_before_the_suspension_count_toward_pods_ready_when_readmitted(
+    tmp_path: Path,
+) -> None:
+    """Kueue's default installation waits 30 min for PodsReady (``waitForPodsReady`` on in its v1beta2
+    Configuration); an MPIJob's ``PodsReady`` counts its replicas' Ready and Succeeded pods, so the workers
+    that succeeded at 2 min and stay under ``cleanPodPolicy: Running`` count once the job is readmitted: its
+    new launcher Ready makes it PodsReady, and it is never evicted for a timeout."""
+    labelled = "metadata: {name: pi, namespace: ml, labels: {kueue.x-k8s.io/queue-name: q}}"
+    text = mpijob(replica(duration="1h", gpus=1), replica(2, duration="2m", gpus=8), POLICY)
+    text = text.replace("metadata: {name: pi, namespace: ml}", labelled).replace("CLEAN", "Running")
+    _, _, summary = run(write(tmp_path, nodes(3), text, URGENT_JOB_AT_10M_IN_KUEUE), 4 * 3600)
+    (pi,) = [w for w in summary["kueue"]["workloads"] if w["name"] == "MPIJob/ml/pi"]
+    assert [e["reason"] for e in pi["evictions"]] == ["InClusterQueue"] and pi["finished_s"] is not None
+
+
 def test_a_suspended_job_creates_no_pods(tmp_path: Path) -> None:
     extra = "  runPolicy: {suspend: true}"
     pods, controller, _ = run(write(tmp_path, nodes(), mpijob(replica(), replica(), extra)), duration_s=600)

@@ -105,6 +105,9 @@ class _Workload:
     controller: QueuedWorkload | None = None
     pods: list[str] = field(default_factory=list)  # pods of the current run, gated or admitted
     leaving: set[str] = field(default_factory=set)  # pods of an evicted run, until they are gone
+    #: pods of earlier runs that succeeded: they count toward PodsReady while they exist, as the workload's
+    #: status counts them (a Job's ``status.succeeded``, an MPIJob's replica statuses)
+    succeeded_before: list[str] = field(default_factory=list)
     admitted: Admitted | None = None
     host_of: dict[str, str] = field(default_factory=dict)  # TAS: pod key -> its node
     message: str = "Workload is waiting to be considered by Kueue"
@@ -249,15 +252,18 @@ class KueueQueues:
 
     # -- waitForPodsReady --------------------------------------------------------------------
     def _pods_ready(self, wl: _Workload) -> bool:
-        """``PodsReady``: as many of its current pods Ready (or Succeeded) as it was admitted with."""
+        """``PodsReady``: as many of its pods Ready or Succeeded as it was admitted with (Kueue's
+        ``PodsReady`` of each integration: a Job's ``ready + succeeded``), its pods of earlier runs that
+        succeeded and still exist counted (a suspended MPIJob keeps its succeeded workers under
+        ``cleanPodPolicy: Running`` and does not make them again)."""
         admitted = wl.admitted
         if admitted is None:
             return False
         wanted = sum(ps.count for ps in admitted.workload.pod_sets)
         ready = 0
-        for k in wl.pods:
+        for k in (*wl.succeeded_before, *wl.pods):
             rec = self.port.pods[k]
-            if rec.phase == "Succeeded" or (rec.ready and rec.deleted_s is None and rec.phase == "Running"):
+            if rec.deleted_s is None and (rec.phase == "Succeeded" or (rec.ready and rec.phase == "Running")):
                 ready += 1
         return ready >= wanted
 
@@ -556,6 +562,7 @@ class KueueQueues:
             queue.preempted[reason] = queue.preempted.get(reason, 0) + 1
             self.stats[preemptor.cluster_queue].preempting += 1
         wl.leaving = {k for k in wl.pods if not self._gone(k)}
+        wl.succeeded_before += [k for k in wl.pods if self.port.pods[k].phase == "Succeeded"]
         wl.pods = []
         self._dirty.add(wl.key)
         # a Job (or another integrated kind) is suspended and runs again; pods and PodGroups end

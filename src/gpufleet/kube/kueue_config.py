@@ -23,7 +23,8 @@ the ``DisableWaitForPodsReady`` feature gate is off by default), ``timeout`` 30 
 false. Both: ``recoveryTimeout`` defaults to ``timeout`` (``0s``: off), ``requeuingStrategy``'s ``timestamp``
 to ``Eviction``, ``backoffBaseSeconds`` to 60 and ``backoffMaxSeconds`` to 3600. Validation as
 ``pkg/config/validation.go`` ``validateWaitForPodsReady``: no negative durations or backoff fields, a
-``timestamp`` of ``Creation`` or ``Eviction``. With no Configuration document it is off.
+``timestamp`` of ``Creation`` or ``Eviction``. With no Configuration document it is as Kueue's default
+installation has it (a v1beta2 Configuration: on, 30 min; ``model.kueue.DEFAULT_INSTALL_WAIT``).
 """
 
 from __future__ import annotations

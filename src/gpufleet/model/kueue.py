@@ -215,6 +215,11 @@ class WaitForPodsReady:
     backoff_max_s: float = 3600.0
 
 
+#: ``waitForPodsReady`` as v1beta2's ``SetDefaults_Configuration`` sets it on every Configuration (on since
+#: Kueue 0.19 unless the ``DisableWaitForPodsReady`` gate is set): 30 min, no ``blockAdmission``
+DEFAULT_INSTALL_WAIT = WaitForPodsReady(timeout_s=1800.0, block_admission=False, recovery_timeout_s=1800.0)
+
+
 @dataclass(frozen=True)
 class WorkloadPriorityClass:
     name: str
@@ -250,9 +255,11 @@ class KueueObjects:
     workload_priorities: dict[str, str] = field(default_factory=dict)
     #: the manager Configuration's ``fairSharing``; None: fair sharing is off (Kueue's default)
     fair_sharing: FairSharing | None = None
-    #: the manager Configuration's ``waitForPodsReady``; None: off (no Configuration, or v1beta1 without
-    #: ``enable: true``)
-    wait_for_pods_ready: WaitForPodsReady | None = None
+    #: the manager Configuration's ``waitForPodsReady``; None: off (v1beta1 without ``enable: true``).
+    #: Without a Configuration document, Kueue's default installation's: its
+    #: ``controller_manager_config.yaml`` is a v1beta2 Configuration, which turns it on with v1beta2's
+    #: defaults (``DEFAULT_INSTALL_WAIT``)
+    wait_for_pods_ready: WaitForPodsReady | None = DEFAULT_INSTALL_WAIT
 
     def priority(self, key: str, labels: dict[str, str], pod_priority: int) -> int:
         """The workload's priority for Kueue: its WorkloadPriorityClass's value, else its pods'
