@@ -63,6 +63,8 @@ def test_bad_capacity_quantities_are_errors(tmp_path: Path) -> None:
 
 
 def test_unhealthy_conditions_are_warnings_and_healthy_ones_pass(tmp_path: Path) -> None:
+    """(The Ready condition is read: ``Ready=False`` without the not-ready taint gets the taint the node
+    lifecycle controller adds, with a warning; tests/kube/test_node_readiness.py.)"""
     status = """
   capacity: {cpu: '8'}
   conditions:
@@ -72,5 +74,7 @@ def test_unhealthy_conditions_are_warnings_and_healthy_ones_pass(tmp_path: Path)
 """
     assert warnings(tmp_path, node(status=status)) == [
         f"{LABEL}: status.conditions[1] DiskPressure=True is not modelled; ignored",
-        f"{LABEL}: status.conditions[2] Ready=False is not modelled (the node is treated as Ready); ignored",
+        f"{LABEL}: spec.taints: Ready=False without the node.kubernetes.io/not-ready taint: tainted "
+        "node.kubernetes.io/not-ready:NoSchedule, as the node lifecycle controller taints it at its next "
+        "pass (kube-scheduler reads the taint, not the condition)",
     ]

@@ -143,3 +143,16 @@ def health_condition(healthy: bool, counted: Readiness, registered: int | None =
     total = counted.registered if registered is None else registered
     unready, not_started = len(counted.unready), len(counted.not_started)
     return HealthCondition(healthy, total, total - unready - not_started, unready, not_started)
+
+
+def halted_hint(
+    health: HealthCondition, ok_total_unready_count: int, max_percentage: float, halted: str
+) -> str:
+    """What a pending pod's diagnosis says while ``IsClusterHealthy`` is false: ``halted`` (``is halted
+    since 120 s``) with the Health condition and the two flags."""
+    return (
+        f"cluster-autoscaler {halted} ({NOT_READY_FOR_AUTOSCALING}): {health.message()}; more than "
+        f"{ok_total_unready_count} nodes (--ok-total-unready-count) and more than {max_percentage:g}% of the "
+        f"{health.registered} nodes (--max-total-unready-percentage) are Unready: it scales no node group up "
+        "or down until fewer are"
+    )

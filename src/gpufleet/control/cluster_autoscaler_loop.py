@@ -64,6 +64,7 @@ from gpufleet.autoscaling.cluster_state import (
     Readiness,
     acceptable_range,
     cluster_healthy,
+    halted_hint,
     health_condition,
     node_group_healthy,
     readiness,
@@ -295,12 +296,7 @@ class ClusterAutoscalerLoop:
         if self.unhealthy is not None:
             since, health = self.unhealthy
             ok, percentage = self.settings.ok_total_unready_count, self.settings.max_total_unready_percentage
-            return [
-                f"cluster-autoscaler is halted since {since:g} s ({NOT_READY_FOR_AUTOSCALING}): "
-                f"{health.message()}; more than {ok} nodes (--ok-total-unready-count) and more than "
-                f"{percentage:g}% of the {health.registered} nodes (--max-total-unready-percentage) are "
-                "Unready: it scales no node group up or down until fewer are"
-            ]
+            return [halted_hint(health, ok, percentage, f"is halted since {since:g} s")]
         if NOT_READY not in self.not_triggered.get(key, ""):
             return []
         return [

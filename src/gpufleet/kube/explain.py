@@ -10,7 +10,8 @@ Coscheduling gang all or nothing (``explain_together``); where DefaultPreemption
 dry run's nominated node and victims. A pod that uses what gpufleet does not model (a field the
 reader warned about, a plugin of its profile without an implementation) is ``cannot judge``, never
 placed. Then what only a GPU-aware tool adds: free GPUs per node, the largest free block, whether
-its gang could be placed, and the nodes closest to fitting with what would have to change.
+its gang could be placed, and the nodes closest to fitting with what would have to change; the NotReady
+nodes that keep it off, and whether cluster-autoscaler would be halted by them (``explain_readiness``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rich.console import Console
 
 from gpufleet.cluster.state import ClusterState
 from gpufleet.control import kai
+from gpufleet.kube.explain_readiness import ReadinessHints
 from gpufleet.kube.explain_recorded import events_by_pod, recorded_for, verdict
 from gpufleet.kube.explain_together import Judged, judge, placed_with, serving
 from gpufleet.model.host_ports import conflicts
@@ -168,12 +170,16 @@ def explain_scenario(
         return owner.profiles[pod.scheduler_name].static_filters if owner is not None else None
 
     reach = reach_by_shape(state, node_filters)
+    not_ready = ReadinessHints(scenario)
 
     def observe(pod: Pod, decision: Decision) -> dict[str, Any]:
         owner = serving(pod, schedulers)
+        diagnosis = diagnose(state, pod, gangs, reach(pod))
+        if not decision.nodes:
+            diagnosis["hints"] += not_ready.for_pod(pod)
         return {
             "preemption": _preemption(state, decision),
-            "diagnosis": diagnose(state, pod, gangs, reach(pod)),
+            "diagnosis": diagnosis,
             "closest_nodes": closest_nodes(owner, pod) if owner is not None and not decision.nodes else [],
         }
 

@@ -344,6 +344,7 @@ def simulation(body: Mapping[str, Any], report: Reporter) -> SimulationSettings:
     return SimulationSettings(
         duration_s=spec.duration,
         start_time_s=spec.start_time if spec.start_time is not None else defaults.start_time_s,
+        start_time_set=spec.start_time is not None,
         seed=spec.seed,
         sample_interval_s=spec.sample_interval,
         autoscaler=spec.autoscaler.settings() if spec.autoscaler else defaults.autoscaler,

@@ -572,7 +572,7 @@ class _Loader:
                 self._kueue_reports[f"{kind}/{lq.key}"] = entry.report
 
     def _node(self, entry: _Entry) -> None:
-        node = nodes.node(entry.meta, entry.body, entry.report)
+        node = nodes.node(entry.meta, entry.body, entry.report, readiness=True)
         if not entry.malformed:
             self._node_reports[node.name] = entry.report
         self.scenario.nodes.append(node)

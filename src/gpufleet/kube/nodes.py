@@ -2,9 +2,18 @@
 
 ``status.capacity`` and ``status.allocatable`` (which defaults to capacity, as the
 scheduler's ``NodeInfo`` reads it), labels, ``spec.taints`` and ``spec.unschedulable``. A
-node without ``pods`` gets the kubelet's default ``maxPods`` of 110. Node conditions other
-than ``Ready=True``, and pressure conditions that hold, are warnings: the node lifecycle
-controller turns them into taints, which a snapshot carries in ``spec.taints`` anyway.
+node without ``pods`` gets the kubelet's default ``maxPods`` of 110. Pressure conditions that hold
+are warnings: the node lifecycle controller turns them into taints, which a snapshot carries in
+``spec.taints`` anyway. A Node of a scenario or dump (``readiness``) has its Ready condition read:
+its status (``True``, or ``False`` / ``Unknown``: NotReady, which cluster-autoscaler counts; a node with
+no Ready condition, as a hand-written manifest has none, is Ready) and ``lastTransitionTime``, with its
+``metadata.creationTimestamp`` and the latest time the object shows (``model.node_readiness`` maps them
+onto the run's clock). kube-scheduler never reads the condition, only the ``node.kubernetes.io/not-ready``
+(Ready ``False``) or ``node.kubernetes.io/unreachable`` (``Unknown``) taint the node lifecycle controller
+adds at its next pass (``doNoScheduleTaintingPass``); a NotReady node of a dump without either taint was
+caught before that pass: it gets the ``NoSchedule`` taint the controller adds, with a warning (the
+``NoExecute`` one, and the evictions it brings after ``tolerationSeconds``, are not modelled). A template of
+a NodePool (no ``readiness``) keeps a Ready condition not ``True`` as a warning: its nodes are Ready.
 ``status.images`` (each image's ``names`` and ``sizeBytes``) are the images already on the node, by
 every name, as the scheduler's snapshot indexes them for ImageLocality (``createImageExistenceMap``).
 The annotation ``cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`` keeps the node (or
@@ -14,12 +23,14 @@ the NodePool's nodes) from cluster-autoscaler's scale-down.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from gpufleet.kube import pod_annotations, resource_lists, taints
 from gpufleet.kube.objects import Meta, items, mapping
-from gpufleet.kube.problems import Reporter
-from gpufleet.model.node import Node
+from gpufleet.kube.problems import Reporter, invalid, unsupported
+from gpufleet.model.node import NO_SCHEDULE, Node, Taint
+from gpufleet.model.node_readiness import LIFECYCLE_TAINT_KEYS, NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY
 from gpufleet.model.resources import PODS
 
 #: The kubelet's default ``maxPods``.
@@ -32,8 +43,11 @@ _HEALTHY_OTHERWISE = "False"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 
 
-def node(meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None = None) -> Node:
-    """The node ``body`` describes (``name`` overrides ``metadata.name``); problems go to ``report``."""
+def node(
+    meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None = None, readiness: bool = False
+) -> Node:
+    """The node ``body`` describes (``name`` overrides ``metadata.name``); problems go to ``report``.
+    ``readiness``: a Node of a scenario or dump, whose Ready condition and times are read."""
     pod_annotations.read(meta.annotations, report.at("metadata"), pod_annotations.NO_KEYS)
     spec, status = mapping(body.get("spec")), mapping(body.get("status"))
     capacity = resource_lists.read(status.get("capacity"), report, "status.capacity")
@@ -46,7 +60,23 @@ def node(meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None
     if capacity:
         capacity.setdefault(PODS, allocatable[PODS])
     node_taints = taints.taints(spec.get("taints"), report, "spec.taints")
-    _warn_conditions(status, report)
+    _warn_conditions(status, report, readiness)
+    ready, since, observed = _ready_condition(status, report) if readiness else ("True", None, [])
+    metadata = mapping(body.get("metadata"))
+    created = (
+        _unix(metadata.get("creationTimestamp"), report, "metadata.creationTimestamp") if readiness else None
+    )
+    if ready != "True" and not any(
+        t.key in (NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY) for t in node_taints
+    ):
+        key = LIFECYCLE_TAINT_KEYS.get(ready, NOT_READY_TAINT_KEY)
+        node_taints = (*node_taints, Taint(key, "", NO_SCHEDULE))
+        report.warn(
+            "spec.taints",
+            f"Ready={ready} without the {key} taint: tainted {key}:{NO_SCHEDULE}, as the node lifecycle "
+            "controller taints it at its next pass (kube-scheduler reads the taint, not the condition)",
+        )
+    times = [t for t in (*observed, created) if t is not None]
     return Node(
         name=name if name is not None else meta.name,
         labels=dict(meta.labels),
@@ -56,6 +86,10 @@ def node(meta: Meta, body: Mapping[str, Any], report: Reporter, name: str | None
         allocatable=allocatable,
         images=_images(status),
         scale_down_disabled=meta.annotations.get(SCALE_DOWN_DISABLED) == "true",
+        ready=ready,
+        ready_since_unix=since,
+        created_unix=created,
+        observed_unix=max(times) if times else None,
     )
 
 
@@ -69,9 +103,44 @@ def _images(status: Mapping[str, Any]) -> dict[str, int]:
     return images
 
 
-def _warn_conditions(status: Mapping[str, Any], report: Reporter) -> None:
+def _warn_conditions(status: Mapping[str, Any], report: Reporter, readiness: bool) -> None:
     for i, condition in enumerate(items(status.get("conditions"))):
         kind, state = condition.get("type"), condition.get("status")
+        if readiness and kind == "Ready":
+            continue  # read (``_ready_condition``)
         if state != _HEALTHY.get(str(kind), _HEALTHY_OTHERWISE):
             note = "the node is treated as Ready" if kind == "Ready" else ""
             report.not_modelled(f"status.conditions[{i}]", f"{kind}={state}", note=note)
+
+
+def _ready_condition(status: Mapping[str, Any], report: Reporter) -> tuple[str, float | None, list[float]]:
+    """The Ready condition's status (``True`` where there is none) and ``lastTransitionTime``, and every
+    condition's ``lastHeartbeatTime`` and ``lastTransitionTime``, as Unix seconds."""
+    ready, since, seen = "True", None, []
+    for i, condition in enumerate(items(status.get("conditions"))):
+        where = f"status.conditions[{i}]"
+        heartbeat = _unix(condition.get("lastHeartbeatTime"), report, f"{where}.lastHeartbeatTime")
+        transition = _unix(condition.get("lastTransitionTime"), report, f"{where}.lastTransitionTime")
+        seen += [t for t in (heartbeat, transition) if t is not None]
+        if condition.get("type") == "Ready":
+            state = condition.get("status")
+            if state not in ("True", "False", "Unknown"):
+                report.error(f"{where}.status", unsupported(state, ("True", "False", "Unknown")))
+                continue
+            ready, since = str(state), transition
+    return ready, since, seen
+
+
+def _unix(value: object, report: Reporter, path: str) -> float | None:
+    """An RFC 3339 time (YAML may have read it as a date-time) as Unix seconds; one without a zone is UTC,
+    as the API server writes every time. None when absent or invalid (reported)."""
+    if value is None or value == "":
+        return None
+    at = value
+    if not isinstance(at, datetime):
+        try:
+            at = datetime.fromisoformat(str(value))
+        except ValueError:
+            report.error(path, invalid(value, "must be an RFC 3339 time"))
+            return None
+    return (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).timestamp()

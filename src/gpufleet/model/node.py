@@ -67,6 +67,16 @@ class Node:
     images: dict[str, int] = field(default_factory=dict)
     #: annotated ``cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"``
     scale_down_disabled: bool = False
+    #: its Ready condition's status: ``True``, or ``False`` / ``Unknown`` (NotReady: its kubelet says it is
+    #: not ready, or has not posted its status within the node lifecycle controller's grace period)
+    ready: str = "True"
+    #: Unix seconds, as a Node object read from a cluster dump gives them (None where absent): its Ready
+    #: condition's ``lastTransitionTime``, its ``metadata.creationTimestamp`` (when it registered), and the
+    #: latest time the object shows (a condition's ``lastHeartbeatTime`` or ``lastTransitionTime``, its
+    #: creation): ``model.node_readiness`` maps them onto a run's clock
+    ready_since_unix: float | None = None
+    created_unix: float | None = None
+    observed_unix: float | None = None
 
     def __post_init__(self) -> None:
         if not self.allocatable:

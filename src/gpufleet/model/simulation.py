@@ -74,6 +74,9 @@ class SimulationSettings:
     #: the wall-clock time (Unix seconds) of the run's time 0 (``spec.startTime``): what a KEDA cron
     #: trigger reads; default 1970-01-01T00:00:00Z, a Thursday
     start_time_s: float = 0.0
+    #: whether ``spec.startTime`` set ``start_time_s`` (else a cluster dump's NotReady nodes are placed on the
+    #: run's clock by the latest time their objects show: ``model.node_readiness``)
+    start_time_set: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.dra import DeviceID, DraObjects, ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.node import Node
+from gpufleet.model.node_readiness import NotReadyNode
 from gpufleet.sim.allocated_sum import AllocatedSum
 from gpufleet.sim.records import NodeRecord
 
@@ -45,6 +46,9 @@ class InMemoryCluster:
         #: the nodes whose Ready condition is not True (their kubelet is down: a node rebooting), and since
         #: when; a node deleted leaves it
         self.not_ready: dict[str, float] = {}
+        #: when the nodes that were NotReady at time 0 registered (their ``creationTimestamp`` on the run's
+        #: clock, before 0): cluster-autoscaler counts a NotReady node ``Unready`` from 15 minutes after
+        self.registered_s: dict[str, float] = {}
         self._weights_key: tuple[int, int, int, int] | None = None
         self._weights: npt.NDArray[np.float64] = np.zeros((0, 0))
         self._physical: npt.NDArray[np.float64] = np.zeros(0)
@@ -55,6 +59,14 @@ class InMemoryCluster:
         self._held = AllocatedSum()  # GPU-equivalents allocated without shared GPUs or DRA
 
     # -- nodes -----------------------------------------------------------------------------
+    def not_ready_from_start(self, nodes: Iterable[NotReadyNode]) -> None:
+        """Nodes of the scenario (a cluster dump) NotReady when the run starts: NotReady since their
+        Ready condition's ``lastTransitionTime``, registered at their ``creationTimestamp`` (both on the
+        run's clock); nothing makes them Ready again."""
+        for n in nodes:
+            self.not_ready[n.name] = n.since_s
+            self.registered_s[n.name] = n.registered_s
+
     def launched(self, name: str, pool: str, now: float) -> None:
         """A node was asked of the cloud: recorded from now, not yet in the cluster."""
         self.nodes[name] = NodeRecord(name, pool, now, None, None)
@@ -91,6 +103,7 @@ class InMemoryCluster:
             self.state.remove_node(name)
         self.nodes[name].deleted_s = now
         self.not_ready.pop(name, None)
+        self.registered_s.pop(name, None)
         return lost
 
     # -- GPUs ------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.disruption_budget import DisruptionBudget, expected_pod_count
 from gpufleet.model.kai import KAI_SCHEDULER
 from gpufleet.model.node import Node, Toleration
+from gpufleet.model.node_readiness import not_ready_at_start
 from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.scenario import Scenario
@@ -183,6 +184,8 @@ class Simulation:
         in_use = dra.slices or dra.classes or dra.claims or dra.templates
         publishing = any(rt.pool.dra_gpus for rt in self.pools.values())
         self.cluster = InMemoryCluster(nodes, dra if in_use or publishing else None, self.cloud.slices_of)
+        start = self.settings.start_time_s if self.settings.start_time_set else None
+        self.cluster.not_ready_from_start(not_ready_at_start(scenario.nodes, start))
         self.state: ClusterState = self.cluster.state  # the nodes and pods as the decisions read them
         self.state.namespace_labels = dict(scenario.namespace_labels)
         self.state.disruptions = self  # PodDisruptionBudgets for preemption (cluster.disruption_view)
@@ -696,9 +699,10 @@ class Simulation:
         return self.cloud.going_away
 
     def unready_nodes(self) -> dict[str, float]:
-        """The nodes down (``InMemoryCluster.not_ready``), each with when it joined."""
-        nodes = self.cluster.nodes
-        return {name: nodes[name].ready_s or 0.0 for name in self.cluster.not_ready}
+        """The nodes down (``InMemoryCluster.not_ready``), each with when it joined (a node NotReady from
+        the start: when it registered, ``InMemoryCluster.registered_s``)."""
+        nodes, registered = self.cluster.nodes, self.cluster.registered_s
+        return {name: registered.get(name, nodes[name].ready_s or 0.0) for name in self.cluster.not_ready}
 
     def pods_version(self) -> Hashable:
         lc = self.lifecycle

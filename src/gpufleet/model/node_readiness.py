@@ -1,0 +1,71 @@
+"""NotReady nodes of a cluster dump, on a run's clock.
+
+A Node read from a dump carries its Ready condition's status and wall-clock times (``Node.ready``,
+``ready_since_unix``, ``created_unix``, ``observed_unix``). A run (a simulation, ``explain``) starts at the
+dump's time, its time 0: the Simulation's ``spec.startTime`` where it sets one, else the latest time any
+Node of the dump shows (the kubelet posts its conditions' ``lastHeartbeatTime`` at least every
+``nodeStatusReportFrequency``, 5 minutes, so that is at most that long before the dump was taken). Each
+NotReady node is then NotReady from time 0, since its ``lastTransitionTime`` less time 0 and registered at
+its ``creationTimestamp`` less time 0 (both negative: before the run). A NotReady node without a
+``creationTimestamp`` (a hand-written manifest) counts as registered long ago, as cluster-autoscaler reads a
+zero ``creationTimestamp``: ``Unready`` at once (``REGISTERED_LONG_AGO_S``), not ``NotStarted``; one
+without ``lastTransitionTime`` is NotReady since time 0.
+
+The node lifecycle controller taints a node whose Ready condition is ``False`` with
+``node.kubernetes.io/not-ready`` and one whose Ready condition is ``Unknown`` with
+``node.kubernetes.io/unreachable`` (``nodeConditionToTaintKeyStatusMap``, ``doNoScheduleTaintingPass``);
+kube-scheduler reads those taints, never the condition (TaintToleration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gpufleet.model.node import Node
+
+NOT_READY_TAINT_KEY = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT_KEY = "node.kubernetes.io/unreachable"
+#: The taint the node lifecycle controller puts on a node for its Ready condition's status.
+LIFECYCLE_TAINT_KEYS = {"False": NOT_READY_TAINT_KEY, "Unknown": UNREACHABLE_TAINT_KEY}
+#: When a NotReady node without a ``creationTimestamp`` registered: a day before time 0, long past
+#: cluster-autoscaler's ``MaxNodeStartupTime`` (15 minutes)
+REGISTERED_LONG_AGO_S = -86400.0
+
+
+@dataclass(frozen=True)
+class NotReadyNode:
+    """A node NotReady when the run starts: its Ready condition's status, since when and when it
+    registered, in seconds of the run's clock (negative: before time 0)."""
+
+    name: str
+    status: str
+    since_s: float
+    registered_s: float
+
+
+def clock_zero(nodes: Iterable[Node], start_time_s: float | None = None) -> float | None:
+    """The wall-clock time (Unix seconds) of the run's time 0: ``start_time_s`` (``spec.startTime``)
+    when given, else the latest time the nodes' objects show; None when neither says."""
+    if start_time_s is not None:
+        return start_time_s
+    seen = [n.observed_unix for n in nodes if n.observed_unix is not None]
+    return max(seen) if seen else None
+
+
+def not_ready_at_start(nodes: Iterable[Node], start_time_s: float | None = None) -> list[NotReadyNode]:
+    """The nodes whose Ready condition is not ``True``, in the order given, on the run's clock."""
+    nodes = list(nodes)
+    zero = clock_zero(nodes, start_time_s)
+    out = []
+    for n in nodes:
+        if n.ready == "True":
+            continue
+        since = 0.0 if n.ready_since_unix is None or zero is None else min(n.ready_since_unix - zero, 0.0)
+        registered = (
+            REGISTERED_LONG_AGO_S
+            if n.created_unix is None or zero is None
+            else min(n.created_unix - zero, 0.0)
+        )
+        out.append(NotReadyNode(n.name, n.ready, since, registered))
+    return out
