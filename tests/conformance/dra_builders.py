@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpufleet.gpus.dra.allocator import CANNOT_ALLOCATE, Allocation, allocate_on_node
+from gpufleet.gpus.dra.allocator import CANNOT_ALLOCATE, Allocation, AllocationError, allocate_on_node
 from gpufleet.model.dra import (
     ALL,
     EXACT_COUNT,
@@ -169,5 +169,7 @@ def failed(result: Allocation | str) -> bool:
 
 
 def error(result: Allocation | str, words: str) -> bool:
-    """Upstream's ``expectError`` with ``ContainSubstring(words)``: gpufleet reports it as the reason."""
-    return failed(result) and words in str(result)
+    """Upstream's ``expectError`` with ``ContainSubstring(words)``: gpufleet answers the error itself (an
+    ``AllocationError``: a CEL error, a constraint an ``All`` request cannot meet), or reports it as the
+    reason of a failure (a request's validation, which the DynamicResources PreFilter catches first)."""
+    return (isinstance(result, AllocationError) or failed(result)) and words in str(result)

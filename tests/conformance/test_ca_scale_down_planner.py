@@ -49,9 +49,10 @@ PERSIST = (
 )
 RECENT_EVICTIONS = (
     "recently evicted pods (ActuationStatus.RecentEvictions, injectRecentlyEvictedPods, with the "
-    "ReplicaSet's status replicas telling which were recreated) are not modelled: a pod gpufleet evicts "
-    "stays on its draining node through its grace period, its controller replaces it after that, and "
-    "nothing stands for the replacement in the scale-down simulation meanwhile"
+    "ReplicaSet's status replicas telling which were recreated) are not modelled, as the 1.34.5 binary "
+    "injects none: StaticAutoscaler builds its NodeDeletionTracker with an evictions TTL of 0 "
+    "(NewNodeDeletionTracker(0 * time.Second)), so RecentEvictions drops every eviction before it is read "
+    "(DropNotNewerThan(now)); only this test's fakeActuationStatus returns some"
 )
 TIMEOUT = (
     "--scale-down-simulation-timeout (a wall-clock budget, tested with a sleeping fake RemovalSimulator) "
@@ -62,8 +63,9 @@ TIMEOUT = (
 AtomicGroup = tuple[int, list[tuple[str, int]], bool, tuple[str, ...]]
 NodeGroupSpec = tuple[int, list[tuple[str, int]]] | AtomicGroup
 DELETION_CANDIDATE_TAINTS = (
-    "DeletionCandidate taints are not read: gpufleet's autoscaler does not restart, so it never reloads its "
-    "unneeded nodes from a cluster (--node-deletion-candidate-ttl); upstream's test asserts nothing either"
+    "DeletionCandidate taints are put on and taken off (autoscaling.soft_taints) but not read back: "
+    "gpufleet's autoscaler does not restart, so it never reloads its unneeded nodes from a cluster "
+    "(--node-deletion-candidate-ttl, 0 by default: off); upstream's test asserts nothing either"
 )
 
 

@@ -15,8 +15,9 @@ VERSIONS = (
     "the NodeToBeRemoved a node is kept with (its version) is upstream's bookkeeping; here only its time"
 )
 TAINTS = (
-    "DeletionCandidate taints are not read: gpufleet's autoscaler does not restart, so it never reloads its "
-    "unneeded nodes from a cluster (--node-deletion-candidate-ttl)"
+    "DeletionCandidate taints are put on and taken off (autoscaling.soft_taints) but not read back: "
+    "gpufleet's autoscaler does not restart, so it never reloads its unneeded nodes from a cluster "
+    "(--node-deletion-candidate-ttl, 0 by default: off)"
 )
 
 

@@ -24,7 +24,9 @@ Skipped, with the reason: features behind gates off by default in 1.34 (DRAExten
 DRADeviceBindingConditions, DRADeviceTaints: alpha), beta gates turned off (gpufleet models them on),
 and what gpufleet has no equivalent of: claim finalizers, ``deletionTimestamp``, owner references, a
 pod's ``status.resourceClaimStatuses`` (gpufleet stands in for the resourceclaim controller and stamps a
-template's claim itself), contexts and the filter timeout, and a Filter ``Error`` that aborts the cycle.
+template's claim itself), and contexts and the filter timeout. A CEL runtime error in a selector is the
+Filter's Error status (``framework.PluginError``), which aborts the attempt: the four CEL cases run Filter
+node by node until it, as upstream's loop does, and one whole attempt, which fails with the error's words.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from gpufleet.scheduling.events import (
     QueueingHint,
     Resource,
 )
-from gpufleet.scheduling.framework import Code, PodContext, PostFilterRequest, Status
+from gpufleet.scheduling.framework import Code, PluginError, PodContext, PostFilterRequest, Status
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.dynamic_resources import DynamicResources
 from gpufleet.scheduling.queueing_hints import hint_map, worth_requeuing
@@ -514,18 +516,6 @@ SKIPPED: dict[str, list[str]] = {
     ): ["missing-claim"],
     "a claim's metadata.deletionTimestamp ('is being deleted') is not modelled": ["deleted-claim"],
     "a claim's ownerReferences ('pod is not owner') are not modelled": ["wrong-claim"],
-    (
-        "upstream's Filter returns an Error for a CEL runtime error, which aborts the scheduling cycle "
-        "(no other node is tried) with the allocator's words ('claim default/my-pod-my-resource: selector "
-        "#0: CEL runtime error: no such key: healthy'); gpufleet's filters have no Error status: it "
-        "rejects that node ('cannot allocate all claims', the CEL error in the allocator's detail) and "
-        "tries the others"
-    ): [
-        "claim-parameters-CEL-runtime-error",
-        "class-parameters-CEL-runtime-error",
-        "CEL-runtime-error-for-one-of-two-nodes",
-        "CEL-runtime-error-for-one-of-three-nodes",
-    ],
     "Filter under a canceled context: gpufleet's Filter takes no context": ["canceled"],
     (
         "filterTimeout (DynamicResourcesArgs) of 1ns: gpufleet bounds the allocator's search by steps "
@@ -539,6 +529,103 @@ SKIPPED: dict[str, list[str]] = {
 )
 def test_plugin_cases_gpufleet_does_not_model(case: str, reason: str) -> None:
     pytest.skip(f"TestPlugin {case}: {reason}")
+
+
+# -- TestPlugin: CEL runtime errors -------------------------------------------------------------------
+
+ATTR_NAME = "healthy"  # attrName: a device attribute only the other nodes' devices have
+#: ``brokenSelector``: reads the attribute, which ``worker``'s device does not have
+BROKEN_SELECTOR = f'device.attributes["{DRIVER}"].{ATTR_NAME}'
+HEALTHY = Device("instance-1", {ATTR_NAME: True})
+
+
+def break_cel_in_claim(c: ResourceClaim) -> ResourceClaim:
+    """``breakCELInClaim``: every request's selectors replaced by the broken one (one where it had none)."""
+    requests = tuple(
+        replace(r, selectors=tuple(BROKEN_SELECTOR for _ in r.selectors) or (BROKEN_SELECTOR,))
+        for r in c.requests
+    )
+    return replace(c, requests=requests)
+
+
+def break_cel_in_class(c: DeviceClass) -> DeviceClass:
+    """``breakCELInClass``."""
+    return replace(c, selectors=tuple(BROKEN_SELECTOR for _ in c.selectors) or (BROKEN_SELECTOR,))
+
+
+def cel_error_run(
+    claims: tuple[ResourceClaim, ...],
+    classes: tuple[DeviceClass, ...],
+    slices: tuple[ResourceSlice, ...],
+    nodes: tuple[Node, ...] = (WORKER,),
+) -> tuple[dict[str, str | None], str | None, tuple[str | None, str]]:
+    """Upstream's Filter loop (stopping at the first Error status: ``An error aborts scheduling``) and one
+    whole attempt: each node filtered (None: passed, else its reason), the Error status's message, and
+    what the attempt answered."""
+    pod = pod_with_claim_name()
+    state = ClusterState(list(nodes))
+    state.dra = DraState(DraObjects({c.name: c for c in classes}, list(slices), {c.key: c for c in claims}))
+    gangs = GangView(state)
+    scheduler = Scheduler(SchedulerConfig("default-scheduler"), state, gangs)
+    placed = scheduler.try_schedule(pod)
+    plugin = DynamicResources()
+    ctx = PodContext(pod, state)
+    assert plugin.pre_filter(ctx, gangs) == Status()
+    filtered: dict[str, str | None] = {}
+    for i, n in enumerate(nodes):
+        one = np.array([i], dtype=np.int64)
+        try:
+            passes = bool(plugin.passes(ctx, one)[0])
+        except PluginError as err:
+            assert err.status.code == Code.ERROR and err.status.plugin == "DynamicResources"
+            return filtered, err.message, placed
+        filtered[n.name] = None if passes else plugin.reason_masks(ctx, one)[0][0]
+    return filtered, None, placed
+
+
+def filter_error_words(error: str) -> str:
+    """``RunFilterPlugins``' wrapping of a Filter's Error status, which ``schedulePod`` returns."""
+    return f'running "DynamicResources" filter plugin: {error}'
+
+
+CLAIM_CEL_ERROR = f"claim {CLAIM_KEY}: selector #0: CEL runtime error: no such key: {ATTR_NAME}"
+CLASS_CEL_ERROR = f"class {CLASS_NAME}: selector #0: CEL runtime error: no such key: {ATTR_NAME}"
+
+
+def test_plugin_claim_parameters_cel_runtime_error() -> None:
+    """Filter on ``worker`` is an Error with the allocator's words; the attempt fails with it (no FitError,
+    no PostFilter)."""
+    filtered, error, placed = cel_error_run(
+        (break_cel_in_claim(PENDING_CLAIM),), (DEVICE_CLASS,), (WORKER_NODE_SLICE,)
+    )
+    assert (filtered, error) == ({}, filter_error_words(CLAIM_CEL_ERROR))
+    assert placed == (None, filter_error_words(CLAIM_CEL_ERROR))
+
+
+def test_plugin_class_parameters_cel_runtime_error() -> None:
+    filtered, error, placed = cel_error_run(
+        (PENDING_CLAIM,), (break_cel_in_class(DEVICE_CLASS),), (WORKER_NODE_SLICE,)
+    )
+    assert (filtered, error) == ({}, filter_error_words(CLASS_CEL_ERROR))
+    assert placed == (None, filter_error_words(CLASS_CEL_ERROR))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["CEL-runtime-error-for-one-of-two-nodes", "CEL-runtime-error-for-one-of-three-nodes"],
+)
+def test_plugin_cel_runtime_error_for_one_of_several_nodes(case: str) -> None:
+    """``worker``'s device lacks the attribute, the others' have it: the error on ``worker`` (filtered
+    first) aborts the attempt, so the pod is not placed on the nodes that would pass ("Scheduling it would
+    make it harder to detect that there is a problem"). Upstream's ``prescore`` want of the three-node
+    case is never reached: its loop returns at the Error."""
+    nodes = (WORKER, node("worker-2"), node("worker-3"))[: 2 if "two" in case else 3]
+    slices = (WORKER_NODE_SLICE, *(node_local_slice(n.name, HEALTHY) for n in nodes[1:]))
+    filtered, error, placed = cel_error_run(
+        (break_cel_in_claim(PENDING_CLAIM),), (DEVICE_CLASS,), slices, nodes
+    )
+    assert (filtered, error) == ({}, filter_error_words(CLAIM_CEL_ERROR))
+    assert placed == (None, filter_error_words(CLAIM_CEL_ERROR))
 
 
 # -- Test_isSchedulableAfterClaimChange -----------------------------------------------------------

@@ -18,10 +18,12 @@ plugins that rejected it (``Scheduler.rejectors``: the status's plugin) and, for
 preemption is offered the nodes (a spy PostFilter records the nodes the attempt left resolvable: an
 Unschedulable status) or not (UnschedulableAndUnresolvable).
 
-gpufleet's plugins return verdicts, never errors: upstream's cases of a plugin returning an Error status
-are skipped, except where a rule makes the error gpufleet's too (a score out of range, a refused
-configuration). gpufleet models the extension points QueueSort, PreEnqueue, PreFilter, Filter, PostFilter,
-PreScore, Score, Permit and Bind; Reserve (the state's assignment), PreBindPreFlight, PreBind and PostBind
+A PreFilter or Filter plugin's Error status aborts the attempt with the error (``framework.PluginError``:
+no FitError, no PostFilter, no rejector); those cases are ported. The other extension points' plugins return
+scores or verdicts, never errors: upstream's cases of them returning an Error status are skipped, except
+where a rule makes the error gpufleet's too (a score out of range, a refused configuration). gpufleet
+models the extension points QueueSort, PreEnqueue, PreFilter, Filter, PostFilter, PreScore, Score, Permit
+and Bind; Reserve (the state's assignment), PreBindPreFlight, PreBind and PostBind
 are not plugin lists, so they are left out of the lists compared.
 """
 
@@ -60,6 +62,7 @@ from gpufleet.scheduling.framework import (
     ScoreRangeError,
     StaticScore,
     Status,
+    filter_error,
 )
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import fit_error
@@ -88,8 +91,9 @@ PRE_ENQUEUE_PLUGIN = "preEnqueue-plugin"
 DEFAULT_WEIGHTS = {SCORE_WITH_NORMALIZE_1: 1, SCORE_WITH_NORMALIZE_2: 2, SCORE_PLUGIN_1: 1}
 
 NO_ERRORS = (
-    "a plugin's Error status (an error, not a rejection) has no gpufleet counterpart: its plugins return "
-    "verdicts, never errors"
+    "an Error status of a PreScore, Score, PostFilter or Permit plugin has no gpufleet counterpart: gpufleet "
+    "models the Error statuses of PreFilter and Filter plugins (framework.PluginError), its other plugins "
+    "return scores or verdicts, never errors"
 )
 NO_EXTENSIONS = (
     "PreFilterExtensions (AddPod/RemovePod) have no gpufleet counterpart: its pod-aware plugins judge the "
@@ -627,11 +631,15 @@ RUN_PRE_FILTER: list[Any] = [
     ("all PreFilter returned success", [("success1", S), ("success2", S)], set(), S),
     (
         "one PreFilter plugin returned success, but another PreFilter plugin returned non-success",
-        Skip(NO_ERRORS),
+        [("success", S), ("error", Code.ERROR)],
+        set(),
+        Code.ERROR,
     ),
     (
         "one PreFilter plugin returned skip, but another PreFilter plugin returned non-success",
-        Skip(NO_ERRORS),
+        [("skip", SKIP), ("error", Code.ERROR)],
+        {"skip"},
+        Code.ERROR,
     ),
     (
         "all PreFilter plugins returned skip",
@@ -667,8 +675,8 @@ def test_run_pre_filter_plugins(
     plugins: list[tuple[str, Code]], want_skipped: set[str], want_code: Code
 ) -> None:
     """The PreFilters in order: Skip goes on, Unschedulable is kept while the rest still run (preemption may
-    then help on every node), UnschedulableAndUnresolvable stops them (no node worth preempting on). The
-    skipped plugins are those that ran and returned Skip."""
+    then help on every node), UnschedulableAndUnresolvable stops them (no node worth preempting on), an
+    Error aborts the attempt with it. The skipped plugins are those that ran and returned Skip."""
     ran: list[str] = []
     fakes = [InjectedPreFilter(name, code, ran) for name, code in plugins]
     spy = SpyPostFilter()
@@ -680,6 +688,10 @@ def test_run_pre_filter_plugins(
         return
     rejector = next(name for name, code in plugins if code == want_code)
     assert node is None
+    if want_code == Code.ERROR:  # the attempt's error, not a FitError: no plugin rejected, no PostFilter
+        assert message == f'running PreFilter plugin "{rejector}": {INJECT_REASON}'
+        assert sched.rejectors == set() and spy.resolvable is None
+        return
     assert message == fit_error(len(NODES), Counter(), INJECT_REASON)
     assert sched.rejectors == {rejector}
     assert spy.resolvable == (list(NODES) if want_code == U else [])
@@ -727,7 +739,8 @@ class InjectedFilter(DynamicFilter):
 
     def _verdict(self) -> bool:
         assert not self.skipped, "the Filter of a plugin whose PreFilter returned Skip ran"
-        assert self.code != Code.ERROR
+        if self.code == Code.ERROR:  # ``errInjectedFilterStatus``
+            raise filter_error(self.name, INJECT_FILTER_REASON)
         return self.code == Code.SUCCESS
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
@@ -743,10 +756,15 @@ class InjectedFilter(DynamicFilter):
 # (name, [(plugin, FilterStatus)], skipped plugins, want: None (success) or (code, plugin))
 FILTER: list[Any] = [
     ("SuccessFilter", [("TestPlugin", S)], set(), None),
-    ("ErrorFilter", Skip(NO_ERRORS)),
+    ("ErrorFilter", [("TestPlugin", Code.ERROR)], set(), (Code.ERROR, "TestPlugin")),
     ("UnschedulableFilter", [("TestPlugin", U)], set(), (U, "TestPlugin")),
     ("UnschedulableAndUnresolvableFilter", [("TestPlugin", UU)], set(), (UU, "TestPlugin")),
-    ("ErrorAndErrorFilters", Skip(NO_ERRORS)),
+    (
+        "ErrorAndErrorFilters",
+        [("TestPlugin1", Code.ERROR), ("TestPlugin2", Code.ERROR)],
+        set(),
+        (Code.ERROR, "TestPlugin1"),
+    ),
     (
         "UnschedulableAndUnschedulableFilters",
         [("TestPlugin1", U), ("TestPlugin2", U)],
@@ -761,8 +779,18 @@ FILTER: list[Any] = [
     ),
     ("SuccessAndSuccessFilters", [("TestPlugin1", S), ("TestPlugin2", S)], set(), None),
     ("SuccessAndSkipFilters", [("TestPlugin1", S), ("TestPlugin2", Code.ERROR)], {"TestPlugin2"}, None),
-    ("ErrorAndSuccessFilters", Skip(NO_ERRORS)),
-    ("SuccessAndErrorFilters", Skip(NO_ERRORS)),
+    (
+        "ErrorAndSuccessFilters",
+        [("TestPlugin1", Code.ERROR), ("TestPlugin2", S)],
+        set(),
+        (Code.ERROR, "TestPlugin1"),
+    ),
+    (
+        "SuccessAndErrorFilters",
+        [("TestPlugin1", S), ("TestPlugin2", Code.ERROR)],
+        set(),
+        (Code.ERROR, "TestPlugin2"),
+    ),
     ("SuccessAndUnschedulableFilters", [("TestPlugin1", S), ("TestPlugin2", U)], set(), (U, "TestPlugin2")),
 ]
 
@@ -772,7 +800,8 @@ def test_filter_plugins(
     plugins: list[tuple[str, Code]], skipped: set[str], want: tuple[Code, str] | None
 ) -> None:
     """``RunFilterPlugins`` on one node: the first rejecting plugin's status is the node's (its code, its
-    plugin, its message), the rest not run; a plugin its PreFilter skipped is not run."""
+    plugin, its message), the rest not run; a plugin its PreFilter skipped is not run. An Error status
+    aborts the attempt with it (``framework.PluginError``)."""
     fakes = [InjectedFilter(name, code, name in skipped) for name, code in plugins]
     spy = SpyPostFilter()
     sched, node, message = attempt(profile_of(*fakes, post_filters=[spy]), nodes=["node1"])
@@ -781,6 +810,10 @@ def test_filter_plugins(
         return
     code, plugin = want
     assert node is None
+    if code == Code.ERROR:  # the attempt's error (``running "<plugin>" filter plugin: ...``), no PostFilter
+        assert message == f'running "{plugin}" filter plugin: {INJECT_FILTER_REASON}'
+        assert sched.rejectors == set() and spy.resolvable is None
+        return
     assert message == fit_error(1, Counter({INJECT_FILTER_REASON: 1}))
     assert sched.rejectors == {plugin}
     assert spy.resolvable == (["node1"] if code == U else [])
@@ -904,8 +937,7 @@ def priority_pod(name: str, priority: int) -> Pod:
 WITH_NOMINATED: list[Any] = [
     ("node has no nominated pod", 0, None, []),
     ("node has a high-priority nominated pod and all filters succeed", 0, 1000, ["high"]),
-    ("node has a high-priority nominated pod and pre filters fail", Skip(f"{NO_EXTENSIONS}; {NO_ERRORS}")),
-    ("node has a high-priority nominated pod and filters fail", Skip(NO_ERRORS)),
+    ("node has a high-priority nominated pod and pre filters fail", Skip(NO_EXTENSIONS)),
     ("node has a low-priority nominated pod and pre filters return unschedulable", 1000, 0, []),
 ]
 
@@ -929,6 +961,19 @@ def test_filter_plugins_with_nominated_pods(
         sched.nominees[nominee.key] = nominee
     assert sched.decide(pod).nodes == ("testNode",)
     assert spy.held == want_held
+
+
+def test_filter_plugins_with_nominated_pods_node_has_a_high_priority_nominated_pod_and_filters_fail() -> None:
+    """TestFilterPluginsWithNominatedPods/node has a high-priority nominated pod and filters fail (out of
+    the table: an error, not a node): the Filter's Error status, with the nominated pod held, is the
+    attempt's error."""
+    sched = scheduler_for(profile_of(InjectedFilter("TestPlugin2", Code.ERROR)), ["testNode"])
+    nominee = priority_pod("high", 1000)
+    sched.nominated[nominee.key] = "testNode"
+    sched.nominees[nominee.key] = nominee
+    decision = sched.decide(priority_pod("low", 0))
+    assert decision.nodes == ()
+    assert decision.message == f'running "TestPlugin2" filter plugin: {INJECT_FILTER_REASON}'
 
 
 # -- TestRunPreScorePlugins ---------------------------------------------------------------------------

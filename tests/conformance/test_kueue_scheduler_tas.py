@@ -26,10 +26,11 @@ from builders import Skip, cases
 from kueue_builders import cluster_queue, flavor_quotas
 
 from gpufleet.model.kueue import ClusterQueue, ResourceFlavor, Topology
-from gpufleet.model.pod import Pod
+from gpufleet.model.node import Taint, Toleration
+from gpufleet.model.pod import Pod, Requirement, SelectorTerm
 from gpufleet.model.resources import parse_resource_list
 from gpufleet.scheduling.kueue.admission import schedule
-from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest
+from gpufleet.scheduling.kueue.topology import NodeRoom, request_for
 from gpufleet.scheduling.kueue.workload import PodSetResources, Workload
 
 BLOCK = "cloud.com/topology-block"
@@ -58,24 +59,30 @@ class N:
     allocatable: Mapping[str, str]
     labels: Mapping[str, str] = field(default_factory=dict)
     used: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
 
     def room(self) -> NodeRoom:
         free = _units(self.allocatable)
         for r, v in _units(self.used).items():
             free[r] = free.get(r, 0) - v
-        return NodeRoom({**TAS_NODE, HOST: self.name, **self.labels}, free)
+        return NodeRoom({**TAS_NODE, HOST: self.name, **self.labels}, free, self.taints)
 
 
 @dataclass(frozen=True)
 class P:
     """``MakePodSet(name, count).Request(...)`` with ``RequiredTopologyRequest(required)``,
-    ``PreferredTopologyRequest(preferred)`` or ``UnconstrainedTopologyRequest()``."""
+    ``PreferredTopologyRequest(preferred)`` or ``UnconstrainedTopologyRequest()``; ``tas=False``: no
+    topology request at all; ``min_count``: ``SetMinimumCount``; ``affinity``: a required node affinity
+    term ``key In (value)``."""
 
     name: str
     count: int
     requests: Mapping[str, str]
     required: str | None = None
     preferred: str | None = None
+    tas: bool = True
+    min_count: int | None = None
+    affinity: tuple[str, str] | None = None
 
 
 #: a workload's pod sets' wanted (flavor of each resource, pods per hostname), or its message
@@ -97,6 +104,9 @@ TAS_TWO_LEVEL = ResourceFlavor("tas-default", dict(TAS_NODE), topology="tas-two-
 DEFAULT = ResourceFlavor("default")
 DEFAULT_CQ = cluster_queue("tas-main", (flavor_quotas("tas-default", ("cpu", "50"), ("memory", "50Gi")),))
 CPU_ONLY_CQ = cluster_queue("tas-main", (flavor_quotas("tas-default", ("cpu", "50")),))
+TAS_THEN_DEFAULT_CQ = cluster_queue(
+    "tas-main", (flavor_quotas("tas-default", ("cpu", "50")), flavor_quotas("default", ("cpu", "50")))
+)
 ZERO_CAPACITY_NODES = (
     N("x1", {"cpu": "0", "pods": "10"}, {RACK: "r1"}),
     N("x2", {"cpu": "1", "pods": "10"}, {RACK: "r1"}),
@@ -114,25 +124,11 @@ PROVISIONING = (
     "ProvisioningRequest admission checks and delayed topology requests (second pass) are not modelled"
 )
 CHECKS = "admission checks are not modelled by gpufleet's Kueue"
-IMPLIED = (
-    "implied TAS (a pod set without a TAS annotation in a ClusterQueue whose flavors are all TAS flavors, "
-    "isTASImplied) is not modelled: gpufleet leaves such a pod set to the scheduler"
-)
-TAS_ONLY = (
-    'a TAS flavor refusing a pod set that asks for no TAS (Flavor "f" supports only TopologyAwareScheduling) '
-    "is not modelled"
-)
 SLICES = (
     "pod set slices (podset-slice-required-topology / podset-slice-size) are not modelled by gpufleet's TAS"
 )
 MULTI_LAYER = "multi-layer pod set slices (TASMultiLayerTopology) are not modelled"
-AFFINITY = "the pod template's required node affinity is not applied by gpufleet's TAS search"
-TAINTS = "taints and the flavor's tolerations are not applied by gpufleet's TAS search"
 TRANSFORMATIONS = "resource transformations (Configuration.resources.transformations) are not modelled"
-PARTIAL = (
-    "gpufleet's partial admission searches counts by quota only; upstream's also by the TAS fit (the flavor "
-    "assigner places TAS pod sets), so a count that fits quota but not the topology is not reduced"
-)
 DELETED_NODE = "an admitted workload's TopologyAssignment on a deleted node is the cache's bookkeeping"
 SHARED = (
     "two TAS flavors over the same nodes (TASHandleOverlappingFlavors) share per-flavor TAS usage; gpufleet "
@@ -248,7 +244,16 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
     ),
     ("workload in CQ with ProvisioningRequest gets QuotaReserved only", Skip(PROVISIONING)),
     ("workload with a custom AdmissionCheck gets TAS assigned", Skip(CHECKS)),
-    ("workload which does not specify TAS annotation uses the only TAS flavor", Skip(IMPLIED)),
+    (
+        "workload which does not specify TAS annotation uses the only TAS flavor",
+        Case(
+            DEFAULT_SINGLE_NODE,
+            (TAS_DEFAULT, DEFAULT),
+            CPU_ONLY_CQ,
+            (P("one", 1, {"cpu": "1"}, tas=False),),
+            {"one": ({"cpu": "tas-default"}, {"x1": 1})},
+        ),
+    ),
     (
         "workload requiring TAS skips the non-TAS flavor",
         Case(
@@ -262,8 +267,31 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
             {"one": ({"cpu": "tas-default"}, {"x1": 1})},
         ),
     ),
-    ("workload which does not need TAS skips the TAS flavor", Skip(TAS_ONLY)),
-    ("workload with mixed PodSets (requiring TAS and not)", Skip(TAS_ONLY)),
+    (
+        # upstream: Flavors considered: one: tas-default(NoFit;Flavor "tas-default" supports only
+        # TopologyAwareScheduling)
+        "workload which does not need TAS skips the TAS flavor",
+        Case(
+            DEFAULT_SINGLE_NODE,
+            (TAS_DEFAULT, DEFAULT),
+            TAS_THEN_DEFAULT_CQ,
+            (P("one", 1, {"cpu": "1"}, tas=False),),
+            {"one": ({"cpu": "default"}, {})},
+        ),
+    ),
+    (
+        "workload with mixed PodSets (requiring TAS and not)",
+        Case(
+            DEFAULT_SINGLE_NODE,
+            (TAS_DEFAULT, DEFAULT),
+            TAS_THEN_DEFAULT_CQ,
+            (
+                P("launcher", 1, {"cpu": "500m"}, tas=False),
+                P("worker", 1, {"cpu": "500m"}, required=HOST),
+            ),
+            {"launcher": ({"cpu": "default"}, {}), "worker": ({"cpu": "tas-default"}, {"x1": 1})},
+        ),
+    ),
     (
         "workload required TAS gets scheduled",
         Case(
@@ -417,7 +445,23 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
         ),
     ),
     ("scheduling workload when the node for another admitted workload is deleted", Skip(DELETED_NODE)),
-    ("scheduling workload on a tainted node when the toleration is on ResourceFlavor", Skip(TAINTS)),
+    (
+        "scheduling workload on a tainted node when the toleration is on ResourceFlavor",
+        Case(
+            (N("x1", {"cpu": "1", "pods": "10"}, taints=(Taint("example.com/gpu", "present"),)),),
+            (
+                ResourceFlavor(
+                    "tas-default",
+                    dict(TAS_NODE),
+                    tolerations=(Toleration("example.com/gpu", "Exists"),),
+                    topology="tas-single-level",
+                ),
+            ),
+            CPU_ONLY_CQ,
+            (P("one", 1, {"cpu": "1"}, preferred=HOST),),
+            {"one": ({"cpu": "tas-default"}, {"x1": 1})},
+        ),
+    ),
     (
         "two ResourceFlavors share nodes: pending workload lands on the fallback flavor when the primary "
         "flavor is "
@@ -425,7 +469,16 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
         Skip(SHARED),
     ),
     ("multi-PodSet workload across sibling flavors must not self-overlap on shared node", Skip(SHARED)),
-    ("TAS workload gets scheduled as trimmed by partial admission", Skip(PARTIAL)),
+    (
+        "TAS workload gets scheduled as trimmed by partial admission",
+        Case(
+            DEFAULT_SINGLE_NODE,
+            (TAS_DEFAULT,),
+            DEFAULT_CQ,
+            (P("one", 5, {"cpu": "1"}, required=HOST, min_count=1),),
+            {"one": ({"cpu": "tas-default"}, {"x1": 1})},
+        ),
+    ),
     (
         # A running non-TAS pod (300m) and bar-admitted's 2 pods (150m each) are on x1 (3 pods at most).
         "workload does not get scheduled as the node capacity (.status.allocatable['pods']) is already "
@@ -441,13 +494,42 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
             'pod(s). Total nodes: 1; excluded: resource "pods": 1',
         ),
     ),
-    ("workload with zero value request gets scheduled", Skip(IMPLIED)),
+    (
+        "workload with zero value request gets scheduled",
+        Case(
+            DEFAULT_SINGLE_NODE,
+            (TAS_DEFAULT,),
+            DEFAULT_CQ,
+            (P("one", 1, {"cpu": "0", "memory": "10Mi"}, tas=False),),
+            {"one": ({"cpu": "tas-default", "memory": "tas-default"}, {"x1": 1})},
+        ),
+    ),
     (
         "workload with unhealthyNode annotation; second pass; preferred; no fit when using slices; FailFast",
         Skip(REPLACEMENT),
     ),
-    ("does not admit workload when node does not match required affinity", Skip(AFFINITY)),
-    ("admits workload when node matches required affinity", Skip(AFFINITY)),
+    (
+        # upstream ignores the message (TopologyPlacementFailed); gpufleet's exclusion stats name the affinity
+        "does not admit workload when node does not match required affinity",
+        Case(
+            DEFAULT_SINGLE_NODE,
+            (TAS_DEFAULT,),
+            DEFAULT_CQ,
+            (P("one", 1, {"cpu": "1"}, preferred=HOST, affinity=("unused-key", "value")),),
+            "couldn't assign flavors to pod set one: topology \"tas-single-level\" doesn't allow to fit "
+            "any of 1 pod(s). Total nodes: 1; excluded: affinity: 1",
+        ),
+    ),
+    (
+        "admits workload when node matches required affinity",
+        Case(
+            (N("x1", {"cpu": "1", "memory": "1Gi", "pods": "10"}, {"expected-label": "expected-value"}),),
+            (TAS_DEFAULT,),
+            DEFAULT_CQ,
+            (P("one", 1, {"cpu": "1"}, preferred=HOST, affinity=("expected-label", "expected-value")),),
+            {"one": ({"cpu": "tas-default"}, {"x1": 1})},
+        ),
+    ),
     (
         "admits workload when nodes are partially empty; unconstrained",
         Case(
@@ -512,8 +594,12 @@ def _workload(case: Case) -> Workload:
     for p in case.pod_sets:
         each = _units(p.requests)
         total = {r: v * p.count for r, v in each.items()}
-        topology = TopologyRequest(p.name, p.count, each, p.required, p.preferred)
-        pod_sets.append(PodSetResources(p.name, p.count, total, Pod(p.name), topology))
+        terms = None
+        if p.affinity is not None:
+            terms = (SelectorTerm((Requirement(p.affinity[0], "In", (p.affinity[1],)),)),)
+        pod = Pod(p.name, requests=each, required_terms=terms)
+        topology = request_for(p.name, p.count, each, pod, p.required, p.preferred) if p.tas else None
+        pod_sets.append(PodSetResources(p.name, p.count, total, pod, topology, min_count=p.min_count))
     return Workload("Job/default/foo", "tas-main", 0, 0.0, 0, tuple(pod_sets))
 
 

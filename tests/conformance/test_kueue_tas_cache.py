@@ -18,8 +18,8 @@ allocatable less the requests of the pods bound to it and not terminal -- upstre
 Skipped, with the reason on each row: upstream features gpufleet's TAS does not model (pod set slices,
 multi-layer slices, pod set groups placed together, balanced placement and preferred node affinity --
 both alpha and off by default at this commit --, failed-node replacement, elastic workload slices) and
-pod-template filters the search does not take (taints and tolerations, ``nodeSelector``, node
-readiness).
+node readiness (the caller's filter). A pod set's ``nodeSelector`` and tolerations (``PS``) and a node's
+taints (``N``) are the search's (``topology.excluded_by``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import pytest
 from builders import Skip, cases
 
 from gpufleet.model.kueue import Topology
+from gpufleet.model.node import Taint, Toleration
 from gpufleet.model.resources import parse_resource_list
 from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, place
 
@@ -58,12 +59,13 @@ class N:
     labels: Mapping[str, str]
     allocatable: Mapping[str, str]
     used: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
 
     def room(self) -> NodeRoom:
         free = _units(self.allocatable)
         for r, v in _units(self.used).items():
             free[r] = free.get(r, 0) - v
-        return NodeRoom(dict(self.labels), free)
+        return NodeRoom(dict(self.labels), free, self.taints)
 
 
 def n3(
@@ -129,6 +131,8 @@ class PS:
     required: str | None = None
     preferred: str | None = None
     name: str = "main"
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ class Case:
 
 
 CPU1 = {"cpu": 1000}
+GPU_TAINT = Taint("example.com/gpu", "present")
 SLICES = (
     "pod set slices (podset-slice-required-topology / podset-slice-size) are not modelled by gpufleet's TAS"
 )
@@ -153,9 +158,8 @@ GROUPS = (
 )
 BALANCED = "TASBalancedPlacement is alpha and off by default at this commit; gpufleet does not model it"
 AFFINITY = (
-    "node affinity of the pod template (required terms, and preferred ones behind "
-    "TASRespectNodeAffinityPreferred, "
-    "alpha and off by default) is not applied by gpufleet's TAS search"
+    "preferred node affinity of the pod template (TASRespectNodeAffinityPreferred, alpha and off by default; "
+    "the case turns it on) is not applied by gpufleet's TAS search (required terms are)"
 )
 REPLACEMENT = (
     "failed-node replacement (TASFailedNodeReplacement, the workload's unhealthyNodes) is not modelled"
@@ -163,12 +167,6 @@ REPLACEMENT = (
 ELASTIC = (
     "elastic workload slices with TAS (ElasticJobsViaWorkloadSlicesWithTAS, alpha and off by default; "
     "previousAssignment) are not modelled"
-)
-TAINTS = (
-    "taints and tolerations are not applied by gpufleet's TAS search (it takes node labels and free capacity)"
-)
-SELECTOR = (
-    "the pod template's nodeSelector is not applied by gpufleet's TAS search (only the flavor's nodeLabels)"
 )
 READINESS = (
     "node readiness and spec.unschedulable are the caller's filter (ControllerKueue._rooms over active "
@@ -468,8 +466,52 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
     ),
     ("no assignment as node is not ready; BestFit", Skip(READINESS)),
     ("no assignment as node is unschedulable; BestFit", Skip(READINESS)),
-    ("skip node which has untolerated taint; BestFit", Skip(TAINTS)),
-    ("detailed failure message with exclusion stats", Skip(f"{TAINTS}; {SELECTOR}")),
+    (
+        "skip node which has untolerated taint; BestFit",
+        Case(
+            (
+                N(
+                    "x3",
+                    {"zone": "zone-a", HOST: "x3"},
+                    {"cpu": "1", "memory": "1Gi", "pods": "10"},
+                    taints=(GPU_TAINT,),
+                ),
+            ),
+            ONE,
+            (
+                PS(
+                    CPU1,
+                    1,
+                    'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 1; '
+                    'excluded: taint "example.com/gpu=present:NoSchedule": 1',
+                    required=HOST,
+                ),
+            ),
+            {"zone": "zone-a"},
+        ),
+    ),
+    (
+        "detailed failure message with exclusion stats",
+        Case(
+            (
+                N("x1", {HOST: "x1"}, {"cpu": "1", "pods": "10"}, taints=(Taint("key", "value"),)),
+                N("x2", {HOST: "x2", "zone": "zone-b"}, {"cpu": "1", "pods": "10"}),
+                N("x3", {HOST: "x3", "zone": "zone-b"}, {"cpu": "2", "pods": "10"}),
+                N("x4", {HOST: "x4", "zone": "zone-a"}, {"cpu": "100m", "pods": "10"}),
+            ),
+            ONE,
+            (
+                PS(
+                    CPU1,
+                    1,
+                    'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 4; '
+                    'excluded: nodeSelector: 2, resource "cpu": 1, taint "key=value:NoSchedule": 1',
+                    required=HOST,
+                    node_selector={"zone": "zone-a"},
+                ),
+            ),
+        ),
+    ),
     (
         "resource exclusion picks most restrictive resource",
         Case(
@@ -492,7 +534,29 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
             ),
         ),
     ),
-    ("allow to schedule on node with tolerated taint; BestFit", Skip(TAINTS)),
+    (
+        "allow to schedule on node with tolerated taint; BestFit",
+        Case(
+            (
+                N(
+                    "b1-r1-x3",
+                    {"zone": "zone-a", HOST: "x3"},
+                    {"cpu": "1", "memory": "1Gi", "pods": "10"},
+                    taints=(GPU_TAINT,),
+                ),
+            ),
+            ONE,
+            (
+                PS(
+                    CPU1,
+                    1,
+                    {v("x3"): 1},
+                    required=HOST,
+                    tolerations=(Toleration("example.com/gpu", "Equal", "present"),),
+                ),
+            ),
+        ),
+    ),
     (
         "no assignment as node does not have enough allocatable pods (.status.allocatable['pods']); BestFit",
         Case(
@@ -535,12 +599,68 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
             ),
         ),
     ),
-    ("skip node which doesn't match node selector, missing label; BestFit", Skip(SELECTOR)),
+    (
+        "skip node which doesn't match node selector, missing label; BestFit",
+        Case(
+            (N("x3", {"zone": "zone-a", HOST: "x3"}, {"cpu": "1", "memory": "1Gi", "pods": "10"}),),
+            ONE,
+            (
+                PS(
+                    {"cpu": 300},
+                    1,
+                    'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 1; '
+                    "excluded: nodeSelector: 1",
+                    required=HOST,
+                    node_selector={"custom-label-1": "custom-value-1"},
+                ),
+            ),
+            {"zone": "zone-a"},
+        ),
+    ),
     (
         "skip node which doesn't match node selector, label exists, value doesn't match; BestFit",
-        Skip(SELECTOR),
+        Case(
+            (
+                N(
+                    "x3",
+                    {"zone": "zone-a", HOST: "x3", "custom-label-1": "value-1"},
+                    {"cpu": "1", "memory": "1Gi", "pods": "10"},
+                ),
+            ),
+            ONE,
+            (
+                PS(
+                    {"cpu": 300},
+                    1,
+                    'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 1; '
+                    "excluded: nodeSelector: 1",
+                    required=HOST,
+                    node_selector={"custom-label-1": "value-2"},
+                ),
+            ),
+            {"zone": "zone-a"},
+        ),
     ),
-    ("allow to schedule on node which matches node; BestFit", Skip(SELECTOR)),
+    (
+        "allow to schedule on node which matches node; BestFit",
+        Case(
+            (
+                N(
+                    "b1-r1-x3",
+                    {"zone": "zone-a", HOST: "x3", "custom-label-1": "value-1"},
+                    {"cpu": "1", "memory": "1Gi", "pods": "10"},
+                ),
+                N(
+                    "b1-r1-x5",
+                    {"zone": "zone-a", HOST: "x5", "custom-label-1": "value-2"},
+                    {"cpu": "1", "memory": "1Gi", "pods": "10"},
+                ),
+            ),
+            ONE,
+            (PS(CPU1, 1, {v("x5"): 1}, required=HOST, node_selector={"custom-label-1": "value-2"}),),
+            {"zone": "zone-a"},
+        ),
+    ),
     ("block required for podset; host required for slices; BestFit", Skip(SLICES)),
     (
         "block required for podset; host required for slices; prioritize more free slice capacity first "
@@ -697,7 +817,27 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
             ),
         ),
     ),
-    ("temporary state cleanup prevents leakage across PodSets", Skip(SELECTOR)),
+    (
+        "temporary state cleanup prevents leakage across PodSets",
+        Case(
+            (
+                N("n1", {HOST: "x1"}, {"cpu": "4", "memory": "4Gi", "pods": "10"}),
+                N("n2", {HOST: "x2"}, {"cpu": "4", "memory": "4Gi", "pods": "10"}),
+            ),
+            ONE,
+            (
+                PS({"cpu": 1000, "memory": 1000}, 1, {v("x1"): 1}, name="ps1"),
+                PS(
+                    {"cpu": 1000, "memory": 1000},
+                    1,
+                    'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 2; '
+                    "excluded: nodeSelector: 2",
+                    name="ps2",
+                    node_selector={"never": "match"},
+                ),
+            ),
+        ),
+    ),
     ("elastic workload scale up: delta-only placement preserves previous assignment", Skip(ELASTIC)),
     ("elastic workload scale up: spread across multiple nodes preserved", Skip(ELASTIC)),
     ("elastic workload scale down: truncates assignment", Skip(ELASTIC)),
@@ -829,7 +969,15 @@ def test_find_topology_assignments(case: Case) -> None:
     }
     topology = Topology("default", case.levels)
     asks = [
-        TopologyRequest(ps.name, ps.count, dict(ps.requests), ps.required, ps.preferred)
+        TopologyRequest(
+            ps.name,
+            ps.count,
+            dict(ps.requests),
+            ps.required,
+            ps.preferred,
+            tuple(sorted(ps.node_selector.items())),
+            tolerations=ps.tolerations,
+        )
         for ps in case.pod_sets
     ]
     for i, ps in enumerate(case.pod_sets):

@@ -62,8 +62,8 @@ NAME = "default-scheduler"
 NO_EXTENDERS = "scheduler extenders (FakeExtender) are not modelled by gpufleet"
 NO_VOLUMES = "VolumeBinding (PVCs, PVs) is accepted in a configuration but not simulated by gpufleet"
 NO_PLUGIN_ERRORS = (
-    "a plugin's Error status (an error, not a FitError) has no gpufleet counterpart: its plugins "
-    "return verdicts, never errors"
+    "a Score plugin's Error status has no gpufleet counterpart: gpufleet models the Error statuses of "
+    "PreFilter and Filter plugins (framework.PluginError), its Score plugins return scores, never errors"
 )
 
 
@@ -783,7 +783,6 @@ SCHEDULE_POD: list[Any] = [
             pre_filter_msg="injected unschedulable status",
         ),
     ),
-    ("test prefilter plugin returning error status", Skip(NO_PLUGIN_ERRORS)),
     (
         "test prefilter plugin returning node",
         lambda: fake_profile(
@@ -923,6 +922,18 @@ def test_scheduler_schedule_pod(
         want = fit_error(len(node_names), Counter(), want_fit.pre_filter_msg)
     assert decision.message == want
     assert sched.rejectors == want_fit.plugins
+
+
+def test_scheduler_schedule_pod_test_prefilter_plugin_returning_error_status() -> None:
+    """TestSchedulerSchedulePod/test prefilter plugin returning error status (out of the table: not a
+    FitError): ``schedulePod`` returns the error, ``running PreFilter plugin "FakePreFilter": injected
+    error status``, and no plugin is recorded as a rejector."""
+    profile = fake_profile(FakePreFilter(Status(Code.ERROR, ("injected error status",))))
+    sched = scheduler_with(profile, plain_nodes("1", "2"), {})
+    decision = sched.decide(Pod("test-prefilter"))
+    assert decision.nodes == ()
+    assert decision.message == 'running PreFilter plugin "FakePreFilter": injected error status'
+    assert sched.rejectors == set()
 
 
 # -- TestSchedulerMultipleProfilesScheduling --------------------------------------------------------

@@ -22,7 +22,7 @@ from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
 from gpufleet.kube import load_scenario
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import ResourceSlice
-from gpufleet.model.node import Node, Toleration
+from gpufleet.model.node import Node, Taint, Toleration
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
 from gpufleet.model.workloads import Job, PodGroup
@@ -188,6 +188,10 @@ class HandKeptCluster:
     def pod_waits_for_node(self, key: str, provisioning: bool) -> None:
         self.asked.append(("waits", key, provisioning))
 
+    def set_node_taints(self, name: str, taints: tuple[Taint, ...]) -> None:
+        self.asked.append(("taints", name, taints))
+        self.state.set_taints(name, taints)
+
     def scale(self, target: str, replicas: int) -> None:
         self.asked.append(("scale", target, replicas))
         d = self.scaled[target]
@@ -223,6 +227,8 @@ def test_a_cluster_kept_by_hand_is_a_whole_cluster_port() -> None:
 
 
 H100 = NodePool("h100", gpu_node("h100-template", 8), min=0, max=2)
+#: the soft taint a scan puts on a node it finds unneeded, at 0 s (``autoscaling.soft_taints``)
+SOFT_TAINT = Taint("DeletionCandidateOfClusterAutoscaler", "0", "PreferNoSchedule")
 
 
 def autoscaler(
@@ -364,9 +370,9 @@ def test_an_empty_node_is_drained_and_deleted_through_the_port_after_scale_down_
     ca = autoscaler(port, clock)
     ca.arm(0.0)
     clock.run_until(600.0)  # unneeded since 0 s for 600 s: not more than scale-down-unneeded-time
-    assert port.asked == []
+    assert port.asked == [("taints", "h100-0", (SOFT_TAINT,))]  # (the scan that found it unneeded)
     clock.run_until(610.0 + 30.0)  # drained, then deleted after the grace period the port gave
-    assert port.asked == [("drain", "h100-0"), ("delete", "h100-0")]
+    assert port.asked[1:] == [("drain", "h100-0"), ("delete", "h100-0")]
 
 
 def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_out_of_cooldown() -> None:
@@ -391,7 +397,11 @@ def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_ou
     counts = {UnremovableReason.NOT_UNDERUTILIZED: 1, UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH: 1}
     assert ca.gauges == ScaleDownGauges(1, counts)
     clock.run_until(610.0)
-    assert port.asked == [("drain", "h100-1")] and ca.gauges == ScaleDownGauges(1, counts)
+    assert port.asked == [
+        ("taints", "h100-1", (SOFT_TAINT,)),
+        ("drain", "h100-1"),
+    ]  # (tainted in cooldown too)
+    assert ca.gauges == ScaleDownGauges(1, counts)
     clock.run_until(620.0)
     assert ca.gauges == ScaleDownGauges(0, counts)
 

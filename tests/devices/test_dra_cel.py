@@ -125,3 +125,17 @@ def test_semver_precedence() -> None:
         assert a.compare(b) < 0 and b.compare(a) > 0
     with pytest.raises(ValueError):
         parse_semver("01.2.3")
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ['device.attributes["gpu.nvidia.com"].healthy', 'device.attributes["gpu.nvidia.com"]["healthy"]'],
+)
+def test_a_missing_attribute_is_cel_gos_no_such_key(expression: str) -> None:
+    """cel-go's words for a map without the key, which upstream's allocator wraps (``CEL runtime error:
+    no such key: healthy``): the error's ``detail``; gpufleet's message adds the selector, the device and a
+    hint."""
+    with pytest.raises(SelectorRuntimeError) as raised:
+        matches(expression)
+    assert raised.value.detail == "no such key: healthy"
+    assert "has() or 'in'" in str(raised.value)

@@ -4,7 +4,7 @@ the constrained attribute for interchangeable ones, values compare with their ty
 
 from __future__ import annotations
 
-from gpufleet.gpus.dra.allocator import Allocation, allocate_on_node
+from gpufleet.gpus.dra.allocator import Allocation, AllocationError, allocate_on_node
 from gpufleet.model.dra import (
     AllocationResult,
     AttributeValue,
@@ -79,8 +79,10 @@ def test_all_devices_a_constraint_turns_away_is_an_error() -> None:
         (DeviceRequest("all", MIG.name, allocation_mode="All", count=0),),
         constraints=(DeviceConstraint((), PARENT),),
     )
-    assert allocate(everything, node_slice("GPU-A", "GPU-A", "GPU-B", None)) == (
-        "cannot allocate all claims: claim default/migs, request all: cannot add device "
+    outcome = allocate(everything, node_slice("GPU-A", "GPU-A", "GPU-B", None))
+    assert isinstance(outcome, AllocationError)  # upstream's error, whole: the Filter's Error status
+    assert outcome == (
+        "claim default/migs, request all: cannot add device "
         "gpu.nvidia.com/node-a/mig-2 because a claim constraint would not be satisfied"
     )
     mig_slice = node_slice("GPU-A", "GPU-B", "GPU-A")

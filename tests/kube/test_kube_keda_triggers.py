@@ -261,11 +261,40 @@ def test_cpu_and_memory_triggers_become_resource_metrics_with_a_warning(tmp_path
     [so] = scenario.scaled_objects
     assert [t.type for t in so.triggers] == ["cpu", "memory", "redis"]
     assert relative(tmp_path, scenario.warnings) == [
-        f"{SO_LABEL}: spec.triggers[0]: gpufleet has no cpu usage model: the Resource metric this trigger "
-        "gives the HPA reads no value, as an HPA's own does, and the HPA holds on it",
         f"{SO_LABEL}: spec.triggers[1].metadata.containerName is not modelled (a ContainerResource metric; "
         "the HPA KEDA writes is left without it); ignored",
+        f"{SO_LABEL}: spec.triggers[0]: the pods of Deployment serving/web have no cpu usage (no Traffic "
+        "aimed at it models it, no gpufleet.io/cpu-usage annotation): the Resource metric reads no value "
+        "and the HPA holds on it",
     ]
+
+
+def test_a_cpu_trigger_is_not_warned_about_where_the_pods_have_a_cpu_usage(tmp_path: Path) -> None:
+    """The target's pod template carries ``gpufleet.io/cpu-usage``, or a Traffic aimed at it models cpu
+    (``idleCpu``/``cpuPerRequest``): the Resource metric reads a value, nothing to warn about. A memory
+    trigger beside it is still warned about: nothing models memory."""
+    triggers = (
+        "  - {type: cpu, metricType: Utilization, metadata: {value: '60'}}\n"
+        "  - {type: memory, metricType: Utilization, metadata: {value: '60'}}"
+    )
+    so = scaled_object(triggers).replace(
+        "  scaleTargetRef: {name: web}", "  minReplicaCount: 1\n  scaleTargetRef: {name: web}"
+    )
+    annotated = so.replace(
+        "metadata: {labels: {app: web}}",
+        "metadata: {labels: {app: web}, annotations: {gpufleet.io/cpu-usage: 300m}}",
+    )
+    memory_warning = (
+        f"{SO_LABEL}: spec.triggers[1]: the pods of Deployment serving/web have no memory usage (no Traffic "
+        "aimed at it models it, no gpufleet.io/memory-usage annotation): the Resource metric reads no value "
+        "and the HPA holds on it"
+    )
+    assert relative(tmp_path, load(tmp_path, annotated).warnings) == [memory_warning]
+    traffic = (
+        "---\napiVersion: gpufleet.io/v1alpha1\nkind: Traffic\nmetadata: {name: chat, namespace: serving}\n"
+        "spec: {target: web, perReplicaRps: 10, rps: [{at: 0s, value: 5}], cpuPerRequest: 50m}\n"
+    )
+    assert relative(tmp_path, load(tmp_path, so + traffic).warnings) == [memory_warning]
 
 
 def test_a_cron_trigger_with_an_unknown_timezone_is_a_warning(tmp_path: Path) -> None:

@@ -228,3 +228,46 @@ profiles:
     assert field(output, "Scheduler") == "bin-packing"
     scheduled = next(line for line in output.splitlines() if line.split()[1:2] == ["Scheduled"])
     assert "bin-packing" in scheduled and ".yaml#" not in output
+
+
+JOB = """
+{apiVersion: gpufleet.io/v1alpha1, kind: Simulation, metadata: {name: describe-job}, spec: {duration: 1h}}
+---
+{apiVersion: v1, kind: Node, metadata: {name: gpu-0},
+ status: {capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: late, namespace: ml}
+spec:
+  activeDeadlineSeconds: 300
+  template:
+    metadata: {annotations: {gpufleet.io/duration: 2h}}
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 30
+      containers:
+      - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "1"}}}
+"""
+
+
+def test_a_jobs_pod_names_its_job_and_shows_the_jobs_conditions(tmp_path: Path) -> None:
+    """``Controlled By`` (kubectl's), then the Job as ``kubectl describe job`` shows it: its pod counts and
+    its conditions with the simulated time each first held; the same from a saved summary.json."""
+    paths = write(tmp_path, JOB)
+    output = describe("late-0", str(paths[0]))
+    assert field(output, "Controlled By") == "Job/late"
+    assert field(output, "Job Pods Statuses") == "0 Active / 0 Succeeded / 1 Failed"
+    table = output.split("Job Conditions:\n")[1].split("Events")[0].splitlines()
+    assert [row.split()[:4] for row in table] == [
+        ["Type", "Status", "Reason", "Since"],
+        ["FailureTarget", "True", "DeadlineExceeded", "t=5m"],
+        ["Failed", "True", "DeadlineExceeded", "t=5m"],
+    ]
+    assert table[1].endswith("Job was active longer than specified deadline")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["simulate", str(paths[0]), "--out", str(out)]).exit_code == 0
+    saved = json.loads(describe("late-0", "--summary", str(out / "summary.json"), "-o", "json"))
+    assert saved["controlled_by"] == "Job/late"
+    assert [c["type"] for c in saved["workload_status"]["conditions"]] == ["FailureTarget", "Failed"]
+    assert saved["workload_status"]["conditions"][1]["time_s"] == 330.0

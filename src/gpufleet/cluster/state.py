@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpufleet.cluster.pod_index import PodIndex
-from gpufleet.model.node import Node
+from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU, MEMORY, PODS, native_first
 
@@ -215,6 +215,13 @@ class ClusterState:
     def set_labels(self, name: str, labels: dict[str, str]) -> None:
         """Replace a node's labels (GPU Feature Discovery relabelling it, for example)."""
         self.nodes[self.index[name]].labels = dict(labels)
+        self.static_rows.append(self.index[name])
+        self.static_version += 1
+
+    def set_taints(self, name: str, taints: tuple[Taint, ...]) -> None:
+        """Replace a node's taints (cluster-autoscaler's soft ``DeletionCandidateOfClusterAutoscaler`` taint
+        put on or taken off, for example): a static fact, so the row is re-evaluated by the shape caches."""
+        self.nodes[self.index[name]].taints = taints
         self.static_rows.append(self.index[name])
         self.static_version += 1
 

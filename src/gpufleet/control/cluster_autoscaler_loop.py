@@ -28,7 +28,10 @@ finds the cluster unhealthy logs a ``cluster-unhealthy`` event, the first that f
 cluster is unhealthy, or a group not ready for scale-up, ``pod_hints`` says so for a pending pod. A
 ``zeroOrMaxNodeScaling`` pool grows by all its nodes at once; a launch the cloud refuses deletes them all
 (``overrideNodesToDeleteForZeroOrMax``), and the nodes it scales down are deleted as one batch, once the last
-of them is drained (``GroupDeletionScheduler``).
+of them is drained (``GroupDeletionScheduler``). After each scan's scale-down the unneeded nodes get the soft
+taint ``DeletionCandidateOfClusterAutoscaler=<unix time>:PreferNoSchedule`` and the nodes needed again
+lose it, at most ``maxBulkSoftTaintCount`` (10) a scan (``autoscaling.soft_taints``; ``soft-taint`` and
+``soft-taint-removed`` events): the scheduler's TaintToleration scores those nodes lower.
 
 The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
 timer and its own bookkeeping, reads the cluster and acts through a ``control.port.NodeGroupPort``.
@@ -80,6 +83,14 @@ from gpufleet.autoscaling.scale_down import (
     UtilizationRule,
 )
 from gpufleet.autoscaling.scale_up import NOT_READY, PoolOption
+from gpufleet.autoscaling.soft_taints import (
+    DELETION_CANDIDATE_TAINT_KEY,
+    deletion_candidate_taint,
+    has_deletion_candidate_taint,
+    update_soft_deletion_taints,
+    with_deletion_candidate,
+    without_deletion_candidate,
+)
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
 from gpufleet.model.node import Node
@@ -94,7 +105,7 @@ from gpufleet.workloads.daemonset import daemon_should_run
 class ScaleEvent:
     t_s: float
     #: scale-up | scale-up-failed | scale-down | provision-timeout | spot-reclaim | no-scale-up |
-    #: cluster-unhealthy | cluster-healthy
+    #: cluster-unhealthy | cluster-healthy | soft-taint | soft-taint-removed
     kind: str
     pool: str | None
     nodes: tuple[str, ...]
@@ -150,9 +161,11 @@ class ClusterAutoscalerLoop:
         expander_priorities: Sequence[tuple[int, str]],
         seed: int,
         events: list[ScaleEvent] | None = None,
+        start_time_s: float = 0.0,
     ):
         """``expander_priorities``: the priority expander's ConfigMap (priority, pool-name regex);
-        ``events``: the log its events go to (shared with the cloud's, in the simulator)."""
+        ``events``: the log its events go to (shared with the cloud's, in the simulator); ``start_time_s``:
+        the Unix time of the clock's 0 (what the soft taints' values read)."""
         self.port = port
         self.clock = clock
         self.settings = settings
@@ -194,6 +207,9 @@ class ClusterAutoscalerLoop:
         self._unremovable_until: dict[str, float] = {}
         self.gauges = ScaleDownGauges()
         self._cut = False  # the last scan stopped at unneededNodesLimit
+        self.start_time_s = start_time_s
+        #: the nodes with the soft DeletionCandidate taint (None: not read from the cluster yet)
+        self._soft_tainted: set[str] | None = None
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -218,7 +234,8 @@ class ClusterAutoscalerLoop:
         groups = self.port.node_groups.values()
         healthy = self._cluster_healthy()
         if healthy:
-            acted = self._scale_up() | self._scale_down() | self._keep_warm()
+            acted = self._scale_up() | self._scale_down()
+            acted |= self._update_soft_taints() | self._keep_warm()
         else:  # RunOnce stops here: the unneeded nodes are forgotten (CleanUpUnneededNodes), looked for again
             acted, self.unneeded_since, self._assessed = False, {}, None
         launching = any(g.launching for g in groups)
@@ -672,6 +689,46 @@ class ClusterAutoscalerLoop:
             grace = batch[c.group] if c.atomic else graces[c.node]
             self.clock.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
         return reply.acted
+
+    def _update_soft_taints(self) -> bool:
+        """``updateSoftDeletionTaints``, after each scan's scale-down (``autoscaling.soft_taints``): the
+        unneeded nodes of its groups get the DeletionCandidate taint, its groups' other nodes lose it, nodes
+        being deleted left alone, within ``--max-bulk-soft-taint-count``; each scan that changes some logs a
+        ``soft-taint`` and/or ``soft-taint-removed`` event. True when some were left for the next scan."""
+        budget = self.settings.max_bulk_soft_taint_count
+        if budget == 0:
+            return False
+        state = self.port.state
+        tainted = self._soft_tainted
+        if tainted is None:  # (the cluster's own: a snapshot's nodes may carry it)
+            tainted = {
+                n for n in state.node_names() if has_deletion_candidate_taint(state.nodes[state.index[n]])
+            }
+            self._soft_tainted = tainted
+        tainted.intersection_update(state.index)  # a deleted node took its taint with it
+        if not tainted and not self.unneeded_since:
+            return False
+        selected = {n for g in self.port.node_groups.values() if g.pool.autoscaled for n in g.nodes}
+        unneeded = [state.nodes[state.index[n]] for n in sorted(self.unneeded_since) if n in selected]
+        needed = [
+            state.nodes[state.index[n]] for n in sorted(tainted - self.unneeded_since.keys()) if n in selected
+        ]
+        update = update_soft_deletion_taints(unneeded, needed, self.deleting, budget)
+        now = self.clock.now
+        for name in update.clean:
+            self.port.set_node_taints(name, without_deletion_candidate(state.nodes[state.index[name]]))
+            tainted.discard(name)
+        unix = self.start_time_s + now
+        for name in update.mark:
+            self.port.set_node_taints(name, with_deletion_candidate(state.nodes[state.index[name]], unix))
+            tainted.add(name)
+        if update.clean:
+            self.events.append(ScaleEvent(now, "soft-taint-removed", None, update.clean))
+        if update.mark:
+            taint = deletion_candidate_taint(unix)
+            reason = f"{DELETION_CANDIDATE_TAINT_KEY}={taint.value}:{taint.effect}"
+            self.events.append(ScaleEvent(now, "soft-taint", None, update.mark, reason=reason))
+        return update.skipped > 0
 
     def _not_assessed_again(self) -> tuple[tuple[str, Unremovable], ...]:
         """The last scan's candidates that are not unneeded, as a scan of the unchanged cluster finds them:

@@ -73,7 +73,7 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, Resources, add
 from gpufleet.model.workloads import PodSet
 from gpufleet.scheduling.kueue.admission import schedule
-from gpufleet.scheduling.kueue.flavors import Assignment
+from gpufleet.scheduling.kueue.flavors import Assignment, implied_tas
 from gpufleet.scheduling.kueue.pods_ready import (
     DEACTIVATED_MESSAGE,
     TIMEOUT_MESSAGE,
@@ -83,7 +83,7 @@ from gpufleet.scheduling.kueue.pods_ready import (
     pods_ready_deadline,
     queue_order_time,
 )
-from gpufleet.scheduling.kueue.topology import NodeRoom, TopologyRequest, group_of, request_of
+from gpufleet.scheduling.kueue.topology import NodeRoom, group_of, request_for, request_of
 from gpufleet.scheduling.kueue.workload import POD_SET, Admitted, PodSetResources, Workload
 from gpufleet.workloads.kind import implements
 
@@ -393,13 +393,16 @@ class KueueQueues:
             annotations = s.template.annotations
             asked = request_of(annotations)
             each = dict(s.template.requests)
-            topology = None if asked is None else TopologyRequest(s.name, s.count, each, *asked)
+            topology = None if asked is None else request_for(s.name, s.count, each, s.template, *asked)
             named = group_of(annotations)
             entries.append(PodSetResources(s.name, s.count, total, s.template, topology, named, s.min_count))
         priority = self.objects.priority(wl.key, template.labels, template.priority)
         last = (wl.evictions[-1]["t_s"], wl.evictions[-1]["reason"]) if wl.evictions else None
         created = queue_order_time(self.objects.wait_for_pods_ready, wl.created_s, last)
         workload = Workload(wl.key, lq.cluster_queue, priority, created, wl.order, tuple(entries))
+        cq = self.objects.cluster_queues.get(lq.cluster_queue)
+        if cq is not None:  # a TAS-only queue's pod sets ask for TAS implicitly (``isTASImplied``)
+            workload = implied_tas(workload, cq, self.objects.flavors)
         reclaim = self._reclaimable(wl.controller)
         return workload if reclaim is None else workload.reclaimed(*reclaim)
 
@@ -415,7 +418,7 @@ class KueueQueues:
         rooms = {}
         for i in state.active_indices().tolist():
             node = state.nodes[i]
-            rooms[node.name] = NodeRoom(node.labels, {r: state.free_on(i, r) for r in resources})
+            rooms[node.name] = NodeRoom(node.labels, {r: state.free_on(i, r) for r in resources}, node.taints)
         for wl in self.workloads.values():
             for key, node in wl.host_of.items():
                 rec = self.port.pods[key]

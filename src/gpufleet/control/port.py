@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import ResourceSlice
-from gpufleet.model.node import Toleration
+from gpufleet.model.node import Taint, Toleration
 from gpufleet.model.pod import Pod
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
 from gpufleet.model.workloads import Job, PodGroup, PodSet
@@ -248,6 +248,11 @@ class NodeGroupPort(ClusterReads, Protocol):
         """The pod waits for a node being provisioned for it (``TriggeredScaleUp``), or no longer."""
         ...
 
+    def set_node_taints(self, name: str, taints: tuple[Taint, ...]) -> None:
+        """Replace the node's ``spec.taints`` (cluster-autoscaler's soft DeletionCandidate taint put on or
+        taken off); the schedulers see the node updated."""
+        ...
+
 
 class WorkloadPort(ClusterReads, Protocol):
     """What the HPA controller and KEDA read and change."""
@@ -276,6 +281,11 @@ class WorkloadPort(ClusterReads, Protocol):
         """Where the pod's per-pod metrics come from: pods of one source read the same value of each
         metric at any one time (the simulator's pods share their Traffic's; elsewhere each pod is its
         own). It stays the same while the pod is one of its scale target's pods."""
+        ...
+
+    def pod_resource_usage(self, pod: PodStatus, resource: str) -> float | None:
+        """What the metrics server reports of a running pod's ``resource`` usage (``cpu``: cores,
+        ``memory``: bytes); None when it reports none (the pod does not run, or nothing models its usage)."""
         ...
 
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:

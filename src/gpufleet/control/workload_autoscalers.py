@@ -10,8 +10,11 @@ popped); a ``cron`` trigger reads the wall-clock time, the clock's time after
 ``wall_clock_start_s`` (the Simulation's ``startTime``); a Pods metric reads a per-pod metric
 (``queue_length``, ``requests_per_second``, ``DCGM_FI_DEV_GPU_UTIL``; the simulator's ``Traffic``
 yields them); a ``prometheus`` trigger evaluates its PromQL query over every pod's series
-(``control.pod_series``, ``autoscaling.promql_eval``); a cpu/memory trigger is a Resource metric of
-the HPA, which reads no usage (gpufleet has no CPU or memory usage model), as an HPA's own does.
+(``control.pod_series``, ``autoscaling.promql_eval``); a Resource metric (an HPA's own, or the one a
+KEDA cpu/memory trigger gives its HPA) reads each running pod's usage as the metrics server reports it
+(``WorkloadPort.pod_resource_usage``: a Traffic's usage fields or the pod's ``gpufleet.io/cpu-usage`` /
+``memory-usage``); a pod without one has no sample, which the replica calculation treats as upstream's
+does a missing pod (an HPA none of whose pods has a sample holds).
 A ScaledJob's pending Jobs are counted as KEDA's ``getPendingJobCount`` does
 (``autoscaling.keda_scaled_job.job_is_pending``).
 """
@@ -61,6 +64,10 @@ from gpufleet.model.keda import (
 )
 from gpufleet.model.workloads import Job
 from gpufleet.workloads.kind import ReplicaBound
+
+#: the window of a resource sample: metrics-server's ``--metric-resolution`` default (its CPU rate is taken
+#: over the last two scrapes), seconds; the sample is stamped at the sync that reads it
+METRICS_SERVER_WINDOW_S = 15.0
 
 #: what the HPA controller reads of a pod (``_hpa_pod``): its object and status
 HPA_READS = ("pod", "phase", "ready", "working_s", "running_s", "terminating")
@@ -225,7 +232,8 @@ class WorkloadAutoscalers:
 
     def _values(self, rt: HpaRuntime, statuses: list[PodStatus]) -> tuple[object, ...]:
         """What each metric reads now: a Pods metric each pod's value, in order (None for a pod not ready),
-        read once per metric source; an External metric of KEDA's its trigger's value; others None."""
+        read once per metric source; a Resource metric each pod's usage, in order (None: no sample); an
+        External metric of KEDA's its trigger's value; others None."""
         values: list[object] = []
         for metric in rt.hpa.spec.effective_metrics():
             if isinstance(metric, PodsMetricSource):
@@ -251,8 +259,11 @@ class WorkloadAutoscalers:
                     ready = sum(1 for s in statuses if s.phase == "Running" and s.ready)
                     value = rt.fallback.metric_value(index, value, current, ready)
                 values.append(value)
+            elif isinstance(metric, ResourceMetricSource):
+                usage = self.port.pod_resource_usage
+                values.append(tuple(usage(r, metric.name) for r in statuses))
             else:
-                values.append(None)  # Resource, Object and unknown External metrics: no usage model
+                values.append(None)  # Object and unknown External metrics: nothing models them
         return tuple(values)
 
     def _observations(
@@ -273,6 +284,15 @@ class WorkloadAutoscalers:
                             sample = read[each] = PodMetric(round(each * 1000), now)
                         samples[r.pod.name] = sample
                 out.append(samples)
+            elif isinstance(metric, ResourceMetricSource):
+                assert isinstance(value, tuple)
+                out.append(
+                    {
+                        r.pod.name: PodMetric(round(each * 1000), now, METRICS_SERVER_WINDOW_S)
+                        for r, each in zip(statuses, value, strict=True)
+                        if each is not None
+                    }
+                )
             elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
                 assert value is None or isinstance(value, float)
                 out.append(None if value is None else [round(value * 1000)])

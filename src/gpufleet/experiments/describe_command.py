@@ -85,7 +85,13 @@ def _from_summary(name: str, path: Path, namespace: str | None) -> dict[str, Any
         raise DescribeError([f"{where}: not a gpufleet summary.json ({exc})"]) from None
     key = _find(name, [str(p["name"]) for p in pods], namespace)
     record = [p for p in pods if p["name"] == key][-1]  # a name created again: its latest pod
-    return described_from_record(record, end)
+    return described_from_record(record, end, workload_status=_workload_status(summary, record))
+
+
+def _workload_status(summary: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The status of the pod's workload in ``summary.json`` (``workload_status``), None when it has none."""
+    found = (summary.get("workload_status") or {}).get(record.get("workload"))
+    return found if isinstance(found, dict) else None
 
 
 def _from_dump(
@@ -130,4 +136,6 @@ def _simulated(
     key = _find(name, [str(p["name"]) for p in summary["pods"]], namespace)
     record = [p for p in summary["pods"] if p["name"] == key][-1]
     live = sim.records[key]
-    return described_from_record(record, sim.end_time, live.pod, list(live.log))
+    return described_from_record(
+        record, sim.end_time, live.pod, list(live.log), _workload_status(summary, record)
+    )

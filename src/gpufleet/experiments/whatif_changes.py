@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpufleet.autoscaling.scale_down import TO_BE_DELETED
+from gpufleet.autoscaling.soft_taints import DELETION_CANDIDATE_TAINT_KEY
 from gpufleet.experiments.overrides import OverrideError
 from gpufleet.experiments.overrides import apply as apply_overrides
 from gpufleet.experiments.whatif_owners import controllers, owned_by, templates
@@ -54,6 +56,8 @@ DEFAULT_SCHEDULER = "default-scheduler"
 SCHEDULER_CONFIG_KIND = "KubeSchedulerConfiguration"
 _HOSTNAME_LABEL = "kubernetes.io/hostname"
 _LIFECYCLE_TAINTS = "node.kubernetes.io/"
+#: cluster-autoscaler's taints on a node it deletes or may delete (``SanitizeTaints`` drops them)
+_AUTOSCALER_TAINTS = (TO_BE_DELETED.key, DELETION_CANDIDATE_TAINT_KEY)
 _FINISHED = ("Succeeded", "Failed")
 _COSCHEDULING = "Coscheduling"
 POOL_SUFFIX = "-whatif"
@@ -381,12 +385,15 @@ def _job_of(key: tuple[str, str], pods: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _template(node: dict[str, Any]) -> dict[str, Any]:
-    """A NodePool template like ``node``: what a new node of the same machine type would carry."""
+    """A NodePool template like ``node``: what a new node of the same machine type would carry. Its taints
+    without those of the node's state: the node lifecycle controller's and ``kubectl cordon``'s, and
+    cluster-autoscaler's own (``ToBeDeletedByClusterAutoscaler``, ``DeletionCandidateOfClusterAutoscaler``),
+    which it drops too when it makes a template from a node (``taints.SanitizeTaints``)."""
     labels = {k: v for k, v in _labels(node).items() if k != _HOSTNAME_LABEL}
     taints = [
         t
         for t in items(mapping(node.get("spec")).get("taints"))
-        if not str(t.get("key", "")).startswith(_LIFECYCLE_TAINTS)
+        if not str(t.get("key", "")).startswith(_LIFECYCLE_TAINTS) and t.get("key") not in _AUTOSCALER_TAINTS
     ]
     status = mapping(node.get("status"))
     template: dict[str, Any] = {"metadata": {"labels": labels}}

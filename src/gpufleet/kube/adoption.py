@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpufleet.kube.objects import items, mapping
+from gpufleet.model.completion_indexes import parse_indexes
 from gpufleet.model.owned import Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef
 from gpufleet.model.scenario import BarePod, Scenario
@@ -208,24 +209,3 @@ def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, An
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def parse_indexes(value: object, completions: int | None) -> frozenset[int]:
-    """``status.completedIndexes`` (``1,3-5``) as a set, as ``parseIndexesFromString`` reads it: a part
-    that does not parse is skipped, an interval is cut at ``completions`` and none from there on is read
-    (None: no limit)."""
-    found: set[int] = set()
-    for part in str(value or "").split(","):
-        limits = part.split("-")
-        if not limits[0].isdigit():
-            continue
-        first = int(limits[0])
-        if completions is not None and first >= completions:
-            break
-        if len(limits) > 1 and not limits[1].isdigit():
-            continue
-        last = int(limits[1]) if len(limits) > 1 else first
-        if completions is not None:
-            last = min(last, completions - 1)
-        found.update(range(first, last + 1))
-    return frozenset(found)

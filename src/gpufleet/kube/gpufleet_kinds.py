@@ -10,6 +10,7 @@ entries; the minima bound scale-down, not modelled: a warning),
 ``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
 ``ignoreDaemonsetsUtilization``, ``unremovableNodeRecheckTimeout``, ``maxScaleDownParallelism`` and
 ``maxDrainParallelism`` (integers, 0 or more: 10 and 1 by default; 0 deletes no node, or drains none),
+``maxBulkSoftTaintCount`` (0 or more, 10 by default: the DeletionCandidate soft taints a scan changes),
 ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``, ``nodeGroupBackoffResetTimeout``), with
 upstream's defaults. ``NodePool``:
 ``replicas``, a Node-like ``template`` (validated against the Kubernetes Node schema), ``min``, ``max``,
@@ -26,8 +27,12 @@ work}`` batches) and/or ``rate`` (``{perHour, work, from, until}``, Poisson arri
 as ``rps`` steps ``{at, value}`` in time order, and what one replica serves
 (``perReplicaRps``); optionally ``timeoutSeconds`` (a request that would wait longer gives up, as
 a client or gateway timeout does) and ``maxQueue`` (requests arriving while that many wait are
-refused, as vLLM's or Triton's bounded queue answers 503/429). Times are Go durations from the
-start of the simulation.
+refused, as vLLM's or Triton's bounded queue answers 503/429), and the CPU and memory its pods use
+(quantities, 0 or more, as the metrics server reports them to an HPA's Resource metric):
+``cpuPerRequest`` (CPU-seconds per served request, e.g. ``20m``), ``idleCpu`` (cores, every running pod),
+``idleMemory`` (bytes, every running pod) and ``memoryPerQueuedRequest`` (bytes per request waiting on a
+serving pod); ``gpufleet.sim.traffic`` says how they combine. Times are Go durations from the start
+of the simulation.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from gpufleet.kube.spec_model import (
 from gpufleet.lifecycle.node_start import parse_provisioning
 from gpufleet.model.gfd_labels import gfd_labels, node_capacity
 from gpufleet.model.gpu_catalog import CATALOG, GpuModel, lookup
-from gpufleet.model.load import FeedItems, FeedRate, QueueFeed, Traffic
+from gpufleet.model.load import FeedItems, FeedRate, QueueFeed, Traffic, TrafficUsage
 from gpufleet.model.mig import MigLayoutError
 from gpufleet.model.mig_configs import (
     DEFAULT_RECONFIGURE_S,
@@ -69,7 +74,7 @@ from gpufleet.model.mig_configs import (
     config_layout,
 )
 from gpufleet.model.node import Node
-from gpufleet.model.quantity import parse_duration
+from gpufleet.model.quantity import parse_duration, parse_quantity
 from gpufleet.model.simulation import AutoscalerSettings, NodePool, SimulationSettings, Stock
 
 NODE_DEFINITION = "io.k8s.api.core.v1.Node"
@@ -148,6 +153,7 @@ class Autoscaler(SpecModel):
     max_node_group_backoff_duration: Duration | None = None
     node_group_backoff_reset_timeout: Duration | None = None
     ok_total_unready_count: NonNegativeInt | None = None
+    max_bulk_soft_taint_count: NonNegativeInt | None = None
     max_total_unready_percentage: float | None = None  # (the flag's float, unchecked as upstream's)
     gpu_aware_scale_down: bool | None = None
 
@@ -235,6 +241,7 @@ class Autoscaler(SpecModel):
             "max_backoff_s": self.max_node_group_backoff_duration,
             "backoff_reset_s": self.node_group_backoff_reset_timeout,
             "ok_total_unready_count": self.ok_total_unready_count,
+            "max_bulk_soft_taint_count": self.max_bulk_soft_taint_count,
             "max_total_unready_percentage": self.max_total_unready_percentage,
             "gpu_aware_scale_down": self.gpu_aware_scale_down,
         }
@@ -491,6 +498,17 @@ NonNegativeDuration = Annotated[float, BeforeValidator(parse_duration), Field(ge
 PositiveNumber = Annotated[float, Field(gt=0)]
 
 
+def _non_negative_quantity(value: object) -> float:
+    """A Kubernetes quantity (``250m``, ``2``, ``512Mi``), 0 or more."""
+    amount = parse_quantity(value)
+    if amount < 0:
+        raise ValueError(invalid(value, "must be greater than or equal to 0"))
+    return float(amount)
+
+
+NonNegativeQuantity = Annotated[float, BeforeValidator(_non_negative_quantity)]
+
+
 def _named(value: object) -> object:
     """A name must not be empty (other types are left to the strict ``str`` check)."""
     if isinstance(value, str) and not value.strip():
@@ -532,6 +550,10 @@ class TrafficSpec(SpecModel):
     per_replica_rps: PositiveNumber
     timeout_seconds: PositiveNumber | None = None
     max_queue: NonNegativeInt | None = None
+    cpu_per_request: NonNegativeQuantity | None = None
+    idle_cpu: NonNegativeQuantity | None = None
+    idle_memory: NonNegativeQuantity | None = None
+    memory_per_queued_request: NonNegativeQuantity | None = None
 
 
 def queue_feed(meta: Meta, body: Mapping[str, Any], report: Reporter) -> QueueFeed | None:
@@ -585,4 +607,7 @@ def traffic(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Traffic | 
         spec.target_kind,
         timeout_s=spec.timeout_seconds,
         max_queue=spec.max_queue,
+        usage=TrafficUsage(
+            spec.cpu_per_request, spec.idle_cpu, spec.idle_memory, spec.memory_per_queued_request
+        ),
     )

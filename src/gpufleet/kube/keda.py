@@ -15,8 +15,10 @@ Fields that only matter for talking to real servers (``authenticationRef``,
 so are a prometheus trigger's connection, TLS, auth and cloud metadata keys (``unsafeSsl``,
 ``authModes``, ``customHeaders``, ...: ``PROMETHEUS_CONNECTION_KEYS``), which KEDA's
 ``prometheusMetadata`` parses but a simulated query does without. A cron trigger's unknown
-``timezone``, a cpu/memory trigger (its Resource metric reads no usage) and its ``containerName``
-(a ``ContainerResource`` metric, not modelled) are warnings too.
+``timezone``, a cpu/memory trigger's ``containerName`` (a ``ContainerResource`` metric, not modelled)
+and a ScaledJob's cpu/memory trigger (nothing reads its usage) are warnings too; a ScaledObject's
+cpu/memory trigger is a warning where its target's pods have no usage of that resource (the loader
+checks it against the scenario: ``kube.load``).
 """
 
 from __future__ import annotations
@@ -208,7 +210,7 @@ def scaled_object(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Scal
     except KedaSpecError as err:
         _model_error(report, err)
         return None
-    _warn_queries(scaled.triggers, report)
+    _warn_queries(scaled.triggers, report, resource_usage_checked=True)
     return scaled
 
 
@@ -242,11 +244,13 @@ def scaled_job(
     return scaled, job
 
 
-def _warn_queries(triggers: tuple[ScaleTrigger, ...], report: Reporter) -> None:
+def _warn_queries(
+    triggers: tuple[ScaleTrigger, ...], report: Reporter, resource_usage_checked: bool = False
+) -> None:
     """What makes a trigger fail or do nothing at run time: a query that can return several series
     (KEDA's prometheus scaler fails), a cron trigger's timezone with no IANA zone (its scaler fails at
-    every poll), a cpu/memory trigger's Resource metric (no usage model) or ``ContainerResource`` one
-    (not modelled)."""
+    every poll), a cpu/memory trigger's Resource metric (unless ``resource_usage_checked``: the loader
+    warns where the target's pods have no usage) or ``ContainerResource`` one (not modelled)."""
     for i, trigger in enumerate(triggers):
         scaler = trigger.scaler
         if isinstance(scaler, CronScaler) and scaler.zone is None:
@@ -261,7 +265,7 @@ def _warn_queries(triggers: tuple[ScaleTrigger, ...], report: Reporter) -> None:
                     f"spec.triggers[{i}].metadata.containerName",
                     note="a ContainerResource metric; the HPA KEDA writes is left without it",
                 )
-            else:
+            elif not resource_usage_checked:
                 report.warn(
                     f"spec.triggers[{i}]",
                     f"gpufleet has no {scaler.resource} usage model: the Resource metric this trigger "

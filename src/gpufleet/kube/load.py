@@ -50,7 +50,7 @@ from gpufleet.kube import (
 from gpufleet.kube.documents import Document, read_documents
 from gpufleet.kube.kinds import Handling, Kind
 from gpufleet.kube.objects import Meta, mapping
-from gpufleet.kube.pod_annotations import CONSUMES, DURATION
+from gpufleet.kube.pod_annotations import CONSUMES, DURATION, PREFIX
 from gpufleet.kube.priority_expander import is_priority_config, parse_priorities
 from gpufleet.kube.problems import (
     Location,
@@ -66,6 +66,7 @@ from gpufleet.kube.problems import (
 from gpufleet.kube.scheduler_config import scheduler_config
 from gpufleet.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from gpufleet.model.generated_names import unique_name
+from gpufleet.model.keda import ResourceScaler
 from gpufleet.model.load import QueueFeed
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, Pod
 from gpufleet.model.resources import Resources
@@ -197,6 +198,9 @@ class _Target:
     kind: str = "Deployment"
     api_version: str = "apps/v1"
     required: bool = False  # an error, not a warning, when it names no such object
+    #: (field path, resource) of each cpu/memory trigger of a ScaledObject, checked for a usage of its
+    #: pods (``_warn_without_usage``; an HPA's own Resource metrics are not: gpufleet never warned of them)
+    resources: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -665,8 +669,19 @@ class _Loader:
             return
         if entry.report.error_count == errors and not entry.malformed:
             ref = spec.scale_target_ref
+            resources = tuple(
+                (f"spec.triggers[{i}]", t.scaler.resource)
+                for i, t in enumerate(spec.triggers)
+                if isinstance(t.scaler, ResourceScaler) and t.scaler.container_name is None
+            )
             target = _Target(
-                entry.report, "spec.scaleTargetRef", spec.namespace, ref.name, ref.kind, ref.api_version
+                entry.report,
+                "spec.scaleTargetRef",
+                spec.namespace,
+                ref.name,
+                ref.kind,
+                ref.api_version,
+                resources=resources,
             )
             self._targets.append(target)
         self._scale.replicas(entry.report, "spec.maxReplicaCount", spec.max_replica_count)
@@ -749,6 +764,7 @@ class _Loader:
             if ref in scalable and target.api_version in (scalable[ref], ""):
                 if not target.required:  # an HPA or ScaledObject, not a Traffic
                     scalers.setdefault(ref, []).append(target)
+                    self._warn_without_usage(target)
                 continue
             if target.required:
                 detail = f"no {target.kind} in namespace {target.namespace}"
@@ -771,6 +787,41 @@ class _Loader:
                     "multiple HPAs, so the HPA controller computes no metrics for any of them "
                     "(AmbiguousSelector)",
                 )
+
+    def _warn_without_usage(self, target: _Target) -> None:
+        """A Resource metric whose target's pods have no usage of that resource (no Traffic aimed at the
+        target models it, its pod template has no ``gpufleet.io/<resource>-usage``): it reads no value and
+        the HPA holds on it."""
+        if not target.resources:
+            return
+        ref = (target.kind, target.namespace, target.name)
+        usage = [t.usage for t in self.scenario.traffic if (t.target_kind, t.namespace, t.target) == ref]
+        template = self._template_of(ref)
+        for path, resource in target.resources:
+            if any(u.models(resource) for u in usage):
+                continue
+            if template is not None and _annotated_usage(template, resource) is not None:
+                continue
+            target.report.warn(
+                path,
+                f"the pods of {target.kind} {target.namespace}/{target.name} have no {resource} usage "
+                f"(no Traffic aimed at it models it, no {PREFIX}{resource}-usage annotation): the Resource "
+                "metric reads no value and the HPA holds on it",
+            )
+
+    def _template_of(self, ref: tuple[str, str, str]) -> Pod | None:
+        """The pod template of the Deployment or ReplicaSet ``ref`` (kind, namespace, name)."""
+        kind, namespace, name = ref
+        if kind == "Deployment":
+            return next(
+                (d.template for d in self.scenario.deployments if (d.namespace, d.name) == (namespace, name)),
+                None,
+            )
+        for w in self.scenario.other_workloads:
+            template = getattr(w, "template", None)
+            if (w.namespace, w.name) == (namespace, name) and isinstance(template, Pod):
+                return template if controller_for(w).kind == kind else None
+        return None
 
     def _check_references(self) -> None:
         """Node names that a pool would stamp; pods naming missing PodGroups or nodes; scale targets."""
@@ -800,6 +851,12 @@ class _Loader:
                 report.warn(path, f'no PodGroup "{group}" in namespace {pod.namespace}')
             if pod.node_name is not None and not exists(pod.node_name):
                 report.warn(join(prefix, "spec.nodeName"), f'no Node "{pod.node_name}" in the scenario')
+
+
+def _annotated_usage(template: Pod, resource: str) -> float | None:
+    """The template's ``gpufleet.io/cpu-usage`` or ``memory-usage``, if any."""
+    behavior = template.behavior
+    return behavior.cpu_usage if resource == "cpu" else behavior.memory_usage_bytes
 
 
 def _warn_if_endless(entry: _Entry, templates: Sequence[tuple[str, Pod]], batch: bool = False) -> None:

@@ -3,10 +3,11 @@
 Every annotation becomes a ``Behavior`` field: sizes are quantities (``140GB``, ``64Gi``),
 times are Go durations, flags are ``"true"``/``"false"``, and ``warmup`` is a duration or a
 ``{median, p95}`` / ``{min, max}`` mapping written as YAML or JSON (checked with
-``gpufleet.lifecycle.distributions``, kept as written). ``time-limit`` is the run time the user
-declares (Slurm's ``--time``): only the Backfill plugin reads it, never as the true duration. An
-unknown ``gpufleet.io/`` key is an error: it is most likely a typo, and a typo would otherwise
-silently change the simulation.
+``gpufleet.lifecycle.distributions``, kept as written). ``cpu-usage`` and ``memory-usage`` are a
+running pod's constant usage (quantities: cores, bytes), what the metrics server reports for it.
+``time-limit`` is the run time the user declares (Slurm's ``--time``): only the Backfill plugin reads
+it, never as the true duration. An unknown ``gpufleet.io/`` key is an error: it is most likely a
+typo, and a typo would otherwise silently change the simulation.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ REQUEUE_ON_SIGTERM = PREFIX + "requeue-on-sigterm"
 TIME_LIMIT = PREFIX + "time-limit"
 CONSUMES = PREFIX + "consumes"
 DELETE_AT = PREFIX + "delete-at"
+#: a running pod's constant CPU (cores) and memory (bytes) usage, as the metrics server reports it
+CPU_USAGE = PREFIX + "cpu-usage"
+MEMORY_USAGE = PREFIX + "memory-usage"
 UNGATE_AT = PREFIX + "ungate-at"
 #: written by gpufleet's live scheduler, not by users: the GPU indices a fractional share was placed on
 #: (docs/scheduler.md); read back by nothing (the model places a bound pod's share itself)
@@ -144,6 +148,8 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     TIME_LIMIT: _positive_duration,
     CONSUMES: _list_name,
     DELETE_AT: parse_duration,
+    CPU_USAGE: _size,
+    MEMORY_USAGE: _size,
     UNGATE_AT: _ungate_at,
     RAY_DEMAND: _ray_demand,
 }
@@ -219,6 +225,8 @@ def behavior(values: Mapping[str, object], image: str) -> Behavior:
         consumes=consumes if isinstance(consumes, str) else None,
         delete_at_s=number(values, DELETE_AT),
         ungate_at=_gate_times(values.get(UNGATE_AT)),
+        cpu_usage=number(values, CPU_USAGE),
+        memory_usage_bytes=number(values, MEMORY_USAGE),
     )
 
 

@@ -24,6 +24,7 @@ from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.pod_failure_policy import pod_failure_policy
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
+from gpufleet.kube.success_policy import success_policy
 from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, Workload
@@ -38,7 +39,6 @@ _UNMODELLED_JOB = (
     "suspend",
     "backoffLimitPerIndex",
     "maxFailedIndexes",
-    "successPolicy",
     "podReplacementPolicy",
     "managedBy",
 )
@@ -90,6 +90,8 @@ def job_from_spec(
         at_spec.not_modelled("completionMode", "Indexed", note="pods are named <job>-<index> in every mode")
         if completions is None:
             at_spec.error("completions", required("when completion mode is Indexed"))
+    indexed = mode == "Indexed"
+    succeeded_when = success_policy(spec, at_spec, indexed, completions)
     backoff_limit = _count(spec, "backoffLimit", DEFAULT_BACKOFF_LIMIT, at_spec)
     policy = pod_failure_policy(spec, at_spec)
     deadline = None
@@ -105,6 +107,8 @@ def job_from_spec(
         created,
         pod_failure_policy=policy,
         active_deadline_s=deadline,
+        indexed=indexed,
+        success_policy=succeeded_when,
     )
 
 

@@ -191,12 +191,18 @@ def run_cycle(
         else:
             decisions.gated += 1
 
-    timed: list[tuple[QueuedPod, float]] = []
-    outcomes = scheduler.run(now, lambda qp, _, seconds: timed.append((qp, seconds)))
+    timed: list[tuple[QueuedPod, float, bool]] = []
+    outcomes = scheduler.run(
+        now, lambda qp, outs, seconds: timed.append((qp, seconds, any(o.error for o in outs)))
+    )
     _sort(outcomes, queued, pods, decisions)
     bound = {p.pod.pod.key for b in decisions.bindings for p in b.members}
-    for qp, seconds in timed:  # a pod that waited at Permit is scheduled only if its gang was released
-        result = "scheduled" if qp.pod.key in bound else "unschedulable"
+    for (
+        qp,
+        seconds,
+        errored,
+    ) in timed:  # a pod that waited at Permit is scheduled only if its gang was released
+        result = "error" if errored else "scheduled" if qp.pod.key in bound else "unschedulable"
         decisions.attempts.append(Attempt(qp.pod.scheduler_name, result, seconds, queued[qp.pod.key]))
     decisions.gangs = _partial_gangs(groups, pods, assumed, decisions)
     decisions.fragmented_gpus = _fragmented(state, [live.pod.gpus for live in queued.values()])

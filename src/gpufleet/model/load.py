@@ -1,6 +1,6 @@
 """Load kinds (``gpufleet.io/v1alpha1``): ``QueueFeed`` (work items pushed to a named list, the way
 a Redis list feeds KEDA's ``redis`` trigger) and ``Traffic`` (inference requests aimed at a
-Deployment)."""
+Deployment, and the CPU and memory its pods use serving them: ``TrafficUsage``)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,30 @@ class QueueFeed:
 
 
 @dataclass(frozen=True)
+class TrafficUsage:
+    """What a Traffic's pods use, as the metrics server reads it (``gpufleet.sim.traffic``).
+
+    CPU (cores) is ``idle_cpu`` plus, on a serving pod, ``cpu_per_request`` CPU-seconds for each request
+    it serves per second; memory (bytes) is ``idle_memory`` plus, on a serving pod,
+    ``memory_per_queued_request`` for each request waiting on it. A resource with neither field set has
+    no usage (its pods report no sample: an HPA's Resource metric on it reads nothing).
+    """
+
+    cpu_per_request: float | None = None  # CPU-seconds per served request
+    idle_cpu: float | None = None  # cores, every running pod
+    idle_memory: float | None = None  # bytes, every running pod
+    memory_per_queued_request: float | None = None  # bytes per waiting request
+
+    def models(self, resource: str) -> bool:
+        """Whether the Traffic gives its pods a usage of ``resource`` (``cpu`` or ``memory``)."""
+        if resource == "cpu":
+            return self.cpu_per_request is not None or self.idle_cpu is not None
+        if resource == "memory":
+            return self.idle_memory is not None or self.memory_per_queued_request is not None
+        return False
+
+
+@dataclass(frozen=True)
 class Traffic:
     name: str
     namespace: str
@@ -43,3 +67,4 @@ class Traffic:
     target_kind: str = "Deployment"  # or "ReplicaSet" or "LeaderWorkerSet"
     timeout_s: float | None = None  # a request waiting longer gives up (a client or gateway timeout)
     max_queue: int | None = None  # requests arriving at this backlog are refused (HTTP 503/429)
+    usage: TrafficUsage = TrafficUsage()  # the CPU and memory its pods use

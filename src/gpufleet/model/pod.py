@@ -131,6 +131,10 @@ class Behavior:
     #: (``namespace/name``, size): the ranks of a distributed job its process waits for before it
     #: computes (torchrun's rendezvous, MPI's world), set by the job's controller; not a scheduling gang
     rendezvous: tuple[str, int] | None = None
+    #: gpufleet.io/cpu-usage, gpufleet.io/memory-usage: its constant usage while it runs (cores, bytes),
+    #: what the metrics server reports (it wins over its Traffic's)
+    cpu_usage: float | None = None
+    memory_usage_bytes: float | None = None
 
 
 #: A pod's behaviour where its annotations say nothing.

@@ -53,6 +53,9 @@ class AutoscalerSettings:
     #: (``IsNodeGroupHealthy``)
     ok_total_unready_count: int = 3
     max_total_unready_percentage: float = 45.0
+    #: --max-bulk-soft-taint-count: the DeletionCandidate soft taints a scan puts on unneeded nodes or takes
+    #: off needed ones, at most (0: none, and none kept; ``actuation.UpdateSoftDeletionTaints``)
+    max_bulk_soft_taint_count: int = 10
     #: gpufleet's GPU-aware option (not upstream): never drain a node where a GPU pod is computing.
     gpu_aware_scale_down: bool = False
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from gpufleet.model.completion_indexes import SuccessPolicy
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_failure_policy import PodFailurePolicy
 
@@ -57,6 +58,10 @@ class Job:
     pod_failure_policy: PodFailurePolicy | None = None
     #: ``spec.activeDeadlineSeconds``: how long it may be active before it fails (DeadlineExceeded)
     active_deadline_s: float | None = None
+    #: ``spec.completionMode: Indexed`` (pods are named ``<job>-<index>`` in either mode)
+    indexed: bool = False
+    #: ``spec.successPolicy`` of an Indexed Job (``model.completion_indexes``)
+    success_policy: SuccessPolicy | None = None
 
     @property
     def key(self) -> str:

@@ -79,10 +79,13 @@ def described_from_record(
     end_time_s: float,
     pod: Pod | None = None,
     log: Sequence[tuple[float, str]] | None = None,
+    workload_status: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A simulated pod: its summary ``record``, the run's end (ages count back from it), and when the
-    scenario was simulated here its ``Pod`` (labels, annotations, priority, requests) and state log."""
+    """A simulated pod: its summary ``record``, the run's end (ages count back from it), when the
+    scenario was simulated here its ``Pod`` (labels, annotations, priority, requests) and state log, and
+    its workload's status (``summary.json``'s ``workload_status``: a Job's conditions and counts)."""
     namespace, _, name = str(record["name"]).partition("/")
+    workload = str(record.get("workload") or "")
     bound = record["bound_s"] is not None
     running = record["running_s"] is not None
     ready = record["phase"] == "Running" and record["working_s"] is not None and record["deleted_s"] is None
@@ -103,6 +106,8 @@ def described_from_record(
         "deleted_s": record["deleted_s"],
         "reason": record["reason"],
         "message": record["message"],
+        "controlled_by": _controlled_by(workload),
+        "workload_status": dict(workload_status) if workload_status is not None else None,
         "requests": _units(pod.requests) if pod is not None else None,
         "limits": None,
         "gpus": record["gpus"],
@@ -118,6 +123,15 @@ def described_from_record(
         "end_time_s": end_time_s,
         "explanation": {"hints": hints} if (hints := (record["diagnosis"] or {}).get("hints")) else None,
     }
+
+
+def _controlled_by(workload: str) -> str | None:
+    """kubectl's ``Controlled By`` (``Kind/name``) of ``pods[].workload`` (``Kind/ns/name``); None for
+    a pod of its own."""
+    kind, _, rest = workload.partition("/")
+    if not rest or kind == "Pod":
+        return None
+    return f"{kind}/{rest.partition('/')[2]}"
 
 
 def _units(resources: Mapping[str, int]) -> dict[str, str]:
@@ -226,6 +240,15 @@ def described_from_kubectl(
         "phase": status.get("phase"),
         "reason": status.get("reason"),
         "message": status.get("message"),
+        "controlled_by": next(
+            (
+                f"{ref.get('kind')}/{ref.get('name')}"
+                for ref in meta.get("ownerReferences") or []
+                if isinstance(ref, Mapping) and ref.get("controller")
+            ),
+            None,
+        ),
+        "workload_status": None,
         "containers": [
             {
                 "name": c.get("name"),
@@ -324,12 +347,15 @@ def render_described(d: Mapping[str, Any], console: Console) -> None:
         field("Reason", d["reason"])
     if d["message"]:
         field("Message", d["message"])
+    if d.get("controlled_by"):
+        field("Controlled By", d["controlled_by"])
     _containers(d, lines, unknown)
     if d["conditions"]:
         lines.append("Conditions:")
         lines.extend(_aligned([("Type", "Status"), *((c["type"], c["status"]) for c in d["conditions"])]))
     else:
         lines.append(f"{'Conditions:':<{LABEL_WIDTH}}<none>")
+    lines += _workload_status(d)
     lines += _events(d) + _stages_lines(d) + _explanation(d)
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -370,6 +396,27 @@ def _containers(d: Mapping[str, Any], lines: list[str], unknown: str) -> None:
     for claim in d.get("claims") or []:
         held = ", ".join(f"{r['request']}: {r['device']}" for r in claim["results"])
         lines.append(f"    ResourceClaim {claim['name']}: {held}")
+
+
+def _workload_status(d: Mapping[str, Any]) -> list[str]:
+    """The pod's Job as ``kubectl describe job`` shows it: its pod counts and its conditions, each
+    with the simulated time it first held."""
+    status = d.get("workload_status")
+    if not status:
+        return []
+    kind = str(d["controlled_by"]).partition("/")[0]
+    counts = f"{status['active']} Active / {status['succeeded']} Succeeded / {status['failed']} Failed"
+    if status.get("terminating"):
+        counts += f" / {status['terminating']} Terminating"
+    label = f"{kind} Pods Statuses:"
+    lines = [label.ljust(max(LABEL_WIDTH, len(label) + 2)) + counts]
+    conditions = status["conditions"]
+    if not conditions:
+        return [*lines, f"{kind + ' Conditions:':<{LABEL_WIDTH}}<none>"]
+    rows = [("Type", "Status", "Reason", "Since", "Message")]
+    for c in conditions:
+        rows.append((c["type"], c["status"], c["reason"], f"t={human_duration(c['time_s'])}", c["message"]))
+    return [*lines, f"{kind} Conditions:", *_aligned(rows)]
 
 
 def _aligned(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gpufleet.cluster.state import ClusterState
+from gpufleet.gpus.dra.allocator import AllocationError
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.scheduling.framework import StaticFilter
@@ -133,6 +134,10 @@ def diagnose(
     }
 
 
+#: what gpufleet adds to a CEL runtime error of a missing attribute
+ROBUST_SELECTOR = "a robust selector checks for an attribute first, e.g. with has() or 'in'"
+
+
 def claim_hints(state: ClusterState, pod: Pod, nodes: Sequence[int]) -> list[str]:
     """Why the pod's ResourceClaims cannot be allocated on the nodes it may use (the first ``CLAIM_NODES``):
     each distinct reason of gpufleet's allocator (``claim default/c, request gpu: needs 1 matching device(s),
@@ -144,7 +149,12 @@ def claim_hints(state: ClusterState, pod: Pod, nodes: Sequence[int]) -> list[str
     for i in nodes[:CLAIM_NODES]:
         node = state.nodes[i]
         outcome = dra.try_node(pod, node)
-        if isinstance(outcome, str):
+        if isinstance(outcome, AllocationError):  # the Filter's Error status: the allocator's error, whole
+            text = str(outcome)
+            if "CEL runtime error: no such key" in text:
+                text += f" ({ROBUST_SELECTOR})"
+            where.setdefault(text, []).append(node.name)
+        elif isinstance(outcome, str):
             where.setdefault(outcome.split(": ", 1)[-1], []).append(node.name)
     hints = []
     for reason, names in where.items():

@@ -63,6 +63,30 @@ class Status:
 SUCCESS = Status()
 
 
+class PluginError(Exception):
+    """A plugin's ``Error`` status (``framework.AsStatus(err)``): not a verdict on a node but a failure
+    of the attempt. kube-scheduler stops filtering (``findNodesThatPassFilters`` cancels the other
+    nodes), runs no PostFilter (no preemption) and fails the attempt with the error, not a FitError:
+    ``handleSchedulingFailure`` records ``FailedScheduling`` with the error's text and the condition
+    reason ``SchedulerError``, and the pod, rejected by no plugin, goes back through the backoff queue.
+    A plugin raises it from any extension point with :func:`filter_error` (or its own words); the
+    scheduler catches it once per attempt, so filtering pays nothing for it."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+    @property
+    def message(self) -> str:
+        return self.status.message
+
+
+def filter_error(plugin: str, error: str) -> PluginError:
+    """``RunFilterPlugins``' wording of a Filter plugin's Error status: ``running "<plugin>" filter
+    plugin: <error>``, the plugin named as the status's."""
+    return PluginError(Status(Code.ERROR, (f'running "{plugin}" filter plugin: {error}',), plugin))
+
+
 @dataclass
 class PodContext:
     """One pod in one scheduling cycle: its request vectors over the cluster's resource columns."""

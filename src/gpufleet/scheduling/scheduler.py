@@ -49,6 +49,7 @@ from gpufleet.scheduling.framework import (
     SUCCESS,
     Code,
     DynamicFilter,
+    PluginError,
     PodContext,
     PostFilterRequest,
     StaticFilter,
@@ -67,6 +68,9 @@ from gpufleet.scheduling.shape_cache import ShapeCache
 if TYPE_CHECKING:
     from gpufleet.gpus.dra.state import DraState
 
+#: ``v1.PodReasonSchedulerError``: the PodScheduled condition's reason after an attempt a plugin's Error
+#: status aborted (cluster-autoscaler looks only at pods whose reason is ``Unschedulable``)
+SCHEDULER_ERROR = "SchedulerError"
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -94,6 +98,9 @@ class Outcome:
     message: str | None = None
     victims: tuple[str, ...] = ()  # "preempting": the pods to evict from ``node``
     devices: tuple[Unit, ...] = ()  # "bound": the device units it got there (``gpus.ledger``)
+    #: "unschedulable" by a plugin's Error status (``framework.PluginError``), not a FitError: the
+    #: PodScheduled condition's reason is ``SchedulerError``, not ``Unschedulable``
+    error: bool = False
 
 
 #: Chooses among equally good nodes (their names, ascending by node index): the index of the choice.
@@ -150,6 +157,8 @@ class Placement:
     release_group: PodGroup | None = None  # Coscheduling rejects this gang's waiting pods
     gang_nominated: tuple[tuple[str, str], ...] = ()  # the preemptor's gang: other members -> nodes
     deallocate: tuple[str, ...] = ()  # ResourceClaims PostFilter deallocates (DynamicResources)
+    #: the attempt failed with a plugin's Error status (``message`` is the error's), not a FitError
+    error: bool = False
 
 
 @dataclass
@@ -322,6 +331,8 @@ class Scheduler:
             found = self._best_nodes(profile, qp.shape, ctx, choose=True)
         if isinstance(found, Placement):  # no node: the failure's message and what PostFilter decided
             placement = found
+            if placement.error:
+                return self._errored(qp, placement.message, now)
             out = [Outcome(pod, "unschedulable", message=placement.message)]
             if placement.nominated is not None:
                 self.nominated[key] = placement.nominated
@@ -380,6 +391,17 @@ class Scheduler:
                 return [self._bind(w.qp.pod, w.node, waited=True) for w in released] + [self._bind(pod, node)]
         self.queue.remove(key)
         return [self._bind(pod, node)]
+
+    def _errored(self, qp: QueuedPod, message: str, now: float) -> list[Outcome]:
+        """``handleSchedulingFailure`` for an attempt a plugin's Error status aborted (``schedulingCycle``
+        returns ``clearNominatedNode`` with it): the pod is no longer nominated, ``FailedScheduling`` says
+        the error, and, rejected by no plugin, it goes back through the backoff queue (its consecutive
+        errors counted) with no cluster event needed."""
+        key = qp.pod.key
+        self.nominated.pop(key, None)
+        self.nominees.pop(key, None)
+        self.queue.mark_unschedulable(qp, now)
+        return [Outcome(qp.pod, "unschedulable", message=message, error=True)]
 
     def _rejected_at_permit(self, qp: QueuedPod, status: Status, now: float) -> list[Outcome]:
         """``schedulingCycle``: a Permit plugin rejected the pod: it is unreserved and forgotten (its room
@@ -572,7 +594,26 @@ class Scheduler:
         """The feasible nodes with the highest score for the pod of ``ctx`` (``shape``: its ``Pod.shape``),
         one when the choice is determined (with ``choose``, the caller takes ``_chosen_index`` of them,
         which a window may draw already), or the failure's Placement (kube-scheduler's message and what
-        PostFilter decided)."""
+        PostFilter decided; or, where a plugin returned an Error status, the error: ``schedulePod`` returns
+        it, no other node is filtered and no PostFilter runs)."""
+        try:
+            return self._best_or_failure(profile, shape, ctx, explain, choose)
+        except PluginError as err:
+            # the pod's shape cache may be half-evaluated: the next attempt builds it afresh
+            self.caches.pop((profile.scheduler_name, shape, self.cache_mode), None)
+            self._last = None
+            self.rejectors = set()
+            return Placement(None, err.message, error=True)
+
+    def _best_or_failure(
+        self,
+        profile: Profile,
+        shape: tuple[object, ...],
+        ctx: PodContext,
+        explain: bool,
+        choose: bool,
+    ) -> Best | Placement:
+        """``_best_nodes`` where no plugin errs (a plugin's Error status raised as ``PluginError``)."""
         self.rejectors = set()
         if not self.state.index:  # no active node (schedulePod's ErrNoNodesAvailable, before any plugin)
             return Placement(None, NO_NODES_AVAILABLE)
@@ -624,15 +665,19 @@ class Scheduler:
         return best
 
     def _pre_filter(self, profile: Profile, ctx: PodContext) -> Placement | None:
-        """``RunPreFilterPlugins``: the PreFilters in order. An UnschedulableAndUnresolvable (or Error) status
+        """``RunPreFilterPlugins``: the PreFilters in order. An UnschedulableAndUnresolvable status
         stops the rest and no node is worth preempting on; an Unschedulable one is kept while the others
         still run (kubernetes#119770), the last one kept is the pod's, and preemption may help on every
-        node. The plugin of the status returned is the one that rejected the pod. None: all passed."""
+        node. The plugin of the status returned is the one that rejected the pod. None: all passed. An
+        Error status is the attempt's error (``running PreFilter plugin "<name>": <error>``), raised."""
         kept: tuple[str, Status] | None = None
         for plugin in profile.pre_filters:
             status = plugin.pre_filter(ctx, self.gangs)
             if status is SUCCESS or status.ok:
                 continue
+            if status.code == Code.ERROR:
+                words = f'running PreFilter plugin "{plugin.name}": {status.message}'
+                raise PluginError(Status(Code.ERROR, (words,), plugin.name))
             if status.code != Code.UNSCHEDULABLE:
                 self.rejectors.add(plugin.name)
                 return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), status.message)

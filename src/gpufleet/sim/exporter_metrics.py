@@ -323,7 +323,8 @@ class Counters:
     events_seen: int = 0
 
     def attempted(self, scheduler: str, outcome: Outcome) -> None:
-        result = ATTEMPT_RESULTS.get(outcome.kind)
+        # an attempt a plugin's Error status aborted is ``error`` (``metrics.PodScheduleError``)
+        result = "error" if outcome.error else ATTEMPT_RESULTS.get(outcome.kind)
         if result is not None:
             self.attempts[(scheduler, outcome.pod.scheduler_name, result)] += 1
 

@@ -37,7 +37,7 @@ from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
 from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.disruption_budget import DisruptionBudget, expected_pod_count
 from gpufleet.model.kai import KAI_SCHEDULER
-from gpufleet.model.node import Node, Toleration
+from gpufleet.model.node import Node, Taint, Toleration
 from gpufleet.model.node_readiness import not_ready_at_start
 from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
 from gpufleet.model.resources import GPU
@@ -60,7 +60,7 @@ from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import no_scheduler
 from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
-from gpufleet.scheduling.scheduler import Outcome, Scheduler, TieBreak
+from gpufleet.scheduling.scheduler import SCHEDULER_ERROR, Outcome, Scheduler, TieBreak
 from gpufleet.sim.cloud import SimulatedCloud
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.event_loop import EventLoop
@@ -74,6 +74,7 @@ from gpufleet.sim.run_progress import EVERY_EVENTS, RunProgress
 from gpufleet.sim.status_watch import StatusWatch
 from gpufleet.sim.topology_admission import HOSTNAME, admit, topology_request
 from gpufleet.sim.traffic import TrafficState
+from gpufleet.sim.workload_status import WorkloadStatus
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
@@ -85,6 +86,7 @@ from gpufleet.workloads.kind import (
     HasDeadline,
     HearsDeletions,
     ReadsFailedPods,
+    ReportsStatus,
     Scalable,
     WatchesPods,
     WorkloadController,
@@ -156,6 +158,7 @@ class Simulation:
         "topology_held",
         "traffic",
         "workload_autoscalers",
+        "workload_status",
     )
 
     def __init__(self, scenario: Scenario, seed: int | None = None, tie_break: TieBreak | None = None):
@@ -219,6 +222,8 @@ class Simulation:
         self.pools_timeline: dict[str, list[float]] = {name: [] for name in self.pools}
         self.nodes_by_state: dict[str, list[float]] = {}
         self.controllers: dict[str, WorkloadController] = {}  # "<kind>/<ns>/<name>": its pods' owner
+        #: a ``ReportsStatus`` controller's status on this clock, by the key of ``controllers``
+        self.workload_status: dict[str, WorkloadStatus] = {}
         #: each Deployment's and ReplicaSet's watch on its pods' records (``sim.status_watch``)
         self._watches: dict[str, tuple[KeepsReplicas, StatusWatch]] = {}
         #: pod key -> the controller that created it (a JobSet's pods name their child Job as owner)
@@ -242,7 +247,13 @@ class Simulation:
         self._sampled = (0.0, 0.0)
         self.node_billing_changed()
         self.autoscaler = ClusterAutoscalerLoop(
-            self, self.loop, self.settings.autoscaler, scenario.expander_priorities, self.seed, scale_events
+            self,
+            self.loop,
+            self.settings.autoscaler,
+            scenario.expander_priorities,
+            self.seed,
+            scale_events,
+            self.settings.start_time_s,
         )
         # by "<kind>/<ns>/<name>" of the Deployment or ReplicaSet it aims at
         self.traffic = {
@@ -347,6 +358,8 @@ class Simulation:
         controller = controller_for(workload)
         key = controller_key(controller)
         self.controllers[key] = controller
+        if implements(controller, ReportsStatus):
+            self.workload_status[key] = WorkloadStatus(self.loop.now)
         owned = self.scenario.owned.get(key)
         if owned is not None and implements(controller, Adopts) and isinstance(controller, Adopts):
             controller.adopt(owned)
@@ -390,6 +403,14 @@ class Simulation:
             self.created_by[pod.key] = controller
             self._create(pod)
         self._delete_doomed(controller)  # what deciding its wanted pods doomed (a JobSet's restart)
+        self._note_status(controller)
+
+    def _note_status(self, controller: WorkloadController) -> None:
+        """The conditions a ``ReportsStatus`` controller's workload has now, noted at this time."""
+        if implements(controller, ReportsStatus) and isinstance(controller, ReportsStatus):
+            status = self.workload_status.get(controller_key(controller))
+            if status is not None:
+                status.note(controller, self.loop.now)
 
     def _delete_doomed(self, controller: WorkloadController) -> None:
         if not (implements(controller, DeletesPods) and isinstance(controller, DeletesPods)):
@@ -442,7 +463,9 @@ class Simulation:
                 and isinstance(controller, ReadsFailedPods)
             ):
                 controller.failed_with(pod, rec.reason if rec is not None else None)
-            if not controller.finished(pod, succeeded):
+            finished = controller.finished(pod, succeeded)
+            self._note_status(controller)  # its last pod gone: a Job's Failed or Complete
+            if not finished:
                 return
             if not succeeded and implements(controller, BacksOff) and isinstance(controller, BacksOff):
                 delay = controller.retry_delay_s()
@@ -680,6 +703,7 @@ class Simulation:
             and r.deleted_s is None
             and r.message is not None
             and r.reason != gates.REASON  # a gated pod is not Unschedulable: cluster-autoscaler skips it
+            and r.reason != SCHEDULER_ERROR  # nor one whose attempt a plugin's Error status aborted
             and r.pod.key not in waiting
             and r.pod.node_name is None
             and any(s.serves(r.pod.scheduler_name) for s in self.schedulers)
@@ -784,6 +808,18 @@ class Simulation:
             else f"{traffic.spec.target_kind}/{traffic.spec.namespace}/{traffic.spec.target}"
         )
 
+    def pod_resource_usage(self, pod: PodStatus, resource: str) -> float | None:
+        """A running pod's usage: its ``gpufleet.io/cpu-usage`` / ``memory-usage`` annotation, else its
+        Traffic's (``TrafficState.usage``; a pod serves while it is Ready), else None."""
+        if pod.phase != "Running":
+            return None
+        behavior = pod.pod.behavior
+        given = behavior.cpu_usage if resource == "cpu" else behavior.memory_usage_bytes
+        if given is not None and resource in ("cpu", "memory"):
+            return given
+        traffic = self.traffic_of(pod.pod)
+        return traffic.usage(resource, pod.ready) if traffic is not None else None
+
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
         traffic = self.traffic_of(pod.pod)
         return traffic.counter_rate(name, window_s) if traffic is not None else None
@@ -802,6 +838,19 @@ class Simulation:
             grace = max(grace, a.pod.termination_grace_s)
             self.lifecycle.evict(a.pod.key, "Evicted")
         return grace
+
+    def set_node_taints(self, name: str, taints: tuple[Taint, ...]) -> None:
+        """The node's taints replaced (cluster-autoscaler's soft DeletionCandidate taint): a node update its
+        schedulers see (``UpdateNodeTaint``: their queueing hints, and the shape caches re-evaluate its row
+        through ``static_version``). Not armed again is the autoscaler that made it, scanning now."""
+        state = self.state
+        node = state.nodes[state.index[name]]
+        before = node_before(node)
+        state.set_taints(name, taints)
+        now = self.loop.now
+        for s in self.schedulers:
+            s.cluster_event(node_updated(before, node), now)
+        self._request_scheduling(now)
 
     def evict(self, key: str, reason: str) -> None:
         self.lifecycle.evict(key, reason)
@@ -964,6 +1013,11 @@ class Simulation:
                 self._preempt(victim)
         elif outcome.kind in ("unschedulable", "rejected"):
             rec.message = outcome.message
+            # ``handleSchedulingFailure``: the PodScheduled condition's reason (None stands for Unschedulable)
+            if outcome.error:
+                rec.reason = SCHEDULER_ERROR
+            elif rec.reason == SCHEDULER_ERROR:
+                rec.reason = None
             self.autoscaler.arm()
             if outcome.kind == "rejected":  # (its scheduler told itself already, ``_reject_group``)
                 self.cluster_changed((assigned_pod_deleted(outcome.pod, outcome.node or ""),), material=False)

@@ -21,6 +21,7 @@ from gpufleet.scheduling.gangs import group_key
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.traffic import TrafficState, mean_gpu_util_pct
+from gpufleet.workloads.kind import ReportsStatus, implements
 
 SCHEMA = "gpufleet.summary/v1"
 
@@ -144,6 +145,19 @@ def _traffic(sim: Simulation, workloads: set[str] | None) -> list[TrafficState]:
     return [t for key, t in sorted(sim.traffic.items()) if workloads is None or key in workloads]
 
 
+def _workload_status(sim: Simulation, workloads: set[str] | None) -> dict[str, Any]:
+    """The status of each workload whose controller reports one (a Job: ``sim.workload_status``) by
+    ``<Kind>/<ns>/<name>`` (as ``pods[].workload`` names it); with a selection, those of selected pods."""
+    out: dict[str, Any] = {}
+    for key, status in sorted(sim.workload_status.items()):
+        controller = sim.controllers[key]
+        if workloads is not None and key not in workloads:
+            continue
+        if implements(controller, ReportsStatus) and isinstance(controller, ReportsStatus):
+            out[key] = status.as_dict(controller)
+    return out
+
+
 def _faults(sim: Simulation, totals: dict[str, float]) -> dict[str, Any]:
     """Each fault and its cost (``sim.faults``), and the totals: MTTR (mean time to recovery of the faults
     recovered), and goodput: the working GPU-hours not lost (since the checkpoints, faults or not) nor
@@ -181,7 +195,9 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
     records = sorted(sim.all_records, key=lambda r: (r.pod.key, r.created_s))
     if selection is not None:
         records = [r for r in records if selection.selects(r.pod)]
-    traffic = _traffic(sim, None if selection is None else {workload_of(sim, r) for r in records})
+    selected = None if selection is None else {workload_of(sim, r) for r in records}
+    traffic = _traffic(sim, selected)
+    workload_status = _workload_status(sim, selected)
     working = round(sim.meter.working_gpus, 6)
     metered = sim.meter.totals()
     provisioned = metered.gpu_seconds["provisioned"]
@@ -246,6 +262,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "mig_reconfigurations": [r.as_dict() for r in sim.mig_managers.records],
         **({"kueue": sim.kueue.summary()} if sim.kueue.installed else {}),
+        **({"workload_status": workload_status} if workload_status else {}),
         "pods": [_pod_record(sim, r, reach, hints) for r in records],
         "nodes": nodes,
         "warnings": list(sim.scenario.warnings),

@@ -20,6 +20,13 @@ busy: served / capacity, 100 while a backlog waits), and the counter ``http_requ
 as a rate over a window (``gpufleet.model.promql``). Over the run: the simulated
 DCGM_FI_DEV_GPU_UTIL averaged over the GPU-seconds of the working replicas (the pods the metrics
 are attributed to), and a timeline row per sample.
+
+Per-pod usage, as the metrics server reports it to an HPA's ``Resource`` metric, where the Traffic's
+``usage`` models it (``gpufleet.model.load.TrafficUsage``): CPU cores ``idleCpu + cpuPerRequest *
+served``, ``served`` being the requests per second one serving replica serves (``perReplicaRps`` while
+a backlog waits, else arrivals / replicas, at most ``perReplicaRps``); memory bytes ``idleMemory +
+memoryPerQueuedRequest * backlog / replicas``. A running pod that does not serve (not yet ready) uses
+only the idle figures.
 """
 
 from __future__ import annotations
@@ -151,6 +158,35 @@ class TrafficState:
             busy = 1.0 if self.backlog > 0 else min(1.0, rate / self.capacity)
             return 100.0 * busy
         return None
+
+    def served_per_replica(self) -> float:
+        """Requests per second one serving replica serves now: all it can while a backlog waits, else
+        its share of the arrivals (at most ``perReplicaRps``)."""
+        if self.serving == 0:
+            return 0.0
+        if self.backlog > 0:
+            return self.spec.per_replica_rps
+        return min(self.rps(self.last_s), self.capacity) / self.serving
+
+    def usage(self, resource: str, serving: bool) -> float | None:
+        """A pod's usage of ``resource`` now: cores of ``cpu``, bytes of ``memory``; ``serving``: the pod
+        is one of the replicas that serve. None where the Traffic's ``usage`` does not model it."""
+        spec = self.spec.usage
+        if not spec.models(resource):
+            return None
+        key = f"usage/{resource}/{serving}"
+        if key in self._metrics:
+            return self._metrics[key]
+        if resource == "cpu":
+            value = spec.idle_cpu or 0.0
+            if serving:
+                value += (spec.cpu_per_request or 0.0) * self.served_per_replica()
+        else:
+            value = spec.idle_memory or 0.0
+            if serving and self.serving > 0:
+                value += (spec.memory_per_queued_request or 0.0) * self.backlog / self.serving
+        self._metrics[key] = value
+        return value
 
     def sample(self, t: float) -> None:
         """A timeline row at ``t`` (after advancing to it with the replicas unchanged)."""

@@ -22,7 +22,13 @@ pod failure backoff, which counts every failure), ``FailJob`` fails the Job (rea
 ``activeDeadlineSeconds`` after the controller started (a snapshot's Job: from the snapshot, its
 ``status.startTime`` not read) a Job not yet finished fails (``DeadlineExceeded``). A Job that failed
 (``BackoffLimitExceeded``, ``PodFailurePolicy``, ``DeadlineExceeded``) deletes its active pods
-(``deleteActivePods``), which then count as failed."""
+(``deleteActivePods``), which then count as failed.
+
+An Indexed Job's ``spec.successPolicy`` (``model.completion_indexes``) succeeds it once its succeeded
+indexes meet a rule (``SuccessCriteriaMet``, reason ``SuccessPolicy``); it then deletes its active pods too.
+What a user reads of the Job (``kind.ReportsStatus``): its conditions, the interim ``FailureTarget`` or
+``SuccessCriteriaMet`` first, then ``Failed`` or ``Complete`` once none of its pods is terminating, and its
+pod counts (``sim.workload_status``)."""
 
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
+from gpufleet.model.completion_indexes import REASON_SUCCESS_POLICY, match_success_policy
 from gpufleet.model.node import Node
 from gpufleet.model.owned import Owned
 from gpufleet.model.pod import OwnerRef, Pod
@@ -41,6 +48,7 @@ from gpufleet.model.pod_failure_policy import (
 )
 from gpufleet.model.workloads import Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
+from gpufleet.workloads.kind import StatusCondition
 
 #: ``pkg/controller/job``: ``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``
 POD_FAILURE_BACKOFF_S, MAX_POD_FAILURE_BACKOFF_S = 10.0, 600.0
@@ -48,6 +56,12 @@ POD_FAILURE_BACKOFF_S, MAX_POD_FAILURE_BACKOFF_S = 10.0, 600.0
 BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 #: ``JobReasonDeadlineExceeded`` and its condition's message
 DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
+#: ``JobReasonCompletionsReached`` and its message (``newSuccessCondition``)
+COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
+#: the interim conditions (``delayTerminalCondition``: JobManagedBy and JobPodReplacementPolicy, GA)
+#: and the terminal ones the Job gets once it has no terminating pods (``enactJobFinished``)
+FAILURE_TARGET, FAILED = "FailureTarget", "Failed"
+SUCCESS_CRITERIA_MET, COMPLETE = "SuccessCriteriaMet", "Complete"
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,10 @@ class JobController:
         self.done = False
         #: ``(reason, message)`` of its ``Failed`` condition once it failed
         self.failure: tuple[str, str] | None = None
+        #: ``(reason, message)`` of its ``Complete`` condition once it succeeded
+        self.success: tuple[str, str] | None = None
+        #: the completion indexes whose pod succeeded (``succeededIndexes``), below ``completions``
+        self.succeeded_indexes: set[int] = set()
         self._failed_as: dict[str, FailedPod] = {}  # pod key -> what ``failed_with`` told of it
 
     @property
@@ -183,6 +201,11 @@ class JobController:
         else:
             complete = self.succeeded >= job.completions
         self.done = complete
+        if complete:
+            self.success = COMPLETIONS_REACHED
+        self.succeeded_indexes = set(owned.completed_indexes)
+        if not complete:
+            self._match_success_policy()
         if not complete and self.failed > job.backoff_limit:
             self._fail(*BACKOFF_LIMIT_EXCEEDED)  # its active pods are then deleted (syncJob)
 
@@ -243,15 +266,23 @@ class JobController:
         if succeeded:
             self.succeeded += 1
             self.backoff = new_backoff_record(self.backoff, (0.0,), ())
+            if self.done:  # a pod deleted as it finished, or beyond its completions
+                return True
+            if self.job.completions is None or index < self.job.completions:
+                self.succeeded_indexes.add(index)
             complete = self.job.completions is None or self.succeeded >= self.job.completions
             self.done = complete and (self.job.completions is not None or not self.active)
+            if self.done:
+                self.success = COMPLETIONS_REACHED
+            else:
+                self._match_success_policy()
             return True
         self.backoff = new_backoff_record(self.backoff, (), (0.0,))
         match = match_pod_failure_policy(
             self.job.pod_failure_policy, status or FailedPod(pod.namespace, pod.name)
         )
         self.failed += match.count_failed
-        if self.failure is not None:  # an active pod it deleted as it failed
+        if self.failure is not None or self.success is not None:  # an active pod it deleted as it finished
             return True
         if match.job_failure_message is not None:
             self._fail(REASON_POD_FAILURE_POLICY, match.job_failure_message)
@@ -261,10 +292,49 @@ class JobController:
             self._retry(index)
         return True
 
+    def _match_success_policy(self) -> None:
+        """``spec.successPolicy`` (``matchSuccessPolicy``, evaluated in ``syncJob`` before the Job is done
+        otherwise): once a rule is met the Job succeeds (``SuccessCriteriaMet``, reason ``SuccessPolicy``)
+        and deletes its active pods."""
+        job = self.job
+        if job.success_policy is None or job.completions is None:
+            return
+        message = match_success_policy(job.success_policy, job.completions, frozenset(self.succeeded_indexes))
+        if message is not None:
+            self.done = True
+            self.success = (REASON_SUCCESS_POLICY, message)
+
     def _fail(self, reason: str, message: str) -> None:
         """The Job failed (its ``Failed`` condition): it creates nothing more and deletes its active pods."""
         self.done = True
         self.failure = (reason, message)
+
+    def status_conditions(self) -> list[StatusCondition]:
+        """``kind.ReportsStatus``: ``FailureTarget`` (``newFailureCondition``) or ``SuccessCriteriaMet``
+        (``newSuccessCondition``) once the Job failed or succeeded, then ``Failed`` or ``Complete`` with the
+        same reason and message once none of its pods is terminating (``enactJobFinished``)."""
+        ended = (FAILURE_TARGET, FAILED, self.failure) if self.failure is not None else None
+        if ended is None and self.success is not None:
+            ended = (SUCCESS_CRITERIA_MET, COMPLETE, self.success)
+        if ended is None:
+            return []
+        interim, terminal, (reason, message) = ended
+        out = [StatusCondition(interim, reason, message)]
+        if not self.active:
+            out.append(StatusCondition(terminal, reason, message))
+        return out
+
+    def status_counts(self) -> dict[str, int]:
+        """``status.active`` (its pods not terminating), ``succeeded``, ``failed`` and ``terminating``
+        (the pods it deleted as it finished, until they are gone)."""
+        finishing = self.failure is not None or self.success is not None
+        terminating = len(self.active) if finishing else 0
+        return {
+            "active": len(self.active) - terminating,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "terminating": terminating,
+        }
 
     def deadline_s(self) -> float | None:
         """``activeDeadlineSeconds`` (``kind.HasDeadline``), counted from when the controller starts."""
@@ -276,17 +346,17 @@ class JobController:
             self._fail(*DEADLINE_EXCEEDED)
 
     def doomed(self) -> list[tuple[str, str]]:
-        """``deleteActivePods`` (``kind.DeletesPods``): once the Job failed, its pods still active (each
-        time it is asked, as every sync of a failed Job deletes them; deleting one already terminating
-        does nothing)."""
-        if self.failure is None:
+        """``deleteActivePods`` (``kind.DeletesPods``): once the Job failed, or met its ``successPolicy``,
+        its pods still active (each time it is asked, as every sync of a finished Job deletes them;
+        deleting one already terminating does nothing)."""
+        if self.failure is None and self.success is None:
             return []
         return [(key, "Deleted") for key in sorted(self.active)]
 
     def retry_delay_s(self) -> float:
         """The pod failure backoff before a failed pod's replacement (``kind.BacksOff``); none once
         the Job failed (its active pods are deleted at once)."""
-        if self.failure is not None:
+        if self.failure is not None or self.success is not None:
             return 0.0
         return remaining_backoff_s(self.backoff, 0.0)
 

@@ -146,6 +146,32 @@ class EndsWithCondition:
         return self.finished_as is not None
 
 
+@dataclass(frozen=True)
+class StatusCondition:
+    """One condition of a workload's status (``type`` holds, ``status: "True"``), its ``reason`` and
+    ``message`` as the controller writes them (a Job's ``Failed``, ``BackoffLimitExceeded``, "Job has
+    reached the specified backoff limit")."""
+
+    type: str
+    reason: str
+    message: str
+
+
+@runtime_checkable
+class ReportsStatus(Protocol):
+    """A controller whose workload's status a user reads (a Job's conditions and pod counts): the
+    driver notes, on its clock, when each condition first holds (``sim.workload_status``), and
+    ``summary.json`` says it."""
+
+    def status_conditions(self) -> list[StatusCondition]:
+        """The conditions that hold now, in the order the controller adds them."""
+        ...
+
+    def status_counts(self) -> dict[str, int]:
+        """Its status's pod counts (a Job's ``active``, ``succeeded``, ``failed``, ``terminating``)."""
+        ...
+
+
 _IMPLEMENTS: dict[tuple[type, type], bool] = {}
 
 

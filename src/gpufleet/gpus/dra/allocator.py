@@ -52,10 +52,14 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
   ``foreachAllocatedDevice``), yet within one search a request without admin access of another
   claim cannot take them (``allocatingDeviceForAnyClaim``), and its results carry ``adminAccess``.
   Devices ``tainted`` (see ``gpus.dra.state``) are taken by no request, admin access or not;
-* a CEL *runtime* error (an unknown attribute, a wrong type) aborts the allocation on the node, as
-  upstream's allocator returns the error for the claim. gpufleet evaluates the selectors on every
-  device of the node's pools up front; upstream evaluates lazily and may find enough devices before
-  reaching the device that fails, so here an erroring selector rejects the node slightly more often.
+* a CEL *runtime* error (an unknown attribute, a wrong type) is an error, not a failure to fit, as
+  upstream's allocator returns it (``class <class>: selector #<i>: CEL runtime error: <error>`` or
+  ``claim <namespace>/<name>: selector #<i>: ...``, ``selectorsMatch``), and so is a device an
+  ``All`` request must take that a constraint turns away: :func:`allocate_on_node` answers an
+  :class:`AllocationError`, which the DynamicResources Filter returns as an Error status (the
+  scheduling attempt is aborted). gpufleet evaluates the selectors on every device of the node's pools
+  up front; upstream evaluates lazily and may find enough devices before reaching the device that
+  fails, so here an erroring selector errs slightly more often.
 
 No preemption for DRA. kube-scheduler never preempts to free devices: the ``DynamicResources`` plugin
 reports an allocation failure as ``UnschedulableAndUnresolvable`` (``statusUnschedulable``), which
@@ -98,7 +102,10 @@ DEFAULT_MAX_STEPS = 200_000
 
 def filter_reason(outcome: str) -> str:
     """kube-scheduler's words for a failed allocation (``cannot allocate all claims``): the
-    allocator's detail after the first colon is gpufleet's own."""
+    allocator's detail after the first colon is gpufleet's own. An :class:`AllocationError` is upstream's
+    error, whole."""
+    if isinstance(outcome, AllocationError):
+        return str(outcome)
     return outcome.split(": ", 1)[0]
 
 
@@ -195,7 +202,16 @@ class MatchCache:
 
 
 class _Abort(Exception):
-    """Allocation on this node is impossible; the message is the reason."""
+    """Allocation on this node is an error (upstream's ``Allocate`` returns ``err``); the message is it."""
+
+
+class AllocationError(str):
+    """:func:`allocate_on_node`'s answer where upstream's allocator returns an error rather than no
+    allocation (a CEL runtime error, a constraint an ``All`` request cannot meet): the error's text. It is
+    a ``str``, so a caller that only asks whether the pod fits reads it as a failure; the DynamicResources
+    Filter makes it an Error status (``statusError``), which aborts the scheduling attempt."""
+
+    __slots__ = ()
 
 
 def node_pools(node: Node, slices: Iterable[ResourceSlice]) -> list[_Pool]:
@@ -248,7 +264,7 @@ def _fits(request: _Request, candidate: _Candidate, cache: MatchCache | None) ->
     """Class selectors, then request selectors; raises ``_Abort`` on a CEL error."""
     for origin, expressions in (
         (f"class {request.device_class.name}", request.device_class.selectors),
-        (f"claim {request.claim.key}, request {request.ref}", request.request.selectors),
+        (f"claim {request.claim.key}", request.request.selectors),
     ):
         for index, expression in enumerate(expressions):
             outcome = _outcome(expression, candidate, cache)
@@ -268,8 +284,10 @@ def _outcome(expression: str, candidate: _Candidate, cache: MatchCache | None) -
     outcome: bool | str
     try:
         outcome = compile_selector(expression).matches(candidate.device, candidate.driver)
-    except (SelectorCompileError, SelectorRuntimeError) as err:
-        outcome = str(err)
+    except SelectorRuntimeError as err:
+        outcome = f"CEL runtime error: {err.detail}"
+    except SelectorCompileError as err:
+        outcome = f"CEL compile error: {err}"
     if cache is not None:
         cache._outcomes[key] = outcome
     return outcome
@@ -330,7 +348,8 @@ def allocate_on_node(
     cache: MatchCache | None = None,
     tainted: Collection[DeviceID] = (),
 ) -> Allocation | str:
-    """Allocate the pod's ``claims`` on ``node``, or say why that is impossible.
+    """Allocate the pod's ``claims`` on ``node``, or say why that is impossible (an
+    :class:`AllocationError` where upstream's allocator errs).
 
     ``node`` given by name is a node with no labels but its hostname: enough for every slice but one
     with a ``nodeSelector``. ``slices`` may be every ResourceSlice of the cluster (those the node does
@@ -372,7 +391,7 @@ def allocate_on_node(
             fits = [[_fits(r, c, cache) for c in candidates] for r in pending]
             found = _Search(slots, pools, candidates, fits, (in_use, frozenset(tainted)), max_steps).run()
         except _Abort as err:
-            return f"{CANNOT_ALLOCATE}: {err}"
+            return AllocationError(err)
         if isinstance(found, str):
             return f"{CANNOT_ALLOCATE}: {found}"
         chosen = found

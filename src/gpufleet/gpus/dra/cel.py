@@ -64,7 +64,15 @@ class SelectorCompileError(ValueError):
 
 
 class SelectorRuntimeError(RuntimeError):
-    """A selector whose evaluation against a device failed (unknown attribute, wrong type, ...)."""
+    """A selector whose evaluation against a device failed (unknown attribute, wrong type, ...).
+
+    ``detail`` is the CEL error alone, in cel-go's words where they differ from cel-python's (a map
+    without the key: ``no such key: <key>``), as upstream's allocator wraps it (``CEL runtime error:
+    <detail>``, allocator_stable.go ``selectorsMatch``)."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail or message
 
 
 # --- Kubernetes CEL values -------------------------------------------------------------------
@@ -461,17 +469,35 @@ class CompiledSelector:
         try:
             result = self._program.evaluate({"device": device_variable(device, driver)})
         except CELEvalError as err:
-            raise SelectorRuntimeError(_runtime_message(self.expression, device, err)) from err
+            raise SelectorRuntimeError(
+                _runtime_message(self.expression, device, err), cel_go_detail(err)
+            ) from err
         except (TypeError, ValueError, ArithmeticError, AttributeError, KeyError) as err:
             raise SelectorRuntimeError(
-                f"CEL runtime error: selector {self.expression!r} on device {device.name}: {err}"
+                f"CEL runtime error: selector {self.expression!r} on device {device.name}: {err}", str(err)
             ) from err
         if not isinstance(result, bool | ct.BoolType):
             raise SelectorRuntimeError(
                 f"CEL runtime error: selector {self.expression!r} on device {device.name} returned "
-                f"{_type_name(result)}, not bool"
+                f"{_type_name(result)}, not bool",
+                f"CEL result of type {_type_name(result)} could not be converted to bool",
             )
         return bool(result)
+
+
+_NO_SUCH_MEMBER = re.compile(r"no such member in mapping: '(?P<key>[^']*)'")
+
+
+def cel_go_detail(err: CELEvalError) -> str:
+    """The CEL error as cel-go words it: a map selected by a key it lacks (``m.k`` or ``m["k"]``) is
+    ``no such key: k``; any other error is cel-python's text."""
+    detail = str(err.args[0]) if err.args else str(err)
+    member = _NO_SUCH_MEMBER.fullmatch(detail)
+    if member is not None:
+        return f"no such key: {member['key']}"
+    if detail == "no such key" and len(err.args) > 2 and isinstance(err.args[2], tuple) and err.args[2]:
+        return f"no such key: {err.args[2][0]}"
+    return detail
 
 
 def _runtime_message(expression: str, device: Device, err: CELEvalError) -> str:

@@ -16,8 +16,10 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/scheduler.go`` (``schedule``, ``n
   selector``);
 * heads are nominated against the cycle's first snapshot (``nominate``: ``flavors.assign_flavors``,
   and for one that needs preemption its targets, ``preemption.preemption_targets``; one whose whole
-  counts do neither, with pod sets that have a ``minCount``, at the largest counts that do:
-  ``partial_admission``, the ``PartialAdmission`` gate on), then taken in
+  counts do neither, with pod sets that have a ``minCount``, at the largest counts that do, their TAS pod
+  sets' placement on the cycle's nodes included: ``partial_admission``, the ``PartialAdmission`` gate on;
+  a pod set that asks for no TAS in a queue of TAS flavors only asks for it implicitly:
+  ``flavors.implied_tas``), then taken in
   order: the lower borrowing level of the assignment first (``Assignment.Borrowing``: 0 without
   borrowing, else the height of the cohort subtree it borrows from), then higher priority, then older;
   with fair sharing on (the manager Configuration's ``fairSharing``), in each cohort tree by the shares
@@ -45,7 +47,7 @@ The caller runs cycles until one changes nothing (Kueue's scheduler loops the sa
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpufleet.model.kueue import (
     ANY,
@@ -58,7 +60,7 @@ from gpufleet.model.kueue import (
     ResourceQuota,
     Topology,
 )
-from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors
+from gpufleet.scheduling.kueue.flavors import Assignment, Mode, assign_flavors, implied_tas
 from gpufleet.scheduling.kueue.oracle import preemption_oracle
 from gpufleet.scheduling.kueue.partial_admission import search
 from gpufleet.scheduling.kueue.pods_ready import WAITING_FOR_PODS_READY
@@ -140,7 +142,7 @@ def schedule(
     result = CycleResult()
     snapshot = QuotaSnapshot(queues, usage_of(admitted), cohorts)
     topologies = topologies or {}
-    room = {name: NodeRoom(n.labels, dict(n.free)) for name, n in (nodes or {}).items()}
+    room = {name: replace(n, free=dict(n.free)) for name, n in (nodes or {}).items()}
 
     def attempt(workload: Workload, cq: ClusterQueue) -> tuple[Assignment, _Nomination | None]:
         """The workload's assignment, and its nomination where it fits or finds preemption targets (on the
@@ -156,16 +158,29 @@ def schedule(
                 return assignment, _Nomination(workload, assignment, targets)
         return assignment, None
 
+    def placeable(nomination: _Nomination | None) -> _Nomination | None:
+        """The nomination, unless it fits quota but its TAS pod sets do not fit their topologies on the
+        cycle's nodes (upstream's flavor assigner places TAS pod sets, so such an assignment is
+        ``NoFit``)."""
+        if nomination is None or nomination.assignment.mode is not Mode.FIT:
+            return nomination
+        placed = _topology(nomination.workload, nomination.assignment, flavors, topologies, dict(room))
+        return None if isinstance(placed, str) else nomination
+
     def nominate(workload: Workload, cq: ClusterQueue) -> _Nomination:
         """``getInitialAssignments``: its whole counts' assignment if it fits or finds targets; else, for a
-        workload that may be partially admitted, the largest counts that do (``partial_admission``); else
-        its whole counts' assignment, without targets."""
+        workload that may be partially admitted, the largest counts that do, its TAS pod sets' placement
+        included (``partial_admission``: ``PodSetReducer`` over the flavor assigner, which places them);
+        else its whole counts' assignment, without targets."""
         whole, nomination = attempt(workload, cq)
-        if nomination is None and workload.can_be_partially_admitted():
+        found = nomination
+        if workload.can_be_partially_admitted() and placeable(nomination) is None:
             full = [ps.count for ps in workload.pod_sets]
             least = [ps.count if ps.min_count is None else ps.min_count for ps in workload.pod_sets]
-            nomination = search(full, least, lambda counts: attempt(workload.with_counts(counts), cq)[1])
-        return nomination or _Nomination(workload, whole, [])
+            found = search(
+                full, least, lambda counts: placeable(attempt(workload.with_counts(counts), cq)[1])
+            )
+        return found or nomination or _Nomination(workload, whole, [])
 
     entries: list[tuple[Workload, Assignment]] = []
     targets_of: dict[str, list[Target]] = {}
@@ -177,7 +192,7 @@ def schedule(
             _set_aside(result, head, cq, refusal == NAMESPACE_MISMATCH)
             continue
         assert cq is not None  # _refusal answers for a missing queue
-        nomination = nominate(head, cq)
+        nomination = nominate(implied_tas(head, cq, flavors), cq)
         entries.append((nomination.workload, nomination.assignment))
         targets_of[head.key] = nomination.targets
     entries.sort(key=lambda e: (e[1].borrowing, *e[0].queue_order()))
@@ -313,10 +328,11 @@ def _topology(
     for ps in workload.pod_sets:
         tas = sorted(f for f in set(assignment.flavors[ps.name].values()) if flavors[f].topology is not None)
         if ps.topology is not None and tas:
-            asks.setdefault(tas[0], []).append(ps.topology)
+            tolerations = ps.topology.tolerations + flavors[tas[0]].tolerations  # ``s.tolerations``
+            asks.setdefault(tas[0], []).append(replace(ps.topology, tolerations=tolerations))
     if not asks:
         return {}
-    trial = {n: NodeRoom(r.labels, dict(r.free)) for n, r in room.items()}  # room, once all are placed
+    trial = {n: replace(r, free=dict(r.free)) for n, r in room.items()}  # room, once all are placed
     out: dict[str, list[str]] = {}
     for name, flavor_asks in sorted(asks.items()):
         flavor = flavors[name]

@@ -22,7 +22,10 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/flavorassigner.go`
   count; a term left without expressions matches every flavor), and so is one without a
   ``topologyName`` for a pod set that asks for Topology-Aware Scheduling
   (``Flavor "F" does not support TopologyAwareScheduling``) or whose Topology does not list the pod
-  set's required or preferred level (``Flavor "F" does not contain the requested level``);
+  set's required or preferred level (``Flavor "F" does not contain the requested level``), and one with a
+  ``topologyName`` for a pod set that asks for none (``Flavor "F" supports only TopologyAwareScheduling``).
+  In a ClusterQueue whose flavors are all TAS flavors, a pod set that asks for no TAS asks for it
+  implicitly, unconstrained (``isTASImplied``: ``implied_tas``);
 * per resource, with ``val`` what the earlier pod sets took of it in the flavor plus the request:
   ``val`` above what the queue could ever hold is ``insufficient quota for R in flavor F, previously
   considered podsets requests (P) + current podset request (V) > maximum capacity (M)``; ``val`` within
@@ -62,7 +65,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from gpufleet.model.kueue import (
@@ -80,7 +83,7 @@ from gpufleet.model.node import Taint, tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, format_units
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot
-from gpufleet.scheduling.kueue.topology import TopologyRequest
+from gpufleet.scheduling.kueue.topology import TopologyRequest, request_for
 from gpufleet.scheduling.kueue.workload import PodSetResources, Workload
 
 
@@ -158,6 +161,8 @@ def _flavor_mismatch(
     The TAS checks are ``tas_flavorassigner.go``'s ``checkPodSetAndFlavorMatchForTAS``."""
     if topology is not None and flavor.topology is None:
         return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+    if topology is None and flavor.topology is not None:
+        return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
     if topology is not None and levels is not None and not _has_level(topology, levels):
         return f'Flavor "{flavor.name}" does not contain the requested level'
     for taint in flavor.node_taints:
@@ -170,6 +175,40 @@ def _flavor_mismatch(
     ):
         return f"flavor {flavor.name} doesn't match node affinity"
     return None
+
+
+def tas_only(cq: ClusterQueue, flavors: Mapping[str, ResourceFlavor]) -> bool:
+    """``clusterQueue.isTASOnly`` (``pkg/cache/scheduler/clusterqueue.go``): every flavor of every resource
+    group of the queue is a TAS flavor (one naming a ``topologyName``)."""
+    return all(
+        f.flavor in flavors and flavors[f.flavor].topology is not None
+        for g in cq.resource_groups
+        for f in g.flavors
+    )
+
+
+def implied_tas(workload: Workload, cq: ClusterQueue, flavors: Mapping[str, ResourceFlavor]) -> Workload:
+    """The workload with each pod set that asks for no TAS given an unconstrained TAS request when its
+    queue is TAS-only (``isTASImplied`` in ``tas_flavorassigner.go``: ``!IsExplicitlyRequestingTAS &&
+    cq.IsTASOnly()``; ``levelKeyWithImpliedFallback`` searches such a pod set at the lowest level, as
+    unconstrained); itself otherwise. A pod's requests are its pod set's over its count."""
+    if all(ps.topology is not None for ps in workload.pod_sets) or not tas_only(cq, flavors):
+        return workload
+    pod_sets = tuple(
+        ps
+        if ps.topology is not None
+        else replace(
+            ps,
+            topology=request_for(
+                ps.name,
+                ps.count,
+                {r: v // ps.count if ps.count else 0 for r, v in ps.requests.items()},
+                ps.pod,
+            ),
+        )
+        for ps in workload.pod_sets
+    )
+    return replace(workload, pod_sets=pod_sets)
 
 
 class Possibility(enum.IntEnum):

@@ -7,7 +7,8 @@ nor find preemption targets and the ``PartialAdmission`` gate (beta, on by defau
 every pod set gives up its share of the total reducible pods (``count - minCount``) in step, ``delta * i /
 totalDelta`` at step ``i`` (rounded down), and a binary search (Go's ``sort.Search`` over ``0..totalDelta``)
 finds the first step whose counts ``fits``; it assumes the steps that fit are the later ones. Found only when
-the step the search ends on is one that fit.
+the step the search ends on is one that fit. Upstream's ``fits`` is the flavor assigner, which places TAS pod
+sets, so the admission's counts fit both the quota and the topology (``admission.schedule``'s ``placeable``).
 """
 
 from __future__ import annotations

@@ -6,20 +6,26 @@ Mirrors ``kubernetes-sigs/kueue: pkg/scheduler/flavorassigner/tas_flavorassigner
 * a pod set asks for TAS with a pod-template annotation: ``podset-required-topology: <level>``
   (all its pods in one domain of that level, or it is not admitted), ``podset-preferred-topology``
   (that level, else wider ones, else spread) or ``podset-unconstrained-topology: "true"`` (any
-  nodes of the flavor with room); with a required or preferred level, ``podset-group-name`` puts it
-  in a pod set group, whose pod sets the flavor assigner assigns together (``flavors``; the group's
-  pod sets are placed each on its own, not as one);
+  nodes of the flavor with room; so does a pod set without these annotations in a ClusterQueue whose
+  flavors are all TAS flavors: ``flavors.implied_tas``); with a required or preferred level,
+  ``podset-group-name`` puts it in a pod set group, whose pod sets the flavor assigner assigns together
+  (``flavors``; the group's pod sets are placed each on its own, not as one);
 * only a flavor naming a ``Topology`` (``topologyName``) can take such a pod set
-  (``Flavor "f" does not support TopologyAwareScheduling``); a level the Topology does not list is
+  (``Flavor "f" does not support TopologyAwareScheduling``), and only such a pod set a flavor naming one
+  (``Flavor "f" supports only TopologyAwareScheduling``); a level the Topology does not list is
   ``no requested topology level: <level>``;
 * the nodes are those matching the flavor's ``nodeLabels``; their free capacity is what is left
-  after the pods bound to them and the pods admitted by TAS onto them but not yet bound;
+  after the pods bound to them and the pods admitted by TAS onto them but not yet bound; where the
+  Topology's lowest level is the hostname, a node is left out when it has a ``NoSchedule`` or
+  ``NoExecute`` taint that neither the pod template's nor the flavor's tolerations tolerate, or does not
+  match the pod template's ``nodeSelector`` or required node affinity (``FindFeasibleNodes``; counted in
+  the exclusion stats as ``taint "k=v:Effect"``, ``nodeSelector``, ``affinity``);
 * when no domain has room: ``topology "t" doesn't allow to fit any of N pod(s)`` or ``topology
   "t" allows to fit only K out of N pod(s)`` (K: the pods the domain that holds most holds at a required
   level, or all the domains at the widest level together for a preferred or unconstrained pod set),
   followed by the exclusion stats (``. Total nodes: M; excluded: resource "r": k``: the leaf domains that
-  hold no pod, by the resource that limits them); ``no topology domains at level: <level>`` when no node
-  carries the level's labels.
+  hold no pod, by the resource that limits them, and the nodes left out, by why); ``no topology domains
+  at level: <level>`` when no node carries the level's labels.
 
 The pods of a pod set are alike, so a node's room is the number of pods it holds (the least, over the
 requested resources and one ``pods`` slot where the room counts ``pods``, of free / request); the domain
@@ -40,23 +46,54 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpufleet.model.kueue import Topology
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Taint, Toleration, tolerated
+from gpufleet.model.pod import Pod, SelectorTerm
 from gpufleet.model.resources import PODS
 
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
 GROUP = "kueue.x-k8s.io/podset-group-name"
+HOSTNAME = "kubernetes.io/hostname"
 
 
 @dataclass(frozen=True)
 class TopologyRequest:
-    """One pod set's TAS request: ``count`` pods asking ``requests`` each."""
+    """One pod set's TAS request: ``count`` pods asking ``requests`` each; the pod template's
+    ``nodeSelector`` (``node_selector``), required node affinity terms (``affinity``; None: none) and
+    tolerations (the pod template's, then its TAS flavor's) filter the nodes where the Topology's lowest
+    level is the hostname (``FindFeasibleNodes``)."""
 
     pod_set: str
     count: int
     requests: Mapping[str, int]
     required: str | None = None
     preferred: str | None = None
+    node_selector: tuple[tuple[str, str], ...] = ()
+    affinity: tuple[SelectorTerm, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+
+
+def request_for(
+    pod_set: str,
+    count: int,
+    requests: Mapping[str, int],
+    template: Pod,
+    required: str | None = None,
+    preferred: str | None = None,
+) -> TopologyRequest:
+    """The pod set's TAS request, with its pod template's node constraints (``podset.FromPodSet``:
+    ``nodeSelector``, required node affinity, tolerations)."""
+    return TopologyRequest(
+        pod_set,
+        count,
+        requests,
+        required,
+        preferred,
+        tuple(sorted(template.node_selector.items())),
+        template.required_terms,
+        template.tolerations,
+    )
 
 
 def request_of(annotations: Mapping[str, str]) -> tuple[str | None, str | None] | None:
@@ -75,10 +112,43 @@ def group_of(annotations: Mapping[str, str]) -> str | None:
 
 @dataclass(frozen=True)
 class NodeRoom:
-    """A node's labels and what it has free; a ``pods`` entry, where present, limits the pods it takes."""
+    """A node's labels and what it has free; a ``pods`` entry, where present, limits the pods it takes;
+    its taints."""
 
     labels: Mapping[str, str]
     free: dict[str, int]
+    taints: tuple[Taint, ...] = ()
+
+
+def _taint_string(taint: Taint) -> str:
+    """``corev1.Taint.ToString``: ``key=value:effect``, or ``key:effect`` without a value."""
+    return f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+
+
+def _term_matches(term: SelectorTerm, name: str, labels: Mapping[str, str]) -> bool:
+    """``nodeaffinity.NodeSelector.Match`` for one term: its expressions on the labels, its fields on the
+    node's name; an empty or unparsable term matches nothing."""
+    if (not term.expressions and not term.fields) or term.parse_errors:
+        return False
+    return all(r.matches(dict(labels)) for r in term.expressions) and all(
+        r.matches({"metadata.name": name}) for r in term.fields
+    )
+
+
+def excluded_by(name: str, room: NodeRoom, ask: TopologyRequest) -> str | None:
+    """Why the pod set cannot go to the node at all, as the exclusion stats name it, or None
+    (``defaultSimulatorSnapshot.FindFeasibleNodes``, ``pkg/cache/scheduler/scheduling_simulator_default.go``):
+    its first ``NoSchedule``/``NoExecute`` taint the tolerations do not tolerate (``taint "k=v:Effect"``;
+    ``FindMatchingUntoleratedTaint`` with ``IsSchedulingTaint``), then the ``nodeSelector``
+    (``nodeSelector``), then the required node affinity (``affinity``)."""
+    for taint in room.taints:
+        if taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not tolerated(taint, ask.tolerations):
+            return f'taint "{_taint_string(taint)}"'
+    if any(room.labels.get(k) != v for k, v in ask.node_selector):
+        return "nodeSelector"
+    if ask.affinity is not None and not any(_term_matches(t, name, room.labels) for t in ask.affinity):
+        return "affinity"
+    return None
 
 
 def _pod_requests(requests: Mapping[str, int], free: Mapping[str, int]) -> dict[str, int]:
@@ -223,23 +293,34 @@ class DomainSearch:
 
 
 def _exclusions(
-    search: DomainSearch, free: Mapping[str, Mapping[str, int]], requests: Mapping[str, int]
+    search: DomainSearch,
+    free: Mapping[str, Mapping[str, int]],
+    requests: Mapping[str, int],
+    excluded: Mapping[str, str],
 ) -> str:
-    """``notFitMessage``'s exclusion stats: ``. Total nodes: N; excluded: resource "r": k, ...``, a
-    leaf that holds no pod counted under the resource that limits it (``tasExclusionStats``)."""
+    """``notFitMessage``'s exclusion stats: ``. Total nodes: N; excluded: nodeSelector: k, resource "r": k,
+    ...`` (``tasExclusionStats.formatReasons``, sorted): a node the pod template's constraints exclude
+    counted under its reason (``excluded``), a leaf that holds no pod under the resource that limits it."""
     leaves = search.leaves()
-    limiting: dict[str, int] = {}
+    counts: dict[str, int] = {}
     for leaf in leaves:
+        reasons = [excluded[n] for n in leaf.nodes if n in excluded]
+        if reasons and len(reasons) == len(leaf.nodes):
+            counts[reasons[0]] = counts.get(reasons[0], 0) + 1
+            continue
         total: dict[str, int] = {}
         for node in leaf.nodes:
+            if node in excluded:
+                continue
             for r, v in free[node].items():
                 total[r] = total.get(r, 0) + v
         fits, resource = _count_in(total, _pod_requests(requests, total))
         if fits == 0 and resource:
-            limiting[resource] = limiting.get(resource, 0) + 1
-    if not limiting:
+            key = f'resource "{resource}"'
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
         return ""
-    reasons = sorted(f'resource "{r}": {k}' for r, k in limiting.items())
+    reasons = sorted(f"{r}: {k}" for r, k in counts.items())
     return f". Total nodes: {len(leaves)}; excluded: {', '.join(reasons)}"
 
 
@@ -261,13 +342,23 @@ def place(
     are placed one after another, each on what the ones before it left (upstream's assumed usage)."""
     free = {name: dict(room.free) for name, room in nodes.items()}
     search = DomainSearch(topology.levels, {name: room.labels for name, room in nodes.items()})
+    by_host = topology.levels[-1] == HOSTNAME  # ``isLowestLevelNode``: only then are nodes filtered
     out: dict[str, list[str]] = {}
     for ask in asks:
         why = f"couldn't assign flavors to pod set {ask.pod_set}: "
         for level in (ask.required, ask.preferred):
             if level is not None and level not in topology.levels:
                 return f"{why}no requested topology level: {level}"
-        room = {name: _count_in(f, _pod_requests(ask.requests, f))[0] for name, f in free.items()}
+        excluded: dict[str, str] = {}
+        if by_host:
+            for name in sorted(nodes):
+                reason = excluded_by(name, nodes[name], ask)
+                if reason is not None:
+                    excluded[name] = reason
+        room = {
+            name: 0 if name in excluded else _count_in(f, _pod_requests(ask.requests, f))[0]
+            for name, f in free.items()
+        }
         search.fill(room)
         try:
             chosen = search.find(ask.required, ask.preferred, ask.count)
@@ -275,7 +366,7 @@ def place(
             if no.reason:
                 return why + no.reason
             name = f'topology "{topology.name}"'
-            stats = _exclusions(search, free, ask.requests)
+            stats = _exclusions(search, free, ask.requests, excluded)
             if no.fits == 0:
                 return f"{why}{name} doesn't allow to fit any of {ask.count} pod(s){stats}"
             return f"{why}{name} allows to fit only {no.fits} out of {ask.count} pod(s){stats}"

@@ -1,7 +1,10 @@
 """DynamicResources (``pkg/scheduler/framework/plugins/dynamicresources``, Kubernetes 1.34): a pod
 with ``spec.resourceClaims`` fits a node only if its claims can be allocated from the devices the
 node's ResourceSlices publish (``gpus.dra``). The reason is the allocator's, reported as
-unresolvable: the scheduler does not preempt for DRA resources. Pods without claims pass.
+unresolvable: the scheduler does not preempt for DRA resources. Pods without claims pass. Where the
+allocator errs (a CEL runtime error in a selector: ``allocator.AllocationError``), Filter returns an
+Error status (``statusError``): ``running "DynamicResources" filter plugin: claim <ns>/<name>: selector
+#0: CEL runtime error: no such key: <attribute>``, which aborts the attempt (``framework.PluginError``).
 
 PreFilter (``PreFilter``): Skip for a pod without claims; a claim the pod names that does not exist
 (``resourceclaim "<name>" not found``), or a request of a claim still to allocate whose DeviceClass does
@@ -29,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
-from gpufleet.gpus.dra.allocator import filter_reason
+from gpufleet.gpus.dra.allocator import AllocationError, filter_reason
 from gpufleet.gpus.dra.claims import pod_claim_keys
 from gpufleet.gpus.dra.state import DraState
 from gpufleet.model.dra import ResourceClaim, request_ref
@@ -46,6 +49,7 @@ from gpufleet.scheduling.framework import (
     PostFilterResult,
     PreFilter,
     Status,
+    filter_error,
 )
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.registry import register
@@ -162,6 +166,8 @@ class DynamicResources(DynamicFilter, PreFilter, PostFilter):
         out: list[str | None] = []
         for i in idx.tolist():
             outcome = dra.try_node(ctx.pod, ctx.state.nodes[i])
+            if isinstance(outcome, AllocationError):  # ``statusError``: the attempt is aborted
+                raise filter_error(self.name, outcome)
             out.append(filter_reason(outcome) if isinstance(outcome, str) else None)
         return out
 

@@ -1,0 +1,49 @@
+"""A workload's status as a user reads it (``kubectl get job -o yaml``'s ``status``), on the simulation's
+clock: for a ``ReportsStatus`` controller (a Job), when it started (``status.startTime``), when each of
+its conditions first held (``lastTransitionTime``) and, for a Job that completed, ``completionTime``
+(``enactJobFinished``: the ``Complete`` condition's time). The controller says which conditions hold;
+the driver notes the time each appears (``note``), after every reconcile and every pod it is told of.
+
+Upstream sets ``startTime`` at the Job's first sync when not suspended and again when it resumes; here it
+is when the controller starts (Kueue's suspension and resumption do not reset it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpufleet.workloads.kind import ReportsStatus, StatusCondition
+
+#: the condition whose first time is ``status.completionTime`` (``batch.JobComplete``)
+COMPLETE = "Complete"
+
+
+@dataclass
+class WorkloadStatus:
+    """What the driver noted of one workload's status."""
+
+    start_s: float
+    #: each condition as it first held, and when (in the order they appeared)
+    conditions: list[tuple[StatusCondition, float]] = field(default_factory=list)
+
+    def note(self, controller: ReportsStatus, now_s: float) -> None:
+        """The conditions that hold now and were not noted yet start now (a condition type is noted
+        once: ``ensureJobConditionStatus`` keeps a condition's time while it holds)."""
+        seen = {c.type for c, _ in self.conditions}
+        for condition in controller.status_conditions():
+            if condition.type not in seen:
+                self.conditions.append((condition, now_s))
+                seen.add(condition.type)
+
+    def as_dict(self, controller: ReportsStatus) -> dict[str, Any]:
+        """``summary.json``'s record: conditions, pod counts, start and completion time."""
+        complete = next((t for c, t in self.conditions if c.type == COMPLETE), None)
+        return {
+            "conditions": [
+                {"type": c.type, "status": "True", "reason": c.reason, "message": c.message, "time_s": t}
+                for c, t in self.conditions
+            ],
+            **controller.status_counts(),
+            "start_time_s": self.start_s,
+            "completion_time_s": complete,
+        }
