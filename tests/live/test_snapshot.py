@@ -146,6 +146,10 @@ def test_snapshot_writes_each_kind_as_the_list_kubectl_get_o_json_gives(cluster:
     # the test control plane has no scheduler-plugins, KEDA or Kueue CRDs: skipped with a warning
     assert "warning: skipped PodGroup (podgroups.scheduling.x-k8s.io v1alpha1): not served" in result.output
     assert "SNAPSHOT.md" in {p.name for p in tmp_path.iterdir()}
+    # its time where the loader reads it: a Simulation's spec.startTime (time 0 of a run of the snapshot)
+    simulation = json.loads((tmp_path / "simulation.json").read_text())
+    assert (simulation["apiVersion"], simulation["kind"]) == ("gpufleet.io/v1alpha1", "Simulation")
+    assert f"- taken at: {simulation['spec']['startTime']} (" in (tmp_path / "SNAPSHOT.md").read_text()
 
 
 def test_a_snapshot_is_read_by_validate_and_explain_as_it_is(cluster: Any, tmp_path: Path) -> None:

@@ -5,8 +5,9 @@
   gone through (``bound``), else someone else bound it (``taken``); 404, or a uid that no longer
   matches, means the pod is gone (``gone``).
 - ``unschedulable``: the ``PodScheduled=False`` condition (reason ``Unschedulable``, kube-scheduler's
-  message) and ``status.nominatedNodeName`` by a strategic merge patch of ``pods/status``, as
-  ``updatePod`` in ``schedule_one.go`` does.
+  message; ``SchedulerError`` with the error's text after an attempt a plugin's Error status aborted, as
+  ``handleSchedulingFailure`` words it) and ``status.nominatedNodeName`` (set, or cleared) by a strategic
+  merge patch of ``pods/status``, as ``updatePod`` in ``schedule_one.go`` does.
 - ``event``: a core ``v1`` Event (``FailedScheduling``, ``Scheduled``, ``Preempted``, ...); one repeated
   with the same message is counted on the same Event (``count``, ``lastTimestamp``), as client-go's
   event correlator aggregates.
@@ -43,6 +44,9 @@ LEASES = KindRef("coordination.k8s.io", ("v1",), "leases", "Lease", True)
 POD_GROUP_STATUS = KindRef("scheduling.x-k8s.io", ("v1alpha1",), "podgroups/status", "PodGroup", True)
 STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
+#: ``v1.PodReasonUnschedulable``: the PodScheduled condition's reason after a FitError (any other error:
+#: ``v1.PodReasonSchedulerError``, ``scheduling.scheduler.SCHEDULER_ERROR``; ``handleSchedulingFailure``)
+UNSCHEDULABLE = "Unschedulable"
 
 
 class RateLimiter:
@@ -143,13 +147,24 @@ class Writes:
         code, doc = self._send("GET", path, PODS, namespace, "get", accept=(200, 404))
         return doc if code == 200 else None
 
-    def unschedulable(self, namespace: str, name: str, message: str, nominated: str | None = None) -> None:
+    def unschedulable(
+        self,
+        namespace: str,
+        name: str,
+        message: str,
+        nominated: str | None = None,
+        reason: str = UNSCHEDULABLE,
+    ) -> None:
+        """``updatePod``'s patch: the ``PodScheduled=False`` condition with ``reason`` (``Unschedulable``, or
+        ``SchedulerError``) and ``message``; ``nominated`` a node name sets ``status.nominatedNodeName``,
+        ``""`` clears it (``ModeOverride`` with no node, as ``newFailureNominatingInfo`` gives after an
+        error), None leaves it."""
         status: dict[str, Any] = {
             "conditions": [
                 {
                     "type": "PodScheduled",
                     "status": "False",
-                    "reason": "Unschedulable",
+                    "reason": reason,
                     "message": message,
                     "lastProbeTime": None,
                     "lastTransitionTime": now_rfc3339(),
@@ -157,7 +172,7 @@ class Writes:
             ]
         }
         if nominated is not None:
-            status["nominatedNodeName"] = nominated
+            status["nominatedNodeName"] = nominated or None  # null: the field deleted
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/status"
         self._patch(path, POD_STATUS, namespace, {"status": status}, STRATEGIC)
 

@@ -17,6 +17,10 @@ is reserved between cycles and a restart loses nothing. A gang found partly boun
 two of its bindings, a binding refused) is completed when its other members fit, and reported
 (``GangStatus``) while they do not.
 
+A pod that fits nowhere fails as a FitError does (reason ``Unschedulable``); one whose attempt a plugin's
+Error status aborted (``framework.PluginError``) fails as ``handleSchedulingFailure`` reports any other
+error: reason ``SchedulerError``, the error's text, its nomination cleared (``newFailureNominatingInfo``).
+
 What gpufleet cannot judge is never placed: a pod whose fields the reader refused or does not model,
 or that claims DRA devices (the live scheduler does not write ResourceClaim allocations), gets a
 message that says so.
@@ -33,6 +37,7 @@ import numpy as np
 from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.devices import Unit
 from gpufleet.gpus.ledger import DeviceLedger
+from gpufleet.live.writes import UNSCHEDULABLE
 from gpufleet.live_scheduler.models import LivePod
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.node import Node
@@ -42,7 +47,7 @@ from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.host_draws import HostDraws
 from gpufleet.scheduling.queue import QueuedPod
-from gpufleet.scheduling.scheduler import Outcome, Scheduler
+from gpufleet.scheduling.scheduler import SCHEDULER_ERROR, Outcome, Scheduler
 
 DRA_NOT_WRITTEN = (
     "gpufleet cannot schedule this pod: it claims DRA devices (spec.resourceClaims), and gpufleet's live "
@@ -67,9 +72,16 @@ class Binding:
 
 @dataclass(frozen=True)
 class Failure:
+    """A pod not placed, as ``handleSchedulingFailure`` reports it: the PodScheduled condition's reason
+    (``Unschedulable`` after a FitError; ``SchedulerError`` after an attempt a plugin's Error status
+    aborted, its message the error's text) and message."""
+
     pod: LivePod
     message: str
-    nominated: str | None = None  # DefaultPreemption nominated this node
+    #: DefaultPreemption nominated this node; "": the nomination cleared (``newFailureNominatingInfo``,
+    #: after an error); None: left as it is
+    nominated: str | None = None
+    reason: str = UNSCHEDULABLE
 
 
 @dataclass(frozen=True)
@@ -197,11 +209,8 @@ def run_cycle(
     )
     _sort(outcomes, queued, pods, decisions)
     bound = {p.pod.pod.key for b in decisions.bindings for p in b.members}
-    for (
-        qp,
-        seconds,
-        errored,
-    ) in timed:  # a pod that waited at Permit is scheduled only if its gang was released
+    # a pod that waited at Permit is scheduled only if its gang was released
+    for qp, seconds, errored in timed:
         result = "error" if errored else "scheduled" if qp.pod.key in bound else "unschedulable"
         decisions.attempts.append(Attempt(qp.pod.scheduler_name, result, seconds, queued[qp.pod.key]))
     decisions.gangs = _partial_gangs(groups, pods, assumed, decisions)
@@ -252,6 +261,8 @@ def _sort(
         elif outcome.kind == "preempting":
             failed = next(o for o in outcomes if o.pod.key == key and o.kind == "unschedulable")
             decisions.failures.append(Failure(live, failed.message or "", outcome.node))
+        elif outcome.error:  # a plugin's Error status: not a FitError (``handleSchedulingFailure``)
+            decisions.failures.append(Failure(live, outcome.message or "", "", SCHEDULER_ERROR))
         else:
             decisions.failures.append(Failure(live, outcome.message or ""))
     for gang in order:

@@ -8,8 +8,9 @@ decisions real:
   asynchronously; a pod is *assumed* on its node from the decision until the watch shows it bound (or
   the binding fails, when it is forgotten and tried again); before binding, every member's node must
   still exist, so a gang whose node was deleted binds none of its members;
-- the ``PodScheduled=False`` condition and a ``FailedScheduling`` Event when a pod's message changes,
-  ``status.nominatedNodeName`` and the victims' deletion for preemption;
+- the ``PodScheduled=False`` condition (reason ``Unschedulable``, or ``SchedulerError`` with the error's
+  text when a plugin's Error status aborted the attempt) and a ``FailedScheduling`` Event when a pod's
+  message changes, ``status.nominatedNodeName`` and the victims' deletion for preemption;
 - on a PodGroup bound in part, an Event and its ``status`` (``phase: Scheduling``, ``scheduled``);
 - ``--dry-run``: each decision logged as one JSON line, nothing written (the decided pods stay
   assumed, so each is decided once).
@@ -38,7 +39,7 @@ from gpufleet.kube.pod_annotations import GPU_DEVICES
 from gpufleet.live.client import LiveCluster, LiveError
 from gpufleet.live.informer import Informer, wait_synced
 from gpufleet.live.kinds import KINDS
-from gpufleet.live.writes import RateLimiter, Writes
+from gpufleet.live.writes import UNSCHEDULABLE, RateLimiter, Writes
 from gpufleet.live_scheduler.cycle import Binding, Decisions, Memory, run_cycle
 from gpufleet.live_scheduler.leader import LeaderElector
 from gpufleet.live_scheduler.metrics import SchedulerMetrics, serve
@@ -239,7 +240,7 @@ class LiveScheduler:
         for binding in decisions.bindings:
             self._bind(binding)
         for failure in decisions.failures:
-            self._unschedulable(failure.pod, failure.message, failure.nominated)
+            self._unschedulable(failure.pod, failure.message, failure.nominated, failure.reason)
         for preemption in decisions.preemptions:
             self._preempt(preemption.preemptor, preemption.node, preemption.victims)
         for gang in decisions.gangs:
@@ -366,20 +367,28 @@ class LiveScheduler:
         self.changed.set()
 
     # -- what the API is told -------------------------------------------------------------------
-    def _unschedulable(self, live: LivePod, message: str, nominated: str | None) -> None:
+    def _unschedulable(
+        self, live: LivePod, message: str, nominated: str | None, reason: str = UNSCHEDULABLE
+    ) -> None:
+        """``handleSchedulingFailure``: the PodScheduled condition (``reason``: ``Unschedulable``, or
+        ``SchedulerError`` after a plugin's Error status) and the nomination (``""``: cleared) when either
+        changes, and a ``FailedScheduling`` Event with the message."""
         pod = live.pod
-        if live.condition == ("Unschedulable", message) and (
-            nominated is None or live.nominated == nominated
+        if live.condition == (reason, message) and (
+            nominated is None or live.nominated == (nominated or None)
         ):
             return
         if self.reported.get(pod.key) == message and self.options.dry_run:
             return
         self.reported[pod.key] = message
-        self._log("unschedulable", live, message=message, nominated=nominated)
+        fields: dict[str, object] = {"message": message, "nominated": nominated}
+        if reason != UNSCHEDULABLE:
+            fields["reason"] = reason
+        self._log("unschedulable", live, **fields)
         if self.options.dry_run:
             return
         try:
-            self.writes.unschedulable(pod.namespace, pod.name, message, nominated)
+            self.writes.unschedulable(pod.namespace, pod.name, message, nominated, reason)
         except LiveError as exc:
             self.options.say(f"status of {pod.key}: {exc}")
         self._event(live, "FailedScheduling", message)

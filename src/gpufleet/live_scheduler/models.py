@@ -5,6 +5,15 @@ file mean the same thing.
 
 A pod's priority is the one the API server's admission wrote into ``spec.priority``; its
 ``PodScheduled`` condition and ``status.nominatedNodeName`` are kept beside it.
+
+A Node is read as kube-scheduler reads it: its ``spec.taints`` as they are, its Ready condition not at all
+(``kube.nodes.node`` without ``readiness``). kube-scheduler never reads the condition, only the
+``node.kubernetes.io/not-ready`` or ``unreachable`` taint the node lifecycle controller adds at its next
+pass (TaintToleration); a NotReady node the controller has not tainted yet is schedulable to it, and so it
+is to gpufleet's live scheduler. A scenario or dump, read once, adds the taint where it is missing
+(``model.node_readiness``), as the controller will have added it by the time the run goes on; a live
+scheduler runs beside the controller, which adds it (or, on a node Ready again, removes it) itself, and
+the next cycle reads the Node it wrote.
 """
 
 from __future__ import annotations
@@ -72,7 +81,10 @@ class Models:
         return cast("T | None", cached.value)
 
     def node(self, key: str, obj: dict[str, Any]) -> Node | None:
-        return self._cached("nodes", key, obj, lambda report, _: nodes.node(meta(obj, False), obj, report))
+        """The Node as kube-scheduler reads it: its taints, not its Ready condition (see above)."""
+        return self._cached(
+            "nodes", key, obj, lambda report, _: nodes.node(meta(obj, False), obj, report, readiness=False)
+        )
 
     def pod(self, key: str, obj: dict[str, Any]) -> LivePod:
         pod = self._cached("pods", key, obj, lambda report, problems: self._pod(obj, report, problems))
