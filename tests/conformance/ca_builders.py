@@ -305,6 +305,7 @@ def orchestrate(
     balance: bool = False,
     templates: Mapping[str, Node] | None = None,
     atomic: bool = False,
+    all_or_nothing: bool = False,
 ) -> Orchestrated:
     """``runSimpleScaleUpTest``: the nodes, each of its group (``""``: none; each group ``MinSize`` 1,
     ``MaxSize`` 10, its template its first node, ``NewDefaultTemplateNodeInfoProvider``), the pods on their
@@ -314,7 +315,8 @@ def orchestrate(
     loop's ``_room``), ``maxima`` the cluster-wide resource limits (``ResourceLimiter``'s maxima; default
     ``defaultOptions``'), ``max_sizes`` the groups' ``MaxSize`` where not 10, ``balance``
     ``--balance-similar-node-groups``, ``templates`` the groups with no node yet, after the others
-    (``NodeTemplateConfigs``), and ``atomic`` every group ``ZeroOrMaxNodeScaling`` (``NodeGroupDefaults``).
+    (``NodeTemplateConfigs``), ``atomic`` every group ``ZeroOrMaxNodeScaling`` (``NodeGroupDefaults``), and
+    ``all_or_nothing`` ``ScaleUp``'s ``allOrNothing``.
     The orchestrator gets the pods ``filterOutSchedulable`` left: here no pending pod may go to a node
     already there (every node excluded). The options are gpufleet's estimates of the groups within the
     limits (their own room, not their similar groups'), over a snapshot of their own."""
@@ -350,7 +352,7 @@ def orchestrate(
     request = ScaleUpRequest(
         0.0, state, profile, extra, options, frozenset(), "priority", np.random.default_rng(0), exclude,
         room == 0, resources_left=left, balancing=Balancing(room=room) if balance else None,
-        nodes_left=nodes_left,
+        nodes_left=nodes_left, all_or_nothing=all_or_nothing,
     )  # fmt: skip
     reply = scale_up(request)
     up = reply.scale_up

@@ -46,11 +46,6 @@ AUTOPROVISIONING = (
 ASYNC = (
     "--async-node-groups (creating node groups asynchronously, AsyncNodeGroupStateChecker) is not modelled"
 )
-ALL_OR_NOTHING = (
-    "ScaleUp's allOrNothing (ProvisioningRequests' atomic scale-up, NoScaleUpReason \"all-or-nothing\") is "
-    "not modelled; gpufleet's all-or-nothing is per gang (PodGroup) in the estimate, with no reason of its "
-    "own"
-)
 UNHEALTHY = (
     "node group health (ClusterStateRegistry.IsNodeGroupHealthy: too many unready or unregistered nodes, "
     "NotReadyReason) is not modelled; a group's launched, unregistered nodes are upcoming nodes"
@@ -364,8 +359,19 @@ def test_no_create_node_group_max_cores_limit_hit() -> None:
 
 
 def test_all_or_nothing() -> None:
-    """``TestAllOrNothing``."""
-    pytest.skip(ALL_OR_NOTHING)
+    """``TestAllOrNothing``: 11 pods of 1000m, group ng (n1, max 10) can add 9 nodes: with ``allOrNothing``
+    nothing grows and every pod remains unschedulable. Upstream's test estimator has no threshold, so its
+    option of 11 nodes is cut after the expander (``balanceScaleUps``' capacity) and each pod's
+    ``NotTriggerScaleUp`` says ``all-or-nothing``; gpufleet's estimate is limited by the group's room (the
+    ``SngCapacityThreshold`` cluster-autoscaler's own binary sets), so its option of 9 pods is dropped for not
+    taking them all (``Some pods can't fit ... all-or-nothing``) and no group rejects a pod: no message."""
+    pods = [pod(f"pod-{i}", 1000, 100) for i in range(11)]
+    result = orchestrate([(ready_node("n1", 1000, 1000), "ng")], [], pods, all_or_nothing=True)
+    assert result.chosen is None
+    assert result.triggered == []
+    assert result.reasons == {}
+    without = orchestrate([(ready_node("n1", 1000, 1000), "ng")], [], pods)
+    assert without.chosen == ("ng", 9)
 
 
 def test_scale_up_unhealthy() -> None:

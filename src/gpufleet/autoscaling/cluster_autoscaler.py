@@ -67,6 +67,7 @@ from gpufleet.autoscaling.scale_down import (
     unremovable_reasons,
 )
 from gpufleet.autoscaling.scale_up import (
+    ALL_OR_NOTHING,
     ATOMIC_TOTAL_EXCEEDED,
     MAX_TOTAL_REACHED,
     Estimate,
@@ -112,6 +113,14 @@ class ScaleUpRequest:
     #: the nodes --max-nodes-total still lets the cluster add (None: no limit); a ZeroOrMaxNodeScaling group
     #: that would pass it is skipped
     nodes_left: int | None = None
+    #: ``allOrNothing`` (a ProvisioningRequest's best-effort-atomic scale-up): enough nodes for every
+    #: pending pod left, or none
+    all_or_nothing: bool = False
+    #: pods put on the snapshot before the pending ones are filtered (where they fit): the pods of the
+    #: ProvisioningRequests whose capacity is booked (``provReqProcessor.bookCapacity``)
+    placed_first: Sequence[Pod] = ()
+    #: the pending pods are those ``filterOutSchedulable`` left (those it put there: in ``placed_first``)
+    filtered: bool = False
 
 
 @dataclass(frozen=True)
@@ -209,8 +218,10 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     if not request.pending:
         return ScaleUpReply()
     options, pending = list(request.options), request.pending
-    snapshot = ScaleUpSnapshot(request.state, request.profile, pending, options, request.exclude)
-    remaining = snapshot.filter_out_schedulable(pending)
+    first = request.placed_first
+    snapshot = ScaleUpSnapshot(request.state, request.profile, [*first, *pending], options, request.exclude)
+    snapshot.filter_out_schedulable(first)
+    remaining = list(pending) if request.filtered else snapshot.filter_out_schedulable(pending)
     limited = _over_limits(options, request.resources_left, request.nodes_left)
     skipped = request.unhealthy | request.backed_off | limited.keys()
     valid = [o for o in options if o.name not in skipped and o.room > 0]
@@ -226,15 +237,20 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     ]
     atomic = {o.name: o.nodes_at_once() for o in valid if o.atomic}
     estimates = [_at_max(e, atomic[e.pool]) if e.pool in atomic else e for e in estimates]
+    if request.all_or_nothing:
+        estimates = [e for e in estimates if len(e.pods) == len(remaining)]
     best = choose(estimates, request.expander, request.rng)
+    reasons: dict[str, str] = {}
     if best is not None:
         option = next(o for o in valid if o.name == best.pool)
         nodes = apply_limits(best.nodes, request.resources_left, delta_for_node(option.template))
         split = _split(option, similar.get(best.pool, []), nodes, request.balancing is not None)
-        return ScaleUpReply(ScaleUp(best.pool, sum(n for _, n in split), best.pods, split))
-    if request.total_reached:
+        if not (request.all_or_nothing and sum(n for _, n in split) < best.nodes):
+            return ScaleUpReply(ScaleUp(best.pool, sum(n for _, n in split), best.pods, split))
+        reasons = {pod.key: ALL_OR_NOTHING for pod in remaining}
+    if not reasons and request.total_reached:
         reasons = {pod.key: MAX_TOTAL_REACHED for pod in remaining}
-    else:
+    elif not reasons:
         reasons = not_triggered(
             remaining, options, set(request.backed_off), snapshot, limited, request.unhealthy
         )

@@ -81,6 +81,8 @@ MAX_TOTAL_REACHED = "max total nodes in cluster reached"
 #: (``filterValidScaleUpNodeGroups``)
 ATOMIC_TOTAL_EXCEEDED = "atomic scale-up exceeds cluster node count limit"
 #: Why a template copy does not take a pod, besides a pod-aware filter's reason (the estimate's own).
+#: ``AllOrNothingReason``: the best option's nodes cut by a limit under ``allOrNothing``
+ALL_OR_NOTHING = "not all pods would fit and scale-up is using all-or-nothing strategy"
 NO_ROOM = "no room on the copy"
 NO_CLAIMS = "its claims cannot be allocated on the copy"
 REFUSED = "the template's static filters refuse it"

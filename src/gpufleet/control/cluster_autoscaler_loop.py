@@ -33,6 +33,18 @@ taint ``DeletionCandidateOfClusterAutoscaler=<unix time>:PreferNoSchedule`` and 
 lose it, at most ``maxBulkSoftTaintCount`` (10) a scan (``autoscaling.soft_taints``; ``soft-taint`` and
 ``soft-taint-removed`` events): the scheduler's TaintToleration scores those nodes lower.
 
+ProvisioningRequests (``autoscaling.provisioning_request``): each scan first expires their bookings and fails
+or deletes the old ones (``provReqProcessor.refresh``), then takes the next one available (``Provisioned``
+false: after its backoff, 1 minute doubling up to 10) and provisions it: check-capacity looks for room,
+best-effort-atomic grows one group for all its pods or none; each condition set is a ``provisioning-request``
+event. A pod consuming a request (``autoscaling.x-k8s.io/consume-provisioning-request``) triggers no scale-up
+of its own (``ProvisioningRequestPodsFilter``: a ``no-scale-up`` event says so), and the pods of the requests
+whose capacity is booked are put in the scale-up snapshot before the pending pods (``bookCapacity``); a node
+they go to is no scale-down candidate while booked (upstream's booked pods are in the scale-down snapshot too:
+here the node is simply kept, whatever its utilisation). Not modelled: check-capacity batch processing, and
+the wrapper orchestrator's alternation between a loop for ProvisioningRequests and one for other pods (here
+both run in each scan).
+
 The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
 timer and its own bookkeeping, reads the cluster and acts through a ``control.port.NodeGroupPort``.
 """
@@ -52,6 +64,7 @@ import numpy as np
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownRequest,
+    ScaleUp,
     ScaleUpRequest,
     WarmGroup,
     has_movable_pods,
@@ -74,6 +87,22 @@ from gpufleet.autoscaling.cluster_state import (
 )
 from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.node_group_balancing import Balancing
+from gpufleet.autoscaling.provisioning_request import (
+    BOOKING_EXPIRED,
+    FAILED,
+    INITIAL_RETRY_S,
+    PROVISIONED,
+    RESERVATION_TIME_S,
+    ProvisioningRequest,
+    ProvisionRequest,
+    booked_nodes,
+    booked_pods,
+    filter_consumers,
+    next_request,
+    provision,
+    refresh,
+    should_book,
+)
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.autoscaling.resource_limits import cluster_maxima, cluster_totals, resources_left
 from gpufleet.autoscaling.scale_down import (
@@ -105,7 +134,9 @@ from gpufleet.workloads.daemonset import daemon_should_run
 class ScaleEvent:
     t_s: float
     #: scale-up | scale-up-failed | scale-down | provision-timeout | spot-reclaim | no-scale-up |
-    #: cluster-unhealthy | cluster-healthy | soft-taint | soft-taint-removed
+    #: cluster-unhealthy | cluster-healthy | soft-taint | soft-taint-removed | provisioning-request (a
+    #: ProvisioningRequest's condition set: its key in ``pods``, ``Type=Status Reason: Message`` in
+    #: ``reason``; or ``deleted``)
     kind: str
     pool: str | None
     nodes: tuple[str, ...]
@@ -162,10 +193,12 @@ class ClusterAutoscalerLoop:
         seed: int,
         events: list[ScaleEvent] | None = None,
         start_time_s: float = 0.0,
+        provisioning_requests: Sequence[ProvisioningRequest] = (),
     ):
         """``expander_priorities``: the priority expander's ConfigMap (priority, pool-name regex);
         ``events``: the log its events go to (shared with the cloud's, in the simulator); ``start_time_s``:
-        the Unix time of the clock's 0 (what the soft taints' values read)."""
+        the Unix time of the clock's 0 (what the soft taints' values read); ``provisioning_requests``: the
+        ProvisioningRequests it handles (``--enable-provisioning-requests``)."""
         self.port = port
         self.clock = clock
         self.settings = settings
@@ -176,7 +209,7 @@ class ClusterAutoscalerLoop:
         )
         self.expander_priorities = expander_priorities
         groups = port.node_groups.values()
-        self.enabled = any(g.pool.autoscaled or g.pool.warm for g in groups)
+        self.enabled = any(g.pool.autoscaled or g.pool.warm for g in groups) or bool(provisioning_requests)
         self.keeps_warm = any(g.pool.warm for g in groups)
         self.profile = build_profile(ProfileConfig())
         self.rng = np.random.default_rng([seed, 2])
@@ -210,6 +243,9 @@ class ClusterAutoscalerLoop:
         self.start_time_s = start_time_s
         #: the nodes with the soft DeletionCandidate taint (None: not read from the cluster yet)
         self._soft_tainted: set[str] | None = None
+        #: the ProvisioningRequests, their conditions as it set them, and each one's retry backoff
+        self.provisioning_requests: list[ProvisioningRequest] = list(provisioning_requests)
+        self._provreq_retry: dict[str, float] = {}
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -234,7 +270,7 @@ class ClusterAutoscalerLoop:
         groups = self.port.node_groups.values()
         healthy = self._cluster_healthy()
         if healthy:
-            acted = self._scale_up() | self._scale_down()
+            acted = self._provision() | self._scale_up() | self._scale_down()
             acted |= self._update_soft_taints() | self._keep_warm()
         else:  # RunOnce stops here: the unneeded nodes are forgotten (CleanUpUnneededNodes), looked for again
             acted, self.unneeded_since, self._assessed = False, {}, None
@@ -248,6 +284,8 @@ class ClusterAutoscalerLoop:
                 self.arm(self._scan_after(min(backoffs)))
         if self._unremovable_until:
             self.arm(self._recheck_at(t))
+        if wakeups := [w for w in self._provisioning_wakeups() if w >= t]:
+            self.arm(self._scan_after(min(wakeups)))
         started = [since + MAX_NODE_STARTUP_S for since in self.port.unready_nodes().values()]
         if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
             self.arm(min(later))
@@ -428,11 +466,17 @@ class ClusterAutoscalerLoop:
         grows, no pod's reason changed (no random draw is made either, with no estimate to choose from).
         Not with DRA, whose claims are allocated apart from the columns. Without pending pods nothing is
         asked: ``scale_up`` would grow nothing and give no pod a reason."""
-        pending = self.port.unschedulable_pods()
+        # pods consuming a ProvisioningRequest trigger no scale-up (``ProvisioningRequestPodsFilter``)
+        pending, told = filter_consumers(self.port.unschedulable_pods())
+        for key, message in told:  # (told again only when its message changed, as NotTriggerScaleUp's)
+            if self.not_triggered.get(key) != message:
+                self.not_triggered[key] = message
+                self.events.append(ScaleEvent(self.clock.now, "no-scale-up", None, (), (key,), message))
         if not pending:
             self._unanswered = None
             return False
         now, room, groups = self.clock.now, self._room(), self.port.node_groups
+        booked = booked_pods(self.provisioning_requests)
         state = self.port.state
         options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
         backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
@@ -454,6 +498,7 @@ class ClusterAutoscalerLoop:
             exclude,
             total_reached,
             left,
+            tuple(p.key for p in booked),
         )
         if state.dra is None and asked == self._unanswered:
             return False
@@ -474,6 +519,7 @@ class ClusterAutoscalerLoop:
                 self._balancing(room),
                 unhealthy,
                 room if self.settings.max_nodes_total is not None else None,
+                placed_first=booked,
             )
         )
         self._unanswered = asked if reply.scale_up is None else None
@@ -484,7 +530,13 @@ class ClusterAutoscalerLoop:
         up = reply.scale_up
         if up is None:
             return False
-        for name, nodes in up.split:  # ExecuteScaleUps: each group of the split, one after another
+        self._execute(up)
+        return True
+
+    def _execute(self, up: ScaleUp) -> None:
+        """``ExecuteScaleUps``: each group of the split, one after another."""
+        now, groups = self.clock.now, self.port.node_groups
+        for name, nodes in up.split:
             group = groups[name]
             if group.pool.zero_or_max_node_scaling:
                 self._scale_up_atomic(group, nodes, up.pods)
@@ -493,7 +545,60 @@ class ClusterAutoscalerLoop:
             if launched:
                 self.last_scale_up_s = now
                 self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), up.pods))
-        return True
+
+    def _provisioning_wakeups(self) -> list[float]:
+        """When a ProvisioningRequest next needs a loop (at the scan after it: both checks are a strict
+        ``Before(now)``): a booking's expiry (``Provisioned`` true 10 minutes ago), a retry's backoff's end
+        (``Provisioned`` false)."""
+        out = []
+        for r in self.provisioning_requests:
+            c = r.condition(PROVISIONED)
+            if c is None or r.is_true(FAILED) or r.is_true(BOOKING_EXPIRED):
+                continue
+            if c.status is True:
+                out.append(c.last_transition + RESERVATION_TIME_S)
+            elif c.status is False:
+                out.append(c.last_transition + self._provreq_retry.get(r.key, INITIAL_RETRY_S))
+        return out
+
+    def _provision(self) -> bool:
+        """The ProvisioningRequests' part of a loop (``provisioning_request``): their bookings expire and the
+        old ones go (``provReqProcessor.refresh``), the next one available is taken
+        (``GetPodsFromNextRequest``) and provisioned (``provReqOrchestrator.ScaleUp``), its scale-up executed.
+        Each condition set is a ``provisioning-request`` event naming the request."""
+        if not self.provisioning_requests:
+            return False
+        now = self.clock.now
+        before = {r.key: r.conditions for r in self.provisioning_requests}
+        requests, old = refresh(self.provisioning_requests, now)
+        injected = next_request([r for r in requests if r.key not in old], now, self._provreq_retry)
+        self._provreq_retry = dict(injected.retry_s)
+        requests, up = list(injected.requests), None
+        if injected.chosen is not None:
+            room, groups, state = self._room(), self.port.node_groups, self.port.state
+            options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
+            registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}
+            exclude = frozenset(state.index[n] for n in self._going() | registered if n in state.index)
+            ask = ProvisionRequest(
+                now, state, self.profile, requests, injected.chosen.key, options, exclude=exclude,
+                backed_off=frozenset(o.name for o in options if groups[o.name].backed_off(now)),
+                expander=self.settings.expander, rng=self.rng, resources_left=self._resources_left(),
+                nodes_left=room if self.settings.max_nodes_total is not None else None,
+            )  # fmt: skip
+            done = provision(ask)
+            requests, up = list(done.requests), done.scale_up
+        self.provisioning_requests = requests
+        for r in requests:
+            for c in r.conditions:
+                if c not in before.get(r.key, ()):
+                    status = {True: "True", False: "False", None: "Unknown"}[c.status]
+                    message = f"{c.type}={status} {c.reason}: {c.message}"
+                    self.events.append(ScaleEvent(now, "provisioning-request", None, (), (r.key,), message))
+        for key in old:
+            self.events.append(ScaleEvent(now, "provisioning-request", None, (), (key,), "deleted"))
+        if up is not None:
+            self._execute(up)
+        return up is not None or any(before.get(r.key) != r.conditions for r in requests) or bool(old)
 
     def _scale_up_atomic(self, group: NodeGroup, nodes: int, for_pods: tuple[str, ...]) -> None:
         """A ``ZeroOrMaxNodeScaling`` group grows by all its nodes in one request (``increaseSize`` with
@@ -617,6 +722,16 @@ class ClusterAutoscalerLoop:
         self._listed = ListedCandidates(state.static_version, frozenset(going), made_of, sets, readiness, out)
         return out
 
+    def _unbooked(self, candidates: list[Candidate]) -> list[Candidate]:
+        """The candidates that hold no booked ProvisioningRequest capacity (``booked_nodes``: upstream's
+        booked pods in the scale-down snapshot keep their nodes; here such a node is no candidate)."""
+        if not any(should_book(r) for r in self.provisioning_requests):
+            return candidates
+        state = self.port.state
+        exclude = frozenset(state.index[n] for n in self._going() if n in state.index)
+        held = booked_nodes(state, self.profile, self.provisioning_requests, exclude)
+        return [c for c in candidates if c.node not in held]
+
     def _scale_down(self) -> bool:
         port, now, st = self.port, self.clock.now, self.port.state
         budgets = port.disruption_budgets
@@ -625,7 +740,11 @@ class ClusterAutoscalerLoop:
         # candidates with them, but for a group's crossing its min as it grows or shrinks)
         above_min = tuple(len(g.nodes) > g.pool.min for g in port.node_groups.values() if g.pool.autoscaled)
         going_key = tuple(sorted(going))
-        key = (st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min)
+        bookings = tuple(r.key for r in self.provisioning_requests if should_book(r))
+        key = (
+            st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min,
+            bookings,
+        )  # fmt: skip
         # ... and a node found unremovable is assessed again once its time is up, and every candidate again
         # after a scan that stopped at unneededNodesLimit (its limit is higher now)
         assessing = (
@@ -637,7 +756,7 @@ class ClusterAutoscalerLoop:
                 now,
                 st,
                 self.profile,
-                self._candidates() if assessing or self.unneeded_since else (),
+                self._unbooked(self._candidates()) if assessing or self.unneeded_since else (),
                 self.utilization,
                 self.settings.scale_down_unneeded_time_s,
                 self.settings.scale_down_delay_after_add_s,

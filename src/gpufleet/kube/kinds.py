@@ -83,6 +83,10 @@ CLUSTER_TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "ClusterTraining
 TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "TrainingRuntime")
 #: Volcano's PodGroup (namespaced) and Queue (cluster-scoped) (``gpufleet.kube.volcano``); its Job is a
 #: registered workload kind (``gpufleet.workloads.volcano_job``)
+#: cluster-autoscaler's ProvisioningRequest and the PodTemplates its pod sets name
+#: (``gpufleet.kube.provisioning_requests``)
+PROVISIONING_REQUEST = ("autoscaling.x-k8s.io", "v1", "ProvisioningRequest")
+POD_TEMPLATE = ("", "v1", "PodTemplate")
 VOLCANO_POD_GROUP = ("scheduling.volcano.sh", "v1beta1", "PodGroup")
 VOLCANO_QUEUE = ("scheduling.volcano.sh", "v1beta1", "Queue")
 
@@ -117,6 +121,8 @@ MODELLED = frozenset(
         VOLCANO_POD_GROUP,
         VOLCANO_QUEUE,
         KAI_QUEUE,
+        PROVISIONING_REQUEST,
+        POD_TEMPLATE,
     }
 )
 #: Namespaced kinds among those modelled; the others are cluster-scoped.
@@ -139,12 +145,15 @@ NAMESPACED = frozenset(
         *KUEUE_NAMESPACED,
         TRAINING_RUNTIME,
         VOLCANO_POD_GROUP,
+        PROVISIONING_REQUEST,
+        POD_TEMPLATE,
     }
 )
 
 #: Kinds outside the Kubernetes schemas that exist in the groups gpufleet knows but are not modelled
 #: (scheduler-plugins' ElasticQuota; the Training Operator v1's MPIJob, whose v2beta1 is modelled;
-#: Volcano's CronJob; Kueue's other kinds; KAI Scheduler's PodGroup and BindRequest).
+#: Volcano's CronJob; Kueue's other kinds; KAI Scheduler's PodGroup and BindRequest; the deprecated v1beta1
+#: ProvisioningRequest).
 _KNOWN_UNMODELLED = frozenset(
     {
         ("scheduling.x-k8s.io", "v1alpha1", "ElasticQuota"),
@@ -163,6 +172,7 @@ _KNOWN_UNMODELLED = frozenset(
         ),
         ("scheduling.run.ai", "v2alpha2", "PodGroup"),
         ("scheduling.run.ai", "v1alpha2", "BindRequest"),
+        ("autoscaling.x-k8s.io", "v1beta1", "ProvisioningRequest"),
     }
 )
 
@@ -181,6 +191,7 @@ KNOWN_GROUPS = frozenset(
         "kueue.x-k8s.io",
         "config.kueue.x-k8s.io",
         "scheduling.run.ai",
+        "autoscaling.x-k8s.io",
     }
 )
 

@@ -40,6 +40,7 @@ from gpufleet.kube import (
     pod_groups,
     pods,
     priorities,
+    provisioning_requests,
     scale_budget,
     scheduler_records,
     schema_check,
@@ -233,6 +234,11 @@ class _Loader:
     _scale: scale_budget.ScaleBudget = field(default_factory=scale_budget.ScaleBudget)
     _workload_reports: dict[tuple[type, str], Reporter] = field(default_factory=dict)
     _feed_reports: list[tuple[Reporter, QueueFeed]] = field(default_factory=list)
+    #: PodTemplates by (namespace, name), and the ProvisioningRequests that name them
+    _pod_templates: dict[tuple[str, str], Pod] = field(default_factory=dict)
+    _provisioning_requests: list[tuple[Reporter, provisioning_requests.RequestSpec]] = field(
+        default_factory=list
+    )
 
     def load(self, documents: list[Document]) -> None:
         entries = [entry for entry in map(self._prepare, documents) if entry is not None]
@@ -273,6 +279,8 @@ class _Loader:
             kinds.VOLCANO_POD_GROUP: self._volcano_pod_group,
             kinds.VOLCANO_QUEUE: self._volcano_queue,
             kinds.KAI_QUEUE: self._kai_queue,
+            kinds.POD_TEMPLATE: lambda e: self._pod_template(e, resolver),
+            kinds.PROVISIONING_REQUEST: self._provisioning_request,
         }
         for gvk, read in manifest_readers().items():  # workload kinds that bring their own reader
             converters.setdefault(gvk, partial(self._registered_kind, read=read, resolver=resolver))
@@ -281,6 +289,7 @@ class _Loader:
             if convert is not None:
                 self._convert(entry, convert)
         self._resolve_train_jobs()
+        self._resolve_provisioning_requests()
         for workload in self.scenario.workloads():  # charged once complete (a TrainJob: its runtime's)
             report = self._workload_reports.get((type(workload), workload.key))
             if report is not None:
@@ -656,6 +665,27 @@ class _Loader:
             self._targets.append(target)
         self._scale.replicas(entry.report, "spec.maxReplicas", spec.max_replicas)
         self.scenario.hpas.append((f"{entry.meta.namespace}/{entry.meta.name}", spec))
+
+    def _pod_template(self, entry: _Entry, resolver: priorities.Priorities) -> None:
+        """A ``v1`` PodTemplate: its ``template``, for the ProvisioningRequests that name it."""
+        pod, _ = workloads.pod_template(
+            entry.meta, entry.body, "template", entry.report, entry.report, resolver, entry.document.order,
+            pods.RESTART_POLICIES,
+        )  # fmt: skip
+        self._pod_templates[(entry.meta.namespace, entry.meta.name)] = pod.renamed(entry.meta.name)
+
+    def _provisioning_request(self, entry: _Entry) -> None:
+        spec = provisioning_requests.request(entry.meta, entry.body, entry.report)
+        if spec is not None:
+            self._provisioning_requests.append((entry.report, spec))
+
+    def _resolve_provisioning_requests(self) -> None:
+        """Each ProvisioningRequest's pod sets, once every PodTemplate is read."""
+        for report, spec in self._provisioning_requests:
+            request = provisioning_requests.resolve(spec, self._pod_templates, report)
+            if request is None:
+                continue
+            self.scenario.provisioning_requests.append(request)
 
     def _budget(self, entry: _Entry) -> None:
         budget = disruption_budgets.budget(entry.meta, entry.body, entry.report)

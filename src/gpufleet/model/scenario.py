@@ -15,6 +15,7 @@ from gpufleet.model.load import QueueFeed, Traffic
 from gpufleet.model.node import Node
 from gpufleet.model.owned import Owned
 from gpufleet.model.pod import Pod
+from gpufleet.model.provisioning_request import ProvisioningRequest
 from gpufleet.model.scheduler_config import SchedulerConfig
 from gpufleet.model.scheduler_records import PodEvent, Recorded
 from gpufleet.model.simulation import NodePool, SimulationSettings
@@ -62,6 +63,8 @@ class Scenario:
     dra: DraObjects = field(default_factory=DraObjects)
     kueue: KueueObjects = field(default_factory=KueueObjects)  # Kueue's flavors and queues
     kai_queues: dict[str, KaiQueue] = field(default_factory=dict)  # KAI Scheduler's queues, by name
+    #: cluster-autoscaler's ProvisioningRequests, their PodTemplates resolved
+    provisioning_requests: list[ProvisioningRequest] = field(default_factory=list)
     #: cluster-autoscaler's priority expander: (priority, node-group name expression)
     expander_priorities: tuple[tuple[int, str], ...] = ()
     #: FailedScheduling Events of a cluster dump (``explain`` shows each pod's latest)

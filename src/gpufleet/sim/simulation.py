@@ -254,6 +254,7 @@ class Simulation:
             self.seed,
             scale_events,
             self.settings.start_time_s,
+            scenario.provisioning_requests,
         )
         # by "<kind>/<ns>/<name>" of the Deployment or ReplicaSet it aims at
         self.traffic = {
