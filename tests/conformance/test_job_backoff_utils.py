@@ -2,7 +2,9 @@
 
 Upstream: ``k8s.io/kubernetes`` v1.34.10, ``pkg/controller/job/backoff_utils_test.go``, against
 ``gpufleet.workloads.job``'s ``new_backoff_record`` (``backoffStore.newBackoffRecord``) and
-``remaining_backoff_s`` (``backoffRecord.getRemainingTime``). Times are seconds from the test's
+``remaining_backoff_s`` (``backoffRecord.getRemainingTime``), and ``remaining_backoff_per_index_s``
+(``getRemainingTimePerIndex``: the last failed pod written as its ``job-index-failure-count`` annotations,
+failed at T). Times are seconds from the test's
 ``defaultTestTime`` (0.0); upstream's pods are written as their finish times; the record's key is left
 out (one record per controller). The feature gates are 1.34's defaults.
 """
@@ -11,7 +13,13 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.workloads.job import BackoffRecord, new_backoff_record, remaining_backoff_s
+from gpufleet.model.failed_indexes import INDEX_FAILURE_COUNT, INDEX_IGNORED_FAILURE_COUNT
+from gpufleet.workloads.job import (
+    BackoffRecord,
+    new_backoff_record,
+    remaining_backoff_per_index_s,
+    remaining_backoff_s,
+)
 
 T = 0.0  # defaultTestTime
 MS = 0.001
@@ -20,7 +28,6 @@ NO_POD_STATUS = (
     "deletionTimestamp less its grace period, creation time): gpufleet's controller is told of each pod "
     "as it ends, at that moment, and keeps no pod status to read it from"
 )
-NO_PER_INDEX = "backoffLimitPerIndex (the per-index failure count annotations) is not modelled"
 
 # name: (old record, succeeded finish times, failed finish times, want record)
 NEW_BACKOFF_RECORD: dict[str, tuple[BackoffRecord, list[float], list[float], BackoffRecord]] = {
@@ -130,23 +137,35 @@ def test_get_remaining_backoff_time(
     assert remaining_backoff_s(record, now, default_s, max_s) == want
 
 
-PER_INDEX = [
-    "no failures",
-    "two prev failures; current time and failure time are same",
-    "one prev failure counted and one ignored; current time and failure time are same",
-]
+# name: (the last failed pod's annotations (None: none), now, default backoff, max backoff, want seconds);
+# the pod failed at T
+PER_INDEX: dict[str, tuple[dict[str, str] | None, float, float, float, float]] = {
+    "no failures": (None, 0.0, 5.0, 700.0, 0.0),
+    "two prev failures; current time and failure time are same": (
+        {INDEX_FAILURE_COUNT: "2"},
+        T,
+        5.0,
+        700.0,
+        20.0,
+    ),
+    "one prev failure counted and one ignored; current time and failure time are same": (
+        {INDEX_FAILURE_COUNT: "1", INDEX_IGNORED_FAILURE_COUNT: "1"},
+        T,
+        5.0,
+        700.0,
+        20.0,
+    ),
+}
 
 
 @pytest.mark.parametrize(
-    "name",
+    ("last_failed", "now", "default_s", "max_s", "want"),
     [
-        pytest.param(
-            name,
-            id=f"TestGetRemainingBackoffTimePerIndex/{name}",
-            marks=pytest.mark.skip(reason=NO_PER_INDEX),
-        )
-        for name in PER_INDEX
+        pytest.param(*case, id=f"TestGetRemainingBackoffTimePerIndex/{name}")
+        for name, case in PER_INDEX.items()
     ],
 )
-def test_get_remaining_backoff_time_per_index(name: str) -> None:
-    raise AssertionError("skipped")
+def test_get_remaining_backoff_time_per_index(
+    last_failed: dict[str, str] | None, now: float, default_s: float, max_s: float, want: float
+) -> None:
+    assert remaining_backoff_per_index_s(last_failed, T, now, default_s, max_s) == want

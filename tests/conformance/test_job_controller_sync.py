@@ -1,4 +1,4 @@
-"""The Job controller's sync: ``TestControllerSyncJob``.
+"""The Job controller's sync: ``TestControllerSyncJob`` and ``TestSyncJobWithJobBackoffLimitPerIndex``.
 
 Upstream: ``k8s.io/kubernetes`` v1.34.10, ``pkg/controller/job/job_controller_test.go``. A row's Job and
 pods become a cluster snapshot's: its pods are counted as adoption counts them (``gpufleet.kube.adoption``:
@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from gpufleet.kube.adoption import JOB_TRACKING_FINALIZER, _count_ended, _job_status, _Object
+from gpufleet.model.failed_indexes import INDEX_FAILURE_COUNT
 from gpufleet.model.owned import JOB_COMPLETION_INDEX, OwnedPod
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.scenario import BarePod
@@ -279,3 +280,163 @@ def test_controller_sync_job(row: Row) -> None:
     else:
         condition = COMPLETE if controller.done else None
     assert condition == row.condition
+
+
+@dataclass(frozen=True)
+class PerIndexRow:
+    """A row of ``TestSyncJobWithJobBackoffLimitPerIndex``: an Indexed Job (``parallelism`` and
+    ``completions``) with ``backoffLimitPerIndex``, its pods (index, phase, ``job-index-failure-count``)."""
+
+    parallelism: int
+    backoff_limit: int
+    backoff_limit_per_index: int
+    pods: tuple[tuple[str, str, str], ...]
+    max_failed_indexes: int | None = None
+    # expectations
+    want_active: int = 0
+    want_succeeded: int = 0
+    want_failed: int = 0
+    failed_indexes: str = ""
+    completed_indexes: str = ""
+    conditions: tuple[tuple[str, str], ...] = ()
+
+
+MAX_INT32 = 2**31 - 1
+FAILED_INDEXES_CONDITIONS = (("FailureTarget", "FailedIndexes"), ("Failed", "FailedIndexes"))
+MAX_FAILED_ROW = PerIndexRow(
+    4,
+    MAX_INT32,
+    1,
+    (("0", "Failed", "1"), ("1", "Succeeded", "0"), ("2", "Failed", "1"), ("3", "Running", "0")),
+    max_failed_indexes=1,
+    want_succeeded=1,
+    want_failed=3,
+    failed_indexes="0,2",
+    completed_indexes="1",
+    conditions=(("FailureTarget", "MaxFailedIndexesExceeded"),),
+)
+FAILED_INDEXES_ROW = PerIndexRow(
+    2,
+    MAX_INT32,
+    1,
+    (("0", "Failed", "1"), ("1", "Succeeded", "0")),
+    want_succeeded=1,
+    want_failed=1,
+    failed_indexes="0",
+    completed_indexes="1",
+    conditions=FAILED_INDEXES_CONDITIONS,
+)
+PER_INDEX_CASES: dict[str, PerIndexRow] = {
+    "successful job after a single failure within index": PerIndexRow(
+        2,
+        MAX_INT32,
+        1,
+        (("0", "Failed", "0"), ("0", "Succeeded", "1"), ("1", "Succeeded", "0")),
+        want_succeeded=2,
+        want_failed=1,
+        completed_indexes="0,1",
+        conditions=(("SuccessCriteriaMet", "CompletionsReached"), ("Complete", "CompletionsReached")),
+    ),
+    "single failed pod replaced already": PerIndexRow(
+        2, MAX_INT32, 1, (("0", "Failed", "0"), ("0", "Pending", "1")), want_active=2, want_failed=1
+    ),
+    "single failed index due to exceeding the backoff limit per index, the job continues": PerIndexRow(
+        2, MAX_INT32, 1, (("0", "Failed", "1"),), want_active=1, want_failed=1, failed_indexes="0"
+    ),
+    "job failed due to exceeding backoffLimit before backoffLimitPerIndex": PerIndexRow(
+        2,
+        1,
+        1,
+        (("0", "Failed", "0"), ("1", "Failed", "0")),
+        want_failed=2,
+        conditions=(("FailureTarget", "BackoffLimitExceeded"), ("Failed", "BackoffLimitExceeded")),
+    ),
+    "job failed due to failed indexes": FAILED_INDEXES_ROW,
+    "job failed due to exceeding max failed indexes": MAX_FAILED_ROW,
+    "job failed due to failed indexes; JobManagedBy enabled": FAILED_INDEXES_ROW,
+    "job failed due to exceeding max failed indexes; JobManagedBy enabled": MAX_FAILED_ROW,
+}
+NO_EXIT_CODES_ON_ADOPTION = (
+    "a snapshot's failed pods are counted without their container exit codes or the Job's podFailurePolicy "
+    "(adoption reads neither): FailIndex, FailJob and Ignore rules on exit codes do not apply to them"
+)
+NO_DELAYED_REPLACEMENT = (
+    "adoption counts every failed pod of the snapshot and the Job replaces it at once: upstream keeps the "
+    "last failed pod of an index uncounted while its replacement waits the per-index backoff "
+    "(getPodsWithDelayedDeletionPerIndex)"
+)
+PER_INDEX_GATE_OFF = (
+    "the feature gates turned off (emulating 1.32 or 1.33): 1.34's defaults (JobBackoffLimitPerIndex, "
+    "JobPodReplacementPolicy, JobManagedBy on) are the ones modelled"
+)
+PER_INDEX_SKIPPED = {
+    "single failed pod, not counted as the replacement pod creation is delayed": NO_DELAYED_REPLACEMENT,
+    "replacement pod creation delayed by per-index backoff while another index runs": NO_DELAYED_REPLACEMENT,
+    "single failed index due to FailIndex action, the job continues": NO_EXIT_CODES_ON_ADOPTION,
+    "job failed index due to FailJob action": NO_EXIT_CODES_ON_ADOPTION,
+    "job pod failure ignored due to matching Ignore action": NO_EXIT_CODES_ON_ADOPTION,
+    "job with finished indexes; failedIndexes are cleaned when JobBackoffLimitPerIndex disabled": (
+        PER_INDEX_GATE_OFF
+    ),
+    "job failed due to failed indexes; JobPodReplacementPolicy and JobManagedBy disabled": PER_INDEX_GATE_OFF,
+    "job failed due to exceeding max failed indexes; JobPodReplacementPolicy and JobManagedBy disabled": (
+        PER_INDEX_GATE_OFF
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        pytest.param(row, id=f"TestSyncJobWithJobBackoffLimitPerIndex/{name}")
+        for name, row in PER_INDEX_CASES.items()
+    ]
+    + [
+        pytest.param(
+            None, id=f"TestSyncJobWithJobBackoffLimitPerIndex/{name}", marks=pytest.mark.skip(reason=why)
+        )
+        for name, why in PER_INDEX_SKIPPED.items()
+    ],
+)
+def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
+    """As ``test_controller_sync_job``, with ``status.failedIndexes`` (``calculateFailedIndexes``) and the
+    Job's conditions compared; a pod the Job deletes ends at once, so where upstream's sync leaves only
+    ``FailureTarget`` (a pod still terminating) only that first condition is compared."""
+    spec: dict[str, Any] = {
+        "completionMode": "Indexed",
+        "completions": row.parallelism,
+        "backoffLimitPerIndex": row.backoff_limit_per_index,
+    }
+    body = {"spec": spec, "status": {}}
+    owned = _job_status(body)
+    tracked = _Object("", None, {"metadata": {"finalizers": [JOB_TRACKING_FINALIZER]}})
+    for i, (index, phase, count) in enumerate(row.pods):
+        annotations = {JOB_COMPLETION_INDEX: index, INDEX_FAILURE_COUNT: count}
+        pod = Pod(f"pod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
+        owned.pods.append(OwnedPod(pod, phase))
+        _count_ended(owned, BarePod(pod, phase=phase), tracked, body)
+    job = Job(
+        "job",
+        "default",
+        Pod(""),
+        row.parallelism,
+        row.parallelism,
+        row.backoff_limit,
+        indexed=True,
+        backoff_limit_per_index=row.backoff_limit_per_index,
+        max_failed_indexes=row.max_failed_indexes,
+    )
+    controller = JobController(job)
+    controller.adopt(owned)
+    for key, _ in controller.doomed():  # deleted: each ends Failed
+        gone = next(p.pod for p in owned.pods if p.pod.key == key)
+        assert controller.finished(gone, succeeded=False)
+    controller.wanted()
+
+    assert len(controller.active) == row.want_active
+    assert (controller.succeeded, controller.failed) == (row.want_succeeded, row.want_failed)
+    assert controller.status_indexes() == {"failedIndexes": row.failed_indexes}
+    assert intervals(owned.completed_indexes) == row.completed_indexes
+    got = tuple((c.type, c.reason) for c in controller.status_conditions())
+    assert got[: len(row.conditions)] == row.conditions
+    assert bool(got) == bool(row.conditions)

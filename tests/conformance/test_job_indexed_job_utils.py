@@ -6,7 +6,10 @@ snapshot's Job: ``status.completedIndexes`` (``parse_indexes``, ``parseIndexesFr
 indexes of its Succeeded pods still holding the job-tracking finalizer (every upstream pod here holds it).
 ``TestFirstPendingIndexes`` runs against ``JobController``: it adopts the active pods and the succeeded
 indexes, with ``parallelism`` the active pods plus the count asked for, and the indexes of the pods it
-creates are compared. Upstream's intervals are written as sets of indexes.
+creates are compared. Upstream's intervals are written as sets of indexes. ``backoffLimitPerIndex``
+(``TestIsIndexFailed``, ``TestGetIndexFailureCount``, ``TestGetNewIndexFailureCountValue``) runs against
+``gpufleet.model.failed_indexes``, upstream's pods written as their annotations and what
+``matchPodFailurePolicy`` reads of them; ``TestCalculateFailedIndexes`` against adoption as above.
 """
 
 from __future__ import annotations
@@ -14,14 +17,35 @@ from __future__ import annotations
 import pytest
 
 from gpufleet.kube.adoption import JOB_TRACKING_FINALIZER, _count_ended, _job_status, _Object
+from gpufleet.model.failed_indexes import (
+    INDEX_FAILURE_COUNT,
+    index_failure_count,
+    is_index_failed,
+    new_index_failure_counts,
+)
 from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned, OwnedPod
 from gpufleet.model.pod import Pod
+from gpufleet.model.pod_failure_policy import (
+    DISRUPTION_TARGET,
+    FAIL_INDEX,
+    IGNORE,
+    IN,
+    ContainerExit,
+    FailedPod,
+    OnExitCodes,
+    OnPodCondition,
+    PodFailurePolicy,
+    PodFailurePolicyRule,
+)
 from gpufleet.model.scenario import BarePod
 from gpufleet.model.workloads import Job
 from gpufleet.workloads.job import JobController
 
 NO_INDEX = None  # noIndex: a pod without the completion index annotation
-PER_INDEX = "backoffLimitPerIndex (failed indexes, the per-index failure count annotations) is not modelled"
+DELAYED_DELETION = (
+    "gpufleet removes no finalizers and deletes no pods of its own: the Job's failed pods are not kept "
+    "(getPodsWithDelayedDeletionPerIndex); the last failed pod's failure counts are read once, on adoption"
+)
 SETS = "gpufleet keeps completion indexes as sets, not as orderedIntervals: there is no has() to test"
 NO_DUPLICATE_REMOVAL = (
     "gpufleet's Job controller makes one pod per index and adopts a snapshot's pods as they are: it "
@@ -155,7 +179,6 @@ FIRST_PENDING: dict[str, tuple[int, int, list[tuple[str | None, str]], frozenset
 FIRST_PENDING_SKIPPED = {
     "last pods active or succeeded": OUT_OF_RANGE_ACTIVE,
     "mixed": INVALID_INDEX_ACTIVE,
-    "with failed indexes": PER_INDEX,
 }
 
 
@@ -185,25 +208,6 @@ def test_first_pending_indexes(
 
 
 SKIPPED = {
-    "TestIsIndexFailed": (
-        [
-            "failed pod exceeding backoffLimitPerIndex, when backoffLimitPerIndex=0",
-            "failed pod exceeding backoffLimitPerIndex, when backoffLimitPerIndex=1",
-            "matching FailIndex pod failure policy",
-        ],
-        PER_INDEX,
-    ),
-    "TestCalculateFailedIndexes": (
-        [
-            "one new index failed",
-            "pod without finalizer is ignored",
-            "pod outside completions is ignored",
-            "extend the failed indexes",
-            "prev failed indexes empty",
-            "prev failed indexes outside the completions",
-        ],
-        PER_INDEX,
-    ),
     "TestGetPodsWithDelayedDeletionPerIndex": (
         [
             "failed pods are kept corresponding to non-failed indexes are kept",
@@ -217,16 +221,7 @@ SKIPPED = {
             "count is kept",
             "multiple failed pods for index with different finish times; only the last failed pod is kept",
         ],
-        PER_INDEX,
-    ),
-    "TestGetNewIndexFailureCountValue": (
-        [
-            "first pod created",
-            "failed pod being replaced with 0 index failure count",
-            "failed pod being replaced with >0 index failure count",
-            "failed pod being replaced, matching the ignore rule",
-        ],
-        PER_INDEX,
+        DELAYED_DELETION,
     ),
     "TestIntervalsHaveIndex": (
         ["empty", "before all", "after all", "in between", "in first", "in second"],
@@ -244,17 +239,6 @@ SKIPPED = {
         ],
         NO_GENERATE_NAME,
     ),
-    "TestGetIndexFailureCount": (
-        [
-            "no annotation",
-            "valid value",
-            "valid maxint32 value",
-            "too large value",
-            "negative value",
-            "invalid int value",
-        ],
-        PER_INDEX,
-    ),
 }
 
 
@@ -268,3 +252,157 @@ SKIPPED = {
 )
 def test_not_modelled(name: str) -> None:
     raise AssertionError("skipped")
+
+
+def test_first_pending_indexes_with_failed_indexes() -> None:
+    """``TestFirstPendingIndexes/with failed indexes``: a Job with ``backoffLimitPerIndex`` adopts its
+    ``status.failedIndexes``, which are not created again."""
+    job = Job(
+        "job", "default", Pod(""), parallelism=2 + 5, completions=20, indexed=True, backoff_limit_per_index=1
+    )
+    controller = JobController(job)
+    pods = [OwnedPod(indexed_pod(f"job-old-{i}", index), "Pending") for i, index in enumerate(("3", "9"))]
+    controller.adopt(
+        Owned(
+            pods=pods,
+            succeeded=3,
+            completed_indexes=span((1, 1), (5, 5), (9, 9)),
+            failed_indexes=span((2, 2), (6, 7)),
+        )
+    )
+    created = controller.wanted()
+    assert [controller.active[p.key] for p in created] == [0, 4, 8, 10, 11]
+
+
+def count_pod(count: str | None) -> dict[str, str]:
+    """``buildPod().indexFailureCount(count)``'s annotations."""
+    return {} if count is None else {INDEX_FAILURE_COUNT: count}
+
+
+@pytest.mark.parametrize(
+    ("annotations", "want"),
+    [
+        pytest.param({}, 0, id="TestGetIndexFailureCount/no annotation"),
+        pytest.param(count_pod("2"), 2, id="TestGetIndexFailureCount/valid value"),
+        pytest.param(
+            count_pod(str(2**31 - 1)), 2**31 - 1, id="TestGetIndexFailureCount/valid maxint32 value"
+        ),
+        pytest.param(count_pod(str(2**31)), 0, id="TestGetIndexFailureCount/too large value"),
+        pytest.param(count_pod("-1"), 0, id="TestGetIndexFailureCount/negative value"),
+        pytest.param(count_pod("xyz"), 0, id="TestGetIndexFailureCount/invalid int value"),
+    ],
+)
+def test_get_index_failure_count(annotations: dict[str, str], want: int) -> None:
+    assert index_failure_count(annotations) == want
+
+
+FAIL_INDEX_ON_EXIT_3 = PodFailurePolicy(
+    (PodFailurePolicyRule(FAIL_INDEX, on_exit_codes=OnExitCodes(IN, (3,))),)
+)
+
+
+# name: (backoffLimitPerIndex, policy, the failed pod's annotations, its container exit codes, want)
+IS_INDEX_FAILED: dict[str, tuple[int, PodFailurePolicy | None, dict[str, str], tuple[int, ...], bool]] = {
+    "failed pod exceeding backoffLimitPerIndex, when backoffLimitPerIndex=0": (
+        0,
+        None,
+        count_pod("0"),
+        (),
+        True,
+    ),
+    "failed pod exceeding backoffLimitPerIndex, when backoffLimitPerIndex=1": (
+        1,
+        None,
+        count_pod("1"),
+        (),
+        True,
+    ),
+    "matching FailIndex pod failure policy": (1, FAIL_INDEX_ON_EXIT_3, count_pod("0"), (3,), True),
+}
+
+
+@pytest.mark.parametrize(
+    ("limit", "policy", "annotations", "exit_codes", "want"),
+    [pytest.param(*case, id=f"TestIsIndexFailed/{name}") for name, case in IS_INDEX_FAILED.items()],
+)
+def test_is_index_failed(
+    limit: int,
+    policy: PodFailurePolicy | None,
+    annotations: dict[str, str],
+    exit_codes: tuple[int, ...],
+    want: bool,
+) -> None:
+    pod = FailedPod("default", "mypod", container_statuses=tuple(ContainerExit("", c) for c in exit_codes))
+    assert is_index_failed(limit, policy, annotations, pod) is want
+
+
+IGNORE_DISRUPTION = PodFailurePolicy(
+    (PodFailurePolicyRule(IGNORE, on_pod_conditions=(OnPodCondition(DISRUPTION_TARGET, "True"),)),)
+)
+
+
+# name: (policy, the replaced pod's annotations and conditions (None: no pod), want count, want ignored)
+NEW_COUNTS: dict[str, tuple[PodFailurePolicy | None, tuple[dict[str, str], bool] | None, int, int]] = {
+    "first pod created": (None, None, 0, 0),
+    "failed pod being replaced with 0 index failure count": (None, (count_pod("0"), False), 1, 0),
+    "failed pod being replaced with >0 index failure count": (None, (count_pod("3"), False), 4, 0),
+    "failed pod being replaced, matching the ignore rule": (IGNORE_DISRUPTION, (count_pod("3"), True), 3, 1),
+}
+
+
+@pytest.mark.parametrize(
+    ("policy", "replaced", "want_count", "want_ignored"),
+    [pytest.param(*case, id=f"TestGetNewIndexFailureCountValue/{name}") for name, case in NEW_COUNTS.items()],
+)
+def test_get_new_index_failure_count_value(
+    policy: PodFailurePolicy | None,
+    replaced: tuple[dict[str, str], bool] | None,
+    want_count: int,
+    want_ignored: int,
+) -> None:
+    pod = None
+    if replaced is not None:
+        annotations, disrupted = replaced
+        conditions = ((DISRUPTION_TARGET, "True"),) if disrupted else ()
+        pod = (annotations, FailedPod("default", "a", conditions))
+    assert new_index_failure_counts(policy, pod) == (want_count, want_ignored)
+
+
+# name: (prev status.failedIndexes (None: unset), backoffLimitPerIndex, pods (index, failure count,
+# tracking finalizer)), want failed indexes; every pod Failed, completions 2
+CALCULATE_FAILED: dict[str, tuple[str | None, int, list[tuple[str, str, bool]], frozenset[int]]] = {
+    "one new index failed": (None, 1, [("0", "0", True), ("1", "1", True)], span((1, 1))),
+    "pod without finalizer is ignored": (None, 0, [("0", "0", False)], span()),
+    "pod outside completions is ignored": (None, 0, [("3", "0", False)], span()),
+    "extend the failed indexes": ("0", 0, [("1", "0", True)], span((0, 1))),
+    "prev failed indexes empty": ("", 0, [("1", "0", True)], span((1, 1))),
+    "prev failed indexes outside the completions": ("9", 0, [("1", "0", True)], span((1, 1))),
+}
+
+
+@pytest.mark.parametrize(
+    ("prev", "limit", "pods", "want"),
+    [pytest.param(*case, id=f"TestCalculateFailedIndexes/{name}") for name, case in CALCULATE_FAILED.items()],
+)
+def test_calculate_failed_indexes(
+    prev: str | None, limit: int, pods: list[tuple[str, str, bool]], want: frozenset[int]
+) -> None:
+    """Against adoption (``_job_status``, ``_count_ended``): ``status.failedIndexes`` and the failed pods
+    its status has not counted (holding the job-tracking finalizer)."""
+    status = {} if prev is None else {"failedIndexes": prev}
+    job = {
+        "spec": {"completions": 2, "completionMode": "Indexed", "backoffLimitPerIndex": limit},
+        "status": {"succeeded": 0, **status},
+    }
+    owned = _job_status(job)
+    for i, (index, count, finalizer) in enumerate(pods):
+        pod = Pod(f"pod-{i}", annotations={JOB_COMPLETION_INDEX: index, **count_pod(count)})
+        finalizers = [JOB_TRACKING_FINALIZER] if finalizer else []
+        owned.pods.append(OwnedPod(pod, "Failed"))
+        _count_ended(
+            owned,
+            BarePod(pod, phase="Failed"),
+            _Object("", None, {"metadata": {"finalizers": finalizers}}),
+            job,
+        )
+    assert owned.failed_indexes == want

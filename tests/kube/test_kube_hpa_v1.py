@@ -60,5 +60,9 @@ def test_round_trip_annotations_are_warned_about_not_read(tmp_path: Path) -> Non
     assert warnings(tmp_path, DEPLOYMENT + text) == [
         "scenario.yaml: document 2 (HorizontalPodAutoscaler/default/web): metadata.annotations"
         "[autoscaling.alpha.kubernetes.io/metrics] is not modelled (a v2 object's round-trip annotation); "
-        "ignored"
+        "ignored",
+        "scenario.yaml: document 2 (HorizontalPodAutoscaler/default/web): "
+        "spec.targetCPUUtilizationPercentage: the pods of Deployment default/web have no cpu usage (no "
+        "Traffic aimed at it models it, no gpufleet.io/cpu-usage annotation): the Resource metric reads no "
+        "value and the HPA holds on it",
     ]

@@ -82,7 +82,8 @@ def test_a_query_on_a_metric_gpufleet_does_not_simulate_is_an_error_not_a_silent
     assert problems(tmp_path, prometheus("sum(http_requests_count)")) == [
         f"{SO_LABEL}: spec.triggers[0].metadata.query: 'sum(http_requests_count)': the metric "
         "'http_requests_count' is not one gpufleet simulates (queue_length, requests_per_second, "
-        "DCGM_FI_DEV_GPU_UTIL, http_requests_total): the query would return nothing and the scaler "
+        "DCGM_FI_DEV_GPU_UTIL, http_requests_total, container_cpu_usage_seconds_total, "
+        "container_memory_working_set_bytes): the query would return nothing and the scaler "
         "would never scale"
     ]
 

@@ -1,6 +1,6 @@
 """A Job's ``spec.podFailurePolicy`` as the API server checks it (``pkg/apis/batch/validation``:
 ``validatePodFailurePolicy``, ``validatePodFailurePolicyRule`` and its ``onExitCodes`` and
-``onPodConditions`` checks) and what gpufleet cannot model of it (exit codes, ``FailIndex``)."""
+``onPodConditions`` checks) and what gpufleet cannot model of it (exit codes)."""
 
 from __future__ import annotations
 
@@ -107,13 +107,15 @@ def test_pod_failure_policy_exit_code_rules_are_kept_but_never_match(tmp_path: P
     )
 
 
-def test_pod_failure_policy_fail_index_with_backoff_limit_per_index_counts(tmp_path: Path) -> None:
+def test_pod_failure_policy_fail_index_with_backoff_limit_per_index_is_modelled(tmp_path: Path) -> None:
+    """``FailIndex`` with ``backoffLimitPerIndex`` fails the pod's index (``model.failed_indexes``): read
+    without a warning."""
     text = job(
         "[{action: FailIndex, onPodConditions: [{type: DisruptionTarget}]}]",
         extra="completions: 2\n          completionMode: Indexed\n          backoffLimitPerIndex: 1",
     )
-    lines = warnings(tmp_path, text)
-    assert (
-        f"{LABEL}: spec.podFailurePolicy.rules[0].action FailIndex is not modelled (backoffLimitPerIndex is "
-        "not modelled: the failure counts toward backoffLimit, as Count); ignored"
-    ) in lines
+    assert not any("FailIndex" in line for line in warnings(tmp_path, text))
+    (train,) = load(tmp_path, text).jobs
+    assert train.backoff_limit_per_index == 1
+    assert train.pod_failure_policy is not None
+    assert train.pod_failure_policy.rules[0].action == "FailIndex"

@@ -80,9 +80,51 @@ def test_job_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
     assert warnings(tmp_path, text) == [
         f"{label}: spec.ttlSecondsAfterFinished is not modelled; ignored",
         f"{label}: spec.suspend is not modelled; ignored",
-        f"{label}: spec.backoffLimitPerIndex is not modelled; ignored",
         f"{label}: spec.completionMode Indexed is not modelled (pods are named <job>-<index> in every "
         "mode); ignored",
+    ]
+
+
+def test_job_backoff_limit_per_index_is_read_and_defaults_backoff_limit_to_max_int32(tmp_path: Path) -> None:
+    """``SetDefaults_Job``: with ``backoffLimitPerIndex`` an unset ``backoffLimit`` is MaxInt32."""
+    text = job("completions: 8\ncompletionMode: Indexed\nbackoffLimitPerIndex: 1\nmaxFailedIndexes: 2")
+    (train,) = load(tmp_path, text).jobs
+    assert (train.backoff_limit_per_index, train.max_failed_indexes, train.backoff_limit) == (1, 2, 2**31 - 1)
+    (plain,) = load(tmp_path, job("completions: 8\ncompletionMode: Indexed")).jobs
+    assert (plain.backoff_limit_per_index, plain.max_failed_indexes, plain.backoff_limit) == (None, None, 6)
+
+
+def test_job_backoff_limit_per_index_validation_follows_the_api_server(tmp_path: Path) -> None:
+    """``validateJobSpec``: only Indexed, not negative, ``maxFailedIndexes`` needs ``backoffLimitPerIndex``
+    and is at most ``completions`` and 10^5; above 10^5 completions it is required, at most 10^4, as is
+    ``parallelism``."""
+    label = "scenario.yaml: document 1 (Job/default/train)"
+    assert problems(tmp_path, job("completions: 2\nbackoffLimitPerIndex: 1\nmaxFailedIndexes: 1")) == [
+        f"{label}: spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode",
+        f"{label}: spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode",
+    ]
+    indexed = "completionMode: Indexed\n"
+    assert problems(
+        tmp_path, job(indexed + "completions: 2\nmaxFailedIndexes: 3\nbackoffLimitPerIndex: -1")
+    ) == [
+        f"{label}: spec.backoffLimitPerIndex: Invalid value: -1: must be greater than or equal to 0",
+        f"{label}: spec.maxFailedIndexes: Invalid value: 3: must be less than or equal to completions",
+    ]
+    assert problems(tmp_path, job(indexed + "completions: 2\nmaxFailedIndexes: 1")) == [
+        f"{label}: spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified",
+    ]
+    high = "when completions are above 100000 and used with backoff limit per index"
+    spec = (
+        indexed + "completions: 200000\nparallelism: 20000\nbackoffLimitPerIndex: 0\nmaxFailedIndexes: 150000"
+    )
+    assert problems(tmp_path, job(spec)) == [
+        f"{label}: spec.maxFailedIndexes: Invalid value: 150000: must be less than or equal to 100000",
+        f"{label}: spec.parallelism: Invalid value: 20000: must be less than or equal to 10000 {high}",
+        f"{label}: spec.maxFailedIndexes: Invalid value: 150000: must be less than or equal to 10000 {high}",
+    ]
+    spec = indexed + "completions: 200000\nparallelism: 10\nbackoffLimitPerIndex: 0"
+    assert problems(tmp_path, job(spec)) == [
+        f"{label}: spec.maxFailedIndexes: Required value: must be specified when completions is above 100000",
     ]
 
 

@@ -227,8 +227,14 @@ spec:
         "pods are controlled by multiple HPAs, so the HPA controller computes no metrics for any of them "
         "(AmbiguousSelector)"
     )
+    # (the second HPA's default cpu metric reads no usage: its pods' Traffic models none, said too)
+    no_usage = (
+        "spec.metrics: the pods of ReplicaSet shop/web have no cpu usage (no Traffic aimed at it models it, "
+        "no gpufleet.io/cpu-usage annotation): the Resource metric reads no value and the HPA holds on it"
+    )
     assert summary["warnings"] == [
         f"{tmp_path}/1.yaml: document 2 (HorizontalPodAutoscaler/shop/web): " + ambiguous.format("web-too"),
+        f"{tmp_path}/2.yaml: document 1 (HorizontalPodAutoscaler/shop/web-too): " + no_usage,
         f"{tmp_path}/2.yaml: document 1 (HorizontalPodAutoscaler/shop/web-too): " + ambiguous.format("web"),
     ]
 

@@ -1,7 +1,10 @@
 """The series a ``prometheus`` trigger's query reads: one per ready pod of a Deployment, ReplicaSet or
 StatefulSet (a LeaderWorkerSet's), as a Prometheus that scrapes every pod would hold them (labels
 ``namespace``, ``pod``, and ``deployment``, ``replicaset`` or ``statefulset``; ``gpufleet.model.promql``
-lists the metrics), read through the ``WorkloadPort``."""
+lists the metrics), read through the ``WorkloadPort``; and cAdvisor's usage series of every running pod's
+container, ``container_cpu_usage_seconds_total`` and ``container_memory_working_set_bytes`` (labels
+``namespace``, ``pod``, ``container``: the kubelet's, with no owner label), where its usage is modelled
+(``WorkloadPort.pod_resource_usage``, ``pod_counter_rate``)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from collections.abc import Iterator
 
 from gpufleet.autoscaling.promql_eval import Sample
 from gpufleet.control.port import PodStatus, WorkloadPort
+from gpufleet.model.promql import CONTAINER_METRICS, MEMORY_USAGE_GAUGE
 
 #: The owner kinds whose pods are scraped, and the label that names the owner.
 #: (A LeaderWorkerSet's pods are a StatefulSet's; only its leaders have metrics: ``pod_metric``.)
@@ -29,17 +33,31 @@ class PodSeries:
             pod = status.pod
             yield status, {"namespace": pod.namespace, "pod": pod.name, _SCRAPED[owner.kind]: owner.name}
 
+    def _containers(self) -> Iterator[tuple[PodStatus, dict[str, str]]]:
+        """Every running pod, with its container's cAdvisor labels (its first container's name)."""
+        for status in self.port.pods.values():
+            if status.phase != "Running":
+                continue
+            pod = status.pod
+            yield status, {"namespace": pod.namespace, "pod": pod.name, "container": pod.behavior.container}
+
+    def _series(self, metric: str) -> Iterator[tuple[PodStatus, dict[str, str]]]:
+        return self._containers() if metric in CONTAINER_METRICS else self._scraped()
+
     def gauge(self, metric: str) -> list[Sample]:
         out: list[Sample] = []
-        for status, labels in self._scraped():
-            value = self.port.pod_metric(status, metric)
+        for status, labels in self._series(metric):
+            if metric == MEMORY_USAGE_GAUGE:
+                value = self.port.pod_resource_usage(status, "memory")
+            else:
+                value = self.port.pod_metric(status, metric)
             if value is not None:
                 out.append(({"__name__": metric, **labels}, value))
         return out
 
     def counter_rate(self, metric: str, window_s: float) -> list[Sample]:
         out: list[Sample] = []
-        for status, labels in self._scraped():
+        for status, labels in self._series(metric):
             value = self.port.pod_counter_rate(status, metric, window_s)
             if value is not None:
                 out.append(({"__name__": metric, **labels}, value))

@@ -289,7 +289,8 @@ class WorkloadPort(ClusterReads, Protocol):
         ...
 
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
-        """A per-pod counter's per-second rate (``http_requests_total``) over the last ``window_s``
+        """A per-pod counter's per-second rate (``http_requests_total``, or a running pod's
+        ``container_cpu_usage_seconds_total``: its CPU cores over the window) over the last ``window_s``
         seconds; 0: the current rate (``irate``)."""
         ...
 

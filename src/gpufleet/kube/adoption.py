@@ -27,6 +27,7 @@ from typing import Any
 
 from gpufleet.kube.objects import items, mapping
 from gpufleet.model.completion_indexes import parse_indexes
+from gpufleet.model.failed_indexes import index_failure_count
 from gpufleet.model.owned import Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef
 from gpufleet.model.scenario import BarePod, Scenario
@@ -161,12 +162,14 @@ def _equal_ignore_hash(replica_set: Mapping[str, Any], deployment: Mapping[str, 
 
 
 def _job_status(job: Mapping[str, Any]) -> Owned:
-    """What a Job's ``status`` has counted: ``succeeded``, ``failed`` and ``completedIndexes``."""
+    """What a Job's ``status`` has counted: ``succeeded``, ``failed``, ``completedIndexes`` and
+    ``failedIndexes`` (``backoffLimitPerIndex``)."""
     status = mapping(job.get("status"))
     return Owned(
         succeeded=_int(status.get("succeeded")),
         failed=_int(status.get("failed")),
         completed_indexes=parse_indexes(status.get("completedIndexes"), _completions(job)),
+        failed_indexes=parse_indexes(status.get("failedIndexes"), _completions(job)),
     )
 
 
@@ -195,6 +198,8 @@ def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, An
             return
         if bare.phase == "Failed":
             owned.failed += 1
+            if _index_failed(job, bare.pod.annotations):
+                owned.failed_indexes |= {index}
         elif index not in owned.completed_indexes:
             owned.succeeded += 1
             owned.completed_indexes |= {index}
@@ -205,6 +210,17 @@ def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, An
     owned.succeeded += 1
     if index is not None and in_range:  # (calculateSucceededIndexes)
         owned.completed_indexes |= {index}
+
+
+def _index_failed(job: Mapping[str, Any], annotations: Mapping[str, str]) -> bool:
+    """``calculateFailedIndexes``: whether a Job with ``backoffLimitPerIndex`` counts its failed pod, not yet
+    counted, as failing its index (``isIndexFailed``: its ``job-index-failure-count`` reached the limit).
+    The Job's ``podFailurePolicy`` (a ``FailIndex`` rule) is not read here: a snapshot's pod has no
+    container exit codes and no conditions gpufleet reads."""
+    limit = mapping(job.get("spec")).get("backoffLimitPerIndex")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return False
+    return index_failure_count(annotations) >= limit
 
 
 def _int(value: object) -> int:

@@ -13,7 +13,7 @@ namespace and name) is an error on the second definition, as the API server answ
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -199,8 +199,9 @@ class _Target:
     kind: str = "Deployment"
     api_version: str = "apps/v1"
     required: bool = False  # an error, not a warning, when it names no such object
-    #: (field path, resource) of each cpu/memory trigger of a ScaledObject, checked for a usage of its
-    #: pods (``_warn_without_usage``; an HPA's own Resource metrics are not: gpufleet never warned of them)
+    #: (field path, resource) of each Resource metric of an HPA (``spec.metrics[i]``, an ``autoscaling/v1``
+    #: HPA's ``spec.targetCPUUtilizationPercentage``) and each cpu/memory trigger of a ScaledObject, checked
+    #: for a usage of its pods (``_warn_without_usage``)
     resources: tuple[tuple[str, str], ...] = ()
 
 
@@ -660,7 +661,13 @@ class _Loader:
         if not entry.malformed:
             ref = spec.scale_target_ref
             target = _Target(
-                entry.report, "spec.scaleTargetRef", entry.meta.namespace, ref.name, ref.kind, ref.api_version
+                entry.report,
+                "spec.scaleTargetRef",
+                entry.meta.namespace,
+                ref.name,
+                ref.kind,
+                ref.api_version,
+                resources=_hpa_resources(entry.body, v1=entry.kind.gvk == kinds.HPA_V1),
             )
             self._targets.append(target)
         self._scale.replicas(entry.report, "spec.maxReplicas", spec.max_replicas)
@@ -828,6 +835,13 @@ class _Loader:
         usage = [t.usage for t in self.scenario.traffic if (t.target_kind, t.namespace, t.target) == ref]
         template = self._template_of(ref)
         for path, resource in target.resources:
+            if resource not in ("cpu", "memory"):
+                target.report.warn(
+                    path,
+                    f"gpufleet models no {resource} usage (only cpu and memory): the Resource metric reads "
+                    "no value and the HPA holds on it",
+                )
+                continue
             if any(u.models(resource) for u in usage):
                 continue
             if template is not None and _annotated_usage(template, resource) is not None:
@@ -881,6 +895,25 @@ class _Loader:
                 report.warn(path, f'no PodGroup "{group}" in namespace {pod.namespace}')
             if pod.node_name is not None and not exists(pod.node_name):
                 report.warn(join(prefix, "spec.nodeName"), f'no Node "{pod.node_name}" in the scenario')
+
+
+def _hpa_resources(body: Mapping[str, Any], v1: bool) -> tuple[tuple[str, str], ...]:
+    """(field path, resource) of each ``Resource`` metric the HPA ``body`` reads: an ``autoscaling/v1``
+    HPA's ``targetCPUUtilizationPercentage`` (cpu, also where it is left to its default), a v2 HPA's
+    ``spec.metrics[i]`` of type ``Resource``, or ``spec.metrics`` where it is empty (defaulted to cpu,
+    ``SetDefaults_HorizontalPodAutoscaler``)."""
+    spec = mapping(body.get("spec"))
+    if v1:
+        return (("spec.targetCPUUtilizationPercentage", "cpu"),)
+    raw = spec.get("metrics")
+    if not raw:
+        return (("spec.metrics", "cpu"),)
+    metrics = raw if isinstance(raw, list) else []
+    return tuple(
+        (f"spec.metrics[{i}]", str(mapping(m.get("resource")).get("name") or ""))
+        for i, m in enumerate(metrics)
+        if isinstance(m, Mapping) and m.get("type") == "Resource"
+    )
 
 
 def _annotated_usage(template: Pod, resource: str) -> float | None:

@@ -206,8 +206,9 @@ def parsed(key: str, text: str) -> object:
         return None
 
 
-def behavior(values: Mapping[str, object], image: str) -> Behavior:
-    """A pod's ``Behavior`` from the values ``read`` returned; ``image`` is its first container's."""
+def behavior(values: Mapping[str, object], image: str, container: str = "") -> Behavior:
+    """A pod's ``Behavior`` from the values ``read`` returned; ``image`` and ``container`` (its name) are
+    its first container's."""
     consumes = values.get(CONSUMES)
     return Behavior(
         submit_at_s=number(values, SUBMIT_AT) or 0.0,
@@ -227,6 +228,7 @@ def behavior(values: Mapping[str, object], image: str) -> Behavior:
         ungate_at=_gate_times(values.get(UNGATE_AT)),
         cpu_usage=number(values, CPU_USAGE),
         memory_usage_bytes=number(values, MEMORY_USAGE),
+        container=container,
     )
 
 

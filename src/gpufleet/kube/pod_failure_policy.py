@@ -3,8 +3,8 @@
 default (an ``onPodConditions`` pattern's ``status`` is ``True``).
 
 The simulation gives a failed pod no container exit codes: an ``onExitCodes`` rule is read, checked and
-kept, but never matches (a warning says so). ``FailIndex`` needs ``backoffLimitPerIndex``, which is not
-modelled: such a rule counts the failure as ``Count`` does (a warning says so).
+kept, but never matches (a warning says so). ``FailIndex`` needs ``backoffLimitPerIndex``: it fails the
+pod's index (``model.failed_indexes``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from gpufleet.model.pod_failure_policy import (
 MAX_RULES, MAX_EXIT_CODE_VALUES, MAX_CONDITION_PATTERNS = 20, 255, 20
 NO_EXIT_CODES = "the simulation gives a failed pod no container exit codes: the rule never matches"
 ONLY_NEVER = 'only "Never" is supported when podFailurePolicy is specified'
-NO_FAIL_INDEX = "backoffLimitPerIndex is not modelled: the failure counts toward backoffLimit, as Count"
 
 
 def _valid_values(values: tuple[str, ...]) -> str:
@@ -73,8 +72,6 @@ def _rule(
     elif action == FAIL_INDEX:
         if not has_per_index:
             at.error("action", invalid(action, "requires the backoffLimitPerIndex to be set"))
-        else:
-            at.not_modelled("action", FAIL_INDEX, note=NO_FAIL_INDEX)
     elif action not in ACTIONS:
         at.error("action", unsupported(action, ACTIONS))
     exit_codes = rule.get("onExitCodes")

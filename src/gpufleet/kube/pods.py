@@ -80,7 +80,10 @@ def pod(
     first_container = next(iter(items(spec.get("containers"))), {})
     image = first_container.get("image")
     values = pod_annotations.read(meta.annotations, report.at("metadata"))
-    behavior = pod_annotations.behavior(values, image if isinstance(image, str) else "")
+    container = first_container.get("name")
+    behavior = pod_annotations.behavior(
+        values, image if isinstance(image, str) else "", container if isinstance(container, str) else ""
+    )
     requests, scored = _requests(spec, at_spec)
     share, requests = gpu_shares.read(meta.annotations, requests, report)
     _warn_unmodelled(spec, at_spec)

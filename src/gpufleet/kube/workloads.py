@@ -4,7 +4,8 @@ Defaults follow ``pkg/apis/batch/v1/defaults.go`` (without ``parallelism`` and
 ``completions`` both are 1; ``parallelism`` alone means a work queue, ``completions``
 unset; ``backoffLimit`` 6) and ``pkg/apis/apps/v1/defaults.go`` (``replicas`` 1).
 Validation follows ``pkg/apis/batch/validation`` (a Job's pods restart ``OnFailure`` or
-``Never``; counts are not negative; ``Indexed`` needs ``completions``) and
+``Never``; counts are not negative; ``Indexed`` needs ``completions``; ``backoffLimitPerIndex`` and
+``maxFailedIndexes`` only for an Indexed Job, ``backoffLimit`` then defaulting to MaxInt32) and
 ``pkg/apis/apps/validation`` (pods restart ``Always``; the selector is not empty and
 matches the template's labels). A Job's ``podFailurePolicy`` is read by ``kube.pod_failure_policy``;
 its ``activeDeadlineSeconds`` (not negative) is modelled but for a Job Kueue manages. The template
@@ -31,14 +32,17 @@ from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, Worklo
 from gpufleet.workloads.kind import COMPLETING_RESTART_POLICIES, CONTROLLER_RESTART_POLICIES, Reader
 
 DEFAULT_BACKOFF_LIMIT = 6
+MAX_INT32 = 2**31 - 1
+#: ``pkg/apis/batch/validation``: ``maxFailedIndexesForIndexedJob``, ``completionsSoftLimit``,
+#: ``parallelismLimitForHighCompletions``, ``maxFailedIndexesLimitForHighCompletions``
+MAX_FAILED_INDEXES, COMPLETIONS_SOFT_LIMIT = 100_000, 100_000
+PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS, MAX_FAILED_INDEXES_FOR_HIGH_COMPLETIONS = 10_000, 10_000
 COMPLETION_MODES = ("NonIndexed", "Indexed")
 
 #: Fields (beside pod template fields) that change when pods are created or stop, not modelled.
 _UNMODELLED_JOB = (
     "ttlSecondsAfterFinished",
     "suspend",
-    "backoffLimitPerIndex",
-    "maxFailedIndexes",
     "podReplacementPolicy",
     "managedBy",
 )
@@ -92,7 +96,10 @@ def job_from_spec(
             at_spec.error("completions", required("when completion mode is Indexed"))
     indexed = mode == "Indexed"
     succeeded_when = success_policy(spec, at_spec, indexed, completions)
-    backoff_limit = _count(spec, "backoffLimit", DEFAULT_BACKOFF_LIMIT, at_spec)
+    per_index, max_failed = _per_index(spec, at_spec, indexed, completions)
+    # SetDefaults_Job: backoffLimit defaults to MaxInt32 with backoffLimitPerIndex
+    default_backoff = DEFAULT_BACKOFF_LIMIT if per_index is None else MAX_INT32
+    backoff_limit = _count(spec, "backoffLimit", default_backoff, at_spec)
     policy = pod_failure_policy(spec, at_spec)
     deadline = None
     if isinstance(spec.get("activeDeadlineSeconds"), int) and not kueue:
@@ -109,7 +116,59 @@ def job_from_spec(
         active_deadline_s=deadline,
         indexed=indexed,
         success_policy=succeeded_when,
+        backoff_limit_per_index=per_index,
+        max_failed_indexes=max_failed,
     )
+
+
+def _per_index(
+    spec: Mapping[str, Any], at_spec: Reporter, indexed: bool, completions: int | None
+) -> tuple[int | None, int | None]:
+    """``backoffLimitPerIndex`` and ``maxFailedIndexes`` as ``validateJobSpec`` checks them: not negative,
+    ``maxFailedIndexes`` only with ``backoffLimitPerIndex``, both only in Indexed mode, ``maxFailedIndexes``
+    at most ``completions`` and 10^5, and required (at most 10^4, ``parallelism`` too) above 10^5
+    completions."""
+    per_index = _count(spec, "backoffLimitPerIndex", -1, at_spec) if "backoffLimitPerIndex" in spec else -1
+    max_failed = _count(spec, "maxFailedIndexes", -1, at_spec) if "maxFailedIndexes" in spec else -1
+    has_per_index = isinstance(spec.get("backoffLimitPerIndex"), int)
+    has_max = isinstance(spec.get("maxFailedIndexes"), int)
+    if has_max and not has_per_index:
+        at_spec.error("backoffLimitPerIndex", required("when maxFailedIndexes is specified"))
+    if indexed:
+        if completions is not None and has_max and max_failed > completions:
+            at_spec.error(
+                "maxFailedIndexes", invalid(max_failed, "must be less than or equal to completions")
+            )
+        if has_max and max_failed > MAX_FAILED_INDEXES:
+            at_spec.error(
+                "maxFailedIndexes", invalid(max_failed, f"must be less than or equal to {MAX_FAILED_INDEXES}")
+            )
+        if completions is not None and completions > COMPLETIONS_SOFT_LIMIT and has_per_index:
+            high = (
+                f"when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+            )
+            if not has_max:
+                at_spec.error(
+                    "maxFailedIndexes",
+                    required(f"must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"),
+                )
+            parallelism = spec.get("parallelism")
+            if isinstance(parallelism, int) and parallelism > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS:
+                limit = PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS
+                at_spec.error(
+                    "parallelism", invalid(parallelism, f"must be less than or equal to {limit} {high}")
+                )
+            if has_max and max_failed > MAX_FAILED_INDEXES_FOR_HIGH_COMPLETIONS:
+                limit = MAX_FAILED_INDEXES_FOR_HIGH_COMPLETIONS
+                at_spec.error(
+                    "maxFailedIndexes", invalid(max_failed, f"must be less than or equal to {limit} {high}")
+                )
+    else:
+        if has_per_index:
+            at_spec.error("backoffLimitPerIndex", invalid(per_index, "requires indexed completion mode"))
+        if has_max:
+            at_spec.error("maxFailedIndexes", invalid(max_failed, "requires indexed completion mode"))
+    return (per_index if has_per_index else None), (max_failed if has_max else None)
 
 
 def deployment(

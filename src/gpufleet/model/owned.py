@@ -59,4 +59,6 @@ class Owned:
     succeeded: int = 0
     failed: int = 0
     completed_indexes: frozenset[int] = frozenset()
+    #: a Job's ``status.failedIndexes`` (``backoffLimitPerIndex``)
+    failed_indexes: frozenset[int] = frozenset()
     replica_set: str = ""

@@ -135,6 +135,8 @@ class Behavior:
     #: what the metrics server reports (it wins over its Traffic's)
     cpu_usage: float | None = None
     memory_usage_bytes: float | None = None
+    #: the first container's name: the ``container`` label of its cAdvisor usage series
+    container: str = ""
 
 
 #: A pod's behaviour where its annotations say nothing.

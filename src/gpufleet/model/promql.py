@@ -7,7 +7,11 @@ a :class:`PromQLUnsupported` naming the part. The series gpufleet simulates
 document aims at, one series per ready pod with the labels :data:`SERIES_LABELS` (``deployment`` on a
 Deployment's pods, ``replicaset`` on a ReplicaSet's): the gauges ``queue_length``,
 ``requests_per_second`` and ``DCGM_FI_DEV_GPU_UTIL``, and the counter ``http_requests_total`` (the
-requests that reached the Deployment, split evenly over its serving pods).
+requests that reached the Deployment, split evenly over its serving pods). cAdvisor's usage series of
+every running pod whose usage gpufleet models (a Traffic's usage fields, ``gpufleet.io/cpu-usage`` /
+``memory-usage``): the counter ``container_cpu_usage_seconds_total`` (CPU-seconds) and the gauge
+``container_memory_working_set_bytes`` (bytes), one series per pod, labelled ``namespace``, ``pod`` and
+``container`` (its first container's name), as the kubelet's cAdvisor labels them.
 
 Supported, with Prometheus' semantics (``promql/engine.go``, ``promql/functions.go``):
 
@@ -44,9 +48,16 @@ SIMULATED_METRICS: dict[str, MetricKind] = {
     "requests_per_second": "gauge",
     "DCGM_FI_DEV_GPU_UTIL": "gauge",
     "http_requests_total": "counter",
+    "container_cpu_usage_seconds_total": "counter",
+    "container_memory_working_set_bytes": "gauge",
 }
-#: The labels of every simulated series (besides ``__name__``; ``statefulset``: a LeaderWorkerSet's leaders).
-SERIES_LABELS: tuple[str, ...] = ("namespace", "pod", "deployment", "replicaset", "statefulset")
+#: cAdvisor's usage series of a pod's container (labels ``namespace``, ``pod``, ``container``)
+CPU_USAGE_COUNTER = "container_cpu_usage_seconds_total"
+MEMORY_USAGE_GAUGE = "container_memory_working_set_bytes"
+CONTAINER_METRICS = (CPU_USAGE_COUNTER, MEMORY_USAGE_GAUGE)
+#: The labels of the simulated series (besides ``__name__``; ``statefulset``: a LeaderWorkerSet's leaders;
+#: ``container``: the usage series').
+SERIES_LABELS: tuple[str, ...] = ("namespace", "pod", "deployment", "replicaset", "statefulset", "container")
 
 _AGGREGATES: tuple[AggregateOp, ...] = ("sum", "avg", "max", "min", "count")
 _RATES: tuple[RateFunction, ...] = ("rate", "irate", "increase")

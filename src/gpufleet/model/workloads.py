@@ -62,6 +62,10 @@ class Job:
     indexed: bool = False
     #: ``spec.successPolicy`` of an Indexed Job (``model.completion_indexes``)
     success_policy: SuccessPolicy | None = None
+    #: ``spec.backoffLimitPerIndex`` and ``spec.maxFailedIndexes`` of an Indexed Job
+    #: (``model.failed_indexes``); None: unset
+    backoff_limit_per_index: int | None = None
+    max_failed_indexes: int | None = None
 
     @property
     def key(self) -> str:

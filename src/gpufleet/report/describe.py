@@ -410,6 +410,9 @@ def _workload_status(d: Mapping[str, Any]) -> list[str]:
         counts += f" / {status['terminating']} Terminating"
     label = f"{kind} Pods Statuses:"
     lines = [label.ljust(max(LABEL_WIDTH, len(label) + 2)) + counts]
+    if "failedIndexes" in status:  # kubectl describe job's Failed Indexes (backoffLimitPerIndex)
+        label = f"{kind} Failed Indexes:"
+        lines.append(label.ljust(max(LABEL_WIDTH, len(label) + 2)) + (status["failedIndexes"] or "<none>"))
     conditions = status["conditions"]
     if not conditions:
         return [*lines, f"{kind + ' Conditions:':<{LABEL_WIDTH}}<none>"]

@@ -40,6 +40,7 @@ from gpufleet.model.kai import KAI_SCHEDULER
 from gpufleet.model.node import Node, Taint, Toleration
 from gpufleet.model.node_readiness import not_ready_at_start
 from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
+from gpufleet.model.promql import CPU_USAGE_COUNTER
 from gpufleet.model.resources import GPU
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
@@ -822,7 +823,19 @@ class Simulation:
         return traffic.usage(resource, pod.ready) if traffic is not None else None
 
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
+        """``http_requests_total``'s rate from the pod's Traffic; ``container_cpu_usage_seconds_total``'s
+        (a running pod's): its ``gpufleet.io/cpu-usage``, else its Traffic's (``TrafficState.cpu_rate``)."""
         traffic = self.traffic_of(pod.pod)
+        if name == CPU_USAGE_COUNTER:
+            if pod.phase != "Running":
+                return None
+            given = pod.pod.behavior.cpu_usage
+            if given is not None:
+                return given
+            if traffic is None:
+                return None
+            running = pod.running_s if pod.running_s is not None else self.loop.now
+            return traffic.cpu_rate(window_s, running, pod.ready)
         return traffic.counter_rate(name, window_s) if traffic is not None else None
 
     # -- the ClusterPort: what the control loops change ------------------------------------

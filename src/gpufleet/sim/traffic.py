@@ -26,7 +26,10 @@ Per-pod usage, as the metrics server reports it to an HPA's ``Resource`` metric,
 served``, ``served`` being the requests per second one serving replica serves (``perReplicaRps`` while
 a backlog waits, else arrivals / replicas, at most ``perReplicaRps``); memory bytes ``idleMemory +
 memoryPerQueuedRequest * backlog / replicas``. A running pod that does not serve (not yet ready) uses
-only the idle figures.
+only the idle figures. The same usage is cAdvisor's series of the pod's container: the gauge
+``container_memory_working_set_bytes`` and the counter ``container_cpu_usage_seconds_total``, read as a
+rate over a window from the steps of the requests served, split evenly over the serving pods as
+``http_requests_total`` is (``cpu_rate``).
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ class TrafficState:
     def __post_init__(self) -> None:
         self._times = [at for at, _ in self.spec.rps]
         self._metrics: dict[str, float | None] = {}  # per-pod metrics read since the last advance
+        #: (t, requests served by t) at each advance: the steps of the CPU counter (``cpu_rate``)
+        self._served_steps: list[tuple[float, float]] = [(0.0, 0.0)]
 
     def rps(self, t: float) -> float:
         k = bisect.bisect_right(self._times, t) - 1
@@ -83,6 +88,7 @@ class TrafficState:
         if dt > 0:
             self._flow(self.rps(self.last_s), dt)
             self.last_s = t
+            self._served_steps.append((t, self.served))
         self.serving, self.gpus = serving, gpus
         if self._metrics:
             self._metrics = {}
@@ -187,6 +193,37 @@ class TrafficState:
                 value += (spec.memory_per_queued_request or 0.0) * self.backlog / self.serving
         self._metrics[key] = value
         return value
+
+    def _served_by(self, t: float) -> float:
+        """Requests the target's replicas had served by ``t`` (linear between advances)."""
+        steps = self._served_steps
+        k = bisect.bisect_right(steps, (t, math.inf)) - 1
+        if k < 0:
+            return 0.0
+        at, served = steps[k]
+        if k + 1 == len(steps) or t <= at:
+            return served
+        end, later = steps[k + 1]
+        return served + (later - served) * (t - at) / (end - at)
+
+    def cpu_rate(self, window_s: float, running_s: float, serving: bool) -> float | None:
+        """Per-second rate of the ``container_cpu_usage_seconds_total`` (cores) of a pod that has run
+        since ``running_s``; ``serving``: it is one of the replicas that serve. Over the last ``window_s``
+        seconds: its ``idleCpu`` for the part of the window it ran, plus, on a serving pod,
+        ``cpuPerRequest`` for each request the target served in the window, split evenly over its serving
+        pods (the served requests' steps, as ``counter_rate`` splits the arrivals'); the current usage when
+        ``window_s`` is 0 (``irate``). None where the Traffic's ``usage`` does not model cpu."""
+        spec = self.spec.usage
+        if not spec.models("cpu"):
+            return None
+        if window_s <= 0:
+            return self.usage("cpu", serving)
+        start = self.last_s - window_s
+        rate = (spec.idle_cpu or 0.0) * max(0.0, self.last_s - max(start, running_s)) / window_s
+        if serving:
+            served = self._served_by(self.last_s) - self._served_by(start)
+            rate += (spec.cpu_per_request or 0.0) * served / window_s / max(self.serving, 1)
+        return rate
 
     def sample(self, t: float) -> None:
         """A timeline row at ``t`` (after advancing to it with the replicas unchanged)."""

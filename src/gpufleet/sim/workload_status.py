@@ -36,7 +36,8 @@ class WorkloadStatus:
                 seen.add(condition.type)
 
     def as_dict(self, controller: ReportsStatus) -> dict[str, Any]:
-        """``summary.json``'s record: conditions, pod counts, start and completion time."""
+        """``summary.json``'s record: conditions, pod counts, ``failedIndexes`` (a Job with
+        ``backoffLimitPerIndex``), start and completion time."""
         complete = next((t for c, t in self.conditions if c.type == COMPLETE), None)
         return {
             "conditions": [
@@ -44,6 +45,7 @@ class WorkloadStatus:
                 for c, t in self.conditions
             ],
             **controller.status_counts(),
+            **controller.status_indexes(),
             "start_time_s": self.start_s,
             "completion_time_s": complete,
         }

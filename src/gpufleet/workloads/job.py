@@ -21,14 +21,21 @@ orphaned pod): ``Ignore`` does not count it toward ``backoffLimit`` (its replace
 pod failure backoff, which counts every failure), ``FailJob`` fails the Job (reason ``PodFailurePolicy``).
 ``activeDeadlineSeconds`` after the controller started (a snapshot's Job: from the snapshot, its
 ``status.startTime`` not read) a Job not yet finished fails (``DeadlineExceeded``). A Job that failed
-(``BackoffLimitExceeded``, ``PodFailurePolicy``, ``DeadlineExceeded``) deletes its active pods
-(``deleteActivePods``), which then count as failed.
+(``BackoffLimitExceeded``, ``PodFailurePolicy``, ``DeadlineExceeded``, ``MaxFailedIndexesExceeded``) deletes
+its active pods (``deleteActivePods``), which then count as failed.
 
 An Indexed Job's ``spec.successPolicy`` (``model.completion_indexes``) succeeds it once its succeeded
 indexes meet a rule (``SuccessCriteriaMet``, reason ``SuccessPolicy``); it then deletes its active pods too.
 What a user reads of the Job (``kind.ReportsStatus``): its conditions, the interim ``FailureTarget`` or
 ``SuccessCriteriaMet`` first, then ``Failed`` or ``Complete`` once none of its pods is terminating, and its
-pod counts (``sim.workload_status``)."""
+pod counts (``sim.workload_status``).
+
+An Indexed Job with ``backoffLimitPerIndex`` (``model.failed_indexes``) counts each index's failures on its
+pods' ``batch.kubernetes.io/job-index-failure-count`` annotation: a failed pod whose count reached the limit,
+or that a ``FailIndex`` rule matches, fails its index (``status.failedIndexes``), which is not created again.
+More failed indexes than ``maxFailedIndexes`` fail the Job (``MaxFailedIndexesExceeded``); otherwise once
+every index has succeeded or failed, a Job with failed indexes fails (``FailedIndexes``). Each index backs
+off on its own (``getRemainingTimePerIndex``: 10 s doubling per failure of the index)."""
 
 from __future__ import annotations
 
@@ -37,6 +44,15 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from gpufleet.model.completion_indexes import REASON_SUCCESS_POLICY, match_success_policy
+from gpufleet.model.failed_indexes import (
+    FAILED_INDEXES,
+    MAX_FAILED_INDEXES_EXCEEDED,
+    format_indexes,
+    index_absolute_failure_count,
+    index_failure_annotations,
+    is_index_failed,
+    new_index_failure_counts,
+)
 from gpufleet.model.node import Node
 from gpufleet.model.owned import Owned
 from gpufleet.model.pod import OwnerRef, Pod
@@ -109,6 +125,22 @@ def remaining_backoff_s(
     return 0.0 if backoff < elapsed else backoff - elapsed
 
 
+def remaining_backoff_per_index_s(
+    last_failed: Mapping[str, str] | None,
+    last_failure_s: float,
+    now_s: float,
+    default_s: float = POD_FAILURE_BACKOFF_S,
+    max_s: float = MAX_POD_FAILURE_BACKOFF_S,
+) -> float:
+    """``getRemainingTimePerIndex``: the backoff of an index before its next pod, from the annotations of its
+    last failed pod (None: none failed), which ended at ``last_failure_s``: as ``remaining_backoff_s`` for
+    its failures (counted or ignored, ``getIndexAbsoluteFailureCount``) and this one."""
+    if last_failed is None:
+        return 0.0
+    record = BackoffRecord(index_absolute_failure_count(last_failed) + 1, last_failure_s)
+    return remaining_backoff_s(record, now_s, default_s, max_s)
+
+
 @register_kind(Job)
 class JobController:
     kind: ClassVar[str] = "Job"
@@ -137,6 +169,16 @@ class JobController:
         #: the completion indexes whose pod succeeded (``succeededIndexes``), below ``completions``
         self.succeeded_indexes: set[int] = set()
         self._failed_as: dict[str, FailedPod] = {}  # pod key -> what ``failed_with`` told of it
+        #: ``backoffLimitPerIndex``: the indexes that failed (``status.failedIndexes``), the annotations of
+        #: each index's next pod (its failure counts) and the per-index backoff of the last failure
+        self.failed_indexes: set[int] = set()
+        self._index_annotations: dict[int, dict[str, str]] = {}
+        self._index_delay_s = 0.0
+
+    @property
+    def per_index(self) -> bool:
+        """``hasBackoffLimitPerIndex``: an Indexed Job with ``backoffLimitPerIndex``."""
+        return self.job.indexed and self.job.backoff_limit_per_index is not None
 
     @property
     def key(self) -> str:
@@ -151,9 +193,13 @@ class JobController:
         """The pod of completion index ``index``, its ``attempt``-th re-creation (0: the first)."""
         suffix = f"-r{attempt}" if attempt else ""
         job = self.job
-        return job.template.stamped(
+        pod = job.template.stamped(
             f"{job.name}-{index}{suffix}", OwnerRef("Job", job.name), namespace=job.namespace
         )
+        if self.per_index:  # addIndexFailureCountAnnotation
+            annotations = self._index_annotations.get(index) or index_failure_annotations(0, 0)
+            pod.annotations.update(annotations)
+        return pod
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         job = self.job
@@ -165,7 +211,13 @@ class JobController:
         if job.completions is None:
             remaining = job.parallelism - self.issued if self.succeeded == 0 else 0
         else:
-            remaining = job.completions - self.succeeded - len(self.active) - len(self.retries)
+            remaining = (
+                job.completions
+                - self.succeeded
+                - len(self.active)
+                - len(self.retries)
+                - len(self.failed_indexes)
+            )
         while len(self.active) < job.parallelism and remaining > 0:
             out.append(self._stamp(self._new_index()))
             remaining -= 1
@@ -173,7 +225,11 @@ class JobController:
 
     def _new_index(self) -> int:
         """The lowest index not yet given, held by no adopted pod, whose name the snapshot does not hold."""
-        while self.next_index in self.used or f"{self.job.name}-{self.next_index}" in self.names:
+        while (
+            self.next_index in self.used
+            or self.next_index in self.failed_indexes
+            or f"{self.job.name}-{self.next_index}" in self.names
+        ):
             self.next_index += 1
         self.next_index += 1
         self.issued += 1
@@ -204,10 +260,35 @@ class JobController:
         if complete:
             self.success = COMPLETIONS_REACHED
         self.succeeded_indexes = set(owned.completed_indexes)
-        if not complete:
-            self._match_success_policy()
+        if self.per_index:
+            self.failed_indexes = set(owned.failed_indexes)
+            self._adopt_index_failures(owned)
+        # syncJob's order: backoffLimit, then the failed indexes, then successPolicy
         if not complete and self.failed > job.backoff_limit:
             self._fail(*BACKOFF_LIMIT_EXCEEDED)  # its active pods are then deleted (syncJob)
+        if not complete and self.failure is None:
+            self._match_failed_indexes()
+        if not complete and self.failure is None:
+            self._match_success_policy()
+
+    def _adopt_index_failures(self, owned: Owned) -> None:
+        """``backoffLimitPerIndex``: the failure counts of the next pod of each index whose last failed pod
+        (``getPodsWithDelayedDeletionPerIndex``: the highest ``job-index-failure-count``) the snapshot holds
+        (``getNewIndexFailureCounts``; the pod read without conditions)."""
+        last: dict[int, Pod] = {}
+        for p in owned.pods:
+            index = p.completion_index
+            if p.phase != "Failed" or index is None:
+                continue
+            held = last.get(index)
+            if held is None or index_absolute_failure_count(
+                p.pod.annotations
+            ) >= index_absolute_failure_count(held.annotations):
+                last[index] = p.pod
+        for index, pod in last.items():
+            failed = FailedPod(pod.namespace, pod.name)
+            count, ignored = new_index_failure_counts(self.job.pod_failure_policy, (pod.annotations, failed))
+            self._index_annotations[index] = index_failure_annotations(count, ignored)
 
     def pod_groups(self) -> list[PodGroup]:
         return []
@@ -275,22 +356,56 @@ class JobController:
             if self.done:
                 self.success = COMPLETIONS_REACHED
             else:
+                self._match_failed_indexes()
+            if not self.done:
                 self._match_success_policy()
             return True
         self.backoff = new_backoff_record(self.backoff, (), (0.0,))
-        match = match_pod_failure_policy(
-            self.job.pod_failure_policy, status or FailedPod(pod.namespace, pod.name)
-        )
+        failed = status or FailedPod(pod.namespace, pod.name)
+        match = match_pod_failure_policy(self.job.pod_failure_policy, failed)
         self.failed += match.count_failed
         if self.failure is not None or self.success is not None:  # an active pod it deleted as it finished
             return True
+        index_failed = self._index_failed(pod, index, failed)
         if match.job_failure_message is not None:
             self._fail(REASON_POD_FAILURE_POLICY, match.job_failure_message)
         elif self.failed > self.job.backoff_limit:
             self._fail(*BACKOFF_LIMIT_EXCEEDED)
+        elif index_failed:
+            self._match_failed_indexes()
         else:
             self._retry(index)
         return True
+
+    def _index_failed(self, pod: Pod, index: int, failed: FailedPod) -> bool:
+        """``backoffLimitPerIndex``: whether the failed ``pod`` fails its index (``isIndexFailed``, an index
+        below ``completions``); if not, the failure counts of its replacement (``getNewIndexFailureCounts``)
+        and its backoff (``getRemainingTimePerIndex``)."""
+        job = self.job
+        if not self.per_index or job.backoff_limit_per_index is None or job.completions is None:
+            return False
+        if index < job.completions and is_index_failed(
+            job.backoff_limit_per_index, job.pod_failure_policy, pod.annotations, failed
+        ):
+            self.failed_indexes.add(index)
+            return True
+        count, ignored = new_index_failure_counts(job.pod_failure_policy, (pod.annotations, failed))
+        self._index_annotations[index] = index_failure_annotations(count, ignored)
+        self._index_delay_s = remaining_backoff_per_index_s(pod.annotations, 0.0, 0.0)
+        return False
+
+    def _match_failed_indexes(self) -> None:
+        """``syncJob``'s failure scenarios for ``backoffLimitPerIndex``: more failed indexes than
+        ``maxFailedIndexes`` fail the Job (``MaxFailedIndexesExceeded``); failed indexes that with the
+        succeeded ones make ``completions`` fail it (``FailedIndexes``)."""
+        job = self.job
+        if not self.per_index or not self.failed_indexes or job.completions is None:
+            return
+        failed = len(self.failed_indexes)
+        if job.max_failed_indexes is not None and failed > job.max_failed_indexes:
+            self._fail(*MAX_FAILED_INDEXES_EXCEEDED)
+        elif failed + len(self.succeeded_indexes) >= job.completions:
+            self._fail(*FAILED_INDEXES)
 
     def _match_success_policy(self) -> None:
         """``spec.successPolicy`` (``matchSuccessPolicy``, evaluated in ``syncJob`` before the Job is done
@@ -336,6 +451,11 @@ class JobController:
             "terminating": terminating,
         }
 
+    def status_indexes(self) -> dict[str, str]:
+        """``status.failedIndexes`` of a Job with ``backoffLimitPerIndex`` (``1,3-5``; empty when none),
+        nothing otherwise."""
+        return {"failedIndexes": format_indexes(self.failed_indexes)} if self.per_index else {}
+
     def deadline_s(self) -> float | None:
         """``activeDeadlineSeconds`` (``kind.HasDeadline``), counted from when the controller starts."""
         return self.job.active_deadline_s
@@ -358,6 +478,8 @@ class JobController:
         the Job failed (its active pods are deleted at once)."""
         if self.failure is not None or self.success is not None:
             return 0.0
+        if self.per_index:
+            return self._index_delay_s
         return remaining_backoff_s(self.backoff, 0.0)
 
     def node_added(self, node: Node) -> list[Pod]:

@@ -171,6 +171,10 @@ class ReportsStatus(Protocol):
         """Its status's pod counts (a Job's ``active``, ``succeeded``, ``failed``, ``terminating``)."""
         ...
 
+    def status_indexes(self) -> dict[str, str]:
+        """Its status's index lists (a Job's ``failedIndexes`` with ``backoffLimitPerIndex``), if any."""
+        ...
+
 
 _IMPLEMENTS: dict[tuple[type, type], bool] = {}
 
