@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -409,15 +409,15 @@ class Simulation:
 
     def _note_status(self, controller: WorkloadController) -> None:
         """The conditions a ``ReportsStatus`` controller's workload has now, noted at this time."""
-        if implements(controller, ReportsStatus) and isinstance(controller, ReportsStatus):
+        if implements(controller, ReportsStatus):
             status = self.workload_status.get(controller_key(controller))
             if status is not None:
-                status.note(controller, self.loop.now)
+                status.note(cast(ReportsStatus, controller), self.loop.now)
 
     def _delete_doomed(self, controller: WorkloadController) -> None:
-        if not (implements(controller, DeletesPods) and isinstance(controller, DeletesPods)):
+        if not implements(controller, DeletesPods):
             return
-        for key, reason in controller.doomed():
+        for key, reason in cast(DeletesPods, controller).doomed():
             rec = self.records.get(key)
             if rec is not None and rec.deleted_s is None and rec.phase in ("Pending", "Running"):
                 self.delete_pod(key, reason)
@@ -427,9 +427,9 @@ class Simulation:
     def _watched(self, pod: Pod, changed: Callable[[WatchesPods], bool]) -> None:
         """A pod progressed: a controller that watches its pods may want more."""
         controller = self.created_by.get(pod.key)
-        if not implements(controller, WatchesPods):
+        if controller is None or not implements(controller, WatchesPods):
             return
-        if isinstance(controller, WatchesPods) and changed(controller):
+        if changed(cast(WatchesPods, controller)):
             self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     def _active_nodes(self) -> list[Node]:
@@ -457,20 +457,16 @@ class Simulation:
             rec = self.records.get(pod.key)
             deleted = rec is not None and rec.deleted_s is not None
             deletion = not succeeded and deleted
-            if deletion and implements(controller, HearsDeletions) and isinstance(controller, HearsDeletions):
-                controller.deleted(pod)
-            if (
-                not succeeded
-                and implements(controller, ReadsFailedPods)
-                and isinstance(controller, ReadsFailedPods)
-            ):
-                controller.failed_with(pod, rec.reason if rec is not None else None)
+            if deletion and implements(controller, HearsDeletions):
+                cast(HearsDeletions, controller).deleted(pod)
+            if not succeeded and implements(controller, ReadsFailedPods):
+                cast(ReadsFailedPods, controller).failed_with(pod, rec.reason if rec is not None else None)
             finished = controller.finished(pod, succeeded)
             self._note_status(controller)  # its last pod gone: a Job's Failed or Complete
             if not finished:
                 return
-            if not succeeded and implements(controller, BacksOff) and isinstance(controller, BacksOff):
-                delay = controller.retry_delay_s()
+            if not succeeded and implements(controller, BacksOff):
+                delay = cast(BacksOff, controller).retry_delay_s()
         self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- pods: created, gated, queued ------------------------------------------------------
@@ -766,9 +762,9 @@ class Simulation:
         controller = self.created_by.get(pod.key)
         if controller is None and pod.owner is not None:  # a pod of a snapshot, adopted
             controller = self.controllers.get(f"{pod.owner.kind}/{pod.namespace}/{pod.owner.name}")
-        if not (implements(controller, QueuedWorkload) and isinstance(controller, QueuedWorkload)):
+        if controller is None or not implements(controller, QueuedWorkload):
             return None
-        return controller_key(controller), controller
+        return controller_key(controller), cast(QueuedWorkload, controller)
 
     def pod_group_of(self, pod: Pod) -> PodGroup | None:
         return self.gangs.group_of(pod)
@@ -788,9 +784,10 @@ class Simulation:
         if key in self._traffic_by_pod:
             return self._traffic_by_pod[key]
         controller = self.created_by.get(key)
-        if implements(controller, Scalable) and isinstance(controller, Scalable):
-            aimed = self.traffic.get(f"{controller.kind}/{controller.key}")
-            return aimed if key in controller.active else None
+        if implements(controller, Scalable):
+            scalable = cast(Scalable, controller)
+            aimed = self.traffic.get(f"{scalable.kind}/{scalable.key}")
+            return aimed if key in scalable.active else None
         owner = pod.owner
         aimed = self.traffic.get(f"{owner.kind}/{pod.namespace}/{owner.name}") if owner is not None else None
         if controller is not None:
@@ -1130,8 +1127,8 @@ class Simulation:
         if token is not None and kept is not None and kept[0] == token:
             return kept[1]
         working = [] if controller is None else [records[k] for k in controller.active if records[k].working]
-        if implements(controller, Scalable) and isinstance(controller, Scalable):
-            serving = controller.serving(lambda k: records[k].working)
+        if implements(controller, Scalable):
+            serving = cast(Scalable, controller).serving(lambda k: records[k].working)
         else:
             serving = len(working)
         served = (serving, sum(r.gpu_share for r in working))

@@ -182,8 +182,8 @@ _IMPLEMENTS: dict[tuple[type, type], bool] = {}
 def implements(obj: object, protocol: type) -> bool:
     """Whether ``obj``'s class implements a runtime-checkable protocol, remembered per class: typing's
     ``isinstance`` walks the protocol's members on every call (tens of microseconds), which a driver
-    asking for each pod cannot afford. Write ``implements(c, P) and isinstance(c, P)``: the second
-    runs only for the kinds that do, and narrows the type."""
+    asking for each pod cannot afford. Write ``implements(c, P)``, then ``cast(P, c)`` to use it as one
+    (``isinstance`` there would walk the members again for every kind that does)."""
     key = (type(obj), protocol)
     found = _IMPLEMENTS.get(key)
     if found is None:
