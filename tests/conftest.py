@@ -3,6 +3,7 @@ and the real control plane (``control_plane``: built once into a cache, started 
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
 from gpufleet.model.node import Node, Taint
 from gpufleet.model.pod import Pod
@@ -497,3 +499,26 @@ def scale_up_reply(state: Any, pods: list[Pod], options: list[Any], **kw: Any) -
         np.random.default_rng(0), frozenset(), False, **kw,
     )  # fmt: skip
     return scale_up(request)
+
+
+class ManualClock:
+    """A clock the test advances by hand (``run_until``), keeping a loop's actions in time and priority
+    order: what the controllers' ``Clock`` port asks of the simulator's event loop."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._queue: list[tuple[float, int, int, Callable[[], None]]] = []
+        self._seq = 0
+
+    def at(
+        self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
+    ) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, (max(time, self.now), int(priority), self._seq, action))
+
+    def run_until(self, t: float) -> None:
+        while self._queue and self._queue[0][0] <= t:
+            time, _, _, action = heapq.heappop(self._queue)
+            self.now = time
+            action()
+        self.now = t

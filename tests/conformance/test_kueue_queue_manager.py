@@ -39,8 +39,7 @@ have and are not ported.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,8 +47,8 @@ import pytest
 from builders import Skip, cases
 from kueue_builders import admitted, cluster_queue, flavor_quotas
 
+from conftest import ManualClock
 from gpufleet.cluster.state import ClusterState
-from gpufleet.control.clock import Priority
 from gpufleet.control.kueue_queues import LOCAL_QUEUE_MISSING, KueueQueues
 from gpufleet.model.kueue import (
     BEST_EFFORT_FIFO,
@@ -163,26 +162,6 @@ def cpu_queue(name: str, nominal: str = "1", **kw: Any) -> ClusterQueue:
 
 
 # -- the manager over a hand-kept port ---------------------------------------------------------------------
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._queue: list[tuple[float, int, int, Callable[[], None]]] = []
-        self._seq = 0
-
-    def at(
-        self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
-    ) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (max(time, self.now), int(priority), self._seq, action))
-
-    def run_until(self, t: float) -> None:
-        while self._queue and self._queue[0][0] <= t:
-            time, _, _, action = heapq.heappop(self._queue)
-            self.now = time
-            action()
-        self.now = t
-
-
 @dataclass
 class _Status:
     pod: Pod
@@ -239,7 +218,7 @@ class Manager:
             wait_for_pods_ready=pods_ready,
         )
         self.port = _Port()
-        self.clock = _Clock()
+        self.clock = ManualClock()
         self.kueue = KueueQueues(self.port, self.clock, objects)  # type: ignore[arg-type]
 
     def add(self, name: str, namespace: str, queue: str, *, created: float = 0.0, cpu: int = 1000) -> str:

@@ -4,17 +4,15 @@ cluster, writes recorded), and a clock the test moves on."""
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
-from conftest import gpu_node, gpu_pod
+from conftest import ManualClock, gpu_node, gpu_pod
 from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
-from gpufleet.control.clock import Priority
 from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop, ScaleDownGauges
 from gpufleet.control.kueue_queues import KueueQueues
 from gpufleet.control.port import ClusterPort, PodStatus
@@ -28,26 +26,6 @@ from gpufleet.model.simulation import AutoscalerSettings, NodePool
 from gpufleet.model.workloads import Job, PodGroup
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-class ManualClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._queue: list[tuple[float, int, int, Callable[[], None]]] = []
-        self._seq = 0
-
-    def at(
-        self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
-    ) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (max(time, self.now), int(priority), self._seq, action))
-
-    def run_until(self, t: float) -> None:
-        while self._queue and self._queue[0][0] <= t:
-            time, _, _, action = heapq.heappop(self._queue)
-            self.now = time
-            action()
-        self.now = t
 
 
 @dataclass

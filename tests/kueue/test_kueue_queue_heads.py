@@ -8,12 +8,10 @@ Upstream rules: ``kubernetes-sigs/kueue: pkg/cache/queue/cluster_queue.go`` (``R
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from conftest import ManualClock
 from gpufleet.cluster.state import ClusterState
-from gpufleet.control.clock import Priority
 from gpufleet.control.kueue_queues import KueueQueues
 from gpufleet.model.kueue import (
     BEST_EFFORT_FIFO,
@@ -29,26 +27,6 @@ from gpufleet.model.kueue import (
 )
 from gpufleet.model.node import Toleration
 from gpufleet.model.pod import Pod
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._queue: list[tuple[float, int, int, Callable[[], None]]] = []
-        self._seq = 0
-
-    def at(
-        self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
-    ) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (max(time, self.now), int(priority), self._seq, action))
-
-    def run_until(self, t: float) -> None:
-        while self._queue and self._queue[0][0] <= t:
-            time, _, _, action = heapq.heappop(self._queue)
-            self.now = time
-            action()
-        self.now = t
 
 
 @dataclass
@@ -89,7 +67,7 @@ class _Port:
         self.deleted.append(key)
 
 
-def _kueue(port: _Port, clock: _Clock, cpus: int = 1) -> KueueQueues:
+def _kueue(port: _Port, clock: ManualClock, cpus: int = 1) -> KueueQueues:
     quota = FlavorQuotas("default", {"cpu": ResourceQuota(cpus * 1000)})
     cq = ClusterQueue(
         "cq",
@@ -106,7 +84,9 @@ def _kueue(port: _Port, clock: _Clock, cpus: int = 1) -> KueueQueues:
     return KueueQueues(port, clock, objects)  # type: ignore[arg-type]
 
 
-def _submit(kueue: KueueQueues, port: _Port, clock: _Clock, name: str, at: float, priority: int = 0) -> str:
+def _submit(
+    kueue: KueueQueues, port: _Port, clock: ManualClock, name: str, at: float, priority: int = 0
+) -> str:
     clock.run_until(at)
     pod = Pod(name, labels={QUEUE_NAME_LABEL: "queue"}, requests={"cpu": 1000}, priority=priority)
     port.pods[pod.key] = _Status(pod)
@@ -125,7 +105,7 @@ def test_a_best_effort_fifo_preemptor_stays_the_head_of_its_queue_until_admitted
     """``mid`` preempts ``low``; while ``low`` terminates, ``high`` arrives with a higher priority. ``mid``
     is the sticky preemptor: it keeps the head and takes the quota ``low`` frees (``high`` then preempts it,
     as upstream's would)."""
-    port, clock = _Port(), _Clock()
+    port, clock = _Port(), ManualClock()
     kueue = _kueue(port, clock)
     low = _submit(kueue, port, clock, "low", 0.0)
     mid = _submit(kueue, port, clock, "mid", 1.0, priority=5)
@@ -140,7 +120,7 @@ def test_a_best_effort_fifo_preemptor_stays_the_head_of_its_queue_until_admitted
 def test_a_pending_workload_whose_pods_are_deleted_is_no_longer_pending() -> None:
     """Two plain pods wait for quota; one is deleted: its workload leaves the queue (not counted pending,
     no message), the other still waits."""
-    port, clock = _Port(), _Clock()
+    port, clock = _Port(), ManualClock()
     kueue = _kueue(port, clock, cpus=0)
     first = _submit(kueue, port, clock, "first", 0.0)
     _submit(kueue, port, clock, "second", 0.0)
