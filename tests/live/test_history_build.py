@@ -196,3 +196,38 @@ def test_given_priority_classes_are_written_and_their_pods_keep_the_name(tmp_pat
     (tmp_path / "none.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n")
     with pytest.raises(ValueError, match=r"^--priority-classes .*none.yaml: no PriorityClass in it$"):
         read_priority_classes(tmp_path / "none.yaml")
+
+
+def test_a_node_keeps_the_taints_it_had_when_last_scraped_not_one_that_ended_in_the_window() -> None:
+    """A node registers with the node lifecycle controller's ``node.kubernetes.io/not-ready:NoSchedule``,
+    which goes once its kubelet reports Ready: its ``kube_node_spec_taint`` series ends while the node's
+    go on. ``last_over_time`` over the window still answers it, so the taints kept are those whose series
+    were scraped with the node's last scrape (``query_range``'s last point: Prometheus ends a series that
+    left a target's scrape with a staleness marker)."""
+    import json
+
+    from tests.fuzz.fuzz_surfaces import _Answers
+
+    from gpufleet.live.history_read import read_history
+
+    def vector(*series: tuple[dict[str, str], float]) -> dict[str, object]:
+        result = [{"metric": m, "value": [END, str(v)]} for m, v in series]
+        return {"status": "success", "data": {"resultType": "vector", "result": result}}
+
+    def matrix(*series: tuple[dict[str, str], float]) -> dict[str, object]:
+        result = [{"metric": m, "values": [[t, "1"]]} for m, t in series]
+        return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+    node = {"node": "gpu-0"}
+    gpu = node | {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    not_ready = node | {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+    answers = {
+        "seen:kube_node_created": matrix((node, END)),
+        "kube_node_created": vector((node, START - 60)),
+        "seen:kube_node_spec_taint": matrix((gpu, END), (not_ready, START + 30)),
+        "kube_node_spec_taint": vector((gpu, 1), (not_ready, 1)),
+    }
+    history = read_history(_Answers.of(json.dumps(answers).encode()), START, END)
+    assert history.nodes["gpu-0"].taints == [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    ]

@@ -195,11 +195,18 @@ def _kubernetes_labels(history: History, labels: dict[str, str], prefix: str) ->
     return dict(sorted(out.items()))
 
 
+def _taint_key(labels: dict[str, str]) -> tuple[str, ...]:
+    """A ``kube_node_spec_taint`` series' identity: its node, key, value and effect."""
+    return tuple(labels.get(k, "") for k in ("node", "key", "value", "effect"))
+
+
 def _read_nodes(history: History, chunk: _Chunk) -> None:
+    seen_at: dict[str, float] = {}  # each node's last scrape in the chunk
     for labels, value in chunk.seen("kube_node_created", ""):
         name = labels.get("node", "")
         node = history.nodes.setdefault(name, NodeRecord(name))
         node.last_seen = max(node.last_seen, value)
+        seen_at[name] = value
 
     def of(series: str) -> Iterator[tuple[NodeRecord, dict[str, str], float]]:
         for labels, value in chunk.last(series, ""):
@@ -213,11 +220,21 @@ def _read_nodes(history: History, chunk: _Chunk) -> None:
         node.labels = _kubernetes_labels(history, labels, "label_")
     for node, _, value in of("kube_node_spec_unschedulable"):
         node.unschedulable = value == 1
+    # a node's taints as they were when it was last scraped: a taint series that ended before (the node
+    # lifecycle controller's ``node.kubernetes.io/not-ready`` of a node still registering) is not kept
+    ended = {
+        _taint_key(labels)
+        for labels, last in chunk.seen("kube_node_spec_taint", "")
+        if last < seen_at.get(labels.get("node", ""), last)
+    }
     taints: dict[str, list[dict[str, str]]] = {}
     for node, labels, _ in of("kube_node_spec_taint"):
-        taints.setdefault(node.name, []).append(
-            {k: labels[k] for k in ("key", "value", "effect") if labels.get(k)}
-        )
+        if _taint_key(labels) not in ended:
+            taints.setdefault(node.name, []).append(
+                {k: labels[k] for k in ("key", "value", "effect") if labels.get(k)}
+            )
+    for name in seen_at.keys() - taints.keys():  # no taint left when it was last scraped here
+        history.nodes[name].taints = []
     for name, found in taints.items():
         history.nodes[name].taints = sorted(found, key=lambda t: sorted(t.items()))
     for kind in ("capacity", "allocatable"):
