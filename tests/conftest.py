@@ -11,15 +11,16 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
+from gpufleet.cluster.state import ClusterState
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
-from gpufleet.model.node import Node, Taint
+from gpufleet.model.node import Node, Taint, Toleration
 from gpufleet.model.pod import Pod
 from gpufleet.model.scenario import Scenario
 from gpufleet.report import finished_summary
@@ -522,3 +523,49 @@ class ManualClock:
             self.now = time
             action()
         self.now = t
+
+
+@dataclass
+class QueuedPodStatus:
+    """A plain pod as ``KueueQueues`` reads it through ``PlainPodsQueuePort``."""
+
+    pod: Pod
+    phase: str = "Pending"
+    ready: bool = False
+    message: str | None = None
+    bound_s: float | None = None
+    deleted_s: float | None = None
+
+
+class PlainPodsQueuePort:
+    """The ``QueuePort`` Kueue's controller (``control.kueue_queues``) reads and acts through, kept by hand
+    over plain pods: what it released and deleted is recorded; a pod it deletes is gone at once, or with
+    ``grace`` stays until the test ends it (its grace period)."""
+
+    def __init__(self, grace: bool = False) -> None:
+        self.state = ClusterState([])
+        self.pods: dict[str, QueuedPodStatus] = {}
+        self.released: list[str] = []
+        self.deleted: list[str] = []
+        self.grace = grace
+
+    def queued_workload(self, pod: Pod) -> None:
+        return None
+
+    def pod_group_of(self, pod: Pod) -> None:
+        return None
+
+    def set_message(self, key: str, message: str) -> None:
+        self.pods[key].message = message
+
+    def hold(self, key: str, message: str) -> None:
+        self.pods[key].message = message
+
+    def release(self, key: str, node_selector: dict[str, str], tolerations: tuple[Toleration, ...]) -> None:
+        self.released.append(key)
+        self.pods[key].message = None
+
+    def delete_pod(self, key: str, reason: str) -> None:
+        self.deleted.append(key)
+        if not self.grace:
+            self.pods[key].deleted_s = 0.0

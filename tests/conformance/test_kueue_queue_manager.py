@@ -18,8 +18,8 @@ gpufleet keeps no heap per ClusterQueue. Its queue code is:
   of inadmissible workloads, moved back to the heads (``QueueInadmissibleWorkloads``) when quota is
   released (in any ClusterQueue: upstream requeues those of the cohort tree whose quota changed, a subset;
   the others, tried again, are set aside again). It runs here on plain pods labelled
-  ``kueue.x-k8s.io/queue-name`` over a hand-kept ``QueuePort`` (``_Port``) and a manual clock; a pod's
-  creation is its workload's creation time.
+  ``kueue.x-k8s.io/queue-name`` over a hand-kept ``QueuePort`` (``conftest.PlainPodsQueuePort``) and a
+  manual clock; a pod's creation is its workload's creation time.
 
 What gpufleet does not model is skipped with its reason: Kueue objects changing during a run (ClusterQueue,
 LocalQueue and Workload add/update/delete events: a scenario's objects are fixed), Prometheus metrics, the
@@ -40,15 +40,13 @@ have and are not ported.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from builders import Skip, cases
 from kueue_builders import admitted, cluster_queue, flavor_quotas
 
-from conftest import ManualClock
-from gpufleet.cluster.state import ClusterState
+from conftest import ManualClock, PlainPodsQueuePort, QueuedPodStatus
 from gpufleet.control.kueue_queues import LOCAL_QUEUE_MISSING, KueueQueues
 from gpufleet.model.kueue import (
     BEST_EFFORT_FIFO,
@@ -65,7 +63,6 @@ from gpufleet.model.kueue import (
     ResourceFlavor,
     WaitForPodsReady,
 )
-from gpufleet.model.node import Toleration
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.scheduling.kueue.admission import (
     CLUSTER_QUEUE_INACTIVE,
@@ -162,44 +159,6 @@ def cpu_queue(name: str, nominal: str = "1", **kw: Any) -> ClusterQueue:
 
 
 # -- the manager over a hand-kept port ---------------------------------------------------------------------
-@dataclass
-class _Status:
-    pod: Pod
-    phase: str = "Pending"
-    ready: bool = False
-    message: str | None = None
-    bound_s: float | None = None
-    deleted_s: float | None = None
-
-
-class _Port:
-    """The ``QueuePort`` the manager reads and acts through: plain pods only."""
-
-    def __init__(self) -> None:
-        self.state = ClusterState([])
-        self.pods: dict[str, _Status] = {}
-        self.released: list[str] = []
-
-    def queued_workload(self, pod: Pod) -> None:
-        return None
-
-    def pod_group_of(self, pod: Pod) -> None:
-        return None
-
-    def set_message(self, key: str, message: str) -> None:
-        self.pods[key].message = message
-
-    def hold(self, key: str, message: str) -> None:
-        self.pods[key].message = message
-
-    def release(self, key: str, node_selector: dict[str, str], tolerations: tuple[Toleration, ...]) -> None:
-        self.released.append(key)
-        self.pods[key].message = None
-
-    def delete_pod(self, key: str, reason: str) -> None:
-        self.pods[key].deleted_s = 0.0
-
-
 class Manager:
     """``NewManagerForUnitTests`` with its ClusterQueues, LocalQueues and Cohorts added."""
 
@@ -217,7 +176,7 @@ class Manager:
             cohorts={c.name: c for c in cohorts},
             wait_for_pods_ready=pods_ready,
         )
-        self.port = _Port()
+        self.port = PlainPodsQueuePort()
         self.clock = ManualClock()
         self.kueue = KueueQueues(self.port, self.clock, objects)  # type: ignore[arg-type]
 
@@ -226,7 +185,7 @@ class Manager:
         pod appears at ``created``; the manager's cycles run up to then."""
         self.clock.run_until(created)
         pod = Pod(name, namespace=namespace, labels={QUEUE_NAME_LABEL: queue}, requests={"cpu": cpu})
-        self.port.pods[pod.key] = _Status(pod)
+        self.port.pods[pod.key] = QueuedPodStatus(pod)
         assert self.kueue.gate(pod)
         return pod.key
 

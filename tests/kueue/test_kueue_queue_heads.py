@@ -8,10 +8,7 @@ Upstream rules: ``kubernetes-sigs/kueue: pkg/cache/queue/cluster_queue.go`` (``R
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from conftest import ManualClock
-from gpufleet.cluster.state import ClusterState
+from conftest import ManualClock, PlainPodsQueuePort, QueuedPodStatus
 from gpufleet.control.kueue_queues import KueueQueues
 from gpufleet.model.kueue import (
     BEST_EFFORT_FIFO,
@@ -25,49 +22,10 @@ from gpufleet.model.kueue import (
     ResourceGroup,
     ResourceQuota,
 )
-from gpufleet.model.node import Toleration
 from gpufleet.model.pod import Pod
 
 
-@dataclass
-class _Status:
-    pod: Pod
-    phase: str = "Pending"
-    message: str | None = None
-    bound_s: float | None = None
-    deleted_s: float | None = None
-
-
-class _Port:
-    """Plain pods; a pod Kueue deletes is only recorded (its grace period runs until the test ends it)."""
-
-    def __init__(self) -> None:
-        self.state = ClusterState([])
-        self.pods: dict[str, _Status] = {}
-        self.released: list[str] = []
-        self.deleted: list[str] = []
-
-    def queued_workload(self, pod: Pod) -> None:
-        return None
-
-    def pod_group_of(self, pod: Pod) -> None:
-        return None
-
-    def set_message(self, key: str, message: str) -> None:
-        self.pods[key].message = message
-
-    def hold(self, key: str, message: str) -> None:
-        self.pods[key].message = message
-
-    def release(self, key: str, node_selector: dict[str, str], tolerations: tuple[Toleration, ...]) -> None:
-        self.released.append(key)
-        self.pods[key].message = None
-
-    def delete_pod(self, key: str, reason: str) -> None:
-        self.deleted.append(key)
-
-
-def _kueue(port: _Port, clock: ManualClock, cpus: int = 1) -> KueueQueues:
+def _kueue(port: PlainPodsQueuePort, clock: ManualClock, cpus: int = 1) -> KueueQueues:
     quota = FlavorQuotas("default", {"cpu": ResourceQuota(cpus * 1000)})
     cq = ClusterQueue(
         "cq",
@@ -85,17 +43,17 @@ def _kueue(port: _Port, clock: ManualClock, cpus: int = 1) -> KueueQueues:
 
 
 def _submit(
-    kueue: KueueQueues, port: _Port, clock: ManualClock, name: str, at: float, priority: int = 0
+    kueue: KueueQueues, port: PlainPodsQueuePort, clock: ManualClock, name: str, at: float, priority: int = 0
 ) -> str:
     clock.run_until(at)
     pod = Pod(name, labels={QUEUE_NAME_LABEL: "queue"}, requests={"cpu": 1000}, priority=priority)
-    port.pods[pod.key] = _Status(pod)
+    port.pods[pod.key] = QueuedPodStatus(pod)
     assert kueue.gate(pod)
     clock.run_until(at)
     return pod.key
 
 
-def _gone(kueue: KueueQueues, port: _Port, key: str, at: float) -> None:
+def _gone(kueue: KueueQueues, port: PlainPodsQueuePort, key: str, at: float) -> None:
     port.pods[key].deleted_s = at
     kueue.pod_finished(port.pods[key].pod)
     kueue.settle()
@@ -105,7 +63,7 @@ def test_a_best_effort_fifo_preemptor_stays_the_head_of_its_queue_until_admitted
     """``mid`` preempts ``low``; while ``low`` terminates, ``high`` arrives with a higher priority. ``mid``
     is the sticky preemptor: it keeps the head and takes the quota ``low`` frees (``high`` then preempts it,
     as upstream's would)."""
-    port, clock = _Port(), ManualClock()
+    port, clock = PlainPodsQueuePort(grace=True), ManualClock()
     kueue = _kueue(port, clock)
     low = _submit(kueue, port, clock, "low", 0.0)
     mid = _submit(kueue, port, clock, "mid", 1.0, priority=5)
@@ -120,7 +78,7 @@ def test_a_best_effort_fifo_preemptor_stays_the_head_of_its_queue_until_admitted
 def test_a_pending_workload_whose_pods_are_deleted_is_no_longer_pending() -> None:
     """Two plain pods wait for quota; one is deleted: its workload leaves the queue (not counted pending,
     no message), the other still waits."""
-    port, clock = _Port(), ManualClock()
+    port, clock = PlainPodsQueuePort(grace=True), ManualClock()
     kueue = _kueue(port, clock, cpus=0)
     first = _submit(kueue, port, clock, "first", 0.0)
     _submit(kueue, port, clock, "second", 0.0)
