@@ -43,6 +43,12 @@ class RealRunError(RuntimeError):
     """The control plane did not do what a step needs (an object refused, a pod never decided)."""
 
 
+class RealRunTimeout(RealRunError):
+    """The control plane did not get where a step waits for in ``DECIDE_TIMEOUT_S`` (a pod not decided,
+    the cluster not settled, a status not caught up): on a loaded machine a component can stall that
+    long, so the case is worth running again (``run._run_real_fresh``)."""
+
+
 @dataclass(frozen=True)
 class Bound:
     node: str
@@ -94,6 +100,31 @@ def decided_on_stale_nodes(nodes: list[dict[str, Any]], run: RealRun) -> bool:
     messages = [m for s in run.steps for m in (s.event_message, s.condition_message) if m]
     messages += [m for f in run.final.values() for m in (f.event_message, f.condition_message) if m]
     return any(int(count) > tainted for m in messages for count in _UNTOLERATED.findall(m))
+
+
+def still_moving(pods: dict[str, Any], key: str, nominated_may_bind: bool) -> list[str]:
+    """What keeps the cluster from having settled after pod ``key``'s step (empty: nothing): pods
+    being deleted, bound pods kwok has not started (no ``status.startTime``), and, while
+    ``nominated_may_bind``, the step's pod nominated but not bound."""
+    moving = []
+    terminating = sorted(k for k, p in pods.items() if p.metadata.deletionTimestamp is not None)
+    if terminating:
+        moving.append(f"pods being deleted: {', '.join(terminating)}")
+    starting = sorted(
+        k for k, p in pods.items() if p.spec.nodeName and (p.status is None or p.status.startTime is None)
+    )
+    if starting:
+        moving.append(f"bound pods not started: {', '.join(starting)}")
+    pod = pods.get(key)
+    if (
+        nominated_may_bind
+        and pod is not None
+        and not pod.spec.nodeName
+        and pod.status is not None
+        and pod.status.nominatedNodeName
+    ):
+        moving.append(f"{key} nominated to {pod.status.nominatedNodeName}, not bound")
+    return moving
 
 
 def _time(value: Any) -> float:
@@ -190,7 +221,7 @@ class RealCluster:
         deadline = time.monotonic() + DECIDE_TIMEOUT_S
         while self.cp.get(f"/api/v1/namespaces/{name}/serviceaccounts/default") is None:
             if time.monotonic() > deadline:
-                raise RealRunError(f"namespace {name}: no default service account")
+                raise RealRunTimeout(f"namespace {name}: no default service account")
             time.sleep(0.05)
         self._namespaces.add(name)
 
@@ -242,7 +273,7 @@ class RealCluster:
                 return
             if time.monotonic() > deadline:
                 late = sorted(n for n in wanted if not ready.get(n))
-                raise RealRunError(f"nodes not Ready with their own taints: {', '.join(late)}")
+                raise RealRunTimeout(f"nodes not Ready with their own taints: {', '.join(late)}")
             time.sleep(POLL_S * 2)
 
     def reset(self) -> None:
@@ -262,7 +293,7 @@ class RealCluster:
         deadline = time.monotonic() + DECIDE_TIMEOUT_S
         while list(self.client.list(self._Pod, namespace="*")) or list(self.client.list(self._Node)):
             if time.monotonic() > deadline:
-                raise RealRunError("pods or nodes of the previous case are still there")
+                raise RealRunTimeout("pods or nodes of the previous case are still there")
             time.sleep(POLL_S * 2)
 
     def _delete(self, obj: Any) -> None:
@@ -353,7 +384,7 @@ class RealCluster:
         deadline = time.monotonic() + DECIDE_TIMEOUT_S
         while (budgets := self.budgets(before_pods)) is None:
             if time.monotonic() > deadline:
-                raise RealRunError("the PodDisruptionBudgets' status does not match their pods")
+                raise RealRunTimeout("the PodDisruptionBudgets' status does not match their pods")
             time.sleep(POLL_S * 5)
         created = self.create(manifest)
         key = _key(created)
@@ -421,7 +452,7 @@ class RealCluster:
         if not done.wait(DECIDE_TIMEOUT_S):
             done.set()  # the watch stops at its next event
             late = f"neither bound nor marked unschedulable in {DECIDE_TIMEOUT_S:.0f} s"
-            raise RealRunError(f"pod {namespace}/{name} was {late}")
+            raise RealRunTimeout(f"pod {namespace}/{name} was {late}")
         if failure:
             raise RealRunError(f"watching pod {namespace}/{name}: {failure[0]}")
 
@@ -433,23 +464,18 @@ class RealCluster:
         start = time.monotonic()
         deadline = start + DECIDE_TIMEOUT_S
         quiet_until = 0.0
+        moving: list[str] = []
         while time.monotonic() < deadline:
             pods = self.pods()
-            pod = pods.get(key)
-            terminating = any(p.metadata.deletionTimestamp is not None for p in pods.values())
-            starting = any(
-                p.spec.nodeName and (p.status is None or p.status.startTime is None) for p in pods.values()
-            )
-            waiting = (
-                pod is not None
-                and not pod.spec.nodeName
-                and bool(pod.status and pod.status.nominatedNodeName)
-                and time.monotonic() < start + NOMINATED_BIND_S
-            )
             if any(k not in pods for k in before) and not quiet_until:
                 quiet_until = time.monotonic() + QUIET_AFTER_DELETION_S
-            settled = not (terminating or starting or waiting) and time.monotonic() >= quiet_until
-            if settled and self.budgets(pods) is not None:
-                return pods
+            waiting = time.monotonic() < start + NOMINATED_BIND_S
+            moving = still_moving(pods, key, waiting)
+            if not moving and time.monotonic() >= quiet_until:
+                if self.budgets(pods) is not None:
+                    return pods
+                moving = ["the PodDisruptionBudgets' status behind their pods"]
             time.sleep(POLL_S)
-        raise RealRunError(f"the cluster did not settle after pod {key} in {DECIDE_TIMEOUT_S:.0f} s")
+        raise RealRunTimeout(
+            f"the cluster did not settle after pod {key} in {DECIDE_TIMEOUT_S:.0f} s: {'; '.join(moving)}"
+        )

@@ -57,6 +57,7 @@ def _case_json(r: CaseResult) -> dict[str, Any]:
         "real_s": round(r.real_s, 3),
         "control_plane": r.control_plane or None,
         "reruns": r.reruns,
+        "rerun_why": r.rerun_why,
         "pods": [
             {
                 "pod": p.pod,
@@ -154,8 +155,9 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         f"- known differences (deliberate, listed below): {t['known_difference_pods_agreeing']} of "
         f"{t['known_difference_pods_compared']} pods agree over {t['cases_known_difference']} cases",
         f"- excluded (the upstream binaries cannot decide them): {t['cases_excluded']}; "
-        f"failed to run: {t['cases_failed']}; run again after kube-scheduler decided on stale nodes (a new "
-        f"node's not-ready taint still in its cache): {t['cases_run_again']}",
+        f"failed to run: {t['cases_failed']}; run again (kube-scheduler decided on stale nodes, a new "
+        f"node's not-ready taint still in its cache, or a component stalled past a wait; `rerun_why` in "
+        f"fidelity.json): {t['cases_run_again']}",
         "",
         "| origin | cases | modelled | pods compared | pods agreeing |",
         "|---|---|---|---|---|",

@@ -26,7 +26,7 @@ from e2e.fidelity.case import Case, CaseError, Flat, flatten
 from e2e.fidelity.compare import Verdict, decision_agrees, decision_summary, end_agrees, real_summary
 from e2e.fidelity.gpufleet_side import SimulatedPod, decisions, simulate
 from e2e.fidelity.known import KNOWN_DIFFERENCES
-from e2e.fidelity.real import RealCluster, RealRun, RealRunError, decided_on_stale_nodes
+from e2e.fidelity.real import RealCluster, RealRun, RealRunError, RealRunTimeout, decided_on_stale_nodes
 
 #: created before the nodes, in this order; the rest of a case's cluster objects after them
 FIRST_KINDS = ("PriorityClass", "DeviceClass")
@@ -38,7 +38,8 @@ LOOKAHEAD = 2
 CONTROL_PLANES = 2
 #: how many times a case is run again when kube-scheduler decided it on stale nodes
 #: (``real.decided_on_stale_nodes``: a new node's ``not-ready`` taint still in its cache, its informers
-#: lagging under load); its result says how many times it was
+#: lagging under load) or a wait timed out (``real.RealRunTimeout``: a component stalled); its result
+#: says how many times it was, and why
 STALE_RERUNS = 3
 
 
@@ -64,7 +65,8 @@ class CaseResult:
     pods: list[PodResult] = field(default_factory=list)
     real_s: float = 0.0
     control_plane: int = 0  # which of ``run_cases``' clusters ran its real side (from 1; 0: none did)
-    reruns: int = 0  # times its real side ran again, decided on stale nodes (``STALE_RERUNS``)
+    reruns: int = 0  # times its real side ran again (``STALE_RERUNS``)
+    rerun_why: list[str] = field(default_factory=list)  # why, each time
 
     @property
     def modelled(self) -> bool:
@@ -119,13 +121,24 @@ def judge(result: CaseResult, flat: Flat, real: RealRun) -> CaseResult:
 
 
 def _run_real_fresh(cluster: RealCluster, flat: Flat, result: CaseResult) -> RealRun:
-    """The case's real side, run again (at most ``STALE_RERUNS`` times, counted in ``result``) while
-    kube-scheduler decided it on stale nodes."""
-    real = _run_real(cluster, flat)
-    while decided_on_stale_nodes(flat.nodes, real) and result.reruns < STALE_RERUNS:
+    """The case's real side, run again (at most ``STALE_RERUNS`` times, counted and explained in
+    ``result``) while kube-scheduler decided it on stale nodes or a wait timed out; the last
+    timeout is raised when no run was left."""
+    while True:
+        try:
+            real = _run_real(cluster, flat)
+        except RealRunTimeout as exc:
+            why = str(exc)
+        else:
+            if not decided_on_stale_nodes(flat.nodes, real):
+                return real
+            why = "kube-scheduler decided on stale nodes"
+            if result.reruns >= STALE_RERUNS:
+                return real
+        if result.reruns >= STALE_RERUNS:
+            raise RealRunTimeout(why)
         result.reruns += 1
-        real = _run_real(cluster, flat)
-    return real
+        result.rerun_why.append(why)
 
 
 def _run_real(cluster: RealCluster, flat: Flat) -> RealRun:
