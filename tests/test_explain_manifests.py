@@ -14,11 +14,11 @@ from rich.console import Console
 from conftest import coscheduling
 from gpufleet.kube import load_scenario
 from gpufleet.kube.explain import explain_scenario, render_explanations
-from gpufleet.kube.explain_recorded import event_message, verdict
+from gpufleet.kube.explain_recorded import verdict
 from gpufleet.kube.explain_together import placed_with
 from gpufleet.kube.problems import ScenarioError
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.scheduler_records import Recorded
+from gpufleet.model.scheduler_records import Recorded, event_message
 
 SCENARIO = """
 apiVersion: v1

@@ -188,6 +188,25 @@ def test_a_pod_already_showing_the_scheduler_error_is_not_written_again() -> Non
     assert recorder.sent[0][1] == "/api/v1/namespaces/ns/pods/p/status"
 
 
+def test_a_long_message_is_cut_in_the_failed_scheduling_event_and_whole_in_the_condition() -> None:
+    """``truncateMessage`` (``schedule_one.go``): the Event's copy of a message over
+    ``validation.NoteLengthLimit`` (1,024 bytes) is its first 1,020 bytes and `` ...``; ``updatePod``
+    writes the whole message into the PodScheduled condition."""
+    recorder = _Recorder()
+    scheduler = _scheduler(recorder)
+    message = (
+        "0/40 nodes are available: "
+        + ", ".join(f"1 Insufficient example.com/r-{i:02d}" for i in range(40))
+        + "."
+    )
+    scheduler._unschedulable(Models().pod("ns/p", _pod("p")), message, None)
+    scheduler.recorder.shutdown(wait=True)
+    (status,) = [body for method, path, body in recorder.sent if path.endswith("/pods/p/status")]
+    assert status["status"]["conditions"][0]["message"] == message
+    (event,) = [body for method, path, body in recorder.sent if path.endswith("/events") and method == "POST"]
+    assert event["message"] == message.encode()[:1020].decode() + " ..." and len(event["message"]) == 1024
+
+
 def test_writes_unschedulable_takes_the_reason_and_clears_a_nomination_with_null() -> None:
     recorder = _Recorder()
     writes = Writes(recorder)  # type: ignore[arg-type]

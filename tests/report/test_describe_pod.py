@@ -271,3 +271,30 @@ def test_a_jobs_pod_names_its_job_and_shows_the_jobs_conditions(tmp_path: Path) 
     assert saved["controlled_by"] == "Job/late"
     assert [c["type"] for c in saved["workload_status"]["conditions"]] == ["FailureTarget", "Failed"]
     assert saved["workload_status"]["conditions"][1]["time_s"] == 330.0
+
+
+def test_a_long_failed_scheduling_message_is_cut_in_the_event_and_whole_in_the_condition(
+    tmp_path: Path,
+) -> None:
+    """kube-scheduler's ``truncateMessage`` (``schedule_one.go``): the FailedScheduling Event holds at most
+    ``validation.NoteLengthLimit`` (1,024) bytes, the last four `` ...``; the PodScheduled condition keeps
+    the whole message (a pod asking for 30 extended resources no node has: 30 ``Insufficient`` entries)."""
+    wants = {f"devices.example.com/accelerator-{i:02d}": "1" for i in range(30)}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "cpu-0"},
+        "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "stuck"},
+        "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"limits": wants}}]},
+    }
+    output = describe("stuck", *map(str, write(tmp_path, yaml.safe_dump_all([node, pod]))))
+    whole = field(output, "Message")
+    event = next(line for line in output.splitlines() if "FailedScheduling" in line)
+    cut = event[event.index("0/1 nodes are available") :]
+    assert len(whole.encode()) > 1024 and whole.endswith("Preemption is not helpful for scheduling.")
+    assert len(cut.encode()) == 1024 and cut.endswith(" ...") and whole.startswith(cut.removesuffix(" ..."))

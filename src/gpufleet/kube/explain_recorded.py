@@ -17,12 +17,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from gpufleet.model.scenario import BarePod
-from gpufleet.model.scheduler_records import PodEvent, Recorded
+from gpufleet.model.scheduler_records import PodEvent, Recorded, event_message
 
-#: ``validation.NoteLengthLimit``: kube-scheduler cuts the Event's copy of a longer message
-#: (``schedule_one.go`` ``truncateMessage``: the first 1,020 bytes and `` ...``); the condition's is whole.
-NOTE_LENGTH_LIMIT = 1024
-_TRUNCATED = " ..."
 #: Where a FitError message splits into parts: after ``nodes are available:``, between histogram
 #: entries (``, `` before a count) and between sentences.
 _PARTS = re.compile(r"(?<=nodes are available:) |, (?=\d+ )|(?<=\.) ")
@@ -70,14 +66,6 @@ def verdict(records: Sequence[Recorded], nodes: Sequence[str], message: str) -> 
     parts += [f"only gpufleet's has {only_ours}"] if only_ours else []
     detail = "; ".join(parts) or "the two messages differ in their order"
     return f"gpufleet disagrees with kube-scheduler's message ({last.source}): {detail}"
-
-
-def event_message(message: str) -> str:
-    """What a FailedScheduling Event carries of ``message`` (``truncateMessage``, in bytes as Go counts)."""
-    raw = message.encode()
-    if len(raw) <= NOTE_LENGTH_LIMIT:
-        return message
-    return raw[: NOTE_LENGTH_LIMIT - len(_TRUNCATED)].decode(errors="ignore") + _TRUNCATED
 
 
 def _quoted(parts: Counter[str]) -> str:

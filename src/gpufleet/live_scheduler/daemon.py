@@ -46,6 +46,7 @@ from gpufleet.live_scheduler.metrics import SchedulerMetrics, serve
 from gpufleet.live_scheduler.models import LivePod, Models
 from gpufleet.model.pod import POD_GROUP_LABEL
 from gpufleet.model.scheduler_config import SchedulerConfig
+from gpufleet.model.scheduler_records import event_message
 
 RESYNC_S = 30.0  # a cycle at least this often: unschedulable pods are retried (time-based plugins)
 COALESCE_S = 0.02  # changes arriving together make one cycle
@@ -372,7 +373,7 @@ class LiveScheduler:
     ) -> None:
         """``handleSchedulingFailure``: the PodScheduled condition (``reason``: ``Unschedulable``, or
         ``SchedulerError`` after a plugin's Error status) and the nomination (``""``: cleared) when either
-        changes, and a ``FailedScheduling`` Event with the message."""
+        changes, and a ``FailedScheduling`` Event with the message (``truncateMessage``: 1,024 bytes)."""
         pod = live.pod
         if live.condition == (reason, message) and (
             nominated is None or live.nominated == (nominated or None)
@@ -391,7 +392,7 @@ class LiveScheduler:
             self.writes.unschedulable(pod.namespace, pod.name, message, nominated, reason)
         except LiveError as exc:
             self.options.say(f"status of {pod.key}: {exc}")
-        self._event(live, "FailedScheduling", message)
+        self._event(live, "FailedScheduling", event_message(message))
 
     def _preempt(self, preemptor: LivePod, node: str, victims: tuple[LivePod, ...]) -> None:
         """``prepareCandidate``: each victim gets the ``DisruptionTarget`` condition, then is deleted with

@@ -9,6 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+#: ``validation.NoteLengthLimit``: kube-scheduler cuts the Event's copy of a longer message
+#: (``schedule_one.go`` ``truncateMessage``: the first 1,020 bytes and `` ...``); the condition's is whole.
+NOTE_LENGTH_LIMIT = 1024
+_TRUNCATED = " ..."
+
+
+def event_message(message: str) -> str:
+    """What a FailedScheduling Event carries of ``message`` (``truncateMessage``, in bytes as Go counts;
+    a character cut in two is dropped, where Go would keep its first bytes)."""
+    raw = message.encode()
+    if len(raw) <= NOTE_LENGTH_LIMIT:
+        return message
+    return raw[: NOTE_LENGTH_LIMIT - len(_TRUNCATED)].decode(errors="ignore") + _TRUNCATED
+
 
 @dataclass(frozen=True)
 class Recorded:

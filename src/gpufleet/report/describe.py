@@ -27,6 +27,7 @@ from rich.console import Console
 from gpufleet.model.final_states import REJECTED
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
+from gpufleet.model.scheduler_records import event_message
 from gpufleet.report._format import MISSING, human_duration
 
 SIMULATION, SUMMARY, KUBECTL = "simulation", "summary", "kubectl"
@@ -158,7 +159,14 @@ def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
     events = []
     if record["bound_s"] is None and record["message"] and record["phase"] == "Pending":
         events.append(
-            _event("Warning", "FailedScheduling", record["created_s"], end_s, scheduler, record["message"])
+            _event(
+                "Warning",
+                "FailedScheduling",
+                record["created_s"],
+                end_s,
+                scheduler,
+                event_message(record["message"]),
+            )
         )
     if record["bound_s"] is not None:
         assigned = f"Successfully assigned {key} to {record['node']}"
