@@ -118,3 +118,24 @@ def test_a_not_ready_node_without_its_taint_is_named_with_the_taint_it_gets(tmp_
         "node.kubernetes.io/not-ready): the node lifecycle controller's taint keeps kube-scheduler off them "
         "until their kubelet reports Ready"
     )
+
+
+def test_a_ready_node_that_still_has_the_not_ready_taint_is_named_ready_not_usable_yet(
+    tmp_path: Path,
+) -> None:
+    """Ready ``True`` with ``node.kubernetes.io/not-ready`` still on it: the node lifecycle controller's
+    ``doNoScheduleTaintingPass`` removes the taint once it sees the condition; kube-scheduler reads only
+    the taint, so the pod is kept off, but the node is not NotReady."""
+    nodes = [node("dump-0", "True", taint="node.kubernetes.io/not-ready"), node("dump-1", "False")]
+    (record,) = explained(tmp_path, *nodes, pod("train"))
+    hints = record["diagnosis"]["hints"]
+    assert record["schedulable_now"] is None
+    assert (
+        hints[-2].startswith("NotReady nodes it cannot use: dump-1 (Ready=False")
+        and "dump-0" not in hints[-2]
+    )
+    assert hints[-1] == (
+        "Ready nodes it cannot use yet: dump-0 (Ready=True since 2026-12-06T04:30:00Z; "
+        "node.kubernetes.io/not-ready): their kubelet reports Ready, and the node lifecycle controller takes "
+        "the taint off at its next pass over the node"
+    )

@@ -4,7 +4,9 @@
   (``node.kubernetes.io/not-ready`` for Ready ``False``, ``node.kubernetes.io/unreachable`` for
   ``Unknown``; one of a dump read without it gets it, ``kube.nodes``), named with their Ready condition
   and since when: kube-scheduler counts them among ``had untolerated taint``, and they take pods again
-  only once their kubelet reports Ready.
+  only once their kubelet reports Ready. A node whose Ready condition is ``True`` but which still has
+  the taint (the dump taken between the kubelet's report and the controller's next pass,
+  ``doNoScheduleTaintingPass``) is named apart, as Ready and not yet usable.
 - Whether cluster-autoscaler, where it runs on that cluster, is halted at the dump's time
   (``IsClusterHealthy``, ``autoscaling.cluster_state``): more nodes ``Unready`` (not Ready, registered
   ``MaxNodeStartupTime`` or more before the dump's time) than ``--ok-total-unready-count`` and than
@@ -48,11 +50,19 @@ class ReadinessHints:
         """The hints for ``pod``, not placed."""
         hints = []
         rejecting = [n for n in self._tainted if _untolerated(pod, n)]
-        if rejecting:
-            named = ", ".join(_describe(n) for n in rejecting)
+        not_ready = [n for n in rejecting if n.ready != "True"]
+        if not_ready:
+            named = ", ".join(_describe(n) for n in not_ready)
             hints.append(
                 f"NotReady nodes it cannot use: {named}: the node lifecycle controller's taint keeps "
                 "kube-scheduler off them until their kubelet reports Ready"
+            )
+        ready = [n for n in rejecting if n.ready == "True"]
+        if ready:
+            named = ", ".join(_describe(n) for n in ready)
+            hints.append(
+                f"Ready nodes it cannot use yet: {named}: their kubelet reports Ready, and the node "
+                "lifecycle controller takes the taint off at its next pass over the node"
             )
         if self.halted is not None:
             hints.append(self.halted)
