@@ -4,7 +4,7 @@ One ``RunOnce`` of cluster-autoscaler (``core/static_autoscaler.go``) decides, f
 it is: which node group grows and by how many nodes for the pods the scheduler could not place
 (``scale_up``), which nodes are unneeded and which of them go (``scale_down``), and how many
 warm nodes each group must start to keep its warm pool full (``keep_warm``). The control loop
-(``sim.cluster_autoscaler_loop``, later the live side) only keeps the timer, asks these in that
+(``control.cluster_autoscaler_loop``, later the live side) only keeps the timer, asks these in that
 order and acts on each reply before asking the next, since a launch may fail on the cloud's side
 (a stock-out) and what the next decision sees depends on it.
 

@@ -5,8 +5,8 @@ range of sizes a node group may have while its scale-ups and scale-downs are in 
 (``IsClusterHealthy``, ``IsNodeGroupHealthy``, under ``--ok-total-unready-count`` and
 ``--max-total-unready-percentage``).
 
-Pure: node names and times in, counts and verdicts out. The loop (``control.cluster_autoscaler_loop``) reads
-the cluster through its port and asks these."""
+Pure: node names and times in, counts and verdicts out. The loop's health part
+(``control.cluster_autoscaler_health``) is given the cluster as the loop reads it and asks these."""
 
 from __future__ import annotations
 

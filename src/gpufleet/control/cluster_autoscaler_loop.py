@@ -16,34 +16,17 @@ once unneeded for more than ``scaleDownUnneededTime`` (a node that is not Ready 
 of a scale-up, at most ``maxScaleDownParallelism`` deletions at once and ``maxDrainParallelism`` drains, those
 in progress counted (drained: pods evicted with their grace period,
 then the node deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each
-scan leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). A launch the
-cloud refuses backs the pool off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``), and
-so does a node that has not registered its GPUs within ``maxNodeProvisionTime`` (it is deleted at the first
-scan after that time). With more nodes ``Unready`` (not Ready, registered 15 minutes or more before) than
-``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of the cluster's nodes, a scan does
-nothing (``IsClusterHealthy``); a group with that many of its nodes missing among the Ready is skipped by
-scale-up, ``not ready for scale-up`` (``IsNodeGroupHealthy``; ``autoscaling.cluster_state``). The scan that
-finds the cluster unhealthy logs a ``cluster-unhealthy`` event, the first that finds it healthy again a
-``cluster-healthy`` one, each with the status ConfigMap's ``Health`` condition (its node counts); while the
-cluster is unhealthy, or a group not ready for scale-up, ``pod_hints`` says so for a pending pod. A
-``zeroOrMaxNodeScaling`` pool grows by all its nodes at once; a launch the cloud refuses deletes them all
-(``overrideNodesToDeleteForZeroOrMax``), and the nodes it scales down are deleted as one batch, once the last
-of them is drained (``GroupDeletionScheduler``). After each scan's scale-down the unneeded nodes get the soft
-taint ``DeletionCandidateOfClusterAutoscaler=<unix time>:PreferNoSchedule`` and the nodes needed again
-lose it, at most ``maxBulkSoftTaintCount`` (10) a scan (``autoscaling.soft_taints``; ``soft-taint`` and
-``soft-taint-removed`` events): the scheduler's TaintToleration scores those nodes lower.
+scan leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). The nodes a
+``zeroOrMaxNodeScaling`` pool scales down are deleted as one batch, once the last of them is drained
+(``GroupDeletionScheduler``).
 
-ProvisioningRequests (``autoscaling.provisioning_request``): each scan first expires their bookings and fails
-or deletes the old ones (``provReqProcessor.refresh``), then takes the next one available (``Provisioned``
-false: after its backoff, 1 minute doubling up to 10) and provisions it: check-capacity looks for room,
-best-effort-atomic grows one group for all its pods or none; each condition set is a ``provisioning-request``
-event. A pod consuming a request (``autoscaling.x-k8s.io/consume-provisioning-request``) triggers no scale-up
-of its own (``ProvisioningRequestPodsFilter``: a ``no-scale-up`` event says so), and the pods of the requests
-whose capacity is booked are put in the scale-up snapshot before the pending pods (``bookCapacity``); a node
-they go to is no scale-down candidate while booked (upstream's booked pods are in the scale-down snapshot too:
-here the node is simply kept, whatever its utilisation). Not modelled: check-capacity batch processing, and
-the wrapper orchestrator's alternation between a loop for ProvisioningRequests and one for other pods (here
-both run in each scan).
+Its parts, each in its own module: the cluster's and its groups' health, which halts a scan or skips a group
+(``control.cluster_autoscaler_health``); the ProvisioningRequests, handled first in each scan
+(``control.cluster_autoscaler_provisioning``); the groups as scale-up sees them
+(``control.cluster_autoscaler_scale_up_options``) and the launches that carry a scale-up out, with their
+backoffs and timeouts (``control.cluster_autoscaler_scale_up_executor``); the soft taints put after each
+scan's scale-down (``control.cluster_autoscaler_soft_taints``); the events all of them log
+(``control.cluster_autoscaler_events``).
 
 The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
 timer and its own bookkeeping, reads the cluster and acts through a ``control.port.NodeGroupPort``.
@@ -53,11 +36,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 import numpy as np
 
@@ -73,90 +55,26 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_down,
     scale_up,
 )
-from gpufleet.autoscaling.cluster_state import (
-    MAX_NODE_STARTUP_S,
-    NOT_READY_FOR_AUTOSCALING,
-    HealthCondition,
-    Readiness,
-    acceptable_range,
-    cluster_healthy,
-    halted_hint,
-    health_condition,
-    node_group_healthy,
-    readiness,
-)
-from gpufleet.autoscaling.expanders import pool_priority
-from gpufleet.autoscaling.node_group_balancing import Balancing
-from gpufleet.autoscaling.provisioning_request import (
-    BOOKING_EXPIRED,
-    FAILED,
-    INITIAL_RETRY_S,
-    PROVISIONED,
-    RESERVATION_TIME_S,
-    ProvisioningRequest,
-    ProvisionRequest,
-    booked_nodes,
-    booked_pods,
-    filter_consumers,
-    next_request,
-    provision,
-    refresh,
-    should_book,
-)
+from gpufleet.autoscaling.cluster_state import MAX_NODE_STARTUP_S, HealthCondition
+from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.resource_limits import cluster_maxima, cluster_totals, resources_left
 from gpufleet.autoscaling.scale_down import (
     SIMULATION_REASONS,
     Unremovable,
     UnremovableReason,
     UtilizationRule,
 )
-from gpufleet.autoscaling.scale_up import NOT_READY, PoolOption
-from gpufleet.autoscaling.soft_taints import (
-    DELETION_CANDIDATE_TAINT_KEY,
-    deletion_candidate_taint,
-    has_deletion_candidate_taint,
-    update_soft_deletion_taints,
-    with_deletion_candidate,
-    without_deletion_candidate,
-)
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
-from gpufleet.model.node import Node
-from gpufleet.model.pod import Pod
+from gpufleet.control.cluster_autoscaler_events import ScaleEvent as ScaleEvent
+from gpufleet.control.cluster_autoscaler_health import ClusterHealth
+from gpufleet.control.cluster_autoscaler_provisioning import ProvisioningRequests
+from gpufleet.control.cluster_autoscaler_scale_up_executor import ScaleUpExecutor
+from gpufleet.control.cluster_autoscaler_scale_up_options import ScaleUpOptions
+from gpufleet.control.cluster_autoscaler_soft_taints import SoftTaints
+from gpufleet.control.port import NodeGroup, NodeGroupPort
 from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.model.simulation import AutoscalerSettings
 from gpufleet.scheduling.profile import build_profile
-from gpufleet.workloads.daemonset import daemon_should_run
-
-
-@dataclass
-class ScaleEvent:
-    t_s: float
-    #: scale-up | scale-up-failed | scale-down | provision-timeout | spot-reclaim | no-scale-up |
-    #: cluster-unhealthy | cluster-healthy | soft-taint | soft-taint-removed | provisioning-request (a
-    #: ProvisioningRequest's condition set: its key in ``pods``, ``Type=Status Reason: Message`` in
-    #: ``reason``; or ``deleted``)
-    kind: str
-    pool: str | None
-    nodes: tuple[str, ...]
-    pods: tuple[str, ...] = ()
-    reason: str = ""
-    #: a cluster-unhealthy or cluster-healthy event's node counts (``HealthCondition.node_counts``)
-    node_counts: Mapping[str, int] | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {
-            "t_s": self.t_s,
-            "kind": self.kind,
-            "pool": self.pool,
-            "nodes": list(self.nodes),
-            "pods": list(self.pods),
-            "reason": self.reason,
-        }
-        if self.node_counts is not None:
-            out["node_counts"] = dict(self.node_counts)
-        return out
 
 
 @dataclass
@@ -207,7 +125,6 @@ class ClusterAutoscalerLoop:
             settings.scale_down_gpu_utilization_threshold,
             settings.ignore_daemonsets_utilization,
         )
-        self.expander_priorities = expander_priorities
         groups = port.node_groups.values()
         self.enabled = any(g.pool.autoscaled or g.pool.warm for g in groups) or bool(provisioning_requests)
         self.keeps_warm = any(g.pool.warm for g in groups)
@@ -224,14 +141,9 @@ class ClusterAutoscalerLoop:
         self.last_scale_up_s = -math.inf
         self.events: list[ScaleEvent] = [] if events is None else events
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
-        #: while the last scan found the cluster unhealthy: since when, and its Health condition then
-        self.unhealthy: tuple[float, HealthCondition] | None = None
-        #: the groups the last scale-up found not ready for scale-up, each with its Health condition's text
-        self.unready_groups: dict[str, str] = {}
+        self.health = ClusterHealth(port, settings, self.events)
         self._assessed: tuple[object, ...] | None = None
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
-        #: the nodes of no group (``_resources_left``) at a ``static_version``, and what they have in all
-        self._groupless: tuple[int, list[Node], Counter[str]] = (-1, [], Counter())
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
         #: the candidates the last scan found not unneeded, and why (they stand until the next assessing scan)
@@ -240,12 +152,21 @@ class ClusterAutoscalerLoop:
         self._unremovable_until: dict[str, float] = {}
         self.gauges = ScaleDownGauges()
         self._cut = False  # the last scan stopped at unneededNodesLimit
-        self.start_time_s = start_time_s
-        #: the nodes with the soft DeletionCandidate taint (None: not read from the cluster yet)
-        self._soft_tainted: set[str] | None = None
-        #: the ProvisioningRequests, their conditions as it set them, and each one's retry backoff
-        self.provisioning_requests: list[ProvisioningRequest] = list(provisioning_requests)
-        self._provreq_retry: dict[str, float] = {}
+        self.options = ScaleUpOptions(port, settings, expander_priorities)
+        self.executor = ScaleUpExecutor(port, clock, settings, self.events, self._scan_after)
+        self.soft_taints = SoftTaints(port, settings.max_bulk_soft_taint_count, start_time_s, self.events)
+        self.provisioning = ProvisioningRequests(provisioning_requests, self.events)
+
+    @property
+    def unhealthy(self) -> tuple[float, HealthCondition] | None:
+        """While the last scan found the cluster unhealthy: since when, and its Health condition then."""
+        return self.health.unhealthy
+
+    @property
+    def unready_groups(self) -> dict[str, str]:
+        """The groups the last scale-up found not ready for scale-up, each with its Health condition's
+        text."""
+        return self.health.unready_groups
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -268,10 +189,13 @@ class ClusterAutoscalerLoop:
             return
         self.armed_at = None
         groups = self.port.node_groups.values()
-        healthy = self._cluster_healthy()
+        healthy = self.health.cluster_healthy(self.clock.now)
         if healthy:
             acted = self._provision() | self._scale_up() | self._scale_down()
-            acted |= self._update_soft_taints() | self._keep_warm()
+            acted |= (
+                self.soft_taints.update(self.clock.now, self.unneeded_since, self.deleting)
+                | self._keep_warm()
+            )
         else:  # RunOnce stops here: the unneeded nodes are forgotten (CleanUpUnneededNodes), looked for again
             acted, self.unneeded_since, self._assessed = False, {}, None
         launching = any(g.launching for g in groups)
@@ -284,113 +208,16 @@ class ClusterAutoscalerLoop:
                 self.arm(self._scan_after(min(backoffs)))
         if self._unremovable_until:
             self.arm(self._recheck_at(t))
-        if wakeups := [w for w in self._provisioning_wakeups() if w >= t]:
+        if wakeups := [w for w in self.provisioning.wakeups() if w >= t]:
             self.arm(self._scan_after(min(wakeups)))
         started = [since + MAX_NODE_STARTUP_S for since in self.port.unready_nodes().values()]
         if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
             self.arm(min(later))
 
-    def _cluster_healthy(self) -> bool:
-        """``IsClusterHealthy``: unhealthy when its ``Unready`` nodes (not Ready, registered at least
-        ``MAX_NODE_STARTUP_S`` ago) are more than ``--ok-total-unready-count`` and more than
-        ``--max-total-unready-percentage`` of all its nodes. Then ``RunOnce`` neither scales up nor down
-        (``Cluster is not ready for autoscaling``), and gpufleet's warm nodes wait too; launches still time
-        out (``updateScaleRequests`` runs before)."""
-        unready = self.port.unready_nodes()
-        if len(unready) <= self.settings.ok_total_unready_count:
-            if self.unhealthy is not None:
-                self._health_changed(unready, True)
-            return True
-        settings = self.settings
-        total = readiness(unready, unready, self.clock.now)  # (only the nodes not Ready can be Unready)
-        nodes = self.port.state.size_active
-        ok, percentage = settings.ok_total_unready_count, settings.max_total_unready_percentage
-        healthy = cluster_healthy(total, nodes, ok, percentage)
-        if not healthy or self.unhealthy is not None:
-            self._health_changed(unready, healthy)
-        return healthy
-
-    def _health(self, unready: Mapping[str, float], healthy: bool) -> HealthCondition:
-        """The cluster-wide ``Health`` condition (``GetStatus``' ``buildHealthStatusClusterwide``): every
-        active node registered; a launch registered without its GPUs still starting, as in a group."""
-        state = self.port.state
-        counted = readiness(unready, unready, self.clock.now)
-        launches = tuple(
-            n
-            for g in self.port.node_groups.values()
-            for n in sorted(g.launching)
-            if n in state.index and n not in unready
-        )
-        counted = Readiness((), counted.unready, counted.not_started + launches)
-        return health_condition(healthy, counted, state.size_active)
-
-    def _health_changed(self, unready: Mapping[str, float], healthy: bool) -> None:
-        """Keep the cluster's Health condition while it is unhealthy; at each change log an event:
-        ``cluster-unhealthy`` (upstream logs ``Cluster is not ready for autoscaling`` and records the
-        ``ClusterUnhealthy`` Event on its status ConfigMap, every loop; gpufleet once, with the Unready nodes)
-        or ``cluster-healthy`` (the status ConfigMap's Health condition back to ``Healthy``)."""
-        now, health = self.clock.now, self._health(unready, healthy)
-        if healthy:
-            self.unhealthy = None
-            event = ScaleEvent(now, "cluster-healthy", None, (), reason=health.message())
-        else:
-            was = self.unhealthy
-            self.unhealthy = (now if was is None else was[0], health)
-            if was is not None:
-                return
-            names = tuple(sorted(n for n, since in unready.items() if since + MAX_NODE_STARTUP_S <= now))
-            reason = f"{NOT_READY_FOR_AUTOSCALING}: {health.message()}"
-            event = ScaleEvent(now, "cluster-unhealthy", None, names, reason=reason)
-        self.events.append(replace(event, node_counts=health.node_counts()))
-
     def pod_hints(self, key: str) -> list[str]:
         """What cluster-autoscaler's state says about pending pod ``key`` it would look at, as of its last
-        scan: that it is halted, the cluster unhealthy (its Health condition, since when, the two flags);
-        else, if the pod's last ``NotTriggerScaleUp`` said ``not ready for scale-up``, which groups are not
-        and their Health condition."""
-        if self.unhealthy is not None:
-            since, health = self.unhealthy
-            ok, percentage = self.settings.ok_total_unready_count, self.settings.max_total_unready_percentage
-            return [halted_hint(health, ok, percentage, f"is halted since {since:g} s")]
-        if NOT_READY not in self.not_triggered.get(key, ""):
-            return []
-        return [
-            f"cluster-autoscaler: node group {name} is {NOT_READY} ({message})"
-            for name, message in sorted(self.unready_groups.items())
-        ]
-
-    def _group_readiness(self, group: NodeGroup, unready: Mapping[str, float]) -> Readiness | None:
-        """The group's registered nodes as ``updateReadinessStats`` counts them (None when none is): a launch
-        that registered without its GPUs is not Ready yet (``ResourceUnready``), still starting."""
-        state, now = self.port.state, self.clock.now
-        registered = [n for n in sorted(group.nodes) if n in state.index]
-        if not registered:
-            return None
-        counted = readiness((n for n in registered if n not in group.launching), unready, now)
-        launches = tuple(n for n in registered if n in group.launching)
-        return Readiness(counted.ready, counted.unready, counted.not_started + launches)
-
-    def _unhealthy_groups(self, groups: Sequence[NodeGroup]) -> dict[str, str]:
-        """The groups ``IsNodeGroupHealthy`` finds unhealthy: more of their nodes missing among the Ready
-        below the acceptable minimum (its size less its launches: the scale-up in flight) than
-        ``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of its registered nodes.
-        With every node Ready none is (each registered node not launched is Ready). Each with its Health
-        condition's text (``buildHealthStatusNodeGroup``: the counts, ``cloudProviderTarget``, min, max)."""
-        unready, settings = self.port.unready_nodes(), self.settings
-        if not unready:
-            return {}
-        out = {}
-        for g in groups:
-            acceptable = acceptable_range(len(g.nodes), scale_up_increase=len(g.launching))
-            counted = self._group_readiness(g, unready)
-            ok, percentage = settings.ok_total_unready_count, settings.max_total_unready_percentage
-            if not node_group_healthy(acceptable, counted, ok, percentage):
-                health = health_condition(False, counted or Readiness())
-                out[g.name] = (
-                    f"{health.message()} cloudProviderTarget={acceptable.current_target} "
-                    f"(minSize={g.pool.min}, maxSize={g.pool.max})"
-                )
-        return out
+        scan (``ClusterHealth.pod_hints``, from the pod's last ``NotTriggerScaleUp`` message)."""
+        return self.health.pod_hints(self.not_triggered.get(key, ""))
 
     def _recheck_at(self, t: float) -> float:
         """When scale-down must look again at the nodes the removal simulation found unremovable, though
@@ -408,58 +235,6 @@ class ClusterAutoscalerLoop:
         return self.deleting | others if others else self.deleting
 
     # -- scale-up ----------------------------------------------------------------------------
-    def _daemons(self, template: Node) -> tuple[Pod, ...]:
-        """The DaemonSet pods that would run on a node of this template (``daemon_should_run``)."""
-        return tuple(pod for pod in self.port.daemonset_templates() if daemon_should_run(pod, template))
-
-    def _room(self) -> int:
-        limit = self.settings.max_nodes_total
-        if limit is None:
-            return 1 << 30
-        state = self.port.state
-        alive = sum(len(g.nodes) for g in self.port.node_groups.values()) + sum(
-            1 for n in state.node_names() if state.nodes[state.index[n]].pool is None
-        )
-        return max(limit - alive, 0)
-
-    def _resources_left(self) -> dict[str, int]:
-        """``Manager.ResourcesLeft``: each cluster-wide limit less what the cluster has, each group counted
-        as its size (launched, not deleted) times its template, each node of no group as itself."""
-        state = self.port.state
-        groups = [(g.pool.template, len(g.nodes)) for g in self.port.node_groups.values()]
-        version, nodes, others = self._groupless
-        if version != state.static_version:  # (a node joined, left or changed: counted again if of no group)
-            every = (state.nodes[state.index[n]] for n in state.node_names())
-            now = [node for node in every if node.pool is None]
-            if len(now) != len(nodes) or any(a is not b for a, b in zip(now, nodes, strict=True)):
-                others = cluster_totals((node, 1) for node in now)
-            self._groupless = state.static_version, now, others
-        return resources_left(cluster_maxima(self.settings), groups, others)
-
-    def _balancing(self, room: int) -> Balancing | None:
-        """``--balance-similar-node-groups``: the labels ignored, and the nodes one scale-up may add in
-        all."""
-        settings = self.settings
-        if not settings.balance_similar_node_groups:
-            return None
-        return Balancing(settings.balancing_ignore_labels, min(room, settings.max_nodes_per_scale_up or room))
-
-    def _option(self, group: NodeGroup, room: int) -> PoolOption:
-        max_nodes = group.pool.max if group.pool.max is not None else len(group.nodes)
-        return PoolOption(
-            group.name,
-            group.pool.template,
-            self._daemons(group.pool.template),
-            min(max_nodes - len(group.nodes), room, self.settings.max_nodes_per_scale_up or room),
-            group.upcoming(),
-            group.pool.price_per_hour,
-            pool_priority(group.name, self.expander_priorities),
-            tuple(group.slices_for(group.pool.template.name)),
-            len(group.nodes),
-            max_nodes,
-            group.pool.zero_or_max_node_scaling,
-        )
-
     def _scale_up(self) -> bool:
         """Ask ``scale_up`` for the pods the scheduler could not place. When the last scan asked the same
         of the same cluster and no group grew, the answer is the same and is not asked again: nothing
@@ -475,19 +250,13 @@ class ClusterAutoscalerLoop:
         if not pending:
             self._unanswered = None
             return False
-        now, room, groups = self.clock.now, self._room(), self.port.node_groups
-        booked = booked_pods(self.provisioning_requests)
+        now, room, groups = self.clock.now, self.options.room(), self.port.node_groups
+        booked = self.provisioning.booked_pods()
         state = self.port.state
-        options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
-        backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
-        self.unready_groups = self._unhealthy_groups([g for g in groups.values() if g.pool.autoscaled])
-        unhealthy = frozenset(self.unready_groups)
-        # no pod goes to a node being deleted, nor to an upcoming one already registered (GPUs not yet):
-        # its template copy stands for it (``RunOnce`` takes ``registeredUpcoming`` out of the snapshot)
-        registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}
-        exclude = frozenset(state.index[n] for n in self._going() | registered if n in state.index)
+        options, backed_off, exclude = self.options.groups(room, now, self._going())
+        unhealthy = self.health.update_groups([g for g in groups.values() if g.pool.autoscaled], now)
         total_reached = room == 0 and self.settings.max_nodes_total is not None
-        left = self._resources_left()
+        left = self.options.resources_left()
         asked = (
             state.change_pos,
             state.static_version,
@@ -516,7 +285,7 @@ class ClusterAutoscalerLoop:
                 total_reached,
                 self.not_triggered,
                 left,
-                self._balancing(room),
+                self.options.balancing(room),
                 unhealthy,
                 room if self.settings.max_nodes_total is not None else None,
                 placed_first=booked,
@@ -534,146 +303,30 @@ class ClusterAutoscalerLoop:
         return True
 
     def _execute(self, up: ScaleUp) -> None:
-        """``ExecuteScaleUps``: each group of the split, one after another."""
-        now, groups = self.clock.now, self.port.node_groups
-        for name, nodes in up.split:
-            group = groups[name]
-            if group.pool.zero_or_max_node_scaling:
-                self._scale_up_atomic(group, nodes, up.pods)
-                continue
-            launched = [n for _ in range(nodes) if (n := self.launch(group, up.pods)) is not None]
-            if launched:
-                self.last_scale_up_s = now
-                self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), up.pods))
-
-    def _provisioning_wakeups(self) -> list[float]:
-        """When a ProvisioningRequest next needs a loop (at the scan after it: both checks are a strict
-        ``Before(now)``): a booking's expiry (``Provisioned`` true 10 minutes ago), a retry's backoff's end
-        (``Provisioned`` false)."""
-        out = []
-        for r in self.provisioning_requests:
-            c = r.condition(PROVISIONED)
-            if c is None or r.is_true(FAILED) or r.is_true(BOOKING_EXPIRED):
-                continue
-            if c.status is True:
-                out.append(c.last_transition + RESERVATION_TIME_S)
-            elif c.status is False:
-                out.append(c.last_transition + self._provreq_retry.get(r.key, INITIAL_RETRY_S))
-        return out
+        """``ExecuteScaleUps`` (``ScaleUpExecutor.execute``); when some group grew, the scale-up that
+        ``scaleDownDelayAfterAdd`` counts from."""
+        if self.executor.execute(up, self.deleting):
+            self.last_scale_up_s = self.clock.now
 
     def _provision(self) -> bool:
-        """The ProvisioningRequests' part of a loop (``provisioning_request``): their bookings expire and the
-        old ones go (``provReqProcessor.refresh``), the next one available is taken
-        (``GetPodsFromNextRequest``) and provisioned (``provReqOrchestrator.ScaleUp``), its scale-up executed.
-        Each condition set is a ``provisioning-request`` event naming the request."""
-        if not self.provisioning_requests:
-            return False
-        now = self.clock.now
-        before = {r.key: r.conditions for r in self.provisioning_requests}
-        requests, old = refresh(self.provisioning_requests, now)
-        injected = next_request([r for r in requests if r.key not in old], now, self._provreq_retry)
-        self._provreq_retry = dict(injected.retry_s)
-        requests, up = list(injected.requests), None
-        if injected.chosen is not None:
-            room, groups, state = self._room(), self.port.node_groups, self.port.state
-            options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
-            registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}
-            exclude = frozenset(state.index[n] for n in self._going() | registered if n in state.index)
-            ask = ProvisionRequest(
-                now, state, self.profile, requests, injected.chosen.key, options, exclude=exclude,
-                backed_off=frozenset(o.name for o in options if groups[o.name].backed_off(now)),
-                expander=self.settings.expander, rng=self.rng, resources_left=self._resources_left(),
-                nodes_left=room if self.settings.max_nodes_total is not None else None,
-            )  # fmt: skip
-            done = provision(ask)
-            requests, up = list(done.requests), done.scale_up
-        self.provisioning_requests = requests
-        for r in requests:
-            for c in r.conditions:
-                if c not in before.get(r.key, ()):
-                    status = {True: "True", False: "False", None: "Unknown"}[c.status]
-                    message = f"{c.type}={status} {c.reason}: {c.message}"
-                    self.events.append(ScaleEvent(now, "provisioning-request", None, (), (r.key,), message))
-        for key in old:
-            self.events.append(ScaleEvent(now, "provisioning-request", None, (), (key,), "deleted"))
+        """The ProvisioningRequests' part of a loop (``ProvisioningRequests.provision``), its scale-up
+        executed."""
+        acted, up = self.provisioning.provision(self.clock.now, self._provision_request)
         if up is not None:
             self._execute(up)
-        return up is not None or any(before.get(r.key) != r.conditions for r in requests) or bool(old)
+        return acted
 
-    def _scale_up_atomic(self, group: NodeGroup, nodes: int, for_pods: tuple[str, ...]) -> None:
-        """A ``ZeroOrMaxNodeScaling`` group grows by all its nodes in one request (``increaseSize`` with
-        ``atomic``: ``AtomicIncreaseSize``): when the cloud refuses one of them, the group is backed off and
-        the failed scale-up's cleanup deletes all the group's nodes, none kept
-        (``deleteCreatedNodesWithErrors``, ``overrideNodesToDeleteForZeroOrMax``;
-        ``AllowNonAtomicScaleUpToMax`` is not modelled)."""
-        now = self.clock.now
-        launched: list[str] = []
-        for _ in range(nodes):
-            name = self.launch(group, for_pods)
-            if name is None:
-                break
-            launched.append(name)
-        else:
-            if launched:
-                self.last_scale_up_s = now
-                self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), for_pods))
-            return
-        doomed = tuple(sorted(group.nodes - self.deleting))
-        for name in doomed:
-            self.port.delete_node(name)
-        if doomed:
-            reason = "atomic scale-up failed: all the group's nodes deleted (ZeroOrMaxNodeScaling)"
-            self.events.append(ScaleEvent(now, "scale-up-failed", group.name, doomed, for_pods, reason))
-        for key in for_pods:
-            self.port.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
-
-    # -- nodes -------------------------------------------------------------------------------
-    def launch(self, group: NodeGroup, for_pods: tuple[str, ...] = (), warm: bool = False) -> str | None:
-        """Ask the cloud for a node; a refusal (a stock-out) backs the group off. A node that may not
-        register its GPUs within ``maxNodeProvisionTime`` is checked at the first scan after that time
-        (``updateScaleRequests``: timed out once ``ExpectedAddTime.Before(now)``, this scan's time plus
-        ``maxNodeProvisionTime``)."""
-        now = self.clock.now
-        name = self.port.launch(group.name, for_pods, warm)
-        if name is None:
-            group.back_off(now, self.settings)
-            self.events.append(ScaleEvent(now, "scale-up-failed", group.name, (), for_pods, "stock-out"))
-            return None
-        launch = group.launching[name]
-        limit = self.settings.max_node_provision_time_s
-        ready_after = launch.gpu_ready_after_s
-        if ready_after is None or ready_after > limit:
-            self.clock.at(
-                self._scan_after(now + limit),
-                Priority.ARRIVAL,
-                partial(self._provision_timeout, group, name, launch),
-            )
-        return name
-
-    def _provision_timeout(self, group: NodeGroup, name: str, launch: LaunchStatus) -> None:
-        if group.launching.get(name) is not launch:
-            return
-        now = self.clock.now
-        for_pods = launch.for_pods
-        group.back_off(now, self.settings)
-        self.events.append(
-            ScaleEvent(
-                now,
-                "provision-timeout",
-                group.name,
-                (name,),
-                for_pods,
-                "GPUs not registered within maxNodeProvisionTime",
-            )
-        )
-        self.port.delete_node(name)
-        for key in for_pods:
-            self.port.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
-
-    def _still_provisioning(self, key: str) -> bool:
-        return any(
-            key in launch.for_pods for g in self.port.node_groups.values() for launch in g.launching.values()
-        )
+    def _provision_request(self, requests: Sequence[ProvisioningRequest], chosen: str) -> ProvisionRequest:
+        """``provReqOrchestrator.ScaleUp``'s ask for the ``chosen`` request: the groups as scale-up sees
+        them, within the same limits."""
+        now, room = self.clock.now, self.options.room()
+        options, backed_off, exclude = self.options.groups(room, now, self._going())
+        return ProvisionRequest(
+            now, self.port.state, self.profile, requests, chosen, options, exclude=exclude,
+            backed_off=backed_off, expander=self.settings.expander, rng=self.rng,
+            resources_left=self.options.resources_left(),
+            nodes_left=room if self.settings.max_nodes_total is not None else None,
+        )  # fmt: skip
 
     # -- scale-down --------------------------------------------------------------------------
     def _readiness(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -722,16 +375,6 @@ class ClusterAutoscalerLoop:
         self._listed = ListedCandidates(state.static_version, frozenset(going), made_of, sets, readiness, out)
         return out
 
-    def _unbooked(self, candidates: list[Candidate]) -> list[Candidate]:
-        """The candidates that hold no booked ProvisioningRequest capacity (``booked_nodes``: upstream's
-        booked pods in the scale-down snapshot keep their nodes; here such a node is no candidate)."""
-        if not any(should_book(r) for r in self.provisioning_requests):
-            return candidates
-        state = self.port.state
-        exclude = frozenset(state.index[n] for n in self._going() if n in state.index)
-        held = booked_nodes(state, self.profile, self.provisioning_requests, exclude)
-        return [c for c in candidates if c.node not in held]
-
     def _scale_down(self) -> bool:
         port, now, st = self.port, self.clock.now, self.port.state
         budgets = port.disruption_budgets
@@ -740,7 +383,7 @@ class ClusterAutoscalerLoop:
         # candidates with them, but for a group's crossing its min as it grows or shrinks)
         above_min = tuple(len(g.nodes) > g.pool.min for g in port.node_groups.values() if g.pool.autoscaled)
         going_key = tuple(sorted(going))
-        bookings = tuple(r.key for r in self.provisioning_requests if should_book(r))
+        bookings = self.provisioning.bookings()
         key = (
             st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min,
             bookings,
@@ -756,7 +399,9 @@ class ClusterAutoscalerLoop:
                 now,
                 st,
                 self.profile,
-                self._unbooked(self._candidates()) if assessing or self.unneeded_since else (),
+                self.provisioning.unbooked(self._candidates(), st, self.profile, going)
+                if assessing or self.unneeded_since
+                else (),
                 self.utilization,
                 self.settings.scale_down_unneeded_time_s,
                 self.settings.scale_down_delay_after_add_s,
@@ -808,46 +453,6 @@ class ClusterAutoscalerLoop:
             grace = batch[c.group] if c.atomic else graces[c.node]
             self.clock.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
         return reply.acted
-
-    def _update_soft_taints(self) -> bool:
-        """``updateSoftDeletionTaints``, after each scan's scale-down (``autoscaling.soft_taints``): the
-        unneeded nodes of its groups get the DeletionCandidate taint, its groups' other nodes lose it, nodes
-        being deleted left alone, within ``--max-bulk-soft-taint-count``; each scan that changes some logs a
-        ``soft-taint`` and/or ``soft-taint-removed`` event. True when some were left for the next scan."""
-        budget = self.settings.max_bulk_soft_taint_count
-        if budget == 0:
-            return False
-        state = self.port.state
-        tainted = self._soft_tainted
-        if tainted is None:  # (the cluster's own: a snapshot's nodes may carry it)
-            tainted = {
-                n for n in state.node_names() if has_deletion_candidate_taint(state.nodes[state.index[n]])
-            }
-            self._soft_tainted = tainted
-        tainted.intersection_update(state.index)  # a deleted node took its taint with it
-        if not tainted and not self.unneeded_since:
-            return False
-        selected = {n for g in self.port.node_groups.values() if g.pool.autoscaled for n in g.nodes}
-        unneeded = [state.nodes[state.index[n]] for n in sorted(self.unneeded_since) if n in selected]
-        needed = [
-            state.nodes[state.index[n]] for n in sorted(tainted - self.unneeded_since.keys()) if n in selected
-        ]
-        update = update_soft_deletion_taints(unneeded, needed, self.deleting, budget)
-        now = self.clock.now
-        for name in update.clean:
-            self.port.set_node_taints(name, without_deletion_candidate(state.nodes[state.index[name]]))
-            tainted.discard(name)
-        unix = self.start_time_s + now
-        for name in update.mark:
-            self.port.set_node_taints(name, with_deletion_candidate(state.nodes[state.index[name]], unix))
-            tainted.add(name)
-        if update.clean:
-            self.events.append(ScaleEvent(now, "soft-taint-removed", None, update.clean))
-        if update.mark:
-            taint = deletion_candidate_taint(unix)
-            reason = f"{DELETION_CANDIDATE_TAINT_KEY}={taint.value}:{taint.effect}"
-            self.events.append(ScaleEvent(now, "soft-taint", None, update.mark, reason=reason))
-        return update.skipped > 0
 
     def _not_assessed_again(self) -> tuple[tuple[str, Unremovable], ...]:
         """The last scan's candidates that are not unneeded, as a scan of the unchanged cluster finds them:
@@ -906,7 +511,7 @@ class ClusterAutoscalerLoop:
         for name, count in reply.launch:
             group = self.port.node_groups[name]
             for _ in range(count):
-                if self.launch(group, warm=True) is None:
+                if self.executor.launch(group, warm=True) is None:
                     break
                 acted = True
         return acted

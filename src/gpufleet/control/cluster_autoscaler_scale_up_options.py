@@ -1,0 +1,106 @@
+"""The node groups as cluster-autoscaler's scale-up sees them, for the pending pods' scale-up and a
+ProvisioningRequest's alike (upstream ``core/scaleup/orchestrator/orchestrator.go``'s inputs): each autoscaled
+group's option, its template with the DaemonSet pods it would run (``daemonset.GetDaemonSetPodsForNode``) and
+the nodes it may add; the groups backed off; the nodes no pod goes to; the room ``--max-nodes-total`` leaves;
+the cluster-wide resource limits left (``core/scaleup/resource/manager.go``, ``Manager.ResourcesLeft``); and
+``--balance-similar-node-groups``' settings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+
+from gpufleet.autoscaling.expanders import pool_priority
+from gpufleet.autoscaling.node_group_balancing import Balancing
+from gpufleet.autoscaling.resource_limits import cluster_maxima, cluster_totals, resources_left
+from gpufleet.autoscaling.scale_up import PoolOption
+from gpufleet.control.port import NodeGroup, NodeGroupPort
+from gpufleet.model.node import Node
+from gpufleet.model.pod import Pod
+from gpufleet.model.simulation import AutoscalerSettings
+from gpufleet.workloads.daemonset import daemon_should_run
+
+
+class ScaleUpOptions:
+    """``port``'s node groups as options under ``settings``; ``expander_priorities``: the priority expander's
+    ConfigMap (priority, pool-name regex)."""
+
+    def __init__(
+        self,
+        port: NodeGroupPort,
+        settings: AutoscalerSettings,
+        expander_priorities: Sequence[tuple[int, str]],
+    ) -> None:
+        self.port = port
+        self.settings = settings
+        self.expander_priorities = expander_priorities
+        #: the nodes of no group (``resources_left``) at a ``static_version``, and what they have in all
+        self._groupless: tuple[int, list[Node], Counter[str]] = (-1, [], Counter())
+
+    def groups(
+        self, room: int, now: float, going: AbstractSet[str]
+    ) -> tuple[list[PoolOption], frozenset[str], frozenset[int]]:
+        """The autoscaled groups as scale-up sees them, those backed off, and the nodes no pod goes to: those
+        ``going``, and the upcoming ones already registered (GPUs not yet), whose template copy stands for
+        them (``RunOnce`` takes ``registeredUpcoming`` out of the snapshot)."""
+        groups, state = self.port.node_groups, self.port.state
+        options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
+        backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
+        registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}
+        exclude = frozenset(state.index[n] for n in going | registered if n in state.index)
+        return options, backed_off, exclude
+
+    def _daemons(self, template: Node) -> tuple[Pod, ...]:
+        """The DaemonSet pods that would run on a node of this template (``daemon_should_run``)."""
+        return tuple(pod for pod in self.port.daemonset_templates() if daemon_should_run(pod, template))
+
+    def room(self) -> int:
+        """The nodes ``--max-nodes-total`` leaves room for (every group's size, and the nodes of none)."""
+        limit = self.settings.max_nodes_total
+        if limit is None:
+            return 1 << 30
+        state = self.port.state
+        alive = sum(len(g.nodes) for g in self.port.node_groups.values()) + sum(
+            1 for n in state.node_names() if state.nodes[state.index[n]].pool is None
+        )
+        return max(limit - alive, 0)
+
+    def resources_left(self) -> dict[str, int]:
+        """``Manager.ResourcesLeft``: each cluster-wide limit less what the cluster has, each group counted
+        as its size (launched, not deleted) times its template, each node of no group as itself."""
+        state = self.port.state
+        groups = [(g.pool.template, len(g.nodes)) for g in self.port.node_groups.values()]
+        version, nodes, others = self._groupless
+        if version != state.static_version:  # (a node joined, left or changed: counted again if of no group)
+            every = (state.nodes[state.index[n]] for n in state.node_names())
+            now = [node for node in every if node.pool is None]
+            if len(now) != len(nodes) or any(a is not b for a, b in zip(now, nodes, strict=True)):
+                others = cluster_totals((node, 1) for node in now)
+            self._groupless = state.static_version, now, others
+        return resources_left(cluster_maxima(self.settings), groups, others)
+
+    def balancing(self, room: int) -> Balancing | None:
+        """``--balance-similar-node-groups``: the labels ignored, and the nodes one scale-up may add in
+        all."""
+        settings = self.settings
+        if not settings.balance_similar_node_groups:
+            return None
+        return Balancing(settings.balancing_ignore_labels, min(room, settings.max_nodes_per_scale_up or room))
+
+    def _option(self, group: NodeGroup, room: int) -> PoolOption:
+        max_nodes = group.pool.max if group.pool.max is not None else len(group.nodes)
+        return PoolOption(
+            group.name,
+            group.pool.template,
+            self._daemons(group.pool.template),
+            min(max_nodes - len(group.nodes), room, self.settings.max_nodes_per_scale_up or room),
+            group.upcoming(),
+            group.pool.price_per_hour,
+            pool_priority(group.name, self.expander_priorities),
+            tuple(group.slices_for(group.pool.template.name)),
+            len(group.nodes),
+            max_nodes,
+            group.pool.zero_or_max_node_scaling,
+        )
