@@ -569,3 +569,9 @@ class PlainPodsQueuePort:
         self.deleted.append(key)
         if not self.grace:
             self.pods[key].deleted_s = 0.0
+
+    def workload_resumed(self, key: str) -> None:
+        return None
+
+    def workload_suspended(self, key: str) -> None:
+        return None

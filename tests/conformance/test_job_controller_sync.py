@@ -1,4 +1,5 @@
-"""The Job controller's sync: ``TestControllerSyncJob`` and ``TestSyncJobWithJobBackoffLimitPerIndex``.
+"""The Job controller's sync: ``TestControllerSyncJob``, ``TestSyncJobPastDeadline`` and
+``TestSyncJobWithJobBackoffLimitPerIndex``.
 
 Upstream: ``k8s.io/kubernetes`` v1.34.10, ``pkg/controller/job/job_controller_test.go``. A row's Job and
 pods become a cluster snapshot's: its pods are counted as adoption counts them (``gpufleet.kube.adoption``:
@@ -12,18 +13,18 @@ compared. The feature gates are 1.34's defaults.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 
 from gpufleet.kube.adoption import JOB_TRACKING_FINALIZER, _count_ended, _job_status, _Object
 from gpufleet.model.failed_indexes import INDEX_FAILURE_COUNT
-from gpufleet.model.owned import JOB_COMPLETION_INDEX, OwnedPod
+from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.scenario import BarePod
 from gpufleet.model.workloads import Job
-from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED, JobController
+from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED, DEADLINE_EXCEEDED, JobController
 
 COMPLETE = ("Complete", "")
 FAILED_BACKOFF = ("Failed", BACKOFF_LIMIT_EXCEEDED[0])
@@ -237,15 +238,8 @@ def snapshot_pods(row: Row) -> list[tuple[str | None, str]]:
     return pods + [(index, phase) for index, phase in row.with_indexes]
 
 
-@pytest.mark.parametrize(
-    "row",
-    [pytest.param(row, id=f"TestControllerSyncJob/{name}") for name, row in CASES.items()]
-    + [
-        pytest.param(None, id=f"TestControllerSyncJob/{name}", marks=pytest.mark.skip(reason=why))
-        for name, why in SKIPPED.items()
-    ],
-)
-def test_controller_sync_job(row: Row) -> None:
+def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, Owned]:
+    """The row's Job (with ``activeDeadlineSeconds`` ``deadline_s``) adopting its snapshot's pods."""
     completions = None if row.completions < 0 else row.completions
     spec: dict[str, Any] = {"completionMode": "Indexed" if row.indexed else "NonIndexed"}
     if completions is not None:
@@ -259,14 +253,32 @@ def test_controller_sync_job(row: Row) -> None:
         owned.pods.append(OwnedPod(pod, phase))
         _count_ended(owned, BarePod(pod, phase=phase), tracked, body)
     job = Job("job", "default", Pod(""), row.parallelism, completions, row.backoff_limit)
-    controller = JobController(job)
+    controller = JobController(replace(job, active_deadline_s=deadline_s))
     controller.adopt(owned)
+    return controller, owned
 
+
+def synced(controller: JobController, owned: Owned) -> tuple[list[Pod], list[tuple[str, str]]]:
+    """What one sync of the adopted Job does: the pods it deletes (each then ends Failed, as upstream counts
+    the pods of a failed Job) and then creates."""
     doomed = controller.doomed()
-    for key, _ in doomed:  # deleted: each ends Failed
+    for key, _ in doomed:
         gone = next(p.pod for p in owned.pods if p.pod.key == key)
         assert controller.finished(gone, succeeded=False)
-    created = controller.wanted()
+    return controller.wanted(), doomed
+
+
+@pytest.mark.parametrize(
+    "row",
+    [pytest.param(row, id=f"TestControllerSyncJob/{name}") for name, row in CASES.items()]
+    + [
+        pytest.param(None, id=f"TestControllerSyncJob/{name}", marks=pytest.mark.skip(reason=why))
+        for name, why in SKIPPED.items()
+    ],
+)
+def test_controller_sync_job(row: Row) -> None:
+    controller, owned = adopted(row)
+    created, doomed = synced(controller, owned)
 
     assert (len(created), len(doomed)) == (row.creations, row.deletions)
     if row.created_indexes is not None:
@@ -280,6 +292,87 @@ def test_controller_sync_job(row: Row) -> None:
     else:
         condition = COMPLETE if controller.done else None
     assert condition == row.condition
+
+
+FAILED_DEADLINE = ("Failed", DEADLINE_EXCEEDED[0])
+#: one pod succeeded, one active when the deadline passed: deleted, and counted failed
+PAST_DEADLINE_ONE_SUCCEEDED = Row(
+    1, 2, 6, active=1, succeeded=1, deletions=1, want_succeeded=1, want_failed=1, condition=FAILED_DEADLINE
+)
+
+
+@dataclass(frozen=True)
+class DeadlineRow:
+    """A row of ``TestSyncJobPastDeadline``: a NonIndexed Job (``row``: its counts, pods and expectations)
+    with ``activeDeadlineSeconds`` whose ``status.startTime`` is ``start_s`` ago."""
+
+    deadline_s: int
+    start_s: int
+    row: Row
+
+
+DEADLINE_CASES: dict[str, DeadlineRow] = {
+    "activeDeadlineSeconds less than single pod execution": DeadlineRow(
+        10, 15, Row(1, 1, 6, active=1, deletions=1, want_failed=1, condition=FAILED_DEADLINE)
+    ),
+    "activeDeadlineSeconds bigger than single pod execution": DeadlineRow(
+        10,
+        15,
+        PAST_DEADLINE_ONE_SUCCEEDED,
+    ),
+    "activeDeadlineSeconds times-out before any pod starts": DeadlineRow(
+        10, 10, Row(1, 1, 6, condition=FAILED_DEADLINE)
+    ),
+    "activeDeadlineSeconds with backofflimit reach": DeadlineRow(
+        1, 10, Row(1, 1, 0, failed=1, want_failed=1, condition=FAILED_BACKOFF)
+    ),
+    "activeDeadlineSeconds exceeded; JobPodReplacementPolicy enabled": DeadlineRow(
+        10,
+        15,
+        PAST_DEADLINE_ONE_SUCCEEDED,
+    ),
+    "activeDeadlineSeconds exceeded; JobManagedBy enabled": DeadlineRow(
+        10,
+        15,
+        PAST_DEADLINE_ONE_SUCCEEDED,
+    ),
+    "activeDeadlineSeconds exceeded and backofflimit reached; JobManagedBy enabled": DeadlineRow(
+        1, 10, Row(1, 1, 0, failed=1, want_failed=1, condition=FAILED_BACKOFF)
+    ),
+}
+DEADLINE_SKIPPED = {
+    "activeDeadlineSeconds is not triggered when Job is suspended": (
+        "a snapshot Job's spec.suspend and the JobSuspended condition are not modelled; a suspended Job's "
+        "deadline not counting is (Kueue's suspension: tests/workloads/test_job_deadline_under_kueue.py)"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(case, id=f"TestSyncJobPastDeadline/{name}") for name, case in DEADLINE_CASES.items()]
+    + [
+        pytest.param(None, id=f"TestSyncJobPastDeadline/{name}", marks=pytest.mark.skip(reason=why))
+        for name, why in DEADLINE_SKIPPED.items()
+    ],
+)
+def test_sync_job_past_deadline(case: DeadlineRow) -> None:
+    """The row's Job adopted; the driver tells it its deadline passed where ``startTime`` is at least
+    ``activeDeadlineSeconds`` ago (``pastActiveDeadline``, checked in ``syncJob`` after ``backoffLimit``).
+    Compared as ``TestControllerSyncJob``'s rows are (the finished condition: its reason; upstream's rows run
+    with JobPodReplacementPolicy and JobManagedBy on or off, which only changes whether ``FailureTarget`` or
+    ``Failed`` is written in this one sync; no creations in any row)."""
+    row = case.row
+    controller, owned = adopted(row, float(case.deadline_s))
+    if case.start_s >= case.deadline_s:
+        controller.deadline_passed()
+    created, doomed = synced(controller, owned)
+
+    assert (len(created), len(doomed)) == (0, row.deletions)
+    assert len(controller.active) == row.want_active
+    assert (controller.succeeded, controller.failed) == (row.want_succeeded, row.want_failed)
+    failure = controller.failure
+    assert (None if failure is None else ("Failed", failure[0])) == row.condition
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -145,6 +146,9 @@ class HandKeptCluster:
     def pod_counter_rate(self, pod: PodStatus, name: str, window_s: float) -> float | None:
         return None
 
+    def pod_resource_usage(self, pod: PodStatus, resource: str) -> float | None:
+        return None
+
     # writes
     def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None:
         self.asked.append(("launch", group, for_pods))
@@ -197,10 +201,29 @@ class HandKeptCluster:
     def delete_pod(self, key: str, reason: str) -> None:
         self.asked.append(("delete-pod", key, reason))
 
+    def workload_resumed(self, key: str) -> None:
+        self.asked.append(("resumed", key))
+
+    def workload_suspended(self, key: str) -> None:
+        self.asked.append(("suspended", key))
+
+
+def protocol_members(protocol: type) -> set[str]:
+    """The names a class must have to implement ``protocol``: each protocol class's own methods and
+    annotated attributes, up its bases (mypy does not check the tests, so this test does)."""
+    names: set[str] = set()
+    for base in protocol.__mro__:
+        if getattr(base, "_is_protocol", False) and base is not Protocol:
+            names |= {n for n in vars(base) if not n.startswith("_")} | set(
+                getattr(base, "__annotations__", {})
+            )
+    return names
+
 
 def test_a_cluster_kept_by_hand_is_a_whole_cluster_port() -> None:
-    """What a live backend must implement is the protocol, nothing more (mypy checks it here)."""
+    """What a live backend must implement is the protocol, nothing more."""
     port: ClusterPort = HandKeptCluster()
+    assert protocol_members(ClusterPort) - set(dir(port)) == set()
     assert port.state.size == 0 and port.unschedulable_pods() == []
 
 

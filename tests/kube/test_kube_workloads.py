@@ -80,8 +80,6 @@ def test_job_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
     assert warnings(tmp_path, text) == [
         f"{label}: spec.ttlSecondsAfterFinished is not modelled; ignored",
         f"{label}: spec.suspend is not modelled; ignored",
-        f"{label}: spec.completionMode Indexed is not modelled (pods are named <job>-<index> in every "
-        "mode); ignored",
     ]
 
 
@@ -128,16 +126,16 @@ def test_job_backoff_limit_per_index_validation_follows_the_api_server(tmp_path:
     ]
 
 
-def test_job_active_deadline_is_read_and_under_kueue_is_a_warning(tmp_path: Path) -> None:
-    """``activeDeadlineSeconds`` is modelled from the Job's start; a Job Kueue manages starts again at each
-    admission (``StartTime`` reset on resume), which is not modelled."""
+def test_job_active_deadline_is_read_under_kueue_too(tmp_path: Path) -> None:
+    """``activeDeadlineSeconds`` is modelled from the Job's ``startTime``; a Job Kueue manages has it set at
+    each admission (``StartTime`` reset on resume, cleared by Kueue's ``Job.Stop``), which is modelled too
+    (``tests/workloads/test_job_deadline_under_kueue.py``): no warning."""
     (plain,) = load(tmp_path, job("activeDeadlineSeconds: 600")).jobs
     assert plain.active_deadline_s == 600.0
     queued = job("activeDeadlineSeconds: 600", metadata="labels: {kueue.x-k8s.io/queue-name: q}")
-    assert (
-        "scenario.yaml: document 1 (Job/default/train): spec.activeDeadlineSeconds is not modelled; ignored"
-        in (warnings(tmp_path, queued))
-    )
+    (under_kueue,) = load(tmp_path, queued).jobs
+    assert under_kueue.active_deadline_s == 600.0
+    assert not [w for w in warnings(tmp_path, queued) if "activeDeadlineSeconds" in w]
 
 
 def test_workload_submit_time_comes_from_its_own_annotation_first(tmp_path: Path) -> None:

@@ -45,6 +45,19 @@ def test_a_job_reclaims_the_pods_its_remaining_completions_no_longer_need(
     assert controller.reclaimable_pods() == reclaimable
 
 
+def test_an_indexed_job_reclaims_the_pods_of_its_failed_indexes_too() -> None:
+    """``Job.ReclaimablePods`` of an Indexed Job (``terminalIndexesCount``): its completed and failed indexes
+    (``backoffLimitPerIndex``: an index that failed is not created again) are terminal; 4 completions, one
+    index failed and one succeeded: 2 remain, 2 of its 4 parallel pods are reclaimable."""
+    job = Job("a", "default", Pod("a", namespace="default"), 4, 4, indexed=True, backoff_limit_per_index=0)
+    controller = JobController(job)
+    running = {p.name: p for p in controller.wanted()}
+    controller.finished(running["a-0"], succeeded=False)
+    assert controller.failed_indexes == {0} and controller.reclaimable_pods() == {"main": 1}
+    controller.finished(running["a-1"], succeeded=True)
+    assert controller.reclaimable_pods() == {"main": 2}
+
+
 def admitted(count: int) -> Admitted:
     """A workload admitted with ``count`` pods of 2 GPUs in flavor ``default``, which covers ``pods``."""
     main = PodSetResources("main", count, {GPU: 2 * count}, Pod("a", namespace="default"))

@@ -30,7 +30,9 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
 * an evicted workload's pods are deleted (bound ones get SIGTERM and their grace period); it
   holds its quota until they are gone. A Job is suspended, not failed: its pods do not count
   towards ``backoffLimit``, it is requeued with its creation time and its pods are created
-  again (gated) -- Kueue's requeue; its deleted pods end with reason ``Suspended``. Evicted
+  again (gated) -- Kueue's requeue; its deleted pods end with reason ``Suspended``. A Job's
+  ``status.startTime`` is cleared when it is evicted (``Job.Stop``) and set again when it is admitted,
+  so its ``activeDeadlineSeconds`` counts from its latest admission (``port.workload_resumed``). Evicted
   pods and PodGroups have nothing to recreate them and end (reason ``Preempted``);
 * quota is released when the workload finishes (a Job: once done; pods: all terminated), and
   as its controller reports pods it will not create again (``reclaimablePods``: a Job once fewer
@@ -177,6 +179,12 @@ class KueueQueues:
         self.port.hold(pod.key, wl.message)
         self._request_cycle()
         return True
+
+    def suspends(self, key: str) -> bool:
+        """Whether the workload ``key`` (``<kind>/<ns>/<name>``) starts suspended until Kueue admits it: one
+        labelled with a LocalQueue while Kueue is installed (Kueue's webhook sets a Job's ``spec.suspend``;
+        the Job controller sets no ``status.startTime`` while it is suspended)."""
+        return self.installed and key in self.objects.workload_queues
 
     def pod_finished(self, pod: Pod) -> bool:
         """A pod of a workload ended; True if it went because Kueue evicted a Job (suspension,
@@ -509,6 +517,8 @@ class KueueQueues:
             wl.pods = [k for k in wl.pods if k not in surplus]
             for k in surplus:
                 self.port.delete_pod(k, "Deleted")
+        if controller is not None:  # RunWithPodSetsInfo unsuspends it: a Job's startTime is now
+            self.port.workload_resumed(wl.key)
         for k in list(wl.pods):
             if not self._gone(k):
                 self._release(self.port.pods[k].pod, wl.admitted)
@@ -571,6 +581,7 @@ class KueueQueues:
         # a Job (or another integrated kind) is suspended and runs again; pods and PodGroups end
         if wl.controller is not None:
             reason = "Suspended"
+            self.port.workload_suspended(wl.key)  # Job.Stop: suspended, its startTime cleared
         else:
             reason = "Preempted" if preemptor is not None else "Evicted"
         for k in sorted(wl.leaving):

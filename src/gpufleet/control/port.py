@@ -328,6 +328,17 @@ class QueuePort(ClusterReads, Protocol):
         owner learns it ended."""
         ...
 
+    def workload_resumed(self, key: str) -> None:
+        """Kueue admitted the workload ``key`` (a Job's ``RunWithPodSetsInfo``: ``spec.suspend: false``): its
+        controller starts again, a Job's ``status.startTime`` is now and its ``activeDeadlineSeconds``
+        counts from it."""
+        ...
+
+    def workload_suspended(self, key: str) -> None:
+        """Kueue evicted the workload ``key`` (a Job's ``Stop``: ``spec.suspend: true``, ``status.startTime``
+        cleared): its active time stops counting until it is resumed."""
+        ...
+
 
 class ClusterPort(NodeGroupPort, WorkloadPort, QueuePort, Protocol):
     """Everything the control loops read and change."""

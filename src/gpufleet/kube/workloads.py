@@ -77,8 +77,6 @@ def job_from_spec(
     # a Job Kueue manages is created suspended and unsuspended on admission: that is modelled
     kueue = QUEUE_NAME_LABEL in meta.labels
     unmodelled = tuple(f for f in _UNMODELLED_JOB if not (kueue and f == "suspend"))
-    if kueue:  # its deadline counts from each admission (the Job resumed): not modelled
-        unmodelled += ("activeDeadlineSeconds",)
     template, created = _common(
         meta, spec, report, at_spec, priorities, order, COMPLETING_RESTART_POLICIES, unmodelled
     )
@@ -90,10 +88,8 @@ def job_from_spec(
     mode = spec.get("completionMode") or COMPLETION_MODES[0]
     if mode not in COMPLETION_MODES:
         at_spec.error("completionMode", unsupported(mode, COMPLETION_MODES))
-    elif mode == "Indexed":
-        at_spec.not_modelled("completionMode", "Indexed", note="pods are named <job>-<index> in every mode")
-        if completions is None:
-            at_spec.error("completions", required("when completion mode is Indexed"))
+    elif mode == "Indexed" and completions is None:
+        at_spec.error("completions", required("when completion mode is Indexed"))
     indexed = mode == "Indexed"
     succeeded_when = success_policy(spec, at_spec, indexed, completions)
     per_index, max_failed = _per_index(spec, at_spec, indexed, completions)
@@ -102,7 +98,7 @@ def job_from_spec(
     backoff_limit = _count(spec, "backoffLimit", default_backoff, at_spec)
     policy = pod_failure_policy(spec, at_spec)
     deadline = None
-    if isinstance(spec.get("activeDeadlineSeconds"), int) and not kueue:
+    if isinstance(spec.get("activeDeadlineSeconds"), int):  # under Kueue: from each admission
         deadline = float(_count(spec, "activeDeadlineSeconds", 0, at_spec))
     return Job(
         meta.name,

@@ -34,6 +34,7 @@ from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
 from gpufleet.model.final_states import REJECTED
 from gpufleet.model.images import normalized_image_name
+from gpufleet.model.node import NO_EXECUTE, tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import SimulationSettings
@@ -45,6 +46,17 @@ from gpufleet.sim.placement_quality import ring_placement
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.status_watch import StatusWatch, WatchedPodRecord
 from gpufleet.sim.work_queues import WorkList
+
+#: the kubelet's ``Admit`` of a ``PredicateFailureError``: the predicate's name as reason, "Predicate <name>
+#: failed: <its reason>" as message (``nodeaffinity.ErrReasonPod``, ``tainttoleration.ErrReasonNotMatch``)
+KUBELET_NODE_AFFINITY = (
+    "NodeAffinity",
+    "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+)
+KUBELET_TAINT_TOLERATION = (
+    "TaintToleration",
+    "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
+)
 
 
 class LifecycleHost(Protocol):
@@ -147,30 +159,55 @@ class PodLifecycle:
         self.pending_keys.add(pod.key)
         return rec
 
-    def kubelet_admit(self, rec: PodRecord) -> None:
-        """A pod with ``spec.nodeName`` is admitted by that node's kubelet if it fits."""
+    def kubelet_admit(self, rec: PodRecord, running: bool = False) -> None:
+        """A pod with ``spec.nodeName`` (which bypasses the scheduler) is admitted by that node's kubelet if
+        it passes the kubelet's ``generalFilter`` (``pkg/kubelet/lifecycle/predicate.go``); else it is
+        rejected as ``rejectPod`` does: Failed with the first failure's reason and "Pod was rejected: " and
+        its message, never having run, not deleted, its gang and its controller told as of any failed pod (a
+        Job counts it toward ``backoffLimit``, as upstream counts a Failed pod). A snapshot's pod already
+        ``running`` there is checked for room only: its node's labels and taints may have changed since the
+        kubelet admitted it (node affinity is ``IgnoredDuringExecution``; a ``NoExecute`` taint evicts, the
+        taint manager's, and is not modelled here)."""
         pod = rec.pod
         name = pod.node_name or ""
         if name not in self.cluster.state.index:
             rec.message = f"node {name} does not exist; the pod stays Pending"
             return
         i = self.cluster.state.index[name]
-        short = self.cluster.state.shortfall(pod, i)
-        if short:
-            r = next(iter(short))
-            col = self.cluster.state.res_index.get(r)
-            used = int(self.cluster.state.requested[i, col]) if col is not None else 0
-            capacity = int(self.cluster.state.alloc[i, col]) if col is not None else 0
-            self.set_phase(rec, "Failed")
-            rec.reason, rec.finished_s, rec.node = f"OutOf{r}", self.clock.now, name
-            rec.message = (
-                f"{REJECTED}Node didn't have enough resource: {r}, requested: "
-                f"{pod.requests.get(r, 1)}, used: {used}, capacity: {capacity}"
-            )
-            rec.enter(self.clock.now, "failed")
+        rejected = self._kubelet_rejects(pod, i, running)
+        if rejected is not None:
+            reason, message = rejected
+            rec.node, rec.message = name, REJECTED + message
+            self.terminated(rec, reason, deleted=False)
             return
         self.cluster.state.assign(pod, i, self.clock.now)
         self.bound(rec, name, self.cluster.ledger.allocate(pod, name))  # the kubelet's device plugin
+
+    def _kubelet_rejects(self, pod: Pod, i: int, room_only: bool = False) -> tuple[str, str] | None:
+        """The kubelet's ``generalFilter`` on node ``i``, its first failure as ``Admit`` reports it
+        (``reason``, ``message``), or None: resources (``AdmissionCheck``'s ``noderesources.Fits``:
+        ``OutOf<resource>``, "Node didn't have enough resource: ..."), then the required node affinity and
+        ``nodeSelector`` (``NodeAffinity``), then an untolerated ``NoExecute`` taint (``TaintToleration``).
+        Host ports (``NodePorts``) are not checked. ``room_only``: resources alone."""
+        state = self.cluster.state
+        short = state.shortfall(pod, i)
+        if short:
+            r = next(iter(short))
+            col = state.res_index.get(r)
+            used = int(state.requested[i, col]) if col is not None else 0
+            capacity = int(state.alloc[i, col]) if col is not None else 0
+            return f"OutOf{r}", (
+                f"Node didn't have enough resource: {r}, requested: "
+                f"{pod.requests.get(r, 1)}, used: {used}, capacity: {capacity}"
+            )
+        if room_only:
+            return None
+        node = state.nodes[i]
+        if not pod.matches_node_selector(node):
+            return KUBELET_NODE_AFFINITY
+        if any(t.effect == NO_EXECUTE and not tolerated(t, pod.tolerations) for t in node.taints):
+            return KUBELET_TAINT_TOLERATION
+        return None
 
     def admission_refused(self, rec: PodRecord, node: str, message: str) -> None:
         """The pod was bound to ``node`` and its kubelet refused it at admission: its device plugin could

@@ -112,6 +112,7 @@ class Simulation:
     #: (unmade) otherwise.
     __slots__ = (
         "__dict__",
+        "_deadline_runs",
         "_flips",
         "_last_pass",
         "_next_sample",
@@ -225,6 +226,8 @@ class Simulation:
         self.controllers: dict[str, WorkloadController] = {}  # "<kind>/<ns>/<name>": its pods' owner
         #: a ``ReportsStatus`` controller's status on this clock, by the key of ``controllers``
         self.workload_status: dict[str, WorkloadStatus] = {}
+        #: per controller key, its suspensions so far: a deadline armed before the latest one is void
+        self._deadline_runs: dict[str, int] = {}
         #: each Deployment's and ReplicaSet's watch on its pods' records (``sim.status_watch``)
         self._watches: dict[str, tuple[KeepsReplicas, StatusWatch]] = {}
         #: pod key -> the controller that created it (a JobSet's pods name their child Job as owner)
@@ -360,8 +363,9 @@ class Simulation:
         controller = controller_for(workload)
         key = controller_key(controller)
         self.controllers[key] = controller
+        suspended = self.kueue.suspends(key)  # held suspended until Kueue admits it
         if implements(controller, ReportsStatus):
-            self.workload_status[key] = WorkloadStatus(self.loop.now)
+            self.workload_status[key] = WorkloadStatus(None if suspended else self.loop.now)
         owned = self.scenario.owned.get(key)
         if owned is not None and implements(controller, Adopts) and isinstance(controller, Adopts):
             controller.adopt(owned)
@@ -373,27 +377,55 @@ class Simulation:
             self.per_node.append(controller)
         for group in controller.pod_groups():  # the gangs its pods form
             self.gangs.add_group(group)
-        self._arm_deadline(controller)
+        if not suspended:
+            self._arm_deadline(controller)
         self._reconcile(controller)
 
-    def _arm_deadline(self, controller: WorkloadController) -> None:
-        """Tell a ``HasDeadline`` controller when its deadline from now has passed (at once for 0: before
-        it creates anything, as ``syncJob`` fails a Job past its deadline before ``manageJob``)."""
+    def _arm_deadline(self, controller: WorkloadController, at_once: bool = True) -> None:
+        """Tell a ``HasDeadline`` controller when its deadline from now has passed (``at_once`` for 0: before
+        it creates anything, as ``syncJob`` fails a Job past its deadline before ``manageJob``; else at its
+        next reconcile). A suspension since (``workload_suspended``) disarms it."""
         if not (implements(controller, HasDeadline) and isinstance(controller, HasDeadline)):
             return
         timed = controller
         deadline = timed.deadline_s()
         if deadline is None:
             return
-        if deadline <= 0:
+        if deadline <= 0 and at_once:
             timed.deadline_passed()
             return
+        key = controller_key(controller)
+        armed = self._deadline_runs.get(key, 0)
 
         def passed() -> None:
+            if self._deadline_runs.get(key, 0) != armed:  # suspended since: a later resume arms it again
+                return
             timed.deadline_passed()
             self._reconcile(controller)
 
-        self.loop.at(self.loop.now + deadline, Priority.CONTROLLER, passed, background=True)
+        self.loop.at(self.loop.now + max(deadline, 0.0), Priority.CONTROLLER, passed, background=True)
+
+    def workload_resumed(self, key: str) -> None:
+        """Kueue admitted the workload: a Job's ``status.startTime`` is now (``syncJob``: "Resumed jobs will
+        always reset StartTime"), and its ``activeDeadlineSeconds`` counts from it."""
+        controller = self.controllers.get(key)
+        if controller is None:
+            return
+        status = self.workload_status.get(key)
+        if status is not None:
+            status.start_s = self.loop.now
+        self._arm_deadline(controller, at_once=False)
+
+    def workload_suspended(self, key: str) -> None:
+        """Kueue evicted the workload (``Job.Stop``: suspended, ``status.startTime`` cleared): the deadline
+        armed at its start or last resume no longer counts (``pastActiveDeadline`` is false while
+        suspended)."""
+        if key not in self.controllers:
+            return
+        self._deadline_runs[key] = self._deadline_runs.get(key, 0) + 1
+        status = self.workload_status.get(key)
+        if status is not None:
+            status.start_s = None
 
     def reconcile(self, controller: WorkloadController) -> None:
         """Create the pods a controller wants now (a loop changed it: ``control.kuberay``)."""
@@ -479,8 +511,8 @@ class Simulation:
             self.lifecycle.set_phase(rec, phase)
             rec.finished_s, rec.node = self.loop.now, bound_node
             return
-        if bound_node is not None:
-            self._create(replace(pod, node_name=bound_node))
+        if bound_node is not None:  # a Running one: the kubelet admitted it already
+            self._create(replace(pod, node_name=bound_node), running=phase == "Running")
         else:
             self._create(pod)
         self._adopted_arrived(pod)
@@ -495,7 +527,8 @@ class Simulation:
         if controller is not None and implements(controller, Adopts) and implements(controller, DeletesPods):
             self._delete_doomed(controller)
 
-    def _create(self, pod: Pod) -> None:
+    def _create(self, pod: Pod, running: bool = False) -> None:
+        """A pod created (``running``: a snapshot's, already running on its ``spec.nodeName``)."""
         if self.kai_installed and pod.scheduler_name == KAI_SCHEDULER and pod.pod_group is None:
             pod, group = kai.group(pod, self.created_by.get(pod.key), self.loop.now)  # KAI's pod grouper
             if group.key not in self.gangs.groups:
@@ -513,7 +546,7 @@ class Simulation:
             self.daemon_pods.add(pod.key)
         self.gangs.add_pod(pod)
         if pod.node_name is not None:
-            self.lifecycle.kubelet_admit(rec)
+            self.lifecycle.kubelet_admit(rec, running)
             return
         if self.kueue.gate(pod):  # held until its Kueue workload is admitted (control/kueue_queues.py)
             return

@@ -4,8 +4,10 @@ its conditions first held (``lastTransitionTime``) and, for a Job that completed
 (``enactJobFinished``: the ``Complete`` condition's time). The controller says which conditions hold;
 the driver notes the time each appears (``note``), after every reconcile and every pod it is told of.
 
-Upstream sets ``startTime`` at the Job's first sync when not suspended and again when it resumes; here it
-is when the controller starts (Kueue's suspension and resumption do not reset it)."""
+``startTime`` is set as upstream sets it: at the Job's first sync when it is not suspended (when the
+controller starts) and again each time it resumes (``syncJob``: "Resumed jobs will always reset StartTime");
+a Job Kueue manages starts suspended and has none until admitted, and Kueue clears it when it evicts the Job
+(``Job.Stop``): null then."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ COMPLETE = "Complete"
 class WorkloadStatus:
     """What the driver noted of one workload's status."""
 
-    start_s: float
+    #: ``status.startTime``: None while the Job is suspended (Kueue has not admitted it, or evicted it)
+    start_s: float | None
     #: each condition as it first held, and when (in the order they appeared)
     conditions: list[tuple[StatusCondition, float]] = field(default_factory=list)
 

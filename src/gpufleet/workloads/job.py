@@ -4,7 +4,12 @@ is replaced under the same index (``-r<n>``) until ``backoffLimit`` failures, af
 backoff: 10 s doubling per failure since the last success, at most 10 min
 (``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``). Upstream holds every creation of the
 Job back until then; here the replacement waits, and a pod wanted for another reason (another pod
-ended) may come sooner. Pods are named ``<job>-<index>``, retries ``<job>-<index>-r<n>``.
+ended) may come sooner. Pods are named ``<job>-<index>``, retries ``<job>-<index>-r<n>``, in either
+completion mode (upstream's are the API server's ``generateName`` ones: ``<job>-<index>-<random>`` in
+Indexed mode, ``podGenerateNameWithIndex``, ``<job>-<random>`` otherwise). An Indexed Job's pods carry their
+completion index as label and annotation ``batch.kubernetes.io/job-completion-index``
+(``addCompletionIndexLabel``, ``addCompletionIndexAnnotation``); its ``spec.hostname`` ``<job>-<index>`` and
+``JOB_COMPLETION_INDEX`` environment variable, which only the containers see, are not set.
 
 A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its active ones count toward
 ``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
@@ -19,8 +24,11 @@ spec's again (``control.port.AdmitsPartially``).
 simulation tells of it (``failed_with``: the ``DisruptionTarget`` condition of a preempted, evicted or
 orphaned pod): ``Ignore`` does not count it toward ``backoffLimit`` (its replacement still waits the
 pod failure backoff, which counts every failure), ``FailJob`` fails the Job (reason ``PodFailurePolicy``).
-``activeDeadlineSeconds`` after the controller started (a snapshot's Job: from the snapshot, its
-``status.startTime`` not read) a Job not yet finished fails (``DeadlineExceeded``). A Job that failed
+``activeDeadlineSeconds`` after its ``status.startTime`` (``pastActiveDeadline``) a Job not yet finished
+fails (``DeadlineExceeded``): the start time is when the controller started (a snapshot's Job: from the
+snapshot, its ``status.startTime`` not read), or for a Job Kueue manages, which starts suspended, its latest
+admission (a suspended Job's time does not count: Kueue's ``Job.Stop`` clears the start time when it evicts
+the Job, and ``syncJob`` sets it anew when it resumes; the driver arms the deadline then). A Job that failed
 (``BackoffLimitExceeded``, ``PodFailurePolicy``, ``DeadlineExceeded``, ``MaxFailedIndexesExceeded``) deletes
 its active pods (``deleteActivePods``), which then count as failed.
 
@@ -54,7 +62,7 @@ from gpufleet.model.failed_indexes import (
     new_index_failure_counts,
 )
 from gpufleet.model.node import Node
-from gpufleet.model.owned import Owned
+from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.pod_failure_policy import (
     REASON_POD_FAILURE_POLICY,
@@ -193,9 +201,13 @@ class JobController:
         """The pod of completion index ``index``, its ``attempt``-th re-creation (0: the first)."""
         suffix = f"-r{attempt}" if attempt else ""
         job = self.job
+        # PodIndexLabel (GA): addCompletionIndexLabel and addCompletionIndexAnnotation
+        marks = {JOB_COMPLETION_INDEX: str(index)} if job.indexed else None
         pod = job.template.stamped(
-            f"{job.name}-{index}{suffix}", OwnerRef("Job", job.name), namespace=job.namespace
+            f"{job.name}-{index}{suffix}", OwnerRef("Job", job.name), marks, namespace=job.namespace
         )
+        if marks is not None:
+            pod.annotations.update(marks)
         if self.per_index:  # addIndexFailureCountAnnotation
             annotations = self._index_annotations.get(index) or index_failure_annotations(0, 0)
             pod.annotations.update(annotations)
@@ -322,15 +334,19 @@ class JobController:
         self.job = replace(self.job, parallelism=self.spec.parallelism, completions=self.spec.completions)
 
     def reclaimable_pods(self) -> dict[str, int]:
-        """Kueue's ``Job.ReclaimablePods``: for a Job of more than one pod with pods succeeded, once
-        fewer completions remain (``completions`` defaulting to ``parallelism``) than ``parallelism``,
-        ``parallelism - remaining`` pods of ``main`` will not run again. (An Indexed Job counts its
-        completed and failed indexes; gpufleet models neither ``completionMode`` nor
-        ``backoffLimitPerIndex``, and each index succeeds once: its succeeded pods.)"""
+        """Kueue's ``Job.ReclaimablePods``: for a Job of more than one pod with terminal pods, once fewer
+        completions remain (``completions`` defaulting to ``parallelism``) than ``parallelism``,
+        ``parallelism - remaining`` pods of ``main`` will not run again. A NonIndexed Job's terminal pods
+        are its succeeded ones (``status.succeeded``); an Indexed Job's its indexes below ``completions``
+        that completed or failed (``terminalIndexesCount``: ``completedIndexes`` and ``failedIndexes``, the
+        latter with ``backoffLimitPerIndex``, counted once)."""
         job = self.job
         completions = job.parallelism if job.completions is None else job.completions
-        remaining = max(completions - self.succeeded, 0)
-        if job.parallelism > 1 and self.succeeded > 0 and remaining < job.parallelism:
+        terminal = self.succeeded
+        if job.indexed:
+            terminal = len({i for i in self.succeeded_indexes | self.failed_indexes if i < completions})
+        remaining = max(completions - terminal, 0)
+        if job.parallelism > 1 and terminal > 0 and remaining < job.parallelism:
             return {"main": job.parallelism - remaining}
         return {}
 
@@ -457,7 +473,8 @@ class JobController:
         return {"failedIndexes": format_indexes(self.failed_indexes)} if self.per_index else {}
 
     def deadline_s(self) -> float | None:
-        """``activeDeadlineSeconds`` (``kind.HasDeadline``), counted from when the controller starts."""
+        """``activeDeadlineSeconds`` (``kind.HasDeadline``), counted from ``status.startTime``: when the
+        controller starts, or when it resumes after a suspension (Kueue's admission)."""
         return self.job.active_deadline_s
 
     def deadline_passed(self) -> None:

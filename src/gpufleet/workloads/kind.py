@@ -108,8 +108,8 @@ class ReadsFailedPods(Protocol):
 @runtime_checkable
 class HasDeadline(Protocol):
     """A controller whose workload fails once it has been active a given time (a Job's
-    ``activeDeadlineSeconds``): the driver tells it when that time has passed since it started, then
-    reconciles it."""
+    ``activeDeadlineSeconds``): the driver tells it when that time has passed since it started, or since
+    it last resumed (Kueue admitted it again: ``QueuePort.workload_resumed``), then reconciles it."""
 
     def deadline_s(self) -> float | None:
         """Seconds after its start that it may be active; None: no deadline."""
