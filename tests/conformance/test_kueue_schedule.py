@@ -86,8 +86,9 @@ PARTIAL_OFF = Skip(
     "pod set's minCount always counts"
 )
 CHECKS = Skip(
-    "AdmissionChecks are not modelled: the case is about the Admitted condition a check's state holds "
-    "back after quota is reserved"
+    "the case is about the Admitted condition a check's state holds back after quota is reserved: gpufleet "
+    "runs admission checks in control.kueue_queues (tests/kueue/test_kueue_admission_checks.py), "
+    "not in the pure cycle (scheduling.kueue.admission.schedule) this table holds"
 )
 GATES = Skip(
     "preemption gates (the MultiKueueOrchestratedPreemption gate, spec.preemptionGates and the "
@@ -1005,7 +1006,7 @@ TABLE: list[tuple[str, Row | Skip]] = [
         Skip("elastic jobs via workload slices (the ElasticJobsViaWorkloadSlices gate) are not modelled"),
     ),
     (
-        # The pending AdmissionCheck only keeps the Admitted condition false (gpufleet models no checks):
+        # The pending AdmissionCheck only keeps the Admitted condition false (checks are not in this cycle):
         # what this case holds is the flavor assignment behind the reservation.
         "pending admission check with nofit and fit flavors",
         Row(

@@ -123,7 +123,7 @@ REPLACEMENT = (
 PROVISIONING = (
     "ProvisioningRequest admission checks and delayed topology requests (second pass) are not modelled"
 )
-CHECKS = "admission checks are not modelled by gpufleet's Kueue"
+CHECKS = "admission checks run in gpufleet's control.kueue_queues, not in the pure TAS cycle this table holds"
 SLICES = (
     "pod set slices (podset-slice-required-topology / podset-slice-size) are not modelled by gpufleet's TAS"
 )

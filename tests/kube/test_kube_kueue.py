@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from kube_manifests import load, problems, warnings
 
 from gpufleet.model.kueue import FlavorFungibility, ResourceQuota
@@ -207,10 +208,12 @@ def test_unmodelled_fields_and_missing_references_are_warnings(tmp_path: Path) -
 
 
 def test_other_kueue_kinds_are_warnings(tmp_path: Path) -> None:
-    text = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: AdmissionCheck\nmetadata: {name: prov}\nspec: {}\n"
+    """Kueue's kinds gpufleet does not model (MultiKueue's; AdmissionCheck is modelled since the
+    ProvisioningRequest admission check is, tests/kueue/test_kueue_admission_checks.py)."""
+    text = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: MultiKueueConfig\nmetadata: {name: prov}\nspec: {}\n"
     assert warnings(tmp_path, text) == [
-        "scenario.yaml: document 1 (AdmissionCheck/prov): "
-        "kind kueue.x-k8s.io/v1beta1/AdmissionCheck is not modelled; ignored"
+        "scenario.yaml: document 1 (MultiKueueConfig/prov): "
+        "kind kueue.x-k8s.io/v1beta1/MultiKueueConfig is not modelled; ignored"
     ]
 
 
@@ -314,3 +317,81 @@ def test_bad_borrow_within_cohort_names_its_field(tmp_path: Path) -> None:
         f'{where}: spec.preemption: Invalid value: "object": reclaimWithinCohort=Never and '
         "borrowWithinCohort.Policy!=Never"
     ]
+
+
+ADMISSION_OBJECTS = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ProvisioningRequestConfig
+metadata: {name: cfg}
+spec:
+  provisioningClassName: check-capacity.autoscaling.x-k8s.io
+  parameters: {noRetry: "true"}
+  managedResources: [nvidia.com/gpu]
+  retryStrategy: {backoffBaseSeconds: 30}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: prov}
+spec:
+  controllerName: kueue.x-k8s.io/provisioning-request
+  parameters: {apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: cfg}
+"""
+
+
+def test_admission_checks_and_provisioning_request_configs_are_read_with_their_defaults(
+    tmp_path: Path,
+) -> None:
+    """``provisioningrequestconfig_types.go``: ``retryStrategy``'s CRD defaults (3, 60, 1800) fill what is not
+    given; v1beta1's ``admissionChecks`` become rules without ``onFlavors`` (the conversion webhook)."""
+    queue = cluster_queue("v1beta1", "  admissionChecks: [prov]")
+    objects = load(tmp_path, ADMISSION_OBJECTS + "---\n" + FLAVOR + "---" + queue).kueue
+    config = objects.provisioning_configs["cfg"]
+    assert (config.class_name, config.parameters, config.managed_resources) == (
+        "check-capacity.autoscaling.x-k8s.io",
+        {"noRetry": "true"},
+        ("nvidia.com/gpu",),
+    )
+    assert (config.retry.backoff_limit_count, config.retry.backoff_base_s, config.retry.backoff_max_s) == (
+        3,
+        30.0,
+        1800.0,
+    )
+    check = objects.admission_checks["prov"]
+    assert (check.controller_name, check.config) == ("kueue.x-k8s.io/provisioning-request", "cfg")
+    assert objects.cluster_queues["team-a"].admission_checks == (("prov", ()),)
+
+
+CFG = "scenario.yaml: document 1 (ProvisioningRequestConfig/cfg): "
+
+
+@pytest.mark.parametrize(
+    ("edit", "line"),
+    [
+        (
+            ("managedResources:", "managedResource:"),
+            CFG + "spec.managedResource: Additional properties are not allowed "
+            "('managedResource' was unexpected)",
+        ),
+        (
+            ("controllerName: kueue.x-k8s.io/provisioning-request", "controllerName: ''"),
+            "scenario.yaml: document 2 (AdmissionCheck/prov): spec.controllerName: Required value",
+        ),
+        (
+            ("check-capacity.autoscaling.x-k8s.io", "Check_Capacity"),
+            CFG + 'spec.provisioningClassName: Invalid value: "Check_Capacity": should match '
+            "'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'",
+        ),
+        (
+            ("backoffBaseSeconds: 30", "backoffBaseSeconds: 4294967296"),
+            CFG + "spec.retryStrategy.backoffBaseSeconds: Invalid value: 4294967296: must be an int32",
+        ),
+    ],
+)
+def test_admission_check_objects_are_decoded_strictly(
+    tmp_path: Path, edit: tuple[str, str], line: str
+) -> None:
+    """A misspelt field, a missing ``controllerName``, a ``provisioningClassName`` that is not a DNS subdomain
+    (the CRD's pattern) and a backoff that is not an int32 are errors, each on its file, document and
+    field."""
+    assert edit[0] in ADMISSION_OBJECTS
+    assert problems(tmp_path, ADMISSION_OBJECTS.replace(*edit)) == [line]

@@ -48,6 +48,7 @@ def violation(check: object, *args: object) -> InvariantViolation:
         "kueue/cohort-reclaim.yaml",
         "kueue/fair-sharing.yaml",
         "kueue/wait-for-pods-ready.yaml",
+        "kueue/provisioning-admission-check.yaml",
         "serving/bounded-queue.yaml",
         "serving/lws-hpa.yaml",
         "training/raycluster-autoscaling.yaml",

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import partial
@@ -156,6 +156,9 @@ class ClusterAutoscalerLoop:
         self.executor = ScaleUpExecutor(port, clock, settings, self.events, self._scan_after)
         self.soft_taints = SoftTaints(port, settings.max_bulk_soft_taint_count, start_time_s, self.events)
         self.provisioning = ProvisioningRequests(provisioning_requests, self.events)
+        #: told after a loop changed the requests' conditions (Kueue's ProvisioningRequest admission check
+        #: controller watches the requests it owns)
+        self.provisioning_listeners: list[Callable[[], None]] = []
 
     @property
     def unhealthy(self) -> tuple[float, HealthCondition] | None:
@@ -167,6 +170,19 @@ class ClusterAutoscalerLoop:
         """The groups the last scale-up found not ready for scale-up, each with its Health condition's
         text."""
         return self.health.unready_groups
+
+    # -- ProvisioningRequests made by others (control.port.ProvisioningRequests) -------------
+    def provisioning_request(self, key: str) -> ProvisioningRequest | None:
+        return self.provisioning.get(key)
+
+    def create_provisioning_request(self, request: ProvisioningRequest) -> None:
+        """A new request (Kueue's): handled from the next loop on (``--enable-provisioning-requests``)."""
+        self.provisioning.create(request, self.clock.now)
+        self.enabled = True
+        self.arm()
+
+    def delete_provisioning_request(self, key: str) -> None:
+        self.provisioning.delete(key, self.clock.now)
 
     # -- the loop ----------------------------------------------------------------------------
     def arm(self, at: float | None = None) -> None:
@@ -310,11 +326,14 @@ class ClusterAutoscalerLoop:
 
     def _provision(self) -> bool:
         """The ProvisioningRequests' part of a loop (``ProvisioningRequests.provision``), its scale-up
-        executed."""
-        acted, up = self.provisioning.provision(self.clock.now, self._provision_request)
+        executed; the listeners told when a request's conditions changed or one was deleted."""
+        changed, up = self.provisioning.provision(self.clock.now, self._provision_request)
         if up is not None:
             self._execute(up)
-        return acted
+        if changed:
+            for listener in self.provisioning_listeners:
+                listener()
+        return up is not None or changed
 
     def _provision_request(self, requests: Sequence[ProvisioningRequest], chosen: str) -> ProvisionRequest:
         """``provReqOrchestrator.ScaleUp``'s ask for the ``chosen`` request: the groups as scale-up sees

@@ -54,6 +54,25 @@ class ProvisioningRequests:
         self.events = events
         self._retry: dict[str, float] = {}
 
+    def get(self, key: str) -> ProvisioningRequest | None:
+        """The request ``<namespace>/<name>`` with its conditions now, None when there is none."""
+        return next((r for r in self.requests if r.key == key), None)
+
+    def create(self, request: ProvisioningRequest, now: float) -> None:
+        """A request another controller made (Kueue's admission check), replacing one of its key."""
+        self.requests = [r for r in self.requests if r.key != request.key]
+        self.requests.append(request)
+        self._retry.pop(request.key, None)
+        self.events.append(ScaleEvent(now, "provisioning-request", None, (), (request.key,), "created"))
+
+    def delete(self, key: str, now: float) -> None:
+        """The request ``key`` deleted by the controller that made it (none: nothing)."""
+        if self.get(key) is None:
+            return
+        self.requests = [r for r in self.requests if r.key != key]
+        self._retry.pop(key, None)
+        self.events.append(ScaleEvent(now, "provisioning-request", None, (), (key,), "deleted"))
+
     def wakeups(self) -> list[float]:
         """When a ProvisioningRequest next needs a loop (at the scan after it: both checks are a strict
         ``Before(now)``): a booking's expiry (``Provisioned`` true 10 minutes ago), a retry's backoff's end
@@ -73,8 +92,8 @@ class ProvisioningRequests:
         """The ProvisioningRequests' part of a loop: their bookings expire and the old ones go
         (``provReqProcessor.refresh``), the next one available is taken (``GetPodsFromNextRequest``) and
         provisioned (``provReqOrchestrator.ScaleUp``, asked as ``ask`` builds it). Each condition set is a
-        ``provisioning-request`` event naming the request. Whether anything changed, and the scale-up to
-        execute."""
+        ``provisioning-request`` event naming the request. Whether a request's conditions changed or one was
+        deleted, and the scale-up to execute."""
         if not self.requests:
             return False, None
         before = {r.key: r.conditions for r in self.requests}
@@ -94,7 +113,7 @@ class ProvisioningRequests:
                     self.events.append(ScaleEvent(now, "provisioning-request", None, (), (r.key,), message))
         for key in old:
             self.events.append(ScaleEvent(now, "provisioning-request", None, (), (key,), "deleted"))
-        return up is not None or any(before.get(r.key) != r.conditions for r in requests) or bool(old), up
+        return any(before.get(r.key) != r.conditions for r in requests) or bool(old), up
 
     def booked_pods(self) -> list[Pod]:
         """``bookCapacity``'s pods: those of every request whose capacity is booked."""

@@ -51,6 +51,21 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
   PodsReady (an evicted one holds it until its pods are gone: upstream's cache keeps it among its
   ``WorkloadsNotReady`` until its quota reservation goes).
 
+* admission checks (``scheduling.kueue.admission_checks``): a workload whose ClusterQueue has checks for the
+  flavors it was assigned gets its quota reserved (``QuotaReserved``; its pods stay gated, saying which checks
+  are not Ready) and is admitted -- its pods released, ``waitForPodsReady`` timed from then -- only once every
+  check is Ready. Kueue's ProvisioningRequest controller (``kueue.x-k8s.io/provisioning-request``) creates a
+  ProvisioningRequest ``<workload>-<check>-<attempt>`` (the workload named ``<kind>-<name>``: upstream adds
+  a hash of the owner's UID, which a simulation has none of) with a PodTemplate per pod set (the set's
+  template with its flavors' labels and tolerations) and its config's class and parameters, which
+  cluster-autoscaler's loop handles; Provisioned makes the check Ready and the pods get
+  ``autoscaling.x-k8s.io/consume-provisioning-request`` and the class annotation. A request that Failed (or
+  whose booking expired before admission) makes the check Retry: the workload is evicted (reason
+  ``AdmissionCheck``), releases its quota, its requests are deleted
+  (``CleanupProvisioningRequestsOnEviction``)
+  and it waits out the check's backoff; past ``backoffLimitCount`` the check is Rejected and the workload
+  deactivated. A check of another controller is not modelled: it stays Pending, the workload never admitted.
+
 It reads the pods and acts on them through a ``control.port.QueuePort`` (gate, release with the
 flavors' labels and tolerations, delete); the driver tells it of each new pod (``gate``), each
 pod that ended (``pod_finished``) and each change (``settle``).
@@ -62,19 +77,55 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.control.port import AdmitsPartially, QueuedInParts, QueuedWorkload, QueuePort, ReclaimsPods
+from gpufleet.control.port import (
+    AdmitsPartially,
+    ProvisioningRequests,
+    QueuedInParts,
+    QueuedWorkload,
+    QueuePort,
+    ReclaimsPods,
+)
 from gpufleet.model.kueue import (
+    CHECK_READY,
+    CHECK_REJECTED,
+    CHECK_RETRY,
     DEACTIVATED,
+    EVICTED_BY_ADMISSION_CHECK,
     PODS_READY_TIMEOUT,
+    PROVISIONING_REQUEST_CONTROLLER,
     QUEUE_NAME_LABEL,
     REQUEUING_LIMIT_EXCEEDED,
     FlavorResource,
     KueueObjects,
+    ProvisioningRequestConfig,
 )
+from gpufleet.model.node import Toleration
 from gpufleet.model.pod import Pod
+from gpufleet.model.provisioning_request import PodSet as RequestPodSet
+from gpufleet.model.provisioning_request import ProvisioningRequest
 from gpufleet.model.resources import PODS, Resources, add
 from gpufleet.model.workloads import PodSet
 from gpufleet.scheduling.kueue.admission import schedule
+from gpufleet.scheduling.kueue.admission_checks import (
+    NOT_ALL_CHECKS_READY,
+    NOT_MODELLED_MESSAGE,
+    CheckState,
+    InconsistentAssignments,
+    PodSetNeed,
+    active_or_last,
+    checks_for_admission,
+    checks_message,
+    merged_pod_sets,
+    next_attempt,
+    pod_template_name,
+    provisioning_request_name,
+    request_needed,
+    request_parameters,
+    reset_on_eviction,
+    retry_time,
+    sync_check,
+    update_event,
+)
 from gpufleet.scheduling.kueue.flavors import Assignment, implied_tas
 from gpufleet.scheduling.kueue.pods_ready import (
     DEACTIVATED_MESSAGE,
@@ -123,6 +174,16 @@ class _Workload:
     requeue_count: int = 0  # ``requeueState.count``
     requeue_at: float | None = None  # ``requeueState.requeueAt``
     active: bool = True  # ``spec.active``: false once deactivated
+    # admission checks
+    started: bool = False  # Admitted: quota reserved and every check Ready (its pods released)
+    reservations: list[float] = field(default_factory=list)  # each QuotaReserved
+    checks: dict[str, CheckState] = field(default_factory=dict)  # ``status.admissionChecks``, by name
+    #: each check's ProvisioningRequests (keys ``<ns>/<name>``), in the order they were created
+    requests: dict[str, list[str]] = field(default_factory=dict)
+    created_requests: dict[str, list[str]] = field(default_factory=dict)  # each check's requests, by name
+    check_events: list[dict[str, Any]] = field(default_factory=list)  # the events about its checks
+    #: each check's history: [time, state, message] at each change
+    check_history: dict[str, list[list[Any]]] = field(default_factory=dict)
 
     @property
     def namespace(self) -> str:
@@ -140,8 +201,18 @@ class _QueueStats:
 
 
 class KueueQueues:
-    def __init__(self, port: QueuePort, clock: Clock, objects: KueueObjects):
+    def __init__(
+        self,
+        port: QueuePort,
+        clock: Clock,
+        objects: KueueObjects,
+        provisioning: ProvisioningRequests | None = None,
+    ):
+        """``provisioning``: cluster-autoscaler's ProvisioningRequests, which the ProvisioningRequest
+        admission check controller creates and reads (None: no ProvisioningRequest API; its checks stay
+        Pending)."""
         self.port = port
+        self.provisioning = provisioning
         self.clock = clock
         self.objects = objects
         self.installed = bool(self.objects.cluster_queues or self.objects.local_queues)
@@ -173,7 +244,7 @@ class KueueQueues:
             self.workloads[key] = wl
         wl.pods.append(pod.key)
         self.of_pod[pod.key] = key
-        if wl.admitted is not None and not wl.admitted.evicting:
+        if wl.admitted is not None and not wl.admitted.evicting and wl.started:
             self._release(pod, wl.admitted)
             return True
         self.port.hold(pod.key, wl.message)
@@ -234,15 +305,13 @@ class KueueQueues:
         """A pod turned Ready: its workload may now be PodsReady."""
         key = self.of_pod.get(pod.key)
         wl = None if key is None else self.workloads[key]
-        if wl is not None and wl.admitted is not None and not wl.admitted.evicting:
+        if wl is not None and wl.admitted is not None and not wl.admitted.evicting and wl.started:
             self._ready_changed(wl)
 
     def active(self) -> bool:
         """Whether ``waitForPodsReady`` has something to do in time alone: an admitted workload not PodsReady
         whose deadline is to come, or one waiting out its requeue backoff."""
         config = self.objects.wait_for_pods_ready
-        if config is None:
-            return False
         now = self.clock.now
         for wl in self.workloads.values():
             if (
@@ -252,7 +321,7 @@ class KueueQueues:
                 and not backoff_expired(wl.requeue_at, now)
             ):
                 return True
-            if wl.admitted is not None and not wl.admitted.evicting:
+            if config is not None and wl.admitted is not None and not wl.admitted.evicting and wl.started:
                 due = pods_ready_deadline(config, wl.admitted.admitted_s, wl.ready, wl.ready_lost_s)
                 if due is not None:
                     return True
@@ -279,7 +348,7 @@ class KueueQueues:
         """Its PodsReady condition follows its pods: when it turns true, a held admission may go on
         (``blockAdmission``); when it turns false, the recovery timeout starts."""
         config = self.objects.wait_for_pods_ready
-        if config is None or wl.admitted is None:
+        if config is None or wl.admitted is None or not wl.started:
             return
         ready = self._pods_ready(wl)
         if ready == wl.ready:
@@ -296,7 +365,7 @@ class KueueQueues:
         """Check the workload at its PodsReady deadline (if it has one)."""
         config = self.objects.wait_for_pods_ready
         admitted = wl.admitted
-        if config is None or admitted is None:
+        if config is None or admitted is None or not wl.started:
             return
         due = pods_ready_deadline(config, admitted.admitted_s, wl.ready, wl.ready_lost_s)
         if due is not None:
@@ -309,7 +378,7 @@ class KueueQueues:
         config = self.objects.wait_for_pods_ready
         wl = self.workloads[key]
         admitted = wl.admitted
-        if config is None or admitted is None or admitted.evicting or not wl.active:
+        if config is None or admitted is None or admitted.evicting or not wl.active or not wl.started:
             return
         wl.ready = self._pods_ready(wl)
         due = pods_ready_deadline(config, admitted.admitted_s, wl.ready, wl.ready_lost_s)
@@ -405,6 +474,8 @@ class KueueQueues:
             named = group_of(annotations)
             entries.append(PodSetResources(s.name, s.count, total, s.template, topology, named, s.min_count))
         priority = self.objects.priority(wl.key, template.labels, template.priority)
+        if self._checks_inactive(lq.cluster_queue):
+            return f"ClusterQueue {lq.cluster_queue} is inactive"
         last = (wl.evictions[-1]["t_s"], wl.evictions[-1]["reason"]) if wl.evictions else None
         created = queue_order_time(self.objects.wait_for_pods_ready, wl.created_s, last)
         workload = Workload(wl.key, lq.cluster_queue, priority, created, wl.order, tuple(entries))
@@ -501,16 +572,43 @@ class KueueQueues:
     def _admit(
         self, wl: _Workload, workload: Workload, assignment: Assignment, placement: dict[str, list[str]]
     ) -> None:
+        """Quota reserved (``QuotaReserved``): admitted at once without checks, else once they are all Ready
+        (``SyncAdmittedCondition``); the checks it gets are those for the flavors assigned
+        (``AdmissionChecksForWorkload``), each keeping its state from an earlier reservation
+        (``syncAdmissionCheckConditions``)."""
         now = self.clock.now
         if self.preemptors.get(workload.cluster_queue) == wl.key:  # admitted: no longer the sticky head
             del self.preemptors[workload.cluster_queue]
         wl.admitted = Admitted(workload, assignment.flavors, dict(assignment.usage), now, placement=placement)
         wl.host_of = {}
         wl.ready, wl.ready_lost_s, wl.requeue_at = False, None, None
+        wl.started = False
+        self._usage_changed(workload.cluster_queue)
+        cq = self.objects.cluster_queues[workload.cluster_queue]
+        names = checks_for_admission(cq, {f for fs in assignment.flavors.values() for f in fs.values()})
+        wl.checks = {n: wl.checks.get(n) or CheckState(n, last_transition_s=now) for n in names}
+        if not wl.checks:
+            self._start(wl)
+            return
+        wl.reservations.append(now)
+        for check in wl.checks.values():
+            self._history(wl, check)
+        self._sync_checks(wl)
+
+    def _start(self, wl: _Workload) -> None:
+        """``Admitted``: its pods are released (with their checks' ``podSetUpdates``) and ``waitForPodsReady``
+        times it from now."""
+        admitted = wl.admitted
+        if admitted is None:
+            return
+        now = self.clock.now
+        workload = admitted.workload
+        if wl.checks:
+            wl.admitted = admitted = replace(admitted, admitted_s=now)
+        wl.started = True
         wl.admissions.append(now)
         wl.admitted_counts.append({ps.name: ps.count for ps in workload.pod_sets})
         self.stats[workload.cluster_queue].admitted += 1
-        self._usage_changed(workload.cluster_queue)
         controller = wl.controller
         if implements(controller, AdmitsPartially) and isinstance(controller, AdmitsPartially):
             surplus = controller.run_with_counts({ps.name: ps.count for ps in workload.pod_sets})
@@ -521,7 +619,7 @@ class KueueQueues:
             self.port.workload_resumed(wl.key)
         for k in list(wl.pods):
             if not self._gone(k):
-                self._release(self.port.pods[k].pod, wl.admitted)
+                self._release(self.port.pods[k].pod, admitted)
         self._arm(wl)
 
     def _release(self, pod: Pod, admitted: Admitted) -> None:
@@ -530,11 +628,7 @@ class KueueQueues:
         wl = self.workloads[admitted.workload.key]
         pod_set = next((s for s in self._pod_sets(wl) if s.holds(pod)), None)
         assigned = {} if pod_set is None else admitted.flavors.get(pod_set.name, {})
-        selector = dict(pod.node_selector)
-        tolerations = pod.tolerations
-        for flavor in (self.objects.flavors[f] for f in sorted(set(assigned.values()))):
-            selector = {**flavor.node_labels, **selector}
-            tolerations += tuple(t for t in flavor.tolerations if t not in tolerations)
+        selector, tolerations = self._flavored(pod, assigned)
         host = (
             None
             if pod_set is None
@@ -542,7 +636,15 @@ class KueueQueues:
         )
         if host is not None:
             selector[HOSTNAME] = host
-        self.port.release(pod.key, selector, tolerations)
+        annotations: dict[str, str] = {}
+        for check in wl.checks.values():  # a Ready check's ``podSetUpdates`` (``podset.Merge``)
+            for update in check.pod_set_updates:
+                if pod_set is not None and update.name == pod_set.name:
+                    annotations.update(update.annotations)
+        if annotations:
+            self.port.release(pod.key, selector, tolerations, annotations)
+        else:
+            self.port.release(pod.key, selector, tolerations)
 
     def _host(self, wl: _Workload, pod: Pod, pod_set: PodSet, placement: list[str]) -> str | None:
         """The pod's node in its pod set's TAS assignment (none for a set without one): one that no
@@ -574,6 +676,19 @@ class KueueQueues:
             wl.evictions.append({"t_s": now, "reason": reason, "by": preemptor.key})
             queue.preempted[reason] = queue.preempted.get(reason, 0) + 1
             self.stats[preemptor.cluster_queue].preempting += 1
+        # ``resetChecksOnEviction``; its requests go (``CleanupProvisioningRequestsOnEviction``)
+        if wl.checks:
+            states = list(wl.checks.values())
+            for old, new in zip(states, reset_on_eviction(states, now), strict=True):
+                if new != old:
+                    wl.checks[new.name] = new
+                    self._history(wl, new)
+            self._delete_requests(wl)
+        if not wl.started:  # quota reserved only: its pods are still gated (a Job still suspended)
+            self._unadmit(wl)
+            self.set_aside.clear()
+            self._request_cycle()
+            return
         wl.leaving = {k for k in wl.pods if not self._gone(k)}
         wl.succeeded_before += [k for k in wl.pods if self.port.pods[k].phase == "Succeeded"]
         wl.pods = []
@@ -590,10 +705,229 @@ class KueueQueues:
             wl.controller.restore_counts()
         self.settle()
 
+    # -- admission checks (scheduling.kueue.admission_checks) ---------------------------------
+    def provisioning_changed(self) -> None:
+        """cluster-autoscaler set conditions on ProvisioningRequests: the controller reconciles the workloads
+        holding a reservation with checks (at once, as a controller's next pass)."""
+        if any(wl.checks and wl.admitted is not None for wl in self.workloads.values()):
+            self.clock.at(self.clock.now, Priority.CONTROLLER, self._sync_all)
+
+    def _sync_all(self) -> None:
+        for key in sorted(self.workloads):
+            wl = self.workloads[key]
+            if wl.checks and wl.admitted is not None and not wl.admitted.evicting:
+                self._sync_checks(wl)
+
+    def _checks_inactive(self, queue: str) -> bool:
+        """A ClusterQueue naming a check that does not exist, or a ProvisioningRequest check without its
+        config, is inactive (``AdmissionCheckNotFound``, ``AdmissionCheckInactive``)."""
+        cq = self.objects.cluster_queues.get(queue)
+        if cq is None:
+            return False
+        for name, _ in cq.admission_checks:
+            check = self.objects.admission_checks.get(name)
+            if check is None:
+                return True
+            if check.controller_name == PROVISIONING_REQUEST_CONTROLLER and (
+                check.config not in self.objects.provisioning_configs
+            ):
+                return True
+        return False
+
+    @staticmethod
+    def _workload_name(wl: _Workload) -> str:
+        """The Workload's name: ``<kind>-<name>`` (``GenerateWorkloadNamePrefix``, without the hash of the
+        owner's UID upstream appends)."""
+        kind, _, name = wl.key.split("/", 2)
+        return f"{kind.lower()}-{name}"
+
+    def _needs(self, wl: _Workload, admitted: Admitted) -> list[PodSetNeed]:
+        """Its pod sets as the controller reads them: spec count, assigned count, resources used."""
+        assigned = {ps.name: ps.count for ps in admitted.workload.pod_sets}
+        return [
+            PodSetNeed(
+                s.name,
+                s.count,
+                assigned.get(s.name),
+                frozenset(r for r, v in s.template.requests.items() if v > 0),
+            )
+            for s in self._pod_sets(wl)
+        ]
+
+    def _history(self, wl: _Workload, check: CheckState) -> None:
+        series = wl.check_history.setdefault(check.name, [])
+        row = [check.last_transition_s, check.state, check.message]
+        if not series or series[-1][1:] != row[1:]:
+            series.append(row)
+
+    def _event(self, wl: _Workload, reason: str, message: str) -> None:
+        wl.check_events.append({"t_s": self.clock.now, "reason": reason, "message": message})
+
+    def _request_of(
+        self, wl: _Workload, check: str, config: ProvisioningRequestConfig
+    ) -> ProvisioningRequest | None:
+        """``activeOrLastPRForChecks`` over the check's requests still there."""
+        if self.provisioning is None:
+            return None
+        found = (self.provisioning.provisioning_request(k) for k in wl.requests.get(check, []))
+        return active_or_last([r for r in found if r is not None], self._workload_name(wl), check, config)
+
+    def _delete_requests(self, wl: _Workload, keep: set[str] | None = None) -> None:
+        """``deleteUnusedProvisioningRequests``: its requests other than ``keep`` go."""
+        for check, keys in wl.requests.items():
+            for key in list(keys):
+                if keep is not None and key in keep:
+                    continue
+                if self.provisioning is not None and self.provisioning.provisioning_request(key) is not None:
+                    self.provisioning.delete_provisioning_request(key)
+                keys.remove(key)
+            wl.requests[check] = keys
+
+    def _create_request(
+        self, wl: _Workload, admitted: Admitted, check: str, config: ProvisioningRequestConfig, attempt: int
+    ) -> None:
+        """``syncOwnedProvisionRequest``: the request ``<workload>-<check>-<attempt>``, a PodTemplate
+        ``ppt-<request>-<podset>`` per pod set it covers (the set's template with its flavors' labels and
+        tolerations: ``createPodTemplate``), the config's class and parameters."""
+        if self.provisioning is None:
+            return
+        request_name = provisioning_request_name(self._workload_name(wl), check, attempt)
+        templates = {s.name: s.template for s in self._pod_sets(wl)}
+        try:
+            merged = merged_pod_sets(self._needs(wl, admitted), config.managed_resources)
+        except InconsistentAssignments:
+            return
+        pod_sets = []
+        for pod_set, count in merged:
+            selector, tolerations = self._flavored(templates[pod_set], admitted.flavors.get(pod_set, {}))
+            template = pod_template_name(request_name, pod_set)
+            pod = replace(
+                templates[pod_set].renamed(template), node_selector=selector, tolerations=tolerations
+            )
+            pod_sets.append(RequestPodSet(template, count, pod))
+        parameters = request_parameters(config, {})
+        request = ProvisioningRequest(
+            request_name, wl.namespace, config.class_name, tuple(pod_sets), parameters, created=self.clock.now
+        )
+        self.provisioning.create_provisioning_request(request)
+        wl.requests.setdefault(check, []).append(request.key)
+        wl.created_requests.setdefault(check, []).append(request_name)
+        self._event(wl, "ProvisioningRequestCreated", f'Created ProvisioningRequest: "{request_name}"')
+
+    def _sync_checks(self, wl: _Workload) -> None:
+        """The admission check controllers' reconcile of a workload holding a reservation: each
+        ProvisioningRequest check's state from its request (``syncCheckStates``), the requests no longer
+        used deleted, the next one created (``syncOwnedProvisionRequest``); a check of a controller gpufleet
+        does not run stays Pending, saying so. Then the workload controller's: evicted for a Retry check,
+        deactivated for a Rejected one (``reconcileCheckBasedEviction``), admitted when all are Ready."""
+        admitted = wl.admitted
+        if admitted is None or admitted.evicting or not wl.checks:
+            return
+        now = self.clock.now
+        name = self._workload_name(wl)
+        in_use: set[str] = set()
+        for check_name in list(wl.checks):
+            state = wl.checks[check_name]
+            check = self.objects.admission_checks.get(check_name)
+            if check is None or check.controller_name != PROVISIONING_REQUEST_CONTROLLER:
+                controller = "" if check is None else check.controller_name
+                new: CheckState | None = replace(state, message=NOT_MODELLED_MESSAGE.format(controller))
+            else:
+                config = None if check.config is None else self.objects.provisioning_configs.get(check.config)
+                request = None if config is None else self._request_of(wl, check_name, config)
+                try:
+                    needed = config is not None and request_needed(
+                        self._needs(wl, admitted), config.managed_resources
+                    )
+                except InconsistentAssignments:
+                    continue
+                new = sync_check(state, config, needed, request, name, wl.started, active=wl.active)
+                if request is not None:
+                    in_use.add(request.key)
+            if new is not None and new != state:
+                if new.state != state.state:
+                    new = replace(new, last_transition_s=now)
+                    event = update_event(state, new)
+                    if event is not None:
+                        self._event(wl, "AdmissionCheckUpdated", event)
+                wl.checks[check_name] = new
+                self._history(wl, new)
+        self._delete_requests(wl, in_use)
+        for check_name, state in wl.checks.items():
+            check = self.objects.admission_checks.get(check_name)
+            if (
+                check is None
+                or check.controller_name != PROVISIONING_REQUEST_CONTROLLER
+                or check.config is None
+            ):
+                continue
+            config = self.objects.provisioning_configs.get(check.config)
+            if config is None:
+                continue
+            try:
+                if not request_needed(self._needs(wl, admitted), config.managed_resources):
+                    continue
+            except InconsistentAssignments:
+                continue
+            attempt = next_attempt(state, self._request_of(wl, check_name, config), name, wl.started)
+            if attempt is not None:
+                self._create_request(wl, admitted, check_name, config, attempt)
+        self._after_checks(wl)
+
+    def _after_checks(self, wl: _Workload) -> None:
+        """``reconcileCheckBasedEviction`` and ``SyncAdmittedCondition``."""
+        checks = list(wl.checks.values())
+        rejected = [c for c in checks if c.state == CHECK_REJECTED]
+        retry = [c for c in checks if c.state == CHECK_RETRY]
+        admitted = wl.admitted
+        if admitted is None:
+            return
+        queue = admitted.workload.cluster_queue
+        if rejected:
+            message = checks_message(rejected, CHECK_REJECTED)
+            self._event(wl, "AdmissionCheckRejected", f"Deactivated due to {message}")
+            wl.active, wl.requeue_at = False, None
+            wl.message = f"The workload is deactivated due to {message}"
+            self._evict(wl, None, DEACTIVATED, EVICTED_BY_ADMISSION_CHECK)
+            self._tell(wl, wl.message)
+            return
+        if retry:
+            message = f"Evicted due to {checks_message(retry, CHECK_RETRY)}"
+            at = retry_time(retry)
+            self._event(wl, "EvictedDueToAdmissionCheck", message)
+            wl.requeue_at = at
+            wl.message = (
+                message if at is None else f"{message}; waiting for the requeue backoff until {at:g}s"
+            )
+            self._evict(wl, None, EVICTED_BY_ADMISSION_CHECK)
+            self._tell(wl, wl.message)
+            if at is not None:
+                self.clock.at(at, Priority.CONTROLLER, self._request_cycle, background=True)
+            return
+        if all(c.state == CHECK_READY for c in checks):
+            if not wl.started:
+                self._start(wl)
+            return
+        waiting = "; ".join(
+            f'"{c.name}" {c.state}' + (f" ({c.message})" if c.message else "") for c in checks
+        )
+        self._tell(wl, f"Quota reserved in ClusterQueue {queue}; {NOT_ALL_CHECKS_READY}: {waiting}")
+
+    def _flavored(self, pod: Pod, assigned: dict[str, str]) -> tuple[dict[str, str], tuple[Toleration, ...]]:
+        """The pod's node selector and tolerations with its assigned flavors' ``nodeLabels`` and
+        ``tolerations`` merged in (``podset.Merge``)."""
+        selector = dict(pod.node_selector)
+        tolerations = pod.tolerations
+        for flavor in (self.objects.flavors[f] for f in sorted(set(assigned.values()))):
+            selector = {**flavor.node_labels, **selector}
+            tolerations += tuple(t for t in flavor.tolerations if t not in tolerations)
+        return selector, tolerations
+
     def _unadmit(self, wl: _Workload) -> None:
         admitted = wl.admitted
         if admitted is not None:
             wl.admitted = None
+            wl.started = False
             self._usage_changed(admitted.workload.cluster_queue)
 
     def _usage_changed(self, queue: str) -> None:
@@ -644,8 +978,12 @@ class KueueQueues:
                 "preempting": stats.preempting,
                 "usage": resources,
             }
-            if stats.evicted:  # waitForPodsReady's evictions by reason (PodsReadyTimeout, Deactivated)
+            if stats.evicted:  # evictions by waitForPodsReady and admission checks, by reason
                 queues[name]["evicted"] = dict(sorted(stats.evicted.items()))
+            if cq.admission_checks:
+                queues[name]["admission_checks"] = [
+                    {"name": n, "on_flavors": list(on)} for n, on in cq.admission_checks
+                ]
         workloads = []
         for wl in sorted(self.workloads.values(), key=lambda w: w.key):
             row: dict[str, Any] = {
@@ -655,14 +993,36 @@ class KueueQueues:
                 "admitted_counts": wl.admitted_counts,
                 "evictions": wl.evictions,
                 "finished_s": wl.finished_s,
-                "message": wl.message if self._pending(wl) or not wl.active else None,
+                "message": wl.message
+                if self._pending(wl) or not wl.active or self._reserved_only(wl)
+                else None,
             }
             if not wl.active:
                 row["active"] = False
             if wl.requeue_count or wl.requeue_at is not None:
                 row["requeue_state"] = {"count": wl.requeue_count, "requeue_at_s": wl.requeue_at}
+            if wl.check_history:
+                row["quota_reservations"] = wl.reservations
+                row["admission_checks"] = [
+                    {
+                        "name": c.name,
+                        "state": c.state,
+                        "message": c.message,
+                        "retry_count": c.retry_count,
+                        "requeue_after_s": c.requeue_after_s,
+                        "provisioning_requests": wl.created_requests.get(c.name, []),
+                        "history": wl.check_history.get(c.name, []),
+                    }
+                    for c in wl.checks.values()
+                ]
+                row["events"] = wl.check_events
             workloads.append(row)
         return {"cluster_queues": queues, "workloads": workloads}
+
+    @staticmethod
+    def _reserved_only(wl: _Workload) -> bool:
+        """Quota reserved, waiting for its admission checks."""
+        return wl.admitted is not None and not wl.admitted.evicting and not wl.started
 
     def _queue_of(self, wl: _Workload) -> str | None:
         lq = self.objects.local_queues.get(f"{wl.namespace}/{wl.queue}")

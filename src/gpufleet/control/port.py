@@ -24,6 +24,7 @@ from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import ResourceSlice
 from gpufleet.model.node import Taint, Toleration
 from gpufleet.model.pod import Pod
+from gpufleet.model.provisioning_request import ProvisioningRequest
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
 from gpufleet.model.workloads import Job, PodGroup, PodSet
 
@@ -319,8 +320,15 @@ class QueuePort(ClusterReads, Protocol):
         """A new pod stays gated (Kueue's scheduling gate) with this message."""
         ...
 
-    def release(self, key: str, node_selector: dict[str, str], tolerations: tuple[Toleration, ...]) -> None:
-        """Its workload is admitted: the pod takes these node labels and tolerations and is ungated."""
+    def release(
+        self,
+        key: str,
+        node_selector: dict[str, str],
+        tolerations: tuple[Toleration, ...],
+        annotations: Mapping[str, str] | None = None,
+    ) -> None:
+        """Its workload is admitted: the pod takes these node labels and tolerations (and the annotations
+        of its admission checks' ``podSetUpdates``, when any) and is ungated."""
         ...
 
     def delete_pod(self, key: str, reason: str) -> None:
@@ -338,6 +346,18 @@ class QueuePort(ClusterReads, Protocol):
         """Kueue evicted the workload ``key`` (a Job's ``Stop``: ``spec.suspend: true``, ``status.startTime``
         cleared): its active time stops counting until it is resumed."""
         ...
+
+
+class ProvisioningRequests(Protocol):
+    """cluster-autoscaler's ProvisioningRequests, as Kueue's ProvisioningRequest admission check controller
+    reads, creates and deletes them (``control.cluster_autoscaler_loop`` holds them)."""
+
+    def provisioning_request(self, key: str) -> ProvisioningRequest | None:
+        """The request ``<namespace>/<name>`` with its conditions now, None when there is none."""
+        ...
+
+    def create_provisioning_request(self, request: ProvisioningRequest) -> None: ...
+    def delete_provisioning_request(self, key: str) -> None: ...
 
 
 class ClusterPort(NodeGroupPort, WorkloadPort, QueuePort, Protocol):

@@ -54,8 +54,8 @@ DRA_BETA = tuple((group, beta, kind) for beta in BETA_VERSIONS for group, _, kin
 DRA_NAMESPACED = frozenset(
     gvk for gvk in (*DRA, *DRA_BETA) if gvk[2] in ("ResourceClaim", "ResourceClaimTemplate")
 )
-#: Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass and Topology, in the
-#: versions served (``gpufleet.kube.kueue``).
+#: Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, AdmissionCheck,
+#: ProvisioningRequestConfig and Topology, in the versions served (``gpufleet.kube.kueue``).
 KUEUE = (
     *(
         ("kueue.x-k8s.io", version, kind)
@@ -66,6 +66,8 @@ KUEUE = (
             "LocalQueue",
             "Cohort",
             "WorkloadPriorityClass",
+            "AdmissionCheck",
+            "ProvisioningRequestConfig",
             "Topology",
         )
     ),
@@ -164,10 +166,8 @@ _KNOWN_UNMODELLED = frozenset(
             for version in ("v1beta1", "v1beta2")
             for kind in (
                 "Workload",
-                "AdmissionCheck",
                 "MultiKueueCluster",
                 "MultiKueueConfig",
-                "ProvisioningRequestConfig",
             )
         ),
         ("scheduling.run.ai", "v2alpha2", "PodGroup"),

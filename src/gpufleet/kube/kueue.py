@@ -1,10 +1,10 @@
 """Kueue's kinds (``kueue.x-k8s.io/v1beta1`` and ``v1beta2``): ResourceFlavor, ClusterQueue, LocalQueue,
-Cohort, WorkloadPriorityClass and Topology (also ``v1alpha1``).
+Cohort, WorkloadPriorityClass, AdmissionCheck, ProvisioningRequestConfig and Topology (also ``v1alpha1``).
 
 Fields follow ``kubernetes-sigs/kueue: apis/kueue/v1beta{1,2}/*_types.go``; the only difference
 read here is the cohort: ``spec.cohort`` in v1beta1, ``spec.cohortName`` in v1beta2. Specs are
 decoded strictly (a misspelt field is an error); fields Kueue has but gpufleet does not model
-(``stopPolicy``, ``admissionChecks``, a LocalQueue's ``fairSharing``, ...) are warnings. A ClusterQueue's
+(``stopPolicy``, a LocalQueue's ``fairSharing``, ...) are warnings. A ClusterQueue's
 or Cohort's ``fairSharing.weight`` (default 1) is a quantity, not negative and, when not 0, above
 ``1n`` (``pkg/webhooks/common.go`` ``validateFairSharing``); without a Kueue ``Configuration`` that
 turns fair sharing on, a weight other than 1 has no effect (a warning).
@@ -22,10 +22,24 @@ of ``parentName`` is an error here (Kueue leaves every ClusterQueue of such a tr
 not exist is an error (Kueue's webhook refuses such a Workload). A ``Topology`` has 1 to 16
 levels, each a distinct ``nodeLabel``, ``kubernetes.io/hostname`` only as the lowest; a
 ResourceFlavor naming a Topology that does not exist leaves its ClusterQueues inactive (a warning).
+
+Admission checks: a ClusterQueue's ``admissionChecksStrategy.admissionChecks[]`` (``name``, ``onFlavors``) or
+v1beta1's ``admissionChecks`` (names; converted to rules without ``onFlavors``, which replace any strategy, as
+``Convert_v1beta1_ClusterQueueSpec_To_v1beta2_ClusterQueueSpec`` does). An ``AdmissionCheck`` needs
+``spec.controllerName``; only ``kueue.x-k8s.io/provisioning-request`` is modelled: a check of another
+controller is a warning, and the workloads of the queues naming it are never admitted (their check stays
+Pending, "not modelled"). A ``ProvisioningRequestConfig`` (``provisioningrequestconfig_types.go``) needs
+``provisioningClassName`` (a DNS subdomain of at most 253 characters); ``parameters`` (at most 100, each at
+most 255 characters), ``managedResources`` (at most 100, a set) and ``retryStrategy``
+(``backoffLimitCount`` 3, ``backoffBaseSeconds`` 60, ``backoffMaxSeconds`` 1800, int32s) are read;
+``podSetUpdates`` and ``podSetMergePolicy`` are not modelled (warnings). A ClusterQueue naming a check that
+does not exist, or a ProvisioningRequest check whose config does not exist, is inactive
+(``AdmissionCheckNotFound``, ``AdmissionCheckInactive``): a warning.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Annotated, Any
@@ -35,7 +49,7 @@ from pydantic import AfterValidator, Field
 from gpufleet.kube import taints
 from gpufleet.kube.node_affinity import selector_term
 from gpufleet.kube.objects import Meta, mapping
-from gpufleet.kube.problems import Reporter, duplicate, invalid, required, unsupported
+from gpufleet.kube.problems import Reporter, duplicate, invalid, required, too_many, unsupported
 from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.kueue import (
     BORROW_WITHIN_COHORT_POLICIES,
@@ -45,20 +59,25 @@ from gpufleet.model.kueue import (
     MAY_STOP_SEARCH,
     NEVER,
     PRIORITY_CLASS_LABEL,
+    PROVISIONING_REQUEST_CONFIG,
+    PROVISIONING_REQUEST_CONTROLLER,
     QUEUE_NAME_LABEL,
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,
     TRY_NEXT_FLAVOR,
     WITHIN_CLUSTER_QUEUE_POLICIES,
+    AdmissionCheck,
     ClusterQueue,
     Cohort,
     FlavorFungibility,
     FlavorQuotas,
     KueueObjects,
     LocalQueue,
+    ProvisioningRequestConfig,
     ResourceFlavor,
     ResourceGroup,
     ResourceQuota,
+    RetryStrategy,
     Topology,
     WorkloadPriorityClass,
 )
@@ -74,6 +93,8 @@ LOCAL_QUEUE = "LocalQueue"
 COHORT = "Cohort"
 WORKLOAD_PRIORITY_CLASS = "WorkloadPriorityClass"
 TOPOLOGY = "Topology"
+ADMISSION_CHECK = "AdmissionCheck"
+PROVISIONING_CONFIG = PROVISIONING_REQUEST_CONFIG
 HOSTNAME = "kubernetes.io/hostname"
 MAX_TOPOLOGY_LEVELS = 16
 INT32_MAX = 2**31 - 1
@@ -187,6 +208,15 @@ def _fair_weight(raw: _FairSharing | None, report: Reporter) -> float:
     return float(weight)
 
 
+class _CheckRule(SpecModel):
+    name: str
+    on_flavors: list[str] = Field(default_factory=list)
+
+
+class _ChecksStrategy(SpecModel):
+    admission_checks: list[_CheckRule] = Field(default_factory=list)
+
+
 class _ClusterQueueCommon(SpecModel):
     namespace_selector: dict[str, Any] | None = None
     queueing_strategy: Annotated[str, AfterValidator(_one_of(QUEUEING_STRATEGIES))] = "BestEffortFIFO"
@@ -195,7 +225,7 @@ class _ClusterQueueCommon(SpecModel):
     flavor_fungibility: _FlavorFungibility | None = None
     stop_policy: str | None = None
     fair_sharing: _FairSharing | None = None
-    admission_checks_strategy: dict[str, Any] | None = None
+    admission_checks_strategy: _ChecksStrategy | None = None
     admission_scope: dict[str, Any] | None = None
 
 
@@ -211,8 +241,6 @@ class _ClusterQueueV1Beta2(_ClusterQueueCommon):
 
 _UNMODELLED_CLUSTER_QUEUE = (
     "stopPolicy",
-    "admissionChecks",
-    "admissionChecksStrategy",
     "admissionScope",
     "concurrentAdmissionPolicy",
 )
@@ -235,6 +263,143 @@ class _Cohort(SpecModel):
     parent_name: str | None = None
     resource_groups: list[_ResourceGroup] = Field(default_factory=list)
     fair_sharing: _FairSharing | None = None
+
+
+class _ParametersReference(SpecModel):
+    api_group: str
+    kind: str
+    name: str
+
+
+class _AdmissionCheck(SpecModel):
+    controller_name: str
+    retry_delay_minutes: int | None = None  # v1beta1, deprecated
+    parameters: _ParametersReference | None = None
+
+
+class _RetryStrategy(SpecModel):
+    backoff_limit_count: Annotated[int, AfterValidator(_int32)] = 3
+    backoff_base_seconds: Annotated[int, AfterValidator(_int32)] = 60
+    backoff_max_seconds: Annotated[int, AfterValidator(_int32)] = 1800
+
+
+class _ProvisioningRequestConfig(SpecModel):
+    provisioning_class_name: str
+    parameters: dict[str, str] | None = None
+    managed_resources: list[str] | None = None
+    retry_strategy: _RetryStrategy | None = None
+    pod_set_updates: dict[str, Any] | None = None
+    pod_set_merge_policy: (
+        Annotated[
+            str, AfterValidator(_one_of(("IdenticalPodTemplates", "IdenticalWorkloadSchedulingRequirements")))
+        ]
+        | None
+    ) = None
+
+
+#: the CRD's pattern of ``provisioningClassName`` (a DNS subdomain) and its limits
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_MAX_CLASS_NAME, _MAX_PARAMETERS, _MAX_PARAMETER, _MAX_MANAGED = 253, 100, 255, 100
+
+
+def admission_check(meta: Meta, body: Mapping[str, Any], report: Reporter) -> AdmissionCheck | None:
+    """An AdmissionCheck: its ``controllerName`` (required) and the ProvisioningRequestConfig its
+    ``parameters`` name. A controller other than Kueue's ProvisioningRequest one is not modelled (a
+    warning: the workloads of the queues naming the check are never admitted)."""
+    spec = validate(_AdmissionCheck, body.get("spec") or {}, report, "spec")
+    if spec is None:
+        return None
+    if not spec.controller_name:
+        report.error("spec.controllerName", required())
+        return None
+    report.unmodelled_fields(spec.given(), ("retryDelayMinutes",), "spec")
+    if spec.controller_name != PROVISIONING_REQUEST_CONTROLLER:
+        report.warn(
+            "spec.controllerName",
+            f'controller "{spec.controller_name}" is not modelled: the workloads of the ClusterQueues '
+            "naming this check are never admitted by gpufleet (the check stays Pending)",
+        )
+    ref = spec.parameters
+    config = None
+    if ref is not None and ref.api_group == GROUP and ref.kind == PROVISIONING_REQUEST_CONFIG:
+        config = ref.name
+    elif ref is not None and spec.controller_name == PROVISIONING_REQUEST_CONTROLLER:
+        report.warn(
+            "spec.parameters",
+            f"must name a {GROUP} {PROVISIONING_REQUEST_CONFIG}: the check is inactive (BadParametersRef)",
+        )
+    return AdmissionCheck(meta.name, spec.controller_name, config)
+
+
+def provisioning_request_config(
+    meta: Meta, body: Mapping[str, Any], report: Reporter
+) -> ProvisioningRequestConfig | None:
+    """A ProvisioningRequestConfig, validated as its CRD does; ``podSetUpdates`` and ``podSetMergePolicy``
+    are not modelled."""
+    spec = validate(_ProvisioningRequestConfig, body.get("spec") or {}, report, "spec")
+    if spec is None:
+        return None
+    errors = report.error_count
+    name = spec.provisioning_class_name
+    if not name:
+        report.error("spec.provisioningClassName", required())
+    elif len(name) > _MAX_CLASS_NAME:
+        report.error("spec.provisioningClassName", f"Too long: may not be more than {_MAX_CLASS_NAME} bytes")
+    elif not _SUBDOMAIN.match(name):
+        report.error("spec.provisioningClassName", invalid(name, f"should match '{_SUBDOMAIN.pattern}'"))
+    parameters = dict(spec.parameters or {})
+    if len(parameters) > _MAX_PARAMETERS:
+        report.error(
+            "spec.parameters", f"Too many: {len(parameters)}: must have at most {_MAX_PARAMETERS} items"
+        )
+    for key, value in parameters.items():
+        if len(value) > _MAX_PARAMETER:
+            report.error(f"spec.parameters.{key}", f"Too long: may not be more than {_MAX_PARAMETER} bytes")
+    managed = list(spec.managed_resources or [])
+    if len(managed) > _MAX_MANAGED:
+        report.error("spec.managedResources", too_many(len(managed), _MAX_MANAGED))
+    for i, resource in enumerate(managed):
+        if resource in managed[:i]:
+            report.error(f"spec.managedResources[{i}]", duplicate(resource, "the list is a set"))
+    report.unmodelled_fields(spec.given(), ("podSetUpdates", "podSetMergePolicy"), "spec")
+    retry = spec.retry_strategy or _RetryStrategy()
+    if report.error_count > errors:
+        return None
+    return ProvisioningRequestConfig(
+        meta.name,
+        name,
+        parameters,
+        tuple(dict.fromkeys(managed)),
+        RetryStrategy(
+            retry.backoff_limit_count, float(retry.backoff_base_seconds), float(retry.backoff_max_seconds)
+        ),
+    )
+
+
+def _admission_checks(spec: _ClusterQueueCommon, report: Reporter) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``admissionChecksStrategy.admissionChecks`` (name, ``onFlavors``), or v1beta1's ``admissionChecks``
+    converted to rules without flavors, which replace the strategy (the conversion webhook's order)."""
+    names = getattr(spec, "admission_checks", None)
+    strategy = spec.admission_checks_strategy
+    rules: list[tuple[str, tuple[str, ...]]]
+    if names:
+        if strategy is not None and strategy.admission_checks:
+            report.warn(
+                "spec.admissionChecksStrategy",
+                "ignored: spec.admissionChecks is set and replaces it (v1beta1 to v1beta2 conversion)",
+            )
+        rules = [(name, ()) for name in names]
+    else:
+        rules = [(r.name, tuple(r.on_flavors)) for r in (strategy.admission_checks if strategy else [])]
+    seen: set[str] = set()
+    for i, (name, _) in enumerate(rules):
+        if name in seen:
+            report.error(
+                f"spec.admissionChecksStrategy.admissionChecks[{i}].name",
+                duplicate(name, "a check is named once"),
+            )
+        seen.add(name)
+    return tuple(rules)
 
 
 class _TopologyLevel(SpecModel):
@@ -348,6 +513,7 @@ def cluster_queue(meta: Meta, body: Mapping[str, Any], version: str, report: Rep
         max_priority_threshold=borrow.max_priority_threshold,
         flavor_fungibility=_fungibility(spec.flavor_fungibility, version, report),
         fair_weight=_fair_weight(spec.fair_sharing, report),
+        admission_checks=_admission_checks(spec, report),
     )
 
 
@@ -469,6 +635,10 @@ def check_references(objects: KueueObjects, reports: Mapping[str, Reporter]) -> 
                         f"spec.resourceGroups[{g}].flavors[{f}].name",
                         f'no ResourceFlavor "{quotas.flavor}": the ClusterQueue is inactive, admits nothing',
                     )
+        for i, (check, _) in enumerate(cq.admission_checks):
+            why = _inactive_check(objects, check)
+            if report is not None and why is not None:
+                report.warn(f"spec.admissionChecksStrategy.admissionChecks[{i}].name", why)
     for key, lq in objects.local_queues.items():
         report = reports.get(f"{LOCAL_QUEUE}/{key}")
         if report is not None and lq.cluster_queue not in objects.cluster_queues:
@@ -492,6 +662,23 @@ def check_references(objects: KueueObjects, reports: Mapping[str, Reporter]) -> 
             report.error(
                 "spec.parentName", invalid(parent, "the Cohort tree has a cycle: " + " -> ".join(seen))
             )
+
+
+def _inactive_check(objects: KueueObjects, name: str) -> str | None:
+    """Why a check a ClusterQueue names leaves it inactive (``AdmissionCheckNotFound``; a ProvisioningRequest
+    check without its config: ``AdmissionCheckInactive``), or None."""
+    check = objects.admission_checks.get(name)
+    if check is None:
+        return f'no AdmissionCheck "{name}": the ClusterQueue is inactive, admits nothing'
+    if (
+        check.controller_name == PROVISIONING_REQUEST_CONTROLLER
+        and check.config not in objects.provisioning_configs
+    ):
+        return (
+            f'the AdmissionCheck "{name}" is inactive (no {PROVISIONING_REQUEST_CONFIG} '
+            f'"{check.config or ""}"): the ClusterQueue is inactive, admits nothing'
+        )
+    return None
 
 
 def priority_class_label(meta: Meta) -> str | None:

@@ -575,6 +575,14 @@ class _Loader:
             found = kueue.topology(entry.meta, entry.body, entry.report)
             if found is not None:
                 objects.topologies[found.name] = found
+        elif kind == kueue.ADMISSION_CHECK:
+            check = kueue.admission_check(entry.meta, entry.body, entry.report)
+            if check is not None:
+                objects.admission_checks[check.name] = check
+        elif kind == kueue.PROVISIONING_CONFIG:
+            config = kueue.provisioning_request_config(entry.meta, entry.body, entry.report)
+            if config is not None:
+                objects.provisioning_configs[config.name] = config
         elif kind == kueue.CLUSTER_QUEUE:
             cq = kueue.cluster_queue(entry.meta, entry.body, entry.kind.version, entry.report)
             objects.cluster_queues[cq.name] = cq

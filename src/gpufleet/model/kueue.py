@@ -21,6 +21,15 @@ Fair sharing (``apis/config/v1beta2/configuration_types.go`` ``FairSharing``; ``
 Kueue's manager ``Configuration`` turns it on (``fairSharing``, with its ``preemptionStrategies``), and
 a ClusterQueue's or Cohort's ``spec.fairSharing.weight`` (default 1) divides its share.
 
+Admission checks (``admissioncheck_types.go``, ``provisioningrequestconfig_types.go``): a ClusterQueue's
+``admissionChecksStrategy.admissionChecks`` (v1beta1's ``admissionChecks``, converted to rules without
+``onFlavors``) name ``AdmissionCheck`` objects, each run by the controller its ``controllerName`` names; a
+rule's ``onFlavors`` limits it to workloads assigned one of those flavors (empty: every flavor of the queue).
+A workload of such a queue gets its quota reserved, then is admitted only once every check is ``Ready``.
+The one controller gpufleet runs is Kueue's ProvisioningRequest controller
+(``kueue.x-k8s.io/provisioning-request``), configured by a ``ProvisioningRequestConfig``
+(``provisioningClassName``, ``parameters``, ``managedResources`` and ``retryStrategy``).
+
 Waiting for pods ready (``configuration_types.go`` ``WaitForPodsReady``, ``RequeuingStrategy``): an admitted
 workload whose pods are not all Ready within ``timeout`` is evicted (``PodsReadyTimeout``) and requeued after
 a backoff, or deactivated past ``backoffLimitCount``; ``blockAdmission`` holds other admissions meanwhile.
@@ -80,6 +89,14 @@ REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
 EVICTION_TIMESTAMP = "Eviction"
 CREATION_TIMESTAMP = "Creation"
 REQUEUING_TIMESTAMPS = (CREATION_TIMESTAMP, EVICTION_TIMESTAMP)
+
+#: Admission checks: Kueue's ProvisioningRequest controller (``ProvisioningRequestControllerName``), the
+#: checks' states (``CheckState``), the eviction reason of a workload whose check is Retry or Rejected
+#: (``WorkloadEvictedByAdmissionCheck``) and the kind an AdmissionCheck's ``parameters`` names for it
+PROVISIONING_REQUEST_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED = "Pending", "Ready", "Retry", "Rejected"
+EVICTED_BY_ADMISSION_CHECK = "AdmissionCheck"
+PROVISIONING_REQUEST_CONFIG = "ProvisioningRequestConfig"
 
 #: A (flavor, resource) pair: the unit Kueue accounts quota in (``resources.FlavorResource``).
 FlavorResource = tuple[str, str]
@@ -147,9 +164,15 @@ class ClusterQueue:
     max_priority_threshold: int | None = None
     flavor_fungibility: FlavorFungibility = DEFAULT_FUNGIBILITY
     fair_weight: float = DEFAULT_FAIR_WEIGHT  # ``fairSharing.weight``
+    #: ``admissionChecksStrategy.admissionChecks``: each check's name and its ``onFlavors`` (empty: all)
+    admission_checks: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def quota(self, flavor: str, resource: str) -> ResourceQuota | None:
         return _quota(self.resource_groups, flavor, resource)
+
+    def flavor_names(self) -> tuple[str, ...]:
+        """Every flavor of its resource groups, in order (``queue.AllFlavors``)."""
+        return tuple(q.flavor for g in self.resource_groups for q in g.flavors)
 
     def admits_namespace(self, namespace: str) -> bool:
         if self.namespace_selector is None:
@@ -221,6 +244,39 @@ DEFAULT_INSTALL_WAIT = WaitForPodsReady(timeout_s=1800.0, block_admission=False,
 
 
 @dataclass(frozen=True)
+class AdmissionCheck:
+    """An ``AdmissionCheck``: the controller that runs it and the ``ProvisioningRequestConfig`` its
+    ``parameters`` name (None: none, or another kind)."""
+
+    name: str
+    controller_name: str
+    config: str | None = None
+
+
+@dataclass(frozen=True)
+class RetryStrategy:
+    """``ProvisioningRequestRetryStrategy`` with the CRD's defaults: past ``backoff_limit_count`` failed
+    attempts the check is Rejected; the n-th retry waits ``backoff_base_s * 2^(n-1)``, at most
+    ``backoff_max_s``."""
+
+    backoff_limit_count: int = 3
+    backoff_base_s: float = 60.0
+    backoff_max_s: float = 1800.0
+
+
+@dataclass(frozen=True)
+class ProvisioningRequestConfig:
+    """A ``ProvisioningRequestConfig``: the class and parameters of the ProvisioningRequests it makes, the
+    resources it manages (empty: all) and its retry strategy."""
+
+    name: str
+    class_name: str
+    parameters: dict[str, str] = field(default_factory=dict)
+    managed_resources: tuple[str, ...] = ()
+    retry: RetryStrategy = RetryStrategy()
+
+
+@dataclass(frozen=True)
 class WorkloadPriorityClass:
     name: str
     value: int
@@ -260,6 +316,8 @@ class KueueObjects:
     #: ``controller_manager_config.yaml`` is a v1beta2 Configuration, which turns it on with v1beta2's
     #: defaults (``DEFAULT_INSTALL_WAIT``)
     wait_for_pods_ready: WaitForPodsReady | None = DEFAULT_INSTALL_WAIT
+    admission_checks: dict[str, AdmissionCheck] = field(default_factory=dict)
+    provisioning_configs: dict[str, ProvisioningRequestConfig] = field(default_factory=dict)
 
     def priority(self, key: str, labels: dict[str, str], pod_priority: int) -> int:
         """The workload's priority for Kueue: its WorkloadPriorityClass's value, else its pods'

@@ -280,9 +280,10 @@ class Simulation:
             self.loop, self.pools, self.cluster, self
         )  # pools' nvidia.com/mig.config
         self.replicas_timeline: dict[str, list[float]] = {}
-        self.kueue = KueueQueues(
-            self, self.loop, scenario.kueue
-        )  # Kueue's tenant queues (control/kueue_queues.py)
+        #: Kueue's tenant queues (control/kueue_queues.py); its ProvisioningRequest admission checks create
+        #: and read cluster-autoscaler's requests
+        self.kueue = KueueQueues(self, self.loop, scenario.kueue, self.autoscaler)
+        self.autoscaler.provisioning_listeners.append(self.kueue.provisioning_changed)
         #: the RayJob controller's requeue, Ray and its autoscaler (control/kuberay.py)
         self.kuberay = KubeRayLoops(self, self.loop)
         #: GPU and node faults and the response to them (``sim.faults``), None without a FaultModel
@@ -734,6 +735,7 @@ class Simulation:
             and r.deleted_s is None
             and r.message is not None
             and r.reason != gates.REASON  # a gated pod is not Unschedulable: cluster-autoscaler skips it
+            and not (r.log and r.log[-1][1] == "queued")  # nor one Kueue holds (gated, or of a suspended Job)
             and r.reason != SCHEDULER_ERROR  # nor one whose attempt a plugin's Error status aborted
             and r.pod.key not in waiting
             and r.pod.node_name is None
@@ -951,9 +953,17 @@ class Simulation:
         rec.message = message
         rec.enter(self.loop.now, "queued")
 
-    def release(self, key: str, node_selector: dict[str, str], tolerations: tuple[Toleration, ...]) -> None:
+    def release(
+        self,
+        key: str,
+        node_selector: dict[str, str],
+        tolerations: tuple[Toleration, ...],
+        annotations: Mapping[str, str] | None = None,
+    ) -> None:
         rec = self.records[key]
         rec.pod = replace(rec.pod, node_selector=node_selector, tolerations=tolerations)
+        if annotations:
+            rec.pod = replace(rec.pod, annotations={**rec.pod.annotations, **annotations})
         if key in self.gangs.pods:
             self.gangs.pods[key] = rec.pod
         rec.message = None
