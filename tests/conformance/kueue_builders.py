@@ -60,6 +60,13 @@ from gpufleet.model.kueue import (
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.resources import parse_resource_list
 from gpufleet.scheduling.kueue.admission import schedule, usage_of
+from gpufleet.scheduling.kueue.admission_checks import (
+    AdmittedCondition,
+    CheckState,
+    admitted_condition,
+    checks_for_workload,
+    has_all_required_checks,
+)
 from gpufleet.scheduling.kueue.flavors import Assignment, Granular, assign_flavors, no_simulation
 from gpufleet.scheduling.kueue.preemption import preemption_targets
 from gpufleet.scheduling.kueue.quota import QuotaSnapshot, Usage
@@ -433,6 +440,10 @@ class ScheduleRow:
     #: the pod counts ``wantAssignments`` gives a workload admitted in the cycle (``.Count(n)``), where a case
     #: checks them (partial admission)
     want_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: the admission check states a pending workload carries (``.AdmissionCheck(...)``), by ref
+    checks: dict[str, tuple[CheckState, ...]] = field(default_factory=dict)
+    #: the ``Admitted`` condition a workload admitted in the cycle gets (``wantWorkloads``), by ref
+    want_admitted: dict[str, AdmittedCondition] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -497,3 +508,24 @@ def check_schedule(row: ScheduleRow, suite: ScheduleSuite) -> None:
     assert messages == row.want_messages, "QuotaReserved messages"
     counts = {_ref(w.key): {ps.name: ps.count for ps in w.pod_sets} for w, _ in result.admitted}
     assert {ref: counts.get(ref) for ref in row.want_counts} == row.want_counts, "PodSetAssignments counts"
+    assert _admitted_conditions(row, result.admitted, cqs) == row.want_admitted, "Admitted conditions"
+
+
+def _admitted_conditions(
+    row: ScheduleRow, got: list[tuple[Workload, Assignment]], cqs: Mapping[str, ClusterQueue]
+) -> dict[str, AdmittedCondition]:
+    """The scheduler's ``prepareWorkload`` for each workload of ``row.want_admitted`` admitted in the cycle:
+    quota reserved, and, when it carries every check its admission needs (``HasAllRequiredChecks``), its
+    ``Admitted`` condition synced from the checks it carries (``SyncAdmittedCondition``)."""
+    out = {}
+    for workload, assignment in got:
+        ref = _ref(workload.key)
+        if ref not in row.want_admitted:
+            continue
+        states = row.checks.get(ref, ())
+        flavors = {f for fs in assignment.flavors.values() for f in fs.values()}
+        required = checks_for_workload(cqs[workload.cluster_queue], flavors)
+        condition = admitted_condition(True, states) if has_all_required_checks(states, required) else None
+        if condition is not None:
+            out[ref] = condition
+    return out

@@ -104,8 +104,9 @@ SCAN_PROGRESS = (
     "flavor assigner tries a ClusterQueue's flavors from the first every cycle"
 )
 SECOND_PASS = (
-    "the TAS second pass (delayed topology requests after a ProvisioningRequest admission check) is not "
-    "modelled"
+    "the TAS second pass queue is not modelled: gpufleet runs ProvisioningRequest admission checks "
+    "(control.kueue_queues) but has no delayed topology requests -- it assigns a TAS pod set's topology at "
+    "quota reservation, so no workload waits for a second pass once its check is Ready"
 )
 UNADMITTED = "the unadmitted-workloads observability (UnadmittedWorkloadsObservability) is not modelled"
 INACTIVE_SPEC = "a Workload's spec.active (deactivation) is not modelled"

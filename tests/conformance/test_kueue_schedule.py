@@ -13,10 +13,13 @@ Each row asserts what upstream's does (``kueue_builders.check_schedule``):
 * the workloads ``wantWorkloads`` shows evicted, each with its ``Preempted`` condition's reason;
 * the ``QuotaReserved`` condition's message ``wantWorkloads`` gives a workload left pending, where it has
   one (flavor assignment's reasons, ``Pending the preemption of N workload(s)``, ``Workload no longer fits
-  after processing another workload``).
+  after processing another workload``);
+* for a workload admitted in the cycle that carries admission check states (``.AdmissionCheck(...)``), the
+  ``Admitted`` condition the scheduler's ``prepareWorkload`` gives it (``SyncAdmittedCondition`` once it has
+  every check its admission needs: ``scheduling.kueue.admission_checks.admitted_condition``).
 
-Events, ``wantSkippedPreemptions`` (a metric) and the ``Admitted`` condition are not held. Upstream runs
-every case four times (``WorkloadRequestUseMergePatch`` and ``UnadmittedWorkloadsObservability`` on and
+Events, ``wantSkippedPreemptions`` (a metric) and other rows' ``Admitted`` condition are not held. Upstream
+runs every case four times (``WorkloadRequestUseMergePatch`` and ``UnadmittedWorkloadsObservability`` on and
 off): API patching and the observability fields do not change what is admitted, so each is one row here.
 The ``PartialAdmission`` gate is on (its default), as in every case but one (skipped); a pod set's
 ``minCount`` is ``.SetMinimumCount(n)``, and for a workload admitted with fewer pods, the counts
@@ -56,6 +59,8 @@ from kueue_builders import (
 from gpufleet.model.kueue import (
     ANY,
     BORROWING_OVER_PREEMPTION,
+    CHECK_PENDING,
+    CHECK_READY,
     LOWER_PRIORITY,
     MAY_STOP_SEARCH,
     NEVER,
@@ -68,6 +73,7 @@ from gpufleet.model.kueue import (
     ResourceFlavor,
 )
 from gpufleet.model.node import Taint
+from gpufleet.scheduling.kueue.admission_checks import ADMITTED, UNSATISFIED_CHECKS, CheckState
 from gpufleet.scheduling.kueue.preemption import IN_CLUSTER_QUEUE, IN_COHORT_RECLAMATION
 
 FLAVORS = {
@@ -84,11 +90,6 @@ NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 PARTIAL_OFF = Skip(
     "the PartialAdmission gate turned off: gpufleet keeps Kueue's default (beta, on since Kueue 0.5), so a "
     "pod set's minCount always counts"
-)
-CHECKS = Skip(
-    "the case is about the Admitted condition a check's state holds back after quota is reserved: gpufleet "
-    "runs admission checks in control.kueue_queues (tests/kueue/test_kueue_admission_checks.py), "
-    "not in the pure cycle (scheduling.kueue.admission.schedule) this table holds"
 )
 GATES = Skip(
     "preemption gates (the MultiKueueOrchestratedPreemption gate, spec.preemptionGates and the "
@@ -299,7 +300,17 @@ TABLE: list[tuple[str, Row | Skip]] = [
             local_queues=lqs("eng-alpha", other="other-alpha"),
         ),
     ),
-    ("workload fits in single clusterQueue, with check state ready", CHECKS),
+    (
+        "workload fits in single clusterQueue, with check state ready",
+        Row(
+            [],
+            [Pending("sales/foo", "main", {"cpu": "1"}, count=10, pod_set="one")],
+            {"sales/foo": single("sales", "default", "10")},
+            set(),
+            checks={"sales/foo": (CheckState("check", CHECK_READY),)},
+            want_admitted={"sales/foo": ADMITTED},
+        ),
+    ),
     (
         "skip workload with missing or deleted ClusterQueue (NoFit)",
         Row(
@@ -348,7 +359,20 @@ TABLE: list[tuple[str, Row | Skip]] = [
             },
         ),
     ),
-    ("workload fits in single clusterQueue, with check state pending", CHECKS),
+    # the check ``sales`` does not have stays on the workload until the workload controller's reconcile drops
+    # it (syncAdmissionCheckConditions) and admits it; gpufleet's control.kueue_queues does both in the
+    # reservation's step, so a simulated workload is admitted at once
+    (
+        "workload fits in single clusterQueue, with check state pending",
+        Row(
+            [],
+            [Pending("sales/foo", "main", {"cpu": "1"}, count=10, pod_set="one")],
+            {"sales/foo": single("sales", "default", "10")},
+            set(),
+            checks={"sales/foo": (CheckState("check", CHECK_PENDING),)},
+            want_admitted={"sales/foo": UNSATISFIED_CHECKS},
+        ),
+    ),
     (
         "error during admission",
         Skip(
@@ -1006,14 +1030,16 @@ TABLE: list[tuple[str, Row | Skip]] = [
         Skip("elastic jobs via workload slices (the ElasticJobsViaWorkloadSlices gate) are not modelled"),
     ),
     (
-        # The pending AdmissionCheck only keeps the Admitted condition false (checks are not in this cycle):
-        # what this case holds is the flavor assignment behind the reservation.
+        # the pending AdmissionCheck keeps the Admitted condition false; the flavor assignment behind the
+        # reservation is the case's point
         "pending admission check with nofit and fit flavors",
         Row(
             [],
             [Pending("eng-beta/pending-check", "main", {"cpu": "80"})],
             {"eng-beta/pending-check": single("eng-beta", "spot", "80")},
             set(),
+            checks={"eng-beta/pending-check": (CheckState("check", CHECK_PENDING),)},
+            want_admitted={"eng-beta/pending-check": UNSATISFIED_CHECKS},
         ),
     ),
     (

@@ -7,9 +7,11 @@ by case: each pytest id is ``TestScheduleForTAS/<upstream case>``, held against 
 not ported.
 
 Asserted: for a workload admitted in the cycle, each pod set's flavor of each resource and its TAS
-assignment (pods per hostname); for one left pending, its ``QuotaReserved`` message (upstream's
-``Pending`` event, with ``couldn't assign flavors to pod set <name>: ...``). Events other than these,
-``wantLeft`` and ``wantInadmissibleLeft`` are the cycle's bookkeeping, held by ``test_kueue_schedule.py``.
+assignment (pods per hostname), and the admission checks its reservation gets (which keep it from being
+``Admitted`` until they are Ready: ``scheduling.kueue.admission_checks``); for one left pending, its
+``QuotaReserved`` message (upstream's ``Pending`` event, with ``couldn't assign flavors to pod set <name>:
+...``). Events other than these, ``wantLeft`` and ``wantInadmissibleLeft`` are the cycle's bookkeeping,
+held by ``test_kueue_schedule.py``.
 
 What a node has free is what gpufleet's cluster state hands the search: allocatable less the requests of
 the pods bound to it, non-TAS (``pods``) or admitted by TAS (``bar-admitted``), one ``pods`` each; those
@@ -19,7 +21,7 @@ admitted workloads' quota is not modelled here (every case's ClusterQueue has ro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 from builders import Skip, cases
@@ -30,6 +32,13 @@ from gpufleet.model.node import Taint, Toleration
 from gpufleet.model.pod import Pod, Requirement, SelectorTerm
 from gpufleet.model.resources import parse_resource_list
 from gpufleet.scheduling.kueue.admission import schedule
+from gpufleet.scheduling.kueue.admission_checks import (
+    ADMITTED,
+    UNSATISFIED_CHECKS,
+    CheckState,
+    admitted_condition,
+    checks_for_workload,
+)
 from gpufleet.scheduling.kueue.topology import NodeRoom, request_for
 from gpufleet.scheduling.kueue.workload import PodSetResources, Workload
 
@@ -96,6 +105,9 @@ class Case:
     cq: ClusterQueue
     pod_sets: tuple[P, ...]
     want: Want
+    #: the admission checks the reservation gets (``AdmissionChecksForWorkload``), which hold back its
+    #: ``Admitted`` condition (upstream's events: ``QuotaReserved`` without ``Admitted``)
+    want_checks: tuple[str, ...] = ()
 
 
 DEFAULT_SINGLE_NODE = (N("x1", {"cpu": "1", "memory": "1Gi", "pods": "10"}),)
@@ -121,9 +133,12 @@ REPLACEMENT = (
     "failed-node replacement (TASFailedNodeReplacement, unhealthyNodes, second pass) is not modelled"
 )
 PROVISIONING = (
-    "ProvisioningRequest admission checks and delayed topology requests (second pass) are not modelled"
+    "delayed topology requests are not modelled: with a ProvisioningRequest admission check on a TAS flavor, "
+    "upstream reserves quota with DelayedTopologyRequest Pending and assigns the topology in a second pass "
+    "once the check is Ready (on the provisioned nodes); gpufleet runs ProvisioningRequest checks "
+    "(control.kueue_queues) but assigns a TAS pod set's topology at quota reservation, on the nodes there "
+    "then"
 )
-CHECKS = "admission checks run in gpufleet's control.kueue_queues, not in the pure TAS cycle this table holds"
 SLICES = (
     "pod set slices (podset-slice-required-topology / podset-slice-size) are not modelled by gpufleet's TAS"
 )
@@ -176,9 +191,29 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
         "workload in CQ with ProvisioningRequest; second pass; multi-resource workload fully consumes quota",
         Skip(PROVISIONING),
     ),
-    (
+    (  # the first flavor fits and has no check: TAS assigned, admitted at once
         "workload in CQ with two TAS flavors, only the second is using Provisioning Admission Check",
-        Skip(PROVISIONING),
+        Case(
+            (N("x1", {"cpu": "1", "pods": "10"}, {"tas-group": "reservation"}),),
+            (
+                ResourceFlavor("tas-reservation", {"tas-group": "reservation"}, topology="tas-single-level"),
+                ResourceFlavor(
+                    "tas-provisioning", {"tas-group": "provisioning"}, topology="tas-single-level"
+                ),
+            ),
+            replace(
+                cluster_queue(
+                    "tas-main",
+                    (
+                        flavor_quotas("tas-reservation", ("cpu", "1")),
+                        flavor_quotas("tas-provisioning", ("cpu", "1")),
+                    ),
+                ),
+                admission_checks=(("prov-check", ("tas-provisioning",)),),
+            ),
+            (P("one", 1, {"cpu": "1"}, required=HOST),),
+            {"one": ({"cpu": "tas-reservation"}, {"x1": 1})},
+        ),
     ),
     (
         "second pass replacement must not take a domain claimed by another workload in the same cycle",
@@ -243,7 +278,17 @@ TABLE: list[tuple[str, Case] | tuple[str, Skip]] = [
         Skip(PROVISIONING),
     ),
     ("workload in CQ with ProvisioningRequest gets QuotaReserved only", Skip(PROVISIONING)),
-    ("workload with a custom AdmissionCheck gets TAS assigned", Skip(CHECKS)),
+    (
+        "workload with a custom AdmissionCheck gets TAS assigned",
+        Case(
+            DEFAULT_SINGLE_NODE,
+            (TAS_DEFAULT,),
+            replace(CPU_ONLY_CQ, admission_checks=(("custom-check", ()),)),
+            (P("one", 1, {"cpu": "1"}, required=HOST),),
+            {"one": ({"cpu": "tas-default"}, {"x1": 1})},
+            want_checks=("custom-check",),
+        ),
+    ),
     (
         "workload which does not specify TAS annotation uses the only TAS flavor",
         Case(
@@ -633,3 +678,8 @@ def test_schedule_for_tas(case: Case) -> None:
             hosts[node] = hosts.get(node, 0) + 1
         got[ps.name] = (assignment.flavors[ps.name], hosts)
     assert got == {name: (dict(f), dict(h)) for name, (f, h) in case.want.items()}
+    assigned = {f for flavors in assignment.flavors.values() for f in flavors.values()}
+    checks = checks_for_workload(case.cq, assigned)
+    assert checks == case.want_checks
+    admitted = admitted_condition(True, [CheckState(name) for name in checks])
+    assert admitted == (UNSATISFIED_CHECKS if checks else ADMITTED)

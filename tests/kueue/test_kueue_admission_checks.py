@@ -21,8 +21,13 @@ from typing import Any
 
 from conftest import pods_by_name, run_simulation, simulated, simulated_text
 from gpufleet.kube.problems import ScenarioError
-from gpufleet.model.kueue import RetryStrategy
-from gpufleet.scheduling.kueue.admission_checks import CLASS_ANNOTATION, CONSUME_ANNOTATION
+from gpufleet.model.kueue import CHECK_RETRY, RetryStrategy
+from gpufleet.scheduling.kueue.admission_checks import (
+    CLASS_ANNOTATION,
+    CONSUME_ANNOTATION,
+    CheckState,
+    checks_message,
+)
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "kueue" / "provisioning-admission-check.yaml"
 ATOMIC = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
@@ -69,7 +74,11 @@ def test_a_ready_provisioning_check_admits_the_workload_and_its_pods_consume_the
     (check,) = wl["admission_checks"]
     assert check["history"] == [[5.0, "Pending", ""], [10.0, "Ready", "Capacity is found in the cluster"]]
     assert check["provisioning_requests"] == ["job-trainer-gpu-capacity-1"]
-    assert [e["reason"] for e in wl["events"]] == ["ProvisioningRequestCreated", "AdmissionCheckUpdated"]
+    assert [e["reason"] for e in wl["events"]] == [
+        "ProvisioningRequestCreated",
+        "AdmissionCheckUpdated",
+        "Admitted",
+    ]
     assert wl["events"][1]["message"] == (
         "Admission check gpu-capacity updated state from Pending to Ready with message: "
         "Capacity is found in the cluster"
@@ -258,3 +267,24 @@ def simulated_text_at(text: str, duration: str) -> dict[str, Any]:
     )
     with tempfile.TemporaryDirectory() as tmp:
         return simulated_text(Path(tmp), header + text)
+
+
+def test_the_admission_checks_message_names_the_checks_sorted_by_name() -> None:
+    """``buildAdmissionChecksMessage`` sorts the checks by name before naming them, whatever order the
+    workload's status lists them in."""
+    checks = [CheckState("zeta", CHECK_RETRY, "budget exhausted"), CheckState("alpha", CHECK_RETRY)]
+    assert checks_message(checks, CHECK_RETRY) == (
+        'AdmissionChecks in Retry state: "alpha"; "zeta" (budget exhausted)'
+    )
+
+
+def test_the_workload_controller_says_admitted_with_the_wait_since_reservation() -> None:
+    """``Reconcile``: when its last check turns Ready, the workload controller admits the workload and records
+    the event ``Admitted`` -- ``Admitted by ClusterQueue <queue>, wait time since reservation was <s>s``
+    (quota reserved at 5 s, admitted at 10 s)."""
+    wl = workload(simulated([EXAMPLE]))
+    assert wl["events"][-1] == {
+        "t_s": 10.0,
+        "reason": "Admitted",
+        "message": "Admitted by ClusterQueue team, wait time since reservation was 5s",
+    }

@@ -86,11 +86,7 @@ from gpufleet.control.port import (
     ReclaimsPods,
 )
 from gpufleet.model.kueue import (
-    CHECK_READY,
-    CHECK_REJECTED,
-    CHECK_RETRY,
     DEACTIVATED,
-    EVICTED_BY_ADMISSION_CHECK,
     PODS_READY_TIMEOUT,
     PROVISIONING_REQUEST_CONTROLLER,
     QUEUE_NAME_LABEL,
@@ -107,23 +103,27 @@ from gpufleet.model.resources import PODS, Resources, add
 from gpufleet.model.workloads import PodSet
 from gpufleet.scheduling.kueue.admission import schedule
 from gpufleet.scheduling.kueue.admission_checks import (
+    ADMITTED,
+    ADMITTED_EVENT,
     NOT_ALL_CHECKS_READY,
     NOT_MODELLED_MESSAGE,
     CheckState,
     InconsistentAssignments,
     PodSetNeed,
     active_or_last,
-    checks_for_admission,
-    checks_message,
+    admitted_condition,
+    check_based_eviction,
+    checks_for_workload,
     merged_pod_sets,
     next_attempt,
     pod_template_name,
     provisioning_request_name,
     request_needed,
     request_parameters,
+    requeue_at_update,
     reset_on_eviction,
-    retry_time,
     sync_check,
+    sync_check_list,
     update_event,
 )
 from gpufleet.scheduling.kueue.flavors import Assignment, implied_tas
@@ -585,8 +585,9 @@ class KueueQueues:
         wl.started = False
         self._usage_changed(workload.cluster_queue)
         cq = self.objects.cluster_queues[workload.cluster_queue]
-        names = checks_for_admission(cq, {f for fs in assignment.flavors.values() for f in fs.values()})
-        wl.checks = {n: wl.checks.get(n) or CheckState(n, last_transition_s=now) for n in names}
+        names = checks_for_workload(cq, {f for fs in assignment.flavors.values() for f in fs.values()})
+        checks, _ = sync_check_list(tuple(wl.checks.values()), names, now)
+        wl.checks = {c.name: c for c in checks}
         if not wl.checks:
             self._start(wl)
             return
@@ -597,14 +598,16 @@ class KueueQueues:
 
     def _start(self, wl: _Workload) -> None:
         """``Admitted``: its pods are released (with their checks' ``podSetUpdates``) and ``waitForPodsReady``
-        times it from now."""
+        times it from now; one with checks gets the workload controller's ``Admitted`` event."""
         admitted = wl.admitted
         if admitted is None:
             return
         now = self.clock.now
         workload = admitted.workload
-        if wl.checks:
+        if wl.checks:  # admitted by the workload controller, its checks Ready
             wl.admitted = admitted = replace(admitted, admitted_s=now)
+            waited = now - wl.reservations[-1]
+            self._event(wl, "Admitted", ADMITTED_EVENT.format(workload.cluster_queue, waited))
         wl.started = True
         wl.admissions.append(now)
         wl.admitted_counts.append({ps.name: ps.count for ps in workload.pod_sets})
@@ -877,34 +880,34 @@ class KueueQueues:
     def _after_checks(self, wl: _Workload) -> None:
         """``reconcileCheckBasedEviction`` and ``SyncAdmittedCondition``."""
         checks = list(wl.checks.values())
-        rejected = [c for c in checks if c.state == CHECK_REJECTED]
-        retry = [c for c in checks if c.state == CHECK_RETRY]
         admitted = wl.admitted
         if admitted is None:
             return
         queue = admitted.workload.cluster_queue
-        if rejected:
-            message = checks_message(rejected, CHECK_REJECTED)
-            self._event(wl, "AdmissionCheckRejected", f"Deactivated due to {message}")
+        eviction = check_based_eviction(checks)
+        if eviction is not None and eviction.deactivated:
+            self._event(wl, *eviction.event)
             wl.active, wl.requeue_at = False, None
-            wl.message = f"The workload is deactivated due to {message}"
-            self._evict(wl, None, DEACTIVATED, EVICTED_BY_ADMISSION_CHECK)
+            wl.message = eviction.evicted[1]
+            self._evict(wl, None, *eviction.scheduling_stats)
             self._tell(wl, wl.message)
             return
-        if retry:
-            message = f"Evicted due to {checks_message(retry, CHECK_RETRY)}"
-            at = retry_time(retry)
-            self._event(wl, "EvictedDueToAdmissionCheck", message)
-            wl.requeue_at = at
+        if eviction is not None:
+            message = eviction.condition_message
+            self._event(wl, *eviction.event)
+            at = requeue_at_update(checks, wl.requeue_at, self.clock.now)
+            if at is not None:
+                wl.requeue_at = at
+            at = wl.requeue_at
             wl.message = (
                 message if at is None else f"{message}; waiting for the requeue backoff until {at:g}s"
             )
-            self._evict(wl, None, EVICTED_BY_ADMISSION_CHECK)
+            self._evict(wl, None, *eviction.scheduling_stats)
             self._tell(wl, wl.message)
             if at is not None:
                 self.clock.at(at, Priority.CONTROLLER, self._request_cycle, background=True)
             return
-        if all(c.state == CHECK_READY for c in checks):
+        if admitted_condition(True, checks) == ADMITTED:
             if not wl.started:
                 self._start(wl)
             return

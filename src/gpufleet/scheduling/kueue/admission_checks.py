@@ -4,13 +4,15 @@ After ``kubernetes-sigs/kueue`` (``pkg/workload/admissionchecks.go``, ``pkg/work
 ``pkg/controller/core/workload_controller.go``, ``pkg/workload/evict/evict.go`` and
 ``pkg/controller/admissionchecks/provisioning/{controller,provisioning}.go``):
 
-* ``checks_for_admission`` -- ``AdmissionChecksForWorkload`` with an admission: the checks of the workload's
+* ``checks_for_workload`` -- ``AdmissionChecksForWorkload``: with an admission, the checks of the workload's
   ClusterQueue whose flavors (a rule's ``onFlavors``, else every flavor of the queue: ``NewAdmissionChecks``)
-  meet the flavors it was assigned;
+  meet the flavors it was assigned; without one, those covering every flavor of the queue;
+  ``sync_check_list`` -- ``syncAdmissionCheckConditions``: the workload's check states for those checks;
 * a workload with checks gets ``QuotaReserved`` and is ``Admitted`` only once every check is ``Ready``
-  (``SyncAdmittedCondition``); one ``Retry`` evicts it (reason ``AdmissionCheck``, its checks reset to
-  ``Pending``, a Retry one with its ``retryCount`` incremented: ``resetChecksOnEviction``) and it waits out
-  the check's ``requeueAfterSeconds``; one ``Rejected`` deactivates it (``reconcileCheckBasedEviction``);
+  (``admitted_condition``: ``SyncAdmittedCondition``); one ``Retry`` evicts it (reason ``AdmissionCheck``, its
+  checks reset to ``Pending``, a Retry one with its ``retryCount`` incremented: ``resetChecksOnEviction``)
+  and it waits out the check's ``requeueAfterSeconds`` (``requeue_at_update``: ``NeedsRequeueAtUpdate``); one
+  ``Rejected`` deactivates it (``check_based_eviction``: ``reconcileCheckBasedEviction``);
 * the ProvisioningRequest controller names its request ``<workload>-<check>-<attempt>``
   (``ProvisioningRequestName``; past 252 characters, cut and suffixed by a hash: ``limitObjectName``), makes
   one PodTemplate ``ppt-<request>-<podset>`` per pod set that uses a managed resource and has pods
@@ -36,6 +38,8 @@ from gpufleet.model.kueue import (
     CHECK_READY,
     CHECK_REJECTED,
     CHECK_RETRY,
+    DEACTIVATED,
+    EVICTED_BY_ADMISSION_CHECK,
     ClusterQueue,
     ProvisioningRequestConfig,
 )
@@ -66,6 +70,11 @@ _HASH_LENGTH = 5
 _MAX_PREFIX = 252 - _HASH_LENGTH
 #: the Admitted condition while a check is not Ready (``SyncAdmittedCondition``)
 NOT_ALL_CHECKS_READY = "The workload has not all checks ready"
+#: the workload controller's ``Admitted`` event when the last check turns Ready (``Reconcile``): the queue and
+#: the seconds since quota was reserved
+ADMITTED_EVENT = "Admitted by ClusterQueue {}, wait time since reservation was {:.0f}s"
+#: the ``Evicted`` condition's message of a deactivated workload, before `` due to <why>`` (``Reconcile``)
+WORKLOAD_DEACTIVATED = "The workload is deactivated"
 #: the scheduler's word on a head with a Retry or Rejected check (``nominate``)
 FAILED_CHECKS = "The workload has failed admission checks"
 
@@ -144,6 +153,124 @@ def checks_for_admission(cq: ClusterQueue, assigned: Iterable[str]) -> tuple[str
     """``admissionChecksForAdmission``: the checks whose flavors meet the flavors assigned, by name."""
     flavors = set(assigned)
     return tuple(sorted(name for name, on in check_flavors(cq).items() if on & flavors))
+
+
+def checks_for_workload(cq: ClusterQueue, assigned: Iterable[str] | None) -> tuple[str, ...]:
+    """``AdmissionChecksForWorkload``: with an admission (the flavors ``assigned``), the checks for those
+    flavors (``checks_for_admission``); without one (None), only the checks that cover every flavor of the
+    queue, by name."""
+    if assigned is not None:
+        return checks_for_admission(cq, assigned)
+    every = frozenset(cq.flavor_names())
+    return tuple(sorted(name for name, on in check_flavors(cq).items() if on >= every))
+
+
+def sync_check_list(
+    states: Sequence[CheckState], names: Iterable[str], now: float
+) -> tuple[tuple[CheckState, ...], bool]:
+    """``syncAdmissionCheckConditions``: the workload's check states for the checks ``names``: each one it
+    has kept as it is, each one missing added ``Pending`` (transition ``now``), the others dropped, sorted by
+    name; and whether anything was added or dropped."""
+    wanted = set(names)
+    if not wanted:
+        return (), bool(states)
+    have = {s.name for s in states}
+    added = [CheckState(n, CHECK_PENDING, last_transition_s=now) for n in sorted(wanted - have)]
+    kept = [s for s in states if s.name in wanted]
+    out = tuple(sorted([*kept, *added], key=lambda s: s.name))
+    return out, bool(added) or len(kept) < len(states)
+
+
+def all_checks_ready(checks: Iterable[CheckState]) -> bool:
+    """``HasAllChecksReady``: every check Ready (true without any)."""
+    return all(c.state == CHECK_READY for c in checks)
+
+
+def has_all_required_checks(checks: Iterable[CheckState], required: Iterable[str]) -> bool:
+    """``HasAllRequiredChecks``: each check the admission needs is among the workload's (in any state)."""
+    return set(required) <= {c.name for c in checks}
+
+
+@dataclass(frozen=True)
+class AdmittedCondition:
+    """The workload's ``Admitted`` condition: its status, reason and message."""
+
+    status: bool
+    reason: str
+    message: str
+
+
+#: ``SyncAdmittedCondition``'s conditions, with Kueue's default gates (``UnadmittedWorkloadsObservability``
+#: on: ``kueue.WorkloadAdmittedReason*``; ``UnadmittedWorkloadsExplicitStatus`` off)
+ADMITTED = AdmittedCondition(True, "Admitted", "The workload is admitted")
+NO_RESERVATION = AdmittedCondition(False, "NoReservation", "The workload has no reservation")
+UNSATISFIED_CHECKS = AdmittedCondition(False, "UnsatisfiedAdmissionChecks", NOT_ALL_CHECKS_READY)
+
+
+def admitted_condition(
+    reserved: bool | None, checks: Iterable[CheckState], current: AdmittedCondition | None = None
+) -> AdmittedCondition | None:
+    """``SyncAdmittedCondition`` with Kueue's default gates: the ``Admitted`` condition a workload should
+    carry, given its ``QuotaReserved`` condition's status (``reserved``; None: it has none), its checks and
+    its ``Admitted`` condition (``current``; None: none). None while it has neither condition (both are left
+    absent, ``UnadmittedWorkloadsExplicitStatus`` being off). True when quota is reserved and every check is
+    Ready; else ``NoReservation`` without a reservation (checks or not), else ``UnsatisfiedAdmissionChecks``
+    (``The workload has not all checks ready``). Delayed topology requests are not modelled."""
+    if reserved is None and current is None:
+        return None
+    if reserved is not True:
+        return NO_RESERVATION
+    if not all_checks_ready(checks):
+        return UNSATISFIED_CHECKS
+    return ADMITTED
+
+
+@dataclass(frozen=True)
+class CheckEviction:
+    """What ``reconcileCheckBasedEviction`` does to a workload with Rejected or Retry checks.
+
+    ``deactivated``: a Rejected check deactivates it (``spec.active: false``, the ``DeactivationTarget``
+    condition of reason ``AdmissionCheck`` and message ``condition_message``), else a Retry check evicts it
+    (the ``Evicted`` condition's message is ``condition_message``). ``event``: the controller's event
+    (reason, message); ``evicted``: the ``Evicted`` condition it ends with (reason, message);
+    ``scheduling_stats``: the eviction as ``schedulingStats.evictions`` counts it (reason, underlying
+    cause, None: none)."""
+
+    deactivated: bool
+    condition_message: str
+    event: tuple[str, str]
+    evicted: tuple[str, str]
+    scheduling_stats: tuple[str, str | None]
+
+
+def check_based_eviction(checks: Sequence[CheckState]) -> CheckEviction | None:
+    """``reconcileCheckBasedEviction`` (and the deactivation it leads to in ``Reconcile``): None without a
+    Rejected or Retry check; Rejected checks first, the message naming them
+    (``buildAdmissionChecksMessage``)."""
+    rejected = [c for c in checks if c.state == CHECK_REJECTED]
+    if rejected:
+        message = checks_message(rejected, CHECK_REJECTED)
+        return CheckEviction(
+            True,
+            message,
+            ("AdmissionCheckRejected", f"Deactivated due to {message}"),
+            (
+                f"{DEACTIVATED}DueTo{EVICTED_BY_ADMISSION_CHECK}",
+                f"The workload is deactivated due to {message}",
+            ),
+            (DEACTIVATED, EVICTED_BY_ADMISSION_CHECK),
+        )
+    retry = [c for c in checks if c.state == CHECK_RETRY]
+    if not retry:
+        return None
+    message = f"Evicted due to {checks_message(retry, CHECK_RETRY)}"
+    return CheckEviction(
+        False,
+        message,
+        (f"EvictedDueTo{EVICTED_BY_ADMISSION_CHECK}", message),
+        (EVICTED_BY_ADMISSION_CHECK, message),
+        (EVICTED_BY_ADMISSION_CHECK, None),
+    )
 
 
 def _uses(pod_set: PodSetNeed, managed: Sequence[str]) -> bool:
@@ -322,8 +449,10 @@ def update_event(old: CheckState, new: CheckState) -> str | None:
 
 
 def checks_message(checks: Sequence[CheckState], state: str) -> str:
-    """``buildAdmissionChecksMessage``: ``AdmissionCheck(s) in <state> state: "<name>" (<message>); ...``."""
-    parts = [f'"{c.name}" ({c.message})' if c.message else f'"{c.name}"' for c in checks]
+    """``buildAdmissionChecksMessage``: ``AdmissionCheck(s) in <state> state: "<name>" (<message>); ...``, the
+    checks sorted by name."""
+    ordered = sorted(checks, key=lambda c: c.name)
+    parts = [f'"{c.name}" ({c.message})' if c.message else f'"{c.name}"' for c in ordered]
     noun = "AdmissionChecks" if len(checks) > 1 else "AdmissionCheck"
     return f"{noun} in {state} state: {'; '.join(parts)}"
 
@@ -359,3 +488,15 @@ def retry_time(checks: Sequence[CheckState]) -> float | None:
         if c.state == CHECK_RETRY and c.requeue_after_s is not None
     ]
     return max(times) if times else None
+
+
+def requeue_at_update(checks: Sequence[CheckState], requeue_at: float | None, now: float) -> float | None:
+    """``NeedsRequeueAtUpdate``: the workload's new ``requeueState.requeueAt``, the latest end of its Retry
+    checks' waits (``retry_time``), when that is after ``now`` and after its ``requeueAt`` (if any); else None
+    (left as it is)."""
+    latest = retry_time(checks)
+    if latest is None or latest <= now:
+        return None
+    if requeue_at is not None and requeue_at >= latest:
+        return None
+    return latest
