@@ -61,7 +61,7 @@ def _cpu() -> ScaleTrigger:
 
 
 def _redis() -> ScaleTrigger:
-    return ScaleTrigger.parse("redis", {"listName": "jobs"})
+    return ScaleTrigger.parse("redis", {"address": "redis:6379", "listName": "jobs"})
 
 
 def _spec(*triggers: ScaleTrigger, min_replica_count: int = 0) -> ScaledObjectSpec:

@@ -26,7 +26,7 @@ from gpufleet.model.keda import (
 
 
 def redis(**metadata: str) -> ScaleTrigger:
-    return ScaleTrigger.parse("redis", {"listName": "jobs", **metadata})
+    return ScaleTrigger.parse("redis", {"address": "redis:6379", "listName": "jobs", **metadata})
 
 
 def scaled_object(*triggers: ScaleTrigger, **kw: Any) -> ScaledObjectSpec:
@@ -41,7 +41,7 @@ def scaled_object(*triggers: ScaleTrigger, **kw: Any) -> ScaledObjectSpec:
 
 def test_redis_list_length_defaults_to_5_and_activation_to_0() -> None:
     # redis_scaler.go: `keda:"name=listLength, ..., default=5"`, activationListLength optional (0).
-    trigger = ScaleTrigger.parse("redis", {"listName": "train:jobs"})
+    trigger = ScaleTrigger.parse("redis", {"address": "redis:6379", "listName": "train:jobs"})
     assert trigger.scaler == RedisListScaler("train:jobs", list_length=5, activation_list_length=0)
     assert trigger.metric_type == "AverageValue"
     assert trigger.target_value == 5.0
@@ -50,9 +50,35 @@ def test_redis_list_length_defaults_to_5_and_activation_to_0() -> None:
 
 def test_redis_connection_keys_are_accepted_and_ignored() -> None:
     trigger = redis(
-        address="redis.ai-train.svc:6379", host="redis", port="6379", databaseIndex="2", enableTLS="x"
+        address="redis.ai-train.svc:6379", host="redis", port="6379", databaseIndex="2", enableTLS="true"
     )
     assert trigger.scaler == RedisListScaler("jobs")
+
+
+def test_redis_enable_tls_must_parse_as_a_go_boolean() -> None:
+    # redisConnectionInfo.SetEnableTLS: strconv.ParseBool of the enableTLS metadata.
+    with pytest.raises(
+        KedaSpecError,
+        match=r'^metadata\.enableTLS: EnableTLS parsing error strconv\.ParseBool: parsing "x": invalid',
+    ):
+        redis(enableTLS="x")
+
+
+def test_redis_needs_an_address_or_as_many_hosts_as_ports() -> None:
+    # redisMetadata.Validate -> validateRedisAddress: ErrRedisNoAddresses, ErrRedisUnequalHostsAndPorts.
+    no_address = r"no addresses or hosts given\. address should be a comma separated list of host:port"
+    with pytest.raises(KedaSpecError, match=rf"^metadata\.address: {no_address}"):
+        ScaleTrigger.parse("redis", {"listName": "jobs"})
+    with pytest.raises(KedaSpecError, match=rf"^metadata\.address: {no_address}"):
+        ScaleTrigger.parse("redis", {"listName": "jobs", "host": "redis"})
+    with pytest.raises(KedaSpecError, match=r"^metadata\.hosts: not enough hosts or ports given"):
+        ScaleTrigger.parse("redis-cluster", {"listName": "jobs", "hosts": "a, b", "ports": "1"})
+    cluster = ScaleTrigger.parse("redis-cluster", {"listName": "jobs", "hosts": " a, b ", "ports": "1,2"})
+    assert isinstance(cluster.scaler, RedisListScaler)
+    assert cluster.scaler.connection.addresses == ("a:1", "b:2")
+    # What the container environment or a TriggerAuthentication may hold is not checked.
+    assert ScaleTrigger.parse("redis", {"listName": "jobs", "addressFromEnv": "REDIS_ADDRESS"})
+    assert ScaleTrigger.parse("redis", {"listName": "jobs"}, authentication_ref=True)
 
 
 @pytest.mark.parametrize("value", ["abc", "1.5", "1e3", "+5", "05", "5 5"])
@@ -127,9 +153,9 @@ def test_prometheus_metadata_errors_name_the_key(metadata: dict[str, str], messa
 def test_utilization_is_refused_for_external_scalers() -> None:
     # scaler.go GetMetricTargetType: ErrScalerUnsupportedUtilizationMetricType.
     with pytest.raises(KedaSpecError, match="'Utilization' metric type is unsupported for external metrics"):
-        ScaleTrigger.parse("redis", {"listName": "l"}, metric_type="Utilization")
+        ScaleTrigger.parse("redis", {"address": "redis:6379", "listName": "l"}, metric_type="Utilization")
     with pytest.raises(KedaSpecError, match="metricType: must be one of"):
-        ScaleTrigger.parse("redis", {"listName": "l"}, metric_type="Average")
+        ScaleTrigger.parse("redis", {"address": "redis:6379", "listName": "l"}, metric_type="Average")
 
 
 def test_unmodelled_trigger_types_are_refused() -> None:
@@ -239,17 +265,19 @@ def test_manifest_errors_carry_the_field_path() -> None:
         "metadata": {"name": "so"},
         "spec": {
             "scaleTargetRef": {"name": "w"},
-            "triggers": [{"type": "redis", "metadata": {"listName": "l", "listLength": "lots"}}],
+            "triggers": [
+                {"type": "redis", "metadata": {"address": "r:6379", "listName": "l", "listLength": "lots"}}
+            ],
         },
     }
     with pytest.raises(
         KedaSpecError, match=r"^spec\.triggers\[0\]\.metadata\.listLength: 'lots' is not an integer"
     ):
         scaled_object_from_manifest(doc)
-    doc["spec"]["triggers"][0]["metadata"] = {"listName": "l", "listLength": 1}
+    doc["spec"]["triggers"][0]["metadata"] = {"address": "r:6379", "listName": "l", "listLength": 1}
     with pytest.raises(KedaSpecError, match=r"^spec\.triggers\[0\]\.metadata\.listLength: must be a string"):
         scaled_object_from_manifest(doc)
-    doc["spec"]["triggers"][0]["metadata"] = {"listName": "l"}
+    doc["spec"]["triggers"][0]["metadata"] = {"address": "r:6379", "listName": "l"}
     with pytest.raises(KedaSpecError, match=r"^spec\.cooldownPeriod: must be an integer"):
         scaled_object_from_manifest({**doc, "spec": {**doc["spec"], "cooldownPeriod": "300"}})
     with pytest.raises(KedaSpecError, match=r"^spec\.scaleTargetRef\.name: required"):
@@ -264,7 +292,7 @@ def test_scaled_object_manifest_keeps_advanced_hpa_config_and_fallback() -> None
             "scaleTargetRef": {"name": "w"},
             "fallback": {"failureThreshold": 3, "replicas": 2, "behavior": "currentReplicasIfHigher"},
             "advanced": {"horizontalPodAutoscalerConfig": {"name": "my-hpa", "behavior": behavior}},
-            "triggers": [{"type": "redis", "metadata": {"listName": "l"}}],
+            "triggers": [{"type": "redis", "metadata": {"address": "r:6379", "listName": "l"}}],
         },
     }
     spec = scaled_object_from_manifest(doc)
@@ -290,7 +318,9 @@ def test_scaled_job_manifest_parses_the_scaling_strategy() -> None:
                 "customScalingRunningJobPercentage": "0.5",
                 "pendingPodConditions": ["Ready", "PodScheduled"],
             },
-            "triggers": [{"type": "redis", "metadata": {"listName": "hello", "listLength": "5"}}],
+            "triggers": [
+                {"type": "redis", "metadata": {"address": "r:6379", "listName": "hello", "listLength": "5"}}
+            ],
         },
     }
     spec = scaled_job_from_manifest(doc)

@@ -3,7 +3,9 @@
 Upstream: ``kedacore/keda`` v2.20.2, ``pkg/scalers/prometheus_scaler.go`` (``prometheusMetadata``:
 ``customHeaders``/``queryParameters`` maps, ``unsafeSsl`` bool, ``timeout`` duration),
 ``pkg/scalers/authentication/authentication_types.go`` (``authModes``: ``enum`` and
-``exclusiveSet``) and ``pkg/scalers/scalersconfig/typed_config.go`` (``setConfigValueMap``,
+``exclusiveSet``; ``Config.Validate``: each mode's credentials, auth params that only a
+TriggerAuthentication gives; ``APIKeyAuth.Method``'s enum) and
+``pkg/scalers/scalersconfig/typed_config.go`` (``setConfigValueMap``,
 ``setConfigValueHelper`` for ``time.Duration``). Before, gpufleet accepted any value for these
 keys, so a ScaledObject KEDA refuses loaded. The same typed config trims every metadata value
 (``configParamValue``) and reads numbers with ``json.Unmarshal``; before, gpufleet refused a padded
@@ -69,7 +71,35 @@ def test_unsafe_ssl_must_be_a_boolean() -> None:
 
 @pytest.mark.parametrize("modes", ["tls", "bearer", "tls, basic", "custom,tls", "apiKey", "oauth"])
 def test_known_auth_modes_are_accepted(modes: str) -> None:
-    assert prometheus(authModes=modes).type == "prometheus"
+    metadata = {**_BASE, "authModes": modes}
+    assert ScaleTrigger.parse("prometheus", metadata, authentication_ref=True).type == "prometheus"
+
+
+@pytest.mark.parametrize(
+    ("modes", "message"),
+    [
+        ("bearer", "bearer token=<empty> is required when bearer auth is enabled"),
+        ("tls, basic", "username=<empty> is required when basic auth is enabled"),
+        ("custom,tls", "cert=<empty> and key=<empty> are required when tls auth is enabled"),
+        ("oauth", "oauthTokenURI=<empty> and clientID=<empty> are required when oauth is enabled"),
+        ("custom", "customAuthHeader=<empty> and customAuthValue=<empty> are required"),
+        ("apiKey", "apiKey is required when apiKey auth is enabled"),
+    ],
+)
+def test_auth_modes_without_a_trigger_authentication_lack_their_credentials(modes: str, message: str) -> None:
+    # authentication.Config.Validate: the credentials are auth params (apiKey may be metadata), which
+    # only a TriggerAuthentication (authenticationRef) gives.
+    with pytest.raises(KedaSpecError, match=rf"^metadata\.authModes: {message}"):
+        prometheus(authModes=modes)
+    assert prometheus(authModes="apiKey", apiKey="k", method="query").type == "prometheus"
+
+
+def test_api_key_method_is_header_or_query() -> None:
+    # authentication.APIKeyAuth.Method: `default=header, enum=header;query`.
+    with pytest.raises(
+        KedaSpecError, match=r'^metadata\.method: parameter "method" value "body" must be one of'
+    ):
+        prometheus(method="body")
 
 
 @pytest.mark.parametrize(
@@ -92,7 +122,12 @@ def test_metadata_values_are_trimmed_and_blank_counts_as_absent() -> None:
         {"serverAddress": " http://prom:9090 ", "query": " sum(queue_length) ", "threshold": " 10 "},
     )
     assert trigger.scaler == PrometheusScaler("http://prom:9090", "sum(queue_length)", 10.0)
-    assert ScaleTrigger.parse("redis", {"listName": "jobs", "listLength": " 3 "}).target_value == 3.0
+    assert (
+        ScaleTrigger.parse(
+            "redis", {"address": "r:6379", "listName": "jobs", "listLength": " 3 "}
+        ).target_value
+        == 3.0
+    )
     with pytest.raises(KedaSpecError, match=r"^metadata\.serverAddress: required$"):
         prometheus(serverAddress="   ")
     assert prometheus(activationThreshold="  ", ignoreNullValues=" false ").scaler == PrometheusScaler(

@@ -115,7 +115,7 @@ def test_only_cpu_memory_triggers_and_min_replica_count_zero_is_refused() -> Non
         _scaled_object(trigger, ScaleTrigger.parse("memory", _VALID, "Utilization"), min_replica_count=0)
     assert caught.value.path == "spec.minReplicaCount"
     assert "scaledobject has only cpu/memory triggers AND minReplica is 0" in caught.value.message
-    redis = ScaleTrigger.parse("redis", {"listName": "jobs"})
+    redis = ScaleTrigger.parse("redis", {"address": "redis:6379", "listName": "jobs"})
     assert _scaled_object(trigger, redis, min_replica_count=0).min_replica_count == 0
 
 
@@ -128,6 +128,6 @@ def test_a_fallback_needs_a_trigger_that_is_not_cpu_or_memory() -> None:
         )
     assert caught.value.path == "spec.fallback"
     assert "at least one trigger (that is not cpu or memory)" in caught.value.message
-    redis = ScaleTrigger.parse("redis", {"listName": "jobs"})
+    redis = ScaleTrigger.parse("redis", {"address": "redis:6379", "listName": "jobs"})
     spec = ScaledObjectSpec("so", "default", ScaleTargetRef("app"), (cpu, redis), fallback=Fallback(3, 2))
     assert spec.fallback == Fallback(3, 2)

@@ -13,8 +13,11 @@ How the upstream fixtures map onto gpufleet:
 - The upstream query ``up`` becomes ``sum(queue_length)``: gpufleet refuses a query on a metric it
   does not simulate (the scaler would never scale), and every ``up`` case is about another key.
 - ``authParams`` and the pod identity live in a TriggerAuthentication, which gpufleet does not read:
-  the cases whose verdict rests on them are skipped; the others check that the ``authModes``
-  metadata is accepted with a warning.
+  a case with auth params gives its trigger an ``authenticationRef`` and checks that the ``authModes``
+  metadata is accepted with a warning; a case with none (or only empty values, which the typed
+  config reads as absent) has no TriggerAuthentication, so that ``Config.Validate`` refuses a mode
+  whose credentials are missing, in its words; a case whose verdict rests on what the auth params or
+  the pod identity hold is skipped.
 - ``ExecutePromQuery`` over an HTTP body is :func:`gpufleet.autoscaling.keda_triggers.prometheus_value`
   over the evaluated instant vector: ``data.result`` is the list of samples, a failed request
   (an HTTP error status) is a failed evaluation (``None``), and an error is ``None`` (upstream: -1
@@ -63,11 +66,15 @@ def _scaled_object(metadata: dict[str, str]) -> dict[str, object]:
     }
 
 
-def _read(tmp_path: Path, metadata: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(problems, warnings) of a ScaledObject with one prometheus trigger, paths without the file label."""
+def _read(tmp_path: Path, metadata: dict[str, str], auth: bool = False) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of a ScaledObject with one prometheus trigger (with an ``authenticationRef``
+    if ``auth``), paths without the file label."""
     metadata = {k: (_UP if k == "query" and v == "up" else v) for k, v in metadata.items()}
     path = tmp_path / "so.yaml"
-    path.write_text("\n---\n".join(json.dumps(doc) for doc in (_scaled_object(metadata), _DEPLOYMENT)))
+    scaled = _scaled_object(metadata)
+    if auth:
+        scaled["spec"]["triggers"][0]["authenticationRef"] = {"name": "prometheus-auth"}  # type: ignore[index]
+    path.write_text("\n---\n".join(json.dumps(doc) for doc in (scaled, _DEPLOYMENT)))
 
     def strip(lines: list[str]) -> list[str]:
         return [line.split("(ScaledObject/default/web-scaler): ", 1)[-1] for line in lines]
@@ -194,10 +201,13 @@ def test_prometheus_get_metric_spec_for_scaling(table_index: int, trigger_index:
     assert metric_name(trigger_index, ScaleTrigger.parse("prometheus", metadata)) == name
 
 
-_AUTH_PARAMS = (
-    "the error comes from the auth params (or the pod identity) of a TriggerAuthentication, which "
-    "gpufleet does not read"
-)
+def _auth_params(what: str) -> str:
+    return (
+        f"the error is that the TriggerAuthentication's auth params lack {what}; gpufleet does not read "
+        "TriggerAuthentications, so with an authenticationRef it cannot tell"
+    )
+
+
 _POD_IDENTITY = (
     "the case is about the pod identity provider of a TriggerAuthentication, which gpufleet does not "
     "read; the trigger metadata alone is the plain all-properly-formed case"
@@ -209,86 +219,119 @@ def _auth(modes: str) -> dict[str, str]:
     return {**_AUTH, "authModes": modes}
 
 
+# (metadata, whether the case has auth params (an authenticationRef here), Config.Validate's error or None)
 _AUTH_CASES = [
-    pytest.param(_auth("tls"), id="TestPrometheusScalerAuthParams/0 success TLS"),
-    pytest.param(_auth("tls"), id="TestPrometheusScalerAuthParams/1 TLS, ca is optional"),
+    pytest.param(_auth("tls"), True, None, id="TestPrometheusScalerAuthParams/0 success TLS"),
+    pytest.param(_auth("tls"), True, None, id="TestPrometheusScalerAuthParams/1 TLS, ca is optional"),
     pytest.param(
         _auth("tls"),
+        True,
+        "cert=<present> and key=<empty> are required",
         id="TestPrometheusScalerAuthParams/2 fail TLS, key not given",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
+        marks=pytest.mark.skip(reason=_auth_params("the key (they hold ca and cert)")),
     ),
     pytest.param(
         _auth("tls"),
+        True,
+        "cert=<empty> and key=<present> are required",
         id="TestPrometheusScalerAuthParams/3 fail TLS, cert not given",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
+        marks=pytest.mark.skip(reason=_auth_params("the cert (they hold ca and key)")),
     ),
-    pytest.param(_auth("bearer"), id="TestPrometheusScalerAuthParams/4 success bearer default"),
+    pytest.param(_auth("bearer"), True, None, id="TestPrometheusScalerAuthParams/4 success bearer default"),
     pytest.param(
         _auth("bearer"),
+        False,
+        "bearer token=<empty> is required when bearer auth is enabled",
         id="TestPrometheusScalerAuthParams/5 fail bearerAuth with no token",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
     ),
-    pytest.param(_auth("basic"), id="TestPrometheusScalerAuthParams/6 success basicAuth"),
+    pytest.param(_auth("basic"), True, None, id="TestPrometheusScalerAuthParams/6 success basicAuth"),
     pytest.param(
         _auth("basic"),
+        False,
+        "username=<empty> is required when basic auth is enabled",
         id="TestPrometheusScalerAuthParams/7 fail basicAuth with no username",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
     ),
-    pytest.param(_auth("tls, basic"), id="TestPrometheusScalerAuthParams/8 tls, basic with all params"),
+    pytest.param(
+        _auth("tls, basic"), True, None, id="TestPrometheusScalerAuthParams/8 tls, basic with all params"
+    ),
     pytest.param(
         _auth("tls,basic"),
+        True,
+        "cert=<empty> and key=<empty> are required",
         id="TestPrometheusScalerAuthParams/9 tls,basic without cert and key",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
+        marks=pytest.mark.skip(reason=_auth_params("cert and key (they hold username and password)")),
     ),
-    pytest.param(_auth("custom"), id="TestPrometheusScalerAuthParams/10 success custom auth"),
+    pytest.param(_auth("custom"), True, None, id="TestPrometheusScalerAuthParams/10 success custom auth"),
     pytest.param(
         _auth("custom"),
+        False,
+        "customAuthHeader=<empty> and customAuthValue=<empty> are required when custom auth is enabled",
         id="TestPrometheusScalerAuthParams/11 fail custom auth with no customAuthHeader",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
     ),
     pytest.param(
         _auth("custom"),
+        False,
+        "customAuthHeader=<empty> and customAuthValue=<empty> are required when custom auth is enabled",
         id="TestPrometheusScalerAuthParams/12 fail custom auth with no customAuthValue",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
     ),
     pytest.param(
         _auth("custom"),
+        True,
+        None,
         id="TestPrometheusScalerAuthParams/13 success custom auth with newlines in customAuthHeader",
     ),
     pytest.param(
         _auth("tls,basic"),
+        True,
+        "cert=<empty> and key=<empty> are required",
         id="TestPrometheusScalerAuthParams/14 tls,basic without cert and key (again)",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
+        marks=pytest.mark.skip(reason=_auth_params("cert and key (they hold username and password)")),
     ),
     pytest.param(
         _auth("basic"),
+        True,
+        "pod identity cannot be enabled with other auth types",
         id="TestPrometheusScalerAuthParams/15 pod identity and other auth modes enabled together",
-        marks=pytest.mark.skip(reason=_AUTH_PARAMS),
+        marks=pytest.mark.skip(
+            reason="the error is that the TriggerAuthentication's podIdentity (azure-workload) is set beside "
+            "authModes (checkAuthConfigWithPodIdentity); gpufleet does not read TriggerAuthentications"
+        ),
     ),
     pytest.param(
         _AUTH,
+        False,
+        None,
         id="TestPrometheusScalerAuthParams/16 azure workload identity",
         marks=pytest.mark.skip(reason=_POD_IDENTITY),
     ),
     pytest.param(
         _AUTH,
+        False,
+        None,
         id="TestPrometheusScalerAuthParams/17 azure pod identity",
         marks=pytest.mark.skip(reason=_POD_IDENTITY),
     ),
 ]
 
 
-@pytest.mark.parametrize("metadata", _AUTH_CASES)
-def test_prometheus_scaler_auth_params(tmp_path: Path, metadata: dict[str, str]) -> None:
-    problems, warnings = _read(tmp_path, metadata)
-    assert problems == []
-    assert warnings == [_warning("authModes")]
+@pytest.mark.parametrize(("metadata", "auth", "error"), _AUTH_CASES)
+def test_prometheus_scaler_auth_params(
+    tmp_path: Path, metadata: dict[str, str], auth: bool, error: str | None
+) -> None:
+    problems, warnings = _read(tmp_path, metadata, auth)
+    if error is None:
+        assert problems == []
+        assert warnings == [_warning("authModes")]
+    else:
+        assert len(problems) == 1, problems
+        assert problems[0].startswith(f"spec.triggers[0].metadata.authModes: {error}"), problems
 
 
-_NOT_A_SAMPLE = (
-    "a JSON shape of Prometheus' HTTP API: gpufleet's evaluator yields (labels, value) samples, never "
-    "a sample without its [timestamp, value] pair"
-)
+def _not_a_sample(body: str) -> str:
+    return (
+        f"the body {body} is a malformed answer of Prometheus' HTTP API (a result whose value is not a "
+        "[timestamp, value] pair); gpufleet's evaluator yields (labels, value) samples and has no such state"
+    )
 
 
 def _one(value: float) -> list[Sample]:
@@ -308,14 +351,14 @@ def _one(value: float) -> list[Sample]:
             True,
             0.0,
             id="TestPrometheusScalerExecutePromQuery/value is empty list",
-            marks=pytest.mark.skip(reason=_NOT_A_SAMPLE),
+            marks=pytest.mark.skip(reason=_not_a_sample('{"data":{"result":[{"value": []}]}}')),
         ),
         pytest.param(
             None,
             False,
             None,
             id="TestPrometheusScalerExecutePromQuery/value is empty list but shouldn't ignore",
-            marks=pytest.mark.skip(reason=_NOT_A_SAMPLE),
+            marks=pytest.mark.skip(reason=_not_a_sample('{"data":{"result":[{"value": []}]}}')),
         ),
         pytest.param(_one(2.0), True, 2.0, id="TestPrometheusScalerExecutePromQuery/valid value"),
         pytest.param(
@@ -323,7 +366,7 @@ def _one(value: float) -> list[Sample]:
             True,
             None,
             id="TestPrometheusScalerExecutePromQuery/not enough values",
-            marks=pytest.mark.skip(reason=_NOT_A_SAMPLE),
+            marks=pytest.mark.skip(reason=_not_a_sample('{"data":{"result":[{"value": ["1"]}]}}')),
         ),
         pytest.param(
             [({}, 0.0), ({}, 0.0)], True, None, id="TestPrometheusScalerExecutePromQuery/multiple results"
@@ -351,28 +394,41 @@ def test_prometheus_scaler_execute_prom_query(
 
 
 _GCP = "TestPrometheusScaler_ExecutePromQuery_WithGcpNativeAuthentication"
-_HTTP = "checks the HTTP request KEDA sends (headers, URL parameters, OAuth2 transport); gpufleet sends none"
+_EMPTY_RESULT = "; its verdict on the empty result is TestPrometheusScalerExecutePromQuery/no results"
+_GMP = (
+    "checks the request KEDA sends to Google Managed Prometheus (the "
+    "/v1/projects/.../prometheus/api/v1/query path and the OAuth2 'Authorization: Bearer' header) "
+    "with credentials from {source}; gpufleet sends no request and reads no credentials"
+)
 
 
 @pytest.mark.parametrize(
     "reason",
     [
-        pytest.param(_HTTP, id="TestPrometheusScalerCustomHeaders"),
-        pytest.param(_HTTP, id="TestPrometheusScalerExecutePromQueryParameters"),
         pytest.param(
-            _HTTP,
+            "checks the customHeaders KEDA sets on its HTTP request (X-Client-Id, X-Tenant-Id, "
+            "X-Organization-Token); gpufleet sends none" + _EMPTY_RESULT,
+            id="TestPrometheusScalerCustomHeaders",
+        ),
+        pytest.param(
+            "checks the URL of KEDA's HTTP request (/api/v1/query, its time and queryParameters); gpufleet "
+            "sends none" + _EMPTY_RESULT,
+            id="TestPrometheusScalerExecutePromQueryParameters",
+        ),
+        pytest.param(
+            _GMP.format(source="the GCP pod identity of a TriggerAuthentication"),
             id=_GCP + "/using GCP workload identity",
         ),
         pytest.param(
-            _HTTP,
+            _GMP.format(source="a TriggerAuthentication's auth params (GoogleApplicationCredentials)"),
             id=_GCP + "/with Google app credentials on auth params",
         ),
         pytest.param(
-            _HTTP,
+            _GMP.format(source="the container environment (credentialsFromEnv)"),
             id=_GCP + "/with Google app credentials on envs",
         ),
         pytest.param(
-            _HTTP,
+            _GMP.format(source="a file named in the container environment (credentialsFromEnvFile)"),
             id=_GCP + "/with Google app credentials file on auth params",
         ),
     ],

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kube_manifests import load, problems, relative
+from kube_manifests import load, problems, relative, warnings
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
@@ -56,7 +56,9 @@ def prometheus(query: str) -> str:
     )
 
 
-def scaled_job(strategy: str, trigger_type: str = "redis", metadata: str = "{listName: jobs}") -> str:
+def scaled_job(
+    strategy: str, trigger_type: str = "redis", metadata: str = "{address: redis:6379, listName: jobs}"
+) -> str:
     return f"""
 apiVersion: keda.sh/v1alpha1
 kind: ScaledJob
@@ -132,10 +134,59 @@ def test_a_query_returning_a_series_per_pod_is_a_warning(tmp_path: Path) -> None
 def test_redis_cluster_and_sentinel_are_the_same_list_scaler(tmp_path: Path) -> None:
     # scalers_builder.go: "redis-cluster" and "redis-sentinel" are NewRedisScaler with another client.
     for kind in ("redis-cluster", "redis-sentinel"):
-        text = scaled_object(f"  - type: {kind}\n    metadata: {{listName: jobs, listLength: '3'}}")
+        text = scaled_object(
+            f"  - type: {kind}\n    metadata: {{address: redis:6379, listName: jobs, listLength: '3'}}"
+        )
         trigger = load(tmp_path, text).scaled_objects[0].triggers[0]
         assert trigger.scaler == RedisListScaler("jobs", 3, 0, kind)  # type: ignore[arg-type]
         assert trigger.type == kind
+
+
+def test_redis_connection_keys_are_checked_then_warned_as_not_modelled(tmp_path: Path) -> None:
+    # redis_scaler.go redisMetadata / redisConnectionInfo: parsed by the typed config, then unused here.
+    text = scaled_object(
+        "  - type: redis-sentinel\n    metadata: {listName: jobs, hosts: 'a, b', ports: '1, 2', "
+        "sentinelMaster: mymaster, passwordFromEnv: REDIS_PASSWORD, enableTLS: 'true', databaseIndex: '2'}"
+    )
+    note = "gpufleet reads the list from its simulated queue"
+    path = f"{SO_LABEL}: spec.triggers[0].metadata"
+    assert warnings(tmp_path, text) == [
+        f"{path}.databaseIndex is not modelled ({note}); ignored",
+        f"{path}.enableTLS is not modelled ({note}); ignored",
+        f"{path}.sentinelMaster is not modelled ({note}); ignored",
+        f"{path}.passwordFromEnv is not modelled ({note}; the container's environment is not resolved); "
+        "ignored",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "error"),
+    [
+        (
+            "{listName: jobs}",
+            "address: no addresses or hosts given. address should be a comma separated list",
+        ),
+        ("{listName: jobs, host: redis}", "address: no addresses or hosts given."),
+        ("{listName: jobs, hosts: 'a,b', ports: '1'}", "hosts: not enough hosts or ports given."),
+        ("{listName: jobs, address: r, databaseIndex: one}", "databaseIndex: 'one' is not an integer"),
+        ("{listName: jobs, address: r, unsafeSsl: maybe}", "unsafeSsl: 'maybe' is not a boolean"),
+        (
+            "{listName: jobs, address: r, enableTLS: 'yes'}",
+            "enableTLS: EnableTLS parsing error strconv.ParseBool",
+        ),
+    ],
+)
+def test_redis_connection_is_refused_where_keda_refuses_it(tmp_path: Path, metadata: str, error: str) -> None:
+    # redisMetadata.Validate (validateRedisAddress, SetEnableTLS) and the typed config's int/bool parsing.
+    [problem] = problems(tmp_path, scaled_object(f"  - type: redis\n    metadata: {metadata}"))
+    assert problem.startswith(f"{SO_LABEL}: spec.triggers[0].metadata.{error}"), problem
+
+
+def test_a_redis_address_a_trigger_authentication_may_hold_is_not_required(tmp_path: Path) -> None:
+    text = scaled_object(
+        "  - type: redis\n    metadata: {listName: jobs}\n    authenticationRef: {name: redis}"
+    )
+    assert load(tmp_path, text).scaled_objects[0].triggers[0].scaler == RedisListScaler("jobs")
 
 
 @pytest.mark.parametrize(
@@ -218,10 +269,17 @@ def test_keda_pause_annotations_are_warned_as_not_modelled(tmp_path: Path) -> No
 def test_prometheus_connection_keys_are_warned_as_not_modelled(tmp_path: Path) -> None:
     """KEDA v2.20.2 ``prometheusMetadata``: ``unsafeSsl``, ``authModes``, ``customHeaders``, ... shape
     the HTTP request to a real Prometheus; gpufleet checks them and warns, never drops them silently."""
-    text = prometheus("sum(queue_length)").replace(
-        "      threshold: '10'\n",
-        "      threshold: '10'\n      unsafeSsl: 'true'\n      authModes: bearer\n"
-        "      customHeaders: X-Scope-OrgID=team\n      timeout: 5s\n      ignoreNullValues: 'false'\n",
+    text = (
+        prometheus("sum(queue_length)")
+        .replace(
+            "      threshold: '10'\n",
+            "      threshold: '10'\n      unsafeSsl: 'true'\n      authModes: bearer\n"
+            "      customHeaders: X-Scope-OrgID=team\n      timeout: 5s\n      ignoreNullValues: 'false'\n",
+        )
+        .replace(
+            "      query: 'sum(queue_length)'",
+            "      query: 'sum(queue_length)'\n    authenticationRef: {name: prometheus-bearer}",
+        )
     )
     note = "(gpufleet evaluates the query over its simulated series); ignored"
     assert relative(tmp_path, load(tmp_path, text).warnings) == [
@@ -256,7 +314,7 @@ def test_cpu_and_memory_triggers_become_resource_metrics_with_a_warning(tmp_path
     triggers = (
         "  - {type: cpu, metricType: Utilization, metadata: {value: '60'}}\n"
         "  - {type: memory, metricType: AverageValue, metadata: {value: 8Gi, containerName: server}}\n"
-        "  - {type: redis, metadata: {listName: jobs}}"
+        "  - {type: redis, metadata: {address: redis:6379, listName: jobs}}"
     )
     scenario = load(tmp_path, scaled_object(triggers))
     [so] = scenario.scaled_objects

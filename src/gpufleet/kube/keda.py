@@ -9,12 +9,16 @@ against the Kubernetes schema of an HPA behavior and the HPA's own rules; a Scal
 ``jobTargetRef`` is a ``batch/v1`` JobSpec, checked and converted exactly as a Job's spec.
 
 Fields that only matter for talking to real servers (``authenticationRef``,
-``envSourceContainerName``) pass silently; fields that change scaling but are not modelled
+``envSourceContainerName``) pass silently (a trigger's ``authenticationRef`` only tells its checks that a
+TriggerAuthentication, which gpufleet does not read, may hold a redis address or the credentials of a
+prometheus ``authModes``); fields that change scaling but are not modelled
 (``advanced.restoreToOriginalReplicaCount``, ``advanced.scalingModifiers``,
 ``triggers[].useCachedMetrics``, a ScaledJob's ``rollout``/``rolloutStrategy``) are warnings, and
 so are a prometheus trigger's connection, TLS, auth and cloud metadata keys (``unsafeSsl``,
 ``authModes``, ``customHeaders``, ...: ``PROMETHEUS_CONNECTION_KEYS``), which KEDA's
-``prometheusMetadata`` parses but a simulated query does without. A cron trigger's unknown
+``prometheusMetadata`` parses but a simulated query does without, and a redis trigger's database, TLS
+and credential keys and ``...FromEnv`` forms (``REDIS_CONNECTION_KEYS``), which ``redisMetadata``
+parses but the simulated queue does without. A cron trigger's unknown
 ``timezone``, a cpu/memory trigger's ``containerName`` (a ``ContainerResource`` metric, not modelled)
 and a ScaledJob's cpu/memory trigger (nothing reads its usage) are warnings too; a ScaledObject's
 cpu/memory trigger is a warning where its target's pods have no usage of that resource (the loader
@@ -35,6 +39,7 @@ from gpufleet.kube.problems import Reporter, required
 from gpufleet.kube.spec_model import SpecModel, validate
 from gpufleet.model.keda import (
     PROMETHEUS_CONNECTION_KEYS,
+    REDIS_CONNECTION_KEYS,
     TRACKED_POD_CONDITIONS,
     CronScaler,
     KedaSpecError,
@@ -46,6 +51,7 @@ from gpufleet.model.keda import (
     scaled_job_from_manifest,
     scaled_object_from_manifest,
 )
+from gpufleet.model.keda_trigger_types import REDIS_LIST_TYPES
 from gpufleet.model.promql import yields_one_series
 from gpufleet.model.workloads import Job
 
@@ -154,6 +160,8 @@ def _warn_triggers(spec: Mapping[str, Any], report: Reporter) -> None:
             _warn_prometheus_connection(
                 mapping(trigger.get("metadata")), report, f"spec.triggers[{i}].metadata"
             )
+        elif trigger.get("type") in REDIS_LIST_TYPES:
+            _warn_redis_connection(mapping(trigger.get("metadata")), report, f"spec.triggers[{i}].metadata")
 
 
 def _warn_prometheus_connection(metadata: Mapping[str, Any], report: Reporter, path: str) -> None:
@@ -166,6 +174,21 @@ def _warn_prometheus_connection(metadata: Mapping[str, Any], report: Reporter, p
             report.not_modelled(
                 f"{path}.{key}", note="gpufleet evaluates the query over its simulated series"
             )
+
+
+def _warn_redis_connection(metadata: Mapping[str, Any], report: Reporter, path: str) -> None:
+    """The database, TLS and credential keys of a redis trigger and every ``...FromEnv`` form
+    (``redisMetadata``, ``redisConnectionInfo``: ``REDIS_CONNECTION_KEYS``) shape only the connection to
+    a real Redis: a warning each, since gpufleet reads the list's length from its simulated queue. A
+    ``...FromEnv`` key names a variable of the scale target's container, which gpufleet does not
+    resolve, so what KEDA would check of its value is not checked."""
+    for key in REDIS_CONNECTION_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            note = "gpufleet reads the list from its simulated queue"
+            if key.endswith("FromEnv"):
+                note += "; the container's environment is not resolved"
+            report.not_modelled(f"{path}.{key}", note=note)
 
 
 def _model_error(report: Reporter, err: KedaSpecError) -> None:

@@ -17,12 +17,15 @@ of the HPA), as in KEDA v2.20.2; other trigger types are refused
 the strings are trimmed and parsed here as KEDA's typed config parses them
 (``pkg/scalers/scalersconfig/typed_config.go``: JSON numbers, Go booleans), with an error naming
 the key when one does not parse.
-Metadata keys that only matter for talking to a real server (``address``, ``host``, ``port``,
-``databaseIndex``, ``enableTLS``, ...) are accepted and ignored; for ``prometheus`` the connection,
-TLS, auth and cloud keys (:data:`PROMETHEUS_CONNECTION_KEYS`) are checked as KEDA parses them
+Metadata keys that only matter for talking to a real server are checked as KEDA parses them
 (``pkg/scalers/scalersconfig/typed_config.go``: ``key=value`` maps, durations, booleans, the
 ``authModes`` enum) and then ignored, with a warning where a manifest sets them
-(:mod:`gpufleet.kube.keda`).
+(:mod:`gpufleet.kube.keda`): for ``prometheus`` the connection, TLS, auth and cloud keys
+(:data:`PROMETHEUS_CONNECTION_KEYS`); for the redis triggers the database, TLS and credential keys and
+the ``...FromEnv`` forms (:data:`REDIS_CONNECTION_KEYS`), with ``redisMetadata.Validate``'s address
+rules (``address``/``addresses``, or as many ``host``/``hosts`` as ``port``/``ports``:
+:class:`RedisConnection`) as far as the metadata decides them: gpufleet reads neither the scale
+target's container environment nor a TriggerAuthentication's auth params.
 
 The decisions (activation, cooldown, the HPA inputs, ScaledJob strategies) live in
 ``gpufleet.autoscaling.keda``.
@@ -184,11 +187,10 @@ def parse_metadata_bool(metadata: Mapping[str, str], key: str, default: bool) ->
     text = metadata_value(metadata, key)
     if text is None:
         return default
-    if text in ("1", "t", "T", "TRUE", "true", "True"):
-        return True
-    if text in ("0", "f", "F", "FALSE", "false", "False"):
-        return False
-    raise KedaSpecError(f"metadata.{key}", f"{text!r} is not a boolean")
+    value = _go_parse_bool(text)
+    if value is None:
+        raise KedaSpecError(f"metadata.{key}", f"{text!r} is not a boolean")
+    return value
 
 
 def parse_metadata_map(metadata: Mapping[str, str], key: str) -> dict[str, str]:
@@ -252,16 +254,33 @@ def _go_duration_s(text: str) -> float:
     return sign * sum(float(n) * _DURATION_UNITS_S[unit] for n, unit in _DURATION_TERM.findall(text))
 
 
-def check_auth_modes(metadata: Mapping[str, str]) -> tuple[str, ...]:
+#: ``authentication.Config.Validate``: what each mode needs, in the order it checks them, and the
+#: message it gives when the TriggerAuthentication's auth params lack it (``<empty>`` for each).
+_AUTH_MODE_NEEDS: tuple[tuple[str, str], ...] = (
+    ("bearer", "bearer token=<empty> is required when bearer auth is enabled"),
+    ("basic", "username=<empty> is required when basic auth is enabled"),
+    ("tls", "cert=<empty> and key=<empty> are required when tls auth is enabled"),
+    ("oauth", "oauthTokenURI=<empty> and clientID=<empty> are required when oauth is enabled"),
+    (
+        "custom",
+        "customAuthHeader=<empty> and customAuthValue=<empty> are required when custom auth is enabled",
+    ),
+)
+#: ``authentication.APIKeyAuth.Method``: ``default=header, enum=header;query``.
+API_KEY_METHODS: tuple[str, ...] = ("header", "query")
+
+
+def check_auth_modes(metadata: Mapping[str, str], authentication_ref: bool = False) -> tuple[str, ...]:
     """``authModes`` (or ``authMode``) as KEDA's typed config reads it from trigger metadata: each
     comma-separated mode one of :data:`AUTH_MODES`, at most one of bearer, basic and oauth
-    (``authentication.Config``'s ``enum`` and ``exclusiveSet`` tags). The credentials each mode
-    needs come from a TriggerAuthentication, which gpufleet does not read."""
+    (``authentication.Config``'s ``enum`` and ``exclusiveSet`` tags); ``method`` one of
+    :data:`API_KEY_METHODS`. The credentials each mode needs (``Config.Validate``) come from a
+    TriggerAuthentication's auth params, which gpufleet does not read: with an ``authenticationRef``
+    they are not checked; without one there are none, and KEDA refuses the mode (``apiKey`` may be
+    given in the metadata)."""
     found = ((k, metadata_value(metadata, k)) for k in ("authModes", "authMode"))
     key, text = next(((k, t) for k, t in found if t is not None), ("", None))
-    if text is None:
-        return ()
-    modes = tuple(m.strip() for m in text.split(","))
+    modes = () if text is None else tuple(m.strip() for m in text.split(","))
     unknown = [m for m in modes if m not in AUTH_MODES]
     if unknown:
         raise KedaSpecError(
@@ -273,6 +292,20 @@ def check_auth_modes(metadata: Mapping[str, str]) -> tuple[str, ...]:
             f"metadata.{key}",
             f"{', '.join(exclusive)}: only one of {', '.join(EXCLUSIVE_AUTH_MODES)} is allowed",
         )
+    method = metadata_value(metadata, "method")
+    if method is not None and method not in API_KEY_METHODS:
+        raise KedaSpecError(
+            "metadata.method",
+            f'parameter "method" value "{method}" must be one of [{" ".join(API_KEY_METHODS)}]',
+        )
+    if not authentication_ref:
+        for mode, message in _AUTH_MODE_NEEDS:
+            if mode in modes:
+                raise KedaSpecError(f"metadata.{key}", f"{message} (no authenticationRef)")
+        if "apiKey" in modes and metadata_value(metadata, "apiKey") is None:
+            raise KedaSpecError(
+                f"metadata.{key}", "apiKey is required when apiKey auth is enabled (no authenticationRef)"
+            )
     return modes
 
 
@@ -283,10 +316,146 @@ def _required_string(metadata: Mapping[str, str], key: str) -> str:
     return text
 
 
+#: ``ErrRedisNoAddresses`` and ``ErrRedisUnequalHostsAndPorts`` (``redis_scaler.go``).
+REDIS_NO_ADDRESSES = (
+    "no addresses or hosts given. address should be a comma separated list of host:port "
+    "or set the host/port values"
+)
+REDIS_UNEQUAL_HOSTS_AND_PORTS = (
+    "not enough hosts or ports given. number of hosts should be equal to the number of ports"
+)
+#: ``redisConnectionInfo`` keys read from trigger metadata (``name=`` tags, first name first); each may
+#: also be given as ``<key>FromEnv``, the name of a variable of the scale target's container
+#: environment (the ``resolvedEnv`` order). ``cert``, ``key``, ``keyPassword``, ``ca`` and ``tls`` are
+#: read from a TriggerAuthentication's auth params only.
+REDIS_ADDRESS_KEYS: tuple[str, ...] = ("address", "addresses")
+REDIS_HOST_KEYS: tuple[str, ...] = ("host", "hosts")
+REDIS_PORT_KEYS: tuple[str, ...] = ("port", "ports")
+REDIS_CREDENTIAL_KEYS: tuple[str, ...] = (
+    "username",
+    "password",
+    "sentinelUsername",
+    "sentinelPassword",
+    "sentinelMaster",
+)
+#: The ``redis`` trigger's keys that only shape the connection to a real Redis (database, TLS,
+#: credentials, and every ``...FromEnv`` form): gpufleet reads the list's length from its simulated
+#: queue, so they change nothing. ``address``/``host``/``port`` name the server that queue stands for
+#: (as ``serverAddress`` does for prometheus): required as KEDA requires them, not warned.
+REDIS_CONNECTION_KEYS: tuple[str, ...] = (
+    "databaseIndex",
+    "enableTLS",
+    "unsafeSsl",
+    *REDIS_CREDENTIAL_KEYS,
+    *(
+        f"{key}FromEnv"
+        for key in (*REDIS_ADDRESS_KEYS, *REDIS_HOST_KEYS, *REDIS_PORT_KEYS, *REDIS_CREDENTIAL_KEYS)
+    ),
+)
+
+
+def _metadata_list(metadata: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+    """The first of ``keys`` set in trigger metadata and its ``[]string`` value as KEDA's typed config
+    reads one (``setConfigValueSlice``: split on ``,``, each element trimmed), None if none is set."""
+    for key in keys:
+        text = metadata_value(metadata, key)
+        if text is not None:
+            return key, tuple(element.strip() for element in text.split(","))
+    return None
+
+
+def _from_env(metadata: Mapping[str, str], keys: tuple[str, ...]) -> bool:
+    """Whether one of ``keys`` names a variable of the container environment (``<key>FromEnv``)."""
+    return any(metadata_value(metadata, f"{key}FromEnv") is not None for key in keys)
+
+
+@dataclass(frozen=True)
+class RedisConnection:
+    """What a redis trigger's metadata says of its connection (``redisConnectionInfo``), as far as the
+    trigger metadata alone tells: ``addresses`` as ``validateRedisAddress`` builds them (``address`` or
+    ``addresses``, then ``host:port`` for each host/port pair), empty where they come from the
+    container environment or a TriggerAuthentication, which gpufleet does not read. Checked, then
+    unused: gpufleet reads the list from its simulated queue."""
+
+    addresses: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    ports: tuple[str, ...] = ()
+    username: str | None = None
+    password: str | None = None
+    sentinel_username: str | None = None
+    sentinel_password: str | None = None
+    sentinel_master: str | None = None
+    database_index: int = 0
+    enable_tls: bool = False
+    unsafe_ssl: bool = False
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, str], authentication_ref: bool = False) -> RedisConnection:
+        """``redisConnectionInfo`` and ``redisMetadata.Validate`` over trigger metadata, with KEDA's
+        errors (``validateRedisAddress``: ``ErrRedisUnequalHostsAndPorts``, ``ErrRedisNoAddresses``;
+        ``SetEnableTLS``). A key may instead come from the container environment (``<key>FromEnv``) or,
+        with an ``authenticationRef``, from a TriggerAuthentication: a check that rests on such a
+        value is not made (it could pass); one that fails whatever they hold is."""
+        database_index = parse_metadata_int(metadata, "databaseIndex", 0)
+        enable_tls_text = metadata_value(metadata, "enableTLS")
+        credentials = {key: metadata_value(metadata, key) for key in REDIS_CREDENTIAL_KEYS}
+        unsafe_ssl = parse_metadata_bool(metadata, "unsafeSsl", False)
+        elsewhere = authentication_ref  # keys the TriggerAuthentication may hold
+        address = _metadata_list(metadata, REDIS_ADDRESS_KEYS)
+        hosts = _metadata_list(metadata, REDIS_HOST_KEYS)
+        ports = _metadata_list(metadata, REDIS_PORT_KEYS)
+        addresses = address[1] if address else ()
+        if hosts and ports:
+            if len(hosts[1]) != len(ports[1]):
+                raise KedaSpecError(f"metadata.{hosts[0]}", REDIS_UNEQUAL_HOSTS_AND_PORTS)
+            addresses += tuple(_join_host_port(h, p) for h, p in zip(hosts[1], ports[1], strict=True))
+        may_have_address = address is not None or elsewhere or _from_env(metadata, REDIS_ADDRESS_KEYS)
+        may_have_hosts = hosts is not None or elsewhere or _from_env(metadata, REDIS_HOST_KEYS)
+        may_have_ports = ports is not None or elsewhere or _from_env(metadata, REDIS_PORT_KEYS)
+        if (addresses and not addresses[0]) or not (may_have_address or (may_have_hosts and may_have_ports)):
+            raise KedaSpecError(f"metadata.{address[0] if address else 'address'}", REDIS_NO_ADDRESSES)
+        enable_tls = False if enable_tls_text is None else _go_parse_bool(enable_tls_text)
+        if enable_tls is None:
+            raise KedaSpecError(
+                "metadata.enableTLS",
+                f'EnableTLS parsing error strconv.ParseBool: parsing "{enable_tls_text}": invalid syntax',
+            )
+        return cls(
+            addresses=addresses,
+            hosts=hosts[1] if hosts else (),
+            ports=ports[1] if ports else (),
+            username=credentials["username"],
+            password=credentials["password"],
+            sentinel_username=credentials["sentinelUsername"],
+            sentinel_password=credentials["sentinelPassword"],
+            sentinel_master=credentials["sentinelMaster"],
+            database_index=database_index,
+            enable_tls=enable_tls,
+            unsafe_ssl=unsafe_ssl,
+        )
+
+
+def _join_host_port(host: str, port: str) -> str:
+    """Go ``net.JoinHostPort``: an IPv6 host (one with a colon) in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _go_parse_bool(text: str) -> bool | None:
+    """Go ``strconv.ParseBool``, None where it fails."""
+    if text in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if text in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    return None
+
+
 @dataclass(frozen=True)
 class RedisListScaler:
     """The ``redis`` trigger (or ``redis-cluster``, ``redis-sentinel``: the same scaler, another
-    connection): the length of a Redis list (``LLEN``)."""
+    connection): the length of a Redis list (``LLEN``).
+
+    :meth:`from_metadata` reads the trigger as ``parseRedisMetadata`` does (``redisMetadata``'s typed
+    config, then ``Validate``); the connection (:class:`RedisConnection`) is checked and kept aside."""
 
     list_name: str
     #: Target *average* list length per replica (HPA ``AverageValue`` target).
@@ -294,6 +463,8 @@ class RedisListScaler:
     #: Active when ``LLEN > activationListLength`` (strictly).
     activation_list_length: int = 0
     trigger_type: Literal["redis", "redis-cluster", "redis-sentinel"] = "redis"
+    #: What the metadata says of the connection; not part of the scaler's identity.
+    connection: RedisConnection = field(default=RedisConnection(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.list_name:
@@ -304,13 +475,24 @@ class RedisListScaler:
 
     @classmethod
     def from_metadata(
-        cls, metadata: Mapping[str, str], trigger_type: Literal["redis", "redis-cluster", "redis-sentinel"]
+        cls,
+        metadata: Mapping[str, str],
+        trigger_type: Literal["redis", "redis-cluster", "redis-sentinel"],
+        authentication_ref: bool = False,
     ) -> RedisListScaler:
+        """``parseRedisMetadata``: the fields in ``redisMetadata``'s order (``listLength`` and
+        ``activationListLength`` JSON integers, ``listName`` required, then the connection,
+        :meth:`RedisConnection.from_metadata`); the first error is raised (KEDA joins them all)."""
+        list_length = parse_metadata_int(metadata, "listLength", DEFAULT_REDIS_LIST_LENGTH)
+        activation_list_length = parse_metadata_int(metadata, "activationListLength", 0)
+        list_name = _required_string(metadata, "listName")
+        connection = RedisConnection.from_metadata(metadata, authentication_ref)
         return cls(
-            list_name=_required_string(metadata, "listName"),
-            list_length=parse_metadata_int(metadata, "listLength", DEFAULT_REDIS_LIST_LENGTH),
-            activation_list_length=parse_metadata_int(metadata, "activationListLength", 0),
+            list_name=list_name,
+            list_length=list_length,
+            activation_list_length=activation_list_length,
             trigger_type=trigger_type,
+            connection=connection,
         )
 
 
@@ -350,9 +532,10 @@ class PrometheusScaler:
             raise KedaSpecError("metadata.threshold", f"must be at least 0.001, got {self.threshold}")
 
     @classmethod
-    def from_metadata(cls, metadata: Mapping[str, str]) -> PrometheusScaler:
+    def from_metadata(cls, metadata: Mapping[str, str], authentication_ref: bool = False) -> PrometheusScaler:
         """The scaler of a trigger's metadata, as ``parsePrometheusMetadata`` reads it: the connection
-        keys (:data:`PROMETHEUS_CONNECTION_KEYS`) must parse, then play no part."""
+        keys (:data:`PROMETHEUS_CONNECTION_KEYS`) must parse, then play no part; ``authentication_ref``:
+        the trigger names a TriggerAuthentication (:func:`check_auth_modes`)."""
         scaler = cls(
             server_address=_required_string(metadata, "serverAddress"),
             query=_required_string(metadata, "query"),
@@ -364,7 +547,7 @@ class PrometheusScaler:
         parse_metadata_map(metadata, "queryParameters")
         parse_metadata_bool(metadata, "unsafeSsl", False)
         parse_metadata_duration_s(metadata, "timeout")
-        check_auth_modes(metadata)
+        check_auth_modes(metadata, authentication_ref)
         return scaler
 
 
@@ -530,18 +713,25 @@ class ScaleTrigger:
 
     @classmethod
     def parse(
-        cls, type_: str, metadata: Mapping[str, str], metric_type: str = "", name: str = ""
+        cls,
+        type_: str,
+        metadata: Mapping[str, str],
+        metric_type: str = "",
+        name: str = "",
+        authentication_ref: bool = False,
     ) -> ScaleTrigger:
         """Build a trigger from its manifest strings (``metric_type`` ``""``: unset); :class:`KedaSpecError`
-        names the bad key."""
+        names the bad key. ``authentication_ref``: the trigger names a TriggerAuthentication, whose auth
+        params (which gpufleet does not read) may hold what the metadata lacks (a redis address, the
+        credentials of a prometheus ``authModes``)."""
         scaler: Scaler
         if type_ in ("cpu", "memory"):
             resource = ResourceScaler.from_metadata(cast(ResourceName, type_), metadata, metric_type)
             return cls(scaler=resource, metric_type=resource.metric_type, name=name)
         if type_ in REDIS_LIST_TYPES:
-            scaler = RedisListScaler.from_metadata(metadata, cast(Any, type_))
+            scaler = RedisListScaler.from_metadata(metadata, cast(Any, type_), authentication_ref)
         elif type_ == "prometheus":
-            scaler = PrometheusScaler.from_metadata(metadata)
+            scaler = PrometheusScaler.from_metadata(metadata, authentication_ref)
         elif type_ == "cron":
             scaler = CronScaler.from_metadata(metadata)
         else:
@@ -833,6 +1023,7 @@ def _triggers_from_manifest(spec: Mapping[str, Any]) -> tuple[ScaleTrigger, ...]
                     metadata,
                     str(_get(item, path, "metricType", str, "")),
                     str(_get(item, path, "name", str, "")),
+                    authentication_ref=item.get("authenticationRef") is not None,
                 )
             )
         except KedaSpecError as err:
