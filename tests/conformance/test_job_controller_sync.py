@@ -18,10 +18,17 @@ from typing import Any
 
 import pytest
 
-from gpufleet.kube.adoption import JOB_TRACKING_FINALIZER, _count_ended, _job_status, _Object
+from gpufleet.kube.adoption import (
+    JOB_TRACKING_FINALIZER,
+    _count_ended,
+    _job_status,
+    _Object,
+    failed_pod_status,
+)
 from gpufleet.model.failed_indexes import INDEX_FAILURE_COUNT
 from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.pod_failure_policy import OnExitCodes, PodFailurePolicy, PodFailurePolicyRule
 from gpufleet.model.scenario import BarePod
 from gpufleet.model.workloads import Job
 from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED, DEADLINE_EXCEEDED, JobController
@@ -378,13 +385,16 @@ def test_sync_job_past_deadline(case: DeadlineRow) -> None:
 @dataclass(frozen=True)
 class PerIndexRow:
     """A row of ``TestSyncJobWithJobBackoffLimitPerIndex``: an Indexed Job (``parallelism`` and
-    ``completions``) with ``backoffLimitPerIndex``, its pods (index, phase, ``job-index-failure-count``)."""
+    ``completions``) with ``backoffLimitPerIndex``, its pods (index, phase, ``job-index-failure-count``),
+    the Job's ``podFailurePolicy`` and each pod's ``status.containerStatuses`` (by the pod's position)."""
 
     parallelism: int
     backoff_limit: int
     backoff_limit_per_index: int
     pods: tuple[tuple[str, str, str], ...]
     max_failed_indexes: int | None = None
+    policy: PodFailurePolicy | None = None
+    container_statuses: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     # expectations
     want_active: int = 0
     want_succeeded: int = 0
@@ -392,6 +402,7 @@ class PerIndexRow:
     failed_indexes: str = ""
     completed_indexes: str = ""
     conditions: tuple[tuple[str, str], ...] = ()
+    message: str = ""  # the conditions' message, where the row gives one
 
 
 MAX_INT32 = 2**31 - 1
@@ -449,10 +460,52 @@ PER_INDEX_CASES: dict[str, PerIndexRow] = {
     "job failed due to failed indexes; JobManagedBy enabled": FAILED_INDEXES_ROW,
     "job failed due to exceeding max failed indexes; JobManagedBy enabled": MAX_FAILED_ROW,
 }
-NO_EXIT_CODES_ON_ADOPTION = (
-    "a snapshot's failed pods are counted without their container exit codes or the Job's podFailurePolicy "
-    "(adoption reads neither): FailIndex, FailJob and Ignore rules on exit codes do not apply to them"
-)
+
+
+def on_exit_code_3(action: str) -> PodFailurePolicy:
+    """The rows' policy: one rule of ``action`` on exit code 3 (``OnExitCodesOpIn``, ``[]int32{3}``)."""
+    return PodFailurePolicy((PodFailurePolicyRule(action, OnExitCodes("In", (3,))),))
+
+
+def exited_3(name: str = "") -> dict[int, list[dict[str, Any]]]:
+    """The first pod's container ``name`` terminated with exit code 3."""
+    return {0: [{"name": name, "state": {"terminated": {"exitCode": 3}}}]}
+
+
+PER_INDEX_CASES |= {
+    "single failed index due to FailIndex action, the job continues": PerIndexRow(
+        2,
+        MAX_INT32,
+        1,
+        (("0", "Failed", "0"),),
+        policy=on_exit_code_3("FailIndex"),
+        container_statuses=exited_3(),
+        want_active=1,
+        want_failed=1,
+        failed_indexes="0",
+    ),
+    "job failed index due to FailJob action": PerIndexRow(
+        2,
+        6,
+        1,
+        (("0", "Failed", "0"),),
+        policy=on_exit_code_3("FailJob"),
+        container_statuses=exited_3("x"),
+        want_failed=1,
+        conditions=(("FailureTarget", "PodFailurePolicy"), ("Failed", "PodFailurePolicy")),
+        # (upstream's pod is mypod-0)
+        message="Container x for pod default/pod-0 failed with exit code 3 matching FailJob rule at index 0",
+    ),
+    "job pod failure ignored due to matching Ignore action": PerIndexRow(
+        2,
+        6,
+        1,
+        (("0", "Failed", "0"),),
+        policy=on_exit_code_3("Ignore"),
+        container_statuses=exited_3("x"),
+        want_active=2,
+    ),
+}
 NO_DELAYED_REPLACEMENT = (
     "adoption counts every failed pod of the snapshot and the Job replaces it at once: upstream keeps the "
     "last failed pod of an index uncounted while its replacement waits the per-index backoff "
@@ -465,9 +518,6 @@ PER_INDEX_GATE_OFF = (
 PER_INDEX_SKIPPED = {
     "single failed pod, not counted as the replacement pod creation is delayed": NO_DELAYED_REPLACEMENT,
     "replacement pod creation delayed by per-index backoff while another index runs": NO_DELAYED_REPLACEMENT,
-    "single failed index due to FailIndex action, the job continues": NO_EXIT_CODES_ON_ADOPTION,
-    "job failed index due to FailJob action": NO_EXIT_CODES_ON_ADOPTION,
-    "job pod failure ignored due to matching Ignore action": NO_EXIT_CODES_ON_ADOPTION,
     "job with finished indexes; failedIndexes are cleaned when JobBackoffLimitPerIndex disabled": (
         PER_INDEX_GATE_OFF
     ),
@@ -506,8 +556,11 @@ def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
     for i, (index, phase, count) in enumerate(row.pods):
         annotations = {JOB_COMPLETION_INDEX: index, INDEX_FAILURE_COUNT: count}
         pod = Pod(f"pod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
-        owned.pods.append(OwnedPod(pod, phase))
-        _count_ended(owned, BarePod(pod, phase=phase), tracked, body)
+        bare = BarePod(pod, phase=phase)
+        status = {"phase": phase, "containerStatuses": row.container_statuses.get(i, [])}
+        failure = failed_pod_status(bare, {"status": status}) if phase == "Failed" else None
+        owned.pods.append(OwnedPod(pod, phase, failure=failure))
+        _count_ended(owned, bare, tracked, body, row.policy)
     job = Job(
         "job",
         "default",
@@ -518,6 +571,7 @@ def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
         indexed=True,
         backoff_limit_per_index=row.backoff_limit_per_index,
         max_failed_indexes=row.max_failed_indexes,
+        pod_failure_policy=row.policy,
     )
     controller = JobController(job)
     controller.adopt(owned)
@@ -533,3 +587,5 @@ def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
     got = tuple((c.type, c.reason) for c in controller.status_conditions())
     assert got[: len(row.conditions)] == row.conditions
     assert bool(got) == bool(row.conditions)
+    if row.message:
+        assert {c.message for c in controller.status_conditions()} == {row.message}

@@ -1,6 +1,7 @@
 """A Job's ``spec.podFailurePolicy`` as the API server checks it (``pkg/apis/batch/validation``:
 ``validatePodFailurePolicy``, ``validatePodFailurePolicyRule`` and its ``onExitCodes`` and
-``onPodConditions`` checks) and what gpufleet cannot model of it (exit codes)."""
+``onPodConditions`` checks) and what gpufleet cannot model of it (the exit codes of containers other than
+the first)."""
 
 from __future__ import annotations
 
@@ -94,17 +95,37 @@ def test_pod_failure_policy_condition_status_is_checked(tmp_path: Path) -> None:
     ]
 
 
-def test_pod_failure_policy_exit_code_rules_are_kept_but_never_match(tmp_path: Path) -> None:
+def test_pod_failure_policy_exit_code_rules_on_the_first_container_are_read_without_a_warning(
+    tmp_path: Path,
+) -> None:
+    """The simulation gives a failed pod's first container an exit code (``model.pod_failure_policy``), so
+    an ``onExitCodes`` rule on it is modelled: no warning (it used to say the rule never matches)."""
     text = job("[{action: FailJob, onExitCodes: {containerName: main, operator: In, values: [42]}}]")
-    assert warnings(tmp_path, text) == [
-        f"{LABEL}: spec.podFailurePolicy.rules[0].onExitCodes is not modelled (the simulation gives a failed "
-        "pod no container exit codes: the rule never matches); ignored"
-    ]
+    assert warnings(tmp_path, text) == []
     (train,) = load(tmp_path, text).jobs
     assert train.pod_failure_policy is not None
     assert train.pod_failure_policy.rules == (
         PodFailurePolicyRule("FailJob", on_exit_codes=OnExitCodes("In", (42,), "main")),
     )
+
+
+def test_pod_failure_policy_exit_code_rule_on_another_container_warns_it_matches_no_simulated_pod(
+    tmp_path: Path,
+) -> None:
+    """Only the first container gets an exit code in the simulation: a rule naming an init container or a
+    sidecar is kept (a snapshot's pods have their statuses) with a warning."""
+    text = job(
+        "[{action: FailJob, onExitCodes: {containerName: init, operator: In, values: [42]}},"
+        " {action: Ignore, onExitCodes: {operator: In, values: [137]}}]"
+    ).replace(
+        "containers: [{name: main, image: x}]",
+        "containers: [{name: main, image: x}]\n      initContainers: [{name: init, image: x}]",
+    )
+    assert warnings(tmp_path, text) == [
+        f"{LABEL}: spec.podFailurePolicy.rules[0].onExitCodes.containerName init is not modelled (the "
+        "simulation gives an exit code to a pod's first container only: the rule matches no simulated pod); "
+        "ignored"
+    ]
 
 
 def test_pod_failure_policy_fail_index_with_backoff_limit_per_index_is_modelled(tmp_path: Path) -> None:

@@ -16,7 +16,10 @@ gives its ReplicaSets). A Job counts its ended pods as its status does (job_cont
 ``trackJobStatusAndRemoveFinalizers``): ``status.succeeded``/``failed`` plus the ended pods not yet
 counted there (in ``status.uncountedTerminatedPods``, or still holding the
 ``batch.kubernetes.io/job-tracking`` finalizer); a Job written without ``status`` counts the ended
-pods of the snapshot.
+pods of the snapshot. A failed pod not yet counted is counted as the Job's ``podFailurePolicy`` says
+(``matchPodFailurePolicy``: an ``Ignore`` rule leaves it out, a ``FailIndex`` rule fails its index), from
+what its ``status`` says (``failed_pod_status``: its conditions and its containers' and init containers'
+``state.terminated.exitCode``; ``lastState`` is not read, as upstream's ``matchOnExitCodes`` does not).
 """
 
 from __future__ import annotations
@@ -27,10 +30,17 @@ from typing import Any
 
 from gpufleet.kube.objects import items, mapping
 from gpufleet.model.completion_indexes import parse_indexes
-from gpufleet.model.failed_indexes import index_failure_count
+from gpufleet.model.failed_indexes import is_index_failed
 from gpufleet.model.owned import Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef
+from gpufleet.model.pod_failure_policy import (
+    ContainerExit,
+    FailedPod,
+    PodFailurePolicy,
+    match_pod_failure_policy,
+)
 from gpufleet.model.scenario import BarePod, Scenario
+from gpufleet.model.workloads import Job
 from gpufleet.workloads import controller_for
 
 #: ``apps.DefaultDeploymentUniqueLabelKey``
@@ -117,9 +127,12 @@ def claim(scenario: Scenario, documents: Sequence[tuple[Ref, Mapping[str, Any]]]
             )
         owned = scenario.owned.setdefault(_key(target), Owned())
         terminating = mapping(pod.body.get("metadata")).get("deletionTimestamp") is not None
-        owned.pods.append(OwnedPod(bare.pod, bare.phase, terminating))
+        failure = failed_pod_status(bare, pod.body) if bare.phase == "Failed" else None
+        owned.pods.append(OwnedPod(bare.pod, bare.phase, terminating, failure))
         if target[0] == "Job":
-            _count_ended(owned, bare, pod, objects[target].body)
+            workload = workloads[target]
+            policy = workload.pod_failure_policy if isinstance(workload, Job) else None
+            _count_ended(owned, bare, pod, objects[target].body, policy)
 
 
 def _key(ref: Ref) -> str:
@@ -179,8 +192,47 @@ def _completions(job: Mapping[str, Any]) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, Any]) -> None:
-    """Add the Job's ended pod ``bare`` to its counts, unless its status counted it already."""
+def failed_pod_status(bare: BarePod, body: Mapping[str, Any]) -> FailedPod:
+    """What ``matchPodFailurePolicy`` reads of a snapshot's pod ``body``: its ``status.conditions``
+    (type, status) and its containers' and init containers' statuses, each with its ``state.terminated``
+    exit code and reason (a container not terminated has none: ``getMatchingContainerFromList`` skips it;
+    ``lastState`` is not read, as upstream does not)."""
+    status = mapping(body.get("status"))
+    conditions = tuple(
+        (str(c.get("type") or ""), str(c.get("status") or "")) for c in items(status.get("conditions"))
+    )
+    return FailedPod(
+        bare.pod.namespace,
+        bare.pod.name,
+        conditions,
+        _container_exits(status.get("containerStatuses")),
+        _container_exits(status.get("initContainerStatuses")),
+    )
+
+
+def _container_exits(statuses: object) -> tuple[ContainerExit, ...]:
+    """Each container status's name and ``state.terminated`` (exit code, reason), in order."""
+    out = []
+    for status in items(statuses):
+        state = mapping(status.get("state"))
+        terminated = mapping(state.get("terminated"))
+        code = terminated.get("exitCode", 0) if state.get("terminated") is not None else None
+        if isinstance(code, bool) or not isinstance(code, int | None):
+            code = None  # (not a number: the schema check reports it)
+        out.append(ContainerExit(str(status.get("name") or ""), code, str(terminated.get("reason") or "")))
+    return tuple(out)
+
+
+def _count_ended(
+    owned: Owned,
+    bare: BarePod,
+    pod: _Object,
+    job: Mapping[str, Any],
+    policy: PodFailurePolicy | None = None,
+) -> None:
+    """Add the Job's ended pod ``bare`` to its counts, unless its status counted it already; a failed one
+    as the Job's ``podFailurePolicy`` ``policy`` counts it (``trackJobStatusAndRemoveFinalizers``: an
+    ``Ignore`` rule's pod is not counted; ``calculateFailedIndexes``)."""
     if bare.phase not in ("Succeeded", "Failed"):
         return
     status = mapping(job.get("status"))
@@ -189,6 +241,8 @@ def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, An
     if status and pod.uid not in uncounted and JOB_TRACKING_FINALIZER not in finalizers:
         return  # already in status.succeeded / status.failed
     index = owned.pods[-1].completion_index
+    failure = owned.pods[-1].failure or FailedPod(bare.pod.namespace, bare.pod.name)
+    counted = match_pod_failure_policy(policy, failure).count_failed
     completions = _completions(job)
     in_range = index is not None and (completions is None or index < completions)
     if mapping(job.get("spec")).get("completionMode") == "Indexed":
@@ -197,30 +251,34 @@ def _count_ended(owned: Owned, bare: BarePod, pod: _Object, job: Mapping[str, An
         if not in_range or index is None:
             return
         if bare.phase == "Failed":
-            owned.failed += 1
-            if _index_failed(job, bare.pod.annotations):
+            owned.failed += counted
+            if _index_failed(job, bare.pod.annotations, policy, failure):
                 owned.failed_indexes |= {index}
         elif index not in owned.completed_indexes:
             owned.succeeded += 1
             owned.completed_indexes |= {index}
         return
     if bare.phase == "Failed":
-        owned.failed += 1
+        owned.failed += counted
         return
     owned.succeeded += 1
     if index is not None and in_range:  # (calculateSucceededIndexes)
         owned.completed_indexes |= {index}
 
 
-def _index_failed(job: Mapping[str, Any], annotations: Mapping[str, str]) -> bool:
+def _index_failed(
+    job: Mapping[str, Any],
+    annotations: Mapping[str, str],
+    policy: PodFailurePolicy | None,
+    failure: FailedPod,
+) -> bool:
     """``calculateFailedIndexes``: whether a Job with ``backoffLimitPerIndex`` counts its failed pod, not yet
-    counted, as failing its index (``isIndexFailed``: its ``job-index-failure-count`` reached the limit).
-    The Job's ``podFailurePolicy`` (a ``FailIndex`` rule) is not read here: a snapshot's pod has no
-    container exit codes and no conditions gpufleet reads."""
+    counted, as failing its index (``isIndexFailed``: a ``FailIndex`` rule of ``policy`` matches it, or its
+    failure counts and its ``job-index-failure-count`` reached the limit)."""
     limit = mapping(job.get("spec")).get("backoffLimitPerIndex")
     if not isinstance(limit, int) or isinstance(limit, bool):
         return False
-    return index_failure_count(annotations) >= limit
+    return is_index_failed(limit, policy, annotations, failure)
 
 
 def _int(value: object) -> int:

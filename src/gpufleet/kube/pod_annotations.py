@@ -6,12 +6,19 @@ times are Go durations, flags are ``"true"``/``"false"``, and ``warmup`` is a du
 ``gpufleet.lifecycle.distributions``, kept as written). ``cpu-usage`` and ``memory-usage`` are a
 running pod's constant usage (quantities: cores, bytes), what the metrics server reports for it.
 ``time-limit`` is the run time the user declares (Slurm's ``--time``): only the Backfill plugin reads
-it, never as the true duration. An unknown ``gpufleet.io/`` key is an error: it is most likely a
+it, never as the true duration. ``exit-code`` is the exit code of the pod's first (main) container once its
+work is done (after ``duration``, or its work list empty): a decimal integer in the range of a container
+status's ``exitCode`` (int32, ``-2147483648`` to ``2147483647``; a Linux process exits with 0 to 255), 0 by
+default. A non-zero code fails the pod under ``restartPolicy: Never`` with that code (its container's
+terminated state: reason ``Error``), for a Job's ``podFailurePolicy`` ``onExitCodes`` rules to match; under
+another restart policy the kubelet would restart the container, which is not modelled (a warning says so,
+and the pod succeeds). An unknown ``gpufleet.io/`` key is an error: it is most likely a
 typo, and a typo would otherwise silently change the simulation.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from gpufleet.kube.documents import YamlValueError, yaml_value
@@ -39,6 +46,9 @@ DELETE_AT = PREFIX + "delete-at"
 CPU_USAGE = PREFIX + "cpu-usage"
 MEMORY_USAGE = PREFIX + "memory-usage"
 UNGATE_AT = PREFIX + "ungate-at"
+EXIT_CODE = PREFIX + "exit-code"
+#: the range of ``ContainerStateTerminated.exitCode`` (int32)
+MIN_EXIT_CODE, MAX_EXIT_CODE = -(2**31), 2**31 - 1
 #: written by gpufleet's live scheduler, not by users: the GPU indices a fractional share was placed on
 #: (docs/scheduler.md); read back by nothing (the model places a bound pod's share itself)
 GPU_DEVICES = PREFIX + "gpu-devices"
@@ -75,6 +85,16 @@ def _list_name(text: str) -> str:
     if not text.strip():
         raise ValueError(invalid(text, "must name a list (e.g. train:jobs)"))
     return text
+
+
+def _exit_code(text: str) -> int:
+    """A container's exit code: a decimal integer (an optional ``-``, digits only) within int32."""
+    if re.fullmatch(r"-?[0-9]+", text) is None:
+        raise ValueError(invalid(text, "must be an integer (the container's exit code)"))
+    code = int(text)
+    if not MIN_EXIT_CODE <= code <= MAX_EXIT_CODE:
+        raise ValueError(invalid(text, f"must be between {MIN_EXIT_CODE} and {MAX_EXIT_CODE}, inclusive"))
+    return code
 
 
 def _warmup(text: str) -> object:
@@ -152,6 +172,7 @@ _PARSERS: dict[str, Callable[[str], object]] = {
     MEMORY_USAGE: _size,
     UNGATE_AT: _ungate_at,
     RAY_DEMAND: _ray_demand,
+    EXIT_CODE: _exit_code,
 }
 #: Every annotation a manifest may carry for the simulation (``docs/annotations.md``).
 READ_KEYS = frozenset(_PARSERS)
@@ -229,6 +250,7 @@ def behavior(values: Mapping[str, object], image: str, container: str = "") -> B
         cpu_usage=number(values, CPU_USAGE),
         memory_usage_bytes=number(values, MEMORY_USAGE),
         container=container,
+        exit_code=exit_code if isinstance(exit_code := values.get(EXIT_CODE), int) else None,
     )
 
 

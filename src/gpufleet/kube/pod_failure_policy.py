@@ -2,9 +2,12 @@
 (``validatePodFailurePolicy``, ``validatePodFailurePolicyRule``) checks it, with ``SetDefaults_Job``'s
 default (an ``onPodConditions`` pattern's ``status`` is ``True``).
 
-The simulation gives a failed pod no container exit codes: an ``onExitCodes`` rule is read, checked and
-kept, but never matches (a warning says so). ``FailIndex`` needs ``backoffLimitPerIndex``: it fails the
-pod's index (``model.failed_indexes``).
+An ``onExitCodes`` rule matches the exit code the simulation gives a failed pod's first container
+(``model.pod_failure_policy``: 137 for an OOM kill or a container killed at deletion, eviction or
+preemption, ``gpufleet.io/exit-code``'s) and a snapshot's pod's container statuses. A rule whose
+``containerName`` names another container (an init container, a sidecar) matches a snapshot's pods only:
+the simulation gives no other container an exit code (a warning says so). ``FailIndex`` needs
+``backoffLimitPerIndex``: it fails the pod's index (``model.failed_indexes``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from gpufleet.model.pod_failure_policy import (
 #: ``maxPodFailurePolicyRules``, ``maxPodFailurePolicyOnExitCodesValues``,
 #: ``maxPodFailurePolicyOnPodConditionsPatterns``
 MAX_RULES, MAX_EXIT_CODE_VALUES, MAX_CONDITION_PATTERNS = 20, 255, 20
-NO_EXIT_CODES = "the simulation gives a failed pod no container exit codes: the rule never matches"
+NO_EXIT_CODES = (
+    "the simulation gives an exit code to a pod's first container only: the rule matches no simulated pod"
+)
 ONLY_NEVER = 'only "Never" is supported when podFailurePolicy is specified'
 
 
@@ -54,18 +59,23 @@ def pod_failure_policy(spec: Mapping[str, Any], at_spec: Reporter) -> PodFailure
         for field in ("containers", "initContainers")
         for c in items(template_spec.get(field))
     }
+    first = next((str(c.get("name")) for c in items(template_spec.get("containers"))), None)
     body = mapping(raw)
     rules = items(body.get("rules"))
     if len(rules) > MAX_RULES:
         at.error("rules", too_many(len(rules), MAX_RULES))
     has_per_index = spec.get("backoffLimitPerIndex") is not None
-    read = tuple(_rule(rule, at.at(f"rules[{i}]"), names, has_per_index) for i, rule in enumerate(rules))
+    read = tuple(
+        _rule(rule, at.at(f"rules[{i}]"), names, has_per_index, first) for i, rule in enumerate(rules)
+    )
     return PodFailurePolicy(read)
 
 
 def _rule(
-    rule: Mapping[str, Any], at: Reporter, names: set[str], has_per_index: bool
+    rule: Mapping[str, Any], at: Reporter, names: set[str], has_per_index: bool, first: str | None
 ) -> PodFailurePolicyRule:
+    """One rule; ``first``: the name of the template's first container, the one the simulation gives an
+    exit code."""
     action = rule.get("action") or ""
     if not action:
         at.error("action", required(_valid_values(ACTIONS)))
@@ -84,8 +94,9 @@ def _rule(
         at.error("", "Invalid value: specifying both OnExitCodes and OnPodConditions is not supported")
     if on_exit_codes is None and not conditions:
         at.error("", "Invalid value: specifying one of OnExitCodes and OnPodConditions is required")
-    if on_exit_codes is not None:
-        at.not_modelled("onExitCodes", note=NO_EXIT_CODES)
+    container = None if on_exit_codes is None else on_exit_codes.container_name
+    if container is not None and container != first and container in names:
+        at.not_modelled("onExitCodes.containerName", container, note=NO_EXIT_CODES)
     return PodFailurePolicyRule(action, on_exit_codes, conditions)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpufleet.model.pod import Pod
+from gpufleet.model.pod_failure_policy import FailedPod
 
 #: ``batch.kubernetes.io/job-completion-index``: an Indexed Job's pod's completion index
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
@@ -18,11 +19,14 @@ FINISHED_PHASES = ("Succeeded", "Failed")
 @dataclass(frozen=True)
 class OwnedPod:
     """A pod of the snapshot whose controlling owner is the controller (its ``phase`` as the dump has
-    it; ``terminating``: it has a ``metadata.deletionTimestamp``)."""
+    it; ``terminating``: it has a ``metadata.deletionTimestamp``; ``failure``: what a Job's
+    ``podFailurePolicy`` reads of its ``status`` -- its conditions, its containers' exit codes -- where
+    it failed)."""
 
     pod: Pod
     phase: str
     terminating: bool = False
+    failure: FailedPod | None = None
 
     @property
     def active(self) -> bool:

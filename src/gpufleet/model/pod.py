@@ -137,6 +137,9 @@ class Behavior:
     memory_usage_bytes: float | None = None
     #: the first container's name: the ``container`` label of its cAdvisor usage series
     container: str = ""
+    #: gpufleet.io/exit-code: the exit code of its first container once its work is done (None: 0); a
+    #: non-zero one fails the pod under ``restartPolicy: Never``
+    exit_code: int | None = None
 
 
 #: A pod's behaviour where its annotations say nothing.

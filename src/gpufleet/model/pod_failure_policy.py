@@ -10,8 +10,21 @@ action or operator the matcher does not know is skipped.
 What the simulation tells of a failed pod (``failed_pod``): the ``DisruptionTarget`` condition
 (status ``True``) of a pod a kube-scheduler preempted (reason ``PreemptionByScheduler``), one the
 Eviction API evicted (``kubectl drain``, the MIG manager: ``EvictionByEvictionAPI``) and one whose node
-is gone (the pod garbage collector's ``DeletionByPodGC``). Its containers' exit codes it does not know:
-a fault kills the process with no exit code the simulation gives, so no ``onExitCodes`` rule matches.
+is gone (the pod garbage collector's ``DeletionByPodGC``); and its first container's terminated state
+(``ContainerExit``: exit code and reason) where the kubelet would report one:
+
+- a container OOM-killed (gpufleet's ``OOMKilled``, CUDA out of memory under ``restartPolicy: Never``):
+  exit code 137 (128 + SIGKILL), reason ``OOMKilled``, as the runtime reports an OOM kill;
+- a pod deleted, evicted or preempted once its container ran: the kubelet stops the container with
+  SIGTERM and, the simulation's process never exiting on its own, SIGKILL once the grace period is over
+  (``killContainer``): exit code 137, reason ``Error`` (the runtime's reason for a non-zero exit);
+- a container whose work ends with ``gpufleet.io/exit-code`` (``kube.pod_annotations``) non-zero under
+  ``restartPolicy: Never``: that code, reason ``Error``; one that succeeds: 0, ``Completed``.
+
+Without a code (no ``onExitCodes`` rule matches them): a process killed by a GPU or node fault
+(``sim.faults``: an XID crash has no standard exit code, reason ``Error``), a hung process the liveness
+probe had killed, a pod whose node is gone (PodGC marks it Failed; no kubelet reports its containers), a
+pod the kubelet rejected at admission, and a container that never started.
 """
 
 from __future__ import annotations
@@ -72,12 +85,21 @@ class PodFailurePolicy:
     rules: tuple[PodFailurePolicyRule, ...] = ()
 
 
+#: 128 + SIGKILL (9): the exit code the runtime reports for a container killed (OOM, after the grace period)
+SIGKILL_EXIT_CODE = 137
+#: the reasons of a terminated container's state (containerd's CRI: ``OOMKilled`` for an OOM kill, else
+#: ``Completed`` for exit code 0 and ``Error`` for any other)
+OOM_KILLED, COMPLETED, ERROR = "OOMKilled", "Completed", "Error"
+
+
 @dataclass(frozen=True)
 class ContainerExit:
-    """A container's status: its name and, once terminated, its exit code (None: not terminated)."""
+    """A container's status: its name and, once terminated (``state.terminated``), its exit code (None:
+    not terminated) and the reason of its terminated state (``OOMKilled``, ``Error``, ``Completed``)."""
 
     name: str
     exit_code: int | None = None
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,12 +123,15 @@ class PolicyMatch(NamedTuple):
     action: str | None
 
 
-def failed_pod(namespace: str, name: str, reason: str | None) -> FailedPod:
+def failed_pod(
+    namespace: str, name: str, reason: str | None, terminated: ContainerExit | None = None
+) -> FailedPod:
     """A pod of the simulation that ended Failed with ``reason`` (``PodRecord.reason``), as the Job
-    controller sees it: the ``DisruptionTarget`` condition where ``reason`` is a disruption's, and no
-    container exit code (the simulation has none)."""
+    controller sees it: the ``DisruptionTarget`` condition where ``reason`` is a disruption's, and its
+    first container's terminated state ``terminated`` where it has one (None: no exit code)."""
     disrupted = reason in DISRUPTION_REASONS
-    return FailedPod(namespace, name, ((DISRUPTION_TARGET, "True"),) if disrupted else ())
+    conditions = ((DISRUPTION_TARGET, "True"),) if disrupted else ()
+    return FailedPod(namespace, name, conditions, () if terminated is None else (terminated,))
 
 
 def match_pod_failure_policy(policy: PodFailurePolicy | None, pod: FailedPod) -> PolicyMatch:

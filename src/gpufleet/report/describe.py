@@ -114,6 +114,10 @@ def described_from_record(
         "gpus": record["gpus"],
         "devices": list(record["devices"]),
         "claims": list(record.get("claims") or []),
+        "terminated": _simulated_terminated(
+            record.get("terminated"), record["running_s"], record["finished_s"]
+        ),
+        "last_terminated": _simulated_terminated(record.get("last_terminated"), None, None),
         "conditions": [
             {"type": kind, "status": str(holds)}
             for kind, holds in zip(CONDITIONS, (bound, running, ready, ready), strict=True)
@@ -123,6 +127,22 @@ def described_from_record(
         "node_stages": dict(record["node_stages"]),
         "end_time_s": end_time_s,
         "explanation": {"hints": hints} if (hints := (record["diagnosis"] or {}).get("hints")) else None,
+    }
+
+
+def _simulated_terminated(
+    state: Mapping[str, Any] | None, started_s: float | None, finished_s: float | None
+) -> dict[str, Any] | None:
+    """A summary's container terminated state (``pods[].terminated``) as the describe record keeps it: the
+    container, reason, exit code and, where known, when it started and finished (simulated times)."""
+    if not state:
+        return None
+    return {
+        "container": state.get("container"),
+        "reason": state.get("reason"),
+        "exit_code": state.get("exit_code"),
+        "started": None if started_s is None else f"t={human_duration(started_s)} (simulated)",
+        "finished": None if finished_s is None else f"t={human_duration(finished_s)} (simulated)",
     }
 
 
@@ -233,6 +253,7 @@ def described_from_kubectl(
     meta, spec, status = body.get("metadata") or {}, body.get("spec") or {}, body.get("status") or {}
     reading = time.time() if now is None else now
     containers = [c for c in spec.get("containers") or [] if isinstance(c, Mapping)]
+    statuses = {cs.get("name"): cs for cs in status.get("containerStatuses") or [] if isinstance(cs, Mapping)}
     return {
         "source": KUBECTL,
         "name": meta.get("name"),
@@ -263,6 +284,8 @@ def described_from_kubectl(
                 "image": c.get("image"),
                 "requests": dict((c.get("resources") or {}).get("requests") or {}),
                 "limits": dict((c.get("resources") or {}).get("limits") or {}),
+                "terminated": _dump_terminated(statuses.get(c.get("name")), "state"),
+                "last_terminated": _dump_terminated(statuses.get(c.get("name")), "lastState"),
             }
             for c in containers
         ],
@@ -278,6 +301,38 @@ def described_from_kubectl(
         "events": sorted((_dump_event(e, reading) for e in events), key=lambda e: -(e["age_s"] or 0)),
         "explanation": dict(explanation) if explanation is not None else None,
     }
+
+
+def _dump_terminated(status: Mapping[str, Any] | None, which: str) -> dict[str, Any] | None:
+    """A container status's ``state`` or ``lastState`` (``which``) where it is ``terminated``: its reason,
+    message, exit code, start and finish as the dump has them; None otherwise."""
+    terminated = ((status or {}).get(which) or {}).get("terminated")
+    if not isinstance(terminated, Mapping):
+        return None
+    return {
+        "container": (status or {}).get("name"),
+        "reason": terminated.get("reason"),
+        "message": terminated.get("message"),
+        "exit_code": terminated.get("exitCode", 0),
+        "started": terminated.get("startedAt"),
+        "finished": terminated.get("finishedAt"),
+    }
+
+
+def _terminated_lines(label: str, state: Mapping[str, Any] | None) -> list[str]:
+    """kubectl's ``describeStatus`` of a terminated container state (``State``, ``Last State``): its
+    Reason and Message where set, Exit Code, Started and Finished (where known)."""
+    if not state:
+        return []
+    lines = [f"    {label + ':':<16}Terminated"]
+    for name, key in (("Reason", "reason"), ("Message", "message")):
+        if state.get(key):
+            lines.append(f"      {name + ':':<14}{state[key]}")
+    lines.append(f"      {'Exit Code:':<14}{state.get('exit_code')}")
+    for name, key in (("Started", "started"), ("Finished", "finished")):
+        if state.get(key):
+            lines.append(f"      {name + ':':<14}{state[key]}")
+    return lines
 
 
 def _dump_event(event: Mapping[str, Any], now: float) -> dict[str, Any]:
@@ -390,6 +445,8 @@ def _containers(d: Mapping[str, Any], lines: list[str], unknown: str) -> None:
                 values = c[label.lower()]
                 lines.append(f"    {label}:" + ("" if values else " <none>"))
                 lines.extend(f"      {k}: {v}" for k, v in sorted(values.items()))
+            lines += _terminated_lines("State", c.get("terminated"))
+            lines += _terminated_lines("Last State", c.get("last_terminated"))
         return
     lines.append("  (all containers, as the scheduler sums them)")
     requests = d["requests"]
@@ -404,6 +461,14 @@ def _containers(d: Mapping[str, Any], lines: list[str], unknown: str) -> None:
     for claim in d.get("claims") or []:
         held = ", ".join(f"{r['request']}: {r['device']}" for r in claim["results"])
         lines.append(f"    ResourceClaim {claim['name']}: {held}")
+    states = [
+        (label, d.get(key)) for label, key in (("State", "terminated"), ("Last State", "last_terminated"))
+    ]
+    known = [(label, state) for label, state in states if state]
+    if known:  # its first container's, the one the simulation gives an exit code
+        lines.append(f"  {known[0][1]['container'] or '(first container)'}:")
+        for label, state in known:
+            lines += _terminated_lines(label, state)
 
 
 def _workload_status(d: Mapping[str, Any]) -> list[str]:

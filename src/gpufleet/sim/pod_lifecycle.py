@@ -36,6 +36,13 @@ from gpufleet.model.final_states import REJECTED
 from gpufleet.model.images import normalized_image_name
 from gpufleet.model.node import NO_EXECUTE, tolerated
 from gpufleet.model.pod import Pod
+from gpufleet.model.pod_failure_policy import (
+    COMPLETED,
+    ERROR,
+    OOM_KILLED,
+    SIGKILL_EXIT_CODE,
+    ContainerExit,
+)
 from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import SimulationSettings
 from gpufleet.scheduling.events import ClusterChange, assigned_pod_deleted
@@ -292,15 +299,18 @@ class PodLifecycle:
             f"CUDA out of memory: the process needs {need:g} GB of GPU memory and its device cannot give it"
         )
         rec.enter(self.clock.now, "crashed")
+        oom_killed = ContainerExit(rec.pod.behavior.container, SIGKILL_EXIT_CODE, OOM_KILLED)
         if rec.pod.restart_policy == "Never":
             rec.running_s = None
             self.set_phase(rec, "Failed")
             rec.reason, rec.finished_s = "OOMKilled", self.clock.now
+            rec.terminated = oom_killed
             freed = self._release(rec)
             self.host.owner_finished(rec.pod, succeeded=False)
             self.host.cluster_changed(freed)
             return True
         rec.reason = "CrashLoopBackOff"
+        rec.last_terminated = oom_killed
         rec.restarts += 1
         delay = min(10.0 * 2 ** (rec.restarts - 1), 300.0)
         token = rec.token
@@ -554,7 +564,11 @@ class PodLifecycle:
         self.stop_work(rec, terminated=True)
         self.gang_member_gone(rec)
         grace = rec.pod.termination_grace_s
-        self.clock.at(self.clock.now + grace, Priority.COMPLETION, lambda: self.terminated(rec, reason))
+        self.clock.at(
+            self.clock.now + grace,
+            Priority.COMPLETION,
+            lambda: self.terminated(rec, reason, container_exit=_killed(rec)),
+        )
 
     def failed(self, rec: PodRecord, reason: str) -> None:
         """Its process died with its GPU or node (no SIGTERM, no grace period, as after an XID that kills
@@ -570,12 +584,16 @@ class PodLifecycle:
         self.gang_member_gone(rec)
         self.terminated(rec, reason)
 
-    def terminated(self, rec: PodRecord, reason: str, deleted: bool = True) -> None:
-        """It ends Failed with ``reason`` and gives its node back (``deleted``: and is gone). The progress it
-        checkpointed is kept for its slot: the pod its controller makes again there resumes from it, whatever
-        ended this one (a fault, a preemption, an eviction, a deletion, its job restarted whole)."""
+    def terminated(
+        self, rec: PodRecord, reason: str, deleted: bool = True, container_exit: ContainerExit | None = None
+    ) -> None:
+        """It ends Failed with ``reason`` and gives its node back (``deleted``: and is gone), its first
+        container's terminated state ``container_exit`` (None: no exit code). The progress it checkpointed
+        is kept for its slot: the pod its controller makes again there resumes from it, whatever ended this
+        one (a fault, a preemption, an eviction, a deletion, its job restarted whole)."""
         if rec.deleted_s is not None:  # already gone with its node
             return
+        rec.terminated = container_exit
         if rec.done_s > 0 and rec.task_s and rec.pod.behavior.consumes is None:
             self.checkpoints[_slot(rec.pod)] = rec.done_s / rec.task_s  # (a share: its ring stretched it)
         now = self.clock.now
@@ -605,16 +623,35 @@ class PodLifecycle:
         self._succeed(rec)
 
     def _succeed(self, rec: PodRecord) -> None:
+        """Its container's work is done: it exits with ``gpufleet.io/exit-code`` (default 0). Exit code 0
+        succeeds the pod; any other fails it under ``restartPolicy: Never`` (reason ``Error``, as the runtime
+        words a non-zero exit), its work not kept (the code says the run failed)."""
         now = self.clock.now
         if rec.working:
             self._working(rec, -1)
         rec.working = False
+        code = rec.pod.behavior.exit_code or 0
+        container = rec.pod.behavior.container
+        if code != 0 and rec.pod.restart_policy == "Never":
+            rec.done_s = 0.0  # (no checkpoint of a run that failed: its replacement starts afresh)
+            self.terminated(rec, ERROR, deleted=False, container_exit=ContainerExit(container, code, ERROR))
+            return
+        rec.terminated = ContainerExit(container, 0, COMPLETED)
         self.set_phase(rec, "Succeeded")
         rec.reason, rec.finished_s = "Completed", now
         rec.enter(now, "succeeded")
         freed = self._release(rec)
         self.host.owner_finished(rec.pod, succeeded=True)
         self.host.cluster_changed(freed)
+
+
+def _killed(rec: PodRecord) -> ContainerExit | None:
+    """The terminated state of a container the kubelet stopped as its pod was deleted (``killContainer``):
+    SIGTERM and, once the grace period is over, SIGKILL: exit code 137 (128 + 9), reason ``Error``. None
+    where its container was not running (still starting, or waiting to restart): no exit code."""
+    if rec.running_s is None:
+        return None
+    return ContainerExit(rec.pod.behavior.container, SIGKILL_EXIT_CODE, ERROR)
 
 
 def _slot(pod: Pod) -> str:

@@ -12,6 +12,7 @@ from gpufleet.gpus.devices import Unit
 from gpufleet.lifecycle.checkpoints import last_checkpoint, progress, time_to_finish
 from gpufleet.model.dra import AllocationResult
 from gpufleet.model.pod import Pod
+from gpufleet.model.pod_failure_policy import ContainerExit
 from gpufleet.sim.placement_quality import RingPlacement
 
 #: the stage a pod is in while it is in a state (until it first works)
@@ -63,6 +64,11 @@ class PodRecord:
     work_lost_gpu_s: float = 0.0  # GPU-seconds of computation it lost (since a checkpoint, when stopped)
     checkpoint_save_gpu_s: float = 0.0  # GPU-seconds it spent writing checkpoints, computing paused
     ring: RingPlacement | None = None  # a gang member: its ring's placement and stretch
+    #: its first container's terminated state once it ended (``state.terminated``: exit code and reason),
+    #: None where the kubelet would report none (``model.pod_failure_policy``); and the one before its
+    #: last restart (``lastState.terminated``: a container the kubelet restarted after CUDA out of memory)
+    terminated: ContainerExit | None = None
+    last_terminated: ContainerExit | None = None
     log: list[tuple[float, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:

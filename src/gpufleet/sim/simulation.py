@@ -493,7 +493,9 @@ class Simulation:
             if deletion and implements(controller, HearsDeletions):
                 cast(HearsDeletions, controller).deleted(pod)
             if not succeeded and implements(controller, ReadsFailedPods):
-                cast(ReadsFailedPods, controller).failed_with(pod, rec.reason if rec is not None else None)
+                cast(ReadsFailedPods, controller).failed_with(
+                    pod, rec.reason if rec is not None else None, rec.terminated if rec is not None else None
+                )
             finished = controller.finished(pod, succeeded)
             self._note_status(controller)  # its last pod gone: a Job's Failed or Complete
             if not finished:

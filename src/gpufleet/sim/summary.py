@@ -13,6 +13,7 @@ from typing import Any
 from gpufleet.model.final_states import count_final_states, final_state
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
+from gpufleet.model.pod_failure_policy import ContainerExit
 from gpufleet.model.pod_selection import PodSelection
 from gpufleet.scheduling.diagnosis import diagnose, reach_by_shape
 from gpufleet.scheduling.fragmentation import fragmentation
@@ -42,6 +43,8 @@ def _pod_record(
         "phase": rec.phase,
         "reason": rec.reason,
         "final_state": _final_state(rec),
+        "terminated": _terminated(rec.terminated),
+        "last_terminated": _terminated(rec.last_terminated),
         "node": rec.node,
         "gpus": round(rec.gpu_share, 6),
         "devices": [u.id for u in rec.devices],
@@ -90,6 +93,14 @@ def _autoscaler_hints(sim: Simulation) -> Callable[[str], list[str]]:
         return lambda key: []
     looked_at = {pod.key for pod in sim.unschedulable_pods()}
     return lambda key: autoscaler.pod_hints(key) if key in looked_at else []
+
+
+def _terminated(state: ContainerExit | None) -> dict[str, Any] | None:
+    """A container's terminated state (``state.terminated``, ``lastState.terminated``): its container's name,
+    exit code and reason; None where the kubelet would report none (``model.pod_failure_policy``)."""
+    if state is None or state.exit_code is None:
+        return None
+    return {"container": state.name, "exit_code": state.exit_code, "reason": state.reason}
 
 
 def _final_state(rec: PodRecord) -> str:

@@ -13,7 +13,9 @@ completion index as label and annotation ``batch.kubernetes.io/job-completion-in
 
 A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its active ones count toward
 ``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
-status counts them, and new pods take the lowest indexes neither active nor completed
+status counts them (a failed one not yet counted as its ``podFailurePolicy`` counts it, from its
+status's conditions and exit codes, ``kube.adoption``; a failed one a ``FailJob`` rule matches fails the
+Job, ``getFailJobMessage``), and new pods take the lowest indexes neither active nor completed
 (``firstPendingIndexes``) under names the snapshot does not hold.
 
 Under Kueue with ``kueue.x-k8s.io/job-min-parallelism`` it may be admitted with fewer pods than its
@@ -22,8 +24,10 @@ spec's again (``control.port.AdmitsPartially``).
 
 ``spec.podFailurePolicy`` (``model.pod_failure_policy``) decides how a failed pod counts, from what the
 simulation tells of it (``failed_with``: the ``DisruptionTarget`` condition of a preempted, evicted or
-orphaned pod): ``Ignore`` does not count it toward ``backoffLimit`` (its replacement still waits the
-pod failure backoff, which counts every failure), ``FailJob`` fails the Job (reason ``PodFailurePolicy``).
+orphaned pod, its first container's exit code where the kubelet would report one: 137 for an OOM kill or a
+container killed at deletion, ``gpufleet.io/exit-code``'s): ``Ignore`` does not count it toward
+``backoffLimit`` (its replacement still waits the pod failure backoff, which counts every failure),
+``FailJob`` fails the Job (reason ``PodFailurePolicy``).
 ``activeDeadlineSeconds`` after its ``status.startTime`` (``pastActiveDeadline``) a Job not yet finished
 fails (``DeadlineExceeded``): the start time is when the controller started (a snapshot's Job: from the
 snapshot, its ``status.startTime`` not read), or for a Job Kueue manages, which starts suspended, its latest
@@ -62,10 +66,11 @@ from gpufleet.model.failed_indexes import (
     new_index_failure_counts,
 )
 from gpufleet.model.node import Node
-from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned
+from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.pod_failure_policy import (
     REASON_POD_FAILURE_POLICY,
+    ContainerExit,
     FailedPod,
     failed_pod,
     match_pod_failure_policy,
@@ -275,19 +280,36 @@ class JobController:
         if self.per_index:
             self.failed_indexes = set(owned.failed_indexes)
             self._adopt_index_failures(owned)
-        # syncJob's order: backoffLimit, then the failed indexes, then successPolicy
-        if not complete and self.failed > job.backoff_limit:
+        # syncJob's order: a FailJob rule, backoffLimit, then the failed indexes, then successPolicy
+        message = None if complete else self._fail_job_message(owned)
+        if message is not None:
+            self._fail(REASON_POD_FAILURE_POLICY, message)
+        elif not complete and self.failed > job.backoff_limit:
             self._fail(*BACKOFF_LIMIT_EXCEEDED)  # its active pods are then deleted (syncJob)
         if not complete and self.failure is None:
             self._match_failed_indexes()
         if not complete and self.failure is None:
             self._match_success_policy()
 
+    def _fail_job_message(self, owned: Owned) -> str | None:
+        """``getFailJobMessage``: the message of the first ``FailJob`` rule one of the snapshot's failed pods
+        matches (counted already or not), as its status tells of it; None without a match."""
+        policy = self.job.pod_failure_policy
+        if policy is None:
+            return None
+        for p in owned.pods:
+            if p.phase == "Failed":  # isPodFailed (podFailurePolicy set: onlyReplaceFailedPods)
+                failed = p.failure or FailedPod(p.pod.namespace, p.pod.name)
+                message = match_pod_failure_policy(policy, failed).job_failure_message
+                if message is not None:
+                    return message
+        return None
+
     def _adopt_index_failures(self, owned: Owned) -> None:
         """``backoffLimitPerIndex``: the failure counts of the next pod of each index whose last failed pod
         (``getPodsWithDelayedDeletionPerIndex``: the highest ``job-index-failure-count``) the snapshot holds
-        (``getNewIndexFailureCounts``; the pod read without conditions)."""
-        last: dict[int, Pod] = {}
+        (``getNewIndexFailureCounts``; the pod as its status tells of it: ``OwnedPod.failure``)."""
+        last: dict[int, OwnedPod] = {}
         for p in owned.pods:
             index = p.completion_index
             if p.phase != "Failed" or index is None:
@@ -295,10 +317,11 @@ class JobController:
             held = last.get(index)
             if held is None or index_absolute_failure_count(
                 p.pod.annotations
-            ) >= index_absolute_failure_count(held.annotations):
-                last[index] = p.pod
-        for index, pod in last.items():
-            failed = FailedPod(pod.namespace, pod.name)
+            ) >= index_absolute_failure_count(held.pod.annotations):
+                last[index] = p
+        for index, held in last.items():
+            pod = held.pod
+            failed = held.failure or FailedPod(pod.namespace, pod.name)
             count, ignored = new_index_failure_counts(self.job.pod_failure_policy, (pod.annotations, failed))
             self._index_annotations[index] = index_failure_annotations(count, ignored)
 
@@ -350,10 +373,11 @@ class JobController:
             return {"main": job.parallelism - remaining}
         return {}
 
-    def failed_with(self, pod: Pod, reason: str | None) -> None:
-        """One of its pods ended Failed with ``reason`` (``kind.ReadsFailedPods``; told right before
-        ``finished``): what ``spec.podFailurePolicy`` reads of it."""
-        self._failed_as[pod.key] = failed_pod(pod.namespace, pod.name, reason)
+    def failed_with(self, pod: Pod, reason: str | None, terminated: ContainerExit | None = None) -> None:
+        """One of its pods ended Failed with ``reason`` and its first container's terminated state
+        ``terminated`` (``kind.ReadsFailedPods``; told right before ``finished``): what
+        ``spec.podFailurePolicy`` reads of it (its ``DisruptionTarget`` condition, its exit code)."""
+        self._failed_as[pod.key] = failed_pod(pod.namespace, pod.name, reason, terminated)
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         index = self.active.pop(pod.key, None)

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from gpufleet.model.node import Node
 from gpufleet.model.owned import Owned
 from gpufleet.model.pod import Pod
+from gpufleet.model.pod_failure_policy import ContainerExit
 from gpufleet.model.workloads import Created, PodGroup, Workload
 
 #: a kind's ``apiVersion`` group, version and ``kind``
@@ -97,11 +98,13 @@ class HearsDeletions(Protocol):
 @runtime_checkable
 class ReadsFailedPods(Protocol):
     """A controller whose policy reads how a pod failed (a Job's ``podFailurePolicy``: its
-    ``DisruptionTarget`` condition). Told right before ``finished`` of a pod that ended Failed."""
+    ``DisruptionTarget`` condition, its container's exit code). Told right before ``finished`` of a pod
+    that ended Failed."""
 
-    def failed_with(self, pod: Pod, reason: str | None) -> None:
+    def failed_with(self, pod: Pod, reason: str | None, terminated: ContainerExit | None = None) -> None:
         """The pod about to be reported ``finished`` ended Failed with ``reason`` (the simulation's:
-        ``Preempted``, ``Evicted``, ``NodeDeleted``, ``Error``...; None when unknown)."""
+        ``Preempted``, ``Evicted``, ``NodeDeleted``, ``Error``...; None when unknown) and its first
+        container's terminated state ``terminated`` (its exit code; None: none)."""
         ...
 
 
