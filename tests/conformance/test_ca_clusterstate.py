@@ -4,8 +4,9 @@
 how registered nodes count (``updateReadinessStats``: Ready, ``Unready``, ``NotStarted`` within 15 minutes
 of registering), the acceptable range of a group's size (``updateAcceptableRanges``), the cluster's and a
 group's health (``IsClusterHealthy``, ``IsNodeGroupHealthy``: ``autoscaling.cluster_state``, which the loop
-asks every scan), and the exponential backoff of a group after failed scale-ups (``sim.node_pools``'
-``PoolRuntime.back_off``/``backed_off``).
+asks every scan), each group's one scale-up request and its time-out (``registerOrUpdateScaleUpNoLock``,
+``updateScaleRequests``: ``register_scale_up``, ``update_scale_requests``), and the exponential backoff of
+a group after failed scale-ups (``sim.node_pools``' ``PoolRuntime.back_off``/``backed_off``).
 
 Upstream's registry is fed nodes and a test cloud provider; here its inputs are the readiness each case's
 nodes give (``BuildTestNode`` nodes are registered long before ``now``: a node not Ready is ``Unready``
@@ -23,11 +24,15 @@ import pytest
 from gpufleet.autoscaling.cluster_state import (
     AcceptableRange,
     Readiness,
+    ScaleUpRequest,
     acceptable_range,
     cluster_healthy,
     node_group_healthy,
     readiness,
+    register_scale_up,
+    update_scale_requests,
 )
+from gpufleet.control.cluster_autoscaler_scale_up_executor import go_duration
 from gpufleet.model.node import Node
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
 from gpufleet.sim.node_pools import PoolRuntime
@@ -44,7 +49,6 @@ SCALE_DOWN_REQUESTS = (
     "gpufleet keeps no scale-down requests: they only widen AcceptableRange.MaxNodes, read by the incorrect "
     "node group size fixer gpufleet does not model (its cloud's groups are the registry's)"
 )
-PROVIDER_ACCESSOR = "NodeGroupScaleUpTime is an accessor for cloud providers importing cluster-autoscaler"
 UPCOMING = (
     "gpufleet's upcoming nodes are a group's launches whose GPUs are not registered (NodeGroup.upcoming): "
     "a group's target is its launched nodes, so target less Ready/Unready/LongUnregistered is that count; "
@@ -55,11 +59,6 @@ CLOUD_INSTANCES = (
     "node deleted on the cloud side) is not modelled: gpufleet's launches are its groups' own nodes"
 )
 INCORRECT_SIZE = "fixNodeGroupSize's incorrect node group sizes are not modelled (no cloud-side target size)"
-SCALE_UP_REQUEST = (
-    "gpufleet keeps no per-group scale-up request: each launch has its own deadline, its time plus "
-    "maxNodeProvisionTime; RegisterScaleUp's merging of deltas (and shifting of ExpectedAddTime) has no "
-    "counterpart"
-)
 FAILURES_LIST = (
     "GetScaleUpFailures feeds metrics; gpufleet's event log keeps each scale-up-failed/provision-timeout"
 )
@@ -90,11 +89,17 @@ def nodes(*specs: tuple[str, float | None]) -> Readiness:
 # -- readiness and health --------------------------------------------------------------------------------
 def test_ok_with_scale_up() -> None:
     """``TestOKWithScaleUp``: ng1 (target 5, one Ready node, a scale-up of 4 registered at now with
-    maxNodeProvisionTime 1m, not timed out) and ng2 (target 1, one Ready): the cluster and ng1 healthy."""
+    maxNodeProvisionTime 1m, not timed out) and ng2 (target 1, one Ready): the cluster and ng1 healthy, no
+    scale-up failure. (Its status ConfigMap's ScaleUp InProgress/NoActivity: not modelled.)"""
+    requests: dict[str, ScaleUpRequest] = {}
+    register_scale_up(requests, "ng1", 4, 0.0, MINUTE)
+    assert update_scale_requests(requests, {"ng1": 4}, 0.0) == []
     total = nodes(("ng1-1", None), ("ng2-1", None))
     assert cluster_healthy(total, 2, OK, PERCENT)
     ng1 = nodes(("ng1-1", None))
-    assert node_group_healthy(acceptable_range(5, scale_up_increase=4), ng1, OK, PERCENT)
+    assert node_group_healthy(
+        acceptable_range(5, scale_up_increase=requests["ng1"].increase), ng1, OK, PERCENT
+    )
 
 
 def test_empty_ok() -> None:
@@ -196,14 +201,20 @@ def test_not_started(specs: tuple[tuple[str, float | None], ...], not_started: i
 
 
 def test_expired_scale_up() -> None:
-    """``TestExpiredScaleUp``: a scale-up of 4 registered 3 minutes before now, maxNodeProvisionTime 2m,
-    has timed out (``ExpectedAddTime.Before(now)``) and is removed: ng1 (target 5, one Ready) is then
-    unhealthy, the cluster healthy. (gpufleet's loop deletes a launch that times out and backs its group
-    off: ``tests/control/test_loops_through_a_port.py``; the failure list is metrics, not ported.)"""
-    requested, limit = -3 * MINUTE, 2 * MINUTE
-    assert requested + limit < 0.0
+    """``TestExpiredScaleUp``: a scale-up of 4 registered 3 minutes before now, maxNodeProvisionTime 2m, its
+    four nodes still upcoming (target 5, one Ready), has timed out at now (``ExpectedAddTime.Before(now)``):
+    it is the one scale-up failure and is removed, so ng1's acceptable minimum is its target again and ng1
+    is unhealthy; the cluster is healthy. (gpufleet's loop backs the group off and logs a provision-timeout:
+    ``tests/control/test_cluster_autoscaler_scale_up_requests.py``.)"""
+    requests: dict[str, ScaleUpRequest] = {}
+    register_scale_up(requests, "ng1", 4, -3 * MINUTE, 2 * MINUTE)
+    failed = update_scale_requests(requests, {"ng1": 4}, 0.0)
+    assert [(r.group, r.increase) for r in failed] == [("ng1", 4)] and requests == {}
     assert cluster_healthy(nodes(("ng1-1", None)), 1, OK, PERCENT)
-    assert not node_group_healthy(acceptable_range(5), nodes(("ng1-1", None)), OK, PERCENT)
+    increase = requests["ng1"].increase if "ng1" in requests else 0
+    assert not node_group_healthy(
+        acceptable_range(5, scale_up_increase=increase), nodes(("ng1-1", None)), OK, PERCENT
+    )
 
 
 @pytest.mark.skip(reason=SCALE_DOWN_REQUESTS)
@@ -211,9 +222,14 @@ def test_register_scale_down() -> None:
     """``TestRegisterScaleDown``."""
 
 
-@pytest.mark.skip(reason=PROVIDER_ACCESSOR)
 def test_node_group_scale_up_time() -> None:
-    """``TestNodeGroupScaleUpTime``."""
+    """``TestNodeGroupScaleUpTime``: a group not scaling up has no scale-up request (the error); one scaled
+    up has its request's ``Time``, the scale-up's. (Its nil node group case has no counterpart: a group is
+    named here.)"""
+    requests: dict[str, ScaleUpRequest] = {}
+    assert "ng1" not in requests
+    register_scale_up(requests, "ng1", 1, 42.0, 15 * MINUTE)
+    assert requests["ng1"].time == 42.0
 
 
 @pytest.mark.skip(reason=UPCOMING)
@@ -246,22 +262,36 @@ def pool() -> PoolRuntime:
 
 
 def test_scale_up_backoff() -> None:
-    """``TestScaleUpBackoff`` (``newBackoff``: 5m doubling to 30m, reset after 3h): ng1 of target 4 with
-    three Ready nodes. A scale-up of 1 timed out (maxNodeProvisionTime 2m) at now: the group stays healthy
-    (one node missing, not more than 1) and is backed off for 5m; 5m1s later it is not; a second time-out
-    then backs it off for 10m (the first had ended): still backed off 5m1s after; a successful scale-up
-    does not lift the backoff. (Its ErrorInfo: not kept.)"""
+    """``TestScaleUpBackoff`` (``newBackoff``: 5m doubling to 30m, reset after 3h; maxNodeProvisionTime
+    2m): ng1 of target 4 with three Ready nodes. A scale-up of 1 registered 180 s before now times out at
+    now (after 3m0s): the group stays healthy (one node missing, not more than 1) and is backed off for 5m;
+    5m1s later it is not; a second scale-up registered 121 s before then times out (after 2m1s) and backs
+    it off for 10m (the first had ended): still backed off 5m1s after; a successful scale-up (its node
+    Ready at once) is done and does not lift the backoff. (Its ErrorInfo: not kept; its message's
+    duration is the provision-timeout event's.)"""
     settings, ng1, three = AutoscalerSettings(), pool(), nodes(("r0", None), ("r1", None), ("r2", None))
-    assert node_group_healthy(acceptable_range(4), three, OK, PERCENT)
+    limit, requests = 2 * MINUTE, dict[str, ScaleUpRequest]()
+
+    def update(now: float, upcoming: int) -> list[str]:
+        failed = update_scale_requests(requests, {"ng1": upcoming}, now)
+        for _ in failed:
+            ng1.back_off(now, settings)
+        return [go_duration(now - r.time) for r in failed]
+
     now = 0.0
-    ng1.back_off(now, settings)
+    register_scale_up(requests, "ng1", 1, now - 180.0, limit)
+    assert update(now, 1) == ["3m0s"]
     assert ng1.backed_off(now) and node_group_healthy(acceptable_range(4), three, OK, PERCENT)
     now += 5 * MINUTE + 1
     assert not ng1.backed_off(now)
-    ng1.back_off(now, settings)
+    register_scale_up(requests, "ng1", 1, now - 121.0, limit)
+    assert update(now, 1) == ["2m1s"]
     assert ng1.backed_off(now) and ng1.backoff_s == 10 * MINUTE
+    assert node_group_healthy(acceptable_range(4), three, OK, PERCENT)
     now += 5 * MINUTE + 1
-    assert ng1.backed_off(now)  # and after the successful scale-up at now: nothing removes it
+    assert ng1.backed_off(now)
+    register_scale_up(requests, "ng1", 1, now, limit)
+    assert update(now, 0) == [] and requests == {}  # its node is there: done
     four = nodes(("r0", None), ("r1", None), ("r2", None), ("r3", None))
     assert node_group_healthy(acceptable_range(4), four, OK, PERCENT) and ng1.backed_off(now)
 
@@ -271,9 +301,23 @@ def test_get_cluster_size() -> None:
     """``TestGetClusterSize``."""
 
 
-@pytest.mark.skip(reason=SCALE_UP_REQUEST)
 def test_update_scale_up() -> None:
-    """``TestUpdateScaleUp``."""
+    """``TestUpdateScaleUp`` (maxNodeProvisionTime 10s): ``RegisterScaleUp`` of 100 makes ng1's request;
+    a negative delta a minute later lowers its ``Increase`` and keeps its times; a positive one adds to it
+    and moves ``Time`` and ``ExpectedAddTime``; one that brings it below 0 removes it; and a negative delta
+    without a request makes none."""
+    requests: dict[str, ScaleUpRequest] = {}
+    now, later, limit = 0.0, MINUTE, 10.0
+    register_scale_up(requests, "ng1", 100, now, limit)
+    assert requests["ng1"] == ScaleUpRequest("ng1", 100, now, now + 10.0)
+    register_scale_up(requests, "ng1", -20, later, limit)
+    assert requests["ng1"] == ScaleUpRequest("ng1", 80, now, now + 10.0)
+    register_scale_up(requests, "ng1", 30, later, limit)
+    assert requests["ng1"] == ScaleUpRequest("ng1", 110, later, later + 10.0)
+    register_scale_up(requests, "ng1", -200, now, limit)
+    assert "ng1" not in requests
+    register_scale_up(requests, "ng1", -200, now, limit)
+    assert "ng1" not in requests
 
 
 @pytest.mark.skip(reason=FAILURES_LIST)

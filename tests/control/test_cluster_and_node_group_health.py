@@ -110,10 +110,10 @@ def test_a_group_with_too_many_nodes_not_ready_is_not_ready_for_scale_up() -> No
 
 
 def test_a_group_s_launches_in_flight_are_not_ready_nodes_missing() -> None:
-    """The scale-up in flight lowers the group's acceptable minimum (``updateAcceptableRanges``): four
-    Ready nodes and four launches not registered yet are a healthy group (one static node Unready, the
-    cluster healthy too). Of five pending pods the four upcoming nodes take four; the group grows for the
-    fifth."""
+    """The scale-up in flight lowers the group's acceptable minimum (``updateAcceptableRanges``: its
+    request's ``Increase``): four Ready nodes and four launches not registered yet, registered as one
+    scale-up of 4 (``RegisterScaleUp``), are a healthy group (one static node Unready, the cluster healthy
+    too). Of five pending pods the four upcoming nodes take four; the group grows for the fifth."""
     nodes, group = busy_group("h100", 4)
     for k in range(4, 8):
         group.nodes.add(f"h100-{k}")
@@ -127,6 +127,28 @@ def test_a_group_s_launches_in_flight_are_not_ready_nodes_missing() -> None:
         port.pods[pod.key].message = "0/5 nodes are available"
     clock = ManualClock()
     ca = autoscaler(port, clock)
+    ca.executor.register_scale_up(group, 4)
     ca.arm(0.0)
     clock.run_until(0.0)
     assert launches(port) == ["h100"]
+
+
+def test_the_late_nodes_of_a_timed_out_scale_up_are_missing_and_the_group_not_ready_for_scale_up() -> None:
+    """Once its scale-up request timed out (``updateScaleRequests`` deletes it) a group's acceptable minimum
+    is its size again (``updateAcceptableRanges``: no ``Increase`` to take off): its four launches still
+    not registered are four nodes missing among the Ready, more than 3 and than 45% of its four registered
+    nodes, and the group is not ready for scale-up (``IsNodeGroupHealthy``) though no node is Unready."""
+    nodes, group = busy_group("h100", 4)
+    for k in range(4, 8):
+        group.nodes.add(f"h100-{k}")
+        group.launching[f"h100-{k}"] = Starting(())
+    pods = [gpu_pod(f"train-{k}", 8) for k in range(5)]
+    port = HandKeptCluster(nodes, pods, [group])
+    fill(port, nodes)
+    for pod in pods:
+        port.pods[pod.key].message = "0/4 nodes are available"
+    clock = ManualClock()
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    assert launches(port) == [] and ca.unready_groups.keys() == {"h100"}

@@ -332,9 +332,11 @@ def test_scans_without_pending_pods_ask_for_nothing_and_a_pod_that_then_waits_ge
 
 
 def test_a_node_whose_cloud_cannot_tell_when_it_is_ready_is_checked_at_max_node_provision_time() -> None:
-    """clusterstate: a node not registered within maxNodeProvisionTime (15 min) is deleted and its
-    group backed off at the first scan after it (``ExpectedAddTime.Before(now)``: 910 s for a scale-up at
-    0 s); a real cloud gives no plan, so the loop always checks."""
+    """clusterstate: the scale-up request of a node not registered within maxNodeProvisionTime (15 min)
+    times out and its group is backed off at the first scan after it (``updateScaleRequests``:
+    ``ExpectedAddTime.Before(now)``: 910 s for a scale-up at 0 s), and the node, never registered, is
+    deleted by the same scan (``removeOldUnregisteredNodes``); a real cloud gives no plan, so the loop
+    always checks."""
     port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
     port.pods["default/train"].message = "0/0 nodes are available"
     ca = autoscaler(port, clock)
@@ -343,7 +345,7 @@ def test_a_node_whose_cloud_cannot_tell_when_it_is_ready_is_checked_at_max_node_
     assert ("delete", "h100-0") not in port.asked
     clock.run_until(15 * 60.0 + 10.0)
     assert ("delete", "h100-0") in port.asked
-    assert ca.events[-1].kind == "provision-timeout"
+    assert [e.kind for e in ca.events[-2:]] == ["provision-timeout", "delete-unregistered"]
     assert port.node_groups["h100"].backoff_until == 15 * 60.0 + 10.0 + 5 * 60.0
 
 

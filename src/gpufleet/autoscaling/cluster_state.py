@@ -3,7 +3,8 @@
 range of sizes a node group may have while its scale-ups and scale-downs are in flight
 (``updateAcceptableRanges``), and whether the cluster and each node group are healthy enough to autoscale
 (``IsClusterHealthy``, ``IsNodeGroupHealthy``, under ``--ok-total-unready-count`` and
-``--max-total-unready-percentage``).
+``--max-total-unready-percentage``), and each group's one scale-up request, done or timed out
+(``registerOrUpdateScaleUpNoLock``, ``updateScaleRequests``).
 
 Pure: node names and times in, counts and verdicts out. The loop's health part
 (``control.cluster_autoscaler_health``) is given the cluster as the loop reads it and asks these."""
@@ -156,3 +157,53 @@ def halted_hint(
         f"{health.registered} nodes (--max-total-unready-percentage) are Unready: it scales no node group up "
         "or down until fewer are"
     )
+
+
+@dataclass
+class ScaleUpRequest:
+    """``clusterstate.ScaleUpRequest``: a node group's scale-up in flight, one per group: the nodes asked
+    for (``Increase``), when it was last increased (``Time``), when they are expected by
+    (``ExpectedAddTime``)."""
+
+    group: str
+    increase: int
+    time: float
+    expected_add_time: float
+
+
+def register_scale_up(
+    requests: dict[str, ScaleUpRequest], group: str, delta: int, now: float, max_node_provision_time_s: float
+) -> None:
+    """``registerOrUpdateScaleUpNoLock``: a group's first increase makes its request; each further one adds
+    to its ``Increase`` and, when positive, shifts ``Time`` to now and ``ExpectedAddTime`` to now plus
+    ``maxNodeProvisionTime``; a request brought to no increase at all is dropped (a negative delta makes
+    none)."""
+    request = requests.get(group)
+    if request is None:
+        if delta > 0:
+            requests[group] = ScaleUpRequest(group, delta, now, now + max_node_provision_time_s)
+        return
+    if request.increase + delta <= 0:
+        del requests[group]
+        return
+    request.increase += delta
+    if delta > 0:
+        request.time, request.expected_add_time = now, now + max_node_provision_time_s
+
+
+def update_scale_requests(
+    requests: dict[str, ScaleUpRequest], upcoming: Mapping[str, int], now: float
+) -> list[ScaleUpRequest]:
+    """``updateScaleRequests``: a request whose group has no upcoming node left is done and dropped
+    (``areThereUpcomingNodesInNodeGroup``); one still waiting once its ``ExpectedAddTime`` is before now has
+    timed out and is dropped too. The timed-out ones, in group order (their groups are backed off:
+    ``registerFailedScaleUpNoLock``)."""
+    timed_out = []
+    for name in sorted(requests):
+        request = requests[name]
+        if upcoming.get(name, 0) <= 0:
+            del requests[name]
+        elif request.expected_add_time < now:
+            timed_out.append(request)
+            del requests[name]
+    return timed_out

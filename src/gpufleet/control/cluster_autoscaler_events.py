@@ -13,10 +13,10 @@ from typing import Any
 @dataclass
 class ScaleEvent:
     t_s: float
-    #: scale-up | scale-up-failed | scale-down | provision-timeout | spot-reclaim | no-scale-up |
-    #: cluster-unhealthy | cluster-healthy | soft-taint | soft-taint-removed | provisioning-request (a
-    #: ProvisioningRequest's condition set: its key in ``pods``, ``Type=Status Reason: Message`` in
-    #: ``reason``; or ``deleted``)
+    #: scale-up | scale-up-failed | scale-down | provision-timeout | delete-unregistered | spot-reclaim |
+    #: no-scale-up | cluster-unhealthy | cluster-healthy | soft-taint | soft-taint-removed |
+    #: provisioning-request (a ProvisioningRequest's condition set: its key in ``pods``,
+    #: ``Type=Status Reason: Message`` in ``reason``; or ``deleted``)
     kind: str
     pool: str | None
     nodes: tuple[str, ...]

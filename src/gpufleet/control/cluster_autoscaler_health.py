@@ -129,23 +129,30 @@ class ClusterHealth:
         launches = tuple(n for n in registered if n in group.launching)
         return Readiness(counted.ready, counted.unready, counted.not_started + launches)
 
-    def update_groups(self, groups: Sequence[NodeGroup], now: float) -> frozenset[str]:
-        """Keep the groups not ready for scale-up (``unready_groups``) and name them."""
-        self.unready_groups = self._unhealthy_groups(groups, now)
+    def update_groups(
+        self, groups: Sequence[NodeGroup], now: float, increases: Mapping[str, int]
+    ) -> frozenset[str]:
+        """Keep the groups not ready for scale-up (``unready_groups``) and name them; ``increases``: each
+        group's scale-up request's ``Increase``."""
+        self.unready_groups = self._unhealthy_groups(groups, now, increases)
         return frozenset(self.unready_groups)
 
-    def _unhealthy_groups(self, groups: Sequence[NodeGroup], now: float) -> dict[str, str]:
+    def _unhealthy_groups(
+        self, groups: Sequence[NodeGroup], now: float, increases: Mapping[str, int]
+    ) -> dict[str, str]:
         """The groups ``IsNodeGroupHealthy`` finds unhealthy: more of their nodes missing among the Ready
-        below the acceptable minimum (its size less its launches: the scale-up in flight) than
+        below the acceptable minimum (its size less its scale-up request's ``Increase``:
+        ``updateAcceptableRanges``; a request timed out is gone, and its late nodes count as missing) than
         ``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of its registered nodes.
-        With every node Ready none is (each registered node not launched is Ready). Each with its Health
-        condition's text (``buildHealthStatusNodeGroup``: the counts, ``cloudProviderTarget``, min, max)."""
+        With every node Ready and no group launching more than its request none is (each registered node
+        not launched is Ready). Each with its Health condition's text (``buildHealthStatusNodeGroup``: the
+        counts, ``cloudProviderTarget``, min, max)."""
         unready, settings = self.port.unready_nodes(), self.settings
-        if not unready:
+        if not unready and all(len(g.launching) <= increases.get(g.name, 0) for g in groups):
             return {}
         out = {}
         for g in groups:
-            acceptable = acceptable_range(len(g.nodes), scale_up_increase=len(g.launching))
+            acceptable = acceptable_range(len(g.nodes), scale_up_increase=increases.get(g.name, 0))
             counted = self._group_readiness(g, unready, now)
             ok, percentage = settings.ok_total_unready_count, settings.max_total_unready_percentage
             if not node_group_healthy(acceptable, counted, ok, percentage):

@@ -24,8 +24,9 @@ Its parts, each in its own module: the cluster's and its groups' health, which h
 (``control.cluster_autoscaler_health``); the ProvisioningRequests, handled first in each scan
 (``control.cluster_autoscaler_provisioning``); the groups as scale-up sees them
 (``control.cluster_autoscaler_scale_up_options``) and the launches that carry a scale-up out, with their
-backoffs and timeouts (``control.cluster_autoscaler_scale_up_executor``); the soft taints put after each
-scan's scale-down (``control.cluster_autoscaler_soft_taints``); the events all of them log
+backoffs, each group's scale-up request and its timeout, and the removal of nodes that never registered,
+done at the start of each scan (``control.cluster_autoscaler_scale_up_executor``); the soft taints put
+after each scan's scale-down (``control.cluster_autoscaler_soft_taints``); the events all of them log
 (``control.cluster_autoscaler_events``).
 
 The decisions are ``autoscaling.cluster_autoscaler`` (request in, reply out); this loop keeps the
@@ -153,7 +154,7 @@ class ClusterAutoscalerLoop:
         self.gauges = ScaleDownGauges()
         self._cut = False  # the last scan stopped at unneededNodesLimit
         self.options = ScaleUpOptions(port, settings, expander_priorities)
-        self.executor = ScaleUpExecutor(port, clock, settings, self.events, self._scan_after)
+        self.executor = ScaleUpExecutor(port, clock, settings, self.events)
         self.soft_taints = SoftTaints(port, settings.max_bulk_soft_taint_count, start_time_s, self.events)
         self.provisioning = ProvisioningRequests(provisioning_requests, self.events)
         #: told after a loop changed the requests' conditions (Kueue's ProvisioningRequest admission check
@@ -205,6 +206,9 @@ class ClusterAutoscalerLoop:
             return
         self.armed_at = None
         groups = self.port.node_groups.values()
+        # the registry's update (scale-up requests done or timed out) and the removal of nodes that never
+        # registered come before the health check (RunOnce)
+        removed = self.executor.update(self._going())
         healthy = self.health.cluster_healthy(self.clock.now)
         if healthy:
             acted = self._provision() | self._scale_up() | self._scale_down()
@@ -215,7 +219,7 @@ class ClusterAutoscalerLoop:
         else:  # RunOnce stops here: the unneeded nodes are forgotten (CleanUpUnneededNodes), looked for again
             acted, self.unneeded_since, self._assessed = False, {}, None
         launching = any(g.launching for g in groups)
-        busy = acted or not healthy or self.unneeded_since or self._going() or launching
+        busy = acted or removed or not healthy or self.unneeded_since or self._going() or launching
         if busy:
             self.arm(t + self.settings.scan_interval_s)
         elif self.port.unschedulable_pods():
@@ -270,7 +274,10 @@ class ClusterAutoscalerLoop:
         booked = self.provisioning.booked_pods()
         state = self.port.state
         options, backed_off, exclude = self.options.groups(room, now, self._going())
-        unhealthy = self.health.update_groups([g for g in groups.values() if g.pool.autoscaled], now)
+        increases = {name: r.increase for name, r in self.executor.requests.items()}
+        unhealthy = self.health.update_groups(
+            [g for g in groups.values() if g.pool.autoscaled], now, increases
+        )
         total_reached = room == 0 and self.settings.max_nodes_total is not None
         left = self.options.resources_left()
         asked = (
@@ -529,8 +536,12 @@ class ClusterAutoscalerLoop:
         acted = False
         for name, count in reply.launch:
             group = self.port.node_groups[name]
+            launched = 0
             for _ in range(count):
                 if self.executor.launch(group, warm=True) is None:
                     break
+                launched += 1
+            if launched:  # a size increase like any other (RegisterScaleUp)
+                self.executor.register_scale_up(group, launched)
                 acted = True
         return acted

@@ -1,30 +1,56 @@
 """cluster-autoscaler's scale-up execution, as its loop carries a chosen scale-up out (upstream
-``core/scaleup/orchestrator/executor.go``: ``ExecuteScaleUps``, ``executeScaleUp``; and the scale-up requests
-the cluster state registry times out, ``clusterstate.updateScaleRequests``).
+``core/scaleup/orchestrator/executor.go``: ``ExecuteScaleUps``, ``executeScaleUp``), the scale-up requests
+its cluster state registry keeps for them (``clusterstate/clusterstate.go``: ``RegisterScaleUp``,
+``updateScaleRequests``), and the removal of nodes that never registered
+(``core/static_autoscaler.go``: ``removeOldUnregisteredNodes``).
 
 Each group of a scale-up's split is asked for its nodes, one after another. A launch the cloud refuses
-backs the group off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``), and so does a
-node that has not registered its GPUs within ``maxNodeProvisionTime`` (it is deleted at the first scan after
-that time). A ``zeroOrMaxNodeScaling`` group grows by all its nodes at once; a launch the cloud refuses
-deletes them all (``overrideNodesToDeleteForZeroOrMax``).
+backs the group off (5 minutes, doubling up to 30: ``utils/backoff/exponential_backoff.go``). The nodes a
+group did get are registered in its one scale-up request (``autoscaling.cluster_state.ScaleUpRequest``): a
+further scale-up of the group adds to it and moves its deadline to its own time plus
+``maxNodeProvisionTime``. Each scan (before the cluster's health is looked at, as ``RunOnce`` updates the
+registry first) drops the requests whose group has no upcoming node left, and times out those still
+waiting past their deadline: the group is backed off and a ``provision-timeout`` event logged
+(``ScaleUpTimedOut``), but no node is deleted for it. A node whose GPUs register late stays: it is
+registered, not Ready for cluster-autoscaler until its GPUs are allocatable
+(``FilterOutNodesWithUnreadyResources``), and is used once they are. A node that has not even registered
+(joined the cluster) more than ``maxNodeProvisionTime`` after its launch is deleted
+(``removeOldUnregisteredNodes``: no deletion below the group's min; a ``ZeroOrMaxNodeScaling`` group's
+nodes all go), with a ``delete-unregistered`` event (``DeleteUnregistered``) and no backoff of its own.
+A ``zeroOrMaxNodeScaling`` group grows by all its nodes at once; a launch the cloud refuses deletes them
+all (``overrideNodesToDeleteForZeroOrMax``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from functools import partial
 
 from gpufleet.autoscaling.cluster_autoscaler import ScaleUp
-from gpufleet.control.clock import Clock, Priority
+from gpufleet.autoscaling.cluster_state import ScaleUpRequest, register_scale_up, update_scale_requests
+from gpufleet.control.clock import Clock
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
-from gpufleet.control.port import LaunchStatus, NodeGroup, NodeGroupPort
+from gpufleet.control.port import NodeGroup, NodeGroupPort
 from gpufleet.model.simulation import AutoscalerSettings
 
 
+def go_duration(seconds: float) -> str:
+    """A duration as Go's ``time.Duration.String`` writes it (``15m10s``, ``1h0m0s``, ``2.5s``)."""
+    if seconds == 0:
+        return "0s"
+    sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
+    hours, rest = divmod(seconds, 3600.0)
+    minutes, secs = divmod(rest, 60.0)
+    text = f"{secs:.9f}".rstrip("0").rstrip(".") + "s"
+    if hours:
+        return f"{sign}{int(hours)}h{int(minutes)}m{text}"
+    if minutes:
+        return f"{sign}{int(minutes)}m{text}"
+    return sign + text
+
+
 class ScaleUpExecutor:
-    """Launches nodes through ``port`` on ``clock``, logging to ``events``; ``scan_after``: the loop's first
-    scan strictly after a time (when a launch's ``maxNodeProvisionTime`` is checked)."""
+    """Launches nodes through ``port`` on ``clock``, logging to ``events``, and keeps each group's scale-up
+    request (``requests``, by group)."""
 
     def __init__(
         self,
@@ -32,13 +58,14 @@ class ScaleUpExecutor:
         clock: Clock,
         settings: AutoscalerSettings,
         events: list[ScaleEvent],
-        scan_after: Callable[[float], float],
     ) -> None:
         self.port = port
         self.clock = clock
         self.settings = settings
         self.events = events
-        self.scan_after = scan_after
+        self.requests: dict[str, ScaleUpRequest] = {}
+        #: each launch not registered yet: since when (``UnregisteredSince``: its launch, or when first seen)
+        self.unregistered_since: dict[str, float] = {}
 
     def execute(self, up: ScaleUp, deleting: AbstractSet[str]) -> bool:
         """``ExecuteScaleUps``: each group of the split, one after another (``deleting``: the nodes being
@@ -52,16 +79,21 @@ class ScaleUpExecutor:
             launched = [n for _ in range(nodes) if (n := self.launch(group, up.pods)) is not None]
             if launched:
                 grew = True
+                self.register_scale_up(group, len(launched))
                 self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), up.pods))
         return grew
+
+    def register_scale_up(self, group: NodeGroup, delta: int) -> None:
+        """``RegisterScaleUp``: ``delta`` nodes the group got, added to its scale-up request."""
+        limit = self.settings.max_node_provision_time_s
+        register_scale_up(self.requests, group.name, delta, self.clock.now, limit)
 
     def _scale_up_atomic(
         self, group: NodeGroup, nodes: int, for_pods: tuple[str, ...], deleting: AbstractSet[str]
     ) -> bool:
-        """A ``ZeroOrMaxNodeScaling`` group grows by all its nodes in one request (``increaseSize`` with
-        ``atomic``: ``AtomicIncreaseSize``): when the cloud refuses one of them, the group is backed off and
-        the failed scale-up's cleanup deletes all the group's nodes, none kept
-        (``deleteCreatedNodesWithErrors``, ``overrideNodesToDeleteForZeroOrMax``;
+        """A ``ZeroOrMaxNodeScaling`` group grows by all its nodes in one request: when the cloud refuses one
+        of them, the group is backed off and the failed scale-up's cleanup deletes all the group's nodes,
+        none kept (``deleteCreatedNodesWithErrors``, ``overrideNodesToDeleteForZeroOrMax``;
         ``AllowNonAtomicScaleUpToMax`` is not modelled). True when it grew."""
         now = self.clock.now
         launched: list[str] = []
@@ -72,6 +104,7 @@ class ScaleUpExecutor:
             launched.append(name)
         else:
             if launched:
+                self.register_scale_up(group, len(launched))
                 self.events.append(ScaleEvent(now, "scale-up", group.name, tuple(launched), for_pods))
             return bool(launched)
         doomed = tuple(sorted(group.nodes - deleting))
@@ -85,46 +118,74 @@ class ScaleUpExecutor:
         return False
 
     def launch(self, group: NodeGroup, for_pods: tuple[str, ...] = (), warm: bool = False) -> str | None:
-        """Ask the cloud for a node; a refusal (a stock-out) backs the group off. A node that may not
-        register its GPUs within ``maxNodeProvisionTime`` is checked at the first scan after that time
-        (``updateScaleRequests``: timed out once ``ExpectedAddTime.Before(now)``, this scan's time plus
-        ``maxNodeProvisionTime``)."""
+        """Ask the cloud for a node; a refusal (a stock-out) backs the group off. The node counts as
+        unregistered from now until it joins the cluster."""
         now = self.clock.now
         name = self.port.launch(group.name, for_pods, warm)
         if name is None:
             group.back_off(now, self.settings)
             self.events.append(ScaleEvent(now, "scale-up-failed", group.name, (), for_pods, "stock-out"))
             return None
-        launch = group.launching[name]
-        limit = self.settings.max_node_provision_time_s
-        ready_after = launch.gpu_ready_after_s
-        if ready_after is None or ready_after > limit:
-            self.clock.at(
-                self.scan_after(now + limit),
-                Priority.ARRIVAL,
-                partial(self._provision_timeout, group, name, launch),
-            )
+        self.unregistered_since[name] = now
         return name
 
-    def _provision_timeout(self, group: NodeGroup, name: str, launch: LaunchStatus) -> None:
-        if group.launching.get(name) is not launch:
-            return
-        now = self.clock.now
-        for_pods = launch.for_pods
-        group.back_off(now, self.settings)
-        self.events.append(
-            ScaleEvent(
-                now,
-                "provision-timeout",
-                group.name,
-                (name,),
-                for_pods,
-                "GPUs not registered within maxNodeProvisionTime",
+    def update(self, deleting: AbstractSet[str]) -> bool:
+        """What a loop does before it looks at the cluster's health: ``updateScaleRequests`` (a request
+        timed out backs its group off: ``registerFailedScaleUpNoLock``), then ``removeOldUnregisteredNodes``
+        (``deleting``: the nodes being deleted, left alone). True when it deleted a node."""
+        groups, now = self.port.node_groups, self.clock.now
+        upcoming = {name: g.upcoming() for name, g in groups.items()}
+        for request in update_scale_requests(self.requests, upcoming, now):
+            group = groups[request.group]
+            group.back_off(now, self.settings)
+            late = tuple(sorted(group.launching))
+            within = go_duration(now - request.time)
+            reason = f"Nodes added to group {group.name} failed to register within {within}"
+            self.events.append(ScaleEvent(now, "provision-timeout", group.name, late, reason=reason))
+        return self._remove_old_unregistered(deleting)
+
+    def _remove_old_unregistered(self, deleting: AbstractSet[str]) -> bool:
+        """``removeOldUnregisteredNodes``: the launches not registered more than ``maxNodeProvisionTime``
+        after their launch (``UnregisteredSince.Add(maxNodeProvisionTime).Before(now)``) are deleted, as many
+        as the group's min allows (target size less min; ``--force-delete-unregistered-nodes`` is not
+        modelled), all the group's nodes for a ``ZeroOrMaxNodeScaling`` group
+        (``overrideNodesToDeleteForZeroOrMax``). Their pods wait on."""
+        state, now, limit = self.port.state, self.clock.now, self.settings.max_node_provision_time_s
+        since = self.unregistered_since
+        removed = False
+        for group in sorted(self.port.node_groups.values(), key=lambda g: g.name):
+            old: list[str] = []
+            for name in sorted(group.launching):
+                if name in state.index:
+                    since.pop(name, None)
+                    continue
+                if since.setdefault(name, now) + limit < now:
+                    old.append(name)
+            possible = len(group.nodes) - group.pool.min
+            if not old or possible <= 0:
+                continue
+            old = old[:possible]
+            if group.pool.zero_or_max_node_scaling:
+                old = sorted(group.nodes - deleting)
+            for_pods = tuple(
+                sorted(
+                    {key for name in old if name in group.launching for key in group.launching[name].for_pods}
+                )
             )
-        )
-        self.port.delete_node(name)
-        for key in for_pods:
-            self.port.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
+            for name in old:
+                since.pop(name, None)
+                self.port.delete_node(name)
+            reason = "Removed unregistered node " + ", ".join(old)
+            self.events.append(
+                ScaleEvent(now, "delete-unregistered", group.name, tuple(old), for_pods, reason)
+            )
+            for key in for_pods:
+                self.port.pod_waits_for_node(key, provisioning=self._still_provisioning(key))
+            removed = True
+        launching = {n for g in self.port.node_groups.values() for n in g.launching}
+        for name in [n for n in since if n not in launching]:
+            del since[name]
+        return removed
 
     def _still_provisioning(self, key: str) -> bool:
         return any(

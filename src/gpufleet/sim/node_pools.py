@@ -6,8 +6,9 @@ no instance left in ``stock.available``); cluster-autoscaler then backs the pool
 (``utils/backoff/exponential_backoff.go``). A launched node
 goes through its pool's start chain (``gpufleet.lifecycle.node_start``): it joins the
 cluster when ``join`` ends, with no GPU allocatable, and its GPUs become allocatable when
-``devicePlugin`` ends. Until then it counts as upcoming capacity. A node that has not
-registered its GPUs within ``maxNodeProvisionTime`` is removed and the pool backed off.
+``devicePlugin`` ends. Until then it counts as upcoming capacity. A pool whose scale-up still has nodes
+to come ``maxNodeProvisionTime`` after it is backed off, and a node that has not joined by then removed
+(``control.cluster_autoscaler_scale_up_executor``).
 """
 
 from __future__ import annotations
