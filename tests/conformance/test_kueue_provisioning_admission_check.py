@@ -63,12 +63,12 @@ SKIP_DETAILS = (
 )
 SKIP_DELETE = (
     "the deletion of a finished or evicted workload's requests is done by the simulator "
-    "(KueueQueues._evict, CleanupProvisioningRequestsOnEviction), held in "
+    "(AdmissionChecks.evicted, CleanupProvisioningRequestsOnEviction), held in "
     "tests/kueue/test_kueue_admission_checks.py::test_a_failed_request_retries_with_backoff_then_rejects_and_deactivates"
 )
 SKIP_UNRELATED = (
     "a workload without provisioning checks is never reconciled by gpufleet's controller "
-    "(KueueQueues._sync_checks runs only for a workload holding a reservation with checks)"
+    "(AdmissionChecks._sync runs only for a workload holding a reservation with checks)"
 )
 
 WL = "wl"

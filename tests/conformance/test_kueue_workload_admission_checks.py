@@ -1,6 +1,6 @@
 """Kueue's workload controller and workload package on admission checks, at commit ``ff69552e79ad`` of
 ``kubernetes-sigs/kueue``, held against ``gpufleet.scheduling.kueue.admission_checks`` (the pure rules
-``control.kueue_queues`` runs):
+``control.kueue_admission_checks`` runs):
 
 * ``pkg/controller/core/workload_controller_test.go``: ``TestSyncCheckStates`` (5 cases,
   ``syncAdmissionCheckConditions``: ``sync_check_list``), ``TestReconcileSyncAdmissionChecks`` (5,

@@ -1,5 +1,5 @@
 """Kueue's admission checks with its ProvisioningRequest admission check controller, through the simulator
-(``gpufleet.control.kueue_queues`` driving cluster-autoscaler's ProvisioningRequests in
+(``gpufleet.control.kueue_admission_checks`` driving cluster-autoscaler's ProvisioningRequests in
 ``gpufleet.control.cluster_autoscaler_loop``), on ``examples/kueue/provisioning-admission-check.yaml``: a
 4-pod Job of 8-GPU pods in a ClusterQueue whose AdmissionCheck asks cluster-autoscaler, through a
 ProvisioningRequest, for the nodes of an empty pool.

@@ -1,4 +1,4 @@
-"""Kueue tenant queues through the simulator (``gpufleet.sim.kueue_queues``), on
+"""Kueue tenant queues through the simulator (``gpufleet.control.kueue_queues``), on
 ``examples/kueue/cohort-reclaim.yaml``: team-b borrows team-a's quota, team-a's job arrives at
 10 min and reclaims it (Kueue's ``reclaimWithinCohort``), the borrower is suspended and requeued."""
 

@@ -1,4 +1,4 @@
-"""Kueue's ``waitForPodsReady`` through the simulator (``gpufleet.control.kueue_queues``) and its pure
+"""Kueue's ``waitForPodsReady`` through the simulator (``gpufleet.control.kueue_pods_ready``) and its pure
 decisions (``gpufleet.scheduling.kueue.pods_ready``), on ``examples/kueue/wait-for-pods-ready.yaml``: a 4-pod
 gang of 8-GPU pods admitted on three 8-GPU nodes, so that only 3 of its pods can run.
 

@@ -12,5 +12,5 @@ Pure decision code (state in, decisions out), after ``kubernetes-sigs/kueue: pkg
 * :mod:`.tournament` -- fair sharing's order of a cycle's heads;
 * :mod:`.admission` -- one scheduling cycle over the queues' heads.
 
-The simulator drives it from ``gpufleet.sim.kueue_queues``.
+The simulator drives it from ``gpufleet.control.kueue_queues``.
 """
