@@ -50,7 +50,8 @@ SCALE_DOWN_REQUESTS = (
     "node group size fixer gpufleet does not model (its cloud's groups are the registry's)"
 )
 UPCOMING = (
-    "gpufleet's upcoming nodes are a group's launches whose GPUs are not registered (NodeGroup.upcoming): "
+    "gpufleet's upcoming nodes are a group's launches whose GPUs are not registered (NodeGroup.upcoming), "
+    "less those registered 15 minutes or more before (Unready: cluster_autoscaler_health.upcoming_nodes): "
     "a group's target is its launched nodes, so target less Ready/Unready/LongUnregistered is that count; "
     "a node down within 15 minutes of registering (NotStarted, upcoming upstream) is not counted"
 )

@@ -55,9 +55,11 @@ def test_two_scale_ups_of_a_group_whose_nodes_are_late_time_out_together_at_the_
     one request and moves its ``ExpectedAddTime`` to its own time plus ``maxNodeProvisionTime`` (15m): the
     first node, whose GPUs take 30 minutes, is not timed out at 910 s; both are, in one
     ``provision-timeout`` (``ScaleUpTimedOut``), at the first scan after the second's deadline, the pool
-    backed off once, and neither node deleted for it (both registered, their GPUs late)."""
-    pool = t4_pool(("boot", "60s"), ("devicePlugin", "30m"))
-    summary = run(pool, [gpu_job("a"), gpu_job("b", at=5 * MINUTE)], duration_s=40 * MINUTE)
+    backed off once, and neither node deleted for it (both registered at 10 and 15 minutes, their GPUs late;
+    the run ends at 25 minutes, before the first is ``Unready``, 15 minutes after it registered, and no
+    longer upcoming: ``GetUpcomingNodes``)."""
+    pool = t4_pool(("boot", "10m"), ("devicePlugin", "30m"))
+    summary = run(pool, [gpu_job("a"), gpu_job("b", at=5 * MINUTE)], duration_s=25 * MINUTE)
     ups = events(summary, "scale-up")
     assert [(e["t_s"], e["nodes"]) for e in ups] == [(0.0, ["t4-0"]), (300.0, ["t4-1"])]
     timeouts = events(summary, "provision-timeout")

@@ -48,6 +48,7 @@ class Starting:
     for_pods: tuple[str, ...]
     warm: bool = False
     gpu_ready_after_s: float | None = None  # a real cloud does not say
+    registered_s: float | None = None
 
 
 @dataclass

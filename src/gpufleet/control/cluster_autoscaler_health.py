@@ -2,7 +2,9 @@
 ``clusterstate/clusterstate.go``: ``IsClusterHealthy``, ``IsNodeGroupHealthy``, the status ConfigMap's
 ``Health`` condition; the counting itself is ``autoscaling.cluster_state``).
 
-With more nodes ``Unready`` (not Ready, registered 15 minutes or more before) than
+A node is not Ready when its Ready condition is not True, or when its GPUs are not allocatable
+(``resource_unready``: ``FilterOutNodesWithUnreadyResources``). With more nodes ``Unready`` (not Ready,
+registered 15 minutes or more before) than
 ``--ok-total-unready-count`` and than ``--max-total-unready-percentage`` of the cluster's nodes, a scan does
 nothing (``IsClusterHealthy``); a group with that many of its nodes missing among the Ready is skipped by
 scale-up, ``not ready for scale-up`` (``IsNodeGroupHealthy``). The scan that finds the cluster unhealthy logs
@@ -14,6 +16,7 @@ ready for scale-up, ``pod_hints`` says so for a pending pod.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from gpufleet.autoscaling.cluster_state import (
@@ -31,7 +34,58 @@ from gpufleet.autoscaling.cluster_state import (
 from gpufleet.autoscaling.scale_up import NOT_READY
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
 from gpufleet.control.port import NodeGroup, NodeGroupPort
+from gpufleet.model.mig_configs import is_device_plugin_resource
 from gpufleet.model.simulation import AutoscalerSettings
+
+
+def has_gpus(allocatable: Mapping[str, int]) -> bool:
+    """Whether any device-plugin resource (GPUs, replicas, MIG instances) is allocatable
+    (``gpu.NodeHasGpuAllocatable``)."""
+    return any(is_device_plugin_resource(r) and n > 0 for r, n in allocatable.items())
+
+
+def resource_unready(port: NodeGroupPort) -> dict[str, float]:
+    """The registered nodes whose GPUs are not allocatable yet, each with when it registered:
+    ``GpuCustomResourcesProcessor.FilterOutNodesWithUnreadyResources`` replaces a node that should have GPUs
+    (its group's template has device-plugin resources: upstream's GPU label) and has none allocatable with a
+    not-Ready copy (``GetUnreadyNodeCopy``, reason ``ResourceUnready``, its Ready condition's
+    ``lastTransitionTime`` its ``creationTimestamp``). gpufleet's such nodes are its groups' launches that
+    registered (``LaunchStatus.registered_s``) and have no device-plugin resource allocatable."""
+    state, out = port.state, {}
+    for group in port.node_groups.values():
+        if not has_gpus(group.pool.template.allocatable):
+            continue
+        for name, launch in group.launching.items():
+            since = launch.registered_s
+            if since is None or name not in state.index:
+                continue
+            if not has_gpus(state.nodes[state.index[name]].allocatable):
+                out[name] = since
+    return out
+
+
+def long_unready_launches(port: NodeGroupPort, now: float) -> frozenset[str]:
+    """The launches ``resource_unready`` registered ``MAX_NODE_STARTUP_S`` or more before now:
+    ``updateReadinessStats`` counts them ``Unready``, no longer ``NotStarted``, so they are no longer upcoming
+    (``GetUpcomingNodes``: a group's target less its Ready, Unready and long unregistered nodes)."""
+    return frozenset(n for n, since in resource_unready(port).items() if since + MAX_NODE_STARTUP_S <= now)
+
+
+def upcoming_nodes(group: NodeGroup, long_unready: AbstractSet[str]) -> int:
+    """The group's upcoming nodes (``GetUpcomingNodes``): its launches (``NodeGroup.upcoming``) less those
+    ``long_unready`` (``long_unready_launches``)."""
+    upcoming = group.upcoming()
+    return upcoming - sum(1 for n in group.launching if n in long_unready) if long_unready else upcoming
+
+
+def autoscaler_unready(port: NodeGroupPort) -> Mapping[str, float]:
+    """The nodes cluster-autoscaler takes as not Ready, each with when it registered: those whose Ready
+    condition is not True (``port.unready_nodes``) and those ``resource_unready`` makes so (``RunOnce``
+    reads its node lists through ``FilterOutNodesWithUnreadyResources`` before it updates the cluster state
+    registry)."""
+    unready = port.unready_nodes()
+    extra = resource_unready(port)
+    return {**unready, **extra} if extra else unready
 
 
 class ClusterHealth:
@@ -53,7 +107,7 @@ class ClusterHealth:
         ``--max-total-unready-percentage`` of all its nodes. Then ``RunOnce`` neither scales up nor down
         (``Cluster is not ready for autoscaling``), and gpufleet's warm nodes wait too; launches still time
         out (``updateScaleRequests`` runs before)."""
-        unready = self.port.unready_nodes()
+        unready = autoscaler_unready(self.port)
         if len(unready) <= self.settings.ok_total_unready_count:
             if self.unhealthy is not None:
                 self._changed(unready, True, now)
@@ -69,7 +123,8 @@ class ClusterHealth:
 
     def _condition(self, unready: Mapping[str, float], healthy: bool, now: float) -> HealthCondition:
         """The cluster-wide ``Health`` condition (``GetStatus``' ``buildHealthStatusClusterwide``): every
-        active node registered; a launch registered without its GPUs still starting, as in a group."""
+        active node registered, those ``resource_unready`` among the not Ready; a launch registered whose
+        port does not say when, still starting, as in a group."""
         state = self.port.state
         counted = readiness(unready, unready, now)
         launches = tuple(
@@ -120,13 +175,15 @@ class ClusterHealth:
         self, group: NodeGroup, unready: Mapping[str, float], now: float
     ) -> Readiness | None:
         """The group's registered nodes as ``updateReadinessStats`` counts them (None when none is): a launch
-        that registered without its GPUs is not Ready yet (``ResourceUnready``), still starting."""
+        that registered without its GPUs is not Ready (``ResourceUnready``): ``NotStarted`` within
+        ``MAX_NODE_STARTUP_S`` of registering, ``Unready`` after (one whose port does not say when it
+        registered, still starting)."""
         state = self.port.state
         registered = [n for n in sorted(group.nodes) if n in state.index]
         if not registered:
             return None
-        counted = readiness((n for n in registered if n not in group.launching), unready, now)
-        launches = tuple(n for n in registered if n in group.launching)
+        counted = readiness((n for n in registered if n not in group.launching or n in unready), unready, now)
+        launches = tuple(n for n in registered if n in group.launching and n not in unready)
         return Readiness(counted.ready, counted.unready, counted.not_started + launches)
 
     def update_groups(
@@ -147,7 +204,7 @@ class ClusterHealth:
         With every node Ready and no group launching more than its request none is (each registered node
         not launched is Ready). Each with its Health condition's text (``buildHealthStatusNodeGroup``: the
         counts, ``cloudProviderTarget``, min, max)."""
-        unready, settings = self.port.unready_nodes(), self.settings
+        unready, settings = autoscaler_unready(self.port), self.settings
         if not unready and all(len(g.launching) <= increases.get(g.name, 0) for g in groups):
             return {}
         out = {}

@@ -11,10 +11,10 @@ nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) belo
 whose pods fit elsewhere become unneeded (a node whose pods could not move is not looked at again for
 ``unremovableNodeRecheckTimeout``, 5 minutes, whatever changes; the loop scans again then; a scan looks for
 no more than ``unneededNodesLimit``) and are removed
-once unneeded for more than ``scaleDownUnneededTime`` (a node that is not Ready for more than
-``scaleDownUnreadyTime``, none with ``scaleDownUnreadyEnabled: false``), not within ``scaleDownDelayAfterAdd``
-of a scale-up, at most ``maxScaleDownParallelism`` deletions at once and ``maxDrainParallelism`` drains, those
-in progress counted (drained: pods evicted with their grace period,
+once unneeded for more than ``scaleDownUnneededTime`` (a node that is not Ready, its kubelet down or its
+GPUs not registered, for more than ``scaleDownUnreadyTime``, none with ``scaleDownUnreadyEnabled: false``),
+not within ``scaleDownDelayAfterAdd`` of a scale-up, at most ``maxScaleDownParallelism`` deletions at once
+and ``maxDrainParallelism`` drains, those in progress counted (drained: pods evicted with their grace period,
 then the node deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each
 scan leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). The nodes a
 ``zeroOrMaxNodeScaling`` pool scales down are deleted as one batch, once the last of them is drained
@@ -67,7 +67,7 @@ from gpufleet.autoscaling.scale_down import (
 )
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent as ScaleEvent
-from gpufleet.control.cluster_autoscaler_health import ClusterHealth
+from gpufleet.control.cluster_autoscaler_health import ClusterHealth, autoscaler_unready
 from gpufleet.control.cluster_autoscaler_provisioning import ProvisioningRequests
 from gpufleet.control.cluster_autoscaler_scale_up_executor import ScaleUpExecutor
 from gpufleet.control.cluster_autoscaler_scale_up_options import ScaleUpOptions
@@ -230,7 +230,7 @@ class ClusterAutoscalerLoop:
             self.arm(self._recheck_at(t))
         if wakeups := [w for w in self.provisioning.wakeups() if w >= t]:
             self.arm(self._scan_after(min(wakeups)))
-        started = [since + MAX_NODE_STARTUP_S for since in self.port.unready_nodes().values()]
+        started = [since + MAX_NODE_STARTUP_S for since in autoscaler_unready(self.port).values()]
         if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
             self.arm(min(later))
 
@@ -356,19 +356,21 @@ class ClusterAutoscalerLoop:
 
     # -- scale-down --------------------------------------------------------------------------
     def _readiness(self) -> tuple[frozenset[str], frozenset[str]]:
-        """The nodes that are not Ready, and those of them still starting: not Ready within
-        ``MAX_NODE_STARTUP_S`` of registering (``updateReadinessStats``' ``NotStarted``, which
-        ``GetUpcomingNodes`` counts as upcoming and ``RunOnce`` takes out of scale-down's candidates)."""
-        unready, now = self.port.unready_nodes(), self.clock.now
+        """The nodes that are not Ready (``autoscaler_unready``: their GPUs not allocatable among them), and
+        those of them still starting: not Ready within ``MAX_NODE_STARTUP_S`` of registering
+        (``updateReadinessStats``' ``NotStarted``, which ``GetUpcomingNodes`` counts as upcoming and
+        ``RunOnce`` takes out of scale-down's candidates)."""
+        unready, now = autoscaler_unready(self.port), self.clock.now
         return frozenset(unready), frozenset(n for n, t in unready.items() if now < t + MAX_NODE_STARTUP_S)
 
     def _candidates(self) -> list[Candidate]:
         """The nodes of autoscaled groups above their ``min`` (``PreFilteringScaleDownNodeProcessor``: a
-        group's nodes, launches included, as its target size), neither starting (launched and GPUs not
-        registered, or not Ready and still starting), warm nor going, in name order, each with whether it
-        is Ready. The last scan's list stands while what it was made of does: each group's nodes,
-        launches, warm nodes, name and ``min``, the nodes going, the nodes not Ready, and the cluster's
-        nodes (``static_version``)."""
+        group's nodes, launches included, as its target size), neither starting (launched and not
+        registered, or not Ready and still starting: a launch whose GPUs are not registered is not Ready,
+        ``ResourceUnready``, and a candidate 15 minutes after it registered), warm nor going, in name order,
+        each with whether it is Ready. The last scan's list stands while what it was made of does: each
+        group's nodes, launches, warm nodes, name and ``min``, the nodes going, the nodes not Ready, and the
+        cluster's nodes (``static_version``)."""
         going, state, readiness = self._going(), self.port.state, self._readiness()
         groups = [g for g in self.port.node_groups.values() if g.pool.autoscaled]
         made_of = [(g, g.name, g.pool.min) for g in groups]
@@ -392,7 +394,9 @@ class ClusterAutoscalerLoop:
                 continue
             atomic = group.pool.zero_or_max_node_scaling
             registered = sum(1 for name in group.nodes if name in state.index) if atomic else 0
-            for name in sorted(group.nodes - group.launching.keys() - group.warm - going - starting):
+            # a launch registered without its GPUs (ResourceUnready) is a candidate once no longer starting
+            launches = {n for n in group.launching if n not in unready}
+            for name in sorted(group.nodes - launches - group.warm - going - starting):
                 if name in state.index:
                     ready = name not in unready
                     size, low = len(group.nodes), group.pool.min

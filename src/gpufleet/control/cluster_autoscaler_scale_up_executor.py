@@ -29,6 +29,7 @@ from gpufleet.autoscaling.cluster_autoscaler import ScaleUp
 from gpufleet.autoscaling.cluster_state import ScaleUpRequest, register_scale_up, update_scale_requests
 from gpufleet.control.clock import Clock
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
+from gpufleet.control.cluster_autoscaler_health import long_unready_launches, upcoming_nodes
 from gpufleet.control.port import NodeGroup, NodeGroupPort
 from gpufleet.model.simulation import AutoscalerSettings
 
@@ -134,11 +135,12 @@ class ScaleUpExecutor:
         timed out backs its group off: ``registerFailedScaleUpNoLock``), then ``removeOldUnregisteredNodes``
         (``deleting``: the nodes being deleted, left alone). True when it deleted a node."""
         groups, now = self.port.node_groups, self.clock.now
-        upcoming = {name: g.upcoming() for name, g in groups.items()}
+        long_unready = long_unready_launches(self.port, now)
+        upcoming = {name: upcoming_nodes(g, long_unready) for name, g in groups.items()}
         for request in update_scale_requests(self.requests, upcoming, now):
             group = groups[request.group]
             group.back_off(now, self.settings)
-            late = tuple(sorted(group.launching))
+            late = tuple(sorted(n for n in group.launching if n not in long_unready))
             within = go_duration(now - request.time)
             reason = f"Nodes added to group {group.name} failed to register within {within}"
             self.events.append(ScaleEvent(now, "provision-timeout", group.name, late, reason=reason))

@@ -16,6 +16,7 @@ from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.node_group_balancing import Balancing
 from gpufleet.autoscaling.resource_limits import cluster_maxima, cluster_totals, resources_left
 from gpufleet.autoscaling.scale_up import PoolOption
+from gpufleet.control.cluster_autoscaler_health import long_unready_launches, upcoming_nodes
 from gpufleet.control.port import NodeGroup, NodeGroupPort
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
@@ -44,11 +45,15 @@ class ScaleUpOptions:
     ) -> tuple[list[PoolOption], frozenset[str], frozenset[int]]:
         """The autoscaled groups as scale-up sees them, those backed off, and the nodes no pod goes to: those
         ``going``, and the upcoming ones already registered (GPUs not yet), whose template copy stands for
-        them (``RunOnce`` takes ``registeredUpcoming`` out of the snapshot)."""
+        them (``RunOnce`` takes ``registeredUpcoming`` out of the snapshot); a launch registered without its
+        GPUs 15 minutes before is ``Unready``, neither upcoming nor taken out (``long_unready_launches``)."""
         groups, state = self.port.node_groups, self.port.state
-        options = [self._option(g, room) for g in groups.values() if g.pool.autoscaled]
+        long_unready = long_unready_launches(self.port, now)
+        options = [self._option(g, room, long_unready) for g in groups.values() if g.pool.autoscaled]
         backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
-        registered = {n for g in groups.values() if g.pool.autoscaled for n in g.launching}
+        registered = {
+            n for g in groups.values() if g.pool.autoscaled for n in g.launching if n not in long_unready
+        }
         exclude = frozenset(state.index[n] for n in going | registered if n in state.index)
         return options, backed_off, exclude
 
@@ -89,14 +94,14 @@ class ScaleUpOptions:
             return None
         return Balancing(settings.balancing_ignore_labels, min(room, settings.max_nodes_per_scale_up or room))
 
-    def _option(self, group: NodeGroup, room: int) -> PoolOption:
+    def _option(self, group: NodeGroup, room: int, long_unready: AbstractSet[str]) -> PoolOption:
         max_nodes = group.pool.max if group.pool.max is not None else len(group.nodes)
         return PoolOption(
             group.name,
             group.pool.template,
             self._daemons(group.pool.template),
             min(max_nodes - len(group.nodes), room, self.settings.max_nodes_per_scale_up or room),
-            group.upcoming(),
+            upcoming_nodes(group, long_unready),
             group.pool.price_per_hour,
             pool_priority(group.name, self.expander_priorities),
             tuple(group.slices_for(group.pool.template.name)),

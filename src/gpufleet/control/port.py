@@ -79,6 +79,12 @@ class LaunchStatus(Protocol):
         simulator's start chain); None where it cannot (a real cloud)."""
         ...
 
+    @property
+    def registered_s(self) -> float | None:
+        """When it registered (joined the cluster: its ``creationTimestamp``), its GPUs not allocatable yet;
+        None while it has not."""
+        ...
+
 
 class NodeGroup(Protocol):
     """A node pool as cluster-autoscaler's cloud provider sees it, with the autoscaler's own

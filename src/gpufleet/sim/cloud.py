@@ -82,7 +82,7 @@ class SimulatedCloud:
     def _join(self, rt: PoolRuntime, launch: Launch) -> None:
         if launch.node.name not in rt.launching or launch.joined:
             return
-        launch.joined = True
+        launch.joined, launch.registered_s = True, self.clock.now
         node = launch.node
         staged = launch.plan.gpu_ready_s > launch.plan.ready_s and rt.has_gpus()
         allocatable = (

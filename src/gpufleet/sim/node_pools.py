@@ -33,6 +33,7 @@ class Launch:
     requested_s: float
     plan: NodeStartPlan
     joined: bool = False
+    registered_s: float | None = None  # when it joined
     for_pods: tuple[str, ...] = ()
     warm: bool = False
 
