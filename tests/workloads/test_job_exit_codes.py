@@ -10,10 +10,11 @@ with it; none for a process a GPU or node fault killed, or a pod whose node is g
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from tests.workloads.test_job_failures import run
+from tests.workloads.test_job_failures import scenario as failures_scenario
 
 from conftest import pods_by_name, simulated
-from gpufleet.kube import load_scenario
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.pod_failure_policy import (
     ContainerExit,
@@ -22,8 +23,6 @@ from gpufleet.model.pod_failure_policy import (
     PodFailurePolicyRule,
 )
 from gpufleet.model.workloads import Job
-from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.summary import build_summary
 from gpufleet.workloads.job import JobController
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -40,69 +39,9 @@ FAIL_ON_42 = """
 
 
 def scenario(tmp_path: Path, batch_spec: str, annotations: str = "gpufleet.io/duration: 2h") -> Path:
-    """One 8-GPU node; the Job ``batch`` (one 8-GPU pod, 2 h) and at 60 s an urgent, higher-priority Job
-    that preempts it."""
-    text = f"""
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: high}}
-value: 1000
----
-apiVersion: v1
-kind: Node
-metadata: {{name: gpu-0}}
-status:
-  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
----
-apiVersion: batch/v1
-kind: Job
-metadata: {{name: batch}}
-spec:
-  backoffLimit: 0{batch_spec}
-  template:
-    metadata:
-      annotations: {{{annotations}}}
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: train
-        image: trainer
-        resources: {{limits: {{nvidia.com/gpu: 8}}}}
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: urgent
-  annotations: {{gpufleet.io/submit-at: 60s}}
-spec:
-  template:
-    metadata:
-      annotations: {{gpufleet.io/duration: 30m}}
-    spec:
-      priorityClassName: high
-      restartPolicy: Never
-      containers:
-      - name: train
-        image: trainer
-        resources: {{limits: {{nvidia.com/gpu: 8}}}}
----
-apiVersion: gpufleet.io/v1alpha1
-kind: Simulation
-metadata: {{name: exit-codes}}
-spec: {{duration: 1h}}
-"""
-    path = tmp_path / "scenario.yaml"
-    path.write_text(text)
-    return path
-
-
-def run(path: Path) -> tuple[dict[str, dict[str, Any]], JobController]:
-    sim = Simulation(load_scenario([path]), seed=0)
-    sim.run()
-    pods = {p["name"].split("/", 1)[1]: p for p in build_summary(sim)["pods"]}
-    controller = sim.controllers["Job/default/batch"]
-    assert isinstance(controller, JobController)
-    return pods, controller
+    """One 8-GPU node; the Job ``batch`` (one 8-GPU pod, ``backoffLimit: 0``, its template's
+    ``annotations``) and at 60 s an urgent, higher-priority Job that preempts it."""
+    return failures_scenario(tmp_path, "\n  backoffLimit: 0" + batch_spec, annotations=annotations)
 
 
 def test_a_preempted_pods_container_exits_137_and_an_ignore_rule_on_137_keeps_it_off_backoff_limit(

@@ -33,9 +33,12 @@ FAIL_ON_DISRUPTION = """
       onPodConditions: [{type: DisruptionTarget}]"""
 
 
-def scenario(tmp_path: Path, batch_spec: str, pods: int = 1) -> Path:
-    """One 8-GPU node; the Job ``batch`` of ``pods`` pods sharing it (2 h each, 8 GPUs between them),
-    and at 60 s an urgent, higher-priority Job that needs 8 / ``pods`` GPUs: it preempts one pod."""
+def scenario(
+    tmp_path: Path, batch_spec: str, pods: int = 1, annotations: str = "gpufleet.io/duration: 2h"
+) -> Path:
+    """One 8-GPU node; the Job ``batch`` of ``pods`` pods sharing it (2 h each, 8 GPUs between them; its pod
+    template's ``annotations``), and at 60 s an urgent, higher-priority Job that needs 8 / ``pods`` GPUs: it
+    preempts one pod."""
     gpus = 8 // pods
     text = f"""
 apiVersion: scheduling.k8s.io/v1
@@ -57,7 +60,7 @@ spec:
   completions: {pods}{batch_spec}
   template:
     metadata:
-      annotations: {{gpufleet.io/duration: 2h}}
+      annotations: {{{annotations}}}
     spec:
       restartPolicy: Never
       containers:

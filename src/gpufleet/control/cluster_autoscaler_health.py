@@ -53,12 +53,14 @@ def resource_unready(port: NodeGroupPort) -> dict[str, float]:
     registered (``LaunchStatus.registered_s``) and have no device-plugin resource allocatable."""
     state, out = port.state, {}
     for group in port.node_groups.values():
-        if not has_gpus(group.pool.template.allocatable):
+        joined = [
+            (name, launch.registered_s)
+            for name, launch in group.launching.items()
+            if launch.registered_s is not None and name in state.index
+        ]
+        if not joined or not has_gpus(group.pool.template.allocatable):
             continue
-        for name, launch in group.launching.items():
-            since = launch.registered_s
-            if since is None or name not in state.index:
-                continue
+        for name, since in joined:
             if not has_gpus(state.nodes[state.index[name]].allocatable):
                 out[name] = since
     return out

@@ -135,6 +135,9 @@ class ScaleUpExecutor:
         timed out backs its group off: ``registerFailedScaleUpNoLock``), then ``removeOldUnregisteredNodes``
         (``deleting``: the nodes being deleted, left alone). True when it deleted a node."""
         groups, now = self.port.node_groups, self.clock.now
+        if not self.requests and not any(g.launching for g in groups.values()):
+            self.unregistered_since.clear()  # nothing to time out, nothing unregistered
+            return False
         long_unready = long_unready_launches(self.port, now)
         upcoming = {name: upcoming_nodes(g, long_unready) for name, g in groups.items()}
         for request in update_scale_requests(self.requests, upcoming, now):
