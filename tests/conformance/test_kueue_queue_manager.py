@@ -109,7 +109,11 @@ SECOND_PASS = (
     "quota reservation, so no workload waits for a second pass once its check is Ready"
 )
 UNADMITTED = "the unadmitted-workloads observability (UnadmittedWorkloadsObservability) is not modelled"
-INACTIVE_SPEC = "a Workload's spec.active (deactivation) is not modelled"
+INACTIVE_SPEC = (
+    "a Workload given as inactive (spec.active: false) does not arise: gpufleet makes Workloads from their "
+    "pods, and deactivates one only itself (waitForPodsReady's backoffLimitCount, a Rejected admission "
+    "check), when it leaves the queue (tests/kueue)"
+)
 INTERNAL = (
     "tests a heap-internal lookup or bookkeeping (Info, AddFromLocalQueue, requeue of a workload already "
     "present); gpufleet recomputes the pending workloads from its pods every cycle"
