@@ -7,8 +7,10 @@ every upstream pod holds the job-tracking finalizer, the Job's status is empty u
 ``JobController`` adopts them, deletes what ``doomed`` names (each deleted pod then ends Failed, as upstream
 counts the pods of a failed Job) and creates what ``wanted`` returns. Compared: the creations and
 deletions, the created completion indexes, ``status.active``/``succeeded``/``failed``/``completedIndexes``
-and the Job's finished condition. ``status.ready`` and ``status.terminating`` are not modelled and not
-compared. The feature gates are 1.34's defaults.
+and the Job's finished condition, or ``Suspended`` (``JobSuspended``) for a Job with ``spec.suspend``, whose
+deleted pods are still terminating at the end of the sync (counted failed by a later one, ``isPodFailed``).
+``status.ready`` and ``status.terminating`` are not modelled and not compared. The feature gates are 1.34's
+defaults.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.pod_failure_policy import OnExitCodes, PodFailurePolicy, PodFailurePolicyRule
 from gpufleet.model.scenario import BarePod
 from gpufleet.model.workloads import Job
-from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED, DEADLINE_EXCEEDED, JobController
+from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED, DEADLINE_EXCEEDED, JOB_SUSPENDED, JobController
 
 COMPLETE = ("Complete", "")
 FAILED_BACKOFF = ("Failed", BACKOFF_LIMIT_EXCEEDED[0])
+SUSPENDED = JOB_SUSPENDED[:2]
 
 NO_SURPLUS_DELETION = (
     "gpufleet's Job controller deletes no surplus active pods (more than parallelism or than the remaining "
@@ -48,7 +51,6 @@ NO_REPLACEMENT_POLICY = "spec.podReplacementPolicy and status.terminating are no
 NO_API_ERRORS = "the fake pod control's errors and creation limit: gpufleet's pod creations do not fail"
 NO_EXPECTATIONS = "the controller's expectations (creations/deletions not yet observed) are not modelled"
 NO_DELETING = "a Job being deleted (deletionTimestamp) is not modelled"
-NO_SUSPEND = "spec.suspend is modelled only as Kueue suspends and resumes a Job (JobController.suspended)"
 NO_BACKOFF_SEEDING = (
     "a backoff record carried over from an earlier sync: gpufleet's pod failure backoff delays the "
     "driver's next reconcile after a failure (BacksOff.retry_delay_s), adoption carries no record"
@@ -70,6 +72,7 @@ class Row:
     with_indexes: tuple[tuple[str, str], ...] = ()
     indexed: bool = False
     status: dict[str, Any] = field(default_factory=dict)
+    suspend: bool = False
     # expectations
     creations: int = 0
     deletions: int = 0
@@ -179,6 +182,19 @@ CASES: dict[str, Row] = {
     ),
     # "deleting: true" there only keeps manageJob from running; the failure path is the same
     "too many job failures": Row(2, 5, 0, failed=1, want_failed=1, condition=FAILED_BACKOFF),
+    # ready pods and (PodReplacementPolicy) terminating pods are not compared: the three rows are one
+    "suspending a job with satisfied expectations": Row(
+        2, 4, 6, active=2, suspend=True, deletions=2, condition=SUSPENDED
+    ),
+    "suspending a job with satisfied expectations; PodReplacementPolicy enabled": Row(
+        2, 4, 6, active=2, suspend=True, deletions=2, condition=SUSPENDED
+    ),
+    "count ready pods when suspending a job with satisfied expectations": Row(
+        2, 4, 6, active=2, suspend=True, deletions=2, condition=SUSPENDED
+    ),
+    # its status's Suspended condition: not read (a snapshot Job's conditions are not), so the condition
+    # Suspended=False (JobResumed) the sync writes is not compared; it starts as a new Job starts
+    "resuming a suspended job": Row(2, 4, 6, creations=2, want_active=2),
 }
 
 SKIPPED = {
@@ -206,15 +222,11 @@ SKIPPED = {
     "indexed job some pods without index": NO_INVALID_INDEX_DELETION,
     "indexed job repeated indexes": NO_INVALID_INDEX_DELETION,
     "indexed job with indexes outside of range": NO_INVALID_INDEX_DELETION,
-    "suspending a job with satisfied expectations": NO_SUSPEND,
-    "suspending a job with satisfied expectations; PodReplacementPolicy enabled": NO_SUSPEND,
-    "count ready pods when suspending a job with satisfied expectations": NO_SUSPEND,
-    "suspending a job with unsatisfied expectations": NO_SUSPEND,
-    "count ready pods when suspending a job with unsatisfied expectations": NO_SUSPEND,
-    "suspending a job with unsatisfied expectations; PodReplacementPolicy enabled": NO_SUSPEND,
-    "resuming a suspended job": NO_SUSPEND,
-    "suspending a deleted job": NO_SUSPEND,
-    "suspending a deleted job; PodReplacementPolicy enabled": NO_SUSPEND,
+    "suspending a job with unsatisfied expectations": NO_EXPECTATIONS,
+    "count ready pods when suspending a job with unsatisfied expectations": NO_EXPECTATIONS,
+    "suspending a job with unsatisfied expectations; PodReplacementPolicy enabled": NO_EXPECTATIONS,
+    "suspending a deleted job": NO_DELETING,
+    "suspending a deleted job; PodReplacementPolicy enabled": NO_DELETING,
     "indexed job with podIndexLabel feature disabled": GATE_OFF,
     "FailureTarget=False condition added manually is ignored": NO_CONDITIONS_READ,
     "SuccessCriteriaMet=False condition added manually is ignored": NO_CONDITIONS_READ,
@@ -259,7 +271,7 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
         pod = Pod(f"pod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
         owned.pods.append(OwnedPod(pod, phase))
         _count_ended(owned, BarePod(pod, phase=phase), tracked, body)
-    job = Job("job", "default", Pod(""), row.parallelism, completions, row.backoff_limit)
+    job = Job("job", "default", Pod(""), row.parallelism, completions, row.backoff_limit, suspend=row.suspend)
     controller = JobController(replace(job, active_deadline_s=deadline_s))
     controller.adopt(owned)
     return controller, owned
@@ -267,12 +279,21 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
 
 def synced(controller: JobController, owned: Owned) -> tuple[list[Pod], list[tuple[str, str]]]:
     """What one sync of the adopted Job does: the pods it deletes (each then ends Failed, as upstream counts
-    the pods of a failed Job) and then creates."""
+    the pods of a failed Job; a suspended Job's are still terminating) and then creates."""
     doomed = controller.doomed()
-    for key, _ in doomed:
+    for key, _ in [] if controller.job.suspend else doomed:
         gone = next(p.pod for p in owned.pods if p.pod.key == key)
         assert controller.finished(gone, succeeded=False)
     return controller.wanted(), doomed
+
+
+def condition_of(controller: JobController) -> tuple[str, str] | None:
+    """The Job's finished condition (type, reason), else its ``Suspended`` one, else None."""
+    if controller.failure is not None:
+        return ("Failed", controller.failure[0])
+    if controller.done:
+        return COMPLETE
+    return next(((c.type, c.reason) for c in controller.status_conditions()), None)
 
 
 @pytest.mark.parametrize(
@@ -290,15 +311,11 @@ def test_controller_sync_job(row: Row) -> None:
     assert (len(created), len(doomed)) == (row.creations, row.deletions)
     if row.created_indexes is not None:
         assert {controller.active[p.key] for p in created} == row.created_indexes
-    assert len(controller.active) == row.want_active
+    assert controller.status_counts()["active"] == row.want_active
     assert (controller.succeeded, controller.failed) == (row.want_succeeded, row.want_failed)
     if row.indexed:
         assert intervals(owned.completed_indexes) == row.completed_indexes
-    if controller.failure is not None:
-        condition: tuple[str, str] | None = ("Failed", controller.failure[0])
-    else:
-        condition = COMPLETE if controller.done else None
-    assert condition == row.condition
+    assert condition_of(controller) == row.condition
 
 
 FAILED_DEADLINE = ("Failed", DEADLINE_EXCEEDED[0])
@@ -346,13 +363,11 @@ DEADLINE_CASES: dict[str, DeadlineRow] = {
     "activeDeadlineSeconds exceeded and backofflimit reached; JobManagedBy enabled": DeadlineRow(
         1, 10, Row(1, 1, 0, failed=1, want_failed=1, condition=FAILED_BACKOFF)
     ),
-}
-DEADLINE_SKIPPED = {
-    "activeDeadlineSeconds is not triggered when Job is suspended": (
-        "a snapshot Job's spec.suspend and the JobSuspended condition are not modelled; a suspended Job's "
-        "deadline not counting is (Kueue's suspension: tests/workloads/test_job_deadline_under_kueue.py)"
+    "activeDeadlineSeconds is not triggered when Job is suspended": DeadlineRow(
+        10, 15, Row(1, 2, 6, suspend=True, condition=SUSPENDED)
     ),
 }
+DEADLINE_SKIPPED: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(
@@ -376,10 +391,9 @@ def test_sync_job_past_deadline(case: DeadlineRow) -> None:
     created, doomed = synced(controller, owned)
 
     assert (len(created), len(doomed)) == (0, row.deletions)
-    assert len(controller.active) == row.want_active
+    assert controller.status_counts()["active"] == row.want_active
     assert (controller.succeeded, controller.failed) == (row.want_succeeded, row.want_failed)
-    failure = controller.failure
-    assert (None if failure is None else ("Failed", failure[0])) == row.condition
+    assert condition_of(controller) == row.condition
 
 
 @dataclass(frozen=True)

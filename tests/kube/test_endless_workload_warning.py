@@ -128,3 +128,29 @@ spec:
 """
     (warning,) = endless(write(tmp_path, NODE_N0, bare))
     assert "(Pod/default/once): metadata.annotations: no gpufleet.io/duration" in warning
+
+
+def suspended_job(name: str, labels: str = "{}") -> str:
+    """A Job of one 1-GPU pod without a duration, with ``spec.suspend: true`` and ``labels``."""
+    return f"""apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}, labels: {labels}}}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: trainer
+        resources: {{limits: {{nvidia.com/gpu: "1"}}}}
+"""
+
+
+def test_a_suspended_job_is_not_warned_of_as_endless_it_creates_no_pods(tmp_path: Path) -> None:
+    """A Job with ``spec.suspend: true`` and no Kueue queue label never creates its pods (``manageJob``):
+    none computes until the run ends, so no warning says it would (it is reported ``Suspended``). With a
+    queue label Kueue may admit it (unsuspend it), so it is warned of."""
+    assert endless(write(tmp_path, NODE_N0, suspended_job("held"))) == []
+    labelled = suspended_job("queued", "{kueue.x-k8s.io/queue-name: queue}")
+    assert len(endless(write(tmp_path, NODE_N0, labelled))) == 1

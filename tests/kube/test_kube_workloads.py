@@ -77,10 +77,16 @@ def test_job_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
         """
     )
     label = "scenario.yaml: document 1 (Job/default/train)"
-    assert warnings(tmp_path, text) == [
-        f"{label}: spec.ttlSecondsAfterFinished is not modelled; ignored",
-        f"{label}: spec.suspend is not modelled; ignored",
-    ]
+    # spec.suspend is modelled (``manageJob``: a suspended Job creates no pods): not a warning
+    assert warnings(tmp_path, text) == [f"{label}: spec.ttlSecondsAfterFinished is not modelled; ignored"]
+
+
+def test_job_suspend_is_read(tmp_path: Path) -> None:
+    """``spec.suspend: true`` is the Job's ``suspend`` (false when unset or false), without a warning."""
+    (held,) = load(tmp_path, job("suspend: true")).jobs
+    (plain,) = load(tmp_path, job("suspend: false")).jobs
+    assert (held.suspend, plain.suspend) == (True, False)
+    assert warnings(tmp_path, job("suspend: true")) == []
 
 
 def test_job_backoff_limit_per_index_is_read_and_defaults_backoff_limit_to_max_int32(tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ class KueueQueues:
         """Whether the workload ``key`` (``<kind>/<ns>/<name>``) starts suspended until Kueue admits it: one
         labelled with a LocalQueue while Kueue is installed (Kueue's webhook sets a Job's ``spec.suspend``;
         the Job controller sets no ``status.startTime`` while it is suspended)."""
-        return self.installed and key in self.objects.workload_queues
+        return self.objects.manages(key)
 
     def pod_finished(self, pod: Pod) -> bool:
         """A pod of a workload ended; True if it went because Kueue evicted a Job (suspension,

@@ -43,6 +43,7 @@ from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Decision, Scheduler
 from gpufleet.workloads import controller_for
+from gpufleet.workloads.job import kueue_held
 from gpufleet.workloads.kind import WorkloadController
 
 CLOSEST_NODES = 5
@@ -109,7 +110,7 @@ def controller_pods(scenario: Scenario, nodes: list[Node], gangs: GangView) -> l
     (``Scenario.owned``: a dump of ``jobs,pods``), creates none: the snapshot shows what it made."""
     pods: list[Pod] = []
     for workload in scenario.workloads():
-        controller = controller_for(workload)
+        controller = controller_for(kueue_held(workload, scenario.kueue))
         for group in controller.pod_groups():
             gangs.add_group(group)
         if f"{controller.kind}/{controller.key}" not in scenario.owned:

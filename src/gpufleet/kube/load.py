@@ -68,11 +68,12 @@ from gpufleet.kube.scheduler_config import scheduler_config
 from gpufleet.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from gpufleet.model.generated_names import unique_name
 from gpufleet.model.keda import ResourceScaler
+from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.load import QueueFeed
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, Pod
 from gpufleet.model.resources import Resources
 from gpufleet.model.scenario import BarePod, Scenario
-from gpufleet.model.workloads import Created
+from gpufleet.model.workloads import Created, Job
 from gpufleet.scheduling.plugins.volcano import DEFAULT_QUEUE, VOLCANO_SCHEDULER, volcano_scheduler
 from gpufleet.workloads import controller_for, manifest_readers, workload_annotations
 from gpufleet.workloads.jobset import JobSet
@@ -485,7 +486,8 @@ class _Loader:
         workload = convert(entry.meta, entry.body, entry.report, resolver, entry.document.order)
         if not entry.malformed:
             self._pods.append((entry.report, "spec.template", workload.template))
-            _warn_if_endless(entry, [("spec.template", workload.template)])
+            if not _suspended_for_good(workload, entry.meta):
+                _warn_if_endless(entry, [("spec.template", workload.template)])
         into.append(workload)
         self._workload_reports[type(workload), workload.key] = entry.report
 
@@ -928,6 +930,12 @@ def _annotated_usage(template: Pod, resource: str) -> float | None:
     """The template's ``gpufleet.io/cpu-usage`` or ``memory-usage``, if any."""
     behavior = template.behavior
     return behavior.cpu_usage if resource == "cpu" else behavior.memory_usage_bytes
+
+
+def _suspended_for_good(workload: object, meta: Meta) -> bool:
+    """A Job with ``spec.suspend: true`` and no Kueue queue label: ``manageJob`` never creates its pods, so
+    none of them computes until the run ends (it is reported ``Suspended``, not endless)."""
+    return isinstance(workload, Job) and workload.suspend and QUEUE_NAME_LABEL not in meta.labels
 
 
 def _warn_if_endless(entry: _Entry, templates: Sequence[tuple[str, Pod]], batch: bool = False) -> None:

@@ -8,7 +8,9 @@ Validation follows ``pkg/apis/batch/validation`` (a Job's pods restart ``OnFailu
 ``maxFailedIndexes`` only for an Indexed Job, ``backoffLimit`` then defaulting to MaxInt32) and
 ``pkg/apis/apps/validation`` (pods restart ``Always``; the selector is not empty and
 matches the template's labels). A Job's ``podFailurePolicy`` is read by ``kube.pod_failure_policy``;
-its ``activeDeadlineSeconds`` (not negative) is modelled but for a Job Kueue manages. The template
+its ``activeDeadlineSeconds`` (not negative) is modelled but for a Job Kueue manages; its ``suspend`` is
+(``Job.suspend``: Kueue's while Kueue manages it, else for good; a KEDA ScaledJob's ``jobTargetRef``'s is
+not). The template
 is a ``Pod`` named ``""``; the workload's own ``gpufleet.io/submit-at`` sets its creation time, else
 its template's does.
 """
@@ -52,9 +54,10 @@ _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 def job(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Priorities, order: int) -> Job:
-    """A ``batch/v1`` Job, with Kueue's partial-admission annotations where Kueue manages it."""
+    """A ``batch/v1`` Job, with Kueue's partial-admission annotations where Kueue manages it, and its
+    ``spec.suspend``."""
     spec = mapping(body.get("spec"))
-    read = job_from_spec(meta, spec, report, "spec", priorities, order)
+    read = job_from_spec(meta, spec, report, "spec", priorities, order, reads_suspend=True)
     indexed = spec.get("completionMode") == "Indexed"
     managed = QUEUE_NAME_LABEL in meta.labels
     partial = partial_admission(meta, report, managed, read.parallelism, read.completions, indexed)
@@ -62,21 +65,29 @@ def job(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Prior
         read,
         min_parallelism=partial.min_parallelism,
         completions_equal_parallelism=partial.completions_equal_parallelism,
+        suspend=spec.get("suspend") is True,
     )
 
 
 def job_from_spec(
-    meta: Meta, spec: Mapping[str, Any], report: Reporter, spec_path: str, priorities: Priorities, order: int
+    meta: Meta,
+    spec: Mapping[str, Any],
+    report: Reporter,
+    spec_path: str,
+    priorities: Priorities,
+    order: int,
+    reads_suspend: bool = False,
 ) -> Job:
     """A Job named ``meta.name`` from a ``JobSpec`` at ``spec_path`` of ``report``'s document.
 
     ``meta`` is the metadata of the object that holds the spec (a Job, or a KEDA ScaledJob whose
-    ``spec.jobTargetRef`` is a JobSpec); only its ``gpufleet.io/submit-at`` applies.
+    ``spec.jobTargetRef`` is a JobSpec); only its ``gpufleet.io/submit-at`` applies. ``reads_suspend``: the
+    caller reads ``suspend`` (a Job); else it is a warning but where Kueue manages the Job.
     """
     at_spec = report.at(spec_path)
     # a Job Kueue manages is created suspended and unsuspended on admission: that is modelled
     kueue = QUEUE_NAME_LABEL in meta.labels
-    unmodelled = tuple(f for f in _UNMODELLED_JOB if not (kueue and f == "suspend"))
+    unmodelled = tuple(f for f in _UNMODELLED_JOB if not ((kueue or reads_suspend) and f == "suspend"))
     template, created = _common(
         meta, spec, report, at_spec, priorities, order, COMPLETING_RESTART_POLICIES, unmodelled
     )

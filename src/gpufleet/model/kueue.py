@@ -328,3 +328,9 @@ class KueueObjects:
 
     def __bool__(self) -> bool:
         return bool(self.cluster_queues or self.local_queues or self.workload_queues)
+
+    def manages(self, key: str) -> bool:
+        """Whether Kueue manages the workload ``key`` (``<kind>/<ns>/<name>``): one labelled with a LocalQueue
+        while Kueue is installed (the scenario has ClusterQueues or LocalQueues; else the label is just a
+        label). Kueue holds it suspended until it admits it (``spec.suspend``)."""
+        return bool(self.cluster_queues or self.local_queues) and key in self.workload_queues

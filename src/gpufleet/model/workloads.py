@@ -66,6 +66,9 @@ class Job:
     #: (``model.failed_indexes``); None: unset
     backoff_limit_per_index: int | None = None
     max_failed_indexes: int | None = None
+    #: ``spec.suspend: true``: the Job creates no pods and deletes its active ones (``manageJob``); nothing in
+    #: a simulation resumes it, but Kueue, which admits a Job it manages by unsuspending it
+    suspend: bool = False
 
     @property
     def key(self) -> str:

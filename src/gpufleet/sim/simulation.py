@@ -79,7 +79,7 @@ from gpufleet.sim.workload_status import WorkloadStatus
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
 from gpufleet.workloads.deployment import DeploymentController
-from gpufleet.workloads.job import JobController
+from gpufleet.workloads.job import JobController, kueue_held
 from gpufleet.workloads.kind import (
     Adopts,
     BacksOff,
@@ -361,10 +361,11 @@ class Simulation:
 
     # -- workload controllers --------------------------------------------------------------
     def _start(self, workload: Workload) -> None:
-        controller = controller_for(workload)
+        controller = controller_for(kueue_held(workload, self.scenario.kueue))
         key = controller_key(controller)
         self.controllers[key] = controller
-        suspended = self.kueue.suspends(key)  # held suspended until Kueue admits it
+        # held suspended until Kueue admits it, or for good (``spec.suspend`` of a Job Kueue does not manage)
+        suspended = self.kueue.suspends(key) or (isinstance(workload, Job) and workload.suspend)
         if implements(controller, ReportsStatus):
             self.workload_status[key] = WorkloadStatus(None if suspended else self.loop.now)
         owned = self.scenario.owned.get(key)

@@ -47,13 +47,20 @@ pods' ``batch.kubernetes.io/job-index-failure-count`` annotation: a failed pod w
 or that a ``FailIndex`` rule matches, fails its index (``status.failedIndexes``), which is not created again.
 More failed indexes than ``maxFailedIndexes`` fail the Job (``MaxFailedIndexesExceeded``); otherwise once
 every index has succeeded or failed, a Job with failed indexes fails (``FailedIndexes``). Each index backs
-off on its own (``getRemainingTimePerIndex``: 10 s doubling per failure of the index)."""
+off on its own (``getRemainingTimePerIndex``: 10 s doubling per failure of the index).
+
+A Job with ``spec.suspend: true`` that Kueue does not manage (no queue label, or Kueue not installed) is
+suspended for good, as nothing in a simulation resumes it: ``manageJob`` creates none of its pods and deletes
+its active ones (a snapshot's), which count as failed once gone (``isPodFailed``: a deleted pod that did not
+succeed) and are not replaced; it has no ``status.startTime`` and its deadline does not run
+(``pastActiveDeadline``); its condition is ``Suspended`` (reason ``JobSuspended``, "Job suspended") while it
+has not finished. (A Job Kueue manages is suspended and resumed by Kueue: ``suspended``.)"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import ClassVar, TypeVar, cast
 
 from gpufleet.model.completion_indexes import REASON_SUCCESS_POLICY, match_success_policy
 from gpufleet.model.failed_indexes import (
@@ -65,6 +72,7 @@ from gpufleet.model.failed_indexes import (
     is_index_failed,
     new_index_failure_counts,
 )
+from gpufleet.model.kueue import KueueObjects
 from gpufleet.model.node import Node
 from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef, Pod
@@ -86,6 +94,8 @@ BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified
 #: ``JobReasonDeadlineExceeded`` and its condition's message
 DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
 #: ``JobReasonCompletionsReached`` and its message (``newSuccessCondition``)
+#: ``syncJob``'s condition of a suspended Job not finished (``batch.JobSuspended``): type, reason, message
+JOB_SUSPENDED = ("Suspended", "JobSuspended", "Job suspended")
 COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
 #: the interim conditions (``delayTerminalCondition``: JobManagedBy and JobPodReplacementPolicy, GA)
 #: and the terminal ones the Job gets once it has no terminating pods (``enactJobFinished``)
@@ -99,6 +109,9 @@ class BackoffRecord:
 
     failures_after_last_success: int = 0
     last_failure_s: float | None = None
+
+
+W = TypeVar("W")
 
 
 def new_backoff_record(
@@ -152,6 +165,14 @@ def remaining_backoff_per_index_s(
         return 0.0
     record = BackoffRecord(index_absolute_failure_count(last_failed) + 1, last_failure_s)
     return remaining_backoff_s(record, now_s, default_s, max_s)
+
+
+def kueue_held(workload: W, kueue: KueueObjects) -> W:
+    """``workload``, a Job Kueue manages (``KueueObjects.manages``) without its ``spec.suspend``: Kueue holds
+    it and unsuspends it when it admits it; any other workload as it is."""
+    if isinstance(workload, Job) and workload.suspend and kueue.manages(f"Job/{workload.key}"):
+        return cast(W, replace(workload, suspend=False))
+    return workload
 
 
 @register_kind(Job)
@@ -220,7 +241,7 @@ class JobController:
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         job = self.job
-        if self.done:
+        if self.done or job.suspend:  # manageJob: a suspended Job creates no pods
             return []
         out = []
         while self.retries and len(self.active) < job.parallelism:
@@ -467,12 +488,13 @@ class JobController:
     def status_conditions(self) -> list[StatusCondition]:
         """``kind.ReportsStatus``: ``FailureTarget`` (``newFailureCondition``) or ``SuccessCriteriaMet``
         (``newSuccessCondition``) once the Job failed or succeeded, then ``Failed`` or ``Complete`` with the
-        same reason and message once none of its pods is terminating (``enactJobFinished``)."""
+        same reason and message once none of its pods is terminating (``enactJobFinished``); before that,
+        ``Suspended`` (``JobSuspended``) while ``spec.suspend`` holds it."""
         ended = (FAILURE_TARGET, FAILED, self.failure) if self.failure is not None else None
         if ended is None and self.success is not None:
             ended = (SUCCESS_CRITERIA_MET, COMPLETE, self.success)
         if ended is None:
-            return []
+            return [StatusCondition(*JOB_SUSPENDED)] if self.job.suspend and not self.done else []
         interim, terminal, (reason, message) = ended
         out = [StatusCondition(interim, reason, message)]
         if not self.active:
@@ -481,9 +503,9 @@ class JobController:
 
     def status_counts(self) -> dict[str, int]:
         """``status.active`` (its pods not terminating), ``succeeded``, ``failed`` and ``terminating``
-        (the pods it deleted as it finished, until they are gone)."""
+        (the pods it deleted as it finished, or as it is suspended, until they are gone)."""
         finishing = self.failure is not None or self.success is not None
-        terminating = len(self.active) if finishing else 0
+        terminating = len(self.active) if finishing or self.job.suspend else 0
         return {
             "active": len(self.active) - terminating,
             "succeeded": self.succeeded,
@@ -502,15 +524,16 @@ class JobController:
         return self.job.active_deadline_s
 
     def deadline_passed(self) -> None:
-        """``pastActiveDeadline``: a Job not yet finished fails (``DeadlineExceeded``)."""
-        if not self.done:
+        """``pastActiveDeadline``: a Job not yet finished fails (``DeadlineExceeded``); not one that
+        ``spec.suspend`` holds (its deadline does not run while it is suspended)."""
+        if not self.done and not self.job.suspend:
             self._fail(*DEADLINE_EXCEEDED)
 
     def doomed(self) -> list[tuple[str, str]]:
         """``deleteActivePods`` (``kind.DeletesPods``): once the Job failed, or met its ``successPolicy``,
-        its pods still active (each time it is asked, as every sync of a finished Job deletes them;
-        deleting one already terminating does nothing)."""
-        if self.failure is None and self.success is None:
+        or while ``spec.suspend`` holds it (``manageJob``), its pods still active (each time it is asked, as
+        every sync of a finished Job deletes them; deleting one already terminating does nothing)."""
+        if self.failure is None and self.success is None and not self.job.suspend:
             return []
         return [(key, "Deleted") for key in sorted(self.active)]
 
