@@ -38,6 +38,20 @@ from gpufleet.model.hpa import (
 from gpufleet.model.keda import RedisListScaler, ScaledJobSpec, ScaleTrigger, ScalingStrategy
 from gpufleet.model.quantity import parse_quantity
 
+#: the Deployment the KEDA scaler tables' ScaledObjects scale (``web``, one container ``server``)
+SCALED_DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "default"},
+    "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "server", "image": "server:1"}]},
+        },
+    },
+}
+
 
 def scaled_job(
     min_replica_count: int = 0, max_replica_count: int | None = None, strategy: ScalingStrategy | None = None

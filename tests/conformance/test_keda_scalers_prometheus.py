@@ -31,6 +31,7 @@ import math
 from pathlib import Path
 
 import pytest
+from autoscaling_builders import SCALED_DEPLOYMENT
 
 from gpufleet.autoscaling.keda_triggers import metric_name, prometheus_value
 from gpufleet.autoscaling.promql_eval import Sample
@@ -39,19 +40,6 @@ from gpufleet.model.keda import PrometheusScaler, ScaleTrigger
 
 _UP = "sum(queue_length)"
 _BASE = {"serverAddress": "http://localhost:9090", "metricName": "http_requests_total", "threshold": "100"}
-
-_DEPLOYMENT = {
-    "apiVersion": "apps/v1",
-    "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "default"},
-    "spec": {
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "server", "image": "server:1"}]},
-        },
-    },
-}
 
 
 def _scaled_object(metadata: dict[str, str]) -> dict[str, object]:
@@ -74,7 +62,7 @@ def _read(tmp_path: Path, metadata: dict[str, str], auth: bool = False) -> tuple
     scaled = _scaled_object(metadata)
     if auth:
         scaled["spec"]["triggers"][0]["authenticationRef"] = {"name": "prometheus-auth"}  # type: ignore[index]
-    path.write_text("\n---\n".join(json.dumps(doc) for doc in (scaled, _DEPLOYMENT)))
+    path.write_text("\n---\n".join(json.dumps(doc) for doc in (scaled, SCALED_DEPLOYMENT)))
 
     def strip(lines: list[str]) -> list[str]:
         return [line.split("(ScaledObject/default/web-scaler): ", 1)[-1] for line in lines]

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autoscaling_builders import SCALED_DEPLOYMENT
 
 from gpufleet.autoscaling.keda_triggers import metric_name
 from gpufleet.kube import ScenarioError, load_scenario
@@ -47,19 +48,6 @@ from gpufleet.model.keda import (
     RedisListScaler,
     ScaleTrigger,
 )
-
-_DEPLOYMENT = {
-    "apiVersion": "apps/v1",
-    "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "default"},
-    "spec": {
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {
-            "metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "server", "image": "server:1"}]},
-        },
-    },
-}
 
 
 def _scaled_object(trigger_type: str, metadata: dict[str, str], auth: bool) -> dict[str, object]:
@@ -79,7 +67,7 @@ def _read(
 ) -> tuple[list[str], list[str], RedisListScaler | None]:
     """(problems, warnings, the scaler) of a ScaledObject with one redis trigger, without file labels."""
     path = tmp_path / "so.yaml"
-    docs = (_scaled_object(trigger_type, metadata, auth), _DEPLOYMENT)
+    docs = (_scaled_object(trigger_type, metadata, auth), SCALED_DEPLOYMENT)
     path.write_text("\n---\n".join(json.dumps(doc) for doc in docs))
 
     def strip(lines: list[str]) -> list[str]:
