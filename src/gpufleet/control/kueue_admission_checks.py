@@ -247,7 +247,9 @@ class AdmissionChecks:
             return
         now = self.clock.now
         name = workload_name(wl)
+        needs = self._needs(wl, admitted)
         in_use: set[str] = set()
+        needing: list[tuple[str, ProvisioningRequestConfig]] = []  # the checks whose request is needed
         for check_name in list(wl.checks):
             state = wl.checks[check_name]
             check = self.objects.admission_checks.get(check_name)
@@ -258,11 +260,11 @@ class AdmissionChecks:
                 config = None if check.config is None else self.objects.provisioning_configs.get(check.config)
                 request = None if config is None else self._request_of(wl, check_name, config)
                 try:
-                    needed = config is not None and request_needed(
-                        self._needs(wl, admitted), config.managed_resources
-                    )
+                    needed = config is not None and request_needed(needs, config.managed_resources)
                 except InconsistentAssignments:
                     continue
+                if needed and config is not None:
+                    needing.append((check_name, config))
                 new = sync_check(state, config, needed, request, name, wl.started, active=wl.active)
                 if request is not None:
                     in_use.add(request.key)
@@ -275,22 +277,8 @@ class AdmissionChecks:
                 wl.checks[check_name] = new
                 self._history(wl, new)
         self._delete_requests(wl, in_use)
-        for check_name, state in wl.checks.items():
-            check = self.objects.admission_checks.get(check_name)
-            if (
-                check is None
-                or check.controller_name != PROVISIONING_REQUEST_CONTROLLER
-                or check.config is None
-            ):
-                continue
-            config = self.objects.provisioning_configs.get(check.config)
-            if config is None:
-                continue
-            try:
-                if not request_needed(self._needs(wl, admitted), config.managed_resources):
-                    continue
-            except InconsistentAssignments:
-                continue
+        for check_name, config in needing:
+            state = wl.checks[check_name]
             attempt = next_attempt(state, self._request_of(wl, check_name, config), name, wl.started)
             if attempt is not None:
                 self._create_request(wl, admitted, check_name, config, attempt)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpufleet.model.kueue import (
@@ -277,32 +277,28 @@ def _uses(pod_set: PodSetNeed, managed: Sequence[str]) -> bool:
     return not managed or bool(pod_set.resources & set(managed))
 
 
-def request_needed(pod_sets: Sequence[PodSetNeed], managed: Sequence[str]) -> bool:
-    """``reqIsNeeded``: a pod set with pods that uses a managed resource (any, when none is listed) and
-    whose assignment has pods (its count, else the spec's); raises ``InconsistentAssignments`` when such a
-    pod set, met before one that needs it, has no assignment."""
+def _required(pod_sets: Sequence[PodSetNeed], managed: Sequence[str]) -> Iterator[tuple[str, int]]:
+    """``requiredPodSets``, lazily: each pod set with pods that uses a managed resource (any, when none is
+    listed), with its assignment's count (else its spec's), those whose assignment has no pods left out;
+    raises ``InconsistentAssignments`` on reaching such a pod set without an assignment."""
     for ps in pod_sets:
         if ps.count <= 0 or not _uses(ps, managed):
             continue
         if ps.admitted is None:
             raise InconsistentAssignments(f"missing assignment for PodSet {ps.name!r}")
         if ps.admitted > 0:
-            return True
-    return False
+            yield ps.name, ps.admitted
+
+
+def request_needed(pod_sets: Sequence[PodSetNeed], managed: Sequence[str]) -> bool:
+    """``reqIsNeeded``: some pod set is required (``_required``); the search stops at the first, so a pod set
+    without an assignment after it raises nothing."""
+    return next(_required(pod_sets, managed), None) is not None
 
 
 def merged_pod_sets(pod_sets: Sequence[PodSetNeed], managed: Sequence[str]) -> list[tuple[str, int]]:
-    """``mergePodSets`` without a ``podSetMergePolicy``: each pod set ``requiredPodSets`` keeps (pods, a
-    managed resource), with its assignment's count (else its spec's), those of no pods skipped."""
-    out = []
-    for ps in pod_sets:
-        if ps.count <= 0 or not _uses(ps, managed):
-            continue
-        if ps.admitted is None:
-            raise InconsistentAssignments(f"missing assignment for PodSet {ps.name!r}")
-        if ps.admitted > 0:
-            out.append((ps.name, ps.admitted))
-    return out
+    """``mergePodSets`` without a ``podSetMergePolicy``: every required pod set (``_required``)."""
+    return list(_required(pod_sets, managed))
 
 
 def request_parameters(config: ProvisioningRequestConfig, annotations: Mapping[str, str]) -> dict[str, str]:
