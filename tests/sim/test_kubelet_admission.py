@@ -2,9 +2,9 @@
 (``pkg/kubelet/lifecycle/predicate.go``, Kubernetes v1.34.10: ``predicateAdmitHandler.Admit`` over
 ``generalFilter``, the scheduler's ``AdmissionCheck`` and the ``NoExecute`` taints): a pod that fails is
 rejected (``rejectPod``): Failed, never run, with the first failure's reason -- ``OutOf<resource>``
-("Node didn't have enough resource: ..."), ``NodeAffinity`` or ``TaintToleration`` ("Predicate <name>
-failed: ...") -- and "Pod was rejected: " before its message. Its controller counts it as any failed pod:
-a Job's pod so rejected counts toward ``backoffLimit``."""
+("Node didn't have enough resource: ..."), ``NodeAffinity``, ``NodePorts`` or ``TaintToleration``
+("Predicate <name> failed: ...") -- and "Pod was rejected: " before its message. Its controller counts it
+as any failed pod: a Job's pod so rejected counts toward ``backoffLimit``."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ status:
 TOLERATE_ALL = "tolerations: [{operator: Exists}]"
 
 
-def pod(name: str, spec: str, gpus: int = 1) -> str:
+def pod(name: str, spec: str, gpus: int = 1, ports: str = "[]") -> str:
     return f"""
 ---
 apiVersion: v1
@@ -43,7 +43,7 @@ spec:
   restartPolicy: Never
   {spec}
   containers:
-  - {{name: c, image: x, resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}
+  - {{name: c, image: x, ports: {ports}, resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}
 """
 
 
@@ -99,6 +99,41 @@ def test_resources_are_checked_before_node_affinity(tmp_path: Path) -> None:
         "Pod was rejected: Node didn't have enough resource: nvidia.com/gpu, requested: 16, used: 0, "
         "capacity: 8",
     )
+
+
+HOST_PORT = "[{containerPort: 80, hostPort: 8080}]"
+
+
+def test_a_pod_bound_to_a_node_where_its_host_port_is_taken_is_rejected(tmp_path: Path) -> None:
+    """``AdmissionCheck``'s ``nodeports.Fits`` against the pods the kubelet already admitted: the first pod
+    takes host port 8080, the second asking for it is rejected; a third on another port runs."""
+    summary = run(
+        tmp_path,
+        pod("first", TOLERATE_ALL, ports=HOST_PORT),
+        pod("second", TOLERATE_ALL, ports=HOST_PORT),
+        pod("other", TOLERATE_ALL, ports="[{containerPort: 80, hostPort: 8081}]"),
+    )
+    phases = {p["name"]: p["phase"] for p in summary["pods"]}
+    assert phases == {"default/first": "Succeeded", "default/second": "Failed", "default/other": "Succeeded"}
+    assert rejected(summary, "second")[1:4] == (
+        "NodePorts",
+        "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod "
+        "ports",
+        "n1",
+    )
+
+
+def test_host_ports_are_checked_after_node_affinity_and_before_taints(tmp_path: Path) -> None:
+    """``generalFilter``: ``AdmissionCheck`` (resources, node affinity, node name, node ports), then the
+    ``NoExecute`` taints; ``Admit`` reports the first failure only."""
+    summary = run(
+        tmp_path,
+        pod("first", TOLERATE_ALL, ports=HOST_PORT),
+        pod("tainted", "tolerations: [{key: gpu, operator: Exists}]", ports=HOST_PORT),
+        pod("elsewhere", f"nodeSelector: {{pool: gpu}}\n  {TOLERATE_ALL}", ports=HOST_PORT),
+    )
+    assert rejected(summary, "tainted")[1] == "NodePorts"
+    assert rejected(summary, "elsewhere")[1] == "NodeAffinity"
 
 
 def test_a_jobs_pod_the_kubelet_rejects_counts_toward_its_backoff_limit(tmp_path: Path) -> None:

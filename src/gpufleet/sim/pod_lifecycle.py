@@ -47,6 +47,8 @@ from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import SimulationSettings
 from gpufleet.scheduling.events import ClusterChange, assigned_pod_deleted
 from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.plugins.node_ports import REASON as NODE_PORTS_REASON
+from gpufleet.scheduling.plugins.node_ports import fits_ports
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.metering import Meter
 from gpufleet.sim.placement_quality import ring_placement
@@ -60,6 +62,7 @@ KUBELET_NODE_AFFINITY = (
     "NodeAffinity",
     "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
 )
+KUBELET_NODE_PORTS = ("NodePorts", f"Predicate NodePorts failed: {NODE_PORTS_REASON}")
 KUBELET_TAINT_TOLERATION = (
     "TaintToleration",
     "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
@@ -194,8 +197,9 @@ class PodLifecycle:
         """The kubelet's ``generalFilter`` on node ``i``, its first failure as ``Admit`` reports it
         (``reason``, ``message``), or None: resources (``AdmissionCheck``'s ``noderesources.Fits``:
         ``OutOf<resource>``, "Node didn't have enough resource: ..."), then the required node affinity and
-        ``nodeSelector`` (``NodeAffinity``), then an untolerated ``NoExecute`` taint (``TaintToleration``).
-        Host ports (``NodePorts``) are not checked. ``room_only``: resources alone."""
+        ``nodeSelector`` (``NodeAffinity``), then a host port a pod already on the node uses (``NodePorts``:
+        ``AdmissionCheck``'s ``nodeports.Fits``), then an untolerated ``NoExecute`` taint
+        (``TaintToleration``). ``room_only``: resources alone."""
         state = self.cluster.state
         short = state.shortfall(pod, i)
         if short:
@@ -212,6 +216,10 @@ class PodLifecycle:
         node = state.nodes[i]
         if not pod.matches_node_selector(node):
             return KUBELET_NODE_AFFINITY
+        if pod.host_ports and not fits_ports(
+            pod.host_ports, [p for a in state.pods_on[i].values() for p in a.pod.host_ports]
+        ):
+            return KUBELET_NODE_PORTS
         if any(t.effect == NO_EXECUTE and not tolerated(t, pod.tolerations) for t in node.taints):
             return KUBELET_TAINT_TOLERATION
         return None
