@@ -314,6 +314,16 @@ def test_what_is_not_modelled_is_a_warning_and_network_is_read_silently(tmp_path
     assert "network" not in warned and "groupName" not in warned and "coordinator" not in warned
 
 
+def test_an_exit_code_under_the_webhooks_default_restart_policy_is_warned_of_as_on_failure(
+    tmp_path: Path,
+) -> None:
+    """The webhook defaults an unset ``restartPolicy`` to ``OnFailure``: the kubelet would restart a
+    container that exits non-zero in place (not modelled), and the warning names that policy."""
+    text = jobset(rjob("workers", annotations={"gpufleet.io/exit-code": "1"}))
+    warned = "\n".join(load_scenario(write(tmp_path, nodes(), text)).warnings)
+    assert "gpufleet.io/exit-code is not modelled (restartPolicy OnFailure: the kubelet restarts" in warned
+
+
 def test_a_coordinator_labels_every_pod_with_its_endpoint(tmp_path: Path) -> None:
     """``CoordinatorEndpoint``: ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` on every pod;
     ``managedBy`` naming the built-in controller is no warning."""

@@ -130,6 +130,11 @@ def test_run_launcher_as_worker_gives_the_launcher_index_0_and_shifts_the_worker
             mpijob(replica(policy="Always"), replica()),
             'spec.mpiReplicaSpecs.Launcher.restartPolicy: Unsupported value: "Always"',
         ),
+        (  # v2beta1's validRestartPolicies: the training operator's ExitCode is not one
+            mpijob(replica(), replica(policy="ExitCode")),
+            'spec.mpiReplicaSpecs.Worker.restartPolicy: Unsupported value: "ExitCode": supported values: '
+            '"Never", "OnFailure"',
+        ),
         (mpijob(None, None), "spec.mpiReplicaSpecs: Required value: must have replica specs"),
         (
             mpijob(replica(), replica(), "  mpiImplementation: OpenMP"),
@@ -296,6 +301,31 @@ def test_the_job_fails_when_its_launcher_job_fails_past_the_backoff_limit(tmp_pa
     assert {pods[n]["reason"] for n in ("pi-launcher-0", "pi-launcher-0-r1")} == {"OOMKilled"}
     assert pods["pi-launcher-0-r1"]["created_s"] >= pods["pi-launcher-0"]["finished_s"] + 10.0
     assert "pi-launcher-0-r2" not in pods
+
+
+def test_a_launcher_exit_code_under_never_fails_its_pod_toward_the_launcher_jobs_backoff_limit(
+    tmp_path: Path,
+) -> None:
+    """The launcher's replica ``restartPolicy`` (``setRestartPolicy``) is its pods': under ``Never`` a
+    non-zero ``gpufleet.io/exit-code`` fails the pod, with no warning, and the launcher Job (no
+    ``podFailurePolicy``, ``newLauncherJob``) counts each failure toward ``backoffLimit``."""
+    extra = "  runPolicy: {backoffLimit: 1}"
+    launcher = replica(policy="Never", duration="10m", annotations=', gpufleet.io/exit-code: "2"')
+    paths = write(tmp_path, nodes(), mpijob(launcher, replica(1), extra))
+    assert not [w for w in load_scenario(paths).warnings if "exit-code" in w]
+    pods, controller, _ = run(paths, 3600)
+    assert controller.finished_as == "Failed"
+    assert {pods[n]["reason"] for n in ("pi-launcher-0", "pi-launcher-0-r1")} == {"Error"}
+
+
+def test_a_launcher_exit_code_under_on_failure_is_a_warning_naming_the_replicas_policy(
+    tmp_path: Path,
+) -> None:
+    """The launcher's default ``OnFailure`` (``DefaultLauncherRestartPolicy``) overrides the template's
+    (unset): the kubelet would restart the container in place, which is not modelled."""
+    launcher = replica(duration="10m", annotations=', gpufleet.io/exit-code: "2"')
+    warned = "\n".join(load_scenario(write(tmp_path, nodes(), mpijob(launcher, replica(1)))).warnings)
+    assert "gpufleet.io/exit-code is not modelled (restartPolicy OnFailure: the kubelet restarts" in warned
 
 
 def test_a_preempted_worker_is_created_again_under_its_name(tmp_path: Path) -> None:

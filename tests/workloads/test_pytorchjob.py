@@ -330,6 +330,78 @@ def test_without_a_backoff_limit_a_pod_that_fails_at_once_is_retried_ever_more_s
     assert pods["mnist-worker-0"]["phase"] in ("Pending", "Running", "Failed")
 
 
+def exits(code: int) -> str:
+    """The annotation of a container that exits with ``code`` once its work is done."""
+    return f', gpufleet.io/exit-code: "{code}"'
+
+
+def test_under_exit_code_a_permanent_exit_code_fails_the_job_at_once(tmp_path: Path) -> None:
+    """``ReconcilePods``: under ``ExitCode`` a Worker whose container ``pytorch`` exited 1 (1-127: a
+    permanent error, ``IsRetryableExitCode``) fails the job; it is not created again, and the Master runs
+    on (``cleanPodPolicy`` None)."""
+    worker = replica(policy="ExitCode", duration="10m", annotations=exits(1))
+    pods, controller = run(write(tmp_path, nodes(), pytorchjob(replica(duration="2h"), worker)), 3600)
+    assert controller.finished_as == "Failed" and controller.restarts == 0
+    assert pods["mnist-worker-0"]["phase"] == "Failed" and pods["mnist-worker-0"]["reason"] == "Error"
+    assert pods["mnist-master-0"]["phase"] == "Running"
+
+
+def test_under_exit_code_a_retryable_exit_code_creates_the_pod_again(tmp_path: Path) -> None:
+    """Exit code 130 (128 + SIGINT) is retryable: the Worker is created again under its name, each time
+    toward ``backoffLimit`` (1), past which the job fails."""
+    worker = replica(policy="ExitCode", duration="10m", annotations=exits(130))
+    extra = "  runPolicy: {backoffLimit: 1}"
+    pods, controller = run(write(tmp_path, nodes(), pytorchjob(replica(duration="2h"), worker, extra)), 3600)
+    assert controller.finished_as == "Failed" and controller.restarts == 2
+    assert pods["mnist-worker-0"]["phase"] == "Failed"
+
+
+def test_under_never_and_on_failure_the_exit_code_is_not_read(tmp_path: Path) -> None:
+    """``Never``: any failure fails the job; ``OnFailure`` (pod ``OnFailure``: the kubelet would restart the
+    container in place, not modelled) the pod succeeds, with a warning naming the replica's policy."""
+    worker = replica(policy="Never", duration="10m", annotations=exits(130))
+    _, controller = run(write(tmp_path, nodes(), pytorchjob(None, worker)), 3600)
+    assert controller.finished_as == "Failed" and controller.restarts == 0
+
+    text = pytorchjob(None, replica(duration="10m", annotations=exits(1)))
+    warned = "\n".join(load_scenario(write(tmp_path, nodes(), text)).warnings)
+    assert "gpufleet.io/exit-code is not modelled (restartPolicy OnFailure: the kubelet restarts" in warned
+
+
+def test_an_exit_code_under_exit_code_is_no_warning(tmp_path: Path) -> None:
+    """``core.SetRestartPolicy`` makes an ``ExitCode`` replica's pods ``Never``, whatever its template says:
+    a non-zero exit code fails the pod, which the operator reads; nothing to warn of."""
+    text = pytorchjob(None, replica(policy="ExitCode", annotations=exits(1)))
+    assert not [w for w in load_scenario(write(tmp_path, nodes(), text)).warnings if "exit-code" in w]
+
+
+def test_only_the_pytorch_containers_exit_code_is_read(tmp_path: Path) -> None:
+    """``ReconcilePods`` reads the container named ``pytorch`` (``GetDefaultContainerName``); gpufleet's
+    exit code is the first container's (``sidecar`` here): the pod reads as having none (``0xbeef``),
+    retryable, and a warning says so."""
+    worker = replica(policy="ExitCode", duration="10m", annotations=exits(1), container="sidecar")
+    worker += "\n          - {name: pytorch, image: trainer}"
+    text = pytorchjob(None, worker, "  runPolicy: {backoffLimit: 1}")
+    warned = "\n".join(load_scenario(write(tmp_path, nodes(), text)).warnings)
+    assert (
+        "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0]: restartPolicy ExitCode reads the exit "
+        "code of container pytorch; gpufleet's exit codes (gpufleet.io/exit-code, an OOM kill) are the first "
+        "container's, sidecar: every failure of this replica reads as retryable"
+    ) in warned
+    _, controller = run(write(tmp_path, nodes(), text), 3600)
+    assert controller.restarts == 2 and controller.finished_as == "Failed"  # retried: backoffLimit
+
+
+def test_a_preempted_pod_under_exit_code_is_killed_with_137_and_created_again(tmp_path: Path) -> None:
+    """A preemption victim's container is killed after its grace period: exit code 137, retryable."""
+    worker = replica(duration="30m", gpus=4, policy="ExitCode")
+    pods, controller = run(
+        write(tmp_path, nodes(), pytorchjob(replica(duration="1h", gpus=4), worker), URGENT_POD)
+    )
+    assert pods["urgent"]["phase"] == "Succeeded"
+    assert controller.restarts >= 1 and controller.finished_as == "Succeeded"
+
+
 def test_a_preempted_pod_under_on_failure_is_created_again_and_the_job_succeeds(tmp_path: Path) -> None:
     """A worker preempted by a higher-priority pod is created again (OnFailure) and runs once the
     GPUs are free; the job then succeeds with its Master."""

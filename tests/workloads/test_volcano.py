@@ -193,9 +193,8 @@ value: 10
             "if there's * here, no other policy should be here",
         ),
         (
-            vcjob(task(), extra="  policies:\n  - {event: PodFailed, exitCode: 3, action: AbortJob}"),
-            'spec.policies[0]: Invalid value: {"event": "PodFailed", "exitCode": 3, "action": "AbortJob"}: '
-            "must not specify event and exitCode simultaneously",
+            vcjob(task(), extra="  policies:\n  - {exitCode: three, action: AbortJob}"),
+            'spec.policies[0].exitCode: Invalid value: "three": must be an integer',
         ),
         (
             vcjob(task(), extra="  plugins: {horovod: []}"),
@@ -259,11 +258,10 @@ def test_what_is_not_modelled_is_a_warning_and_plugins_are_silent(tmp_path: Path
         "minSuccess",
         "policies[0].timeout",
         "policies[0].event",
-        "policies[1].exitCode",
         "tasks[1].dependsOn",
     ):
         assert f"spec.{field} is not modelled; ignored" in warned, field
-    assert "plugins" not in warned
+    assert "plugins" not in warned and "exitCode" not in warned  # an exitCode policy is modelled
     # minAvailable 2 (the default, 1 + 1) is the sum of the tasks' minimums: the per-task one matters
     assert "spec.tasks[1].minAvailable is not modelled" in warned
 
@@ -495,6 +493,93 @@ def test_restart_pod_on_pod_evicted_counts_a_retry(tmp_path: Path) -> None:
     )
     assert controller.retry_count == 1 and controller.phase == "Completed"
     assert pods["train-worker-0"]["phase"] == "Succeeded"
+
+
+# -- exitCode policies ---------------------------------------------------------------------------
+
+
+def exits(code: int) -> str:
+    """The annotation of a container that exits with ``code`` once its work is done."""
+    return f', gpufleet.io/exit-code: "{code}"'
+
+
+def test_an_exit_code_policy_of_another_code_leaves_the_failure_to_sync_job(tmp_path: Path) -> None:
+    """Exit code 1 matches no ``exitCode: 3`` policy: ``SyncJob``, the failed pod stays Failed."""
+    extra = "  policies:\n  - {exitCode: 3, action: RestartJob}"
+    failing = task("fail", duration="10m", annotations=exits(1), extra="    minAvailable: 0")
+    pods, controller = run(
+        write(
+            tmp_path, nodes(), vcjob(task("ok", duration="20m"), failing, extra=extra + "\n  minAvailable: 1")
+        ),
+        3600,
+    )
+    assert controller.retry_count == 0 and controller.phase == "Completed"
+    assert pods["train-fail-0"]["phase"] == "Failed" and pods["train-ok-0"]["phase"] == "Succeeded"
+
+
+@pytest.mark.parametrize(("code", "phase", "retries"), [(3, "Failed", 3), (1, "Aborted", 0)])
+def test_the_first_policy_in_order_whose_event_or_exit_code_matches_acts(
+    tmp_path: Path, code: int, phase: str, retries: int
+) -> None:
+    """``applyPolicies`` walks the task's policies in order, each matching by its event or its
+    ``exitCode``: exit code 3 meets ``exitCode: 3`` (``RestartTask``) before ``PodFailed`` (``AbortJob``);
+    exit code 1 only the event."""
+    policies = (
+        "    policies:\n    - {exitCode: 3, action: RestartTask}\n    - {event: PodFailed, action: AbortJob}"
+    )
+    failing = task("fail", duration="10m", annotations=exits(code), extra=policies)
+    pods, controller = run(write(tmp_path, nodes(), vcjob(task("ok", duration="2h"), failing)), 3600)
+    assert controller.phase == phase and controller.retry_count == retries
+    assert pods["train-ok-0"]["reason"] == "Deleted"
+
+
+def test_an_oom_killed_container_exits_137_for_an_exit_code_policy(tmp_path: Path) -> None:
+    """CUDA out of memory under ``Never``: OOMKilled, exit code 137, matched by ``exitCode: 137``."""
+    extra = "  policies:\n  - {exitCode: 137, action: TerminateJob}"
+    pods, controller = run(
+        write(tmp_path, nodes(), vcjob(task("ok", duration="2h"), task("bad", annotations=OOM), extra=extra)),
+        3600,
+    )
+    assert controller.phase == "Terminated" and controller.retry_count == 0
+    assert pods["train-bad-0"]["reason"] == "OOMKilled" and pods["train-ok-0"]["reason"] == "Deleted"
+
+
+def test_an_exit_code_policy_does_not_match_a_deleted_pod(tmp_path: Path) -> None:
+    """A preempted pod is ``PodEvicted`` (``deletePod``), which carries no exit code: its container's 137
+    matches no ``exitCode: 137`` policy, and ``SyncJob`` creates it again."""
+    extra = "  policies:\n  - {exitCode: 137, action: AbortJob}"
+    pods, controller = run(
+        write(tmp_path, nodes(), vcjob(task(gpus=8, duration="30m"), extra=extra), URGENT_POD)
+    )
+    assert controller.phase == "Completed" and pods["train-worker-0"]["phase"] == "Succeeded"
+
+
+def test_an_exit_code_policy_of_an_unknown_action_is_accepted_and_syncs(tmp_path: Path) -> None:
+    """``validatePolicies`` checks the action of an event's policy only; the job's state runs an action
+    it does not know as ``SyncJob`` (``runningState.Execute``'s default)."""
+    policies = "  - {exitCode: 1, action: Reboot}\n  - {event: PodFailed, action: AbortJob}"
+    extra = "  minAvailable: 1\n  policies:\n" + policies
+    failing = task("fail", duration="10m", annotations=exits(1), extra="    minAvailable: 0")
+    pods, controller = run(
+        write(tmp_path, nodes(), vcjob(task("ok", duration="20m"), failing, extra=extra)), 3600
+    )
+    assert controller.phase == "Completed" and pods["train-ok-0"]["phase"] == "Succeeded"
+
+
+def test_an_exit_code_policy_on_a_task_whose_first_container_is_not_the_first_status_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    """The kubelet sorts container statuses by name (``SortedContainerStatuses``) and Volcano reads the
+    first; gpufleet's exit code is the first container's (``main``), and ``agent`` sorts first."""
+    sidecar = "\n        - {name: agent, image: agent}"
+    text = vcjob(task(), extra="  policies:\n  - {exitCode: 1, action: AbortJob}").rstrip() + sidecar + "\n"
+    scenario = load_scenario(write(tmp_path, nodes(), text))
+    warned = "\n".join(scenario.warnings)
+    assert (
+        "spec.tasks[0].template.spec.containers: an exitCode policy reads the first container status"
+        in warned
+    )
+    assert "no exitCode policy matches this task's failures" in warned
 
 
 # -- a batch Job and a Volcano Job of one name ------------------------------------------------------

@@ -237,17 +237,21 @@ def pod_template(
     order: int,
     restart_policies: tuple[str, ...],
     keys: frozenset[str] = pod_annotations.WORKLOAD_KEYS,
+    restart_policy: str | None = None,
 ) -> tuple[Pod, Created]:
     """The pod template at ``spec.<path>`` (dotted) and when the workload is created: its own
     ``gpufleet.io/submit-at``, else its template's. ``keys``: the annotations the workload's own
-    metadata may carry."""
+    metadata may carry. ``restart_policy``: the pod ``restartPolicy`` the controller sets over the
+    template's (a training operator's replica ``restartPolicy``), which its pods are read with."""
     own = pod_annotations.read(meta.annotations, report.at("metadata"), keys)
     template = _at(spec, path)
     template_spec = mapping(template.get("spec"))
     at_template = at_spec.at(path)
-    restart_policy = template_spec.get("restartPolicy") or pods.RESTART_POLICIES[0]
-    if restart_policy not in restart_policies:
-        at_template.error("spec.restartPolicy", unsupported(restart_policy, restart_policies))
+    own_policy = template_spec.get("restartPolicy") or pods.RESTART_POLICIES[0]
+    if own_policy not in restart_policies:
+        at_template.error("spec.restartPolicy", unsupported(own_policy, restart_policies))
+    if restart_policy is not None:
+        template_spec = {**template_spec, "restartPolicy": restart_policy}
     template_meta = replace(objects.meta(template, namespaced=False), name="", namespace=meta.namespace)
     pod = pods.pod(template_meta, template_spec, at_template, priorities)
     submit_at_s = pod_annotations.number(own, pod_annotations.SUBMIT_AT)
@@ -362,7 +366,11 @@ class KindReader:
         return _item(_at(self._spec, head) if head else self._spec, field)
 
     def template(
-        self, path: str, restart_policies: tuple[str, ...], defaults: Mapping[str, object] | None = None
+        self,
+        path: str,
+        restart_policies: tuple[str, ...],
+        defaults: Mapping[str, object] | None = None,
+        restart_policy: str | None = None,
     ) -> tuple[Pod, Created]:
         if not isinstance(self.value(path), dict):
             self._at_spec.error(path, required("a pod template is required"))
@@ -382,6 +390,7 @@ class KindReader:
             self._order,
             restart_policies,
             self._keys,
+            restart_policy,
         )
         self.templates.append((f"spec.{path}", pod))
         return pod, created
@@ -405,6 +414,9 @@ class KindReader:
 
     def error(self, path: str, message: str) -> None:
         self._at_spec.error(path, message)
+
+    def warn(self, path: str, message: str) -> None:
+        self._at_spec.warn(path, message)
 
     def selector(self, what: str) -> None:
         self._read.add("selector")

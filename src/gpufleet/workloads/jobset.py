@@ -305,10 +305,11 @@ def _replicated_job(
     # the webhook defaults an unset restartPolicy to OnFailure; a child Job's pods may not restart Always
     restart_at = f"{job_at}.template.spec.restartPolicy"
     given_policy = manifest.value(restart_at)
-    template, created = manifest.template(f"{job_at}.template", ("Always", *COMPLETING_RESTART_POLICIES))
-    if given_policy is None:
-        template = replace(template, restart_policy="OnFailure")
-    elif given_policy == "Always":
+    default = "OnFailure" if given_policy is None else None  # its pods are read with it
+    template, created = manifest.template(
+        f"{job_at}.template", ("Always", *COMPLETING_RESTART_POLICIES), restart_policy=default
+    )
+    if given_policy == "Always":
         manifest.error(restart_at, unsupported(given_policy, COMPLETING_RESTART_POLICIES))
 
     exclusive = manifest.annotations.get(EXCLUSIVE)

@@ -333,12 +333,19 @@ class ManifestReader(Protocol):
         ...
 
     def template(
-        self, path: str, restart_policies: tuple[str, ...], defaults: Mapping[str, object] | None = None
+        self,
+        path: str,
+        restart_policies: tuple[str, ...],
+        defaults: Mapping[str, object] | None = None,
+        restart_policy: str | None = None,
     ) -> tuple[Pod, Created]:
         """The pod template at ``spec.<path>`` (``template``, ``replicaSpecs.Worker.template``,
         ``tasks[0].template``), read and checked as every workload's, and when the workload is created.
         ``defaults``: pod spec fields the controller sets where the template leaves them unset
-        (Volcano's ``schedulerName`` and ``priorityClassName``)."""
+        (Volcano's ``schedulerName`` and ``priorityClassName``). ``restart_policy``: the pod
+        ``restartPolicy`` the controller sets over the template's (a training operator's replica
+        ``restartPolicy``, ``setRestartPolicy``): the pods are read with it (what a
+        ``gpufleet.io/exit-code`` does under it)."""
         ...
 
     def count(self, path: str, default: int) -> int:
@@ -358,6 +365,10 @@ class ManifestReader(Protocol):
 
     def error(self, path: str, message: str) -> None:
         """A problem at ``spec.<path>``: the manifest is rejected."""
+        ...
+
+    def warn(self, path: str, message: str) -> None:
+        """A warning at ``spec.<path>``: what gpufleet reads there but cannot judge as upstream would."""
         ...
 
 

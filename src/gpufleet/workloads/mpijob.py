@@ -9,8 +9,9 @@ Read as the operator defaults and validates it (``pkg/apis/kubeflow/v2beta1/defa
   ``Worker`` (optional; ``replicas`` defaults to 0 and must then be at least 1). Any other key is
   ignored by the operator: a warning. ``restartPolicy`` defaults to ``OnFailure`` for the launcher
   (``DefaultLauncherRestartPolicy``) and ``Never`` for workers (``DefaultRestartPolicy``); only
-  ``Never`` and ``OnFailure`` are valid. The replica's policy overwrites the template's
-  (``setRestartPolicy``).
+  ``Never`` and ``OnFailure`` are valid (``validRestartPolicies``: v2beta1 has no ``ExitCode``). The
+  replica's policy overwrites the template's (``setRestartPolicy``), and a pod's
+  ``gpufleet.io/exit-code`` is read under it: a non-zero code fails a pod under ``Never``.
 - ``slotsPerWorker`` (default 1, not negative), ``mpiImplementation`` (``OpenMPI``, ``Intel``,
   ``MPICH``), ``sshAuthMountPath`` and ``runLauncherAsWorker`` shape the hostfile and environment, not
   what is scheduled: read silently (``runLauncherAsWorker`` shifts the replica-index labels).
@@ -33,7 +34,8 @@ Pods: workers ``<job>-worker-<i>`` (``workerName``), owned by the MPIJob, labell
 ``-r<n>``; upstream the Job controller adds a random suffix), owned by that Job, labelled
 ``job-role: launcher`` and with the Job's ``batch.kubernetes.io/job-name``/``job-name``. The launcher
 Job is a ``gpufleet.workloads.job`` Job: its failed pod is replaced after the pod failure backoff
-until ``backoffLimit``.
+until ``backoffLimit``. ``newLauncherJob`` gives it no ``podFailurePolicy``: whatever its exit code, a
+failed launcher pod counts toward ``backoffLimit``, and the operator reads no exit code itself.
 
 Its pods compute only once the job's world has gathered (``Behavior.rendezvous``: the launcher and
 every worker), as ``mpirun`` starts its ranks on the workers over SSH.
@@ -41,7 +43,9 @@ every worker), as ``mpirun`` starts its ranks on the workers over SSH.
 The job succeeds when the launcher Job succeeds and fails when it fails (``updateMPIJobStatus``).
 A worker pod that fails is created again under its name (``getOrCreateWorker`` creates any missing
 worker; in the simulator a failed pod is gone), after a work-queue retry, until the job finished;
-upstream a worker that fails in place under ``Never`` (OOMKilled) stays Failed and is not replaced.
+upstream a worker that fails in place under ``Never`` (OOMKilled, a non-zero exit code) stays Failed
+and is not replaced, and ``mpirun`` losing that rank fails the launcher, which gpufleet does not model
+(its launcher would wait for the rank forever): a worker failed in place is created again too.
 A worker that succeeded stays, Succeeded, and is not created again (``getOrCreateWorker`` finds it
 by name) until Kueue suspends the job.
 
@@ -144,8 +148,10 @@ def _replica(manifest: ManifestReader, rtype: str, default_replicas: int) -> tup
     elif rtype == WORKER and replicas < 1:
         manifest.error(f"{at}.replicas", invalid(replicas, "must be greater than or equal to 1"))
     policy = _enum(manifest, f"{at}.restartPolicy", RESTART_POLICIES, DEFAULT_RESTART_POLICY[rtype])
-    template, created = manifest.template(f"{at}.template", ("Always", "OnFailure", "Never"))
-    return replicas, replace(template, restart_policy=policy), created
+    template, created = manifest.template(
+        f"{at}.template", ("Always", "OnFailure", "Never"), restart_policy=policy
+    )
+    return replicas, template, created
 
 
 def read_mpi_job(manifest: ManifestReader) -> MPIJob:

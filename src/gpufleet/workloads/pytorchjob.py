@@ -17,10 +17,16 @@ Read as the operator's defaulting and validation read it (``pkg/apis/kubeflow.or
 Pods (``createNewPod``): ``<job>-<replica type, lowercase>-<index>`` (``GenGeneralName``), labelled
 ``training.kubeflow.org/{job-name,replica-type,replica-index,operator-name}`` (and ``job-role:
 master`` on the Master), owned by the PyTorchJob. A pod that fails is deleted and created again
-under the same name when its replica's ``restartPolicy`` is ``OnFailure``, ``Always`` or ``ExitCode``
-(``ReconcilePods``; the simulator has no exit codes, so every failure under ``ExitCode`` is retryable,
-as 137, OOMKilled, is in ``IsRetryableExitCode``); under ``Never`` the job fails
-(``UpdateJobStatus``: ``failed > 0`` and ``RestartPolicyNever``). Each re-creation counts toward
+under the same name when its replica's ``restartPolicy`` is ``OnFailure`` or ``Always``; under ``Never``
+the job fails (``UpdateJobStatus``: ``failed > 0`` and ``RestartPolicyNever``). Under ``ExitCode``
+(``ReconcilePods``) the exit code of the pod's container named ``pytorch`` decides
+(``IsRetryableExitCode``): 128 and above is retryable, the pod created again (137: a container
+OOM-killed, or killed after its grace period as its pod was deleted, evicted or preempted); below 128
+(1-127, or negative) is permanent, the job fails ("a non-retryable exit code"). A pod whose ``pytorch``
+container has no terminated state reads as upstream's ``0xbeef``, retryable: a process a GPU or node
+fault killed, a pod whose node is gone, one that never started (gpufleet gives them no exit code). The
+simulation's exit codes (``gpufleet.io/exit-code``, an OOM kill) are the first container's: with
+another container first, a warning says every failure reads as retryable. Each re-creation counts toward
 ``runPolicy.backoffLimit`` (unset: no limit); past it the job fails. Upstream ``PastBackoffLimit``
 sums the container restart counts of running pods (restarts in place by the kubelet); in the
 simulator a replica's failure is a pod that ends, so a re-creation stands for a restart. Each
@@ -65,6 +71,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, OwnerRef, Pod
+from gpufleet.model.pod_failure_policy import ContainerExit
 from gpufleet.model.workloads import Created, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.kind import EndsWithCondition, ManifestReader, work_queue_delay_s
@@ -72,7 +79,11 @@ from gpufleet.workloads.kind import EndsWithCondition, ManifestReader, work_queu
 API = ("kubeflow.org", "v1", "PyTorchJob")
 MASTER, WORKER = "Master", "Worker"
 REPLICA_TYPES = (MASTER, WORKER)
-RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
+EXIT_CODE = "ExitCode"
+RESTART_POLICIES = ("Always", "OnFailure", "Never", EXIT_CODE)
+#: the exit code ``ReconcilePods`` reads of a failed pod whose container ``pytorch`` has no terminated
+#: state (its ``0xbeef`` "magic number"): retryable
+NO_EXIT_CODE = 0xBEEF
 DEFAULT_RESTART_POLICY = "OnFailure"  # PytorchJobDefaultRestartPolicy
 CLEAN_POD_POLICIES = ("None", "Running", "All")
 DEFAULT_CONTAINER = "pytorch"  # PytorchJobDefaultContainerName
@@ -154,6 +165,12 @@ def required(detail: str) -> str:
     return f"Required value: {detail}"
 
 
+def is_retryable_exit_code(code: int) -> bool:
+    """``IsRetryableExitCode`` (``pkg/util/train``): 128 and above (a signal's, 128 + its number) is
+    retryable; below, 1-127 and any negative code, is a permanent error."""
+    return code >= 128
+
+
 def _mapping(value: object) -> Mapping[str, object]:
     return value if isinstance(value, dict) else {}
 
@@ -169,15 +186,23 @@ def _replica_spec(manifest: ManifestReader, key: str, rtype: str) -> tuple[Repli
     if policy not in RESTART_POLICIES:
         manifest.error(f"{at}.restartPolicy", unsupported(policy, RESTART_POLICIES))
         policy = DEFAULT_RESTART_POLICY
-    template, created = manifest.template(f"{at}.template", ("Always", "OnFailure", "Never"))
+    pod_policy = "Never" if policy == EXIT_CODE else str(policy)  # core.SetRestartPolicy
+    template, created = manifest.template(
+        f"{at}.template", ("Always", "OnFailure", "Never"), restart_policy=pod_policy
+    )
     containers = manifest.value(f"{at}.template.spec.containers")
     names = [_mapping(c).get("name") for c in containers] if isinstance(containers, list) else []
     if containers and DEFAULT_CONTAINER not in names:
         detail = f"there is no container named {DEFAULT_CONTAINER} in {rtype}"
         manifest.error(f"{at}.template.spec.containers", invalid(names, detail))
-    pod_policy = "Never" if policy == "ExitCode" else str(policy)  # core.SetRestartPolicy
-    spec = ReplicaSpec(rtype, replicas, str(policy), replace(template, restart_policy=pod_policy))
-    return spec, created
+    elif policy == EXIT_CODE and names and names[0] != DEFAULT_CONTAINER:
+        manifest.warn(
+            f"{at}.template.spec.containers[0]",
+            f"restartPolicy ExitCode reads the exit code of container {DEFAULT_CONTAINER}; gpufleet's exit "
+            f"codes (gpufleet.io/exit-code, an OOM kill) are the first container's, {names[0]}: every "
+            "failure of this replica reads as retryable",
+        )
+    return ReplicaSpec(rtype, replicas, str(policy), template), created
 
 
 def run_policy_gang(
@@ -319,6 +344,8 @@ class PyTorchJobController(EndsWithCondition):
         self.specs = {s.type: s for s in job.replica_specs}
         self.active: dict[str, tuple[str, int]] = {}  # pod key -> (replica type, index)
         self.succeeded: set[tuple[str, int]] = set()
+        #: pod key -> the exit code ``ReconcilePods`` reads of it, told by ``failed_with``
+        self._exit_codes: dict[str, int] = {}
         self.restarts = 0
         #: the job's last condition: Created, Running, Restarting, Succeeded, Failed or Suspended
         self.status = "Suspended" if job.suspend else "Created"
@@ -382,8 +409,17 @@ class PyTorchJobController(EndsWithCondition):
         gang = (job.min_available, job.schedule_timeout_s, job.queue)
         return [gang_pod_group(job.name, job.namespace, gang, job.created, job.template)]
 
+    def failed_with(self, pod: Pod, reason: str | None, terminated: ContainerExit | None = None) -> None:
+        """One of its pods ended Failed (``kind.ReadsFailedPods``; told right before ``finished``): the
+        exit code ``ReconcilePods`` reads of it, its container ``pytorch``'s (the simulation's
+        ``terminated`` is its first container's), ``NO_EXIT_CODE`` without one."""
+        named = terminated is not None and terminated.name == DEFAULT_CONTAINER
+        code = terminated.exit_code if terminated is not None and named else None
+        self._exit_codes[pod.key] = NO_EXIT_CODE if code is None else code
+
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         replica = self.active.pop(pod.key, None)
+        exit_code = self._exit_codes.pop(pod.key, NO_EXIT_CODE)
         if replica is None or self.finished_as is not None:
             return False
         rtype = replica[0]
@@ -396,8 +432,9 @@ class PyTorchJobController(EndsWithCondition):
             ):
                 self.status = "Succeeded"
             return False
-        if self.specs[rtype].restart_policy == "Never":
-            self.status = "Failed"
+        policy = self.specs[rtype].restart_policy
+        if policy == "Never" or (policy == EXIT_CODE and not is_retryable_exit_code(exit_code)):
+            self.status = "Failed"  # UpdateJobStatus; ReconcilePods: "a non-retryable exit code"
             return False
         self.restarts += 1
         limit = self.job.backoff_limit

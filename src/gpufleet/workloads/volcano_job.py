@@ -9,8 +9,10 @@ absent) to 3, a task's ``name`` to ``default<index>``, its ``minAvailable`` to i
 job's ``minAvailable`` (0 or absent) to the sum of the tasks' ``minAvailable``. Rejected: no task, a
 duplicated task name, a task ``minAvailable`` above its ``replicas``, a job ``minAvailable`` above the
 total replicas, an unknown plugin, policies with an invalid event or action, an event named twice, ``*``
-beside other events, both an event and an ``exitCode``, ``exitCode: 0``; and (``kube.load``) a ``queue``
-no Queue of the scenario has (``unable to find job queue``; ``default`` always exists).
+beside other events, both an event and an ``exitCode``, ``exitCode: 0``, an ``exitCode`` named twice
+in one list (an ``exitCode`` policy's action is not checked: one the job's state does not know acts as
+``SyncJob``); and (``kube.load``) a ``queue`` no Queue of the scenario has (``unable to find job
+queue``; ``default`` always exists).
 
 Pods (``createJobPod``): ``<job>-<task>-<index>`` (``MakePodName``), owned by the Job (``ownerReferences``
 kind ``Job``, apiVersion ``batch.volcano.sh/v1alpha1``), labelled ``volcano.sh/{task-index,job-name,
@@ -23,8 +25,15 @@ the same on every run.
 
 A pod's end is an event (``updatePod``/``deletePod``): ``PodFailed`` (it failed in place, e.g.
 OOMKilled under ``restartPolicy: Never``), ``PodEvicted`` (it was deleted: evicted, preempted, its node
-gone), ``TaskCompleted`` (it succeeded and so did every pod of its task). The task's policies are looked
-up first, then the job's; an event no policy names (or ``*``) is ``SyncJob``:
+gone), ``TaskCompleted`` (it succeeded and so did every pod of its task). A ``PodFailed`` event carries
+the exit code of the pod's first container status (``updatePod``; 0 without a terminated state): the
+pod's ``gpufleet.io/exit-code``, 137 for a container OOM-killed; none for a process a GPU or node fault
+killed, nor with a deleted pod's ``PodEvicted`` (``deletePod``). The task's policies are looked up
+first, then the job's, each list in order: the first whose event (or ``*``) is the event, or whose
+``exitCode`` is the failed pod's, decides (``applyPolicies``); an event no policy matches is
+``SyncJob``. gpufleet's exit code is the first container's, and the kubelet sorts container statuses
+by name: in a task whose first container's name does not sort first, a warning says no ``exitCode``
+policy matches.
 
 - ``SyncJob``: a deleted pod is created again under its name; a failed one stays Failed. When every pod
   has ended, the job is ``Completed`` if at least ``minAvailable`` succeeded (and, when the job's
@@ -43,11 +52,11 @@ only); ``phase`` is ``Pending`` until the job restarts or ends.
 Not modelled, a warning each: ``minSuccess``, ``ttlSecondsAfterFinished``, ``volumes``,
 ``runningEstimate``, ``networkTopology``, the tasks' ``dependsOn``, ``topologyPolicy``,
 ``partitionPolicy`` and ``maxRetry`` (the ``TaskFailed`` event), a policy's ``timeout`` (it acts at once),
-``exitCode`` (the simulator has no exit codes) and the events ``PodPending``, ``TaskFailed``,
-``Unknown``, ``JobUpdated`` (they never happen here), the actions ``ResumeJob`` and
-``RestartPartition``, and the per-task minimum of the gang (the PodGroup's ``minTaskMember``) where it
-matters. ``plugins`` (``ssh``, ``svc``, ``env``, ``mpi``, ``pytorch``, ``tensorflow``, ``ray``,
-``hcclrank``) give pods hostfiles, Services and environment variables: nothing scheduled, read silently.
+the events ``PodPending``, ``TaskFailed``, ``Unknown``, ``JobUpdated`` (they never happen here), the
+actions ``ResumeJob`` and ``RestartPartition``, and the per-task minimum of the gang (the PodGroup's
+``minTaskMember``) where it matters. ``plugins`` (``ssh``, ``svc``, ``env``, ``mpi``, ``pytorch``,
+``tensorflow``, ``ray``, ``hcclrank``) give pods hostfiles, Services and environment variables: nothing
+scheduled, read silently.
 Kueue has no Volcano integration: a Volcano Job is never admitted through Kueue.
 """
 
@@ -60,6 +69,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import VOLCANO_GROUP_ANNOTATION, OwnerRef, Pod
+from gpufleet.model.pod_failure_policy import ContainerExit
 from gpufleet.model.workloads import Created, PodGroup
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.kind import ManifestReader
@@ -114,8 +124,12 @@ _READ_POLICY = ("event", "events", "action", "exitCode", "timeout")
 
 @dataclass(frozen=True)
 class Policy:
+    """A ``LifecyclePolicy``: its ``events`` or its ``exitCode``, and its ``action`` (an exit code's is
+    not validated: one the job's state does not know acts as ``SyncJob``)."""
+
     events: tuple[str, ...]
     action: str
+    exit_code: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +139,9 @@ class Task:
     template: Pod
     min_available: int
     policies: tuple[Policy, ...] = ()
+    #: whether the exit code an ``exitCode`` policy reads, its first container status's, is the one
+    #: gpufleet gives (its first container's; the kubelet sorts the statuses by container name)
+    exit_code_known: bool = True
 
 
 @dataclass
@@ -169,6 +186,7 @@ def _policies(manifest: ManifestReader, at: str) -> tuple[Policy, ...]:
         return ()
     out: list[Policy] = []
     seen: set[str] = set()
+    exit_codes: set[int] = set()
     for i, item in enumerate(raw):
         where = f"{at}[{i}]"
         policy = item if isinstance(item, dict) else {}
@@ -182,12 +200,9 @@ def _policies(manifest: ManifestReader, at: str) -> tuple[Policy, ...]:
             manifest.error(where, invalid(policy, "must not specify event and exitCode simultaneously"))
             continue
         if not events:
-            if policy.get("exitCode") is None:
-                manifest.error(where, required("either event and exitCode should be specified"))
-            elif policy["exitCode"] == 0:
-                manifest.error(f"{where}.exitCode", invalid(0, "0 is not a valid error code"))
-            else:
-                manifest.unmodelled([f"{where}.exitCode"])
+            exit_policy = _exit_code_policy(manifest, where, policy, exit_codes)
+            if exit_policy is not None:
+                out.append(exit_policy)
             continue
         action = policy.get("action")
         if action not in ACTIONS:
@@ -210,6 +225,32 @@ def _policies(manifest: ManifestReader, at: str) -> tuple[Policy, ...]:
     return tuple(out)
 
 
+def _exit_code_policy(
+    manifest: ManifestReader, where: str, policy: Mapping[str, object], seen: set[int]
+) -> Policy | None:
+    """A policy of an ``exitCode`` (``validatePolicies``: required without an event, not 0, not named
+    twice in one list; its action is not checked)."""
+    code = policy.get("exitCode")
+    if code is None:
+        manifest.error(where, required("either event and exitCode should be specified"))
+        return None
+    if not isinstance(code, int) or isinstance(code, bool):
+        manifest.error(f"{where}.exitCode", invalid(code, "must be an integer"))
+        return None
+    if code == 0:
+        manifest.error(f"{where}.exitCode", invalid(0, "0 is not a valid error code"))
+        return None
+    if code in seen:
+        manifest.error(f"{where}.exitCode", invalid(code, f"duplicate exitCode {code}"))
+        return None
+    seen.add(code)
+    action = str(policy.get("action") or "")
+    if action in UNMODELLED_ACTIONS:
+        manifest.unmodelled([f"{where}.action"])
+        return None
+    return Policy((), action, code)
+
+
 def _task(manifest: ManifestReader, i: int, defaults: Mapping[str, object]) -> tuple[Task, Created]:
     at = f"tasks[{i}]"
     raw = manifest.value(at)
@@ -223,9 +264,22 @@ def _task(manifest: ManifestReader, i: int, defaults: Mapping[str, object]) -> t
         detail = f"'minAvailable' is greater than 'replicas' in task: {name}, job: {manifest.name}"
         manifest.error(f"{at}.minAvailable", invalid(min_available, detail))
     policies = _policies(manifest, f"{at}.policies")
-    return Task(
-        name, replicas, replace(template, namespace=manifest.namespace), min_available, policies
-    ), created
+    containers = manifest.value(f"{at}.template.spec.containers")
+    names = (
+        [str(c.get("name")) for c in containers if isinstance(c, dict)]
+        if isinstance(containers, list)
+        else []
+    )
+    exit_code_known = not names or names[0] == min(names)
+    task = Task(
+        name,
+        replicas,
+        replace(template, namespace=manifest.namespace),
+        min_available,
+        policies,
+        exit_code_known,
+    )
+    return task, created
 
 
 def read_volcano_job(manifest: ManifestReader) -> VolcanoJob:
@@ -268,6 +322,17 @@ def read_volcano_job(manifest: ManifestReader) -> VolcanoJob:
         if name not in PLUGINS:
             manifest.error(f"plugins.{name}", unsupported(name, PLUGINS))
     policies = _policies(manifest, "policies")
+    exit_policies = any(p.exit_code is not None for p in policies)
+    for i, task in enumerate(tasks):
+        if not task.exit_code_known and (
+            exit_policies or any(p.exit_code is not None for p in task.policies)
+        ):
+            manifest.warn(
+                f"tasks[{i}].template.spec.containers",
+                "an exitCode policy reads the first container status, of the container whose name sorts "
+                "first (the kubelet sorts them by name); gpufleet's exit codes (gpufleet.io/exit-code, an "
+                "OOM kill) are the first container's: no exitCode policy matches this task's failures",
+            )
     return VolcanoJob(
         manifest.name,
         manifest.namespace,
@@ -286,7 +351,8 @@ Slot = tuple[str, int]  # (task name, index)
 @register_kind(VolcanoJob, api=API, read=read_volcano_job)
 class VolcanoJobController:
     """Volcano's job controller for one Job: one pod per task index; a pod's end is an event its
-    policies answer (``kind.HearsDeletions``), deleting pods in answer (``kind.DeletesPods``)."""
+    policies answer (``kind.HearsDeletions``; ``kind.ReadsFailedPods``: a failed pod's exit code),
+    deleting pods in answer (``kind.DeletesPods``)."""
 
     kind: ClassVar[str] = "Job"
     api_group: ClassVar[str] = API[0]
@@ -300,6 +366,8 @@ class VolcanoJobController:
         self.killing: dict[str, Slot] = {}  # pods it deleted that are not gone yet
         self._kill: list[str] = []
         self._deleted: str | None = None  # the pod about to be reported finished was deleted
+        #: pod key -> its first container's exit code, told by ``failed_with`` (0: none)
+        self._exit_codes: dict[str, int] = {}
         self.retry_count = 0
         self.version = 0  # Status.Version: bumped when the whole job is killed
         #: Pending, Restarting, Aborting, Completing, Terminating, Completed, Failed, Aborted, Terminated
@@ -356,6 +424,13 @@ class VolcanoJobController:
     def deleted(self, pod: Pod) -> None:
         self._deleted = pod.key
 
+    def failed_with(self, pod: Pod, reason: str | None, terminated: ContainerExit | None = None) -> None:
+        """One of its pods ended Failed (``kind.ReadsFailedPods``; told right before ``finished``): the
+        exit code of its ``PodFailed`` event (``updatePod``: its first container status's terminated
+        state, else 0)."""
+        code = None if terminated is None else terminated.exit_code
+        self._exit_codes[pod.key] = 0 if code is None else code
+
     def doomed(self) -> list[tuple[str, str]]:
         """The pods its last action deletes (``kind.DeletesPods``)."""
         out, self._kill = self._kill, []
@@ -363,6 +438,7 @@ class VolcanoJobController:
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         deleted, self._deleted = self._deleted == pod.key, None
+        exit_code = self._exit_codes.pop(pod.key, 0)
         if pod.key in self.killing:  # one it deleted is gone
             del self.killing[pod.key]
             if not self.killing and self.phase in {p for p, _ in ENDINGS.values()}:
@@ -381,7 +457,8 @@ class VolcanoJobController:
         else:
             self.ended[slot] = False
             event = POD_FAILED
-        action = self._action(task, event)
+        failed_code = exit_code if event == POD_FAILED and task.exit_code_known else 0
+        action = self._action(task, event, failed_code)
         if action == RESTART_JOB:
             self._restart(list(self.tasks), whole_job=True)
         elif action == RESTART_TASK:
@@ -394,12 +471,17 @@ class VolcanoJobController:
             self._sync()
         return self.phase not in FINISHED or bool(self._kill)  # a reconcile deletes what it kills
 
-    def _action(self, task: Task, event: str | None) -> str:
-        """``applyPolicies``: the task's policies first, then the job's; ``*`` matches any event."""
+    def _action(self, task: Task, event: str | None, exit_code: int) -> str:
+        """``applyPolicies``: the task's policies first, then the job's, in order; the first whose event
+        (``*`` any) or ``exitCode`` (a ``PodFailed`` event's; 0, no code, matches none) matches acts."""
         if event is None:
             return SYNC
         for policy in (*task.policies, *self.job.policies):
-            if event in policy.events or ANY in policy.events:
+            if (
+                event in policy.events
+                or ANY in policy.events
+                or (exit_code and policy.exit_code == exit_code)
+            ):
                 return policy.action
         return SYNC
 
