@@ -57,7 +57,7 @@ Its parts, each a module of ``gpufleet.control``:
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.kueue_admission_checks import AdmissionChecks, pod_set_annotations
@@ -255,9 +255,10 @@ class KueueQueues:
     def _reclaimable(self, controller: QueuedWorkload | None) -> tuple[dict[str, int], dict[str, int]] | None:
         """Its pod sets' counts and the pods of each its controller reports reclaimable; None for a kind
         that reports none (pods and PodGroups too)."""
-        if not (implements(controller, ReclaimsPods) and isinstance(controller, ReclaimsPods)):
+        if controller is None or not implements(controller, ReclaimsPods):
             return None
-        return {s.name: s.count for s in controller.pod_sets()}, controller.reclaimable_pods()
+        counts = {s.name: s.count for s in controller.pod_sets()}
+        return counts, cast(ReclaimsPods, controller).reclaimable_pods()
 
     def _spec(self, wl: KueueWorkload) -> Workload | str:
         """The workload as admission sees it, or why it cannot be considered yet."""
@@ -415,8 +416,10 @@ class KueueQueues:
         wl.admitted_counts.append({ps.name: ps.count for ps in workload.pod_sets})
         self.stats[workload.cluster_queue].admitted += 1
         controller = wl.controller
-        if implements(controller, AdmitsPartially) and isinstance(controller, AdmitsPartially):
-            surplus = controller.run_with_counts({ps.name: ps.count for ps in workload.pod_sets})
+        if implements(controller, AdmitsPartially):
+            surplus = cast(AdmitsPartially, controller).run_with_counts(
+                {ps.name: ps.count for ps in workload.pod_sets}
+            )
             wl.pods = [k for k in wl.pods if k not in surplus]
             for k in surplus:
                 self.port.delete_pod(k, "Deleted")
@@ -495,8 +498,8 @@ class KueueQueues:
             reason = "Preempted" if preemptor is not None else "Evicted"
         for k in sorted(wl.leaving):
             self.port.delete_pod(k, reason)
-        if implements(wl.controller, AdmitsPartially) and isinstance(wl.controller, AdmitsPartially):
-            wl.controller.restore_counts()
+        if implements(wl.controller, AdmitsPartially):
+            cast(AdmitsPartially, wl.controller).restore_counts()
         self.settle()
 
     def _unadmit(self, wl: KueueWorkload) -> None:

@@ -34,7 +34,7 @@ import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -436,8 +436,8 @@ def replicas_within_bounds(
             )
     for key in sorted(sim.controllers if controllers is None else controllers):
         kept = sim.controllers.get(key)
-        if implements(kept, BoundsReplicas) and isinstance(kept, BoundsReplicas):
-            _within(sim, key, kept.replica_bounds())
+        if implements(kept, BoundsReplicas):
+            _within(sim, key, cast(BoundsReplicas, kept).replica_bounds())
     if scaled_jobs:
         _within(sim, "the ScaledJobs", wa.replica_bounds())
 

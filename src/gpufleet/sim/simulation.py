@@ -369,8 +369,8 @@ class Simulation:
         if implements(controller, ReportsStatus):
             self.workload_status[key] = WorkloadStatus(None if suspended else self.loop.now)
         owned = self.scenario.owned.get(key)
-        if owned is not None and implements(controller, Adopts) and isinstance(controller, Adopts):
-            controller.adopt(owned)
+        if owned is not None and implements(controller, Adopts):
+            cast(Adopts, controller).adopt(owned)
         if isinstance(controller, DaemonSetController):
             self.daemonsets.append(controller)
         if isinstance(controller, KeepsReplicas):
@@ -387,9 +387,9 @@ class Simulation:
         """Tell a ``HasDeadline`` controller when its deadline from now has passed (``at_once`` for 0: before
         it creates anything, as ``syncJob`` fails a Job past its deadline before ``manageJob``; else at its
         next reconcile). A suspension since (``workload_suspended``) disarms it."""
-        if not (implements(controller, HasDeadline) and isinstance(controller, HasDeadline)):
+        if not implements(controller, HasDeadline):
             return
-        timed = controller
+        timed = cast(HasDeadline, controller)
         deadline = timed.deadline_s()
         if deadline is None:
             return

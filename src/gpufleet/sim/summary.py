@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from gpufleet.model.final_states import count_final_states, final_state
 from gpufleet.model.node import Node
@@ -164,8 +164,8 @@ def _workload_status(sim: Simulation, workloads: set[str] | None) -> dict[str, A
         controller = sim.controllers[key]
         if workloads is not None and key not in workloads:
             continue
-        if implements(controller, ReportsStatus) and isinstance(controller, ReportsStatus):
-            out[key] = status.as_dict(controller)
+        if implements(controller, ReportsStatus):
+            out[key] = status.as_dict(cast(ReportsStatus, controller))
     return out
 
 
