@@ -237,16 +237,17 @@ def filter_out_schedulable(
     existing: Sequence[Pod], candidates: Sequence[Pod], any_node: bool = True
 ) -> tuple[list[str], list[str]]:
     """``filterOutSchedulableByPacking`` of ``candidates`` over one node (``buildReadyTestNode("node", 2000,
-    100)``) running ``existing``: the pods in the snapshot afterwards and the candidates left unschedulable,
-    by name, sorted (upstream compares them with ``ElementsMatch``). ``any_node`` False: the node filter
-    matches no node (``matchesNoNodes``), as gpufleet excludes a node no pod may go to."""
+    100)``) running ``existing``: the pods in the snapshot afterwards (the node's, and the candidates it put
+    there: ``ScaleUpSnapshot.placed``) and the candidates left unschedulable, by name, sorted (upstream
+    compares them with ``ElementsMatch``). ``any_node`` False: the node filter matches no node
+    (``matchesNoNodes``), as gpufleet excludes a node no pod may go to."""
     state = ClusterState([build_test_node("node", 2000, 100)])
     for pod in existing:
         state.assign(pod, 0, 0.0)
     exclude = frozenset() if any_node else frozenset({0})
     snapshot = ScaleUpSnapshot(state, build_profile(ProfileConfig()), candidates, exclude=exclude)
-    left = {pod.name for pod in snapshot.filter_out_schedulable(candidates)}
-    placed = [pod.name for pod in existing] + [pod.name for pod in candidates if pod.name not in left]
+    left = [pod.name for pod in snapshot.filter_out_schedulable(candidates)]
+    placed = [pod.name for pod in existing] + [pod.name for pod, row in snapshot.placed if row == 0]
     return sorted(placed), sorted(left)
 
 

@@ -17,8 +17,10 @@ order and acts on each reply before asking the next, since a launch may fail on 
   (``node_group_balancing``); when none grows, each pod left gets its ``NotTriggerScaleUp`` message (in the
   reply only when it changed since the pod's last one).
 - ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
-  (``scale_down.assess``), from the first scan that finds them so (a node whose removal simulation failed is
-  not assessed again for ``unremovableNodeRecheckTimeout``, ``RecentlyUnremovable`` until then:
+  (``scale_down.assess``; the pending pods ``scale_up``'s ``filterOutSchedulable`` put on nodes count among
+  their pods: ``ScaleUpReply.placed``, ``ScaleDownRequest.placed``), from the first scan that finds them so
+  (a node whose removal simulation failed is not assessed again for ``unremovableNodeRecheckTimeout``,
+  ``RecentlyUnremovable`` until then:
   ``Planner.categorizeNodes``, ``Checker.FilterOutUnremovable``, ``unremovable.Nodes``); they go once unneeded
   for more than ``scaleDownUnneededTime`` (``unremovableReason``: not while ``!since.Add(time).Before(now)``,
   so with 10 s scans at the scan after the one at exactly that time; a node that is not Ready once unneeded
@@ -56,8 +58,10 @@ from gpufleet.autoscaling.node_group_balancing import Balancing, balance, find_s
 from gpufleet.autoscaling.removal_memo import Kept, RemovalMemo
 from gpufleet.autoscaling.resource_limits import apply_limits, delta_for_node, exceeded, limit_reason
 from gpufleet.autoscaling.scale_down import (
+    NO_PENDING,
     SIMULATION_REASONS,
     Int8Array,
+    PendingOn,
     PlacementBase,
     Unremovable,
     UnremovableReason,
@@ -83,12 +87,24 @@ from gpufleet.model.pod import Pod
 from gpufleet.scheduling.profile import Profile
 
 
-def has_movable_pods(state: ClusterState, name: str) -> bool:
-    """Whether the node runs a pod a drain would move (any but DaemonSet and mirror pods)."""
+def has_movable_pods(state: ClusterState, name: str, pending: PendingOn = NO_PENDING) -> bool:
+    """Whether the node runs a pod a drain would move (any but DaemonSet and mirror pods), or has such a
+    pod of the ``pending`` ones put on it (upstream's ``NodeToBeRemoved.PodsToReschedule``)."""
     i = state.index.get(name)
     if i is None:
         return False
-    return any(moved(a.pod) for a in state.pods_on[i].values())
+    return any(moved(a.pod) for a in state.pods_on[i].values()) or any(map(moved, pending.get(i, ())))
+
+
+def pending_on(state: ClusterState, placed: Sequence[tuple[Pod, str]]) -> dict[int, list[Pod]]:
+    """The pending pods ``filterOutSchedulable`` put on the cluster's nodes (``ScaleUpReply.placed``) by
+    node row, those on nodes gone since left out."""
+    out: dict[int, list[Pod]] = {}
+    for pod, name in placed:
+        i = state.index.get(name)
+        if i is not None:
+            out.setdefault(i, []).append(pod)
+    return out
 
 
 @dataclass(frozen=True)
@@ -138,6 +154,11 @@ class ScaleUpReply:
     scale_up: ScaleUp | None = None
     #: pods no group grows for, with their new NotTriggerScaleUp reason (only where it changed)
     not_triggered: tuple[tuple[str, str], ...] = ()
+    #: the pending pods ``filterOutSchedulable`` put on the cluster's nodes, each with its node, in that
+    #: order: they stay in ``RunOnce``'s ``ClusterSnapshot``, which scale-down reads next
+    #: (``ScaleDownRequest.placed``); those put on upcoming nodes are not listed (no upcoming node is a
+    #: scale-down candidate or a destination of a drain)
+    placed: tuple[tuple[Pod, str], ...] = ()
 
     @property
     def acted(self) -> bool:
@@ -221,7 +242,9 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     first = request.placed_first
     snapshot = ScaleUpSnapshot(request.state, request.profile, [*first, *pending], options, request.exclude)
     snapshot.filter_out_schedulable(first)
+    booked = len(snapshot.placed)
     remaining = list(pending) if request.filtered else snapshot.filter_out_schedulable(pending)
+    placed = tuple((pod, request.state.nodes[row].name) for pod, row in snapshot.placed[booked:])
     limited = _over_limits(options, request.resources_left, request.nodes_left)
     skipped = request.unhealthy | request.backed_off | limited.keys()
     valid = [o for o in options if o.name not in skipped and o.room > 0]
@@ -246,7 +269,7 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
         nodes = apply_limits(best.nodes, request.resources_left, delta_for_node(option.template))
         split = _split(option, similar.get(best.pool, []), nodes, request.balancing is not None)
         if not (request.all_or_nothing and sum(n for _, n in split) < best.nodes):
-            return ScaleUpReply(ScaleUp(best.pool, sum(n for _, n in split), best.pods, split))
+            return ScaleUpReply(ScaleUp(best.pool, sum(n for _, n in split), best.pods, split), placed=placed)
         reasons = {pod.key: ALL_OR_NOTHING for pod in remaining}
     if not reasons and request.total_reached:
         reasons = {pod.key: MAX_TOTAL_REACHED for pod in remaining}
@@ -259,7 +282,7 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
         for pod in remaining
         if reasons[pod.key] and request.said.get(pod.key) != reasons[pod.key]
     )
-    return ScaleUpReply(None, changed)
+    return ScaleUpReply(None, changed, placed)
 
 
 class Candidate(NamedTuple):
@@ -325,6 +348,10 @@ class ScaleDownRequest:
     #: ... and the planner's smallest update interval (``minUpdateInterval``): both bound the unneeded nodes
     #: a scan looks for (``unneeded_nodes_limit``)
     update_interval_s: float = 10.0
+    #: the pending pods this scan's ``filterOutSchedulable`` put on the cluster's nodes, each with its node
+    #: (``ScaleUpReply.placed``): scale-down sees them there, as upstream's planner reads the snapshot they
+    #: were packed into (``scale_down.PendingOn``)
+    placed: Sequence[tuple[Pod, str]] = ()
 
 
 @dataclass(frozen=True)
@@ -377,7 +404,7 @@ def unneeded_nodes_limit(
 
 
 def _assess(
-    request: ScaleDownRequest, candidates: Sequence[Candidate], limit: int
+    request: ScaleDownRequest, candidates: Sequence[Candidate], limit: int, pending: PendingOn
 ) -> dict[str, Unremovable | None]:
     """Why each candidate is not unneeded (None: it is): ``unremovable_reasons``, then the removal simulation,
     each verdict recalled from the memo while it stands. ``categorizeNodes`` simulates the eligible
@@ -390,11 +417,13 @@ def _assess(
     exclude = {state.index[n] for n in request.deleting if n in state.index}
     budgets, allowed, daemon_pods = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
     # verdicts earlier scans found that still stand (removal_memo); the others are made afresh
-    # not with DRA (a pool's utilisation moves with claims anywhere), nor while a placed pod has
-    # inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole domain)
-    memo = request.memo if state.dra is None and not state.placed_with_affinity else None
+    # not with DRA (a pool's utilisation moves with claims anywhere), nor while a placed pod (or a pending
+    # one put on a node) has inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole
+    # domain)
+    with_affinity = state.placed_with_affinity or any(p.pod_affinity is not None for p, _ in request.placed)
+    memo = request.memo if state.dra is None and not with_affinity else None
     if memo is not None and candidates:
-        memo.begin(state, frozenset(exclude))
+        memo.begin(state, frozenset(exclude), pending)
     rows = [state.index[c.node] for c in candidates]
     # ScaleDownUnreadyDisabled: a verdict that depends on the node's readiness is neither recalled nor kept
     unready = (
@@ -407,7 +436,7 @@ def _assess(
         for c, i in zip(candidates, rows, strict=True)
     ]
     fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
-    judged = unremovable_reasons(state, fresh, request.utilization, unready)
+    judged = unremovable_reasons(state, fresh, request.utilization, unready, pending)
     reasons = dict(zip(fresh, judged, strict=True))
     out: dict[str, Unremovable | None] = {}
     eligible: list[tuple[Candidate, int, Kept | None]] = []
@@ -421,8 +450,8 @@ def _assess(
             memo.keep(state, c.node, i, -1, why)
     if len(eligible) > limit:  # stable: the candidates' order within each rank
         before = request.unneeded_since
-        eligible.sort(key=lambda e: (has_movable_pods(state, e[0].node), e[0].node not in before))
-    base = PlacementBase(state, exclude)
+        eligible.sort(key=lambda e: (has_movable_pods(state, e[0].node, pending), e[0].node not in before))
+    base = PlacementBase(state, exclude, pending)
     found = 0
     for c, i, known in eligible:
         if found >= limit:
@@ -566,7 +595,7 @@ def crop_to_budgets(
 
 
 def _drains_that_fit(
-    request: ScaleDownRequest, emptied: Sequence[Candidate], drained: Sequence[Candidate]
+    request: ScaleDownRequest, emptied: Sequence[Candidate], drained: Sequence[Candidate], pending: PendingOn
 ) -> list[Candidate]:
     """The nodes to drain that can go together with the empty nodes deleted beside them (and the deletions
     in progress): upstream's planner keeps each removal it found possible in the snapshot the next
@@ -583,7 +612,9 @@ def _drains_that_fit(
     for c in drained:
         rows = [state.index[k.node] for k in (*kept, c)]
         budgets, allowed, daemons = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
-        if removable_together(state, rows, request.profile, budgets, allowed, daemons, gone, request.now):
+        if removable_together(
+            state, rows, request.profile, budgets, allowed, daemons, gone, request.now, pending
+        ):
             kept.append(c)
     return kept
 
@@ -600,7 +631,8 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     limit = unneeded_nodes_limit(
         request.max_parallelism, before, request.unneeded_time_s, request.update_interval_s
     )
-    verdicts = _assess(request, assessed, limit)
+    pending = pending_on(state, request.placed)
+    verdicts = _assess(request, assessed, limit, pending)
     cut = len(verdicts) < len(assessed)
     not_unneeded: list[tuple[str, Unremovable]] = []
     for c in candidates:
@@ -645,7 +677,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             said = "" if found.ready else "unready and "
             message = f"{said}unneeded for {now - since:g}s, not more than {flag} ({wait:g}s)"
             unremovable.append((name, Unremovable(code, message)))
-    movable = {c.node: has_movable_pods(state, c.node) for c in ripe}
+    movable = {c.node: has_movable_pods(state, c.node, pending) for c in ripe}
     removable, at_min = _above_min(ripe, movable, request.deletions)
     removable, partial = _atomic_whole(removable)
     unremovable += at_min + partial
@@ -656,7 +688,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
         request.max_drain_parallelism,
         request.in_progress,
     )
-    fit = _drains_that_fit(request, emptied, drained)
+    fit = _drains_that_fit(request, emptied, drained, pending)
     # a ZeroOrMaxNodeScaling group one of whose drains cannot go with the others waits, whole
     waits = {c.group for c in drained if c.atomic and c not in fit}
     removed = [c for c in (*emptied, *fit) if c.group not in waits]

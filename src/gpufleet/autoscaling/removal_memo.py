@@ -14,7 +14,9 @@ of holds, so the decisions are those of a fresh simulation:
   names the node of each change) and the nodes being deleted, which no pod may move to. A change of
   these on a node counts as a change on that node's row (a node added takes a row after every other:
   only a verdict that looked at every node, a pod fitting nowhere, looked there); a new resource
-  column starts afresh.
+  column starts afresh;
+- the pending pods ``filterOutSchedulable`` put on nodes (``scale_down.PendingOn``): a node whose pending
+  pods are not those of the last scan counts as a change of its static facts.
 
 A verdict that depended on more than that is not kept: the pod-aware filters (inter-pod affinity and
 spread count pods on every node of a domain), ResourceClaims (DRA allocations anywhere), pod age
@@ -22,15 +24,16 @@ spread count pods on every node of a domain), ResourceClaims (DRA allocations an
 pods elsewhere), gpufleet's ``gpuAwareScaleDown`` (whether a pod computes) and, under
 ``--scale-down-unready-enabled=false``, the node's readiness (an unready node's verdict is neither
 recalled nor kept). None is kept while
-the cluster uses DRA or a placed pod has inter-pod affinity terms (its anti-affinity can turn a moved
-pod away from every node of its domain, however far from the nodes a verdict looked at).
+the cluster uses DRA or a placed pod (or a pending one put on a node) has inter-pod affinity terms (its
+anti-affinity can turn a moved pod away from every node of its domain, however far from the nodes a verdict
+looked at).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpufleet.autoscaling.scale_down import Unremovable
+from gpufleet.autoscaling.scale_down import NO_PENDING, PendingOn, Unremovable
 from gpufleet.cluster.state import ClusterState
 
 
@@ -47,6 +50,7 @@ class RemovalMemo:
 
     columns: int | None = None  # the resource columns then
     exclude: frozenset[int] = frozenset()  # the rows being deleted then
+    pending: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the pending pods put on each row then
     change_pos: int = 0
     static_pos: int = 0  # how far ``ClusterState.static_rows`` went then
     kept: dict[str, Kept] = field(default_factory=dict)
@@ -54,16 +58,19 @@ class RemovalMemo:
     _changed: list[int] = field(default_factory=list)  # the two lowest rows changed since then
     _static: set[int] = field(default_factory=set)  # the rows whose static facts changed since then
 
-    def begin(self, state: ClusterState, exclude: frozenset[int]) -> None:
-        """A scan starts: the verdicts of the last one may stand; this scan's replace them."""
+    def begin(self, state: ClusterState, exclude: frozenset[int], pending: PendingOn = NO_PENDING) -> None:
+        """A scan starts: the verdicts of the last one may stand; this scan's replace them. ``pending``:
+        the pending pods put on nodes in this scan."""
         columns = len(state.resources)
         standing = self.columns == columns and self.change_pos >= state.change_base
         self._standing = self.kept if standing else {}
+        keys = {i: tuple(pod.key for pod in pods) for i, pods in pending.items() if pods}
         if standing:
-            self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude)
+            moved = {i for i in keys.keys() | self.pending.keys() if keys.get(i) != self.pending.get(i)}
+            self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude) | moved
             since = self._static.union(state.changes[self.change_pos - state.change_base :])
             self._changed = sorted(since)[:2]
-        self.columns, self.exclude, self.kept = columns, exclude, {}
+        self.columns, self.exclude, self.pending, self.kept = columns, exclude, keys, {}
         self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
 
     def recall(self, state: ClusterState, name: str, i: int) -> Kept | None:

@@ -11,7 +11,12 @@ their requests out of both the pods' and the node's (``CalculateUtilizationOfRes
 with an incomplete DRA pool, or without cpu or memory allocatable, has none, and stays; a node that is
 not Ready stays when ``--scale-down-unready-enabled`` is false) and every other pod on it can be
 placed on the remaining nodes by the scheduler's filters (a pod with ResourceClaims only where they
-can be allocated: the drain simulation first releases the claims of the node's pods). How long a node
+can be allocated: the drain simulation first releases the claims of the node's pods). The pending pods
+``filterOutSchedulable`` put on a node count as its pods (``PendingOn``): cluster-autoscaler's scale-down
+reads the ``ClusterSnapshot`` that processor packed them into (``StaticAutoscaler.RunOnce``), so they add to
+the node's utilisation, must move like its other pods when its removal is simulated (the drainability
+rules judging them, as just created) and take their room on the nodes the others would move to; their
+ResourceClaims are not allocated there (gpufleet cannot judge a drain that depends on them). How long a node
 must have been unneeded before it goes (``--scale-down-unneeded-time``, or
 ``--scale-down-unready-time`` for a node that is not Ready) is ``cluster_autoscaler.scale_down``'s.
 What blocks a drain, and which pods move, is ``drainability`` (upstream's drainability rules).
@@ -24,7 +29,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from enum import IntEnum
@@ -34,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, daemon_set_pod, drainable
+from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, Drain, daemon_set_pod, drainable
 from gpufleet.autoscaling.free_rows import FreeRows, free_rows
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import Assignment, ClusterState, IntArray
@@ -48,6 +53,11 @@ from gpufleet.scheduling.pod_aware import Placed, PodCycle, PodFilterState
 from gpufleet.scheduling.profile import Profile
 
 Int8Array = npt.NDArray[np.int8]
+
+#: the pending pods ``filterOutSchedulable`` put on nodes of the cluster, by node row (upstream's
+#: ``TrySchedulePods`` into ``AutoscalingContext.ClusterSnapshot``, which scale-down then reads)
+PendingOn = Mapping[int, Sequence[Pod]]
+NO_PENDING: PendingOn = {}
 
 #: the taint cluster-autoscaler puts on a node it deletes (``taints.ToBeDeletedTaint``, NoSchedule; its value
 #: the time it was put, in Unix seconds)
@@ -98,22 +108,26 @@ class UtilizationRule:
 
 
 def utilizations(
-    state: ClusterState, rows: Sequence[int], ignore_daemonsets: bool = False
+    state: ClusterState, rows: Sequence[int], ignore_daemonsets: bool = False, pending: PendingOn = NO_PENDING
 ) -> list[float | None]:
     """Each node's utilisation: its GPU share on a node with GPUs, else its busiest DRA device pool,
     else the larger of its cpu and memory shares; None where cluster-autoscaler gets an error: one of
     the node's DRA pools is incomplete, or cpu or memory allocatable is missing or zero
     (``CalculateUtilizationOfResource``). With ``ignore_daemonsets``, the DaemonSet pods' requests are
     taken out of the pods' and out of the node's allocatable (a node that DaemonSet pods fill has an
-    infinite share, or none: Go's float division). A scan reads the few nodes whose verdict it makes
-    afresh, one by one (the quotients of whole numbers below 2**53, as the columns would give them)."""
+    infinite share, or none: Go's float division). The ``pending`` pods put on a node count as its pods
+    (``utilization.Calculate`` sums the requests of the snapshot's ``NodeInfo``). A scan reads the few nodes
+    whose verdict it makes afresh, one by one (the quotients of whole numbers below 2**53, as the columns
+    would give them)."""
     col = state.res_index.get(GPU)
     cpu, memory = state.res_index.get(CPU), state.res_index.get(MEMORY)
     dra = state.dra
     out: list[float | None] = []
     for i in rows:
         alloc, req = state.alloc[i].tolist(), state.requested[i].tolist()
-        daemons = _daemon_requests(state, i) if ignore_daemonsets else {}
+        for pod in pending.get(i, ()):
+            req = [r + int(v) for r, v in zip(req, state.pod_vectors(pod)[0], strict=False)]
+        daemons = _daemon_requests(state, i, pending) if ignore_daemonsets else {}
         if col is not None and alloc[col] > 0:
             out.append(_share(req[col], alloc[col], daemons.get(GPU, 0)))
         elif dra is not None and (devices := dra.pool_utilization(state.nodes[i].name)) is not None:
@@ -128,12 +142,12 @@ def utilizations(
     return out
 
 
-def _daemon_requests(state: ClusterState, i: int) -> dict[str, int]:
-    """What the DaemonSet pods on node ``i`` request, summed."""
+def _daemon_requests(state: ClusterState, i: int, pending: PendingOn) -> dict[str, int]:
+    """What the DaemonSet pods on node ``i`` request, summed (the ``pending`` ones put there too)."""
     total: dict[str, int] = {}
-    for a in state.pods_on[i].values():
-        if daemon_set_pod(a.pod):
-            for name, value in a.pod.requests.items():
+    for pod in (*(a.pod for a in state.pods_on[i].values()), *pending.get(i, ())):
+        if daemon_set_pod(pod):
+            for name, value in pod.requests.items():
                 total[name] = total.get(name, 0) + value
     return total
 
@@ -152,14 +166,15 @@ def unremovable_reasons(
     rows: Sequence[int],
     rule: UtilizationRule,
     unready_disabled: AbstractSet[int] = frozenset(),
+    pending: PendingOn = NO_PENDING,
 ) -> list[Unremovable | None]:
     """Why each node is not even a scale-down candidate (``unremovableReasonAndNodeUtilization``:
     ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``ScaleDownUnreadyDisabled``,
     ``NotUnderutilized``, in that order), or None. ``unready_disabled``: the rows of nodes that are not
-    Ready while ``--scale-down-unready-enabled`` is false."""
+    Ready while ``--scale-down-unready-enabled`` is false; ``pending``: the pending pods put on nodes."""
     out: list[Unremovable | None] = []
     gpus = state.res_index.get(GPU)
-    for i, used in zip(rows, utilizations(state, rows, rule.ignore_daemonsets), strict=True):
+    for i, used in zip(rows, utilizations(state, rows, rule.ignore_daemonsets, pending), strict=True):
         node = state.nodes[i]
         gpu_node = gpus is not None and int(state.alloc[i, gpus]) > 0
         threshold = rule.gpu_threshold if gpu_node else rule.threshold
@@ -202,11 +217,13 @@ class PlacementBase:
     Per pod shape it lists, once, the nodes (their positions in ``rows``) with room here: a trial's
     pods only take room, so no node outside that list can take a pod in any trial. Nodes the profile's
     static filters refuse the shape are dropped from its list as they are found (``drop``). The
-    pod-aware PreFilter states of each pod, which depend only on the cluster, are kept too."""
+    pod-aware PreFilter states of each pod, which depend only on the cluster, are kept too. The ``pending``
+    pods put on nodes (``PendingOn``) take their room there, and the pod-aware filters count them."""
 
-    def __init__(self, state: ClusterState, exclude: AbstractSet[int]):
+    def __init__(self, state: ClusterState, exclude: AbstractSet[int], pending: PendingOn = NO_PENDING):
         self.state = state
         self.exclude = frozenset(exclude)
+        self.pending = pending
         self._rooms: dict[tuple[object, ...], list[int]] = {}
         self._milli: dict[tuple[object, ...], IntArray] = {}
         self.cycles: dict[str, list[PodFilterState]] = {}
@@ -214,7 +231,24 @@ class PlacementBase:
     # read when a trial first needs them (a scan may fork none), from what the last scan read
     @cached_property
     def _read(self) -> FreeRows:
-        return free_rows(self.state, self.exclude)
+        read = free_rows(self.state, self.exclude)
+        if not self.pending:
+            return read
+        free, milli, width = read.free.copy(), read.milli.copy(), read.free.shape[1]
+        for row, pods in self.pending.items():
+            j = bisect.bisect_left(read.rows, row)
+            if j == len(read.rows) or read.rows[j] != row:
+                continue
+            for pod in pods:
+                free[j] -= self.state.pod_vectors(pod)[0][:width]
+                share = pod.gpu_share
+                milli[j] -= (
+                    MILLI * pod.gpus
+                    if share is None
+                    else int(self.state.gpu_shares().milli_needed(share, read.idx[j : j + 1])[0])
+                )
+        free.flags.writeable = milli.flags.writeable = False
+        return replace(read, free=free, milli=milli)
 
     @property
     def idx(self) -> IntArray:
@@ -295,7 +329,10 @@ class TrialPlacement:
         #: pod-aware filters' domains see (``replaceWithTaintedGhostNode``)
         self.drained: list[int] = []
         self.drained_taint = TO_BE_DELETED
-        self.added: list[Placed] = []  # pods this trial put, for the pod-aware filters
+        #: pods this trial put (and the pending pods put on the nodes it keeps), for the pod-aware filters
+        self.added: list[Placed] = [
+            (pod, row) for row, pods in self.base.pending.items() if row not in exclude for pod in pods
+        ]
         self.removed: list[Assignment] = []  # ... and the pods it took away
         #: the last row the placements so far looked at (first fit: none past the one chosen; a pod
         #: placed nowhere looked at all), and whether they depended on those rows alone (no pod-aware
@@ -408,14 +445,11 @@ def simulate_removal(
     no pod blocks the drain (``GetPodsToMove``, else ``BlockedByPod``; gpuAwareScaleDown's computing pod
     blocks it alike), then every moved pod placed on the nodes of ``base`` but ``i`` (else
     ``NoPlaceToMovePods``), node ``i`` left to the pod-aware filters as a pod-less ghost tainted
-    ``ToBeDeletedByClusterAutoscaler:NoSchedule`` (``replaceWithTaintedGhostNode``)."""
+    ``ToBeDeletedByClusterAutoscaler:NoSchedule`` (``replaceWithTaintedGhostNode``). The pending pods the
+    base puts on node ``i`` are among its pods (``GetPodsToMove`` reads the snapshot's ``NodeInfo``)."""
     name = state.nodes[i].name
     pods = sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)
-    drains = [
-        (a.pod, drainable(a.pod, budgets, allowed, now - a.start_s))
-        for a in pods
-        if a.pod.key not in is_daemon
-    ]
+    drains = _drains([i], pods, base, budgets, allowed, is_daemon, now)
     # a kube-system pod's drainability changes with its age, a budget's with pods elsewhere
     own_rows = not budgets and protected is None and all(p.namespace != SYSTEM_NAMESPACE for p, _ in drains)
     for pod, drain in drains:
@@ -434,6 +468,26 @@ def simulate_removal(
             verdict = NodeVerdict(name, why)
             break
     return replace(verdict, examined=trial.examined if own_rows and trial.rows_alone else None)
+
+
+def _drains(
+    rows: Sequence[int],
+    pods: Sequence[Assignment],
+    base: PlacementBase,
+    budgets: list[DisruptionBudget],
+    allowed: dict[str, int],
+    is_daemon: set[str],
+    now: float,
+) -> list[tuple[Pod, Drain]]:
+    """What a drain of the nodes ``rows`` does with each of their pods but the DaemonSet ones: those placed
+    (``pods``), then the pending ones the base puts there, judged as just created."""
+    placed = [(a.pod, now - a.start_s) for a in pods]
+    pending = [(pod, 0.0) for i in rows for pod in base.pending.get(i, ())]
+    return [
+        (pod, drainable(pod, budgets, allowed, age))
+        for pod, age in (*placed, *pending)
+        if pod.key not in is_daemon
+    ]
 
 
 def _drain_trial(
@@ -462,19 +516,18 @@ def removable_together(
     is_daemon: set[str],
     gone: AbstractSet[int],
     now: float = 0.0,
+    pending: PendingOn = NO_PENDING,
 ) -> bool:
     """Whether the nodes ``rows`` can all go at once, with the nodes ``gone`` gone too: every pod a drain
     would move from them placed, in turn, on the other nodes, each placement taking its room before the
     next (what cluster-autoscaler's planner leaves in its snapshot with ``persistSuccessfulSimulations``:
     each removal found possible kept for the next candidate's simulation, the node gone, its pods on
-    their new nodes), the drained nodes ghosts tainted ``ToBeDeletedByClusterAutoscaler``."""
+    their new nodes), the drained nodes ghosts tainted ``ToBeDeletedByClusterAutoscaler``; the ``pending``
+    pods put on nodes taken as ``simulate_removal`` takes them."""
     pods = [a for i in rows for a in sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)]
-    base = PlacementBase(state, frozenset(gone) | frozenset(rows))
+    base = PlacementBase(state, frozenset(gone) | frozenset(rows), pending)
     trial = _drain_trial(state, profile, rows, pods, base, None, now)
-    for a in pods:
-        if a.pod.key in is_daemon:
-            continue
-        drain = drainable(a.pod, budgets, allowed, now - a.start_s)
-        if drain.blocker is not None or (drain.moved and trial.place(a.pod) is None):
+    for pod, drain in _drains(rows, pods, base, budgets, allowed, is_daemon, now):
+        if drain.blocker is not None or (drain.moved and trial.place(pod) is None):
             return False
     return True

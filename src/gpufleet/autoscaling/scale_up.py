@@ -284,6 +284,8 @@ class ScaleUpSnapshot:
         self.admits: dict[tuple[tuple[object, ...], int], bool] = {}  # static filters, per shape and row
         self.admitted: dict[tuple[tuple[object, ...], str], bool] = {}  # ... per shape and group's template
         self.rooms: dict[str, Resources] = {}  # a new copy's room, per group
+        #: the pods ``filter_out_schedulable`` put on the cluster's nodes, each with its row, in that order
+        self.placed: list[tuple[Pod, int]] = []
         for option in options:
             for i in range(option.upcoming):
                 self.add_copy(option, copy_name(option, f"upcoming-{i}"))
@@ -471,18 +473,31 @@ class ScaleUpSnapshot:
         """``filterOutSchedulableByPacking`` (``core/podlistprocessor/filter_out_schedulable.go``): the
         pending pods, highest priority first (``sort.Slice`` by ``PodPriority``, descending; upstream's sort
         is not stable, pods of equal priority keep their order here), each put on the first node that takes it
-        (``schedule``); those no node takes, in that order."""
-        ordered = sorted(pods, key=lambda pod: -pod.priority)
-        return [pod for pod in ordered if not self.schedule(pod)]
+        (``schedule``); those no node takes, in that order. Those put on the cluster's nodes are listed in
+        ``placed``, with their rows (they stay in the snapshot: ``Process`` leaves them there)."""
+        left = []
+        for pod in sorted(pods, key=lambda pod: -pod.priority):
+            row = self.place(pod)
+            if row is None:
+                left.append(pod)
+            elif row < self.size:
+                self.placed.append((pod, row))
+        return left
 
     def schedule(self, pod: Pod) -> bool:
+        """``place``: False when no node takes the pod (it may trigger a scale-up)."""
+        return self.place(pod) is not None
+
+    def place(self, pod: Pod) -> int | None:
         """``filterOutSchedulable`` for one pending pod (``TrySchedulePods``): put it on the first node
-        that takes it, the cluster's, then the upcoming ones; False when none does (it may trigger a
-        scale-up)."""
+        that takes it, the cluster's, then the upcoming ones; its row, or None when none takes it."""
         states = self.states(pod)
-        if self.on_cluster(pod, states) is not None:
-            return True
-        return any(self.try_copy(pod, states, k) is None for k in range(self.upcoming))
+        row = self.on_cluster(pod, states)
+        if row is not None:
+            return row
+        return next(
+            (self.size + k for k in range(self.upcoming) if self.try_copy(pod, states, k) is None), None
+        )
 
 
 class _Estimation:

@@ -8,9 +8,10 @@ new nodes split with its similar pools under ``--balance-similar-node-groups``
 (``autoscaling.node_group_balancing``); when none grows, each pod left gets a ``no-scale-up`` event with
 cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
 nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) below the utilisation threshold
-whose pods fit elsewhere become unneeded (a node whose pods could not move is not looked at again for
-``unremovableNodeRecheckTimeout``, 5 minutes, whatever changes; the loop scans again then; a scan looks for
-no more than ``unneededNodesLimit``) and are removed
+whose pods fit elsewhere become unneeded (the pending pods scale-up's ``filterOutSchedulable`` put on a node
+counted among its pods: upstream's scale-down reads the snapshot they were packed into; a node whose pods
+could not move is not looked at again for ``unremovableNodeRecheckTimeout``, 5 minutes, whatever changes;
+the loop scans again then; a scan looks for no more than ``unneededNodesLimit``) and are removed
 once unneeded for more than ``scaleDownUnneededTime`` (a node that is not Ready, its kubelet down or its
 GPUs not registered, for more than ``scaleDownUnreadyTime``, none with ``scaleDownUnreadyEnabled: false``),
 not within ``scaleDownDelayAfterAdd`` of a scale-up, at most ``maxScaleDownParallelism`` deletions at once
@@ -52,6 +53,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     WarmGroup,
     has_movable_pods,
     keep_warm,
+    pending_on,
     recently_unremovable,
     scale_down,
     scale_up,
@@ -73,6 +75,7 @@ from gpufleet.control.cluster_autoscaler_scale_up_executor import ScaleUpExecuto
 from gpufleet.control.cluster_autoscaler_scale_up_options import ScaleUpOptions
 from gpufleet.control.cluster_autoscaler_soft_taints import SoftTaints
 from gpufleet.control.port import NodeGroup, NodeGroupPort
+from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.model.simulation import AutoscalerSettings
 from gpufleet.scheduling.profile import build_profile
@@ -145,6 +148,10 @@ class ClusterAutoscalerLoop:
         self.health = ClusterHealth(port, settings, self.events)
         self._assessed: tuple[object, ...] | None = None
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
+        #: the pending pods the last scale-up's filterOutSchedulable put on the cluster's nodes, with their
+        #: nodes (``ScaleUpReply.placed``): what the scan's scale-down sees on them (kept while the answer
+        #: to an unanswered ask stands)
+        self._placed: tuple[tuple[Pod, str], ...] = ()
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
         #: the candidates the last scan found not unneeded, and why (they stand until the next assessing scan)
@@ -258,9 +265,10 @@ class ClusterAutoscalerLoop:
     def _scale_up(self) -> bool:
         """Ask ``scale_up`` for the pods the scheduler could not place. When the last scan asked the same
         of the same cluster and no group grew, the answer is the same and is not asked again: nothing
-        grows, no pod's reason changed (no random draw is made either, with no estimate to choose from).
-        Not with DRA, whose claims are allocated apart from the columns. Without pending pods nothing is
-        asked: ``scale_up`` would grow nothing and give no pod a reason."""
+        grows, the same pods are put on the same nodes (``_placed`` stands), no pod's reason changed (no
+        random draw is made either, with no estimate to choose from). Not with DRA, whose claims are
+        allocated apart from the columns. Without pending pods nothing is asked: ``scale_up`` would grow
+        nothing, put no pod anywhere and give no pod a reason."""
         # pods consuming a ProvisioningRequest trigger no scale-up (``ProvisioningRequestPodsFilter``)
         pending, told = filter_consumers(self.port.unschedulable_pods())
         for key, message in told:  # (told again only when its message changed, as NotTriggerScaleUp's)
@@ -268,7 +276,7 @@ class ClusterAutoscalerLoop:
                 self.not_triggered[key] = message
                 self.events.append(ScaleEvent(self.clock.now, "no-scale-up", None, (), (key,), message))
         if not pending:
-            self._unanswered = None
+            self._unanswered, self._placed = None, ()
             return False
         now, room, groups = self.clock.now, self.options.room(), self.port.node_groups
         booked = self.provisioning.booked_pods()
@@ -315,6 +323,7 @@ class ClusterAutoscalerLoop:
             )
         )
         self._unanswered = asked if reply.scale_up is None else None
+        self._placed = reply.placed
         for key, reason in reply.not_triggered:
             self.not_triggered[key] = reason
             message = f"pod didn't trigger scale-up: {reason}"
@@ -414,9 +423,10 @@ class ClusterAutoscalerLoop:
         above_min = tuple(len(g.nodes) > g.pool.min for g in port.node_groups.values() if g.pool.autoscaled)
         going_key = tuple(sorted(going))
         bookings = self.provisioning.bookings()
+        placed = tuple((pod.key, node) for pod, node in self._placed)
         key = (
             st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min,
-            bookings,
+            bookings, placed,
         )  # fmt: skip
         # ... and a node found unremovable is assessed again once its time is up, and every candidate again
         # after a scan that stopped at unneededNodesLimit (its limit is higher now)
@@ -454,6 +464,7 @@ class ClusterAutoscalerLoop:
                 in_progress=self._in_progress(now),
                 unneeded_before=self.gauges.unneeded,
                 update_interval_s=self._update_interval(),
+                placed=self._placed,
             )
         )
         self.unneeded_since, self._unremovable_until = reply.unneeded_since, reply.unremovable_until
@@ -467,9 +478,10 @@ class ClusterAutoscalerLoop:
         started = self._started[1] if self._started[0] == now else {}
         self._started = now, started
         graces: dict[str, float] = {}
+        pending = pending_on(st, self._placed) if reply.remove else {}
         for c in reply.remove:
             self.deleting.add(c.node)
-            started[c.node] = has_movable_pods(st, c.node)  # (StartDeletionWithDrain)
+            started[c.node] = has_movable_pods(st, c.node, pending)  # (StartDeletionWithDrain)
             if started[c.node]:
                 self.draining.add(c.node)
             graces[c.node] = port.drain(c.node)

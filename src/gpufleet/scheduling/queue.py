@@ -52,6 +52,9 @@ class QueuedPod:
     shape: tuple[object, ...] = field(default_factory=tuple)
     #: the plugins that rejected its last attempt (``UnschedulablePlugins``)
     rejectors: frozenset[str] = frozenset()
+    #: a failure no plugin was named for, backing off: the cluster changed since (its retry may not fail
+    #: alike)
+    changed_since: bool = False
 
 
 #: The QueueSort plugin's order of a pod: a tuple compared level by level, of one length for every pod.
@@ -153,6 +156,7 @@ class SchedulingQueue:
         qp.timestamp = now
         qp.backoff_until = self.backoff_completes(qp)
         qp.rejectors = rejectors
+        qp.changed_since = False
         self.unschedulable[key] = qp
         for name in rejectors:
             self._rejected_by.setdefault(name, {})[key] = qp
@@ -224,10 +228,21 @@ class SchedulingQueue:
             times.append(min(self.leftover_flush(q) for q in self.unschedulable.values()))
         return min(times) if times else None
 
+    def note_change(self) -> None:
+        """The cluster changed: the pods backing off after a failure no plugin was named for may not fail
+        alike any more."""
+        for entry in self._backoff:
+            if (qp := self._live(entry)) is not None and not qp.rejectors:
+                qp.changed_since = True
+
     def has_backoff(self) -> bool:
-        """Pods backing off that a cluster event moved (some plugin rejected them: the event may have helped);
-        not those whose failure no plugin was named for, which fail alike while nothing changes."""
-        return any((qp := self._live(entry)) is not None and qp.rejectors for entry in self._backoff)
+        """Pods backing off that a cluster event moved (some plugin rejected them: the event may have helped),
+        or whose failure no plugin was named for with the cluster changed since (``note_change``); not the
+        others, which fail alike while nothing changes."""
+        return any(
+            (qp := self._live(entry)) is not None and (qp.rejectors or qp.changed_since)
+            for entry in self._backoff
+        )
 
     def has_active(self) -> bool:
         return any(self._live(entry) is not None for entry in self._active)

@@ -252,9 +252,12 @@ class Scheduler:
         if self.backfill is not None:
             self.backfill.forget(pod_key)
 
-    def cluster_event(self, changes: Iterable[ClusterChange], now: float) -> None:
+    def cluster_event(self, changes: Iterable[ClusterChange], now: float, material: bool = True) -> None:
         """The cluster changed: each change moves the unschedulable pods its queueing hints say it may help
-        (``MoveAllToActiveOrBackoffQueue``)."""
+        (``MoveAllToActiveOrBackoffQueue``); a ``material`` one (not a gang's own assume-and-release) may
+        also help the pods backing off after an error (``SchedulingQueue.note_change``)."""
+        if material:
+            self.queue.note_change()
         for change in changes:
             self._requeue_for(change, now)
         if self.backfill is not None:

@@ -681,7 +681,7 @@ class Simulation:
         for group_key in sorted(self.topology_held):
             self._admit_by_topology(group_key)
         for s in self.schedulers:
-            s.cluster_event(changes, now)
+            s.cluster_event(changes, now, material)
         self._request_scheduling(now)
         self.autoscaler.arm()
 
