@@ -5,7 +5,7 @@
 (``GetUnreadyNodeCopy``, reason ``ResourceUnready``, the copy's Ready condition's ``lastTransitionTime``
 the node's ``creationTimestamp``).
 
-gpufleet's processor is ``control.cluster_autoscaler_health.resource_unready`` (and ``autoscaler_unready``,
+gpufleet's processor is ``control.cluster_autoscaler_health.resource_unready`` (and ``unready_nodes``,
 which adds the nodes whose Ready condition is not True): upstream's GPU label is a node group whose template
 has device-plugin resources, and the nodes it looks at are the group's launches that registered
 (``LaunchStatus.registered_s``, the case's ``CreationTimestamp``), the only nodes of gpufleet whose GPUs are
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from gpufleet.cluster.state import ClusterState
-from gpufleet.control.cluster_autoscaler_health import autoscaler_unready, resource_unready
+from gpufleet.control.cluster_autoscaler_health import resource_unready, unready_nodes
 from gpufleet.model.node import Node
 from gpufleet.model.simulation import NodePool
 
@@ -110,7 +110,7 @@ def test_filter_out_nodes_with_unready_resources(case: Case) -> None:
     port = Port(ClusterState([node(case.name, case.allocatable)]), {"g": group})
     if not case.ready_condition:
         port.unready[case.name] = START
-    unready = autoscaler_unready(port)  # type: ignore[arg-type]
+    unready = unready_nodes(port).nodes  # type: ignore[arg-type]
     assert (case.name not in unready) == case.expected_ready
     if not case.expected_ready:
         assert unready[case.name] == START
@@ -124,4 +124,4 @@ def test_a_launch_not_registered_yet_is_not_a_node_at_all() -> None:
     pool = NodePool("g", gpu_template(1), min=0, max=10)
     group = Group("g", pool, {"g-0": Launch(registered_s=None)})
     port = Port(ClusterState([]), {"g": group})
-    assert autoscaler_unready(port) == {}  # type: ignore[arg-type]
+    assert unready_nodes(port).nodes == {}  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from gpufleet.autoscaling.cluster_state import (
     MAX_NODE_STARTUP_S,
@@ -66,28 +66,34 @@ def resource_unready(port: NodeGroupPort) -> dict[str, float]:
     return out
 
 
-def long_unready_launches(port: NodeGroupPort, now: float) -> frozenset[str]:
-    """The launches ``resource_unready`` registered ``MAX_NODE_STARTUP_S`` or more before now:
-    ``updateReadinessStats`` counts them ``Unready``, no longer ``NotStarted``, so they are no longer upcoming
-    (``GetUpcomingNodes``: a group's target less its Ready, Unready and long unregistered nodes)."""
-    return frozenset(n for n, since in resource_unready(port).items() if since + MAX_NODE_STARTUP_S <= now)
+@dataclass(frozen=True)
+class UnreadyNodes:
+    """The nodes cluster-autoscaler takes as not Ready, as one scan reads them (``RunOnce`` lists the nodes
+    once, through ``FilterOutNodesWithUnreadyResources``, before it updates the cluster state registry):
+    ``nodes``, each with when it registered: those whose Ready condition is not True
+    (``port.unready_nodes``) and ``launches``, those ``resource_unready`` makes so."""
+
+    nodes: Mapping[str, float]
+    launches: Mapping[str, float]
+
+    def long_unready(self, now: float) -> frozenset[str]:
+        """The ``launches`` registered ``MAX_NODE_STARTUP_S`` or more before now: ``updateReadinessStats``
+        counts them ``Unready``, no longer ``NotStarted``, so they are no longer upcoming
+        (``GetUpcomingNodes``: a group's target less its Ready, Unready and long unregistered nodes)."""
+        return frozenset(n for n, since in self.launches.items() if since + MAX_NODE_STARTUP_S <= now)
 
 
 def upcoming_nodes(group: NodeGroup, long_unready: AbstractSet[str]) -> int:
     """The group's upcoming nodes (``GetUpcomingNodes``): its launches (``NodeGroup.upcoming``) less those
-    ``long_unready`` (``long_unready_launches``)."""
+    ``long_unready`` (``UnreadyNodes.long_unready``)."""
     upcoming = group.upcoming()
     return upcoming - sum(1 for n in group.launching if n in long_unready) if long_unready else upcoming
 
 
-def autoscaler_unready(port: NodeGroupPort) -> Mapping[str, float]:
-    """The nodes cluster-autoscaler takes as not Ready, each with when it registered: those whose Ready
-    condition is not True (``port.unready_nodes``) and those ``resource_unready`` makes so (``RunOnce``
-    reads its node lists through ``FilterOutNodesWithUnreadyResources`` before it updates the cluster state
-    registry)."""
-    unready = port.unready_nodes()
-    extra = resource_unready(port)
-    return {**unready, **extra} if extra else unready
+def unready_nodes(port: NodeGroupPort) -> UnreadyNodes:
+    """The nodes cluster-autoscaler takes as not Ready now (``UnreadyNodes``)."""
+    unready, extra = port.unready_nodes(), resource_unready(port)
+    return UnreadyNodes({**unready, **extra} if extra else unready, extra)
 
 
 class ClusterHealth:
@@ -103,13 +109,12 @@ class ClusterHealth:
         #: the groups the last scale-up found not ready for scale-up, each with its Health condition's text
         self.unready_groups: dict[str, str] = {}
 
-    def cluster_healthy(self, now: float) -> bool:
+    def cluster_healthy(self, now: float, unready: Mapping[str, float]) -> bool:
         """``IsClusterHealthy``: unhealthy when its ``Unready`` nodes (not Ready, registered at least
         ``MAX_NODE_STARTUP_S`` ago) are more than ``--ok-total-unready-count`` and more than
         ``--max-total-unready-percentage`` of all its nodes. Then ``RunOnce`` neither scales up nor down
         (``Cluster is not ready for autoscaling``), and gpufleet's warm nodes wait too; launches still time
-        out (``updateScaleRequests`` runs before)."""
-        unready = autoscaler_unready(self.port)
+        out (``updateScaleRequests`` runs before). ``unready``: ``UnreadyNodes.nodes``."""
         if len(unready) <= self.settings.ok_total_unready_count:
             if self.unhealthy is not None:
                 self._changed(unready, True, now)
@@ -189,15 +194,23 @@ class ClusterHealth:
         return Readiness(counted.ready, counted.unready, counted.not_started + launches)
 
     def update_groups(
-        self, groups: Sequence[NodeGroup], now: float, increases: Mapping[str, int]
+        self,
+        groups: Sequence[NodeGroup],
+        now: float,
+        increases: Mapping[str, int],
+        unready: Mapping[str, float],
     ) -> frozenset[str]:
         """Keep the groups not ready for scale-up (``unready_groups``) and name them; ``increases``: each
-        group's scale-up request's ``Increase``."""
-        self.unready_groups = self._unhealthy_groups(groups, now, increases)
+        group's scale-up request's ``Increase``; ``unready``: ``UnreadyNodes.nodes``."""
+        self.unready_groups = self._unhealthy_groups(groups, now, increases, unready)
         return frozenset(self.unready_groups)
 
     def _unhealthy_groups(
-        self, groups: Sequence[NodeGroup], now: float, increases: Mapping[str, int]
+        self,
+        groups: Sequence[NodeGroup],
+        now: float,
+        increases: Mapping[str, int],
+        unready: Mapping[str, float],
     ) -> dict[str, str]:
         """The groups ``IsNodeGroupHealthy`` finds unhealthy: more of their nodes missing among the Ready
         below the acceptable minimum (its size less its scale-up request's ``Increase``:
@@ -206,7 +219,7 @@ class ClusterHealth:
         With every node Ready and no group launching more than its request none is (each registered node
         not launched is Ready). Each with its Health condition's text (``buildHealthStatusNodeGroup``: the
         counts, ``cloudProviderTarget``, min, max)."""
-        unready, settings = autoscaler_unready(self.port), self.settings
+        settings = self.settings
         if not unready and all(len(g.launching) <= increases.get(g.name, 0) for g in groups):
             return {}
         out = {}

@@ -69,7 +69,7 @@ from gpufleet.autoscaling.scale_down import (
 )
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent as ScaleEvent
-from gpufleet.control.cluster_autoscaler_health import ClusterHealth, autoscaler_unready
+from gpufleet.control.cluster_autoscaler_health import ClusterHealth, UnreadyNodes, unready_nodes
 from gpufleet.control.cluster_autoscaler_provisioning import ProvisioningRequests
 from gpufleet.control.cluster_autoscaler_scale_up_executor import ScaleUpExecutor
 from gpufleet.control.cluster_autoscaler_scale_up_options import ScaleUpOptions
@@ -152,6 +152,8 @@ class ClusterAutoscalerLoop:
         #: nodes (``ScaleUpReply.placed``): what the scan's scale-down sees on them (kept while the answer
         #: to an unanswered ask stands)
         self._placed: tuple[tuple[Pod, str], ...] = ()
+        #: the nodes not Ready as the scan under way read them at its start (None between scans)
+        self._scan_unready: UnreadyNodes | None = None
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
         #: the candidates the last scan found not unneeded, and why (they stand until the next assessing scan)
@@ -212,11 +214,18 @@ class ClusterAutoscalerLoop:
         if self.armed_at != t:
             return
         self.armed_at = None
+        unready = self._scan_unready = unready_nodes(self.port)  # (RunOnce lists the nodes once)
+        try:
+            self._scan_with(t, unready)
+        finally:
+            self._scan_unready = None
+
+    def _scan_with(self, t: float, unready: UnreadyNodes) -> None:
         groups = self.port.node_groups.values()
         # the registry's update (scale-up requests done or timed out) and the removal of nodes that never
         # registered come before the health check (RunOnce)
-        removed = self.executor.update(self._going())
-        healthy = self.health.cluster_healthy(self.clock.now)
+        removed = self.executor.update(self._going(), unready.long_unready(self.clock.now))
+        healthy = self.health.cluster_healthy(self.clock.now, unready.nodes)
         if healthy:
             acted = self._provision() | self._scale_up() | self._scale_down()
             acted |= (
@@ -237,7 +246,7 @@ class ClusterAutoscalerLoop:
             self.arm(self._recheck_at(t))
         if wakeups := [w for w in self.provisioning.wakeups() if w >= t]:
             self.arm(self._scan_after(min(wakeups)))
-        started = [since + MAX_NODE_STARTUP_S for since in autoscaler_unready(self.port).values()]
+        started = [since + MAX_NODE_STARTUP_S for since in unready.nodes.values()]
         if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
             self.arm(min(later))
 
@@ -281,10 +290,13 @@ class ClusterAutoscalerLoop:
         now, room, groups = self.clock.now, self.options.room(), self.port.node_groups
         booked = self.provisioning.booked_pods()
         state = self.port.state
-        options, backed_off, exclude = self.options.groups(room, now, self._going())
+        unready = self._unready()
+        options, backed_off, exclude = self.options.groups(
+            room, now, self._going(), unready.long_unready(now)
+        )
         increases = {name: r.increase for name, r in self.executor.requests.items()}
         unhealthy = self.health.update_groups(
-            [g for g in groups.values() if g.pool.autoscaled], now, increases
+            [g for g in groups.values() if g.pool.autoscaled], now, increases, unready.nodes
         )
         total_reached = room == 0 and self.settings.max_nodes_total is not None
         left = self.options.resources_left()
@@ -355,7 +367,8 @@ class ClusterAutoscalerLoop:
         """``provReqOrchestrator.ScaleUp``'s ask for the ``chosen`` request: the groups as scale-up sees
         them, within the same limits."""
         now, room = self.clock.now, self.options.room()
-        options, backed_off, exclude = self.options.groups(room, now, self._going())
+        long_unready = self._unready().long_unready(now)
+        options, backed_off, exclude = self.options.groups(room, now, self._going(), long_unready)
         return ProvisionRequest(
             now, self.port.state, self.profile, requests, chosen, options, exclude=exclude,
             backed_off=backed_off, expander=self.settings.expander, rng=self.rng,
@@ -363,13 +376,17 @@ class ClusterAutoscalerLoop:
             nodes_left=room if self.settings.max_nodes_total is not None else None,
         )  # fmt: skip
 
+    def _unready(self) -> UnreadyNodes:
+        """The nodes not Ready: as the scan under way read them, else as they are now."""
+        return self._scan_unready if self._scan_unready is not None else unready_nodes(self.port)
+
     # -- scale-down --------------------------------------------------------------------------
     def _readiness(self) -> tuple[frozenset[str], frozenset[str]]:
-        """The nodes that are not Ready (``autoscaler_unready``: their GPUs not allocatable among them), and
+        """The nodes that are not Ready (``UnreadyNodes``: their GPUs not allocatable among them), and
         those of them still starting: not Ready within ``MAX_NODE_STARTUP_S`` of registering
         (``updateReadinessStats``' ``NotStarted``, which ``GetUpcomingNodes`` counts as upcoming and
         ``RunOnce`` takes out of scale-down's candidates)."""
-        unready, now = autoscaler_unready(self.port), self.clock.now
+        unready, now = self._unready().nodes, self.clock.now
         return frozenset(unready), frozenset(n for n, t in unready.items() if now < t + MAX_NODE_STARTUP_S)
 
     def _candidates(self) -> list[Candidate]:

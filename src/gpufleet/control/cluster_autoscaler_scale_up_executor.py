@@ -29,7 +29,7 @@ from gpufleet.autoscaling.cluster_autoscaler import ScaleUp
 from gpufleet.autoscaling.cluster_state import ScaleUpRequest, register_scale_up, update_scale_requests
 from gpufleet.control.clock import Clock
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
-from gpufleet.control.cluster_autoscaler_health import long_unready_launches, upcoming_nodes
+from gpufleet.control.cluster_autoscaler_health import upcoming_nodes
 from gpufleet.control.port import NodeGroup, NodeGroupPort
 from gpufleet.model.simulation import AutoscalerSettings
 
@@ -130,15 +130,15 @@ class ScaleUpExecutor:
         self.unregistered_since[name] = now
         return name
 
-    def update(self, deleting: AbstractSet[str]) -> bool:
+    def update(self, deleting: AbstractSet[str], long_unready: AbstractSet[str]) -> bool:
         """What a loop does before it looks at the cluster's health: ``updateScaleRequests`` (a request
         timed out backs its group off: ``registerFailedScaleUpNoLock``), then ``removeOldUnregisteredNodes``
-        (``deleting``: the nodes being deleted, left alone). True when it deleted a node."""
+        (``deleting``: the nodes being deleted, left alone; ``long_unready``: ``UnreadyNodes.long_unready``).
+        True when it deleted a node."""
         groups, now = self.port.node_groups, self.clock.now
         if not self.requests and not any(g.launching for g in groups.values()):
             self.unregistered_since.clear()  # nothing to time out, nothing unregistered
             return False
-        long_unready = long_unready_launches(self.port, now)
         upcoming = {name: upcoming_nodes(g, long_unready) for name, g in groups.items()}
         for request in update_scale_requests(self.requests, upcoming, now):
             group = groups[request.group]

@@ -16,7 +16,7 @@ from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.node_group_balancing import Balancing
 from gpufleet.autoscaling.resource_limits import cluster_maxima, cluster_totals, resources_left
 from gpufleet.autoscaling.scale_up import PoolOption
-from gpufleet.control.cluster_autoscaler_health import long_unready_launches, upcoming_nodes
+from gpufleet.control.cluster_autoscaler_health import upcoming_nodes
 from gpufleet.control.port import NodeGroup, NodeGroupPort
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
@@ -41,14 +41,14 @@ class ScaleUpOptions:
         self._groupless: tuple[int, list[Node], Counter[str]] = (-1, [], Counter())
 
     def groups(
-        self, room: int, now: float, going: AbstractSet[str]
+        self, room: int, now: float, going: AbstractSet[str], long_unready: AbstractSet[str]
     ) -> tuple[list[PoolOption], frozenset[str], frozenset[int]]:
         """The autoscaled groups as scale-up sees them, those backed off, and the nodes no pod goes to: those
         ``going``, and the upcoming ones already registered (GPUs not yet), whose template copy stands for
         them (``RunOnce`` takes ``registeredUpcoming`` out of the snapshot); a launch registered without its
-        GPUs 15 minutes before is ``Unready``, neither upcoming nor taken out (``long_unready_launches``)."""
+        GPUs 15 minutes before is ``Unready``, neither upcoming nor taken out (``long_unready``:
+        ``UnreadyNodes.long_unready``)."""
         groups, state = self.port.node_groups, self.port.state
-        long_unready = long_unready_launches(self.port, now)
         options = [self._option(g, room, long_unready) for g in groups.values() if g.pool.autoscaled]
         backed_off = frozenset(o.name for o in options if groups[o.name].backed_off(now))
         registered = {
