@@ -6,7 +6,7 @@ Upstream: ``kedacore/keda: apis/keda/v1alpha1/scaledobject_types.go``, ``scaledj
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -193,10 +193,14 @@ def test_fallback_needs_non_negative_numbers_and_accepts_value_triggers() -> Non
         scaled_object(fallback=Fallback(-1, 6))
 
 
-def test_fallback_behavior_scaling_modifiers_is_refused_as_unmodelled() -> None:
-    # KEDA v2.20's enum has 'scalingModifiers'; it needs advanced.scalingModifiers (not modelled).
-    with pytest.raises(KedaSpecError, match=r"^spec\.fallback\.behavior: 'scalingModifiers' works only with"):
-        scaled_object(fallback=Fallback(3, 6, cast(Any, "scalingModifiers")))
+def test_fallback_behavior_scaling_modifiers_needs_a_formula() -> None:
+    # verifyScaledObjects (scaledobject_webhook.go): the behavior needs advanced.scalingModifiers.formula.
+    with pytest.raises(
+        KedaSpecError,
+        match=r"^spec\.fallback\.behavior: scalingModifiers fallback behavior requires "
+        r"scalingModifiers\.formula to be defined$",
+    ):
+        scaled_object(fallback=Fallback(3, 6, "scalingModifiers"))
 
 
 def test_a_scaled_object_needs_a_trigger() -> None:

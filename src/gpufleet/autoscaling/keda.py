@@ -4,7 +4,8 @@ State and time in, decisions out; no I/O. The upstream files each part mirrors a
 its module: :mod:`gpufleet.autoscaling.keda_triggers` (``pkg/scalers/redis_scaler.go``,
 ``prometheus_scaler.go``, ``cron_scaler.go``, ``scaler.go``), :mod:`gpufleet.autoscaling.keda_scaled_object`
 (``pkg/scaling/executor/scale_scaledobjects.go``, ``pkg/scaling/scale_handler.go``,
-``pkg/fallback/fallback.go``) and
+``pkg/fallback/fallback.go``), :mod:`gpufleet.autoscaling.keda_scaling_modifiers`
+(``pkg/scaling/modifiers/formula.go``: the ``composite-metric`` of ``advanced.scalingModifiers``) and
 :mod:`gpufleet.autoscaling.keda_scaled_job` (``pkg/scaling/executor/scale_jobs.go``,
 ``pkg/scaling/scaledjob/metrics.go``). The specs are in :mod:`gpufleet.model.keda`.
 """

@@ -24,7 +24,11 @@ Mirrors ``kedacore/keda``:
   ``keda-hpa-<name>`` with ``minReplicas = max(minReplicaCount, 1)``, ``maxReplicas =
   maxReplicaCount``, one External metric per trigger (target ``listLength`` / ``threshold`` / 1 for
   cron), a Resource metric for a cpu/memory trigger (``cpuMemoryScaler``), and
-  ``advanced.horizontalPodAutoscalerConfig.behavior`` copied verbatim.
+  ``advanced.horizontalPodAutoscalerConfig.behavior`` copied verbatim; with
+  ``advanced.scalingModifiers`` (``getScaledObjectMetricSpecs``) the External metrics give way to one,
+  ``composite-metric``, against the formula's ``target`` (``AverageValue``, or ``Value`` per
+  ``metricType``), the Resource metrics kept (:mod:`gpufleet.autoscaling.keda_scaling_modifiers`
+  computes its value and the object's activity).
 - ``pkg/fallback/fallback.go`` (``GetMetricsWithFallback``, ``doFallback``): what the HPA reads
   when a trigger keeps failing.
 
@@ -52,9 +56,20 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
+from gpufleet.autoscaling.keda_scaling_modifiers import (
+    TriggerRead,
+    composite_activity,
+    external_triggers,
+)
 from gpufleet.autoscaling.keda_triggers import is_active, metric_name, target_milli
 from gpufleet.model.hpa import MetricTarget
-from gpufleet.model.keda import ResourceScaler, ScaledObjectSpec, ScaleTargetRef, ScaleTrigger
+from gpufleet.model.keda import (
+    COMPOSITE_METRIC_NAME,
+    ResourceScaler,
+    ScaledObjectSpec,
+    ScaleTargetRef,
+    ScaleTrigger,
+)
 
 
 @dataclass(frozen=True)
@@ -101,8 +116,14 @@ class KedaHpaInputs:
 
 def hpa_inputs(spec: ScaledObjectSpec) -> KedaHpaInputs:
     """The HPA KEDA creates for ``spec``: name, bounds, one metric per trigger (External, or Resource for
-    a cpu/memory trigger), behavior."""
+    a cpu/memory trigger) or, with a formula, the Resource metrics and ``composite-metric``, behavior."""
     metrics = tuple(_hpa_metric(i, trigger) for i, trigger in enumerate(spec.triggers))
+    modifiers = spec.scaling_modifiers
+    if modifiers is not None:
+        composite = HpaExternalMetric(
+            COMPOSITE_METRIC_NAME, modifiers.target_type, int(modifiers.target_value * 1000)
+        )
+        metrics = (*(m for m in metrics if isinstance(m, HpaResourceMetric)), composite)
     return KedaHpaInputs(
         name=spec.resolved_hpa_name,
         scale_target_ref=spec.scale_target_ref,
@@ -141,9 +162,11 @@ class FallbackTracker:
     count, marks it ``Failing`` and, once the count exceeds ``failureThreshold``, returns the fallback
     metric (:func:`fallback_metric_value`) so that the HPA proposes ``replicas``:
     ``fallback.replicas`` (behavior ``static``), the current replicas (``currentReplicas``), or the
-    larger/smaller of the two (``currentReplicasIfHigher`` / ``currentReplicasIfLower``). Otherwise
-    it returns None: the metric is unavailable to the HPA. Without a fallback, a failure is just
-    an error and the health is left alone.
+    larger/smaller of the two (``currentReplicasIfHigher`` / ``currentReplicasIfLower``); with the
+    behavior ``scalingModifiers`` it reads nil for the formula instead (:meth:`read`). Otherwise
+    it returns None: the metric is unavailable to the HPA. Without a fallback (or, with a formula, one
+    whose ``target`` is not a positive integer: ``HasValidFallback``), a failure is just an error and
+    the health is left alone.
     """
 
     def __init__(self, spec: ScaledObjectSpec) -> None:
@@ -180,17 +203,36 @@ class FallbackTracker:
         ``ready_replicas`` (Running and Ready pods of the target) is needed only for the fallback of
         a ``Value`` trigger; when it is None or 0 the fallback fails and the metric stays unavailable.
         """
+        return self.read(index, value, current_replicas, ready_replicas).value
+
+    def read(
+        self,
+        index: int,
+        value: float | None,
+        current_replicas: int,
+        ready_replicas: int | None = None,
+        record: bool = True,
+    ) -> TriggerRead:
+        """:meth:`metric_value` with what it was made of (``GetMetricsWithFallback``'s metrics and
+        ``fallbackActive``); with the fallback behavior ``scalingModifiers`` a trigger past its threshold
+        reads nil for the formula. ``record`` False: the answer the current health gives, health left as
+        it is (gpufleet's KEDA poll reads the health the HPA's reads keep)."""
         fallback = self._spec.fallback
         if value is not None:
-            if fallback is not None:
+            if self._spec.fallback_tracked and record:
                 self._health[index] = HealthStatus(0, "Happy")
-            return value
-        if fallback is None:
-            return None
-        self._health[index] = HealthStatus(self.failures(index) + 1, "Failing")
-        if self.failures(index) <= fallback.failure_threshold:
-            return None
-        return fallback_metric_value(self._spec, index, current_replicas, ready_replicas)
+            return TriggerRead(value)
+        if fallback is None or not self._spec.fallback_tracked:
+            return TriggerRead(None)  # no fallback, or not a valid one (HasValidFallback)
+        failures = self.failures(index) + (1 if record else 0)
+        if record:
+            self._health[index] = HealthStatus(failures, "Failing")
+        if failures <= fallback.failure_threshold:
+            return TriggerRead(None)
+        if fallback.behavior == "scalingModifiers":
+            return TriggerRead(-1.0, nil=True)  # the placeholder metric: nil for "??"
+        replicas = fallback_metric_value(self._spec, index, current_replicas, ready_replicas)
+        return TriggerRead(replicas, fallback_active=replicas is not None)
 
 
 def fallback_metric_value(
@@ -201,22 +243,27 @@ def fallback_metric_value(
 
     ``int64(target × 1000 × replicas)`` milli-units, the target read as a float (a prometheus
     threshold of 0.5 with 4 replicas reports 2). For a ``Value`` trigger the replicas are first
-    divided by the ready replicas; with none known (or 0) the fallback fails (None).
+    divided by the ready replicas; with none known (or 0) the fallback fails (None). With a formula
+    the target and type are ``scalingModifiers``' (the ``composite-metric`` value); the behavior
+    ``scalingModifiers`` has no fallback metric (None: the formula reads nil instead).
     """
     fallback = spec.fallback
-    if fallback is None:
+    if fallback is None or fallback.behavior == "scalingModifiers":
         return None
-    trigger = spec.triggers[index]
+    trigger, modifiers = spec.triggers[index], spec.scaling_modifiers
     replicas: float = {
         "static": fallback.replicas,
         "currentReplicas": current_replicas,
         "currentReplicasIfHigher": max(current_replicas, fallback.replicas),
         "currentReplicasIfLower": min(current_replicas, fallback.replicas),
     }[fallback.behavior]
-    if trigger.metric_type == "Value":
+    metric_type = trigger.metric_type if modifiers is None else modifiers.target_type
+    if metric_type == "Value":
         if not ready_replicas:
             return None
         replicas /= ready_replicas
+    if modifiers is not None:
+        return int(modifiers.target_value * 1000 * replicas) / 1000
     return int(target_milli(trigger) * replicas) / 1000
 
 
@@ -274,9 +321,15 @@ class ScaledObjectState:
     failed; ignored for a cpu/memory trigger) and the scale target's current ``spec.replicas``.
     """
 
-    def __init__(self, spec: ScaledObjectSpec, created_at: float) -> None:
+    def __init__(
+        self, spec: ScaledObjectSpec, created_at: float, fallback: FallbackTracker | None = None
+    ) -> None:
         self.spec = spec
         self.created_at = created_at
+        #: the metrics adapter's health, which a formula's activity reads (``getScaledObjectState``)
+        self.fallback = fallback
+        #: the last poll's decision; None before the first
+        self.last_decision: KedaDecision | None = None
         #: ``status.lastActiveTime``; None until a trigger is first active.
         self.last_active_at: float | None = None
         self.next_poll_at = created_at
@@ -292,13 +345,26 @@ class ScaledObjectState:
             for trigger, value in zip(self.spec.triggers, trigger_values, strict=True)
             if not trigger.is_resource
         ]
-        error = any(value is None for _, value in answered)
-        active = any(value is not None and is_active(trigger, value) for trigger, value in answered)
+        if self.spec.scaling_modifiers is None:
+            error = any(value is None for _, value in answered)
+            active = any(value is not None and is_active(trigger, value) for trigger, value in answered)
+        else:
+            active, error = composite_activity(self.spec, self._reads(trigger_values, current_replicas))
         if not answered and not error:
             active = True  # only cpu/memory triggers: always active (getScaledObjectState)
         scale_to, reason = self._decide(now, active, error, current_replicas)
         replicas_after = current_replicas if scale_to is None else scale_to
-        return KedaDecision(scale_to, reason, active, error, hpa_enabled=replicas_after > 0)
+        self.last_decision = KedaDecision(scale_to, reason, active, error, hpa_enabled=replicas_after > 0)
+        return self.last_decision
+
+    def _reads(self, trigger_values: Sequence[float | None], current_replicas: int) -> list[TriggerRead]:
+        tracker = self.fallback
+        return [
+            TriggerRead(trigger_values[i])
+            if tracker is None
+            else tracker.read(i, trigger_values[i], current_replicas, record=False)
+            for i, _ in external_triggers(self.spec)
+        ]
 
     def _decide(self, now: float, active: bool, error: bool, current: int) -> tuple[int | None, KedaReason]:
         spec = self.spec

@@ -15,6 +15,9 @@ KEDA cpu/memory trigger gives its HPA) reads each running pod's usage as the met
 (``WorkloadPort.pod_resource_usage``: a Traffic's usage fields or the pod's ``gpufleet.io/cpu-usage`` /
 ``memory-usage``); a pod without one has no sample, which the replica calculation treats as upstream's
 does a missing pod (an HPA none of whose pods has a sample holds).
+A ScaledObject with ``advanced.scalingModifiers`` gives its HPA one External metric, ``composite-metric``,
+the formula over every trigger's value (``autoscaling.keda_scaling_modifiers``); what KEDA last answered
+for each External metric is kept for ``summary.json``'s ``scaled_objects`` (``scaled_object_figures``).
 A ScaledJob's pending Jobs are counted as KEDA's ``getPendingJobCount`` does
 (``autoscaling.keda_scaled_job.job_is_pending``).
 """
@@ -22,9 +25,10 @@ A ScaledJob's pending Jobs are counted as KEDA's ``getPendingJobCount`` does
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from operator import attrgetter
+from typing import Any
 
 from gpufleet.autoscaling.hpa_controller import HPA_SYNC_PERIOD_SECONDS, HorizontalAutoscaler
 from gpufleet.autoscaling.hpa_replicas import HPAPod, MetricObservation, PodMetric
@@ -39,6 +43,7 @@ from gpufleet.autoscaling.keda import (
     hpa_inputs,
     job_is_pending,
 )
+from gpufleet.autoscaling.keda_scaling_modifiers import TriggerRead, composite_value, external_triggers
 from gpufleet.autoscaling.keda_triggers import cron_value, prometheus_value
 from gpufleet.autoscaling.promql_eval import PromQLEvalError, instant_vector
 from gpufleet.control.clock import Clock, Priority
@@ -122,6 +127,8 @@ class HpaRuntime:
     pods_read: TargetPods | None = None
     #: the last sync's proposal, with what it was made of (``_propose``)
     proposed: tuple[tuple[object, ...], tuple[int | None, str]] | None = None
+    #: for the HPA a ScaledObject owns: what KEDA last answered for each External metric (None: no metric)
+    answered: dict[str, float | None] = field(default_factory=dict)
 
 
 def keda_hpa_spec(inputs: KedaHpaInputs, so: ScaledObjectSpec) -> HorizontalPodAutoscalerSpec:
@@ -175,13 +182,14 @@ class WorkloadAutoscalers:
         ]
         self.scaled_objects: list[tuple[ScaledObjectSpec, ScaledObjectState, HpaRuntime]] = []
         for so in scaled_objects:
-            state = ScaledObjectState(so, 0.0)
+            tracker = None if so.fallback is None else FallbackTracker(so)
+            state = ScaledObjectState(so, 0.0, tracker)
             runtime = HpaRuntime(
                 f"{so.namespace}/{so.name}",
                 _target(so.scale_target_ref.kind, so.namespace, so.scale_target_ref.name),
                 HorizontalAutoscaler(keda_hpa_spec(hpa_inputs(so), so)),
                 state,
-                fallback=None if so.fallback is None else FallbackTracker(so),
+                fallback=tracker,
             )
             self.scaled_objects.append((so, state, runtime))
         self.scaled_jobs = [(spec, job, ScaledJobState(spec, 0.0)) for spec, job in scaled_jobs]
@@ -244,27 +252,42 @@ class WorkloadAutoscalers:
                 read.append(None)
                 values.append(tuple(map(read.__getitem__, where)))
             elif isinstance(metric, ExternalMetricSource) and rt.keda is not None:
-                so = rt.keda.spec
-                index = next(
-                    i
-                    for i, m in enumerate(hpa_inputs(so).metrics)
-                    if isinstance(m, HpaExternalMetric) and m.name == metric.metric.name
-                )
-                value = self._trigger_value(so.triggers[index])
-                if (
-                    rt.fallback is not None
-                ):  # the metrics adapter's answer: the fallback's once past its threshold
-                    scaled = self.port.scale_target(rt.target)
-                    current = 0 if scaled is None else scaled.replicas
-                    ready = sum(1 for s in statuses if s.phase == "Running" and s.ready)
-                    value = rt.fallback.metric_value(index, value, current, ready)
-                values.append(value)
+                values.append(self._keda_metric(rt, rt.keda.spec, metric.metric.name, statuses))
             elif isinstance(metric, ResourceMetricSource):
                 usage = self.port.pod_resource_usage
                 values.append(tuple(usage(r, metric.name) for r in statuses))
             else:
                 values.append(None)  # Object and unknown External metrics: nothing models them
         return tuple(values)
+
+    def _keda_metric(
+        self, rt: HpaRuntime, so: ScaledObjectSpec, name: str, statuses: list[PodStatus]
+    ) -> float | None:
+        """What KEDA's metrics adapter answers the HPA for External metric ``name``
+        (``GetScaledObjectMetrics``): its trigger's value or, with a formula, ``composite-metric`` over all
+        the External triggers' (``keda_scaling_modifiers.composite_value``), each through the fallback once
+        past its threshold."""
+        if so.scaling_modifiers is not None:
+            indexes = [i for i, _ in external_triggers(so)]
+        else:
+            indexes = [
+                next(
+                    i
+                    for i, m in enumerate(hpa_inputs(so).metrics)
+                    if isinstance(m, HpaExternalMetric) and m.name == name
+                )
+            ]
+        reads = [TriggerRead(self._trigger_value(so.triggers[i])) for i in indexes]
+        if rt.fallback is not None:  # the metrics adapter's answer: the fallback's once past its threshold
+            scaled = self.port.scale_target(rt.target)
+            current = 0 if scaled is None else scaled.replicas
+            ready = sum(1 for s in statuses if s.phase == "Running" and s.ready)
+            reads = [
+                rt.fallback.read(i, r.value, current, ready) for i, r in zip(indexes, reads, strict=True)
+            ]
+        value = reads[0].value if so.scaling_modifiers is None else composite_value(so, reads)
+        rt.answered[name] = value
+        return value
 
     def _observations(
         self, rt: HpaRuntime, statuses: list[PodStatus], values: tuple[object, ...]
@@ -415,6 +438,37 @@ class WorkloadAutoscalers:
             partial(self._scaled_job_poll, spec, template, state),
             background=True,
         )
+
+    def scaled_object_figures(self) -> dict[str, dict[str, Any]]:
+        """``summary.json``'s ``scaled_objects``, by ``namespace/name``: the HPA KEDA writes, its External
+        metrics (with a formula the one ``composite-metric``) with their type, target and the value KEDA
+        last answered the HPA (None: no metric), the formula and ``activationTarget`` where there is one,
+        and the last poll's activity with ``status.lastActiveTime``."""
+        out: dict[str, dict[str, Any]] = {}
+        for so, state, rt in self.scaled_objects:
+            inputs = hpa_inputs(so)
+            decision = state.last_decision
+            entry: dict[str, Any] = {
+                "hpa": inputs.name,
+                "metrics": [
+                    {
+                        "name": m.name,
+                        "type": m.target_type,
+                        "target": m.target,
+                        "value": rt.answered.get(m.name),
+                    }
+                    for m in inputs.metrics
+                    if isinstance(m, HpaExternalMetric)
+                ],
+                "active": decision is not None and decision.active,
+                "last_active_s": state.last_active_at,
+            }
+            modifiers = so.scaling_modifiers
+            if modifiers is not None:
+                entry["formula"] = modifiers.formula
+                entry["activation_target"] = modifiers.activation_value
+            out[f"{so.namespace}/{so.name}"] = entry
+        return out
 
     def active_jobs(self, key: str) -> int:
         return sum(1 for k in self.jobs_of[key] if (j := self.port.job(k)) is not None and not j.done)

@@ -12,7 +12,7 @@ Fields that only matter for talking to real servers (``authenticationRef``,
 ``envSourceContainerName``) pass silently (a trigger's ``authenticationRef`` only tells its checks that a
 TriggerAuthentication, which gpufleet does not read, may hold a redis address or the credentials of a
 prometheus ``authModes``); fields that change scaling but are not modelled
-(``advanced.restoreToOriginalReplicaCount``, ``advanced.scalingModifiers``,
+(``advanced.restoreToOriginalReplicaCount``,
 ``triggers[].useCachedMetrics``, a ScaledJob's ``rollout``/``rolloutStrategy``) are warnings, and
 so are a prometheus trigger's connection, TLS, auth and cloud metadata keys (``unsafeSsl``,
 ``authModes``, ``customHeaders``, ...: ``PROMETHEUS_CONNECTION_KEYS``), which KEDA's
@@ -23,6 +23,12 @@ parses but the simulated queue does without. A cron trigger's unknown
 and a ScaledJob's cpu/memory trigger (nothing reads its usage) are warnings too; a ScaledObject's
 cpu/memory trigger is a warning where its target's pods have no usage of that resource (the loader
 checks it against the scenario: ``kube.load``).
+
+``advanced.scalingModifiers`` is modelled (``gpufleet.model.keda.ScalingModifiers``, validated as KEDA's
+webhook does, the formula an expr-lang program: ``gpufleet.model.expr_lang``); what KEDA accepts but
+then fails on is a warning: an ``activationTarget`` that is not a number (every poll fails) and a
+fallback whose formula ``target`` is not a positive integer (``HasValidFallback``: the fallback never
+applies).
 """
 
 from __future__ import annotations
@@ -216,7 +222,7 @@ def scaled_object(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Scal
         return None
     validate(_ScaledObjectSpec, spec, report, "spec")
     advanced = mapping(spec.get("advanced"))
-    report.unmodelled_fields(advanced, ("restoreToOriginalReplicaCount", "scalingModifiers"), "spec.advanced")
+    report.unmodelled_fields(advanced, ("restoreToOriginalReplicaCount",), "spec.advanced")
     _warn_triggers(spec, report)
     behavior = mapping(advanced.get("horizontalPodAutoscalerConfig")).get("behavior")
     rules = None
@@ -234,7 +240,31 @@ def scaled_object(meta: Meta, body: Mapping[str, Any], report: Reporter) -> Scal
         _model_error(report, err)
         return None
     _warn_queries(scaled.triggers, report, resource_usage_checked=True)
+    _warn_modifiers(scaled, report)
     return scaled
+
+
+def _warn_modifiers(spec: ScaledObjectSpec, report: Reporter) -> None:
+    """What KEDA accepts of ``advanced.scalingModifiers`` and then does not do: an ``activationTarget``
+    that is not a number fails every poll (``getScaledObjectState``: ``scalingModifiers.ActivationTarget
+    parsing error``), and with a formula a fallback applies only when ``target`` is a positive integer
+    (``HasValidFallback``)."""
+    modifiers = spec.scaling_modifiers
+    if modifiers is None:
+        return
+    path = "spec.advanced.scalingModifiers"
+    if modifiers.activation_value is None:
+        report.warn(
+            f"{path}.activationTarget",
+            f"{modifiers.activation_target!r} is not a number: KEDA's poll fails every time "
+            "(scalingModifiers.ActivationTarget parsing error) and the ScaledObject is never active",
+        )
+    if spec.fallback is not None and not spec.fallback_tracked:
+        report.warn(
+            "spec.fallback",
+            f"the formula's target {modifiers.target!r} is not a positive integer: KEDA's HasValidFallback "
+            "refuses the fallback, so a failing trigger is an error and the fallback never applies",
+        )
 
 
 def scaled_job(

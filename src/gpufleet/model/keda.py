@@ -4,8 +4,11 @@ Pure data: the fields, defaults and validation of the two custom resources, mirr
 ``kedacore/keda: apis/keda/v1alpha1/scaledobject_types.go`` (``GetHPAMinReplicas``,
 ``GetHPAMaxReplicas``, ``CheckReplicaCountBoundsAreValid``, ``CheckFallbackValid``),
 ``scaledobject_webhook.go`` (``verifyCPUMemoryScalers``: only cpu/memory triggers cannot scale to
-zero) and ``apis/keda/v1alpha1/scaledjob_types.go`` (``MinReplicaCount``, ``MaxReplicaCount``), with
-the metadata of these scalers: ``redis`` and its ``redis-cluster``/``redis-sentinel`` variants
+zero; ``ValidateAndCompileScalingModifiers``: ``advanced.scalingModifiers``, :class:`ScalingModifiers`,
+its formula an expr-lang program, :mod:`gpufleet.model.expr_lang`), ``scaletriggers_types.go``
+(``ValidateTriggers``: trigger names unique) and ``apis/keda/v1alpha1/scaledjob_types.go``
+(``MinReplicaCount``, ``MaxReplicaCount``), with the metadata of these scalers: ``redis`` and its
+``redis-cluster``/``redis-sentinel`` variants
 (``pkg/scalers/redis_scaler.go``: ``listName``, ``listLength`` default 5, ``activationListLength``
 default 0), ``prometheus`` (``pkg/scalers/prometheus_scaler.go``: ``serverAddress``, ``query``
 parsed as PromQL (:mod:`gpufleet.model.promql`), ``threshold``, ``activationThreshold`` default 0,
@@ -36,11 +39,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gpufleet.model.cron_schedule import CronSchedule, CronSyntaxError
+from gpufleet.model.expr_lang import ExprError, Program, compile_program
 from gpufleet.model.hpa import HorizontalPodAutoscalerBehavior, HPASpecError, MetricTarget, milli_value
 from gpufleet.model.keda_trigger_types import REDIS_LIST_TYPES, unmodelled_trigger_reason
 from gpufleet.model.promql import PromExpr, PromQLUnsupported, parse_query
@@ -48,7 +52,9 @@ from gpufleet.model.quantity import QuantityError
 
 MetricType = Literal["AverageValue", "Value", "Utilization"]
 TriggerType = Literal["redis", "redis-cluster", "redis-sentinel", "prometheus", "cron", "cpu", "memory"]
-FallbackBehavior = Literal["static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower"]
+FallbackBehavior = Literal[
+    "static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower", "scalingModifiers"
+]
 ScalingStrategyName = Literal["default", "custom", "accurate", "eager"]
 MultipleScalersCalculation = Literal["max", "min", "avg", "sum"]
 
@@ -58,6 +64,7 @@ FALLBACK_BEHAVIORS: tuple[FallbackBehavior, ...] = (
     "currentReplicas",
     "currentReplicasIfHigher",
     "currentReplicasIfLower",
+    "scalingModifiers",
 )
 SCALING_STRATEGIES: tuple[ScalingStrategyName, ...] = ("default", "custom", "accurate", "eager")
 MULTIPLE_SCALERS_CALCULATIONS: tuple[MultipleScalersCalculation, ...] = ("max", "min", "avg", "sum")
@@ -792,8 +799,129 @@ class Fallback:
 
 
 def _check_triggers(triggers: tuple[ScaleTrigger, ...]) -> None:
+    """``ValidateTriggers`` (``apis/keda/v1alpha1/scaletriggers_types.go``): at least one trigger, and
+    no trigger name given twice."""
     if not triggers:
         raise KedaSpecError("spec.triggers", "at least one trigger is required")
+    seen: set[str] = set()
+    for i, trigger in enumerate(triggers):
+        if trigger.name in seen:
+            raise KedaSpecError(
+                f"spec.triggers[{i}].name",
+                f"triggerName {trigger.name!r} is defined multiple times in the ScaledObject/ScaledJob, "
+                "but it must be unique",
+            )
+        if trigger.name:
+            seen.add(trigger.name)
+
+
+#: ``CompositeMetricName``: the one External metric of the HPA of a ScaledObject with a formula.
+COMPOSITE_METRIC_NAME = "composite-metric"
+_MODIFIERS = "spec.advanced.scalingModifiers"
+#: the CRD's enum of ``scalingModifiers.metricType``
+MODIFIER_METRIC_TYPES: tuple[str, ...] = ("AverageValue", "Value")
+
+
+def cast_to_float_if_necessary(formula: str) -> str:
+    """``castToFloatIfNecessary`` (``scaledobject_webhook.go``): the formula KEDA compiles. One with ``??``
+    may answer nil (then the fallback's replicas apply): ``let _kedaCompositeResult = (<formula>);
+    _kedaCompositeResult == nil ? nil : float(_kedaCompositeResult)``; any other is wrapped in
+    ``float(...)`` unless it starts with ``float(``."""
+    if "??" in formula:
+        if formula.startswith("let _kedaCompositeResult = "):
+            return formula
+        return (
+            f"let _kedaCompositeResult = ({formula}); "
+            "_kedaCompositeResult == nil ? nil : float(_kedaCompositeResult)"
+        )
+    return formula if formula.startswith("float(") else f"float({formula})"
+
+
+@dataclass(frozen=True)
+class ScalingModifiers:
+    """``spec.advanced.scalingModifiers`` (``ScalingModifiers``, ``scaledobject_types.go``): a formula
+    (:mod:`gpufleet.model.expr_lang`) over the named triggers' metric values whose result is the one
+    External metric (``composite-metric``) of the HPA, against ``target`` (``AverageValue``, or ``Value``
+    per ``metricType``); the ScaledObject is active when the result is above ``activationTarget``
+    (default 0). All strings, as in the CRD; :meth:`compiled` validates them as KEDA's webhook does."""
+
+    formula: str = ""
+    target: str = ""
+    activation_target: str = ""
+    metric_type: str = ""
+    #: the formula as KEDA runs it (:func:`cast_to_float_if_necessary`), compiled (:meth:`compiled`)
+    program: Program | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def in_use(self) -> bool:
+        """``IsUsingModifiers``: any of the fields set."""
+        return any((self.formula, self.target, self.activation_target, self.metric_type))
+
+    @property
+    def target_value(self) -> float:
+        """``target`` as a float (positive once :meth:`compiled` accepted it)."""
+        return parse_decimal(self.target) or 0.0
+
+    @property
+    def target_type(self) -> Literal["AverageValue", "Value"]:
+        """The composite metric's target type (``getScaledObjectMetricSpecs``): ``AverageValue`` unless
+        ``metricType`` says ``Value``."""
+        return "Value" if self.metric_type == "Value" else "AverageValue"
+
+    @property
+    def activation_value(self) -> float | None:
+        """``activationTarget`` as a float, 0 when unset; None when it does not parse (KEDA's poll fails:
+        ``scalingModifiers.ActivationTarget parsing error``)."""
+        return 0.0 if not self.activation_target else parse_decimal(self.activation_target)
+
+    @property
+    def integer_target(self) -> bool:
+        """``HasValidFallback``'s check (``pkg/fallback/fallback.go``): with a formula, a fallback applies
+        only when ``target`` parses as a positive integer (``strconv.ParseInt``)."""
+        return bool(_GO_INT.match(self.target)) and int(self.target) > 0
+
+    def compiled(self, triggers: tuple[ScaleTrigger, ...]) -> ScalingModifiers:
+        """``ValidateAndCompileScalingModifiers`` (``scaledobject_webhook.go``), with its errors: a formula
+        is mandatory and needs a target; it compiles (``expr.Compile``) with each named trigger but the
+        cpu/memory ones as a float64 variable and runs with them all -1; the target is a float above 0;
+        ``metricType`` is one of the CRD's enum (``AverageValue``, ``Value``)."""
+        if self.metric_type and self.metric_type not in MODIFIER_METRIC_TYPES:
+            raise KedaSpecError(
+                f"{_MODIFIERS}.metricType",
+                f'Unsupported value: "{self.metric_type}": supported values: "AverageValue", "Value"',
+            )
+        if not self.formula:
+            raise KedaSpecError(f"{_MODIFIERS}.formula", "error ScalingModifiers.Formula is mandatory")
+        formula_error = "error validating formula in ScalingModifiers"
+        if not self.target:
+            raise KedaSpecError(
+                f"{_MODIFIERS}.target", f"{formula_error}: formula is given but target is empty"
+            )
+        names = [t.name for t in triggers if t.name and not t.is_resource]
+        source = cast_to_float_if_necessary(self.formula)
+        try:
+            program = compile_program(source, names)
+            program.run(dict.fromkeys(names, -1.0))
+        except ExprError as err:
+            raise KedaSpecError(
+                f"{_MODIFIERS}.formula", f"{formula_error}: {err.headline} in {source!r}, as KEDA compiles it"
+            ) from None
+        target = parse_decimal(self.target)
+        if target is None or target <= 0:
+            cause = (
+                f'strconv.ParseFloat: parsing "{self.target}": invalid syntax'
+                if target is None
+                else "%!w(<nil>)"
+            )
+            raise KedaSpecError(
+                f"{_MODIFIERS}.target",
+                "error validating target in ScalingModifiers: error converting target for scalingModifiers "
+                f"(string->float) to valid target: {cause}",
+            )
+        if int(target * 1000) <= 0:
+            # getScaledObjectMetricSpecs writes NewMilliQuantity(int64(target*1000)): a zero target
+            raise KedaSpecError(f"{_MODIFIERS}.target", f"must be at least 0.001, got {self.target}")
+        return replace(self, program=program)
 
 
 def _check_count(path: str, value: int, minimum: int) -> None:
@@ -823,9 +951,16 @@ class ScaledObjectSpec:
     hpa_behavior_rules: HorizontalPodAutoscalerBehavior | None = None
     #: ``advanced.horizontalPodAutoscalerConfig.name``; default ``keda-hpa-<name>``.
     hpa_name: str | None = None
+    #: ``advanced.scalingModifiers``; None when unset or empty (``IsUsingModifiers`` false), else compiled
+    scaling_modifiers: ScalingModifiers | None = None
 
     def __post_init__(self) -> None:
         _check_triggers(self.triggers)
+        modifiers = self.scaling_modifiers
+        if modifiers is not None:
+            # verifyScaledObjects (scaledobject_webhook.go): ValidateAndCompileScalingModifiers
+            compiled = modifiers.compiled(self.triggers) if modifiers.in_use else None
+            object.__setattr__(self, "scaling_modifiers", compiled)
         _check_count("spec.pollingInterval", self.polling_interval_s, 1)
         _check_count("spec.cooldownPeriod", self.cooldown_period_s, 0)
         _check_count("spec.initialCooldownPeriod", self.initial_cooldown_period_s, 0)
@@ -863,16 +998,15 @@ class ScaledObjectSpec:
                 f"FailureThreshold={fallback.failure_threshold} & Replicas={fallback.replicas} "
                 "must both be greater than or equal to 0",
             )
-        if cast(str, fallback.behavior) == "scalingModifiers":
-            # In KEDA's enum (v2.20), but it only acts through advanced.scalingModifiers.
-            raise KedaSpecError(
-                "spec.fallback.behavior",
-                "'scalingModifiers' works only with spec.advanced.scalingModifiers, "
-                "which gpufleet does not model",
-            )
         if fallback.behavior not in FALLBACK_BEHAVIORS:
             raise KedaSpecError("spec.fallback.behavior", f"must be one of {', '.join(FALLBACK_BEHAVIORS)}")
-        if all(t.is_resource for t in self.triggers):
+        if fallback.behavior == "scalingModifiers" and self.scaling_modifiers is None:
+            # verifyScaledObjects (scaledobject_webhook.go)
+            raise KedaSpecError(
+                "spec.fallback.behavior",
+                "scalingModifiers fallback behavior requires scalingModifiers.formula to be defined",
+            )
+        if self.scaling_modifiers is None and all(t.is_resource for t in self.triggers):
             raise KedaSpecError(
                 "spec.fallback",
                 "at least one trigger (that is not cpu or memory) has to have the `AverageValue` type "
@@ -880,6 +1014,15 @@ class ScaledObjectSpec:
             )
         # Since KEDA v2.18 a fallback also serves ``Value`` triggers (``doFallback`` divides by the
         # ready replicas); cpu/memory triggers have no External metric, so no fallback reaches them.
+
+    @property
+    def fallback_tracked(self) -> bool:
+        """``isFallbackEnabled && HasValidFallback`` (``pkg/fallback/fallback.go``): a fallback, and with a
+        formula a ``target`` that is a positive integer; otherwise a failing trigger is just an error and
+        ``status.health`` is left alone."""
+        if self.fallback is None:
+            return False
+        return self.scaling_modifiers is None or self.scaling_modifiers.integer_target
 
     @property
     def hpa_min_replicas(self) -> int:
@@ -1058,9 +1201,9 @@ def scaled_object_from_manifest(doc: Mapping[str, Any]) -> ScaledObjectSpec:
             replicas=_get(fallback_doc, "spec.fallback", "replicas", int, None),
             behavior=_get(fallback_doc, "spec.fallback", "behavior", str, "static"),
         )
-    hpa_config = _mapping(
-        _mapping(spec, "spec", "advanced"), "spec.advanced", "horizontalPodAutoscalerConfig"
-    )
+    advanced = _mapping(spec, "spec", "advanced")
+    hpa_config = _mapping(advanced, "spec.advanced", "horizontalPodAutoscalerConfig")
+    modifiers = _mapping(advanced, "spec.advanced", "scalingModifiers")
     hpa_path = "spec.advanced.horizontalPodAutoscalerConfig"
     return ScaledObjectSpec(
         name=name,
@@ -1080,6 +1223,12 @@ def scaled_object_from_manifest(doc: Mapping[str, Any]) -> ScaledObjectSpec:
         fallback=fallback,
         hpa_behavior=_get(hpa_config, hpa_path, "behavior", dict, None),
         hpa_name=_get(hpa_config, hpa_path, "name", str, None),
+        scaling_modifiers=ScalingModifiers(
+            *(
+                _get(modifiers, _MODIFIERS, key, str, "")
+                for key in ("formula", "target", "activationTarget", "metricType")
+            )
+        ),
     )
 
 

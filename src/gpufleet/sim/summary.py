@@ -273,6 +273,9 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
         "autoscaler_events": [e.as_dict() for e in sim.autoscaler.events],
         "mig_reconfigurations": [r.as_dict() for r in sim.mig_managers.records],
         **({"kueue": sim.kueue.summary()} if sim.kueue.installed else {}),
+        **(
+            {"scaled_objects": scaled} if (scaled := sim.workload_autoscalers.scaled_object_figures()) else {}
+        ),
         **({"workload_status": workload_status} if workload_status else {}),
         "pods": [_pod_record(sim, r, reach, hints) for r in records],
         "nodes": nodes,
