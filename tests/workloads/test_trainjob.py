@@ -339,6 +339,50 @@ def test_a_failed_job_fails_the_trainjob_and_its_other_jobs_are_deleted(tmp_path
     assert {pods[f"llm-node-0-{i}"]["reason"] for i in range(2)} == {"Deleted"}
 
 
+FAIL_ON_137 = """
+              podFailurePolicy:
+                rules:
+                - action: FailJob
+                  onExitCodes: {containerName: crash, operator: In, values: [137]}"""
+
+
+def test_a_fail_job_rule_of_the_runtimes_job_template_fails_its_job_at_the_first_oom(tmp_path: Path) -> None:
+    """The runtime's Job template's ``podFailurePolicy``, read without a warning and applied as a Job's
+    (``matchPodFailurePolicy``): the OOM-killed container exits 137, the ``FailJob`` rule fails its Job
+    (``PodFailurePolicy``) though ``backoffLimit`` is 6, and the TrainJob fails: no retry."""
+    crash = rjob(
+        "crash",
+        ancestor=None,
+        gpus=1,
+        job_spec="\n              backoffLimit: 6" + FAIL_ON_137,
+        pod_spec="\n                  restartPolicy: Never",
+    )
+    crash = crash.replace("              template:\n", "              template:" + OOM + "\n", 1)
+    paths = write(tmp_path, runtime(rjob() + crash), trainjob())
+    assert not [w for w in load_scenario(paths).warnings if "podFailurePolicy" in w]
+    pods, controller = run(paths)
+    assert controller.finished_as == "Failed"
+    assert pods["llm-crash-0-0"]["reason"] == "OOMKilled" and "llm-crash-0-0-r1" not in pods
+    (crashed,) = controller.children["crash"]
+    assert crashed.controller.failure == (
+        "PodFailurePolicy",
+        "Container crash for pod ml/llm-crash-0-0 failed with exit code 137 matching FailJob rule at index 0",
+    )
+
+
+def test_a_runtimes_pod_failure_policy_is_checked_as_a_jobs(tmp_path: Path) -> None:
+    """Under the JobSet webhook's ``restartPolicy`` default (``OnFailure``) a ``podFailurePolicy`` is
+    refused, as the API server refuses the child Job."""
+    paths = write(tmp_path, runtime(rjob("crash", ancestor=None, job_spec=FAIL_ON_137)), trainjob())
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(paths)
+    assert (
+        "(ClusterTrainingRuntime/torch): spec.template.spec.replicatedJobs[0].template.spec.template.spec."
+        'restartPolicy: Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is '
+        "specified"
+    ) in str(caught.value)
+
+
 def test_a_suspended_trainjob_creates_no_pods(tmp_path: Path) -> None:
     pods, controller = run(write(tmp_path, runtime(rjob()), trainjob(extra="  suspend: true")), 600)
     assert pods == {} and controller.status == "Suspended"

@@ -8,7 +8,8 @@ implementation and SSH path shape the environment and are read silently; ``flux`
 ``podGroupPolicy.coscheduling.scheduleTimeoutSeconds`` (default 60; ``volcano`` is not modelled), and
 ``template.spec``, a JobSet spec: ``replicatedJobs`` (``name``, ``replicas``, ``dependsOn``,
 ``groupName``, and a Job template: ``parallelism``, ``completions``, ``backoffLimit``,
-``completionMode``, the pod template) and ``successPolicy``. ``failurePolicy``, ``startupPolicy``
+``completionMode``, ``podFailurePolicy``, read and checked as a Job's by ``kube.pod_failure_policy``, the
+pod template) and ``successPolicy``. ``failurePolicy``, ``startupPolicy``
 ``InOrder``, ``coordinator``, ``ttlSecondsAfterFinished`` and the Job fields gpufleet's Jobs do not
 model are warnings. Each pod template is checked here, against the runtime's document.
 
@@ -34,6 +35,7 @@ from typing import Any
 
 from gpufleet.kube import resource_lists
 from gpufleet.kube.objects import Meta, items, mapping
+from gpufleet.kube.pod_failure_policy import pod_failure_policy
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Problems, Reporter, duplicate, invalid, required, unsupported
 from gpufleet.kube.workloads import KindReader, pod_template
@@ -52,7 +54,7 @@ DEFAULT_SCHEDULE_TIMEOUT_S = 60  # CoschedulingPodGroupPolicySource's kubebuilde
 DEFAULT_BACKOFF_LIMIT = 6  # a Job's
 _JOBSET_READ = ("replicatedJobs", "successPolicy", "startupPolicy", "network", "suspend")
 _REPLICATED_JOB_READ = ("name", "replicas", "dependsOn", "groupName", "template")
-_JOB_READ = ("parallelism", "completions", "backoffLimit", "completionMode", "template")
+_JOB_READ = ("parallelism", "completions", "backoffLimit", "completionMode", "template", "podFailurePolicy")
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ def training_runtime(
         mode = _job_spec(rjob).get("completionMode")
         if mode is not None and mode not in COMPLETION_MODES:
             reader.error(f"{job}.completionMode", unsupported(mode, COMPLETION_MODES))
+        reader.pod_failure_policy(job)
         reader.unmodelled([f"{job}.{k}" for k in _job_spec(rjob) if k not in _JOB_READ])
         reader.unmodelled([f"{at}.{k}" for k in rjob if k not in _REPLICATED_JOB_READ])
         reader.template(f"{job}.template", JOB_RESTART_POLICIES)
@@ -268,6 +271,7 @@ def resolve(
                 str(rjob.get("groupName") or "default"),
                 tuple((str(d.get("name")), str(d.get("status"))) for d in items(rjob.get("dependsOn"))),
                 _ranks(runtime, rjob),
+                pod_failure_policy(_job_spec(rjob), quiet.at("spec")),
             )
         )
     first = min(created, key=lambda c: c.submit_at_s, default=train_job.created)

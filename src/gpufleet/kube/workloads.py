@@ -30,6 +30,7 @@ from gpufleet.kube.problems import Reporter, invalid, required, unsupported
 from gpufleet.kube.success_policy import success_policy
 from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.pod import Pod, Requirement
+from gpufleet.model.pod_failure_policy import PodFailurePolicy
 from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, Workload
 from gpufleet.workloads.kind import COMPLETING_RESTART_POLICIES, CONTROLLER_RESTART_POLICIES, Reader
 
@@ -405,6 +406,20 @@ class KindReader:
         if value < 0:
             self._at_spec.error(path, invalid(value, "must be greater than or equal to 0"))
         return value
+
+    def pod_failure_policy(self, path: str, restart_policy: str | None = None) -> PodFailurePolicy | None:
+        spec = _at(self._spec, path)
+        self._read.add(_top(path))
+        template = mapping(spec.get("template"))
+        pod_spec = mapping(template.get("spec"))
+        if restart_policy is not None and not pod_spec.get("restartPolicy"):
+            pod_spec = {**pod_spec, "restartPolicy": restart_policy}
+            spec = {**spec, "template": {**template, "spec": pod_spec}}
+        return pod_failure_policy(spec, self._at_spec.at(path))
+
+    def per_index(self, path: str, indexed: bool, completions: int | None) -> tuple[int | None, int | None]:
+        self._read.add(_top(path))
+        return _per_index(_at(self._spec, path), self._at_spec.at(path), indexed, completions)
 
     def unmodelled(self, fields: Sequence[str]) -> None:
         self._read.update(_top(f) for f in fields)

@@ -234,10 +234,15 @@ class JobController:
         )
         if marks is not None:
             pod.annotations.update(marks)
-        if self.per_index:  # addIndexFailureCountAnnotation
-            annotations = self._index_annotations.get(index) or index_failure_annotations(0, 0)
-            pod.annotations.update(annotations)
+        pod.annotations.update(self.index_failure_marks(index))
         return pod
+
+    def index_failure_marks(self, index: int) -> dict[str, str]:
+        """``addIndexFailureCountAnnotation``: the failure counts of index ``index``'s next pod, under
+        ``backoffLimitPerIndex``; none without it."""
+        if not self.per_index:
+            return {}
+        return self._index_annotations.get(index) or index_failure_annotations(0, 0)
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         job = self.job

@@ -23,8 +23,12 @@ Read as the JobSet webhook defaults and validates it (``jobSetWebhook.Default``,
   ``jobset.sigs.k8s.io/coordinator: <jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>``.
   ``managedBy`` naming another controller than ``jobset.sigs.k8s.io/jobset-controller``
   (MultiKueue's), ``ttlSecondsAfterFinished``, ``volumeClaimPolicies`` and any other field are not
-  modelled: a warning each; so are the Job template's fields a Job's reader does not model
-  (``activeDeadlineSeconds``, ``podFailurePolicy``, ...).
+  modelled: a warning each; so are the Job template's fields not read here (``activeDeadlineSeconds``: the
+  child Jobs start at different times, which the driver's one deadline per workload cannot arm;
+  ``successPolicy``, ...). Its ``podFailurePolicy`` is read and checked as a Job's
+  (``kube.pod_failure_policy``), against the pod ``restartPolicy`` the webhook defaults: unset, it is
+  ``OnFailure``, which the API server refuses for the child Job; so are ``backoffLimitPerIndex`` and
+  ``maxFailedIndexes`` (``backoffLimit`` then defaulting to MaxInt32, ``SetDefaults_Job``).
 
 Child Jobs and pods (``constructJob``, ``labelAndAnnotateObject``): each replicated Job has
 ``replicas`` child Jobs ``<jobset>-<rjob>-<jobIdx>``, each driven by ``job.JobController``
@@ -40,10 +44,18 @@ the SHA-1 of ``<ns>/<job>``), the Job controller's ``batch.kubernetes.io/job-nam
 and for Indexed Jobs ``batch.kubernetes.io/job-completion-index``; they are owned by their child Job.
 ``jobset-uid`` is not set (the simulation has no UIDs).
 
-How it ends (``reconcile``): a child Job fails when its failures pass ``backoffLimit``
-(``BackoffLimitExceeded``, "Job has reached the specified backoff limit"). Without a
-``failurePolicy`` that fails the JobSet (``FailedJobs``). With one, the first rule that matches the
-failed Job (reason, message pattern, replicated Job) acts, else ``RestartJobSet``: ``FailJobSet``
+How it ends (``reconcile``): a child Job fails as the Job controller fails it (``job.JobController``,
+told how each pod failed, ``failed_with``): when its failures pass ``backoffLimit``
+(``BackoffLimitExceeded``, "Job has reached the specified backoff limit") or when a ``FailJob`` rule of
+its ``podFailurePolicy`` matches a failed pod (``PodFailurePolicy``, "Container <c> for pod <ns>/<pod>
+failed with exit code <n> matching FailJob rule at index <i>", or "Pod <ns>/<pod> has condition
+DisruptionTarget matching FailJob rule at index <i>"); a pod an ``Ignore`` rule matches does not count;
+with ``backoffLimitPerIndex`` its failed indexes fail it (``FailedIndexes``, ``MaxFailedIndexesExceeded``).
+Without a ``failurePolicy`` a failed Job fails the JobSet (``FailedJobs``). With one, the first rule
+that applies to a failed Job (``findFirstFailedPolicyRuleAndJob``, ``ruleIsApplicable``: the Job's
+``Failed`` reason among ``onJobFailureReasons``, its message matching one of
+``onJobFailureMessagePatterns``, its replicated Job among ``targetReplicatedJobs``) acts, for the
+earliest failed Job it applies to, else ``RestartJobSet``: ``FailJobSet``
 fails it; ``RestartJobSet`` restarts it while ``restartsCountTowardsMax < maxRestarts`` (else
 ``ReachedMaxRestarts``); ``RestartJobSetAndIgnoreMaxRestarts`` restarts it without counting. A
 restart deletes every child Job (foreground: their pods are deleted, bound ones get their grace
@@ -85,10 +97,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
+from gpufleet.model.failed_indexes import MAX_INT32
 from gpufleet.model.generated_names import generate_name
 from gpufleet.model.node import Node, Toleration
 from gpufleet.model.pod import OwnerRef, Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
+from gpufleet.model.pod_failure_policy import ContainerExit, PodFailurePolicy
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
@@ -135,8 +149,6 @@ FAILURE_REASONS = (
     "MaxFailedIndexesExceeded",
     "PodFailurePolicy",
 )
-#: the Job controller's condition when failures pass ``backoffLimit`` (the only way a Job fails here)
-BACKOFF_REASON, BACKOFF_MESSAGE = "BackoffLimitExceeded", "Job has reached the specified backoff limit"
 MAX_NAME = 63
 REQUIRED = "Required value"  # field.Required with no detail, as the CRD's schema says it
 _DNS_1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -147,7 +159,16 @@ DNS_1035_MESSAGE = (
 )
 _RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 #: JobSpec fields read here; of the others these are not modelled (as for a plain Job)
-_JOB_SPEC_READ = ("parallelism", "completions", "backoffLimit", "completionMode", "template")
+_JOB_SPEC_READ = (
+    "parallelism",
+    "completions",
+    "backoffLimit",
+    "completionMode",
+    "template",
+    "podFailurePolicy",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
+)
 _REPLICATED_JOB_READ = ("name", "replicas", "groupName", "template", "dependsOn")
 _TOP_UNMODELLED = ("ttlSecondsAfterFinished", "volumeClaimPolicies")
 #: ``managedBy`` naming the built-in controller (any other: another controller, MultiKueue's, runs it)
@@ -170,6 +191,11 @@ class ReplicatedJob:
     exclusive_topology: str | None = None
     node_selector_strategy: bool = False
     depends_on: tuple[tuple[str, str], ...] = ()  # (replicated Job, Ready or Complete)
+    #: its Jobs' ``podFailurePolicy`` (``model.pod_failure_policy``)
+    pod_failure_policy: PodFailurePolicy | None = None
+    #: its Jobs' ``backoffLimitPerIndex`` and ``maxFailedIndexes`` (``model.failed_indexes``); None: unset
+    backoff_limit_per_index: int | None = None
+    max_failed_indexes: int | None = None
 
     @property
     def pods_per_job(self) -> int:
@@ -185,13 +211,36 @@ class FailureRule:
     message_patterns: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
 
-    def applies(self, rjob: str) -> bool:
-        """``ruleIsApplicable`` to a Job that failed as every Job fails here (``BackoffLimitExceeded``)."""
-        reason = not self.reasons or BACKOFF_REASON in self.reasons
-        message = not self.message_patterns or any(
-            re.search(p, BACKOFF_MESSAGE) for p in self.message_patterns
-        )
-        return reason and message and (not self.targets or rjob in self.targets)
+    def applies(self, job: FailedJob) -> bool:
+        """``ruleIsApplicable``: the failed Job's reason is one of ``onJobFailureReasons``, its message
+        matches one of ``onJobFailureMessagePatterns`` (``regexp.MatchString``: anywhere in it) and its
+        replicated Job is one of ``targetReplicatedJobs`` (each: any when empty)."""
+        reason = not self.reasons or job.reason in self.reasons
+        message = not self.message_patterns or any(re.search(p, job.message) for p in self.message_patterns)
+        return reason and message and (not self.targets or job.rjob in self.targets)
+
+
+@dataclass(frozen=True)
+class FailedJob:
+    """A failed child Job as the failure policy reads it: its name, its replicated Job
+    (``jobset.sigs.k8s.io/replicatedjob-name``) and its ``Failed`` condition's reason and message."""
+
+    name: str
+    rjob: str
+    reason: str
+    message: str
+
+
+def first_failed_rule_and_job(
+    rules: Sequence[FailureRule], failed: Sequence[FailedJob]
+) -> tuple[FailureRule, FailedJob] | None:
+    """``findFirstFailedPolicyRuleAndJob``: the first rule that applies to a failed Job, with the Job that
+    failed first of those it applies to (``failed`` in the order the Jobs failed); None when none applies."""
+    for rule in rules:
+        job = next((j for j in failed if rule.applies(j)), None)
+        if job is not None:
+            return rule, job
+    return None
 
 
 @dataclass
@@ -285,8 +334,10 @@ def _replicated_job(
     completions: int | None = None if "parallelism" in given else 1  # parallelism alone: a work queue
     if "completions" in given:
         completions = manifest.count(f"{job_at}.completions", 1)
-    backoff_limit = manifest.count(f"{job_at}.backoffLimit", 6)
     mode = _enum(manifest, f"{job_at}.completionMode", COMPLETION_MODES, "Indexed")  # the webhook's default
+    per_index, max_failed = manifest.per_index(job_at, mode == "Indexed", completions)
+    # SetDefaults_Job: backoffLimit defaults to MaxInt32 with backoffLimitPerIndex
+    backoff_limit = manifest.count(f"{job_at}.backoffLimit", 6 if per_index is None else MAX_INT32)
     if mode == "Indexed" and completions is None:
         manifest.error(f"{job_at}.completions", required("when completion mode is Indexed"))
     if mode == "Indexed" and completions is not None:
@@ -311,6 +362,7 @@ def _replicated_job(
     )
     if given_policy == "Always":
         manifest.error(restart_at, unsupported(given_policy, COMPLETING_RESTART_POLICIES))
+    pod_failure_policy = manifest.pod_failure_policy(job_at, restart_policy=default)
 
     exclusive = manifest.annotations.get(EXCLUSIVE)
     strategy = NODE_SELECTOR_STRATEGY in manifest.annotations if exclusive is not None else False
@@ -344,6 +396,9 @@ def _replicated_job(
         exclusive,
         strategy,
         tuple(depends),
+        pod_failure_policy,
+        per_index,
+        max_failed,
     )
     return rjob, created
 
@@ -525,11 +580,16 @@ class ChildJob(JobController):
 
     @property
     def failed_job(self) -> bool:
-        return self.done and self.failed > self.job.backoff_limit
+        return self.failure is not None
 
     @property
     def complete(self) -> bool:
-        return self.done and not self.failed_job
+        return self.done and self.failure is None
+
+    def failed_as(self) -> FailedJob:
+        """The Job as the failure policy reads it once it failed (its ``Failed`` condition)."""
+        reason, message = self.failure or ("", "")
+        return FailedJob(self.job.name, self.rjob.name, reason, message)
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         """The Job's pods; under exclusive placement its followers only once the leader is bound
@@ -551,7 +611,7 @@ class ChildJob(JobController):
         if rjob.indexed:
             marks[COMPLETION_INDEX] = str(index)
         template = rjob.template
-        annotations = {**template.annotations, **marks}
+        annotations = {**template.annotations, **marks, **self.index_failure_marks(index)}
         labels = dict(marks)
         if not (rjob.exclusive_topology is not None and rjob.node_selector_strategy):
             labels[PRIORITY] = str(template.priority)  # the pod webhook's, for every pod it mutates
@@ -607,9 +667,9 @@ class ChildJob(JobController):
         return self.domain is not None
 
 
-def _first_failed(message: str, child: ChildJob) -> str:
+def _first_failed(message: str, job: FailedJob) -> str:
     """``messageWithFirstFailedJob``."""
-    return f"{message} (first failed job: {child.job.name})"
+    return f"{message} (first failed job: {job.name})"
 
 
 @dataclass
@@ -696,6 +756,10 @@ class JobSetController(EndsWithCondition):
                 rjob.completions,
                 rjob.backoff_limit,
                 self.jobset.created,
+                pod_failure_policy=rjob.pod_failure_policy,
+                indexed=rjob.indexed,
+                backoff_limit_per_index=rjob.backoff_limit_per_index,
+                max_failed_indexes=rjob.max_failed_indexes,
             )
             self.children[name] = ChildJob(job, rjob, self.restarts, self._marks(rjob, index, name))
 
@@ -773,15 +837,13 @@ class JobSetController(EndsWithCondition):
         """``executeFailurePolicy``, then ``executeSuccessPolicy``."""
         jobset = self.jobset
         if self.failed_order:
-            failed = [self.children[name] for name in self.failed_order]
+            failed = [self.children[name].failed_as() for name in self.failed_order]
             if not jobset.failure_policy:
                 self._end("Failed", _first_failed("jobset failed due to one or more job failures", failed[0]))
                 return
-            action, job = RESTART_JOBSET, failed[0]  # no rule matches: defaultFailurePolicyRuleAction
-            for rule, child in ((r, c) for r in jobset.rules for c in failed):
-                if rule.applies(child.rjob.name):
-                    action, job = rule.action, child
-                    break
+            found = first_failed_rule_and_job(jobset.rules, failed)
+            # no rule applies: defaultFailurePolicyRuleAction, for the Job that failed first
+            action, job = (RESTART_JOBSET, failed[0]) if found is None else (found[0].action, found[1])
             if action == FAIL_JOBSET:
                 self._end("Failed", _first_failed("applying FailJobSet failure policy action", job))
             elif action == RESTART_JOBSET and self.restarts_toward_max >= jobset.max_restarts:
@@ -801,6 +863,12 @@ class JobSetController(EndsWithCondition):
             expected = sum(r.replicas for r in jobset.replicated_jobs if not targets or r.name in targets)
         if succeeded and succeeded >= expected:
             self._end("Completed", "jobset completed successfully")
+
+    def failed_with(self, pod: Pod, reason: str | None, terminated: ContainerExit | None = None) -> None:
+        """``kind.ReadsFailedPods``: how the pod failed, for its Job's ``podFailurePolicy``."""
+        child = self.owner_of.get(pod.key)
+        if child is not None:
+            child.failed_with(pod, reason, terminated)
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         self._delay = 0.0

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from gpufleet.model.node import Node
 from gpufleet.model.owned import Owned
 from gpufleet.model.pod import Pod
-from gpufleet.model.pod_failure_policy import ContainerExit
+from gpufleet.model.pod_failure_policy import ContainerExit, PodFailurePolicy
 from gpufleet.model.workloads import Created, PodGroup, Workload
 
 #: a kind's ``apiVersion`` group, version and ``kind``
@@ -350,6 +350,18 @@ class ManifestReader(Protocol):
 
     def count(self, path: str, default: int) -> int:
         """A count at ``spec.<path>`` that must not be negative; ``default`` when absent."""
+        ...
+
+    def pod_failure_policy(self, path: str, restart_policy: str | None = None) -> PodFailurePolicy | None:
+        """``podFailurePolicy`` of the JobSpec at ``spec.<path>`` (a JobSet's child Job template), read and
+        checked as a Job's (``kube.pod_failure_policy``), None when absent. ``restart_policy``: the pod
+        ``restartPolicy`` the controller sets where the template leaves it unset (the JobSet webhook's
+        ``OnFailure``), which the check sees."""
+        ...
+
+    def per_index(self, path: str, indexed: bool, completions: int | None) -> tuple[int | None, int | None]:
+        """``backoffLimitPerIndex`` and ``maxFailedIndexes`` of the JobSpec at ``spec.<path>`` (None: unset),
+        checked as a Job's (``validateJobSpec``) for its completion mode and ``completions``."""
         ...
 
     def unmodelled(self, fields: Sequence[str]) -> None:

@@ -21,9 +21,12 @@ labelled ``jobset.sigs.k8s.io/{jobset-name, replicatedjob-name, replicatedjob-re
 global-replicas, job-index, job-global-index, job-key, restart-attempt, group-name, group-replicas,
 job-group-index}`` (``jobset-uid`` is left out: a simulated object has no uid),
 ``batch.kubernetes.io/job-name``, ``job-name`` and ``batch.kubernetes.io/job-completion-index``.
-Each Job replaces a failed pod after the pod failure backoff until its ``backoffLimit``
-(``gpufleet.workloads.job``). The ranks of the ML policy's world (``Behavior.rendezvous``: torch, JAX
-and XGBoost, the trainer's pods; MPI, the launcher's and the nodes') compute only once all are up.
+Each Job replaces a failed pod after the pod failure backoff until its ``backoffLimit``, its
+``podFailurePolicy`` deciding how a failed pod counts (``Ignore``: not at all; ``FailJob``: the Job fails,
+``PodFailurePolicy``), told how each pod failed (``failed_with``) as a Job is (``gpufleet.workloads.job``).
+The runtime's Job templates' ``backoffLimitPerIndex`` and ``maxFailedIndexes`` are not modelled (a warning).
+The ranks of the ML policy's world (``Behavior.rendezvous``: torch, JAX and XGBoost, the trainer's pods;
+MPI, the launcher's and the nodes') compute only once all are up.
 
 A replicated job with ``dependsOn`` is created once each named one is ``Complete`` (all its Jobs
 succeeded) or ``Ready`` (each Job has ``ready + succeeded`` pods for its parallelism, or ended)
@@ -46,6 +49,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
+from gpufleet.model.pod_failure_policy import ContainerExit, PodFailurePolicy
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
@@ -90,6 +94,8 @@ class ReplicatedJob:
     depends_on: tuple[tuple[str, str], ...] = ()  # (replicated job, Ready or Complete)
     #: its pods are ranks of the job's distributed world (the ML policy's rendezvous)
     ranks: bool = False
+    #: its Jobs' ``podFailurePolicy`` (``model.pod_failure_policy``)
+    pod_failure_policy: PodFailurePolicy | None = None
 
 
 @dataclass
@@ -242,7 +248,15 @@ class TrainJobController(EndsWithCondition):
         for index in range(rjob.replicas):
             labelled = replace(template, labels={**template.labels, **self._labels(rjob, index)})
             name = child_job_name(train_job.name, rjob.name, index)
-            job = Job(name, train_job.namespace, labelled, rjob.count, rjob.count, rjob.backoff_limit)
+            job = Job(
+                name,
+                train_job.namespace,
+                labelled,
+                rjob.count,
+                rjob.count,
+                rjob.backoff_limit,
+                pod_failure_policy=rjob.pod_failure_policy,
+            )
             out.append(_ChildJob(job, rjob.name))
         return out
 
@@ -285,6 +299,12 @@ class TrainJobController(EndsWithCondition):
         succeeded = sum(j.succeeded for j in targeted)
         if (succeeded > 0) if train_job.success_any else (succeeded == expected):
             self.status = "Complete"
+
+    def failed_with(self, pod: Pod, reason: str | None, terminated: ContainerExit | None = None) -> None:
+        """``kind.ReadsFailedPods``: how the pod failed, for its Job's ``podFailurePolicy``."""
+        job = self.owner.get(pod.key)
+        if job is not None:
+            job.controller.failed_with(pod, reason, terminated)
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         job = self.owner.pop(pod.key, None)
