@@ -1,5 +1,5 @@
 """The Job controller's sync: ``TestControllerSyncJob``, ``TestSyncJobPastDeadline`` and
-``TestSyncJobWithJobBackoffLimitPerIndex``.
+``TestSyncJobWithJobBackoffLimitPerIndex``; and the integration test ``TestSuspendJob``.
 
 Upstream: ``k8s.io/kubernetes`` v1.34.10, ``pkg/controller/job/job_controller_test.go``. A row's Job and
 pods become a cluster snapshot's: its pods are counted as adoption counts them (``gpufleet.kube.adoption``:
@@ -8,9 +8,12 @@ every upstream pod holds the job-tracking finalizer, the Job's status is empty u
 counts the pods of a failed Job) and creates what ``wanted`` returns. Compared: the creations and
 deletions, the created completion indexes, ``status.active``/``succeeded``/``failed``/``completedIndexes``
 and the Job's finished condition, or ``Suspended`` (``JobSuspended``) for a Job with ``spec.suspend``, whose
-deleted pods are still terminating at the end of the sync (counted failed by a later one, ``isPodFailed``).
-``status.ready`` and ``status.terminating`` are not modelled and not compared. The feature gates are 1.34's
-defaults.
+deleted pods are still terminating at the end of the sync (and never counted once gone: ``deleteJobPods``
+removes their tracking finalizer first; ``TestSuspendJob``). ``status.ready`` and ``status.terminating`` are
+not modelled and not compared. The feature gates are 1.34's defaults.
+
+Upstream's ``test/integration/job/job_test.go`` (``TestSuspendJob``): a Job created suspended or not, then
+updated to the other, checked after each step once its pods are created or gone.
 """
 
 from __future__ import annotations
@@ -73,6 +76,8 @@ class Row:
     indexed: bool = False
     status: dict[str, Any] = field(default_factory=dict)
     suspend: bool = False
+    restart_policy: str = "Always"  # the pod template's (a Pod's default)
+    restart_counts: tuple[int, ...] = ()  # each pod's containers' restartCount, in order (else 0)
     # expectations
     creations: int = 0
     deletions: int = 0
@@ -269,9 +274,13 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
     for i, (index, phase) in enumerate(snapshot_pods(row)):
         annotations = {} if index is None else {JOB_COMPLETION_INDEX: index}
         pod = Pod(f"pod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
-        owned.pods.append(OwnedPod(pod, phase))
+        restarts = row.restart_counts[i] if i < len(row.restart_counts) else 0
+        owned.pods.append(OwnedPod(pod, phase, restarts=restarts))
         _count_ended(owned, BarePod(pod, phase=phase), tracked, body)
-    job = Job("job", "default", Pod(""), row.parallelism, completions, row.backoff_limit, suspend=row.suspend)
+    template = Pod("", restart_policy=row.restart_policy)
+    job = Job(
+        "job", "default", template, row.parallelism, completions, row.backoff_limit, suspend=row.suspend
+    )
     controller = JobController(replace(job, active_deadline_s=deadline_s))
     controller.adopt(owned)
     return controller, owned
@@ -279,7 +288,8 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
 
 def synced(controller: JobController, owned: Owned) -> tuple[list[Pod], list[tuple[str, str]]]:
     """What one sync of the adopted Job does: the pods it deletes (each then ends Failed, as upstream counts
-    the pods of a failed Job; a suspended Job's are still terminating) and then creates."""
+    the pods of a failed Job, ``deleteActivePods``; a suspended Job's are still terminating, and would not
+    count once gone) and then creates."""
     doomed = controller.doomed()
     for key, _ in [] if controller.job.suspend else doomed:
         gone = next(p.pod for p in owned.pods if p.pod.key == key)
@@ -316,6 +326,42 @@ def test_controller_sync_job(row: Row) -> None:
     if row.indexed:
         assert intervals(owned.completed_indexes) == row.completed_indexes
     assert condition_of(controller) == row.condition
+
+
+#: ``TestSuspendJob``'s cases: the Job's (``spec.suspend``, active pods wanted) as created, then as updated
+SUSPEND_CASES: dict[str, tuple[tuple[bool, int], tuple[bool, int]]] = {
+    "feature=false,create=false,update=true": ((False, 2), (True, 0)),
+    "feature=false,create=true,update=false": ((True, 0), (False, 2)),
+}
+
+
+def settled(suspend: bool, active: int) -> JobController:
+    """``TestSuspendJob``'s Job (parallelism 2, completions 4) with ``spec.suspend`` ``suspend``, adopting
+    the ``active`` running pods the step before left, once its sync's deletions are gone (each ended as the
+    kubelet ends a deleted pod: Failed) and its creations made."""
+    controller, owned = adopted(Row(2, 4, 6, active=active, suspend=suspend))
+    for key, _ in controller.doomed():
+        controller.finished(next(p.pod for p in owned.pods if p.pod.key == key), succeeded=False)
+    controller.wanted()
+    return controller
+
+
+@pytest.mark.parametrize(
+    ("create", "update"),
+    [pytest.param(*steps, id=f"TestSuspendJob/{name}") for name, steps in SUSPEND_CASES.items()],
+)
+def test_suspend_job(create: tuple[bool, int], update: tuple[bool, int]) -> None:
+    """After each step ``validateJobPodsStatus`` compares all of ``podsByStatus`` (``cmp.Equal``): the
+    active pods wanted and 0 succeeded, 0 failed, 0 terminating (the pods a suspended Job deleted are not
+    counted, ``deleteJobPods``; ``Ready`` is not modelled); the ``Suspended`` condition holds while the Job is
+    suspended (its ``False``/``Resumed`` condition after the update is not modelled: none)."""
+    active = 0
+    for suspend, want_active in (create, update):
+        controller = settled(suspend, active)
+        counts = {"active": want_active, "succeeded": 0, "failed": 0, "terminating": 0}
+        assert controller.status_counts() == counts
+        assert condition_of(controller) == (SUSPENDED if suspend else None)
+        active = want_active
 
 
 FAILED_DEADLINE = ("Failed", DEADLINE_EXCEEDED[0])

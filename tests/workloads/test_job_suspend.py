@@ -1,8 +1,11 @@
 """A Job with ``spec.suspend: true`` that Kueue does not manage (``pkg/controller/job``, Kubernetes v1.34):
 ``manageJob`` creates none of its pods and deletes its active ones, ``syncJob`` sets no ``status.startTime``
 while it is suspended and gives it the condition ``Suspended`` (reason ``JobSuspended``, message "Job
-suspended"), ``pastActiveDeadline`` is false while it is suspended, and a pod it deleted counts as failed
-once gone (``isPodFailed``). Nothing in a simulation resumes it; Kueue resumes a Job it manages when it
+suspended"), ``pastActiveDeadline`` is false while it is suspended, and a pod it deleted is not counted once
+gone: ``deleteJobPods`` removes its ``batch.kubernetes.io/job-tracking`` finalizer before deleting it and
+``trackJobStatusAndRemoveFinalizers`` skips a pod without it (integration test ``TestSuspendJob``: 0 active,
+0 failed, 0 terminating). A Job that finished deletes its pods with ``deleteActivePods``, which keeps the
+finalizer: those count as failed. Nothing in a simulation resumes it; Kueue resumes a Job it manages when it
 admits it."""
 
 from __future__ import annotations
@@ -145,12 +148,13 @@ def dump(tmp_path: Path, objects: list[dict[str, Any]]) -> list[Path]:
     return [path]
 
 
-def test_a_suspended_snapshot_job_deletes_its_active_pods_which_count_failed_and_are_not_replaced(
+def test_a_suspended_snapshot_job_deletes_its_active_pods_which_are_not_counted_nor_replaced(
     tmp_path: Path,
 ) -> None:
-    """``manageJob`` deletes a suspended Job's active pods; once gone they count failed (``isPodFailed``),
-    below its ``backoffLimit`` of 6, and none is created again."""
-    summary = simulated(dump(tmp_path, snapshot_job(backoff_limit=6)))
+    """``manageJob`` deletes a suspended Job's active pods with ``deleteJobPods`` (their tracking finalizer
+    removed): once gone they are not counted (``TestSuspendJob``: 0 active, 0 failed, 0 terminating), and
+    none is created again; with a ``backoffLimit`` of 0 the Job does not fail."""
+    summary = simulated(dump(tmp_path, snapshot_job(backoff_limit=0)))
     pods = pods_by_name(summary)
     assert sorted(pods) == ["train-0", "train-1"]
     # deleted at once, gone after their 30 s grace period
@@ -158,22 +162,39 @@ def test_a_suspended_snapshot_job_deletes_its_active_pods_which_count_failed_and
     status = summary["workload_status"][f"Job/{NS}/train"]
     assert conditions(status) == [(*SUSPENDED, 0.0)]
     counts = (status["active"], status["terminating"], status["failed"], status["start_time_s"])
-    assert counts == (0, 0, 2, None)
+    assert counts == (0, 0, 0, None)
 
 
-def test_a_suspended_job_whose_deleted_pods_pass_its_backoff_limit_fails() -> None:
-    """``syncJob`` checks ``backoffLimit`` whether or not the Job is suspended: its two deleted pods count
-    failed, more than its ``backoffLimit`` of 1."""
-    controller = JobController(Job("train", NS, Pod(""), 2, 4, 1, suspend=True))
+def test_a_suspended_jobs_deleted_pods_never_pass_its_backoff_limit() -> None:
+    """``deleteJobPods``: the two pods a suspended Job deletes are not counted once gone (neither failed nor
+    succeeded, whichever way they ended), so they never pass its ``backoffLimit`` of 0; no pod failure
+    backoff either."""
+    controller = JobController(Job("train", NS, Pod(""), 2, 4, 0, suspend=True))
     pods = [Pod(f"train-{i}", namespace=NS) for i in range(2)]
     controller.adopt(Owned([OwnedPod(pod, "Running") for pod in pods]))
     assert controller.wanted() == []
     assert controller.doomed() == [(f"{NS}/train-0", "Deleted"), (f"{NS}/train-1", "Deleted")]
     assert controller.status_counts() == {"active": 0, "succeeded": 0, "failed": 0, "terminating": 2}
+    assert controller.finished(pods[0], succeeded=False)
+    assert controller.finished(pods[1], succeeded=True)  # it ended during its grace period
+    assert controller.status_counts() == {"active": 0, "succeeded": 0, "failed": 0, "terminating": 0}
+    assert (controller.failure, controller.retry_delay_s()) == (None, 0.0)
+    assert [c.reason for c in controller.status_conditions()] == [SUSPENDED[1]]
+    assert controller.wanted() == []
+
+
+def test_a_suspended_job_that_failed_counts_the_pods_it_deletes_as_failed() -> None:
+    """A finished Job deletes its active pods with ``deleteActivePods``, which keeps their tracking finalizer,
+    suspended or not (``syncJob`` handles the finished Job before ``manageJob``): its ``status.failed`` (2)
+    already past its ``backoffLimit`` of 1, it fails, and its two deleted pods count failed once gone."""
+    controller = JobController(Job("train", NS, Pod(""), 2, 4, 1, suspend=True))
+    pods = [Pod(f"train-{i}", namespace=NS) for i in range(2)]
+    controller.adopt(Owned([OwnedPod(pod, "Running") for pod in pods], failed=2))
+    assert controller.failure == BACKOFF_LIMIT_EXCEEDED
+    assert [key for key, _ in controller.doomed()] == [f"{NS}/train-0", f"{NS}/train-1"]
     for pod in pods:
         controller.finished(pod, succeeded=False)
-    assert controller.failure == BACKOFF_LIMIT_EXCEEDED
-    assert controller.wanted() == []
+    assert controller.status_counts() == {"active": 0, "succeeded": 0, "failed": 4, "terminating": 0}
 
 
 def test_explain_has_no_pod_of_a_suspended_job_but_has_those_of_one_kueue_holds(tmp_path: Path) -> None:

@@ -314,14 +314,28 @@ def test_what_is_not_modelled_is_a_warning_and_network_is_read_silently(tmp_path
     assert "network" not in warned and "groupName" not in warned and "coordinator" not in warned
 
 
-def test_an_exit_code_under_the_webhooks_default_restart_policy_is_warned_of_as_on_failure(
+def test_under_the_webhooks_default_on_failure_a_restart_past_the_jobs_backoff_limit_fails_the_jobset(
     tmp_path: Path,
 ) -> None:
-    """The webhook defaults an unset ``restartPolicy`` to ``OnFailure``: the kubelet would restart a
-    container that exits non-zero in place (not modelled), and the warning names that policy."""
-    text = jobset(rjob("workers", annotations={"gpufleet.io/exit-code": "1"}))
-    warned = "\n".join(load_scenario(write(tmp_path, nodes(), text)).warnings)
-    assert "gpufleet.io/exit-code is not modelled (restartPolicy OnFailure: the kubelet restarts" in warned
+    """The webhook defaults an unset ``restartPolicy`` to ``OnFailure``: the kubelet restarts a container that
+    exits non-zero in place (``ShouldContainerBeRestarted``; no warning), and its Job, ``backoffLimit: 0``,
+    fails at the first restart (``pastBackoffLimitOnFailure``: restarts > 0), at 600 s: no failure policy, the
+    JobSet fails and deletes its Jobs (the pod gone after its 30 s grace period)."""
+    text = jobset(rjob("workers", duration="10m", annotations={"gpufleet.io/exit-code": "1"}))
+    paths = write(tmp_path, nodes(), text)
+    assert not [w for w in load_scenario(paths).warnings if "exit-code" in w]
+    pods, controller = run(paths, 3600)
+    (pod,) = pods.values()
+    assert (pod["restarts"], pod["reason"], pod["deleted_s"], pod["finished_s"]) == (
+        1,
+        "Deleted",
+        630.0,
+        630.0,
+    )
+    assert (controller.finished_as, controller.message) == (
+        "Failed",
+        "jobset failed due to one or more job failures (first failed job: train-workers-0)",
+    )
 
 
 def test_a_coordinator_labels_every_pod_with_its_endpoint(tmp_path: Path) -> None:

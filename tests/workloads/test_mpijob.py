@@ -318,14 +318,16 @@ def test_a_launcher_exit_code_under_never_fails_its_pod_toward_the_launcher_jobs
     assert {pods[n]["reason"] for n in ("pi-launcher-0", "pi-launcher-0-r1")} == {"Error"}
 
 
-def test_a_launcher_exit_code_under_on_failure_is_a_warning_naming_the_replicas_policy(
-    tmp_path: Path,
-) -> None:
+def test_a_launcher_exit_code_under_on_failure_restarts_its_container_in_place(tmp_path: Path) -> None:
     """The launcher's default ``OnFailure`` (``DefaultLauncherRestartPolicy``) overrides the template's
-    (unset): the kubelet would restart the container in place, which is not modelled."""
+    (unset): the kubelet restarts the container that exits non-zero in place (``ShouldContainerBeRestarted``,
+    no warning): at 600 s at once, then after 10, 20, 40, 80 s of back-off, 5 restarts within the hour; the
+    pod runs on."""
     launcher = replica(duration="10m", annotations=', gpufleet.io/exit-code: "2"')
-    warned = "\n".join(load_scenario(write(tmp_path, nodes(), mpijob(launcher, replica(1)))).warnings)
-    assert "gpufleet.io/exit-code is not modelled (restartPolicy OnFailure: the kubelet restarts" in warned
+    paths = write(tmp_path, nodes(), mpijob(launcher, replica(1)))
+    assert not [w for w in load_scenario(paths).warnings if "exit-code" in w]
+    pods, _, _ = run(paths, 3600)
+    assert (pods["pi-launcher-0"]["phase"], pods["pi-launcher-0"]["restarts"]) == ("Running", 5)
 
 
 def test_a_preempted_worker_is_created_again_under_its_name(tmp_path: Path) -> None:
@@ -431,3 +433,19 @@ def test_a_workload_of_several_pod_sets_that_kueue_holds_names_the_one_that_does
         "insufficient unused quota for cpu in flavor default-flavor, 1500m more needed"
     )
     assert all(w["admissions"] == [0.0] for name, w in workloads.items() if name != "MPIJob/default/pi")
+
+
+def test_launcher_restarts_past_the_backoff_limit_fail_the_launcher_job_and_the_mpijob(
+    tmp_path: Path,
+) -> None:
+    """The launcher Job (``OnFailure``, ``runPolicy.backoffLimit: 1``) fails at its pod's first container
+    restart, at 605 s (its 1 GB image pulled in 5 s, then 10 min computing; ``pastBackoffLimitOnFailure``: 1
+    restart >= 1) and deletes the pod (gone after its 30 s grace period); the MPIJob fails with its launcher
+    Job, and no launcher pod is created again."""
+    launcher = replica(duration="10m", annotations=', gpufleet.io/exit-code: "2"')
+    paths = write(tmp_path, nodes(), mpijob(launcher, replica(1), "  runPolicy: {backoffLimit: 1}"))
+    pods, controller, _ = run(paths, 3600)
+    pod = pods["pi-launcher-0"]
+    assert (pod["restarts"], pod["reason"], pod["finished_s"]) == (1, "Deleted", 635.0)
+    assert "pi-launcher-0-r1" not in pods
+    assert controller.finished_as == "Failed"

@@ -357,15 +357,18 @@ def test_under_exit_code_a_retryable_exit_code_creates_the_pod_again(tmp_path: P
 
 
 def test_under_never_and_on_failure_the_exit_code_is_not_read(tmp_path: Path) -> None:
-    """``Never``: any failure fails the job; ``OnFailure`` (pod ``OnFailure``: the kubelet would restart the
-    container in place, not modelled) the pod succeeds, with a warning naming the replica's policy."""
+    """``Never``: any failure fails the job; ``OnFailure`` (pod ``OnFailure``): the kubelet restarts the
+    container in place (``ShouldContainerBeRestarted``, no warning), 5 times within the hour, and the pod
+    runs on (no ``runPolicy.backoffLimit``: no limit); the operator creates no pod again."""
     worker = replica(policy="Never", duration="10m", annotations=exits(130))
     _, controller = run(write(tmp_path, nodes(), pytorchjob(None, worker)), 3600)
     assert controller.finished_as == "Failed" and controller.restarts == 0
 
-    text = pytorchjob(None, replica(duration="10m", annotations=exits(1)))
-    warned = "\n".join(load_scenario(write(tmp_path, nodes(), text)).warnings)
-    assert "gpufleet.io/exit-code is not modelled (restartPolicy OnFailure: the kubelet restarts" in warned
+    paths = write(tmp_path, nodes(), pytorchjob(None, replica(duration="10m", annotations=exits(1))))
+    assert not [w for w in load_scenario(paths).warnings if "exit-code" in w]
+    pods, controller = run(paths, 3600)
+    assert (pods["mnist-worker-0"]["phase"], pods["mnist-worker-0"]["restarts"]) == ("Running", 5)
+    assert (controller.finished_as, controller.restarts) == (None, 0)
 
 
 def test_an_exit_code_under_exit_code_is_no_warning(tmp_path: Path) -> None:
@@ -560,3 +563,18 @@ def test_without_a_gang_placed_ranks_wait_for_the_rest_of_the_world_and_do_not_c
         assert len(placed) == 2 and sum(1 for p in pods.values() if p["phase"] == "Pending") == 1
         totals = summary["totals"]
         assert totals["gpus_allocated"] == 16.0 and totals["gpus_working"] == working
+
+
+def test_container_restarts_past_the_run_policys_backoff_limit_fail_the_job(tmp_path: Path) -> None:
+    """``PastBackoffLimit``: under ``OnFailure`` the kubelet restarts the Worker's container in place, each
+    time it exits (600 s, 1200 s); the restarts of the running pods, summed, reach ``runPolicy.backoffLimit``
+    (2) at 1200 s: the job fails; its pod is kept (``cleanPodPolicy`` as ``None``), not created again."""
+    text = pytorchjob(None, replica(duration="10m", annotations=exits(1)), "  runPolicy: {backoffLimit: 2}")
+    pods, controller = run(write(tmp_path, nodes(), text), 1199)
+    assert (pods["mnist-worker-0"]["restarts"], controller.finished_as) == (1, None)
+    pods, controller = run(write(tmp_path, nodes(), text), 1201)
+    assert (pods["mnist-worker-0"]["restarts"], controller.finished_as, controller.restarts) == (
+        2,
+        "Failed",
+        0,
+    )

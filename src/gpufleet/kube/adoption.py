@@ -128,7 +128,7 @@ def claim(scenario: Scenario, documents: Sequence[tuple[Ref, Mapping[str, Any]]]
         owned = scenario.owned.setdefault(_key(target), Owned())
         terminating = mapping(pod.body.get("metadata")).get("deletionTimestamp") is not None
         failure = failed_pod_status(bare, pod.body) if bare.phase == "Failed" else None
-        owned.pods.append(OwnedPod(bare.pod, bare.phase, terminating, failure))
+        owned.pods.append(OwnedPod(bare.pod, bare.phase, terminating, failure, _restarts(pod.body)))
         if target[0] == "Job":
             workload = workloads[target]
             policy = workload.pod_failure_policy if isinstance(workload, Job) else None
@@ -207,6 +207,17 @@ def failed_pod_status(bare: BarePod, body: Mapping[str, Any]) -> FailedPod:
         conditions,
         _container_exits(status.get("containerStatuses")),
         _container_exits(status.get("initContainerStatuses")),
+    )
+
+
+def _restarts(body: Mapping[str, Any]) -> int:
+    """The ``restartCount`` of a pod's containers and init containers, summed (``pastBackoffLimitOnFailure``;
+    a count that is not a number counts 0: the schema check reports it)."""
+    status = mapping(body.get("status"))
+    return sum(
+        _int(s.get("restartCount"))
+        for key in ("initContainerStatuses", "containerStatuses")
+        for s in items(status.get(key))
     )
 
 

@@ -11,9 +11,11 @@ work is done (after ``duration``, or its work list empty): a decimal integer in 
 status's ``exitCode`` (int32, ``-2147483648`` to ``2147483647``; a Linux process exits with 0 to 255), 0 by
 default. A non-zero code fails the pod under ``restartPolicy: Never`` with that code (its container's
 terminated state: reason ``Error``), for a Job's ``podFailurePolicy`` ``onExitCodes`` rules to match; under
-another restart policy the kubelet would restart the container, which is not modelled (a warning says so,
-and the pod succeeds). An unknown ``gpufleet.io/`` key is an error: it is most likely a
-typo, and a typo would otherwise silently change the simulation.
+``OnFailure`` or ``Always`` the kubelet restarts the container in place after its back-off (the pod stays
+Running, its ``restartCount`` grows and its ``lastState`` holds the code: ``sim.pod_lifecycle``), and its
+work runs again and exits the same way. ``Always`` restarts a container that exits 0 too, which is not
+modelled (the pod succeeds; a warning says so where ``exit-code`` is ``"0"``). An unknown ``gpufleet.io/``
+key is an error: it is most likely a typo, and a typo would otherwise silently change the simulation.
 """
 
 from __future__ import annotations

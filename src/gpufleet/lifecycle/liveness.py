@@ -9,7 +9,9 @@ container ("Container ... failed liveness probe, will be restarted", ``pkg/kubel
 ``computePodActions``), giving it the probe's or else the pod's termination grace period. A probe that
 takes longer than the period delays the next one (the worker's ticker drops the ticks it missed).
 
-A killed container starts again under ``restartPolicy`` Always or OnFailure after the kubelet's
+A container that ended starts again as ``ShouldContainerBeRestarted`` (``pkg/kubelet/container/helpers.go``)
+says: never under ``restartPolicy: Never``, under ``OnFailure`` when it exited non-zero, under ``Always``
+whatever its exit code (a killed one exits 137), after the kubelet's
 back-off (``kuberuntime_manager.go`` ``doBackOff`` over ``k8s.io/client-go/util/flowcontrol``'s
 ``Backoff``, ``backOffPeriod`` 10 s, ``MaxContainerBackOff`` 300 s, ``pkg/kubelet/kubelet.go``): the first
 restart at once, then 10 s, doubling to 5 min; a container that ran 10 min (twice the maximum) since its
@@ -28,6 +30,14 @@ BACK_OFF_S = 10.0
 MAX_BACK_OFF_S = 300.0
 
 
+def restarts_container(restart_policy: str, exit_code: int) -> bool:
+    """``ShouldContainerBeRestarted`` for a container that exited with ``exit_code`` (the pod not deleted):
+    ``Never`` never, ``OnFailure`` on a non-zero exit, ``Always`` on any."""
+    if restart_policy == "OnFailure":
+        return exit_code != 0
+    return restart_policy == "Always"
+
+
 def liveness_kill_s(probe: LivenessProbe, started_s: float, hung_s: float) -> float:
     """When the kubelet kills a container started at ``started_s`` whose process hung at ``hung_s``: the
     ``failureThreshold``-th failed probe from the first one after the hang (and after the initial delay)
@@ -40,7 +50,9 @@ def liveness_kill_s(probe: LivenessProbe, started_s: float, hung_s: float) -> fl
 
 @dataclass
 class RestartBackOff:
-    """One container's back-off: the wait before its next start after it ended at ``ended_s``."""
+    """One container's back-off (``doBackOff``: ``IsInBackOffSince`` the exit, then ``Next``): the wait
+    before its next start after it ended at ``ended_s``; shared by every way a container ends and restarts
+    (its liveness probe, CUDA out of memory, a non-zero exit)."""
 
     delay_s: float = 0.0
     last_s: float | None = None  # when the back-off last moved (``lastUpdate``: the last start)

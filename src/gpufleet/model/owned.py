@@ -27,6 +27,9 @@ class OwnedPod:
     phase: str
     terminating: bool = False
     failure: FailedPod | None = None
+    #: its containers' and init containers' ``restartCount``, summed (what a Job's
+    #: ``pastBackoffLimitOnFailure`` reads)
+    restarts: int = 0
 
     @property
     def active(self) -> bool:

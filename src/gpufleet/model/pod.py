@@ -138,7 +138,7 @@ class Behavior:
     #: the first container's name: the ``container`` label of its cAdvisor usage series
     container: str = ""
     #: gpufleet.io/exit-code: the exit code of its first container once its work is done (None: 0); a
-    #: non-zero one fails the pod under ``restartPolicy: Never``
+    #: non-zero one fails the pod under ``restartPolicy: Never``, restarts the container otherwise
     exit_code: int | None = None
 
 

@@ -118,6 +118,7 @@ def described_from_record(
             record.get("terminated"), record["running_s"], record["finished_s"]
         ),
         "last_terminated": _simulated_terminated(record.get("last_terminated"), None, None),
+        "restarts": record.get("restarts"),
         "conditions": [
             {"type": kind, "status": str(holds)}
             for kind, holds in zip(CONDITIONS, (bound, running, ready, ready), strict=True)
@@ -465,10 +466,13 @@ def _containers(d: Mapping[str, Any], lines: list[str], unknown: str) -> None:
         (label, d.get(key)) for label, key in (("State", "terminated"), ("Last State", "last_terminated"))
     ]
     known = [(label, state) for label, state in states if state]
-    if known:  # its first container's, the one the simulation gives an exit code
-        lines.append(f"  {known[0][1]['container'] or '(first container)'}:")
+    restarts = d.get("restarts")
+    if known or restarts:  # its first container's, the one the simulation gives an exit code
+        lines.append(f"  {(known[0][1]['container'] if known else None) or '(first container)'}:")
         for label, state in known:
             lines += _terminated_lines(label, state)
+        if restarts is not None:
+            lines.append(f"    {'Restart Count:':<16}{restarts}")
 
 
 def _workload_status(d: Mapping[str, Any]) -> list[str]:

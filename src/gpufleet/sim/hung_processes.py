@@ -12,7 +12,8 @@ from functools import partial
 from typing import Protocol
 
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.lifecycle.liveness import RestartBackOff, liveness_kill_s
+from gpufleet.lifecycle.liveness import liveness_kill_s
+from gpufleet.model.pod_failure_policy import ERROR, SIGKILL_EXIT_CODE, ContainerExit
 from gpufleet.sim.pod_lifecycle import PodLifecycle
 from gpufleet.sim.records import PodRecord
 
@@ -28,7 +29,6 @@ class HungProcesses:
     def __init__(self, clock: Clock, lifecycle: PodLifecycle) -> None:
         self.clock = clock
         self.lifecycle = lifecycle
-        self.back_offs: dict[str, RestartBackOff] = {}  # pod key -> its container's back-off
 
     def hang(self, rec: PodRecord, fault: HangFault) -> None:
         self.lifecycle.hang(rec)
@@ -60,8 +60,8 @@ class HungProcesses:
             self.lifecycle.failed(rec, "Error")
             self._recovered(fault)
             return
-        wait = self.back_offs.setdefault(rec.pod.key, RestartBackOff()).wait_s(now)
-        self.lifecycle.restart_container(rec, wait)
+        killed = ContainerExit(rec.pod.behavior.container, SIGKILL_EXIT_CODE, ERROR)
+        wait = self.lifecycle.restart_container(rec, killed)
         self.clock.at(now + wait, Priority.COMPLETION, partial(self._recovered, fault))
 
     def _recovered(self, fault: HangFault) -> None:

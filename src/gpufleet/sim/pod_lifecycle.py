@@ -31,6 +31,7 @@ from gpufleet.control.clock import Clock, Priority
 from gpufleet.gpus.devices import Unit, out_of_memory
 from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
+from gpufleet.lifecycle.liveness import restarts_container
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
 from gpufleet.model.final_states import REJECTED
 from gpufleet.model.images import normalized_image_name
@@ -56,6 +57,8 @@ from gpufleet.sim.records import PodRecord
 from gpufleet.sim.status_watch import StatusWatch, WatchedPodRecord
 from gpufleet.sim.work_queues import WorkList
 
+#: the reason of a container waiting out the kubelet's back-off before it starts again
+CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 #: the kubelet's ``Admit`` of a ``PredicateFailureError``: the predicate's name as reason, "Predicate <name>
 #: failed: <its reason>" as message (``nodeaffinity.ErrReasonPod``, ``tainttoleration.ErrReasonNotMatch``)
 KUBELET_NODE_AFFINITY = (
@@ -92,6 +95,11 @@ class LifecycleHost(Protocol):
 
     def working_changed(self, pod: Pod) -> None:
         """The pod started or stopped working (what a Traffic's serving replicas are counted from)."""
+        ...
+
+    def container_restarted(self, pod: Pod) -> None:
+        """The kubelet restarted the pod's container once more (what a Job under ``restartPolicy:
+        OnFailure`` counts toward its ``backoffLimit``)."""
         ...
 
 
@@ -276,6 +284,8 @@ class PodLifecycle:
             return
         now = self.clock.now
         rec.running_s = now
+        if rec.reason == CRASH_LOOP_BACK_OFF:  # its back-off is over
+            rec.reason = None
         if rec.phase != "Running":
             self.set_phase(rec, "Running")
         if rec.node is not None and self._cuda_out_of_memory(rec):
@@ -290,7 +300,7 @@ class PodLifecycle:
     def _cuda_out_of_memory(self, rec: PodRecord) -> bool:
         """The process allocates its GPU memory as it starts; too little -> CUDA out of memory.
         ``restartPolicy: Never`` ends the pod Failed (OOMKilled); otherwise the kubelet restarts the
-        container with CrashLoopBackOff's delay (10 s doubling to 5 min) and it tries again."""
+        container (``restart_container``) and it tries again."""
         devices = self.cluster.ledger.nodes.get(rec.node or "")
         if devices is None or rec.pod.behavior.gpu_memory_bytes is None or not rec.devices:
             return False
@@ -306,9 +316,9 @@ class PodLifecycle:
         rec.message = (
             f"CUDA out of memory: the process needs {need:g} GB of GPU memory and its device cannot give it"
         )
-        rec.enter(self.clock.now, "crashed")
         oom_killed = ContainerExit(rec.pod.behavior.container, SIGKILL_EXIT_CODE, OOM_KILLED)
         if rec.pod.restart_policy == "Never":
+            rec.enter(self.clock.now, "crashed")
             rec.running_s = None
             self.set_phase(rec, "Failed")
             rec.reason, rec.finished_s = "OOMKilled", self.clock.now
@@ -317,15 +327,7 @@ class PodLifecycle:
             self.host.owner_finished(rec.pod, succeeded=False)
             self.host.cluster_changed(freed)
             return True
-        rec.reason = "CrashLoopBackOff"
-        rec.last_terminated = oom_killed
-        rec.restarts += 1
-        delay = min(10.0 * 2 ** (rec.restarts - 1), 300.0)
-        token = rec.token
-        rec.running_s = None
-        self.clock.at(
-            self.clock.now + delay, Priority.COMPLETION, lambda: self._container_started(rec, token)
-        )
+        self.restart_container(rec, oom_killed)
         return True
 
     def _release(self, rec: PodRecord) -> tuple[ClusterChange, ...]:
@@ -540,19 +542,30 @@ class PodLifecycle:
         rec.enter(self.clock.now, "hung")
         self.gang_member_gone(rec)
 
-    def restart_container(self, rec: PodRecord, wait_s: float) -> None:
-        """The kubelet killed its container (its livenessProbe failed) and starts it again after the
-        back-off ``wait_s``: its start chain again (model load, warm-up), then it resumes from its
-        checkpoint."""
+    def restart_container(self, rec: PodRecord, exited: ContainerExit) -> float:
+        """Its container ended (its livenessProbe failed, CUDA out of memory, its work exited non-zero) and
+        the kubelet starts it again (``restartPolicy`` Always or OnFailure, ``liveness.restarts_container``)
+        after its back-off (``RestartBackOff``: at once, then 10 s doubling to 5 min, reset once it ran
+        10 min), waiting in ``CrashLoopBackOff``: its start chain again (model load, warm-up), then it
+        resumes from its checkpoint. The pod stays Running; ``restartCount`` + 1 (its owner learns it),
+        ``exited`` its ``lastState.terminated``. Returns the back-off."""
+        now = self.clock.now
         if rec.pod.key in self.storage:
-            self.storage.remove(self.clock.now, rec.pod.key)
+            self.storage.remove(now, rec.pod.key)
             self._storage_reschedule()
         rec.hung, rec.ready, rec.running_s = False, False, None
+        rec.last_terminated = exited
         rec.restarts += 1
         rec.token += 1
-        token, now = rec.token, self.clock.now
+        token = rec.token
+        wait = rec.back_off.wait_s(now)
+        if wait > 0:
+            rec.reason = CRASH_LOOP_BACK_OFF
         rec.enter(now, "crashed")
-        self.clock.at(now + wait_s, Priority.COMPLETION, lambda: self._container_started(rec, token))
+        self.gang_member_gone(rec)
+        self.clock.at(now + wait, Priority.COMPLETION, lambda: self._container_started(rec, token))
+        self.host.container_restarted(rec.pod)
+        return wait
 
     def evict(self, key: str, reason: str, by_scheduler: bool = False) -> None:
         """Delete a pod bound to its node: SIGTERM, then its resources are freed after the grace period;
@@ -632,17 +645,23 @@ class PodLifecycle:
 
     def _succeed(self, rec: PodRecord) -> None:
         """Its container's work is done: it exits with ``gpufleet.io/exit-code`` (default 0). Exit code 0
-        succeeds the pod; any other fails it under ``restartPolicy: Never`` (reason ``Error``, as the runtime
-        words a non-zero exit), its work not kept (the code says the run failed)."""
+        succeeds the pod; any other (reason ``Error``, as the runtime words a non-zero exit) fails it under
+        ``restartPolicy: Never`` and restarts the container in place under OnFailure or Always
+        (``restart_container``), its work not kept either way (the code says the run failed: the next run
+        starts afresh). (Always restarts a container that exits 0 too, which is not modelled: it succeeds.)"""
         now = self.clock.now
         if rec.working:
             self._working(rec, -1)
         rec.working = False
         code = rec.pod.behavior.exit_code or 0
         container = rec.pod.behavior.container
-        if code != 0 and rec.pod.restart_policy == "Never":
-            rec.done_s = 0.0  # (no checkpoint of a run that failed: its replacement starts afresh)
-            self.terminated(rec, ERROR, deleted=False, container_exit=ContainerExit(container, code, ERROR))
+        if code != 0:
+            rec.done_s = 0.0
+            exited = ContainerExit(container, code, ERROR)
+            if restarts_container(rec.pod.restart_policy, code):
+                self.restart_container(rec, exited)
+            else:
+                self.terminated(rec, ERROR, deleted=False, container_exit=exited)
             return
         rec.terminated = ContainerExit(container, 0, COMPLETED)
         self.set_phase(rec, "Succeeded")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from gpufleet.gpus.devices import Unit
 from gpufleet.lifecycle.checkpoints import last_checkpoint, progress, time_to_finish
+from gpufleet.lifecycle.liveness import RestartBackOff
 from gpufleet.model.dra import AllocationResult
 from gpufleet.model.pod import Pod
 from gpufleet.model.pod_failure_policy import ContainerExit
@@ -59,14 +60,15 @@ class PodRecord:
     #: its ResourceClaims' allocations when it was bound: (claim key, allocation), in its claims' order
     claims: tuple[tuple[str, AllocationResult], ...] = ()
     gpu_share: float = 0.0  # GPU-equivalents it holds
-    restarts: int = 0
+    restarts: int = 0  # its first container's ``restartCount``
+    back_off: RestartBackOff = field(default_factory=RestartBackOff)  # the kubelet's, before a restart
     hung: bool = False  # its process hangs: it holds its GPUs and computes nothing (``sim.hung_processes``)
     work_lost_gpu_s: float = 0.0  # GPU-seconds of computation it lost (since a checkpoint, when stopped)
     checkpoint_save_gpu_s: float = 0.0  # GPU-seconds it spent writing checkpoints, computing paused
     ring: RingPlacement | None = None  # a gang member: its ring's placement and stretch
     #: its first container's terminated state once it ended (``state.terminated``: exit code and reason),
     #: None where the kubelet would report none (``model.pod_failure_policy``); and the one before its
-    #: last restart (``lastState.terminated``: a container the kubelet restarted after CUDA out of memory)
+    #: last restart (``lastState.terminated``: ``PodLifecycle.restart_container``)
     terminated: ContainerExit | None = None
     last_terminated: ContainerExit | None = None
     log: list[tuple[float, str]] = field(default_factory=list)

@@ -83,6 +83,7 @@ from gpufleet.workloads.job import JobController, kueue_held
 from gpufleet.workloads.kind import (
     Adopts,
     BacksOff,
+    CountsRestarts,
     DeletesPods,
     HasDeadline,
     HearsDeletions,
@@ -476,12 +477,7 @@ class Simulation:
 
     def owner_finished(self, pod: Pod, succeeded: bool) -> None:
         suspended = self.kueue.pod_finished(pod)  # Kueue evicted its Job: suspended, not failed
-        owner: OwnerRef | None = pod.owner
-        if owner is None:
-            return
-        controller = self.created_by.get(pod.key) or self.controllers.get(
-            f"{owner.kind}/{pod.namespace}/{owner.name}"
-        )
+        controller = self._owner_controller(pod)
         if controller is None:
             return
         delay = 0.0
@@ -663,6 +659,21 @@ class Simulation:
             controller = self.scale_target(key)
             if controller is not None and pod.key in controller.active:
                 self._flips[key] += 1
+
+    def _owner_controller(self, pod: Pod) -> WorkloadController | None:
+        """The controller that made the pod, or that adopted it (a snapshot's: its owner's)."""
+        owner: OwnerRef | None = pod.owner
+        if owner is None:
+            return None
+        return self.created_by.get(pod.key) or self.controllers.get(
+            f"{owner.kind}/{pod.namespace}/{owner.name}"
+        )
+
+    def container_restarted(self, pod: Pod) -> None:
+        controller = self._owner_controller(pod)
+        if controller is not None and implements(controller, CountsRestarts):
+            cast(CountsRestarts, controller).restarted(pod)
+            self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     def pod_ready(self, pod: Pod) -> None:
         self._watched(pod, lambda c: c.pod_ready(pod))

@@ -19,6 +19,7 @@ from gpufleet.scheduling.diagnosis import diagnose, reach_by_shape
 from gpufleet.scheduling.fragmentation import fragmentation
 from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import group_key
+from gpufleet.sim.pod_lifecycle import CRASH_LOOP_BACK_OFF
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.traffic import TrafficState, mean_gpu_util_pct
@@ -45,6 +46,7 @@ def _pod_record(
         "final_state": _final_state(rec),
         "terminated": _terminated(rec.terminated),
         "last_terminated": _terminated(rec.last_terminated),
+        "restarts": rec.restarts,
         "node": rec.node,
         "gpus": round(rec.gpu_share, 6),
         "devices": [u.id for u in rec.devices],
@@ -73,7 +75,7 @@ def _pod_record(
         "finished_s": rec.finished_s,
         "deleted_s": rec.deleted_s,
         "message": rec.message
-        if pending or rec.phase == "Failed" or rec.reason == "CrashLoopBackOff"
+        if pending or rec.phase == "Failed" or rec.reason == CRASH_LOOP_BACK_OFF
         else None,
         "scheduler": rec.pod.scheduler_name,  # (its profile: a scheduler's events come from that name)
         "pod_group": group_key(rec.pod),

@@ -15,7 +15,8 @@ A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its activ
 ``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
 status counts them (a failed one not yet counted as its ``podFailurePolicy`` counts it, from its
 status's conditions and exit codes, ``kube.adoption``; a failed one a ``FailJob`` rule matches fails the
-Job, ``getFailJobMessage``), and new pods take the lowest indexes neither active nor completed
+Job, ``getFailJobMessage``; under ``restartPolicy: OnFailure`` its active ones' ``restartCount``, toward
+``pastBackoffLimitOnFailure``), and new pods take the lowest indexes neither active nor completed
 (``firstPendingIndexes``) under names the snapshot does not hold.
 
 Under Kueue with ``kueue.x-k8s.io/job-min-parallelism`` it may be admitted with fewer pods than its
@@ -36,6 +37,11 @@ the Job, and ``syncJob`` sets it anew when it resumes; the driver arms the deadl
 (``BackoffLimitExceeded``, ``PodFailurePolicy``, ``DeadlineExceeded``, ``MaxFailedIndexesExceeded``) deletes
 its active pods (``deleteActivePods``), which then count as failed.
 
+Under ``restartPolicy: OnFailure`` the kubelet restarts a failed container in place (``sim.pod_lifecycle``):
+once the restart counts of the Job's active pods, summed, reach ``backoffLimit`` (exceed 0 for a limit of 0),
+the Job fails (``BackoffLimitExceeded``, ``pastBackoffLimitOnFailure``) and deletes its active pods, which
+count as failed.
+
 An Indexed Job's ``spec.successPolicy`` (``model.completion_indexes``) succeeds it once its succeeded
 indexes meet a rule (``SuccessCriteriaMet``, reason ``SuccessPolicy``); it then deletes its active pods too.
 What a user reads of the Job (``kind.ReportsStatus``): its conditions, the interim ``FailureTarget`` or
@@ -51,14 +57,23 @@ off on its own (``getRemainingTimePerIndex``: 10 s doubling per failure of the i
 
 A Job with ``spec.suspend: true`` that Kueue does not manage (no queue label, or Kueue not installed) is
 suspended for good, as nothing in a simulation resumes it: ``manageJob`` creates none of its pods and deletes
-its active ones (a snapshot's), which count as failed once gone (``isPodFailed``: a deleted pod that did not
-succeed) and are not replaced; it has no ``status.startTime`` and its deadline does not run
-(``pastActiveDeadline``); its condition is ``Suspended`` (reason ``JobSuspended``, "Job suspended") while it
-has not finished. (A Job Kueue manages is suspended and resumed by Kueue: ``suspended``.)"""
+its active ones (a snapshot's) with ``deleteJobPods``, which first removes each pod's finalizer
+``batch.kubernetes.io/job-tracking``, so that gone, the pod is not counted at all
+(``trackJobStatusAndRemoveFinalizers`` skips a pod without the finalizer): not failed, not toward
+``backoffLimit`` or an index, no pod failure backoff (integration test ``TestSuspendJob``: suspended, the Job
+has 0 active, 0 failed, 0 terminating); they are not replaced; it has no ``status.startTime`` and its
+deadline does not run (``pastActiveDeadline``); its condition is ``Suspended`` (reason ``JobSuspended``, "Job
+suspended") while it has not finished. (A Job that finished deletes its active pods keeping the finalizer,
+``deleteActivePods``: those count as failed.)
+
+A Job Kueue manages is suspended and resumed by Kueue: its eviction (preemption, ``waitForPodsReady``, an
+admission check's retry...) sets ``spec.suspend`` (``Job.Stop``) and ``manageJob`` deletes the active pods the
+same way (``deleteJobPods``): none counts, however often the Job is evicted (``suspended``); each index is
+created again (``-r<n>``) for when Kueue admits it again."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar, TypeVar, cast
 
@@ -167,6 +182,22 @@ def remaining_backoff_per_index_s(
     return remaining_backoff_s(record, now_s, default_s, max_s)
 
 
+def restarts_past_limit(restart_counts: Iterable[int], limit: int) -> bool:
+    """Whether container restart counts, summed, reach ``limit`` (exceed 0 for a limit of 0): the Job
+    controller's ``pastBackoffLimitOnFailure``, the training operator's ``PastBackoffLimit``."""
+    restarts = sum(restart_counts)
+    return restarts > 0 if limit == 0 else restarts >= limit
+
+
+def past_backoff_limit_on_failure(job: Job, restart_counts: Iterable[int]) -> bool:
+    """``pastBackoffLimitOnFailure``: under ``restartPolicy: OnFailure``, whether the restart counts of the
+    containers (init and app) of the Job's Pending and Running pods, summed, reach ``backoffLimit`` (exceed
+    0 for a ``backoffLimit`` of 0)."""
+    return job.template.restart_policy == "OnFailure" and restarts_past_limit(
+        restart_counts, job.backoff_limit
+    )
+
+
 def kueue_held(workload: W, kueue: KueueObjects) -> W:
     """``workload``, a Job Kueue manages (``KueueObjects.manages``) without its ``spec.suspend``: Kueue holds
     it and unsuspends it when it admits it; any other workload as it is."""
@@ -203,6 +234,7 @@ class JobController:
         #: the completion indexes whose pod succeeded (``succeededIndexes``), below ``completions``
         self.succeeded_indexes: set[int] = set()
         self._failed_as: dict[str, FailedPod] = {}  # pod key -> what ``failed_with`` told of it
+        self._restarts: dict[str, int] = {}  # active pod key -> its containers' restarts (``restarted``)
         #: ``backoffLimitPerIndex``: the indexes that failed (``status.failedIndexes``), the annotations of
         #: each index's next pod (its failure counts) and the per-index backoff of the last failure
         self.failed_indexes: set[int] = set()
@@ -293,6 +325,7 @@ class JobController:
         for p in active:
             index = p.completion_index
             self.active[p.pod.key] = self._new_index() if index is None else index
+        self._restarts = {p.pod.key: p.restarts for p in active if p.restarts}
         self.issued = len(self.active)
         job = self.job
         if job.completions is None:
@@ -310,7 +343,9 @@ class JobController:
         message = None if complete else self._fail_job_message(owned)
         if message is not None:
             self._fail(REASON_POD_FAILURE_POLICY, message)
-        elif not complete and self.failed > job.backoff_limit:
+        elif not complete and (
+            self.failed > job.backoff_limit or past_backoff_limit_on_failure(job, self._restarts.values())
+        ):
             self._fail(*BACKOFF_LIMIT_EXCEEDED)  # its active pods are then deleted (syncJob)
         if not complete and self.failure is None:
             self._match_failed_indexes()
@@ -405,9 +440,31 @@ class JobController:
         ``spec.podFailurePolicy`` reads of it (its ``DisruptionTarget`` condition, its exit code)."""
         self._failed_as[pod.key] = failed_pod(pod.namespace, pod.name, reason, terminated)
 
+    def restarted(self, pod: Pod) -> None:
+        """``kind.CountsRestarts``: the kubelet restarted the container of its active ``pod`` once more (a
+        snapshot's pod counts on from its ``restartCount``, ``adopt``): a Job not finished whose active pods'
+        restarts reach its limit (``past_backoff_limit_on_failure``) fails (``BackoffLimitExceeded``) and
+        deletes its active pods."""
+        if pod.key not in self.active:
+            return
+        self._restarts[pod.key] = self._restarts.get(pod.key, 0) + 1
+        if not self.done and past_backoff_limit_on_failure(self.job, self._restarts.values()):
+            self._fail(*BACKOFF_LIMIT_EXCEEDED)
+
+    def _forget(self, pod: Pod) -> tuple[int | None, FailedPod | None]:
+        """``pod`` is no longer one of its active ones: its completion index (None if it was not active) and
+        what ``failed_with`` told of it."""
+        self._restarts.pop(pod.key, None)
+        return self.active.pop(pod.key, None), self._failed_as.pop(pod.key, None)
+
     def finished(self, pod: Pod, succeeded: bool) -> bool:
-        index = self.active.pop(pod.key, None)
-        status = self._failed_as.pop(pod.key, None)
+        """One of its pods ended (``kind.WorkloadController``). While ``spec.suspend`` holds a Job not
+        finished, its pod was deleted by ``deleteJobPods`` without its tracking finalizer: not counted
+        (``suspended``)."""
+        if self.job.suspend and not self.done:
+            self.suspended(pod)
+            return True
+        index, status = self._forget(pod)
         if index is None:
             return True
         if succeeded:
@@ -536,8 +593,9 @@ class JobController:
 
     def doomed(self) -> list[tuple[str, str]]:
         """``deleteActivePods`` (``kind.DeletesPods``): once the Job failed, or met its ``successPolicy``,
-        or while ``spec.suspend`` holds it (``manageJob``), its pods still active (each time it is asked, as
-        every sync of a finished Job deletes them; deleting one already terminating does nothing)."""
+        or while ``spec.suspend`` holds it (``manageJob``'s ``deleteJobPods``), its pods still active (each
+        time it is asked, as every sync of a finished Job deletes them; deleting one already terminating does
+        nothing)."""
         if self.failure is None and self.success is None and not self.job.suspend:
             return []
         return [(key, "Deleted") for key in sorted(self.active)]
@@ -555,9 +613,10 @@ class JobController:
         return []
 
     def suspended(self, pod: Pod) -> None:
-        """``spec.suspend`` (Kueue evicted the Job): the pod is deleted without counting as failed,
-        and its index is created again (``-r<n>``) for when the Job resumes."""
-        index = self.active.pop(pod.key, None)
+        """``spec.suspend`` (Kueue evicted the Job, or the workload that owns it): the pod, deleted by
+        ``deleteJobPods`` without its tracking finalizer, is not counted (neither failed nor succeeded, no
+        pod failure backoff), and its index is created again (``-r<n>``) for when the Job resumes."""
+        index, _ = self._forget(pod)
         if index is not None:
             self._retry(index)
 

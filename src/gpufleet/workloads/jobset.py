@@ -33,11 +33,12 @@ Read as the JobSet webhook defaults and validates it (``jobSetWebhook.Default``,
 Child Jobs and pods (``constructJob``, ``labelAndAnnotateObject``): each replicated Job has
 ``replicas`` child Jobs ``<jobset>-<rjob>-<jobIdx>``, each driven by ``job.JobController``
 (``parallelism`` pods until ``completions`` succeed, failed pods replaced after the Job's pod failure
-backoff until ``backoffLimit``). An Indexed Job's pod is ``<job>-<index>-<suffix>``, a NonIndexed
-one's ``<job>-<suffix>``: upstream the suffix is the API server's random ``generateName`` one; here
-it is 5 characters of the same alphabet drawn from a SHA-1 of the pod's namespace, Job, index,
-restart attempt and re-creation count, so names are stable and a restarted JobSet's pods get new
-ones. Pods carry the labels and annotations upstream sets (``jobset.sigs.k8s.io/{jobset-name,
+backoff until ``backoffLimit``; under ``restartPolicy: OnFailure``, the webhook's default, the kubelet's
+container restarts count toward it, ``pastBackoffLimitOnFailure``). An Indexed Job's pod is
+``<job>-<index>-<suffix>``, a NonIndexed one's ``<job>-<suffix>``: upstream the suffix is the API server's
+random ``generateName`` one; here it is 5 characters of the same alphabet drawn from a SHA-1 of the pod's
+namespace, Job, index, restart attempt and re-creation count, so names are stable and a restarted JobSet's
+pods get new ones. Pods carry the labels and annotations upstream sets (``jobset.sigs.k8s.io/{jobset-name,
 replicatedjob-name, replicatedjob-replicas, global-replicas, job-index, job-global-index, job-key,
 group-name, group-replicas, job-group-index, restart-attempt}``, and ``coordinator``; ``job-key`` is
 the SHA-1 of ``<ns>/<job>``), the Job controller's ``batch.kubernetes.io/job-name`` and ``job-name``,
@@ -580,6 +581,8 @@ class ChildJob(JobController):
 
     @property
     def failed_job(self) -> bool:
+        """The Job failed (its ``Failed`` condition: past ``backoffLimit`` by its failed pods or, under
+        ``OnFailure``, its containers' restarts; a ``podFailurePolicy`` rule; its failed indexes)."""
         return self.failure is not None
 
     @property
@@ -889,6 +892,17 @@ class JobSetController(EndsWithCondition):
         elif not child.done:
             self._delay = child.retry_delay_s()
         return True
+
+    def restarted(self, pod: Pod) -> None:
+        """``kind.CountsRestarts``: the kubelet restarted a container of one of its Jobs' pods; a Job it
+        fails (``pastBackoffLimitOnFailure``) is judged by the failure policy as any failed Job."""
+        child = self.owner_of.get(pod.key)
+        if child is None or self.finished_as is not None:
+            return
+        child.restarted(pod)
+        if child.failed_job:
+            self.failed_order.append(child.job.name)
+            self._judge()
 
     def retry_delay_s(self) -> float:
         """The wait before the reconcile after a failed pod (``kind.BacksOff``): the Job controller's pod

@@ -109,6 +109,18 @@ class ReadsFailedPods(Protocol):
 
 
 @runtime_checkable
+class CountsRestarts(Protocol):
+    """A controller whose policy reads its pods' container restarts (a Job under ``restartPolicy:
+    OnFailure``, ``pastBackoffLimitOnFailure``, and the kinds that drive Jobs: JobSet, TrainJob, MPIJob's
+    launcher; a PyTorchJob, the training operator's ``PastBackoffLimit``): told each time the kubelet restarts
+    the container of one of its pods, then reconciled (what it deletes, ``DeletesPods.doomed``)."""
+
+    def restarted(self, pod: Pod) -> None:
+        """The kubelet restarted ``pod``'s container once more."""
+        ...
+
+
+@runtime_checkable
 class HasDeadline(Protocol):
     """A controller whose workload fails once it has been active a given time (a Job's
     ``activeDeadlineSeconds``): the driver tells it when that time has passed since it started, or since

@@ -35,7 +35,9 @@ Pods: workers ``<job>-worker-<i>`` (``workerName``), owned by the MPIJob, labell
 ``job-role: launcher`` and with the Job's ``batch.kubernetes.io/job-name``/``job-name``. The launcher
 Job is a ``gpufleet.workloads.job`` Job: its failed pod is replaced after the pod failure backoff
 until ``backoffLimit``. ``newLauncherJob`` gives it no ``podFailurePolicy``: whatever its exit code, a
-failed launcher pod counts toward ``backoffLimit``, and the operator reads no exit code itself.
+failed launcher pod counts toward ``backoffLimit``, and the operator reads no exit code itself. Under the
+launcher's ``OnFailure`` the kubelet restarts its container in place, and the restarts count toward
+``backoffLimit`` too (``pastBackoffLimitOnFailure``): past it the launcher Job fails and deletes its pod.
 
 Its pods compute only once the job's world has gathered (``Behavior.rendezvous``: the launcher and
 every worker), as ``mpirun`` starts its ranks on the workers over SSH.
@@ -305,11 +307,20 @@ class MPIJobController(EndsWithCondition):
         return False
 
     def doomed(self) -> list[tuple[str, str]]:
-        """``cleanPodPolicy`` Running or All: the workers not yet ended, once the job finished."""
+        """The launcher Job's pod once that Job failed (its ``deleteActivePods``); ``cleanPodPolicy``
+        Running or All: the workers not yet ended, once the job finished."""
+        launcher = self.launcher.doomed() if self.launcher is not None else []
         if not (self.done and self.job.clean_pods) or self._deleted:
-            return []
+            return launcher
         self._deleted = True
-        return [(key, "Deleted") for key in sorted(self.workers)]
+        return launcher + [(key, "Deleted") for key in sorted(self.workers)]
+
+    def restarted(self, pod: Pod) -> None:
+        """``kind.CountsRestarts``: the kubelet restarted a container of the launcher's pod: its Job counts
+        it (``pastBackoffLimitOnFailure``) and, failed, deletes the pod (``doomed``); the job fails once the
+        pod is gone (``finished``). A worker's restarts count toward nothing."""
+        if self.launcher is not None:
+            self.launcher.restarted(pod)
 
     def pod_sets(self) -> list[PodSet]:
         """Kueue's MPIJob integration: ``launcher`` and ``worker`` (``pkg/controller/jobs/mpijob``)."""

@@ -27,10 +27,10 @@ container has no terminated state reads as upstream's ``0xbeef``, retryable: a p
 fault killed, a pod whose node is gone, one that never started (gpufleet gives them no exit code). The
 simulation's exit codes (``gpufleet.io/exit-code``, an OOM kill) are the first container's: with
 another container first, a warning says every failure reads as retryable. Each re-creation counts toward
-``runPolicy.backoffLimit`` (unset: no limit); past it the job fails. Upstream ``PastBackoffLimit``
-sums the container restart counts of running pods (restarts in place by the kubelet); in the
-simulator a replica's failure is a pod that ends, so a re-creation stands for a restart. Each
-re-creation waits as a work-queue retry (``kind.work_queue_delay_s``: 5 ms doubling to 1000 s), so a
+``runPolicy.backoffLimit`` (unset: no limit); past it the job fails. So do the kubelet's restarts in place of
+the containers of its running pods under ``OnFailure`` or ``Always`` (``PastBackoffLimit``: summed, they
+reach the limit, or exceed 0 for a limit of 0; the pods are then kept, as under ``cleanPodPolicy: None``).
+Each re-creation waits as a work-queue retry (``kind.work_queue_delay_s``: 5 ms doubling to 1000 s), so a
 job with no limit whose pod fails at once retries ever more slowly, never in a tight loop.
 
 Its pods compute only once the job's world has gathered (``Behavior.rendezvous``: every replica, or
@@ -74,6 +74,7 @@ from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, OwnerR
 from gpufleet.model.pod_failure_policy import ContainerExit
 from gpufleet.model.workloads import Created, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
+from gpufleet.workloads.job import restarts_past_limit
 from gpufleet.workloads.kind import EndsWithCondition, ManifestReader, work_queue_delay_s
 
 API = ("kubeflow.org", "v1", "PyTorchJob")
@@ -347,6 +348,8 @@ class PyTorchJobController(EndsWithCondition):
         #: pod key -> the exit code ``ReconcilePods`` reads of it, told by ``failed_with``
         self._exit_codes: dict[str, int] = {}
         self.restarts = 0
+        #: an active pod's container restarts in place (``restarted``), which ``PastBackoffLimit`` sums
+        self._container_restarts: dict[str, int] = {}
         #: the job's last condition: Created, Running, Restarting, Succeeded, Failed or Suspended
         self.status = "Suspended" if job.suspend else "Created"
 
@@ -417,7 +420,19 @@ class PyTorchJobController(EndsWithCondition):
         code = terminated.exit_code if terminated is not None and named else None
         self._exit_codes[pod.key] = NO_EXIT_CODE if code is None else code
 
+    def restarted(self, pod: Pod) -> None:
+        """``kind.CountsRestarts``: the kubelet restarted the container of one of its running pods (its
+        replica's ``restartPolicy`` ``OnFailure`` or ``Always``): once the restarts, summed, are past
+        ``runPolicy.backoffLimit`` (``PastBackoffLimit``) the job fails."""
+        limit = self.job.backoff_limit
+        if pod.key not in self.active or self.finished_as is not None:
+            return
+        self._container_restarts[pod.key] = self._container_restarts.get(pod.key, 0) + 1
+        if limit is not None and restarts_past_limit(self._container_restarts.values(), limit):
+            self.status = "Failed"  # BackoffLimitExceeded
+
     def finished(self, pod: Pod, succeeded: bool) -> bool:
+        self._container_restarts.pop(pod.key, None)
         replica = self.active.pop(pod.key, None)
         exit_code = self._exit_codes.pop(pod.key, NO_EXIT_CODE)
         if replica is None or self.finished_as is not None:
@@ -455,5 +470,6 @@ class PyTorchJobController(EndsWithCondition):
         """Taken away to come back later: created again, not counted as a restart. The operator deletes
         every pod of a suspended job, the Succeeded ones too (``ReconcileJobs``: ``CleanUpResources``
         with the job not finished), so those replicas are created again as well."""
+        self._container_restarts.pop(pod.key, None)
         self.active.pop(pod.key, None)
         self.succeeded.clear()

@@ -23,10 +23,12 @@ job-group-index}`` (``jobset-uid`` is left out: a simulated object has no uid),
 ``batch.kubernetes.io/job-name``, ``job-name`` and ``batch.kubernetes.io/job-completion-index``.
 Each Job replaces a failed pod after the pod failure backoff until its ``backoffLimit``, its
 ``podFailurePolicy`` deciding how a failed pod counts (``Ignore``: not at all; ``FailJob``: the Job fails,
-``PodFailurePolicy``), told how each pod failed (``failed_with``) as a Job is (``gpufleet.workloads.job``).
-The runtime's Job templates' ``backoffLimitPerIndex`` and ``maxFailedIndexes`` are not modelled (a warning).
-The ranks of the ML policy's world (``Behavior.rendezvous``: torch, JAX and XGBoost, the trainer's pods;
-MPI, the launcher's and the nodes') compute only once all are up.
+``PodFailurePolicy``), told how each pod failed (``failed_with``) as a Job is (``gpufleet.workloads.job``);
+under ``OnFailure``, the JobSet webhook's default, the kubelet's container restarts count toward
+``backoffLimit`` (``pastBackoffLimitOnFailure``). The runtime's Job templates' ``backoffLimitPerIndex`` and
+``maxFailedIndexes`` are not modelled (a warning). The ranks of the ML policy's world
+(``Behavior.rendezvous``: torch, JAX and XGBoost, the trainer's pods; MPI, the launcher's and the nodes')
+compute only once all are up.
 
 A replicated job with ``dependsOn`` is created once each named one is ``Complete`` (all its Jobs
 succeeded) or ``Ready`` (each Job has ``ready + succeeded`` pods for its parallelism, or ended)
@@ -315,6 +317,15 @@ class TrainJobController(EndsWithCondition):
         self._retry_s = 0.0 if succeeded else job.controller.retry_delay_s()
         self._judge()
         return True
+
+    def restarted(self, pod: Pod) -> None:
+        """``kind.CountsRestarts``: the kubelet restarted a container of one of its Jobs' pods in place; a
+        Job that fails for it (``pastBackoffLimitOnFailure``) fails the TrainJob as any failed Job."""
+        job = self.owner.get(pod.key)
+        if job is None or self.done:
+            return
+        job.controller.restarted(pod)
+        self._judge()
 
     def retry_delay_s(self) -> float:
         """The Job's pod failure backoff before its failed pod's replacement (``kind.BacksOff``)."""

@@ -1,0 +1,200 @@
+"""A container whose work exits non-zero restarts in place, as the kubelet restarts it
+(``ShouldContainerBeRestarted``, ``pkg/kubelet/container/helpers.go``: ``Never`` never, ``OnFailure`` on a
+non-zero exit, ``Always`` on any), after its back-off (``doBackOff`` over ``flowcontrol.Backoff``: the first
+restart at once, then 10 s doubling to 300 s, reset once the container ran more than 600 s, ``hasExpired``):
+the pod stays Running, ``restartCount`` grows and ``lastState.terminated`` holds the code. A Job under
+``restartPolicy: OnFailure`` fails once its active pods' restarts reach ``backoffLimit``
+(``pastBackoffLimitOnFailure``, ``pkg/controller/job/job_controller.go``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from conftest import NODE_N0, pods_by_name, simulated, write
+from gpufleet.cli import app
+from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED
+
+EXITED_3 = {"container": "main", "exit_code": 3, "reason": "Error"}
+
+
+def pod(policy: str, duration: str) -> str:
+    """A Pod ``default/p`` (1 GPU, ``restartPolicy`` ``policy``) whose work of ``duration`` exits 3."""
+    return f"""
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p, annotations: {{gpufleet.io/duration: {duration}, gpufleet.io/exit-code: "3"}}}}
+spec:
+  restartPolicy: {policy}
+  containers: [{{name: main, image: trainer, resources: {{limits: {{nvidia.com/gpu: "1"}}}}}}]
+"""
+
+
+def job(spec: str, duration: str = "60s") -> str:
+    """A Job ``default/train`` under ``restartPolicy: OnFailure`` whose pods' work of ``duration`` exits 3;
+    ``spec``: more lines of its spec, indented two spaces."""
+    return f"""
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: train}}
+spec:
+{spec}  template:
+    metadata: {{annotations: {{gpufleet.io/duration: {duration}, gpufleet.io/exit-code: "3"}}}}
+    spec:
+      restartPolicy: OnFailure
+      containers: [{{name: main, image: trainer, resources: {{limits: {{nvidia.com/gpu: "1"}}}}}}]
+"""
+
+
+def conditions(status: dict[str, Any]) -> list[tuple[str, str, str, float]]:
+    return [(c["type"], c["reason"], c["message"], c["time_s"]) for c in status["conditions"]]
+
+
+def test_a_container_that_exits_non_zero_under_on_failure_restarts_in_place_with_the_kubelets_back_off(
+    tmp_path: Path,
+) -> None:
+    """60 s of work, then exit 3: restarted at once (60 s), then after 10 s (exit at 120 s), 20 s (190 s),
+    40, 80, 160 s and 300 s (capped: 730 s, 1090 s, 1450 s): 9 restarts by 1500 s, waiting in
+    ``CrashLoopBackOff`` then, the pod still Running, its last state exit code 3."""
+    summary = simulated(write(tmp_path, NODE_N0, pod("OnFailure", "60s")), duration_s=1500.0)
+    p = pods_by_name(summary)["p"]
+    assert (p["phase"], p["reason"], p["restarts"]) == ("Running", "CrashLoopBackOff", 9)
+    assert (p["last_terminated"], p["terminated"], p["finished_s"]) == (EXITED_3, None, None)
+
+
+def test_a_container_that_ran_more_than_ten_minutes_restarts_at_once_each_time_under_always(
+    tmp_path: Path,
+) -> None:
+    """``hasExpired``: 660 s since its last start (over twice the 300 s maximum) resets the back-off, so
+    each exit (660 s, 1320 s) restarts it at once, never in ``CrashLoopBackOff``; ``Always`` restarts a
+    non-zero exit as ``OnFailure`` does."""
+    summary = simulated(write(tmp_path, NODE_N0, pod("Always", "11m")), duration_s=1500.0)
+    p = pods_by_name(summary)["p"]
+    assert (p["phase"], p["reason"], p["restarts"], p["running_s"]) == ("Running", None, 2, 1320.0)
+    assert p["last_terminated"] == EXITED_3
+
+
+def test_describe_shows_the_restart_count_and_the_last_state_of_a_restarted_container(tmp_path: Path) -> None:
+    """200 s: restarted at 60 s, 120 s and 190 s (``restartCount`` 3), its last exit code 3."""
+    scenario = tmp_path / "scenario.yaml"
+    simulation = "---\napiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
+    simulation += "spec: {duration: 200s}\n"
+    scenario.write_text(NODE_N0 + pod("OnFailure", "60s") + simulation)
+    result = CliRunner().invoke(app, ["describe", "pod", "p", str(scenario)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    start = lines.index("  main:")
+    assert lines[start + 1 : start + 5] == [
+        "    Last State:     Terminated",
+        "      Reason:       Error",
+        "      Exit Code:    3",
+        "    Restart Count:  3",
+    ]
+
+
+def test_a_job_under_on_failure_fails_once_its_pods_restarts_reach_the_backoff_limit(tmp_path: Path) -> None:
+    """``pastBackoffLimitOnFailure``: ``backoffLimit: 2``; its pod's container restarts at 60 s (1, at
+    once) and at 120 s (2 >= 2): the Job fails (``BackoffLimitExceeded``) and deletes its pod, which counts
+    failed once gone (30 s grace period)."""
+    summary = simulated(write(tmp_path, NODE_N0, job("  backoffLimit: 2\n")))
+    p = pods_by_name(summary)["train-0"]
+    assert (p["restarts"], p["reason"], p["deleted_s"]) == (2, "Deleted", 150.0)
+    status = summary["workload_status"]["Job/default/train"]
+    assert conditions(status) == [
+        ("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, 120.0),
+        ("Failed", *BACKOFF_LIMIT_EXCEEDED, 150.0),
+    ]
+    assert (status["failed"], status["succeeded"], status["active"]) == (1, 0, 0)
+
+
+def test_a_job_with_backoff_limit_0_fails_at_its_first_restart_and_restarts_of_all_its_pods_add_up(
+    tmp_path: Path,
+) -> None:
+    """``pastBackoffLimitOnFailure``: a ``backoffLimit`` of 0 fails the Job once any restart happened (> 0);
+    otherwise the restarts of its active pods are summed: 2 pods restarting at once at 60 s reach 2."""
+    zero = simulated(write(tmp_path, NODE_N0, job("  backoffLimit: 0\n")))
+    assert conditions(zero["workload_status"]["Job/default/train"])[0] == (
+        "FailureTarget",
+        *BACKOFF_LIMIT_EXCEEDED,
+        60.0,
+    )
+    spec = "  backoffLimit: 2\n  parallelism: 2\n  completions: 2\n"
+    two = simulated(write(tmp_path, NODE_N0, job(spec)))
+    status = two["workload_status"]["Job/default/train"]
+    assert conditions(status)[0] == ("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, 60.0)
+    assert {p["restarts"] for p in two["pods"]} == {1}
+    assert status["failed"] == 2
+
+
+def test_a_job_whose_pods_restarts_stay_below_the_backoff_limit_keeps_running(tmp_path: Path) -> None:
+    """``backoffLimit: 6`` (the default): 5 restarts by 400 s, the Job still running, nothing failed."""
+    summary = simulated(write(tmp_path, NODE_N0, job("")), duration_s=400.0)
+    status = summary["workload_status"]["Job/default/train"]
+    assert (conditions(status), status["failed"], status["active"]) == ([], 0, 1)
+    assert pods_by_name(summary)["train-0"]["restarts"] == 5
+
+
+def snapshot(tmp_path: Path, restarts: int, init_restarts: int) -> list[Path]:
+    """A dump: node ``gpu-0``, a Job ``ml/train`` (``restartPolicy: OnFailure``, ``backoffLimit: 2``) and its
+    Running pod whose container and init container have restarted ``restarts`` and ``init_restarts``
+    times; its work of 60 s exits 3."""
+    spec = {
+        "restartPolicy": "OnFailure",
+        "containers": [{"name": "main", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+    }
+    annotations = {"gpufleet.io/duration": "60s", "gpufleet.io/exit-code": "3"}
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "uid-job", "controller": True}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "ml", "uid": "uid-job"},
+        "spec": {"backoffLimit": 2, "template": {"metadata": {"annotations": annotations}, "spec": spec}},
+        "status": {"active": 1},
+    }
+
+    def status(name: str, count: int) -> dict[str, Any]:
+        return {"name": name, "ready": True, "restartCount": count, "image": "i", "imageID": "", "state": {}}
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "train-abcde",
+            "namespace": "ml",
+            "uid": "uid-pod",
+            "ownerReferences": [owner],
+            "annotations": annotations,
+        },
+        "spec": {**spec, "nodeName": "gpu-0"},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [status("main", restarts)],
+            "initContainerStatuses": [status("init", init_restarts)],
+        },
+    }
+    capacity = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "gpu-0"},
+        "status": {"capacity": capacity},
+    }
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node, job, pod]}))
+    return [path]
+
+
+def test_a_snapshot_jobs_pod_restarts_count_toward_its_backoff_limit_on_failure(tmp_path: Path) -> None:
+    """``pastBackoffLimitOnFailure`` sums the ``restartCount`` of the Running pod's containers and init
+    containers: 1 + 1 reaches ``backoffLimit: 2`` at adoption (the Job fails at 0 s and deletes its pod);
+    1 alone does not, and the kubelet's first restart in the simulation (at 60 s, at once) makes 2."""
+    at_once = simulated(snapshot(tmp_path, 1, 1))["workload_status"]["Job/ml/train"]
+    assert conditions(at_once)[0] == ("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, 0.0)
+    later = simulated(snapshot(tmp_path, 1, 0))["workload_status"]["Job/ml/train"]
+    assert conditions(later)[0] == ("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, 60.0)
+    assert later["failed"] == 1
