@@ -3,12 +3,13 @@
 ``core/scaledown/unneeded/nodes_test.go``, ``simulator/drain_test.go``,
 ``estimator/binpacking_estimator_test.go``, ``core/podlistprocessor/filter_out_schedulable_test.go``,
 ``core/scaleup/orchestrator/orchestrator_test.go``, ``simulator/cluster_test.go``,
-``core/scaledown/planner/planner_test.go``):
+``core/scaledown/planner/planner_test.go``, ``core/podlistprocessor/filter_out_expendable_test.go``,
+``core/utils/expendable_test.go``):
 expansion options as gpufleet's ``Estimate`` (upstream's ``expander.Option``: node group, node count, pods),
 named by upstream's ``Debug``; nodes and pods as ``BuildTestNode``/``BuildTestPod``; the unremovable nodes a
 scan keeps; the unneeded nodes, since when, and which are removable; a drain; a binpacking estimate; the
 pending pods filtered out as schedulable; one scale-up of the orchestrator; node removal simulations, the
-planner's unneeded and unremovable nodes, and the nodes it would delete."""
+planner's unneeded and unremovable nodes, and the nodes it would delete; the expendable pods filtered out."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
 )
 from gpufleet.autoscaling.drainability import daemon_set_pod, drainable
 from gpufleet.autoscaling.expanders import FILTERS, pool_priority
+from gpufleet.autoscaling.expendable import expendable_on, split_pending
 from gpufleet.autoscaling.node_group_balancing import Balancing
 from gpufleet.autoscaling.resource_limits import cluster_maxima, delta_for_node, exceeded, resources_left
 from gpufleet.autoscaling.scale_down import (
@@ -477,3 +479,30 @@ def nodes_to_delete(
     kept = {name for name, _ in scale_down(request).unremovable}
     removable = [(n.name, count) for n, _, _, count, _, _ in built if n.name not in kept]
     return sorted(n for n, c in removable if c == 0), sorted(n for n, c in removable if c > 0)
+
+
+def filter_out_expendable(
+    pods: Sequence[Pod], nodes: Sequence[Node], cutoff: int, nominated: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
+    """``filterOutExpendable.Process`` over a snapshot of ``nodes`` with no pod: the pods it returns (those
+    that may trigger a scale-up), and the pods the snapshot's nodes hold afterwards (the pods waiting for a
+    preemption, force-added to their nominated nodes), by name. The second is ``scale_up``'s
+    ``ScaleUpReply.placed`` with no node group and every node excluded (``filterOutSchedulable`` puts no pod
+    there; ``ForceAddPod`` ignores it)."""
+    state = ClusterState(list(nodes))
+    remaining, _ = split_pending(pods, state, cutoff, nominated)
+    request = ScaleUpRequest(
+        0.0, state, build_profile(ProfileConfig()), pods, [], frozenset(), "random", np.random.default_rng(0),
+        frozenset(range(len(nodes))), False, expendable_cutoff=cutoff, nominated=nominated,
+    )  # fmt: skip
+    return [p.name for p in remaining], [p.name for p, _ in scale_up(request).placed]
+
+
+def non_expendable_scheduled(pods: Sequence[Pod], cutoff: int) -> list[str]:
+    """``FilterOutExpendablePods`` of scheduled pods: ``pods`` on one node, those not ``expendable_on`` it, by
+    name, in order."""
+    state = ClusterState([build_test_node("node1", 100_000, 100 << 30)])
+    for pod in pods:
+        state.assign(pod, 0, 0.0)
+    gone = {a.pod.key for on_node in expendable_on(state, cutoff).values() for a in on_node}
+    return [p.name for p in pods if p.key not in gone]

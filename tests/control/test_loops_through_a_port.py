@@ -5,6 +5,7 @@ cluster, writes recorded), and a clock the test moves on."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -93,6 +94,7 @@ class HandKeptCluster:
         self.lists: dict[str, int] = {}
         self.in_stock = True
         self.unready: dict[str, float] = {}  # nodes not Ready -> when they registered
+        self.nominated: dict[str, str] = {}  # pending pods -> the node preemption nominated them to
         self.asked: list[tuple[object, ...]] = []
 
     # reads
@@ -101,6 +103,9 @@ class HandKeptCluster:
 
     def unschedulable_pods(self) -> list[Pod]:
         return [s.pod for s in self.pods.values() if s.message is not None and s.bound_s is None]
+
+    def nominated_nodes(self) -> dict[str, str]:
+        return self.nominated
 
     def daemonset_templates(self) -> list[Pod]:
         return []
@@ -164,7 +169,7 @@ class HandKeptCluster:
     def delete_node(self, name: str) -> None:
         self.asked.append(("delete", name))
 
-    def drain(self, name: str) -> float:
+    def drain(self, name: str, keep: AbstractSet[str] = frozenset()) -> float:
         self.asked.append(("drain", name))
         return 30.0
 

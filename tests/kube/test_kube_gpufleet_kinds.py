@@ -311,3 +311,25 @@ def test_cli_validate_exits_2_on_a_zero_or_max_node_scaling_of_the_wrong_type(tm
     assert result.exit_code == 2
     assert f"{bad}: document 1 (NodePool/gpu): spec.zeroOrMaxNodeScaling: Invalid value: 1:" in result.output
     assert "Traceback" not in result.output
+
+
+def test_the_simulation_reads_the_expendable_pods_priority_cutoff(tmp_path: Path) -> None:
+    """``expendablePodsPriorityCutoff`` as cluster-autoscaler's ``--expendable-pods-priority-cutoff`` (-10; a
+    Go ``int`` flag: any integer, negative too); a string, a fraction or a number past 64 bits is a field
+    error."""
+    assert AutoscalerSettings().expendable_pods_priority_cutoff == -10
+    good = simulation("{autoscaler: {expendablePodsPriorityCutoff: -100}}")
+    assert load(tmp_path, good).simulation.autoscaler == AutoscalerSettings(
+        expendable_pods_priority_cutoff=-100
+    )
+    assert warnings(tmp_path, good) == []
+    label = "scenario.yaml: document 1 (Simulation/s): spec.autoscaler.expendablePodsPriorityCutoff"
+    assert problems(tmp_path, simulation("{autoscaler: {expendablePodsPriorityCutoff: '-5'}}")) == [
+        f'{label}: Invalid value: "-5": must be an integer'
+    ]
+    assert problems(tmp_path, simulation("{autoscaler: {expendablePodsPriorityCutoff: 0.5}}")) == [
+        f"{label}: Invalid value: 0.5: must be an integer"
+    ]
+    assert (
+        len(problems(tmp_path, simulation(f"{{autoscaler: {{expendablePodsPriorityCutoff: {2**63}}}}}"))) == 1
+    )

@@ -35,6 +35,12 @@ order and acts on each reply before asking the next, since a launch may fail on 
 - ``keep_warm``: a group with ``warm`` keeps that many empty GPU-ready nodes beyond what pods
   need (within ``max``).
 
+Both read the snapshot upstream builds without the expendable pods (priority below
+``--expendable-pods-priority-cutoff``: ``autoscaling.expendable``): an expendable pending pod triggers no
+scale-up, an expendable pod's room is free, and a node running only expendable pods is empty. A pending pod
+nominated to a node (``status.nominatedNodeName``: it waits for its victims there) triggers no scale-up
+either, and takes its room on that node for both (``filterOutExpendable``).
+
 A ``ZeroOrMaxNodeScaling`` group (a NodePool's ``zeroOrMaxNodeScaling``: a slice of hosts useful only whole)
 grows to its max in one scale-up, whatever the estimate (``ComputeExpansionOption``), is never balanced
 (``ComputeSimilarNodeGroups``), and is skipped when those nodes would pass a resource limit or
@@ -54,6 +60,13 @@ import numpy as np
 
 from gpufleet.autoscaling.drainability import moved
 from gpufleet.autoscaling.expanders import choose
+from gpufleet.autoscaling.expendable import (
+    DEFAULT_CUTOFF,
+    NO_EXPENDABLE,
+    Expendable,
+    expendable_on,
+    split_pending,
+)
 from gpufleet.autoscaling.node_group_balancing import Balancing, balance, find_similar
 from gpufleet.autoscaling.removal_memo import Kept, RemovalMemo
 from gpufleet.autoscaling.resource_limits import apply_limits, delta_for_node, exceeded, limit_reason
@@ -68,6 +81,7 @@ from gpufleet.autoscaling.scale_down import (
     UtilizationRule,
     removable_together,
     simulate_removal,
+    snapshot_pods,
     unremovable_reasons,
 )
 from gpufleet.autoscaling.scale_up import (
@@ -87,13 +101,17 @@ from gpufleet.model.pod import Pod
 from gpufleet.scheduling.profile import Profile
 
 
-def has_movable_pods(state: ClusterState, name: str, pending: PendingOn = NO_PENDING) -> bool:
-    """Whether the node runs a pod a drain would move (any but DaemonSet and mirror pods), or has such a
-    pod of the ``pending`` ones put on it (upstream's ``NodeToBeRemoved.PodsToReschedule``)."""
+def has_movable_pods(
+    state: ClusterState, name: str, pending: PendingOn = NO_PENDING, expendable: Expendable = NO_EXPENDABLE
+) -> bool:
+    """Whether the node runs a pod a drain would move (any but DaemonSet and mirror pods, and the
+    ``expendable`` ones, which the snapshot leaves out), or has such a pod of the ``pending`` ones put on it
+    (upstream's ``NodeToBeRemoved.PodsToReschedule``)."""
     i = state.index.get(name)
     if i is None:
         return False
-    return any(moved(a.pod) for a in state.pods_on[i].values()) or any(map(moved, pending.get(i, ())))
+    on_node = snapshot_pods(state, i, expendable) if i in expendable else state.pods_on[i].values()
+    return any(moved(a.pod) for a in on_node) or any(map(moved, pending.get(i, ())))
 
 
 def pending_on(state: ClusterState, placed: Sequence[tuple[Pod, str]]) -> dict[int, list[Pod]]:
@@ -135,8 +153,14 @@ class ScaleUpRequest:
     #: pods put on the snapshot before the pending ones are filtered (where they fit): the pods of the
     #: ProvisioningRequests whose capacity is booked (``provReqProcessor.bookCapacity``)
     placed_first: Sequence[Pod] = ()
-    #: the pending pods are those ``filterOutSchedulable`` left (those it put there: in ``placed_first``)
+    #: the pending pods are those ``filterOutSchedulable`` left (those it put there: in ``placed_first``), or
+    #: pods no pod list processor filters (a ProvisioningRequest's, injected after them): none is dropped as
+    #: expendable or waits for a preemption
     filtered: bool = False
+    #: --expendable-pods-priority-cutoff: pods of a lower priority are expendable (``autoscaling.expendable``)
+    expendable_cutoff: int = DEFAULT_CUTOFF
+    #: the pending pods' ``status.nominatedNodeName``, by pod key (those DefaultPreemption nominated)
+    nominated: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -154,10 +178,11 @@ class ScaleUpReply:
     scale_up: ScaleUp | None = None
     #: pods no group grows for, with their new NotTriggerScaleUp reason (only where it changed)
     not_triggered: tuple[tuple[str, str], ...] = ()
-    #: the pending pods ``filterOutSchedulable`` put on the cluster's nodes, each with its node, in that
-    #: order: they stay in ``RunOnce``'s ``ClusterSnapshot``, which scale-down reads next
-    #: (``ScaleDownRequest.placed``); those put on upcoming nodes are not listed (no upcoming node is a
-    #: scale-down candidate or a destination of a drain)
+    #: the pending pods put on the cluster's nodes, each with its node, in that order: those waiting for a
+    #: preemption on the node they are nominated to (``addPreemptingPodsToSnapshot``), then those
+    #: ``filterOutSchedulable`` put there: they stay in ``RunOnce``'s ``ClusterSnapshot``, which scale-down
+    #: reads next (``ScaleDownRequest.placed``); those put on upcoming nodes are not listed (no upcoming node
+    #: is a scale-down candidate or a destination of a drain)
     placed: tuple[tuple[Pod, str], ...] = ()
 
     @property
@@ -236,15 +261,31 @@ def _at_max(option: Estimate, nodes: int) -> Estimate:
 
 
 def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
+    """``filterOutExpendable`` (``autoscaling.expendable``: the expendable pods dropped, those waiting for a
+    preemption put on their nodes), ``filterOutSchedulable``, then ``ScaleUpOrchestrator.ScaleUp`` over the
+    snapshot, built without the cluster's expendable pods."""
     if not request.pending:
         return ScaleUpReply()
-    options, pending = list(request.options), request.pending
-    first = request.placed_first
-    snapshot = ScaleUpSnapshot(request.state, request.profile, [*first, *pending], options, request.exclude)
+    state, cutoff = request.state, request.expendable_cutoff
+    pending, waiting = (
+        (list(request.pending), [])
+        if request.filtered
+        else split_pending(request.pending, state, cutoff, request.nominated)
+    )
+    names = tuple((pod, state.nodes[row].name) for pod, row in waiting)
+    if not pending:
+        return ScaleUpReply(placed=names)
+    options, first = list(request.options), request.placed_first
+    snapshot = ScaleUpSnapshot(
+        state, request.profile, [*first, *(p for p, _ in waiting), *pending], options, request.exclude,
+        expendable_on(state, cutoff),
+    )  # fmt: skip
+    for pod, row in waiting:
+        snapshot.force_put(pod, row)
     snapshot.filter_out_schedulable(first)
     booked = len(snapshot.placed)
     remaining = list(pending) if request.filtered else snapshot.filter_out_schedulable(pending)
-    placed = tuple((pod, request.state.nodes[row].name) for pod, row in snapshot.placed[booked:])
+    placed = names + tuple((pod, state.nodes[row].name) for pod, row in snapshot.placed[booked:])
     limited = _over_limits(options, request.resources_left, request.nodes_left)
     skipped = request.unhealthy | request.backed_off | limited.keys()
     valid = [o for o in options if o.name not in skipped and o.room > 0]
@@ -352,6 +393,9 @@ class ScaleDownRequest:
     #: (``ScaleUpReply.placed``): scale-down sees them there, as upstream's planner reads the snapshot they
     #: were packed into (``scale_down.PendingOn``)
     placed: Sequence[tuple[Pod, str]] = ()
+    #: --expendable-pods-priority-cutoff: the snapshot scale-down reads has no pod of a lower priority
+    #: (``autoscaling.expendable``): not counted in utilisation, not moved, their room free
+    expendable_cutoff: int = DEFAULT_CUTOFF
 
 
 @dataclass(frozen=True)
@@ -404,7 +448,11 @@ def unneeded_nodes_limit(
 
 
 def _assess(
-    request: ScaleDownRequest, candidates: Sequence[Candidate], limit: int, pending: PendingOn
+    request: ScaleDownRequest,
+    candidates: Sequence[Candidate],
+    limit: int,
+    pending: PendingOn,
+    expendable: Expendable,
 ) -> dict[str, Unremovable | None]:
     """Why each candidate is not unneeded (None: it is): ``unremovable_reasons``, then the removal simulation,
     each verdict recalled from the memo while it stands. ``categorizeNodes`` simulates the eligible
@@ -423,7 +471,7 @@ def _assess(
     with_affinity = state.placed_with_affinity or any(p.pod_affinity is not None for p, _ in request.placed)
     memo = request.memo if state.dra is None and not with_affinity else None
     if memo is not None and candidates:
-        memo.begin(state, frozenset(exclude), pending)
+        memo.begin(state, frozenset(exclude), pending, request.expendable_cutoff)
     rows = [state.index[c.node] for c in candidates]
     # ScaleDownUnreadyDisabled: a verdict that depends on the node's readiness is neither recalled nor kept
     unready = (
@@ -436,7 +484,7 @@ def _assess(
         for c, i in zip(candidates, rows, strict=True)
     ]
     fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
-    judged = unremovable_reasons(state, fresh, request.utilization, unready, pending)
+    judged = unremovable_reasons(state, fresh, request.utilization, unready, pending, expendable)
     reasons = dict(zip(fresh, judged, strict=True))
     out: dict[str, Unremovable | None] = {}
     eligible: list[tuple[Candidate, int, Kept | None]] = []
@@ -450,8 +498,10 @@ def _assess(
             memo.keep(state, c.node, i, -1, why)
     if len(eligible) > limit:  # stable: the candidates' order within each rank
         before = request.unneeded_since
-        eligible.sort(key=lambda e: (has_movable_pods(state, e[0].node, pending), e[0].node not in before))
-    base = PlacementBase(state, exclude, pending)
+        eligible.sort(
+            key=lambda e: (has_movable_pods(state, e[0].node, pending, expendable), e[0].node not in before)
+        )
+    base = PlacementBase(state, exclude, pending, expendable)
     found = 0
     for c, i, known in eligible:
         if found >= limit:
@@ -595,7 +645,11 @@ def crop_to_budgets(
 
 
 def _drains_that_fit(
-    request: ScaleDownRequest, emptied: Sequence[Candidate], drained: Sequence[Candidate], pending: PendingOn
+    request: ScaleDownRequest,
+    emptied: Sequence[Candidate],
+    drained: Sequence[Candidate],
+    pending: PendingOn,
+    expendable: Expendable,
 ) -> list[Candidate]:
     """The nodes to drain that can go together with the empty nodes deleted beside them (and the deletions
     in progress): upstream's planner keeps each removal it found possible in the snapshot the next
@@ -613,7 +667,7 @@ def _drains_that_fit(
         rows = [state.index[k.node] for k in (*kept, c)]
         budgets, allowed, daemons = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
         if removable_together(
-            state, rows, request.profile, budgets, allowed, daemons, gone, request.now, pending
+            state, rows, request.profile, budgets, allowed, daemons, gone, request.now, pending, expendable
         ):
             kept.append(c)
     return kept
@@ -632,7 +686,8 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
         request.max_parallelism, before, request.unneeded_time_s, request.update_interval_s
     )
     pending = pending_on(state, request.placed)
-    verdicts = _assess(request, assessed, limit, pending)
+    expendable = expendable_on(state, request.expendable_cutoff)
+    verdicts = _assess(request, assessed, limit, pending, expendable)
     cut = len(verdicts) < len(assessed)
     not_unneeded: list[tuple[str, Unremovable]] = []
     for c in candidates:
@@ -677,7 +732,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             said = "" if found.ready else "unready and "
             message = f"{said}unneeded for {now - since:g}s, not more than {flag} ({wait:g}s)"
             unremovable.append((name, Unremovable(code, message)))
-    movable = {c.node: has_movable_pods(state, c.node, pending) for c in ripe}
+    movable = {c.node: has_movable_pods(state, c.node, pending, expendable) for c in ripe}
     removable, at_min = _above_min(ripe, movable, request.deletions)
     removable, partial = _atomic_whole(removable)
     unremovable += at_min + partial
@@ -688,7 +743,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
         request.max_drain_parallelism,
         request.in_progress,
     )
-    fit = _drains_that_fit(request, emptied, drained, pending)
+    fit = _drains_that_fit(request, emptied, drained, pending, expendable)
     # a ZeroOrMaxNodeScaling group one of whose drains cannot go with the others waits, whole
     waits = {c.group for c in drained if c.atomic and c not in fit}
     removed = [c for c in (*emptied, *fit) if c.group not in waits]

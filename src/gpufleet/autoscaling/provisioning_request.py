@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gpufleet.autoscaling.cluster_autoscaler import ScaleUp, ScaleUpRequest, scale_up
+from gpufleet.autoscaling.expendable import DEFAULT_CUTOFF, expendable_on
 from gpufleet.autoscaling.scale_up import PoolOption, ScaleUpSnapshot
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod
@@ -299,6 +300,10 @@ class ProvisionRequest:
     nodes_left: int | None = None
     instance: str = ""  # --check-capacity-processor-instance
     retry_s: Mapping[str, float] | None = None  # each request's backoff (``available``)
+    #: --expendable-pods-priority-cutoff: the snapshot has no scheduled pod of a lower priority
+    #: (``autoscaling.expendable``; the requests' own pods, injected after ``filterOutExpendable``, are not
+    #: filtered)
+    expendable_cutoff: int = DEFAULT_CUTOFF
 
 
 @dataclass(frozen=True)
@@ -325,14 +330,15 @@ def booked_nodes(
     requests: Sequence[ProvisioningRequest],
     exclude: frozenset[int] = frozenset(),
     instance: str = "",
+    cutoff: int = DEFAULT_CUTOFF,
 ) -> frozenset[str]:
     """The nodes the booked requests' pods go to, put in turn where they fit (``bookCapacity``'s
-    ``TrySchedulePods``): upstream's scale-down sees those pods on them, so they are not removed while
-    booked."""
+    ``TrySchedulePods``, over the snapshot without the pods below ``cutoff``): upstream's scale-down sees
+    those pods on them, so they are not removed while booked."""
     pods = booked_pods(requests, instance)
     if not pods:
         return frozenset()
-    snapshot = ScaleUpSnapshot(state, profile, pods, (), exclude)
+    snapshot = ScaleUpSnapshot(state, profile, pods, (), exclude, expendable_on(state, cutoff))
     rows = {
         snapshot.on_cluster(pod, snapshot.states(pod)) for pod in sorted(pods, key=lambda pod: -pod.priority)
     }
@@ -352,7 +358,10 @@ def _check_capacity(ask: ProvisionRequest, batch: Sequence[ProvisioningRequest])
     now, pods = ask.now, {r.key: pods_for(r) for r in batch}
     booked = booked_pods(ask.requests, ask.instance)
     every = [p for r in batch for p in pods[r.key]]
-    snapshot = ScaleUpSnapshot(ask.state, ask.profile, [*booked, *every], list(ask.options), ask.exclude)
+    snapshot = ScaleUpSnapshot(
+        ask.state, ask.profile, [*booked, *every], list(ask.options), ask.exclude,
+        expendable_on(ask.state, ask.expendable_cutoff),
+    )  # fmt: skip
     snapshot.filter_out_schedulable(booked)
     found, updated = False, {}
     for r in batch:
@@ -378,7 +387,10 @@ def _best_effort_atomic(ask: ProvisionRequest, request: ProvisioningRequest) -> 
     them: ``ScaleUpNotNeeded``); the others one all-or-nothing scale-up."""
     now, pods = ask.now, pods_for(request)
     booked = booked_pods(ask.requests, ask.instance)
-    snapshot = ScaleUpSnapshot(ask.state, ask.profile, [*booked, *pods], list(ask.options), ask.exclude)
+    snapshot = ScaleUpSnapshot(
+        ask.state, ask.profile, [*booked, *pods], list(ask.options), ask.exclude,
+        expendable_on(ask.state, ask.expendable_cutoff),
+    )  # fmt: skip
     snapshot.filter_out_schedulable(booked)
     up: ScaleUp | None = None
     left = snapshot.filter_out_schedulable(pods)
@@ -394,6 +406,7 @@ def _best_effort_atomic(ask: ProvisionRequest, request: ProvisioningRequest) -> 
                 ask.nodes_left == 0,
                 resources_left=ask.resources_left or {}, nodes_left=ask.nodes_left, all_or_nothing=True,
                 placed_first=[*booked, *(p for p in by_priority if p.key not in unplaced)], filtered=True,
+                expendable_cutoff=ask.expendable_cutoff,
             )
         )  # fmt: skip
         up = reply.scale_up

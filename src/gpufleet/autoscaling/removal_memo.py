@@ -16,7 +16,9 @@ of holds, so the decisions are those of a fresh simulation:
   only a verdict that looked at every node, a pod fitting nowhere, looked there); a new resource
   column starts afresh;
 - the pending pods ``filterOutSchedulable`` put on nodes (``scale_down.PendingOn``): a node whose pending
-  pods are not those of the last scan counts as a change of its static facts.
+  pods are not those of the last scan counts as a change of its static facts;
+- the expendable pods left out of the snapshot (``autoscaling.expendable``): which pods they are follows
+  from the nodes' pods and the cutoff; a new cutoff starts afresh.
 
 A verdict that depended on more than that is not kept: the pod-aware filters (inter-pod affinity and
 spread count pods on every node of a domain), ResourceClaims (DRA allocations anywhere), pod age
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.autoscaling.expendable import DEFAULT_CUTOFF
 from gpufleet.autoscaling.scale_down import NO_PENDING, PendingOn, Unremovable
 from gpufleet.cluster.state import ClusterState
 
@@ -49,6 +52,7 @@ class RemovalMemo:
     """What the last scan that assessed nodes found, and where it stood in the cluster's change logs."""
 
     columns: int | None = None  # the resource columns then
+    cutoff: int | None = None  # --expendable-pods-priority-cutoff then
     exclude: frozenset[int] = frozenset()  # the rows being deleted then
     pending: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the pending pods put on each row then
     change_pos: int = 0
@@ -58,11 +62,17 @@ class RemovalMemo:
     _changed: list[int] = field(default_factory=list)  # the two lowest rows changed since then
     _static: set[int] = field(default_factory=set)  # the rows whose static facts changed since then
 
-    def begin(self, state: ClusterState, exclude: frozenset[int], pending: PendingOn = NO_PENDING) -> None:
+    def begin(
+        self,
+        state: ClusterState,
+        exclude: frozenset[int],
+        pending: PendingOn = NO_PENDING,
+        cutoff: int = DEFAULT_CUTOFF,
+    ) -> None:
         """A scan starts: the verdicts of the last one may stand; this scan's replace them. ``pending``:
-        the pending pods put on nodes in this scan."""
+        the pending pods put on nodes in this scan; ``cutoff``: its expendable pods' priority cutoff."""
         columns = len(state.resources)
-        standing = self.columns == columns and self.change_pos >= state.change_base
+        standing = self.columns == columns and self.cutoff == cutoff and self.change_pos >= state.change_base
         self._standing = self.kept if standing else {}
         keys = {i: tuple(pod.key for pod in pods) for i, pods in pending.items() if pods}
         if standing:
@@ -70,7 +80,7 @@ class RemovalMemo:
             self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude) | moved
             since = self._static.union(state.changes[self.change_pos - state.change_base :])
             self._changed = sorted(since)[:2]
-        self.columns, self.exclude, self.pending, self.kept = columns, exclude, keys, {}
+        self.columns, self.cutoff, self.exclude, self.pending, self.kept = columns, cutoff, exclude, keys, {}
         self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
 
     def recall(self, state: ClusterState, name: str, i: int) -> Kept | None:

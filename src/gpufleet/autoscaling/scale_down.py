@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, Drain, daemon_set_pod, drainable
+from gpufleet.autoscaling.expendable import NO_EXPENDABLE, Expendable
 from gpufleet.autoscaling.free_rows import FreeRows, free_rows
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import Assignment, ClusterState, IntArray
@@ -108,7 +109,11 @@ class UtilizationRule:
 
 
 def utilizations(
-    state: ClusterState, rows: Sequence[int], ignore_daemonsets: bool = False, pending: PendingOn = NO_PENDING
+    state: ClusterState,
+    rows: Sequence[int],
+    ignore_daemonsets: bool = False,
+    pending: PendingOn = NO_PENDING,
+    expendable: Expendable = NO_EXPENDABLE,
 ) -> list[float | None]:
     """Each node's utilisation: its GPU share on a node with GPUs, else its busiest DRA device pool,
     else the larger of its cpu and memory shares; None where cluster-autoscaler gets an error: one of
@@ -116,7 +121,8 @@ def utilizations(
     (``CalculateUtilizationOfResource``). With ``ignore_daemonsets``, the DaemonSet pods' requests are
     taken out of the pods' and out of the node's allocatable (a node that DaemonSet pods fill has an
     infinite share, or none: Go's float division). The ``pending`` pods put on a node count as its pods
-    (``utilization.Calculate`` sums the requests of the snapshot's ``NodeInfo``). A scan reads the few nodes
+    (``utilization.Calculate`` sums the requests of the snapshot's ``NodeInfo``); the ``expendable`` pods do
+    not (the snapshot is built without them). A scan reads the few nodes
     whose verdict it makes afresh, one by one (the quotients of whole numbers below 2**53, as the columns
     would give them)."""
     col = state.res_index.get(GPU)
@@ -125,9 +131,9 @@ def utilizations(
     out: list[float | None] = []
     for i in rows:
         alloc, req = state.alloc[i].tolist(), state.requested[i].tolist()
-        for pod in pending.get(i, ()):
-            req = [r + int(v) for r, v in zip(req, state.pod_vectors(pod)[0], strict=False)]
-        daemons = _daemon_requests(state, i, pending) if ignore_daemonsets else {}
+        for pod, sign in _snapshot_moves(i, pending, expendable):
+            req = [r + sign * int(v) for r, v in zip(req, state.pod_vectors(pod)[0], strict=False)]
+        daemons = _daemon_requests(state, i, pending, expendable) if ignore_daemonsets else {}
         if col is not None and alloc[col] > 0:
             out.append(_share(req[col], alloc[col], daemons.get(GPU, 0)))
         elif dra is not None and (devices := dra.pool_utilization(state.nodes[i].name)) is not None:
@@ -142,10 +148,26 @@ def utilizations(
     return out
 
 
-def _daemon_requests(state: ClusterState, i: int, pending: PendingOn) -> dict[str, int]:
-    """What the DaemonSet pods on node ``i`` request, summed (the ``pending`` ones put there too)."""
+def _snapshot_moves(i: int, pending: PendingOn, expendable: Expendable) -> list[tuple[Pod, int]]:
+    """How node ``i``'s pods in the snapshot differ from the cluster's: the ``pending`` pods put there
+    (+1), the ``expendable`` ones left out (-1)."""
+    return [(pod, 1) for pod in pending.get(i, ())] + [(a.pod, -1) for a in expendable.get(i, ())]
+
+
+def snapshot_pods(state: ClusterState, i: int, expendable: Expendable = NO_EXPENDABLE) -> list[Assignment]:
+    """Node ``i``'s pods in the snapshot, by key: its pods but the ``expendable`` ones."""
+    gone = {a.pod.key for a in expendable.get(i, ())}
+    pods = state.pods_on[i].values()
+    return sorted((a for a in pods if a.pod.key not in gone) if gone else pods, key=lambda a: a.pod.key)
+
+
+def _daemon_requests(
+    state: ClusterState, i: int, pending: PendingOn, expendable: Expendable
+) -> dict[str, int]:
+    """What the DaemonSet pods on node ``i`` request, summed (the ``pending`` ones put there too, the
+    ``expendable`` ones not)."""
     total: dict[str, int] = {}
-    for pod in (*(a.pod for a in state.pods_on[i].values()), *pending.get(i, ())):
+    for pod in (*(a.pod for a in snapshot_pods(state, i, expendable)), *pending.get(i, ())):
         if daemon_set_pod(pod):
             for name, value in pod.requests.items():
                 total[name] = total.get(name, 0) + value
@@ -167,14 +189,17 @@ def unremovable_reasons(
     rule: UtilizationRule,
     unready_disabled: AbstractSet[int] = frozenset(),
     pending: PendingOn = NO_PENDING,
+    expendable: Expendable = NO_EXPENDABLE,
 ) -> list[Unremovable | None]:
     """Why each node is not even a scale-down candidate (``unremovableReasonAndNodeUtilization``:
     ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``ScaleDownUnreadyDisabled``,
     ``NotUnderutilized``, in that order), or None. ``unready_disabled``: the rows of nodes that are not
-    Ready while ``--scale-down-unready-enabled`` is false; ``pending``: the pending pods put on nodes."""
+    Ready while ``--scale-down-unready-enabled`` is false; ``pending``: the pending pods put on nodes;
+    ``expendable``: the pods the snapshot leaves out."""
     out: list[Unremovable | None] = []
     gpus = state.res_index.get(GPU)
-    for i, used in zip(rows, utilizations(state, rows, rule.ignore_daemonsets, pending), strict=True):
+    used_by = utilizations(state, rows, rule.ignore_daemonsets, pending, expendable)
+    for i, used in zip(rows, used_by, strict=True):
         node = state.nodes[i]
         gpu_node = gpus is not None and int(state.alloc[i, gpus]) > 0
         threshold = rule.gpu_threshold if gpu_node else rule.threshold
@@ -208,6 +233,15 @@ def unremovable_reason(
     return unremovable_reasons(state, [i], rule, {i} if unready_disabled else frozenset())[0]
 
 
+def held_milli(state: ClusterState, pod: Pod, idx: IntArray) -> int:
+    """The GPU thousandths the pod takes on the node ``idx`` (one row): its whole GPUs', or what its
+    fractional share needs there (at most its GPUs whole)."""
+    share = pod.gpu_share
+    if share is None:
+        return MILLI * pod.gpus
+    return min(int(state.gpu_shares().milli_needed(share, idx)[0]), MILLI * share.count)
+
+
 class PlacementBase:
     """What is free on the active nodes outside ``exclude``, read once from the cluster: the snapshot
     a scan forks a trial from for each node it considers (cluster-autoscaler's ``RemovalSimulator``
@@ -218,12 +252,21 @@ class PlacementBase:
     pods only take room, so no node outside that list can take a pod in any trial. Nodes the profile's
     static filters refuse the shape are dropped from its list as they are found (``drop``). The
     pod-aware PreFilter states of each pod, which depend only on the cluster, are kept too. The ``pending``
-    pods put on nodes (``PendingOn``) take their room there, and the pod-aware filters count them."""
+    pods put on nodes (``PendingOn``) take their room there, and the pod-aware filters count them; the
+    ``expendable`` pods (``autoscaling.expendable``) are not in the snapshot: their room is free, and the
+    pod-aware filters do not count them."""
 
-    def __init__(self, state: ClusterState, exclude: AbstractSet[int], pending: PendingOn = NO_PENDING):
+    def __init__(
+        self,
+        state: ClusterState,
+        exclude: AbstractSet[int],
+        pending: PendingOn = NO_PENDING,
+        expendable: Expendable = NO_EXPENDABLE,
+    ):
         self.state = state
         self.exclude = frozenset(exclude)
         self.pending = pending
+        self.expendable = expendable
         self._rooms: dict[tuple[object, ...], list[int]] = {}
         self._milli: dict[tuple[object, ...], IntArray] = {}
         self.cycles: dict[str, list[PodFilterState]] = {}
@@ -232,21 +275,18 @@ class PlacementBase:
     @cached_property
     def _read(self) -> FreeRows:
         read = free_rows(self.state, self.exclude)
-        if not self.pending:
+        if not self.pending and not self.expendable:
             return read
         free, milli, width = read.free.copy(), read.milli.copy(), read.free.shape[1]
-        for row, pods in self.pending.items():
+        moves = [(row, pods, 1) for row, pods in self.pending.items()]
+        moves += [(row, [a.pod for a in gone], -1) for row, gone in self.expendable.items()]
+        for row, pods, sign in moves:
             j = bisect.bisect_left(read.rows, row)
             if j == len(read.rows) or read.rows[j] != row:
                 continue
             for pod in pods:
-                free[j] -= self.state.pod_vectors(pod)[0][:width]
-                share = pod.gpu_share
-                milli[j] -= (
-                    MILLI * pod.gpus
-                    if share is None
-                    else int(self.state.gpu_shares().milli_needed(share, read.idx[j : j + 1])[0])
-                )
+                free[j] -= sign * self.state.pod_vectors(pod)[0][:width]
+                milli[j] -= sign * held_milli(self.state, pod, read.idx[j : j + 1])
         free.flags.writeable = milli.flags.writeable = False
         return replace(read, free=free, milli=milli)
 
@@ -333,7 +373,8 @@ class TrialPlacement:
         self.added: list[Placed] = [
             (pod, row) for row, pods in self.base.pending.items() if row not in exclude for pod in pods
         ]
-        self.removed: list[Assignment] = []  # ... and the pods it took away
+        #: ... and the pods it took away (the expendable ones from the start: not in the snapshot)
+        self.removed: list[Assignment] = [a for gone in self.base.expendable.values() for a in gone]
         #: the last row the placements so far looked at (first fit: none past the one chosen; a pod
         #: placed nowhere looked at all), and whether they depended on those rows alone (no pod-aware
         #: filter judged, no ResourceClaim allocated)
@@ -446,9 +487,10 @@ def simulate_removal(
     blocks it alike), then every moved pod placed on the nodes of ``base`` but ``i`` (else
     ``NoPlaceToMovePods``), node ``i`` left to the pod-aware filters as a pod-less ghost tainted
     ``ToBeDeletedByClusterAutoscaler:NoSchedule`` (``replaceWithTaintedGhostNode``). The pending pods the
-    base puts on node ``i`` are among its pods (``GetPodsToMove`` reads the snapshot's ``NodeInfo``)."""
+    base puts on node ``i`` are among its pods, its expendable ones are not (``GetPodsToMove`` reads the
+    snapshot's ``NodeInfo``)."""
     name = state.nodes[i].name
-    pods = sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)
+    pods = snapshot_pods(state, i, base.expendable)
     drains = _drains([i], pods, base, budgets, allowed, is_daemon, now)
     # a kube-system pod's drainability changes with its age, a budget's with pods elsewhere
     own_rows = not budgets and protected is None and all(p.namespace != SYSTEM_NAMESPACE for p, _ in drains)
@@ -517,15 +559,16 @@ def removable_together(
     gone: AbstractSet[int],
     now: float = 0.0,
     pending: PendingOn = NO_PENDING,
+    expendable: Expendable = NO_EXPENDABLE,
 ) -> bool:
     """Whether the nodes ``rows`` can all go at once, with the nodes ``gone`` gone too: every pod a drain
     would move from them placed, in turn, on the other nodes, each placement taking its room before the
     next (what cluster-autoscaler's planner leaves in its snapshot with ``persistSuccessfulSimulations``:
     each removal found possible kept for the next candidate's simulation, the node gone, its pods on
     their new nodes), the drained nodes ghosts tainted ``ToBeDeletedByClusterAutoscaler``; the ``pending``
-    pods put on nodes taken as ``simulate_removal`` takes them."""
-    pods = [a for i in rows for a in sorted(state.pods_on[i].values(), key=lambda a: a.pod.key)]
-    base = PlacementBase(state, frozenset(gone) | frozenset(rows), pending)
+    pods put on nodes, and the ``expendable`` ones left out, taken as ``simulate_removal`` takes them."""
+    pods = [a for i in rows for a in snapshot_pods(state, i, expendable)]
+    base = PlacementBase(state, frozenset(gone) | frozenset(rows), pending, expendable)
     trial = _drain_trial(state, profile, rows, pods, base, None, now)
     for pod, drain in _drains(rows, pods, base, budgets, allowed, is_daemon, now):
         if drain.blocker is not None or (drain.moved and trial.place(pod) is None):

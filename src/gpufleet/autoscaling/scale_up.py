@@ -52,7 +52,10 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
-from gpufleet.autoscaling.scale_down import PlacementBase
+import numpy as np
+
+from gpufleet.autoscaling.expendable import NO_EXPENDABLE, Expendable
+from gpufleet.autoscaling.scale_down import PlacementBase, held_milli
 from gpufleet.cluster.shares import gpu_memory_bytes, shareable
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import ClusterState
@@ -260,7 +263,9 @@ class ScaleUpSnapshot:
     all of it (``pod_aware.WhatIf``: the copies added and the pods put, in order), so a pod the filtering
     put counts for a spread, an affinity term or a host port, and its resources are taken. ``pods`` and
     ``options``: the pods and groups it will be asked about (whether a pod with inter-pod terms may be
-    put). ``exclude``: nodes of the cluster no pod goes to (being deleted)."""
+    put). ``exclude``: nodes of the cluster no pod goes to (being deleted). ``expendable``: the cluster's
+    expendable pods, which the snapshot is built without (``autoscaling.expendable``): their room is free
+    and the pod-aware filters do not count them."""
 
     def __init__(
         self,
@@ -269,11 +274,13 @@ class ScaleUpSnapshot:
         pods: Sequence[Pod],
         options: Sequence[PoolOption] = (),
         exclude: AbstractSet[int] = frozenset(),
+        expendable: Expendable = NO_EXPENDABLE,
     ) -> None:
         self.state, self.profile = state, profile
         self.size = len(state.nodes)
         self.snapshot = ClusterSnapshot(state)
-        self.base = PlacementBase(state, exclude)  # what is free on the cluster's nodes, read once
+        #: what is free on the cluster's nodes, read once
+        self.base = PlacementBase(state, exclude, expendable=expendable)
         #: each copy's group and name, and the copy as a node (made when a pod-aware state first needs it)
         self.copies: list[tuple[PoolOption, str]] = []
         self.nodes: list[Node | None] = []
@@ -281,6 +288,10 @@ class ScaleUpSnapshot:
         daemons = [d for o in options for d in o.daemons]
         with_terms = any(p.pod_affinity is not None for p in (*pods, *daemons))
         self.aware = WhatIf(state, profile.pod_filters, with_terms, self.node)
+        gone = [a for pods_on in expendable.values() for a in pods_on]
+        if gone:
+            self.snapshot.take_away([(a, held_milli(state, a.pod, np.array([a.node]))) for a in gone])
+            self.aware.remove(gone)
         self.admits: dict[tuple[tuple[object, ...], int], bool] = {}  # static filters, per shape and row
         self.admitted: dict[tuple[tuple[object, ...], str], bool] = {}  # ... per shape and group's template
         self.rooms: dict[str, Resources] = {}  # a new copy's room, per group
@@ -468,6 +479,11 @@ class ScaleUpSnapshot:
         if refused:
             base.drop(shape, refused)
         return chosen
+
+    def force_put(self, pod: Pod, row: int) -> None:
+        """``ForceAddPod``: the pod goes on the cluster's node ``row`` whether it fits there or not (a pod
+        waiting for a preemption on the node it is nominated to: ``addPreemptingPodsToSnapshot``)."""
+        self.put(pod, row, {}, held_milli(self.state, pod, np.array([row])))
 
     def filter_out_schedulable(self, pods: Sequence[Pod]) -> list[Pod]:
         """``filterOutSchedulableByPacking`` (``core/podlistprocessor/filter_out_schedulable.go``): the

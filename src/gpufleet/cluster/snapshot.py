@@ -242,6 +242,17 @@ class ClusterSnapshot:
                 for b, allowed in budgets
             ]
 
+    def take_away(self, pods: Sequence[tuple[Assignment, int]]) -> None:
+        """The pods are not in this what-if at all (cluster-autoscaler's snapshot is built without its
+        expendable pods): their rows, and the GPU thousandths each holds (with it), are free here."""
+        top = self._top
+        for a, milli in pods:
+            if a.pod.key not in top.gone:
+                top.gone.add(a.pod.key)
+                self._shift(a.pod, a.node, -1)
+                if milli:
+                    top.milli[a.node] = top.milli.get(a.node, 0) - milli
+
     def _shift(self, pod: Pod, i: int, sign: int) -> None:
         self._top.shifts.append((pod, i, sign))
 

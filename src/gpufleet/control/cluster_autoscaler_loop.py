@@ -19,7 +19,10 @@ and ``maxDrainParallelism`` drains, those in progress counted (drained: pods evi
 then the node deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each
 scan leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). The nodes a
 ``zeroOrMaxNodeScaling`` pool scales down are deleted as one batch, once the last of them is drained
-(``GroupDeletionScheduler``).
+(``GroupDeletionScheduler``). Pods below ``expendablePodsPriorityCutoff`` (-10) are expendable: they never
+trigger a scale-up, scale-down ignores them and a drain leaves them to end with their node; a pending pod
+a scheduler nominated to a node (``NodeGroupPort.nominated_nodes``) waits there, no scale-up candidate
+(``autoscaling.expendable``).
 
 Its parts, each in its own module: the cluster's and its groups' health, which halts a scan or skips a group
 (``control.cluster_autoscaler_health``); the ProvisioningRequests, handled first in each scan
@@ -59,6 +62,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_up,
 )
 from gpufleet.autoscaling.cluster_state import MAX_NODE_STARTUP_S, HealthCondition
+from gpufleet.autoscaling.expendable import expendable_on
 from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.autoscaling.scale_down import (
@@ -300,6 +304,8 @@ class ClusterAutoscalerLoop:
         )
         total_reached = room == 0 and self.settings.max_nodes_total is not None
         left = self.options.resources_left()
+        nominations = self.port.nominated_nodes()
+        nominated = {p.key: nominations[p.key] for p in pending if p.key in nominations}
         asked = (
             state.change_pos,
             state.static_version,
@@ -311,6 +317,7 @@ class ClusterAutoscalerLoop:
             total_reached,
             left,
             tuple(p.key for p in booked),
+            tuple(nominated.items()),
         )
         if state.dra is None and asked == self._unanswered:
             return False
@@ -332,6 +339,8 @@ class ClusterAutoscalerLoop:
                 unhealthy,
                 room if self.settings.max_nodes_total is not None else None,
                 placed_first=booked,
+                expendable_cutoff=self.settings.expendable_pods_priority_cutoff,
+                nominated=nominated,
             )
         )
         self._unanswered = asked if reply.scale_up is None else None
@@ -374,6 +383,7 @@ class ClusterAutoscalerLoop:
             backed_off=backed_off, expander=self.settings.expander, rng=self.rng,
             resources_left=self.options.resources_left(),
             nodes_left=room if self.settings.max_nodes_total is not None else None,
+            expendable_cutoff=self.settings.expendable_pods_priority_cutoff,
         )  # fmt: skip
 
     def _unready(self) -> UnreadyNodes:
@@ -456,7 +466,9 @@ class ClusterAutoscalerLoop:
                 now,
                 st,
                 self.profile,
-                self.provisioning.unbooked(self._candidates(), st, self.profile, going)
+                self.provisioning.unbooked(
+                    self._candidates(), st, self.profile, going, self.settings.expendable_pods_priority_cutoff
+                )
                 if assessing or self.unneeded_since
                 else (),
                 self.utilization,
@@ -482,6 +494,7 @@ class ClusterAutoscalerLoop:
                 unneeded_before=self.gauges.unneeded,
                 update_interval_s=self._update_interval(),
                 placed=self._placed,
+                expendable_cutoff=self.settings.expendable_pods_priority_cutoff,
             )
         )
         self.unneeded_since, self._unremovable_until = reply.unneeded_since, reply.unremovable_until
@@ -496,12 +509,16 @@ class ClusterAutoscalerLoop:
         self._started = now, started
         graces: dict[str, float] = {}
         pending = pending_on(st, self._placed) if reply.remove else {}
+        expendable = expendable_on(st, self.settings.expendable_pods_priority_cutoff) if reply.remove else {}
         for c in reply.remove:
             self.deleting.add(c.node)
-            started[c.node] = has_movable_pods(st, c.node, pending)  # (StartDeletionWithDrain)
+            started[c.node] = has_movable_pods(st, c.node, pending, expendable)  # (StartDeletionWithDrain)
             if started[c.node]:
                 self.draining.add(c.node)
-            graces[c.node] = port.drain(c.node)
+            # the expendable pods are not in the actuator's snapshot (createSnapshot): not evicted, they end
+            # with the node
+            keep = {a.pod.key for a in expendable.get(st.index[c.node], ())}
+            graces[c.node] = port.drain(c.node, keep)
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
         # GroupDeletionScheduler.addToBatcher: a ZeroOrMaxNodeScaling group's nodes are deleted as one batch,
         # once the last of them is drained

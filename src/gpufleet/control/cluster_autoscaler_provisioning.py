@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleUp
+from gpufleet.autoscaling.expendable import DEFAULT_CUTOFF
 from gpufleet.autoscaling.provisioning_request import (
     BOOKING_EXPIRED,
     FAILED,
@@ -124,13 +125,18 @@ class ProvisioningRequests:
         return tuple(r.key for r in self.requests if should_book(r))
 
     def unbooked(
-        self, candidates: list[Candidate], state: ClusterState, profile: Profile, going: AbstractSet[str]
+        self,
+        candidates: list[Candidate],
+        state: ClusterState,
+        profile: Profile,
+        going: AbstractSet[str],
+        cutoff: int = DEFAULT_CUTOFF,
     ) -> list[Candidate]:
         """The scale-down candidates that hold no booked capacity (``booked_nodes``, the booked pods put on
-        the cluster's nodes but those ``going``: upstream's booked pods in the scale-down snapshot keep their
-        nodes; here such a node is no candidate)."""
+        the cluster's nodes but those ``going``, the snapshot without the pods below ``cutoff``: upstream's
+        booked pods in the scale-down snapshot keep their nodes; here such a node is no candidate)."""
         if not any(should_book(r) for r in self.requests):
             return candidates
         exclude = frozenset(state.index[n] for n in going if n in state.index)
-        held = booked_nodes(state, profile, self.requests, exclude)
+        held = booked_nodes(state, profile, self.requests, exclude, cutoff=cutoff)
         return [c for c in candidates if c.node not in held]

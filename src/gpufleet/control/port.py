@@ -222,6 +222,11 @@ class NodeGroupPort(ClusterReads, Protocol):
         """Pods a scheduler marked unschedulable (``PodScheduled=False``), not waiting at Permit."""
         ...
 
+    def nominated_nodes(self) -> Mapping[str, str]:
+        """The pending pods' ``status.nominatedNodeName`` (the node a scheduler's preemption chose for the
+        pod, its victims on their way out), by pod key; a pod nominated nowhere is left out."""
+        ...
+
     def daemonset_templates(self) -> list[Pod]: ...
     def daemon_pod_keys(self) -> AbstractSet[str]: ...
     def computes_on_gpus(self, pod_key: str) -> bool:
@@ -247,8 +252,9 @@ class NodeGroupPort(ClusterReads, Protocol):
         ...
 
     def delete_node(self, name: str) -> None: ...
-    def drain(self, name: str) -> float:
-        """Cordon the node and evict its pods (not DaemonSet pods); the longest grace period."""
+    def drain(self, name: str, keep: AbstractSet[str] = frozenset()) -> float:
+        """Cordon the node and evict its pods (not DaemonSet pods, nor the pods ``keep``, which end with the
+        node); the longest grace period."""
         ...
 
     def pod_waits_for_node(self, key: str, provisioning: bool) -> None:

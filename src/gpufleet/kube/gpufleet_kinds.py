@@ -11,6 +11,8 @@ entries; the minima bound scale-down, not modelled: a warning),
 ``ignoreDaemonsetsUtilization``, ``unremovableNodeRecheckTimeout``, ``maxScaleDownParallelism`` and
 ``maxDrainParallelism`` (integers, 0 or more: 10 and 1 by default; 0 deletes no node, or drains none),
 ``maxBulkSoftTaintCount`` (0 or more, 10 by default: the DeletionCandidate soft taints a scan changes),
+``expendablePodsPriorityCutoff`` (an integer, -10 by default, as the flag's Go ``int``: pods of a lower
+priority are expendable, ``gpufleet.autoscaling.expendable``),
 ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``, ``nodeGroupBackoffResetTimeout``), with
 upstream's defaults. ``NodePool``:
 ``replicas``, a Node-like ``template`` (validated against the Kubernetes Node schema), ``min``, ``max``,
@@ -91,6 +93,8 @@ class ImageRegistry(SpecModel):
 
 #: an integer as Go's ``strconv.ParseInt`` reads one in base 10
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+#: a Go ``int`` flag's value (``flag.Int``: 64 bits)
+GoInt = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
 def _gpu_limit(limit: str) -> tuple[str, int, int]:
@@ -155,6 +159,7 @@ class Autoscaler(SpecModel):
     ok_total_unready_count: NonNegativeInt | None = None
     max_bulk_soft_taint_count: NonNegativeInt | None = None
     max_total_unready_percentage: float | None = None  # (the flag's float, unchecked as upstream's)
+    expendable_pods_priority_cutoff: GoInt | None = None  # (the flag's int: any, negative too)
     gpu_aware_scale_down: bool | None = None
 
     @field_validator("expander")
@@ -243,6 +248,7 @@ class Autoscaler(SpecModel):
             "ok_total_unready_count": self.ok_total_unready_count,
             "max_bulk_soft_taint_count": self.max_bulk_soft_taint_count,
             "max_total_unready_percentage": self.max_total_unready_percentage,
+            "expendable_pods_priority_cutoff": self.expendable_pods_priority_cutoff,
             "gpu_aware_scale_down": self.gpu_aware_scale_down,
         }
         return replace(AutoscalerSettings(), **{k: v for k, v in given.items() if v is not None})

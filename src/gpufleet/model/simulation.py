@@ -56,6 +56,9 @@ class AutoscalerSettings:
     #: --max-bulk-soft-taint-count: the DeletionCandidate soft taints a scan puts on unneeded nodes or takes
     #: off needed ones, at most (0: none, and none kept; ``actuation.UpdateSoftDeletionTaints``)
     max_bulk_soft_taint_count: int = 10
+    #: --expendable-pods-priority-cutoff: pods of a lower priority are expendable: they never trigger a
+    #: scale-up, and scale-down ignores them (``autoscaling.expendable``)
+    expendable_pods_priority_cutoff: int = -10
     #: gpufleet's GPU-aware option (not upstream): never drain a node where a GPU pod is computing.
     gpu_aware_scale_down: bool = False
 

@@ -756,6 +756,10 @@ class Simulation:
             and any(s.serves(r.pod.scheduler_name) for s in self.schedulers)
         ]
 
+    def nominated_nodes(self) -> dict[str, str]:
+        """Each scheduler's nominated pods (DefaultPreemption's ``status.nominatedNodeName``)."""
+        return {key: node for s in self.schedulers for key, node in s.nominated.items()}
+
     def daemonset_templates(self) -> list[Pod]:
         return [ds.daemonset.template for ds in self.daemonsets]
 
@@ -888,12 +892,13 @@ class Simulation:
     def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None:
         return self.cloud.launch(group, for_pods, warm)
 
-    def drain(self, name: str) -> float:
-        """Cordon the node and evict its pods (not DaemonSet pods); returns the longest grace period."""
+    def drain(self, name: str, keep: AbstractSet[str] = frozenset()) -> float:
+        """Cordon the node and evict its pods (not DaemonSet pods, nor the pods ``keep``: they end with the
+        node); returns the longest grace period."""
         self.state.cordon(name)
         grace = 0.0
         for a in sorted(self.state.pods_on[self.state.index[name]].values(), key=lambda a: a.pod.key):
-            if a.pod.owner is not None and a.pod.owner.kind == "DaemonSet":
+            if (a.pod.owner is not None and a.pod.owner.kind == "DaemonSet") or a.pod.key in keep:
                 continue
             grace = max(grace, a.pod.termination_grace_s)
             self.lifecycle.evict(a.pod.key, "Evicted")
