@@ -1002,6 +1002,39 @@ def describe_pod(
         render_described(described, out)
 
 
+@describe_app.command("node")
+def describe_node(
+    name: Annotated[str, typer.Argument(help="The node's name.")],
+    paths: PathsArg = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option("--summary", help="A saved summary.json to read the node from (- reads stdin)."),
+    ] = None,
+    output: OutputOption = None,
+) -> None:
+    """Describe one node as kubectl describe node does, then its GPU devices and the pending pods.
+
+    From a scenario simulated here (or the embedded default), a saved summary.json (--summary), or a
+    kubectl dump (kubectl get nodes,pods,events -A -o json: its pods carry a status). Below kubectl's
+    part, gpufleet's: which pod holds each GPU device (MIG instances, shares), which are free, and for
+    each pending pod what keeps it off this node.
+    """
+    from gpufleet.experiments.describe_command import DescribeError
+    from gpufleet.experiments.describe_node_command import describe_node as read_described
+    from gpufleet.report.describe_node import render_node
+
+    fmt = output_of(output)
+    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
+    try:
+        described = read_described(name, given, summary)
+    except DescribeError as exc:
+        raise fail(exc.lines) from None
+    if fmt is not None:
+        print_data(described, fmt)
+    else:
+        render_node(described, out)
+
+
 def main() -> None:
     from gpufleet.collector import frozen_for_exit
 

@@ -50,7 +50,7 @@ def describe_pod(
         documents, sources = read_documents(list(paths), problems)
         if problems.errors:
             raise DescribeError(Problems.lines(problems.errors))
-        dumped = {_key(d.body): d.body for d in documents if _is_pod(d) and d.body.get("status")}
+        dumped = {pod_key(d.body): d.body for d in documents if is_pod(d) and d.body.get("status")}
         if dumped:
             key = _find(name, dumped, namespace)
             return _from_dump(dumped[key], documents, sources, problems)
@@ -64,25 +64,36 @@ def _find(name: str, keys: Sequence[str] | Mapping[str, Any], namespace: str | N
         raise DescribeError([str(exc)]) from None
 
 
-def _is_pod(document: Document) -> bool:
+def is_pod(document: Document) -> bool:
     return document.body.get("apiVersion") == "v1" and document.body.get("kind") == "Pod"
 
 
-def _key(body: Mapping[str, Any]) -> str:
+def pod_key(body: Mapping[str, Any]) -> str:
     meta = body.get("metadata") or {}
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
-def _from_summary(name: str, path: Path, namespace: str | None) -> dict[str, Any]:
+def read_summary(path: Path, *fields: str) -> dict[str, Any]:
+    """A saved ``summary.json`` (``-``: stdin), with its ``pods``, ``end_time_s`` and ``fields``;
+    ``DescribeError`` where it cannot be read or is no gpufleet summary."""
     where = f"--summary {display_name(path)}"
     try:
         text = read_stdin().decode() if is_stdin(path) else path.read_text()
         summary = json.loads(text)
-        pods, end = summary["pods"], float(summary["end_time_s"])
+        for key in ("pods", *fields):
+            if not isinstance(summary[key], list):
+                raise TypeError(f"{key} is not a list")
+        summary["end_time_s"] = float(summary["end_time_s"])
     except OSError as exc:
         raise DescribeError([f"{where}: cannot read: {exc.strerror or exc}"]) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise DescribeError([f"{where}: not a gpufleet summary.json ({exc})"]) from None
+    return dict(summary)
+
+
+def _from_summary(name: str, path: Path, namespace: str | None) -> dict[str, Any]:
+    summary = read_summary(path)
+    pods, end = summary["pods"], summary["end_time_s"]
     key = _find(name, [str(p["name"]) for p in pods], namespace)
     record = [p for p in pods if p["name"] == key][-1]  # a name created again: its latest pod
     return described_from_record(record, end, workload_status=_workload_status(summary, record))

@@ -51,56 +51,56 @@ CLOSEST_NODES = 5
 
 def _changes(state: ClusterState, scheduler: Scheduler, pod: Pod) -> list[dict[str, Any]]:
     """Per node, what would make the pod fit: a taint to tolerate, resources to free (and by whom)."""
-    profile = scheduler.profiles[pod.scheduler_name]
-    rows = []
-    for i in state.active_indices():
-        node = state.nodes[i]
-        blockers = [r for f in profile.static_filters if (r := f.reject(pod, node))]
-        if blockers:
-            rows.append((1, 0, {"node": node.name, "needs": blockers[:1], "evict": []}))
-            continue
-        holders = (
-            [
-                a.pod.key
-                for a in state.pods_on[i].values()
-                if any(conflicts(port, a.pod.host_ports) for port in pod.host_ports)
-            ]
-            if pod.host_ports
-            else []
-        )
-        if holders:  # NodePorts
-            ports = ", ".join(f"{p.ip}:{p.port}/{p.protocol}" for p in pod.host_ports)
-            needs = [f"host port {ports} free"]
-            rows.append((0, len(holders), {"node": node.name, "needs": needs, "evict": holders}))
-            continue
-        want = {**pod.requests, "pods": 1}
-        short = state.shortfall(pod, i)
-        if any(r not in state.res_index or state.alloc[i, state.res_index[r]] < want[r] for r in short):
-            rows.append(
-                (
-                    2,
-                    0,
-                    {
-                        "node": node.name,
-                        "needs": [f"node has too little {r} in total" for r in short],
-                        "evict": [],
-                    },
-                )
-            )
-            continue
-        evict: list[str] = []
-        remaining = dict(short)
-        for a in sorted(state.pods_on[i].values(), key=lambda a: (a.pod.priority, -a.pod.gpus, a.pod.key)):
-            if all(v <= 0 for v in remaining.values()):
-                break
-            if any(a.pod.requests.get(r, 1 if r == "pods" else 0) > 0 for r, v in remaining.items() if v > 0):
-                evict.append(a.pod.key)
-                for r in remaining:
-                    remaining[r] -= a.pod.requests.get(r, 1 if r == "pods" else 0)
-        needs = [f"{format_units(r, v)} more {r}" for r, v in short.items()]
-        rows.append((0, len(evict), {"node": node.name, "needs": needs, "evict": evict}))
+    rows = [node_needs(state, scheduler, pod, int(i)) for i in state.active_indices()]
     rows.sort(key=lambda r: (r[0], r[1], r[2]["node"]))
     return [r[2] for r in rows[:CLOSEST_NODES] if r[2]["needs"]]
+
+
+def node_needs(
+    state: ClusterState, scheduler: Scheduler, pod: Pod, i: int
+) -> tuple[int, int, dict[str, Any]]:
+    """What would make the pod fit on node ``i`` (``needs``: empty where nothing gpufleet checks here
+    keeps it off; ``evict``: the pods whose going would free enough), ranked: what takes freeing
+    (0, by how many pods), what is ruled out (1: a filter's reason), what the node cannot hold (2)."""
+    profile = scheduler.profiles[pod.scheduler_name]
+    node = state.nodes[i]
+    blockers = [r for f in profile.static_filters if (r := f.reject(pod, node))]
+    if blockers:
+        return (1, 0, {"node": node.name, "needs": blockers[:1], "evict": []})
+    holders = (
+        [
+            a.pod.key
+            for a in state.pods_on[i].values()
+            if any(conflicts(port, a.pod.host_ports) for port in pod.host_ports)
+        ]
+        if pod.host_ports
+        else []
+    )
+    if holders:  # NodePorts
+        ports = ", ".join(f"{p.ip}:{p.port}/{p.protocol}" for p in pod.host_ports)
+        return (0, len(holders), {"node": node.name, "needs": [f"host port {ports} free"], "evict": holders})
+    want = {**pod.requests, "pods": 1}
+    short = state.shortfall(pod, i)
+    if any(r not in state.res_index or state.alloc[i, state.res_index[r]] < want[r] for r in short):
+        needs = [f"node has too little {r} in total" for r in short]
+        return (2, 0, {"node": node.name, "needs": needs, "evict": []})
+    evict: list[str] = []
+    remaining = dict(short)
+    for a in sorted(state.pods_on[i].values(), key=lambda a: (a.pod.priority, -a.pod.gpus, a.pod.key)):
+        if all(v <= 0 for v in remaining.values()):
+            break
+        if any(a.pod.requests.get(r, 1 if r == "pods" else 0) > 0 for r, v in remaining.items() if v > 0):
+            evict.append(a.pod.key)
+            for r in remaining:
+                remaining[r] -= a.pod.requests.get(r, 1 if r == "pods" else 0)
+    needs = [f"{format_units(r, v)} more {r}" for r, v in short.items()]
+    return (0, len(evict), {"node": node.name, "needs": needs, "evict": evict})
+
+
+def this_node(state: ClusterState, scheduler: Scheduler, pod: Pod, i: int) -> dict[str, Any]:
+    """``node_needs``'s answer for node ``i``, and whether a filter rules the node out (``ruled_out``)."""
+    rank, _, row = node_needs(state, scheduler, pod, i)
+    return {**row, "ruled_out": rank == 1}
 
 
 def controller_pods(scenario: Scenario, nodes: list[Node], gangs: GangView) -> list[Pod]:
@@ -124,10 +124,12 @@ def kai_grouped(pod: Pod, controller: WorkloadController | None, scenario: Scena
 
 
 def explain_scenario(
-    scenario: Scenario, only: str | None = None, namespace: str | None = None
+    scenario: Scenario, only: str | None = None, namespace: str | None = None, node: str | None = None
 ) -> list[dict[str, Any]]:
     """What each pending pod needs, as records; with ``only``, that pending pod (``NS/NAME``, or a name
-    found as ``model.pod_names`` finds it, in ``namespace`` when given) and the pods judged with it.
+    found as ``model.pod_names`` finds it, in ``namespace`` when given) and the pods judged with it;
+    with ``node``, each record's ``this_node``: what would make it fit there (``this_node``), None where
+    the node is not in the cluster or no scheduler serves the pod.
     ``PodNameError`` when ``only`` names no pending pod, or several."""
     state = ClusterState([n for n in scenario.nodes])
     state.namespace_labels = dict(scenario.namespace_labels)
@@ -178,10 +180,18 @@ def explain_scenario(
         diagnosis = diagnose(state, pod, gangs, reach(pod))
         if not decision.nodes:
             diagnosis["hints"] += not_ready.for_pod(pod)
+        here = None if node is None else state.index.get(node)
         return {
             "preemption": _preemption(state, decision),
             "diagnosis": diagnosis,
             "closest_nodes": closest_nodes(owner, pod) if owner is not None and not decision.nodes else [],
+            **(
+                {}
+                if node is None
+                else {
+                    "this_node": None if owner is None or here is None else this_node(state, owner, pod, here)
+                }
+            ),
         }
 
     out = []

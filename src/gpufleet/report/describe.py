@@ -299,7 +299,7 @@ def described_from_kubectl(
             for c in status.get("conditions") or []
             if isinstance(c, Mapping)
         ],
-        "events": sorted((_dump_event(e, reading) for e in events), key=lambda e: -(e["age_s"] or 0)),
+        "events": sorted((dump_event(e, reading) for e in events), key=lambda e: -(e["age_s"] or 0)),
         "explanation": dict(explanation) if explanation is not None else None,
     }
 
@@ -336,7 +336,7 @@ def _terminated_lines(label: str, state: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def _dump_event(event: Mapping[str, Any], now: float) -> dict[str, Any]:
+def dump_event(event: Mapping[str, Any], now: float) -> dict[str, Any]:
     """A core/v1 or events.k8s.io/v1 Event as kubectl describe lists it (its latest time)."""
     source = event.get("source") or {}
     at = (
@@ -349,7 +349,7 @@ def _dump_event(event: Mapping[str, Any], now: float) -> dict[str, Any]:
         "type": event.get("type"),
         "reason": event.get("reason"),
         "at": at,
-        "age_s": None if (when := _epoch(at)) is None else now - when,
+        "age_s": None if (when := epoch(at)) is None else now - when,
         "from": source.get("component")
         or event.get("reportingController")
         or event.get("reportingComponent"),
@@ -357,7 +357,7 @@ def _dump_event(event: Mapping[str, Any], now: float) -> dict[str, Any]:
     }
 
 
-def _epoch(stamp: object) -> float | None:
+def epoch(stamp: object) -> float | None:
     if not isinstance(stamp, str):
         return None
     try:
@@ -366,13 +366,17 @@ def _epoch(stamp: object) -> float | None:
         return None
 
 
-def involves(event: Mapping[str, Any], namespace: str, name: str) -> bool:
-    """Whether an Event (core/v1 ``involvedObject`` or events.k8s.io/v1 ``regarding``) is about the pod."""
+def involves(event: Mapping[str, Any], namespace: str | None, name: str, kind: str = "Pod") -> bool:
+    """Whether an Event (core/v1 ``involvedObject`` or events.k8s.io/v1 ``regarding``) is about the object
+    (a pod in ``namespace``; a Node, cluster-scoped, with ``namespace`` None: its Events may be in any)."""
     target = event.get("involvedObject") or event.get("regarding") or {}
     return bool(
-        target.get("kind") == "Pod"
+        target.get("kind") == kind
         and target.get("name") == name
-        and (target.get("namespace") or event.get("metadata", {}).get("namespace")) == namespace
+        and (
+            namespace is None
+            or (target.get("namespace") or event.get("metadata", {}).get("namespace")) == namespace
+        )
     )
 
 
@@ -416,11 +420,11 @@ def render_described(d: Mapping[str, Any], console: Console) -> None:
     _containers(d, lines, unknown)
     if d["conditions"]:
         lines.append("Conditions:")
-        lines.extend(_aligned([("Type", "Status"), *((c["type"], c["status"]) for c in d["conditions"])]))
+        lines.extend(aligned([("Type", "Status"), *((c["type"], c["status"]) for c in d["conditions"])]))
     else:
         lines.append(f"{'Conditions:':<{LABEL_WIDTH}}<none>")
     lines += _workload_status(d)
-    lines += _events(d) + _stages_lines(d) + _explanation(d)
+    lines += events_lines(d) + _stages_lines(d) + _explanation(d)
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -496,10 +500,10 @@ def _workload_status(d: Mapping[str, Any]) -> list[str]:
     rows = [("Type", "Status", "Reason", "Since", "Message")]
     for c in conditions:
         rows.append((c["type"], c["status"], c["reason"], f"t={human_duration(c['time_s'])}", c["message"]))
-    return [*lines, f"{kind} Conditions:", *_aligned(rows)]
+    return [*lines, f"{kind} Conditions:", *aligned(rows)]
 
 
-def _aligned(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+def aligned(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     """Rows as kubectl describe prints its tables: columns padded to their widest cell, the last
     column (a message) whole, however long."""
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
@@ -509,7 +513,7 @@ def _aligned(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     ]
 
 
-def _events(d: Mapping[str, Any]) -> list[str]:
+def events_lines(d: Mapping[str, Any]) -> list[str]:
     if not d["events"]:
         return [f"{'Events:':<{LABEL_WIDTH}}<none>"]
     aged = "at the end of the run" if d["source"] != KUBECTL else "now"
@@ -517,7 +521,7 @@ def _events(d: Mapping[str, Any]) -> list[str]:
     for e in d["events"]:
         age = MISSING if e["age_s"] is None else human_duration(max(e["age_s"], 0.0))
         rows.append((e["type"] or "", e["reason"] or "", age, e["from"] or "", e["message"] or ""))
-    return [f"Events (ages {aged}):", *_aligned(rows)]
+    return [f"Events (ages {aged}):", *aligned(rows)]
 
 
 def _stages_lines(d: Mapping[str, Any]) -> list[str]:
@@ -541,7 +545,7 @@ def _stages_lines(d: Mapping[str, Any]) -> list[str]:
     rows.extend((f"node {stage}", MISSING, human_duration(seconds)) for stage, seconds in chain)
     return [
         "Start-up (gpufleet, simulated):",
-        *_aligned(rows),
+        *aligned(rows),
     ]
 
 
