@@ -133,9 +133,8 @@ def _explained(
     return next((e for e in explained if e["pod"] == key), None)
 
 
-def _simulated(
-    name: str, documents: list[Document], sources: list[str], problems: Problems, namespace: str | None
-) -> dict[str, Any]:
+def simulated(documents: list[Document], sources: list[str], problems: Problems) -> Simulation:
+    """The scenario simulated to its end; its problems a ``DescribeError``."""
     try:
         sim = Simulation(scenario_from_documents(documents, sources, problems))
     except ScenarioError as exc:
@@ -143,6 +142,13 @@ def _simulated(
     except ProfileError as exc:
         raise DescribeError([f"KubeSchedulerConfiguration: {exc}"]) from None
     sim.run()
+    return sim
+
+
+def _simulated(
+    name: str, documents: list[Document], sources: list[str], problems: Problems, namespace: str | None
+) -> dict[str, Any]:
+    sim = simulated(documents, sources, problems)
     summary = build_summary(sim)
     key = _find(name, [str(p["name"]) for p in summary["pods"]], namespace)
     record = [p for p in summary["pods"] if p["name"] == key][-1]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpufleet.collector import collector_paused
-from gpufleet.experiments.describe_command import DescribeError, is_pod, pod_key, read_summary
+from gpufleet.experiments.describe_command import DescribeError, is_pod, pod_key, read_summary, simulated
 from gpufleet.experiments.node_gpus import counted_gpus, ledger_gpus, pending_row
 from gpufleet.gpus.devices import NodeDevices
 from gpufleet.kube.documents import Document, read_documents
@@ -34,7 +34,6 @@ from gpufleet.report._format import human_duration
 from gpufleet.report.describe import KUBECTL, SIMULATION, SUMMARY, dump_event, epoch, involves
 from gpufleet.report.describe_node import NodeFacts, PodUse, described_node, rfc1123z
 from gpufleet.scheduling.profile import ProfileError
-from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 
 #: the node names an unknown name's message lists at most
@@ -123,13 +122,7 @@ def _from_summary(name: str, summary: Mapping[str, Any]) -> dict[str, Any]:
 def _simulated(
     name: str, documents: list[Document], sources: list[str], problems: Problems
 ) -> dict[str, Any]:
-    try:
-        sim = Simulation(scenario_from_documents(documents, sources, problems))
-    except ScenarioError as exc:
-        raise DescribeError(exc.problems) from None
-    except ProfileError as exc:
-        raise DescribeError([f"KubeSchedulerConfiguration: {exc}"]) from None
-    sim.run()
+    sim = simulated(documents, sources, problems)
     record = sim.nodes.get(name)
     if record is None:
         raise _unknown(name, list(sim.nodes))
