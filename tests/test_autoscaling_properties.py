@@ -120,14 +120,16 @@ def test_autoscalers_respect_bounds_and_blockers(
     drains: list[str] = []
     original = sim.drain
 
-    def checked_drain(name: str, keep: AbstractSet[str] = frozenset()) -> float:
+    def checked_drain(
+        name: str, keep: AbstractSet[str] = frozenset(), max_graceful_termination_s: int = 0
+    ) -> float:
         allowed = sim.autoscaler._disruptions_allowed()
         for a in sim.state.pods_on[sim.state.index[name]].values():
             assert a.pod.annotations.get(SAFE) != "false", f"{name} drained under {a.pod.key}"
             if budget.covers(a.pod):
                 assert allowed["default/team-a"] >= 1, f"{name} drained past PDB under {a.pod.key}"
         drains.append(name)
-        return original(name, keep)
+        return original(name, keep, max_graceful_termination_s)
 
     sim.drain = checked_drain  # type: ignore[method-assign]
     sim.run()

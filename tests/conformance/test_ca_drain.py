@@ -1,5 +1,6 @@
 """cluster-autoscaler 1.34's own drain table (tag ``cluster-autoscaler-1.34.5``,
-``cluster-autoscaler/simulator/drain_test.go``, ``TestGetPodsToMove``), case by case, with the
+``cluster-autoscaler/simulator/drain_test.go``, ``TestGetPodsToMove``; and the replicated rule's,
+``simulator/drainability/rules/replicated/rule_test.go``, ``TestDrainable``), case by case, with the
 default delete options of the test (system pods, local storage and custom controllers all skip
 the node; ``--blocking-system-pod-distruption-timeout`` 1 h). Upstream reports the blocking pod
 with a reason code; gpufleet says it in words, matched here by the code's phrase. A pod's
@@ -11,7 +12,14 @@ from __future__ import annotations
 import pytest
 from ca_builders import pods_to_move
 
-from gpufleet.autoscaling.drainability import DAEMONSET_POD, MIRROR, SAFE_TO_EVICT
+from gpufleet.autoscaling.drainability import (
+    DAEMONSET_POD,
+    MIRROR,
+    SAFE_TO_EVICT,
+    DeleteOptions,
+    Drain,
+    drainable,
+)
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import OwnerRef, Pod
 
@@ -182,3 +190,51 @@ def test_safe_to_evict_true_is_moved_even_past_an_exhausted_budget() -> None:
     rule, so the drain plan moves the pod (gpufleet used to block it)."""
     pod = _pod("bar", annotations={SAFE_TO_EVICT: "true"}, labels={"app": "x"})
     assert pods_to_move([(pod, 0.0)], [_pdb("default", {"app": "x"}, 0)]) == (["bar"], [], None)
+
+
+def _replicated_case(desc: str, owner: str | None, flag: bool, blocks: bool, skip: str = "") -> object:
+    marks = [pytest.mark.skip(reason=skip)] if skip else []
+    return pytest.param(_pod("bar", owner=owner), flag, blocks, id=f"TestDrainable/{desc}", marks=marks)
+
+
+REPLICATED_CASES = [
+    *(
+        _replicated_case(
+            f"{desc} with skipNodesWithCustomControllerPods:{str(flag).lower()}", owner, flag, blocks
+        )
+        for flag in (True, False)
+        for desc, owner, blocks in (
+            ("RC-managed pod", "ReplicationController", False),
+            ("Job-managed pod", "Job", False),
+            ("SS-managed pod", "StatefulSet", False),
+            ("RS-managed pod", "ReplicaSet", False),
+            ("naked pod", None, True),
+        )
+    ),
+    *(
+        _replicated_case(
+            "RS-managed pod that is being deleted with "
+            f"skipNodesWithCustomControllerPods:{str(flag).lower()}",
+            "ReplicaSet",
+            flag,
+            False,
+            skip=TERMINATING,
+        )
+        for flag in (True, False)
+    ),
+    _replicated_case("custom-controller-managed non-blocking pod", "FooController", False, False),
+    _replicated_case("custom-controller-managed blocking pod", "FooController", True, True),
+]
+
+
+@pytest.mark.parametrize(("pod", "skip_custom", "blocks"), REPLICATED_CASES)
+def test_replicated_rule(pod: Pod, skip_custom: bool, blocks: bool) -> None:
+    """``simulator/drainability/rules/replicated/rule_test.go`` ``TestDrainable``: a pod with no controller is
+    ``NotReplicated``; a custom controller's pod too, only under ``--skip-nodes-with-custom-controller-pods``
+    (``DeleteOptions.skip_nodes_with_custom_controller_pods``). The listers' controllers exist, as gpufleet's
+    do (the ``replicacount`` rule is not modelled)."""
+    drain = drainable(pod, [], {}, 0.0, DeleteOptions(skip_nodes_with_custom_controller_pods=skip_custom))
+    if blocks:
+        assert drain.blocker is not None and REASONS["NotReplicated"] in drain.blocker
+    else:
+        assert drain == Drain(True)

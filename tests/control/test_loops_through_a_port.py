@@ -169,7 +169,9 @@ class HandKeptCluster:
     def delete_node(self, name: str) -> None:
         self.asked.append(("delete", name))
 
-    def drain(self, name: str, keep: AbstractSet[str] = frozenset()) -> float:
+    def drain(
+        self, name: str, keep: AbstractSet[str] = frozenset(), max_graceful_termination_s: int = 0
+    ) -> float:
         self.asked.append(("drain", name))
         return 30.0
 

@@ -333,3 +333,79 @@ def test_the_simulation_reads_the_expendable_pods_priority_cutoff(tmp_path: Path
     assert (
         len(problems(tmp_path, simulation(f"{{autoscaler: {{expendablePodsPriorityCutoff: {2**63}}}}}"))) == 1
     )
+
+
+def test_the_simulation_reads_the_scale_down_tuning_flags(tmp_path: Path) -> None:
+    """cluster-autoscaler's ``--scale-down-enabled`` (true), ``--scale-down-delay-after-delete`` (0),
+    ``--scale-down-delay-after-failure`` (3m), ``--new-pod-scale-up-delay`` (0),
+    ``--max-graceful-termination-sec`` (600, a Go ``int``: 0 or less cuts no grace period),
+    ``--skip-nodes-with-system-pods`` and ``--skip-nodes-with-custom-controller-pods`` (true), camelCased."""
+    defaults = AutoscalerSettings()
+    assert (
+        defaults.scale_down_enabled,
+        defaults.scale_down_delay_after_delete_s,
+        defaults.scale_down_delay_after_failure_s,
+        defaults.new_pod_scale_up_delay_s,
+        defaults.max_graceful_termination_s,
+        defaults.skip_nodes_with_system_pods,
+        defaults.skip_nodes_with_custom_controller_pods,
+    ) == (True, 0.0, 180.0, 0.0, 600, True, True)
+    good = simulation(
+        "{autoscaler: {scaleDownEnabled: false, scaleDownDelayAfterDelete: 5m, "
+        "scaleDownDelayAfterFailure: 1m, newPodScaleUpDelay: 30s, maxGracefulTerminationSec: -1, "
+        "skipNodesWithSystemPods: false, skipNodesWithCustomControllerPods: false}}"
+    )
+    assert load(tmp_path, good).simulation.autoscaler == AutoscalerSettings(
+        scale_down_enabled=False,
+        scale_down_delay_after_delete_s=300.0,
+        scale_down_delay_after_failure_s=60.0,
+        new_pod_scale_up_delay_s=30.0,
+        max_graceful_termination_s=-1,
+        skip_nodes_with_system_pods=False,
+        skip_nodes_with_custom_controller_pods=False,
+    )
+    assert warnings(tmp_path, good) == []
+
+
+def test_the_scale_down_tuning_flags_of_the_wrong_type_are_field_errors(tmp_path: Path) -> None:
+    label = "scenario.yaml: document 1 (Simulation/s): spec.autoscaler"
+    text = simulation(
+        "{autoscaler: {scaleDownEnabled: 'no', scaleDownDelayAfterDelete: soon, newPodScaleUpDelay: -5, "
+        "maxGracefulTerminationSec: 1.5, skipNodesWithSystemPods: 1}}"
+    )
+    assert problems(tmp_path, text) == [
+        f'{label}.scaleDownEnabled: Invalid value: "no": must be a boolean',
+        f"{label}.scaleDownDelayAfterDelete: invalid duration 'soon' "
+        "(use Go syntax such as '90s', '20m', '2h')",
+        f"{label}.newPodScaleUpDelay: durations must not be negative: -5",
+        f"{label}.maxGracefulTerminationSec: Invalid value: 1.5: must be an integer",
+        f"{label}.skipNodesWithSystemPods: Invalid value: 1: must be a boolean",
+    ]
+
+
+def test_the_candidates_pool_flags_are_accepted_with_a_warning_that_they_change_nothing(
+    tmp_path: Path,
+) -> None:
+    """``--scale-down-non-empty-candidates-count``, ``--scale-down-candidates-pool-ratio`` and
+    ``--scale-down-candidates-pool-min-count`` reach cluster-autoscaler 1.34.5's ``AutoscalingOptions`` and no
+    code reads them (the planner bounds its simulations with ``unneededNodesLimit``, modelled): accepted,
+    each with a warning; of the wrong type, a field error."""
+    text = simulation(
+        "{autoscaler: {scaleDownNonEmptyCandidatesCount: 5, scaleDownCandidatesPoolRatio: 0.5, "
+        "scaleDownCandidatesPoolMinCount: 10}}"
+    )
+    assert load(tmp_path, text).simulation.autoscaler == AutoscalerSettings()
+    said = "cluster-autoscaler 1.34 reads this flag nowhere: it changes nothing"
+    assert [w for w in warnings(tmp_path, text) if said in w] == [
+        f"scenario.yaml: document 1 (Simulation/s): spec.autoscaler.{field}: {said}"
+        for field in (
+            "scaleDownNonEmptyCandidatesCount",
+            "scaleDownCandidatesPoolRatio",
+            "scaleDownCandidatesPoolMinCount",
+        )
+    ]
+    bad = simulation("{autoscaler: {scaleDownNonEmptyCandidatesCount: '30'}}")
+    assert problems(tmp_path, bad) == [
+        "scenario.yaml: document 1 (Simulation/s): spec.autoscaler.scaleDownNonEmptyCandidatesCount: "
+        'Invalid value: "30": must be an integer'
+    ]

@@ -14,8 +14,9 @@ order and acts on each reply before asking the next, since a launch may fail on 
   room, not in backoff and within the cluster-wide resource limits is estimated in a fork of that snapshot
   (``scale_up.estimate``) and the expander picks one, its new nodes cut to the limits
   (``resource_limits``) and, under ``--balance-similar-node-groups``, split with its similar groups
-  (``node_group_balancing``); when none grows, each pod left gets its ``NotTriggerScaleUp`` message (in the
-  reply only when it changed since the pod's last one).
+  (``node_group_balancing``); the pods too young for scale-up are left out first (``filterOutYoungPods``:
+  ``young_pods``, ``ScaleUpRequest.young``); when none grows, each pod left gets its ``NotTriggerScaleUp``
+  message (in the reply only when it changed since the pod's last one).
 - ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
   (``scale_down.assess``; the pending pods ``scale_up``'s ``filterOutSchedulable`` put on nodes count among
   their pods: ``ScaleUpReply.placed``, ``ScaleDownRequest.placed``), from the first scan that finds them so
@@ -25,7 +26,8 @@ order and acts on each reply before asking the next, since a launch may fail on 
   for more than ``scaleDownUnneededTime`` (``unremovableReason``: not while ``!since.Add(time).Before(now)``,
   so with 10 s scans at the scan after the one at exactly that time; a node that is not Ready once unneeded
   for more than ``scaleDownUnreadyTime``, and never while ``scaleDownUnreadyEnabled`` is false), not within
-  ``scaleDownDelayAfterAdd`` of a scale-up, never below a group's ``min`` (the nodes it is deleting counted:
+  ``scaleDownDelayAfterAdd`` of a scale-up nor ``scaleDownDelayAfterDelete`` of a scan that started deletions
+  (``in_cooldown``), never below a group's ``min`` (the nodes it is deleting counted:
   ``verifyMinSize``), within the deletion budgets (``budgets.ScaleDownBudgetProcessor.CropNodes``: at most
   ``--max-scale-down-parallelism`` deletions at once, ``--max-drain-parallelism`` of them drains, those in
   progress counted; empty nodes first, each kind taken a node group at a time: ``crop_to_budgets``). A scan
@@ -52,13 +54,15 @@ deletion budgets (``CropNodes``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 
-from gpufleet.autoscaling.drainability import moved
+from gpufleet.autoscaling.drainability import DEFAULT_DELETE_OPTIONS, DeleteOptions, moved
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.expendable import (
     DEFAULT_CUTOFF,
@@ -161,6 +165,9 @@ class ScaleUpRequest:
     expendable_cutoff: int = DEFAULT_CUTOFF
     #: the pending pods' ``status.nominatedNodeName``, by pod key (those DefaultPreemption nominated)
     nominated: Mapping[str, str] = field(default_factory=dict)
+    #: the pending pods too young to trigger a scale-up (``autoscaling.young_pods``): ``filterOutYoungPods``
+    #: leaves them out of those ``filterOutSchedulable`` left (put on a node, they are placed all the same)
+    young: AbstractSet[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -286,6 +293,9 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     booked = len(snapshot.placed)
     remaining = list(pending) if request.filtered else snapshot.filter_out_schedulable(pending)
     placed = names + tuple((pod, state.nodes[row].name) for pod, row in snapshot.placed[booked:])
+    remaining = [pod for pod in remaining if pod.key not in request.young]
+    if not remaining:
+        return ScaleUpReply(placed=placed)
     limited = _over_limits(options, request.resources_left, request.nodes_left)
     skipped = request.unhealthy | request.backed_off | limited.keys()
     valid = [o for o in options if o.name not in skipped and o.room > 0]
@@ -349,7 +359,7 @@ class ScaleDownRequest:
     candidates: Sequence[Candidate]
     utilization: UtilizationRule  # the thresholds, and whether DaemonSet pods count
     unneeded_time_s: float
-    delay_after_add_s: float
+    delay_after_add_s: float  # --scale-down-delay-after-add
     last_scale_up_s: float
     unneeded_since: Mapping[str, float]  # what the previous scans found
     deleting: frozenset[str]
@@ -396,6 +406,12 @@ class ScaleDownRequest:
     #: --expendable-pods-priority-cutoff: the snapshot scale-down reads has no pod of a lower priority
     #: (``autoscaling.expendable``): not counted in utilisation, not moved, their room free
     expendable_cutoff: int = DEFAULT_CUTOFF
+    #: --scale-down-delay-after-delete, and the last scan that started deleting nodes
+    #: (``lastScaleDownDeleteTime``)
+    delay_after_delete_s: float = 0.0
+    last_delete_s: float = -math.inf
+    #: --skip-nodes-with-system-pods, --skip-nodes-with-custom-controller-pods: the drainability rules kept
+    delete_options: DeleteOptions = DEFAULT_DELETE_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -409,7 +425,8 @@ class ScaleDownReply:
     #: the candidates this scan assessed that are not unneeded, and why (``categorizeNodes``:
     #: ``FilterOutUnremovable``'s and the removal simulation's unremovable nodes); none when it assessed none
     not_unneeded: tuple[tuple[str, Unremovable], ...] = ()
-    #: within ``scaleDownDelayAfterAdd`` of a scale-up (``isScaleDownInCooldown``): no node was asked to go
+    #: within ``scaleDownDelayAfterAdd`` of a scale-up, or ``scaleDownDelayAfterDelete`` of a scan that
+    #: started deleting nodes (``isScaleDownInCooldown``): no node was asked to go
     cooldown: bool = False
     #: the nodes not checked again until then, this scan's finds included (the next ``unremovable_until``)
     unremovable_until: dict[str, float] = field(default_factory=dict)
@@ -426,6 +443,17 @@ class ScaleDownReply:
         """The nodes this scan found unneeded, those it removes included (``UpdateUnneededNodesCount``
         counts them before ``NodesToDelete``)."""
         return len(self.unneeded_since) + len(self.remove)
+
+
+def in_cooldown(request: ScaleDownRequest) -> bool:
+    """``isScaleDownInCooldown``: a scale-up, or a scan that started deleting nodes, more recent than its
+    delay (``last.Add(delay).After(now)``; a failed scale-down's delay never starts in gpufleet:
+    ``AutoscalerSettings.scale_down_delay_after_failure_s``)."""
+    now = request.now
+    return (
+        now - request.last_scale_up_s < request.delay_after_add_s
+        or now - request.last_delete_s < request.delay_after_delete_s
+    )
 
 
 def recently_unremovable(until: float) -> Unremovable:
@@ -511,7 +539,7 @@ def _assess(
         else:
             verdict = simulate_removal(
                 state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
-                request.verdicts, request.now,
+                request.verdicts, request.now, request.delete_options,
             )  # fmt: skip
             why = verdict.why
             if memo is not None and i not in unready:
@@ -667,8 +695,9 @@ def _drains_that_fit(
         rows = [state.index[k.node] for k in (*kept, c)]
         budgets, allowed, daemons = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
         if removable_together(
-            state, rows, request.profile, budgets, allowed, daemons, gone, request.now, pending, expendable
-        ):
+            state, rows, request.profile, budgets, allowed, daemons, gone, request.now, pending, expendable,
+            request.delete_options,
+        ):  # fmt: skip
             kept.append(c)
     return kept
 
@@ -708,7 +737,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     if request.assess:  # Nodes.Update: the unneeded nodes are those this scan found
         for name in unneeded.keys() - {c.node for c in candidates}:
             del unneeded[name]
-    if now - request.last_scale_up_s < request.delay_after_add_s:
+    if in_cooldown(request):
         return ScaleDownReply(
             unneeded, not_unneeded=tuple(not_unneeded), cooldown=True, unremovable_until=recheck, cut=cut
         )

@@ -1,23 +1,27 @@
 """What draining a node does with each of its pods: cluster-autoscaler 1.34's drainability rules
-(``simulator/drainability/rules``, ``rules.Default`` with the default flags), in upstream's order,
-the first rule that decides winning:
+(``simulator/drainability/rules``, ``rules.Default`` with the ``NodeDeleteOptions`` of the flags:
+``DeleteOptions``), in upstream's order, the first rule that decides winning:
 
 1. a mirror (static) pod (annotation ``kubernetes.io/config.mirror``) stays: not moved, not blocking;
 2. a DaemonSet pod (owned by a DaemonSet, or annotated
    ``cluster-autoscaler.kubernetes.io/daemonset-pod: "true"``) goes with the node, not moved;
 3. ``cluster-autoscaler.kubernetes.io/safe-to-evict: "true"``: moved, no later rule is asked (not
    even a PodDisruptionBudget);
-4. a pod not owned by a ReplicationController, Job, ReplicaSet or StatefulSet blocks
-   (``NotReplicated``; ``--skip-nodes-with-custom-controller-pods``); gpufleet's Deployment pods,
+4. a pod with no controller blocks (``NotReplicated``); so does, under
+   ``--skip-nodes-with-custom-controller-pods`` (true by default), a pod whose controller is not a
+   ReplicationController, Job, ReplicaSet or StatefulSet (``replicated.Rule``); gpufleet's Deployment pods,
    which it makes owned by their Deployment, count as their ReplicaSet's;
-5. a ``kube-system`` pod that no PodDisruptionBudget selects blocks (``UnmovableKubeSystemPod``)
-   until ``--blocking-system-pod-distruption-timeout`` (1 h) after it was created (gpufleet: placed);
+5. under ``--skip-nodes-with-system-pods`` (true by default), a ``kube-system`` pod that no
+   PodDisruptionBudget selects blocks (``UnmovableKubeSystemPod``) until
+   ``--blocking-system-pod-distruption-timeout`` (1 h) after it was created (gpufleet: placed);
 6. ``safe-to-evict: "false"`` blocks (``NotSafeToEvictAnnotation``);
 7. a PodDisruptionBudget selecting the pod with no disruption left blocks (``NotEnoughPdb``).
 
 Not modelled: long-terminating and terminal pods (gpufleet's pods leave their node when they end),
-local storage (``--skip-nodes-with-local-storage``: gpufleet's pods have no volumes) and
-``--min-replica-count`` (0 by default, which never blocks).
+local storage (``--skip-nodes-with-local-storage``: gpufleet's pods have no volumes), and the
+``replicacount`` rule that ``--skip-nodes-with-custom-controller-pods`` turns on (a controller that is
+gone blocks, ``ControllerNotFound``; gpufleet's controllers outlive their pods; and ``--min-replica-count``,
+0 by default, never blocks).
 """
 
 from __future__ import annotations
@@ -33,6 +37,19 @@ MIRROR = "kubernetes.io/config.mirror"
 REPLICATED_KINDS = frozenset({"ReplicationController", "Job", "ReplicaSet", "StatefulSet", "Deployment"})
 SYSTEM_NAMESPACE = "kube-system"
 BLOCKING_SYSTEM_POD_TIMEOUT_S = 3600.0
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    """``options.NodeDeleteOptions``: which blocking rules ``rules.Default`` keeps (each true by default,
+    as its flag)."""
+
+    skip_nodes_with_system_pods: bool = True  # --skip-nodes-with-system-pods: the system rule
+    #: --skip-nodes-with-custom-controller-pods: only the replicated kinds' controllers make a pod replicated
+    skip_nodes_with_custom_controller_pods: bool = True
+
+
+DEFAULT_DELETE_OPTIONS = DeleteOptions()
 
 
 @dataclass(frozen=True)
@@ -56,18 +73,26 @@ def moved(pod: Pod) -> bool:
     return not daemon_set_pod(pod) and MIRROR not in pod.annotations
 
 
-def drainable(pod: Pod, budgets: list[DisruptionBudget], allowed: dict[str, int], age_s: float) -> Drain:
+def drainable(
+    pod: Pod,
+    budgets: list[DisruptionBudget],
+    allowed: dict[str, int],
+    age_s: float,
+    options: DeleteOptions = DEFAULT_DELETE_OPTIONS,
+) -> Drain:
     """``Rules.Drainable`` then ``GetPodsToMove``; ``age_s``: how long ago the pod was created."""
     if not moved(pod):
         return Drain(False)
     annotation = pod.annotations.get(SAFE_TO_EVICT)
     if annotation == "true":
         return Drain(True)
-    if pod.owner is None or pod.owner.kind not in REPLICATED_KINDS:
+    custom = pod.owner is not None and pod.owner.kind not in REPLICATED_KINDS
+    if pod.owner is None or (custom and options.skip_nodes_with_custom_controller_pods):
         owner = f"owned by {pod.owner.kind} {pod.owner.name}" if pod.owner else "it has no controller"
         return Drain(True, f"pod {pod.key} is not replicated ({owner})")
     matching = [b for b in budgets if b.covers(pod)]
-    if pod.namespace == SYSTEM_NAMESPACE and not matching and age_s <= BLOCKING_SYSTEM_POD_TIMEOUT_S:
+    system = options.skip_nodes_with_system_pods and pod.namespace == SYSTEM_NAMESPACE
+    if system and not matching and age_s <= BLOCKING_SYSTEM_POD_TIMEOUT_S:
         return Drain(True, f"pod {pod.key} is a kube-system pod that no PodDisruptionBudget selects")
     if annotation == "false":
         return Drain(True, f'pod {pod.key} is annotated {SAFE_TO_EVICT}: "false"')

@@ -39,7 +39,14 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from gpufleet.autoscaling.drainability import SYSTEM_NAMESPACE, Drain, daemon_set_pod, drainable
+from gpufleet.autoscaling.drainability import (
+    DEFAULT_DELETE_OPTIONS,
+    SYSTEM_NAMESPACE,
+    DeleteOptions,
+    Drain,
+    daemon_set_pod,
+    drainable,
+)
 from gpufleet.autoscaling.expendable import NO_EXPENDABLE, Expendable
 from gpufleet.autoscaling.free_rows import FreeRows, free_rows
 from gpufleet.cluster.snapshot import ClusterSnapshot
@@ -481,6 +488,7 @@ def simulate_removal(
     protected: Callable[[str], bool] | None = None,
     verdicts: dict[tuple[object, ...], Int8Array] | None = None,
     now: float = 0.0,
+    options: DeleteOptions = DEFAULT_DELETE_OPTIONS,
 ) -> NodeVerdict:
     """Whether eligible node ``i`` could be removed at ``now`` (``RemovalSimulator.SimulateNodeRemoval``):
     no pod blocks the drain (``GetPodsToMove``, else ``BlockedByPod``; gpuAwareScaleDown's computing pod
@@ -491,7 +499,7 @@ def simulate_removal(
     snapshot's ``NodeInfo``)."""
     name = state.nodes[i].name
     pods = snapshot_pods(state, i, base.expendable)
-    drains = _drains([i], pods, base, budgets, allowed, is_daemon, now)
+    drains = _drains([i], pods, base, budgets, allowed, is_daemon, now, options)
     # a kube-system pod's drainability changes with its age, a budget's with pods elsewhere
     own_rows = not budgets and protected is None and all(p.namespace != SYSTEM_NAMESPACE for p, _ in drains)
     for pod, drain in drains:
@@ -520,13 +528,15 @@ def _drains(
     allowed: dict[str, int],
     is_daemon: set[str],
     now: float,
+    options: DeleteOptions,
 ) -> list[tuple[Pod, Drain]]:
     """What a drain of the nodes ``rows`` does with each of their pods but the DaemonSet ones: those placed
-    (``pods``), then the pending ones the base puts there, judged as just created."""
+    (``pods``), then the pending ones the base puts there, judged as just created, by the drainability
+    rules ``options`` keep."""
     placed = [(a.pod, now - a.start_s) for a in pods]
     pending = [(pod, 0.0) for i in rows for pod in base.pending.get(i, ())]
     return [
-        (pod, drainable(pod, budgets, allowed, age))
+        (pod, drainable(pod, budgets, allowed, age, options))
         for pod, age in (*placed, *pending)
         if pod.key not in is_daemon
     ]
@@ -560,6 +570,7 @@ def removable_together(
     now: float = 0.0,
     pending: PendingOn = NO_PENDING,
     expendable: Expendable = NO_EXPENDABLE,
+    options: DeleteOptions = DEFAULT_DELETE_OPTIONS,
 ) -> bool:
     """Whether the nodes ``rows`` can all go at once, with the nodes ``gone`` gone too: every pod a drain
     would move from them placed, in turn, on the other nodes, each placement taking its room before the
@@ -570,7 +581,7 @@ def removable_together(
     pods = [a for i in rows for a in snapshot_pods(state, i, expendable)]
     base = PlacementBase(state, frozenset(gone) | frozenset(rows), pending, expendable)
     trial = _drain_trial(state, profile, rows, pods, base, None, now)
-    for pod, drain in _drains(rows, pods, base, budgets, allowed, is_daemon, now):
+    for pod, drain in _drains(rows, pods, base, budgets, allowed, is_daemon, now, options):
         if drain.blocker is not None or (drain.moved and trial.place(pod) is None):
             return False
     return True

@@ -1,28 +1,31 @@
 """cluster-autoscaler's control loop: scan, scale up, scale down, warm nodes.
 
-Every ``scanInterval`` (10 s) while there is something to look at: pods the scheduler
-marked unschedulable are estimated against each pool's template (``autoscaling.scale_up``,
-upcoming nodes first; the template carries the ResourceSlices of a pool that publishes them) and
-an expander picks a pool, within the cluster-wide resource limits (``autoscaling.resource_limits``), its
-new nodes split with its similar pools under ``--balance-similar-node-groups``
-(``autoscaling.node_group_balancing``); when none grows, each pod left gets a ``no-scale-up`` event with
-cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message changes);
-nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) below the utilisation threshold
-whose pods fit elsewhere become unneeded (the pending pods scale-up's ``filterOutSchedulable`` put on a node
-counted among its pods: upstream's scale-down reads the snapshot they were packed into; a node whose pods
-could not move is not looked at again for ``unremovableNodeRecheckTimeout``, 5 minutes, whatever changes;
-the loop scans again then; a scan looks for no more than ``unneededNodesLimit``) and are removed
-once unneeded for more than ``scaleDownUnneededTime`` (a node that is not Ready, its kubelet down or its
-GPUs not registered, for more than ``scaleDownUnreadyTime``, none with ``scaleDownUnreadyEnabled: false``),
-not within ``scaleDownDelayAfterAdd`` of a scale-up, at most ``maxScaleDownParallelism`` deletions at once
-and ``maxDrainParallelism`` drains, those in progress counted (drained: pods evicted with their grace period,
-then the node deleted); pools with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each
-scan leaves cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). The nodes a
+Every ``scanInterval`` (10 s) while there is something to look at: pods the scheduler marked unschedulable are
+estimated against each pool's template (``autoscaling.scale_up``, upcoming nodes first; the template carries
+the ResourceSlices of a pool that publishes them) and an expander picks a pool, within the cluster-wide
+resource limits (``autoscaling.resource_limits``), its new nodes split with its similar pools under
+``--balance-similar-node-groups`` (``autoscaling.node_group_balancing``); when none grows, each pod left gets
+a ``no-scale-up`` event with cluster-autoscaler's ``NotTriggerScaleUp`` message (again only when that message
+changes); nodes of pools above their ``min`` (``PreFilteringScaleDownNodeProcessor``) below the utilisation
+threshold whose pods fit elsewhere become unneeded (the pending pods scale-up's ``filterOutSchedulable`` put
+on a node counted among its pods: upstream's scale-down reads the snapshot they were packed into; a node whose
+pods could not move is not looked at again for ``unremovableNodeRecheckTimeout``, 5 minutes, whatever changes;
+the loop scans again then; a scan looks for no more than ``unneededNodesLimit``) and are removed once unneeded
+for more than ``scaleDownUnneededTime`` (a node that is not Ready, its kubelet down or its GPUs not
+registered, for more than ``scaleDownUnreadyTime``, none with ``scaleDownUnreadyEnabled: false``), not within
+``scaleDownDelayAfterAdd`` of a scale-up nor ``scaleDownDelayAfterDelete`` of a scan that started deletions,
+none at all with ``scaleDownEnabled: false`` (the soft taints neither), at most ``maxScaleDownParallelism``
+deletions at once and ``maxDrainParallelism`` drains, those in progress counted (drained: pods evicted with
+their grace period, cut to ``maxGracefulTerminationSec``, then the node deleted: ``autoscaling.eviction``; the
+drainability rules as ``skipNodesWithSystemPods`` and ``skipNodesWithCustomControllerPods`` keep them); pools
+with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each scan leaves
+cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). The nodes a
 ``zeroOrMaxNodeScaling`` pool scales down are deleted as one batch, once the last of them is drained
 (``GroupDeletionScheduler``). Pods below ``expendablePodsPriorityCutoff`` (-10) are expendable: they never
-trigger a scale-up, scale-down ignores them and a drain leaves them to end with their node; a pending pod
-a scheduler nominated to a node (``NodeGroupPort.nominated_nodes``) waits there, no scale-up candidate
-(``autoscaling.expendable``).
+trigger a scale-up, scale-down ignores them and a drain leaves them to end with their node; a pending pod a
+scheduler nominated to a node (``NodeGroupPort.nominated_nodes``) waits there, no scale-up candidate
+(``autoscaling.expendable``). A pending pod younger than ``newPodScaleUpDelay`` (or its ``pod-scale-up-delay``
+annotation) triggers no scale-up; the loop scans again once it is old enough (``autoscaling.young_pods``).
 
 Its parts, each in its own module: the cluster's and its groups' health, which halts a scan or skips a group
 (``control.cluster_autoscaler_health``); the ProvisioningRequests, handled first in each scan
@@ -62,6 +65,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_up,
 )
 from gpufleet.autoscaling.cluster_state import MAX_NODE_STARTUP_S, HealthCondition
+from gpufleet.autoscaling.drainability import DeleteOptions
 from gpufleet.autoscaling.expendable import expendable_on
 from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
 from gpufleet.autoscaling.removal_memo import RemovalMemo
@@ -71,6 +75,7 @@ from gpufleet.autoscaling.scale_down import (
     UnremovableReason,
     UtilizationRule,
 )
+from gpufleet.autoscaling.young_pods import young_pods
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent as ScaleEvent
 from gpufleet.control.cluster_autoscaler_health import ClusterHealth, UnreadyNodes, unready_nodes
@@ -128,6 +133,9 @@ class ClusterAutoscalerLoop:
         self.port = port
         self.clock = clock
         self.settings = settings
+        self.delete_options = DeleteOptions(
+            settings.skip_nodes_with_system_pods, settings.skip_nodes_with_custom_controller_pods
+        )
         self.utilization = UtilizationRule(
             settings.scale_down_utilization_threshold,
             settings.scale_down_gpu_utilization_threshold,
@@ -147,6 +155,10 @@ class ClusterAutoscalerLoop:
         #: a tick, and an empty node's deletion takes --node-delete-delay-after-taint, 5 s, after its taint)
         self._started: tuple[float, dict[str, bool]] = (-math.inf, {})
         self.last_scale_up_s = -math.inf
+        self.last_delete_s = -math.inf  # the last scan that started deleting nodes (lastScaleDownDeleteTime)
+        #: the time after which the first of the pending pods too young for scale-up at the last scan is old
+        #: enough (``autoscaling.young_pods``; None: none was)
+        self._young_until: float | None = None
         self.events: list[ScaleEvent] = [] if events is None else events
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         self.health = ClusterHealth(port, settings, self.events)
@@ -231,11 +243,11 @@ class ClusterAutoscalerLoop:
         removed = self.executor.update(self._going(), unready.long_unready(self.clock.now))
         healthy = self.health.cluster_healthy(self.clock.now, unready.nodes)
         if healthy:
-            acted = self._provision() | self._scale_up() | self._scale_down()
-            acted |= (
-                self.soft_taints.update(self.clock.now, self.unneeded_since, self.deleting)
-                | self._keep_warm()
-            )
+            acted = self._provision() | self._scale_up()
+            if self.settings.scale_down_enabled:  # (RunOnce: the soft taints are scale-down's too)
+                acted |= self._scale_down()
+                acted |= self.soft_taints.update(self.clock.now, self.unneeded_since, self.deleting)
+            acted |= self._keep_warm()
         else:  # RunOnce stops here: the unneeded nodes are forgotten (CleanUpUnneededNodes), looked for again
             acted, self.unneeded_since, self._assessed = False, {}, None
         launching = any(g.launching for g in groups)
@@ -248,6 +260,8 @@ class ClusterAutoscalerLoop:
                 self.arm(self._scan_after(min(backoffs)))
         if self._unremovable_until:
             self.arm(self._recheck_at(t))
+        if self._young_until is not None:  # a young pending pod is old enough at the scan after it
+            self.arm(self._scan_after(self._young_until))
         if wakeups := [w for w in self.provisioning.wakeups() if w >= t]:
             self.arm(self._scan_after(min(wakeups)))
         started = [since + MAX_NODE_STARTUP_S for since in unready.nodes.values()]
@@ -289,9 +303,12 @@ class ClusterAutoscalerLoop:
                 self.not_triggered[key] = message
                 self.events.append(ScaleEvent(self.clock.now, "no-scale-up", None, (), (key,), message))
         if not pending:
-            self._unanswered, self._placed = None, ()
+            self._unanswered, self._placed, self._young_until = None, (), None
             return False
         now, room, groups = self.clock.now, self.options.room(), self.port.node_groups
+        created = {p.key: self.port.pods[p.key].created_s for p in pending}
+        young = young_pods(pending, created, now, self.settings.new_pod_scale_up_delay_s)
+        self._young_until = min(young.values(), default=None)
         booked = self.provisioning.booked_pods()
         state = self.port.state
         unready = self._unready()
@@ -318,6 +335,7 @@ class ClusterAutoscalerLoop:
             left,
             tuple(p.key for p in booked),
             tuple(nominated.items()),
+            tuple(young),
         )
         if state.dra is None and asked == self._unanswered:
             return False
@@ -341,6 +359,7 @@ class ClusterAutoscalerLoop:
                 placed_first=booked,
                 expendable_cutoff=self.settings.expendable_pods_priority_cutoff,
                 nominated=nominated,
+                young=young.keys(),
             )
         )
         self._unanswered = asked if reply.scale_up is None else None
@@ -495,6 +514,9 @@ class ClusterAutoscalerLoop:
                 update_interval_s=self._update_interval(),
                 placed=self._placed,
                 expendable_cutoff=self.settings.expendable_pods_priority_cutoff,
+                delay_after_delete_s=self.settings.scale_down_delay_after_delete_s,
+                last_delete_s=self.last_delete_s,
+                delete_options=self.delete_options,
             )
         )
         self.unneeded_since, self._unremovable_until = reply.unneeded_since, reply.unremovable_until
@@ -507,6 +529,8 @@ class ClusterAutoscalerLoop:
             )
         started = self._started[1] if self._started[0] == now else {}
         self._started = now, started
+        if reply.remove:  # ScaleDownNodeDeleteStarted
+            self.last_delete_s = now
         graces: dict[str, float] = {}
         pending = pending_on(st, self._placed) if reply.remove else {}
         expendable = expendable_on(st, self.settings.expendable_pods_priority_cutoff) if reply.remove else {}
@@ -518,7 +542,7 @@ class ClusterAutoscalerLoop:
             # the expendable pods are not in the actuator's snapshot (createSnapshot): not evicted, they end
             # with the node
             keep = {a.pod.key for a in expendable.get(st.index[c.node], ())}
-            graces[c.node] = port.drain(c.node, keep)
+            graces[c.node] = port.drain(c.node, keep, self.settings.max_graceful_termination_s)
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
         # GroupDeletionScheduler.addToBatcher: a ZeroOrMaxNodeScaling group's nodes are deleted as one batch,
         # once the last of them is drained

@@ -252,9 +252,12 @@ class NodeGroupPort(ClusterReads, Protocol):
         ...
 
     def delete_node(self, name: str) -> None: ...
-    def drain(self, name: str, keep: AbstractSet[str] = frozenset()) -> float:
+    def drain(
+        self, name: str, keep: AbstractSet[str] = frozenset(), max_graceful_termination_s: int = 0
+    ) -> float:
         """Cordon the node and evict its pods (not DaemonSet pods, nor the pods ``keep``, which end with the
-        node); the longest grace period."""
+        node), each grace period cut to ``max_graceful_termination_s`` when above 0
+        (``autoscaling.eviction``); the longest grace period."""
         ...
 
     def pod_waits_for_node(self, key: str, provisioning: bool) -> None:

@@ -7,12 +7,20 @@
 entries; the minima bound scale-down, not modelled: a warning),
 ``balanceSimilarNodeGroups``, ``balancingIgnoreLabel`` (a list),
 ``scaleDownUnneededTime``, ``scaleDownUnreadyEnabled``, ``scaleDownUnreadyTime``,
-``scaleDownDelayAfterAdd``, ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
+``scaleDownEnabled`` (false: no scale-down, scale-up goes on), ``scaleDownDelayAfterAdd``,
+``scaleDownDelayAfterDelete`` (0 by default) and ``scaleDownDelayAfterFailure`` (3 minutes; no deletion fails
+in gpufleet, so it never starts), ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
 ``ignoreDaemonsetsUtilization``, ``unremovableNodeRecheckTimeout``, ``maxScaleDownParallelism`` and
 ``maxDrainParallelism`` (integers, 0 or more: 10 and 1 by default; 0 deletes no node, or drains none),
 ``maxBulkSoftTaintCount`` (0 or more, 10 by default: the DeletionCandidate soft taints a scan changes),
 ``expendablePodsPriorityCutoff`` (an integer, -10 by default, as the flag's Go ``int``: pods of a lower
-priority are expendable, ``gpufleet.autoscaling.expendable``),
+priority are expendable, ``gpufleet.autoscaling.expendable``), ``newPodScaleUpDelay`` (a pod that young, or
+younger than its ``cluster-autoscaler.kubernetes.io/pod-scale-up-delay`` when longer, triggers no scale-up:
+``gpufleet.autoscaling.young_pods``), ``maxGracefulTerminationSec`` (an integer, 600 by default: a drain's
+grace periods are cut to it; 0 or less cuts none), ``skipNodesWithSystemPods`` and
+``skipNodesWithCustomControllerPods`` (booleans, true by default: ``gpufleet.autoscaling.drainability``),
+``scaleDownNonEmptyCandidatesCount``, ``scaleDownCandidatesPoolRatio`` and ``scaleDownCandidatesPoolMinCount``
+(accepted with a warning: cluster-autoscaler 1.34 reads them nowhere),
 ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``, ``nodeGroupBackoffResetTimeout``), with
 upstream's defaults. ``NodePool``:
 ``replicas``, a Node-like ``template`` (validated against the Kubernetes Node schema), ``min``, ``max``,
@@ -146,7 +154,15 @@ class Autoscaler(SpecModel):
     scale_down_unneeded_time: Duration | None = None
     scale_down_unready_enabled: bool | None = None
     scale_down_unready_time: Duration | None = None
+    scale_down_enabled: bool | None = None
     scale_down_delay_after_add: Duration | None = None
+    scale_down_delay_after_delete: Duration | None = None
+    scale_down_delay_after_failure: Duration | None = None
+    #: read by no code in cluster-autoscaler 1.34 (the legacy scale-down that read them is gone): accepted,
+    #: with a warning that they change nothing (``unread_flags``)
+    scale_down_non_empty_candidates_count: GoInt | None = None
+    scale_down_candidates_pool_ratio: float | None = None  # (the flag's float64)
+    scale_down_candidates_pool_min_count: GoInt | None = None
     unremovable_node_recheck_timeout: Duration | None = None
     max_scale_down_parallelism: NonNegativeInt | None = None
     max_drain_parallelism: NonNegativeInt | None = None
@@ -160,6 +176,10 @@ class Autoscaler(SpecModel):
     max_bulk_soft_taint_count: NonNegativeInt | None = None
     max_total_unready_percentage: float | None = None  # (the flag's float, unchecked as upstream's)
     expendable_pods_priority_cutoff: GoInt | None = None  # (the flag's int: any, negative too)
+    new_pod_scale_up_delay: Duration | None = None
+    max_graceful_termination_sec: GoInt | None = None  # (the flag's int: 0 or less cuts no grace period)
+    skip_nodes_with_system_pods: bool | None = None
+    skip_nodes_with_custom_controller_pods: bool | None = None
     gpu_aware_scale_down: bool | None = None
 
     @field_validator("expander")
@@ -213,6 +233,18 @@ class Autoscaler(SpecModel):
                 found.append((f"gpuTotal[{k}]", f"minimum {low} of {gpu_type}"))
         return found
 
+    def unread_flags(self) -> list[str]:
+        """The fields set whose flags cluster-autoscaler 1.34 reads nowhere:
+        ``--scale-down-non-empty-candidates-count``, ``--scale-down-candidates-pool-ratio`` and
+        ``--scale-down-candidates-pool-min-count`` reach ``AutoscalingOptions`` and no code reads them there
+        (the planner bounds its simulations with ``unneededNodesLimit`` alone)."""
+        given = (
+            ("scaleDownNonEmptyCandidatesCount", self.scale_down_non_empty_candidates_count),
+            ("scaleDownCandidatesPoolRatio", self.scale_down_candidates_pool_ratio),
+            ("scaleDownCandidatesPoolMinCount", self.scale_down_candidates_pool_min_count),
+        )
+        return [field for field, value in given if value is not None]
+
     def settings(self) -> AutoscalerSettings:
         """These knobs over cluster-autoscaler's defaults."""
         given: dict[str, Any] = {
@@ -235,7 +267,10 @@ class Autoscaler(SpecModel):
             "scale_down_unneeded_time_s": self.scale_down_unneeded_time,
             "scale_down_unready_enabled": self.scale_down_unready_enabled,
             "scale_down_unready_time_s": self.scale_down_unready_time,
+            "scale_down_enabled": self.scale_down_enabled,
             "scale_down_delay_after_add_s": self.scale_down_delay_after_add,
+            "scale_down_delay_after_delete_s": self.scale_down_delay_after_delete,
+            "scale_down_delay_after_failure_s": self.scale_down_delay_after_failure,
             "unremovable_node_recheck_timeout_s": self.unremovable_node_recheck_timeout,
             "max_scale_down_parallelism": self.max_scale_down_parallelism,
             "max_drain_parallelism": self.max_drain_parallelism,
@@ -249,6 +284,10 @@ class Autoscaler(SpecModel):
             "max_bulk_soft_taint_count": self.max_bulk_soft_taint_count,
             "max_total_unready_percentage": self.max_total_unready_percentage,
             "expendable_pods_priority_cutoff": self.expendable_pods_priority_cutoff,
+            "new_pod_scale_up_delay_s": self.new_pod_scale_up_delay,
+            "max_graceful_termination_s": self.max_graceful_termination_sec,
+            "skip_nodes_with_system_pods": self.skip_nodes_with_system_pods,
+            "skip_nodes_with_custom_controller_pods": self.skip_nodes_with_custom_controller_pods,
             "gpu_aware_scale_down": self.gpu_aware_scale_down,
         }
         return replace(AutoscalerSettings(), **{k: v for k, v in given.items() if v is not None})
@@ -353,6 +392,10 @@ def simulation(body: Mapping[str, Any], report: Reporter) -> SimulationSettings:
         report.warn(
             f"spec.autoscaler.{field}",
             f"the {what} bounds scale-down, which gpufleet does not model: only the maximum is kept",
+        )
+    for field in spec.autoscaler.unread_flags() if spec.autoscaler else ():
+        report.warn(
+            f"spec.autoscaler.{field}", "cluster-autoscaler 1.34 reads this flag nowhere: it changes nothing"
         )
     return SimulationSettings(
         duration_s=spec.duration,

@@ -32,7 +32,18 @@ class AutoscalerSettings:
     scale_down_unready_enabled: bool = True
     #: ... once unneeded for --scale-down-unready-time (``unneeded.Nodes.RemovableAt``)
     scale_down_unready_time_s: float = 20 * 60.0
+    #: --scale-down-enabled: false, no scan looks for unneeded nodes nor deletes any (nor soft-taints one);
+    #: scale-up goes on (``RunOnce``: ``if a.ScaleDownEnabled``)
+    scale_down_enabled: bool = True
+    #: --scale-down-delay-after-add, --scale-down-delay-after-delete and --scale-down-delay-after-failure:
+    #: no node is deleted while a scale-up, a scan that started deleting nodes, or a failed deletion is
+    #: more recent than that (``isScaleDownInCooldown``: ``last.Add(delay).After(now)``)
     scale_down_delay_after_add_s: float = 10 * 60.0
+    scale_down_delay_after_delete_s: float = 0.0
+    #: (``lastScaleDownFailTime`` is set when ``StartDeletion`` returns an error: its nodes' taints could not
+    #: be written, or its snapshot not built; gpufleet's port writes taints and drains without failing, so
+    #: no deletion fails and this delay never starts: read and kept, it changes nothing)
+    scale_down_delay_after_failure_s: float = 3 * 60.0
     #: --unremovable-node-recheck-timeout: a node the removal simulation found unremovable is not checked
     #: again for this long (``unremovable.Nodes``)
     unremovable_node_recheck_timeout_s: float = 5 * 60.0
@@ -59,6 +70,17 @@ class AutoscalerSettings:
     #: --expendable-pods-priority-cutoff: pods of a lower priority are expendable: they never trigger a
     #: scale-up, and scale-down ignores them (``autoscaling.expendable``)
     expendable_pods_priority_cutoff: int = -10
+    #: --new-pod-scale-up-delay: a pending pod no older than this (or than its
+    #: ``cluster-autoscaler.kubernetes.io/pod-scale-up-delay``, when longer) triggers no scale-up
+    #: (``filterOutYoungPods``: ``autoscaling.young_pods``)
+    new_pod_scale_up_delay_s: float = 0.0
+    #: --max-graceful-termination-sec: a drain evicts each pod with its terminationGracePeriodSeconds cut to
+    #: this (0 or less: not cut; ``Evictor.evictPod``)
+    max_graceful_termination_s: int = 10 * 60
+    #: --skip-nodes-with-system-pods and --skip-nodes-with-custom-controller-pods: the drainability rules
+    #: (``options.NodeDeleteOptions``, ``autoscaling.drainability.DeleteOptions``)
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_custom_controller_pods: bool = True
     #: gpufleet's GPU-aware option (not upstream): never drain a node where a GPU pod is computing.
     gpu_aware_scale_down: bool = False
 

@@ -567,9 +567,10 @@ class PodLifecycle:
         self.host.container_restarted(rec.pod)
         return wait
 
-    def evict(self, key: str, reason: str, by_scheduler: bool = False) -> None:
-        """Delete a pod bound to its node: SIGTERM, then its resources are freed after the grace period;
-        ``by_scheduler``: a preemption victim of a kube-scheduler. A pod only assumed (waiting at Permit)
+    def evict(self, key: str, reason: str, by_scheduler: bool = False, grace_s: float | None = None) -> None:
+        """Delete a pod bound to its node: SIGTERM, then its resources are freed after the grace period (its
+        own, or ``grace_s``: the eviction's ``DeleteOptions.GracePeriodSeconds``); ``by_scheduler``: a
+        preemption victim of a kube-scheduler. A pod only assumed (waiting at Permit)
         is on no node yet: a drain, which evicts the pods whose ``nodeName`` is the node, does not reach it
         (a deletion takes it at once, ``delete``; a preemption rejects it at Permit)."""
         rec = self.records.get(key)
@@ -584,7 +585,7 @@ class PodLifecycle:
             self._storage_reschedule()
         self.stop_work(rec, terminated=True)
         self.gang_member_gone(rec)
-        grace = rec.pod.termination_grace_s
+        grace = rec.pod.termination_grace_s if grace_s is None else grace_s
         self.clock.at(
             self.clock.now + grace,
             Priority.COMPLETION,

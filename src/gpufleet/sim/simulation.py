@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from gpufleet.autoscaling.eviction import eviction_grace_s
 from gpufleet.cluster.state import ClusterState
 from gpufleet.collector import collector_spaced
 from gpufleet.control import kai
@@ -892,17 +893,21 @@ class Simulation:
     def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None:
         return self.cloud.launch(group, for_pods, warm)
 
-    def drain(self, name: str, keep: AbstractSet[str] = frozenset()) -> float:
+    def drain(
+        self, name: str, keep: AbstractSet[str] = frozenset(), max_graceful_termination_s: int = 0
+    ) -> float:
         """Cordon the node and evict its pods (not DaemonSet pods, nor the pods ``keep``: they end with the
-        node); returns the longest grace period."""
+        node), each with its grace period cut to ``max_graceful_termination_s`` when above 0
+        (``autoscaling.eviction``); returns the longest grace period."""
         self.state.cordon(name)
-        grace = 0.0
+        longest = 0.0
         for a in sorted(self.state.pods_on[self.state.index[name]].values(), key=lambda a: a.pod.key):
             if (a.pod.owner is not None and a.pod.owner.kind == "DaemonSet") or a.pod.key in keep:
                 continue
-            grace = max(grace, a.pod.termination_grace_s)
-            self.lifecycle.evict(a.pod.key, "Evicted")
-        return grace
+            grace = eviction_grace_s(a.pod, max_graceful_termination_s)
+            longest = max(longest, grace)
+            self.lifecycle.evict(a.pod.key, "Evicted", grace_s=grace)
+        return longest
 
     def set_node_taints(self, name: str, taints: tuple[Taint, ...]) -> None:
         """The node's taints replaced (cluster-autoscaler's soft DeletionCandidate taint): a node update its
