@@ -9,16 +9,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ca_requests import scale_down_with
 from conftest import gpu_node, gpu_pod
 from conftest import scale_up_reply as up
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
-    ScaleDownRequest,
     ScaleUpRequest,
     WarmGroup,
     keep_warm,
-    scale_down,
     scale_up,
 )
 from gpufleet.autoscaling.scale_down import UtilizationRule
@@ -119,15 +118,8 @@ def test_a_group_in_backoff_at_its_max_size_says_backoff_as_upstream_checks_it_f
 
 
 def down(state: ClusterState, **kw: Any) -> ScaleDownReply:
-    defaults: dict[str, Any] = dict(
-        now=700.0, state=state, profile=PROFILE,
-        candidates=[Candidate(n, "h100", 2, 0) for n in ("h100-0", "h100-1")],
-        utilization=UtilizationRule(), unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
-        unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
-        computing=None,
-    )  # fmt: skip
-    defaults.update(kw)
-    return scale_down(ScaleDownRequest(**defaults))
+    candidates = [Candidate(n, "h100", 2, 0) for n in ("h100-0", "h100-1")]
+    return scale_down_with(state, kw.pop("candidates", candidates), **({"now": 700.0} | kw))
 
 
 def test_an_underused_node_whose_pods_fit_elsewhere_goes_after_the_unneeded_time() -> None:

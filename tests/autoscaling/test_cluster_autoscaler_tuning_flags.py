@@ -14,11 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ca_requests import scale_down_request
 from conftest import gpu_node, gpu_pod, run_simulation, write
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownRequest, in_cooldown, scale_down
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, in_cooldown, scale_down
 from gpufleet.autoscaling.drainability import DeleteOptions
 from gpufleet.autoscaling.eviction import eviction_grace_s
-from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.scheduler_config import ProfileConfig
@@ -94,14 +95,8 @@ def test_scale_down_delay_after_delete_holds_the_next_deletions_that_long(tmp_pa
 
 def down(state: ClusterState, **kw: Any) -> Any:
     candidates = [Candidate(n.name, "h100", len(state.nodes), 0) for n in state.nodes]
-    fields: dict[str, Any] = dict(
-        now=700.0, state=state, profile=PROFILE, candidates=candidates, utilization=UtilizationRule(),
-        unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
-        unneeded_since={n.name: 0.0 for n in state.nodes}, deleting=frozenset(), budgets=[], allowed={},
-        daemon_pods=frozenset(), computing=None,
-    )  # fmt: skip
-    fields.update(kw)
-    return ScaleDownRequest(**fields)
+    since = {n.name: 0.0 for n in state.nodes}
+    return scale_down_request(state, candidates, **({"now": 700.0, "unneeded_since": since} | kw))
 
 
 def test_a_deletion_more_recent_than_the_delay_is_a_cooldown_and_at_the_delay_it_is_not() -> None:

@@ -17,18 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
+from ca_requests import scale_down_with, scale_up_with
 from conftest import gpu_node, gpu_pod, run_simulation, write
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
-    ScaleDownRequest,
     ScaleUpReply,
-    ScaleUpRequest,
-    scale_down,
-    scale_up,
 )
 from gpufleet.autoscaling.expendable import expendable_on
 from gpufleet.autoscaling.provisioning_request import (
@@ -40,7 +36,7 @@ from gpufleet.autoscaling.provisioning_request import (
     provision,
 )
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod
@@ -66,23 +62,12 @@ def cluster(*on_nodes: tuple[Pod, str]) -> ClusterState:
 
 
 def up(state: ClusterState, pending: list[Pod], **kw: Any) -> ScaleUpReply:
-    fields: dict[str, Any] = dict(
-        now=0.0, state=state, profile=PROFILE, pending=pending, options=[POOL], backed_off=frozenset(),
-        expander="least-waste", rng=np.random.default_rng(0), exclude=frozenset(), total_reached=False,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_up(ScaleUpRequest(**fields))
+    return scale_up_with(state, pending, [POOL], **kw)
 
 
 def down(state: ClusterState, **kw: Any) -> ScaleDownReply:
     candidates = [Candidate(n.name, "h100", 2, 0) for n in state.nodes]
-    fields: dict[str, Any] = dict(
-        now=0.0, state=state, profile=PROFILE, candidates=candidates, utilization=UtilizationRule(),
-        unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9, unneeded_since={},
-        deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(), computing=None,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(state, candidates, **kw)
 
 
 FULL = (pod("busy-0", 8), "h100-0"), (pod("busy-1", 8), "h100-1")

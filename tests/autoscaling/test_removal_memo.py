@@ -9,10 +9,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ca_requests import scale_down_with
 from conftest import gpu_node, gpu_pod
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.scale_down import UtilizationRule
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
@@ -25,13 +25,7 @@ JOB = OwnerRef("Job", "train")
 
 def scan(state: ClusterState, names: list[str], memo: RemovalMemo | None, now: float) -> ScaleDownReply:
     candidates = [Candidate(n, "pool", len(names), 0) for n in names]
-    fields: dict[str, Any] = dict(
-        now=now, state=state, profile=PROFILE, candidates=candidates,
-        utilization=UtilizationRule(), unneeded_time_s=600.0, delay_after_add_s=0.0, last_scale_up_s=-1e9,
-        unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
-        computing=None, memo=memo,
-    )  # fmt: skip
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(state, candidates, now=now, delay_after_add_s=0.0, memo=memo)
 
 
 def unneeded(state: ClusterState, names: list[str], memo: RemovalMemo | None, now: float) -> dict[str, float]:

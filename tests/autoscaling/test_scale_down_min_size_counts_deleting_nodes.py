@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ca_requests import scale_down_with
 from conftest import gpu_node, gpu_pod, run_simulation, write
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
-from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
+from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
 from gpufleet.model.scheduler_config import ProfileConfig
@@ -89,14 +90,9 @@ def test_a_node_being_drained_keeps_its_groups_last_node_above_min(tmp_path: Pat
 
 def down(state: ClusterState, candidates: list[Candidate], **kw: Any) -> ScaleDownReply:
     """A scan at 700 s of ``candidates``, each unneeded since 0 s."""
-    fields: dict[str, Any] = dict(
-        now=700.0, state=state, profile=PROFILE, candidates=candidates, utilization=UtilizationRule(),
-        unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
-        unneeded_since={c.node: 0.0 for c in candidates}, deleting=frozenset(), budgets=[], allowed={},
-        daemon_pods=frozenset(), computing=None,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(
+        state, candidates, **({"now": 700.0, "unneeded_since": {c.node: 0.0 for c in candidates}} | kw)
+    )
 
 
 def test_the_deletions_in_progress_count_against_the_groups_min() -> None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ca_requests import scale_down_with
 from conftest import gpu_node, gpu_pod, run_simulation, write
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
-from gpufleet.autoscaling.scale_down import UtilizationRule
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
 from gpufleet.model.scheduler_config import ProfileConfig
@@ -40,14 +40,9 @@ def cluster(empty: int, busy: int = 0, spare: bool = False) -> ClusterState:
 
 def down(state: ClusterState, nodes: list[str], **kw: Any) -> ScaleDownReply:
     """A scan at 700 s of ``nodes`` (group ``h100``, ``min`` 0), each unneeded since 0 s unless told."""
-    fields: dict[str, Any] = dict(
-        now=700.0, state=state, profile=PROFILE, candidates=[Candidate(n, "h100", 100, 0) for n in nodes],
-        utilization=UtilizationRule(), unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
-        unneeded_since=dict.fromkeys(nodes, 0.0), deleting=frozenset(), budgets=[], allowed={},
-        daemon_pods=frozenset(), computing=None, assess=False,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    candidates = kw.pop("candidates", [Candidate(n, "h100", 100, 0) for n in nodes])
+    defaults = {"now": 700.0, "unneeded_since": dict.fromkeys(nodes, 0.0), "assess": False}
+    return scale_down_with(state, candidates, **(defaults | kw))
 
 
 def removed(reply: ScaleDownReply) -> list[str]:

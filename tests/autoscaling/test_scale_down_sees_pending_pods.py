@@ -18,17 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from ca_requests import scale_down_with
 from conftest import gpu_node, gpu_pod, run_simulation, write
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
-    ScaleDownRequest,
     ScaleUpRequest,
-    scale_down,
     scale_up,
 )
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.scheduler_config import ProfileConfig
@@ -40,13 +39,7 @@ CANDIDATE = Candidate("h100-0", "h100", 3, 0)
 
 
 def down(state: ClusterState, placed: tuple[tuple[Pod, str], ...] = (), **kw: Any) -> ScaleDownReply:
-    fields: dict[str, Any] = dict(
-        now=0.0, state=state, profile=PROFILE, candidates=[CANDIDATE], utilization=UtilizationRule(),
-        unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9, unneeded_since={},
-        deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(), computing=None, placed=placed,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(state, [CANDIDATE], **({"placed": placed} | kw))
 
 
 def cluster(free_on_h100_1: int = 8) -> ClusterState:

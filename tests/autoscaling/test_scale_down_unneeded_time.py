@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ca_requests import scale_down_with
 from conftest import gpu_node
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
-from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
+from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.scheduler_config import ProfileConfig
 from gpufleet.scheduling.profile import build_profile
@@ -24,14 +25,11 @@ IDLE = Candidate("h100-0", "h100", 2, 0)
 
 def down(now: float, candidates: list[Candidate], since: float = 100.0, **kw: Any) -> ScaleDownReply:
     """A scan at ``now`` of two empty 8-GPU nodes; the candidates were found unneeded at ``since``."""
-    fields: dict[str, Any] = dict(
-        now=now, state=ClusterState([gpu_node(f"h100-{k}", 8) for k in range(2)]), profile=PROFILE,
-        candidates=candidates, utilization=UtilizationRule(), unneeded_time_s=600.0, delay_after_add_s=600.0,
-        last_scale_up_s=-1e9, unneeded_since={c.node: since for c in candidates}, deleting=frozenset(),
-        budgets=[], allowed={}, daemon_pods=frozenset(), computing=None,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(
+        ClusterState([gpu_node(f"h100-{k}", 8) for k in range(2)]),
+        candidates,
+        **({"now": now, "unneeded_since": {c.node: since for c in candidates}} | kw),
+    )
 
 
 def test_a_node_unneeded_for_exactly_the_unneeded_time_stays_and_goes_at_the_next_scan() -> None:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ca_requests import scale_down_with
 from conftest import gpu_node, gpu_pod
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
 from gpufleet.autoscaling.removal_memo import RemovalMemo
-from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
 from gpufleet.model.scheduler_config import ProfileConfig
@@ -21,14 +22,7 @@ READY, UNREADY = Candidate("h100-0", "h100", 3, 0), Candidate("h100-1", "h100", 
 
 
 def down(state: ClusterState, **kw: Any) -> ScaleDownReply:
-    fields: dict[str, Any] = dict(
-        now=0.0, state=state, profile=PROFILE, candidates=[READY, UNREADY],
-        utilization=UtilizationRule(), unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
-        unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
-        computing=None,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(state, kw.pop("candidates", [READY, UNREADY]), **kw)
 
 
 def cluster() -> ClusterState:

@@ -13,9 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ca_requests import scale_down_with
 from conftest import gpu_node, gpu_pod, run_simulation, write
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
-from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
+from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
 from gpufleet.model.scheduler_config import ProfileConfig
@@ -121,14 +122,7 @@ def test_the_scans_until_the_recheck_count_the_node_as_recently_unremovable(tmp_
 
 def down(state: ClusterState, now: float, **kw: Any) -> ScaleDownReply:
     """A scan at ``now`` of the two candidates of ``state``."""
-    fields: dict[str, Any] = dict(
-        now=now, state=state, profile=PROFILE, candidates=[Candidate(n, "h100", 2, 0) for n in NODES],
-        utilization=UtilizationRule(), unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
-        unneeded_since={}, deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(),
-        computing=None,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(state, [Candidate(n, "h100", 2, 0) for n in NODES], **({"now": now} | kw))
 
 
 def test_the_removal_simulations_finds_are_kept_until_their_timeout_and_checked_at_it() -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ca_requests import scale_down_with
 from conftest import gpu_node, gpu_pod
-from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply, ScaleDownRequest, scale_down
-from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
+from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
 from gpufleet.model.scheduler_config import ProfileConfig
@@ -44,13 +45,7 @@ UPSTREAM = (
 
 
 def down(state: ClusterState, candidates: list[Candidate], **kw: Any) -> ScaleDownReply:
-    fields: dict[str, Any] = dict(
-        now=0.0, state=state, profile=PROFILE, candidates=candidates, utilization=UtilizationRule(),
-        unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9, unneeded_since={},
-        deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(), computing=None,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(state, candidates, **kw)
 
 
 def test_each_reason_has_upstreams_number() -> None:

@@ -16,19 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from ca_requests import scale_down_with, scale_up_with
 from conftest import gpu_node, gpu_pod, run_simulation, write
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
-    ScaleDownRequest,
-    ScaleUpRequest,
-    scale_down,
-    scale_up,
 )
 from gpufleet.autoscaling.node_group_balancing import Balancing
-from gpufleet.autoscaling.scale_down import UnremovableReason, UtilizationRule
+from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
@@ -129,12 +124,7 @@ def options(atomic: bool) -> list[PoolOption]:
 def up(opts: list[PoolOption], pods: int, **kw: Any) -> Any:
     state = ClusterState([])
     pending = [gpu_pod(f"p{k}", 8) for k in range(pods)]
-    fields: dict[str, Any] = dict(
-        now=0.0, state=state, profile=PROFILE, pending=pending, options=opts, backed_off=frozenset(),
-        expander="price", rng=np.random.default_rng(0), exclude=frozenset(), total_reached=False,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_up(ScaleUpRequest(**fields))
+    return scale_up_with(state, pending, opts, **({"expander": "price"} | kw))
 
 
 def test_scale_up_of_an_atomic_pool_is_not_balanced() -> None:
@@ -174,14 +164,11 @@ def test_a_refused_launch_deletes_the_atomic_pools_nodes(tmp_path: Path) -> None
 
 def down(state: ClusterState, candidates: list[Candidate], **kw: Any) -> ScaleDownReply:
     """A scan at 700 s of ``candidates``, each unneeded since 0 s."""
-    fields: dict[str, Any] = dict(
-        now=700.0, state=state, profile=PROFILE, candidates=candidates, utilization=UtilizationRule(),
-        unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9,
-        unneeded_since={c.node: 0.0 for c in candidates}, deleting=frozenset(), budgets=[], allowed={},
-        daemon_pods=frozenset(), computing=None, assess=False,
-    )  # fmt: skip
-    fields.update(kw)
-    return scale_down(ScaleDownRequest(**fields))
+    return scale_down_with(
+        state,
+        candidates,
+        **({"now": 700.0, "unneeded_since": {c.node: 0.0 for c in candidates}, "assess": False} | kw),
+    )
 
 
 def atomic(names: list[str], size: int = 2) -> list[Candidate]:
