@@ -31,7 +31,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -394,6 +394,21 @@ class ControlPlane:
     def get(self, path: str) -> dict[str, Any] | None:
         text = self._api_text(path)
         return None if text is None else dict(json.loads(text))
+
+    def watch(self, path: str, resource_version: str, timeout_s: int) -> Iterator[dict[str, Any]]:
+        """The events (``type``, ``object``) of a watch on the collection ``path`` from ``resource_version``
+        (a list's; bookmarks asked for), as the API server sends them, until it ends the watch after
+        ``timeout_s`` (``timeoutSeconds``). A connection that fails raises ``urllib.error.URLError`` or
+        ``OSError``."""
+        query = f"watch=1&allowWatchBookmarks=true&timeoutSeconds={timeout_s}"
+        request = urllib.request.Request(
+            f"{self.server}{path}{'&' if '?' in path else '?'}{query}&resourceVersion={resource_version}",
+            headers={"Authorization": f"Bearer {self.credentials.tokens['admin']}"},
+        )
+        with urllib.request.urlopen(request, context=self._ssl, timeout=timeout_s + 10) as response:
+            for line in response:
+                if line.strip():
+                    yield dict(json.loads(line))
 
     def _api_text(self, path: str) -> str | None:
         request = urllib.request.Request(

@@ -23,7 +23,7 @@ from gpufleet.model.pod_failure_policy import (
     PodFailurePolicyRule,
 )
 from gpufleet.model.workloads import Job
-from gpufleet.workloads.job import JobController
+from gpufleet.workloads.job import DEADLINE_EXCEEDED, JobController
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 IGNORE_137 = """
@@ -54,6 +54,21 @@ def test_a_preempted_pods_container_exits_137_and_an_ignore_rule_on_137_keeps_it
     assert pods["batch-0"]["terminated"] == {"container": "train", "exit_code": 137, "reason": "Error"}
     assert batch.failed == 0 and batch.failure is None
     assert "batch-0-r1" in pods
+
+
+def test_a_running_pod_deleted_as_its_job_fails_counts_failed_though_an_ignore_rule_matches_its_137(
+    tmp_path: Path,
+) -> None:
+    """``trackJobStatusAndRemoveFinalizers``: once the Job has failed (here past ``activeDeadlineSeconds``,
+    at 30 s), every non-terminated pod is counted failed, matched by ``podFailurePolicy`` as it is then,
+    running with no terminated container (``TestSyncJobWithJobPodFailurePolicy``, "fail job with multiple
+    pods": the running pod counted, failed 2); the 137 its container is killed with afterwards is not what
+    the ``Ignore`` rule is matched on. The real Job controller does so (``e2e/fidelity/job_cases.py``,
+    ``deadline-deletes-running-pod``)."""
+    pods, batch = run(scenario(tmp_path, "\n  activeDeadlineSeconds: 30" + IGNORE_137))
+    assert batch.failure == DEADLINE_EXCEEDED
+    assert pods["batch-0"]["terminated"] == {"container": "train", "exit_code": 137, "reason": "Error"}
+    assert batch.failed == 1
 
 
 def test_an_exit_code_annotation_fails_the_pod_and_a_fail_job_rule_on_it_fails_the_job(

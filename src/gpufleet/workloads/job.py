@@ -35,7 +35,10 @@ snapshot, its ``status.startTime`` not read), or for a Job Kueue manages, which 
 admission (a suspended Job's time does not count: Kueue's ``Job.Stop`` clears the start time when it evicts
 the Job, and ``syncJob`` sets it anew when it resumes; the driver arms the deadline then). A Job that failed
 (``BackoffLimitExceeded``, ``PodFailurePolicy``, ``DeadlineExceeded``, ``MaxFailedIndexesExceeded``) deletes
-its active pods (``deleteActivePods``), which then count as failed.
+its active pods (``deleteActivePods``), which count as failed at once: in the sync that finds the Job failed,
+"every non-terminated pod is considered failed" (``trackJobStatusAndRemoveFinalizers``), matched by its
+``podFailurePolicy`` as the pod is then, running: no container has terminated, so no ``onExitCodes`` rule
+matches it (not the exit code 137 its container is killed with afterwards), and it counts.
 
 Under ``restartPolicy: OnFailure`` the kubelet restarts a failed container in place (``sim.pod_lifecycle``):
 once the restart counts of the Job's active pods, summed, reach ``backoffLimit`` (exceed 0 for a limit of 0),
@@ -484,10 +487,12 @@ class JobController:
                 self._match_success_policy()
             return True
         self.backoff = new_backoff_record(self.backoff, (), (0.0,))
+        if self.failure is not None:  # an active pod it deleted as it failed: counted then (``_fail``)
+            return True
         failed = status or FailedPod(pod.namespace, pod.name)
         match = match_pod_failure_policy(self.job.pod_failure_policy, failed)
         self.failed += match.count_failed
-        if self.failure is not None or self.success is not None:  # an active pod it deleted as it finished
+        if self.success is not None:  # an active pod it deleted as it met its successPolicy
             return True
         index_failed = self._index_failed(pod, index, failed)
         if match.job_failure_message is not None:
@@ -543,9 +548,13 @@ class JobController:
             self.success = (REASON_SUCCESS_POLICY, message)
 
     def _fail(self, reason: str, message: str) -> None:
-        """The Job failed (its ``Failed`` condition): it creates nothing more and deletes its active pods."""
+        """The Job failed (its ``Failed`` condition): it creates nothing more and deletes its active pods,
+        each counted failed now (``trackJobStatusAndRemoveFinalizers``: a Job finished other than by its
+        ``successPolicy`` counts every non-terminated pod failed unless ``podFailurePolicy`` matches it, which
+        for a pod with no terminated container and no condition no rule does)."""
         self.done = True
         self.failure = (reason, message)
+        self.failed += len(self.active)
 
     def status_conditions(self) -> list[StatusCondition]:
         """``kind.ReportsStatus``: ``FailureTarget`` (``newFailureCondition``) or ``SuccessCriteriaMet``
