@@ -57,7 +57,10 @@ def expendable_on(state: ClusterState, cutoff: int) -> Expendable:
     """The expendable pods the cluster's nodes run, by node row (the complement of
     ``FilterOutExpendablePods`` over the scheduled pods). Kept in ``ClusterState.memo`` and brought up to date
     row by row: a pod's priority never changes, and a pod comes or goes only with its node's allocation,
-    which the change log names (``ClusterState.changes_since``)."""
+    which the change log names (``ClusterState.changes_since``). None at all while no pod the cluster ever
+    held had a priority below the cutoff (``ClusterState.lowest_priority``)."""
+    if state.lowest_priority >= cutoff:
+        return NO_EXPENDABLE
     kept = state.memo.get(_MEMO_KEY)
     if isinstance(kept, _Kept) and kept.cutoff == cutoff:
         if kept.change_pos == state.change_pos:

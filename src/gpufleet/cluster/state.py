@@ -79,6 +79,9 @@ def non_zero_requests(pod: Pod) -> dict[str, int]:
     return req
 
 
+#: ``ClusterState.lowest_priority`` before any pod is assigned: above every pod priority (an int32)
+NO_PRIORITY_YET = 2**31
+
 class ClusterState:
     """Nodes and the pods assigned to them, in columns indexed by node position."""
 
@@ -98,6 +101,8 @@ class ClusterState:
         self._placed: PodIndex | None = None  # ``placed``'s, once asked for
         #: how many assigned pods carry inter-pod (anti-)affinity terms (known without ``placed``)
         self.placed_with_affinity = 0
+        #: no assigned pod ever had a lower priority (a bound that only falls: what may be expendable)
+        self.lowest_priority = NO_PRIORITY_YET
         self.namespace_labels: dict[str, dict[str, str]] = {}  # Namespace objects' labels, where known
         self.changes: list[int] = []
         self.node_version: list[int] = []  # per node, moves with every change of its allocation
@@ -319,6 +324,8 @@ class ClusterState:
         self.assignments[key] = a
         if pod.pod_affinity is not None:
             self.placed_with_affinity += 1
+        if pod.priority < self.lowest_priority:
+            self.lowest_priority = pod.priority
         if self._placed is not None:
             self._placed.add(a, key)
         self.touched(i, freed=False)
