@@ -58,7 +58,10 @@ NO_BACKOFF_SEEDING = (
     "a backoff record carried over from an earlier sync: gpufleet's pod failure backoff delays the "
     "driver's next reconcile after a failure (BacksOff.retry_delay_s), adoption carries no record"
 )
-NO_CONDITIONS_READ = "a snapshot Job's status.conditions are not read (FailureTarget, SuccessCriteriaMet)"
+NO_CONDITIONS_READ = (
+    "a snapshot Job's status.conditions other than FailureTarget=True are neither read nor kept in its "
+    "status (FailureTarget=False, SuccessCriteriaMet)"
+)
 GATE_OFF = "the feature gate turned off: 1.34's default (PodIndexLabel GA, on) is the one modelled"
 NO_MANAGED_BY = "spec.managedBy (JobManagedBy's FailureTarget-only condition) is not modelled"
 
@@ -78,6 +81,9 @@ class Row:
     suspend: bool = False
     restart_policy: str = "Always"  # the pod template's (a Pod's default)
     restart_counts: tuple[int, ...] = ()  # each pod's containers' restartCount, in order (else 0)
+    policy: PodFailurePolicy | None = None  # spec.podFailurePolicy
+    #: a pod's ``status`` (``conditions``, ``containerStatuses``, ``initContainerStatuses``), by its position
+    pod_statuses: dict[int, dict[str, Any]] = field(default_factory=dict)
     # expectations
     creations: int = 0
     deletions: int = 0
@@ -263,7 +269,9 @@ def snapshot_pods(row: Row) -> list[tuple[str | None, str]]:
 
 
 def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, Owned]:
-    """The row's Job (with ``activeDeadlineSeconds`` ``deadline_s``) adopting its snapshot's pods."""
+    """The row's Job (with ``activeDeadlineSeconds`` ``deadline_s``) adopting its snapshot's pods
+    (``mypod-<i>``, as upstream's ``podBuilder`` names them), a failed one read as its status tells of it
+    (``failed_pod_status``) and counted as the Job's ``podFailurePolicy`` counts it."""
     completions = None if row.completions < 0 else row.completions
     spec: dict[str, Any] = {"completionMode": "Indexed" if row.indexed else "NonIndexed"}
     if completions is not None:
@@ -273,13 +281,23 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
     tracked = _Object("", None, {"metadata": {"finalizers": [JOB_TRACKING_FINALIZER]}})
     for i, (index, phase) in enumerate(snapshot_pods(row)):
         annotations = {} if index is None else {JOB_COMPLETION_INDEX: index}
-        pod = Pod(f"pod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
+        pod = Pod(f"mypod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
+        bare = BarePod(pod, phase=phase)
         restarts = row.restart_counts[i] if i < len(row.restart_counts) else 0
-        owned.pods.append(OwnedPod(pod, phase, restarts=restarts))
-        _count_ended(owned, BarePod(pod, phase=phase), tracked, body)
+        status = {"phase": phase, **row.pod_statuses.get(i, {})}
+        failure = failed_pod_status(bare, {"status": status}) if phase == "Failed" else None
+        owned.pods.append(OwnedPod(pod, phase, failure=failure, restarts=restarts))
+        _count_ended(owned, bare, tracked, body, row.policy)
     template = Pod("", restart_policy=row.restart_policy)
     job = Job(
-        "job", "default", template, row.parallelism, completions, row.backoff_limit, suspend=row.suspend
+        "job",
+        "default",
+        template,
+        row.parallelism,
+        completions,
+        row.backoff_limit,
+        suspend=row.suspend,
+        pod_failure_policy=row.policy,
     )
     controller = JobController(replace(job, active_deadline_s=deadline_s))
     controller.adopt(owned)

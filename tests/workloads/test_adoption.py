@@ -18,9 +18,10 @@ from conftest import pods_by_name, simulated
 from gpufleet.cli import app
 from gpufleet.kube import load_scenario
 from gpufleet.kube.explain import explain_scenario
-from gpufleet.model.owned import JOB_COMPLETION_INDEX
+from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned
 from gpufleet.model.pod import OwnerRef
 from gpufleet.workloads import controller_for
+from gpufleet.workloads.job import JobController
 from gpufleet.workloads.kind import Adopts
 from gpufleet.workloads.replicaset import POD_DELETION_COST
 
@@ -274,6 +275,36 @@ def test_a_snapshot_job_past_its_backoff_limit_deletes_its_active_pods(tmp_path:
     pods = pods_by_name(simulated(paths, duration_s=60.0))
     assert pods["train-fghij"]["phase"] == "Failed" and pods["train-fghij"]["reason"] == "Deleted"
     assert sorted(pods) == ["train-abcde", "train-fghij"]
+
+
+def test_a_snapshot_job_marked_as_failure_target_fails_with_its_message_and_deletes_its_pods(
+    tmp_path: Path,
+) -> None:
+    """``syncJob`` evaluates the pre-existing ``FailureTarget`` condition (status ``True``) first: the Job,
+    whose status counts no pod and whose failed pod is gone, fails with that condition's reason and message
+    (``newFailedConditionForFailureTarget``), deletes its running pod and creates nothing; a
+    ``FailureTarget`` of status ``False`` is ignored."""
+    message = "Container main for pod ml/train-gone failed with exit code 5 matching FailJob rule at index 0"
+    for status, failure in (("True", ("PodFailurePolicy", message)), ("False", None)):
+        condition = {
+            "type": "FailureTarget",
+            "status": status,
+            "reason": "PodFailurePolicy",
+            "message": message,
+        }
+        paths = dump(
+            tmp_path,
+            node("gpu-0"),
+            job(1, 1, status={"conditions": [condition]}),
+            pod("train-abcde", JOB_POD),
+        )
+        scenario = load_scenario(paths)
+        controller = controller_for(next(iter(scenario.workloads())))
+        assert isinstance(controller, JobController)
+        controller.adopt(scenario.owned.get("Job/ml/train", Owned()))
+        assert controller.failure == failure
+        assert controller.doomed() == ([("ml/train-abcde", "Deleted")] if failure else [])
+        assert controller.wanted(scenario.nodes) == []
 
 
 def scenario_owned_indexes(paths: list[Path]) -> frozenset[int]:

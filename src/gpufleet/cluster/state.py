@@ -82,6 +82,7 @@ def non_zero_requests(pod: Pod) -> dict[str, int]:
 #: ``ClusterState.lowest_priority`` before any pod is assigned: above every pod priority (an int32)
 NO_PRIORITY_YET = 2**31
 
+
 class ClusterState:
     """Nodes and the pods assigned to them, in columns indexed by node position."""
 

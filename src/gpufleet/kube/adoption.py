@@ -20,6 +20,8 @@ pods of the snapshot. A failed pod not yet counted is counted as the Job's ``pod
 (``matchPodFailurePolicy``: an ``Ignore`` rule leaves it out, a ``FailIndex`` rule fails its index), from
 what its ``status`` says (``failed_pod_status``: its conditions and its containers' and init containers'
 ``state.terminated.exitCode``; ``lastState`` is not read, as upstream's ``matchOnExitCodes`` does not).
+Of the Job's ``status.conditions`` only a ``FailureTarget`` of status ``True`` is read: the failure an earlier
+sync decided, which the Job then ends with (``syncJob``); the others are not kept.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ from gpufleet.workloads import controller_for
 POD_TEMPLATE_HASH = "pod-template-hash"
 #: ``batch.JobTrackingFinalizer``: a Job's ended pod holds it until the Job's status counts it
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+#: ``batch.JobFailureTarget``: the interim condition of a Job that is failing
+JOB_FAILURE_TARGET = "FailureTarget"
 
 #: kind, namespace, name
 Ref = tuple[str, str, str]
@@ -101,7 +105,7 @@ def claim(scenario: Scenario, documents: Sequence[tuple[Ref, Mapping[str, Any]]]
     }
     for job in (ref for ref in workloads if ref[0] == "Job" and ref in objects):
         counted = _job_status(objects[job].body)
-        if counted.succeeded or counted.failed or counted.completed_indexes:
+        if counted.succeeded or counted.failed or counted.completed_indexes or counted.failure_target:
             scenario.owned[_key(job)] = counted
     for ref, deployment in sorted(folded.items(), key=lambda item: _created(objects[item[0]])):
         scenario.other_workloads.remove(workloads[ref])
@@ -176,13 +180,20 @@ def _equal_ignore_hash(replica_set: Mapping[str, Any], deployment: Mapping[str, 
 
 def _job_status(job: Mapping[str, Any]) -> Owned:
     """What a Job's ``status`` has counted: ``succeeded``, ``failed``, ``completedIndexes`` and
-    ``failedIndexes`` (``backoffLimitPerIndex``)."""
+    ``failedIndexes`` (``backoffLimitPerIndex``); and the failure an earlier sync decided: its first
+    ``FailureTarget`` condition (``syncJob``'s ``findConditionByType``), its reason and message where its
+    status is ``True``."""
     status = mapping(job.get("status"))
+    found = next((c for c in items(status.get("conditions")) if c.get("type") == JOB_FAILURE_TARGET), None)
+    target = None
+    if found is not None and found.get("status") == "True":
+        target = (str(found.get("reason") or ""), str(found.get("message") or ""))
     return Owned(
         succeeded=_int(status.get("succeeded")),
         failed=_int(status.get("failed")),
         completed_indexes=parse_indexes(status.get("completedIndexes"), _completions(job)),
         failed_indexes=parse_indexes(status.get("failedIndexes"), _completions(job)),
+        failure_target=target,
     )
 
 

@@ -68,4 +68,7 @@ class Owned:
     completed_indexes: frozenset[int] = frozenset()
     #: a Job's ``status.failedIndexes`` (``backoffLimitPerIndex``)
     failed_indexes: frozenset[int] = frozenset()
+    #: a Job's ``FailureTarget`` condition of status ``True`` (reason, message): a failure an earlier sync
+    #: decided, which the Job's ``Failed`` condition copies (``newFailedConditionForFailureTarget``)
+    failure_target: tuple[str, str] | None = None
     replica_set: str = ""

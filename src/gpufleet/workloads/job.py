@@ -15,7 +15,8 @@ A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its activ
 ``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
 status counts them (a failed one not yet counted as its ``podFailurePolicy`` counts it, from its
 status's conditions and exit codes, ``kube.adoption``; a failed one a ``FailJob`` rule matches fails the
-Job, ``getFailJobMessage``; under ``restartPolicy: OnFailure`` its active ones' ``restartCount``, toward
+Job, ``getFailJobMessage``, as does the Job's own ``FailureTarget`` condition, with its reason and message;
+under ``restartPolicy: OnFailure`` its active ones' ``restartCount``, toward
 ``pastBackoffLimitOnFailure``), and new pods take the lowest indexes neither active nor completed
 (``firstPendingIndexes``) under names the snapshot does not hold.
 
@@ -317,8 +318,9 @@ class JobController:
         """The Job's pods of a snapshot (``getPodsForJob``) and what its status counted
         (``status.succeeded``/``failed`` and the ended pods not yet counted, trackingUncountedPods): an
         active pod keeps its completion index (else takes the next free one); a Job whose completions
-        succeeded creates nothing more; one whose failures passed ``backoffLimit`` fails
-        (``BackoffLimitExceeded``) and deletes its active pods."""
+        succeeded creates nothing more; one whose status has a ``FailureTarget`` condition (status ``True``:
+        an earlier sync's decision) fails with its reason and message, as one a ``FailJob`` rule matches or
+        whose failures passed ``backoffLimit`` (``BackoffLimitExceeded``), and deletes its active pods."""
         self.succeeded, self.failed = owned.succeeded, owned.failed
         self.names = {p.pod.name for p in owned.pods}
         active = [p for p in owned.pods if p.active]
@@ -342,9 +344,12 @@ class JobController:
         if self.per_index:
             self.failed_indexes = set(owned.failed_indexes)
             self._adopt_index_failures(owned)
-        # syncJob's order: a FailJob rule, backoffLimit, then the failed indexes, then successPolicy
-        message = None if complete else self._fail_job_message(owned)
-        if message is not None:
+        # syncJob's order: the status's FailureTarget, a FailJob rule, backoffLimit, then the failed
+        # indexes, then successPolicy
+        message = None if complete or owned.failure_target else self._fail_job_message(owned)
+        if not complete and owned.failure_target is not None:
+            self._fail(*owned.failure_target)  # newFailedConditionForFailureTarget: its reason and message
+        elif message is not None:
             self._fail(REASON_POD_FAILURE_POLICY, message)
         elif not complete and (
             self.failed > job.backoff_limit or past_backoff_limit_on_failure(job, self._restarts.values())
