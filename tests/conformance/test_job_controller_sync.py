@@ -268,6 +268,28 @@ def snapshot_pods(row: Row) -> list[tuple[str | None, str]]:
     return pods + [(index, phase) for index, phase in row.with_indexes]
 
 
+TRACKED = _Object("", None, {"metadata": {"finalizers": [JOB_TRACKING_FINALIZER]}})
+
+
+def adopt_pod(
+    owned: Owned,
+    body: dict[str, Any],
+    policy: Any,
+    name: str,
+    phase: str,
+    annotations: dict[str, str],
+    status: dict[str, Any],
+    restarts: int = 0,
+) -> None:
+    """One snapshot pod of the Job ``body`` (its finalizer on), read as ``claim`` reads it: a failed one as
+    its status tells of it (``failed_pod_status``), counted as the Job's ``podFailurePolicy`` counts it."""
+    pod = Pod(name, namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
+    bare = BarePod(pod, phase=phase)
+    failure = failed_pod_status(bare, {"status": {"phase": phase, **status}}) if phase == "Failed" else None
+    owned.pods.append(OwnedPod(pod, phase, failure=failure, restarts=restarts))
+    _count_ended(owned, bare, TRACKED, body, policy)
+
+
 def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, Owned]:
     """The row's Job (with ``activeDeadlineSeconds`` ``deadline_s``) adopting its snapshot's pods
     (``mypod-<i>``, as upstream's ``podBuilder`` names them), a failed one read as its status tells of it
@@ -278,16 +300,11 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
         spec["completions"] = completions
     body = {"spec": spec, "status": row.status}
     owned = _job_status(body)
-    tracked = _Object("", None, {"metadata": {"finalizers": [JOB_TRACKING_FINALIZER]}})
     for i, (index, phase) in enumerate(snapshot_pods(row)):
         annotations = {} if index is None else {JOB_COMPLETION_INDEX: index}
-        pod = Pod(f"mypod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
-        bare = BarePod(pod, phase=phase)
         restarts = row.restart_counts[i] if i < len(row.restart_counts) else 0
-        status = {"phase": phase, **row.pod_statuses.get(i, {})}
-        failure = failed_pod_status(bare, {"status": status}) if phase == "Failed" else None
-        owned.pods.append(OwnedPod(pod, phase, failure=failure, restarts=restarts))
-        _count_ended(owned, bare, tracked, body, row.policy)
+        status = row.pod_statuses.get(i, {})
+        adopt_pod(owned, body, row.policy, f"mypod-{i}", phase, annotations, status, restarts)
     template = Pod("", restart_policy=row.restart_policy)
     job = Job(
         "job",
@@ -630,15 +647,10 @@ def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
     }
     body = {"spec": spec, "status": {}}
     owned = _job_status(body)
-    tracked = _Object("", None, {"metadata": {"finalizers": [JOB_TRACKING_FINALIZER]}})
     for i, (index, phase, count) in enumerate(row.pods):
         annotations = {JOB_COMPLETION_INDEX: index, INDEX_FAILURE_COUNT: count}
-        pod = Pod(f"pod-{i}", namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
-        bare = BarePod(pod, phase=phase)
-        status = {"phase": phase, "containerStatuses": row.container_statuses.get(i, [])}
-        failure = failed_pod_status(bare, {"status": status}) if phase == "Failed" else None
-        owned.pods.append(OwnedPod(pod, phase, failure=failure))
-        _count_ended(owned, bare, tracked, body, row.policy)
+        status = {"containerStatuses": row.container_statuses.get(i, [])}
+        adopt_pod(owned, body, row.policy, f"pod-{i}", phase, annotations, status)
     job = Job(
         "job",
         "default",
