@@ -307,6 +307,25 @@ def test_a_snapshot_job_marked_as_failure_target_fails_with_its_message_and_dele
         assert controller.wanted(scenario.nodes) == []
 
 
+def test_a_snapshot_job_whose_completions_succeeded_still_fails_by_its_failure_target(tmp_path: Path) -> None:
+    """``syncJob`` looks for a finished condition first (the status's ``FailureTarget``, a ``FailJob`` rule,
+    ``backoffLimit``, the failed indexes, ``successPolicy``) and counts the completions only where it found
+    none (the ``else`` branch of ``if jobCtx.finishedCondition != nil``): a Job whose status counts its one
+    completion and carries ``FailureTarget`` fails with it, not ``Complete``; without the condition it is
+    complete."""
+    condition = {"type": "FailureTarget", "status": "True", "reason": "BackoffLimitExceeded", "message": "m"}
+    for conditions, failure, success in (
+        ([condition], ("BackoffLimitExceeded", "m"), None),
+        ([], None, "CompletionsReached"),
+    ):
+        paths = dump(tmp_path, node("gpu-0"), job(1, 1, status={"succeeded": 1, "conditions": conditions}))
+        scenario = load_scenario(paths)
+        controller = controller_for(next(iter(scenario.workloads())))
+        assert isinstance(controller, JobController)
+        controller.adopt(scenario.owned.get("Job/ml/train", Owned()))
+        assert (controller.failure, controller.success and controller.success[0]) == (failure, success)
+
+
 def scenario_owned_indexes(paths: list[Path]) -> frozenset[int]:
     return load_scenario(paths).owned["Job/ml/train"].completed_indexes
 

@@ -317,10 +317,12 @@ class JobController:
     def adopt(self, owned: Owned) -> None:
         """The Job's pods of a snapshot (``getPodsForJob``) and what its status counted
         (``status.succeeded``/``failed`` and the ended pods not yet counted, trackingUncountedPods): an
-        active pod keeps its completion index (else takes the next free one); a Job whose completions
-        succeeded creates nothing more; one whose status has a ``FailureTarget`` condition (status ``True``:
-        an earlier sync's decision) fails with its reason and message, as one a ``FailJob`` rule matches or
-        whose failures passed ``backoffLimit`` (``BackoffLimitExceeded``), and deletes its active pods."""
+        active pod keeps its completion index (else takes the next free one). In ``syncJob``'s order: one
+        whose status has a ``FailureTarget`` condition (status ``True``: an earlier sync's decision) fails
+        with its reason and message, as one a ``FailJob`` rule matches or whose failures passed
+        ``backoffLimit`` (``BackoffLimitExceeded``), and deletes its active pods; then its failed indexes and
+        its ``successPolicy``; only a Job none of them finished is complete once its completions succeeded
+        (it creates nothing more)."""
         self.succeeded, self.failed = owned.succeeded, owned.failed
         self.names = {p.pod.name for p in owned.pods}
         active = [p for p in owned.pods if p.active]
@@ -333,32 +335,31 @@ class JobController:
         self._restarts = {p.pod.key: p.restarts for p in active if p.restarts}
         self.issued = len(self.active)
         job = self.job
-        if job.completions is None:
-            complete = self.succeeded > 0 and not self.active
-        else:
-            complete = self.succeeded >= job.completions
-        self.done = complete
-        if complete:
-            self.success = COMPLETIONS_REACHED
         self.succeeded_indexes = set(owned.completed_indexes)
         if self.per_index:
             self.failed_indexes = set(owned.failed_indexes)
             self._adopt_index_failures(owned)
         # syncJob's order: the status's FailureTarget, a FailJob rule, backoffLimit, then the failed
-        # indexes, then successPolicy
-        message = None if complete or owned.failure_target else self._fail_job_message(owned)
-        if not complete and owned.failure_target is not None:
+        # indexes, then successPolicy, and only then the completions (``complete``, in the branch where no
+        # finished condition was found)
+        message = None if owned.failure_target else self._fail_job_message(owned)
+        if owned.failure_target is not None:
             self._fail(*owned.failure_target)  # newFailedConditionForFailureTarget: its reason and message
         elif message is not None:
             self._fail(REASON_POD_FAILURE_POLICY, message)
-        elif not complete and (
-            self.failed > job.backoff_limit or past_backoff_limit_on_failure(job, self._restarts.values())
-        ):
+        elif self.failed > job.backoff_limit or past_backoff_limit_on_failure(job, self._restarts.values()):
             self._fail(*BACKOFF_LIMIT_EXCEEDED)  # its active pods are then deleted (syncJob)
-        if not complete and self.failure is None:
+        if self.failure is None:
             self._match_failed_indexes()
-        if not complete and self.failure is None:
+        if self.failure is None:
             self._match_success_policy()
+        if self.failure is None and self.success is None:
+            if job.completions is None:
+                complete = self.succeeded > 0 and not self.active
+            else:
+                complete = self.succeeded >= job.completions
+            if complete:
+                self.done, self.success = True, COMPLETIONS_REACHED
 
     def _fail_job_message(self, owned: Owned) -> str | None:
         """``getFailJobMessage``: the message of the first ``FailJob`` rule one of the snapshot's failed pods
