@@ -3,6 +3,7 @@ and the real control plane (``control_plane``: built once into a cache, started 
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
 import os
@@ -485,21 +486,54 @@ def page_figures(page: str) -> dict[str, tuple[list[dict[str, Any]], dict[str, A
     return figures
 
 
-def scale_up_reply(state: Any, pods: list[Pod], options: list[Any], **kw: Any) -> Any:
-    """cluster-autoscaler's ``scale_up`` at 0 s for ``pods`` over the pools ``options``, with the default
-    scheduler profile, the least-waste expander, no pool backed off, nothing excluded (``kw``: more
-    ``ScaleUpRequest`` fields)."""
+def scale_up_reply(state: Any, pods: Sequence[Pod], options: Sequence[Any], **fields: Any) -> Any:
+    """cluster-autoscaler's ``scale_up`` for ``pods`` over the pools ``options``: at 0 s, with the default
+    scheduler profile, the least-waste expander, no pool backed off, nothing excluded (``fields``: other
+    ``ScaleUpRequest`` fields, or these replaced)."""
     import numpy as np
 
     from gpufleet.autoscaling.cluster_autoscaler import ScaleUpRequest, scale_up
+
+    request: dict[str, Any] = dict(
+        now=0.0, state=state, profile=default_profile(), pending=pods, options=options,
+        backed_off=frozenset(), expander="least-waste", rng=np.random.default_rng(0), exclude=frozenset(),
+        total_reached=False,
+    )  # fmt: skip
+    request.update(fields)
+    return scale_up(ScaleUpRequest(**request))
+
+
+def scale_down_request(state: Any, candidates: Sequence[Any], **fields: Any) -> Any:
+    """cluster-autoscaler's scale-down asked of ``candidates`` on ``state`` with upstream's defaults
+    (``scaleDownUnneededTime`` and ``scaleDownDelayAfterAdd`` 10 minutes, no scale-up for long, nothing
+    unneeded, deleting or budgeted) and the default scheduler profile (``fields``: others, or these
+    replaced)."""
+    from gpufleet.autoscaling.cluster_autoscaler import ScaleDownRequest
+    from gpufleet.autoscaling.scale_down import UtilizationRule
+
+    request: dict[str, Any] = dict(
+        now=0.0, state=state, profile=default_profile(), candidates=candidates, utilization=UtilizationRule(),
+        unneeded_time_s=600.0, delay_after_add_s=600.0, last_scale_up_s=-1e9, unneeded_since={},
+        deleting=frozenset(), budgets=[], allowed={}, daemon_pods=frozenset(), computing=None,
+    )  # fmt: skip
+    request.update(fields)
+    return ScaleDownRequest(**request)
+
+
+def scale_down_with(state: Any, candidates: Sequence[Any], **fields: Any) -> Any:
+    """``scale_down`` of ``scale_down_request``."""
+    from gpufleet.autoscaling.cluster_autoscaler import scale_down
+
+    return scale_down(scale_down_request(state, candidates, **fields))
+
+
+@functools.cache
+def default_profile() -> Any:
+    """The default scheduler profile (built once)."""
     from gpufleet.model.scheduler_config import ProfileConfig
     from gpufleet.scheduling.profile import build_profile
 
-    request = ScaleUpRequest(
-        0.0, state, build_profile(ProfileConfig()), pods, options, frozenset(), "least-waste",
-        np.random.default_rng(0), frozenset(), False, **kw,
-    )  # fmt: skip
-    return scale_up(request)
+    return build_profile(ProfileConfig())
 
 
 class ManualClock:

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ca_requests import scale_down_with
-from conftest import gpu_node, gpu_pod
+from conftest import gpu_node, gpu_pod, scale_down_with
 from conftest import scale_up_reply as up
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,

@@ -14,18 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ca_requests import scale_down_request
-from conftest import gpu_node, gpu_pod, run_simulation, write
+from conftest import gpu_node, gpu_pod, run_simulation, scale_down_request, write
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, in_cooldown, scale_down
 from gpufleet.autoscaling.drainability import DeleteOptions
 from gpufleet.autoscaling.eviction import eviction_grace_s
 from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.scheduler_config import ProfileConfig
-from gpufleet.scheduling.profile import build_profile
-
-PROFILE = build_profile(ProfileConfig())
 
 
 def simulation(duration: str, autoscaler: str = "") -> str:

@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from ca_requests import scale_down_with, scale_up_with
-from conftest import gpu_node, gpu_pod, run_simulation, write
+from conftest import gpu_node, gpu_pod, run_simulation, scale_down_with, scale_up_reply, write
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
@@ -62,7 +61,7 @@ def cluster(*on_nodes: tuple[Pod, str]) -> ClusterState:
 
 
 def up(state: ClusterState, pending: list[Pod], **kw: Any) -> ScaleUpReply:
-    return scale_up_with(state, pending, [POOL], **kw)
+    return scale_up_reply(state, pending, [POOL], **kw)
 
 
 def down(state: ClusterState, **kw: Any) -> ScaleDownReply:

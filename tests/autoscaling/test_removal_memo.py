@@ -9,17 +9,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ca_requests import scale_down_with
-from conftest import gpu_node, gpu_pod
+from conftest import gpu_node, gpu_pod, scale_down_with
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
-from gpufleet.model.scheduler_config import ProfileConfig
-from gpufleet.scheduling.profile import build_profile
 
-PROFILE = build_profile(ProfileConfig())
 JOB = OwnerRef("Job", "train")
 
 

@@ -16,15 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ca_requests import scale_down_with
-from conftest import gpu_node, gpu_pod, run_simulation, write
+from conftest import gpu_node, gpu_pod, run_simulation, scale_down_with, write
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
-from gpufleet.model.scheduler_config import ProfileConfig
-from gpufleet.scheduling.profile import build_profile
 
-PROFILE = build_profile(ProfileConfig())
 JOB = OwnerRef("Job", "serve")
 
 

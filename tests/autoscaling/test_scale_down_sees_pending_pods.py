@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ca_requests import scale_down_with
-from conftest import gpu_node, gpu_pod, run_simulation, write
+from conftest import coscheduling, gpu_node, gpu_pod, run_simulation, scale_down_with, write
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
@@ -142,7 +141,8 @@ def test_scale_up_lists_the_pending_pods_filter_out_schedulable_put_on_the_clust
 
 # -- through the simulator -------------------------------------------------------------------------
 
-POOL = """
+POOL = (
+    """
 apiVersion: gpufleet.io/v1alpha1
 kind: NodePool
 metadata: {name: h100}
@@ -164,20 +164,9 @@ spec:
     status:
       capacity: {cpu: "32", memory: 128Gi, pods: "110"}
 ---
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: gang-scheduler
-  plugins:
-    multiPoint:
-      enabled:
-      - name: Coscheduling
-    queueSort:
-      enabled:
-      - name: Coscheduling
-      disabled:
-      - name: "*"
----
+"""
+    + coscheduling("gang-scheduler")
+    + """---
 apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
 metadata: {name: train}
@@ -207,6 +196,7 @@ kind: Simulation
 metadata: {name: s}
 spec: {duration: 30m}
 """
+)
 
 
 def test_a_node_a_waiting_pod_fits_is_not_deleted_while_the_pod_waits(tmp_path: Path) -> None:

@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ca_requests import scale_down_with
-from conftest import gpu_node
+from conftest import gpu_node, scale_down_with
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
 from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason
 from gpufleet.cluster.state import ClusterState
-from gpufleet.model.scheduler_config import ProfileConfig
-from gpufleet.scheduling.profile import build_profile
 
-PROFILE = build_profile(ProfileConfig())
 IDLE = Candidate("h100-0", "h100", 2, 0)
 
 

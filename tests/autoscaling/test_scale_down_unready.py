@@ -7,17 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ca_requests import scale_down_with
-from conftest import gpu_node, gpu_pod
+from conftest import gpu_node, gpu_pod, scale_down_with
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.autoscaling.scale_down import Unremovable, UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
-from gpufleet.model.scheduler_config import ProfileConfig
-from gpufleet.scheduling.profile import build_profile
 
-PROFILE = build_profile(ProfileConfig())
 READY, UNREADY = Candidate("h100-0", "h100", 3, 0), Candidate("h100-1", "h100", 3, 0, ready=False)
 
 

@@ -9,16 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ca_requests import scale_down_with
-from conftest import gpu_node, gpu_pod
+from conftest import gpu_node, gpu_pod, scale_down_with
 from gpufleet.autoscaling.cluster_autoscaler import Candidate, ScaleDownReply
 from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
-from gpufleet.model.scheduler_config import ProfileConfig
-from gpufleet.scheduling.profile import build_profile
 
-PROFILE = build_profile(ProfileConfig())
 JOB = OwnerRef("Job", "train")
 
 #: 1.34.5's ``UnremovableReason`` constants in their order (``NoReason = iota``)

@@ -16,8 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ca_requests import scale_down_with, scale_up_with
-from conftest import gpu_node, gpu_pod, run_simulation, write
+from conftest import gpu_node, gpu_pod, run_simulation, scale_down_with, scale_up_reply, write
 from gpufleet.autoscaling.cluster_autoscaler import (
     Candidate,
     ScaleDownReply,
@@ -27,10 +26,7 @@ from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.autoscaling.scale_up import PoolOption
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef
-from gpufleet.model.scheduler_config import ProfileConfig
-from gpufleet.scheduling.profile import build_profile
 
-PROFILE = build_profile(ProfileConfig())
 JOB = OwnerRef("Job", "serve")
 
 
@@ -124,7 +120,7 @@ def options(atomic: bool) -> list[PoolOption]:
 def up(opts: list[PoolOption], pods: int, **kw: Any) -> Any:
     state = ClusterState([])
     pending = [gpu_pod(f"p{k}", 8) for k in range(pods)]
-    return scale_up_with(state, pending, opts, **({"expander": "price"} | kw))
+    return scale_up_reply(state, pending, opts, **({"expander": "price"} | kw))
 
 
 def test_scale_up_of_an_atomic_pool_is_not_balanced() -> None:
