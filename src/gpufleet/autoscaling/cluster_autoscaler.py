@@ -66,8 +66,6 @@ from gpufleet.autoscaling.drainability import DEFAULT_DELETE_OPTIONS, DeleteOpti
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.expendable import (
     DEFAULT_CUTOFF,
-    NO_EXPENDABLE,
-    Expendable,
     expendable_on,
     split_pending,
 )
@@ -75,17 +73,16 @@ from gpufleet.autoscaling.node_group_balancing import Balancing, balance, find_s
 from gpufleet.autoscaling.removal_memo import Kept, RemovalMemo
 from gpufleet.autoscaling.resource_limits import apply_limits, delta_for_node, exceeded, limit_reason
 from gpufleet.autoscaling.scale_down import (
-    NO_PENDING,
+    AS_IS,
     SIMULATION_REASONS,
     Int8Array,
-    PendingOn,
     PlacementBase,
+    SnapshotPods,
     Unremovable,
     UnremovableReason,
     UtilizationRule,
     removable_together,
     simulate_removal,
-    snapshot_pods,
     unremovable_reasons,
 )
 from gpufleet.autoscaling.scale_up import (
@@ -105,17 +102,15 @@ from gpufleet.model.pod import Pod
 from gpufleet.scheduling.profile import Profile
 
 
-def has_movable_pods(
-    state: ClusterState, name: str, pending: PendingOn = NO_PENDING, expendable: Expendable = NO_EXPENDABLE
-) -> bool:
-    """Whether the node runs a pod a drain would move (any but DaemonSet and mirror pods, and the
-    ``expendable`` ones, which the snapshot leaves out), or has such a pod of the ``pending`` ones put on it
-    (upstream's ``NodeToBeRemoved.PodsToReschedule``)."""
+def has_movable_pods(state: ClusterState, name: str, snapshot: SnapshotPods = AS_IS) -> bool:
+    """Whether the node has a pod a drain would move (any but DaemonSet and mirror pods) in the ``snapshot``:
+    the pending pods put on it among its pods, the expendable ones not (upstream's
+    ``NodeToBeRemoved.PodsToReschedule``)."""
     i = state.index.get(name)
     if i is None:
         return False
-    on_node = snapshot_pods(state, i, expendable) if i in expendable else state.pods_on[i].values()
-    return any(moved(a.pod) for a in on_node) or any(map(moved, pending.get(i, ())))
+    on_node = snapshot.placed(state, i) if i in snapshot.expendable else state.pods_on[i].values()
+    return any(moved(a.pod) for a in on_node) or any(map(moved, snapshot.pending.get(i, ())))
 
 
 def pending_on(state: ClusterState, placed: Sequence[tuple[Pod, str]]) -> dict[int, list[Pod]]:
@@ -479,8 +474,7 @@ def _assess(
     request: ScaleDownRequest,
     candidates: Sequence[Candidate],
     limit: int,
-    pending: PendingOn,
-    expendable: Expendable,
+    snapshot: SnapshotPods,
 ) -> dict[str, Unremovable | None]:
     """Why each candidate is not unneeded (None: it is): ``unremovable_reasons``, then the removal simulation,
     each verdict recalled from the memo while it stands. ``categorizeNodes`` simulates the eligible
@@ -499,7 +493,7 @@ def _assess(
     with_affinity = state.placed_with_affinity or any(p.pod_affinity is not None for p, _ in request.placed)
     memo = request.memo if state.dra is None and not with_affinity else None
     if memo is not None and candidates:
-        memo.begin(state, frozenset(exclude), pending, request.expendable_cutoff)
+        memo.begin(state, frozenset(exclude), snapshot.pending, request.expendable_cutoff)
     rows = [state.index[c.node] for c in candidates]
     # ScaleDownUnreadyDisabled: a verdict that depends on the node's readiness is neither recalled nor kept
     unready = (
@@ -512,7 +506,7 @@ def _assess(
         for c, i in zip(candidates, rows, strict=True)
     ]
     fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
-    judged = unremovable_reasons(state, fresh, request.utilization, unready, pending, expendable)
+    judged = unremovable_reasons(state, fresh, request.utilization, unready, snapshot)
     reasons = dict(zip(fresh, judged, strict=True))
     out: dict[str, Unremovable | None] = {}
     eligible: list[tuple[Candidate, int, Kept | None]] = []
@@ -526,10 +520,8 @@ def _assess(
             memo.keep(state, c.node, i, -1, why)
     if len(eligible) > limit:  # stable: the candidates' order within each rank
         before = request.unneeded_since
-        eligible.sort(
-            key=lambda e: (has_movable_pods(state, e[0].node, pending, expendable), e[0].node not in before)
-        )
-    base = PlacementBase(state, exclude, pending, expendable)
+        eligible.sort(key=lambda e: (has_movable_pods(state, e[0].node, snapshot), e[0].node not in before))
+    base = PlacementBase(state, exclude, snapshot)
     found = 0
     for c, i, known in eligible:
         if found >= limit:
@@ -676,8 +668,7 @@ def _drains_that_fit(
     request: ScaleDownRequest,
     emptied: Sequence[Candidate],
     drained: Sequence[Candidate],
-    pending: PendingOn,
-    expendable: Expendable,
+    snapshot: SnapshotPods,
 ) -> list[Candidate]:
     """The nodes to drain that can go together with the empty nodes deleted beside them (and the deletions
     in progress): upstream's planner keeps each removal it found possible in the snapshot the next
@@ -695,7 +686,7 @@ def _drains_that_fit(
         rows = [state.index[k.node] for k in (*kept, c)]
         budgets, allowed, daemons = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
         if removable_together(
-            state, rows, request.profile, budgets, allowed, daemons, gone, request.now, pending, expendable,
+            state, rows, request.profile, budgets, allowed, daemons, gone, request.now, snapshot,
             request.delete_options,
         ):  # fmt: skip
             kept.append(c)
@@ -714,9 +705,10 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     limit = unneeded_nodes_limit(
         request.max_parallelism, before, request.unneeded_time_s, request.update_interval_s
     )
-    pending = pending_on(state, request.placed)
-    expendable = expendable_on(state, request.expendable_cutoff)
-    verdicts = _assess(request, assessed, limit, pending, expendable)
+    snapshot = SnapshotPods(
+        pending_on(state, request.placed), expendable_on(state, request.expendable_cutoff)
+    )
+    verdicts = _assess(request, assessed, limit, snapshot)
     cut = len(verdicts) < len(assessed)
     not_unneeded: list[tuple[str, Unremovable]] = []
     for c in candidates:
@@ -761,7 +753,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             said = "" if found.ready else "unready and "
             message = f"{said}unneeded for {now - since:g}s, not more than {flag} ({wait:g}s)"
             unremovable.append((name, Unremovable(code, message)))
-    movable = {c.node: has_movable_pods(state, c.node, pending, expendable) for c in ripe}
+    movable = {c.node: has_movable_pods(state, c.node, snapshot) for c in ripe}
     removable, at_min = _above_min(ripe, movable, request.deletions)
     removable, partial = _atomic_whole(removable)
     unremovable += at_min + partial
@@ -772,7 +764,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
         request.max_drain_parallelism,
         request.in_progress,
     )
-    fit = _drains_that_fit(request, emptied, drained, pending, expendable)
+    fit = _drains_that_fit(request, emptied, drained, snapshot)
     # a ZeroOrMaxNodeScaling group one of whose drains cannot go with the others waits, whole
     waits = {c.group for c in drained if c.atomic and c not in fit}
     removed = [c for c in (*emptied, *fit) if c.group not in waits]

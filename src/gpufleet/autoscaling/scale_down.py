@@ -31,7 +31,7 @@ import bisect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from functools import cached_property
 from typing import NamedTuple
@@ -47,7 +47,7 @@ from gpufleet.autoscaling.drainability import (
     daemon_set_pod,
     drainable,
 )
-from gpufleet.autoscaling.expendable import NO_EXPENDABLE, Expendable
+from gpufleet.autoscaling.expendable import Expendable
 from gpufleet.autoscaling.free_rows import FreeRows, free_rows
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import Assignment, ClusterState, IntArray
@@ -66,6 +66,34 @@ Int8Array = npt.NDArray[np.int8]
 #: ``TrySchedulePods`` into ``AutoscalingContext.ClusterSnapshot``, which scale-down then reads)
 PendingOn = Mapping[int, Sequence[Pod]]
 NO_PENDING: PendingOn = {}
+
+
+@dataclass(frozen=True)
+class SnapshotPods:
+    """How the ``ClusterSnapshot`` scale-down reads differs from the cluster, node row by node row: the
+    ``pending`` pods put on nodes (``filterOutSchedulable``, ``addPreemptingPodsToSnapshot``) are among their
+    pods, the ``expendable`` ones (``autoscaling.expendable``: ``RunOnce`` builds the snapshot without them)
+    are not."""
+
+    pending: PendingOn = field(default_factory=dict)
+    expendable: Expendable = field(default_factory=dict)
+
+    def moves(self, i: int) -> list[tuple[Pod, int]]:
+        """How node ``i``'s pods in the snapshot differ from the cluster's: the pending pods put there (+1),
+        the expendable ones left out (-1)."""
+        return [(pod, 1) for pod in self.pending.get(i, ())] + [
+            (a.pod, -1) for a in self.expendable.get(i, ())
+        ]
+
+    def placed(self, state: ClusterState, i: int) -> list[Assignment]:
+        """Node ``i``'s placed pods in the snapshot, by key: its pods but the expendable ones."""
+        gone = {a.pod.key for a in self.expendable.get(i, ())}
+        pods = state.pods_on[i].values()
+        return sorted((a for a in pods if a.pod.key not in gone) if gone else pods, key=lambda a: a.pod.key)
+
+
+#: the snapshot as the cluster is: no pending pod put anywhere, no pod left out
+AS_IS = SnapshotPods()
 
 #: the taint cluster-autoscaler puts on a node it deletes (``taints.ToBeDeletedTaint``, NoSchedule; its value
 #: the time it was put, in Unix seconds)
@@ -119,17 +147,16 @@ def utilizations(
     state: ClusterState,
     rows: Sequence[int],
     ignore_daemonsets: bool = False,
-    pending: PendingOn = NO_PENDING,
-    expendable: Expendable = NO_EXPENDABLE,
+    snapshot: SnapshotPods = AS_IS,
 ) -> list[float | None]:
     """Each node's utilisation: its GPU share on a node with GPUs, else its busiest DRA device pool,
     else the larger of its cpu and memory shares; None where cluster-autoscaler gets an error: one of
     the node's DRA pools is incomplete, or cpu or memory allocatable is missing or zero
     (``CalculateUtilizationOfResource``). With ``ignore_daemonsets``, the DaemonSet pods' requests are
     taken out of the pods' and out of the node's allocatable (a node that DaemonSet pods fill has an
-    infinite share, or none: Go's float division). The ``pending`` pods put on a node count as its pods
-    (``utilization.Calculate`` sums the requests of the snapshot's ``NodeInfo``); the ``expendable`` pods do
-    not (the snapshot is built without them). A scan reads the few nodes
+    infinite share, or none: Go's float division). The node's pods are the ``snapshot``'s: the pending pods
+    put on it count (``utilization.Calculate`` sums the requests of the snapshot's ``NodeInfo``), the
+    expendable ones do not. A scan reads the few nodes
     whose verdict it makes afresh, one by one (the quotients of whole numbers below 2**53, as the columns
     would give them)."""
     col = state.res_index.get(GPU)
@@ -138,9 +165,9 @@ def utilizations(
     out: list[float | None] = []
     for i in rows:
         alloc, req = state.alloc[i].tolist(), state.requested[i].tolist()
-        for pod, sign in _snapshot_moves(i, pending, expendable):
+        for pod, sign in snapshot.moves(i):
             req = [r + sign * int(v) for r, v in zip(req, state.pod_vectors(pod)[0], strict=False)]
-        daemons = _daemon_requests(state, i, pending, expendable) if ignore_daemonsets else {}
+        daemons = _daemon_requests(state, i, snapshot) if ignore_daemonsets else {}
         if col is not None and alloc[col] > 0:
             out.append(_share(req[col], alloc[col], daemons.get(GPU, 0)))
         elif dra is not None and (devices := dra.pool_utilization(state.nodes[i].name)) is not None:
@@ -155,26 +182,10 @@ def utilizations(
     return out
 
 
-def _snapshot_moves(i: int, pending: PendingOn, expendable: Expendable) -> list[tuple[Pod, int]]:
-    """How node ``i``'s pods in the snapshot differ from the cluster's: the ``pending`` pods put there
-    (+1), the ``expendable`` ones left out (-1)."""
-    return [(pod, 1) for pod in pending.get(i, ())] + [(a.pod, -1) for a in expendable.get(i, ())]
-
-
-def snapshot_pods(state: ClusterState, i: int, expendable: Expendable = NO_EXPENDABLE) -> list[Assignment]:
-    """Node ``i``'s pods in the snapshot, by key: its pods but the ``expendable`` ones."""
-    gone = {a.pod.key for a in expendable.get(i, ())}
-    pods = state.pods_on[i].values()
-    return sorted((a for a in pods if a.pod.key not in gone) if gone else pods, key=lambda a: a.pod.key)
-
-
-def _daemon_requests(
-    state: ClusterState, i: int, pending: PendingOn, expendable: Expendable
-) -> dict[str, int]:
-    """What the DaemonSet pods on node ``i`` request, summed (the ``pending`` ones put there too, the
-    ``expendable`` ones not)."""
+def _daemon_requests(state: ClusterState, i: int, snapshot: SnapshotPods) -> dict[str, int]:
+    """What the DaemonSet pods on node ``i`` in the ``snapshot`` request, summed."""
     total: dict[str, int] = {}
-    for pod in (*(a.pod for a in snapshot_pods(state, i, expendable)), *pending.get(i, ())):
+    for pod in (*(a.pod for a in snapshot.placed(state, i)), *snapshot.pending.get(i, ())):
         if daemon_set_pod(pod):
             for name, value in pod.requests.items():
                 total[name] = total.get(name, 0) + value
@@ -195,17 +206,16 @@ def unremovable_reasons(
     rows: Sequence[int],
     rule: UtilizationRule,
     unready_disabled: AbstractSet[int] = frozenset(),
-    pending: PendingOn = NO_PENDING,
-    expendable: Expendable = NO_EXPENDABLE,
+    snapshot: SnapshotPods = AS_IS,
 ) -> list[Unremovable | None]:
     """Why each node is not even a scale-down candidate (``unremovableReasonAndNodeUtilization``:
     ``ScaleDownDisabledAnnotation``, ``UnexpectedError``, ``ScaleDownUnreadyDisabled``,
     ``NotUnderutilized``, in that order), or None. ``unready_disabled``: the rows of nodes that are not
-    Ready while ``--scale-down-unready-enabled`` is false; ``pending``: the pending pods put on nodes;
-    ``expendable``: the pods the snapshot leaves out."""
+    Ready while ``--scale-down-unready-enabled`` is false; ``snapshot``: the pods as the snapshot has
+    them."""
     out: list[Unremovable | None] = []
     gpus = state.res_index.get(GPU)
-    used_by = utilizations(state, rows, rule.ignore_daemonsets, pending, expendable)
+    used_by = utilizations(state, rows, rule.ignore_daemonsets, snapshot)
     for i, used in zip(rows, used_by, strict=True):
         node = state.nodes[i]
         gpu_node = gpus is not None and int(state.alloc[i, gpus]) > 0
@@ -267,13 +277,11 @@ class PlacementBase:
         self,
         state: ClusterState,
         exclude: AbstractSet[int],
-        pending: PendingOn = NO_PENDING,
-        expendable: Expendable = NO_EXPENDABLE,
+        snapshot: SnapshotPods = AS_IS,
     ):
         self.state = state
         self.exclude = frozenset(exclude)
-        self.pending = pending
-        self.expendable = expendable
+        self.snapshot = snapshot
         self._rooms: dict[tuple[object, ...], list[int]] = {}
         self._milli: dict[tuple[object, ...], IntArray] = {}
         self.cycles: dict[str, list[PodFilterState]] = {}
@@ -282,11 +290,12 @@ class PlacementBase:
     @cached_property
     def _read(self) -> FreeRows:
         read = free_rows(self.state, self.exclude)
-        if not self.pending and not self.expendable:
+        pending, expendable = self.snapshot.pending, self.snapshot.expendable
+        if not pending and not expendable:
             return read
         free, milli, width = read.free.copy(), read.milli.copy(), read.free.shape[1]
-        moves = [(row, pods, 1) for row, pods in self.pending.items()]
-        moves += [(row, [a.pod for a in gone], -1) for row, gone in self.expendable.items()]
+        moves = [(row, pods, 1) for row, pods in pending.items()]
+        moves += [(row, [a.pod for a in gone], -1) for row, gone in expendable.items()]
         for row, pods, sign in moves:
             j = bisect.bisect_left(read.rows, row)
             if j == len(read.rows) or read.rows[j] != row:
@@ -378,10 +387,13 @@ class TrialPlacement:
         self.drained_taint = TO_BE_DELETED
         #: pods this trial put (and the pending pods put on the nodes it keeps), for the pod-aware filters
         self.added: list[Placed] = [
-            (pod, row) for row, pods in self.base.pending.items() if row not in exclude for pod in pods
+            (pod, row)
+            for row, pods in self.base.snapshot.pending.items()
+            if row not in exclude
+            for pod in pods
         ]
         #: ... and the pods it took away (the expendable ones from the start: not in the snapshot)
-        self.removed: list[Assignment] = [a for gone in self.base.expendable.values() for a in gone]
+        self.removed: list[Assignment] = [a for gone in self.base.snapshot.expendable.values() for a in gone]
         #: the last row the placements so far looked at (first fit: none past the one chosen; a pod
         #: placed nowhere looked at all), and whether they depended on those rows alone (no pod-aware
         #: filter judged, no ResourceClaim allocated)
@@ -498,7 +510,7 @@ def simulate_removal(
     base puts on node ``i`` are among its pods, its expendable ones are not (``GetPodsToMove`` reads the
     snapshot's ``NodeInfo``)."""
     name = state.nodes[i].name
-    pods = snapshot_pods(state, i, base.expendable)
+    pods = base.snapshot.placed(state, i)
     drains = _drains([i], pods, base, budgets, allowed, is_daemon, now, options)
     # a kube-system pod's drainability changes with its age, a budget's with pods elsewhere
     own_rows = not budgets and protected is None and all(p.namespace != SYSTEM_NAMESPACE for p, _ in drains)
@@ -534,7 +546,7 @@ def _drains(
     (``pods``), then the pending ones the base puts there, judged as just created, by the drainability
     rules ``options`` keep."""
     placed = [(a.pod, now - a.start_s) for a in pods]
-    pending = [(pod, 0.0) for i in rows for pod in base.pending.get(i, ())]
+    pending = [(pod, 0.0) for i in rows for pod in base.snapshot.pending.get(i, ())]
     return [
         (pod, drainable(pod, budgets, allowed, age, options))
         for pod, age in (*placed, *pending)
@@ -568,18 +580,17 @@ def removable_together(
     is_daemon: set[str],
     gone: AbstractSet[int],
     now: float = 0.0,
-    pending: PendingOn = NO_PENDING,
-    expendable: Expendable = NO_EXPENDABLE,
+    snapshot: SnapshotPods = AS_IS,
     options: DeleteOptions = DEFAULT_DELETE_OPTIONS,
 ) -> bool:
     """Whether the nodes ``rows`` can all go at once, with the nodes ``gone`` gone too: every pod a drain
     would move from them placed, in turn, on the other nodes, each placement taking its room before the
     next (what cluster-autoscaler's planner leaves in its snapshot with ``persistSuccessfulSimulations``:
     each removal found possible kept for the next candidate's simulation, the node gone, its pods on
-    their new nodes), the drained nodes ghosts tainted ``ToBeDeletedByClusterAutoscaler``; the ``pending``
-    pods put on nodes, and the ``expendable`` ones left out, taken as ``simulate_removal`` takes them."""
-    pods = [a for i in rows for a in snapshot_pods(state, i, expendable)]
-    base = PlacementBase(state, frozenset(gone) | frozenset(rows), pending, expendable)
+    their new nodes), the drained nodes ghosts tainted ``ToBeDeletedByClusterAutoscaler``; the nodes' pods
+    the ``snapshot``'s, as ``simulate_removal`` takes them."""
+    pods = [a for i in rows for a in snapshot.placed(state, i)]
+    base = PlacementBase(state, frozenset(gone) | frozenset(rows), snapshot)
     trial = _drain_trial(state, profile, rows, pods, base, None, now)
     for pod, drain in _drains(rows, pods, base, budgets, allowed, is_daemon, now, options):
         if drain.blocker is not None or (drain.moved and trial.place(pod) is None):

@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gpufleet.autoscaling.expendable import NO_EXPENDABLE, Expendable
-from gpufleet.autoscaling.scale_down import PlacementBase, held_milli
+from gpufleet.autoscaling.scale_down import PlacementBase, SnapshotPods, held_milli
 from gpufleet.cluster.shares import gpu_memory_bytes, shareable
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import ClusterState
@@ -280,7 +280,7 @@ class ScaleUpSnapshot:
         self.size = len(state.nodes)
         self.snapshot = ClusterSnapshot(state)
         #: what is free on the cluster's nodes, read once
-        self.base = PlacementBase(state, exclude, expendable=expendable)
+        self.base = PlacementBase(state, exclude, SnapshotPods(expendable=expendable))
         #: each copy's group and name, and the copy as a node (made when a pod-aware state first needs it)
         self.copies: list[tuple[PoolOption, str]] = []
         self.nodes: list[Node | None] = []

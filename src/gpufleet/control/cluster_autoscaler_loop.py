@@ -70,7 +70,9 @@ from gpufleet.autoscaling.expendable import expendable_on
 from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.autoscaling.scale_down import (
+    AS_IS,
     SIMULATION_REASONS,
+    SnapshotPods,
     Unremovable,
     UnremovableReason,
     UtilizationRule,
@@ -532,16 +534,21 @@ class ClusterAutoscalerLoop:
         if reply.remove:  # ScaleDownNodeDeleteStarted
             self.last_delete_s = now
         graces: dict[str, float] = {}
-        pending = pending_on(st, self._placed) if reply.remove else {}
-        expendable = expendable_on(st, self.settings.expendable_pods_priority_cutoff) if reply.remove else {}
+        snapshot = (
+            SnapshotPods(
+                pending_on(st, self._placed), expendable_on(st, self.settings.expendable_pods_priority_cutoff)
+            )
+            if reply.remove
+            else AS_IS
+        )
         for c in reply.remove:
             self.deleting.add(c.node)
-            started[c.node] = has_movable_pods(st, c.node, pending, expendable)  # (StartDeletionWithDrain)
+            started[c.node] = has_movable_pods(st, c.node, snapshot)  # (StartDeletionWithDrain)
             if started[c.node]:
                 self.draining.add(c.node)
             # the expendable pods are not in the actuator's snapshot (createSnapshot): not evicted, they end
             # with the node
-            keep = {a.pod.key for a in expendable.get(st.index[c.node], ())}
+            keep = {a.pod.key for a in snapshot.expendable.get(st.index[c.node], ())}
             graces[c.node] = port.drain(c.node, keep, self.settings.max_graceful_termination_s)
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
         # GroupDeletionScheduler.addToBatcher: a ZeroOrMaxNodeScaling group's nodes are deleted as one batch,
