@@ -1035,6 +1035,40 @@ def describe_node(
         render_node(described, out)
 
 
+@describe_app.command("job")
+def describe_job(
+    name: Annotated[str, typer.Argument(help="The Job: NS/NAME, or NAME (in -n, default, or its only one).")],
+    paths: PathsArg = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option("--summary", help="A saved summary.json to read the Job from (- reads stdin)."),
+    ] = None,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="The Job's namespace.")] = None,
+    output: OutputOption = None,
+) -> None:
+    """Describe one Job as kubectl describe job does, then its conditions, pods and pending pods.
+
+    From a scenario simulated here (or the embedded default), a saved summary.json (--summary), or a
+    kubectl dump (kubectl get jobs,pods,events -A -o json: its pods carry a status). Below kubectl's
+    part, gpufleet's: when each condition first held, each pod's node, times, final state, exit code
+    and restarts, and why each pending pod waits.
+    """
+    from gpufleet.experiments.describe_command import DescribeError
+    from gpufleet.experiments.describe_job_command import describe_job as read_described
+    from gpufleet.report.describe_job import render_job
+
+    fmt = output_of(output)
+    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
+    try:
+        described = read_described(name, given, summary, namespace)
+    except DescribeError as exc:
+        raise fail(exc.lines) from None
+    if fmt is not None:
+        print_data(described, fmt)
+    else:
+        render_job(described, out)
+
+
 def main() -> None:
     from gpufleet.collector import frozen_for_exit
 

@@ -672,7 +672,8 @@ def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
 
     assert len(controller.active) == row.want_active
     assert (controller.succeeded, controller.failed) == (row.want_succeeded, row.want_failed)
-    assert controller.status_indexes() == {"failedIndexes": row.failed_indexes}
+    completed = {"completedIndexes": row.completed_indexes} if row.completed_indexes else {}
+    assert controller.status_indexes() == {**completed, "failedIndexes": row.failed_indexes}
     assert intervals(owned.completed_indexes) == row.completed_indexes
     got = tuple((c.type, c.reason) for c in controller.status_conditions())
     assert got[: len(row.conditions)] == row.conditions

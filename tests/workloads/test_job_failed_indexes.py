@@ -203,4 +203,4 @@ def test_a_fail_index_rule_fails_the_index_at_its_first_failure() -> None:
     assert controller.failure is None
     assert controller.finished(other, succeeded=True)
     assert controller.failure == ("FailedIndexes", "Job has failed indexes")
-    assert controller.status_indexes() == {"failedIndexes": "0"}
+    assert controller.status_indexes() == {"completedIndexes": "1", "failedIndexes": "0"}

@@ -494,13 +494,17 @@ def _workload_status(d: Mapping[str, Any]) -> list[str]:
     if "failedIndexes" in status:  # kubectl describe job's Failed Indexes (backoffLimitPerIndex)
         label = f"{kind} Failed Indexes:"
         lines.append(label.ljust(max(LABEL_WIDTH, len(label) + 2)) + (status["failedIndexes"] or "<none>"))
-    conditions = status["conditions"]
+    return [*lines, *condition_lines(status["conditions"], f"{kind} Conditions")]
+
+
+def condition_lines(conditions: Sequence[Mapping[str, Any]], label: str = "Conditions") -> list[str]:
+    """A workload's conditions (``workload_status``), each with the simulated time it first held."""
     if not conditions:
-        return [*lines, f"{kind + ' Conditions:':<{LABEL_WIDTH}}<none>"]
+        return [f"{label + ':':<{LABEL_WIDTH}}<none>"]
     rows = [("Type", "Status", "Reason", "Since", "Message")]
     for c in conditions:
         rows.append((c["type"], c["status"], c["reason"], f"t={human_duration(c['time_s'])}", c["message"]))
-    return [*lines, f"{kind} Conditions:", *aligned(rows)]
+    return [f"{label}:", *aligned(rows)]
 
 
 def aligned(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:

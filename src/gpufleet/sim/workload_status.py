@@ -39,8 +39,8 @@ class WorkloadStatus:
                 seen.add(condition.type)
 
     def as_dict(self, controller: ReportsStatus) -> dict[str, Any]:
-        """``summary.json``'s record: conditions, pod counts, ``failedIndexes`` (a Job with
-        ``backoffLimitPerIndex``), start and completion time."""
+        """``summary.json``'s record: conditions, pod counts, ``completedIndexes`` (an Indexed Job) and
+        ``failedIndexes`` (a Job with ``backoffLimitPerIndex``), start and completion time."""
         complete = next((t for c, t in self.conditions if c.type == COMPLETE), None)
         return {
             "conditions": [

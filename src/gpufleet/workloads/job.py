@@ -591,9 +591,16 @@ class JobController:
         }
 
     def status_indexes(self) -> dict[str, str]:
-        """``status.failedIndexes`` of a Job with ``backoffLimitPerIndex`` (``1,3-5``; empty when none),
-        nothing otherwise."""
-        return {"failedIndexes": format_indexes(self.failed_indexes)} if self.per_index else {}
+        """``status.completedIndexes`` of an Indexed Job (``1,3-5``, its succeeded indexes below
+        ``completions``; left out while there are none, as the API's ``omitempty``) and
+        ``status.failedIndexes`` of one with ``backoffLimitPerIndex`` (empty when none)."""
+        out = {}
+        completions = self.job.completions
+        if self.job.indexed and (done := [i for i in self.succeeded_indexes if i < (completions or 0)]):
+            out["completedIndexes"] = format_indexes(done)
+        if self.per_index:
+            out["failedIndexes"] = format_indexes(self.failed_indexes)
+        return out
 
     def deadline_s(self) -> float | None:
         """``activeDeadlineSeconds`` (``kind.HasDeadline``), counted from ``status.startTime``: when the

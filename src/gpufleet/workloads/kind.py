@@ -187,7 +187,8 @@ class ReportsStatus(Protocol):
         ...
 
     def status_indexes(self) -> dict[str, str]:
-        """Its status's index lists (a Job's ``failedIndexes`` with ``backoffLimitPerIndex``), if any."""
+        """Its status's index lists (an Indexed Job's ``completedIndexes``, its ``failedIndexes`` with
+        ``backoffLimitPerIndex``), if any."""
         ...
 
 
