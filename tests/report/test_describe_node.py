@@ -235,6 +235,67 @@ def test_a_kubectl_dump_node_is_described_as_the_dump_has_it(tmp_path: Path) -> 
     assert event[:2] == ["Normal", "NodeNotSchedulable"] and "kubelet" in event
 
 
+def test_a_dumps_node_shows_its_lease_addresses_system_info_and_pod_cidrs(tmp_path: Path) -> None:
+    """``describeNode``: Lease (``describeNodeLease``: the dump's ``kube-node-lease/<node>``) after
+    Unschedulable, Addresses after the Conditions, System Info (``status.nodeInfo``, every field, empty ones
+    too) after Allocatable, then PodCIDR, PodCIDRs and ProviderID where set; a simulated node has none of
+    them."""
+    path = dump(tmp_path)
+    listed = json.loads(path.read_text())
+    node = listed["items"][0]
+    node["status"]["addresses"] = [
+        {"type": "InternalIP", "address": "10.0.3.7"},
+        {"type": "Hostname", "address": "gpu-1"},
+    ]
+    node["status"]["nodeInfo"] = {
+        "machineID": "m1",
+        "systemUUID": "",
+        "bootID": "b1",
+        "kernelVersion": "6.8.0",
+        "osImage": "Ubuntu 24.04",
+        "operatingSystem": "linux",
+        "architecture": "amd64",
+        "containerRuntimeVersion": "containerd://2.0.4",
+        "kubeletVersion": "v1.34.10",
+        "kubeProxyVersion": "",
+    }
+    node["spec"].update(podCIDR="10.244.3.0/24", podCIDRs=["10.244.3.0/24"], providerID="aws:///i-0abc")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "gpu-1", "namespace": "kube-node-lease"},
+        "spec": {"holderIdentity": "gpu-1", "renewTime": "2025-06-01T10:00:05.000000Z"},
+    }
+    listed["items"].append(lease)
+    path.write_text(json.dumps(listed))
+    lines = describe("gpu-1", str(path)).splitlines()
+    start = lines.index("Lease:")
+    assert lines[start + 1 : start + 4] == [
+        "  HolderIdentity:  gpu-1",
+        "  AcquireTime:     <unset>",
+        "  RenewTime:       Sun, 01 Jun 2025 10:00:05 +0000",
+    ]
+    unschedulable = next(i for i, line in enumerate(lines) if line.startswith("Unschedulable:"))
+    assert start == unschedulable + 1
+    addresses = lines.index("Addresses:")
+    assert lines[addresses + 1 : addresses + 3] == ["  InternalIP:  10.0.3.7", "  Hostname:    gpu-1"]
+    assert addresses > lines.index("Conditions:")
+    info = lines.index("System Info:")
+    assert info > lines.index("Allocatable:")
+    assert lines[info + 1].split() == ["Machine", "ID:", "m1"]
+    assert "  System UUID:" in lines[info + 2] and lines[info + 2].strip() == "System UUID:"
+    assert lines[info + 8].split()[-1] == "containerd://2.0.4"
+    assert lines[info + 9].split()[-1] == "v1.34.10"
+    assert lines[info + 11 : info + 14] == [
+        "PodCIDR:     10.244.3.0/24",
+        "PodCIDRs:    10.244.3.0/24",
+        "ProviderID:  aws:///i-0abc",
+    ]
+    simulated = describe("gpu-0", *map(str, write(tmp_path, SCENARIO))).splitlines()
+    assert "Addresses:  <not modelled>" in simulated and "System Info:  <not modelled>" in simulated
+    assert "Lease:" not in simulated
+
+
 def test_a_dumps_pending_pod_and_the_gpus_held_without_their_devices(tmp_path: Path) -> None:
     """A dump holds no device assignment: the GPUs held are counted; the pending pod is ruled out here by
     NodeUnschedulable (a cordoned node), as ``explain`` judges it."""

@@ -32,13 +32,14 @@ from gpufleet.model.resources import Resources, parse_resource_list, pod_request
 from gpufleet.model.scenario import Scenario
 from gpufleet.report._format import human_duration
 from gpufleet.report.describe import KUBECTL, SIMULATION, SUMMARY, dump_event, epoch, involves
-from gpufleet.report.describe_node import NodeFacts, PodUse, described_node, rfc1123z
+from gpufleet.report.describe_node import NodeFacts, NodeStatusFacts, PodUse, described_node, rfc1123z
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.summary import build_summary
 
 #: the node names an unknown name's message lists at most
 NAMES_SHOWN = 10
 TERMINATED = ("Succeeded", "Failed")
+NODE_LEASE_NAMESPACE = "kube-node-lease"
 
 
 def describe_node(name: str, paths: Sequence[Path], summary_path: Path | None) -> dict[str, Any]:
@@ -197,6 +198,7 @@ def _from_dump(
         [_condition(c) for c in status.get("conditions") or [] if isinstance(c, Mapping)],
         model.capacity,
         model.allocatable if status.get("allocatable") else None,
+        status=_status_facts(name, spec, status, documents),
     )
     requests = {bare.pod.key: bare.pod.requests for bare in scenario.pods}
     on = [
@@ -240,6 +242,42 @@ def _explained(scenario: Scenario, name: str) -> dict[str, Any]:
         here = name in e["equally_good_nodes"]
         rows.append(pending_row(e["pod"], gpus, e.get("this_node"), e["message"], hints, here))
     return {"pending": rows}
+
+
+def _status_facts(
+    name: str, spec: Mapping[str, Any], status: Mapping[str, Any], documents: Sequence[Document]
+) -> NodeStatusFacts:
+    """What only the dump holds of the node: its addresses, ``nodeInfo``, pod CIDRs, provider ID, and its
+    Lease (``kube-node-lease/<node>``) where the dump has it."""
+    lease = next(
+        (
+            d.body.get("spec") or {}
+            for d in documents
+            if d.body.get("kind") == "Lease"
+            and (d.body.get("metadata") or {}).get("namespace") == NODE_LEASE_NAMESPACE
+            and (d.body.get("metadata") or {}).get("name") == name
+        ),
+        None,
+    )
+    info = status.get("nodeInfo") or {}
+    return NodeStatusFacts(
+        [
+            (str(a.get("type")), str(a.get("address")))
+            for a in status.get("addresses") or []
+            if isinstance(a, Mapping)
+        ],
+        {str(k): str(v) for k, v in info.items()} if isinstance(info, Mapping) else {},
+        str(spec.get("podCIDR") or ""),
+        [str(c) for c in spec.get("podCIDRs") or []],
+        str(spec.get("providerID") or ""),
+        None
+        if lease is None
+        else (
+            str(lease.get("holderIdentity") or "<unset>"),
+            _stamp(lease.get("acquireTime")) or "<unset>",
+            _stamp(lease.get("renewTime")) or "<unset>",
+        ),
+    )
 
 
 def _is_node(document: Document) -> bool:

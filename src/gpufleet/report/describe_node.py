@@ -10,7 +10,9 @@ share of allocatable -- capacity where the node has no allocatable -- cut to a w
 it, extended resources such as ``nvidia.com/gpu`` without it), Events (``DescribeEvents``). kubectl's
 columns are laid out as its ``tabwriter`` (padding 2) lays them out; a pod's Age counts back from the
 end of the run (a simulation) or from now (a dump), written as ``describe pod`` writes its Events'
-ages. Lease, Addresses and System Info are not shown: gpufleet models none of them.
+ages. A dump's node also shows its Lease (``describeNodeLease``, where the dump holds the node's Lease in
+``kube-node-lease``), Addresses, System Info (``status.nodeInfo``), PodCIDR(s) and ProviderID; a simulated
+node has none of them (``<not modelled>``).
 
 Below, gpufleet's part (``report.describe_node_gpus``): the node's GPU devices as gpufleet holds them and,
 for each pending pod, what keeps it off this node (``kube.explain.node_needs``).
@@ -66,6 +68,22 @@ class NodeFacts:
     capacity: Resources | None
     allocatable: Resources | None
     end_time_s: float | None = None
+    #: what only a dump holds (None: the source holds none of it, a simulated node or a summary)
+    status: NodeStatusFacts | None = None
+
+
+@dataclass(frozen=True)
+class NodeStatusFacts:
+    """A dumped Node's addresses, ``status.nodeInfo``, ``spec.podCIDR(s)`` and ``providerID``, and its Lease
+    in ``kube-node-lease`` where the dump holds one (holder, acquire and renew times as kubectl writes them;
+    None: not in the dump)."""
+
+    addresses: Sequence[tuple[str, str]]
+    system_info: Mapping[str, str]
+    pod_cidr: str
+    pod_cidrs: Sequence[str]
+    provider_id: str
+    lease: tuple[str, str, str] | None
 
 
 @dataclass(frozen=True)
@@ -201,11 +219,43 @@ def described_node(
             label: None if values is None else {r: format_units(r, v) for r, v in sorted(values.items())}
             for label, values in resources.items()
         },
+        **_status_record(facts.status),
         "pods": pod_rows(facts, pods),
         "allocated": allocated_rows(facts, pods),
         "events": None if events is None else list(events),
         "end_time_s": facts.end_time_s,
         "gpufleet": dict(gpufleet),
+    }
+
+
+#: ``describeNode``'s System Info lines, each with its ``status.nodeInfo`` field
+SYSTEM_INFO = (
+    ("Machine ID", "machineID"),
+    ("System UUID", "systemUUID"),
+    ("Boot ID", "bootID"),
+    ("Kernel Version", "kernelVersion"),
+    ("OS Image", "osImage"),
+    ("Operating System", "operatingSystem"),
+    ("Architecture", "architecture"),
+    ("Container Runtime Version", "containerRuntimeVersion"),
+    ("Kubelet Version", "kubeletVersion"),
+    ("Kube-Proxy Version", "kubeProxyVersion"),
+)
+
+
+def _status_record(status: NodeStatusFacts | None) -> dict[str, Any]:
+    if status is None:
+        return {"addresses": None, "system_info": None, "pod_cidrs": None, "provider_id": None, "lease": None}
+    lease = status.lease
+    return {
+        "addresses": [{"type": t, "address": a} for t, a in status.addresses],
+        "system_info": {label: status.system_info.get(key, "") for label, key in SYSTEM_INFO},
+        "pod_cidr": status.pod_cidr,
+        "pod_cidrs": list(status.pod_cidrs),
+        "provider_id": status.provider_id,
+        "lease": None
+        if lease is None
+        else {"holder_identity": lease[0], "acquire_time": lease[1], "renew_time": lease[2]},
     }
 
 
@@ -250,19 +300,54 @@ def render_node(d: Mapping[str, Any], console: Console) -> None:
         *_listed("Taints", d["taints"], unknown),
         ("Unschedulable:", unknown if d["unschedulable"] is None else str(d["unschedulable"]).lower()),
     ]
-    lines = tabbed(head) + _conditions(d, unknown)
+    lines = tabbed(head)
+    if d["lease"] is not None:  # describeNodeLease: "Lease:" alone ends the tabwriter's column block
+        lease = d["lease"]
+        lines += [
+            "Lease:",
+            *tabbed(
+                [
+                    ("  HolderIdentity:", lease["holder_identity"]),
+                    ("  AcquireTime:", lease["acquire_time"]),
+                    ("  RenewTime:", lease["renew_time"]),
+                ]
+            ),
+        ]
+    lines += _conditions(d, unknown)
+    if d["addresses"] is None:
+        lines += tabbed([("Addresses:", unknown)])
+    else:
+        lines += ["Addresses:", *tabbed([(f"  {a['type']}:", a["address"]) for a in d["addresses"]])]
     for label in ("Capacity", "Allocatable"):
         values = d[label.lower()]
         if values is None:
             lines += tabbed([(f"{label}:", unknown)])
         elif values:
             lines += [f"{label}:", *aligned([(f"{r}:", v) for r, v in values.items()])]
-    lines += _pods(d) + _allocated(d, unknown)
+    lines += _system_info(d, unknown) + _pods(d) + _allocated(d, unknown)
     events = d["events"]
     lines += events_lines(d) if events else tabbed([("Events:", unknown if events is None else "<none>")])
     lines += gpufleet_lines(d["gpufleet"], d["source"], d["end_time_s"])
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _system_info(d: Mapping[str, Any], unknown: str) -> list[str]:
+    """System Info (``status.nodeInfo``), then PodCIDR, PodCIDRs and ProviderID where set."""
+    info = d["system_info"]
+    if info is None:
+        return tabbed([("System Info:", unknown)])
+    lines = ["System Info:", *tabbed([(f"  {label}:", value) for label, value in info.items()])]
+    rows = [
+        (label, value)
+        for label, value in (
+            ("PodCIDR:", d["pod_cidr"]),
+            ("PodCIDRs:", ",".join(d["pod_cidrs"])),
+            ("ProviderID:", d["provider_id"]),
+        )
+        if value
+    ]
+    return lines + (tabbed(rows) if rows else [])
 
 
 def _conditions(d: Mapping[str, Any], unknown: str) -> list[str]:
