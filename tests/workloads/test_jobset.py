@@ -51,9 +51,11 @@ def rjob(
     annotations: dict[str, str] | None = None,
     restart: str | None = None,
     backoff: int = 0,
+    template_spec: dict[str, Any] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """A replicated Job of ``replicas`` Jobs, each of ``parallelism`` pods of ``gpus`` GPUs."""
+    """A replicated Job of ``replicas`` Jobs, each of ``parallelism`` pods of ``gpus`` GPUs;
+    ``template_spec``: more fields of its Job template's spec."""
     pod_spec: dict[str, Any] = {
         "containers": [
             {"name": "main", "image": "trainer", "resources": {"limits": {"nvidia.com/gpu": gpus}}}
@@ -63,6 +65,7 @@ def rjob(
         pod_spec["restartPolicy"] = restart
     job_spec: dict[str, Any] = {
         "backoffLimit": backoff,
+        **(template_spec or {}),
         "template": {
             "metadata": {"annotations": {"gpufleet.io/duration": duration, **(annotations or {})}},
             "spec": pod_spec,
@@ -234,6 +237,11 @@ def _with(spec: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
             "strategy cannot be set when InPlaceRestart feature gate is disabled",
         ),
         (
+            jobset(rjob("workers", template_spec={"activeDeadlineSeconds": -1})),
+            "spec.replicatedJobs[0].template.spec.activeDeadlineSeconds: Invalid value: -1: must be greater "
+            "than or equal to 0",
+        ),
+        (
             jobset(rjob("workers"), startupPolicy={"startupPolicyOrder": "Backwards"}),
             'spec.startupPolicy.startupPolicyOrder: Unsupported value: "Backwards"',
         ),
@@ -295,7 +303,7 @@ def test_a_misspelt_kind_of_the_jobset_group_is_an_error(tmp_path: Path) -> None
 
 def test_what_is_not_modelled_is_a_warning_and_network_is_read_silently(tmp_path: Path) -> None:
     spec = rjob("workers", groupName="g1", surprise=True)
-    spec["template"]["spec"]["activeDeadlineSeconds"] = 600
+    spec["template"]["spec"]["manualSelector"] = True
     text = jobset(
         spec,
         network={"enableDNSHostnames": True, "subdomain": "train"},
@@ -308,7 +316,7 @@ def test_what_is_not_modelled_is_a_warning_and_network_is_read_silently(tmp_path
         "managedBy",
         "ttlSecondsAfterFinished",
         "replicatedJobs[0].surprise",
-        "replicatedJobs[0].template.spec.activeDeadlineSeconds",
+        "replicatedJobs[0].template.spec.manualSelector",
     ):
         assert f"spec.{field} is not modelled; ignored" in warned, field
     assert "network" not in warned and "groupName" not in warned and "coordinator" not in warned
@@ -815,3 +823,110 @@ def test_kueue_releases_the_quota_of_a_replicated_jobs_completed_jobs(tmp_path: 
     (long,) = (p["finished_s"] for n, p in pods.items() if n.startswith("train-long-"))
     usage = summary["kueue"]["cluster_queues"]["cq"]["usage"]["default-flavor/nvidia.com/gpu"]
     assert usage["steps"] == [[0.0, 5.0], [*short, 1.0], [long, 0.0]]
+
+
+# -- its Jobs' activeDeadlineSeconds -------------------------------------------------------------
+
+DEADLINE_10M = {"activeDeadlineSeconds": 600}
+JOB_DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
+
+
+def test_a_jobs_active_deadline_fails_it_and_without_a_failure_policy_the_jobset(tmp_path: Path) -> None:
+    """A child Job's ``activeDeadlineSeconds`` (the Job controller's ``pastActiveDeadline``): 600 s after it
+    started, its 2 h pod still running, the Job fails (``DeadlineExceeded``) and deletes it; no failure
+    policy: the JobSet fails (``FailedJobs``) and deletes its other Jobs (each pod gone after its 30 s grace
+    period)."""
+    text = jobset(rjob("driver", duration="2h"), rjob("workers", duration="2h", template_spec=DEADLINE_10M))
+    pods, controller = run(write(tmp_path, nodes(), text))
+    assert controller.children["train-workers-0"].failure == JOB_DEADLINE_EXCEEDED
+    assert (controller.finished_as, controller.message) == (
+        "Failed",
+        "jobset failed due to one or more job failures (first failed job: train-workers-0)",
+    )
+    assert {(stem(n), p["reason"], tuple(p["disruptions"]), p["finished_s"]) for n, p in pods.items()} == {
+        ("train-workers-0-0", "Deleted", (600.0,), 630.0),
+        ("train-driver-0-0", "Deleted", (600.0,), 630.0),
+    }
+
+
+def test_each_jobs_deadline_runs_from_its_own_start(tmp_path: Path) -> None:
+    """Each child Job's deadline counts from its own ``status.startTime``: the workers' Job, created once the
+    5 min initializer completed (``dependsOn: Complete``), fails 600 s after that, not 600 s after the
+    JobSet's start; the initializer's own deadline, the same, never passes as it completed first."""
+    init = rjob("init", duration="5m", template_spec=DEADLINE_10M)
+    workers = rjob(
+        "workers",
+        duration="2h",
+        template_spec=DEADLINE_10M,
+        dependsOn=[{"name": "init", "status": "Complete"}],
+    )
+    pods, controller = run(write(tmp_path, nodes(), jobset(init, workers)))
+    (worker,) = [p for n, p in pods.items() if n.startswith("train-workers")]
+    assert (worker["created_s"], worker["disruptions"]) == (300.0, [900.0])
+    assert controller.children["train-init-0"].success is not None
+    assert controller.children["train-workers-0"].failure == JOB_DEADLINE_EXCEEDED
+    assert controller.finished_as == "Failed"
+
+
+@pytest.mark.parametrize(
+    ("rules", "restarts", "message"),
+    [
+        pytest.param(
+            [{"action": "RestartJobSet", "onJobFailureReasons": ["DeadlineExceeded"]}],
+            1,
+            "jobset failed due to reaching max number of restarts (first failed job: train-workers-0)",
+            id="a-deadline-rule-restarts-it",
+        ),
+        pytest.param(
+            [{"action": "FailJobSet", "onJobFailureReasons": ["DeadlineExceeded"]}],
+            0,
+            "applying FailJobSet failure policy action (first failed job: train-workers-0)",
+            id="a-deadline-rule-fails-it",
+        ),
+        pytest.param(
+            [{"action": "FailJobSet", "onJobFailureReasons": ["BackoffLimitExceeded"]}],
+            1,
+            "jobset failed due to reaching max number of restarts (first failed job: train-workers-0)",
+            id="a-backoff-rule-does-not-apply",
+        ),
+    ],
+)
+def test_the_failure_policy_judges_a_job_past_its_deadline_by_its_reason(
+    tmp_path: Path, rules: list[dict[str, Any]], restarts: int, message: str
+) -> None:
+    """``ruleIsApplicable`` on the Job's ``Failed`` reason ``DeadlineExceeded``: a rule naming it acts
+    (``RestartJobSet`` within ``maxRestarts: 1``, ``FailJobSet`` at once); a rule naming another reason does
+    not, and the default ``RestartJobSet`` applies. A restart recreates the Job once its old pod is gone (at
+    630 s; its pod of a new name) with a deadline of its own from then: it fails at 1230 s, and
+    with no restart left the JobSet fails."""
+    text = jobset(
+        rjob("workers", duration="2h", template_spec=DEADLINE_10M),
+        failurePolicy={"maxRestarts": 1, "rules": rules},
+    )
+    pods, controller = run(write(tmp_path, nodes(), text))
+    assert (controller.finished_as, controller.message, controller.restarts) == ("Failed", message, restarts)
+    assert controller.children["train-workers-0"].failure == JOB_DEADLINE_EXCEEDED
+    ended = sorted((p["created_s"], *p["disruptions"], stem(n)) for n, p in pods.items())
+    assert ended == [(0.0, 600.0, "train-workers-0-0"), (630.0, 1230.0, "train-workers-0-0")][: restarts + 1]
+
+
+def test_under_kueue_a_jobs_deadline_stops_while_the_jobset_is_evicted_and_starts_again_on_admission(
+    tmp_path: Path,
+) -> None:
+    """Kueue evicts the JobSet at 600 s (the urgent Job): its Jobs are suspended, and a suspended Job's
+    deadline does not run; admitted again once the urgent Job ended, each Job resumes with its
+    ``status.startTime`` cleared (``resumeJob``) and its 900 s deadline counts from then: the worker pods
+    created again at 630 s run from 1830 s and are deleted at 2730 s, not at 900 s."""
+    workers = rjob("workers", gpus=4, duration="2h", template_spec={"activeDeadlineSeconds": 900})
+    text = jobset(workers).replace(
+        "namespace: ml", "namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: lq}"
+    )
+    pods, controller = run(write(tmp_path, nodes(), text, KUEUE_PREEMPTION))
+    assert controller.children["train-workers-0"].failure == JOB_DEADLINE_EXCEEDED
+    assert controller.finished_as == "Failed"
+    runs = sorted(
+        (p["created_s"], p["running_s"], p["reason"], p["finished_s"])
+        for n, p in pods.items()
+        if n != "urgent-0"
+    )
+    assert runs == [(0.0, 0.0, "Suspended", 630.0), (630.0, 1830.0, "Deleted", 2760.0)]

@@ -205,6 +205,21 @@ def test_a_namespaced_training_runtime_is_found_in_the_trainjob_namespace(tmp_pa
             'spec.template.spec.successPolicy.operator: Unsupported value: "Most"',
         ),
         (
+            [runtime(rjob()), trainjob(extra="  activeDeadlineSeconds: 0")],
+            "(TrainJob/ml/llm): spec.activeDeadlineSeconds: Invalid value: 0: should be greater than or "
+            "equal to 1",
+        ),
+        (
+            [runtime(rjob(), extra="      failurePolicy: {rules: [{action: RestartJob}]}"), trainjob()],
+            "(ClusterTrainingRuntime/torch): spec.template.spec.failurePolicy.rules[0].action: Invalid "
+            'value: "RestartJob": RestartJob is not allowed when the RestartJob feature gate is disabled',
+        ),
+        (
+            [runtime(rjob(job_spec="\n              maxFailedIndexes: 1")), trainjob()],
+            "(ClusterTrainingRuntime/torch): spec.template.spec.replicatedJobs[0].template.spec."
+            "backoffLimitPerIndex: Required value: when maxFailedIndexes is specified",
+        ),
+        (
             [runtime(rjob(pod_spec="\n                  restartPolicy: Always")), trainjob()],
             "spec.template.spec.replicatedJobs[0].template.spec.template.spec.restartPolicy: "
             'Unsupported value: "Always"',
@@ -241,14 +256,10 @@ def test_what_is_not_modelled_is_a_warning(tmp_path: Path) -> None:
     )
     scenario = load_scenario(write(tmp_path, text, trainjob(extra=extra)))
     warned = "\n".join(scenario.warnings)
-    for field in (
-        "spec.activeDeadlineSeconds",
-        "spec.runtimePatches",
-        "spec.podGroupPolicy.volcano",
-        "spec.template.spec.failurePolicy",
-    ):
+    for field in ("spec.runtimePatches", "spec.podGroupPolicy.volcano"):
         assert f"{field} is not modelled; ignored" in warned, field
     assert "initializer" not in warned and "network" not in warned and "numProcPerNode" not in warned
+    assert "activeDeadlineSeconds" not in warned and "failurePolicy" not in warned  # both modelled
 
 
 # -- the gang and Kueue --------------------------------------------------------------------------
@@ -363,8 +374,7 @@ def test_a_fail_job_rule_of_the_runtimes_job_template_fails_its_job_at_the_first
     pods, controller = run(paths)
     assert controller.finished_as == "Failed"
     assert pods["llm-crash-0-0"]["reason"] == "OOMKilled" and "llm-crash-0-0-r1" not in pods
-    (crashed,) = controller.children["crash"]
-    assert crashed.controller.failure == (
+    assert controller.children["llm-crash-0"].failure == (
         "PodFailurePolicy",
         "Container crash for pod ml/llm-crash-0-0 failed with exit code 137 matching FailJob rule at index 0",
     )
@@ -499,3 +509,147 @@ def test_kueue_releases_the_quota_of_the_jobs_that_succeeded(tmp_path: Path) -> 
     (trained,) = {pods[f"llm-node-0-{i}"]["finished_s"] for i in range(2)}
     usage = summary["kueue"]["cluster_queues"]["cq"]["usage"]["default-flavor/nvidia.com/gpu"]
     assert usage["steps"] == [[0.0, 3.0], [initialized, 2.0], [trained, 0.0]]
+
+
+# -- deadlines, failure policy, failed indexes ---------------------------------------------------
+
+TRAINJOB_DEADLINE_EXCEEDED = ("DeadlineExceeded", "TrainJob exceeded its active deadline")
+
+
+def test_past_its_active_deadline_the_trainjob_fails_and_its_jobset_is_deleted(tmp_path: Path) -> None:
+    """``reconcileDeadline``: ``activeDeadlineSeconds`` after the TrainJob's start its 2 h pods still run:
+    it fails (``Failed``, ``DeadlineExceeded``, "TrainJob exceeded its active deadline") and deletes its
+    JobSet, whose Jobs' pods are deleted then (gone after their 30 s grace period)."""
+    paths = write(tmp_path, runtime(rjob(duration="2h")), trainjob(extra="  activeDeadlineSeconds: 600"))
+    pods, controller = run(paths)
+    assert (controller.finished_as, controller.reason, controller.message) == (
+        "Failed",
+        *TRAINJOB_DEADLINE_EXCEEDED,
+    )
+    assert {(n, p["reason"], p["finished_s"]) for n, p in pods.items()} == {
+        (f"llm-node-0-{i}", "Deleted", 630.0) for i in range(2)
+    }
+
+
+def test_a_trainjob_that_finishes_before_its_deadline_completes(tmp_path: Path) -> None:
+    """Its deadline not passed (``Should not fail TrainJob if ActiveDeadlineSeconds is not exceeded``): the
+    TrainJob completes with its JobSet."""
+    paths = write(tmp_path, runtime(rjob(duration="5m")), trainjob(extra="  activeDeadlineSeconds: 600"))
+    pods, controller = run(paths)
+    assert (controller.finished_as, controller.reason) == ("Complete", None)
+    assert {p["phase"] for p in pods.values()} == {"Succeeded"}
+
+
+def test_under_kueue_the_trainjobs_deadline_runs_from_its_admission(tmp_path: Path) -> None:
+    """Kueue creates the TrainJob suspended and resumes it on admission, 600 s later once a Job holding the
+    quota ended: its start is then (the ``Suspended`` condition's transition to false, ``reconcileDeadline``),
+    so it fails 300 s after its admission, not after its creation."""
+    blocker = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: blocker, namespace: ml, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  template:
+    metadata: {annotations: {gpufleet.io/duration: 10m}}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busy, resources: {limits: {cpu: 1, nvidia.com/gpu: 3}}}
+"""
+    queued = trainjob(extra="  activeDeadlineSeconds: 300").replace(
+        "metadata: {name: llm, namespace: ml}",
+        "metadata: {name: llm, namespace: ml, labels: {kueue.x-k8s.io/queue-name: lq}, "
+        "annotations: {gpufleet.io/submit-at: 10s}}",
+    )
+    queues = "---".join([resource_flavor("default-flavor"), QUEUE, local_queue("lq", "ml", "cq")])
+    paths = write(tmp_path, runtime(rjob(duration="2h", gpus=1)), queued, queues, blocker)
+    pods, controller = run(paths)
+    assert (controller.finished_as, controller.reason) == ("Failed", "DeadlineExceeded")
+    trained = {(n, p["running_s"], p["finished_s"]) for n, p in pods.items() if n.startswith("llm")}
+    assert trained == {(f"llm-node-0-{i}", 600.0, 930.0) for i in range(2)}
+
+
+CRASH = rjob("crash", ancestor=None, gpus=1, pod_spec="\n                  restartPolicy: Never").replace(
+    "              template:\n", "              template:" + OOM + "\n", 1
+)
+
+
+def test_the_runtimes_failure_policy_restarts_the_trainjobs_jobset_until_max_restarts(tmp_path: Path) -> None:
+    """The trainer passes the runtime's ``failurePolicy`` into the JobSet as it is (``plugins/jobset``
+    ``Build``), and the JobSet controller applies it: the crash Job fails at once (``backoffLimit: 0``), no
+    rule applies, the default ``RestartJobSet`` deletes every Job and, ``BlockingRecreate``, creates them all
+    again once the old pods are gone (the node pods deleted after the work queue's 5 ms retry, gone after
+    their 30 s grace period), under ``restart-attempt: 1``, their pods named with the JobSet's suffix; the
+    next failure, past ``maxRestarts: 1``, fails the JobSet and the TrainJob (``plugins/jobset`` ``Status``:
+    its ``Failed`` condition; no restart count)."""
+    crash = CRASH.replace("            spec:", "            spec:\n              backoffLimit: 0", 1)
+    policy = "      failurePolicy: {maxRestarts: 1, restartStrategy: BlockingRecreate}"
+    paths = write(tmp_path, runtime(rjob(duration="2h") + crash, extra=policy), trainjob())
+    assert not [w for w in load_scenario(paths).warnings if "failurePolicy" in w]
+    pods, controller = run(paths)
+    assert (controller.finished_as, controller.message, controller.restarts) == (
+        "Failed",
+        "jobset failed due to reaching max number of restarts (first failed job: llm-crash-0)",
+        1,
+    )
+    first = {"llm-crash-0-0", "llm-node-0-0", "llm-node-0-1"}
+    assert {(n, pods[n]["created_s"], pods[n]["reason"]) for n in first} == {
+        ("llm-crash-0-0", 0.0, "OOMKilled"),
+        ("llm-node-0-0", 0.0, "Deleted"),
+        ("llm-node-0-1", 0.0, "Deleted"),
+    }
+    again = sorted(
+        (n.rsplit("-", 1)[0], p["created_s"], p["reason"]) for n, p in pods.items() if n not in first
+    )
+    assert again == [
+        ("llm-crash-0-0", 30.005, "OOMKilled"),
+        ("llm-node-0-0", 30.005, "Deleted"),
+        ("llm-node-0-1", 30.005, "Deleted"),
+    ]
+
+
+def test_a_deadline_rule_of_the_runtimes_failure_policy_fails_the_trainjob_when_a_job_times_out(
+    tmp_path: Path,
+) -> None:
+    """The runtime's Job template's ``activeDeadlineSeconds`` fails its Job 600 s after it started
+    (``DeadlineExceeded``), and the failure policy's rule on that reason (``FailJobSet``) fails the JobSet at
+    once, its ``maxRestarts: 3`` notwithstanding."""
+    node = rjob(duration="2h", job_spec="\n              activeDeadlineSeconds: 600")
+    policy = (
+        "      failurePolicy:\n        maxRestarts: 3\n        rules:\n"
+        "        - {action: FailJobSet, onJobFailureReasons: [DeadlineExceeded]}"
+    )
+    pods, controller = run(write(tmp_path, runtime(node, extra=policy), trainjob()))
+    assert (controller.finished_as, controller.message, controller.restarts) == (
+        "Failed",
+        "applying FailJobSet failure policy action (first failed job: llm-node-0)",
+        0,
+    )
+    assert controller.children["llm-node-0"].failure == (
+        "DeadlineExceeded",
+        "Job was active longer than specified deadline",
+    )
+    assert {(p["reason"], p["finished_s"]) for p in pods.values()} == {("Deleted", 630.0)}
+
+
+def test_the_runtimes_backoff_limit_per_index_fails_each_index_on_its_own(tmp_path: Path) -> None:
+    """The runtime's Job template's ``backoffLimitPerIndex: 1`` (no warning; ``backoffLimit`` then defaults
+    to MaxInt32): each of the crash Job's two indexes is retried once (``-r1``), then fails; with every index
+    failed the Job fails (``FailedIndexes``) and with it the TrainJob."""
+    crash = CRASH.replace(
+        "            spec:",
+        "            spec:\n              parallelism: 2\n              backoffLimitPerIndex: 1",
+        1,
+    )
+    paths = write(tmp_path, runtime(rjob(duration="2h") + crash), trainjob())
+    assert not [w for w in load_scenario(paths).warnings if "Index" in w]
+    pods, controller = run(paths)
+    assert controller.finished_as == "Failed"
+    job = controller.children["llm-crash-0"]
+    assert (job.job.backoff_limit, job.failed_indexes, job.failure) == (
+        2**31 - 1,
+        {0, 1},
+        ("FailedIndexes", "Job has failed indexes"),
+    )
+    crashed = {n for n in pods if n.startswith("llm-crash")}
+    assert crashed == {"llm-crash-0-0", "llm-crash-0-0-r1", "llm-crash-0-1", "llm-crash-0-1-r1"}

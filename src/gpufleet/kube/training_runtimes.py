@@ -8,10 +8,13 @@ implementation and SSH path shape the environment and are read silently; ``flux`
 ``podGroupPolicy.coscheduling.scheduleTimeoutSeconds`` (default 60; ``volcano`` is not modelled), and
 ``template.spec``, a JobSet spec: ``replicatedJobs`` (``name``, ``replicas``, ``dependsOn``,
 ``groupName``, and a Job template: ``parallelism``, ``completions``, ``backoffLimit``,
-``completionMode``, ``podFailurePolicy``, read and checked as a Job's by ``kube.pod_failure_policy``, the
-pod template) and ``successPolicy``. ``failurePolicy``, ``startupPolicy``
-``InOrder``, ``coordinator``, ``ttlSecondsAfterFinished`` and the Job fields gpufleet's Jobs do not
-model are warnings. Each pod template is checked here, against the runtime's document.
+``completionMode``, ``podFailurePolicy``, read and checked as a Job's by ``kube.pod_failure_policy``,
+``backoffLimitPerIndex`` and ``maxFailedIndexes`` (checked as a Job's, ``validateJobSpec``, but for the bound
+by ``completions``, which the trainer sets to the pod set's count; ``backoffLimit`` then defaults to MaxInt32,
+``SetDefaults_Job``), ``activeDeadlineSeconds``, the pod template), ``successPolicy`` and ``failurePolicy``
+(read and checked as a JobSet's, ``jobset.read_failure_policy``: the trainer passes it into the JobSet as it
+is). ``startupPolicy`` ``InOrder``, ``coordinator``, ``ttlSecondsAfterFinished`` and the Job fields
+gpufleet's Jobs do not model are warnings. Each pod template is checked here, against the runtime's document.
 
 ``resolve`` does what the trainer's ``newRuntimeInfo`` and plugins do for one TrainJob
 (``pkg/runtime/core/trainingruntime.go``, ``plugins/{torch,mpi,plainml,jax,xgboost}``,
@@ -39,6 +42,8 @@ from gpufleet.kube.pod_failure_policy import pod_failure_policy
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Problems, Reporter, duplicate, invalid, required, unsupported
 from gpufleet.kube.workloads import KindReader, pod_template
+from gpufleet.model.failed_indexes import MAX_INT32
+from gpufleet.workloads.jobset import FailurePolicy, read_failure_policy
 from gpufleet.workloads.trainjob import COMPLETE, READY, ReplicatedJob, TrainJob
 
 GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
@@ -52,9 +57,19 @@ DEPENDENCY_STATUSES = (COMPLETE, READY)
 SUCCESS_OPERATORS = ("All", "Any")
 DEFAULT_SCHEDULE_TIMEOUT_S = 60  # CoschedulingPodGroupPolicySource's kubebuilder default
 DEFAULT_BACKOFF_LIMIT = 6  # a Job's
-_JOBSET_READ = ("replicatedJobs", "successPolicy", "startupPolicy", "network", "suspend")
+_JOBSET_READ = ("replicatedJobs", "successPolicy", "failurePolicy", "startupPolicy", "network", "suspend")
 _REPLICATED_JOB_READ = ("name", "replicas", "dependsOn", "groupName", "template")
-_JOB_READ = ("parallelism", "completions", "backoffLimit", "completionMode", "template", "podFailurePolicy")
+_JOB_READ = (
+    "parallelism",
+    "completions",
+    "backoffLimit",
+    "completionMode",
+    "template",
+    "podFailurePolicy",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
+    "activeDeadlineSeconds",
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +85,7 @@ class TrainingRuntime:
     coscheduling_timeout_s: float | None
     success_any: bool
     success_targets: tuple[str, ...]
+    failure_policy: FailurePolicy | None
 
     @property
     def replicated_jobs(self) -> list[dict[str, Any]]:
@@ -78,6 +94,10 @@ class TrainingRuntime:
 
 def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _optional_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _job_spec(replicated_job: Mapping[str, Any]) -> dict[str, Any]:
@@ -164,6 +184,9 @@ def training_runtime(
         mode = _job_spec(rjob).get("completionMode")
         if mode is not None and mode not in COMPLETION_MODES:
             reader.error(f"{job}.completionMode", unsupported(mode, COMPLETION_MODES))
+        # completions: the pod set's count, which the trainer sets (syncParallelCount), not checked here
+        reader.per_index(job, mode != "NonIndexed", None)
+        reader.count(f"{job}.activeDeadlineSeconds", 0)
         reader.pod_failure_policy(job)
         reader.unmodelled([f"{job}.{k}" for k in _job_spec(rjob) if k not in _JOB_READ])
         reader.unmodelled([f"{at}.{k}" for k in rjob if k not in _REPLICATED_JOB_READ])
@@ -172,6 +195,9 @@ def training_runtime(
         if target not in names:
             detail = "must be the name of a replicated job"
             reader.error("template.spec.successPolicy.targetReplicatedJobs", invalid(target, detail))
+    policy_at = "template.spec.failurePolicy"
+    given_policy = jobset.get("failurePolicy") is not None
+    failure_policy = read_failure_policy(reader, names, policy_at) if given_policy else None
     reader.unread()
     return TrainingRuntime(
         kind,
@@ -185,6 +211,7 @@ def training_runtime(
         timeout,
         operator == "Any",
         targets,
+        failure_policy,
     )
 
 
@@ -261,17 +288,26 @@ def resolve(
         )
         created.append(made)
         single = trainer_job or ancestor in INITIALIZERS
+        spec = _job_spec(rjob)
+        per_index = _optional_int(spec.get("backoffLimitPerIndex"))
+        deadline = _optional_int(spec.get("activeDeadlineSeconds"))
+        # SetDefaults_Job: backoffLimit defaults to MaxInt32 with backoffLimitPerIndex
+        backoff_default = DEFAULT_BACKOFF_LIMIT if per_index is None else MAX_INT32
         jobs.append(
             ReplicatedJob(
                 name,
                 1 if single else _int(rjob.get("replicas"), 1),
                 _count(runtime, rjob, num_nodes if isinstance(num_nodes, int) else None),
                 pod,
-                _int(_job_spec(rjob).get("backoffLimit"), DEFAULT_BACKOFF_LIMIT),
+                _int(spec.get("backoffLimit"), backoff_default),
                 str(rjob.get("groupName") or "default"),
                 tuple((str(d.get("name")), str(d.get("status"))) for d in items(rjob.get("dependsOn"))),
                 _ranks(runtime, rjob),
-                pod_failure_policy(_job_spec(rjob), quiet.at("spec")),
+                pod_failure_policy(spec, quiet.at("spec")),
+                spec.get("completionMode") != "NonIndexed",
+                per_index,
+                _optional_int(spec.get("maxFailedIndexes")),
+                None if deadline is None else float(deadline),
             )
         )
     first = min(created, key=lambda c: c.submit_at_s, default=train_job.created)
@@ -282,4 +318,5 @@ def resolve(
         coscheduling_timeout_s=runtime.coscheduling_timeout_s,
         success_any=runtime.success_any,
         success_targets=runtime.success_targets,
+        failure_policy=runtime.failure_policy,
     )

@@ -114,6 +114,7 @@ class Simulation:
     #: (unmade) otherwise.
     __slots__ = (
         "__dict__",
+        "_armed",
         "_deadline_runs",
         "_flips",
         "_last_pass",
@@ -230,6 +231,9 @@ class Simulation:
         self.workload_status: dict[str, WorkloadStatus] = {}
         #: per controller key, its suspensions so far: a deadline armed before the latest one is void
         self._deadline_runs: dict[str, int] = {}
+        #: per controller key, the names of the deadlines armed since its start or last resume (absent while
+        #: it is suspended: none runs then)
+        self._armed: dict[str, set[str]] = {}
         #: each Deployment's and ReplicaSet's watch on its pods' records (``sim.status_watch``)
         self._watches: dict[str, tuple[KeepsReplicas, StatusWatch]] = {}
         #: pod key -> the controller that created it (a JobSet's pods name their child Job as owner)
@@ -382,32 +386,48 @@ class Simulation:
         for group in controller.pod_groups():  # the gangs its pods form
             self.gangs.add_group(group)
         if not suspended:
-            self._arm_deadline(controller)
+            self._armed[key] = set()
+            self._arm_deadlines(controller)
         self._reconcile(controller)
 
-    def _arm_deadline(self, controller: WorkloadController, at_once: bool = True) -> None:
-        """Tell a ``HasDeadline`` controller when its deadline from now has passed (``at_once`` for 0: before
-        it creates anything, as ``syncJob`` fails a Job past its deadline before ``manageJob``; else at its
-        next reconcile). A suspension since (``workload_suspended``) disarms it."""
+    def _arm_deadlines(self, controller: WorkloadController, at_once: bool = True) -> None:
+        """Arm each deadline of a ``HasDeadline`` controller not armed yet since its start or last resume, to
+        pass that many seconds from now (``at_once`` for 0: before it creates anything, as ``syncJob`` fails a
+        Job past its deadline before ``manageJob``; else at its next reconcile; a child Job's, found after the
+        reconcile that created it, at once after it). A suspension since (``workload_suspended``) voids
+        them."""
         if not implements(controller, HasDeadline):
             return
-        timed = cast(HasDeadline, controller)
-        deadline = timed.deadline_s()
-        if deadline is None:
-            return
-        if deadline <= 0 and at_once:
-            timed.deadline_passed()
-            return
         key = controller_key(controller)
-        armed = self._deadline_runs.get(key, 0)
+        armed = self._armed.get(key)
+        if armed is None:  # suspended: its deadlines do not run
+            return
+        timed = cast(HasDeadline, controller)
+        for name, deadline in timed.deadlines().items():
+            if name in armed:
+                continue
+            armed.add(name)
+            if deadline <= 0 and at_once:
+                timed.deadline_passed(name)
+                continue
+            self.loop.at(
+                self.loop.now + max(deadline, 0.0),
+                Priority.CONTROLLER,
+                self._deadline_passed(controller, key, name),
+                background=True,
+            )
+
+    def _deadline_passed(self, controller: WorkloadController, key: str, name: str) -> Callable[[], None]:
+        """What a deadline armed now does when it passes: tell the controller and reconcile it, unless the
+        workload was suspended since (a later resume arms it again)."""
+        run = self._deadline_runs.get(key, 0)
 
         def passed() -> None:
-            if self._deadline_runs.get(key, 0) != armed:  # suspended since: a later resume arms it again
-                return
-            timed.deadline_passed()
-            self._reconcile(controller)
+            if self._deadline_runs.get(key, 0) == run:
+                cast(HasDeadline, controller).deadline_passed(name)
+                self._reconcile(controller)
 
-        self.loop.at(self.loop.now + max(deadline, 0.0), Priority.CONTROLLER, passed, background=True)
+        return passed
 
     def workload_resumed(self, key: str) -> None:
         """Kueue admitted the workload: a Job's ``status.startTime`` is now (``syncJob``: "Resumed jobs will
@@ -418,7 +438,8 @@ class Simulation:
         status = self.workload_status.get(key)
         if status is not None:
             status.start_s = self.loop.now
-        self._arm_deadline(controller, at_once=False)
+        self._armed[key] = set()
+        self._arm_deadlines(controller, at_once=False)
 
     def workload_suspended(self, key: str) -> None:
         """Kueue evicted the workload (``Job.Stop``: suspended, ``status.startTime`` cleared): the deadline
@@ -427,6 +448,7 @@ class Simulation:
         if key not in self.controllers:
             return
         self._deadline_runs[key] = self._deadline_runs.get(key, 0) + 1
+        self._armed.pop(key, None)
         status = self.workload_status.get(key)
         if status is not None:
             status.start_s = None
@@ -441,6 +463,7 @@ class Simulation:
             self.created_by[pod.key] = controller
             self._create(pod)
         self._delete_doomed(controller)  # what deciding its wanted pods doomed (a JobSet's restart)
+        self._arm_deadlines(controller, at_once=False)  # a child Job created now: its deadline runs from now
         self._note_status(controller)
 
     def _note_status(self, controller: WorkloadController) -> None:

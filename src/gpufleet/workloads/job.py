@@ -602,12 +602,14 @@ class JobController:
             out["failedIndexes"] = format_indexes(self.failed_indexes)
         return out
 
-    def deadline_s(self) -> float | None:
-        """``activeDeadlineSeconds`` (``kind.HasDeadline``), counted from ``status.startTime``: when the
-        controller starts, or when it resumes after a suspension (Kueue's admission)."""
-        return self.job.active_deadline_s
+    def deadlines(self) -> dict[str, float]:
+        """``activeDeadlineSeconds`` (``kind.HasDeadline``: the Job's own, ``""``), counted from
+        ``status.startTime``: when the controller starts, or when it resumes after a suspension (Kueue's
+        admission)."""
+        deadline = self.job.active_deadline_s
+        return {} if deadline is None else {"": deadline}
 
-    def deadline_passed(self) -> None:
+    def deadline_passed(self, name: str = "") -> None:
         """``pastActiveDeadline``: a Job not yet finished fails (``DeadlineExceeded``); not one that
         ``spec.suspend`` holds (its deadline does not run while it is suspended)."""
         if not self.done and not self.job.suspend:

@@ -23,9 +23,9 @@ Read as the JobSet webhook defaults and validates it (``jobSetWebhook.Default``,
   ``jobset.sigs.k8s.io/coordinator: <jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>``.
   ``managedBy`` naming another controller than ``jobset.sigs.k8s.io/jobset-controller``
   (MultiKueue's), ``ttlSecondsAfterFinished``, ``volumeClaimPolicies`` and any other field are not
-  modelled: a warning each; so are the Job template's fields not read here (``activeDeadlineSeconds``: the
-  child Jobs start at different times, which the driver's one deadline per workload cannot arm;
-  ``successPolicy``, ...). Its ``podFailurePolicy`` is read and checked as a Job's
+  modelled: a warning each; so are the Job template's fields not read here (``successPolicy``, ...). Its
+  ``activeDeadlineSeconds`` (not negative, ``validateJobSpec``) is each child Job's own. Its
+  ``podFailurePolicy`` is read and checked as a Job's
   (``kube.pod_failure_policy``), against the pod ``restartPolicy`` the webhook defaults: unset, it is
   ``OnFailure``, which the API server refuses for the child Job; so are ``backoffLimitPerIndex`` and
   ``maxFailedIndexes`` (``backoffLimit`` then defaulting to MaxInt32, ``SetDefaults_Job``).
@@ -51,7 +51,11 @@ told how each pod failed, ``failed_with``): when its failures pass ``backoffLimi
 its ``podFailurePolicy`` matches a failed pod (``PodFailurePolicy``, "Container <c> for pod <ns>/<pod>
 failed with exit code <n> matching FailJob rule at index <i>", or "Pod <ns>/<pod> has condition
 DisruptionTarget matching FailJob rule at index <i>"); a pod an ``Ignore`` rule matches does not count;
-with ``backoffLimitPerIndex`` its failed indexes fail it (``FailedIndexes``, ``MaxFailedIndexesExceeded``).
+with ``backoffLimitPerIndex`` its failed indexes fail it (``FailedIndexes``, ``MaxFailedIndexesExceeded``);
+past its ``activeDeadlineSeconds`` from its own start (``pastActiveDeadline``: its creation, or the JobSet's
+resume under Kueue, ``resumeJob`` clearing ``status.startTime``; a suspended Job's deadline does not run) it
+fails ``DeadlineExceeded`` and deletes its pods (``kind.HasDeadline``: the driver arms one deadline per child
+Job and restart attempt).
 Without a ``failurePolicy`` a failed Job fails the JobSet (``FailedJobs``). With one, the first rule
 that applies to a failed Job (``findFirstFailedPolicyRuleAndJob``, ``ruleIsApplicable``: the Job's
 ``Failed`` reason among ``onJobFailureReasons``, its message matching one of
@@ -169,6 +173,7 @@ _JOB_SPEC_READ = (
     "podFailurePolicy",
     "backoffLimitPerIndex",
     "maxFailedIndexes",
+    "activeDeadlineSeconds",
 )
 _REPLICATED_JOB_READ = ("name", "replicas", "groupName", "template", "dependsOn")
 _TOP_UNMODELLED = ("ttlSecondsAfterFinished", "volumeClaimPolicies")
@@ -197,6 +202,8 @@ class ReplicatedJob:
     #: its Jobs' ``backoffLimitPerIndex`` and ``maxFailedIndexes`` (``model.failed_indexes``); None: unset
     backoff_limit_per_index: int | None = None
     max_failed_indexes: int | None = None
+    #: its Jobs' ``activeDeadlineSeconds``, each from its own start; None: unset
+    active_deadline_s: float | None = None
 
     @property
     def pods_per_job(self) -> int:
@@ -232,6 +239,16 @@ class FailedJob:
     message: str
 
 
+@dataclass(frozen=True)
+class FailurePolicy:
+    """``failurePolicy``: ``maxRestarts``, whether a restart waits for every old pod to be gone
+    (``BlockingRecreate``), and the rules."""
+
+    max_restarts: int = 0
+    blocking_recreate: bool = False
+    rules: tuple[FailureRule, ...] = ()
+
+
 def first_failed_rule_and_job(
     rules: Sequence[FailureRule], failed: Sequence[FailedJob]
 ) -> tuple[FailureRule, FailedJob] | None:
@@ -252,11 +269,8 @@ class JobSet:
     created: Created = field(default_factory=Created)
     success_operator: str = ALL
     success_targets: tuple[str, ...] = ()
-    #: ``failurePolicy`` given: without one a failed Job fails the JobSet
-    failure_policy: bool = False
-    max_restarts: int = 0
-    blocking_recreate: bool = False
-    rules: tuple[FailureRule, ...] = ()
+    #: ``failurePolicy``; None: a failed Job fails the JobSet
+    failure_policy: FailurePolicy | None = None
     in_order: bool = False
     suspend: bool = False
     #: ``jobset.sigs.k8s.io/coordinator``: the coordinator pod's stable endpoint, when one is named
@@ -364,6 +378,9 @@ def _replicated_job(
     if given_policy == "Always":
         manifest.error(restart_at, unsupported(given_policy, COMPLETING_RESTART_POLICIES))
     pod_failure_policy = manifest.pod_failure_policy(job_at, restart_policy=default)
+    deadline = manifest.value(f"{job_at}.activeDeadlineSeconds")
+    if deadline is not None:  # validateJobSpec: not negative
+        deadline = manifest.count(f"{job_at}.activeDeadlineSeconds", 0)
 
     exclusive = manifest.annotations.get(EXCLUSIVE)
     strategy = NODE_SELECTOR_STRATEGY in manifest.annotations if exclusive is not None else False
@@ -400,25 +417,27 @@ def _replicated_job(
         pod_failure_policy,
         per_index,
         max_failed,
+        None if deadline is None else float(deadline),
     )
     return rjob, created
 
 
-def _failure_policy(
-    manifest: ManifestReader, names: Sequence[str]
-) -> tuple[int, bool, tuple[FailureRule, ...]]:
-    """``failurePolicy``: maxRestarts, whether a restart blocks, and the rules (``validateFailurePolicy``)."""
-    max_restarts = manifest.count("failurePolicy.maxRestarts", 0)
-    strategy = _enum(manifest, "failurePolicy.restartStrategy", RESTART_STRATEGIES, "Recreate")
+def read_failure_policy(
+    manifest: ManifestReader, names: Sequence[str], at: str = "failurePolicy"
+) -> FailurePolicy:
+    """A JobSet spec's ``failurePolicy`` at ``spec.<at>`` (a TrainJob runtime's JobSet template's too),
+    defaulted and checked as the webhook does (``validateFailurePolicy``); ``names``: the replicated Jobs."""
+    max_restarts = manifest.count(f"{at}.maxRestarts", 0)
+    strategy = _enum(manifest, f"{at}.restartStrategy", RESTART_STRATEGIES, "Recreate")
     if strategy == "InPlaceRestart":
         detail = "InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is disabled"
-        manifest.error("failurePolicy.restartStrategy", invalid(strategy, detail))
+        manifest.error(f"{at}.restartStrategy", invalid(strategy, detail))
     rules: list[FailureRule] = []
-    raw = manifest.value("failurePolicy.rules")
+    raw = manifest.value(f"{at}.rules")
     if raw is not None and not isinstance(raw, list):
-        manifest.error("failurePolicy.rules", invalid(raw, "must be a list"))
+        manifest.error(f"{at}.rules", invalid(raw, "must be a list"))
     for i, rule in enumerate(raw if isinstance(raw, list) else []):
-        at = f"failurePolicy.rules[{i}]"
+        rule_at = f"{at}.rules[{i}]"
         rule = rule if isinstance(rule, dict) else {}
         name = rule.get("name") or f"failurePolicyRule{i}"  # the webhook's default
         if not isinstance(name, str) or not _RULE_NAME.match(name) or len(name) > 128:
@@ -427,35 +446,35 @@ def _failure_policy(
                 "by a string of alphanumeric characters or '_,:', and must end with an alphanumeric "
                 "character or '_'"
             )
-            manifest.error(f"{at}.name", invalid(name, detail))
+            manifest.error(f"{rule_at}.name", invalid(name, detail))
         elif name in (r.name for r in rules):
-            manifest.error(f"{at}.name", f'Duplicate value: "{name}": rule names are not unique')
-        action = _enum(manifest, f"{at}.action", ACTIONS, RESTART_JOBSET)
+            manifest.error(f"{rule_at}.name", f'Duplicate value: "{name}": rule names are not unique')
+        action = _enum(manifest, f"{rule_at}.action", ACTIONS, RESTART_JOBSET)
         if rule.get("action") is None:
-            manifest.error(f"{at}.action", REQUIRED)
+            manifest.error(f"{rule_at}.action", REQUIRED)
         if action in GATED_ACTIONS:
             detail = f"{action} is not allowed when the RestartJob feature gate is disabled"
-            manifest.error(f"{at}.action", invalid(action, detail))
-        targets = _strings(manifest, f"{at}.targetReplicatedJobs")
+            manifest.error(f"{rule_at}.action", invalid(action, detail))
+        targets = _strings(manifest, f"{rule_at}.targetReplicatedJobs")
         for target in targets:
             if target not in names:
                 detail = (
                     f"invalid replicatedJob name '{target}' in failure policy does not appear in "
                     ".spec.ReplicatedJobs"
                 )
-                manifest.error(f"{at}.targetReplicatedJobs", invalid(target, detail))
-        reasons = _strings(manifest, f"{at}.onJobFailureReasons")
+                manifest.error(f"{rule_at}.targetReplicatedJobs", invalid(target, detail))
+        reasons = _strings(manifest, f"{rule_at}.onJobFailureReasons")
         for reason in reasons:
             if reason not in FAILURE_REASONS:
-                manifest.error(f"{at}.onJobFailureReasons", unsupported(reason, FAILURE_REASONS))
-        patterns = _strings(manifest, f"{at}.onJobFailureMessagePatterns")
+                manifest.error(f"{rule_at}.onJobFailureReasons", unsupported(reason, FAILURE_REASONS))
+        patterns = _strings(manifest, f"{rule_at}.onJobFailureMessagePatterns")
         for pattern in patterns:
             try:
                 re.compile(pattern)
             except re.error as e:
-                manifest.error(f"{at}.onJobFailureMessagePatterns", invalid(pattern, str(e)))
+                manifest.error(f"{rule_at}.onJobFailureMessagePatterns", invalid(pattern, str(e)))
         rules.append(FailureRule(name, action, reasons, patterns, targets))
-    return max_restarts, strategy == "BlockingRecreate", tuple(rules)
+    return FailurePolicy(max_restarts, strategy == "BlockingRecreate", tuple(rules))
 
 
 def _coordinator(manifest: ManifestReader, rjobs: Sequence[ReplicatedJob]) -> str | None:
@@ -523,8 +542,8 @@ def read_jobset(manifest: ManifestReader) -> JobSet:
     if order == "InOrder" and any(r.depends_on for r in rjobs):
         detail = "StartupPolicy and DependsOn APIs are mutually exclusive"
         manifest.error("startupPolicy", invalid(order, detail))
-    has_policy = manifest.value("failurePolicy") is not None
-    max_restarts, blocking, rules = _failure_policy(manifest, names) if has_policy else (0, False, ())
+    given_policy = manifest.value("failurePolicy") is not None
+    failure_policy = read_failure_policy(manifest, names) if given_policy else None
     suspend = manifest.value("suspend")
     if suspend is not None and not isinstance(suspend, bool):
         manifest.error("suspend", invalid(suspend, "must be a boolean"))
@@ -539,10 +558,7 @@ def read_jobset(manifest: ManifestReader) -> JobSet:
         created,
         operator,
         targets,
-        has_policy,
-        max_restarts,
-        blocking,
-        rules,
+        failure_policy,
         order == "InOrder",
         suspend is True and not kueue,
         _coordinator(manifest, rjobs),
@@ -606,10 +622,16 @@ class ChildJob(JobController):
             self.job = replace(self.job, parallelism=parallelism)
         return super().wanted(nodes)
 
+    def pod_name(self, index: int, attempt: int) -> str:
+        """``<job>-<index>-<suffix>`` (NonIndexed: ``<job>-<suffix>``), the suffix drawn from the pod's
+        namespace, Job, index, restart attempt and re-creation count."""
+        job = self.job
+        stem = f"{job.name}-{index}" if self.rjob.indexed else job.name
+        return generate_name(f"{stem}-", f"{job.namespace}/{job.name}/{index}/{self.restart}/{attempt}")
+
     def pod(self, index: int, attempt: int) -> Pod:
         job, rjob = self.job, self.rjob
-        stem = f"{job.name}-{index}" if rjob.indexed else job.name
-        name = generate_name(f"{stem}-", f"{job.namespace}/{job.name}/{index}/{self.restart}/{attempt}")
+        name = self.pod_name(index, attempt)
         marks = {**self.marks, JOB_NAME: job.name, LEGACY_JOB_NAME: job.name}
         if rjob.indexed:
             marks[COMPLETION_INDEX] = str(index)
@@ -670,6 +692,11 @@ class ChildJob(JobController):
         return self.domain is not None
 
 
+def _deadline_name(child: ChildJob) -> str:
+    """The name a child Job's deadline is armed under (``kind.HasDeadline``): its name and restart attempt."""
+    return f"{child.job.name}/{child.restart}"
+
+
 def _first_failed(message: str, job: FailedJob) -> str:
     """``messageWithFirstFailedJob``."""
     return f"{message} (first failed job: {job.name})"
@@ -692,6 +719,8 @@ class JobSetController(EndsWithCondition):
     judged each time a Job ends."""
 
     ENDED: ClassVar[tuple[str, str]] = ("Completed", "Failed")
+    #: its child Jobs' class (how their pods are named)
+    CHILD: ClassVar[type[ChildJob]] = ChildJob
 
     kind: ClassVar[str] = "JobSet"
     per_node: ClassVar[bool] = False
@@ -745,7 +774,8 @@ class JobSetController(EndsWithCondition):
 
     def _create_jobs(self, rjob: ReplicatedJob) -> None:
         """``constructJobsFromTemplate``: each missing Job, once its old one (a restart's) is gone."""
-        if self.jobset.blocking_recreate and self.leaving.pods:
+        policy = self.jobset.failure_policy
+        if policy is not None and policy.blocking_recreate and self.leaving.pods:
             return
         for index in range(rjob.replicas):
             name = child_job_name(self.jobset.name, rjob.name, index)
@@ -763,8 +793,9 @@ class JobSetController(EndsWithCondition):
                 indexed=rjob.indexed,
                 backoff_limit_per_index=rjob.backoff_limit_per_index,
                 max_failed_indexes=rjob.max_failed_indexes,
+                active_deadline_s=rjob.active_deadline_s,
             )
-            self.children[name] = ChildJob(job, rjob, self.restarts, self._marks(rjob, index, name))
+            self.children[name] = self.CHILD(job, rjob, self.restarts, self._marks(rjob, index, name))
 
     def _jobs_of(self, rjob: str) -> list[ChildJob]:
         return [c for c in self.children.values() if c.rjob.name == rjob]
@@ -841,15 +872,16 @@ class JobSetController(EndsWithCondition):
         jobset = self.jobset
         if self.failed_order:
             failed = [self.children[name].failed_as() for name in self.failed_order]
-            if not jobset.failure_policy:
+            policy = jobset.failure_policy
+            if policy is None:
                 self._end("Failed", _first_failed("jobset failed due to one or more job failures", failed[0]))
                 return
-            found = first_failed_rule_and_job(jobset.rules, failed)
+            found = first_failed_rule_and_job(policy.rules, failed)
             # no rule applies: defaultFailurePolicyRuleAction, for the Job that failed first
             action, job = (RESTART_JOBSET, failed[0]) if found is None else (found[0].action, found[1])
             if action == FAIL_JOBSET:
                 self._end("Failed", _first_failed("applying FailJobSet failure policy action", job))
-            elif action == RESTART_JOBSET and self.restarts_toward_max >= jobset.max_restarts:
+            elif action == RESTART_JOBSET and self.restarts_toward_max >= policy.max_restarts:
                 self._end(
                     "Failed", _first_failed("jobset failed due to reaching max number of restarts", job)
                 )
@@ -865,7 +897,7 @@ class JobSetController(EndsWithCondition):
         else:
             expected = sum(r.replicas for r in jobset.replicated_jobs if not targets or r.name in targets)
         if succeeded and succeeded >= expected:
-            self._end("Completed", "jobset completed successfully")
+            self._end(self.ENDED[0], "jobset completed successfully")
 
     def failed_with(self, pod: Pod, reason: str | None, terminated: ContainerExit | None = None) -> None:
         """``kind.ReadsFailedPods``: how the pod failed, for its Job's ``podFailurePolicy``."""
@@ -900,9 +932,34 @@ class JobSetController(EndsWithCondition):
         if child is None or self.finished_as is not None:
             return
         child.restarted(pod)
+        self._judge_if_failed(child)
+
+    def _judge_if_failed(self, child: ChildJob) -> None:
+        """A Job that failed outside a pod's end (its containers' restarts, its deadline) is judged by the
+        failure policy as any failed Job."""
         if child.failed_job:
             self.failed_order.append(child.job.name)
             self._judge()
+
+    def deadlines(self) -> dict[str, float]:
+        """``kind.HasDeadline``: each running child Job's ``activeDeadlineSeconds``, named ``<job>/<restart
+        attempt>``: it runs from the Job's creation (its ``status.startTime``; a restart's new Jobs, or a
+        resume, start it again, as ``resumeJob`` clears it)."""
+        return {
+            _deadline_name(c): c.job.active_deadline_s
+            for c in self.children.values()
+            if c.job.active_deadline_s is not None and not c.done
+        }
+
+    def deadline_passed(self, name: str) -> None:
+        """A child Job's deadline passed: the Job controller fails it (``pastActiveDeadline``,
+        ``DeadlineExceeded``), then the failure policy judges it (a rule's ``onJobFailureReasons:
+        [DeadlineExceeded]`` applies). A Job of an earlier attempt, or one that ended, is left alone."""
+        child = next((c for c in self.children.values() if _deadline_name(c) == name), None)
+        if child is None or child.done or self.finished_as is not None:
+            return
+        child.deadline_passed()
+        self._judge_if_failed(child)
 
     def retry_delay_s(self) -> float:
         """The wait before the reconcile after a failed pod (``kind.BacksOff``): the Job controller's pod

@@ -122,16 +122,21 @@ class CountsRestarts(Protocol):
 
 @runtime_checkable
 class HasDeadline(Protocol):
-    """A controller whose workload fails once it has been active a given time (a Job's
-    ``activeDeadlineSeconds``): the driver tells it when that time has passed since it started, or since
-    it last resumed (Kueue admitted it again: ``QueuePort.workload_resumed``), then reconciles it."""
+    """A controller whose workload, or each of its parts, fails once it has been active a given time (a
+    Job's ``activeDeadlineSeconds``; a JobSet's child Jobs', each from its own start; a TrainJob's own and
+    its Jobs'): the driver arms each deadline from when it first holds (the workload's start, or its last
+    resume once Kueue admitted it again, ``QueuePort.workload_resumed``; a child Job's creation), tells the
+    controller when it has passed, then reconciles it."""
 
-    def deadline_s(self) -> float | None:
-        """Seconds after its start that it may be active; None: no deadline."""
+    def deadlines(self) -> Mapping[str, float]:
+        """Its deadlines now, by a name unique to what each times (``""``: the workload itself; a child Job of
+        one restart attempt): the seconds it may be active from when the driver first sees the name, or
+        from the last resume (which restarts every clock, as it resets a Job's ``status.startTime``)."""
         ...
 
-    def deadline_passed(self) -> None:
-        """Its deadline passed (the driver then reconciles it: what it deletes, ``DeletesPods.doomed``)."""
+    def deadline_passed(self, name: str) -> None:
+        """The deadline ``name`` passed (the driver then reconciles it: what it deletes,
+        ``DeletesPods.doomed``)."""
         ...
 
 

@@ -2,40 +2,38 @@
 runtime (a ``ClusterTrainingRuntime`` or namespaced ``TrainingRuntime``, read by
 ``gpufleet.kube.training_runtimes``) whose JobSet template the trainer fills in and creates
 (``pkg/runtime/core/trainingruntime.go``, ``pkg/runtime/framework/plugins/{jobset,torch,mpi,
-coscheduling}``). gpufleet does what the JobSet and Job controllers then do, directly: this module
-expands the filled-in JobSet into its Jobs' pods.
+coscheduling}``). gpufleet then does what the JobSet and Job controllers do with that JobSet: its controller
+is the JobSet's (``gpufleet.workloads.jobset``), run on the filled-in JobSet.
 
 The TrainJob's own fields (``read_train_job``): ``runtimeRef`` (``name`` required; ``apiGroup``
 ``trainer.kubeflow.org``; ``kind`` ``ClusterTrainingRuntime``, the default, or ``TrainingRuntime``),
 ``trainer`` (``numNodes`` at least 0, ``numProcPerNode`` at least 1, ``image``, ``command``,
 ``args``, ``env``, ``resourcesPerNode``), ``initializer`` (storage URIs and environment: read
-silently), ``suspend``. ``activeDeadlineSeconds``, ``runtimePatches`` and ``managedBy`` MultiKueue
-are not modelled: a warning each.
+silently), ``suspend``, ``activeDeadlineSeconds`` (at least 1, the CRD's minimum): counted from the
+TrainJob's start, or its last resume (the ``Suspended`` condition turning false), the trainer's
+``reconcileDeadline`` fails it past that (``Failed``, reason ``DeadlineExceeded``, "TrainJob exceeded its
+active deadline") and deletes its JobSet, whose Jobs' pods are deleted. ``runtimePatches`` and ``managedBy``
+MultiKueue are not modelled: a warning each.
 
-The JobSet (``jobset_controller.go`` ``constructJob``, ``labelAndAnnotateObject``): the JobSet is named
-after the TrainJob; replicated job ``r`` has ``replicas`` Jobs ``<trainjob>-<r>-<jobIndex>``
-(``placement.GenJobName``), each an Indexed Job of ``parallelism`` = ``completions`` = the pod set's
-count. Its pods are named as gpufleet names a Job's pods, ``<job>-<completion index>`` (retries
-``-r<n>``; upstream the Job controller adds a random suffix to that hostname), owned by the Job and
-labelled ``jobset.sigs.k8s.io/{jobset-name, replicatedjob-name, replicatedjob-replicas,
-global-replicas, job-index, job-global-index, job-key, restart-attempt, group-name, group-replicas,
-job-group-index}`` (``jobset-uid`` is left out: a simulated object has no uid),
-``batch.kubernetes.io/job-name``, ``job-name`` and ``batch.kubernetes.io/job-completion-index``.
-Each Job replaces a failed pod after the pod failure backoff until its ``backoffLimit``, its
-``podFailurePolicy`` deciding how a failed pod counts (``Ignore``: not at all; ``FailJob``: the Job fails,
-``PodFailurePolicy``), told how each pod failed (``failed_with``) as a Job is (``gpufleet.workloads.job``);
-under ``OnFailure``, the JobSet webhook's default, the kubelet's container restarts count toward
-``backoffLimit`` (``pastBackoffLimitOnFailure``). The runtime's Job templates' ``backoffLimitPerIndex`` and
-``maxFailedIndexes`` are not modelled (a warning). The ranks of the ML policy's world
+The JobSet (``plugins/jobset`` ``Build``: the runtime's JobSet spec as it is, ``failurePolicy`` included,
+counts and images filled in) is named after the TrainJob; replicated job ``r`` has ``replicas`` Jobs
+``<trainjob>-<r>-<jobIndex>`` (``placement.GenJobName``), each of ``parallelism`` = ``completions`` = the
+pod set's count (Indexed unless the runtime says ``NonIndexed``). Its pods are named as gpufleet names a
+Job's pods, ``<job>-<completion index>`` (retries ``-r<n>``; upstream the Job controller adds a random
+suffix to that hostname; the pods of a restarted JobSet, whose hostnames repeat those of the old pods, get
+the suffix a JobSet's pods get), owned by the Job, labelled and annotated as the JobSet controller and its
+pod webhook mark them (``labelAndAnnotateObject``; ``jobset-uid`` is left out: a simulated object has no
+uid). Each Job is gpufleet's Job controller: a failed pod replaced after the pod failure backoff until
+``backoffLimit``, its ``podFailurePolicy``, ``backoffLimitPerIndex``/``maxFailedIndexes`` and
+``activeDeadlineSeconds`` (each from the Job's own start) applied as a Job's; under ``OnFailure``, the JobSet
+webhook's default, the kubelet's container restarts count toward ``backoffLimit``. The JobSet completes by
+its ``successPolicy`` and judges a failed Job by its ``failurePolicy`` (JobSet v0.12.0: ``FailJobSet``,
+``RestartJobSet`` while fewer than ``maxRestarts``, ``RestartJobSetAndIgnoreMaxRestarts``; without one a
+failed Job fails it); a restart recreates every Job under ``restart-attempt + 1``. The TrainJob is
+``Complete`` or ``Failed`` with its JobSet (``plugins/jobset`` ``Status`` copies those two conditions and
+the replicated Jobs' counts: a restart shows in neither). The ranks of the ML policy's world
 (``Behavior.rendezvous``: torch, JAX and XGBoost, the trainer's pods; MPI, the launcher's and the nodes')
 compute only once all are up.
-
-A replicated job with ``dependsOn`` is created once each named one is ``Complete`` (all its Jobs
-succeeded) or ``Ready`` (each Job has ``ready + succeeded`` pods for its parallelism, or ended)
-(``dependencyReachedStatus``). The JobSet completes by its ``successPolicy`` (``All``, the default,
-or ``Any`` of the Jobs of ``targetReplicatedJobs``, default all) and fails when a Job fails (no
-``failurePolicy``: ``maxRestarts`` 0); then it deletes its Jobs still active (``deleteJobs``), and the
-TrainJob is ``Complete`` or ``Failed`` with it.
 
 Coscheduling (``podGroupPolicy.coscheduling``): a PodGroup named after the TrainJob of ``minMember``
 = the sum of the pod sets' counts and ``scheduleTimeoutSeconds`` (default 60); every pod carries
@@ -45,34 +43,16 @@ less the pods of its Jobs that succeeded (``reclaimablePods``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from gpufleet.model.node import Node
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
-from gpufleet.model.pod_failure_policy import ContainerExit, PodFailurePolicy
-from gpufleet.model.workloads import Created, Job, PodGroup, PodSet, labelled
+from gpufleet.model.pod_failure_policy import PodFailurePolicy
+from gpufleet.model.workloads import Created, PodGroup
+from gpufleet.workloads import jobset as js
 from gpufleet.workloads import register_kind
-from gpufleet.workloads.job import JobController
-from gpufleet.workloads.jobset import (
-    COMPLETION_INDEX,
-    GLOBAL_REPLICAS,
-    GROUP_NAME,
-    GROUP_REPLICAS,
-    JOB_GLOBAL_INDEX,
-    JOB_GROUP_INDEX,
-    JOB_INDEX,
-    JOB_KEY,
-    JOBSET_NAME,
-    REPLICATED_JOB_NAME,
-    REPLICATED_JOB_REPLICAS,
-    RESTART_ATTEMPT,
-    child_job_name,
-    job_key,
-)
-from gpufleet.workloads.kind import EndsWithCondition, ManifestReader
-from gpufleet.workloads.mpijob import JOB_POD_LABELS
+from gpufleet.workloads.jobset import ChildJob, FailurePolicy, JobSet, JobSetController
+from gpufleet.workloads.kind import ManifestReader
 from gpufleet.workloads.pytorchjob import invalid, required, unsupported
 
 API = ("trainer.kubeflow.org", "v1alpha1", "TrainJob")
@@ -81,6 +61,8 @@ CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME = "ClusterTrainingRuntime", "Training
 RUNTIME_KINDS = (CLUSTER_TRAINING_RUNTIME, TRAINING_RUNTIME)
 MANAGED_BY = ("trainer.kubeflow.org/trainjob-controller", "kueue.x-k8s.io/multikueue")
 READY, COMPLETE = "Ready", "Complete"
+#: ``TrainJobDeadlineExceededReason`` and ``constants.TrainJobDeadlineExceededMessage``
+DEADLINE_EXCEEDED = ("DeadlineExceeded", "TrainJob exceeded its active deadline")
 
 
 @dataclass(frozen=True)
@@ -98,6 +80,11 @@ class ReplicatedJob:
     ranks: bool = False
     #: its Jobs' ``podFailurePolicy`` (``model.pod_failure_policy``)
     pod_failure_policy: PodFailurePolicy | None = None
+    indexed: bool = True  # the JobSet webhook's default completionMode
+    #: its Jobs' ``backoffLimitPerIndex``, ``maxFailedIndexes`` and ``activeDeadlineSeconds`` (None: unset)
+    backoff_limit_per_index: int | None = None
+    max_failed_indexes: int | None = None
+    active_deadline_s: float | None = None
 
 
 @dataclass
@@ -113,7 +100,11 @@ class TrainJob:
     coscheduling_timeout_s: float | None = None
     success_any: bool = False  # successPolicy operator Any (else All)
     success_targets: tuple[str, ...] = ()  # successPolicy targetReplicatedJobs (empty: all)
+    #: the runtime's JobSet ``failurePolicy``; None: a failed Job fails the JobSet
+    failure_policy: FailurePolicy | None = None
     suspend: bool = False
+    #: ``activeDeadlineSeconds``; None: unset
+    active_deadline_s: float | None = None
 
     @property
     def key(self) -> str:
@@ -150,205 +141,106 @@ def read_train_job(manifest: ManifestReader) -> TrainJob:
     suspend = manifest.value("suspend")
     if suspend is not None and not isinstance(suspend, bool):
         manifest.error("suspend", invalid(suspend, "must be a boolean"))
-    manifest.unmodelled(["activeDeadlineSeconds", "runtimePatches"])
+    deadline = manifest.value("activeDeadlineSeconds")
+    if deadline is not None and (not isinstance(deadline, int) or isinstance(deadline, bool) or deadline < 1):
+        manifest.error("activeDeadlineSeconds", invalid(deadline, "should be greater than or equal to 1"))
+        deadline = None
+    manifest.unmodelled(["runtimePatches"])
     if manager == MANAGED_BY[1]:  # MultiKueue runs it on another cluster
         manifest.unmodelled(["managedBy"])
-    return TrainJob(manifest.name, manifest.namespace, str(kind), str(name or ""), suspend=suspend is True)
+    return TrainJob(
+        manifest.name,
+        manifest.namespace,
+        str(kind),
+        str(name or ""),
+        suspend=suspend is True,
+        active_deadline_s=None if deadline is None else float(deadline),
+    )
 
 
-class _ChildJob:
-    """One Job of the JobSet: gpufleet's Job controller, with the JobSet's labels on its pods."""
+def _jobset(train_job: TrainJob) -> JobSet:
+    """The JobSet the trainer builds (``plugins/jobset`` ``Build``): the runtime's, each Job of its pod set's
+    count; the ranks' pods wait for the whole world, and carry the PodGroup's label under coscheduling."""
+    world = (train_job.key, sum(r.replicas * r.count for r in train_job.jobs if r.ranks))
+    group = {POD_GROUP_LABEL: train_job.name} if train_job.coscheduling_timeout_s is not None else {}
+    rjobs = []
+    for r in train_job.jobs:
+        template = replace(r.template, labels={**r.template.labels, **group})
+        if r.ranks:  # torchrun's rendezvous of PET_NNODES nodes, mpirun's launcher and nodes
+            template = replace(template, behavior=replace(template.behavior, rendezvous=world))
+        rjobs.append(
+            js.ReplicatedJob(
+                r.name,
+                r.replicas,
+                template,
+                r.count,
+                r.count,
+                r.backoff_limit,
+                r.indexed,
+                r.group,
+                depends_on=r.depends_on,
+                pod_failure_policy=r.pod_failure_policy,
+                backoff_limit_per_index=r.backoff_limit_per_index,
+                max_failed_indexes=r.max_failed_indexes,
+                active_deadline_s=r.active_deadline_s,
+            )
+        )
+    return JobSet(
+        train_job.name,
+        train_job.namespace,
+        tuple(rjobs),
+        train_job.created,
+        js.ANY if train_job.success_any else js.ALL,
+        train_job.success_targets,
+        train_job.failure_policy,
+        suspend=train_job.suspend,
+    )
 
-    def __init__(self, job: Job, replicated_job: str) -> None:
-        self.controller = JobController(job)
-        self.replicated_job = replicated_job
-        self.ready: set[str] = set()
 
-    @property
-    def count(self) -> int:
-        return self.controller.job.parallelism
+class _TrainJobChild(ChildJob):
+    """A Job of the TrainJob's JobSet: its pods named ``<job>-<index>`` (retries ``-r<n>``), their
+    hostname, until a restart; a restarted JobSet's keep the JobSet's suffix, as their hostnames repeat those
+    of the old pods, which may still be terminating."""
 
-    @property
-    def ended(self) -> bool:
-        return self.controller.done
-
-    @property
-    def succeeded(self) -> bool:
-        return self.controller.done and self.controller.succeeded >= self.count
-
-    @property
-    def is_ready(self) -> bool:
-        """``calculateReplicatedJobStatuses``: ready + succeeded pods reach the parallelism, or it ended."""
-        return self.ended or len(self.ready) + self.controller.succeeded >= self.count
-
-    def wanted(self) -> list[Pod]:
-        out = []
-        for pod in self.controller.wanted():
-            index = str(self.controller.active[pod.key])
-            out.append(replace(pod, labels={**pod.labels, COMPLETION_INDEX: index}))
-        return out
+    def pod_name(self, index: int, attempt: int) -> str:
+        if self.restart:
+            return super().pod_name(index, attempt)
+        return f"{self.job.name}-{index}" + (f"-r{attempt}" if attempt else "")
 
 
 @register_kind(TrainJob, api=API, read=read_train_job)
-class TrainJobController(EndsWithCondition):
-    """The trainer's JobSet and the JobSet controller's Jobs, for one TrainJob."""
+class TrainJobController(JobSetController):
+    """The JobSet controller on the JobSet the trainer builds; the TrainJob's own deadline and PodGroup."""
 
     ENDED: ClassVar[tuple[str, str]] = ("Complete", "Failed")
+    CHILD: ClassVar[type[ChildJob]] = _TrainJobChild
 
     kind: ClassVar[str] = "TrainJob"
-    per_node: ClassVar[bool] = False
 
     def __init__(self, train_job: TrainJob) -> None:
+        super().__init__(_jobset(train_job))
         self.train_job = train_job
-        self.children: dict[str, list[_ChildJob]] = {}  # replicated job -> its Jobs, once created
-        self.owner: dict[str, _ChildJob] = {}  # pod key -> its Job
-        self._deleted = False
-        self._retry_s = 0.0
-        #: the TrainJob's condition: Created, Running, Complete, Failed or Suspended
-        self.status = "Suspended" if train_job.suspend else "Created"
+        #: the reason of its ``Failed`` condition when the trainer set it (``DeadlineExceeded``)
+        self.reason: str | None = None
 
-    @property
-    def key(self) -> str:
-        return self.train_job.key
-
-    @property
-    def active(self) -> set[str]:
-        return {k for jobs in self.children.values() for j in jobs for k in j.controller.active}
-
-    def _labels(self, rjob: ReplicatedJob, job_index: int) -> dict[str, str]:
-        """``labelAndAnnotateObject`` and the Job controller's labels."""
-        train_job = self.train_job
-        jobs = train_job.jobs
-        job_name = child_job_name(train_job.name, rjob.name, job_index)
-        before = jobs[: jobs.index(rjob)]
-        group = [j for j in jobs if j.group == rjob.group]
-        labels = {
-            JOBSET_NAME: train_job.name,
-            REPLICATED_JOB_NAME: rjob.name,
-            REPLICATED_JOB_REPLICAS: str(rjob.replicas),
-            GLOBAL_REPLICAS: str(sum(j.replicas for j in jobs)),
-            JOB_INDEX: str(job_index),
-            JOB_GLOBAL_INDEX: str(sum(j.replicas for j in before) + job_index),
-            JOB_KEY: job_key(train_job.namespace, job_name),
-            RESTART_ATTEMPT: "0",
-            GROUP_NAME: rjob.group,
-            GROUP_REPLICAS: str(sum(j.replicas for j in group)),
-            JOB_GROUP_INDEX: str(sum(j.replicas for j in before if j.group == rjob.group) + job_index),
-            **dict.fromkeys(JOB_POD_LABELS, job_name),
-        }
-        if train_job.coscheduling_timeout_s is not None:
-            labels[POD_GROUP_LABEL] = train_job.name
-        return labels
-
-    def _create(self, rjob: ReplicatedJob) -> list[_ChildJob]:
-        train_job = self.train_job
-        template = rjob.template
-        if rjob.ranks:  # torchrun's rendezvous of PET_NNODES nodes, mpirun's launcher and nodes
-            world = (train_job.key, sum(r.replicas * r.count for r in train_job.jobs if r.ranks))
-            template = replace(template, behavior=replace(template.behavior, rendezvous=world))
-        out = []
-        for index in range(rjob.replicas):
-            labelled = replace(template, labels={**template.labels, **self._labels(rjob, index)})
-            name = child_job_name(train_job.name, rjob.name, index)
-            job = Job(
-                name,
-                train_job.namespace,
-                labelled,
-                rjob.count,
-                rjob.count,
-                rjob.backoff_limit,
-                pod_failure_policy=rjob.pod_failure_policy,
-            )
-            out.append(_ChildJob(job, rjob.name))
+    def deadlines(self) -> dict[str, float]:
+        """``kind.HasDeadline``: the TrainJob's ``activeDeadlineSeconds`` (``""``, from its start or last
+        resume; none while ``spec.suspend`` holds it, ``reconcileDeadline``) and its Jobs'
+        (``JobSetController.deadlines``)."""
+        out = super().deadlines()
+        own = self.train_job.active_deadline_s
+        if own is not None and not self.done and not self.train_job.suspend:
+            out[""] = own
         return out
 
-    def _reached(self, dependency: str, status: str) -> bool:
-        """``dependencyReachedStatus``."""
-        jobs = self.children.get(dependency)
-        if jobs is None:
-            return False
-        if status == COMPLETE:
-            return all(j.succeeded for j in jobs)
-        return all(j.is_ready for j in jobs)
-
-    def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
-        """The replicated jobs whose dependencies are reached get their Jobs; each Job its pods."""
-        if self.train_job.suspend or self.done:
-            return []
-        for rjob in self.train_job.jobs:
-            if rjob.name not in self.children and all(self._reached(d, s) for d, s in rjob.depends_on):
-                self.children[rjob.name] = self._create(rjob)
-        out = []
-        for jobs in self.children.values():
-            for job in jobs:
-                pods = job.wanted()
-                self.owner.update((p.key, job) for p in pods)
-                out += pods
-        if out and self.status == "Created":
-            self.status = "Running"
-        return out
-
-    def _judge(self) -> None:
-        """``executeSuccessPolicy`` and a failed Job with no failurePolicy."""
-        jobs = [j for js in self.children.values() for j in js]
-        if any(j.ended and not j.succeeded for j in jobs):
-            self.status = "Failed"
-            return
-        train_job = self.train_job
-        targets = train_job.success_targets or tuple(r.name for r in train_job.jobs)
-        targeted = [j for r in train_job.jobs if r.name in targets for j in self.children.get(r.name, ())]
-        expected = sum(r.replicas for r in train_job.jobs if r.name in targets)
-        succeeded = sum(j.succeeded for j in targeted)
-        if (succeeded > 0) if train_job.success_any else (succeeded == expected):
-            self.status = "Complete"
-
-    def failed_with(self, pod: Pod, reason: str | None, terminated: ContainerExit | None = None) -> None:
-        """``kind.ReadsFailedPods``: how the pod failed, for its Job's ``podFailurePolicy``."""
-        job = self.owner.get(pod.key)
-        if job is not None:
-            job.controller.failed_with(pod, reason, terminated)
-
-    def finished(self, pod: Pod, succeeded: bool) -> bool:
-        job = self.owner.pop(pod.key, None)
-        if job is None or self.done:
-            return False
-        job.ready.discard(pod.key)
-        job.controller.finished(pod, succeeded)
-        self._retry_s = 0.0 if succeeded else job.controller.retry_delay_s()
-        self._judge()
-        return True
-
-    def restarted(self, pod: Pod) -> None:
-        """``kind.CountsRestarts``: the kubelet restarted a container of one of its Jobs' pods in place; a
-        Job that fails for it (``pastBackoffLimitOnFailure``) fails the TrainJob as any failed Job."""
-        job = self.owner.get(pod.key)
-        if job is None or self.done:
-            return
-        job.controller.restarted(pod)
-        self._judge()
-
-    def retry_delay_s(self) -> float:
-        """The Job's pod failure backoff before its failed pod's replacement (``kind.BacksOff``)."""
-        return self._retry_s
-
-    def pod_ready(self, pod: Pod) -> bool:
-        """A pod turned Ready: a replicated job that ``dependsOn`` its Job being Ready may start."""
-        job = self.owner.get(pod.key)
-        if job is None:
-            return False
-        job.ready.add(pod.key)
-        waiting = [r for r in self.train_job.jobs if r.name not in self.children]
-        return any(d == job.replicated_job and s == READY for r in waiting for d, s in r.depends_on)
-
-    def pod_bound(self, pod: Pod, node: Node) -> bool:
-        return False
-
-    def doomed(self) -> list[tuple[str, str]]:
-        """A finished JobSet deletes its active Jobs, and with them their pods (``deleteJobs``)."""
-        if not self.done or self._deleted:
-            return []
-        self._deleted = True
-        return [(key, "Deleted") for key in sorted(self.active)]
+    def deadline_passed(self, name: str) -> None:
+        """``reconcileDeadline``: past its own deadline a TrainJob not finished fails (``DeadlineExceeded``)
+        and its JobSet is deleted, with its Jobs' pods; a Job's deadline is the JobSet's to judge."""
+        if name:
+            super().deadline_passed(name)
+        elif not self.done:
+            self.reason = DEADLINE_EXCEEDED[0]
+            self._end("Failed", DEADLINE_EXCEEDED[1])
 
     def pod_groups(self) -> list[PodGroup]:
         train_job = self.train_job
@@ -357,30 +249,3 @@ class TrainJobController(EndsWithCondition):
             return []
         members = sum(r.count for r in train_job.jobs)  # the pod sets' counts
         return [PodGroup(train_job.name, train_job.namespace, members, timeout, train_job.created)]
-
-    def pod_sets(self) -> list[PodSet]:
-        """Kueue's TrainJob integration: a pod set per replicated job, of all its Jobs' pods."""
-        return [
-            PodSet(r.name, r.replicas * r.count, r.template, labelled(REPLICATED_JOB_NAME, r.name))
-            for r in self.train_job.jobs
-        ]
-
-    def reclaimable_pods(self) -> dict[str, int]:
-        """Kueue's ``TrainJob.ReclaimablePods``: per replicated job, the pods of its Jobs that succeeded
-        (``jobsStatus[].succeeded`` x the JobSet's ``PodsCountPerReplica``)."""
-        out = {}
-        for r in self.train_job.jobs:
-            succeeded = sum(1 for j in self.children.get(r.name, ()) if j.succeeded)
-            if 0 < succeeded <= r.replicas:
-                out[r.name] = succeeded * r.count
-        return out
-
-    def node_added(self, node: Node) -> list[Pod]:
-        return []
-
-    def suspended(self, pod: Pod) -> None:
-        """Taken away by Kueue to come back later: its Job creates it again."""
-        job = self.owner.pop(pod.key, None)
-        if job is not None:
-            job.ready.discard(pod.key)
-            job.controller.suspended(pod)
