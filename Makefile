@@ -46,7 +46,8 @@ cluster-up: $(STAMP)
 cluster-down: $(STAMP)
 	$(BIN)/python -m e2e down
 
-# gpufleet against the real kube-scheduler: every case, and the report in $(OUT)/fidelity/.
+# gpufleet against the real kube-scheduler, cluster-autoscaler (where a binary was given) and Job
+# controller: every case, and the report in $(OUT)/fidelity/.
 fidelity: bytecode
 	$(BIN)/python -m e2e.fidelity --out $(OUT)/fidelity
 

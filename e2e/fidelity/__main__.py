@@ -1,10 +1,12 @@
 """``python -m e2e.fidelity --out DIR`` (``make fidelity``): every fidelity case on fresh control planes
-(``--control-planes`` side by side), and the report (``DIR/fidelity.md``, ``DIR/fidelity.json``)."""
+(the kube-scheduler's on ``--control-planes`` side by side, then the cluster-autoscaler's and the Job
+controller's on the first), and the report (``DIR/fidelity.md``, ``DIR/fidelity.json``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from e2e.components import BuildError, build, cluster_autoscaler
@@ -12,6 +14,9 @@ from e2e.controlplane import ControlPlane, ControlPlaneError
 from e2e.fidelity import report
 from e2e.fidelity.autoscaler_cases import autoscaler_cases
 from e2e.fidelity.autoscaler_run import AutoscalerResult, run_autoscaler_cases
+from e2e.fidelity.job_cases import JOB_CASES
+from e2e.fidelity.job_report import job_summary
+from e2e.fidelity.job_run import JobRunError, run_job_cases
 from e2e.fidelity.run import CONTROL_PLANES, CaseResult, run_cases, side_by_side
 from e2e.fidelity.sources import DEFAULT_GENERATED, all_cases
 
@@ -27,11 +32,14 @@ def main(argv: list[str] | None = None) -> int:
         default=CONTROL_PLANES,
         help=f"how many control planes run the kube-scheduler cases side by side (default {CONTROL_PLANES})",
     )
-    parser.add_argument("--autoscaler-only", action="store_true", help="only the cluster-autoscaler cases")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--autoscaler-only", action="store_true", help="only the cluster-autoscaler cases")
+    only.add_argument("--jobs-only", action="store_true", help="only the Job controller cases")
     args = parser.parse_args(argv)
     if args.control_planes < 1:
         parser.error("--control-planes: at least 1")
-    cases = [] if args.autoscaler_only else all_cases(args.generated, args.first_seed)
+    only_one = args.autoscaler_only or args.jobs_only
+    cases = [] if only_one else all_cases(args.generated, args.first_seed)
     try:
         cp = ControlPlane(build()).start()
     except (BuildError, ControlPlaneError) as exc:
@@ -48,12 +56,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{n}/{len(cases)}] {result.name}: {state}", file=sys.stderr, flush=True)
 
         try:
-            with side_by_side(cp, args.control_planes) as clusters:
+            with side_by_side(cp, 1 if only_one else args.control_planes) as clusters:
                 results, seconds = run_cases(clusters, cases, progress)
         except ControlPlaneError as exc:  # another control plane did not start, or a component stopped
             print(f"control plane: {exc}", file=sys.stderr)
             return 2
-        binary, autoscaler = cluster_autoscaler(), None
+        binary, autoscaler, jobs = None if args.jobs_only else cluster_autoscaler(), None, None
         if binary is not None:
 
             def said(n: int, result: AutoscalerResult) -> None:
@@ -62,7 +70,18 @@ def main(argv: list[str] | None = None) -> int:
 
             ca_results, ca_seconds = run_autoscaler_cases(cp, binary, autoscaler_cases(), said)
             autoscaler = report.autoscaler_summary(ca_results, ca_seconds)
-        summary = report.write(results, args.out, seconds, cp.started_s, autoscaler, len(clusters))
+        if not args.autoscaler_only:
+            began = time.monotonic()
+            try:
+                job_results = run_job_cases(cp, JOB_CASES)
+            except (JobRunError, ControlPlaneError) as exc:  # the cases' nodes did not turn Ready
+                print(f"control plane: {exc}", file=sys.stderr)
+                return 2
+            jobs = job_summary(job_results, time.monotonic() - began)
+            for c in jobs["cases"]:
+                state = (c["error"] and "error") or ("agrees" if c["agrees"] else c["why"])
+                print(f"[job] {c['name']}: {state}", file=sys.stderr, flush=True)
+        summary = report.write(results, args.out, seconds, cp.started_s, autoscaler, len(clusters), jobs)
     finally:
         cp.remove()
     t = summary["kube_scheduler"]
@@ -77,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         f"cluster-autoscaler: {ca['decisions_agreeing']}/{ca['decisions_compared']} decisions agree "
         f"({ca['status']})"
     )
+    j = summary["job_controller"]
+    print(f"Job controller: {j['cases_agreeing']}/{j['cases_compared']} cases agree ({j['status']})")
     return 0
 
 

@@ -3,7 +3,8 @@
 Totals count pods of the cases gpufleet claims to model (no ``... is not modelled`` warning, not
 excluded, run without error): a pod agrees when both its decision and its end agree. Cases with a
 feature gpufleet says it does not model are counted apart, and excluded cases are listed with the
-reason. Every disagreement is written with both sides.
+reason. Every disagreement is written with both sides. The cluster-autoscaler's and the Job controller's
+cases have sections of their own (``autoscaler_summary``, ``e2e.fidelity.job_report``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from e2e.components import CLUSTER_AUTOSCALER_REFUSED, CLUSTER_AUTOSCALER_VERSION, KUBERNETES_VERSION
 from e2e.fidelity.autoscaler_run import AutoscalerResult
+from e2e.fidelity.job_report import job_markdown, job_summary
 from e2e.fidelity.run import CaseResult
 
 SCHEMA = "gpufleet.fidelity/v1"
@@ -111,9 +113,12 @@ def write(
     started_s: float,
     autoscaler: dict[str, Any] | None = None,
     control_planes: int = 1,
+    jobs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run: ``seconds`` the kube-scheduler cases took on ``control_planes`` side by side,
-    ``started_s`` the first control plane's start."""
+    ``started_s`` the first control plane's start; ``autoscaler`` and ``jobs`` the sections of the
+    cluster-autoscaler's and the Job controller's cases (``autoscaler_summary``, ``job_summary``; None: not
+    run)."""
     out.mkdir(parents=True, exist_ok=True)
     summary = {
         "schema": SCHEMA,
@@ -123,6 +128,7 @@ def write(
         "control_planes": control_planes,
         "kube_scheduler": totals(results),
         "cluster_autoscaler": autoscaler or autoscaler_summary(None),
+        "job_controller": jobs or job_summary(None),
         "cases": [_case_json(r) for r in results],
     }
     (out / "fidelity.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -206,6 +212,8 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         lines += ["## Failed to run", "", "| case | error |", "|---|---|"]
         lines += [f"| {r.name} | {r.error.splitlines()[0]} |" for r in failed]
         lines.append("")
+    jobs = summary["job_controller"]
+    lines += job_markdown(jobs, _pct(jobs["cases_agreeing"], jobs["cases_compared"]))
     return "\n".join(lines)
 
 

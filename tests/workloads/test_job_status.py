@@ -14,6 +14,7 @@ from gpufleet.model.pod_selection import PodSelection, pod_selection
 from gpufleet.report import validate_summary
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
+from gpufleet.workloads.job import JobController
 
 NODE = """
 apiVersion: v1
@@ -159,3 +160,35 @@ def test_a_success_policy_completes_an_indexed_job_and_deletes_its_other_pods(tm
     pods = {p["name"]: p for p in out["pods"]}
     assert pods["default/leader-1"]["reason"] == "Deleted"
     assert set(pods) == {"default/leader-0", "default/leader-1"}
+
+
+def test_a_pod_that_succeeds_as_the_success_policy_is_met_has_its_index_counted(tmp_path: Path) -> None:
+    """``trackJobStatusAndRemoveFinalizers`` counts a succeeded pod's completion index below ``completions``
+    even once the Job has its finished condition: two pods ending together at 10 min, the first meeting
+    ``succeededCount: 1``, both count (``status.succeeded`` 2, succeeded indexes 0 and 1)."""
+    rules = """
+  completionMode: Indexed
+  successPolicy:
+    rules:
+    - {succeededCount: 1}"""
+    path = tmp_path / "scenario.yaml"
+    path.write_text(NODE + job("pair", "\n  parallelism: 2\n  completions: 4" + rules, "10m"))
+    sim = Simulation(load_scenario([path]), seed=0)
+    sim.run()
+    status = build_summary(sim)["workload_status"]["Job/default/pair"]
+    assert conditions(status)[0] == ("SuccessCriteriaMet", "SuccessPolicy", 600.0)
+    assert status["succeeded"] == 2
+    controller = sim.controllers["Job/default/pair"]
+    assert isinstance(controller, JobController) and controller.succeeded_indexes == {0, 1}
+
+
+def test_a_job_of_no_completions_completes_at_once_without_a_pod(tmp_path: Path) -> None:
+    """``syncJob``: 0 succeeded pods reach ``completions: 0`` with none active: ``SuccessCriteriaMet`` then
+    ``Complete`` (``CompletionsReached``) at its start, no pod created."""
+    out = summary(tmp_path, job("none", "\n  completions: 0", "10m"))
+    status = out["workload_status"]["Job/default/none"]
+    assert conditions(status) == [
+        ("SuccessCriteriaMet", "CompletionsReached", 0.0),
+        ("Complete", "CompletionsReached", 0.0),
+    ]
+    assert not out["pods"]

@@ -244,6 +244,8 @@ class JobController:
         self.failed_indexes: set[int] = set()
         self._index_annotations: dict[int, dict[str, str]] = {}
         self._index_delay_s = 0.0
+        if job.completions == 0:  # syncJob: 0 succeeded reach 0 completions with no pod active
+            self.done, self.success = True, COMPLETIONS_REACHED
 
     @property
     def per_index(self) -> bool:
@@ -479,10 +481,12 @@ class JobController:
         if succeeded:
             self.succeeded += 1
             self.backoff = new_backoff_record(self.backoff, (0.0,), ())
-            if self.done:  # a pod deleted as it finished, or beyond its completions
-                return True
+            # trackJobStatusAndRemoveFinalizers counts a succeeded pod's index below completions even once
+            # the Job finished (a pod that succeeded as its successPolicy was met)
             if self.job.completions is None or index < self.job.completions:
                 self.succeeded_indexes.add(index)
+            if self.done:  # a pod deleted as it finished, or beyond its completions
+                return True
             complete = self.job.completions is None or self.succeeded >= self.job.completions
             self.done = complete and (self.job.completions is not None or not self.active)
             if self.done:
