@@ -1069,6 +1069,41 @@ def describe_job(
         render_job(described, out)
 
 
+@describe_app.command("hpa")
+def describe_hpa(
+    name: Annotated[str, typer.Argument(help="The HPA: NS/NAME, or NAME (in -n, default, or its only one).")],
+    paths: PathsArg = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option("--summary", help="A saved summary.json to read the HPA from (- reads stdin)."),
+    ] = None,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="The HPA's namespace.")] = None,
+    output: OutputOption = None,
+) -> None:
+    """Describe one HorizontalPodAutoscaler as kubectl describe hpa does, then its replica history.
+
+    From a scenario simulated here (or the embedded default; a KEDA ScaledObject's HPA is named as KEDA
+    names it, keda-hpa-NAME), a saved summary.json (--summary), or a kubectl dump (kubectl get
+    hpa,deployments,pods,events -A -o json). Below kubectl's part, gpufleet's: when each condition last
+    changed, every rescale (time, from, to, reason) and, where the HPA is held (at maxReplicas, rate
+    limited, stabilized, not scaling), why.
+    """
+    from gpufleet.experiments.describe_command import DescribeError
+    from gpufleet.experiments.describe_hpa_command import describe_hpa as read_described
+    from gpufleet.report.describe_hpa import render_hpa
+
+    fmt = output_of(output)
+    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
+    try:
+        described = read_described(name, given, summary, namespace)
+    except DescribeError as exc:
+        raise fail(exc.lines) from None
+    if fmt is not None:
+        print_data(described, fmt)
+    else:
+        render_hpa(described, out)
+
+
 def main() -> None:
     from gpufleet.collector import frozen_for_exit
 

@@ -8,11 +8,13 @@ Go struct literals, field by field), run against ``gpufleet.autoscaling.hpa_cont
 the same names. The ``testCase``-driven tests (a CPU Utilization target and/or one Pods, Object or
 External metric) are run as one ``HorizontalAutoscaler.reconcile`` over the pods and samples that
 ``prepareTestClient``'s fakes give, their ``expectedDesiredReplicas`` compared, and where a case
-overrides them the ``AbleToScale`` and ``ScalingLimited`` reasons (not ScalingActive, the messages, events
-or monitor labels). ``TestConfigurableTolerance``, ``TestConditionFailedGetMetrics``,
-``TestAvoidUnnecessaryUpdates`` and ``TestMultipleHPAs`` are ported as their own tests; the cases that need
-what gpufleet has no counterpart for (a failing or conflicting API client, a scale without a valid
-selector, selectors overlapping on labels, status formatting) are skipped with that reason.
+overrides them the ``AbleToScale`` and ``ScalingLimited`` reasons (not the messages, events or monitor
+labels); the condition tests (``TestConditionFailedGetMetrics``, ``TestConditionAmbiguousSelector...``)
+compare the conditions as ``runTest`` does, type, status and reason in order (``statusOkWithOverrides``).
+``TestConfigurableTolerance``, ``TestConditionFailedGetMetrics``, ``TestAvoidUnnecessaryUpdates``,
+``TestMultipleHPAs`` and ``TestBuildQuantity`` are ported as their own tests; the cases that need what
+gpufleet has no counterpart for (a failing or conflicting API client, a scale without a valid selector,
+selectors overlapping on labels) are skipped with that reason.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from gpufleet.model.hpa import (
     ResourceMetricSource,
     generate_scale_down_rules,
     generate_scale_up_rules,
+    milli_quantity,
 )
 
 # TestConvertDesiredReplicasWithRules: (annotation, current, desired, min, max, converted, condition).
@@ -1965,14 +1968,21 @@ FAILED_GET_METRICS: dict[str, MetricSpec | None] = {
 }
 
 
+def _status_conditions(decision: ScaleDecision) -> list[tuple[str, str, str]]:
+    """The conditions the sync leaves, as ``runTest`` compares them: type, status and reason, in order."""
+    return [(c.type, c.status, c.reason) for c in decision.conditions()]
+
+
 @pytest.mark.parametrize(
-    "metric",
-    [pytest.param(m, id=f"TestConditionFailedGetMetrics/{r}") for r, m in FAILED_GET_METRICS.items()],
+    ("reason", "metric"),
+    [pytest.param(r, m, id=f"TestConditionFailedGetMetrics/{r}") for r, m in FAILED_GET_METRICS.items()],
 )
-def test_failed_metrics_keep_the_replica_count(metric: MetricSpec | None) -> None:
+def test_failed_metrics_keep_the_replica_count(reason: str, metric: MetricSpec | None) -> None:
     """``computeReplicasForMetrics`` with every metrics client failing: no valid metric, so the controller
-    records ``FailedComputeMetricsReplicas`` and leaves the scale at 3 (the ScalingActive condition's
-    per-type reason, ``FailedGet*Metric``, is not modelled)."""
+    records ``FailedComputeMetricsReplicas`` and leaves the scale at 3; the conditions are AbleToScale True
+    SucceededGetScale and ScalingActive False with the metric type's reason
+    (``getUnableComputeReplicaCountCondition``: FailedGetResourceMetric, FailedGetPodsMetric, ...), and each
+    failure is a Warning event of that reason."""
     tc = controller_case(
         minReplicas=1,
         maxReplicas=100,
@@ -1992,6 +2002,14 @@ def test_failed_metrics_keep_the_replica_count(metric: MetricSpec | None) -> Non
         False,
         "FailedComputeMetricsReplicas",
     )
+    assert _status_conditions(decision) == [
+        ("AbleToScale", "True", "SucceededGetScale"),
+        ("ScalingActive", "False", reason),
+    ]
+    assert [(e.type, e.reason) for e in decision.events] == [
+        ("Warning", reason),
+        ("Warning", "FailedComputeMetricsReplicas"),
+    ]
 
 
 def test_avoid_unnecessary_updates() -> None:
@@ -2084,6 +2102,17 @@ def test_pods_controlled_by_several_hpas_are_not_scaled_from_metrics(
     )
     decision = reconcile_controller_case(tc, controlling_hpas=controlling)
     assert decision.desired_replicas == replicas
+    if len(controlling) > 1:  # TestConditionAmbiguousSelectorWhenFullSelectorOverlapBetweenHPAs
+        assert _status_conditions(decision) == [
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "AmbiguousSelector"),
+        ]
+    else:  # statusOk
+        assert _status_conditions(decision) == [
+            ("AbleToScale", "True", "SucceededRescale"),
+            ("ScalingActive", "True", "ValidMetricFound"),
+            ("ScalingLimited", "False", "DesiredWithinRange"),
+        ]
 
 
 _FAILING_CLIENT = (
@@ -2109,11 +2138,33 @@ CONTROLLER_NOT_EXPRESSIBLE = {
     "TestConditionInvalidSelectorMissing": _NO_SELECTOR.format(what="without a selector"),
     "TestConditionInvalidSelectorUnparsable": _NO_SELECTOR.format(what="with an unparsable selector"),
     "TestConditionAmbiguousSelectorWhenPartialSelectorOverlapBetweenHPAs": _PARTIAL_OVERLAP,
-    "TestBuildQuantity": "buildQuantity formats status.currentMetrics' averageValue (BinarySI for memory); "
-    "gpufleet writes no HPA status and has no Quantity formatter",
 }
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in CONTROLLER_NOT_EXPRESSIBLE])
 def test_controller_cases_gpufleet_cannot_express(name: str) -> None:
     pytest.skip(CONTROLLER_NOT_EXPRESSIBLE[name])
+
+
+# TestBuildQuantity: (name, resource, rawProposal in milli-units, the expected quantity's String()).
+BUILD_QUANTITY = [
+    ("Memory - 1000 bytes → 1Ki", "memory", 1000, "1"),
+    ("Memory - 1000000 bytes → 1000Ki", "memory", 1000000, "1000"),
+    ("CPU - 100 milli-cores", "cpu", 100, "100m"),
+    ("CPU - 500 milli-cores", "cpu", 500, "500m"),
+    ("CPU - 1 milli-core", "cpu", 1, "1m"),
+    ("CustomResource - 200 milli-units", "custom-resource", 200, "200m"),
+    ("CustomResource - 300 milli-units", "custom-resource", 300, "300m"),
+]
+
+
+@pytest.mark.parametrize(
+    ("resource", "raw", "text"),
+    [pytest.param(*row[1:], id=f"TestBuildQuantity/{row[0]}") for row in BUILD_QUANTITY],
+)
+def test_build_quantity_writes_memory_binary_and_the_rest_decimal(resource: str, raw: int, text: str) -> None:
+    """``buildQuantity``: a Resource metric's current ``averageValue`` is ``NewMilliQuantity(raw, BinarySI)``
+    for memory, ``DecimalSI`` otherwise; compared as the quantity's text, which ``summary.json``'s
+    ``hpas[].metrics[].current`` holds (``model.hpa.milli_quantity``; upstream's row names count the raw
+    value in bytes, its expectations in milli-units)."""
+    assert milli_quantity(raw, binary=resource == "memory") == text

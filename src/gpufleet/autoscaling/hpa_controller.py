@@ -16,7 +16,11 @@ legacy path without ``spec.behavior`` (``normalizeDesiredReplicas``, ``stabilize
 ``stabilizeRecommendationWithBehaviors``, ``convertDesiredReplicasWithBehaviorRate``,
 ``calculateScaleUpLimitWithScalingRules``, ``calculateScaleDownLimitWithBehaviors``,
 ``getReplicasChangePerPeriod``) and the event store (``storeScaleEvent``, ``markScaleEventsOutdated``,
-``getLongestPolicyPeriod``); plus the kube-controller-manager defaults of
+``getLongestPolicyPeriod``); the status a sync leaves (``setCondition`` on ``AbleToScale``,
+``ScalingActive`` and ``ScalingLimited`` with upstream's reasons and messages, ``status.currentMetrics``)
+and the events it records
+(``SuccessfulRescale`` "New size: N; reason: R", the ``FailedGet*Metric``, ``AmbiguousSelector`` and
+``FailedComputeMetricsReplicas`` warnings); plus the kube-controller-manager defaults of
 ``pkg/controller/podautoscaler/config/v1alpha1/defaults.go`` and the ``minReplicas: 0`` admission rules of
 ``pkg/apis/autoscaling/validation`` (feature gate ``HPAScaleToZero``, alpha and off in 1.34).
 
@@ -39,6 +43,7 @@ from gpufleet.autoscaling.hpa_replicas import (
     HPAPod,
     InvalidMetricsError,
     MetricObservation,
+    MetricStatus,
     ReplicaCalculator,
     Tolerances,
     compute_replicas_for_metrics,
@@ -115,6 +120,57 @@ class TimestampedScaleEvent:
     outdated: bool = False
 
 
+#: the messages ``setCondition`` writes with each fixed-text reason (``reconcileAutoscaler``,
+#: ``normalizeDesiredReplicas``, ``stabilizeRecommendationWithBehaviors``,
+#: ``convertDesiredReplicasWithRules``, ``convertDesiredReplicasWithBehaviorRate``)
+CONDITION_MESSAGES = {
+    "SucceededGetScale": "the HPA controller was able to get the target's current scale",
+    "ReadyForNewScale": "recommended size matches current size",
+    "ScaleDownStabilized": "recent recommendations were higher than current one, "
+    "applying the highest recent recommendation",
+    "ScaleUpStabilized": "recent recommendations were lower than current one, "
+    "applying the lowest recent recommendation",
+    "DesiredWithinRange": "the desired count is within the acceptable range",
+    "TooFewReplicas": "the desired replica count is less than the minimum replica count",
+    "TooManyReplicas": "the desired replica count is more than the maximum replica count",
+    "ScaleUpLimit": "the desired replica count is increasing faster than the maximum scale rate",
+    "ScaleDownLimit": "the desired replica count is decreasing faster than the maximum scale rate",
+}
+
+
+@dataclass(frozen=True)
+class HPACondition:
+    """One of the HPA's ``status.conditions`` (``HorizontalPodAutoscalerCondition``), without its time."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class HPAEvent:
+    """An event the controller records on the HPA (``eventRecorder.Event``): Normal or Warning."""
+
+    type: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class MetricsOutcome:
+    """What a sync made of the metrics (``computeReplicasForMetrics`` as ``reconcileAutoscaler`` reads it):
+    the proposal (None: none computed, or the metrics are invalid) and its metric's description, each
+    metric's current value (``status.currentMetrics``; None: invalid), the ``ScalingActive`` condition it
+    set (None: it did not run) and the Warning events it recorded."""
+
+    replicas: int | None
+    metric: str = ""
+    statuses: tuple[MetricStatus | None, ...] = ()
+    scaling_active: HPACondition | None = None
+    warnings: tuple[HPAEvent, ...] = ()
+
+
 @dataclass(frozen=True)
 class ScaleDecision:
     """The outcome of one sync.
@@ -123,7 +179,9 @@ class ScaleDecision:
     changes). ``reason`` is the rescale reason of the ``SuccessfulRescale`` event, or ``ScalingDisabled``
     (zero replicas) or ``FailedComputeMetricsReplicas`` (no valid metric proposal) when the controller
     stood still for those. ``able_to_scale`` and ``scaling_limited`` are the reasons of the
-    ``AbleToScale`` and ``ScalingLimited`` conditions the normalization set (``None`` when it did not run).
+    ``AbleToScale`` and ``ScalingLimited`` conditions the normalization set (``None`` when it did not run),
+    ``limited`` the ``ScalingLimited`` status (True: the limit changed the count). ``scaling_active``,
+    ``events`` and ``metrics`` are the metrics' part (:class:`MetricsOutcome`) and the events of the sync.
     """
 
     desired_replicas: int
@@ -131,6 +189,52 @@ class ScaleDecision:
     reason: str = ""
     able_to_scale: str | None = None
     scaling_limited: str | None = None
+    limited: bool = False
+    scaling_active: HPACondition | None = None
+    events: tuple[HPAEvent, ...] = ()
+    metrics: tuple[MetricStatus | None, ...] = ()
+
+    def conditions(self) -> tuple[HPACondition, ...]:
+        """The conditions the sync set, in ``setCondition``'s order: ``AbleToScale`` (``SucceededRescale``
+        once the scale is updated, else what the normalization set, else ``SucceededGetScale``), then
+        ``ScalingActive`` and ``ScalingLimited`` where it set them."""
+        if self.rescale:
+            able = HPACondition(
+                "AbleToScale",
+                "True",
+                "SucceededRescale",
+                f"the HPA controller was able to update the target scale to {self.desired_replicas}",
+            )
+        else:
+            reason = self.able_to_scale or "SucceededGetScale"
+            able = HPACondition("AbleToScale", "True", reason, CONDITION_MESSAGES[reason])
+        out = [able]
+        if self.scaling_active is not None:
+            out.append(self.scaling_active)
+        if self.scaling_limited is not None:
+            out.append(
+                HPACondition(
+                    "ScalingLimited",
+                    "True" if self.limited else "False",
+                    self.scaling_limited,
+                    CONDITION_MESSAGES[self.scaling_limited],
+                )
+            )
+        return tuple(out)
+
+
+#: the sync of a target at zero replicas (``minReplicas`` above zero): autoscaling is disabled
+SCALING_DISABLED = ScaleDecision(
+    0,
+    rescale=False,
+    reason="ScalingDisabled",
+    scaling_active=HPACondition(
+        "ScalingActive",
+        "False",
+        "ScalingDisabled",
+        "scaling is disabled since the replica count of the target is zero",
+    ),
+)
 
 
 def calculate_scale_up_limit(current_replicas: int, factor: float = SCALE_UP_LIMIT_FACTOR) -> int:
@@ -331,6 +435,11 @@ def store_scale_event(
         events[old_index] = entry
 
 
+def _unable_message(error: str) -> str:
+    """``getUnableComputeReplicaCountCondition``'s message."""
+    return f"the HPA was unable to compute the replica count: {error}"
+
+
 def _record(
     history: list[TimestampedRecommendation], old_index: int | None, entry: TimestampedRecommendation
 ) -> None:
@@ -406,7 +515,7 @@ class HorizontalAutoscaler:
             observations=observations,
             controlling_hpas=controlling_hpas,
         )
-        return self.decide(now, spec_replicas, *proposal)
+        return self.decide(now, spec_replicas, proposal)
 
     @property
     def proposal_reads_time(self) -> bool:
@@ -423,16 +532,31 @@ class HorizontalAutoscaler:
         pods: Sequence[HPAPod],
         observations: Sequence[MetricObservation],
         controlling_hpas: Collection[str] = (),
-    ) -> tuple[int | None, str]:
-        """The metrics' proposal of a sync and the metric it came from, or None when the sync computes
-        none or the metrics are invalid.
+    ) -> MetricsOutcome:
+        """The metrics' proposal of a sync (``computeReplicasForMetrics``): its replica count and the metric
+        it came from (None when the sync computes none or the metrics are invalid), with the status and
+        events it leaves.
 
         ``controlling_hpas`` are the HPAs whose selectors select any of ``pods``, this one included
         (``hpasControllingPodsUnderSelector``): more than one is ``validateAndParseSelector``'s
         AmbiguousSelector, and no metric is computed (the count is still clamped to
-        ``[minReplicas, maxReplicas]``)."""
-        if not self.metrics_needed(spec_replicas) or len(controlling_hpas) > 1:
-            return None, ""
+        ``[minReplicas, maxReplicas]``); its message's selector is not modelled (the target's own pods are
+        what gpufleet's HPA selects)."""
+        if not self.metrics_needed(spec_replicas):
+            return MetricsOutcome(None)
+        if len(controlling_hpas) > 1:
+            message = (
+                "pods by selector <not modelled> are controlled by multiple HPAs: "
+                f"[{' '.join(sorted(controlling_hpas))}]"
+            )
+            return MetricsOutcome(
+                None,
+                scaling_active=HPACondition("ScalingActive", "False", "AmbiguousSelector", message),
+                warnings=(
+                    HPAEvent("Warning", "AmbiguousSelector", message),
+                    HPAEvent("Warning", "FailedComputeMetricsReplicas", message),
+                ),
+            )
         try:
             proposal = compute_replicas_for_metrics(
                 self.spec,
@@ -444,52 +568,105 @@ class HorizontalAutoscaler:
                 calculator=self.config.replica_calculator(),
                 tolerances=self.config.tolerances_for(self.spec),
             )
-        except InvalidMetricsError:
-            return None, ""
-        return proposal.replicas, proposal.metric
+        except InvalidMetricsError as err:
+            assert err.condition is not None  # the first invalid metric's (``compute_replicas_for_metrics``)
+            reason, error = err.condition
+            return MetricsOutcome(
+                None,
+                statuses=err.statuses,
+                scaling_active=HPACondition("ScalingActive", "False", reason, _unable_message(error)),
+                warnings=(
+                    *(HPAEvent("Warning", r, e) for r, e in err.failures),
+                    HPAEvent("Warning", "FailedComputeMetricsReplicas", str(err)),
+                ),
+            )
+        return MetricsOutcome(
+            proposal.replicas,
+            proposal.metric,
+            proposal.statuses,
+            HPACondition(
+                "ScalingActive",
+                "True",
+                "ValidMetricFound",
+                f"the HPA was able to successfully calculate a replica count from {proposal.metric}",
+            ),
+            tuple(HPAEvent("Warning", r, e) for r, e in proposal.failures),
+        )
 
     def decide(
-        self, now: float, current_replicas: int, computed_desired: int | None, metric: str = ""
+        self,
+        now: float,
+        current_replicas: int,
+        computed_desired: int | MetricsOutcome | None,
+        metric: str = "",
     ) -> ScaleDecision:
-        """:meth:`sync` with the reasons (``metric`` names the proposal's metric in a scale-up's reason);
-        updates the recommendation history and the scale events."""
+        """:meth:`sync` with the reasons, conditions and events; ``computed_desired`` is the metrics'
+        proposal (:meth:`propose`'s outcome, or its count alone with ``metric`` naming its metric in a
+        scale-up's reason). Updates the recommendation history and the scale events."""
+        outcome = (
+            computed_desired
+            if isinstance(computed_desired, MetricsOutcome)
+            else MetricsOutcome(computed_desired, metric)
+        )
         spec = self.spec
         if not self._seen:
             self._seen = True
             self.recommendations.append(TimestampedRecommendation(current_replicas, now))
         able: str | None = None
         limited: str | None = None
+        is_limited = False
         if current_replicas == 0 and spec.min_replicas != 0:
-            return ScaleDecision(0, rescale=False, reason="ScalingDisabled")
+            return SCALING_DISABLED
         if current_replicas > spec.max_replicas:
             desired, reason = spec.max_replicas, "Current number of replicas above Spec.MaxReplicas"
         elif current_replicas < spec.min_replicas:
             desired, reason = spec.min_replicas, "Current number of replicas below Spec.MinReplicas"
-        elif computed_desired is None:
-            return ScaleDecision(current_replicas, rescale=False, reason="FailedComputeMetricsReplicas")
+        elif outcome.replicas is None:
+            return ScaleDecision(
+                current_replicas,
+                rescale=False,
+                reason="FailedComputeMetricsReplicas",
+                scaling_active=outcome.scaling_active,
+                events=outcome.warnings,
+                metrics=outcome.statuses,
+            )
         else:
-            desired = max(computed_desired, 0)
+            desired = max(outcome.replicas, 0)
             reason = ""
             if desired > current_replicas:
-                reason = f"{metric} above target"
+                reason = f"{outcome.metric} above target"
             elif desired < current_replicas:
                 reason = "All metrics below target"
-            if spec.behavior is None:
-                desired, able, limited = self._normalize_desired_replicas(now, current_replicas, desired)
-            else:
-                desired, able, limited = self._normalize_desired_replicas_with_behaviors(
-                    now, current_replicas, desired
-                )
+            normalize = (
+                self._normalize_desired_replicas
+                if spec.behavior is None
+                else self._normalize_desired_replicas_with_behaviors
+            )
+            desired, able, limited, is_limited = normalize(now, current_replicas, desired)
+        status = ScaleDecision(
+            current_replicas,
+            rescale=False,
+            able_to_scale=able,
+            scaling_limited=limited,
+            limited=is_limited,
+            scaling_active=outcome.scaling_active,
+            events=outcome.warnings,
+            metrics=outcome.statuses,
+        )
         if desired == current_replicas:
-            return ScaleDecision(current_replicas, rescale=False, able_to_scale=able, scaling_limited=limited)
+            return status
         self._store_scale_event(now, current_replicas, desired)
-        return ScaleDecision(
-            desired, rescale=True, reason=reason, able_to_scale=able, scaling_limited=limited
+        rescaled = HPAEvent("Normal", "SuccessfulRescale", f"New size: {desired}; reason: {reason}")
+        return replace(
+            status, desired_replicas=desired, rescale=True, reason=reason, events=(*status.events, rescaled)
         )
 
-    def _normalize_desired_replicas(self, now: float, current: int, desired: int) -> tuple[int, str, str]:
+    def _normalize_desired_replicas(
+        self, now: float, current: int, desired: int
+    ) -> tuple[int, str, str, bool]:
         """``normalizeDesiredReplicas`` (no ``spec.behavior``): downscale stabilization, then
-        ``convertDesiredReplicasWithRules``."""
+        ``convertDesiredReplicasWithRules``; the count, the AbleToScale and ScalingLimited reasons and
+        whether the limit changed the count."""
         stabilized = stabilize_recommendation(
             self.recommendations, now, desired, self.config.downscale_stabilization_window
         )
@@ -498,7 +675,7 @@ class HorizontalAutoscaler:
         result, limited = convert_desired_replicas_with_rules(
             current, stabilized, spec.min_replicas, spec.max_replicas, self.config.scale_up_limit_factor
         )
-        return result, able, limited
+        return result, able, limited, result != stabilized
 
     def rules(self) -> tuple[HPAScalingRules, HPAScalingRules]:
         """The defaulted scale-up and scale-down rules of ``spec.behavior`` (which must be set), the
@@ -514,8 +691,9 @@ class HorizontalAutoscaler:
 
     def _normalize_desired_replicas_with_behaviors(
         self, now: float, current: int, desired: int
-    ) -> tuple[int, str, str]:
-        """``normalizeDesiredReplicasWithBehaviors``: stabilize, then apply the policies' rate limits."""
+    ) -> tuple[int, str, str, bool]:
+        """``normalizeDesiredReplicasWithBehaviors``: stabilize, then apply the policies' rate limits (as
+        :meth:`_normalize_desired_replicas` returns them)."""
         up, down = self.rules()
         stabilized, stabilized_reason = stabilize_recommendation_with_behaviors(
             self.recommendations,
@@ -537,7 +715,7 @@ class HorizontalAutoscaler:
             self.scale_down_events,
             now,
         )
-        return result, able, limited
+        return result, able, limited, result != stabilized
 
     def _store_scale_event(self, now: float, previous: int, new: int) -> None:
         """``storeScaleEvent``: only with a behavior (the legacy path keeps no events)."""

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gpufleet.model.hpa import (
+    CrossVersionObjectReference,
     ExternalMetricSource,
     HorizontalPodAutoscalerSpec,
     MetricSpec,
@@ -62,7 +63,11 @@ DEFAULT_METRIC_WINDOW = 60.0
 
 
 class ReplicaCalculationError(ValueError):
-    """A metric the controller cannot compute a proposal from (upstream's error text)."""
+    """A metric the controller cannot compute a proposal from (upstream's error text). ``condition`` is the
+    reason and error of the ``ScalingActive`` condition and Warning event the failure makes
+    (``getUnableComputeReplicaCountCondition``), once the metric's type has named it."""
+
+    condition: tuple[str, str] | None = None
 
 
 @contextmanager
@@ -71,12 +76,30 @@ def _prefixed(prefix: str) -> Iterator[None]:
     try:
         yield
     except ReplicaCalculationError as err:
-        raise ReplicaCalculationError(f"{prefix}: {err}") from err
+        wrapped = ReplicaCalculationError(f"{prefix}: {err}")
+        wrapped.condition = err.condition
+        raise wrapped from err
+
+
+@contextmanager
+def _unable(reason: str) -> Iterator[None]:
+    """``getUnableComputeReplicaCountCondition``: the failure as the metric type's ``reason`` and the error
+    as the ``computeStatusFor*Metric`` step has it, before the outer steps' prefixes."""
+    try:
+        yield
+    except ReplicaCalculationError as err:
+        if err.condition is None:
+            err.condition = (reason, str(err))
+        raise
 
 
 class InvalidMetricsError(ReplicaCalculationError):
     """``computeReplicasForMetrics`` failed: every metric is invalid, or some are and the others would
-    scale down."""
+    scale down. ``condition`` is the first invalid metric's, ``failures`` every invalid metric's;
+    ``statuses`` the metrics' current values (None: invalid)."""
+
+    statuses: tuple[MetricStatus | None, ...] = ()
+    failures: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,13 +170,31 @@ class MetricReplicas:
 
 
 @dataclass(frozen=True)
+class MetricStatus:
+    """One entry of the HPA's ``status.currentMetrics`` (``autoscalingv2.MetricStatus``): the metric's type
+    and name and its current value (milli) in the field its target fills (``computeStatusFor*Metric``): a
+    ``Value`` target ``value``, an ``AverageValue`` target ``average_value``, a Resource ``Utilization``
+    target ``average_utilization`` (percent) and ``average_value`` (the raw average)."""
+
+    type: Literal["Resource", "Pods", "Object", "External"]
+    name: str
+    value: int | None = None
+    average_value: int | None = None
+    average_utilization: int | None = None
+
+
+@dataclass(frozen=True)
 class MetricsProposal:
     """``computeReplicasForMetrics``: the largest proposal, the metric that made it, and the errors of
-    the metrics that were invalid (non-fatal: a partial outage may still scale up)."""
+    the metrics that were invalid (non-fatal: a partial outage may still scale up), each metric's current
+    value (None: invalid) and the invalid metrics' failures (reason, error: ``condition`` of
+    :class:`ReplicaCalculationError`), each a Warning event upstream."""
 
     replicas: int
     metric: str
     errors: tuple[str, ...] = ()
+    statuses: tuple[MetricStatus | None, ...] = ()
+    failures: tuple[tuple[str, str], ...] = ()
 
 
 #: One observation per metric of the spec: a ``Resource`` or ``Pods`` metric takes the samples by pod
@@ -547,25 +588,26 @@ def compute_replicas_for_metric(
     now: float,
     calculator: ReplicaCalculator = ReplicaCalculator(),
     tolerances: Tolerances = Tolerances(),
-) -> tuple[int, str]:
-    """``computeReplicasForMetric``: one metric's proposal and its description, or
-    :class:`ReplicaCalculationError` with upstream's message chain."""
+) -> tuple[int, str, MetricStatus]:
+    """``computeReplicasForMetric``: one metric's proposal, its description and its current value, or
+    :class:`ReplicaCalculationError` with upstream's message chain and the ``ScalingActive`` condition."""
     if isinstance(metric, ResourceMetricSource):
         return _resource_proposal(metric, observation, spec_replicas, pods, now, calculator, tolerances)
     if isinstance(metric, PodsMetricSource):
         target_usage = metric.target.average_value
         assert target_usage is not None  # a Pods target is AverageValue (MetricTarget validation)
-        with _prefixed("failed to get pods metric value"):
+        name = metric.metric.name
+        with _prefixed("failed to get pods metric value"), _unable("FailedGetPodsMetric"):
             result = calculator.get_metric_replicas(
                 spec_replicas,
                 target_usage,
-                metric.metric.name,
+                name,
                 pods=pods,
                 metrics=_samples(observation, "pods"),
                 now=now,
                 tolerances=tolerances,
             )
-        return result.replicas, f"pods metric {metric.metric.name}"
+        return result.replicas, f"pods metric {name}", MetricStatus("Pods", name, average_value=result.usage)
     if isinstance(metric, ObjectMetricSource):
         return _object_proposal(
             metric, observation, spec_replicas, status_replicas, pods, calculator, tolerances
@@ -594,11 +636,11 @@ def _resource_proposal(
     now: float,
     calculator: ReplicaCalculator,
     tolerances: Tolerances,
-) -> tuple[int, str]:
+) -> tuple[int, str, MetricStatus]:
     """``computeStatusForResourceMetricGeneric``: ``averageValue`` wins over ``averageUtilization``."""
     name = metric.name
     target = metric.target
-    with _prefixed(f"failed to get {name} resource metric value"):
+    with _prefixed(f"failed to get {name} resource metric value"), _unable("FailedGetResourceMetric"):
         samples = _samples(observation, "resource")
         if target.average_value is not None:
             with _prefixed(f"failed to get {name} usage"):
@@ -611,14 +653,27 @@ def _resource_proposal(
                     now=now,
                     tolerances=tolerances,
                 )
-            return raw.replicas, f"{name} resource"
+            return raw.replicas, f"{name} resource", MetricStatus("Resource", name, average_value=raw.usage)
         utilization = target.average_utilization
         assert utilization is not None  # a Resource target is Utilization or AverageValue (validation)
         with _prefixed(f"failed to get {name} utilization"):
             util = calculator.get_resource_replicas(
                 spec_replicas, utilization, name, pods=pods, metrics=samples, now=now, tolerances=tolerances
             )
-        return util.replicas, f"{name} resource utilization (percentage of request)"
+    return (
+        util.replicas,
+        f"{name} resource utilization (percentage of request)",
+        MetricStatus(
+            "Resource", name, average_value=util.raw_utilization, average_utilization=util.utilization
+        ),
+    )
+
+
+def _object_value(observation: MetricObservation, ref: CrossVersionObjectReference, name: str) -> int:
+    """The described object's value; anything but one number is the metrics API's failure."""
+    if observation is None or isinstance(observation, bool) or not isinstance(observation, int):
+        raise ReplicaCalculationError(f"unable to get metric {name} on {ref.kind} {ref.name}")
+    return observation
 
 
 def _object_proposal(
@@ -629,27 +684,41 @@ def _object_proposal(
     pods: Sequence[HPAPod],
     calculator: ReplicaCalculator,
     tolerances: Tolerances,
-) -> tuple[int, str]:
+) -> tuple[int, str, MetricStatus]:
     """``computeStatusForObjectMetric``: ``Value`` from ``spec.replicas``, ``AverageValue`` from
     ``status.replicas`` (described, as upstream does, as an "external metric")."""
     ref = metric.described_object
     name = metric.metric.name
     target = metric.target
     with _prefixed("failed to get object metric value"):
-        if observation is None or isinstance(observation, bool) or not isinstance(observation, int):
-            raise ReplicaCalculationError(f"unable to get metric {name} on {ref.kind} {ref.name}")
         if target.type == "Value":
             assert target.value is not None  # MetricTarget validation
-            result = calculator.get_object_metric_replicas(
-                spec_replicas, target.value, observation, pods=pods, tolerances=tolerances
+            with _unable("FailedGetObjectMetric"):
+                result = calculator.get_object_metric_replicas(
+                    spec_replicas,
+                    target.value,
+                    _object_value(observation, ref, name),
+                    pods=pods,
+                    tolerances=tolerances,
+                )
+            return (
+                result.replicas,
+                f"{ref.kind} metric {name}",
+                MetricStatus("Object", name, value=result.usage),
             )
-            return result.replicas, f"{ref.kind} metric {name}"
         assert target.average_value is not None  # an Object target is Value or AverageValue (validation)
-        with _prefixed(f"failed to get {name} object metric"):
+        with _prefixed(f"failed to get {name} object metric"), _unable("FailedGetObjectMetric"):
             result = calculator.get_object_per_pod_metric_replicas(
-                status_replicas, target.average_value, observation, tolerances=tolerances
+                status_replicas,
+                target.average_value,
+                _object_value(observation, ref, name),
+                tolerances=tolerances,
             )
-        return result.replicas, f"external metric {name}({_selector_text(metric.metric.selector)})"
+        return (
+            result.replicas,
+            f"external metric {name}({_selector_text(metric.metric.selector)})",
+            MetricStatus("Object", name, average_value=result.usage),
+        )
 
 
 def _external_proposal(
@@ -660,13 +729,13 @@ def _external_proposal(
     pods: Sequence[HPAPod],
     calculator: ReplicaCalculator,
     tolerances: Tolerances,
-) -> tuple[int, str]:
+) -> tuple[int, str, MetricStatus]:
     """``computeStatusForExternalMetric``: an ``averageValue`` target (from ``status.replicas``) wins over
     a ``value`` target (from ``spec.replicas``)."""
     name = metric.metric.name
     target = metric.target
     description = f"external metric {name}({_selector_text(metric.metric.selector)})"
-    with _prefixed(f"failed to get {name} external metric value"):
+    with _prefixed(f"failed to get {name} external metric value"), _unable("FailedGetExternalMetric"):
         if observation is None:
             values: Sequence[int] = ()
         elif isinstance(observation, Sequence):
@@ -676,17 +745,17 @@ def _external_proposal(
                 f"an external metric needs the values of its series, got {type(observation).__name__}"
             )
         if target.average_value is not None:
-            with _prefixed(f"failed to get {name} external metric"):
+            with _prefixed(f"failed to get {name} external metric"), _unable("FailedGetExternalMetric"):
                 result = calculator.get_external_per_pod_metric_replicas(
                     status_replicas, target.average_value, name, values, tolerances=tolerances
                 )
-            return result.replicas, description
+            return result.replicas, description, MetricStatus("External", name, average_value=result.usage)
         assert target.value is not None  # an External target is Value or AverageValue (validation)
-        with _prefixed(f"failed to get external metric {name}"):
+        with _prefixed(f"failed to get external metric {name}"), _unable("FailedGetExternalMetric"):
             result = calculator.get_external_metric_replicas(
                 spec_replicas, target.value, name, values, pods=pods, tolerances=tolerances
             )
-        return result.replicas, description
+        return result.replicas, description, MetricStatus("External", name, value=result.usage)
 
 
 def compute_replicas_for_metrics(
@@ -716,9 +785,11 @@ def compute_replicas_for_metrics(
     replicas = 0
     description = ""
     errors: list[str] = []
+    statuses: list[MetricStatus | None] = []
+    failures: list[tuple[str, str]] = []
     for metric, observation in zip(metrics, observations, strict=True):
         try:
-            proposal, name = compute_replicas_for_metric(
+            proposal, name, status = compute_replicas_for_metric(
                 metric,
                 observation,
                 spec_replicas=spec_replicas,
@@ -730,11 +801,18 @@ def compute_replicas_for_metrics(
             )
         except ReplicaCalculationError as err:
             errors.append(str(err))
+            statuses.append(None)
+            assert err.condition is not None  # every metric type names its failure (``_unable``)
+            failures.append(err.condition)
             continue
+        statuses.append(status)
         if replicas == 0 or proposal > replicas:
             replicas, description = proposal, name
     if len(errors) >= len(metrics) or (errors and replicas < spec_replicas):
-        raise InvalidMetricsError(
+        invalid = InvalidMetricsError(
             f"invalid metrics ({len(errors)} invalid out of {len(metrics)}), first error is: {errors[0]}"
         )
-    return MetricsProposal(replicas, description, tuple(errors))
+        invalid.condition, invalid.statuses = failures[0], tuple(statuses)
+        invalid.failures = tuple(failures)
+        raise invalid
+    return MetricsProposal(replicas, description, tuple(errors), tuple(statuses), tuple(failures))

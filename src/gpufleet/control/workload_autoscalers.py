@@ -19,7 +19,8 @@ A ScaledObject with ``advanced.scalingModifiers`` gives its HPA one External met
 the formula over every trigger's value (``autoscaling.keda_scaling_modifiers``); what KEDA last answered
 for each External metric is kept for ``summary.json``'s ``scaled_objects`` (``scaled_object_figures``).
 A ScaledJob's pending Jobs are counted as KEDA's ``getPendingJobCount`` does
-(``autoscaling.keda_scaled_job.job_is_pending``).
+(``autoscaling.keda_scaled_job.job_is_pending``). Each HPA's status, conditions and events, as the controller
+leaves them at each sync, are kept for ``summary.json``'s ``hpas`` (``autoscaling.hpa_status``).
 """
 
 from __future__ import annotations
@@ -30,8 +31,14 @@ from functools import partial
 from operator import attrgetter
 from typing import Any
 
-from gpufleet.autoscaling.hpa_controller import HPA_SYNC_PERIOD_SECONDS, HorizontalAutoscaler
+from gpufleet.autoscaling.hpa_controller import (
+    HPA_SYNC_PERIOD_SECONDS,
+    SCALING_DISABLED,
+    HorizontalAutoscaler,
+    MetricsOutcome,
+)
 from gpufleet.autoscaling.hpa_replicas import HPAPod, MetricObservation, PodMetric
+from gpufleet.autoscaling.hpa_status import HPAStatus, hpa_summary
 from gpufleet.autoscaling.keda import (
     FallbackTracker,
     HpaExternalMetric,
@@ -126,9 +133,11 @@ class HpaRuntime:
     #: its target's pods at the last sync (``TargetPods``)
     pods_read: TargetPods | None = None
     #: the last sync's proposal, with what it was made of (``_propose``)
-    proposed: tuple[tuple[object, ...], tuple[int | None, str]] | None = None
+    proposed: tuple[tuple[object, ...], MetricsOutcome] | None = None
     #: for the HPA a ScaledObject owns: what KEDA last answered for each External metric (None: no metric)
     answered: dict[str, float | None] = field(default_factory=dict)
+    #: the HPA's status and events as the controller leaves them (``summary.json``'s ``hpas``)
+    status: HPAStatus = field(default_factory=HPAStatus)
 
 
 def keda_hpa_spec(inputs: KedaHpaInputs, so: ScaledObjectSpec) -> HorizontalPodAutoscalerSpec:
@@ -331,7 +340,7 @@ class WorkloadAutoscalers:
         pods: list[HPAPod],
         statuses: list[PodStatus],
         hpas_of: dict[str, list[str]],
-    ) -> tuple[int | None, str]:
+    ) -> MetricsOutcome:
         """The metrics' proposal (``HorizontalAutoscaler.propose``). The last sync's stands when it was
         made of the same replica counts, pods and values read, unless the proposal reads the time."""
         values = self._values(rt, statuses)
@@ -394,11 +403,15 @@ class WorkloadAutoscalers:
             hpas_of.setdefault(rt.target, []).append(rt.key)
         for rt in runtimes:
             controller = self.port.scale_target(rt.target)
-            if controller is None or (rt.keda is not None and controller.replicas == 0):
+            if controller is None:
+                continue
+            if rt.keda is not None and controller.replicas == 0:  # KEDA scales it from zero, the HPA stands
+                rt.status.record(now, 0, SCALING_DISABLED)
                 continue
             statuses, pods = self._target_pods(rt)
             proposal = self._propose(rt, controller.replicas, len(controller.active), pods, statuses, hpas_of)
-            decision = rt.hpa.decide(now, controller.replicas, *proposal)
+            decision = rt.hpa.decide(now, controller.replicas, proposal)
+            rt.status.record(now, controller.replicas, decision)
             if decision.desired_replicas != controller.replicas:
                 self.port.scale(rt.target, decision.desired_replicas)
         self.clock.at(now + HPA_SYNC_PERIOD_SECONDS, Priority.CONTROLLER, self._hpa_sync, background=True)
@@ -469,6 +482,15 @@ class WorkloadAutoscalers:
                 entry["activation_target"] = modifiers.activation_value
             out[f"{so.namespace}/{so.name}"] = entry
         return out
+
+    def hpa_figures(self) -> dict[str, dict[str, Any]]:
+        """``summary.json``'s ``hpas``, by ``namespace/name``: each HPA's spec, status, conditions, events and
+        rescales (``autoscaling.hpa_status.hpa_summary``), KEDA's under the name KEDA gives them."""
+        out = {rt.key: hpa_summary(rt.hpa.spec, rt.status) for rt in self.hpas}
+        for so, _, rt in self.scaled_objects:
+            key = f"{so.namespace}/{hpa_inputs(so).name}"
+            out[key] = hpa_summary(rt.hpa.spec, rt.status, f"{so.namespace}/{so.name}")
+        return dict(sorted(out.items()))
 
     def active_jobs(self, key: str) -> int:
         return sum(1 for k in self.jobs_of[key] if (j := self.port.job(k)) is not None and not j.done)

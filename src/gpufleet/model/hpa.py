@@ -48,6 +48,28 @@ def milli_value(quantity: object) -> int:
     return math.ceil(parse_quantity(quantity) * 1000)
 
 
+_BINARY_SUFFIXES = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def milli_quantity(milli: int, binary: bool = False) -> str:
+    """``resource.NewMilliQuantity(milli, DecimalSI or BinarySI).String()``: the canonical text of a
+    milli-value (``1500`` -> ``"1500m"``, ``2000`` -> ``"2"``, ``3000000`` -> ``"3k"``; binary, a whole
+    number of bytes in the largest power of 1024 that divides it: ``1073741824000`` -> ``"1Gi"``)."""
+    if milli % 1000:
+        return f"{milli}m"
+    number = milli // 1000
+    if binary:
+        for suffix, factor in _BINARY_SUFFIXES:
+            if number and number % factor == 0:
+                return f"{number // factor}{suffix}"
+        return str(number)
+    for suffix in ("", "k", "M", "G", "T", "P"):
+        if number == 0 or number % 1000:
+            return f"{number}{suffix}"
+        number //= 1000
+    return f"{number}E"
+
+
 @dataclass(frozen=True)
 class CrossVersionObjectReference:
     """``scaleTargetRef`` or an Object metric's ``describedObject``."""

@@ -278,6 +278,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
         **(
             {"scaled_objects": scaled} if (scaled := sim.workload_autoscalers.scaled_object_figures()) else {}
         ),
+        **({"hpas": hpas} if (hpas := sim.workload_autoscalers.hpa_figures()) else {}),
         **({"workload_status": workload_status} if workload_status else {}),
         "pods": [_pod_record(sim, r, reach, hints) for r in records],
         "nodes": nodes,
