@@ -23,6 +23,9 @@ from typing import Any
 import yaml
 
 NAMESPACE = "default"
+#: ``--bypassed-scheduler-names`` on both sides: a scheduler name no pod uses, so cluster-autoscaler skips its
+#: wait for "very new" pods (2 s, 30 s with GPU pods: ``allPodsAreNew``) and nothing else changes
+UNUSED_SCHEDULER = "gpufleet-fidelity-no-such-scheduler"
 PRODUCTS = {1: "Tesla-T4", 2: "NVIDIA-L4", 4: "NVIDIA-A10G", 8: "NVIDIA-H100-80GB-HBM3"}
 
 
@@ -48,12 +51,14 @@ class AutoscalerCase:
         return next((d["data"]["priorities"] for d in self.documents if d["kind"] == "ConfigMap"), None)
 
     def scenario(self) -> list[dict[str, Any]]:
-        """The gpufleet scenario: the documents and a Simulation with the autoscaler settings."""
+        """The gpufleet scenario: the documents and a Simulation with the autoscaler settings (and the real
+        side's ``--bypassed-scheduler-names``)."""
+        autoscaler = {"scanInterval": "1s", "bypassedSchedulerNames": [UNUSED_SCHEDULER], **self.settings}
         simulation = {
             "apiVersion": "gpufleet.io/v1alpha1",
             "kind": "Simulation",
             "metadata": {"name": self.name.replace("/", "-")},
-            "spec": {"duration": "10m", "autoscaler": {"scanInterval": "1s", **self.settings}},
+            "spec": {"duration": "10m", "autoscaler": autoscaler},
         }
         return [*self.documents, simulation]
 

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from e2e.controlplane import KWOK_NODE_ANNOTATION, ControlPlane
-from e2e.fidelity.autoscaler_cases import NAMESPACE, AutoscalerCase
+from e2e.fidelity.autoscaler_cases import NAMESPACE, UNUSED_SCHEDULER, AutoscalerCase
 from e2e.fidelity.autoscaler_decisions import Decisions
 from gpufleet.kube.load import load_scenario
 from gpufleet.kube.manifests import node_manifest
@@ -47,7 +47,6 @@ REMOVAL_S = 45.0
 #: how long cluster-autoscaler is watched after its first loop
 WATCH_S = {"scale-up": 15.0, "no-scale-up": 8.0, "scale-down": 8.0}
 POLL_S = 0.1
-UNUSED_SCHEDULER = "gpufleet-fidelity-no-such-scheduler"
 CONFIG_MAPS = ("kwok-provider-config", "kwok-provider-templates", "cluster-autoscaler-priority-expander")
 
 
@@ -67,7 +66,8 @@ def _flags(case: AutoscalerCase) -> list[str]:
         "--kube-client-qps=200",
         "--kube-client-burst=400",
         # a scheduler name no pod uses: cluster-autoscaler then skips its wait for "very new" pods (2 s,
-        # 30 s with GPU pods: ``allPodsAreNew``), which gpufleet does not model, and nothing else changes
+        # 30 s with GPU pods: ``allPodsAreNew``) and nothing else changes; gpufleet's side sets the same
+        # (``AutoscalerCase.scenario``)
         f"--bypassed-scheduler-names={UNUSED_SCHEDULER}",
         "--v=2",
     ]

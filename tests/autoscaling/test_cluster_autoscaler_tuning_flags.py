@@ -135,10 +135,11 @@ def first_scale_up(tmp_path: Path, autoscaler: str, annotations: str = "") -> fl
 
 
 def test_a_pod_younger_than_new_pod_scale_up_delay_triggers_no_scale_up_until_older(tmp_path: Path) -> None:
-    """``filterOutYoungPods``: a pod created at 0 s scales the pool up at the first scan (0 s) by default;
-    with ``newPodScaleUpDelay: 45s`` only once older than 45 s (``podAge > delay``): at the scan at 50 s, the
-    loop waking for it with nothing else to do; at 40 s with a 30 s delay (at 30 s it is exactly 30 s old)."""
-    assert first_scale_up(tmp_path, "") == 0.0
+    """``filterOutYoungPods``: a GPU pod created at 0 s scales the pool up at 30 s by default (not young, but
+    very new until then: ``allPodsAreNew``); with ``newPodScaleUpDelay: 45s`` only once older than 45 s
+    (``podAge > delay``): at the scan at 50 s, the loop waking for it with nothing else to do; at 40 s with a
+    30 s delay (at 30 s it is exactly 30 s old)."""
+    assert first_scale_up(tmp_path, "") == 30.0
     assert first_scale_up(tmp_path, "newPodScaleUpDelay: 45s") == 50.0
     assert first_scale_up(tmp_path, "newPodScaleUpDelay: 30s") == 40.0
 
@@ -155,8 +156,9 @@ def test_the_pod_scale_up_delay_annotation_lengthens_the_flag_and_never_shortens
 
 
 def test_a_young_pod_gets_no_not_trigger_scale_up_until_old_enough(tmp_path: Path) -> None:
-    """A pool of one node at most and two 8-GPU pods, created at 0 s and 15 s: by default the first scales it
-    up at 0 s and the second is told it did not trigger a scale-up at the scan at 20 s; with
+    """A pool of one node at most and two 8-GPU pods, created at 0 s and 15 s, with
+    ``bypassedSchedulerNames`` set (no ``allPodsAreNew`` wait, which would hold them back too): by default the
+    first scales it up at 0 s and the second is told it did not trigger a scale-up at the scan at 20 s; with
     ``newPodScaleUpDelay: 20s`` the young pods are left out before the orchestrator (no event): the first
     scales up at 30 s, and the second is told only at 40 s, once 25 s old."""
     pods = [pod(name, f", gpufleet.io/submit-at: {at}") for name, at in (("a", "0s"), ("b", "15s"))]
@@ -164,9 +166,11 @@ def test_a_young_pod_gets_no_not_trigger_scale_up_until_old_enough(tmp_path: Pat
     def told(sim: Any) -> list[tuple[float, tuple[str, ...]]]:
         return [(e.t_s, e.pods) for e in sim.autoscaler.events if e.kind == "no-scale-up"][:1]
 
-    default = run_simulation(write(tmp_path, simulation("5m"), pool(0, 1), *pods))
+    bypassed = "bypassedSchedulerNames: [default-scheduler]"
+    default = run_simulation(write(tmp_path, simulation("5m", bypassed), pool(0, 1), *pods))
     assert (events(default, "scale-up"), told(default)) == ([(0.0, ("h100-0",))], [(20.0, ("default/b",))])
-    sim = run_simulation(write(tmp_path, simulation("5m", "newPodScaleUpDelay: 20s"), pool(0, 1), *pods))
+    delayed = f"{bypassed}, newPodScaleUpDelay: 20s"
+    sim = run_simulation(write(tmp_path, simulation("5m", delayed), pool(0, 1), *pods))
     assert (events(sim, "scale-up"), told(sim)) == ([(30.0, ("h100-0",))], [(40.0, ("default/b",))])
 
 

@@ -271,12 +271,13 @@ def test_placeholders_at_minus_ten_make_the_room_the_faq_s_overprovisioning_reci
     tmp_path: Path,
 ) -> None:
     """The FAQ's overprovisioning recipe (placeholders at -10, not below the default cutoff): the pending
-    placeholder triggers a scale-up at once; at 20 minutes a training pod preempts a placeholder and runs in
-    its room without a scale-up, and the placeholder's replacement triggers the next one."""
+    placeholder triggers a scale-up once 30 s old (``allPodsAreNew``'s wait for a new GPU pod: at 30 s); at 20
+    minutes a training pod preempts a placeholder and runs in its room without a scale-up, and the
+    placeholder's replacement, created then, triggers the next one 30 s later."""
     sim = run_simulation(write(tmp_path, NODE_POOL, placeholders(-10, 2), TRAIN, simulation("40m")))
     assert scale_events(sim) == [
-        (0.0, "scale-up", ("h100-1",), ("default/placeholder-1",)),
-        (1200.0, "scale-up", ("h100-2",), ("default/placeholder-2",)),
+        (30.0, "scale-up", ("h100-1",), ("default/placeholder-1",)),
+        (1230.0, "scale-up", ("h100-2",), ("default/placeholder-2",)),
     ]
     assert sim.records["default/train"].phase == "Running"
 

@@ -92,19 +92,21 @@ def events(sim: Any) -> list[tuple[float, str, str | None, tuple[str, ...]]]:
 
 
 def test_a_pending_gang_gets_all_four_nodes_of_an_atomic_pool_in_one_scale_up(tmp_path: Path) -> None:
-    """A 4-pod gang of 8 GPUs a pod: the empty atomic pool grows to its max, 4 nodes, in one scale-up."""
+    """A 4-pod gang of 8 GPUs a pod: the empty atomic pool grows to its max, 4 nodes, in one scale-up (at
+    30 s: ``allPodsAreNew`` waits until the oldest GPU pod, created at 0 s, is 30 s old)."""
     sim = run_simulation(
         write(tmp_path, slice_pool() + job("train", 4, 8, "1h", gang=True) + simulation("30m"))
     )
     ups = [e for e in events(sim) if e[1] == "scale-up"]
-    assert ups == [(0.0, "scale-up", "slice", ("slice-0", "slice-1", "slice-2", "slice-3"))]
+    assert ups == [(30.0, "scale-up", "slice", ("slice-0", "slice-1", "slice-2", "slice-3"))]
 
 
 def test_one_small_pod_grows_an_atomic_pool_to_its_max(tmp_path: Path) -> None:
-    """One 1-GPU pod fits one node, but the atomic pool only grows from zero to its max: 4 nodes."""
+    """One 1-GPU pod fits one node, but the atomic pool only grows from zero to its max: 4 nodes (at 30 s, the
+    GPU pod created at 0 s no longer new: ``allPodsAreNew``)."""
     sim = run_simulation(write(tmp_path, slice_pool() + job("probe", 1, 1, "1m") + simulation("5m")))
     assert [e for e in events(sim) if e[1] == "scale-up"] == [
-        (0.0, "scale-up", "slice", ("slice-0", "slice-1", "slice-2", "slice-3"))
+        (30.0, "scale-up", "slice", ("slice-0", "slice-1", "slice-2", "slice-3"))
     ]
 
 
@@ -142,15 +144,16 @@ def test_an_atomic_pool_that_would_pass_max_nodes_total_is_skipped() -> None:
 
 def test_a_refused_launch_deletes_the_atomic_pools_nodes(tmp_path: Path) -> None:
     """The cloud has 2 of the 4 hosts: the scale-up fails, the pool is backed off, and the 2 nodes launched
-    are deleted with it (no partial slice is kept)."""
+    are deleted with it (no partial slice is kept); at 30 s, once the GPU pod created at 0 s is no longer new
+    (``allPodsAreNew``)."""
     stock = "\n  stock: {available: [{at: 0s, count: 2}]}"
     sim = run_simulation(
         write(tmp_path, slice_pool(extra="").replace("  max: 4", "  max: 4" + stock) + job("p", 1, 8, "1h")
               + simulation("2m"))
     )  # fmt: skip
     got = events(sim)
-    assert got[0] == (0.0, "scale-up-failed", "slice", ())
-    assert got[1] == (0.0, "scale-up-failed", "slice", ("slice-0", "slice-1"))
+    assert got[0] == (30.0, "scale-up-failed", "slice", ())
+    assert got[1] == (30.0, "scale-up-failed", "slice", ("slice-0", "slice-1"))
     assert all(e[1] != "scale-up" for e in got)
     assert sim.autoscaler.port.node_groups["slice"].nodes == set()
 
@@ -251,11 +254,13 @@ spec:
 
 
 def test_the_atomic_slice_example_grows_and_shrinks_its_pool_whole() -> None:
-    """``examples/scale-down/atomic-slice.yaml``: the gang's scale-up adds the 4 hosts at once; an hour later,
-    done and unneeded for more than 10 minutes, the 4 go in one scan."""
+    """``examples/scale-down/atomic-slice.yaml``: the gang's scale-up adds the 4 hosts at once (at 30 s, once
+    its GPU pods created at 0 s are no longer new: ``allPodsAreNew``; the pods start at once, their
+    scheduling backoff long over); an hour later (3630 s), done and unneeded for more than 10 minutes, the 4
+    go in one scan."""
     example = Path(__file__).resolve().parents[2] / "examples" / "scale-down" / "atomic-slice.yaml"
     sim = run_simulation([example])
     nodes = ("slice-0", "slice-1", "slice-2", "slice-3")
-    assert events(sim) == [(0.0, "scale-up", "slice", nodes)] + [
-        (4220.0, "scale-down", "slice", (n,)) for n in nodes
+    assert events(sim) == [(30.0, "scale-up", "slice", nodes)] + [
+        (4240.0, "scale-down", "slice", (n,)) for n in nodes
     ]

@@ -12,7 +12,7 @@ from test_loops_through_a_port import Group, HandKeptCluster, ManualClock, autos
 
 from conftest import gpu_node, gpu_pod
 from gpufleet.model.node import Node
-from gpufleet.model.pod import Behavior, Pod
+from gpufleet.model.pod import DEFAULT_SCHEDULER, Behavior, Pod
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.simulation import AutoscalerSettings, NodePool, SimulationSettings
 from gpufleet.model.workloads import Created, Job
@@ -38,7 +38,10 @@ def gpu_job(name: str, at: float = 0.0) -> Job:
 
 
 def run(pool: NodePool, jobs: list[Job], duration_s: float) -> dict[str, Any]:
-    settings = SimulationSettings(duration_s=duration_s, autoscaler=AutoscalerSettings())
+    """The run's summary, with ``--bypassed-scheduler-names`` set: no wait for very new pods
+    (``allPodsAreNew``), each job's pod scales the pool up at the scan at its creation."""
+    bypassed = AutoscalerSettings(bypassed_scheduler_names=(DEFAULT_SCHEDULER,))
+    settings = SimulationSettings(duration_s=duration_s, autoscaler=bypassed)
     sim = Simulation(Scenario(node_pools=[pool], jobs=jobs, simulation=settings))
     sim.run()
     return build_summary(sim)

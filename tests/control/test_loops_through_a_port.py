@@ -35,7 +35,9 @@ class Status:
     pod: Pod
     phase: str = "Pending"
     message: str | None = None
-    created_s: float = 0.0
+    #: a minute before the clock's 0: the scheduler has had time to mark it unschedulable, and
+    #: cluster-autoscaler's wait for very new pods (``allPodsAreNew``, 30 s with a GPU pod) is over
+    created_s: float = -60.0
     bound_s: float | None = None
     running_s: float | None = None
     working_s: float | None = None
@@ -103,6 +105,17 @@ class HandKeptCluster:
 
     def unschedulable_pods(self) -> list[Pod]:
         return [s.pod for s in self.pods.values() if s.message is not None and s.bound_s is None]
+
+    def scheduler_unprocessed_pods(self, schedulers: AbstractSet[str]) -> list[Pod]:
+        """The pending pods of those schedulers no scheduler has processed yet (no message)."""
+        return [
+            s.pod
+            for s in self.pods.values()
+            if s.pod.scheduler_name in schedulers
+            and s.phase == "Pending"
+            and s.message is None
+            and s.bound_s is None
+        ]
 
     def nominated_nodes(self) -> dict[str, str]:
         return self.nominated

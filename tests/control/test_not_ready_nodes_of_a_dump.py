@@ -115,11 +115,12 @@ def test_nodes_registered_five_minutes_before_the_dump_are_not_started_until_fif
     tmp_path: Path,
 ) -> None:
     """Registered at 04:55, five minutes before the dump's time: ``NotStarted`` at first (cluster-autoscaler
-    scales up for the third pod), Unready from 10 minutes into the run (``MaxNodeStartupTime`` after their
+    scales up for the third pod, at 30 s: ``allPodsAreNew`` waits until that GPU pod, created at 0 s, is 30 s
+    old), Unready from 10 minutes into the run (``MaxNodeStartupTime`` after their
     creation): then the cluster is unhealthy."""
     summary = run(tmp_path, POOL, JOB, *nodes("2026-12-06T04:55:00Z"))
     kinds = [(e["t_s"], e["kind"]) for e in summary["autoscaler_events"]]
-    assert kinds[0] == (0.0, "scale-up")
+    assert kinds[0] == (30.0, "scale-up")
     assert (600.0, "cluster-unhealthy") in kinds
 
 

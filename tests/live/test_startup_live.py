@@ -27,6 +27,7 @@ import pytest
 import yaml
 from e2e.components import cluster_autoscaler
 from e2e.controlplane import KWOK_NODE_ANNOTATION, ControlPlane
+from e2e.fidelity.autoscaler_cases import UNUSED_SCHEDULER
 from e2e.fidelity.autoscaler_real import (
     CA_NAMESPACE,
     CONFIG_MAPS,
@@ -35,7 +36,6 @@ from e2e.fidelity.autoscaler_real import (
     GROUP_LABEL,
     MAX_ANNOTATION,
     MIN_ANNOTATION,
-    UNUSED_SCHEDULER,
     _config_map,
     _node_list,
     _provider_config,

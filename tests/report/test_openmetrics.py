@@ -182,7 +182,9 @@ def test_cluster_autoscaler_counts_the_scale_ups_and_the_empty_scale_downs(
     sim, text = run
     _, samples = _samples(text)
     up = [s.value for s in samples["cluster_autoscaler_scaled_up_nodes_total"]]
-    assert up[0] == up[-1] == 2 == sum(len(e.nodes) for e in sim.autoscaler.events if e.kind == "scale-up")
+    # 0 at the first scrape: the Job's GPU pods, created at 0 s, are very new until 30 s (allPodsAreNew)
+    assert up[0] == 0
+    assert up[-1] == 2 == sum(len(e.nodes) for e in sim.autoscaler.events if e.kind == "scale-up")
     down = _at(samples["cluster_autoscaler_scaled_down_nodes_total"], END)
     assert [(s.labels["reason"], s.value) for s in down] == [("empty", 2)]
     ready = {
@@ -191,8 +193,8 @@ def test_cluster_autoscaler_counts_the_scale_ups_and_the_empty_scale_downs(
         if s.labels["state"] == "ready"
     }
     assert (
-        ready[START] == 1 and ready[START + 75] == 3 and ready[END] == 1
-    )  # the new nodes' GPUs ready at 75 s
+        ready[START] == 1 and ready[START + 105] == 3 and ready[END] == 1
+    )  # the new nodes' GPUs ready at 105 s (asked for at 30 s)
 
 
 # three 1-GPU L4 nodes of a pool with min 2, one serving: the other two are unneeded from the start;
@@ -315,11 +317,12 @@ def test_a_standing_value_is_repeated_within_the_lookback_and_a_change_is_writte
     node0 = [float(s.timestamp or 0) for s in samples["kube_node_info"] if s.labels["node"] == "l4-0"]
     assert node0[0] == START and node0[-1] == END
     assert max(b - a for a, b in itertools.pairwise(node0)) == REPEAT_S
-    # train-0 bound at 75 s: the scrape at 75 s sees it (a scrape sees the events of its instant)
+    # train-0 bound at 105 s (its node asked for at 30 s, allPodsAreNew's wait for new GPU pods, and ready
+    # 75 s later): the scrape at 105 s sees it (a scrape sees the events of its instant)
     first = min(
         float(s.timestamp or 0) for s in samples["DCGM_FI_DEV_GPU_UTIL"] if s.labels.get("pod") == "train-0"
     )
-    assert first == START + 5 * SCRAPE_INTERVAL_S
+    assert first == START + 7 * SCRAPE_INTERVAL_S
 
 
 def test_scraping_changes_nothing_in_the_run_and_gives_the_same_bytes_twice(

@@ -69,19 +69,20 @@ def events(summary: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 
 def test_pending_gpu_pods_get_one_node_each_and_no_more_while_drivers_come_up() -> None:
-    """A node with the GPU label but no GPU allocatable yet counts as upcoming: no duplicate scale-up."""
+    """A node with the GPU label but no GPU allocatable yet counts as upcoming: no duplicate scale-up. The
+    scale-up comes at 30 s, once the GPU pods created at 0 s are no longer very new (``allPodsAreNew``)."""
     summary = run([t4_pool()], [gpu_job("train", 3, 1800)])
     ups = events(summary, "scale-up")
-    assert len(ups) == 1 and ups[0]["nodes"] == ["t4-0", "t4-1", "t4-2"] and ups[0]["t_s"] == 0.0
+    assert len(ups) == 1 and ups[0]["nodes"] == ["t4-0", "t4-1", "t4-2"] and ups[0]["t_s"] == 30.0
     nodes = {n["name"]: n for n in summary["nodes"]}
     assert (nodes["t4-0"]["created_s"], nodes["t4-0"]["ready_s"], nodes["t4-0"]["gpu_ready_s"]) == (
-        0.0,
-        240.0,
-        260.0,
+        30.0,
+        270.0,
+        290.0,
     )
     for pod in summary["pods"]:
-        assert pod["bound_s"] == 260.0
-        assert pod["stages"] == {"node_provisioning": 260.0}
+        assert pod["bound_s"] == 290.0
+        assert pod["stages"] == {"scheduling": 30.0, "node_provisioning": 260.0}
         assert pod["node_stages"] == {
             "capacityWait": 30.0,
             "boot": 60.0,
@@ -94,11 +95,11 @@ def test_pending_gpu_pods_get_one_node_each_and_no_more_while_drivers_come_up() 
 def test_unneeded_nodes_go_after_scale_down_unneeded_time() -> None:
     """scale-down-unneeded-time 10m: empty nodes are deleted once unneeded for more than 10 minutes
     (``unremovableReason``: ``!since.Add(unneededTime).Before(now)``), at the scan 610 s after the one
-    that found them empty (their pods finished at 2,060 s)."""
+    that found them empty (their pods finished at 2,090 s: scaled up at 30 s, ``allPodsAreNew``)."""
     summary = run([t4_pool()], [gpu_job("train", 3, 1800)])
     downs = events(summary, "scale-down")
     assert sorted(n for e in downs for n in e["nodes"]) == ["t4-0", "t4-1", "t4-2"]
-    assert {e["t_s"] for e in downs} == {260.0 + 1800 + 610}
+    assert {e["t_s"] for e in downs} == {30.0 + 260 + 1800 + 610}
     assert summary["totals"]["cost"] > 0
 
 
@@ -109,28 +110,31 @@ def test_pool_max_caps_the_scale_up() -> None:
 
 
 def test_stock_out_backs_the_pool_off_and_another_pool_is_tried() -> None:
-    """A failed scale-up backs the group off (5 m), so the expander picks another group."""
+    """A failed scale-up backs the group off (5 m), so the expander picks another group: the first at 30 s,
+    once the GPU pod created at 0 s is no longer very new (``allPodsAreNew``); the pod's scheduling backoff
+    long over, the scheduler tries it again at once, and its failure arms a scan at that instant (gpufleet's
+    loop scans when a pod is found unschedulable), which grows zone-b."""
     empty = t4_pool("zone-a", stock=Stock(stockout_probability=1.0), price_per_hour=0.4)
     other = t4_pool("zone-b", price_per_hour=0.5)
     summary = run([empty, other], [gpu_job("train", 1, 600)], expander="price")
     failed, ups = events(summary, "scale-up-failed"), events(summary, "scale-up")
-    assert failed and failed[0]["pool"] == "zone-a"
-    assert ups[0]["pool"] == "zone-b" and ups[0]["t_s"] == failed[0]["t_s"] + 10.0
+    assert failed and failed[0]["pool"] == "zone-a" and failed[0]["t_s"] == 30.0
+    assert ups[0]["pool"] == "zone-b" and ups[0]["t_s"] == 30.0
 
 
 def test_a_node_whose_gpus_register_after_max_node_provision_time_backs_the_pool_off_and_is_kept() -> None:
     """max-node-provision-time 15m: the scale-up request times out at the first scan after its time plus 15
     minutes (``updateScaleRequests``: ``ExpectedAddTime.Before(now)``) and the pool is backed off, but the
     node, registered (its GPUs not allocatable: not Ready for cluster-autoscaler), is not deleted for it:
-    its pod runs there once its GPUs register (at 1,260 s)."""
+    its pod runs there once its GPUs register (at 1,290 s). The scale-up is at 30 s (``allPodsAreNew``)."""
     slow = t4_pool(provisioning=(("boot", "60s"), ("devicePlugin", "20m")))
     summary = run([slow], [gpu_job("train", 1, 600)], duration_s=2400)
     timeouts = events(summary, "provision-timeout")
-    assert timeouts and timeouts[0]["nodes"] == ["t4-0"] and timeouts[0]["t_s"] == 910.0
+    assert timeouts and timeouts[0]["nodes"] == ["t4-0"] and timeouts[0]["t_s"] == 940.0
     assert timeouts[0]["reason"] == "Nodes added to group t4 failed to register within 15m10s"
     assert {n["name"]: n["deleted_s"] for n in summary["nodes"]}["t4-0"] is None
     assert not events(summary, "delete-unregistered")
-    assert summary["pods"][0]["node"] == "t4-0" and summary["pods"][0]["bound_s"] == 1260.0
+    assert summary["pods"][0]["node"] == "t4-0" and summary["pods"][0]["bound_s"] == 1290.0
 
 
 def test_safe_to_evict_false_keeps_an_underused_node() -> None:

@@ -43,7 +43,7 @@ spec:
 apiVersion: gpufleet.io/v1alpha1
 kind: Simulation
 metadata: {name: s}
-spec: {duration: 1h}
+spec: {duration: 1h, autoscaler: {bypassedSchedulerNames: [default-scheduler]}}
 """
 
 
@@ -54,7 +54,8 @@ def test_a_pod_failed_for_want_of_nodes_runs_on_the_node_that_joined_during_its_
     to its min adds a node that joins at once (no start chain), the pass right after finds the pod still
     backing off. Its retry binds it there and it succeeds; the node, at its pool's
     min, gives cluster-autoscaler nothing to look at, and the run no longer stops at 0 s with the pod
-    pending."""
+    pending. (``bypassedSchedulerNames`` set: cluster-autoscaler does not wait for the new GPU pod to be 30 s
+    old, ``allPodsAreNew``, so the node joins within the pod's backoff.)"""
     sim = run_simulation(write(tmp_path, SCENARIO))
     assert [(e.t_s, e.kind, e.nodes) for e in sim.autoscaler.events] == [(0.0, "scale-up", ("h100-0",))]
     record = sim.records["default/train-0"]

@@ -20,7 +20,9 @@ from typing import Any
 
 from conftest import simulated, write
 
-JOINED = 300.0  # boot 5m: the node joins, no GPU allocatable
+#: the first scale-up: the GPU pods created at 0 s are very new until 30 s (``allPodsAreNew``)
+LAUNCHED = 30.0
+JOINED = LAUNCHED + 300.0  # boot 5m: the node joins, no GPU allocatable
 STARTED = JOINED + 900.0  # MaxNodeStartupTime after its creation: Unready, a scale-down candidate
 
 
@@ -104,10 +106,10 @@ def node(summary: dict[str, Any], name: str) -> dict[str, Any]:
 def test_a_node_whose_gpus_never_register_is_removed_once_unneeded_for_the_unready_time(
     tmp_path: Path,
 ) -> None:
-    """h100-0 joins at 5 min without GPUs (its agent pod on it): ``NotStarted`` until 20 min, then
-    ``Unready`` (``ResourceUnready``) and unneeded from the scan at 20 min; removed at the first scan after it
-    has been unneeded for more than ``scaleDownUnreadyTime`` (20 min: 40m10s), with a ``scale-down`` event.
-    Its daemon pod does not hold it."""
+    """h100-0, launched at 30 s, joins 5 min later without GPUs (its agent pod on it): ``NotStarted`` for
+    15 min, then ``Unready`` (``ResourceUnready``) and unneeded from the scan then (``STARTED``); removed at
+    the first scan after it has been unneeded for more than ``scaleDownUnreadyTime`` (20 min: 20m10s later),
+    with a ``scale-down`` event. Its daemon pod does not hold it."""
     summary = run(tmp_path)
     assert events(summary, "soft-taint")[0] == (STARTED, ("h100-0",))
     assert (STARTED + 1210.0, ("h100-0",)) in events(summary, "scale-down")
@@ -118,13 +120,13 @@ def test_a_node_whose_gpus_never_register_is_removed_once_unneeded_for_the_unrea
 def test_a_node_unready_for_its_gpus_is_no_longer_upcoming_and_the_pod_triggers_a_new_scale_up(
     tmp_path: Path,
 ) -> None:
-    """``GetUpcomingNodes``: once ``Unready`` (20 min) h100-0 no longer stands for the pending pod; its
-    scale-up having timed out at 15m10s (``maxNodeProvisionTime``: the group backed off 5 minutes), the pod
-    triggers a new one at the first scan out of the backoff after 20 min."""
+    """``GetUpcomingNodes``: once ``Unready`` (``STARTED``) h100-0 no longer stands for the pending pod; its
+    scale-up (at 30 s) having timed out 15m10s later (``maxNodeProvisionTime``: the group backed off 5
+    minutes), the pod triggers a new one at the first scan out of the backoff after ``STARTED``."""
     summary = run(tmp_path)
     ups = events(summary, "scale-up")
-    assert ups[:2] == [(0.0, ("h100-0",)), (STARTED + 20.0, ("h100-1",))]
-    assert events(summary, "provision-timeout")[0] == (910.0, ("h100-0",))
+    assert ups[:2] == [(LAUNCHED, ("h100-0",)), (STARTED + 20.0, ("h100-1",))]
+    assert events(summary, "provision-timeout")[0] == (LAUNCHED + 910.0, ("h100-0",))
 
 
 def test_with_scale_down_unready_disabled_a_node_whose_gpus_never_register_stays(tmp_path: Path) -> None:
@@ -136,7 +138,7 @@ def test_with_scale_down_unready_disabled_a_node_whose_gpus_never_register_stays
 
 
 def test_a_node_whose_gpus_register_20_minutes_after_it_joined_is_kept_and_used(tmp_path: Path) -> None:
-    """GPUs registered at 25 min (20 min after the node joined): ``Unready`` and unneeded from 20 min, it is
+    """GPUs registered 20 min after the node joined: ``Unready`` and unneeded from ``STARTED``, it is
     Ready again before ``scaleDownUnreadyTime`` is up and takes the pod; it is not scaled down while the pod
     runs (the second node, launched for the pod while h100-0 was Unready, goes when unneeded)."""
     summary = run(tmp_path, device_plugin="20m")
@@ -149,9 +151,10 @@ def test_a_node_whose_gpus_register_20_minutes_after_it_joined_is_kept_and_used(
 def test_four_nodes_whose_gpus_never_register_make_the_cluster_unhealthy_15_minutes_after_they_joined(
     tmp_path: Path,
 ) -> None:
-    """``IsClusterHealthy``: four launches registered without GPUs at 5 min are ``NotStarted`` until 20 min,
-    then four ``Unready`` of four nodes, more than ``--ok-total-unready-count`` (3) and 45%: the scan at
-    20 min logs ``cluster-unhealthy`` with the counts (``updateReadinessStats``)."""
+    """``IsClusterHealthy``: four launches registered without GPUs 5 min after their launch (at 30 s) are
+    ``NotStarted`` for 15 min, then four ``Unready`` of four nodes, more than ``--ok-total-unready-count`` (3)
+    and 45%: the scan then (``STARTED``) logs ``cluster-unhealthy`` with the counts
+    (``updateReadinessStats``)."""
     summary = run(tmp_path, pods=4)
     unhealthy = [e for e in summary["autoscaler_events"] if e["kind"] == "cluster-unhealthy"]
     assert unhealthy[0]["t_s"] == STARTED

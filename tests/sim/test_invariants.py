@@ -188,7 +188,8 @@ def test_a_pod_made_again_under_its_name_counts_its_own_work_lost(tmp_path: Path
 
 
 def test_a_work_item_whose_checkpointed_progress_falls_is_reported() -> None:
-    sim = checked("seed-001", duration_s=240.0)  # (items in progress, Jobs running)
+    # (items in progress, Jobs running; their nodes asked for at 30 s: allPodsAreNew waits for new GPU pods)
+    sim = checked("seed-001", duration_s=270.0)
     ((name, work),) = sim.lifecycle.work_lists.items()
     item = next(iter(work.in_progress.values()))
     seen = {(name, item.id): 7200.0}

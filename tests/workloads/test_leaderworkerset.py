@@ -387,7 +387,10 @@ def test_an_hpa_scales_groups_down_whole_from_the_highest(tmp_path: Path) -> Non
 def test_the_example_grows_from_one_group_to_three_with_its_traffic() -> None:
     """examples/serving/lws-hpa.yaml: one vLLM group (leader + worker, 8 H100 each) serves 8 rps; at
     15m 50 rps exceed it, the leaders' GPU utilisation reaches 100% and the HPA adds a group, then a
-    third once the second serves; each group lands on two new nodes the pool launches for it."""
+    third once the second serves; each group lands on two new nodes the pool launches for it, 30 s after
+    its pods' creation (cluster-autoscaler's wait for new GPU pods, ``allPodsAreNew``: the second group's
+    nodes at 930 s, so it serves, and the HPA adds the third, 30 s later than the pods' creation alone
+    would give)."""
     summary = simulated([EXAMPLE])
     pods = pods_by_name(summary)
     assert sorted(pods) == ["vllm-0", "vllm-0-1", "vllm-1", "vllm-1-1", "vllm-2", "vllm-2-1"]
@@ -396,7 +399,7 @@ def test_the_example_grows_from_one_group_to_three_with_its_traffic() -> None:
     assert {n: pods[n]["created_s"] for n in ("vllm-0", "vllm-1", "vllm-2")} == {
         "vllm-0": 0.0,
         "vllm-1": 900.0,
-        "vllm-2": 1425.0,
+        "vllm-2": 1455.0,
     }
     times, replicas = (
         summary["timeline"]["t_s"],
@@ -405,7 +408,7 @@ def test_the_example_grows_from_one_group_to_three_with_its_traffic() -> None:
     steps = [
         (t, r) for i, (t, r) in enumerate(zip(times, replicas, strict=True)) if i == 0 or r != replicas[i - 1]
     ]
-    assert steps == [(0.0, 1.0), (900.0, 2.0), (1430.0, 3.0)]
+    assert steps == [(0.0, 1.0), (900.0, 2.0), (1460.0, 3.0)]
     assert summary["timeline"]["nodes_by_pool"]["h100"][-1] == 6.0
 
 

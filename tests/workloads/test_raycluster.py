@@ -269,16 +269,17 @@ def test_example_ray_demand_grows_the_gpu_group_and_cluster_autoscaler_adds_node
 
 
 def test_example_idle_workers_are_deleted_after_the_idle_timeout_and_nodes_go() -> None:
-    """The workers work from 220 s; Ray places the tasks at its next 5 s tick (225 s), they end at
-    825 s; 60 s idle later (885 s) the autoscaler names the workers in workersToDelete: deleted
-    (ScaledDown), gone after their 30 s grace period (915 s); the empty nodes leave after
-    cluster-autoscaler's scaleDownUnneededTime."""
+    """The workers work from 250 s (cluster-autoscaler grows the pool by 4 nodes at 100 s, once the first
+    worker, created at 65 s, is no longer very new: ``allPodsAreNew``); Ray places the tasks at its next
+    5 s tick (255 s), they end at 855 s; 60 s idle later (915 s) the autoscaler names the workers in
+    workersToDelete: deleted (ScaledDown), gone after their 30 s grace period (945 s); the empty nodes leave
+    after cluster-autoscaler's scaleDownUnneededTime."""
     pods, summary = _example()
     workers = [p for n, p in pods.items() if n.startswith("ray-gpu-gpu-worker-")]
-    assert {w["working_s"] for w in workers} == {220.0}
+    assert {w["working_s"] for w in workers} == {250.0}
     assert {w["reason"] for w in workers} == {"ScaledDown"}
-    assert {w["deleted_s"] for w in workers} == {885.0 + 30.0}
+    assert {w["deleted_s"] for w in workers} == {915.0 + 30.0}
     gpu_nodes = [n for n in summary["nodes"] if n["pool"] == "a10g"]
-    assert all(n["deleted_s"] is not None and n["deleted_s"] > 915.0 for n in gpu_nodes)
+    assert all(n["deleted_s"] is not None and n["deleted_s"] > 945.0 for n in gpu_nodes)
     nodes = summary["timeline"]["nodes_by_pool"]["a10g"]
     assert max(nodes) == 4.0 and nodes[-1] == 0.0

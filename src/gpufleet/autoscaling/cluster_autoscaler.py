@@ -15,8 +15,10 @@ order and acts on each reply before asking the next, since a launch may fail on 
   (``scale_up.estimate``) and the expander picks one, its new nodes cut to the limits
   (``resource_limits``) and, under ``--balance-similar-node-groups``, split with its similar groups
   (``node_group_balancing``); the pods too young for scale-up are left out first (``filterOutYoungPods``:
-  ``young_pods``, ``ScaleUpRequest.young``); when none grows, each pod left gets its ``NotTriggerScaleUp``
-  message (in the reply only when it changed since the pod's last one).
+  ``young_pods``, ``ScaleUpRequest.young``); unless ``--max-nodes-total`` is reached, when the pods left are
+  all very new nothing is estimated this loop and scale-down waits too (``allPodsAreNew``: ``new_pods``,
+  ``ScaleUpReply.new_until``, ``ScaleDownRequest.disabled_for_loop``); when none grows, each pod left gets
+  its ``NotTriggerScaleUp`` message (in the reply only when it changed since the pod's last one).
 - ``scale_down``: nodes below the utilisation threshold whose pods fit elsewhere are unneeded
   (``scale_down.assess``; the pending pods ``scale_up``'s ``filterOutSchedulable`` put on nodes count among
   their pods: ``ScaleUpReply.placed``, ``ScaleDownRequest.placed``), from the first scan that finds them so
@@ -69,6 +71,7 @@ from gpufleet.autoscaling.expendable import (
     expendable_on,
     split_pending,
 )
+from gpufleet.autoscaling.new_pods import new_until
 from gpufleet.autoscaling.node_group_balancing import Balancing, balance, find_similar
 from gpufleet.autoscaling.removal_memo import Kept, RemovalMemo
 from gpufleet.autoscaling.resource_limits import apply_limits, delta_for_node, exceeded, limit_reason
@@ -163,6 +166,10 @@ class ScaleUpRequest:
     #: the pending pods too young to trigger a scale-up (``autoscaling.young_pods``): ``filterOutYoungPods``
     #: leaves them out of those ``filterOutSchedulable`` left (put on a node, they are placed all the same)
     young: AbstractSet[str] = frozenset()
+    #: each pending pod's ``creationTimestamp``, by key: with the pods left all very new, no scale-up this
+    #: loop (``allPodsAreNew``: ``autoscaling.new_pods``); None: no wait (``--bypassed-scheduler-names`` set,
+    #: or a ProvisioningRequest's pods, whose ``ScaleUpEnforcer`` forces the scale-up)
+    created_s: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,11 @@ class ScaleUpReply:
     #: reads next (``ScaleDownRequest.placed``); those put on upcoming nodes are not listed (no upcoming node
     #: is a scale-down candidate or a destination of a drain)
     placed: tuple[tuple[Pod, str], ...] = ()
+    #: the pods left were all very new (``allPodsAreNew``): the orchestrator was not asked, scale-down is in
+    #: cooldown for this loop (``DisableScaleDownForLoop``); the time from which they are no longer new, and
+    #: those pods
+    new_until: float | None = None
+    new_pods: tuple[str, ...] = ()
 
     @property
     def acted(self) -> bool:
@@ -291,6 +303,11 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     remaining = [pod for pod in remaining if pod.key not in request.young]
     if not remaining:
         return ScaleUpReply(placed=placed)
+    # RunOnce: --max-nodes-total reached is checked first, then allPodsAreNew
+    if request.created_s is not None and not request.total_reached:
+        until = new_until(remaining, request.created_s, request.now)
+        if until is not None:
+            return ScaleUpReply(placed=placed, new_until=until, new_pods=tuple(p.key for p in remaining))
     limited = _over_limits(options, request.resources_left, request.nodes_left)
     skipped = request.unhealthy | request.backed_off | limited.keys()
     valid = [o for o in options if o.name not in skipped and o.room > 0]
@@ -407,6 +424,8 @@ class ScaleDownRequest:
     last_delete_s: float = -math.inf
     #: --skip-nodes-with-system-pods, --skip-nodes-with-custom-controller-pods: the drainability rules kept
     delete_options: DeleteOptions = DEFAULT_DELETE_OPTIONS
+    #: this loop's scale-up waited for very new pods (``DisableScaleDownForLoop``: ``ScaleUpReply.new_until``)
+    disabled_for_loop: bool = False
 
 
 @dataclass(frozen=True)
@@ -441,12 +460,14 @@ class ScaleDownReply:
 
 
 def in_cooldown(request: ScaleDownRequest) -> bool:
-    """``isScaleDownInCooldown``: a scale-up, or a scan that started deleting nodes, more recent than its
-    delay (``last.Add(delay).After(now)``; a failed scale-down's delay never starts in gpufleet:
+    """``isScaleDownInCooldown``: scale-down disabled for this loop (its scale-up waited for very new pods),
+    or a scale-up, or a scan that started deleting nodes, more recent than its delay
+    (``last.Add(delay).After(now)``; a failed scale-down's delay never starts in gpufleet:
     ``AutoscalerSettings.scale_down_delay_after_failure_s``)."""
     now = request.now
     return (
-        now - request.last_scale_up_s < request.delay_after_add_s
+        request.disabled_for_loop
+        or now - request.last_scale_up_s < request.delay_after_add_s
         or now - request.last_delete_s < request.delay_after_delete_s
     )
 

@@ -26,6 +26,10 @@ trigger a scale-up, scale-down ignores them and a drain leaves them to end with 
 scheduler nominated to a node (``NodeGroupPort.nominated_nodes``) waits there, no scale-up candidate
 (``autoscaling.expendable``). A pending pod younger than ``newPodScaleUpDelay`` (or its ``pod-scale-up-delay``
 annotation) triggers no scale-up; the loop scans again once it is old enough (``autoscaling.young_pods``).
+When the pods left are all very new (the oldest less than 2 s old, or the oldest GPU pod less than 30 s old),
+the scan neither scales up nor deletes a node, and the loop scans again once they are no longer new
+(``autoscaling.new_pods``); with ``bypassedSchedulerNames`` there is no such wait, and the pending pods of
+those schedulers that none processed count among the unschedulable ones.
 
 Its parts, each in its own module: the cluster's and its groups' health, which halts a scan or skips a group
 (``control.cluster_autoscaler_health``); the ProvisioningRequests, handled first in each scan
@@ -67,6 +71,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
 from gpufleet.autoscaling.cluster_state import MAX_NODE_STARTUP_S, HealthCondition
 from gpufleet.autoscaling.drainability import DeleteOptions
 from gpufleet.autoscaling.expendable import expendable_on
+from gpufleet.autoscaling.new_pods import wait_hint
 from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
 from gpufleet.autoscaling.removal_memo import RemovalMemo
 from gpufleet.autoscaling.scale_down import (
@@ -161,6 +166,9 @@ class ClusterAutoscalerLoop:
         #: the time after which the first of the pending pods too young for scale-up at the last scan is old
         #: enough (``autoscaling.young_pods``; None: none was)
         self._young_until: float | None = None
+        #: when the last scan's scale-up waited for very new pods (``allPodsAreNew``): the time from which
+        #: they are no longer new, and those pods (None: it did not wait)
+        self._new_pods: tuple[float, frozenset[str]] | None = None
         self.events: list[ScaleEvent] = [] if events is None else events
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         self.health = ClusterHealth(port, settings, self.events)
@@ -244,6 +252,7 @@ class ClusterAutoscalerLoop:
         # registered come before the health check (RunOnce)
         removed = self.executor.update(self._going(), unready.long_unready(self.clock.now))
         healthy = self.health.cluster_healthy(self.clock.now, unready.nodes)
+        self._new_pods = None
         if healthy:
             acted = self._provision() | self._scale_up()
             if self.settings.scale_down_enabled:  # (RunOnce: the soft taints are scale-down's too)
@@ -256,7 +265,7 @@ class ClusterAutoscalerLoop:
         busy = acted or removed or not healthy or self.unneeded_since or self._going() or launching
         if busy:
             self.arm(t + self.settings.scan_interval_s)
-        elif self.port.unschedulable_pods():
+        elif self._unschedulable_pods():
             backoffs = [g.backoff_until for g in groups if g.backed_off(t)]
             if backoffs:  # (a backoff holds at its last instant: the scan after it)
                 self.arm(self._scan_after(min(backoffs)))
@@ -264,6 +273,8 @@ class ClusterAutoscalerLoop:
             self.arm(self._recheck_at(t))
         if self._young_until is not None:  # a young pending pod is old enough at the scan after it
             self.arm(self._scan_after(self._young_until))
+        if self._new_pods is not None:  # very new pods are no longer new from the first scan at that time
+            self.arm(self._new_pods[0])
         if wakeups := [w for w in self.provisioning.wakeups() if w >= t]:
             self.arm(self._scan_after(min(wakeups)))
         started = [since + MAX_NODE_STARTUP_S for since in unready.nodes.values()]
@@ -272,8 +283,24 @@ class ClusterAutoscalerLoop:
 
     def pod_hints(self, key: str) -> list[str]:
         """What cluster-autoscaler's state says about pending pod ``key`` it would look at, as of its last
-        scan (``ClusterHealth.pod_hints``, from the pod's last ``NotTriggerScaleUp`` message)."""
-        return self.health.pod_hints(self.not_triggered.get(key, ""))
+        scan (``ClusterHealth.pod_hints``, from the pod's last ``NotTriggerScaleUp`` message); or, when that
+        scan waited for very new pods, the pod among them, that it waits and until when."""
+        hints = self.health.pod_hints(self.not_triggered.get(key, ""))
+        if self._new_pods is not None and key in self._new_pods[1]:
+            hints.append(wait_hint(self._new_pods[0]))
+        return hints
+
+    @property
+    def waits_for_new_pods(self) -> bool:
+        """Whether the last scan waited for very new pods (``allPodsAreNew``)."""
+        return self._new_pods is not None
+
+    def _unschedulable_pods(self) -> list[Pod]:
+        """The pods it looks at (``listPods``): those a scheduler marked unschedulable, then, with
+        ``--bypassed-scheduler-names``, the pending pods of those schedulers that none has processed."""
+        bypassed = self.settings.bypassed_scheduler_names
+        pods = self.port.unschedulable_pods()
+        return [*pods, *self.port.scheduler_unprocessed_pods(frozenset(bypassed))] if bypassed else pods
 
     def _recheck_at(self, t: float) -> float:
         """When scale-down must look again at the nodes the removal simulation found unremovable, though
@@ -299,7 +326,7 @@ class ClusterAutoscalerLoop:
         allocated apart from the columns. Without pending pods nothing is asked: ``scale_up`` would grow
         nothing, put no pod anywhere and give no pod a reason."""
         # pods consuming a ProvisioningRequest trigger no scale-up (``ProvisioningRequestPodsFilter``)
-        pending, told = filter_consumers(self.port.unschedulable_pods())
+        pending, told = filter_consumers(self._unschedulable_pods())
         for key, message in told:  # (told again only when its message changed, as NotTriggerScaleUp's)
             if self.not_triggered.get(key) != message:
                 self.not_triggered[key] = message
@@ -362,10 +389,14 @@ class ClusterAutoscalerLoop:
                 expendable_cutoff=self.settings.expendable_pods_priority_cutoff,
                 nominated=nominated,
                 young=young.keys(),
+                created_s=None if self.settings.bypassed_scheduler_names else created,
             )
         )
-        self._unanswered = asked if reply.scale_up is None else None
+        # (a loop that waited for very new pods asks again: the same pods are older at the next)
+        self._unanswered = asked if reply.scale_up is None and reply.new_until is None else None
         self._placed = reply.placed
+        if reply.new_until is not None:
+            self._new_pods = reply.new_until, frozenset(reply.new_pods)
         for key, reason in reply.not_triggered:
             self.not_triggered[key] = reason
             message = f"pod didn't trigger scale-up: {reason}"
@@ -519,6 +550,7 @@ class ClusterAutoscalerLoop:
                 delay_after_delete_s=self.settings.scale_down_delay_after_delete_s,
                 last_delete_s=self.last_delete_s,
                 delete_options=self.delete_options,
+                disabled_for_loop=self._new_pods is not None,
             )
         )
         self.unneeded_since, self._unremovable_until = reply.unneeded_since, reply.unremovable_until

@@ -222,6 +222,12 @@ class NodeGroupPort(ClusterReads, Protocol):
         """Pods a scheduler marked unschedulable (``PodScheduled=False``), not waiting at Permit."""
         ...
 
+    def scheduler_unprocessed_pods(self, schedulers: AbstractSet[str]) -> list[Pod]:
+        """The pending pods of these schedulers (by ``schedulerName``) with no ``PodScheduled`` condition
+        (``SchedulerUnprocessedPods``): none of them processed yet, or no scheduler serves them; not bound,
+        deleted, gated nor waiting at Permit."""
+        ...
+
     def nominated_nodes(self) -> Mapping[str, str]:
         """The pending pods' ``status.nominatedNodeName`` (the node a scheduler's preemption chose for the
         pod, its victims on their way out), by pod key; a pod nominated nowhere is left out."""

@@ -16,7 +16,9 @@ in gpufleet, so it never starts), ``scaleDownUtilizationThreshold``, ``scaleDown
 ``expendablePodsPriorityCutoff`` (an integer, -10 by default, as the flag's Go ``int``: pods of a lower
 priority are expendable, ``gpufleet.autoscaling.expendable``), ``newPodScaleUpDelay`` (a pod that young, or
 younger than its ``cluster-autoscaler.kubernetes.io/pod-scale-up-delay`` when longer, triggers no scale-up:
-``gpufleet.autoscaling.young_pods``), ``maxGracefulTerminationSec`` (an integer, 600 by default: a drain's
+``gpufleet.autoscaling.young_pods``), ``bypassedSchedulerNames`` (a list: set, no wait for very new pods,
+``gpufleet.autoscaling.new_pods``, and the pods of those schedulers not yet processed are unschedulable),
+``maxGracefulTerminationSec`` (an integer, 600 by default: a drain's
 grace periods are cut to it; 0 or less cuts none), ``skipNodesWithSystemPods`` and
 ``skipNodesWithCustomControllerPods`` (booleans, true by default: ``gpufleet.autoscaling.drainability``),
 ``scaleDownNonEmptyCandidatesCount``, ``scaleDownCandidatesPoolRatio`` and ``scaleDownCandidatesPoolMinCount``
@@ -177,6 +179,7 @@ class Autoscaler(SpecModel):
     max_total_unready_percentage: float | None = None  # (the flag's float, unchecked as upstream's)
     expendable_pods_priority_cutoff: GoInt | None = None  # (the flag's int: any, negative too)
     new_pod_scale_up_delay: Duration | None = None
+    bypassed_scheduler_names: list[str] | None = None  # the flag, each name
     max_graceful_termination_sec: GoInt | None = None  # (the flag's int: 0 or less cuts no grace period)
     skip_nodes_with_system_pods: bool | None = None
     skip_nodes_with_custom_controller_pods: bool | None = None
@@ -285,6 +288,9 @@ class Autoscaler(SpecModel):
             "max_total_unready_percentage": self.max_total_unready_percentage,
             "expendable_pods_priority_cutoff": self.expendable_pods_priority_cutoff,
             "new_pod_scale_up_delay_s": self.new_pod_scale_up_delay,
+            "bypassed_scheduler_names": None
+            if self.bypassed_scheduler_names is None
+            else tuple(self.bypassed_scheduler_names),
             "max_graceful_termination_s": self.max_graceful_termination_sec,
             "skip_nodes_with_system_pods": self.skip_nodes_with_system_pods,
             "skip_nodes_with_custom_controller_pods": self.skip_nodes_with_custom_controller_pods,

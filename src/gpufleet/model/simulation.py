@@ -74,6 +74,11 @@ class AutoscalerSettings:
     #: ``cluster-autoscaler.kubernetes.io/pod-scale-up-delay``, when longer) triggers no scale-up
     #: (``filterOutYoungPods``: ``autoscaling.young_pods``)
     new_pod_scale_up_delay_s: float = 0.0
+    #: --bypassed-scheduler-names: set, cluster-autoscaler does not wait for unschedulable pods to be 2 s old
+    #: (30 s with a GPU pod) before scaling up (``allPodsAreNew``: ``autoscaling.new_pods``), and takes
+    #: the pending pods of these schedulers that no scheduler has processed as unschedulable
+    #: (``SchedulerUnprocessedPods``; ``default-scheduler`` stands for an empty ``schedulerName`` too)
+    bypassed_scheduler_names: tuple[str, ...] = ()
     #: --max-graceful-termination-sec: a drain evicts each pod with its terminationGracePeriodSeconds cut to
     #: this (0 or less: not cut; ``Evictor.evictPod``)
     max_graceful_termination_s: int = 10 * 60

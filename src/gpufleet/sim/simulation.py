@@ -780,6 +780,25 @@ class Simulation:
             and any(s.serves(r.pod.scheduler_name) for s in self.schedulers)
         ]
 
+    def scheduler_unprocessed_pods(self, schedulers: AbstractSet[str]) -> list[Pod]:
+        """``SchedulerUnprocessedPods``: a pending pod of these schedulers that its scheduler has not tried
+        yet, or that no scheduler serves (kube-scheduler sets no condition on it: ``no_scheduler``), Kueue
+        not holding it."""
+        waiting = {k for s in self.schedulers for k in s.waiting}
+        records = self.records
+        return [
+            r.pod
+            for r in (records[k] for k in sorted(self.lifecycle.pending_keys))
+            if r.pod.scheduler_name in schedulers
+            and r.phase == "Pending"
+            and r.deleted_s is None
+            and r.pod.node_name is None
+            and r.reason is None
+            and r.pod.key not in waiting
+            and not (r.log and r.log[-1][1] == "queued")
+            and (r.message is None or not any(s.serves(r.pod.scheduler_name) for s in self.schedulers))
+        ]
+
     def nominated_nodes(self) -> dict[str, str]:
         """Each scheduler's nominated pods (DefaultPreemption's ``status.nominatedNodeName``)."""
         return {key: node for s in self.schedulers for key, node in s.nominated.items()}

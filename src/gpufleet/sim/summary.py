@@ -88,10 +88,11 @@ def _pod_record(
 
 def _autoscaler_hints(sim: Simulation) -> Callable[[str], list[str]]:
     """What cluster-autoscaler's last scan says about each pod it looks at (an unschedulable pod), as
-    ``ClusterAutoscalerLoop.pod_hints`` words it: that it is halted, the cluster unhealthy, or that node
-    groups are not ready for scale-up. Nothing when it found the cluster healthy and every group ready."""
+    ``ClusterAutoscalerLoop.pod_hints`` words it: that it is halted, the cluster unhealthy, that node
+    groups are not ready for scale-up, or that it waits for very new pods. Nothing when it found the cluster
+    healthy and every group ready, and did not wait."""
     autoscaler = sim.autoscaler
-    if autoscaler.unhealthy is None and not autoscaler.unready_groups:
+    if autoscaler.unhealthy is None and not autoscaler.unready_groups and not autoscaler.waits_for_new_pods:
         return lambda key: []
     looked_at = {pod.key for pod in sim.unschedulable_pods()}
     return lambda key: autoscaler.pod_hints(key) if key in looked_at else []
