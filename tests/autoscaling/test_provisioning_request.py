@@ -345,14 +345,15 @@ def test_check_capacity_request_is_retried_with_a_doubling_backoff(tmp_path: Pat
 
 
 def test_booked_capacity_keeps_its_nodes_from_scale_down_until_it_expires() -> None:
-    """``examples/provisioning-request/best-effort-atomic.yaml``: the check-capacity request finds its two
-    nodes once the job is done (3990 s); the third empty node goes after 10 minutes unneeded, the two booked
-    ones only once unneeded for 10 minutes after the booking expired (4600 s)."""
+    """``examples/provisioning-request/best-effort-atomic.yaml``: the check-capacity request, handled at the
+    loop after the best-effort-atomic one (one request a loop, one loop an interval), finds its two nodes once
+    the job is done (4000 s); the third empty node goes after 10 minutes unneeded, the two booked ones only
+    once unneeded for 10 minutes after the booking expired (4610 s)."""
     sim = run_simulation(
         [Path(__file__).parents[2] / "examples/provisioning-request/best-effort-atomic.yaml"]
     )
     got = [(t, kind, nodes, reason.split(":")[0]) for t, kind, _, nodes, reason in sim_events(sim)]
     down = [(e.t_s, e.nodes) for e in sim.autoscaler.events if e.kind == "scale-down"]
-    assert (3990.0, "provisioning-request", (), "Provisioned=True CapacityIsFound") in got
-    assert (4600.0, "provisioning-request", (), "BookingExpired=True CapacityReservationTimeExpired") in got
-    assert down == [(4210.0, ("h100-2",)), (5210.0, ("h100-0",)), (5210.0, ("h100-1",))]
+    assert (4000.0, "provisioning-request", (), "Provisioned=True CapacityIsFound") in got
+    assert (4610.0, "provisioning-request", (), "BookingExpired=True CapacityReservationTimeExpired") in got
+    assert down == [(4210.0, ("h100-2",)), (5220.0, ("h100-0",)), (5220.0, ("h100-1",))]

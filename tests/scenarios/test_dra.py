@@ -165,13 +165,13 @@ def test_a_claim_no_template_device_matches_triggers_no_scale_up_and_says_why() 
     """A pod asking for an H200 from a pool of H100 nodes: no node is launched for it, and it gets
     cluster-autoscaler's ``NotTriggerScaleUp`` event, ``pod didn't trigger scale-up: `` and each
     reason with how many node groups gave it (``ReasonsMessage``): here the DynamicResources filter's
-    ``cannot allocate all claims`` on the pool's template. Not at 0 s: a scan that scales up emits
-    no such event (``EventingScaleUpStatusProcessor``)."""
+    ``cannot allocate all claims`` on the pool's template. Not at the scan that scales up for the other
+    pods (10 s): it emits no such event (``EventingScaleUpStatusProcessor``); at the next loop, 20 s."""
     summary = run(SCALE_UP)
     assert all("default/wants-h200" not in e["pods"] for e in events(summary, "scale-up"))
     assert events(summary, "no-scale-up") == [
         {
-            "t_s": 10.0,
+            "t_s": 20.0,
             "kind": "no-scale-up",
             "pool": None,
             "nodes": [],

@@ -111,15 +111,14 @@ def test_pool_max_caps_the_scale_up() -> None:
 
 def test_stock_out_backs_the_pool_off_and_another_pool_is_tried() -> None:
     """A failed scale-up backs the group off (5 m), so the expander picks another group: the first at 30 s,
-    once the GPU pod created at 0 s is no longer very new (``allPodsAreNew``); the pod's scheduling backoff
-    long over, the scheduler tries it again at once, and its failure arms a scan at that instant (gpufleet's
-    loop scans when a pod is found unschedulable), which grows zone-b."""
+    once the GPU pod created at 0 s is no longer very new (``allPodsAreNew``), zone-b at the next loop, 10 s
+    later (the loop runs once a scan interval)."""
     empty = t4_pool("zone-a", stock=Stock(stockout_probability=1.0), price_per_hour=0.4)
     other = t4_pool("zone-b", price_per_hour=0.5)
     summary = run([empty, other], [gpu_job("train", 1, 600)], expander="price")
     failed, ups = events(summary, "scale-up-failed"), events(summary, "scale-up")
     assert failed and failed[0]["pool"] == "zone-a" and failed[0]["t_s"] == 30.0
-    assert ups[0]["pool"] == "zone-b" and ups[0]["t_s"] == 30.0
+    assert ups[0]["pool"] == "zone-b" and ups[0]["t_s"] == failed[0]["t_s"] + 10.0
 
 
 def test_a_node_whose_gpus_register_after_max_node_provision_time_backs_the_pool_off_and_is_kept() -> None:

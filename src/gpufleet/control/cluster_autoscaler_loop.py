@@ -1,6 +1,7 @@
 """cluster-autoscaler's control loop: scan, scale up, scale down, warm nodes.
 
-Every ``scanInterval`` (10 s) while there is something to look at: pods the scheduler marked unschedulable are
+Every ``scanInterval`` (10 s) while there is something to look at, at most once an interval (upstream's loop:
+a change at the instant of a scan is looked at by the next one): pods the scheduler marked unschedulable are
 estimated against each pool's template (``autoscaling.scale_up``, upcoming nodes first; the template carries
 the ResourceSlices of a pool that publishes them) and an expander picks a pool, within the cluster-wide
 resource limits (``autoscaling.resource_limits``), its new nodes split with its similar pools under
@@ -154,13 +155,12 @@ class ClusterAutoscalerLoop:
         self.profile = build_profile(ProfileConfig())
         self.rng = np.random.default_rng([seed, 2])
         self.armed_at: float | None = None
+        #: when the last scan ran: upstream's loop runs once a scan interval, so a change at the instant of a
+        #: scan is looked at by the next one
+        self._last_scan_s = -math.inf
         self.unneeded_since: dict[str, float] = {}
         self.deleting: set[str] = set()  # nodes it is draining to delete
         self.draining: set[str] = set()  # those of them it drains (the others were empty)
-        #: the deletions the last scan started (drained or not), and when: a scan at the same instant (a
-        #: change arms one) counts them in progress though their nodes are gone (upstream's loop scans once
-        #: a tick, and an empty node's deletion takes --node-delete-delay-after-taint, 5 s, after its taint)
-        self._started: tuple[float, dict[str, bool]] = (-math.inf, {})
         self.last_scale_up_s = -math.inf
         self.last_delete_s = -math.inf  # the last scan that started deleting nodes (lastScaleDownDeleteTime)
         #: the time after which the first of the pending pods too young for scale-up at the last scan is old
@@ -226,6 +226,7 @@ class ClusterAutoscalerLoop:
             return
         interval = self.settings.scan_interval_s
         t = math.ceil((at if at is not None else self.clock.now) / interval - 1e-9) * interval
+        t = max(t, self._last_scan_s + interval)  # upstream's loop runs once an interval
         if self.armed_at is None or t < self.armed_at:
             self.armed_at = t
             self.clock.at(t, Priority.CONTROLLER, lambda: self._scan(t), background=True)
@@ -240,6 +241,7 @@ class ClusterAutoscalerLoop:
         if self.armed_at != t:
             return
         self.armed_at = None
+        self._last_scan_s = t
         unready = self._scan_unready = unready_nodes(self.port)  # (RunOnce lists the nodes once)
         try:
             self._scan_with(t, unready)
@@ -542,7 +544,7 @@ class ClusterAutoscalerLoop:
                 recheck_timeout_s=self.settings.unremovable_node_recheck_timeout_s,
                 max_parallelism=self.settings.max_scale_down_parallelism,
                 max_drain_parallelism=self.settings.max_drain_parallelism,
-                in_progress=self._in_progress(now),
+                in_progress=self._in_progress(),
                 unneeded_before=self.gauges.unneeded,
                 update_interval_s=self._update_interval(),
                 placed=self._placed,
@@ -561,8 +563,6 @@ class ClusterAutoscalerLoop:
             self.gauges.unremovable.update(
                 Counter(why.reason for _, why in (*self._not_unneeded, *reply.unremovable))
             )
-        started = self._started[1] if self._started[0] == now else {}
-        self._started = now, started
         if reply.remove:  # ScaleDownNodeDeleteStarted
             self.last_delete_s = now
         graces: dict[str, float] = {}
@@ -575,8 +575,7 @@ class ClusterAutoscalerLoop:
         )
         for c in reply.remove:
             self.deleting.add(c.node)
-            started[c.node] = has_movable_pods(st, c.node, snapshot)  # (StartDeletionWithDrain)
-            if started[c.node]:
+            if has_movable_pods(st, c.node, snapshot):  # (StartDeletionWithDrain)
                 self.draining.add(c.node)
             # the expendable pods are not in the actuator's snapshot (createSnapshot): not evicted, they end
             # with the node
@@ -606,14 +605,11 @@ class ClusterAutoscalerLoop:
         """Each PodDisruptionBudget's ``disruptionsAllowed``, by ``namespace/name``."""
         return {f"{b.namespace}/{b.name}": n for b, n in self.port.pod_disruption_budgets()}
 
-    def _in_progress(self, now: float) -> tuple[int, int]:
+    def _in_progress(self) -> tuple[int, int]:
         """The deletions it has in progress, empty nodes and drained ones (``DeletionsInProgress``): its nodes
-        not gone yet, and those whose deletion started at this instant."""
-        going = {name: name in self.draining for name in self.deleting}
-        if self._started[0] == now:
-            going.update(self._started[1])
-        drains = sum(going.values())
-        return len(going) - drains, drains
+        not gone yet."""
+        drains = len(self.draining & self.deleting)
+        return len(self.deleting) - drains, drains
 
     def _update_interval(self) -> float:
         """The planner's smallest update interval (``minUpdateInterval``): ``ScaleDownUnneededTime`` (a
