@@ -35,6 +35,7 @@ apiVersion: batch/v1
 kind: Job
 metadata: {name: serve}
 spec:
+  podReplacementPolicy: Failed  # its pod made again once the drained one is gone
   template:
     metadata:
       annotations: {gpufleet.io/duration: 5h}
@@ -76,7 +77,7 @@ def test_a_node_being_drained_keeps_its_groups_last_node_above_min(tmp_path: Pat
     on h100-1); h100-1 runs a 6-GPU pod for 2 minutes, unneeded from 120 s. At 610 s h100-0 goes, drained:
     its pod has 300 s to stop, so it is deleted at 910 s. At 730 s h100-1, empty and unneeded for long enough,
     is ``NodeGroupMinSizeReached`` (2 nodes less 1 deletion) instead of going too and leaving the group
-    empty; the pod made again runs on it."""
+    empty; the pod made again (``podReplacementPolicy: Failed``: once the drained one is gone) runs on it."""
     sim = run_simulation(write(tmp_path, SCENARIO))
     events = [(e.t_s, e.kind, e.nodes) for e in sim.autoscaler.events if not e.kind.startswith("soft-taint")]
     assert events == [(610.0, "scale-down", ("h100-0",))]

@@ -9,8 +9,12 @@ counts the pods of a failed Job) and creates what ``wanted`` returns. Compared: 
 deletions, the created completion indexes, ``status.active``/``succeeded``/``failed``/``completedIndexes``
 and the Job's finished condition, or ``Suspended`` (``JobSuspended``) for a Job with ``spec.suspend``, whose
 deleted pods are still terminating at the end of the sync (and never counted once gone: ``deleteJobPods``
-removes their tracking finalizer first; ``TestSuspendJob``). ``status.ready`` and ``status.terminating`` are
-not modelled and not compared. The feature gates are 1.34's defaults.
+removes their tracking finalizer first; ``TestSuspendJob``); ``status.terminating`` where the row gives it
+(``CountTerminatingPods``: a row's ``terminatingPods`` are Running with a ``deletionTimestamp``, and the pods
+the sync deletes are terminating at its end). ``status.ready`` is not modelled and not compared. The feature
+gates are 1.34's defaults; a row's Job is not defaulted, as upstream's are not: without
+``podReplacementPolicy`` it replaces terminating pods unless it has a ``podFailurePolicy``
+(``onlyReplaceFailedPods``).
 
 Upstream's ``test/integration/job/job_test.go`` (``TestSuspendJob``): a Job created suspended or not, then
 updated to the other, checked after each step once its pods are created or gone.
@@ -35,7 +39,7 @@ from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.pod_failure_policy import OnExitCodes, PodFailurePolicy, PodFailurePolicyRule
 from gpufleet.model.scenario import BarePod
-from gpufleet.model.workloads import Job
+from gpufleet.model.workloads import REPLACE_FAILED, REPLACE_TERMINATING_OR_FAILED, Job
 from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED, DEADLINE_EXCEEDED, JOB_SUSPENDED, JobController
 
 COMPLETE = ("Complete", "")
@@ -50,7 +54,6 @@ NO_INVALID_INDEX_DELETION = (
     "gpufleet adopts an Indexed Job's active pods of an invalid, duplicate or out-of-range index (giving an "
     "unindexed one the next free index): upstream's manageJob deletes them"
 )
-NO_REPLACEMENT_POLICY = "spec.podReplacementPolicy and status.terminating are not modelled"
 NO_API_ERRORS = "the fake pod control's errors and creation limit: gpufleet's pod creations do not fail"
 NO_EXPECTATIONS = "the controller's expectations (creations/deletions not yet observed) are not modelled"
 NO_DELETING = "a Job being deleted (deletionTimestamp) is not modelled"
@@ -75,6 +78,7 @@ class Row:
     active: int = 0
     succeeded: int = 0
     failed: int = 0
+    terminating: int = 0  # Running pods with a deletionTimestamp (``terminatingPods``)
     with_indexes: tuple[tuple[str, str], ...] = ()
     indexed: bool = False
     status: dict[str, Any] = field(default_factory=dict)
@@ -82,6 +86,7 @@ class Row:
     restart_policy: str = "Always"  # the pod template's (a Pod's default)
     restart_counts: tuple[int, ...] = ()  # each pod's containers' restartCount, in order (else 0)
     policy: PodFailurePolicy | None = None  # spec.podFailurePolicy
+    replacement: str | None = None  # spec.podReplacementPolicy
     #: a pod's ``status`` (``conditions``, ``containerStatuses``, ``initContainerStatuses``), by its position
     pod_statuses: dict[int, dict[str, Any]] = field(default_factory=dict)
     # expectations
@@ -93,6 +98,7 @@ class Row:
     completed_indexes: str = ""
     created_indexes: frozenset[int] | None = None
     condition: tuple[str, str] | None = None
+    want_terminating: int | None = None  # status.terminating, where the row compares it
 
 
 CASES: dict[str, Row] = {
@@ -198,7 +204,7 @@ CASES: dict[str, Row] = {
         2, 4, 6, active=2, suspend=True, deletions=2, condition=SUSPENDED
     ),
     "suspending a job with satisfied expectations; PodReplacementPolicy enabled": Row(
-        2, 4, 6, active=2, suspend=True, deletions=2, condition=SUSPENDED
+        2, 4, 6, active=2, suspend=True, deletions=2, condition=SUSPENDED, want_terminating=2
     ),
     "count ready pods when suspending a job with satisfied expectations": Row(
         2, 4, 6, active=2, suspend=True, deletions=2, condition=SUSPENDED
@@ -206,13 +212,78 @@ CASES: dict[str, Row] = {
     # its status's Suspended condition: not read (a snapshot Job's conditions are not), so the condition
     # Suspended=False (JobResumed) the sync writes is not compared; it starts as a new Job starts
     "resuming a suspended job": Row(2, 4, 6, creations=2, want_active=2),
+    # podReplacementPolicy: Failed holds the terminating pod's replacement back and does not count it
+    # (onlyReplaceFailedPods: wantActive - terminating - active); TerminatingOrFailed, or unset without a
+    # podFailurePolicy, counts it failed (isPodFailed) and replaces it
+    "WQ job: recreate pods when failed": Row(
+        1,
+        -1,
+        6,
+        active=1,
+        failed=1,
+        terminating=1,
+        replacement=REPLACE_FAILED,
+        want_active=1,
+        want_failed=1,
+        want_terminating=1,
+    ),
+    "WQ job: turn on PodReplacementPolicy but not set PodReplacementPolicy": Row(
+        1, 1, 6, active=1, failed=1, terminating=1, want_active=1, want_failed=2, want_terminating=1
+    ),
+    "WQ job: recreate pods when terminating or failed": Row(
+        1,
+        -1,
+        6,
+        active=1,
+        failed=1,
+        terminating=1,
+        replacement=REPLACE_TERMINATING_OR_FAILED,
+        want_active=1,
+        want_failed=2,
+        want_terminating=1,
+    ),
+    # the terminating pod has no completion index: not counted (trackJobStatusAndRemoveFinalizers)
+    "indexed job with some pods deleted, podReplacementPolicy Failed": Row(
+        2,
+        5,
+        6,
+        indexed=True,
+        terminating=1,
+        replacement=REPLACE_FAILED,
+        creations=1,
+        want_active=1,
+        created_indexes=frozenset({0}),
+        want_terminating=1,
+    ),
+    "indexed job with some pods deleted, podReplacementPolicy TerminatingOrFailed": Row(
+        2,
+        5,
+        6,
+        indexed=True,
+        terminating=1,
+        replacement=REPLACE_TERMINATING_OR_FAILED,
+        creations=2,
+        want_active=2,
+        created_indexes=frozenset({0, 1}),
+        want_terminating=1,
+    ),
+    "count terminating pods when indexed job fails and PodReplacementPolicy enabled": Row(
+        2,
+        3,
+        0,
+        indexed=True,
+        with_indexes=(("0", "Succeeded"), ("1", "Failed"), ("2", "Running")),
+        want_succeeded=1,
+        want_failed=2,
+        completed_indexes="0",
+        condition=FAILED_BACKOFF,
+        deletions=1,
+        want_terminating=1,
+    ),
 }
 
 SKIPPED = {
-    "WQ job: recreate pods when failed": NO_REPLACEMENT_POLICY,
-    "WQ job: turn on PodReplacementPolicy but not set PodReplacementPolicy": NO_REPLACEMENT_POLICY,
-    "WQ job: recreate pods when terminating or failed": NO_REPLACEMENT_POLICY,
-    "more terminating pods than parallelism": NO_REPLACEMENT_POLICY,
+    "more terminating pods than parallelism": NO_SURPLUS_DELETION,
     "more terminating pods than parallelism; PodFailurePolicy used": NO_SURPLUS_DELETION,
     "too few active pods and active back-off": NO_BACKOFF_SEEDING,
     "too few active pods and active back-off with running pods": NO_BACKOFF_SEEDING,
@@ -227,9 +298,6 @@ SKIPPED = {
     "deleting job": NO_DELETING,
     "limited pods": NO_API_ERRORS,
     "job failures, unsatisfied expectations": NO_EXPECTATIONS,
-    "indexed job with some pods deleted, podReplacementPolicy Failed": NO_REPLACEMENT_POLICY,
-    "indexed job with some pods deleted, podReplacementPolicy TerminatingOrFailed": NO_REPLACEMENT_POLICY,
-    "count terminating pods when indexed job fails and PodReplacementPolicy enabled": NO_REPLACEMENT_POLICY,
     "indexed job some pods without index": NO_INVALID_INDEX_DELETION,
     "indexed job repeated indexes": NO_INVALID_INDEX_DELETION,
     "indexed job with indexes outside of range": NO_INVALID_INDEX_DELETION,
@@ -259,13 +327,15 @@ def intervals(indexes: frozenset[int]) -> str:
     return ",".join(parts)
 
 
-def snapshot_pods(row: Row) -> list[tuple[str | None, str]]:
-    """``setPodsStatuses`` then ``setPodsStatusesWithIndexes``: (completion index, phase) of each pod."""
-    pods: list[tuple[str | None, str]] = []
+def snapshot_pods(row: Row) -> list[tuple[str | None, str, bool]]:
+    """``setPodsStatuses`` then ``setPodsStatusesWithIndexes``: (completion index, phase, whether it has a
+    ``deletionTimestamp``) of each pod."""
+    pods: list[tuple[str | None, str, bool]] = []
     for phase, count in (("Pending", row.pending), ("Running", row.active)):
-        pods += [(None, phase)] * count
-    pods += [(None, "Succeeded")] * row.succeeded + [(None, "Failed")] * row.failed
-    return pods + [(index, phase) for index, phase in row.with_indexes]
+        pods += [(None, phase, False)] * count
+    pods += [(None, "Succeeded", False)] * row.succeeded + [(None, "Failed", False)] * row.failed
+    pods += [(None, "Running", True)] * row.terminating
+    return pods + [(index, phase, False) for index, phase in row.with_indexes]
 
 
 TRACKED = _Object("", None, {"metadata": {"finalizers": [JOB_TRACKING_FINALIZER]}})
@@ -280,14 +350,19 @@ def adopt_pod(
     annotations: dict[str, str],
     status: dict[str, Any],
     restarts: int = 0,
+    terminating: bool = False,
+    job: Job | None = None,
 ) -> None:
-    """One snapshot pod of the Job ``body`` (its finalizer on), read as ``claim`` reads it: a failed one as
-    its status tells of it (``failed_pod_status``), counted as the Job's ``podFailurePolicy`` counts it."""
+    """One snapshot pod of the Job ``body`` (its finalizer on; ``terminating``: with a ``deletionTimestamp``),
+    read as ``claim`` reads it: a failed one as its status tells of it (``failed_pod_status``), counted as
+    the Job's ``podFailurePolicy`` counts it, a terminating one as the Job ``job``'s ``podReplacementPolicy``
+    does (``isPodFailed``)."""
     pod = Pod(name, namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
     bare = BarePod(pod, phase=phase)
     failure = failed_pod_status(bare, {"status": {"phase": phase, **status}}) if phase == "Failed" else None
-    owned.pods.append(OwnedPod(pod, phase, failure=failure, restarts=restarts))
-    _count_ended(owned, bare, TRACKED, body, policy)
+    owned.pods.append(OwnedPod(pod, phase, terminating, failure=failure, restarts=restarts))
+    replaces_terminating = job is not None and not job.only_replace_failed_pods
+    _count_ended(owned, bare, TRACKED, body, policy, replaces_terminating)
 
 
 def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, Owned]:
@@ -300,11 +375,6 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
         spec["completions"] = completions
     body = {"spec": spec, "status": row.status}
     owned = _job_status(body)
-    for i, (index, phase) in enumerate(snapshot_pods(row)):
-        annotations = {} if index is None else {JOB_COMPLETION_INDEX: index}
-        restarts = row.restart_counts[i] if i < len(row.restart_counts) else 0
-        status = row.pod_statuses.get(i, {})
-        adopt_pod(owned, body, row.policy, f"mypod-{i}", phase, annotations, status, restarts)
     template = Pod("", restart_policy=row.restart_policy)
     job = Job(
         "job",
@@ -315,7 +385,15 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
         row.backoff_limit,
         suspend=row.suspend,
         pod_failure_policy=row.policy,
+        indexed=row.indexed,
+        pod_replacement_policy=row.replacement,
     )
+    for i, (index, phase, terminating) in enumerate(snapshot_pods(row)):
+        annotations = {} if index is None else {JOB_COMPLETION_INDEX: index}
+        restarts = row.restart_counts[i] if i < len(row.restart_counts) else 0
+        status = row.pod_statuses.get(i, {})
+        name = f"mypod-{i}"
+        adopt_pod(owned, body, row.policy, name, phase, annotations, status, restarts, terminating, job)
     controller = JobController(replace(job, active_deadline_s=deadline_s))
     controller.adopt(owned)
     return controller, owned
@@ -351,6 +429,7 @@ def condition_of(controller: JobController) -> tuple[str, str] | None:
 )
 def test_controller_sync_job(row: Row) -> None:
     controller, owned = adopted(row)
+    terminating = controller.status_counts()["terminating"]  # (the pods it deletes in this sync too)
     created, doomed = synced(controller, owned)
 
     assert (len(created), len(doomed)) == (row.creations, row.deletions)
@@ -361,6 +440,8 @@ def test_controller_sync_job(row: Row) -> None:
     if row.indexed:
         assert intervals(owned.completed_indexes) == row.completed_indexes
     assert condition_of(controller) == row.condition
+    if row.want_terminating is not None:
+        assert terminating == row.want_terminating
 
 
 #: ``TestSuspendJob``'s cases: the Job's (``spec.suspend``, active pods wanted) as created, then as updated

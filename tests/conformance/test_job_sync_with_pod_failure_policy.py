@@ -7,7 +7,7 @@ containers' ``state.terminated`` exit codes) and the Job's ``status.conditions``
 ``test_job_controller_sync`` adopts them (``Row``, ``adopted``: a failed pod is read by ``failed_pod_status``
 and counted as ``matchPodFailurePolicy`` counts it), then synced once (``synced``: the pods the Job deletes
 end, counted failed as it failed). Compared: ``status.active``/``succeeded``/``failed`` and the Job's
-conditions (type, reason, message). ``status.terminating`` is not compared (see ``test_job_controller_sync``).
+conditions (type, reason, message); where the row gives it, ``status.terminating`` and the pods created.
 
 Upstream runs each row emulating 1.33 with ``JobPodReplacementPolicy`` off and ``JobManagedBy`` off unless the
 row's name says it is enabled. gpufleet models 1.34's defaults, both on (``delayTerminalCondition``): a Job
@@ -299,14 +299,15 @@ CASES: dict[str, PolicyRow] = {
     ),
 }
 
-SKIPPED = {
-    "terminating Pod not considered failed when JobPodFailurePolicy is enabled and used": (
-        "a snapshot's pod being deleted (metadata.deletionTimestamp) and not yet Failed: with a "
-        "podFailurePolicy upstream replaces it only once it is Failed (onlyReplaceFailedPods: manageJob "
-        "creates wantActive - terminating - active); gpufleet adopts it as not active and replaces it in "
-        "this sync, as the simulation runs a snapshot's pod without its deletion (nothing would end it "
-        "within its grace period)"
+CASES |= {
+    # onlyReplaceFailedPods (a podFailurePolicy): the pod being deleted is neither counted nor replaced
+    # until it is Failed (manageJob: wantActive - terminating - active); terminating (1.34's default gates)
+    "terminating Pod not considered failed when JobPodFailurePolicy is enabled and used": PolicyRow(
+        Row(1, -1, 0, terminating=1, policy=on_conditions((COUNT, DISRUPTION_TARGET)), want_terminating=1)
     ),
+}
+
+SKIPPED = {
     "ignore pod failure based on OnPodConditions, ignored failures delays pod recreation": (
         "the pod failure backoff of a snapshot's failed pod: upstream's newBackoffRecord counts the ignored "
         "failure as ending at its deletionTimestamp (now, getFinishedTime) and holds the replacement back "
@@ -344,7 +345,7 @@ def test_sync_job_with_job_pod_failure_policy(case: PolicyRow) -> None:
     row = case.row
     controller, owned = adopted(row)
     written = conditions(controller)  # the pods the Job deletes still terminating
-    synced(controller, owned)
+    created, _ = synced(controller, owned)
 
     counts = controller.status_counts()
     assert (counts["active"], counts["succeeded"], counts["failed"]) == (
@@ -353,3 +354,5 @@ def test_sync_job_with_job_pod_failure_policy(case: PolicyRow) -> None:
         row.want_failed,
     )
     assert (written if case.managed_by else gates_off(conditions(controller))) == case.conditions
+    if row.want_terminating is not None:
+        assert (len(created), counts["terminating"]) == (row.creations, row.want_terminating)

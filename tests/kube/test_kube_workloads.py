@@ -76,9 +76,53 @@ def test_job_fields_not_modelled_are_warnings(tmp_path: Path) -> None:
           rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget, status: "True"}]}]
         """
     )
+    # spec.suspend is modelled (``manageJob``: a suspended Job creates no pods), and
+    # spec.ttlSecondsAfterFinished (the TTL-after-finished controller): not warnings
+    assert warnings(tmp_path, text) == []
     label = "scenario.yaml: document 1 (Job/default/train)"
-    # spec.suspend is modelled (``manageJob``: a suspended Job creates no pods): not a warning
-    assert warnings(tmp_path, text) == [f"{label}: spec.ttlSecondsAfterFinished is not modelled; ignored"]
+    assert warnings(tmp_path, job("managedBy: kueue.x-k8s.io/multikueue")) == [
+        f"{label}: spec.managedBy is not modelled; ignored"
+    ]
+
+
+def test_job_ttl_seconds_after_finished_is_read_and_not_negative(tmp_path: Path) -> None:
+    """``spec.ttlSecondsAfterFinished`` (``ValidateNonnegativeField``) is the Job's
+    ``ttl_after_finished_s``."""
+    (train,) = load(tmp_path, job("ttlSecondsAfterFinished: 60")).jobs
+    assert train.ttl_after_finished_s == 60.0
+    label = "scenario.yaml: document 1 (Job/default/train)"
+    assert problems(tmp_path, job("ttlSecondsAfterFinished: -1")) == [
+        f"{label}: spec.ttlSecondsAfterFinished: Invalid value: -1: must be greater than or equal to 0"
+    ]
+
+
+def test_job_pod_replacement_policy_is_read_without_a_warning(tmp_path: Path) -> None:
+    """``spec.podReplacementPolicy`` is modelled (``onlyReplaceFailedPods``); unset, ``SetDefaults_Job``'s
+    default: ``Failed`` with a ``podFailurePolicy``, else ``TerminatingOrFailed``."""
+    (failed,) = load(tmp_path, job("podReplacementPolicy: Failed")).jobs
+    (plain,) = load(tmp_path, job()).jobs
+    assert (failed.pod_replacement_policy, failed.only_replace_failed_pods) == ("Failed", True)
+    assert (plain.pod_replacement_policy, plain.only_replace_failed_pods) == (None, False)
+    assert warnings(tmp_path, job("podReplacementPolicy: TerminatingOrFailed")) == []
+
+
+def test_job_pod_replacement_policy_is_validated(tmp_path: Path) -> None:
+    """``validatePodReplacementPolicy``: ``Failed`` or ``TerminatingOrFailed``; only ``Failed`` with a
+    ``podFailurePolicy``."""
+    label = "scenario.yaml: document 1 (Job/default/train)"
+    assert problems(tmp_path, job("podReplacementPolicy: Sometimes")) == [
+        f'{label}: spec.podReplacementPolicy: Unsupported value: "Sometimes": supported values: "Failed", '
+        '"TerminatingOrFailed"'
+    ]
+    with_policy = """
+        podReplacementPolicy: TerminatingOrFailed
+        podFailurePolicy:
+          rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]
+        """
+    assert problems(tmp_path, job(with_policy)) == [
+        f'{label}: spec.podReplacementPolicy: Unsupported value: "TerminatingOrFailed": supported values: '
+        '"Failed"'
+    ]
 
 
 def test_job_suspend_is_read(tmp_path: Path) -> None:

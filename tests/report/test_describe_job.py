@@ -33,7 +33,7 @@ spec:
   completionMode: Indexed
   completions: 3
   parallelism: 3
-  ttlSecondsAfterFinished: 600
+  ttlSecondsAfterFinished: 60
   template:
     metadata: {annotations: {gpufleet.io/duration: 60s}}
     spec:
@@ -199,7 +199,7 @@ def test_an_indexed_job_that_completed_shows_describe_jobs_fields_and_its_comple
     assert field(output, "Completion Mode") == "Indexed"
     assert field(output, "Suspend") == "false"
     assert field(output, "Backoff Limit") == "6"
-    assert field(output, "TTL Seconds After Finished") == "600"
+    assert field(output, "TTL Seconds After Finished") == "60"
     assert field(output, "Start Time") == "t=0 s (simulated)"
     assert field(output, "Completed At") == "t=1m (simulated)"
     assert field(output, "Duration") == "1m"
@@ -248,6 +248,17 @@ def test_a_pending_pod_of_the_job_says_why_it_waits(tmp_path: Path) -> None:
     output = describe("ml/huge", *map(str, write(tmp_path, SCENARIO)))
     assert field(output, "Pods Statuses") == "1 Active (0 Ready) / 0 Succeeded / 0 Failed"
     assert "huge-0 is pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu." in output
+
+
+def test_a_job_its_ttl_deleted_says_when(tmp_path: Path) -> None:
+    """``ttlSecondsAfterFinished: 60``: the Job completed at 60 s is deleted at 120 s; its pods' ends stay
+    when they finished."""
+    output = describe("ml/train", *map(str, write(tmp_path, SCENARIO)))
+    assert "the Job was deleted at t=2m (ttlSecondsAfterFinished)" in output
+    assert rows(output, "  Pods (simulated):")["train-0"][2] == "t=1m"
+    assert "the Job was deleted at t=2m (ttlSecondsAfterFinished)" in describe(
+        "ml/train", *map(str, write(tmp_path, SCENARIO))
+    )
 
 
 def test_a_job_from_a_saved_summary_says_what_summary_json_does_not_keep(tmp_path: Path) -> None:

@@ -300,3 +300,17 @@ def test_a_long_failed_scheduling_message_is_cut_in_the_event_and_whole_in_the_c
     cut = event[event.index("0/1 nodes are available") :]
     assert len(whole.encode()) > 1024 and whole.endswith("Preemption is not helpful for scheduling.")
     assert len(cut.encode()) == 1024 and cut.endswith(" ...") and whole.startswith(cut.removesuffix(" ..."))
+
+
+def test_a_jobs_pod_shows_when_its_ttl_deleted_the_job(tmp_path: Path) -> None:
+    """``ttlSecondsAfterFinished``: the Job failed at 330 s (its pod gone after its grace period) and is
+    deleted 60 s later by the TTL-after-finished controller: said beside its pod counts."""
+    paths = write(
+        tmp_path,
+        JOB.replace(
+            "  activeDeadlineSeconds: 300\n", "  activeDeadlineSeconds: 300\n  ttlSecondsAfterFinished: 60\n"
+        ),
+    )
+    output = describe("late-0", str(paths[0]))
+    assert field(output, "Job Deleted") == "t=6m 30s (ttlSecondsAfterFinished)"
+    assert field(output, "Job Pods Statuses") == "0 Active / 0 Succeeded / 1 Failed"

@@ -22,8 +22,9 @@ def test_higher_priority_pod_evicts_the_lower_one_after_its_grace_period() -> No
     assert urgent["bound_s"] == 90.0 and urgent["node"] == "gpu-0"
     assert urgent["finished_s"] == 90.0 + 1800 and urgent["reason"] == "Completed"
     # the Job controller recreated its pod after the pod failure backoff (DefaultJobPodFailureBackOff
-    # 10 s); it waits for the urgent job, then runs
-    assert retry["created_s"] == 100.0 and retry["bound_s"] == 1890.0 and retry["working"]
-    assert retry["stages"] == {"scheduling": 1790.0}
+    # 10 s) from the preemption, while the victim still terminated (podReplacementPolicy
+    # TerminatingOrFailed, the default without a podFailurePolicy); it waits for the urgent job, then runs
+    assert retry["created_s"] == 70.0 and retry["bound_s"] == 1890.0 and retry["working"]
+    assert retry["stages"] == {"scheduling": 1820.0}
     # 60 s of work, checkpointed every 20 s: nothing lost beyond the last checkpoint at 60 s
     assert sim.work_lost_gpu_s == 0.0

@@ -567,13 +567,15 @@ def test_a_repair_drain_reaches_a_pod_waiting_at_permit_only_once_it_is_bound(tm
     """XID 64 on h100-1 at 5 min: the node is cordoned and drained for replacement. The rank assumed there
     is on no node yet (no ``nodeName``): ``kubectl drain`` does not evict it. At 10 min the tenth rank
     fits, Permit lets all ten go, the rank binds to h100-1 (assumed before the cordon), the drain's next
-    try evicts it (30 s grace), the node is deleted and the Job's new rank runs elsewhere; the gang
-    computes its hour. (Marked terminating while it waited, the rank once held the drain and its gang for
-    ever.)"""
+    try evicts it (30 s grace), the node is deleted and the Job's new rank runs elsewhere: created after the
+    pod failure backoff from the eviction's start (605 s + 10 s), as the Job's default
+    ``podReplacementPolicy`` (``TerminatingOrFailed``) replaces a pod as soon as it is terminating; the gang
+    computes its hour.
+    (Marked terminating while it waited, the rank once held the drain and its gang for ever.)"""
     sim = gang_waiting_on_a_fault(tmp_path, "xid-64")
     assumed = next(r for r in sim.records.values() if r.pod.name.startswith("train") and r.node == "h100-1")
     assert (assumed.bound_s, assumed.reason, assumed.finished_s) == (600.0, "Evicted", 635.0)
     (fault,) = sim.faults.records if sim.faults is not None else ()
     assert fault.drained_s == 635.0 and sim.nodes["h100-1"].deleted_s == 635.0
     done = [r for r in sim.records.values() if r.pod.name.startswith("train") and r.phase == "Succeeded"]
-    assert len(done) == 10 and {r.finished_s for r in done} == {645.0 + 3600}
+    assert len(done) == 10 and {r.finished_s for r in done} == {615.0 + 3600}

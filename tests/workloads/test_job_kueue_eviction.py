@@ -104,3 +104,20 @@ def test_an_evicted_pods_container_restarts_no_longer_count_toward_past_backoff_
     (again,) = controller.wanted()
     controller.restarted(again)
     assert (again.name, controller.failure, controller.failed) == ("low-0-r1", None, 0)
+
+
+def test_kueues_workload_goes_with_its_job_when_its_ttl_expires(tmp_path: Path) -> None:
+    """``ttlSecondsAfterFinished`` (the TTL-after-finished controller deletes the Job, foreground): Kueue's
+    Workload, which the Job owns, goes with it; ``summary.json`` says when, for both."""
+    texts = [
+        a10_nodes(1),
+        kueue_queues("default", 1, "queue", "default"),
+        queued_job(
+            "short", "0s", 1, annotations="gpufleet.io/duration: 10m", spec="  ttlSecondsAfterFinished: 30\n"
+        ),
+    ]
+    out = simulated(write(tmp_path, *texts))
+    status = out["workload_status"]["Job/default/short"]
+    assert (status["completion_time_s"], status["deleted_s"]) == (600.0, 630.0)
+    (workload,) = out["kueue"]["workloads"]
+    assert (workload["finished_s"], workload["deleted_s"]) == (600.0, 630.0)

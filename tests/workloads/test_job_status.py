@@ -192,3 +192,26 @@ def test_a_job_of_no_completions_completes_at_once_without_a_pod(tmp_path: Path)
         ("Complete", "CompletionsReached", 0.0),
     ]
     assert not out["pods"]
+
+
+def test_a_finished_job_is_deleted_ttl_seconds_after_it_finished(tmp_path: Path) -> None:
+    """``spec.ttlSecondsAfterFinished`` (the TTL-after-finished controller, ``processTTL``): the Job that
+    completed at 600 s is deleted at 660 s, its pods (ended) with it (foreground cascading deletion); the one
+    that failed at 300 s (``backoffLimit`` 0, exit code 1) at 300 s with a TTL of 0; one without a TTL
+    stays."""
+    failing = job("bad", "\n  backoffLimit: 0\n  ttlSecondsAfterFinished: 0", "5m").replace(
+        "gpufleet.io/duration: 5m", "gpufleet.io/duration: 5m, gpufleet.io/exit-code: '1'"
+    )
+    out = summary(
+        tmp_path, job("ok", "\n  ttlSecondsAfterFinished: 60", "10m"), failing, job("kept", "", "10m")
+    )
+    statuses = out["workload_status"]
+    assert statuses["Job/default/ok"]["completion_time_s"] == 600.0
+    assert statuses["Job/default/ok"]["deleted_s"] == 660.0
+    assert statuses["Job/default/bad"]["conditions"][-1]["type"] == "Failed"
+    assert statuses["Job/default/bad"]["deleted_s"] == 300.0
+    assert "deleted_s" not in statuses["Job/default/kept"]
+    pods = {p["name"]: p for p in out["pods"]}
+    assert (pods["default/ok-0"]["phase"], pods["default/ok-0"]["deleted_s"]) == ("Succeeded", 660.0)
+    assert (pods["default/bad-0"]["phase"], pods["default/bad-0"]["deleted_s"]) == ("Failed", 300.0)
+    assert pods["default/kept-0"]["deleted_s"] is None

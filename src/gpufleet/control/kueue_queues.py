@@ -165,6 +165,20 @@ class KueueQueues:
         if key is None:
             return False
         self._dirty.add(key)
+        return self.evicting(pod)
+
+    def owner_deleted(self, key: str, now_s: float) -> None:
+        """The workload ``key`` (a Job whose ``ttlSecondsAfterFinished`` expired) was deleted: Kueue's
+        Workload, which it owns, goes with it (the garbage collector's)."""
+        wl = self.workloads.get(key)
+        if wl is not None:
+            wl.deleted_s = now_s
+
+    def evicting(self, pod: Pod) -> bool:
+        """Whether the pod is being deleted because Kueue evicted its Job (suspended, not failed)."""
+        key = self.of_pod.get(pod.key)
+        if key is None:
+            return False
         wl = self.workloads[key]
         return pod.key in wl.leaving and wl.controller is not None
 

@@ -91,6 +91,8 @@ def summarize(
             "finished_s": wl.finished_s,
             "message": wl.message if _pending(wl, pods) or not wl.active or _reserved_only(wl) else None,
         }
+        if wl.deleted_s is not None:
+            row["deleted_s"] = wl.deleted_s
         if not wl.active:
             row["active"] = False
         if wl.requeue_count or wl.requeue_at is not None:

@@ -44,6 +44,7 @@ class KueueWorkload:
     admitted_counts: list[dict[str, int]] = field(default_factory=list)  # each admission's pods per pod set
     evictions: list[dict[str, Any]] = field(default_factory=list)
     finished_s: float | None = None
+    deleted_s: float | None = None  # deleted with the Job that owns it (its ``ttlSecondsAfterFinished``)
     # waitForPodsReady
     ready: bool = False  # PodsReady in its current admission
     ready_lost_s: float | None = None  # when it last lost PodsReady in its current admission

@@ -75,7 +75,7 @@ def _job_pods(summary: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
 def _pod_row(p: Mapping[str, Any]) -> dict[str, Any]:
     """A pod of a simulated Job (``summary.json``'s ``pods[]``) as gpufleet's part lists it."""
     terminated = p.get("terminated") or {}
-    ended = p["deleted_s"] if p["deleted_s"] is not None else p["finished_s"]
+    ended = p["finished_s"] if p["finished_s"] is not None else p["deleted_s"]
     return {
         "name": str(p["name"]).partition("/")[2],
         "node": p["node"],
@@ -128,8 +128,14 @@ def _gpufleet_part(
         "pods": [_pod_row(p) for p in pods],
         "pending": _pending(pods),
     }
+    notes = []
     if status.get("terminating"):
-        part["note"] = f"{status['terminating']} of its pods terminating"
+        notes.append(f"{status['terminating']} of its pods terminating")
+    if status.get("deleted_s") is not None:
+        deleted = human_duration(status["deleted_s"])
+        notes.append(f"the Job was deleted at t={deleted} (ttlSecondsAfterFinished)")
+    if notes:
+        part["note"] = "; ".join(notes)
     if note:
         part["note"] = f"{part['note']}; {note}" if part.get("note") else note
     return part

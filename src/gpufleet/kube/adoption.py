@@ -21,7 +21,10 @@ pods of the snapshot. A failed pod not yet counted is counted as the Job's ``pod
 what its ``status`` says (``failed_pod_status``: its conditions and its containers' and init containers'
 ``state.terminated.exitCode``; ``lastState`` is not read, as upstream's ``matchOnExitCodes`` does not).
 Of the Job's ``status.conditions`` only a ``FailureTarget`` of status ``True`` is read: the failure an earlier
-sync decided, which the Job then ends with (``syncJob``); the others are not kept.
+sync decided, which the Job then ends with (``syncJob``); the others are not kept. A pod being deleted
+(``metadata.deletionTimestamp``) and not ended is not active (``IsPodActive``); a Job whose
+``podReplacementPolicy`` is ``TerminatingOrFailed`` counts it failed now (``isPodFailed``), one under
+``Failed`` once it ended (``kube.pod_deletion``: the run ends it after what remains of its grace period).
 """
 
 from __future__ import annotations
@@ -135,8 +138,10 @@ def claim(scenario: Scenario, documents: Sequence[tuple[Ref, Mapping[str, Any]]]
         owned.pods.append(OwnedPod(bare.pod, bare.phase, terminating, failure, _restarts(pod.body)))
         if target[0] == "Job":
             workload = workloads[target]
-            policy = workload.pod_failure_policy if isinstance(workload, Job) else None
-            _count_ended(owned, bare, pod, objects[target].body, policy)
+            batch = workload if isinstance(workload, Job) else None
+            policy = batch.pod_failure_policy if batch is not None else None
+            replaces_terminating = batch is not None and not batch.only_replace_failed_pods
+            _count_ended(owned, bare, pod, objects[target].body, policy, replaces_terminating)
 
 
 def _key(ref: Ref) -> str:
@@ -251,14 +256,20 @@ def _count_ended(
     pod: _Object,
     job: Mapping[str, Any],
     policy: PodFailurePolicy | None = None,
+    replaces_terminating: bool = False,
 ) -> None:
     """Add the Job's ended pod ``bare`` to its counts, unless its status counted it already; a failed one
     as the Job's ``podFailurePolicy`` ``policy`` counts it (``trackJobStatusAndRemoveFinalizers``: an
-    ``Ignore`` rule's pod is not counted; ``calculateFailedIndexes``)."""
-    if bare.phase not in ("Succeeded", "Failed"):
+    ``Ignore`` rule's pod is not counted; ``calculateFailedIndexes``). ``replaces_terminating``: the Job's
+    ``podReplacementPolicy`` is ``TerminatingOrFailed`` (``onlyReplaceFailedPods`` false), under which a pod
+    being deleted (``deletionTimestamp``) and not Succeeded is failed (``isPodFailed``)."""
+    phase = bare.phase
+    if replaces_terminating and owned.pods[-1].terminating and phase != "Succeeded":
+        phase = "Failed"
+    if phase not in ("Succeeded", "Failed"):
         return
     status = mapping(job.get("status"))
-    uncounted = mapping(status.get("uncountedTerminatedPods")).get(bare.phase.lower()) or ()
+    uncounted = mapping(status.get("uncountedTerminatedPods")).get(phase.lower()) or ()
     finalizers = mapping(pod.body.get("metadata")).get("finalizers") or ()
     if status and pod.uid not in uncounted and JOB_TRACKING_FINALIZER not in finalizers:
         return  # already in status.succeeded / status.failed
@@ -272,7 +283,7 @@ def _count_ended(
         # index succeeds once (status.succeeded is the number of completed indexes)
         if not in_range or index is None:
             return
-        if bare.phase == "Failed":
+        if phase == "Failed":
             owned.failed += counted
             if _index_failed(job, bare.pod.annotations, policy, failure):
                 owned.failed_indexes |= {index}
@@ -280,7 +291,7 @@ def _count_ended(
             owned.succeeded += 1
             owned.completed_indexes |= {index}
         return
-    if bare.phase == "Failed":
+    if phase == "Failed":
         owned.failed += counted
         return
     owned.succeeded += 1

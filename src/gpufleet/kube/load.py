@@ -37,6 +37,7 @@ from gpufleet.kube import (
     nodes,
     objects,
     pod_affinity,
+    pod_deletion,
     pod_groups,
     pods,
     priorities,
@@ -236,6 +237,7 @@ class _Loader:
     _scale: scale_budget.ScaleBudget = field(default_factory=scale_budget.ScaleBudget)
     _workload_reports: dict[tuple[type, str], Reporter] = field(default_factory=dict)
     _feed_reports: list[tuple[Reporter, QueueFeed]] = field(default_factory=list)
+    _deletions: list[pod_deletion.Deletion] = field(default_factory=list)  # pods being deleted
     #: PodTemplates by (namespace, name), and the ProvisioningRequests that name them
     _pod_templates: dict[tuple[str, str], Pod] = field(default_factory=dict)
     _provisioning_requests: list[tuple[Reporter, provisioning_requests.RequestSpec]] = field(
@@ -298,6 +300,9 @@ class _Loader:
                 self._scale.workload(report, workload)
         for report, feed in self._feed_reports:  # over the run's length, known once the Simulation is read
             self._scale.feed(report, feed, self.scenario.simulation)
+        for found in self._deletions:  # what remains of their grace periods, from the Simulation's startTime
+            bare = self.scenario.pods[found.index]
+            self.scenario.pods[found.index] = pod_deletion.terminating(bare, found, self.scenario.simulation)
         if not self.problems.errors:  # controllers adopt their pods of a snapshot
             adopting = [e for e in entries if e.kind.gvk in _ADOPTION]
             refs = [(e.kind.kind, e.meta.namespace, e.meta.name) for e in adopting]
@@ -466,6 +471,9 @@ class _Loader:
             self._priority_labels.append((entry.report, priority_class))
         uid = str(mapping(entry.body.get("metadata")).get("uid") or "")
         scheduled = scheduler_records.pod_scheduled(status, entry.report)
+        found = pod_deletion.deletion(len(self.scenario.pods), entry.body, phase, entry.report)
+        if found is not None:
+            self._deletions.append(found)
         self.scenario.pods.append(
             BarePod(pod, created, bound_node=pod.node_name, phase=phase, uid=uid, scheduled=scheduled)
         )

@@ -64,7 +64,9 @@ def node(
     ready, since, observed = _ready_condition(status, report) if readiness else ("True", None, [])
     metadata = mapping(body.get("metadata"))
     created = (
-        _unix(metadata.get("creationTimestamp"), report, "metadata.creationTimestamp") if readiness else None
+        unix_time(metadata.get("creationTimestamp"), report, "metadata.creationTimestamp")
+        if readiness
+        else None
     )
     if ready != "True" and not any(
         t.key in (NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY) for t in node_taints
@@ -119,8 +121,8 @@ def _ready_condition(status: Mapping[str, Any], report: Reporter) -> tuple[str, 
     ready, since, seen = "True", None, []
     for i, condition in enumerate(items(status.get("conditions"))):
         where = f"status.conditions[{i}]"
-        heartbeat = _unix(condition.get("lastHeartbeatTime"), report, f"{where}.lastHeartbeatTime")
-        transition = _unix(condition.get("lastTransitionTime"), report, f"{where}.lastTransitionTime")
+        heartbeat = unix_time(condition.get("lastHeartbeatTime"), report, f"{where}.lastHeartbeatTime")
+        transition = unix_time(condition.get("lastTransitionTime"), report, f"{where}.lastTransitionTime")
         seen += [t for t in (heartbeat, transition) if t is not None]
         if condition.get("type") == "Ready":
             state = condition.get("status")
@@ -131,7 +133,7 @@ def _ready_condition(status: Mapping[str, Any], report: Reporter) -> tuple[str, 
     return ready, since, seen
 
 
-def _unix(value: object, report: Reporter, path: str) -> float | None:
+def unix_time(value: object, report: Reporter, path: str) -> float | None:
     """An RFC 3339 time (YAML may have read it as a date-time) as Unix seconds; one without a zone is UTC,
     as the API server writes every time. None when absent or invalid (reported)."""
     if value is None or value == "":

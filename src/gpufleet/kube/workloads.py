@@ -7,7 +7,10 @@ Validation follows ``pkg/apis/batch/validation`` (a Job's pods restart ``OnFailu
 ``Never``; counts are not negative; ``Indexed`` needs ``completions``; ``backoffLimitPerIndex`` and
 ``maxFailedIndexes`` only for an Indexed Job, ``backoffLimit`` then defaulting to MaxInt32) and
 ``pkg/apis/apps/validation`` (pods restart ``Always``; the selector is not empty and
-matches the template's labels). A Job's ``podFailurePolicy`` is read by ``kube.pod_failure_policy``;
+matches the template's labels). A Job's ``podFailurePolicy`` is read by ``kube.pod_failure_policy``; its
+``podReplacementPolicy`` (``Failed`` or ``TerminatingOrFailed``, only ``Failed`` with a ``podFailurePolicy``:
+``validatePodReplacementPolicy``) and ``ttlSecondsAfterFinished`` (not negative; the TTL-after-finished
+controller, ``workloads.ttl_after_finished``) are modelled, ``managedBy`` is not;
 its ``activeDeadlineSeconds`` (not negative) is modelled but for a Job Kueue manages; its ``suspend`` is
 (``Job.suspend``: Kueue's while Kueue manages it, else for good; a KEDA ScaledJob's ``jobTargetRef``'s is
 not). The template
@@ -31,7 +34,15 @@ from gpufleet.kube.success_policy import success_policy
 from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_failure_policy import PodFailurePolicy
-from gpufleet.model.workloads import Created, DaemonSet, Deployment, Job, Workload
+from gpufleet.model.workloads import (
+    REPLACE_FAILED,
+    REPLACE_TERMINATING_OR_FAILED,
+    Created,
+    DaemonSet,
+    Deployment,
+    Job,
+    Workload,
+)
 from gpufleet.workloads.kind import COMPLETING_RESTART_POLICIES, CONTROLLER_RESTART_POLICIES, Reader
 
 DEFAULT_BACKOFF_LIMIT = 6
@@ -44,9 +55,7 @@ COMPLETION_MODES = ("NonIndexed", "Indexed")
 
 #: Fields (beside pod template fields) that change when pods are created or stop, not modelled.
 _UNMODELLED_JOB = (
-    "ttlSecondsAfterFinished",
     "suspend",
-    "podReplacementPolicy",
     "managedBy",
 )
 _UNMODELLED_DEPLOYMENT = ("strategy",)
@@ -112,6 +121,9 @@ def job_from_spec(
     deadline = None
     if isinstance(spec.get("activeDeadlineSeconds"), int):  # under Kueue: from each admission
         deadline = float(_count(spec, "activeDeadlineSeconds", 0, at_spec))
+    ttl = None
+    if isinstance(spec.get("ttlSecondsAfterFinished"), int):  # ValidateNonnegativeField
+        ttl = float(_count(spec, "ttlSecondsAfterFinished", 0, at_spec))
     return Job(
         meta.name,
         meta.namespace,
@@ -126,7 +138,26 @@ def job_from_spec(
         success_policy=succeeded_when,
         backoff_limit_per_index=per_index,
         max_failed_indexes=max_failed,
+        pod_replacement_policy=_pod_replacement_policy(spec, at_spec, policy),
+        ttl_after_finished_s=ttl,
     )
+
+
+def _pod_replacement_policy(
+    spec: Mapping[str, Any], at_spec: Reporter, policy: PodFailurePolicy | None
+) -> str | None:
+    """``spec.podReplacementPolicy`` as ``validatePodReplacementPolicy`` checks it: ``Failed`` or
+    ``TerminatingOrFailed``, only ``Failed`` with a ``podFailurePolicy``; None when unset
+    (``SetDefaults_Job``: ``Failed`` with a ``podFailurePolicy``, else ``TerminatingOrFailed``;
+    ``Job.only_replace_failed_pods``)."""
+    value = spec.get("podReplacementPolicy")
+    if value is None:
+        return None
+    allowed = [REPLACE_FAILED] if policy is not None else [REPLACE_FAILED, REPLACE_TERMINATING_OR_FAILED]
+    if value not in allowed:
+        at_spec.error("podReplacementPolicy", unsupported(value, allowed))
+        return None
+    return str(value)
 
 
 def _per_index(

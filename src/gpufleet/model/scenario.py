@@ -32,6 +32,9 @@ class BarePod:
     phase: str = "Pending"
     uid: str = ""  # metadata.uid, where the dump has it
     scheduled: Recorded | None = None  # its PodScheduled=False condition (kube-scheduler's last word)
+    #: being deleted (``metadata.deletionTimestamp``): deleted at its arrival, its ``termination_grace_s``
+    #: what remains of its grace period (``kube.pod_deletion``)
+    deleting: bool = False
 
 
 @dataclass

@@ -16,6 +16,9 @@ from gpufleet.model.completion_indexes import SuccessPolicy
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_failure_policy import PodFailurePolicy
 
+#: ``batch.PodReplacementPolicy``'s values
+REPLACE_FAILED, REPLACE_TERMINATING_OR_FAILED = "Failed", "TerminatingOrFailed"
+
 
 @dataclass(frozen=True)
 class Created:
@@ -69,10 +72,23 @@ class Job:
     #: ``spec.suspend: true``: the Job creates no pods and deletes its active ones (``manageJob``); nothing in
     #: a simulation resumes it, but Kueue, which admits a Job it manages by unsuspending it
     suspend: bool = False
+    #: ``spec.podReplacementPolicy`` (None: unset, defaulted by ``SetDefaults_Job`` from
+    #: ``podFailurePolicy``)
+    pod_replacement_policy: str | None = None
+    #: ``spec.ttlSecondsAfterFinished``: deleted that long after it finished
+    #: (``workloads.ttl_after_finished``)
+    ttl_after_finished_s: float | None = None
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def only_replace_failed_pods(self) -> bool:
+        """``onlyReplaceFailedPods``: a pod being deleted is replaced only once it is Failed (policy
+        ``Failed``, the default and only value with a ``podFailurePolicy``); else (``TerminatingOrFailed``)
+        it counts as failed and is replaced as soon as it is terminating (``isPodFailed``)."""
+        return self.pod_replacement_policy == REPLACE_FAILED or self.pod_failure_policy is not None
 
 
 @dataclass

@@ -209,7 +209,12 @@ def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
         events.append(_event("Normal", "Pulled", pulled_at, end_s, "kubelet", message))
     if record["running_s"] is not None:
         events.append(_event("Normal", "Started", record["running_s"], end_s, "kubelet", "Started container"))
-    if record["deleted_s"] is not None and record["running_s"] is not None:
+    deleted = record["deleted_s"]
+    if (
+        deleted is not None
+        and record["running_s"] is not None
+        and deleted <= (record["finished_s"] or deleted)
+    ):
         events.append(
             _event("Normal", "Killing", record["deleted_s"], end_s, "kubelet", "Stopping container")
         )
@@ -494,6 +499,10 @@ def _workload_status(d: Mapping[str, Any]) -> list[str]:
     if "failedIndexes" in status:  # kubectl describe job's Failed Indexes (backoffLimitPerIndex)
         label = f"{kind} Failed Indexes:"
         lines.append(label.ljust(max(LABEL_WIDTH, len(label) + 2)) + (status["failedIndexes"] or "<none>"))
+    if status.get("deleted_s") is not None:  # its ttlSecondsAfterFinished expired
+        label = f"{kind} Deleted:"
+        deleted = f"t={human_duration(status['deleted_s'])} (ttlSecondsAfterFinished)"
+        lines.append(label.ljust(max(LABEL_WIDTH, len(label) + 2)) + deleted)
     return [*lines, *condition_lines(status["conditions"], f"{kind} Conditions")]
 
 

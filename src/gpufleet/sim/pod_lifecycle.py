@@ -81,6 +81,10 @@ class LifecycleHost(Protocol):
         """The pod ended: its owner's controller (and Kueue) learn it."""
         ...
 
+    def pod_terminating(self, pod: Pod) -> None:
+        """The bound pod is being deleted (its ``deletionTimestamp`` set): its grace period begins."""
+        ...
+
     def forget(self, key: str) -> None:
         """The pod is gone: the schedulers drop it."""
         ...
@@ -400,8 +404,13 @@ class PodLifecycle:
     def _stretch_for_placement(self, members: list[PodRecord]) -> None:
         """The ring over the gang's members stretches their compute (``placement_quality``). A member that
         resumes on another ring keeps its checkpointed progress as a share of its task: the seconds of a
-        task stretched one way are not the seconds of another."""
-        placed = [m for m in members if m.node is not None and m.phase == "Running" and m.pod.gpus > 0]
+        task stretched one way are not the seconds of another. A member being deleted is in no ring (its
+        replacement may have joined while it terminates: a Job's ``podReplacementPolicy``)."""
+        placed = [
+            m
+            for m in members
+            if m.node is not None and m.phase == "Running" and not m.terminating and m.pod.gpus > 0
+        ]
         if len(placed) < 2:
             return
         first = (
@@ -584,12 +593,14 @@ class PodLifecycle:
             self.storage.remove(self.clock.now, rec.pod.key)
             self._storage_reschedule()
         self.stop_work(rec, terminated=True)
+        self._keep_checkpoint(rec)  # (its replacement may come while it terminates: podReplacementPolicy)
         self.gang_member_gone(rec)
+        self.host.pod_terminating(rec.pod)
         grace = rec.pod.termination_grace_s if grace_s is None else grace_s
         self.clock.at(
             self.clock.now + grace,
             Priority.COMPLETION,
-            lambda: self.terminated(rec, reason, container_exit=_killed(rec)),
+            lambda: self.terminated(rec, reason, container_exit=_killed(rec), checkpointed=True),
         )
 
     def failed(self, rec: PodRecord, reason: str) -> None:
@@ -607,17 +618,21 @@ class PodLifecycle:
         self.terminated(rec, reason)
 
     def terminated(
-        self, rec: PodRecord, reason: str, deleted: bool = True, container_exit: ContainerExit | None = None
+        self,
+        rec: PodRecord,
+        reason: str,
+        deleted: bool = True,
+        container_exit: ContainerExit | None = None,
+        checkpointed: bool = False,
     ) -> None:
         """It ends Failed with ``reason`` and gives its node back (``deleted``: and is gone), its first
         container's terminated state ``container_exit`` (None: no exit code). The progress it checkpointed
-        is kept for its slot: the pod its controller makes again there resumes from it, whatever ended this
-        one (a fault, a preemption, an eviction, a deletion, its job restarted whole)."""
+        is kept for its slot (``_keep_checkpoint``; ``checkpointed``: kept already, as its deletion began)."""
         if rec.deleted_s is not None:  # already gone with its node
             return
         rec.terminated = container_exit
-        if rec.done_s > 0 and rec.task_s and rec.pod.behavior.consumes is None:
-            self.checkpoints[_slot(rec.pod)] = rec.done_s / rec.task_s  # (a share: its ring stretched it)
+        if not checkpointed:
+            self._keep_checkpoint(rec)
         now = self.clock.now
         self.set_phase(rec, "Failed")
         rec.reason, rec.finished_s = reason, now
@@ -629,6 +644,13 @@ class PodLifecycle:
         self.host.forget(rec.pod.key)
         self.host.owner_finished(rec.pod, succeeded=False)
         self.host.cluster_changed(freed)
+
+    def _keep_checkpoint(self, rec: PodRecord) -> None:
+        """The progress the pod checkpointed, kept for its slot: the pod its controller makes again there
+        resumes from it, whatever ended this one (a fault, a preemption, an eviction, a deletion, its job
+        restarted whole)."""
+        if rec.done_s > 0 and rec.task_s and rec.pod.behavior.consumes is None:
+            self.checkpoints[_slot(rec.pod)] = rec.done_s / rec.task_s  # (a share: its ring stretched it)
 
     def _complete(self, rec: PodRecord, token: int) -> None:
         if token != rec.token or not rec.working:

@@ -88,6 +88,7 @@ from gpufleet.workloads.kind import (
     DeletesPods,
     HasDeadline,
     HearsDeletions,
+    HearsTerminating,
     ReadsFailedPods,
     ReportsStatus,
     Scalable,
@@ -101,6 +102,7 @@ from gpufleet.workloads.raycluster import RayCluster
 from gpufleet.workloads.rayjob import RayJob
 from gpufleet.workloads.replicas import KeepsReplicas
 from gpufleet.workloads.replicaset import ActivePod, ReplicaSetController, pods_to_delete
+from gpufleet.workloads.ttl_after_finished import job_finish_time, time_left
 
 if TYPE_CHECKING:
     from gpufleet.sim.exporter_scrapes import ExporterScrapes
@@ -338,7 +340,10 @@ class Simulation:
     def _schedule_arrivals(self) -> None:
         sc = self.scenario
         arrivals: list[tuple[Created, Callable[[], None]]] = [
-            *((b.created, partial(self._arrive_pod, b.pod, b.bound_node, b.phase)) for b in sc.pods),
+            *(
+                (b.created, partial(self._arrive_pod, b.pod, b.bound_node, b.phase, b.deleting))
+                for b in sc.pods
+            ),
             *((w.created, partial(self._start, w)) for w in sc.workloads()),
         ]
         feed_rng = np.random.default_rng([self.seed, 4])
@@ -472,6 +477,30 @@ class Simulation:
             status = self.workload_status.get(controller_key(controller))
             if status is not None:
                 status.note(cast(ReportsStatus, controller), self.loop.now)
+                self._arm_ttl(controller, status)
+
+    def _arm_ttl(self, controller: WorkloadController, status: WorkloadStatus) -> None:
+        """The TTL-after-finished controller (``workloads.ttl_after_finished``): a Job with
+        ``ttlSecondsAfterFinished`` that finished is deleted once that time has passed since."""
+        ttl = controller.job.ttl_after_finished_s if isinstance(controller, JobController) else None
+        if ttl is None or status.expires_s is not None:
+            return
+        finished = job_finish_time(status.conditions)
+        if finished is None:
+            return
+        left, status.expires_s = time_left(ttl, finished, self.loop.now)
+        self.loop.at(self.loop.now + max(left, 0.0), Priority.CONTROLLER, partial(self._expired, controller))
+
+    def _expired(self, controller: WorkloadController) -> None:
+        """The Job's TTL expired: foreground cascading deletion (its pods, all ended, go first; then the Job,
+        and Kueue's Workload, which the Job owns)."""
+        now = self.loop.now
+        for rec in self.records.values():
+            if rec.deleted_s is None and self._owner_controller(rec.pod) is controller:
+                rec.deleted_s = now
+        key = controller_key(controller)
+        self.workload_status[key].deleted_s = now
+        self.kueue.owner_deleted(key, now)
 
     def _delete_doomed(self, controller: WorkloadController) -> None:
         if not implements(controller, DeletesPods):
@@ -525,11 +554,25 @@ class Simulation:
                 delay = cast(BacksOff, controller).retry_delay_s()
         self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
+    def pod_terminating(self, pod: Pod) -> None:
+        """A bound pod is being deleted: a controller that hears it (a Job: ``podReplacementPolicy``) may
+        replace it now, after its pod failure backoff."""
+        controller = self._owner_controller(pod)
+        if controller is None or not implements(controller, HearsTerminating):
+            return
+        wants = cast(HearsTerminating, controller).pod_terminating(pod, self.kueue.evicting(pod))
+        self._note_status(controller)
+        if wants:
+            delay = cast(BacksOff, controller).retry_delay_s() if implements(controller, BacksOff) else 0.0
+            self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
+
     # -- pods: created, gated, queued ------------------------------------------------------
     def _scheduler_of(self, pod: Pod) -> str:
         return next((s.name for s in self.schedulers if s.serves(pod.scheduler_name)), pod.scheduler_name)
 
-    def _arrive_pod(self, pod: Pod, bound_node: str | None, phase: str) -> None:
+    def _arrive_pod(self, pod: Pod, bound_node: str | None, phase: str, deleting: bool = False) -> None:
+        """A snapshot's pod (or a bare one) arrives; one being deleted (``deleting``) is deleted at once, to
+        end after what remains of its grace period (its ``termination_grace_s``: ``kube.pod_deletion``)."""
         if phase in ("Succeeded", "Failed"):
             rec = self.lifecycle.record(pod, self._scheduler_of(pod))
             self.lifecycle.set_phase(rec, phase)
@@ -540,6 +583,14 @@ class Simulation:
         else:
             self._create(pod)
         self._adopted_arrived(pod)
+        arrived = self.records.get(pod.key)
+        if (
+            deleting
+            and arrived is not None
+            and arrived.deleted_s is None
+            and arrived.phase in ("Pending", "Running")
+        ):
+            self.delete_pod(pod.key, "Deleted")
 
     def _adopted_arrived(self, pod: Pod) -> None:
         """A snapshot's pod arrived after the controller that adopted it started: what that controller

@@ -28,6 +28,9 @@ class WorkloadStatus:
     start_s: float | None
     #: each condition as it first held, and when (in the order they appeared)
     conditions: list[tuple[StatusCondition, float]] = field(default_factory=list)
+    #: ``ttlSecondsAfterFinished``: when the finished Job expires (once it finished), and when it was deleted
+    expires_s: float | None = None
+    deleted_s: float | None = None
 
     def note(self, controller: ReportsStatus, now_s: float) -> None:
         """The conditions that hold now and were not noted yet start now (a condition type is noted
@@ -40,7 +43,8 @@ class WorkloadStatus:
 
     def as_dict(self, controller: ReportsStatus) -> dict[str, Any]:
         """``summary.json``'s record: conditions, pod counts, ``completedIndexes`` (an Indexed Job) and
-        ``failedIndexes`` (a Job with ``backoffLimitPerIndex``), start and completion time."""
+        ``failedIndexes`` (a Job with ``backoffLimitPerIndex``), start and completion time, and when it was
+        deleted (its ``ttlSecondsAfterFinished`` expired) where it was."""
         complete = next((t for c, t in self.conditions if c.type == COMPLETE), None)
         return {
             "conditions": [
@@ -51,4 +55,5 @@ class WorkloadStatus:
             **controller.status_indexes(),
             "start_time_s": self.start_s,
             "completion_time_s": complete,
+            **({"deleted_s": self.deleted_s} if self.deleted_s is not None else {}),
         }

@@ -73,7 +73,17 @@ suspended") while it has not finished. (A Job that finished deletes its active p
 A Job Kueue manages is suspended and resumed by Kueue: its eviction (preemption, ``waitForPodsReady``, an
 admission check's retry...) sets ``spec.suspend`` (``Job.Stop``) and ``manageJob`` deletes the active pods the
 same way (``deleteJobPods``): none counts, however often the Job is evicted (``suspended``); each index is
-created again (``-r<n>``) for when Kueue admits it again."""
+created again (``-r<n>``) for when Kueue admits it again.
+
+A pod being deleted (a preemption, an eviction, a drain, Kueue's eviction, the Job's own deletion; a
+snapshot's pod with a ``deletionTimestamp``) is terminating until it ended (``status.terminating``,
+``CountTerminatingPods``; ``pod_terminating``). ``spec.podReplacementPolicy`` says when it is replaced
+(``onlyReplaceFailedPods``): ``TerminatingOrFailed``, the default without a ``podFailurePolicy``, counts it
+failed as soon as it is terminating (``isPodFailed``) and replaces it after the pod failure backoff while it
+still terminates; ``Failed``, the default and only value with a ``podFailurePolicy``, counts it only once it
+ended Failed and holds its replacement back until then (``manageJob``: ``wantActive - terminating -
+active``). A finished Job's ``Failed`` or ``Complete`` condition waits for its terminating pods
+(``delayTerminalCondition``)."""
 
 from __future__ import annotations
 
@@ -93,7 +103,7 @@ from gpufleet.model.failed_indexes import (
 )
 from gpufleet.model.kueue import KueueObjects
 from gpufleet.model.node import Node
-from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned, OwnedPod
+from gpufleet.model.owned import FINISHED_PHASES, JOB_COMPLETION_INDEX, Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.pod_failure_policy import (
     REASON_POD_FAILURE_POLICY,
@@ -223,6 +233,10 @@ class JobController:
         self.used: set[int] = set()  # indexes an adopted pod holds, active or completed
         self.names: set[str] = set()  # the names of its pods in a snapshot
         self.active: dict[str, int] = {}  # pod key -> completion index
+        #: its pods being deleted (``deletionTimestamp`` set) that have not ended (``status.terminating``):
+        #: pod key -> the completion index to count and create again once it ends, None where nothing is
+        #: left to count (counted failed already, ``TerminatingOrFailed``; an Indexed Job's pod of no index)
+        self.terminating: dict[str, int | None] = {}
         self.retries: list[int] = []  # indices whose pod failed, to create again
         self.attempts: dict[int, int] = {}
         self.succeeded = 0
@@ -287,7 +301,11 @@ class JobController:
         if self.done or job.suspend:  # manageJob: a suspended Job creates no pods
             return []
         out = []
-        while self.retries and len(self.active) < job.parallelism:
+        # manageJob: wantActive - terminating - active, the terminating pods held back only under
+        # onlyReplaceFailedPods (each is created again once it ended Failed: ``pending``)
+        held = len(self.terminating) if job.only_replace_failed_pods else 0
+        pending = sum(1 for index in self.terminating.values() if index is not None)
+        while self.retries and len(self.active) + held < job.parallelism:
             out.append(self._stamp(self.retries.pop(0)))
         if job.completions is None:
             remaining = job.parallelism - self.issued if self.succeeded == 0 else 0
@@ -298,8 +316,9 @@ class JobController:
                 - len(self.active)
                 - len(self.retries)
                 - len(self.failed_indexes)
+                - pending
             )
-        while len(self.active) < job.parallelism and remaining > 0:
+        while len(self.active) + held < job.parallelism and remaining > 0:
             out.append(self._stamp(self._new_index()))
             remaining -= 1
         return out
@@ -328,14 +347,26 @@ class JobController:
         self.succeeded, self.failed = owned.succeeded, owned.failed
         self.names = {p.pod.name for p in owned.pods}
         active = [p for p in owned.pods if p.active]
+        # a pod being deleted: counted failed by adoption under TerminatingOrFailed (isPodFailed), else
+        # counted and created again once it ended; an Indexed Job's pod of no index is not counted
+        terminating = [p for p in owned.pods if p.terminating and p.phase not in FINISHED_PHASES]
+        uncounted = [
+            p
+            for p in terminating
+            if self.job.only_replace_failed_pods and not (self.job.indexed and p.completion_index is None)
+        ]
         self.used = set(owned.completed_indexes) | {
-            i for p in active if (i := p.completion_index) is not None
+            i for p in active + uncounted if (i := p.completion_index) is not None
         }
         for p in active:
             index = p.completion_index
             self.active[p.pod.key] = self._new_index() if index is None else index
+        self.terminating = {p.pod.key: None for p in terminating}
+        for p in uncounted:
+            index = p.completion_index
+            self.terminating[p.pod.key] = self._new_index() if index is None else index
         self._restarts = {p.pod.key: p.restarts for p in active if p.restarts}
-        self.issued = len(self.active)
+        self.issued = len(self.active) + len(uncounted)
         job = self.job
         self.succeeded_indexes = set(owned.completed_indexes)
         if self.per_index:
@@ -462,11 +493,33 @@ class JobController:
         if not self.done and past_backoff_limit_on_failure(self.job, self._restarts.values()):
             self._fail(*BACKOFF_LIMIT_EXCEEDED)
 
+    def pod_terminating(self, pod: Pod, suspended: bool = False) -> bool:
+        """``kind.HearsTerminating``: its active ``pod`` is being deleted (``deletionTimestamp``: a
+        preemption, an eviction, a drain, the Job's own deletion; ``suspended``: Kueue's eviction of the Job,
+        whose ``deleteJobPods`` leaves it uncounted) and terminating until it ends (``status.terminating``,
+        ``CountTerminatingPods``). Under ``TerminatingOrFailed`` (``isPodFailed``: a deleted pod not
+        Succeeded is failed) it counts as failed now and is replaced after the pod failure backoff; under
+        ``Failed`` (``onlyReplaceFailedPods``) it is counted once it ended Failed, and until then it holds
+        its replacement back (``manageJob``: ``wantActive - terminating - active``). Returns whether the Job
+        may want a pod now."""
+        if pod.key not in self.active:
+            return False
+        if suspended or self.job.suspend or self.job.only_replace_failed_pods:
+            self._restarts.pop(pod.key, None)
+            self.terminating[pod.key] = self.active.pop(pod.key)
+            return False
+        self.finished(pod, succeeded=False)
+        self.terminating[pod.key] = None
+        return True
+
     def _forget(self, pod: Pod) -> tuple[int | None, FailedPod | None]:
-        """``pod`` is no longer one of its active ones: its completion index (None if it was not active) and
-        what ``failed_with`` told of it."""
+        """``pod`` is no longer one of its active or terminating ones: its completion index (None if it was
+        neither, or was counted as it began terminating) and what ``failed_with`` told of it."""
         self._restarts.pop(pod.key, None)
-        return self.active.pop(pod.key, None), self._failed_as.pop(pod.key, None)
+        index = self.active.pop(pod.key, None)
+        if pod.key in self.terminating:
+            index = self.terminating.pop(pod.key)
+        return index, self._failed_as.pop(pod.key, None)
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         """One of its pods ended (``kind.WorkloadController``). While ``spec.suspend`` holds a Job not
@@ -564,7 +617,9 @@ class JobController:
         for a pod with no terminated container and no condition no rule does)."""
         self.done = True
         self.failure = (reason, message)
-        self.failed += len(self.active)
+        uncounted = [key for key, index in self.terminating.items() if index is not None]
+        self.failed += len(self.active) + len(uncounted)
+        self.terminating |= dict.fromkeys(uncounted)
 
     def status_conditions(self) -> list[StatusCondition]:
         """``kind.ReportsStatus``: ``FailureTarget`` (``newFailureCondition``) or ``SuccessCriteriaMet``
@@ -578,20 +633,21 @@ class JobController:
             return [StatusCondition(*JOB_SUSPENDED)] if self.job.suspend and not self.done else []
         interim, terminal, (reason, message) = ended
         out = [StatusCondition(interim, reason, message)]
-        if not self.active:
+        if not self.active and not self.terminating:
             out.append(StatusCondition(terminal, reason, message))
         return out
 
     def status_counts(self) -> dict[str, int]:
         """``status.active`` (its pods not terminating), ``succeeded``, ``failed`` and ``terminating``
-        (the pods it deleted as it finished, or as it is suspended, until they are gone)."""
+        (``CountTerminatingPods``: its pods being deleted, and those it deletes as it finished or as it is
+        suspended, until they are gone)."""
         finishing = self.failure is not None or self.success is not None
-        terminating = len(self.active) if finishing or self.job.suspend else 0
+        deleting = len(self.active) if finishing or self.job.suspend else 0
         return {
-            "active": len(self.active) - terminating,
+            "active": len(self.active) - deleting,
             "succeeded": self.succeeded,
             "failed": self.failed,
-            "terminating": terminating,
+            "terminating": deleting + len(self.terminating),
         }
 
     def status_indexes(self) -> dict[str, str]:

@@ -3,15 +3,15 @@ controller reacts when one of its pods ends, and how its manifest is read, so th
 explain, the manifest reader (and later the live side) handle every kind the same way.
 
 A kind is one module of ``gpufleet.workloads`` that defines its controller and registers it with
-``@register_kind(<model class>)``. The controller is made from the workload object, says which
-pods it wants now (``wanted``, given the nodes that exist, for kinds that place a pod per node)
-and which PodGroups (gangs) they form (``pod_groups``), and learns when one of its pods ended
-(``finished``; a ``BacksOff`` controller then says how long it waits before it creates again)
-or was taken away by a queueing system to be created again later (``suspended``),
-and which pods it wants on a node that joins (``node_added``). A controller of a kind a cluster
-snapshot holds also adopts the pods it already made there (``Adopts``). A ``WatchesPods`` controller
-also hears when its pods are bound and start, and a ``DeletesPods`` one deletes pods it made
-(``doomed``: a JobSet's restart, a group recreated whole).
+``@register_kind(<model class>)``. The controller is made from the workload object, says which pods it wants
+now (``wanted``, given the nodes that exist, for kinds that place a pod per node) and which PodGroups
+(gangs) they form (``pod_groups``), and learns when one of its pods ended (``finished``; a ``BacksOff``
+controller then says how long it waits before it creates again; a ``HearsTerminating`` one also learns when
+a pod's deletion begins) or was taken away by a queueing system to be created again later (``suspended``),
+and which pods it wants on a node that joins (``node_added``). A controller of a kind a cluster snapshot
+holds also adopts the pods it already made there (``Adopts``). A ``WatchesPods`` controller also hears when
+its pods are bound and start, and a ``DeletesPods`` one deletes pods it made (``doomed``: a JobSet's
+restart, a group recreated whole).
 
 A kind the manifest reader does not know already (anything but Jobs, Deployments and DaemonSets)
 brings its reader too: ``@register_kind(<model class>, api=(group, version, kind), read=...)``.
@@ -92,6 +92,17 @@ class HearsDeletions(Protocol):
 
     def deleted(self, pod: Pod) -> None:
         """The pod about to be reported ``finished`` was deleted, not failed in place."""
+        ...
+
+
+@runtime_checkable
+class HearsTerminating(Protocol):
+    """A controller that learns of its pod's deletion when it begins (its ``deletionTimestamp`` set, its
+    grace period running), not only when the pod ends: a Job's ``podReplacementPolicy``."""
+
+    def pod_terminating(self, pod: Pod, suspended: bool = False) -> bool:
+        """The pod is being deleted (``suspended``: as Kueue suspends its workload); ``finished`` follows
+        once it ended. Returns whether the controller may want a pod now (after ``BacksOff``'s delay)."""
         ...
 
 
