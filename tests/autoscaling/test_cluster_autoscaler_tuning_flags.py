@@ -49,6 +49,7 @@ spec:
 
 
 def pod(name: str, annotations: str = "", gpus: int = 8) -> str:
+    """A bare pod run to completion in 5 minutes (``restartPolicy: Never``)."""
     return f"""
 apiVersion: v1
 kind: Pod
@@ -56,6 +57,7 @@ metadata:
   name: {name}
   annotations: {{gpufleet.io/duration: 5m{annotations}}}
 spec:
+  restartPolicy: Never
   containers:
   - name: train
     image: trainer:1

@@ -48,21 +48,13 @@ def test_an_exit_code_annotation_that_is_not_an_int32_is_an_error(
     assert problems(tmp_path, text_pod) == [f"{AT}: {problem}"]
 
 
-def test_a_non_zero_exit_code_under_on_failure_or_always_is_modelled_and_exit_0_under_always_is_not(
-    tmp_path: Path,
-) -> None:
-    """The kubelet restarts a container that exits non-zero under ``OnFailure`` or ``Always``
-    (``ShouldContainerBeRestarted``): modelled, no warning. Under ``Always`` it restarts one that exits 0
-    too: not modelled (the pod succeeds), a warning says so where ``"0"`` is written."""
+def test_an_exit_code_under_any_restart_policy_is_modelled_with_no_warning(tmp_path: Path) -> None:
+    """The kubelet restarts a container that exits non-zero under ``OnFailure`` or ``Always``, and one that
+    exits 0 under ``Always`` too (``ShouldContainerBeRestarted``): all modelled, no warning."""
     for policy in ("OnFailure", "Always"):
-        annotations = 'annotations: {gpufleet.io/exit-code: "1", gpufleet.io/duration: 1h}'
-        assert warnings(tmp_path, pod(f"restartPolicy: {policy}", annotations)) == []
-    assert warnings(tmp_path, pod("restartPolicy: Always", 'annotations: {gpufleet.io/exit-code: "0"}')) == [
-        f"{AT} is not modelled (restartPolicy Always: the kubelet restarts a container that exits 0 too, "
-        "which is not modelled; the pod succeeds); ignored"
-    ]
-    exit_0 = 'annotations: {gpufleet.io/exit-code: "0", gpufleet.io/duration: 1h}'
-    assert warnings(tmp_path, pod("restartPolicy: OnFailure", exit_0)) == []
+        for code in ("0", "1"):
+            annotations = f'annotations: {{gpufleet.io/exit-code: "{code}", gpufleet.io/duration: 1h}}'
+            assert warnings(tmp_path, pod(f"restartPolicy: {policy}", annotations)) == []
 
 
 # -- a snapshot's failed pods -------------------------------------------------------------------------

@@ -149,6 +149,7 @@ metadata:
   labels: {kueue.x-k8s.io/queue-name: q, scheduling.x-k8s.io/pod-group: gang}
   annotations: {gpufleet.io/duration: 1h}
 spec:
+  restartPolicy: Never
   containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: 4}}}]
 ---
 apiVersion: v1
@@ -158,6 +159,7 @@ metadata:
   labels: {kueue.x-k8s.io/queue-name: q, scheduling.x-k8s.io/pod-group: gang}
   annotations: {gpufleet.io/duration: 1h}
 spec:
+  restartPolicy: Never
   containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: 4}}}]
 ---
 apiVersion: v1
@@ -167,6 +169,7 @@ metadata:
   labels: {kueue.x-k8s.io/queue-name: q}
   annotations: {gpufleet.io/duration: 1h, gpufleet.io/submit-at: 1m}
 spec:
+  restartPolicy: Never
   containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: 4}}}]
 ---
 apiVersion: v1

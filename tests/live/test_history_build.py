@@ -124,6 +124,17 @@ def test_each_pod_is_replayed_from_its_times_in_the_window(tmp_path: Path) -> No
     assert pods["serving"]["phase"] == "Running"
 
 
+def test_a_pod_that_completed_with_no_restart_policy_exported_is_replayed_under_never() -> None:
+    """Under the API's default ``restartPolicy: Always`` the kubelet restarts a container that exits 0 too
+    (``ShouldContainerBeRestarted``) and the pod never completes: a pod that completed ran under ``Never``
+    or ``OnFailure``; with ``kube_pod_restart_policy`` not exported it is replayed under ``Never`` (so its
+    replay ends), and a pod still running keeps the default."""
+    scenario = build_scenario(_history(), lambda members, gpus, product: 1.0)
+    specs = {d["metadata"]["name"]: d["spec"] for d in scenario.files["pods.yaml"]}
+    assert specs["before"]["restartPolicy"] == "Never"
+    assert "restartPolicy" not in specs["serving"]
+
+
 def test_a_gang_split_over_nodes_replays_as_long_as_it_ran(tmp_path: Path) -> None:
     """gpufleet.io/duration is a gang's time on the fewest nodes (sim.placement_quality stretches a
     split one), so a gang that really ran split has its measured time divided by that stretch: the

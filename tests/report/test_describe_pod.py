@@ -44,6 +44,7 @@ metadata:
   name: batch
   annotations: {gpufleet.io/duration: 1m}
 spec:
+  restartPolicy: Never
   containers:
   - {name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "1"}}}
 ---

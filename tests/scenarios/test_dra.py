@@ -103,8 +103,9 @@ spec:
 def claim_pod(
     name: str, at: str, source: str, duration: str = "1h", safe: bool = False, prefer: str | None = None
 ) -> str:
-    """A bare pod with one claim; ``source`` is ``resourceClaimTemplateName: x`` or ``resourceClaimName: x``;
-    ``prefer``: a node it prefers (preferred node affinity, which a drain simulation ignores)."""
+    """A bare pod with one claim, run to completion (``restartPolicy: Never``: it ends after ``duration``);
+    ``source`` is ``resourceClaimTemplateName: x`` or ``resourceClaimName: x``; ``prefer``: a node it
+    prefers (preferred node affinity, which a drain simulation ignores)."""
     evict = f', {SAFE}: "true"' if safe else ""
     term = f"{{matchExpressions: [{{key: kubernetes.io/hostname, operator: In, values: [{prefer}]}}]}}"
     selector = (
@@ -120,6 +121,7 @@ metadata:
   name: {name}
   annotations: {{gpufleet.io/submit-at: {at}, gpufleet.io/duration: {duration}{evict}}}
 spec:{selector}
+  restartPolicy: Never
   resourceClaims:
   - {{name: gpus, {source}}}
   containers:

@@ -44,11 +44,13 @@ spec: {duration: 10m}
 
 
 def pod_doc(name: str, annotations: str = "{}", limits: str = "{}") -> str:
+    """A bare pod run to completion (``restartPolicy: Never``)."""
     return f"""---
 apiVersion: v1
 kind: Pod
 metadata: {{name: {name}, annotations: {annotations}}}
 spec:
+  restartPolicy: Never
   containers:
   - name: app
     image: app:v1

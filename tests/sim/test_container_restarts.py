@@ -1,8 +1,10 @@
-"""A container whose work exits non-zero restarts in place, as the kubelet restarts it
+"""A container whose work exits restarts in place, as the kubelet restarts it
 (``ShouldContainerBeRestarted``, ``pkg/kubelet/container/helpers.go``: ``Never`` never, ``OnFailure`` on a
-non-zero exit, ``Always`` on any), after its back-off (``doBackOff`` over ``flowcontrol.Backoff``: the first
-restart at once, then 10 s doubling to 300 s, reset once the container ran more than 600 s, ``hasExpired``):
-the pod stays Running, ``restartCount`` grows and ``lastState.terminated`` holds the code. A Job under
+non-zero exit, ``Always`` on any, 0 too), after its back-off whatever the code (``doBackOff`` over
+``flowcontrol.Backoff``: the first restart at once, then 10 s doubling to 300 s, reset once the container
+ran more than 600 s, ``hasExpired``): the pod stays Running (``getPhase``, ``pkg/kubelet/kubelet_pods.go``:
+``Always`` keeps a pod whose containers stopped Running), ``restartCount`` grows and
+``lastState.terminated`` holds the code. A Job under
 ``restartPolicy: OnFailure`` fails once its active pods' restarts reach ``backoffLimit``
 (``pastBackoffLimitOnFailure``, ``pkg/controller/job/job_controller.go``)."""
 
@@ -21,16 +23,37 @@ from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED
 EXITED_3 = {"container": "main", "exit_code": 3, "reason": "Error"}
 
 
-def pod(policy: str, duration: str) -> str:
-    """A Pod ``default/p`` (1 GPU, ``restartPolicy`` ``policy``) whose work of ``duration`` exits 3."""
+EXITED_0 = {"container": "main", "exit_code": 0, "reason": "Completed"}
+
+
+def pod(policy: str, duration: str, code: str = "3") -> str:
+    """A Pod ``default/p`` (1 GPU, ``restartPolicy`` ``policy``) whose work of ``duration`` exits ``code``."""
     return f"""
 ---
 apiVersion: v1
 kind: Pod
-metadata: {{name: p, annotations: {{gpufleet.io/duration: {duration}, gpufleet.io/exit-code: "3"}}}}
+metadata: {{name: p, annotations: {{gpufleet.io/duration: {duration}, gpufleet.io/exit-code: "{code}"}}}}
 spec:
   restartPolicy: {policy}
   containers: [{{name: main, image: trainer, resources: {{limits: {{nvidia.com/gpu: "1"}}}}}}]
+"""
+
+
+def deployment(duration: str) -> str:
+    """A Deployment ``default/web`` of one replica (1 GPU, ``restartPolicy: Always``, the only one allowed)
+    whose process exits 0 after ``duration``."""
+    return f"""
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}, annotations: {{gpufleet.io/duration: {duration}}}}}
+    spec:
+      containers: [{{name: main, image: server, resources: {{limits: {{nvidia.com/gpu: "1"}}}}}}]
 """
 
 
@@ -67,6 +90,72 @@ def test_a_container_that_exits_non_zero_under_on_failure_restarts_in_place_with
     assert (p["last_terminated"], p["terminated"], p["finished_s"]) == (EXITED_3, None, None)
 
 
+def test_a_container_that_exits_0_under_always_restarts_in_place_with_the_same_back_off(
+    tmp_path: Path,
+) -> None:
+    """``ShouldContainerBeRestarted``: ``Always`` restarts a container that exited 0, and ``doBackOff``
+    waits as after a failure: 60 s of work, then exit 0, restarted at once, then after 10, 20, 40, 80, 160
+    and 300 s: 9 restarts by 1500 s, waiting in ``CrashLoopBackOff`` then. ``getPhase``: the pod stays
+    Running (never Succeeded), its last state exit code 0, reason ``Completed``."""
+    summary = simulated(write(tmp_path, NODE_N0, pod("Always", "60s", "0")), duration_s=1500.0)
+    p = pods_by_name(summary)["p"]
+    assert (p["phase"], p["reason"], p["restarts"]) == ("Running", "CrashLoopBackOff", 9)
+    assert (p["last_terminated"], p["terminated"], p["finished_s"]) == (EXITED_0, None, None)
+
+
+def test_a_container_that_exits_0_under_on_failure_is_not_restarted_and_the_pod_succeeds(
+    tmp_path: Path,
+) -> None:
+    """``ShouldContainerBeRestarted``: ``OnFailure`` does not restart a container that exited 0; ``getPhase``:
+    every container stopped with 0, the pod Succeeded."""
+    p = pods_by_name(simulated(write(tmp_path, NODE_N0, pod("OnFailure", "60s", "0"))))["p"]
+    assert (p["phase"], p["restarts"], p["terminated"], p["finished_s"]) == ("Succeeded", 0, EXITED_0, 60.0)
+
+
+def test_a_deployment_pod_with_a_duration_restarts_in_place_and_is_not_replaced(tmp_path: Path) -> None:
+    """A Deployment's pods run under ``restartPolicy: Always``: a process that exits 0 after 10 min is
+    restarted in place by the kubelet, the pod never ends, so its ReplicaSet has nothing to replace: one
+    pod, restarted at once at 600 s, then at 1210 s after a 10 s back-off (it ran 10 min, not more:
+    ``hasExpired`` keeps the back-off)."""
+    summary = simulated(write(tmp_path, NODE_N0, deployment("10m")), duration_s=1500.0)
+    (p,) = summary["pods"]
+    assert (p["phase"], p["reason"], p["created_s"], p["restarts"]) == ("Running", None, 0.0, 2)
+    assert (p["last_terminated"], p["running_s"]) == (EXITED_0, 1210.0)
+
+
+def test_describe_shows_a_container_that_keeps_exiting_0_waiting_in_crash_loop_back_off(
+    tmp_path: Path,
+) -> None:
+    """kubectl describe of a pod under ``Always`` whose process exits 0 each minute, at 200 s (restarted at
+    60 s, 120 s and 190 s, its 20 s back-off running): Running, its container Waiting in
+    ``CrashLoopBackOff`` (any back-off wait is, whatever the exit code), its last state Completed with exit
+    code 0, and not ready."""
+    scenario = tmp_path / "scenario.yaml"
+    simulation = "---\napiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
+    simulation += "spec: {duration: 200s}\n"
+    scenario.write_text(NODE_N0 + pod("Always", "60s", "0") + simulation)
+    result = CliRunner().invoke(app, ["describe", "pod", "p", str(scenario)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "Status:         Running" in lines and not [line for line in lines if line.startswith("Reason:")]
+    start = lines.index("  main:")
+    assert lines[start + 1 : start + 7] == [
+        "    State:          Waiting",
+        "      Reason:       CrashLoopBackOff",
+        "    Last State:     Terminated",
+        "      Reason:       Completed",
+        "      Exit Code:    0",
+        "    Restart Count:  3",
+    ]
+    conditions = lines[lines.index("Conditions:") + 2 : lines.index("Conditions:") + 6]
+    assert [line.split() for line in conditions] == [
+        ["PodScheduled", "True"],
+        ["Initialized", "True"],
+        ["ContainersReady", "False"],
+        ["Ready", "False"],
+    ]
+
+
 def test_a_container_that_ran_more_than_ten_minutes_restarts_at_once_each_time_under_always(
     tmp_path: Path,
 ) -> None:
@@ -80,7 +169,8 @@ def test_a_container_that_ran_more_than_ten_minutes_restarts_at_once_each_time_u
 
 
 def test_describe_shows_the_restart_count_and_the_last_state_of_a_restarted_container(tmp_path: Path) -> None:
-    """200 s: restarted at 60 s, 120 s and 190 s (``restartCount`` 3), its last exit code 3."""
+    """200 s: restarted at 60 s, 120 s and 190 s (``restartCount`` 3), its last exit code 3, waiting out its
+    20 s back-off (kubectl's ``State: Waiting``, reason ``CrashLoopBackOff``)."""
     scenario = tmp_path / "scenario.yaml"
     simulation = "---\napiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
     simulation += "spec: {duration: 200s}\n"
@@ -89,7 +179,9 @@ def test_describe_shows_the_restart_count_and_the_last_state_of_a_restarted_cont
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     start = lines.index("  main:")
-    assert lines[start + 1 : start + 5] == [
+    assert lines[start + 1 : start + 7] == [
+        "    State:          Waiting",
+        "      Reason:       CrashLoopBackOff",
         "    Last State:     Terminated",
         "      Reason:       Error",
         "      Exit Code:    3",

@@ -270,14 +270,16 @@ def test_leader_created_makes_the_workers_with_their_leader_and_leader_ready_onc
     assert pods["llm-0-1"]["created_s"] == 120.0
 
 
-def test_a_pod_that_ends_recreates_its_whole_group_under_recreate_group_on_pod_restart(
+def test_a_container_restart_recreates_its_whole_group_under_recreate_group_on_pod_restart(
     tmp_path: Path,
 ) -> None:
-    """``handleRestartPolicy``: a worker whose container ends (a restart) deletes its leader, and the
-    workers go with it (their StatefulSet is the leader's); the group is made again under its names, once
-    the old pods are gone (a StatefulSet makes a pod again only after its namesake is deleted)."""
+    """``handleRestartPolicy``: a worker's process exits 0 at 5 min and the kubelet restarts it in place
+    (``restartPolicy: Always``, ``ShouldContainerBeRestarted``); its restart count (``ContainerRestarted``)
+    deletes its leader, and the workers go with it (their StatefulSet is the leader's); the group is made
+    again under its names, once the old pods are gone (a StatefulSet makes a pod again only after its
+    namesake is deleted)."""
     text = lws(size=3, worker=template(annotations="gpufleet.io/duration: 5m"), leader=template())
-    pods, made, _ = run(write(tmp_path, nodes(), text), duration_s=420)
+    pods, made, summary = run(write(tmp_path, nodes(), text), duration_s=420)
     assert made.recreated == {0: 1}
     # the leader and the other worker get their 30 s grace period; the names come back once they are gone
     assert {p: pods[p]["created_s"] for p in ("llm-0", "llm-0-1", "llm-0-2")} == {
@@ -286,17 +288,33 @@ def test_a_pod_that_ends_recreates_its_whole_group_under_recreate_group_on_pod_r
         "llm-0-2": 330.0,
     }
     assert {pods[p]["phase"] for p in pods} == {"Running"}
+    first = [p for p in summary["pods"] if p["name"] == "ml/llm-0-2" and p["created_s"] == 0.0]
+    assert [(p["restarts"], p["reason"], p["deleted_s"]) for p in first] == [(1, "RecreateGroup", 330.0)]
 
 
-def test_under_none_only_the_pod_that_ended_is_made_again(tmp_path: Path) -> None:
-    """``None`` (the StatefulSet's own behaviour): the worker is replaced, its leader and the other
-    worker run on."""
+def test_under_none_a_restarted_container_restarts_in_place_and_its_group_runs_on(tmp_path: Path) -> None:
+    """``None``: ``handleRestartPolicy`` does nothing; the kubelet restarts the workers' processes, which
+    exit 0 at 5 min, in place (at once, the first time), and no pod is made again."""
     text = lws(size=3, worker=template(annotations="gpufleet.io/duration: 5m"), leader=template())
     text = text.replace("    size: 3", "    size: 3\n    restartPolicy: None")
     pods, made, _ = run(write(tmp_path, nodes(), text), duration_s=420)
     assert made.recreated == {}
+    assert {p: (pods[p]["created_s"], pods[p]["restarts"]) for p in ("llm-0", "llm-0-1", "llm-0-2")} == {
+        "llm-0": (0.0, 0),
+        "llm-0-1": (0.0, 1),
+        "llm-0-2": (0.0, 1),
+    }
+
+
+def test_under_none_only_the_pod_deleted_is_made_again(tmp_path: Path) -> None:
+    """``None`` (the StatefulSet's own behaviour): the workers deleted at 5 min are made again once gone
+    (their 30 s grace period), their leader runs on."""
+    text = lws(size=3, worker=template(annotations="gpufleet.io/delete-at: 5m"), leader=template())
+    text = text.replace("    size: 3", "    size: 3\n    restartPolicy: None")
+    pods, made, _ = run(write(tmp_path, nodes(), text), duration_s=420)
+    assert made.recreated == {}
     assert pods["llm-0"]["created_s"] == 0.0
-    assert pods["llm-0-1"]["created_s"] == 300.0 and pods["llm-0-2"]["created_s"] == 300.0
+    assert pods["llm-0-1"]["created_s"] == 330.0 and pods["llm-0-2"]["created_s"] == 330.0
 
 
 @pytest.mark.parametrize(
@@ -306,8 +324,8 @@ def test_recreate_group_after_start_leaves_a_group_with_a_pending_pod_alone(
     tmp_path: Path, policy: str, recreated: dict[int, int]
 ) -> None:
     """``pendingPodsInGroup``: under RecreateGroupAfterStart a group is not recreated while one of its
-    pods is Pending (here a worker that does not fit: 1 + 4 + 4 GPUs on a node of 8); only the worker
-    that ended is made again."""
+    pods is Pending (here a worker that does not fit: 1 + 4 + 4 GPUs on a node of 8); the worker whose
+    process exited at 5 min only restarts in place."""
     worker = template(gpus=4, annotations="gpufleet.io/duration: 5m")
     text = lws(size=3, worker=worker, leader=template()).replace(
         "    size: 3", f"    size: 3\n    restartPolicy: {policy}"
@@ -319,12 +337,13 @@ def test_recreate_group_after_start_leaves_a_group_with_a_pending_pod_alone(
 
 def test_a_leader_that_ends_takes_its_workers_even_under_none(tmp_path: Path) -> None:
     """The worker StatefulSet is owned by the leader pod: the garbage collector deletes it with the
-    leader, whatever the restart policy."""
-    text = lws(size=2, leader=template(annotations="gpufleet.io/duration: 5m"))
+    leader, whatever the restart policy: the leader deleted at 5 min is gone at 330 s, its workers 30 s
+    later, and the group is made again."""
+    text = lws(size=2, leader=template(annotations="gpufleet.io/delete-at: 5m"))
     text = text.replace("    size: 2", "    size: 2\n    restartPolicy: None")
     pods, made, _ = run(write(tmp_path, nodes(), text), duration_s=420)
     assert made.recreated == {0: 1}
-    assert pods["llm-0"]["created_s"] == 330.0 and pods["llm-0-1"]["created_s"] == 330.0
+    assert pods["llm-0"]["created_s"] == 360.0 and pods["llm-0-1"]["created_s"] == 360.0
 
 
 def test_exclusive_topology_puts_each_group_alone_in_its_domain(tmp_path: Path) -> None:

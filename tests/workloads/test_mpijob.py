@@ -340,6 +340,81 @@ def test_a_preempted_worker_is_created_again_under_its_name(tmp_path: Path) -> N
     assert pods["pi-worker-0"]["created_s"] >= pods["urgent"]["created_s"]
 
 
+FAILING_WORKER = replica(1, duration="5m", gpus=1, annotations=', gpufleet.io/exit-code: "2"')
+MPIRUN_ABORTED = {"container": "mpi", "exit_code": 1, "reason": "Error"}
+
+
+def test_a_worker_that_fails_in_place_is_not_created_again_and_the_launcher_restarts_until_its_job_fails(
+    tmp_path: Path,
+) -> None:
+    """``getOrCreateWorker`` creates only the workers it cannot find by name: the worker whose process exits
+    2 at 305 s (its 1 GB image pulled in 5 s) under the workers' ``Never`` stays Failed and is never made
+    again. ``mpirun`` loses that rank and aborts: the launcher's process exits 1 at once, the kubelet
+    restarts it in place (``OnFailure``), and the restarted ``mpirun`` exits again as it starts (the
+    worker's host is gone): 2 restarts reach ``runPolicy.backoffLimit: 2`` (``pastBackoffLimitOnFailure``),
+    the launcher Job fails and deletes its pod (gone after its 30 s grace period), and the MPIJob fails with
+    it (``updateMPIJobStatus``)."""
+    paths = write(
+        tmp_path, nodes(), mpijob(replica(duration="1h"), FAILING_WORKER, "  runPolicy: {backoffLimit: 2}")
+    )
+    _, controller, summary = run(paths, 3600)
+    by_name = {p["name"]: p for p in summary["pods"]}
+    assert sorted(by_name) == ["ml/pi-launcher-0", "ml/pi-worker-0"]  # nothing made again
+    worker, launcher = by_name["ml/pi-worker-0"], by_name["ml/pi-launcher-0"]
+    assert (worker["phase"], worker["reason"], worker["finished_s"], worker["created_s"]) == (
+        "Failed",
+        "Error",
+        305.0,
+        0.0,
+    )
+    assert (launcher["restarts"], launcher["last_terminated"]) == (2, MPIRUN_ABORTED)
+    assert (launcher["reason"], launcher["deleted_s"]) == ("Deleted", 335.0)
+    assert (controller.failed, controller.restarts, controller.finished_as) == ({0}, 0, "Failed")
+
+
+def test_under_a_launcher_of_never_each_new_launcher_pod_fails_as_it_starts_once_a_worker_failed(
+    tmp_path: Path,
+) -> None:
+    """The launcher's ``restartPolicy: Never``: its pod fails (exit 1) when the worker fails at 305 s, and
+    the launcher Job's pods made after its pod failure backoff (10 s, then 20 s) fail as they start; the
+    third failure is past ``backoffLimit: 2`` and the MPIJob fails."""
+    launcher = replica(duration="1h", policy="Never")
+    paths = write(tmp_path, nodes(), mpijob(launcher, FAILING_WORKER, "  runPolicy: {backoffLimit: 2}"))
+    pods, controller, _ = run(paths, 3600)
+    launchers = [pods[n] for n in ("pi-launcher-0", "pi-launcher-0-r1", "pi-launcher-0-r2")]
+    assert [(p["phase"], p["finished_s"], p["terminated"]) for p in launchers] == [
+        ("Failed", 305.0, MPIRUN_ABORTED),
+        ("Failed", 315.0, MPIRUN_ABORTED),
+        ("Failed", 335.0, MPIRUN_ABORTED),
+    ]
+    assert "pi-launcher-0-r3" not in pods and controller.finished_as == "Failed"
+
+
+def test_a_worker_oom_killed_as_it_starts_stays_failed_and_the_launchers_mpirun_exits_as_it_starts(
+    tmp_path: Path,
+) -> None:
+    """A worker killed by CUDA out of memory as it starts (5 s, its image pulled) fails in place under
+    ``Never``, ``OOMKilled``, and stays; the launcher's ``mpirun``, starting then, cannot reach it and exits
+    1: its one restart reaches ``backoffLimit: 1``, the launcher Job deletes its pod (killed after its 30 s
+    grace period: 137) and the MPIJob fails."""
+    worker = replica(1, gpus=1, annotations=OOM)
+    paths = write(tmp_path, nodes(), mpijob(replica(duration="1h"), worker, "  runPolicy: {backoffLimit: 1}"))
+    _, controller, summary = run(paths, 3600)
+    by_name = {p["name"]: p for p in summary["pods"]}
+    assert sorted(by_name) == ["ml/pi-launcher-0", "ml/pi-worker-0"]
+    assert (by_name["ml/pi-worker-0"]["phase"], by_name["ml/pi-worker-0"]["reason"]) == (
+        "Failed",
+        "OOMKilled",
+    )
+    launcher = by_name["ml/pi-launcher-0"]
+    assert (launcher["restarts"], launcher["last_terminated"], launcher["deleted_s"]) == (
+        1,
+        MPIRUN_ABORTED,
+        35.0,
+    )
+    assert controller.finished_as == "Failed"
+
+
 REBOOT_AT_10M = """
 apiVersion: gpufleet.io/v1alpha1
 kind: FaultModel

@@ -194,9 +194,13 @@ def test_volcano_s_integration_makes_a_volcano_pod_group_named_after_the_cluster
 # -- the operator keeps its pods --------------------------------------------------------------
 
 
+NEVER = "spec:\n        restartPolicy: Never\n"
+
+
 def test_a_worker_that_ends_is_replaced_under_a_new_name_and_replicas_are_kept(tmp_path: Path) -> None:
-    """``shouldDeletePod``: a Succeeded or Failed pod is deleted; the next reconcile creates a new one."""
-    text = cluster(group(replicas=1, annotations="gpufleet.io/duration: 10m"))
+    """``shouldDeletePod``: a Succeeded or Failed pod is deleted; the next reconcile creates a new one. Its
+    process exits 0 after 10 min under ``restartPolicy: Never``: the pod Succeeded."""
+    text = cluster(group(replicas=1, annotations="gpufleet.io/duration: 10m").replace("spec:\n", NEVER, 1))
     pods = pods_by_name(simulated(write(tmp_path, NODE_N0, text), duration_s=1500))
     workers = sorted((p for n, p in pods.items() if "-gpu-worker-" in n), key=lambda p: p["created_s"])
     assert [w["phase"] for w in workers] == ["Succeeded", "Succeeded", "Running"]
@@ -207,9 +211,27 @@ def test_a_worker_that_ends_is_replaced_under_a_new_name_and_replicas_are_kept(t
 
 def test_a_head_that_ends_is_replaced(tmp_path: Path) -> None:
     text = cluster(group(replicas=1), head_meta="gpufleet.io/duration: 5m")
+    text = text.replace(
+        "spec:\n        containers:\n        - name: ray-head",
+        NEVER + "        containers:\n        - name: ray-head",
+    )
     pods = pods_by_name(simulated(write(tmp_path, NODE_N0, text), duration_s=400))
     heads = sorted((p for n, p in pods.items() if "-head-" in n), key=lambda p: p["created_s"])
     assert [h["phase"] for h in heads] == ["Succeeded", "Running"]
+
+
+def test_a_pod_under_restart_policy_always_is_restarted_in_place_by_the_kubelet_not_replaced(
+    tmp_path: Path,
+) -> None:
+    """``shouldDeletePod``: under ``restartPolicy: Always`` (a template's default) KubeRay deletes no pod and
+    leaves the restart to the kubelet, which restarts a process that exits 0 too
+    (``ShouldContainerBeRestarted``): the worker whose process exits after 10 min restarts in place twice
+    in 1500 s (at once each time: it ran more than 10 min, ``hasExpired``), the same pod, Running."""
+    text = cluster(group(replicas=1, annotations="gpufleet.io/duration: 10m"))
+    pods = pods_by_name(simulated(write(tmp_path, NODE_N0, text), duration_s=1500))
+    (worker,) = (p for n, p in pods.items() if "-gpu-worker-" in n)
+    assert (worker["phase"], worker["created_s"], worker["restarts"]) == ("Running", 0.0, 2)
+    assert worker["last_terminated"] == {"container": "ray-worker", "exit_code": 0, "reason": "Completed"}
 
 
 # -- the gang and Kueue -----------------------------------------------------------------------

@@ -13,8 +13,9 @@ default. A non-zero code fails the pod under ``restartPolicy: Never`` with that 
 terminated state: reason ``Error``), for a Job's ``podFailurePolicy`` ``onExitCodes`` rules to match; under
 ``OnFailure`` or ``Always`` the kubelet restarts the container in place after its back-off (the pod stays
 Running, its ``restartCount`` grows and its ``lastState`` holds the code: ``sim.pod_lifecycle``), and its
-work runs again and exits the same way. ``Always`` restarts a container that exits 0 too, which is not
-modelled (the pod succeeds; a warning says so where ``exit-code`` is ``"0"``). An unknown ``gpufleet.io/``
+work runs again and exits the same way. ``Always`` restarts a container that exits 0 too, with the same
+back-off: a pod under ``Always`` never succeeds (a Deployment's pod with a ``duration`` is a process that
+exits after that long and is restarted in place). An unknown ``gpufleet.io/``
 key is an error: it is most likely a typo, and a typo would otherwise silently change the simulation.
 """
 

@@ -99,12 +99,6 @@ def pod(
     restart_policy = spec.get("restartPolicy") or RESTART_POLICIES[0]
     if restart_policy not in RESTART_POLICIES:
         at_spec.error("restartPolicy", unsupported(restart_policy, RESTART_POLICIES))
-    if behavior.exit_code == 0 and restart_policy == "Always":
-        report.at("metadata").not_modelled(
-            f"annotations.{pod_annotations.EXIT_CODE}",
-            note="restartPolicy Always: the kubelet restarts a container that exits 0 too, which is not "
-            "modelled; the pod succeeds",
-        )
     priority = priorities.resolve(spec, at_spec)
     grace = spec.get("terminationGracePeriodSeconds")
     images = (c.get("image") for c in [*items(spec.get("initContainers")), *items(spec.get("containers"))])

@@ -9,7 +9,9 @@ kube-state-metrics' series in Prometheus show for a time window, written as the 
   last seen (``gpufleet.io/delete-at``); one still there at the window's end runs on. The
   annotation ``history.gpufleet.io/ended`` says which, ``history.gpufleet.io/node`` where it ran.
 - Its containers with their requests and limits (``kube_pod_container_resource_*``, init
-  containers too), ``restartPolicy``, ``schedulerName``, tolerations, node selector, labels.
+  containers too), ``restartPolicy`` (``Never`` for a pod that completed when the metrics do not give
+  it: under the default ``Always`` a pod never completes), ``schedulerName``, tolerations, node
+  selector, labels.
 - Its Job stays visible: the Job controller's labels (``batch.kubernetes.io/job-name``, ...) and an
   ``ownerReferences`` entry (the Job's uid from ``batch.kubernetes.io/controller-uid``); pods
   sharing a ``scheduling.x-k8s.io/pod-group`` label get a ``PodGroup`` whose ``minMember`` is the
@@ -150,8 +152,12 @@ def pod_manifest(
     inits = [_container(c) for (init, _), c in sorted(pod.containers.items()) if init]
     if inits:
         spec["initContainers"] = inits
-    if pod.restart_policy:
-        spec["restartPolicy"] = pod.restart_policy
+    # a pod that completed whose policy the metrics do not give ran under Never or OnFailure: under the API's
+    # default, Always, the kubelet restarts a container that exits 0 too and the pod never completes
+    completed = "gpufleet.io/duration" in annotations
+    restart_policy = pod.restart_policy or ("Never" if completed else "")
+    if restart_policy:
+        spec["restartPolicy"] = restart_policy
     if pod.priority_class in classes:
         spec["priorityClassName"] = pod.priority_class
     if pod.scheduler and pod.scheduler != DEFAULT_SCHEDULER:

@@ -22,6 +22,9 @@ from collections.abc import Iterable
 #: How the kubelet's ``rejectPod`` begins the status message of a pod it refused at admission (its Warning
 #: event, reason the pod's, carries the message without it).
 REJECTED = "Pod was rejected: "
+#: the reason of a container waiting out the kubelet's back-off before it starts again (``doBackOff``'s
+#: ``ErrCrashLoopBackOff``), whatever ended it: a failure, or an exit 0 under ``restartPolicy: Always``
+CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 
 #: Every final state, in the order the reports list them.
 FINAL_STATES = (

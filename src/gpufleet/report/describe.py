@@ -24,7 +24,7 @@ from typing import Any
 
 from rich.console import Console
 
-from gpufleet.model.final_states import REJECTED
+from gpufleet.model.final_states import CRASH_LOOP_BACK_OFF, REJECTED
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
 from gpufleet.model.scheduler_records import event_message
@@ -88,8 +88,15 @@ def described_from_record(
     namespace, _, name = str(record["name"]).partition("/")
     workload = str(record.get("workload") or "")
     bound = record["bound_s"] is not None
-    running = record["running_s"] is not None
-    ready = record["phase"] == "Running" and record["working_s"] is not None and record["deleted_s"] is None
+    # a container waiting out the kubelet's back-off is not ready; its pod was initialized before it ran
+    waiting = record["phase"] == "Running" and record["reason"] == CRASH_LOOP_BACK_OFF
+    running = record["running_s"] is not None or bool(record.get("restarts"))
+    ready = (
+        record["phase"] == "Running"
+        and record["working_s"] is not None
+        and record["deleted_s"] is None
+        and not waiting
+    )
     return {
         "source": SIMULATION if pod is not None else SUMMARY,
         "name": name,
@@ -105,7 +112,7 @@ def described_from_record(
         "phase": record["phase"],
         "final_state": record.get("final_state"),  # Succeeded, Preempted, ScaledDown, ... (summary.json)
         "deleted_s": record["deleted_s"],
-        "reason": record["reason"],
+        "reason": None if waiting else record["reason"],  # the container's, not the pod's
         "message": record["message"],
         "controlled_by": _controlled_by(workload),
         "workload_status": dict(workload_status) if workload_status is not None else None,
@@ -118,6 +125,7 @@ def described_from_record(
             record.get("terminated"), record["running_s"], record["finished_s"]
         ),
         "last_terminated": _simulated_terminated(record.get("last_terminated"), None, None),
+        "waiting": CRASH_LOOP_BACK_OFF if waiting else None,
         "restarts": record.get("restarts"),
         "conditions": [
             {"type": kind, "status": str(holds)}
@@ -478,6 +486,8 @@ def _containers(d: Mapping[str, Any], lines: list[str], unknown: str) -> None:
     restarts = d.get("restarts")
     if known or restarts:  # its first container's, the one the simulation gives an exit code
         lines.append(f"  {(known[0][1]['container'] if known else None) or '(first container)'}:")
+        if d.get("waiting"):  # kubectl's describeStatus of a waiting state
+            lines += [f"    {'State:':<16}Waiting", f"      {'Reason:':<14}{d['waiting']}"]
         for label, state in known:
             lines += _terminated_lines(label, state)
         if restarts is not None:

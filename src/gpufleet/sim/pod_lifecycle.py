@@ -7,7 +7,9 @@ as the kubelet's admission does); a bound pod whose node's device plugin cannot 
 one at a time, cached), the container starts (and may find too little GPU memory: CUDA out of
 memory, then CrashLoopBackOff or OOMKilled), reads its model from shared storage (a fair share of
 the bandwidth), warms up, and is ready. It then computes for ``gpufleet.io/duration`` (forever if
-unset), or takes items from its work list. A member of a PodGroup works only while at least
+unset), or takes items from its work list; its container then exits (``gpufleet.io/exit-code``) and
+is restarted in place where its ``restartPolicy`` says so (``Always``: whatever the code), or the pod
+ends Succeeded or Failed. A member of a PodGroup works only while at least
 ``minMember`` members of its group are Running past their start chain or have Succeeded:
 distributed training waits for every rank, whatever the scheduler knows (so does a pod of a
 training job's rendezvous, ``Behavior.rendezvous``, with no PodGroup); a gang that falls below
@@ -33,7 +35,7 @@ from gpufleet.lifecycle.distributions import parse_duration_spec
 from gpufleet.lifecycle.image_pull import ImagePuller
 from gpufleet.lifecycle.liveness import restarts_container
 from gpufleet.lifecycle.shared_bandwidth import SharedBandwidth
-from gpufleet.model.final_states import REJECTED
+from gpufleet.model.final_states import CRASH_LOOP_BACK_OFF, REJECTED
 from gpufleet.model.images import normalized_image_name
 from gpufleet.model.node import NO_EXECUTE, tolerated
 from gpufleet.model.pod import Pod
@@ -57,8 +59,6 @@ from gpufleet.sim.records import PodRecord
 from gpufleet.sim.status_watch import StatusWatch, WatchedPodRecord
 from gpufleet.sim.work_queues import WorkList
 
-#: the reason of a container waiting out the kubelet's back-off before it starts again
-CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 #: the kubelet's ``Admit`` of a ``PredicateFailureError``: the predicate's name as reason, "Predicate <name>
 #: failed: <its reason>" as message (``nodeaffinity.ErrReasonPod``, ``tainttoleration.ErrReasonNotMatch``)
 KUBELET_NODE_AFFINITY = (
@@ -552,10 +552,11 @@ class PodLifecycle:
         self.gang_member_gone(rec)
 
     def restart_container(self, rec: PodRecord, exited: ContainerExit) -> float:
-        """Its container ended (its livenessProbe failed, CUDA out of memory, its work exited non-zero) and
-        the kubelet starts it again (``restartPolicy`` Always or OnFailure, ``liveness.restarts_container``)
-        after its back-off (``RestartBackOff``: at once, then 10 s doubling to 5 min, reset once it ran
-        10 min), waiting in ``CrashLoopBackOff``: its start chain again (model load, warm-up), then it
+        """Its container ended (its livenessProbe failed, CUDA out of memory, its work exited: non-zero, or 0
+        under ``Always``) and the kubelet starts it again (``restartPolicy`` Always or OnFailure,
+        ``liveness.restarts_container``) after its back-off, whatever the exit code (``doBackOff``,
+        ``RestartBackOff``: at once, then 10 s doubling to 5 min, reset once it ran 10 min), waiting in
+        ``CrashLoopBackOff``: its start chain again (model load, warm-up), then it
         resumes from its checkpoint. The pod stays Running; ``restartCount`` + 1 (its owner learns it),
         ``exited`` its ``lastState.terminated``. Returns the back-off."""
         now = self.clock.now
@@ -667,26 +668,43 @@ class PodLifecycle:
         self._succeed(rec)
 
     def _succeed(self, rec: PodRecord) -> None:
-        """Its container's work is done: it exits with ``gpufleet.io/exit-code`` (default 0). Exit code 0
-        succeeds the pod; any other (reason ``Error``, as the runtime words a non-zero exit) fails it under
-        ``restartPolicy: Never`` and restarts the container in place under OnFailure or Always
-        (``restart_container``), its work not kept either way (the code says the run failed: the next run
-        starts afresh). (Always restarts a container that exits 0 too, which is not modelled: it succeeds.)"""
-        now = self.clock.now
+        """Its container's work is done: it exits with ``gpufleet.io/exit-code`` (default 0)."""
         if rec.working:
             self._working(rec, -1)
         rec.working = False
-        code = rec.pod.behavior.exit_code or 0
-        container = rec.pod.behavior.container
+        self._exited(rec, rec.pod.behavior.exit_code or 0)
+
+    def exit_container(self, rec: PodRecord, code: int) -> None:
+        """Its main process exits with ``code`` before its work is done, ended by another (``mpirun``
+        aborting the job when it loses a rank): it stops computing, then the kubelet restarts it or the pod
+        ends, as at the end of its work (``_exited``: its work not kept). Nothing happens to a pod whose
+        container is not running (starting, waiting to restart, or terminating)."""
+        if rec.phase != "Running" or rec.terminating or rec.running_s is None or rec.deleted_s is not None:
+            return
+        if rec.pod.key in self.storage:
+            self.storage.remove(self.clock.now, rec.pod.key)
+            self._storage_reschedule()
+        self.stop_work(rec, terminated=False, sigterm=False)
+        self._exited(rec, code)
+
+    def _exited(self, rec: PodRecord, code: int) -> None:
+        """Its container exited with ``code`` (reason ``Completed`` for 0, else ``Error``, as the runtime
+        words a non-zero exit). The kubelet restarts it in place where ``ShouldContainerBeRestarted`` says
+        so (``restart_container``): under ``Always`` whatever the code, 0 too, under ``OnFailure`` a
+        non-zero one; the pod then stays Running, as ``getPhase`` keeps a pod Running while its containers
+        restart (``pkg/kubelet/kubelet_pods.go``). Otherwise a non-zero code fails the pod (``Never``) and
+        0 succeeds it. Its work is not kept once it exited: the next run starts afresh."""
+        now = self.clock.now
+        exited = ContainerExit(rec.pod.behavior.container, code, COMPLETED if code == 0 else ERROR)
+        if restarts_container(rec.pod.restart_policy, code):
+            rec.done_s = 0.0
+            self.restart_container(rec, exited)
+            return
         if code != 0:
             rec.done_s = 0.0
-            exited = ContainerExit(container, code, ERROR)
-            if restarts_container(rec.pod.restart_policy, code):
-                self.restart_container(rec, exited)
-            else:
-                self.terminated(rec, ERROR, deleted=False, container_exit=exited)
+            self.terminated(rec, ERROR, deleted=False, container_exit=exited)
             return
-        rec.terminated = ContainerExit(container, 0, COMPLETED)
+        rec.terminated = exited
         self.set_phase(rec, "Succeeded")
         rec.reason, rec.finished_s = "Completed", now
         rec.enter(now, "succeeded")

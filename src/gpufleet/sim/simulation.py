@@ -86,6 +86,7 @@ from gpufleet.workloads.kind import (
     BacksOff,
     CountsRestarts,
     DeletesPods,
+    EndsProcesses,
     HasDeadline,
     HearsDeletions,
     HearsTerminating,
@@ -469,6 +470,11 @@ class Simulation:
             self._create(pod)
         self._delete_doomed(controller)  # what deciding its wanted pods doomed (a JobSet's restart)
         self._arm_deadlines(controller, at_once=False)  # a child Job created now: its deadline runs from now
+        if implements(controller, EndsProcesses):
+            for key, code in cast(EndsProcesses, controller).exiting():
+                rec = self.records.get(key)
+                if rec is not None:
+                    self.lifecycle.exit_container(rec, code)
         self._note_status(controller)
 
     def _note_status(self, controller: WorkloadController) -> None:

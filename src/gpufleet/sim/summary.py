@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, cast
 
-from gpufleet.model.final_states import count_final_states, final_state
+from gpufleet.model.final_states import CRASH_LOOP_BACK_OFF, count_final_states, final_state
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.pod_failure_policy import ContainerExit
@@ -19,7 +19,6 @@ from gpufleet.scheduling.diagnosis import diagnose, reach_by_shape
 from gpufleet.scheduling.fragmentation import fragmentation
 from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import group_key
-from gpufleet.sim.pod_lifecycle import CRASH_LOOP_BACK_OFF
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.traffic import TrafficState, mean_gpu_util_pct

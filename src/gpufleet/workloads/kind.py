@@ -10,8 +10,9 @@ controller then says how long it waits before it creates again; a ``HearsTermina
 a pod's deletion begins) or was taken away by a queueing system to be created again later (``suspended``),
 and which pods it wants on a node that joins (``node_added``). A controller of a kind a cluster snapshot
 holds also adopts the pods it already made there (``Adopts``). A ``WatchesPods`` controller also hears when
-its pods are bound and start, and a ``DeletesPods`` one deletes pods it made (``doomed``: a JobSet's
-restart, a group recreated whole).
+its pods are bound and start, a ``DeletesPods`` one deletes pods it made (``doomed``: a JobSet's restart, a
+group recreated whole), and an ``EndsProcesses`` one ends its pods' processes (``exiting``: ``mpirun``
+aborting an MPIJob that lost a rank).
 
 A kind the manifest reader does not know already (anything but Jobs, Deployments and DaemonSets)
 brings its reader too: ``@register_kind(<model class>, api=(group, version, kind), read=...)``.
@@ -267,6 +268,17 @@ class DeletesPods(Protocol):
 
     def doomed(self) -> list[tuple[str, str]]:
         """``(pod key, reason)`` of the pods to delete now."""
+        ...
+
+
+@runtime_checkable
+class EndsProcesses(Protocol):
+    """A controller whose workload's processes end one another (``mpirun`` aborting an MPI job when it loses
+    a rank): asked after each reconcile; the driver ends the main container of each pod it names that runs,
+    with that exit code, and the kubelet restarts it or the pod ends, as its ``restartPolicy`` says."""
+
+    def exiting(self) -> list[tuple[str, int]]:
+        """``(pod key, exit code)`` of the pods whose main process exits now."""
         ...
 
 

@@ -31,14 +31,17 @@ encoded the same way (``rand.SafeEncodeString``): the same shape, not the same v
 Behaviour:
 
 - Workers are created with their leader (``LeaderCreated``), or once it is Ready (``LeaderReady``).
-- ``RecreateGroupOnPodRestart``: a pod of a group that ends (fails, is evicted or preempted: a restart
-  or a deletion upstream, ``handleRestartPolicy``) deletes the group's leader, and with it (the worker
+- ``RecreateGroupOnPodRestart``: a pod of a group whose container the kubelet restarts (its pods are
+  under ``restartPolicy: Always``: a process that exits, 0 too, a failed liveness probe; upstream's
+  ``ContainerRestarted``) or that ends (is evicted or preempted: a deletion, ``PodDeleted``), as
+  ``handleRestartPolicy`` reads it, deletes the group's leader, and with it (the worker
   StatefulSet is the leader's) every worker; once they are gone, the group is created again under the
   same names. ``RecreateGroupAfterStart`` (or the annotation
   ``leaderworkerset.sigs.k8s.io/experimental-recreate-group-after-start``) does so only when no pod
   of the group is Pending (``pendingPodsInGroup``; here: every pod exists and has been bound).
-  ``None``: only the pod that ended is created again -- but a leader that ends takes its workers with
-  it under every policy (the garbage collector deletes the worker StatefulSet it owns).
+  ``None``: a restarted container restarts in place, and only a pod that ended is created again -- but a
+  leader that ends takes its workers with it under every policy (the garbage collector deletes the
+  worker StatefulSet it owns).
 - Exclusive placement (annotation ``leaderworkerset.sigs.k8s.io/exclusive-topology: <key>``): the
   leader gets the pod webhook's required affinity to its own group (``group-key In [<key>]``) and
   anti-affinity to every other group (``group-key Exists, NotIn [<key>]``) on that topology key
@@ -499,6 +502,18 @@ class LeaderWorkerSetController:
             return True
         self.recreated[group] = self.recreated.get(group, 0) + 1
         return True
+
+    def restarted(self, pod: Pod) -> None:
+        """``kind.CountsRestarts``: ``handleRestartPolicy`` reads ``ContainerRestarted`` (a restart count
+        above 0): under ``RecreateGroupOnPodRestart`` (``RecreateGroupAfterStart``: not while a pod of the
+        group is Pending) the kubelet's restart of any container of a group deletes its leader, and its
+        workers with it; the group comes back once they are gone. Under ``None`` the pod restarts in place."""
+        found = self._find(pod.key)
+        if found is None or not self._recreates_group(found[1]):
+            return
+        group = found[0]
+        self._delete_group(group, "RecreateGroup")
+        self.recreated[group] = self.recreated.get(group, 0) + 1
 
     def doomed(self) -> list[tuple[str, str]]:
         out, self._doomed = self._doomed, []

@@ -43,13 +43,22 @@ Its pods compute only once the job's world has gathered (``Behavior.rendezvous``
 every worker), as ``mpirun`` starts its ranks on the workers over SSH.
 
 The job succeeds when the launcher Job succeeds and fails when it fails (``updateMPIJobStatus``).
-A worker pod that fails is created again under its name (``getOrCreateWorker`` creates any missing
-worker; in the simulator a failed pod is gone), after a work-queue retry, until the job finished;
-upstream a worker that fails in place under ``Never`` (OOMKilled, a non-zero exit code) stays Failed
-and is not replaced, and ``mpirun`` losing that rank fails the launcher, which gpufleet does not model
-(its launcher would wait for the rank forever): a worker failed in place is created again too.
-A worker that succeeded stays, Succeeded, and is not created again (``getOrCreateWorker`` finds it
-by name) until Kueue suspends the job.
+``getOrCreateWorker`` creates only the workers it cannot find by name:
+
+- a worker deleted (preempted, evicted, its node gone) is created again under its name, after a
+  work-queue retry, until the job finished; the launcher waits for it, as for any rank not yet there
+  (``mpirun`` losing the rank is not modelled then: the world waits and resumes from its checkpoint);
+- a worker that fails in place (its pods are under the replica's ``restartPolicy``: under the default
+  ``Never`` a non-zero exit, CUDA out of memory, a refusal at admission) stays, Failed, and is never
+  created again; ``updateMPIJobStatus`` only counts it (``Failed`` of the Worker replica status; the
+  job's ``Failed`` condition ``MPIJobEvicted`` is for a pod the kubelet evicted, its status reason
+  ``Evicted``, which gpufleet does not model: an eviction here deletes the pod). ``mpirun`` loses that
+  rank and aborts the job: the launcher's process exits at once (exit code 1), and each time the
+  launcher's container starts again it exits so too (the failed worker's host no longer resolves). The
+  kubelet restarts it under ``OnFailure`` (each restart counts toward ``backoffLimit``), or the launcher
+  Job makes a new pod under ``Never``, until the launcher Job fails past ``backoffLimit`` and the job
+  with it;
+- a worker that succeeded stays, Succeeded, and is not created again until Kueue suspends the job.
 
 Kueue (``pkg/controller/jobs/mpijob``): pod sets ``launcher`` (1) and ``worker``.
 """
@@ -88,6 +97,9 @@ CLEAN_POD_POLICIES = ("All", "None", "Running")
 MPI_IMPLEMENTATIONS = ("Intel", "MPICH", "OpenMPI")
 LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
 MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
+#: the exit code of ``mpirun`` aborting a job that lost a rank (non-zero; which one depends on the MPI
+#: implementation and on how the rank ended)
+MPIRUN_ABORTED_EXIT_CODE = 1
 #: a Job's default ``backoffLimit``: the operator passes ``runPolicy.backoffLimit`` on as it is
 JOB_BACKOFF_LIMIT = 6
 #: the labels the Job controller puts on a Job's pods
@@ -225,6 +237,10 @@ class MPIJobController(EndsWithCondition):
         self.workers: dict[str, int] = {}  # pod key -> worker index, for the pods not yet ended
         #: the worker indices whose pod succeeded: it stays, Succeeded, and is not created again
         self.succeeded: set[int] = set()
+        #: the worker indices whose pod failed in place: it stays, Failed, and is not created again
+        self.failed: set[int] = set()
+        self._deleting: set[str] = set()  # worker pods about to be reported finished that were deleted
+        self._aborting = False  # mpirun lost a rank: the launcher's process exits (``exiting``)
         self.ready: set[str] = set()  # worker pods that are Ready
         self.restarts = 0  # workers created again
         self.launcher: JobController | None = None
@@ -283,7 +299,7 @@ class MPIJobController(EndsWithCondition):
         job = self.job
         if job.suspend or self.done:
             return []
-        have = self.succeeded.union(self.workers.values())
+        have = self.succeeded.union(self.failed, self.workers.values())
         out = [self._worker(i) for i in range(job.workers) if i not in have]
         if self.launcher is None and (not job.wait_for_workers or self._workers_ready()):
             self.launcher = self._launcher_job()
@@ -297,7 +313,11 @@ class MPIJobController(EndsWithCondition):
         return len(self.workers) == self.job.workers and set(self.workers) <= self.ready
 
     def pod_ready(self, pod: Pod) -> bool:
-        """A worker turned Ready: under ``WaitForWorkersReady`` the last one lets the launcher be created."""
+        """A worker turned Ready: under ``WaitForWorkersReady`` the last one lets the launcher be created.
+        The launcher's container started while a worker is Failed: its ``mpirun`` exits (``exiting``)."""
+        if self.failed and self.launcher is not None and pod.key in self.launcher.active:
+            self._aborting = True
+            return True
         if pod.key not in self.workers:
             return False
         self.ready.add(pod.key)
@@ -314,6 +334,17 @@ class MPIJobController(EndsWithCondition):
             return launcher
         self._deleted = True
         return launcher + [(key, "Deleted") for key in sorted(self.workers)]
+
+    def deleted(self, pod: Pod) -> None:
+        """``kind.HearsDeletions``: the pod about to be reported finished was deleted, not failed in place."""
+        self._deleting.add(pod.key)
+
+    def exiting(self) -> list[tuple[str, int]]:
+        """``kind.EndsProcesses``: once ``mpirun`` lost a rank, the launcher's process exits."""
+        aborting, self._aborting = self._aborting, False
+        if not aborting or self.launcher is None:
+            return []
+        return [(key, MPIRUN_ABORTED_EXIT_CODE) for key in sorted(self.launcher.active)]
 
     def restarted(self, pod: Pod) -> None:
         """``kind.CountsRestarts``: the kubelet restarted a container of the launcher's pod: its Job counts
@@ -339,12 +370,18 @@ class MPIJobController(EndsWithCondition):
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         self.ready.discard(pod.key)
+        deleted = pod.key in self._deleting
+        self._deleting.discard(pod.key)
         if pod.key in self.workers:
             index = self.workers.pop(pod.key)
             if succeeded:
                 self.succeeded.add(index)
             if self.done or succeeded:
                 return False
+            if not deleted:  # failed in place: it stays, and mpirun aborts the job at once
+                self.failed.add(index)
+                self._aborting, self._retry_s = True, 0.0
+                return True
             self.restarts += 1
             self._retry_s = work_queue_delay_s(self.restarts - 1)
             return True  # getOrCreateWorker creates it again
@@ -365,10 +402,11 @@ class MPIJobController(EndsWithCondition):
 
     def suspended(self, pod: Pod) -> None:
         """Taken away by Kueue to come back later: created again, not counted as a restart. The
-        operator deletes the workers of a suspended job, the Succeeded ones too but under
+        operator deletes the workers of a suspended job, the Succeeded and Failed ones too but under
         ``cleanPodPolicy: Running`` (``deleteWorkerPods``): those are created again too."""
         self.ready.discard(pod.key)
         if self.job.clean_pod_policy != "Running":
             self.succeeded.clear()
+            self.failed.clear()
         if self.workers.pop(pod.key, None) is None and self.launcher is not None:
             self.launcher.suspended(pod)

@@ -16,7 +16,9 @@ Replicas (``GetWorkerGroupDesiredReplicas``): ``replicas`` (default: ``minReplic
 ``[minReplicas, maxReplicas]`` (defaults 0 and 2^31-1), times ``numOfHosts`` (default 1); 0 for a group
 with ``suspend: true``; none at all for a cluster with ``spec.suspend: true``. A head or worker pod
 that ends (Succeeded or Failed: ``shouldDeletePod``) is deleted and created again under a new name,
-after the operator's work-queue retry (``kind.work_queue_delay_s``).
+after the operator's work-queue retry (``kind.work_queue_delay_s``); under ``restartPolicy: Always`` (the
+templates' default) a pod never ends so: the kubelet restarts its container in place, whatever its exit
+code, and KubeRay leaves it.
 
 With ``enableInTreeAutoscaling: true`` the Ray autoscaler (``autoscaling.ray_autoscaler``, driven by
 ``control.kuberay``) changes each group's ``replicas`` between its min and max on the cluster's Ray
