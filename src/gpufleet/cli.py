@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -969,6 +970,30 @@ describe_app = typer.Typer(
 app.add_typer(describe_app, name="describe")
 
 
+def _describe(
+    read: Callable[[list[Path]], dict[str, Any]],
+    render: Callable[[dict[str, Any], Console], None],
+    paths: list[Path] | None,
+    summary: Path | None,
+    output: str | None,
+) -> None:
+    """What every ``describe`` command does: read the object from the files given (the embedded default
+    scenario without files or ``--summary``), then print it as ``-o`` asks or in kubectl's layout; what stops
+    it, one line each on stderr and exit status 2."""
+    from gpufleet.experiments.describe_command import DescribeError
+
+    fmt = output_of(output)
+    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
+    try:
+        described = read(given)
+    except DescribeError as exc:
+        raise fail(exc.lines) from None
+    if fmt is not None:
+        print_data(described, fmt)
+    else:
+        render(described, out)
+
+
 @describe_app.command("pod")
 def describe_pod(
     name: Annotated[str, typer.Argument(help="The pod: NS/NAME, or NAME (in -n, default, or its only one).")],
@@ -986,20 +1011,16 @@ def describe_pod(
     kubectl dump (kubectl get pods,events -A -o json: its pods carry a status), with gpufleet's
     explanation for a pending pod.
     """
-    from gpufleet.experiments.describe_command import DescribeError
     from gpufleet.experiments.describe_command import describe_pod as read_described
     from gpufleet.report.describe import render_described
 
-    fmt = output_of(output)
-    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
-    try:
-        described = read_described(name, given, summary, namespace)
-    except DescribeError as exc:
-        raise fail(exc.lines) from None
-    if fmt is not None:
-        print_data(described, fmt)
-    else:
-        render_described(described, out)
+    _describe(
+        lambda given: read_described(name, given, summary, namespace),
+        render_described,
+        paths,
+        summary,
+        output,
+    )
 
 
 @describe_app.command("node")
@@ -1019,20 +1040,10 @@ def describe_node(
     part, gpufleet's: which pod holds each GPU device (MIG instances, shares), which are free, and for
     each pending pod what keeps it off this node.
     """
-    from gpufleet.experiments.describe_command import DescribeError
     from gpufleet.experiments.describe_node_command import describe_node as read_described
     from gpufleet.report.describe_node import render_node
 
-    fmt = output_of(output)
-    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
-    try:
-        described = read_described(name, given, summary)
-    except DescribeError as exc:
-        raise fail(exc.lines) from None
-    if fmt is not None:
-        print_data(described, fmt)
-    else:
-        render_node(described, out)
+    _describe(lambda given: read_described(name, given, summary), render_node, paths, summary, output)
 
 
 @describe_app.command("job")
@@ -1053,20 +1064,12 @@ def describe_job(
     part, gpufleet's: when each condition first held, each pod's node, times, final state, exit code
     and restarts, and why each pending pod waits.
     """
-    from gpufleet.experiments.describe_command import DescribeError
     from gpufleet.experiments.describe_job_command import describe_job as read_described
     from gpufleet.report.describe_job import render_job
 
-    fmt = output_of(output)
-    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
-    try:
-        described = read_described(name, given, summary, namespace)
-    except DescribeError as exc:
-        raise fail(exc.lines) from None
-    if fmt is not None:
-        print_data(described, fmt)
-    else:
-        render_job(described, out)
+    _describe(
+        lambda given: read_described(name, given, summary, namespace), render_job, paths, summary, output
+    )
 
 
 @describe_app.command("hpa")
@@ -1088,20 +1091,12 @@ def describe_hpa(
     changed, every rescale (time, from, to, reason) and, where the HPA is held (at maxReplicas, rate
     limited, stabilized, not scaling), why.
     """
-    from gpufleet.experiments.describe_command import DescribeError
     from gpufleet.experiments.describe_hpa_command import describe_hpa as read_described
     from gpufleet.report.describe_hpa import render_hpa
 
-    fmt = output_of(output)
-    given = list(paths or ([] if summary is not None else [default_scenario_path()]))
-    try:
-        described = read_described(name, given, summary, namespace)
-    except DescribeError as exc:
-        raise fail(exc.lines) from None
-    if fmt is not None:
-        print_data(described, fmt)
-    else:
-        render_hpa(described, out)
+    _describe(
+        lambda given: read_described(name, given, summary, namespace), render_hpa, paths, summary, output
+    )
 
 
 def main() -> None:

@@ -10,9 +10,10 @@ ambiguous pod: one line each on stderr, exit status 2.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpufleet.collector import collector_paused
 from gpufleet.kube.documents import Document, read_documents
@@ -21,6 +22,7 @@ from gpufleet.kube.load import scenario_from_documents
 from gpufleet.kube.problems import Problems, ScenarioError
 from gpufleet.model.pod_names import PodNameError, find_pod_key
 from gpufleet.model.standard_input import display_name, is_stdin, read_stdin
+from gpufleet.report._format import human_duration
 from gpufleet.report.describe import described_from_kubectl, described_from_record, involves
 from gpufleet.scheduling.profile import ProfileError
 from gpufleet.sim.simulation import Simulation
@@ -35,33 +37,84 @@ class DescribeError(Exception):
         self.lines = list(lines)
 
 
-def describe_pod(
-    name: str, paths: Sequence[Path], summary_path: Path | None, namespace: str | None
-) -> dict[str, Any]:
-    """The described pod (``report.describe``'s record); ``DescribeError`` for anything that stops it."""
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Given:
+    """The files a ``describe`` command was given, read: their documents, where each came from, and the
+    problems found (warnings only: errors stop it)."""
+
+    documents: list[Document]
+    sources: list[str]
+    problems: Problems
+
+
+def dumped_pod(document: Document) -> bool:
+    """A Pod with a ``status``: the documents are a kubectl dump."""
+    return is_pod(document) and bool(document.body.get("status"))
+
+
+def described(
+    paths: Sequence[Path],
+    summary_path: Path | None,
+    from_summary: Callable[[Path], T],
+    from_dump: Callable[[Given], T],
+    from_scenario: Callable[[Given], T],
+    is_dumped: Callable[[Document], bool] = dumped_pod,
+) -> T:
+    """The object described from its source, in the module docstring's order: ``--summary`` (refused beside
+    files); a kubectl dump (``is_dumped`` holds for one of its documents); else the scenario. A dump is read
+    and explained in one pass, as ``explain`` does (the collector would only walk it again); a scenario is
+    simulated with the collector running (``collector_spaced``)."""
     if summary_path is not None:
         if paths:
             raise DescribeError(["--summary: give a summary.json or scenario files, not both"])
-        return _from_summary(name, summary_path, namespace)
+        return from_summary(summary_path)
     problems = Problems()
-    # a dump is read and explained in one pass, as ``explain`` does (the collector would only walk it
-    # again); a scenario is simulated with the collector running (``collector_spaced``)
     with collector_paused():
         documents, sources = read_documents(list(paths), problems)
         if problems.errors:
             raise DescribeError(Problems.lines(problems.errors))
-        dumped = {pod_key(d.body): d.body for d in documents if is_pod(d) and d.body.get("status")}
-        if dumped:
-            key = _find(name, dumped, namespace)
-            return _from_dump(dumped[key], documents, sources, problems)
-    return _simulated(name, documents, sources, problems, namespace)
+        given = Given(documents, sources, problems)
+        if any(is_dumped(d) for d in documents):
+            return from_dump(given)
+    return from_scenario(given)
 
 
-def _find(name: str, keys: Sequence[str] | Mapping[str, Any], namespace: str | None) -> str:
+def describe_pod(
+    name: str, paths: Sequence[Path], summary_path: Path | None, namespace: str | None
+) -> dict[str, Any]:
+    """The described pod (``report.describe``'s record); ``DescribeError`` for anything that stops it."""
+
+    def from_dump(given: Given) -> dict[str, Any]:
+        dumped = {pod_key(d.body): d.body for d in given.documents if dumped_pod(d)}
+        key = find_named(name, dumped, namespace)
+        return _from_dump(dumped[key], given.documents, given.sources, given.problems)
+
+    return described(
+        paths,
+        summary_path,
+        lambda path: _from_summary(name, path, namespace),
+        from_dump,
+        lambda given: _simulated(name, given.documents, given.sources, given.problems, namespace),
+    )
+
+
+def find_named(
+    name: str, keys: Sequence[str] | Mapping[str, Any], namespace: str | None, what: str = "pod"
+) -> str:
+    """The key among ``keys`` that ``name`` means (``model.pod_names``'s rule, for any namespaced kind:
+    ``what`` names it in the message); ``DescribeError`` when none or several do."""
     try:
-        return find_pod_key(name, keys, namespace)
+        return find_pod_key(name, keys, namespace, what=what)
     except PodNameError as exc:
         raise DescribeError([str(exc)]) from None
+
+
+def simulated_time(seconds: float | None) -> str | None:
+    """A time of the run as a describe shows it (``t=1m (simulated)``); None for None."""
+    return None if seconds is None else f"t={human_duration(seconds)} (simulated)"
 
 
 def is_pod(document: Document) -> bool:
@@ -94,7 +147,7 @@ def read_summary(path: Path, *fields: str) -> dict[str, Any]:
 def _from_summary(name: str, path: Path, namespace: str | None) -> dict[str, Any]:
     summary = read_summary(path)
     pods, end = summary["pods"], summary["end_time_s"]
-    key = _find(name, [str(p["name"]) for p in pods], namespace)
+    key = find_named(name, [str(p["name"]) for p in pods], namespace)
     record = [p for p in pods if p["name"] == key][-1]  # a name created again: its latest pod
     return described_from_record(record, end, workload_status=_workload_status(summary, record))
 
@@ -150,7 +203,7 @@ def _simulated(
 ) -> dict[str, Any]:
     sim = simulated(documents, sources, problems)
     summary = build_summary(sim)
-    key = _find(name, [str(p["name"]) for p in summary["pods"]], namespace)
+    key = find_named(name, [str(p["name"]) for p in summary["pods"]], namespace)
     record = [p for p in summary["pods"] if p["name"] == key][-1]
     live = sim.records[key]
     return described_from_record(

@@ -20,12 +20,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpufleet.collector import collector_paused
-from gpufleet.experiments.describe_command import DescribeError, is_pod, pod_key, read_summary, simulated
-from gpufleet.kube.documents import Document, read_documents
+from gpufleet.experiments.describe_command import (
+    DescribeError,
+    described,
+    find_named,
+    is_pod,
+    pod_key,
+    read_summary,
+    simulated,
+    simulated_time,
+)
+from gpufleet.kube.documents import Document
 from gpufleet.kube.problems import Problems
-from gpufleet.model.pod_names import PodNameError, find_pod_key
-from gpufleet.report._format import human_duration
 from gpufleet.report.describe import KUBECTL, SIMULATION, SUMMARY, dump_event, epoch, involves
 from gpufleet.report.describe_hpa import hpa_events
 from gpufleet.sim.summary import build_summary
@@ -47,29 +53,14 @@ def describe_hpa(
     name: str, paths: Sequence[Path], summary_path: Path | None, namespace: str | None
 ) -> dict[str, Any]:
     """The described HPA (``report.describe_hpa`` renders it); ``DescribeError`` for what stops it."""
-    if summary_path is not None:
-        if paths:
-            raise DescribeError(["--summary: give a summary.json or scenario files, not both"])
-        return _from_summary(name, summary_path, namespace)
-    problems = Problems()
-    with collector_paused():
-        documents, sources = read_documents(list(paths), problems)
-        if problems.errors:
-            raise DescribeError(Problems.lines(problems.errors))
-        if any((is_pod(d) or _is_hpa(d)) and d.body.get("status") for d in documents):
-            return _from_dump(name, documents, namespace)
-    return _simulated(name, documents, sources, problems, namespace)
-
-
-def _find(name: str, keys: Sequence[str], namespace: str | None) -> str:
-    try:
-        return find_pod_key(name, keys, namespace, what="HPA")
-    except PodNameError as exc:
-        raise DescribeError([str(exc)]) from None
-
-
-def _simulated_time(seconds: float | None) -> str | None:
-    return None if seconds is None else f"t={human_duration(seconds)} (simulated)"
+    return described(
+        paths,
+        summary_path,
+        lambda path: _from_summary(name, path, namespace),
+        lambda given: _from_dump(name, given.documents, namespace),
+        lambda given: _simulated(name, given.documents, given.sources, given.problems, namespace),
+        lambda d: (is_pod(d) or _is_hpa(d)) and bool(d.body.get("status")),
+    )
 
 
 def _from_record(
@@ -97,14 +88,14 @@ def _from_record(
         "behavior": rec["behavior"],
         "current_replicas": int(rec["current_replicas"]),
         "desired_replicas": int(rec["desired_replicas"]),
-        "last_scale_time": _simulated_time(rec["last_scale_time_s"]),
+        "last_scale_time": simulated_time(rec["last_scale_time_s"]),
         "conditions": [
             {
                 "type": c["type"],
                 "status": c["status"],
                 "reason": c["reason"],
                 "message": c["message"],
-                "last_transition": _simulated_time(c["last_transition_s"]),
+                "last_transition": simulated_time(c["last_transition_s"]),
             }
             for c in rec["conditions"]
         ],
@@ -125,7 +116,7 @@ def _from_summary(name: str, path: Path, namespace: str | None) -> dict[str, Any
     hpas = summary.get("hpas") or {}
     if not isinstance(hpas, Mapping):
         raise DescribeError([f"--summary {path}: hpas is not an object"])
-    key = _find(name, list(hpas), namespace)
+    key = find_named(name, list(hpas), namespace, what="HPA")
     try:
         return _from_record(SUMMARY, key, hpas[key], summary["end_time_s"], None)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -137,7 +128,7 @@ def _simulated(
 ) -> dict[str, Any]:
     sim = simulated(documents, sources, problems)
     hpas = build_summary(sim).get("hpas") or {}
-    key = _find(name, list(hpas), namespace)
+    key = find_named(name, list(hpas), namespace, what="HPA")
     body = next((d.body for d in documents if _is_hpa(d) and pod_key(d.body) == key), None)
     meta = None if body is None else body.get("metadata") or {}
     return _from_record(SIMULATION, key, hpas[key], sim.end_time, meta)
@@ -145,7 +136,7 @@ def _simulated(
 
 def _from_dump(name: str, documents: Sequence[Document], namespace: str | None) -> dict[str, Any]:
     hpas = {pod_key(d.body): d for d in documents if _is_hpa(d)}
-    key = _find(name, list(hpas), namespace)
+    key = find_named(name, list(hpas), namespace, what="HPA")
     document, now = hpas[key], time.time()
     body = document.body
     meta, spec, status = body.get("metadata") or {}, body.get("spec") or {}, body.get("status") or {}

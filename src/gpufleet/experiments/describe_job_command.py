@@ -16,13 +16,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpufleet.collector import collector_paused
-from gpufleet.experiments.describe_command import DescribeError, is_pod, pod_key, read_summary, simulated
-from gpufleet.kube.documents import Document, read_documents
+from gpufleet.experiments.describe_command import (
+    described,
+    find_named,
+    is_pod,
+    pod_key,
+    read_summary,
+    simulated,
+    simulated_time,
+)
+from gpufleet.kube.documents import Document
 from gpufleet.kube.explain import explain_scenario
 from gpufleet.kube.load import scenario_from_documents
 from gpufleet.kube.problems import Problems, ScenarioError
-from gpufleet.model.pod_names import PodNameError, find_pod_key
+from gpufleet.model.pod_names import PodNameError
 from gpufleet.report._format import human_duration
 from gpufleet.report.describe import KUBECTL, SIMULATION, SUMMARY, dump_event, epoch, involves
 from gpufleet.report.describe_job import (
@@ -43,29 +50,13 @@ def describe_job(
     name: str, paths: Sequence[Path], summary_path: Path | None, namespace: str | None
 ) -> dict[str, Any]:
     """The described Job (``report.describe_job``'s record); ``DescribeError`` for anything that stops it."""
-    if summary_path is not None:
-        if paths:
-            raise DescribeError(["--summary: give a summary.json or scenario files, not both"])
-        return _from_summary(name, read_summary(summary_path), namespace)
-    problems = Problems()
-    with collector_paused():
-        documents, sources = read_documents(list(paths), problems)
-        if problems.errors:
-            raise DescribeError(Problems.lines(problems.errors))
-        if any(is_pod(d) and d.body.get("status") for d in documents):
-            return _from_dump(name, documents, sources, problems, namespace)
-    return _simulated(name, documents, sources, problems, namespace)
-
-
-def _find(name: str, keys: Sequence[str], namespace: str | None) -> str:
-    try:
-        return find_pod_key(name, keys, namespace, what="Job")
-    except PodNameError as exc:
-        raise DescribeError([str(exc)]) from None
-
-
-def _simulated_time(seconds: float | None) -> str | None:
-    return None if seconds is None else f"t={human_duration(seconds)} (simulated)"
+    return described(
+        paths,
+        summary_path,
+        lambda path: _from_summary(name, read_summary(path), namespace),
+        lambda given: _from_dump(name, given.documents, given.sources, given.problems, namespace),
+        lambda given: _simulated(name, given.documents, given.sources, given.problems, namespace),
+    )
 
 
 def _job_pods(summary: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -109,8 +100,8 @@ def _simulated_status(
         1 for p in pods if p["phase"] == "Running" and p["working_s"] is not None and p["deleted_s"] is None
     )
     return JobStatus(
-        _simulated_time(start),
-        _simulated_time(complete),
+        simulated_time(start),
+        simulated_time(complete),
         None if start is None or complete is None else complete - start,
         int(status["active"]),
         ready,
@@ -144,7 +135,7 @@ def _gpufleet_part(
 def _from_summary(name: str, summary: Mapping[str, Any], namespace: str | None) -> dict[str, Any]:
     statuses = summary.get("workload_status") or {}
     jobs = {k.partition("/")[2]: v for k, v in statuses.items() if k.partition("/")[0] == JOB}
-    key = _find(name, list(jobs), namespace)
+    key = find_named(name, list(jobs), namespace, what="Job")
     status, pods, end = jobs[key], _job_pods(summary, key), summary["end_time_s"]
     ns, _, job = key.partition("/")
     return described_job(
@@ -168,7 +159,7 @@ def _simulated(
     sim = simulated(documents, sources, problems)
     summary = build_summary(sim)
     statuses = summary.get("workload_status") or {}
-    key = _find(name, [j.key for j in sim.scenario.jobs], namespace)
+    key = find_named(name, [j.key for j in sim.scenario.jobs], namespace, what="Job")
     model = next(j for j in sim.scenario.jobs if j.key == key)
     status, pods, end = statuses[f"{JOB}/{key}"], _job_pods(summary, key), sim.end_time
     body = next((d.body for d in documents if _is_job(d) and pod_key(d.body) == key), {})
@@ -226,7 +217,7 @@ def _from_dump(
     name: str, documents: Sequence[Document], sources: list[str], problems: Problems, namespace: str | None
 ) -> dict[str, Any]:
     jobs = {pod_key(d.body): d.body for d in documents if _is_job(d)}
-    key = _find(name, list(jobs), namespace)
+    key = find_named(name, list(jobs), namespace, what="Job")
     body, now = jobs[key], time.time()
     meta, spec, status = body.get("metadata") or {}, body.get("spec") or {}, body.get("status") or {}
     ns, job = key.split("/", 1)

@@ -18,11 +18,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpufleet.collector import collector_paused
-from gpufleet.experiments.describe_command import DescribeError, is_pod, pod_key, read_summary, simulated
+from gpufleet.experiments.describe_command import (
+    DescribeError,
+    described,
+    is_pod,
+    pod_key,
+    read_summary,
+    simulated,
+    simulated_time,
+)
 from gpufleet.experiments.node_gpus import counted_gpus, ledger_gpus, pending_row
 from gpufleet.gpus.devices import NodeDevices
-from gpufleet.kube.documents import Document, read_documents
+from gpufleet.kube.documents import Document
 from gpufleet.kube.explain import explain_scenario, this_node
 from gpufleet.kube.explain_together import serving
 from gpufleet.kube.load import scenario_from_documents
@@ -30,7 +37,6 @@ from gpufleet.kube.problems import Problems, ScenarioError
 from gpufleet.model.pod_names import PodNameError
 from gpufleet.model.resources import Resources, parse_resource_list, pod_requests
 from gpufleet.model.scenario import Scenario
-from gpufleet.report._format import human_duration
 from gpufleet.report.describe import KUBECTL, SIMULATION, SUMMARY, dump_event, epoch, involves
 from gpufleet.report.describe_node import NodeFacts, NodeStatusFacts, PodUse, described_node, rfc1123z
 from gpufleet.scheduling.profile import ProfileError
@@ -45,18 +51,13 @@ NODE_LEASE_NAMESPACE = "kube-node-lease"
 def describe_node(name: str, paths: Sequence[Path], summary_path: Path | None) -> dict[str, Any]:
     """The described node (``report.describe_node``'s record); ``DescribeError`` for anything that
     stops it."""
-    if summary_path is not None:
-        if paths:
-            raise DescribeError(["--summary: give a summary.json or scenario files, not both"])
-        return _from_summary(name, read_summary(summary_path, "nodes"))
-    problems = Problems()
-    with collector_paused():
-        documents, sources = read_documents(list(paths), problems)
-        if problems.errors:
-            raise DescribeError(Problems.lines(problems.errors))
-        if any(is_pod(d) and d.body.get("status") for d in documents):
-            return _from_dump(name, documents, sources, problems)
-    return _simulated(name, documents, sources, problems)
+    return described(
+        paths,
+        summary_path,
+        lambda path: _from_summary(name, read_summary(path, "nodes")),
+        lambda given: _from_dump(name, given.documents, given.sources, given.problems),
+        lambda given: _simulated(name, given.documents, given.sources, given.problems),
+    )
 
 
 def _unknown(name: str, names: Sequence[str]) -> DescribeError:
@@ -67,10 +68,6 @@ def _unknown(name: str, names: Sequence[str]) -> DescribeError:
 def _namespaced(key: str) -> tuple[str, str]:
     namespace, _, name = key.partition("/")
     return namespace, name
-
-
-def _simulated_time(seconds: float | None) -> str | None:
-    return None if seconds is None else f"t={human_duration(seconds)} (simulated)"
 
 
 def _pending(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -93,11 +90,11 @@ def _from_summary(name: str, summary: Mapping[str, Any]) -> dict[str, Any]:
         if p["node"] == name and p["phase"] not in TERMINATED and p["deleted_s"] is None
     ]
     facts = NodeFacts(
-        SUMMARY, name, None, None, _simulated_time(node.get("created_s")), None, None, None, None, None, end
+        SUMMARY, name, None, None, simulated_time(node.get("created_s")), None, None, None, None, None, end
     )
     pods = [PodUse(*_namespaced(p["name"]), None, None, end - p["created_s"]) for p in on]
     times = ", ".join(
-        f"{label} {_simulated_time(node.get(key))}"
+        f"{label} {simulated_time(node.get(key))}"
         for label, key in (("ready", "ready_s"), ("GPUs ready", "gpu_ready_s"), ("deleted", "deleted_s"))
         if node.get(key) is not None
     )
@@ -137,7 +134,7 @@ def _simulated(
         "type": "Ready",
         "status": node.ready,
         "last_heartbeat": "<not modelled>",
-        "last_transition": _simulated_time(record.ready_s if node.ready == "True" else None) or "<unknown>",
+        "last_transition": simulated_time(record.ready_s if node.ready == "True" else None) or "<unknown>",
         "reason": "",
         "message": "",
     }
@@ -146,7 +143,7 @@ def _simulated(
         name,
         node.labels,
         None,
-        _simulated_time(record.created_s),
+        simulated_time(record.created_s),
         [(t.key, t.value, t.effect) for t in node.taints],
         node.unschedulable,
         [ready],

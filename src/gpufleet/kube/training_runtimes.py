@@ -43,7 +43,7 @@ from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Problems, Reporter, duplicate, invalid, required, unsupported
 from gpufleet.kube.workloads import KindReader, pod_template
 from gpufleet.model.failed_indexes import MAX_INT32
-from gpufleet.workloads.jobset import FailurePolicy, read_failure_policy
+from gpufleet.workloads.jobset import JOB_SPEC_READ, REPLICATED_JOB_READ, FailurePolicy, read_failure_policy
 from gpufleet.workloads.trainjob import COMPLETE, READY, ReplicatedJob, TrainJob
 
 GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
@@ -58,18 +58,6 @@ SUCCESS_OPERATORS = ("All", "Any")
 DEFAULT_SCHEDULE_TIMEOUT_S = 60  # CoschedulingPodGroupPolicySource's kubebuilder default
 DEFAULT_BACKOFF_LIMIT = 6  # a Job's
 _JOBSET_READ = ("replicatedJobs", "successPolicy", "failurePolicy", "startupPolicy", "network", "suspend")
-_REPLICATED_JOB_READ = ("name", "replicas", "dependsOn", "groupName", "template")
-_JOB_READ = (
-    "parallelism",
-    "completions",
-    "backoffLimit",
-    "completionMode",
-    "template",
-    "podFailurePolicy",
-    "backoffLimitPerIndex",
-    "maxFailedIndexes",
-    "activeDeadlineSeconds",
-)
 
 
 @dataclass(frozen=True)
@@ -188,8 +176,8 @@ def training_runtime(
         reader.per_index(job, mode != "NonIndexed", None)
         reader.count(f"{job}.activeDeadlineSeconds", 0)
         reader.pod_failure_policy(job)
-        reader.unmodelled([f"{job}.{k}" for k in _job_spec(rjob) if k not in _JOB_READ])
-        reader.unmodelled([f"{at}.{k}" for k in rjob if k not in _REPLICATED_JOB_READ])
+        reader.unmodelled([f"{job}.{k}" for k in _job_spec(rjob) if k not in JOB_SPEC_READ])
+        reader.unmodelled([f"{at}.{k}" for k in rjob if k not in REPLICATED_JOB_READ])
         reader.template(f"{job}.template", JOB_RESTART_POLICIES)
     for target in targets:
         if target not in names:

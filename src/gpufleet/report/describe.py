@@ -526,6 +526,13 @@ def condition_lines(conditions: Sequence[Mapping[str, Any]], label: str = "Condi
     return [f"{label}:", *aligned(rows)]
 
 
+def time_cell(value: object) -> str:
+    """A simulated time (seconds) as ``t=...``, a dump's as it has it."""
+    if value is None:
+        return MISSING
+    return f"t={human_duration(value)}" if isinstance(value, int | float) else str(value)
+
+
 def aligned(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     """Rows as kubectl describe prints its tables: columns padded to their widest cell, the last
     column (a message) whole, however long."""

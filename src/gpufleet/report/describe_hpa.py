@@ -25,7 +25,7 @@ from typing import Any
 from rich.console import Console
 
 from gpufleet.report._format import MISSING, human_duration
-from gpufleet.report.describe import KUBECTL, NOT_KNOWN, aligned
+from gpufleet.report.describe import KUBECTL, NOT_KNOWN, aligned, time_cell
 from gpufleet.report.describe_node import tabbed
 
 #: the component that records the HPA's events (``horizontal.go``'s event recorder)
@@ -223,7 +223,7 @@ def _gpufleet_lines(d: Mapping[str, Any]) -> list[str]:
     rescales = g.get("rescales")
     if rescales:
         history = [("Time", "From", "To", "Reason")]
-        history += [(_when(r["at"]), _count(r["from"]), _count(r["to"]), r["reason"]) for r in rescales]
+        history += [(time_cell(r["at"]), _count(r["from"]), _count(r["to"]), r["reason"]) for r in rescales]
         lines += ["  Replica history:", *aligned(history, "    ")]
     elif rescales is not None:
         lines.append("  Replica history:  no rescale")
@@ -231,10 +231,3 @@ def _gpufleet_lines(d: Mapping[str, Any]) -> list[str]:
     if g.get("note"):
         lines.append(f"  ({g['note']})")
     return lines
-
-
-def _when(value: object) -> str:
-    """A simulated time (seconds) as ``t=...``, a dump's as it has it."""
-    if value is None:
-        return MISSING
-    return f"t={human_duration(value)}" if isinstance(value, int | float) else str(value)

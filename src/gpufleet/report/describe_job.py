@@ -29,7 +29,7 @@ from typing import Any
 from rich.console import Console
 
 from gpufleet.report._format import MISSING, human_duration
-from gpufleet.report.describe import KUBECTL, NOT_KNOWN, aligned, condition_lines, events_lines
+from gpufleet.report.describe import KUBECTL, NOT_KNOWN, aligned, condition_lines, events_lines, time_cell
 from gpufleet.report.describe_node import tabbed
 
 #: ``capIndexesListOrNone``'s soft limit: the list is cut at the first comma from this many characters on
@@ -309,8 +309,8 @@ def _gpufleet_lines(g: Mapping[str, Any], source: str) -> list[str]:
             (
                 p["name"],
                 p["node"] or "<none>",
-                _when(p["created"]),
-                _when(p["ended"]),
+                time_cell(p["created"]),
+                time_cell(p["ended"]),
                 p["state"] or MISSING,
                 MISSING if p["exit_code"] is None else str(p["exit_code"]),
                 MISSING if p["restarts"] is None else str(p["restarts"]),
@@ -326,10 +326,3 @@ def _gpufleet_lines(g: Mapping[str, Any], source: str) -> list[str]:
     if g.get("note"):
         lines.append(f"  ({g['note']})")
     return lines
-
-
-def _when(value: object) -> str:
-    """A simulated time (seconds) as ``t=...``, a dump's as it has it."""
-    if value is None:
-        return MISSING
-    return f"t={human_duration(value)}" if isinstance(value, int | float) else str(value)

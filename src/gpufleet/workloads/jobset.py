@@ -164,7 +164,7 @@ DNS_1035_MESSAGE = (
 )
 _RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 #: JobSpec fields read here; of the others these are not modelled (as for a plain Job)
-_JOB_SPEC_READ = (
+JOB_SPEC_READ = (
     "parallelism",
     "completions",
     "backoffLimit",
@@ -175,7 +175,7 @@ _JOB_SPEC_READ = (
     "maxFailedIndexes",
     "activeDeadlineSeconds",
 )
-_REPLICATED_JOB_READ = ("name", "replicas", "groupName", "template", "dependsOn")
+REPLICATED_JOB_READ = ("name", "replicas", "groupName", "template", "dependsOn")
 _TOP_UNMODELLED = ("ttlSecondsAfterFinished", "volumeClaimPolicies")
 #: ``managedBy`` naming the built-in controller (any other: another controller, MultiKueue's, runs it)
 CONTROLLER_NAME = "jobset.sigs.k8s.io/jobset-controller"
@@ -339,7 +339,7 @@ def _replicated_job(
         f"{manifest.name}-{name}-{max(replicas - 1, 0)}",
         "JobSet name is too long, job names generated for this JobSet will exceed 63 characters",
     )
-    manifest.unmodelled([f"{at}.{f}" for f in entry if f not in _REPLICATED_JOB_READ])
+    manifest.unmodelled([f"{at}.{f}" for f in entry if f not in REPLICATED_JOB_READ])
 
     job_at = f"{at}.template.spec"
     job_spec = manifest.value(job_at)
@@ -363,7 +363,7 @@ def _replicated_job(
             pod,
             "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters",
         )
-    manifest.unmodelled([f"{job_at}.{f}" for f in job_spec if f not in _JOB_SPEC_READ])
+    manifest.unmodelled([f"{job_at}.{f}" for f in job_spec if f not in JOB_SPEC_READ])
     template_metadata = manifest.value(f"{at}.template.metadata")
     annotations = template_metadata.get("annotations") if isinstance(template_metadata, dict) else None
     annotations = annotations if isinstance(annotations, dict) else {}
