@@ -33,6 +33,9 @@ from gpufleet.report import validate_summary
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 
+#: the generated pods run to completion (under ``Always``, the Pod default, the kubelet would restart them
+#: after each exit for the whole 30 days a run without a duration may last)
+RUN_ONCE: dict[str, object] = {"restart_policy": "Never"}
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GANG_SCHEDULER = "gang-scheduler"
 COSCHEDULING = SchedulerConfig(
@@ -72,7 +75,9 @@ def clusters(draw: st.DrawFn, gangs: bool = False) -> Scenario:
     scheduler = GANG_SCHEDULER if gangs else "default-scheduler"
     pods = []
     for i, (g, c, m, at, dur) in enumerate(draw(st.lists(pod_shapes, min_size=1, max_size=10))):
-        pod = gpu_pod(f"p{i}", g, c, m, scheduler_name=scheduler, behavior=Behavior(duration_s=dur))
+        pod = gpu_pod(
+            f"p{i}", g, c, m, scheduler_name=scheduler, behavior=Behavior(duration_s=dur), **RUN_ONCE
+        )
         pods.append(BarePod(pod, Created(at, i)))
     groups: dict[str, PodGroup] = {}
     jobs: list[Job] = []
@@ -92,6 +97,7 @@ def clusters(draw: st.DrawFn, gangs: bool = False) -> Scenario:
                 scheduler_name=scheduler,
                 labels={POD_GROUP_LABEL: name},
                 behavior=Behavior(duration_s=dur),
+                **RUN_ONCE,
             )
             if as_job:
                 jobs.append(
@@ -114,6 +120,7 @@ def clusters(draw: st.DrawFn, gangs: bool = False) -> Scenario:
                         scheduler_name=scheduler,
                         labels={POD_GROUP_LABEL: name},
                         behavior=Behavior(duration_s=dur),
+                        **RUN_ONCE,
                     )
                     pods.append(BarePod(pod, Created(at, 100 + 10 * j + k)))
     # Without a duration a run goes on while anything is left to do (30 days at most); a gang

@@ -50,11 +50,32 @@ def test_an_exit_code_annotation_that_is_not_an_int32_is_an_error(
 
 def test_an_exit_code_under_any_restart_policy_is_modelled_with_no_warning(tmp_path: Path) -> None:
     """The kubelet restarts a container that exits non-zero under ``OnFailure`` or ``Always``, and one that
-    exits 0 under ``Always`` too (``ShouldContainerBeRestarted``): all modelled, no warning."""
+    exits 0 under ``Always`` too (``ShouldContainerBeRestarted``): all modelled, no warning about the exit
+    code (a bare pod under ``Always`` is told it never completes, below)."""
     for policy in ("OnFailure", "Always"):
         for code in ("0", "1"):
             annotations = f'annotations: {{gpufleet.io/exit-code: "{code}", gpufleet.io/duration: 1h}}'
-            assert warnings(tmp_path, pod(f"restartPolicy: {policy}", annotations)) == []
+            found = warnings(tmp_path, pod(f"restartPolicy: {policy}", annotations))
+            assert [w for w in found if "exit-code" in w] == []
+
+
+def test_a_bare_pod_with_a_duration_under_always_is_told_it_never_completes(tmp_path: Path) -> None:
+    """Under ``restartPolicy: Always``, the Pod default, the kubelet restarts the container after every exit
+    (``ShouldContainerBeRestarted``): a bare pod given a ``gpufleet.io/duration`` runs again and again, so
+    gpufleet says so; not under ``Never`` or ``OnFailure``."""
+    duration = "annotations: {gpufleet.io/duration: 1h}"
+    (told,) = warnings(tmp_path, pod("", duration))
+    assert told.endswith(
+        "spec.restartPolicy: Always (the default): the kubelet restarts the container each time it exits"
+        " after its gpufleet.io/duration, so the pod never completes; give a pod that runs to completion"
+        " restartPolicy Never or OnFailure"
+    )
+    assert (
+        "spec.restartPolicy: Always: the kubelet"
+        in warnings(tmp_path, pod("restartPolicy: Always", duration))[0]
+    )
+    for policy in ("Never", "OnFailure"):
+        assert warnings(tmp_path, pod(f"restartPolicy: {policy}", duration)) == []
 
 
 # -- a snapshot's failed pods -------------------------------------------------------------------------

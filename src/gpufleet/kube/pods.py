@@ -99,6 +99,14 @@ def pod(
     restart_policy = spec.get("restartPolicy") or RESTART_POLICIES[0]
     if restart_policy not in RESTART_POLICIES:
         at_spec.error("restartPolicy", unsupported(restart_policy, RESTART_POLICIES))
+    if meta.name and owner is None and restart_policy == "Always" and behavior.duration_s is not None:
+        given = "Always" if spec.get("restartPolicy") else "Always (the default)"
+        at_spec.warn(
+            "restartPolicy",
+            f"{given}: the kubelet restarts the container each time it exits after its "
+            f"{pod_annotations.DURATION}, so the pod never completes; give a pod that runs to completion "
+            "restartPolicy Never or OnFailure",
+        )
     priority = priorities.resolve(spec, at_spec)
     grace = spec.get("terminationGracePeriodSeconds")
     images = (c.get("image") for c in [*items(spec.get("initContainers")), *items(spec.get("containers"))])
