@@ -31,7 +31,15 @@ from gpufleet.kube.load import scenario_from_documents
 from gpufleet.kube.problems import Problems, ScenarioError
 from gpufleet.model.pod_names import PodNameError
 from gpufleet.report._format import human_duration
-from gpufleet.report.describe import KUBECTL, SIMULATION, SUMMARY, dump_event, epoch, involves
+from gpufleet.report.describe import (
+    KUBECTL,
+    SIMULATION,
+    SUMMARY,
+    dump_event,
+    epoch,
+    involves,
+    manifest_container,
+)
 from gpufleet.report.describe_job import (
     CONTROLLER_UID,
     JobSpec,
@@ -196,21 +204,9 @@ def _simulated(
 
 
 def _manifest_containers(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The pod template's containers as written: name, image, limits and requests."""
+    """The pod template's containers as written (``report.describe.manifest_container``)."""
     pod_spec = ((spec.get("template") or {}).get("spec")) or {}
-    out = []
-    for c in pod_spec.get("containers") or []:
-        if isinstance(c, Mapping):
-            resources = c.get("resources") or {}
-            out.append(
-                {
-                    "name": c.get("name"),
-                    "image": c.get("image"),
-                    "limits": {str(k): str(v) for k, v in (resources.get("limits") or {}).items()},
-                    "requests": {str(k): str(v) for k, v in (resources.get("requests") or {}).items()},
-                }
-            )
-    return out
+    return [manifest_container(c) for c in pod_spec.get("containers") or [] if isinstance(c, Mapping)]
 
 
 def _from_dump(

@@ -294,10 +294,7 @@ def described_from_kubectl(
         "workload_status": None,
         "containers": [
             {
-                "name": c.get("name"),
-                "image": c.get("image"),
-                "requests": dict((c.get("resources") or {}).get("requests") or {}),
-                "limits": dict((c.get("resources") or {}).get("limits") or {}),
+                **manifest_container(c),
                 "terminated": _dump_terminated(statuses.get(c.get("name")), "state"),
                 "last_terminated": _dump_terminated(statuses.get(c.get("name")), "lastState"),
             }
@@ -314,6 +311,18 @@ def described_from_kubectl(
         ],
         "events": sorted((dump_event(e, reading) for e in events), key=lambda e: -(e["age_s"] or 0)),
         "explanation": dict(explanation) if explanation is not None else None,
+    }
+
+
+def manifest_container(container: Mapping[str, Any]) -> dict[str, Any]:
+    """A container as a manifest writes it: its name, image, requests and limits (``DescribePodTemplate``,
+    ``describeContainerResource``)."""
+    resources = container.get("resources") or {}
+    return {
+        "name": container.get("name"),
+        "image": container.get("image"),
+        "requests": {str(k): str(v) for k, v in (resources.get("requests") or {}).items()},
+        "limits": {str(k): str(v) for k, v in (resources.get("limits") or {}).items()},
     }
 
 
