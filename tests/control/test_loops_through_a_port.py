@@ -45,6 +45,10 @@ class Status:
     ready: bool = False
     terminating: bool = False
 
+    @property
+    def creation_timestamp_s(self) -> float:
+        return self.created_s
+
 
 @dataclass
 class Starting:

@@ -78,6 +78,7 @@ from gpufleet.autoscaling.resource_limits import apply_limits, delta_for_node, e
 from gpufleet.autoscaling.scale_down import (
     AS_IS,
     SIMULATION_REASONS,
+    CreatedAt,
     Int8Array,
     PlacementBase,
     SnapshotPods,
@@ -418,6 +419,9 @@ class ScaleDownRequest:
     #: --expendable-pods-priority-cutoff: the snapshot scale-down reads has no pod of a lower priority
     #: (``autoscaling.expendable``): not counted in utilisation, not moved, their room free
     expendable_cutoff: int = DEFAULT_CUTOFF
+    #: each placed pod's ``creationTimestamp``, by key, which a ``kube-system`` pod's age counts from for
+    #: ``--blocking-system-pod-distruption-timeout`` (None, or where it says None: its placement)
+    created: CreatedAt | None = None
     #: --scale-down-delay-after-delete, and the last scan that started deleting nodes
     #: (``lastScaleDownDeleteTime``)
     delay_after_delete_s: float = 0.0
@@ -552,7 +556,7 @@ def _assess(
         else:
             verdict = simulate_removal(
                 state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
-                request.verdicts, request.now, request.delete_options,
+                request.verdicts, request.now, request.delete_options, request.created,
             )  # fmt: skip
             why = verdict.why
             if memo is not None and i not in unready:
@@ -708,7 +712,7 @@ def _drains_that_fit(
         budgets, allowed, daemons = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
         if removable_together(
             state, rows, request.profile, budgets, allowed, daemons, gone, request.now, snapshot,
-            request.delete_options,
+            request.delete_options, request.created,
         ):  # fmt: skip
             kept.append(c)
     return kept

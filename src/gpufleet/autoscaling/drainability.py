@@ -13,7 +13,8 @@
    which it makes owned by their Deployment, count as their ReplicaSet's;
 5. under ``--skip-nodes-with-system-pods`` (true by default), a ``kube-system`` pod that no
    PodDisruptionBudget selects blocks (``UnmovableKubeSystemPod``) until
-   ``--blocking-system-pod-distruption-timeout`` (1 h) after it was created (gpufleet: placed);
+   ``--blocking-system-pod-distruption-timeout`` (1 h) after it was created (its ``creationTimestamp``, a
+   dump's pod's on the run's clock; gpufleet: its placement where the cluster does not say);
 6. ``safe-to-evict: "false"`` blocks (``NotSafeToEvictAnnotation``);
 7. a PodDisruptionBudget selecting the pod with no disruption left blocks (``NotEnoughPdb``).
 

@@ -65,6 +65,8 @@ Int8Array = npt.NDArray[np.int8]
 #: the pending pods ``filterOutSchedulable`` put on nodes of the cluster, by node row (upstream's
 #: ``TrySchedulePods`` into ``AutoscalingContext.ClusterSnapshot``, which scale-down then reads)
 PendingOn = Mapping[int, Sequence[Pod]]
+#: a placed pod's ``creationTimestamp`` on the run's clock, by its key (None: not known)
+CreatedAt = Callable[[str], float | None]
 NO_PENDING: PendingOn = {}
 
 
@@ -501,6 +503,7 @@ def simulate_removal(
     verdicts: dict[tuple[object, ...], Int8Array] | None = None,
     now: float = 0.0,
     options: DeleteOptions = DEFAULT_DELETE_OPTIONS,
+    created: CreatedAt | None = None,
 ) -> NodeVerdict:
     """Whether eligible node ``i`` could be removed at ``now`` (``RemovalSimulator.SimulateNodeRemoval``):
     no pod blocks the drain (``GetPodsToMove``, else ``BlockedByPod``; gpuAwareScaleDown's computing pod
@@ -508,10 +511,11 @@ def simulate_removal(
     ``NoPlaceToMovePods``), node ``i`` left to the pod-aware filters as a pod-less ghost tainted
     ``ToBeDeletedByClusterAutoscaler:NoSchedule`` (``replaceWithTaintedGhostNode``). The pending pods the
     base puts on node ``i`` are among its pods, its expendable ones are not (``GetPodsToMove`` reads the
-    snapshot's ``NodeInfo``)."""
+    snapshot's ``NodeInfo``). ``created``: each placed pod's ``creationTimestamp``, by key, which its age
+    counts from (None, or where it says None: its placement)."""
     name = state.nodes[i].name
     pods = base.snapshot.placed(state, i)
-    drains = _drains([i], pods, base, budgets, allowed, is_daemon, now, options)
+    drains = _drains([i], pods, base, budgets, allowed, is_daemon, now, options, created)
     # a kube-system pod's drainability changes with its age, a budget's with pods elsewhere
     own_rows = not budgets and protected is None and all(p.namespace != SYSTEM_NAMESPACE for p, _ in drains)
     for pod, drain in drains:
@@ -541,17 +545,24 @@ def _drains(
     is_daemon: set[str],
     now: float,
     options: DeleteOptions,
+    created: CreatedAt | None = None,
 ) -> list[tuple[Pod, Drain]]:
     """What a drain of the nodes ``rows`` does with each of their pods but the DaemonSet ones: those placed
-    (``pods``), then the pending ones the base puts there, judged as just created, by the drainability
-    rules ``options`` keep."""
-    placed = [(a.pod, now - a.start_s) for a in pods]
+    (``pods``), aged from their ``creationTimestamp`` (``created``) or else their placement, then the pending
+    ones the base puts there, judged as just created, by the drainability rules ``options`` keep."""
+    placed = [(a.pod, now - _created_at(a, created)) for a in pods]
     pending = [(pod, 0.0) for i in rows for pod in base.snapshot.pending.get(i, ())]
     return [
         (pod, drainable(pod, budgets, allowed, age, options))
         for pod, age in (*placed, *pending)
         if pod.key not in is_daemon
     ]
+
+
+def _created_at(placed: Assignment, created: CreatedAt | None) -> float:
+    """When the placed pod was created (``pod.CreationTimestamp``): as ``created`` says, else placed."""
+    at = None if created is None else created(placed.pod.key)
+    return placed.start_s if at is None else at
 
 
 def _drain_trial(
@@ -582,17 +593,18 @@ def removable_together(
     now: float = 0.0,
     snapshot: SnapshotPods = AS_IS,
     options: DeleteOptions = DEFAULT_DELETE_OPTIONS,
+    created: CreatedAt | None = None,
 ) -> bool:
     """Whether the nodes ``rows`` can all go at once, with the nodes ``gone`` gone too: every pod a drain
     would move from them placed, in turn, on the other nodes, each placement taking its room before the
     next (what cluster-autoscaler's planner leaves in its snapshot with ``persistSuccessfulSimulations``:
     each removal found possible kept for the next candidate's simulation, the node gone, its pods on
     their new nodes), the drained nodes ghosts tainted ``ToBeDeletedByClusterAutoscaler``; the nodes' pods
-    the ``snapshot``'s, as ``simulate_removal`` takes them."""
+    the ``snapshot``'s, as ``simulate_removal`` takes them (and ``created``)."""
     pods = [a for i in rows for a in snapshot.placed(state, i)]
     base = PlacementBase(state, frozenset(gone) | frozenset(rows), snapshot)
     trial = _drain_trial(state, profile, rows, pods, base, None, now)
-    for pod, drain in _drains(rows, pods, base, budgets, allowed, is_daemon, now, options):
+    for pod, drain in _drains(rows, pods, base, budgets, allowed, is_daemon, now, options, created):
         if drain.blocker is not None or (drain.moved and trial.place(pod) is None):
             return False
     return True

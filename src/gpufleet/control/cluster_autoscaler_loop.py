@@ -304,6 +304,11 @@ class ClusterAutoscalerLoop:
         pods = self.port.unschedulable_pods()
         return [*pods, *self.port.scheduler_unprocessed_pods(frozenset(bypassed))] if bypassed else pods
 
+    def _created(self, key: str) -> float | None:
+        """The pod's ``creationTimestamp`` on the run's clock, where the cluster has the pod."""
+        status = self.port.pods.get(key)
+        return None if status is None else status.creation_timestamp_s
+
     def _recheck_at(self, t: float) -> float:
         """When scale-down must look again at the nodes the removal simulation found unremovable, though
         nothing changed: at the next scan, which finds those it just found recently unremovable
@@ -337,7 +342,7 @@ class ClusterAutoscalerLoop:
             self._unanswered, self._placed, self._young_until = None, (), None
             return False
         now, room, groups = self.clock.now, self.options.room(), self.port.node_groups
-        created = {p.key: self.port.pods[p.key].created_s for p in pending}
+        created = {p.key: self.port.pods[p.key].creation_timestamp_s for p in pending}
         young = young_pods(pending, created, now, self.settings.new_pod_scale_up_delay_s)
         self._young_until = min(young.values(), default=None)
         booked = self.provisioning.booked_pods()
@@ -553,6 +558,7 @@ class ClusterAutoscalerLoop:
                 last_delete_s=self.last_delete_s,
                 delete_options=self.delete_options,
                 disabled_for_loop=self._new_pods is not None,
+                created=self._created,
             )
         )
         self.unneeded_since, self._unremovable_until = reply.unneeded_since, reply.unremovable_until

@@ -42,7 +42,16 @@ class PodStatus(Protocol):
         ...
 
     @property
-    def created_s(self) -> float: ...
+    def created_s(self) -> float:
+        """When it was created in the run (a dump's pods: when the run starts)."""
+        ...
+
+    @property
+    def creation_timestamp_s(self) -> float:
+        """Its ``metadata.creationTimestamp``, on the run's clock: before time 0 for a dump's pod created
+        before the dump; what its age counts from."""
+        ...
+
     @property
     def bound_s(self) -> float | None: ...
     @property

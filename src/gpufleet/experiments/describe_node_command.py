@@ -153,7 +153,13 @@ def _simulated(
     )
     on = sorted(sim.state.pods_on[i].values(), key=lambda a: a.pod.key)
     pods = [
-        PodUse(a.pod.namespace, a.pod.name, a.pod.requests, None, end - sim.records[a.pod.key].created_s)
+        PodUse(
+            a.pod.namespace,
+            a.pod.name,
+            a.pod.requests,
+            None,
+            end - sim.records[a.pod.key].creation_timestamp_s,
+        )
         for a in on
     ]
     pending = []

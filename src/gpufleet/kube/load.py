@@ -7,7 +7,9 @@ pod may name a class defined in a later file, as the API server resolves classes
 pod is admitted. An object with ``metadata.generateName`` and no name is named as the API server
 names it, deterministically (``model.generated_names``). An object defined twice (same kind,
 namespace and name) is an error on the second definition, as the API server answers
-``AlreadyExists``. Nothing stops at the first problem: ``ScenarioError`` lists them all.
+``AlreadyExists``. A Pod's ``metadata.creationTimestamp`` is kept (``BarePod.created_unix``; one that is no
+RFC 3339 time is an error, as a Node's times are). Nothing stops at the first problem: ``ScenarioError``
+lists them all.
 """
 
 from __future__ import annotations
@@ -469,13 +471,25 @@ class _Loader:
         priority_class = kueue.priority_class_label(entry.meta)
         if priority_class is not None and kueue.queue_name(entry.meta) is not None:
             self._priority_labels.append((entry.report, priority_class))
-        uid = str(mapping(entry.body.get("metadata")).get("uid") or "")
+        metadata = mapping(entry.body.get("metadata"))
+        uid = str(metadata.get("uid") or "")
         scheduled = scheduler_records.pod_scheduled(status, entry.report)
         found = pod_deletion.deletion(len(self.scenario.pods), entry.body, phase, entry.report)
         if found is not None:
             self._deletions.append(found)
+        created_unix = nodes.unix_time(
+            metadata.get("creationTimestamp"), entry.report, "metadata.creationTimestamp"
+        )
         self.scenario.pods.append(
-            BarePod(pod, created, bound_node=pod.node_name, phase=phase, uid=uid, scheduled=scheduled)
+            BarePod(
+                pod,
+                created,
+                bound_node=pod.node_name,
+                phase=phase,
+                uid=uid,
+                scheduled=scheduled,
+                created_unix=created_unix,
+            )
         )
         self._scale.pod(entry.report)
 

@@ -1,4 +1,4 @@
-"""NotReady nodes of a cluster dump, on a run's clock.
+"""NotReady nodes, and pods' creation, of a cluster dump, on a run's clock.
 
 A Node read from a dump carries its Ready condition's status and wall-clock times (``Node.ready``,
 ``ready_since_unix``, ``created_unix``, ``observed_unix``). A run (a simulation, ``explain``) starts at the
@@ -10,6 +10,14 @@ its ``creationTimestamp`` less time 0 (both negative: before the run). A NotRead
 ``creationTimestamp`` (a hand-written manifest) counts as registered long ago, as cluster-autoscaler reads a
 zero ``creationTimestamp``: ``Unready`` at once (``REGISTERED_LONG_AGO_S``), not ``NotStarted``; one
 without ``lastTransitionTime`` is NotReady since time 0.
+
+A pod of the dump is created on the same clock (``created_on_clock``): at its ``creationTimestamp`` less
+time 0, negative when it is older than the run: what its age counts from (cluster-autoscaler's
+``allPodsAreNew``, ``filterOutYoungPods`` and blocking ``kube-system`` pod timeout, the ReplicaSet
+controller's ``ActivePodsWithRanks``, ``describe node``'s Age). A pod without one, or of a dump with no
+time 0, is created when it arrives in the run (time 0 for a dump's pods); a ``creationTimestamp`` after
+time 0 (a pod newer than the latest time the dump's Nodes show) counts as created at its arrival, as a
+NotReady node's times after time 0 count as time 0.
 
 The node lifecycle controller taints a node whose Ready condition is ``False`` with
 ``node.kubernetes.io/not-ready`` and one whose Ready condition is ``Unknown`` with
@@ -69,3 +77,12 @@ def not_ready_at_start(nodes: Iterable[Node], start_time_s: float | None = None)
         )
         out.append(NotReadyNode(n.name, n.ready, since, registered))
     return out
+
+
+def created_on_clock(created_unix: float | None, zero: float | None, arrival_s: float) -> float:
+    """When a dump's pod that arrives in the run at ``arrival_s`` was created, on the run's clock:
+    its ``creationTimestamp`` (``created_unix``) less time 0 (``zero``: ``clock_zero``), no later than its
+    arrival; its arrival without either."""
+    if created_unix is None or zero is None:
+        return arrival_s
+    return min(created_unix - zero, arrival_s)

@@ -35,6 +35,9 @@ class BarePod:
     #: being deleted (``metadata.deletionTimestamp``): deleted at its arrival, its ``termination_grace_s``
     #: what remains of its grace period (``kube.pod_deletion``)
     deleting: bool = False
+    #: its ``metadata.creationTimestamp`` (Unix seconds), where the dump has one: put on the run's clock by
+    #: ``model.node_readiness.created_on_clock``
+    created_unix: float | None = None
 
 
 @dataclass

@@ -72,11 +72,19 @@ class PodRecord:
     terminated: ContainerExit | None = None
     last_terminated: ContainerExit | None = None
     log: list[tuple[float, str]] = field(default_factory=list)
+    #: a dump's pod: its ``creationTimestamp`` on the run's clock (``model.node_readiness.created_on_clock``;
+    #: negative: before the run), where it is earlier than ``created_s``, when it arrived in the run
+    dump_created_s: float | None = None
 
     def __post_init__(self) -> None:
         self.log.append((self.created_s, "pending"))
         self.task_s = self.pod.behavior.duration_s
         self.gpu_share = float(self.pod.gpus)
+
+    @property
+    def creation_timestamp_s(self) -> float:
+        """Its ``metadata.creationTimestamp`` on the run's clock: what its age counts from."""
+        return self.created_s if self.dump_created_s is None else self.dump_created_s
 
     @property
     def remaining_s(self) -> float | None:

@@ -39,7 +39,7 @@ from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.disruption_budget import DisruptionBudget, expected_pod_count
 from gpufleet.model.kai import KAI_SCHEDULER
 from gpufleet.model.node import Node, Taint, Toleration
-from gpufleet.model.node_readiness import not_ready_at_start
+from gpufleet.model.node_readiness import clock_zero, created_on_clock, not_ready_at_start
 from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
 from gpufleet.model.promql import CPU_USAGE_COUNTER
 from gpufleet.model.resources import GPU
@@ -132,6 +132,7 @@ class Simulation:
         "_watches",
         "arrivals_left",
         "autoscaler",
+        "clock_zero_unix",
         "cloud",
         "cluster",
         "controllers",
@@ -197,6 +198,8 @@ class Simulation:
         self.cluster = InMemoryCluster(nodes, dra if in_use or publishing else None, self.cloud.slices_of)
         start = self.settings.start_time_s if self.settings.start_time_set else None
         self.cluster.not_ready_from_start(not_ready_at_start(scenario.nodes, start))
+        #: the wall-clock time of time 0 (``clock_zero``), where the scenario says: a dump's pods' creation
+        self.clock_zero_unix = clock_zero(scenario.nodes, start)
         self.state: ClusterState = self.cluster.state  # the nodes and pods as the decisions read them
         self.state.namespace_labels = dict(scenario.namespace_labels)
         self.state.disruptions = self  # PodDisruptionBudgets for preemption (cluster.disruption_view)
@@ -342,7 +345,10 @@ class Simulation:
         sc = self.scenario
         arrivals: list[tuple[Created, Callable[[], None]]] = [
             *(
-                (b.created, partial(self._arrive_pod, b.pod, b.bound_node, b.phase, b.deleting))
+                (
+                    b.created,
+                    partial(self._arrive_pod, b.pod, b.bound_node, b.phase, b.deleting, b.created_unix),
+                )
                 for b in sc.pods
             ),
             *((w.created, partial(self._start, w)) for w in sc.workloads()),
@@ -576,18 +582,28 @@ class Simulation:
     def _scheduler_of(self, pod: Pod) -> str:
         return next((s.name for s in self.schedulers if s.serves(pod.scheduler_name)), pod.scheduler_name)
 
-    def _arrive_pod(self, pod: Pod, bound_node: str | None, phase: str, deleting: bool = False) -> None:
-        """A snapshot's pod (or a bare one) arrives; one being deleted (``deleting``) is deleted at once, to
-        end after what remains of its grace period (its ``termination_grace_s``: ``kube.pod_deletion``)."""
+    def _arrive_pod(
+        self,
+        pod: Pod,
+        bound_node: str | None,
+        phase: str,
+        deleting: bool = False,
+        created_unix: float | None = None,
+    ) -> None:
+        """A snapshot's pod (or a bare one) arrives, a pending or running one created at its
+        ``creationTimestamp`` (``created_unix``) on the run's clock where it has one; one being deleted
+        (``deleting``) is deleted at once, to end after what remains of its grace period (its
+        ``termination_grace_s``: ``kube.pod_deletion``)."""
         if phase in ("Succeeded", "Failed"):
             rec = self.lifecycle.record(pod, self._scheduler_of(pod))
             self.lifecycle.set_phase(rec, phase)
             rec.finished_s, rec.node = self.loop.now, bound_node
             return
+        created = created_on_clock(created_unix, self.clock_zero_unix, self.loop.now)
         if bound_node is not None:  # a Running one: the kubelet admitted it already
-            self._create(replace(pod, node_name=bound_node), running=phase == "Running")
+            self._create(replace(pod, node_name=bound_node), running=phase == "Running", created_s=created)
         else:
-            self._create(pod)
+            self._create(pod, created_s=created)
         self._adopted_arrived(pod)
         arrived = self.records.get(pod.key)
         if (
@@ -608,8 +624,9 @@ class Simulation:
         if controller is not None and implements(controller, Adopts) and implements(controller, DeletesPods):
             self._delete_doomed(controller)
 
-    def _create(self, pod: Pod, running: bool = False) -> None:
-        """A pod created (``running``: a snapshot's, already running on its ``spec.nodeName``)."""
+    def _create(self, pod: Pod, running: bool = False, created_s: float | None = None) -> None:
+        """A pod created (``running``: a snapshot's, already running on its ``spec.nodeName``; ``created_s``:
+        a snapshot's, its ``creationTimestamp`` on the run's clock)."""
         if self.kai_installed and pod.scheduler_name == KAI_SCHEDULER and pod.pod_group is None:
             pod, group = kai.group(pod, self.created_by.get(pod.key), self.loop.now)  # KAI's pod grouper
             if group.key not in self.gangs.groups:
@@ -617,6 +634,8 @@ class Simulation:
         if pod.scheduling_gates:  # gates whose removal time has come are gone before the pod is looked at
             pod = replace(pod, scheduling_gates=self._gates_left(pod, pod.scheduling_gates, self.loop.now))
         rec = self.lifecycle.record(pod, self._scheduler_of(pod), self._watch_of(pod))
+        if created_s is not None and created_s < rec.created_s:
+            rec.dump_created_s = created_s
         later = {t for _, t in pod.behavior.ungate_at if t > self.loop.now} if pod.scheduling_gates else set()
         for at in sorted(later):
             self.loop.at(at, Priority.ARRIVAL, partial(self._ungate, rec))
@@ -1058,7 +1077,9 @@ class Simulation:
                 ready_s = rec.ready_s if rec.ready else None
                 annotations = rec.pod.annotations
                 active.append(
-                    ActivePod(key, rec.node, rec.phase, ready_s, rec.created_s, rec.restarts, annotations)
+                    ActivePod(
+                        key, rec.node, rec.phase, ready_s, rec.creation_timestamp_s, rec.restarts, annotations
+                    )
                 )
             for key in pods_to_delete(active, surplus, self.loop.now):
                 controller.retire(key)
