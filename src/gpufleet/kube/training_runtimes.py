@@ -11,7 +11,8 @@ implementation and SSH path shape the environment and are read silently; ``flux`
 ``completionMode``, ``podFailurePolicy``, read and checked as a Job's by ``kube.pod_failure_policy``,
 ``backoffLimitPerIndex`` and ``maxFailedIndexes`` (checked as a Job's, ``validateJobSpec``, but for the bound
 by ``completions``, which the trainer sets to the pod set's count; ``backoffLimit`` then defaults to MaxInt32,
-``SetDefaults_Job``), ``activeDeadlineSeconds``, the pod template), ``successPolicy`` and ``failurePolicy``
+``SetDefaults_Job``), ``activeDeadlineSeconds``, ``podReplacementPolicy`` (checked as a Job's,
+``validatePodReplacementPolicy``), the pod template), ``successPolicy`` and ``failurePolicy``
 (read and checked as a JobSet's, ``jobset.read_failure_policy``: the trainer passes it into the JobSet as it
 is). ``startupPolicy`` ``InOrder``, ``coordinator``, ``ttlSecondsAfterFinished`` and the Job fields
 gpufleet's Jobs do not model are warnings. Each pod template is checked here, against the runtime's document.
@@ -41,7 +42,7 @@ from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.pod_failure_policy import pod_failure_policy
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Problems, Reporter, duplicate, invalid, required, unsupported
-from gpufleet.kube.workloads import KindReader, pod_template
+from gpufleet.kube.workloads import KindReader, pod_replacement_policy, pod_template
 from gpufleet.model.failed_indexes import MAX_INT32
 from gpufleet.workloads.jobset import JOB_SPEC_READ, REPLICATED_JOB_READ, FailurePolicy, read_failure_policy
 from gpufleet.workloads.trainjob import COMPLETE, READY, ReplicatedJob, TrainJob
@@ -175,7 +176,7 @@ def training_runtime(
         # completions: the pod set's count, which the trainer sets (syncParallelCount), not checked here
         reader.per_index(job, mode != "NonIndexed", None)
         reader.count(f"{job}.activeDeadlineSeconds", 0)
-        reader.pod_failure_policy(job)
+        reader.pod_replacement_policy(job, reader.pod_failure_policy(job))
         reader.unmodelled([f"{job}.{k}" for k in _job_spec(rjob) if k not in JOB_SPEC_READ])
         reader.unmodelled([f"{at}.{k}" for k in rjob if k not in REPLICATED_JOB_READ])
         reader.template(f"{job}.template", JOB_RESTART_POLICIES)
@@ -277,6 +278,7 @@ def resolve(
         created.append(made)
         single = trainer_job or ancestor in INITIALIZERS
         spec = _job_spec(rjob)
+        failure_policy = pod_failure_policy(spec, quiet.at("spec"))
         per_index = _optional_int(spec.get("backoffLimitPerIndex"))
         deadline = _optional_int(spec.get("activeDeadlineSeconds"))
         # SetDefaults_Job: backoffLimit defaults to MaxInt32 with backoffLimitPerIndex
@@ -291,11 +293,12 @@ def resolve(
                 str(rjob.get("groupName") or "default"),
                 tuple((str(d.get("name")), str(d.get("status"))) for d in items(rjob.get("dependsOn"))),
                 _ranks(runtime, rjob),
-                pod_failure_policy(spec, quiet.at("spec")),
+                failure_policy,
                 spec.get("completionMode") != "NonIndexed",
                 per_index,
                 _optional_int(spec.get("maxFailedIndexes")),
                 None if deadline is None else float(deadline),
+                pod_replacement_policy(spec, quiet.at("spec"), failure_policy),
             )
         )
     first = min(created, key=lambda c: c.submit_at_s, default=train_job.created)

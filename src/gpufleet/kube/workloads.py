@@ -138,12 +138,12 @@ def job_from_spec(
         success_policy=succeeded_when,
         backoff_limit_per_index=per_index,
         max_failed_indexes=max_failed,
-        pod_replacement_policy=_pod_replacement_policy(spec, at_spec, policy),
+        pod_replacement_policy=pod_replacement_policy(spec, at_spec, policy),
         ttl_after_finished_s=ttl,
     )
 
 
-def _pod_replacement_policy(
+def pod_replacement_policy(
     spec: Mapping[str, Any], at_spec: Reporter, policy: PodFailurePolicy | None
 ) -> str | None:
     """``spec.podReplacementPolicy`` as ``validatePodReplacementPolicy`` checks it: ``Failed`` or
@@ -451,6 +451,10 @@ class KindReader:
     def per_index(self, path: str, indexed: bool, completions: int | None) -> tuple[int | None, int | None]:
         self._read.add(_top(path))
         return _per_index(_at(self._spec, path), self._at_spec.at(path), indexed, completions)
+
+    def pod_replacement_policy(self, path: str, failure_policy: PodFailurePolicy | None) -> str | None:
+        self._read.add(_top(path))
+        return pod_replacement_policy(_at(self._spec, path), self._at_spec.at(path), failure_policy)
 
     def unmodelled(self, fields: Sequence[str]) -> None:
         self._read.update(_top(f) for f in fields)

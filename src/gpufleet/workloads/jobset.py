@@ -24,7 +24,8 @@ Read as the JobSet webhook defaults and validates it (``jobSetWebhook.Default``,
   ``managedBy`` naming another controller than ``jobset.sigs.k8s.io/jobset-controller``
   (MultiKueue's), ``ttlSecondsAfterFinished``, ``volumeClaimPolicies`` and any other field are not
   modelled: a warning each; so are the Job template's fields not read here (``successPolicy``, ...). Its
-  ``activeDeadlineSeconds`` (not negative, ``validateJobSpec``) is each child Job's own. Its
+  ``activeDeadlineSeconds`` (not negative, ``validateJobSpec``) is each child Job's own, as is its
+  ``podReplacementPolicy`` (checked as a Job's, ``validatePodReplacementPolicy``). Its
   ``podFailurePolicy`` is read and checked as a Job's
   (``kube.pod_failure_policy``), against the pod ``restartPolicy`` the webhook defaults: unset, it is
   ``OnFailure``, which the API server refuses for the child Job; so are ``backoffLimitPerIndex`` and
@@ -34,7 +35,11 @@ Child Jobs and pods (``constructJob``, ``labelAndAnnotateObject``): each replica
 ``replicas`` child Jobs ``<jobset>-<rjob>-<jobIdx>``, each driven by ``job.JobController``
 (``parallelism`` pods until ``completions`` succeed, failed pods replaced after the Job's pod failure
 backoff until ``backoffLimit``; under ``restartPolicy: OnFailure``, the webhook's default, the kubelet's
-container restarts count toward it, ``pastBackoffLimitOnFailure``). An Indexed Job's pod is
+container restarts count toward it, ``pastBackoffLimitOnFailure``). A pod being deleted (a preemption, an
+eviction, a drain, Kueue's eviction) is heard as its deletion begins, as for any Job (``pod_terminating``):
+under ``TerminatingOrFailed``, the default without a ``podFailurePolicy``, it counts failed then and is
+replaced after the pod failure backoff while it terminates; under ``Failed`` it holds its replacement back
+until it ended Failed. An Indexed Job's pod is
 ``<job>-<index>-<suffix>``, a NonIndexed one's ``<job>-<suffix>``: upstream the suffix is the API server's
 random ``generateName`` one; here it is 5 characters of the same alphabet drawn from a SHA-1 of the pod's
 namespace, Job, index, restart attempt and re-creation count, so names are stable and a restarted JobSet's
@@ -55,7 +60,8 @@ with ``backoffLimitPerIndex`` its failed indexes fail it (``FailedIndexes``, ``M
 past its ``activeDeadlineSeconds`` from its own start (``pastActiveDeadline``: its creation, or the JobSet's
 resume under Kueue, ``resumeJob`` clearing ``status.startTime``; a suspended Job's deadline does not run) it
 fails ``DeadlineExceeded`` and deletes its pods (``kind.HasDeadline``: the driver arms one deadline per child
-Job and restart attempt).
+Job and restart attempt); a deadline of 0 fails it before it creates any (``syncJob`` checks
+``pastActiveDeadline`` before ``manageJob``).
 Without a ``failurePolicy`` a failed Job fails the JobSet (``FailedJobs``). With one, the first rule
 that applies to a failed Job (``findFirstFailedPolicyRuleAndJob``, ``ruleIsApplicable``: the Job's
 ``Failed`` reason among ``onJobFailureReasons``, its message matching one of
@@ -174,6 +180,7 @@ JOB_SPEC_READ = (
     "backoffLimitPerIndex",
     "maxFailedIndexes",
     "activeDeadlineSeconds",
+    "podReplacementPolicy",
 )
 REPLICATED_JOB_READ = ("name", "replicas", "groupName", "template", "dependsOn")
 _TOP_UNMODELLED = ("ttlSecondsAfterFinished", "volumeClaimPolicies")
@@ -204,6 +211,9 @@ class ReplicatedJob:
     max_failed_indexes: int | None = None
     #: its Jobs' ``activeDeadlineSeconds``, each from its own start; None: unset
     active_deadline_s: float | None = None
+    #: its Jobs' ``podReplacementPolicy`` (``constructJob`` copies the template's spec; None: unset, the
+    #: Job's default, ``Job.only_replace_failed_pods``)
+    pod_replacement_policy: str | None = None
 
     @property
     def pods_per_job(self) -> int:
@@ -275,6 +285,8 @@ class JobSet:
     suspend: bool = False
     #: ``jobset.sigs.k8s.io/coordinator``: the coordinator pod's stable endpoint, when one is named
     coordinator: str | None = None
+    #: Kueue manages it (``kueue.x-k8s.io/queue-name``): it holds the pods, created gated, until it admits it
+    queued: bool = False
 
     @property
     def key(self) -> str:
@@ -378,6 +390,7 @@ def _replicated_job(
     if given_policy == "Always":
         manifest.error(restart_at, unsupported(given_policy, COMPLETING_RESTART_POLICIES))
     pod_failure_policy = manifest.pod_failure_policy(job_at, restart_policy=default)
+    replacement = manifest.pod_replacement_policy(job_at, pod_failure_policy)
     deadline = manifest.value(f"{job_at}.activeDeadlineSeconds")
     if deadline is not None:  # validateJobSpec: not negative
         deadline = manifest.count(f"{job_at}.activeDeadlineSeconds", 0)
@@ -418,6 +431,7 @@ def _replicated_job(
         per_index,
         max_failed,
         None if deadline is None else float(deadline),
+        replacement,
     )
     return rjob, created
 
@@ -562,6 +576,7 @@ def read_jobset(manifest: ManifestReader) -> JobSet:
         order == "InOrder",
         suspend is True and not kueue,
         _coordinator(manifest, rjobs),
+        kueue,
     )
 
 
@@ -582,9 +597,12 @@ class ChildJob(JobController):
     """One child Job of a JobSet, driven by the Job controller; its pods named, labelled and (under
     exclusive placement) placed as the JobSet's webhooks make them."""
 
-    def __init__(self, job: Job, rjob: ReplicatedJob, restart: int, marks: Mapping[str, str]) -> None:
+    def __init__(
+        self, job: Job, rjob: ReplicatedJob, restart: int, marks: Mapping[str, str], queued: bool = False
+    ) -> None:
         super().__init__(job)
         self.rjob = rjob
+        self.queued = queued  # its JobSet's ``queued``
         self.restart = restart
         self.marks = dict(marks)  # the labels (and annotations) labelAndAnnotateObject sets
         self.parallelism = job.parallelism
@@ -612,7 +630,14 @@ class ChildJob(JobController):
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         """The Job's pods; under exclusive placement its followers only once the leader is bound
-        (the pod webhook refuses them before)."""
+        (the pod webhook refuses them before). None for a Job of ``activeDeadlineSeconds: 0``: ``syncJob``
+        sets its ``startTime`` at its first sync and checks ``pastActiveDeadline`` before ``manageJob``, so it
+        is past its deadline before it creates any pod (the driver fails it at that instant,
+        ``kind.HasDeadline``). Under Kueue, which holds a workload's pods gated until it admits it (gpufleet
+        creates them, where upstream the suspended Job has none), its gated pods are created as a plain Job's
+        are, and deleted as the deadline passes at the admission."""
+        if self.job.active_deadline_s == 0 and not self.queued:
+            return []
         if self.leader_first:
             if not self.rjob.indexed:
                 return []  # no pod is the leader (completion index 0): the pod webhook refuses them all
@@ -794,8 +819,10 @@ class JobSetController(EndsWithCondition):
                 backoff_limit_per_index=rjob.backoff_limit_per_index,
                 max_failed_indexes=rjob.max_failed_indexes,
                 active_deadline_s=rjob.active_deadline_s,
+                pod_replacement_policy=rjob.pod_replacement_policy,
             )
-            self.children[name] = self.CHILD(job, rjob, self.restarts, self._marks(rjob, index, name))
+            marks = self._marks(rjob, index, name)
+            self.children[name] = self.CHILD(job, rjob, self.restarts, marks, self.jobset.queued)
 
     def _jobs_of(self, rjob: str) -> list[ChildJob]:
         return [c for c in self.children.values() if c.rjob.name == rjob]
@@ -842,8 +869,14 @@ class JobSetController(EndsWithCondition):
         return out
 
     def doomed(self) -> list[tuple[str, str]]:
-        """The pods of the Jobs a restart or the JobSet's end deleted (``deleteJobs``)."""
+        """The pods of the Jobs a restart or the JobSet's end deleted (``deleteJobs``), and the active pods of
+        a Job that failed as one of its pods began terminating (its ``deleteActivePods``,
+        ``pod_terminating``), while it waits for that pod before the JobSet judges it."""
         doomed, self.to_delete = self.to_delete, []
+        if self.finished_as is None:
+            for child in self.children.values():
+                if child.failure is not None:
+                    doomed += [(key, reason) for key, reason in child.doomed() if key in self.owner_of]
         return doomed
 
     def _delete_jobs(self) -> None:
@@ -924,6 +957,23 @@ class JobSetController(EndsWithCondition):
         elif not child.done:
             self._delay = child.retry_delay_s()
         return True
+
+    def pod_terminating(self, pod: Pod, suspended: bool = False) -> bool:
+        """``kind.HearsTerminating``: one of its Jobs' pods is being deleted (a preemption, an eviction, a
+        drain; ``suspended``: Kueue's eviction): its Job, a batch/v1 Job run by the Job controller, hears it
+        as a plain Job does (``JobController.pod_terminating``: ``podReplacementPolicy``), so under
+        ``TerminatingOrFailed`` it counts the pod failed and replaces it after its pod failure backoff while
+        the pod terminates. A Job that failed so (``FailureTarget``) deletes its active pods at once
+        (``doomed``) and is judged by the failure policy once the pod is gone (``finished``): the JobSet reads
+        a Job's ``Failed`` condition (``JobFinished``), which waits for its terminating pods
+        (``delayTerminalCondition``). Returns whether the Job may want a pod, or delete its pods, now (after
+        ``retry_delay_s``)."""
+        child = self.owner_of.get(pod.key)
+        if child is None or self.finished_as is not None:
+            return False
+        wants = child.pod_terminating(pod, suspended)
+        self._delay = child.retry_delay_s()
+        return wants
 
     def restarted(self, pod: Pod) -> None:
         """``kind.CountsRestarts``: the kubelet restarted a container of one of its Jobs' pods; a Job it

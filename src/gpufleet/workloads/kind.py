@@ -405,6 +405,12 @@ class ManifestReader(Protocol):
         checked as a Job's (``validateJobSpec``) for its completion mode and ``completions``."""
         ...
 
+    def pod_replacement_policy(self, path: str, failure_policy: PodFailurePolicy | None) -> str | None:
+        """``podReplacementPolicy`` of the JobSpec at ``spec.<path>`` (None: unset), checked as a Job's
+        (``validatePodReplacementPolicy``: only ``Failed`` with its ``podFailurePolicy``,
+        ``failure_policy``)."""
+        ...
+
     def unmodelled(self, fields: Sequence[str]) -> None:
         """Those of ``spec``'s fields that are given are not modelled: a warning each (as is any
         field of ``spec`` the reader did not read). A dotted field (``runPolicy.suspend``) is looked

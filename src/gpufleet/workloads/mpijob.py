@@ -34,8 +34,11 @@ Pods: workers ``<job>-worker-<i>`` (``workerName``), owned by the MPIJob, labell
 ``-r<n>``; upstream the Job controller adds a random suffix), owned by that Job, labelled
 ``job-role: launcher`` and with the Job's ``batch.kubernetes.io/job-name``/``job-name``. The launcher
 Job is a ``gpufleet.workloads.job`` Job: its failed pod is replaced after the pod failure backoff
-until ``backoffLimit``. ``newLauncherJob`` gives it no ``podFailurePolicy``: whatever its exit code, a
-failed launcher pod counts toward ``backoffLimit``, and the operator reads no exit code itself. Under the
+until ``backoffLimit``. ``newLauncherJob`` (mpi-operator v0.8.2) sets its ``podReplacementPolicy: Failed``:
+a launcher pod being deleted (a preemption, an eviction, a drain) is terminating (``status.terminating``)
+and is replaced only once it ended Failed, as the Job controller does it for any Job (``pod_terminating``).
+It gives it no ``podFailurePolicy``: whatever its exit code, a failed launcher pod counts toward
+``backoffLimit``, and the operator reads no exit code itself. Under the
 launcher's ``OnFailure`` the kubelet restarts its container in place, and the restarts count toward
 ``backoffLimit`` too (``pastBackoffLimitOnFailure``): past it the launcher Job fails and deletes its pod.
 
@@ -71,7 +74,7 @@ from typing import ClassVar
 
 from gpufleet.model.node import Node
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.workloads import Created, Job, PodGroup, PodSet, labelled
+from gpufleet.model.workloads import REPLACE_FAILED, Created, Job, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job import JobController
 from gpufleet.workloads.kind import EndsWithCondition, ManifestReader, work_queue_delay_s
@@ -259,9 +262,10 @@ class MPIJobController(EndsWithCondition):
 
     @property
     def active(self) -> set[str]:
-        """Its pods not yet ended (Kueue's QueuedWorkload)."""
-        launcher = set(self.launcher.active) if self.launcher is not None else set()
-        return set(self.workers) | launcher
+        """Its pods not yet ended (Kueue's QueuedWorkload): the launcher's terminating one too."""
+        launcher = self.launcher
+        held = set(launcher.active) | set(launcher.terminating) if launcher is not None else set()
+        return set(self.workers) | held
 
     def _in_world(self, template: Pod) -> Pod:
         """The launcher and the workers are mpirun's world: none computes before all are up; with a
@@ -291,7 +295,16 @@ class MPIJobController(EndsWithCondition):
             labels[REPLICA_INDEX_LABEL] = "0"
         launcher = self._in_world(job.launcher)
         template = replace(launcher, labels={**launcher.labels, **labels})
-        batch = Job(self.launcher_job, job.namespace, template, 1, 1, job.backoff_limit, job.created)
+        batch = Job(
+            self.launcher_job,
+            job.namespace,
+            template,
+            1,
+            1,
+            job.backoff_limit,
+            job.created,
+            pod_replacement_policy=REPLACE_FAILED,
+        )
         return JobController(batch)
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
@@ -338,6 +351,16 @@ class MPIJobController(EndsWithCondition):
     def deleted(self, pod: Pod) -> None:
         """``kind.HearsDeletions``: the pod about to be reported finished was deleted, not failed in place."""
         self._deleting.add(pod.key)
+
+    def pod_terminating(self, pod: Pod, suspended: bool = False) -> bool:
+        """``kind.HearsTerminating``: the launcher's pod is being deleted: its Job hears it as a plain Job
+        does (``JobController.pod_terminating``). ``newLauncherJob`` sets ``podReplacementPolicy: Failed``:
+        the pod is terminating (the Job's ``status.terminating``) and its replacement waits until it ended
+        Failed (``finished``), then the pod failure backoff. A worker's deletion is the operator's to hear
+        once the worker is gone."""
+        if self.launcher is None or pod.key not in self.launcher.active:
+            return False
+        return self.launcher.pod_terminating(pod, suspended)
 
     def exiting(self) -> list[tuple[str, int]]:
         """``kind.EndsProcesses``: once ``mpirun`` lost a rank, the launcher's process exits."""

@@ -14,8 +14,11 @@ requeue every 3 s (``RayJobDefaultRequeueDuration``; ``control.kuberay`` calls `
   after the RayJob is created (``createNewK8sJob``: ``backoffLimit`` ``submitterConfig.backoffLimit``,
   default 2; its pod ``submitterPodTemplate`` or the default one: the head's image, requests cpu 500m
   memory 200Mi, limits cpu 1 memory 1Gi, ``restartPolicy: Never``; named as gpufleet names a Job's pods,
-  ``<rayjob>-0``); ``HTTPMode`` submits over HTTP (no pod); ``InteractiveMode`` waits for a
-  ``jobId`` the user never gives here (a warning): the job stays ``Waiting``.
+  ``<rayjob>-0``; no ``podReplacementPolicy``: a submitter pod being deleted is replaced, as by any Job of the
+  default ``TerminatingOrFailed``, after the pod failure backoff while it terminates, ``pod_terminating``; the
+  Job controller, not the operator's requeue, creates the submitter Job's pods, so none comes during that
+  backoff); ``HTTPMode`` submits over HTTP (no pod); ``InteractiveMode`` waits for a ``jobId`` the user
+  never gives here (a warning): the job stays ``Waiting``.
 - ``Running``: the Ray job runs for ``gpufleet.io/duration`` (on the RayJob's metadata, else on
   ``submitterPodTemplate``'s): in K8sJobMode the submitter pod's run (its container follows the job to
   its end), so the job ends ``Complete`` when the submitter Job succeeds and ``Failed`` when it fails
@@ -240,6 +243,10 @@ class RayJobController:
         self.failed = 0
         self.cluster_deleted = False
         self._last: ClusterPods | JobController | None = None
+        #: the submitter Job waits out its pod failure backoff: the operator's requeue creates none of its
+        #: pods until the Job controller's own sync after the backoff (``wanted`` not after ``sync``)
+        self._backing_off = False
+        self._requeued = False  # ``sync`` ran: the next ``wanted`` is the operator's requeue
         if not job.suspend:
             self._new_cluster()
 
@@ -262,8 +269,15 @@ class RayJobController:
         )
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
+        """The cluster's pods, then the submitter Job's: those the Job controller creates, which holds them
+        back during the Job's pod failure backoff (only a reconcile not the operator's requeue, the one the
+        backoff asked for, ``retry_delay_s``, ends it)."""
+        requeued, self._requeued = self._requeued, False
+        self._backing_off = self._backing_off and requeued
         out = self.cluster.wanted() if self.cluster is not None and not self.cluster_deleted else []
-        return out + (self.submitter.wanted() if self.submitter is not None else [])
+        if self.submitter is None or self._backing_off:
+            return out
+        return out + self.submitter.wanted()
 
     def pod_groups(self) -> list[PodGroup]:
         group = self.cluster.pod_group(self.job.created) if self.cluster is not None else None
@@ -273,14 +287,35 @@ class RayJobController:
         if self.cluster is not None and pod.key in self.cluster.active:
             self._last = self.cluster
             return self.cluster.finished(pod)
-        if self.submitter is not None and pod.key in self.submitter.active:
-            self._last = self.submitter
-            again = self.submitter.finished(pod, succeeded)
+        if self.submitter is not None and self._submits(pod):
+            again = self._submitter_heard(self.submitter.finished(pod, succeeded))
             if self.submitter.done and self.status == "Running":  # the RayJob controller Owns its Job
                 self.status = "Complete" if self.submitter.succeeded > 0 else "Failed"
                 self.reason = "" if self.status == "Complete" else "AppFailed"
             return again
         return False
+
+    def _submits(self, pod: Pod) -> bool:
+        """Whether ``pod`` is the submitter Job's, not yet ended (active or terminating)."""
+        submitter = self.submitter
+        return submitter is not None and (pod.key in submitter.active or pod.key in submitter.terminating)
+
+    def pod_terminating(self, pod: Pod, suspended: bool = False) -> bool:
+        """``kind.HearsTerminating``: the submitter's pod is being deleted: its Job hears it as a plain Job
+        does (``JobController.pod_terminating``). ``createNewK8sJob`` sets no ``podReplacementPolicy`` nor
+        ``podFailurePolicy``: the default ``TerminatingOrFailed`` counts the pod failed now and replaces it
+        after the pod failure backoff while it terminates. The RayJob reads the Job's ``Failed`` condition,
+        which waits for the terminating pod (``delayTerminalCondition``): a submitter Job failed so fails
+        the RayJob once the pod is gone (``finished``)."""
+        if self.submitter is None or pod.key not in self.submitter.active:
+            return False
+        return self._submitter_heard(self.submitter.pod_terminating(pod, suspended))
+
+    def _submitter_heard(self, wants: bool) -> bool:
+        """The submitter Job heard of its pod (``wants``: it may want one now): it backs off first."""
+        self._last = self.submitter
+        self._backing_off = self._backing_off or (wants and self.retry_delay_s() > 0)
+        return wants
 
     def retry_delay_s(self) -> float:
         return self._last.retry_delay_s() if self._last is not None else 0.0
@@ -303,6 +338,7 @@ class RayJobController:
         """One reconcile at ``now``; ``selected``: the cluster ``clusterSelector`` names, if it exists.
         Returns the pods to delete; the caller then creates what ``wanted`` returns."""
         job = self.job
+        self._requeued = True
         if self.status == "Suspended":
             return []
         start = self.start_s = now if self.start_s is None else self.start_s
@@ -349,7 +385,7 @@ class RayJobController:
             return
         if job.submission_mode == K8S_JOB_MODE:
             spec = Job(job.name, job.namespace, job.submitter, backoff_limit=job.submitter_backoff_limit)
-            self.submitter = JobController(spec)
+            self.submitter, self._backing_off = JobController(spec), False
         self.status = "Running"
 
     def _check_end(self, now: float) -> None:
@@ -365,6 +401,7 @@ class RayJobController:
         if self.submitter is not None:
             keys += sorted(self.submitter.active)
             self.submitter.active.clear()
+            self.submitter.terminating.clear()
             self.submitter.done = True
         return keys
 
@@ -385,7 +422,8 @@ class RayJobController:
 
     @property
     def active(self) -> list[str]:
-        keys = list(self.submitter.active) if self.submitter is not None else []
+        submitter = self.submitter
+        keys = [*submitter.active, *submitter.terminating] if submitter is not None else []
         if self.cluster is not None and not (self.done and not self.job.shutdown_after_finishes):
             keys += list(self.cluster.active)
         return sorted(keys)

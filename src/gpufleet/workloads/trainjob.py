@@ -25,8 +25,10 @@ the suffix a JobSet's pods get), owned by the Job, labelled and annotated as the
 pod webhook mark them (``labelAndAnnotateObject``; ``jobset-uid`` is left out: a simulated object has no
 uid). Each Job is gpufleet's Job controller: a failed pod replaced after the pod failure backoff until
 ``backoffLimit``, its ``podFailurePolicy``, ``backoffLimitPerIndex``/``maxFailedIndexes`` and
-``activeDeadlineSeconds`` (each from the Job's own start) applied as a Job's; under ``OnFailure``, the JobSet
-webhook's default, the kubelet's container restarts count toward ``backoffLimit``. The JobSet completes by
+``activeDeadlineSeconds`` (each from the Job's own start; 0: failed before it creates a pod) and
+``podReplacementPolicy`` (a pod being deleted replaced while it terminates, or once it failed) applied as a
+Job's; under ``OnFailure``, the JobSet webhook's default, the kubelet's container restarts count toward
+``backoffLimit``. The JobSet completes by
 its ``successPolicy`` and judges a failed Job by its ``failurePolicy`` (JobSet v0.12.0: ``FailJobSet``,
 ``RestartJobSet`` while fewer than ``maxRestarts``, ``RestartJobSetAndIgnoreMaxRestarts``; without one a
 failed Job fails it); a restart recreates every Job under ``restart-attempt + 1``. The TrainJob is
@@ -46,6 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
+from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.pod import POD_GROUP_LABEL, Pod
 from gpufleet.model.pod_failure_policy import PodFailurePolicy
 from gpufleet.model.workloads import Created, PodGroup
@@ -85,6 +88,8 @@ class ReplicatedJob:
     backoff_limit_per_index: int | None = None
     max_failed_indexes: int | None = None
     active_deadline_s: float | None = None
+    #: its Jobs' ``podReplacementPolicy`` (None: unset, the Job's default)
+    pod_replacement_policy: str | None = None
 
 
 @dataclass
@@ -105,6 +110,8 @@ class TrainJob:
     suspend: bool = False
     #: ``activeDeadlineSeconds``; None: unset
     active_deadline_s: float | None = None
+    #: Kueue manages it (``kueue.x-k8s.io/queue-name``): its JobSet's ``queued``
+    queued: bool = False
 
     @property
     def key(self) -> str:
@@ -155,6 +162,7 @@ def read_train_job(manifest: ManifestReader) -> TrainJob:
         str(name or ""),
         suspend=suspend is True,
         active_deadline_s=None if deadline is None else float(deadline),
+        queued=QUEUE_NAME_LABEL in manifest.labels,
     )
 
 
@@ -183,6 +191,7 @@ def _jobset(train_job: TrainJob) -> JobSet:
                 backoff_limit_per_index=r.backoff_limit_per_index,
                 max_failed_indexes=r.max_failed_indexes,
                 active_deadline_s=r.active_deadline_s,
+                pod_replacement_policy=r.pod_replacement_policy,
             )
         )
     return JobSet(
@@ -194,6 +203,7 @@ def _jobset(train_job: TrainJob) -> JobSet:
         train_job.success_targets,
         train_job.failure_policy,
         suspend=train_job.suspend,
+        queued=train_job.queued,
     )
 
 
