@@ -11,7 +11,10 @@ and the Job's finished condition, or ``Suspended`` (``JobSuspended``) for a Job 
 deleted pods are still terminating at the end of the sync (and never counted once gone: ``deleteJobPods``
 removes their tracking finalizer first; ``TestSuspendJob``); ``status.terminating`` where the row gives it
 (``CountTerminatingPods``: a row's ``terminatingPods`` are Running with a ``deletionTimestamp``, and the pods
-the sync deletes are terminating at its end). ``status.ready`` is not modelled and not compared. The feature
+the sync deletes are terminating at its end). The pods ``manageJob`` deletes (too many, of an invalid or
+duplicated index: ``activePodsForRemoval``) are still terminating at the sync's end, as a suspended Job's;
+only a failed Job's deleted pods end within the sync. A row's ``deleting`` Job has a ``deletionTimestamp``
+(``Job.deleting``). ``status.ready`` is not modelled and not compared. The feature
 gates are 1.34's defaults; a row's Job is not defaulted, as upstream's are not: without
 ``podReplacementPolicy`` it replaces terminating pods unless it has a ``podFailurePolicy``
 (``onlyReplaceFailedPods``).
@@ -34,36 +37,38 @@ from gpufleet.kube.adoption import (
     _Object,
     failed_pod_status,
 )
+from gpufleet.model.completion_indexes import SuccessPolicy, SuccessPolicyRule
 from gpufleet.model.failed_indexes import INDEX_FAILURE_COUNT
 from gpufleet.model.owned import JOB_COMPLETION_INDEX, Owned, OwnedPod
 from gpufleet.model.pod import OwnerRef, Pod
-from gpufleet.model.pod_failure_policy import OnExitCodes, PodFailurePolicy, PodFailurePolicyRule
+from gpufleet.model.pod_failure_policy import (
+    OnExitCodes,
+    OnPodCondition,
+    PodFailurePolicy,
+    PodFailurePolicyRule,
+)
 from gpufleet.model.scenario import BarePod
 from gpufleet.model.workloads import REPLACE_FAILED, REPLACE_TERMINATING_OR_FAILED, Job
 from gpufleet.workloads.job import BACKOFF_LIMIT_EXCEEDED, DEADLINE_EXCEEDED, JOB_SUSPENDED, JobController
 
 COMPLETE = ("Complete", "")
+
+
+def added_manually(kind: str) -> dict[str, Any]:
+    """A Job's status with one condition of type ``kind`` and status ``False``, added by hand, and one active
+    pod (``initialStatus``)."""
+    condition = {"type": kind, "status": "False", "reason": "ConditionAddedManually", "message": "Testing"}
+    return {"active": 1, "conditions": [condition]}
+
+
 FAILED_BACKOFF = ("Failed", BACKOFF_LIMIT_EXCEEDED[0])
 SUSPENDED = JOB_SUSPENDED[:2]
 
-NO_SURPLUS_DELETION = (
-    "gpufleet's Job controller deletes no surplus active pods (more than parallelism or than the remaining "
-    "completions): it never has more, and adopts a snapshot's as they are"
-)
-NO_INVALID_INDEX_DELETION = (
-    "gpufleet adopts an Indexed Job's active pods of an invalid, duplicate or out-of-range index (giving an "
-    "unindexed one the next free index): upstream's manageJob deletes them"
-)
 NO_API_ERRORS = "the fake pod control's errors and creation limit: gpufleet's pod creations do not fail"
 NO_EXPECTATIONS = "the controller's expectations (creations/deletions not yet observed) are not modelled"
-NO_DELETING = "a Job being deleted (deletionTimestamp) is not modelled"
 NO_BACKOFF_SEEDING = (
     "a backoff record carried over from an earlier sync: gpufleet's pod failure backoff delays the "
     "driver's next reconcile after a failure (BacksOff.retry_delay_s), adoption carries no record"
-)
-NO_CONDITIONS_READ = (
-    "a snapshot Job's status.conditions other than FailureTarget=True are neither read nor kept in its "
-    "status (FailureTarget=False, SuccessCriteriaMet)"
 )
 GATE_OFF = "the feature gate turned off: 1.34's default (PodIndexLabel GA, on) is the one modelled"
 NO_MANAGED_BY = "spec.managedBy (JobManagedBy's FailureTarget-only condition) is not modelled"
@@ -83,6 +88,7 @@ class Row:
     indexed: bool = False
     status: dict[str, Any] = field(default_factory=dict)
     suspend: bool = False
+    deleting: bool = False  # the Job's metadata.deletionTimestamp is set
     restart_policy: str = "Always"  # the pod template's (a Pod's default)
     restart_counts: tuple[int, ...] = ()  # each pod's containers' restartCount, in order (else 0)
     policy: PodFailurePolicy | None = None  # spec.podFailurePolicy
@@ -280,35 +286,123 @@ CASES: dict[str, Row] = {
         deletions=1,
         want_terminating=1,
     ),
+    # a condition of status False is ignored (hasSuccessCriteriaMetCondition and syncJob's FailureTarget need
+    # status True): the Job runs on; upstream keeps it in its status, gpufleet's conditions are those that
+    # hold, so none is compared
+    "FailureTarget=False condition added manually is ignored": Row(
+        1, 1, 0, active=1, status=added_manually("FailureTarget"), want_active=1
+    ),
+    "SuccessCriteriaMet=False condition added manually is ignored": Row(
+        1, 1, 0, active=1, status=added_manually("SuccessCriteriaMet"), want_active=1
+    ),
+    # manageJob deletes the active pods beyond wantActive (activePodsForRemoval) with deleteJobPods: neither
+    # counted nor replaced, terminating at the sync's end (status.terminating); the terminating pods under
+    # podReplacementPolicy Failed (or a podFailurePolicy: onlyReplaceFailedPods) are not counted failed
+    "more terminating pods than parallelism": Row(
+        1,
+        1,
+        6,
+        active=2,
+        terminating=4,
+        replacement=REPLACE_FAILED,
+        deletions=1,
+        want_active=1,
+        want_terminating=5,
+    ),
+    "more terminating pods than parallelism; PodFailurePolicy used": Row(
+        1, 1, 6, active=2, terminating=4, policy=PodFailurePolicy(()), deletions=1, want_active=1
+    ),
+    "too many active pods": Row(2, 5, 6, active=3, deletions=1, want_active=2),
+    "too many active pods; PodReplacementPolicy enabled": Row(
+        2, 5, 6, active=3, deletions=1, want_active=2, want_terminating=1
+    ),
+    "count ready pods when too many active pods": Row(2, 5, 6, active=3, deletions=1, want_active=2),
+    "more active pods than parallelism": Row(2, 5, 6, active=10, deletions=8, want_active=2),
+    "more active pods than remaining completions": Row(
+        3, 4, 6, active=3, succeeded=2, deletions=1, want_active=2, want_succeeded=2
+    ),
+    # a Job being deleted: syncJob does not run manageJob (no creations, no deletions, no Suspended condition)
+    "deleting job": Row(
+        2, 5, 6, deleting=True, pending=1, active=1, succeeded=1, want_active=2, want_succeeded=1
+    ),
+    "suspending a deleted job": Row(2, 4, 6, active=2, suspend=True, deleting=True, want_active=2),
+    "suspending a deleted job; PodReplacementPolicy enabled": Row(
+        2, 4, 6, active=2, suspend=True, deleting=True, want_active=2, want_terminating=0
+    ),
+    # an Indexed Job's active pods of no index, of an index out of range, or of an index another active pod
+    # holds (but the one ActivePods ranks last) are deleted (appendDuplicatedIndexPodsForRemoval), never
+    # counted (getValidPodsWithFilter); a deleting sync creates nothing
+    "indexed job some pods without index": Row(
+        2,
+        5,
+        6,
+        active=1,
+        succeeded=1,
+        failed=1,
+        indexed=True,
+        with_indexes=(
+            ("invalid", "Running"),
+            ("invalid", "Succeeded"),
+            ("invalid", "Failed"),
+            ("invalid", "Pending"),
+            ("0", "Succeeded"),
+            ("1", "Running"),
+            ("2", "Running"),
+        ),
+        deletions=3,
+        want_active=2,
+        want_succeeded=1,
+        completed_indexes="0",
+    ),
+    "indexed job repeated indexes": Row(
+        5,
+        5,
+        6,
+        succeeded=1,
+        failed=1,
+        indexed=True,
+        with_indexes=(
+            ("invalid", "Running"),
+            ("0", "Succeeded"),
+            ("1", "Running"),
+            ("2", "Running"),
+            ("2", "Pending"),
+        ),
+        deletions=2,
+        want_active=2,
+        want_succeeded=1,
+        completed_indexes="0",
+    ),
+    "indexed job with indexes outside of range": Row(
+        2,
+        5,
+        6,
+        indexed=True,
+        with_indexes=(
+            ("0", "Succeeded"),
+            ("5", "Running"),
+            ("6", "Succeeded"),
+            ("7", "Pending"),
+            ("8", "Failed"),
+        ),
+        deletions=2,
+        want_succeeded=1,
+        completed_indexes="0",
+    ),
 }
 
 SKIPPED = {
-    "more terminating pods than parallelism": NO_SURPLUS_DELETION,
-    "more terminating pods than parallelism; PodFailurePolicy used": NO_SURPLUS_DELETION,
     "too few active pods and active back-off": NO_BACKOFF_SEEDING,
     "too few active pods and active back-off with running pods": NO_BACKOFF_SEEDING,
     "too few active pods, with controller error": NO_API_ERRORS,
-    "too many active pods": NO_SURPLUS_DELETION,
-    "too many active pods; PodReplacementPolicy enabled": NO_SURPLUS_DELETION,
     "too many active pods, with controller error": NO_API_ERRORS,
-    "count ready pods when too many active pods": NO_SURPLUS_DELETION,
     "only new failed pod with controller error": NO_API_ERRORS,
-    "more active pods than parallelism": NO_SURPLUS_DELETION,
-    "more active pods than remaining completions": NO_SURPLUS_DELETION,
-    "deleting job": NO_DELETING,
     "limited pods": NO_API_ERRORS,
     "job failures, unsatisfied expectations": NO_EXPECTATIONS,
-    "indexed job some pods without index": NO_INVALID_INDEX_DELETION,
-    "indexed job repeated indexes": NO_INVALID_INDEX_DELETION,
-    "indexed job with indexes outside of range": NO_INVALID_INDEX_DELETION,
     "suspending a job with unsatisfied expectations": NO_EXPECTATIONS,
     "count ready pods when suspending a job with unsatisfied expectations": NO_EXPECTATIONS,
     "suspending a job with unsatisfied expectations; PodReplacementPolicy enabled": NO_EXPECTATIONS,
-    "suspending a deleted job": NO_DELETING,
-    "suspending a deleted job; PodReplacementPolicy enabled": NO_DELETING,
     "indexed job with podIndexLabel feature disabled": GATE_OFF,
-    "FailureTarget=False condition added manually is ignored": NO_CONDITIONS_READ,
-    "SuccessCriteriaMet=False condition added manually is ignored": NO_CONDITIONS_READ,
     "backoff limit exceeded; JobManagedBy enabled": NO_MANAGED_BY,
 }
 
@@ -387,6 +481,7 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
         pod_failure_policy=row.policy,
         indexed=row.indexed,
         pod_replacement_policy=row.replacement,
+        deleting=row.deleting,
     )
     for i, (index, phase, terminating) in enumerate(snapshot_pods(row)):
         annotations = {} if index is None else {JOB_COMPLETION_INDEX: index}
@@ -400,11 +495,12 @@ def adopted(row: Row, deadline_s: float | None = None) -> tuple[JobController, O
 
 
 def synced(controller: JobController, owned: Owned) -> tuple[list[Pod], list[tuple[str, str]]]:
-    """What one sync of the adopted Job does: the pods it deletes (each then ends Failed, as upstream counts
-    the pods of a failed Job, ``deleteActivePods``; a suspended Job's are still terminating, and would not
-    count once gone) and then creates."""
+    """What one sync of the adopted Job does: the pods it deletes (a failed Job's each then ends Failed, as
+    upstream counts the pods of a failed Job, ``deleteActivePods``; those ``manageJob`` deletes, a suspended
+    Job's or too many, are still terminating at the sync's end, and would not count once gone) and then
+    creates (nothing where it deleted: ``manageJob``'s pod deletion takes precedence)."""
     doomed = controller.doomed()
-    for key, _ in [] if controller.job.suspend else doomed:
+    for key, _ in doomed if controller.failure is not None else []:
         gone = next(p.pod for p in owned.pods if p.pod.key == key)
         assert controller.finished(gone, succeeded=False)
     return controller.wanted(), doomed
@@ -682,18 +778,27 @@ PER_INDEX_CASES |= {
         want_active=2,
     ),
 }
-NO_DELAYED_REPLACEMENT = (
-    "adoption counts every failed pod of the snapshot and the Job replaces it at once: upstream keeps the "
-    "last failed pod of an index uncounted while its replacement waits the per-index backoff "
-    "(getPodsWithDelayedDeletionPerIndex)"
+NOT_COUNTED_UNTIL_REPLACED = (
+    "upstream's sync creates indexes 0 and 1 (active 2) and leaves index 0's last failed pod uncounted "
+    "(failed 0: getPodsWithDelayedDeletionPerIndex keeps its finalizer until its replacement is active) "
+    "until the next sync, which that creation triggers at once; gpufleet, which has no such next sync, "
+    "counts it on adoption: active 2, failed 1, upstream's status one sync later"
+)
+NO_ADOPTED_INDEX_BACKOFF = (
+    "index 1's pod failed just now: upstream's per-index backoff (getRemainingTimePerIndex, 10 s from its "
+    "containers' finishedAt) holds its replacement back and its count with it (active 1, failed 0); "
+    "gpufleet reads no finish time of a snapshot's failed pod (no backoff carried over, as for the Job-wide "
+    "backoff): it counts it on adoption and creates index 1 at once (active 2, failed 1)"
 )
 PER_INDEX_GATE_OFF = (
     "the feature gates turned off (emulating 1.32 or 1.33): 1.34's defaults (JobBackoffLimitPerIndex, "
     "JobPodReplacementPolicy, JobManagedBy on) are the ones modelled"
 )
 PER_INDEX_SKIPPED = {
-    "single failed pod, not counted as the replacement pod creation is delayed": NO_DELAYED_REPLACEMENT,
-    "replacement pod creation delayed by per-index backoff while another index runs": NO_DELAYED_REPLACEMENT,
+    "single failed pod, not counted as the replacement pod creation is delayed": NOT_COUNTED_UNTIL_REPLACED,
+    "replacement pod creation delayed by per-index backoff while another index runs": (
+        NO_ADOPTED_INDEX_BACKOFF
+    ),
     "job with finished indexes; failedIndexes are cleaned when JobBackoffLimitPerIndex disabled": (
         PER_INDEX_GATE_OFF
     ),
@@ -761,3 +866,50 @@ def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
     assert bool(got) == bool(row.conditions)
     if row.message:
         assert {c.message for c in controller.status_conditions()} == {row.message}
+
+
+def test_sync_job_with_job_success_policy_success_criteria_met_never_fails() -> None:
+    """``TestSyncJobWithJobSuccessPolicy/job with successPolicy and podFailurePolicy; jobPodReplacementPolicy
+    feature enabled; job with SuccessCriteriaMet has never been transitioned to FailureTarget and Failed even
+    if job meets podFailurePolicy``: the status's ``SuccessCriteriaMet`` (``hasSuccessCriteriaMetCondition``)
+    is the Job's finished condition, so its failed pod, though a ``FailJob`` rule matches it, does not fail it
+    (``getFailJobMessage`` is not asked): it counts failed and the Job is ``Complete`` with the condition's
+    reason and message."""
+    matched = "Matched rules at index 0"
+    condition = {
+        "type": "SuccessCriteriaMet",
+        "status": "True",
+        "reason": "SuccessPolicy",
+        "message": matched,
+    }
+    spec = {"completionMode": "Indexed", "completions": 2}
+    body = {"spec": spec, "status": {"succeeded": 1, "completedIndexes": "1", "conditions": [condition]}}
+    policy = PodFailurePolicy(
+        (PodFailurePolicyRule("FailJob", on_pod_conditions=(OnPodCondition("DisruptionTarget"),)),)
+    )
+    owned = _job_status(body)
+    disrupted = {"conditions": [{"type": "DisruptionTarget", "status": "True"}]}
+    adopt_pod(owned, body, policy, "pod-a", "Failed", {JOB_COMPLETION_INDEX: "0"}, disrupted)
+    adopt_pod(owned, body, policy, "pod-b", "Succeeded", {JOB_COMPLETION_INDEX: "1"}, {})
+    job = Job(
+        "job",
+        "default",
+        Pod(""),
+        2,
+        2,
+        MAX_INT32,
+        indexed=True,
+        pod_failure_policy=policy,
+        success_policy=SuccessPolicy((SuccessPolicyRule(succeeded_count=1),)),
+    )
+    controller = JobController(job)
+    controller.adopt(owned)
+
+    assert (controller.succeeded, controller.failed, controller.status_indexes()) == (
+        1,
+        1,
+        {"completedIndexes": "1"},
+    )
+    got = [(c.type, c.reason, c.message) for c in controller.status_conditions()]
+    assert got == [("SuccessCriteriaMet", "SuccessPolicy", matched), ("Complete", "SuccessPolicy", matched)]
+    assert (controller.doomed(), controller.wanted()) == ([], [])

@@ -4,12 +4,15 @@ Upstream: ``k8s.io/kubernetes`` v1.34.10, ``pkg/controller/job/indexed_job_utils
 ``TestCalculateSucceededIndexes`` runs against what adoption (``gpufleet.kube.adoption``) counts of a
 snapshot's Job: ``status.completedIndexes`` (``parse_indexes``, ``parseIndexesFromString``) and the
 indexes of its Succeeded pods still holding the job-tracking finalizer (every upstream pod here holds it).
-``TestFirstPendingIndexes`` runs against ``JobController``: it adopts the active pods and the succeeded
-indexes, with ``parallelism`` the active pods plus the count asked for, and the indexes of the pods it
-creates are compared. Upstream's intervals are written as sets of indexes. ``backoffLimitPerIndex``
-(``TestIsIndexFailed``, ``TestGetIndexFailureCount``, ``TestGetNewIndexFailureCountValue``) runs against
-``gpufleet.model.failed_indexes``, upstream's pods written as their annotations and what
-``matchPodFailurePolicy`` reads of them; ``TestCalculateFailedIndexes`` against adoption as above.
+``TestFirstPendingIndexes`` runs against ``JobController``: an Indexed Job adopts the active pods and the
+succeeded indexes, with ``parallelism`` its active pods of a valid index plus the count asked for; the pods
+of an invalid index, which its first sync deletes (``activePodsForRemoval``), are gone; the indexes of the
+pods it then creates are compared. ``TestAppendDuplicatedIndexPodsForRemoval`` runs against
+``gpufleet.workloads.job_removal``. Upstream's intervals are written as sets of indexes.
+``backoffLimitPerIndex`` (``TestIsIndexFailed``, ``TestGetIndexFailureCount``,
+``TestGetNewIndexFailureCountValue``) runs against ``gpufleet.model.failed_indexes``, upstream's pods written
+as their annotations and what ``matchPodFailurePolicy`` reads of them; ``TestCalculateFailedIndexes`` against
+adoption as above.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from gpufleet.model.pod_failure_policy import (
 from gpufleet.model.scenario import BarePod
 from gpufleet.model.workloads import Job
 from gpufleet.workloads.job import JobController
+from gpufleet.workloads.job_removal import duplicated_index_pods
 
 NO_INDEX = None  # noIndex: a pod without the completion index annotation
 DELAYED_DELETION = (
@@ -47,21 +51,9 @@ DELAYED_DELETION = (
     "(getPodsWithDelayedDeletionPerIndex); the last failed pod's failure counts are read once, on adoption"
 )
 SETS = "gpufleet keeps completion indexes as sets, not as orderedIntervals: there is no has() to test"
-NO_DUPLICATE_REMOVAL = (
-    "gpufleet's Job controller makes one pod per index and adopts a snapshot's pods as they are: it "
-    "removes no duplicate-index pods (appendDuplicatedIndexPodsForRemoval)"
-)
 NO_GENERATE_NAME = (
     "gpufleet names an Indexed Job's pods <job>-<index> (retries -r<n>), without generateName's random "
     "suffix and its truncation to MaxGeneratedNameLength"
-)
-OUT_OF_RANGE_ACTIVE = (
-    "an adopted active pod of an index outside completions (6 of 6) counts as active in gpufleet, which "
-    "then creates 3; upstream's manageJob deletes such a pod and the test asks firstPendingIndexes for 6"
-)
-INVALID_INDEX_ACTIVE = (
-    "gpufleet gives an adopted active pod without a valid completion index (noIndex, -3) the next free "
-    "index (0, 1); upstream's manageJob deletes such pods and firstPendingIndexes ignores them"
 )
 
 
@@ -175,22 +167,20 @@ FIRST_PENDING: dict[str, tuple[int, int, list[tuple[str | None, str]], frozenset
     "cnt greater than completions": (5, 3, [], span(), [0, 1, 2]),
     "cnt less than completions": (2, 5, [], span(), [0, 1]),
     "first pods active": (3, 10, [("0", "Running"), ("1", "Pending")], span(), [2, 3, 4]),
-}
-FIRST_PENDING_SKIPPED = {
-    "last pods active or succeeded": OUT_OF_RANGE_ACTIVE,
-    "mixed": INVALID_INDEX_ACTIVE,
+    "last pods active or succeeded": (6, 6, [("6", "Pending")], span((4, 5)), [0, 1, 2, 3]),
+    "mixed": (
+        5,
+        20,
+        [("3", "Pending"), ("5", "Running"), ("8", "Pending"), (NO_INDEX, "Running"), ("-3", "Running")],
+        span((2, 4), (9, 9)),
+        [0, 1, 6, 7, 10],
+    ),
 }
 
 
 @pytest.mark.parametrize(
     ("cnt", "completions", "active", "succeeded", "want"),
-    [pytest.param(*case, id=f"TestFirstPendingIndexes/{name}") for name, case in FIRST_PENDING.items()]
-    + [
-        pytest.param(
-            0, 0, [], span(), [], id=f"TestFirstPendingIndexes/{name}", marks=pytest.mark.skip(reason=why)
-        )
-        for name, why in FIRST_PENDING_SKIPPED.items()
-    ],
+    [pytest.param(*case, id=f"TestFirstPendingIndexes/{name}") for name, case in FIRST_PENDING.items()],
 )
 def test_first_pending_indexes(
     cnt: int,
@@ -199,10 +189,13 @@ def test_first_pending_indexes(
     succeeded: frozenset[int],
     want: list[int],
 ) -> None:
-    job = Job("job", "default", Pod(""), parallelism=len(active) + cnt, completions=completions)
-    controller = JobController(job)
     pods = [OwnedPod(indexed_pod(f"job-old-{i}", index), phase) for i, (index, phase) in enumerate(active)]
+    valid = sum(1 for p in pods if p.completion_index is not None and p.completion_index < completions)
+    job = Job("job", "default", Pod(""), parallelism=valid + cnt, completions=completions, indexed=True)
+    controller = JobController(job)
     controller.adopt(Owned(pods=pods, succeeded=len(succeeded), completed_indexes=succeeded))
+    for key, _ in controller.doomed():
+        controller.finished(next(p.pod for p in pods if p.pod.key == key), succeeded=False)
     created = controller.wanted()
     assert [controller.active[p.key] for p in created] == want
 
@@ -227,10 +220,6 @@ SKIPPED = {
         ["empty", "before all", "after all", "in between", "in first", "in second"],
         SETS,
     ),
-    "TestAppendDuplicatedIndexPodsForRemoval": (
-        ["all unique", "all with index", "mixed"],
-        NO_DUPLICATE_REMOVAL,
-    ),
     "TestPodGenerateNameWithIndex": (
         [
             "short job name",
@@ -252,6 +241,78 @@ SKIPPED = {
 )
 def test_not_modelled(name: str) -> None:
     raise AssertionError("skipped")
+
+
+# name: (pods (index, phase), completions, want removed, want left)
+DUPLICATED: dict[
+    str, tuple[list[tuple[str | None, str]], int, list[tuple[str | None, str]], list[tuple[str | None, str]]]
+] = {
+    "all unique": (
+        [(NO_INDEX, "Pending"), ("2", "Pending"), ("5", "Running"), ("6", "Running")],
+        6,
+        [(NO_INDEX, "Pending"), ("6", "Running")],
+        [("2", "Pending"), ("5", "Running")],
+    ),
+    "all with index": (
+        [
+            ("5", "Pending"),
+            ("0", "Running"),
+            ("3", "Pending"),
+            ("0", "Running"),
+            ("3", "Running"),
+            ("0", "Pending"),
+            ("6", "Running"),
+            ("6", "Pending"),
+        ],
+        6,
+        [("0", "Pending"), ("0", "Running"), ("3", "Pending"), ("6", "Running"), ("6", "Pending")],
+        [("0", "Running"), ("3", "Running"), ("5", "Pending")],
+    ),
+    "mixed": (
+        [
+            (NO_INDEX, "Pending"),
+            ("invalid", "Running"),
+            ("-2", "Running"),
+            ("0", "Pending"),
+            ("1", "Pending"),
+            ("1", "Pending"),
+            ("1", "Running"),
+        ],
+        6,
+        [
+            (NO_INDEX, "Pending"),
+            ("invalid", "Running"),
+            ("-2", "Running"),
+            ("1", "Pending"),
+            ("1", "Pending"),
+        ],
+        [("0", "Pending"), ("1", "Running")],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("pods", "completions", "want_rm", "want_left"),
+    [
+        pytest.param(*case, id=f"TestAppendDuplicatedIndexPodsForRemoval/{name}")
+        for name, case in DUPLICATED.items()
+    ],
+)
+def test_append_duplicated_index_pods_for_removal(
+    pods: list[tuple[str | None, str]],
+    completions: int,
+    want_rm: list[tuple[str | None, str]],
+    want_left: list[tuple[str | None, str]],
+) -> None:
+    """``appendDuplicatedIndexPodsForRemoval``: of each index, all but the pod ``ActivePods`` ranks last
+    (Pending before Running) are removed, and every pod of no index or of an index out of range."""
+    owned = [OwnedPod(indexed_pod(f"pod-{i}", index), phase) for i, (index, phase) in enumerate(pods)]
+    rm, left = duplicated_index_pods(owned, completions)
+
+    def described(chosen: list[OwnedPod]) -> list[tuple[str | None, str]]:
+        return [(p.pod.annotations.get(JOB_COMPLETION_INDEX), p.phase) for p in chosen]
+
+    assert (described(rm), described(left)) == (want_rm, want_left)
 
 
 def test_first_pending_indexes_with_failed_indexes() -> None:

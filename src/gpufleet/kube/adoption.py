@@ -20,8 +20,10 @@ pods of the snapshot. A failed pod not yet counted is counted as the Job's ``pod
 (``matchPodFailurePolicy``: an ``Ignore`` rule leaves it out, a ``FailIndex`` rule fails its index), from
 what its ``status`` says (``failed_pod_status``: its conditions and its containers' and init containers'
 ``state.terminated.exitCode``; ``lastState`` is not read, as upstream's ``matchOnExitCodes`` does not).
-Of the Job's ``status.conditions`` only a ``FailureTarget`` of status ``True`` is read: the failure an earlier
-sync decided, which the Job then ends with (``syncJob``); the others are not kept. A pod being deleted
+Of the Job's ``status.conditions`` only a ``SuccessCriteriaMet`` or ``FailureTarget`` of status ``True`` is
+read: the success or failure an earlier sync decided, which the Job then ends with (``syncJob``:
+``hasSuccessCriteriaMetCondition`` first); the others (one of status ``False``, added by hand) are ignored, as
+upstream ignores them, and not kept. A pod being deleted
 (``metadata.deletionTimestamp``) and not ended is not active (``IsPodActive``); a Job whose
 ``podReplacementPolicy`` is ``TerminatingOrFailed`` counts it failed now (``isPodFailed``), one under
 ``Failed`` once it ended (``kube.pod_deletion``: the run ends it after what remains of its grace period).
@@ -52,8 +54,9 @@ from gpufleet.workloads import controller_for
 POD_TEMPLATE_HASH = "pod-template-hash"
 #: ``batch.JobTrackingFinalizer``: a Job's ended pod holds it until the Job's status counts it
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
-#: ``batch.JobFailureTarget``: the interim condition of a Job that is failing
-JOB_FAILURE_TARGET = "FailureTarget"
+#: ``batch.JobFailureTarget`` and ``batch.JobSuccessCriteriaMet``: the interim conditions of a Job that is
+#: failing or succeeding
+JOB_FAILURE_TARGET, JOB_SUCCESS_CRITERIA_MET = "FailureTarget", "SuccessCriteriaMet"
 
 #: kind, namespace, name
 Ref = tuple[str, str, str]
@@ -108,7 +111,8 @@ def claim(scenario: Scenario, documents: Sequence[tuple[Ref, Mapping[str, Any]]]
     }
     for job in (ref for ref in workloads if ref[0] == "Job" and ref in objects):
         counted = _job_status(objects[job].body)
-        if counted.succeeded or counted.failed or counted.completed_indexes or counted.failure_target:
+        decided = counted.failure_target or counted.success_criteria_met
+        if counted.succeeded or counted.failed or counted.completed_indexes or decided:
             scenario.owned[_key(job)] = counted
     for ref, deployment in sorted(folded.items(), key=lambda item: _created(objects[item[0]])):
         scenario.other_workloads.remove(workloads[ref])
@@ -133,9 +137,22 @@ def claim(scenario: Scenario, documents: Sequence[tuple[Ref, Mapping[str, Any]]]
                 bare, pod=replace(bare.pod, owner=OwnerRef("Deployment", target[2]))
             )
         owned = scenario.owned.setdefault(_key(target), Owned())
-        terminating = mapping(pod.body.get("metadata")).get("deletionTimestamp") is not None
+        metadata = mapping(pod.body.get("metadata"))
+        terminating = metadata.get("deletionTimestamp") is not None
         failure = failed_pod_status(bare, pod.body) if bare.phase == "Failed" else None
-        owned.pods.append(OwnedPod(bare.pod, bare.phase, terminating, failure, _restarts(pod.body)))
+        restarts = _restarts(pod.body)
+        owned.pods.append(
+            OwnedPod(
+                bare.pod,
+                bare.phase,
+                terminating,
+                failure,
+                restarts,
+                _ready_since(pod.body),
+                _max_restarts(pod.body),
+                str(metadata.get("creationTimestamp") or ""),
+            )
+        )
         if target[0] == "Job":
             workload = workloads[target]
             batch = workload if isinstance(workload, Job) else None
@@ -183,22 +200,27 @@ def _equal_ignore_hash(replica_set: Mapping[str, Any], deployment: Mapping[str, 
     return template(replica_set) == template(deployment)
 
 
+def _decided(status: Mapping[str, Any], kind: str) -> tuple[str, str] | None:
+    """The reason and message of the status's first condition of type ``kind`` (``findConditionByType``)
+    where its status is ``True``; None otherwise."""
+    found = next((c for c in items(status.get("conditions")) if c.get("type") == kind), None)
+    if found is None or found.get("status") != "True":
+        return None
+    return (str(found.get("reason") or ""), str(found.get("message") or ""))
+
+
 def _job_status(job: Mapping[str, Any]) -> Owned:
     """What a Job's ``status`` has counted: ``succeeded``, ``failed``, ``completedIndexes`` and
-    ``failedIndexes`` (``backoffLimitPerIndex``); and the failure an earlier sync decided: its first
-    ``FailureTarget`` condition (``syncJob``'s ``findConditionByType``), its reason and message where its
-    status is ``True``."""
+    ``failedIndexes`` (``backoffLimitPerIndex``); and the success or failure an earlier sync decided: its
+    ``SuccessCriteriaMet`` and ``FailureTarget`` conditions of status ``True`` (``_decided``)."""
     status = mapping(job.get("status"))
-    found = next((c for c in items(status.get("conditions")) if c.get("type") == JOB_FAILURE_TARGET), None)
-    target = None
-    if found is not None and found.get("status") == "True":
-        target = (str(found.get("reason") or ""), str(found.get("message") or ""))
     return Owned(
         succeeded=_int(status.get("succeeded")),
         failed=_int(status.get("failed")),
         completed_indexes=parse_indexes(status.get("completedIndexes"), _completions(job)),
         failed_indexes=parse_indexes(status.get("failedIndexes"), _completions(job)),
-        failure_target=target,
+        failure_target=_decided(status, JOB_FAILURE_TARGET),
+        success_criteria_met=_decided(status, JOB_SUCCESS_CRITERIA_MET),
     )
 
 
@@ -235,6 +257,22 @@ def _restarts(body: Mapping[str, Any]) -> int:
         for key in ("initContainerStatuses", "containerStatuses")
         for s in items(status.get(key))
     )
+
+
+def _ready_since(body: Mapping[str, Any]) -> str | None:
+    """``podReadyTime``: the ``lastTransitionTime`` of the pod's ``Ready`` condition where it is ``True``
+    (``""`` without one), None where the pod is not Ready."""
+    conditions = items(mapping(body.get("status")).get("conditions"))
+    ready = next((c for c in conditions if c.get("type") == "Ready"), None)
+    if ready is None or ready.get("status") != "True":
+        return None
+    return str(ready.get("lastTransitionTime") or "")
+
+
+def _max_restarts(body: Mapping[str, Any]) -> int:
+    """``maxContainerRestarts``: the highest ``restartCount`` of the pod's containers (not init ones)."""
+    statuses = items(mapping(body.get("status")).get("containerStatuses"))
+    return max((_int(s.get("restartCount")) for s in statuses), default=0)
 
 
 def _container_exits(statuses: object) -> tuple[ContainerExit, ...]:

@@ -30,6 +30,13 @@ class OwnedPod:
     #: its containers' and init containers' ``restartCount``, summed (what a Job's
     #: ``pastBackoffLimitOnFailure`` reads)
     restarts: int = 0
+    #: what ``controller.ActivePods`` ranks it by (a Job's ``activePodsForRemoval``): its ``Ready``
+    #: condition's ``lastTransitionTime`` while that is ``True`` (None: not Ready; ``""``: no time), its
+    #: containers' highest ``restartCount`` and its ``metadata.creationTimestamp`` (``""``: unset), as RFC
+    #: 3339 text
+    ready_since: str | None = None
+    max_restarts: int = 0
+    created: str = ""
 
     @property
     def active(self) -> bool:
@@ -71,4 +78,7 @@ class Owned:
     #: a Job's ``FailureTarget`` condition of status ``True`` (reason, message): a failure an earlier sync
     #: decided, which the Job's ``Failed`` condition copies (``newFailedConditionForFailureTarget``)
     failure_target: tuple[str, str] | None = None
+    #: a Job's ``SuccessCriteriaMet`` condition of status ``True`` (reason, message): a success an earlier
+    #: sync decided, which the Job's ``Complete`` condition copies (``hasSuccessCriteriaMetCondition``)
+    success_criteria_met: tuple[str, str] | None = None
     replica_set: str = ""

@@ -78,6 +78,10 @@ class Job:
     #: ``spec.ttlSecondsAfterFinished``: deleted that long after it finished
     #: (``workloads.ttl_after_finished``)
     ttl_after_finished_s: float | None = None
+    #: ``metadata.deletionTimestamp`` set (a snapshot's Job being deleted): ``syncJob`` no longer runs
+    #: ``manageJob``, so it creates no pods, deletes none for being too many or suspended, and its
+    #: ``Suspended`` condition is not written
+    deleting: bool = False
 
     @property
     def key(self) -> str:

@@ -75,6 +75,22 @@ admission check's retry...) sets ``spec.suspend`` (``Job.Stop``) and ``manageJob
 same way (``deleteJobPods``): none counts, however often the Job is evicted (``suspended``); each index is
 created again (``-r<n>``) for when Kueue admits it again.
 
+A snapshot's Job that is neither finished nor suspended nor being deleted deletes, as its first sync
+(``manageJob``) does, its active pods beyond those it wants (``wantActive``: ``parallelism``, at most the
+``completions`` not yet succeeded) and, Indexed, every active pod of no completion index, of one not below
+``completions`` or of one another active pod holds (``activePodsForRemoval``, ``workloads.job_removal``: in
+``controller.ActivePods`` order, not scheduled, Pending, not Ready, Ready for less time first). It deletes
+them as ``deleteJobPods`` does, its tracking finalizer removed first: through gpufleet's pod deletion (the
+grace period of a bound pod), terminating (``status.terminating``) until gone, never counted, not replaced;
+that sync creates nothing (pod deletion takes precedence), the next one (once the deletions are heard) the
+lowest pending indexes. An Indexed Job's pod of an invalid index is deleted, uncounted, whatever the sync (a
+finished or a suspended Job's too). A Job being deleted (``metadata.deletionTimestamp``) runs no ``manageJob``
+(``syncJob``): it creates no pods, deletes none for being too many or for ``spec.suspend`` (no ``Suspended``
+condition either), counts its pods as they end and fails or completes as any Job; the garbage collector's
+deletion of its pods is not modelled. A snapshot's Job whose status has ``SuccessCriteriaMet`` (status
+``True``) succeeds with its reason and message (``hasSuccessCriteriaMetCondition``, before anything else) and
+deletes its active pods as a Job that met its ``successPolicy``; a condition of status ``False`` is ignored.
+
 A pod being deleted (a preemption, an eviction, a drain, Kueue's eviction, the Job's own deletion; a
 snapshot's pod with a ``deletionTimestamp``) is terminating until it ended (``status.terminating``,
 ``CountTerminatingPods``; ``pod_terminating``). ``spec.podReplacementPolicy`` says when it is replaced
@@ -114,6 +130,7 @@ from gpufleet.model.pod_failure_policy import (
 )
 from gpufleet.model.workloads import Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
+from gpufleet.workloads.job_removal import pods_for_removal
 from gpufleet.workloads.kind import StatusCondition
 
 #: ``pkg/controller/job``: ``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``
@@ -237,6 +254,10 @@ class JobController:
         #: pod key -> the completion index to count and create again once it ends, None where nothing is
         #: left to count (counted failed already, ``TerminatingOrFailed``; an Indexed Job's pod of no index)
         self.terminating: dict[str, int | None] = {}
+        #: its pods ``manageJob`` deletes with ``deleteJobPods`` (``activePodsForRemoval``: too many, of an
+        #: invalid or duplicated index), in order, until their deletion is heard: never counted (their
+        #: tracking finalizer is removed first), not replaced, terminating from the sync that deletes them
+        self.removing: dict[str, None] = {}
         self.retries: list[int] = []  # indices whose pod failed, to create again
         self.attempts: dict[int, int] = {}
         self.succeeded = 0
@@ -265,6 +286,12 @@ class JobController:
     def per_index(self) -> bool:
         """``hasBackoffLimitPerIndex``: an Indexed Job with ``backoffLimitPerIndex``."""
         return self.job.indexed and self.job.backoff_limit_per_index is not None
+
+    @property
+    def suspending(self) -> bool:
+        """``manageJob``'s suspended branch runs: ``spec.suspend``, and the Job is not being deleted
+        (``syncJob`` runs ``manageJob`` only for a Job without a ``deletionTimestamp``)."""
+        return self.job.suspend and not self.job.deleting
 
     @property
     def key(self) -> str:
@@ -298,7 +325,10 @@ class JobController:
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         job = self.job
-        if self.done or job.suspend:  # manageJob: a suspended Job creates no pods
+        # manageJob: a suspended Job creates no pods, nor one that is being deleted (syncJob does not run
+        # manageJob), nor one whose sync deleted pods (pod deletion takes precedence; the next sync, once
+        # the deletions are observed, creates)
+        if self.done or job.suspend or job.deleting or self.removing:
             return []
         out = []
         # manageJob: wantActive - terminating - active, the terminating pods held back only under
@@ -306,7 +336,9 @@ class JobController:
         held = len(self.terminating) if job.only_replace_failed_pods else 0
         pending = sum(1 for index in self.terminating.values() if index is not None)
         while self.retries and len(self.active) + held < job.parallelism:
-            out.append(self._stamp(self.retries.pop(0)))
+            # firstPendingIndexes: an Indexed Job's lowest pending index first
+            first = self.retries.index(min(self.retries)) if job.indexed else 0
+            out.append(self._stamp(self.retries.pop(first)))
         if job.completions is None:
             remaining = job.parallelism - self.issued if self.succeeded == 0 else 0
         else:
@@ -338,61 +370,99 @@ class JobController:
     def adopt(self, owned: Owned) -> None:
         """The Job's pods of a snapshot (``getPodsForJob``) and what its status counted
         (``status.succeeded``/``failed`` and the ended pods not yet counted, trackingUncountedPods): an
-        active pod keeps its completion index (else takes the next free one). In ``syncJob``'s order: one
-        whose status has a ``FailureTarget`` condition (status ``True``: an earlier sync's decision) fails
-        with its reason and message, as one a ``FailJob`` rule matches or whose failures passed
-        ``backoffLimit`` (``BackoffLimitExceeded``), and deletes its active pods; then its failed indexes and
-        its ``successPolicy``; only a Job none of them finished is complete once its completions succeeded
-        (it creates nothing more)."""
+        active pod keeps its completion index (else takes the next free one; an Indexed Job's of an invalid
+        index is deleted). In ``syncJob``'s order: one whose status has a ``SuccessCriteriaMet`` condition
+        (status ``True``: an earlier sync's decision) succeeds with its reason and message, and deletes its
+        active pods; else one with a ``FailureTarget`` condition fails likewise, as one a ``FailJob`` rule
+        matches or whose failures passed ``backoffLimit`` (``BackoffLimitExceeded``); then its failed indexes
+        and its ``successPolicy``; a Job none of them finished deletes its pods beyond those it wants
+        (``_remove_surplus``) and is complete once its completions succeeded (it creates nothing more)."""
         self.succeeded, self.failed = owned.succeeded, owned.failed
         self.names = {p.pod.name for p in owned.pods}
+        job = self.job
         active = [p for p in owned.pods if p.active]
+        # an Indexed Job's active pod of no index or of one out of range is never counted
+        # (getValidPodsWithFilter) and every sync deletes it (activePodsForRemoval, deleteActivePods); but a
+        # Job being deleted, whose pods stay as they are
+        invalid = {p.pod.key for p in active if job.indexed and not job.deleting and not self._valid_index(p)}
         # a pod being deleted: counted failed by adoption under TerminatingOrFailed (isPodFailed), else
-        # counted and created again once it ended; an Indexed Job's pod of no index is not counted
+        # counted and created again once it ended; an Indexed Job's pod of an invalid index is not counted
         terminating = [p for p in owned.pods if p.terminating and p.phase not in FINISHED_PHASES]
         uncounted = [
             p
             for p in terminating
-            if self.job.only_replace_failed_pods and not (self.job.indexed and p.completion_index is None)
+            if job.only_replace_failed_pods and not (job.indexed and not self._valid_index(p))
         ]
+        kept = [p for p in active if p.pod.key not in invalid]
         self.used = set(owned.completed_indexes) | {
-            i for p in active + uncounted if (i := p.completion_index) is not None
+            i for p in kept + uncounted if (i := p.completion_index) is not None
         }
-        for p in active:
+        for p in kept:
             index = p.completion_index
             self.active[p.pod.key] = self._new_index() if index is None else index
+        self.removing = dict.fromkeys(p.pod.key for p in active if p.pod.key in invalid)
         self.terminating = {p.pod.key: None for p in terminating}
         for p in uncounted:
             index = p.completion_index
             self.terminating[p.pod.key] = self._new_index() if index is None else index
         self._restarts = {p.pod.key: p.restarts for p in active if p.restarts}
-        self.issued = len(self.active) + len(uncounted)
-        job = self.job
         self.succeeded_indexes = set(owned.completed_indexes)
         if self.per_index:
             self.failed_indexes = set(owned.failed_indexes)
             self._adopt_index_failures(owned)
-        # syncJob's order: the status's FailureTarget, a FailJob rule, backoffLimit, then the failed
-        # indexes, then successPolicy, and only then the completions (``complete``, in the branch where no
-        # finished condition was found)
-        message = None if owned.failure_target else self._fail_job_message(owned)
-        if owned.failure_target is not None:
+        # syncJob's order: the status's SuccessCriteriaMet, then its FailureTarget, a FailJob rule,
+        # backoffLimit, then the failed indexes, then successPolicy, and only then the completions
+        # (``complete``, in the branch where no finished condition was found)
+        decided = owned.success_criteria_met or owned.failure_target
+        message = None if decided else self._fail_job_message(owned)
+        if owned.success_criteria_met is not None:  # hasSuccessCriteriaMetCondition: its reason and message
+            self.done, self.success = True, owned.success_criteria_met
+        elif owned.failure_target is not None:
             self._fail(*owned.failure_target)  # newFailedConditionForFailureTarget: its reason and message
         elif message is not None:
             self._fail(REASON_POD_FAILURE_POLICY, message)
         elif self.failed > job.backoff_limit or past_backoff_limit_on_failure(job, self._restarts.values()):
             self._fail(*BACKOFF_LIMIT_EXCEEDED)  # its active pods are then deleted (syncJob)
-        if self.failure is None:
+        if self.failure is None and self.success is None:
             self._match_failed_indexes()
-        if self.failure is None:
+        if self.failure is None and self.success is None:
             self._match_success_policy()
         if self.failure is None and self.success is None:
+            if not job.suspend and not job.deleting:
+                self._remove_surplus(active)
             if job.completions is None:
                 complete = self.succeeded > 0 and not self.active
-            else:
-                complete = self.succeeded >= job.completions
+            else:  # (manageJob left no pod active once completions were reached; it did not run if deleting)
+                complete = self.succeeded >= job.completions and not (job.deleting and self.active)
             if complete:
                 self.done, self.success = True, COMPLETIONS_REACHED
+        self.issued = len(self.active) + len(uncounted)
+
+    def _valid_index(self, pod: OwnedPod) -> bool:
+        """An Indexed Job's ``pod`` has a completion index below ``completions``
+        (``getValidPodsWithFilter``)."""
+        index, completions = pod.completion_index, self.job.completions
+        return index is not None and (completions is None or index < completions)
+
+    def _remove_surplus(self, active: Sequence[OwnedPod]) -> None:
+        """``manageJob`` of a Job neither finished nor suspended nor being deleted, on adopting its ``active``
+        pods: beyond ``wantActive`` (``parallelism``, at most the ``completions`` not yet succeeded; for a
+        work queue, ``parallelism`` until a pod succeeded, then as many as are active) and, for an Indexed
+        Job, those of an invalid or duplicated index, it deletes pods (``activePodsForRemoval``) with
+        ``deleteJobPods``: ``removing``, no longer active, their indexes pending again."""
+        job = self.job
+        if job.completions is None:
+            want = len(active) if self.succeeded > 0 else job.parallelism
+        else:
+            want = max(min(job.completions - self.succeeded, job.parallelism), 0)
+        completions = job.completions if job.indexed else None
+        for p in pods_for_removal(active, len(active) - want, completions):
+            key = p.pod.key
+            self.removing[key] = None
+            self._restarts.pop(key, None)
+            index = self.active.pop(key, None)
+            if index is not None and index not in self.active.values():
+                self.used.discard(index)
 
     def _fail_job_message(self, owned: Owned) -> str | None:
         """``getFailJobMessage``: the message of the first ``FailJob`` rule one of the snapshot's failed pods
@@ -501,10 +571,16 @@ class JobController:
         Succeeded is failed) it counts as failed now and is replaced after the pod failure backoff; under
         ``Failed`` (``onlyReplaceFailedPods``) it is counted once it ended Failed, and until then it holds
         its replacement back (``manageJob``: ``wantActive - terminating - active``). Returns whether the Job
-        may want a pod now."""
+        may want a pod now. A pod it deleted for being too many or of an invalid index (``removing``) is
+        terminating, not to be counted or replaced, and the Job may want pods again (``manageJob``'s next
+        sync)."""
+        if pod.key in self.removing:
+            del self.removing[pod.key]
+            self.terminating[pod.key] = None
+            return True
         if pod.key not in self.active:
             return False
-        if suspended or self.job.suspend or self.job.only_replace_failed_pods:
+        if suspended or self.suspending or self.job.only_replace_failed_pods:
             self._restarts.pop(pod.key, None)
             self.terminating[pod.key] = self.active.pop(pod.key)
             return False
@@ -516,6 +592,7 @@ class JobController:
         """``pod`` is no longer one of its active or terminating ones: its completion index (None if it was
         neither, or was counted as it began terminating) and what ``failed_with`` told of it."""
         self._restarts.pop(pod.key, None)
+        self.removing.pop(pod.key, None)
         index = self.active.pop(pod.key, None)
         if pod.key in self.terminating:
             index = self.terminating.pop(pod.key)
@@ -524,8 +601,8 @@ class JobController:
     def finished(self, pod: Pod, succeeded: bool) -> bool:
         """One of its pods ended (``kind.WorkloadController``). While ``spec.suspend`` holds a Job not
         finished, its pod was deleted by ``deleteJobPods`` without its tracking finalizer: not counted
-        (``suspended``)."""
-        if self.job.suspend and not self.done:
+        (``suspended``); so was one it deleted for being too many or of an invalid index (``removing``)."""
+        if (self.suspending and not self.done) or pod.key in self.removing:
             self.suspended(pod)
             return True
         index, status = self._forget(pod)
@@ -630,24 +707,24 @@ class JobController:
         if ended is None and self.success is not None:
             ended = (SUCCESS_CRITERIA_MET, COMPLETE, self.success)
         if ended is None:
-            return [StatusCondition(*JOB_SUSPENDED)] if self.job.suspend and not self.done else []
+            return [StatusCondition(*JOB_SUSPENDED)] if self.suspending and not self.done else []
         interim, terminal, (reason, message) = ended
         out = [StatusCondition(interim, reason, message)]
-        if not self.active and not self.terminating:
+        if not self.active and not self.terminating and not self.removing:
             out.append(StatusCondition(terminal, reason, message))
         return out
 
     def status_counts(self) -> dict[str, int]:
         """``status.active`` (its pods not terminating), ``succeeded``, ``failed`` and ``terminating``
         (``CountTerminatingPods``: its pods being deleted, and those it deletes as it finished or as it is
-        suspended, until they are gone)."""
+        suspended, or for being too many or of an invalid index, until they are gone)."""
         finishing = self.failure is not None or self.success is not None
-        deleting = len(self.active) if finishing or self.job.suspend else 0
+        deleting = len(self.active) if finishing or self.suspending else 0
         return {
             "active": len(self.active) - deleting,
             "succeeded": self.succeeded,
             "failed": self.failed,
-            "terminating": deleting + len(self.terminating),
+            "terminating": deleting + len(self.terminating) + len(self.removing),
         }
 
     def status_indexes(self) -> dict[str, str]:
@@ -679,10 +756,13 @@ class JobController:
         """``deleteActivePods`` (``kind.DeletesPods``): once the Job failed, or met its ``successPolicy``,
         or while ``spec.suspend`` holds it (``manageJob``'s ``deleteJobPods``), its pods still active (each
         time it is asked, as every sync of a finished Job deletes them; deleting one already terminating does
-        nothing)."""
-        if self.failure is None and self.success is None and not self.job.suspend:
-            return []
-        return [(key, "Deleted") for key in sorted(self.active)]
+        nothing); before them, those ``manageJob`` deletes for being too many or of an invalid index
+        (``removing``), until their deletion is heard. A Job being deleted deletes none while not finished
+        (``syncJob`` does not run ``manageJob``)."""
+        removing = [(key, "Deleted") for key in self.removing]
+        if self.failure is None and self.success is None and not self.suspending:
+            return removing
+        return removing + [(key, "Deleted") for key in sorted(self.active)]
 
     def retry_delay_s(self) -> float:
         """The pod failure backoff before a failed pod's replacement (``kind.BacksOff``); none once

@@ -31,7 +31,7 @@ API = ("apps", "v1", "ReplicaSet")
 #: ``PodDeletionCost``, beta and on since 1.22).
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 #: ``podPhaseToOrdinal``: Pending < Unknown < Running (any other phase counts as Pending).
-_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 _INT32 = re.compile(r"[+-]?[0-9]+")
 
 
@@ -77,7 +77,7 @@ def compare_active_pods(a: ActivePod, rank_a: int, b: ActivePod, rank_b: int, no
     ``Less`` holds."""
     if (a.node is None) != (b.node is None):  # 1. unassigned < assigned
         return -1 if a.node is None else 1
-    phase_a, phase_b = _PHASE_ORDINAL.get(a.phase, 0), _PHASE_ORDINAL.get(b.phase, 0)
+    phase_a, phase_b = PHASE_ORDINAL.get(a.phase, 0), PHASE_ORDINAL.get(b.phase, 0)
     if phase_a != phase_b:  # 2. Pending < Unknown < Running
         return phase_a - phase_b
     ready_a, ready_b = a.ready_s is not None, b.ready_s is not None
