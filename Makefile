@@ -26,10 +26,16 @@ run: bytecode
 	$(BIN)/gpufleet simulate --out $(OUT)
 	@echo "report: $(OUT)/report.html  summary: $(OUT)/summary.json"
 
-# The whole suite. Its control-plane tests build the upstream components once (10-20 minutes on
-# two cores, into ~/.cache/gpufleet/controlplane) and start them on loopback for the session.
+# The whole suite, in two parts: the tests that need no control plane over every core (pytest-xdist,
+# a test file to a worker), then the control-plane tests in one process (tests/conftest.py marks
+# them); the second runs even when the first failed, and make fails if either did. The control-plane
+# tests build the upstream components once (10-20 minutes on two cores, into
+# ~/.cache/gpufleet/controlplane) and start them on loopback for the session.
 test: bytecode
-	$(BIN)/python -m pytest tests
+	@status=0; \
+	$(BIN)/python -m pytest -n auto --maxprocesses=4 --dist loadgroup -m "not controlplane" tests || status=$$?; \
+	$(BIN)/python -m pytest -m controlplane tests || status=$$?; \
+	exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench e2e

@@ -43,6 +43,22 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs the real control plane ``controlplane``: ``make test`` runs the others
+    over every core first (pytest-xdist), then these in one process, where the control plane (and the
+    fidelity run's extra one) starts once. Over the cores a test file stays on one worker
+    (``xdist_group``), so its module fixtures are made once; the Ray files share one, as each starts
+    Ray's processes and ``--ray auto`` would join another's cluster."""
+    for item in items:
+        if "control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.controlplane)
+        elif item.path.name.startswith(("test_ray_", "test_sweep_ray")):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+        else:
+            item.add_marker(pytest.mark.xdist_group(str(item.path)))
+
+
 GPU = "nvidia.com/gpu"
 T = TypeVar("T")
 C = TypeVar("C")
