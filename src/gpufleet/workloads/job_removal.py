@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import cmp_to_key
 
 from gpufleet.model.owned import OwnedPod
-from gpufleet.workloads.replicaset import PHASE_ORDINAL
+from gpufleet.workloads.replicaset import activity
 
 
 def _after_or_zero(a: str, b: str) -> int:
@@ -29,14 +29,10 @@ def _after_or_zero(a: str, b: str) -> int:
 def compare_active_pods(a: OwnedPod, b: OwnedPod) -> int:
     """``ActivePods.Less`` as a comparison: negative when ``a`` is deleted before ``b``, positive when after,
     0 when neither ``Less`` holds. (Sidecar containers' restarts are not compared: none is read.)"""
-    if (a.node is None) != (b.node is None):  # 1. unassigned < assigned
-        return -1 if a.node is None else 1
-    phase_a, phase_b = PHASE_ORDINAL.get(a.phase, 0), PHASE_ORDINAL.get(b.phase, 0)
-    if phase_a != phase_b:  # 2. Pending < Unknown < Running
-        return phase_a - phase_b
-    ready_a, ready_b = a.ready_since is not None, b.ready_since is not None
-    if ready_a != ready_b:  # 3. not ready < ready
-        return -1 if not ready_a else 1
+    first_a = activity(a.node, a.phase, a.ready_since is not None)
+    first_b = activity(b.node, b.phase, b.ready_since is not None)
+    if first_a != first_b:  # 1-3: unassigned, Pending, not ready first
+        return -1 if first_a < first_b else 1
     if a.ready_since is not None and b.ready_since is not None and a.ready_since != b.ready_since:
         return _after_or_zero(a.ready_since, b.ready_since)  # 4. ready for less time < more time
     if a.max_restarts != b.max_restarts:  # 5. more container restarts < fewer (compareMaxContainerRestarts)

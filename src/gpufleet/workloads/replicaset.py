@@ -31,7 +31,7 @@ API = ("apps", "v1", "ReplicaSet")
 #: ``PodDeletionCost``, beta and on since 1.22).
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 #: ``podPhaseToOrdinal``: Pending < Unknown < Running (any other phase counts as Pending).
-PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 _INT32 = re.compile(r"[+-]?[0-9]+")
 
 
@@ -71,18 +71,23 @@ def _by_uid(a: ActivePod, b: ActivePod) -> int:
     return (a.key > b.key) - (a.key < b.key)
 
 
+def activity(node: str | None, phase: str, ready: bool) -> tuple[bool, int, bool]:
+    """The first three rules of ``ActivePods.Less`` and ``ActivePodsWithRanks.Less``, as a key whose lower
+    value is deleted first: 1. unassigned < assigned, 2. Pending < Unknown < Running
+    (``podPhaseToOrdinal``), 3. not ready < ready."""
+    return node is not None, _PHASE_ORDINAL.get(phase, 0), ready
+
+
 def compare_active_pods(a: ActivePod, rank_a: int, b: ActivePod, rank_b: int, now: float) -> int:
     """``ActivePodsWithRanks.Less`` as a comparison: negative when ``a`` (ranked ``rank_a``: how many of
     the set's active pods share its node) is deleted before ``b``, positive when after, 0 when neither
     ``Less`` holds."""
-    if (a.node is None) != (b.node is None):  # 1. unassigned < assigned
-        return -1 if a.node is None else 1
-    phase_a, phase_b = PHASE_ORDINAL.get(a.phase, 0), PHASE_ORDINAL.get(b.phase, 0)
-    if phase_a != phase_b:  # 2. Pending < Unknown < Running
-        return phase_a - phase_b
-    ready_a, ready_b = a.ready_s is not None, b.ready_s is not None
-    if ready_a != ready_b:  # 3. not ready < ready
-        return -1 if not ready_a else 1
+    first_a, first_b = (
+        activity(a.node, a.phase, a.ready_s is not None),
+        activity(b.node, b.phase, b.ready_s is not None),
+    )
+    if first_a != first_b:  # 1-3: unassigned, Pending, not ready first
+        return -1 if first_a < first_b else 1
     cost_a, cost_b = deletion_cost(a.annotations), deletion_cost(b.annotations)
     if cost_a != cost_b:  # 4. lower pod-deletion-cost < higher
         return cost_a - cost_b
