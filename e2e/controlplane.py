@@ -6,7 +6,7 @@ kube-scheduler and kwok, started from the binaries ``e2e.components`` builds.
   RBAC and per-run service-account keys;
 - kube-controller-manager runs upstream's default controllers (Deployments, ReplicaSets, Jobs,
   garbage collection, service accounts and their tokens, disruption budgets, node lifecycle) with
-  each controller's own service account;
+  each controller's own service account, paced so that none queues (``CONTROLLER_MANAGER_PACING``);
 - kube-scheduler runs the KubeSchedulerConfiguration a test chooses (``restart_scheduler``), on the
   identity ``system:kube-scheduler``;
 - kwok plays the kubelet of every Node annotated ``kwok.x-k8s.io/node: fake``, with the Stages in
@@ -44,6 +44,13 @@ STAGES = Path(__file__).resolve().parent / "kwok" / "stages.yaml"
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 READY_TIMEOUT_S = 60.0
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+#: kube-controller-manager's pacing, raised so that two dozen Jobs at once wait on neither: a worker per Job
+#: (``--concurrent-job-syncs``, default 5: ``JobControllerConfiguration.ConcurrentJobSyncs``) and no
+#: client-side rate limit worth the name (``--kube-api-qps`` 20 and ``--kube-api-burst`` 30 by default,
+#: ``pkg/controller/apis/config/v1alpha1/defaults.go``, for each controller's client; these are the values
+#: of kwokctl's ``disableQPSLimits``, ``consts.DefaultUnlimitedQPS`` and ``DefaultUnlimitedBurst``). gpufleet
+#: models neither: its controllers act at once, so the real side should not queue either.
+CONTROLLER_MANAGER_PACING = ("--concurrent-job-syncs=50", "--kube-api-qps=5000", "--kube-api-burst=10000")
 
 
 class ControlPlaneError(RuntimeError):
@@ -261,6 +268,7 @@ class ControlPlane:
                 "--use-service-account-credentials",
                 "--controllers",
                 "*",
+                *CONTROLLER_MANAGER_PACING,
             ],
         )
 

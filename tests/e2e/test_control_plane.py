@@ -9,12 +9,16 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from e2e.components import KUBERNETES_VERSION
 from e2e.controlplane import KWOK_NODE_ANNOTATION, ControlPlane, free_port
+from e2e.fidelity.job_times import TOLERANCE_S
 
-from conftest import wait_until
+from conftest import pods_by_name, simulated, wait_until
 from gpufleet.kube.manifests import node_manifest
 from gpufleet.model.node import Node
 
@@ -94,6 +98,16 @@ def test_a_fake_gpu_node_is_ready_after_its_delay_with_its_gpus_allocatable(clea
     node = clean.get("/api/v1/nodes/gpu-node") or {}
     assert node["status"]["allocatable"]["nvidia.com/gpu"] == "8"
     assert node["metadata"]["labels"]["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
+
+
+def test_kube_controller_manager_gives_every_job_a_worker_and_its_clients_no_rate_limit(
+    control_plane: ControlPlane,
+) -> None:
+    """Its defaults (``--concurrent-job-syncs`` 5, ``--kube-api-qps`` 20, ``--kube-api-burst`` 30) would queue
+    two dozen Jobs started at once behind each other; the running process has the harness's pacing."""
+    args = control_plane.processes["kube-controller-manager"].args
+    assert isinstance(args, list)
+    assert {"--concurrent-job-syncs=50", "--kube-api-qps=5000", "--kube-api-burst=10000"} <= set(args)
 
 
 def test_a_job_pod_runs_on_kwok_and_succeeds_after_its_duration(clean: ControlPlane) -> None:
@@ -193,3 +207,93 @@ def test_kube_state_metrics_reports_the_gpus_of_a_fake_node(clean: ControlPlane)
     finally:
         ksm.terminate()
         ksm.wait(timeout=10)
+
+
+def _restart_pod(name: str, policy: str, code: str) -> str:
+    """A Pod ``default/<name>`` on gpu-node whose container runs 1 s (``gpufleet.io/duration``) and exits
+    ``code``, under ``restartPolicy`` ``policy``."""
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  annotations: {{gpufleet.io/duration: 1s, gpufleet.io/exit-code: "{code}"}}
+spec:
+  restartPolicy: {policy}
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: registry.example.com/serve:v1
+    resources: {{limits: {{nvidia.com/gpu: "1"}}}}
+"""
+
+
+def _container(cp: ControlPlane, name: str) -> dict[str, Any]:
+    pod = cp.get(f"/api/v1/namespaces/default/pods/{name}") or {}
+    statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
+    return {"phase": (pod.get("status") or {}).get("phase"), **statuses[0]}
+
+
+def test_kwok_restarts_a_container_under_always_with_the_kubelets_back_off_as_gpufleet_does(
+    clean: ControlPlane, tmp_path: Path
+) -> None:
+    """``ShouldContainerBeRestarted``: under ``Always`` a container that exits 0 restarts (kwok's
+    ``pod-container-exit`` and ``pod-container-restart`` Stages), at once the first time, then after the
+    kubelet's back-off (``doBackOff``: 10 s), waiting in ``CrashLoopBackOff`` meanwhile with the count of the
+    container that exited; the pod stays Running (``getPhase``). gpufleet's simulator restarts the same pod
+    at the same times (1 s and 12 s after it started) with the same counts."""
+    fake_gpu_node(clean)
+    wait_until("gpu-node Ready", lambda: node_ready(clean, "gpu-node"))
+    clean.kubectl("create", "-f", "-", stdin=_restart_pod("serve", "Always", "0"))
+    started = wait_until(
+        "serve running",
+        lambda: time.monotonic() if "running" in _container(clean, "serve").get("state", {}) else None,
+    )
+    waiting = wait_until(
+        "serve in CrashLoopBackOff",
+        lambda: (c := _container(clean, "serve")).get("state", {}).get("waiting") and c,
+    )
+    assert waiting["phase"] == "Running" and waiting["restartCount"] == 1
+    assert waiting["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert waiting["state"]["waiting"]["message"].startswith(
+        "back-off 10s restarting failed container=main pod=serve_default("
+    )
+    assert waiting["lastState"]["terminated"]["exitCode"] == 0
+    assert waiting["lastState"]["terminated"]["reason"] == "Completed"
+    restarted = wait_until(
+        "serve restarted twice",
+        lambda: time.monotonic() if _container(clean, "serve").get("restartCount") == 2 else None,
+    )
+    gpufleet = tmp_path / "pod.yaml"
+    gpufleet.write_text(
+        yaml.safe_dump_all(
+            [node_manifest(GPU_NODE, {}), yaml.safe_load(_restart_pod("serve", "Always", "0"))]
+        )
+    )
+    before = pods_by_name(simulated([gpufleet], duration_s=11.5))["serve"]
+    after = pods_by_name(simulated([gpufleet], duration_s=12.5))["serve"]
+    assert (before["reason"], before["restarts"], after["restarts"], after["running_s"]) == (
+        "CrashLoopBackOff",
+        1,
+        2,
+        12.0,
+    )
+    assert abs((restarted - started) - after["running_s"]) < TOLERANCE_S
+
+
+def test_kwok_ends_a_pod_under_on_failure_that_exits_0_and_restarts_one_that_fails(
+    clean: ControlPlane,
+) -> None:
+    """``ShouldContainerBeRestarted`` under ``OnFailure``: exit 0 ends the pod Succeeded (``pod-complete``),
+    a non-zero exit restarts the container (at once: ``restartCount`` 1, its exit in ``lastState``)."""
+    fake_gpu_node(clean)
+    wait_until("gpu-node Ready", lambda: node_ready(clean, "gpu-node"))
+    clean.kubectl("create", "-f", "-", stdin=_restart_pod("done", "OnFailure", "0"))
+    clean.kubectl("create", "-f", "-", stdin=_restart_pod("crash", "OnFailure", "3"))
+    wait_until("done Succeeded", lambda: _container(clean, "done")["phase"] == "Succeeded")
+    crash = wait_until("crash restarted", lambda: (c := _container(clean, "crash")).get("restartCount") and c)
+    assert crash["phase"] == "Running"
+    assert crash["lastState"]["terminated"]["exitCode"] == 3
+    assert crash["lastState"]["terminated"]["reason"] == "Error"
+    assert _container(clean, "done")["state"]["terminated"]["exitCode"] == 0

@@ -1,7 +1,8 @@
 """gpufleet's Job controller held against kube-controller-manager's (the control plane of ``e2e/``,
 Kubernetes 1.34.10, its pods played by kwok): backoffLimit and the pod failure backoff, podFailurePolicy's
 actions on exit codes and pod conditions, backoffLimitPerIndex and maxFailedIndexes, successPolicy,
-completions and parallelism, suspend and resume with activeDeadlineSeconds; see
+completions and parallelism, suspend and resume with activeDeadlineSeconds, restartPolicy OnFailure's
+container restarts counted toward backoffLimit; see
 ``e2e/fidelity/job_cases.py`` for the cases and ``e2e/fidelity/job_run.py`` for both sides.
 
 The cases run side by side on the session's control plane (about a minute in all with their nodes' start
@@ -43,9 +44,9 @@ def results(control_plane: ControlPlane) -> dict[str, JobResult]:
     return {r.name: r for r in run_job_cases(control_plane, JOB_CASES)}
 
 
-def test_there_are_25_cases_each_run_in_a_namespace_of_its_own() -> None:
-    assert len(CASES) == len(JOB_CASES) == 25
-    assert len({c.namespace for c in JOB_CASES}) == 25
+def test_there_are_26_cases_each_run_in_a_namespace_of_its_own() -> None:
+    assert len(CASES) == len(JOB_CASES) == 26
+    assert len({c.namespace for c in JOB_CASES}) == 26
 
 
 @pytest.mark.parametrize("name", _params(list(JOB_CASES)))
@@ -69,6 +70,15 @@ def test_gpufleet_counts_a_deadline_from_the_latest_resume() -> None:
     ``activeDeadlineSeconds`` 20 fails at 28 s, its second pod created at the resume."""
     _, times, _ = run_gpufleet(CASES["resume-resets-deadline"])
     assert times == Times((0.0, 8.0), 28.0)
+
+
+def test_gpufleet_counts_a_container_restart_as_the_new_container_starts() -> None:
+    """``pastBackoffLimitOnFailure`` reads ``restartCount``, which the runtime raises as it creates the next
+    container (``startContainer``), not as the last one exits: the pod's container exits at 2 s (restarted at
+    once: 1) and at 4 s, and its second restart waits the kubelet's 10 s back-off, so ``backoffLimit`` 2 is
+    reached at 14 s, not at 4 s."""
+    _, times, _ = run_gpufleet(CASES["on-failure-restart-count"])
+    assert times == Times((0.0,), 14.0)
 
 
 def test_times_are_compared_step_by_step_a_backoff_doubling_apart_disagrees() -> None:
@@ -124,17 +134,17 @@ def test_the_report_has_a_job_controller_section_with_every_case(
     jobs = json.loads((tmp_path / "fidelity.json").read_text())["job_controller"]
     assert jobs == json.loads(json.dumps(summary["job_controller"]))
     assert jobs["status"].startswith("run: kube-controller-manager v1.34.10's Job controller")
-    assert jobs["cases_compared"] == 25 and jobs["cases_failed"] == 0
+    assert jobs["cases_compared"] == 26 and jobs["cases_failed"] == 0
     assert jobs["times_compared"] == sum(1 for c in JOB_CASES if not c.untimed)
     differing = {c.name for c in JOB_CASES if c.differs}
     assert {c["name"] for c in jobs["cases"] if not c["agrees"]} == differing
-    assert jobs["cases_agreeing"] == 25 - len(differing)
+    assert jobs["cases_agreeing"] == 26 - len(differing)
     row = next(c for c in jobs["cases"] if c["name"] == "backoff-doubling")
     assert row["kube_controller_manager"]["condition"] == "Failed/BackoffLimitExceeded"
     assert row["gpufleet"]["pods_created_s"] == [0.0, 12.0, 34.0] and row["gpufleet"]["finished_s"] == 36.0
     text = (tmp_path / "fidelity.md").read_text()
     assert "## Job controller (kube-controller-manager)" in text
-    assert f"**{25 - len(differing)} of 25 cases agree**" in text
+    assert f"**{26 - len(differing)} of 26 cases agree**" in text
     assert "| backoff-doubling | the pod failure backoff doubles" in text
 
 

@@ -82,11 +82,13 @@ def test_a_container_that_exits_non_zero_under_on_failure_restarts_in_place_with
     tmp_path: Path,
 ) -> None:
     """60 s of work, then exit 3: restarted at once (60 s), then after 10 s (exit at 120 s), 20 s (190 s),
-    40, 80, 160 s and 300 s (capped: 730 s, 1090 s, 1450 s): 9 restarts by 1500 s, waiting in
-    ``CrashLoopBackOff`` then, the pod still Running, its last state exit code 3."""
+    40, 80, 160 s and 300 s (capped: 730 s, 1090 s, 1450 s): its ninth exit, at 1450 s, waits in
+    ``CrashLoopBackOff`` at 1500 s, the pod still Running, its last state exit code 3, and its
+    ``restartCount`` 8: the count of the container that exited (``startContainer`` raises it as it
+    creates the next one)."""
     summary = simulated(write(tmp_path, NODE_N0, pod("OnFailure", "60s")), duration_s=1500.0)
     p = pods_by_name(summary)["p"]
-    assert (p["phase"], p["reason"], p["restarts"]) == ("Running", "CrashLoopBackOff", 9)
+    assert (p["phase"], p["reason"], p["restarts"]) == ("Running", "CrashLoopBackOff", 8)
     assert (p["last_terminated"], p["terminated"], p["finished_s"]) == (EXITED_3, None, None)
 
 
@@ -95,11 +97,11 @@ def test_a_container_that_exits_0_under_always_restarts_in_place_with_the_same_b
 ) -> None:
     """``ShouldContainerBeRestarted``: ``Always`` restarts a container that exited 0, and ``doBackOff``
     waits as after a failure: 60 s of work, then exit 0, restarted at once, then after 10, 20, 40, 80, 160
-    and 300 s: 9 restarts by 1500 s, waiting in ``CrashLoopBackOff`` then. ``getPhase``: the pod stays
-    Running (never Succeeded), its last state exit code 0, reason ``Completed``."""
+    and 300 s: 8 restarts by 1500 s, its ninth exit waiting in ``CrashLoopBackOff`` then. ``getPhase``: the
+    pod stays Running (never Succeeded), its last state exit code 0, reason ``Completed``."""
     summary = simulated(write(tmp_path, NODE_N0, pod("Always", "60s", "0")), duration_s=1500.0)
     p = pods_by_name(summary)["p"]
-    assert (p["phase"], p["reason"], p["restarts"]) == ("Running", "CrashLoopBackOff", 9)
+    assert (p["phase"], p["reason"], p["restarts"]) == ("Running", "CrashLoopBackOff", 8)
     assert (p["last_terminated"], p["terminated"], p["finished_s"]) == (EXITED_0, None, None)
 
 
@@ -126,10 +128,10 @@ def test_a_deployment_pod_with_a_duration_restarts_in_place_and_is_not_replaced(
 def test_describe_shows_a_container_that_keeps_exiting_0_waiting_in_crash_loop_back_off(
     tmp_path: Path,
 ) -> None:
-    """kubectl describe of a pod under ``Always`` whose process exits 0 each minute, at 200 s (restarted at
-    60 s, 120 s and 190 s, its 20 s back-off running): Running, its container Waiting in
-    ``CrashLoopBackOff`` (any back-off wait is, whatever the exit code), its last state Completed with exit
-    code 0, and not ready."""
+    """kubectl describe of a pod under ``Always`` whose process exits 0 each minute, at 200 s (exited at 60 s,
+    restarted at once, at 120 s, restarted at 130 s, and at 190 s, its 20 s back-off running: ``restartCount``
+    2): Running, its container Waiting in ``CrashLoopBackOff`` (any back-off wait is, whatever the exit
+    code), its last state Completed with exit code 0, and not ready."""
     scenario = tmp_path / "scenario.yaml"
     simulation = "---\napiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
     simulation += "spec: {duration: 200s}\n"
@@ -145,7 +147,7 @@ def test_describe_shows_a_container_that_keeps_exiting_0_waiting_in_crash_loop_b
         "    Last State:     Terminated",
         "      Reason:       Completed",
         "      Exit Code:    0",
-        "    Restart Count:  3",
+        "    Restart Count:  2",
     ]
     conditions = lines[lines.index("Conditions:") + 2 : lines.index("Conditions:") + 6]
     assert [line.split() for line in conditions] == [
@@ -169,8 +171,9 @@ def test_a_container_that_ran_more_than_ten_minutes_restarts_at_once_each_time_u
 
 
 def test_describe_shows_the_restart_count_and_the_last_state_of_a_restarted_container(tmp_path: Path) -> None:
-    """200 s: restarted at 60 s, 120 s and 190 s (``restartCount`` 3), its last exit code 3, waiting out its
-    20 s back-off (kubectl's ``State: Waiting``, reason ``CrashLoopBackOff``)."""
+    """200 s: exited at 60 s, 120 s and 190 s, restarted at 60 s and 130 s (``restartCount`` 2: the count of
+    the container that exited, raised as the next one starts), its last exit code 3, waiting out its 20 s
+    back-off (kubectl's ``State: Waiting``, reason ``CrashLoopBackOff``)."""
     scenario = tmp_path / "scenario.yaml"
     simulation = "---\napiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
     simulation += "spec: {duration: 200s}\n"
@@ -185,21 +188,22 @@ def test_describe_shows_the_restart_count_and_the_last_state_of_a_restarted_cont
         "    Last State:     Terminated",
         "      Reason:       Error",
         "      Exit Code:    3",
-        "    Restart Count:  3",
+        "    Restart Count:  2",
     ]
 
 
 def test_a_job_under_on_failure_fails_once_its_pods_restarts_reach_the_backoff_limit(tmp_path: Path) -> None:
-    """``pastBackoffLimitOnFailure``: ``backoffLimit: 2``; its pod's container restarts at 60 s (1, at
-    once) and at 120 s (2 >= 2): the Job fails (``BackoffLimitExceeded``) and deletes its pod, which counts
-    failed once gone (30 s grace period)."""
+    """``pastBackoffLimitOnFailure``: ``backoffLimit: 2``; its pod's container exits at 60 s and restarts at
+    once (``restartCount`` 1), exits again at 120 s and restarts after its 10 s back-off, at 130 s (2 >= 2:
+    the count is raised as the new container starts): the Job fails (``BackoffLimitExceeded``) and deletes
+    its pod, which counts failed once gone (30 s grace period)."""
     summary = simulated(write(tmp_path, NODE_N0, job("  backoffLimit: 2\n")))
     p = pods_by_name(summary)["train-0"]
-    assert (p["restarts"], p["reason"], p["deleted_s"]) == (2, "Deleted", 150.0)
+    assert (p["restarts"], p["reason"], p["deleted_s"]) == (2, "Deleted", 160.0)
     status = summary["workload_status"]["Job/default/train"]
     assert conditions(status) == [
-        ("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, 120.0),
-        ("Failed", *BACKOFF_LIMIT_EXCEEDED, 150.0),
+        ("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, 130.0),
+        ("Failed", *BACKOFF_LIMIT_EXCEEDED, 160.0),
     ]
     assert (status["failed"], status["succeeded"], status["active"]) == (1, 0, 0)
 
@@ -224,11 +228,12 @@ def test_a_job_with_backoff_limit_0_fails_at_its_first_restart_and_restarts_of_a
 
 
 def test_a_job_whose_pods_restarts_stay_below_the_backoff_limit_keeps_running(tmp_path: Path) -> None:
-    """``backoffLimit: 6`` (the default): 5 restarts by 400 s, the Job still running, nothing failed."""
+    """``backoffLimit: 6`` (the default): restarts at 60, 130, 210 and 310 s, 4 by 400 s (the fifth exit, at
+    370 s, waits its 80 s back-off), the Job still running, nothing failed."""
     summary = simulated(write(tmp_path, NODE_N0, job("")), duration_s=400.0)
     status = summary["workload_status"]["Job/default/train"]
     assert (conditions(status), status["failed"], status["active"]) == ([], 0, 1)
-    assert pods_by_name(summary)["train-0"]["restarts"] == 5
+    assert pods_by_name(summary)["train-0"]["restarts"] == 4
 
 
 def snapshot(tmp_path: Path, restarts: int, init_restarts: int) -> list[Path]:

@@ -351,9 +351,9 @@ def test_a_worker_that_fails_in_place_is_not_created_again_and_the_launcher_rest
     2 at 305 s (its 1 GB image pulled in 5 s) under the workers' ``Never`` stays Failed and is never made
     again. ``mpirun`` loses that rank and aborts: the launcher's process exits 1 at once, the kubelet
     restarts it in place (``OnFailure``), and the restarted ``mpirun`` exits again as it starts (the
-    worker's host is gone): 2 restarts reach ``runPolicy.backoffLimit: 2`` (``pastBackoffLimitOnFailure``),
-    the launcher Job fails and deletes its pod (gone after its 30 s grace period), and the MPIJob fails with
-    it (``updateMPIJobStatus``)."""
+    worker's host is gone): its second restart, after a 10 s back-off (315 s), reaches
+    ``runPolicy.backoffLimit: 2`` (``pastBackoffLimitOnFailure``), the launcher Job fails and deletes its pod
+    (gone after its 30 s grace period), and the MPIJob fails with it (``updateMPIJobStatus``)."""
     paths = write(
         tmp_path, nodes(), mpijob(replica(duration="1h"), FAILING_WORKER, "  runPolicy: {backoffLimit: 2}")
     )
@@ -368,7 +368,7 @@ def test_a_worker_that_fails_in_place_is_not_created_again_and_the_launcher_rest
         0.0,
     )
     assert (launcher["restarts"], launcher["last_terminated"]) == (2, MPIRUN_ABORTED)
-    assert (launcher["reason"], launcher["deleted_s"]) == ("Deleted", 335.0)
+    assert (launcher["reason"], launcher["deleted_s"]) == ("Deleted", 345.0)
     assert (controller.failed, controller.restarts, controller.finished_as) == ({0}, 0, "Failed")
 
 

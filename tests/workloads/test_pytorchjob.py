@@ -567,12 +567,14 @@ def test_without_a_gang_placed_ranks_wait_for_the_rest_of_the_world_and_do_not_c
 
 def test_container_restarts_past_the_run_policys_backoff_limit_fail_the_job(tmp_path: Path) -> None:
     """``PastBackoffLimit``: under ``OnFailure`` the kubelet restarts the Worker's container in place, each
-    time it exits (600 s, 1200 s); the restarts of the running pods, summed, reach ``runPolicy.backoffLimit``
-    (2) at 1200 s: the job fails; its pod is kept (``cleanPodPolicy`` as ``None``), not created again."""
+    time it exits (600 s, at once; 1200 s, after its 10 s back-off); the restarts of the running pods, summed,
+    reach ``runPolicy.backoffLimit`` (2) as the second restart starts, at 1210 s (``restartCount`` is raised
+    as the new container starts): the job fails; its pod is kept (``cleanPodPolicy`` as ``None``), not
+    created again."""
     text = pytorchjob(None, replica(duration="10m", annotations=exits(1)), "  runPolicy: {backoffLimit: 2}")
-    pods, controller = run(write(tmp_path, nodes(), text), 1199)
+    pods, controller = run(write(tmp_path, nodes(), text), 1209)
     assert (pods["mnist-worker-0"]["restarts"], controller.finished_as) == (1, None)
-    pods, controller = run(write(tmp_path, nodes(), text), 1201)
+    pods, controller = run(write(tmp_path, nodes(), text), 1211)
     assert (pods["mnist-worker-0"]["restarts"], controller.finished_as, controller.restarts) == (
         2,
         "Failed",

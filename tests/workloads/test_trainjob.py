@@ -395,14 +395,14 @@ def test_a_runtimes_pod_failure_policy_is_checked_as_a_jobs(tmp_path: Path) -> N
 
 def test_a_jobs_container_restarts_past_its_backoff_limit_fail_the_trainjob(tmp_path: Path) -> None:
     """Under the JobSet webhook's default ``OnFailure`` the kubelet restarts the OOM-killed container in place
-    (at once, and it is OOM-killed again at once: 2 restarts at 0 s, the next after a 10 s back-off); its Job
-    (``backoffLimit: 1``) fails (``pastBackoffLimitOnFailure``: restarts >= 1), which fails the JobSet: its
-    Jobs' pods are deleted, no pod created again, the TrainJob is Failed."""
+    (at once: ``restartCount`` 1, and it is OOM-killed again at once, its next restart after a 10 s
+    back-off); its Job (``backoffLimit: 1``) fails (``pastBackoffLimitOnFailure``: restarts >= 1), which
+    fails the JobSet: its Jobs' pods are deleted, no pod created again, the TrainJob is Failed."""
     crash = rjob("crash", ancestor=None, gpus=1, job_spec="\n              backoffLimit: 1")
     crash = crash.replace("              template:\n", "              template:" + OOM + "\n", 1)
     pods, controller = run(write(tmp_path, runtime(rjob() + crash), trainjob()))
     assert controller.finished_as == "Failed"
-    assert (pods["llm-crash-0-0"]["restarts"], pods["llm-crash-0-0"]["reason"]) == (2, "Deleted")
+    assert (pods["llm-crash-0-0"]["restarts"], pods["llm-crash-0-0"]["reason"]) == (1, "Deleted")
     assert "llm-crash-0-0-r1" not in pods
     assert {pods[f"llm-node-0-{i}"]["reason"] for i in range(2)} == {"Deleted"}
 

@@ -557,15 +557,15 @@ class PodLifecycle:
         ``liveness.restarts_container``) after its back-off, whatever the exit code (``doBackOff``,
         ``RestartBackOff``: at once, then 10 s doubling to 5 min, reset once it ran 10 min), waiting in
         ``CrashLoopBackOff``: its start chain again (model load, warm-up), then it
-        resumes from its checkpoint. The pod stays Running; ``restartCount`` + 1 (its owner learns it),
-        ``exited`` its ``lastState.terminated``. Returns the back-off."""
+        resumes from its checkpoint. The pod stays Running, ``exited`` its ``lastState.terminated``;
+        ``restartCount`` + 1 once the new container starts (``_container_restarted``). Returns the
+        back-off."""
         now = self.clock.now
         if rec.pod.key in self.storage:
             self.storage.remove(now, rec.pod.key)
             self._storage_reschedule()
         rec.hung, rec.ready, rec.running_s = False, False, None
         rec.last_terminated = exited
-        rec.restarts += 1
         rec.token += 1
         token = rec.token
         wait = rec.back_off.wait_s(now)
@@ -573,9 +573,20 @@ class PodLifecycle:
             rec.reason = CRASH_LOOP_BACK_OFF
         rec.enter(now, "crashed")
         self.gang_member_gone(rec)
-        self.clock.at(now + wait, Priority.COMPLETION, lambda: self._container_started(rec, token))
-        self.host.container_restarted(rec.pod)
+        self.clock.at(now + wait, Priority.COMPLETION, lambda: self._container_restarted(rec, token))
         return wait
+
+    def _container_restarted(self, rec: PodRecord, token: int) -> None:
+        """The new container created after the back-off: ``restartCount`` + 1, the count the runtime gives
+        the container it creates (``kuberuntime_container.go`` ``startContainer``: the last one's + 1; the
+        kubelet reports the latest container's, so a container waiting in ``CrashLoopBackOff`` still shows
+        the count of the one that exited), and its owner learns it (a Job under ``OnFailure`` counts it
+        toward ``backoffLimit``, ``pastBackoffLimitOnFailure``); then it starts."""
+        if token != rec.token or rec.terminating:
+            return
+        rec.restarts += 1
+        self.host.container_restarted(rec.pod)
+        self._container_started(rec, token)
 
     def evict(self, key: str, reason: str, by_scheduler: bool = False, grace_s: float | None = None) -> None:
         """Delete a pod bound to its node: SIGTERM, then its resources are freed after the grace period (its
