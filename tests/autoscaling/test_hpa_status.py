@@ -212,9 +212,7 @@ def test_status_keeps_transitions_desired_count_and_repeated_events() -> None:
         "ScalingActive": ("False", "FailedGetResourceMetric", NOW + 30),
         "ScalingLimited": ("False", "DesiredWithinRange", NOW),
     }
-    warnings = [
-        (e.event.reason, e.count, e.first_s, e.last_s) for e in status.events if e.event.type == "Warning"
-    ]
+    warnings = [(e.reason, e.count, e.first_s, e.last_s) for e in status.events.events if e.type == "Warning"]
     assert warnings == [
         ("FailedGetResourceMetric", 2, NOW + 30, NOW + 45),
         ("FailedComputeMetricsReplicas", 2, NOW + 30, NOW + 45),
@@ -229,3 +227,49 @@ def test_status_keeps_transitions_desired_count_and_repeated_events() -> None:
         }
     ]
     assert record["rescales"] == [{"t_s": NOW, "from": 2, "to": 4, "reason": f"{CPU_REASON} above target"}]
+
+
+def _events(hpa: HorizontalAutoscaler, status: HPAStatus) -> list[tuple[str, str, int, float, float]]:
+    """The HPA's events as ``summary.json`` keeps them: reason, message, count, first and last time."""
+    return [
+        (e["reason"], e["message"], e["count"], e["first_s"], e["last_s"])
+        for e in hpa_summary(hpa.spec, status)["events"]
+    ]
+
+
+def test_warnings_past_the_spam_burst_are_written_once_per_five_minutes() -> None:
+    """client-go's ``EventSourceObjectSpamFilter`` (``events_cache.go``: burst 25, then 1 per 300 s per
+    source, object and type): an hour of syncs every 15 s without samples records two Warnings a sync; the
+    first 25 are written (t=0 to 180 s, the 13th sync's second dropped), then one every 300 s, always the
+    sync's first, FailedGetResourceMetric. ``eventObserve`` counts every occurrence, so that event is at
+    x241 over the hour (last written at 3600 s); FailedComputeMetricsReplicas stays as last written, x12,
+    at 165 s."""
+    hpa, status = cpu_hpa(), HPAStatus()
+    for sync in range(241):
+        now = NOW + 15.0 * sync
+        status.record(now, 3, cpu_sync(hpa, now, 3, None))
+    assert [
+        (reason, count, first - NOW, last - NOW) for reason, _, count, first, last in _events(hpa, status)
+    ] == [
+        ("FailedGetResourceMetric", 241, 0.0, 3600.0),
+        ("FailedComputeMetricsReplicas", 12, 0.0, 165.0),
+    ]
+
+
+def test_rescales_to_ten_sizes_within_ten_minutes_are_combined_under_their_reason() -> None:
+    """client-go's ``EventAggregator`` (``EventAggregatorByReasonFunc``, 10 distinct messages each within
+    600 s of the one before): SuccessfulRescale to 2, 3, ... 11 replicas a minute apart writes nine events
+    of their own; the tenth size is written as "(combined from similar events): New size: 11; ...", and
+    the next new size, 12, adds to that combined event (count 2, its message the latest)."""
+    hpa, status = cpu_hpa(max_replicas=20), HPAStatus()
+    reason = f"{CPU_REASON} above target"
+    for step, size in enumerate(range(2, 13)):
+        message = f"New size: {size}; reason: {reason}"
+        event = HPAEvent("Normal", "SuccessfulRescale", message)
+        status.record(NOW + 60.0 * step, size - 1, ScaleDecision(size, True, reason, events=(event,)))
+    events = _events(hpa, status)
+    assert [(message, count) for _, message, count, _, _ in events] == [
+        *((f"New size: {size}; reason: {reason}", 1) for size in range(2, 11)),
+        (f"(combined from similar events): New size: 12; reason: {reason}", 2),
+    ]
+    assert events[-1][3:] == (NOW + 540.0, NOW + 600.0)

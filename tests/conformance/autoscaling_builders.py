@@ -295,8 +295,9 @@ def rec(recommendation: int, timestamp: float) -> TimestampedRecommendation:
 
 @dataclass
 class ControllerTestCase:
-    """horizontal_test.go's ``testCase``, the fields its CPU-utilization cases set (the status
-    conditions, events and monitor labels they also check are not compared)."""
+    """horizontal_test.go's ``testCase``, the fields its cases set to build the HPA, pods and metrics
+    (their ``expectedConditions`` are kept beside, in the test module; the monitor labels are not
+    compared)."""
 
     minReplicas: int
     maxReplicas: int

@@ -7,10 +7,10 @@ of ``TestConvertDesiredReplicasWithRules``, ``TestCalculateScaleUpLimitWithScali
 Go struct literals, field by field), run against ``gpufleet.autoscaling.hpa_controller``'s functions of
 the same names. The ``testCase``-driven tests (a CPU Utilization target and/or one Pods, Object or
 External metric) are run as one ``HorizontalAutoscaler.reconcile`` over the pods and samples that
-``prepareTestClient``'s fakes give, their ``expectedDesiredReplicas`` compared, and where a case
-overrides them the ``AbleToScale`` and ``ScalingLimited`` reasons (not the messages, events or monitor
-labels); the condition tests (``TestConditionFailedGetMetrics``, ``TestConditionAmbiguousSelector...``)
-compare the conditions as ``runTest`` does, type, status and reason in order (``statusOkWithOverrides``).
+``prepareTestClient``'s fakes give, their ``expectedDesiredReplicas`` and status conditions compared as
+``runTest`` does (type, status and reason in order: ``expectedConditions``, ``statusOk`` where a case sets
+none, ``statusOkWithOverrides``), and for the ``verifyEvents`` cases (``TestEventCreated``,
+``TestEventNotCreated``) the events; the monitor labels are not compared.
 ``TestConfigurableTolerance``, ``TestConditionFailedGetMetrics``, ``TestAvoidUnnecessaryUpdates``,
 ``TestMultipleHPAs`` and ``TestBuildQuantity`` are ported as their own tests; the cases that need what
 gpufleet has no counterpart for (a failing or conflicting API client, a scale without a valid selector,
@@ -1833,20 +1833,98 @@ _CONTROLLER_SKIPPED = {
 }
 
 
-def _conditions(decision: ScaleDecision) -> tuple[str | None, str | None]:
-    """The reasons of the ``AbleToScale`` and ``ScalingLimited`` conditions the sync leaves (``None``: not
-    set): ``SucceededRescale`` once the scale is updated, else what the normalisation set."""
-    return ("SucceededRescale" if decision.rescale else decision.able_to_scale), decision.scaling_limited
+Condition = tuple[str, str, str]
+#: ``statusOk``: the conditions ``runTest`` expects where a case sets no ``expectedConditions``
+STATUS_OK: list[Condition] = [
+    ("AbleToScale", "True", "SucceededRescale"),
+    ("ScalingActive", "True", "ValidMetricFound"),
+    ("ScalingLimited", "False", "DesiredWithinRange"),
+]
 
 
-# expectedConditions of the cases above that override statusOk's AbleToScale or ScalingLimited, or set
-# only AbleToScale (the clamp to [minReplicas, maxReplicas] runs no normalisation).
-CONTROLLER_CONDITIONS = {
-    "TestUpscaleCapGreaterThanMaxReplicas": ("SucceededRescale", "TooManyReplicas"),
-    "TestMoreReplicasThanSpecNoScale": ("ReadyForNewScale", "DesiredWithinRange"),
-    "TestScaleUpRCImmediately": ("SucceededRescale", None),
-    "TestScaleDownRCImmediately": ("SucceededRescale", None),
+def status_ok_with_overrides(*overrides: Condition) -> list[Condition]:
+    """``statusOkWithOverrides``: ``statusOk`` with each override put in place of the condition of its
+    type (``setConditionInList``), in the order given."""
+    out = list(STATUS_OK)
+    for override in overrides:
+        types = [c[0] for c in out]
+        if override[0] in types:
+            out[types.index(override[0])] = override
+        else:
+            out.append(override)
+    return out
+
+
+def _able(reason: str) -> Condition:
+    return ("AbleToScale", "True", reason)
+
+
+def _limited(status: str, reason: str) -> Condition:
+    return ("ScalingLimited", status, reason)
+
+
+_READY = status_ok_with_overrides(_able("ReadyForNewScale"))
+_RESCALED_ONLY = [_able("SucceededRescale")]
+_AT_MAX = status_ok_with_overrides(_limited("True", "TooManyReplicas"))
+#: ``expectedConditions`` of the cases that set them (type, status and reason, in order: ``runTest`` clears
+#: the messages and times); every other case expects ``statusOk``. The clamp of a count outside
+#: [minReplicas, maxReplicas] (``TestTooFewReplicas``, ``TestScaleUpRCImmediately``, ...) runs no metrics,
+#: so it sets AbleToScale only.
+CONTROLLER_CONDITIONS: dict[str, list[Condition]] = {
+    "TestScaleUpUnreadyNoScale": _READY,
+    "TestScaleUpHotCpuNoScale": _READY,
+    "TestScaleUpCMUnreadyandCpuHot": status_ok_with_overrides(
+        _able("SucceededRescale"), _limited("True", "TooManyReplicas")
+    ),
+    "TestScaleUpHotCpuNoScaleWouldScaleDown": status_ok_with_overrides(
+        _able("SucceededRescale"), _limited("True", "TooManyReplicas")
+    ),
+    "TestScaleDownStabilizeInitialSize": status_ok_with_overrides(
+        _able("ReadyForNewScale"), _able("ScaleDownStabilized")
+    ),
+    "TestTolerance": _READY,
+    "TestToleranceCM": _READY,
+    "TestToleranceCMObject": _READY,
+    "TestToleranceCMExternal": _READY,
+    "TestTolerancePerPodCMObject": _READY,
+    "TestTolerancePerPodCMExternal": _READY,
+    "TestMinReplicas": status_ok_with_overrides(_limited("True", "TooFewReplicas")),
+    "TestMinReplicasDesiredZero": status_ok_with_overrides(_limited("True", "TooFewReplicas")),
+    "TestZeroReplicas": [_able("SucceededGetScale"), ("ScalingActive", "False", "ScalingDisabled")],
+    "TestTooFewReplicas": _RESCALED_ONLY,
+    "TestTooManyReplicas": _RESCALED_ONLY,
+    "TestMaxReplicas": _AT_MAX,
+    "TestSuperfluousMetrics": _AT_MAX,
+    "TestEmptyMetrics": [_able("SucceededGetScale"), ("ScalingActive", "False", "FailedGetResourceMetric")],
+    "TestEmptyCPURequest": [
+        _able("SucceededGetScale"),
+        ("ScalingActive", "False", "FailedGetResourceMetric"),
+    ],
+    "TestEventNotCreated": _READY,
+    "TestUpscaleCap": status_ok_with_overrides(_limited("True", "ScaleUpLimit")),
+    "TestUpscaleCapGreaterThanMaxReplicas": _AT_MAX,
+    "TestMoreReplicasThanSpecNoScale": _READY,
+    "TestNoBackoffUpscaleCM": status_ok_with_overrides(
+        _able("ReadyForNewScale"), _able("SucceededRescale"), _limited("False", "DesiredWithinRange")
+    ),
+    "TestNoBackoffUpscaleCMNoBackoffCpu": status_ok_with_overrides(
+        _able("ReadyForNewScale"), _able("SucceededRescale"), _limited("True", "TooManyReplicas")
+    ),
+    "TestStabilizeDownscale": status_ok_with_overrides(
+        _able("ReadyForNewScale"), _able("ScaleDownStabilized")
+    ),
+    "TestScaleUpRCImmediately": _RESCALED_ONLY,
+    "TestScaleDownRCImmediately": _RESCALED_ONLY,
+    "TestNoScaleDownOneMetricEmpty": [
+        _able("SucceededGetScale"),
+        ("ScalingActive", "False", "FailedGetExternalMetric"),
+    ],
 }
+
+
+def _status_conditions(decision: ScaleDecision) -> list[Condition]:
+    """The conditions the sync leaves, as ``runTest`` compares them: type, status and reason, in order."""
+    return [(c.type, c.status, c.reason) for c in decision.conditions()]
 
 
 @pytest.mark.parametrize(
@@ -1861,14 +1939,38 @@ CONTROLLER_CONDITIONS = {
     ],
 )
 def test_controller_reconcile(name: str) -> None:
-    """``runTest``'s replica count (``expectedDesiredReplicas``), and for the cases listed in
-    :data:`CONTROLLER_CONDITIONS` the AbleToScale and ScalingLimited reasons of ``expectedConditions``
-    (ScalingActive, messages and events are not compared)."""
+    """``runTest``: the replica count (``expectedDesiredReplicas``) and the status conditions, type, status
+    and reason in order (``expectedConditions``, else ``statusOk``); messages, events and monitor labels are
+    compared by the tests below and in ``tests/autoscaling/test_hpa_status.py``."""
     tc = CONTROLLER_CASES[name]
     decision = reconcile_controller_case(tc)
     assert decision.desired_replicas == tc.expectedDesiredReplicas
-    if name in CONTROLLER_CONDITIONS:
-        assert _conditions(decision) == CONTROLLER_CONDITIONS[name]
+    assert _status_conditions(decision) == CONTROLLER_CONDITIONS.get(name, STATUS_OK)
+
+
+@pytest.mark.parametrize(
+    ("name", "events"),
+    [
+        pytest.param(
+            "TestEventCreated",
+            [
+                (
+                    "Normal",
+                    "SuccessfulRescale",
+                    "New size: 2; reason: cpu resource utilization (percentage of request) above target",
+                )
+            ],
+            id="TestEventCreated",
+        ),
+        pytest.param("TestEventNotCreated", [], id="TestEventNotCreated"),
+    ],
+)
+def test_an_event_is_recorded_only_for_a_rescale(name: str, events: list[Condition]) -> None:
+    """``verifyEvents``: a SuccessfulRescale "New size: N; reason: cpu resource utilization (percentage of
+    request) above target" exactly when the replica count changes (1 -> 2 at 200m of 200m for a 50 %
+    target), and no event when it holds (2 pods at 50 %)."""
+    decision = reconcile_controller_case(CONTROLLER_CASES[name])
+    assert [(e.type, e.reason, e.message) for e in decision.events] == events
 
 
 # TestConfigurableTolerance: (name, gate, scaleUp tolerance, scaleDown tolerance, levels, requests, replicas,
@@ -1949,7 +2051,7 @@ def test_configurable_tolerance_overrides_the_cluster_tolerance_per_direction_wh
     )
     decision = reconcile_controller_case(tc)
     assert decision.desired_replicas == replicas
-    assert _conditions(decision) == (able, "DesiredWithinRange")
+    assert _status_conditions(decision) == status_ok_with_overrides(_able(able))
 
 
 FAILED_GET_METRICS: dict[str, MetricSpec | None] = {
@@ -1966,11 +2068,6 @@ FAILED_GET_METRICS: dict[str, MetricSpec | None] = {
         MetricIdentifier("qps"), MetricTarget("Value", value=300)
     ),
 }
-
-
-def _status_conditions(decision: ScaleDecision) -> list[tuple[str, str, str]]:
-    """The conditions the sync leaves, as ``runTest`` compares them: type, status and reason, in order."""
-    return [(c.type, c.status, c.reason) for c in decision.conditions()]
 
 
 @pytest.mark.parametrize(
@@ -2031,7 +2128,9 @@ def test_avoid_unnecessary_updates() -> None:
     )
     decision = reconcile_controller_case(tc)
     assert (decision.desired_replicas, decision.rescale) == (2, False)
-    assert _conditions(decision) == ("ReadyForNewScale", "TooFewReplicas")
+    assert _status_conditions(decision) == status_ok_with_overrides(
+        _able("ReadyForNewScale"), _limited("True", "TooFewReplicas")
+    )
 
 
 def test_multiple_hpas_each_scale_their_own_target() -> None:

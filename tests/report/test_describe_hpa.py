@@ -269,6 +269,23 @@ def test_an_hpa_of_a_kubectl_dump_is_described_as_the_api_has_it(tmp_path: Path)
     assert "  It is at maxReplicas (4): its metrics want more replicas than that." in lines
 
 
+def test_warnings_every_sync_show_as_kubectl_would_after_client_gos_spam_filter(tmp_path: Path) -> None:
+    """Without traffic the API's pods report no CPU, so each 15 s sync of the hour records two Warnings.
+    client-go's event correlator (``tools/record/events_cache.go``) writes 25 of them, then one per 5
+    minutes, always the sync's first: FailedGetResourceMetric counts every occurrence (``eventObserve``),
+    x241, last written at the end; FailedComputeMetricsReplicas is left as written at 2m45s, x12."""
+    quiet = SCENARIO.split("apiVersion: gpufleet.io/v1alpha1\nkind: Traffic")[0] + (
+        "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: no-traffic}\n"
+        "spec: {duration: 60m, sampleInterval: 60s}\n"
+    )
+    lines = lines_of(describe("api", *map(str, write(tmp_path, quiet))))
+    rows = [cells(line)[:3] for line in lines[lines.index("Events (ages at the end of the run):") + 3 :][:2]]
+    assert rows == [
+        ["Warning", "FailedComputeMetricsReplicas", "57m 15s (x12 over 1h)"],
+        ["Warning", "FailedGetResourceMetric", "0 s (x241 over 1h)"],
+    ]
+
+
 def test_an_unknown_or_ambiguous_hpa_is_an_error_with_exit_status_2(tmp_path: Path) -> None:
     """As ``describe job``: ``model.pod_names.find_pod_key(..., what="HPA")``, one line, exit status 2."""
     paths = list(map(str, write(tmp_path, DUMP)))

@@ -100,6 +100,14 @@ def test_a_running_pod_has_kubectl_describe_sections_its_events_and_its_model_lo
     assert model_load.split()[-2:] == ["14", "s"]  # 140 GB at 10 GB/s
 
 
+def test_the_kubelets_started_event_names_the_container(tmp_path: Path) -> None:
+    """``startContainer`` (``pkg/kubelet/kuberuntime/kuberuntime_container.go``) records Normal Started
+    "Started container NAME" on the container (``involvedObject.fieldPath`` ``spec.containers{server}``)."""
+    output = describe("ml/serve", *map(str, write(tmp_path, SCENARIO)), "-o", "json")
+    started = [e["message"] for e in json.loads(output)["events"] if e["reason"] == "Started"]
+    assert started == ["Started container server"]
+
+
 def test_a_pending_pod_shows_failed_scheduling_and_why(tmp_path: Path) -> None:
     output = describe("big", "-n", "ml", *map(str, write(tmp_path, SCENARIO)))
     assert field(output, "Status") == "Pending"
@@ -147,6 +155,22 @@ def test_a_kubectl_dump_is_described_as_it_is_with_the_explanation(tmp_path: Pat
     assert "FailedScheduling" in output and "default-scheduler" in output
     assert "gpufleet agrees with kube-scheduler's message (FailedScheduling event)" in output
     assert "Start-up" not in output  # a dump has no simulated stages
+
+
+def test_a_repeated_event_of_a_dump_shows_its_count_as_kubectl_does() -> None:
+    """kubectl's ``DescribeEvents`` (``k8s.io/kubectl`` v0.34.10 ``pkg/describe/describe.go``): an Event
+    whose ``count`` is above 1 is aged ``<lastTimestamp> (xN over <firstTimestamp>)``: the dump's
+    FailedScheduling, count 3 from 10:00 to 10:05, is 5 minutes older at its first time than at its last."""
+    result = runner.invoke(app, ["describe", "pod", "train-1", str(DUMP), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    (event,) = json.loads(result.output)["events"]
+    assert (event["reason"], event["count"], event["first_age_s"] - event["age_s"]) == (
+        "FailedScheduling",
+        3,
+        300.0,
+    )
+    row = next(line for line in describe("train-1", str(DUMP)).splitlines() if "FailedScheduling" in line)
+    assert " (x3 over " in row
 
 
 def test_output_json_and_yaml_are_the_same_record(tmp_path: Path) -> None:

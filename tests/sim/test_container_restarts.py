@@ -295,3 +295,45 @@ def test_a_snapshot_jobs_pod_restarts_count_toward_its_backoff_limit_on_failure(
     later = simulated(snapshot(tmp_path, 1, 0))["workload_status"]["Job/ml/train"]
     assert conditions(later)[0] == ("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, 60.0)
     assert later["failed"] == 1
+
+
+def test_describe_counts_the_kubelets_back_off_warnings_as_client_go_writes_them(tmp_path: Path) -> None:
+    """``doBackOff`` (``pkg/kubelet/kuberuntime/kuberuntime_manager.go``): each sync of the pod while its
+    container waits out a back-off records Warning BackOff "Back-off restarting failed container main in
+    pod p_default(UID)" (``format.Pod``; a simulated pod has no UID), the pod worker syncing again every
+    10 s (``backOffPeriod``): 97 syncs in the back-offs of 10, 20, 40, 80, 160, 300, 300 s and the one
+    running at 1500 s. client-go's correlator (``events_cache.go``) writes the first 25 (to 600 s), then
+    one per 300 s per object and type (610, 730, 1020, 1320 s), each with every occurrence counted: x85,
+    first at 120 s, last written at 1320 s; ``summary.json`` keeps each back-off (its start and length)."""
+    scenario = tmp_path / "scenario.yaml"
+    simulation = "---\napiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
+    scenario.write_text(NODE_N0 + pod("OnFailure", "60s") + simulation + "spec: {duration: 1500s}\n")
+    result = CliRunner().invoke(app, ["describe", "pod", "p", str(scenario), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    events = json.loads(result.output)["events"]
+    back_off = [
+        (e["type"], e["age_s"], e["first_age_s"], e["count"], e["from"], e["message"])
+        for e in events
+        if e["reason"] == "BackOff"
+    ]
+    assert back_off == [
+        (
+            "Warning",
+            180.0,
+            1380.0,
+            85,
+            "kubelet",
+            "Back-off restarting failed container main in pod p_default(<not modelled>)",
+        )
+    ]
+    summary = simulated(write(tmp_path, NODE_N0, pod("OnFailure", "60s")), duration_s=1500.0)
+    assert pods_by_name(summary)["p"]["back_offs"] == [
+        [120.0, 10.0],
+        [190.0, 20.0],
+        [270.0, 40.0],
+        [370.0, 80.0],
+        [510.0, 160.0],
+        [730.0, 300.0],
+        [1090.0, 300.0],
+        [1450.0, 300.0],
+    ]

@@ -9,9 +9,9 @@ Mirrors ``kubernetes/kubernetes: pkg/controller/podautoscaler/horizontal.go``: `
 count is the current one when nothing is rescaled, ``lastScaleTime`` moves on a rescale),
 ``setCurrentReplicasAndMetricsInStatus`` (a failed metrics computation keeps the last desired count),
 ``setConditionInList`` (a condition keeps its place; its ``lastTransitionTime`` moves only when its status
-changes). Events repeated with the same type, reason and message are one event with a count and its first
-and last time, as client-go's event correlator (``EventLogger.eventObserve``) keeps them; its spam filter
-(``EventSourceObjectSpamFilter``) and the aggregation of similar messages are not modelled.
+changes). Its events go through client-go's event correlator (:mod:`gpufleet.model.event_correlator`:
+repeats counted, similar messages combined, and at most 25 of one type then one per 5 minutes written), as
+the controller's ``record.NewBroadcaster`` does.
 :func:`hpa_summary` writes it, with the spec, as ``summary.json``'s record of the HPA.
 """
 
@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpufleet.autoscaling.hpa_controller import HPACondition, HPAEvent, ScaleDecision
+from gpufleet.autoscaling.hpa_controller import HPACondition, ScaleDecision
 from gpufleet.autoscaling.hpa_replicas import MetricStatus
+from gpufleet.model.event_correlator import EventCorrelator
 from gpufleet.model.hpa import (
     HorizontalPodAutoscalerSpec,
     HPAScalingRules,
@@ -48,16 +49,6 @@ class HeldCondition:
         return self.condition.status
 
 
-@dataclass
-class RecordedEvent:
-    """An event recorded ``count`` times, first at ``first_s`` and last at ``last_s``."""
-
-    event: HPAEvent
-    first_s: float
-    last_s: float
-    count: int = 1
-
-
 @dataclass(frozen=True)
 class Rescale:
     """One ``SuccessfulRescale``: when, from and to how many replicas, and why."""
@@ -78,9 +69,9 @@ class HPAStatus:
     current_metrics: tuple[MetricStatus | None, ...] = ()
     #: by type, in the order each was first set
     conditions: dict[str, HeldCondition] = field(default_factory=dict)
-    events: list[RecordedEvent] = field(default_factory=list)
+    #: the events of the HPA as the API server holds them
+    events: EventCorrelator = field(default_factory=EventCorrelator)
     rescales: list[Rescale] = field(default_factory=list)
-    _event_index: dict[HPAEvent, int] = field(default_factory=dict)
     #: what the last sync's conditions were made of (``record`` sets them again only when it changes)
     _conditions_of: tuple[object, ...] = ()
 
@@ -105,13 +96,7 @@ class HPAStatus:
             self._conditions_of = made_of
             self._set_conditions(now, decision.conditions())
         for event in decision.events:
-            index = self._event_index.get(event)
-            if index is None:
-                self._event_index[event] = len(self.events)
-                self.events.append(RecordedEvent(event, now, now))
-            else:
-                recorded = self.events[index]
-                recorded.last_s, recorded.count = now, recorded.count + 1
+            self.events.record(now, event.type, event.reason, event.message)
 
     def _set_conditions(self, now: float, conditions: tuple[HPACondition, ...]) -> None:
         """``setConditionInList`` for each condition the sync set."""
@@ -206,8 +191,15 @@ def hpa_summary(
             for held in status.conditions.values()
         ],
         "events": [
-            {**vars(e.event), "first_s": e.first_s, "last_s": e.last_s, "count": e.count}
-            for e in status.events
+            {
+                "type": e.type,
+                "reason": e.reason,
+                "message": e.message,
+                "first_s": e.first_s,
+                "last_s": e.last_s,
+                "count": e.count,
+            }
+            for e in status.events.events
         ],
         "rescales": [
             {"t_s": r.at_s, "from": r.from_replicas, "to": r.to_replicas, "reason": r.reason}

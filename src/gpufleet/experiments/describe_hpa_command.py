@@ -32,7 +32,7 @@ from gpufleet.experiments.describe_command import (
 )
 from gpufleet.kube.documents import Document
 from gpufleet.kube.problems import Problems
-from gpufleet.report.describe import KUBECTL, SIMULATION, SUMMARY, dump_event, epoch, involves
+from gpufleet.report.describe import KUBECTL, SIMULATION, SUMMARY, dump_event, involves
 from gpufleet.report.describe_hpa import hpa_events
 from gpufleet.sim.summary import build_summary
 
@@ -143,7 +143,7 @@ def _from_dump(name: str, documents: Sequence[Document], namespace: str | None) 
     ns, hpa = key.split("/", 1)
     events = sorted(
         (
-            _dumped_event(d.body, now)
+            dump_event(d.body, now)
             for d in documents
             if d.body.get("kind") == "Event" and involves(d.body, ns, hpa, HPA)
         ),
@@ -191,14 +191,6 @@ def _from_dump(name: str, documents: Sequence[Document], namespace: str | None) 
             ),
         },
     }
-
-
-def _dumped_event(body: Mapping[str, Any], now: float) -> dict[str, Any]:
-    """``dump_event`` with the count of a repeated event and the age of its first time."""
-    event = dump_event(body, now)
-    first = epoch(body.get("firstTimestamp") or body.get("eventTime"))
-    count = body.get("count") or (body.get("series") or {}).get("count") or 1
-    return {**event, "count": count, "first_age_s": None if first is None else now - first}
 
 
 def _dumped_rescales(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

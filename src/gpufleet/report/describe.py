@@ -6,8 +6,10 @@ a kubectl dump, each into the same record (what ``-o json`` and ``-o yaml`` prin
 - a simulation's pod record (``summary.json``'s ``pods[]``, with the pod's manifest fields and its
   state log when the scenario was simulated on the spot): the Events are those the record implies,
   as the scheduler and the kubelet would have recorded them (Scheduled, FailedScheduling, Pulling,
-  Pulled, Started, Killing), aged at the end of the run, and the start-up stages follow, gpufleet's
-  own (scheduling, node provisioning, image pull, model load, warm-up, to working);
+  Pulled, Started, BackOff, Killing), the kubelet's through client-go's event correlator
+  (:mod:`gpufleet.model.event_correlator`: a repeat counted, ``(xN over ...)``), aged at the end of the
+  run, and the start-up stages follow, gpufleet's own (scheduling, node provisioning, image pull, model
+  load, warm-up, to working);
 - a pod of a kubectl dump (``kubectl get pods,events -A -o json``): its fields, conditions and Events
   as kubectl shows them, aged now, and for a pending pod gpufleet's explanation.
 
@@ -17,6 +19,7 @@ said where it would be shown, never filled in.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -24,6 +27,7 @@ from typing import Any
 
 from rich.console import Console
 
+from gpufleet.model.event_correlator import EventCorrelator
 from gpufleet.model.final_states import CRASH_LOOP_BACK_OFF, REJECTED
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
@@ -38,6 +42,10 @@ NOT_KNOWN = {
     SIMULATION: "<not modelled>",
     KUBECTL: "<none>",
 }
+#: the kubelet pod worker's requeue after a sync that failed, as one in a container's back-off does
+#: (``backOffPeriod``, ``pkg/kubelet/kubelet.go``; its jitter of up to 50 % more,
+#: ``workerBackOffPeriodJitterFactor``, is not modelled): each such sync records a BackOff Warning
+KUBELET_BACK_OFF_PERIOD_S = 10.0
 #: the label column's width in kubectl's describe layout
 LABEL_WIDTH = 16
 #: the simulator's pod states (its log) and start-up stages (``pods[].stages``) in words
@@ -183,7 +191,8 @@ def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
     """The Events the scheduler and the kubelet would have recorded, in upstream's words, from the
     record's times: FailedScheduling (a pod still pending), Scheduled, the kubelet's refusal at admission
     (``rejectPod``: a Warning with the pod's reason), Pulling/Pulled (an image pull stage), Started,
-    Killing (deleted)."""
+    BackOff (each sync in a restart back-off), Killing (deleted); the kubelet's go through one event
+    correlator, in time order."""
     key, scheduler = str(record["name"]), str(record["scheduler"])
     events = []
     if record["bound_s"] is None and record["message"] and record["phase"] == "Pending":
@@ -200,33 +209,76 @@ def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
     if record["bound_s"] is not None:
         assigned = f"Successfully assigned {key} to {record['node']}"
         events.append(_event("Normal", "Scheduled", record["bound_s"], end_s, scheduler, assigned))
+    return sorted([*events, *_kubelet_events(record, end_s, pod)], key=lambda e: float(e["at_s"]))
+
+
+def _kubelet_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) -> list[dict[str, Any]]:
+    """The kubelet's events about the pod as the API server is left with them (``EventCorrelator``): each
+    with its count and the age of its first time."""
+    # (time, type, reason, message, involvedObject.fieldPath): the container's events name it
+    container = next(
+        (str(s["container"]) for s in (record.get("terminated"), record.get("last_terminated")) if s),
+        pod.behavior.container if pod is not None else "",
+    )
+    field_path = f"spec.containers{{{container}}}" if container else ""
+    recorded: list[tuple[float, str, str, str, str]] = []
     message = record["message"] or ""
     if record["phase"] == "Failed" and message.startswith(REJECTED) and record["finished_s"] is not None:
-        refused = message.removeprefix(REJECTED)
-        events.append(
-            _event("Warning", str(record["reason"]), record["finished_s"], end_s, "kubelet", refused)
+        recorded.append(
+            (record["finished_s"], "Warning", str(record["reason"]), message.removeprefix(REJECTED), "")
         )
     pull = record["stages"].get("image_pull")
     if pull and record["running_s"] is not None:
         image = f' "{pod.images[0]}"' if pod is not None and pod.images else ""
         pulled_at = record["running_s"]
-        events.append(
-            _event("Normal", "Pulling", pulled_at - pull, end_s, "kubelet", f"Pulling image{image}")
-        )
-        message = f"Successfully pulled image{image} in {human_duration(pull)}"
-        events.append(_event("Normal", "Pulled", pulled_at, end_s, "kubelet", message))
+        recorded.append((pulled_at - pull, "Normal", "Pulling", f"Pulling image{image}", field_path))
+        pulled = f"Successfully pulled image{image} in {human_duration(pull)}"
+        recorded.append((pulled_at, "Normal", "Pulled", pulled, field_path))
     if record["running_s"] is not None:
-        events.append(_event("Normal", "Started", record["running_s"], end_s, "kubelet", "Started container"))
+        started = f"Started container {container}".rstrip()  # (kuberuntime_container.go's startContainer)
+        recorded.append((record["running_s"], "Normal", "Started", started, field_path))
+    recorded += _back_off_events(record, end_s, pod, container, field_path)
     deleted = record["deleted_s"]
     if (
         deleted is not None
         and record["running_s"] is not None
         and deleted <= (record["finished_s"] or deleted)
     ):
-        events.append(
-            _event("Normal", "Killing", record["deleted_s"], end_s, "kubelet", "Stopping container")
-        )
-    return sorted(events, key=lambda e: float(e["at_s"]))
+        stopping = f"Stopping container {container}".rstrip()  # (killContainer's message)
+        recorded.append((deleted, "Normal", "Killing", stopping, field_path))
+    correlator = EventCorrelator()
+    for at_s, kind, reason, text, path in sorted(recorded, key=lambda r: r[0]):
+        correlator.record(at_s, kind, reason, text, path)
+    return [
+        {
+            **_event(e.type, e.reason, e.last_s, end_s, "kubelet", e.message),
+            "count": e.count,
+            "first_age_s": end_s - e.first_s,
+        }
+        for e in correlator.events
+    ]
+
+
+def _back_off_events(
+    record: Mapping[str, Any], end_s: float, pod: Pod | None, container: str, field_path: str
+) -> list[tuple[float, str, str, str, str]]:
+    """``doBackOff``: while a container waits out its restart back-off (``pods[].back_offs``), each sync
+    of the pod, one every :data:`KUBELET_BACK_OFF_PERIOD_S` from its exit, records the Warning BackOff
+    "Back-off restarting failed container NAME in pod NAME_NAMESPACE(UID)" (``format.Pod``), until the
+    back-off is over, the pod is deleted or the run ends."""
+    namespace, _, name = str(record["name"]).partition("/")
+    uid = NOT_KNOWN[SIMULATION if pod is not None else SUMMARY]  # a simulated pod has no metadata.uid
+    message = f"Back-off restarting failed container {container} in pod {name}_{namespace}({uid})"
+    stop = min(end_s, record["deleted_s"] if record["deleted_s"] is not None else end_s)
+    out = []
+    for ended_s, wait_s in record.get("back_offs") or []:
+        syncs = math.ceil(wait_s / KUBELET_BACK_OFF_PERIOD_S)
+        for k in range(syncs):
+            at_s = ended_s + k * KUBELET_BACK_OFF_PERIOD_S
+            if at_s > stop:
+                break
+            out.append((at_s, "Warning", "BackOff", message, field_path))
+    return out
 
 
 def _stages(record: Mapping[str, Any], log: Sequence[tuple[float, str]] | None) -> list[dict[str, Any]]:
@@ -359,8 +411,11 @@ def _terminated_lines(label: str, state: Mapping[str, Any] | None) -> list[str]:
 
 
 def dump_event(event: Mapping[str, Any], now: float) -> dict[str, Any]:
-    """A core/v1 or events.k8s.io/v1 Event as kubectl describe lists it (its latest time)."""
+    """A core/v1 or events.k8s.io/v1 Event as kubectl describe lists it (``DescribeEvents``): its latest
+    time, and for a repeated one its count (``count``, or its ``series``') and the age of its first time
+    (``eventTime``, else ``firstTimestamp``)."""
     source = event.get("source") or {}
+    first = epoch(event.get("eventTime") or event.get("firstTimestamp"))
     at = (
         event.get("lastTimestamp")
         or event.get("deprecatedLastTimestamp")
@@ -376,6 +431,8 @@ def dump_event(event: Mapping[str, Any], now: float) -> dict[str, Any]:
         or event.get("reportingController")
         or event.get("reportingComponent"),
         "message": event.get("message") or event.get("note"),
+        "count": event.get("count") or (event.get("series") or {}).get("count") or 1,
+        "first_age_s": None if first is None else now - first,
     }
 
 
@@ -556,11 +613,22 @@ def events_lines(d: Mapping[str, Any]) -> list[str]:
     if not d["events"]:
         return [f"{'Events:':<{LABEL_WIDTH}}<none>"]
     aged = "at the end of the run" if d["source"] != KUBECTL else "now"
-    rows = [("Type", "Reason", "Age", "From", "Message"), ("----", "------", "----", "----", "-------")]
-    for e in d["events"]:
+    return [f"Events (ages {aged}):", *aligned(event_rows(d["events"]))]
+
+
+def event_rows(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """``DescribeEvents``' table: a repeated event's Age is ``<last> (xN over <first>)``."""
+    rows: list[tuple[str, ...]] = [
+        ("Type", "Reason", "Age", "From", "Message"),
+        ("----", "------", "----", "----", "-------"),
+    ]
+    for e in events:
         age = MISSING if e["age_s"] is None else human_duration(max(e["age_s"], 0.0))
+        count, first = e.get("count") or 1, e.get("first_age_s")
+        if count > 1 and first is not None:
+            age = f"{age} (x{count} over {human_duration(max(first, 0.0))})"
         rows.append((e["type"] or "", e["reason"] or "", age, e["from"] or "", e["message"] or ""))
-    return [f"Events (ages {aged}):", *aligned(rows)]
+    return rows
 
 
 def _stages_lines(d: Mapping[str, Any]) -> list[str]:

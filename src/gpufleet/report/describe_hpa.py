@@ -24,8 +24,8 @@ from typing import Any
 
 from rich.console import Console
 
-from gpufleet.report._format import MISSING, human_duration
-from gpufleet.report.describe import KUBECTL, NOT_KNOWN, aligned, time_cell
+from gpufleet.report._format import MISSING
+from gpufleet.report.describe import KUBECTL, NOT_KNOWN, aligned, event_rows, time_cell
 from gpufleet.report.describe_node import tabbed
 
 #: the component that records the HPA's events (``horizontal.go``'s event recorder)
@@ -195,18 +195,11 @@ def _count(value: object) -> str:
 
 
 def _events_lines(events: Sequence[Mapping[str, Any]] | None, source: str, unknown: str) -> list[str]:
-    """``DescribeEvents``: a repeated event's Age is ``<last> (xN over <first>)``."""
+    """``DescribeEvents``."""
     if not events:
         return tabbed([("Events:", unknown if events is None else "<none>")])
     aged = "at the end of the run" if source != KUBECTL else "now"
-    rows = [("Type", "Reason", "Age", "From", "Message"), ("----", "------", "----", "----", "-------")]
-    for e in events:
-        age = MISSING if e["age_s"] is None else human_duration(max(e["age_s"], 0.0))
-        count, first = e.get("count") or 1, e.get("first_age_s")
-        if count > 1 and first is not None:
-            age = f"{age} (x{count} over {human_duration(max(first, 0.0))})"
-        rows.append((e["type"] or "", e["reason"] or "", age, e["from"] or "", e["message"] or ""))
-    return [f"Events (ages {aged}):", *aligned(rows)]
+    return [f"Events (ages {aged}):", *aligned(event_rows(events))]
 
 
 def _gpufleet_lines(d: Mapping[str, Any]) -> list[str]:

@@ -571,6 +571,7 @@ class PodLifecycle:
         wait = rec.back_off.wait_s(now)
         if wait > 0:
             rec.reason = CRASH_LOOP_BACK_OFF
+            rec.back_offs.append((now, wait))
         rec.enter(now, "crashed")
         self.gang_member_gone(rec)
         self.clock.at(now + wait, Priority.COMPLETION, lambda: self._container_restarted(rec, token))

@@ -62,6 +62,8 @@ class PodRecord:
     gpu_share: float = 0.0  # GPU-equivalents it holds
     restarts: int = 0  # its first container's ``restartCount``
     back_off: RestartBackOff = field(default_factory=RestartBackOff)  # the kubelet's, before a restart
+    #: each back-off the kubelet waited out before a restart: (when its container ended, seconds)
+    back_offs: list[tuple[float, float]] = field(default_factory=list)
     hung: bool = False  # its process hangs: it holds its GPUs and computes nothing (``sim.hung_processes``)
     work_lost_gpu_s: float = 0.0  # GPU-seconds of computation it lost (since a checkpoint, when stopped)
     checkpoint_save_gpu_s: float = 0.0  # GPU-seconds it spent writing checkpoints, computing paused

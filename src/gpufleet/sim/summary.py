@@ -46,6 +46,7 @@ def _pod_record(
         "terminated": _terminated(rec.terminated),
         "last_terminated": _terminated(rec.last_terminated),
         "restarts": rec.restarts,
+        "back_offs": [[ended_s, wait_s] for ended_s, wait_s in rec.back_offs],
         "node": rec.node,
         "gpus": round(rec.gpu_share, 6),
         "devices": [u.id for u in rec.devices],
