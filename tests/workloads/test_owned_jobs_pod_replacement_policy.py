@@ -336,8 +336,8 @@ def test_a_jobset_job_of_deadline_0_fails_before_it_creates_a_pod(tmp_path: Path
 def test_under_kueue_a_jobset_job_of_deadline_0_fails_at_the_admission(tmp_path: Path) -> None:
     """Under Kueue the Job's deadline runs from the JobSet's admission (``resumeJob``; the Job's first sync
     unsuspended sets ``startTime``); gpufleet holds a queued workload's pods gated until then (upstream the
-    suspended Job has none), so the gated pod, as a plain Job's, is deleted as the Job fails at its admission
-    (0 s), and the JobSet fails."""
+    suspended Job has none), so the gated pod, as a plain Job's, is dropped uncounted as Kueue admits the
+    JobSet (0 s, ``JobController.run_with_counts``), the Job fails, and the JobSet fails."""
     text = jobset(None, "\n        activeDeadlineSeconds: 0").replace(
         "namespace: ml}", "namespace: ml, labels: {kueue.x-k8s.io/queue-name: q}}"
     )

@@ -34,7 +34,8 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
   ``status.startTime`` is cleared when it is evicted (``Job.Stop``) and set again when it is admitted,
   so its ``activeDeadlineSeconds`` counts from its latest admission (``port.workload_resumed``). Evicted
   pods and PodGroups have nothing to recreate them and end (reason ``Preempted``);
-* quota is released when the workload finishes (a Job: once done; pods: all terminated), and
+* quota is released when the workload finishes (a Job: once its ``Complete`` or ``Failed`` condition is set,
+  which waits for its terminating pods; another kind: once done with no pod left; pods: all terminated), and
   as its controller reports pods it will not create again (``reclaimablePods``: a Job once fewer
   completions remain than its parallelism, a JobSet's or TrainJob's completed Jobs): an admitted
   workload's usage drops by theirs (``scheduling.kueue.workload``); a pending one asks only for the
@@ -81,7 +82,8 @@ from gpufleet.scheduling.kueue.flavors import Assignment, implied_tas
 from gpufleet.scheduling.kueue.pods_ready import backoff_expired, queue_order_time
 from gpufleet.scheduling.kueue.topology import NodeRoom, group_of, request_for, request_of
 from gpufleet.scheduling.kueue.workload import Admitted, PodSetResources, Workload
-from gpufleet.workloads.kind import implements
+from gpufleet.workloads.job import COMPLETE, FAILED
+from gpufleet.workloads.kind import ReportsStatus, implements
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -166,6 +168,14 @@ class KueueQueues:
             return False
         self._dirty.add(key)
         return self.evicting(pod)
+
+    def workload_changed(self, key: str) -> None:
+        """The workload ``key``'s controller changed it by time alone (a Job's deadline passed): Kueue's
+        reconciler, which watches the Job, reads it again (``settle``: finished once its ``Failed``
+        condition is set)."""
+        if key in self.workloads:
+            self._dirty.add(key)
+            self.settle()
 
     def owner_deleted(self, key: str, now_s: float) -> None:
         """The workload ``key`` (a Job whose ``ttlSecondsAfterFinished`` expired) was deleted: Kueue's
@@ -261,7 +271,14 @@ class KueueQueues:
         return f"Pod/{pod.key}", queue, None
 
     def _finished(self, wl: KueueWorkload) -> bool:
+        """``GenericJob.Finished``: a Job once its ``Complete`` or ``Failed`` condition is set (kueue
+        ``pkg/controller/jobs/job`` ``Job.Finished``; the Job controller sets it only once none of its pods
+        is terminating, ``delayTerminalCondition``); another kind once done with no pod left; pods once all
+        gone."""
         controller = wl.controller
+        if implements(controller, ReportsStatus):
+            conditions = cast(ReportsStatus, controller).status_conditions()
+            return any(c.type in (COMPLETE, FAILED) for c in conditions)
         if controller is not None:
             return controller.done and not controller.active
         return all(gone(self.port.pods, k) for k in wl.pods)

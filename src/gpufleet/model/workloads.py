@@ -82,6 +82,9 @@ class Job:
     #: ``manageJob``, so it creates no pods, deletes none for being too many or suspended, and its
     #: ``Suspended`` condition is not written
     deleting: bool = False
+    #: Kueue manages it (``workloads.job.kueue_held``): it holds the Job suspended until it admits it, its
+    #: pods created gated (upstream the suspended Job has none)
+    queued: bool = False
 
     @property
     def key(self) -> str:

@@ -438,6 +438,7 @@ class Simulation:
             if self._deadline_runs.get(key, 0) == run:
                 cast(HasDeadline, controller).deadline_passed(name)
                 self._reconcile(controller)
+                self.kueue.workload_changed(key)
 
         return passed
 

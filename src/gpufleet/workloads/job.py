@@ -34,7 +34,10 @@ container killed at deletion, ``gpufleet.io/exit-code``'s): ``Ignore`` does not 
 fails (``DeadlineExceeded``): the start time is when the controller started (a snapshot's Job: from the
 snapshot, its ``status.startTime`` not read), or for a Job Kueue manages, which starts suspended, its latest
 admission (a suspended Job's time does not count: Kueue's ``Job.Stop`` clears the start time when it evicts
-the Job, and ``syncJob`` sets it anew when it resumes; the driver arms the deadline then). A Job that failed
+the Job, and ``syncJob`` sets it anew when it resumes; the driver arms the deadline then). A deadline of 0
+fails the Job before it creates any pod (``syncJob`` checks ``pastActiveDeadline`` before ``manageJob``):
+failed 0; under Kueue its gated pods (stand-ins for the none a suspended Job has) are dropped uncounted as
+Kueue admits it, and it fails then. A Job that failed
 (``BackoffLimitExceeded``, ``PodFailurePolicy``, ``DeadlineExceeded``, ``MaxFailedIndexesExceeded``) deletes
 its active pods (``deleteActivePods``), which count as failed at once: in the sync that finds the Job failed,
 "every non-terminated pod is considered failed" (``trackJobStatusAndRemoveFinalizers``), matched by its
@@ -230,10 +233,10 @@ def past_backoff_limit_on_failure(job: Job, restart_counts: Iterable[int]) -> bo
 
 
 def kueue_held(workload: W, kueue: KueueObjects) -> W:
-    """``workload``, a Job Kueue manages (``KueueObjects.manages``) without its ``spec.suspend``: Kueue holds
-    it and unsuspends it when it admits it; any other workload as it is."""
-    if isinstance(workload, Job) and workload.suspend and kueue.manages(f"Job/{workload.key}"):
-        return cast(W, replace(workload, suspend=False))
+    """``workload``, a Job Kueue manages (``KueueObjects.manages``), ``queued`` and without its
+    ``spec.suspend``: Kueue holds it and unsuspends it when it admits it; any other workload as it is."""
+    if isinstance(workload, Job) and kueue.manages(f"Job/{workload.key}"):
+        return cast(W, replace(workload, suspend=False, queued=True))
     return workload
 
 
@@ -279,6 +282,9 @@ class JobController:
         self.failed_indexes: set[int] = set()
         self._index_annotations: dict[int, dict[str, str]] = {}
         self._index_delay_s = 0.0
+        #: Kueue holds it suspended until it admits it (``Job.queued``; a queued JobSet's child Job): its pods
+        #: are created gated, where upstream the suspended Job has none
+        self.held = job.queued
         if job.completions == 0:  # syncJob: 0 succeeded reach 0 completions with no pod active
             self.done, self.success = True, COMPLETIONS_REACHED
 
@@ -324,11 +330,18 @@ class JobController:
         return self._index_annotations.get(index) or index_failure_annotations(0, 0)
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
+        """The pods it creates now (``manageJob``). None for a Job of ``activeDeadlineSeconds: 0`` that
+        Kueue does not hold: ``syncJob`` sets its ``startTime`` at its first sync (or as Kueue resumes it)
+        and checks ``pastActiveDeadline`` before ``manageJob``, so it is past its deadline before it creates
+        any pod (the driver fails it at that instant, ``kind.HasDeadline``); held, its gated pods are
+        created for Kueue to see, and dropped uncounted as Kueue admits it (``run_with_counts``)."""
         job = self.job
         # manageJob: a suspended Job creates no pods, nor one that is being deleted (syncJob does not run
         # manageJob), nor one whose sync deleted pods (pod deletion takes precedence; the next sync, once
         # the deletions are observed, creates)
         if self.done or job.suspend or job.deleting or self.removing:
+            return []
+        if job.active_deadline_s == 0 and not self.held:
             return []
         out = []
         # manageJob: wantActive - terminating - active, the terminating pods held back only under
@@ -508,25 +521,32 @@ class JobController:
         return [PodSet("main", count, job.template, min_count=job.min_parallelism)]
 
     def run_with_counts(self, counts: Mapping[str, int]) -> list[str]:
-        """Kueue's ``RunWithPodSetsInfo`` for a Job with ``kueue.x-k8s.io/job-min-parallelism``: its
-        ``parallelism`` becomes the count admitted (and ``completions`` too, with
-        ``kueue.x-k8s.io/job-completions-equal-parallelism``). Its pods beyond it, gated until now (the
-        highest indexes), are no longer its own: their keys. A Job without the annotation runs as it is."""
+        """Kueue's ``RunWithPodSetsInfo``: it unsuspends the Job, no longer ``held``. With
+        ``kueue.x-k8s.io/job-min-parallelism`` its ``parallelism`` becomes the count admitted (and
+        ``completions`` too, with ``kueue.x-k8s.io/job-completions-equal-parallelism``): its pods beyond it,
+        gated until now (the highest indexes), are no longer its own: their keys. A Job of
+        ``activeDeadlineSeconds: 0`` is past its deadline at the sync that resumes it, before ``manageJob``
+        (``syncJob``): upstream the suspended Job had no pod, so none of its gated ones is its own, and none
+        counts as failed (``deadline_passed``). Any other Job runs as it is."""
+        self.held = False
         job = self.job
-        if job.min_parallelism is None:
-            return []
-        count = counts["main"]
-        completions = count if job.completions_equal_parallelism else job.completions
-        self.job = replace(job, parallelism=count, completions=completions)
-        surplus = sorted(self.active, key=lambda k: (self.active[k], k))[count:]
+        keep = len(self.active)
+        if job.active_deadline_s == 0:
+            keep = 0
+        elif job.min_parallelism is not None:
+            keep = counts["main"]
+            completions = keep if job.completions_equal_parallelism else job.completions
+            self.job = replace(job, parallelism=keep, completions=completions)
+        surplus = sorted(self.active, key=lambda k: (self.active[k], k))[keep:]
         for key in surplus:
             del self.active[key]
         self.issued -= len(surplus)
         return surplus
 
     def restore_counts(self) -> None:
-        """Kueue's ``RestorePodSetsInfo``, when it evicts the Job: its spec's ``parallelism`` and
-        ``completions`` again."""
+        """Kueue's ``RestorePodSetsInfo``, when it evicts the Job (``Stop``: suspended, ``held`` again): its
+        spec's ``parallelism`` and ``completions`` again."""
+        self.held = True
         self.job = replace(self.job, parallelism=self.spec.parallelism, completions=self.spec.completions)
 
     def reclaimable_pods(self) -> dict[str, int]:

@@ -61,7 +61,8 @@ past its ``activeDeadlineSeconds`` from its own start (``pastActiveDeadline``: i
 resume under Kueue, ``resumeJob`` clearing ``status.startTime``; a suspended Job's deadline does not run) it
 fails ``DeadlineExceeded`` and deletes its pods (``kind.HasDeadline``: the driver arms one deadline per child
 Job and restart attempt); a deadline of 0 fails it before it creates any (``syncJob`` checks
-``pastActiveDeadline`` before ``manageJob``).
+``pastActiveDeadline`` before ``manageJob``), under Kueue as Kueue admits the JobSet, its gated pods dropped
+uncounted (``JobController.run_with_counts``).
 Without a ``failurePolicy`` a failed Job fails the JobSet (``FailedJobs``). With one, the first rule
 that applies to a failed Job (``findFirstFailedPolicyRuleAndJob``, ``ruleIsApplicable``: the Job's
 ``Failed`` reason among ``onJobFailureReasons``, its message matching one of
@@ -598,11 +599,11 @@ class ChildJob(JobController):
     exclusive placement) placed as the JobSet's webhooks make them."""
 
     def __init__(
-        self, job: Job, rjob: ReplicatedJob, restart: int, marks: Mapping[str, str], queued: bool = False
+        self, job: Job, rjob: ReplicatedJob, restart: int, marks: Mapping[str, str], held: bool = False
     ) -> None:
         super().__init__(job)
         self.rjob = rjob
-        self.queued = queued  # its JobSet's ``queued``
+        self.held = held  # Kueue holds its JobSet (``JobSetController.held``)
         self.restart = restart
         self.marks = dict(marks)  # the labels (and annotations) labelAndAnnotateObject sets
         self.parallelism = job.parallelism
@@ -630,14 +631,8 @@ class ChildJob(JobController):
 
     def wanted(self, nodes: Sequence[Node] = ()) -> list[Pod]:
         """The Job's pods; under exclusive placement its followers only once the leader is bound
-        (the pod webhook refuses them before). None for a Job of ``activeDeadlineSeconds: 0``: ``syncJob``
-        sets its ``startTime`` at its first sync and checks ``pastActiveDeadline`` before ``manageJob``, so it
-        is past its deadline before it creates any pod (the driver fails it at that instant,
-        ``kind.HasDeadline``). Under Kueue, which holds a workload's pods gated until it admits it (gpufleet
-        creates them, where upstream the suspended Job has none), its gated pods are created as a plain Job's
-        are, and deleted as the deadline passes at the admission."""
-        if self.job.active_deadline_s == 0 and not self.queued:
-            return []
+        (the pod webhook refuses them before); as any Job's, none for a Job of ``activeDeadlineSeconds: 0``
+        but while Kueue holds it (``JobController.wanted``)."""
         if self.leader_first:
             if not self.rjob.indexed:
                 return []  # no pod is the leader (completion index 0): the pod webhook refuses them all
@@ -765,6 +760,8 @@ class JobSetController(EndsWithCondition):
         #: Created, Running, Restarting, Completed, Failed or Suspended; ``message`` says why it ended
         self.status = "Suspended" if jobset.suspend else "Created"
         self.message = ""
+        #: Kueue holds it suspended until it admits it (``JobSet.queued``): its Jobs' pods are created gated
+        self.held = jobset.queued
 
     @property
     def key(self) -> str:
@@ -822,7 +819,7 @@ class JobSetController(EndsWithCondition):
                 pod_replacement_policy=rjob.pod_replacement_policy,
             )
             marks = self._marks(rjob, index, name)
-            self.children[name] = self.CHILD(job, rjob, self.restarts, marks, self.jobset.queued)
+            self.children[name] = self.CHILD(job, rjob, self.restarts, marks, self.held)
 
     def _jobs_of(self, rjob: str) -> list[ChildJob]:
         return [c for c in self.children.values() if c.rjob.name == rjob]
@@ -1055,6 +1052,20 @@ class JobSetController(EndsWithCondition):
 
     def node_added(self, node: Node) -> list[Pod]:
         return []
+
+    def run_with_counts(self, counts: Mapping[str, int]) -> list[str]:
+        """Kueue admitted it (``RunWithPodSetsInfo``: ``spec.suspend: false``;
+        ``control.port.AdmitsPartially``, every pod set at its full count): it and its Jobs are no longer
+        ``held``; the gated pods of a Job of ``activeDeadlineSeconds: 0``, which is past its deadline as it
+        resumes (``JobController.run_with_counts``), are not its own: their keys."""
+        self.held = False
+        return [key for child in self.children.values() for key in child.run_with_counts(counts)]
+
+    def restore_counts(self) -> None:
+        """Kueue evicted it (``Stop``: suspended): it and its Jobs are ``held`` again."""
+        self.held = True
+        for child in self.children.values():
+            child.held = True
 
     def suspended(self, pod: Pod) -> None:
         """Kueue evicted it: its Jobs are suspended and their pods deleted, then created again on
