@@ -605,6 +605,9 @@ class PlainPodsQueuePort:
     def pod_group_of(self, pod: Pod) -> None:
         return None
 
+    def queue_created(self, pod: Pod) -> None:
+        return None
+
     def set_message(self, key: str, message: str) -> None:
         self.pods[key].message = message
 

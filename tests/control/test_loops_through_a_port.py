@@ -154,6 +154,9 @@ class HandKeptCluster:
     def pod_group_of(self, pod: Pod) -> PodGroup | None:
         return None
 
+    def queue_created(self, pod: Pod) -> None:
+        return None
+
     def list_length(self, name: str) -> int:
         return self.lists.get(name, 0)
 

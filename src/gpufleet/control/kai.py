@@ -83,8 +83,9 @@ def uid(kind: str, namespace: str, name: str) -> str:
 
 
 def group(pod: Pod, controller: WorkloadController | None, now: float) -> tuple[Pod, PodGroup]:
-    """The pod with its ``pod-group-name`` and the PodGroup KAI's pod grouper makes for it;
-    ``controller``: its top owner's (None for a bare pod)."""
+    """The pod with its ``pod-group-name`` and the PodGroup KAI's pod grouper makes for it, created at
+    ``now`` (a dump's pod: its ``creationTimestamp`` on the run's clock, what KAI's job order,
+    ``jobOrderCreationFallback``, counts from); ``controller``: its top owner's (None for a bare pod)."""
     minimum = 1
     if controller is None or controller.kind in PER_POD:
         name = f"pg-{pod.name}-{uid('Pod', pod.namespace, pod.name)}"

@@ -16,6 +16,10 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
   reason), with the Workload's ``QuotaReserved`` message; the wait is the ``queueing`` stage;
 * its priority for Kueue's ordering and preemption is its WorkloadPriorityClass's value (label
   ``kueue.x-k8s.io/priority-class`` on the workload, or on the pod), else its pods' priority;
+* its queue-order time (``Ordering.GetQueueOrderTimestamp``: the Workload's ``creationTimestamp``) is
+  when it is created in the run, a dump's workload's its ``creationTimestamp`` on the run's clock
+  (``port.queue_created``: its Job's or other kind's, a plain pod's own; a pod group's, its latest pod's,
+  as Kueue makes the group's Workload once its pods exist);
 * a Job with ``kueue.x-k8s.io/job-min-parallelism`` may be admitted with fewer pods (partial admission,
   ``scheduling.kueue.partial_admission``): it runs with ``parallelism`` set to the count admitted, its gated
   pods beyond it are deleted (final state ``Deleted``: a suspended Job has none), and it asks for its
@@ -141,10 +145,14 @@ class KueueQueues:
         if found is None:
             return False
         key, queue, controller = found
+        created = self.port.queue_created(pod)
         wl = self.workloads.get(key)
         if wl is None:
-            wl = KueueWorkload(key, queue, self.clock.now, len(self.workloads), controller)
+            at = self.clock.now if created is None else created
+            wl = KueueWorkload(key, queue, at, len(self.workloads), controller)
             self.workloads[key] = wl
+        elif controller is None and created is not None:  # a group's Workload: once its pods exist
+            wl.created_s = max(wl.created_s, created)
         wl.pods.append(pod.key)
         self.of_pod[pod.key] = key
         if wl.admitted is not None and not wl.admitted.evicting and wl.started:

@@ -7,9 +7,9 @@ pod may name a class defined in a later file, as the API server resolves classes
 pod is admitted. An object with ``metadata.generateName`` and no name is named as the API server
 names it, deterministically (``model.generated_names``). An object defined twice (same kind,
 namespace and name) is an error on the second definition, as the API server answers
-``AlreadyExists``. A Pod's ``metadata.creationTimestamp`` is kept (``BarePod.created_unix``; one that is no
-RFC 3339 time is an error, as a Node's times are). Nothing stops at the first problem: ``ScenarioError``
-lists them all.
+``AlreadyExists``. A Pod's ``metadata.creationTimestamp`` is kept (``BarePod.created_unix``), and a workload's
+and a PodGroup's (``Scenario.creation_timestamps``); one that is no RFC 3339 time is an error, as a Node's
+times are. Nothing stops at the first problem: ``ScenarioError`` lists them all.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.load import QueueFeed
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, Pod
 from gpufleet.model.resources import Resources
-from gpufleet.model.scenario import BarePod, Scenario
-from gpufleet.model.workloads import Created, Job
+from gpufleet.model.scenario import BarePod, Scenario, stamp_key
+from gpufleet.model.workloads import Created, Job, PodGroup, Workload
 from gpufleet.scheduling.plugins.volcano import DEFAULT_QUEUE, VOLCANO_SCHEDULER, volcano_scheduler
 from gpufleet.workloads import controller_for, manifest_readers, workload_annotations
 from gpufleet.workloads.jobset import JobSet
@@ -477,9 +477,7 @@ class _Loader:
         found = pod_deletion.deletion(len(self.scenario.pods), entry.body, phase, entry.report)
         if found is not None:
             self._deletions.append(found)
-        created_unix = nodes.unix_time(
-            metadata.get("creationTimestamp"), entry.report, "metadata.creationTimestamp"
-        )
+        created_unix = _creation_timestamp(entry)
         self.scenario.pods.append(
             BarePod(
                 pod,
@@ -511,6 +509,7 @@ class _Loader:
             if not _suspended_for_good(workload, entry.meta):
                 _warn_if_endless(entry, [("spec.template", workload.template)])
         into.append(workload)
+        self._stamp(entry, workload)
         self._workload_reports[type(workload), workload.key] = entry.report
 
     def _registered_kind(self, entry: _Entry, read: Reader, resolver: priorities.Priorities) -> None:
@@ -530,6 +529,7 @@ class _Loader:
             else:
                 _warn_if_endless(entry, templates, batch=isinstance(workload, BATCH_KINDS))
         self.scenario.other_workloads.append(workload)
+        self._stamp(entry, workload)
         self._workload_reports[type(workload), workload.key] = entry.report
         if isinstance(workload, TrainJob):  # its JobSet comes from the runtime it names
             self._train_jobs.append((entry, resolver))
@@ -627,6 +627,14 @@ class _Loader:
     def _pod_group(self, entry: _Entry) -> None:
         group = pod_groups.pod_group(entry.meta, entry.body, entry.report, entry.document.order)
         self.scenario.pod_groups[group.key] = group
+        self._stamp(entry, group)
+
+    def _stamp(self, entry: _Entry, obj: Workload | PodGroup) -> None:
+        """Keep the workload's or PodGroup's ``metadata.creationTimestamp``, where it has one: what Kueue's
+        queue order (its Workload's), Coscheduling's, Volcano's and KAI's (its PodGroup's) count from."""
+        at = _creation_timestamp(entry)
+        if at is not None:
+            self.scenario.creation_timestamps[stamp_key(obj)] = at
 
     def _volcano_pod_group(self, entry: _Entry) -> None:
         group = volcano.pod_group(entry.meta, entry.body, entry.report, entry.document.order)
@@ -636,6 +644,7 @@ class _Loader:
             )
             entry.report.error("metadata.name", duplicate(group.name, detail))
         self.scenario.pod_groups[group.key] = group
+        self._stamp(entry, group)
 
     def _volcano_queue(self, entry: _Entry) -> None:
         self._volcano_queues[entry.meta.name] = volcano.queue(entry.body, entry.report)
@@ -952,6 +961,13 @@ def _annotated_usage(template: Pod, resource: str) -> float | None:
     """The template's ``gpufleet.io/cpu-usage`` or ``memory-usage``, if any."""
     behavior = template.behavior
     return behavior.cpu_usage if resource == "cpu" else behavior.memory_usage_bytes
+
+
+def _creation_timestamp(entry: _Entry) -> float | None:
+    """The object's ``metadata.creationTimestamp`` as Unix seconds; one that is no RFC 3339 time is an error,
+    as a Node's times are (``nodes.unix_time``)."""
+    metadata = mapping(entry.body.get("metadata"))
+    return nodes.unix_time(metadata.get("creationTimestamp"), entry.report, "metadata.creationTimestamp")
 
 
 def _suspended_for_good(workload: object, meta: Meta) -> bool:

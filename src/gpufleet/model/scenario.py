@@ -75,9 +75,21 @@ class Scenario:
     expander_priorities: tuple[tuple[int, str], ...] = ()
     #: FailedScheduling Events of a cluster dump (``explain`` shows each pod's latest)
     events: list[PodEvent] = field(default_factory=list)
+    #: each workload's and PodGroup's ``metadata.creationTimestamp`` (Unix seconds), where the dump has one,
+    #: by ``stamp_key``: put on the run's clock by ``model.node_readiness.created_on_clock``
+    creation_timestamps: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+
+    def creation_timestamp(self, obj: Workload | PodGroup) -> float | None:
+        """The workload's or PodGroup's ``metadata.creationTimestamp`` (Unix s), where the dump has one."""
+        return self.creation_timestamps.get(stamp_key(obj))
 
     def workloads(self) -> list[Workload]:
         """Every workload whose controller creates pods (``gpufleet.workloads`` drives each kind)."""
         return [*self.jobs, *self.deployments, *self.daemonsets, *self.other_workloads]
+
+
+def stamp_key(obj: Workload | PodGroup) -> str:
+    """How ``Scenario.creation_timestamps`` files a workload or PodGroup: ``<type>/<ns>/<name>``."""
+    return f"{type(obj).__name__}/{obj.key}"

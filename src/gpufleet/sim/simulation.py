@@ -139,6 +139,7 @@ class Simulation:
         "created_by",
         "daemon_pods",
         "daemonsets",
+        "dump_created",
         "end_time",
         "faults",
         "gangs",
@@ -203,7 +204,9 @@ class Simulation:
         self.state: ClusterState = self.cluster.state  # the nodes and pods as the decisions read them
         self.state.namespace_labels = dict(scenario.namespace_labels)
         self.state.disruptions = self  # PodDisruptionBudgets for preemption (cluster.disruption_view)
-        self.gangs = GangView(self.state, scenario.pod_groups)
+        self.gangs = GangView(
+            self.state, {k: self._group_on_clock(g) for k, g in scenario.pod_groups.items()}
+        )
         configs = list(scenario.schedulers)
         #: KAI Scheduler installed: a KAI Queue in the scenario (control/kai.py)
         self.kai_installed = bool(scenario.kai_queues)
@@ -233,6 +236,8 @@ class Simulation:
         self.pools_timeline: dict[str, list[float]] = {name: [] for name in self.pools}
         self.nodes_by_state: dict[str, list[float]] = {}
         self.controllers: dict[str, WorkloadController] = {}  # "<kind>/<ns>/<name>": its pods' owner
+        #: a dump's workloads created before the run: their ``creationTimestamp`` on the run's clock, by key
+        self.dump_created: dict[str, float] = {}
         #: a ``ReportsStatus`` controller's status on this clock, by the key of ``controllers``
         self.workload_status: dict[str, WorkloadStatus] = {}
         #: per controller key, its suspensions so far: a deadline armed before the latest one is void
@@ -378,10 +383,24 @@ class Simulation:
         return run
 
     # -- workload controllers --------------------------------------------------------------
+    def _group_on_clock(self, group: PodGroup) -> PodGroup:
+        """A dump's PodGroup created at its ``creationTimestamp`` on the run's clock, what the queue orders
+        of Coscheduling (``GetCreationTimestamp``) and Volcano (``JobOrderFn``) read."""
+        arrival = group.created.submit_at_s
+        at = created_on_clock(self.scenario.creation_timestamp(group), self.clock_zero_unix, arrival)
+        if at == arrival:
+            return group
+        return replace(group, created=replace(group.created, submit_at_s=at))
+
     def _start(self, workload: Workload) -> None:
         controller = controller_for(kueue_held(workload, self.scenario.kueue))
         key = controller_key(controller)
         self.controllers[key] = controller
+        created = created_on_clock(
+            self.scenario.creation_timestamp(workload), self.clock_zero_unix, self.loop.now
+        )
+        if created < self.loop.now:
+            self.dump_created[key] = created
         # held suspended until Kueue admits it, or for good (``spec.suspend`` of a Job Kueue does not manage)
         suspended = self.kueue.suspends(key) or (isinstance(workload, Job) and workload.suspend)
         if implements(controller, ReportsStatus):
@@ -629,7 +648,8 @@ class Simulation:
         """A pod created (``running``: a snapshot's, already running on its ``spec.nodeName``; ``created_s``:
         a snapshot's, its ``creationTimestamp`` on the run's clock)."""
         if self.kai_installed and pod.scheduler_name == KAI_SCHEDULER and pod.pod_group is None:
-            pod, group = kai.group(pod, self.created_by.get(pod.key), self.loop.now)  # KAI's pod grouper
+            at = self.loop.now if created_s is None else created_s  # KAI's pod grouper, as it sees the pod
+            pod, group = kai.group(pod, self.created_by.get(pod.key), at)
             if group.key not in self.gangs.groups:
                 self.gangs.add_group(group)
         if pod.scheduling_gates:  # gates whose removal time has come are gone before the pod is looked at
@@ -941,6 +961,13 @@ class Simulation:
 
     def pod_group_of(self, pod: Pod) -> PodGroup | None:
         return self.gangs.group_of(pod)
+
+    def queue_created(self, pod: Pod) -> float | None:
+        found = self.queued_workload(pod)
+        if found is not None:
+            return self.dump_created.get(found[0])
+        rec = self.records.get(pod.key)
+        return None if rec is None else rec.dump_created_s
 
     def list_length(self, name: str) -> int:
         """What a ``redis`` trigger reads: items queued on the list (popped ones are gone)."""

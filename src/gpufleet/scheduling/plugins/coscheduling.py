@@ -1,6 +1,7 @@
 """Coscheduling (kubernetes-sigs/scheduler-plugins ``pkg/coscheduling``): all-or-nothing gangs.
 
-- QueueSort (``Less``): priority, then the PodGroup's creation time (a pod without a group, or
+- QueueSort (``Less``): priority, then the PodGroup's creation time (``GetCreationTimestamp``: a dump's
+  PodGroup's ``creationTimestamp`` on the run's clock, ``sim.simulation``; a pod without a group, or
   whose group does not exist, uses its own first queue time), then the pod's ``namespace/name``
   (``GetNamespacedName``: a group's members, of one creation time, queue together in name order).
   A group that failed (PostFilter let it go, or Unreserve rejected its waiting pods) sorts by the
