@@ -14,63 +14,26 @@ heavier one (``lifecycle.Match``). ``ControlPlane.restart_kwok`` loads them.
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import yaml
 
 from e2e.controlplane import STAGES
+from gpufleet.model.kubelet_events import pulled_message, pulling_message
 from gpufleet.model.quantity import parse_duration, parse_quantity
 
 PULL_AFTER = "gpufleet.io/pull-after"
 IMAGE_SIZE = "gpufleet.io/image-size"
-_UNITS = ((3600.0, "h"), (60.0, "m"))
-
-
-def go_duration(seconds: float) -> str:
-    """``time.Duration.String()`` to the nanosecond: ``0s``, ``500ms``, ``2.5s``, ``1m30s``, ``1h0m0s``."""
-    ns = round(seconds * 1e9)
-    if ns == 0:
-        return "0s"
-    if ns < 1_000_000_000:
-        for scale, unit in ((1_000_000, "ms"), (1_000, "µs"), (1, "ns")):
-            if ns >= scale:
-                return f"{_decimal(ns, scale)}{unit}"
-    out, rest = "", ns
-    for scale_s, unit in _UNITS:
-        scale = int(scale_s * 1e9)
-        if rest >= scale or out:
-            out += f"{rest // scale}{unit}"
-            rest %= scale
-    return f"{out}{_decimal(rest, 1_000_000_000)}s"
-
-
-def _decimal(ns: int, scale: int) -> str:
-    whole, frac = divmod(ns, scale)
-    digits = str(frac).rjust(len(str(scale)) - 1, "0").rstrip("0")
-    return f"{whole}.{digits}" if digits else str(whole)
-
-
-def pulling_message(image: str) -> str:
-    return f"Pulling image {json.dumps(image)}"
-
-
-def pulled_message(image: str, pull_s: float, size_bytes: int) -> str:
-    took = go_duration(pull_s)
-    return (
-        f"Successfully pulled image {json.dumps(image)} in {took} ({took} including waiting). "
-        f"Image size: {size_bytes} bytes."
-    )
 
 
 def image_pull_stages(image: str, pull_after: str, image_size: str) -> list[dict[str, Any]]:
     """The two image Stages for pods whose first container runs ``image`` annotated
     ``gpufleet.io/pull-after: <pull_after>`` and ``gpufleet.io/image-size: <image_size>``."""
     generic = {d["metadata"]["name"]: d for d in yaml.safe_load_all(STAGES.read_text())}
-    size = int(parse_quantity(image_size))
+    size, took = int(parse_quantity(image_size)), parse_duration(pull_after)
     messages = {
         "pod-image-pulling": pulling_message(image),
-        "pod-image-pulled": pulled_message(image, parse_duration(pull_after), size),
+        "pod-image-pulled": pulled_message(image, took, took, size),
     }
     key = f"{image}-{pull_after}-{size}".replace("/", "-").replace(":", "-").replace(".", "-").lower()
     stages = []

@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 import pytest
-from e2e.kubelet_images import go_duration, image_pull_stages, pulled_message, pulling_message
+from e2e.kubelet_images import image_pull_stages
 
 from gpufleet.live.startup_objects import read_pulled
+from gpufleet.model.kubelet_events import go_duration, pulled_message, pulling_message
 
 
 @pytest.mark.parametrize(
@@ -30,7 +31,7 @@ def test_go_duration_is_time_duration_string(seconds: float, text: str) -> None:
 def test_the_image_messages_are_the_kubelets_and_read_back_as_the_pull_took() -> None:
     image = "registry.example.com/llm-server:v1"
     assert pulling_message(image) == 'Pulling image "registry.example.com/llm-server:v1"'
-    message = pulled_message(image, 92.5, 10**10)
+    message = pulled_message(image, 92.5, 92.5, 10**10)
     assert message == (
         'Successfully pulled image "registry.example.com/llm-server:v1" in 1m32.5s (1m32.5s including '
         "waiting). Image size: 10000000000 bytes."

@@ -179,7 +179,8 @@ def test_output_json_and_yaml_are_the_same_record(tmp_path: Path) -> None:
     as_yaml = yaml.safe_load(describe("ml/serve", *paths, "-o", "yaml"))
     assert as_json == as_yaml
     assert as_json["node"] == "gpu-0" and as_json["labels"] == {"app": "llm"}
-    assert [e["reason"] for e in as_json["events"]] == ["Scheduled", "Started"]
+    # startContainer's image check (llm:v2, IfNotPresent, on the node), Created and Started
+    assert [e["reason"] for e in as_json["events"]] == ["Scheduled", "Pulled", "Created", "Started"]
 
 
 def test_a_name_in_several_namespaces_is_refused_with_the_candidates(tmp_path: Path) -> None:

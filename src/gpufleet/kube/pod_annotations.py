@@ -230,9 +230,11 @@ def parsed(key: str, text: str) -> object:
         return None
 
 
-def behavior(values: Mapping[str, object], image: str, container: str = "") -> Behavior:
-    """A pod's ``Behavior`` from the values ``read`` returned; ``image`` and ``container`` (its name) are
-    its first container's."""
+def behavior(
+    values: Mapping[str, object], image: str, container: str = "", image_pull_policy: str = ""
+) -> Behavior:
+    """A pod's ``Behavior`` from the values ``read`` returned; ``image``, ``container`` (its name) and
+    ``image_pull_policy`` (as given) are its first container's."""
     consumes = values.get(CONSUMES)
     return Behavior(
         submit_at_s=number(values, SUBMIT_AT) or 0.0,
@@ -240,6 +242,7 @@ def behavior(values: Mapping[str, object], image: str, container: str = "") -> B
         checkpoint_interval_s=number(values, CHECKPOINT_INTERVAL),
         checkpoint_save_s=number(values, CHECKPOINT_SAVE) or 0.0,
         image=image,
+        image_pull_policy=image_pull_policy,
         image_size_bytes=number(values, IMAGE_SIZE),
         model_size_bytes=number(values, MODEL_SIZE),
         warmup=values.get(WARMUP),

@@ -32,6 +32,7 @@ from gpufleet.kube.probes import liveness_probe
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
 from gpufleet.kube.scheduling_gates import scheduling_gates
 from gpufleet.model.images import normalized_image_name
+from gpufleet.model.kubelet_events import PULL_POLICIES
 from gpufleet.model.pod import DEFAULT_SCHEDULER, OwnerRef, Pod
 from gpufleet.model.resources import (
     CPU,
@@ -81,8 +82,14 @@ def pod(
     image = first_container.get("image")
     values = pod_annotations.read(meta.annotations, report.at("metadata"))
     container = first_container.get("name")
+    pull = first_container.get("imagePullPolicy") or ""
+    if pull not in ("", *PULL_POLICIES):
+        at_spec.error("containers[0].imagePullPolicy", unsupported(pull, PULL_POLICIES))
     behavior = pod_annotations.behavior(
-        values, image if isinstance(image, str) else "", container if isinstance(container, str) else ""
+        values,
+        image if isinstance(image, str) else "",
+        container if isinstance(container, str) else "",
+        pull if pull in PULL_POLICIES else "",
     )
     requests, scored = _requests(spec, at_spec)
     share, requests = gpu_shares.read(meta.annotations, requests, report)

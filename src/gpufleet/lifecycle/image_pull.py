@@ -45,6 +45,11 @@ class ImagePuller:
             self._pulls[image] = self._busy_until
         return self._pulls[image]
 
+    def pulling(self, now: float, image: str) -> bool:
+        """Whether a pull of ``image`` is queued or running at ``now``: a request for it waits for it."""
+        self._run_until(now)
+        return image in self._pulls
+
     def images(self, now: float) -> frozenset[str]:
         """The images on the node at ``now`` (pulls finished by then included)."""
         self._run_until(now)

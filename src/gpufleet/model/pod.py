@@ -115,6 +115,8 @@ class Behavior:
     checkpoint_interval_s: float | None = None
     checkpoint_save_s: float = 0.0  # the time one checkpoint takes to write, computing paused
     image: str = ""  # the first container's image: what the node caches
+    #: the first container's ``imagePullPolicy`` as given (empty: defaulted, ``kubelet_events.pull_policy``)
+    image_pull_policy: str = ""
     image_size_bytes: float | None = None
     model_size_bytes: float | None = None
     warmup: object = None

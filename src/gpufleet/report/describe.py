@@ -5,10 +5,12 @@ a kubectl dump, each into the same record (what ``-o json`` and ``-o yaml`` prin
 
 - a simulation's pod record (``summary.json``'s ``pods[]``, with the pod's manifest fields and its
   state log when the scenario was simulated on the spot): the Events are those the record implies,
-  as the scheduler and the kubelet would have recorded them (Scheduled, FailedScheduling, Pulling,
-  Pulled, Started, BackOff, Killing), the kubelet's through client-go's event correlator
-  (:mod:`gpufleet.model.event_correlator`: a repeat counted, ``(xN over ...)``), aged at the end of the
-  run, and the start-up stages follow, gpufleet's own (scheduling, node provisioning, image pull, model
+  as the scheduler and the kubelet would have recorded them (Scheduled, FailedScheduling; at every
+  container start, restarts included, Pulling and Pulled, Created, Started; BackOff, Killing), the
+  kubelet's through client-go's event correlator (:mod:`gpufleet.model.event_correlator`: a repeat
+  counted, ``(xN over ...)``), aged at the end of the run; every one is kept to the end (the API server's
+  ``--event-ttl`` is not modelled: a note says how many kubectl would no longer list), and the start-up
+  stages follow, gpufleet's own (scheduling, node provisioning, image pull, model
   load, warm-up, to working);
 - a pod of a kubectl dump (``kubectl get pods,events -A -o json``): its fields, conditions and Events
   as kubectl shows them, aged now, and for a pending pod gpufleet's explanation.
@@ -19,6 +21,7 @@ said where it would be shown, never filled in.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -29,6 +32,17 @@ from rich.console import Console
 
 from gpufleet.model.event_correlator import EventCorrelator
 from gpufleet.model.final_states import CRASH_LOOP_BACK_OFF, REJECTED
+from gpufleet.model.images import normalized_image_name
+from gpufleet.model.kubelet_events import (
+    ALWAYS,
+    created_message,
+    killing_message,
+    present_message,
+    pull_policy,
+    pulled_message,
+    pulling_message,
+    started_message,
+)
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
 from gpufleet.model.scheduler_records import event_message
@@ -46,6 +60,9 @@ NOT_KNOWN = {
 #: (``backOffPeriod``, ``pkg/kubelet/kubelet.go``; its jitter of up to 50 % more,
 #: ``workerBackOffPeriodJitterFactor``, is not modelled): each such sync records a BackOff Warning
 KUBELET_BACK_OFF_PERIOD_S = 10.0
+#: kube-apiserver's ``--event-ttl`` default (``pkg/controlplane/apiserver/options/options.go``: 1 h): an
+#: Event's etcd lease, set again at each write (``pkg/registry/core/event/storage/storage.go`` ``TTLFunc``)
+EVENT_TTL_S = 3600.0
 #: the label column's width in kubectl's describe layout
 LABEL_WIDTH = 16
 #: the simulator's pod states (its log) and start-up stages (``pods[].stages``) in words
@@ -139,7 +156,8 @@ def described_from_record(
             {"type": kind, "status": str(holds)}
             for kind, holds in zip(CONDITIONS, (bound, running, ready, ready), strict=True)
         ],
-        "events": _implied_events(record, end_time_s, pod),
+        "events": (events := _implied_events(record, end_time_s, pod)),
+        "event_notes": _event_notes(record, events, end_time_s),
         "stages": _stages(record, log),
         "node_stages": dict(record["node_stages"]),
         "end_time_s": end_time_s,
@@ -190,9 +208,9 @@ def _event(kind: str, reason: str, at_s: float, end_s: float, source: str, messa
 def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) -> list[dict[str, Any]]:
     """The Events the scheduler and the kubelet would have recorded, in upstream's words, from the
     record's times: FailedScheduling (a pod still pending), Scheduled, the kubelet's refusal at admission
-    (``rejectPod``: a Warning with the pod's reason), Pulling/Pulled (an image pull stage), Started,
-    BackOff (each sync in a restart back-off), Killing (deleted); the kubelet's go through one event
-    correlator, in time order."""
+    (``rejectPod``: a Warning with the pod's reason), at each container start Pulling/Pulled, Created and
+    Started (``_start_events``), BackOff (each sync in a restart back-off), Killing (deleted); the
+    kubelet's go through one event correlator, in time order."""
     key, scheduler = str(record["name"]), str(record["scheduler"])
     events = []
     if record["bound_s"] is None and record["message"] and record["phase"] == "Pending":
@@ -215,11 +233,7 @@ def _implied_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
 def _kubelet_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) -> list[dict[str, Any]]:
     """The kubelet's events about the pod as the API server is left with them (``EventCorrelator``): each
     with its count and the age of its first time."""
-    # (time, type, reason, message, involvedObject.fieldPath): the container's events name it
-    container = next(
-        (str(s["container"]) for s in (record.get("terminated"), record.get("last_terminated")) if s),
-        pod.behavior.container if pod is not None else "",
-    )
+    container = _container(record, pod)
     field_path = f"spec.containers{{{container}}}" if container else ""
     recorded: list[tuple[float, str, str, str, str]] = []
     message = record["message"] or ""
@@ -227,16 +241,7 @@ def _kubelet_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
         recorded.append(
             (record["finished_s"], "Warning", str(record["reason"]), message.removeprefix(REJECTED), "")
         )
-    pull = record["stages"].get("image_pull")
-    if pull and record["running_s"] is not None:
-        image = f' "{pod.images[0]}"' if pod is not None and pod.images else ""
-        pulled_at = record["running_s"]
-        recorded.append((pulled_at - pull, "Normal", "Pulling", f"Pulling image{image}", field_path))
-        pulled = f"Successfully pulled image{image} in {human_duration(pull)}"
-        recorded.append((pulled_at, "Normal", "Pulled", pulled, field_path))
-    if record["running_s"] is not None:
-        started = f"Started container {container}".rstrip()  # (kuberuntime_container.go's startContainer)
-        recorded.append((record["running_s"], "Normal", "Started", started, field_path))
+    recorded += [(*event, field_path) for event in _start_events(record, container)]
     recorded += _back_off_events(record, end_s, pod, container, field_path)
     deleted = record["deleted_s"]
     if (
@@ -244,8 +249,7 @@ def _kubelet_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
         and record["running_s"] is not None
         and deleted <= (record["finished_s"] or deleted)
     ):
-        stopping = f"Stopping container {container}".rstrip()  # (killContainer's message)
-        recorded.append((deleted, "Normal", "Killing", stopping, field_path))
+        recorded.append((deleted, "Normal", "Killing", killing_message(container).rstrip(), field_path))
     correlator = EventCorrelator()
     for at_s, kind, reason, text, path in sorted(recorded, key=lambda r: r[0]):
         correlator.record(at_s, kind, reason, text, path)
@@ -257,6 +261,74 @@ def _kubelet_events(record: Mapping[str, Any], end_s: float, pod: Pod | None) ->
         }
         for e in correlator.events
     ]
+
+
+def _container(record: Mapping[str, Any], pod: Pod | None) -> str:
+    """The name of the container the simulation runs (its first): the events' ``involvedObject``."""
+    return next(
+        (str(s["container"]) for s in (record.get("terminated"), record.get("last_terminated")) if s),
+        pod.behavior.container if pod is not None else "",
+    )
+
+
+def _container_starts(record: Mapping[str, Any]) -> list[float]:
+    """``pods[].container_starts``; a summary.json written before it was kept has the latest start only."""
+    starts = record.get("container_starts")
+    if starts is not None:
+        return [float(at) for at in starts]
+    return [] if record["running_s"] is None else [float(record["running_s"])]
+
+
+def _image(record: Mapping[str, Any]) -> tuple[str, str]:
+    """The first container's image (``pods[].image``) and its ``imagePullPolicy``."""
+    image = str(record.get("image") or "")
+    return image, str(record.get("image_pull_policy") or pull_policy(image))
+
+
+def _start_events(record: Mapping[str, Any], container: str) -> list[tuple[float, str, str, str]]:
+    """``startContainer`` at each container start, restarts included: the image (``EnsureImageExists``: the
+    pull before the first start where one was simulated, Pulling then Pulled with its times and size; else,
+    under ``IfNotPresent`` or ``Never``, Pulled "already present on machine"; under ``Always`` the kubelet
+    pulls again, which gpufleet does not simulate: no Pulled, see :func:`_event_notes`), then Created and
+    Started."""
+    image, policy = _image(record)
+    pull = record.get("image_pull")
+    out: list[tuple[float, str, str, str]] = []
+    for index, at_s in enumerate(_container_starts(record)):
+        if index == 0 and pull:
+            pulled = normalized_image_name(image) if image else ""
+            out.append((pull["requested_s"], "Normal", "Pulling", pulling_message(pulled)))
+            waited_s = pull["landed_s"] - pull["requested_s"]
+            message = pulled_message(pulled, pull["pull_s"], waited_s, int(pull["size_bytes"]))
+            out.append((pull["landed_s"], "Normal", "Pulled", message))
+        elif policy != ALWAYS and image:
+            out.append((at_s, "Normal", "Pulled", present_message(image)))
+        out.append((at_s, "Normal", "Created", created_message(container)))
+        out.append((at_s, "Normal", "Started", started_message(container).rstrip()))
+    return out
+
+
+def _event_notes(record: Mapping[str, Any], events: Sequence[Mapping[str, Any]], end_s: float) -> list[str]:
+    """What the Events table leaves out, said: the Pulling and Pulled events of a container started under
+    ``imagePullPolicy: Always`` without a pull simulated, and the API server's ``--event-ttl`` (1 h after
+    an Event's last write it is deleted: gpufleet keeps every Event to the end of the run)."""
+    notes = []
+    image, policy = _image(record)
+    starts = len(_container_starts(record)) - (1 if record.get("image_pull") else 0)
+    if image and policy == ALWAYS and starts > 0:
+        notes.append(
+            f"imagePullPolicy Always: the kubelet pulls {json.dumps(image)} at every container "
+            f"start (Pulling, Pulled); gpufleet simulates no pull of an image on the node: {starts} "
+            "start(s) without them"
+        )
+    expired = [e for e in events if e["at_s"] is not None and end_s - e["at_s"] > EVENT_TTL_S]
+    if expired:
+        notes.append(
+            f"the API server deletes an Event {human_duration(EVENT_TTL_S)} after its last write "
+            "(kube-apiserver --event-ttl, not modelled): kubectl would no longer list "
+            f"{len(expired)} of these"
+        )
+    return notes
 
 
 def _back_off_events(
@@ -613,7 +685,8 @@ def events_lines(d: Mapping[str, Any]) -> list[str]:
     if not d["events"]:
         return [f"{'Events:':<{LABEL_WIDTH}}<none>"]
     aged = "at the end of the run" if d["source"] != KUBECTL else "now"
-    return [f"Events (ages {aged}):", *aligned(event_rows(d["events"]))]
+    notes = [f"  (gpufleet: {note})" for note in d.get("event_notes") or []]
+    return [f"Events (ages {aged}):", *aligned(event_rows(d["events"])), *notes]
 
 
 def event_rows(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:

@@ -55,7 +55,7 @@ from gpufleet.scheduling.plugins.node_ports import fits_ports
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.metering import Meter
 from gpufleet.sim.placement_quality import ring_placement
-from gpufleet.sim.records import PodRecord
+from gpufleet.sim.records import ImagePull, PodRecord
 from gpufleet.sim.status_watch import StatusWatch, WatchedPodRecord
 from gpufleet.sim.work_queues import WorkList
 
@@ -267,9 +267,12 @@ class PodLifecycle:
                 on_node = state.nodes[state.index[node]].images
                 puller = self.pullers[node] = ImagePuller(self.settings.registry_bandwidth, on_node)
             image = normalized_image_name(b.image) if b.image else rec.pod.key
+            joined = puller.pulling(now, image)
             done = puller.request(now, image, b.image_size_bytes)
             if done > now:
                 rec.enter(now, "image_pull")
+                own_s = 0.0 if joined else b.image_size_bytes / puller.bandwidth
+                rec.image_pull = ImagePull(now, own_s, done)
                 token = rec.token
                 if b.image:
                     size = int(b.image_size_bytes)
@@ -288,6 +291,7 @@ class PodLifecycle:
             return
         now = self.clock.now
         rec.running_s = now
+        rec.container_starts.append(now)
         if rec.reason == CRASH_LOOP_BACK_OFF:  # its back-off is over
             rec.reason = None
         if rec.phase != "Running":

@@ -31,6 +31,18 @@ STAGE_OF = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class ImagePull:
+    """The kubelet's pull of the pod's image before its first container started (``pullImage``): when it
+    asked for it (``Pulling``), the pull's own time (the transfer at the registry bandwidth; none for a
+    request that waited for a pull of the same image already under way) and when the image was on the
+    node."""
+
+    requested_s: float
+    pull_s: float
+    landed_s: float
+
+
 @dataclass(slots=True)
 class PodRecord:
     pod: Pod
@@ -64,6 +76,10 @@ class PodRecord:
     back_off: RestartBackOff = field(default_factory=RestartBackOff)  # the kubelet's, before a restart
     #: each back-off the kubelet waited out before a restart: (when its container ended, seconds)
     back_offs: list[tuple[float, float]] = field(default_factory=list)
+    #: when each of its first container's containers started (``startContainer``: the first, then each
+    #: restart's), in time order
+    container_starts: list[float] = field(default_factory=list)
+    image_pull: ImagePull | None = None  # its image's pull, where the kubelet pulled it for this pod
     hung: bool = False  # its process hangs: it holds its GPUs and computes nothing (``sim.hung_processes``)
     work_lost_gpu_s: float = 0.0  # GPU-seconds of computation it lost (since a checkpoint, when stopped)
     checkpoint_save_gpu_s: float = 0.0  # GPU-seconds it spent writing checkpoints, computing paused

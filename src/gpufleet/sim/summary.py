@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any, cast
 
 from gpufleet.model.final_states import CRASH_LOOP_BACK_OFF, count_final_states, final_state
+from gpufleet.model.kubelet_events import pull_policy
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.pod_failure_policy import ContainerExit
@@ -47,6 +48,10 @@ def _pod_record(
         "last_terminated": _terminated(rec.last_terminated),
         "restarts": rec.restarts,
         "back_offs": [[ended_s, wait_s] for ended_s, wait_s in rec.back_offs],
+        "container_starts": list(rec.container_starts),
+        "image": rec.pod.behavior.image,
+        "image_pull_policy": pull_policy(rec.pod.behavior.image, rec.pod.behavior.image_pull_policy),
+        "image_pull": _image_pull(rec),
         "node": rec.node,
         "gpus": round(rec.gpu_share, 6),
         "devices": [u.id for u in rec.devices],
@@ -104,6 +109,19 @@ def _terminated(state: ContainerExit | None) -> dict[str, Any] | None:
     if state is None or state.exit_code is None:
         return None
     return {"container": state.name, "exit_code": state.exit_code, "reason": state.reason}
+
+
+def _image_pull(rec: PodRecord) -> dict[str, Any] | None:
+    """The kubelet's pull of the pod's image (``PodRecord.image_pull``) with the image's size."""
+    pull = rec.image_pull
+    if pull is None:
+        return None
+    return {
+        "requested_s": pull.requested_s,
+        "pull_s": pull.pull_s,
+        "landed_s": pull.landed_s,
+        "size_bytes": int(rec.pod.behavior.image_size_bytes or 0),
+    }
 
 
 def _final_state(rec: PodRecord) -> str:
