@@ -8,7 +8,8 @@ Upstream: ``kubernetes-sigs/jobset`` v0.12.0, ``pkg/controllers/failure_policy_t
 - ``TestFindFirstFailedPolicyRuleAndJob`` (``findFirstFailedPolicyRuleAndJob``): every row; upstream's
   failed Jobs carry a ``Failed`` condition whose ``lastTransitionTime`` orders them (``job1`` 6 h ago,
   ``job1DupEarlierFailure`` 12 h ago, ``job2`` 3 h ago, ``job3`` 1 h ago); gpufleet's controller keeps
-  its failed Jobs in the order they failed, so each row's Jobs are given sorted by that time.
+  its failed Jobs in the order they got their ``Failed`` condition, so each row's Jobs are given sorted by
+  that time.
 
 ``TestFindFirstFailedJob`` (the earliest of the failed Jobs) and ``TestApplyFailurePolicyRuleAction`` (the
 actions' status updates, among them the ``RestartJob`` actions behind a feature gate that is off) are not
@@ -157,8 +158,8 @@ def test_find_first_failed_policy_rule_and_job(
 
 
 _ORDER = (
-    "gpufleet's controller keeps its failed Jobs in the order they failed (no Failed condition to sort "
-    "by): the earliest is the first, which the rows above rely on"
+    "gpufleet's controller keeps its failed Jobs in the order they got their Failed condition (no condition "
+    "time to sort by): the earliest is the first, which the rows above rely on"
 )
 _ACTION = (
     "the action's status update in one reconcile (restart counts, the FailurePolicy_<rule> reason) is "

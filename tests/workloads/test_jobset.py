@@ -833,9 +833,10 @@ JOB_DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specifi
 
 def test_a_jobs_active_deadline_fails_it_and_without_a_failure_policy_the_jobset(tmp_path: Path) -> None:
     """A child Job's ``activeDeadlineSeconds`` (the Job controller's ``pastActiveDeadline``): 600 s after it
-    started, its 2 h pod still running, the Job fails (``DeadlineExceeded``) and deletes it; no failure
-    policy: the JobSet fails (``FailedJobs``) and deletes its other Jobs (each pod gone after its 30 s grace
-    period)."""
+    started, its 2 h pod still running, the Job fails (``DeadlineExceeded``: ``FailureTarget``) and deletes
+    it; it is ``Failed`` once the pod is gone after its 30 s grace period (``delayTerminalCondition``), and
+    only then does the JobSet, with no failure policy, fail (``FailedJobs``, read from the ``Failed``
+    condition, ``JobFinished``) and delete its other Jobs (their pod gone 30 s later)."""
     text = jobset(rjob("driver", duration="2h"), rjob("workers", duration="2h", template_spec=DEADLINE_10M))
     pods, controller = run(write(tmp_path, nodes(), text))
     assert controller.children["train-workers-0"].failure == JOB_DEADLINE_EXCEEDED
@@ -845,7 +846,7 @@ def test_a_jobs_active_deadline_fails_it_and_without_a_failure_policy_the_jobset
     )
     assert {(stem(n), p["reason"], tuple(p["disruptions"]), p["finished_s"]) for n, p in pods.items()} == {
         ("train-workers-0-0", "Deleted", (600.0,), 630.0),
-        ("train-driver-0-0", "Deleted", (600.0,), 630.0),
+        ("train-driver-0-0", "Deleted", (630.0,), 660.0),
     }
 
 
@@ -896,9 +897,10 @@ def test_the_failure_policy_judges_a_job_past_its_deadline_by_its_reason(
 ) -> None:
     """``ruleIsApplicable`` on the Job's ``Failed`` reason ``DeadlineExceeded``: a rule naming it acts
     (``RestartJobSet`` within ``maxRestarts: 1``, ``FailJobSet`` at once); a rule naming another reason does
-    not, and the default ``RestartJobSet`` applies. A restart recreates the Job once its old pod is gone (at
-    630 s; its pod of a new name) with a deadline of its own from then: it fails at 1230 s, and
-    with no restart left the JobSet fails."""
+    not, and the default ``RestartJobSet`` applies. The Job is ``Failed`` once its deleted pod is gone (630 s,
+    ``delayTerminalCondition``), when the JobSet judges it; a restart recreates it in the reconcile after the
+    work queue's 5 ms (its pod of a new name) with a deadline of its own from then: it fails at 1230.005 s,
+    and with no restart left the JobSet fails."""
     text = jobset(
         rjob("workers", duration="2h", template_spec=DEADLINE_10M),
         failurePolicy={"maxRestarts": 1, "rules": rules},
@@ -907,7 +909,8 @@ def test_the_failure_policy_judges_a_job_past_its_deadline_by_its_reason(
     assert (controller.finished_as, controller.message, controller.restarts) == ("Failed", message, restarts)
     assert controller.children["train-workers-0"].failure == JOB_DEADLINE_EXCEEDED
     ended = sorted((p["created_s"], *p["disruptions"], stem(n)) for n, p in pods.items())
-    assert ended == [(0.0, 600.0, "train-workers-0-0"), (630.0, 1230.0, "train-workers-0-0")][: restarts + 1]
+    second = (pytest.approx(630.005), pytest.approx(1230.005), "train-workers-0-0")
+    assert ended == [(0.0, 600.0, "train-workers-0-0"), second][: restarts + 1]
 
 
 def test_under_kueue_a_jobs_deadline_stops_while_the_jobset_is_evicted_and_starts_again_on_admission(

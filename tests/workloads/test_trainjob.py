@@ -612,8 +612,9 @@ def test_a_deadline_rule_of_the_runtimes_failure_policy_fails_the_trainjob_when_
     tmp_path: Path,
 ) -> None:
     """The runtime's Job template's ``activeDeadlineSeconds`` fails its Job 600 s after it started
-    (``DeadlineExceeded``), and the failure policy's rule on that reason (``FailJobSet``) fails the JobSet at
-    once, its ``maxRestarts: 3`` notwithstanding."""
+    (``DeadlineExceeded``), and the failure policy's rule on that reason (``FailJobSet``) fails the JobSet
+    with no restart, its ``maxRestarts: 3`` notwithstanding, once the Job is ``Failed`` (its pods gone at
+    630 s, ``delayTerminalCondition``)."""
     node = rjob(duration="2h", job_spec="\n              activeDeadlineSeconds: 600")
     policy = (
         "      failurePolicy:\n        maxRestarts: 3\n        rules:\n"
@@ -653,3 +654,25 @@ def test_the_runtimes_backoff_limit_per_index_fails_each_index_on_its_own(tmp_pa
     )
     crashed = {n for n in pods if n.startswith("llm-crash")}
     assert crashed == {"llm-crash-0-0", "llm-crash-0-0-r1", "llm-crash-0-1", "llm-crash-0-1-r1"}
+
+
+def test_a_job_past_its_deadline_fails_the_trainjob_once_its_deleted_pods_are_gone(tmp_path: Path) -> None:
+    """The trainer's Job fails ``DeadlineExceeded`` at 600 s and deletes its pods (``FailureTarget``,
+    ``deleteActivePods``); it is ``Failed`` once they are gone, after their 30 s grace period
+    (``delayTerminalCondition``): only then does the JobSet, reading that condition (jobset v0.12.0
+    ``JobFinished``), fail, and the TrainJob with it; the JobSet deletes its other Job then (the ``helper``'s
+    pod gone at 660 s)."""
+    node = rjob(duration="2h", job_spec="\n              activeDeadlineSeconds: 600")
+    helper = rjob("helper", ancestor=None, duration="2h")
+    pods, controller = run(write(tmp_path, runtime(node + helper), trainjob()))
+    assert (controller.finished_as, controller.message) == (
+        "Failed",
+        "jobset failed due to one or more job failures (first failed job: llm-node-0)",
+    )
+    ended = sorted((n, p["reason"], p["finished_s"]) for n, p in pods.items())
+    assert ended == [
+        ("llm-helper-0-0", "Deleted", 660.0),
+        ("llm-node-0-0", "Deleted", 630.0),
+        ("llm-node-0-1", "Deleted", 630.0),
+    ]
+    assert pods["llm-helper-0-0"]["disruptions"] == [630.0]

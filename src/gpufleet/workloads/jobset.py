@@ -63,6 +63,12 @@ fails ``DeadlineExceeded`` and deletes its pods (``kind.HasDeadline``: the drive
 Job and restart attempt); a deadline of 0 fails it before it creates any (``syncJob`` checks
 ``pastActiveDeadline`` before ``manageJob``), under Kueue as Kueue admits the JobSet, its gated pods dropped
 uncounted (``JobController.run_with_counts``).
+However it failed, the Job first has ``FailureTarget`` and deletes its active pods (``deleteActivePods``);
+the JobSet reads its ``Failed`` condition (``getChildJobs``, ``JobFinished``), which the Job controller sets
+only once none of its pods is terminating (``delayTerminalCondition``): the failure policy judges the Job
+then, after the pods' grace period, the Jobs in the order they got the condition
+(``ChildJob.finished_type``). Likewise a Job that succeeded (``SuccessCriteriaMet``, then ``Complete``)
+counts for the success policy once it has ``Complete``.
 Without a ``failurePolicy`` a failed Job fails the JobSet (``FailedJobs``). With one, the first rule
 that applies to a failed Job (``findFirstFailedPolicyRuleAndJob``, ``ruleIsApplicable``: the Job's
 ``Failed`` reason among ``onJobFailureReasons``, its message matching one of
@@ -117,7 +123,7 @@ from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
 from gpufleet.model.pod_failure_policy import ContainerExit, PodFailurePolicy
 from gpufleet.model.workloads import Created, Job, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
-from gpufleet.workloads.job import JobController
+from gpufleet.workloads.job import COMPLETE, FAILED, JobController
 from gpufleet.workloads.kind import (
     COMPLETING_RESTART_POLICIES,
     EndsWithCondition,
@@ -615,14 +621,26 @@ class ChildJob(JobController):
         return self.rjob.exclusive_topology is not None and not self.rjob.node_selector_strategy
 
     @property
+    def finished_type(self) -> str | None:
+        """``JobFinished``: the Job's ``Failed`` or ``Complete`` condition, what the JobSet reads of it
+        (``getChildJobs``); None while it has neither. The Job controller sets it only once none of the Job's
+        pods is terminating (``delayTerminalCondition``, ``JobController.status_conditions``): a Job that
+        failed (past ``backoffLimit`` by its failed pods or, under ``OnFailure``, its containers' restarts; a
+        ``podFailurePolicy`` rule; its failed indexes; its deadline) or succeeded is first ``FailureTarget``
+        or ``SuccessCriteriaMet`` while the pods it deleted (``deleteActivePods``) terminate."""
+        conditions = self.status_conditions()
+        last = conditions[-1].type if conditions else None
+        return last if last in (FAILED, COMPLETE) else None
+
+    @property
     def failed_job(self) -> bool:
-        """The Job failed (its ``Failed`` condition: past ``backoffLimit`` by its failed pods or, under
-        ``OnFailure``, its containers' restarts; a ``podFailurePolicy`` rule; its failed indexes)."""
-        return self.failure is not None
+        """The Job has its ``Failed`` condition (``finished_type``)."""
+        return self.finished_type == FAILED
 
     @property
     def complete(self) -> bool:
-        return self.done and self.failure is None
+        """The Job has its ``Complete`` condition (``finished_type``)."""
+        return self.finished_type == COMPLETE
 
     def failed_as(self) -> FailedJob:
         """The Job as the failure policy reads it once it failed (its ``Failed`` condition)."""
@@ -755,7 +773,7 @@ class JobSetController(EndsWithCondition):
         self.to_delete: list[tuple[str, str]] = []
         self.restarts = 0
         self.restarts_toward_max = 0
-        self.failed_order: list[str] = []  # child Jobs in the order they failed
+        self.failed_order: list[str] = []  # child Jobs in the order they got their ``Failed`` condition
         self._delay = 0.0  # the wait before the reconcile that the last pod's end asks for
         #: Created, Running, Restarting, Completed, Failed or Suspended; ``message`` says why it ended
         self.status = "Suspended" if jobset.suspend else "Created"
@@ -867,8 +885,8 @@ class JobSetController(EndsWithCondition):
 
     def doomed(self) -> list[tuple[str, str]]:
         """The pods of the Jobs a restart or the JobSet's end deleted (``deleteJobs``), and the active pods of
-        a Job that failed as one of its pods began terminating (its ``deleteActivePods``,
-        ``pod_terminating``), while it waits for that pod before the JobSet judges it."""
+        a Job that failed (its ``deleteActivePods``), which it waits for before its ``Failed`` condition and
+        so before the JobSet judges it (``finished_type``)."""
         doomed, self.to_delete = self.to_delete, []
         if self.finished_as is None:
             for child in self.children.values():
@@ -945,10 +963,7 @@ class JobSetController(EndsWithCondition):
             return False
         child.finished(pod, succeeded)
         restarts = self.restarts
-        if child.failed_job:
-            self.failed_order.append(child.job.name)
-        if child.done:
-            self._judge()
+        self._judge_if_finished(child)
         if self.restarts > restarts:
             self._delay = work_queue_delay_s(self.restarts - 1)
         elif not child.done:
@@ -979,13 +994,22 @@ class JobSetController(EndsWithCondition):
         if child is None or self.finished_as is not None:
             return
         child.restarted(pod)
-        self._judge_if_failed(child)
+        self._judge_if_finished(child)
 
-    def _judge_if_failed(self, child: ChildJob) -> None:
-        """A Job that failed outside a pod's end (its containers' restarts, its deadline) is judged by the
-        failure policy as any failed Job."""
-        if child.failed_job:
+    def _judge_if_finished(self, child: ChildJob) -> None:
+        """The reconcile after a change to ``child`` (a pod of it ended, a container restarted, its deadline
+        passed): ``getChildJobs`` sorts the Jobs by their ``Failed`` or ``Complete`` condition
+        (``JobFinished``, ``ChildJob.finished_type``); a failed Job runs the failure policy
+        (``executeFailurePolicy``), the Jobs in the order they got the condition
+        (``findFirstFailedPolicyRuleAndJob``: its ``lastTransitionTime``), a complete one the success policy
+        (``executeSuccessPolicy``). As both conditions wait for the Job's terminating pods, a Job that failed
+        however it failed is judged once the active pods it deleted are gone (each after its grace
+        period)."""
+        finished = child.finished_type
+        if finished == FAILED and child.job.name not in self.failed_order:
             self.failed_order.append(child.job.name)
+            self._judge()
+        elif finished == COMPLETE:
             self._judge()
 
     def deadlines(self) -> dict[str, float]:
@@ -1006,7 +1030,7 @@ class JobSetController(EndsWithCondition):
         if child is None or child.done or self.finished_as is not None:
             return
         child.deadline_passed()
-        self._judge_if_failed(child)
+        self._judge_if_finished(child)
 
     def retry_delay_s(self) -> float:
         """The wait before the reconcile after a failed pod (``kind.BacksOff``): the Job controller's pod
@@ -1069,10 +1093,13 @@ class JobSetController(EndsWithCondition):
 
     def suspended(self, pod: Pod) -> None:
         """Kueue evicted it: its Jobs are suspended and their pods deleted, then created again on
-        admission, without counting as failed."""
+        admission, without counting as failed. A Job that failed before is judged once its last pod is gone,
+        suspended or not (``reconcile`` runs ``executeFailurePolicy`` before ``suspendJobs``)."""
         if self.leaving.pods.pop(pod.key, None) is not None:
             return
         child = self.owner_of.pop(pod.key, None)
         self.running.discard(pod.key)
         if child is not None:
             child.suspended(pod)
+            if self.finished_as is None:
+                self._judge_if_finished(child)

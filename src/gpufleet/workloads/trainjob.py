@@ -29,7 +29,8 @@ uid). Each Job is gpufleet's Job controller: a failed pod replaced after the pod
 ``podReplacementPolicy`` (a pod being deleted replaced while it terminates, or once it failed) applied as a
 Job's; under ``OnFailure``, the JobSet webhook's default, the kubelet's container restarts count toward
 ``backoffLimit``. The JobSet completes by
-its ``successPolicy`` and judges a failed Job by its ``failurePolicy`` (JobSet v0.12.0: ``FailJobSet``,
+its ``successPolicy`` and judges a failed Job by its ``failurePolicy``, each once the Job's ``Complete`` or
+``Failed`` condition is set, the pods it deleted gone (``JobFinished``; JobSet v0.12.0: ``FailJobSet``,
 ``RestartJobSet`` while fewer than ``maxRestarts``, ``RestartJobSetAndIgnoreMaxRestarts``; without one a
 failed Job fails it); a restart recreates every Job under ``restart-attempt + 1``. The TrainJob is
 ``Complete`` or ``Failed`` with its JobSet (``plugins/jobset`` ``Status`` copies those two conditions and
