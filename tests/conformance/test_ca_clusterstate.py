@@ -32,8 +32,8 @@ from gpufleet.autoscaling.cluster_state import (
     register_scale_up,
     update_scale_requests,
 )
-from gpufleet.control.cluster_autoscaler_scale_up_executor import go_duration
 from gpufleet.model.node import Node
+from gpufleet.model.quantity import go_duration
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
 from gpufleet.sim.node_pools import PoolRuntime
 

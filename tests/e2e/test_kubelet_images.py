@@ -8,7 +8,8 @@ import pytest
 from e2e.kubelet_images import image_pull_stages
 
 from gpufleet.live.startup_objects import read_pulled
-from gpufleet.model.kubelet_events import go_duration, pulled_message, pulling_message
+from gpufleet.model.kubelet_events import pulled_message, pulling_message
+from gpufleet.model.quantity import go_duration
 
 
 @pytest.mark.parametrize(

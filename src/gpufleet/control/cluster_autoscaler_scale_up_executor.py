@@ -31,22 +31,8 @@ from gpufleet.control.clock import Clock
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
 from gpufleet.control.cluster_autoscaler_health import upcoming_nodes
 from gpufleet.control.port import NodeGroup, NodeGroupPort
+from gpufleet.model.quantity import go_duration
 from gpufleet.model.simulation import AutoscalerSettings
-
-
-def go_duration(seconds: float) -> str:
-    """A duration as Go's ``time.Duration.String`` writes it (``15m10s``, ``1h0m0s``, ``2.5s``)."""
-    if seconds == 0:
-        return "0s"
-    sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
-    hours, rest = divmod(seconds, 3600.0)
-    minutes, secs = divmod(rest, 60.0)
-    text = f"{secs:.9f}".rstrip("0").rstrip(".") + "s"
-    if hours:
-        return f"{sign}{int(hours)}h{int(minutes)}m{text}"
-    if minutes:
-        return f"{sign}{int(minutes)}m{text}"
-    return sign + text
 
 
 class ScaleUpExecutor:

@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import math
 
+from gpufleet.model.quantity import go_duration
+
 ALWAYS, IF_NOT_PRESENT, NEVER = "Always", "IfNotPresent", "Never"
 PULL_POLICIES = (ALWAYS, IF_NOT_PRESENT, NEVER)
-_UNITS = ((3600.0, "h"), (60.0, "m"))
 
 
 def pull_policy(image: str, given: str = "") -> str:
@@ -38,30 +39,6 @@ def pull_policy(image: str, given: str = "") -> str:
     digested = "@" in image
     tag = name.rsplit(":", 1)[1] if tagged else ("" if digested else "latest")
     return ALWAYS if tag == "latest" else IF_NOT_PRESENT
-
-
-def go_duration(seconds: float) -> str:
-    """``time.Duration.String()`` to the nanosecond: ``0s``, ``500ms``, ``2.5s``, ``1m30s``, ``1h0m0s``."""
-    ns = round(seconds * 1e9)
-    if ns == 0:
-        return "0s"
-    if ns < 1_000_000_000:
-        for scale, unit in ((1_000_000, "ms"), (1_000, "µs"), (1, "ns")):
-            if ns >= scale:
-                return f"{_decimal(ns, scale)}{unit}"
-    out, rest = "", ns
-    for scale_s, unit in _UNITS:
-        scale = int(scale_s * 1e9)
-        if rest >= scale or out:
-            out += f"{rest // scale}{unit}"
-            rest %= scale
-    return f"{out}{_decimal(rest, 1_000_000_000)}s"
-
-
-def _decimal(ns: int, scale: int) -> str:
-    whole, frac = divmod(ns, scale)
-    digits = str(frac).rjust(len(str(scale)) - 1, "0").rstrip("0")
-    return f"{whole}.{digits}" if digits else str(whole)
 
 
 def _to_millisecond(seconds: float) -> float:

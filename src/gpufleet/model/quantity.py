@@ -116,6 +116,36 @@ def parse_duration(value: object) -> float:
     return _bounded(total, value)
 
 
+_GO_UNITS = ((3600.0, "h"), (60.0, "m"))
+
+
+def go_duration(seconds: float) -> str:
+    """``time.Duration.String()`` to the nanosecond: ``0s``, ``500ms``, ``2.5s``, ``1m30s``, ``1h0m0s``,
+    ``-2s``."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    if ns < 0:
+        return "-" + go_duration(-seconds)
+    if ns < 1_000_000_000:
+        for scale, unit in ((1_000_000, "ms"), (1_000, "µs"), (1, "ns")):
+            if ns >= scale:
+                return f"{_go_decimal(ns, scale)}{unit}"
+    out, rest = "", ns
+    for scale_s, unit in _GO_UNITS:
+        scale = int(scale_s * 1e9)
+        if rest >= scale or out:
+            out += f"{rest // scale}{unit}"
+            rest %= scale
+    return f"{out}{_go_decimal(rest, 1_000_000_000)}s"
+
+
+def _go_decimal(ns: int, scale: int) -> str:
+    whole, frac = divmod(ns, scale)
+    digits = str(frac).rjust(len(str(scale)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}" if digits else str(whole)
+
+
 def _bounded(seconds: float, value: object) -> float:
     """``seconds`` if Go could hold it as a ``time.Duration`` (NaN never): else ``QuantityError``."""
     if not seconds <= MAX_DURATION_S:
