@@ -228,7 +228,9 @@ class NodeGroupPort(ClusterReads, Protocol):
         ...
 
     def unschedulable_pods(self) -> list[Pod]:
-        """Pods a scheduler marked unschedulable (``PodScheduled=False``), not waiting at Permit."""
+        """Pods whose ``PodScheduled`` condition is False with reason ``Unschedulable`` (``isUnschedulable``):
+        those a scheduler marked so, a dump's among them until the run's scheduler has tried them; not
+        waiting at Permit."""
         ...
 
     def scheduler_unprocessed_pods(self, schedulers: AbstractSet[str]) -> list[Pod]:

@@ -28,14 +28,15 @@ _EVENTS_V1 = ("regarding", "note", ("deprecatedLastTimestamp", "eventTime", "dep
 
 def pod_scheduled(status: Mapping[str, Any], report: Reporter) -> Recorded | None:
     """The pod's ``PodScheduled`` condition when it says the pod is not scheduled (``status: False``,
-    reason ``Unschedulable`` or ``SchedulingGated``), with its message."""
+    reason ``Unschedulable`` or ``SchedulingGated``), with its message and reason."""
     for i, condition in enumerate(items(status.get("conditions"))):
         if condition.get("type") == POD_SCHEDULED and condition.get("status") == "False":
             at = _time(
                 condition.get("lastTransitionTime"), report, f"status.conditions[{i}].lastTransitionTime"
             )
-            source = f"{POD_SCHEDULED}=False ({condition.get('reason') or 'no reason'})"
-            return Recorded(source, str(condition.get("message") or ""), at)
+            reason = str(condition.get("reason") or "") or None
+            source = f"{POD_SCHEDULED}=False ({reason or 'no reason'})"
+            return Recorded(source, str(condition.get("message") or ""), at, reason)
     return None
 
 

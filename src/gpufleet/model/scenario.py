@@ -31,7 +31,9 @@ class BarePod:
     bound_node: str | None = None  # a pod already bound in a snapshot (status / spec.nodeName)
     phase: str = "Pending"
     uid: str = ""  # metadata.uid, where the dump has it
-    scheduled: Recorded | None = None  # its PodScheduled=False condition (kube-scheduler's last word)
+    #: its PodScheduled=False condition (kube-scheduler's last word); one of reason ``Unschedulable`` is the
+    #: pending pod's condition when it arrives in the run, until a scheduler of the run tries it
+    scheduled: Recorded | None = None
     #: being deleted (``metadata.deletionTimestamp``): deleted at its arrival, its ``termination_grace_s``
     #: what remains of its grace period (``kube.pod_deletion``)
     deleting: bool = False

@@ -13,6 +13,8 @@ from datetime import datetime
 #: (``schedule_one.go`` ``truncateMessage``: the first 1,020 bytes and `` ...``); the condition's is whole.
 NOTE_LENGTH_LIMIT = 1024
 _TRUNCATED = " ..."
+#: ``v1.PodReasonUnschedulable``: the ``PodScheduled=False`` reason kube-scheduler writes after a FitError
+UNSCHEDULABLE = "Unschedulable"
 
 
 def event_message(message: str) -> str:
@@ -27,11 +29,19 @@ def event_message(message: str) -> str:
 @dataclass(frozen=True)
 class Recorded:
     """One message kube-scheduler wrote: ``source`` says where (``PodScheduled=False
-    (Unschedulable)``, ``FailedScheduling event``), ``at`` when (None: no time in the dump)."""
+    (Unschedulable)``, ``FailedScheduling event``), ``at`` when (None: no time in the dump), ``reason`` the
+    ``PodScheduled`` condition's reason (None: an Event, or a condition without one)."""
 
     source: str
     message: str
     at: datetime | None = None
+    reason: str | None = None
+
+    @property
+    def unschedulable(self) -> bool:
+        """A ``PodScheduled=False`` condition of reason ``Unschedulable``: what cluster-autoscaler lists as
+        an unschedulable pod (``utils/kubernetes/listers.go`` ``isUnschedulable``), whatever its message."""
+        return self.reason == UNSCHEDULABLE
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from gpufleet.model.node_readiness import clock_zero, created_on_clock, not_read
 from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
 from gpufleet.model.promql import CPU_USAGE_COUNTER
 from gpufleet.model.resources import GPU
-from gpufleet.model.scenario import Scenario
+from gpufleet.model.scenario import BarePod, Scenario
 from gpufleet.model.simulation import MAX_DURATION_S
 from gpufleet.model.workloads import Created, Job, PodGroup, Workload
 from gpufleet.scheduling.events import (
@@ -349,13 +349,7 @@ class Simulation:
     def _schedule_arrivals(self) -> None:
         sc = self.scenario
         arrivals: list[tuple[Created, Callable[[], None]]] = [
-            *(
-                (
-                    b.created,
-                    partial(self._arrive_pod, b.pod, b.bound_node, b.phase, b.deleting, b.created_unix),
-                )
-                for b in sc.pods
-            ),
+            *((b.created, partial(self._arrive_pod, b)) for b in sc.pods),
             *((w.created, partial(self._start, w)) for w in sc.workloads()),
         ]
         feed_rng = np.random.default_rng([self.seed, 4])
@@ -602,32 +596,29 @@ class Simulation:
     def _scheduler_of(self, pod: Pod) -> str:
         return next((s.name for s in self.schedulers if s.serves(pod.scheduler_name)), pod.scheduler_name)
 
-    def _arrive_pod(
-        self,
-        pod: Pod,
-        bound_node: str | None,
-        phase: str,
-        deleting: bool = False,
-        created_unix: float | None = None,
-    ) -> None:
+    def _arrive_pod(self, bare: BarePod) -> None:
         """A snapshot's pod (or a bare one) arrives, a pending or running one created at its
-        ``creationTimestamp`` (``created_unix``) on the run's clock where it has one; one being deleted
+        ``creationTimestamp`` (``created_unix``) on the run's clock where it has one, a pending one that
+        kube-scheduler found unschedulable (``scheduled``) with that condition; one being deleted
         (``deleting``) is deleted at once, to end after what remains of its grace period (its
         ``termination_grace_s``: ``kube.pod_deletion``)."""
+        pod, bound_node, phase = bare.pod, bare.bound_node, bare.phase
         if phase in ("Succeeded", "Failed"):
             rec = self.lifecycle.record(pod, self._scheduler_of(pod))
             self.lifecycle.set_phase(rec, phase)
             rec.finished_s, rec.node = self.loop.now, bound_node
             return
-        created = created_on_clock(created_unix, self.clock_zero_unix, self.loop.now)
+        created = created_on_clock(bare.created_unix, self.clock_zero_unix, self.loop.now)
         if bound_node is not None:  # a Running one: the kubelet admitted it already
             self._create(replace(pod, node_name=bound_node), running=phase == "Running", created_s=created)
         else:
-            self._create(pod, created_s=created)
+            recorded = bare.scheduled
+            unschedulable = recorded.message if recorded is not None and recorded.unschedulable else None
+            self._create(pod, created_s=created, unschedulable=unschedulable)
         self._adopted_arrived(pod)
         arrived = self.records.get(pod.key)
         if (
-            deleting
+            bare.deleting
             and arrived is not None
             and arrived.deleted_s is None
             and arrived.phase in ("Pending", "Running")
@@ -644,9 +635,18 @@ class Simulation:
         if controller is not None and implements(controller, Adopts) and implements(controller, DeletesPods):
             self._delete_doomed(controller)
 
-    def _create(self, pod: Pod, running: bool = False, created_s: float | None = None) -> None:
+    def _create(
+        self,
+        pod: Pod,
+        running: bool = False,
+        created_s: float | None = None,
+        unschedulable: str | None = None,
+    ) -> None:
         """A pod created (``running``: a snapshot's, already running on its ``spec.nodeName``; ``created_s``:
-        a snapshot's, its ``creationTimestamp`` on the run's clock)."""
+        a snapshot's, its ``creationTimestamp`` on the run's clock; ``unschedulable``: a snapshot's pending
+        pod's ``PodScheduled=False`` condition of reason ``Unschedulable``, its message: the pod's condition
+        until its scheduler in the run writes its own, so cluster-autoscaler's first loop lists it, as
+        upstream's ``isUnschedulable`` does, before the run's scheduler has tried it)."""
         if self.kai_installed and pod.scheduler_name == KAI_SCHEDULER and pod.pod_group is None:
             at = self.loop.now if created_s is None else created_s  # KAI's pod grouper, as it sees the pod
             pod, group = kai.group(pod, self.created_by.get(pod.key), at)
@@ -657,6 +657,8 @@ class Simulation:
         rec = self.lifecycle.record(pod, self._scheduler_of(pod), self._watch_of(pod))
         if created_s is not None and created_s < rec.created_s:
             rec.dump_created_s = created_s
+        if unschedulable is not None:
+            rec.message = unschedulable  # (its reason None: Unschedulable)
         later = {t for _, t in pod.behavior.ungate_at if t > self.loop.now} if pod.scheduling_gates else set()
         for at in sorted(later):
             self.loop.at(at, Priority.ARRIVAL, partial(self._ungate, rec))
