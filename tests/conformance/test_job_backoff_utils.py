@@ -1,20 +1,25 @@
 """The Job controller's pod failure backoff: ``backoff_utils_test.go``.
 
 Upstream: ``k8s.io/kubernetes`` v1.34.10, ``pkg/controller/job/backoff_utils_test.go``, against
-``gpufleet.workloads.job``'s ``new_backoff_record`` (``backoffStore.newBackoffRecord``) and
+``gpufleet.workloads.job_backoff``'s ``new_backoff_record`` (``backoffStore.newBackoffRecord``) and
 ``remaining_backoff_s`` (``backoffRecord.getRemainingTime``), and ``remaining_backoff_per_index_s``
 (``getRemainingTimePerIndex``: the last failed pod written as its ``job-index-failure-count`` annotations,
 failed at T). Times are seconds from the test's
 ``defaultTestTime`` (0.0); upstream's pods are written as their finish times; the record's key is left
-out (one record per controller). The feature gates are 1.34's defaults.
+out (one record per controller). ``TestGetFinishedTime`` against ``gpufleet.kube.adoption.finished_time``
+(what a snapshot's pod carries over, ``OwnedPod.finished_unix``), its pods written as their documents. The
+feature gates are 1.34's defaults (``SidecarContainers`` on).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from gpufleet.kube.adoption import finished_time
 from gpufleet.model.failed_indexes import INDEX_FAILURE_COUNT, INDEX_IGNORED_FAILURE_COUNT
-from gpufleet.workloads.job import (
+from gpufleet.workloads.job_backoff import (
     BackoffRecord,
     new_backoff_record,
     remaining_backoff_per_index_s,
@@ -23,12 +28,6 @@ from gpufleet.workloads.job import (
 
 T = 0.0  # defaultTestTime
 MS = 0.001
-NO_POD_STATUS = (
-    "getFinishedTime reads a pod's status (containers' FinishedAt, PodReady's transition, "
-    "deletionTimestamp less its grace period, creation time): gpufleet's controller is told of each pod "
-    "as it ends, at that moment, and keeps no pod status to read it from"
-)
-
 # name: (old record, succeeded finish times, failed finish times, want record)
 NEW_BACKOFF_RECORD: dict[str, tuple[BackoffRecord, list[float], list[float], BackoffRecord]] = {
     "Empty backoff store and one new failure": (BackoffRecord(), [], [T], BackoffRecord(1, T)),
@@ -72,28 +71,97 @@ def test_new_backoff_record(
     assert new_backoff_record(old, succeeded, failed) == want
 
 
-GET_FINISHED_TIME = [
-    "Pod with multiple containers and all containers terminated",
+#: ``defaultTestTime`` of ``TestGetFinishedTime``, as RFC 3339 and Unix seconds
+TEST_TIME, TEST_UNIX = "2009-11-10T23:00:00Z", 1257894000.0
+
+
+def at(seconds: int) -> str:
+    """``defaultTestTime`` plus ``seconds`` (at most 0, more than -60)."""
+    return TEST_TIME if seconds == 0 else f"2009-11-10T22:59:{60 + seconds:02d}Z"
+
+
+def terminated(finished: int | None) -> dict[str, Any]:
+    """A container status terminated at ``finished`` (seconds from ``defaultTestTime``; None: no time)."""
+    state = {} if finished is None else {"finishedAt": at(finished)}
+    return {"state": {"terminated": state}}
+
+
+RUNNING = {"state": {"running": {}}}
+
+# name: (the pod's document, want: seconds from defaultTestTime)
+GET_FINISHED_TIME: dict[str, tuple[dict[str, Any], float]] = {
+    "Pod with multiple containers and all containers terminated": (
+        {"status": {"containerStatuses": [terminated(-1), terminated(0), terminated(-2)]}},
+        0,
+    ),
     "Pod with multiple containers; two containers in terminated state and one in running state; fallback to "
-    "deletionTimestamp",
-    "fallback to deletionTimestamp",
-    "fallback to deletionTimestamp, decremented by grace period",
-    "fallback to PodReady.LastTransitionTime when status of the condition is False",
-    "skip fallback to PodReady.LastTransitionTime when status of the condition is True",
-    "fallback to creationTimestamp",
-    "Pod with sidecar container and all containers terminated",
-]
+    "deletionTimestamp": (
+        {
+            "metadata": {"deletionTimestamp": TEST_TIME},
+            "status": {"containerStatuses": [terminated(-1), RUNNING, terminated(-2)]},
+        },
+        0,
+    ),
+    "fallback to deletionTimestamp": (
+        {"metadata": {"deletionTimestamp": TEST_TIME}, "status": {"containerStatuses": [RUNNING]}},
+        0,
+    ),
+    "fallback to deletionTimestamp, decremented by grace period": (
+        {
+            "metadata": {"deletionTimestamp": TEST_TIME, "deletionGracePeriodSeconds": 30},
+            "status": {"containerStatuses": [RUNNING]},
+        },
+        -30,
+    ),
+    "fallback to PodReady.LastTransitionTime when status of the condition is False": (
+        {
+            "status": {
+                "containerStatuses": [terminated(None)],
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "False",
+                        "reason": "PodFailed",
+                        "lastTransitionTime": TEST_TIME,
+                    }
+                ],
+            }
+        },
+        0,
+    ),
+    "skip fallback to PodReady.LastTransitionTime when status of the condition is True": (
+        {
+            "metadata": {"deletionTimestamp": TEST_TIME},
+            "status": {
+                "containerStatuses": [terminated(None)],
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": at(-30)}],
+            },
+        },
+        0,
+    ),
+    "fallback to creationTimestamp": (
+        {"metadata": {"creationTimestamp": TEST_TIME}, "status": {"containerStatuses": [terminated(None)]}},
+        0,
+    ),
+    "Pod with sidecar container and all containers terminated": (
+        {
+            "spec": {"initContainers": [{"name": "sidecar", "restartPolicy": "Always"}]},
+            "status": {
+                "containerStatuses": [terminated(-1)],
+                "initContainerStatuses": [{"name": "sidecar", **terminated(0)}],
+            },
+        },
+        0,
+    ),
+}
 
 
 @pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, id=f"TestGetFinishedTime/{name}", marks=pytest.mark.skip(reason=NO_POD_STATUS))
-        for name in GET_FINISHED_TIME
-    ],
+    ("pod", "want"),
+    [pytest.param(*case, id=f"TestGetFinishedTime/{name}") for name, case in GET_FINISHED_TIME.items()],
 )
-def test_get_finished_time(name: str) -> None:
-    raise AssertionError("skipped")
+def test_get_finished_time(pod: dict[str, Any], want: float) -> None:
+    assert finished_time(pod) == TEST_UNIX + want
 
 
 # name: (record, now, default backoff, max backoff, want seconds)

@@ -1,5 +1,6 @@
 """The Job controller's sync: ``TestControllerSyncJob``, ``TestSyncJobPastDeadline`` and
-``TestSyncJobWithJobBackoffLimitPerIndex``; and the integration test ``TestSuspendJob``.
+``TestSyncJobWithJobBackoffLimitPerIndex`` and ``TestGetPodCreationInfoForIndependentIndexes``; and the
+integration test ``TestSuspendJob``.
 
 Upstream: ``k8s.io/kubernetes`` v1.34.10, ``pkg/controller/job/job_controller_test.go``. A row's Job and
 pods become a cluster snapshot's: its pods are counted as adoption counts them (``gpufleet.kube.adoption``:
@@ -36,6 +37,7 @@ from gpufleet.kube.adoption import (
     _job_status,
     _Object,
     failed_pod_status,
+    finished_time,
 )
 from gpufleet.model.completion_indexes import SuccessPolicy, SuccessPolicyRule
 from gpufleet.model.failed_indexes import INDEX_FAILURE_COUNT
@@ -67,8 +69,9 @@ SUSPENDED = JOB_SUSPENDED[:2]
 NO_API_ERRORS = "the fake pod control's errors and creation limit: gpufleet's pod creations do not fail"
 NO_EXPECTATIONS = "the controller's expectations (creations/deletions not yet observed) are not modelled"
 NO_BACKOFF_SEEDING = (
-    "a backoff record carried over from an earlier sync: gpufleet's pod failure backoff delays the "
-    "driver's next reconcile after a failure (BacksOff.retry_delay_s), adoption carries no record"
+    "a backoff record put in the controller's store with no pod behind it: gpufleet rebuilds the record a "
+    "snapshot's Job carries over from its ended pods' finish times only (newBackoffRecord, getFinishedTime: "
+    "workloads.job_backoff)"
 )
 GATE_OFF = "the feature gate turned off: 1.34's default (PodIndexLabel GA, on) is the one modelled"
 NO_MANAGED_BY = "spec.managedBy (JobManagedBy's FailureTarget-only condition) is not modelled"
@@ -432,6 +435,8 @@ def snapshot_pods(row: Row) -> list[tuple[str | None, str, bool]]:
     return pods + [(index, phase, False) for index, phase in row.with_indexes]
 
 
+#: the sync's time (upstream's fake clock ``now``), as RFC 3339 and Unix seconds
+NOW, NOW_UNIX = "2026-01-01T00:00:00Z", 1767225600.0
 TRACKED = _Object("", None, {"metadata": {"finalizers": [JOB_TRACKING_FINALIZER]}})
 
 
@@ -453,8 +458,10 @@ def adopt_pod(
     does (``isPodFailed``)."""
     pod = Pod(name, namespace="default", annotations=annotations, owner=OwnerRef("Job", "job"))
     bare = BarePod(pod, phase=phase)
-    failure = failed_pod_status(bare, {"status": {"phase": phase, **status}}) if phase == "Failed" else None
-    owned.pods.append(OwnedPod(pod, phase, terminating, failure=failure, restarts=restarts))
+    body_status = {"status": {"phase": phase, **status}}
+    failure = failed_pod_status(bare, body_status) if phase == "Failed" else None
+    finished = finished_time(body_status)
+    owned.pods.append(OwnedPod(pod, phase, terminating, failure, restarts, finished_unix=finished))
     replaces_terminating = job is not None and not job.only_replace_failed_pods
     _count_ended(owned, bare, TRACKED, body, policy, replaces_terminating)
 
@@ -768,6 +775,17 @@ PER_INDEX_CASES |= {
         # (upstream's pod is mypod-0)
         message="Container x for pod default/pod-0 failed with exit code 3 matching FailJob rule at index 0",
     ),
+    # index 1's pod failed at the sync's time (its container's finishedAt ``now``): its per-index backoff
+    # (getRemainingTimePerIndex, 10 s) holds its replacement back and, with it, its count
+    # (getPodsWithDelayedDeletionPerIndex): active 1, failed 0
+    "replacement pod creation delayed by per-index backoff while another index runs": PerIndexRow(
+        2,
+        MAX_INT32,
+        1,
+        (("0", "Running", "0"), ("1", "Failed", "0")),
+        container_statuses={1: [{"name": "x", "state": {"terminated": {"finishedAt": NOW}}}]},
+        want_active=1,
+    ),
     "job pod failure ignored due to matching Ignore action": PerIndexRow(
         2,
         6,
@@ -784,21 +802,12 @@ NOT_COUNTED_UNTIL_REPLACED = (
     "until the next sync, which that creation triggers at once; gpufleet, which has no such next sync, "
     "counts it on adoption: active 2, failed 1, upstream's status one sync later"
 )
-NO_ADOPTED_INDEX_BACKOFF = (
-    "index 1's pod failed just now: upstream's per-index backoff (getRemainingTimePerIndex, 10 s from its "
-    "containers' finishedAt) holds its replacement back and its count with it (active 1, failed 0); "
-    "gpufleet reads no finish time of a snapshot's failed pod (no backoff carried over, as for the Job-wide "
-    "backoff): it counts it on adoption and creates index 1 at once (active 2, failed 1)"
-)
 PER_INDEX_GATE_OFF = (
     "the feature gates turned off (emulating 1.32 or 1.33): 1.34's defaults (JobBackoffLimitPerIndex, "
     "JobPodReplacementPolicy, JobManagedBy on) are the ones modelled"
 )
 PER_INDEX_SKIPPED = {
     "single failed pod, not counted as the replacement pod creation is delayed": NOT_COUNTED_UNTIL_REPLACED,
-    "replacement pod creation delayed by per-index backoff while another index runs": (
-        NO_ADOPTED_INDEX_BACKOFF
-    ),
     "job with finished indexes; failedIndexes are cleaned when JobBackoffLimitPerIndex disabled": (
         PER_INDEX_GATE_OFF
     ),
@@ -833,6 +842,7 @@ def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
     }
     body = {"spec": spec, "status": {}}
     owned = _job_status(body)
+    owned.adopted_unix = NOW_UNIX  # the sync's time: a pod's finish time counts its backoff from it
     for i, (index, phase, count) in enumerate(row.pods):
         annotations = {JOB_COMPLETION_INDEX: index, INDEX_FAILURE_COUNT: count}
         status = {"containerStatuses": row.container_statuses.get(i, [])}
@@ -866,6 +876,72 @@ def test_sync_job_with_job_backoff_limit_per_index(row: PerIndexRow) -> None:
     assert bool(got) == bool(row.conditions)
     if row.message:
         assert {c.message for c in controller.status_conditions()} == {row.message}
+
+
+# name: (the indexes to add, each index's last failed pod (its job-index-failure-count, when it finished:
+# seconds from now), want: the indexes created now, the remaining time)
+CREATION_INFO: dict[str, tuple[list[int], dict[int, tuple[str, int]], list[int], float]] = {
+    "simple index creation": ([1, 3], {}, [1, 3], 0.0),
+    "subset of indexes can be recreated now": ([1, 3], {1: ("0", 0)}, [3], 0.0),
+    "subset of indexes can be recreated now as the pods failed long time ago": (
+        [1, 3],
+        {1: ("0", 0), 3: ("0", -10)},
+        [3],
+        0.0,
+    ),
+    "no indexes can be recreated now, need to wait default pod failure backoff": (
+        [1, 2, 3],
+        {1: ("1", 0), 2: ("0", 0), 3: ("2", 0)},
+        [],
+        10.0,
+    ),
+    "no indexes can be recreated now, need to wait but 1s already passed": (
+        [1, 2, 3],
+        {1: ("1", -1), 2: ("0", -1), 3: ("2", -1)},
+        [],
+        9.0,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("to_add", "last_failed", "want", "want_remaining"),
+    [
+        pytest.param(*case, id=f"TestGetPodCreationInfoForIndependentIndexes/{name}")
+        for name, case in CREATION_INFO.items()
+    ],
+)
+def test_get_pod_creation_info_for_independent_indexes(
+    to_add: list[int], last_failed: dict[int, tuple[str, int]], want: list[int], want_remaining: float
+) -> None:
+    """``getPodCreationInfoForIndependentIndexes``: an Indexed Job of 4 completions with
+    ``backoffLimitPerIndex`` whose indexes not to add run; each index's last failed pod, not counted yet,
+    finished (its container's ``finishedAt``, where upstream's has its ``deletionTimestamp``: the same
+    ``getFinishedTime``) some seconds before its adoption. The indexes whose backoff ended are created now
+    (remaining 0); if none, nothing is, and the remaining time is the least of their backoffs (``held_s``)."""
+    body: dict[str, Any] = {
+        "spec": {"completionMode": "Indexed", "completions": 4, "backoffLimitPerIndex": MAX_INT32},
+        "status": {},
+    }
+    owned = _job_status(body)
+    owned.adopted_unix = NOW_UNIX
+    for index in sorted(set(range(4)) - set(to_add)):
+        annotations = {JOB_COMPLETION_INDEX: str(index), INDEX_FAILURE_COUNT: "0"}
+        adopt_pod(owned, body, None, f"pod-{index}", "Running", annotations, {})
+    for index, (count, finished) in last_failed.items():
+        annotations = {JOB_COMPLETION_INDEX: str(index), INDEX_FAILURE_COUNT: count}
+        ended = {
+            "state": {
+                "terminated": {"finishedAt": f"2025-12-31T23:59:{60 + finished:02d}Z" if finished else NOW}
+            }
+        }
+        adopt_pod(owned, body, None, f"failed-{index}", "Failed", annotations, {"containerStatuses": [ended]})
+    job = Job("job", "default", Pod(""), 4, 4, MAX_INT32, indexed=True, backoff_limit_per_index=MAX_INT32)
+    controller = JobController(job)
+    controller.adopt(owned)
+    created = sorted(controller.active[p.key] for p in controller.wanted())
+    assert created == want
+    assert (0.0 if created else min(controller.held_s())) == want_remaining
 
 
 def test_sync_job_with_job_success_policy_success_criteria_met_never_fails() -> None:

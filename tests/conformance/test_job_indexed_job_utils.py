@@ -12,14 +12,18 @@ pods it then creates are compared. ``TestAppendDuplicatedIndexPodsForRemoval`` r
 ``backoffLimitPerIndex`` (``TestIsIndexFailed``, ``TestGetIndexFailureCount``,
 ``TestGetNewIndexFailureCountValue``) runs against ``gpufleet.model.failed_indexes``, upstream's pods written
 as their annotations and what ``matchPodFailurePolicy`` reads of them; ``TestCalculateFailedIndexes`` against
-adoption as above.
+adoption as above. ``TestGetPodsWithDelayedDeletionPerIndex`` runs against
+``gpufleet.workloads.job_backoff.pods_with_delayed_deletion``, on the pods as adoption reads them (counted
+yet or not, their finish times: ``finished_time``), the succeeded and failed indexes as it counts them.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from gpufleet.kube.adoption import JOB_TRACKING_FINALIZER, _count_ended, _job_status, _Object
+from gpufleet.kube.adoption import JOB_TRACKING_FINALIZER, _count_ended, _job_status, _Object, finished_time
 from gpufleet.model.failed_indexes import (
     INDEX_FAILURE_COUNT,
     index_failure_count,
@@ -43,12 +47,13 @@ from gpufleet.model.pod_failure_policy import (
 from gpufleet.model.scenario import BarePod
 from gpufleet.model.workloads import Job
 from gpufleet.workloads.job import JobController
+from gpufleet.workloads.job_backoff import pods_with_delayed_deletion
 from gpufleet.workloads.job_removal import duplicated_index_pods
 
 NO_INDEX = None  # noIndex: a pod without the completion index annotation
-DELAYED_DELETION = (
-    "gpufleet removes no finalizers and deletes no pods of its own: the Job's failed pods are not kept "
-    "(getPodsWithDelayedDeletionPerIndex); the last failed pod's failure counts are read once, on adoption"
+EXPECTED_RM_FINALIZERS = (
+    "the controller's expectations of finalizer removals (expectedRmFinalizers) are not modelled: a "
+    "snapshot's pod that holds the tracking finalizer is not counted yet"
 )
 SETS = "gpufleet keeps completion indexes as sets, not as orderedIntervals: there is no has() to test"
 NO_GENERATE_NAME = (
@@ -203,18 +208,10 @@ def test_first_pending_indexes(
 SKIPPED = {
     "TestGetPodsWithDelayedDeletionPerIndex": (
         [
-            "failed pods are kept corresponding to non-failed indexes are kept",
-            "failed pod without finalizer; the pod's deletion is not delayed as it already started",
             "failed pod with expected finalizer removal; the pod's deletion is not delayed as it already "
             "started",
-            "failed pod with index outside of completions; the pod's deletion is not delayed",
-            "failed pod for active index; the pod's deletion is not delayed as it is already replaced",
-            "failed pod for succeeded index; the pod's deletion is not delayed as it is already replaced",
-            "multiple failed pods for index with different failure count; only the pod with highest failure "
-            "count is kept",
-            "multiple failed pods for index with different finish times; only the last failed pod is kept",
         ],
-        DELAYED_DELETION,
+        EXPECTED_RM_FINALIZERS,
     ),
     "TestIntervalsHaveIndex": (
         ["empty", "before all", "after all", "in between", "in first", "in second"],
@@ -467,3 +464,97 @@ def test_calculate_failed_indexes(
             job,
         )
     assert owned.failed_indexes == want
+
+
+NOW = "2026-01-01T00:00:00Z"  # the test's ``now``
+
+
+# name: (completions, backoffLimitPerIndex, pods (name, job-index-failure-count, phase, index, with the
+# tracking finalizer, deletionTimestamp: seconds after now, None: none), want: the names kept)
+DELAYED: dict[str, tuple[int, int, list[tuple[str, str, str, str, bool, int | None]], set[str]]] = {
+    "failed pods are kept corresponding to non-failed indexes are kept": (
+        3,
+        1,
+        [
+            ("a", "0", "Failed", "0", True, None),
+            ("b", "1", "Failed", "1", True, None),
+            ("c", "0", "Failed", "2", True, None),
+        ],
+        {"a", "c"},
+    ),
+    "failed pod without finalizer; the pod's deletion is not delayed as it already started": (
+        2,
+        0,
+        [("a", "0", "Failed", "0", False, None)],
+        set(),
+    ),
+    "failed pod with index outside of completions; the pod's deletion is not delayed": (
+        2,
+        0,
+        [("a", "0", "Failed", "4", True, None)],
+        set(),
+    ),
+    "failed pod for active index; the pod's deletion is not delayed as it is already replaced": (
+        2,
+        1,
+        [("a1", "0", "Failed", "0", True, None), ("a2", "1", "Running", "0", True, None)],
+        set(),
+    ),
+    "failed pod for succeeded index; the pod's deletion is not delayed as it is already replaced": (
+        2,
+        1,
+        [("a1", "0", "Failed", "0", True, None), ("a2", "1", "Succeeded", "0", True, None)],
+        set(),
+    ),
+    "multiple failed pods for index with different failure count; only the pod with highest failure count is "
+    "kept": (
+        2,
+        4,
+        [
+            ("a1", "0", "Failed", "0", True, None),
+            ("a3", "2", "Failed", "0", True, None),
+            ("a2", "1", "Failed", "0", True, None),
+        ],
+        {"a3"},
+    ),
+    "multiple failed pods for index with different finish times; only the last failed pod is kept": (
+        2,
+        4,
+        [
+            ("a1", "1", "Failed", "0", True, -1),
+            ("a3", "1", "Failed", "0", True, 0),
+            ("a2", "1", "Failed", "0", True, -2),
+        ],
+        {"a3"},
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("completions", "limit", "pods", "want"),
+    [
+        pytest.param(*case, id=f"TestGetPodsWithDelayedDeletionPerIndex/{name}")
+        for name, case in DELAYED.items()
+    ],
+)
+def test_get_pods_with_delayed_deletion_per_index(
+    completions: int, limit: int, pods: list[tuple[str, str, str, str, bool, int | None]], want: set[str]
+) -> None:
+    job: dict[str, Any] = {
+        "spec": {"completionMode": "Indexed", "completions": completions, "backoffLimitPerIndex": limit},
+        "status": {"active": 0},
+    }
+    owned = _job_status(job)
+    for name, count, phase, index, tracked, deleted in pods:
+        metadata: dict[str, Any] = {"uid": name, "finalizers": [JOB_TRACKING_FINALIZER] if tracked else []}
+        if deleted is not None:
+            metadata["deletionTimestamp"] = f"2025-12-31T23:59:{60 + deleted:02d}Z" if deleted else NOW
+        body = {"metadata": metadata, "status": {"phase": phase}}
+        pod = Pod(name, annotations={JOB_COMPLETION_INDEX: index, INDEX_FAILURE_COUNT: count})
+        terminating = deleted is not None
+        owned.pods.append(OwnedPod(pod, phase, terminating, finished_unix=finished_time(body)))
+        _count_ended(owned, BarePod(pod, phase=phase), _Object(name, None, body), job)
+    active = {i for p in owned.pods if p.active and (i := p.completion_index) is not None}
+    settled = owned.completed_indexes | owned.failed_indexes | active
+    kept = pods_with_delayed_deletion(owned.pods, completions, settled, replaces_terminating=False)
+    assert {p.pod.name for p in kept.values()} == want

@@ -35,12 +35,17 @@ def simulation(start: str | None) -> dict[str, Any]:
     }
 
 
-def snapshot(tmp_path: Path, spec: dict[str, Any], start: str | None = START) -> list[Path]:
-    """A Job ``train`` of one pod (its ``spec`` besides) whose one pod runs on ``gpu-0`` being deleted."""
+def snapshot(
+    tmp_path: Path, spec: dict[str, Any], start: str | None = START, grace_s: int = 30
+) -> list[Path]:
+    """A Job ``train`` of one pod (its ``spec`` besides) whose one pod runs on ``gpu-0`` being deleted, with a
+    grace period of ``grace_s`` (``deletionGracePeriodSeconds``, which the API server sets with
+    ``deletionTimestamp``: 30 s, so its deletion began 10 s before the run)."""
     train = job(1, 1)
     train["spec"] |= spec
     leaving = pod("train-aaaaa", JOB_POD, finalizers=TRACKING, restart="Never")
     leaving["metadata"]["deletionTimestamp"] = ENDS
+    leaving["metadata"]["deletionGracePeriodSeconds"] = grace_s
     return dump(tmp_path, node("gpu-0"), train, leaving, simulation(start))
 
 
@@ -53,11 +58,24 @@ def run(paths: list[Path]) -> tuple[dict[str, dict[str, Any]], JobController]:
 
 def test_a_terminating_snapshot_pod_is_failed_and_replaced_at_once_by_default(tmp_path: Path) -> None:
     """``TerminatingOrFailed`` (no ``podFailurePolicy``): the pod counts failed from the start and its
-    replacement comes at once; the pod itself ends 20 s in, at its ``deletionTimestamp``."""
+    replacement comes at once, the pod failure backoff (10 s from its deletion's start, ``getFinishedTime``:
+    ``deletionTimestamp`` less ``deletionGracePeriodSeconds``) over; the pod itself ends 20 s in, at its
+    ``deletionTimestamp``."""
     pods, train = run(snapshot(tmp_path, {}))
     assert (pods["train-aaaaa"]["deleted_s"], pods["train-aaaaa"]["reason"]) == (20.0, "Deleted")
     assert pods["train-0"]["created_s"] == 0.0
     assert train.failed == 1 and train.status_counts()["terminating"] == 0
+
+
+def test_a_terminating_snapshot_pod_deleted_at_the_snapshot_is_replaced_after_the_backoff(
+    tmp_path: Path,
+) -> None:
+    """``TerminatingOrFailed``, the pod's deletion begun at the snapshot (a grace period of 20 s): its failure
+    is that recent (``getFinishedTime``: ``deletionTimestamp`` less ``deletionGracePeriodSeconds``), and its
+    replacement waits the pod failure backoff, 10 s (``manageJob``: ``getRemainingTime``)."""
+    pods, train = run(snapshot(tmp_path, {}, grace_s=20))
+    assert pods["train-0"]["created_s"] == 10.0
+    assert train.failed == 1
 
 
 def test_a_terminating_snapshot_pod_holds_its_replacement_under_the_failed_policy(tmp_path: Path) -> None:

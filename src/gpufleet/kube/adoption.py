@@ -27,15 +27,21 @@ upstream ignores them, and not kept. A pod being deleted
 (``metadata.deletionTimestamp``) and not ended is not active (``IsPodActive``); a Job whose
 ``podReplacementPolicy`` is ``TerminatingOrFailed`` counts it failed now (``isPodFailed``), one under
 ``Failed`` once it ended (``kube.pod_deletion``: the run ends it after what remains of its grace period).
+Each of a controller's pods carries when it finished (``finished_time``: the Job controller's
+``getFinishedTime``, backoff_utils.go), from which a Job counts the pod failure backoff it carries over, and
+whether its Job's status counts it yet (``OwnedPod.uncounted``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
+from gpufleet.kube.nodes import unix_time
 from gpufleet.kube.objects import items, mapping
+from gpufleet.kube.problems import Reporter
 from gpufleet.model.completion_indexes import parse_indexes
 from gpufleet.model.failed_indexes import is_index_failed
 from gpufleet.model.owned import Owned, OwnedPod
@@ -151,6 +157,7 @@ def claim(scenario: Scenario, documents: Sequence[tuple[Ref, Mapping[str, Any]]]
                 _ready_since(pod.body),
                 _max_restarts(pod.body),
                 str(metadata.get("creationTimestamp") or ""),
+                finished_time(pod.body),
             )
         )
         if target[0] == "Job":
@@ -248,6 +255,77 @@ def failed_pod_status(bare: BarePod, body: Mapping[str, Any]) -> FailedPod:
     )
 
 
+def finished_time(body: Mapping[str, Any]) -> float | None:
+    """``getFinishedTime`` (backoff_utils.go): when a pod ``body`` finished, in Unix seconds: the latest
+    ``state.terminated.finishedAt`` of its containers and sidecars (init containers of ``restartPolicy:
+    Always``, ``SidecarContainers`` being on) once each of them has one, else its ``Ready`` condition's
+    ``lastTransitionTime`` where that is ``False``, else its ``deletionTimestamp`` less its
+    ``deletionGracePeriodSeconds``, else its ``creationTimestamp``; None where none is set (upstream's zero
+    time). A time that is no RFC 3339 one counts as unset."""
+    metadata, spec, status = (mapping(body.get(key)) for key in ("metadata", "spec", "status"))
+    sidecars = {
+        str(c.get("name") or "")
+        for c in items(spec.get("initContainers"))
+        if c.get("restartPolicy") == "Always"
+    }
+    ended = _latest_finish(None, items(status.get("containerStatuses")))
+    ended = _latest_finish(
+        ended, [s for s in items(status.get("initContainerStatuses")) if s.get("name") in sidecars]
+    )
+    if ended is not None:
+        return ended
+    ready = next((c for c in items(status.get("conditions")) if c.get("type") == "Ready"), None)
+    since = _unix(ready.get("lastTransitionTime")) if ready is not None else None
+    if ready is not None and ready.get("status") == "False" and since is not None:
+        return since
+    deleted = _unix(metadata.get("deletionTimestamp"))
+    if deleted is not None:
+        grace = metadata.get("deletionGracePeriodSeconds")
+        return deleted - (grace if isinstance(grace, int) and not isinstance(grace, bool) else 0)
+    return _unix(metadata.get("creationTimestamp"))
+
+
+def check_finish_times(body: Mapping[str, Any], report: Reporter) -> None:
+    """Report each time ``finished_time`` reads of an ended pod ``body`` that is no RFC 3339 time (an error at
+    its field, as a Node's times are): its containers' ``finishedAt``, its ``Ready`` condition's
+    ``lastTransitionTime``, its ``deletionTimestamp``."""
+    status = mapping(body.get("status"))
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for i, container in enumerate(items(status.get(key))):
+            finished = mapping(mapping(container.get("state")).get("terminated")).get("finishedAt")
+            unix_time(finished, report, f"status.{key}[{i}].state.terminated.finishedAt")
+    for i, condition in enumerate(items(status.get("conditions"))):
+        if condition.get("type") == "Ready":
+            path = f"status.conditions[{i}].lastTransitionTime"
+            unix_time(condition.get("lastTransitionTime"), report, path)
+    deleted = mapping(body.get("metadata")).get("deletionTimestamp")
+    unix_time(deleted, report, "metadata.deletionTimestamp")
+
+
+def _latest_finish(since: float | None, statuses: Sequence[Mapping[str, Any]]) -> float | None:
+    """``latestFinishTime``: the latest of ``since`` and the statuses' ``state.terminated.finishedAt``; None
+    as soon as one of them has none."""
+    for status in statuses:
+        end = _unix(mapping(mapping(status.get("state")).get("terminated")).get("finishedAt"))
+        if end is None:
+            return None
+        since = end if since is None else max(since, end)
+    return since
+
+
+def _unix(value: object) -> float | None:
+    """An RFC 3339 time (YAML may have read it as a date-time) as Unix seconds (UTC without a zone, as
+    ``kube.nodes.unix_time`` reads it); None when absent or not a time (an ended pod's:
+    ``check_finish_times`` reported it)."""
+    at = value
+    if not isinstance(at, datetime):
+        try:
+            at = datetime.fromisoformat(str(value))
+        except ValueError:
+            return None
+    return (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).timestamp()
+
+
 def _restarts(body: Mapping[str, Any]) -> int:
     """The ``restartCount`` of a pod's containers and init containers, summed (``pastBackoffLimitOnFailure``;
     a count that is not a number counts 0: the schema check reports it)."""
@@ -311,6 +389,7 @@ def _count_ended(
     finalizers = mapping(pod.body.get("metadata")).get("finalizers") or ()
     if status and pod.uid not in uncounted and JOB_TRACKING_FINALIZER not in finalizers:
         return  # already in status.succeeded / status.failed
+    owned.pods[-1] = replace(owned.pods[-1], uncounted=True)
     index = owned.pods[-1].completion_index
     failure = owned.pods[-1].failure or FailedPod(bare.pod.namespace, bare.pod.name)
     counted = match_pod_failure_policy(policy, failure).count_failed

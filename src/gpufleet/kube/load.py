@@ -73,6 +73,7 @@ from gpufleet.model.generated_names import unique_name
 from gpufleet.model.keda import ResourceScaler
 from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.load import QueueFeed
+from gpufleet.model.owned import FINISHED_PHASES
 from gpufleet.model.pod import POD_GROUP_LABEL, VOLCANO_GROUP_ANNOTATION, Pod
 from gpufleet.model.resources import Resources
 from gpufleet.model.scenario import BarePod, Scenario, stamp_key
@@ -478,6 +479,8 @@ class _Loader:
         if found is not None:
             self._deletions.append(found)
         created_unix = _creation_timestamp(entry)
+        if phase in FINISHED_PHASES:  # when it finished: a Job's pod failure backoff (adoption)
+            adoption.check_finish_times(entry.body, entry.report)
         self.scenario.pods.append(
             BarePod(
                 pod,

@@ -37,6 +37,14 @@ class OwnedPod:
     ready_since: str | None = None
     max_restarts: int = 0
     created: str = ""
+    #: when it finished, in Unix seconds (a Job's ``getFinishedTime``: its containers' latest
+    #: ``state.terminated.finishedAt``, else its ``Ready=False`` condition's ``lastTransitionTime``, else its
+    #: ``deletionTimestamp`` less ``deletionGracePeriodSeconds``, else its ``creationTimestamp``); None where
+    #: none says (upstream's zero time: long ago)
+    finished_unix: float | None = None
+    #: an ended pod of a Job that its ``status`` does not count yet (it holds the tracking finalizer or is in
+    #: ``uncountedTerminatedPods``): adoption counts it
+    uncounted: bool = False
 
     @property
     def active(self) -> bool:
@@ -82,3 +90,7 @@ class Owned:
     #: sync decided, which the Job's ``Complete`` condition copies (``hasSuccessCriteriaMetCondition``)
     success_criteria_met: tuple[str, str] | None = None
     replica_set: str = ""
+    #: the wall-clock time (Unix s) at which its controller adopts them (the run's time 0 plus the time it
+    #: starts), set by the driver: what a Job's pod failure backoff counts its failed pods' finish times
+    #: from; None where the run has no time 0 (``model.node_readiness.clock_zero``): none carried over
+    adopted_unix: float | None = None

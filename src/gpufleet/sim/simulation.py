@@ -90,6 +90,7 @@ from gpufleet.workloads.kind import (
     HasDeadline,
     HearsDeletions,
     HearsTerminating,
+    HoldsAdopted,
     ReadsFailedPods,
     ReportsStatus,
     Scalable,
@@ -401,7 +402,11 @@ class Simulation:
             self.workload_status[key] = WorkloadStatus(None if suspended else self.loop.now)
         owned = self.scenario.owned.get(key)
         if owned is not None and implements(controller, Adopts):
-            cast(Adopts, controller).adopt(owned)
+            zero = self.clock_zero_unix  # its pods' finish times count on the run's clock
+            cast(Adopts, controller).adopt(
+                replace(owned, adopted_unix=None if zero is None else zero + self.loop.now)
+            )
+            self._arm_holds(controller)
         if isinstance(controller, DaemonSetController):
             self.daemonsets.append(controller)
         if isinstance(controller, KeepsReplicas):
@@ -413,6 +418,20 @@ class Simulation:
         if not suspended:
             self._armed[key] = set()
             self._arm_deadlines(controller)
+        self._reconcile(controller)
+
+    def _arm_holds(self, controller: WorkloadController) -> None:
+        """A controller that holds creations back after its adoption (``HoldsAdopted``: a Job's pod failure
+        backoff carried over from its snapshot's failed pods) is told as each hold ends, and reconciled."""
+        if not implements(controller, HoldsAdopted):
+            return
+        held = cast(HoldsAdopted, controller)
+        for wait in held.held_s():
+            self.loop.at(self.loop.now + wait, Priority.CONTROLLER, partial(self._release, controller, wait))
+
+    def _release(self, controller: WorkloadController, elapsed_s: float) -> None:
+        """A hold of ``controller``'s ends ``elapsed_s`` after its adoption: it may create again."""
+        cast(HoldsAdopted, controller).release_held(elapsed_s)
         self._reconcile(controller)
 
     def _arm_deadlines(self, controller: WorkloadController, at_once: bool = True) -> None:

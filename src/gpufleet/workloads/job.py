@@ -11,6 +11,14 @@ completion index as label and annotation ``batch.kubernetes.io/job-completion-in
 (``addCompletionIndexLabel``, ``addCompletionIndexAnnotation``); its ``spec.hostname`` ``<job>-<index>`` and
 ``JOB_COMPLETION_INDEX`` environment variable, which only the containers see, are not set.
 
+A snapshot's Job carries its pod failure backoff over (``workloads.job_backoff``): from when its ended pods
+finished (``getFinishedTime``: their containers' ``finishedAt``, ...; on the run's clock), the record of the
+failures after its last success (``newBackoffRecord``) holds every creation back until its backoff has passed
+(``manageJob``), and its failures count on in the run; with ``backoffLimitPerIndex`` each index whose last
+failed pod is not counted yet (``getPodsWithDelayedDeletionPerIndex``) waits its own backoff, that pod
+uncounted until its replacement is created, while the other indexes are created. Without a time 0 for the
+run (``model.node_readiness.clock_zero``) nothing is carried over.
+
 A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its active ones count toward
 ``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
 status counts them (a failed one not yet counted as its ``podFailurePolicy`` counts it, from its
@@ -107,7 +115,7 @@ active``). A finished Job's ``Failed`` or ``Complete`` condition waits for its t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import ClassVar, TypeVar, cast
 
 from gpufleet.model.completion_indexes import REASON_SUCCESS_POLICY, match_success_policy
@@ -115,7 +123,6 @@ from gpufleet.model.failed_indexes import (
     FAILED_INDEXES,
     MAX_FAILED_INDEXES_EXCEEDED,
     format_indexes,
-    index_absolute_failure_count,
     index_failure_annotations,
     is_index_failed,
     new_index_failure_counts,
@@ -133,11 +140,18 @@ from gpufleet.model.pod_failure_policy import (
 )
 from gpufleet.model.workloads import Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
+from gpufleet.workloads.job_backoff import (
+    BackoffRecord,
+    finished_age_s,
+    last_failed_per_index,
+    new_backoff_record,
+    pods_with_delayed_deletion,
+    remaining_backoff_per_index_s,
+    remaining_backoff_s,
+)
 from gpufleet.workloads.job_removal import pods_for_removal
 from gpufleet.workloads.kind import StatusCondition
 
-#: ``pkg/controller/job``: ``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``
-POD_FAILURE_BACKOFF_S, MAX_POD_FAILURE_BACKOFF_S = 10.0, 600.0
 #: ``JobReasonBackoffLimitExceeded`` and its condition's message
 BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 #: ``JobReasonDeadlineExceeded`` and its condition's message
@@ -152,68 +166,7 @@ FAILURE_TARGET, FAILED = "FailureTarget", "Failed"
 SUCCESS_CRITERIA_MET, COMPLETE = "SuccessCriteriaMet", "Complete"
 
 
-@dataclass(frozen=True)
-class BackoffRecord:
-    """``backoffRecord``: the failures since the last success, and when the last of them ended."""
-
-    failures_after_last_success: int = 0
-    last_failure_s: float | None = None
-
-
 W = TypeVar("W")
-
-
-def new_backoff_record(
-    old: BackoffRecord, succeeded_s: Sequence[float], failed_s: Sequence[float]
-) -> BackoffRecord:
-    """``backoffStore.newBackoffRecord``: ``old`` after pods that ended at ``succeeded_s`` and
-    ``failed_s``. A success clears the failures before it; only the failures that ended after the last
-    success (strictly) count then."""
-    failed = sorted(failed_s)
-    if not succeeded_s:
-        if not failed:
-            return old
-        return BackoffRecord(old.failures_after_last_success + len(failed), failed[-1])
-    last_success = max(succeeded_s)
-    after = [t for t in failed if t > last_success]
-    return BackoffRecord(len(after), after[-1] if after else None)
-
-
-def remaining_backoff_s(
-    record: BackoffRecord,
-    now_s: float,
-    default_s: float = POD_FAILURE_BACKOFF_S,
-    max_s: float = MAX_POD_FAILURE_BACKOFF_S,
-) -> float:
-    """``backoffRecord.getRemainingTime``: ``default_s`` doubling per failure after the first, at most
-    ``max_s``, less the time since the last failure; 0 without failures or once it has passed."""
-    n = record.failures_after_last_success
-    if n == 0 or record.last_failure_s is None:
-        return 0.0
-    backoff = default_s
-    for _ in range(1, n):
-        backoff *= 2
-        if backoff >= max_s:
-            backoff = max_s
-            break
-    elapsed = now_s - record.last_failure_s
-    return 0.0 if backoff < elapsed else backoff - elapsed
-
-
-def remaining_backoff_per_index_s(
-    last_failed: Mapping[str, str] | None,
-    last_failure_s: float,
-    now_s: float,
-    default_s: float = POD_FAILURE_BACKOFF_S,
-    max_s: float = MAX_POD_FAILURE_BACKOFF_S,
-) -> float:
-    """``getRemainingTimePerIndex``: the backoff of an index before its next pod, from the annotations of its
-    last failed pod (None: none failed), which ended at ``last_failure_s``: as ``remaining_backoff_s`` for
-    its failures (counted or ignored, ``getIndexAbsoluteFailureCount``) and this one."""
-    if last_failed is None:
-        return 0.0
-    record = BackoffRecord(index_absolute_failure_count(last_failed) + 1, last_failure_s)
-    return remaining_backoff_s(record, now_s, default_s, max_s)
 
 
 def restarts_past_limit(restart_counts: Iterable[int], limit: int) -> bool:
@@ -282,6 +235,10 @@ class JobController:
         self.failed_indexes: set[int] = set()
         self._index_annotations: dict[int, dict[str, str]] = {}
         self._index_delay_s = 0.0
+        #: what it holds back after adopting a snapshot's recently failed pods (``kind.HoldsAdopted``): by
+        #: completion index (None: every creation, the Job-wide backoff), the seconds after its adoption the
+        #: backoff ends and the failures the index's last failed pod counts once its replacement is created
+        self._backing_off: dict[int | None, tuple[float, int]] = {}
         #: Kueue holds it suspended until it admits it (``Job.queued``; a queued JobSet's child Job): its pods
         #: are created gated, where upstream the suspended Job has none
         self.held = job.queued
@@ -339,7 +296,7 @@ class JobController:
         # manageJob: a suspended Job creates no pods, nor one that is being deleted (syncJob does not run
         # manageJob), nor one whose sync deleted pods (pod deletion takes precedence; the next sync, once
         # the deletions are observed, creates)
-        if self.done or job.suspend or job.deleting or self.removing:
+        if self.done or job.suspend or job.deleting or self.removing or None in self._backing_off:
             return []
         if job.active_deadline_s == 0 and not self.held:
             return []
@@ -362,6 +319,7 @@ class JobController:
                 - len(self.retries)
                 - len(self.failed_indexes)
                 - pending
+                - len(self._backing_off)
             )
         while len(self.active) + held < job.parallelism and remaining > 0:
             out.append(self._stamp(self._new_index()))
@@ -450,6 +408,64 @@ class JobController:
             if complete:
                 self.done, self.success = True, COMPLETIONS_REACHED
         self.issued = len(self.active) + len(uncounted)
+        if owned.adopted_unix is not None and not self.done:
+            self._adopt_backoff(owned.pods, owned.adopted_unix)
+
+    def _adopt_backoff(self, pods: Sequence[OwnedPod], now_unix: float) -> None:
+        """The pod failure backoff its snapshot's pods leave, at ``now_unix`` (its adoption), from when they
+        finished (``getFinishedTime``). Job-wide: the record of its ended pods (``newBackoffRecord``, an empty
+        store: the failures after the last success, the last one's finish time) holds every creation back
+        until it has passed (``manageJob``: ``getRemainingTime``), and its failures count on in the run. With
+        ``backoffLimitPerIndex``: each index whose last failed pod is kept uncounted
+        (``pods_with_delayed_deletion``) waits its own backoff (``getRemainingTimePerIndex``), that pod
+        uncounted until its replacement is created (``trackJobStatusAndRemoveFinalizers`` skips it); the other
+        indexes are created meanwhile (``getPodCreationInfoForIndependentIndexes``)."""
+        job = self.job
+        if not self.per_index:
+            failed = [
+                finished_age_s(p, now_unix)
+                for p in pods
+                if p.phase == "Failed"
+                or (p.terminating and p.phase != "Succeeded" and not job.only_replace_failed_pods)
+            ]
+            succeeded = [finished_age_s(p, now_unix) for p in pods if p.phase == "Succeeded"]
+            self.backoff = new_backoff_record(BackoffRecord(), succeeded, failed)
+            if (wait := remaining_backoff_s(self.backoff, 0.0)) > 0:
+                self._backing_off[None] = (wait, 0)
+            return
+        settled = self.succeeded_indexes | self.failed_indexes | set(self.active.values())
+        delayed = pods_with_delayed_deletion(
+            pods, job.completions or 0, settled, not job.only_replace_failed_pods
+        )
+        for index, p in delayed.items():
+            wait = remaining_backoff_per_index_s(p.pod.annotations, finished_age_s(p, now_unix), 0.0)
+            if wait <= 0:
+                continue
+            failure = p.failure or FailedPod(p.pod.namespace, p.pod.name)
+            counted = match_pod_failure_policy(job.pod_failure_policy, failure).count_failed
+            self.failed -= counted
+            self._backing_off[index] = (wait, counted)
+            self.used.add(index)
+
+    def held_s(self) -> list[float]:
+        """``kind.HoldsAdopted``: the seconds after its adoption at which a backoff carried over ends."""
+        return sorted({wait for wait, _ in self._backing_off.values()})
+
+    def release_held(self, elapsed_s: float) -> None:
+        """``kind.HoldsAdopted``: ``elapsed_s`` after its adoption, the backoffs carried over that have ended
+        let it create again: an index's held failed pod counts now (its replacement is created; past
+        ``backoffLimit`` the Job fails) and the index is created again."""
+        for key, (wait, counted) in list(self._backing_off.items()):
+            if wait > elapsed_s:
+                continue
+            del self._backing_off[key]
+            if key is None or self.done:
+                continue
+            self.failed += counted
+            if self.failed > self.job.backoff_limit:
+                self._fail(*BACKOFF_LIMIT_EXCEEDED)
+            else:
+                self._retry(key)
 
     def _valid_index(self, pod: OwnedPod) -> bool:
         """An Indexed Job's ``pod`` has a completion index below ``completions``
@@ -493,18 +509,10 @@ class JobController:
 
     def _adopt_index_failures(self, owned: Owned) -> None:
         """``backoffLimitPerIndex``: the failure counts of the next pod of each index whose last failed pod
-        (``getPodsWithDelayedDeletionPerIndex``: the highest ``job-index-failure-count``) the snapshot holds
-        (``getNewIndexFailureCounts``; the pod as its status tells of it: ``OwnedPod.failure``)."""
-        last: dict[int, OwnedPod] = {}
-        for p in owned.pods:
-            index = p.completion_index
-            if p.phase != "Failed" or index is None:
-                continue
-            held = last.get(index)
-            if held is None or index_absolute_failure_count(
-                p.pod.annotations
-            ) >= index_absolute_failure_count(held.pod.annotations):
-                last[index] = p
+        (``getPodsWithDelayedDeletionPerIndex``: the highest ``job-index-failure-count``, the latest to
+        finish) the snapshot holds (``getNewIndexFailureCounts``; the pod as its status tells of it:
+        ``OwnedPod.failure``)."""
+        last = last_failed_per_index(p for p in owned.pods if p.phase == "Failed")
         for index, held in last.items():
             pod = held.pod
             failed = held.failure or FailedPod(pod.namespace, pod.name)
@@ -631,6 +639,7 @@ class JobController:
         if succeeded:
             self.succeeded += 1
             self.backoff = new_backoff_record(self.backoff, (0.0,), ())
+            self._backing_off.pop(None, None)  # a success ends the Job-wide backoff (newBackoffRecord)
             # trackJobStatusAndRemoveFinalizers counts a succeeded pod's index below completions even once
             # the Job finished (a pod that succeeded as its successPolicy was met)
             if self.job.completions is None or index < self.job.completions:
@@ -711,11 +720,14 @@ class JobController:
         """The Job failed (its ``Failed`` condition): it creates nothing more and deletes its active pods,
         each counted failed now (``trackJobStatusAndRemoveFinalizers``: a Job finished other than by its
         ``successPolicy`` counts every non-terminated pod failed unless ``podFailurePolicy`` matches it, which
-        for a pod with no terminated container and no condition no rule does)."""
+        for a pod with no terminated container and no condition no rule does), and so is the last failed pod
+        of an index whose backoff held it uncounted."""
         self.done = True
         self.failure = (reason, message)
         uncounted = [key for key, index in self.terminating.items() if index is not None]
-        self.failed += len(self.active) + len(uncounted)
+        held = sum(counted for _, counted in self._backing_off.values())  # an index's last failed pod, held
+        self.failed += len(self.active) + len(uncounted) + held
+        self._backing_off.clear()
         self.terminating |= dict.fromkeys(uncounted)
 
     def status_conditions(self) -> list[StatusCondition]:

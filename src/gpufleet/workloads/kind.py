@@ -9,10 +9,11 @@ now (``wanted``, given the nodes that exist, for kinds that place a pod per node
 controller then says how long it waits before it creates again; a ``HearsTerminating`` one also learns when
 a pod's deletion begins) or was taken away by a queueing system to be created again later (``suspended``),
 and which pods it wants on a node that joins (``node_added``). A controller of a kind a cluster snapshot
-holds also adopts the pods it already made there (``Adopts``). A ``WatchesPods`` controller also hears when
-its pods are bound and start, a ``DeletesPods`` one deletes pods it made (``doomed``: a JobSet's restart, a
-group recreated whole), and an ``EndsProcesses`` one ends its pods' processes (``exiting``: ``mpirun``
-aborting an MPIJob that lost a rank).
+holds also adopts the pods it already made there (``Adopts``), and a ``HoldsAdopted`` one holds some
+creations back for a while after (a Job's pod failure backoff carried over from its failed pods). A
+``WatchesPods`` controller also hears when its pods are bound and start, a ``DeletesPods`` one deletes pods
+it made (``doomed``: a JobSet's restart, a group recreated whole), and an ``EndsProcesses`` one ends its pods'
+processes (``exiting``: ``mpirun`` aborting an MPIJob that lost a rank).
 
 A kind the manifest reader does not know already (anything but Jobs, Deployments and DaemonSets)
 brings its reader too: ``@register_kind(<model class>, api=(group, version, kind), read=...)``.
@@ -82,6 +83,21 @@ class BacksOff(Protocol):
 
     def retry_delay_s(self) -> float:
         """Seconds until it reconciles again."""
+        ...
+
+
+@runtime_checkable
+class HoldsAdopted(Protocol):
+    """A controller that, having adopted a snapshot's pods (``Adopts``), holds some creations back for a while
+    (a Job's pod failure backoff, carried over from its failed pods' finish times): asked right after
+    ``adopt`` when each hold ends; told then (``release_held``) and reconciled."""
+
+    def held_s(self) -> list[float]:
+        """The seconds after its adoption at which a hold ends (none: it holds nothing back)."""
+        ...
+
+    def release_held(self, elapsed_s: float) -> None:
+        """``elapsed_s`` seconds have passed since its adoption: the holds that end by then end."""
         ...
 
 
