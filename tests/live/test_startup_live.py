@@ -256,7 +256,7 @@ def test_the_kwok_stages_write_the_kubelets_image_events_word_for_word(
     events = json.loads(kubelet.kubectl("get", "events", "-n", NS, "-o", "json"))["items"]
     said = {(e["reason"], e["message"]) for e in events if e["involvedObject"]["name"] == "server-a"}
     assert ("Pulling", pulling_message(IMAGE)) in said
-    assert ("Pulled", pulled_message(IMAGE, PULL_AFTER_S, 10**10)) in said
+    assert ("Pulled", pulled_message(IMAGE, PULL_AFTER_S, PULL_AFTER_S, 10**10)) in said
     assert (
         "Pulled",
         f'Successfully pulled image "{IMAGE}" in 2s (2s including waiting). Image size: 10000000000 bytes.',
