@@ -273,7 +273,8 @@ def test_warnings_every_sync_show_as_kubectl_would_after_client_gos_spam_filter(
     """Without traffic the API's pods report no CPU, so each 15 s sync of the hour records two Warnings.
     client-go's event correlator (``tools/record/events_cache.go``) writes 25 of them, then one per 5
     minutes, always the sync's first: FailedGetResourceMetric counts every occurrence (``eventObserve``),
-    x241, last written at the end; FailedComputeMetricsReplicas is left as written at 2m45s, x12."""
+    x241, last written at the end; FailedComputeMetricsReplicas is left as written at 2m45s, x12. Ages as
+    kubectl writes them (``duration.HumanDuration``: 57m15s is ``57m``, an hour ``60m``)."""
     quiet = SCENARIO.split("apiVersion: gpufleet.io/v1alpha1\nkind: Traffic")[0] + (
         "apiVersion: gpufleet.io/v1alpha1\nkind: Simulation\nmetadata: {name: no-traffic}\n"
         "spec: {duration: 60m, sampleInterval: 60s}\n"
@@ -281,8 +282,8 @@ def test_warnings_every_sync_show_as_kubectl_would_after_client_gos_spam_filter(
     lines = lines_of(describe("api", *map(str, write(tmp_path, quiet))))
     rows = [cells(line)[:3] for line in lines[lines.index("Events (ages at the end of the run):") + 3 :][:2]]
     assert rows == [
-        ["Warning", "FailedComputeMetricsReplicas", "57m 15s (x12 over 1h)"],
-        ["Warning", "FailedGetResourceMetric", "0 s (x241 over 1h)"],
+        ["Warning", "FailedComputeMetricsReplicas", "57m (x12 over 60m)"],
+        ["Warning", "FailedGetResourceMetric", "0s (x241 over 60m)"],
     ]
 
 

@@ -202,7 +202,7 @@ def test_an_indexed_job_that_completed_shows_describe_jobs_fields_and_its_comple
     assert field(output, "TTL Seconds After Finished") == "60"
     assert field(output, "Start Time") == "t=0 s (simulated)"
     assert field(output, "Completed At") == "t=1m (simulated)"
-    assert field(output, "Duration") == "1m"
+    assert field(output, "Duration") == "60s"  # duration.HumanDuration: seconds below 2 minutes
     assert field(output, "Pods Statuses") == "0 Active (0 Ready) / 3 Succeeded / 0 Failed"
     assert field(output, "Completed Indexes") == "0-2"
     assert "batch.kubernetes.io/controller-uid=<not modelled" in field(output, "Selector")
@@ -227,7 +227,7 @@ def test_a_simulated_jobs_events_are_the_job_controllers(tmp_path: Path) -> None
     assert failed[-1] == [
         "Warning",
         "BackoffLimitExceeded",
-        "9m 30s",
+        "9m30s",
         "job-controller",
         "Job has reached the specified backoff limit",
     ]

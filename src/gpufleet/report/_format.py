@@ -43,6 +43,37 @@ def human_duration(seconds: float | None) -> str:
     return sign + " ".join(f"{count}{suffix}" for count, suffix in parts[:DURATION_PARTS] if count)
 
 
+def kubectl_age(seconds: float) -> str:
+    """``duration.HumanDuration`` (k8s.io/apimachinery v0.34.10 ``pkg/util/duration``), as kubectl writes an
+    age or a length (an Event's Age and ``over``, a pod's Age, a Job's Duration): ``70s``, ``3m10s``, ``70m``,
+    ``3h1m``, ``47h``, ``2d1h``, ``367d``, ``2y1d``; up to 2 s in the future ``0s``, more ``<invalid>``."""
+    whole = int(seconds)  # time.Duration.Seconds, truncated toward zero
+    if whole < -1:
+        return "<invalid>"
+    if whole < 0:
+        return "0s"
+    if whole < 120:
+        return f"{whole}s"
+    minutes = whole // 60
+    if minutes < 10:
+        return f"{minutes}m" if whole % 60 == 0 else f"{minutes}m{whole % 60}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = whole // 3600
+    if hours < 8:
+        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = hours // 24 % 365
+        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
+    return f"{hours // 24 // 365}y"
+
+
 def human_bytes(size: float | None) -> str:
     """``size`` bytes with the binary suffix of a Kubernetes quantity: ``236Gi``, ``1.5Ti``,
     ``512`` (three significant figures at most)."""

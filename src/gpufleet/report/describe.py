@@ -46,7 +46,7 @@ from gpufleet.model.kubelet_events import (
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
 from gpufleet.model.scheduler_records import event_message
-from gpufleet.report._format import MISSING, human_duration
+from gpufleet.report._format import MISSING, human_duration, kubectl_age
 
 SIMULATION, SUMMARY, KUBECTL = "simulation", "summary", "kubectl"
 CONDITIONS = ("PodScheduled", "Initialized", "ContainersReady", "Ready")
@@ -696,10 +696,10 @@ def event_rows(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
         ("----", "------", "----", "----", "-------"),
     ]
     for e in events:
-        age = MISSING if e["age_s"] is None else human_duration(max(e["age_s"], 0.0))
+        age = MISSING if e["age_s"] is None else kubectl_age(max(e["age_s"], 0.0))
         count, first = e.get("count") or 1, e.get("first_age_s")
         if count > 1 and first is not None:
-            age = f"{age} (x{count} over {human_duration(max(first, 0.0))})"
+            age = f"{age} (x{count} over {kubectl_age(max(first, 0.0))})"
         rows.append((e["type"] or "", e["reason"] or "", age, e["from"] or "", e["message"] or ""))
     return rows
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from rich.console import Console
 
-from gpufleet.report._format import MISSING, human_duration
+from gpufleet.report._format import MISSING, kubectl_age
 from gpufleet.report.describe import KUBECTL, NOT_KNOWN, aligned, condition_lines, events_lines, time_cell
 from gpufleet.report.describe_node import tabbed
 
@@ -228,7 +228,7 @@ def render_job(d: Mapping[str, Any], console: Console) -> None:
     if d["completed_at"]:
         rows.append(("Completed At:", d["completed_at"]))
     if d["duration_s"] is not None:
-        rows.append(("Duration:", human_duration(d["duration_s"])))
+        rows.append(("Duration:", kubectl_age(d["duration_s"])))
     spec = d["spec"]
     if spec is not None and spec["active_deadline_seconds"] is not None:
         rows.append(("Active Deadline Seconds:", f"{spec['active_deadline_seconds']}s"))

@@ -40,7 +40,7 @@ from gpufleet.model.resources import (
     format_units,
     is_overcommittable,
 )
-from gpufleet.report._format import human_duration
+from gpufleet.report._format import kubectl_age
 from gpufleet.report.describe import NOT_KNOWN, aligned, events_lines
 from gpufleet.report.describe_node_gpus import gpufleet_lines
 
@@ -374,7 +374,7 @@ def _pods(d: Mapping[str, Any]) -> list[str]:
         ("  ---------", "----", "", "------------", "----------", "---------------", "-------------", "---"),
     ]
     for p in d["pods"]:
-        age = "<unknown>" if p["age_s"] is None else human_duration(max(p["age_s"], 0.0))
+        age = "<unknown>" if p["age_s"] is None else kubectl_age(max(p["age_s"], 0.0))
         cells = (p["cpu_requests"], p["cpu_limits"], p["memory_requests"], p["memory_limits"])
         rows.append((f"  {p['namespace']}", p["name"], "", *cells, age))
     return tabbed(rows)
