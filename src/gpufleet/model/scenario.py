@@ -84,7 +84,10 @@ class Scenario:
     sources: list[str] = field(default_factory=list)
 
     def creation_timestamp(self, obj: Workload | PodGroup) -> float | None:
-        """The workload's or PodGroup's ``metadata.creationTimestamp`` (Unix s), where the dump has one."""
+        """The workload's or PodGroup's ``metadata.creationTimestamp`` (Unix s), where the dump has one (a
+        scenario written by hand has none: no key is made)."""
+        if not self.creation_timestamps:
+            return None
         return self.creation_timestamps.get(stamp_key(obj))
 
     def workloads(self) -> list[Workload]:
