@@ -15,29 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from gpufleet.model.pod import Pod
-from gpufleet.model.quantity import QuantityError, parse_duration
+from gpufleet.model.quantity import parse_go_duration
 
 POD_SCALE_UP_DELAY = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
-
-
-def go_duration_s(text: str) -> float | None:
-    """``time.ParseDuration``: a signed Go duration in seconds, or None where Go returns an error (no
-    surrounding spaces)."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body or body != body.strip():
-        return None
-    try:
-        seconds = parse_duration(body)
-    except QuantityError:
-        return None
-    return -seconds if text[:1] == "-" else seconds
 
 
 def scale_up_delay_s(pod: Pod, new_pod_scale_up_delay_s: float) -> float:
     """The pod's scale-up delay: its annotation's when it parses and is at least the flag's, else the
     flag's."""
     written = pod.annotations.get(POD_SCALE_UP_DELAY)
-    annotated = go_duration_s(written) if written is not None else None
+    annotated = parse_go_duration(written) if written is not None else None
     if annotated is None or annotated < new_pod_scale_up_delay_s:
         return new_pod_scale_up_delay_s
     return annotated

@@ -33,6 +33,7 @@ from typing import Any
 
 from gpufleet.live.client import LiveCluster, LiveError
 from gpufleet.live.kinds import KindRef
+from gpufleet.model.scheduler_records import UNSCHEDULABLE
 
 DEFAULT_QPS = 50.0
 DEFAULT_BURST = 100
@@ -44,9 +45,6 @@ LEASES = KindRef("coordination.k8s.io", ("v1",), "leases", "Lease", True)
 POD_GROUP_STATUS = KindRef("scheduling.x-k8s.io", ("v1alpha1",), "podgroups/status", "PodGroup", True)
 STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
-#: ``v1.PodReasonUnschedulable``: the PodScheduled condition's reason after a FitError (any other error:
-#: ``v1.PodReasonSchedulerError``, ``scheduling.scheduler.SCHEDULER_ERROR``; ``handleSchedulingFailure``)
-UNSCHEDULABLE = "Unschedulable"
 
 
 class RateLimiter:

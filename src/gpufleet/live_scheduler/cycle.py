@@ -37,12 +37,12 @@ import numpy as np
 from gpufleet.cluster.state import ClusterState
 from gpufleet.gpus.devices import Unit
 from gpufleet.gpus.ledger import DeviceLedger
-from gpufleet.live.writes import UNSCHEDULABLE
 from gpufleet.live_scheduler.models import LivePod
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.node import Node
 from gpufleet.model.resources import GPU
 from gpufleet.model.scheduler_config import SchedulerConfig
+from gpufleet.model.scheduler_records import UNSCHEDULABLE
 from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.gangs import GangView, group_key
 from gpufleet.scheduling.host_draws import HostDraws

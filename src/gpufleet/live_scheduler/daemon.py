@@ -39,14 +39,14 @@ from gpufleet.kube.pod_annotations import GPU_DEVICES
 from gpufleet.live.client import LiveCluster, LiveError
 from gpufleet.live.informer import Informer, wait_synced
 from gpufleet.live.kinds import KINDS
-from gpufleet.live.writes import UNSCHEDULABLE, RateLimiter, Writes
+from gpufleet.live.writes import RateLimiter, Writes
 from gpufleet.live_scheduler.cycle import Binding, Decisions, Memory, run_cycle
 from gpufleet.live_scheduler.leader import LeaderElector
 from gpufleet.live_scheduler.metrics import SchedulerMetrics, serve
 from gpufleet.live_scheduler.models import LivePod, Models
 from gpufleet.model.pod import POD_GROUP_LABEL
 from gpufleet.model.scheduler_config import SchedulerConfig
-from gpufleet.model.scheduler_records import event_message
+from gpufleet.model.scheduler_records import UNSCHEDULABLE, event_message
 
 RESYNC_S = 30.0  # a cycle at least this often: unschedulable pods are retried (time-based plugins)
 COALESCE_S = 0.02  # changes arriving together make one cycle

@@ -48,7 +48,7 @@ from gpufleet.model.expr_lang import ExprError, Program, compile_program
 from gpufleet.model.hpa import HorizontalPodAutoscalerBehavior, HPASpecError, MetricTarget, milli_value
 from gpufleet.model.keda_trigger_types import REDIS_LIST_TYPES, unmodelled_trigger_reason
 from gpufleet.model.promql import PromExpr, PromQLUnsupported, parse_query
-from gpufleet.model.quantity import QuantityError
+from gpufleet.model.quantity import QuantityError, parse_go_duration
 
 MetricType = Literal["AverageValue", "Value", "Utilization"]
 TriggerType = Literal["redis", "redis-cluster", "redis-sentinel", "prometheus", "cron", "cpu", "memory"]
@@ -115,8 +115,6 @@ EXCLUSIVE_AUTH_MODES: tuple[str, ...] = ("bearer", "basic", "oauth")
 _INTEGER = re.compile(r"^[+-]?\d+$")
 #: Go ``strconv.ParseInt(s, 10, ...)``: an optional sign and ASCII decimal digits.
 _GO_INT = re.compile(r"^[+-]?[0-9]+$")
-#: Go ``time.ParseDuration``: ``0``, or one or more ``<decimal><unit>`` with an optional sign.
-_GO_DURATION = re.compile(r"^[+-]?(?:0|(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$")
 _DECIMAL = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 #: JSON's number and integer grammars (what ``json.Unmarshal`` accepts for a float64 / int64).
 _JSON_NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$")
@@ -225,10 +223,11 @@ def parse_metadata_duration_s(metadata: Mapping[str, str], key: str) -> float | 
     text = metadata_value(metadata, key)
     if text is None:
         return None
-    if _GO_DURATION.match(text):
-        if text.startswith("-") and any(c in "123456789" for c in text):
+    seconds = parse_go_duration(text)
+    if seconds is not None:
+        if seconds < 0:
             raise KedaSpecError(f"metadata.{key}", f"duration cannot be negative: {text!r}")
-        return _go_duration_s(text)
+        return seconds
     if _INTEGER.match(text):
         milliseconds = int(text)
         if milliseconds < 0:
@@ -241,24 +240,6 @@ def parse_metadata_duration_s(metadata: Mapping[str, str], key: str) -> float | 
         f"unable to parse duration value {text!r}: must be either a duration string (e.g. '30s', '5m') "
         "or a number of milliseconds",
     )
-
-
-_DURATION_UNITS_S = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-_DURATION_TERM = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-
-
-def _go_duration_s(text: str) -> float:
-    sign = -1.0 if text.startswith("-") else 1.0
-    return sign * sum(float(n) * _DURATION_UNITS_S[unit] for n, unit in _DURATION_TERM.findall(text))
 
 
 #: ``authentication.Config.Validate``: what each mode needs, in the order it checks them, and the

@@ -6,8 +6,9 @@ n, u, m, k, M, G, T, P, E, and exponents such as ``1e3``) and Go's ``time.ParseD
 140×10⁹ bytes, ``MB``, ``TB``) and bandwidths written as a size per second (``10GB/s``).
 
 Bounds: a duration is at most Go's largest (``math.MaxInt64`` nanoseconds, about 292 years), as
-``time.ParseDuration`` refuses longer ones, and never NaN or infinite. A quantity has at most
-``MAX_DIGITS`` characters of number (a duration: of text) and an exponent within ±``MAX_EXPONENT``
+``time.ParseDuration`` refuses longer ones, and never NaN or infinite; a written one is read as Go reads
+it, to the nanosecond, its overflow checks included. A quantity has at most
+``MAX_DIGITS`` characters of number and an exponent within ±``MAX_EXPONENT``
 (Kubernetes takes any int32 exponent into its arbitrary-precision decimal; no resource comes near
 10^±100), so that parsing one costs little whatever is written.
 """
@@ -41,17 +42,21 @@ _QUANTITY = re.compile(
 MAX_DURATION_S = (2**63 - 1) / 1e9
 MAX_DIGITS = 100
 MAX_EXPONENT = 100
-#: One ``<number><unit>`` of a Go duration; possessive, so that a long run of digits never backtracks.
-_DURATION_PART = re.compile(r"(\d++(?:\.\d*+)?|\.\d++)(ns|us|µs|ms|s|m|h)")
-_DURATION_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
+#: One term of a Go duration: its whole digits, its fraction's, and its unit (what follows up to the next
+#: digit or point); the match is never absent, possibly empty.
+_DURATION_TERM = re.compile(r"([0-9]*+)(?:\.([0-9]*+))?([^0-9.]*+)")
+#: ``time``'s ``unitMap``, in nanoseconds; microseconds three ways (``us``, U+00B5, U+03BC).
+_UNIT_NS = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "μs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
 }
+_INT64_SPAN = 1 << 63
 
 
 class QuantityError(ValueError):
@@ -95,7 +100,8 @@ def parse_quantity(value: object) -> Fraction:
 
 
 def parse_duration(value: object) -> float:
-    """Parse a Go duration (``"90s"``, ``"1h30m"``) or a number of seconds into seconds."""
+    """Parse a Go duration (``"90s"``, ``"1h30m"``) or a number of seconds into seconds; never negative
+    (a sign is refused)."""
     if isinstance(value, bool):
         raise QuantityError(f"durations must be strings such as '90s' or numbers of seconds, not {value!r}")
     if isinstance(value, int | float):
@@ -105,15 +111,83 @@ def parse_duration(value: object) -> float:
     if not isinstance(value, str):
         raise QuantityError(f"durations must be strings such as '90s', not {value!r}")
     text = value.strip()
-    if text in ("0", "0s"):
-        return 0.0
-    pos, total = 0, 0.0
-    while len(text) <= MAX_DIGITS and (part := _DURATION_PART.match(text, pos)):
-        total += float(part.group(1)) * _DURATION_UNITS[part.group(2)]
-        pos = part.end()
-    if pos != len(text) or not text:
-        raise QuantityError(f"invalid duration {_cut(value)!r} (use Go syntax such as '90s', '20m', '2h')")
-    return _bounded(total, value)
+    if text[:1] in ("+", "-"):
+        raise QuantityError(_invalid_duration(value))
+    return _go_nanoseconds(text, value) / 1e9
+
+
+def parse_go_duration(text: str) -> float | None:
+    """``time.ParseDuration``: a signed Go duration in seconds, or None where Go returns an error."""
+    nanoseconds = parse_go_duration_ns(text)
+    return None if nanoseconds is None else nanoseconds / 1e9
+
+
+def parse_go_duration_ns(text: str) -> int | None:
+    """``time.ParseDuration`` exactly, in nanoseconds, or None where Go returns an error (any space, a
+    bare number but ``0``, a unit Go does not know, beyond an int64 of nanoseconds)."""
+    try:
+        return _go_nanoseconds(text, text)
+    except QuantityError:
+        return None
+
+
+def _go_nanoseconds(text: str, value: object) -> int:
+    """``time.ParseDuration`` to the nanosecond, its overflow checks and its truncation of a fraction
+    included (``leadingInt``, ``leadingFraction``); ``value`` is what an error quotes."""
+    negative = text[:1] == "-"
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if body == "0":
+        return 0
+    if not body:
+        raise QuantityError(_invalid_duration(value))
+    total, pos = 0, 0
+    while pos < len(body):
+        term = _DURATION_TERM.match(body, pos)
+        assert term is not None  # every part of the pattern may be empty
+        whole, fraction, unit = term.groups()
+        pos = term.end()
+        if (not whole and not fraction) or unit not in _UNIT_NS:
+            raise QuantityError(_invalid_duration(value))
+        digits = whole.lstrip("0")
+        if len(digits) > 19 or int(digits or 0) > _INT64_SPAN:
+            raise QuantityError(_too_long(value))
+        scale = _UNIT_NS[unit]
+        if int(digits or 0) > _INT64_SPAN // scale:
+            raise QuantityError(_too_long(value))
+        nanoseconds = int(digits or 0) * scale
+        if fraction:
+            kept, divisor = _leading_fraction(fraction)
+            nanoseconds += int(kept * (scale / divisor))
+        total += nanoseconds
+        if nanoseconds > _INT64_SPAN or total > _INT64_SPAN:
+            raise QuantityError(_too_long(value))
+    if negative:
+        return -total
+    if total >= _INT64_SPAN:
+        raise QuantityError(_too_long(value))
+    return total
+
+
+def _leading_fraction(digits: str) -> tuple[int, float]:
+    """``leadingFraction``: the fraction's digits as an integer while it stays within an int64 (the rest
+    ignored), and the power of ten (a float, as Go keeps it) that divides it."""
+    kept, scale = 0, 1.0
+    for char in digits:
+        if kept > (_INT64_SPAN - 1) // 10:
+            break
+        longer = kept * 10 + int(char)
+        if longer > _INT64_SPAN:
+            break
+        kept, scale = longer, scale * 10
+    return kept, scale
+
+
+def _invalid_duration(value: object) -> str:
+    return f"invalid duration {_cut(value)!r} (use Go syntax such as '90s', '20m', '2h')"
+
+
+def _too_long(value: object) -> str:
+    return f"durations are at most 2562047h47m16s (Go's largest): {_cut(value)!r}"
 
 
 _GO_UNITS = ((3600.0, "h"), (60.0, "m"))
