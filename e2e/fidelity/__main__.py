@@ -1,6 +1,7 @@
 """``python -m e2e.fidelity --out DIR`` (``make fidelity``): every fidelity case on fresh control planes
-(the kube-scheduler's on ``--control-planes`` side by side, then the cluster-autoscaler's and the Job
-controller's on the first), and the report (``DIR/fidelity.md``, ``DIR/fidelity.json``)."""
+(the kube-scheduler's on ``--control-planes`` side by side, then the cluster-autoscaler's, the Job
+controller's and the ReplicaSet controller's on the first), and the report (``DIR/fidelity.md``,
+``DIR/fidelity.json``)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ from e2e.fidelity.autoscaler_cases import autoscaler_cases
 from e2e.fidelity.autoscaler_run import AutoscalerResult, run_autoscaler_cases
 from e2e.fidelity.job_cases import JOB_CASES
 from e2e.fidelity.job_report import job_summary
-from e2e.fidelity.job_run import JobRunError, run_job_cases
+from e2e.fidelity.job_run import run_job_cases
+from e2e.fidelity.replicaset_cases import REPLICASET_CASES
+from e2e.fidelity.replicaset_report import replicaset_summary
+from e2e.fidelity.replicaset_run import run_replicaset_cases
 from e2e.fidelity.run import CONTROL_PLANES, CaseResult, run_cases, side_by_side
 from e2e.fidelity.sources import DEFAULT_GENERATED, all_cases
+from e2e.fidelity.watches import RunError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,10 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--autoscaler-only", action="store_true", help="only the cluster-autoscaler cases")
     only.add_argument("--jobs-only", action="store_true", help="only the Job controller cases")
+    only.add_argument("--replicasets-only", action="store_true", help="only the ReplicaSet controller cases")
     args = parser.parse_args(argv)
     if args.control_planes < 1:
         parser.error("--control-planes: at least 1")
-    only_one = args.autoscaler_only or args.jobs_only
+    only_one = args.autoscaler_only or args.jobs_only or args.replicasets_only
     cases = [] if only_one else all_cases(args.generated, args.first_seed)
     try:
         cp = ControlPlane(build()).start()
@@ -61,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         except ControlPlaneError as exc:  # another control plane did not start, or a component stopped
             print(f"control plane: {exc}", file=sys.stderr)
             return 2
-        binary, autoscaler, jobs = None if args.jobs_only else cluster_autoscaler(), None, None
+        binary = None if args.jobs_only or args.replicasets_only else cluster_autoscaler()
+        autoscaler, jobs, replicasets = None, None, None
         if binary is not None:
 
             def said(n: int, result: AutoscalerResult) -> None:
@@ -70,18 +77,31 @@ def main(argv: list[str] | None = None) -> int:
 
             ca_results, ca_seconds = run_autoscaler_cases(cp, binary, autoscaler_cases(), said)
             autoscaler = report.autoscaler_summary(ca_results, ca_seconds)
-        if not args.autoscaler_only:
+        if not (args.autoscaler_only or args.replicasets_only):
             began = time.monotonic()
             try:
                 job_results = run_job_cases(cp, JOB_CASES)
-            except (JobRunError, ControlPlaneError) as exc:  # the cases' nodes did not turn Ready
+            except (RunError, ControlPlaneError) as exc:  # the cases' nodes did not turn Ready
                 print(f"control plane: {exc}", file=sys.stderr)
                 return 2
             jobs = job_summary(job_results, time.monotonic() - began)
             for c in jobs["cases"]:
                 state = (c["error"] and "error") or ("agrees" if c["agrees"] else c["why"])
                 print(f"[job] {c['name']}: {state}", file=sys.stderr, flush=True)
-        summary = report.write(results, args.out, seconds, cp.started_s, autoscaler, len(clusters), jobs)
+        if not (args.autoscaler_only or args.jobs_only):
+            began = time.monotonic()
+            try:
+                set_results = run_replicaset_cases(cp, REPLICASET_CASES)
+            except (RunError, ControlPlaneError) as exc:  # the cases' nodes did not turn Ready
+                print(f"control plane: {exc}", file=sys.stderr)
+                return 2
+            replicasets = replicaset_summary(set_results, time.monotonic() - began)
+            for c in replicasets["cases"]:
+                state = (c["error"] and "error") or ("agrees" if c["agrees"] else "differs")
+                print(f"[replicaset] {c['name']}: {state}", file=sys.stderr, flush=True)
+        summary = report.write(
+            results, args.out, seconds, cp.started_s, autoscaler, len(clusters), jobs, replicasets
+        )
     finally:
         cp.remove()
     t = summary["kube_scheduler"]
@@ -98,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     j = summary["job_controller"]
     print(f"Job controller: {j['cases_agreeing']}/{j['cases_compared']} cases agree ({j['status']})")
+    r = summary["replicaset_controller"]
+    print(f"ReplicaSet controller: {r['cases_agreeing']}/{r['cases_compared']} cases agree ({r['status']})")
     return 0
 
 

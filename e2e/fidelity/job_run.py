@@ -20,35 +20,32 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-import urllib.error
-from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from e2e.controlplane import ControlPlane, ControlPlaneError
 from e2e.fidelity.case import load_documents
 from e2e.fidelity.job_cases import JOB_NAME, JobCase, Outcome, Patch
 from e2e.fidelity.job_times import Times, times_disagree
+from e2e.fidelity.watches import (
+    CASE_TIMEOUT_S,
+    RunError,
+    Watches,
+    clean,
+    create_namespaces_and_nodes,
+    timed,
+    watching,
+)
 from gpufleet.control.clock import Priority
 from gpufleet.model.failed_indexes import format_indexes
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 from gpufleet.workloads.job import JobController
 
-#: how long one watch lasts before it is opened again from the last resourceVersion (the most a
-#: ``Watches`` takes to stop)
-WATCH_S = 2
-#: how long a case may take on the real side: generous, as only a case that fails waits it out
-CASE_TIMEOUT_S = 120.0
-#: how long the pods of the cases may take to be gone once deleted
-CLEANUP_TIMEOUT_S = 50.0
 TERMINAL = ("Complete", "Failed")
 #: the conditions of a Job whose end the controller decided: the interim ones first
 #: (``delayTerminalCondition``), the terminal ones once no pod of it is terminating
@@ -58,11 +55,6 @@ COLLECTIONS = {
     "pods": "/api/v1/pods?labelSelector=batch.kubernetes.io%2Fjob-name",
     "nodes": "/api/v1/nodes",
 }
-T = TypeVar("T")
-
-
-class JobRunError(RuntimeError):
-    """The control plane did not get where a case waits for in time, or refused what it was given."""
 
 
 @dataclass
@@ -91,101 +83,13 @@ class JobResult:
         return times_disagree(self.real_times, self.gpufleet_times)
 
 
-class Watches:
-    """The Jobs, the pods of Jobs and the nodes as the API server last told of them, kept by one watch each
-    (opened again every ``WATCH_S`` from its last resourceVersion; listed again after an ``ERROR`` event,
-    a resourceVersion too old): the latest of each object by namespace and name, a deleted one kept as it
-    last was, and the uids ever seen by namespace; when each uid was first seen and when each namespace's
-    Job was first seen with its end decided (``DECIDED``), by ``time.monotonic``. ``wait`` waits for a state
-    of them."""
-
-    def __init__(self, cp: ControlPlane) -> None:
-        self.cp = cp
-        self.changed = threading.Condition()
-        self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {c: {} for c in COLLECTIONS}
-        self.uids: dict[str, dict[str, set[str]]] = {c: defaultdict(set) for c in COLLECTIONS}
-        self.deleted: set[str] = set()  # uids
-        self.first_seen: dict[str, float] = {}  # uid -> time.monotonic()
-        self.decided_at: dict[str, float] = {}  # namespace -> time.monotonic()
-        self._stop = threading.Event()
-        self._threads = [
-            threading.Thread(target=self._run, args=(c, self._list(c)), daemon=True, name=f"watch {c}")
-            for c in COLLECTIONS
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def _list(self, collection: str) -> str:
-        listing = self.cp.get(COLLECTIONS[collection])
-        if listing is None:
-            raise JobRunError(f"the API server did not list {COLLECTIONS[collection]}")
-        with self.changed:
-            for obj in listing["items"]:
-                self._note(collection, "ADDED", obj)
-            self.changed.notify_all()
-        return str(listing["metadata"]["resourceVersion"])
-
-    def _note(self, collection: str, kind: str, obj: dict[str, Any]) -> None:
-        meta = obj["metadata"]
-        namespace = meta.get("namespace", "")
-        self.objects[collection][(namespace, meta["name"])] = obj
-        self.uids[collection][namespace].add(meta["uid"])
-        now = time.monotonic()
-        self.first_seen.setdefault(meta["uid"], now)
-        if collection == "jobs" and _condition(obj, DECIDED):
-            self.decided_at.setdefault(namespace, now)
-        if kind == "DELETED":
-            self.deleted.add(meta["uid"])
-
-    def _run(self, collection: str, version: str) -> None:
-        while not self._stop.is_set():
-            try:
-                for event in self.cp.watch(COLLECTIONS[collection], version, WATCH_S):
-                    if event["type"] == "ERROR":
-                        version = self._list(collection)
-                        break
-                    obj = event["object"]
-                    version = obj["metadata"]["resourceVersion"]
-                    if event["type"] != "BOOKMARK":
-                        with self.changed:
-                            self._note(collection, event["type"], obj)
-                            self.changed.notify_all()
-            except (urllib.error.URLError, OSError, ValueError, JobRunError):
-                self._stop.wait(0.5)
-
-    def close(self) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=WATCH_S + 15)
-
-    def wait(self, what: str, check: Callable[[], T | None], deadline: float) -> T:
-        """``check()``'s first truthy value (called under the watches' lock, after every event), by
-        ``deadline`` (``time.monotonic``)."""
-        with self.changed:
-            while not (value := check()):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise JobRunError(f"{what}: not by the case's deadline ({CASE_TIMEOUT_S:g} s)")
-                self.changed.wait(left)
-            return value
-
-    def job(self, namespace: str) -> dict[str, Any] | None:
-        return self.objects["jobs"].get((namespace, JOB_NAME))
-
-    def pods(self, namespace: str) -> list[dict[str, Any]]:
-        return [p for (ns, _), p in self.objects["pods"].items() if ns == namespace]
-
-    def live_pods(self, namespace: str) -> list[dict[str, Any]]:
-        return [p for p in self.pods(namespace) if p["metadata"]["uid"] not in self.deleted]
+def _decided(collection: str, obj: dict[str, Any]) -> bool:
+    """A Job whose end the controller decided."""
+    return collection == "jobs" and bool(_condition(obj, DECIDED))
 
 
-@contextmanager
-def watching(cp: ControlPlane) -> Iterator[Watches]:
-    watches = Watches(cp)
-    try:
-        yield watches
-    finally:
-        watches.close()
+def _job(watches: Watches, namespace: str) -> dict[str, Any] | None:
+    return watches.get("jobs", namespace, JOB_NAME)
 
 
 def _condition(job: dict[str, Any] | None, types: tuple[str, ...]) -> str:
@@ -206,12 +110,12 @@ def _ready_for(watches: Watches, namespace: str, patch: Patch) -> bool:
     once it is suspended (its ``Suspended`` condition) and none of its pods is left."""
     if patch.suspend:
         return any((p.get("status") or {}).get("phase") == "Running" for p in watches.live_pods(namespace))
-    return bool(_condition(watches.job(namespace), ("Suspended",))) and not watches.live_pods(namespace)
+    return bool(_condition(_job(watches, namespace), ("Suspended",))) and not watches.live_pods(namespace)
 
 
 def _finished(watches: Watches, namespace: str) -> dict[str, Any] | None:
     """The real Job once it has a terminal condition; None before."""
-    job = watches.job(namespace)
+    job = _job(watches, namespace)
     return job if _condition(job, TERMINAL) else None
 
 
@@ -248,7 +152,7 @@ def run_real(cp: ControlPlane, watches: Watches, case: JobCase) -> RealRun:
             body = {"spec": {"suspend": patch.suspend}}
             client.patch(Job, JOB_NAME, body, namespace=ns, patch_type=PatchType.MERGE)
     except ApiError as exc:
-        raise JobRunError(f"{ns}: {exc}") from None
+        raise RunError(f"{ns}: {exc}") from None
     job = watches.wait(f"{ns}: a terminal condition", partial(_finished, watches, ns), deadline)
     listed = cp.get(f"/api/v1/namespaces/{ns}/pods") or {"items": []}  # a pod the watch has yet to tell of
     with watches.changed:
@@ -270,7 +174,7 @@ def run_real(cp: ControlPlane, watches: Watches, case: JobCase) -> RealRun:
 
 def _job_seen(watches: Watches, namespace: str) -> float | None:
     """When the watches first told of the namespace's Job; None before."""
-    job = watches.job(namespace)
+    job = _job(watches, namespace)
     return None if job is None else watches.first_seen[job["metadata"]["uid"]]
 
 
@@ -313,34 +217,20 @@ def run_gpufleet(case: JobCase, patched_s: Sequence[float] | None = None) -> tup
     return outcome, times, list(summary["warnings"])
 
 
-def _node_ready(watches: Watches, name: str) -> bool:
-    node = watches.objects["nodes"].get(("", name)) or {}
-    conditions = (node.get("status") or {}).get("conditions") or []
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
-
-
 def run_job_cases(cp: ControlPlane, cases: tuple[JobCase, ...]) -> list[JobResult]:
     """Every case on the real side at once (after their namespaces and nodes are there and Ready), then
     simulated by gpufleet; the namespaces and nodes are deleted afterwards."""
     results = []
-    with watching(cp) as watches:
+    namespaces = [c.namespace for c in cases]
+    with watching(cp, COLLECTIONS, _decided) as watches:
         try:
-            namespaces = [
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": c.namespace}} for c in cases
-            ]
-            listed = {"apiVersion": "v1", "kind": "List", "items": [*namespaces, *(c.node() for c in cases)]}
-            cp.kubectl("create", "-f", "-", stdin=json.dumps(listed))
-            watches.wait(
-                "the cases' nodes Ready",
-                lambda: all(_node_ready(watches, c.namespace) for c in cases),
-                time.monotonic() + CASE_TIMEOUT_S,
-            )
+            create_namespaces_and_nodes(cp, watches, namespaces, [c.node() for c in cases])
             with ThreadPoolExecutor(max_workers=len(cases), thread_name_prefix="job-case") as pool:
-                futures = [pool.submit(_timed, run_real, cp, watches, c) for c in cases]
+                futures = [pool.submit(timed, run_real, cp, watches, c) for c in cases]
                 for case, future in zip(cases, futures, strict=True):
                     try:
                         real, real_s = future.result()
-                    except (JobRunError, ControlPlaneError) as exc:
+                    except (RunError, ControlPlaneError) as exc:
                         results.append(JobResult(case.name, *run_gpufleet(case), error=str(exc)))
                         continue
                     ours = run_gpufleet(case, real.patched_s)
@@ -350,32 +240,5 @@ def run_job_cases(cp: ControlPlane, cases: tuple[JobCase, ...]) -> list[JobResul
                         )
                     )
         finally:
-            _clean(cp, watches, cases)
+            clean(cp, watches, namespaces, namespaces)
     return results
-
-
-def _timed(run: Callable[..., T], *args: Any) -> tuple[T, float]:
-    """``run(*args)`` and how long it took."""
-    began = time.monotonic()
-    return run(*args), time.monotonic() - began
-
-
-def _clean(cp: ControlPlane, watches: Watches, cases: tuple[JobCase, ...]) -> None:
-    """Delete the cases' namespaces and pods, wait for the pods to be gone, then delete the cases' nodes, so
-    that later tests on the same control plane find none of their objects. The namespace controller sweeps
-    the rest of each namespace (the Job, its Events) meanwhile; waiting for it would take 20 s more. The
-    nodes go last: kwok removes the finalizers of the pods it plays as they are deleted (the API server
-    removes an ended pod at once), which it stops doing once their node is gone."""
-    from lightkube.resources.core_v1 import Pod
-
-    names = [c.namespace for c in cases]
-    client = cp.client()
-    cp.kubectl("delete", "namespace", *names, "--ignore-not-found", "--wait=false")  # no new pod from here
-    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="job-clean") as pool:
-        list(pool.map(lambda name: client.deletecollection(Pod, namespace=name, grace_period=0), names))
-    watches.wait(
-        "the cases' pods gone",
-        lambda: not any(watches.live_pods(name) for name in names),
-        time.monotonic() + CLEANUP_TIMEOUT_S,
-    )
-    cp.kubectl("delete", "node", *names, "--ignore-not-found")

@@ -8,7 +8,7 @@ suspension and resumption decide; and when the Job's end was decided (its first 
 ``SuccessCriteriaMet``, ``Failed`` or ``Complete`` condition: the interim condition comes first,
 ``delayTerminalCondition``, and the terminal one only once kwok has removed the deleted pods), which
 ``activeDeadlineSeconds`` (``pastActiveDeadline``) decides too. On the real side both are when the case's
-watches first told of the pod and of the condition (``job_run.Watches``); gpufleet's are its pods'
+watches first told of the pod and of the condition (``watches.Watches``); gpufleet's are its pods'
 ``created_s`` and its condition's ``time_s``.
 
 The real side is late and uneven in ways gpufleet does not model: kube-scheduler binding and kwok's Stages

@@ -17,6 +17,7 @@ from typing import Any
 from e2e.components import CLUSTER_AUTOSCALER_REFUSED, CLUSTER_AUTOSCALER_VERSION, KUBERNETES_VERSION
 from e2e.fidelity.autoscaler_run import AutoscalerResult
 from e2e.fidelity.job_report import job_markdown, job_summary
+from e2e.fidelity.replicaset_report import replicaset_markdown, replicaset_summary
 from e2e.fidelity.run import CaseResult
 
 SCHEMA = "gpufleet.fidelity/v1"
@@ -114,11 +115,12 @@ def write(
     autoscaler: dict[str, Any] | None = None,
     control_planes: int = 1,
     jobs: dict[str, Any] | None = None,
+    replicasets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run: ``seconds`` the kube-scheduler cases took on ``control_planes`` side by side,
-    ``started_s`` the first control plane's start; ``autoscaler`` and ``jobs`` the sections of the
-    cluster-autoscaler's and the Job controller's cases (``autoscaler_summary``, ``job_summary``; None: not
-    run)."""
+    ``started_s`` the first control plane's start; ``autoscaler``, ``jobs`` and ``replicasets`` the
+    sections of the cluster-autoscaler's, the Job controller's and the ReplicaSet controller's cases
+    (``autoscaler_summary``, ``job_summary``, ``replicaset_summary``; None: not run)."""
     out.mkdir(parents=True, exist_ok=True)
     summary = {
         "schema": SCHEMA,
@@ -129,6 +131,7 @@ def write(
         "kube_scheduler": totals(results),
         "cluster_autoscaler": autoscaler or autoscaler_summary(None),
         "job_controller": jobs or job_summary(None),
+        "replicaset_controller": replicasets or replicaset_summary(None),
         "cases": [_case_json(r) for r in results],
     }
     (out / "fidelity.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -214,6 +217,8 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         lines.append("")
     jobs = summary["job_controller"]
     lines += job_markdown(jobs, _pct(jobs["cases_agreeing"], jobs["cases_compared"]))
+    sets = summary["replicaset_controller"]
+    lines += replicaset_markdown(sets, _pct(sets["cases_agreeing"], sets["cases_compared"]))
     return "\n".join(lines)
 
 

@@ -320,6 +320,18 @@ def test_scale_down_prefers_pods_doubled_up_on_a_node() -> None:
     assert pods_to_delete(pods, 1, NOW) in (["shared-1"], ["shared-2"])
 
 
+def test_scale_down_of_a_replicaset_no_controller_owns_ranks_no_pod_by_node() -> None:
+    """``getIndirectlyRelatedPods`` lists the pods of ``getReplicaSetsWithSameController``, none for a
+    ReplicaSet without a controller: every rank is 0, so the pod ready for less time goes first though the
+    others share a node."""
+    pods = [
+        active("alone", node="a", ready_s=NOW - 60),
+        active("shared-1", node="b", ready_s=NOW - 3600),
+        active("shared-2", node="b", ready_s=NOW - 3600),
+    ]
+    assert pods_to_delete(pods, 1, NOW, by_node=False) == ["alone"]
+
+
 def test_scale_down_takes_the_most_recently_ready_then_restarted_then_newest_in_log2_buckets() -> None:
     """Rules 6-8 with LogarithmicScaleDown (GA in 1.31): ready for less time goes first, but times in
     the same power-of-two bucket of age are equal and the UID decides; then more restarts; then newer."""

@@ -1130,7 +1130,7 @@ class Simulation:
                         key, rec.node, rec.phase, ready_s, rec.creation_timestamp_s, rec.restarts, annotations
                     )
                 )
-            for key in pods_to_delete(active, surplus, self.loop.now):
+            for key in pods_to_delete(active, surplus, self.loop.now, controller.ranks_by_node):
                 controller.retire(key)
                 self.lifecycle.delete(self.records[key], "ScaledDown")
         self._reconcile(controller)

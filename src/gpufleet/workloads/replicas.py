@@ -21,6 +21,8 @@ from gpufleet.workloads.kind import ReplicaBound
 
 class KeepsReplicas:
     per_node: ClassVar[bool] = False
+    #: whether its scale-down ranks pods by how many of its pods share their node (``pods_to_delete``)
+    ranks_by_node: ClassVar[bool] = True
 
     def __init__(self, replicas: int):
         self.replicas = replicas  # spec.replicas, which autoscalers change

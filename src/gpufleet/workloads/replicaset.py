@@ -105,14 +105,16 @@ def compare_active_pods(a: ActivePod, rank_a: int, b: ActivePod, rank_b: int, no
     return 0
 
 
-def pods_to_delete(pods: Sequence[ActivePod], diff: int, now: float) -> list[str]:
+def pods_to_delete(pods: Sequence[ActivePod], diff: int, now: float, by_node: bool = True) -> list[str]:
     """``getPodsToDelete`` (pkg/controller/replicaset): the keys of the ``diff`` pods a ReplicaSet deletes
     when it has ``diff`` too many, in ``ActivePodsWithRanks`` order, each pod ranked by how many of the
-    set's active pods share its node (``getPodsRankedByRelatedPodsOnSameNode``). Equal pods keep the
-    order given."""
+    set's active pods share its node (``getPodsRankedByRelatedPodsOnSameNode``), or all ranked 0 where
+    not ``by_node``: a ReplicaSet no controller owns has no related pods to count
+    (``getIndirectlyRelatedPods`` lists the pods of ``getReplicaSetsWithSameController``, none without a
+    controller). Equal pods keep the order given."""
     if diff >= len(pods):
         return [p.key for p in pods]
-    on_node = Counter(p.node for p in pods)
+    on_node = Counter(p.node for p in pods) if by_node else Counter[str | None]()
 
     def compare(a: ActivePod, b: ActivePod) -> int:
         return compare_active_pods(a, on_node[a.node], b, on_node[b.node], now)
@@ -144,7 +146,11 @@ def read_replica_set(manifest: ManifestReader) -> ReplicaSet:
 
 @register_kind(ReplicaSet, api=API, read=read_replica_set)
 class ReplicaSetController(KeepsReplicas):
+    """A ReplicaSet of its own (a snapshot's ReplicaSets of Deployments are folded into them): its
+    scale-down ranks no pod by the set's pods on its node (``pods_to_delete``)."""
+
     kind: ClassVar[str] = "ReplicaSet"
+    ranks_by_node: ClassVar[bool] = False
 
     def __init__(self, replica_set: ReplicaSet):
         super().__init__(replica_set.replicas)
