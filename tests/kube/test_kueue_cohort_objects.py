@@ -275,13 +275,13 @@ def test_kueueviz_examples_load_their_cohort_tree_and_priority_classes() -> None
 
 def test_a_misspelt_kueue_kind_is_an_error_and_other_kueue_kinds_are_warnings(tmp_path: Path) -> None:
     """``kueue.x-k8s.io`` is a known group: a typo is refused; its kinds gpufleet does not model
-    (Workload, MultiKueue...) are warnings."""
+    (MultiKueue...) are warnings."""
     lines = problems(tmp_path, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohrt\nmetadata: {name: a}\n")
     assert len(lines) == 1 and 'unknown kind "Cohrt" in kueue.x-k8s.io/v1beta2' in lines[0]
-    text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: d}\nspec: {}\n"
+    text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueConfig\nmetadata: {name: m}\nspec: {}\n"
     assert warnings(tmp_path, text) == [
-        "scenario.yaml: document 1 (Workload/d/w): "
-        "kind kueue.x-k8s.io/v1beta2/Workload is not modelled; ignored"
+        "scenario.yaml: document 1 (MultiKueueConfig/m): "
+        "kind kueue.x-k8s.io/v1beta2/MultiKueueConfig is not modelled; ignored"
     ]
 
 

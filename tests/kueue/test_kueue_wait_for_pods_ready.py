@@ -162,9 +162,7 @@ def test_timeout_requeues_until_the_backoff_limit_count_then_deactivates() -> No
     assert on_timeout(WaitForPodsReady(backoff_limit_count=0), 0, 300.0) == Deactivate()
 
 
-def test_queue_order_time_is_the_eviction_time_only_for_a_pods_ready_timeout_with_eviction_timestamp() -> (
-    None
-):
+def test_queue_order_time_is_the_eviction_time_for_a_pods_ready_timeout_by_eviction_or_a_check() -> None:
     config = WaitForPodsReady()
     assert queue_order_time(config, 5.0, (300.0, "PodsReadyTimeout")) == 300.0
     assert queue_order_time(config, 5.0, (300.0, "InCohortReclamation")) == 5.0
@@ -172,7 +170,13 @@ def test_queue_order_time_is_the_eviction_time_only_for_a_pods_ready_timeout_wit
         queue_order_time(WaitForPodsReady(timestamp=CREATION_TIMESTAMP), 5.0, (300.0, "PodsReadyTimeout"))
         == 5.0
     )
-    assert queue_order_time(None, 5.0, (300.0, "PodsReadyTimeout")) == 5.0
+    # waitForPodsReady off: Kueue's manager still orders by ``Eviction`` (``podsReadyRequeuingTimestamp``),
+    # what a dump's Workload evicted by the timeout reads
+    assert queue_order_time(None, 5.0, (300.0, "PodsReadyTimeout")) == 300.0
+    # evicted by an admission check: by its eviction time whatever the requeuing timestamp
+    # (``IsEvictedByAdmissionCheck``)
+    creation = WaitForPodsReady(timestamp=CREATION_TIMESTAMP)
+    assert queue_order_time(creation, 5.0, (300.0, "AdmissionCheck")) == 300.0
     assert backoff_expired(None, 0.0) and backoff_expired(360.0, 360.0) and not backoff_expired(360.0, 359.0)
 
 

@@ -78,6 +78,7 @@ from gpufleet.control.port import (
     ReclaimsPods,
 )
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
+from gpufleet.model.kueue_dumped import DumpedOnClock, on_clock
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, Resources, add
 from gpufleet.model.workloads import PodSet
@@ -92,6 +93,9 @@ from gpufleet.workloads.kind import ReportsStatus, implements
 HOSTNAME = "kubernetes.io/hostname"
 
 LOCAL_QUEUE_MISSING = "LocalQueue {} doesn't exist"
+#: a dump's Workload deactivated (``spec.active: false``), or waiting out its requeue backoff
+DUMPED_DEACTIVATED = "The workload is deactivated"
+DUMPED_BACKOFF = "waiting for the requeue backoff (requeue {}) until {:g}s"
 
 
 class KueueQueues:
@@ -101,13 +105,16 @@ class KueueQueues:
         clock: Clock,
         objects: KueueObjects,
         provisioning: ProvisioningRequests | None = None,
+        clock_zero_unix: float | None = None,
     ):
         """``provisioning``: cluster-autoscaler's ProvisioningRequests, which the ProvisioningRequest
         admission check controller creates and reads (None: no ProvisioningRequest API; its checks stay
-        Pending)."""
+        Pending); ``clock_zero_unix``: the run's time 0 (``model.node_readiness.clock_zero``), which a dump's
+        Workloads' times count from."""
         self.port = port
         self.clock = clock
         self.objects = objects
+        self.dumped = {k: on_clock(d, clock_zero_unix) for k, d in objects.dumped.items()}
         self.installed = bool(self.objects.cluster_queues or self.objects.local_queues)
         self.workloads: dict[str, KueueWorkload] = {}
         self.of_pod: dict[str, str] = {}  # pod key -> workload key
@@ -151,7 +158,11 @@ class KueueQueues:
             at = self.clock.now if created is None else created
             wl = KueueWorkload(key, queue, at, len(self.workloads), controller)
             self.workloads[key] = wl
-        elif controller is None and created is not None:  # a group's Workload: once its pods exist
+            dumped = self.dumped.get(key)
+            if dumped is not None:
+                self._restore(wl, dumped)
+        elif controller is None and created is not None and key not in self.dumped:
+            # a group's Workload: once its pods exist
             wl.created_s = max(wl.created_s, created)
         wl.pods.append(pod.key)
         self.of_pod[pod.key] = key
@@ -161,6 +172,26 @@ class KueueQueues:
         self.port.hold(pod.key, wl.message)
         self._request_cycle()
         return True
+
+    def _restore(self, wl: KueueWorkload, dumped: DumpedOnClock) -> None:
+        """A dump's Workload as it stands (``model.kueue_dumped``): created at its ``creationTimestamp``,
+        ordered by its eviction, deactivated (``spec.active: false``: never admitted; its requeue state
+        cleared, as the workload controller clears a deactivated one's) or waiting out its backoff until
+        ``requeueAt`` (``backoffWaitingTimeExpired``; the workload controller requeues it then), its next
+        backoff counting on from ``count`` (``UpdateRequeueState``)."""
+        if dumped.created_s is not None:
+            wl.created_s = dumped.created_s
+        wl.dumped_eviction = dumped.evicted
+        wl.priority = dumped.priority
+        if not dumped.active:
+            wl.active = False
+            wl.message = DUMPED_DEACTIVATED
+            return
+        wl.requeue_count, wl.requeue_at = dumped.requeue_count, dumped.requeue_at_s
+        at = wl.requeue_at
+        if at is not None and at > self.clock.now:
+            wl.message = DUMPED_BACKOFF.format(dumped.requeue_count, at)
+            self.clock.at(at, Priority.CONTROLLER, self._request_cycle, background=True)
 
     def suspends(self, key: str) -> bool:
         """Whether the workload ``key`` (``<kind>/<ns>/<name>``) starts suspended until Kueue admits it: one
@@ -323,10 +354,12 @@ class KueueQueues:
             topology = None if asked is None else request_for(s.name, s.count, each, s.template, *asked)
             named = group_of(annotations)
             entries.append(PodSetResources(s.name, s.count, total, s.template, topology, named, s.min_count))
-        priority = self.objects.priority(wl.key, template.labels, template.priority)
+        priority = wl.priority
+        if priority is None:
+            priority = self.objects.priority(wl.key, template.labels, template.priority)
         if self.checks.inactive(lq.cluster_queue):
             return f"ClusterQueue {lq.cluster_queue} is inactive"
-        last = (wl.evictions[-1]["t_s"], wl.evictions[-1]["reason"]) if wl.evictions else None
+        last = (wl.evictions[-1]["t_s"], wl.evictions[-1]["reason"]) if wl.evictions else wl.dumped_eviction
         created = queue_order_time(self.objects.wait_for_pods_ready, wl.created_s, last)
         workload = Workload(wl.key, lq.cluster_queue, priority, created, wl.order, tuple(entries))
         cq = self.objects.cluster_queues.get(lq.cluster_queue)

@@ -51,6 +51,10 @@ class KueueWorkload:
     requeue_count: int = 0  # ``requeueState.count``
     requeue_at: float | None = None  # ``requeueState.requeueAt``
     active: bool = True  # ``spec.active``: false once deactivated
+    #: a dump's Workload (``model.kueue_dumped``): its ``Evicted`` condition (time, reason), the eviction it
+    #: is ordered by until one in the run, and its ``spec.priority`` (None: derived from its pods)
+    dumped_eviction: tuple[float, str] | None = None
+    priority: int | None = None
     # admission checks
     started: bool = False  # Admitted: quota reserved and every check Ready (its pods released)
     reservations: list[float] = field(default_factory=list)  # each QuotaReserved

@@ -8,9 +8,11 @@ duration; the changed side applies the change files (``whatif_changes``). Each s
 read from its ``summary.json`` (``gpufleet.summary/v1``), over the pods the snapshot holds unbound
 and unfinished ("its pending pods"): which start (``bound_s``, ``working_s``) or are still pending at
 the end (with the scheduler's message), percentiles (nearest rank, as the summary's) of the time to
-start, GPUs allocated at the end, nodes added (every node that was not in the snapshot), and cost:
-the summary's ``totals.cost`` over the nodes of pools with a price, ``None`` ("no price") when no node
-had one, and how many nodes had none (a snapshot's Nodes have no price).
+start (and to working) from each pod's creation (``created_s``: a pod with a ``creationTimestamp``
+before the snapshot counts the time it waited before it, on both sides), GPUs allocated at the end,
+nodes added (every node that was not in the snapshot), and cost: the summary's ``totals.cost`` over the
+nodes of pools with a price, ``None`` ("no price") when no node had one, and how many nodes had none (a
+snapshot's Nodes have no price).
 """
 
 from __future__ import annotations

@@ -55,7 +55,8 @@ DRA_NAMESPACED = frozenset(
     gvk for gvk in (*DRA, *DRA_BETA) if gvk[2] in ("ResourceClaim", "ResourceClaimTemplate")
 )
 #: Kueue's ResourceFlavor, ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass, AdmissionCheck,
-#: ProvisioningRequestConfig and Topology, in the versions served (``gpufleet.kube.kueue``).
+#: ProvisioningRequestConfig and Topology, in the versions served (``gpufleet.kube.kueue``), and a dump's
+#: Workloads (``gpufleet.kube.kueue_workloads``).
 KUEUE = (
     *(
         ("kueue.x-k8s.io", version, kind)
@@ -69,6 +70,7 @@ KUEUE = (
             "AdmissionCheck",
             "ProvisioningRequestConfig",
             "Topology",
+            "Workload",
         )
     ),
     ("kueue.x-k8s.io", "v1alpha1", "Topology"),
@@ -79,7 +81,7 @@ KUEUE_CONFIG = tuple(
 )
 #: KAI Scheduler's Queue (``gpufleet.kube.kai``).
 KAI_QUEUE = ("scheduling.run.ai", "v2", "Queue")
-KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] == "LocalQueue")
+KUEUE_NAMESPACED = frozenset(gvk for gvk in KUEUE if gvk[2] in ("LocalQueue", "Workload"))
 #: Kubeflow Trainer v2's runtimes, which TrainJobs name (``gpufleet.kube.training_runtimes``)
 CLUSTER_TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime")
 TRAINING_RUNTIME = ("trainer.kubeflow.org", "v1alpha1", "TrainingRuntime")
@@ -165,7 +167,6 @@ _KNOWN_UNMODELLED = frozenset(
             ("kueue.x-k8s.io", version, kind)
             for version in ("v1beta1", "v1beta2")
             for kind in (
-                "Workload",
                 "MultiKueueCluster",
                 "MultiKueueConfig",
             )

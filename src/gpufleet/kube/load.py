@@ -36,6 +36,7 @@ from gpufleet.kube import (
     kinds,
     kueue,
     kueue_config,
+    kueue_workloads,
     nodes,
     objects,
     pod_affinity,
@@ -230,6 +231,10 @@ class _Loader:
     _priority_labels: list[tuple[Reporter, str]] = field(
         default_factory=list
     )  # kueue.x-k8s.io/priority-class
+    #: the workloads Kueue admits (labelled with a LocalQueue), by ``<kind>/<ns>/<name>``, and a dump's
+    #: Workload objects, matched to them once all are read
+    _queued: dict[str, kueue_workloads.Queued] = field(default_factory=dict)
+    _kueue_workloads: list[kueue_workloads.ReadWorkload] = field(default_factory=list)
     _kai_reports: dict[str, Reporter] = field(default_factory=dict)  # KAI Queues
     _dra_claims: list[tuple[Reporter, ResourceClaim | ResourceClaimTemplate]] = field(default_factory=list)
     #: Kubeflow Trainer's runtimes by ``kind/namespace/name``, and the TrainJobs that name them
@@ -297,6 +302,7 @@ class _Loader:
                 self._convert(entry, convert)
         self._resolve_train_jobs()
         self._resolve_provisioning_requests()
+        self._match_kueue_workloads()
         for workload in self.scenario.workloads():  # charged once complete (a TrainJob: its runtime's)
             report = self._workload_reports.get((type(workload), workload.key))
             if report is not None:
@@ -536,7 +542,7 @@ class _Loader:
         self._workload_reports[type(workload), workload.key] = entry.report
         if isinstance(workload, TrainJob):  # its JobSet comes from the runtime it names
             self._train_jobs.append((entry, resolver))
-        self._queue(entry)
+        self._queue(entry, templates[0][1] if templates else None)
 
     def _training_runtime(self, entry: _Entry, resolver: priorities.Priorities) -> None:
         kind = entry.kind.kind
@@ -568,18 +574,27 @@ class _Loader:
 
     def _job(self, entry: _Entry, resolver: priorities.Priorities) -> None:
         self._workload(entry, resolver, workloads.job, self.scenario.jobs)
-        self._queue(entry)
+        job = self.scenario.jobs[-1]
+        self._queue(entry, job.template, job.suspend)
 
-    def _queue(self, entry: _Entry) -> None:
-        """Kueue's integrations: a workload labelled with a LocalQueue is admitted through it whole."""
+    def _queue(self, entry: _Entry, template: Pod | None, suspended: bool | None = None) -> None:
+        """Kueue's integrations: a workload labelled with a LocalQueue is admitted through it whole (its
+        priority derived from ``template``, its first pod set's; ``suspended``: a Job's ``spec.suspend``)."""
         queue = kueue.queue_name(entry.meta)
         key = f"{entry.kind.kind}/{entry.meta.namespace}/{entry.meta.name}"
         if queue is not None:
             self.scenario.kueue.workload_queues[key] = queue
+            self._queued[key] = kueue_workloads.Queued(queue, suspended, template)
         priority_class = kueue.priority_class_label(entry.meta)
         if priority_class is not None and queue is not None:
             self.scenario.kueue.workload_priorities[key] = priority_class
             self._priority_labels.append((entry.report, priority_class))
+
+    def _match_kueue_workloads(self) -> None:
+        """A dump's Workloads, each to the workload it belongs to (``kueue_workloads.match``)."""
+        if self._kueue_workloads:
+            pods = [bare.pod for bare in self.scenario.pods]
+            kueue_workloads.match(self._kueue_workloads, self._queued, pods, self.scenario.kueue)
 
     def _kai_queue(self, entry: _Entry) -> None:
         queue = kai.queue(entry.meta, entry.body, entry.report)
@@ -610,6 +625,8 @@ class _Loader:
             config = kueue.provisioning_request_config(entry.meta, entry.body, entry.report)
             if config is not None:
                 objects.provisioning_configs[config.name] = config
+        elif kind == kueue_workloads.WORKLOAD:
+            self._kueue_workloads.append(kueue_workloads.read(entry.meta, entry.body, entry.report))
         elif kind == kueue.CLUSTER_QUEUE:
             cq = kueue.cluster_queue(entry.meta, entry.body, entry.kind.version, entry.report)
             objects.cluster_queues[cq.name] = cq

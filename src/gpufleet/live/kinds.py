@@ -62,6 +62,7 @@ KINDS: dict[str, KindRef] = {
     "localqueues": _optional(_KUEUE, "localqueues", "LocalQueue"),
     "cohorts": _optional(_KUEUE, "cohorts", "Cohort", False),
     "workloadpriorityclasses": _optional(_KUEUE, "workloadpriorityclasses", "WorkloadPriorityClass", False),
+    "workloads": _optional(_KUEUE, "workloads", "Workload"),
     "topologies": _optional(
         ("kueue.x-k8s.io", ("v1beta2", "v1beta1", "v1alpha1")), "topologies", "Topology", False
     ),

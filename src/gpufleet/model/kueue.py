@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.model.kueue_dumped import DumpedWorkload
 from gpufleet.model.node import Taint, Toleration
 from gpufleet.model.pod import Requirement
 
@@ -318,6 +319,9 @@ class KueueObjects:
     wait_for_pods_ready: WaitForPodsReady | None = DEFAULT_INSTALL_WAIT
     admission_checks: dict[str, AdmissionCheck] = field(default_factory=dict)
     provisioning_configs: dict[str, ProvisioningRequestConfig] = field(default_factory=dict)
+    #: a dump's Workload objects, by the ``<kind>/<ns>/<name>`` of the workload each belongs to
+    #: (``kube.kueue_workloads``)
+    dumped: dict[str, DumpedWorkload] = field(default_factory=dict)
 
     def priority(self, key: str, labels: dict[str, str], pod_priority: int) -> int:
         """The workload's priority for Kueue: its WorkloadPriorityClass's value, else its pods'

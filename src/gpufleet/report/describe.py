@@ -67,6 +67,7 @@ EVENT_TTL_S = 3600.0
 LABEL_WIDTH = 16
 #: the simulator's pod states (its log) and start-up stages (``pods[].stages``) in words
 STAGE_WORDS = {
+    "before_snapshot": "before the snapshot (since its creation)",
     "pending": "pending (scheduling)",
     "scheduling": "pending (scheduling)",
     "queued": "queued (Kueue)",
@@ -84,6 +85,7 @@ STAGE_WORDS = {
 }
 #: the start-up stages of ``pods[].stages`` in the order a pod goes through them (``sim.records``)
 STAGE_ORDER = (
+    "before_snapshot",
     "queueing",
     "scheduling_gated",
     "scheduling",
@@ -355,7 +357,8 @@ def _back_off_events(
 
 def _stages(record: Mapping[str, Any], log: Sequence[tuple[float, str]] | None) -> list[dict[str, Any]]:
     """The start-up: with the state log, each state entered and how long it lasted (the last until the
-    pod finished, was deleted or the run ended: no duration); else the record's stage durations."""
+    pod finished, was deleted or the run ended: no duration), after the time before the run of a dump's pod
+    created before it (from ``created_s``); else the record's stage durations."""
     if log is None:  # summary.json sorts its keys: the stages in the order a pod goes through them
         stages = sorted(record["stages"].items(), key=lambda item: _rank(STAGE_ORDER, item[0]))
         return [
@@ -363,6 +366,10 @@ def _stages(record: Mapping[str, Any], log: Sequence[tuple[float, str]] | None) 
             for stage, seconds in stages
         ]
     rows = []
+    created = record["created_s"]
+    if log and created is not None and created < log[0][0]:
+        before = STAGE_WORDS["before_snapshot"]
+        rows.append({"stage": before, "at_s": created, "duration_s": log[0][0] - created})
     for (at, state), (following, _) in zip(log, [*log[1:], (None, "")], strict=True):
         lasted = None if following is None else following - at
         rows.append({"stage": STAGE_WORDS.get(state, state), "at_s": at, "duration_s": lasted})

@@ -9,9 +9,12 @@ when its first pod is created and starts when its last pod is bound, so its wait
 batch scheduler reports as start minus submit time (Slurm's ``Start - Submit``). A job still
 waiting at the end of the run counts its wait so far (a lower bound) and is counted as
 ``waiting``; a pod deleted before it was bound belongs to no job, and jobs without GPUs are left
-out. Size classes: ``<1`` (a fraction), ``1``, ``2-4``, ``5-8``, ``9-16``, ``>16`` GPUs; each
-with the count, the mean, nearest-rank p50 and p95, and the maximum wait. (The share of the
-provisioned GPU-hours allocated is ``totals.gpu_allocated_pct``.)
+out. A dump's pod is created at its ``creationTimestamp`` (``created_s``, negative before the run), so
+a job pending in the snapshot counts the wait before it; a job with a pod already running when the run
+began (``running_at_start``) started before the run, when the dump does not say, and is left out. Size
+classes: ``<1`` (a fraction), ``1``, ``2-4``, ``5-8``, ``9-16``, ``>16`` GPUs; each with the count, the
+mean, nearest-rank p50 and p95, and the maximum wait. (The share of the provisioned GPU-hours allocated is
+``totals.gpu_allocated_pct``.)
 
 Only jobs count: the pods of a Job, a training operator's kind (PyTorchJob, JobSet, ...) or a pod of
 its own. The replicas of a Deployment, ReplicaSet, StatefulSet, DaemonSet or LeaderWorkerSet
@@ -60,7 +63,7 @@ def _jobs(summary: Mapping[str, Any]) -> list[tuple[float, float, bool]]:
     jobs = []
     for _, pods in sorted(members.items()):
         gpus = sum(float(p.get("gpus") or 0.0) for p in pods)
-        if gpus <= 0:
+        if gpus <= 0 or any(p.get("running_at_start") for p in pods):
             continue
         submitted = min(float(p["created_s"]) for p in pods)
         bound = [p.get("bound_s") for p in pods]

@@ -16,8 +16,18 @@ from typing import Any
 
 from gpufleet.model.percentiles import nearest_rank as nearest_rank
 
-STAGE_ORDER = ("scheduling", "node_provisioning", "gang_wait", "image_pull", "model_load", "warmup", "other")
-"""The contract's stage names, in the order they happen (``other`` last)."""
+STAGE_ORDER = (
+    "before_snapshot",
+    "scheduling",
+    "node_provisioning",
+    "gang_wait",
+    "image_pull",
+    "model_load",
+    "warmup",
+    "other",
+)
+"""The contract's stage names, in the order they happen (``other`` last): ``before_snapshot`` first, a
+dump's pod's time from its ``creationTimestamp`` to the run's start."""
 
 PERCENTILES = (50, 95, 99)
 """The percentiles reported, as integers; a figure's key is ``f"p{p}"``."""
@@ -32,15 +42,18 @@ def percentiles(values: Sequence[float]) -> dict[str, float | None]:
 
 
 def pending_to_working(pod: Mapping[str, Any]) -> float | None:
-    """``working_s - created_s`` of a pod record, rounded; None unless both are set."""
+    """``working_s - created_s`` of a pod record, rounded (a dump's pod created before the run: from its
+    ``creationTimestamp``, the wait before the run included); None unless both are set, and for a dump's pod
+    already running when the run began (``running_at_start``: it began working before, when is not known)."""
     created, working = pod.get("created_s"), pod.get("working_s")
-    if created is None or working is None:
+    if created is None or working is None or pod.get("running_at_start"):
         return None
     return round(float(working) - float(created), DIGITS)
 
 
 def working_pods(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The pods that began computing (``working_s`` and ``created_s`` set), in their given order."""
+    """The pods that began computing (``working_s`` and ``created_s`` set, not ``running_at_start``), in
+    their given order."""
     return [pod for pod in pods if pending_to_working(pod) is not None]
 
 

@@ -39,6 +39,7 @@ MAX_WATERFALL_PODS = 60
 MAX_CHAIN_NODES = 40
 MAX_NODE_BARS = 100
 STAGE_COLORS = {
+    "before_snapshot": "#6e7781",
     "scheduling": "#d4a72c",
     "node_provisioning": "#8250df",
     "gang_wait": "#cf222e",

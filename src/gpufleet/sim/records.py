@@ -29,6 +29,9 @@ STAGE_OF = {
     "starting": "other",
     "idle": "other",
 }
+#: the stage of a dump's pod created before the run (``PodRecord.dump_created_s``): from its
+#: ``creationTimestamp`` to its arrival in the run, time the dump does not break down
+BEFORE_SNAPSHOT = "before_snapshot"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,9 @@ class PodRecord:
     #: a dump's pod: its ``creationTimestamp`` on the run's clock (``model.node_readiness.created_on_clock``;
     #: negative: before the run), where it is earlier than ``created_s``, when it arrived in the run
     dump_created_s: float | None = None
+    #: such a pod of the dump already running on its node when the run began: it began working before the
+    #: run, when the dump does not say (its times from binding to working are its arrival's)
+    running_at_start: bool = False
 
     def __post_init__(self) -> None:
         self.log.append((self.created_s, "pending"))
@@ -153,10 +159,13 @@ class PodRecord:
         self.log.append((t, state))
 
     def stages(self) -> dict[str, float]:
-        """Named parts of created -> first working, from the log (empty until it works)."""
+        """Named parts of created (``creation_timestamp_s``) -> first working, from the log (empty until it
+        works); a dump's pod created before the run spent the time to its arrival ``BEFORE_SNAPSHOT``."""
         if self.working_s is None:
             return {}
         out: dict[str, float] = {}
+        if self.dump_created_s is not None:
+            out[BEFORE_SNAPSHOT] = self.created_s - self.dump_created_s
         for (t0, state), (t1, _) in zip(self.log, [*self.log[1:], (self.working_s, "")], strict=True):
             if t0 >= self.working_s:
                 break

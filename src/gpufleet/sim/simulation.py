@@ -300,7 +300,7 @@ class Simulation:
         self.replicas_timeline: dict[str, list[float]] = {}
         #: Kueue's tenant queues (control/kueue_queues.py); its ProvisioningRequest admission checks create
         #: and read cluster-autoscaler's requests
-        self.kueue = KueueQueues(self, self.loop, scenario.kueue, self.autoscaler)
+        self.kueue = KueueQueues(self, self.loop, scenario.kueue, self.autoscaler, self.clock_zero_unix)
         self.autoscaler.provisioning_listeners.append(self.kueue.provisioning_changed)
         #: the RayJob controller's requeue, Ray and its autoscaler (control/kuberay.py)
         self.kuberay = KubeRayLoops(self, self.loop)
@@ -675,7 +675,7 @@ class Simulation:
             pod = replace(pod, scheduling_gates=self._gates_left(pod, pod.scheduling_gates, self.loop.now))
         rec = self.lifecycle.record(pod, self._scheduler_of(pod), self._watch_of(pod))
         if created_s is not None and created_s < rec.created_s:
-            rec.dump_created_s = created_s
+            rec.dump_created_s, rec.running_at_start = created_s, running
         if unschedulable is not None:
             rec.message = unschedulable  # (its reason None: Unschedulable)
         later = {t for _, t in pod.behavior.ungate_at if t > self.loop.now} if pod.scheduling_gates else set()

@@ -73,7 +73,7 @@ def _pod_record(
             "stretch": round(rec.ring.stretch, 6),
         },
         "working": rec.working,
-        "created_s": rec.created_s,
+        "created_s": rec.creation_timestamp_s,
         "bound_s": rec.bound_s,
         "running_s": rec.running_s,
         "working_s": rec.working_s,
@@ -88,6 +88,7 @@ def _pod_record(
         "disruptions": list(rec.disruptions),
         "stages": rec.stages(),
         "node_stages": dict(rec.node_stages),
+        **({"running_at_start": True} if rec.running_at_start else {}),
     }
 
 

@@ -18,15 +18,23 @@ Pure decisions (state and time in, decisions out), after ``kubernetes-sigs/kueue
   with a ``requeueAt`` goes back to its queue's heap only once the time is at or past it; before, it waits
   as inadmissible;
 * ``queue_order_time`` -- ``Ordering.GetQueueOrderTimestamp`` (``pkg/workload/workload.go``): with
-  ``requeuingStrategy.timestamp: Eviction`` a workload evicted by the timeout is ordered by its eviction
-  time, else by its creation time.
+  ``requeuingStrategy.timestamp: Eviction`` (also where ``waitForPodsReady`` is off: ``cmd/kueue/main.go``
+  ``podsReadyRequeuingTimestamp``) a workload evicted by the timeout is ordered by its eviction time; one
+  evicted by an admission check (``IsEvictedByAdmissionCheck``) always is; any other by its creation time.
+  (Its third case, a workload preempted by ``InCohortReclaimWhileBorrowing`` ordered just after its
+  preemption, holds only with the ``PrioritySortingWithinCohort`` gate off, on by default.)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpufleet.model.kueue import EVICTION_TIMESTAMP, PODS_READY_TIMEOUT, WaitForPodsReady
+from gpufleet.model.kueue import (
+    EVICTED_BY_ADMISSION_CHECK,
+    EVICTION_TIMESTAMP,
+    PODS_READY_TIMEOUT,
+    WaitForPodsReady,
+)
 
 #: ``kueue.WorkloadWaitForStart`` and ``kueue.WorkloadWaitForRecovery``: the PodsReady condition's reasons
 #: while it is false, the eviction's underlying cause.
@@ -95,10 +103,13 @@ def backoff_expired(requeue_at_s: float | None, now: float) -> bool:
 def queue_order_time(
     config: WaitForPodsReady | None, created_s: float, last_eviction: tuple[float, str] | None
 ) -> float:
-    """The time the workload is ordered by in its queue: its last eviction's, when that was by the PodsReady
-    timeout and the requeuing timestamp is ``Eviction``; else its creation time."""
-    if config is not None and config.timestamp == EVICTION_TIMESTAMP and last_eviction is not None:
+    """The time the workload is ordered by in its queue: its last eviction's (``last_eviction``: time and
+    reason, while its ``Evicted`` condition is true), when that was by the PodsReady timeout and the requeuing
+    timestamp is ``Eviction`` (``config`` None: ``waitForPodsReady`` off, whose timestamp is ``Eviction``) or
+    by an admission check; else its creation time."""
+    if last_eviction is not None:
         t_s, reason = last_eviction
-        if reason == PODS_READY_TIMEOUT:
+        by_eviction = config is None or config.timestamp == EVICTION_TIMESTAMP
+        if (reason == PODS_READY_TIMEOUT and by_eviction) or reason == EVICTED_BY_ADMISSION_CHECK:
             return t_s
     return created_s
