@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Set as AbstractSet
 from typing import Any
 
 import pytest
@@ -118,20 +117,20 @@ def test_autoscalers_respect_bounds_and_blockers(
     )
     sim = Simulation(scenario)
     drains: list[str] = []
-    original = sim.drain
+    original = sim.cordon
 
-    def checked_drain(
-        name: str, keep: AbstractSet[str] = frozenset(), max_graceful_termination_s: int = 0
-    ) -> float:
+    def checked_cordon(name: str, unschedulable: bool) -> None:
+        if not unschedulable:
+            return original(name, unschedulable)
         allowed = sim.autoscaler._disruptions_allowed()
         for a in sim.state.pods_on[sim.state.index[name]].values():
             assert a.pod.annotations.get(SAFE) != "false", f"{name} drained under {a.pod.key}"
             if budget.covers(a.pod):
                 assert allowed["default/team-a"] >= 1, f"{name} drained past PDB under {a.pod.key}"
         drains.append(name)
-        return original(name, keep, max_graceful_termination_s)
+        return original(name, unschedulable)
 
-    sim.drain = checked_drain  # type: ignore[method-assign]
+    sim.cordon = checked_cordon  # type: ignore[method-assign]
     sim.run()
     summary: dict[str, Any] = build_summary(sim)
     replicas = summary["timeline"]["replicas"]["Deployment/default/srv"]

@@ -228,18 +228,29 @@ spec:
 def test_the_drained_node_goes_once_the_cut_grace_period_is_over(tmp_path: Path) -> None:
     """A pool node running a 1-GPU serving pod (grace period 3600 s), which a spare node outside the pool
     could take: the node is drained; its drain takes 600 s by default (the flag's 600 s), 60 s with
-    ``maxGracefulTerminationSec: 60``, 3600 s with 0; the evicted pod ends when its grace period is over."""
-    ends = {}
+    ``maxGracefulTerminationSec: 60``; the evicted pod ends when its grace period is over, and the node is
+    deleted then. With 0 the pod keeps its 3600 s, but ``waitPodsToDisappear`` waits only the flag's 0 s plus
+    the 30 s headroom: the drain fails 30 s after it began, the node is given back (its deletion aborted)."""
+    ends, deleted = {}, {}
     for cap, field in (
         (600, ""),
         (60, "maxGracefulTerminationSec: 60"),
         (3600, "maxGracefulTerminationSec: 0"),
     ):
         sim = run_simulation(write(tmp_path, simulation("3h", field), pool(1, 1), SPARE, SERVE))
-        evicted = [r for r in sim.records.values() if r.reason == "Evicted"]
-        assert len(evicted) == 1
-        (drained_at,) = [t for t, (n,) in events(sim, "scale-down") if n == evicted[0].node]
-        ends[cap] = evicted[0].finished_s - drained_at
+        evicted = min((r for r in sim.records.values() if r.reason == "Evicted"), key=lambda r: r.bound_s)
+        drained_at = min(t for t, (n,) in events(sim, "scale-down") if n == evicted.node)
+        ends[cap] = evicted.finished_s - drained_at
+        deleted[cap] = sim.nodes[evicted.node].deleted_s
+        failed = [
+            (e.t_s - drained_at, e.reason) for e in sim.autoscaler.events if e.kind == "scale-down-failed"
+        ]
+        if cap == 3600:
+            why = f"Failed to drain node /{evicted.node}: pods remaining after timeout"
+            why = f"failed to drain and delete node: {why}"
+            assert failed[0] == (30.0, why)
+        else:
+            assert failed == [] and deleted[cap] == drained_at + cap
     assert ends == {600: 600.0, 60: 60.0, 3600: 3600.0}
 
 
@@ -292,3 +303,58 @@ spec:
     off = simulation("30m", "skipNodesWithCustomControllerPods: false")
     sim = run_simulation(write(tmp_path, off, *scenario))
     assert events(sim, "scale-down") == [(610.0, ("h100-0",))]
+
+
+# -- --drain-priority-config, --max-pod-eviction-time -------------------------------------------------------
+
+
+def test_drain_priority_config_gives_each_priority_group_its_own_grace_period(tmp_path: Path) -> None:
+    """``--drain-priority-config`` (``drainNodeWithPodsBasedOnPodPriority``): the serving pod (priority 0,
+    grace period 3600 s) falls in the ``0:45`` group (the ``100000:5`` one is above it): evicted with 45 s,
+    and the node deleted once it has left, 45 s after the drain began."""
+    config = "drainPriorityConfig: '100000:5,0:45'"
+    sim = run_simulation(write(tmp_path, simulation("3h", config), pool(1, 1), SPARE, SERVE))
+    (evicted,) = [r for r in sim.records.values() if r.reason == "Evicted"]
+    (drained_at,) = [t for t, (n,) in events(sim, "scale-down") if n == evicted.node]
+    assert evicted.finished_s - drained_at == 45.0
+    assert sim.nodes[evicted.node].deleted_s == drained_at + 45.0
+    assert events(sim, "scale-down-failed") == []
+
+
+BUDGET = """
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: serve}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: serve}
+"""
+
+
+def test_the_eviction_api_refuses_an_eviction_its_pod_disruption_budget_does_not_allow(
+    tmp_path: Path,
+) -> None:
+    """The simulator's Eviction API (``pkg/registry/core/pod/storage/eviction.go``): two serving pods under
+    ``maxUnavailable: 1``: the first eviction is allowed, the second refused (429) while the first pod
+    terminates (no longer healthy: ``disruptionsAllowed`` 0); a pod already terminating is no refusal."""
+    two = SERVE.replace("replicas: 1", "replicas: 2")
+    sim = run_simulation(write(tmp_path, simulation("30m", "scaleDownEnabled: false"), SPARE, two, BUDGET))
+    first, second = sorted(k for k, r in sim.records.items() if r.phase == "Running")
+    assert sim.evict_pod(first, 30.0) is None
+    assert sim.records[first].terminating
+    assert sim.evict_pod(second, 30.0) == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert not sim.records[second].terminating
+    assert sim.evict_pod(first, 30.0) is None
+
+
+def test_the_eviction_api_refuses_a_pod_two_budgets_cover(tmp_path: Path) -> None:
+    """``EvictionREST.Create``: a pod more than one PodDisruptionBudget selects is not evicted (500), however
+    many disruptions they allow."""
+    second_budget = BUDGET.replace("name: serve", "name: serve-too")
+    sim = run_simulation(write(tmp_path, simulation("30m", "scaleDownEnabled: false"), SPARE, SERVE, BUDGET,
+                               second_budget))  # fmt: skip
+    (serving,) = [k for k, r in sim.records.items() if r.phase == "Running"]
+    said = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+    assert sim.evict_pod(serving, 30.0) == said
+    assert not sim.records[serving].terminating

@@ -189,11 +189,12 @@ class HandKeptCluster:
     def delete_node(self, name: str) -> None:
         self.asked.append(("delete", name))
 
-    def drain(
-        self, name: str, keep: AbstractSet[str] = frozenset(), max_graceful_termination_s: int = 0
-    ) -> float:
-        self.asked.append(("drain", name))
-        return 30.0
+    def cordon(self, name: str, unschedulable: bool) -> None:
+        self.asked.append(("cordon", name, unschedulable))
+
+    def evict_pod(self, key: str, grace_s: float) -> str | None:
+        self.asked.append(("evict", key, grace_s))
+        return None
 
     def pod_waits_for_node(self, key: str, provisioning: bool) -> None:
         self.asked.append(("waits", key, provisioning))
@@ -402,8 +403,8 @@ def test_an_empty_node_is_drained_and_deleted_through_the_port_after_scale_down_
     ca.arm(0.0)
     clock.run_until(600.0)  # unneeded since 0 s for 600 s: not more than scale-down-unneeded-time
     assert port.asked == [("taints", "h100-0", (SOFT_TAINT,))]  # (the scan that found it unneeded)
-    clock.run_until(610.0 + 30.0)  # drained, then deleted after the grace period the port gave
-    assert port.asked[1:] == [("drain", "h100-0"), ("delete", "h100-0")]
+    clock.run_until(610.0)  # marked (cordoned), then, with no pod to move, deleted at once (deleteAsyncEmpty)
+    assert port.asked[1:] == [("cordon", "h100-0", True), ("delete", "h100-0")]
 
 
 def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_out_of_cooldown() -> None:
@@ -430,7 +431,8 @@ def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_ou
     clock.run_until(610.0)
     assert port.asked == [
         ("taints", "h100-1", (SOFT_TAINT,)),
-        ("drain", "h100-1"),
+        ("cordon", "h100-1", True),
+        ("delete", "h100-1"),
     ]  # (tainted in cooldown too)
     assert ca.gauges == ScaleDownGauges(1, counts)
     clock.run_until(620.0)

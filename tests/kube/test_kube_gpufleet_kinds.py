@@ -409,3 +409,45 @@ def test_the_candidates_pool_flags_are_accepted_with_a_warning_that_they_change_
         "scenario.yaml: document 1 (Simulation/s): spec.autoscaler.scaleDownNonEmptyCandidatesCount: "
         'Invalid value: "30": must be an integer'
     ]
+
+
+def test_the_simulation_reads_the_drain_priority_config_and_max_pod_eviction_time(tmp_path: Path) -> None:
+    """cluster-autoscaler's ``--drain-priority-config`` (``priority:seconds`` pairs, ``,``-separated, as
+    given: the evictor sorts them), ``--max-pod-eviction-time`` (2 minutes by default) and
+    ``--node-deletion-batcher-interval`` (0), camelCased."""
+    defaults = AutoscalerSettings()
+    assert (
+        defaults.drain_priority_config,
+        defaults.max_pod_eviction_time_s,
+        defaults.node_deletion_batcher_interval_s,
+    ) == ((), 120.0, 0.0)
+    text = simulation(
+        "{autoscaler: {drainPriorityConfig: '10000:20,-5:100,0:60', maxPodEvictionTime: 30s, "
+        "nodeDeletionBatcherInterval: 5s}}"
+    )
+    assert load(tmp_path, text).simulation.autoscaler == AutoscalerSettings(
+        drain_priority_config=((10000, 20), (-5, 100), (0, 60)),
+        max_pod_eviction_time_s=30.0,
+        node_deletion_batcher_interval_s=5.0,
+    )
+    assert warnings(tmp_path, text) == []
+
+
+def test_a_bad_drain_priority_config_is_a_field_error_with_upstreams_words(tmp_path: Path) -> None:
+    """``parseShutdownGracePeriodsAndPriorities`` and ``createAutoscalingOptions``, where cluster-autoscaler
+    exits: an item not ``a:b``, an integer ``strconv.Atoi`` refuses, an empty config (parsed to nothing), and
+    the flag with ``--max-graceful-termination-sec`` given too (even at its default)."""
+    label = "scenario.yaml: document 1 (Simulation/s): spec.autoscaler"
+    cases = [
+        ("'10000:20,1000'", "'1000' is not a priority and grace period couple separated by ':'"),
+        ("'10000:20:5'", "'10000:20:5' is not a priority and grace period couple separated by ':'"),
+        ("'x:20'", 'strconv.Atoi: parsing "x": invalid syntax'),
+        ("'1:2.5'", 'strconv.Atoi: parsing "2.5": invalid syntax'),
+        ("''", "Invalid configuration, parsing --drain-priority-config"),
+    ]
+    for value, said in cases:
+        (problem,) = problems(tmp_path, simulation(f"{{autoscaler: {{drainPriorityConfig: {value}}}}}"))
+        assert problem.startswith(f"{label}.drainPriorityConfig: ") and said in problem, problem
+    both = simulation("{autoscaler: {drainPriorityConfig: '0:60', maxGracefulTerminationSec: 600}}")
+    (problem,) = problems(tmp_path, both)
+    assert problem.startswith(f"{label}: ") and "could not use drainPriorityConfig" in problem, problem

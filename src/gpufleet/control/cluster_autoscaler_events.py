@@ -13,7 +13,8 @@ from typing import Any
 @dataclass
 class ScaleEvent:
     t_s: float
-    #: scale-up | scale-up-failed | scale-down | provision-timeout | delete-unregistered | spot-reclaim |
+    #: scale-up | scale-up-failed | scale-down | scale-down-failed (a deletion given back: why in
+    #: ``reason``) | provision-timeout | delete-unregistered | spot-reclaim |
     #: no-scale-up | cluster-unhealthy | cluster-healthy | soft-taint | soft-taint-removed |
     #: provisioning-request (a ProvisioningRequest's condition set: its key in ``pods``,
     #: ``Type=Status Reason: Message`` in ``reason``; or ``deleted``)

@@ -16,9 +16,11 @@ for more than ``scaleDownUnneededTime`` (a node that is not Ready, its kubelet d
 registered, for more than ``scaleDownUnreadyTime``, none with ``scaleDownUnreadyEnabled: false``), not within
 ``scaleDownDelayAfterAdd`` of a scale-up nor ``scaleDownDelayAfterDelete`` of a scan that started deletions,
 none at all with ``scaleDownEnabled: false`` (the soft taints neither), at most ``maxScaleDownParallelism``
-deletions at once and ``maxDrainParallelism`` drains, those in progress counted (drained: pods evicted with
-their grace period, cut to ``maxGracefulTerminationSec``, then the node deleted: ``autoscaling.eviction``; the
-drainability rules as ``skipNodesWithSystemPods`` and ``skipNodesWithCustomControllerPods`` keep them); pools
+deletions at once and ``maxDrainParallelism`` drains, those in progress counted (drained: pods evicted in
+``drainPriorityConfig``'s priority groups, with their grace period cut to the group's or to
+``maxGracefulTerminationSec``, refused evictions retried, then the node deleted, or given back when the drain
+fails: ``control.cluster_autoscaler_actuation``; the drainability rules as ``skipNodesWithSystemPods`` and
+``skipNodesWithCustomControllerPods`` keep them); pools
 with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each scan leaves
 cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). The nodes a
 ``zeroOrMaxNodeScaling`` pool scales down are deleted as one batch, once the last of them is drained
@@ -52,7 +54,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy as np
 
@@ -85,6 +86,7 @@ from gpufleet.autoscaling.scale_down import (
 )
 from gpufleet.autoscaling.young_pods import young_pods
 from gpufleet.control.clock import Clock, Priority
+from gpufleet.control.cluster_autoscaler_actuation import Actuator, Removal
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent as ScaleEvent
 from gpufleet.control.cluster_autoscaler_health import ClusterHealth, UnreadyNodes, unready_nodes
 from gpufleet.control.cluster_autoscaler_provisioning import ProvisioningRequests
@@ -159,8 +161,6 @@ class ClusterAutoscalerLoop:
         #: scan is looked at by the next one
         self._last_scan_s = -math.inf
         self.unneeded_since: dict[str, float] = {}
-        self.deleting: set[str] = set()  # nodes it is draining to delete
-        self.draining: set[str] = set()  # those of them it drains (the others were empty)
         self.last_scale_up_s = -math.inf
         self.last_delete_s = -math.inf  # the last scan that started deleting nodes (lastScaleDownDeleteTime)
         #: the time after which the first of the pending pods too young for scale-up at the last scan is old
@@ -170,6 +170,11 @@ class ClusterAutoscalerLoop:
         #: they are no longer new, and those pods (None: it did not wait)
         self._new_pods: tuple[float, frozenset[str]] | None = None
         self.events: list[ScaleEvent] = [] if events is None else events
+        #: the deletions it carries out (``control.cluster_autoscaler_actuation``); a node given back is a
+        #: candidate again at the next scan
+        self.actuator = Actuator(port, clock, settings, self.events, lambda: self.arm())
+        self.deleting = self.actuator.deleting  # nodes it is deleting
+        self.draining = self.actuator.draining  # those of them it drains (the others were empty)
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
         self.health = ClusterHealth(port, settings, self.events)
         self._assessed: tuple[object, ...] | None = None
@@ -571,7 +576,6 @@ class ClusterAutoscalerLoop:
             )
         if reply.remove:  # ScaleDownNodeDeleteStarted
             self.last_delete_s = now
-        graces: dict[str, float] = {}
         snapshot = (
             SnapshotPods(
                 pending_on(st, self._placed), expendable_on(st, self.settings.expendable_pods_priority_cutoff)
@@ -579,23 +583,15 @@ class ClusterAutoscalerLoop:
             if reply.remove
             else AS_IS
         )
+        removals = []
         for c in reply.remove:
-            self.deleting.add(c.node)
-            if has_movable_pods(st, c.node, snapshot):  # (StartDeletionWithDrain)
-                self.draining.add(c.node)
             # the expendable pods are not in the actuator's snapshot (createSnapshot): not evicted, they end
             # with the node
-            keep = {a.pod.key for a in snapshot.expendable.get(st.index[c.node], ())}
-            graces[c.node] = port.drain(c.node, keep, self.settings.max_graceful_termination_s)
+            keep = frozenset(a.pod.key for a in snapshot.expendable.get(st.index[c.node], ()))
+            drain = has_movable_pods(st, c.node, snapshot)  # (StartDeletionWithDrain)
+            removals.append(Removal(c.node, c.group, c.atomic, drain, keep))
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
-        # GroupDeletionScheduler.addToBatcher: a ZeroOrMaxNodeScaling group's nodes are deleted as one batch,
-        # once the last of them is drained
-        batch: dict[str, float] = {}
-        for c in reply.remove:
-            batch[c.group] = max(batch.get(c.group, 0.0), graces[c.node])
-        for c in reply.remove:
-            grace = batch[c.group] if c.atomic else graces[c.node]
-            self.clock.at(now + grace, Priority.COMPLETION, partial(self._deleted, c.node))
+        self.actuator.start(removals)
         return reply.acted
 
     def _not_assessed_again(self) -> tuple[tuple[str, Unremovable], ...]:
@@ -623,11 +619,6 @@ class ClusterAutoscalerLoop:
         ``scanInterval``; gpufleet skips the scans that would find nothing new). The smaller of the two: at
         the first run, with nothing unneeded before, both give the limit twice the parallelism."""
         return min(self.settings.scale_down_unneeded_time_s or 1e-9, self.settings.scan_interval_s)
-
-    def _deleted(self, name: str) -> None:
-        self.deleting.discard(name)
-        self.draining.discard(name)
-        self.port.delete_node(name)
 
     # -- warm nodes --------------------------------------------------------------------------
     def _keep_warm(self) -> bool:

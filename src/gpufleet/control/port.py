@@ -2,7 +2,7 @@
 
 A loop holds no reference to the simulator: it reads the few things it needs (the pods and their
 status, the nodes as ``ClusterState`` columns, the node groups of the cloud, a workload's replicas,
-a metric) and asks for the few changes it makes (launch or delete a node, drain it, evict or
+a metric) and asks for the few changes it makes (launch, cordon or delete a node, evict or
 delete a pod, scale a Deployment or ReplicaSet, create a Job, gate or release a pod). Each loop states what it
 needs as one protocol (``NodeGroupPort`` for cluster-autoscaler, ``WorkloadPort`` for the HPA and
 KEDA, ``QueuePort`` for Kueue); ``ClusterPort`` is all of them. The simulator implements it over
@@ -10,7 +10,7 @@ its in-memory cluster (``sim.simulation``); a live backend implements it over th
 and the cloud's node groups.
 
 A read is what the API or the cloud would answer now; a write takes effect as the cluster makes it
-(a drained node's pods leave after their grace period; a launched node joins when it has started).
+(an evicted pod leaves after its grace period; a launched node joins when it has started).
 """
 
 from __future__ import annotations
@@ -269,12 +269,15 @@ class NodeGroupPort(ClusterReads, Protocol):
         ...
 
     def delete_node(self, name: str) -> None: ...
-    def drain(
-        self, name: str, keep: AbstractSet[str] = frozenset(), max_graceful_termination_s: int = 0
-    ) -> float:
-        """Cordon the node and evict its pods (not DaemonSet pods, nor the pods ``keep``, which end with the
-        node), each grace period cut to ``max_graceful_termination_s`` when above 0
-        (``autoscaling.eviction``); the longest grace period."""
+    def cordon(self, name: str, unschedulable: bool) -> None:
+        """Mark the node to be deleted, no new pod scheduled there (cluster-autoscaler's ToBeDeleted taint,
+        ``MarkToBeDeleted``), or no longer (``CleanToBeDeleted``, a deletion that failed)."""
+        ...
+
+    def evict_pod(self, key: str, grace_s: float) -> str | None:
+        """Ask the Eviction API to evict a pod bound to a node with this grace period: None when it does, else
+        its error (429: a PodDisruptionBudget of the pod allows no disruption now). A pod gone or already
+        terminating is no refusal."""
         ...
 
     def pod_waits_for_node(self, key: str, provisioning: bool) -> None:

@@ -8,8 +8,9 @@ entries; the minima bound scale-down, not modelled: a warning),
 ``balanceSimilarNodeGroups``, ``balancingIgnoreLabel`` (a list),
 ``scaleDownUnneededTime``, ``scaleDownUnreadyEnabled``, ``scaleDownUnreadyTime``,
 ``scaleDownEnabled`` (false: no scale-down, scale-up goes on), ``scaleDownDelayAfterAdd``,
-``scaleDownDelayAfterDelete`` (0 by default) and ``scaleDownDelayAfterFailure`` (3 minutes; no deletion fails
-in gpufleet, so it never starts), ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
+``scaleDownDelayAfterDelete`` (0 by default) and ``scaleDownDelayAfterFailure`` (3 minutes; set by a
+scale-down that fails as it starts, which none does in gpufleet: a drain failing later sets it neither
+upstream), ``scaleDownUtilizationThreshold``, ``scaleDownGpuUtilizationThreshold``,
 ``ignoreDaemonsetsUtilization``, ``unremovableNodeRecheckTimeout``, ``maxScaleDownParallelism`` and
 ``maxDrainParallelism`` (integers, 0 or more: 10 and 1 by default; 0 deletes no node, or drains none),
 ``maxBulkSoftTaintCount`` (0 or more, 10 by default: the DeletionCandidate soft taints a scan changes),
@@ -19,7 +20,12 @@ younger than its ``cluster-autoscaler.kubernetes.io/pod-scale-up-delay`` when lo
 ``gpufleet.autoscaling.young_pods``), ``bypassedSchedulerNames`` (a list: set, no wait for very new pods,
 ``gpufleet.autoscaling.new_pods``, and the pods of those schedulers not yet processed are unschedulable),
 ``maxGracefulTerminationSec`` (an integer, 600 by default: a drain's
-grace periods are cut to it; 0 or less cuts none), ``skipNodesWithSystemPods`` and
+grace periods are cut to it; 0 or less cuts none), ``drainPriorityConfig`` (the flag's
+``<priority>:<seconds>,...``: a drain evicts in priority groups, ``gpufleet.autoscaling.eviction``; not with
+``maxGracefulTerminationSec``), ``maxPodEvictionTime`` (2 minutes: how long a refused eviction is retried),
+``nodeDeletionBatcherInterval`` (0: the nodes of a group due within it of the first deleted together:
+``gpufleet.control.cluster_autoscaler_actuation``),
+``skipNodesWithSystemPods`` and
 ``skipNodesWithCustomControllerPods`` (booleans, true by default: ``gpufleet.autoscaling.drainability``),
 ``scaleDownNonEmptyCandidatesCount``, ``scaleDownCandidatesPoolRatio`` and ``scaleDownCandidatesPoolMinCount``
 (accepted with a warning: cluster-autoscaler 1.34 reads them nowhere),
@@ -55,8 +61,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
+from gpufleet.autoscaling.eviction import parse_drain_priority_config
 from gpufleet.autoscaling.expanders import EXPANDERS
 from gpufleet.kube import nodes, objects, schema_check
 from gpufleet.kube.objects import Meta
@@ -181,6 +188,9 @@ class Autoscaler(SpecModel):
     new_pod_scale_up_delay: Duration | None = None
     bypassed_scheduler_names: list[str] | None = None  # the flag, each name
     max_graceful_termination_sec: GoInt | None = None  # (the flag's int: 0 or less cuts no grace period)
+    drain_priority_config: str | None = None  # the flag: "<priority>:<seconds>,..."
+    max_pod_eviction_time: Duration | None = None
+    node_deletion_batcher_interval: Duration | None = None
     skip_nodes_with_system_pods: bool | None = None
     skip_nodes_with_custom_controller_pods: bool | None = None
     gpu_aware_scale_down: bool | None = None
@@ -205,6 +215,25 @@ class Autoscaler(SpecModel):
                     f"result, this is not allowed since {name} will never be used"
                 )
         return value
+
+    @field_validator("drain_priority_config")
+    @classmethod
+    def _drain_priority_config(cls, value: str | None) -> str | None:
+        """As ``parseShutdownGracePeriodsAndPriorities``, which cluster-autoscaler exits on."""
+        if value is not None:
+            parse_drain_priority_config(value)
+        return value
+
+    @model_validator(mode="after")
+    def _one_drain_config(self) -> Autoscaler:
+        """cluster-autoscaler exits when both ``--drain-priority-config`` and
+        ``--max-graceful-termination-sec`` are given (``createAutoscalingOptions``)."""
+        if self.drain_priority_config is not None and self.max_graceful_termination_sec is not None:
+            raise ValueError(
+                "Invalid configuration, could not use drainPriorityConfig (--drain-priority-config) together "
+                "with maxGracefulTerminationSec (--max-graceful-termination-sec)"
+            )
+        return self
 
     @field_validator("gpu_total")
     @classmethod
@@ -292,6 +321,11 @@ class Autoscaler(SpecModel):
             if self.bypassed_scheduler_names is None
             else tuple(self.bypassed_scheduler_names),
             "max_graceful_termination_s": self.max_graceful_termination_sec,
+            "drain_priority_config": None
+            if self.drain_priority_config is None
+            else parse_drain_priority_config(self.drain_priority_config),
+            "max_pod_eviction_time_s": self.max_pod_eviction_time,
+            "node_deletion_batcher_interval_s": self.node_deletion_batcher_interval,
             "skip_nodes_with_system_pods": self.skip_nodes_with_system_pods,
             "skip_nodes_with_custom_controller_pods": self.skip_nodes_with_custom_controller_pods,
             "gpu_aware_scale_down": self.gpu_aware_scale_down,

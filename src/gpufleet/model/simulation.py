@@ -82,6 +82,16 @@ class AutoscalerSettings:
     #: --max-graceful-termination-sec: a drain evicts each pod with its terminationGracePeriodSeconds cut to
     #: this (0 or less: not cut; ``Evictor.evictPod``)
     max_graceful_termination_s: int = 10 * 60
+    #: --drain-priority-config: set, a drain evicts the pods group by group in ascending priority, each
+    #: group's grace period its own: ``(priority, shutdownGracePeriodSeconds)`` pairs as given
+    #: (``autoscaling.eviction``); upstream takes it with no --max-graceful-termination-sec
+    drain_priority_config: tuple[tuple[int, int], ...] = ()
+    #: --max-pod-eviction-time: how long a drain tries again an eviction refused (a PodDisruptionBudget's
+    #: 429) before the drain fails
+    max_pod_eviction_time_s: float = 2 * 60.0
+    #: --node-deletion-batcher-interval: the nodes of a group whose deletion is due within this long of the
+    #: first are deleted together, that long after it (0: each at once)
+    node_deletion_batcher_interval_s: float = 0.0
     #: --skip-nodes-with-system-pods and --skip-nodes-with-custom-controller-pods: the drainability rules
     #: (``options.NodeDeleteOptions``, ``autoscaling.drainability.DeleteOptions``)
     skip_nodes_with_system_pods: bool = True

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from gpufleet.autoscaling.eviction import eviction_grace_s
 from gpufleet.cluster.state import ClusterState
 from gpufleet.collector import collector_spaced
 from gpufleet.control import kai
@@ -109,6 +108,12 @@ from gpufleet.workloads.ttl_after_finished import job_finish_time, time_left
 if TYPE_CHECKING:
     from gpufleet.sim.exporter_scrapes import ExporterScrapes
     from gpufleet.sim.invariants import InvariantChecks
+
+#: the Eviction API's errors (``pkg/registry/core/pod/storage/eviction.go``)
+BUDGET_REFUSAL = "Cannot evict pod as it would violate the pod's disruption budget."
+MULTIPLE_BUDGETS = (
+    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+)
 
 
 class Simulation:
@@ -1060,21 +1065,51 @@ class Simulation:
     def launch(self, group: str, for_pods: tuple[str, ...], warm: bool) -> str | None:
         return self.cloud.launch(group, for_pods, warm)
 
-    def drain(
-        self, name: str, keep: AbstractSet[str] = frozenset(), max_graceful_termination_s: int = 0
-    ) -> float:
-        """Cordon the node and evict its pods (not DaemonSet pods, nor the pods ``keep``: they end with the
-        node), each with its grace period cut to ``max_graceful_termination_s`` when above 0
-        (``autoscaling.eviction``); returns the longest grace period."""
+    def drain(self, name: str) -> float:
+        """A spot interruption's drain: cordon the node and evict its pods but the DaemonSet pods, each with
+        its own grace period; returns the longest."""
         self.state.cordon(name)
         longest = 0.0
         for a in sorted(self.state.pods_on[self.state.index[name]].values(), key=lambda a: a.pod.key):
-            if (a.pod.owner is not None and a.pod.owner.kind == "DaemonSet") or a.pod.key in keep:
+            if a.pod.owner is not None and a.pod.owner.kind == "DaemonSet":
                 continue
-            grace = eviction_grace_s(a.pod, max_graceful_termination_s)
-            longest = max(longest, grace)
-            self.lifecycle.evict(a.pod.key, "Evicted", grace_s=grace)
+            longest = max(longest, a.pod.termination_grace_s)
+            self.lifecycle.evict(a.pod.key, "Evicted")
         return longest
+
+    def cordon(self, name: str, unschedulable: bool) -> None:
+        """cluster-autoscaler's ToBeDeleted mark, as a cordon; taken off, a node update its schedulers see
+        (it may take pods again). A node already gone stays so."""
+        state = self.state
+        if name not in state.index:
+            return
+        if unschedulable:
+            state.cordon(name)
+            return
+        node = state.nodes[state.index[name]]
+        before = node_before(node)
+        state.cordon(name, False)
+        now = self.loop.now
+        for s in self.schedulers:
+            s.cluster_event(node_updated(before, node), now)
+        self._request_scheduling(now)
+
+    def evict_pod(self, key: str, grace_s: float) -> str | None:
+        """The Eviction API (``pkg/registry/core/pod/storage/eviction.go``): a pod gone, not bound, ended or
+        already terminating is no refusal (``canIgnorePDB``); else a pod two PodDisruptionBudgets cover is
+        refused (500), and one whose budget allows no disruption now (429; gpufleet has no
+        ``unhealthyPodEvictionPolicy``: an unready pod is refused alike). Evicted, it leaves after
+        ``grace_s``."""
+        rec = self.records.get(key)
+        if rec is not None and rec.deleted_s is None and not rec.terminating and rec.phase == "Running":
+            covering = [n for b, n in self.pod_disruption_budgets() if b.covers(rec.pod)]
+            if len(covering) > 1:
+                return MULTIPLE_BUDGETS
+            if covering and covering[0] <= 0:
+                return BUDGET_REFUSAL
+        if rec is not None:
+            self.lifecycle.evict(key, "Evicted", grace_s=grace_s)
+        return None
 
     def set_node_taints(self, name: str, taints: tuple[Taint, ...]) -> None:
         """The node's taints replaced (cluster-autoscaler's soft DeletionCandidate taint): a node update its

@@ -1,0 +1,259 @@
+"""cluster-autoscaler's scale-down actuation: what happens to the nodes a scan chose to delete
+(``core/scaledown/actuation``: ``Actuator.StartDeletion``, ``GroupDeletionScheduler``, ``Evictor``).
+
+Every node chosen is marked to be deleted first (``taintNodesSync``: the ToBeDeleted taint, a cordon here),
+then each with pods to move is drained (``prepareNodeForDeletion``): its pods evicted priority group by
+priority group, each group's refused evictions retried and its pods waited for until none is on the node
+(``autoscaling.eviction``); the DaemonSet pods and the expendable ones (absent from the actuator's snapshot,
+``createSnapshot``) are left to end with the node. An empty node (no pod to move: ``deleteAsyncEmpty``), or
+one with no pod to evict, is deleted at once, whatever still terminates there. A drained node is deleted at
+once, but a ``zeroOrMaxNodeScaling`` group's nodes, which are queued until the last of the batch is drained
+and deleted together (``addToBatcher``); with ``--node-deletion-batcher-interval`` above 0, the nodes of a
+group due for deletion within that long of the first are deleted together, that long after it
+(``NodeDeletionBatcher.AddNodes``).
+
+A drain that fails (an eviction still refused after ``--max-pod-eviction-time``, or pods still there after
+the group's wait) aborts the node's deletion (``AbortNodeDeletion``): the mark is taken off
+(``CleanToBeDeleted``), a ``scale-down-failed`` event says why (``ScaleDownFailed``: ``failed to drain and
+delete node: ...``), and the nodes of its group queued for the same batch, and those of it drained later,
+are aborted with it (``couldn't scale down other nodes in this node group``). The pods already evicted go
+on terminating. No backoff follows: upstream's ``RegisterFailedScaleDown`` only counts a cloud provider's
+failure to delete, and ``--scale-down-delay-after-failure`` starts only from a scale-down that fails as it
+starts.
+
+Not modelled: ``--node-delete-delay-after-taint`` (5 s upstream:
+gpufleet's taint takes no round trip to wait for), the ``delay-deletion.cluster-autoscaler.kubernetes.io/``
+annotations (``--node-deletion-delay-timeout``: gpufleet's nodes carry none), the DaemonSet pods' eviction
+(``--daemonset-eviction-for-occupied-nodes``, ``--daemonset-eviction-for-empty-nodes``: they end with the
+node) and the actuation's second look at each node's pods (``deleteNodesAsync``' ``GetPodsToMove``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from functools import partial
+
+from gpufleet.autoscaling.eviction import (
+    EVICTION_RETRY_S,
+    POD_EVICTION_HEADROOM_S,
+    WAIT_POLL_S,
+    EvictionGroup,
+    drain_rules,
+    eviction_grace_s,
+    group_by_priority,
+)
+from gpufleet.control.clock import Clock, Priority
+from gpufleet.control.cluster_autoscaler_events import ScaleEvent
+from gpufleet.control.port import NodeGroupPort
+from gpufleet.model.simulation import AutoscalerSettings
+
+#: what the other nodes of a group whose deletion failed are told (``AbortNodeDeletion``, ``addToBatcher``)
+GROUP_FAILED = "couldn't scale down other nodes in this node group"
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A node a scan chose to delete: its group, whether that group is deleted only whole
+    (``zeroOrMaxNodeScaling``), whether it is deleted with drain (``StartDeletionWithDrain``: pods to move),
+    and the pods left to end with it (the expendable ones)."""
+
+    node: str
+    group: str
+    atomic: bool
+    drain: bool
+    keep: AbstractSet[str] = frozenset()
+
+
+@dataclass
+class _Drain:
+    removal: Removal
+    groups: list[EvictionGroup]
+    evicted: list[str] = field(default_factory=list)  # the pods of the group under way, evicted
+
+
+class Actuator:
+    """The deletions under way: ``deleting`` (the nodes marked, not yet deleted nor given back) and
+    ``draining`` (those of them with pods to evict)."""
+
+    def __init__(
+        self,
+        port: NodeGroupPort,
+        clock: Clock,
+        settings: AutoscalerSettings,
+        events: list[ScaleEvent],
+        failed: Callable[[], None],
+    ):
+        """``failed``: told after a deletion failed (the node is a candidate again)."""
+        self.port = port
+        self.clock = clock
+        self.events = events
+        self.rules = drain_rules(settings.drain_priority_config, settings.max_graceful_termination_s)
+        self.max_pod_eviction_time_s = settings.max_pod_eviction_time_s
+        self.batcher_interval_s = settings.node_deletion_batcher_interval_s
+        self.failed = failed
+        self.deleting: set[str] = set()
+        self.draining: set[str] = set()
+        #: each zeroOrMaxNodeScaling group's nodes drained, waiting for the rest of their batch
+        self._queued: dict[str, list[Removal]] = {}
+        self._batch: dict[str, int] = {}  # the batch's size, by group
+        #: the groups whose deletion failed, while nodes of theirs are being drained (``failuresForGroup``)
+        self._failed: set[str] = set()
+        #: each group's nodes waiting for the batcher's interval to end (``deletionsPerNodeGroup``)
+        self._buckets: dict[str, list[str]] = {}
+
+    def start(self, removals: Sequence[Removal]) -> None:
+        """``StartDeletion``: mark them all, then drain each (the node's pods in key order)."""
+        for r in removals:
+            self.deleting.add(r.node)
+            if r.drain:
+                self.draining.add(r.node)
+            self.port.cordon(r.node, True)
+            if r.atomic:
+                self._batch[r.group] = sum(1 for o in removals if o.group == r.group)
+        state = self.port.state
+        daemon = self.port.daemon_pod_keys()
+        for r in removals:
+            assigned = state.pods_on[state.index[r.node]].values() if r.drain else ()
+            pods = [
+                a.pod
+                for a in sorted(assigned, key=lambda a: a.pod.key)
+                if a.pod.key not in daemon and a.pod.key not in r.keep
+            ]
+            if not pods:
+                self.clock.at(self.clock.now, Priority.COMPLETION, partial(self._drained, r))
+                continue
+            self._evict(_Drain(r, [g for g in group_by_priority(self.rules, pods) if g.pods]))
+
+    # -- the drain ---------------------------------------------------------------------------
+    def _evict(self, drain: _Drain) -> None:
+        """``initiateEviction`` of the drain's next group: every pod evicted with its grace, those refused
+        tried again every 10 s until ``--max-pod-eviction-time`` has passed."""
+        group = drain.groups[0]
+        drain.evicted = []
+        self._try(drain, [p.key for p in group.pods], self.clock.now)
+
+    def _try(self, drain: _Drain, keys: list[str], started: float) -> None:
+        if drain.removal.node not in self.deleting:  # (its deletion failed meanwhile)
+            return
+        group = drain.groups[0]
+        grace = {p.key: eviction_grace_s(p, group.rule.grace_s) for p in group.pods}
+        answers = {k: self.port.evict_pod(k, grace[k]) for k in keys}
+        refused = [k for k in keys if answers[k] is not None]
+        drain.evicted += [k for k in keys if answers[k] is None]
+        now = self.clock.now
+        if refused:
+            after = now + EVICTION_RETRY_S
+            if after < started + self.max_pod_eviction_time_s:
+                self.clock.at(after, Priority.CONTROLLER, lambda: self._try(drain, refused, started))
+            else:
+                errors = " ".join(
+                    f"failed to evict pod {k} within allowed timeout (last error: {answers[k]})"
+                    for k in refused
+                )
+                node = drain.removal.node
+                why = f"Failed to drain node /{node}, due to following errors: [{errors}]"
+                self.clock.at(after, Priority.CONTROLLER, lambda: self._fail(drain.removal, why))
+            return
+        # waitPodsToDisappear: a pod is seen gone once its grace period is over, else at the 5 s polls
+        limit = group.rule.grace_s + POD_EVICTION_HEADROOM_S
+        if limit <= 0:  # (no poll at all)
+            self._fail(drain.removal, _pods_remaining(drain.removal.node))
+            return
+        longest = max(grace.values())
+        first = now + longest if longest < limit else now
+        self.clock.at(first, Priority.COMPLETION, lambda: self._wait(drain, now, limit))
+
+    def _wait(self, drain: _Drain, started: float, limit: float) -> None:
+        if drain.removal.node not in self.deleting:
+            return
+        state = self.port.state
+        row = state.index.get(drain.removal.node)
+        on_node = [k for k in drain.evicted if (a := state.assignments.get(k)) is not None and a.node == row]
+        if row is None or not on_node:  # (a pod gone, or bound elsewhere: not on the node)
+            drain.groups.pop(0)
+            if drain.groups:
+                self._evict(drain)
+            else:
+                self._drained(drain.removal)
+            return
+        polls = math.floor((self.clock.now - started) / WAIT_POLL_S + 1e-9) + 1
+        after = started + polls * WAIT_POLL_S
+        if polls * WAIT_POLL_S < limit:
+            self.clock.at(after, Priority.COMPLETION, lambda: self._wait(drain, started, limit))
+        else:
+            why = _pods_remaining(drain.removal.node)
+            self.clock.at(after, Priority.CONTROLLER, lambda: self._fail(drain.removal, why))
+
+    # -- the deletion ------------------------------------------------------------------------
+    def _drained(self, r: Removal) -> None:
+        """``addToBatcher``: deleted now, but a zeroOrMaxNodeScaling group's node, queued until its whole
+        batch is drained; after a failure of its group, aborted with it."""
+        if r.node not in self.deleting:
+            return
+        if not r.atomic:
+            self._add_nodes(r.group, [r.node])
+            return
+        if r.group in self._failed:
+            self._fail(r, GROUP_FAILED, group_failed=True)
+            return
+        queued = self._queued.setdefault(r.group, [])
+        queued.append(r)
+        if len(queued) < self._batch[r.group]:
+            return
+        del self._queued[r.group]
+        self._add_nodes(r.group, [q.node for q in queued])
+
+    def _add_nodes(self, group: str, names: list[str]) -> None:
+        """``NodeDeletionBatcher.AddNodes``: deleted now with no interval; else into the group's bucket,
+        deleted with it when the interval from its first node is over."""
+        if self.batcher_interval_s == 0:
+            for name in names:
+                self._delete(name)
+            return
+        bucket = self._buckets.setdefault(group, [])
+        if not bucket:
+            self.clock.at(
+                self.clock.now + self.batcher_interval_s, Priority.COMPLETION, partial(self._remove, group)
+            )
+        bucket.extend(names)
+
+    def _remove(self, group: str) -> None:
+        for name in self._buckets.pop(group, []):
+            self._delete(name)
+
+    def _delete(self, name: str) -> None:
+        self.deleting.discard(name)
+        self.draining.discard(name)
+        self.port.delete_node(name)
+
+    def _fail(self, r: Removal, why: str, group_failed: bool = False) -> None:
+        """``AbortNodeDeletion``: the node given back, its mark off, its group's queued nodes with it."""
+        if r.node not in self.deleting:
+            return
+        self._give_back(r, why)
+        if r.atomic:
+            if not group_failed:
+                for other in self._queued.pop(r.group, []):
+                    self._give_back(other, GROUP_FAILED)
+                self._failed.add(r.group)
+            group = self.port.node_groups.get(r.group)
+            if group is None or not group.nodes & self.deleting:  # (the batch is over)
+                self._failed.discard(r.group)
+        self.failed()
+
+    def _give_back(self, r: Removal, why: str) -> None:
+        """``CleanUpAndRecordFailedScaleDownEvent``."""
+        self.deleting.discard(r.node)
+        self.draining.discard(r.node)
+        self.port.cordon(r.node, False)
+        what = "failed to drain and delete node" if r.drain else "failed to delete empty node"
+        event = ScaleEvent(self.clock.now, "scale-down-failed", r.group, (r.node,), reason=f"{what}: {why}")
+        self.events.append(event)
+
+
+def _pods_remaining(node: str) -> str:
+    """``waitPodsToDisappear``'s error (the node's namespace is empty)."""
+    return f"Failed to drain node /{node}: pods remaining after timeout"
