@@ -378,3 +378,61 @@ def test_a_shared_gpu_has_a_series_per_pod_holding_part_of_it() -> None:
 
 def test_a_mig_node_has_no_dcgm_series_rather_than_a_free_gpu() -> None:
     assert _dcgm_holders("mig-reconfigure.yaml") == set()
+
+
+# a dump's 8-GPU pod of ``schedulerName: other`` (a scheduler the run does not simulate), no node fits it
+OTHER_SCHEDULER_POD = """
+apiVersion: gpufleet.io/v1alpha1
+kind: Simulation
+metadata: {{name: s}}
+spec: {{duration: 2m, autoscaler: {{{knobs}}}}}
+---
+apiVersion: gpufleet.io/v1alpha1
+kind: NodePool
+metadata: {{name: h100}}
+spec:
+  max: 1
+  gpu: {{model: H100-80GB, count: 8}}
+  template:
+    status:
+      capacity: {{cpu: "96", memory: 768Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: train, namespace: default}}
+spec:
+  schedulerName: other
+  containers:
+  - {{name: main, image: main:1, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
+status:
+  phase: Pending{condition}
+"""
+
+
+@pytest.mark.parametrize(
+    ("reason", "knobs", "counts"),
+    [
+        ("Unschedulable", "", {"unschedulable": 1, "scheduler_unprocessed": 0}),
+        ("SchedulerError", "", {"unschedulable": 0, "scheduler_unprocessed": 0}),
+        (None, "", {"unschedulable": 0, "scheduler_unprocessed": 0}),
+        (None, "bypassedSchedulerNames: [other]", {"unschedulable": 0, "scheduler_unprocessed": 1}),
+    ],
+)
+def test_cluster_autoscaler_counts_the_pods_list_pods_lists_whatever_their_scheduler(
+    tmp_path: Path, reason: str | None, knobs: str, counts: dict[str, int]
+) -> None:
+    """``UpdateUnschedulablePodsCount(len(unschedulablePods), len(schedulerUnprocessed))`` (``RunOnce``):
+    the ``other`` pod, ``Unschedulable`` in the dump, counts as unschedulable though the run does not simulate
+    its scheduler (``isUnschedulable``); with ``SchedulerError`` or no condition it is in neither count, and
+    without a condition it is unprocessed only where ``--bypassed-scheduler-names`` names ``other``
+    (``SchedulerUnprocessedPods``, zero when none is bypassed)."""
+    condition = (
+        ""
+        if reason is None
+        else f'\n  conditions:\n  - {{type: PodScheduled, status: "False", reason: {reason}, message: full}}'
+    )
+    sim = _run(write(tmp_path, OTHER_SCHEDULER_POD.format(knobs=knobs, condition=condition)))
+    assert sim.metrics is not None
+    _, samples = _samples(openmetrics_text(sim.metrics.families(), START))
+    last = {s.labels["type"]: s.value for s in samples["cluster_autoscaler_unschedulable_pods_count"]}
+    assert last == counts

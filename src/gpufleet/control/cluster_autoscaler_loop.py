@@ -303,8 +303,9 @@ class ClusterAutoscalerLoop:
         return self._new_pods is not None
 
     def _unschedulable_pods(self) -> list[Pod]:
-        """The pods it looks at (``listPods``): those a scheduler marked unschedulable, then, with
-        ``--bypassed-scheduler-names``, the pending pods of those schedulers that none has processed."""
+        """The pods it looks at (``listPods``): those whose ``PodScheduled`` condition is ``Unschedulable``,
+        whatever their scheduler, then, with ``--bypassed-scheduler-names``, the pending pods of those
+        schedulers that none has processed."""
         bypassed = self.settings.bypassed_scheduler_names
         pods = self.port.unschedulable_pods()
         return [*pods, *self.port.scheduler_unprocessed_pods(frozenset(bypassed))] if bypassed else pods

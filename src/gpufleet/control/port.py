@@ -228,15 +228,17 @@ class NodeGroupPort(ClusterReads, Protocol):
         ...
 
     def unschedulable_pods(self) -> list[Pod]:
-        """Pods whose ``PodScheduled`` condition is False with reason ``Unschedulable`` (``isUnschedulable``):
-        those a scheduler marked so, a dump's among them until the run's scheduler has tried them; not
-        waiting at Permit."""
+        """Pods whose ``PodScheduled`` condition is False with reason ``Unschedulable`` (``isUnschedulable``),
+        whatever their scheduler: those a scheduler of the run marked so, a dump's among them until the run's
+        scheduler has tried them, and a dump's of a scheduler the run does not simulate (its condition the
+        dump's to the end); not bound, deleted nor waiting at Permit. Any other reason (``SchedulerError``,
+        ``SchedulingGated``, a custom one) keeps a pod out."""
         ...
 
     def scheduler_unprocessed_pods(self, schedulers: AbstractSet[str]) -> list[Pod]:
-        """The pending pods of these schedulers (by ``schedulerName``) with no ``PodScheduled`` condition
-        (``SchedulerUnprocessedPods``): none of them processed yet, or no scheduler serves them; not bound,
-        deleted, gated nor waiting at Permit."""
+        """The pending pods of these schedulers (by ``schedulerName``) with no ``PodScheduled`` condition, or
+        one without a reason (``SchedulerUnprocessedPods``): none of them processed yet, or of a scheduler
+        the run does not simulate; not bound, deleted, gated nor waiting at Permit."""
         ...
 
     def nominated_nodes(self) -> Mapping[str, str]:

@@ -12,6 +12,9 @@ reader warned about, a plugin of its profile without an implementation) is ``can
 placed. Then what only a GPU-aware tool adds: free GPUs per node, the largest free block, whether
 its gang could be placed, and the nodes closest to fitting with what would have to change; the NotReady
 nodes that keep it off, and whether cluster-autoscaler would be halted by them (``explain_readiness``).
+A pod whose scheduler gpufleet does not run gets no verdict: with a ``PodScheduled=False`` condition (its
+scheduler's), gpufleet says that it cannot tell whether that scheduler would place the pod, and whether
+cluster-autoscaler lists it (``scheduling.messages.not_simulated``).
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ from gpufleet.model.pod_names import find_pod_key
 from gpufleet.model.resources import format_units
 from gpufleet.model.scenario import Scenario
 from gpufleet.model.scheduler_config import SchedulerConfig
-from gpufleet.model.scheduler_records import Recorded
+from gpufleet.model.scheduler_records import Recorded, recorded_by
 from gpufleet.scheduling import registry
 from gpufleet.scheduling.diagnosis import diagnose, reach_by_shape
 from gpufleet.scheduling.framework import StaticFilter
 from gpufleet.scheduling.gangs import GangView
+from gpufleet.scheduling.messages import not_simulated
 from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import Decision, Scheduler
@@ -142,6 +146,7 @@ def explain_scenario(
         pending.append(pod)
     events = events_by_pod(scenario.events)
     records: dict[str, list[Recorded]] = {}
+    conditions: dict[str, Recorded] = {}  # the pending pods' PodScheduled=False conditions
     for bare in scenario.pods:
         bare = replace(bare, pod=kai_grouped(bare.pod, None, scenario, gangs))
         gangs.add_pod(bare.pod)
@@ -152,6 +157,8 @@ def explain_scenario(
         elif bare.bound_node is None:
             pending.append(bare.pod)
             records[bare.pod.key] = recorded_for(bare, events)
+            if bare.scheduled is not None:
+                conditions[bare.pod.key] = bare.scheduled
     if only is not None:
         only = find_pod_key(only, (p.key for p in pending), namespace, what="pending pod")
         target = next(p for p in pending if p.key == only)
@@ -201,13 +208,18 @@ def explain_scenario(
             continue
         cannot = unmodelled[pod.key]
         nodes = () if cannot else judged.placed
+        simulated = serving(pod, schedulers) is not None
+        condition = conditions.get(pod.key)
         message = judged.decision.message
+        if not simulated and condition is not None:  # a scheduler gpufleet does not run: no verdict on it
+            message = not_simulated(pod.scheduler_name, condition)
         # what kube-scheduler would record: for a gated pod, the API server's condition message
         recordable = gates.CONDITION_MESSAGE if pod.scheduling_gates and not nodes else message
         out.append(
             {
                 "pod": pod.key,
                 "scheduler": pod.scheduler_name,
+                "scheduler_simulated": simulated,
                 "schedulable_now": nodes[0] if nodes else None,
                 "equally_good_nodes": list(nodes),
                 "message": message or None,
@@ -216,7 +228,9 @@ def explain_scenario(
                     {"source": r.source, "message": r.message, "at": r.at.isoformat() if r.at else None}
                     for r in records.get(pod.key, [])
                 ],
-                "verdict": None if cannot else verdict(records.get(pod.key, []), nodes, recordable),
+                "verdict": None
+                if cannot or not simulated
+                else verdict(records.get(pod.key, []), nodes, recordable),
                 "together": _together(judged),
                 **judged.observed,
                 **({"preemption": None} if cannot else {}),
@@ -290,8 +304,9 @@ def render_explanations(explanations: list[dict[str, Any]], console: Console) ->
 
     for e in explanations:
         console.rule(f"{e['pod']} (scheduler {e['scheduler']})")
+        writer = recorded_by(e["scheduler"], e["scheduler_simulated"])
         for r in e["recorded"]:
-            say(f"kube-scheduler, {r['source']}: {r['message']}")
+            say(f"{writer}, {r['source']}: {r['message']}")
         for subject in e["cannot_judge"]:
             say(f"cannot judge: {subject} is not modelled")
         _render_together(e, say)

@@ -495,6 +495,7 @@ class _Loader:
                 phase=phase,
                 uid=uid,
                 scheduled=scheduled,
+                nominated_node=str(status.get("nominatedNodeName") or "") or None,
                 created_unix=created_unix,
             )
         )

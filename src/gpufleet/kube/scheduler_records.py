@@ -28,7 +28,8 @@ _EVENTS_V1 = ("regarding", "note", ("deprecatedLastTimestamp", "eventTime", "dep
 
 def pod_scheduled(status: Mapping[str, Any], report: Reporter) -> Recorded | None:
     """The pod's ``PodScheduled`` condition when it says the pod is not scheduled (``status: False``,
-    reason ``Unschedulable`` or ``SchedulingGated``), with its message and reason."""
+    whatever its reason: ``Unschedulable``, ``SchedulingGated``, ``SchedulerError``, another scheduler's own),
+    with its message and reason."""
     for i, condition in enumerate(items(status.get("conditions"))):
         if condition.get("type") == POD_SCHEDULED and condition.get("status") == "False":
             at = _time(

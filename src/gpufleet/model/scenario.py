@@ -31,9 +31,13 @@ class BarePod:
     bound_node: str | None = None  # a pod already bound in a snapshot (status / spec.nodeName)
     phase: str = "Pending"
     uid: str = ""  # metadata.uid, where the dump has it
-    #: its PodScheduled=False condition (kube-scheduler's last word); one of reason ``Unschedulable`` is the
-    #: pending pod's condition when it arrives in the run, until a scheduler of the run tries it
+    #: its PodScheduled=False condition (its scheduler's last word), whatever its reason: the pending pod's
+    #: condition when it arrives in the run, until a scheduler of the run tries it; to the end for a pod of a
+    #: scheduler the run does not simulate (``sim.pod_scheduled``)
     scheduled: Recorded | None = None
+    #: its ``status.nominatedNodeName`` (the node a preemption chose for it), kept in the run where no
+    #: scheduler of the run serves the pod (``Simulation.nominated_nodes``)
+    nominated_node: str | None = None
     #: being deleted (``metadata.deletionTimestamp``): deleted at its arrival, its ``termination_grace_s``
     #: what remains of its grace period (``kube.pod_deletion``)
     deleting: bool = False

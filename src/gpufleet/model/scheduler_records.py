@@ -26,6 +26,13 @@ def event_message(message: str) -> str:
     return raw[: NOTE_LENGTH_LIMIT - len(_TRUNCATED)].decode(errors="ignore") + _TRUNCATED
 
 
+def recorded_by(scheduler_name: str, simulated: bool) -> str:
+    """Who wrote a pod's records, as ``explain`` and ``describe`` name it: kube-scheduler for a scheduler
+    gpufleet runs; else the pod's own scheduler (``schedulerName``), whose records they show as it wrote
+    them."""
+    return "kube-scheduler" if simulated else f'scheduler "{scheduler_name}"'
+
+
 @dataclass(frozen=True)
 class Recorded:
     """One message kube-scheduler wrote: ``source`` says where (``PodScheduled=False

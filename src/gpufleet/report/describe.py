@@ -45,7 +45,7 @@ from gpufleet.model.kubelet_events import (
 )
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
-from gpufleet.model.scheduler_records import event_message
+from gpufleet.model.scheduler_records import event_message, recorded_by
 from gpufleet.report._format import MISSING, human_duration, kubectl_age
 
 SIMULATION, SUMMARY, KUBECTL = "simulation", "summary", "kubectl"
@@ -740,7 +740,8 @@ def _explanation(d: Mapping[str, Any]) -> list[str]:
     e = d["explanation"]
     if not e:
         return []
-    lines = [f"kube-scheduler, {r['source']}: {r['message']}" for r in e.get("recorded") or []]
+    writer = recorded_by(str(e.get("scheduler")), e.get("scheduler_simulated", True))
+    lines = [f"{writer}, {r['source']}: {r['message']}" for r in e.get("recorded") or []]
     if e.get("message"):
         lines.append(f"gpufleet: {e['message']}")
     if e.get("schedulable_now"):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gpufleet.model.scheduler_records import Recorded
+
 NO_NODE_AVAILABLE = "0/{n} nodes are available:"
 #: ``ErrNoNodesAvailable`` (``schedule_one.go``): the cluster has no nodes at all; no FitError, no preemption.
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
@@ -23,6 +25,30 @@ def no_scheduler(scheduler_name: str) -> str:
     return (
         f'{NO_SCHEDULER} "{scheduler_name}": no KubeSchedulerConfiguration profile has that name, '
         "so the pod stays Pending"
+    )
+
+
+def not_simulated(scheduler_name: str, condition: Recorded) -> str:
+    """What gpufleet says of a pending pod of a dump whose ``schedulerName`` no scheduler of the run serves
+    (another scheduler, one gpufleet does not run) and whose ``PodScheduled=False`` ``condition`` that
+    scheduler wrote: the condition stays the dump's; cluster-autoscaler lists the pod when its reason is
+    ``Unschedulable`` (``utils/kubernetes/listers.go`` ``isUnschedulable``), whatever its scheduler; whether
+    that scheduler would place the pod, gpufleet cannot say."""
+    reason = condition.reason or "no reason"
+    if condition.unschedulable:
+        autoscaler = (
+            "cluster-autoscaler lists it as unschedulable at every loop (isUnschedulable) and may scale up "
+            "for it when no node fits it"
+        )
+    else:
+        autoscaler = (
+            f"cluster-autoscaler does not list it as unschedulable (isUnschedulable: reason {reason}, not "
+            "Unschedulable)"
+        )
+    return (
+        f'scheduler "{scheduler_name}" is not simulated: the pod keeps its dump\'s PodScheduled=False '
+        f"condition ({reason}: {condition.message}); {autoscaler}; gpufleet cannot say whether that "
+        "scheduler would place the pod, on a node cluster-autoscaler adds for it or on any other"
     )
 
 

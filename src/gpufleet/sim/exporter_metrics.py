@@ -13,12 +13,13 @@ Upstream names and labels mirrored:
 - kube-state-metrics v2 (``internal/store/pod.go``, ``node.go``): resource names sanitised to
   ``[a-zA-Z0-9_]`` (``nvidia.com/gpu`` -> ``nvidia_com_gpu``), units ``core``, ``byte``, ``integer``.
   A pod's requests are modelled summed over its containers: no ``container`` label.
-- cluster-autoscaler (``metrics/metrics.go``): nodes by state (a node whose GPUs have not registered
-  counts ``unready``, as the GPU custom-resources processor makes it; one launched, not yet joined,
-  ``unregistered``), unschedulable pods by ``type``, node groups, the scale-up/down counters, and the
-  unneeded and unremovable nodes as the autoscaler's last scan left them (``unremovable_nodes_count``'s
-  ``reason`` is ``simulator.UnremovableReason``'s number, as upstream formats it; a reason keeps its last
-  count once no scan finds it, as upstream's gauge does).
+- cluster-autoscaler (``metrics/metrics.go``): nodes by state (a node whose GPUs have not registered counts
+  ``unready``, as the GPU custom-resources processor makes it; one launched, not yet joined,
+  ``unregistered``), unschedulable pods by ``type`` (the pods ``listPods`` lists: ``isUnschedulable``'s,
+  whatever their scheduler, and, with bypassed schedulers, the unprocessed ones), node groups, the
+  scale-up/down counters, and the unneeded and unremovable nodes as the autoscaler's last scan left them
+  (``unremovable_nodes_count``'s ``reason`` is ``simulator.UnremovableReason``'s number, as upstream formats
+  it; a reason keeps its last count once no scan finds it, as upstream's gauge does).
 - kube-scheduler (``pkg/scheduler/metrics``): ``scheduler_pending_pods{queue}`` and
   ``scheduler_schedule_attempts_total{result,profile}``.
 
@@ -267,7 +268,7 @@ def _dcgm(sim: Simulation) -> Iterator[Group]:
         yield ("dcgm", name), (model, state), partial(_dcgm_readings, name, model, state)
 
 
-def _ca_nodes(sim: Simulation, pods: list[PodRecord]) -> Iterator[Reading]:
+def _ca_nodes(sim: Simulation) -> Iterator[Reading]:
     launching = [launch for rt in sim.pools.values() for launch in rt.launching.values()]
     joined = sum(1 for launch in launching if launch.joined)
     counts = {
@@ -282,12 +283,11 @@ def _ca_nodes(sim: Simulation, pods: list[PodRecord]) -> Iterator[Reading]:
     autoscaled = sum(1 for rt in sim.pools.values() if rt.pool.max is not None)
     yield CA_NODE_GROUPS, (("node_group_type", "autoscaled"), *_CA), float(autoscaled)
     yield CA_NODE_GROUPS, (("node_group_type", "autoprovisioned"), *_CA), 0.0
-    waiting: Counter[str] = Counter()
-    for rec in pods:
-        if rec.phase == "Pending" and rec.node is None and rec.log[-1][1] in ("pending", "provisioning"):
-            waiting["unschedulable" if rec.message is not None else "scheduler_unprocessed"] += 1
-    for kind in ("unschedulable", "scheduler_unprocessed"):
-        yield CA_UNSCHEDULABLE, (("type", kind), *_CA), float(waiting[kind])
+    # ``UpdateUnschedulablePodsCount``: what ``listPods`` lists (unprocessed pods: with bypassed schedulers)
+    bypassed = frozenset(sim.autoscaler.settings.bypassed_scheduler_names)
+    unprocessed = sim.scheduler_unprocessed_pods(bypassed) if bypassed else []
+    yield CA_UNSCHEDULABLE, (("type", "unschedulable"), *_CA), float(len(sim.unschedulable_pods()))
+    yield CA_UNSCHEDULABLE, (("type", "scheduler_unprocessed"), *_CA), float(len(unprocessed))
     gauges = sim.autoscaler.gauges
     yield CA_UNNEEDED, _CA, float(gauges.unneeded)
     for reason, count in sorted(gauges.unremovable.items()):
@@ -382,6 +382,6 @@ def groups(sim: Simulation, t: float, counters: Counters) -> Iterator[Group]:
     yield from _kube_state_nodes(sim)
     autoscaled = any(rt.pool.max is not None for rt in sim.pools.values())
     if autoscaled:
-        yield _few("cluster-autoscaler", _ca_nodes(sim, pods))
+        yield _few("cluster-autoscaler", _ca_nodes(sim))
     yield _few("kube-scheduler", _scheduler_queues(sim, t, pods))
     yield _few("counters", counters.readings(sim, autoscaled))

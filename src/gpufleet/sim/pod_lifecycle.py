@@ -250,8 +250,8 @@ class PodLifecycle:
         """The pod is bound with its device units (``devices``), then its start chain: image pull
         (per node, one at a time, cached), then the container runs, reads its model from shared
         storage (fair share of the bandwidth), warms up, and is ready."""
-        now = self.clock.now
-        rec.node, rec.bound_s, rec.message = node, now, None
+        now = self.clock.now  # (its PodScheduled condition True now: no reason, no message)
+        rec.node, rec.bound_s, rec.reason, rec.message = node, now, None, None
         rec.devices = devices
         if rec.devices:
             rec.gpu_share = sum(u.share for u in rec.devices)

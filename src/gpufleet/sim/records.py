@@ -14,6 +14,7 @@ from gpufleet.lifecycle.liveness import RestartBackOff
 from gpufleet.model.dra import AllocationResult
 from gpufleet.model.pod import Pod
 from gpufleet.model.pod_failure_policy import ContainerExit
+from gpufleet.model.scheduler_records import Recorded
 from gpufleet.sim.placement_quality import RingPlacement
 
 #: the stage a pod is in while it is in a state (until it first works)
@@ -99,6 +100,10 @@ class PodRecord:
     #: such a pod of the dump already running on its node when the run began: it began working before the
     #: run, when the dump does not say (its times from binding to working are its arrival's)
     running_at_start: bool = False
+    #: a dump's pending pod: the ``PodScheduled=False`` condition it arrived with (its reason and message),
+    #: its condition until a scheduler of the run writes one; for a pod no scheduler of the run serves, to the
+    #: end (``sim.pod_scheduled``)
+    dump_condition: Recorded | None = None
 
     def __post_init__(self) -> None:
         self.log.append((self.created_s, "pending"))

@@ -43,6 +43,7 @@ from gpufleet.model.pod import ALL_GATES, OwnerRef, Pod
 from gpufleet.model.promql import CPU_USAGE_COUNTER
 from gpufleet.model.resources import GPU
 from gpufleet.model.scenario import BarePod, Scenario
+from gpufleet.model.scheduler_records import Recorded
 from gpufleet.model.simulation import MAX_DURATION_S
 from gpufleet.model.workloads import Created, Job, PodGroup, Workload
 from gpufleet.scheduling.events import (
@@ -58,10 +59,11 @@ from gpufleet.scheduling.events import (
     node_updated,
 )
 from gpufleet.scheduling.gangs import GangView
-from gpufleet.scheduling.messages import no_scheduler
+from gpufleet.scheduling.messages import no_scheduler, not_simulated
 from gpufleet.scheduling.plugins import scheduling_gates as gates
 from gpufleet.scheduling.processes import scheduler_processes
 from gpufleet.scheduling.scheduler import SCHEDULER_ERROR, Outcome, Scheduler, TieBreak
+from gpufleet.sim import pod_scheduled
 from gpufleet.sim.cloud import SimulatedCloud
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.event_loop import EventLoop
@@ -146,6 +148,7 @@ class Simulation:
         "daemon_pods",
         "daemonsets",
         "dump_created",
+        "dump_nominations",
         "end_time",
         "faults",
         "gangs",
@@ -270,6 +273,9 @@ class Simulation:
         self.material_changes = 0
         self.daemon_pods: set[str] = set()
         self.topology_held: dict[str, list[str]] = {}  # PodGroup -> pods gated for topology admission
+        #: the dump's ``status.nominatedNodeName`` of each pending pod no scheduler of the run serves (nothing
+        #: in the run changes it), with the pod's record
+        self.dump_nominations: dict[str, tuple[PodRecord, str]] = {}
         self._sampled_key: tuple[int, int, int] | None = None
         self._sampled = (0.0, 0.0)
         self.node_billing_changed()
@@ -617,13 +623,18 @@ class Simulation:
             self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     # -- pods: created, gated, queued ------------------------------------------------------
+    def _scheduled_here(self, pod: Pod) -> bool:
+        """Whether a scheduler of the run serves the pod (its ``schedulerName``)."""
+        return any(s.serves(pod.scheduler_name) for s in self.schedulers)
+
     def _scheduler_of(self, pod: Pod) -> str:
         return next((s.name for s in self.schedulers if s.serves(pod.scheduler_name)), pod.scheduler_name)
 
     def _arrive_pod(self, bare: BarePod) -> None:
         """A snapshot's pod (or a bare one) arrives, a pending or running one created at its
-        ``creationTimestamp`` (``created_unix``) on the run's clock where it has one, a pending one that
-        kube-scheduler found unschedulable (``scheduled``) with that condition; one being deleted
+        ``creationTimestamp`` (``created_unix``) on the run's clock where it has one, a pending one with its
+        ``PodScheduled=False`` condition (``scheduled``), whatever its reason, and, where no scheduler of the
+        run serves it, its ``nominatedNodeName`` (``dump_nominations``); one being deleted
         (``deleting``) is deleted at once, to end after what remains of its grace period (its
         ``termination_grace_s``: ``kube.pod_deletion``)."""
         pod, bound_node, phase = bare.pod, bare.bound_node, bare.phase
@@ -636,11 +647,12 @@ class Simulation:
         if bound_node is not None:  # a Running one: the kubelet admitted it already
             self._create(replace(pod, node_name=bound_node), running=phase == "Running", created_s=created)
         else:
-            recorded = bare.scheduled
-            unschedulable = recorded.message if recorded is not None and recorded.unschedulable else None
-            self._create(pod, created_s=created, unschedulable=unschedulable)
+            self._create(pod, created_s=created, scheduled=bare.scheduled)
         self._adopted_arrived(pod)
         arrived = self.records.get(pod.key)
+        nominated = bare.nominated_node if bound_node is None else None
+        if arrived is not None and nominated is not None and not self._scheduled_here(pod):
+            self.dump_nominations[pod.key] = arrived, nominated
         if (
             bare.deleting
             and arrived is not None
@@ -664,13 +676,14 @@ class Simulation:
         pod: Pod,
         running: bool = False,
         created_s: float | None = None,
-        unschedulable: str | None = None,
+        scheduled: Recorded | None = None,
     ) -> None:
         """A pod created (``running``: a snapshot's, already running on its ``spec.nodeName``; ``created_s``:
-        a snapshot's, its ``creationTimestamp`` on the run's clock; ``unschedulable``: a snapshot's pending
-        pod's ``PodScheduled=False`` condition of reason ``Unschedulable``, its message: the pod's condition
-        until its scheduler in the run writes its own, so cluster-autoscaler's first loop lists it, as
-        upstream's ``isUnschedulable`` does, before the run's scheduler has tried it)."""
+        a snapshot's, its ``creationTimestamp`` on the run's clock; ``scheduled``: a snapshot's pending pod's
+        ``PodScheduled=False`` condition, the pod's until its scheduler in the run writes its own, to the end
+        where the run does not simulate that scheduler: a reason ``Unschedulable`` makes cluster-autoscaler
+        list the pod from its first loop, as upstream's ``isUnschedulable`` does, any other reason keeps it
+        out: ``sim.pod_scheduled``)."""
         if self.kai_installed and pod.scheduler_name == KAI_SCHEDULER and pod.pod_group is None:
             at = self.loop.now if created_s is None else created_s  # KAI's pod grouper, as it sees the pod
             pod, group = kai.group(pod, self.created_by.get(pod.key), at)
@@ -681,8 +694,11 @@ class Simulation:
         rec = self.lifecycle.record(pod, self._scheduler_of(pod), self._watch_of(pod))
         if created_s is not None and created_s < rec.created_s:
             rec.dump_created_s, rec.running_at_start = created_s, running
-        if unschedulable is not None:
-            rec.message = unschedulable  # (its reason None: Unschedulable)
+        if scheduled is not None:
+            rec.dump_condition = scheduled
+            if scheduled.reason is not None:  # (the record's reason None stands for Unschedulable)
+                rec.reason = None if scheduled.unschedulable else scheduled.reason
+                rec.message = scheduled.message
         later = {t for _, t in pod.behavior.ungate_at if t > self.loop.now} if pod.scheduling_gates else set()
         for at in sorted(later):
             self.loop.at(at, Priority.ARRIVAL, partial(self._ungate, rec))
@@ -709,11 +725,13 @@ class Simulation:
 
     def enqueue(self, rec: PodRecord) -> None:
         """The pod goes to its scheduler's queue (or waits for topology admission, or stays Pending
-        when no scheduler serves it)."""
+        when no scheduler serves it: gpufleet's note says so, ``no_scheduler``, or, for a dump's pod with a
+        ``PodScheduled=False`` condition, that its scheduler is not simulated, ``not_simulated``)."""
         pod = rec.pod
         owner = next((s for s in self.schedulers if s.serves(pod.scheduler_name)), None)
-        if owner is None:
-            rec.message = no_scheduler(pod.scheduler_name)
+        if owner is None:  # a dump's condition stays the pod's: nothing in the run writes it
+            dumped, name = rec.dump_condition, pod.scheduler_name
+            rec.message = no_scheduler(name) if dumped is None else not_simulated(name, dumped)
             return
         group = self.gangs.group_of(pod)
         if group is not None and any(topology_request(pod)) and HOSTNAME not in pod.node_selector:
@@ -887,6 +905,22 @@ class Simulation:
         return None if controller is None else controller.replicas
 
     def unschedulable_pods(self) -> list[Pod]:
+        """``UnschedulablePods``: the pending pods, of any scheduler, whose ``PodScheduled`` condition is
+        False with reason ``Unschedulable`` (``pod_scheduled.unschedulable``)."""
+        return self._pending_by_condition(pod_scheduled.unschedulable)
+
+    def scheduler_unprocessed_pods(self, schedulers: AbstractSet[str]) -> list[Pod]:
+        """``SchedulerUnprocessedPods``: the pending pods of these schedulers without a ``PodScheduled``
+        condition, or one without a reason (``pod_scheduled.unprocessed``): not tried yet by their scheduler,
+        or of one that no scheduler serves."""
+        return [
+            p for p in self._pending_by_condition(pod_scheduled.unprocessed) if p.scheduler_name in schedulers
+        ]
+
+    def _pending_by_condition(self, test: Callable[[PodRecord, bool], bool]) -> list[Pod]:
+        """The pending pods, not bound nor deleted, not waiting at Permit nor held by Kueue (gated, or of a
+        suspended Job), whose condition passes ``test`` (given whether a scheduler of the run serves the
+        pod)."""
         waiting = {k for s in self.schedulers for k in s.waiting}
         records = self.records
         return [
@@ -894,37 +928,20 @@ class Simulation:
             for r in (records[k] for k in sorted(self.lifecycle.pending_keys))
             if r.phase == "Pending"
             and r.deleted_s is None
-            and r.message is not None
-            and r.reason != gates.REASON  # a gated pod is not Unschedulable: cluster-autoscaler skips it
-            and not (r.log and r.log[-1][1] == "queued")  # nor one Kueue holds (gated, or of a suspended Job)
-            and r.reason != SCHEDULER_ERROR  # nor one whose attempt a plugin's Error status aborted
-            and r.pod.key not in waiting
             and r.pod.node_name is None
-            and any(s.serves(r.pod.scheduler_name) for s in self.schedulers)
-        ]
-
-    def scheduler_unprocessed_pods(self, schedulers: AbstractSet[str]) -> list[Pod]:
-        """``SchedulerUnprocessedPods``: a pending pod of these schedulers that its scheduler has not tried
-        yet, or that no scheduler serves (kube-scheduler sets no condition on it: ``no_scheduler``), Kueue
-        not holding it."""
-        waiting = {k for s in self.schedulers for k in s.waiting}
-        records = self.records
-        return [
-            r.pod
-            for r in (records[k] for k in sorted(self.lifecycle.pending_keys))
-            if r.pod.scheduler_name in schedulers
-            and r.phase == "Pending"
-            and r.deleted_s is None
-            and r.pod.node_name is None
-            and r.reason is None
             and r.pod.key not in waiting
             and not (r.log and r.log[-1][1] == "queued")
-            and (r.message is None or not any(s.serves(r.pod.scheduler_name) for s in self.schedulers))
+            and test(r, self._scheduled_here(r.pod))
         ]
 
     def nominated_nodes(self) -> dict[str, str]:
-        """Each scheduler's nominated pods (DefaultPreemption's ``status.nominatedNodeName``)."""
-        return {key: node for s in self.schedulers for key, node in s.nominated.items()}
+        """Each scheduler's nominated pods (DefaultPreemption's ``status.nominatedNodeName``), and the dump's
+        nominations of the pending pods of schedulers the run does not simulate (``dump_nominations``)."""
+        nominated = {key: node for s in self.schedulers for key, node in s.nominated.items()}
+        for key, (rec, node) in self.dump_nominations.items():
+            if self.records.get(key) is rec and rec.phase == "Pending" and rec.deleted_s is None:
+                nominated[key] = node
+        return nominated
 
     def daemonset_templates(self) -> list[Pod]:
         return [ds.daemonset.template for ds in self.daemonsets]
@@ -1296,10 +1313,7 @@ class Simulation:
         elif outcome.kind in ("unschedulable", "rejected"):
             rec.message = outcome.message
             # ``handleSchedulingFailure``: the PodScheduled condition's reason (None stands for Unschedulable)
-            if outcome.error:
-                rec.reason = SCHEDULER_ERROR
-            elif rec.reason == SCHEDULER_ERROR:
-                rec.reason = None
+            rec.reason = SCHEDULER_ERROR if outcome.error else None
             self.autoscaler.arm()
             if outcome.kind == "rejected":  # (its scheduler told itself already, ``_reject_group``)
                 self.cluster_changed((assigned_pod_deleted(outcome.pod, outcome.node or ""),), material=False)
