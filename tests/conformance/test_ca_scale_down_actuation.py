@@ -457,7 +457,9 @@ def test_a_failed_drain_gives_back_the_other_nodes_of_its_atomic_group() -> None
 @pytest.mark.parametrize(
     "row",
     [
-        pytest.param(f"TestStartDeletion/{name}", marks=pytest.mark.skip(reason=reason))
+        pytest.param(
+            f"TestStartDeletion/{name}", id=f"TestStartDeletion/{name}", marks=pytest.mark.skip(reason=reason)
+        )
         for name, reason in (
             ("failure to taint empty node stops deletion and cleans already applied taints", TAINT_FAILS),
             (
