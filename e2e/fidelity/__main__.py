@@ -8,7 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 from e2e.components import BuildError, build, cluster_autoscaler
 from e2e.controlplane import ControlPlane, ControlPlaneError
@@ -24,6 +27,30 @@ from e2e.fidelity.replicaset_run import run_replicaset_cases
 from e2e.fidelity.run import CONTROL_PLANES, CaseResult, run_cases, side_by_side
 from e2e.fidelity.sources import DEFAULT_GENERATED, all_cases
 from e2e.fidelity.watches import RunError
+
+T = TypeVar("T")
+
+
+def _controller_section(
+    cp: ControlPlane,
+    tag: str,
+    run: Callable[[], list[T]],
+    summarize: Callable[[list[T], float], dict[str, Any]],
+) -> dict[str, Any]:
+    """A controller's cases run (``run``) and summed up for the report (``summarize``, given how long they
+    took), each case's verdict said on stderr; a control plane that fails them (the cases' nodes not Ready)
+    ends the run with status 2."""
+    began = time.monotonic()
+    try:
+        results = run()
+    except (RunError, ControlPlaneError) as exc:
+        print(f"control plane: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    section = summarize(results, time.monotonic() - began)
+    for c in section["cases"]:
+        state = (c["error"] and "error") or ("agrees" if c["agrees"] else c.get("why") or "differs")
+        print(f"[{tag}] {c['name']}: {state}", file=sys.stderr, flush=True)
+    return section
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,27 +105,10 @@ def main(argv: list[str] | None = None) -> int:
             ca_results, ca_seconds = run_autoscaler_cases(cp, binary, autoscaler_cases(), said)
             autoscaler = report.autoscaler_summary(ca_results, ca_seconds)
         if not (args.autoscaler_only or args.replicasets_only):
-            began = time.monotonic()
-            try:
-                job_results = run_job_cases(cp, JOB_CASES)
-            except (RunError, ControlPlaneError) as exc:  # the cases' nodes did not turn Ready
-                print(f"control plane: {exc}", file=sys.stderr)
-                return 2
-            jobs = job_summary(job_results, time.monotonic() - began)
-            for c in jobs["cases"]:
-                state = (c["error"] and "error") or ("agrees" if c["agrees"] else c["why"])
-                print(f"[job] {c['name']}: {state}", file=sys.stderr, flush=True)
+            jobs = _controller_section(cp, "job", partial(run_job_cases, cp, JOB_CASES), job_summary)
         if not (args.autoscaler_only or args.jobs_only):
-            began = time.monotonic()
-            try:
-                set_results = run_replicaset_cases(cp, REPLICASET_CASES)
-            except (RunError, ControlPlaneError) as exc:  # the cases' nodes did not turn Ready
-                print(f"control plane: {exc}", file=sys.stderr)
-                return 2
-            replicasets = replicaset_summary(set_results, time.monotonic() - began)
-            for c in replicasets["cases"]:
-                state = (c["error"] and "error") or ("agrees" if c["agrees"] else "differs")
-                print(f"[replicaset] {c['name']}: {state}", file=sys.stderr, flush=True)
+            run_sets = partial(run_replicaset_cases, cp, REPLICASET_CASES)
+            replicasets = _controller_section(cp, "replicaset", run_sets, replicaset_summary)
         summary = report.write(
             results, args.out, seconds, cp.started_s, autoscaler, len(clusters), jobs, replicasets
         )

@@ -1103,13 +1103,7 @@ class Simulation:
         if unschedulable:
             state.cordon(name)
             return
-        node = state.nodes[state.index[name]]
-        before = node_before(node)
-        state.cordon(name, False)
-        now = self.loop.now
-        for s in self.schedulers:
-            s.cluster_event(node_updated(before, node), now)
-        self._request_scheduling(now)
+        self._update_node(name, partial(state.cordon, name, False))
 
     def evict_pod(self, key: str, grace_s: float) -> str | None:
         """The Eviction API (``pkg/registry/core/pod/storage/eviction.go``): a pod gone, not bound, ended or
@@ -1132,10 +1126,14 @@ class Simulation:
         """The node's taints replaced (cluster-autoscaler's soft DeletionCandidate taint): a node update its
         schedulers see (``UpdateNodeTaint``: their queueing hints, and the shape caches re-evaluate its row
         through ``static_version``). Not armed again is the autoscaler that made it, scanning now."""
-        state = self.state
-        node = state.nodes[state.index[name]]
+        self._update_node(name, partial(self.state.set_taints, name, taints))
+
+    def _update_node(self, name: str, change: Callable[[], None]) -> None:
+        """``change`` made to the node ``name``, which its schedulers then see as a node update (their
+        queueing hints), and a scheduling cycle asked for."""
+        node = self.state.nodes[self.state.index[name]]
         before = node_before(node)
-        state.set_taints(name, taints)
+        change()
         now = self.loop.now
         for s in self.schedulers:
             s.cluster_event(node_updated(before, node), now)
