@@ -69,9 +69,11 @@ SUSPENDED = JOB_SUSPENDED[:2]
 NO_API_ERRORS = "the fake pod control's errors and creation limit: gpufleet's pod creations do not fail"
 NO_EXPECTATIONS = "the controller's expectations (creations/deletions not yet observed) are not modelled"
 NO_BACKOFF_SEEDING = (
-    "a backoff record put in the controller's store with no pod behind it: gpufleet rebuilds the record a "
-    "snapshot's Job carries over from its ended pods' finish times only (newBackoffRecord, getFinishedTime: "
-    "workloads.job_backoff)"
+    "a backoff record put in the controller's in-memory store with no pod behind it (a failure whose pod is "
+    "gone): no dump can express it: a controller that starts on a cluster has an empty store and rebuilds "
+    "the record from the ended pods it lists (newBackoffRecord of no old record; a Job's status.failed is no "
+    "record), so upstream's own restarted controller creates at once here, as gpufleet does "
+    "(workloads.job_backoff)"
 )
 GATE_OFF = "the feature gate turned off: 1.34's default (PodIndexLabel GA, on) is the one modelled"
 NO_MANAGED_BY = "spec.managedBy (JobManagedBy's FailureTarget-only condition) is not modelled"
@@ -786,6 +788,11 @@ PER_INDEX_CASES |= {
         container_statuses={1: [{"name": "x", "state": {"terminated": {"finishedAt": NOW}}}]},
         want_active=1,
     ),
+    # index 0's pod finished long ago (no finish time): its backoff over, the sync creates indexes 0 and 1 and
+    # leaves the pod uncounted (getPodsWithDelayedDeletionPerIndex keeps its finalizer until the next sync)
+    "single failed pod, not counted as the replacement pod creation is delayed": PerIndexRow(
+        2, MAX_INT32, 1, (("0", "Failed", "0"),), want_active=2
+    ),
     "job pod failure ignored due to matching Ignore action": PerIndexRow(
         2,
         6,
@@ -796,18 +803,11 @@ PER_INDEX_CASES |= {
         want_active=2,
     ),
 }
-NOT_COUNTED_UNTIL_REPLACED = (
-    "upstream's sync creates indexes 0 and 1 (active 2) and leaves index 0's last failed pod uncounted "
-    "(failed 0: getPodsWithDelayedDeletionPerIndex keeps its finalizer until its replacement is active) "
-    "until the next sync, which that creation triggers at once; gpufleet, which has no such next sync, "
-    "counts it on adoption: active 2, failed 1, upstream's status one sync later"
-)
 PER_INDEX_GATE_OFF = (
     "the feature gates turned off (emulating 1.32 or 1.33): 1.34's defaults (JobBackoffLimitPerIndex, "
     "JobPodReplacementPolicy, JobManagedBy on) are the ones modelled"
 )
 PER_INDEX_SKIPPED = {
-    "single failed pod, not counted as the replacement pod creation is delayed": NOT_COUNTED_UNTIL_REPLACED,
     "job with finished indexes; failedIndexes are cleaned when JobBackoffLimitPerIndex disabled": (
         PER_INDEX_GATE_OFF
     ),

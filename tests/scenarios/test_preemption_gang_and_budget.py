@@ -33,9 +33,10 @@ def test_the_gang_preempts_both_batch_pods_and_spares_the_pdb_protected_replica(
     # the gang binds only once its victims are gone, each member on the node it was nominated to
     assert (pods["train-0"]["node"], pods["train-0"]["bound_s"]) == ("gpu-1", 660.0)
     assert (pods["train-1"]["node"], pods["train-1"]["bound_s"]) == ("gpu-2", 660.0)
-    # the Job replaces its preempted pod after the pod failure backoff (DefaultJobPodFailureBackOff 10 s) from
-    # the preemption, while it terminates (podReplacementPolicy TerminatingOrFailed, the default)
-    assert pods["batch-0-r1"]["created_s"] == 70.0 and pods["batch-0-r1"]["bound_s"] == 2460.0
+    # the Job replaces its preempted pods after the pod failure backoff from the preemption, while they
+    # terminate (podReplacementPolicy TerminatingOrFailed, the default): both count as failures at 60 s
+    # (isPodFailed), 10 s doubled once (DefaultJobPodFailureBackOff, getRemainingTime)
+    assert pods["batch-0-r1"]["created_s"] == 80.0 and pods["batch-0-r1"]["bound_s"] == 2460.0
 
 
 def test_nominated_gang_members_wait_while_their_victims_terminate() -> None:

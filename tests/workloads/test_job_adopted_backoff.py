@@ -163,10 +163,13 @@ def test_an_index_backs_off_from_its_last_failed_pod_while_another_index_runs(tm
     assert controller.failed == 1
 
 
-def test_an_index_in_backoff_keeps_its_failed_pod_uncounted_until_it_is_created(tmp_path: Path) -> None:
+def test_an_index_in_backoff_keeps_its_failed_pod_uncounted_until_the_sync_after_its_replacement(
+    tmp_path: Path,
+) -> None:
     """``getPodsWithDelayedDeletionPerIndex``: the index's last failed pod is not counted while its
-    replacement waits (``status.failed`` 0, nothing created, held 6 s); once the backoff ends it counts and
-    the index is created, its ``job-index-failure-count`` 1 (``getNewIndexFailureCounts``)."""
+    replacement waits (``status.failed`` 0, nothing created, held 6 s); once the backoff ends the index is
+    created, its ``job-index-failure-count`` 1 (``getNewIndexFailureCounts``), and the failed pod counts at
+    the next sync (``SyncJobBatchPeriod`` later: the index is active, the pod no longer held)."""
     running = pod("train-0-xxxxx", JOB_POD, finalizers=TRACKING, restart="Never", annotations=indexed(0, 0))
     failed = ended("train-1-yyyyy", finished=-4, annotations=indexed(1, 0))
     scenario = load_scenario(dump(tmp_path, node("gpu-0"), per_index_job(), running, failed, simulation()))
@@ -178,6 +181,8 @@ def test_an_index_in_backoff_keeps_its_failed_pod_uncounted_until_it_is_created(
     assert (controller.failed, controller.wanted(), controller.held_s()) == (0, [], [6.0])
     controller.release_held(6.0)
     (replacement,) = controller.wanted()
+    assert (controller.failed, controller.sync_again_s()) == (0, 1.0)
+    controller.next_sync()
     assert controller.failed == 1
     assert replacement.annotations[INDEX_FAILURE_COUNT] == "1"
     assert replacement.annotations[JOB_COMPLETION_INDEX] == "1"
@@ -206,3 +211,24 @@ def test_the_snapshots_failures_count_on_in_the_run(tmp_path: Path) -> None:
     (replacement,) = controller.wanted()
     assert controller.finished(replacement, succeeded=False)
     assert controller.retry_delay_s() == 20.0
+
+
+def test_a_pod_failing_during_an_adopted_hold_waits_its_own_index_backoff(tmp_path: Path) -> None:
+    """``getPodCreationInfoForIndependentIndexes``: index 1's pod failed 4 s before the run (held 6 s, from
+    the snapshot); index 0's running pod fails 2 s in (its process exits 1): index 0 waits its own 10 s
+    (``getRemainingTimePerIndex``), created 12 s in, not with index 1 as its hold ends at 6 s."""
+    crash = indexed(0, 0) | {"gpufleet.io/duration": "2s", "gpufleet.io/exit-code": "1"}
+    running = pod("train-0-xxxxx", JOB_POD, finalizers=TRACKING, restart="Never", annotations=crash)
+    failed = ended("train-1-yyyyy", finished=-4, annotations=indexed(1, 0))
+    got = created(tmp_path, per_index_job(), running, failed)
+    assert got == {"train-1-r1": 6.0, "train-0-r1": 12.0}
+
+
+def test_a_job_wide_backoff_holds_a_replacement_until_the_last_failures_backoff_ends(tmp_path: Path) -> None:
+    """``manageJob``'s ``getRemainingTime`` holds every creation of the Job: a pod failed 4 s before the run
+    (held 6 s); the running pod fails 2 s in: two failures since the last success, 20 s from the last (2 s),
+    so both replacements come 22 s in, none as the adopted hold ends."""
+    crash = {"gpufleet.io/duration": "2s", "gpufleet.io/exit-code": "1"}
+    running = pod("train-xxxxx", JOB_POD, finalizers=TRACKING, restart="Never", annotations=crash)
+    got = created(tmp_path, job(2, 4), running, ended("train-aaaaa", finished=-4))
+    assert got == {"train-0-r1": 22.0, "train-1": 22.0}  # (the running pod held index 0)

@@ -24,6 +24,7 @@ from gpufleet.model.pod_failure_policy import (
 )
 from gpufleet.model.workloads import Job
 from gpufleet.workloads.job import DEADLINE_EXCEEDED, JobController
+from gpufleet.workloads.job_backoff import MAX_POD_FAILURE_BACKOFF_S
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 IGNORE_137 = """
@@ -137,6 +138,7 @@ def controller(*rules: PodFailurePolicyRule) -> JobController:
 
 
 def fail(job: JobController, reason: str, terminated: ContainerExit | None) -> None:
+    job.tick(job.now_s + MAX_POD_FAILURE_BACKOFF_S)  # the pod failure backoff has passed
     (pod,) = job.wanted() or [Pod("j-0", namespace="default", owner=OwnerRef("Job", "j"))]
     job.failed_with(pod, reason, terminated)
     assert job.finished(pod, succeeded=False)

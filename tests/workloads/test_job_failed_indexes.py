@@ -171,6 +171,8 @@ def test_each_pod_carries_its_index_failure_count_and_each_index_backs_off_on_it
     )
     fail(controller, first)
     assert controller.retry_delay_s() == 10.0
+    assert controller.wanted() == []  # index 0 waits its backoff
+    controller.tick(10.0)
     (second,) = controller.wanted()
     assert (second.name, second.annotations[INDEX_FAILURE_COUNT]) == ("j-0-r1", "1")
     fail(controller, second)
@@ -185,6 +187,7 @@ def test_an_ignored_failure_counts_on_the_ignored_annotation_not_toward_the_limi
     controller = indexed_job((ignore,), limit=0)
     first, _ = controller.wanted()
     fail(controller, first, "Evicted")
+    controller.tick(10.0)  # after index 0's backoff
     (second,) = controller.wanted()
     assert second.annotations[INDEX_FAILURE_COUNT] == "0"
     assert second.annotations[INDEX_IGNORED_FAILURE_COUNT] == "1"

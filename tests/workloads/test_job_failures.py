@@ -20,6 +20,7 @@ from gpufleet.model.workloads import Job
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.summary import build_summary
 from gpufleet.workloads.job import JobController
+from gpufleet.workloads.job_backoff import MAX_POD_FAILURE_BACKOFF_S
 
 IGNORE_DISRUPTION = """
   podFailurePolicy:
@@ -159,6 +160,7 @@ def policy_job(backoff_limit: int = 0) -> JobController:
 
 
 def failing(controller: JobController, reason: str | None) -> None:
+    controller.tick(controller.now_s + MAX_POD_FAILURE_BACKOFF_S)  # the pod failure backoff has passed
     (pod,) = controller.wanted() or [Pod("j-0", namespace="default", owner=OwnerRef("Job", "j"))]
     controller.failed_with(pod, reason)
     assert controller.finished(pod, succeeded=False)

@@ -21,6 +21,7 @@ def test_an_indexed_jobs_pods_carry_their_completion_index_as_label_and_annotati
         ("train-1", {"app": "train", JOB_COMPLETION_INDEX: "1"}, "1"),
     ]
     controller.finished(first[1], succeeded=False)  # its retry keeps the index
+    controller.tick(10.0)  # after the pod failure backoff
     (retry,) = controller.wanted()
     assert (retry.name, retry.labels[JOB_COMPLETION_INDEX], retry.annotations[JOB_COMPLETION_INDEX]) == (
         "train-1-r1",

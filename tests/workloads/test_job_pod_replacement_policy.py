@@ -50,15 +50,16 @@ def counts(active: int, failed: int, terminating: int) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("policy", [None, REPLACE_TERMINATING_OR_FAILED])
-def test_terminating_or_failed_counts_a_terminating_pod_failed_and_replaces_it_at_once(
+def test_terminating_or_failed_counts_a_terminating_pod_failed_and_replaces_it_while_it_terminates(
     policy: str | None,
 ) -> None:
     """``isPodFailed``: without ``onlyReplaceFailedPods`` a deleted pod not Succeeded is failed; ``manageJob``
-    creates ``wantActive - active`` (the terminating pod is not active): its replacement comes now; once it
-    ended it is not counted again."""
+    creates ``wantActive - active`` (the terminating pod is not active): its replacement comes after the pod
+    failure backoff (10 s), while it still terminates; once it ended it is not counted again."""
     controller, (first, _) = job(policy)
     assert controller.pod_terminating(first)
     assert controller.status_counts() == counts(active=1, failed=1, terminating=1)
+    controller.tick(10.0)
     assert [p.name for p in controller.wanted()] == ["j-0-r1"]
     assert controller.finished(first, succeeded=False)
     assert controller.status_counts() == counts(active=2, failed=1, terminating=0)
@@ -81,6 +82,7 @@ def test_failed_holds_the_replacement_until_the_terminating_pod_is_failed(
     controller.failed_with(first, "Preempted")
     assert controller.finished(first, succeeded=False)
     assert controller.status_counts() == counts(active=1, failed=1, terminating=0)
+    controller.tick(10.0)  # after the pod failure backoff
     assert [p.name for p in controller.wanted()] == ["j-0-r1"]
 
 

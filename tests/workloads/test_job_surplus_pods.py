@@ -131,6 +131,7 @@ def test_a_failed_policy_replacement_takes_the_lowest_pending_index() -> None:
     controller.finished(three, succeeded=False)
     assert controller.wanted() == []  # room for none: index 1's pod still terminates
     controller.finished(one, succeeded=False)
+    controller.tick(20.0)  # after the pod failure backoff of two failures (10 s, doubled)
     (created,) = controller.wanted()
     assert controller.active[created.key] == 1
 
@@ -138,9 +139,10 @@ def test_a_failed_policy_replacement_takes_the_lowest_pending_index() -> None:
 def test_a_job_being_deleted_creates_no_pods_and_says_so(tmp_path: Path) -> None:
     """``syncJob`` runs ``manageJob`` only for a Job without a ``deletionTimestamp``: the Job being deleted
     creates no pods (its one pod runs on and succeeds; 1 of 4 completions, not complete), and a warning says
-    what gpufleet does with it (its pods' deletion by the garbage collector is not modelled)."""
+    what gpufleet does with it (a finalizer of another's holds it under background deletion: the garbage
+    collector waits for it to go, ``model.job_deletion``)."""
     deleting = job(2, 4)
-    deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    deleting["metadata"] |= {"deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["example.com/hold"]}
     paths = dump(tmp_path, node("gpu-0"), deleting, pod("train-aaaaa", JOB_POD, restart="Never"), SIMULATION)
     assert any(
         "metadata.deletionTimestamp" in w and "being deleted" in w for w in load_scenario(paths).warnings

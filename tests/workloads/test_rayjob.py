@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from conftest import NODE_N0, only_controller, pods_by_name, simulated, write
 from gpufleet.cli import app
 from gpufleet.kube import ScenarioError, load_scenario
+from gpufleet.workloads.job_backoff import MAX_POD_FAILURE_BACKOFF_S
 from gpufleet.workloads.rayjob import RayJobController
 from shared_files import UPSTREAM
 
@@ -132,6 +133,7 @@ def test_a_failed_job_is_retried_on_a_new_cluster_within_backoff_limit(tmp_path:
         c.finished(submitter, succeeded=False)
         assert c.status == ("Failed" if attempt == 2 else "Running")
         if attempt < 2:
+            c.tick(c.submitter.now_s + MAX_POD_FAILURE_BACKOFF_S)  # the Job's pod failure backoff passed
             (submitter,) = c.submitter.wanted([])
     assert not c.done  # a retry is coming
     deleted = c.sync(10.0, ready)
@@ -142,6 +144,7 @@ def test_a_failed_job_is_retried_on_a_new_cluster_within_backoff_limit(tmp_path:
     (submitter,) = c.submitter.wanted([])
     for _ in range(3):
         c.finished(submitter, succeeded=False)
+        c.tick(c.submitter.now_s + MAX_POD_FAILURE_BACKOFF_S)
         submitter = next(iter(c.submitter.wanted([])), submitter)
     c.sync(16.0, ready)
     assert c.status == "Failed" and c.done and c.failed == 2

@@ -29,6 +29,8 @@ def test_a_job_names_its_pods_by_index_and_retries_a_failed_one_under_its_index(
     first = job.wanted([])
     assert [p.key for p in first] == ["ml/train-0", "ml/train-1"] and first[0].owner is not None
     assert job.finished(first[0], succeeded=False) is True
+    assert job.wanted([]) == []  # manageJob: the pod failure backoff (10 s) holds it back
+    job.tick(10.0)
     assert [p.name for p in job.wanted([])] == ["train-0-r1"]
     assert job.node_added(gpu_node("n")) == []
 

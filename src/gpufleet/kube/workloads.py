@@ -13,8 +13,9 @@ matches the template's labels). A Job's ``podFailurePolicy`` is read by ``kube.p
 controller, ``workloads.ttl_after_finished``) are modelled, ``managedBy`` is not;
 its ``activeDeadlineSeconds`` (not negative) is modelled but for a Job Kueue manages; its ``suspend`` is
 (``Job.suspend``: Kueue's while Kueue manages it, else for good; a KEDA ScaledJob's ``jobTargetRef``'s is
-not). A Job being deleted (``metadata.deletionTimestamp``) is read (``Job.deleting``), with a warning that
-says what is modelled of it. The template
+not). A Job being deleted (``metadata.deletionTimestamp``) is read (``Job.deleting``) with how the garbage
+collector deletes it, from its ``metadata.finalizers`` (``Job.gc``, ``model.job_deletion``), and a warning
+that says what is modelled of it. The template
 is a ``Pod`` named ``""``; the workload's own ``gpufleet.io/submit-at`` sets its creation time, else
 its template's does.
 """
@@ -32,6 +33,7 @@ from gpufleet.kube.pod_failure_policy import pod_failure_policy
 from gpufleet.kube.priorities import Priorities
 from gpufleet.kube.problems import Reporter, invalid, required, unsupported
 from gpufleet.kube.success_policy import success_policy
+from gpufleet.model.job_deletion import deletion, describe
 from gpufleet.model.kueue import QUEUE_NAME_LABEL
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_failure_policy import PodFailurePolicy
@@ -54,11 +56,6 @@ MAX_FAILED_INDEXES, COMPLETIONS_SOFT_LIMIT = 100_000, 100_000
 PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS, MAX_FAILED_INDEXES_FOR_HIGH_COMPLETIONS = 10_000, 10_000
 COMPLETION_MODES = ("NonIndexed", "Indexed")
 
-#: what gpufleet does with a Job being deleted (``metadata.deletionTimestamp``)
-JOB_BEING_DELETED = (
-    "the Job is being deleted: its controller creates and deletes none of its pods (syncJob skips manageJob) "
-    "and counts them as they end; the garbage collector's deletion of its pods is not modelled: they run on"
-)
 #: Fields (beside pod template fields) that change when pods are created or stop, not modelled.
 _UNMODELLED_JOB = (
     "suspend",
@@ -77,15 +74,19 @@ def job(meta: Meta, body: Mapping[str, Any], report: Reporter, priorities: Prior
     indexed = spec.get("completionMode") == "Indexed"
     managed = QUEUE_NAME_LABEL in meta.labels
     partial = partial_admission(meta, report, managed, read.parallelism, read.completions, indexed)
-    deleting = mapping(body.get("metadata")).get("deletionTimestamp") is not None
-    if deleting:
-        report.at("metadata").warn("deletionTimestamp", JOB_BEING_DELETED)
+    metadata = mapping(body.get("metadata"))
+    deleting = metadata.get("deletionTimestamp") is not None
+    finalizers = metadata.get("finalizers")
+    gc = deletion([str(f) for f in finalizers] if isinstance(finalizers, list) else []) if deleting else None
+    if gc is not None:
+        report.at("metadata").warn("deletionTimestamp", f"the Job is being deleted: {describe(gc)}")
     return replace(
         read,
         min_parallelism=partial.min_parallelism,
         completions_equal_parallelism=partial.completions_equal_parallelism,
         suspend=spec.get("suspend") is True,
         deleting=deleting,
+        gc=gc,
     )
 
 

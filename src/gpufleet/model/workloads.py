@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from gpufleet.model.completion_indexes import SuccessPolicy
+from gpufleet.model.job_deletion import Deletion
 from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_failure_policy import PodFailurePolicy
 
@@ -82,6 +83,9 @@ class Job:
     #: ``manageJob``, so it creates no pods, deletes none for being too many or suspended, and its
     #: ``Suspended`` condition is not written
     deleting: bool = False
+    #: how the garbage collector deletes it while ``deleting``, from its ``metadata.finalizers``
+    #: (``model.job_deletion``); None: nothing of the collector's is modelled (its pods run on)
+    gc: Deletion | None = None
     #: Kueue manages it (``workloads.job.kueue_held``): it holds the Job suspended until it admits it, its
     #: pods created gated (upstream the suspended Job has none)
     queued: bool = False

@@ -92,9 +92,11 @@ from gpufleet.workloads.kind import (
     HearsDeletions,
     HearsTerminating,
     HoldsAdopted,
+    KeepsTime,
     ReadsFailedPods,
     ReportsStatus,
     Scalable,
+    SyncsAgain,
     WatchesPods,
     WorkloadController,
     controller_key,
@@ -411,6 +413,7 @@ class Simulation:
         suspended = self.kueue.suspends(key) or (isinstance(workload, Job) and workload.suspend)
         if implements(controller, ReportsStatus):
             self.workload_status[key] = WorkloadStatus(None if suspended else self.loop.now)
+        self._tick(controller)
         owned = self.scenario.owned.get(key)
         if owned is not None and implements(controller, Adopts):
             zero = self.clock_zero_unix  # its pods' finish times count on the run's clock
@@ -513,12 +516,19 @@ class Simulation:
         """Create the pods a controller wants now (a loop changed it: ``control.kuberay``)."""
         self._reconcile(controller)
 
+    def _tick(self, controller: WorkloadController) -> None:
+        """A ``KeepsTime`` controller is told the run's time before it is asked or told anything."""
+        if implements(controller, KeepsTime):
+            cast(KeepsTime, controller).tick(self.loop.now)
+
     def _reconcile(self, controller: WorkloadController) -> None:
+        self._tick(controller)
         self._delete_doomed(controller)
         for pod in controller.wanted(self._active_nodes()):
             self.created_by[pod.key] = controller
             self._create(pod)
         self._delete_doomed(controller)  # what deciding its wanted pods doomed (a JobSet's restart)
+        self._arm_next_sync(controller)
         self._arm_deadlines(controller, at_once=False)  # a child Job created now: its deadline runs from now
         if implements(controller, EndsProcesses):
             for key, code in cast(EndsProcesses, controller).exiting():
@@ -527,6 +537,19 @@ class Simulation:
                     self.lifecycle.exit_container(rec, code)
         self._note_status(controller)
 
+    def _arm_next_sync(self, controller: WorkloadController) -> None:
+        """A ``SyncsAgain`` controller whose sync left work (a Job's creations past
+        ``MaxPodCreateDeletePerSync``, a held failed pod to count) is synced again when it says."""
+        if not implements(controller, SyncsAgain):
+            return
+        delay = cast(SyncsAgain, controller).sync_again_s()
+        if delay is not None:
+            self.loop.at(self.loop.now + delay, Priority.CONTROLLER, partial(self._next_sync, controller))
+
+    def _next_sync(self, controller: WorkloadController) -> None:
+        cast(SyncsAgain, controller).next_sync()
+        self._reconcile(controller)
+
     def _note_status(self, controller: WorkloadController) -> None:
         """The conditions a ``ReportsStatus`` controller's workload has now, noted at this time."""
         if implements(controller, ReportsStatus):
@@ -534,6 +557,14 @@ class Simulation:
             if status is not None:
                 status.note(cast(ReportsStatus, controller), self.loop.now)
                 self._arm_ttl(controller, status)
+                self._collected(controller, status)
+
+    def _collected(self, controller: WorkloadController, status: WorkloadStatus) -> None:
+        """A snapshot's Job being deleted is gone once the garbage collector let it go
+        (``model.job_deletion``: at once, or under ``Foreground`` once its pods are)."""
+        if isinstance(controller, JobController) and status.deleted_s is None and controller.gone():
+            status.deleted_s = self.loop.now
+            self.kueue.owner_deleted(controller_key(controller), self.loop.now)
 
     def _arm_ttl(self, controller: WorkloadController, status: WorkloadStatus) -> None:
         """The TTL-after-finished controller (``workloads.ttl_after_finished``): a Job with
@@ -589,6 +620,7 @@ class Simulation:
         controller = self._owner_controller(pod)
         if controller is None:
             return
+        self._tick(controller)
         delay = 0.0
         if suspended:
             controller.suspended(pod)
@@ -616,6 +648,7 @@ class Simulation:
         controller = self._owner_controller(pod)
         if controller is None or not implements(controller, HearsTerminating):
             return
+        self._tick(controller)
         wants = cast(HearsTerminating, controller).pod_terminating(pod, self.kueue.evicting(pod))
         self._note_status(controller)
         if wants:
@@ -669,6 +702,7 @@ class Simulation:
             None if owner is None else self.controllers.get(f"{owner.kind}/{pod.namespace}/{owner.name}")
         )
         if controller is not None and implements(controller, Adopts) and implements(controller, DeletesPods):
+            self._tick(controller)
             self._delete_doomed(controller)
 
     def _create(

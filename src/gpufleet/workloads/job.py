@@ -2,9 +2,9 @@
 succeeded (work-queue mode when completions is unset: done once any pod succeeds); a failed pod
 is replaced under the same index (``-r<n>``) until ``backoffLimit`` failures, after the pod failure
 backoff: 10 s doubling per failure since the last success, at most 10 min
-(``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``). Upstream holds every creation of the
-Job back until then; here the replacement waits, and a pod wanted for another reason (another pod
-ended) may come sooner. Pods are named ``<job>-<index>``, retries ``<job>-<index>-r<n>``, in either
+(``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``): ``manageJob`` holds every creation of the
+Job back until then (``getRemainingTime``, on the run's clock: ``kind.KeepsTime``).
+Pods are named ``<job>-<index>``, retries ``<job>-<index>-r<n>``, in either
 completion mode (upstream's are the API server's ``generateName`` ones: ``<job>-<index>-<random>`` in
 Indexed mode, ``podGenerateNameWithIndex``, ``<job>-<random>`` otherwise). An Indexed Job's pods carry their
 completion index as label and annotation ``batch.kubernetes.io/job-completion-index``
@@ -15,9 +15,10 @@ A snapshot's Job carries its pod failure backoff over (``workloads.job_backoff``
 finished (``getFinishedTime``: their containers' ``finishedAt``, ...; on the run's clock), the record of the
 failures after its last success (``newBackoffRecord``) holds every creation back until its backoff has passed
 (``manageJob``), and its failures count on in the run; with ``backoffLimitPerIndex`` each index whose last
-failed pod is not counted yet (``getPodsWithDelayedDeletionPerIndex``) waits its own backoff, that pod
-uncounted until its replacement is created, while the other indexes are created. Without a time 0 for the
-run (``model.node_readiness.clock_zero``) nothing is carried over.
+failed pod is not counted yet (``getPodsWithDelayedDeletionPerIndex``) waits its own backoff (none where it
+has passed), that pod uncounted until the sync after its replacement is created (1 s later:
+``kind.SyncsAgain``), while the other indexes are created. Without a time 0 for the run
+(``model.node_readiness.clock_zero``) nothing is carried over.
 
 A Job of a cluster snapshot adopts its pods there (``getPodsForJob``): its active ones count toward
 ``parallelism`` under their completion index (an Indexed Job's annotation), its ended ones as its
@@ -27,6 +28,11 @@ Job, ``getFailJobMessage``, as does the Job's own ``FailureTarget`` condition, w
 under ``restartPolicy: OnFailure`` its active ones' ``restartCount``, toward
 ``pastBackoffLimitOnFailure``), and new pods take the lowest indexes neither active nor completed
 (``firstPendingIndexes``) under names the snapshot does not hold.
+
+One sync creates at most ``MaxPodCreateDeletePerSync`` (500) pods, or deletes at most 500 found too many
+(``manageJob``); the rest is left to the next sync, ``SyncJobBatchPeriod`` (1 s) later, as the pods' add or
+delete events enqueue the Job (``enqueueSyncJobBatched``; ``kind.SyncsAgain``): a Job of ``parallelism``
+2,000 creates its pods at 0, 1, 2 and 3 s.
 
 Under Kueue with ``kueue.x-k8s.io/job-min-parallelism`` it may be admitted with fewer pods than its
 ``parallelism`` (partial admission): it runs with the count admitted until Kueue evicts it, then asks for its
@@ -68,7 +74,8 @@ pods' ``batch.kubernetes.io/job-index-failure-count`` annotation: a failed pod w
 or that a ``FailIndex`` rule matches, fails its index (``status.failedIndexes``), which is not created again.
 More failed indexes than ``maxFailedIndexes`` fail the Job (``MaxFailedIndexesExceeded``); otherwise once
 every index has succeeded or failed, a Job with failed indexes fails (``FailedIndexes``). Each index backs
-off on its own (``getRemainingTimePerIndex``: 10 s doubling per failure of the index).
+off on its own (``getRemainingTimePerIndex``: 10 s doubling per failure of the index), the other indexes
+created meanwhile (``getPodCreationInfoForIndependentIndexes``).
 
 A Job with ``spec.suspend: true`` that Kueue does not manage (no queue label, or Kueue not installed) is
 suspended for good, as nothing in a simulation resumes it: ``manageJob`` creates none of its pods and deletes
@@ -97,8 +104,11 @@ that sync creates nothing (pod deletion takes precedence), the next one (once th
 lowest pending indexes. An Indexed Job's pod of an invalid index is deleted, uncounted, whatever the sync (a
 finished or a suspended Job's too). A Job being deleted (``metadata.deletionTimestamp``) runs no ``manageJob``
 (``syncJob``): it creates no pods, deletes none for being too many or for ``spec.suspend`` (no ``Suspended``
-condition either), counts its pods as they end and fails or completes as any Job; the garbage collector's
-deletion of its pods is not modelled. A snapshot's Job whose status has ``SuccessCriteriaMet`` (status
+condition either), counts its pods as they end and fails or completes as any Job; the garbage collector
+deletes it as its finalizers say (``model.job_deletion``): ``foregroundDeletion``, its pods first (through
+their grace period, counted as they end), then the Job once none is left; ``orphan``, the Job at once, its
+pods running on uncounted; neither, the Job at once, then its pods (uncounted); other finalizers hold the Job
+(and, under background deletion, its pods). A snapshot's Job whose status has ``SuccessCriteriaMet`` (status
 ``True``) succeeds with its reason and message (``hasSuccessCriteriaMetCondition``, before anything else) and
 deletes its active pods as a Job that met its ``successPolicy``; a condition of status ``False`` is ignored.
 
@@ -160,6 +170,10 @@ DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified d
 #: ``syncJob``'s condition of a suspended Job not finished (``batch.JobSuspended``): type, reason, message
 JOB_SUSPENDED = ("Suspended", "JobSuspended", "Job suspended")
 COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
+#: ``MaxPodCreateDeletePerSync``: the pods one sync creates, or deletes for being too many (``manageJob``);
+#: and ``SyncJobBatchPeriod``, when the next sync comes once its creations or deletions are observed
+#: (``addPod``, ``deletePod``: ``enqueueSyncJobBatched``)
+MAX_POD_CREATE_DELETE_PER_SYNC, SYNC_JOB_BATCH_PERIOD_S = 500, 1.0
 #: the interim conditions (``delayTerminalCondition``: JobManagedBy and JobPodReplacementPolicy, GA)
 #: and the terminal ones the Job gets once it has no terminating pods (``enactJobFinished``)
 FAILURE_TARGET, FAILED = "FailureTarget", "Failed"
@@ -214,12 +228,20 @@ class JobController:
         #: invalid or duplicated index), in order, until their deletion is heard: never counted (their
         #: tracking finalizer is removed first), not replaced, terminating from the sync that deletes them
         self.removing: dict[str, None] = {}
+        #: its active pods it deletes in later syncs, in order (``activePodsForRemoval`` found more than
+        #: ``MaxPodCreateDeletePerSync``)
+        self._surplus: list[str] = []
+        #: its last sync left creations or deletions to the next (``MaxPodCreateDeletePerSync``), which has
+        #: not come; and whether the driver was told when it comes (``kind.SyncsAgain``)
+        self._deferred = False
+        self._next_sync_armed = False
         self.retries: list[int] = []  # indices whose pod failed, to create again
         self.attempts: dict[int, int] = {}
         self.succeeded = 0
         self.failed = 0
-        #: the pod failure backoff; in the controller's own frame every pod ends at 0.0, the moment it
-        #: is told of it, and the delay is asked at once (``retry_delay_s``)
+        #: the run's time as it was last told (``kind.KeepsTime``): when its pods end, what its backoffs count
+        self.now_s = 0.0
+        #: the pod failure backoff, its times the run's (``newBackoffRecord``)
         self.backoff = BackoffRecord()
         self.done = False
         #: ``(reason, message)`` of its ``Failed`` condition once it failed
@@ -235,10 +257,16 @@ class JobController:
         self.failed_indexes: set[int] = set()
         self._index_annotations: dict[int, dict[str, str]] = {}
         self._index_delay_s = 0.0
+        #: ``backoffLimitPerIndex``: when each index whose pod failed in the run may be created again
+        #: (``getRemainingTimePerIndex``), on the run's clock
+        self._index_ready_s: dict[int, float] = {}
         #: what it holds back after adopting a snapshot's recently failed pods (``kind.HoldsAdopted``): by
-        #: completion index (None: every creation, the Job-wide backoff), the seconds after its adoption the
-        #: backoff ends and the failures the index's last failed pod counts once its replacement is created
-        self._backing_off: dict[int | None, tuple[float, int]] = {}
+        #: completion index, the seconds after its adoption the index's backoff ends and the failures its last
+        #: failed pod counts once its replacement is created
+        self._backing_off: dict[int, tuple[float, int]] = {}
+        #: the failures of such held pods whose replacement it created: counted at the next sync, once their
+        #: index is active (``getPodsWithDelayedDeletionPerIndex`` holds them no longer)
+        self._counted_next_sync = 0
         #: Kueue holds it suspended until it admits it (``Job.queued``; a queued JobSet's child Job): its pods
         #: are created gated, where upstream the suspended Job has none
         self.held = job.queued
@@ -249,6 +277,22 @@ class JobController:
     def per_index(self) -> bool:
         """``hasBackoffLimitPerIndex``: an Indexed Job with ``backoffLimitPerIndex``."""
         return self.job.indexed and self.job.backoff_limit_per_index is not None
+
+    @property
+    def disowned(self) -> bool:
+        """A Job being deleted whose pods the garbage collector orphaned, or that was gone as the run started
+        (``model.job_deletion``: ``Deletion.disowns``): nothing of its pods counts."""
+        gc = self.job.gc
+        return self.job.deleting and gc is not None and gc.disowns
+
+    def gone(self) -> bool:
+        """Whether the Job being deleted is gone (``model.job_deletion``): at once under ``Background`` or
+        ``Orphan``; under ``Foreground`` once none of its pods is left (active, terminating or being deleted);
+        never while other finalizers hold it."""
+        gc = self.job.gc
+        if not self.job.deleting or gc is None or gc.held:
+            return False
+        return gc.gone_at_once or not (self.active or self.terminating or self.removing)
 
     @property
     def suspending(self) -> bool:
@@ -296,19 +340,26 @@ class JobController:
         # manageJob: a suspended Job creates no pods, nor one that is being deleted (syncJob does not run
         # manageJob), nor one whose sync deleted pods (pod deletion takes precedence; the next sync, once
         # the deletions are observed, creates)
-        if self.done or job.suspend or job.deleting or self.removing or None in self._backing_off:
+        if self.done or job.suspend or job.deleting or self.removing:
+            return []
+        # manageJob: the Job-wide backoff holds every creation back (getRemainingTime)
+        if not self.per_index and remaining_backoff_s(self.backoff, self.now_s) > 0:
+            return []
+        if self._deferred:  # what the last sync left waits for the next (MaxPodCreateDeletePerSync)
             return []
         if job.active_deadline_s == 0 and not self.held:
             return []
-        out = []
+        out: list[Pod] = []
         # manageJob: wantActive - terminating - active, the terminating pods held back only under
         # onlyReplaceFailedPods (each is created again once it ended Failed: ``pending``)
         held = len(self.terminating) if job.only_replace_failed_pods else 0
         pending = sum(1 for index in self.terminating.values() if index is not None)
-        while self.retries and len(self.active) + held < job.parallelism:
+        cap = MAX_POD_CREATE_DELETE_PER_SYNC
+        while len(self.active) + held < job.parallelism and len(out) < cap and (ready := self._ready()):
             # firstPendingIndexes: an Indexed Job's lowest pending index first
-            first = self.retries.index(min(self.retries)) if job.indexed else 0
-            out.append(self._stamp(self.retries.pop(first)))
+            first = min(ready) if job.indexed else ready[0]
+            self.retries.remove(first)
+            out.append(self._stamp(first))
         if job.completions is None:
             remaining = job.parallelism - self.issued if self.succeeded == 0 else 0
         else:
@@ -321,10 +372,47 @@ class JobController:
                 - pending
                 - len(self._backing_off)
             )
-        while len(self.active) + held < job.parallelism and remaining > 0:
+        while len(self.active) + held < job.parallelism and remaining > 0 and len(out) < cap:
             out.append(self._stamp(self._new_index()))
             remaining -= 1
+        # manageJob: diff capped at MaxPodCreateDeletePerSync; the next sync creates the rest
+        room = len(self.active) + held < job.parallelism
+        self._deferred = len(out) == cap and room and (remaining > 0 or bool(self._ready()))
         return out
+
+    def _ready(self) -> list[int]:
+        """The indexes to create again whose backoff has passed: each index's own with
+        ``backoffLimitPerIndex`` (``getPodCreationInfoForIndependentIndexes``: the others wait), else all."""
+        if not self.per_index:
+            return self.retries
+        return [i for i in self.retries if self._index_ready_s.get(i, self.now_s) <= self.now_s]
+
+    def tick(self, now_s: float) -> None:
+        """``kind.KeepsTime``: the run's time is ``now_s``."""
+        self.now_s = now_s
+
+    def sync_again_s(self) -> float | None:
+        """``kind.SyncsAgain``: where its last sync created or deleted ``MaxPodCreateDeletePerSync`` pods
+        and left more, or created the replacement of an index's held failed pod (not counted until then), its
+        next sync comes ``SyncJobBatchPeriod`` later, as the pods' add or delete events enqueue it
+        (``enqueueSyncJobBatched``; the expectations it set are met at once here)."""
+        if not (self._deferred or self._counted_next_sync) or self._next_sync_armed:
+            return None
+        self._next_sync_armed = True
+        return SYNC_JOB_BATCH_PERIOD_S
+
+    def next_sync(self) -> None:
+        """``kind.SyncsAgain``: the sync after one that left work: the held failed pods whose replacements
+        were created count (``trackJobStatusAndRemoveFinalizers``; past ``backoffLimit`` the Job fails), then
+        it deletes the next of the pods found too many that are still active (``activePodsForRemoval``, at
+        most ``MaxPodCreateDeletePerSync``), else creates what is missing (``wanted``)."""
+        self._deferred = self._next_sync_armed = False
+        self.failed += self._counted_next_sync
+        self._counted_next_sync = 0
+        if not self.done and self.failed > self.job.backoff_limit:
+            self._fail(*BACKOFF_LIMIT_EXCEEDED)
+        if not self.done:
+            self._remove(self._surplus)
 
     def _new_index(self) -> int:
         """The lowest index not yet given, held by no adopted pod, whose name the snapshot does not hold."""
@@ -417,21 +505,20 @@ class JobController:
         store: the failures after the last success, the last one's finish time) holds every creation back
         until it has passed (``manageJob``: ``getRemainingTime``), and its failures count on in the run. With
         ``backoffLimitPerIndex``: each index whose last failed pod is kept uncounted
-        (``pods_with_delayed_deletion``) waits its own backoff (``getRemainingTimePerIndex``), that pod
-        uncounted until its replacement is created (``trackJobStatusAndRemoveFinalizers`` skips it); the other
-        indexes are created meanwhile (``getPodCreationInfoForIndependentIndexes``)."""
+        (``pods_with_delayed_deletion``) waits its own backoff (``getRemainingTimePerIndex``; none where it
+        has passed), that pod uncounted until the sync after its replacement is created
+        (``trackJobStatusAndRemoveFinalizers`` skips it until its index is active); the other indexes are
+        created meanwhile (``getPodCreationInfoForIndependentIndexes``)."""
         job = self.job
         if not self.per_index:
             failed = [
-                finished_age_s(p, now_unix)
+                self.now_s + finished_age_s(p, now_unix)
                 for p in pods
                 if p.phase == "Failed"
                 or (p.terminating and p.phase != "Succeeded" and not job.only_replace_failed_pods)
             ]
-            succeeded = [finished_age_s(p, now_unix) for p in pods if p.phase == "Succeeded"]
+            succeeded = [self.now_s + finished_age_s(p, now_unix) for p in pods if p.phase == "Succeeded"]
             self.backoff = new_backoff_record(BackoffRecord(), succeeded, failed)
-            if (wait := remaining_backoff_s(self.backoff, 0.0)) > 0:
-                self._backing_off[None] = (wait, 0)
             return
         settled = self.succeeded_indexes | self.failed_indexes | set(self.active.values())
         delayed = pods_with_delayed_deletion(
@@ -439,33 +526,37 @@ class JobController:
         )
         for index, p in delayed.items():
             wait = remaining_backoff_per_index_s(p.pod.annotations, finished_age_s(p, now_unix), 0.0)
-            if wait <= 0:
-                continue
             failure = p.failure or FailedPod(p.pod.namespace, p.pod.name)
             counted = match_pod_failure_policy(job.pod_failure_policy, failure).count_failed
             self.failed -= counted
-            self._backing_off[index] = (wait, counted)
             self.used.add(index)
+            if wait > 0:
+                self._backing_off[index] = (wait, counted)
+            else:  # its backoff over: the first sync creates its replacement, the next counts it
+                self._counted_next_sync += counted
+                self._retry(index)
 
     def held_s(self) -> list[float]:
-        """``kind.HoldsAdopted``: the seconds after its adoption at which a backoff carried over ends."""
-        return sorted({wait for wait, _ in self._backing_off.values()})
+        """``kind.HoldsAdopted``: the seconds after its adoption at which a backoff carried over ends (the
+        Job-wide one, ``manageJob``'s ``getRemainingTime``; each index's)."""
+        waits = {wait for wait, _ in self._backing_off.values()}
+        if (wait := remaining_backoff_s(self.backoff, self.now_s)) > 0:
+            waits.add(wait)
+        return sorted(waits)
 
     def release_held(self, elapsed_s: float) -> None:
         """``kind.HoldsAdopted``: ``elapsed_s`` after its adoption, the backoffs carried over that have ended
-        let it create again: an index's held failed pod counts now (its replacement is created; past
-        ``backoffLimit`` the Job fails) and the index is created again."""
+        let it create again: the index is created again, and its held failed pod counts at the sync after
+        (``next_sync``; past ``backoffLimit`` the Job fails then). The Job-wide backoff ends by itself:
+        ``wanted`` reads it."""
         for key, (wait, counted) in list(self._backing_off.items()):
             if wait > elapsed_s:
                 continue
             del self._backing_off[key]
-            if key is None or self.done:
+            if self.done:
                 continue
-            self.failed += counted
-            if self.failed > self.job.backoff_limit:
-                self._fail(*BACKOFF_LIMIT_EXCEEDED)
-            else:
-                self._retry(key)
+            self._counted_next_sync += counted
+            self._retry(key)
 
     def _valid_index(self, pod: OwnedPod) -> bool:
         """An Indexed Job's ``pod`` has a completion index below ``completions``
@@ -485,12 +576,20 @@ class JobController:
         else:
             want = max(min(job.completions - self.succeeded, job.parallelism), 0)
         completions = job.completions if job.indexed else None
-        for p in pods_for_removal(active, len(active) - want, completions):
-            key = p.pod.key
+        self._remove([p.pod.key for p in pods_for_removal(active, len(active) - want, completions)])
+
+    def _remove(self, keys: Sequence[str]) -> None:
+        """``manageJob`` deletes the first ``MaxPodCreateDeletePerSync`` of ``keys``, its active pods found
+        too many or of an invalid or duplicated index, still active (``removing``, no longer active, their
+        indexes pending again); the rest are left to the next sync (``_surplus``)."""
+        keys = [key for key in keys if key in self.active]
+        self._surplus = keys[MAX_POD_CREATE_DELETE_PER_SYNC:]
+        self._deferred = bool(self._surplus)
+        for key in keys[:MAX_POD_CREATE_DELETE_PER_SYNC]:
             self.removing[key] = None
             self._restarts.pop(key, None)
-            index = self.active.pop(key, None)
-            if index is not None and index not in self.active.values():
+            index = self.active.pop(key)
+            if index not in self.active.values():
                 self.used.discard(index)
 
     def _fail_job_message(self, owned: Owned) -> str | None:
@@ -585,7 +684,7 @@ class JobController:
         snapshot's pod counts on from its ``restartCount``, ``adopt``): a Job not finished whose active pods'
         restarts reach its limit (``past_backoff_limit_on_failure``) fails (``BackoffLimitExceeded``) and
         deletes its active pods."""
-        if pod.key not in self.active:
+        if pod.key not in self.active or self.disowned:
             return
         self._restarts[pod.key] = self._restarts.get(pod.key, 0) + 1
         if not self.done and past_backoff_limit_on_failure(self.job, self._restarts.values()):
@@ -607,6 +706,9 @@ class JobController:
             self.terminating[pod.key] = None
             return True
         if pod.key not in self.active:
+            return False
+        if self.disowned:
+            self._forget(pod)
             return False
         if suspended or self.suspending or self.job.only_replace_failed_pods:
             self._restarts.pop(pod.key, None)
@@ -634,12 +736,13 @@ class JobController:
             self.suspended(pod)
             return True
         index, status = self._forget(pod)
+        if self.disowned:
+            return False
         if index is None:
             return True
         if succeeded:
             self.succeeded += 1
-            self.backoff = new_backoff_record(self.backoff, (0.0,), ())
-            self._backing_off.pop(None, None)  # a success ends the Job-wide backoff (newBackoffRecord)
+            self.backoff = new_backoff_record(self.backoff, (self.now_s,), ())  # a success ends the backoff
             # trackJobStatusAndRemoveFinalizers counts a succeeded pod's index below completions even once
             # the Job finished (a pod that succeeded as its successPolicy was met)
             if self.job.completions is None or index < self.job.completions:
@@ -655,7 +758,7 @@ class JobController:
             if not self.done:
                 self._match_success_policy()
             return True
-        self.backoff = new_backoff_record(self.backoff, (), (0.0,))
+        self.backoff = new_backoff_record(self.backoff, (), (self.now_s,))
         if self.failure is not None:  # an active pod it deleted as it failed: counted then (``_fail``)
             return True
         failed = status or FailedPod(pod.namespace, pod.name)
@@ -689,6 +792,7 @@ class JobController:
         count, ignored = new_index_failure_counts(job.pod_failure_policy, (pod.annotations, failed))
         self._index_annotations[index] = index_failure_annotations(count, ignored)
         self._index_delay_s = remaining_backoff_per_index_s(pod.annotations, 0.0, 0.0)
+        self._index_ready_s[index] = self.now_s + self._index_delay_s
         return False
 
     def _match_failed_indexes(self) -> None:
@@ -726,8 +830,9 @@ class JobController:
         self.failure = (reason, message)
         uncounted = [key for key, index in self.terminating.items() if index is not None]
         held = sum(counted for _, counted in self._backing_off.values())  # an index's last failed pod, held
-        self.failed += len(self.active) + len(uncounted) + held
+        self.failed += len(self.active) + len(uncounted) + held + self._counted_next_sync
         self._backing_off.clear()
+        self._counted_next_sync = 0
         self.terminating |= dict.fromkeys(uncounted)
 
     def status_conditions(self) -> list[StatusCondition]:
@@ -781,7 +886,7 @@ class JobController:
     def deadline_passed(self, name: str = "") -> None:
         """``pastActiveDeadline``: a Job not yet finished fails (``DeadlineExceeded``); not one that
         ``spec.suspend`` holds (its deadline does not run while it is suspended)."""
-        if not self.done and not self.job.suspend:
+        if not self.done and not self.job.suspend and not self.disowned:
             self._fail(*DEADLINE_EXCEEDED)
 
     def doomed(self) -> list[tuple[str, str]]:
@@ -790,9 +895,12 @@ class JobController:
         time it is asked, as every sync of a finished Job deletes them; deleting one already terminating does
         nothing); before them, those ``manageJob`` deletes for being too many or of an invalid index
         (``removing``), until their deletion is heard. A Job being deleted deletes none while not finished
-        (``syncJob`` does not run ``manageJob``)."""
+        (``syncJob`` does not run ``manageJob``), but the garbage collector deletes its active pods
+        (``model.job_deletion``: ``Foreground``, or ``Background`` once the Job is gone)."""
         removing = [(key, "Deleted") for key in self.removing]
-        if self.failure is None and self.success is None and not self.suspending:
+        gc = self.job.gc if self.job.deleting else None
+        collected = gc is not None and gc.deletes_pods
+        if self.failure is None and self.success is None and not self.suspending and not collected:
             return removing
         return removing + [(key, "Deleted") for key in sorted(self.active)]
 
@@ -803,7 +911,7 @@ class JobController:
             return 0.0
         if self.per_index:
             return self._index_delay_s
-        return remaining_backoff_s(self.backoff, 0.0)
+        return remaining_backoff_s(self.backoff, self.now_s)
 
     def node_added(self, node: Node) -> list[Pod]:
         return []

@@ -116,8 +116,8 @@ def pods_with_delayed_deletion(
     """``getPodsWithDelayedDeletionPerIndex``: the last failed pod (``isPodFailed``: Failed, or being deleted
     and not Succeeded where ``replaces_terminating``) of each index below ``completions`` that is neither
     succeeded nor failed nor active (``settled``), among those the Job's status does not count yet (their
-    tracking finalizer kept, ``OwnedPod.uncounted``): the Job keeps it uncounted until its replacement is
-    created, and backs its index off from it."""
+    tracking finalizer kept, ``OwnedPod.uncounted``): the Job keeps it uncounted until the sync after its
+    replacement is created, and backs its index off from it."""
     failed = (
         p
         for p in pods

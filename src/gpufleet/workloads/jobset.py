@@ -780,6 +780,7 @@ class JobSetController(EndsWithCondition):
         self.message = ""
         #: Kueue holds it suspended until it admits it (``JobSet.queued``): its Jobs' pods are created gated
         self.held = jobset.queued
+        self.now_s = 0.0  # the run's time as it was last told (``tick``)
 
     @property
     def key(self) -> str:
@@ -838,6 +839,14 @@ class JobSetController(EndsWithCondition):
             )
             marks = self._marks(rjob, index, name)
             self.children[name] = self.CHILD(job, rjob, self.restarts, marks, self.held)
+            self.children[name].tick(self.now_s)
+
+    def tick(self, now_s: float) -> None:
+        """``kind.KeepsTime``: the run's time, which its child Jobs' pod failure backoff reads
+        (``JobController.tick``)."""
+        self.now_s = now_s
+        for child in self.children.values():
+            child.tick(now_s)
 
     def _jobs_of(self, rjob: str) -> list[ChildJob]:
         return [c for c in self.children.values() if c.rjob.name == rjob]

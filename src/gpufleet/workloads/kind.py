@@ -10,7 +10,9 @@ controller then says how long it waits before it creates again; a ``HearsTermina
 a pod's deletion begins) or was taken away by a queueing system to be created again later (``suspended``),
 and which pods it wants on a node that joins (``node_added``). A controller of a kind a cluster snapshot
 holds also adopts the pods it already made there (``Adopts``), and a ``HoldsAdopted`` one holds some
-creations back for a while after (a Job's pod failure backoff carried over from its failed pods). A
+creations back for a while after (a Job's pod failure backoff carried over from its failed pods); a
+``SyncsAgain`` one leaves what a sync may not do to its next one (a Job's cap on creations a sync); a
+``KeepsTime`` one is told the run's time before each call (a Job's backoffs read it). A
 ``WatchesPods`` controller also hears when its pods are bound and start, a ``DeletesPods`` one deletes pods
 it made (``doomed``: a JobSet's restart, a group recreated whole), and an ``EndsProcesses`` one ends its pods'
 processes (``exiting``: ``mpirun`` aborting an MPIJob that lost a rank).
@@ -98,6 +100,33 @@ class HoldsAdopted(Protocol):
 
     def release_held(self, elapsed_s: float) -> None:
         """``elapsed_s`` seconds have passed since its adoption: the holds that end by then end."""
+        ...
+
+
+@runtime_checkable
+class KeepsTime(Protocol):
+    """A controller whose decisions read the time (a Job's pod failure backoff: when its failed pods ended,
+    whether a backoff has passed): told the run's time before the driver asks or tells it anything."""
+
+    def tick(self, now_s: float) -> None:
+        """The run's time is ``now_s``."""
+        ...
+
+
+@runtime_checkable
+class SyncsAgain(Protocol):
+    """A controller whose sync leaves work to the next one (a Job's creations and deletions, at most
+    ``MaxPodCreateDeletePerSync`` a sync; a failed pod it counts once its replacement is active): asked after
+    each reconcile how long until that sync; told then (``next_sync``) and reconciled. It creates and deletes
+    nothing of what is left until then."""
+
+    def sync_again_s(self) -> float | None:
+        """Seconds until its next sync, where the last one left work to it and it is not due already; else
+        None."""
+        ...
+
+    def next_sync(self) -> None:
+        """Its next sync is now: what the last one left may be created or deleted."""
         ...
 
 

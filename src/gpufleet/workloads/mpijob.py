@@ -247,6 +247,7 @@ class MPIJobController(EndsWithCondition):
         self.ready: set[str] = set()  # worker pods that are Ready
         self.restarts = 0  # workers created again
         self.launcher: JobController | None = None
+        self.now_s = 0.0  # the run's time as it was last told (``tick``)
         self._deleted = False
         self._retry_s = 0.0
         #: the job's last condition: Created, Running, Succeeded, Failed or Suspended
@@ -316,6 +317,7 @@ class MPIJobController(EndsWithCondition):
         out = [self._worker(i) for i in range(job.workers) if i not in have]
         if self.launcher is None and (not job.wait_for_workers or self._workers_ready()):
             self.launcher = self._launcher_job()
+            self.launcher.tick(self.now_s)
         if self.launcher is not None:
             out += self.launcher.wanted(nodes)
         if out:
@@ -414,6 +416,13 @@ class MPIJobController(EndsWithCondition):
             self.status = "Succeeded" if self.launcher.succeeded else "Failed"
         self._retry_s = self.launcher.retry_delay_s()
         return True  # the replacement launcher pod, or the clean-up of the workers
+
+    def tick(self, now_s: float) -> None:
+        """``kind.KeepsTime``: the run's time, which its launcher Job's pod failure backoff reads
+        (``JobController.tick``)."""
+        self.now_s = now_s
+        if self.launcher is not None:
+            self.launcher.tick(now_s)
 
     def retry_delay_s(self) -> float:
         """After a worker failed, the operator's work-queue retry; after the launcher's pod, its Job's

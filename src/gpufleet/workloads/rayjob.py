@@ -279,6 +279,12 @@ class RayJobController:
             return out
         return out + self.submitter.wanted()
 
+    def tick(self, now_s: float) -> None:
+        """``kind.KeepsTime``: the run's time, which its submitter Job's pod failure backoff reads
+        (``JobController.tick``)."""
+        if self.submitter is not None:
+            self.submitter.tick(now_s)
+
     def pod_groups(self) -> list[PodGroup]:
         group = self.cluster.pod_group(self.job.created) if self.cluster is not None else None
         return [] if group is None else [group]
@@ -386,6 +392,7 @@ class RayJobController:
         if job.submission_mode == K8S_JOB_MODE:
             spec = Job(job.name, job.namespace, job.submitter, backoff_limit=job.submitter_backoff_limit)
             self.submitter, self._backing_off = JobController(spec), False
+            self.submitter.tick(now)
         self.status = "Running"
 
     def _check_end(self, now: float) -> None:
