@@ -22,8 +22,10 @@ from gpufleet.model.simulation import NodePool
 from gpufleet.report import render_html
 
 #: Six busy 8-GPU nodes of an autoscaled pool (max 8); at 1h four of them reboot (XID 79), NotReady from
-#: 1h 0m 30s (detection) for 30 minutes: 4 Unready of 6 (more than 3 and than 45%) halts cluster-autoscaler.
-#: Their pods fail and are made again; a 16-GPU Job (2 x 8) arrives at 1h 5m and waits.
+#: 1h 0m 50s (``--node-monitor-grace-period``) until they are back 30 minutes after detection (1h 0m 30s):
+#: 4 Unready of 6 (more than 3 and than 45%) halts cluster-autoscaler. Their zone partially disrupted and
+#: small, no pod is evicted (``ReducedQPSFunc``); their pods fail as their kubelets come back and are made
+#: again; a 16-GPU Job (2 x 8) arrives at 1h 5m and waits.
 SCENARIO = """
 apiVersion: gpufleet.io/v1alpha1
 kind: Simulation
@@ -91,8 +93,8 @@ spec:
           limits: {nvidia.com/gpu: 8}
 """
 
-DOWN_AT = 3630.0  # the reboots noticed: NotReady
-UP_AT = DOWN_AT + 1800.0  # back Ready
+DOWN_AT = 3650.0  # NotReady: the node monitor grace period after the reboots
+UP_AT = 3630.0 + 1800.0  # back Ready: the reboot after its detection
 UNHEALTHY = {
     "t_s": DOWN_AT,
     "kind": "cluster-unhealthy",
@@ -139,9 +141,12 @@ def test_an_unhealthy_cluster_logs_cluster_unhealthy_and_a_pending_pod_s_diagnos
 
 
 def test_the_cluster_healthy_again_logs_cluster_healthy_and_scales_up(tmp_path: Path) -> None:
-    """The scan that finds the nodes Ready again logs ``cluster-healthy`` with the counts and scales up for
-    the 16-GPU Job (the rebooted nodes take the serving pods again); the Job runs. Nothing pending is left
-    halted."""
+    """The scan that finds the nodes Ready again logs ``cluster-healthy`` with the counts; the kubelets back
+    fail the serving pods they find (``restartPolicy: Never``, their containers gone with the reboot), so
+    the pending 16-GPU Job takes two of the rebooted nodes at once and the scan after the serving pods made
+    again (after the serving Job's back-off: its four failures hold every creation 80 s, 10 s doubled thrice,
+    ``manageJob``'s ``getRemainingTime``; then the 30 s wait for very new GPU pods) scales up for two of
+    them; the Job runs. Nothing pending is left halted."""
     summary = run(tmp_path)
     events = scale_events(summary)
     assert events[0] == UNHEALTHY
@@ -154,9 +159,10 @@ def test_the_cluster_healthy_again_logs_cluster_healthy_and_scales_up(tmp_path: 
         "reason": "Health: Healthy (ready=6 unready=0 notStarted=0 registered=6)",
         "node_counts": {"registered": 6, "ready": 6, "not_started": 0, "unready": 0},
     }
-    scale_up = events[2]
-    assert (scale_up["t_s"], scale_up["kind"], scale_up["pool"]) == (UP_AT, "scale-up", "h100")
-    assert scale_up["pods"] == ["default/train-0", "default/train-1"] and len(scale_up["nodes"]) == 2
+    scale_up = next(e for e in events if e["kind"] == "scale-up")
+    assert (scale_up["t_s"], scale_up["pool"]) == (UP_AT + 80 + 30, "h100")
+    assert scale_up["pods"] == ["default/serve-1-r1", "default/serve-5-r1"] and len(scale_up["nodes"]) == 2
+    assert pod(summary, "default/train-0")["bound_s"] == UP_AT
     assert [e["kind"] for e in events].count("cluster-unhealthy") == 1
     assert pod(summary, "default/train-0")["phase"] == "Succeeded"
     assert all(not p["diagnosis"] or HALTED not in p["diagnosis"]["hints"] for p in summary["pods"])
@@ -171,13 +177,11 @@ def test_describe_pod_and_the_report_say_it(tmp_path: Path) -> None:
     saved.write_text(json.dumps(summary))
     result = CliRunner().invoke(app, ["describe", "pod", "train-0", "--summary", str(saved)])
     assert result.exit_code == 0, result.output
-    assert "cluster-autoscaler is halted since 3630 s" in " ".join(result.output.split())
+    assert "cluster-autoscaler is halted since 3650 s" in " ".join(result.output.split())
     page = render_html(summary)
     # (and the soft DeletionCandidate taints: on the six nodes empty at the scan at 0 s, before the serving
-    # pods' first attempt, off at 10 s; on the four rebooted ones at 1h, kept: the serving Job's four failures
-    # at 1h hold its replacements back 80 s (10 s doubled thrice, manageJob's getRemainingTime), past the
-    # halt at 1h 0m 30s)
-    assert "4 events: 1 cluster-unhealthy, 2 soft-taint, 1 soft-taint-removed." in page
+    # pods' first attempt, off at 10 s; the rebooted ones keep their pods while down)
+    assert "3 events: 1 cluster-unhealthy, 1 soft-taint, 1 soft-taint-removed." in page
     row = page[page.index("<td>cluster-unhealthy</td>") :].split("</tr>")[0]
     assert 'title="h100-0, h100-1, h100-2, h100-3">4</td>' in row
     assert "Health: Unhealthy (ready=2 unready=4 notStarted=0 registered=6)" in row

@@ -22,5 +22,7 @@ def test_more_frequent_checkpoints_keep_more_goodput(tmp_path: Path) -> None:
         faults = simulated([path], seed=2)["faults"]["totals"]
         assert faults["faults"] >= 3  # the same faults drawn from the seed in both runs
         goodput[interval], lost[interval] = faults["goodput"], faults["work_lost_gpu_hours"]
-    assert goodput["10m"] > 0.99 > 0.7 > goodput["6h"]
+    # (a gang waits, its GPUs allocated, while the control plane learns of a rank's node down: NotReady at
+    # 50 s, a lost node's pods deleted by PodGC at 100 s, a rebooting one's by the taint eviction at 350 s)
+    assert goodput["10m"] > 0.98 > 0.7 > goodput["6h"]
     assert lost["10m"] < lost["6h"] / 5

@@ -332,8 +332,10 @@ def test_a_node_drained_for_repair_waits_on_its_disruption_budget(tmp_path: Path
     assert len(running) == 4 and all(p["node"] == "h100-1" for p in running)
 
 
-def test_a_lost_node_takes_every_pod_with_it_at_once(tmp_path: Path) -> None:
-    """The same servers, the node lost: every replica fails at the fault, no budget consulted."""
+def test_a_lost_node_takes_every_pod_with_it_no_budget_consulted(tmp_path: Path) -> None:
+    """The same servers, the node lost: every replica stops at the fault, no budget consulted; PodGC ends
+    them once the cloud node lifecycle controller deleted the Node (``sim.unreachable_nodes``: NotReady at
+    +50 s, deleted at +55 s, collected at the quarantine's end, +100 s), reason ``NodeDeleted``."""
     summary = simulated(
         write(tmp_path, pool(replicas=1), SERVE, faults("{at: 1h, node: h100-0, kind: node-loss}"))
     )
@@ -342,8 +344,8 @@ def test_a_lost_node_takes_every_pod_with_it_at_once(tmp_path: Path) -> None:
     failed = [p for p in summary["pods"] if p["phase"] == "Failed"]
     assert (
         len(failed) == 4
-        and {p["finished_s"] for p in failed} == {3600}
-        and {p["reason"] for p in failed} == {"Error"}
+        and {p["finished_s"] for p in failed} == {3600 + 100}
+        and {p["reason"] for p in failed} == {"NodeDeleted"}
     )
 
 

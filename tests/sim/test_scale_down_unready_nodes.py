@@ -13,8 +13,13 @@ from conftest import simulated, write
 
 def scenario(autoscaler: str = "{}", fault_at: str = "1h") -> list[str]:
     """An autoscaled pool of two 8-GPU nodes (registered at 0 s), each running one 8-GPU pod of a 3-hour
-    Job; h100-1 falls off the bus at ``fault_at`` (XID 79) and reboots for 2 hours. Its pod fails and the
-    one made again waits: h100-0 is full and the pool at its max."""
+    Job; h100-1 falls off the bus at ``fault_at`` (XID 79) and reboots for 2 hours. Its kubelet down, the
+    node is NotReady 50 s later (``--node-monitor-grace-period``) and its pod, tolerating ``unreachable`` for
+    the 300 s of ``DefaultTolerationSeconds``, is deleted by the taint eviction controller 350 s after the
+    fault and stays Terminating; the one made again waits: h100-0 is full and the pool at its max. The
+    Terminating pod is long terminating once deleted more than its grace period (30 s) and 30 s ago
+    (``drain.IsPodLongTerminating``, ``PodLongTerminatingExtraThreshold``): 410 s after the fault, from
+    when scale-down neither counts it in utilisation nor moves it (``longterminating``)."""
     return [
         f"""
 apiVersion: gpufleet.io/v1alpha1
@@ -85,12 +90,13 @@ def scaled_down(summary: dict[str, Any]) -> list[tuple[float, str]]:
 def test_an_empty_node_gone_not_ready_is_removed_after_the_unready_time_not_the_unneeded_time(
     tmp_path: Path,
 ) -> None:
-    """``Nodes.RemovableAt``: h100-1, empty and NotReady from 1h, is unneeded from 1h and removed once
-    unneeded for more than ``--scale-down-unready-time`` (20 min: the scan at 1h20m10s), not the 10 minutes
-    of a Ready node."""
+    """``Nodes.RemovableAt``: h100-1, NotReady from 1h0m50s and its only pod long terminating after 1h6m50s,
+    is unneeded from the scan after (1h7m) and removed once unneeded for more than
+    ``--scale-down-unready-time`` (20 min: the scan at 1h27m10s), not the 10 minutes of a Ready node; the
+    long-terminating pod is not evicted (``GetPodsToMove`` skips it): the node goes at once."""
     summary = run(tmp_path)
-    assert (3600.0 + 1210.0, "h100-1") in scaled_down(summary)
-    assert deleted(summary)["h100-1"] == 3600.0 + 1210.0
+    assert (3600.0 + 420.0 + 1210.0, "h100-1") in scaled_down(summary)
+    assert deleted(summary)["h100-1"] == 3600.0 + 420.0 + 1210.0
 
 
 def test_a_ready_empty_node_still_goes_after_the_unneeded_time(tmp_path: Path) -> None:
@@ -101,9 +107,9 @@ def test_a_ready_empty_node_still_goes_after_the_unneeded_time(tmp_path: Path) -
 
 
 def test_the_unready_time_is_read_from_the_scenario(tmp_path: Path) -> None:
-    """``scaleDownUnreadyTime: 30m``: h100-1 goes at the scan after 1h30m."""
+    """``scaleDownUnreadyTime: 30m``: h100-1, unneeded from 1h7m, goes at the scan after 1h37m."""
     summary = run(tmp_path, "{scaleDownUnreadyTime: 30m}")
-    assert deleted(summary)["h100-1"] == 3600.0 + 1810.0
+    assert deleted(summary)["h100-1"] == 3600.0 + 420.0 + 1810.0
 
 
 def test_with_scale_down_unready_disabled_a_node_down_is_never_removed_by_scale_down(tmp_path: Path) -> None:
@@ -117,6 +123,7 @@ def test_with_scale_down_unready_disabled_a_node_down_is_never_removed_by_scale_
 def test_a_node_unready_within_15_minutes_of_registering_is_still_starting(tmp_path: Path) -> None:
     """``updateReadinessStats``: a node not Ready within ``MaxNodeStartupTime`` (15 min) of its creation is
     ``NotStarted``, an upcoming node ``RunOnce`` takes out of scale-down's candidates. h100-1 (registered at
-    0 s) goes down at 10 min: it is a candidate from 15 min, and goes at the scan after 20 more minutes."""
-    summary = run(tmp_path, fault_at="10m")
+    0 s) goes down at 5 min, its pod long terminating from 11m50s: it is a candidate from 15 min only, and
+    goes at the scan after 20 more minutes."""
+    summary = run(tmp_path, fault_at="5m")
     assert deleted(summary)["h100-1"] == 900.0 + 1210.0

@@ -85,6 +85,7 @@ from gpufleet.autoscaling.scale_down import (
     Unremovable,
     UnremovableReason,
     UtilizationRule,
+    long_terminating_on,
     removable_together,
     simulate_removal,
     unremovable_reasons,
@@ -108,12 +109,13 @@ from gpufleet.scheduling.profile import Profile
 
 def has_movable_pods(state: ClusterState, name: str, snapshot: SnapshotPods = AS_IS) -> bool:
     """Whether the node has a pod a drain would move (any but DaemonSet and mirror pods) in the ``snapshot``:
-    the pending pods put on it among its pods, the expendable ones not (upstream's
+    the pending pods put on it among its pods, the expendable and long-terminating ones not (upstream's
     ``NodeToBeRemoved.PodsToReschedule``)."""
     i = state.index.get(name)
     if i is None:
         return False
-    on_node = snapshot.placed(state, i) if i in snapshot.expendable else state.pods_on[i].values()
+    left_out = i in snapshot.expendable or i in snapshot.long_terminating
+    on_node = snapshot.placed(state, i) if left_out else state.pods_on[i].values()
     return any(moved(a.pod) for a in on_node) or any(map(moved, snapshot.pending.get(i, ())))
 
 
@@ -516,7 +518,8 @@ def _assess(
     # one put on a node) has inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole
     # domain)
     with_affinity = state.placed_with_affinity or any(p.pod_affinity is not None for p, _ in request.placed)
-    memo = request.memo if state.dra is None and not with_affinity else None
+    # nor while a pod is long terminating (a verdict that moves with time alone)
+    memo = request.memo if state.dra is None and not with_affinity and not snapshot.long_terminating else None
     if memo is not None and candidates:
         memo.begin(state, frozenset(exclude), snapshot.pending, request.expendable_cutoff)
     rows = [state.index[c.node] for c in candidates]
@@ -731,7 +734,9 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
         request.max_parallelism, before, request.unneeded_time_s, request.update_interval_s
     )
     snapshot = SnapshotPods(
-        pending_on(state, request.placed), expendable_on(state, request.expendable_cutoff)
+        pending_on(state, request.placed),
+        expendable_on(state, request.expendable_cutoff),
+        long_terminating_on(state, request.now),
     )
     verdicts = _assess(request, assessed, limit, snapshot)
     cut = len(verdicts) < len(assessed)

@@ -3,6 +3,9 @@
 ``DeleteOptions``), in upstream's order, the first rule that decides winning:
 
 1. a mirror (static) pod (annotation ``kubernetes.io/config.mirror``) stays: not moved, not blocking;
+   so does a pod terminating for more than its ``terminationGracePeriodSeconds`` and 30 s
+   (``longterminating``, ``drain.IsPodLongTerminating``: a pod on a node whose kubelet is down, which
+   nobody confirms gone; ``long_terminating``);
 2. a DaemonSet pod (owned by a DaemonSet, or annotated
    ``cluster-autoscaler.kubernetes.io/daemonset-pod: "true"``) goes with the node, not moved;
 3. ``cluster-autoscaler.kubernetes.io/safe-to-evict: "true"``: moved, no later rule is asked (not
@@ -18,7 +21,7 @@
 6. ``safe-to-evict: "false"`` blocks (``NotSafeToEvictAnnotation``);
 7. a PodDisruptionBudget selecting the pod with no disruption left blocks (``NotEnoughPdb``).
 
-Not modelled: long-terminating and terminal pods (gpufleet's pods leave their node when they end),
+Not modelled: terminal pods (gpufleet's pods leave their node when they end),
 local storage (``--skip-nodes-with-local-storage``: gpufleet's pods have no volumes), and the
 ``replicacount`` rule that ``--skip-nodes-with-custom-controller-pods`` turns on (a controller that is
 gone blocks, ``ControllerNotFound``; gpufleet's controllers outlive their pods; and ``--min-replica-count``,
@@ -38,6 +41,8 @@ MIRROR = "kubernetes.io/config.mirror"
 REPLICATED_KINDS = frozenset({"ReplicationController", "Job", "ReplicaSet", "StatefulSet", "Deployment"})
 SYSTEM_NAMESPACE = "kube-system"
 BLOCKING_SYSTEM_POD_TIMEOUT_S = 3600.0
+#: ``drain.PodLongTerminatingExtraThreshold``
+LONG_TERMINATING_EXTRA_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,11 @@ def daemon_set_pod(pod: Pod) -> bool:
     return (pod.owner is not None and pod.owner.kind == "DaemonSet") or pod.annotations.get(
         DAEMONSET_POD
     ) == "true"
+
+
+def long_terminating(pod: Pod, deleted_s: float | None, now: float) -> bool:
+    """``IsPodLongTerminating``: deleted (at ``deleted_s``) more than its grace period and 30 s ago."""
+    return deleted_s is not None and deleted_s + pod.termination_grace_s + LONG_TERMINATING_EXTRA_S < now
 
 
 def moved(pod: Pod) -> bool:

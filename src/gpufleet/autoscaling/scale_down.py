@@ -46,6 +46,7 @@ from gpufleet.autoscaling.drainability import (
     Drain,
     daemon_set_pod,
     drainable,
+    long_terminating,
 )
 from gpufleet.autoscaling.expendable import Expendable
 from gpufleet.autoscaling.free_rows import FreeRows, free_rows
@@ -79,23 +80,40 @@ class SnapshotPods:
 
     pending: PendingOn = field(default_factory=dict)
     expendable: Expendable = field(default_factory=dict)
+    #: the pods long terminating (``long_terminating_on``), by node row: in the snapshot, not counted in
+    #: utilisation (``utilization.Calculate``) and skipped by a drain (``_drains``)
+    long_terminating: Expendable = field(default_factory=dict)
 
     def moves(self, i: int) -> list[tuple[Pod, int]]:
-        """How node ``i``'s pods in the snapshot differ from the cluster's: the pending pods put there (+1),
-        the expendable ones left out (-1)."""
-        return [(pod, 1) for pod in self.pending.get(i, ())] + [
-            (a.pod, -1) for a in self.expendable.get(i, ())
-        ]
+        """How node ``i``'s pods as utilisation counts them differ from the cluster's: the pending pods put
+        there (+1), the expendable and long-terminating ones left out (-1)."""
+        return [(pod, 1) for pod in self.pending.get(i, ())] + [(a.pod, -1) for a in self.left_out(i)]
+
+    def left_out(self, i: int) -> tuple[Assignment, ...]:
+        """Node ``i``'s pods scale-down neither counts nor moves: the expendable and long-terminating ones."""
+        return (*self.expendable.get(i, ()), *self.long_terminating.get(i, ()))
 
     def placed(self, state: ClusterState, i: int) -> list[Assignment]:
-        """Node ``i``'s placed pods in the snapshot, by key: its pods but the expendable ones."""
-        gone = {a.pod.key for a in self.expendable.get(i, ())}
+        """Node ``i``'s placed pods in the snapshot that scale-down counts and moves, by key: its pods but the
+        expendable and long-terminating ones."""
+        gone = {a.pod.key for a in self.left_out(i)}
         pods = state.pods_on[i].values()
         return sorted((a for a in pods if a.pod.key not in gone) if gone else pods, key=lambda a: a.pod.key)
 
 
 #: the snapshot as the cluster is: no pending pod put anywhere, no pod left out
 AS_IS = SnapshotPods()
+
+
+def long_terminating_on(state: ClusterState, now: float) -> Expendable:
+    """The pods deleted longer ago than their grace period and 30 s (``drain.IsPodLongTerminating``: on a
+    node whose kubelet is down nobody confirms their end), by node row."""
+    out: dict[int, list[Assignment]] = {}
+    for a in state.deleting.values():
+        if long_terminating(a.pod, a.deleted_s, now):
+            out.setdefault(a.node, []).append(a)
+    return out
+
 
 #: the taint cluster-autoscaler puts on a node it deletes (``taints.ToBeDeletedTaint``, NoSchedule; its value
 #: the time it was put, in Unix seconds)
@@ -549,7 +567,8 @@ def _drains(
 ) -> list[tuple[Pod, Drain]]:
     """What a drain of the nodes ``rows`` does with each of their pods but the DaemonSet ones: those placed
     (``pods``), aged from their ``creationTimestamp`` (``created``) or else their placement, then the pending
-    ones the base puts there, judged as just created, by the drainability rules ``options`` keep."""
+    ones the base puts there, judged as just created, by the drainability rules ``options`` keep (a long
+    terminating pod, which ``longterminating`` skips before every other rule, is not among ``pods``)."""
     placed = [(a.pod, now - _created_at(a, created)) for a in pods]
     pending = [(pod, 0.0) for i in rows for pod in base.snapshot.pending.get(i, ())]
     return [

@@ -58,6 +58,9 @@ class Assignment:
     #: terminating as a scheduler's preemption victim (the ``DisruptionTarget`` condition with
     #: reason ``PreemptionByScheduler``, which ``podTerminatingByPreemption`` looks for)
     preempted: bool = False
+    #: when it was deleted (its ``deletionTimestamp``, on the run's clock), None where it was not or is
+    #: not known
+    deleted_s: float | None = None
     _terminating: bool = False
 
     @property
@@ -99,6 +102,8 @@ class ClusterState:
         self.nonzero: IntArray = np.zeros((0, len(self.resources)), dtype=np.int64)
         self.pods_on: list[dict[str, Assignment]] = []
         self.assignments: dict[str, Assignment] = {}
+        #: the assignments of the pods being deleted (terminating), by pod key
+        self.deleting: dict[str, Assignment] = {}
         self._placed: PodIndex | None = None  # ``placed``'s, once asked for
         #: how many assigned pods carry inter-pod (anti-)affinity terms (known without ``placed``)
         self.placed_with_affinity = 0
@@ -350,6 +355,10 @@ class ClusterState:
         finished run's cluster is then free of reference cycles, and freed at once when dropped.)"""
         if a._terminating != terminating:
             a._terminating = terminating
+            if terminating and self.assignments.get(a.pod.key) is a:
+                self.deleting[a.pod.key] = a
+            elif not terminating:
+                self.deleting.pop(a.pod.key, None)
             if self._placed is not None and self.assignments.get(a.pod.key) is a:
                 self._placed.terminating_changed(a)
 
@@ -357,6 +366,7 @@ class ClusterState:
         a = self.assignments.pop(pod_key, None)
         if a is None:
             return None
+        self.deleting.pop(pod_key, None)
         req, nonzero = self.pod_vectors(a.pod)
         if self.dra is not None and a.pod.resource_claims:
             self.dra.release(a.pod)

@@ -71,7 +71,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_up,
 )
 from gpufleet.autoscaling.cluster_state import MAX_NODE_STARTUP_S, HealthCondition
-from gpufleet.autoscaling.drainability import DeleteOptions
+from gpufleet.autoscaling.drainability import LONG_TERMINATING_EXTRA_S, DeleteOptions
 from gpufleet.autoscaling.expendable import expendable_on
 from gpufleet.autoscaling.new_pods import wait_hint
 from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
@@ -83,6 +83,7 @@ from gpufleet.autoscaling.scale_down import (
     Unremovable,
     UnremovableReason,
     UtilizationRule,
+    long_terminating_on,
 )
 from gpufleet.autoscaling.young_pods import young_pods
 from gpufleet.control.clock import Clock, Priority
@@ -287,6 +288,19 @@ class ClusterAutoscalerLoop:
         started = [since + MAX_NODE_STARTUP_S for since in unready.nodes.values()]
         if later := [s for s in started if s > t]:  # an unready node still starting becomes a candidate
             self.arm(min(later))
+        if self.settings.scale_down_enabled and (long := self._long_terminating_from(t, unready)):
+            self.arm(self._scan_after(min(long)))  # scale-down no longer counts it, nor moves it
+
+    def _long_terminating_from(self, t: float, unready: UnreadyNodes) -> list[float]:
+        """When the pods being deleted on unready nodes (whose kubelet may never confirm their end) become
+        long terminating (``drain.IsPodLongTerminating``), at ``t`` or later."""
+        state = self.port.state
+        ends = [
+            a.deleted_s + a.pod.termination_grace_s + LONG_TERMINATING_EXTRA_S
+            for a in state.deleting.values()
+            if a.deleted_s is not None and state.nodes[a.node].name in unready.nodes
+        ]
+        return [end for end in ends if end >= t]
 
     def pod_hints(self, key: str) -> list[str]:
         """What cluster-autoscaler's state says about pending pod ``key`` it would look at, as of its last
@@ -516,9 +530,10 @@ class ClusterAutoscalerLoop:
         going_key = tuple(sorted(going))
         bookings = self.provisioning.bookings()
         placed = tuple((pod.key, node) for pod, node in self._placed)
+        long = tuple(sorted(a.pod.key for pods in long_terminating_on(st, now).values() for a in pods))
         key = (
             st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min,
-            bookings, placed,
+            bookings, placed, long,
         )  # fmt: skip
         # ... and a node found unremovable is assessed again once its time is up, and every candidate again
         # after a scan that stopped at unneededNodesLimit (its limit is higher now)
@@ -579,16 +594,18 @@ class ClusterAutoscalerLoop:
             self.last_delete_s = now
         snapshot = (
             SnapshotPods(
-                pending_on(st, self._placed), expendable_on(st, self.settings.expendable_pods_priority_cutoff)
+                pending_on(st, self._placed),
+                expendable_on(st, self.settings.expendable_pods_priority_cutoff),
+                long_terminating_on(st, now),
             )
             if reply.remove
             else AS_IS
         )
         removals = []
         for c in reply.remove:
-            # the expendable pods are not in the actuator's snapshot (createSnapshot): not evicted, they end
-            # with the node
-            keep = frozenset(a.pod.key for a in snapshot.expendable.get(st.index[c.node], ()))
+            # the expendable pods are not in the actuator's snapshot (createSnapshot), and a long-terminating
+            # one is skipped (``GetPodsToMove``): not evicted, they end with the node
+            keep = frozenset(a.pod.key for a in snapshot.left_out(st.index[c.node]))
             drain = has_movable_pods(st, c.node, snapshot)  # (StartDeletionWithDrain)
             removals.append(Removal(c.node, c.group, c.atomic, drain, keep))
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))

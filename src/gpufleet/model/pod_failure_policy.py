@@ -46,11 +46,13 @@ REASON_POD_FAILURE_POLICY = "PodFailurePolicy"
 
 #: the simulation's reasons for a pod that ended Failed which carry the ``DisruptionTarget`` condition,
 #: with that condition's reason (``k8s.io/api/core/v1``: ``PodReasonPreemptionByScheduler``,
-#: ``EvictionByEvictionAPI``, ``PodReasonDeletionByPodGC``)
+#: ``EvictionByEvictionAPI``, ``PodReasonDeletionByPodGC``; the taint eviction controller's
+#: ``DeletionByTaintManager``, ``tainteviction/taint_eviction.go``)
 DISRUPTION_REASONS: Mapping[str, str] = {
     "Preempted": "PreemptionByScheduler",
     "Evicted": "EvictionByEvictionAPI",
     "NodeDeleted": "DeletionByPodGC",
+    "TaintManagerEviction": "DeletionByTaintManager",
 }
 
 
@@ -90,6 +92,9 @@ SIGKILL_EXIT_CODE = 137
 #: the reasons of a terminated container's state (containerd's CRI: ``OOMKilled`` for an OOM kill, else
 #: ``Completed`` for exit code 0 and ``Error`` for any other)
 OOM_KILLED, COMPLETED, ERROR = "OOMKilled", "Completed", "Error"
+#: the reason the kubelet gives a container it cannot find any more (its node rebooted under it):
+#: ``kubecontainer.ContainerReasonStatusUnknown``, with exit code 137
+CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ class InMemoryCluster:
         #: the nodes whose Ready condition is not True (their kubelet is down: a node rebooting), and since
         #: when; a node deleted leaves it
         self.not_ready: dict[str, float] = {}
+        #: the nodes whose kubelet is down (a node rebooting, or lost): it starts no pod bound there
+        self.kubelet_stopped: set[str] = set()
         #: when the nodes that were NotReady at time 0 registered (their ``creationTimestamp`` on the run's
         #: clock, before 0): cluster-autoscaler counts a NotReady node ``Unready`` from 15 minutes after
         self.registered_s: dict[str, float] = {}
@@ -103,6 +105,7 @@ class InMemoryCluster:
             self.state.remove_node(name)
         self.nodes[name].deleted_s = now
         self.not_ready.pop(name, None)
+        self.kubelet_stopped.discard(name)
         self.registered_s.pop(name, None)
         return lost
 

@@ -14,14 +14,19 @@ its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed
   A GPU published as a DRA device (``gpu`` counts the node's whole GPUs in its ResourceSlices) is tainted
   NoSchedule by the NVIDIA DRA driver's health check instead (``gpus.dra.state``); the pods whose claims
   hold it fail.
-- ``reboot`` (XID 79, a driver crash, a NIC): the node goes down; its pods fail; once noticed a health
-  checker (NPD, the GPU Operator's health monitor, DCGM) cordons it, and it is NotReady (its kubelet is
-  down; cluster-autoscaler removes an unready node unneeded for ``--scale-down-unready-time``); after
-  ``response.reboot`` it is Ready again, uncordoned, with healthy GPUs.
+- ``reboot`` (XID 79, a driver crash, a NIC): the node goes down with its kubelet: its pods' containers
+  die, and the control plane learns of it as ``sim.unreachable_nodes`` says (NotReady after the node
+  monitor grace period, tainted unreachable, its pods deleted after what they tolerate, Terminating until
+  the kubelet is back); once noticed a health checker (NPD, the GPU Operator's health monitor, DCGM)
+  cordons it (cluster-autoscaler removes an unready node unneeded for ``--scale-down-unready-time``);
+  after ``response.reboot`` its kubelet is back, Ready, uncordoned, with healthy GPUs: the pods still
+  there start again or fail by their ``restartPolicy``.
 - ``replace`` (a row-remap failure, a GPU to be replaced): the pods on that GPU fail; once noticed the
   node is cordoned and drained for repair as ``kubectl drain`` does (evictions that PodDisruptionBudgets
   may refuse, retried every 5 s; SIGTERM and the grace period), then deleted.
-- ``lost`` (the node is gone): its pods fail and, once noticed, the node is deleted.
+- ``lost`` (the node is gone): its kubelet stops as for ``reboot``, and a pool's node (its instance gone)
+  has its Node deleted by the cloud node lifecycle controller once NotReady; PodGC then deletes its pods
+  (``sim.unreachable_nodes``). A node of no pool stays NotReady.
 - ``hang`` (an NCCL hang, a GPU hang with no XID): the processes on the GPU stop computing and keep their
   GPUs; only their livenessProbe notices and has the kubelet restart them (``sim.hung_processes``).
   After ``replace`` or ``lost``, a pool with ``max`` grows again through cluster-autoscaler when pods are
@@ -47,10 +52,12 @@ from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import DeviceID
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.faults import CLASSES, FaultModel, ScheduledFault
+from gpufleet.model.node import Taint
 from gpufleet.scheduling.events import RESOURCE_SLICE_UPDATE, ClusterChange, node_before, node_updated
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.hung_processes import HungProcesses
 from gpufleet.sim.pod_lifecycle import PodLifecycle
+from gpufleet.sim.unreachable_nodes import NodeDown, UnreachableNodes
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 #: kubectl drain waits this long before evicting again a pod a PodDisruptionBudget protects
@@ -74,6 +81,8 @@ class FaultHost(Protocol):
 
     def pod_disruption_budgets(self) -> list[tuple[DisruptionBudget, int]]: ...
 
+    def set_node_taints(self, name: str, taints: tuple[Taint, ...]) -> None: ...
+
 
 @dataclass
 class FaultRecord:
@@ -91,9 +100,11 @@ class FaultRecord:
     recovered_s: float | None = None
     drained_s: float | None = None  # a node drained for repair: when its last pod left
     note: str | None = None  # why nothing happened (no such node, no such GPU)
+    down: NodeDown | None = None  # a node down (reboot, lost): what the control plane did about it
 
     def as_dict(self, end_s: float) -> dict[str, Any]:
         until = self.recovered_s if self.recovered_s is not None else end_s
+        down = self.down or NodeDown(False)
         return {
             "at_s": self.at_s,
             "node": self.node,
@@ -114,7 +125,16 @@ class FaultRecord:
             if self.drained_s is None or self.detected_s is None
             else round(self.drained_s - self.detected_s, 6),
             "note": self.note,
+            "not_ready_s": self._after(down.not_ready_s),
+            "tainted_s": self._after(down.tainted_s),
+            "pods_evicted_s": self._after(down.evicted_s),
+            "node_deleted_s": self._after(down.node_deleted_s),
+            "pods_collected_s": self._after(down.collected_s),
+            "pods_ended_s": self._after(down.pods_ended_s),
         }
+
+    def _after(self, t: float | None) -> float | None:
+        return None if t is None else round(t - self.at_s, 6)
 
 
 class FaultInjector:
@@ -145,6 +165,7 @@ class FaultInjector:
         #: node -> the physical GPUs the device plugin reports Unhealthy, awaiting their reset (by fault)
         self._out: dict[str, dict[int, int]] = {}
         self.hung = HungProcesses(clock, lifecycle)
+        self.unreachable = UnreachableNodes(clock, cluster, lifecycle, host, self._node_deleted)
 
     # -- arming --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -225,8 +246,12 @@ class FaultInjector:
         self._down[name] = rec
         if response == "replace":  # the node still runs: the pods on the failed GPU die
             self._fail(rec, self._gpu_holders(name, fault.gpu or 0))
-        else:  # the node is down (reboot) or gone (lost): every pod on it dies
-            self._fail(rec, self._pods_on(name))
+        else:  # the node is down (reboot) or gone (lost): its kubelet with it
+            before = self.host.work_lost_gpu_s
+            rec.pods_hit.extend(self._pods_on(name))
+            rec.down = self.unreachable.stopped(name, response == "lost" and pool is not None)
+            rec.work_lost_gpu_s += self.host.work_lost_gpu_s - before
+            self.host.cluster_changed(())
         self.clock.at(detect, Priority.COMPLETION, partial(self._node_detected, rec, response))
 
     def _hang(self, rec: FaultRecord, name: str, gpu: int) -> None:
@@ -408,10 +433,6 @@ class FaultInjector:
             self._down.pop(name, None)
             return
         rec.detected_s = self.clock.now
-        if response == "lost":
-            self._fail(rec, self._pods_on(name))  # placed on it before it was noticed
-            self._replace(rec)
-            return
         state = self.cluster.state
         if not state.nodes[state.index[name]].unschedulable:
             state.cordon(name)
@@ -423,8 +444,8 @@ class FaultInjector:
                 self.host.launch(rec.pool, (), False)
             self._drain(rec)
             return
-        self._fail(rec, self._pods_on(name))  # placed on it before it was noticed
-        self.cluster.not_ready[name] = self.clock.now  # its kubelet is down: Ready Unknown until it is back
+        if response == "lost":  # the cloud node lifecycle controller deletes it (``_node_deleted``)
+            return
         reboot = self.clock.now + self.model.response.reboot_s
         self.clock.at(reboot, Priority.COMPLETION, partial(self._rebooted, rec))
 
@@ -455,6 +476,15 @@ class FaultInjector:
         rec.drained_s = self.clock.now
         self._replace(rec)
 
+    def _node_deleted(self, name: str) -> None:
+        """The cloud node lifecycle controller deletes a lost node's Node (and a new one takes its place,
+        unless the fault's response was given up: cluster-autoscaler was deleting the node already)."""
+        rec = self._down.get(name)
+        if rec is not None:
+            self._replace(rec)
+        else:
+            self.host.delete_node(name)
+
     def _replace(self, rec: FaultRecord) -> None:
         """The node is deleted; a new one takes its place: a fixed pool's at once (or already, for a
         drain), an autoscaled pool's through cluster-autoscaler."""
@@ -471,9 +501,9 @@ class FaultInjector:
         name = rec.node
         self._down.pop(name, None)
         rec.recovered_s = self.clock.now
+        self.unreachable.restarted(name)
         if name not in self.cluster.state.index:
             return
-        self.cluster.not_ready.pop(name, None)
         state = self.cluster.state
         node = state.nodes[state.index[name]]
         old = node_before(node)

@@ -625,7 +625,8 @@ def _shared_gpu_seconds(spans: list[ShareSpan]) -> float:
 def pod_gpu_seconds(sim: Simulation) -> PodGpuSeconds:
     """The GPU-seconds the pod records add up to over the meter's span: each pod's GPU-equivalents
     (``PodRecord.gpu_share``: whole GPUs, replicas and MIG instances by their size) from its binding until
-    it ended, and while its log shows it working; a GPU shared by fractional requests by the larger of its
+    it ended (or its node was deleted: a pod of a kubelet down outlives its Node until PodGC), and while its
+    log shows it working; a GPU shared by fractional requests by the larger of its
     pods' summed compute and summed memory; a device of a ResourceClaim shared by several pods once (the
     union of its pods' intervals)."""
     end = sim.meter.until_s
@@ -636,7 +637,9 @@ def pod_gpu_seconds(sim: Simulation) -> PodGpuSeconds:
         if rec.bound_s is None:
             continue
         node = rec.node or ""
-        held = _clipped(rec.bound_s, rec.finished_s if rec.finished_s is not None else end, end)
+        gone = sim.nodes[node].deleted_s if node in sim.nodes else None
+        until = min(t for t in (rec.finished_s, gone, end) if t is not None)
+        held = _clipped(rec.bound_s, until, end)
         worked = _working_intervals(rec, end)
         share = rec.gpu_share
         for u in rec.devices:

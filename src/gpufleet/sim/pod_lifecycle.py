@@ -41,6 +41,7 @@ from gpufleet.model.node import NO_EXECUTE, tolerated
 from gpufleet.model.pod import Pod
 from gpufleet.model.pod_failure_policy import (
     COMPLETED,
+    CONTAINER_STATUS_UNKNOWN,
     ERROR,
     OOM_KILLED,
     SIGKILL_EXIT_CODE,
@@ -144,7 +145,11 @@ class PodLifecycle:
         self.checkpoints: dict[str, float] = {}
 
     def lost_with_node(self, rec: PodRecord) -> None:
-        """Its node went away (its resources already freed with it): it ends, reason NodeDeleted."""
+        """Its node went away (its resources already freed with it): it ends, reason NodeDeleted. A pod
+        whose kubelet had stopped stays as the API server holds it, bound to a Node that no longer exists,
+        until PodGC deletes it (``sim.unreachable_nodes``)."""
+        if rec.kubelet_down:
+            return
         self.stop_work(rec, terminated=True)
         self.gang_member_gone(rec)
         self.terminated(rec, "NodeDeleted")
@@ -249,7 +254,8 @@ class PodLifecycle:
     def bound(self, rec: PodRecord, node: str, devices: list[Unit]) -> None:
         """The pod is bound with its device units (``devices``), then its start chain: image pull
         (per node, one at a time, cached), then the container runs, reads its model from shared
-        storage (fair share of the bandwidth), warms up, and is ready."""
+        storage (fair share of the bandwidth), warms up, and is ready. A node whose kubelet stopped
+        starts nothing until it is back (``kubelet_restarted``)."""
         now = self.clock.now  # (its PodScheduled condition True now: no reason, no message)
         rec.node, rec.bound_s, rec.reason, rec.message = node, now, None, None
         rec.devices = devices
@@ -259,6 +265,10 @@ class PodLifecycle:
         if dra is not None and rec.pod.resource_claims:
             rec.claims = dra.allocations_of(rec.pod)
         self.host.pod_bound(rec.pod, node)
+        if node in self.cluster.kubelet_stopped:
+            rec.kubelet_down = True
+            rec.enter(now, "node_down")
+            return
         b = rec.pod.behavior
         if b.image_size_bytes:
             puller = self.pullers.get(node)
@@ -451,6 +461,41 @@ class PodLifecycle:
             token = rec.token
             self.clock.at(now + remaining, Priority.COMPLETION, lambda: self._complete(rec, token))
 
+    def kubelet_stopped(self, rec: PodRecord) -> None:
+        """Its node's kubelet stopped with the node: its containers died (no SIGTERM: the work since its
+        last checkpoint is lost, its gang stops), what its start chain had scheduled is void, and its phase
+        stays what the API server last heard (nobody reports it)."""
+        if rec.kubelet_down or rec.deleted_s is not None or rec.phase not in ("Pending", "Running"):
+            return
+        if rec.pod.key in self.storage:
+            self.storage.remove(self.clock.now, rec.pod.key)
+            self._storage_reschedule()
+        self.stop_work(rec, terminated=True, sigterm=False)
+        rec.hung, rec.kubelet_down, rec.token = False, True, rec.token + 1
+        rec.enter(self.clock.now, "node_down")
+        self.gang_member_gone(rec)
+
+    def kubelet_restarted(self, rec: PodRecord) -> None:
+        """Its node's kubelet is back and finds the pod, its containers gone with the node
+        (``kuberuntime_manager.go`` ``computePodActions``: the sandbox is created again): a pod being deleted
+        is confirmed gone; otherwise ``restartPolicy`` Always or OnFailure starts its containers again (its
+        start chain, from its checkpoint), and ``Never`` fails it, its container's state
+        ``ContainerStatusUnknown`` (exit code 137: ``kubecontainer.ContainerReasonStatusUnknown``)."""
+        if not rec.kubelet_down:
+            return
+        rec.kubelet_down = False
+        if rec.deleted_s is not None or rec.phase not in ("Pending", "Running"):
+            return
+        if rec.terminating:
+            self.terminated(rec, rec.reason or "Deleted", checkpointed=True)
+            return
+        lost = ContainerExit(rec.pod.behavior.container, SIGKILL_EXIT_CODE, CONTAINER_STATUS_UNKNOWN)
+        if rec.pod.restart_policy == "Never":
+            rec.terminating = True
+            self.terminated(rec, ERROR, deleted=False, container_exit=lost)
+            return
+        self.restart_container(rec, lost)
+
     def delete_if_present(self, rec: PodRecord) -> None:
         if rec.deleted_s is None and rec.finished_s is None and self.records.get(rec.pod.key) is rec:
             self.delete(rec, "Deleted")
@@ -604,7 +649,7 @@ class PodLifecycle:
         if rec is None or assignment is None or rec.terminating or rec.bound_s is None:
             return
         self.cluster.state.set_terminating(assignment)
-        assignment.preempted = by_scheduler
+        assignment.preempted, assignment.deleted_s = by_scheduler, self.clock.now
         rec.terminating = True
         if rec.pod.key in self.storage:
             self.storage.remove(self.clock.now, rec.pod.key)
@@ -613,6 +658,9 @@ class PodLifecycle:
         self._keep_checkpoint(rec)  # (its replacement may come while it terminates: podReplacementPolicy)
         self.gang_member_gone(rec)
         self.host.pod_terminating(rec.pod)
+        if rec.kubelet_down:  # no kubelet confirms its end: Terminating until it is back, or PodGC
+            rec.reason = reason
+            return
         grace = rec.pod.termination_grace_s if grace_s is None else grace_s
         self.clock.at(
             self.clock.now + grace,

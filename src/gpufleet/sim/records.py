@@ -85,6 +85,9 @@ class PodRecord:
     container_starts: list[float] = field(default_factory=list)
     image_pull: ImagePull | None = None  # its image's pull, where the kubelet pulled it for this pod
     hung: bool = False  # its process hangs: it holds its GPUs and computes nothing (``sim.hung_processes``)
+    #: its node's kubelet stopped (``sim.unreachable_nodes``): its containers died with it, and nobody reports
+    #: its status nor confirms its deletion until the kubelet is back or PodGC deletes it
+    kubelet_down: bool = False
     work_lost_gpu_s: float = 0.0  # GPU-seconds of computation it lost (since a checkpoint, when stopped)
     checkpoint_save_gpu_s: float = 0.0  # GPU-seconds it spent writing checkpoints, computing paused
     ring: RingPlacement | None = None  # a gang member: its ring's placement and stretch

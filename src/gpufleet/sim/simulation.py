@@ -1298,6 +1298,9 @@ class Simulation:
         lost = self.cluster.delete_node(name, self.loop.now)
         for a in lost:
             self.lifecycle.lost_with_node(self.records[a.pod.key])
+        if self.faults is not None:  # the pods of a kubelet down stay, bound to no Node, until PodGC
+            orphans = [a.pod.key for a in lost if self.records[a.pod.key].kubelet_down]
+            self.faults.unreachable.orphaned(name, orphans)
         self.cloud.deleted(name, pool)
         self.node_billing_changed()
         gone = [assigned_pod_deleted(a.pod, name) for a in lost]

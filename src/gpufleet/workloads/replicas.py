@@ -1,6 +1,6 @@
 """What a ReplicaSet's controller does for every kind that keeps replicas (a ReplicaSet, a
-Deployment through its ReplicaSet): keep ``replicas`` pods, replacing any that end; autoscalers
-change ``replicas``. A kind gives only how its next pod is made (``next_pod``: its name).
+Deployment through its ReplicaSet): keep ``replicas`` pods, replacing any that end or are being deleted;
+autoscalers change ``replicas``. A kind gives only how its next pod is made (``next_pod``: its name).
 
 Of a cluster snapshot, it adopts its pods there (``getPodsForReplicaSet``): the active ones count
 toward ``replicas`` (``manageReplicas`` creates only the difference, and deletes the surplus when
@@ -65,6 +65,15 @@ class KeepsReplicas:
         return [ReplicaBound("active pods", len(self.active), 0, max(self.replicas, 0))]
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
+        self.retire(pod.key)
+        return True
+
+    def pod_terminating(self, pod: Pod, suspended: bool = False) -> bool:
+        """A pod being deleted is no longer active (``controller.FilterActivePods`` leaves out a pod with a
+        ``deletionTimestamp``): ``manageReplicas`` makes its replacement now, not once it is gone (one Kueue
+        evicts waits: its workload is suspended; one it deletes itself, scaling down, no longer counted)."""
+        if suspended or pod.key not in self.active:
+            return False
         self.retire(pod.key)
         return True
 

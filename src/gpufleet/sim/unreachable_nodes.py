@@ -1,0 +1,278 @@
+"""A node whose kubelet stopped (a node rebooting, a node lost), as Kubernetes 1.34 learns of it, on the
+simulator's clock.
+
+- The node lifecycle controller (``pkg/controller/nodelifecycle/node_lifecycle_controller.go``,
+  ``monitorNodeHealth``) sets the node's Ready condition ``Unknown`` ("Kubelet stopped posting node
+  status.") once it has heard nothing for ``--node-monitor-grace-period`` (50 s since 1.32,
+  ``config/v1alpha1/defaults.go``); taken here as 50 s after the kubelet stopped (its last lease renewal
+  taken at the fault; the 5 s monitor period and the 10 s renew interval are not counted). It then taints
+  the node ``node.kubernetes.io/unreachable:NoSchedule`` at once (``doNoScheduleTaintingPass``) and
+  ``node.kubernetes.io/unreachable:NoExecute`` through its zone's rate limiter (``doNoExecuteTaintingPass``:
+  ``--node-eviction-rate`` 0.1 nodes a second, one at once; none where every zone has no Ready node,
+  ``handleDisruption``, nor in a zone of at most ``--large-cluster-size-threshold`` 50 nodes at least 55 %
+  NotReady (and more than 2), ``ComputeZoneState`` and ``ReducedQPSFunc``). The zone state is judged as the
+  node goes NotReady.
+- The taint eviction controller (``pkg/controller/tainteviction/taint_eviction.go``, ``processPodOnNode``)
+  deletes each pod on it that does not tolerate its ``NoExecute`` taints at once, and one that does after
+  the least ``tolerationSeconds`` of the tolerations it matched (``getMinTolerationTime``; none set:
+  never). The ``DefaultTolerationSeconds`` admission plugin gave every pod without a toleration for the
+  ``not-ready`` or ``unreachable`` ``NoExecute`` taint one of 300 s (``unreachable_toleration_s``).
+- A deleted pod on a node whose kubelet is down stays Terminating: nobody confirms its end until the
+  kubelet is back (it is then gone) or its Node is deleted.
+- A lost node's instance no longer exists: the cloud node lifecycle controller (k8s.io/cloud-provider
+  ``controllers/nodelifecycle/node_lifecycle_controller.go``, ``MonitorNodes`` every ``--node-monitor-period``
+  5 s, looking only at nodes whose Ready is not True) deletes its Node at its first pass after it went
+  NotReady (its passes taken on the clock's multiples of 5 s). Every pool of gpufleet is launched through
+  a cloud provider, so it is cloud-backed; a node of no pool (a hand-written or dumped node) has no cloud
+  provider here: its Node stays.
+- PodGC (``pkg/controller/podgc/gc_controller.go``, ``gcOrphaned``, every 20 s on the clock's multiples)
+  finds the pods bound to a Node that no longer exists, waits ``quarantineTime`` (40 s) for the node to
+  show up again, then marks them Failed with the ``DisruptionTarget`` condition (``DeletionByPodGC``) and
+  deletes them (reason ``NodeDeleted``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
+
+from gpufleet.control.clock import Clock, Priority
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Taint, Toleration
+from gpufleet.model.node_readiness import NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY
+from gpufleet.model.pod import Pod
+from gpufleet.scheduling.events import ClusterChange
+from gpufleet.sim.cluster import InMemoryCluster
+from gpufleet.sim.pod_lifecycle import PodLifecycle
+
+#: ``--node-monitor-grace-period`` (kube-controller-manager 1.34's default)
+NODE_MONITOR_GRACE_S = 50.0
+#: the cloud node lifecycle controller's ``--node-monitor-period``
+CLOUD_NODE_MONITOR_PERIOD_S = 5.0
+#: PodGC's ``gcCheckPeriod`` and ``quarantineTime``
+POD_GC_PERIOD_S = 20.0
+POD_GC_QUARANTINE_S = 40.0
+#: 1 / ``--node-eviction-rate`` (0.1): the seconds between two nodes tainted ``NoExecute`` in a zone
+NODE_EVICTION_INTERVAL_S = 10.0
+#: ``--unhealthy-zone-threshold`` and ``--large-cluster-size-threshold``
+UNHEALTHY_ZONE_THRESHOLD = 0.55
+LARGE_CLUSTER_SIZE_THRESHOLD = 50
+#: ``--default-unreachable-toleration-seconds`` (and ``not-ready``'s) of ``DefaultTolerationSeconds``
+DEFAULT_TOLERATION_S = 300
+#: the reasons of a pod deleted by the taint eviction controller, and by PodGC
+TAINT_EVICTION = "TaintManagerEviction"
+POD_GC = "NodeDeleted"
+
+UNREACHABLE_NO_SCHEDULE = Taint(UNREACHABLE_TAINT_KEY, effect=NO_SCHEDULE)
+UNREACHABLE_NO_EXECUTE = Taint(UNREACHABLE_TAINT_KEY, effect=NO_EXECUTE)
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+
+def with_default_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
+    """The pod's tolerations as ``DefaultTolerationSeconds`` admits it: a ``not-ready`` and an
+    ``unreachable`` ``NoExecute`` toleration of 300 s added where none of its own has that key (or none)
+    and that effect (or none)."""
+    out = tolerations
+    for key in (NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY):
+        if not any(t.key in (key, "") and t.effect in (NO_EXECUTE, "") for t in tolerations):
+            out += (Toleration(key, "Exists", effect=NO_EXECUTE, toleration_seconds=DEFAULT_TOLERATION_S),)
+    return out
+
+
+def toleration_s(pod: Pod, taints: tuple[Taint, ...]) -> float | None:
+    """How long the taint eviction controller lets the pod stay on a node with these taints (their
+    ``NoExecute`` ones): 0 where one is not tolerated; else the least ``tolerationSeconds`` of the first
+    toleration matching each (``GetMatchingTolerations``, ``getMinTolerationTime``: 0 or less is 0);
+    None where none of them sets it (forever)."""
+    tolerations = with_default_tolerations(pod.tolerations)
+    used: list[Toleration] = []
+    for taint in (t for t in taints if t.effect == NO_EXECUTE):
+        match = next((t for t in tolerations if t.tolerates(taint)), None)
+        if match is None:
+            return 0.0
+        used.append(match)
+    seconds = [t.toleration_seconds for t in used if t.toleration_seconds is not None]
+    return None if not seconds else float(max(min(seconds), 0))
+
+
+def zone_key(node: Node) -> str:
+    """``utilnode.GetZoneKey``: the node's region and zone (both empty: the one zone of no label)."""
+    region = next((node.labels[k] for k in REGION_LABELS if k in node.labels), "")
+    zone = next((node.labels[k] for k in ZONE_LABELS if k in node.labels), "")
+    return f"{region}:\x00:{zone}" if region or zone else ""
+
+
+class UnreachableHost(Protocol):
+    def cluster_changed(self, changes: Sequence[ClusterChange], material: bool = True) -> None: ...
+
+    def set_node_taints(self, name: str, taints: tuple[Taint, ...]) -> None: ...
+
+
+@dataclass
+class NodeDown:
+    """What the control plane did about one stopped kubelet, in seconds of the run's clock."""
+
+    instance_gone: bool  # the instance is gone (a lost node): the cloud controller deletes its Node
+    not_ready_s: float | None = None
+    tainted_s: float | None = None  # the NoExecute taint
+    evicted_s: float | None = None  # the last pod the taint eviction controller deleted
+    node_deleted_s: float | None = None
+    collected_s: float | None = None  # PodGC deleted its pods
+    pods_ended_s: float | None = None  # the last of its pods gone (PodGC, the kubelet back)
+
+
+class UnreachableNodes:
+    def __init__(
+        self,
+        clock: Clock,
+        cluster: InMemoryCluster,
+        lifecycle: PodLifecycle,
+        host: UnreachableHost,
+        delete_node: Callable[[str], None],
+    ):
+        """``delete_node``: the cloud node lifecycle controller deletes a lost node's Node."""
+        self.clock = clock
+        self.cluster = cluster
+        self.lifecycle = lifecycle
+        self.host = host
+        self.delete_node = delete_node
+        self.down: dict[str, NodeDown] = {}
+        self._next_taint: dict[str, float] = {}  # zone -> when its NoExecute tainter may taint again
+
+    def _at(self, t: float, action: Callable[[], None]) -> None:
+        self.clock.at(t, Priority.COMPLETION, action)
+
+    def _pods_on(self, name: str) -> list[str]:
+        state = self.cluster.state
+        return sorted(a.pod.key for a in state.pods_on[state.index[name]].values())
+
+    def stopped(self, name: str, instance_gone: bool) -> NodeDown:
+        """The node's kubelet stopped with it: its pods' containers die now."""
+        down = self.down[name] = NodeDown(instance_gone)
+        self.cluster.kubelet_stopped.add(name)
+        for key in self._pods_on(name):
+            self.lifecycle.kubelet_stopped(self.lifecycle.records[key])
+        self._at(self.clock.now + NODE_MONITOR_GRACE_S, partial(self._not_ready, name, down))
+        return down
+
+    def _live(self, name: str, down: NodeDown) -> bool:
+        return self.down.get(name) is down and name in self.cluster.state.index
+
+    def _not_ready(self, name: str, down: NodeDown) -> None:
+        """``monitorNodeHealth``: Ready Unknown, the NoSchedule taint, the NoExecute one when its zone's
+        limiter lets it; a lost node's Node is deleted at the cloud controller's next pass."""
+        if not self._live(name, down):
+            return
+        now = self.clock.now
+        down.not_ready_s = now
+        self.cluster.not_ready[name] = now
+        self._set_taints(name, (UNREACHABLE_NO_SCHEDULE,))
+        self.host.cluster_changed(())  # (cluster-autoscaler sees an unready node)
+        self._at(now, partial(self._queue_tainting, name, down))  # after the pass's other nodes
+        if down.instance_gone:
+            period = CLOUD_NODE_MONITOR_PERIOD_S
+            self._at((math.floor(now / period) + 1) * period, partial(self._cloud_delete, name, down))
+
+    def _node(self, name: str) -> Node:
+        state = self.cluster.state
+        return state.nodes[state.index[name]]
+
+    def _evicting(self, zone: str) -> bool:
+        """Whether the zone's NoExecute tainter runs (``handleDisruption``, ``ComputeZoneState``): not
+        where no zone has a Ready node, nor in a small zone partially disrupted."""
+        state = self.cluster.state
+        zones: dict[str, tuple[int, int]] = {}
+        for i in state.active_indices().tolist():
+            node = state.nodes[i]
+            ready, not_ready = zones.get(zone_key(node), (0, 0))
+            down = node.name in self.cluster.not_ready
+            zones[zone_key(node)] = (ready + (not down), not_ready + down)
+        if all(ready == 0 for ready, _ in zones.values()):
+            return False
+        ready, not_ready = zones.get(zone, (0, 0))
+        partial_disruption = not_ready > 2 and not_ready / (ready + not_ready) >= UNHEALTHY_ZONE_THRESHOLD
+        return not (partial_disruption and ready > 0 and ready + not_ready <= LARGE_CLUSTER_SIZE_THRESHOLD)
+
+    def _set_taints(self, name: str, add: tuple[Taint, ...], remove: tuple[Taint, ...] = ()) -> None:
+        taints = self._node(name).taints
+        new = tuple(t for t in taints if t not in remove) + tuple(t for t in add if t not in taints)
+        if new != taints:
+            self.host.set_node_taints(name, new)
+
+    def _queue_tainting(self, name: str, down: NodeDown) -> None:
+        """``markNodeForTainting``, then ``handleDisruption`` with every node the same pass found NotReady:
+        the zone's limiter lets the taint through now, 10 s after the zone's last, or never."""
+        zone = zone_key(self._node(name)) if self._live(name, down) else None
+        if zone is None or not self._evicting(zone):
+            return
+        now = self.clock.now
+        at = max(now, self._next_taint.get(zone, now))
+        self._next_taint[zone] = at + NODE_EVICTION_INTERVAL_S
+        self._at(at, partial(self._taint_no_execute, name, down))
+
+    def _taint_no_execute(self, name: str, down: NodeDown) -> None:
+        """The NoExecute taint: each pod on the node is deleted after what it tolerates."""
+        if not self._live(name, down):
+            return
+        down.tainted_s = self.clock.now
+        self._set_taints(name, (UNREACHABLE_NO_EXECUTE,))
+        taints = self._node(name).taints
+        records = self.lifecycle.records
+        for key in self._pods_on(name):
+            seconds = toleration_s(records[key].pod, taints)
+            if seconds is not None:
+                self._at(self.clock.now + seconds, partial(self._evict, name, down, key))
+
+    def _evict(self, name: str, down: NodeDown, key: str) -> None:
+        rec = self.lifecycle.records.get(key)
+        if not self._live(name, down) or rec is None or rec.terminating or rec.node != name:
+            return
+        down.evicted_s = self.clock.now
+        self.lifecycle.evict(key, TAINT_EVICTION)
+
+    def _cloud_delete(self, name: str, down: NodeDown) -> None:
+        """The instance no longer exists: its Node is deleted (``orphaned`` follows)."""
+        if self._live(name, down):
+            self.delete_node(name)
+
+    def orphaned(self, name: str, keys: list[str]) -> None:
+        """The Node of a kubelet down was deleted (by the cloud controller, by cluster-autoscaler), its pods
+        left bound to it: PodGC sees them at its next pass and deletes them once the quarantine is over."""
+        down = self.down.pop(name, None)
+        if down is None:
+            return
+        down.node_deleted_s = self.clock.now
+        seen = math.ceil(self.clock.now / POD_GC_PERIOD_S) * POD_GC_PERIOD_S
+        self._at(seen + POD_GC_QUARANTINE_S, partial(self._collect, down, keys))
+
+    def _collect(self, down: NodeDown, keys: list[str]) -> None:
+        """``gcOrphaned``: Failed with ``DisruptionTarget`` (``DeletionByPodGC``), then deleted."""
+        records = self.lifecycle.records
+        gone = [records[k] for k in keys if records[k].kubelet_down and records[k].deleted_s is None]
+        for rec in gone:
+            rec.kubelet_down = False
+            self.lifecycle.terminated(rec, POD_GC, checkpointed=rec.terminating)
+        if gone:
+            down.collected_s = down.pods_ended_s = self.clock.now
+
+    def restarted(self, name: str) -> None:
+        """The kubelet is back (``reboot``): Ready again, the unreachable taints taken off; it confirms
+        the pods deleted meanwhile, and starts again (or fails) the others."""
+        down = self.down.pop(name, None)
+        self.cluster.kubelet_stopped.discard(name)
+        if down is None or name not in self.cluster.state.index:
+            return
+        self.cluster.not_ready.pop(name, None)
+        self._set_taints(name, (), (UNREACHABLE_NO_SCHEDULE, UNREACHABLE_NO_EXECUTE))
+        records = self.lifecycle.records
+        ended = False
+        for key in self._pods_on(name):
+            rec = records[key]
+            was_down = rec.kubelet_down
+            self.lifecycle.kubelet_restarted(rec)
+            ended |= was_down and rec.finished_s is not None
+        if ended:
+            down.pods_ended_s = self.clock.now
