@@ -11,8 +11,12 @@ from typing import Any
 
 from tests.conftest import pods_by_name, simulated, write
 
+from gpufleet.control.clock import Priority
+from gpufleet.kube import load_scenario
 from gpufleet.model.node import Node, Taint, Toleration
 from gpufleet.model.pod import Pod
+from gpufleet.sim.invariants import InvariantChecks
+from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.unreachable_nodes import UNREACHABLE_NO_EXECUTE, toleration_s, zone_key
 
 FAULT_AT = 3600.0
@@ -253,3 +257,21 @@ def test_zones_are_the_region_and_zone_labels() -> None:
     assert zone_key(Node("a")) == ""
     labelled = Node("b", labels={"topology.kubernetes.io/region": "r", "topology.kubernetes.io/zone": "z"})
     assert zone_key(labelled) == "r:\x00:z"
+
+
+def test_a_pod_deleted_after_its_lost_node_was_deleted_goes_at_once_and_leaves_the_counts_right(
+    tmp_path: Path,
+) -> None:
+    """Scaled to 0 at 1h + 70 s, after the cloud controller deleted the lost node (1h + 55 s) and before PodGC
+    (1h + 100 s): the API server removes the pod at once (no node left to confirm its end), and the run's
+    Pending and Running counts stay those of its pods (found by the invariants' soak: the pod, Running, was
+    counted off as Pending)."""
+    scenario = load_scenario(write(tmp_path, pool(), deployment(), faults("node-loss")))
+    sim = Simulation(scenario)
+    sim.invariants = checks = InvariantChecks()
+    sim.loop.at(FAULT_AT + 70, Priority.ARRIVAL, lambda: sim.scale("Deployment/default/serve", 0))
+    sim.run()
+    assert checks.events == sim.loop.steps
+    first = sim.records["default/serve-0"]
+    assert first.deleted_s == FAULT_AT + 70
+    assert (sim.lifecycle.pending, sim.lifecycle.running) == (0, 0)

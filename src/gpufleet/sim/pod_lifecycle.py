@@ -503,7 +503,8 @@ class PodLifecycle:
     def delete(self, rec: PodRecord, reason: str) -> None:
         """Delete a pod: a bound one gets SIGTERM and its grace period; one no node runs goes at once (the
         API server removes a pod without ``nodeName`` at once), an unscheduled one or one only assumed,
-        waiting at Permit, which the schedulers reject and whose room they give back."""
+        waiting at Permit, which the schedulers reject and whose room they give back, and one whose node
+        was deleted while its kubelet was down (nothing left to confirm its end)."""
         key = rec.pod.key
         if key in self.cluster.state.assignments and rec.bound_s is not None:
             self.evict(key, reason)
@@ -514,7 +515,8 @@ class PodLifecycle:
         if freed:
             self.host.cluster_changed(freed)
         self.gangs.remove_pod(rec.pod)
-        self.pending -= 1
+        self.pending -= rec.phase == "Pending"  # (Running: its node deleted while its kubelet was down)
+        self.running -= rec.phase == "Running"
         self.pending_keys.discard(rec.pod.key)
         rec.reason, rec.deleted_s = reason, now
         rec.enter(now, "deleted")
