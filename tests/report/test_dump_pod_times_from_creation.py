@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from conftest import pods_by_name, simulated, write
 from gpufleet.cli import app
+from gpufleet.report import render_html
 from gpufleet.report.schema import SummaryInvalid, validate_summary
 
 HEAD = """
@@ -189,3 +190,14 @@ def test_the_schema_takes_negative_creation_times_and_refuses_what_it_refused(tm
     ):
         with pytest.raises(SummaryInvalid):
             validate_summary(_broken(summary, "ml/serve", **fields))
+
+
+def test_the_pod_tables_note_says_a_negative_time_is_before_the_run_where_one_is(tmp_path: Path) -> None:
+    """The pod table's times note: a dump's pod created an hour before the run shows ``-1h`` as created, and
+    the note says what a negative time is; a run without one keeps the note as it was."""
+    page = render_html(simulated(write(tmp_path, dump(train_created=AN_HOUR_BEFORE))))
+    assert '<td class="num">-1h</td>' in page
+    assert "a negative time is before it (a dump&#x27;s pod created before the snapshot)" in page
+    (tmp_path / "plain").mkdir()
+    plain = render_html(simulated(write(tmp_path / "plain", dump())))
+    assert "time from the start of the run." in plain and "a negative time" not in plain

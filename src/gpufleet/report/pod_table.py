@@ -1,8 +1,8 @@
 """The summary report's pod table: one row per pod (pending first, then failed, then by name, capped),
 with the scheduler's message, a short diagnosis and the stages of its start (and of its node's).
 
-Times are from the start of the run and stage lengths in human form (``2m 5s``); every text cell is
-HTML-escaped.
+Times are from the start of the run (a dump's pod created before it: negative) and stage lengths in human
+form (``2m 5s``); every text cell is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -61,7 +61,11 @@ def pod_table(pods: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{escape(column)}</th>" for column in POD_COLUMNS)
     body = "\n".join(_pod_row(pod) for pod in shown)
     table = f'<table class="pods">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table>'
-    times = muted("Created, bound, working and finished: time from the start of the run.")
+    before = any((pod.get("created_s") or 0.0) < 0 for pod in shown)
+    times = muted(
+        "Created, bound, working and finished: time from the start of the run"
+        + ("; a negative time is before it (a dump's pod created before the snapshot)." if before else ".")
+    )
     return f'{note}{times}<div class="scroll">{table}</div>'
 
 
