@@ -530,7 +530,8 @@ class ClusterAutoscalerLoop:
         going_key = tuple(sorted(going))
         bookings = self.provisioning.bookings()
         placed = tuple((pod.key, node) for pod, node in self._placed)
-        long = tuple(sorted(a.pod.key for pods in long_terminating_on(st, now).values() for a in pods))
+        long_on = long_terminating_on(st, now)  # (read once: the key, then the actuator's snapshot)
+        long = tuple(sorted(a.pod.key for pods in long_on.values() for a in pods))
         key = (
             st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min,
             bookings, placed, long,
@@ -596,7 +597,7 @@ class ClusterAutoscalerLoop:
             SnapshotPods(
                 pending_on(st, self._placed),
                 expendable_on(st, self.settings.expendable_pods_priority_cutoff),
-                long_terminating_on(st, now),
+                long_on,
             )
             if reply.remove
             else AS_IS

@@ -47,6 +47,7 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
 from gpufleet.model.scheduler_records import event_message, recorded_by
 from gpufleet.report._format import MISSING, human_duration, kubectl_age
+from gpufleet.report.pod_table import NODE_STAGE_ORDER
 
 SIMULATION, SUMMARY, KUBECTL = "simulation", "summary", "kubectl"
 CONDITIONS = ("PodScheduled", "Initialized", "ContainersReady", "Ready")
@@ -98,8 +99,6 @@ STAGE_ORDER = (
 )
 #: the states a pod is in until it is bound
 BEFORE_BINDING = frozenset({"queued", "gated", "pending", "provisioning"})
-#: a new node's start chain in the order of ``NodePool`` ``provisioning`` without GPU Operator
-NODE_STAGE_ORDER = ("capacityWait", "boot", "driver", "join", "devicePlugin")
 
 
 def described_from_record(

@@ -17,6 +17,7 @@ from gpufleet.report.page import muted
 
 MAX_POD_ROWS = 500
 FREE_NODES_SHOWN = 5
+#: a new node's start chain in the order of ``NodePool`` ``provisioning`` without GPU Operator
 NODE_STAGE_ORDER = ("capacityWait", "boot", "driver", "join", "devicePlugin")
 POD_COLUMNS = (
     "Pod",
