@@ -127,6 +127,16 @@ def test_a_fit_error_keeps_reason_unschedulable_and_the_nomination() -> None:
     assert [a.result for a in decisions.attempts] == ["unschedulable"]
 
 
+def test_a_nominated_pod_that_preemption_finds_no_candidate_for_has_its_nomination_cleared() -> None:
+    """``Evaluator.Preempt`` with no candidate returns ``NewPostFilterResultWithNominatedNode("")``: the pod,
+    nominated to a (read from its ``status.nominatedNodeName``), fits nowhere, not even were a's pods gone,
+    so the write clears ``nominatedNodeName``; the reason stays ``Unschedulable``."""
+    decisions = _cycle([kwok_node("a", gpus=1)], [_pod("p", gpus=2, nominated="a")])
+    (failure,) = decisions.failures
+    assert (failure.reason, failure.nominated) == ("Unschedulable", "")
+    assert "preemption: 0/1 nodes are available: 1 Preemption is not helpful" in failure.message
+
+
 class _Recorder:
     """A LiveCluster that answers every request with 200 and records it."""
 

@@ -78,8 +78,8 @@ class Failure:
 
     pod: LivePod
     message: str
-    #: DefaultPreemption nominated this node; "": the nomination cleared (``newFailureNominatingInfo``,
-    #: after an error); None: left as it is
+    #: DefaultPreemption nominated this node; "": the nomination cleared (``newFailureNominatingInfo``
+    #: after an error; preemption that found no candidate); None: left as it is
     nominated: str | None = None
     reason: str = UNSCHEDULABLE
 
@@ -197,7 +197,7 @@ def run_cycle(
             decisions.failures.append(Failure(live, refused))
             continue
         if live.nominated is not None:
-            scheduler.nominated[key], scheduler.nominees[key] = live.nominated, live.pod
+            scheduler.arrive_nominated(key, live.nominated)
         if scheduler.add(live.pod, now) is None:
             queued[key] = live
         else:
@@ -263,8 +263,9 @@ def _sort(
             decisions.failures.append(Failure(live, failed.message or "", outcome.node))
         elif outcome.error:  # a plugin's Error status: not a FitError (``handleSchedulingFailure``)
             decisions.failures.append(Failure(live, outcome.message or "", "", SCHEDULER_ERROR))
-        else:
-            decisions.failures.append(Failure(live, outcome.message or ""))
+        else:  # preemption found no candidate: a nomination from before is cleared
+            cleared = "" if outcome.unnominated else None
+            decisions.failures.append(Failure(live, outcome.message or "", cleared))
     for gang in order:
         members = tuple(bound[gang])
         decisions.bindings.append(Binding(members, gang if group_key(members[0].pod.pod) else None))

@@ -373,6 +373,8 @@ class PostFilterResult:
     release_group: PodGroup | None = None
     #: ResourceClaims (keys) to deallocate, so a later attempt may allocate them elsewhere (DynamicResources)
     deallocate: tuple[str, ...] = ()
+    #: no candidate: the pod's nomination is cleared (``NewPostFilterResultWithNominatedNode("")``)
+    clears_nomination: bool = False
 
 
 class PostFilter(Plugin):

@@ -101,6 +101,9 @@ class Outcome:
     #: "unschedulable" by a plugin's Error status (``framework.PluginError``), not a FitError: the
     #: PodScheduled condition's reason is ``SchedulerError``, not ``Unschedulable``
     error: bool = False
+    #: "unschedulable": preemption found no candidate and cleared the node the pod was nominated to
+    #: (``NewPostFilterResultWithNominatedNode("")``: ``status.nominatedNodeName`` is cleared)
+    unnominated: bool = False
 
 
 #: Chooses among equally good nodes (their names, ascending by node index): the index of the choice.
@@ -159,6 +162,8 @@ class Placement:
     deallocate: tuple[str, ...] = ()  # ResourceClaims PostFilter deallocates (DynamicResources)
     #: the attempt failed with a plugin's Error status (``message`` is the error's), not a FitError
     error: bool = False
+    #: PostFilter found no candidate: the pod's nomination is cleared (``ModeOverride`` with no node)
+    clears_nomination: bool = False
 
 
 @dataclass
@@ -202,6 +207,8 @@ class Scheduler:
         self.wants: dict[tuple[int | None, int], int] = {}
         self.nominated: dict[str, str] = {}  # pod -> node chosen by preemption
         self.nominees: dict[str, Pod] = {}  # the nominated pods themselves
+        #: the nominations pods arrived with (``status.nominatedNodeName``), until they enter the queue
+        self.arrived_nominated: dict[str, str] = {}
         #: the nominated pods ``_nominated_held`` holds on their nodes for the pod being filtered
         self.held: list[Placed] = []
         backfills = [f for p in built for f in p.filters if isinstance(f, Backfill)]
@@ -223,14 +230,24 @@ class Scheduler:
         return scheduler_name in self.profiles
 
     # -- the outside world -----------------------------------------------------------------
+    def arrive_nominated(self, pod_key: str, node: str) -> None:
+        """The pod exists with ``status.nominatedNodeName`` ``node`` (a dump's or the API's pod that an
+        earlier preemption nominated): it is nominated there once it enters the queue (``add``)."""
+        self.arrived_nominated[pod_key] = node
+
     def add(self, pod: Pod, now: float) -> str | None:
         """The pod enters the queue, unless a PreEnqueue plugin turns it away: then it is kept aside,
-        never tried, and that plugin's message is returned."""
+        never tried, and that plugin's message is returned. Entering the queue, a pod that arrived
+        nominated is nominated (``moveToActiveQ``'s ``AddNominatedPod`` with the pod's own
+        ``status.nominatedNodeName``; a gated pod is not, until its gates are gone)."""
         refused = self.pre_enqueue(pod)
         if refused is not None:
             self.gated[pod.key] = pod
             return refused
         self.gated.pop(pod.key, None)
+        node = self.arrived_nominated.pop(pod.key, None)
+        if node is not None:
+            self.nominated[pod.key], self.nominees[pod.key] = node, pod
         self.queue.add(pod, now)
         return None
 
@@ -249,6 +266,7 @@ class Scheduler:
         self.waiting.pop(pod_key, None)
         self.nominated.pop(pod_key, None)
         self.nominees.pop(pod_key, None)
+        self.arrived_nominated.pop(pod_key, None)
         if self.backfill is not None:
             self.backfill.forget(pod_key)
 
@@ -337,6 +355,9 @@ class Scheduler:
             if placement.error:
                 return self._errored(qp, placement.message, now)
             out = [Outcome(pod, "unschedulable", message=placement.message)]
+            if placement.clears_nomination and self.nominees.pop(key, None) is not None:
+                del self.nominated[key]
+                out[0].unnominated = True
             if placement.nominated is not None:
                 self.nominated[key] = placement.nominated
                 self.nominated.update(placement.gang_nominated)
@@ -830,6 +851,7 @@ class Scheduler:
         messages: list[str] = []
         release: PodGroup | None = None
         deallocate: tuple[str, ...] = ()
+        clears = False
         words = fit_error if profile.wording is None else profile.wording.fit_error
         for plugin in profile.post_filters:
             result = plugin.post_filter(request)
@@ -849,10 +871,13 @@ class Scheduler:
                     deallocate=deallocate,
                 )
             release = release or result.release_group
+            clears = clears or result.clears_nomination
             if result.status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 # ``RunPostFilterPlugins``: an unresolvable status is the attempt's, the rest not run
                 messages = list(result.status.reasons)
                 break
             messages.extend(result.status.reasons)
         message = words(self.state.size_active, histogram, pre_filter_msg, ", ".join(messages))
-        return Placement(None, message, release_group=release, deallocate=deallocate)
+        return Placement(
+            None, message, release_group=release, deallocate=deallocate, clears_nomination=clears
+        )

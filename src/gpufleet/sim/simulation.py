@@ -666,8 +666,9 @@ class Simulation:
     def _arrive_pod(self, bare: BarePod) -> None:
         """A snapshot's pod (or a bare one) arrives, a pending or running one created at its
         ``creationTimestamp`` (``created_unix``) on the run's clock where it has one, a pending one with its
-        ``PodScheduled=False`` condition (``scheduled``), whatever its reason, and, where no scheduler of the
-        run serves it, its ``nominatedNodeName`` (``dump_nominations``); one being deleted
+        ``PodScheduled=False`` condition (``scheduled``), whatever its reason, and its ``nominatedNodeName``:
+        its scheduler's nomination (``Scheduler.arrive_nominated``), or, where no scheduler of the run serves
+        it, the dump's (``dump_nominations``); one being deleted
         (``deleting``) is deleted at once, to end after what remains of its grace period (its
         ``termination_grace_s``: ``kube.pod_deletion``)."""
         pod, bound_node, phase = bare.pod, bare.bound_node, bare.phase
@@ -677,14 +678,17 @@ class Simulation:
             rec.finished_s, rec.node = self.loop.now, bound_node
             return
         created = created_on_clock(bare.created_unix, self.clock_zero_unix, self.loop.now)
+        nominated = bare.nominated_node if bound_node is None else None
+        owner = next((s for s in self.schedulers if s.serves(pod.scheduler_name)), None)
+        if owner is not None and nominated is not None:
+            owner.arrive_nominated(pod.key, nominated)
         if bound_node is not None:  # a Running one: the kubelet admitted it already
             self._create(replace(pod, node_name=bound_node), running=phase == "Running", created_s=created)
         else:
             self._create(pod, created_s=created, scheduled=bare.scheduled)
         self._adopted_arrived(pod)
         arrived = self.records.get(pod.key)
-        nominated = bare.nominated_node if bound_node is None else None
-        if arrived is not None and nominated is not None and not self._scheduled_here(pod):
+        if arrived is not None and nominated is not None and owner is None:
             self.dump_nominations[pod.key] = arrived, nominated
         if (
             bare.deleting

@@ -6,7 +6,8 @@ are ``Preemption is not helpful for scheduling``; on the others, every pod of lo
 priority is removed in a dry run: none -> ``No preemption victims found for incoming
 pod``; still no fit -> the filter's reasons after removal; a fit -> the node is a
 candidate. Without candidates the message is
-``preemption: 0/N nodes are available: <histogram>.``.
+``preemption: 0/N nodes are available: <histogram>.``, and a node the pod was nominated to
+before is no longer its (``Preempt`` returns ``NewPostFilterResultWithNominatedNode("")``).
 
 Eligibility (``PodEligibleToPreemptOthers``): a pod with ``preemptionPolicy: Never`` gets
 ``preemption: not eligible due to preemptionPolicy=Never.``; a pod nominated to a node where a
@@ -305,8 +306,8 @@ class DefaultPreemption(PostFilter):
             histogram,
             request.pods,
         )
-        if not best:
-            return self._refuse(fit_error(request.num_nodes, histogram))
+        if not best:  # ``Preempt``: no candidate clears the nomination (a node where it might go is gone)
+            return replace(self._refuse(fit_error(request.num_nodes, histogram)), clears_nomination=True)
         group = gangs.group_of(ctx.pod)
         if group is None:
             names = ctx.state.nodes
