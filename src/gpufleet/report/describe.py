@@ -47,6 +47,7 @@ from gpufleet.model.pod import Pod
 from gpufleet.model.resources import format_units
 from gpufleet.model.scheduler_records import event_message, recorded_by
 from gpufleet.report._format import MISSING, human_duration, kubectl_age
+from gpufleet.report.latency import STAGE_ORDER
 from gpufleet.report.pod_table import NODE_STAGE_ORDER
 
 SIMULATION, SUMMARY, KUBECTL = "simulation", "summary", "kubectl"
@@ -84,19 +85,6 @@ STAGE_WORDS = {
     "starting": "container start",
     "other": "container start, other",
 }
-#: the start-up stages of ``pods[].stages`` in the order a pod goes through them (``sim.records``)
-STAGE_ORDER = (
-    "before_snapshot",
-    "queueing",
-    "scheduling_gated",
-    "scheduling",
-    "node_provisioning",
-    "gang_wait",
-    "image_pull",
-    "model_load",
-    "warmup",
-    "other",
-)
 #: the states a pod is in until it is bound
 BEFORE_BINDING = frozenset({"queued", "gated", "pending", "provisioning"})
 

@@ -18,6 +18,8 @@ from gpufleet.model.percentiles import nearest_rank as nearest_rank
 
 STAGE_ORDER = (
     "before_snapshot",
+    "queueing",
+    "scheduling_gated",
     "scheduling",
     "node_provisioning",
     "gang_wait",
@@ -26,8 +28,9 @@ STAGE_ORDER = (
     "warmup",
     "other",
 )
-"""The contract's stage names, in the order they happen (``other`` last): ``before_snapshot`` first, a
-dump's pod's time from its ``creationTimestamp`` to the run's start."""
+"""The stage names of ``pods[].stages``, in the order a pod goes through them (``sim.records.STAGE_OF``;
+``other`` last): ``before_snapshot`` first, a dump's pod's time from its ``creationTimestamp`` to the run's
+start; ``queueing`` (held by Kueue) and ``scheduling_gated`` (its scheduling gates) before ``scheduling``."""
 
 PERCENTILES = (50, 95, 99)
 """The percentiles reported, as integers; a figure's key is ``f"p{p}"``."""
