@@ -43,6 +43,22 @@ def test_the_html_report_has_one_fault_table(tmp_path: Path) -> None:
     assert "<td>2h 30m</td><td>h100-1</td><td>xid-node-reboot (XID 79)</td><td>reboot</td>" in html
 
 
+def test_the_fault_table_says_when_kubernetes_acted_on_a_node_whose_kubelet_went_down(tmp_path: Path) -> None:
+    """A reboot (XID 79): the node lifecycle controller set it NotReady and tainted it 50 s after the fault
+    (``--node-monitor-grace-period``), the taint eviction controller deleted its pods 300 s later
+    (``DefaultTolerationSeconds``), and they were gone when the kubelet came back, 10 minutes after."""
+    summary = run(tmp_path, faults("{at: 150m, node: h100-1, gpu: 0, kind: xid-79}"))
+    html = render_html(summary)
+    assert "<th>Kubernetes after the fault</th>" in html
+    assert "NotReady 50 s · NoExecute taint 50 s · pods deleted 5m 50s · pods gone 10m</td>" in html
+
+
+def test_the_fault_table_has_no_kubernetes_column_where_no_kubelet_went_down(tmp_path: Path) -> None:
+    """A GPU reset (XID 48's response): the node stays Ready; no column for steps that never happened."""
+    summary = run(tmp_path, faults("{at: 150m, node: h100-1, gpu: 0, kind: xid-48}"))
+    assert "Kubernetes after the fault" not in render_html(summary)
+
+
 def test_sweeps_keep_goodput_in_percent_and_mttr(tmp_path: Path) -> None:
     summary = run(tmp_path, faults("{at: 150m, node: h100-1, gpu: 0, kind: xid-79}"))
     figures = scenario_figures(summary)

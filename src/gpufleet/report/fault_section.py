@@ -1,6 +1,9 @@
 """The report's faults section (``summary["faults"]``, ``gpufleet.sim.faults``): one small table, a row
 per fault (when, where, what, the response, when it was noticed, the pods hit, GPU-hours out of
-service and of work lost, time to recovery), under the totals the terminal table shows too."""
+service and of work lost, time to recovery), under the totals the terminal table shows too. Where a
+node's kubelet went down (a reboot, a lost node), a column says when Kubernetes acted on it, from the
+fault: NotReady, the ``NoExecute`` taint, the pods deleted by taint eviction, the Node deleted, PodGC,
+the pods' end (``sim.unreachable_nodes``)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,15 @@ HEAD = [
     "GPU-h work lost",
     "recovery",
 ]
+#: the node lifecycle's steps after a kubelet went down, as the column words them (seconds after the fault)
+NODE_DOWN = (
+    ("not_ready_s", "NotReady"),
+    ("tainted_s", "NoExecute taint"),
+    ("pods_evicted_s", "pods deleted"),
+    ("node_deleted_s", "Node deleted"),
+    ("pods_collected_s", "PodGC"),
+    ("pods_ended_s", "pods gone"),
+)
 
 
 def fault_section(summary: Mapping[str, Any]) -> str:
@@ -34,8 +46,21 @@ def fault_section(summary: Mapping[str, Any]) -> str:
     records = faults["faults"]
     if len(records) > MAX_FAULT_ROWS:
         note += f" Showing the first {MAX_FAULT_ROWS} of {len(records)}."
-    rows = [_row(f) for f in records[:MAX_FAULT_ROWS]]
-    return "\n".join([muted(note), table(HEAD, rows, css="narrow", numeric_from=4)]) if rows else muted(note)
+    shown = records[:MAX_FAULT_ROWS]
+    rows = [_row(f) for f in shown]
+    head = HEAD
+    if any(f.get(key) is not None for f in shown for key, _ in NODE_DOWN):
+        head = [*HEAD, "Kubernetes after the fault"]
+        rows = [[*row, _node_down(f)] for row, f in zip(rows, shown, strict=True)]
+    return "\n".join([muted(note), table(head, rows, css="narrow", numeric_from=4)]) if rows else muted(note)
+
+
+def _node_down(fault: Mapping[str, Any]) -> str:
+    """``NotReady 50s · NoExecute taint 50s · ...``: the steps that happened, in the order listed."""
+    steps = [
+        f"{words} {human_duration(fault[key])}" for key, words in NODE_DOWN if fault.get(key) is not None
+    ]
+    return " · ".join(steps) if steps else MISSING
 
 
 def _row(fault: Mapping[str, Any]) -> list[str]:
