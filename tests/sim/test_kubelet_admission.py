@@ -173,8 +173,24 @@ spec:
 
 def test_a_snapshots_running_pod_keeps_running_where_its_node_no_longer_matches_it(tmp_path: Path) -> None:
     """Node affinity is ``IgnoredDuringExecution``: a pod the snapshot shows Running on ``n1`` was admitted
-    there before its labels changed, and is not admitted again (nor checked against the ``NoExecute``
-    taint, whose eviction is the taint manager's)."""
-    running = pod("before", "nodeSelector: {pool: gpu}") + "status: {phase: Running}\n"
-    p = run(tmp_path, running)["pods"][0]
+    there before its labels changed, and is not admitted again (it tolerates the ``NoExecute`` taint, whose
+    eviction is the taint eviction controller's: the next test)."""
+    spec = "nodeSelector: {pool: gpu}\n  tolerations: [{key: maintenance, operator: Exists}]"
+    p = run(tmp_path, pod("before", spec) + "status: {phase: Running}\n")["pods"][0]
     assert (p["phase"], p["node"], p["reason"]) == ("Succeeded", "n1", "Completed")
+
+
+def test_a_snapshots_running_pod_not_tolerating_its_node_s_no_execute_taint_is_deleted_at_once(
+    tmp_path: Path,
+) -> None:
+    """The kubelet does not admit it again, but the taint eviction controller deletes a pod on a node with a
+    ``NoExecute`` taint it does not tolerate at once (``processPodOnNode``; upstream's ``TestCreateNode``,
+    "Creating tainted Node matching already assigned Pod"): Failed with ``TaintManagerEviction`` once its
+    30 s grace period is over."""
+    p = run(tmp_path, pod("before", "nodeSelector: {pool: gpu}") + "status: {phase: Running}\n")["pods"][0]
+    assert (p["phase"], p["node"], p["reason"], p["finished_s"]) == (
+        "Failed",
+        "n1",
+        "TaintManagerEviction",
+        30,
+    )

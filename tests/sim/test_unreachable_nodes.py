@@ -14,10 +14,12 @@ from tests.conftest import pods_by_name, simulated, write
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
 from gpufleet.model.node import Node, Taint, Toleration
+from gpufleet.model.node_lifecycle_zones import zone_key
 from gpufleet.model.pod import Pod
+from gpufleet.model.taint_eviction import toleration_s
 from gpufleet.sim.invariants import InvariantChecks
 from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.unreachable_nodes import UNREACHABLE_NO_EXECUTE, toleration_s, zone_key
+from gpufleet.sim.unreachable_nodes import UNREACHABLE_NO_EXECUTE
 
 FAULT_AT = 3600.0
 

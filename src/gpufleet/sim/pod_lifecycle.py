@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -49,6 +50,7 @@ from gpufleet.model.pod_failure_policy import (
 )
 from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import SimulationSettings
+from gpufleet.model.taint_eviction import TAINT_EVICTION, toleration_s
 from gpufleet.scheduling.events import ClusterChange, assigned_pod_deleted
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.node_ports import REASON as NODE_PORTS_REASON
@@ -193,8 +195,8 @@ class PodLifecycle:
         its message, never having run, not deleted, its gang and its controller told as of any failed pod (a
         Job counts it toward ``backoffLimit``, as upstream counts a Failed pod). A snapshot's pod already
         ``running`` there is checked for room only: its node's labels and taints may have changed since the
-        kubelet admitted it (node affinity is ``IgnoredDuringExecution``; a ``NoExecute`` taint evicts, the
-        taint manager's, and is not modelled here)."""
+        kubelet admitted it (node affinity is ``IgnoredDuringExecution``; a ``NoExecute`` taint it does not
+        tolerate has the taint eviction controller delete it once bound, ``_held_to_no_execute_taints``)."""
         pod = rec.pod
         name = pod.node_name or ""
         if name not in self.cluster.state.index:
@@ -255,7 +257,8 @@ class PodLifecycle:
         """The pod is bound with its device units (``devices``), then its start chain: image pull
         (per node, one at a time, cached), then the container runs, reads its model from shared
         storage (fair share of the bandwidth), warms up, and is ready. A node whose kubelet stopped
-        starts nothing until it is back (``kubelet_restarted``)."""
+        starts nothing until it is back (``kubelet_restarted``). A node with ``NoExecute`` taints has the
+        taint eviction controller look at it (``_held_to_no_execute_taints``)."""
         now = self.clock.now  # (its PodScheduled condition True now: no reason, no message)
         rec.node, rec.bound_s, rec.reason, rec.message = node, now, None, None
         rec.devices = devices
@@ -265,6 +268,7 @@ class PodLifecycle:
         if dra is not None and rec.pod.resource_claims:
             rec.claims = dra.allocations_of(rec.pod)
         self.host.pod_bound(rec.pod, node)
+        self._held_to_no_execute_taints(rec, node)
         if node in self.cluster.kubelet_stopped:
             rec.kubelet_down = True
             rec.enter(now, "node_down")
@@ -290,6 +294,25 @@ class PodLifecycle:
                 self.clock.at(done, Priority.COMPLETION, lambda: self._container_started(rec, token))
                 return
         self._container_started(rec, rec.token)
+
+    def _no_execute_delay_s(self, rec: PodRecord, node: str) -> float | None:
+        state = self.cluster.state
+        taints = state.nodes[state.index[node]].taints if node in state.index else ()
+        return toleration_s(rec.pod, taints) if any(t.effect == NO_EXECUTE for t in taints) else None
+
+    def _held_to_no_execute_taints(self, rec: PodRecord, node: str) -> None:
+        """The taint eviction controller sees a pod bound to a node with ``NoExecute`` taints
+        (``handlePodUpdate``, ``processPodOnNode``): it deletes it after what it tolerates of them
+        (``model.taint_eviction``: at once, after its least ``tolerationSeconds``, or never); the deletion
+        is cancelled where the pod has left the node, or the node no longer has a taint it does not
+        tolerate forever."""
+        delay = self._no_execute_delay_s(rec, node)
+        if delay is not None:
+            self.clock.at(self.clock.now + delay, Priority.COMPLETION, partial(self._taint_evict, rec, node))
+
+    def _taint_evict(self, rec: PodRecord, node: str) -> None:
+        if rec.node == node and rec.finished_s is None and self._no_execute_delay_s(rec, node) is not None:
+            self.evict(rec.pod.key, TAINT_EVICTION)
 
     def _image_landed(self, node: str, image: str, size: int) -> None:
         """A pull finished: the image is on the node (its status.images), for ImageLocality to score."""

@@ -8,15 +8,19 @@ simulator's clock.
   taken at the fault; the 5 s monitor period and the 10 s renew interval are not counted). It then taints
   the node ``node.kubernetes.io/unreachable:NoSchedule`` at once (``doNoScheduleTaintingPass``) and
   ``node.kubernetes.io/unreachable:NoExecute`` through its zone's rate limiter (``doNoExecuteTaintingPass``:
-  ``--node-eviction-rate`` 0.1 nodes a second, one at once; none where every zone has no Ready node,
-  ``handleDisruption``, nor in a zone of at most ``--large-cluster-size-threshold`` 50 nodes at least 55 %
-  NotReady (and more than 2), ``ComputeZoneState`` and ``ReducedQPSFunc``). The zone state is judged as the
-  node goes NotReady.
-- The taint eviction controller (``pkg/controller/tainteviction/taint_eviction.go``, ``processPodOnNode``)
-  deletes each pod on it that does not tolerate its ``NoExecute`` taints at once, and one that does after
-  the least ``tolerationSeconds`` of the tolerations it matched (``getMinTolerationTime``; none set:
-  never). The ``DefaultTolerationSeconds`` admission plugin gave every pod without a toleration for the
-  ``not-ready`` or ``unreachable`` ``NoExecute`` taint one of 300 s (``unreachable_toleration_s``).
+  one at once, then one every 1 / the zone's rate, ``model.node_lifecycle_zones``: ``--node-eviction-rate``
+  0.1 nodes a second; none where every zone has no Ready node, ``handleDisruption``; where at least 55 % of
+  a zone, and more than 2 nodes, are NotReady, ``--secondary-node-eviction-rate`` 0.01 in a zone of more
+  than ``--large-cluster-size-threshold`` 50 nodes, else none, ``ComputeZoneState`` and
+  ``ReducedQPSFunc``; nodes labelled ``node.kubernetes.io/exclude-disruption`` counted in no zone). The
+  zone state is judged as the node goes NotReady.
+- The taint eviction controller (``pkg/controller/tainteviction/taint_eviction.go``, ``processPodOnNode``,
+  ``model.taint_eviction``) deletes each pod on it that does not tolerate its ``NoExecute`` taints at once,
+  and one that does after the least ``tolerationSeconds`` of the tolerations it matched
+  (``getMinTolerationTime``; none set: never), with the 300 s tolerations for the ``not-ready`` and
+  ``unreachable`` ``NoExecute`` taints the ``DefaultTolerationSeconds`` admission plugin gave every pod
+  without one (``model.default_toleration_seconds``). A pod bound to a node already tainted is looked at
+  as it is bound (``PodLifecycle.bound``).
 - A deleted pod on a node whose kubelet is down stays Terminating: nobody confirms its end until the
   kubelet is back (it is then gone) or its Node is deleted.
 - A lost node's instance no longer exists: the cloud node lifecycle controller (k8s.io/cloud-provider
@@ -40,9 +44,10 @@ from functools import partial
 from typing import Protocol
 
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Taint, Toleration
-from gpufleet.model.node_readiness import NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY
-from gpufleet.model.pod import Pod
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Taint
+from gpufleet.model.node_lifecycle_zones import tainting_qps, zone_key, zones
+from gpufleet.model.node_readiness import UNREACHABLE_TAINT_KEY
+from gpufleet.model.taint_eviction import TAINT_EVICTION, toleration_s
 from gpufleet.scheduling.events import ClusterChange
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.pod_lifecycle import PodLifecycle
@@ -54,55 +59,11 @@ CLOUD_NODE_MONITOR_PERIOD_S = 5.0
 #: PodGC's ``gcCheckPeriod`` and ``quarantineTime``
 POD_GC_PERIOD_S = 20.0
 POD_GC_QUARANTINE_S = 40.0
-#: 1 / ``--node-eviction-rate`` (0.1): the seconds between two nodes tainted ``NoExecute`` in a zone
-NODE_EVICTION_INTERVAL_S = 10.0
-#: ``--unhealthy-zone-threshold`` and ``--large-cluster-size-threshold``
-UNHEALTHY_ZONE_THRESHOLD = 0.55
-LARGE_CLUSTER_SIZE_THRESHOLD = 50
-#: ``--default-unreachable-toleration-seconds`` (and ``not-ready``'s) of ``DefaultTolerationSeconds``
-DEFAULT_TOLERATION_S = 300
-#: the reasons of a pod deleted by the taint eviction controller, and by PodGC
-TAINT_EVICTION = "TaintManagerEviction"
+#: the reason of a pod deleted by PodGC
 POD_GC = "NodeDeleted"
 
 UNREACHABLE_NO_SCHEDULE = Taint(UNREACHABLE_TAINT_KEY, effect=NO_SCHEDULE)
 UNREACHABLE_NO_EXECUTE = Taint(UNREACHABLE_TAINT_KEY, effect=NO_EXECUTE)
-REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-
-
-def with_default_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
-    """The pod's tolerations as ``DefaultTolerationSeconds`` admits it: a ``not-ready`` and an
-    ``unreachable`` ``NoExecute`` toleration of 300 s added where none of its own has that key (or none)
-    and that effect (or none)."""
-    out = tolerations
-    for key in (NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY):
-        if not any(t.key in (key, "") and t.effect in (NO_EXECUTE, "") for t in tolerations):
-            out += (Toleration(key, "Exists", effect=NO_EXECUTE, toleration_seconds=DEFAULT_TOLERATION_S),)
-    return out
-
-
-def toleration_s(pod: Pod, taints: tuple[Taint, ...]) -> float | None:
-    """How long the taint eviction controller lets the pod stay on a node with these taints (their
-    ``NoExecute`` ones): 0 where one is not tolerated; else the least ``tolerationSeconds`` of the first
-    toleration matching each (``GetMatchingTolerations``, ``getMinTolerationTime``: 0 or less is 0);
-    None where none of them sets it (forever)."""
-    tolerations = with_default_tolerations(pod.tolerations)
-    used: list[Toleration] = []
-    for taint in (t for t in taints if t.effect == NO_EXECUTE):
-        match = next((t for t in tolerations if t.tolerates(taint)), None)
-        if match is None:
-            return 0.0
-        used.append(match)
-    seconds = [t.toleration_seconds for t in used if t.toleration_seconds is not None]
-    return None if not seconds else float(max(min(seconds), 0))
-
-
-def zone_key(node: Node) -> str:
-    """``utilnode.GetZoneKey``: the node's region and zone (both empty: the one zone of no label)."""
-    region = next((node.labels[k] for k in REGION_LABELS if k in node.labels), "")
-    zone = next((node.labels[k] for k in ZONE_LABELS if k in node.labels), "")
-    return f"{region}:\x00:{zone}" if region or zone else ""
 
 
 class UnreachableHost(Protocol):
@@ -180,21 +141,12 @@ class UnreachableNodes:
         state = self.cluster.state
         return state.nodes[state.index[name]]
 
-    def _evicting(self, zone: str) -> bool:
-        """Whether the zone's NoExecute tainter runs (``handleDisruption``, ``ComputeZoneState``): not
-        where no zone has a Ready node, nor in a small zone partially disrupted."""
+    def _tainting_qps(self, zone: str) -> float:
+        """The zone's NoExecute tainter's rate now (``handleDisruption``, ``ComputeZoneState``,
+        ``setLimiterInZone``), from the Ready state of every node."""
         state = self.cluster.state
-        zones: dict[str, tuple[int, int]] = {}
-        for i in state.active_indices().tolist():
-            node = state.nodes[i]
-            ready, not_ready = zones.get(zone_key(node), (0, 0))
-            down = node.name in self.cluster.not_ready
-            zones[zone_key(node)] = (ready + (not down), not_ready + down)
-        if all(ready == 0 for ready, _ in zones.values()):
-            return False
-        ready, not_ready = zones.get(zone, (0, 0))
-        partial_disruption = not_ready > 2 and not_ready / (ready + not_ready) >= UNHEALTHY_ZONE_THRESHOLD
-        return not (partial_disruption and ready > 0 and ready + not_ready <= LARGE_CLUSTER_SIZE_THRESHOLD)
+        nodes = (state.nodes[i] for i in state.active_indices().tolist())
+        return tainting_qps(zones((n, n.name not in self.cluster.not_ready) for n in nodes), zone)
 
     def _set_taints(self, name: str, add: tuple[Taint, ...], remove: tuple[Taint, ...] = ()) -> None:
         taints = self._node(name).taints
@@ -204,13 +156,14 @@ class UnreachableNodes:
 
     def _queue_tainting(self, name: str, down: NodeDown) -> None:
         """``markNodeForTainting``, then ``handleDisruption`` with every node the same pass found NotReady:
-        the zone's limiter lets the taint through now, 10 s after the zone's last, or never."""
+        the zone's limiter lets the taint through now, 1 / its rate after the zone's last, or never."""
         zone = zone_key(self._node(name)) if self._live(name, down) else None
-        if zone is None or not self._evicting(zone):
+        qps = 0.0 if zone is None else self._tainting_qps(zone)
+        if zone is None or qps <= 0:
             return
         now = self.clock.now
         at = max(now, self._next_taint.get(zone, now))
-        self._next_taint[zone] = at + NODE_EVICTION_INTERVAL_S
+        self._next_taint[zone] = at + 1 / qps
         self._at(at, partial(self._taint_no_execute, name, down))
 
     def _taint_no_execute(self, name: str, down: NodeDown) -> None:
