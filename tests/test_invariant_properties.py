@@ -9,8 +9,8 @@ queues (the training kinds' too, a CPU-only launcher or master on a flavor of it
 completions than parallelism, whose finished pods release quota; fair sharing with random weights and
 strategies; contended queues, where Jobs of high priority that come late preempt the early ones,
 reclaim lent quota, with and without fair sharing); a JobSet and an MPIJob; gangs under Coscheduling (a
-PyTorchJob among them) and under Volcano; pods claiming DRA devices; a Deployment scaled by an HPA
-against traffic, maybe under a PodDisruptionBudget; queue workers KEDA scales on a list of work items.
+PyTorchJob among them) and under Volcano; pods claiming DRA devices; a Deployment and a StatefulSet scaled by
+an HPA against traffic, maybe under a PodDisruptionBudget; queue workers KEDA scales on a list of work items.
 ``GPUFLEET_SOAK=N`` runs N examples of each property instead of the few the suite runs (a long run, by
 hand).
 
@@ -342,6 +342,39 @@ spec:
           image: llm
           resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
 ---{draw(scaled_on_gpu_use("lws", ref, "LeaderWorkerSet"))}"""
+
+
+@st.composite
+def stateful(draw: st.DrawFn, resource: str) -> str:
+    """A StatefulSet (``OrderedReady`` or ``Parallel``, from a random start ordinal, maybe with
+    ``minReadySeconds``), the HPA that scales it on GPU use, its traffic, and maybe a PodDisruptionBudget."""
+    ref = "{apiVersion: apps/v1, kind: StatefulSet, name: sts}"
+    budget = ""
+    if draw(st.booleans()):
+        budget = f"""
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: sts}}
+spec: {{maxUnavailable: {draw(st.integers(0, 1))}, selector: {{matchLabels: {{app: sts}}}}}}"""
+    return f"""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: sts}}
+spec:
+  replicas: {draw(st.integers(0, 3))}
+  podManagementPolicy: {draw(st.sampled_from(["OrderedReady", "Parallel"]))}
+  ordinals: {{start: {draw(st.integers(0, 2))}}}
+  minReadySeconds: {draw(st.sampled_from([0, 30]))}
+  selector: {{matchLabels: {{app: sts}}}}
+  template:
+    metadata: {{labels: {{app: sts}}}}
+    spec:
+      containers:
+      - name: server
+        image: llm
+        resources: {{requests: {{cpu: "2", memory: 8Gi}}, limits: {{{limits(draw, resource, 1)}}}}}
+---{draw(scaled_on_gpu_use("sts", ref, "StatefulSet"))}{budget}"""
 
 
 @st.composite
@@ -873,7 +906,7 @@ def scenarios(draw: st.DrawFn, autoscaled: bool) -> str:
         docs.append(draw(served(draw(st.sampled_from(resources)))))
     if draw(st.booleans()):
         docs.append(draw(consumed(draw(st.sampled_from(resources)))))
-    for kind in (grouped, ray_cluster, scaled_job, jobset, mpijob, volcano_job):
+    for kind in (grouped, stateful, ray_cluster, scaled_job, jobset, mpijob, volcano_job):
         if draw(st.integers(0, 2)) == 0:
             resource = draw(st.sampled_from(resources))
             if queued and kind in (jobset, mpijob) and draw(st.booleans()):

@@ -227,6 +227,40 @@ def test_selector_owner_deployment_picks_its_pods_through_its_replica_sets(tmp_p
     assert scenario.owned["Deployment/ml/llm"].replica_set == "llm-5c6b"
 
 
+def test_selector_owner_stateful_set_edits_its_pods_and_its_template(tmp_path: Path) -> None:
+    """A StatefulSet makes its pods from ``spec.template``: the edit reaches its pending pod (its controlling
+    ownerReference) and its template, so the pods it makes again in the run (``triton-1``) get it too."""
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "triton", "namespace": "ml", "uid": "uid-triton"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "triton"}},
+            "template": template("triton", 1),
+        },
+    }
+    pod = pending_pod("triton-0", "x-y", "y", 1)
+    pod["metadata"]["labels"] = {"app": "triton"}
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "name": "triton",
+            "uid": "uid-triton",
+            "controller": True,
+        }
+    ]
+    edit = {
+        "selector": {"namespace": "ml", "owner": {"kind": "StatefulSet", "name": "triton"}},
+        "set": {"annotations": {"gpufleet.io/warmup": "45s"}},
+    }
+    scenario = changed(snapshot(tmp_path, sts, pod), change(tmp_path, [edit]))
+    assert {bare.pod.name: bare.pod.behavior.warmup for bare in scenario.pods} == {"triton-0": "45s"}
+    [stateful_set] = [w for w in scenario.other_workloads if getattr(w, "name", "") == "triton"]
+    assert stateful_set.template.behavior.warmup == "45s"
+
+
 def test_selector_owner_that_owns_nothing_in_the_snapshot_is_an_error(tmp_path: Path) -> None:
     edit = {
         "selector": {"owner": {"kind": "Job", "name": "train"}},

@@ -50,8 +50,9 @@ def test_a_kind_in_a_version_kubernetes_no_longer_serves_is_an_error(tmp_path: P
             "scenario.yaml: document 1 (CronJob/nightly): kind batch/v1/CronJob is not modelled; ignored",
         ),
         (
-            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}",
-            "scenario.yaml: document 1 (StatefulSet/db): kind apps/v1/StatefulSet is not modelled; ignored",
+            "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: db}",
+            "scenario.yaml: document 1 (ReplicationController/db): kind v1/ReplicationController is not "
+            "modelled; ignored",
         ),
     ],
 )

@@ -51,6 +51,7 @@ def violation(check: object, *args: object) -> InvariantViolation:
         "kueue/provisioning-admission-check.yaml",
         "serving/bounded-queue.yaml",
         "serving/lws-hpa.yaml",
+        "serving/statefulset-hpa.yaml",
         "training/raycluster-autoscaling.yaml",
         "seed-001",
     ],

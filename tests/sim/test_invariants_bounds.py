@@ -1,8 +1,9 @@
 """Replicas within their bounds for every kind that keeps a count (``kind.BoundsReplicas``): a
-LeaderWorkerSet's groups within ``replicas``, a RayCluster worker group's workers within what KubeRay
-wants of it (``replicas`` clamped to ``minReplicas``/``maxReplicas``), a ScaledJob's Jobs within
-``maxReplicaCount``. Each kind's example keeps them after every event, and each count, pushed past its
-bound in a run's state, is reported with the controller and what was counted."""
+LeaderWorkerSet's groups within ``replicas``, an ``OrderedReady`` StatefulSet's scale-down one pod at a
+time, a RayCluster worker group's workers within what KubeRay wants of it (``replicas`` clamped to
+``minReplicas``/``maxReplicas``), a ScaledJob's Jobs within ``maxReplicaCount``. Each kind's example
+keeps them after every event, and each count, pushed past its bound in a run's state, is reported with
+the controller and what was counted."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from gpufleet.sim.invariants import InvariantViolation
 from gpufleet.sim.simulation import Simulation
 from gpufleet.workloads.leaderworkerset import LeaderWorkerSetController
 from gpufleet.workloads.raycluster import RayClusterController
+from gpufleet.workloads.statefulset import StatefulSetController
 
 
 def violation(sim: Simulation) -> InvariantViolation:
@@ -32,6 +34,18 @@ def test_a_leaderworkerset_group_kept_past_its_replicas_is_reported() -> None:
     broken = violation(sim)
     assert (broken.invariant, broken.subject) == ("replicas-within-bounds", "LeaderWorkerSet/default/vllm")
     assert broken.detail.endswith(f"groups, outside [0, {len(lws.groups) - 1}]")
+
+
+def test_an_ordered_stateful_set_scaling_down_two_pods_at_once_is_reported() -> None:
+    """``processCondemned`` under ``OrderedReady`` deletes one pod past the range and waits for it to be gone:
+    two being deleted at once break the bound."""
+    sim = checked("serving/statefulset-hpa.yaml", duration_s=600.0)
+    sts = sim.controllers["StatefulSet/serving/triton"]
+    assert isinstance(sts, StatefulSetController)
+    sts.scaled_down |= {"serving/triton-8", "serving/triton-9"}
+    broken = violation(sim)
+    assert (broken.invariant, broken.subject) == ("replicas-within-bounds", "StatefulSet/serving/triton")
+    assert broken.detail == "2 pods its scale-down is deleting, outside [0, 1]"
 
 
 def test_a_ray_worker_group_with_more_workers_than_it_wants_is_reported() -> None:

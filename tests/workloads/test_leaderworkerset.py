@@ -117,6 +117,16 @@ def test_groups_are_a_leader_and_workers_named_labelled_and_owned_as_lws_makes_t
     assert made.lws.revision and set(made.lws.revision) <= set("bcdfghjklmnpqrstvwxz2456789")
 
 
+def test_groups_pods_carry_the_statefulset_controllers_identity_labels(tmp_path: Path) -> None:
+    """The leaders and workers are StatefulSet pods: the StatefulSet controller labels each with its
+    name and ordinal (``updateIdentity``: ``statefulset.kubernetes.io/pod-name``,
+    ``apps.kubernetes.io/pod-index``), the leader's ordinal its group, the worker's its worker index."""
+    pods = {p.name: p for p in controller(tmp_path, lws(replicas=2, size=3)).wanted([])}
+    for name, index in (("llm-1", "1"), ("llm-1-2", "2"), ("llm-0-1", "1")):
+        assert pods[name].labels["statefulset.kubernetes.io/pod-name"] == name
+        assert pods[name].labels["apps.kubernetes.io/pod-index"] == index
+
+
 def test_defaults_are_one_group_of_one_pod_that_recreates_its_group(tmp_path: Path) -> None:
     """``+kubebuilder:default=1`` for replicas and size, ``Default``: RecreateGroupOnPodRestart,
     LeaderCreated; size 1 has no workers; without a leaderTemplate the leader uses the worker's."""

@@ -135,8 +135,8 @@ class NodeGroup(Protocol):
 
 
 class ScaleStatus(Protocol):
-    """What the scale subresource of a Deployment, ReplicaSet or LeaderWorkerSet gives: ``spec.replicas``,
-    and the pods it keeps that its selector selects (a LeaderWorkerSet's leaders)."""
+    """What the scale subresource of a Deployment, ReplicaSet, StatefulSet or LeaderWorkerSet gives:
+    ``spec.replicas``, and the pods it keeps that its selector selects (a LeaderWorkerSet's leaders)."""
 
     @property
     def replicas(self) -> int: ...
@@ -296,8 +296,8 @@ class WorkloadPort(ClusterReads, Protocol):
     """What the HPA controller and KEDA read and change."""
 
     def scale_target(self, target: str) -> ScaleStatus | None:
-        """The Deployment, ReplicaSet or LeaderWorkerSet ``target`` (``<kind>/<ns>/<name>``) names; None
-        for another kind."""
+        """The Deployment, ReplicaSet, StatefulSet or LeaderWorkerSet ``target`` (``<kind>/<ns>/<name>``)
+        names; None for another kind."""
         ...
 
     def job(self, key: str) -> JobStatus | None: ...
@@ -333,8 +333,8 @@ class WorkloadPort(ClusterReads, Protocol):
         ...
 
     def scale(self, target: str, replicas: int) -> None:
-        """Set ``spec.replicas`` of the Deployment, ReplicaSet or LeaderWorkerSet ``target``; its
-        controller adds or deletes pods (a LeaderWorkerSet: whole groups)."""
+        """Set ``spec.replicas`` of the Deployment, ReplicaSet, StatefulSet or LeaderWorkerSet ``target``; its
+        controller adds or deletes pods (a StatefulSet: in ordinal order; a LeaderWorkerSet: whole groups)."""
         ...
 
     def create_job(self, job: Job) -> None: ...

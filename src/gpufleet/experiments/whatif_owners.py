@@ -8,7 +8,8 @@ those of its ReplicaSets: a ReplicaSet of the snapshot whose own controller is t
 Deployment controller gives its ReplicaSets, as ``kube.adoption`` reads it).
 
 The start-up annotations of a pod edit also go to the pod templates (``spec.template``) of the
-snapshot's Jobs, Deployments, ReplicaSets and DaemonSets that would make a pod the selector chooses:
+snapshot's Jobs, Deployments, ReplicaSets, DaemonSets and StatefulSets that would make a pod the selector
+chooses:
 in its ``namespace``, with template labels its ``labelSelector`` selects, the controller its ``owner``
 names; none when it names pods by ``names`` (a pod made later has another name). A Deployment and its
 ReplicaSets are edited together, so that its current ReplicaSet's template stays equal to the
@@ -26,7 +27,13 @@ from gpufleet.kube.objects import controller_of, mapping
 
 #: (API group, kind) of the controllers whose ``spec.template`` makes their pods.
 CONTROLLERS = frozenset(
-    {("batch", "Job"), ("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "DaemonSet")}
+    {
+        ("batch", "Job"),
+        ("apps", "Deployment"),
+        ("apps", "ReplicaSet"),
+        ("apps", "DaemonSet"),
+        ("apps", "StatefulSet"),
+    }
 )
 
 #: kind, namespace, name

@@ -634,7 +634,7 @@ class RpsStep(SpecModel):
 
 class TrafficSpec(SpecModel):
     target: Name
-    target_kind: Literal["Deployment", "ReplicaSet", "LeaderWorkerSet"] = "Deployment"
+    target_kind: Literal["Deployment", "ReplicaSet", "StatefulSet", "LeaderWorkerSet"] = "Deployment"
     rps: list[RpsStep]
     per_replica_rps: PositiveNumber
     timeout_seconds: PositiveNumber | None = None

@@ -87,6 +87,7 @@ from gpufleet.workloads.mpijob import MPIJob
 from gpufleet.workloads.pytorchjob import PyTorchJob
 from gpufleet.workloads.rayjob import RayJob
 from gpufleet.workloads.replicaset import API as REPLICA_SET
+from gpufleet.workloads.statefulset import API as STATEFUL_SET
 from gpufleet.workloads.trainjob import TrainJob
 from gpufleet.workloads.volcano_job import API as VOLCANO_JOB
 from gpufleet.workloads.volcano_job import VolcanoJob
@@ -105,7 +106,7 @@ _EXTRA_TOP_LEVEL = {
     kinds.VOLCANO_QUEUE: ("status",),
 }
 #: The kinds whose documents adoption reads (pods and the controllers that own them: ``adoption``).
-_ADOPTION = frozenset({kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.DAEMONSET, REPLICA_SET})
+_ADOPTION = frozenset({kinds.POD, kinds.JOB, kinds.DEPLOYMENT, kinds.DAEMONSET, REPLICA_SET, STATEFUL_SET})
 #: The API groups of Volcano's objects: any of them installs Volcano (``_install_volcano``).
 VOLCANO_GROUPS = frozenset({kinds.VOLCANO_QUEUE[0], VOLCANO_JOB[0]})
 #: Kinds whose ``metadata.name`` may be left out.
@@ -848,14 +849,14 @@ class _Loader:
 
     def _check_targets(self) -> None:
         """Scalers and Traffic aimed at what has a scale subresource gpufleet runs, an ``apps/v1``
-        Deployment or ReplicaSet or another ``Scalable`` kind (a LeaderWorkerSet) of the scenario, or
-        nothing runs."""
+        Deployment or ReplicaSet or another ``Scalable`` kind (a StatefulSet, a LeaderWorkerSet) of the
+        scenario, or nothing runs."""
         scalable = {("Deployment", d.namespace, d.name): "apps/v1" for d in self.scenario.deployments}
         for w in self.scenario.other_workloads:
             controller = controller_for(w)
             if controller.kind == "ReplicaSet":
                 scalable[(controller.kind, w.namespace, w.name)] = "apps/v1"
-            elif isinstance(controller, Scalable):  # a LeaderWorkerSet
+            elif isinstance(controller, Scalable):  # a StatefulSet, a LeaderWorkerSet
                 scalable[(controller.kind, w.namespace, w.name)] = controller.api_version
         scalers: dict[tuple[str, str, str], list[_Target]] = {}
         for target in self._targets:

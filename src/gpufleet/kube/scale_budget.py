@@ -10,7 +10,7 @@ the machine running gpufleet has. The loader charges each object as it reads it 
 - nodes present at time 0 (Node documents, and each NodePool's ``replicas`` and ``warm``, ``min`` when
   larger): at most ``MAX_NODES`` in all. Nodes an autoscaler adds later are made for pods, which are
   bounded in turn.
-- pods one workload keeps at once (a Deployment's or ReplicaSet's ``replicas``, a Job's
+- pods one workload keeps at once (a Deployment's, ReplicaSet's or StatefulSet's ``replicas``, a Job's
   ``parallelism`` up to its ``completions``, a LeaderWorkerSet's ``replicas`` x ``size``, a JobSet's
   replicated Jobs, a training job's replicas, a RayCluster's head and workers), and the replicas an
   HPA or KEDA may scale one to (``maxReplicas``, ``maxReplicaCount``): at most
@@ -39,6 +39,7 @@ from gpufleet.workloads.pytorchjob import PyTorchJob
 from gpufleet.workloads.raycluster import RayCluster, RayClusterSpec
 from gpufleet.workloads.rayjob import RayJob
 from gpufleet.workloads.replicaset import ReplicaSet
+from gpufleet.workloads.statefulset import StatefulSet
 from gpufleet.workloads.trainjob import TrainJob
 from gpufleet.workloads.volcano_job import VolcanoJob
 
@@ -71,7 +72,7 @@ def pods_at_once(workload: Workload) -> tuple[int, str]:
     match workload:
         case Job():
             return _job_pods(workload.parallelism, workload.completions), "parallelism"
-        case Deployment() | ReplicaSet():
+        case Deployment() | ReplicaSet() | StatefulSet():
             return workload.replicas, "replicas"
         case LeaderWorkerSet():
             return workload.replicas * workload.size, "replicas"

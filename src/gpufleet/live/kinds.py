@@ -47,6 +47,7 @@ KINDS: dict[str, KindRef] = {
     "poddisruptionbudgets": KindRef("policy", ("v1",), "poddisruptionbudgets", "PodDisruptionBudget", True),
     "deployments": KindRef("apps", ("v1",), "deployments", "Deployment", True),
     "replicasets": KindRef("apps", ("v1",), "replicasets", "ReplicaSet", True),
+    "statefulsets": KindRef("apps", ("v1",), "statefulsets", "StatefulSet", True),
     "daemonsets": KindRef("apps", ("v1",), "daemonsets", "DaemonSet", True),
     "jobs": KindRef("batch", ("v1",), "jobs", "Job", True),
     "horizontalpodautoscalers": KindRef(

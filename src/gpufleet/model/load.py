@@ -61,10 +61,10 @@ class TrafficUsage:
 class Traffic:
     name: str
     namespace: str
-    target: str  # the name of a Deployment (or ReplicaSet, or LeaderWorkerSet), same namespace
+    target: str  # the name of a Deployment (or ReplicaSet, StatefulSet, LeaderWorkerSet), same namespace
     rps: tuple[tuple[float, float], ...]  # (from time, requests per second) steps
     per_replica_rps: float
-    target_kind: str = "Deployment"  # or "ReplicaSet" or "LeaderWorkerSet"
+    target_kind: str = "Deployment"  # or "ReplicaSet", "StatefulSet" or "LeaderWorkerSet"
     timeout_s: float | None = None  # a request waiting longer gives up (a client or gateway timeout)
     max_queue: int | None = None  # requests arriving at this backlog are refused (HTTP 503/429)
     usage: TrafficUsage = TrafficUsage()  # the CPU and memory its pods use

@@ -600,10 +600,12 @@ class Simulation:
                 controller.finished(rec.pod, succeeded=False)
 
     def _watched(self, pod: Pod, changed: Callable[[WatchesPods], bool]) -> None:
-        """A pod progressed: a controller that watches its pods may want more."""
-        controller = self.created_by.get(pod.key)
+        """A pod progressed: a controller that watches its pods (the one that made it, or adopted it from a
+        snapshot: a StatefulSet's) may want more."""
+        controller = self._owner_controller(pod)
         if controller is None or not implements(controller, WatchesPods):
             return
+        self._tick(controller)
         if changed(cast(WatchesPods, controller)):
             self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
@@ -1005,7 +1007,7 @@ class Simulation:
         return (lc.pending, lc.running, self.meter.working_gpus, len(lc.records))
 
     def scale_target(self, target: str) -> DeploymentController | ReplicaSetController | Scalable | None:
-        """The Deployment, ReplicaSet or other ``Scalable`` kind (a LeaderWorkerSet) ``target``
+        """The Deployment, ReplicaSet or other ``Scalable`` kind (a StatefulSet, a LeaderWorkerSet) ``target``
         (``<kind>/<ns>/<name>``) names: the kinds with a scale subresource that gpufleet runs."""
         controller = self.controllers.get(target)
         if isinstance(controller, DeploymentController | ReplicaSetController | Scalable):

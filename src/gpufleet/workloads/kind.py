@@ -341,10 +341,10 @@ class ReplicaBound:
 @runtime_checkable
 class BoundsReplicas(Protocol):
     """A controller (or autoscaler) whose counts stay within bounds its upstream keeps: a ReplicaSet's
-    pods within ``replicas``, a LeaderWorkerSet's groups within ``replicas``, a RayCluster worker group's
-    workers within its ``replicas`` clamped to ``minReplicas``/``maxReplicas``, a ScaledJob's Jobs within
-    ``maxReplicaCount``. ``gpufleet simulate --check-invariants`` asks it after every event that touched its
-    pods."""
+    pods within ``replicas``, a StatefulSet's ordinals within its range, a LeaderWorkerSet's groups within
+    ``replicas``, a RayCluster worker group's workers within its ``replicas`` clamped to
+    ``minReplicas``/``maxReplicas``, a ScaledJob's Jobs within ``maxReplicaCount``. ``gpufleet simulate
+    --check-invariants`` asks it after every event that touched its pods."""
 
     def replica_bounds(self) -> list[ReplicaBound]:
         """Each count it keeps, with its bounds now."""
@@ -354,8 +354,9 @@ class BoundsReplicas(Protocol):
 @runtime_checkable
 class Scalable(Protocol):
     """A kind with a scale subresource whose controller decides itself what a change of ``replicas``
-    removes (a LeaderWorkerSet: whole groups, highest index first), as an HPA or KEDA reads and
-    changes it. (Deployments and ReplicaSets have their own, ``workloads.replicas.KeepsReplicas``.)"""
+    removes (a StatefulSet: its highest ordinals; a LeaderWorkerSet: whole groups, highest index first),
+    as an HPA or KEDA reads and changes it. (Deployments and ReplicaSets have their own,
+    ``workloads.replicas.KeepsReplicas``.)"""
 
     kind: ClassVar[str]
     #: the ``apiVersion`` a ``scaleTargetRef`` names it by

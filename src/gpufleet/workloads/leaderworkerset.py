@@ -24,7 +24,9 @@ StatefulSet ``<lws>`` has the leaders ``<lws>-<group>``; each leader owns the wo
 at 1). Pods carry ``leaderworkerset.sigs.k8s.io/{name,group-index,worker-index,group-key,
 template-revision-hash}`` (``group-key``: SHA-1 of ``<namespace>/<leader name>``) and the annotation
 ``leaderworkerset.sigs.k8s.io/size`` (workers also ``leader-name``). Leaders are owned by the
-StatefulSet ``<lws>``, workers by ``<lws>-<group>``. The revision hash upstream is the FNV hash of
+StatefulSet ``<lws>``, workers by ``<lws>-<group>``; as StatefulSet pods, each also carries the
+StatefulSet controller's ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index``
+(``workloads.stateful_pods``). The revision hash upstream is the FNV hash of
 a ControllerRevision's Go dump; here it is the FNV-32a of the ``leaderWorkerTemplate`` as JSON,
 encoded the same way (``rand.SafeEncodeString``): the same shape, not the same value.
 
@@ -76,12 +78,13 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from gpufleet.model.node import Node
-from gpufleet.model.pod import OwnerRef, Pod, Requirement
+from gpufleet.model.pod import Pod, Requirement
 from gpufleet.model.pod_affinity import PodAffinity, PodAffinityTerm
 from gpufleet.model.workloads import Created, PodGroup, PodSet, labelled
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.kind import CONTROLLER_RESTART_POLICIES, ManifestReader, ReplicaBound
 from gpufleet.workloads.pytorchjob import invalid, unsupported
+from gpufleet.workloads.stateful_pods import stateful_pod
 
 API = ("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet")
 PREFIX = "leaderworkerset.sigs.k8s.io/"
@@ -398,8 +401,7 @@ class LeaderWorkerSetController:
         lws = self.lws
         name = f"{lws.name}-{group}"
         labels = {**self._labels(group, name), WORKER_INDEX_LABEL: "0"}
-        owner = OwnerRef("StatefulSet", lws.name)
-        pod = lws.leader_template.stamped(name, owner, labels, namespace=lws.namespace)
+        pod = stateful_pod(lws.leader_template, lws.name, lws.namespace, group, labels)
         self._annotations(pod)
         if lws.exclusive_topology is not None:
             pod = exclusive_affinity(pod, labels[GROUP_KEY_LABEL], lws.exclusive_topology, GROUP_KEY_LABEL)
@@ -409,8 +411,7 @@ class LeaderWorkerSetController:
         lws = self.lws
         leader_name = f"{lws.name}-{group}"
         labels = {**self._labels(group, leader_name), WORKER_INDEX_LABEL: str(worker)}
-        owner = OwnerRef("StatefulSet", leader_name)
-        pod = lws.worker_template.stamped(f"{leader_name}-{worker}", owner, labels, namespace=lws.namespace)
+        pod = stateful_pod(lws.worker_template, leader_name, lws.namespace, worker, labels)
         self._annotations(pod)
         pod.annotations[LEADER_NAME_ANNOTATION] = leader_name
         topology = lws.exclusive_topology
