@@ -20,6 +20,10 @@ What Kueue's controllers do around its scheduler (``kubernetes-sigs/kueue: pkg/c
   when it is created in the run, a dump's workload's its ``creationTimestamp`` on the run's clock
   (``port.queue_created``: its Job's or other kind's, a plain pod's own; a pod group's, its latest pod's,
   as Kueue makes the group's Workload once its pods exist);
+* a dump's Workload admitted before the run (``model.kueue_dumped.DumpedAdmission``) holds its admission's
+  quota from the run's start, on the flavors it was admitted with (``AddOrUpdateWorkload``); its job is not
+  suspended, its bound pods are its own (``bound``, as they arrive, before or after its controller starts),
+  and a pod it creates later is released at once with its flavors' labels;
 * a Job with ``kueue.x-k8s.io/job-min-parallelism`` may be admitted with fewer pods (partial admission,
   ``scheduling.kueue.partial_admission``): it runs with ``parallelism`` set to the count admitted, its gated
   pods beyond it are deleted (final state ``Deleted``: a suspended Job has none), and it asks for its
@@ -78,7 +82,7 @@ from gpufleet.control.port import (
     ReclaimsPods,
 )
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, FlavorResource, KueueObjects
-from gpufleet.model.kueue_dumped import DumpedOnClock, on_clock
+from gpufleet.model.kueue_dumped import DumpedAdmission, DumpedOnClock, on_clock
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import PODS, Resources, add
 from gpufleet.model.workloads import PodSet
@@ -115,6 +119,9 @@ class KueueQueues:
         self.clock = clock
         self.objects = objects
         self.dumped = {k: on_clock(d, clock_zero_unix) for k, d in objects.dumped.items()}
+        #: a dump's bound pods that arrived before the controller of their workload, which a dump's Workload
+        #: admitted, started: by that workload's key, claimed as it starts
+        self._arrived_first: dict[str, list[str]] = {}
         self.installed = bool(self.objects.cluster_queues or self.objects.local_queues)
         self.workloads: dict[str, KueueWorkload] = {}
         self.of_pod: dict[str, str] = {}  # pod key -> workload key
@@ -155,23 +162,77 @@ class KueueQueues:
         created = self.port.queue_created(pod)
         wl = self.workloads.get(key)
         if wl is None:
-            at = self.clock.now if created is None else created
-            wl = KueueWorkload(key, queue, at, len(self.workloads), controller)
-            self.workloads[key] = wl
-            dumped = self.dumped.get(key)
-            if dumped is not None:
-                self._restore(wl, dumped)
-        elif controller is None and created is not None and key not in self.dumped:
-            # a group's Workload: once its pods exist
-            wl.created_s = max(wl.created_s, created)
-        wl.pods.append(pod.key)
-        self.of_pod[pod.key] = key
+            wl = self._record(key, queue, controller, created, pod.key)
+        else:
+            if controller is None and created is not None and key not in self.dumped:
+                # a group's Workload: once its pods exist
+                wl.created_s = max(wl.created_s, created)
+            self._add_pod(wl, pod.key)
         if wl.admitted is not None and not wl.admitted.evicting and wl.started:
             self._release(pod, wl.admitted)
             return True
         self.port.hold(pod.key, wl.message)
         self._request_cycle()
         return True
+
+    def started(self, key: str, controller: QueuedWorkload) -> None:
+        """The workload ``key``'s controller started: where a dump's Workload admitted it
+        (``DumpedOnClock.admission``), it holds that quota from now on, before any of its pods arrives."""
+        dumped = self.dumped.get(key)
+        queue = self.objects.workload_queues.get(key)
+        if not self.installed or dumped is None or dumped.admission is None or queue is None:
+            return
+        if key not in self.workloads:
+            wl = self._record(key, queue, controller, None)
+            for pod_key in self._arrived_first.pop(key, []):
+                self._add_pod(wl, pod_key)
+
+    def bound(self, pod: Pod) -> None:
+        """A pod bound to its node as it arrives (a dump's): one of a workload a dump's Workload admitted is
+        that workload's (its eviction deletes it, its end may release the quota), its Workload's record made
+        where it is the first (a plain pod's, a pod group's), or kept for its controller's start where that is
+        still to come. Any other bound pod is not Kueue's to hold."""
+        found = self._workload_of(pod) if self.installed else None
+        owner = pod.owner
+        if found is None and owner is not None:  # its controller is still to start
+            key = f"{owner.kind}/{pod.namespace}/{owner.name}"
+            dumped = self.dumped.get(key)
+            if dumped is not None and dumped.admission is not None:
+                self._arrived_first.setdefault(key, []).append(pod.key)
+        if found is None:
+            return
+        key, queue, controller = found
+        wl = self.workloads.get(key)
+        if wl is None:
+            dumped = self.dumped.get(key)
+            if dumped is not None and dumped.admission is not None:
+                self._record(key, queue, controller, self.port.queue_created(pod), pod.key)
+        elif wl.admitted is not None and not wl.admitted.evicting:
+            self._add_pod(wl, pod.key)
+
+    def _record(
+        self,
+        key: str,
+        queue: str,
+        controller: QueuedWorkload | None,
+        created: float | None,
+        pod_key: str | None = None,
+    ) -> KueueWorkload:
+        """The workload's record (upstream's Workload), made as its first pod ``pod_key`` arrives (or its
+        controller starts), a dump's Workload's restored."""
+        at = self.clock.now if created is None else created
+        wl = KueueWorkload(key, queue, at, len(self.workloads), controller)
+        self.workloads[key] = wl
+        if pod_key is not None:
+            self._add_pod(wl, pod_key)
+        dumped = self.dumped.get(key)
+        if dumped is not None:
+            self._restore(wl, dumped)
+        return wl
+
+    def _add_pod(self, wl: KueueWorkload, pod_key: str) -> None:
+        wl.pods.append(pod_key)
+        self.of_pod[pod_key] = wl.key
 
     def _restore(self, wl: KueueWorkload, dumped: DumpedOnClock) -> None:
         """A dump's Workload as it stands (``model.kueue_dumped``): created at its ``creationTimestamp``,
@@ -183,6 +244,9 @@ class KueueQueues:
             wl.created_s = dumped.created_s
         wl.dumped_eviction = dumped.evicted
         wl.priority = dumped.priority
+        if dumped.admission is not None:
+            self._admitted_before(wl, dumped.admission, dumped.admitted_s)
+            return
         if not dumped.active:
             wl.active = False
             wl.message = DUMPED_DEACTIVATED
@@ -193,11 +257,41 @@ class KueueQueues:
             wl.message = DUMPED_BACKOFF.format(dumped.requeue_count, at)
             self.clock.at(at, Priority.CONTROLLER, self._request_cycle, background=True)
 
+    def _admitted_before(self, wl: KueueWorkload, admission: DumpedAdmission, admitted_s: float) -> None:
+        """A dump's Workload admitted at ``admitted_s`` (no later than time 0) holds its admission's quota
+        as Kueue's cache counts it (``AddOrUpdateWorkload``, ``workload.NewInfo``:
+        ``totalRequestsFromAdmission``): each pod set's ``resourceUsage`` on its assigned flavors, its
+        ``count`` (unset: its pod set's), not admitted again by gpufleet (which might choose other flavors).
+        It is ``Admitted``: its pods run where they are, a pod created later is released at once with the
+        flavors' labels, and ``waitForPodsReady`` times it from its admission. Its ClusterQueue's admissions
+        in the run do not count it."""
+        pod_sets = {s.name: s for s in wl.pod_sets(self.port.pods)}
+        first = next(iter(pod_sets.values()))
+        entries = []
+        for assigned in admission.pod_sets:
+            pod_set = pod_sets.get(assigned.name, first)
+            count = pod_set.count if assigned.count is None else assigned.count
+            entries.append(PodSetResources(assigned.name, count, dict(assigned.usage), pod_set.template))
+        template = first.template
+        priority = wl.priority
+        if priority is None:
+            priority = self.objects.priority(wl.key, template.labels, template.priority)
+        workload = Workload(wl.key, admission.cluster_queue, priority, wl.created_s, wl.order, tuple(entries))
+        flavors = {a.name: dict(a.flavors) for a in admission.pod_sets}
+        wl.admitted = Admitted(workload, flavors, dict(admission.usage), admitted_s)
+        wl.started = True
+        wl.reservations.append(admitted_s)
+        wl.admissions.append(admitted_s)
+        wl.admitted_counts.append({ps.name: ps.count for ps in workload.pod_sets})
+        self._usage_changed(admission.cluster_queue)
+        self.pods_ready.arm(wl)
+
     def suspends(self, key: str) -> bool:
         """Whether the workload ``key`` (``<kind>/<ns>/<name>``) starts suspended until Kueue admits it: one
         labelled with a LocalQueue while Kueue is installed (Kueue's webhook sets a Job's ``spec.suspend``;
-        the Job controller sets no ``status.startTime`` while it is suspended)."""
-        return self.objects.manages(key)
+        the Job controller sets no ``status.startTime`` while it is suspended), unless a dump's Workload
+        admitted it (``KueueObjects.holds``)."""
+        return self.objects.holds(key)
 
     def pod_finished(self, pod: Pod) -> bool:
         """A pod of a workload ended; True if it went because Kueue evicted a Job (suspension,

@@ -17,8 +17,14 @@ type is an error. Checked against the job (warnings, never a silent pick): a Wor
 (``QuotaReserved``) while its Job is suspended, or none while its Job runs unsuspended; a ``spec.queueName``
 other than the job's LocalQueue; a ``spec.priority`` other than what gpufleet derives from the job (its
 WorkloadPriorityClass, else its pods' priority: Kueue's scheduler reads the Workload's, and so does
-gpufleet). ``status.admission`` is not carried (gpufleet admits the workload again in the run), nor are
-``spec.maximumExecutionTimeSeconds``, ``status.admissionChecks`` (the run's checks start Pending) and
+gpufleet). An admitted Workload's ``status.admission`` (``model.kueue_dumped.DumpedAdmission``: its
+ClusterQueue, each pod set's flavors, ``count`` and ``resourceUsage``) holds that quota from the run's start
+(``control.kueue_queues``), its pods on their nodes; where its ClusterQueue or a flavor is not in the input
+(or the ClusterQueue has no quota of that flavor and resource), its Job is suspended, or it holds quota
+without being ``Admitted``, a warning names the Workload and the field, and gpufleet queues it afresh. A
+``topologyAssignment`` is a warning (its pods keep their nodes). A ``Requeued=False`` condition is read as
+Kueue's workload controller acts on it (``REQUEUED_BY_KUEUE``); one of another reason is a warning. Not
+carried: ``spec.maximumExecutionTimeSeconds``, ``status.admissionChecks`` (the run's checks start Pending) and
 ``status.accumulatedPastExexcutionTimeSeconds``: warnings. The rest of its spec (``podSets``) and status
 (``reclaimablePods``, ``resourceRequests``) Kueue derives from its job, and so does gpufleet.
 """
@@ -26,15 +32,16 @@ gpufleet). ``status.admission`` is not carried (gpufleet admits the workload aga
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from gpufleet.kube import nodes
+from gpufleet.kube import nodes, resource_lists
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.problems import Reporter, invalid
 from gpufleet.model.kueue import QUEUE_NAME_LABEL, KueueObjects
-from gpufleet.model.kueue_dumped import DumpedWorkload
+from gpufleet.model.kueue_dumped import DumpedAdmission, DumpedPodSetAdmission, DumpedWorkload
 from gpufleet.model.pod import Pod
+from gpufleet.scheduling.kueue.workload import POD_SET
 
 #: the label a Kueue pod group's pods carry: its Workload's name (``podconstants.GroupNameLabel``)
 POD_GROUP_NAME_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -42,6 +49,20 @@ WORKLOAD = "Workload"
 #: the Workload's conditions read (``workload_types.go``)
 EVICTED = "Evicted"
 QUOTA_RESERVED = "QuotaReserved"
+ADMITTED = "Admitted"
+REQUEUED = "Requeued"
+#: the reasons of a ``Requeued=False`` condition that Kueue's workload controller turns ``True`` by itself
+#: (``workload_controller.go`` ``Reconcile``): once ``requeueAt`` passes for one evicted by the PodsReady
+#: timeout or an admission check (``BackoffFinished``; gpufleet waits for ``requeueAt``), at once for one
+#: deactivated that is active again (``Reactivated``; one still inactive stays so) and once its stopped
+#: queue runs again (gpufleet's queues run: ``stopPolicy`` is not modelled)
+REQUEUED_BY_KUEUE = (
+    "PodsReadyTimeout",
+    "AdmissionCheck",
+    "Deactivated",
+    "ClusterQueueStopped",
+    "LocalQueueStopped",
+)
 _INT32_MAX = 2**31 - 1
 #: the kinds Kueue admits part by part, a Workload per part (``control.port.QueuedInParts``)
 _IN_PARTS = "LeaderWorkerSet/"
@@ -87,6 +108,7 @@ def read(meta: Meta, body: Mapping[str, Any], report: Reporter) -> ReadWorkload:
     queue_name = spec.get("queueName")
     conditions = _conditions(status, report)
     evicted = conditions.get(EVICTED)
+    _check_requeued(status, report)
     count, requeue_at = _requeue_state(mapping(status.get("requeueState")), report)
     for path, value in (
         ("spec.maximumExecutionTimeSeconds", spec.get("maximumExecutionTimeSeconds")),
@@ -95,17 +117,13 @@ def read(meta: Meta, body: Mapping[str, Any], report: Reporter) -> ReadWorkload:
     ):
         if value not in (None, [], 0):
             report.not_modelled(path)
+    name = f"{meta.namespace}/{meta.name}"
     reserved_in = None
     admission = mapping(status.get("admission"))
-    if admission:
-        report.not_modelled(
-            "status.admission", note="gpufleet admits the workload again in the run, from its job's spec"
-        )
     if QUOTA_RESERVED in conditions:
         reserved_in = str(admission.get("clusterQueue") or "")
-    workload = DumpedWorkload(
-        f"{meta.namespace}/{meta.name}", created, active, count, requeue_at, evicted, priority
-    )
+    admitted = _admission(name, admission, conditions, report) if admission else None
+    workload = DumpedWorkload(name, created, active, count, requeue_at, evicted, priority, admitted)
     owner = _controller(metadata, meta.namespace)
     queue = queue_name if isinstance(queue_name, str) and queue_name else None
     return ReadWorkload(report, meta, owner, workload, queue, reserved_in)
@@ -121,6 +139,73 @@ def _conditions(status: Mapping[str, Any], report: Reporter) -> dict[str, tuple[
         if condition.get("status") == "True":
             found[str(condition.get("type") or "")] = (str(condition.get("reason") or ""), at)
     return found
+
+
+def _admission(
+    name: str,
+    admission: Mapping[str, Any],
+    conditions: Mapping[str, tuple[str, float | None]],
+    report: Reporter,
+) -> DumpedAdmission | None:
+    """``status.admission``, carried where the Workload is admitted (``QuotaReserved`` and ``Admitted``
+    ``True``: Kueue's cache counts a Workload holding quota, ``HasQuotaReservation``; its job runs once it is
+    ``Admitted``); a count that is no int32 or a quantity that is none is an error, a ``topologyAssignment``
+    a warning."""
+    pod_sets = []
+    for i, assignment in enumerate(items(admission.get("podSetAssignments"))):
+        at = f"status.admission.podSetAssignments[{i}]"
+        count = assignment.get("count")
+        if count is not None and (
+            not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= _INT32_MAX
+        ):
+            report.error(f"{at}.count", invalid(count, "must be an int32, not negative"))
+            count = None
+        flavors = {str(r): str(f) for r, f in mapping(assignment.get("flavors")).items()}
+        usage = resource_lists.read(assignment.get("resourceUsage"), report, f"{at}.resourceUsage")
+        if assignment.get("topologyAssignment"):
+            report.not_modelled(
+                f"{at}.topologyAssignment",
+                note="its pods keep the nodes they are bound to; a pod created later goes where its "
+                "scheduler puts it within its flavors",
+            )
+        pod_sets.append(DumpedPodSetAdmission(str(assignment.get("name") or POD_SET), count, flavors, usage))
+    cluster_queue = str(admission.get("clusterQueue") or "")
+    if QUOTA_RESERVED not in conditions:
+        report.warn(
+            "status.admission",
+            f"Workload {name} has no QuotaReserved condition True: Kueue's cache does not count its "
+            "admission (HasQuotaReservation); ignored",
+        )
+        return None
+    if ADMITTED not in conditions:
+        report.warn(
+            "status.conditions",
+            f"Workload {name} holds quota of ClusterQueue {cluster_queue or '(none named)'} but is not "
+            "Admitted (its admission checks' states are not carried): gpufleet queues it afresh",
+        )
+        return None
+    return DumpedAdmission(cluster_queue, tuple(pod_sets), conditions[ADMITTED][1])
+
+
+def _check_requeued(status: Mapping[str, Any], report: Reporter) -> None:
+    """The ``Requeued`` condition: ``False`` keeps the Workload out of its queue
+    (``backoffWaitingTimeExpired``, ``pkg/cache/queue/cluster_queue.go``) until the workload controller sets
+    it ``True``; for a reason in ``REQUEUED_BY_KUEUE`` gpufleet does as that controller does, for any other it
+    cannot tell when: a warning."""
+    for i, condition in enumerate(items(status.get("conditions"))):
+        reason = str(condition.get("reason") or "")
+        if (
+            condition.get("type") != REQUEUED
+            or condition.get("status") != "False"
+            or reason in REQUEUED_BY_KUEUE
+        ):
+            continue
+        report.not_modelled(
+            f"status.conditions[{i}]",
+            f"Requeued=False ({reason or 'no reason'})",
+            note="Kueue keeps the Workload out of its queue until its workload controller sets it True; "
+            "gpufleet queues it from the start",
+        )
 
 
 def _requeue_state(state: Mapping[str, Any], report: Reporter) -> tuple[int, float | None]:
@@ -168,8 +253,7 @@ def match(
             wl.report.warn("metadata.ownerReferences", f"{detail}; ignored")
             continue
         first[key] = wl
-        objects.dumped[key] = wl.workload
-        _check(wl, key, job, objects)
+        objects.dumped[key] = _check(wl, key, job, objects)
 
 
 def _queued_pods(pods: Sequence[Pod]) -> dict[str, Queued]:
@@ -208,10 +292,16 @@ def _unmatched(wl: ReadWorkload, key: str | None) -> str:
     )
 
 
-def _check(wl: ReadWorkload, key: str, job: Queued, objects: KueueObjects) -> None:
-    """The Workload against its job: the job decides its queue, suspension and derived priority; where the
-    Workload says otherwise, a warning."""
+def _check(wl: ReadWorkload, key: str, job: Queued, objects: KueueObjects) -> DumpedWorkload:
+    """The Workload against its job and the input's Kueue objects: the job decides its queue, suspension and
+    derived priority; where the Workload says otherwise, a warning. Its admission is kept where it agrees with
+    them (``_admission_agrees``); else the Workload is queued afresh."""
     report = wl.report
+    dumped = wl.workload
+    if dumped.admission is not None and (
+        job.suspended is True or not _admission_agrees(wl, dumped.admission, objects)
+    ):
+        dumped = replace(dumped, admission=None)
     if wl.queue_name is not None and wl.queue_name != job.queue:
         report.warn(
             "spec.queueName",
@@ -231,7 +321,7 @@ def _check(wl: ReadWorkload, key: str, job: Queued, objects: KueueObjects) -> No
             "gpufleet queues it afresh",
         )
     if job.template is None:
-        return
+        return dumped
     derived = objects.priority(key, job.template.labels, job.template.priority)
     given = wl.workload.priority
     if given is not None and given != derived:
@@ -240,3 +330,32 @@ def _check(wl: ReadWorkload, key: str, job: Queued, objects: KueueObjects) -> No
             f"{given} is not the priority gpufleet derives from {key} ({derived}): Kueue's scheduler reads "
             "the Workload's, and so does gpufleet",
         )
+    return dumped
+
+
+def _admission_agrees(wl: ReadWorkload, admission: DumpedAdmission, objects: KueueObjects) -> bool:
+    """Whether the admission's ClusterQueue is one of the input and each flavor it assigns a ResourceFlavor
+    that the ClusterQueue has quota of for its resource (Kueue's cache counts the usage there); each
+    disagreement is a warning naming the Workload and its field."""
+    name = wl.workload.name
+    cq = objects.cluster_queues.get(admission.cluster_queue)
+    if cq is None:
+        wl.report.warn(
+            "status.admission.clusterQueue",
+            f"Workload {name} is admitted to ClusterQueue {admission.cluster_queue!r}, which is not in the "
+            "input: gpufleet queues it afresh",
+        )
+        return False
+    agrees = True
+    for i, ps in enumerate(admission.pod_sets):
+        for resource, flavor in sorted(ps.flavors.items()):
+            path = f"status.admission.podSetAssignments[{i}].flavors.{resource}"
+            if flavor not in objects.flavors:
+                detail = f"flavor {flavor!r} is no ResourceFlavor of the input"
+            elif cq.quota(flavor, resource) is None:
+                detail = f"ClusterQueue {cq.name} has no quota of {resource} in flavor {flavor!r}"
+            else:
+                continue
+            wl.report.warn(path, f"Workload {name} is admitted with {detail}: gpufleet queues it afresh")
+            agrees = False
+    return agrees

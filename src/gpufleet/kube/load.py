@@ -42,6 +42,7 @@ from gpufleet.kube import (
     pod_affinity,
     pod_deletion,
     pod_groups,
+    pod_times,
     pods,
     priorities,
     provisioning_requests,
@@ -486,8 +487,11 @@ class _Loader:
         if found is not None:
             self._deletions.append(found)
         created_unix = _creation_timestamp(entry)
-        if phase in FINISHED_PHASES:  # when it finished: a Job's pod failure backoff (adoption)
+        finished_unix = None
+        if phase in FINISHED_PHASES:  # when it finished: a Job's pod failure backoff (adoption), its record's
             adoption.check_finish_times(entry.body, entry.report)
+            finished_unix = adoption.finished_time(entry.body)
+        bound_unix = None if pod.node_name is None else pod_times.bound_time(status, entry.report)
         self.scenario.pods.append(
             BarePod(
                 pod,
@@ -498,6 +502,8 @@ class _Loader:
                 scheduled=scheduled,
                 nominated_node=str(status.get("nominatedNodeName") or "") or None,
                 created_unix=created_unix,
+                bound_unix=bound_unix,
+                finished_unix=finished_unix,
             )
         )
         self._scale.pod(entry.report)

@@ -338,3 +338,9 @@ class KueueObjects:
         while Kueue is installed (the scenario has ClusterQueues or LocalQueues; else the label is just a
         label). Kueue holds it suspended until it admits it (``spec.suspend``)."""
         return bool(self.cluster_queues or self.local_queues) and key in self.workload_queues
+
+    def holds(self, key: str) -> bool:
+        """Whether Kueue holds the workload ``key`` suspended as the run starts: one it manages, unless a
+        dump's Workload of it is admitted (``DumpedWorkload.admission``: it runs on)."""
+        dumped = self.dumped.get(key)
+        return self.manages(key) and (dumped is None or dumped.admission is None)

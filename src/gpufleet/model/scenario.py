@@ -44,6 +44,12 @@ class BarePod:
     #: its ``metadata.creationTimestamp`` (Unix seconds), where the dump has one: put on the run's clock by
     #: ``model.node_readiness.created_on_clock``
     created_unix: float | None = None
+    #: a bound pod's: when it was bound (``kube.pod_times.bound_time``, Unix seconds), on the run's clock as
+    #: its creation is
+    bound_unix: float | None = None
+    #: a Succeeded or Failed pod's: when it finished (``kube.adoption.finished_time``: its containers' latest
+    #: ``state.terminated.finishedAt``, ...; Unix seconds)
+    finished_unix: float | None = None
 
 
 @dataclass

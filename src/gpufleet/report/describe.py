@@ -362,9 +362,10 @@ def _stages(record: Mapping[str, Any], log: Sequence[tuple[float, str]] | None) 
         rows.append({"stage": STAGE_WORDS.get(state, state), "at_s": at, "duration_s": lasted})
     bound_s = record["bound_s"]
     if bound_s is not None:  # binding is no state of its own: a mark before the first state after it
+        leading = len(rows) - len(log)  # the row of the time before the snapshot, where there is one
         after = (i for i, (at, state) in enumerate(log) if at >= bound_s and state not in BEFORE_BINDING)
         rows.insert(
-            next(after, len(rows)),
+            leading + next(after, len(log)),
             {"stage": f"bound to {record['node']}", "at_s": bound_s, "duration_s": None},
         )
     return rows

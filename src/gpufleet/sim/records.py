@@ -101,7 +101,8 @@ class PodRecord:
     #: negative: before the run), where it is earlier than ``created_s``, when it arrived in the run
     dump_created_s: float | None = None
     #: such a pod of the dump already running on its node when the run began: it began working before the
-    #: run, when the dump does not say (its times from binding to working are its arrival's)
+    #: run, when the dump does not say (its running and working times are its arrival's; its ``bound_s`` the
+    #: dump's where it says, ``kube.pod_times``)
     running_at_start: bool = False
     #: a dump's pending pod: the ``PodScheduled=False`` condition it arrived with (its reason and message),
     #: its condition until a scheduler of the run writes one; for a pod no scheduler of the run serves, to the
@@ -168,12 +169,17 @@ class PodRecord:
 
     def stages(self) -> dict[str, float]:
         """Named parts of created (``creation_timestamp_s``) -> first working, from the log (empty until it
-        works); a dump's pod created before the run spent the time to its arrival ``BEFORE_SNAPSHOT``."""
+        works); a dump's pod created before the run spent the time to its arrival ``BEFORE_SNAPSHOT``, less,
+        where the dump says when it was bound before the run (``bound_s`` before its arrival), the time from
+        its creation to then: pending, its ``scheduling`` stage."""
         if self.working_s is None:
             return {}
         out: dict[str, float] = {}
         if self.dump_created_s is not None:
-            out[BEFORE_SNAPSHOT] = self.created_s - self.dump_created_s
+            bound = self.bound_s if self.bound_s is not None and self.bound_s < self.created_s else None
+            if bound is not None:
+                out[STAGE_OF["pending"]] = bound - self.dump_created_s
+            out[BEFORE_SNAPSHOT] = self.created_s - (self.dump_created_s if bound is None else bound)
         for (t0, state), (t1, _) in zip(self.log, [*self.log[1:], (self.working_s, "")], strict=True):
             if t0 >= self.working_s:
                 break

@@ -432,6 +432,8 @@ class Simulation:
         if not suspended:
             self._armed[key] = set()
             self._arm_deadlines(controller)
+        if implements(controller, QueuedWorkload):  # a dump's Workload may have admitted it already
+            self.kueue.started(key, cast(QueuedWorkload, controller))
         self._reconcile(controller)
 
     def _arm_holds(self, controller: WorkloadController) -> None:
@@ -674,18 +676,25 @@ class Simulation:
         (``deleting``) is deleted at once, to end after what remains of its grace period (its
         ``termination_grace_s``: ``kube.pod_deletion``)."""
         pod, bound_node, phase = bare.pod, bare.bound_node, bare.phase
+        created = created_on_clock(bare.created_unix, self.clock_zero_unix, self.loop.now)
         if phase in ("Succeeded", "Failed"):
             rec = self.lifecycle.record(pod, self._scheduler_of(pod))
             self.lifecycle.set_phase(rec, phase)
-            rec.finished_s, rec.node = self.loop.now, bound_node
+            if created < rec.created_s:
+                rec.dump_created_s = created
+            rec.finished_s, rec.node = self._on_clock(bare.finished_unix, rec), bound_node
+            if bound_node is not None and bare.bound_unix is not None:
+                rec.bound_s = min(self._on_clock(bare.bound_unix, rec), rec.finished_s)
             return
-        created = created_on_clock(bare.created_unix, self.clock_zero_unix, self.loop.now)
         nominated = bare.nominated_node if bound_node is None else None
         owner = next((s for s in self.schedulers if s.serves(pod.scheduler_name)), None)
         if owner is not None and nominated is not None:
             owner.arrive_nominated(pod.key, nominated)
         if bound_node is not None:  # a Running one: the kubelet admitted it already
             self._create(replace(pod, node_name=bound_node), running=phase == "Running", created_s=created)
+            bound = self.records.get(pod.key)
+            if bound is not None and bound.bound_s is not None and bare.bound_unix is not None:
+                bound.bound_s = self._on_clock(bare.bound_unix, bound)
         else:
             self._create(pod, created_s=created, scheduled=bare.scheduled)
         self._adopted_arrived(pod)
@@ -699,6 +708,12 @@ class Simulation:
             and arrived.phase in ("Pending", "Running")
         ):
             self.delete_pod(pod.key, "Deleted")
+
+    def _on_clock(self, at_unix: float | None, rec: PodRecord) -> float:
+        """A dump's pod's time ``at_unix`` (bound, finished) on the run's clock: no earlier than its
+        creation (``creation_timestamp_s``), no later than its arrival (now); its arrival where the dump has
+        no time 0 or the pod no such time."""
+        return max(created_on_clock(at_unix, self.clock_zero_unix, self.loop.now), rec.creation_timestamp_s)
 
     def _adopted_arrived(self, pod: Pod) -> None:
         """A snapshot's pod arrived after the controller that adopted it started: what that controller
@@ -749,6 +764,7 @@ class Simulation:
             self.daemon_pods.add(pod.key)
         self.gangs.add_pod(pod)
         if pod.node_name is not None:
+            self.kueue.bound(pod)  # a pod of a workload a dump's Workload admitted is that workload's
             self.lifecycle.kubelet_admit(rec, running)
             return
         if self.kueue.gate(pod):  # held until its Kueue workload is admitted (control/kueue_queues.py)

@@ -200,9 +200,10 @@ def past_backoff_limit_on_failure(job: Job, restart_counts: Iterable[int]) -> bo
 
 
 def kueue_held(workload: W, kueue: KueueObjects) -> W:
-    """``workload``, a Job Kueue manages (``KueueObjects.manages``), ``queued`` and without its
-    ``spec.suspend``: Kueue holds it and unsuspends it when it admits it; any other workload as it is."""
-    if isinstance(workload, Job) and kueue.manages(f"Job/{workload.key}"):
+    """``workload``, a Job Kueue holds (``KueueObjects.holds``: it manages it, and no dump's Workload of it
+    is admitted), ``queued`` and without its ``spec.suspend``: Kueue holds it and unsuspends it when it admits
+    it; any other workload as it is."""
+    if isinstance(workload, Job) and kueue.holds(f"Job/{workload.key}"):
         return cast(W, replace(workload, suspend=False, queued=True))
     return workload
 
