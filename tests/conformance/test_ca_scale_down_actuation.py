@@ -1,9 +1,9 @@
 """cluster-autoscaler 1.34's own actuation tables (tag ``cluster-autoscaler-1.34.5``,
 ``core/scaledown/actuation/``: ``drain_test.go``, ``priority_test.go``, ``actuator_test.go``'s
-``TestStartDeletion`` rows, ``delete_in_batch_test.go``), case by case, through gpufleet's actuator
-(``control.cluster_autoscaler_actuation.Actuator``, what cluster-autoscaler's loop deletes nodes with) on a
-cluster the test keeps by hand behind the loop's port: which pods are evicted when and with which grace,
-which nodes are deleted, which are given back and why.
+``TestStartDeletion`` rows, ``delete_in_batch_test.go``, ``delay_test.go``), case by case, through gpufleet's
+actuator (``control.cluster_autoscaler_actuation.Actuator``, what cluster-autoscaler's loop deletes nodes
+with) on a cluster the test keeps by hand behind the loop's port: which pods are evicted when and with which
+grace, which nodes are deleted, which are given back and why.
 
 Upstream's tests set ``EvictionRetryTime`` and ``PodEvictionHeadroom`` to 0 to run fast; gpufleet keeps
 upstream's defaults (10 s, 30 s), so a refused eviction fails at the first retry time past
@@ -14,24 +14,26 @@ evicted leaves its node when its grace period is over, but where the row keeps i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
 from conftest import ManualClock, gpu_node
-from gpufleet.autoscaling.eviction import ShutdownGracePeriod, group_by_priority
+from gpufleet.autoscaling.drainability import MIRROR
+from gpufleet.autoscaling.eviction import (
+    ENABLE_DS_EVICTION,
+    ShutdownGracePeriod,
+    group_by_priority,
+    pods_to_evict,
+)
 from gpufleet.cluster.state import ClusterState
 from gpufleet.control.clock import Priority
-from gpufleet.control.cluster_autoscaler_actuation import Actuator, Removal
+from gpufleet.control.cluster_autoscaler_actuation import Actuator, Removal, Removed
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.simulation import AutoscalerSettings
 
 PDB = "Cannot evict pod as it would violate the pod's disruption budget."
-DS_EVICTION = (
-    "DaemonSet pods are not evicted by gpufleet's drain (--daemonset-eviction-for-occupied-nodes and "
-    "--daemonset-eviction-for-empty-nodes are not modelled): they end with the node"
-)
 FORCE = "forced scale-down (StartForceDeletion, drainNodeForce) is not modelled"
 TAINT_FAILS = "gpufleet's ToBeDeleted mark (a cordon) never fails"
 CLOUD_FAILS = "gpufleet's cloud never fails to delete a node"
@@ -41,9 +43,15 @@ SECOND_LOOK = (
 API_ERRORS = "gpufleet's Eviction API refuses only for a PodDisruptionBudget; no other API error is modelled"
 
 
-def pod(name: str, priority: int = 0, daemon: bool = False) -> Pod:
+def pod(name: str, priority: int = 0, daemon: bool = False, annotations: dict[str, str] | None = None) -> Pod:
     """``BuildTestPod``: no grace period given (30 s); ``WithDSController``: a DaemonSet's."""
-    return Pod(name, priority=priority, owner=OwnerRef("DaemonSet", "ds") if daemon else None)
+    owner = OwnerRef("DaemonSet", "ds") if daemon else None
+    return Pod(name, priority=priority, owner=owner, annotations=annotations or {})
+
+
+def ds_pods(node: str, count: int) -> list[Pod]:
+    """``generateDsPods``: ``<node>-ds-pod-<k>``."""
+    return [pod(f"{node}-ds-pod-{k}", daemon=True) for k in range(count)]
 
 
 def removable(node: str, count: int) -> list[Pod]:
@@ -69,17 +77,21 @@ class HandKeptCluster:
     refuse: dict[str, int] = field(default_factory=dict)
     stay: frozenset[str] = frozenset()
     moved: frozenset[str] = frozenset()
+    delayed: frozenset[str] = frozenset()  # nodes annotated delay-deletion
+    unready: frozenset[str] = frozenset()
     log: list[tuple[object, ...]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.state = ClusterState([gpu_node(n, 8) for n in [*self.pods, "elsewhere"]])
+        for name in self.delayed:
+            self.state.nodes[self.state.index[name]].delay_deletion = True
         for node, pods in self.pods.items():
             for p in pods:
                 self.state.assign(p, node, 0.0)
         self.node_groups = {g: Group(set(nodes)) for g, nodes in self.groups.items()}
 
-    def daemon_pod_keys(self) -> set[str]:
-        return {p.key for pods in self.pods.values() for p in pods if p.owner is not None}
+    def unready_nodes(self) -> dict[str, float]:
+        return {n: 0.0 for n in self.unready}
 
     def cordon(self, name: str, unschedulable: bool) -> None:
         self.log.append((self.clock.now, "taint" if unschedulable else "untaint", name))
@@ -103,26 +115,32 @@ class HandKeptCluster:
         self.log.append((self.clock.now, "delete", name))
 
 
-def actuate(
-    cluster: HandKeptCluster,
-    removals: Sequence[Removal],
-    settings: AutoscalerSettings,
-    until: float = 3600.0,
-) -> list[ScaleEvent]:
+def actuator_run(
+    cluster: HandKeptCluster, removals: Sequence[Removal], settings: AutoscalerSettings, until: float = 3600.0
+) -> tuple[list[ScaleEvent], list[Removed]]:
+    """The actuator started on ``removals``, run until every deletion is over: its events and the nodes it
+    deleted (what ``scaled_down_nodes_total`` counts)."""
     events: list[ScaleEvent] = []
     actuator = Actuator(cluster, cluster.clock, settings, events, lambda: None)  # type: ignore[arg-type]
     actuator.start(removals)
     cluster.clock.run_until(until)
     assert not actuator.deleting  # (every deletion over: done or given back)
-    return events
+    return events, actuator.removed
+
+
+def actuate(
+    cluster: HandKeptCluster, removals: Sequence[Removal], settings: AutoscalerSettings
+) -> list[ScaleEvent]:
+    return actuator_run(cluster, removals, settings)[0]
 
 
 def drain_node(
-    pods: Sequence[Pod], settings: AutoscalerSettings, **answers: object
+    pods: Sequence[Pod], settings: AutoscalerSettings, drain: bool = True, **answers: object
 ) -> tuple[list[tuple[object, ...]], list[ScaleEvent]]:
-    """``Evictor.DrainNode`` of n1 (with the node's deletion after it)."""
+    """``Evictor.DrainNode`` of n1 (with the node's deletion after it); ``drain`` False: n1 deleted as empty
+    (``EvictDaemonSetPods``)."""
     cluster = HandKeptCluster(ManualClock(), {"n1": pods}, {"ng": ["n1"]}, **answers)  # type: ignore[arg-type]
-    events = actuate(cluster, [Removal("n1", "ng", False, True)], settings)
+    events = actuate(cluster, [Removal("n1", "ng", False, drain)], settings)
     return cluster.log, events
 
 
@@ -175,14 +193,15 @@ def test_the_priority_evictor_evicts_group_by_group_in_ascending_priority() -> N
 
 
 def test_drain_node_with_pods_evicts_them_with_the_grace_period_cut_to_the_flag() -> None:
-    """``TestDrainNodeWithPods``: p1 and p2 evicted, their 30 s cut to ``MaxGracefulTerminationSec`` 20;
-    the node deleted once they have left. (Upstream also evicts the DaemonSet pod d1, best effort: not
-    modelled, it ends with the node.)"""
+    """``TestDrainNodeWithPods``: p1, p2 and the DaemonSet pod d1
+    (``--daemonset-eviction-for-occupied-nodes``, true by default) evicted, their 30 s cut to
+    ``MaxGracefulTerminationSec`` 20; the node deleted once p1 and p2 have left (d1 is not waited for)."""
     log, events = drain_node([pod("p1"), pod("p2"), pod("d1", daemon=True)], LEGACY_20)
     assert log == [
         (0.0, "taint", "n1"),
         (0.0, "evict", "p1", 20.0),
         (0.0, "evict", "p2", 20.0),
+        (0.0, "evict", "d1", 20.0),
         (20.0, "delete", "n1"),
     ]
     assert failed(events) == []
@@ -199,13 +218,15 @@ def test_drain_node_with_pods_with_rescheduled_counts_a_pod_on_another_node_as_g
 def test_drain_node_with_pods_with_retries_evicts_them_all_once_the_refusals_stop() -> None:
     """``TestDrainNodeWithPodsWithRetries`` (``evictPod``: an eviction refused is tried again every
     ``EvictionRetryTime`` while before ``MaxPodEvictionTime``): p2 and p3 refused once each (upstream's
-    one-ticket budget), evicted at the retry 10 s later; the node deleted when the last has left."""
+    one-ticket budget), evicted at the retry 10 s later; d1, a DaemonSet pod, evicted at once (best effort);
+    the node deleted when the last of p1, p2 and p3 has left."""
     refuse = {"default/p2": 1, "default/p3": 1}
     log, events = drain_node([pod("p1"), pod("p2"), pod("p3"), pod("d1", daemon=True)],
                              AutoscalerSettings(max_graceful_termination_s=20), refuse=refuse)  # fmt: skip
     assert log == [
         (0.0, "taint", "n1"),
         (0.0, "evict", "p1", 20.0),
+        (0.0, "evict", "d1", 20.0),
         (10.0, "evict", "p2", 20.0),
         (10.0, "evict", "p3", 20.0),
         (30.0, "delete", "n1"),
@@ -214,14 +235,109 @@ def test_drain_node_with_pods_with_retries_evicts_them_all_once_the_refusals_sto
 
 
 def test_drain_node_with_pods_daemon_set_eviction_failure_does_not_fail_the_drain() -> None:
-    """``TestDrainNodeWithPodsDaemonSetEvictionFailure``: the DaemonSet pods' evictions (best effort)
-    fail, p1 and p2 are evicted and the drain succeeds. gpufleet never evicts d1 and d2 (not modelled), so
-    their refusal never comes up: the same outcome."""
+    """``TestDrainNodeWithPodsDaemonSetEvictionFailure`` (its options leave
+    ``DaemonSetEvictionForOccupiedNodes`` false): d1 and d2 are not evicted; p1 and p2 are, and the drain
+    succeeds."""
     refuse = {"default/d1": -1, "default/d2": -1}
     pods = [pod("p1"), pod("p2"), pod("d1", daemon=True), pod("d2", daemon=True)]
-    log, events = drain_node(pods, ONE_TRY_20, refuse=refuse)
+    settings = replace(ONE_TRY_20, daemonset_eviction_for_occupied_nodes=False)
+    log, events = drain_node(pods, settings, refuse=refuse)
+    assert log == [(0.0, "taint", "n1"), (0.0, "evict", "p1", 20.0), (0.0, "evict", "p2", 20.0),
+                   (20.0, "delete", "n1")]  # fmt: skip
+    assert failed(events) == []
+
+
+def test_daemon_set_pods_refused_are_given_up_at_the_retry_time_without_failing_the_drain() -> None:
+    """``initiateEviction`` with best-effort pods (``evictPod`` with ``fullEvictionPod`` false): d1 and d2
+    (evicted under ``--daemonset-eviction-for-occupied-nodes``) always refused, ``MaxPodEvictionTime`` 0:
+    tried once, given up at the retry time (10 s) with no error, only then is the group waited for; p1 and p2,
+    evicted with 5 s, gone by then: the node deleted at 10 s."""
+    refuse = {"default/d1": -1, "default/d2": -1}
+    pods = [pod("p1"), pod("p2"), pod("d1", daemon=True), pod("d2", daemon=True)]
+    settings = AutoscalerSettings(max_graceful_termination_s=5, max_pod_eviction_time_s=0)
+    log, events = drain_node(pods, settings, refuse=refuse)
     assert [e[2] for e in log if e[1] == "evict"] == ["p1", "p2"]
-    assert log[-1] == (20.0, "delete", "n1") and failed(events) == []
+    assert log[-1] == (10.0, "delete", "n1") and failed(events) == []
+
+
+def test_a_group_waits_for_its_daemon_set_pods_evictions_before_its_pods_are_waited_for() -> None:
+    """``initiateEviction`` reads every eviction's answer, the best-effort ones too, before
+    ``waitPodsToDisappear``: d1 refused until ``--max-pod-eviction-time`` (30 s) has passed (tries at 0, 10,
+    20 s, given up at 30 s) holds the group; p1, evicted at 0 s, left at 20 s; the node is deleted at 30 s."""
+    settings = AutoscalerSettings(max_graceful_termination_s=20, max_pod_eviction_time_s=30.0)
+    log, events = drain_node([pod("p1"), pod("d1", daemon=True)], settings, refuse={"default/d1": -1})
+    assert log == [(0.0, "taint", "n1"), (0.0, "evict", "p1", 20.0), (30.0, "delete", "n1")]
+    assert failed(events) == []
+
+
+def test_with_a_drain_priority_config_daemon_set_pods_are_evicted_and_waited_for_as_the_others() -> None:
+    """``NewActuator``: with ``--drain-priority-config`` the evictor has ``fullDsEviction``, and ``drainNode``
+    evicts the DaemonSet pods as the others: d1 (priority 2000) in the second group, after p1 (0) has left; d1
+    refused fails the drain, naming it; d1 never leaving fails it after the group's wait."""
+    settings = AutoscalerSettings(drain_priority_config=((0, 5), (1000, 3)), max_pod_eviction_time_s=0)
+    pods = [pod("p1"), pod("d1", 2000, daemon=True)]
+    log, events = drain_node(pods, settings)
+    assert log == [(0.0, "taint", "n1"), (0.0, "evict", "p1", 5.0), (5.0, "evict", "d1", 3.0),
+                   (8.0, "delete", "n1")]  # fmt: skip
+    assert failed(events) == []
+    log, events = drain_node(pods, settings, refuse={"default/d1": -1})
+    why = (
+        "failed to drain and delete node: Failed to drain node /n1, due to following errors: "
+        f"[failed to evict pod default/d1 within allowed timeout (last error: {PDB})]"
+    )
+    assert failed(events) == [(15.0, "n1", why)]
+    log, events = drain_node(pods, settings, stay=frozenset({"default/d1"}))
+    why = "failed to drain and delete node: Failed to drain node /n1: pods remaining after timeout"
+    assert failed(events) == [(5.0 + 35.0, "n1", why)]
+
+
+def test_without_a_drain_priority_config_daemon_set_pods_are_not_waited_for() -> None:
+    """``DrainNode`` without ``fullDsEviction``: d1, evicted best effort, never leaves; the node is deleted
+    once p1 has."""
+    log, events = drain_node([pod("p1"), pod("d1", daemon=True)], LEGACY_20, stay=frozenset({"default/d1"}))
+    assert log == [(0.0, "taint", "n1"), (0.0, "evict", "p1", 20.0), (0.0, "evict", "d1", 20.0),
+                   (20.0, "delete", "n1")]  # fmt: skip
+    assert failed(events) == []
+
+
+@pytest.mark.parametrize(
+    ("evict_by_default", "annotation", "want"),
+    [
+        pytest.param(True, {}, ["d1", "d2"], id="Successful attempt to evict DaemonSet pods"),
+        pytest.param(False, {"d1": "true"}, ["d1"], id="Evict single pod due to annotation"),
+        pytest.param(True, {"d1": "false"}, ["d2"], id="Don't evict single pod due to annotation"),
+    ],
+)
+def test_daemon_set_eviction_for_empty_nodes(
+    evict_by_default: bool, annotation: dict[str, str], want: list[str]
+) -> None:
+    """``TestDaemonSetEvictionForEmptyNodes`` (``EvictDaemonSetPods``, ``daemonset.PodsToEvict``): an empty
+    node's DaemonSet pods evicted under ``--daemonset-eviction-for-empty-nodes``, a pod's
+    ``enable-ds-eviction`` annotation having the last word, with ``MaxGracefulTerminationSec`` 1; the node
+    deleted at once (nobody waits for them)."""
+    pods = [
+        pod(
+            name,
+            daemon=True,
+            annotations={ENABLE_DS_EVICTION: annotation[name]} if name in annotation else {},
+        )
+        for name in ("d1", "d2")
+    ]
+    settings = AutoscalerSettings(
+        max_graceful_termination_s=1,
+        max_pod_eviction_time_s=5.0,
+        daemonset_eviction_for_empty_nodes=evict_by_default,
+    )
+    log, events = drain_node(pods, settings, drain=False)
+    assert log == [(0.0, "taint", "n1"), *((0.0, "evict", name, 1.0) for name in want), (0.0, "delete", "n1")]
+    assert failed(events) == []
+
+
+def test_an_empty_nodes_daemon_set_pods_are_not_evicted_by_default() -> None:
+    """``--daemonset-eviction-for-empty-nodes`` is false by default: an empty node's DaemonSet pods end with
+    it."""
+    log, _ = drain_node([pod("d1", daemon=True)], AutoscalerSettings(), drain=False)
+    assert log == [(0.0, "taint", "n1"), (0.0, "delete", "n1")]
 
 
 def test_drain_node_with_pods_eviction_failure_gives_the_node_back() -> None:
@@ -281,19 +397,57 @@ def test_a_pod_still_there_is_polled_for_until_the_wait_ends() -> None:
     assert [t for t, _, _ in failed(events)] == [50.0]
 
 
+def mirror(name: str) -> Pod:
+    return Pod(name, annotations={MIRROR: "some-key"})
+
+
+def ds(name: str, evictable: bool) -> Pod:
+    """``dsPod``: a DaemonSet's, annotated ``enable-ds-eviction: "true"`` when ``evictable``."""
+    return pod(name, daemon=True, annotations={ENABLE_DS_EVICTION: "true"} if evictable else None)
+
+
+#: ``TestPodsToEvict``'s rows: the node's pods, ``DaemonSetEvictionForOccupiedNodes`` off, the DaemonSet pods
+#: and the other pods ``podsToEvict`` returns
+PODS_TO_EVICT = {
+    "no pods": ([], False, [], []),
+    "mirror pods are never returned": ([mirror("pod-1"), mirror("pod-2")], False, [], []),
+    "non-DS pods are correctly returned": ([pod("pod-1"), pod("pod-2")], False, [], ["pod-1", "pod-2"]),
+    "DS pods are correctly returned when DS eviction is enabled": (
+        [ds("pod-1", False), ds("pod-2", False)], False, ["pod-1", "pod-2"], []
+    ),
+    "DS pods are not returned when DS eviction is disabled and the pods are not marked as evictable": (
+        [ds("pod-1", False), ds("pod-2", False)], True, [], []
+    ),
+    "DS pods are correctly returned when DS eviction is disabled, but the pods are marked as evictable": (
+        [ds("pod-1", True), ds("pod-2", False), ds("pod-3", True)], True, ["pod-1", "pod-3"], []
+    ),
+    "all pod kinds are correctly handled together": (
+        [ds("ds-pod-1", False), ds("ds-pod-2", False), pod("regular-pod-1"), pod("regular-pod-2"),
+         mirror("mirror-pod-1"), mirror("mirror-pod-2")],
+        False, ["ds-pod-1", "ds-pod-2"], ["regular-pod-1", "regular-pod-2"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("pods", "disabled", "want_ds", "want_others"),
+    [pytest.param(*row, id=name) for name, row in PODS_TO_EVICT.items()],
+)
+def test_pods_to_evict(pods: list[Pod], disabled: bool, want_ds: list[str], want_others: list[str]) -> None:
+    """``TestPodsToEvict`` (``podsToEvict``): mirror pods never; DaemonSet pods under the flag or their
+    ``enable-ds-eviction`` annotation; the others always."""
+    daemon, others = pods_to_evict(pods, not disabled)
+    assert ([p.name for p in daemon], [p.name for p in others]) == (want_ds, want_others)
+
+
 @pytest.mark.parametrize(
     "row",
     [
-        pytest.param("TestDaemonSetEvictionForEmptyNodes/" + name, marks=pytest.mark.skip(reason=DS_EVICTION))
-        for name in (
-            "Successful attempt to evict DaemonSet pods",
-            "Evict single pod due to annotation",
-            "Don't evict single pod due to annotation",
-        )
-    ]
-    + [
         pytest.param("TestDrainForceNodeWithPodsEvictionFailure", marks=pytest.mark.skip(reason=FORCE)),
-        pytest.param("TestPodsToEvict", marks=pytest.mark.skip(reason=DS_EVICTION)),
+        pytest.param(
+            "TestPodsToEvict/fake pods are never returned",
+            marks=pytest.mark.skip(reason="gpufleet's snapshots hold no fake pods (the simulator's own)"),
+        ),
     ],
 )
 def test_drain_rows_gpufleet_cannot_express(row: str) -> None:
@@ -303,6 +457,13 @@ def test_drain_rows_gpufleet_cannot_express(row: str) -> None:
 # -- actuator_test.go (TestStartDeletion) ------------------------------------------------------------------
 
 
+#: ``TestStartDeletion``'s options: ``MaxPodEvictionTime`` 0, ``DaemonSetEvictionForEmptyNodes`` true and
+#: ``DaemonSetEvictionForOccupiedNodes`` left false (gpufleet's grace period cut to 20 s)
+START_DELETION = replace(
+    ONE_TRY_20, daemonset_eviction_for_empty_nodes=True, daemonset_eviction_for_occupied_nodes=False
+)
+
+
 def start_deletion(
     pods: Mapping[str, Sequence[Pod]],
     groups: Mapping[str, Sequence[str]],
@@ -310,7 +471,7 @@ def start_deletion(
     refuse: dict[str, int] | None = None,
 ) -> tuple[list[tuple[object, ...]], list[ScaleEvent]]:
     cluster = HandKeptCluster(ManualClock(), pods, groups, refuse=refuse or {})
-    events = actuate(cluster, removals, ONE_TRY_20)
+    events = actuate(cluster, removals, START_DELETION)
     return cluster.log, events
 
 
@@ -435,6 +596,51 @@ def test_start_deletion_gives_back_the_nodes_whose_drain_failed() -> None:
     assert [(t, n) for t, n, _ in failed(events)] == [(10.0, names[0]), (10.0, names[2])]
 
 
+def test_start_deletion_evicts_ds_pods_from_empty_nodes_but_does_not_block_deletion_on_error() -> None:
+    """``TestStartDeletion/DS pods are evicted from empty nodes, but don't block deletion on error``
+    (``prepareNodeForDeletion``: ``EvictDaemonSetPods``' error only logged): node-1's ds-pod-0 refused,
+    tried once and given up at the retry time (10 s), when node-1 is deleted; node-0's DaemonSet pods evicted,
+    node-0 deleted at once."""
+    names = nodes("test", 3)
+    pods = {names[0]: ds_pods(names[0], 2), names[1]: ds_pods(names[1], 2), names[2]: []}
+    removals = [Removal(n, "test", False, False) for n in names[:2]]
+    log, events = start_deletion(pods, {"test": names}, removals, {"default/test-node-1-ds-pod-0": -1})
+    assert evicted(log) == ["test-node-0-ds-pod-0", "test-node-0-ds-pod-1", "test-node-1-ds-pod-1"]
+    assert deleted(log) == [(0.0, names[0]), (10.0, names[1])] and failed(events) == []
+
+
+def test_start_deletion_with_drain_of_nodes_with_only_ds_pods() -> None:
+    """``TestStartDeletion/DS pods and deletion with drain``: ``DaemonSetEvictionForOccupiedNodes`` off, the
+    DaemonSet pods of the drained nodes are not evicted; the nodes deleted at once."""
+    names = nodes("test", 3)
+    pods = {names[0]: ds_pods(names[0], 2), names[1]: ds_pods(names[1], 2), names[2]: []}
+    log, events = start_deletion(pods, {"test": names}, [Removal(n, "test", False, True) for n in names[:2]])
+    assert evicted(log) == [] and deleted(log) == [(0.0, names[0]), (0.0, names[1])]
+    assert failed(events) == []
+
+
+def test_start_deletion_of_ds_pods_and_empty_and_drained_nodes_together() -> None:
+    """``TestStartDeletion/DS pods and empty and drain deletion work correctly together``: the empty nodes
+    and the drained node with only DaemonSet pods deleted at once, the other drained one once its pods have
+    left; only those pods evicted."""
+    names = nodes("test", 4)
+    pods = {names[0]: [], names[1]: [], names[2]: removable(names[2], 2), names[3]: ds_pods(names[3], 2)}
+    removals = [Removal(n, "test", False, k >= 2) for k, n in enumerate(names)]
+    log, events = start_deletion(pods, {"test": names}, removals)
+    assert evicted(log) == ["test-node-2-pod-0", "test-node-2-pod-1"]
+    assert deleted(log) == [(0.0, names[0]), (0.0, names[1]), (0.0, names[3]), (20.0, names[2])]
+    assert failed(events) == []
+
+
+def test_expendable_ds_pods_are_not_evicted() -> None:
+    """``createSnapshot``: the actuator's snapshot holds no expendable pod (``FilterOutExpendablePods``), so
+    ``podsToEvict`` never sees one: the expendable DaemonSet pod d1 ends with its node, d2 is evicted."""
+    pods = [pod("p1"), pod("d1", daemon=True), pod("d2", daemon=True)]
+    cluster = HandKeptCluster(ManualClock(), {"n1": pods}, {"ng": ["n1"]})
+    actuate(cluster, [Removal("n1", "ng", False, True, frozenset({"default/d1"}))], LEGACY_20)
+    assert evicted(cluster.log) == ["d2", "p1"]
+
+
 def test_a_failed_drain_gives_back_the_other_nodes_of_its_atomic_group() -> None:
     """``AbortNodeDeletion`` and ``addToBatcher`` (``failuresForGroup``): in a zeroOrMaxNodeScaling group,
     the empty node queued for the batch is given back with the node whose drain failed, with ``couldn't scale
@@ -476,9 +682,6 @@ def test_a_failed_drain_gives_back_the_other_nodes_of_its_atomic_group() -> None
             ),
             ("nodes that failed drain are forcefully deleted", FORCE),
             ("nodes that failed deletion are correctly reported in results", CLOUD_FAILS),
-            ("DS pods are evicted from empty nodes, but don't block deletion on error", DS_EVICTION),
-            ("DS pods and deletion with drain", DS_EVICTION),
-            ("DS pods and empty and drain deletion work correctly together", DS_EVICTION),
             ("nodes with pods are not deleted if the node is passed as empty", SECOND_LOOK),
             ("atomic nodes with pods are not deleted if the node is passed as empty", SECOND_LOOK),
         )
@@ -598,3 +801,70 @@ def test_start_deletion_in_batch_deletes_every_group() -> None:
 )
 def test_delete_in_batch_rows_gpufleet_cannot_express(row: str) -> None:
     raise AssertionError(row)
+
+
+# -- delay.go (TestWaitForDelayDeletion) and the node's deletion after it ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("annotated", "timeout", "deleted_at"),
+    [
+        pytest.param(False, 6.0, 0.0, id="annotation not set"),
+        pytest.param(True, 6.0, 6.0, id="annotation set but not removed"),
+        pytest.param(True, 0.0, 0.0, id="timeout is 0 - mechanism disable"),
+    ],
+)
+def test_wait_for_delay_deletion(annotated: bool, timeout: float, deleted_at: float) -> None:
+    """``TestWaitForDelayDeletion`` (``WaitForDelayDeletion``, in ``prepareNodeForDeletion``): a node
+    annotated ``delay-deletion.cluster-autoscaler.kubernetes.io/...`` waits for the annotation to go, up to
+    ``--node-deletion-delay-timeout`` (here 6 s), then is deleted all the same; 0 turns the wait off."""
+    cluster = HandKeptCluster(
+        ManualClock(), {"n1": []}, {"ng": ["n1"]}, delayed=frozenset({"n1"} if annotated else ())
+    )
+    settings = AutoscalerSettings(node_deletion_delay_timeout_s=timeout)
+    events = actuate(cluster, [Removal("n1", "ng", False, False)], settings)
+    assert deleted(cluster.log) == [(deleted_at, "n1")] and failed(events) == []
+
+
+@pytest.mark.skip(reason="nobody takes a delay-deletion annotation off a node in a gpufleet run")
+def test_wait_for_delay_deletion_annotation_set_and_removed() -> None:
+    raise AssertionError("TestWaitForDelayDeletion/annotation set and removed")
+
+
+def test_a_drained_node_with_a_delay_deletion_annotation_waits_the_timeout_after_its_drain() -> None:
+    """``prepareNodeForDeletion``: the wait follows the drain; ``--node-deletion-delay-timeout`` 2 minutes by
+    default: p1 gone at 20 s, the node deleted at 140 s; the other node, not annotated, at 20 s."""
+    pods = {"n1": [pod("p1")], "n2": [pod("p2")]}
+    cluster = HandKeptCluster(ManualClock(), pods, {"ng": ["n1", "n2"]}, delayed=frozenset({"n1"}))
+    actuate(cluster, [Removal(n, "ng", False, True) for n in ("n1", "n2")], LEGACY_20)
+    assert deleted(cluster.log) == [(20.0, "n2"), (140.0, "n1")]
+
+
+def test_an_atomic_group_waits_for_its_node_with_a_delay_deletion_annotation() -> None:
+    """``addToBatcher`` after ``WaitForDelayDeletion``: a zeroOrMaxNodeScaling group's batch is deleted once
+    its last node is ready, the annotated one after its wait (120 s)."""
+    names = nodes("atomic-2", 2)
+    cluster = HandKeptCluster(
+        ManualClock(), {n: [] for n in names}, {"atomic-2": names}, delayed=frozenset({names[0]})
+    )
+    actuate(cluster, [Removal(n, "atomic-2", True, False) for n in names], AutoscalerSettings())
+    assert deleted(cluster.log) == [(120.0, names[0]), (120.0, names[1])]
+
+
+# -- scaled_down_nodes_total (delete_in_batch.go, RegisterAndRecordSuccessfulScaleDownEvent) -----------------
+
+
+def test_scaled_down_nodes_counts_each_node_when_deleted_by_its_scale_down_reason() -> None:
+    """``RegisterAndRecordSuccessfulScaleDownEvent`` calls ``metrics.RegisterScaleDown`` once a node is
+    deleted, with ``nodeScaleDownReason``: ``empty`` (deleted with no drain), ``underutilized`` (drained),
+    ``unready`` (NotReady, drained or not); a node whose drain failed is not counted."""
+    pods = {"e": [], "d": [pod("p1")], "u": [], "f": [pod("p2")]}
+    cluster = HandKeptCluster(
+        ManualClock(), pods, {"ng": list(pods)}, refuse={"default/p2": -1}, unready=frozenset({"u"})
+    )
+    removals = [Removal("e", "ng", False, False), Removal("d", "ng", False, True),
+                Removal("u", "ng", False, False), Removal("f", "ng", False, True)]  # fmt: skip
+    events, removed = actuator_run(cluster, removals, ONE_TRY_20)
+    assert removed == [Removed(0.0, "e", "empty"), Removed(0.0, "u", "unready"),
+                       Removed(20.0, "d", "underutilized")]  # fmt: skip
+    assert [n for _, n, _ in failed(events)] == ["f"]

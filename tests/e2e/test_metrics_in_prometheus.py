@@ -145,5 +145,7 @@ def test_the_scale_ups_counted_are_the_summarys(loaded: Loaded) -> None:
     events = loaded.summary["autoscaler_events"]
     launched = sum(len(e["nodes"]) for e in events if e["kind"] == "scale-up")
     assert loaded.value("cluster_autoscaler_scaled_up_nodes_total") == launched > 0
-    removed = sum(len(e["nodes"]) for e in events if e["kind"] == "scale-down")
+    # a node is counted once deleted (RegisterAndRecordSuccessfulScaleDownEvent), not as its scale-down starts
+    gone = {n["name"] for n in loaded.summary["nodes"] if n["deleted_s"] is not None}
+    removed = sum(1 for e in events if e["kind"] == "scale-down" for n in e["nodes"] if n in gone)
     assert loaded.value("sum(cluster_autoscaler_scaled_down_nodes_total)") == removed

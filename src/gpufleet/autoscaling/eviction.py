@@ -11,9 +11,16 @@ group's grace period when that is above 0 (``Evictor.evictPod``), an eviction re
 (``initiateEviction``), then waits for them to leave the node, polling every 5 s while less than the group's
 grace period plus ``PodEvictionHeadroom`` (30 s) has passed (``waitPodsToDisappear``; gpufleet sees a pod
 gone the moment its grace period is over, not at the next poll). A pod never evicted, or still there after
-the wait, fails the drain. Not modelled: the DaemonSet pods' eviction (best effort, or with
-``--drain-priority-config`` waited for like the others: ``fullDsEviction``); gpufleet's drain leaves them to
-end with the node.
+the wait, fails the drain.
+
+Which pods (``podsToEvict``): every pod but the mirror ones and the DaemonSet ones, to move; of the DaemonSet
+pods, those annotated ``cluster-autoscaler.kubernetes.io/enable-ds-eviction: "true"``, and, under the flag
+that applies (``--daemonset-eviction-for-occupied-nodes``, true by default, on a drained node;
+``--daemonset-eviction-for-empty-nodes``, false, on an empty one), those not annotated
+(``daemonset.PodsToEvict``). They are evicted best effort with their group (``BestEffortEvictionPods``: an
+eviction refused is retried alike, the group's wait starting only once their answers are in, but never fails
+the drain, and nobody waits for them to go), but on a drained node under ``--drain-priority-config``, where
+they are evicted as the others (``fullDsEviction``).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gpufleet.autoscaling.drainability import MIRROR, daemon_set_pod
 from gpufleet.model.pod import Pod
 
 #: ``DefaultEvictionRetryTime``: the wait before an eviction refused is tried again
@@ -29,6 +37,8 @@ EVICTION_RETRY_S = 10.0
 POD_EVICTION_HEADROOM_S = 30.0
 #: ``waitPodsToDisappear``'s polling period
 WAIT_POLL_S = 5.0
+#: ``daemonset.EnableDsEvictionKey``: a DaemonSet pod's say on whether a drain evicts it
+ENABLE_DS_EVICTION = "cluster-autoscaler.kubernetes.io/enable-ds-eviction"
 #: ``math.MaxInt32``: the priority of ``SingleRuleDrainConfig``'s one group
 MAX_INT32 = 2**31 - 1
 
@@ -43,10 +53,12 @@ class ShutdownGracePeriod:
 
 @dataclass
 class EvictionGroup:
-    """A priority group of a drain (``podEvictionGroup``): its rule, and its pods in drain order."""
+    """A priority group of a drain (``podEvictionGroup``): its rule, and its pods in drain order, those
+    evicted and waited for and those evicted best effort (``BestEffortEvictionPods``)."""
 
     rule: ShutdownGracePeriod
     pods: list[Pod] = field(default_factory=list)
+    best_effort: list[Pod] = field(default_factory=list)
 
 
 def single_rule(max_graceful_termination_s: int) -> tuple[ShutdownGracePeriod, ...]:
@@ -76,12 +88,34 @@ def group_index(priority: int, rules: Sequence[ShutdownGracePeriod]) -> int:
     return index
 
 
-def group_by_priority(rules: Sequence[ShutdownGracePeriod], pods: Sequence[Pod]) -> list[EvictionGroup]:
+def group_by_priority(
+    rules: Sequence[ShutdownGracePeriod], pods: Sequence[Pod], best_effort: Sequence[Pod] = ()
+) -> list[EvictionGroup]:
     """``groupByPriority``: every group of ``rules`` (sorted), each with its pods in the order given."""
     groups = [EvictionGroup(rule) for rule in rules]
     for pod in pods:
         groups[group_index(pod.priority, rules)].pods.append(pod)
+    for pod in best_effort:
+        groups[group_index(pod.priority, rules)].best_effort.append(pod)
     return groups
+
+
+def pods_to_evict(pods: Sequence[Pod], evict_daemon_sets: bool) -> tuple[list[Pod], list[Pod]]:
+    """``podsToEvict``: the DaemonSet pods to evict and the others, mirror pods left out; a DaemonSet pod is
+    evicted when annotated ``enable-ds-eviction: "true"``, or not annotated and ``evict_daemon_sets`` (the
+    flag; ``daemonset.PodsToEvict``)."""
+    daemon: list[Pod] = []
+    others: list[Pod] = []
+    for pod in pods:
+        if MIRROR in pod.annotations:
+            continue
+        if not daemon_set_pod(pod):
+            others.append(pod)
+            continue
+        annotation = pod.annotations.get(ENABLE_DS_EVICTION)
+        if annotation == "true" or (annotation is None and evict_daemon_sets):
+            daemon.append(pod)
+    return daemon, others
 
 
 def eviction_grace_s(pod: Pod, max_graceful_termination_s: int) -> float:

@@ -4,13 +4,22 @@
 Every node chosen is marked to be deleted first (``taintNodesSync``: the ToBeDeleted taint, a cordon here),
 then each with pods to move is drained (``prepareNodeForDeletion``): its pods evicted priority group by
 priority group, each group's refused evictions retried and its pods waited for until none is on the node
-(``autoscaling.eviction``); the DaemonSet pods and the expendable ones (absent from the actuator's snapshot,
-``createSnapshot``) are left to end with the node. An empty node (no pod to move: ``deleteAsyncEmpty``), or
-one with no pod to evict, is deleted at once, whatever still terminates there. A drained node is deleted at
-once, but a ``zeroOrMaxNodeScaling`` group's nodes, which are queued until the last of the batch is drained
-and deleted together (``addToBatcher``); with ``--node-deletion-batcher-interval`` above 0, the nodes of a
-group due for deletion within that long of the first are deleted together, that long after it
-(``NodeDeletionBatcher.AddNodes``).
+(``autoscaling.eviction``); its DaemonSet pods evicted with them best effort, under
+``--daemonset-eviction-for-occupied-nodes`` (``DrainNode``). An empty node (no pod to move:
+``deleteAsyncEmpty``) has only its DaemonSet pods evicted, best effort, under
+``--daemonset-eviction-for-empty-nodes`` (``EvictDaemonSetPods``). The expendable pods (absent from the
+actuator's snapshot, ``createSnapshot``) and the DaemonSet pods not evicted are left to end with the node;
+no evicted DaemonSet pod comes back, as the DaemonSet controller does not tolerate the ToBeDeleted taint
+(``NodeShouldRunDaemonPod``; gpufleet's DaemonSet controller never replaces a pod on its node). A node
+annotated ``delay-deletion.cluster-autoscaler.kubernetes.io/...`` then waits ``--node-deletion-delay-timeout``
+(``WaitForDelayDeletion``: nobody takes the annotation off in a run). The node is deleted then, but a
+``zeroOrMaxNodeScaling`` group's nodes, which are queued until the last of the batch is ready and deleted
+together (``addToBatcher``); with ``--node-deletion-batcher-interval`` above 0, the nodes of a group due for
+deletion within that long of the first are deleted together, that long after it
+(``NodeDeletionBatcher.AddNodes``). Each node deleted is counted then (``removed``: what
+``RegisterAndRecordSuccessfulScaleDownEvent`` counts in ``metrics.RegisterScaleDown``), by
+``nodeScaleDownReason``: ``unready`` for a node NotReady when its deletion started, else ``underutilized``
+for one drained, ``empty`` for the others.
 
 A drain that fails (an eviction still refused after ``--max-pod-eviction-time``, or pods still there after
 the group's wait) aborts the node's deletion (``AbortNodeDeletion``): the mark is taken off
@@ -19,13 +28,11 @@ delete node: ...``), and the nodes of its group queued for the same batch, and t
 are aborted with it (``couldn't scale down other nodes in this node group``). The pods already evicted go
 on terminating. No backoff follows: upstream's ``RegisterFailedScaleDown`` only counts a cloud provider's
 failure to delete, and ``--scale-down-delay-after-failure`` starts only from a scale-down that fails as it
-starts.
+starts. An empty node's DaemonSet evictions never fail its deletion.
 
-Not modelled: ``--node-delete-delay-after-taint`` (5 s upstream:
-gpufleet's taint takes no round trip to wait for), the ``delay-deletion.cluster-autoscaler.kubernetes.io/``
-annotations (``--node-deletion-delay-timeout``: gpufleet's nodes carry none), the DaemonSet pods' eviction
-(``--daemonset-eviction-for-occupied-nodes``, ``--daemonset-eviction-for-empty-nodes``: they end with the
-node) and the actuation's second look at each node's pods (``deleteNodesAsync``' ``GetPodsToMove``).
+Not modelled: ``--node-delete-delay-after-taint`` (5 s upstream, and its dynamic variant: gpufleet's taint
+takes no round trip to wait for) and the actuation's second look at each node's pods
+(``deleteNodesAsync``' ``GetPodsToMove``).
 """
 
 from __future__ import annotations
@@ -44,10 +51,12 @@ from gpufleet.autoscaling.eviction import (
     drain_rules,
     eviction_grace_s,
     group_by_priority,
+    pods_to_evict,
 )
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
 from gpufleet.control.port import NodeGroupPort
+from gpufleet.model.pod import Pod
 from gpufleet.model.simulation import AutoscalerSettings
 
 #: what the other nodes of a group whose deletion failed are told (``AbortNodeDeletion``, ``addToBatcher``)
@@ -67,11 +76,22 @@ class Removal:
     keep: AbstractSet[str] = frozenset()
 
 
+@dataclass(frozen=True)
+class Removed:
+    """A node deleted (``RegisterAndRecordSuccessfulScaleDownEvent``): when, and why
+    (``nodeScaleDownReason``: ``empty``, ``underutilized`` or ``unready``)."""
+
+    t_s: float
+    node: str
+    reason: str
+
+
 @dataclass
 class _Drain:
     removal: Removal
     groups: list[EvictionGroup]
-    evicted: list[str] = field(default_factory=list)  # the pods of the group under way, evicted
+    #: the pods of the group under way evicted and waited for, each with when its grace period is over
+    evicted: dict[str, float] = field(default_factory=dict)
 
 
 class Actuator:
@@ -93,6 +113,11 @@ class Actuator:
         self.rules = drain_rules(settings.drain_priority_config, settings.max_graceful_termination_s)
         self.max_pod_eviction_time_s = settings.max_pod_eviction_time_s
         self.batcher_interval_s = settings.node_deletion_batcher_interval_s
+        #: ``fullDsEviction``: a drain's DaemonSet pods evicted as the others (``--drain-priority-config``)
+        self.full_ds_eviction = bool(settings.drain_priority_config)
+        self.ds_eviction_for_empty_nodes = settings.daemonset_eviction_for_empty_nodes
+        self.ds_eviction_for_occupied_nodes = settings.daemonset_eviction_for_occupied_nodes
+        self.delay_timeout_s = settings.node_deletion_delay_timeout_s
         self.failed = failed
         self.deleting: set[str] = set()
         self.draining: set[str] = set()
@@ -103,9 +128,15 @@ class Actuator:
         self._failed: set[str] = set()
         #: each group's nodes waiting for the batcher's interval to end (``deletionsPerNodeGroup``)
         self._buckets: dict[str, list[str]] = {}
+        self._reasons: dict[str, str] = {}  # each node being deleted's ``nodeScaleDownReason``
+        self._delayed: set[str] = set()  # the nodes annotated delay-deletion
+        #: the nodes deleted, in order (``scaled_down_nodes_total``)
+        self.removed: list[Removed] = []
 
     def start(self, removals: Sequence[Removal]) -> None:
         """``StartDeletion``: mark them all, then drain each (the node's pods in key order)."""
+        unready = self.port.unready_nodes()
+        state = self.port.state
         for r in removals:
             self.deleting.add(r.node)
             if r.drain:
@@ -113,57 +144,83 @@ class Actuator:
             self.port.cordon(r.node, True)
             if r.atomic:
                 self._batch[r.group] = sum(1 for o in removals if o.group == r.group)
-        state = self.port.state
-        daemon = self.port.daemon_pod_keys()
+            self._reasons[r.node] = (
+                "unready" if r.node in unready else "underutilized" if r.drain else "empty"
+            )
+            if state.nodes[state.index[r.node]].delay_deletion:
+                self._delayed.add(r.node)
         for r in removals:
-            assigned = state.pods_on[state.index[r.node]].values() if r.drain else ()
-            pods = [
-                a.pod
-                for a in sorted(assigned, key=lambda a: a.pod.key)
-                if a.pod.key not in daemon and a.pod.key not in r.keep
-            ]
-            if not pods:
+            groups = self._groups(r)
+            if not groups:
                 self.clock.at(self.clock.now, Priority.COMPLETION, partial(self._drained, r))
                 continue
-            self._evict(_Drain(r, [g for g in group_by_priority(self.rules, pods) if g.pods]))
+            self._evict(_Drain(r, groups))
+
+    def _groups(self, r: Removal) -> list[EvictionGroup]:
+        """The node's pods to evict by priority group (``podsToEvict``, ``groupByPriority``): a drained node's
+        pods but its DaemonSet ones, waited for, with its DaemonSet ones best effort (waited for too under
+        ``fullDsEviction``); an empty node's DaemonSet ones alone, best effort (``EvictDaemonSetPods``)."""
+        state = self.port.state
+        assigned = sorted(state.pods_on[state.index[r.node]].values(), key=lambda a: a.pod.key)
+        pods = [a.pod for a in assigned if a.pod.key not in r.keep]
+        full: list[Pod] = []
+        if not r.drain:
+            best_effort, _ = pods_to_evict(pods, self.ds_eviction_for_empty_nodes)
+        else:
+            best_effort, full = pods_to_evict(pods, self.ds_eviction_for_occupied_nodes)
+            if self.full_ds_eviction:
+                full, best_effort = full + best_effort, []
+        groups = group_by_priority(self.rules, full, best_effort)
+        return [g for g in groups if g.pods or g.best_effort]
 
     # -- the drain ---------------------------------------------------------------------------
     def _evict(self, drain: _Drain) -> None:
         """``initiateEviction`` of the drain's next group: every pod evicted with its grace, those refused
         tried again every 10 s until ``--max-pod-eviction-time`` has passed."""
         group = drain.groups[0]
-        drain.evicted = []
-        self._try(drain, [p.key for p in group.pods], self.clock.now)
+        drain.evicted = {}
+        self._try(drain, [p.key for p in (*group.pods, *group.best_effort)], self.clock.now)
 
     def _try(self, drain: _Drain, keys: list[str], started: float) -> None:
         if drain.removal.node not in self.deleting:  # (its deletion failed meanwhile)
             return
         group = drain.groups[0]
-        grace = {p.key: eviction_grace_s(p, group.rule.grace_s) for p in group.pods}
+        grace = {p.key: eviction_grace_s(p, group.rule.grace_s) for p in (*group.pods, *group.best_effort)}
+        full = {p.key for p in group.pods}
         answers = {k: self.port.evict_pod(k, grace[k]) for k in keys}
         refused = [k for k in keys if answers[k] is not None]
-        drain.evicted += [k for k in keys if answers[k] is None]
         now = self.clock.now
-        if refused:
-            after = now + EVICTION_RETRY_S
-            if after < started + self.max_pod_eviction_time_s:
-                self.clock.at(after, Priority.CONTROLLER, lambda: self._try(drain, refused, started))
-            else:
-                errors = " ".join(
-                    f"failed to evict pod {k} within allowed timeout (last error: {answers[k]})"
-                    for k in refused
-                )
-                node = drain.removal.node
-                why = f"Failed to drain node /{node}, due to following errors: [{errors}]"
-                self.clock.at(after, Priority.CONTROLLER, lambda: self._fail(drain.removal, why))
+        drain.evicted |= {k: now + grace[k] for k in keys if answers[k] is None and k in full}
+        if not refused:
+            self._evicted(drain)
             return
-        # waitPodsToDisappear: a pod is seen gone once its grace period is over, else at the 5 s polls
-        limit = group.rule.grace_s + POD_EVICTION_HEADROOM_S
-        if limit <= 0:  # (no poll at all)
-            self._fail(drain.removal, _pods_remaining(drain.removal.node))
+        after = now + EVICTION_RETRY_S
+        if after < started + self.max_pod_eviction_time_s:
+            self.clock.at(after, Priority.CONTROLLER, lambda: self._try(drain, refused, started))
             return
-        longest = max(grace.values())
-        first = now + longest if longest < limit else now
+        failed = [k for k in refused if k in full]  # (the best-effort ones given up)
+        if not failed:
+            self.clock.at(after, Priority.CONTROLLER, lambda: self._evicted(drain))
+            return
+        errors = " ".join(
+            f"failed to evict pod {k} within allowed timeout (last error: {answers[k]})" for k in failed
+        )
+        node = drain.removal.node
+        why = f"Failed to drain node /{node}, due to following errors: [{errors}]"
+        self.clock.at(after, Priority.CONTROLLER, lambda: self._fail(drain.removal, why))
+
+    def _evicted(self, drain: _Drain) -> None:
+        """``waitPodsToDisappear`` of the group's pods evicted and waited for: a pod is seen gone once its
+        grace period is over, else at the 5 s polls."""
+        if drain.removal.node not in self.deleting:
+            return
+        limit = drain.groups[0].rule.grace_s + POD_EVICTION_HEADROOM_S
+        if limit <= 0:  # (no poll at all: even with no pod to wait for)
+            self._drain_failed(drain, _pods_remaining(drain.removal.node))
+            return
+        now = self.clock.now
+        gone = max(drain.evicted.values(), default=now)  # (some may have gone while others were retried)
+        first = max(gone, now) if gone - now < limit else now
         self.clock.at(first, Priority.COMPLETION, lambda: self._wait(drain, now, limit))
 
     def _wait(self, drain: _Drain, started: float, limit: float) -> None:
@@ -185,10 +242,30 @@ class Actuator:
             self.clock.at(after, Priority.COMPLETION, lambda: self._wait(drain, started, limit))
         else:
             why = _pods_remaining(drain.removal.node)
-            self.clock.at(after, Priority.CONTROLLER, lambda: self._fail(drain.removal, why))
+            self.clock.at(after, Priority.CONTROLLER, lambda: self._drain_failed(drain, why))
+
+    def _drain_failed(self, drain: _Drain, why: str) -> None:
+        """A drained node given back; an empty node's DaemonSet evictions stopped there, its deletion going on
+        (``prepareNodeForDeletion`` ignores ``EvictDaemonSetPods``' error)."""
+        if drain.removal.drain:
+            self._fail(drain.removal, why)
+        else:
+            self._drained(drain.removal)
 
     # -- the deletion ------------------------------------------------------------------------
     def _drained(self, r: Removal) -> None:
+        """``WaitForDelayDeletion``: a node annotated delay-deletion waits ``--node-deletion-delay-timeout``
+        (0: not at all), which its annotation outlasts; then ``addToBatcher``."""
+        if r.node not in self.deleting:
+            return
+        if r.node in self._delayed and self.delay_timeout_s > 0:
+            if math.isfinite(self.delay_timeout_s):
+                at = self.clock.now + self.delay_timeout_s
+                self.clock.at(at, Priority.COMPLETION, partial(self._add_to_batcher, r))
+            return
+        self._add_to_batcher(r)
+
+    def _add_to_batcher(self, r: Removal) -> None:
         """``addToBatcher``: deleted now, but a zeroOrMaxNodeScaling group's node, queued until its whole
         batch is drained; after a failure of its group, aborted with it."""
         if r.node not in self.deleting:
@@ -225,9 +302,16 @@ class Actuator:
             self._delete(name)
 
     def _delete(self, name: str) -> None:
+        reason = self._forget(name)
+        self.port.delete_node(name)
+        self.removed.append(Removed(self.clock.now, name, reason))
+
+    def _forget(self, name: str) -> str:
+        """The node's deletion over (done or given back): its ``nodeScaleDownReason``."""
         self.deleting.discard(name)
         self.draining.discard(name)
-        self.port.delete_node(name)
+        self._delayed.discard(name)
+        return self._reasons.pop(name)
 
     def _fail(self, r: Removal, why: str, group_failed: bool = False) -> None:
         """``AbortNodeDeletion``: the node given back, its mark off, its group's queued nodes with it."""
@@ -246,8 +330,7 @@ class Actuator:
 
     def _give_back(self, r: Removal, why: str) -> None:
         """``CleanUpAndRecordFailedScaleDownEvent``."""
-        self.deleting.discard(r.node)
-        self.draining.discard(r.node)
+        self._forget(r.node)
         self.port.cordon(r.node, False)
         what = "failed to drain and delete node" if r.drain else "failed to delete empty node"
         event = ScaleEvent(self.clock.now, "scale-down-failed", r.group, (r.node,), reason=f"{what}: {why}")

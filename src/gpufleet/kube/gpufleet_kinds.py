@@ -24,7 +24,10 @@ grace periods are cut to it; 0 or less cuts none), ``drainPriorityConfig`` (the 
 ``<priority>:<seconds>,...``: a drain evicts in priority groups, ``gpufleet.autoscaling.eviction``; not with
 ``maxGracefulTerminationSec``), ``maxPodEvictionTime`` (2 minutes: how long a refused eviction is retried),
 ``nodeDeletionBatcherInterval`` (0: the nodes of a group due within it of the first deleted together:
-``gpufleet.control.cluster_autoscaler_actuation``),
+``gpufleet.control.cluster_autoscaler_actuation``), ``daemonsetEvictionForEmptyNodes`` (false) and
+``daemonsetEvictionForOccupiedNodes`` (true: whether a node's DaemonSet pods are evicted before its deletion,
+``gpufleet.autoscaling.eviction``), ``nodeDeletionDelayTimeout`` (2 minutes: how long a node annotated
+``delay-deletion.cluster-autoscaler.kubernetes.io/...`` waits to be deleted),
 ``skipNodesWithSystemPods`` and
 ``skipNodesWithCustomControllerPods`` (booleans, true by default: ``gpufleet.autoscaling.drainability``),
 ``scaleDownNonEmptyCandidatesCount``, ``scaleDownCandidatesPoolRatio`` and ``scaleDownCandidatesPoolMinCount``
@@ -191,6 +194,9 @@ class Autoscaler(SpecModel):
     drain_priority_config: str | None = None  # the flag: "<priority>:<seconds>,..."
     max_pod_eviction_time: Duration | None = None
     node_deletion_batcher_interval: Duration | None = None
+    daemonset_eviction_for_empty_nodes: bool | None = None
+    daemonset_eviction_for_occupied_nodes: bool | None = None
+    node_deletion_delay_timeout: Duration | None = None
     skip_nodes_with_system_pods: bool | None = None
     skip_nodes_with_custom_controller_pods: bool | None = None
     gpu_aware_scale_down: bool | None = None
@@ -326,6 +332,9 @@ class Autoscaler(SpecModel):
             else parse_drain_priority_config(self.drain_priority_config),
             "max_pod_eviction_time_s": self.max_pod_eviction_time,
             "node_deletion_batcher_interval_s": self.node_deletion_batcher_interval,
+            "daemonset_eviction_for_empty_nodes": self.daemonset_eviction_for_empty_nodes,
+            "daemonset_eviction_for_occupied_nodes": self.daemonset_eviction_for_occupied_nodes,
+            "node_deletion_delay_timeout_s": self.node_deletion_delay_timeout,
             "skip_nodes_with_system_pods": self.skip_nodes_with_system_pods,
             "skip_nodes_with_custom_controller_pods": self.skip_nodes_with_custom_controller_pods,
             "gpu_aware_scale_down": self.gpu_aware_scale_down,

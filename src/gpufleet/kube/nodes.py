@@ -17,7 +17,9 @@ a NodePool (no ``readiness``) keeps a Ready condition not ``True`` as a warning:
 ``status.images`` (each image's ``names`` and ``sizeBytes``) are the images already on the node, by
 every name, as the scheduler's snapshot indexes them for ImageLocality (``createImageExistenceMap``).
 The annotation ``cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`` keeps the node (or
-the NodePool's nodes) from cluster-autoscaler's scale-down.
+the NodePool's nodes) from cluster-autoscaler's scale-down; an annotation
+``delay-deletion.cluster-autoscaler.kubernetes.io/<anything>`` (any value) has cluster-autoscaler wait before
+deleting it, for as long as ``--node-deletion-delay-timeout``: nobody removes it in a run.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _HEALTHY_OTHERWISE = "False"
 
 #: cluster-autoscaler's node annotation that keeps the node from scale-down (``ScaleDownDisabledKey``)
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+#: cluster-autoscaler's ``DelayDeletionAnnotationPrefix``
+DELAY_DELETION_PREFIX = "delay-deletion.cluster-autoscaler.kubernetes.io/"
 
 
 def node(
@@ -88,6 +92,7 @@ def node(
         allocatable=allocatable,
         images=_images(status),
         scale_down_disabled=meta.annotations.get(SCALE_DOWN_DISABLED) == "true",
+        delay_deletion=any(key.startswith(DELAY_DELETION_PREFIX) for key in meta.annotations),
         ready=ready,
         ready_since_unix=since,
         created_unix=created,

@@ -67,6 +67,9 @@ class Node:
     images: dict[str, int] = field(default_factory=dict)
     #: annotated ``cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"``
     scale_down_disabled: bool = False
+    #: annotated ``delay-deletion.cluster-autoscaler.kubernetes.io/<anything>``: cluster-autoscaler waits for
+    #: the annotation to go before deleting the node, up to ``--node-deletion-delay-timeout``
+    delay_deletion: bool = False
     #: its Ready condition's status: ``True``, or ``False`` / ``Unknown`` (NotReady: its kubelet says it is
     #: not ready, or has not posted its status within the node lifecycle controller's grace period)
     ready: str = "True"

@@ -92,6 +92,15 @@ class AutoscalerSettings:
     #: --node-deletion-batcher-interval: the nodes of a group whose deletion is due within this long of the
     #: first are deleted together, that long after it (0: each at once)
     node_deletion_batcher_interval_s: float = 0.0
+    #: --daemonset-eviction-for-empty-nodes and --daemonset-eviction-for-occupied-nodes: whether the node's
+    #: DaemonSet pods not annotated ``enable-ds-eviction`` are evicted before an empty node's deletion, or in
+    #: a drain (``autoscaling.eviction.pods_to_evict``)
+    daemonset_eviction_for_empty_nodes: bool = False
+    daemonset_eviction_for_occupied_nodes: bool = True
+    #: --node-deletion-delay-timeout: how long a node annotated
+    #: ``delay-deletion.cluster-autoscaler.kubernetes.io/...`` is kept from deletion once drained, waiting for
+    #: the annotation to go (0: not at all; ``WaitForDelayDeletion``)
+    node_deletion_delay_timeout_s: float = 2 * 60.0
     #: --skip-nodes-with-system-pods and --skip-nodes-with-custom-controller-pods: the drainability rules
     #: (``options.NodeDeleteOptions``, ``autoscaling.drainability.DeleteOptions``)
     skip_nodes_with_system_pods: bool = True

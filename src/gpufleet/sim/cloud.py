@@ -100,6 +100,7 @@ class SimulatedCloud:
                 allocatable,
                 node.pool,
                 scale_down_disabled=node.scale_down_disabled,
+                delay_deletion=node.delay_deletion,
             )
         )
 

@@ -321,6 +321,7 @@ class Counters:
     scaled_down: Counter[str] = field(default_factory=Counter)  # by reason
     failed_scale_ups: Counter[str] = field(default_factory=Counter)  # by reason
     events_seen: int = 0
+    removed_seen: int = 0
 
     def attempted(self, scheduler: str, outcome: Outcome) -> None:
         # an attempt a plugin's Error status aborted is ``error`` (``metrics.PodScheduleError``)
@@ -329,17 +330,20 @@ class Counters:
             self.attempts[(scheduler, outcome.pod.scheduler_name, result)] += 1
 
     def catch_up(self, sim: Simulation) -> None:
-        """Count the autoscaler's events logged since the last scrape."""
+        """Count the autoscaler's events logged, and the nodes it deleted, since the last scrape (a node is
+        counted scaled down once deleted, not when its deletion starts: ``metrics.RegisterScaleDown`` is
+        called by ``RegisterAndRecordSuccessfulScaleDownEvent``, with ``nodeScaleDownReason``)."""
         events = sim.autoscaler.events
         for event in events[self.events_seen :]:
             if event.kind == "scale-up":
                 self.scaled_up += len(event.nodes)
-            elif event.kind == "scale-down":
-                for node in event.nodes:
-                    self.scaled_down["underutilized" if _had_pods(sim, node, event.t_s) else "empty"] += 1
             elif event.kind in _CA_FAILURES:
                 self.failed_scale_ups[_CA_FAILURES[event.kind]] += 1
         self.events_seen = len(events)
+        removed = sim.autoscaler.actuator.removed
+        for node in removed[self.removed_seen :]:
+            self.scaled_down[node.reason] += 1
+        self.removed_seen = len(removed)
 
     def readings(self, sim: Simulation, autoscaled: bool) -> Iterator[Reading]:
         for (scheduler, profile, result), count in sorted(self.attempts.items()):
@@ -353,18 +357,6 @@ class Counters:
             yield CA_SCALED_DOWN, (("reason", reason), *_CA), float(count)
         for reason, count in sorted(self.failed_scale_ups.items()):
             yield CA_FAILED_SCALE_UPS, (("reason", reason), *_CA), float(count)
-
-
-def _had_pods(sim: Simulation, node: str, t: float) -> bool:
-    """Whether pods other than DaemonSet pods ran on ``node`` when scale-down removed it at ``t``
-    (cluster-autoscaler's reason: ``underutilized``, else ``empty``)."""
-    for rec in sim.all_records:
-        if rec.node != node or rec.pod.key in sim.daemon_pods or rec.bound_s is None or rec.bound_s > t:
-            continue
-        end = rec.finished_s if rec.finished_s is not None else rec.deleted_s
-        if end is None or end >= t:
-            return True
-    return False
 
 
 def _few(group: str, readings: Iterable[Reading]) -> Group:

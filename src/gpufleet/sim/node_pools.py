@@ -83,6 +83,7 @@ class PoolRuntime:
             self.pool.name,
             dict(t.images),  # the images the template says are baked in or pre-pulled
             scale_down_disabled=t.scale_down_disabled,
+            delay_deletion=t.delay_deletion,
         )
 
     def slices_for(self, node: str) -> list[ResourceSlice]:
