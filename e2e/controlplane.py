@@ -44,6 +44,9 @@ STAGES = Path(__file__).resolve().parent / "kwok" / "stages.yaml"
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 READY_TIMEOUT_S = 60.0
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+#: the node Leases kwok holds: it renews them every quarter of this (10 s, as the kubelet's
+#: ``nodeLeaseDurationSeconds`` 40 and ``renewInterval``, ``pkg/kubelet/nodelease``)
+NODE_LEASE_DURATION_S = 40
 #: kube-controller-manager's pacing, raised so that two dozen Jobs at once wait on neither: a worker per Job
 #: (``--concurrent-job-syncs``, default 5: ``JobControllerConfiguration.ConcurrentJobSyncs``) and no
 #: client-side rate limit worth the name (``--kube-api-qps`` 20 and ``--kube-api-burst`` 30 by default,
@@ -240,13 +243,19 @@ class ControlPlane:
         """Stop kube-apiserver, killed (``crash``: SIGKILL, what a crash or an OOM kill does) or with
         SIGTERM, so that every client's connection and watch breaks, and start it again on the same
         port and etcd; wait for its ``/readyz``."""
-        proc = self.processes.get("kube-apiserver")
-        if crash and proc is not None and proc.poll() is None:
+        if crash:
+            self.kill("kube-apiserver")
+        self.terminate("kube-apiserver")
+        self._start_apiserver()
+
+    def kill(self, name: str) -> None:
+        """SIGKILL the component ``name`` (what a crash does: it says goodbye to nobody); it stays listed
+        until ``terminate`` or ``stop``."""
+        proc = self.processes.get(name)
+        if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
-        self.terminate("kube-apiserver")
-        self._start_apiserver()
 
     def _start_controller_manager(self) -> None:
         c = self.credentials
@@ -284,16 +293,29 @@ class ControlPlane:
         port = self._start_kwok(extra)
         self.wait(lambda: self.http_ok(f"http://127.0.0.1:{port}/healthz"), "kwok", "/healthz")
 
-    def _start_kwok(self, extra_stages: Path | None = None) -> int:
-        config = self.workdir / "kwok.yaml"
+    def start_kwok(self, name: str) -> None:
+        """Start another kwok, ``name``, with the same Stages, playing only the Nodes annotated
+        ``kwok.x-k8s.io/node: <name>`` (and their pods), and wait for its ``/healthz``. ``kill(name)``
+        then stops their kubelets at once: no more Lease renewals nor status updates, as a node that went
+        down (the main kwok plays only the Nodes annotated ``fake``)."""
+        self.terminate(name)
+        port = self._start_kwok(name=name)
+        self.wait(lambda: self.http_ok(f"http://127.0.0.1:{port}/healthz"), name, "/healthz")
+
+    def _start_kwok(self, extra_stages: Path | None = None, name: str = "kwok") -> int:
+        """Start kwok as the component ``name``, playing the Nodes annotated ``kwok.x-k8s.io/node: fake``
+        (``name`` "kwok") or ``<name>``; returns the port of its ``/healthz``."""
+        config = self.workdir / f"{name}.yaml"
         config.write_text(
             yaml.safe_dump(
                 {
                     "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
                     "kind": "KwokConfiguration",
                     "options": {
-                        "manageNodesWithAnnotationSelector": f"{KWOK_NODE_ANNOTATION}=fake",
-                        "nodeLeaseDurationSeconds": 40,
+                        "manageNodesWithAnnotationSelector": (
+                            f"{KWOK_NODE_ANNOTATION}={'fake' if name == 'kwok' else name}"
+                        ),
+                        "nodeLeaseDurationSeconds": NODE_LEASE_DURATION_S,
                         "nodeIP": "127.0.0.1",
                     },
                 }
@@ -302,7 +324,7 @@ class ControlPlane:
         port = free_port()
         more = ["--config", str(extra_stages)] if extra_stages is not None else []
         self.spawn(
-            "kwok",
+            name,
             [
                 "kwok",
                 "--kubeconfig",

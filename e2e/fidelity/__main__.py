@@ -1,6 +1,7 @@
 """``python -m e2e.fidelity --out DIR`` (``make fidelity``): every fidelity case on fresh control planes
 (the kube-scheduler's on ``--control-planes`` side by side, then the cluster-autoscaler's, the Job
-controller's and the ReplicaSet controller's on the first), and the report (``DIR/fidelity.md``,
+controller's, the ReplicaSet controller's and the node lifecycle's on the first), and the report
+(``DIR/fidelity.md``,
 ``DIR/fidelity.json``)."""
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from e2e.fidelity.autoscaler_run import AutoscalerResult, run_autoscaler_cases
 from e2e.fidelity.job_cases import JOB_CASES
 from e2e.fidelity.job_report import job_summary
 from e2e.fidelity.job_run import run_job_cases
+from e2e.fidelity.node_failure_cases import NODE_FAILURE_CASES
+from e2e.fidelity.node_failure_report import node_failure_summary
+from e2e.fidelity.node_failure_run import run_node_failure_cases
 from e2e.fidelity.replicaset_cases import REPLICASET_CASES
 from e2e.fidelity.replicaset_report import replicaset_summary
 from e2e.fidelity.replicaset_run import run_replicaset_cases
@@ -68,10 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     only.add_argument("--autoscaler-only", action="store_true", help="only the cluster-autoscaler cases")
     only.add_argument("--jobs-only", action="store_true", help="only the Job controller cases")
     only.add_argument("--replicasets-only", action="store_true", help="only the ReplicaSet controller cases")
+    only.add_argument(
+        "--nodes-only", action="store_true", help="only the node lifecycle cases (a node fails)"
+    )
     args = parser.parse_args(argv)
     if args.control_planes < 1:
         parser.error("--control-planes: at least 1")
-    only_one = args.autoscaler_only or args.jobs_only or args.replicasets_only
+    only_one = args.autoscaler_only or args.jobs_only or args.replicasets_only or args.nodes_only
     cases = [] if only_one else all_cases(args.generated, args.first_seed)
     try:
         cp = ControlPlane(build()).start()
@@ -94,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         except ControlPlaneError as exc:  # another control plane did not start, or a component stopped
             print(f"control plane: {exc}", file=sys.stderr)
             return 2
-        binary = None if args.jobs_only or args.replicasets_only else cluster_autoscaler()
-        autoscaler, jobs, replicasets = None, None, None
+        binary = None if only_one and not args.autoscaler_only else cluster_autoscaler()
+        autoscaler, jobs, replicasets, nodes = None, None, None, None
         if binary is not None:
 
             def said(n: int, result: AutoscalerResult) -> None:
@@ -104,13 +111,16 @@ def main(argv: list[str] | None = None) -> int:
 
             ca_results, ca_seconds = run_autoscaler_cases(cp, binary, autoscaler_cases(), said)
             autoscaler = report.autoscaler_summary(ca_results, ca_seconds)
-        if not (args.autoscaler_only or args.replicasets_only):
+        if not only_one or args.jobs_only:
             jobs = _controller_section(cp, "job", partial(run_job_cases, cp, JOB_CASES), job_summary)
-        if not (args.autoscaler_only or args.jobs_only):
+        if not only_one or args.replicasets_only:
             run_sets = partial(run_replicaset_cases, cp, REPLICASET_CASES)
             replicasets = _controller_section(cp, "replicaset", run_sets, replicaset_summary)
+        if not only_one or args.nodes_only:
+            run_nodes = partial(run_node_failure_cases, cp, NODE_FAILURE_CASES)
+            nodes = _controller_section(cp, "node", run_nodes, node_failure_summary)
         summary = report.write(
-            results, args.out, seconds, cp.started_s, autoscaler, len(clusters), jobs, replicasets
+            results, args.out, seconds, cp.started_s, autoscaler, len(clusters), jobs, replicasets, nodes
         )
     finally:
         cp.remove()
@@ -130,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Job controller: {j['cases_agreeing']}/{j['cases_compared']} cases agree ({j['status']})")
     r = summary["replicaset_controller"]
     print(f"ReplicaSet controller: {r['cases_agreeing']}/{r['cases_compared']} cases agree ({r['status']})")
+    n = summary["node_lifecycle"]
+    print(f"Node lifecycle: {n['cases_agreeing']}/{n['cases_compared']} cases agree ({n['status']})")
     return 0
 
 

@@ -64,7 +64,7 @@ def _live(watches: Watches, namespace: str) -> list[dict[str, Any]]:
     return [p for p in watches.live_pods(namespace) if not p["metadata"].get("deletionTimestamp")]
 
 
-def _placed(pod: dict[str, Any]) -> bool:
+def placed(pod: dict[str, Any]) -> bool:
     """Ready on a node, or left unschedulable by kube-scheduler."""
     conditions = {c["type"]: c for c in (pod.get("status") or {}).get("conditions") or []}
     ready = conditions.get("Ready", {}).get("status") == "True"
@@ -74,7 +74,7 @@ def _placed(pod: dict[str, Any]) -> bool:
 
 def _settled(watches: Watches, namespace: str, replicas: int) -> bool:
     pods = _live(watches, namespace)
-    return len(pods) == replicas and all(_placed(p) for p in pods)
+    return len(pods) == replicas and all(placed(p) for p in pods)
 
 
 def _pod_on(watches: Watches, case: ReplicaSetCase, letter: str) -> str:

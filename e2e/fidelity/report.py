@@ -3,8 +3,9 @@
 Totals count pods of the cases gpufleet claims to model (no ``... is not modelled`` warning, not
 excluded, run without error): a pod agrees when both its decision and its end agree. Cases with a
 feature gpufleet says it does not model are counted apart, and excluded cases are listed with the
-reason. Every disagreement is written with both sides. The cluster-autoscaler's and the Job controller's
-cases have sections of their own (``autoscaler_summary``, ``e2e.fidelity.job_report``).
+reason. Every disagreement is written with both sides. The cluster-autoscaler's, the Job controller's, the
+ReplicaSet controller's and the node lifecycle's cases have sections of their own (``autoscaler_summary``,
+``e2e.fidelity.job_report``, ``e2e.fidelity.replicaset_report``, ``e2e.fidelity.node_failure_report``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from e2e.components import CLUSTER_AUTOSCALER_REFUSED, CLUSTER_AUTOSCALER_VERSION, KUBERNETES_VERSION
 from e2e.fidelity.autoscaler_run import AutoscalerResult
 from e2e.fidelity.job_report import job_markdown, job_summary
+from e2e.fidelity.node_failure_report import node_failure_markdown, node_failure_summary
 from e2e.fidelity.replicaset_report import replicaset_markdown, replicaset_summary
 from e2e.fidelity.run import CaseResult
 
@@ -116,11 +118,13 @@ def write(
     control_planes: int = 1,
     jobs: dict[str, Any] | None = None,
     replicasets: dict[str, Any] | None = None,
+    nodes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run: ``seconds`` the kube-scheduler cases took on ``control_planes`` side by side,
-    ``started_s`` the first control plane's start; ``autoscaler``, ``jobs`` and ``replicasets`` the
-    sections of the cluster-autoscaler's, the Job controller's and the ReplicaSet controller's cases
-    (``autoscaler_summary``, ``job_summary``, ``replicaset_summary``; None: not run)."""
+    ``started_s`` the first control plane's start; ``autoscaler``, ``jobs``, ``replicasets`` and ``nodes``
+    the sections of the cluster-autoscaler's, the Job controller's, the ReplicaSet controller's and the node
+    lifecycle's cases (``autoscaler_summary``, ``job_summary``, ``replicaset_summary``,
+    ``node_failure_summary``; None: not run)."""
     out.mkdir(parents=True, exist_ok=True)
     summary = {
         "schema": SCHEMA,
@@ -132,6 +136,7 @@ def write(
         "cluster_autoscaler": autoscaler or autoscaler_summary(None),
         "job_controller": jobs or job_summary(None),
         "replicaset_controller": replicasets or replicaset_summary(None),
+        "node_lifecycle": nodes or node_failure_summary(None),
         "cases": [_case_json(r) for r in results],
     }
     (out / "fidelity.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -219,6 +224,8 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
     lines += job_markdown(jobs, _pct(jobs["cases_agreeing"], jobs["cases_compared"]))
     sets = summary["replicaset_controller"]
     lines += replicaset_markdown(sets, _pct(sets["cases_agreeing"], sets["cases_compared"]))
+    down = summary["node_lifecycle"]
+    lines += node_failure_markdown(down, _pct(down["cases_agreeing"], down["cases_compared"]))
     return "\n".join(lines)
 
 

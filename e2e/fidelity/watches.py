@@ -9,7 +9,7 @@ import threading
 import time
 import urllib.error
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -33,24 +33,28 @@ class Watches:
     each (opened again every ``WATCH_S`` from its last resourceVersion; listed again after an ``ERROR``
     event, a resourceVersion too old): the latest of each object by namespace and name, a deleted one kept
     as it last was, and the uids ever seen by namespace; when each uid was first seen and when each
-    namespace first had an object ``decided`` says is decided, by ``time.monotonic``. ``wait`` waits for a
-    state of them."""
+    namespace first had an object ``decided`` says is decided, and when each uid first showed each of the
+    ``marks`` its object has (``marked``: a state it went through, e.g. a condition or a taint), by
+    ``time.monotonic``. ``wait`` waits for a state of them."""
 
     def __init__(
         self,
         cp: ControlPlane,
         collections: Mapping[str, str],
         decided: Callable[[str, dict[str, Any]], bool] = lambda collection, obj: False,
+        marks: Callable[[str, dict[str, Any]], Iterable[str]] = lambda collection, obj: (),
     ) -> None:
         self.cp = cp
         self.collections = dict(collections)
         self.decided = decided
+        self.marks = marks
         self.changed = threading.Condition()
         self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {c: {} for c in collections}
         self.uids: dict[str, dict[str, set[str]]] = {c: defaultdict(set) for c in collections}
         self.deleted: set[str] = set()  # uids
         self.first_seen: dict[str, float] = {}  # uid -> time.monotonic()
         self.decided_at: dict[str, float] = {}  # namespace -> time.monotonic()
+        self.marked: dict[tuple[str, str], float] = {}  # (uid, mark) -> time.monotonic()
         self._stop = threading.Event()
         self._threads = [
             threading.Thread(target=self._run, args=(c, self._list(c)), daemon=True, name=f"watch {c}")
@@ -78,6 +82,8 @@ class Watches:
         self.first_seen.setdefault(meta["uid"], now)
         if self.decided(collection, obj):
             self.decided_at.setdefault(namespace, now)
+        for mark in self.marks(collection, obj):
+            self.marked.setdefault((meta["uid"], mark), now)
         if kind == "DELETED":
             self.deleted.add(meta["uid"])
 
@@ -133,8 +139,9 @@ def watching(
     cp: ControlPlane,
     collections: Mapping[str, str],
     decided: Callable[[str, dict[str, Any]], bool] = lambda collection, obj: False,
+    marks: Callable[[str, dict[str, Any]], Iterable[str]] = lambda collection, obj: (),
 ) -> Iterator[Watches]:
-    watches = Watches(cp, collections, decided)
+    watches = Watches(cp, collections, decided, marks)
     try:
         yield watches
     finally:

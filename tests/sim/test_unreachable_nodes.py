@@ -277,3 +277,24 @@ def test_a_pod_deleted_after_its_lost_node_was_deleted_goes_at_once_and_leaves_t
     first = sim.records["default/serve-0"]
     assert first.deleted_s == FAULT_AT + 70
     assert (sim.lifecycle.pending, sim.lifecycle.running) == (0, 0)
+
+
+def test_a_pod_on_a_node_whose_kubelet_stopped_stays_ready_until_the_node_goes_not_ready(
+    tmp_path: Path,
+) -> None:
+    """``monitorNodeHealth`` marks the pods of a node that went NotReady not ready in the same pass
+    (``MarkPodsNotReady``): until then their Ready condition is what the kubelet last reported, True, though
+    their containers died with the node at the fault (they no longer work). Found against the real node
+    lifecycle controller (``e2e.fidelity.node_failure_run``): gpufleet had them lose Ready at the fault."""
+    sim = Simulation(load_scenario(write(tmp_path, pool(), deployment(), faults("xid-79", "10m"))))
+    seen: dict[float, tuple[bool, bool]] = {}
+    rec = "default/serve-0"
+    for after in (1.0, 49.0, 50.0):
+        at = FAULT_AT + after
+        sim.loop.at(
+            at,
+            Priority.SAMPLE,
+            lambda at=at: seen.setdefault(at, (sim.records[rec].ready, sim.records[rec].working)),
+        )
+    sim.run()
+    assert seen == {FAULT_AT + 1: (True, False), FAULT_AT + 49: (True, False), FAULT_AT + 50: (False, False)}

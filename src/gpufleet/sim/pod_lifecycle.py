@@ -487,14 +487,16 @@ class PodLifecycle:
     def kubelet_stopped(self, rec: PodRecord) -> None:
         """Its node's kubelet stopped with the node: its containers died (no SIGTERM: the work since its
         last checkpoint is lost, its gang stops), what its start chain had scheduled is void, and its phase
-        stays what the API server last heard (nobody reports it)."""
+        and Ready condition stay what the API server last heard (nobody reports them; the node lifecycle
+        controller marks it not ready once the node is NotReady: ``UnreachableNodes``)."""
         if rec.kubelet_down or rec.deleted_s is not None or rec.phase not in ("Pending", "Running"):
             return
         if rec.pod.key in self.storage:
             self.storage.remove(self.clock.now, rec.pod.key)
             self._storage_reschedule()
+        ready = rec.ready
         self.stop_work(rec, terminated=True, sigterm=False)
-        rec.hung, rec.kubelet_down, rec.token = False, True, rec.token + 1
+        rec.hung, rec.kubelet_down, rec.token, rec.ready = False, True, rec.token + 1, ready
         rec.enter(self.clock.now, "node_down")
         self.gang_member_gone(rec)
 

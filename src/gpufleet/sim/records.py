@@ -131,8 +131,9 @@ class PodRecord:
 
     @property
     def counts_for_gang(self) -> bool:
-        """Past its start chain and running, or finished: what a gang waits for."""
-        running = self.ready and self.phase == "Running" and not self.terminating and not self.hung
+        """Past its start chain and running (its node's kubelet up), or finished: what a gang waits for."""
+        stopped = self.terminating or self.hung or self.kubelet_down
+        running = self.ready and self.phase == "Running" and not stopped
         return running or self.phase == "Succeeded"
 
     def stop_working(self, now: float, sigterm: bool = False) -> float:

@@ -5,7 +5,9 @@ simulator's clock.
   ``monitorNodeHealth``) sets the node's Ready condition ``Unknown`` ("Kubelet stopped posting node
   status.") once it has heard nothing for ``--node-monitor-grace-period`` (50 s since 1.32,
   ``config/v1alpha1/defaults.go``); taken here as 50 s after the kubelet stopped (its last lease renewal
-  taken at the fault; the 5 s monitor period and the 10 s renew interval are not counted). It then taints
+  taken at the fault; the 5 s monitor period and the 10 s renew interval are not counted). It marks the
+  pods on it not ready in the same pass (``MarkPodsNotReady``: until then their Ready condition is what the
+  kubelet last reported, though their containers died with the node). It then taints
   the node ``node.kubernetes.io/unreachable:NoSchedule`` at once (``doNoScheduleTaintingPass``) and
   ``node.kubernetes.io/unreachable:NoExecute`` through its zone's rate limiter (``doNoExecuteTaintingPass``:
   one at once, then one every 1 / the zone's rate, ``model.node_lifecycle_zones``: ``--node-eviction-rate``
@@ -130,6 +132,8 @@ class UnreachableNodes:
         now = self.clock.now
         down.not_ready_s = now
         self.cluster.not_ready[name] = now
+        for key in self._pods_on(name):  # ``MarkPodsNotReady``: their Ready condition False
+            self.lifecycle.records[key].ready = False
         self._set_taints(name, (UNREACHABLE_NO_SCHEDULE,))
         self.host.cluster_changed(())  # (cluster-autoscaler sees an unready node)
         self._at(now, partial(self._queue_tainting, name, down))  # after the pass's other nodes
