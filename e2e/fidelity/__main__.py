@@ -1,8 +1,7 @@
 """``python -m e2e.fidelity --out DIR`` (``make fidelity``): every fidelity case on fresh control planes
 (the kube-scheduler's on ``--control-planes`` side by side, then the cluster-autoscaler's, the Job
-controller's, the ReplicaSet controller's and the node lifecycle's on the first), and the report
-(``DIR/fidelity.md``,
-``DIR/fidelity.json``)."""
+controller's, the ReplicaSet controller's, the StatefulSet controller's and the node lifecycle's on the
+first), and the report (``DIR/fidelity.md``, ``DIR/fidelity.json``)."""
 
 from __future__ import annotations
 
@@ -30,6 +29,9 @@ from e2e.fidelity.replicaset_report import replicaset_summary
 from e2e.fidelity.replicaset_run import run_replicaset_cases
 from e2e.fidelity.run import CONTROL_PLANES, CaseResult, run_cases, side_by_side
 from e2e.fidelity.sources import DEFAULT_GENERATED, all_cases
+from e2e.fidelity.statefulset_cases import STATEFULSET_CASES
+from e2e.fidelity.statefulset_report import statefulset_summary
+from e2e.fidelity.statefulset_run import run_statefulset_cases
 from e2e.fidelity.watches import RunError
 
 T = TypeVar("T")
@@ -73,12 +75,27 @@ def main(argv: list[str] | None = None) -> int:
     only.add_argument("--jobs-only", action="store_true", help="only the Job controller cases")
     only.add_argument("--replicasets-only", action="store_true", help="only the ReplicaSet controller cases")
     only.add_argument(
+        "--statefulsets-only", action="store_true", help="only the StatefulSet controller cases"
+    )
+    only.add_argument(
         "--nodes-only", action="store_true", help="only the node lifecycle cases (a node fails)"
     )
     args = parser.parse_args(argv)
     if args.control_planes < 1:
         parser.error("--control-planes: at least 1")
-    only_one = args.autoscaler_only or args.jobs_only or args.replicasets_only or args.nodes_only
+    alone = {
+        "autoscaler": args.autoscaler_only,
+        "jobs": args.jobs_only,
+        "replicasets": args.replicasets_only,
+        "statefulsets": args.statefulsets_only,
+        "nodes": args.nodes_only,
+    }
+    only_one = any(alone.values())
+
+    def runs(part: str) -> bool:
+        """Whether this run has ``part``'s cases: every part's, or only the one asked for alone."""
+        return not only_one or alone[part]
+
     cases = [] if only_one else all_cases(args.generated, args.first_seed)
     try:
         cp = ControlPlane(build()).start()
@@ -101,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         except ControlPlaneError as exc:  # another control plane did not start, or a component stopped
             print(f"control plane: {exc}", file=sys.stderr)
             return 2
-        binary = None if only_one and not args.autoscaler_only else cluster_autoscaler()
-        autoscaler, jobs, replicasets, nodes = None, None, None, None
+        binary = cluster_autoscaler() if runs("autoscaler") else None
+        autoscaler, jobs, replicasets, statefulsets, nodes = None, None, None, None, None
         if binary is not None:
 
             def said(n: int, result: AutoscalerResult) -> None:
@@ -111,16 +128,28 @@ def main(argv: list[str] | None = None) -> int:
 
             ca_results, ca_seconds = run_autoscaler_cases(cp, binary, autoscaler_cases(), said)
             autoscaler = report.autoscaler_summary(ca_results, ca_seconds)
-        if not only_one or args.jobs_only:
+        if runs("jobs"):
             jobs = _controller_section(cp, "job", partial(run_job_cases, cp, JOB_CASES), job_summary)
-        if not only_one or args.replicasets_only:
+        if runs("replicasets"):
             run_sets = partial(run_replicaset_cases, cp, REPLICASET_CASES)
             replicasets = _controller_section(cp, "replicaset", run_sets, replicaset_summary)
-        if not only_one or args.nodes_only:
+        if runs("statefulsets"):
+            run_stateful = partial(run_statefulset_cases, cp, STATEFULSET_CASES)
+            statefulsets = _controller_section(cp, "statefulset", run_stateful, statefulset_summary)
+        if runs("nodes"):
             run_nodes = partial(run_node_failure_cases, cp, NODE_FAILURE_CASES)
             nodes = _controller_section(cp, "node", run_nodes, node_failure_summary)
         summary = report.write(
-            results, args.out, seconds, cp.started_s, autoscaler, len(clusters), jobs, replicasets, nodes
+            results,
+            args.out,
+            seconds,
+            cp.started_s,
+            autoscaler,
+            len(clusters),
+            jobs,
+            replicasets,
+            statefulsets,
+            nodes,
         )
     finally:
         cp.remove()
@@ -140,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Job controller: {j['cases_agreeing']}/{j['cases_compared']} cases agree ({j['status']})")
     r = summary["replicaset_controller"]
     print(f"ReplicaSet controller: {r['cases_agreeing']}/{r['cases_compared']} cases agree ({r['status']})")
+    s = summary["statefulset_controller"]
+    print(f"StatefulSet controller: {s['cases_agreeing']}/{s['cases_compared']} cases agree ({s['status']})")
     n = summary["node_lifecycle"]
     print(f"Node lifecycle: {n['cases_agreeing']}/{n['cases_compared']} cases agree ({n['status']})")
     return 0

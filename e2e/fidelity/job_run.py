@@ -22,24 +22,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from e2e.controlplane import ControlPlane, ControlPlaneError
+from e2e.controlplane import ControlPlane
 from e2e.fidelity.case import load_documents
 from e2e.fidelity.job_cases import JOB_NAME, JobCase, Outcome, Patch
 from e2e.fidelity.job_times import Times, times_disagree
-from e2e.fidelity.watches import (
-    CASE_TIMEOUT_S,
-    RunError,
-    Watches,
-    clean,
-    create_namespaces_and_nodes,
-    timed,
-    watching,
-)
+from e2e.fidelity.watches import CASE_TIMEOUT_S, RunError, Watches, side_by_side
 from gpufleet.control.clock import Priority
 from gpufleet.model.failed_indexes import format_indexes
 from gpufleet.sim.simulation import Simulation
@@ -130,7 +121,7 @@ class RealRun:
     patched_s: tuple[float, ...]
 
 
-def run_real(cp: ControlPlane, watches: Watches, case: JobCase) -> RealRun:
+def run_real(cp: ControlPlane, watches: Watches, *, case: JobCase) -> RealRun:
     """The case's Job created on the control plane (its namespace and node are there already), patched as
     the case says, until it has a terminal condition."""
     from lightkube import ApiError, codecs
@@ -218,27 +209,18 @@ def run_gpufleet(case: JobCase, patched_s: Sequence[float] | None = None) -> tup
 
 
 def run_job_cases(cp: ControlPlane, cases: tuple[JobCase, ...]) -> list[JobResult]:
-    """Every case on the real side at once (after their namespaces and nodes are there and Ready), then
-    simulated by gpufleet; the namespaces and nodes are deleted afterwards."""
-    results = []
+    """Every case on the real side at once (``watches.side_by_side``), then simulated by gpufleet."""
+    runs = [partial(run_real, cp, case=c) for c in cases]
     namespaces = [c.namespace for c in cases]
-    with watching(cp, COLLECTIONS, _decided) as watches:
-        try:
-            create_namespaces_and_nodes(cp, watches, namespaces, [c.node() for c in cases])
-            with ThreadPoolExecutor(max_workers=len(cases), thread_name_prefix="job-case") as pool:
-                futures = [pool.submit(timed, run_real, cp, watches, c) for c in cases]
-                for case, future in zip(cases, futures, strict=True):
-                    try:
-                        real, real_s = future.result()
-                    except (RunError, ControlPlaneError) as exc:
-                        results.append(JobResult(case.name, *run_gpufleet(case), error=str(exc)))
-                        continue
-                    ours = run_gpufleet(case, real.patched_s)
-                    results.append(
-                        JobResult(
-                            case.name, *ours, real.outcome, real.times, real.pods, real.patched_s, "", real_s
-                        )
-                    )
-        finally:
-            clean(cp, watches, namespaces, namespaces)
+    real = side_by_side(cp, COLLECTIONS, namespaces, [c.node() for c in cases], runs, _decided)
+    results = []
+    for case, side in zip(cases, real, strict=True):
+        if side.value is None:
+            results.append(JobResult(case.name, *run_gpufleet(case), error=side.error))
+            continue
+        run = side.value
+        ours = run_gpufleet(case, run.patched_s)
+        results.append(
+            JobResult(case.name, *ours, run.outcome, run.times, run.pods, run.patched_s, "", side.seconds)
+        )
     return results

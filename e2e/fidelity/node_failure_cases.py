@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from e2e.fidelity.replicaset_cases import CASE_LABEL, KWOK_NODE, PREFERRED_LABEL
+from e2e.fidelity.controller_cases import CASE_LABEL, KWOK_NODE, PREFERRED_LABEL
 from gpufleet.kube.manifests import node_manifest
 from gpufleet.model.node import Node
 from gpufleet.model.node_readiness import UNREACHABLE_TAINT_KEY

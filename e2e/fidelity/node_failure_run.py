@@ -40,13 +40,13 @@ from typing import Any
 from e2e.controlplane import NODE_LEASE_DURATION_S, ControlPlane, ControlPlaneError
 from e2e.fidelity.case import load_documents
 from e2e.fidelity.node_failure_cases import DOWN_KWOK, NAME, NodeFailureCase
-from e2e.fidelity.replicaset_run import placed
 from e2e.fidelity.watches import (
     CASE_TIMEOUT_S,
     RunError,
     Watches,
     clean,
     create_namespaces_and_nodes,
+    placed,
     watching,
 )
 from gpufleet.control.clock import Priority

@@ -4,11 +4,9 @@ controllers (``pkg/controller/replicaset``, ``pkg/controller/deployment``, Kuber
 kube-scheduler on kwok, and by gpufleet's (``workloads.replicaset``, ``Simulation.scale``) in its simulator;
 see ``e2e.fidelity.replicaset_run``.
 
-A case runs in a namespace of its own (``rf-<name>``) on nodes of its own (``rf-<name>-a``, ``-b``, ...,
-each with the CPUs the case gives, played by kwok); its pods ask for one CPU each and are pinned to the
-case's nodes (``nodeSelector`` on a label the case's nodes carry) and prefer node a (a preferred node
-affinity), so the nodes' sizes and that preference decide where they go, never the scheduler's ties. Its
-pods run until deleted (``terminationGracePeriodSeconds: 0``: kwok removes a deleted pod at once).
+A case runs in a namespace of its own (``rf-<name>``) on nodes of its own (``rf-<name>-a``, ``-b``, ...),
+as ``e2e.fidelity.controller_cases`` builds them. Its pods run until deleted
+(``terminationGracePeriodSeconds: 0``: kwok removes a deleted pod at once).
 
 What is compared is the end (``Outcome``): the pods left, each as the node it is on (its letter; empty for
 a pending pod) and the step it was created after (0: before the first step; a step that makes pods makes
@@ -26,12 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpufleet.kube.manifests import node_manifest
-from gpufleet.model.node import Node
+from e2e.fidelity import controller_cases
 
-KWOK_NODE = {"kwok.x-k8s.io/node": "fake"}
-CASE_LABEL = "gpufleet.io/fidelity-case"
-PREFERRED_LABEL = "gpufleet.io/fidelity-preferred"
 NAME = "serve"
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
@@ -78,58 +72,27 @@ class ReplicaSetCase:
         return f"{self.kind}/{self.namespace}/{NAME}"
 
     def node_name(self, letter: str) -> str:
-        return f"{self.namespace}-{letter}"
+        return controller_cases.node_name(self.namespace, letter)
 
     def letters(self) -> list[str]:
-        return [chr(ord("a") + k) for k in range(len(self.cpus))]
+        return controller_cases.letters(self.cpus)
 
     def nodes(self) -> list[dict[str, Any]]:
         """The case's kwok nodes, labelled with the case."""
-        return [
-            node_manifest(
-                Node(
-                    self.node_name(letter),
-                    labels={
-                        CASE_LABEL: self.namespace,
-                        **({PREFERRED_LABEL: "yes"} if letter == "a" else {}),
-                    },
-                    capacity={"cpu": cpus * 1000, "memory": 64 * 2**30, "pods": 110},
-                ),
-                KWOK_NODE,
-            )
-            for letter, cpus in zip(self.letters(), self.cpus, strict=True)
-        ]
+        return controller_cases.case_nodes(self.namespace, self.cpus)
 
     def workload(self) -> dict[str, Any]:
         """The ReplicaSet or Deployment: ``replicas`` pods of one CPU on the case's nodes, a preferred."""
         labels = {"app": NAME}
-        preferred = {"key": PREFERRED_LABEL, "operator": "In", "values": ["yes"]}
-        template = {
-            "metadata": {"labels": labels},
-            "spec": {
-                "terminationGracePeriodSeconds": 0,
-                "nodeSelector": {CASE_LABEL: self.namespace},
-                "affinity": {
-                    "nodeAffinity": {
-                        "preferredDuringSchedulingIgnoredDuringExecution": [
-                            {"weight": 100, "preference": {"matchExpressions": [preferred]}}
-                        ]
-                    }
-                },
-                "containers": [
-                    {
-                        "name": "main",
-                        "image": "registry.example.com/serve:v1",
-                        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
-                    }
-                ],
-            },
-        }
         return {
             "apiVersion": "apps/v1",
             "kind": self.kind,
             "metadata": {"name": NAME, "namespace": self.namespace},
-            "spec": {"replicas": self.replicas, "selector": {"matchLabels": labels}, "template": template},
+            "spec": {
+                "replicas": self.replicas,
+                "selector": {"matchLabels": labels},
+                "template": controller_cases.pod_template(self.namespace, labels),
+            },
         }
 
 

@@ -17,23 +17,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
 
-from e2e.controlplane import ControlPlane, ControlPlaneError
+from e2e.controlplane import ControlPlane
 from e2e.fidelity.case import load_documents
 from e2e.fidelity.replicaset_cases import NAME, POD_DELETION_COST, Outcome, ReplicaSetCase, Step
-from e2e.fidelity.watches import (
-    CASE_TIMEOUT_S,
-    RunError,
-    Watches,
-    clean,
-    create_namespaces_and_nodes,
-    timed,
-    watching,
-)
+from e2e.fidelity.watches import CASE_TIMEOUT_S, RunError, Watches, placed, side_by_side
 from gpufleet.control.clock import Priority
 from gpufleet.sim.simulation import Simulation
 
@@ -59,27 +49,14 @@ class ReplicaSetResult:
         return not self.error and self.real == self.gpufleet
 
 
-def _live(watches: Watches, namespace: str) -> list[dict[str, Any]]:
-    """The namespace's pods neither deleted nor being deleted."""
-    return [p for p in watches.live_pods(namespace) if not p["metadata"].get("deletionTimestamp")]
-
-
-def placed(pod: dict[str, Any]) -> bool:
-    """Ready on a node, or left unschedulable by kube-scheduler."""
-    conditions = {c["type"]: c for c in (pod.get("status") or {}).get("conditions") or []}
-    ready = conditions.get("Ready", {}).get("status") == "True"
-    scheduled = conditions.get("PodScheduled", {})
-    return bool(ready or (scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable"))
-
-
 def _settled(watches: Watches, namespace: str, replicas: int) -> bool:
-    pods = _live(watches, namespace)
+    pods = watches.standing_pods(namespace)
     return len(pods) == replicas and all(placed(p) for p in pods)
 
 
 def _pod_on(watches: Watches, case: ReplicaSetCase, letter: str) -> str:
     node = case.node_name(letter)
-    pods = _live(watches, case.namespace)
+    pods = watches.standing_pods(case.namespace)
     names = [str(p["metadata"]["name"]) for p in pods if p["spec"].get("nodeName") == node]
     if len(names) != 1:
         raise RunError(f"{case.namespace}: {len(names)} pods on {node}, where the case means one")
@@ -111,7 +88,9 @@ def _left(case: ReplicaSetCase, node: str | None, created: float, steps: Sequenc
     return letter, sum(1 for at in steps if at <= created)
 
 
-def run_real(cp: ControlPlane, watches: Watches, case: ReplicaSetCase) -> tuple[Outcome, tuple[float, ...]]:
+def run_real(
+    cp: ControlPlane, watches: Watches, *, case: ReplicaSetCase
+) -> tuple[Outcome, tuple[float, ...]]:
     """The case's workload created on the control plane, its steps made, until its pods are settled: its
     outcome, and when each step was made (s after the workload's creation)."""
     from lightkube import ApiError, codecs
@@ -138,7 +117,7 @@ def run_real(cp: ControlPlane, watches: Watches, case: ReplicaSetCase) -> tuple[
         left = tuple(
             sorted(
                 _left(case, p["spec"].get("nodeName"), watches.first_seen[p["metadata"]["uid"]], made)
-                for p in _live(watches, ns)
+                for p in watches.standing_pods(ns)
             )
         )
         outcome = Outcome(left, len(watches.uids["pods"][ns]))
@@ -191,24 +170,16 @@ def run_gpufleet(case: ReplicaSetCase, stepped_s: Sequence[float] | None = None)
 
 
 def run_replicaset_cases(cp: ControlPlane, cases: tuple[ReplicaSetCase, ...]) -> list[ReplicaSetResult]:
-    """Every case on the real side at once (after their namespaces and nodes are there and Ready), then
-    simulated by gpufleet; the namespaces and nodes are deleted afterwards."""
-    results = []
-    namespaces = [c.namespace for c in cases]
+    """Every case on the real side at once (``watches.side_by_side``), then simulated by gpufleet."""
     nodes = [n for c in cases for n in c.nodes()]
-    with watching(cp, COLLECTIONS) as watches:
-        try:
-            create_namespaces_and_nodes(cp, watches, namespaces, nodes)
-            with ThreadPoolExecutor(max_workers=len(cases), thread_name_prefix="rs-case") as pool:
-                futures = [pool.submit(timed, run_real, cp, watches, c) for c in cases]
-                for case, future in zip(cases, futures, strict=True):
-                    try:
-                        (real, stepped), real_s = future.result()
-                    except (RunError, ControlPlaneError) as exc:
-                        results.append(ReplicaSetResult(case.name, *run_gpufleet(case), error=str(exc)))
-                        continue
-                    ours = run_gpufleet(case, stepped)
-                    results.append(ReplicaSetResult(case.name, *ours, real, stepped, "", real_s))
-        finally:
-            clean(cp, watches, namespaces, [n["metadata"]["name"] for n in nodes])
+    runs = [partial(run_real, cp, case=c) for c in cases]
+    real = side_by_side(cp, COLLECTIONS, [c.namespace for c in cases], nodes, runs)
+    results = []
+    for case, side in zip(cases, real, strict=True):
+        if side.value is None:
+            results.append(ReplicaSetResult(case.name, *run_gpufleet(case), error=side.error))
+            continue
+        outcome, stepped = side.value
+        ours = run_gpufleet(case, stepped)
+        results.append(ReplicaSetResult(case.name, *ours, outcome, stepped, "", side.seconds))
     return results

@@ -4,8 +4,9 @@ Totals count pods of the cases gpufleet claims to model (no ``... is not modelle
 excluded, run without error): a pod agrees when both its decision and its end agree. Cases with a
 feature gpufleet says it does not model are counted apart, and excluded cases are listed with the
 reason. Every disagreement is written with both sides. The cluster-autoscaler's, the Job controller's, the
-ReplicaSet controller's and the node lifecycle's cases have sections of their own (``autoscaler_summary``,
-``e2e.fidelity.job_report``, ``e2e.fidelity.replicaset_report``, ``e2e.fidelity.node_failure_report``).
+ReplicaSet controller's, the StatefulSet controller's and the node lifecycle's cases have sections of their
+own (``autoscaler_summary``, ``e2e.fidelity.job_report``, ``replicaset_report``, ``statefulset_report``,
+``node_failure_report``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from e2e.fidelity.job_report import job_markdown, job_summary
 from e2e.fidelity.node_failure_report import node_failure_markdown, node_failure_summary
 from e2e.fidelity.replicaset_report import replicaset_markdown, replicaset_summary
 from e2e.fidelity.run import CaseResult
+from e2e.fidelity.statefulset_report import statefulset_markdown, statefulset_summary
 
 SCHEMA = "gpufleet.fidelity/v1"
 CLUSTER_AUTOSCALER_NOT_RUN = (
@@ -118,12 +120,14 @@ def write(
     control_planes: int = 1,
     jobs: dict[str, Any] | None = None,
     replicasets: dict[str, Any] | None = None,
+    statefulsets: dict[str, Any] | None = None,
     nodes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run: ``seconds`` the kube-scheduler cases took on ``control_planes`` side by side,
-    ``started_s`` the first control plane's start; ``autoscaler``, ``jobs``, ``replicasets`` and ``nodes``
-    the sections of the cluster-autoscaler's, the Job controller's, the ReplicaSet controller's and the node
-    lifecycle's cases (``autoscaler_summary``, ``job_summary``, ``replicaset_summary``,
+    ``started_s`` the first control plane's start; ``autoscaler``, ``jobs``, ``replicasets``,
+    ``statefulsets`` and ``nodes`` the sections of the cluster-autoscaler's, the Job controller's, the
+    ReplicaSet controller's, the StatefulSet controller's and the node lifecycle's cases
+    (``autoscaler_summary``, ``job_summary``, ``replicaset_summary``, ``statefulset_summary``,
     ``node_failure_summary``; None: not run)."""
     out.mkdir(parents=True, exist_ok=True)
     summary = {
@@ -136,6 +140,7 @@ def write(
         "cluster_autoscaler": autoscaler or autoscaler_summary(None),
         "job_controller": jobs or job_summary(None),
         "replicaset_controller": replicasets or replicaset_summary(None),
+        "statefulset_controller": statefulsets or statefulset_summary(None),
         "node_lifecycle": nodes or node_failure_summary(None),
         "cases": [_case_json(r) for r in results],
     }
@@ -224,6 +229,8 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
     lines += job_markdown(jobs, _pct(jobs["cases_agreeing"], jobs["cases_compared"]))
     sets = summary["replicaset_controller"]
     lines += replicaset_markdown(sets, _pct(sets["cases_agreeing"], sets["cases_compared"]))
+    stateful = summary["statefulset_controller"]
+    lines += statefulset_markdown(stateful, _pct(stateful["cases_agreeing"], stateful["cases_compared"]))
     down = summary["node_lifecycle"]
     lines += node_failure_markdown(down, _pct(down["cases_agreeing"], down["cases_compared"]))
     return "\n".join(lines)

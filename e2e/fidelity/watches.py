@@ -1,6 +1,7 @@
 """The objects of a fidelity run's real side as the API server last told of them, kept by watches, so that
 an object created and deleted between two looks is still counted and cases waiting side by side do not poll
-the API server (``e2e.fidelity.job_run``, ``e2e.fidelity.replicaset_run``)."""
+the API server; and the controllers' cases run side by side on them (``side_by_side``:
+``e2e.fidelity.job_run``, ``replicaset_run``, ``statefulset_run``)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import threading
 import time
 import urllib.error
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-from e2e.controlplane import ControlPlane
+from e2e.controlplane import ControlPlane, ControlPlaneError
 
 #: how long one watch lasts before it is opened again from the last resourceVersion (the most a
 #: ``Watches`` takes to stop)
@@ -32,10 +34,11 @@ class Watches:
     """The objects of ``collections`` (a name for each, and the API path that lists them), kept by one watch
     each (opened again every ``WATCH_S`` from its last resourceVersion; listed again after an ``ERROR``
     event, a resourceVersion too old): the latest of each object by namespace and name, a deleted one kept
-    as it last was, and the uids ever seen by namespace; when each uid was first seen and when each
-    namespace first had an object ``decided`` says is decided, and when each uid first showed each of the
-    ``marks`` its object has (``marked``: a state it went through, e.g. a condition or a taint), by
-    ``time.monotonic``. ``wait`` waits for a state of them."""
+    as it last was, and the uids ever seen by namespace; when each uid was first seen, when each was
+    deleted (its ``DELETED`` event: gone from the API server) and when each namespace first had an object
+    ``decided`` says is decided, and when each uid first showed each of the ``marks`` its object has
+    (``marked``: a state it went through, e.g. a condition or a taint), by ``time.monotonic``. ``wait``
+    waits for a state of them."""
 
     def __init__(
         self,
@@ -53,6 +56,8 @@ class Watches:
         self.uids: dict[str, dict[str, set[str]]] = {c: defaultdict(set) for c in collections}
         self.deleted: set[str] = set()  # uids
         self.first_seen: dict[str, float] = {}  # uid -> time.monotonic()
+        self.gone_at: dict[str, float] = {}  # uid -> time.monotonic() of its DELETED event
+        self.names: dict[str, str] = {}  # uid -> name (an object made again under its name has a new uid)
         self.decided_at: dict[str, float] = {}  # namespace -> time.monotonic()
         self.marked: dict[tuple[str, str], float] = {}  # (uid, mark) -> time.monotonic()
         self._stop = threading.Event()
@@ -78,6 +83,7 @@ class Watches:
         namespace = meta.get("namespace", "")
         self.objects[collection][(namespace, meta["name"])] = obj
         self.uids[collection][namespace].add(meta["uid"])
+        self.names[meta["uid"]] = meta["name"]
         now = time.monotonic()
         self.first_seen.setdefault(meta["uid"], now)
         if self.decided(collection, obj):
@@ -86,6 +92,7 @@ class Watches:
             self.marked.setdefault((meta["uid"], mark), now)
         if kind == "DELETED":
             self.deleted.add(meta["uid"])
+            self.gone_at.setdefault(meta["uid"], now)
 
     def _run(self, collection: str, version: str) -> None:
         while not self._stop.is_set():
@@ -128,10 +135,22 @@ class Watches:
     def live_pods(self, namespace: str) -> list[dict[str, Any]]:
         return [p for p in self.pods(namespace) if p["metadata"]["uid"] not in self.deleted]
 
+    def standing_pods(self, namespace: str) -> list[dict[str, Any]]:
+        """The namespace's pods neither deleted nor being deleted (no ``deletionTimestamp``)."""
+        return [p for p in self.live_pods(namespace) if not p["metadata"].get("deletionTimestamp")]
+
     def node_ready(self, name: str) -> bool:
         node = self.objects["nodes"].get(("", name)) or {}
         conditions = (node.get("status") or {}).get("conditions") or []
         return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def placed(pod: dict[str, Any]) -> bool:
+    """Ready on a node, or left unschedulable by kube-scheduler."""
+    conditions = {c["type"]: c for c in (pod.get("status") or {}).get("conditions") or []}
+    ready = conditions.get("Ready", {}).get("status") == "True"
+    scheduled = conditions.get("PodScheduled", {})
+    return bool(ready or (scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable"))
 
 
 @contextmanager
@@ -195,3 +214,41 @@ def timed(run: Callable[..., T], *args: Any) -> tuple[T, float]:
     """``run(*args)`` and how long it took."""
     began = time.monotonic()
     return run(*args), time.monotonic() - began
+
+
+@dataclass
+class RealSide(Generic[T]):
+    """A case's real side: what ``run`` returned (None where it failed), why it failed, how long it took."""
+
+    value: T | None
+    error: str = ""
+    seconds: float = 0.0
+
+
+def side_by_side(
+    cp: ControlPlane,
+    collections: Mapping[str, str],
+    namespaces: list[str],
+    nodes: list[dict[str, Any]],
+    runs: Sequence[Callable[[Watches], T]],
+    decided: Callable[[str, dict[str, Any]], bool] = lambda collection, obj: False,
+) -> list[RealSide[T]]:
+    """The real side of a controller's cases (``e2e.fidelity.job_run``, ``replicaset_run``,
+    ``statefulset_run``): their namespaces and kwok nodes created and Ready, every case's ``run`` at once
+    (each given the watches of ``collections``), then the namespaces and nodes deleted (``clean``)."""
+    out: list[RealSide[T]] = []
+    with watching(cp, collections, decided) as watches:
+        try:
+            create_namespaces_and_nodes(cp, watches, namespaces, nodes)
+            with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="case") as pool:
+                futures = [pool.submit(timed, run, watches) for run in runs]
+                for future in futures:
+                    try:
+                        value, seconds = future.result()
+                    except (RunError, ControlPlaneError) as exc:
+                        out.append(RealSide(None, str(exc)))
+                        continue
+                    out.append(RealSide(value, "", seconds))
+        finally:
+            clean(cp, watches, namespaces, [n["metadata"]["name"] for n in nodes])
+    return out
