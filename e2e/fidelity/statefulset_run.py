@@ -49,9 +49,10 @@ QUIET_S = 1.5
 #: how far the two sides' gaps may be apart (see the module's docstring)
 TOLERANCE_S = 2.0
 #: how close a ``Parallel`` set's pod entries are to be one burst (``timeline``): the real side's take a
-#: few tens of milliseconds each (up to a few hundred on a loaded machine); the cases keep what is to be
-#: ordered at least 5 s apart
-BURST_S = 1.0
+#: few tens of milliseconds each (up to a few hundred on a loaded machine), and pods deleted together with a
+#: grace period end up to a second apart more (``deletionTimestamp`` is whole seconds: 1.03 s seen); the
+#: cases keep what is to be ordered at least 5 s apart
+BURST_S = 2.0
 
 #: (when, what): a step (``step <n>``), a pod created (``+<pod>``) or gone (``-<pod>``)
 Entry = tuple[float, str]

@@ -58,7 +58,10 @@ class TrafficState:
     last_s: float = 0.0
     serving: int = 0
     gpus: float = 0.0  # GPUs of the working replicas
-    latencies: list[tuple[float, float]] = field(default_factory=list)  # (wait seconds, requests)
+    #: requests by the seconds they waited: one entry per distinct wait (the requests that met no backlog
+    #: all waited 0), not one per interval integrated, so that a long run keeps no entry per event
+    waits: dict[float, float] = field(default_factory=dict)
+    waited: float = 0.0  # requests in ``waits`` (summed as they came)
     requests: float = 0.0
     served: float = 0.0
     timed_out: float = 0.0
@@ -70,8 +73,10 @@ class TrafficState:
     def __post_init__(self) -> None:
         self._times = [at for at, _ in self.spec.rps]
         self._metrics: dict[str, float | None] = {}  # per-pod metrics read since the last advance
-        #: (t, requests served by t) at each advance: the steps of the CPU counter (``cpu_rate``)
+        #: (t, requests served by t) at each advance: the steps of the CPU counter (``cpu_rate``), kept only
+        #: where the Traffic's ``usage`` models cpu (nothing else reads them)
         self._served_steps: list[tuple[float, float]] = [(0.0, 0.0)]
+        self._steps_read = self.spec.usage.models("cpu")
 
     def rps(self, t: float) -> float:
         k = bisect.bisect_right(self._times, t) - 1
@@ -88,7 +93,8 @@ class TrafficState:
         if dt > 0:
             self._flow(self.rps(self.last_s), dt)
             self.last_s = t
-            self._served_steps.append((t, self.served))
+            if self._steps_read:
+                self._served_steps.append((t, self.served))
         self.serving, self.gpus = serving, gpus
         if self._metrics:
             self._metrics = {}
@@ -128,7 +134,7 @@ class TrafficState:
             self.dropped += overflow
         elif overflow > 0:
             self.timed_out += overflow
-            self.latencies.append((float(self.spec.timeout_s or 0.0), overflow))
+            self._wait(float(self.spec.timeout_s or 0.0), overflow)
         served = before + arrived - overflow - after
         self.served += served
         self.backlog = after
@@ -140,9 +146,11 @@ class TrafficState:
         """``requests`` arrived at a mean ``backlog``: each waits ``backlog / C`` (``/ rps`` with no
         capacity)."""
         if requests > 0:
-            self.latencies.append(
-                (backlog / self.capacity if self.capacity > 0 else backlog / rate, requests)
-            )
+            self._wait(backlog / self.capacity if self.capacity > 0 else backlog / rate, requests)
+
+    def _wait(self, wait_s: float, requests: float) -> None:
+        self.waits[wait_s] = self.waits.get(wait_s, 0.0) + requests
+        self.waited += requests
 
     def metric(self, name: str) -> float | None:
         """A per-pod metric now (each pod of the target reads the same; worked out once per advance)."""
@@ -258,11 +266,11 @@ class TrafficState:
 
     def percentile_wait(self, p: float) -> float | None:
         """The wait that ``p`` percent of requests did not exceed (request-weighted)."""
-        total = sum(w for _, w in self.latencies)
+        total = self.waited
         if total <= 0:
             return None
         seen = 0.0
-        ordered = sorted(self.latencies)
+        ordered = sorted(self.waits.items())
         for wait, weight in ordered:
             seen += weight
             if seen >= total * p / 100:

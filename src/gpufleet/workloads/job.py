@@ -210,6 +210,44 @@ def kueue_held(workload: W, kueue: KueueObjects) -> W:
 
 @register_kind(Job)
 class JobController:
+    #: what ``__init__`` sets, in slots (as ``sim.simulation.Simulation``): with more than 30 attributes an
+    #: instance does not fit CPython 3.11's shared-key layout and would keep a dictionary of its own, 1.5 KiB
+    #: for every Job of a run, finished ones included. ``__dict__`` takes what a subclass (``ChildJob``) or a
+    #: test adds, and stays unmade otherwise.
+    __slots__ = (
+        "__dict__",
+        "_backing_off",
+        "_counted_next_sync",
+        "_deferred",
+        "_failed_as",
+        "_index_annotations",
+        "_index_delay_s",
+        "_index_ready_s",
+        "_next_sync_armed",
+        "_restarts",
+        "_surplus",
+        "active",
+        "attempts",
+        "backoff",
+        "done",
+        "failed",
+        "failed_indexes",
+        "failure",
+        "held",
+        "issued",
+        "job",
+        "names",
+        "next_index",
+        "now_s",
+        "removing",
+        "retries",
+        "spec",
+        "succeeded",
+        "succeeded_indexes",
+        "success",
+        "terminating",
+        "used",
+    )
     kind: ClassVar[str] = "Job"
     per_node: ClassVar[bool] = False
 

@@ -24,7 +24,7 @@ from gpufleet.model.owned import OwnedPod
 POD_FAILURE_BACKOFF_S, MAX_POD_FAILURE_BACKOFF_S = 10.0, 600.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BackoffRecord:
     """``backoffRecord``: the failures since the last success, and when the last of them ended."""
 
