@@ -30,8 +30,8 @@ from gpufleet.model.node_lifecycle_zones import (
     PARTIAL_DISRUPTION,
     SECONDARY_EVICTION_QPS,
     Zone,
+    ZoneStates,
     excluded_from_disruption_checks,
-    tainting_qps,
     zones,
 )
 from gpufleet.sim.simulation import Simulation
@@ -151,10 +151,12 @@ MONITOR_NODE_HEALTH: list[
 ]
 
 
-def states(nodes: list[Node], ready: list[str | None]) -> dict[str, str]:
-    """The zone states after a pass: ``ComputeZoneState`` of each zone (``nodeReadyConditions[i] != nil &&
-    Status == True``), all fully disrupted where all are."""
-    return {k: z.state for k, z in zones((n, r == "True") for n, r in zip(nodes, ready, strict=True)).items()}
+def judged(memory: ZoneStates, nodes: list[Node], ready: list[str | None]) -> dict[str, str]:
+    """The controller's ``zoneStates`` after a pass (``handleDisruption``) of these nodes, a node Ready where
+    its Ready condition is ``True`` (``ComputeZoneState``: ``nodeReadyConditions[i] != nil && Status ==
+    True``)."""
+    memory.judge(zones((n, r == "True") for n, r in zip(nodes, ready, strict=True)))
+    return dict(memory.states)
 
 
 @pytest.mark.parametrize(
@@ -169,8 +171,10 @@ def test_monitor_node_health_sets_each_zone_s_state_from_its_ready_nodes(
     then_states: dict[str, str],
 ) -> None:
     """``ComputeZoneState``: no Ready node, fully disrupted; more than 2 NotReady making at least 55 %,
-    partially; else normal. A node labelled ``node.kubernetes.io/exclude-disruption`` counts in no zone."""
-    assert (states(nodes, first), states(nodes, then)) == (first_states, then_states)
+    partially; else normal. A node labelled ``node.kubernetes.io/exclude-disruption`` counts in no zone. The
+    states are those ``handleDisruption`` keeps from one pass to the next (``zoneStates``)."""
+    memory = ZoneStates()
+    assert (judged(memory, nodes, first), judged(memory, nodes, then)) == (first_states, then_states)
 
 
 @pytest.mark.parametrize(
@@ -205,11 +209,12 @@ def test_is_node_excluded_from_disruption_checks_reads_the_label_not_the_name(
     ],
 )
 def test_a_zone_taints_at_the_rate_its_state_and_size_give(all_zones: dict[str, Zone], qps: float) -> None:
-    """``handleDisruption`` and ``setLimiterInZone`` for zone 1: ``HealthyQPSFunc`` (0.1) where normal or
-    fully disrupted; ``ReducedQPSFunc`` where partially: 0.01 above ``--large-cluster-size-threshold`` (50
-    nodes), else 0; 0 everywhere where every zone is fully disrupted; a zone with no state (its nodes all
-    excluded) keeps the rate its tainter was made with (``addPodEvictorForNewZone``)."""
-    assert tainting_qps(all_zones, Z1) == qps
+    """``handleDisruption``'s first pass and ``setLimiterInZone`` for zone 1: ``HealthyQPSFunc`` (0.1) where
+    normal or fully disrupted; ``ReducedQPSFunc`` where partially: 0.01 above
+    ``--large-cluster-size-threshold`` (50 nodes), else 0; 0 everywhere where every zone is fully disrupted;
+    a zone with no state (its nodes all excluded) keeps the rate its tainter was made with
+    (``addPodEvictorForNewZone``)."""
+    assert ZoneStates().judge(all_zones).limiters.get(Z1, EVICTION_QPS) == qps
 
 
 # -- through a simulation: a node whose kubelet stops -----------------------------------------------------
@@ -356,7 +361,12 @@ def test_a_large_zone_partially_disrupted_taints_at_the_secondary_rate(tmp_path:
                 "TestApplyNoExecuteTaints/node3 Ready again between the health pass and the tainting pass",
                 "the two passes are one instant in gpufleet (a node Ready again is not tainted, as upstream)",
             ),
-            ("TestApplyNoExecuteTaintsToNodesEnqueueTwice", "the tainting queue's contents are not modelled"),
+            (
+                "TestApplyNoExecuteTaintsToNodesEnqueueTwice",
+                READY_FALSE
+                + " (node5); a node Ready again leaving the queue, the next tainted in its stead, is "
+                "tests/sim/test_zone_disruption.py's",
+            ),
             ("TestSwapUnreachableNotReadyTaints", READY_FALSE),
             ("TestTaintsNodeByCondition/NetworkUnavailable is true", OTHER_CONDITIONS),
             ("TestTaintsNodeByCondition/NetworkUnavailable is true#01", OTHER_CONDITIONS),

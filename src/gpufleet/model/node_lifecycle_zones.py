@@ -5,20 +5,25 @@ node_lifecycle_controller.go``): how fast each zone's ``NoExecute`` tainter tain
   ``node.kubernetes.io/exclude-disruption`` counts in no zone (``isNodeExcludedFromDisruptionChecks``).
 - ``ComputeZoneState``: a zone with no Ready node is fully disrupted; one with more than 2 NotReady nodes
   making at least ``--unhealthy-zone-threshold`` (0.55) of it is partially disrupted; else normal.
-- ``handleDisruption`` and ``setLimiterInZone``: where every zone is fully disrupted, no zone taints
-  (the controller stops all evictions); else a normal or fully disrupted zone taints at
-  ``--node-eviction-rate`` (0.1 nodes a second, ``HealthyQPSFunc``), a partially disrupted one at
-  ``--secondary-node-eviction-rate`` (0.01) where it has more than ``--large-cluster-size-threshold`` (50)
-  nodes, else not at all (``ReducedQPSFunc``).
+- ``handleDisruption``, at each monitor pass (``ZoneStates.judge``), against the states it kept from the
+  last: a zone no longer seen (no node left) is forgotten; where every zone is fully disrupted and was not
+  before, every tainter stops (rate 0) and the controller takes the ``NoExecute`` taints off every node
+  (``markNodeAsReachable``); where none was not fully disrupted and one is not now, every zone's tainter
+  gets its state's rate; else each zone whose state changed does (``setLimiterInZone``): a normal or fully
+  disrupted zone taints at ``--node-eviction-rate`` (0.1 nodes a second, ``HealthyQPSFunc``), a partially
+  disrupted one at ``--secondary-node-eviction-rate`` (0.01) where it has more than
+  ``--large-cluster-size-threshold`` (50) nodes, else not at all (``ReducedQPSFunc``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpufleet.model.node import Node
 
+#: the state of a zone just seen (``stateInitial``)
+INITIAL = "Initial"
 NORMAL = "Normal"
 PARTIAL_DISRUPTION = "PartialDisruption"
 FULL_DISRUPTION = "FullDisruption"
@@ -73,16 +78,46 @@ def zones(nodes: Iterable[tuple[Node, bool]]) -> dict[str, Zone]:
     return {k: Zone(zone_state(up, down), up + down) for k, (up, down) in counts.items()}
 
 
-def tainting_qps(all_zones: Mapping[str, Zone], zone: str) -> float:
-    """How many nodes a second the zone's ``NoExecute`` tainter taints (``handleDisruption``,
-    ``setLimiterInZone``): 0 where every zone is fully disrupted. A zone of none but nodes excluded from
-    disruption checks has no state: its tainter keeps the rate it was made with
-    (``addPodEvictorForNewZone``)."""
-    if zone not in all_zones:
+def limiter_qps(zone: Zone) -> float:
+    """``setLimiterInZone``: the rate a zone's ``NoExecute`` tainter is given for its state and size."""
+    if zone.state != PARTIAL_DISRUPTION:
         return EVICTION_QPS
-    if all(z.state == FULL_DISRUPTION for z in all_zones.values()):
-        return 0.0
-    state, size = all_zones[zone].state, all_zones[zone].size
-    if state != PARTIAL_DISRUPTION:
-        return EVICTION_QPS
-    return SECONDARY_EVICTION_QPS if size > LARGE_CLUSTER_SIZE_THRESHOLD else 0.0
+    return SECONDARY_EVICTION_QPS if zone.size > LARGE_CLUSTER_SIZE_THRESHOLD else 0.0
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What one ``handleDisruption`` did."""
+
+    limiters: dict[str, float]  # zone -> the rate its tainter was given (``SwapLimiter``)
+    forgotten: tuple[str, ...]  # the zones no longer seen
+    untaint_all: bool = False  # every zone became fully disrupted: ``markNodeAsReachable`` of every node
+
+
+@dataclass
+class ZoneStates:
+    """``handleDisruption``'s memory, the controller's ``zoneStates``."""
+
+    states: dict[str, str] = field(default_factory=dict)
+
+    def judge(self, all_zones: Mapping[str, Zone]) -> Judgement:
+        """One pass's ``handleDisruption`` with these zones (``zones``). A zone no longer seen is forgotten
+        (upstream stops forgetting at the first zone not fully disrupted, in map order: here all are)."""
+        forgotten = tuple(k for k in self.states if k not in all_zones)
+        for k in forgotten:
+            del self.states[k]
+        for k in all_zones:
+            self.states.setdefault(k, INITIAL)
+        all_are = all(z.state == FULL_DISRUPTION for z in all_zones.values())
+        all_was = all(v == FULL_DISRUPTION for v in self.states.values())
+        if all_are and all_was:
+            return Judgement({}, forgotten)
+        if all_are:  # entering full disruption: every tainter stops
+            self.states = dict.fromkeys(self.states, FULL_DISRUPTION)
+            return Judgement(dict.fromkeys(self.states, 0.0), forgotten, untaint_all=True)
+        changed = (
+            self.states if all_was else {k: v for k, v in self.states.items() if v != all_zones[k].state}
+        )
+        limiters = {k: limiter_qps(all_zones[k]) for k in changed}
+        self.states |= {k: all_zones[k].state for k in limiters}
+        return Judgement(limiters, forgotten)

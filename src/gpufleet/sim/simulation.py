@@ -1289,6 +1289,8 @@ class Simulation:
             for pod in controller.node_added(node):
                 self.created_by[pod.key] = controller
                 self._create(pod)
+        if self.faults is not None:
+            self.faults.unreachable.node_added_or_deleted()
         self.cluster_changed((ClusterChange(NODE_ADD, None, node),))
 
     def node_gpus_ready(self, node: Node) -> None:
@@ -1323,6 +1325,7 @@ class Simulation:
         if self.faults is not None:  # the pods of a kubelet down stay, bound to no Node, until PodGC
             orphans = [a.pod.key for a in lost if self.records[a.pod.key].kubelet_down]
             self.faults.unreachable.orphaned(name, orphans)
+            self.faults.unreachable.node_added_or_deleted()
         self.cloud.deleted(name, pool)
         self.node_billing_changed()
         gone = [assigned_pod_deleted(a.pod, name) for a in lost]

@@ -9,13 +9,18 @@ simulator's clock.
   pods on it not ready in the same pass (``MarkPodsNotReady``: until then their Ready condition is what the
   kubelet last reported, though their containers died with the node). It then taints
   the node ``node.kubernetes.io/unreachable:NoSchedule`` at once (``doNoScheduleTaintingPass``) and
-  ``node.kubernetes.io/unreachable:NoExecute`` through its zone's rate limiter (``doNoExecuteTaintingPass``:
-  one at once, then one every 1 / the zone's rate, ``model.node_lifecycle_zones``: ``--node-eviction-rate``
-  0.1 nodes a second; none where every zone has no Ready node, ``handleDisruption``; where at least 55 % of
-  a zone, and more than 2 nodes, are NotReady, ``--secondary-node-eviction-rate`` 0.01 in a zone of more
-  than ``--large-cluster-size-threshold`` 50 nodes, else none, ``ComputeZoneState`` and
-  ``ReducedQPSFunc``; nodes labelled ``node.kubernetes.io/exclude-disruption`` counted in no zone). The
-  zone state is judged as the node goes NotReady.
+  ``node.kubernetes.io/unreachable:NoExecute`` through its zone's tainter (``doNoExecuteTaintingPass``, a
+  ``RateLimitedTimedQueue``: its nodes in the order they went NotReady, the first tainted whenever its token
+  bucket, of burst 1 and refilled at the zone's rate, holds a token, ``model.node_lifecycle_zones``; a
+  node Ready again leaves
+  the queue, ``markNodeAsReachable``; a node deleted takes its turn, and a token, ``Node no longer
+  present``). Every zone is judged again (``handleDisruption``) at each monitor pass where a zone's state
+  may change, taken at the instant: a node going NotReady or Ready again, a node deleted or added (while a
+  node is down or a zone not normal); a tainter given another rate (``SwapLimiter``) keeps its queue and
+  starts with a token only where the old one had one. Where every zone becomes fully disrupted, the
+  controller takes the ``NoExecute`` taints off every node and empties the queues (``markNodeAsReachable``:
+  the taint eviction controller cancels the deletions it had scheduled); as a zone recovers, the nodes
+  still NotReady are queued again, at their zones' rates, the first after 1 / the rate.
 - The taint eviction controller (``pkg/controller/tainteviction/taint_eviction.go``, ``processPodOnNode``,
   ``model.taint_eviction``) deletes each pod on it that does not tolerate its ``NoExecute`` taints at once,
   and one that does after the least ``tolerationSeconds`` of the tolerations it matched
@@ -41,14 +46,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol
 
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Taint
-from gpufleet.model.node_lifecycle_zones import tainting_qps, zone_key, zones
-from gpufleet.model.node_readiness import UNREACHABLE_TAINT_KEY
+from gpufleet.model.node_lifecycle_zones import EVICTION_QPS, NORMAL, ZoneStates, zone_key, zones
+from gpufleet.model.node_readiness import NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY
 from gpufleet.model.taint_eviction import TAINT_EVICTION, toleration_s
 from gpufleet.scheduling.events import ClusterChange
 from gpufleet.sim.cluster import InMemoryCluster
@@ -66,6 +71,8 @@ POD_GC = "NodeDeleted"
 
 UNREACHABLE_NO_SCHEDULE = Taint(UNREACHABLE_TAINT_KEY, effect=NO_SCHEDULE)
 UNREACHABLE_NO_EXECUTE = Taint(UNREACHABLE_TAINT_KEY, effect=NO_EXECUTE)
+#: the taints ``markNodeAsReachable`` takes off
+REACHABLE_REMOVES = (UNREACHABLE_NO_EXECUTE, Taint(NOT_READY_TAINT_KEY, effect=NO_EXECUTE))
 
 
 class UnreachableHost(Protocol):
@@ -87,6 +94,25 @@ class NodeDown:
     pods_ended_s: float | None = None  # the last of its pods gone (PodGC, the kubelet back)
 
 
+@dataclass
+class Tainter:
+    """A zone's ``zoneNoExecuteTainter``: its queue (node -> the ``NodeDown`` queued), the rate of its
+    token bucket (burst 1; 0: ``NewFakeNeverRateLimiter``) and when the bucket next holds a token."""
+
+    qps: float = EVICTION_QPS
+    token_s: float = -math.inf
+    queue: dict[str, NodeDown] = field(default_factory=dict)
+    turn: int = 0  # moves as the next taint is rescheduled: the one scheduled before is void
+
+    def swap(self, qps: float, now: float) -> None:
+        """``SwapLimiter``: a new bucket, drained where the old one held no token."""
+        if qps == self.qps:
+            return
+        if qps > 0:
+            self.token_s = now if self.qps > 0 and self.token_s <= now else now + 1 / qps
+        self.qps = qps
+
+
 class UnreachableNodes:
     def __init__(
         self,
@@ -103,7 +129,9 @@ class UnreachableNodes:
         self.host = host
         self.delete_node = delete_node
         self.down: dict[str, NodeDown] = {}
-        self._next_taint: dict[str, float] = {}  # zone -> when its NoExecute tainter may taint again
+        self.zone_states = ZoneStates()
+        self.tainters: dict[str, Tainter] = {}  # zone -> its NoExecute tainter
+        self._pass_due = False
 
     def _at(self, t: float, action: Callable[[], None]) -> None:
         self.clock.at(t, Priority.COMPLETION, action)
@@ -136,7 +164,7 @@ class UnreachableNodes:
             self.lifecycle.records[key].ready = False
         self._set_taints(name, (UNREACHABLE_NO_SCHEDULE,))
         self.host.cluster_changed(())  # (cluster-autoscaler sees an unready node)
-        self._at(now, partial(self._queue_tainting, name, down))  # after the pass's other nodes
+        self._request_pass()  # after the pass's other nodes
         if down.instance_gone:
             period = CLOUD_NODE_MONITOR_PERIOD_S
             self._at((math.floor(now / period) + 1) * period, partial(self._cloud_delete, name, down))
@@ -145,48 +173,91 @@ class UnreachableNodes:
         state = self.cluster.state
         return state.nodes[state.index[name]]
 
-    def _tainting_qps(self, zone: str) -> float:
-        """The zone's NoExecute tainter's rate now (``handleDisruption``, ``ComputeZoneState``,
-        ``setLimiterInZone``), from the Ready state of every node."""
-        state = self.cluster.state
-        nodes = (state.nodes[i] for i in state.active_indices().tolist())
-        return tainting_qps(zones((n, n.name not in self.cluster.not_ready) for n in nodes), zone)
-
     def _set_taints(self, name: str, add: tuple[Taint, ...], remove: tuple[Taint, ...] = ()) -> None:
         taints = self._node(name).taints
         new = tuple(t for t in taints if t not in remove) + tuple(t for t in add if t not in taints)
         if new != taints:
             self.host.set_node_taints(name, new)
 
-    def _queue_tainting(self, name: str, down: NodeDown) -> None:
-        """``markNodeForTainting``, then ``handleDisruption`` with every node the same pass found NotReady:
-        the zone's limiter lets the taint through now, 1 / its rate after the zone's last, or never."""
-        zone = zone_key(self._node(name)) if self._live(name, down) else None
-        qps = 0.0 if zone is None else self._tainting_qps(zone)
-        if zone is None or qps <= 0:
-            return
+    def engaged(self) -> bool:
+        """A node is NotReady or a zone is not normal: a node added or deleted may change a zone's state."""
+        return bool(self.cluster.not_ready) or any(v != NORMAL for v in self.zone_states.states.values())
+
+    def node_added_or_deleted(self) -> None:
+        """A Node joined or was deleted: the next pass judges the zones again where that may matter."""
+        if self.engaged():
+            self._request_pass()
+
+    def _request_pass(self) -> None:
+        """A monitor pass now, after what else happens at this instant."""
+        if not self._pass_due:
+            self._pass_due = True
+            self._at(self.clock.now, self._monitor_pass)
+
+    def _monitor_pass(self) -> None:
+        """``monitorNodeHealth``: each NotReady node not yet tainted is queued in its zone's tainter
+        (``processTaintBaseEviction``, ``markNodeForTainting``), then ``handleDisruption`` judges the zones
+        from the Ready state of every node and swaps the tainters' limiters."""
+        self._pass_due = False
         now = self.clock.now
-        at = max(now, self._next_taint.get(zone, now))
-        self._next_taint[zone] = at + 1 / qps
-        self._at(at, partial(self._taint_no_execute, name, down))
+        state = self.cluster.state
+        nodes = [state.nodes[i] for i in state.active_indices().tolist()]
+        judged = self.zone_states.judge(zones((n, n.name not in self.cluster.not_ready) for n in nodes))
+        for zone in judged.forgotten:
+            self.tainters.pop(zone, None)
+        if judged.untaint_all:
+            for node in nodes:
+                self._set_taints(node.name, (), REACHABLE_REMOVES)
+            for tainter in self.tainters.values():
+                tainter.queue.clear()
+        down_now = () if judged.untaint_all else self.down.items()
+        for name, down in down_now:
+            node = self._node(name) if down.not_ready_s is not None and self._live(name, down) else None
+            if node is not None and UNREACHABLE_NO_EXECUTE not in node.taints:
+                self.tainters.setdefault(zone_key(node), Tainter()).queue.setdefault(name, down)
+        for zone, qps in judged.limiters.items():
+            self.tainters.setdefault(zone, Tainter()).swap(qps, now)
+        for zone in self.tainters:
+            self._schedule_taint(zone)
+
+    def _schedule_taint(self, zone: str) -> None:
+        """The tainter's next taint: its queue's head, once its bucket holds a token."""
+        tainter = self.tainters[zone]
+        tainter.turn += 1
+        if tainter.queue and tainter.qps > 0:
+            at = max(self.clock.now, tainter.token_s)
+            self._at(at, partial(self._taint_next, zone, tainter, tainter.turn))
+
+    def _taint_next(self, zone: str, tainter: Tainter, turn: int) -> None:
+        """``doNoExecuteTaintingPass``: the head takes the token; tainted where still down (a node deleted
+        takes its turn all the same)."""
+        if self.tainters.get(zone) is not tainter or tainter.turn != turn or not tainter.queue:
+            return
+        name = next(iter(tainter.queue))
+        down = tainter.queue.pop(name)
+        tainter.token_s = self.clock.now + 1 / tainter.qps
+        if self._live(name, down):
+            self._taint_no_execute(name, down)
+        self._schedule_taint(zone)
 
     def _taint_no_execute(self, name: str, down: NodeDown) -> None:
-        """The NoExecute taint: each pod on the node is deleted after what it tolerates."""
-        if not self._live(name, down):
-            return
-        down.tainted_s = self.clock.now
+        """The NoExecute taint: each pod on the node is deleted after what it tolerates (cancelled where the
+        taint is taken off first)."""
+        now = down.tainted_s = self.clock.now
         self._set_taints(name, (UNREACHABLE_NO_EXECUTE,))
         taints = self._node(name).taints
         records = self.lifecycle.records
         for key in self._pods_on(name):
             seconds = toleration_s(records[key].pod, taints)
             if seconds is not None:
-                self._at(self.clock.now + seconds, partial(self._evict, name, down, key))
+                self._at(now + seconds, partial(self._evict, name, down, key, now))
 
-    def _evict(self, name: str, down: NodeDown, key: str) -> None:
+    def _evict(self, name: str, down: NodeDown, key: str, tainted_s: float) -> None:
         rec = self.lifecycle.records.get(key)
         if not self._live(name, down) or rec is None or rec.terminating or rec.node != name:
             return
+        if down.tainted_s != tainted_s or UNREACHABLE_NO_EXECUTE not in self._node(name).taints:
+            return  # the taint was taken off (``handleDisruption``): the deletion is cancelled
         down.evicted_s = self.clock.now
         self.lifecycle.evict(key, TAINT_EVICTION)
 
@@ -223,7 +294,10 @@ class UnreachableNodes:
         if down is None or name not in self.cluster.state.index:
             return
         self.cluster.not_ready.pop(name, None)
-        self._set_taints(name, (), (UNREACHABLE_NO_SCHEDULE, UNREACHABLE_NO_EXECUTE))
+        self._set_taints(name, (), (UNREACHABLE_NO_SCHEDULE, *REACHABLE_REMOVES))
+        for tainter in self.tainters.values():  # ``markNodeAsReachable``: out of its zone's queue
+            tainter.queue.pop(name, None)
+        self._request_pass()
         records = self.lifecycle.records
         ended = False
         for key in self._pods_on(name):
