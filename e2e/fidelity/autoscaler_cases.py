@@ -52,8 +52,13 @@ class AutoscalerCase:
 
     def scenario(self) -> list[dict[str, Any]]:
         """The gpufleet scenario: the documents and a Simulation with the autoscaler settings (and the real
-        side's ``--bypassed-scheduler-names``)."""
-        autoscaler = {"scanInterval": "1s", "bypassedSchedulerNames": [UNUSED_SCHEDULER], **self.settings}
+        side's ``--bypassed-scheduler-names`` and ``--node-delete-delay-after-taint=0s``)."""
+        autoscaler = {
+            "scanInterval": "1s",
+            "bypassedSchedulerNames": [UNUSED_SCHEDULER],
+            "nodeDeleteDelayAfterTaint": "0s",
+            **self.settings,
+        }
         simulation = {
             "apiVersion": "gpufleet.io/v1alpha1",
             "kind": "Simulation",

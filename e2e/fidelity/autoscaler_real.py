@@ -59,7 +59,8 @@ def _flags(case: AutoscalerCase) -> list[str]:
         f"--scale-down-unneeded-time={s.get('scaleDownUnneededTime', '10m')}",
         f"--scale-down-delay-after-add={s.get('scaleDownDelayAfterAdd', '10m')}",
         "--scale-down-delay-after-delete=0s",
-        # the 5 s cluster-autoscaler waits between tainting a node and deleting it changes no decision
+        # the 5 s cluster-autoscaler waits between tainting a node and deleting it changes no decision;
+        # gpufleet's side sets the same (``AutoscalerCase.scenario``)
         "--node-delete-delay-after-taint=0s",
         "--max-node-provision-time=15m",
         "--write-status-configmap=false",

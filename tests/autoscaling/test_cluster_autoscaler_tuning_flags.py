@@ -21,6 +21,7 @@ from gpufleet.autoscaling.eviction import eviction_grace_s
 from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.simulation import AutoscalerSettings
 
 
 def simulation(duration: str, autoscaler: str = "") -> str:
@@ -227,10 +228,12 @@ spec:
 
 def test_the_drained_node_goes_once_the_cut_grace_period_is_over(tmp_path: Path) -> None:
     """A pool node running a 1-GPU serving pod (grace period 3600 s), which a spare node outside the pool
-    could take: the node is drained; its drain takes 600 s by default (the flag's 600 s), 60 s with
+    could take: the node is drained, from ``--node-delete-delay-after-taint`` (5 s) after its scale-down
+    (``deleteNodesAsync``); its drain takes 600 s by default (the flag's 600 s), 60 s with
     ``maxGracefulTerminationSec: 60``; the evicted pod ends when its grace period is over, and the node is
     deleted then. With 0 the pod keeps its 3600 s, but ``waitPodsToDisappear`` waits only the flag's 0 s plus
     the 30 s headroom: the drain fails 30 s after it began, the node is given back (its deletion aborted)."""
+    delay = AutoscalerSettings().node_delete_delay_after_taint_s
     ends, deleted = {}, {}
     for cap, field in (
         (600, ""),
@@ -239,7 +242,7 @@ def test_the_drained_node_goes_once_the_cut_grace_period_is_over(tmp_path: Path)
     ):
         sim = run_simulation(write(tmp_path, simulation("3h", field), pool(1, 1), SPARE, SERVE))
         evicted = min((r for r in sim.records.values() if r.reason == "Evicted"), key=lambda r: r.bound_s)
-        drained_at = min(t for t, (n,) in events(sim, "scale-down") if n == evicted.node)
+        drained_at = min(t for t, (n,) in events(sim, "scale-down") if n == evicted.node) + delay
         ends[cap] = evicted.finished_s - drained_at
         deleted[cap] = sim.nodes[evicted.node].deleted_s
         failed = [
@@ -311,11 +314,13 @@ spec:
 def test_drain_priority_config_gives_each_priority_group_its_own_grace_period(tmp_path: Path) -> None:
     """``--drain-priority-config`` (``drainNodeWithPodsBasedOnPodPriority``): the serving pod (priority 0,
     grace period 3600 s) falls in the ``0:45`` group (the ``100000:5`` one is above it): evicted with 45 s,
-    and the node deleted once it has left, 45 s after the drain began."""
+    and the node deleted once it has left, 45 s after the drain began (``--node-delete-delay-after-taint``,
+    5 s, after the scale-down)."""
     config = "drainPriorityConfig: '100000:5,0:45'"
     sim = run_simulation(write(tmp_path, simulation("3h", config), pool(1, 1), SPARE, SERVE))
     (evicted,) = [r for r in sim.records.values() if r.reason == "Evicted"]
-    (drained_at,) = [t for t, (n,) in events(sim, "scale-down") if n == evicted.node]
+    (scaled_down_at,) = [t for t, (n,) in events(sim, "scale-down") if n == evicted.node]
+    drained_at = scaled_down_at + AutoscalerSettings().node_delete_delay_after_taint_s
     assert evicted.finished_s - drained_at == 45.0
     assert sim.nodes[evicted.node].deleted_s == drained_at + 45.0
     assert events(sim, "scale-down-failed") == []

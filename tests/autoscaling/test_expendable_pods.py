@@ -238,12 +238,13 @@ def test_an_expendable_placeholder_triggers_no_scale_up_and_its_node_goes_as_emp
 ) -> None:
     """Two placeholders below the cutoff (-20 under the default -10, or -10 under
     ``expendablePodsPriorityCutoff: -5``) on a pool of one node: the second, pending, triggers no scale-up;
-    the node running the first is empty to scale-down and goes at the scan after 10 minutes, the placeholder
+    the node running the first is empty to scale-down, its deletion started at the scan after 10 minutes
+    and carried out ``--node-delete-delay-after-taint`` (5 s) later (``deleteNodesAsync``), the placeholder
     not evicted but ending with it (``NodeDeleted``); its replacement triggers no scale-up either."""
     sim = run_simulation(write(tmp_path, NODE_POOL, placeholders(priority, 2), simulation("30m", cutoff)))
     assert scale_events(sim) == [(610.0, "scale-down", ("h100-0",), ())]
     ended = [(k, r.log[-2:]) for k, r in sorted(sim.records.items()) if r.deleted_s is not None]
-    assert ended == [("default/placeholder-0", [(610.0, "terminating"), (610.0, "deleted")])]
+    assert ended == [("default/placeholder-0", [(615.0, "terminating"), (615.0, "deleted")])]
     assert sim.records["default/placeholder-0"].reason == "NodeDeleted"
     assert sorted(k for k, r in sim.records.items() if r.phase == "Pending") == [
         "default/placeholder-1",

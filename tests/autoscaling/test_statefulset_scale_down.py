@@ -11,6 +11,7 @@ from pathlib import Path
 from test_cluster_autoscaler_tuning_flags import PREFERS_THE_POOL, SPARE, events, pool, simulation
 
 from conftest import run_simulation, write
+from gpufleet.model.simulation import AutoscalerSettings
 
 STATEFUL = f"""
 apiVersion: apps/v1
@@ -44,10 +45,12 @@ spec:
 
 
 def test_a_stateful_sets_pod_is_moved_and_made_again_under_its_name_once_gone(tmp_path: Path) -> None:
-    """The pool node, whose only pod is ``serve-0``, is drained; ``serve-0`` is evicted and, once its 60 s
-    grace period is over, made again as ``serve-0`` on the spare node; the pool node is deleted."""
+    """The pool node, whose only pod is ``serve-0``, is drained from ``--node-delete-delay-after-taint``
+    (5 s) after its scale-down (``deleteNodesAsync``); ``serve-0`` is evicted and, once its 60 s grace period
+    is over, made again as ``serve-0`` on the spare node; the pool node is deleted."""
     sim = run_simulation(write(tmp_path, simulation("1h"), pool(1, 1), SPARE, STATEFUL))
-    (drained_at, (node,)) = events(sim, "scale-down")[0]
+    (scaled_down_at, (node,)) = events(sim, "scale-down")[0]
+    drained_at = scaled_down_at + AutoscalerSettings().node_delete_delay_after_taint_s
     (evicted,) = [r for r in sim.lifecycle.replaced if r.pod.key == "default/serve-0"]
     assert (evicted.reason, evicted.node, evicted.finished_s) == ("Evicted", node, drained_at + 60.0)
     again = sim.records["default/serve-0"]

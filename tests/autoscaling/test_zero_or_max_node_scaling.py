@@ -224,7 +224,9 @@ def test_a_busy_node_keeps_its_idle_atomic_sibling(tmp_path: Path) -> None:
 
 def test_an_atomic_groups_nodes_are_deleted_as_one_batch(tmp_path: Path) -> None:
     """An atomic pool of 2 both unneeded, one running a 1-GPU pod with a 300 s grace period (it moves to a
-    regular pool's node): the empty node waits for the drained one, both are deleted at 730 + 300 s. Without
+    regular pool's node): the drain starts ``--node-delete-delay-after-taint`` (5 s) after the scale-down at
+    730 s (``deleteNodesAsync``), the empty node waits for the drained one, both are deleted at 735 + 300 s.
+    Without
     soft taints (``maxBulkSoftTaintCount: 0``): with them the scan at 0 s, before the pod's first attempt,
     finds both slice nodes empty and taints them, and the pod goes to the regular node: none to drain."""
     other = """
@@ -250,7 +252,7 @@ spec:
     assert {e[3][0] for e in downs if e[2] == "slice"} == {"slice-0", "slice-1"}
     deleted = {n: sim.cluster.nodes[n].deleted_s for n in ("slice-0", "slice-1")}
     start = downs[0][0]
-    assert deleted == {"slice-0": start + 300, "slice-1": start + 300}
+    assert deleted == {"slice-0": start + 5 + 300, "slice-1": start + 5 + 300}
 
 
 def test_the_atomic_slice_example_grows_and_shrinks_its_pool_whole() -> None:

@@ -13,7 +13,7 @@ evicted leaves its node when its grace period is over, but where the row keeps i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pytest
@@ -116,14 +116,19 @@ class HandKeptCluster:
 
 
 def actuator_run(
-    cluster: HandKeptCluster, removals: Sequence[Removal], settings: AutoscalerSettings, until: float = 3600.0
+    cluster: HandKeptCluster,
+    removals: Sequence[Removal],
+    settings: AutoscalerSettings,
+    delay_after_taint_s: float = 0.0,
 ) -> tuple[list[ScaleEvent], list[Removed]]:
     """The actuator started on ``removals``, run until every deletion is over: its events and the nodes it
-    deleted (what ``scaled_down_nodes_total`` counts)."""
+    deleted (what ``scaled_down_nodes_total`` counts). Upstream's tables build their ``Actuator`` with no
+    ``nodeDeleteDelayAfterTaint``: 0 here unless given."""
     events: list[ScaleEvent] = []
+    settings = replace(settings, node_delete_delay_after_taint_s=delay_after_taint_s)
     actuator = Actuator(cluster, cluster.clock, settings, events, lambda: None)  # type: ignore[arg-type]
     actuator.start(removals)
-    cluster.clock.run_until(until)
+    cluster.clock.run_until(3600.0)
     assert not actuator.deleting  # (every deletion over: done or given back)
     return events, actuator.removed
 
@@ -868,3 +873,77 @@ def test_scaled_down_nodes_counts_each_node_when_deleted_by_its_scale_down_reaso
     assert removed == [Removed(0.0, "e", "empty"), Removed(0.0, "u", "unready"),
                        Removed(20.0, "d", "underutilized")]  # fmt: skip
     assert [n for _, n, _ in failed(events)] == ["f"]
+
+
+# -- actuator.go: deleteNodesAsync's --node-delete-delay-after-taint -----------------------------------------
+
+#: ``--node-delete-delay-after-taint``'s default (``config/flags/flags.go``: ``5*time.Second``)
+DELAY_AFTER_TAINT_S = AutoscalerSettings().node_delete_delay_after_taint_s
+
+
+def test_the_drains_and_empty_deletions_start_the_delay_after_the_taint() -> None:
+    """``deleteNodesAsync`` sleeps ``nodeDeleteDelayAfterTaint`` (5 s by default) after ``taintNodesSync``
+    before it reads the nodes' pods and drains or deletes them, empty nodes (``deleteAsyncEmpty``) as
+    drained ones (``deleteAsyncDrain``): both nodes tainted at 0 s, counted as being deleted meanwhile
+    (``NodeDeletionTracker.StartDeletion``), the empty one deleted at 5 s, the other's pod evicted at 5 s
+    and the node deleted once it has left (25 s)."""
+    assert DELAY_AFTER_TAINT_S == 5.0
+    clock = ManualClock()
+    cluster = HandKeptCluster(clock, {"e": [], "d": [pod("p1")]}, {"ng": ["e", "d"]})
+    removals = [Removal("e", "ng", False, False), Removal("d", "ng", False, True)]
+    actuator = Actuator(cluster, clock, LEGACY_20, [], lambda: None)  # type: ignore[arg-type]
+    actuator.start(removals)
+    clock.run_until(4.9)
+    assert cluster.log == [(0.0, "taint", "e"), (0.0, "taint", "d")]
+    assert actuator.deleting == {"e", "d"} and actuator.draining == {"d"}
+    clock.run_until(3600.0)
+    assert cluster.log[2:] == [(5.0, "evict", "p1", 20.0), (5.0, "delete", "e"), (25.0, "delete", "d")]
+    assert actuator.removed == [Removed(5.0, "e", "empty"), Removed(25.0, "d", "underutilized")]
+
+
+def test_the_pods_evicted_are_those_on_the_node_after_the_delay() -> None:
+    """``deleteNodesAsync`` builds its snapshot (``createSnapshot``) after its sleep, and the drain evicts
+    the pods of that snapshot's node (``ScheduleDeletion``, ``DrainNode``): a pod gone from the node during
+    the delay is not evicted."""
+    cluster = HandKeptCluster(ManualClock(), {"d": [pod("p1"), pod("p2")]}, {"ng": ["d"]})
+    cluster.clock.at(2.0, Priority.COMPLETION, lambda: cluster._leave("default/p2"))
+    _, removed = actuator_run(cluster, [Removal("d", "ng", False, True)], LEGACY_20, DELAY_AFTER_TAINT_S)
+    assert cluster.log == [(0.0, "taint", "d"), (5.0, "evict", "p1", 20.0), (25.0, "delete", "d")]
+    assert removed == [Removed(25.0, "d", "underutilized")]
+
+
+def test_a_node_gone_during_the_delay_has_no_pod_to_evict() -> None:
+    """A node that went away during the delay (a spot reclaim, a lost node) is in no snapshot any more:
+    nothing to evict, and its deletion ends as that of a node gone during its drain does (the wait finds
+    no pod on it)."""
+    clock = ManualClock()
+    cluster = HandKeptCluster(clock, {"d": [pod("p1")]}, {"ng": ["d"]})
+
+    def gone() -> None:
+        cluster.state.unassign("default/p1")
+        cluster.state.remove_node("d")
+
+    clock.at(2.0, Priority.COMPLETION, gone)
+    _, removed = actuator_run(cluster, [Removal("d", "ng", False, True)], LEGACY_20, DELAY_AFTER_TAINT_S)
+    assert cluster.log == [(0.0, "taint", "d"), (5.0, "delete", "d")]
+    assert removed == [Removed(5.0, "d", "underutilized")]
+
+
+def test_a_scale_down_with_no_node_waits_for_nothing() -> None:
+    """``startDeletion`` returns ``ScaleDownNoNodeDeleted`` before tainting or sleeping when no node is to
+    go (and ``deleteNodesAsync`` returns at once for a group with none): a scan that deletes nothing leaves
+    nothing to happen 5 s later."""
+    scheduled: list[float] = []
+
+    class WatchedClock(ManualClock):
+        def at(
+            self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
+        ) -> None:
+            scheduled.append(time)
+            super().at(time, priority, action, background)
+
+    clock = WatchedClock()
+    cluster = HandKeptCluster(clock, {"n": []}, {"ng": ["n"]})
+    actuator = Actuator(cluster, clock, AutoscalerSettings(), [], lambda: None)  # type: ignore[arg-type]
+    actuator.start([])
+    assert scheduled == [] and cluster.log == []

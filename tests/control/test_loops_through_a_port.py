@@ -403,8 +403,10 @@ def test_an_empty_node_is_drained_and_deleted_through_the_port_after_scale_down_
     ca.arm(0.0)
     clock.run_until(600.0)  # unneeded since 0 s for 600 s: not more than scale-down-unneeded-time
     assert port.asked == [("taints", "h100-0", (SOFT_TAINT,))]  # (the scan that found it unneeded)
-    clock.run_until(610.0)  # marked (cordoned), then, with no pod to move, deleted at once (deleteAsyncEmpty)
-    assert port.asked[1:] == [("cordon", "h100-0", True), ("delete", "h100-0")]
+    clock.run_until(614.0)  # marked (cordoned) by the scan at 610 s (taintNodesSync) ...
+    assert port.asked[1:] == [("cordon", "h100-0", True)]
+    clock.run_until(615.0)  # ... then, with no pod to move, deleted --node-delete-delay-after-taint (5 s)
+    assert port.asked[1:] == [("cordon", "h100-0", True), ("delete", "h100-0")]  # later (deleteNodesAsync)
 
 
 def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_out_of_cooldown() -> None:
@@ -412,8 +414,9 @@ def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_ou
     ``UpdateUnremovableNodesCount`` only out of cooldown, setting the reasons it counted and leaving the
     others as they were (no reset). A scale-up at 0 s keeps scale-down in cooldown until 600 s: h100-1,
     empty, counts as unneeded from 0 s, the unremovable nodes (h100-0 full: ``NotUnderutilized``, h100-1:
-    ``NotUnneededLongEnough``) from 600 s; at 610 s h100-1 goes, still counted unneeded, and its reason's
-    count stays 1; once it is going it is no candidate."""
+    ``NotUnneededLongEnough``) from 600 s; at 610 s h100-1's deletion starts (deleted 5 s later,
+    ``--node-delete-delay-after-taint``), still counted unneeded, and its reason's count stays 1; once it is
+    going it is no candidate."""
     nodes = [Node(f"h100-{k}", capacity=dict(gpu_node("x", 8).capacity), pool="h100") for k in range(2)]
     port, clock = (
         HandKeptCluster(nodes=nodes, groups=[Group("h100", H100, {"h100-0", "h100-1"})]),
@@ -429,12 +432,11 @@ def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_ou
     counts = {UnremovableReason.NOT_UNDERUTILIZED: 1, UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH: 1}
     assert ca.gauges == ScaleDownGauges(1, counts)
     clock.run_until(610.0)
-    assert port.asked == [
-        ("taints", "h100-1", (SOFT_TAINT,)),
-        ("cordon", "h100-1", True),
-        ("delete", "h100-1"),
-    ]  # (tainted in cooldown too)
+    # (soft-tainted in cooldown too)
+    assert port.asked == [("taints", "h100-1", (SOFT_TAINT,)), ("cordon", "h100-1", True)]
     assert ca.gauges == ScaleDownGauges(1, counts)
+    clock.run_until(615.0)
+    assert port.asked[2:] == [("delete", "h100-1")]
     clock.run_until(620.0)
     assert ca.gauges == ScaleDownGauges(0, counts)
 

@@ -2,7 +2,8 @@
 ``Simulation``'s ``autoscaler`` fields ``daemonsetEvictionForEmptyNodes``
 (``--daemonset-eviction-for-empty-nodes``, false), ``daemonsetEvictionForOccupiedNodes``
 (``--daemonset-eviction-for-occupied-nodes``, true) and ``nodeDeletionDelayTimeout``
-(``--node-deletion-delay-timeout``, 2 minutes; ``config/flags/flags.go``), and a node's
+(``--node-deletion-delay-timeout``, 2 minutes) and ``nodeDeleteDelayAfterTaint``
+(``--node-delete-delay-after-taint``, 5 s; ``config/flags/flags.go``), and a node's
 ``delay-deletion.cluster-autoscaler.kubernetes.io/<anything>`` annotation (``DelayDeletionAnnotationPrefix``,
 ``hasDelayDeletionAnnotation``: any key with the prefix, whatever its value)."""
 
@@ -60,6 +61,51 @@ def test_cli_validate_exits_2_on_a_bad_node_deletion_delay_timeout(tmp_path: Pat
     assert result.exit_code == 2
     field = f"{bad}: document 1 (Simulation/s): spec.autoscaler.nodeDeletionDelayTimeout"
     assert f"{field}: invalid duration 'soon'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_simulation_reads_the_delay_after_taint_as_a_go_duration(tmp_path: Path) -> None:
+    """``--node-delete-delay-after-taint`` (a ``time.Duration`` flag, ``5*time.Second`` by default in
+    ``config/flags/flags.go``): read as ``nodeDeleteDelayAfterTaint``, 0 allowed (upstream sleeps only above
+    0, ``deleteNodesAsync``)."""
+    assert AutoscalerSettings().node_delete_delay_after_taint_s == 5.0
+    for given, seconds in (("1m30s", 90.0), ("0s", 0.0)):
+        text = simulation(f"{{autoscaler: {{nodeDeleteDelayAfterTaint: {given}}}}}")
+        assert load(tmp_path, text).simulation.autoscaler == AutoscalerSettings(
+            node_delete_delay_after_taint_s=seconds
+        )
+        assert warnings(tmp_path, text) == []
+
+
+def test_the_dynamic_delay_after_taint_is_taken_as_0_with_a_warning(tmp_path: Path) -> None:
+    """``--dynamic-node-delete-delay-after-taint-enabled`` (``taintNodesSync``): the delay becomes twice the
+    longest taint round trip measured in the last hour, whatever ``nodeDeleteDelayAfterTaint`` says;
+    gpufleet's taint takes none: 0, and a warning says so. False changes nothing."""
+    text = simulation(
+        "{autoscaler: {nodeDeleteDelayAfterTaint: 10s, dynamicNodeDeleteDelayAfterTaintEnabled: true}}"
+    )
+    assert load(tmp_path, text).simulation.autoscaler.node_delete_delay_after_taint_s == 0.0
+    assert warnings(tmp_path, text) == [
+        f"{LABEL}.dynamicNodeDeleteDelayAfterTaintEnabled: the delay after the ToBeDeleted taint is then "
+        "twice the longest round trip of a taint to the API server in the last hour (taintNodesSync), which "
+        "gpufleet does not model: taken as 0, nodeDeleteDelayAfterTaint ignored"
+    ]
+    off = simulation("{autoscaler: {dynamicNodeDeleteDelayAfterTaintEnabled: false}}")
+    assert load(tmp_path, off).simulation.autoscaler == AutoscalerSettings()
+    assert warnings(tmp_path, off) == []
+
+
+def test_a_bad_delay_after_taint_is_a_field_error_and_validate_exits_2(tmp_path: Path) -> None:
+    assert problems(tmp_path, simulation("{autoscaler: {nodeDeleteDelayAfterTaint: -5s}}")) == [
+        f"{LABEL}.nodeDeleteDelayAfterTaint: invalid duration '-5s' "
+        "(use Go syntax such as '90s', '20m', '2h')"
+    ]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(simulation("{autoscaler: {nodeDeleteDelayAfterTaint: 5 seconds}}"))
+    result = CliRunner().invoke(app, ["validate", str(bad)])
+    assert result.exit_code == 2
+    field = f"{bad}: document 1 (Simulation/s): spec.autoscaler.nodeDeleteDelayAfterTaint"
+    assert f"{field}: invalid duration '5 seconds'" in result.output
     assert "Traceback" not in result.output
 
 

@@ -109,12 +109,13 @@ def test_a_node_whose_gpus_never_register_is_removed_once_unneeded_for_the_unrea
     """h100-0, launched at 30 s, joins 5 min later without GPUs (its agent pod on it): ``NotStarted`` for
     15 min, then ``Unready`` (``ResourceUnready``) and unneeded from the scan then (``STARTED``); removed at
     the first scan after it has been unneeded for more than ``scaleDownUnreadyTime`` (20 min: 20m10s later),
-    with a ``scale-down`` event. Its daemon pod does not hold it."""
+    with a ``scale-down`` event, and deleted ``--node-delete-delay-after-taint`` (5 s) later
+    (``deleteNodesAsync``). Its daemon pod does not hold it."""
     summary = run(tmp_path)
     assert events(summary, "soft-taint")[0] == (STARTED, ("h100-0",))
     assert (STARTED + 1210.0, ("h100-0",)) in events(summary, "scale-down")
     assert node(summary, "h100-0")["gpu_ready_s"] is None
-    assert node(summary, "h100-0")["deleted_s"] == STARTED + 1210.0
+    assert node(summary, "h100-0")["deleted_s"] == STARTED + 1215.0
 
 
 def test_a_node_unready_for_its_gpus_is_no_longer_upcoming_and_the_pod_triggers_a_new_scale_up(

@@ -108,9 +108,10 @@ spec:
 
 def test_a_gang_resumed_on_another_ring_keeps_its_progress_as_a_share_of_its_task(tmp_path: Path) -> None:
     """Two ranks on time-sliced GPUs of two nodes: their ring stretches 5 min of compute to 17,490 s. At
-    610 s (the first scan after 10 min unneeded) cluster-autoscaler drains one node; the gang stops with
+    610 s (the first scan after 10 min unneeded) cluster-autoscaler scales one node down and drains it
+    ``--node-delete-delay-after-taint`` (5 s) later (``deleteNodesAsync``); the gang stops at 615 s with
     600 s checkpointed, 3.4 % of its task.
-    The rank made again (at 620 s, after the pod failure backoff: the Job's default ``podReplacementPolicy``,
+    The rank made again (at 625 s, after the pod failure backoff: the Job's default ``podReplacementPolicy``,
     ``TerminatingOrFailed``, replaces the drained rank while it terminates, and a terminating rank is in no
     ring) joins the other on one node, a ring of stretch 1: the rank that waited resumes
     3.4 % of the way through 300 s, not past its end (it finished at once, its progress falling from 600 s
@@ -123,4 +124,4 @@ def test_a_gang_resumed_on_another_ring_keeps_its_progress_as_a_share_of_its_tas
     sim.run()
     rank = sim.records["default/train-1"]
     assert rank.ring is not None and rank.ring.stretch == 1.0
-    assert rank.finished_s == pytest.approx(620.0 + 300.0 * (1 - 600.0 / 17490.0))
+    assert rank.finished_s == pytest.approx(625.0 + 300.0 * (1 - 600.0 / 17490.0))

@@ -1,6 +1,7 @@
 """cluster-autoscaler's scale-down actuation options in a run (``core/scaledown/actuation``): a node
 annotated ``delay-deletion.cluster-autoscaler.kubernetes.io/...`` deleted ``--node-deletion-delay-timeout``
-after its scale-down started (``WaitForDelayDeletion``: nobody takes the annotation off), an empty node's
+after its preparation (``WaitForDelayDeletion``: nobody takes the annotation off), which starts
+``--node-delete-delay-after-taint`` after its scale-down (``deleteNodesAsync``' sleep), an empty node's
 DaemonSet pods evicted under ``--daemonset-eviction-for-empty-nodes`` (``EvictDaemonSetPods``) and not
 recreated (the DaemonSet controller does not tolerate the ToBeDeleted taint), and
 ``cluster_autoscaler_scaled_down_nodes_total`` counting a node once it is deleted
@@ -25,6 +26,9 @@ from gpufleet.sim.summary import build_summary
 
 #: the two t4 nodes of the job fall empty at 2100 s; the scan of 2700 s starts their deletion
 SCALE_DOWN_S = 2700.0
+#: ... and their preparation (DaemonSet evictions, the wait for the delay-deletion annotation) starts 5 s
+#: later (``--node-delete-delay-after-taint``'s default)
+PREPARED_S = SCALE_DOWN_S + 5.0
 
 
 def run(delayed: bool, duration_s: float = 4 * 3600, **settings: Any) -> tuple[Simulation, dict[str, Any]]:
@@ -55,22 +59,34 @@ def test_nodes_annotated_delay_deletion_are_deleted_the_timeout_after_their_scal
     _, shorter = run(True, node_deletion_delay_timeout_s=30.0)
     _, off = run(True, node_deletion_delay_timeout_s=0.0)
     assert [e["t_s"] for e in events(delayed, "scale-down")] == [SCALE_DOWN_S, SCALE_DOWN_S]
-    assert deleted(plain) == deleted(off) == {"t4-0": SCALE_DOWN_S, "t4-1": SCALE_DOWN_S}
-    assert deleted(delayed) == {"t4-0": SCALE_DOWN_S + 120.0, "t4-1": SCALE_DOWN_S + 120.0}
-    assert deleted(shorter) == {"t4-0": SCALE_DOWN_S + 30.0, "t4-1": SCALE_DOWN_S + 30.0}
+    assert deleted(plain) == deleted(off) == {"t4-0": PREPARED_S, "t4-1": PREPARED_S}
+    assert deleted(delayed) == {"t4-0": PREPARED_S + 120.0, "t4-1": PREPARED_S + 120.0}
+    assert deleted(shorter) == {"t4-0": PREPARED_S + 30.0, "t4-1": PREPARED_S + 30.0}
+
+
+def test_empty_nodes_are_deleted_the_delay_after_taint_after_their_scale_down() -> None:
+    """``deleteNodesAsync`` sleeps ``--node-delete-delay-after-taint`` (5 s by default) between marking the
+    nodes (the scan's scale-down events) and deleting them; 0 deletes them at once, as upstream sleeps only
+    for a delay above 0."""
+    for delay, at in ((None, PREPARED_S), (0.0, SCALE_DOWN_S), (30.0, SCALE_DOWN_S + 30.0)):
+        given = {} if delay is None else {"node_delete_delay_after_taint_s": delay}
+        _, summary = run(False, **given)
+        assert [e["t_s"] for e in events(summary, "scale-down")] == [SCALE_DOWN_S, SCALE_DOWN_S]
+        assert deleted(summary) == {"t4-0": at, "t4-1": at}
 
 
 def test_an_empty_nodes_daemon_set_pods_are_evicted_under_the_flag_and_not_recreated() -> None:
-    """With the node's deletion delayed 2 minutes, the eviction shows: the agents evicted at the scale-down
-    end after their 30 s grace period, none comes back; by default they end with their node."""
+    """With the node's deletion delayed 2 minutes, the eviction shows: the agents evicted as the node's
+    preparation starts end after their 30 s grace period, none comes back; by default they end with their
+    node."""
     _, default = run(True)
     _, evicting = run(True, daemonset_eviction_for_empty_nodes=True)
-    end = SCALE_DOWN_S + 120.0
+    end = PREPARED_S + 120.0
     assert agents(default) == [
         ("default/agent-t4-0", "NodeDeleted", end),
         ("default/agent-t4-1", "NodeDeleted", end),
     ]
-    gone = SCALE_DOWN_S + 30.0
+    gone = PREPARED_S + 30.0
     assert agents(evicting) == [
         ("default/agent-t4-0", "Evicted", gone),
         ("default/agent-t4-1", "Evicted", gone),

@@ -1,7 +1,9 @@
 """cluster-autoscaler's scale-down of a node that went NotReady (a reboot fault: its kubelet is down until
 it is back), end to end: ``--scale-down-unready-time`` (20m) instead of ``--scale-down-unneeded-time``
 (10m), none under ``--scale-down-unready-enabled=false``, and a node unready within 15 minutes of
-registering still starting (``clusterstate``'s ``NotStarted``), as cluster-autoscaler 1.34 does."""
+registering still starting (``clusterstate``'s ``NotStarted``), as cluster-autoscaler 1.34 does. A node
+scaled down is deleted ``--node-delete-delay-after-taint`` (5 s) after the scan that chose it
+(``deleteNodesAsync``: ``DELAY``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from conftest import simulated, write
+
+#: ``--node-delete-delay-after-taint``'s default: an empty node goes that long after its scale-down
+DELAY = 5.0
 
 
 def scenario(autoscaler: str = "{}", fault_at: str = "1h") -> list[str]:
@@ -93,23 +98,24 @@ def test_an_empty_node_gone_not_ready_is_removed_after_the_unready_time_not_the_
     """``Nodes.RemovableAt``: h100-1, NotReady from 1h0m50s and its only pod long terminating after 1h6m50s,
     is unneeded from the scan after (1h7m) and removed once unneeded for more than
     ``--scale-down-unready-time`` (20 min: the scan at 1h27m10s), not the 10 minutes of a Ready node; the
-    long-terminating pod is not evicted (``GetPodsToMove`` skips it): the node goes at once."""
+    long-terminating pod is not evicted (``GetPodsToMove`` skips it): the node goes as an empty one, once
+    the delay after its taint is over."""
     summary = run(tmp_path)
     assert (3600.0 + 420.0 + 1210.0, "h100-1") in scaled_down(summary)
-    assert deleted(summary)["h100-1"] == 3600.0 + 420.0 + 1210.0
+    assert deleted(summary)["h100-1"] == 3600.0 + 420.0 + 1210.0 + DELAY
 
 
 def test_a_ready_empty_node_still_goes_after_the_unneeded_time(tmp_path: Path) -> None:
     """The same run: h100-0, Ready, falls empty when its pod ends at 3h and goes at the scan after 10 minutes
     (``--scale-down-unneeded-time``); the unready time is for unready nodes only."""
     summary = run(tmp_path)
-    assert deleted(summary)["h100-0"] == 3 * 3600.0 + 610.0
+    assert deleted(summary)["h100-0"] == 3 * 3600.0 + 610.0 + DELAY
 
 
 def test_the_unready_time_is_read_from_the_scenario(tmp_path: Path) -> None:
     """``scaleDownUnreadyTime: 30m``: h100-1, unneeded from 1h7m, goes at the scan after 1h37m."""
     summary = run(tmp_path, "{scaleDownUnreadyTime: 30m}")
-    assert deleted(summary)["h100-1"] == 3600.0 + 420.0 + 1810.0
+    assert deleted(summary)["h100-1"] == 3600.0 + 420.0 + 1810.0 + DELAY
 
 
 def test_with_scale_down_unready_disabled_a_node_down_is_never_removed_by_scale_down(tmp_path: Path) -> None:
@@ -126,4 +132,4 @@ def test_a_node_unready_within_15_minutes_of_registering_is_still_starting(tmp_p
     0 s) goes down at 5 min, its pod long terminating from 11m50s: it is a candidate from 15 min only, and
     goes at the scan after 20 more minutes."""
     summary = run(tmp_path, fault_at="5m")
-    assert deleted(summary)["h100-1"] == 900.0 + 1210.0
+    assert deleted(summary)["h100-1"] == 900.0 + 1210.0 + DELAY

@@ -101,6 +101,9 @@ class AutoscalerSettings:
     #: ``delay-deletion.cluster-autoscaler.kubernetes.io/...`` is kept from deletion once drained, waiting for
     #: the annotation to go (0: not at all; ``WaitForDelayDeletion``)
     node_deletion_delay_timeout_s: float = 2 * 60.0
+    #: --node-delete-delay-after-taint: how long after marking the nodes to delete (``taintNodesSync``) their
+    #: drain, or an empty one's deletion, starts (``deleteNodesAsync``'s sleep; 0: at once)
+    node_delete_delay_after_taint_s: float = 5.0
     #: --skip-nodes-with-system-pods and --skip-nodes-with-custom-controller-pods: the drainability rules
     #: (``options.NodeDeleteOptions``, ``autoscaling.drainability.DeleteOptions``)
     skip_nodes_with_system_pods: bool = True
