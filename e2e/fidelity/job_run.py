@@ -30,6 +30,7 @@ from e2e.controlplane import ControlPlane
 from e2e.fidelity.case import load_documents
 from e2e.fidelity.job_cases import JOB_NAME, JobCase, Outcome, Patch
 from e2e.fidelity.job_times import Times, times_disagree
+from e2e.fidelity.stepped_run import steps_at
 from e2e.fidelity.watches import CASE_TIMEOUT_S, RunError, Watches, side_by_side
 from gpufleet.control.clock import Priority
 from gpufleet.model.failed_indexes import format_indexes
@@ -185,7 +186,7 @@ def run_gpufleet(case: JobCase, patched_s: Sequence[float] | None = None) -> tup
     """The case simulated by gpufleet to the end, its patches made at ``patched_s`` (the real side's
     times; None: the case's ``at_s``): its outcome, its times, and gpufleet's warnings on the scenario."""
     sim = Simulation(load_documents([case.node(), case.job()]))
-    at = [p.at_s for p in case.patches] if patched_s is None else patched_s
+    at = steps_at(case.patches, patched_s)
     for patch, at_s in zip(case.patches, at, strict=True):
         sim.loop.at(at_s, Priority.ARRIVAL, partial(_set_suspend, sim, case.key, patch.suspend))
     sim.run()

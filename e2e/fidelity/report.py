@@ -22,6 +22,7 @@ from e2e.fidelity.job_report import job_markdown, job_summary
 from e2e.fidelity.node_failure_report import node_failure_markdown, node_failure_summary
 from e2e.fidelity.replicaset_report import replicaset_markdown, replicaset_summary
 from e2e.fidelity.run import CaseResult
+from e2e.fidelity.section import pct
 from e2e.fidelity.statefulset_report import statefulset_markdown, statefulset_summary
 
 SCHEMA = "gpufleet.fidelity/v1"
@@ -153,10 +154,6 @@ def _control_planes(count: int) -> str:
     return "one control plane" if count == 1 else f"{count} control planes side by side"
 
 
-def _pct(a: int, b: int) -> str:
-    return f"{100 * a / b:.1f} %" if b else "-"
-
-
 def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
     t = summary["kube_scheduler"]
     lines = [
@@ -168,7 +165,7 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         "## kube-scheduler",
         "",
         f"- modelled cases: **{t['pods_agreeing']} of {t['pods_compared']} pods agree** "
-        f"({_pct(t['pods_agreeing'], t['pods_compared'])}) over {t['cases_modelled']} cases",
+        f"({pct(t['pods_agreeing'], t['pods_compared'])}) over {t['cases_modelled']} cases",
         f"- cases with features gpufleet does not model: {t['not_modelled_pods_agreeing']} of "
         f"{t['not_modelled_pods_compared']} pods agree over {t['cases_not_modelled']} cases",
         f"- known differences (deliberate, listed below): {t['known_difference_pods_agreeing']} of "
@@ -225,14 +222,10 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
         lines += ["## Failed to run", "", "| case | error |", "|---|---|"]
         lines += [f"| {r.name} | {r.error.splitlines()[0]} |" for r in failed]
         lines.append("")
-    jobs = summary["job_controller"]
-    lines += job_markdown(jobs, _pct(jobs["cases_agreeing"], jobs["cases_compared"]))
-    sets = summary["replicaset_controller"]
-    lines += replicaset_markdown(sets, _pct(sets["cases_agreeing"], sets["cases_compared"]))
-    stateful = summary["statefulset_controller"]
-    lines += statefulset_markdown(stateful, _pct(stateful["cases_agreeing"], stateful["cases_compared"]))
-    down = summary["node_lifecycle"]
-    lines += node_failure_markdown(down, _pct(down["cases_agreeing"], down["cases_compared"]))
+    lines += job_markdown(summary["job_controller"])
+    lines += replicaset_markdown(summary["replicaset_controller"])
+    lines += statefulset_markdown(summary["statefulset_controller"])
+    lines += node_failure_markdown(summary["node_lifecycle"])
     return "\n".join(lines)
 
 
@@ -242,7 +235,7 @@ def _autoscaler_markdown(ca: dict[str, Any]) -> list[str]:
         return lines
     lines += [
         f"**{ca['decisions_agreeing']} of {ca['decisions_compared']} decisions agree** "
-        f"({_pct(ca['decisions_agreeing'], ca['decisions_compared'])}); cases failed to run: "
+        f"({pct(ca['decisions_agreeing'], ca['decisions_compared'])}); cases failed to run: "
         f"{ca['cases_failed']}; {ca['run_s']} s.",
         "",
         "| case | decision | cluster-autoscaler | gpufleet | agrees |",

@@ -1,18 +1,15 @@
-"""The StatefulSet controller's fidelity cases (``e2e.fidelity.statefulset_cases``) run on both sides.
+"""The StatefulSet controller's fidelity cases (``e2e.fidelity.statefulset_cases``) run on both sides, as
+``e2e.fidelity.stepped_run`` runs a stepped case.
 
 - The real side: every case at once on the test control plane (``watches.side_by_side``), each in its
   namespace on its own kwok nodes. Before each step, and at the end, the case waits until its pods are where
   they go (``_settled``: as many as the StatefulSet wants, each Ready on a node, none being deleted; but
-  before a step made while a pod is being deleted); a step is made ``at_s`` after the StatefulSet's creation
-  or then, whichever is later: ``spec.replicas`` patched
-  (what an autoscaler's scale amounts to), or a pod deleted with its own grace period. A pod's creation is
-  when the pod watch first told of it (``Watches.first_seen``), its end its ``DELETED`` event
-  (``Watches.gone_at``).
-- gpufleet's side: the case's nodes and StatefulSet simulated for a while past the last step, each step made
-  on the simulator's clock when the real side made it (``at_s`` where there is no real side): a scale
-  through ``Simulation.scale``, a deletion through ``Simulation.evict`` (the pod's own grace period). A
-  pod's creation is when the simulator recorded it, its end when it was gone (``_listen``), in the order
-  they came, as the real side's pod watch tells of them.
+  before a step made while a pod is being deleted): ``spec.replicas`` patched (what an autoscaler's scale
+  amounts to), or a pod deleted with its own grace period. A pod's creation is when the pod watch first
+  told of it (``Watches.first_seen``), its end its ``DELETED`` event (``Watches.gone_at``).
+- gpufleet's side: a scale through ``Simulation.scale``, a deletion through ``Simulation.evict`` (the pod's
+  own grace period). A pod's creation is when the simulator recorded it, its end when it was gone
+  (``_listen``), in the order they came, as the real side's pod watch tells of them.
 
 Times are compared with ``TOLERANCE_S``: the real side is late by kube-scheduler's binding, kwok's Ready and
 the controller's sync after the pod update (each a few tens of milliseconds on an idle machine, up to about
@@ -26,26 +23,19 @@ makes and gpufleet does not (or the reverse) disagrees.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
 from e2e.controlplane import ControlPlane
-from e2e.fidelity.case import load_documents
 from e2e.fidelity.statefulset_cases import NAME, PARALLEL, Outcome, StatefulSetCase, Step
-from e2e.fidelity.watches import CASE_TIMEOUT_S, RunError, Watches, placed, side_by_side
-from gpufleet.control.clock import Priority
+from e2e.fidelity.stepped_run import SteppedResult, make_steps, run_stepped_cases, simulation, steps_at
+from e2e.fidelity.watches import Watches, placed
 from gpufleet.model.pod import Pod
 from gpufleet.sim.records import PodRecord
 from gpufleet.sim.simulation import Simulation
 from gpufleet.sim.status_watch import StatusWatch
 
-COLLECTIONS = {"pods": "/api/v1/pods?labelSelector=app%3D" + NAME, "nodes": "/api/v1/nodes"}
-#: how long gpufleet's run goes on after the last step
-AFTER_S = 30.0
-#: how long the real side waits, once settled after its last step, for anything more the controller does
-QUIET_S = 1.5
 #: how far the two sides' gaps may be apart (see the module's docstring)
 TOLERANCE_S = 2.0
 #: how close a ``Parallel`` set's pod entries are to be one burst (``timeline``): the real side's take a
@@ -66,15 +56,8 @@ class Timeline:
     gaps_s: tuple[float, ...]
 
 
-@dataclass
-class StatefulSetResult:
-    name: str
-    gpufleet: Timeline
-    warnings: list[str]
-    real: Timeline | None = None
-    stepped_s: tuple[float, ...] = ()  # when the real side made each step, s after the StatefulSet's creation
-    error: str = ""
-    real_s: float = 0.0
+class StatefulSetResult(SteppedResult[Timeline]):
+    """A case on both sides: each side's order, the gaps in it, the pods left and made."""
 
     @property
     def order_agrees(self) -> bool:
@@ -150,45 +133,23 @@ def _make_real(cp: ControlPlane, case: StatefulSetCase, step: Step) -> None:
         client.delete(KubePod, step.delete, namespace=case.namespace)
 
 
-def run_real(
-    cp: ControlPlane, watches: Watches, *, case: StatefulSetCase
-) -> tuple[Timeline, tuple[float, ...]]:
+def run_real(cp: ControlPlane, case: StatefulSetCase, watches: Watches) -> tuple[Timeline, tuple[float, ...]]:
     """The case's StatefulSet created on the control plane, its steps made, until its pods are settled: its
     timeline, and when each step was made (s after the StatefulSet's creation)."""
-    from lightkube import ApiError, codecs
-
-    deadline = time.monotonic() + CASE_TIMEOUT_S
-    ns, replicas = case.namespace, case.replicas
-    made: list[float] = []  # time.monotonic() of each step
-    try:
-        cp.client().create(codecs.from_dict(case.workload()))
-        created = time.monotonic()
-        for step in case.steps:
-            if step.settled:
-                settled = partial(_settled, watches, ns, replicas)
-                watches.wait(f"{ns}: settled before {step}", settled, deadline)
-            time.sleep(max(0.0, created + step.at_s - time.monotonic()))
-            with watches.changed:
-                made.append(time.monotonic())
-                _make_real(cp, case, step)
-            replicas = replicas if step.replicas is None else step.replicas
-    except ApiError as exc:
-        raise RunError(f"{ns}: {exc}") from None
-    watches.wait(f"{ns}: settled at the end", partial(_settled, watches, ns, replicas), deadline)
-    time.sleep(QUIET_S)
-    watches.wait(f"{ns}: settled at the end", partial(_settled, watches, ns, replicas), deadline)
+    make = partial(_make_real, cp, case)
+    created, made = make_steps(cp, watches, case, _settled, make, lambda step: step.settled)
     with watches.changed:
         entries: list[Entry] = [(at - created, f"step {n}") for n, at in enumerate(made, 1)]
-        for uid in watches.uids["pods"][ns]:
+        for uid in watches.uids["pods"][case.namespace]:
             name = watches.names[uid]
             entries.append((watches.first_seen[uid] - created, f"+{name}"))
             if uid in watches.gone_at:
                 entries.append((watches.gone_at[uid] - created, f"-{name}"))
-        left = [str(p["metadata"]["name"]) for p in watches.standing_pods(ns)]
+        left = [str(p["metadata"]["name"]) for p in watches.standing_pods(case.namespace)]
     return timeline(case, entries, left), tuple(at - created for at in made)
 
 
-def _make_simulated(sim: Simulation, case: StatefulSetCase, step: Step) -> None:
+def _make_simulated(case: StatefulSetCase, sim: Simulation, step: Step) -> None:
     """A step reaching gpufleet (see the module's docstring)."""
     if step.replicas is not None:
         sim.scale(case.key, step.replicas)
@@ -221,19 +182,10 @@ def run_gpufleet(
 ) -> tuple[Timeline, list[str]]:
     """The case simulated by gpufleet, its steps made at ``stepped_s`` (the real side's times; None: the
     case's ``at_s``): its timeline, and gpufleet's warnings on the scenario."""
-    at = [s.at_s for s in case.steps] if stepped_s is None else list(stepped_s)
-    horizon = (max(at) if at else 0.0) + AFTER_S
-    run = {
-        "apiVersion": "gpufleet.io/v1alpha1",
-        "kind": "Simulation",
-        "metadata": {"name": case.namespace},
-        "spec": {"duration": f"{horizon:.0f}s"},
-    }
-    sim = Simulation(load_documents([run, *case.nodes(), case.workload()]))
+    at = steps_at(case.steps, stepped_s)
+    sim = simulation(case, at, partial(_make_simulated, case))
     entries: list[Entry] = [(at_s, f"step {n}") for n, at_s in enumerate(at, 1)]
     _listen(sim, case.namespace, entries)
-    for step, at_s in zip(case.steps, at, strict=True):
-        sim.loop.at(at_s, Priority.ARRIVAL, partial(_make_simulated, sim, case, step))
     sim.run()
     left = [
         rec.pod.name
@@ -246,17 +198,5 @@ def run_gpufleet(
 
 
 def run_statefulset_cases(cp: ControlPlane, cases: tuple[StatefulSetCase, ...]) -> list[StatefulSetResult]:
-    """Every case on the real side at once (``watches.side_by_side``), then simulated by gpufleet."""
-    nodes = [n for c in cases for n in c.nodes()]
-    runs = [partial(run_real, cp, case=c) for c in cases]
-    real = side_by_side(cp, COLLECTIONS, [c.namespace for c in cases], nodes, runs)
-    results = []
-    for case, side in zip(cases, real, strict=True):
-        if side.value is None:
-            results.append(StatefulSetResult(case.name, *run_gpufleet(case), error=side.error))
-            continue
-        ours, stepped = side.value
-        results.append(
-            StatefulSetResult(case.name, *run_gpufleet(case, stepped), ours, stepped, "", side.seconds)
-        )
-    return results
+    """Every case on the real side at once, then simulated by gpufleet (``stepped_run.run_stepped_cases``)."""
+    return run_stepped_cases(cp, NAME, cases, run_real, run_gpufleet, StatefulSetResult)
