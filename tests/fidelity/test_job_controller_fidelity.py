@@ -19,11 +19,10 @@ import json
 from pathlib import Path
 
 import pytest
-from e2e.controlplane import ControlPlane
 from e2e.fidelity import report
 from e2e.fidelity.job_cases import JOB_CASES, JobCase
 from e2e.fidelity.job_report import JOB_CONTROLLER_NOT_RUN, job_summary
-from e2e.fidelity.job_run import JobResult, run_gpufleet, run_job_cases
+from e2e.fidelity.job_run import JobResult, run_gpufleet
 from e2e.fidelity.job_times import TOLERANCE_S, Times, times_disagree
 
 CASES = {c.name: c for c in JOB_CASES}
@@ -40,8 +39,9 @@ def _params(cases: list[JobCase]) -> list[object]:
 
 
 @pytest.fixture(scope="module")
-def results(control_plane: ControlPlane) -> dict[str, JobResult]:
-    return {r.name: r for r in run_job_cases(control_plane, JOB_CASES)}
+def results(controller_sets: dict[str, dict[str, JobResult]]) -> dict[str, JobResult]:
+    """This set's results, from the controller sets run at once (``controller_sets``)."""
+    return controller_sets["jobs"]
 
 
 def test_there_are_26_cases_each_run_in_a_namespace_of_its_own() -> None:

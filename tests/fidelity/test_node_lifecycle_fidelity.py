@@ -16,7 +16,6 @@ import json
 from pathlib import Path
 
 import pytest
-from e2e.controlplane import ControlPlane
 from e2e.fidelity import report
 from e2e.fidelity.node_failure_cases import NODE_FAILURE_CASES
 from e2e.fidelity.node_failure_report import NODE_LIFECYCLE_NOT_RUN, node_failure_summary
@@ -28,15 +27,15 @@ from e2e.fidelity.node_failure_run import (
     differences,
     faults_in_taint_order,
     run_gpufleet,
-    run_node_failure_cases,
 )
 
 CASES = {c.name: c for c in NODE_FAILURE_CASES}
 
 
 @pytest.fixture(scope="module")
-def results(control_plane: ControlPlane) -> dict[str, NodeFailureResult]:
-    return {r.name: r for r in run_node_failure_cases(control_plane, NODE_FAILURE_CASES)}
+def results(controller_sets: dict[str, dict[str, NodeFailureResult]]) -> dict[str, NodeFailureResult]:
+    """This set's results, from the controller sets run at once (``controller_sets``)."""
+    return controller_sets["nodes"]
 
 
 def test_each_case_runs_in_a_namespace_and_a_zone_of_its_own_on_nodes_of_its_own() -> None:

@@ -14,18 +14,18 @@ import json
 from pathlib import Path
 
 import pytest
-from e2e.controlplane import ControlPlane
 from e2e.fidelity import report
 from e2e.fidelity.replicaset_cases import REPLICASET_CASES, Outcome
 from e2e.fidelity.replicaset_report import REPLICASET_CONTROLLER_NOT_RUN, replicaset_summary
-from e2e.fidelity.replicaset_run import ReplicaSetResult, run_gpufleet, run_replicaset_cases
+from e2e.fidelity.replicaset_run import ReplicaSetResult, run_gpufleet
 
 CASES = {c.name: c for c in REPLICASET_CASES}
 
 
 @pytest.fixture(scope="module")
-def results(control_plane: ControlPlane) -> dict[str, ReplicaSetResult]:
-    return {r.name: r for r in run_replicaset_cases(control_plane, REPLICASET_CASES)}
+def results(controller_sets: dict[str, dict[str, ReplicaSetResult]]) -> dict[str, ReplicaSetResult]:
+    """This set's results, from the controller sets run at once (``controller_sets``)."""
+    return controller_sets["replicasets"]
 
 
 def test_each_case_runs_in_a_namespace_of_its_own_on_nodes_of_its_own() -> None:

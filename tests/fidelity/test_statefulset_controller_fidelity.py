@@ -16,7 +16,6 @@ import json
 from pathlib import Path
 
 import pytest
-from e2e.controlplane import ControlPlane
 from e2e.fidelity import report
 from e2e.fidelity.statefulset_cases import STATEFULSET_CASES, Outcome
 from e2e.fidelity.statefulset_report import STATEFULSET_CONTROLLER_NOT_RUN, statefulset_summary
@@ -25,7 +24,6 @@ from e2e.fidelity.statefulset_run import (
     StatefulSetResult,
     gaps_agree,
     run_gpufleet,
-    run_statefulset_cases,
     timeline,
 )
 
@@ -33,8 +31,9 @@ CASES = {c.name: c for c in STATEFULSET_CASES}
 
 
 @pytest.fixture(scope="module")
-def results(control_plane: ControlPlane) -> dict[str, StatefulSetResult]:
-    return {r.name: r for r in run_statefulset_cases(control_plane, STATEFULSET_CASES)}
+def results(controller_sets: dict[str, dict[str, StatefulSetResult]]) -> dict[str, StatefulSetResult]:
+    """This set's results, from the controller sets run at once (``controller_sets``)."""
+    return controller_sets["statefulsets"]
 
 
 def test_each_case_runs_in_a_namespace_of_its_own_on_nodes_of_its_own() -> None:
