@@ -404,6 +404,40 @@ def test_a_fractional_share_never_goes_on_a_gpu_the_device_plugin_reports_unheal
     assert half["devices"] == ["1:500m"] and half["phase"] == "Succeeded"
 
 
+def test_a_rebooted_node_keeps_its_pods_devices_so_a_share_bound_after_goes_on_another_gpu(
+    tmp_path: Path,
+) -> None:
+    """The serving pod holds GPU 0 of a100-0 when the node reboots at 30 m (back at 40 m): it stays bound
+    and its restarted container gets GPU 0 again (kubelet's devicemanager ``readCheckpoint`` restores the
+    pods' devices, ``devicesToAllocate`` reuses a restarted container's), so the share that waited for the
+    node opens GPU 1, not the held GPU 0 (with both on GPU 0 the meter counted more GPUs working than
+    allocated: ``metering-adds-up``)."""
+    serve = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: serve}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: serve}
+  template:
+    metadata:
+      labels: {app: serve}
+    spec:
+      containers:
+      - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}
+"""
+    shares = SHARES.replace("submit-at: 2m", "submit-at: 35m")
+    fault = faults("{at: 30m, node: a100-0, kind: xid-79}")
+    sim = Simulation(load_scenario(write(tmp_path, shares, serve, fault)))
+    sim.invariants = InvariantChecks()
+    sim.run()
+    (served,) = [r for key, r in sim.records.items() if key.startswith("default/serve-")]
+    assert [u.id for u in served.devices] == ["0"] and served.phase == "Running"
+    half = sim.records["default/half"]
+    assert [u.id for u in half.devices] == ["1:500m"] and half.bound_s == 40 * 60
+
+
 def test_a_checkpoint_being_written_when_the_fault_strikes_is_lost_with_the_work_since_the_last(
     tmp_path: Path,
 ) -> None:

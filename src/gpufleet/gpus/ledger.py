@@ -41,6 +41,17 @@ class DeviceLedger:
         self.nodes[node.name] = NodeDevices.of(node)
         self.described.append(node.name)
 
+    def restarted(self, node: Node) -> None:
+        """The node's kubelet started again (a reboot): its devices are described anew, every one healthy,
+        and the pods still bound there hold what they held (kubelet's devicemanager ``readCheckpoint``
+        restores the pods' devices from its checkpoint, and ``devicesToAllocate`` gives a restarted
+        container the devices it had): no pod bound since gets them too."""
+        before = self.nodes.get(node.name)
+        self.registered(node)
+        if before is not None:
+            after = self.nodes[node.name]
+            after.taken, after.shared, after.slot_gpu = before.taken, before.shared, before.slot_gpu
+
     def forget(self, name: str) -> None:
         """The node's devices are gone or about to change: described again when next asked."""
         if self.nodes.pop(name, None) is not None:

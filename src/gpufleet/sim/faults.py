@@ -510,7 +510,7 @@ class FaultInjector:
         if name in self._healthy:
             state.set_allocatable(name, self._healthy[name])
         self._out.pop(name, None)
-        self.cluster.ledger.registered(node)
+        self.cluster.ledger.restarted(node)
         self._taint(name, set(self._dra_gpus(name)), tainted=False)  # its DRA driver starts again
         if name in self._cordoned:
             self._cordoned.discard(name)
