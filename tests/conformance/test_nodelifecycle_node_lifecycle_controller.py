@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 from tests.conftest import pods_by_name, simulated, write
+from tests.sim.serve_scenario import labelled_pool as pool
+from tests.sim.serve_scenario import serve
 
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
@@ -220,45 +222,7 @@ def test_a_zone_taints_at_the_rate_its_state_and_size_give(all_zones: dict[str, 
 # -- through a simulation: a node whose kubelet stops -----------------------------------------------------
 
 
-def pool(name: str, replicas: int, labels: str = "{}") -> str:
-    return f"""
-apiVersion: gpufleet.io/v1alpha1
-kind: NodePool
-metadata: {{name: {name}}}
-spec:
-  replicas: {replicas}
-  gpu: {{model: H100-80GB, count: 8}}
-  template:
-    metadata: {{labels: {labels}}}
-    status:
-      capacity: {{cpu: "96", memory: 768Gi, pods: "110"}}
-"""
-
-
-SERVE = """
-apiVersion: gpufleet.io/v1alpha1
-kind: Simulation
-metadata: {name: s}
-spec: {duration: 3h}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: serve}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: serve}
-  template:
-    metadata:
-      labels: {app: serve}
-    spec:
-      nodeSelector: {role: serve}
-      containers:
-      - name: c
-        image: x
-        resources:
-          limits: {nvidia.com/gpu: 8}
-"""
+SERVE = serve("3h")
 
 
 def reboots(nodes: list[str], reboot: str) -> str:

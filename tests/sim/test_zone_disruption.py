@@ -12,6 +12,8 @@ from functools import partial
 from pathlib import Path
 
 from tests.conftest import write
+from tests.sim.serve_scenario import labelled_pool as pool
+from tests.sim.serve_scenario import serve
 
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
@@ -24,45 +26,7 @@ ZONE = "topology.kubernetes.io/zone"
 EXCLUDE = "node.kubernetes.io/exclude-disruption"
 
 
-def pool(name: str, replicas: int, labels: str) -> str:
-    return f"""
-apiVersion: gpufleet.io/v1alpha1
-kind: NodePool
-metadata: {{name: {name}}}
-spec:
-  replicas: {replicas}
-  gpu: {{model: H100-80GB, count: 8}}
-  template:
-    metadata: {{labels: {labels}}}
-    status:
-      capacity: {{cpu: "96", memory: 768Gi, pods: "110"}}
-"""
-
-
-SERVE = """
-apiVersion: gpufleet.io/v1alpha1
-kind: Simulation
-metadata: {name: s}
-spec: {duration: 4h}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: serve}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: serve}
-  template:
-    metadata:
-      labels: {app: serve}
-    spec:
-      nodeSelector: {role: serve}
-      containers:
-      - name: c
-        image: x
-        resources:
-          limits: {nvidia.com/gpu: 8}
-"""
+SERVE = serve("4h")
 
 
 def faults(reboot: str, *down: tuple[float, str, str]) -> str:
