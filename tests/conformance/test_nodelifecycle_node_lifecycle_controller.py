@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from tests.conftest import pods_by_name, simulated, write
+from tests.sim.serve_scenario import ON_SERVE_NODES, serve
 from tests.sim.serve_scenario import labelled_pool as pool
-from tests.sim.serve_scenario import serve
 
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
@@ -222,7 +222,7 @@ def test_a_zone_taints_at_the_rate_its_state_and_size_give(all_zones: dict[str, 
 # -- through a simulation: a node whose kubelet stops -----------------------------------------------------
 
 
-SERVE = serve("3h")
+SERVE = serve("3h", ON_SERVE_NODES)
 
 
 def reboots(nodes: list[str], reboot: str) -> str:

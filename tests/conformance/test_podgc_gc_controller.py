@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import write
+from tests.sim.serve_scenario import labelled_pool, serve
 
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
@@ -41,39 +42,7 @@ def scenario(kind: str, reboot: str = "10m") -> list[str]:
     """Two 8-GPU nodes, one 8-GPU replica on h100-0, and h100-0's kubelet stopped at 1h: lost with its
     instance (``node-loss``) or rebooting for ``reboot`` (``xid-79``)."""
     return [
-        """
-apiVersion: gpufleet.io/v1alpha1
-kind: NodePool
-metadata: {name: h100}
-spec:
-  replicas: 2
-  gpu: {model: H100-80GB, count: 8}
-  template:
-    status:
-      capacity: {cpu: "96", memory: 768Gi, pods: "110"}
----
-apiVersion: gpufleet.io/v1alpha1
-kind: Simulation
-metadata: {name: s}
-spec: {duration: 3h}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: serve}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: serve}
-  template:
-    metadata:
-      labels: {app: serve}
-    spec:
-      containers:
-      - name: c
-        image: x
-        resources:
-          limits: {nvidia.com/gpu: 8}
-""",
+        labelled_pool("h100", 2) + "---" + serve("3h"),
         f"""
 apiVersion: gpufleet.io/v1alpha1
 kind: FaultModel

@@ -1,7 +1,11 @@
 """The scenario the node lifecycle tests fail nodes under: pools of 8-GPU H100 nodes with the labels a test
-gives, and a one-replica serving Deployment of 8 GPUs pinned to nodes labelled ``role: serve``."""
+gives, and a one-replica serving Deployment of 8 GPUs (pinned to nodes labelled ``role: serve`` with
+``ON_SERVE_NODES``)."""
 
 from __future__ import annotations
+
+#: the serving pods' spec line that keeps them on the nodes labelled ``role: serve``
+ON_SERVE_NODES = "\n      nodeSelector: {role: serve}"
 
 
 def labelled_pool(name: str, replicas: int, labels: str = "{}") -> str:
@@ -20,8 +24,9 @@ spec:
 """
 
 
-def serve(duration: str) -> str:
-    """A Simulation of ``duration`` and the serving Deployment (8 GPUs, on a ``role: serve`` node)."""
+def serve(duration: str, pod_spec: str = "") -> str:
+    """A Simulation of ``duration`` and the serving Deployment (8 GPUs), ``pod_spec`` more lines of its pods'
+    spec (each a newline and six spaces first)."""
     return f"""
 apiVersion: gpufleet.io/v1alpha1
 kind: Simulation
@@ -38,8 +43,7 @@ spec:
   template:
     metadata:
       labels: {{app: serve}}
-    spec:
-      nodeSelector: {{role: serve}}
+    spec:{pod_spec}
       containers:
       - name: c
         image: x

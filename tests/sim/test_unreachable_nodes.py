@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import pods_by_name, simulated, write
+from tests.sim.serve_scenario import serve
 
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
@@ -42,30 +43,7 @@ spec:
 
 def deployment(tolerations: str = "") -> str:
     """One 8-GPU replica (on h100-0, the first node), ``tolerations`` its own."""
-    return f"""
-apiVersion: gpufleet.io/v1alpha1
-kind: Simulation
-metadata: {{name: s}}
-spec: {{duration: 3h}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: serve}}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {{app: serve}}
-  template:
-    metadata:
-      labels: {{app: serve}}
-    spec:
-      restartPolicy: Always{tolerations}
-      containers:
-      - name: c
-        image: x
-        resources:
-          limits: {{nvidia.com/gpu: 8}}
-"""
+    return serve("3h", "\n      restartPolicy: Always" + tolerations)
 
 
 def job(replacement: str) -> str:

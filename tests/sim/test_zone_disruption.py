@@ -12,8 +12,8 @@ from functools import partial
 from pathlib import Path
 
 from tests.conftest import write
+from tests.sim.serve_scenario import ON_SERVE_NODES, serve
 from tests.sim.serve_scenario import labelled_pool as pool
-from tests.sim.serve_scenario import serve
 
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
@@ -26,7 +26,7 @@ ZONE = "topology.kubernetes.io/zone"
 EXCLUDE = "node.kubernetes.io/exclude-disruption"
 
 
-SERVE = serve("4h")
+SERVE = serve("4h", ON_SERVE_NODES)
 
 
 def faults(reboot: str, *down: tuple[float, str, str]) -> str:
