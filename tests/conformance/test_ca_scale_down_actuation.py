@@ -3,7 +3,8 @@
 ``TestStartDeletion`` rows, ``delete_in_batch_test.go``, ``delay_test.go``), case by case, through gpufleet's
 actuator (``control.cluster_autoscaler_actuation.Actuator``, what cluster-autoscaler's loop deletes nodes
 with) on a cluster the test keeps by hand behind the loop's port: which pods are evicted when and with which
-grace, which nodes are deleted, which are given back and why.
+grace, which nodes are deleted, which are given back and why (``deleteNodesAsync``' second look,
+``GetPodsToMove`` after ``--node-delete-delay-after-taint``, among them).
 
 Upstream's tests set ``EvictionRetryTime`` and ``PodEvictionHeadroom`` to 0 to run fast; gpufleet keeps
 upstream's defaults (10 s, 30 s), so a refused eviction fails at the first retry time past
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from conftest import ManualClock, gpu_node
-from gpufleet.autoscaling.drainability import MIRROR
+from gpufleet.autoscaling.drainability import MIRROR, SAFE_TO_EVICT
 from gpufleet.autoscaling.eviction import (
     ENABLE_DS_EVICTION,
     ShutdownGracePeriod,
@@ -30,6 +31,7 @@ from gpufleet.cluster.state import ClusterState
 from gpufleet.control.clock import Priority
 from gpufleet.control.cluster_autoscaler_actuation import Actuator, Removal, Removed
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
+from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import OwnerRef, Pod
 from gpufleet.model.simulation import AutoscalerSettings
 
@@ -37,16 +39,18 @@ PDB = "Cannot evict pod as it would violate the pod's disruption budget."
 FORCE = "forced scale-down (StartForceDeletion, drainNodeForce) is not modelled"
 TAINT_FAILS = "gpufleet's ToBeDeleted mark (a cordon) never fails"
 CLOUD_FAILS = "gpufleet's cloud never fails to delete a node"
-SECOND_LOOK = (
-    "the actuation's second look at a node's pods (deleteNodesAsync's GetPodsToMove) is not modelled"
-)
 API_ERRORS = "gpufleet's Eviction API refuses only for a PodDisruptionBudget; no other API error is modelled"
 
 
 def pod(name: str, priority: int = 0, daemon: bool = False, annotations: dict[str, str] | None = None) -> Pod:
-    """``BuildTestPod``: no grace period given (30 s); ``WithDSController``: a DaemonSet's."""
+    """``BuildTestPod``: no grace period given (30 s); ``WithDSController``: a DaemonSet's. Annotated
+    ``safe-to-evict: "true"`` as ``actuator_test.go``'s ``removablePod``: the actuator's second look
+    (``GetPodsToMove``) finds a pod with no controller not replicated (``drain_test.go`` calls ``DrainNode``
+    past it)."""
     owner = OwnerRef("DaemonSet", "ds") if daemon else None
-    return Pod(name, priority=priority, owner=owner, annotations=annotations or {})
+    return Pod(
+        name, priority=priority, owner=owner, annotations={SAFE_TO_EVICT: "true", **(annotations or {})}
+    )
 
 
 def ds_pods(node: str, count: int) -> list[Pod]:
@@ -79,6 +83,8 @@ class HandKeptCluster:
     moved: frozenset[str] = frozenset()
     delayed: frozenset[str] = frozenset()  # nodes annotated delay-deletion
     unready: frozenset[str] = frozenset()
+    #: the PodDisruptionBudgets, each with its ``disruptionsAllowed`` (kept by hand as the row says)
+    budgets: list[tuple[DisruptionBudget, int]] = field(default_factory=list)
     log: list[tuple[object, ...]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -92,6 +98,16 @@ class HandKeptCluster:
 
     def unready_nodes(self) -> dict[str, float]:
         return {n: 0.0 for n in self.unready}
+
+    @property
+    def disruption_budgets(self) -> list[DisruptionBudget]:
+        return [b for b, _ in self.budgets]
+
+    def pod_disruption_budgets(self) -> list[tuple[DisruptionBudget, int]]:
+        return list(self.budgets)
+
+    def daemon_pod_keys(self) -> frozenset[str]:
+        return frozenset()  # (a DaemonSet pod here is one by its owner)
 
     def cordon(self, name: str, unschedulable: bool) -> None:
         self.log.append((self.clock.now, "taint" if unschedulable else "untaint", name))
@@ -638,11 +654,12 @@ def test_start_deletion_of_ds_pods_and_empty_and_drained_nodes_together() -> Non
 
 
 def test_expendable_ds_pods_are_not_evicted() -> None:
-    """``createSnapshot``: the actuator's snapshot holds no expendable pod (``FilterOutExpendablePods``), so
-    ``podsToEvict`` never sees one: the expendable DaemonSet pod d1 ends with its node, d2 is evicted."""
-    pods = [pod("p1"), pod("d1", daemon=True), pod("d2", daemon=True)]
+    """``createSnapshot``: the actuator's snapshot holds no expendable pod (``FilterOutExpendablePods``, below
+    ``--expendable-pods-priority-cutoff``, -10), so ``podsToEvict`` never sees one: the expendable DaemonSet
+    pod d1 (priority -20) ends with its node, d2 is evicted."""
+    pods = [pod("p1"), pod("d1", -20, daemon=True), pod("d2", daemon=True)]
     cluster = HandKeptCluster(ManualClock(), {"n1": pods}, {"ng": ["n1"]})
-    actuate(cluster, [Removal("n1", "ng", False, True, frozenset({"default/d1"}))], LEGACY_20)
+    actuate(cluster, [Removal("n1", "ng", False, True)], LEGACY_20)
     assert evicted(cluster.log) == ["d2", "p1"]
 
 
@@ -659,6 +676,185 @@ def test_a_failed_drain_gives_back_the_other_nodes_of_its_atomic_group() -> None
     assert failed(events)[0][2].startswith(
         "failed to drain and delete node: Failed to drain node /atomic-2-node-1"
     )
+    assert (
+        failed(events)[1][2]
+        == "failed to delete empty node: couldn't scale down other nodes in this node group"
+    )
+
+
+def not_empty(node: str) -> str:
+    """Why ``deleteNodesAsync`` gives back a node chosen empty that has a pod to move (``AbortNodeDeletion``'
+    result error, after ``CleanUpAndRecordFailedScaleDownEvent``'s words)."""
+    return f'failed to delete empty node: failed to delete empty node "{node}", new pods scheduled'
+
+
+def test_start_deletion_gives_back_nodes_with_pods_passed_as_empty() -> None:
+    """``TestStartDeletion/nodes with pods are not deleted if the node is passed as empty``
+    (``deleteNodesAsync``' second look, ``GetPodsToMove``: ``node is not empty``): node-0 and node-1, chosen
+    empty, each have two pods to move: each tainted then untainted (``NodeDeleteErrorInternal``), no pod
+    evicted, no node deleted nor counted."""
+    names = nodes("test", 3)
+    pods = {names[0]: removable(names[0], 2), names[1]: removable(names[1], 2), names[2]: []}
+    cluster = HandKeptCluster(ManualClock(), pods, {"test": names})
+    removals = [Removal(n, "test", False, False) for n in names[:2]]
+    events, removed = actuator_run(cluster, removals, START_DELETION)
+    assert cluster.log == [(0.0, "taint", names[0]), (0.0, "taint", names[1]),
+                           (0.0, "untaint", names[0]), (0.0, "untaint", names[1])]  # fmt: skip
+    assert failed(events) == [(0.0, names[0], not_empty(names[0])), (0.0, names[1], not_empty(names[1]))]
+    assert removed == []
+
+
+def test_start_deletion_gives_back_atomic_nodes_with_pods_passed_as_empty_with_their_group() -> None:
+    """``TestStartDeletion/atomic nodes with pods are not deleted if the node is passed as empty``:
+    test-node-1 and atomic-2-node-1, chosen empty, have pods to move: given back (``node is not empty``,
+    ``NodeDeleteErrorInternal``); atomic-2-node-0, empty, is given back with its zeroOrMaxNodeScaling group
+    (``failuresForGroup``: ``couldn't scale down other nodes in this node group``,
+    ``NodeDeleteErrorFailedToDelete``); test-node-0, of a group deleted node by node, is deleted."""
+    test, atomic = nodes("test", 3), nodes("atomic-2", 2)
+    pods = {test[0]: [], test[1]: removable(test[1], 2), atomic[0]: [], atomic[1]: removable(atomic[1], 2)}
+    cluster = HandKeptCluster(ManualClock(), pods, {"test": test, "atomic-2": atomic})
+    removals = [*(Removal(n, "test", False, False) for n in test[:2]),
+                *(Removal(n, "atomic-2", True, False) for n in atomic)]  # fmt: skip
+    events, removed = actuator_run(cluster, removals, START_DELETION)
+    assert deleted(cluster.log) == [(0.0, test[0])] and evicted(cluster.log) == []
+    assert sorted(e[2] for e in cluster.log if e[1] == "untaint") == sorted([test[1], *atomic])
+    group = "failed to delete empty node: couldn't scale down other nodes in this node group"
+    assert failed(events) == [
+        (0.0, test[1], not_empty(test[1])),
+        (0.0, atomic[1], not_empty(atomic[1])),
+        (0.0, atomic[0], group),
+    ]
+    assert removed == [Removed(0.0, test[0], "empty")]
+
+
+# -- actuator.go: deleteNodesAsync's second look (GetPodsToMove after the delay) ---------------------------
+
+
+def second_look(
+    pods: Mapping[str, Sequence[Pod]],
+    removals: Sequence[Removal],
+    meanwhile: Callable[[HandKeptCluster], None],
+    budgets: Sequence[tuple[DisruptionBudget, int]] = (),
+) -> tuple[HandKeptCluster, list[ScaleEvent], list[Removed]]:
+    """The actuator started at 0 s on ``removals`` with the default ``--node-delete-delay-after-taint`` (5 s),
+    ``meanwhile`` changing the cluster at 2 s."""
+    groups = {
+        "ng": [n for n in pods if not n.startswith("atomic")],
+        "atomic": [n for n in pods if n.startswith("atomic")],
+    }
+    cluster = HandKeptCluster(ManualClock(), pods, groups, budgets=list(budgets))
+    cluster.clock.at(2.0, Priority.COMPLETION, lambda: meanwhile(cluster))
+    events, removed = actuator_run(cluster, removals, LEGACY_20, DELAY_AFTER_TAINT_S)
+    return cluster, events, removed
+
+
+def bind(node: str, *pods: Pod) -> Callable[[HandKeptCluster], None]:
+    """Pods bound to ``node`` (``spec.nodeName``, or tolerating the mark) during the delay."""
+
+    def land(cluster: HandKeptCluster) -> None:
+        for p in pods:
+            cluster.state.assign(p, node, cluster.clock.now)
+
+    return land
+
+
+#: p1, a ReplicaSet's pod, and the budget that selects it (minAvailable 1)
+WEB = Pod("p1", labels={"app": "web"}, owner=OwnerRef("ReplicaSet", "web"))
+BUDGET = DisruptionBudget("default", "web", (("app", "web"),), min_available=1)
+
+
+def used_up(cluster: HandKeptCluster) -> None:
+    """The budget allows no disruption any more (a pod it selects elsewhere went unready, say)."""
+    cluster.budgets = [(BUDGET, 0)]
+
+
+def test_a_pod_bound_to_an_empty_node_during_the_delay_gives_it_back() -> None:
+    """``deleteNodesAsync``: an empty node (``drain`` false) whose second look finds a pod to move is given
+    back (``AbortNodeDeletion(..., "node is not empty", ...)``): untainted at 5 s, not deleted nor counted;
+    a DaemonSet pod landing there is no pod to move (``GetPodsToMove`` returns it apart): that node goes."""
+    pods: dict[str, list[Pod]] = {"e": [], "f": []}
+    removals = [Removal("e", "ng", False, False), Removal("f", "ng", False, False)]
+
+    def both(cluster: HandKeptCluster) -> None:
+        bind("e", pod("late"))(cluster)
+        bind("f", pod("agent", daemon=True))(cluster)
+
+    cluster, events, removed = second_look(pods, removals, both)
+    assert cluster.log == [
+        (0.0, "taint", "e"),
+        (0.0, "taint", "f"),
+        (5.0, "untaint", "e"),
+        (5.0, "delete", "f"),
+    ]
+    assert failed(events) == [(5.0, "e", not_empty("e"))]
+    assert removed == [Removed(5.0, "f", "empty")]
+
+
+def test_a_blocking_pod_bound_to_an_empty_node_during_the_delay_fails_get_pods_to_move() -> None:
+    """``GetPodsToMove`` returns an error before the emptiness is judged: a pod with no controller (the
+    ``replicated`` rule) bound to an empty node gives it back with ``failed to get pods to move on node``'s
+    result, ``GetPodsToMove for "<node>" returned error: ...`` (gpufleet's words for the blocking pod)."""
+    bare = Pod("bare")
+    _, events, removed = second_look({"e": []}, [Removal("e", "ng", False, False)], bind("e", bare))
+    why = (
+        'failed to delete empty node: GetPodsToMove for "e" returned error: '
+        "pod default/bare is not replicated (it has no controller)"
+    )
+    assert failed(events) == [(5.0, "e", why)]
+    assert removed == []
+
+
+def test_an_empty_nodes_second_look_reads_no_disruption_budget() -> None:
+    """``deleteNodesAsync`` builds a ``remainingPdbTracker`` only for a drained node's group: an empty node's
+    ``GetPodsToMove`` has none, so a pod landed there that a budget with no disruption left selects is a pod
+    to move (``node is not empty``), not a blocking one."""
+    guarded = replace(WEB, name="late")
+    _, events, _ = second_look(
+        {"e": []}, [Removal("e", "ng", False, False)], bind("e", guarded), [(BUDGET, 0)]
+    )
+    assert failed(events) == [(5.0, "e", not_empty("e"))]
+
+
+def test_a_drained_nodes_budget_used_up_during_the_delay_gives_it_back() -> None:
+    """A drained node's second look reads the PodDisruptionBudgets as they are after the delay
+    (``remainingPdbTracker.SetPdbs`` of the lister's): p1's budget, which allowed one disruption when the node
+    was chosen, allows none now: ``GetPodsToMove`` blocks (``NotEnoughPdb``), the node is given back at 5 s
+    with nothing evicted, not counted scaled down."""
+    cluster, events, removed = second_look(
+        {"d": [WEB]}, [Removal("d", "ng", False, True)], used_up, [(BUDGET, 1)]
+    )
+    assert cluster.log == [(0.0, "taint", "d"), (5.0, "untaint", "d")]
+    why = (
+        'failed to drain and delete node: GetPodsToMove for "d" returned error: '
+        "pod default/p1 is protected by PodDisruptionBudget default/web"
+    )
+    assert failed(events) == [(5.0, "d", why)] and removed == []
+
+
+def test_a_drained_node_evicts_the_pods_bound_during_the_delay_but_the_expendable_ones() -> None:
+    """The drain evicts the pods of the second look's snapshot (``ScheduleDeletion(nodeInfo, ...)``,
+    ``DrainNode``), not those of the scan: p2, bound during the delay, is evicted with p1; x, bound too but
+    below ``--expendable-pods-priority-cutoff`` (``createSnapshot``' ``FilterOutExpendablePods``), is not."""
+    landed = bind("d", pod("p2"), pod("x", -20))
+    cluster, events, removed = second_look({"d": [pod("p1")]}, [Removal("d", "ng", False, True)], landed)
+    assert [e for e in cluster.log if e[1] == "evict"] == [
+        (5.0, "evict", "p1", 20.0),
+        (5.0, "evict", "p2", 20.0),
+    ]
+    assert failed(events) == [] and removed == [Removed(25.0, "d", "underutilized")]
+
+
+def test_a_second_look_that_gives_back_a_drained_node_gives_back_its_atomic_group() -> None:
+    """``AbortNodeDeletion`` (``failed to get pods to move on node``) sets ``failuresForGroup``: the empty
+    node of a zeroOrMaxNodeScaling group, past its own second look, is given back as it comes to
+    ``addToBatcher`` (``couldn't scale down other nodes in this node group``), with its sibling whose pod now
+    blocks; the node of a group deleted node by node, handed to the batcher alone, is deleted."""
+    pods = {"atomic-0": [], "atomic-1": [WEB], "n": []}
+    removals = [Removal("atomic-0", "atomic", True, False), Removal("atomic-1", "atomic", True, True),
+                Removal("n", "ng", False, False)]  # fmt: skip
+    cluster, events, removed = second_look(pods, removals, used_up, [(BUDGET, 1)])
+    assert deleted(cluster.log) == [(5.0, "n")] and removed == [Removed(5.0, "n", "empty")]
+    assert [(t, n) for t, n, _ in failed(events)] == [(5.0, "atomic-1"), (5.0, "atomic-0")]
     assert (
         failed(events)[1][2]
         == "failed to delete empty node: couldn't scale down other nodes in this node group"
@@ -687,8 +883,6 @@ def test_a_failed_drain_gives_back_the_other_nodes_of_its_atomic_group() -> None
             ),
             ("nodes that failed drain are forcefully deleted", FORCE),
             ("nodes that failed deletion are correctly reported in results", CLOUD_FAILS),
-            ("nodes with pods are not deleted if the node is passed as empty", SECOND_LOOK),
-            ("atomic nodes with pods are not deleted if the node is passed as empty", SECOND_LOOK),
         )
     ]
     + [pytest.param("TestStartForceDeletion", marks=pytest.mark.skip(reason=FORCE))]

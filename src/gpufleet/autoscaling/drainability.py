@@ -30,6 +30,7 @@ gone blocks, ``ControllerNotFound``; gpufleet's controllers outlive their pods; 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpufleet.model.disruption_budget import DisruptionBudget
@@ -86,8 +87,8 @@ def moved(pod: Pod) -> bool:
 
 def drainable(
     pod: Pod,
-    budgets: list[DisruptionBudget],
-    allowed: dict[str, int],
+    budgets: Sequence[DisruptionBudget],
+    allowed: Mapping[str, int],
     age_s: float,
     options: DeleteOptions = DEFAULT_DELETE_OPTIONS,
 ) -> Drain:

@@ -533,7 +533,7 @@ def simulate_removal(
     counts from (None, or where it says None: its placement)."""
     name = state.nodes[i].name
     pods = base.snapshot.placed(state, i)
-    drains = _drains([i], pods, base, budgets, allowed, is_daemon, now, options, created)
+    drains = _drains([i], pods, base.snapshot, budgets, allowed, is_daemon, now, options, created)
     # a kube-system pod's drainability changes with its age, a budget's with pods elsewhere
     own_rows = not budgets and protected is None and all(p.namespace != SYSTEM_NAMESPACE for p, _ in drains)
     for pod, drain in drains:
@@ -554,23 +554,56 @@ def simulate_removal(
     return replace(verdict, examined=trial.examined if own_rows and trial.rows_alone else None)
 
 
+@dataclass(frozen=True)
+class PodsToMove:
+    """``simulator.GetPodsToMove``'s answer for one node: the pods a drain moves (``pods``), or, where a pod
+    blocks the drain, the first such pod's reason (``blocker``; then no pod)."""
+
+    pods: tuple[Pod, ...] = ()
+    blocker: str | None = None
+
+
+def pods_to_move(
+    state: ClusterState,
+    i: int,
+    snapshot: SnapshotPods,
+    budgets: Sequence[DisruptionBudget],
+    allowed: Mapping[str, int],
+    is_daemon: AbstractSet[str],
+    now: float,
+    options: DeleteOptions = DEFAULT_DELETE_OPTIONS,
+    created: CreatedAt | None = None,
+) -> PodsToMove:
+    """``GetPodsToMove`` of node ``i`` at ``now`` as the ``snapshot`` has its pods (the scale-down
+    actuator's second look, ``deleteNodesAsync``): its pods judged in key order by the drainability rules
+    ``options`` keep, with the PodDisruptionBudgets ``budgets`` and their ``disruptionsAllowed`` (``allowed``;
+    none: ``GetPodsToMove`` with no ``remainingPdbTracker``, which no budget selects a pod of), each aged from
+    its ``creationTimestamp`` (``created``); the DaemonSet pods (``is_daemon``) never among them."""
+    pods = snapshot.placed(state, i)
+    drains = _drains([i], pods, snapshot, budgets, allowed, is_daemon, now, options, created)
+    blocker = next((drain.blocker for _, drain in drains if drain.blocker is not None), None)
+    if blocker is not None:
+        return PodsToMove(blocker=blocker)
+    return PodsToMove(tuple(pod for pod, drain in drains if drain.moved))
+
+
 def _drains(
     rows: Sequence[int],
     pods: Sequence[Assignment],
-    base: PlacementBase,
-    budgets: list[DisruptionBudget],
-    allowed: dict[str, int],
-    is_daemon: set[str],
+    snapshot: SnapshotPods,
+    budgets: Sequence[DisruptionBudget],
+    allowed: Mapping[str, int],
+    is_daemon: AbstractSet[str],
     now: float,
     options: DeleteOptions,
     created: CreatedAt | None = None,
 ) -> list[tuple[Pod, Drain]]:
     """What a drain of the nodes ``rows`` does with each of their pods but the DaemonSet ones: those placed
     (``pods``), aged from their ``creationTimestamp`` (``created``) or else their placement, then the pending
-    ones the base puts there, judged as just created, by the drainability rules ``options`` keep (a long
-    terminating pod, which ``longterminating`` skips before every other rule, is not among ``pods``)."""
+    ones the ``snapshot`` puts there, judged as just created, by the drainability rules ``options`` keep (a
+    long terminating pod, which ``longterminating`` skips before every other rule, is not among ``pods``)."""
     placed = [(a.pod, now - _created_at(a, created)) for a in pods]
-    pending = [(pod, 0.0) for i in rows for pod in base.snapshot.pending.get(i, ())]
+    pending = [(pod, 0.0) for i in rows for pod in snapshot.pending.get(i, ())]
     return [
         (pod, drainable(pod, budgets, allowed, age, options))
         for pod, age in (*placed, *pending)
@@ -623,7 +656,7 @@ def removable_together(
     pods = [a for i in rows for a in snapshot.placed(state, i)]
     base = PlacementBase(state, frozenset(gone) | frozenset(rows), snapshot)
     trial = _drain_trial(state, profile, rows, pods, base, None, now)
-    for pod, drain in _drains(rows, pods, base, budgets, allowed, is_daemon, now, options, created):
+    for pod, drain in _drains(rows, pods, snapshot, budgets, allowed, is_daemon, now, options, created):
         if drain.blocker is not None or (drain.moved and trial.place(pod) is None):
             return False
     return True

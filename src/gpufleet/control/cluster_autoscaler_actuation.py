@@ -2,13 +2,18 @@
 (``core/scaledown/actuation``: ``Actuator.StartDeletion``, ``GroupDeletionScheduler``, ``Evictor``).
 
 Every node chosen is marked to be deleted first (``taintNodesSync``: the ToBeDeleted taint, a cordon here:
-no pod lands there any more) and counted as being deleted (``NodeDeletionTracker.StartDeletion``: no scan
-chooses it again, and the deletions in progress count it). Nothing more happens to it for
+no pod is scheduled there any more) and counted as being deleted (``NodeDeletionTracker.StartDeletion``: no
+scan chooses it again, and the deletions in progress count it). Nothing more happens to it for
 ``--node-delete-delay-after-taint`` (5 s; ``deleteNodesAsync``' sleep, empty nodes and drained ones alike;
 the loop's scans go on meanwhile); then its pods are read (``createSnapshot``: a pod gone meanwhile is not
-evicted) and each node with pods to move is drained (``prepareNodeForDeletion``): its pods evicted priority
-group by priority group, each group's refused evictions retried and its pods waited for until none is on
-the node (``autoscaling.eviction``); its DaemonSet pods evicted with them best effort, under
+evicted, one bound meanwhile is, an expendable one never) and each node is looked at again
+(``GetPodsToMove``, the second look): a node where a pod now blocks a drain (not replicated, a kube-system
+pod, ``safe-to-evict: "false"``, a PodDisruptionBudget with no disruption left now: a drained node's
+budgets are read then, an empty node's drain has none, as upstream passes no ``remainingPdbTracker``) is
+given back (``failed to get pods to move on node``), and so is a node chosen empty that now has a pod to
+move (``node is not empty``). Each drained node left is drained (``prepareNodeForDeletion``): its pods
+evicted priority group by priority group, each group's refused evictions retried and its pods waited for
+until none is on the node (``autoscaling.eviction``); its DaemonSet pods evicted with them best effort, under
 ``--daemonset-eviction-for-occupied-nodes`` (``DrainNode``). An empty node (no pod to move:
 ``deleteAsyncEmpty``) has only its DaemonSet pods evicted, best effort, under
 ``--daemonset-eviction-for-empty-nodes`` (``EvictDaemonSetPods``). The expendable pods (absent from the
@@ -25,30 +30,35 @@ deletion within that long of the first are deleted together, that long after it
 ``nodeScaleDownReason``: ``unready`` for a node NotReady when its deletion started, else ``underutilized``
 for one drained, ``empty`` for the others.
 
-A drain that fails (an eviction still refused after ``--max-pod-eviction-time``, or pods still there after
-the group's wait) aborts the node's deletion (``AbortNodeDeletion``): the mark is taken off
-(``CleanToBeDeleted``), a ``scale-down-failed`` event says why (``ScaleDownFailed``: ``failed to drain and
-delete node: ...``), and the nodes of its group queued for the same batch, and those of it drained later,
-are aborted with it (``couldn't scale down other nodes in this node group``). The pods already evicted go
-on terminating. No backoff follows: upstream's ``RegisterFailedScaleDown`` only counts a cloud provider's
-failure to delete, and ``--scale-down-delay-after-failure`` starts only from a scale-down that fails as it
-starts. An empty node's DaemonSet evictions never fail its deletion.
+A node the second look gives back, or whose drain fails (an eviction still refused after
+``--max-pod-eviction-time``, or pods still there after the group's wait), has its deletion aborted
+(``AbortNodeDeletion``): the mark is taken off (``CleanToBeDeleted``), a ``scale-down-failed`` event says
+why (``ScaleDownFailed``: ``failed to drain and delete node: ...``, or ``failed to delete empty node: ...``
+for a node chosen empty; the second look's words ``GetPodsToMove for "<node>" returned error: <the
+blocking pod>`` and ``failed to delete empty node "<node>", new pods scheduled``), it is not counted scaled
+down, and the nodes of its group queued for the same batch, and those of it ready later, are aborted with it
+(``couldn't scale down other nodes in this node group``, a ``zeroOrMaxNodeScaling`` group's only: another
+group's nodes are handed to the batcher one by one and go on). The pods already evicted go on terminating.
+No backoff follows: upstream's ``RegisterFailedScaleDown`` only counts a cloud provider's failure to delete,
+and ``--scale-down-delay-after-failure`` starts only from a scale-down that fails as it starts
+(``NodeDeletionTracker.EndDeletion`` records the result, which only the scale-down status processors read);
+the node is a candidate again at the next scan. An empty node's DaemonSet evictions never fail its deletion.
 
 ``--dynamic-node-delete-delay-after-taint-enabled`` (off by default) makes the delay twice the taint's
-measured round trip, which gpufleet's taint does not take: 0 (``kube.gpufleet_kinds`` warns). Not modelled:
-the actuation's second look at each node's pods (``deleteNodesAsync``' ``GetPodsToMove``: an empty node
-that got a pod to move during the delay is given back upstream, ``node is not empty``; here only a pod that
-tolerates the cordon could land on it meanwhile, and it would end with the node).
+measured round trip, which gpufleet's taint does not take: 0 (``kube.gpufleet_kinds`` warns). The mark is a
+cordon here: the pods that can land on a node during the delay are those bound to it by name
+(``spec.nodeName``), those tolerating ``node.kubernetes.io/unschedulable``, and those a scheduler had
+assumed there before the mark.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from gpufleet.autoscaling.drainability import DeleteOptions
 from gpufleet.autoscaling.eviction import (
     EVICTION_RETRY_S,
     POD_EVICTION_HEADROOM_S,
@@ -59,9 +69,12 @@ from gpufleet.autoscaling.eviction import (
     group_by_priority,
     pods_to_evict,
 )
+from gpufleet.autoscaling.expendable import expendable_on
+from gpufleet.autoscaling.scale_down import CreatedAt, SnapshotPods, long_terminating_on, pods_to_move
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent
 from gpufleet.control.port import NodeGroupPort
+from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.pod import Pod
 from gpufleet.model.simulation import AutoscalerSettings
 
@@ -72,14 +85,13 @@ GROUP_FAILED = "couldn't scale down other nodes in this node group"
 @dataclass(frozen=True)
 class Removal:
     """A node a scan chose to delete: its group, whether that group is deleted only whole
-    (``zeroOrMaxNodeScaling``), whether it is deleted with drain (``StartDeletionWithDrain``: pods to move),
-    and the pods left to end with it (the expendable ones)."""
+    (``zeroOrMaxNodeScaling``), and whether it is deleted with drain (``StartDeletionWithDrain``: pods to
+    move)."""
 
     node: str
     group: str
     atomic: bool
     drain: bool
-    keep: AbstractSet[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -111,8 +123,11 @@ class Actuator:
         settings: AutoscalerSettings,
         events: list[ScaleEvent],
         failed: Callable[[], None],
+        created: CreatedAt | None = None,
     ):
-        """``failed``: told after a deletion failed (the node is a candidate again)."""
+        """``failed``: told after a deletion failed (the node is a candidate again); ``created``: each pod's
+        ``creationTimestamp`` on the run's clock, by key, which the second look ages it from (None, or where
+        it says None: its placement)."""
         self.port = port
         self.clock = clock
         self.events = events
@@ -125,6 +140,12 @@ class Actuator:
         self.ds_eviction_for_occupied_nodes = settings.daemonset_eviction_for_occupied_nodes
         self.delay_timeout_s = settings.node_deletion_delay_timeout_s
         self.delay_after_taint_s = settings.node_delete_delay_after_taint_s
+        #: the drainability rules' options (``NodeDeleteOptions``), the scans' and the second look's
+        self.delete_options = DeleteOptions(
+            settings.skip_nodes_with_system_pods, settings.skip_nodes_with_custom_controller_pods
+        )
+        self.expendable_cutoff = settings.expendable_pods_priority_cutoff
+        self.created = created
         self.failed = failed
         self.deleting: set[str] = set()
         self.draining: set[str] = set()
@@ -168,23 +189,66 @@ class Actuator:
             self._prepare(removals)
 
     def _prepare(self, removals: Sequence[Removal]) -> None:
-        """``deleteNodesAsync`` after its sleep: each node's pods read then (``createSnapshot``), in key
-        order, and evicted (``prepareNodeForDeletion``); an empty node's DaemonSet pods alone."""
+        """``deleteNodesAsync`` after its sleep: each node's pods read then (``createSnapshot``: the
+        expendable ones left out, ``FilterOutExpendablePods``; the long-terminating ones too, which
+        ``GetPodsToMove`` skips), in key order; each node looked at again (``GetPodsToMove``, with the
+        PodDisruptionBudgets as they are now for a drained node, none for an empty one) and given back where
+        a pod now blocks its drain (``failed to get pods to move on node``) or an empty one now has a pod to
+        move (``node is not empty``); the others' pods evicted (``prepareNodeForDeletion``), an empty node's
+        DaemonSet pods alone. A node gone meanwhile has no pod."""
+        state, now = self.port.state, self.clock.now
+        snapshot = SnapshotPods(
+            expendable=expendable_on(state, self.expendable_cutoff),
+            long_terminating=long_terminating_on(state, now),
+        )
+        budgets = self.port.disruption_budgets
+        allowed = disruptions_allowed(self.port) if budgets else {}
         for r in removals:
-            groups = self._groups(r)
+            row = state.index.get(r.node)
+            pods = [a.pod for a in snapshot.placed(state, row)] if row is not None else []
+            why = None if row is None else self._second_look(r, row, snapshot, budgets, allowed)
+            if why is not None:
+                self._fail(r, why)
+                continue
+            groups = self._groups(r, pods)
             if not groups:
-                self.clock.at(self.clock.now, Priority.COMPLETION, partial(self._drained, r))
+                self.clock.at(now, Priority.COMPLETION, partial(self._drained, r))
                 continue
             self._evict(_Drain(r, groups))
 
-    def _groups(self, r: Removal) -> list[EvictionGroup]:
-        """The node's pods to evict by priority group (``podsToEvict``, ``groupByPriority``): a drained node's
-        pods but its DaemonSet ones, waited for, with its DaemonSet ones best effort (waited for too under
-        ``fullDsEviction``); an empty node's DaemonSet ones alone, best effort (``EvictDaemonSetPods``)."""
-        state = self.port.state
-        row = state.index.get(r.node)  # (gone meanwhile: no pod left to evict)
-        assigned = sorted(state.pods_on[row].values(), key=lambda a: a.pod.key) if row is not None else []
-        pods = [a.pod for a in assigned if a.pod.key not in r.keep]
+    def _second_look(
+        self,
+        r: Removal,
+        row: int,
+        snapshot: SnapshotPods,
+        budgets: Sequence[DisruptionBudget],
+        allowed: Mapping[str, int],
+    ) -> str | None:
+        """Why ``deleteNodesAsync`` gives the node back after its sleep (``AbortNodeDeletion``' result error),
+        or None: ``GetPodsToMove`` (``remainingPdbTracker`` of the budgets now for a drained node, none for an
+        empty one) finds a pod that blocks the drain, or a pod to move on a node chosen empty."""
+        look = pods_to_move(
+            self.port.state,
+            row,
+            snapshot,
+            budgets if r.drain else (),
+            allowed if r.drain else {},
+            self.port.daemon_pod_keys(),
+            self.clock.now,
+            self.delete_options,
+            self.created,
+        )
+        if look.blocker is not None:
+            return f'GetPodsToMove for "{r.node}" returned error: {look.blocker}'
+        if not r.drain and look.pods:
+            return f'failed to delete empty node "{r.node}", new pods scheduled'
+        return None
+
+    def _groups(self, r: Removal, pods: Sequence[Pod]) -> list[EvictionGroup]:
+        """The node's ``pods`` to evict by priority group (``podsToEvict``, ``groupByPriority``): a drained
+        node's pods but its DaemonSet ones, waited for, with its DaemonSet ones best effort (waited for too
+        under ``fullDsEviction``); an empty node's DaemonSet ones alone, best effort
+        (``EvictDaemonSetPods``)."""
         full: list[Pod] = []
         if not r.drain:
             best_effort, _ = pods_to_evict(pods, self.ds_eviction_for_empty_nodes)
@@ -357,6 +421,11 @@ class Actuator:
         what = "failed to drain and delete node" if r.drain else "failed to delete empty node"
         event = ScaleEvent(self.clock.now, "scale-down-failed", r.group, (r.node,), reason=f"{what}: {why}")
         self.events.append(event)
+
+
+def disruptions_allowed(port: NodeGroupPort) -> dict[str, int]:
+    """Each PodDisruptionBudget's ``status.disruptionsAllowed`` now, by ``namespace/name``."""
+    return {f"{b.namespace}/{b.name}": n for b, n in port.pod_disruption_budgets()}
 
 
 def _pods_remaining(node: str) -> str:

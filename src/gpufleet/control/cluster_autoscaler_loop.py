@@ -19,8 +19,9 @@ none at all with ``scaleDownEnabled: false`` (the soft taints neither), at most 
 deletions at once and ``maxDrainParallelism`` drains, those in progress counted (drained: pods evicted in
 ``drainPriorityConfig``'s priority groups, with their grace period cut to the group's or to
 ``maxGracefulTerminationSec``, refused evictions retried, then the node deleted, or given back when the drain
-fails: ``control.cluster_autoscaler_actuation``; the drainability rules as ``skipNodesWithSystemPods`` and
-``skipNodesWithCustomControllerPods`` keep them); pools
+fails or when the second look ``nodeDeleteDelayAfterTaint`` after the scan finds a pod that now blocks it, or
+a pod on a node chosen empty: ``control.cluster_autoscaler_actuation``; the drainability rules as
+``skipNodesWithSystemPods`` and ``skipNodesWithCustomControllerPods`` keep them); pools
 with ``warm`` keep that many empty GPU-ready nodes beyond what pods need. Each scan leaves
 cluster-autoscaler's scale-down gauges as upstream's would be (``ScaleDownGauges``). The nodes a
 ``zeroOrMaxNodeScaling`` pool scales down are deleted as one batch, once the last of them is drained
@@ -71,7 +72,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     scale_up,
 )
 from gpufleet.autoscaling.cluster_state import MAX_NODE_STARTUP_S, HealthCondition
-from gpufleet.autoscaling.drainability import LONG_TERMINATING_EXTRA_S, DeleteOptions
+from gpufleet.autoscaling.drainability import LONG_TERMINATING_EXTRA_S
 from gpufleet.autoscaling.expendable import expendable_on
 from gpufleet.autoscaling.new_pods import wait_hint
 from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
@@ -87,7 +88,7 @@ from gpufleet.autoscaling.scale_down import (
 )
 from gpufleet.autoscaling.young_pods import young_pods
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.control.cluster_autoscaler_actuation import Actuator, Removal
+from gpufleet.control.cluster_autoscaler_actuation import Actuator, Removal, disruptions_allowed
 from gpufleet.control.cluster_autoscaler_events import ScaleEvent as ScaleEvent
 from gpufleet.control.cluster_autoscaler_health import ClusterHealth, UnreadyNodes, unready_nodes
 from gpufleet.control.cluster_autoscaler_provisioning import ProvisioningRequests
@@ -144,9 +145,6 @@ class ClusterAutoscalerLoop:
         self.port = port
         self.clock = clock
         self.settings = settings
-        self.delete_options = DeleteOptions(
-            settings.skip_nodes_with_system_pods, settings.skip_nodes_with_custom_controller_pods
-        )
         self.utilization = UtilizationRule(
             settings.scale_down_utilization_threshold,
             settings.scale_down_gpu_utilization_threshold,
@@ -173,7 +171,8 @@ class ClusterAutoscalerLoop:
         self.events: list[ScaleEvent] = [] if events is None else events
         #: the deletions it carries out (``control.cluster_autoscaler_actuation``); a node given back is a
         #: candidate again at the next scan
-        self.actuator = Actuator(port, clock, settings, self.events, lambda: self.arm())
+        self.actuator = Actuator(port, clock, settings, self.events, lambda: self.arm(), self._created)
+        self.delete_options = self.actuator.delete_options  # (the drainability rules' NodeDeleteOptions)
         self.deleting = self.actuator.deleting  # nodes it is deleting
         self.draining = self.actuator.draining  # those of them it drains (the others were empty)
         self.not_triggered: dict[str, str] = {}  # pod -> its last NotTriggerScaleUp message
@@ -559,7 +558,7 @@ class ClusterAutoscalerLoop:
                 self.unneeded_since,
                 frozenset(going),
                 budgets,
-                self._disruptions_allowed() if budgets and assessing else {},
+                disruptions_allowed(port) if budgets and assessing else {},
                 frozenset(port.daemon_pod_keys()),
                 port.computes_on_gpus if self.settings.gpu_aware_scale_down else None,
                 assess=assessing,
@@ -604,11 +603,8 @@ class ClusterAutoscalerLoop:
         )
         removals = []
         for c in reply.remove:
-            # the expendable pods are not in the actuator's snapshot (createSnapshot), and a long-terminating
-            # one is skipped (``GetPodsToMove``): not evicted, they end with the node
-            keep = frozenset(a.pod.key for a in snapshot.left_out(st.index[c.node]))
             drain = has_movable_pods(st, c.node, snapshot)  # (StartDeletionWithDrain)
-            removals.append(Removal(c.node, c.group, c.atomic, drain, keep))
+            removals.append(Removal(c.node, c.group, c.atomic, drain))
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
         self.actuator.start(removals)
         return reply.acted
@@ -621,10 +617,6 @@ class ClusterAutoscalerLoop:
             (name, recently_unremovable(until[name]) if name in until else why)
             for name, why in self._not_unneeded
         )
-
-    def _disruptions_allowed(self) -> dict[str, int]:
-        """Each PodDisruptionBudget's ``disruptionsAllowed``, by ``namespace/name``."""
-        return {f"{b.namespace}/{b.name}": n for b, n in self.port.pod_disruption_budgets()}
 
     def _in_progress(self) -> tuple[int, int]:
         """The deletions it has in progress, empty nodes and drained ones (``DeletionsInProgress``): its nodes
