@@ -226,13 +226,12 @@ def test_deployment_selector_must_match_template_and_pods_restart_always(tmp_pat
     ]
 
 
-def test_deployment_replicas_default_to_one_and_strategy_is_a_warning(tmp_path: Path) -> None:
+def test_deployment_replicas_default_to_one_and_its_strategy_is_read(tmp_path: Path) -> None:
+    """``spec.strategy`` is modelled (``kube.deployment_strategy``): no warning."""
     text = DEPLOYMENT.replace("app: api", "app: web").replace("      restartPolicy: Never\n", "")
     (web,) = load(tmp_path, text).deployments
-    assert web.replicas == 1
-    assert warnings(tmp_path, text) == [
-        "scenario.yaml: document 1 (Deployment/default/web): spec.strategy is not modelled; ignored"
-    ]
+    assert web.replicas == 1 and web.strategy.type == "Recreate"
+    assert warnings(tmp_path, text) == []
 
 
 def test_daemonset_needs_a_selector(tmp_path: Path) -> None:

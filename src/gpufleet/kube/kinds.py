@@ -34,6 +34,8 @@ QUEUE_FEED = ("gpufleet.io", "v1alpha1", "QueueFeed")
 TRAFFIC = ("gpufleet.io", "v1alpha1", "Traffic")
 #: GPU and node faults (``gpufleet.kube.fault_model``)
 FAULT_MODEL = ("gpufleet.io", "v1alpha1", "FaultModel")
+#: a Deployment's pod template changed at a given time (``gpufleet.kube.rollout``)
+ROLLOUT = ("gpufleet.io", "v1alpha1", "Rollout")
 #: read by ``gpufleet whatif`` only (``gpufleet.kube.change_kind``): not part of a scenario
 CHANGE = ("gpufleet.io", "v1alpha1", "Change")
 HPA = ("autoscaling", "v2", "HorizontalPodAutoscaler")
@@ -110,6 +112,7 @@ MODELLED = frozenset(
         QUEUE_FEED,
         TRAFFIC,
         FAULT_MODEL,
+        ROLLOUT,
         HPA,
         HPA_V1,
         POD_DISRUPTION_BUDGET,
@@ -140,6 +143,7 @@ NAMESPACED = frozenset(
         POD_GROUP,
         QUEUE_FEED,
         TRAFFIC,
+        ROLLOUT,
         HPA,
         HPA_V1,
         POD_DISRUPTION_BUDGET,

@@ -46,6 +46,7 @@ from gpufleet.kube import (
     pods,
     priorities,
     provisioning_requests,
+    rollout,
     scale_budget,
     scheduler_records,
     schema_check,
@@ -253,6 +254,9 @@ class _Loader:
     _provisioning_requests: list[tuple[Reporter, provisioning_requests.RequestSpec]] = field(
         default_factory=list
     )
+    #: the Deployments (their documents and places in ``scenario.deployments``) and the Rollouts of them
+    _deployment_entries: dict[tuple[str, str], tuple[_Entry, int]] = field(default_factory=dict)
+    _rollouts: list[tuple[rollout.RolloutRequest, int]] = field(default_factory=list)
 
     def load(self, documents: list[Document]) -> None:
         entries = [entry for entry in map(self._prepare, documents) if entry is not None]
@@ -264,9 +268,7 @@ class _Loader:
         converters: dict[tuple[str, str, str], Callable[[_Entry], None]] = {
             kinds.POD: lambda e: self._pod(e, resolver),
             kinds.JOB: lambda e: self._job(e, resolver),
-            kinds.DEPLOYMENT: lambda e: self._workload(
-                e, resolver, workloads.deployment, self.scenario.deployments
-            ),
+            kinds.DEPLOYMENT: lambda e: self._deployment(e, resolver),
             kinds.DAEMONSET: lambda e: self._workload(
                 e, resolver, workloads.daemonset, self.scenario.daemonsets
             ),
@@ -285,6 +287,7 @@ class _Loader:
             kinds.QUEUE_FEED: self._queue_feed,
             kinds.TRAFFIC: self._traffic,
             kinds.FAULT_MODEL: self._fault_model,
+            kinds.ROLLOUT: self._rollout,
             **{gvk: self._event for gvk in kinds.EVENTS},
             **{gvk: self._dra for gvk in (*kinds.DRA, *kinds.DRA_BETA)},
             **{gvk: self._kueue for gvk in kinds.KUEUE},
@@ -303,6 +306,7 @@ class _Loader:
             if convert is not None:
                 self._convert(entry, convert)
         self._resolve_train_jobs()
+        self._resolve_rollouts(resolver)
         self._resolve_provisioning_requests()
         self._match_kueue_workloads()
         for workload in self.scenario.workloads():  # charged once complete (a TrainJob: its runtime's)
@@ -528,6 +532,33 @@ class _Loader:
         into.append(workload)
         self._stamp(entry, workload)
         self._workload_reports[type(workload), workload.key] = entry.report
+
+    def _deployment(self, entry: _Entry, resolver: priorities.Priorities) -> None:
+        self._workload(entry, resolver, workloads.deployment, self.scenario.deployments)
+        if not entry.malformed:
+            self._deployment_entries[entry.meta.namespace, entry.meta.name] = (
+                entry,
+                len(self.scenario.deployments) - 1,
+            )
+
+    def _rollout(self, entry: _Entry) -> None:
+        request = rollout.rollout(entry.meta, entry.body, entry.report)
+        if request is not None and not entry.malformed:
+            self._rollouts.append((request, entry.document.order))
+
+    def _resolve_rollouts(self, resolver: priorities.Priorities) -> None:
+        """Each Rollout resolved against its Deployment (``kube.rollout.resolve``); the Deployment then
+        carries its template's changes."""
+        targets = {
+            key: rollout.Target(entry.meta, mapping(entry.body.get("spec")), index)
+            for key, (entry, index) in self._deployment_entries.items()
+        }
+        start = self.scenario.simulation.start_time_s
+        changed, templates = rollout.resolve(self._rollouts, targets, start, resolver)
+        self._pods.extend(templates)
+        for index, (first, made) in changed.items():
+            deployment = self.scenario.deployments[index]
+            self.scenario.deployments[index] = replace(deployment, template_hash=first, rollouts=made)
 
     def _registered_kind(self, entry: _Entry, read: Reader, resolver: priorities.Priorities) -> None:
         workload, templates = workloads.registered_kind(

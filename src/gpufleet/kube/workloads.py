@@ -7,7 +7,8 @@ Validation follows ``pkg/apis/batch/validation`` (a Job's pods restart ``OnFailu
 ``Never``; counts are not negative; ``Indexed`` needs ``completions``; ``backoffLimitPerIndex`` and
 ``maxFailedIndexes`` only for an Indexed Job, ``backoffLimit`` then defaulting to MaxInt32) and
 ``pkg/apis/apps/validation`` (pods restart ``Always``; the selector is not empty and
-matches the template's labels). A Job's ``podFailurePolicy`` is read by ``kube.pod_failure_policy``; its
+matches the template's labels); a Deployment's ``strategy`` and ``minReadySeconds`` are read by
+``kube.deployment_strategy``. A Job's ``podFailurePolicy`` is read by ``kube.pod_failure_policy``; its
 ``podReplacementPolicy`` (``Failed`` or ``TerminatingOrFailed``, only ``Failed`` with a ``podFailurePolicy``:
 ``validatePodReplacementPolicy``) and ``ttlSecondsAfterFinished`` (not negative; the TTL-after-finished
 controller, ``workloads.ttl_after_finished``) are modelled, ``managedBy`` is not;
@@ -26,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gpufleet.kube import objects, pod_annotations, pods
+from gpufleet.kube import deployment_strategy, objects, pod_annotations, pods
 from gpufleet.kube.kueue_job import partial_admission
 from gpufleet.kube.objects import Meta, items, mapping
 from gpufleet.kube.pod_failure_policy import pod_failure_policy
@@ -61,7 +62,6 @@ _UNMODELLED_JOB = (
     "suspend",
     "managedBy",
 )
-_UNMODELLED_DEPLOYMENT = ("strategy",)
 _UNMODELLED_DAEMONSET = ("updateStrategy",)
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
@@ -227,12 +227,12 @@ def deployment(
     restart = CONTROLLER_RESTART_POLICIES
     spec = mapping(body.get("spec"))
     at_spec = report.at("spec")
-    template, created = _common(
-        meta, spec, report, at_spec, priorities, order, restart, _UNMODELLED_DEPLOYMENT
-    )
-    _check_selector(body, report, "deployment")
+    template, created = _common(meta, spec, report, at_spec, priorities, order, restart, ())
+    check_selector(body, report, "deployment")
     replicas = _count(spec, "replicas", 1, at_spec)
-    return Deployment(meta.name, meta.namespace, template, replicas, created)
+    read_strategy = deployment_strategy.strategy(spec, at_spec)
+    min_ready = deployment_strategy.min_ready_seconds(spec, at_spec)
+    return Deployment(meta.name, meta.namespace, template, replicas, created, read_strategy, min_ready)
 
 
 def daemonset(
@@ -243,7 +243,7 @@ def daemonset(
     template, created = _common(
         meta, spec, report, report.at("spec"), priorities, order, restart, _UNMODELLED_DAEMONSET
     )
-    _check_selector(body, report, "daemonset")
+    check_selector(body, report, "daemonset")
     return DaemonSet(meta.name, meta.namespace, template, created)
 
 
@@ -334,7 +334,7 @@ def _count(spec: Mapping[str, Any], field: str, default: int, report: Reporter) 
     return value
 
 
-def _check_selector(body: Mapping[str, Any], report: Reporter, what: str) -> None:
+def check_selector(body: Mapping[str, Any], report: Reporter, what: str) -> None:
     spec = mapping(body.get("spec"))
     selector = mapping(spec.get("selector"))
     match_labels = mapping(selector.get("matchLabels"))
@@ -481,7 +481,7 @@ class KindReader:
 
     def selector(self, what: str) -> None:
         self._read.add("selector")
-        _check_selector({"spec": self._spec}, self._report, what)
+        check_selector({"spec": self._spec}, self._report, what)
 
     def unread(self) -> None:
         """The ``spec`` fields its reader did not look at: not modelled, a warning each."""

@@ -1,10 +1,10 @@
 """Workload objects whose controllers create pods, and scheduling-policy objects.
 
 ``Job`` (``batch/v1``: parallelism, completions, backoffLimit), ``Deployment`` (``apps/v1``:
-replicas), ``DaemonSet`` (``apps/v1``: one pod per matching node), ``PodGroup``
-(``scheduling.x-k8s.io/v1alpha1``: minMember, scheduleTimeoutSeconds) and ``PriorityClass``
-(``scheduling.k8s.io/v1``). ``Workload`` is what every workload object has, whatever its kind
-(a kind registered in ``gpufleet.workloads`` may bring its own object).
+replicas, its strategy and the changes of its template a gpufleet ``Rollout`` makes), ``DaemonSet``
+(``apps/v1``: one pod per matching node), ``PodGroup`` (``scheduling.x-k8s.io/v1alpha1``: minMember,
+scheduleTimeoutSeconds) and ``PriorityClass`` (``scheduling.k8s.io/v1``). ``Workload`` is what every workload
+object has, whatever its kind (a kind registered in ``gpufleet.workloads`` may bring its own object).
 """
 
 from __future__ import annotations
@@ -102,6 +102,31 @@ class Job:
         return self.pod_replacement_policy == REPLACE_FAILED or self.pod_failure_policy is not None
 
 
+#: ``apps.DeploymentStrategyType``'s values
+ROLLING_UPDATE, RECREATE = "RollingUpdate", "Recreate"
+
+
+@dataclass(frozen=True)
+class DeploymentStrategy:
+    """``spec.strategy`` as ``apps/v1`` defaults it (``SetDefaults_Deployment``: ``RollingUpdate``, 25 % and
+    25 %); ``max_surge`` and ``max_unavailable`` are an int or a percentage string (``"25%"``)."""
+
+    type: str = ROLLING_UPDATE
+    max_surge: int | str = "25%"
+    max_unavailable: int | str = "25%"
+
+
+@dataclass(frozen=True)
+class TemplateChange:
+    """A change of a Deployment's pod template at ``at_s`` (a gpufleet ``Rollout``): its new ``template``,
+    the ``pod-template-hash`` of its ReplicaSet, and the Rollout's name."""
+
+    at_s: float
+    template: Pod
+    template_hash: str
+    name: str
+
+
 @dataclass
 class Deployment:
     name: str
@@ -109,6 +134,12 @@ class Deployment:
     template: Pod
     replicas: int = 1
     created: Created = Created()
+    strategy: DeploymentStrategy = DeploymentStrategy()
+    min_ready_s: int = 0
+    #: the hash of ``template`` (its first ReplicaSet's ``pod-template-hash``); "" until a Rollout needs it
+    template_hash: str = ""
+    #: the template's changes, by time (``Rollout`` objects)
+    rollouts: tuple[TemplateChange, ...] = ()
 
     @property
     def key(self) -> str:

@@ -17,7 +17,7 @@ nothing is left to do, or when only retries that must fail remain.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from functools import partial
@@ -73,6 +73,7 @@ from gpufleet.sim.mig_manager import MigManagers
 from gpufleet.sim.node_pools import PoolRuntime
 from gpufleet.sim.pod_lifecycle import PodLifecycle
 from gpufleet.sim.records import NodeRecord, PodRecord
+from gpufleet.sim.rollouts import Rollouts
 from gpufleet.sim.run_progress import EVERY_EVENTS, RunProgress
 from gpufleet.sim.status_watch import StatusWatch
 from gpufleet.sim.topology_admission import HOSTNAME, admit, topology_request
@@ -170,6 +171,7 @@ class Simulation:
         "pools_timeline",
         "records",
         "replicas_timeline",
+        "rollouts",
         "samples",
         "scenario",
         "schedulers",
@@ -317,6 +319,7 @@ class Simulation:
         self.autoscaler.provisioning_listeners.append(self.kueue.provisioning_changed)
         #: the RayJob controller's requeue, Ray and its autoscaler (control/kuberay.py)
         self.kuberay = KubeRayLoops(self, self.loop)
+        self.rollouts = Rollouts(self.loop, self.records, self._reconcile, self._delete_surplus)
         #: GPU and node faults and the response to them (``sim.faults``), None without a FaultModel
         self.faults = (
             None
@@ -425,6 +428,8 @@ class Simulation:
             self.daemonsets.append(controller)
         if isinstance(controller, KeepsReplicas):
             self._watches[key] = (controller, StatusWatch())
+        if isinstance(controller, DeploymentController):
+            self.rollouts.arm(controller)
         if controller.per_node:
             self.per_node.append(controller)
         for group in controller.pod_groups():  # the gangs its pods form
@@ -645,6 +650,8 @@ class Simulation:
             if not succeeded and implements(controller, BacksOff):
                 delay = cast(BacksOff, controller).retry_delay_s()
         self.loop.at(self.loop.now + delay, Priority.CONTROLLER, lambda: self._reconcile(controller))
+        if isinstance(controller, DeploymentController):  # its rollout may go on
+            self.rollouts.changed(controller)
 
     def pod_terminating(self, pod: Pod) -> None:
         """A bound pod is being deleted: a controller that hears it (a Job: ``podReplacementPolicy``) may
@@ -898,6 +905,9 @@ class Simulation:
 
     def pod_ready(self, pod: Pod) -> None:
         self._watched(pod, lambda c: c.pod_ready(pod))
+        controller = self._owner_controller(pod)
+        if isinstance(controller, DeploymentController):  # its rollout may go on once the pod is available
+            self.rollouts.pod_ready(controller)
         self.kueue.pod_ready(pod)  # its Kueue workload may now be PodsReady (waitForPodsReady)
 
     def cluster_changed(self, changes: Sequence[ClusterChange], material: bool = True) -> None:
@@ -1224,22 +1234,42 @@ class Simulation:
             self._reconcile(self.controllers[target])
             return
         controller.replicas = replicas
+        if isinstance(controller, DeploymentController) and controller.sets:  # its ReplicaSets scale
+            self.rollouts.sync(controller)
+            return
         surplus = len(controller.active) - replicas
         if surplus > 0:
-            active = []
-            for key in sorted(k for k in controller.active if k in self.records):  # adopted ones arrived
-                rec = self.records[key]
-                ready_s = rec.ready_s if rec.ready else None
-                annotations = rec.pod.annotations
-                active.append(
-                    ActivePod(
-                        key, rec.node, rec.phase, ready_s, rec.creation_timestamp_s, rec.restarts, annotations
-                    )
-                )
-            for key in pods_to_delete(active, surplus, self.loop.now, controller.ranks_by_node):
-                controller.retire(key)
-                self.lifecycle.delete(self.records[key], "ScaledDown")
+            self._delete_surplus(controller, sorted(controller.active), surplus)
         self._reconcile(controller)
+
+    def _active_pods(self, keys: Iterable[str]) -> list[ActivePod]:
+        """What ``ActivePodsWithRanks`` reads of those of the pods ``keys`` that arrived (not all adopted ones
+        have)."""
+        active = []
+        for key in keys:
+            rec = self.records.get(key)
+            if rec is None:
+                continue
+            ready_s = rec.ready_s if rec.ready else None
+            annotations = rec.pod.annotations
+            active.append(
+                ActivePod(
+                    key, rec.node, rec.phase, ready_s, rec.creation_timestamp_s, rec.restarts, annotations
+                )
+            )
+        return active
+
+    def _delete_surplus(self, controller: KeepsReplicas, keys: list[str], surplus: int) -> None:
+        """Delete ``surplus`` of the pods ``keys`` (sorted), as a ReplicaSet scaled down deletes them
+        (``workloads.replicaset.pods_to_delete``), ranked by all the controller's active pods on their node;
+        reason ScaledDown."""
+        pods = self._active_pods(keys)
+        related = (
+            pods if len(keys) == len(controller.active) else self._active_pods(sorted(controller.active))
+        )
+        for key in pods_to_delete(pods, surplus, self.loop.now, controller.ranks_by_node, related):
+            controller.retire(key)
+            self.lifecycle.delete(self.records[key], "ScaledDown")
 
     def create_job(self, job: Job) -> None:
         self._start(job)

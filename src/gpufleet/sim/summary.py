@@ -300,6 +300,7 @@ def build_summary(sim: Simulation, selection: PodSelection | None = None) -> dic
         ),
         **({"hpas": hpas} if (hpas := sim.workload_autoscalers.hpa_figures()) else {}),
         **({"workload_status": workload_status} if workload_status else {}),
+        **({"rollouts": rollouts} if (rollouts := sim.rollouts.as_list()) else {}),
         "pods": [_pod_record(sim, r, reach, hints) for r in records],
         "nodes": nodes,
         "warnings": list(sim.scenario.warnings),

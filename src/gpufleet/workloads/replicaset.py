@@ -105,16 +105,24 @@ def compare_active_pods(a: ActivePod, rank_a: int, b: ActivePod, rank_b: int, no
     return 0
 
 
-def pods_to_delete(pods: Sequence[ActivePod], diff: int, now: float, by_node: bool = True) -> list[str]:
+def pods_to_delete(
+    pods: Sequence[ActivePod],
+    diff: int,
+    now: float,
+    by_node: bool = True,
+    related: Sequence[ActivePod] | None = None,
+) -> list[str]:
     """``getPodsToDelete`` (pkg/controller/replicaset): the keys of the ``diff`` pods a ReplicaSet deletes
     when it has ``diff`` too many, in ``ActivePodsWithRanks`` order, each pod ranked by how many of the
-    set's active pods share its node (``getPodsRankedByRelatedPodsOnSameNode``), or all ranked 0 where
+    related active pods share its node (``getPodsRankedByRelatedPodsOnSameNode``: ``related``, the active
+    pods of every ReplicaSet of its Deployment; the set's own where not given), or all ranked 0 where
     not ``by_node``: a ReplicaSet no controller owns has no related pods to count
     (``getIndirectlyRelatedPods`` lists the pods of ``getReplicaSetsWithSameController``, none without a
     controller). Equal pods keep the order given."""
     if diff >= len(pods):
         return [p.key for p in pods]
-    on_node = Counter(p.node for p in pods) if by_node else Counter[str | None]()
+    counted = pods if related is None else related
+    on_node = Counter(p.node for p in counted) if by_node else Counter[str | None]()
 
     def compare(a: ActivePod, b: ActivePod) -> int:
         return compare_active_pods(a, on_node[a.node], b, on_node[b.node], now)
