@@ -31,6 +31,7 @@ from gpufleet.report.latency import (
 )
 from gpufleet.report.page import cards, muted, page, section, table
 from gpufleet.report.pod_table import NODE_STAGE_ORDER, ordered_names, pod_table
+from gpufleet.report.rollouts import rollout_section
 from gpufleet.report.startup_table import SPREAD_HEAD, chain_rows, stage_rows
 from gpufleet.report.summary_charts import (
     Chain,
@@ -119,6 +120,7 @@ def _optional_sections(summary: Mapping[str, Any], charts: ChartDivs) -> list[st
         ("Start-up, measured", _startup_section(summary["startup"]) if summary.get("startup") else ""),
         ("Autoscaling", _autoscaling_section(summary, charts)),
         ("Faults", fault_section(summary)),
+        ("Rollouts", rollout_section(summary)),
     ]
     return [section(heading, content) for heading, content in parts if content]
 

@@ -2,8 +2,8 @@
 
 Optional figures (cost, GPU-hours, the share of them allocated and working, the simulated
 DCGM_FI_DEV_GPU_UTIL, pending-to-working percentiles, wait per job size class, disruptions, faults,
-work items, fragmentation) get a row each only when the summary has them. Durations read as people read
-them (``2d 21h 38m``, ``42 s``); summary.json keeps the seconds.
+rollouts, work items, fragmentation) get a row each only when the summary has them. Durations read as
+people read them (``2d 21h 38m``, ``42 s``); summary.json keeps the seconds.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from gpufleet.report.fault_rows import fault_rows
 from gpufleet.report.job_waits import job_wait_figures
 from gpufleet.report.latency import latency_figures
 from gpufleet.report.pod_states import final_state_counts, final_states_text
+from gpufleet.report.rollouts import rollout_rows
 from gpufleet.report.serving_rows import request_rows, selection_rows, workload_rows
 
 PENDING_SHOWN = 5
@@ -108,6 +109,7 @@ def _optional_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     if disruption:
         rows.append(("disruptions", " · ".join(disruption)))
     rows += fault_rows(summary)
+    rows += rollout_rows(summary)
     for name, counts in sorted((summary.get("work_items") or {}).items()):
         rows.append((f"work items {name}", _figures(counts, WORK_ITEM_FIGURES)))
     frag = summary.get("fragmentation")
