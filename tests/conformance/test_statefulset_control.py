@@ -8,8 +8,13 @@ removed from the indexer, or one deleted and gone, is ``finished``; a pod delete
 ``pod_terminating``. Each test runs ``Monotonic`` (``OrderedReady``) and ``Burst`` (``Parallel``), as
 ``TestStatefulSetControl`` does, and checks ``assertMonotonicInvariants``' order where it applies (no pod is
 Running and Ready while a lower ordinal is not; the ordinals from ``ordinals.start`` on, with no gap).
-Upstream's status counts (``Status.Replicas``, ``ReadyReplicas``) are the pods the controller holds and those
-Ready.
+Upstream's status (``Status.Replicas``, ``ReadyReplicas``, ``AvailableReplicas``, ``CurrentReplicas``,
+``UpdatedReplicas``: ``computeReplicaStatus``) is the controller's ``status_counts``.
+
+Below the ports, gpufleet's own rows for a pod that was Ready and is not any more (``pod_not_ready``; upstream
+has no such table: its fake object manager never unsets Ready): ``updateStatefulSet``'s ``processReplica``
+and ``processCondemned`` read ``isRunningAndReady`` / ``isRunningAndAvailable`` at every sync, so such a pod
+halts ``OrderedReady`` as one never Ready does.
 """
 
 from __future__ import annotations
@@ -52,6 +57,17 @@ class Harness:
         """``setPodRunning`` and ``setPodReady``."""
         self.controller.tick(self.now)
         self.controller.pod_ready(self.pods[name])
+
+    def not_ready(self, name: str) -> bool:
+        """The pod's Ready condition turns False while it runs; whether the set is synced again."""
+        self.controller.tick(self.now)
+        return self.controller.pod_not_ready(self.pods[name])
+
+    def status(self) -> dict[str, int]:
+        """``Status.Replicas``, ``ReadyReplicas``, ``AvailableReplicas``, ``CurrentReplicas``,
+        ``UpdatedReplicas`` (``updateStatus``)."""
+        self.controller.tick(self.now)
+        return self.controller.status_counts()
 
     def gone(self, name: str) -> None:
         """The pod is removed (its deletion done, or upstream's ``podsIndexer.Delete``)."""
@@ -107,6 +123,7 @@ def test_creates_pods_with_pod_index_label_feature(policy: str) -> None:
     h.scale_up()
     assert h.held() == ["foo-0", "foo-1", "foo-2"]
     assert [h.pods[n].labels["apps.kubernetes.io/pod-index"] for n in h.held()] == ["0", "1", "2"]
+    assert (h.status()["replicas"], h.status()["readyReplicas"], h.status()["updatedReplicas"]) == (3, 3, 3)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -124,6 +141,7 @@ def test_scales_up(policy: str) -> None:
     h.controller.scale(4)
     h.scale_up()
     assert h.held() == ["foo-0", "foo-1", "foo-2", "foo-3"] and len(h.ready_pods()) == 4
+    assert (h.status()["replicas"], h.status()["readyReplicas"], h.status()["updatedReplicas"]) == (4, 4, 4)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -139,6 +157,7 @@ def test_scales_down(policy: str) -> None:
     else:
         assert rounds == [["foo-2", "foo-1", "foo-0"]]
     assert h.pods == {}
+    assert (h.status()["replicas"], h.status()["readyReplicas"], h.status()["updatedReplicas"]) == (0, 0, 0)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -232,6 +251,109 @@ def test_parallel_scale(replicas: int, desired: int) -> None:
     assert deleted == sorted(deleted, key=lambda n: -parent_and_ordinal(n)[1])
 
 
+@pytest.mark.parametrize(
+    ("ready_for_s", "available"),
+    cases(
+        "TestStatefulSetAvailability",
+        [
+            ("replicas running for required time, when minReadySeconds is enabled", 120 * 60.0, 1),
+            ("replicas not running for required time, when minReadySeconds is enabled", 30 * 60.0, 0),
+        ],
+        2,
+    ),
+)
+def test_availability(ready_for_s: float, available: int) -> None:
+    """``TestStatefulSetAvailability``: one replica under ``minReadySeconds: 3600``, Ready ``ready_for_s``
+    ago (``setPodAvailable``): ``Status.AvailableReplicas`` counts it only once Ready that long
+    (``isRunningAndAvailable``)."""
+    h = Harness(1, PARALLEL, min_ready_s=3600.0)
+    h.scale_up()
+    h.now = ready_for_s
+    assert h.sync() == ([], [])
+    assert (h.status()["readyReplicas"], h.status()["availableReplicas"]) == (1, available)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_pod_not_ready_again_halts_ordered_scale_up_until_it_is_ready_again(policy: str) -> None:
+    """``updateStatefulSet`` / ``processReplica`` under ``monotonic``: of 3 Ready pods scaled to 5, ``foo-1``
+    stops being Ready (``isHealthy`` false): the set is synced again (``updatePod``) and that sync, and every
+    one after, creates nothing ("StatefulSet is waiting for Pod foo-1 to be Running and Ready") until it is
+    Ready again; then ``foo-3``, then ``foo-4``. ``Parallel`` (``allowsBurst``) is not halted: both at once.
+    Its status counts it Ready no more (``computeReplicaStatus``)."""
+    h = Harness(3, policy)
+    h.scale_up()
+    h.controller.scale(5)
+    assert h.not_ready("foo-1") == (policy == ORDERED_READY)
+    assert (h.status()["readyReplicas"], h.status()["availableReplicas"]) == (2, 2)
+    if policy == PARALLEL:
+        assert h.sync() == (["foo-3", "foo-4"], [])
+        return
+    assert h.sync() == ([], [])
+    assert h.sync() == ([], [])
+    h.ready("foo-1")
+    assert h.sync() == (["foo-3"], [])
+    h.ready("foo-3")
+    assert h.sync() == (["foo-4"], [])
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_an_in_range_pod_not_ready_again_halts_ordered_scale_down(policy: str) -> None:
+    """``updateStatefulSet``: under ``monotonic`` the replicas come first (``runForAll`` over
+    ``processReplica``), so an in-range pod not Ready again (``foo-0``) stops the sync before
+    ``processCondemned``: of 3 pods scaled to 1 none is deleted until ``foo-0`` is Ready again, then
+    ``foo-2``. ``Parallel`` deletes both condemned at once."""
+    h = Harness(3, policy)
+    h.scale_up()
+    h.controller.scale(1)
+    h.not_ready("foo-0")
+    if policy == PARALLEL:
+        assert h.sync() == ([], ["foo-2", "foo-1"])
+        return
+    assert h.sync() == ([], [])
+    h.ready("foo-0")
+    assert h.sync() == ([], ["foo-2"])
+
+
+def test_a_condemned_pod_not_ready_again_waits_behind_the_first_unhealthy_one() -> None:
+    """``processCondemned``: a condemned pod not Running and Ready is deleted only if it is the first
+    unavailable pod (``firstUnavailablePod``: the lowest ordinal, in range first); otherwise the sync waits
+    ("StatefulSet is waiting for Pod to be Running and Ready prior to scale down"). Of 4 Ready pods scaled to
+    1, ``foo-1`` and ``foo-2`` stop being Ready: ``foo-3``, healthy, goes; then ``foo-2`` waits behind
+    ``foo-1``, and goes once ``foo-1`` is Ready again (``foo-2`` is then the first unhealthy)."""
+    h = Harness(4, ORDERED_READY)
+    h.scale_up()
+    h.controller.scale(1)
+    h.not_ready("foo-1")
+    h.not_ready("foo-2")
+    assert h.sync() == ([], ["foo-3"])
+    h.gone("foo-3")
+    assert h.sync() == ([], [])
+    h.ready("foo-1")
+    assert h.sync() == ([], ["foo-2"])
+
+
+def test_a_pod_ready_again_is_available_min_ready_seconds_after_its_new_ready_time() -> None:
+    """``isRunningAndAvailable`` reads the Ready condition's ``lastTransitionTime``: a pod Ready again at
+    100 s under ``minReadySeconds: 30`` halts ``processReplica`` until 130 s (the sync then is due,
+    ``SyncsAgain``), however long it was Ready before."""
+    h = Harness(2, ORDERED_READY, min_ready_s=30.0)
+    for ordinal in range(2):
+        h.sync()
+        h.ready(f"foo-{ordinal}")
+        h.now += 30.0
+    h.controller.scale(3)
+    h.now = 90.0
+    h.not_ready("foo-0")
+    h.now = 100.0
+    h.ready("foo-0")
+    assert h.sync() == ([], [])
+    assert h.controller.sync_again_s() == 30.0
+    assert h.status()["availableReplicas"] == 1
+    h.now = 130.0
+    h.controller.next_sync()
+    assert h.sync() == (["foo-2"], [])
+
+
 NOT_MODELLED: dict[str, tuple[list[str], str]] = {
     "TestStatefulSetControl/CreatesPodsWithoutPodIndexLabelFeature": (
         ["Monotonic", "Burst"],
@@ -265,7 +387,10 @@ NOT_MODELLED: dict[str, tuple[list[str], str]] = {
     "TestStatefulSetControlRollback": (["all"], "ControllerRevisions are not modelled"),
     "TestStatefulSetControlLimitsHistory": (["all"], "ControllerRevisions are not modelled"),
     "TestStatefulSetHonorRevisionHistoryLimit": (["all"], "ControllerRevisions are not modelled"),
-    "TestStatefulSetStatusUpdate": (["all"], "a StatefulSet's status is not written (no ReportsStatus)"),
+    "TestStatefulSetStatusUpdate": (
+        ["no error", "sync error", "status error", "sync and status error"],
+        "API errors (a failed create, a failed status update) are not simulated",
+    ),
 }
 
 

@@ -185,9 +185,12 @@ def test_invalid_specs_are_the_api_servers_errors(
     assert f"0.yaml: document 1 (StatefulSet/data/db): {message}" in problems
 
 
-def test_unmodelled_fields_are_warnings(tmp_path: Path) -> None:
+def test_unmodelled_fields_are_warnings_and_the_claims_say_what_they_leave_out(tmp_path: Path) -> None:
     """``volumeClaimTemplates``, ``persistentVolumeClaimRetentionPolicy``, ``updateStrategy`` and
-    ``serviceName`` change nothing simulated: a warning each, never dropped silently."""
+    ``serviceName`` change nothing simulated: a warning each, never dropped silently; the claims' say that no
+    PersistentVolumeClaim exists and that a pod made again under its name is not held to its volume's node or
+    zone (upstream's ``createPersistentVolumeClaims`` / ``getPersistentVolumeClaims``: the claim outlives the
+    pod, and its bound volume's node affinity places the new one)."""
     extra = (
         "serviceName: db\n  updateStrategy: {type: OnDelete}\n"
         "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}\n"
@@ -195,13 +198,17 @@ def test_unmodelled_fields_are_warnings(tmp_path: Path) -> None:
     )
     scenario = load_scenario(write(tmp_path, stateful_set(2, extra=extra)))
     at = f"{tmp_path}/0.yaml: document 1 (StatefulSet/data/db): spec."
+    claims = (
+        " (no PersistentVolumeClaim is made, kept or deleted, and a pod made again under its name may go to "
+        "any node, where upstream its bound claim holds it to its volume's node or zone)"
+    )
     assert sorted(scenario.warnings) == sorted(
-        f"{at}{field} is not modelled; ignored"
-        for field in (
-            "volumeClaimTemplates",
-            "persistentVolumeClaimRetentionPolicy",
-            "updateStrategy",
-            "serviceName",
+        f"{at}{field} is not modelled{note}; ignored"
+        for field, note in (
+            ("volumeClaimTemplates", claims),
+            ("persistentVolumeClaimRetentionPolicy", claims),
+            ("updateStrategy", ""),
+            ("serviceName", ""),
         )
     )
     (workload,) = scenario.other_workloads

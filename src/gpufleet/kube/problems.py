@@ -224,12 +224,18 @@ class Reporter:
         self._problems.add(False, self._location, self.label, join(self._prefix, path), message)
 
     def unmodelled_fields(
-        self, values: Mapping[str, object], fields: Iterable[str], prefix: str = "", *, yet: bool = False
+        self,
+        values: Mapping[str, object],
+        fields: Iterable[str],
+        prefix: str = "",
+        *,
+        yet: bool = False,
+        note: str = "",
     ) -> None:
         """``not_modelled`` for each of ``fields`` set in ``values`` (not null, false, 0 or empty)."""
         for name in fields:
             if values.get(name):
-                self.not_modelled(join(prefix, name), yet=yet)
+                self.not_modelled(join(prefix, name), yet=yet, note=note)
 
     @property
     def not_modelled_count(self) -> int:

@@ -467,11 +467,13 @@ class KindReader:
         self._read.add(_top(path))
         return pod_replacement_policy(_at(self._spec, path), self._at_spec.at(path), failure_policy)
 
-    def unmodelled(self, fields: Sequence[str]) -> None:
+    def unmodelled(self, fields: Sequence[str], note: str = "") -> None:
         self._read.update(_top(f) for f in fields)
         for field in fields:  # a dotted field (``runPolicy.ttlSecondsAfterFinished``) is looked up below spec
             head, _, last = field.rpartition(".")
-            self._at_spec.unmodelled_fields(_at(self._spec, head) if head else self._spec, (last,), head)
+            self._at_spec.unmodelled_fields(
+                _at(self._spec, head) if head else self._spec, (last,), head, note=note
+            )
 
     def error(self, path: str, message: str) -> None:
         self._at_spec.error(path, message)

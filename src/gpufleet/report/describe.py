@@ -98,7 +98,8 @@ def described_from_record(
 ) -> dict[str, Any]:
     """A simulated pod: its summary ``record``, the run's end (ages count back from it), when the
     scenario was simulated here its ``Pod`` (labels, annotations, priority, requests) and state log, and
-    its workload's status (``summary.json``'s ``workload_status``: a Job's conditions and counts)."""
+    its workload's status (``summary.json``'s ``workload_status``: a Job's conditions and counts, a
+    StatefulSet's replica counts)."""
     namespace, _, name = str(record["name"]).partition("/")
     workload = str(record.get("workload") or "")
     bound = record["bound_s"] is not None
@@ -629,11 +630,13 @@ def _containers(d: Mapping[str, Any], lines: list[str], unknown: str) -> None:
 
 def _workload_status(d: Mapping[str, Any]) -> list[str]:
     """The pod's Job as ``kubectl describe job`` shows it: its pod counts and its conditions, each
-    with the simulated time it first held."""
+    with the simulated time it first held; its StatefulSet's replica counts (``status``)."""
     status = d.get("workload_status")
     if not status:
         return []
     kind = str(d["controlled_by"]).partition("/")[0]
+    if "replicas" in status:
+        return [_replica_status(kind, status)]
     counts = f"{status['active']} Active / {status['succeeded']} Succeeded / {status['failed']} Failed"
     if status.get("terminating"):
         counts += f" / {status['terminating']} Terminating"
@@ -647,6 +650,22 @@ def _workload_status(d: Mapping[str, Any]) -> list[str]:
         deleted = f"t={human_duration(status['deleted_s'])} (ttlSecondsAfterFinished)"
         lines.append(label.ljust(max(LABEL_WIDTH, len(label) + 2)) + deleted)
     return [*lines, *condition_lines(status["conditions"], f"{kind} Conditions")]
+
+
+def _replica_status(kind: str, status: Mapping[str, Any]) -> str:
+    """A StatefulSet's ``status`` counts (``computeReplicaStatus``), in kubectl describe's ``|`` style."""
+    label = f"{kind} Replicas:"
+    counts = " | ".join(
+        f"{status[key]} {word}"
+        for key, word in (
+            ("replicas", "total"),
+            ("readyReplicas", "ready"),
+            ("availableReplicas", "available"),
+            ("currentReplicas", "current"),
+            ("updatedReplicas", "updated"),
+        )
+    )
+    return label.ljust(max(LABEL_WIDTH, len(label) + 2)) + counts
 
 
 def condition_lines(conditions: Sequence[Mapping[str, Any]], label: str = "Conditions") -> list[str]:

@@ -100,6 +100,11 @@ class LifecycleHost(Protocol):
         """The pod turned Ready (its start chain done): a controller that waits for it learns it."""
         ...
 
+    def pod_not_ready(self, pod: Pod) -> None:
+        """The pod, Ready, stopped being so while it stays Running (``PodLifecycle.not_ready``): a controller
+        whose syncs wait for it learns it."""
+        ...
+
     def working_changed(self, pod: Pod) -> None:
         """The pod started or stopped working (what a Traffic's serving replicas are counted from)."""
         ...
@@ -627,6 +632,14 @@ class PodLifecycle:
         rec.enter(self.clock.now, "hung")
         self.gang_member_gone(rec)
 
+    def not_ready(self, rec: PodRecord) -> None:
+        """Its Ready condition turns False while it stays Running (its container restarting:
+        ``restart_container``; the node lifecycle controller's ``MarkPodsNotReady``): its owner learns it
+        where it was Ready, and ``_ready`` tells it again once the pod is."""
+        if rec.ready:
+            rec.ready = False
+            self.host.pod_not_ready(rec.pod)
+
     def restart_container(self, rec: PodRecord, exited: ContainerExit) -> float:
         """Its container ended (its livenessProbe failed, CUDA out of memory, its work exited: non-zero, or 0
         under ``Always``) and the kubelet starts it again (``restartPolicy`` Always or OnFailure,
@@ -640,7 +653,8 @@ class PodLifecycle:
         if rec.pod.key in self.storage:
             self.storage.remove(now, rec.pod.key)
             self._storage_reschedule()
-        rec.hung, rec.ready, rec.running_s = False, False, None
+        self.not_ready(rec)
+        rec.hung, rec.running_s = False, None
         rec.last_terminated = exited
         rec.token += 1
         token = rec.token

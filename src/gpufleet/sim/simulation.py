@@ -91,6 +91,7 @@ from gpufleet.workloads.kind import (
     EndsProcesses,
     HasDeadline,
     HearsDeletions,
+    HearsNotReady,
     HearsTerminating,
     HoldsAdopted,
     KeepsTime,
@@ -909,6 +910,11 @@ class Simulation:
         if isinstance(controller, DeploymentController):  # its rollout may go on once the pod is available
             self.rollouts.pod_ready(controller)
         self.kueue.pod_ready(pod)  # its Kueue workload may now be PodsReady (waitForPodsReady)
+
+    def pod_not_ready(self, pod: Pod) -> None:
+        self._watched(
+            pod, lambda c: implements(c, HearsNotReady) and cast(HearsNotReady, c).pod_not_ready(pod)
+        )
 
     def cluster_changed(self, changes: Sequence[ClusterChange], material: bool = True) -> None:
         """A node came or went, or a pod left (``changes``): the pending pods they may help are retried

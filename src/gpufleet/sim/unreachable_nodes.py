@@ -161,7 +161,7 @@ class UnreachableNodes:
         down.not_ready_s = now
         self.cluster.not_ready[name] = now
         for key in self._pods_on(name):  # ``MarkPodsNotReady``: their Ready condition False
-            self.lifecycle.records[key].ready = False
+            self.lifecycle.not_ready(self.lifecycle.records[key])
         self._set_taints(name, (UNREACHABLE_NO_SCHEDULE,))
         self.host.cluster_changed(())  # (cluster-autoscaler sees an unready node)
         self._request_pass()  # after the pass's other nodes

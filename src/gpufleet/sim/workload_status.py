@@ -7,7 +7,10 @@ the driver notes the time each appears (``note``), after every reconcile and eve
 ``startTime`` is set as upstream sets it: at the Job's first sync when it is not suspended (when the
 controller starts) and again each time it resumes (``syncJob``: "Resumed jobs will always reset StartTime");
 a Job Kueue manages starts suspended and has none until admitted, and Kueue clears it when it evicts the Job
-(``Job.Stop``): null then."""
+(``Job.Stop``): null then.
+
+A StatefulSet's status (``computeReplicaStatus``) has no conditions and neither time: its replica counts
+only."""
 
 from __future__ import annotations
 
@@ -43,8 +46,9 @@ class WorkloadStatus:
 
     def as_dict(self, controller: ReportsStatus) -> dict[str, Any]:
         """``summary.json``'s record: conditions, pod counts, ``completedIndexes`` (an Indexed Job) and
-        ``failedIndexes`` (a Job with ``backoffLimitPerIndex``), start and completion time, and when it was
-        deleted (its ``ttlSecondsAfterFinished`` expired) where it was."""
+        ``failedIndexes`` (a Job with ``backoffLimitPerIndex``), start and completion time (a Job's:
+        ``ReportsStatus.status_times``), and when it was deleted (its ``ttlSecondsAfterFinished`` expired)
+        where it was."""
         complete = next((t for c, t in self.conditions if c.type == COMPLETE), None)
         return {
             "conditions": [
@@ -53,7 +57,10 @@ class WorkloadStatus:
             ],
             **controller.status_counts(),
             **controller.status_indexes(),
-            "start_time_s": self.start_s,
-            "completion_time_s": complete,
+            **(
+                {"start_time_s": self.start_s, "completion_time_s": complete}
+                if controller.status_times
+                else {}
+            ),
             **({"deleted_s": self.deleted_s} if self.deleted_s is not None else {}),
         }

@@ -250,6 +250,7 @@ class JobController:
     )
     kind: ClassVar[str] = "Job"
     per_node: ClassVar[bool] = False
+    status_times: ClassVar[bool] = True  # kind.ReportsStatus: status.startTime and completionTime
 
     def __init__(self, job: Job):
         self.job = job

@@ -236,16 +236,21 @@ class StatusCondition:
 
 @runtime_checkable
 class ReportsStatus(Protocol):
-    """A controller whose workload's status a user reads (a Job's conditions and pod counts): the
-    driver notes, on its clock, when each condition first holds (``sim.workload_status``), and
-    ``summary.json`` says it."""
+    """A controller whose workload's status a user reads (a Job's conditions and pod counts, a StatefulSet's
+    replica counts): the driver notes, on its clock, when each condition first holds
+    (``sim.workload_status``), and ``summary.json`` says it."""
+
+    #: whether its status has ``startTime`` and ``completionTime`` (a Job's; a StatefulSet's has neither)
+    status_times: ClassVar[bool]
 
     def status_conditions(self) -> list[StatusCondition]:
         """The conditions that hold now, in the order the controller adds them."""
         ...
 
     def status_counts(self) -> dict[str, int]:
-        """Its status's pod counts (a Job's ``active``, ``succeeded``, ``failed``, ``terminating``)."""
+        """Its status's pod counts (a Job's ``active``, ``succeeded``, ``failed``, ``terminating``; a
+        StatefulSet's ``replicas``, ``readyReplicas``, ``availableReplicas``, ``currentReplicas``,
+        ``updatedReplicas``)."""
         ...
 
     def status_indexes(self) -> dict[str, str]:
@@ -302,6 +307,18 @@ class WatchesPods(Protocol):
 
     def pod_ready(self, pod: Pod) -> bool:
         """One of its pods became Ready."""
+        ...
+
+
+@runtime_checkable
+class HearsNotReady(WatchesPods, Protocol):
+    """A ``WatchesPods`` controller that also learns when a pod of its that was Ready stops being so while it
+    stays Running and not deleted (the node lifecycle controller's ``MarkPodsNotReady`` on a NotReady node,
+    its container restarted after a failed liveness probe or an exit): a StatefulSet's ``OrderedReady`` syncs
+    halt at it. ``pod_ready`` follows once it is Ready again."""
+
+    def pod_not_ready(self, pod: Pod) -> bool:
+        """One of its pods stopped being Ready; True when it may want pods again."""
         ...
 
 
@@ -457,10 +474,10 @@ class ManifestReader(Protocol):
         ``failure_policy``)."""
         ...
 
-    def unmodelled(self, fields: Sequence[str]) -> None:
+    def unmodelled(self, fields: Sequence[str], note: str = "") -> None:
         """Those of ``spec``'s fields that are given are not modelled: a warning each (as is any
-        field of ``spec`` the reader did not read). A dotted field (``runPolicy.suspend``) is looked
-        up below ``spec``."""
+        field of ``spec`` the reader did not read), ``note`` saying what that leaves out. A dotted field
+        (``runPolicy.suspend``) is looked up below ``spec``."""
         ...
 
     def selector(self, what: str) -> None:

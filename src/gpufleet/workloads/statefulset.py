@@ -6,10 +6,13 @@ Its pods are named and labelled as ``workloads.stateful_pods`` says.
 Read as ``ValidateStatefulSetSpec`` (pkg/apis/apps/validation) reads it: the template restarts ``Always``;
 the selector is not empty and matches the template's labels; ``replicas`` (default 1), ``minReadySeconds``
 and ``ordinals.start`` are not negative; ``podManagementPolicy`` (default ``OrderedReady``) is
-``OrderedReady`` or ``Parallel``. ``volumeClaimTemplates``, ``persistentVolumeClaimRetentionPolicy``,
-``updateStrategy`` (gpufleet rolls no template, a Deployment's neither), ``serviceName`` and
-``revisionHistoryLimit`` are not modelled: a warning each; so is a ``kueue.x-k8s.io/queue-name`` label
-(Kueue's StatefulSet integration, ``pkg/controller/jobs/statefulset``, is not modelled).
+``OrderedReady`` or ``Parallel``. ``volumeClaimTemplates`` and ``persistentVolumeClaimRetentionPolicy`` are
+not modelled: a warning each saying what that leaves out (no PersistentVolumeClaim is made, kept or deleted,
+and a pod made again under its name may go to any node, where upstream's bound claim would hold it to the
+node or zone of its volume). ``updateStrategy`` (gpufleet rolls no template, a Deployment's neither),
+``serviceName`` and ``revisionHistoryLimit`` are not modelled: a warning each; so is a
+``kueue.x-k8s.io/queue-name`` label (Kueue's StatefulSet integration, ``pkg/controller/jobs/statefulset``,
+is not modelled).
 
 One sync (``updateStatefulSet``), as ``wanted`` runs it:
 
@@ -27,13 +30,27 @@ One sync (``updateStatefulSet``), as ``wanted`` runs it:
 With ``minReadySeconds``, a pod's turning Ready requeues the set after that long (``updatePod``,
 ``enqueueSSAfter``): here a sync at the moment a pod it waits for becomes available (``SyncsAgain``).
 
+A pod that was Ready and stops being so while it runs (``kind.HearsNotReady``: its node NotReady, the node
+lifecycle controller's ``MarkPodsNotReady``; its container restarted after a failed liveness probe, an exit
+or its node's kubelet coming back) is unhealthy again (``isHealthy``): the set is synced again (``updatePod``
+enqueues it) and, under ``OrderedReady``, that sync and every later one halt at it, creating no higher
+ordinal ("waiting for Pod ... to be Running and Ready") and deleting none past the range unless it is the
+first unhealthy pod ("... prior to scale down", ``processCondemned``), until it is Ready again (``pod_ready``)
+and, with ``minReadySeconds``, available again, counted from that new Ready time. ``Parallel`` is not
+halted. (gpufleet models no readinessProbe: a hung process with no liveness probe stays Ready.)
+
+Its status (``kind.ReportsStatus``; ``updateStatus``, ``computeReplicaStatus``): ``replicas`` (the pods it
+holds, being deleted too), ``readyReplicas`` (Running and Ready, ``isRunningAndReady``),
+``availableReplicas`` (Ready for ``minReadySeconds``, ``isRunningAndAvailable``), ``currentReplicas`` and
+``updatedReplicas`` (the pods not being deleted: gpufleet has one revision, both the current and the update
+one); no conditions (1.34's controller sets none).
+
 Scale subresource (``kind.Scalable``): an HPA or a KEDA ScaledObject aimed at ``StatefulSet/<name>`` sets
 ``replicas``; the selector selects every pod not being deleted. Of a cluster snapshot it adopts the pods
 its ownerReferences name that are members by name (``isMemberOf``, ``getPodsForStatefulSet``'s filter);
 an ended one is not kept: upstream deletes it and creates it again once it is gone.
 
-Not modelled: a pod that turns not Ready again (gpufleet tells a controller when a pod turns Ready, not
-when it stops being so); ``controller-revision-hash`` and rolling updates."""
+Not modelled: ``controller-revision-hash`` and rolling updates; a readinessProbe."""
 
 from __future__ import annotations
 
@@ -49,19 +66,19 @@ from gpufleet.model.owned import FINISHED_PHASES, Owned, OwnedPod
 from gpufleet.model.pod import Pod
 from gpufleet.model.workloads import Created, PodGroup
 from gpufleet.workloads import register_kind
-from gpufleet.workloads.kind import CONTROLLER_RESTART_POLICIES, ManifestReader, ReplicaBound
+from gpufleet.workloads.kind import CONTROLLER_RESTART_POLICIES, ManifestReader, ReplicaBound, StatusCondition
 from gpufleet.workloads.pytorchjob import invalid
 from gpufleet.workloads.stateful_pods import Replica, parent_and_ordinal, running_and_ready, stateful_pod
 
 API = ("apps", "v1", "StatefulSet")
 ORDERED_READY, PARALLEL = "OrderedReady", "Parallel"
 #: the spec fields gpufleet does not model
-UNMODELLED = (
-    "volumeClaimTemplates",
-    "persistentVolumeClaimRetentionPolicy",
-    "updateStrategy",
-    "serviceName",
-    "revisionHistoryLimit",
+UNMODELLED = ("updateStrategy", "serviceName", "revisionHistoryLimit")
+#: the claims' fields, and what leaving them out leaves out
+CLAIMS = ("volumeClaimTemplates", "persistentVolumeClaimRetentionPolicy")
+CLAIMS_NOTE = (
+    "no PersistentVolumeClaim is made, kept or deleted, and a pod made again under its name may go to any "
+    "node, where upstream its bound claim holds it to its volume's node or zone"
 )
 
 
@@ -84,6 +101,7 @@ class StatefulSet:
 def read_stateful_set(manifest: ManifestReader) -> StatefulSet:
     """An ``apps/v1`` StatefulSet, defaulted and validated as ``ValidateStatefulSetSpec`` does."""
     manifest.unmodelled(UNMODELLED)
+    manifest.unmodelled(CLAIMS, note=CLAIMS_NOTE)
     if QUEUE_NAME_LABEL in manifest.labels:
         manifest.unmodelled_label(QUEUE_NAME_LABEL, note="Kueue's StatefulSet integration is not modelled")
     policy = manifest.value("podManagementPolicy")
@@ -128,6 +146,7 @@ class StatefulSetController:
     kind: ClassVar[str] = "StatefulSet"
     api_version: ClassVar[str] = "/".join(API[:2])
     per_node: ClassVar[bool] = False
+    status_times: ClassVar[bool] = False  # kind.ReportsStatus: no startTime, no completionTime
 
     def __init__(self, stateful_set: StatefulSet) -> None:
         self.stateful_set = stateful_set
@@ -262,6 +281,16 @@ class StatefulSetController:
         replica.ready_s = self.now
         return self.monotonic
 
+    def pod_not_ready(self, pod: Pod) -> bool:
+        """``kind.HearsNotReady``: the pod is not Ready any more (``isHealthy`` false): ``OrderedReady``'s
+        syncs halt at it until ``pod_ready`` says it is again (``updatePod`` enqueues the set; its sync
+        creates and deletes nothing past it)."""
+        replica = self._replica(pod)
+        if replica is None or replica.ready_s is None:
+            return False
+        replica.ready_s = None
+        return self.monotonic
+
     def sync_again_s(self) -> float | None:
         """``kind.SyncsAgain``: the sync that finds the pod it waited for available."""
         due = self._due
@@ -284,6 +313,28 @@ class StatefulSetController:
             ready_s = _ready_s(owned_pod, self.now, owned.adopted_unix)
             self.pods[ordinal] = Replica(owned_pod.pod.key, ready_s, owned_pod.terminating)
             self.ordinal_of[owned_pod.pod.key] = ordinal
+
+    # -- its status (kind.ReportsStatus) -------------------------------------------------------------
+    def status_conditions(self) -> list[StatusCondition]:
+        """None: 1.34's StatefulSet controller sets no condition."""
+        return []
+
+    def status_counts(self) -> dict[str, int]:
+        """``updateStatus`` over the replicas and the condemned (``computeReplicaStatus``): every pod it holds
+        is created; Ready ones count whether or not being deleted; current and updated are those not being
+        deleted (one revision)."""
+        held = self.pods.values()
+        kept = sum(1 for r in held if not r.terminating)
+        return {
+            "replicas": len(self.pods),
+            "readyReplicas": sum(1 for r in held if r.ready_s is not None),
+            "availableReplicas": sum(1 for r in held if self._available(r)),
+            "currentReplicas": kept,
+            "updatedReplicas": kept,
+        }
+
+    def status_indexes(self) -> dict[str, str]:
+        return {}
 
     # -- the scale subresource (kind.Scalable) --------------------------------------------------------
     @property
