@@ -7,9 +7,10 @@ node lifecycle model can express (``model.node_lifecycle_zones``, ``sim.unreacha
 - ``Test_isNodeExcludedFromDisruptionChecks``, and the zone rates (``setLimiterInZone``, ``ReducedQPSFunc``).
 - ``TestApplyNoExecuteTaints``, ``TestApplyNoExecuteTaintsToUnreachableNode``, ``TestTaintsNodeByCondition``:
   through a simulation whose node's kubelet stops (Ready ``Unknown`` after the 50 s grace period, tainted
-  ``unreachable``, untainted when it is back). gpufleet's nodes go NotReady only that way: the Ready
-  ``False`` condition (``not-ready`` taints), other conditions' taints, leases, node and pod status objects,
-  events and API errors are not modelled: those rows are skipped, each with its reason."""
+  ``unreachable``, untainted when it is back), and a cluster dump's nodes NotReady from the start (Ready
+  ``False``: ``not-ready``; ``Unknown``: ``unreachable``). gpufleet's nodes go NotReady during a run only by
+  a kubelet stopping: a node turning Ready ``False`` then, other conditions' taints, leases, node and pod
+  status objects, events and API errors are not modelled: those rows are skipped, each with its reason."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ STATUS_OBJECT = (
     "the Node's status object (its conditions' heartbeat and transition times, reasons) is not modelled"
 )
 READY_FALSE = (
-    "the Ready False condition (and its not-ready taints) is not modelled: gpufleet's nodes go NotReady only "
-    "by a kubelet stopping (Ready Unknown)"
+    "a node going Ready False during a run is not modelled: gpufleet's nodes go NotReady during a run only "
+    "by a kubelet stopping (Ready Unknown); a dumped node may be Ready False from the start"
 )
 OTHER_CONDITIONS = "node conditions other than Ready (and their taints) are not modelled"
 
@@ -269,6 +270,76 @@ def test_apply_no_execute_taints_to_unreachable_node_and_take_them_off_when_it_i
     assert seen[FAULT_AT + 601] == {"h100-0": (), "h100-1": ()}
 
 
+def dumped(ready: str, taints: str = "[]") -> str:
+    """node0, Ready ``ready`` with these taints (a YAML flow list), and node1, Ready, as a dump has them,
+    one zone; a pod running on node0."""
+    return f"""
+apiVersion: v1
+kind: Node
+metadata: {{name: node0}}
+spec: {{taints: {taints}}}
+status:
+  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
+  conditions: [{{type: Ready, status: "{ready}"}}]
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: node1}}
+status:
+  capacity: {{cpu: "96", memory: 768Gi, pods: "110", nvidia.com/gpu: "8"}}
+  conditions: [{{type: Ready, status: "True"}}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations: {{gpufleet.io/duration: 1h}}
+spec:
+  nodeName: node0
+  containers:
+  - {{name: c, image: x, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}
+status: {{phase: Running}}
+"""
+
+
+NOT_READY = "node.kubernetes.io/not-ready"
+
+
+@pytest.mark.parametrize(
+    ("ready", "key"),
+    [
+        pytest.param("False", NOT_READY, id="TestApplyNoExecuteTaints/node2 Ready False"),
+        pytest.param("False", NOT_READY, id="TestTaintsNodeByCondition/Ready is false"),
+        pytest.param("Unknown", UNREACHABLE, id="TestTaintsNodeByCondition/Ready is unknown, dumped"),
+    ],
+)
+def test_a_dumped_not_ready_node_is_tainted_for_its_ready_status(
+    tmp_path: Path, ready: str, key: str
+) -> None:
+    """``doNoScheduleTaintingPass`` and ``doNoExecuteTaintingPass`` (``nodeConditionToTaintKeyStatusMap``,
+    ``NotReadyTaintTemplate``, ``UnreachableTaintTemplate``): a dumped node0 whose Ready condition is
+    ``False`` is tainted ``not-ready`` (``NoSchedule`` as it is read, ``NoExecute`` at the first pass: its
+    zone has a Ready node, node1, which is not); ``Unknown``, ``unreachable``. Its pod, tolerating either
+    for ``DefaultTolerationSeconds``' 300 s, is deleted then."""
+    seen = taints_at(tmp_path, [dumped(ready)], [1.0])
+    assert seen[1.0] == {
+        "node0": (Taint(key, effect=NO_SCHEDULE), Taint(key, effect=NO_EXECUTE)),
+        "node1": (),
+    }
+    p = pods_by_name(simulated(write(tmp_path, dumped(ready))))["p"]
+    assert (p["reason"], p["disruptions"]) == ("TaintManagerEviction", [300])
+
+
+def test_swap_unreachable_not_ready_taints(tmp_path: Path) -> None:
+    """``TestSwapUnreachableNotReadyTaints``' second half: node0, Ready ``False`` but tainted
+    ``unreachable:NoExecute`` (as it was while ``Unknown``), has the taint swapped for ``not-ready:NoExecute``
+    at the first pass, at once, no token taken (``processTaintBaseEviction``, ``SwapNodeControllerTaint``).
+    gpufleet's nodes never turn from ``Unknown`` to ``False`` during a run: the dump holds the first half."""
+    taints = f"[{{key: {UNREACHABLE}, effect: NoExecute}}, {{key: {NOT_READY}, effect: NoSchedule}}]"
+    seen = taints_at(tmp_path, [dumped("False", taints)], [0.5])
+    assert seen[0.5]["node0"] == (Taint(NOT_READY, effect=NO_SCHEDULE), Taint(NOT_READY, effect=NO_EXECUTE))
+
+
 def only_fault(summary: dict[str, Any]) -> dict[str, Any]:
     (fault,) = summary["faults"]["faults"]
     return fault
@@ -320,7 +391,6 @@ def test_a_large_zone_partially_disrupted_taints_at_the_secondary_rate(tmp_path:
                 "the controller's workers are not modelled",
             ),
             ("TestMonitorNodeHealthMarkPodsNotReadyRetry", "API errors are not modelled"),
-            ("TestApplyNoExecuteTaints/node2 Ready False", READY_FALSE),
             (
                 "TestApplyNoExecuteTaints/node3 Ready again between the health pass and the tainting pass",
                 "the two passes are one instant in gpufleet (a node Ready again is not tainted, as upstream)",
@@ -331,10 +401,8 @@ def test_a_large_zone_partially_disrupted_taints_at_the_secondary_rate(tmp_path:
                 + " (node5); a node Ready again leaving the queue, the next tainted in its stead, is "
                 "tests/sim/test_zone_disruption.py's",
             ),
-            ("TestSwapUnreachableNotReadyTaints", READY_FALSE),
             ("TestTaintsNodeByCondition/NetworkUnavailable is true", OTHER_CONDITIONS),
             ("TestTaintsNodeByCondition/NetworkUnavailable is true#01", OTHER_CONDITIONS),
-            ("TestTaintsNodeByCondition/Ready is false", READY_FALSE),
             ("TestNodeEventGeneration", "gpufleet records no Event of the node lifecycle controller"),
             ("TestReconcileNodeLabels", "the beta OS and architecture labels are not reconciled"),
             ("TestTryUpdateNodeHealth", FIDELITY),

@@ -4,8 +4,11 @@ through a simulation (``sim.unreachable_nodes``): a node lost at 1h (its kubelet
 ``gcOrphaned`` (every 20 s) sees the pod orphaned at +60 s, waits ``quarantineTime`` (40 s), then marks it
 Failed with ``DisruptionTarget`` (the row's patch) and deletes it, at +100 s.
 
-gpufleet's PodGC collects only the pods a stopped kubelet left on a deleted Node; the others are skipped,
-each with its reason."""
+``TestGCTerminating``: ``gcTerminating``'s rule (``model.out_of_service``) row by row; in a run, a node shut
+down and tainted out-of-service is ``tests/sim/test_out_of_service.py``'s.
+
+gpufleet's PodGC collects only the pods a stopped kubelet left on a deleted Node, and the pods being deleted
+on a NotReady node tainted out-of-service; the others are skipped, each with its reason."""
 
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from tests.sim.serve_scenario import labelled_pool, serve
 
 from gpufleet.control.clock import Priority
 from gpufleet.kube import load_scenario
+from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Taint
+from gpufleet.model.out_of_service import OUT_OF_SERVICE_TAINT_KEY, force_deleted_by_pod_gc
 from gpufleet.sim.simulation import Simulation
 
 FAULT_AT = 3600.0
@@ -31,7 +36,6 @@ TERMINAL = (
 )
 ONE_VIEW = "gpufleet's nodes have one view (no informer lagging the API server)"
 NEVER_BACK = "a deleted Node never registers again in gpufleet"
-OUT_OF_SERVICE = "the node.kubernetes.io/out-of-service taint is not modelled"
 UNSCHEDULED = (
     "gpufleet removes a pod bound to no node at its deletion (the API server does, without grace): none is "
     "left Terminating unscheduled for PodGC"
@@ -102,6 +106,68 @@ def test_gc_terminating_leaves_a_terminating_pod_on_a_not_ready_node_without_out
     assert seen[600.5][3] is True
 
 
+#: ``TestGCTerminating``'s nodes: (Ready, taints)
+_OOS = Taint(OUT_OF_SERVICE_TAINT_KEY, effect=NO_EXECUTE)
+WORKERS: dict[str, tuple[bool, tuple[Taint, ...]]] = {
+    "worker-0": (False, (_OOS,)),
+    "worker-1": (False, ()),
+    "worker-2": (True, ()),
+    "worker-3": (False, (Taint(OUT_OF_SERVICE_TAINT_KEY, effect=NO_SCHEDULE),)),
+    "worker-4": (False, (Taint(OUT_OF_SERVICE_TAINT_KEY, effect=PREFER_NO_SCHEDULE),)),
+    "worker-5": (False, (Taint(OUT_OF_SERVICE_TAINT_KEY, "any-value", NO_EXECUTE),)),
+    "worker": (False, (_OOS,)),
+}
+#: (row, its pods: (name, phase, being deleted, node), deleted, patched)
+GC_TERMINATING: list[tuple[str, list[tuple[str, str, bool, str]], set[str], set[str]]] = [
+    (
+        "some pods have deletion timestamp and/or phase set and some of the corresponding nodes have an"
+        "outofservice taint that are not ready",
+        [
+            (
+                f"{letter}{i + 1}",
+                phase,
+                letter == "b",
+                "worker-3" if (letter, i) == ("a", 4) else f"worker-{i}",
+            )
+            for i in range(6)
+            for letter, phase in (("a", ""), ("b", ""), ("c", "Pending"), ("d", "Running"), ("e", "Unknown"))
+        ],
+        {"b1", "b4", "b5", "b6"},
+        {"b1", "b4", "b5", "b6"},
+    ),
+    (
+        "pods deleted from node tainted out-of-service",
+        [
+            ("a", "Running", True, "worker"),
+            ("b", "Failed", True, "worker"),
+            ("c", "Succeeded", True, "worker"),
+        ],
+        {"a", "b", "c"},
+        {"a"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pods", "deleted", "patched"),
+    [
+        pytest.param(pods, deleted, patched, id=f"TestGCTerminating/{row}")
+        for row, pods, deleted, patched in GC_TERMINATING
+    ],
+)
+def test_gc_terminating_force_deletes_the_pods_being_deleted_on_not_ready_out_of_service_nodes(
+    pods: list[tuple[str, str, bool, str]], deleted: set[str], patched: set[str]
+) -> None:
+    """``gcTerminating``: a pod being deleted on a node not Ready with a taint of the out-of-service key (any
+    value, any effect: ``TaintKeyExists``) is deleted, and patched Failed first where not terminal
+    (``markFailedAndDeletePod``)."""
+    gone = {
+        name for name, _, terminating, node in pods if force_deleted_by_pod_gc(terminating, *WORKERS[node])
+    }
+    terminal = {name for name, phase, _, _ in pods if phase in ("Succeeded", "Failed")}
+    assert (gone, gone - terminal) == (deleted, patched)
+
+
 @pytest.mark.parametrize(
     "row",
     [
@@ -135,14 +201,6 @@ def test_gc_terminating_leaves_a_terminating_pod_on_a_not_ready_node_without_out
         for name in (
             "Unscheduled pod in any phase must be deleted",
             "Scheduled pod in any phase must not be deleted",
-        )
-    ]
-    + [
-        pytest.param(f"TestGCTerminating/{name}", marks=pytest.mark.skip(reason=OUT_OF_SERVICE))
-        for name in (
-            "some pods have deletion timestamp and/or phase set and some of the corresponding nodes have an"
-            "outofservice taint that are not ready",
-            "pods deleted from node tainted out-of-service",
         )
     ],
 )

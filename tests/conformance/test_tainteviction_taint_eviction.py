@@ -19,11 +19,17 @@ from pathlib import Path
 import pytest
 from tests.conftest import pods_by_name, simulated
 
+from gpufleet.model.default_toleration_seconds import with_default_tolerations
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Taint, Toleration
 from gpufleet.model.pod import Pod
-from gpufleet.model.taint_eviction import min_toleration_s, no_execute_taints, toleration_s
+from gpufleet.model.taint_eviction import (
+    ScheduledDeletion,
+    min_toleration_s,
+    no_execute_taints,
+    process_pod_on_node,
+    toleration_s,
+)
 
-POD_UPDATE = "gpufleet never changes a pod's tolerations in place (a pod update is not modelled)"
 BOOKKEEPING = "the controller's own bookkeeping (no deletion to compare: upstream only checks nothing panics)"
 NO_EVENTS = "gpufleet records no Event of the taint eviction controller"
 MULTIPLE_PODS = "TestUpdateNodeWithMultiplePods/"
@@ -175,13 +181,70 @@ def test_get_min_toleration_time(tolerations: tuple[Toleration, ...], want: floa
 
 
 @pytest.mark.parametrize(
+    ("before", "after", "fire_s"),
+    [
+        pytest.param((tolerating(1, 100),), (), 0.2, id="TestUpdatePod/removing toleration"),
+        pytest.param(
+            (tolerating(1, 1),),
+            (tolerating(1, 100),),
+            1.0,
+            id="TestUpdatePod/lengthening toleration shouldn't work",
+        ),
+    ],
+)
+def test_update_pod_deletes_at_once_or_keeps_the_deletion_scheduled(
+    before: tuple[Toleration, ...], after: tuple[Toleration, ...], fire_s: float
+) -> None:
+    """``TestUpdatePod``'s rows whose pod changes its tolerations 200 ms after its deletion was scheduled
+    (``processPodOnNode`` against the ``TimedWorkerQueue``): a toleration removed deletes it at once; one
+    lengthened leaves the deletion scheduled as it was (1 s after the first look). gpufleet never changes a
+    pod's tolerations in place: these rows check the rule, as a second taint tolerated for less uses it in a
+    run (``tests/sim/test_taint_eviction.py``)."""
+    taints = (taint(1),)
+    first = process_pod_on_node(None, with_default_tolerations(before), taints, 0.0)
+    assert first is not None
+    second = process_pod_on_node(first, with_default_tolerations(after), taints, 0.2)
+    assert second is not None and second.fire_s == fire_s
+
+
+@pytest.mark.parametrize(
+    ("scheduled", "tolerations", "now", "want"),
+    [
+        pytest.param(None, (tolerating(1, 60),), 5.0, ScheduledDeletion(5.0, 65.0), id="none yet: scheduled"),
+        pytest.param(
+            ScheduledDeletion(0.0, 600.0), (tolerating(1, 60),), 5.0, ScheduledDeletion(0.0, 600.0), id="kept"
+        ),
+        pytest.param(
+            ScheduledDeletion(5.0, 600.0),
+            (tolerating(1, 60),),
+            5.0,
+            ScheduledDeletion(5.0, 65.0),
+            id="at the instant it was scheduled: replaced",
+        ),
+        pytest.param(
+            ScheduledDeletion(0.0, 600.0), (tolerating(1, -1),), 5.0, None, id="tolerated forever: cancelled"
+        ),
+        pytest.param(
+            ScheduledDeletion(0.0, 600.0), (), 5.0, ScheduledDeletion(5.0, 5.0), id="untolerated: at once"
+        ),
+    ],
+)
+def test_process_pod_on_node_keeps_the_earlier_scheduled_deletion(
+    scheduled: ScheduledDeletion | None,
+    tolerations: tuple[Toleration, ...],
+    now: float,
+    want: ScheduledDeletion | None,
+) -> None:
+    """``processPodOnNode``'s ``scheduledEviction`` comparison (``startTime.Add(minTolerationTime).Before(
+    triggerTime)``) and ``TimedWorkerQueue.AddWork`` (no second work for a pod): a deletion scheduled before
+    ``now`` stays; only an untolerated taint (at once) or a toleration forever (cancelled) changes it."""
+    assert process_pod_on_node(scheduled, tolerations, (taint(1),), now) == want
+
+
+@pytest.mark.parametrize(
     "row",
     [
         pytest.param("TestCreatePod/not scheduled - ignore", marks=pytest.mark.skip(reason=NOT_BOUND)),
-        pytest.param("TestUpdatePod/removing toleration", marks=pytest.mark.skip(reason=POD_UPDATE)),
-        pytest.param(
-            "TestUpdatePod/lengthening toleration shouldn't work", marks=pytest.mark.skip(reason=POD_UPDATE)
-        ),
         pytest.param("TestDeletePod", marks=pytest.mark.skip(reason=BOOKKEEPING)),
         pytest.param("TestDeleteNode", marks=pytest.mark.skip(reason=BOOKKEEPING)),
         pytest.param("TestPodDeletionEvent/emitPodDeletionEvent", marks=pytest.mark.skip(reason=NO_EVENTS)),

@@ -419,3 +419,15 @@ def test_scoring_counts_each_containers_missing_cpu_and_memory_and_keeps_an_expl
     # app containers: cpu 0 + 100 + 250 = 350, memory 0 + 200 + 200 = 400 Mi; the init container's
     # 1000m and 16Mi: the maximum of the two for each
     assert bare.pod.nonzero_requests == {"cpu": 1000, "memory": 400 * mi}
+
+
+def test_an_unknown_toleration_operator_is_an_input_error_not_read_as_equal(tmp_path: Path) -> None:
+    """``validateTolerations`` (``pkg/apis/core/validation``): an operator other than ``Equal``, ``Exists``
+    (or none) is refused, ``NotSupported`` (``Gt`` and ``Lt`` are for node selectors), the toleration left
+    out, never read as ``Equal``."""
+    tolerations = "[{key: a, operator: Gt, value: '3', effect: NoExecute}, {key: b, operator: exists}]"
+    supported = 'supported values: "Equal", "Exists"'
+    assert problems(tmp_path, pod(spec=f"tolerations: {tolerations}")) == [
+        f'{LABEL}: spec.tolerations[0].operator: Unsupported value: "Gt": {supported}',
+        f'{LABEL}: spec.tolerations[1].operator: Unsupported value: "exists": {supported}',
+    ]

@@ -5,8 +5,10 @@ faults per GPU-hour of each class (at most 1), camelCased (``xidGpuReset``, ``xi
 ``xidNodeReplace``, ``eccDoubleBit``, ``rowRemapFailure``, ``driverCrash``, ``nodeLoss``, ``nic``,
 ``nvlink``, ``processHang``); a class left out takes its documented default (``model.faults.DEFAULT_RATES``;
 ``processHang`` has none: left out, no random hangs).
-``spec.faults``: faults at given times, ``{at, node, gpu, kind}``, ``kind`` a class
-(``ecc-double-bit``, ...) or ``xid-<n>`` for an XID the NVIDIA device plugin treats as fatal.
+``spec.faults``: faults at given times, ``{at, node, gpu, kind, outOfService}``, ``kind`` a class
+(``ecc-double-bit``, ...) or ``xid-<n>`` for an XID the NVIDIA device plugin treats as fatal;
+``outOfService``, only on a fault that takes the node down (``reboot``, ``lost``): how long after it a user
+taints the node ``node.kubernetes.io/out-of-service`` (``model.out_of_service``).
 ``spec.response``: ``detection``, ``gpuReset``, ``reboot``.
 """
 
@@ -25,6 +27,7 @@ from gpufleet.model.faults import (
     APPLICATION_XIDS,
     CLASSES,
     DEFAULT_RATES,
+    NODE_DOWN,
     XIDS,
     FaultModel,
     FaultRates,
@@ -57,6 +60,7 @@ class FaultSpec(SpecModel):
     node: str
     kind: str
     gpu: NonNegativeInt | None = None
+    out_of_service: NonNegativeDuration | None = None
 
 
 class ResponseSpec(SpecModel):
@@ -112,7 +116,17 @@ def fault_model(meta: Meta, body: Mapping[str, Any], report: Reporter) -> FaultM
         except ValueError as err:
             report.error(f"spec.faults[{i}].kind", str(err))
             continue
-        faults.append(ScheduledFault(fault.at, fault.node, kind, fault.gpu, xid))
+        if fault.out_of_service is not None and CLASSES[kind][0] not in NODE_DOWN:
+            report.error(
+                f"spec.faults[{i}].outOfService",
+                invalid(
+                    body["spec"]["faults"][i]["outOfService"],
+                    "outOfService needs a fault that takes the node down (response "
+                    f"{' or '.join(NODE_DOWN)}); {fault.kind} has response {CLASSES[kind][0]}",
+                ),
+            )
+            continue
+        faults.append(ScheduledFault(fault.at, fault.node, kind, fault.gpu, xid, fault.out_of_service))
     r = spec.response or ResponseSpec()
     return FaultModel(
         meta.name,

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Response = Literal["gpu", "reboot", "replace", "lost", "hang"]
+#: the responses that take the node down with its kubelet: a user may taint it out-of-service
+NODE_DOWN: tuple[Response, ...] = ("reboot", "lost")
 
 #: GPU-hours of the Llama 3 405B pre-training snapshot: 16,384 GPUs for 54 days
 LLAMA3_GPU_HOURS = 16_384 * 54 * 24
@@ -96,13 +98,16 @@ class FaultRates:
 
 @dataclass(frozen=True)
 class ScheduledFault:
-    """A fault at a given time: ``gpu`` is the GPU index (a MIG node: the instance, in resource order)."""
+    """A fault at a given time: ``gpu`` is the GPU index (a MIG node: the instance, in resource order);
+    ``out_of_service_s``: a fault that takes the node down (``reboot``, ``lost``), after how long a user
+    taints it ``node.kubernetes.io/out-of-service`` (``model.out_of_service``), None: never."""
 
     at_s: float
     node: str
     kind: str  # a class of ``CLASSES``
     gpu: int | None = None
     xid: int | None = None
+    out_of_service_s: float | None = None
 
 
 @dataclass(frozen=True)

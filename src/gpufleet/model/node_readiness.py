@@ -22,7 +22,10 @@ NotReady node's times after time 0 count as time 0.
 The node lifecycle controller taints a node whose Ready condition is ``False`` with
 ``node.kubernetes.io/not-ready`` and one whose Ready condition is ``Unknown`` with
 ``node.kubernetes.io/unreachable`` (``nodeConditionToTaintKeyStatusMap``, ``doNoScheduleTaintingPass``);
-kube-scheduler reads those taints, never the condition (TaintToleration).
+kube-scheduler reads those taints, never the condition (TaintToleration). Its ``NoExecute`` tainter
+(``doNoExecuteTaintingPass``) takes the same key for each status with the ``NoExecute`` effect
+(``NotReadyTaintTemplate``, ``UnreachableTaintTemplate``), taking the other status's off
+(``SwapNodeControllerTaint``): ``no_execute_taints``.
 """
 
 from __future__ import annotations
@@ -30,15 +33,26 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gpufleet.model.node import Node
+from gpufleet.model.node import NO_EXECUTE, Node, Taint
 
+#: The Ready statuses of a NotReady node: its kubelet says so, or has not posted its status in time
+READY_FALSE, READY_UNKNOWN = "False", "Unknown"
 NOT_READY_TAINT_KEY = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT_KEY = "node.kubernetes.io/unreachable"
 #: The taint the node lifecycle controller puts on a node for its Ready condition's status.
-LIFECYCLE_TAINT_KEYS = {"False": NOT_READY_TAINT_KEY, "Unknown": UNREACHABLE_TAINT_KEY}
+LIFECYCLE_TAINT_KEYS = {READY_FALSE: NOT_READY_TAINT_KEY, READY_UNKNOWN: UNREACHABLE_TAINT_KEY}
 #: When a NotReady node without a ``creationTimestamp`` registered: a day before time 0, long past
 #: cluster-autoscaler's ``MaxNodeStartupTime`` (15 minutes)
 REGISTERED_LONG_AGO_S = -86400.0
+
+
+def no_execute_taints(ready: str) -> tuple[Taint, Taint]:
+    """``doNoExecuteTaintingPass`` for a node whose Ready condition is ``ready`` (``False`` or ``Unknown``):
+    the ``NoExecute`` taint it puts on, and the one it takes off (``SwapNodeControllerTaint``)."""
+    other = READY_UNKNOWN if ready == READY_FALSE else READY_FALSE
+    return Taint(LIFECYCLE_TAINT_KEYS[ready], effect=NO_EXECUTE), Taint(
+        LIFECYCLE_TAINT_KEYS[other], effect=NO_EXECUTE
+    )
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,18 @@
 one that does, after the least ``tolerationSeconds`` of the tolerations that matched them
 (``v1helper.GetMatchingTolerations``: the first toleration matching each taint, in the pod's order;
 ``getMinTolerationTime``: one of 0 or less is 0; none set: forever, nothing scheduled). The pod's
-tolerations are those it was admitted with (``model.default_toleration_seconds``)."""
+tolerations are those it was admitted with (``model.default_toleration_seconds``).
+
+A deletion once scheduled is kept (``processPodOnNode`` against ``TimedWorkerQueue.GetWorkerUnsafe``, and
+``AddWork`` adds no work for a pod that has one): a later look at the pod (a second taint it tolerates
+for less, a taint taken off while another stays) leaves it as it was, unless it comes at the instant the
+deletion was scheduled; only a taint the pod does not tolerate (at once), or none left to hold it (every
+one tolerated forever, no ``NoExecute`` taint), replaces or cancels it (``process_pod_on_node``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from gpufleet.model.default_toleration_seconds import with_default_tolerations
 from gpufleet.model.node import NO_EXECUTE, Taint, Toleration
@@ -51,17 +58,52 @@ def min_toleration_s(tolerations: Iterable[Toleration]) -> float | None:
 
 
 def eviction_delay_s(tolerations: tuple[Toleration, ...], taints: Iterable[Taint]) -> float | None:
-    """``processPodOnNode`` for a pod with these tolerations on a node with these taints: after how many
-    seconds the pod is deleted (0: at once, a ``NoExecute`` taint it does not tolerate); None where it
-    stays (no ``NoExecute`` taint, or every one tolerated forever: any deletion scheduled is cancelled)."""
-    held = no_execute_taints(taints)
-    if not held:
-        return None
-    used = matching_tolerations(held, tolerations)
-    return 0.0 if used is None else min_toleration_s(used)
+    """``processPodOnNode``'s first look at a pod with these tolerations on a node with these taints (no
+    deletion scheduled yet): after how many seconds the pod is deleted (0: at once, a ``NoExecute`` taint it
+    does not tolerate); None where it stays (no ``NoExecute`` taint, or every one tolerated forever)."""
+    first = process_pod_on_node(None, tolerations, taints, 0.0)
+    return None if first is None else first.fire_s
 
 
 def toleration_s(pod: Pod, taints: Iterable[Taint]) -> float | None:
     """``eviction_delay_s`` of the pod, with the tolerations ``DefaultTolerationSeconds`` admitted it with,
     on a node with these taints."""
     return eviction_delay_s(with_default_tolerations(pod.tolerations), taints)
+
+
+@dataclass(frozen=True)
+class ScheduledDeletion:
+    """A pod's work in the controller's ``TimedWorkerQueue``: when it was scheduled (``CreatedAt``) and
+    when it deletes the pod (``FireAt``), in seconds of the run's clock."""
+
+    created_s: float
+    fire_s: float
+
+
+def process_pod_on_node(
+    scheduled: ScheduledDeletion | None,
+    tolerations: tuple[Toleration, ...],
+    taints: Iterable[Taint],
+    now: float,
+) -> ScheduledDeletion | None:
+    """``processPodOnNode`` at ``now`` for a pod with these tolerations (as admitted) on a node with these
+    taints, the pod's deletion already ``scheduled`` or None: the deletion it has after (None: none, any
+    scheduled cancelled). No ``NoExecute`` taint, or every one tolerated forever: cancelled. One it does
+    not tolerate: at once, in place of any scheduled. Else the least ``tolerationSeconds`` matched
+    (``minTolerationTime``): a deletion already scheduled is kept where its ``CreatedAt`` plus that time is
+    before ``now`` plus it (``startTime.Add(minTolerationTime).Before(triggerTime)``, that is, scheduled
+    before ``now``); else it is replaced by one firing that long after ``now``, its ``CreatedAt`` kept."""
+    held = no_execute_taints(taints)
+    if not held:
+        return None
+    used = matching_tolerations(held, tolerations)
+    if used is None:
+        return ScheduledDeletion(now, now)
+    least = min_toleration_s(used)
+    if least is None:
+        return None
+    if scheduled is None:
+        return ScheduledDeletion(now, now + least)
+    if scheduled.created_s + least < now + least:
+        return scheduled
+    return ScheduledDeletion(scheduled.created_s, now + least)

@@ -2,8 +2,8 @@
 per fault (when, where, what, the response, when it was noticed, the pods hit, GPU-hours out of
 service and of work lost, time to recovery), under the totals the terminal table shows too. Where a
 node's kubelet went down (a reboot, a lost node), a column says when Kubernetes acted on it, from the
-fault: NotReady, the ``NoExecute`` taint, the pods deleted by taint eviction, the Node deleted, PodGC,
-the pods' end (``sim.unreachable_nodes``)."""
+fault: NotReady, the ``NoExecute`` taint, the out-of-service taint a user put on, the pods deleted by taint
+eviction, the Node deleted, PodGC, the pods' end (``sim.unreachable_nodes``)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ HEAD = [
 NODE_DOWN = (
     ("not_ready_s", "NotReady"),
     ("tainted_s", "NoExecute taint"),
+    ("out_of_service_s", "out-of-service"),
     ("pods_evicted_s", "pods deleted"),
     ("node_deleted_s", "Node deleted"),
     ("pods_collected_s", "PodGC"),

@@ -17,8 +17,10 @@ its share of that sum; the GPU, or MIG instance, uniformly), from the run's seed
 - ``reboot`` (XID 79, a driver crash, a NIC): the node goes down with its kubelet: its pods' containers
   die, and the control plane learns of it as ``sim.unreachable_nodes`` says (NotReady after the node
   monitor grace period, tainted unreachable, its pods deleted after what they tolerate, Terminating until
-  the kubelet is back); once noticed a health checker (NPD, the GPU Operator's health monitor, DCGM)
-  cordons it (cluster-autoscaler removes an unready node unneeded for ``--scale-down-unready-time``);
+  the kubelet is back; a scheduled fault's ``outOfService``: a user taints it
+  ``node.kubernetes.io/out-of-service`` that long after, ``model.out_of_service``); once noticed a health
+  checker (NPD, the GPU Operator's health monitor, DCGM) cordons it (cluster-autoscaler removes an
+  unready node unneeded for ``--scale-down-unready-time``);
   after ``response.reboot`` its kubelet is back, Ready, uncordoned, with healthy GPUs: the pods still
   there start again or fail by their ``restartPolicy``.
 - ``replace`` (a row-remap failure, a GPU to be replaced): the pods on that GPU fail; once noticed the
@@ -131,6 +133,7 @@ class FaultRecord:
             "node_deleted_s": self._after(down.node_deleted_s),
             "pods_collected_s": self._after(down.collected_s),
             "pods_ended_s": self._after(down.pods_ended_s),
+            "out_of_service_s": self._after(down.out_of_service_s),
         }
 
     def _after(self, t: float | None) -> float | None:
@@ -147,8 +150,10 @@ class FaultInjector:
         host: FaultHost,
         rng: np.random.Generator,
         fixed_pools: frozenset[str],
+        unreachable: UnreachableNodes,
     ):
-        """``fixed_pools``: the pools without ``max``, whose lost nodes are replaced at once."""
+        """``fixed_pools``: the pools without ``max``, whose lost nodes are replaced at once;
+        ``unreachable``: the node lifecycle controller and PodGC, which learn of a kubelet stopped."""
         self.model = model
         self.clock = clock
         self.cluster = cluster
@@ -165,7 +170,7 @@ class FaultInjector:
         #: node -> the physical GPUs the device plugin reports Unhealthy, awaiting their reset (by fault)
         self._out: dict[str, dict[int, int]] = {}
         self.hung = HungProcesses(clock, lifecycle)
-        self.unreachable = UnreachableNodes(clock, cluster, lifecycle, host, self._node_deleted)
+        self.unreachable = unreachable
 
     # -- arming --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -249,9 +254,12 @@ class FaultInjector:
         else:  # the node is down (reboot) or gone (lost): its kubelet with it
             before = self.host.work_lost_gpu_s
             rec.pods_hit.extend(self._pods_on(name))
-            rec.down = self.unreachable.stopped(name, response == "lost" and pool is not None)
+            rec.down = down = self.unreachable.stopped(name, response == "lost" and pool is not None)
             rec.work_lost_gpu_s += self.host.work_lost_gpu_s - before
             self.host.cluster_changed(())
+            if fault.out_of_service_s is not None:  # a user taints it out-of-service
+                taint = partial(self.unreachable.out_of_service, name, down)
+                self.clock.at(now + fault.out_of_service_s, Priority.COMPLETION, taint)
         self.clock.at(detect, Priority.COMPLETION, partial(self._node_detected, rec, response))
 
     def _hang(self, rec: FaultRecord, name: str, gpu: int) -> None:
@@ -476,7 +484,7 @@ class FaultInjector:
         rec.drained_s = self.clock.now
         self._replace(rec)
 
-    def _node_deleted(self, name: str) -> None:
+    def node_deleted(self, name: str) -> None:
         """The cloud node lifecycle controller deletes a lost node's Node (and a new one takes its place,
         unless the fault's response was given up: cluster-autoscaler was deleting the node already)."""
         rec = self._down.get(name)

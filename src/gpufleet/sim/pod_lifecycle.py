@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -50,7 +49,7 @@ from gpufleet.model.pod_failure_policy import (
 )
 from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import SimulationSettings
-from gpufleet.model.taint_eviction import TAINT_EVICTION, toleration_s
+from gpufleet.model.taint_eviction import TAINT_EVICTION
 from gpufleet.scheduling.events import ClusterChange, assigned_pod_deleted
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.plugins.node_ports import REASON as NODE_PORTS_REASON
@@ -58,8 +57,10 @@ from gpufleet.scheduling.plugins.node_ports import fits_ports
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.metering import Meter
 from gpufleet.sim.placement_quality import ring_placement
+from gpufleet.sim.pod_gc_terminating import TerminatingPodGC
 from gpufleet.sim.records import ImagePull, PodRecord
 from gpufleet.sim.status_watch import StatusWatch, WatchedPodRecord
+from gpufleet.sim.taint_eviction import TaintEviction
 from gpufleet.sim.work_queues import WorkList
 
 #: the kubelet's ``Admit`` of a ``PredicateFailureError``: the predicate's name as reason, "Predicate <name>
@@ -73,6 +74,9 @@ KUBELET_TAINT_TOLERATION = (
     "TaintToleration",
     "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
 )
+
+#: the reason of a pod deleted by a user or a controller that gives none (gpufleet's, ``final_states``)
+DELETED = "Deleted"
 
 
 class LifecycleHost(Protocol):
@@ -150,6 +154,10 @@ class PodLifecycle:
         #: the pod its controller makes again in that slot resumes from it, as a training job reloads its
         #: last checkpoint (the same share of a task its ring may stretch otherwise)
         self.checkpoints: dict[str, float] = {}
+        #: the taint eviction controller, which reads the pods bound to each node
+        self.taint_eviction = TaintEviction(clock, cluster, self.records, self._taint_delete)
+        #: PodGC's ``gcTerminating``, which force-deletes the pods being deleted on out-of-service nodes
+        self.pod_gc = TerminatingPodGC(clock, cluster, self.records, self._force_delete)
 
     def lost_with_node(self, rec: PodRecord) -> None:
         """Its node went away (its resources already freed with it): it ends, reason NodeDeleted. A pod
@@ -201,7 +209,10 @@ class PodLifecycle:
         Job counts it toward ``backoffLimit``, as upstream counts a Failed pod). A snapshot's pod already
         ``running`` there is checked for room only: its node's labels and taints may have changed since the
         kubelet admitted it (node affinity is ``IgnoredDuringExecution``; a ``NoExecute`` taint it does not
-        tolerate has the taint eviction controller delete it once bound, ``_held_to_no_execute_taints``)."""
+        tolerate has the taint eviction controller delete it once bound, ``sim.taint_eviction``). A pod
+        rejected keeps its ``nodeName``: the taint eviction controller looks at it all the same, and deletes
+        it at once where a ``NoExecute`` taint of the node is one it does not tolerate (``handlePodUpdate``,
+        ``processPodOnNode``: the kubelet's rejection and the controller's deletion both follow)."""
         pod = rec.pod
         name = pod.node_name or ""
         if name not in self.cluster.state.index:
@@ -213,6 +224,7 @@ class PodLifecycle:
             reason, message = rejected
             rec.node, rec.message = name, REJECTED + message
             self.terminated(rec, reason, deleted=False)
+            self.taint_eviction.pod_on_node(rec, name)  # (its nodeName is set all the same)
             return
         self.cluster.state.assign(pod, i, self.clock.now)
         self.bound(rec, name, self.cluster.ledger.allocate(pod, name))  # the kubelet's device plugin
@@ -263,7 +275,7 @@ class PodLifecycle:
         (per node, one at a time, cached), then the container runs, reads its model from shared
         storage (fair share of the bandwidth), warms up, and is ready. A node whose kubelet stopped
         starts nothing until it is back (``kubelet_restarted``). A node with ``NoExecute`` taints has the
-        taint eviction controller look at it (``_held_to_no_execute_taints``)."""
+        taint eviction controller look at it (``sim.taint_eviction``)."""
         now = self.clock.now  # (its PodScheduled condition True now: no reason, no message)
         rec.node, rec.bound_s, rec.reason, rec.message = node, now, None, None
         rec.devices = devices
@@ -273,7 +285,7 @@ class PodLifecycle:
         if dra is not None and rec.pod.resource_claims:
             rec.claims = dra.allocations_of(rec.pod)
         self.host.pod_bound(rec.pod, node)
-        self._held_to_no_execute_taints(rec, node)
+        self.taint_eviction.pod_on_node(rec, node)
         if node in self.cluster.kubelet_stopped:
             rec.kubelet_down = True
             rec.enter(now, "node_down")
@@ -300,24 +312,14 @@ class PodLifecycle:
                 return
         self._container_started(rec, rec.token)
 
-    def _no_execute_delay_s(self, rec: PodRecord, node: str) -> float | None:
-        state = self.cluster.state
-        taints = state.nodes[state.index[node]].taints if node in state.index else ()
-        return toleration_s(rec.pod, taints) if any(t.effect == NO_EXECUTE for t in taints) else None
-
-    def _held_to_no_execute_taints(self, rec: PodRecord, node: str) -> None:
-        """The taint eviction controller sees a pod bound to a node with ``NoExecute`` taints
-        (``handlePodUpdate``, ``processPodOnNode``): it deletes it after what it tolerates of them
-        (``model.taint_eviction``: at once, after its least ``tolerationSeconds``, or never); the deletion
-        is cancelled where the pod has left the node, or the node no longer has a taint it does not
-        tolerate forever."""
-        delay = self._no_execute_delay_s(rec, node)
-        if delay is not None:
-            self.clock.at(self.clock.now + delay, Priority.COMPLETION, partial(self._taint_evict, rec, node))
-
-    def _taint_evict(self, rec: PodRecord, node: str) -> None:
-        if rec.node == node and rec.finished_s is None and self._no_execute_delay_s(rec, node) is not None:
+    def _taint_delete(self, rec: PodRecord) -> None:
+        """The taint eviction controller deletes the pod (``sim.taint_eviction``): a bound one is evicted
+        (SIGTERM, its grace period); one its kubelet rejected, Failed, is gone at once."""
+        if rec.finished_s is None:
             self.evict(rec.pod.key, TAINT_EVICTION)
+            return
+        rec.deleted_s = self.clock.now
+        rec.enter(rec.deleted_s, "deleted")
 
     def _image_landed(self, node: str, image: str, size: int) -> None:
         """A pull finished: the image is on the node (its status.images), for ImageLocality to score."""
@@ -528,7 +530,7 @@ class PodLifecycle:
 
     def delete_if_present(self, rec: PodRecord) -> None:
         if rec.deleted_s is None and rec.finished_s is None and self.records.get(rec.pod.key) is rec:
-            self.delete(rec, "Deleted")
+            self.delete(rec, DELETED)
 
     def delete(self, rec: PodRecord, reason: str) -> None:
         """Delete a pod: a bound one gets SIGTERM and its grace period; one no node runs goes at once (the
@@ -701,13 +703,21 @@ class PodLifecycle:
         self.host.pod_terminating(rec.pod)
         if rec.kubelet_down:  # no kubelet confirms its end: Terminating until it is back, or PodGC
             rec.reason = reason
-            return
-        grace = rec.pod.termination_grace_s if grace_s is None else grace_s
-        self.clock.at(
-            self.clock.now + grace,
-            Priority.COMPLETION,
-            lambda: self.terminated(rec, reason, container_exit=_killed(rec), checkpointed=True),
-        )
+        else:
+            grace = rec.pod.termination_grace_s if grace_s is None else grace_s
+            self.clock.at(
+                self.clock.now + grace,
+                Priority.COMPLETION,
+                lambda: self.terminated(rec, reason, container_exit=_killed(rec), checkpointed=True),
+            )
+        self.pod_gc.look(rec.node)  # (its node NotReady and out-of-service: PodGC force-deletes it)
+
+    def _force_delete(self, rec: PodRecord) -> None:
+        """PodGC's ``markFailedAndDeletePod`` of a pod being deleted (``sim.pod_gc_terminating``): Failed
+        (with the reason of its deletion, where one is known yet), gone at once; its kubelet, down, is
+        past waiting for."""
+        rec.kubelet_down = False
+        self.terminated(rec, rec.reason or DELETED, checkpointed=True)
 
     def failed(self, rec: PodRecord, reason: str) -> None:
         """Its process died with its GPU or node (no SIGTERM, no grace period, as after an XID that kills

@@ -78,6 +78,7 @@ from gpufleet.sim.run_progress import EVERY_EVENTS, RunProgress
 from gpufleet.sim.status_watch import StatusWatch
 from gpufleet.sim.topology_admission import HOSTNAME, admit, topology_request
 from gpufleet.sim.traffic import TrafficState
+from gpufleet.sim.unreachable_nodes import UnreachableNodes
 from gpufleet.sim.workload_status import WorkloadStatus
 from gpufleet.workloads import controller_for
 from gpufleet.workloads.daemonset import DaemonSetController
@@ -181,6 +182,7 @@ class Simulation:
         "state",
         "topology_held",
         "traffic",
+        "unreachable",
         "workload_autoscalers",
         "workload_status",
     )
@@ -212,7 +214,8 @@ class Simulation:
         publishing = any(rt.pool.dra_gpus for rt in self.pools.values())
         self.cluster = InMemoryCluster(nodes, dra if in_use or publishing else None, self.cloud.slices_of)
         start = self.settings.start_time_s if self.settings.start_time_set else None
-        self.cluster.not_ready_from_start(not_ready_at_start(scenario.nodes, start))
+        not_ready = not_ready_at_start(scenario.nodes, start)
+        self.cluster.not_ready_from_start(not_ready)
         #: the wall-clock time of time 0 (``clock_zero``), where the scenario says: a dump's pods' creation
         self.clock_zero_unix = clock_zero(scenario.nodes, start)
         self.state: ClusterState = self.cluster.state  # the nodes and pods as the decisions read them
@@ -321,6 +324,12 @@ class Simulation:
         #: the RayJob controller's requeue, Ray and its autoscaler (control/kuberay.py)
         self.kuberay = KubeRayLoops(self, self.loop)
         self.rollouts = Rollouts(self.loop, self.records, self._reconcile, self._delete_surplus)
+        #: the node lifecycle controller's NotReady nodes, their taints and PodGC of their pods
+        #: (``sim.unreachable_nodes``): a dump's NotReady nodes from the start, a kubelet stopped by a fault
+        self.unreachable = UnreachableNodes(
+            self.loop, self.cluster, self.lifecycle, self, self._cloud_deletes
+        )
+        self.unreachable.not_ready_from_start(not_ready)
         #: GPU and node faults and the response to them (``sim.faults``), None without a FaultModel
         self.faults = (
             None
@@ -333,6 +342,7 @@ class Simulation:
                 self,
                 np.random.default_rng([self.seed, 7]),
                 frozenset(name for name, rt in self.pools.items() if rt.pool.max is None),
+                self.unreachable,
             )
         )
         #: the exporters scraped as the run goes (``gpufleet simulate --metrics-out``), None: not scraped
@@ -1197,8 +1207,13 @@ class Simulation:
     def set_node_taints(self, name: str, taints: tuple[Taint, ...]) -> None:
         """The node's taints replaced (cluster-autoscaler's soft DeletionCandidate taint): a node update its
         schedulers see (``UpdateNodeTaint``: their queueing hints, and the shape caches re-evaluate its row
-        through ``static_version``). Not armed again is the autoscaler that made it, scanning now."""
+        through ``static_version``). Not armed again is the autoscaler that made it, scanning now. The
+        taint eviction controller sees its ``NoExecute`` taints change (``sim.taint_eviction``), PodGC its
+        out-of-service taint (``sim.pod_gc_terminating``)."""
+        before = self.state.nodes[self.state.index[name]].taints
         self._update_node(name, partial(self.state.set_taints, name, taints))
+        self.lifecycle.taint_eviction.node_taints_changed(name, before)
+        self.lifecycle.pod_gc.look(name)
 
     def _update_node(self, name: str, change: Callable[[], None]) -> None:
         """``change`` made to the node ``name``, which its schedulers then see as a node update (their
@@ -1325,8 +1340,7 @@ class Simulation:
             for pod in controller.node_added(node):
                 self.created_by[pod.key] = controller
                 self._create(pod)
-        if self.faults is not None:
-            self.faults.unreachable.node_added_or_deleted()
+        self.unreachable.node_added_or_deleted()
         self.cluster_changed((ClusterChange(NODE_ADD, None, node),))
 
     def node_gpus_ready(self, node: Node) -> None:
@@ -1358,14 +1372,21 @@ class Simulation:
         lost = self.cluster.delete_node(name, self.loop.now)
         for a in lost:
             self.lifecycle.lost_with_node(self.records[a.pod.key])
-        if self.faults is not None:  # the pods of a kubelet down stay, bound to no Node, until PodGC
-            orphans = [a.pod.key for a in lost if self.records[a.pod.key].kubelet_down]
-            self.faults.unreachable.orphaned(name, orphans)
-            self.faults.unreachable.node_added_or_deleted()
+        # the pods of a kubelet down stay, bound to no Node, until PodGC
+        self.unreachable.orphaned(name, [a.pod.key for a in lost if self.records[a.pod.key].kubelet_down])
+        self.unreachable.node_added_or_deleted()
         self.cloud.deleted(name, pool)
         self.node_billing_changed()
         gone = [assigned_pod_deleted(a.pod, name) for a in lost]
         self.cluster_changed(gone if node is None else [ClusterChange(NODE_DELETE, node, None), *gone])
+
+    def _cloud_deletes(self, name: str) -> None:
+        """The cloud node lifecycle controller deletes a lost node's Node (``sim.unreachable_nodes``): a
+        fault's node, replaced as its response says (``FaultInjector.node_deleted``)."""
+        if self.faults is not None:
+            self.faults.node_deleted(name)
+        else:
+            self.delete_node(name)
 
     def devices_changed(self, name: str) -> None:
         if self.faults is not None:

@@ -21,15 +21,23 @@ simulator's clock.
   controller takes the ``NoExecute`` taints off every node and empties the queues (``markNodeAsReachable``:
   the taint eviction controller cancels the deletions it had scheduled); as a zone recovers, the nodes
   still NotReady are queued again, at their zones' rates, the first after 1 / the rate.
-- The taint eviction controller (``pkg/controller/tainteviction/taint_eviction.go``, ``processPodOnNode``,
-  ``model.taint_eviction``) deletes each pod on it that does not tolerate its ``NoExecute`` taints at once,
-  and one that does after the least ``tolerationSeconds`` of the tolerations it matched
-  (``getMinTolerationTime``; none set: never), with the 300 s tolerations for the ``not-ready`` and
-  ``unreachable`` ``NoExecute`` taints the ``DefaultTolerationSeconds`` admission plugin gave every pod
-  without one (``model.default_toleration_seconds``). A pod bound to a node already tainted is looked at
-  as it is bound (``PodLifecycle.bound``).
+- A cluster dump's nodes NotReady from the start (``model.node_readiness``) are queued at the first pass,
+  at time 0, for the ``NoExecute`` taint of their Ready status: ``not-ready`` for ``False`` (the kubelet
+  says so), ``unreachable`` for ``Unknown``; one carrying the other status's ``NoExecute`` taint has it
+  swapped at once, no token taken (``processTaintBaseEviction``, ``SwapNodeControllerTaint``). Nothing
+  makes them Ready again. A stopped kubelet's node is ``Unknown``: every fault that takes a node down
+  (``reboot``, ``lost``) stops its kubelet.
+- The taint eviction controller (``sim.taint_eviction``, ``model.taint_eviction``) deletes each pod on it
+  that does not tolerate its ``NoExecute`` taints at once, and one that does after the least
+  ``tolerationSeconds`` of the tolerations it matched (``getMinTolerationTime``; none set: never), with the
+  300 s tolerations for the ``not-ready`` and ``unreachable`` ``NoExecute`` taints the
+  ``DefaultTolerationSeconds`` admission plugin gave every pod without one
+  (``model.default_toleration_seconds``); a deletion once scheduled stays as it was when a later taint
+  holds the pod less long.
 - A deleted pod on a node whose kubelet is down stays Terminating: nobody confirms its end until the
-  kubelet is back (it is then gone) or its Node is deleted.
+  kubelet is back (it is then gone), its Node is deleted, or a user taints the node
+  ``node.kubernetes.io/out-of-service`` (``out_of_service``: PodGC's ``gcTerminating`` force-deletes it,
+  ``sim.pod_gc_terminating``).
 - A lost node's instance no longer exists: the cloud node lifecycle controller (k8s.io/cloud-provider
   ``controllers/nodelifecycle/node_lifecycle_controller.go``, ``MonitorNodes`` every ``--node-monitor-period``
   5 s, looking only at nodes whose Ready is not True) deletes its Node at its first pass after it went
@@ -45,7 +53,7 @@ simulator's clock.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol
@@ -53,8 +61,14 @@ from typing import Protocol
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Taint
 from gpufleet.model.node_lifecycle_zones import EVICTION_QPS, NORMAL, ZoneStates, zone_key, zones
-from gpufleet.model.node_readiness import NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY
-from gpufleet.model.taint_eviction import TAINT_EVICTION, toleration_s
+from gpufleet.model.node_readiness import (
+    NOT_READY_TAINT_KEY,
+    READY_UNKNOWN,
+    UNREACHABLE_TAINT_KEY,
+    NotReadyNode,
+    no_execute_taints,
+)
+from gpufleet.model.out_of_service import OUT_OF_SERVICE
 from gpufleet.scheduling.events import ClusterChange
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.pod_lifecycle import PodLifecycle
@@ -86,12 +100,16 @@ class NodeDown:
     """What the control plane did about one stopped kubelet, in seconds of the run's clock."""
 
     instance_gone: bool  # the instance is gone (a lost node): the cloud controller deletes its Node
+    #: its Ready condition once NotReady: ``Unknown`` (its kubelet stopped posting), ``False`` (a dumped
+    #: node whose kubelet said so)
+    ready: str = READY_UNKNOWN
     not_ready_s: float | None = None
     tainted_s: float | None = None  # the NoExecute taint
     evicted_s: float | None = None  # the last pod the taint eviction controller deleted
     node_deleted_s: float | None = None
     collected_s: float | None = None  # PodGC deleted its pods
     pods_ended_s: float | None = None  # the last of its pods gone (PodGC, the kubelet back)
+    out_of_service_s: float | None = None  # a user tainted it ``node.kubernetes.io/out-of-service``
 
 
 @dataclass
@@ -132,6 +150,18 @@ class UnreachableNodes:
         self.zone_states = ZoneStates()
         self.tainters: dict[str, Tainter] = {}  # zone -> its NoExecute tainter
         self._pass_due = False
+        lifecycle.taint_eviction.listeners.append(self._evicted)
+        lifecycle.pod_gc.listeners.append(self._collected_terminating)
+
+    def not_ready_from_start(self, nodes: Iterable[NotReadyNode]) -> None:
+        """Nodes of a cluster dump NotReady when the run starts (``model.node_readiness``): the first monitor
+        pass, at time 0, queues each for the ``NoExecute`` taint of its Ready condition's status
+        (``not-ready`` for ``False``, ``unreachable`` for ``Unknown``), or swaps at once the other's where
+        it carries it. Nothing makes them Ready again."""
+        for n in nodes:
+            self.down[n.name] = NodeDown(False, ready=n.status, not_ready_s=n.since_s)
+        if self.down:
+            self._request_pass()
 
     def _at(self, t: float, action: Callable[[], None]) -> None:
         self.clock.at(t, Priority.COMPLETION, action)
@@ -213,7 +243,12 @@ class UnreachableNodes:
         down_now = () if judged.untaint_all else self.down.items()
         for name, down in down_now:
             node = self._node(name) if down.not_ready_s is not None and self._live(name, down) else None
-            if node is not None and UNREACHABLE_NO_EXECUTE not in node.taints:
+            taint, other = no_execute_taints(down.ready)
+            if node is None or taint in node.taints:
+                continue
+            if other in node.taints:  # ``processTaintBaseEviction``: swapped at once, no token taken
+                self._taint_no_execute(name, down)
+            else:
                 self.tainters.setdefault(zone_key(node), Tainter()).queue.setdefault(name, down)
         for zone, qps in judged.limiters.items():
             self.tainters.setdefault(zone, Tainter()).swap(qps, now)
@@ -241,25 +276,33 @@ class UnreachableNodes:
         self._schedule_taint(zone)
 
     def _taint_no_execute(self, name: str, down: NodeDown) -> None:
-        """The NoExecute taint: each pod on the node is deleted after what it tolerates (cancelled where the
-        taint is taken off first)."""
-        now = down.tainted_s = self.clock.now
-        self._set_taints(name, (UNREACHABLE_NO_EXECUTE,))
-        taints = self._node(name).taints
-        records = self.lifecycle.records
-        for key in self._pods_on(name):
-            seconds = toleration_s(records[key].pod, taints)
-            if seconds is not None:
-                self._at(now + seconds, partial(self._evict, name, down, key, now))
+        """The NoExecute taint: the taint eviction controller deletes each pod on the node after what it
+        tolerates (``sim.taint_eviction``; cancelled where the taint is taken off first)."""
+        down.tainted_s = self.clock.now
+        taint, other = no_execute_taints(down.ready)
+        self._set_taints(name, (taint,), (other,))
 
-    def _evict(self, name: str, down: NodeDown, key: str, tainted_s: float) -> None:
-        rec = self.lifecycle.records.get(key)
-        if not self._live(name, down) or rec is None or rec.terminating or rec.node != name:
-            return
-        if down.tainted_s != tainted_s or UNREACHABLE_NO_EXECUTE not in self._node(name).taints:
-            return  # the taint was taken off (``handleDisruption``): the deletion is cancelled
-        down.evicted_s = self.clock.now
-        self.lifecycle.evict(key, TAINT_EVICTION)
+    def _evicted(self, name: str, key: str) -> None:
+        """The taint eviction controller deleted a pod of the node: while its kubelet is down, the fault's
+        ``pods_evicted_s``."""
+        down = self.down.get(name)
+        if down is not None and name in self.cluster.state.index:
+            down.evicted_s = self.clock.now
+
+    def out_of_service(self, name: str, down: NodeDown) -> None:
+        """A user taints the node, its kubelet still down, ``node.kubernetes.io/out-of-service``
+        (``model.out_of_service``): the taint eviction controller deletes the pods that do not tolerate it
+        at once, and PodGC force-deletes the pods being deleted there while it is NotReady
+        (``sim.pod_gc_terminating``)."""
+        if self._live(name, down):
+            down.out_of_service_s = self.clock.now
+            self._set_taints(name, (OUT_OF_SERVICE,))
+
+    def _collected_terminating(self, name: str) -> None:
+        """PodGC's ``gcTerminating`` deleted the pods being deleted on the node (out-of-service)."""
+        down = self.down.get(name)
+        if down is not None:
+            down.collected_s = down.pods_ended_s = self.clock.now
 
     def _cloud_delete(self, name: str, down: NodeDown) -> None:
         """The instance no longer exists: its Node is deleted (``orphaned`` follows)."""
@@ -287,14 +330,16 @@ class UnreachableNodes:
             down.collected_s = down.pods_ended_s = self.clock.now
 
     def restarted(self, name: str) -> None:
-        """The kubelet is back (``reboot``): Ready again, the unreachable taints taken off; it confirms
+        """The kubelet is back (``reboot``): Ready again, the unreachable taints taken off (and the
+        out-of-service one a user put on it: an assumption, that the user takes it off as the node is back,
+        as KEP-2268 asks once the node has recovered); it confirms
         the pods deleted meanwhile, and starts again (or fails) the others."""
         down = self.down.pop(name, None)
         self.cluster.kubelet_stopped.discard(name)
         if down is None or name not in self.cluster.state.index:
             return
         self.cluster.not_ready.pop(name, None)
-        self._set_taints(name, (), (UNREACHABLE_NO_SCHEDULE, *REACHABLE_REMOVES))
+        self._set_taints(name, (), (UNREACHABLE_NO_SCHEDULE, *REACHABLE_REMOVES, OUT_OF_SERVICE))
         for tainter in self.tainters.values():  # ``markNodeAsReachable``: out of its zone's queue
             tainter.queue.pop(name, None)
         self._request_pass()
