@@ -148,7 +148,7 @@ class Behavior:
 DEFAULT_BEHAVIOR = Behavior()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OwnerRef:
     kind: str
     name: str

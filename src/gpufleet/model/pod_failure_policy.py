@@ -97,7 +97,7 @@ OOM_KILLED, COMPLETED, ERROR = "OOMKilled", "Completed", "Error"
 CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContainerExit:
     """A container's status: its name and, once terminated (``state.terminated``), its exit code (None:
     not terminated) and the reason of its terminated state (``OOMKilled``, ``Error``, ``Completed``)."""

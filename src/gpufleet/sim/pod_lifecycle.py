@@ -608,7 +608,7 @@ class PodLifecycle:
                     rec.pod.key, rec.done_s, rec.pod.behavior.requeue_on_sigterm
                 )
             if terminated:
-                rec.disruptions.append(now)
+                rec.disruptions += (now,)
         rec.ready = False
         rec.enter(now, "terminating" if terminated else "gang_wait")
 
@@ -660,10 +660,10 @@ class PodLifecycle:
         rec.last_terminated = exited
         rec.token += 1
         token = rec.token
-        wait = rec.back_off.wait_s(now)
+        wait = rec.restart_back_off().wait_s(now)
         if wait > 0:
             rec.reason = CRASH_LOOP_BACK_OFF
-            rec.back_offs.append((now, wait))
+            rec.back_offs += ((now, wait),)
         rec.enter(now, "crashed")
         self.gang_member_gone(rec)
         self.clock.at(now + wait, Priority.COMPLETION, lambda: self._container_restarted(rec, token))

@@ -6,9 +6,11 @@ summary (times, stages) are derived from one recorded sequence of events.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpufleet.gpus.devices import Unit
+from gpufleet.lazy_container import EMPTY_MAPPING
 from gpufleet.lifecycle.checkpoints import last_checkpoint, progress, time_to_finish
 from gpufleet.lifecycle.liveness import RestartBackOff
 from gpufleet.model.dra import AllocationResult
@@ -70,16 +72,22 @@ class PodRecord:
     consumer_idle: bool = False  # a queue worker waiting for an item
     work_started_at: float = 0.0
     token: int = 0
-    disruptions: list[float] = field(default_factory=list)
-    node_stages: dict[str, float] = field(default_factory=dict)  # the start chain of the node launched for it
+    #: when it was disrupted; a tuple, as most pods never are (the empty one is shared: a record is kept for
+    #: the whole run)
+    disruptions: tuple[float, ...] = ()
+    #: the start chain of the node launched for it; most pods had none, and share one empty mapping
+    node_stages: Mapping[str, float] = field(default_factory=lambda: EMPTY_MAPPING)
     devices: list[Unit] = field(default_factory=list)  # the GPU units it holds on its node
     #: its ResourceClaims' allocations when it was bound: (claim key, allocation), in its claims' order
     claims: tuple[tuple[str, AllocationResult], ...] = ()
     gpu_share: float = 0.0  # GPU-equivalents it holds
     restarts: int = 0  # its first container's ``restartCount``
-    back_off: RestartBackOff = field(default_factory=RestartBackOff)  # the kubelet's, before a restart
-    #: each back-off the kubelet waited out before a restart: (when its container ended, seconds)
-    back_offs: list[tuple[float, float]] = field(default_factory=list)
+    #: the kubelet's back-off before a restart, made at its container's first restart (``restart_back_off``):
+    #: most pods never restart, and a record is kept for the whole run
+    back_off: RestartBackOff | None = None
+    #: each back-off the kubelet waited out before a restart: (when its container ended, seconds); a tuple,
+    #: as most pods never restart
+    back_offs: tuple[tuple[float, float], ...] = ()
     #: when each of its first container's containers started (``startContainer``: the first, then each
     #: restart's), in time order
     container_starts: list[float] = field(default_factory=list)
@@ -164,6 +172,12 @@ class PodRecord:
             return 0.0
         self.done_s = max(last_checkpoint(total, interval), start) if interval else start
         return max(total - self.done_s, 0.0)  # (a checkpoint a rounding error ahead loses nothing)
+
+    def restart_back_off(self) -> RestartBackOff:
+        """Its container's back-off (``back_off``), made the first time it restarts."""
+        if self.back_off is None:
+            self.back_off = RestartBackOff()
+        return self.back_off
 
     def enter(self, t: float, state: str) -> None:
         self.log.append((t, state))

@@ -125,9 +125,19 @@ active``). A finished Job's ``Failed`` or ``Complete`` condition waits for its t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import ClassVar, TypeVar, cast
 
+from gpufleet.lazy_container import (
+    EMPTY_MAPPING,
+    EMPTY_SEQUENCE,
+    EMPTY_SET,
+    LazyContainer,
+    lazy_dict,
+    lazy_list,
+    lazy_set,
+)
 from gpufleet.model.completion_indexes import REASON_SUCCESS_POLICY, match_success_policy
 from gpufleet.model.failed_indexes import (
     FAILED_INDEXES,
@@ -151,7 +161,7 @@ from gpufleet.model.pod_failure_policy import (
 from gpufleet.model.workloads import Job, PodGroup, PodSet
 from gpufleet.workloads import register_kind
 from gpufleet.workloads.job_backoff import (
-    BackoffRecord,
+    NO_FAILURES,
     finished_age_s,
     last_failed_per_index,
     new_backoff_record,
@@ -181,6 +191,36 @@ SUCCESS_CRITERIA_MET, COMPLETE = "SuccessCriteriaMet", "Complete"
 
 
 W = TypeVar("W")
+
+#: the writers of ``JobController``'s containers (``lazy_container``: each reads empty until written)
+_USED: LazyContainer[set[int]] = lazy_set("used")
+_NAMES: LazyContainer[set[str]] = lazy_set("names")
+_ACTIVE: LazyContainer[dict[str, int]] = lazy_dict("active")
+_TERMINATING: LazyContainer[dict[str, int | None]] = lazy_dict("terminating")
+_REMOVING: LazyContainer[dict[str, None]] = lazy_dict("removing")
+_RETRIES: LazyContainer[list[int]] = lazy_list("retries")
+_ATTEMPTS: LazyContainer[dict[int, int]] = lazy_dict("attempts")
+_SUCCEEDED_INDEXES: LazyContainer[set[int]] = lazy_set("succeeded_indexes")
+_FAILED_AS: LazyContainer[dict[str, FailedPod]] = lazy_dict("_failed_as")
+_RESTARTS: LazyContainer[dict[str, int]] = lazy_dict("_restarts")
+_FAILED_INDEXES: LazyContainer[set[int]] = lazy_set("failed_indexes")
+_INDEX_ANNOTATIONS: LazyContainer[dict[int, dict[str, str]]] = lazy_dict("_index_annotations")
+_INDEX_READY_S: LazyContainer[dict[int, float]] = lazy_dict("_index_ready_s")
+_BACKING_OFF: LazyContainer[dict[int, tuple[float, int]]] = lazy_dict("_backing_off")
+#: what a Job's pods' lives read and a finished Job without pods does not (``JobController._settle``)
+_POD_LIFE_STATE = (
+    _ACTIVE,
+    _TERMINATING,
+    _REMOVING,
+    _RETRIES,
+    _ATTEMPTS,
+    _FAILED_AS,
+    _RESTARTS,
+    _USED,
+    _NAMES,
+    _INDEX_ANNOTATIONS,
+    _INDEX_READY_S,
+)
 
 
 def restarts_past_limit(restart_counts: Iterable[int], limit: int) -> bool:
@@ -213,7 +253,10 @@ class JobController:
     #: what ``__init__`` sets, in slots (as ``sim.simulation.Simulation``): with more than 30 attributes an
     #: instance does not fit CPython 3.11's shared-key layout and would keep a dictionary of its own, 1.5 KiB
     #: for every Job of a run, finished ones included. ``__dict__`` takes what a subclass (``ChildJob``) or a
-    #: test adds, and stays unmade otherwise.
+    #: test adds, and stays unmade otherwise. Its containers hold a shared empty one until first written
+    #: (``lazy_container``: its writers ``_ACTIVE``, ``_RETRIES``...): most Jobs never fill most of them; and
+    #: once a Job finished and none of its pods is left, it lets go of those only its pods' lives read
+    #: (``_settle``).
     __slots__ = (
         "__dict__",
         "_backing_off",
@@ -257,53 +300,56 @@ class JobController:
         self.spec = job  # as submitted; ``job`` carries the counts Kueue admitted it with
         self.next_index = 0
         self.issued = 0  # indexes given to pods (adopted or created)
-        self.used: set[int] = set()  # indexes an adopted pod holds, active or completed
-        self.names: set[str] = set()  # the names of its pods in a snapshot
-        self.active: dict[str, int] = {}  # pod key -> completion index
+        self.used: AbstractSet[int] = EMPTY_SET  # indexes an adopted pod holds, active or completed
+        self.names: AbstractSet[str] = EMPTY_SET  # the names of its pods in a snapshot
+        self.active: Mapping[str, int] = EMPTY_MAPPING  # pod key -> completion index
         #: its pods being deleted (``deletionTimestamp`` set) that have not ended (``status.terminating``):
         #: pod key -> the completion index to count and create again once it ends, None where nothing is
         #: left to count (counted failed already, ``TerminatingOrFailed``; an Indexed Job's pod of no index)
-        self.terminating: dict[str, int | None] = {}
+        self.terminating: Mapping[str, int | None] = EMPTY_MAPPING
         #: its pods ``manageJob`` deletes with ``deleteJobPods`` (``activePodsForRemoval``: too many, of an
         #: invalid or duplicated index), in order, until their deletion is heard: never counted (their
         #: tracking finalizer is removed first), not replaced, terminating from the sync that deletes them
-        self.removing: dict[str, None] = {}
+        self.removing: Mapping[str, None] = EMPTY_MAPPING
         #: its active pods it deletes in later syncs, in order (``activePodsForRemoval`` found more than
         #: ``MaxPodCreateDeletePerSync``)
-        self._surplus: list[str] = []
+        self._surplus: Sequence[str] = EMPTY_SEQUENCE
         #: its last sync left creations or deletions to the next (``MaxPodCreateDeletePerSync``), which has
         #: not come; and whether the driver was told when it comes (``kind.SyncsAgain``)
         self._deferred = False
         self._next_sync_armed = False
-        self.retries: list[int] = []  # indices whose pod failed, to create again
-        self.attempts: dict[int, int] = {}
+        self.retries: Sequence[int] = EMPTY_SEQUENCE  # indices whose pod failed, to create again
+        self.attempts: Mapping[int, int] = EMPTY_MAPPING  # index -> the re-creations of its pod so far
         self.succeeded = 0
         self.failed = 0
         #: the run's time as it was last told (``kind.KeepsTime``): when its pods end, what its backoffs count
         self.now_s = 0.0
         #: the pod failure backoff, its times the run's (``newBackoffRecord``)
-        self.backoff = BackoffRecord()
+        self.backoff = NO_FAILURES
         self.done = False
         #: ``(reason, message)`` of its ``Failed`` condition once it failed
         self.failure: tuple[str, str] | None = None
         #: ``(reason, message)`` of its ``Complete`` condition once it succeeded
         self.success: tuple[str, str] | None = None
-        #: the completion indexes whose pod succeeded (``succeededIndexes``), below ``completions``
-        self.succeeded_indexes: set[int] = set()
-        self._failed_as: dict[str, FailedPod] = {}  # pod key -> what ``failed_with`` told of it
-        self._restarts: dict[str, int] = {}  # active pod key -> its containers' restarts (``restarted``)
+        #: an Indexed Job's completion indexes whose pod succeeded (``succeededIndexes``), below
+        #: ``completions``
+        self.succeeded_indexes: AbstractSet[int] = EMPTY_SET
+        #: pod key -> what ``failed_with`` told of it
+        self._failed_as: Mapping[str, FailedPod] = EMPTY_MAPPING
+        #: active pod key -> its containers' restarts (``restarted``)
+        self._restarts: Mapping[str, int] = EMPTY_MAPPING
         #: ``backoffLimitPerIndex``: the indexes that failed (``status.failedIndexes``), the annotations of
         #: each index's next pod (its failure counts) and the per-index backoff of the last failure
-        self.failed_indexes: set[int] = set()
-        self._index_annotations: dict[int, dict[str, str]] = {}
+        self.failed_indexes: AbstractSet[int] = EMPTY_SET
+        self._index_annotations: Mapping[int, dict[str, str]] = EMPTY_MAPPING
         self._index_delay_s = 0.0
         #: ``backoffLimitPerIndex``: when each index whose pod failed in the run may be created again
         #: (``getRemainingTimePerIndex``), on the run's clock
-        self._index_ready_s: dict[int, float] = {}
+        self._index_ready_s: Mapping[int, float] = EMPTY_MAPPING
         #: what it holds back after adopting a snapshot's recently failed pods (``kind.HoldsAdopted``): by
         #: completion index, the seconds after its adoption the index's backoff ends and the failures its last
         #: failed pod counts once its replacement is created
-        self._backing_off: dict[int, tuple[float, int]] = {}
+        self._backing_off: Mapping[int, tuple[float, int]] = EMPTY_MAPPING
         #: the failures of such held pods whose replacement it created: counted at the next sync, once their
         #: index is active (``getPodsWithDelayedDeletionPerIndex`` holds them no longer)
         self._counted_next_sync = 0
@@ -346,7 +392,7 @@ class JobController:
 
     def _stamp(self, index: int) -> Pod:
         pod = self.pod(index, self.attempts.get(index, 0))
-        self.active[pod.key] = index
+        _ACTIVE.of(self)[pod.key] = index
         return pod
 
     def pod(self, index: int, attempt: int) -> Pod:
@@ -398,7 +444,7 @@ class JobController:
         while len(self.active) + held < job.parallelism and len(out) < cap and (ready := self._ready()):
             # firstPendingIndexes: an Indexed Job's lowest pending index first
             first = min(ready) if job.indexed else ready[0]
-            self.retries.remove(first)
+            _RETRIES.of(self).remove(first)
             out.append(self._stamp(first))
         if job.completions is None:
             remaining = job.parallelism - self.issued if self.succeeded == 0 else 0
@@ -420,7 +466,7 @@ class JobController:
         self._deferred = len(out) == cap and room and (remaining > 0 or bool(self._ready()))
         return out
 
-    def _ready(self) -> list[int]:
+    def _ready(self) -> Sequence[int]:
         """The indexes to create again whose backoff has passed: each index's own with
         ``backoffLimitPerIndex`` (``getPodCreationInfoForIndependentIndexes``: the others wait), else all."""
         if not self.per_index:
@@ -498,14 +544,15 @@ class JobController:
         }
         for p in kept:
             index = p.completion_index
-            self.active[p.pod.key] = self._new_index() if index is None else index
+            _ACTIVE.of(self)[p.pod.key] = self._new_index() if index is None else index
         self.removing = dict.fromkeys(p.pod.key for p in active if p.pod.key in invalid)
         self.terminating = {p.pod.key: None for p in terminating}
         for p in uncounted:
             index = p.completion_index
-            self.terminating[p.pod.key] = self._new_index() if index is None else index
+            _TERMINATING.of(self)[p.pod.key] = self._new_index() if index is None else index
         self._restarts = {p.pod.key: p.restarts for p in active if p.restarts}
-        self.succeeded_indexes = set(owned.completed_indexes)
+        if job.indexed:
+            self.succeeded_indexes = set(owned.completed_indexes)
         if self.per_index:
             self.failed_indexes = set(owned.failed_indexes)
             self._adopt_index_failures(owned)
@@ -558,7 +605,7 @@ class JobController:
                 or (p.terminating and p.phase != "Succeeded" and not job.only_replace_failed_pods)
             ]
             succeeded = [self.now_s + finished_age_s(p, now_unix) for p in pods if p.phase == "Succeeded"]
-            self.backoff = new_backoff_record(BackoffRecord(), succeeded, failed)
+            self.backoff = new_backoff_record(NO_FAILURES, succeeded, failed)
             return
         settled = self.succeeded_indexes | self.failed_indexes | set(self.active.values())
         delayed = pods_with_delayed_deletion(
@@ -569,9 +616,9 @@ class JobController:
             failure = p.failure or FailedPod(p.pod.namespace, p.pod.name)
             counted = match_pod_failure_policy(job.pod_failure_policy, failure).count_failed
             self.failed -= counted
-            self.used.add(index)
+            _USED.of(self).add(index)
             if wait > 0:
-                self._backing_off[index] = (wait, counted)
+                _BACKING_OFF.of(self)[index] = (wait, counted)
             else:  # its backoff over: the first sync creates its replacement, the next counts it
                 self._counted_next_sync += counted
                 self._retry(index)
@@ -592,7 +639,7 @@ class JobController:
         for key, (wait, counted) in list(self._backing_off.items()):
             if wait > elapsed_s:
                 continue
-            del self._backing_off[key]
+            del _BACKING_OFF.of(self)[key]
             if self.done:
                 continue
             self._counted_next_sync += counted
@@ -626,11 +673,11 @@ class JobController:
         self._surplus = keys[MAX_POD_CREATE_DELETE_PER_SYNC:]
         self._deferred = bool(self._surplus)
         for key in keys[:MAX_POD_CREATE_DELETE_PER_SYNC]:
-            self.removing[key] = None
-            self._restarts.pop(key, None)
-            index = self.active.pop(key)
+            _REMOVING.of(self)[key] = None
+            _RESTARTS.of(self).pop(key, None)
+            index = _ACTIVE.of(self).pop(key)
             if index not in self.active.values():
-                self.used.discard(index)
+                _USED.of(self).discard(index)
 
     def _fail_job_message(self, owned: Owned) -> str | None:
         """``getFailJobMessage``: the message of the first ``FailJob`` rule one of the snapshot's failed pods
@@ -656,7 +703,7 @@ class JobController:
             pod = held.pod
             failed = held.failure or FailedPod(pod.namespace, pod.name)
             count, ignored = new_index_failure_counts(self.job.pod_failure_policy, (pod.annotations, failed))
-            self._index_annotations[index] = index_failure_annotations(count, ignored)
+            _INDEX_ANNOTATIONS.of(self)[index] = index_failure_annotations(count, ignored)
 
     def pod_groups(self) -> list[PodGroup]:
         return []
@@ -686,7 +733,7 @@ class JobController:
             self.job = replace(job, parallelism=keep, completions=completions)
         surplus = sorted(self.active, key=lambda k: (self.active[k], k))[keep:]
         for key in surplus:
-            del self.active[key]
+            del _ACTIVE.of(self)[key]
         self.issued -= len(surplus)
         return surplus
 
@@ -717,7 +764,7 @@ class JobController:
         """One of its pods ended Failed with ``reason`` and its first container's terminated state
         ``terminated`` (``kind.ReadsFailedPods``; told right before ``finished``): what
         ``spec.podFailurePolicy`` reads of it (its ``DisruptionTarget`` condition, its exit code)."""
-        self._failed_as[pod.key] = failed_pod(pod.namespace, pod.name, reason, terminated)
+        _FAILED_AS.of(self)[pod.key] = failed_pod(pod.namespace, pod.name, reason, terminated)
 
     def restarted(self, pod: Pod) -> None:
         """``kind.CountsRestarts``: the kubelet restarted the container of its active ``pod`` once more (a
@@ -726,7 +773,8 @@ class JobController:
         deletes its active pods."""
         if pod.key not in self.active or self.disowned:
             return
-        self._restarts[pod.key] = self._restarts.get(pod.key, 0) + 1
+        restarts = _RESTARTS.of(self)
+        restarts[pod.key] = restarts.get(pod.key, 0) + 1
         if not self.done and past_backoff_limit_on_failure(self.job, self._restarts.values()):
             self._fail(*BACKOFF_LIMIT_EXCEEDED)
 
@@ -742,8 +790,8 @@ class JobController:
         terminating, not to be counted or replaced, and the Job may want pods again (``manageJob``'s next
         sync)."""
         if pod.key in self.removing:
-            del self.removing[pod.key]
-            self.terminating[pod.key] = None
+            del _REMOVING.of(self)[pod.key]
+            _TERMINATING.of(self)[pod.key] = None
             return True
         if pod.key not in self.active:
             return False
@@ -751,26 +799,50 @@ class JobController:
             self._forget(pod)
             return False
         if suspended or self.suspending or self.job.only_replace_failed_pods:
-            self._restarts.pop(pod.key, None)
-            self.terminating[pod.key] = self.active.pop(pod.key)
+            _RESTARTS.of(self).pop(pod.key, None)
+            _TERMINATING.of(self)[pod.key] = _ACTIVE.of(self).pop(pod.key)
             return False
         self.finished(pod, succeeded=False)
-        self.terminating[pod.key] = None
+        _TERMINATING.of(self)[pod.key] = None
         return True
+
+    def forget_pods(self) -> None:
+        """None of its pods is its own any more, active or terminating (``rayjob``: the RayJob deleted them
+        with everything else): nothing of them is counted."""
+        _ACTIVE.drop(self)
+        _TERMINATING.drop(self)
 
     def _forget(self, pod: Pod) -> tuple[int | None, FailedPod | None]:
         """``pod`` is no longer one of its active or terminating ones: its completion index (None if it was
         neither, or was counted as it began terminating) and what ``failed_with`` told of it."""
-        self._restarts.pop(pod.key, None)
-        self.removing.pop(pod.key, None)
-        index = self.active.pop(pod.key, None)
+        _RESTARTS.of(self).pop(pod.key, None)
+        _REMOVING.of(self).pop(pod.key, None)
+        index = _ACTIVE.of(self).pop(pod.key, None)
         if pod.key in self.terminating:
-            index = self.terminating.pop(pod.key)
-        return index, self._failed_as.pop(pod.key, None)
+            index = _TERMINATING.of(self).pop(pod.key)
+        return index, _FAILED_AS.of(self).pop(pod.key, None)
 
     def finished(self, pod: Pod, succeeded: bool) -> bool:
-        """One of its pods ended (``kind.WorkloadController``). While ``spec.suspend`` holds a Job not
-        finished, its pod was deleted by ``deleteJobPods`` without its tracking finalizer: not counted
+        """One of its pods ended (``kind.WorkloadController``): counted (``_count``), after which a Job
+        finished with none of its pods left lets go of what only its pods' lives read (``_settle``)."""
+        wants = self._count(pod, succeeded)
+        self._settle()
+        return wants
+
+    def _settle(self) -> None:
+        """A Job that finished and has no pod left (active, terminating or being deleted) creates, counts
+        and deletes nothing more (``wanted``, ``finished``, ``doomed``; ``done`` is never undone): it lets go
+        of the containers its pods' lives read, which read empty from then on. What is read of a finished Job
+        is kept: its counts, conditions and indexes (``kind.ReportsStatus``, read by the summary, the report
+        and the TTL-after-finished controller's finish time), ``gone`` (the garbage collector) and Kueue's
+        ``reclaimable_pods`` (the succeeded and failed indexes)."""
+        if self.done and not (self.active or self.terminating or self.removing):
+            for container in _POD_LIFE_STATE:
+                container.drop(self)
+
+    def _count(self, pod: Pod, succeeded: bool) -> bool:
+        """Count its ended ``pod`` (``trackJobStatusAndRemoveFinalizers``). While ``spec.suspend`` holds a
+        Job not finished, its pod was deleted by ``deleteJobPods`` without its tracking finalizer: not counted
         (``suspended``); so was one it deleted for being too many or of an invalid index (``removing``)."""
         if (self.suspending and not self.done) or pod.key in self.removing:
             self.suspended(pod)
@@ -783,10 +855,11 @@ class JobController:
         if succeeded:
             self.succeeded += 1
             self.backoff = new_backoff_record(self.backoff, (self.now_s,), ())  # a success ends the backoff
-            # trackJobStatusAndRemoveFinalizers counts a succeeded pod's index below completions even once
-            # the Job finished (a pod that succeeded as its successPolicy was met)
-            if self.job.completions is None or index < self.job.completions:
-                self.succeeded_indexes.add(index)
+            # trackJobStatusAndRemoveFinalizers counts an Indexed Job's succeeded pod's index below
+            # completions (``isIndexed``: a NonIndexed Job keeps no indexes) even once the Job finished (a pod
+            # that succeeded as its successPolicy was met)
+            if self.job.indexed and (self.job.completions is None or index < self.job.completions):
+                _SUCCEEDED_INDEXES.of(self).add(index)
             if self.done:  # a pod deleted as it finished, or beyond its completions
                 return True
             complete = self.job.completions is None or self.succeeded >= self.job.completions
@@ -827,12 +900,12 @@ class JobController:
         if index < job.completions and is_index_failed(
             job.backoff_limit_per_index, job.pod_failure_policy, pod.annotations, failed
         ):
-            self.failed_indexes.add(index)
+            _FAILED_INDEXES.of(self).add(index)
             return True
         count, ignored = new_index_failure_counts(job.pod_failure_policy, (pod.annotations, failed))
-        self._index_annotations[index] = index_failure_annotations(count, ignored)
+        _INDEX_ANNOTATIONS.of(self)[index] = index_failure_annotations(count, ignored)
         self._index_delay_s = remaining_backoff_per_index_s(pod.annotations, 0.0, 0.0)
-        self._index_ready_s[index] = self.now_s + self._index_delay_s
+        _INDEX_READY_S.of(self)[index] = self.now_s + self._index_delay_s
         return False
 
     def _match_failed_indexes(self) -> None:
@@ -871,9 +944,10 @@ class JobController:
         uncounted = [key for key, index in self.terminating.items() if index is not None]
         held = sum(counted for _, counted in self._backing_off.values())  # an index's last failed pod, held
         self.failed += len(self.active) + len(uncounted) + held + self._counted_next_sync
-        self._backing_off.clear()
+        _BACKING_OFF.drop(self)
         self._counted_next_sync = 0
-        self.terminating |= dict.fromkeys(uncounted)
+        for key in uncounted:
+            _TERMINATING.of(self)[key] = None
 
     def status_conditions(self) -> list[StatusCondition]:
         """``kind.ReportsStatus``: ``FailureTarget`` (``newFailureCondition``) or ``SuccessCriteriaMet``
@@ -965,5 +1039,6 @@ class JobController:
             self._retry(index)
 
     def _retry(self, index: int) -> None:
-        self.attempts[index] = self.attempts.get(index, 0) + 1
-        self.retries.append(index)
+        attempts = _ATTEMPTS.of(self)
+        attempts[index] = attempts.get(index, 0) + 1
+        _RETRIES.of(self).append(index)

@@ -32,6 +32,11 @@ class BackoffRecord:
     last_failure_s: float | None = None
 
 
+#: the record of no failure since the last success (or none at all), shared by every Job that has it: a
+#: Job's controller keeps its record for the whole run
+NO_FAILURES = BackoffRecord()
+
+
 def new_backoff_record(
     old: BackoffRecord, succeeded_s: Sequence[float], failed_s: Sequence[float]
 ) -> BackoffRecord:
@@ -45,7 +50,7 @@ def new_backoff_record(
         return BackoffRecord(old.failures_after_last_success + len(failed), failed[-1])
     last_success = max(succeeded_s)
     after = [t for t in failed if t > last_success]
-    return BackoffRecord(len(after), after[-1] if after else None)
+    return BackoffRecord(len(after), after[-1]) if after else NO_FAILURES
 
 
 def remaining_backoff_s(

@@ -407,8 +407,7 @@ class RayJobController:
         keys = self.cluster.delete() if self.cluster is not None else []
         if self.submitter is not None:
             keys += sorted(self.submitter.active)
-            self.submitter.active.clear()
-            self.submitter.terminating.clear()
+            self.submitter.forget_pods()
             self.submitter.done = True
         return keys
 
