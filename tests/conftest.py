@@ -482,13 +482,14 @@ def fidelity(control_plane: Any) -> Any:
 
     with side_by_side(control_plane) as clusters:
         scheduler, seconds = run_cases(clusters, all_cases())
+    side_planes, first_config = tuple(c.cp for c in clusters[1:]), control_plane.scheduler_config
     binary, autoscaler, summary = cluster_autoscaler(), None, None
     if binary is not None:
         autoscaler, ca_seconds = run_autoscaler_cases(control_plane, binary, autoscaler_cases())
         summary = report.autoscaler_summary(autoscaler, ca_seconds)
     out = ROOT / "out" / "fidelity"
     report.write(scheduler, out, seconds, control_plane.started_s, summary, len(clusters))
-    return Fidelity(scheduler, autoscaler)
+    return Fidelity(scheduler, autoscaler, side_planes, first_config)
 
 
 @pytest.fixture(scope="session")

@@ -251,7 +251,11 @@ def _done(result: CaseResult) -> Future[CaseResult]:
 @dataclass
 class Fidelity:
     """One whole fidelity run: the kube-scheduler cases and, where a binary was given, the
-    cluster-autoscaler cases (None when they could not run)."""
+    cluster-autoscaler cases (None when they could not run); the control planes the kube-scheduler cases
+    were dealt to besides the first (``side_planes``, removed after them) and the first's kube-scheduler
+    configuration once they were done (``first_scheduler_config``)."""
 
     scheduler: list[CaseResult]
     autoscaler: list[AutoscalerResult] | None
+    side_planes: tuple[ControlPlane, ...] = ()
+    first_scheduler_config: dict[str, Any] | None = None

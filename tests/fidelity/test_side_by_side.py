@@ -1,40 +1,34 @@
 """Fidelity cases dealt to several control planes side by side (``e2e.fidelity.run.side_by_side`` and
-``run_cases``; ``make fidelity --control-planes N``), on the session's control plane and one more."""
+``run_cases``; ``make fidelity --control-planes N``): the session's fidelity run, on the session's control
+plane and ``CONTROL_PLANES - 1`` more."""
 
 from __future__ import annotations
 
-import time
-from itertools import islice
 from typing import Any
 
-from e2e.fidelity.case import Case, flatten
-from e2e.fidelity.run import run_cases, side_by_side
+from e2e.fidelity.case import flatten
+from e2e.fidelity.run import CONTROL_PLANES
 from e2e.fidelity.sources import all_cases
 
 
-def _cases_with_a_scheduler_configuration(count: int) -> list[Case]:
-    """The first ``count`` generated cases that restart kube-scheduler with their own configuration."""
-    generated = (c for c in all_cases() if c.origin == "generated")
-    return list(islice((c for c in generated if flatten(c).scheduler_config is not None), count))
-
-
-def test_cases_dealt_to_two_control_planes_come_back_in_order_and_the_first_keeps_its_scheduler(
-    control_plane: Any,
+def test_cases_dealt_to_the_control_planes_come_back_in_order_and_the_first_keeps_its_scheduler(
+    control_plane: Any, fidelity: Any
 ) -> None:
-    """Case ``k`` runs on control plane ``k % 2 + 1`` and the results come back in the cases' order. The
-    first control plane's cases run in the calling thread: kube-scheduler, which they restart with their
-    configuration, would otherwise die with the worker thread that started it (``PR_SET_PDEATHSIG``) and
-    leave the session's control plane without a scheduler. The other control plane is removed after."""
-    cases = _cases_with_a_scheduler_configuration(4)
-    assert len(cases) == 4
-    with side_by_side(control_plane, 2) as clusters:
-        other = clusters[1].cp
-        results, _ = run_cases(clusters, cases)
+    """Case ``k`` runs on control plane ``k % N + 1`` (an excluded case on none) and the results come back
+    in the cases' order. The first control plane's cases run in the calling thread: kube-scheduler, which
+    they restart with their configuration, would otherwise die with the worker thread that started it
+    (``PR_SET_PDEATHSIG``) and leave the session's control plane without a scheduler; it ends with the
+    configuration of the last case it ran. The other control planes are removed after."""
+    cases = all_cases()
+    results = fidelity.scheduler
+    planes = 1 + len(fidelity.side_planes)
+    assert planes == CONTROL_PLANES >= 2
     assert [r.name for r in results] == [c.name for c in cases]
-    assert [r.control_plane for r in results] == [1, 2, 1, 2]
-    assert all(not r.error and r.pods for r in results), [r.error for r in results]
-    time.sleep(1.0)  # (a component killed with its thread is gone by then)
+    assert all(r.control_plane in (0, k % planes + 1) for k, r in enumerate(results))
+    assert {r.control_plane for r in results} >= set(range(1, planes + 1))
+    last_first = max(k for k, r in enumerate(results) if r.control_plane == 1)
+    assert fidelity.first_scheduler_config == flatten(cases[last_first]).scheduler_config
+    assert any(flatten(cases[k]).scheduler_config is not None for k in range(0, len(cases), planes))
     scheduler = control_plane.processes.get("kube-scheduler")
     assert scheduler is not None and scheduler.poll() is None
-    assert control_plane.scheduler_config == flatten(cases[2]).scheduler_config
-    assert not other.workdir.exists() and not other.processes
+    assert all(not cp.workdir.exists() and not cp.processes for cp in fidelity.side_planes)
