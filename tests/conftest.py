@@ -494,14 +494,18 @@ def fidelity(control_plane: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def controller_sets(control_plane: Any) -> dict[str, Any]:
-    """The workload controllers' fidelity sets (Job, ReplicaSet, StatefulSet, node lifecycle: their
-    ``run_*_cases`` results by set) on the session's control plane: the StatefulSet set first, alone (it
-    compares gaps of seconds from the StatefulSet's creation, which the other sets' load on the API server
-    stretched past its tolerance), then the other three at once: each in namespaces and on kwok nodes of its
+    """The workload controllers' fidelity sets (Job, ReplicaSet, StatefulSet, node lifecycle, Deployment
+    rollouts: their ``run_*_cases`` results by set) on the session's control plane: the StatefulSet set
+    first, alone (it compares gaps of seconds from the StatefulSet's creation, which the other sets' load on
+    the API server stretched past its tolerance), then the Job, ReplicaSet and node lifecycle sets at once,
+    the Deployment set once the Job and ReplicaSet sets are done (beside the node lifecycle's waits: its gaps
+    of seconds stretched past the tolerance beside all three): each in namespaces and on kwok nodes of its
     own, its pods pinned there (``nodeSelector``), the node lifecycle's in zones of their own, so none waits
     on another; most of their time is waiting for controllers and grace periods."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, wait
 
+    from e2e.fidelity.deployment_cases import DEPLOYMENT_CASES
+    from e2e.fidelity.deployment_run import run_deployment_cases
     from e2e.fidelity.job_cases import JOB_CASES
     from e2e.fidelity.job_run import run_job_cases
     from e2e.fidelity.node_failure_cases import NODE_FAILURE_CASES
@@ -517,8 +521,14 @@ def controller_sets(control_plane: Any) -> dict[str, Any]:
         "jobs": lambda: run_job_cases(control_plane, JOB_CASES),
         "replicasets": lambda: run_replicaset_cases(control_plane, REPLICASET_CASES),
     }
-    with ThreadPoolExecutor(len(runs)) as pool:
+    with ThreadPoolExecutor(len(runs) + 1) as pool:
         futures = {name: pool.submit(run) for name, run in runs.items()}
+
+        def deployments() -> list[Any]:
+            wait([futures["jobs"], futures["replicasets"]])
+            return run_deployment_cases(control_plane, DEPLOYMENT_CASES)
+
+        futures["deployments"] = pool.submit(deployments)
         results = {name: {r.name: r for r in future.result()} for name, future in futures.items()}
     return {**results, "statefulsets": {r.name: r for r in stateful}}
 

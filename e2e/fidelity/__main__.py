@@ -1,7 +1,7 @@
 """``python -m e2e.fidelity --out DIR`` (``make fidelity``): every fidelity case on fresh control planes
 (the kube-scheduler's on ``--control-planes`` side by side, then the cluster-autoscaler's, the Job
-controller's, the ReplicaSet controller's, the StatefulSet controller's and the node lifecycle's on the
-first), and the report (``DIR/fidelity.md``, ``DIR/fidelity.json``)."""
+controller's, the ReplicaSet controller's, the StatefulSet controller's, the node lifecycle's and the
+Deployment rollouts' on the first), and the report (``DIR/fidelity.md``, ``DIR/fidelity.json``)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from e2e.controlplane import ControlPlane, ControlPlaneError
 from e2e.fidelity import report
 from e2e.fidelity.autoscaler_cases import autoscaler_cases
 from e2e.fidelity.autoscaler_run import AutoscalerResult, run_autoscaler_cases
+from e2e.fidelity.deployment_cases import DEPLOYMENT_CASES
+from e2e.fidelity.deployment_report import deployment_summary
+from e2e.fidelity.deployment_run import run_deployment_cases
 from e2e.fidelity.job_cases import JOB_CASES
 from e2e.fidelity.job_report import job_summary
 from e2e.fidelity.job_run import run_job_cases
@@ -80,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     only.add_argument(
         "--nodes-only", action="store_true", help="only the node lifecycle cases (a node fails)"
     )
+    only.add_argument("--deployments-only", action="store_true", help="only the Deployment rollout cases")
     args = parser.parse_args(argv)
     if args.control_planes < 1:
         parser.error("--control-planes: at least 1")
@@ -89,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         "replicasets": args.replicasets_only,
         "statefulsets": args.statefulsets_only,
         "nodes": args.nodes_only,
+        "deployments": args.deployments_only,
     }
     only_one = any(alone.values())
 
@@ -119,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"control plane: {exc}", file=sys.stderr)
             return 2
         binary = cluster_autoscaler() if runs("autoscaler") else None
-        autoscaler, jobs, replicasets, statefulsets, nodes = None, None, None, None, None
+        autoscaler, jobs, replicasets, statefulsets, nodes, deployments = None, None, None, None, None, None
         if binary is not None:
 
             def said(n: int, result: AutoscalerResult) -> None:
@@ -139,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         if runs("nodes"):
             run_nodes = partial(run_node_failure_cases, cp, NODE_FAILURE_CASES)
             nodes = _controller_section(cp, "node", run_nodes, node_failure_summary)
+        if runs("deployments"):
+            run_rollouts = partial(run_deployment_cases, cp, DEPLOYMENT_CASES)
+            deployments = _controller_section(cp, "deployment", run_rollouts, deployment_summary)
         summary = report.write(
             results,
             args.out,
@@ -150,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             replicasets,
             statefulsets,
             nodes,
+            deployments,
         )
     finally:
         cp.remove()
@@ -173,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"StatefulSet controller: {s['cases_agreeing']}/{s['cases_compared']} cases agree ({s['status']})")
     n = summary["node_lifecycle"]
     print(f"Node lifecycle: {n['cases_agreeing']}/{n['cases_compared']} cases agree ({n['status']})")
+    d = summary["deployment_rollouts"]
+    print(f"Deployment rollouts: {d['cases_agreeing']}/{d['cases_compared']} cases agree ({d['status']})")
     return 0
 
 

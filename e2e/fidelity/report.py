@@ -4,9 +4,9 @@ Totals count pods of the cases gpufleet claims to model (no ``... is not modelle
 excluded, run without error): a pod agrees when both its decision and its end agree. Cases with a
 feature gpufleet says it does not model are counted apart, and excluded cases are listed with the
 reason. Every disagreement is written with both sides. The cluster-autoscaler's, the Job controller's, the
-ReplicaSet controller's, the StatefulSet controller's and the node lifecycle's cases have sections of their
-own (``autoscaler_summary``, ``e2e.fidelity.job_report``, ``replicaset_report``, ``statefulset_report``,
-``node_failure_report``).
+ReplicaSet controller's, the StatefulSet controller's, the node lifecycle's and the Deployment rollouts' cases
+have sections of their own (``autoscaler_summary``, ``e2e.fidelity.job_report``, ``replicaset_report``,
+``statefulset_report``, ``node_failure_report``, ``deployment_report``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from e2e.components import CLUSTER_AUTOSCALER_REFUSED, CLUSTER_AUTOSCALER_VERSION, KUBERNETES_VERSION
 from e2e.fidelity.autoscaler_run import AutoscalerResult
+from e2e.fidelity.deployment_report import deployment_markdown, deployment_summary
 from e2e.fidelity.job_report import job_markdown, job_summary
 from e2e.fidelity.node_failure_report import node_failure_markdown, node_failure_summary
 from e2e.fidelity.replicaset_report import replicaset_markdown, replicaset_summary
@@ -123,13 +124,14 @@ def write(
     replicasets: dict[str, Any] | None = None,
     statefulsets: dict[str, Any] | None = None,
     nodes: dict[str, Any] | None = None,
+    deployments: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run: ``seconds`` the kube-scheduler cases took on ``control_planes`` side by side,
     ``started_s`` the first control plane's start; ``autoscaler``, ``jobs``, ``replicasets``,
-    ``statefulsets`` and ``nodes`` the sections of the cluster-autoscaler's, the Job controller's, the
-    ReplicaSet controller's, the StatefulSet controller's and the node lifecycle's cases
-    (``autoscaler_summary``, ``job_summary``, ``replicaset_summary``, ``statefulset_summary``,
-    ``node_failure_summary``; None: not run)."""
+    ``statefulsets``, ``nodes`` and ``deployments`` the sections of the cluster-autoscaler's, the Job
+    controller's, the ReplicaSet controller's, the StatefulSet controller's, the node lifecycle's and the
+    Deployment rollouts' cases (``autoscaler_summary``, ``job_summary``, ``replicaset_summary``,
+    ``statefulset_summary``, ``node_failure_summary``, ``deployment_summary``; None: not run)."""
     out.mkdir(parents=True, exist_ok=True)
     summary = {
         "schema": SCHEMA,
@@ -143,6 +145,7 @@ def write(
         "replicaset_controller": replicasets or replicaset_summary(None),
         "statefulset_controller": statefulsets or statefulset_summary(None),
         "node_lifecycle": nodes or node_failure_summary(None),
+        "deployment_rollouts": deployments or deployment_summary(None),
         "cases": [_case_json(r) for r in results],
     }
     (out / "fidelity.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -226,6 +229,7 @@ def markdown(results: list[CaseResult], summary: dict[str, Any]) -> str:
     lines += replicaset_markdown(summary["replicaset_controller"])
     lines += statefulset_markdown(summary["statefulset_controller"])
     lines += node_failure_markdown(summary["node_lifecycle"])
+    lines += deployment_markdown(summary["deployment_rollouts"])
     return "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ controller's (``updateStatefulSet``: ``processReplica`` by ascending ordinal, ea
 Running, Ready and available; ``processCondemned`` by descending ordinal, each once the one before is
 gone). Under ``Parallel`` the controller creates and deletes in batches of 1, 2, 4, ... run concurrently
 (``runForAll``, ``slowStartBatch``), and pods that end together are made again as each is seen gone, so
-the order within a burst (pods created or gone within 2 s of each other, ``statefulset_run.BURST_S``)
+the order within a burst (pods created or gone within 2 s of each other, ``timeline.BURST_S``)
 is not one of its rules: a burst is compared as a set, but for a pod gone and made again under its name
 in it (first the pods' first entries, sorted, then their second). And, for each pod's creation or end in that
 order, the time since the entry before it (the StatefulSet's creation for the first): ``gaps_s``, which
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from e2e.fidelity import controller_cases
+from e2e.fidelity.timeline import Outcome
 
 NAME = "serve"
 ORDERED_READY, PARALLEL = "OrderedReady", "Parallel"
@@ -47,16 +48,6 @@ class Step:
     replicas: int | None = None
     delete: str = ""
     settled: bool = True
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The pods left, by name, sorted; the order of the steps (``step <n>``, from 1) and of the pods'
-    creations (``+<pod>``) and ends (``-<pod>``), a ``Parallel`` burst as a set; how many pods were made."""
-
-    left: tuple[str, ...]
-    order: tuple[str, ...]
-    made: int
 
 
 @dataclass(frozen=True)

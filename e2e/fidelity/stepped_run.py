@@ -143,17 +143,20 @@ def steps_at(steps: Sequence[Timed], stepped_s: Sequence[float] | None) -> list[
 
 
 def simulation(
-    case: SteppedCase[S], at: Sequence[float], make: Callable[[Simulation, S], None]
+    case: SteppedCase[S],
+    at: Sequence[float],
+    make: Callable[[Simulation, S], None],
+    documents: Sequence[dict[str, Any]] = (),
 ) -> Simulation:
     """gpufleet's side of a case, not yet run (see the module's docstring): each step made (``make``) at its
-    time in ``at``."""
+    time in ``at``; ``documents``: more of the scenario (a Deployment case's Rollouts)."""
     run = {
         "apiVersion": "gpufleet.io/v1alpha1",
         "kind": "Simulation",
         "metadata": {"name": case.namespace},
         "spec": {"duration": f"{(max(at) if at else 0.0) + AFTER_S:.0f}s"},
     }
-    sim = Simulation(load_documents([run, *case.nodes(), case.workload()]))
+    sim = Simulation(load_documents([run, *case.nodes(), case.workload(), *documents]))
     for step, at_s in zip(case.steps, at, strict=True):
         sim.loop.at(at_s, Priority.ARRIVAL, partial(make, sim, step))
     return sim

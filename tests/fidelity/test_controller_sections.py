@@ -1,7 +1,8 @@
 """The controller sections of the fidelity report (``e2e.fidelity.report``: the Job, ReplicaSet and
-StatefulSet controllers' and the node lifecycle's) written from fixed results, filled by hand: in each an
-agreeing case, one that disagrees and one that failed to run; ``fidelity.json`` and ``fidelity.md`` as they
-were before the sections shared their shape (``e2e.fidelity.section``). No control plane needed."""
+StatefulSet controllers', the node lifecycle's and the Deployment rollouts') written from fixed results,
+filled by hand: in each an agreeing case, one that disagrees and one that failed to run; ``fidelity.json``
+and ``fidelity.md`` as they were before the sections shared their shape (``e2e.fidelity.section``). No
+control plane needed."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 
 import pytest
 from e2e.fidelity import job_report, report
+from e2e.fidelity.deployment_report import deployment_summary
+from e2e.fidelity.deployment_run import DeploymentResult
 from e2e.fidelity.job_cases import JOB_CASES
 from e2e.fidelity.job_cases import Outcome as JobOutcome
 from e2e.fidelity.job_run import JobResult
@@ -25,6 +28,7 @@ from e2e.fidelity.statefulset_cases import Outcome as StatefulOutcome
 from e2e.fidelity.statefulset_report import statefulset_summary
 from e2e.fidelity.statefulset_run import StatefulSetResult
 from e2e.fidelity.statefulset_run import Timeline as StatefulTimeline
+from e2e.fidelity.timeline import Outcome as TimelineOutcome
 
 FAILED = "the control plane refused it\n  a second line the report leaves out"
 
@@ -91,6 +95,16 @@ def _statefulsets() -> list[StatefulSetResult]:
     ]
 
 
+def _deployments() -> list[DeploymentResult]:
+    rolled = StatefulTimeline(TimelineOutcome(("v2",), ("step 1", "+v2", "-v1"), 1), (0.0, 0.0))
+    waited = StatefulTimeline(TimelineOutcome(("v2",), ("step 1", "-v1", "+v2"), 1), (6.0, 0.0))
+    return [
+        DeploymentResult("defaults", rolled, [], replace(rolled, gaps_s=(0.4, 0.61)), (3.2,), "", 8.5),
+        DeploymentResult("recreate", waited, [], replace(waited, outcome=rolled.outcome), (3.0,), "", 12.25),
+        DeploymentResult("rollback", rolled, [], error=FAILED),
+    ]
+
+
 def _nodes() -> list[NodeFailureResult]:
     down = Timeline(
         (NodeTimeline("a", 0.0, 50.0, 50.0, 50.5),), (PodTimeline("p", "a", None, 300.0, 50.0, None, False),)
@@ -134,6 +148,7 @@ def _write(out: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, str]:
         replicasets=replicaset_summary(_replicasets(), 30.04),
         statefulsets=statefulset_summary(_statefulsets(), 25.55),
         nodes=node_failure_summary(_nodes(), 100.0),
+        deployments=deployment_summary(_deployments(), 40.04),
     )
     return json.loads((out / "fidelity.json").read_text()), (out / "fidelity.md").read_text()
 
@@ -558,6 +573,90 @@ EXPECTED_JSON: dict[str, Any] = {
             },
         ],
     },
+    "deployment_rollouts": {
+        "version": "v1.34.10",
+        "status": (
+            "run: kube-controller-manager v1.34.10's Deployment and ReplicaSet controllers "
+            "(kube-scheduler placing, kwok playing the pods), 3 cases side by side"
+        ),
+        "tolerance_s": 2.0,
+        "run_s": 40.0,
+        "cases_compared": 2,
+        "cases_agreeing": 1,
+        "cases_failed": 1,
+        "cases": [
+            {
+                "name": "defaults",
+                "strategy": "RollingUpdate 25%/25%",
+                "note": (
+                    "25 %/25 % of 4 (surge 1, 1 unavailable), pods available once Ready: the whole "
+                    "rollout one burst, 4 new pods made and 4 old deleted"
+                ),
+                "agrees": True,
+                "why": None,
+                "error": None,
+                "stepped_s": [3.2],
+                "kube_controller_manager": {
+                    "left": ["v2"],
+                    "order": ["step 1", "+v2", "-v1"],
+                    "made": 1,
+                    "gaps_s": [0.4, 0.61],
+                },
+                "gpufleet": {
+                    "left": ["v2"],
+                    "order": ["step 1", "+v2", "-v1"],
+                    "made": 1,
+                    "gaps_s": [0.0, 0.0],
+                },
+                "real_s": 8.5,
+            },
+            {
+                "name": "recreate",
+                "strategy": "Recreate",
+                "note": (
+                    "Recreate, a grace period of 6 s: every old pod deleted, the new ones made "
+                    "once all are gone"
+                ),
+                "agrees": False,
+                "why": "order",
+                "error": None,
+                "stepped_s": [3.0],
+                "kube_controller_manager": {
+                    "left": ["v2"],
+                    "order": ["step 1", "+v2", "-v1"],
+                    "made": 1,
+                    "gaps_s": [6.0, 0.0],
+                },
+                "gpufleet": {
+                    "left": ["v2"],
+                    "order": ["step 1", "-v1", "+v2"],
+                    "made": 1,
+                    "gaps_s": [6.0, 0.0],
+                },
+                "real_s": 12.25,
+            },
+            {
+                "name": "rollback",
+                "strategy": "RollingUpdate 1/0",
+                "note": (
+                    "maxSurge 1, maxUnavailable 0: rolled out to v2, then back to v1: v1's "
+                    "ReplicaSet scaled up again"
+                ),
+                "agrees": False,
+                "why": None,
+                "error": "the control plane refused it\n  a second line the report leaves out",
+                "stepped_s": [],
+                "kube_controller_manager": None,
+                "gpufleet": {
+                    "left": ["v2"],
+                    "order": ["step 1", "+v2", "-v1"],
+                    "made": 1,
+                    "gaps_s": [0.0, 0.0],
+                },
+                "real_s": 0.0,
+            },
+        ],
+    },
     "cases": [],
 }
 
@@ -759,4 +858,38 @@ EXPECTED_MARKDOWN = (
     "Failed to run:",
     "",
     "- toleration-seconds: the control plane refused it",
+    "",
+    "## Deployment rollouts (kube-controller-manager)",
+    "",
+    (
+        "run: kube-controller-manager v1.34.10's Deployment and ReplicaSet controllers "
+        "(kube-scheduler placing, kwok playing the pods), 3 cases side by side."
+    ),
+    "",
+    (
+        "**1 of 2 cases agree** (50.0 %): the order the steps were made and the pods created (+) "
+        "and gone (-) in, each pod's entry with the seconds since the entry before it (agreeing "
+        "within 2 s), the pods left and how many were made; cases failed to run: 1; 40.0 s."
+    ),
+    "",
+    "| case | strategy | note | kube-controller-manager | gpufleet | agrees |",
+    "|---|---|---|---|---|---|",
+    (
+        "| defaults | RollingUpdate 25%/25% | 25 %/25 % of 4 (surge 1, 1 unavailable), pods "
+        "available once Ready: the whole rollout one burst, 4 new pods made and 4 old deleted | "
+        "step 1, +v2 (0.4), -v1 (0.6) | step 1, +v2 (0.0), -v1 (0.0) | yes |"
+    ),
+    (
+        "| recreate | Recreate | Recreate, a grace period of 6 s: every old pod deleted, the new "
+        "ones made once all are gone | step 1, +v2 (6.0), -v1 (0.0) | step 1, -v1 (6.0), +v2 (0.0) "
+        "| **no** (order) |"
+    ),
+    (
+        "| rollback | RollingUpdate 1/0 | maxSurge 1, maxUnavailable 0: rolled out to v2, then "
+        "back to v1: v1's ReplicaSet scaled up again | - | step 1, +v2 (0.0), -v1 (0.0) | error |"
+    ),
+    "",
+    "Failed to run:",
+    "",
+    "- rollback: the control plane refused it",
 )

@@ -19,13 +19,8 @@ import pytest
 from e2e.fidelity import report
 from e2e.fidelity.statefulset_cases import STATEFULSET_CASES, Outcome
 from e2e.fidelity.statefulset_report import STATEFULSET_CONTROLLER_NOT_RUN, statefulset_summary
-from e2e.fidelity.statefulset_run import (
-    TOLERANCE_S,
-    StatefulSetResult,
-    gaps_agree,
-    run_gpufleet,
-    timeline,
-)
+from e2e.fidelity.statefulset_run import StatefulSetResult, run_gpufleet, timeline
+from e2e.fidelity.timeline import TOLERANCE_S, gaps_agree
 
 CASES = {c.name: c for c in STATEFULSET_CASES}
 
