@@ -13,15 +13,18 @@ timelines compared.
   checker notices it, so nothing cordons the node), its pods created at 0 and the kill once they ran as long
   as on the real side (``KILL_S`` at least), its state sampled every ``SAMPLE_S`` for the same marks.
   Without a real side the faults are at the kill; with one, each at its node's real NotReady less
-  ``--node-monitor-grace-period`` (50 s): the moment its kubelet stopped as the node lifecycle controller
-  counts it (from the pass that saw its last Lease renewal), so that what follows NotReady is compared to the
-  second (``FOLLOW_S``) and NotReady itself against the kill (``EARLY_S``, ``LATE_S``).
+  ``--node-monitor-grace-period`` (the control plane's, ``e2e.controlplane.NODE_MONITOR_GRACE_S``, 50 s;
+  gpufleet's side is given the same in its Simulation's ``spec.controllerManager``): the moment its kubelet
+  stopped as the node lifecycle controller counts it (from the pass that saw its last Lease renewal), so that
+  what follows NotReady is compared to the second (``FOLLOW_S``) and NotReady itself against the kill
+  (``EARLY_S``, ``LATE_S``).
 
 Tolerances, from upstream's periods: kwok renews a node's Lease every quarter of its 40 s duration (4 %
 jitter: ``node_lease_controller.go``) and the node lifecycle controller's ``monitorNodeHealth`` runs every
 ``--node-monitor-period`` 5 s, taking as the last heartbeat the pass that first saw the last renewal
 (``tryUpdateNodeHealth``'s ``probeTimestamp``) and turning the node NotReady at the first pass more than
-50 s after it: from 50 - 10.4 s to 50 + 10 s after the kill (``EARLY_S``, ``LATE_S``, 0.5 s more for the
+the grace period after it: from the grace period - 10.4 s to it + 10 s after the kill, whatever the grace
+period as long as it is longer than a renewal interval (``EARLY_S``, ``LATE_S``, 0.5 s more for the
 watches). What follows NotReady in the same pass or on an event (``MarkPodsNotReady``; the NoSchedule taint,
 ``doNodeProcessingPassWorker``; the NoExecute taint, ``doNoExecuteTaintingPass`` every 100 ms; the taint
 eviction controller's timed deletion; the ReplicaSet controller's replacement) within ``FOLLOW_S``: each is
@@ -37,7 +40,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from e2e.controlplane import NODE_LEASE_DURATION_S, ControlPlane, ControlPlaneError
+from e2e.controlplane import NODE_LEASE_DURATION_S, NODE_MONITOR_GRACE_S, ControlPlane, ControlPlaneError
 from e2e.fidelity.case import load_documents
 from e2e.fidelity.node_failure_cases import DOWN_KWOK, NAME, NodeFailureCase
 from e2e.fidelity.watches import (
@@ -53,7 +56,7 @@ from gpufleet.control.clock import Priority
 from gpufleet.model.node_readiness import UNREACHABLE_TAINT_KEY
 from gpufleet.model.taint_eviction import toleration_s
 from gpufleet.sim.simulation import Simulation
-from gpufleet.sim.unreachable_nodes import NODE_MONITOR_GRACE_S, UNREACHABLE_NO_EXECUTE
+from gpufleet.sim.unreachable_nodes import UNREACHABLE_NO_EXECUTE
 
 COLLECTIONS = {"pods": "/api/v1/pods?labelSelector=case", "nodes": "/api/v1/nodes"}
 #: the node lifecycle controller's ``--node-monitor-period``
@@ -406,7 +409,10 @@ def run_gpufleet(
         "apiVersion": "gpufleet.io/v1alpha1",
         "kind": "Simulation",
         "metadata": {"name": case.namespace},
-        "spec": {"duration": round(kill_s + after + 1.0, 3)},
+        "spec": {
+            "duration": round(kill_s + after + 1.0, 3),
+            "controllerManager": {"nodeMonitorGracePeriod": f"{NODE_MONITOR_GRACE_S:g}s"},
+        },
     }
     fault_model = {
         "apiVersion": "gpufleet.io/v1alpha1",

@@ -7,8 +7,9 @@ a zone's rate limiter, a ReplicaSet's pods replaced while the old ones stay Term
 ``e2e/fidelity/node_failure_cases.py`` for the cases and ``e2e/fidelity/node_failure_run.py`` for both sides
 and the tolerances.
 
-The cases run side by side on the session's control plane (about 100 s: the grace period, the longest
-toleration, the nodes' start and cleanup)."""
+The cases run side by side on the session's control plane, its ``--node-monitor-grace-period`` 50 s
+(``e2e.controlplane.NODE_MONITOR_GRACE_S``; gpufleet's side given the same) (about 100 s: the grace period,
+the longest toleration, the nodes' start and cleanup)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
+from e2e.controlplane import NODE_MONITOR_GRACE_S as GRACE
 from e2e.fidelity import report
 from e2e.fidelity.node_failure_cases import NODE_FAILURE_CASES
 from e2e.fidelity.node_failure_report import NODE_LIFECYCLE_NOT_RUN, node_failure_summary
@@ -54,13 +56,14 @@ def test_gpufleet_runs_each_case_without_a_warning(name: str) -> None:
 
 
 def test_gpufleet_marks_the_pods_not_ready_when_the_node_goes_not_ready_not_at_the_fault() -> None:
-    """``monitorNodeHealth`` calls ``MarkPodsNotReady`` in the pass that set the node's Ready Unknown (50 s
-    after the kubelet stopped); the taints come in that pass too (NoExecute: the zone's limiter lets its first
-    through at once). Found against the real controller: gpufleet had the pod lose Ready at the fault."""
+    """``monitorNodeHealth`` calls ``MarkPodsNotReady`` in the pass that set the node's Ready Unknown (the
+    grace period after the kubelet stopped); the taints come in that pass too (NoExecute: the zone's limiter
+    lets its first through at once). Found against the real controller: gpufleet had the pod lose Ready at
+    the fault."""
     timeline, _ = run_gpufleet(CASES["default-tolerations"])
     assert timeline == Timeline(
-        (NodeTimeline("a", 0.0, 50.0, 50.0, 50.0),),
-        (PodTimeline("p", "a", None, 300.0, 50.0, None, False),),
+        (NodeTimeline("a", 0.0, GRACE, GRACE, GRACE),),
+        (PodTimeline("p", "a", None, 300.0, GRACE, None, False),),
     )
 
 
@@ -68,7 +71,10 @@ def test_gpufleet_deletes_pods_after_their_own_toleration_seconds_and_leaves_the
     """``processPodOnNode``: deleted ``tolerationSeconds`` after the NoExecute taint; no kubelet confirms
     their end, so they are not gone (the 30 s grace period is long past for p10)."""
     pods = {p.pod: p for p in run_gpufleet(CASES["toleration-seconds"])[0].pods}
-    assert [(pods[n].deleting_s, pods[n].gone) for n in ("p10", "p30")] == [(60.0, False), (80.0, False)]
+    assert [(pods[n].deleting_s, pods[n].gone) for n in ("p10", "p30")] == [
+        (GRACE + 10.0, False),
+        (GRACE + 30.0, False),
+    ]
     forever = {p.pod: p for p in run_gpufleet(CASES["tolerated-forever"])[0].pods}
     assert (forever["forever"].tolerates_s, forever["forever"].deleting_s) == (None, None)
     assert forever["elsewhere"].ready_lost_s is None
@@ -77,10 +83,10 @@ def test_gpufleet_deletes_pods_after_their_own_toleration_seconds_and_leaves_the
 def test_gpufleet_replaces_a_replicasets_pods_on_the_node_that_is_up_as_their_deletion_begins() -> None:
     pods = run_gpufleet(CASES["replicaset"])[0].pods
     assert [(p.pod, p.created_s, p.deleting_s) for p in pods] == [
-        ("serve@a1", None, 60.0),
-        ("serve@a2", None, 60.0),
-        ("serve@b1", 60.0, None),
-        ("serve@b2", 60.0, None),
+        ("serve@a1", None, GRACE + 10.0),
+        ("serve@a2", None, GRACE + 10.0),
+        ("serve@b1", GRACE + 10.0, None),
+        ("serve@b2", GRACE + 10.0, None),
     ]
 
 
@@ -88,8 +94,8 @@ def test_gpufleet_taints_the_second_node_of_a_zone_10_s_after_the_first() -> Non
     """``--node-eviction-rate`` 0.1: the zone's ``RateLimitedTimedQueue`` lets one NoExecute taint through
     every 10 s."""
     timeline = run_gpufleet(CASES["two-down-in-a-zone"])[0]
-    assert [n.no_execute_s for n in timeline.nodes] == [50.0, 60.0]
-    assert [p.deleting_s for p in timeline.pods] == [50.0, 60.0]
+    assert [n.no_execute_s for n in timeline.nodes] == [GRACE, GRACE + 10.0]
+    assert [p.deleting_s for p in timeline.pods] == [GRACE, GRACE + 10.0]
 
 
 def test_nodes_not_ready_in_one_pass_fail_in_gpufleet_in_the_order_the_real_zone_tainted_them() -> None:
@@ -97,12 +103,13 @@ def test_nodes_not_ready_in_one_pass_fail_in_gpufleet_in_the_order_the_real_zone
     order the controller listed them (a map's order): the real side tainted b first, though the watches saw a
     NotReady 20 ms sooner, so gpufleet's fault of b comes first, and then a's just after it; the taints and
     pod deletions then agree."""
-    real = (NodeTimeline("a", 0.0, 49.98, 49.98, 60.1), NodeTimeline("b", 0.0, 50.0, 50.0, 50.1))
+    g = GRACE
+    real = (NodeTimeline("a", 0.0, g - 0.02, g - 0.02, g + 10.1), NodeTimeline("b", 0.0, g, g, g + 0.1))
     faults = faults_in_taint_order(real)
     assert faults == {"b": 0.0, "a": 0.001}
     ours = run_gpufleet(CASES["two-down-in-a-zone"], 20.0, faults)[0]
-    assert {n.node: n.no_execute_s for n in ours.nodes} == {"a": 60.0, "b": 50.0}
-    assert faults_in_taint_order((NodeTimeline("a", 0.0, 40.0, 40.0, 40.0),)) == {"a": -10.0}
+    assert {n.node: n.no_execute_s for n in ours.nodes} == {"a": g + 10.0, "b": g}
+    assert faults_in_taint_order((NodeTimeline("a", 0.0, g - 10.0, g - 10, g - 10),)) == {"a": -10.0}
 
 
 def test_the_comparison_allows_notready_within_a_lease_renewal_and_two_monitor_passes() -> None:
@@ -114,15 +121,16 @@ def test_the_comparison_allows_notready_within_a_lease_renewal_and_two_monitor_p
             (NodeTimeline("a", 0.0, not_ready, not_ready, not_ready),),
             (PodTimeline("p", "a", None, 300.0, lost, None, False),),
         )
-        ours = run_gpufleet(CASES["default-tolerations"], 20.0, {"a": not_ready - 50.0})[0]
+        ours = run_gpufleet(CASES["default-tolerations"], 20.0, {"a": not_ready - GRACE})[0]
         assert ours.nodes[0].not_ready_s == ours.pods[0].ready_lost_s == not_ready
         return differences(real, ours)
 
-    assert compare(40.0, 40.0) == compare(60.0, 61.5) == []
-    assert compare(39.0, 39.0) == [
-        "node a: NotReady 39 s after the kill, gpufleet 50 s (tolerance -10.9/+10.5 s)"
+    g = GRACE
+    assert compare(g - 10.0, g - 10.0) == compare(g + 10.0, g + 11.5) == []
+    assert compare(g - 11.0, g - 11.0) == [
+        f"node a: NotReady {g - 11.0:g} s after the kill, gpufleet {g:g} s (tolerance -10.9/+10.5 s)"
     ]
-    assert compare(50.0, 52.5) == ["pod p Ready False: real 52.5, gpufleet 50.0"]
+    assert compare(g, g + 2.5) == [f"pod p Ready False: real {g + 2.5}, gpufleet {g}"]
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -36,7 +36,8 @@ trip, which gpufleet's taint does not take: 0, with a warning),
 ``scaleDownNonEmptyCandidatesCount``, ``scaleDownCandidatesPoolRatio`` and ``scaleDownCandidatesPoolMinCount``
 (accepted with a warning: cluster-autoscaler 1.34 reads them nowhere),
 ``initialNodeGroupBackoffDuration``, ``maxNodeGroupBackoffDuration``, ``nodeGroupBackoffResetTimeout``), with
-upstream's defaults. ``NodePool``:
+upstream's defaults; ``controllerManager`` and ``apiServer``, kube-controller-manager's node lifecycle flags
+and kube-apiserver's default toleration seconds (``gpufleet.kube.node_lifecycle_flags``). ``NodePool``:
 ``replicas``, a Node-like ``template`` (validated against the Kubernetes Node schema), ``min``, ``max``,
 ``warm``, ``pricePerHour``, ``provisioning`` (the start chain's stages in order, read by
 ``gpufleet.lifecycle.node_start``), ``stock``, ``gpu`` (declared by GPU model; ``migConfig`` names a
@@ -72,6 +73,12 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from gpufleet.autoscaling.eviction import parse_drain_priority_config
 from gpufleet.autoscaling.expanders import EXPANDERS
 from gpufleet.kube import nodes, objects, schema_check
+from gpufleet.kube.node_lifecycle_flags import (
+    ApiServer,
+    ControllerManager,
+    default_toleration_seconds,
+    node_lifecycle_config,
+)
 from gpufleet.kube.objects import Meta
 from gpufleet.kube.problems import Reporter, forbidden, invalid, required, unsupported
 from gpufleet.kube.spec_model import (
@@ -374,6 +381,8 @@ class SimulationSpec(SpecModel):
     storage: Storage | None = None
     registry: ImageRegistry | None = None
     autoscaler: Autoscaler | None = None
+    controller_manager: ControllerManager | None = None
+    api_server: ApiServer | None = None
 
 
 class StockAvailability(SpecModel):
@@ -470,6 +479,8 @@ def simulation(body: Mapping[str, Any], report: Reporter) -> SimulationSettings:
         autoscaler=spec.autoscaler.settings() if spec.autoscaler else defaults.autoscaler,
         storage_bandwidth=spec.storage.bandwidth if spec.storage else defaults.storage_bandwidth,
         registry_bandwidth=spec.registry.bandwidth if spec.registry else defaults.registry_bandwidth,
+        node_lifecycle=node_lifecycle_config(spec.controller_manager, report),
+        default_tolerations=default_toleration_seconds(spec.api_server),
     )
 
 

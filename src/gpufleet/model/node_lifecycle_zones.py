@@ -13,6 +13,9 @@ node_lifecycle_controller.go``): how fast each zone's ``NoExecute`` tainter tain
   disrupted zone taints at ``--node-eviction-rate`` (0.1 nodes a second, ``HealthyQPSFunc``), a partially
   disrupted one at ``--secondary-node-eviction-rate`` (0.01) where it has more than
   ``--large-cluster-size-threshold`` (50) nodes, else not at all (``ReducedQPSFunc``).
+
+Those four flags (``NodeLifecycleControllerConfiguration``, ``pkg/controller/nodelifecycle/config``) are an
+``EvictionRates``, upstream's defaults unless a Simulation's ``spec.controllerManager`` sets them.
 """
 
 from __future__ import annotations
@@ -33,6 +36,19 @@ SECONDARY_EVICTION_QPS = 0.01
 #: ``--unhealthy-zone-threshold`` and ``--large-cluster-size-threshold``
 UNHEALTHY_ZONE_THRESHOLD = 0.55
 LARGE_CLUSTER_SIZE_THRESHOLD = 50
+
+
+@dataclass(frozen=True)
+class EvictionRates:
+    """``--node-eviction-rate``, ``--secondary-node-eviction-rate`` (nodes a second),
+    ``--large-cluster-size-threshold`` and ``--unhealthy-zone-threshold``."""
+
+    node_eviction_rate: float = EVICTION_QPS
+    secondary_node_eviction_rate: float = SECONDARY_EVICTION_QPS
+    large_cluster_size_threshold: int = LARGE_CLUSTER_SIZE_THRESHOLD
+    unhealthy_zone_threshold: float = UNHEALTHY_ZONE_THRESHOLD
+
+
 EXCLUDE_DISRUPTION_LABEL = "node.kubernetes.io/exclude-disruption"
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -51,11 +67,12 @@ def excluded_from_disruption_checks(node: Node) -> bool:
     return EXCLUDE_DISRUPTION_LABEL in node.labels
 
 
-def zone_state(ready: int, not_ready: int) -> str:
-    """``ComputeZoneState`` of a zone with this many Ready and NotReady nodes."""
+def zone_state(ready: int, not_ready: int, threshold: float = UNHEALTHY_ZONE_THRESHOLD) -> str:
+    """``ComputeZoneState`` of a zone with this many Ready and NotReady nodes (``threshold``:
+    ``--unhealthy-zone-threshold``)."""
     if ready == 0 and not_ready > 0:
         return FULL_DISRUPTION
-    if not_ready > 2 and not_ready / (not_ready + ready) >= UNHEALTHY_ZONE_THRESHOLD:
+    if not_ready > 2 and not_ready / (not_ready + ready) >= threshold:
         return PARTIAL_DISRUPTION
     return NORMAL
 
@@ -66,7 +83,7 @@ class Zone:
     size: int  # its nodes (those excluded from disruption checks left out)
 
 
-def zones(nodes: Iterable[tuple[Node, bool]]) -> dict[str, Zone]:
+def zones(nodes: Iterable[tuple[Node, bool]], threshold: float = UNHEALTHY_ZONE_THRESHOLD) -> dict[str, Zone]:
     """Each zone's state and size from its nodes and whether each is Ready (``monitorNodeHealth``'s
     ``zoneToNodeConditions``, ``handleDisruption``'s ``ComputeZoneState`` of each)."""
     counts: dict[str, tuple[int, int]] = {}
@@ -75,14 +92,15 @@ def zones(nodes: Iterable[tuple[Node, bool]]) -> dict[str, Zone]:
             continue
         up, down = counts.get(zone_key(node), (0, 0))
         counts[zone_key(node)] = (up + ready, down + (not ready))
-    return {k: Zone(zone_state(up, down), up + down) for k, (up, down) in counts.items()}
+    return {k: Zone(zone_state(up, down, threshold), up + down) for k, (up, down) in counts.items()}
 
 
-def limiter_qps(zone: Zone) -> float:
+def limiter_qps(zone: Zone, rates: EvictionRates = EvictionRates()) -> float:
     """``setLimiterInZone``: the rate a zone's ``NoExecute`` tainter is given for its state and size."""
     if zone.state != PARTIAL_DISRUPTION:
-        return EVICTION_QPS
-    return SECONDARY_EVICTION_QPS if zone.size > LARGE_CLUSTER_SIZE_THRESHOLD else 0.0
+        return rates.node_eviction_rate
+    large = zone.size > rates.large_cluster_size_threshold
+    return rates.secondary_node_eviction_rate if large else 0.0
 
 
 @dataclass(frozen=True)
@@ -99,6 +117,7 @@ class ZoneStates:
     """``handleDisruption``'s memory, the controller's ``zoneStates``."""
 
     states: dict[str, str] = field(default_factory=dict)
+    rates: EvictionRates = field(default_factory=EvictionRates)
 
     def judge(self, all_zones: Mapping[str, Zone]) -> Judgement:
         """One pass's ``handleDisruption`` with these zones (``zones``). A zone no longer seen is forgotten
@@ -118,6 +137,6 @@ class ZoneStates:
         changed = (
             self.states if all_was else {k: v for k, v in self.states.items() if v != all_zones[k].state}
         )
-        limiters = {k: limiter_qps(all_zones[k]) for k in changed}
+        limiters = {k: limiter_qps(all_zones[k], self.rates) for k in changed}
         self.states |= {k: all_zones[k].state for k in limiters}
         return Judgement(limiters, forgotten)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpufleet.model.default_toleration_seconds import DefaultTolerationSeconds
 from gpufleet.model.mig_configs import MigManaged
 from gpufleet.model.node import Node
+from gpufleet.model.node_lifecycle_config import NodeLifecycleConfig
 
 #: Without ``spec.duration`` a run stops when nothing is left to do, or after 30 days.
 MAX_DURATION_S = 30 * 24 * 3600.0
@@ -124,6 +126,10 @@ class SimulationSettings:
     seed: int = 0
     sample_interval_s: float = 10.0
     autoscaler: AutoscalerSettings = field(default_factory=AutoscalerSettings)
+    #: kube-controller-manager's node lifecycle flags (``spec.controllerManager``)
+    node_lifecycle: NodeLifecycleConfig = field(default_factory=NodeLifecycleConfig)
+    #: kube-apiserver's DefaultTolerationSeconds flags (``spec.apiServer``)
+    default_tolerations: DefaultTolerationSeconds = field(default_factory=DefaultTolerationSeconds)
     storage_bandwidth: float = DEFAULT_STORAGE_BANDWIDTH  # bytes/s
     registry_bandwidth: float = DEFAULT_REGISTRY_BANDWIDTH  # bytes/s per node
     #: the wall-clock time (Unix seconds) of the run's time 0 (``spec.startTime``): what a KEDA cron

@@ -155,7 +155,9 @@ class PodLifecycle:
         #: last checkpoint (the same share of a task its ring may stretch otherwise)
         self.checkpoints: dict[str, float] = {}
         #: the taint eviction controller, which reads the pods bound to each node
-        self.taint_eviction = TaintEviction(clock, cluster, self.records, self._taint_delete)
+        self.taint_eviction = TaintEviction(
+            clock, cluster, self.records, self._taint_delete, settings.default_tolerations
+        )
         #: PodGC's ``gcTerminating``, which force-deletes the pods being deleted on out-of-service nodes
         self.pod_gc = TerminatingPodGC(clock, cluster, self.records, self._force_delete)
 

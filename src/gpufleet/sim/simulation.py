@@ -327,7 +327,12 @@ class Simulation:
         #: the node lifecycle controller's NotReady nodes, their taints and PodGC of their pods
         #: (``sim.unreachable_nodes``): a dump's NotReady nodes from the start, a kubelet stopped by a fault
         self.unreachable = UnreachableNodes(
-            self.loop, self.cluster, self.lifecycle, self, self._cloud_deletes
+            self.loop,
+            self.cluster,
+            self.lifecycle,
+            self,
+            self._cloud_deletes,
+            self.settings.node_lifecycle,
         )
         self.unreachable.not_ready_from_start(not_ready)
         #: GPU and node faults and the response to them (``sim.faults``), None without a FaultModel

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 
 from gpufleet.control.clock import Clock, Priority
-from gpufleet.model.default_toleration_seconds import with_default_tolerations
+from gpufleet.model.default_toleration_seconds import DefaultTolerationSeconds, with_default_tolerations
 from gpufleet.model.node import Taint
 from gpufleet.model.taint_eviction import ScheduledDeletion, no_execute_taints, process_pod_on_node
 from gpufleet.sim.cluster import InMemoryCluster
@@ -32,9 +32,12 @@ class TaintEviction:
         cluster: InMemoryCluster,
         records: dict[str, PodRecord],
         delete: Callable[[PodRecord], None],
+        defaults: DefaultTolerationSeconds,
     ):
-        """``delete``: the pod's deletion (``addConditionAndDeletePod``)."""
+        """``delete``: the pod's deletion (``addConditionAndDeletePod``); ``defaults``: the tolerations
+        the API server admitted pods with (``model.default_toleration_seconds``)."""
         self.clock = clock
+        self.defaults = defaults
         self.cluster = cluster
         self.records = records
         self.delete = delete
@@ -71,7 +74,7 @@ class TaintEviction:
         held = self.scheduled.get(key)
         before = held[1] if held is not None and held[0] is rec else None
         after = process_pod_on_node(
-            before, with_default_tolerations(rec.pod.tolerations), taints, self.clock.now
+            before, with_default_tolerations(rec.pod.tolerations, self.defaults), taints, self.clock.now
         )
         if after is None:
             self.scheduled.pop(key, None)

@@ -4,14 +4,16 @@ simulator's clock.
 - The node lifecycle controller (``pkg/controller/nodelifecycle/node_lifecycle_controller.go``,
   ``monitorNodeHealth``) sets the node's Ready condition ``Unknown`` ("Kubelet stopped posting node
   status.") once it has heard nothing for ``--node-monitor-grace-period`` (50 s since 1.32,
-  ``config/v1alpha1/defaults.go``); taken here as 50 s after the kubelet stopped (its last lease renewal
+  ``config/v1alpha1/defaults.go``; a Simulation's ``spec.controllerManager``,
+  ``model.node_lifecycle_config``); taken here as that long after the kubelet stopped (its last lease renewal
   taken at the fault; the 5 s monitor period and the 10 s renew interval are not counted). It marks the
   pods on it not ready in the same pass (``MarkPodsNotReady``: until then their Ready condition is what the
   kubelet last reported, though their containers died with the node). It then taints
   the node ``node.kubernetes.io/unreachable:NoSchedule`` at once (``doNoScheduleTaintingPass``) and
   ``node.kubernetes.io/unreachable:NoExecute`` through its zone's tainter (``doNoExecuteTaintingPass``, a
   ``RateLimitedTimedQueue``: its nodes in the order they went NotReady, the first tainted whenever its token
-  bucket, of burst 1 and refilled at the zone's rate, holds a token, ``model.node_lifecycle_zones``; a
+  bucket, of burst 1 and refilled at the zone's rate, holds a token, ``model.node_lifecycle_zones``, the
+  first at ``--node-eviction-rate``; a
   node Ready again leaves
   the queue, ``markNodeAsReachable``; a node deleted takes its turn, and a token, ``Node no longer
   present``). Every zone is judged again (``handleDisruption``) at each monitor pass where a zone's state
@@ -60,6 +62,7 @@ from typing import Protocol
 
 from gpufleet.control.clock import Clock, Priority
 from gpufleet.model.node import NO_EXECUTE, NO_SCHEDULE, Node, Taint
+from gpufleet.model.node_lifecycle_config import NodeLifecycleConfig
 from gpufleet.model.node_lifecycle_zones import EVICTION_QPS, NORMAL, ZoneStates, zone_key, zones
 from gpufleet.model.node_readiness import (
     NOT_READY_TAINT_KEY,
@@ -73,8 +76,6 @@ from gpufleet.scheduling.events import ClusterChange
 from gpufleet.sim.cluster import InMemoryCluster
 from gpufleet.sim.pod_lifecycle import PodLifecycle
 
-#: ``--node-monitor-grace-period`` (kube-controller-manager 1.34's default)
-NODE_MONITOR_GRACE_S = 50.0
 #: the cloud node lifecycle controller's ``--node-monitor-period``
 CLOUD_NODE_MONITOR_PERIOD_S = 5.0
 #: PodGC's ``gcCheckPeriod`` and ``quarantineTime``
@@ -115,7 +116,8 @@ class NodeDown:
 @dataclass
 class Tainter:
     """A zone's ``zoneNoExecuteTainter``: its queue (node -> the ``NodeDown`` queued), the rate of its
-    token bucket (burst 1; 0: ``NewFakeNeverRateLimiter``) and when the bucket next holds a token."""
+    token bucket (burst 1; 0: ``NewFakeNeverRateLimiter``; first ``--node-eviction-rate``,
+    ``addPodEvictorForNewZone``) and when the bucket next holds a token."""
 
     qps: float = EVICTION_QPS
     token_s: float = -math.inf
@@ -139,15 +141,18 @@ class UnreachableNodes:
         lifecycle: PodLifecycle,
         host: UnreachableHost,
         delete_node: Callable[[str], None],
+        config: NodeLifecycleConfig,
     ):
-        """``delete_node``: the cloud node lifecycle controller deletes a lost node's Node."""
+        """``delete_node``: the cloud node lifecycle controller deletes a lost node's Node; ``config``:
+        kube-controller-manager's node lifecycle flags."""
         self.clock = clock
+        self.config = config
         self.cluster = cluster
         self.lifecycle = lifecycle
         self.host = host
         self.delete_node = delete_node
         self.down: dict[str, NodeDown] = {}
-        self.zone_states = ZoneStates()
+        self.zone_states = ZoneStates(rates=config.eviction)
         self.tainters: dict[str, Tainter] = {}  # zone -> its NoExecute tainter
         self._pass_due = False
         lifecycle.taint_eviction.listeners.append(self._evicted)
@@ -176,7 +181,8 @@ class UnreachableNodes:
         self.cluster.kubelet_stopped.add(name)
         for key in self._pods_on(name):
             self.lifecycle.kubelet_stopped(self.lifecycle.records[key])
-        self._at(self.clock.now + NODE_MONITOR_GRACE_S, partial(self._not_ready, name, down))
+        grace = self.config.node_monitor_grace_period_s
+        self._at(self.clock.now + grace, partial(self._not_ready, name, down))
         return down
 
     def _live(self, name: str, down: NodeDown) -> bool:
@@ -232,7 +238,9 @@ class UnreachableNodes:
         now = self.clock.now
         state = self.cluster.state
         nodes = [state.nodes[i] for i in state.active_indices().tolist()]
-        judged = self.zone_states.judge(zones((n, n.name not in self.cluster.not_ready) for n in nodes))
+        threshold = self.config.eviction.unhealthy_zone_threshold
+        ready = ((n, n.name not in self.cluster.not_ready) for n in nodes)
+        judged = self.zone_states.judge(zones(ready, threshold))
         for zone in judged.forgotten:
             self.tainters.pop(zone, None)
         if judged.untaint_all:
@@ -249,11 +257,18 @@ class UnreachableNodes:
             if other in node.taints:  # ``processTaintBaseEviction``: swapped at once, no token taken
                 self._taint_no_execute(name, down)
             else:
-                self.tainters.setdefault(zone_key(node), Tainter()).queue.setdefault(name, down)
+                self._tainter(zone_key(node)).queue.setdefault(name, down)
         for zone, qps in judged.limiters.items():
-            self.tainters.setdefault(zone, Tainter()).swap(qps, now)
+            self._tainter(zone).swap(qps, now)
         for zone in self.tainters:
             self._schedule_taint(zone)
+
+    def _tainter(self, zone: str) -> Tainter:
+        """The zone's tainter, made at ``--node-eviction-rate`` where it is new
+        (``addPodEvictorForNewZone``)."""
+        if zone not in self.tainters:
+            self.tainters[zone] = Tainter(self.config.eviction.node_eviction_rate)
+        return self.tainters[zone]
 
     def _schedule_taint(self, zone: str) -> None:
         """The tainter's next taint: its queue's head, once its bucket holds a token."""
