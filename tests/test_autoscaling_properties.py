@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpufleet.control.cluster_autoscaler_actuation import disruptions_allowed
 from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.hpa import (
     CrossVersionObjectReference,
@@ -122,7 +123,7 @@ def test_autoscalers_respect_bounds_and_blockers(
     def checked_cordon(name: str, unschedulable: bool) -> None:
         if not unschedulable:
             return original(name, unschedulable)
-        allowed = sim.autoscaler._disruptions_allowed()
+        allowed = disruptions_allowed(sim.autoscaler.port)
         for a in sim.state.pods_on[sim.state.index[name]].values():
             assert a.pod.annotations.get(SAFE) != "false", f"{name} drained under {a.pod.key}"
             if budget.covers(a.pod):
