@@ -119,3 +119,13 @@ def test_scale_down_old_replica_sets_leaves_the_minimum_available(
     )
     assert (got > 0) is scaled
     assert old_rs.replicas == expected
+
+
+def test_cleanup_stops_where_an_old_replica_set_has_more_available_than_its_replicas() -> None:
+    """gpufleet's own row: ``cleanupUnhealthyReplicas`` never scales a ReplicaSet up; where one has more
+    available pods than ``replicas`` (its surplus not yet deleted) the count would be negative, and upstream
+    returns "got invalid request" there, scaling nothing more."""
+    first = ReplicaSetCounts("web-a", replicas=1, available=2, created=0)
+    second = ReplicaSetCounts("web-b", replicas=2, available=0, created=1)
+    assert cleanup_unhealthy_replicas([second, first], max_cleanup=3) == 0
+    assert (first.replicas, second.replicas) == (1, 2)

@@ -14,7 +14,7 @@ not told the Deployment until its next sync."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
@@ -35,16 +35,6 @@ class RolloutRecord:
     strategy: str
     started_s: float
     completed_s: float | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "deployment": self.deployment,
-            "rollout": self.rollout,
-            "replica_set": self.replica_set,
-            "strategy": self.strategy,
-            "started_s": self.started_s,
-            "completed_s": self.completed_s,
-        }
 
 
 class Rollouts:
@@ -125,4 +115,4 @@ class Rollouts:
 
     def as_list(self) -> list[dict[str, Any]]:
         """Every rollout, by Deployment then start."""
-        return [r.as_dict() for _, records in sorted(self.records_by_deployment.items()) for r in records]
+        return [asdict(r) for _, records in sorted(self.records_by_deployment.items()) for r in records]

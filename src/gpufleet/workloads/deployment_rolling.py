@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpufleet.model.workloads import RECREATE, ROLLING_UPDATE, DeploymentStrategy
@@ -114,16 +114,7 @@ def reconcile_new_replica_set(
 def cleanup_unhealthy_replicas(old_sets: Sequence[ReplicaSetCounts], max_cleanup: int) -> int:
     """``cleanupUnhealthyReplicas``: scale the old ReplicaSets, oldest first, down by their unavailable
     replicas, at most ``max_cleanup`` in all; how many."""
-    total = 0
-    for old in sorted(old_sets, key=lambda s: s.created):
-        if total >= max_cleanup:
-            break
-        if old.replicas == 0 or old.replicas == old.available:
-            continue
-        count = min(max_cleanup - total, old.replicas - old.available)
-        old.replicas -= count
-        total += count
-    return total
+    return _scale_down_oldest(old_sets, max_cleanup, lambda old: old.replicas - old.available)
 
 
 def scale_down_old_replica_sets_for_rolling_update(
@@ -138,13 +129,25 @@ def scale_down_old_replica_sets_for_rolling_update(
     available = sum(s.available for s in all_sets)
     if available <= least:
         return 0
-    total, allowed = 0, available - least
+    return _scale_down_oldest(old_sets, available - least, lambda old: old.replicas)
+
+
+def _scale_down_oldest(
+    old_sets: Sequence[ReplicaSetCounts], allowed: int, room: Callable[[ReplicaSetCounts], int]
+) -> int:
+    """The old ReplicaSets scaled down, oldest first, each by at most its ``room``, ``allowed`` in all (the
+    loop ``cleanupUnhealthyReplicas`` and ``scaleDownOldReplicaSetsForRollingUpdate`` share); how many. A
+    negative room (more available than ``replicas``) would scale one up: upstream stops there with an error
+    ("got invalid request"), and so does this."""
+    total = 0
     for old in sorted(old_sets, key=lambda s: s.created):
         if total >= allowed:
             break
-        if old.replicas == 0:
+        count = min(room(old), allowed - total)
+        if count < 0:
+            break
+        if old.replicas == 0 or count == 0:
             continue
-        count = min(old.replicas, allowed - total)
         old.replicas -= count
         total += count
     return total
