@@ -49,7 +49,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     over every core first (pytest-xdist), then these in one process, where the control plane (and the
     fidelity run's extra one) starts once. Over the cores a test file stays on one worker
     (``xdist_group``), so its module fixtures are made once; the Ray files share one, as each starts
-    Ray's processes and ``--ray auto`` would join another's cluster."""
+    Ray's processes and ``--ray auto`` would join another's cluster.
+
+    The tests of the session's fidelity run (``fidelity``) come first and those of the workload controllers'
+    sets (``controller_sets``) last, every other test keeping its place between them: the sets run in the
+    background from the end of the fidelity run, beside the tests between (``controller_sets``)."""
     for item in items:
         if "control_plane" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.controlplane)
@@ -57,6 +61,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group("ray"))
         else:
             item.add_marker(pytest.mark.xdist_group(str(item.path)))
+    items.sort(key=_session_place)
+
+
+def _session_place(item: pytest.Item) -> int:
+    fixtures = getattr(item, "fixturenames", ())
+    return 0 if "fidelity" in fixtures else 2 if "controller_sets" in fixtures else 1
 
 
 GPU = "nvidia.com/gpu"
@@ -467,16 +477,23 @@ def prometheus(control_plane: Any) -> Iterator[Any]:
     kube_state_metrics.stop(control_plane)
 
 
+#: the workload controllers' sets started in the background by the fidelity run (``controller_sets``)
+_CONTROLLER_SETS = pytest.StashKey[Any]()
+
+
 @pytest.fixture(scope="session")
-def fidelity(control_plane: Any) -> Any:
+def fidelity(control_plane: Any, request: pytest.FixtureRequest) -> Any:
     """The fidelity run shared by the fidelity tests: every kube-scheduler case (on the session's control
     plane and as many more as ``e2e.fidelity.run.CONTROL_PLANES`` asks, side by side), then (where a
     cluster-autoscaler binary was given) every cluster-autoscaler case, on the session's control plane;
-    the report goes to ``out/fidelity/`` (an ``e2e.fidelity.run.Fidelity``)."""
+    the report goes to ``out/fidelity/`` (an ``e2e.fidelity.run.Fidelity``). The session's kube-scheduler
+    gets upstream's default configuration back after it. Where the session has tests of the workload
+    controllers' sets, they start in the background as it ends (``controller_sets``)."""
     from e2e.components import cluster_autoscaler
     from e2e.fidelity import report
     from e2e.fidelity.autoscaler_cases import autoscaler_cases
     from e2e.fidelity.autoscaler_run import run_autoscaler_cases
+    from e2e.fidelity.controller_sets import InBackground
     from e2e.fidelity.run import Fidelity, run_cases, side_by_side
     from e2e.fidelity.sources import all_cases
 
@@ -487,50 +504,27 @@ def fidelity(control_plane: Any) -> Any:
     if binary is not None:
         autoscaler, ca_seconds = run_autoscaler_cases(control_plane, binary, autoscaler_cases())
         summary = report.autoscaler_summary(autoscaler, ca_seconds)
+    if control_plane.scheduler_config is not None:
+        control_plane.restart_scheduler(None)
+    if any("controller_sets" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        logs = ROOT / "out" / "e2e-logs" / "controller-sets"
+        request.session.stash[_CONTROLLER_SETS] = InBackground(control_plane.bins, logs)
     out = ROOT / "out" / "fidelity"
     report.write(scheduler, out, seconds, control_plane.started_s, summary, len(clusters))
     return Fidelity(scheduler, autoscaler, side_planes, first_config)
 
 
 @pytest.fixture(scope="session")
-def controller_sets(control_plane: Any) -> dict[str, Any]:
+def controller_sets(control_plane: Any, request: pytest.FixtureRequest) -> dict[str, Any]:
     """The workload controllers' fidelity sets (Job, ReplicaSet, StatefulSet, node lifecycle, Deployment
-    rollouts: their ``run_*_cases`` results by set) on the session's control plane: the StatefulSet set
-    first, alone (it compares gaps of seconds from the StatefulSet's creation, which the other sets' load on
-    the API server stretched past its tolerance), then the Job, ReplicaSet and node lifecycle sets at once,
-    the Deployment set once the Job and ReplicaSet sets are done (beside the node lifecycle's waits: its gaps
-    of seconds stretched past the tolerance beside all three): each in namespaces and on kwok nodes of its
-    own, its pods pinned there (``nodeSelector``), the node lifecycle's in zones of their own, so none waits
-    on another; most of their time is waiting for controllers and grace periods."""
-    from concurrent.futures import ThreadPoolExecutor, wait
+    rollouts: their ``run_*_cases`` results by set, ``e2e.fidelity.controller_sets``): those the fidelity run
+    started in the background as it ended, on a control plane of their own (its logs in
+    ``out/e2e-logs/controller-sets``), beside the tests that came between; in a session without the fidelity
+    run, on the session's control plane now."""
+    from e2e.fidelity.controller_sets import run_controller_sets
 
-    from e2e.fidelity.deployment_cases import DEPLOYMENT_CASES
-    from e2e.fidelity.deployment_run import run_deployment_cases
-    from e2e.fidelity.job_cases import JOB_CASES
-    from e2e.fidelity.job_run import run_job_cases
-    from e2e.fidelity.node_failure_cases import NODE_FAILURE_CASES
-    from e2e.fidelity.node_failure_run import run_node_failure_cases
-    from e2e.fidelity.replicaset_cases import REPLICASET_CASES
-    from e2e.fidelity.replicaset_run import run_replicaset_cases
-    from e2e.fidelity.statefulset_cases import STATEFULSET_CASES
-    from e2e.fidelity.statefulset_run import run_statefulset_cases
-
-    stateful = run_statefulset_cases(control_plane, STATEFULSET_CASES)
-    runs: dict[str, Callable[[], list[Any]]] = {
-        "nodes": lambda: run_node_failure_cases(control_plane, NODE_FAILURE_CASES),
-        "jobs": lambda: run_job_cases(control_plane, JOB_CASES),
-        "replicasets": lambda: run_replicaset_cases(control_plane, REPLICASET_CASES),
-    }
-    with ThreadPoolExecutor(len(runs) + 1) as pool:
-        futures = {name: pool.submit(run) for name, run in runs.items()}
-
-        def deployments() -> list[Any]:
-            wait([futures["jobs"], futures["replicasets"]])
-            return run_deployment_cases(control_plane, DEPLOYMENT_CASES)
-
-        futures["deployments"] = pool.submit(deployments)
-        results = {name: {r.name: r for r in future.result()} for name, future in futures.items()}
-    return {**results, "statefulsets": {r.name: r for r in stateful}}
+    started = request.session.stash.get(_CONTROLLER_SETS, None)
+    return started.result() if started is not None else run_controller_sets(control_plane)
 
 
 def page_figures(page: str) -> dict[str, tuple[list[dict[str, Any]], dict[str, Any]]]:
