@@ -286,6 +286,9 @@ class ControlPlane:
                 "*",
                 f"--node-monitor-grace-period={NODE_MONITOR_GRACE_S:g}s",
                 *CONTROLLER_MANAGER_PACING,
+                # the node lifecycle controller's taint requests dropped on a stale cache are logged at 4
+                # (``e2e.fidelity.node_failure_run.dropped_taint_requests``)
+                "--vmodule=node_lifecycle_controller=4",
             ],
         )
 

@@ -21,6 +21,8 @@ def _row(r: NodeFailureResult) -> dict[str, Any]:
         "agrees": r.agrees,
         "error": r.error or None,
         "differences": list(r.differences),
+        "reruns": r.reruns,
+        "rerun_why": list(r.rerun_why),
         "kube_controller_manager": section.as_json(r.real),
         "gpufleet": section.as_json(r.gpufleet),
     }
@@ -66,11 +68,17 @@ def _cells(c: dict[str, Any]) -> list[str]:
     ]
 
 
-def _differences(cases: list[dict[str, Any]]) -> list[str]:
+def _notes(cases: list[dict[str, Any]]) -> list[str]:
+    """Where the sides differ, and the cases run again (a taint request the real controller dropped on a
+    stale cache: ``e2e.fidelity.node_failure_run``)."""
+    out = []
     differing = [c for c in cases if c["differences"]]
-    if not differing:
-        return []
-    return ["", "Differences:", "", *(f"- {c['name']}: {'; '.join(c['differences'])}" for c in differing)]
+    if differing:
+        out += ["", "Differences:", "", *(f"- {c['name']}: {'; '.join(c['differences'])}" for c in differing)]
+    again = [c for c in cases if c.get("reruns")]
+    if again:
+        out += ["", "Run again:", "", *(f"- {c['name']}: {'; '.join(c['rerun_why'])}" for c in again)]
+    return out
 
 
 NODES: section.Section[NodeFailureResult] = section.Section(
@@ -85,7 +93,7 @@ NODES: section.Section[NodeFailureResult] = section.Section(
     tolerances={
         "tolerances_s": {"not_ready_early": EARLY_S, "not_ready_late": LATE_S, "after_not_ready": FOLLOW_S}
     },
-    notes=_differences,
+    notes=_notes,
     coda=" Times in seconds after the kill.",
 )
 NODE_LIFECYCLE_NOT_RUN = NODES.not_run

@@ -125,6 +125,8 @@ def _nodes() -> list[NodeFailureResult]:
             replaced,
             "",
             ["node a NoSchedule: real None, gpufleet 50.0", "pods: more"],
+            1,
+            ["dropped on a stale cache"],
         ),
         NodeFailureResult("toleration-seconds", Timeline((), ()), ["a warning"], error=FAILED),
     ]
@@ -501,6 +503,8 @@ EXPECTED_JSON: dict[str, Any] = {
                 "agrees": True,
                 "error": None,
                 "differences": [],
+                "reruns": 0,
+                "rerun_why": [],
                 "kube_controller_manager": DOWN,
                 "gpufleet": DOWN,
             },
@@ -514,6 +518,8 @@ EXPECTED_JSON: dict[str, Any] = {
                 "agrees": False,
                 "error": None,
                 "differences": ["node a NoSchedule: real None, gpufleet 50.0", "pods: more"],
+                "reruns": 1,
+                "rerun_why": ["dropped on a stale cache"],
                 "kube_controller_manager": {
                     "nodes": [
                         {
@@ -568,6 +574,8 @@ EXPECTED_JSON: dict[str, Any] = {
                 "agrees": False,
                 "error": "the control plane refused it\n  a second line the report leaves out",
                 "differences": [],
+                "reruns": 0,
+                "rerun_why": [],
                 "kube_controller_manager": None,
                 "gpufleet": {"nodes": [], "pods": []},
             },
@@ -854,6 +862,10 @@ EXPECTED_MARKDOWN = (
     "Differences:",
     "",
     "- replicaset: node a NoSchedule: real None, gpufleet 50.0; pods: more",
+    "",
+    "Run again:",
+    "",
+    "- replicaset: dropped on a stale cache",
     "",
     "Failed to run:",
     "",
