@@ -17,9 +17,6 @@ from typing import Any
 
 from e2e.controlplane import ControlPlane
 
-#: the sets, by the name their results go under
-SETS = ("statefulsets", "nodes", "jobs", "replicasets", "deployments")
-
 
 def run_controller_sets(cp: ControlPlane) -> dict[str, dict[str, Any]]:
     """Every set's results (its ``run_*_cases``' results by case name) by set, on ``cp``: the StatefulSet set
