@@ -29,9 +29,8 @@ from typing import Any
 
 from e2e.fidelity import controller_cases
 from e2e.fidelity.statefulset_cases import GRACE_LABEL
-from e2e.fidelity.timeline import Outcome
+from e2e.fidelity.timeline import NAME, Outcome, TimelineCase
 
-NAME = "serve"
 VERSION = "version"
 FIRST = "v1"
 ROLLING_UPDATE, RECREATE = "RollingUpdate", "Recreate"
@@ -67,30 +66,14 @@ def template_patch(version: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class DeploymentCase:
-    name: str
-    note: str
-    replicas: int
-    steps: tuple[Step, ...]
-    expected: Outcome
-    #: for each pod's creation or end in ``expected.order``, the time since the entry before it, as
-    #: upstream's rules set it
-    gaps_s: tuple[float, ...]
+class DeploymentCase(TimelineCase[Step]):
+    PREFIX = "df"
+    KIND = "Deployment"
+
+    cpus: tuple[int, ...] = (8,)
     strategy: str = ROLLING_UPDATE
     max_surge: int | str | None = None  # None: the API server's default, 25 %
     max_unavailable: int | str | None = None
-    min_ready_s: int = 0
-    grace_s: int = 0
-    cpus: tuple[int, ...] = (8,)
-
-    @property
-    def namespace(self) -> str:
-        return f"df-{self.name}"
-
-    @property
-    def key(self) -> str:
-        """The workload as gpufleet files it (``Deployment/<namespace>/<name>``)."""
-        return f"Deployment/{self.namespace}/{NAME}"
 
     @property
     def kind(self) -> str:
@@ -100,9 +83,6 @@ class DeploymentCase:
         surge = "25%" if self.max_surge is None else self.max_surge
         unavailable = "25%" if self.max_unavailable is None else self.max_unavailable
         return f"{ROLLING_UPDATE} {surge}/{unavailable}"
-
-    def nodes(self) -> list[dict[str, Any]]:
-        return controller_cases.case_nodes(self.namespace, self.cpus)
 
     def workload(self) -> dict[str, Any]:
         """The Deployment: ``replicas`` pods of one CPU of version v1 on the case's nodes."""

@@ -28,9 +28,9 @@ from typing import Any
 
 from e2e.controlplane import ControlPlane
 from e2e.fidelity import timeline as timelines
-from e2e.fidelity.deployment_cases import FIRST, NAME, RECREATE, VERSION, DeploymentCase, Step, template_patch
+from e2e.fidelity.deployment_cases import FIRST, RECREATE, VERSION, DeploymentCase, Step, template_patch
 from e2e.fidelity.stepped_run import make_steps, run_stepped_cases, simulation, steps_at
-from e2e.fidelity.timeline import BURST_S, BY_ENTRY, Entry, Timeline, TimelineResult, listen
+from e2e.fidelity.timeline import BURST_S, BY_ENTRY, NAME, Entry, Timeline, TimelineResult, listen
 from e2e.fidelity.watches import Watches, placed
 from gpufleet.sim.simulation import Simulation
 

@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from e2e.fidelity import controller_cases
-from e2e.fidelity.timeline import Outcome
+from e2e.fidelity.timeline import NAME, Outcome, TimelineCase
 
-NAME = "serve"
 ORDERED_READY, PARALLEL = "OrderedReady", "Parallel"
 #: the label that has kwok keep a deleted pod until its grace period is over (``e2e/kwok/stages.yaml``)
 GRACE_LABEL = "gpufleet.io/termination-grace"
@@ -51,32 +50,12 @@ class Step:
 
 
 @dataclass(frozen=True)
-class StatefulSetCase:
-    name: str
-    note: str
-    replicas: int
-    steps: tuple[Step, ...]
-    expected: Outcome
-    #: for each pod's creation or end in ``expected.order``, the time since the entry before it, as
-    #: upstream's rules set it
-    gaps_s: tuple[float, ...]
+class StatefulSetCase(TimelineCase[Step]):
+    PREFIX = "sf"
+    KIND = "StatefulSet"
+
     policy: str = ORDERED_READY
     start: int = 0  # spec.ordinals.start
-    min_ready_s: int = 0
-    grace_s: int = 0
-    cpus: tuple[int, ...] = (4,)
-
-    @property
-    def namespace(self) -> str:
-        return f"sf-{self.name}"
-
-    @property
-    def key(self) -> str:
-        """The workload as gpufleet files it (``StatefulSet/<namespace>/<name>``)."""
-        return f"StatefulSet/{self.namespace}/{NAME}"
-
-    def nodes(self) -> list[dict[str, Any]]:
-        return controller_cases.case_nodes(self.namespace, self.cpus)
 
     def workload(self) -> dict[str, Any]:
         """The StatefulSet: ``replicas`` pods of one CPU on the case's nodes."""

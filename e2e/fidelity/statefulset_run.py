@@ -28,9 +28,9 @@ from functools import partial
 
 from e2e.controlplane import ControlPlane
 from e2e.fidelity import timeline as timelines
-from e2e.fidelity.statefulset_cases import NAME, PARALLEL, StatefulSetCase, Step
+from e2e.fidelity.statefulset_cases import PARALLEL, StatefulSetCase, Step
 from e2e.fidelity.stepped_run import make_steps, run_stepped_cases, simulation, steps_at
-from e2e.fidelity.timeline import BY_POD, Entry, Timeline, TimelineResult, listen
+from e2e.fidelity.timeline import BY_POD, NAME, Entry, Timeline, TimelineResult, listen
 from e2e.fidelity.watches import Watches, placed
 from gpufleet.sim.simulation import Simulation
 

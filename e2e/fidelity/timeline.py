@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
 
+from e2e.fidelity import controller_cases
 from e2e.fidelity.stepped_run import SteppedResult
 from gpufleet.model.pod import Pod
 from gpufleet.sim.records import PodRecord
@@ -54,6 +56,45 @@ class Outcome:
     left: tuple[str, ...]
     order: tuple[str, ...]
     made: int
+
+
+S = TypeVar("S")
+#: the workload's name in every case
+NAME = "serve"
+
+
+@dataclass(frozen=True)
+class TimelineCase(Generic[S]):
+    """A case of a set compared by timelines (``statefulset_cases``, ``deployment_cases``): ``replicas`` pods
+    of its workload, named ``serve``, the ``steps`` done to it, the ``expected`` outcome and, for each pod's
+    creation or end in ``expected.order``, the time since the entry before it as upstream's rules set it
+    (``gaps_s``); in a namespace of its own (``<PREFIX>-<name>``) on nodes of its own, one of each of
+    ``cpus`` CPUs (``controller_cases``)."""
+
+    PREFIX: ClassVar[str]
+    KIND: ClassVar[str]
+
+    name: str
+    note: str
+    replicas: int
+    steps: tuple[S, ...]
+    expected: Outcome
+    gaps_s: tuple[float, ...]
+    min_ready_s: int = 0
+    grace_s: int = 0
+    cpus: tuple[int, ...] = (4,)
+
+    @property
+    def namespace(self) -> str:
+        return f"{self.PREFIX}-{self.name}"
+
+    @property
+    def key(self) -> str:
+        """The workload as gpufleet files it (``<KIND>/<namespace>/<NAME>``)."""
+        return f"{self.KIND}/{self.namespace}/{NAME}"
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return controller_cases.case_nodes(self.namespace, self.cpus)
 
 
 @dataclass(frozen=True)
