@@ -383,6 +383,16 @@ def dropped_taint_requests(log: Path, since: float) -> set[str]:
     return dropped
 
 
+def _gone(cp: ControlPlane, namespaces: list[str]) -> None:
+    """Wait until none of ``namespaces`` is left (a case run again reuses its namespace, which ``clean``
+    deleted without waiting for the namespace controller to sweep it)."""
+    deadline = time.monotonic() + CASE_TIMEOUT_S
+    while any(cp.get(f"/api/v1/namespaces/{n}") is not None for n in namespaces):
+        if time.monotonic() > deadline:
+            raise RunError(f"the namespaces of the cases' last run still there: {', '.join(namespaces)}")
+        time.sleep(0.5)
+
+
 def run_node_failure_cases(cp: ControlPlane, cases: tuple[NodeFailureCase, ...]) -> list[NodeFailureResult]:
     """Every case on the real side at once, then simulated by gpufleet with the real side's times (``_run``);
     the cases whose taint request the real controller dropped on a stale cache run again, at once, up to
@@ -416,6 +426,7 @@ def _run(cp: ControlPlane, cases: tuple[NodeFailureCase, ...]) -> tuple[list[Nod
     pod_marks = PodMarks()
     with watching(cp, COLLECTIONS, marks=lambda collection, obj: _api_marks(pod_marks, collection, obj)) as w:
         try:
+            _gone(cp, namespaces)
             cp.start_kwok(DOWN_KWOK)
             create_namespaces_and_nodes(cp, w, namespaces, nodes)
             created, killed, end = run_real(cp, w, cases)

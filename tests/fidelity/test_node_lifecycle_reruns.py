@@ -90,3 +90,20 @@ def test_a_case_dropped_every_time_is_judged_on_its_last_run(monkeypatch: pytest
     (result,) = run_node_failure_cases(object(), (case,))  # type: ignore[arg-type]
     assert len(calls) == STALE_RERUNS + 1
     assert result.reruns == STALE_RERUNS and len(result.rerun_why) == STALE_RERUNS
+
+
+def test_a_run_waits_for_the_namespaces_its_last_run_left_being_deleted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A case run again reuses its namespace, which the run before deleted without waiting for the namespace
+    controller: creating it at once was refused (``AlreadyExists: object is being deleted``)."""
+    looks: list[str] = []
+
+    class ControlPlane:
+        def get(self, path: str) -> dict[str, str] | None:
+            looks.append(path)
+            return {"phase": "Terminating"} if len(looks) <= 2 else None
+
+    monkeypatch.setattr(node_failure_run.time, "sleep", lambda s: None)
+    node_failure_run._gone(ControlPlane(), ["nf-a"])  # type: ignore[arg-type]
+    assert looks == ["/api/v1/namespaces/nf-a"] * 3
