@@ -96,6 +96,17 @@ spec: {{duration: 2h{spec}}}
             [50, 51, 52],
             id="normal, 1 node a second",
         ),
+        pytest.param(
+            ", controllerManager: {unhealthyZoneThreshold: 0.8, nodeEvictionRate: 0}",
+            [50, None, None],
+            id="normal at rate 0: the first bucket's one token, then none",
+        ),
+        pytest.param(
+            ", controllerManager: {largeClusterSizeThreshold: 3, secondaryNodeEvictionRate: 0.5, "
+            "nodeEvictionRate: 0}",
+            [50, 52, 54],
+            id="rate 0, a large zone partially disrupted: the secondary rate, its token kept",
+        ),
     ],
 )
 def test_a_zones_tainter_takes_its_rate_and_state_from_the_settings(
@@ -104,7 +115,11 @@ def test_a_zones_tainter_takes_its_rate_and_state_from_the_settings(
     """Three of a zone's four nodes NotReady in one pass: ``ComputeZoneState`` says partially disrupted
     (more than 2, 0.75 at least ``unhealthyZoneThreshold``) and ``ReducedQPSFunc`` gives
     ``secondaryNodeEvictionRate`` to a zone of more than ``largeClusterSizeThreshold`` nodes, else 0 (no
-    taint); normal, ``HealthyQPSFunc``'s ``nodeEvictionRate``: a taint every 1 / rate seconds."""
+    taint); normal, ``HealthyQPSFunc``'s ``nodeEvictionRate``: a taint every 1 / rate seconds. At a
+    ``nodeEvictionRate`` of 0 the zone's first tainter (``addPodEvictorForNewZone``: a token bucket at rate 0,
+    burst 1) taints one node and then none, and ``SwapLimiter`` keeps it for a normal zone (its ``QPS()`` is
+    already 0); a partially disrupted large zone swaps it for the secondary rate, not drained (the bucket
+    still held its token)."""
     summary = simulated(write(tmp_path, zone_of_four(spec), reboots("h100-0", "h100-1", "h100-2")))
     faults = sorted(summary["faults"]["faults"], key=lambda f: f["node"])
     assert [f["not_ready_s"] for f in faults] == [50, 50, 50]

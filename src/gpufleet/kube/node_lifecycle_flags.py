@@ -13,10 +13,11 @@ Upstream checks none of them (``NodeLifecycleControllerOptions.Validate`` and
 ``flag.Int64``). gpufleet rejects what upstream's comments rule out or what it cannot run: a duration of 0 or
 less (``monitorNodeHealth`` would run without pause, every node would be NotReady at once), a grace period no
 longer than the monitor period (``Controller.nodeMonitorPeriod``: "This value should be lower than
-nodeMonitorGracePeriod"), and a ``nodeEvictionRate`` of 0 or less (a zone's first token bucket at rate 0 and
-burst 1 lets one node be tainted and then none, ``addPodEvictorForNewZone``: not modelled). A
+nodeMonitorGracePeriod"). As upstream, a ``nodeEvictionRate`` of 0 or less gives each zone a first tainter
+(``addPodEvictorForNewZone``: a token bucket at that rate and burst 1) that lets one node be tainted and then
+none, until its zone's state swaps it for a rate above 0 (``sim.unreachable_nodes.Tainter``); a
 ``secondaryNodeEvictionRate`` of 0 or less stops a partially disrupted zone's tainter (``SwapLimiter``:
-``NewFakeNeverRateLimiter``), a negative toleration deletes at once (``getMinTolerationTime``), as upstream.
+``NewFakeNeverRateLimiter``); a negative toleration deletes at once (``getMinTolerationTime``).
 Warned: a grace period no longer than the kubelet's heartbeat (its Lease renewed every 10 s, its status
 posted every 10 s: the real controller then sets healthy nodes NotReady between heartbeats, which gpufleet
 does not model), and the two fields gpufleet reads nowhere else (``nodeMonitorPeriod``: a node is NotReady
@@ -89,11 +90,6 @@ def node_lifecycle_config(spec: ControllerManager | None, report: Reporter) -> N
             }
         ),
     )
-    if rates.node_eviction_rate <= 0:
-        detail = (
-            "must be greater than 0 (at 0 a zone's tainter lets one node through, then none: not modelled)"
-        )
-        at.error("nodeEvictionRate", invalid(rates.node_eviction_rate, detail))
     grace, period = config.node_monitor_grace_period_s, config.node_monitor_period_s
     if grace <= period and spec.node_monitor_grace_period is not None:
         detail = f"must be greater than nodeMonitorPeriod ({period:g}s)"

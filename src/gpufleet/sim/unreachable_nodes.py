@@ -115,22 +115,42 @@ class NodeDown:
 
 @dataclass
 class Tainter:
-    """A zone's ``zoneNoExecuteTainter``: its queue (node -> the ``NodeDown`` queued), the rate of its
-    token bucket (burst 1; 0: ``NewFakeNeverRateLimiter``; first ``--node-eviction-rate``,
-    ``addPodEvictorForNewZone``) and when the bucket next holds a token."""
+    """A zone's ``zoneNoExecuteTainter``: its queue (node -> the ``NodeDown`` queued), its limiter and when
+    the limiter next lets a node through. The limiter is first a token bucket of burst 1 at
+    ``--node-eviction-rate`` (``addPodEvictorForNewZone``), then what ``SwapLimiter`` gives it. A bucket at a
+    rate of 0 or less (only the first can be: ``--node-eviction-rate`` is not checked) holds the one token it
+    starts with and never another (golang.org/x/time/rate v0.9.0: no tokens accrue at such a rate)."""
 
-    qps: float = EVICTION_QPS
-    token_s: float = -math.inf
+    qps: float = EVICTION_QPS  # the token bucket's rate
+    token_s: float = -math.inf  # when the bucket holds a token (inf: never again)
+    never: bool = False  # ``NewFakeNeverRateLimiter``: lets none through (its ``QPS()`` says 1)
     queue: dict[str, NodeDown] = field(default_factory=dict)
     turn: int = 0  # moves as the next taint is rescheduled: the one scheduled before is void
 
+    @property
+    def limiter_qps(self) -> float:
+        """The limiter's ``QPS()``: the bucket's rate, 1 for a limiter that never lets one through."""
+        return 1.0 if self.never else self.qps
+
+    @property
+    def next_token_s(self) -> float:
+        """When the limiter next lets a node through (inf: never)."""
+        return math.inf if self.never else self.token_s
+
     def swap(self, qps: float, now: float) -> None:
-        """``SwapLimiter``: a new bucket, drained where the old one held no token."""
-        if qps == self.qps:
+        """``SwapLimiter``: nothing where the limiter's ``QPS()`` is ``qps`` already; at 0 or less a limiter
+        that never lets one through; else a new bucket, drained where the old limiter held no token."""
+        if qps == self.limiter_qps:
             return
-        if qps > 0:
-            self.token_s = now if self.qps > 0 and self.token_s <= now else now + 1 / qps
-        self.qps = qps
+        if qps <= 0:
+            self.never = True
+            return
+        self.token_s = now if self.next_token_s <= now else now + 1 / qps
+        self.qps, self.never = qps, False
+
+    def take(self, now: float) -> None:
+        """The token taken (burst 1): the next one a token's time later, none at a rate of 0 or less."""
+        self.token_s = now + 1 / self.qps if self.qps > 0 else math.inf
 
 
 class UnreachableNodes:
@@ -274,8 +294,8 @@ class UnreachableNodes:
         """The tainter's next taint: its queue's head, once its bucket holds a token."""
         tainter = self.tainters[zone]
         tainter.turn += 1
-        if tainter.queue and tainter.qps > 0:
-            at = max(self.clock.now, tainter.token_s)
+        if tainter.queue and tainter.next_token_s < math.inf:
+            at = max(self.clock.now, tainter.next_token_s)
             self._at(at, partial(self._taint_next, zone, tainter, tainter.turn))
 
     def _taint_next(self, zone: str, tainter: Tainter, turn: int) -> None:
@@ -285,7 +305,7 @@ class UnreachableNodes:
             return
         name = next(iter(tainter.queue))
         down = tainter.queue.pop(name)
-        tainter.token_s = self.clock.now + 1 / tainter.qps
+        tainter.take(self.clock.now)
         if self._live(name, down):
             self._taint_no_execute(name, down)
         self._schedule_taint(zone)
