@@ -320,14 +320,26 @@ def test_a_dumped_not_ready_node_is_tainted_for_its_ready_status(
     ``NotReadyTaintTemplate``, ``UnreachableTaintTemplate``): a dumped node0 whose Ready condition is
     ``False`` is tainted ``not-ready`` (``NoSchedule`` as it is read, ``NoExecute`` at the first pass: its
     zone has a Ready node, node1, which is not); ``Unknown``, ``unreachable``. Its pod, tolerating either
-    for ``DefaultTolerationSeconds``' 300 s, is deleted then."""
+    for ``DefaultTolerationSeconds``' 300 s, is deleted then: under a kubelet that posts (``False``) it stops
+    and ends; under one that posts nothing (``Unknown``) it stays Running, Terminating, no work of it
+    known to stop."""
     seen = taints_at(tmp_path, [dumped(ready)], [1.0])
     assert seen[1.0] == {
         "node0": (Taint(key, effect=NO_SCHEDULE), Taint(key, effect=NO_EXECUTE)),
         "node1": (),
     }
-    p = pods_by_name(simulated(write(tmp_path, dumped(ready))))["p"]
-    assert (p["reason"], p["disruptions"]) == ("TaintManagerEviction", [300])
+    sim = Simulation(load_scenario(write(tmp_path, dumped(ready))))
+    sim.run()
+    rec = sim.lifecycle.records["default/p"]
+    assert rec.reason == "TaintManagerEviction"
+    if ready == "False":
+        assert (rec.phase, rec.disruptions) == ("Failed", (300,))
+    else:
+        assert (rec.phase, rec.disruptions, sim.state.assignments["default/p"].deleted_s) == (
+            "Running",
+            (),
+            300,
+        )
 
 
 def test_swap_unreachable_not_ready_taints(tmp_path: Path) -> None:

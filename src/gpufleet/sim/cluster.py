@@ -21,7 +21,7 @@ from gpufleet.gpus.ledger import DeviceLedger
 from gpufleet.model.dra import DeviceID, DraObjects, ResourceSlice
 from gpufleet.model.dra_slices import node_gpus
 from gpufleet.model.node import Node
-from gpufleet.model.node_readiness import NotReadyNode
+from gpufleet.model.node_readiness import READY_UNKNOWN, NotReadyNode
 from gpufleet.sim.allocated_sum import AllocatedSum
 from gpufleet.sim.records import NodeRecord
 
@@ -64,10 +64,14 @@ class InMemoryCluster:
     def not_ready_from_start(self, nodes: Iterable[NotReadyNode]) -> None:
         """Nodes of the scenario (a cluster dump) NotReady when the run starts: NotReady since their
         Ready condition's ``lastTransitionTime``, registered at their ``creationTimestamp`` (both on the
-        run's clock); nothing makes them Ready again."""
+        run's clock); nothing makes them Ready again. A node whose Ready condition is ``Unknown`` has a
+        kubelet that posts nothing: its pods' containers do nothing the API server hears of
+        (``kubelet_stopped``)."""
         for n in nodes:
             self.not_ready[n.name] = n.since_s
             self.registered_s[n.name] = n.registered_s
+            if n.status == READY_UNKNOWN:
+                self.kubelet_stopped.add(n.name)
 
     def launched(self, name: str, pool: str, now: float) -> None:
         """A node was asked of the cloud: recorded from now, not yet in the cluster."""

@@ -221,7 +221,8 @@ class PodLifecycle:
             rec.message = f"node {name} does not exist; the pod stays Pending"
             return
         i = self.cluster.state.index[name]
-        rejected = self._kubelet_rejects(pod, i, running)
+        stopped = name in self.cluster.kubelet_stopped  # (no kubelet to admit or reject it)
+        rejected = None if stopped else self._kubelet_rejects(pod, i, running)
         if rejected is not None:
             reason, message = rejected
             rec.node, rec.message = name, REJECTED + message
@@ -229,7 +230,7 @@ class PodLifecycle:
             self.taint_eviction.pod_on_node(rec, name)  # (its nodeName is set all the same)
             return
         self.cluster.state.assign(pod, i, self.clock.now)
-        self.bound(rec, name, self.cluster.ledger.allocate(pod, name))  # the kubelet's device plugin
+        self.bound(rec, name, self.cluster.ledger.allocate(pod, name), running)  # the kubelet's device plugin
 
     def _kubelet_rejects(self, pod: Pod, i: int, room_only: bool = False) -> tuple[str, str] | None:
         """The kubelet's ``generalFilter`` on node ``i``, its first failure as ``Admit`` reports it
@@ -272,12 +273,13 @@ class PodLifecycle:
         rec.node, rec.bound_s, rec.message = node, self.clock.now, REJECTED + message
         self.terminated(rec, "UnexpectedAdmissionError", deleted=False)
 
-    def bound(self, rec: PodRecord, node: str, devices: list[Unit]) -> None:
+    def bound(self, rec: PodRecord, node: str, devices: list[Unit], running: bool = False) -> None:
         """The pod is bound with its device units (``devices``), then its start chain: image pull
         (per node, one at a time, cached), then the container runs, reads its model from shared
         storage (fair share of the bandwidth), warms up, and is ready. A node whose kubelet stopped
-        starts nothing until it is back (``kubelet_restarted``). A node with ``NoExecute`` taints has the
-        taint eviction controller look at it (``sim.taint_eviction``)."""
+        starts nothing until it is back (``kubelet_restarted``): a snapshot's pod ``running`` there stays
+        Running as the API server last heard, no container of it known to run. A node with ``NoExecute``
+        taints has the taint eviction controller look at it (``sim.taint_eviction``)."""
         now = self.clock.now  # (its PodScheduled condition True now: no reason, no message)
         rec.node, rec.bound_s, rec.reason, rec.message = node, now, None, None
         rec.devices = devices
@@ -291,6 +293,9 @@ class PodLifecycle:
         if node in self.cluster.kubelet_stopped:
             rec.kubelet_down = True
             rec.enter(now, "node_down")
+            if running:  # (running since the run's start, as a snapshot's pod whose kubelet is up)
+                rec.running_s = now
+                self.set_phase(rec, "Running")
             return
         b = rec.pod.behavior
         if b.image_size_bytes:
