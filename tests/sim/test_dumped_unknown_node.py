@@ -2,8 +2,8 @@
 controller's ``tryUpdateNodeHealth`` sets ``Unknown`` when the kubelet stopped posting its status and renewing
 its Lease), so the API server hears nothing of its pods' containers: a pod the dump shows Running stays
 Running as last posted (its Ready condition the controller's ``MarkPodsNotReady``), never completes, restarts
-or counts as working; a pod bound there and not started is neither admitted nor rejected; a pod deleted there
-stays Terminating (nobody confirms its containers gone). A node whose Ready is ``False`` has a kubelet that
+or counts as working; a pod bound there and not started stays Pending; a pod deleted there stays
+Terminating (nobody confirms its containers gone). A node whose Ready is ``False`` has a kubelet that
 posts, and its pods run on (``tests/sim/test_out_of_service.py``)."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_pods_evicted_from_a_node_whose_kubelet_posts_nothing_stay_as_they_were(
     ``unreachable`` NoExecute taint goes on at the first pass: the Running pod, which does not tolerate it,
     is deleted at once, and the Pending one bound there, which tolerates it for 600 s, then
     (``TaintManagerEviction``); both stay as they were, Running and Pending, not finished: no kubelet
-    confirms them gone, and none admitted or rejected the Pending one."""
+    confirms them gone, and none starts the Pending one."""
     toleration = (
         "\n  tolerations:\n  - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute,"
         " tolerationSeconds: 600}"

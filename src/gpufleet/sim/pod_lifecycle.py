@@ -221,8 +221,7 @@ class PodLifecycle:
             rec.message = f"node {name} does not exist; the pod stays Pending"
             return
         i = self.cluster.state.index[name]
-        stopped = name in self.cluster.kubelet_stopped  # (no kubelet to admit or reject it)
-        rejected = None if stopped else self._kubelet_rejects(pod, i, running)
+        rejected = self._kubelet_rejects(pod, i, running)
         if rejected is not None:
             reason, message = rejected
             rec.node, rec.message = name, REJECTED + message
