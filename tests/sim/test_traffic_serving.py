@@ -74,3 +74,31 @@ def test_the_queue_serves_with_the_working_replicas_of_the_moment_through_scale_
     seen = day([(100.0, 2), (200.0, 6), (300.0, 1), (400.0, 3)])
     assert [(t, queue) for t, queue, _ in seen] == [(t, fresh) for t, _, fresh in seen]
     assert {serving for _, (serving, _), _ in seen} >= {1, 2, 3, 4, 6}  # the scaling was seen
+
+
+def test_a_replica_serves_from_the_event_that_made_it_work_when_no_other_event_follows() -> None:
+    """One replica of 10 requests/s under 10 requests/s, nothing else in the run: it works from 0.1 s (its
+    model loaded), and the queue counts its service from then to the run's end at 600 s (5,999 served, the
+    first 0.1 s of arrivals still waiting), not from the next event, of which there is none (before, the
+    run served nothing: the replicas an event left were read only at the next event)."""
+    node = {"cpu": 96_000, "memory": 768 * 2**30, "pods": 110, GPU: 8}
+    server = Pod(
+        "",
+        labels={"app": "inference"},
+        requests={"cpu": 1000, GPU: 1},
+        behavior=Behavior(model_size_bytes=1e9),
+    )
+    sim = Simulation(
+        Scenario(
+            nodes=[Node("gpu-0", capacity=node)],
+            deployments=[Deployment("inference", "serving", server, replicas=1, created=Created(0.0, 1))],
+            traffic=[Traffic("chat", "serving", "inference", ((0.0, 10.0),), per_replica_rps=10)],
+            simulation=SimulationSettings(duration_s=600.0),
+        )
+    )
+    sim.run()
+    (rec,) = sim.records.values()
+    queue = sim.traffic[TARGET]
+    assert rec.working_s == 0.1
+    assert (round(queue.served, 6), round(queue.backlog, 6), queue.requests) == (5999.0, 1.0, 6000.0)
+    assert queue.timeline[-1][4] == 1.0  # the last sample: one replica working

@@ -1520,6 +1520,9 @@ class Simulation:
         return list(dict.fromkeys(targets)) + [f"ScaledJob/{key}" for key in wa.jobs_of]  # each target once
 
     def _advance_traffic(self, t: float) -> None:
+        """Each Traffic's replicas from ``t`` on: its target's working now (``TrafficState.advance``). The run
+        calls it after each event, at the event's time, so that the replicas the event left serve from then
+        (integrated up to the next event, or sample, with them)."""
         for key, traffic in self.traffic.items():
             traffic.advance(t, *self._serving(key))
 
@@ -1584,8 +1587,10 @@ class Simulation:
             if self.metrics is not None:
                 self.metrics.until(self, t)
             self.meter.advance(t, allocated)
-            self._advance_traffic(t)
+            for traffic in self.traffic.values():  # up to the event, with the replicas the last one left
+                traffic.advance(t, traffic.serving, traffic.gpus)
             self.loop.step()
+            self._advance_traffic(t)
             if checks is not None:
                 checks.after_event(self)
             if self.loop.steps >= report_at and progress is not None:
