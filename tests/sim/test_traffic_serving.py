@@ -5,6 +5,8 @@ pods stayed as they were)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpufleet.control.clock import Priority
 from gpufleet.model.load import Traffic
 from gpufleet.model.node import Node
@@ -19,20 +21,18 @@ TARGET = "Deployment/serving/inference"
 
 
 Seen = tuple[float, tuple[int, float], tuple[int, float]]
+#: an 8-GPU node's capacity, and the inference Deployment's pod: one GPU, a model of 1 GB to load
+NODE = {"cpu": 96_000, "memory": 768 * 2**30, "pods": 110, GPU: 8}
+SERVER = Pod(
+    "", labels={"app": "inference"}, requests={"cpu": 1000, GPU: 1}, behavior=Behavior(model_size_bytes=1e9)
+)
 
 
 def day(scale_to: list[tuple[float, int]]) -> list[Seen]:
     """Two 8-GPU nodes, an inference Deployment of 4 one-GPU replicas under Traffic, training Jobs
     starting and ending beside it, and the Deployment scaled at the given times. Returns, every 7 s,
     the time, (serving, GPUs) as the queue had them and (serving, GPUs) counted afresh."""
-    node = {"cpu": 96_000, "memory": 768 * 2**30, "pods": 110, GPU: 8}
-    server = Pod(
-        "",
-        labels={"app": "inference"},
-        requests={"cpu": 1000, GPU: 1},
-        behavior=Behavior(model_size_bytes=1e9),
-        termination_grace_s=45.0,
-    )
+    node, server = NODE, replace(SERVER, termination_grace_s=45.0)
     jobs = [
         Job(
             f"train-{k}",
@@ -81,17 +81,10 @@ def test_a_replica_serves_from_the_event_that_made_it_work_when_no_other_event_f
     model loaded), and the queue counts its service from then to the run's end at 600 s (5,999 served, the
     first 0.1 s of arrivals still waiting), not from the next event, of which there is none (before, the
     run served nothing: the replicas an event left were read only at the next event)."""
-    node = {"cpu": 96_000, "memory": 768 * 2**30, "pods": 110, GPU: 8}
-    server = Pod(
-        "",
-        labels={"app": "inference"},
-        requests={"cpu": 1000, GPU: 1},
-        behavior=Behavior(model_size_bytes=1e9),
-    )
     sim = Simulation(
         Scenario(
-            nodes=[Node("gpu-0", capacity=node)],
-            deployments=[Deployment("inference", "serving", server, replicas=1, created=Created(0.0, 1))],
+            nodes=[Node("gpu-0", capacity=NODE)],
+            deployments=[Deployment("inference", "serving", SERVER, replicas=1, created=Created(0.0, 1))],
             traffic=[Traffic("chat", "serving", "inference", ((0.0, 10.0),), per_replica_rps=10)],
             simulation=SimulationSettings(duration_s=600.0),
         )
