@@ -1588,7 +1588,7 @@ class Simulation:
                 self.metrics.until(self, t)
             self.meter.advance(t, allocated)
             for traffic in self.traffic.values():  # up to the event, with the replicas the last one left
-                traffic.advance(t, traffic.serving, traffic.gpus)
+                traffic.until(t)
             self.loop.step()
             self._advance_traffic(t)
             if checks is not None:

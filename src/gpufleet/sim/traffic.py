@@ -99,6 +99,10 @@ class TrafficState:
         if self._metrics:
             self._metrics = {}
 
+    def until(self, t: float) -> None:
+        """Integrate up to ``t`` with the replicas in force (what the last ``advance`` gave it)."""
+        self.advance(t, self.serving, self.gpus)
+
     def _timeout_bound(self, rate: float) -> float:
         """The most that can wait without timing out: ``C * T`` (``rps * T`` with no capacity)."""
         timeout = self.spec.timeout_s
@@ -234,8 +238,8 @@ class TrafficState:
         return rate
 
     def sample(self, t: float) -> None:
-        """A timeline row at ``t`` (after advancing to it with the replicas unchanged)."""
-        self.advance(t, self.serving, self.gpus)
+        """A timeline row at ``t`` (after integrating up to it, ``until``)."""
+        self.until(t)
         working = self.serving > 0
         wait = self.backlog / self.capacity if working else None
         util = self.metric("DCGM_FI_DEV_GPU_UTIL") if working else None
