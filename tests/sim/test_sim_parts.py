@@ -101,6 +101,20 @@ def test_the_gpus_follow_cordons_removals_and_devices_described_again_between_tw
     assert seen == [(24.0, 2.0), (24.0, 2.0), (16.0, 2.0), (12.0, 2.0)]
 
 
+def test_the_gpus_total_follows_a_node_whose_gpus_leave_its_allocatable_and_come_back() -> None:
+    """A device plugin that stops (GPU allocatable 0, the node's devices as described) takes its node's GPUs
+    out of the total, and back in as it registers them again: the total read between is not a kept one."""
+    cluster = InMemoryCluster([gpu_node("a", 8), gpu_node("b", 8)], None, lambda node: [])
+    state = cluster.state
+    allocatable = dict(state.nodes[state.index["b"]].allocatable)
+    seen = [cluster.gpus_total()]
+    state.set_allocatable("b", {**allocatable, "nvidia.com/gpu": 0})
+    seen.append(cluster.gpus_total())
+    state.set_allocatable("b", allocatable)
+    seen.append(cluster.gpus_total())
+    assert seen == [16.0, 8.0, 16.0]
+
+
 @pytest.mark.parametrize("save_s", [0.0, 30.0])
 def test_a_worker_stopped_as_it_resumes_an_item_keeps_the_items_checkpointed_progress(save_s: float) -> None:
     """An item pushed back with 1200 s checkpointed (every 600 s) and taken by a worker that is evicted at

@@ -79,7 +79,10 @@ class RemovalMemo:
             moved = {i for i in keys.keys() | self.pending.keys() if keys.get(i) != self.pending.get(i)}
             self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude) | moved
             since = self._static.union(state.changes[self.change_pos - state.change_base :])
-            self._changed = sorted(since)[:2]
+            self._changed = []  # the two lowest (no sort of every row changed)
+            while since and len(self._changed) < 2:
+                self._changed.append(lowest := min(since))
+                since.discard(lowest)
         self.columns, self.cutoff, self.exclude, self.pending, self.kept = columns, cutoff, exclude, keys, {}
         self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
 

@@ -122,6 +122,7 @@ class ClusterState:
         self.static_version = 0
         self.static_rows: list[int] = []  # the node behind each move of static_version but a new column
         self.images_version = 0  # moves when an image lands on a node (what ImageLocality scores)
+        self.allocatable_version = 0  # moves when a node's allocatable changes in place (``set_allocatable``)
         self.dra: DraState | None = None  # ResourceClaims and their allocations, when the cluster uses DRA
         self.shares: GpuShares | None = None  # GPUs shared by fractional requests, once one is placed
         self.devices: DeviceView | None = None  # the device level's view of free GPUs, where there is one
@@ -215,6 +216,7 @@ class ClusterState:
         self.alloc[i, :] = 0
         for res, value in allocatable.items():
             self.alloc[i, self.res_index[res]] = value
+        self.allocatable_version += 1
         self.touched(i)
 
     def cordon(self, name: str, unschedulable: bool = True) -> None:

@@ -54,14 +54,17 @@ class SoftTaints:
                 n for n in state.node_names() if has_deletion_candidate_taint(state.nodes[state.index[n]])
             }
             self._tainted = tainted
-        tainted.intersection_update(state.index)  # a deleted node took its taint with it
+        index = state.index
+        tainted.difference_update([n for n in tainted if n not in index])  # a deleted node took its taint
         if not tainted and not unneeded_since:
             return False
-        selected = {n for g in self.port.node_groups.values() if g.pool.autoscaled for n in g.nodes}
-        unneeded = [state.nodes[state.index[n]] for n in sorted(unneeded_since) if n in selected]
-        needed = [
-            state.nodes[state.index[n]] for n in sorted(tainted - unneeded_since.keys()) if n in selected
-        ]
+        groups = [g.nodes for g in self.port.node_groups.values() if g.pool.autoscaled]
+
+        def selected(name: str) -> bool:
+            return any(name in nodes for nodes in groups)
+
+        unneeded = [state.nodes[index[n]] for n in sorted(unneeded_since) if selected(n)]
+        needed = [state.nodes[index[n]] for n in sorted(tainted - unneeded_since.keys()) if selected(n)]
         update = update_soft_deletion_taints(unneeded, needed, deleting, budget)
         for name in update.clean:
             self.port.set_node_taints(name, without_deletion_candidate(state.nodes[state.index[name]]))

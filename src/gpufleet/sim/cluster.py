@@ -58,6 +58,8 @@ class InMemoryCluster:
         self._dra_gpus_index: dict[DeviceID, str] = {}
         self._allocated_key: tuple[int, int, int] | None = None
         self._allocated = 0.0
+        self._total_key: tuple[int, int, int] | None = None
+        self._total = 0.0
         self._held = AllocatedSum()  # GPU-equivalents allocated without shared GPUs or DRA
 
     # -- nodes -----------------------------------------------------------------------------
@@ -188,10 +190,16 @@ class InMemoryCluster:
 
     def gpus_total(self) -> float:
         """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero, or GPUs
-        published as DRA ResourceSlices)."""
-        registered = (self.state.alloc * (self._gpu_weights() > 0)).sum(axis=1) > 0
-        dra = self.dra_gpus_per_node()
-        return float(((self._physical * registered + dra) * self.state.active).sum())
+        published as DRA ResourceSlices). Kept while the nodes (``static_version``), their allocatable and
+        their devices are as they were (worked out each time with DRA)."""
+        state = self.state
+        key = (state.static_version, state.allocatable_version, self.ledger.version)
+        if key != self._total_key or state.dra is not None:
+            registered = (state.alloc * (self._gpu_weights() > 0)).sum(axis=1) > 0
+            dra = self.dra_gpus_per_node()
+            self._total = float(((self._physical * registered + dra) * state.active).sum())
+            self._total_key = key
+        return self._total
 
     def _dra_gpus(self) -> dict[DeviceID, str]:
         """Whole GPUs published as DRA devices, each with its node (kept while the slices stand)."""

@@ -1524,7 +1524,9 @@ class Simulation:
         calls it after each event, at the event's time, so that the replicas the event left serve from then
         (integrated up to the next event, or sample, with them)."""
         for key, traffic in self.traffic.items():
-            traffic.advance(t, *self._serving(key))
+            serving, gpus = self._serving(key)
+            if serving != traffic.serving or gpus != traffic.gpus:  # (else the event left them as they were)
+                traffic.advance(t, serving, gpus)
 
     def _serving(self, key: str) -> tuple[int, float]:
         """The replicas of the Traffic's target that serve now, and their GPUs. For a Deployment or a
