@@ -25,6 +25,9 @@ WATCH_S = 2
 CASE_TIMEOUT_S = 120.0
 T = TypeVar("T")
 
+#: the taints the node lifecycle controller keeps in step with a node's Ready condition
+CONDITION_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
+
 
 class RunError(RuntimeError):
     """The control plane did not get where a case waits for in time, or refused what it was given."""
@@ -140,9 +143,16 @@ class Watches:
         return [p for p in self.live_pods(namespace) if not p["metadata"].get("deletionTimestamp")]
 
     def node_ready(self, name: str) -> bool:
+        """Ready, and without the ``node.kubernetes.io/not-ready`` or ``unreachable`` taint: the API server
+        puts ``not-ready:NoSchedule`` on a new node (``TaintNodesByCondition``) and the node lifecycle
+        controller takes it off only at its next pass after the node is Ready, so a pod created in between
+        is kept off the node by kube-scheduler (a case's ReplicaSet pods all on its other node)."""
         node = self.objects["nodes"].get(("", name)) or {}
         conditions = (node.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+        taints = (node.get("spec") or {}).get("taints") or []
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) and not any(
+            t.get("key") in CONDITION_TAINTS for t in taints
+        )
 
 
 def placed(pod: dict[str, Any]) -> bool:
