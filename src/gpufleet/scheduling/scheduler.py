@@ -671,7 +671,7 @@ class Scheduler:
                 if want >= n:
                     return top
                 return self._window_top(profile.scheduler_name, cache, top, want, n, choose)
-        feasible_pos = cache.feasible_nodes() if cache.all_rows else np.flatnonzero(cache.ok[considered])
+        feasible_pos = cache.feasible_positions()
         if pods is not None and pods.filters and len(feasible_pos):
             nodes = feasible_pos if cache.all_rows else considered[feasible_pos]
             feasible_pos = feasible_pos[pods.passes(nodes)]

@@ -52,6 +52,7 @@ class StaticVerdicts:
     flags: list[bool]  # whether each node is considered
     considered: IntArray  # the active nodes the PreFilters leave, ascending
     passing: BoolArray  # which of them pass
+    passing_list: list[bool]  # ``passing`` as a list (read by the caches of every shape sharing it)
     static_version: int
     static_pos: int
     columns: int
@@ -108,6 +109,7 @@ class ShapeCache:
         "_by_row",
         "_feasible",
         "_feasible_list",
+        "_feasible_pos",
         "_monotone",
         "_node_filters",
         "_ok_list",
@@ -184,6 +186,7 @@ class ShapeCache:
         self._top: list[int] | None = None  # nodes at ``_top_score`` (the highest of ``masked``), ascending
         self._top_score = -1
         self._feasible: IntArray | None = None  # ``flatnonzero(ok)``
+        self._feasible_pos: IntArray | None = None  # ``flatnonzero(ok[considered])``
         self._feasible_list: list[int] | None = None  # the same as a list, kept through one-node changes
         self._ok_list: list[bool] | None = None  # ``ok`` as a list, kept through one-node changes
         self._static_list: list[bool] = []  # ``static_pass`` as a list
@@ -210,12 +213,11 @@ class ShapeCache:
         pod = ctx.pod
         verdicts = self._static_filtered(pod)
         reasons, self.considered, self.static_pass = verdicts.reasons, verdicts.considered, verdicts.passing
-        self._static_list = self.static_pass.tolist()
+        self._static_list = verdicts.passing_list
         self.static_reason, self._static_histogram = reasons, None
         self.static_plugins = verdicts.plugins
         self.pre_filter_conflict = verdicts.conflict
-        considered = self.considered.tolist()
-        self.all_rows = len(considered) == state.size
+        self.all_rows = len(self.considered) == state.size
         grown = state.size - len(self.ok)
         if rows is None:
             self._raw_all = [
@@ -223,12 +225,15 @@ class ShapeCache:
                 for plugin, weight in self.profile.static_scores
                 if plugin.applies(pod)
             ]
-        else:
+        elif grown:  # (else the rows are written in place: the arrays are this cache's own)
             self._raw_all = [
                 (p, w, np.concatenate([raw, np.zeros(grown, dtype=np.int64)])) for p, w, raw in self._raw_all
             ]
+        considered: list[int] | None = None
         for plugin, _, raw in self._raw_all:
             if rows is None or type(plugin).raw_column is not StaticScore.raw_column:
+                if considered is None:
+                    considered = self.considered.tolist()
                 raw[:] = 0
                 raw[self.considered] = plugin.raw_column(pod, state, considered)
             else:
@@ -242,7 +247,7 @@ class ShapeCache:
                 self.static_raw.append(kept)
             else:
                 check_score_range(kept[0].name, kept[0].normalize(np.zeros(1, dtype=np.int64)))
-        self._top = self._feasible = self._feasible_list = self._ok_list = None
+        self._top = self._feasible = self._feasible_pos = self._feasible_list = self._ok_list = None
         if rows is None:
             self._by_row.clear()
             self.dyn = np.zeros(state.size, dtype=np.int64)
@@ -304,13 +309,16 @@ class ShapeCache:
                     conflict = node_names_conflict(narrowing)
                     break
         absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]"
-        reasons: list[str | None] = [None] * state.size
-        flags = [False] * state.size
         plugins: dict[str, tuple[str, ...]] = {absent: tuple(sorted(narrowing))}
-        if base is not None and rows is not None:
-            reasons[: len(base.reasons)], flags[: len(base.flags)] = base.reasons, base.flags
+        if base is not None and rows is not None:  # (copied, grown: the new rows are among ``rows``)
+            reasons, flags = list(base.reasons), list(base.flags)
+            reasons += [None] * (state.size - len(reasons))
+            flags += [False] * (state.size - len(flags))
             plugins.update(base.plugins)
-        active = state.active.tolist()
+            before = [flags[i] for i in rows if i < len(base.flags)]
+        else:
+            reasons, flags = [None] * state.size, [False] * state.size
+        active = state.active.tolist() if rows is None else state.active
         undecided: list[int] = []  # the nodes considered, no filter has rejected yet
         for i in range(state.size) if rows is None else rows:
             reasons[i], flags[i] = None, False
@@ -335,15 +343,33 @@ class ShapeCache:
             for i, reason in zip(undecided, verdicts, strict=True):
                 reasons[i] = reason
             undecided, nodes = [undecided[k] for k in kept], [nodes[k] for k in kept]
-        considered = np.flatnonzero(flags).astype(np.int64)
-        passing = np.zeros(state.size, dtype=bool)
-        passing[considered] = [reasons[i] is None for i in considered.tolist()]
+        if base is not None and rows is not None:  # only ``rows`` moved: ``base``'s arrays patched there
+            old = len(base.flags)
+            if [flags[i] for i in rows if i < old] == before:
+                considered = base.considered  # the same nodes considered, new ones (past ``old``) after them
+                if state.size > old:
+                    considered = np.concatenate([considered, [i for i in rows if i >= old and flags[i]]])
+                    considered = considered.astype(np.int64)
+            else:
+                considered = np.flatnonzero(flags).astype(np.int64)
+            passing = np.zeros(state.size, dtype=bool)
+            passing[:old] = base.passing
+            passing_list = list(base.passing_list)
+            passing_list += [False] * (state.size - old)
+            for i in rows:
+                passing[i] = passing_list[i] = flags[i] and reasons[i] is None
+        else:
+            considered = np.flatnonzero(flags).astype(np.int64)
+            passing = np.zeros(state.size, dtype=bool)
+            passing[considered] = [reasons[i] is None for i in considered.tolist()]
+            passing_list = passing.tolist()
         considered.flags.writeable = passing.flags.writeable = False
         return StaticVerdicts(
             reasons,
             flags,
             considered,
             passing,
+            passing_list,
             state.static_version,
             len(state.static_rows),
             len(state.resources),
@@ -396,14 +422,14 @@ class ShapeCache:
         array and list are kept where none of them flipped (else made again when next asked for)."""
         oks = self._ok_list
         if oks is None or len(idx) > PATCH_LIST_NODES:
-            self._feasible = self._feasible_list = self._ok_list = None
+            self._feasible = self._feasible_pos = self._feasible_list = self._ok_list = None
             return
         flipped = False
         for i, fits in zip(idx.tolist(), ok.tolist(), strict=True):
             if oks[i] != fits:
                 oks[i], flipped = fits, True
         if flipped:
-            self._feasible = self._feasible_list = None
+            self._feasible = self._feasible_pos = self._feasible_list = None
 
     def _total(self, idx: IntArray, scored: BoolArray | None = None) -> IntArray:
         """The weighted sum of the dynamic scores of the nodes ``idx`` (a new array); each plugin's scores of
@@ -432,7 +458,7 @@ class ShapeCache:
         if oks is None:
             oks = self._ok_list = self.ok.tolist()
         if ok != oks[i]:
-            self._feasible = None
+            self._feasible = self._feasible_pos = None
             feasible = self._feasible_list
             if feasible is not None:
                 if ok:
@@ -559,6 +585,16 @@ class ShapeCache:
             self._feasible = np.flatnonzero(self.ok)
             self._feasible.flags.writeable = False
         return self._feasible
+
+    def feasible_positions(self) -> IntArray:
+        """The positions in ``considered`` of the feasible nodes (``feasible_nodes`` where every row is
+        considered), recomputed only after some node's feasibility flipped or the nodes changed."""
+        if self.all_rows:
+            return self.feasible_nodes()
+        if self._feasible_pos is None:
+            self._feasible_pos = np.flatnonzero(self.ok[self.considered])
+            self._feasible_pos.flags.writeable = False
+        return self._feasible_pos
 
     def feasible_list(self) -> list[int]:
         """``feasible_nodes`` as a list, kept up to date through one-node re-evaluations (what a window of
