@@ -477,7 +477,7 @@ class ClusterAutoscalerLoop:
         unready, now = self._unready().nodes, self.clock.now
         return frozenset(unready), frozenset(n for n, t in unready.items() if now < t + MAX_NODE_STARTUP_S)
 
-    def _candidates(self) -> list[Candidate]:
+    def _candidates(self, readiness: tuple[frozenset[str], frozenset[str]] | None = None) -> list[Candidate]:
         """The nodes of autoscaled groups above their ``min`` (``PreFilteringScaleDownNodeProcessor``: a
         group's nodes, launches included, as its target size), neither starting (launched and not
         registered, or not Ready and still starting: a launch whose GPUs are not registered is not Ready,
@@ -485,7 +485,8 @@ class ClusterAutoscalerLoop:
         each with whether it is Ready. The last scan's list stands while what it was made of does: each
         group's nodes, launches, warm nodes, name and ``min``, the nodes going, the nodes not Ready, and the
         cluster's nodes (``static_version``)."""
-        going, state, readiness = self._going(), self.port.state, self._readiness()
+        going, state = self._going(), self.port.state
+        readiness = self._readiness() if readiness is None else readiness  # (the scan's, read once)
         groups = [g for g in self.port.node_groups.values() if g.pool.autoscaled]
         made_of = [(g, g.name, g.pool.min) for g in groups]
         kept = self._listed
@@ -531,8 +532,9 @@ class ClusterAutoscalerLoop:
         placed = tuple((pod.key, node) for pod, node in self._placed)
         long_on = long_terminating_on(st, now)  # (read once: the key, then the actuator's snapshot)
         long = tuple(sorted(a.pod.key for pods in long_on.values() for a in pods))
+        readiness = self._readiness()
         key = (
-            st.change_pos, st.static_version, going_key, port.pods_version(), self._readiness(), above_min,
+            st.change_pos, st.static_version, going_key, port.pods_version(), readiness, above_min,
             bookings, placed, long,
         )  # fmt: skip
         # ... and a node found unremovable is assessed again once its time is up, and every candidate again
@@ -547,7 +549,11 @@ class ClusterAutoscalerLoop:
                 st,
                 self.profile,
                 self.provisioning.unbooked(
-                    self._candidates(), st, self.profile, going, self.settings.expendable_pods_priority_cutoff
+                    self._candidates(readiness),
+                    st,
+                    self.profile,
+                    going,
+                    self.settings.expendable_pods_priority_cutoff,
                 )
                 if assessing or self.unneeded_since
                 else (),

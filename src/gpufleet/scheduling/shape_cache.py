@@ -604,7 +604,7 @@ class ShapeCache:
         return self._feasible_list
 
     def total_scores(self, idx: IntArray) -> IntArray:
-        total = self.dyn[idx].copy()
+        total = self.dyn[idx]  # (a new array: ``idx`` indexes by position)
         for plugin, weight, raw in self.static_raw:
             normalized = plugin.normalize(raw[idx])
             check_score_range(plugin.name, normalized)

@@ -58,7 +58,7 @@ class InMemoryCluster:
         self._dra_gpus_index: dict[DeviceID, str] = {}
         self._allocated_key: tuple[int, int, int] | None = None
         self._allocated = 0.0
-        self._total_key: tuple[int, int, int] | None = None
+        self._total_key: tuple[int, ...] | None = None
         self._total = 0.0
         self._held = AllocatedSum()  # GPU-equivalents allocated without shared GPUs or DRA
 
@@ -157,9 +157,11 @@ class InMemoryCluster:
         return self._weights
 
     def _weights_read(self) -> tuple[int, int, int, int]:
-        """What the weights are made of: the nodes, the resource columns and the devices."""
+        """What the weights are made of: the nodes (rows are never reused, so the rows and the active nodes
+        counted tell any node that joined or left; a node's taints, labels or cordon move nothing here), the
+        resource columns and the devices."""
         state = self.state
-        return (state.size, len(state.resources), state.static_version, self.ledger.version)
+        return (state.size, len(state.resources), len(state.index), self.ledger.version)
 
     def gpus_allocated_per_node(self) -> npt.NDArray[np.float64]:
         """GPU-equivalents requested on each node (fractional shares by their size), and the GPUs
@@ -190,10 +192,10 @@ class InMemoryCluster:
 
     def gpus_total(self) -> float:
         """Physical GPUs on nodes whose devices have registered (GPU allocatable non-zero, or GPUs
-        published as DRA ResourceSlices). Kept while the nodes (``static_version``), their allocatable and
-        their devices are as they were (worked out each time with DRA)."""
+        published as DRA ResourceSlices). Kept while what the weights are made of (``_weights_read``) and
+        the nodes' allocatable are as they were (worked out each time with DRA)."""
         state = self.state
-        key = (state.static_version, state.allocatable_version, self.ledger.version)
+        key = (*self._weights_read(), state.allocatable_version)
         if key != self._total_key or state.dra is not None:
             registered = (state.alloc * (self._gpu_weights() > 0)).sum(axis=1) > 0
             dra = self.dra_gpus_per_node()
