@@ -348,8 +348,8 @@ class ShapeCache:
             if [flags[i] for i in rows if i < old] == before:
                 considered = base.considered  # the same nodes considered, new ones (past ``old``) after them
                 if state.size > old:
-                    considered = np.concatenate([considered, [i for i in rows if i >= old and flags[i]]])
-                    considered = considered.astype(np.int64)
+                    joined = np.array([i for i in rows if i >= old and flags[i]], dtype=np.int64)
+                    considered = np.concatenate([considered, joined])
             else:
                 considered = np.flatnonzero(flags).astype(np.int64)
             passing = np.zeros(state.size, dtype=bool)

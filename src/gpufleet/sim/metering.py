@@ -52,7 +52,6 @@ class Meter:
         self.price_per_hour = 0.0
         self.provisioned_gpus = 0.0
         self.working_gpus = 0.0
-        self._levels: tuple[float, ...] | None = None  # the last reading's ``levels``
         self._working_units: Counter[tuple[str, str, str]] = Counter()  # device -> pods working on it
         self._working_shares: dict[
             tuple[str, int], tuple[int, int]
@@ -63,9 +62,8 @@ class Meter:
         if t <= self.until_s:
             return
         levels = (self.provisioned_gpus, self.price_per_hour, allocated(), self.working_gpus)
-        if levels != self._levels:
+        if not self.readings or levels != self.readings[-1].levels:
             self.readings.append(Reading(self.until_s, *levels))
-            self._levels = levels
         self.until_s = t
 
     def billing(self, t: float, allocated: Callable[[], float], price_per_hour: float, gpus: float) -> None:
