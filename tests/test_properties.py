@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -243,6 +245,7 @@ def simulation_yaml(duration: str | None) -> str:
 
 
 _TMP = Path(tempfile.mkdtemp(prefix="gpufleet-props-"))
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 
 
 def write_yaml(docs: list[str]) -> Path:

@@ -82,14 +82,16 @@ def fuzz(surface: str, seconds: int, out: Path) -> Result:
     """One surface fuzzed for ``seconds`` in a child process; its libFuzzer output in ``OUT/SURFACE.log``."""
     work = out / surface
     shutil.rmtree(work, ignore_errors=True)
-    seeds, corpus = work / "seeds", work / "corpus"
+    seeds, corpus, scratch = work / "seeds", work / "corpus", work / "scratch"
     _seed(surface, seeds)
     corpus.mkdir(parents=True)
+    scratch.mkdir()
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
         "--child",
         surface,
+        str(scratch),
         str(corpus),
         str(seeds),
         f"-max_total_time={seconds}",
@@ -104,19 +106,16 @@ def fuzz(surface: str, seconds: int, out: Path) -> Result:
     return parse(surface, done.stderr)
 
 
-def _child(surface_name: str, libfuzzer_args: list[str]) -> None:
-    import tempfile
-
+def _child(surface_name: str, scratch: Path, libfuzzer_args: list[str]) -> None:
     import atheris
 
     sys.path.insert(0, str(HERE))
     with atheris.instrument_imports(include=["gpufleet"]):
         from fuzz_surfaces import SURFACES, check_bytes
     surface = SURFACES[surface_name]
-    folder = Path(tempfile.mkdtemp(prefix=f"gpufleet-fuzz-{surface_name}-"))
 
     def one_input(data: bytes) -> None:
-        check_bytes(surface, data, folder)
+        check_bytes(surface, data, scratch)
 
     atheris.Setup([sys.argv[0], *libfuzzer_args], one_input)
     atheris.Fuzz()
@@ -125,7 +124,7 @@ def _child(surface_name: str, libfuzzer_args: list[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--child"]:
-        _child(args[1], args[2:])
+        _child(args[1], Path(args[2]), args[3:])
         return 0
     sys.path.insert(0, str(HERE))
     from fuzz_surfaces import SURFACES

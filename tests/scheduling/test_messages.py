@@ -129,3 +129,20 @@ def test_the_static_reasons_are_counted_again_after_nodes_join_and_leave() -> No
         "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated"
     )
     assert third.startswith("0/1 nodes are available: 1 node(s) had untolerated taint(s).")
+
+
+def test_a_second_pod_of_one_shape_gets_the_diagnosis_of_the_cluster_as_it_is_then() -> None:
+    """Each failed attempt's FitError counts the nodes as they are at that attempt
+    (``findNodesThatFitPod``'s diagnosis): pods of one shape failing on an unchanged cluster get one
+    message, and a pod placed in between changes the next one's."""
+    nodes = [gpu_node("gpu-a", 8, cpu=96), gpu_node("gpu-b", 8, cpu=96)]
+    state = ClusterState(nodes)
+    state.assign(gpu_pod("a", 4), "gpu-a", 0.0)
+    state.assign(gpu_pod("b", 2), "gpu-b", 0.0)
+    scheduler = Scheduler(SchedulerConfig("test"), state, GangView(state))
+    first, second = (scheduler.try_schedule(gpu_pod(name, 8, cpu=8))[1] for name in ("p1", "p2"))
+    assert first == second
+    assert first.startswith("0/2 nodes are available: 2 Insufficient nvidia.com/gpu.")
+    state.assign(gpu_pod("cpu-hog", 0, cpu=90), "gpu-b", 0.0)
+    third = scheduler.try_schedule(gpu_pod("p3", 8, cpu=8))[1]
+    assert third.startswith("0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient nvidia.com/gpu.")

@@ -529,10 +529,11 @@ def _assess(
         if request.unready_enabled
         else {i for c, i in zip(candidates, rows, strict=True) if not c.ready}
     )
-    recalled = [
-        memo.recall(state, c.node, i) if memo is not None and i not in unready else None
-        for c, i in zip(candidates, rows, strict=True)
-    ]
+    recalled = (
+        memo.recall(state, zip((c.node for c in candidates), rows, strict=True), unready)
+        if memo is not None
+        else [None] * len(rows)
+    )
     fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
     judged = unremovable_reasons(state, fresh, request.utilization, unready, snapshot)
     reasons = dict(zip(fresh, judged, strict=True))

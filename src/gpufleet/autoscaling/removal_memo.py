@@ -33,6 +33,7 @@ looked at).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gpufleet.autoscaling.expendable import DEFAULT_CUTOFF
@@ -76,7 +77,11 @@ class RemovalMemo:
         self._standing = self.kept if standing else {}
         keys = {i: tuple(pod.key for pod in pods) for i, pods in pending.items() if pods}
         if standing:
-            moved = {i for i in keys.keys() | self.pending.keys() if keys.get(i) != self.pending.get(i)}
+            moved = (
+                set()
+                if keys == self.pending
+                else {i for i in keys.keys() | self.pending.keys() if keys.get(i) != self.pending.get(i)}
+            )
             self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude) | moved
             since = self._static.union(state.changes[self.change_pos - state.change_base :])
             self._changed = []  # the two lowest (no sort of every row changed)
@@ -86,17 +91,28 @@ class RemovalMemo:
         self.columns, self.cutoff, self.exclude, self.pending, self.kept = columns, cutoff, exclude, keys, {}
         self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
 
-    def recall(self, state: ClusterState, name: str, i: int) -> Kept | None:
-        """Node ``i``'s verdict if it still stands, else None."""
-        kept = self._standing.get(name)
-        if kept is None or state.node_version[i] != kept.version or i in self._static:
-            return None
-        changed = self._changed  # the lowest row changed but ``i``: the first, else the second, of two
-        first = changed[0] if changed and changed[0] != i else changed[1] if len(changed) > 1 else None
-        if first is not None and first <= kept.examined:
-            return None
-        self.kept[name] = kept
-        return kept
+    def recall(
+        self, state: ClusterState, nodes: Iterable[tuple[str, int]], unready: set[int]
+    ) -> list[Kept | None]:
+        """Each node's (name, row) verdict if it still stands, else None (always None for a row in
+        ``unready``)."""
+        standing, versions, static, kept_now = self._standing, state.node_version, self._static, self.kept
+        changed = self._changed  # the lowest row changed but the node's: the first, else the second, of two
+        low = changed[0] if changed else None
+        second = changed[1] if len(changed) > 1 else None
+        out: list[Kept | None] = []
+        for name, i in nodes:
+            kept = standing.get(name)
+            if kept is None or i in unready or versions[i] != kept.version or i in static:
+                out.append(None)
+                continue
+            first = low if low != i else second
+            if first is not None and first <= kept.examined:
+                out.append(None)
+                continue
+            kept_now[name] = kept
+            out.append(kept)
+        return out
 
     def keep(
         self, state: ClusterState, name: str, i: int, examined: int | None, why: Unremovable | None

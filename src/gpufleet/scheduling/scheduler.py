@@ -786,15 +786,31 @@ class Scheduler:
     ) -> Placement:
         """Every node's reasons, in filter order (the first failing plugin decides), as a histogram; or,
         where the node PreFilters' node names left no node, their PreFilter rejection
-        (``node_names_conflict``)."""
+        (``node_names_conflict``). Then the PostFilters."""
         conflict = cache.pre_filter_conflict
         if conflict is not None:
             message, plugins = conflict
             self.rejectors.update(plugins)
             return self._post_filter(profile, ctx, np.zeros(0, dtype=np.int64), Counter(), message)
+        # the diagnosis reads the nodes and the pod's shape only, where no pod-aware filter and no
+        # ResourceClaim takes part: another pod of the shape failing on the cluster as it is has the same
+        key, kept = (self.state.change_pos, self.state.static_version), cache.diagnosis
+        memo = pods is None and self.state.dra is None
+        if not memo or kept is None or kept[0] != key:
+            kept = (key, *self._diagnosis(profile, ctx, cache, pods))
+            cache.diagnosis = kept if memo else None
+        _, histogram, rejectors, resolvable = kept
+        self.rejectors.update(rejectors)
+        return self._post_filter(profile, ctx, resolvable, Counter(histogram), pods=pods)
+
+    def _diagnosis(
+        self, profile: Profile, ctx: PodContext, cache: ShapeCache, pods: PodCycle | None
+    ) -> tuple[Counter[str], frozenset[str], IntArray]:
+        """``_failure``'s histogram of reasons, the plugins that rejected some node, and the nodes where
+        only an Unschedulable status (not an unresolvable one) turned the pod away."""
         histogram = cache.static_histogram()
         named = cache.static_plugins
-        self.rejectors.update(name for reason in histogram for name in named[reason])
+        rejectors = {name for reason in histogram for name in named[reason]}
         static_ok = cache.considered[cache.static_pass[cache.considered]]
         resolvable: IntArray = np.zeros(0, dtype=np.int64)
         if len(static_ok):
@@ -807,7 +823,7 @@ class Scheduler:
                         for k in np.flatnonzero(undecided).tolist():
                             rejection = state.reject(int(static_ok[k]))
                             if rejection is not None:
-                                self.rejectors.add(f.name)
+                                rejectors.add(f.name)
                                 histogram[rejection[0]] += 1
                                 undecided[k] = False
                                 unresolvable[k] = rejection[1] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -816,13 +832,13 @@ class Scheduler:
                     continue
                 failing = ~f.passes(ctx, static_ok) & undecided
                 if failing.any():
-                    self.rejectors.add(f.name)
+                    rejectors.add(f.name)
                 for reason, mask in f.reason_masks(ctx, static_ok):
                     histogram[reason] += int((mask & failing).sum())
                 undecided &= ~failing
                 unresolvable |= failing & f.unresolvable_on(ctx, static_ok)
             resolvable = static_ok[~undecided & ~unresolvable]
-        return self._post_filter(profile, ctx, resolvable, histogram, pods=pods)
+        return histogram, frozenset(rejectors), resolvable
 
     def _post_filter(
         self,

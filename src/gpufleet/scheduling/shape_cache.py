@@ -128,6 +128,7 @@ class ShapeCache:
         "columns",
         "considered",
         "ctx",
+        "diagnosis",
         "dyn",
         "dynamic_filters",
         "images_version",
@@ -175,6 +176,9 @@ class ShapeCache:
         self.static_reason: list[str | None] = []
         self.static_plugins: dict[str, tuple[str, ...]] = {}  # ``StaticVerdicts.plugins``
         self.pre_filter_conflict: tuple[str, tuple[str, ...]] | None = None  # ``StaticVerdicts.conflict``
+        #: a failed cycle's diagnosis (``Scheduler._failure``) and the cluster's (change_pos, static_version)
+        #: it was made on
+        self.diagnosis: tuple[tuple[int, int], Counter[str], frozenset[str], IntArray] | None = None
         self._static_histogram: Counter[str] | None = None  # ``static_histogram``'s, until a rebuild
         self.static_pass: BoolArray = np.zeros(0, dtype=bool)
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
@@ -255,9 +259,10 @@ class ShapeCache:
             self.masked = np.full(state.size, -1, dtype=np.int64)
             self._evaluate(np.arange(state.size, dtype=np.int64))
         else:
-            self.dyn = np.concatenate([self.dyn, np.zeros(grown, dtype=np.int64)])
-            self.ok = np.concatenate([self.ok, np.zeros(grown, dtype=bool)])
-            self.masked = np.concatenate([self.masked, np.full(grown, -1, dtype=np.int64)])
+            if grown:  # (else the rows are judged again in place, as a refresh does)
+                self.dyn = np.concatenate([self.dyn, np.zeros(grown, dtype=np.int64)])
+                self.ok = np.concatenate([self.ok, np.zeros(grown, dtype=bool)])
+                self.masked = np.concatenate([self.masked, np.full(grown, -1, dtype=np.int64)])
             # the rows and those changed since by allocation, ascending (a set of Python integers: few)
             changed = sorted(set(rows).union(state.changes_since(self.seen).tolist()))
             if self._scalar and len(changed) <= PATCH_SCALAR_NODES:

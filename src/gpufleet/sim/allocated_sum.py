@@ -3,9 +3,10 @@ nodes of what each one's pods request times each resource's weight (``InMemoryCl
 without shared GPUs or DRA.
 
 The meter reads it on every event that moved the allocations. Each read works out again only the
-nodes touched since the last one (``ClusterState.changes``); all of them when the weights changed (new
-weights with the same values, as after a cordon, are no change) or the log was trimmed past the last
-read. The figure is the float NumPy's sums give:
+nodes touched since the last one (``ClusterState.changes``), and the nodes whose weights changed (new
+weights with the same values, as after a cordon, are no change): all of them when the log was trimmed
+past the last read, or when new weights leave the whole numbers or the weighted columns. The figure
+is the float NumPy's sums give:
 
 - in general each node's sum is a NumPy row sum (``(requested * weights).sum(axis=1)``) and the
   total their NumPy sum, as a fresh read makes them;
@@ -42,7 +43,9 @@ class AllocatedSum:
 
     def read(self, state: ClusterState, weights: FloatArray) -> float:
         since = self.pos - state.change_base
-        if since < 0 or (self.weights is not weights and not self._same(weights)):
+        if since < 0 or (
+            self.weights is not weights and not self._same(weights) and not self._reweigh(state, weights)
+        ):
             self._rebuild(state, weights)
         elif since < len(state.changes):
             rows = list(set(state.changes[since:]))
@@ -59,6 +62,31 @@ class AllocatedSum:
         """New weights with the values of the last (only nodes cordoned, say): the sums stand."""
         kept = self.weights
         return kept is not None and kept.shape == weights.shape and bool(np.array_equal(kept, weights))
+
+    def _reweigh(self, state: ClusterState, weights: FloatArray) -> bool:
+        """New weights on some rows (nodes that joined, left or had their devices described anew), the
+        others' as before: where the sums are kept in integers and those rows' weights are whole, not
+        negative and on the weighted columns only, those rows worked out again; else False (the caller
+        works every row out again)."""
+        kept = self.weights
+        if self.columns is None or kept is None or kept.shape[1] != weights.shape[1]:
+            return False  # (a new resource column: every row)
+        n = len(kept)
+        if n > len(weights):
+            return False
+        moved = np.flatnonzero((weights[:n] != kept).any(axis=1)).tolist() + list(range(n, len(weights)))
+        rows = weights[moved]
+        elsewhere = np.ones(weights.shape[1], dtype=bool)
+        elsewhere[self.columns] = False
+        whole = (rows >= 0) & np.isfinite(rows) & (rows == np.trunc(rows))
+        if rows[:, elsewhere].any() or not bool(whole.all()):
+            return False
+        grown = len(weights) - n
+        self.terms += [[] for _ in range(grown)]
+        self.exact += [0] * grown
+        for i, terms in zip(moved, rows[:, self.columns].astype(np.int64).tolist(), strict=True):
+            self.terms[i] = terms
+        return self._patch(state, moved)
 
     def _per_node(self, state: ClusterState, weights: FloatArray) -> FloatArray:
         if self.columns is not None:  # kept as integers: NumPy's own sums, for a total past EXACT

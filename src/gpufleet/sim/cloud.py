@@ -156,15 +156,24 @@ class SimulatedCloud:
     def billing(self, cluster: InMemoryCluster) -> tuple[float, int]:
         """The price per hour billed and the GPUs provisioned: every node launched and not deleted
         (a pool's by its template, from the launch; others by their devices)."""
-        alive = [r for r in cluster.nodes.values() if r.deleted_s is None]
-        price = sum(self.pools[r.pool].pool.price_per_hour for r in alive if r.pool in self.pools)
-        gpus = sum(
-            self._template_gpus(r.pool) if r.pool in self.pools else cluster.devices_of(r.name).gpus
-            for r in alive
-        )
+        pools = self.pools
+        price: float = 0
+        gpus = 0
+        alive = []
+        for r in cluster.nodes.values():
+            if r.deleted_s is not None:
+                continue
+            alive.append(r)
+            if r.pool in pools:
+                price += pools[r.pool].pool.price_per_hour
+                gpus += self._template_gpus(r.pool)
+            else:
+                gpus += cluster.devices_of(r.name).gpus
+        if cluster.state.dra is None and all(rt.pool.dra_gpus is None for rt in pools.values()):
+            return price, gpus  # (no node publishes DRA GPUs)
         dra_gpus = cluster.dra_gpus_per_node()  # a pool's DRA GPUs count from the launch, as its template's
         for r in alive:
-            pool = self.pools[r.pool].pool if r.pool in self.pools else None
+            pool = pools[r.pool].pool if r.pool in pools else None
             if pool is not None and pool.dra_gpus is not None:
                 gpus += pool.dra_gpus[1]
             elif r.name in cluster.state.index:

@@ -16,7 +16,6 @@ two working shares of 60 % compute and 20 % memory, and 20 % and 60 %, work 0.8 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -52,7 +51,7 @@ class Meter:
         self.price_per_hour = 0.0
         self.provisioned_gpus = 0.0
         self.working_gpus = 0.0
-        self._working_units: Counter[tuple[str, str, str]] = Counter()  # device -> pods working on it
+        self._working_units: dict[tuple[str, str, str], int] = {}  # device -> pods working on it
         self._working_shares: dict[
             tuple[str, int], tuple[int, int]
         ] = {}  # shared GPU -> working (compute, memory)
@@ -90,16 +89,17 @@ class Meter:
         if not rec.devices:
             self.working_gpus += sign * rec.gpu_share
             return
-        change = 0.0
+        change, units = 0.0, self._working_units
         for unit in rec.devices:
             if unit.milli is not None:
                 change += self._share_working(rec.node or "", unit.gpu, unit.milli, sign)
                 continue
             key = (rec.node or "", unit.id, "" if rec.pod.resource_claims else rec.pod.key)
-            before = self._working_units[key]
-            self._working_units[key] = before + sign
-            if not self._working_units[key]:
-                del self._working_units[key]
+            before = units.get(key, 0)
+            if before + sign:
+                units[key] = before + sign
+            else:
+                del units[key]
             if (before == 0) != (before + sign == 0):
                 change += unit.share
         self.working_gpus += sign * change

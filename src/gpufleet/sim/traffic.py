@@ -116,13 +116,27 @@ class TrafficState:
         capacity = self.capacity
         arrived = rate * dt
         self.requests += arrived
+        if not self.backlog and rate <= capacity:  # no backlog, and none builds: all served at once
+            self.backlog = 0.0
+            if arrived > 0:
+                self._wait(0.0, arrived)
+            served = arrived
+        else:
+            served = self._queue(rate, dt, arrived)
+        self.served += served
+        if capacity > 0 and self.gpus > 0:
+            self.busy_gpu_s += min(1.0, served / (capacity * dt)) * self.gpus * dt
+            self.gpu_s += self.gpus * dt
+
+    def _queue(self, rate: float, dt: float, arrived: float) -> float:
+        """``_flow``'s interval where a backlog waits or builds: the requests served."""
         timeout_bound = self._timeout_bound(rate)
         if self.backlog > timeout_bound:  # capacity fell: the tail of the backlog will not make it
             self.timed_out += self.backlog - timeout_bound
             self.backlog = timeout_bound
         queue_bound = math.inf if self.spec.max_queue is None else float(self.spec.max_queue)
         bound = min(timeout_bound, queue_bound)
-        before, growth = self.backlog, rate - capacity
+        before, growth = self.backlog, rate - self.capacity
         if growth > 0:
             moving = min(dt, (bound - before) / growth)
         elif growth < 0:
@@ -139,12 +153,8 @@ class TrafficState:
         elif overflow > 0:
             self.timed_out += overflow
             self._wait(float(self.spec.timeout_s or 0.0), overflow)
-        served = before + arrived - overflow - after
-        self.served += served
         self.backlog = after
-        if capacity > 0 and self.gpus > 0:
-            self.busy_gpu_s += min(1.0, served / (capacity * dt)) * self.gpus * dt
-            self.gpu_s += self.gpus * dt
+        return before + arrived - overflow - after
 
     def _waited(self, backlog: float, requests: float, rate: float) -> None:
         """``requests`` arrived at a mean ``backlog``: each waits ``backlog / C`` (``/ rps`` with no

@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import lru_cache
 
 __all__ = [
     "DEFAULT_LAYOUTS",
@@ -425,8 +426,10 @@ DEFAULT_LAYOUTS: Mapping[str, Callable[[int], LinkGraph]] = {
 """GPU model name -> layout for ``n`` GPUs of that model in one node."""
 
 
+@lru_cache(maxsize=64)
 def default_graph(model: str, n: int = 8) -> LinkGraph:
     """The default layout of ``n`` GPUs of ``model`` (:data:`DEFAULT_LAYOUTS`); an unknown model
-    gets the conservative PCIe layout ``pcie(n, per_switch=2)``."""
+    gets the conservative PCIe layout ``pcie(n, per_switch=2)``. A graph is a frozen value: one is made
+    per model and count, and every node of them shares it."""
     layout = DEFAULT_LAYOUTS.get(model)
     return layout(n) if layout is not None else pcie(n, per_switch=2)
