@@ -1,6 +1,6 @@
 """What is free on each node, kept between cluster-autoscaler's scans (``autoscaling.free_rows``): the
 kept arrays, brought up to date by row, are always those a fresh read of the cluster gives, and they
-are read again whole when the nodes, the columns or the excluded nodes change."""
+are read again whole when a node joins or leaves, or the columns or the excluded nodes change."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from conftest import gpu_node, gpu_pod
 from gpufleet.autoscaling.free_rows import free_rows
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import ClusterState
+from gpufleet.model.node import Taint
 
 
 def fresh(state: ClusterState, exclude: frozenset[int]) -> tuple[list[int], Any, Any]:
@@ -27,6 +28,14 @@ def fresh(state: ClusterState, exclude: frozenset[int]) -> tuple[list[int], Any,
 def test_a_scan_with_nothing_changed_reads_nothing_again() -> None:
     state = ClusterState([gpu_node(n, 8) for n in ("a", "b")])
     first = free_rows(state, frozenset())
+    assert free_rows(state, frozenset()) is first
+
+
+def test_a_node_cordoned_or_tainted_since_frees_nothing_and_reads_nothing_again() -> None:
+    state = ClusterState([gpu_node(n, 8) for n in ("a", "b")])
+    first = free_rows(state, frozenset())
+    state.cordon("a")
+    state.set_taints("b", (Taint("DeletionCandidateOfClusterAutoscaler", "1700000000", "PreferNoSchedule"),))
     assert free_rows(state, frozenset()) is first
 
 

@@ -843,6 +843,9 @@ def _killed(rec: PodRecord) -> ContainerExit | None:
     return ContainerExit(rec.pod.behavior.container, SIGKILL_EXIT_CODE, ERROR)
 
 
+_RETRY_SUFFIX = re.compile(r"-r\d+$")
+
+
 def _slot(pod: Pod) -> str:
     """A pod's place in its workload: its key without a Job's retry suffix (``<job>-<index>-r<n>``)."""
-    return re.sub(r"-r\d+$", "", pod.key)
+    return _RETRY_SUFFIX.sub("", pod.key)

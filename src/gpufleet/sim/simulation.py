@@ -302,7 +302,7 @@ class Simulation:
             f"{t.target_kind}/{t.namespace}/{t.target}": TrafficState(t) for t in scenario.traffic
         }
         #: each Traffic's (serving replicas, their GPUs), with what it was worked out from (``_serving``)
-        self._served: dict[str, tuple[tuple[int, int], tuple[int, float]]] = {}
+        self._served: dict[str, tuple[object, int, int, tuple[int, float]]] = {}
         self._traffic_by_pod: dict[str, TrafficState | None] = {}  # ``traffic_of`` a created pod
         self._flips = dict.fromkeys(self.traffic, 0)  # per Traffic: its pods that started or stopped working
         self.workload_autoscalers = WorkloadAutoscalers(
@@ -1534,20 +1534,25 @@ class Simulation:
         """The replicas of the Traffic's target that serve now, and their GPUs. For a Deployment or a
         ReplicaSet, kept while none of its pods started or stopped working and its pods are as they were
         (a pod that joins or leaves them moves ``KeepsReplicas.version``)."""
-        records = self.lifecycle.records
-        controller = self.scale_target(key)
-        token = (self._flips[key], controller.version) if isinstance(controller, KeepsReplicas) else None
         kept = self._served.get(key)
-        if token is not None and kept is not None and kept[0] == token:
-            return kept[1]
-        working = [] if controller is None else [records[k] for k in controller.active if records[k].working]
-        if implements(controller, Scalable):
-            serving = cast(Scalable, controller).serving(lambda k: records[k].working)
+        if kept is not None:  # (the same controller, none of its pods flipped, its pods as they were)
+            controller, flips, version, served = kept
+            if (
+                self.controllers.get(key) is controller
+                and flips == self._flips[key]
+                and version == cast(KeepsReplicas, controller).version
+            ):
+                return served
+        records = self.lifecycle.records
+        target = self.scale_target(key)
+        working = [] if target is None else [records[k] for k in target.active if records[k].working]
+        if implements(target, Scalable):
+            serving = cast(Scalable, target).serving(lambda k: records[k].working)
         else:
             serving = len(working)
         served = (serving, sum(r.gpu_share for r in working))
-        if token is not None:
-            self._served[key] = (token, served)
+        if isinstance(target, KeepsReplicas):
+            self._served[key] = (target, self._flips[key], target.version, served)
         return served
 
     def _idle(self) -> bool:
