@@ -185,9 +185,11 @@ class ClusterState:
         return self.index[node.name]
 
     def _add_nodes(self, nodes: list[Node]) -> None:
+        names: set[str] = set()
         for node in nodes:
-            if node.name in self.index:
+            if node.name in self.index or node.name in names:
                 raise ValueError(f"node {node.name} already exists")
+            names.add(node.name)
             for name in node.allocatable:
                 self.resource_column(name)
         rows = np.zeros((len(nodes), len(self.resources)), dtype=np.int64)
@@ -294,7 +296,7 @@ class ClusterState:
 
     @property
     def size_active(self) -> int:
-        return int(self.active.sum())
+        return len(self.index)  # (a node is in the index exactly while it is active)
 
     def active_indices(self) -> IntArray:
         return np.flatnonzero(self.active).astype(np.int64)
