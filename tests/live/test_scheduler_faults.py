@@ -364,15 +364,17 @@ def test_pods_created_while_the_scheduler_was_paused_past_a_compaction_are_bound
     lab.wait_bound(["before"])
     os.kill(pid, signal.SIGSTOP)
     wait_until("the scheduler stopped", lambda: _stopped(pid))
-    # a version no older than any the scheduler saw
-    seen = str((cp.get("/api/v1/pods?limit=1") or {})["metadata"]["resourceVersion"])
     _cut_connections(pid, cp.api_port)
     during = [*lab.gang("gang", 2, 2), *(lab.pod(f"during-{i}", 1) for i in range(4))]
     lab.create(*during)
+    # a version newer than any the scheduler saw: compacted past it, the revision a watch from the
+    # scheduler's last version starts at is gone too (a compaction that kept exactly that revision would
+    # let the watch resume without 410 Gone)
+    latest = str((cp.get("/api/v1/pods?limit=1") or {})["metadata"]["resourceVersion"])
     wait_until(
-        f"etcd compacted past resourceVersion {seen}",
+        f"etcd compacted past resourceVersion {latest}",
         lambda: (
-            _request(cp, "GET", f"/api/v1/pods?resourceVersion={seen}&resourceVersionMatch=Exact")[0] == 410
+            _request(cp, "GET", f"/api/v1/pods?resourceVersion={latest}&resourceVersionMatch=Exact")[0] == 410
         ),
         timeout_s=40.0,
     )
