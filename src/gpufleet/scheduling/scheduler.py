@@ -838,6 +838,7 @@ class Scheduler:
                 undecided &= ~failing
                 unresolvable |= failing & f.unresolvable_on(ctx, static_ok)
             resolvable = static_ok[~undecided & ~unresolvable]
+        resolvable.flags.writeable = False  # (kept for the next pod of the shape: read only)
         return histogram, frozenset(rejectors), resolvable
 
     def _post_filter(
