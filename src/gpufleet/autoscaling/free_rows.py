@@ -3,8 +3,8 @@ cluster-autoscaler scan to the next in ``ClusterState.memo`` and brought up to d
 
 Every scan that simulates a placement (``filterOutSchedulable``, a drain) reads what is free on every
 node (``scale_down.PlacementBase``); most nodes' allocations are as the last scan read them. The kept
-arrays stand while the active nodes (no node joined or left: rows are never reused, so the rows and the
-active nodes counted tell both; a taint, a label or a cordon frees nothing), the resource columns and
+arrays stand while no node joined or left (``ClusterState.membership``: a taint, a label or a cordon
+frees nothing), the resource columns and
 the excluded nodes are as they were and no GPU is shared by fractional requests
 (a node's room for those is read from the shares' ledger, not from its row). The rows of the nodes
 whose allocation changed since (``ClusterState.changes``) are read again by the same
@@ -30,7 +30,7 @@ class FreeRows:
     """The active nodes outside ``exclude`` (``idx``, and as a list ``rows``), what is free on each of
     them (``free``: each resource column; ``milli``: GPU thousandths), and where the cluster stood."""
 
-    nodes: tuple[int, int]  # the rows and the active nodes then
+    membership: tuple[int, int]  # ``ClusterState.membership`` then
     columns: int
     exclude: frozenset[int]
     change_pos: int
@@ -47,7 +47,7 @@ def free_rows(state: ClusterState, exclude: frozenset[int]) -> FreeRows:
     if (
         isinstance(kept, FreeRows)
         and state.shares is None
-        and kept.nodes == (state.size, len(state.index))
+        and kept.membership == state.membership
         and kept.columns == len(state.resources)
         and kept.exclude == exclude
         and kept.change_pos >= state.change_base
@@ -61,8 +61,7 @@ def free_rows(state: ClusterState, exclude: frozenset[int]) -> FreeRows:
         idx = np.flatnonzero(keep).astype(np.int64)
         free, milli = _read(state, idx)  # may add the GPU column: the versions are read after it
         columns, at = len(state.resources), state.change_pos
-        nodes = (state.size, len(state.index))
-        fresh = FreeRows(nodes, columns, exclude, at, idx, idx.tolist(), free, milli)
+        fresh = FreeRows(state.membership, columns, exclude, at, idx, idx.tolist(), free, milli)
     state.memo[MEMO_KEY] = fresh
     return fresh
 

@@ -295,6 +295,13 @@ class ClusterState:
         return np.array(recent if len(recent) == 1 else sorted(set(recent)), dtype=np.int64)
 
     @property
+    def membership(self) -> tuple[int, int]:
+        """Moves exactly when a node joins or leaves: the rows and the active nodes (rows are never reused,
+        so a node joining adds a row and one leaving takes one from the active). A node's labels, taints
+        and cordon change on its object in place and move nothing here."""
+        return len(self.nodes), len(self.index)
+
+    @property
     def size_active(self) -> int:
         return len(self.index)  # (a node is in the index exactly while it is active)
 

@@ -78,8 +78,7 @@ class AllocatedSum:
         rows = weights[moved]
         elsewhere = np.ones(weights.shape[1], dtype=bool)
         elsewhere[self.columns] = False
-        whole = (rows >= 0) & np.isfinite(rows) & (rows == np.trunc(rows))
-        if rows[:, elsewhere].any() or not bool(whole.all()):
+        if rows[:, elsewhere].any() or not _whole(rows):
             return False
         grown = len(weights) - n
         self.terms += [[] for _ in range(grown)]
@@ -96,7 +95,7 @@ class AllocatedSum:
 
     def _rebuild(self, state: ClusterState, weights: FloatArray, whole: bool = True) -> None:
         self.columns = None
-        if whole and bool(((weights >= 0) & np.isfinite(weights) & (weights == np.trunc(weights))).all()):
+        if whole and _whole(weights):
             columns = np.flatnonzero(weights.any(axis=0))
             asked, ints = state.requested[:, columns], weights[:, columns].astype(np.int64)
             low, high = int(asked.min(initial=0)), int(asked.max(initial=0)) * int(ints.max(initial=0))
@@ -121,3 +120,8 @@ class AllocatedSum:
             self.total += value - self.exact[i]
             self.exact[i] = value
         return True
+
+
+def _whole(weights: FloatArray) -> bool:
+    """Every weight a whole number, not negative (the sums kept in integers)."""
+    return bool(((weights >= 0) & np.isfinite(weights) & (weights == np.trunc(weights))).all())

@@ -129,13 +129,13 @@ class InMemoryCluster:
         key, kept = self._weights_read(), self._weights_key
         if kept == key:
             return self._weights
-        if kept is None or kept[1] != key[1]:
+        if kept is None or kept[2] != key[2]:  # (a new resource column: every row)
             rows: Iterable[int] = range(state.size)
             weights = np.zeros(state.alloc.shape, dtype=np.float64)
             physical = np.zeros(state.size, dtype=np.float64)
         else:
             grown = state.size - kept[0]
-            weights = np.concatenate([self._weights, np.zeros((grown, key[1]), dtype=np.float64)])
+            weights = np.concatenate([self._weights, np.zeros((grown, key[2]), dtype=np.float64)])
             physical = np.concatenate([self._physical, np.zeros(grown, dtype=np.float64)])
             described = self.ledger.described_since(kept[3])
             changed = {state.index[n] for n in described if n in state.index}
@@ -157,11 +157,10 @@ class InMemoryCluster:
         return self._weights
 
     def _weights_read(self) -> tuple[int, int, int, int]:
-        """What the weights are made of: the nodes (rows are never reused, so the rows and the active nodes
-        counted tell any node that joined or left; a node's taints, labels or cordon move nothing here), the
-        resource columns and the devices."""
+        """What the weights are made of: the nodes that joined or left (``ClusterState.membership``; a node's
+        taints, labels or cordon move nothing here), the resource columns and the devices."""
         state = self.state
-        return (state.size, len(state.resources), len(state.index), self.ledger.version)
+        return (*state.membership, len(state.resources), self.ledger.version)
 
     def gpus_allocated_per_node(self) -> npt.NDArray[np.float64]:
         """GPU-equivalents requested on each node (fractional shares by their size), and the GPUs

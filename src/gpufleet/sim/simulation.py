@@ -633,10 +633,9 @@ class Simulation:
             self.loop.at(self.loop.now, Priority.CONTROLLER, lambda: self._reconcile(controller))
 
     def _active_nodes(self) -> list[Node]:
-        """The nodes in the cluster, kept while no node joins or leaves: rows are never reused, so the rows
-        and the active nodes counted tell both, and a node's labels, taints and cordon change on its object
-        in place."""
-        key = (self.state.size, len(self.state.index))
+        """The nodes in the cluster, kept while no node joins or leaves (``ClusterState.membership``: a
+        node's labels, taints and cordon change on its object in place)."""
+        key = self.state.membership
         if key != self._nodes_key:
             self._nodes = [self.state.nodes[i] for i in self.state.active_indices()]
             self._nodes_key = key
