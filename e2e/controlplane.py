@@ -67,10 +67,18 @@ class ControlPlaneError(RuntimeError):
     """A component did not start or did not become ready; the message ends with its log's tail."""
 
 
+def free_ports(count: int) -> list[int]:
+    """``count`` free loopback ports, all different: each probe stays bound until all are drawn (a port
+    released may be handed out again at once, so ports drawn one at a time for one start may repeat)."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_ports(1)[0]
 
 
 def _die_with_parent() -> None:
@@ -101,8 +109,7 @@ class ControlPlane:
     def __post_init__(self) -> None:
         self.logs = self.workdir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.etcd_port, self.etcd_peer_port = free_port(), free_port()
-        self.api_port = free_port()
+        self.etcd_port, self.etcd_peer_port, self.api_port = free_ports(3)
         self.server = f"https://127.0.0.1:{self.api_port}"
         self.credentials: Credentials = make_credentials(self.workdir / "pki")
         self.kubeconfig = self.credentials.kubeconfig("admin", self.server, self.workdir / "admin.kubeconfig")

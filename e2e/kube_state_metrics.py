@@ -9,7 +9,7 @@ for, as is the opt-in metric ``kube_pod_nodeselectors`` (``OPT_IN``).
 
 from __future__ import annotations
 
-from e2e.controlplane import ControlPlane, free_port
+from e2e.controlplane import ControlPlane, free_ports
 from gpufleet.live.history_metrics import OPT_IN, labels_allowlist
 
 RESOURCES = "pods,nodes,jobs"
@@ -18,7 +18,7 @@ RESOURCES = "pods,nodes,jobs"
 def start(cp: ControlPlane) -> str:
     """Start kube-state-metrics as a process of ``cp`` (it dies with the test run) and return the
     ``host:port`` of its ``/metrics`` once it serves them."""
-    port = free_port()
+    port, telemetry = free_ports(2)
     cp.spawn(
         "kube-state-metrics",
         [
@@ -27,7 +27,7 @@ def start(cp: ControlPlane) -> str:
             "--host=127.0.0.1",
             f"--port={port}",
             "--telemetry-host=127.0.0.1",
-            f"--telemetry-port={free_port()}",
+            f"--telemetry-port={telemetry}",
             f"--resources={RESOURCES}",
             f"--metric-labels-allowlist={labels_allowlist()}",
             f"--metric-opt-in-list={OPT_IN}",

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from e2e.components import KUBERNETES_VERSION
-from e2e.controlplane import KWOK_NODE_ANNOTATION, ControlPlane, free_port
+from e2e.controlplane import KWOK_NODE_ANNOTATION, ControlPlane, free_ports
 from e2e.fidelity.job_times import TOLERANCE_S
 
 from conftest import pods_by_name, simulated, wait_until
@@ -173,14 +173,14 @@ def test_kube_state_metrics_reports_the_gpus_of_a_fake_node(clean: ControlPlane)
     """kube-state-metrics, built from its module like the rest, reads the same API server."""
     fake_gpu_node(clean)
     wait_until("gpu-node Ready", lambda: node_ready(clean, "gpu-node"))
-    port = free_port()
+    port, telemetry = free_ports(2)
     ksm = subprocess.Popen(
         [
             str(clean.bins / "kube-state-metrics"),
             f"--kubeconfig={clean.kubeconfig}",
             "--host=127.0.0.1",
             f"--port={port}",
-            f"--telemetry-port={free_port()}",
+            f"--telemetry-port={telemetry}",
             "--telemetry-host=127.0.0.1",
             "--resources=nodes",
         ],

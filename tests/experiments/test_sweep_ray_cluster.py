@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e.controlplane import free_ports
 
 import gpufleet
 from conftest import wait_until
@@ -56,13 +57,6 @@ TIMEOUT_S = 180.0
 HEALTH_CHECKS = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "3"}
 #: The title of a Ray worker process while it does a run (``ray::`` and the task's function).
 RUNNING = "ray::attempt_on_node"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True)
@@ -135,11 +129,14 @@ class LocalRayCluster:
         return started
 
 
-def _ray_start(env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], Path]:
+#: the components whose ports would otherwise be fixed and shared by nodes on one machine
+COMPONENTS = ("dashboard-agent-listen", "dashboard-agent-grpc", "metrics-export", "runtime-env-agent")
+
+
+def _ray_start(env: dict[str, str], ports: Sequence[int], *args: str) -> tuple[subprocess.Popen[str], Path]:
     """``ray start`` with its own session, temp dir (short: Ray's socket paths must fit in 107
-    characters) and the ports that would otherwise be fixed and shared by nodes on one machine."""
+    characters) and ``ports`` for its ``COMPONENTS``."""
     temp_dir = Path(tempfile.mkdtemp(prefix="gf-ray-"))
-    ports = ("dashboard-agent-listen", "dashboard-agent-grpc", "metrics-export", "runtime-env-agent")
     command = [
         str(RAY),
         "start",
@@ -148,7 +145,7 @@ def _ray_start(env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], 
         "--object-store-memory=100000000",
         "--include-log-monitor=false",
         "--disable-usage-stats",
-        *(f"--{port}-port={free_port()}" for port in ports),
+        *(f"--{name}-port={port}" for name, port in zip(COMPONENTS, ports, strict=True)),
         *args,
     ]
     started = subprocess.Popen(
@@ -173,12 +170,15 @@ def ray_cluster() -> Iterator[LocalRayCluster]:
     env |= {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
     env |= {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": os.pathsep.join([src, env.get("PYTHONPATH", "")])}
     env |= HEALTH_CHECKS
-    port = free_port()
+    # every port of the three nodes drawn at once: the head's, its dashboard's, then each node's components
+    port, dashboard, *components = free_ports(2 + 3 * len(COMPONENTS))
+    per_node = [components[k : k + len(COMPONENTS)] for k in range(0, len(components), len(COMPONENTS))]
     nodes: list[RayNode] = []
     try:
         head_args = ("--head", f"--port={port}", "--num-cpus=0", "--include-dashboard=false")
-        nodes.append(_node(*_ray_start(env, *head_args, f"--dashboard-port={free_port()}")))
-        starting = [_ray_start(env, f"--address=127.0.0.1:{port}", "--num-cpus=1") for _ in range(2)]
+        nodes.append(_node(*_ray_start(env, per_node[0], *head_args, f"--dashboard-port={dashboard}")))
+        address = f"--address=127.0.0.1:{port}"
+        starting = [_ray_start(env, ports, address, "--num-cpus=1") for ports in per_node[1:]]
         for started in starting:
             nodes.append(_node(*started))
         cluster = LocalRayCluster(f"127.0.0.1:{port}", env, nodes[0], nodes[1:])
