@@ -485,6 +485,22 @@ def test_scale_down_candidates_follow_the_groups_nodes_launches_warm_nodes_and_n
     assert {c.group_size for c in ca._candidates()} == {3}
 
 
+def test_scale_down_candidates_stand_through_a_taint_or_a_cordon_and_follow_a_node_leaving() -> None:
+    """The list depends on which nodes are in the cluster, not on their taints or cordons: a soft taint put
+    between two scans keeps the last scan's list (the same object, not worked out again); a node leaving
+    the cluster leaves the list though its group still counts it."""
+    nodes = [Node(f"h100-{k}", capacity=dict(gpu_node("x", 8).capacity), pool="h100") for k in range(2)]
+    group = Group("h100", H100, nodes={"h100-0", "h100-1"})
+    port, clock = HandKeptCluster(nodes=nodes, groups=[group]), ManualClock()
+    ca = autoscaler(port, clock)
+    kept = ca._candidates()
+    port.state.set_taints("h100-0", (SOFT_TAINT,))
+    port.state.cordon("h100-1")
+    assert ca._candidates() is kept
+    port.state.remove_node("h100-1")
+    assert [(c.node, c.group_size) for c in ca._candidates()] == [("h100-0", 2)]
+
+
 def test_keda_and_the_hpa_scale_a_deployment_through_the_port() -> None:
     """KEDA activates 0 -> 1 on a non-empty list; the HPA it owns then scales on the list length
     (External AverageValue: ceil(3 / 1) = 3)."""

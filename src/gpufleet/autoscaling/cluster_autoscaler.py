@@ -512,7 +512,6 @@ def _assess(
     ``PreviousCandidates``)."""
     state = request.state
     exclude = {state.index[n] for n in request.deleting if n in state.index}
-    budgets, allowed, daemon_pods = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
     # verdicts earlier scans found that still stand (removal_memo); the others are made afresh
     # not with DRA (a pool's utilisation moves with claims anywhere), nor while a placed pod (or a pending
     # one put on a node) has inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole
@@ -535,7 +534,7 @@ def _assess(
         else [None] * len(rows)
     )
     fresh = [i for i, known in zip(rows, recalled, strict=True) if known is None]
-    judged = unremovable_reasons(state, fresh, request.utilization, unready, snapshot)
+    judged = unremovable_reasons(state, fresh, request.utilization, unready, snapshot) if fresh else []
     reasons = dict(zip(fresh, judged, strict=True))
     out: dict[str, Unremovable | None] = {}
     eligible: list[tuple[Candidate, int, Kept | None]] = []
@@ -550,7 +549,7 @@ def _assess(
     if len(eligible) > limit:  # stable: the candidates' order within each rank
         before = request.unneeded_since
         eligible.sort(key=lambda e: (has_movable_pods(state, e[0].node, snapshot), e[0].node not in before))
-    base = PlacementBase(state, exclude, snapshot)
+    trial: tuple[PlacementBase, list[DisruptionBudget], dict[str, int], set[str]] | None = None
     found = 0
     for c, i, known in eligible:
         if found >= limit:
@@ -558,6 +557,14 @@ def _assess(
         if known is not None:
             why = known.why
         else:
+            if trial is None:  # (what the removal simulations share, made for the first of the scan)
+                trial = (
+                    PlacementBase(state, exclude, snapshot),
+                    list(request.budgets),
+                    dict(request.allowed),
+                    set(request.daemon_pods),
+                )
+            base, budgets, allowed, daemon_pods = trial
             verdict = simulate_removal(
                 state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
                 request.verdicts, request.now, request.delete_options, request.created,
@@ -722,24 +729,36 @@ def _drains_that_fit(
     return kept
 
 
+def _snapshot_pods(request: ScaleDownRequest) -> SnapshotPods:
+    """How the snapshot the scan reads differs from the cluster: the pending pods put on nodes, the
+    expendable and the long-terminating pods left out."""
+    state = request.state
+    return SnapshotPods(
+        pending_on(state, request.placed),
+        expendable_on(state, request.expendable_cutoff),
+        long_terminating_on(state, request.now),
+    )
+
+
 def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     state, now = request.state, request.now
     # unremovable.Nodes.Update: a node stays recently unremovable while in the cluster and its time after now
     recheck = {n: t for n, t in request.unremovable_until.items() if t > now and n in state.index}
     unneeded = dict(request.unneeded_since)
     candidates = list(request.candidates) if request.assess else []
+    if not candidates and not unneeded:  # nothing to assess and nothing unneeded: nothing found, none goes
+        return ScaleDownReply({}, cooldown=in_cooldown(request), unremovable_until=recheck)
     # FilterOutUnremovable: a recently unremovable node is not assessed (IsRecent comes before every check)
     assessed = [c for c in candidates if c.node not in recheck]
-    before = len(unneeded) if request.unneeded_before is None else request.unneeded_before
-    limit = unneeded_nodes_limit(
-        request.max_parallelism, before, request.unneeded_time_s, request.update_interval_s
-    )
-    snapshot = SnapshotPods(
-        pending_on(state, request.placed),
-        expendable_on(state, request.expendable_cutoff),
-        long_terminating_on(state, request.now),
-    )
-    verdicts = _assess(request, assessed, limit, snapshot)
+    snapshot: SnapshotPods | None = None  # (made where a verdict or a removal reads it)
+    verdicts: dict[str, Unremovable | None] = {}
+    if assessed:
+        before = len(unneeded) if request.unneeded_before is None else request.unneeded_before
+        limit = unneeded_nodes_limit(
+            request.max_parallelism, before, request.unneeded_time_s, request.update_interval_s
+        )
+        snapshot = _snapshot_pods(request)
+        verdicts = _assess(request, assessed, limit, snapshot)
     cut = len(verdicts) < len(assessed)
     not_unneeded: list[tuple[str, Unremovable]] = []
     for c in candidates:
@@ -784,6 +803,12 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             said = "" if found.ready else "unready and "
             message = f"{said}unneeded for {now - since:g}s, not more than {flag} ({wait:g}s)"
             unremovable.append((name, Unremovable(code, message)))
+    if not ripe:  # none may go yet: nothing to crop to the budgets, nothing drained
+        return ScaleDownReply(
+            unneeded, (), tuple(unremovable), tuple(not_unneeded), unremovable_until=recheck, cut=cut
+        )
+    if snapshot is None:
+        snapshot = _snapshot_pods(request)
     movable = {c.node: has_movable_pods(state, c.node, snapshot) for c in ripe}
     removable, at_min = _above_min(ripe, movable, request.deletions)
     removable, partial = _atomic_whole(removable)

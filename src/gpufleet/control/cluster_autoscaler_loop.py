@@ -118,7 +118,7 @@ class ScaleDownGauges:
 class ListedCandidates:
     """Scale-down's candidates of a scan and what they were made of (``_candidates``)."""
 
-    static_version: int
+    membership: tuple[int, int]  # ``ClusterState.membership``: which nodes are in the cluster
     going: frozenset[str]
     groups: list[tuple[NodeGroup, str, int]]  # each autoscaled group, its name and min
     sets: list[tuple[frozenset[str], frozenset[str], frozenset[str]]]  # its nodes, launches, warm nodes
@@ -484,7 +484,8 @@ class ClusterAutoscalerLoop:
         ``ResourceUnready``, and a candidate 15 minutes after it registered), warm nor going, in name order,
         each with whether it is Ready. The last scan's list stands while what it was made of does: each
         group's nodes, launches, warm nodes, name and ``min``, the nodes going, the nodes not Ready, and the
-        cluster's nodes (``static_version``)."""
+        nodes in the cluster (``ClusterState.membership``: a taint, a label or a cordon moves nothing
+        here)."""
         going, state = self._going(), self.port.state
         readiness = self._readiness() if readiness is None else readiness  # (the scan's, read once)
         groups = [g for g in self.port.node_groups.values() if g.pool.autoscaled]
@@ -492,7 +493,7 @@ class ClusterAutoscalerLoop:
         kept = self._listed
         if (
             kept is not None
-            and kept.static_version == state.static_version
+            and kept.membership == state.membership
             and kept.going == going
             and kept.groups == made_of
             and kept.readiness == readiness
@@ -517,7 +518,7 @@ class ClusterAutoscalerLoop:
                     size, low = len(group.nodes), group.pool.min
                     out.append(Candidate(name, group.name, size, low, ready, atomic, registered))
         sets = [(frozenset(g.nodes), frozenset(g.launching), frozenset(g.warm)) for g in groups]
-        self._listed = ListedCandidates(state.static_version, frozenset(going), made_of, sets, readiness, out)
+        self._listed = ListedCandidates(state.membership, frozenset(going), made_of, sets, readiness, out)
         return out
 
     def _scale_down(self) -> bool:
@@ -571,7 +572,11 @@ class ClusterAutoscalerLoop:
                 memo=self._memo,
                 unready_enabled=self.settings.scale_down_unready_enabled,
                 unready_time_s=self.settings.scale_down_unready_time_s,
-                deletions={g.name: len(g.nodes & self.deleting) for g in port.node_groups.values()},
+                deletions=(
+                    {g.name: len(g.nodes & self.deleting) for g in port.node_groups.values()}
+                    if self.deleting
+                    else {}
+                ),
                 unremovable_until=self._unremovable_until,
                 recheck_timeout_s=self.settings.unremovable_node_recheck_timeout_s,
                 max_parallelism=self.settings.max_scale_down_parallelism,

@@ -58,6 +58,10 @@ class SoftTaints:
         tainted.difference_update([n for n in tainted if n not in index])  # a deleted node took its taint
         if not tainted and not unneeded_since:
             return False
+        if tainted == unneeded_since.keys() and all(
+            has_deletion_candidate_taint(state.nodes[index[n]]) for n in tainted
+        ):  # every unneeded node marked and no other: nothing to clean or mark (most scans)
+            return False
         groups = [g.nodes for g in self.port.node_groups.values() if g.pool.autoscaled]
 
         def selected(name: str) -> bool:

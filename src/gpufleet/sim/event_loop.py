@@ -22,14 +22,30 @@ class EventLoop:
         self.steps = 0  # events run so far
 
     def at(
-        self, time: float, priority: Priority, action: Callable[[], None], background: bool = False
+        self,
+        time: float,
+        priority: Priority,
+        action: Callable[[], None],
+        background: bool = False,
+        seq: int | None = None,
     ) -> None:
         """Schedule ``action``; a *background* event (a controller's periodic tick) is not, by
-        itself, something left to do."""
-        self._seq += 1
+        itself, something left to do. ``seq``: a sequence number ``reserve`` kept for it."""
+        if seq is None:
+            self._seq += 1
+            seq = self._seq
         if background:
-            self._background.add(self._seq)
-        heapq.heappush(self._heap, (max(time, self.now), int(priority), self._seq, action))
+            self._background.add(seq)
+        heapq.heappush(self._heap, (max(time, self.now), int(priority), seq, action))
+
+    def reserve(self, count: int) -> int:
+        """The first of ``count`` sequence numbers kept for events scheduled later (``at``'s ``seq``): each
+        runs among the events of its instant and priority where it would have, scheduled now. A feed of
+        many future events (a trace's arrivals) then schedules each as the one before it runs: the heap
+        holds what is due soon, and each of its pushes and pops walks fewer levels."""
+        first = self._seq + 1
+        self._seq += count
+        return first
 
     def peek_time(self) -> float | None:
         return self._heap[0][0] if self._heap else None

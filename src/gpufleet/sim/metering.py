@@ -33,10 +33,6 @@ class Reading:
     allocated_gpus: float
     working_gpus: float
 
-    @property
-    def levels(self) -> tuple[float, float, float, float]:
-        return (self.provisioned_gpus, self.price_per_hour, self.allocated_gpus, self.working_gpus)
-
 
 @dataclass(frozen=True)
 class Totals:
@@ -51,6 +47,7 @@ class Meter:
         self.price_per_hour = 0.0
         self.provisioned_gpus = 0.0
         self.working_gpus = 0.0
+        self._levels: tuple[float, float, float, float] | None = None  # the last reading's
         self._working_units: dict[tuple[str, str, str], int] = {}  # device -> pods working on it
         self._working_shares: dict[
             tuple[str, int], tuple[int, int]
@@ -61,8 +58,9 @@ class Meter:
         if t <= self.until_s:
             return
         levels = (self.provisioned_gpus, self.price_per_hour, allocated(), self.working_gpus)
-        if not self.readings or levels != self.readings[-1].levels:
+        if levels != self._levels:
             self.readings.append(Reading(self.until_s, *levels))
+            self._levels = levels
         self.until_s = t
 
     def billing(self, t: float, allocated: Callable[[], float], price_per_hour: float, gpus: float) -> None:

@@ -17,7 +17,7 @@ nothing is left to do, or when only retries that must fail remain.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from functools import partial
@@ -131,6 +131,7 @@ class Simulation:
     __slots__ = (
         "__dict__",
         "_armed",
+        "_arrivals",
         "_deadline_runs",
         "_flips",
         "_last_pass",
@@ -271,6 +272,8 @@ class Simulation:
         self._nodes: list[Node] = []
         self._nodes_key: tuple[int, int] | None = None
         self.arrivals_left = 0
+        #: the arrivals not yet scheduled, each with its sequence number (``_next_arrival``)
+        self._arrivals: Iterator[tuple[int, tuple[Created, Callable[[], None]]]] = iter(())
         self._scheduling_at: set[float] = set()
         self._last_pass: tuple[int, int, int] | None = None
         self.samples: dict[str, list[float]] = {
@@ -398,13 +401,24 @@ class Simulation:
                 end = rate.until_s if rate.until_s is not None else self.settings.duration_s or MAX_DURATION_S
                 while (t := t + feed_rng.exponential(3600 / rate.per_hour)) < end:
                     arrivals.append((Created(t, -1), partial(feed, queue_feed.list, 1, rate.work_s)))
-        for created, action in sorted(arrivals, key=lambda a: (a[0].submit_at_s, a[0].order)):
-            self.arrivals_left += 1
-            self.loop.at(created.submit_at_s, Priority.ARRIVAL, self._arrival(action))
+        ordered = sorted(arrivals, key=lambda a: (a[0].submit_at_s, a[0].order))
+        self.arrivals_left += len(ordered)
+        self._arrivals = enumerate(ordered, self.loop.reserve(len(ordered)))
+        self._next_arrival()
+
+    def _next_arrival(self) -> None:
+        """The next arrival scheduled, as the one before it runs (the loop's heap holds one at a time), with
+        the sequence number kept for it at the start: events at one instant run in the order they would
+        have with every arrival scheduled then (``EventLoop.reserve``)."""
+        following = next(self._arrivals, None)
+        if following is not None:
+            seq, (created, action) = following
+            self.loop.at(created.submit_at_s, Priority.ARRIVAL, self._arrival(action), seq=seq)
 
     def _arrival(self, action: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:
             self.arrivals_left -= 1
+            self._next_arrival()
             action()
 
         return run
