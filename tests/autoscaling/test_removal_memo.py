@@ -62,6 +62,34 @@ def test_no_verdict_is_kept_while_a_placed_pod_has_anti_affinity() -> None:
     assert unneeded(state, ["c"], memo, 10.0) == {}
 
 
+def recalled_whole(change: str, node: str, limit: int = 10) -> bool:
+    """Whether the scan after the pod ``change`` ("add" or "remove") on ``node`` gets the last scan's
+    verdicts back whole (``RemovalMemo.again``): nodes c and d are the candidates, their pods would move
+    to a (first fit), b is full, e empty."""
+    state = ClusterState([gpu_node(n, 8) for n in ("a", "b", "c", "d", "e")])
+    for name, on, gpus in (("a0", "a", 2), ("b0", "b", 8), ("c0", "c", 2), ("d0", "d", 2), ("e0", "e", 1)):
+        state.assign(job_pod(name, gpus), on, 0.0)
+    candidates = [Candidate(n, "pool", 2, 0) for n in ("c", "d")]
+    memo = RemovalMemo()
+    reply = scale_down_with(state, candidates, now=0.0, delay_after_add_s=0.0, memo=memo)
+    assert sorted(reply.unneeded_since) == ["c", "d"]
+    if change == "add":
+        state.assign(job_pod("x", 1), node, 10.0)
+    else:
+        state.unassign(f"default/{node}0")
+    memo.begin(state, frozenset())
+    return memo.again(candidates, limit) == {"c": None, "d": None}
+
+
+def test_the_last_scans_verdicts_come_back_whole_while_no_row_they_read_changed() -> None:
+    """A pod placed on or taken from b or e, after a (the last row a verdict looked at) and neither
+    candidate, leaves every verdict standing; one on a or on a candidate makes them one by one again, and
+    so does a limit below the two eligible candidates (the simulation would stop before the second)."""
+    assert recalled_whole("add", "e") and recalled_whole("remove", "e") and recalled_whole("remove", "b")
+    assert not recalled_whole("add", "a") and not recalled_whole("remove", "c")
+    assert not recalled_whole("add", "e", limit=1)
+
+
 def test_a_pod_that_fits_nowhere_is_looked_for_again_after_any_change() -> None:
     state = ClusterState([gpu_node(n, 8) for n in ("a", "b")])
     state.assign(job_pod("a0", 8), "a", 0.0)

@@ -13,9 +13,11 @@ from typing import Protocol
 import pytest
 
 from conftest import ManualClock, gpu_node, gpu_pod
+from gpufleet.autoscaling.resource_limits import GPU_TYPE_LABEL
 from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
 from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop, ScaleDownGauges
+from gpufleet.control.cluster_autoscaler_scale_up_options import ScaleUpOptions
 from gpufleet.control.kueue_queues import KueueQueues
 from gpufleet.control.port import ClusterPort, PodStatus
 from gpufleet.control.workload_autoscalers import WorkloadAutoscalers
@@ -329,6 +331,20 @@ def test_a_node_of_no_group_counts_against_the_cores_total_max_too() -> None:
     group = Group("h100", replace(H100, max=10), nodes={"h100-0"})
     nodes = [replace(gpu_node("h100-0", 8), pool="h100"), gpu_node("static-0", 8)]
     assert nodes_added_for_five_pods(nodes, group, AutoscalerSettings(max_cores_total=300)) == 1
+
+
+def test_a_node_of_no_group_relabelled_or_given_gpus_counts_anew_against_the_gpu_total_max() -> None:
+    """``ResourcesLeft`` reads the nodes no group owns as they are at each ask: a static node relabelled
+    with a GPU type in place (GPU Feature Discovery) counts its 8 GPUs against that type's ``--gpu-total``
+    from then on, and its allocatable GPUs when they change (``GetNodeGpuTarget``)."""
+    port = HandKeptCluster(nodes=[gpu_node("static-0", 8)], groups=[Group("h100", replace(H100, max=10))])
+    options = ScaleUpOptions(port, AutoscalerSettings(gpu_total=(("H100", 16),)), ())
+    left = [options.resources_left()["H100"]]
+    port.state.set_labels("static-0", {GPU_TYPE_LABEL: "H100"})
+    left.append(options.resources_left()["H100"])
+    port.state.set_allocatable("static-0", {**gpu_node("x", 4).capacity})
+    left.append(options.resources_left()["H100"])
+    assert left == [16, 8, 12]
 
 
 def test_balance_similar_node_groups_launches_in_each_similar_group() -> None:

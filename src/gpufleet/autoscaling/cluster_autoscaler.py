@@ -521,6 +521,9 @@ def _assess(
     memo = request.memo if state.dra is None and not with_affinity and not snapshot.long_terminating else None
     if memo is not None and candidates:
         memo.begin(state, frozenset(exclude), snapshot.pending, request.expendable_cutoff)
+        again = memo.again(candidates, limit)  # (every verdict of the last scan standing: the usual scan)
+        if again is not None:
+            return again
     rows = [state.index[c.node] for c in candidates]
     # ScaleDownUnreadyDisabled: a verdict that depends on the node's readiness is neither recalled nor kept
     unready = (
@@ -574,6 +577,8 @@ def _assess(
                 memo.keep(state, c.node, i, verdict.examined, why)
         found += why is None and not c.atomic  # a ZeroOrMaxNodeScaling group's nodes are not counted
         out[c.node] = why
+    if memo is not None and candidates:
+        memo.settle(candidates, rows, out, len(eligible))
     return out
 
 

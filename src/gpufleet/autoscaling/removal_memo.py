@@ -33,12 +33,16 @@ looked at).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import heapq
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from gpufleet.autoscaling.expendable import DEFAULT_CUTOFF
 from gpufleet.autoscaling.scale_down import NO_PENDING, PendingOn, Unremovable
 from gpufleet.cluster.state import ClusterState
+
+#: each candidate's verdict by name: why it may not go (None: unneeded)
+Verdicts = dict[str, Unremovable | None]
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,10 @@ class RemovalMemo:
     _standing: dict[str, Kept] = field(default_factory=dict)
     _changed: list[int] = field(default_factory=list)  # the two lowest rows changed since then
     _static: set[int] = field(default_factory=set)  # the rows whose static facts changed since then
+    _since: set[int] = field(default_factory=set)  # every row changed since then, static facts or allocation
+    #: the last scan's candidates and verdicts where each was kept (``settle``): with their rows, how many
+    #: were eligible for the removal simulation and the last row any verdict looked at
+    _settled: tuple[list[object], Verdicts, frozenset[int], int, int] | None = None
 
     def begin(
         self,
@@ -75,6 +83,8 @@ class RemovalMemo:
         columns = len(state.resources)
         standing = self.columns == columns and self.cutoff == cutoff and self.change_pos >= state.change_base
         self._standing = self.kept if standing else {}
+        if not standing:
+            self._settled = None
         keys = {i: tuple(pod.key for pod in pods) for i, pods in pending.items() if pods}
         if standing:
             moved = (
@@ -83,11 +93,8 @@ class RemovalMemo:
                 else {i for i in keys.keys() | self.pending.keys() if keys.get(i) != self.pending.get(i)}
             )
             self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude) | moved
-            since = self._static.union(state.changes[self.change_pos - state.change_base :])
-            self._changed = []  # the two lowest (no sort of every row changed)
-            while since and len(self._changed) < 2:
-                self._changed.append(lowest := min(since))
-                since.discard(lowest)
+            self._since = self._static.union(state.changes[self.change_pos - state.change_base :])
+            self._changed = heapq.nsmallest(2, self._since)  # the two lowest (no sort of every row changed)
         self.columns, self.cutoff, self.exclude, self.pending, self.kept = columns, cutoff, exclude, keys, {}
         self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
 
@@ -113,6 +120,33 @@ class RemovalMemo:
             kept_now[name] = kept
             out.append(kept)
         return out
+
+    def again(self, candidates: Sequence[object], limit: int) -> Verdicts | None:
+        """The last scan's verdicts, where every one stands for the same ``candidates`` as ``recall`` would
+        find each (none of their rows changed since, nor any row up to the last one a verdict looked at), and
+        the removal simulation took every eligible one (no more than ``limit``): recalled all at once. Else
+        None (ask ``recall``)."""
+        settled = self._settled
+        if settled is None or settled[3] > limit or settled[0] != candidates:
+            return None
+        _, verdicts, rows, _, examined = settled
+        if not self._since.isdisjoint(rows) or (self._changed and self._changed[0] <= examined):
+            return None
+        self.kept = self._standing
+        return verdicts
+
+    def settle(
+        self, candidates: Sequence[object], rows: Sequence[int], verdicts: Verdicts, eligible: int
+    ) -> None:
+        """This scan's ``verdicts`` of its ``candidates`` (at ``rows``), ``eligible`` of them taken by the
+        removal simulation: kept whole for the next scan (``again``) where each was kept (recalled, or made
+        and kept) and none was left out."""
+        kept = self.kept
+        if len(verdicts) == len(candidates) == len(kept):
+            examined = max((k.examined for k in kept.values()), default=-1)
+            self._settled = list(candidates), verdicts, frozenset(rows), eligible, examined
+        else:
+            self._settled = None
 
     def keep(
         self, state: ClusterState, name: str, i: int, examined: int | None, why: Unremovable | None

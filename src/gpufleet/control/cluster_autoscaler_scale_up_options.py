@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from operator import is_not
 
 from gpufleet.autoscaling.expanders import pool_priority
 from gpufleet.autoscaling.node_group_balancing import Balancing
@@ -37,8 +38,13 @@ class ScaleUpOptions:
         self.port = port
         self.settings = settings
         self.expander_priorities = expander_priorities
-        #: the nodes of no group (``resources_left``) at a ``static_version``, and what they have in all
-        self._groupless: tuple[int, list[Node], Counter[str]] = (-1, [], Counter())
+        #: the nodes of no group (``resources_left``) as of the cluster's (``static_version``,
+        #: ``allocatable_version``), each followed by the allocatable, capacity and labels it had (replaced,
+        #: never changed in place), and what they have in all
+        self._groupless: tuple[tuple[int, int], list[object], Counter[str]] = ((-1, -1), [], Counter())
+        #: the last ``resources_left`` and what it was worked out from: each group's template and size, and
+        #: what the nodes of no group have
+        self._left: tuple[list[tuple[Node, int]], Counter[str], dict[str, int]] | None = None
 
     def groups(
         self, room: int, now: float, going: AbstractSet[str], long_unready: AbstractSet[str]
@@ -74,17 +80,24 @@ class ScaleUpOptions:
 
     def resources_left(self) -> dict[str, int]:
         """``Manager.ResourcesLeft``: each cluster-wide limit less what the cluster has, each group counted
-        as its size (launched, not deleted) times its template, each node of no group as itself."""
+        as its size (launched, not deleted) times its template, each node of no group as itself. The nodes
+        of no group are counted again when one of them joined, left, or has new labels or resources (a node's
+        are replaced, not changed, so it has the same object); the answer is kept while the groups' templates
+        and sizes and what those nodes have are as they were."""
         state = self.port.state
         groups = [(g.pool.template, len(g.nodes)) for g in self.port.node_groups.values()]
-        version, nodes, others = self._groupless
-        if version != state.static_version:  # (a node joined, left or changed: counted again if of no group)
+        version, seen, others = self._groupless
+        if version != (state.static_version, state.allocatable_version):  # (a node joined, left or changed)
             every = (state.nodes[state.index[n]] for n in state.node_names())
-            now = [node for node in every if node.pool is None]
-            if len(now) != len(nodes) or any(a is not b for a, b in zip(now, nodes, strict=True)):
-                others = cluster_totals((node, 1) for node in now)
-            self._groupless = state.static_version, now, others
-        return resources_left(cluster_maxima(self.settings), groups, others)
+            groupless = [node for node in every if node.pool is None]
+            now: list[object] = [x for n in groupless for x in (n, n.allocatable, n.capacity, n.labels)]
+            if len(now) != len(seen) or any(map(is_not, now, seen)):
+                others = cluster_totals((node, 1) for node in groupless)  # one joined, left or changed
+            self._groupless = (state.static_version, state.allocatable_version), now, others
+        kept = self._left
+        if kept is None or kept[1] is not others or kept[0] != groups:  # (a template: the same object)
+            kept = self._left = groups, others, resources_left(cluster_maxima(self.settings), groups, others)
+        return dict(kept[2])
 
     def balancing(self, room: int) -> Balancing | None:
         """``--balance-similar-node-groups``: the labels ignored, and the nodes one scale-up may add in
