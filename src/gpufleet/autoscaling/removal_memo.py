@@ -33,7 +33,6 @@ looked at).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -93,8 +92,13 @@ class RemovalMemo:
                 else {i for i in keys.keys() | self.pending.keys() if keys.get(i) != self.pending.get(i)}
             )
             self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude) | moved
-            self._since = self._static.union(state.changes[self.change_pos - state.change_base :])
-            self._changed = heapq.nsmallest(2, self._since)  # the two lowest (no sort of every row changed)
+            since = self._since = self._static.union(state.changes[self.change_pos - state.change_base :])
+            self._changed = []  # the two lowest (no sort of every row changed)
+            if since:
+                low = min(since)
+                since.discard(low)
+                self._changed = [low] if not since else [low, min(since)]
+                since.add(low)
         self.columns, self.cutoff, self.exclude, self.pending, self.kept = columns, cutoff, exclude, keys, {}
         self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
 

@@ -48,7 +48,9 @@ TIMELINE_COLUMNS = ("t_s", "rps", "backlog", "wait_s", "replicas_working", "gpu_
 
 
 def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, DIGITS)
+    if value is None or (type(value) is float and value.is_integer()):  # (a whole number rounds to itself)
+        return value
+    return round(value, DIGITS)
 
 
 @dataclass
