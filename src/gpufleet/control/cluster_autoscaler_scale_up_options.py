@@ -42,6 +42,8 @@ class ScaleUpOptions:
         #: ``allocatable_version``), each followed by the allocatable, capacity and labels it had (replaced,
         #: never changed in place), and what they have in all
         self._groupless: tuple[tuple[int, int], list[object], Counter[str]] = ((-1, -1), [], Counter())
+        #: the nodes of no group as of ``ClusterState.membership`` (``_groupless_nodes``)
+        self._members: tuple[tuple[int, int], list[Node]] = ((-1, -1), [])
         #: the last ``resources_left`` and what it was worked out from: each group's template and size, and
         #: what the nodes of no group have
         self._left: tuple[list[tuple[Node, int]], Counter[str], dict[str, int]] | None = None
@@ -72,11 +74,18 @@ class ScaleUpOptions:
         limit = self.settings.max_nodes_total
         if limit is None:
             return 1 << 30
-        state = self.port.state
-        alive = sum(len(g.nodes) for g in self.port.node_groups.values()) + sum(
-            1 for n in state.node_names() if state.nodes[state.index[n]].pool is None
-        )
+        alive = sum(len(g.nodes) for g in self.port.node_groups.values()) + len(self._groupless_nodes())
         return max(limit - alive, 0)
+
+    def _groupless_nodes(self) -> list[Node]:
+        """The cluster's nodes of no group, in row order, found again when a node joined or left
+        (``ClusterState.membership``: a node's group never changes)."""
+        state = self.port.state
+        if self._members[0] != state.membership:
+            nodes = state.nodes
+            active = state.active_indices().tolist()
+            self._members = state.membership, [nodes[i] for i in active if nodes[i].pool is None]
+        return self._members[1]
 
     def resources_left(self) -> dict[str, int]:
         """``Manager.ResourcesLeft``: each cluster-wide limit less what the cluster has, each group counted
@@ -88,8 +97,7 @@ class ScaleUpOptions:
         groups = [(g.pool.template, len(g.nodes)) for g in self.port.node_groups.values()]
         version, seen, others = self._groupless
         if version != (state.static_version, state.allocatable_version):  # (a node joined, left or changed)
-            every = (state.nodes[state.index[n]] for n in state.node_names())
-            groupless = [node for node in every if node.pool is None]
+            groupless = self._groupless_nodes()
             now: list[object] = [x for n in groupless for x in (n, n.allocatable, n.capacity, n.labels)]
             if len(now) != len(seen) or any(map(is_not, now, seen)):
                 others = cluster_totals((node, 1) for node in groupless)  # one joined, left or changed

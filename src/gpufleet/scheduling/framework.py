@@ -243,6 +243,13 @@ class DynamicFilter(Plugin):
         """For the nodes in ``idx``, each reason and which of them it applies to."""
         raise NotImplementedError
 
+    def diagnose(
+        self, ctx: PodContext, idx: IntArray
+    ) -> tuple[BoolArray, list[tuple[str, BoolArray]], BoolArray]:
+        """``passes``, ``reason_masks`` and ``unresolvable_on`` of the nodes ``idx`` at once: a failed cycle's
+        diagnosis asks all three of the same nodes, and a filter may read them once for the three."""
+        return self.passes(ctx, idx), self.reason_masks(ctx, idx), self.unresolvable_on(ctx, idx)
+
     def passes_node(self, ctx: PodContext, row: NodeRow, node: int) -> bool:
         """``passes`` for node index ``node`` with resource row ``row`` (its own, or as preemption
         would leave it), in Python integers: re-checking the node a binding changed costs far less

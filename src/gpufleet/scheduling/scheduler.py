@@ -830,13 +830,14 @@ class Scheduler:
                     continue
                 if not isinstance(f, DynamicFilter):
                     continue
-                failing = ~f.passes(ctx, static_ok) & undecided
+                passing, masks, beyond = f.diagnose(ctx, static_ok)
+                failing = ~passing & undecided
                 if failing.any():
                     rejectors.add(f.name)
-                for reason, mask in f.reason_masks(ctx, static_ok):
+                for reason, mask in masks:
                     histogram[reason] += int((mask & failing).sum())
                 undecided &= ~failing
-                unresolvable |= failing & f.unresolvable_on(ctx, static_ok)
+                unresolvable |= failing & beyond
             resolvable = static_ok[~undecided & ~unresolvable]
         resolvable.flags.writeable = False  # (kept for the next pod of the shape: read only)
         return histogram, frozenset(rejectors), resolvable

@@ -329,14 +329,10 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
             ]
         return cols
 
-    def _short(self, ctx: PodContext, idx: IntArray) -> BoolArray:
-        req = self._req(ctx)
-        free = ctx.state.alloc[idx] - ctx.state.requested[idx]
-        short: BoolArray = (req > 0) & (req > free)
-        return short
-
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
-        free = ctx.state.alloc[idx] - ctx.state.requested[idx]
+        return self._fits(ctx, ctx.state.alloc[idx] - ctx.state.requested[idx])
+
+    def _fits(self, ctx: PodContext, free: IntArray) -> BoolArray:
         fits: BoolArray = np.logical_and.reduce(free >= self._need(ctx), axis=1)  # (``all``, no wrapper)
         return fits
 
@@ -351,18 +347,33 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
         return need
 
     def unresolvable_on(self, ctx: PodContext, idx: IntArray) -> BoolArray:
+        return self._beyond(ctx, ctx.state.alloc[idx])
+
+    def _beyond(self, ctx: PodContext, alloc: IntArray) -> BoolArray:
         req = self._req(ctx)
-        beyond = (req > 0) & (req > ctx.state.alloc[idx])
+        beyond = (req > 0) & (req > alloc)
         beyond[:, ctx.state.resource_column(PODS)] = False
         return np.asarray(beyond.any(axis=1), dtype=bool)
 
     def reason_masks(self, ctx: PodContext, idx: IntArray) -> list[tuple[str, BoolArray]]:
-        short = self._short(ctx, idx)
+        return self._masks(ctx, ctx.state.alloc[idx] - ctx.state.requested[idx])
+
+    def _masks(self, ctx: PodContext, free: IntArray) -> list[tuple[str, BoolArray]]:
+        req = self._req(ctx)
+        short = (req > 0) & (req > free)
+        some: list[bool] = np.asarray(short.any(axis=0), dtype=bool).tolist()
         return [
             (insufficient_reason(ctx.state.resources[col]), short[:, col])
-            for col in range(short.shape[1])
-            if short[:, col].any()
+            for col in range(len(some))
+            if some[col]
         ]
+
+    def diagnose(
+        self, ctx: PodContext, idx: IntArray
+    ) -> tuple[BoolArray, list[tuple[str, BoolArray]], BoolArray]:
+        alloc = ctx.state.alloc[idx]
+        free = alloc - ctx.state.requested[idx]
+        return self._fits(ctx, free), self._masks(ctx, free), self._beyond(ctx, alloc)
 
     # -- score -----------------------------------------------------------------------------
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
