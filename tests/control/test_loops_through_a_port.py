@@ -13,9 +13,11 @@ from typing import Protocol
 import pytest
 
 from conftest import ManualClock, gpu_node, gpu_pod
+from gpufleet.autoscaling.cluster_autoscaler import ScaleUpReply, ScaleUpRequest
 from gpufleet.autoscaling.resource_limits import GPU_TYPE_LABEL
 from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
+from gpufleet.control import cluster_autoscaler_loop
 from gpufleet.control.cluster_autoscaler_loop import ClusterAutoscalerLoop, ScaleDownGauges
 from gpufleet.control.cluster_autoscaler_scale_up_options import ScaleUpOptions
 from gpufleet.control.kueue_queues import KueueQueues
@@ -515,6 +517,36 @@ def test_scale_down_candidates_stand_through_a_taint_or_a_cordon_and_follow_a_no
     assert ca._candidates() is kept
     port.state.remove_node("h100-1")
     assert [(c.node, c.group_size) for c in ca._candidates()] == [("h100-0", 2)]
+
+
+def test_scale_up_is_asked_again_only_once_a_node_frees_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ScaleUpReply.room_only``: a pod waits for h100-0, launched. A pod placed on node a between two
+    scans (room taken) leaves the last answer standing, not asked again; a pod gone from a (room freed)
+    makes the loop ask again, and the pod now goes to a."""
+    asked: list[float] = []
+    real = cluster_autoscaler_loop.scale_up
+
+    def counting(request: ScaleUpRequest) -> ScaleUpReply:
+        asked.append(clock.now)
+        return real(request)
+
+    monkeypatch.setattr(cluster_autoscaler_loop, "scale_up", counting)
+    group = Group("h100", replace(H100, max=1), nodes={"h100-0"}, launching={"h100-0": Starting(())})
+    port = HandKeptCluster([gpu_node("a", 8)], [gpu_pod("train", 4)], [group])
+    port.state.assign(gpu_pod("a0", 6), "a", 0.0)
+    port.pods["default/train"].message = "0/1 nodes are available"
+    clock = ManualClock()
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(0.0)
+    port.state.assign(gpu_pod("a1", 2), "a", 5.0)
+    ca.arm(5.0)
+    clock.run_until(10.0)
+    port.state.unassign("default/a0")
+    ca.arm(15.0)
+    clock.run_until(20.0)
+    assert asked == [0.0, 20.0]
+    assert [node for _, node in ca._placed] == ["a"]
 
 
 def test_keda_and_the_hpa_scale_a_deployment_through_the_port() -> None:

@@ -201,6 +201,10 @@ class ScaleUpReply:
     #: those pods
     new_until: float | None = None
     new_pods: tuple[str, ...] = ()
+    #: no group grows, no pod was put on the cluster's nodes and no pod-aware filter judged a pending pod
+    #: (the pods went to upcoming nodes or nowhere; the estimates read only the groups' templates): the same
+    #: ask gets the same answer while the cluster only loses room (pods placed, none gone, no node changed)
+    room_only: bool = False
 
     @property
     def acted(self) -> bool:
@@ -303,9 +307,10 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
     booked = len(snapshot.placed)
     remaining = list(pending) if request.filtered else snapshot.filter_out_schedulable(pending)
     placed = names + tuple((pod, state.nodes[row].name) for pod, row in snapshot.placed[booked:])
+    room_only = not placed and not first and all(not snapshot.states(pod) for pod in pending)
     remaining = [pod for pod in remaining if pod.key not in request.young]
     if not remaining:
-        return ScaleUpReply(placed=placed)
+        return ScaleUpReply(placed=placed, room_only=room_only)
     # RunOnce: --max-nodes-total reached is checked first, then allPodsAreNew
     if request.created_s is not None and not request.total_reached:
         until = new_until(remaining, request.created_s, request.now)
@@ -348,7 +353,7 @@ def scale_up(request: ScaleUpRequest) -> ScaleUpReply:
         for pod in remaining
         if reasons[pod.key] and request.said.get(pod.key) != reasons[pod.key]
     )
-    return ScaleUpReply(None, changed, placed)
+    return ScaleUpReply(None, changed, placed, room_only=room_only)
 
 
 class Candidate(NamedTuple):

@@ -55,6 +55,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -179,6 +180,7 @@ class ClusterAutoscalerLoop:
         self.health = ClusterHealth(port, settings, self.events)
         self._assessed: tuple[object, ...] | None = None
         self._unanswered: tuple[object, ...] | None = None  # what the last scan asked that grew nothing
+        self._room_only = False  # ... and its answer stands while the cluster only loses room
         #: the pending pods the last scale-up's filterOutSchedulable put on the cluster's nodes, with their
         #: nodes (``ScaleUpReply.placed``): what the scan's scale-down sees on them (kept while the answer
         #: to an unanswered ask stands)
@@ -392,7 +394,7 @@ class ClusterAutoscalerLoop:
             tuple(nominated.items()),
             tuple(young),
         )
-        if state.dra is None and asked == self._unanswered:
+        if state.dra is None and (asked == self._unanswered or self._still_unanswered(asked)):
             return False
         reply = scale_up(
             ScaleUpRequest(
@@ -420,6 +422,7 @@ class ClusterAutoscalerLoop:
         )
         # (a loop that waited for very new pods asks again: the same pods are older at the next)
         self._unanswered = asked if reply.scale_up is None and reply.new_until is None else None
+        self._room_only = reply.room_only
         self._placed = reply.placed
         if reply.new_until is not None:
             self._new_pods = reply.new_until, frozenset(reply.new_pods)
@@ -432,6 +435,16 @@ class ClusterAutoscalerLoop:
             return False
         self._execute(up)
         return True
+
+    def _still_unanswered(self, asked: tuple[object, ...]) -> bool:
+        """The last ask's answer stands though pods were placed since: it grew nothing, put no pod on the
+        cluster's nodes and no pod-aware filter judged one (``ScaleUpReply.room_only``), all else asked is
+        as it was, and no node has freed room since (``ClusterState.freed_at``): a pod that fitted no node
+        fits none with less room, and the upcoming nodes and the templates are as they were."""
+        last = self._unanswered
+        if last is None or not self._room_only or last[1:] != asked[1:]:
+            return False
+        return int(self.port.state.freed_at.max(initial=-1)) < cast(int, last[0])
 
     def _execute(self, up: ScaleUp) -> None:
         """``ExecuteScaleUps`` (``ScaleUpExecutor.execute``); when some group grew, the scale-up that
@@ -598,9 +611,8 @@ class ClusterAutoscalerLoop:
         self._not_unneeded = reply.not_unneeded if assessing else self._not_assessed_again()
         self.gauges.unneeded = reply.unneeded_count
         if not reply.cooldown:  # countsByReason of the candidates' reasons and RemovableAt's
-            self.gauges.unremovable.update(
-                Counter(why.reason for _, why in (*self._not_unneeded, *reply.unremovable))
-            )
+            reasons = [why.reason for _, why in (*self._not_unneeded, *reply.unremovable)]
+            self.gauges.unremovable.update(Counter(reasons))
         if reply.remove:  # ScaleDownNodeDeleteStarted
             self.last_delete_s = now
         snapshot = (
@@ -624,6 +636,8 @@ class ClusterAutoscalerLoop:
         """The last scan's candidates that are not unneeded, as a scan of the unchanged cluster finds them:
         the same, but a node the removal simulation found unremovable is now recently so."""
         until = self._unremovable_until
+        if not until:
+            return self._not_unneeded
         return tuple(
             (name, recently_unremovable(until[name]) if name in until else why)
             for name, why in self._not_unneeded

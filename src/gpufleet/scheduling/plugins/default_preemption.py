@@ -60,6 +60,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import cast
 
 import numpy as np
@@ -117,6 +118,9 @@ def more_important_first(a: Assignment) -> tuple[int, int, str]:
 NO_PODS = np.iinfo(np.int64).max  # the lowest priority on a node without pods: above every pod's
 
 
+_PRIORITY = attrgetter("pod.priority")  # an assignment's pod's priority
+
+
 def with_lower_priority(state: ClusterState, nodes: Sequence[int], priority: int) -> list[int]:
     """The nodes among ``nodes`` (in their order) that hold a pod of lower priority than ``priority``: on
     the others ``SelectVictimsOnNode`` finds no victims. Each node's lowest priority is kept in
@@ -129,8 +133,9 @@ def with_lower_priority(state: ClusterState, nodes: Sequence[int], priority: int
         changed = state.changes_since(pos)
         if len(lowest) < state.size:  # nodes added since: without pods until they are logged as changed
             lowest = np.concatenate([lowest, np.full(state.size - len(lowest), NO_PODS, dtype=np.int64)])
+    pods_on = state.pods_on
     for i in changed.tolist():
-        lowest[i] = min((a.pod.priority for a in state.pods_on[i].values()), default=NO_PODS)
+        lowest[i] = min(map(_PRIORITY, pods_on[i].values()), default=NO_PODS)
     state.memo["lowest-priority"] = (state.change_pos, lowest)
     idx = np.asarray(nodes, dtype=np.int64)
     return idx[lowest[idx] < priority].tolist()  # type: ignore[no-any-return]
