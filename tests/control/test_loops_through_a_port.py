@@ -13,7 +13,12 @@ from typing import Protocol
 import pytest
 
 from conftest import ManualClock, gpu_node, gpu_pod
-from gpufleet.autoscaling.cluster_autoscaler import ScaleUpReply, ScaleUpRequest
+from gpufleet.autoscaling.cluster_autoscaler import (
+    ScaleDownReply,
+    ScaleDownRequest,
+    ScaleUpReply,
+    ScaleUpRequest,
+)
 from gpufleet.autoscaling.resource_limits import GPU_TYPE_LABEL
 from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
@@ -425,6 +430,31 @@ def test_an_empty_node_is_drained_and_deleted_through_the_port_after_scale_down_
     assert port.asked[1:] == [("cordon", "h100-0", True)]
     clock.run_until(615.0)  # ... then, with no pod to move, deleted --node-delete-delay-after-taint (5 s)
     assert port.asked[1:] == [("cordon", "h100-0", True), ("delete", "h100-0")]  # later (deleteNodesAsync)
+
+
+def test_scans_with_nothing_new_reuse_scale_down_until_an_unneeded_node_ripens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``ScaleDownReply.ripens_at``: h100-0, empty, is found unneeded at 0 s; the scans after it, with
+    nothing to assess, do not ask scale-down again (its reply stands: unneeded since 0 s, 600 s to wait)
+    until the scan past 600 s, which finds it ripe and starts its deletion."""
+    asked: list[float] = []
+    real = cluster_autoscaler_loop.scale_down
+
+    def counting(request: ScaleDownRequest) -> ScaleDownReply:
+        asked.append(clock.now)
+        return real(request)
+
+    monkeypatch.setattr(cluster_autoscaler_loop, "scale_down", counting)
+    node = Node("h100-0", capacity=dict(gpu_node("x", 8).capacity), pool="h100")
+    port, clock = HandKeptCluster(nodes=[node], groups=[Group("h100", H100, nodes={"h100-0"})]), ManualClock()
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(600.0)
+    assert asked[:2] == [0.0, 10.0] and asked[2:] == []  # (10 s: the soft taint put on it moved the cluster)
+    assert ca.unneeded_since == {"h100-0": 0.0} and ca.gauges.unneeded == 1
+    clock.run_until(610.0)
+    assert asked[2:] == [610.0] and ("cordon", "h100-0", True) in port.asked
 
 
 def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_out_of_cooldown() -> None:

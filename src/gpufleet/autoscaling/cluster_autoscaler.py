@@ -458,6 +458,9 @@ class ScaleDownReply:
     #: the scan stopped simulating removals at ``unneededNodesLimit``: some eligible candidates were not
     #: looked at (the next scan looks again, its limit higher, though nothing changed)
     cut: bool = False
+    #: out of cooldown, the least of the unneeded nodes' times plus their wait (infinite: none, or in
+    #: cooldown): until a scan past it, one with nothing to assess finds no node ripe
+    ripens_at: float = math.inf
 
     @property
     def acted(self) -> bool:
@@ -475,12 +478,18 @@ def in_cooldown(request: ScaleDownRequest) -> bool:
     or a scale-up, or a scan that started deleting nodes, more recent than its delay
     (``last.Add(delay).After(now)``; a failed scale-down's delay never starts in gpufleet:
     ``AutoscalerSettings.scale_down_delay_after_failure_s``)."""
-    now = request.now
-    return (
-        request.disabled_for_loop
-        or now - request.last_scale_up_s < request.delay_after_add_s
-        or now - request.last_delete_s < request.delay_after_delete_s
+    return cooling(
+        request.now,
+        request.disabled_for_loop,
+        (request.last_scale_up_s, request.delay_after_add_s),
+        (request.last_delete_s, request.delay_after_delete_s),
     )
+
+
+def cooling(now: float, disabled: bool, *last_and_delay: tuple[float, float]) -> bool:
+    """``in_cooldown`` at ``now``: disabled for this loop, or a (last time, delay) pair whose delay has not
+    passed since (``now - last < delay``)."""
+    return disabled or any(now - last < delay for last, delay in last_and_delay)
 
 
 def recently_unremovable(until: float) -> Unremovable:
@@ -796,6 +805,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     by_node = {c.node: c for c in request.candidates}
     ripe: list[Candidate] = []
     unremovable: list[tuple[str, Unremovable]] = []
+    ripens_at = math.inf
     for name, since in sorted(unneeded.items()):
         found = by_node.get(name)
         if found is None:
@@ -807,6 +817,7 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             if found.ready
             else (request.unready_time_s, "scaleDownUnreadyTime", UnremovableReason.NOT_UNREADY_LONG_ENOUGH)
         )
+        ripens_at = min(ripens_at, since + wait)
         if since + wait < now:
             ripe.append(found)
         else:
@@ -815,7 +826,13 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
             unremovable.append((name, Unremovable(code, message)))
     if not ripe:  # none may go yet: nothing to crop to the budgets, nothing drained
         return ScaleDownReply(
-            unneeded, (), tuple(unremovable), tuple(not_unneeded), unremovable_until=recheck, cut=cut
+            unneeded,
+            (),
+            tuple(unremovable),
+            tuple(not_unneeded),
+            unremovable_until=recheck,
+            cut=cut,
+            ripens_at=ripens_at,
         )
     if snapshot is None:
         snapshot = _snapshot_pods(request)
@@ -837,7 +854,13 @@ def scale_down(request: ScaleDownRequest) -> ScaleDownReply:
     for c in removed:
         unneeded.pop(c.node, None)
     return ScaleDownReply(
-        unneeded, tuple(removed), tuple(unremovable), tuple(not_unneeded), unremovable_until=recheck, cut=cut
+        unneeded,
+        tuple(removed),
+        tuple(unremovable),
+        tuple(not_unneeded),
+        unremovable_until=recheck,
+        cut=cut,
+        ripens_at=ripens_at,
     )
 
 

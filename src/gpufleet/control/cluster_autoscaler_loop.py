@@ -65,6 +65,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     ScaleUp,
     ScaleUpRequest,
     WarmGroup,
+    cooling,
     has_movable_pods,
     keep_warm,
     pending_on,
@@ -195,6 +196,9 @@ class ClusterAutoscalerLoop:
         self._unremovable_until: dict[str, float] = {}
         self.gauges = ScaleDownGauges()
         self._cut = False  # the last scan stopped at unneededNodesLimit
+        #: the last scan's scale-down with nothing to assess (``_quiet_stands``): what it was made of (its
+        #: ``_quiet_key``), whether it was in cooldown, and its ``ripens_at``
+        self._quiet: tuple[tuple[object, ...], bool, float] | None = None
         self.options = ScaleUpOptions(port, settings, expander_priorities)
         self.executor = ScaleUpExecutor(port, clock, settings, self.events)
         self.soft_taints = SoftTaints(port, settings.max_bulk_soft_taint_count, start_time_s, self.events)
@@ -557,6 +561,8 @@ class ClusterAutoscalerLoop:
             key != self._assessed or self._cut or any(t <= now for t in self._unremovable_until.values())
         )
         self._assessed = key
+        if not assessing and self._quiet_stands(key, now):
+            return False
         reply = scale_down(
             ScaleDownRequest(
                 now,
@@ -608,6 +614,10 @@ class ClusterAutoscalerLoop:
         )
         self.unneeded_since, self._unremovable_until = reply.unneeded_since, reply.unremovable_until
         self._cut = reply.cut
+        # what a scan with nothing to assess would find next, where it finds what this one did: nothing
+        # removed, and no node awaiting its recheck (which that scan would count as recently unremovable)
+        quiet = not reply.remove and (not assessing or not (reply.unremovable_until or reply.cut))
+        self._quiet = (self._quiet_key(key), reply.cooldown, reply.ripens_at) if quiet else None
         self._not_unneeded = reply.not_unneeded if assessing else self._not_assessed_again()
         self.gauges.unneeded = reply.unneeded_count
         if not reply.cooldown:  # countsByReason of the candidates' reasons and RemovableAt's
@@ -631,6 +641,31 @@ class ClusterAutoscalerLoop:
             self.events.append(ScaleEvent(now, "scale-down", c.group, (c.node,)))
         self.actuator.start(removals)
         return reply.acted
+
+    def _quiet_key(self, key: tuple[object, ...]) -> tuple[object, ...]:
+        return key, self.last_scale_up_s, self.last_delete_s, self._new_pods is not None
+
+    def _quiet_stands(self, key: tuple[object, ...], now: float) -> bool:
+        """Whether this scan, with nothing to assess, gets the last scan's scale-down again (that scan had
+        nothing to assess either, or found what such a scan would: ``_scale_down``): the cluster, the
+        cooldowns' times and whether this loop disabled scale-down are as they were, it is in cooldown or
+        out as it was, and no unneeded node has ripened since (``ScaleDownReply.ripens_at``). Then nothing
+        is removed, and the unneeded nodes, the recheck times and the gauges stay as they are."""
+        if self._quiet is None:
+            return False
+        quiet_key, cooldown, ripens_at = self._quiet
+        settings = self.settings
+        return (
+            quiet_key == self._quiet_key(key)
+            and not ripens_at < now
+            and cooling(
+                now,
+                self._new_pods is not None,
+                (self.last_scale_up_s, settings.scale_down_delay_after_add_s),
+                (self.last_delete_s, settings.scale_down_delay_after_delete_s),
+            )
+            == cooldown
+        )
 
     def _not_assessed_again(self) -> tuple[tuple[str, Unremovable], ...]:
         """The last scan's candidates that are not unneeded, as a scan of the unchanged cluster finds them:

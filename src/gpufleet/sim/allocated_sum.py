@@ -108,17 +108,17 @@ class AllocatedSum:
 
     def _patch(self, state: ClusterState, rows: list[int]) -> bool:
         """The nodes ``rows`` worked out again in integers; False (nothing changed) on a negative request."""
-        assert self.columns is not None
-        sums = []
+        columns, requested, exact = self.columns, state.requested, self.exact
+        assert columns is not None
         for i in rows:
-            asked = state.requested[i].tolist()
-            terms = [asked[c] * w for c, w in zip(self.columns, self.terms[i], strict=True)]
-            if any(t < 0 for t in terms):
-                return False
-            sums.append(sum(terms))
-        for i, value in zip(rows, sums, strict=True):
-            self.total += value - self.exact[i]
-            self.exact[i] = value
+            asked, value = requested[i].tolist(), 0
+            for c, w in zip(columns, self.terms[i], strict=True):
+                term = asked[c] * w
+                if term < 0:
+                    return False  # (the caller works every row out again: what was patched is dropped)
+                value += term
+            self.total += value - exact[i]
+            exact[i] = value
         return True
 
 
