@@ -8,17 +8,11 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
 
 from conftest import ManualClock, gpu_node, gpu_pod
-from gpufleet.autoscaling.cluster_autoscaler import (
-    ScaleDownReply,
-    ScaleDownRequest,
-    ScaleUpReply,
-    ScaleUpRequest,
-)
 from gpufleet.autoscaling.resource_limits import GPU_TYPE_LABEL
 from gpufleet.autoscaling.scale_down import UnremovableReason
 from gpufleet.cluster.state import ClusterState
@@ -276,6 +270,20 @@ def autoscaler(
     return ClusterAutoscalerLoop(port, clock, settings or AutoscalerSettings(), (), seed=0)
 
 
+def asked_at(monkeypatch: pytest.MonkeyPatch, decision: str, clock: ManualClock) -> list[float]:
+    """The times at which cluster-autoscaler's loop asks its pure ``decision`` (``scale_up``,
+    ``scale_down``), as it asks them."""
+    asked: list[float] = []
+    real = getattr(cluster_autoscaler_loop, decision)
+
+    def counting(request: Any) -> Any:
+        asked.append(clock.now)
+        return real(request)
+
+    monkeypatch.setattr(cluster_autoscaler_loop, decision, counting)
+    return asked
+
+
 def test_cluster_autoscaler_asks_the_port_for_a_node_for_an_unschedulable_pod() -> None:
     port, clock = HandKeptCluster(pods=[gpu_pod("train", 8)], groups=[Group("h100", H100)]), ManualClock()
     port.pods["default/train"].message = "0/0 nodes are available"
@@ -438,16 +446,9 @@ def test_scans_with_nothing_new_reuse_scale_down_until_an_unneeded_node_ripens(
     """``ScaleDownReply.ripens_at``: h100-0, empty, is found unneeded at 0 s; the scans after it, with
     nothing to assess, do not ask scale-down again (its reply stands: unneeded since 0 s, 600 s to wait)
     until the scan past 600 s, which finds it ripe and starts its deletion."""
-    asked: list[float] = []
-    real = cluster_autoscaler_loop.scale_down
-
-    def counting(request: ScaleDownRequest) -> ScaleDownReply:
-        asked.append(clock.now)
-        return real(request)
-
-    monkeypatch.setattr(cluster_autoscaler_loop, "scale_down", counting)
     node = Node("h100-0", capacity=dict(gpu_node("x", 8).capacity), pool="h100")
     port, clock = HandKeptCluster(nodes=[node], groups=[Group("h100", H100, nodes={"h100-0"})]), ManualClock()
+    asked = asked_at(monkeypatch, "scale_down", clock)
     ca = autoscaler(port, clock)
     ca.arm(0.0)
     clock.run_until(600.0)
@@ -553,19 +554,12 @@ def test_scale_up_is_asked_again_only_once_a_node_frees_room(monkeypatch: pytest
     """``ScaleUpReply.room_only``: a pod waits for h100-0, launched. A pod placed on node a between two
     scans (room taken) leaves the last answer standing, not asked again; a pod gone from a (room freed)
     makes the loop ask again, and the pod now goes to a."""
-    asked: list[float] = []
-    real = cluster_autoscaler_loop.scale_up
-
-    def counting(request: ScaleUpRequest) -> ScaleUpReply:
-        asked.append(clock.now)
-        return real(request)
-
-    monkeypatch.setattr(cluster_autoscaler_loop, "scale_up", counting)
     group = Group("h100", replace(H100, max=1), nodes={"h100-0"}, launching={"h100-0": Starting(())})
     port = HandKeptCluster([gpu_node("a", 8)], [gpu_pod("train", 4)], [group])
     port.state.assign(gpu_pod("a0", 6), "a", 0.0)
     port.pods["default/train"].message = "0/1 nodes are available"
     clock = ManualClock()
+    asked = asked_at(monkeypatch, "scale_up", clock)
     ca = autoscaler(port, clock)
     ca.arm(0.0)
     clock.run_until(0.0)
