@@ -828,7 +828,7 @@ class Scheduler:
                                 undecided[k] = False
                                 unresolvable[k] = rejection[1] == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
                     continue
-                if not isinstance(f, DynamicFilter):
+                if not isinstance(f, DynamicFilter) or f.skips(ctx.pod):  # (a Skip at PreFilter: not run)
                     continue
                 passing, masks, beyond = f.diagnose(ctx, static_ok)
                 failing = ~passing & undecided
