@@ -102,8 +102,10 @@ class TrafficState:
             self._metrics = {}
 
     def until(self, t: float) -> None:
-        """Integrate up to ``t`` with the replicas in force (what the last ``advance`` gave it)."""
-        self.advance(t, self.serving, self.gpus)
+        """Integrate up to ``t`` with the replicas in force (what the last ``advance`` gave it); nothing at
+        the time it was last advanced to (the per-pod metrics read since stand: nothing they read moved)."""
+        if t > self.last_s:
+            self.advance(t, self.serving, self.gpus)
 
     def _timeout_bound(self, rate: float) -> float:
         """The most that can wait without timing out: ``C * T`` (``rps * T`` with no capacity)."""
