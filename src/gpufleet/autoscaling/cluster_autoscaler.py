@@ -566,7 +566,9 @@ def _assess(
     if len(eligible) > limit:  # stable: the candidates' order within each rank
         before = request.unneeded_since
         eligible.sort(key=lambda e: (has_movable_pods(state, e[0].node, snapshot), e[0].node not in before))
-    trial: tuple[PlacementBase, list[DisruptionBudget], dict[str, int], set[str]] | None = None
+    # what the removal simulations share (a scan whose verdicts all stand returned above)
+    base = PlacementBase(state, exclude, snapshot)
+    budgets, allowed, daemon_pods = list(request.budgets), dict(request.allowed), set(request.daemon_pods)
     found = 0
     for c, i, known in eligible:
         if found >= limit:
@@ -574,14 +576,6 @@ def _assess(
         if known is not None:
             why = known.why
         else:
-            if trial is None:  # (what the removal simulations share, made for the first of the scan)
-                trial = (
-                    PlacementBase(state, exclude, snapshot),
-                    list(request.budgets),
-                    dict(request.allowed),
-                    set(request.daemon_pods),
-                )
-            base, budgets, allowed, daemon_pods = trial
             verdict = simulate_removal(
                 state, i, request.profile, budgets, allowed, daemon_pods, base, request.computing,
                 request.verdicts, request.now, request.delete_options, request.created,
