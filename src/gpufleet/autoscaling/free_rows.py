@@ -58,7 +58,7 @@ def free_rows(state: ClusterState, exclude: frozenset[int]) -> FreeRows:
     else:
         keep = state.active.copy()
         keep[[i for i in exclude if i < len(keep)]] = False
-        idx = np.flatnonzero(keep).astype(np.int64)
+        idx = keep.nonzero()[0].astype(np.int64)
         free, milli = _read(state, idx)  # may add the GPU column: the versions are read after it
         columns, at = len(state.resources), state.change_pos
         fresh = FreeRows(state.membership, columns, exclude, at, idx, idx.tolist(), free, milli)

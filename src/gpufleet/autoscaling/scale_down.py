@@ -360,7 +360,7 @@ class PlacementBase:
         if rows is None:
             free, free_milli = self.free
             fits = (free >= want).all(axis=1) & (free_milli >= milli)
-            rows = self._rooms[shape] = np.flatnonzero(fits).tolist()
+            rows = self._rooms[shape] = fits.nonzero()[0].tolist()
         return rows
 
     def drop(self, shape: tuple[object, ...], refused: set[int]) -> None:

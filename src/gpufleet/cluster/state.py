@@ -290,7 +290,7 @@ class ClusterState:
         then is short, else (a long gap, or one the log no longer holds) from ``changed_at``."""
         recent = self.logged_since(pos)
         if recent is None or len(recent) > SHORT_LOG:
-            return np.flatnonzero(self.changed_at >= pos)
+            return (self.changed_at >= pos).nonzero()[0]
         # ``np.unique``'s answer; a set of Python integers sorts the few of a cycle in a fraction of its time
         return np.array(recent if len(recent) == 1 else sorted(set(recent)), dtype=np.int64)
 
@@ -306,7 +306,7 @@ class ClusterState:
         return len(self.index)  # (a node is in the index exactly while it is active)
 
     def active_indices(self) -> IntArray:
-        return np.flatnonzero(self.active).astype(np.int64)
+        return self.active.nonzero()[0].astype(np.int64)
 
     def node_names(self) -> list[str]:
         return [self.nodes[i].name for i in self.active_indices()]

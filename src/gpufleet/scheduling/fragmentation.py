@@ -348,10 +348,10 @@ class NodeFragmentation:
         ``memory_key`` of each, as digits): equal numbers, equal ids and keys."""
         cpus, memories = self._threshold_arrays
         cpu_radix, memory_radix = len(cpus) + 1, len(memories) + 1  # a key is 0..len(thresholds)
-        code = ids * cpu_radix + np.searchsorted(cpus, cpu, side="right")
-        code = code * cpu_radix + np.searchsorted(cpus, cpu - ask_cpu, side="right")
-        code = code * memory_radix + np.searchsorted(memories, memory, side="right")
-        by_node: IntArray = code * memory_radix + np.searchsorted(memories, memory - ask_memory, side="right")
+        code = ids * cpu_radix + cpus.searchsorted(cpu, side="right")
+        code = code * cpu_radix + cpus.searchsorted(cpu - ask_cpu, side="right")
+        code = code * memory_radix + memories.searchsorted(memory, side="right")
+        by_node: IntArray = code * memory_radix + memories.searchsorted(memory - ask_memory, side="right")
         return by_node
 
     def code(self, class_id: int, cpu: int, memory: int, ask_cpu: int, ask_memory: int) -> int:

@@ -85,7 +85,7 @@ def domain_sums(state: ClusterState, key: str, per_node: IntArray) -> IntArray |
     """``per_node`` (pods per node index) summed per value code of ``key`` over the nodes carrying it;
     None when no such node has any."""
     column = domain_column(state, key)
-    rows = np.flatnonzero(column.has & (per_node > 0))
+    rows = (column.has & (per_node > 0)).nonzero()[0]
     if not len(rows):
         return None
     sums = np.bincount(column.codes[rows], weights=per_node[rows], minlength=len(column.values))

@@ -685,7 +685,7 @@ class Scheduler:
         scores = cache.masked[idx] if not cache.static_raw else cache.total_scores(idx)
         if pods is not None and pods.scorers:
             scores = scores + pods.scores(ctx, idx)
-        best: IntArray = idx[np.flatnonzero(scores == scores.max())]
+        best: IntArray = idx[(scores == scores.max()).nonzero()[0]]
         return best
 
     def _pre_filter(self, profile: Profile, ctx: PodContext) -> Placement | None:
@@ -778,7 +778,7 @@ class Scheduler:
         maximum."""
         window = self._window(name, cache.feasible_nodes(), len(cache.considered), want)
         scores = cache.masked[window]
-        best: IntArray = window[np.flatnonzero(scores == scores.max())]
+        best: IntArray = window[(scores == scores.max()).nonzero()[0]]
         return best
 
     def _failure(
@@ -820,7 +820,7 @@ class Scheduler:
                 if isinstance(f, PodAwareFilter):
                     state = pods.state_of(f) if pods is not None else None
                     if state is not None:
-                        for k in np.flatnonzero(undecided).tolist():
+                        for k in undecided.nonzero()[0].tolist():
                             rejection = state.reject(int(static_ok[k]))
                             if rejection is not None:
                                 rejectors.add(f.name)

@@ -587,7 +587,7 @@ class ShapeCache:
     def feasible_nodes(self) -> IntArray:
         """``flatnonzero(ok)``, recomputed only after some node's feasibility flipped."""
         if self._feasible is None:
-            self._feasible = np.flatnonzero(self.ok)
+            self._feasible = self.ok.nonzero()[0]
             self._feasible.flags.writeable = False
         return self._feasible
 
@@ -597,7 +597,7 @@ class ShapeCache:
         if self.all_rows:
             return self.feasible_nodes()
         if self._feasible_pos is None:
-            self._feasible_pos = np.flatnonzero(self.ok[self.considered])
+            self._feasible_pos = self.ok[self.considered].nonzero()[0]
             self._feasible_pos.flags.writeable = False
         return self._feasible_pos
 
@@ -605,7 +605,7 @@ class ShapeCache:
         """``feasible_nodes`` as a list, kept up to date through one-node re-evaluations (what a window of
         ``percentageOfNodesToScore`` counts, without NumPy)."""
         if self._feasible_list is None:
-            self._feasible_list = np.flatnonzero(self.ok).tolist()
+            self._feasible_list = self.ok.nonzero()[0].tolist()
         return self._feasible_list
 
     def total_scores(self, idx: IntArray) -> IntArray:
