@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,10 +63,9 @@ def test_no_verdict_is_kept_while_a_placed_pod_has_anti_affinity() -> None:
     assert unneeded(state, ["c"], memo, 10.0) == {}
 
 
-def recalled_whole(change: str, node: str, limit: int = 10) -> bool:
-    """Whether the scan after the pod ``change`` ("add" or "remove") on ``node`` gets the last scan's
-    verdicts back whole (``RemovalMemo.again``): nodes c and d are the candidates, their pods would move
-    to a (first fit), b is full, e empty."""
+def changed_after_a_scan(change: str, node: str) -> tuple[ClusterState, RemovalMemo, list[Candidate]]:
+    """A scan of nodes c and d, the candidates (their pods would move to a, first fit; b is full, e
+    empty), then the pod ``change`` ("add" or "remove") on ``node``: the cluster, the memo, the candidates."""
     state = ClusterState([gpu_node(n, 8) for n in ("a", "b", "c", "d", "e")])
     for name, on, gpus in (("a0", "a", 2), ("b0", "b", 8), ("c0", "c", 2), ("d0", "d", 2), ("e0", "e", 1)):
         state.assign(job_pod(name, gpus), on, 0.0)
@@ -74,9 +74,16 @@ def recalled_whole(change: str, node: str, limit: int = 10) -> bool:
     reply = scale_down_with(state, candidates, now=0.0, delay_after_add_s=0.0, memo=memo)
     assert sorted(reply.unneeded_since) == ["c", "d"]
     if change == "add":
-        state.assign(job_pod("x", 1), node, 10.0)
+        state.assign(job_pod(f"x-{node}", 1), node, 10.0)
     else:
         state.unassign(f"default/{node}0")
+    return state, memo, candidates
+
+
+def recalled_whole(change: str, node: str, limit: int = 10) -> bool:
+    """Whether the scan after the pod ``change`` on ``node`` gets the last scan's verdicts back whole
+    (``RemovalMemo.again``)."""
+    state, memo, candidates = changed_after_a_scan(change, node)
     memo.begin(state, frozenset())
     return memo.again(candidates, limit) == {"c": None, "d": None}
 
@@ -88,6 +95,33 @@ def test_the_last_scans_verdicts_come_back_whole_while_no_row_they_read_changed(
     assert recalled_whole("add", "e") and recalled_whole("remove", "e") and recalled_whole("remove", "b")
     assert not recalled_whole("add", "a") and not recalled_whole("remove", "c")
     assert not recalled_whole("add", "e", limit=1)
+
+
+CHANGES = [("add", "e", 10), ("remove", "e", 10), ("remove", "b", 10), ("add", "a", 10), ("remove", "c", 10)]
+
+
+@pytest.mark.parametrize(("change", "node", "limit"), [*CHANGES, ("add", "e", 1)])
+def test_holds_says_what_again_would_and_leaves_the_memo_as_it_was(
+    change: str, node: str, limit: int
+) -> None:
+    """``RemovalMemo.holds``, which the loop asks before it builds a scan's request, answers as ``begin``
+    then ``again`` would, and moves nothing: ``begin`` and ``again`` after it answer the same."""
+    state, memo, candidates = changed_after_a_scan(change, node)
+    held = memo.holds(state, candidates, limit)
+    assert held == recalled_whole(change, node, limit)
+    memo.begin(state, frozenset())
+    assert (memo.again(candidates, limit) is not None) == held
+
+
+def test_holds_looks_only_at_what_changed_since_it_last_held_and_then_at_the_next_change() -> None:
+    """A pod on e (after a, the last row a verdict read) leaves the verdicts standing; a pod on candidate c
+    after that does not, for ``holds`` and for the next scan's ``again`` alike."""
+    state, memo, candidates = changed_after_a_scan("add", "e")
+    assert memo.holds(state, candidates, 10)
+    state.assign(job_pod("x-c", 1), "c", 20.0)
+    assert not memo.holds(state, candidates, 10)
+    memo.begin(state, frozenset())
+    assert memo.again(candidates, 10) is None
 
 
 def test_a_pod_that_fits_nowhere_is_looked_for_again_after_any_change() -> None:

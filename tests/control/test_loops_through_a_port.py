@@ -4,6 +4,7 @@ cluster, writes recorded), and a clock the test moves on."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
@@ -456,6 +457,49 @@ def test_scans_with_nothing_new_reuse_scale_down_until_an_unneeded_node_ripens(
     assert ca.unneeded_since == {"h100-0": 0.0} and ca.gauges.unneeded == 1
     clock.run_until(610.0)
     assert asked[2:] == [610.0] and ("cordon", "h100-0", True) in port.asked
+
+
+def scans_with_pods_moving_on_another_node(
+    monkeypatch: pytest.MonkeyPatch, scaled_up_at: float
+) -> tuple[list[float], ClusterAutoscalerLoop]:
+    """h100-0 is full (``NotUnderutilized``), h100-1 empty (unneeded from 0 s); the last scale-up was at
+    ``scaled_up_at``. Between the scans of 20 s to 40 s a pod is put on "cpu", a node of no group after both
+    (a row no verdict looked at), and at 45 s h100-1 is filled. The times scale-down was asked, and the loop
+    after the scan of 50 s."""
+    gpus = dict(gpu_node("x", 8).capacity)
+    nodes = [Node(f"h100-{k}", capacity=gpus, pool="h100") for k in range(2)] + [Node("cpu", capacity=gpus)]
+    port, clock = (
+        HandKeptCluster(nodes=nodes, groups=[Group("h100", H100, {"h100-0", "h100-1"})]),
+        ManualClock(),
+    )
+    port.state.assign(gpu_pod("train", 8, owner=OwnerRef("Job", "train")), "h100-0", 0.0)
+    asked = asked_at(monkeypatch, "scale_down", clock)
+    ca = autoscaler(port, clock)
+    ca.last_scale_up_s = scaled_up_at
+    ca.arm(0.0)
+    for t in (15.0, 25.0, 35.0):
+        clock.run_until(t)
+        port.state.assign(gpu_pod(f"web-{t:g}", 1, owner=OwnerRef("Job", "web")), "cpu", t)
+    clock.run_until(40.0)
+    assert ca.unneeded_since == {"h100-1": 0.0} and ca.gauges.unneeded == 1
+    port.state.assign(gpu_pod("late", 8, owner=OwnerRef("Job", "late")), "h100-1", 45.0)
+    clock.run_until(50.0)
+    return asked, ca
+
+
+@pytest.mark.parametrize("scaled_up_at", [-math.inf, 0.0])
+def test_scans_whose_verdicts_all_stand_do_not_ask_scale_down_while_pods_move_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, scaled_up_at: float
+) -> None:
+    """``RemovalMemo.holds``: the pods put on "cpu" move the cluster, so each scan of 20 s to 40 s has nodes
+    to assess, but no verdict of the last scan read that node: scale-down is not asked (its reply stands,
+    out of cooldown and in it, after a scale-up at 0 s). h100-1 filled makes the scan of 50 s ask, and it
+    is needed then; the unremovable counts are set out of cooldown only, the last one unreset."""
+    asked, ca = scans_with_pods_moving_on_another_node(monkeypatch, scaled_up_at)
+    assert asked == [0.0, 10.0, 50.0]  # (10 s: the soft taint put on h100-1 moved the cluster)
+    assert ca.unneeded_since == {} and ca.gauges.unneeded == 0
+    counts = {UnremovableReason.NOT_UNDERUTILIZED: 2, UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH: 1}
+    assert ca.gauges.unremovable == ({} if scaled_up_at == 0.0 else counts)
 
 
 def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_out_of_cooldown() -> None:

@@ -68,6 +68,7 @@ from gpufleet.autoscaling.drainability import DEFAULT_DELETE_OPTIONS, DeleteOpti
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.expendable import (
     DEFAULT_CUTOFF,
+    Expendable,
     expendable_on,
     split_pending,
 )
@@ -511,6 +512,16 @@ def unneeded_nodes_limit(
     return min(unneeded_before + 2 * n, n * (unneeded_time // interval) + n)
 
 
+def recalls(state: ClusterState, placed: Sequence[tuple[Pod, str]], long_terminating: Expendable) -> bool:
+    """Whether a scan's verdicts may come from the removal memo (``autoscaling.removal_memo``): not with DRA
+    (a pool's utilisation moves with claims anywhere), nor while a placed pod (or a pending one put on a
+    node, ``placed``) has inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole
+    domain), nor while a pod is long terminating (a verdict that moves with time alone)."""
+    if state.dra is not None or long_terminating or state.placed_with_affinity:
+        return False
+    return all(p.pod_affinity is None for p, _ in placed)
+
+
 def _assess(
     request: ScaleDownRequest,
     candidates: Sequence[Candidate],
@@ -527,12 +538,7 @@ def _assess(
     state = request.state
     exclude = {state.index[n] for n in request.deleting if n in state.index}
     # verdicts earlier scans found that still stand (removal_memo); the others are made afresh
-    # not with DRA (a pool's utilisation moves with claims anywhere), nor while a placed pod (or a pending
-    # one put on a node) has inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole
-    # domain)
-    with_affinity = state.placed_with_affinity or any(p.pod_affinity is not None for p, _ in request.placed)
-    # nor while a pod is long terminating (a verdict that moves with time alone)
-    memo = request.memo if state.dra is None and not with_affinity and not snapshot.long_terminating else None
+    memo = request.memo if recalls(state, request.placed, snapshot.long_terminating) else None
     if memo is not None and candidates:
         memo.begin(state, frozenset(exclude), snapshot.pending, request.expendable_cutoff)
         again = memo.again(candidates, limit)  # (every verdict of the last scan standing: the usual scan)

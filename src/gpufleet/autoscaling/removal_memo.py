@@ -34,6 +34,7 @@ looked at).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from gpufleet.autoscaling.expendable import DEFAULT_CUTOFF
@@ -66,6 +67,7 @@ class RemovalMemo:
     _changed: list[int] = field(default_factory=list)  # the two lowest rows changed since then
     _static: set[int] = field(default_factory=set)  # the rows whose static facts changed since then
     _since: set[int] = field(default_factory=set)  # every row changed since then, static facts or allocation
+    _held: int = 0  # the change log position up to which ``holds`` found the settled verdicts standing
     #: the last scan's candidates and verdicts where each was kept (``settle``): with their rows, how many
     #: were eligible for the removal simulation and the last row any verdict looked at
     _settled: tuple[list[object], Verdicts, frozenset[int], int, int] | None = None
@@ -100,7 +102,8 @@ class RemovalMemo:
                 self._changed = [low] if not since else [low, min(since)]
                 since.add(low)
         self.columns, self.cutoff, self.exclude, self.pending, self.kept = columns, cutoff, exclude, keys, {}
-        self.change_pos, self.static_pos = state.change_pos, len(state.static_rows)
+        self.change_pos = self._held = state.change_pos
+        self.static_pos = len(state.static_rows)
 
     def recall(
         self, state: ClusterState, nodes: Iterable[tuple[str, int]], unready: set[int]
@@ -130,13 +133,40 @@ class RemovalMemo:
         find each (none of their rows changed since, nor any row up to the last one a verdict looked at), and
         the removal simulation took every eligible one (no more than ``limit``): recalled all at once. Else
         None (ask ``recall``)."""
+        lowest = self._changed[0] if self._changed else None
+        verdicts = self._settled_for(candidates, limit, self._since, lowest)
+        if verdicts is not None:
+            self.kept = self._standing
+        return verdicts
+
+    def holds(self, state: ClusterState, candidates: Sequence[object], limit: int) -> bool:
+        """Whether a scan now would get the verdicts of the last ``begin``'s scan whole from ``again``, for
+        these ``candidates`` and ``limit``, where the nodes being deleted, the pending pods put on nodes and
+        the cutoff are that scan's (the caller knows them unchanged). Asked without moving the memo: a later
+        ``begin`` still counts every change since that scan. The changes found not to matter are not looked
+        at again."""
+        if self.columns != len(state.resources) or self.static_pos != len(state.static_rows):
+            return False
+        if self._held < state.change_base:  # (the log no longer holds them)
+            return False
+        new = set(state.changes[self._held - state.change_base :])
+        if self._settled_for(candidates, limit, new, min(new) if new else None) is None:
+            return False
+        self._held = state.change_pos
+        return True
+
+    def _settled_for(
+        self, candidates: Sequence[object], limit: int, changed: AbstractSet[int], lowest: int | None
+    ) -> Verdicts | None:
+        """The settled verdicts, where they were made for ``candidates``, the simulation took no more than
+        ``limit`` of them, and the rows ``changed`` (``lowest`` the lowest) are none of theirs nor any up to
+        the last row a verdict looked at."""
         settled = self._settled
         if settled is None or settled[3] > limit or settled[0] != candidates:
             return None
         _, verdicts, rows, _, examined = settled
-        if not self._since.isdisjoint(rows) or (self._changed and self._changed[0] <= examined):
+        if not changed.isdisjoint(rows) or (lowest is not None and lowest <= examined):
             return None
-        self.kept = self._standing
         return verdicts
 
     def settle(

@@ -69,13 +69,15 @@ from gpufleet.autoscaling.cluster_autoscaler import (
     has_movable_pods,
     keep_warm,
     pending_on,
+    recalls,
     recently_unremovable,
     scale_down,
     scale_up,
+    unneeded_nodes_limit,
 )
 from gpufleet.autoscaling.cluster_state import MAX_NODE_STARTUP_S, HealthCondition
 from gpufleet.autoscaling.drainability import LONG_TERMINATING_EXTRA_S
-from gpufleet.autoscaling.expendable import expendable_on
+from gpufleet.autoscaling.expendable import Expendable, expendable_on
 from gpufleet.autoscaling.new_pods import wait_hint
 from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
 from gpufleet.autoscaling.removal_memo import RemovalMemo
@@ -190,6 +192,12 @@ class ClusterAutoscalerLoop:
         self._scan_unready: UnreadyNodes | None = None
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
+        #: the last assessing scan's scale-down where a scan whose verdicts all stand would find it again
+        #: (``_verdicts_stand``): what the memo does not follow, its candidates, recheck times and unneeded
+        #: nodes, whether it was in cooldown and when its first unneeded node ripens
+        self._standing: (
+            tuple[tuple[object, ...], list[Candidate], dict[str, float], dict[str, float], bool, float] | None
+        ) = None
         #: the candidates the last scan found not unneeded, and why (they stand until the next assessing scan)
         self._not_unneeded: tuple[tuple[str, Unremovable], ...] = ()
         #: the nodes the removal simulation found unremovable, each not checked again until then
@@ -551,10 +559,9 @@ class ClusterAutoscalerLoop:
         long_on = long_terminating_on(st, now)  # (read once: the key, then the actuator's snapshot)
         long = tuple(sorted(a.pod.key for pods in long_on.values() for a in pods))
         readiness = self._readiness()
-        key = (
-            st.change_pos, st.static_version, going_key, port.pods_version(), readiness, above_min,
-            bookings, placed, long,
-        )  # fmt: skip
+        # (what the removal memo does not follow, apart from the allocations and the pods)
+        rest = (st.static_version, going_key, readiness, above_min, bookings, placed, long)
+        key = (st.change_pos, port.pods_version(), rest)
         # ... and a node found unremovable is assessed again once its time is up, and every candidate again
         # after a scan that stopped at unneededNodesLimit (its limit is higher now)
         assessing = (
@@ -563,20 +570,17 @@ class ClusterAutoscalerLoop:
         self._assessed = key
         if not assessing and self._quiet_stands(key, now):
             return False
+        if assessing and self._verdicts_stand(key, now, readiness, long_on):
+            return False
+        listed = self._candidates(readiness) if assessing or self.unneeded_since else None
+        cutoff = self.settings.expendable_pods_priority_cutoff
+        until = self._unremovable_until
         reply = scale_down(
             ScaleDownRequest(
                 now,
                 st,
                 self.profile,
-                self.provisioning.unbooked(
-                    self._candidates(readiness),
-                    st,
-                    self.profile,
-                    going,
-                    self.settings.expendable_pods_priority_cutoff,
-                )
-                if assessing or self.unneeded_since
-                else (),
+                () if listed is None else self.provisioning.unbooked(listed, st, self.profile, going, cutoff),
                 self.utilization,
                 self.settings.scale_down_unneeded_time_s,
                 self.settings.scale_down_delay_after_add_s,
@@ -604,7 +608,7 @@ class ClusterAutoscalerLoop:
                 unneeded_before=self.gauges.unneeded,
                 update_interval_s=self._update_interval(),
                 placed=self._placed,
-                expendable_cutoff=self.settings.expendable_pods_priority_cutoff,
+                expendable_cutoff=cutoff,
                 delay_after_delete_s=self.settings.scale_down_delay_after_delete_s,
                 last_delete_s=self.last_delete_s,
                 delete_options=self.delete_options,
@@ -619,6 +623,20 @@ class ClusterAutoscalerLoop:
         quiet = not reply.remove and (not assessing or not (reply.unremovable_until or reply.cut))
         self._quiet = (self._quiet_key(key), reply.cooldown, reply.ripens_at) if quiet else None
         self._not_unneeded = reply.not_unneeded if assessing else self._not_assessed_again()
+        # what an assessing scan whose verdicts all stand would find again (``_verdicts_stand``)
+        self._standing = None
+        if (
+            listed
+            and assessing
+            and not reply.remove
+            and not reply.cut
+            and not bookings
+            and reply.unremovable_until == until
+            and any(c.node not in until for c in listed)
+            and recalls(st, self._placed, long_on)
+        ):
+            since = reply.unneeded_since
+            self._standing = (rest, listed, reply.unremovable_until, since, reply.cooldown, reply.ripens_at)
         self.gauges.unneeded = reply.unneeded_count
         if not reply.cooldown:  # countsByReason of the candidates' reasons and RemovableAt's
             reasons = [why.reason for _, why in (*self._not_unneeded, *reply.unremovable)]
@@ -654,18 +672,64 @@ class ClusterAutoscalerLoop:
         if self._quiet is None:
             return False
         quiet_key, cooldown, ripens_at = self._quiet
+        return quiet_key == self._quiet_key(key) and self._cooldown_stands(now, cooldown, ripens_at)
+
+    def _cooldown_stands(self, now: float, cooldown: bool, ripens_at: float) -> bool:
+        """Whether a scale-down that was in ``cooldown`` or out of it, its first unneeded node ripening at
+        ``ripens_at``, is so now: in cooldown or out as it was, and no unneeded node ripened since (out of
+        cooldown, the reply then differs from it only in its messages' ages: none is removed)."""
         settings = self.settings
-        return (
-            quiet_key == self._quiet_key(key)
-            and not ripens_at < now
-            and cooling(
-                now,
-                self._new_pods is not None,
-                (self.last_scale_up_s, settings.scale_down_delay_after_add_s),
-                (self.last_delete_s, settings.scale_down_delay_after_delete_s),
-            )
-            == cooldown
+        return not ripens_at < now and cooldown == cooling(
+            now,
+            self._new_pods is not None,
+            (self.last_scale_up_s, settings.scale_down_delay_after_add_s),
+            (self.last_delete_s, settings.scale_down_delay_after_delete_s),
         )
+
+    def _verdicts_stand(
+        self,
+        key: tuple[object, ...],
+        now: float,
+        readiness: tuple[frozenset[str], frozenset[str]],
+        long_on: Expendable,
+    ) -> bool:
+        """Whether this scan, which has nodes to assess because pods moved, gets the last assessing scan's
+        scale-down again. That scan removed nothing, stopped at no limit and found no node unremovable anew,
+        and its verdicts came from the removal memo or went into it (``recalls``). They stand now where the
+        memo finds that no pod moved on their nodes, nor on any node a verdict looked at
+        (``RemovalMemo.holds``, as ``again`` would). With the rest of what scale-down reads as it was (the
+        nodes, those going, readiness, the groups above their min, no booked capacity, the pending pods put
+        on nodes, none long terminating), the same candidates, the same unneeded nodes and recheck times,
+        none of those due, in cooldown or out as it was and no unneeded node ripe (``_cooldown_stands``),
+        ``scale_down`` finds the same verdicts and makes the same reply of them (out of cooldown its
+        messages' ages aside, of which the loop reads only the reasons): nothing is removed, and the loop's
+        state and gauges stay as they are."""
+        kept = self._standing
+        if kept is None:
+            return False
+        rest, listed, until, unneeded, cooldown, ripens_at = kept
+        st, settings = self.port.state, self.settings
+        if (
+            key[2] != rest
+            or self.unneeded_since is not unneeded
+            or self._unremovable_until is not until
+            or any(t <= now for t in until.values())
+            or not recalls(st, self._placed, long_on)
+            or not self._cooldown_stands(now, cooldown, ripens_at)
+            or self._candidates(readiness) is not listed
+        ):
+            return False
+        limit = unneeded_nodes_limit(
+            settings.max_scale_down_parallelism,
+            self.gauges.unneeded,
+            settings.scale_down_unneeded_time_s,
+            self._update_interval(),
+        )
+        if not self._memo.holds(st, [c for c in listed if c.node not in until], limit):
+            return False
+        if self._quiet is not None:  # (a scan with nothing to assess after this one finds what it would)
+            self._quiet = (self._quiet_key(key), *self._quiet[1:])
+        return True
 
     def _not_assessed_again(self) -> tuple[tuple[str, Unremovable], ...]:
         """The last scan's candidates that are not unneeded, as a scan of the unchanged cluster finds them:
