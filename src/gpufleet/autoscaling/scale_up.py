@@ -607,7 +607,8 @@ class _Estimation:
         admitted = [u for u in _units(pods) if all(snapshot.admitted_by(p, option) for p in u)]
         for unit in sorted(admitted, key=lambda u: _order(u, option.template)):
             self.fork()
-            if all(self.place(pod) for pod in sorted(unit, key=lambda p: _order([p], option.template))):
+            members = sorted(unit, key=lambda p: _order([p], option.template)) if len(unit) > 1 else unit
+            if all(self.place(pod) for pod in members):
                 self.commit()
                 placed.extend(unit)
             else:

@@ -88,11 +88,12 @@ class Meter:
             self.working_gpus += sign * rec.gpu_share
             return
         change, units = 0.0, self._working_units
+        node, holder = rec.node or "", "" if rec.pod.resource_claims else rec.pod.key
         for unit in rec.devices:
             if unit.milli is not None:
-                change += self._share_working(rec.node or "", unit.gpu, unit.milli, sign)
+                change += self._share_working(node, unit.gpu, unit.milli, sign)
                 continue
-            key = (rec.node or "", unit.id, "" if rec.pod.resource_claims else rec.pod.key)
+            key = (node, unit.id, holder)
             before = units.get(key, 0)
             if before + sign:
                 units[key] = before + sign
