@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ManualClock, gpu_node, gpu_pod
 from gpufleet.autoscaling.resource_limits import GPU_TYPE_LABEL
@@ -28,6 +30,7 @@ from gpufleet.model.disruption_budget import DisruptionBudget
 from gpufleet.model.dra import ResourceSlice
 from gpufleet.model.node import Node, Taint, Toleration
 from gpufleet.model.pod import OwnerRef, Pod
+from gpufleet.model.resources import GPU
 from gpufleet.model.simulation import AutoscalerSettings, NodePool
 from gpufleet.model.workloads import Job, PodGroup
 
@@ -500,6 +503,67 @@ def test_scans_whose_verdicts_all_stand_do_not_ask_scale_down_while_pods_move_el
     assert ca.unneeded_since == {} and ca.gauges.unneeded == 0
     counts = {UnremovableReason.NOT_UNDERUTILIZED: 2, UnremovableReason.NOT_UNNEEDED_LONG_ENOUGH: 1}
     assert ca.gauges.unremovable == ({} if scaled_up_at == 0.0 else counts)
+
+
+def scans_of_random_pods(
+    sizes: list[int], steps: list[list[tuple[int, int | None]]], scaled_up_at: float, stand: bool
+) -> list[tuple[object, ...]]:
+    """Three h100 nodes and a node of no group, pods of ``sizes`` GPUs put on a node or taken off (None) at
+    5 s past each scan's 10 s, ``stand``: with ``_verdicts_stand`` as it is, else never taken. After each
+    scan: the unneeded nodes, the gauges, what was asked of the port and the events."""
+    gpus = dict(gpu_node("x", 8).capacity)
+    names = ["h100-0", "h100-1", "h100-2", "cpu"]
+    nodes = [Node(n, capacity=gpus, pool="h100" if n != "cpu" else None) for n in names]
+    group = Group("h100", replace(H100, max=3), set(names[:3]))
+    port, clock = HandKeptCluster(nodes=nodes, groups=[group]), ManualClock()
+    pods = [gpu_pod(f"p{k}", size, owner=OwnerRef("Job", f"j{k}")) for k, size in enumerate(sizes)]
+    ca = autoscaler(port, clock)
+    ca.last_scale_up_s = scaled_up_at
+    if not stand:
+        ca._verdicts_stand = lambda *_: False  # type: ignore[method-assign]
+    seen: list[tuple[object, ...]] = []
+    ca.arm(0.0)
+    for k, moves in enumerate(steps):
+        clock.run_until(10.0 * k + 5.0)
+        for pod_number, node in moves:
+            pod = pods[pod_number]
+            placed = pod.key in port.state.assignments
+            if node is None and placed:
+                port.state.unassign(pod.key)
+            elif (
+                node is not None
+                and not placed
+                and port.state.free_on(port.state.index[names[node]], GPU) >= sizes[pod_number]
+            ):
+                port.state.assign(pod, names[node], clock.now)
+        clock.run_until(10.0 * k + 10.0)
+        gauges = (ca.gauges.unneeded, dict(ca.gauges.unremovable))
+        seen.append(
+            (dict(ca.unneeded_since), gauges, list(port.asked), [(e.kind, e.nodes) for e in ca.events])
+        )
+    return seen
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([1, 2, 4, 8]), min_size=8, max_size=8),
+    steps=st.lists(
+        st.lists(st.tuples(st.integers(0, 7), st.one_of(st.none(), st.integers(0, 3))), max_size=3),
+        min_size=1,
+        max_size=70,
+    ),
+    scaled_up_at=st.sampled_from([-math.inf, 0.0, 300.0]),
+)
+def test_scans_that_reuse_scale_down_leave_what_asking_it_every_scan_leaves(
+    sizes: list[int], steps: list[list[tuple[int, int | None]]], scaled_up_at: float
+) -> None:
+    """Over random pods coming and going on the group's nodes and on a node of no group, scans that reuse
+    the last scale-down where its verdicts all stand (``_verdicts_stand``) leave after every scan the same
+    unneeded nodes, gauges, port calls (soft taints, cordons, deletions) and events as scans that ask
+    ``scale_down`` each time, in cooldown and out of it, unneeded nodes ripening and going."""
+    assert scans_of_random_pods(sizes, steps, scaled_up_at, True) == scans_of_random_pods(
+        sizes, steps, scaled_up_at, False
+    )
 
 
 def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_out_of_cooldown() -> None:
