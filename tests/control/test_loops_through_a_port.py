@@ -566,6 +566,22 @@ def test_scans_that_reuse_scale_down_leave_what_asking_it_every_scan_leaves(
     )
 
 
+def test_a_soft_taint_someone_took_off_is_put_back_at_the_next_scan() -> None:
+    """``updateSoftDeletionTaints`` marks every unneeded node each scan: h100-1, empty, gets the
+    DeletionCandidate taint at 0 s; taken off at 15 s by someone else (the node's taints replaced), the scan
+    of 20 s puts it back, and the scans between leave the node alone."""
+    node = Node("h100-1", capacity=dict(gpu_node("x", 8).capacity), pool="h100")
+    port, clock = HandKeptCluster(nodes=[node], groups=[Group("h100", H100, {"h100-1"})]), ManualClock()
+    ca = autoscaler(port, clock)
+    ca.arm(0.0)
+    clock.run_until(15.0)
+    assert [a[:2] for a in port.asked] == [("taints", "h100-1")]
+    port.state.set_taints("h100-1", ())
+    clock.run_until(20.0)
+    assert [a[:2] for a in port.asked] == [("taints", "h100-1")] * 2
+    assert [t.key for t in port.state.nodes[0].taints] == [SOFT_TAINT.key]
+
+
 def test_scale_down_gauges_are_set_every_scan_and_the_unremovable_counts_only_out_of_cooldown() -> None:
     """``RunOnce``: ``UpdateUnneededNodesCount`` every scan once the unneeded nodes are found;
     ``UpdateUnremovableNodesCount`` only out of cooldown, setting the reasons it counted and leaving the

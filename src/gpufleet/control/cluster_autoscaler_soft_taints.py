@@ -38,6 +38,11 @@ class SoftTaints:
         self.events = events
         #: the nodes with the soft DeletionCandidate taint (None: not read from the cluster yet)
         self._tainted: set[str] | None = None
+        self._membership: tuple[int, int] | None = (
+            None  # the nodes in the cluster as it last dropped the gone
+        )
+        #: ``ClusterState.static_version`` when every node of ``_tainted`` was last seen to carry the taint
+        self._carried_at: int | None = None
 
     def update(self, now: float, unneeded_since: Mapping[str, float], deleting: AbstractSet[str]) -> bool:
         """``updateSoftDeletionTaints``, after each scan's scale-down: the unneeded nodes of its groups get
@@ -55,12 +60,18 @@ class SoftTaints:
             }
             self._tainted = tainted
         index = state.index
-        tainted.difference_update([n for n in tainted if n not in index])  # a deleted node took its taint
+        if state.membership != self._membership:  # a deleted node took its taint
+            tainted.difference_update([n for n in tainted if n not in index])
+            self._membership = state.membership
         if not tainted and not unneeded_since:
             return False
-        if tainted == unneeded_since.keys() and all(
-            has_deletion_candidate_taint(state.nodes[index[n]]) for n in tainted
-        ):  # every unneeded node marked and no other: nothing to clean or mark (most scans)
+        # every unneeded node marked and no other: nothing to clean or mark (most scans); a node's taints move
+        # only with the nodes' static facts (``static_version``)
+        if tainted == unneeded_since.keys() and (
+            self._carried_at == state.static_version
+            or all(has_deletion_candidate_taint(state.nodes[index[n]]) for n in tainted)
+        ):
+            self._carried_at = state.static_version
             return False
         groups = [g.nodes for g in self.port.node_groups.values() if g.pool.autoscaled]
 
