@@ -38,9 +38,8 @@ class SoftTaints:
         self.events = events
         #: the nodes with the soft DeletionCandidate taint (None: not read from the cluster yet)
         self._tainted: set[str] | None = None
-        self._membership: tuple[int, int] | None = (
-            None  # the nodes in the cluster as it last dropped the gone
-        )
+        #: ``ClusterState.membership`` when the nodes gone were last dropped from ``_tainted``
+        self._membership: tuple[int, int] | None = None
         #: ``ClusterState.static_version`` when every node of ``_tainted`` was last seen to carry the taint
         self._carried_at: int | None = None
 
