@@ -130,6 +130,19 @@ class ListedCandidates:
     candidates: list[Candidate]
 
 
+@dataclass(frozen=True)
+class StandingScaleDown:
+    """An assessing scan's scale-down that a scan whose verdicts all stand finds again
+    (``_verdicts_stand``)."""
+
+    rest: tuple[object, ...]  # what the removal memo does not follow (``_scale_down``'s key)
+    candidates: list[Candidate]  # its candidate list (``_candidates``'s, kept while it stands)
+    until: dict[str, float]  # the recheck times and unneeded nodes it left
+    unneeded: dict[str, float]
+    cooldown: bool  # whether it was in cooldown, and when its first unneeded node ripens
+    ripens_at: float
+
+
 class ClusterAutoscalerLoop:
     def __init__(
         self,
@@ -193,11 +206,7 @@ class ClusterAutoscalerLoop:
         self._memo = RemovalMemo()  # scale-down verdicts that still stand (autoscaling.removal_memo)
         self._listed: ListedCandidates | None = None  # the last scan's scale-down candidates
         #: the last assessing scan's scale-down where a scan whose verdicts all stand would find it again
-        #: (``_verdicts_stand``): what the memo does not follow, its candidates, recheck times and unneeded
-        #: nodes, whether it was in cooldown and when its first unneeded node ripens
-        self._standing: (
-            tuple[tuple[object, ...], list[Candidate], dict[str, float], dict[str, float], bool, float] | None
-        ) = None
+        self._standing: StandingScaleDown | None = None
         #: the candidates the last scan found not unneeded, and why (they stand until the next assessing scan)
         self._not_unneeded: tuple[tuple[str, Unremovable], ...] = ()
         #: the nodes the removal simulation found unremovable, each not checked again until then
@@ -570,9 +579,9 @@ class ClusterAutoscalerLoop:
         self._assessed = key
         if not assessing and self._quiet_stands(key, now):
             return False
-        if assessing and self._verdicts_stand(key, now, readiness, long_on):
-            return False
         listed = self._candidates(readiness) if assessing or self.unneeded_since else None
+        if listed is not None and assessing and self._verdicts_stand(key, now, listed, long_on):
+            return False
         cutoff = self.settings.expendable_pods_priority_cutoff
         until = self._unremovable_until
         reply = scale_down(
@@ -635,8 +644,9 @@ class ClusterAutoscalerLoop:
             and any(c.node not in until for c in listed)
             and recalls(st, self._placed, long_on)
         ):
-            since = reply.unneeded_since
-            self._standing = (rest, listed, reply.unremovable_until, since, reply.cooldown, reply.ripens_at)
+            self._standing = StandingScaleDown(
+                rest, listed, reply.unremovable_until, reply.unneeded_since, reply.cooldown, reply.ripens_at
+            )
         self.gauges.unneeded = reply.unneeded_count
         if not reply.cooldown:  # countsByReason of the candidates' reasons and RemovableAt's
             reasons = [why.reason for _, why in (*self._not_unneeded, *reply.unremovable)]
@@ -690,7 +700,7 @@ class ClusterAutoscalerLoop:
         self,
         key: tuple[object, ...],
         now: float,
-        readiness: tuple[frozenset[str], frozenset[str]],
+        listed: list[Candidate],
         long_on: Expendable,
     ) -> bool:
         """Whether this scan, which has nodes to assess because pods moved, gets the last assessing scan's
@@ -707,16 +717,15 @@ class ClusterAutoscalerLoop:
         kept = self._standing
         if kept is None:
             return False
-        rest, listed, until, unneeded, cooldown, ripens_at = kept
-        st, settings = self.port.state, self.settings
+        until, st, settings = kept.until, self.port.state, self.settings
         if (
-            key[2] != rest
-            or self.unneeded_since is not unneeded
+            key[2] != kept.rest
+            or listed is not kept.candidates
+            or self.unneeded_since is not kept.unneeded
             or self._unremovable_until is not until
             or any(t <= now for t in until.values())
             or not recalls(st, self._placed, long_on)
-            or not self._cooldown_stands(now, cooldown, ripens_at)
-            or self._candidates(readiness) is not listed
+            or not self._cooldown_stands(now, kept.cooldown, kept.ripens_at)
         ):
             return False
         limit = unneeded_nodes_limit(
