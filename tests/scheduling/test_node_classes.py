@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import gpu_node
-from gpufleet.cluster.state import ClusterState, NodeRow
+from gpufleet.cluster.state import SHORT_LOG, BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.node import Toleration
 from gpufleet.model.pod import Behavior, Pod
@@ -353,3 +353,43 @@ def test_a_node_rejected_for_lack_of_room_is_judged_again_only_once_something_ma
     assert look() == [full] and not cache.ok[full]  # a pod left: judged (still no room)
     state.unassign("default/big")
     assert look() == [full] and cache.ok[full]
+
+
+def test_after_a_long_gap_only_changed_nodes_found_feasible_or_that_freed_room_are_judged() -> None:
+    """Over more changes than the short log holds (``SHORT_LOG``), a monotone shape cache judges again, over
+    arrays, only the changed nodes it found feasible while nothing was freed (``ClusterState.last_freed``);
+    once a pod left a node it rejected, that node too. After each look the cache equals one built afresh."""
+    state = cluster([])
+    sched = scheduler(state, "DotProd")
+    fit = next(f for f in sched.profiles["default-scheduler"].dynamic_filters if f.name == "NodeResourcesFit")
+    judged: list[int] = []
+    passes = fit.passes
+
+    def spied(ctx: PodContext, idx: IntArray) -> BoolArray:
+        judged.extend(idx.tolist())
+        return passes(ctx, idx)
+
+    fit.passes = spied  # type: ignore[method-assign]
+    sched.place_once(Pod("big", requests={"cpu": 24_000}), 0.0)  # each 32-cpu node holds one
+    full = state.assignments["default/big"].node
+    cache = next(iter(sched.caches.values()))
+    cache.refresh()
+    assert not cache.ok[full]
+
+    def look() -> list[int]:
+        judged.clear()
+        cache.refresh()
+        looked = sorted(judged)
+        fresh = ShapeCache(cache.profile, PodContext(cache.ctx.pod, state))
+        assert (cache.ok.tolist(), cache.masked.tolist()) == (fresh.ok.tolist(), fresh.masked.tolist())
+        return looked
+
+    small = [Pod(f"s{k}", requests={"cpu": 100}) for k in range(SHORT_LOG + 1)]
+    for k, pod in enumerate(small):  # every node, the full one included, one pod after another
+        state.assign(pod, k % state.size, 0.0)
+    assert state.last_freed == -1
+    assert look() == [i for i in range(state.size) if i != full]
+    for k, pod in enumerate(small):  # the full node freed room, then every node took a pod again
+        state.unassign(pod.key)
+        state.assign(pod, k % state.size, 0.0)
+    assert look() == list(range(state.size)) and not cache.ok[full]

@@ -117,6 +117,8 @@ class ClusterState:
         self.changed_at: IntArray = np.zeros(0, dtype=np.int64)
         #: per node, the log position of its last change that may have freed something (any but ``assign``)
         self.freed_at: IntArray = np.zeros(0, dtype=np.int64)
+        #: the largest ``freed_at`` (-1: nothing freed yet): no node freed anything since a later position
+        self.last_freed = -1
         self.memo: dict[str, object] = {}  # derived per-node facts kept by their users, keyed by node_version
         self.change_base = 0  # absolute position of changes[0]
         self.static_version = 0
@@ -268,7 +270,7 @@ class ClusterState:
         pos = self.change_base + len(changes)
         self.changed_at[i] = pos
         if freed:
-            self.freed_at[i] = pos
+            self.freed_at[i] = self.last_freed = pos
         changes.append(i)
         self.node_version[i] += 1
         if len(changes) > 4 * max(len(self.nodes), 256):

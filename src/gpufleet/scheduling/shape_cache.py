@@ -554,11 +554,24 @@ class ShapeCache:
             else:
                 self._evaluate(np.array(nodes, dtype=np.int64))
         else:
-            changed = state.changes_since(self.seen)
-            if self._monotone:
-                changed = changed[self.ok[changed] | (state.freed_at[changed] >= self.seen)]
+            changed = self._changed_unsettled(recent)
             self._evaluate(changed, score_all=self.volatile)
         self.seen = state.change_pos
+
+    def _changed_unsettled(self, recent: list[int] | None) -> IntArray:
+        """The nodes changed since the cache last looked (``recent``: the log since, or None) that are
+        ``_unsettled``, ascending; where nothing was freed since (``ClusterState.last_freed``), a monotone
+        cache's are the changed nodes it found feasible, found in one pass over a long gap."""
+        state, seen = self.state, self.seen
+        if not self._monotone:
+            return state.changes_since(seen)
+        if state.last_freed < seen:
+            if recent is None or len(recent) > SHORT_LOG:
+                return ((state.changed_at >= seen) & self.ok).nonzero()[0]
+            changed = state.changes_since(seen)
+            return changed[self.ok[changed]]
+        changed = state.changes_since(seen)
+        return changed[self.ok[changed] | (state.freed_at[changed] >= seen)]
 
     def _unsettled(self, i: int) -> bool:
         """Whether node ``i``, which changed since the cache last looked, may have another verdict: not
