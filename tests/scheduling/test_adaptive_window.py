@@ -5,6 +5,7 @@ cache's top-scoring nodes picks what scoring the window picks (``schedule_one.go
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ from gpufleet.model.scheduler_config import ProfileConfig, SchedulerConfig
 from gpufleet.scheduling.events import EVERYTHING
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.host_draws import HostDraws
+from gpufleet.scheduling.plugins.fgd_policies import DRAWS_BLOCK
 from gpufleet.scheduling.scheduler import Best, Outcome, Scheduler, num_feasible_nodes_to_find
 from gpufleet.scheduling.shape_cache import ShapeCache
 
@@ -31,22 +33,25 @@ def test_host_draws_are_the_generators_integers(seed: int, ranges: list[int]) ->
 @given(
     st.integers(0, 2**32),
     st.lists(st.tuples(st.booleans(), st.integers(0, 1200)), min_size=1, max_size=40),
-    st.sampled_from([1, 3, 256]),
+    st.sampled_from([1, 3, 256, DRAWS_BLOCK]),
 )
 def test_host_draws_words_and_integers_interleaved_are_the_generators(
     seed: int, calls: list[tuple[bool, int]], block: int
 ) -> None:
     """``words(n)`` is ``integers(0, 2**32, size=n, dtype=np.uint32)``, in one stream with ``integers``
     (an odd count leaves half a raw word for the next call, as NumPy's generator keeps it), whatever
-    ``integers`` fetched ahead."""
+    was fetched ahead (Random's ``DRAWS_BLOCK`` too); the words given stay as they were."""
     numpy_rng, draws = np.random.default_rng(seed), HostDraws(np.random.default_rng(seed), block)
+    given: list[tuple[npt.NDArray[np.uint32], list[int]]] = []
     for as_words, n in calls:
         if as_words:
             got = draws.words(n)
             assert got.dtype == np.uint32
             assert got.tolist() == numpy_rng.integers(0, 2**32, size=n, dtype=np.uint32).tolist()
+            given.append((got, got.tolist()))
         else:
             assert draws.integers(n + 1) == int(numpy_rng.integers(n + 1))
+    assert all(got.tolist() == words for got, words in given)
 
 
 def test_host_draws_refuse_a_range_numpy_would_draw_differently() -> None:

@@ -24,35 +24,42 @@ RANGE32 = MASK32 + 1  # the widest range drawn
 
 class HostDraws:
     """``Generator.integers(n)`` of a generator it alone draws from, for ``1 <= n <= 2**32``; ``block``:
-    the raw words fetched at a time for it (one where ``words`` draws most: it takes those not used
-    yet one by one)."""
+    the raw words fetched at least at a time for it (more where ``words`` draws most: a refill then serves
+    many calls, each a view of what was fetched)."""
 
     def __init__(self, rng: np.random.Generator, block: int = BLOCK):
         self.bits = rng.bit_generator
         self.block = block
-        self._words: list[int] = []  # 32-bit words still to use, the next one last
+        #: the 32-bit words fetched, in the stream's order (each raw word's low half first), read-only, and
+        #: how many of them were used
+        self._fetched: npt.NDArray[np.uint32] = np.zeros(0, dtype=np.uint32)
+        self._used = 0
+
+    def _fetch(self, n: int) -> None:
+        """At least ``n`` words not used yet: those left, then ``block`` raw words or as many as they lack."""
+        left = self._fetched[self._used :]
+        raw = self.bits.random_raw(max(self.block, (n - len(left) + 1) // 2))
+        fresh = raw.astype("<u8", copy=False).view("<u4")
+        self._fetched = np.concatenate([left, fresh]) if len(left) else fresh
+        self._fetched.flags.writeable = False
+        self._used = 0
 
     def _word(self) -> int:
-        if not self._words:
-            raw: list[int] = self.bits.random_raw(self.block).tolist()
-            self._words = [half for w in reversed(raw) for half in (w >> 32, w & MASK32)]
-        return self._words.pop()
+        if self._used == len(self._fetched):
+            self._fetch(1)
+        self._used += 1
+        word: int = self._fetched.item(self._used - 1)
+        return word
 
     def words(self, n: int) -> npt.NDArray[np.uint32]:
         """The next ``n`` 32-bit words: what ``Generator.integers(0, 2**32, size=n, dtype=np.uint32)``
-        returns (a full 32-bit range takes the words as they come), without its checks per call."""
-        pending = self._words  # (the next one last)
-        if len(pending) >= n:
-            taken = pending[len(pending) - n :]
-            del pending[len(pending) - n :]
-            return np.array(taken[::-1], dtype=np.uint32)
-        head, rest = pending[::-1], n - len(pending)
-        pending.clear()
-        raw = self.bits.random_raw((rest + 1) // 2).astype("<u8", copy=False).view("<u4")  # low half first
-        if len(raw) > rest:  # (an odd count: the last word's high half is the next word)
-            pending.append(int(raw[-1]))
-            raw = raw[:rest]
-        return np.concatenate([np.array(head, dtype=np.uint32), raw]) if head else raw
+        returns (a full 32-bit range takes the words as they come), without its checks per call; a
+        read-only view."""
+        if len(self._fetched) - self._used < n:
+            self._fetch(n)
+        used = self._used
+        self._used = used + n
+        return self._fetched[used : used + n]
 
     def integers(self, n: int) -> int:
         """A uniform draw from ``0 .. n-1``: what ``Generator.integers(n)`` returns."""
@@ -62,7 +69,7 @@ class HostDraws:
             return 0
         if n == RANGE32:
             return self._word()
-        m = (self._words.pop() if self._words else self._word()) * n
+        m = self._word() * n
         leftover = m & MASK32
         if leftover < n:
             threshold = (MASK32 - (n - 1)) % n

@@ -40,6 +40,8 @@ from gpufleet.scheduling.registry import register
 
 MAX_SPEC_CPU = 128_000  # millicores: the authors' normalisation of cpu (MaxSpecCpu)
 MAX_SPEC_GPU = 8_000  # thousandths: eight whole GPUs (MaxSpecGpu)
+#: Random's raw 64-bit words fetched at a time: a draw for every node of a cycle is then a view of them
+DRAWS_BLOCK = 16_384
 
 
 @register
@@ -161,7 +163,7 @@ class Random(PerNodeScore):
         return cls(int(args.get("seed", 0)))
 
     def __init__(self, seed: int = 0):
-        self.draws = HostDraws(np.random.default_rng(seed), block=1)  # (mostly ``words``)
+        self.draws = HostDraws(np.random.default_rng(seed), block=DRAWS_BLOCK)  # (mostly ``words``)
 
     def score(self, ctx: PodContext, idx: IntArray) -> IntArray:
         """``rng.integers(0, 2**31, size=len(idx))`` of a generator seeded with ``seed``, drawn as the
