@@ -58,18 +58,20 @@ def test_a_tuned_copy_is_the_trace_pod_under_a_new_name() -> None:
 
 def test_a_replays_typical_pods_and_workload_are_kept_for_the_same_pods_and_seed_only() -> None:
     """``prepared``: the same pods (objects, in order) and seed give what ``typical_pods`` and ``workload``
-    give, without working them out again; another seed, another pod in the list or the same pods in
-    another order are worked out anew (new tuned copies); what a caller does to its copies does not
-    reach the next."""
+    give, and each pod's shape and GPU request, without working them out again; another seed, another
+    pod in the list or the same pods in another order are worked out anew (new tuned copies); what a
+    caller does to its copies does not reach the next."""
     pods = [share(f"s{i:02d}", 300) for i in range(10)] + [whole(f"w{i:02d}", 1) for i in range(5)]
-    typical, order = prepared(pods, 10 * 1000, 7)
+    typical, order, arrivals = prepared(pods, 10 * 1000, 7)
     assert typical == typical_pods(pods)
     assert [p.name for p in order] == [p.name for p in workload(pods, 10 * 1000, seed=7)]
-    again_typical, again = prepared(pods, 10 * 1000, 7)
+    assert arrivals == tuple((p.shape(), *gpu_request(p)) for p in order)
+    assert {a[1:] for a in arrivals} == {(1, 300), (1, 1000)}
+    again_typical, again, _ = prepared(pods, 10 * 1000, 7)
     assert again == order and again[-1] is order[-1]  # kept: the same tuned copies
     again.clear()
     again_typical[0]["gpus"] = 99
-    assert prepared(pods, 10 * 1000, 7) == (typical, order)
+    assert prepared(pods, 10 * 1000, 7) == (typical, order, arrivals)
     assert prepared(pods, 10 * 1000, 8)[1][-1] is not order[-1]
     other = [*pods[:-1], whole("w99", 1)]
     assert "w99" in {p.name for p in prepared(other, 10 * 1000, 7)[1]}
@@ -217,9 +219,11 @@ def test_a_replay_runs_with_the_garbage_collector_off_and_leaves_it_as_it_was(
     pods = [share(f"s{i}", 250) for i in range(20)] + [whole(f"w{i}", 1) for i in range(4)]
     collecting: list[bool] = []
 
-    def place_once(self: Scheduler, pod: Pod, now: float) -> str | None:
+    def place_once(
+        self: Scheduler, pod: Pod, now: float, shape: tuple[object, ...] | None = None
+    ) -> str | None:
         collecting.append(gc.isenabled())
-        return placed(self, pod, now)
+        return placed(self, pod, now, shape)
 
     placed = Scheduler.place_once
     monkeypatch.setattr(Scheduler, "place_once", place_once)

@@ -48,11 +48,13 @@ POPULARITY_THRESHOLD = 0.95  # typical pods: the most popular shapes covering 95
 SCHEDULER = "default-scheduler"
 #: ``prepared``'s entries: a grid's seeds of one trace, as one policy's runs follow each other
 PREPARED_KEPT = 12
+#: Per pod of a workload: its shape (``Pod.shape``) and GPU request (``gpu_request``).
+Asks = tuple[tuple[tuple[object, ...], int, int], ...]
 #: ``prepared``'s entries, newest last: the pods (held, so no other objects take their ids), the typical
-#: pods and the workload, by the pods' ids, the capacity and the seed
-_PREPARED: OrderedDict[tuple[object, ...], tuple[tuple[Pod, ...], list[dict[str, object]], list[Pod]]] = (
-    OrderedDict()
-)
+#: pods, the workload and its asks, by the pods' ids, the capacity and the seed
+_PREPARED: OrderedDict[
+    tuple[object, ...], tuple[tuple[Pod, ...], list[dict[str, object]], list[Pod], Asks]
+] = OrderedDict()
 
 
 def gpu_request(pod: Pod) -> tuple[int, int]:
@@ -85,6 +87,11 @@ def workload(pods: list[Pod], capacity_milli: int, seed: int) -> list[Pod]:
     return order
 
 
+def asks(order: list[Pod]) -> Asks:
+    """Each pod's shape and GPU request, in order."""
+    return tuple((pod.shape(), *gpu_request(pod)) for pod in order)
+
+
 def _products(pod: Pod) -> tuple[str, ...]:
     terms = pod.required_terms
     return tuple(v for t in terms for r in t.expressions for v in r.values) if terms else ()
@@ -115,20 +122,22 @@ def typical_pods(pods: list[Pod]) -> list[dict[str, object]]:
     ]
 
 
-def prepared(pods: list[Pod], capacity_milli: int, seed: int) -> tuple[list[dict[str, object]], list[Pod]]:
-    """``typical_pods`` and ``workload`` of the pods, kept for the last replays in this process: a sweep
-    replays each trace and seed once per policy, with one list of the trace's pods (``runs.load_trace``).
-    Kept by the pods' objects (a list with other pods, or in another order, is another entry); a pod is
-    not changed by a replay."""
+def prepared(
+    pods: list[Pod], capacity_milli: int, seed: int
+) -> tuple[list[dict[str, object]], list[Pod], Asks]:
+    """``typical_pods``, ``workload`` and the workload's ``asks``, kept for the last replays in this
+    process: a sweep replays each trace and seed once per policy, with one list of the trace's pods
+    (``runs.load_trace``). Kept by the pods' objects (a list with other pods, or in another order, is
+    another entry); a pod is not changed by a replay."""
     held = tuple(pods)
     key = (tuple(map(id, held)), capacity_milli, seed)
-    got = newest(
-        _PREPARED,
-        key,
-        lambda: (held, typical_pods(pods), workload(pods, capacity_milli, seed)),
-        PREPARED_KEPT,
-    )
-    return [dict(t) for t in got[1]], list(got[2])
+
+    def work_out() -> tuple[tuple[Pod, ...], list[dict[str, object]], list[Pod], Asks]:
+        order = workload(pods, capacity_milli, seed)
+        return held, typical_pods(pods), order, asks(order)
+
+    got = newest(_PREPARED, key, work_out, PREPARED_KEPT)
+    return [dict(t) for t in got[1]], list(got[2]), got[3]
 
 
 def profile(policy: str, typical: list[dict[str, object]], seed: int) -> ProfileConfig:
@@ -222,9 +231,10 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bo
     gpus_total = sum(n.capacity[GPU] for n in gpu_nodes)
     capacity = MILLI * gpus_total
     if keep:
-        typical, order = prepared(pods, capacity, seed)
+        typical, order, arrivals = prepared(pods, capacity, seed)
     else:
         typical, order = typical_pods(pods), workload(pods, capacity, seed)
+        arrivals = asks(order)
     state, scheduler = protocol_scheduler(gpu_nodes, typical, policy, seed)
     # (FGD's own measure, of the same tasks, shares its memo; so do the next runs of a sweep on the trace)
     measure = NodeFragmentation(
@@ -238,10 +248,9 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bo
     rec_frag: list[float] = []
     rec_ratio: list[float] = []
     start = time.perf_counter()
-    for pod in order:
-        k, m = gpu_request(pod)
+    for pod, (shape, k, m) in zip(order, arrivals, strict=True):
         arrived += k * m
-        node = scheduler.place_once(pod, 0.0)
+        node = scheduler.place_once(pod, 0.0, shape)
         if node is None:
             failed += 1
         else:

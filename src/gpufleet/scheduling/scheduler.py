@@ -470,13 +470,15 @@ class Scheduler:
                     self.state.touched(i)
                 self._requeue_for(ClusterChange(RESOURCE_CLAIM_UPDATE, *changed), now)
 
-    def place_once(self, pod: Pod, now: float) -> str | None:
+    def place_once(self, pod: Pod, now: float, shape: tuple[object, ...] | None = None) -> str | None:
         """One scheduling attempt with no queue and no retry: the pod is assigned where it fits
         (its fractional request on the GPU its profile picks), else nothing changes (and no FitError
-        message is composed)."""
+        message is composed). ``shape``: ``pod.shape()``, where the caller kept it."""
         profile = self.profiles[pod.scheduler_name]
         ctx = PodContext(pod, self.state)
-        found = self._best_nodes(profile, pod.shape(), ctx, explain=False, choose=True)
+        found = self._best_nodes(
+            profile, pod.shape() if shape is None else shape, ctx, explain=False, choose=True
+        )
         if isinstance(found, Placement):
             return None
         i = self._chosen_index(pod, found)
