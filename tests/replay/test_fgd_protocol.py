@@ -18,7 +18,15 @@ from gpufleet.cli import app
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
-from gpufleet.replay.fgd_protocol import bucket, gpu_request, prepared, replay, typical_pods, workload
+from gpufleet.replay.fgd_protocol import (
+    bucket,
+    gpu_request,
+    percentages,
+    prepared,
+    replay,
+    typical_pods,
+    workload,
+)
 from gpufleet.scheduling.framework import PodContext
 from gpufleet.scheduling.plugins.fgd_policies import BestFit, DotProd, GpuClustering, GpuPacking, Random
 from gpufleet.scheduling.scheduler import Scheduler
@@ -269,3 +277,31 @@ def test_default_trace_fgd_leaves_fewer_gpus_unallocated_than_best_fit() -> None
     assert fgd.pods_total == best_fit.pods_total == 10825
     assert fgd.unallocated_gpu_pct_at_100 is not None and best_fit.unallocated_gpu_pct_at_100 is not None
     assert 3.5 < fgd.unallocated_gpu_pct_at_100 < 6.0 < best_fit.unallocated_gpu_pct_at_100 < 8.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    gpus_total=st.integers(1, 20_000),
+    steps=st.lists(
+        st.tuples(st.integers(0, 10**9), st.integers(0, 10**9), st.floats(0, 1e10, allow_nan=False)),
+        max_size=30,
+    ),
+)
+def test_the_recorded_percentages_are_each_steps_python_arithmetic(
+    gpus_total: int, steps: list[tuple[int, int, float]]
+) -> None:
+    """``percentages`` over arrays gives, float for float, what the protocol's expressions give on one
+    step's numbers in Python (``round`` half to even; no idle GPU: a ratio of 0)."""
+    arrived, used, frag = [a for a, _, _ in steps], [u for _, u, _ in steps], [f for _, _, f in steps]
+    used = [min(u, 1000 * gpus_total) for u in used]
+    used[: len(used) // 3] = [1000 * gpus_total] * (len(used) // 3)  # (some steps with nothing idle)
+    expected = (
+        [round(a / gpus_total / 10) for a in arrived],
+        [u / gpus_total / 10 for u in used],
+        [100 * f / 1000 / gpus_total for f in frag],
+        [
+            100 * f / (1000 * gpus_total - u) if 1000 * gpus_total - u else 0.0
+            for u, f in zip(used, frag, strict=True)
+        ],
+    )
+    assert percentages(arrived, used, frag, gpus_total) == expected

@@ -243,10 +243,10 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bo
     frag = [measure.of(i, NodeLeft.of(state, i)) for i in range(state.size)]
     frag_total = sum(frag)
     arrived = used = failed = 0
-    rec_arrived: list[int] = []
-    rec_alloc: list[float] = []
-    rec_frag: list[float] = []
-    rec_ratio: list[float] = []
+    # after each pod: the thousandths arrived and placed, and the fragmentation
+    steps_arrived: list[int] = []
+    steps_used: list[int] = []
+    steps_frag: list[float] = []
     start = time.perf_counter()
     for pod, (shape, k, m) in zip(order, arrivals, strict=True):
         arrived += k * m
@@ -257,13 +257,14 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bo
             used += k * m
             i = state.index[node]
             new = measure.of(i, NodeLeft.of(state, i))
-            frag_total += new - frag[i]
+            frag_total += new - frag[i]  # (added in the pods' order: each step's sum as it was)
             frag[i] = new
-        idle = capacity - used
-        rec_arrived.append(round(arrived / gpus_total / 10))
-        rec_alloc.append(used / gpus_total / 10)
-        rec_frag.append(100 * frag_total / MILLI / gpus_total)
-        rec_ratio.append(100 * frag_total / idle if idle else 0.0)
+        steps_arrived.append(arrived)
+        steps_used.append(used)
+        steps_frag.append(frag_total)
+    rec_arrived, rec_alloc, rec_frag, rec_ratio = percentages(
+        steps_arrived, steps_used, steps_frag, gpus_total
+    )
     return ReplayResult(
         policy,
         seed,
@@ -275,4 +276,24 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bo
         bucket(rec_arrived, rec_frag),
         bucket(rec_arrived, rec_ratio),
         time.perf_counter() - start,
+    )
+
+
+def percentages(
+    arrived: list[int], used: list[int], frag: list[float], gpus_total: int
+) -> tuple[list[int], list[float], list[float], list[float]]:
+    """Per step (GPU thousandths arrived and placed, fragmentation in thousandths), the percentages the
+    protocol records: GPUs arrived (rounded half to even, as ``round``), allocated, fragmented, and
+    fragmented of the idle (0 where none is idle). Over arrays, operation by operation as in Python's
+    floats: each value is what the same expression on one step's numbers gives (the ints are below 2**53,
+    so each converts exactly and each division rounds once, as an int's true division does)."""
+    arrived_a, used_a, frag_a = np.array(arrived), np.array(used), np.array(frag, dtype=np.float64)
+    idle = MILLI * gpus_total - used_a
+    ratio = np.zeros(len(frag_a))
+    np.divide(100 * frag_a, idle, out=ratio, where=idle != 0)
+    return (
+        np.rint(arrived_a / gpus_total / 10).astype(np.int64).tolist(),
+        (used_a / gpus_total / 10).tolist(),
+        (100 * frag_a / MILLI / gpus_total).tolist(),
+        ratio.tolist(),
     )
