@@ -151,7 +151,7 @@ class GpuShares:
         room = (self.free_compute[idx] >= compute) & (self.free_memory[idx] >= memory)
         col = state.resource_column(GPU)
         whole = state.alloc[idx, col] - state.requested[idx, col]
-        few: BoolArray = room.sum(axis=1) + whole < count
+        few: BoolArray = np.add.reduce(room, axis=1) + whole < count  # (the ufunc: not NumPy's wrapper)
         return few
 
     def reasons(self, share: GpuShare, idx: IntArray) -> list[tuple[str, BoolArray]]:

@@ -107,6 +107,7 @@ class ShapeCache:
     # read of them would look up a dictionary of the object's own; these are read for every node judged)
     __slots__ = (
         "_by_row",
+        "_every_static",
         "_feasible",
         "_feasible_list",
         "_feasible_pos",
@@ -181,6 +182,7 @@ class ShapeCache:
         self.diagnosis: tuple[tuple[int, int], Counter[str], frozenset[str], IntArray] | None = None
         self._static_histogram: Counter[str] | None = None  # ``static_histogram``'s, until a rebuild
         self.static_pass: BoolArray = np.zeros(0, dtype=bool)
+        self._every_static = False  # every row passes the static filters (``static_pass`` all True)
         self.static_raw: list[tuple[StaticScore, int, IntArray]] = []
         self._raw_all: list[tuple[StaticScore, int, IntArray]] = []  # every applying plugin's, zero or not
         self.dyn: IntArray = np.zeros(0, dtype=np.int64)  # feasible nodes' dynamic scores, 0 elsewhere
@@ -217,6 +219,7 @@ class ShapeCache:
         pod = ctx.pod
         verdicts = self._static_filtered(pod)
         reasons, self.considered, self.static_pass = verdicts.reasons, verdicts.considered, verdicts.passing
+        self._every_static = bool(np.logical_and.reduce(self.static_pass)) if state.size else False
         self._static_list = verdicts.passing_list
         self.static_reason, self._static_histogram = reasons, None
         self.static_plugins = verdicts.plugins
@@ -392,8 +395,9 @@ class ShapeCache:
                 self._evaluate_node(i)
             return
         ctx = self.ctx
-        passing = self.static_pass[idx]
-        judged = idx if passing.all() else idx[passing]  # (the dynamic filters only where the static pass)
+        passing = None if self._every_static else self.static_pass[idx]
+        # (the dynamic filters only where the static pass)
+        judged = idx if passing is None or np.count_nonzero(passing) == len(idx) else idx[passing]
         if few:  # a volatile score: the changed nodes' filters in Python integers, the scores over arrays
             fit = np.array([self._fits(i, self._row(i)) for i in judged.tolist()], dtype=bool)
         elif len(judged):
@@ -403,7 +407,7 @@ class ShapeCache:
                 fit = fit & f.passes(ctx, judged)
         else:
             fit = np.zeros(0, dtype=bool)
-        if len(judged) < len(idx):
+        if passing is not None and len(judged) < len(idx):
             fit, judged_fit = np.zeros(len(idx), dtype=bool), fit
             fit[passing] = judged_fit
         self.ok[idx] = ok = fit  # (False wherever a static filter fails)
@@ -415,7 +419,7 @@ class ShapeCache:
                 total = self._total(idx, ok)
             else:  # only feasible nodes' scores are read: the others' are 0 until a change of theirs
                 total = np.zeros(len(idx), dtype=np.int64)
-                if ok.any():
+                if np.count_nonzero(ok):
                     total[ok] = self._total(idx[ok])
             self.dyn[idx] = total
             self.masked[idx] = np.where(ok, total, -1)
