@@ -148,9 +148,12 @@ class GpuShares:
         """Where fewer than ``count`` GPUs of the nodes ``idx`` have ``compute`` and ``memory`` milli left
         (open ones; a node's column of needs, or one need for all) or are unshared."""
         state = self.state
-        room = (self.free_compute[idx] >= compute) & (self.free_memory[idx] >= memory)
+        # (``take`` and a column's rows: NumPy's fancy indexing of a two-dimensional array costs more)
+        room = (self.free_compute.take(idx, axis=0) >= compute) & (
+            self.free_memory.take(idx, axis=0) >= memory
+        )
         col = state.resource_column(GPU)
-        whole = state.alloc[idx, col] - state.requested[idx, col]
+        whole = state.alloc[:, col][idx] - state.requested[:, col][idx]
         few: BoolArray = np.add.reduce(room, axis=1) + whole < count  # (the ufunc: not NumPy's wrapper)
         return few
 

@@ -214,7 +214,8 @@ class PerNodeScore(DynamicScore):
         state = ctx.state
         column = state.res_index.get(CPU)
         cpu: IntArray = (
-            state.alloc[idx, column] - state.requested[idx, column]
+            state.alloc[:, column][idx]
+            - state.requested[:, column][idx]  # (a column, then its rows: cheaper)
             if column is not None
             else np.zeros(len(idx), dtype=np.int64)
         )
