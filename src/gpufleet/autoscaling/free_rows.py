@@ -73,7 +73,7 @@ def _patched(state: ClusterState, kept: FreeRows) -> FreeRows:
     at = [(j, i) for i in changed if (j := bisect.bisect_left(rows, i)) < len(rows) and rows[j] == i]
     free, milli = kept.free, kept.milli
     if at:
-        positions = [j for j, _ in at]
+        positions = np.array([j for j, _ in at], dtype=np.int64)  # (an array indexes faster than a list)
         new_free, new_milli = _read(state, np.array([i for _, i in at], dtype=np.int64))
         free, milli = free.copy(), milli.copy()
         free[positions], milli[positions] = new_free, new_milli
