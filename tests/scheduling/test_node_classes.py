@@ -243,6 +243,36 @@ def test_a_refreshed_shape_cache_equals_one_built_afresh(
             assert cache.masked.tolist() == fresh.masked.tolist()
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    workload=st.lists(pods, min_size=1, max_size=40),
+    policy=st.sampled_from(["DotProd", "BestFit", "GpuPacking", "FGD"]),
+    decided=st.lists(st.booleans(), min_size=40, max_size=40),
+)
+def test_with_the_first_node_tie_break_a_pod_gets_the_lowest_of_the_top_scoring_nodes(
+    workload: list[tuple[int, int, int]], policy: str, decided: list[bool]
+) -> None:
+    """The FGD authors' tie-break (``tie_break="first"``): a pod goes to the lowest-numbered node of the
+    top-scoring ones, whether the cache kept their list (made where a cycle asks for every tie, as
+    ``decide`` does before some of the pods) or finds only the first of them (``ShapeCache.first_top``);
+    after every placement each cache's first is that of a cache built afresh."""
+    state = cluster([])
+    sched = scheduler(state, policy)
+    for k, spec in enumerate(workload):
+        pod = make_pod(f"w{k}", *spec)
+        expected = None
+        if decided[k]:
+            tied = sched.decide(pod).nodes
+            expected = min(tied, key=state.index.__getitem__) if tied else None
+        placed = sched.place_once(pod, 0.0)
+        if decided[k]:
+            assert placed == expected
+        for cache in sched.caches.values():
+            cache.refresh()
+            fresh = ShapeCache(cache.profile, PodContext(cache.ctx.pod, state))
+            assert cache.first_top() == (fresh.top_nodes() or [None])[0]
+
+
 def test_static_filtering_shared_between_shapes_follows_relabelled_nodes() -> None:
     """Pods that differ only in their amounts share one static filtering; a node relabelled after it
     was kept is judged by its new labels."""

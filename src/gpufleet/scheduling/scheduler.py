@@ -667,9 +667,13 @@ class Scheduler:
         if want is None:
             want = self.wants[pct, n] = num_feasible_nodes_to_find(pct, n)
         if pods is None and cache.all_rows and not cache.static_raw:
-            # only dynamic scores differ, and the cache keeps the top-scoring nodes
-            top = cache.top_nodes()
-            if top:  # (else no node is feasible, or the best score is negative: the general path below)
+            # only dynamic scores differ, and the cache keeps the top-scoring nodes (none: no node is
+            # feasible, or the best score is negative; the general path below)
+            if choose and want >= n and self.tie_break == "first":  # the lowest of them: no list of them
+                first = cache.first_top()
+                if first is not None:
+                    return [first]
+            elif top := cache.top_nodes():
                 if want >= n:
                     return top
                 return self._window_top(profile.scheduler_name, cache, top, want, n, choose)

@@ -591,6 +591,18 @@ class ShapeCache:
             self._top = (masked == best).nonzero()[0].tolist() if best >= 0 else []
         return self._top
 
+    def first_top(self) -> int | None:
+        """``top_nodes()[0]``, None where that is empty: the kept list's first, else the first highest of
+        ``masked`` found in one pass, no list made (a tie broken by the lowest node asks for no other)."""
+        top = self._top
+        if top is not None:
+            return top[0] if top else None
+        masked = self.masked
+        if not len(masked):
+            return None
+        j = int(masked.argmax())
+        return j if masked.item(j) >= 0 else None
+
     def static_histogram(self) -> Counter[str]:
         """The static filters' and node PreFilters' reasons on the active nodes, counted (a new Counter
         each time): a failed cycle's diagnosis starts from it. Counted once per build of the static part."""
