@@ -153,7 +153,7 @@ class ClusterSnapshot:
         """For the nodes ``idx``: what is free of each resource column here, and of GPU capacity in
         thousandths (whole free GPUs and what shared ones have left)."""
         state = self.state
-        free = state.alloc.take(idx, axis=0) - state.requested.take(idx, axis=0)
+        free = state.free_of(idx)
         milli = (
             MILLI * free[:, state.resource_column(GPU)]
         )  # the thousandths a pod put here took come off below

@@ -569,13 +569,13 @@ class ShapeCache:
         state, seen = self.state, self.seen
         if not self._monotone:
             return state.changes_since(seen)
-        if state.last_freed < seen:
-            if recent is None or len(recent) > SHORT_LOG:
-                return ((state.changed_at >= seen) & self.ok).nonzero()[0]
-            changed = state.changes_since(seen)
-            return changed[self.ok[changed]]
+        none_freed = state.last_freed < seen
+        if none_freed and (recent is None or len(recent) > SHORT_LOG):
+            return ((state.changed_at >= seen) & self.ok).nonzero()[0]
         changed = state.changes_since(seen)
-        return changed[self.ok[changed] | (state.freed_at[changed] >= seen)]
+        return changed[
+            self.ok[changed] if none_freed else self.ok[changed] | (state.freed_at[changed] >= seen)
+        ]
 
     def _unsettled(self, i: int) -> bool:
         """Whether node ``i``, which changed since the cache last looked, may have another verdict: not

@@ -147,7 +147,7 @@ class FragmentationGradient(PerNodeScore):
         (``NodeFragmentation.codes``: equal numbers, equal ``_key`` for this ask)."""
         state = ctx.state
         measure = self.measure(state, ctx.pod)
-        free = state.alloc.take(idx, axis=0) - state.requested.take(idx, axis=0)  # (``resource_columns``)
+        free = state.free_of(idx)
         col = state.res_index
         cpu = free[:, col[CPU]] if CPU in col else np.zeros(len(idx), dtype=np.int64)
         memory = free[:, col[MEMORY]] if MEMORY in col else np.zeros(len(idx), dtype=np.int64)

@@ -180,7 +180,7 @@ def resource_columns(
 ) -> tuple[IntArray, IntArray, IntArray]:
     """Allocatable, requested-with-the-pod and weights (0 where allocatable is 0), as (nodes, resources)."""
     state, cols = ctx.state, plan.cols
-    # (``take``: NumPy's fancy indexing of a two-dimensional array's rows costs several times as much)
+    # (``take``, as ``ClusterState.free_of``)
     alloc = state.alloc.take(idx, axis=0).take(cols, axis=1)
     nonzero = state.nonzero.take(idx, axis=0).take(cols, axis=1)
     requested = np.where(plan.use_nonzero, nonzero, state.requested.take(idx, axis=0).take(cols, axis=1))
@@ -331,8 +331,7 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
         return cols
 
     def passes(self, ctx: PodContext, idx: IntArray) -> BoolArray:
-        state = ctx.state  # (``take``: as in ``resource_columns``)
-        return self._fits(ctx, state.alloc.take(idx, axis=0) - state.requested.take(idx, axis=0))
+        return self._fits(ctx, ctx.state.free_of(idx))
 
     def _fits(self, ctx: PodContext, free: IntArray) -> BoolArray:
         fits: BoolArray = np.logical_and.reduce(free >= self._need(ctx), axis=1)  # (``all``, no wrapper)
@@ -358,7 +357,7 @@ class NodeResourcesFit(DynamicFilter, DynamicScore):
         return np.asarray(beyond.any(axis=1), dtype=bool)
 
     def reason_masks(self, ctx: PodContext, idx: IntArray) -> list[tuple[str, BoolArray]]:
-        return self._masks(ctx, ctx.state.alloc.take(idx, axis=0) - ctx.state.requested.take(idx, axis=0))
+        return self._masks(ctx, ctx.state.free_of(idx))
 
     def _masks(self, ctx: PodContext, free: IntArray) -> list[tuple[str, BoolArray]]:
         req = self._req(ctx)
