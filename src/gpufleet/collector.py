@@ -30,6 +30,8 @@ the block walked every object the run made (up to a tenth of a replay's CPU).
 * ``collector_frozen``: what exists as the block begins left out of its collections (``gc.freeze``),
   then back in the oldest generation; a pause inside it freezes what it made as it ends (a scenario
   read inside ``gpufleet simulate``'s or ``gpufleet whatif``'s block, which lives to the command's end).
+* ``freeze_after_pauses``: from then on in the process, what each pause made that outlives it is frozen
+  as the pause ends (a sweep's worker: its replays keep memos for the trace's next runs).
 * ``frozen_for_exit``: every object frozen as the command line's process ends, so that the interpreter's
   last collection at shutdown walks none of them.
 
@@ -63,6 +65,8 @@ class _Held:
 
 _LOCK = threading.Lock()
 _PAUSED, _SPACED, _FROZEN = _Held(), _Held(), _Held()
+#: ``freeze_after_pauses``' setting
+_freezing_after_pauses = False
 
 
 @contextmanager
@@ -94,12 +98,21 @@ def collector_paused() -> AbstractContextManager[None]:
         return enabled
 
     def put_back(enabled: bool) -> None:
-        if _FROZEN.blocks and _FROZEN.found:
+        if (_FROZEN.blocks and _FROZEN.found) or _freezing_after_pauses:
             gc.freeze()
         if enabled:
             gc.enable()
 
     return _holding(_PAUSED, change, put_back)
+
+
+def freeze_after_pauses(on: bool = True) -> None:
+    """From now on in this process (``on``; off with False), what a pause made that outlives it is frozen
+    as the pause ends, as inside ``collector_frozen``: a sweep's worker, whose replays keep what the next
+    runs of their trace use (the workload, the fragmentation values, the static verdicts' memo), which
+    the first collection after each replay would otherwise walk, then every middle and full one again."""
+    global _freezing_after_pauses
+    _freezing_after_pauses = on
 
 
 def collector_frozen() -> AbstractContextManager[None]:

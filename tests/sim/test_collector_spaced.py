@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from gpufleet.collector import YOUNG_THRESHOLD, collector_frozen, collector_paused, collector_spaced
+from gpufleet.collector import (
+    YOUNG_THRESHOLD,
+    collector_frozen,
+    collector_paused,
+    collector_spaced,
+    freeze_after_pauses,
+)
 from gpufleet.kube import load_scenario
 from gpufleet.report import finished_summary
 from gpufleet.sim import simulation
@@ -168,6 +174,21 @@ def test_what_a_pause_inside_a_frozen_block_made_is_frozen_until_the_block_ends(
     with collector_paused():
         alone = [["read while paused, in no frozen block"]]
     assert not frozen(alone)
+
+
+def test_after_freeze_after_pauses_what_a_pause_made_that_lives_on_is_frozen_until_switched_off() -> None:
+    """A sweep's worker: each replay's memos for its trace's next runs are frozen as its pause ends."""
+    freeze_after_pauses()
+    try:
+        with collector_paused():
+            kept = [["kept for the next run"]]
+        inside = frozen(kept)
+    finally:
+        freeze_after_pauses(False)
+        gc.unfreeze()
+    with collector_paused():
+        later = [["made once it was switched off"]]
+    assert inside and not frozen(later)
 
 
 def test_the_collector_is_off_from_reading_a_scenarios_files_to_the_end_of_their_conversion(

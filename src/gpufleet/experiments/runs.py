@@ -29,6 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from gpufleet.collector import freeze_after_pauses
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.replay.fgd_protocol import replay
@@ -259,8 +260,11 @@ def execute_reported(
         yield spec, outcome
 
 
-def _ignore_interrupts() -> None:
+def _worker_started() -> None:
+    """A pool worker ignores Ctrl-C (the parent stops it) and freezes what its runs keep for the next
+    (``freeze_after_pauses``: a replay's memos for its trace's next runs)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    freeze_after_pauses()
 
 
 def _run(spec: R) -> tuple[R, dict[str, Any] | Failed]:
@@ -273,7 +277,7 @@ def _fork_pool(jobs: int) -> multiprocessing.pool.Pool:
     pass over every trace's pods in each worker and write to (so copy) every page they are on."""
     gc.freeze()
     try:
-        return multiprocessing.Pool(jobs, initializer=_ignore_interrupts)
+        return multiprocessing.Pool(jobs, initializer=_worker_started)
     finally:
         gc.unfreeze()
 
