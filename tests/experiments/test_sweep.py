@@ -14,7 +14,6 @@ from tiny_trace import write_trace
 
 from gpufleet.experiments import runs
 from gpufleet.experiments.grid import load_grid
-from gpufleet.model.pod import Pod
 from gpufleet.replay import fgd_protocol
 from gpufleet.replay.fgd_protocol import POLICIES, replay
 from gpufleet.traces.openb import read_nodes, read_pods
@@ -151,14 +150,15 @@ def test_a_sweeps_runs_of_one_trace_and_seed_work_its_workload_out_once_and_a_si
     own (``gpufleet replay``) works them out and keeps nothing."""
     write_trace(tmp_path)
     worked: list[int] = []
-    plain = fgd_protocol.workload
+    plain = fgd_protocol._drawn
 
-    def counted(pods: list[Pod], capacity_milli: int, seed: int) -> list[Pod]:
+    def counted(requests: list[tuple[int, int]], capacity: int, seed: int) -> tuple[list[int], list[int]]:
         worked.append(seed)
-        return plain(pods, capacity_milli, seed)
+        return plain(requests, capacity, seed)
 
-    monkeypatch.setattr(fgd_protocol, "workload", counted)
+    monkeypatch.setattr(fgd_protocol, "_drawn", counted)
     monkeypatch.setattr(fgd_protocol, "_PREPARED", OrderedDict())
+    monkeypatch.setattr(fgd_protocol, "_TRACES", OrderedDict())
     spec = runs.RunSpec("shares.csv", "nodes.csv", "FGD", 2, tmp_path / "shares.csv", tmp_path / "nodes.csv")
     kept = [runs.run_replay(replace(spec, policy=policy)) for policy in ("FGD", "BestFit", "FGD")]
     assert worked == [2] and kept[0] == {**kept[2], "wall_seconds": kept[0]["wall_seconds"]}
@@ -166,5 +166,5 @@ def test_a_sweeps_runs_of_one_trace_and_seed_work_its_workload_out_once_and_a_si
     assert worked == [2, 3]
     nodes, pods = runs.load_trace("openb", tmp_path / "nodes.csv", tmp_path / "shares.csv")
     alone = replay(nodes, pods, "BestFit", 2).to_json()
-    assert worked == [2, 3, 2] and len(fgd_protocol._PREPARED) == 2
+    assert worked == [2, 3, 2] and len(fgd_protocol._PREPARED) == 2 and len(fgd_protocol._TRACES) == 1
     assert alone == {**kept[1], "wall_seconds": alone["wall_seconds"]}

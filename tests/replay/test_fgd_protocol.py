@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 from dataclasses import replace
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from conftest import gpu_node
 from gpufleet.cli import app
 from gpufleet.cluster.state import ClusterState
+from gpufleet.model.dra import PodResourceClaim
 from gpufleet.model.gpu_share import GpuShare
 from gpufleet.model.pod import Pod
 from gpufleet.replay.fgd_protocol import (
@@ -86,6 +88,20 @@ def test_a_replays_typical_pods_and_workload_are_kept_for_the_same_pods_and_seed
     assert prepared(pods[::-1], 10 * 1000, 7)[1][-1] is not order[-1]  # (its names alike: sorted first)
 
 
+def test_a_tuned_copys_ask_is_its_sources_but_a_pod_with_resource_claims_is_asked_under_its_name() -> None:
+    """``prepared`` works each trace pod's shape out once for every seed; a tuned copy takes its source's,
+    but where the shape names the pod (ResourceClaims: such pods are evaluated one by one) the copy's own."""
+    claims = (PodResourceClaim("gpu", resource_claim_template_name="one-gpu"),)
+    pods = [share(f"s{i:02d}", 300) for i in range(6)] + [replace(whole("d", 1), resource_claims=claims)]
+    for seed in (3, 4):
+        _, order, arrivals = prepared(pods, 10 * 1000, seed)
+        assert arrivals == tuple((p.shape(), *gpu_request(p)) for p in order)
+        copies = [p for p in order if p.name.startswith("d-tuned-")]
+        assert copies and {a[0][6] for p, a in zip(order, arrivals, strict=True) if p in copies} == {
+            ("default", p.name) for p in copies
+        }
+
+
 def test_a_trace_above_130_percent_loses_random_pods() -> None:
     """tuneDownPods: pods removed at random until the request is at most 130 %."""
     pods = [whole(f"w{i:02d}", 1) for i in range(20)]
@@ -97,6 +113,25 @@ def test_buckets_average_records_and_fall_back_to_neighbours() -> None:
     values = bucket([0, 0, 2, 5], [1.0, 3.0, 4.0, 7.0])
     assert values[0] == 2.0 and values[1] == 2.67 and values[2] == 4.0  # 1: mean of 0..2's records
     assert values[3] == 4.0 and values[5] == 7.0 and values[6] == 7.0 and values[7] is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.floats(0, 100)), max_size=80))
+def test_a_bucket_is_the_mean_of_its_records_in_their_order_or_of_its_neighbours(
+    steps: list[tuple[int, float]],
+) -> None:
+    """The authors' analysis: per percent, the records there (else at the percent either side), summed in
+    the order they were recorded, float for float; a replay's percents arrived never fall."""
+    arrived = list(accumulate(step for step, _ in steps))
+    values = [value for _, value in steps]
+    by: dict[int, list[float]] = {}
+    for a, v in zip(arrived, values, strict=True):
+        by.setdefault(a, []).append(v)
+    expected = []
+    for b in range(131):
+        hits = by.get(b) or [*by.get(b - 1, []), *by.get(b + 1, [])]
+        expected.append(round(sum(hits) / len(hits), 2) if hits else None)
+    assert bucket(arrived, values) == expected
 
 
 def test_typical_pods_are_the_shapes_covering_95_percent_of_pods() -> None:

@@ -22,8 +22,11 @@ over seeds compare.
 from __future__ import annotations
 
 import time
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,7 +34,7 @@ import numpy as np
 from gpufleet.cluster.state import ClusterState, non_zero_requests
 from gpufleet.collector import collector_paused
 from gpufleet.model.gpu_share import MILLI
-from gpufleet.model.node import Node
+from gpufleet.model.node import Node, replace_node
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import CPU, GPU
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
@@ -50,11 +53,12 @@ SCHEDULER = "default-scheduler"
 PREPARED_KEPT = 12
 #: Per pod of a workload: its shape (``Pod.shape``) and GPU request (``gpu_request``).
 Asks = tuple[tuple[tuple[object, ...], int, int], ...]
-#: ``prepared``'s entries, newest last: the pods (held, so no other objects take their ids), the typical
-#: pods, the workload and its asks, by the pods' ids, the capacity and the seed
-_PREPARED: OrderedDict[
-    tuple[object, ...], tuple[tuple[Pod, ...], list[dict[str, object]], list[Pod], Asks]
-] = OrderedDict()
+#: ``prepared``'s entries, newest last: the pods' ``_TracePods`` (which holds them, so no other objects take
+#: their ids), the workload and its asks, by the pods' ids, the capacity and the seed
+_PREPARED: OrderedDict[tuple[object, ...], tuple[_TracePods, list[Pod], Asks]] = OrderedDict()
+#: Pod lists whose ``_TracePods`` a process keeps (a worker goes trace by trace), by the pods' ids
+TRACES_KEPT = 2
+_TRACES: OrderedDict[tuple[int, ...], _TracePods] = OrderedDict()
 
 
 def gpu_request(pod: Pod) -> tuple[int, int]:
@@ -67,23 +71,37 @@ def gpu_request(pod: Pod) -> tuple[int, int]:
 
 def workload(pods: list[Pod], capacity_milli: int, seed: int) -> list[Pod]:
     """The order the authors' simulator schedules: sorted by name, shuffled, tuned to 130 %."""
-    rng = np.random.default_rng(seed)
     by_name = sorted(pods, key=lambda p: p.name)
-    order = [by_name[k] for k in rng.permutation(len(by_name)).tolist()]
+    kept, tuned = _drawn(list(map(gpu_request, by_name)), capacity_milli, seed)
+    return _ordered(by_name, kept, tuned)
+
+
+def _drawn(requests: list[tuple[int, int]], capacity_milli: int, seed: int) -> tuple[list[int], list[int]]:
+    """``workload``'s draws over the name-sorted pods with these ``gpu_request``: the positions of the pods
+    kept, in their shuffled order, then of each tuned copy's source."""
+    rng = np.random.default_rng(seed)
+    kept = rng.permutation(len(requests)).tolist()
     target = TARGET * capacity_milli
-    total = sum(k * m for k, m in map(gpu_request, order))
-    while total > target and order:
-        k, m = gpu_request(order.pop(int(rng.integers(len(order)))))
+    total = sum(k * m for k, m in requests)
+    while total > target and kept:
+        k, m = requests[kept.pop(int(rng.integers(len(kept))))]
         total -= k * m
-    tuned = 0
-    while by_name and total < target:
-        source = by_name[int(rng.integers(len(by_name)))]
-        k, m = gpu_request(source)
+    tuned: list[int] = []
+    while requests and total < target:
+        source = int(rng.integers(len(requests)))
+        k, m = requests[source]
         if total + m > target:
             break
-        order.append(source.renamed(f"{source.name}-tuned-{tuned}"))
+        tuned.append(source)
         total += k * m
-        tuned += 1
+    return kept, tuned
+
+
+def _ordered(by_name: list[Pod], kept: list[int], tuned: list[int]) -> list[Pod]:
+    """The workload of ``_drawn``'s positions: the pods kept, then the tuned copies, named
+    ``<name>-tuned-<i>``."""
+    order = [by_name[k] for k in kept]
+    order += [by_name[k].renamed(f"{by_name[k].name}-tuned-{i}") for i, k in enumerate(tuned)]
     return order
 
 
@@ -128,16 +146,44 @@ def prepared(
     """``typical_pods``, ``workload`` and the workload's ``asks``, kept for the last replays in this
     process: a sweep replays each trace and seed once per policy, with one list of the trace's pods
     (``runs.load_trace``). Kept by the pods' objects (a list with other pods, or in another order, is
-    another entry); a pod is not changed by a replay."""
-    held = tuple(pods)
-    key = (tuple(map(id, held)), capacity_milli, seed)
+    another entry); a pod is not changed by a replay. What does not depend on the seed (the typical pods,
+    the pods sorted by name with their asks) is worked out once for the pods' next seeds."""
+    ids = tuple(map(id, pods))
 
-    def work_out() -> tuple[tuple[Pod, ...], list[dict[str, object]], list[Pod], Asks]:
-        order = workload(pods, capacity_milli, seed)
-        return held, typical_pods(pods), order, asks(order)
+    def work_out() -> tuple[_TracePods, list[Pod], Asks]:
+        trace = newest(_TRACES, ids, lambda: _TracePods.of(pods), TRACES_KEPT)
+        kept, tuned = _drawn(trace.requests, capacity_milli, seed)
+        order = _ordered(trace.by_name, kept, tuned)
+        base = trace.asks
+        copies = ((base[k], order[n]) for n, k in enumerate(tuned, len(kept)))
+        arrivals = (
+            *(base[k] for k in kept),
+            # (a copy's shape is its source's: ``Pod.shape`` names the pod only with ResourceClaims)
+            *(ask if not copy.resource_claims else (copy.shape(), *ask[1:]) for ask, copy in copies),
+        )
+        return trace, order, arrivals
 
-    got = newest(_PREPARED, key, work_out, PREPARED_KEPT)
-    return [dict(t) for t in got[1]], list(got[2]), got[3]
+    trace, order, arrivals = newest(_PREPARED, (ids, capacity_milli, seed), work_out, PREPARED_KEPT)
+    return [dict(t) for t in trace.typical], list(order), arrivals
+
+
+@dataclass(frozen=True)
+class _TracePods:
+    """What every seed's workload of one list of pods starts from: the pods (held, so no other objects take
+    their ids), sorted by name, with their GPU requests and asks, and the typical pods."""
+
+    held: tuple[Pod, ...]
+    by_name: list[Pod]
+    requests: list[tuple[int, int]]
+    asks: Asks
+    typical: list[dict[str, object]]
+
+    @classmethod
+    def of(cls, pods: list[Pod]) -> _TracePods:
+        by_name = sorted(pods, key=lambda p: p.name)
+        requests = list(map(gpu_request, by_name))
+        shaped = tuple((pod.shape(), *request) for pod, request in zip(by_name, requests, strict=True))
+        return cls(tuple(pods), by_name, requests, shaped, typical_pods(pods))
 
 
 def profile(policy: str, typical: list[dict[str, object]], seed: int) -> ProfileConfig:
@@ -190,14 +236,15 @@ class ReplayResult:
 
 
 def bucket(arrived: list[int], values: list[float]) -> list[float | None]:
-    """Per integer percent 0..130: the mean of the values recorded there, else at its neighbours."""
-    by: dict[int, list[float]] = {}
-    for a, v in zip(arrived, values, strict=True):
-        by.setdefault(a, []).append(v)
+    """Per integer percent 0..130: the mean of the values recorded there, else at its neighbours.
+    ``arrived`` does not fall (a replay's: the request arrived only grows), so each percent's records are
+    one run of the lists, found by bisection and summed in their order."""
     out: list[float | None] = []
     for b in BUCKETS:
-        hits = by.get(b) or [v for n in (b - 1, b, b + 1) for v in by.get(n, [])]
-        out.append(round(sum(hits) / len(hits), 2) if hits else None)
+        low, high = bisect_left(arrived, b), bisect_right(arrived, b)
+        if low == high:
+            low, high = bisect_left(arrived, b - 1), bisect_right(arrived, b + 1)
+        out.append(round(sum(values[low:high]) / (high - low), 2) if high > low else None)
     return out
 
 
@@ -209,7 +256,7 @@ def protocol_scheduler(
     by_name = sorted(gpu_nodes, key=lambda n: n.name)
     rng = np.random.default_rng(seed + 1)
     tie_order = [by_name[k] for k in np.argsort(rng.permutation(len(by_name))).tolist()]
-    state = ClusterState([replace(n, labels=dict(n.labels)) for n in tie_order])
+    state = ClusterState([replace_node(n, labels=dict(n.labels)) for n in tie_order])
     config = SchedulerConfig(
         SCHEDULER, profiles=[profile(policy, typical, seed)], percentage_of_nodes_to_score=100
     )
@@ -244,9 +291,8 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bo
     frag_total = sum(frag)
     arrived = used = failed = 0
     # after each pod: the thousandths arrived and placed, and the fragmentation
-    steps_arrived: list[int] = []
-    steps_used: list[int] = []
-    steps_frag: list[float] = []
+    # (machine numbers, not a Python object per step: read by NumPy through their buffers)
+    steps_arrived, steps_used, steps_frag = array("q"), array("q"), array("d")
     start = time.perf_counter()
     for pod, (shape, k, m) in zip(order, arrivals, strict=True):
         arrived += k * m
@@ -280,7 +326,7 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bo
 
 
 def percentages(
-    arrived: list[int], used: list[int], frag: list[float], gpus_total: int
+    arrived: Sequence[int], used: Sequence[int], frag: Sequence[float], gpus_total: int
 ) -> tuple[list[int], list[float], list[float], list[float]]:
     """Per step (GPU thousandths arrived and placed, fragmentation in thousandths), the percentages the
     protocol records: GPUs arrived (rounded half to even, as ``round``), allocated, fragmented, and
