@@ -169,10 +169,9 @@ def prepared(
 
 @dataclass(frozen=True)
 class _TracePods:
-    """What every seed's workload of one list of pods starts from: the pods (held, so no other objects take
-    their ids), sorted by name, with their GPU requests and asks, and the typical pods."""
+    """What every seed's workload of one list of pods starts from: the pods sorted by name (held, so no other
+    objects take their ids), with their GPU requests and asks, and the typical pods."""
 
-    held: tuple[Pod, ...]
     by_name: list[Pod]
     requests: list[tuple[int, int]]
     asks: Asks
@@ -183,7 +182,7 @@ class _TracePods:
         by_name = sorted(pods, key=lambda p: p.name)
         requests = list(map(gpu_request, by_name))
         shaped = tuple((pod.shape(), *request) for pod, request in zip(by_name, requests, strict=True))
-        return cls(tuple(pods), by_name, requests, shaped, typical_pods(pods))
+        return cls(by_name, requests, shaped, typical_pods(pods))
 
 
 def profile(policy: str, typical: list[dict[str, object]], seed: int) -> ProfileConfig:
