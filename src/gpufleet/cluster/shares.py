@@ -153,7 +153,7 @@ class GpuShares:
             self.free_memory.take(idx, axis=0) >= memory
         )
         col = state.resource_column(GPU)
-        whole = state.alloc[:, col][idx] - state.requested[:, col][idx]
+        whole = state.column_free_of(col, idx)
         few: BoolArray = np.add.reduce(room, axis=1) + whole < count  # (the ufunc: not NumPy's wrapper)
         return few
 

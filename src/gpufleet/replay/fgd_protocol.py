@@ -105,11 +105,6 @@ def _ordered(by_name: list[Pod], kept: list[int], tuned: list[int]) -> list[Pod]
     return order
 
 
-def asks(order: list[Pod]) -> Asks:
-    """Each pod's shape and GPU request, in order."""
-    return tuple((pod.shape(), *gpu_request(pod)) for pod in order)
-
-
 def _products(pod: Pod) -> tuple[str, ...]:
     terms = pod.required_terms
     return tuple(v for t in terms for r in t.expressions for v in r.values) if terms else ()
@@ -152,16 +147,7 @@ def prepared(
 
     def work_out() -> tuple[_TracePods, list[Pod], Asks]:
         trace = newest(_TRACES, ids, lambda: _TracePods.of(pods), TRACES_KEPT)
-        kept, tuned = _drawn(trace.requests, capacity_milli, seed)
-        order = _ordered(trace.by_name, kept, tuned)
-        base = trace.asks
-        copies = ((base[k], order[n]) for n, k in enumerate(tuned, len(kept)))
-        arrivals = (
-            *(base[k] for k in kept),
-            # (a copy's shape is its source's: ``Pod.shape`` names the pod only with ResourceClaims)
-            *(ask if not copy.resource_claims else (copy.shape(), *ask[1:]) for ask, copy in copies),
-        )
-        return trace, order, arrivals
+        return trace, *trace.workload(capacity_milli, seed)
 
     trace, order, arrivals = newest(_PREPARED, (ids, capacity_milli, seed), work_out, PREPARED_KEPT)
     return [dict(t) for t in trace.typical], list(order), arrivals
@@ -183,6 +169,19 @@ class _TracePods:
         requests = list(map(gpu_request, by_name))
         shaped = tuple((pod.shape(), *request) for pod, request in zip(by_name, requests, strict=True))
         return cls(by_name, requests, shaped, typical_pods(pods))
+
+    def workload(self, capacity_milli: int, seed: int) -> tuple[list[Pod], Asks]:
+        """``workload`` of these pods and each of its pods' shape and GPU request, in order (``Asks``)."""
+        kept, tuned = _drawn(self.requests, capacity_milli, seed)
+        order = _ordered(self.by_name, kept, tuned)
+        base = self.asks
+        copies = ((base[k], order[n]) for n, k in enumerate(tuned, len(kept)))
+        arrivals = (
+            *(base[k] for k in kept),
+            # (a copy's shape is its source's: ``Pod.shape`` names the pod only with ResourceClaims)
+            *(ask if not copy.resource_claims else (copy.shape(), *ask[1:]) for ask, copy in copies),
+        )
+        return order, arrivals
 
 
 def profile(policy: str, typical: list[dict[str, object]], seed: int) -> ProfileConfig:
@@ -279,8 +278,8 @@ def _replay(nodes: list[Node], pods: list[Pod], policy: str, seed: int, keep: bo
     if keep:
         typical, order, arrivals = prepared(pods, capacity, seed)
     else:
-        typical, order = typical_pods(pods), workload(pods, capacity, seed)
-        arrivals = asks(order)
+        trace = _TracePods.of(pods)
+        typical, (order, arrivals) = trace.typical, trace.workload(capacity, seed)
     state, scheduler = protocol_scheduler(gpu_nodes, typical, policy, seed)
     # (FGD's own measure, of the same tasks, shares its memo; so do the next runs of a sweep on the trace)
     measure = NodeFragmentation(

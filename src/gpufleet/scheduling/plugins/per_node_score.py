@@ -213,12 +213,7 @@ class PerNodeScore(DynamicScore):
         assert self._classes is not None  # made by ``classes``
         state = ctx.state
         column = state.res_index.get(CPU)
-        cpu: IntArray = (
-            state.alloc[:, column][idx]
-            - state.requested[:, column][idx]  # (a column, then its rows: cheaper)
-            if column is not None
-            else np.zeros(len(idx), dtype=np.int64)
-        )
+        cpu = state.column_free_of(column, idx) if column is not None else np.zeros(len(idx), dtype=np.int64)
         return cpu, self._classes.totals[idx]
 
     def classes(self, ctx: PodContext, idx: IntArray, ask: PodAsk) -> IntArray:
