@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 #: the engine, the loader, the report, and what only some commands use (the pod model, YAML output,
-#: progress bars)
+#: progress bars, rich's consoles)
 HEAVY = (
     "gpufleet.sim.simulation",
     "gpufleet.kube.load",
@@ -19,6 +21,7 @@ HEAVY = (
     "gpufleet.model.pod",
     "yaml",
     "rich.progress",
+    "rich.console",
 )
 
 
@@ -66,3 +69,54 @@ def test_a_command_ends_with_what_it_holds_frozen_for_the_interpreters_last_coll
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "frozen at exit: True"
+
+
+def test_a_command_that_prints_only_lines_never_imports_rich() -> None:
+    """``validate`` prints lines (``cli.say``): rich (0.02 s to import) is left to the commands that render
+    tables, bars and summaries."""
+    code = (
+        "import atexit, sys; "
+        "atexit.register(lambda: print('rich imported:', 'rich' in sys.modules)); "
+        "sys.argv = ['gpufleet', 'validate', 'examples/whatif/snapshot']; "
+        "from gpufleet.cli import main; main()"
+    )
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == ["valid", "rich imported: False"]
+
+
+def test_a_line_is_printed_as_it_is_markup_and_emoji_codes_included(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A line holds what a user named (a path with brackets, a name with colons): ``say`` prints it whole,
+    where rich's console would have read ``[bold]`` as a style and ``:smile:`` as an emoji."""
+    from gpufleet.cli import say
+
+    say("wrote runs[bold]/x :smile:/replay.json")
+    say("warning: [red]kept[/red]", stderr=True)
+    captured = capsys.readouterr()
+    assert captured.out == "wrote runs[bold]/x :smile:/replay.json\n"
+    assert captured.err == "warning: [red]kept[/red]\n"
+
+
+def test_the_commands_annotations_are_objects_that_typer_reads_without_compiling() -> None:
+    """typer reads every command's annotations at each start; as strings (``from __future__ import
+    annotations``) each would be compiled and evaluated there, 10 ms of every command's start."""
+    from gpufleet import cli
+
+    commands = [
+        info.callback
+        for group in (cli.app, *(g.typer_instance for g in cli.app.registered_groups))
+        if group is not None
+        for info in group.registered_commands
+    ]
+    assert len(commands) > 10
+    strings = [
+        f"{f.__name__}: {name}"
+        for f in commands
+        if f is not None
+        for name, a in f.__annotations__.items()
+        if isinstance(a, str)
+    ]
+    assert strings == []

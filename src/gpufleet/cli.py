@@ -5,18 +5,21 @@ Bad input never produces a traceback: every problem is printed on its own line
 kubectl's habits hold: ``-h``, ``-o json|yaml|wide`` (``report.output``), ``-n``/``-A``, ``-`` for
 standard input, a pod named without its namespace. Command docstrings are what ``--help`` shows
 (rendered as Markdown, so lines rewrap): plain sentences, the first line a whole one.
-"""
 
-from __future__ import annotations
+Unlike the rest of the package, this module's annotations are objects, not strings (no ``from
+__future__ import annotations``): typer reads every command's annotations at each start, and strings
+would be compiled and evaluated there anew (10 ms of each command's start). Names imported only for
+type checking are quoted.
+"""
 
 import sys
 from collections import Counter
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 import gpufleet.blas_threads  # noqa: F401  (before NumPy loads: one OpenBLAS thread)
 from gpufleet.model.named_paths import CannotCreate, file_system_line, made_directory
@@ -27,6 +30,8 @@ from gpufleet.report.output import OutputError, output_format, print_data, rende
 from gpufleet.report.progress_wanted import NO_PROGRESS_ENV
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from gpufleet.live.client import LiveCluster
     from gpufleet.live.snapshot import SnapshotResult
     from gpufleet.model.node import Node
@@ -47,9 +52,6 @@ app = typer.Typer(
     help="GPU-aware Kubernetes scheduling and cluster simulation.",
     **TYPER_SETTINGS,
 )
-# soft_wrap: a line printed whole, never wrapped or cut, when the output is not a terminal
-err = Console(stderr=True, soft_wrap=True)
-out = Console(soft_wrap=True)
 
 PathsArg = Annotated[
     list[Path] | None, typer.Argument(help="Scenario files or directories (YAML or JSON); - reads stdin.")
@@ -74,7 +76,7 @@ def version_callback(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
-        out.print(f"gpufleet {version('gpufleet')}", highlight=False)
+        say(f"gpufleet {version('gpufleet')}")
         raise typer.Exit()
 
 
@@ -100,7 +102,7 @@ def output_of(value: str | None, wide: bool = False, as_json: bool = False) -> s
 
 def fail(lines: list[str]) -> typer.Exit:
     for line in lines:
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+        say(line, stderr=True)
     return typer.Exit(2)
 
 
@@ -110,7 +112,7 @@ def default_scenario_path() -> Path:
     return Path(str(resources.files("gpufleet") / "examples" / "default.yaml"))
 
 
-def load(paths: list[Path] | None) -> Scenario:
+def load(paths: list[Path] | None) -> "Scenario":
     from gpufleet.kube import ScenarioError, load_scenario
 
     try:
@@ -119,7 +121,7 @@ def load(paths: list[Path] | None) -> Scenario:
         raise fail(exc.problems) from None
 
 
-def make_simulation(scenario: Scenario, seed: int | None) -> Simulation:
+def make_simulation(scenario: "Scenario", seed: int | None) -> "Simulation":
     from gpufleet.scheduling.profile import ProfileError
     from gpufleet.sim.simulation import Simulation
 
@@ -143,7 +145,7 @@ SelectNamespaceOption = Annotated[
 ]
 
 
-def selection_of(select: str | None, namespace: str | None) -> PodSelection | None:
+def selection_of(select: str | None, namespace: str | None) -> "PodSelection | None":
     """The pods ``--select`` and ``--namespace`` pick; a selector that does not parse exits 2."""
     from gpufleet.model.pod_selection import SelectorError, pod_selection  # the pod model: not for --help
 
@@ -209,18 +211,18 @@ def simulate(
         scenario = load(paths)
         sim = make_simulation(scenario, seed)
         for warning in scenario.warnings:  # summary.json keeps them too
-            err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+            say(f"warning: {warning}", stderr=True)
         if metrics_out is not None:
             sim.metrics = ExporterScrapes()
         if check_invariants:
             sim.invariants = InvariantChecks()
         try:
-            with SimulationBar(err, asked=not no_progress) as bar:
+            with SimulationBar(console(stderr=True), asked=not no_progress) as bar:
                 sim.run(progress=bar if bar.enabled else None)
         except InvariantViolation as exc:
             at = f"{human_duration(exc.at_s)} ({exc.at_s:g} s)"
             line = f"invariant {exc.invariant} violated by {exc.subject} at {at}: {exc.detail}"
-            err.print(line, markup=False, highlight=False, soft_wrap=True)
+            say(line, stderr=True)
             raise typer.Exit(1) from None
         summary = finished_summary(build_summary(sim, selection))
     made_directory(out_dir)
@@ -229,15 +231,15 @@ def simulate(
     if fmt is not None:
         print_data(summary, fmt)
     else:
-        print_summary(summary, out)
-    said = err if fmt else out
-    said.print(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", highlight=False)
+        print_summary(summary, console())
+    said = fmt is not None  # (on standard error where standard output holds the data)
+    say(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", stderr=said)
     if sim.invariants is not None:
-        said.print(f"invariants held after each of {sim.invariants.events:,} events", highlight=False)
+        say(f"invariants held after each of {sim.invariants.events:,} events", stderr=said)
     if metrics_out is not None and sim.metrics is not None:
         write_openmetrics(metrics_out, sim.metrics.families(), start)
         window = f"{rfc3339(start)} to {rfc3339(start + sim.metrics.end_s)}"
-        said.print(f"wrote {metrics_out} (OpenMetrics, {window})", highlight=False, soft_wrap=True)
+        say(f"wrote {metrics_out} (OpenMetrics, {window})", stderr=said)
 
 
 @app.command()
@@ -296,9 +298,20 @@ def _validate(paths: list[Path], output: str | None) -> None:
     say("valid")
 
 
-def say(line: str, console: Console = out) -> None:
-    """One line of text, printed whole (no markup, no highlighting, no wrapping when piped)."""
-    console.print(line, markup=False, highlight=False)
+def say(line: str, stderr: bool = False) -> None:
+    """One line of text, printed whole: as it is, no markup, emoji codes or highlighting read in it,
+    never wrapped (a plain ``print``: a command that prints only lines never imports rich)."""
+    print(line, file=sys.stderr if stderr else sys.stdout)
+
+
+@cache
+def console(stderr: bool = False) -> "Console":
+    """The rich console of standard output (or error), for tables, bars and summaries; made when a
+    command first renders one. ``soft_wrap``: a line printed whole, never wrapped or cut, when the
+    output is not a terminal."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, soft_wrap=True)
 
 
 KubeconfigOption = Annotated[
@@ -315,7 +328,7 @@ NamespaceOption = Annotated[
 AllNamespacesOption = Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")]
 
 
-def connect_live(kubeconfig: Path | None, context: str | None) -> LiveCluster:
+def connect_live(kubeconfig: Path | None, context: str | None) -> "LiveCluster":
     """The cluster kubectl would talk to with these flags; a configuration problem exits 2."""
     from gpufleet.live.client import LiveError, connect
 
@@ -331,7 +344,7 @@ def one_scope(namespace: str | None, all_namespaces: bool) -> None:
         raise fail(["--namespace and --all-namespaces: give one of them"])
 
 
-def live_scope(cluster: LiveCluster, namespace: str | None, all_namespaces: bool) -> str | None:
+def live_scope(cluster: "LiveCluster", namespace: str | None, all_namespaces: bool) -> str | None:
     """The namespace to read as kubectl chooses it (``-A``: None, all of them), or exit 2 for both."""
     one_scope(namespace, all_namespaces)
     if all_namespaces:
@@ -339,7 +352,7 @@ def live_scope(cluster: LiveCluster, namespace: str | None, all_namespaces: bool
     return namespace or str(cluster.config.namespace or "default")
 
 
-def read_live(cluster: LiveCluster, out_dir: Path, namespace: str | None) -> SnapshotResult:
+def read_live(cluster: "LiveCluster", out_dir: Path, namespace: str | None) -> "SnapshotResult":
     from gpufleet.live.client import LiveError
     from gpufleet.live.snapshot import take_snapshot
 
@@ -432,7 +445,7 @@ def explain(
             namespace = live_scope(cluster, namespace, all_namespaces)
             with tempfile.TemporaryDirectory(prefix="gpufleet-explain-") as tmp:
                 read = read_live(cluster, Path(tmp), namespace)
-                err.print(f"read {read.objects} objects in {read.seconds:.1f} s", highlight=False)
+                say(f"read {read.objects} objects in {read.seconds:.1f} s", stderr=True)
                 scenario = load([Path(tmp)])
         try:
             explanations = explain_scenario(scenario, only=pod, namespace=namespace)
@@ -445,7 +458,7 @@ def explain(
     if fmt is not None:
         print_data(explanations, fmt)
     else:
-        render_explanations(explanations, out)
+        render_explanations(explanations, console())
 
 
 @app.command()
@@ -485,11 +498,11 @@ def scheduler(
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: live.stop.set())
     profiles = ", ".join(p.scheduler_name for p in configs.profiles)
-    err.print(f"gpufleet scheduler: profiles {profiles}{' (dry run)' if dry_run else ''}", highlight=False)
+    say(f"gpufleet scheduler: profiles {profiles}{' (dry run)' if dry_run else ''}", stderr=True)
     raise typer.Exit(live.run())
 
 
-def check_reachable(cluster: LiveCluster) -> None:
+def check_reachable(cluster: "LiveCluster") -> None:
     """One page of one Node: an unreachable server, refused credentials or a missing right exit 2."""
     from gpufleet.live.client import LiveError
     from gpufleet.live.kinds import KINDS
@@ -502,7 +515,7 @@ def check_reachable(cluster: LiveCluster) -> None:
         cluster.close()
 
 
-def load_scheduler_config(path: Path) -> SchedulerConfig:
+def load_scheduler_config(path: Path) -> "SchedulerConfig":
     """The one KubeSchedulerConfiguration of ``path``, checked as a scenario's would be; its plugins must
     all be implemented (a live scheduler cannot judge without them). Problems exit 2."""
     from gpufleet.scheduling import registry
@@ -527,7 +540,7 @@ def load_scheduler_config(path: Path) -> SchedulerConfig:
         if (
             "leaderElection" not in warning and "clientConnection" not in warning
         ):  # the live scheduler reads them
-            err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+            say(f"warning: {warning}", stderr=True)
     return config
 
 
@@ -559,7 +572,7 @@ app.add_typer(trace_app, name="trace")
 FormatOption = Annotated[str, typer.Option("--format", help="Trace format (openb: Alibaba GPU trace 2023).")]
 
 
-def read_trace(fmt: str, nodes: Path, pods: Path) -> tuple[list[Node], list[TracePod]]:
+def read_trace(fmt: str, nodes: Path, pods: Path) -> "tuple[list[Node], list[TracePod]]":
     """The node and pod lists of a trace; bad rows exit 2, one line each (FILE:LINE: column: problem)."""
 
     from gpufleet.traces.base import TraceError
@@ -665,11 +678,10 @@ def replay(
     if output_fmt is not None:
         print_data(result.to_json(), output_fmt)
         return
-    out.print(
+    say(
         f"{policy} seed {seed}: {result.pods_total} pods ({result.pods_failed} failed), unallocated GPUs at "
         f"100 % arrived: {result.unallocated_gpu_pct_at_100} %, fragmentation ratio "
-        f"{result.frag_ratio_pct[100]} %; {result.seconds:.2f} s; wrote {out_dir / 'replay.json'}",
-        highlight=False,
+        f"{result.frag_ratio_pct[100]} %; {result.seconds:.2f} s; wrote {out_dir / 'replay.json'}"
     )
 
 
@@ -718,7 +730,7 @@ def compare(
     """
     from gpufleet.experiments.commands import Terminal, compare_command
 
-    term = Terminal(out, err, not no_progress, output_of(output))
+    term = Terminal(console(), console(stderr=True), not no_progress, output_of(output))
     selection = selection_of(select, namespace)
     raise typer.Exit(
         compare_command(
@@ -757,7 +769,7 @@ def sweep(
     """
     from gpufleet.experiments.commands import Terminal, ray_address_from, sweep_command
 
-    term = Terminal(out, err, not no_progress, output_of(output))
+    term = Terminal(console(), console(stderr=True), not no_progress, output_of(output))
     selection = selection_of(select, namespace)
     raise typer.Exit(sweep_command(grid, out_dir, jobs, ray_address_from(ray), term, selection))
 
@@ -817,7 +829,7 @@ def optimum(
     table.add_row(label, f"{best['bound_milli'] / 1000:.2f}", "")
     for row in doc["policies"]:
         table.add_row(row["policy"], f"{row['allocated_milli'] / 1000:.2f}", f"{row['gap_pct']:.2f}")
-    out.print(table)
+    console().print(table)
     solved = (
         f"exact, {best['seconds']:.1f} s"
         if best["optimal"]
@@ -826,13 +838,9 @@ def optimum(
             f"{best['allocated_milli'] / 1000:.2f} GPUs"
         )
     )
-    out.print(
-        f"{label}: {solved}; {doc['pods_total']} pods asking {doc['gpu_request_milli'] / 1000:.2f} GPUs",
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(f"{label}: {solved}; {doc['pods_total']} pods asking {doc['gpu_request_milli'] / 1000:.2f} GPUs")
     if out_dir is not None:
-        out.print(f"wrote {out_dir / 'optimum.json'}", highlight=False)
+        say(f"wrote {out_dir / 'optimum.json'}")
 
 
 @app.command()
@@ -899,7 +907,9 @@ def whatif(
 
     one_scope(namespace, all_namespaces)
     view = WhatifView(output_of(output, wide=True), namespace)
-    raise typer.Exit(whatif_command([snapshot], changes, duration, seed, out_dir, out, err, view))
+    raise typer.Exit(
+        whatif_command([snapshot], changes, duration, seed, out_dir, console(), console(stderr=True), view)
+    )
 
 
 @app.command()
@@ -961,7 +971,7 @@ def startup(
         group_label=group_label,
         output=output_of(output),
     )
-    raise typer.Exit(startup_command(options, out, err))
+    raise typer.Exit(startup_command(options, console(), console(stderr=True)))
 
 
 describe_app = typer.Typer(
@@ -972,7 +982,7 @@ app.add_typer(describe_app, name="describe")
 
 def _describe(
     read: Callable[[list[Path]], dict[str, Any]],
-    render: Callable[[dict[str, Any], Console], None],
+    render: "Callable[[dict[str, Any], Console], None]",
     paths: list[Path] | None,
     summary: Path | None,
     output: str | None,
@@ -991,7 +1001,7 @@ def _describe(
     if fmt is not None:
         print_data(described, fmt)
     else:
-        render(described, out)
+        render(described, console())
 
 
 @describe_app.command("pod")
@@ -1107,13 +1117,13 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except CannotCreate as exc:  # an output directory a user named (``--out``) that cannot be made
-        err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+        say(str(exc), stderr=True)
         sys.exit(2)
     except OSError as exc:  # a file in a directory a user named that cannot be read or written
         line = file_system_line(exc)
         if line is None:
             raise
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+        say(line, stderr=True)
         sys.exit(2)
     finally:
         frozen_for_exit()

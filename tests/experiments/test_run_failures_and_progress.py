@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from sweep_cli import lines, sweep
 from tiny_trace import write_trace
 from typer.testing import CliRunner
@@ -128,7 +129,8 @@ def simulate_on_terminal(out: Path, monkeypatch: pytest.MonkeyPatch, *extra: str
     """``gpufleet simulate`` of the bursts example with stderr a (fake) terminal: what it drew there
     and the summary.json it wrote."""
     buffer = io.StringIO()
-    monkeypatch.setattr(cli, "err", cli.Console(file=buffer, force_terminal=True, width=120))
+    terminal, made = Console(file=buffer, force_terminal=True, width=120), cli.console
+    monkeypatch.setattr(cli, "console", lambda stderr=False: terminal if stderr else made())
     result = CliRunner().invoke(cli.app, ["simulate", str(BURSTS), "--out", str(out), *extra])
     assert result.exit_code == 0, result.output
     return buffer.getvalue(), (out / "summary.json").read_text()

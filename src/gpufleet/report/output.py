@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Any
-
-from rich.console import Console, RenderableType
-from rich.measure import Measurement
+from typing import TYPE_CHECKING, Any
 
 from gpufleet.report.json_text import json_text
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
 
 JSON, YAML, WIDE = "json", "yaml", "wide"
 #: long strings stay on one line, as kubectl's YAML has them (PyYAML folds at 80 columns by default)
@@ -74,6 +74,9 @@ def print_data(data: Any, fmt: str) -> None:
 def print_wide(renderable: RenderableType, console: Console) -> None:
     """``renderable`` (a table) as wide as its cells need, whatever the terminal's width: ``-o wide``
     prints every cell whole, on one line, as kubectl's wide lines run past the terminal."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
     needed = Measurement.get(console, console.options.update_width(UNLIMITED_WIDTH), renderable).maximum
     wide = Console(file=console.file, width=max(needed, console.width), force_terminal=console.is_terminal)
     wide.print(renderable)
