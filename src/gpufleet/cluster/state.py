@@ -121,6 +121,8 @@ class ClusterState:
         self.last_freed = -1
         self.memo: dict[str, object] = {}  # derived per-node facts kept by their users, keyed by node_version
         self.change_base = 0  # absolute position of changes[0]
+        #: the absolute position the next change takes (``change_base + len(changes)``; asked for every cycle)
+        self.change_pos = 0
         self.static_version = 0
         self.static_rows: list[int] = []  # the node behind each move of static_version but a new column
         self.images_version = 0  # moves when an image lands on a node (what ImageLocality scores)
@@ -267,7 +269,8 @@ class ClusterState:
         it is its ``freed_at`` too. A long log loses its older half (``changes_since`` still answers from
         ``changed_at``)."""
         changes = self.changes
-        pos = self.change_base + len(changes)
+        pos = self.change_pos
+        self.change_pos = pos + 1
         self.changed_at[i] = pos
         if freed:
             self.freed_at[i] = self.last_freed = pos
@@ -277,10 +280,6 @@ class ClusterState:
             keep = len(changes) // 2
             self.change_base += len(changes) - keep
             del changes[:-keep]
-
-    @property
-    def change_pos(self) -> int:
-        return self.change_base + len(self.changes)
 
     def logged_since(self, pos: int) -> list[int] | None:
         """The log's node indices from absolute position ``pos`` on, repeats included; None if the log

@@ -551,7 +551,10 @@ class ShapeCache:
             return
         recent = state.logged_since(self.seen)
         if self._scalar and recent is not None and len(recent) <= SHORT_LOG:  # a few changes (the usual)
-            nodes = [i for i in sorted(set(recent)) if self._unsettled(i)]
+            nodes = sorted(set(recent))
+            if self._monotone:  # the unsettled (``_changed_unsettled``), in Python integers
+                ok, freed_at, seen = self.ok, state.freed_at, self.seen
+                nodes = [i for i in nodes if ok[i] or freed_at[i] >= seen]
             if len(nodes) <= SCALAR_NODES:
                 for i in nodes:
                     self._evaluate_node(i)
@@ -564,8 +567,10 @@ class ShapeCache:
 
     def _changed_unsettled(self, recent: list[int] | None) -> IntArray:
         """The nodes changed since the cache last looked (``recent``: the log since, or None) that are
-        ``_unsettled``, ascending; where nothing was freed since (``ClusterState.last_freed``), a monotone
-        cache's are the changed nodes it found feasible, found in one pass over a long gap."""
+        unsettled, ascending: that may have another verdict, so not, in a monotone cache, where the filters
+        rejected the node for lack of room and pods only joined it since (nothing it held may have left,
+        ``ClusterState.freed_at``). Where nothing was freed since (``ClusterState.last_freed``), those are
+        the changed nodes it found feasible, found in one pass over a long gap."""
         state, seen = self.state, self.seen
         if not self._monotone:
             return state.changes_since(seen)
@@ -576,12 +581,6 @@ class ShapeCache:
         return changed[
             self.ok[changed] if none_freed else self.ok[changed] | (state.freed_at[changed] >= seen)
         ]
-
-    def _unsettled(self, i: int) -> bool:
-        """Whether node ``i``, which changed since the cache last looked, may have another verdict: not
-        where the filters rejected it for lack of room and pods only joined it since (nothing it held may
-        have left, ``ClusterState.freed_at``)."""
-        return not self._monotone or bool(self.ok[i]) or int(self.state.freed_at[i]) >= self.seen
 
     def top_nodes(self) -> list[int]:
         """The feasible nodes with the highest dynamic score, ascending (none when nothing is feasible)."""
