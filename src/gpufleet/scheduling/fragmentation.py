@@ -268,7 +268,11 @@ class NodeFragmentation:
         return got
 
     def of(self, i: int, left: NodeLeft) -> float:
-        admits, memory, facts = self._facts(i)
+        return self._of_facts(self._facts(i), left)
+
+    def _of_facts(self, got: tuple[tuple[bool, ...], float | None, int], left: NodeLeft) -> float:
+        """``NodeFragmentation.of`` of the node whose ``_facts`` are ``got``."""
+        admits, memory, facts = got
         # only which tasks' cpu and memory needs the node still meets matters, not the amounts
         cpus, memories = self._thresholds
         return self._value(
@@ -287,8 +291,9 @@ class NodeFragmentation:
         """``NodeFragmentation.of`` node ``i`` (a variant's ``of`` left out): as ``left`` says, and with a pod
         asking for ``cpu`` and ``memory`` on it and each of ``after``'s GPUs left in turn (what the node's
         labels admit, and the keys of its cpu, memory and pod room after, read once for all of them)."""
-        before = NodeFragmentation.of(self, i, left)
-        admits, gpu_memory, facts = self._facts(i)
+        got = self._facts(i)
+        before = self._of_facts(got, left)  # (``NodeFragmentation.of``, the facts read once)
+        admits, gpu_memory, facts = got
         cpus, memories = self._thresholds
         value = self._value
         cpu_key, memory_key = bisect_right(cpus, left.cpu - cpu), bisect_right(memories, left.memory - memory)
