@@ -4,6 +4,7 @@ CPU; the time itself is a benchmark's, ``bench``; this checks what is imported).
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,14 @@ def test_the_commands_annotations_are_objects_that_typer_reads_without_compiling
         if isinstance(a, str)
     ]
     assert strings == []
+
+
+def test_a_line_is_flushed_as_it_is_printed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As rich's console did: a line on standard error reaches it before what standard output holds
+    next (``explain``'s "read N objects" line, then its JSON, in one captured stream)."""
+    from gpufleet.cli import say
+
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(raw, encoding="utf-8"))
+    say("read 3 objects in 0.1 s", stderr=True)
+    assert raw.getvalue() == b"read 3 objects in 0.1 s\n"

@@ -300,8 +300,9 @@ def _validate(paths: list[Path], output: str | None) -> None:
 
 def say(line: str, stderr: bool = False) -> None:
     """One line of text, printed whole: as it is, no markup, emoji codes or highlighting read in it,
-    never wrapped (a plain ``print``: a command that prints only lines never imports rich)."""
-    print(line, file=sys.stderr if stderr else sys.stdout)
+    never wrapped, and flushed, as rich's console flushes each print (a plain ``print``: a command that
+    prints only lines never imports rich)."""
+    print(line, file=sys.stderr if stderr else sys.stdout, flush=True)
 
 
 @cache
