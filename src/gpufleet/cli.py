@@ -232,14 +232,14 @@ def simulate(
         print_data(summary, fmt)
     else:
         print_summary(summary, console())
-    said = fmt is not None  # (on standard error where standard output holds the data)
-    say(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", stderr=said)
+    aside = fmt is not None  # (on standard error where standard output holds the data)
+    say(f"wrote {out_dir / 'summary.json'} and {out_dir / 'report.html'}", stderr=aside)
     if sim.invariants is not None:
-        say(f"invariants held after each of {sim.invariants.events:,} events", stderr=said)
+        say(f"invariants held after each of {sim.invariants.events:,} events", stderr=aside)
     if metrics_out is not None and sim.metrics is not None:
         write_openmetrics(metrics_out, sim.metrics.families(), start)
         window = f"{rfc3339(start)} to {rfc3339(start + sim.metrics.end_s)}"
-        say(f"wrote {metrics_out} (OpenMetrics, {window})", stderr=said)
+        say(f"wrote {metrics_out} (OpenMetrics, {window})", stderr=aside)
 
 
 @app.command()
