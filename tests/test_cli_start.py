@@ -57,34 +57,33 @@ def test_reading_and_checking_valid_manifests_and_a_summary_leaves_jsonschema_un
     assert result.stdout.split() == ["False"]
 
 
-def test_a_command_ends_with_what_it_holds_frozen_for_the_interpreters_last_collection() -> None:
-    """As the process shuts down, CPython collects once more, the collector on or off, walking every
-    object still alive; frozen (``collector.frozen_for_exit``) they are left to the process's end."""
+def validate_printing_at_exit(printed: str) -> list[str]:
+    """The lines ``gpufleet validate examples/whatif/snapshot`` prints in a fresh interpreter, then
+    ``print(<printed>)`` as the interpreter exits (``atexit``: after the command's own last step)."""
     code = (
-        "import atexit, gc, sys; "
-        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0)); "
+        "import atexit, sys; "
+        f"atexit.register(lambda: print({printed})); "
         "sys.argv = ['gpufleet', 'validate', 'examples/whatif/snapshot']; "
         "from gpufleet.cli import main; main()"
     )
     root = Path(__file__).resolve().parents[1]
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "frozen at exit: True"
+    return result.stdout.splitlines()
+
+
+def test_a_command_ends_with_what_it_holds_frozen_for_the_interpreters_last_collection() -> None:
+    """As the process shuts down, CPython collects once more, the collector on or off, walking every
+    object still alive; frozen (``collector.frozen_for_exit``) they are left to the process's end."""
+    lines = validate_printing_at_exit("'frozen at exit:', __import__('gc').get_freeze_count() > 0")
+    assert lines[-1] == "frozen at exit: True"
 
 
 def test_a_command_that_prints_only_lines_never_imports_rich() -> None:
     """``validate`` prints lines (``cli.say``): rich (0.02 s to import) is left to the commands that render
     tables, bars and summaries."""
-    code = (
-        "import atexit, sys; "
-        "atexit.register(lambda: print('rich imported:', 'rich' in sys.modules)); "
-        "sys.argv = ['gpufleet', 'validate', 'examples/whatif/snapshot']; "
-        "from gpufleet.cli import main; main()"
-    )
-    root = Path(__file__).resolve().parents[1]
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-2:] == ["valid", "rich imported: False"]
+    lines = validate_printing_at_exit("'rich imported:', 'rich' in sys.modules")
+    assert lines[-2:] == ["valid", "rich imported: False"]
 
 
 def test_a_line_is_printed_as_it_is_markup_and_emoji_codes_included(
