@@ -131,3 +131,34 @@ def test_a_line_is_flushed_as_it_is_printed(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(raw, encoding="utf-8"))
     say("read 3 objects in 0.1 s", stderr=True)
     assert raw.getvalue() == b"read 3 objects in 0.1 s\n"
+
+
+def test_a_replay_loads_only_the_plugins_its_profile_names(tmp_path: Path) -> None:
+    """``gpufleet replay`` builds one profile of kube-scheduler's default plugins and the policy's: the
+    registry imports those plugins' modules (``registry.MODULES``), not the gang and queue plugins with the
+    workload kinds they read, nor DRA's model and allocator, nor the device ledger (a pod with
+    ResourceClaims, or a cluster with devices, loads them where it needs them)."""
+    nodes, pods = tmp_path / "nodes.csv", tmp_path / "pods.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn1,32000,131072,2,V100M16\n")
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,4000,1024,1,500\np2,8000,2048,1,1000\n")
+    gangs_and_devices = (
+        "gpufleet.scheduling.plugins.coscheduling",
+        "gpufleet.scheduling.plugins.volcano",
+        "gpufleet.scheduling.plugins.kai_queue",
+        "gpufleet.scheduling.plugins.fgd_policies",
+        "gpufleet.model.workloads",
+        "gpufleet.model.dra",
+        "gpufleet.gpus.dra.allocator",
+        "gpufleet.gpus.devices",
+    )
+    code = (
+        "import atexit, sys; "
+        f"atexit.register(lambda: print(sorted(m for m in sys.modules if m in {gangs_and_devices!r}))); "
+        f"sys.argv = ['gpufleet', 'replay', '--nodes', {str(nodes)!r}, '--pods', {str(pods)!r}, "
+        f"'--policy', 'FGD', '--out', {str(tmp_path / 'out')!r}]; "
+        "from gpufleet.cli import main; main()"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "replay.json").exists()
+    assert result.stdout.splitlines()[-1] == "[]"

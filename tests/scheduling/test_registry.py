@@ -3,9 +3,15 @@ framework base classes it extends, built from its ``pluginConfig`` args."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import subprocess
+import sys
+
 import pytest
 
 from gpufleet.model.scheduler_config import ProfileConfig
+from gpufleet.scheduling import plugins as plugin_package
 from gpufleet.scheduling import registry
 from gpufleet.scheduling.plugin_names import NOT_MODELLED
 from gpufleet.scheduling.plugins.node_resources_fit import NodeResourcesFit
@@ -72,3 +78,31 @@ def test_args_a_plugin_cannot_take_are_a_profile_error() -> None:
         ProfileError, match=r"pluginConfig NodeResourcesFit: scoringStrategy\.type: unsupported"
     ):
         build_profile(config)
+
+
+def test_every_plugin_module_has_its_plugins_named_in_the_registry_table() -> None:
+    """``MODULES`` names each plugin that a module of ``gpufleet.scheduling.plugins`` registers, with that
+    module (as upstream's ``NewInTreeRegistry`` lists each plugin): a new plugin left out of it fails here."""
+    for module in pkgutil.iter_modules(plugin_package.__path__):
+        importlib.import_module(f"{plugin_package.__name__}.{module.name}")
+    defined = {name: cls.__module__.rpartition(".")[2] for name, cls in registry.plugins().items()}
+    assert defined == registry.MODULES
+
+
+def test_a_profile_imports_only_the_modules_of_the_plugins_it_names() -> None:
+    """Building the default profile loads neither the gang plugins nor the workload kinds they read."""
+    code = (
+        "import sys\n"
+        "from gpufleet.model.scheduler_config import ProfileConfig\n"
+        "from gpufleet.scheduling.profile import build_profile\n"
+        "build_profile(ProfileConfig())\n"
+        "gangs = ('coscheduling', 'volcano', 'kai_queue', 'workloads')\n"
+        "print(sorted(m for m in sys.modules if m.endswith(gangs)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_name_gpufleet_does_not_implement_is_no_plugin() -> None:
+    assert registry.plugin("NodeResourcesFitt") is None and registry.plugin("VolumeBinding") is None
+    assert registry.plugin("Coscheduling") is registry.plugins()["Coscheduling"]

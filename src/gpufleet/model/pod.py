@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from gpufleet.model.dra import PodResourceClaim
 from gpufleet.model.gpu_share import GpuShare
-from gpufleet.model.host_ports import HostPort
 from gpufleet.model.label_syntax import go_strings, parse_int64, requirement_problems, unsupported
 from gpufleet.model.node import Node, Toleration
-from gpufleet.model.probes import LivenessProbe
 from gpufleet.model.replacer import replacer
 from gpufleet.model.resources import GPU, Resources
 
 if TYPE_CHECKING:
+    from gpufleet.model.dra import PodResourceClaim
+    from gpufleet.model.host_ports import HostPort
     from gpufleet.model.pod_affinity import PodAffinity, TopologySpreadConstraint
+    from gpufleet.model.probes import LivenessProbe
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 #: how a pod joins a Volcano PodGroup (``KubeGroupNameAnnotationKey``, read by Volcano's scheduler)

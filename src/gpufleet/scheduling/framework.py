@@ -24,10 +24,10 @@ import numpy as np
 from gpufleet.cluster.state import BoolArray, ClusterState, IntArray, NodeRow
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
-from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.events import EventWithHint
 
 if TYPE_CHECKING:
+    from gpufleet.model.workloads import PodGroup
     from gpufleet.scheduling.gangs import GangView
     from gpufleet.scheduling.pod_aware import Placed, PodAwareFilter, PodCycle
     from gpufleet.scheduling.queue import QueuedPod

@@ -8,10 +8,13 @@ in the group's namespace; *assigned* members are those bound or assumed on a nod
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from gpufleet.cluster.state import ClusterState
 from gpufleet.model.pod import Pod
-from gpufleet.model.workloads import PodGroup
+
+if TYPE_CHECKING:
+    from gpufleet.model.workloads import PodGroup
 
 
 def group_key(pod: Pod) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from gpufleet.cluster.shares import GpuChoice
 from gpufleet.model.scheduler_config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig
+from gpufleet.scheduling import registry
 from gpufleet.scheduling.framework import (
     ArgsError,
     Bind,
@@ -35,7 +36,6 @@ from gpufleet.scheduling.framework import (
 )
 from gpufleet.scheduling.pod_aware import PodAwareFilter, PodAwareScore
 from gpufleet.scheduling.queueing_hints import HintMap, hint_map
-from gpufleet.scheduling.registry import plugins
 
 DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
     PluginRef("SchedulingGates"),
@@ -131,9 +131,8 @@ def expand(point: str, plugins_by_point: dict[str, PluginSet]) -> list[PluginRef
     explicit = {p.name for p in specific.enabled}
     overridden: set[str] = set()
     multi: list[PluginRef] = []
-    registered = plugins()
     for ref in plugins_set_enabled(plugins_by_point, "multiPoint"):
-        cls = registered.get(ref.name)
+        cls = registry.plugin(ref.name)
         if cls is None or point not in cls.points() or ref.name in specific.disabled:
             continue
         if ref.name in explicit:
@@ -198,7 +197,7 @@ def _weights(plugins: dict[str, PluginSet]) -> dict[str, int]:
 
 
 def _instantiate(name: str, args: dict[str, Any]) -> Plugin | None:
-    cls = plugins().get(name)
+    cls = registry.plugin(name)
     if cls is None:
         return None
     try:

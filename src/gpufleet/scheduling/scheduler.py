@@ -33,10 +33,8 @@ import numpy as np
 
 from gpufleet.cluster.snapshot import ClusterSnapshot
 from gpufleet.cluster.state import ClusterState, IntArray
-from gpufleet.gpus.devices import Unit
 from gpufleet.model.pod import Pod
 from gpufleet.model.scheduler_config import SchedulerConfig
-from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.events import (
     ASSIGNED_POD_ADD,
     RESOURCE_CLAIM_UPDATE,
@@ -66,7 +64,9 @@ from gpufleet.scheduling.queueing_hints import interested, worth_requeuing
 from gpufleet.scheduling.shape_cache import ShapeCache
 
 if TYPE_CHECKING:
+    from gpufleet.gpus.devices import Unit
     from gpufleet.gpus.dra.state import DraState
+    from gpufleet.model.workloads import PodGroup
 
 #: ``v1.PodReasonSchedulerError``: the PodScheduled condition's reason after an attempt a plugin's Error
 #: status aborted (cluster-autoscaler looks only at pods whose reason is ``Unschedulable``)

@@ -61,7 +61,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -69,7 +69,6 @@ from gpufleet.cluster.snapshot import ClusterSnapshot, covers_for_preemption
 from gpufleet.cluster.state import Assignment, ClusterState, IntArray
 from gpufleet.model.pod import Pod
 from gpufleet.model.resources import GPU
-from gpufleet.model.workloads import PodGroup
 from gpufleet.scheduling.framework import (
     Code,
     DynamicFilter,
@@ -84,6 +83,9 @@ from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.messages import fit_error
 from gpufleet.scheduling.pod_aware import PodCycle, WhatIf
 from gpufleet.scheduling.registry import register
+
+if TYPE_CHECKING:
+    from gpufleet.model.workloads import PodGroup
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"

@@ -28,14 +28,11 @@ claim's devices with its pod, and sends no claim events), a pod deleted from a n
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpufleet.cluster.state import BoolArray, IntArray, NodeRow
-from gpufleet.gpus.dra.allocator import AllocationError, filter_reason
-from gpufleet.gpus.dra.claims import pod_claim_keys
-from gpufleet.gpus.dra.state import DraState
-from gpufleet.model.dra import ResourceClaim, request_ref
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.scheduling.events import ActionType, ClusterEvent, EventWithHint, QueueingHint, Resource, as_new
@@ -54,6 +51,9 @@ from gpufleet.scheduling.framework import (
 from gpufleet.scheduling.gangs import GangView
 from gpufleet.scheduling.registry import register
 
+if TYPE_CHECKING:
+    from gpufleet.gpus.dra.state import DraState
+
 NO_CLAIMS = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
 DEALLOCATED = "deallocation of ResourceClaim completed"
@@ -65,6 +65,8 @@ def pre_filter_refusal(dra: DraState, pod: Pod) -> Status | None:
     it names is missing; or, for each claim not yet allocated, a request's DeviceClass (each subrequest's,
     for a prioritized list) does not exist (``validateDeviceClass``: ``request <name>: device class
     <class> does not exist``), or the request names none (``unsupported request type``, an Error)."""
+    from gpufleet.model.dra import request_ref  # (loaded with ``dra``)
+
     claims = dra.claims_of(pod)
     if isinstance(claims, str):
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (claims,), DynamicResources.name)
@@ -127,6 +129,9 @@ class DynamicResources(DynamicFilter, PreFilter, PostFilter):
         allocation) changed, may. A change that leaves the status as it was (a finalizer added) does not.
         Upstream first skips a pod one of whose claims is missing (``foreachPodResourceClaim``): the
         hint has no cluster state here, so such a pod is queued and PreFilter rejects it again."""
+        from gpufleet.gpus.dra.claims import pod_claim_keys  # (DRA's machinery loaded where claims are)
+        from gpufleet.model.dra import ResourceClaim
+
         before, after = as_new(ResourceClaim, old, new)
         if before is not None and before.allocation is not None and after.allocation is None:
             return QueueingHint.QUEUE
@@ -163,6 +168,8 @@ class DynamicResources(DynamicFilter, PreFilter, PostFilter):
         dra = ctx.state.dra
         if dra is None or not ctx.pod.resource_claims:
             return [None] * len(idx)
+        from gpufleet.gpus.dra.allocator import AllocationError, filter_reason  # (loaded with ``dra``)
+
         out: list[str | None] = []
         for i in idx.tolist():
             outcome = dra.try_node(ctx.pod, ctx.state.nodes[i])
