@@ -51,6 +51,9 @@ def padded(counts: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.int64]:
 
 @dataclass
 class LabelGroup:
+    """The assigned pods of one namespace and label set (and, in ``PodIndex.affinity_groups``, one set of
+    inter-pod terms): who they are and how many are on each node."""
+
     namespace: str
     labels: dict[str, str]
     #: the pods' own ``podAffinity`` / ``podAntiAffinity`` (in ``PodIndex.affinity_groups`` only)

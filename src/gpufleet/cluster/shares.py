@@ -72,6 +72,9 @@ class SharePlacement:
 
 @dataclass
 class GpuShares:
+    """The GPUs fractional requests share: per node and GPU slot, the compute and memory left and how many
+    pods hold it (-1 left: no share on it), and each pod's shares."""
+
     state: ClusterState
     free_compute: IntArray = field(default_factory=lambda: np.full((0, 1), -1, dtype=np.int64))
     free_memory: IntArray = field(default_factory=lambda: np.full((0, 1), -1, dtype=np.int64))

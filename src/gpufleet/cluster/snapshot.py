@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class _Layer:
+    """One layer of a ``ClusterSnapshot``: what its what-if changed over the layer below."""
+
     delta: dict[int, tuple[list[int], list[int]]] = field(
         default_factory=dict
     )  # node -> (requested, non-zero)

@@ -33,6 +33,9 @@ MILLI = 1000
 
 @dataclass(frozen=True)
 class GpuShare:
+    """A fractional GPU request: on each of ``count`` GPUs, a share of its compute and memory (as a node's
+    GPUs are sized; the rest of the GPU left to other shares)."""
+
     count: int = 1  # GPUs, each shared (a different GPU for each)
     compute_milli: int | None = None  # thousandths of one GPU's compute; None: as much as memory
     memory_milli: int | None = None  # thousandths of one GPU's memory; None: see memory_bytes

@@ -21,6 +21,9 @@ UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 
 @dataclass(frozen=True)
 class Taint:
+    """A node taint (``spec.taints``): pods that do not tolerate it are kept off the node (``NoSchedule``,
+    ``NoExecute``) or avoided (``PreferNoSchedule``)."""
+
     key: str
     value: str = ""
     effect: str = NO_SCHEDULE
@@ -32,6 +35,9 @@ class Taint:
 
 @dataclass(frozen=True)
 class Toleration:
+    """A pod toleration (``spec.tolerations``): the taints it tolerates, as ``v1.Toleration.ToleratesTaint``
+    matches them; ``toleration_seconds`` bounds how long a ``NoExecute`` taint lets the pod stay."""
+
     key: str = ""
     operator: str = "Equal"
     value: str = ""

@@ -38,6 +38,9 @@ ALL_GATES = "*"
 
 @dataclass(frozen=True)
 class Requirement:
+    """One label selector requirement (``key``, ``operator``, ``values``), of a node selector term or a
+    pod label selector."""
+
     key: str
     operator: str
     values: tuple[str, ...] = ()
@@ -98,6 +101,9 @@ class SelectorTerm:
 
 @dataclass(frozen=True)
 class PreferredTerm:
+    """A preferred node affinity term with its weight
+    (``preferredDuringSchedulingIgnoredDuringExecution``)."""
+
     weight: int
     term: SelectorTerm
 
@@ -150,6 +156,9 @@ DEFAULT_BEHAVIOR = Behavior()
 
 @dataclass(frozen=True, slots=True)
 class OwnerRef:
+    """The controller that owns a pod (``metadata.ownerReferences`` with ``controller: true``): its kind
+    and name."""
+
     kind: str
     name: str
 

@@ -37,6 +37,9 @@ def merged(selector: Selector, labels: Mapping[str, str], keys: tuple[str, ...],
 
 @dataclass(frozen=True)
 class PodAffinityTerm:
+    """An inter-pod (anti-)affinity term: the pods its selector matches, in its namespaces, counted per
+    value of the node label ``topology_key``."""
+
     selector: Selector
     topology_key: str
     namespaces: frozenset[str] = frozenset()
@@ -64,6 +67,8 @@ class PodAffinityTerm:
 
 @dataclass(frozen=True)
 class WeightedPodAffinityTerm:
+    """A preferred inter-pod (anti-)affinity term with its weight."""
+
     weight: int
     term: PodAffinityTerm
 

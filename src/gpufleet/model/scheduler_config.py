@@ -12,18 +12,26 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class PluginRef:
+    """A plugin named at an extension point of a profile, with its score weight where one is given."""
+
     name: str
     weight: int | None = None
 
 
 @dataclass(frozen=True)
 class PluginSet:
+    """One extension point's ``enabled`` and ``disabled`` plugins in a profile (``*`` disables all the
+    defaults)."""
+
     enabled: tuple[PluginRef, ...] = ()
     disabled: tuple[str, ...] = ()
 
 
 @dataclass
 class ProfileConfig:
+    """One profile of a KubeSchedulerConfiguration: its scheduler name, plugin sets by extension point,
+    each plugin's args, and its own ``percentageOfNodesToScore``."""
+
     scheduler_name: str = "default-scheduler"
     plugins: dict[str, PluginSet] = field(default_factory=dict)
     plugin_args: dict[str, dict[str, object]] = field(default_factory=dict)

@@ -200,6 +200,9 @@ def profile(policy: str, typical: list[dict[str, object]], seed: int) -> Profile
 
 @dataclass
 class ReplayResult:
+    """One replay's figures: pods, failures and GPUs, and at each percent of the workload arrived the GPUs
+    allocated and the fragmentation (``replay.json``)."""
+
     policy: str
     seed: int
     pods_total: int

@@ -52,6 +52,9 @@ class Resource(StrEnum):
 
 @dataclass(frozen=True)
 class ClusterEvent:
+    """``framework.ClusterEvent``: a kind of object and what happened to it (a plugin registers the ones
+    that may make a pod it rejected schedulable)."""
+
     resource: Resource
     action: ActionType
 

@@ -46,6 +46,9 @@ from gpufleet.recent import newest
 
 @dataclass(frozen=True)
 class Fragmentation:
+    """The cluster's fragmentation for a workload: its free GPUs, how many of them the workload cannot use
+    (per node too), and with ``may_use`` those no task may use at all."""
+
     free_gpus: float
     fragmented_gpus: float  # expected free GPUs the workload mix cannot use
     per_node: dict[str, float]

@@ -52,6 +52,8 @@ _PASSING = (Code.SUCCESS, Code.SKIP)
 
 @dataclass(frozen=True)
 class Status:
+    """``framework.Status``: a plugin's answer (its code), the reasons it gives, and the plugin."""
+
     code: Code = Code.SUCCESS
     reasons: tuple[str, ...] = ()
     plugin: str = ""

@@ -68,6 +68,9 @@ class ProfileError(ValueError):
 
 @dataclass
 class Profile:
+    """A scheduler profile built from its configuration: its plugins, grouped by the extension points
+    gpufleet's framework runs."""
+
     scheduler_name: str
     queue_sort: QueueSort
     #: PreEnqueue plugins (SchedulingGates): a pod one of them turns away never enters the queue

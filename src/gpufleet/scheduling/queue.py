@@ -37,6 +37,8 @@ BACKOFF_WINDOW_S = 1.0
 
 @dataclass
 class QueuedPod:
+    """``framework.QueuedPodInfo``: a pod in the scheduling queue, with its attempts and backoff."""
+
     pod: Pod
     seq: int
     #: ``Timestamp``: when the pod was added, or when its last attempt failed

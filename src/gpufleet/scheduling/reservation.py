@@ -45,6 +45,9 @@ class Running:
 
 @dataclass(frozen=True, eq=False)
 class Reservation:
+    """A pending job's reservation: the nodes its members will start on, from when, and what it takes on
+    each of them."""
+
     job: str  # the gang's PodGroup key, or the pod's key
     start_s: float
     members: tuple[int, ...]  # the node of each pending member, in the order given

@@ -168,6 +168,8 @@ class Placement:
 
 @dataclass
 class Waiting:
+    """A pod waiting at Permit for its gang (``waitingPod``): the node it holds, since when, until when."""
+
     qp: QueuedPod
     node: str
     since: float  # when Permit told it to wait
@@ -177,6 +179,9 @@ class Waiting:
 
 @dataclass
 class Scheduler:
+    """kube-scheduler over a ``ClusterState``: its profiles, its queue, and each cycle's filters, scores,
+    PostFilter and binding."""
+
     config: SchedulerConfig
     state: ClusterState
     gangs: GangView

@@ -31,6 +31,8 @@ class TraceError(ProblemLines):
 
 @dataclass(frozen=True)
 class TracePod:
+    """A trace's pod, with when it was created and deleted where the format says."""
+
     pod: Pod
     created_s: float | None = None  # None: the format gives no times
     deleted_s: float | None = None
@@ -38,6 +40,8 @@ class TracePod:
 
 @dataclass(frozen=True)
 class TraceFormat:
+    """A trace format: its name and its readers of node and pod lists."""
+
     name: str
     read_nodes: Callable[[Path], list[Node]]
     read_pods: Callable[[Path], list[TracePod]]

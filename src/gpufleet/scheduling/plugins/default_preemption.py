@@ -93,6 +93,9 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 
 @dataclass(frozen=True)
 class Candidate:
+    """A node preemption could free for the pod: the victims it would evict there and the
+    PodDisruptionBudgets that would break."""
+
     node: int
     victims: tuple[Assignment, ...]  # most important first
     violations: int = 0  # numPDBViolations

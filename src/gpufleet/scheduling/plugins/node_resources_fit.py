@@ -79,6 +79,9 @@ def insufficient_reason(resource: str) -> str:
 
 @dataclass(frozen=True)
 class ScoringStrategy:
+    """NodeResourcesFit's ``scoringStrategy``: its type, the resources it weighs, and for
+    ``RequestedToCapacityRatio`` the shape of utilisation to score."""
+
     type: str = LEAST_ALLOCATED
     resources: tuple[tuple[str, int], ...] = DEFAULT_RESOURCES
     shape: tuple[tuple[int, int], ...] = ((0, 10), (100, 0))
