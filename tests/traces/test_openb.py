@@ -74,6 +74,19 @@ def test_trace_rows_map_to_requests_shares_and_times(tmp_path: Path) -> None:
     assert cpu.pod.requests == {"cpu": 1000, "memory": 1024 * 2**20}
 
 
+def test_a_pod_list_of_five_columns_reads_as_pods_without_times_or_model_constraints(tmp_path: Path) -> None:
+    """The ``multigpu*`` files have only ``POD_COLUMNS``: the columns they lack read as empty."""
+    path = tmp_path / "pods.csv"
+    path.write_text(",".join(POD_COLUMNS) + "\nhalf,6000,12288,1,460\n\neight,64000,262144,8,1000\n")
+    half, eight = read_pods(path)
+    assert (half.created_s, half.deleted_s, half.pod.required_terms) == (None, None, None)
+    assert half.pod.gpu_share is not None and eight.pod.requests[GPU] == 8
+    assert list(Rows(path, POD_COLUMNS, POD_TIME_COLUMNS).picked(("name", "gpu_spec", "num_gpu"))) == [
+        (2, ("half", "", "1")),
+        (3, ("eight", "", "8")),  # (a blank line is not counted, as csv.DictReader counts)
+    ]
+
+
 def test_bad_rows_name_file_line_and_column(tmp_path: Path) -> None:
     (tmp_path / "pods.csv").write_text(
         POD_HEADER

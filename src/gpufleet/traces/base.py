@@ -12,14 +12,17 @@ import csv
 import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from gpufleet.collector import collector_paused
 from gpufleet.model.node import Node
 from gpufleet.model.pod import Pod
 from gpufleet.model.problem_lines import ProblemLines
 from gpufleet.model.standard_input import display_name, is_stdin, read_stdin
+
+T = TypeVar("T")
 
 #: Problems reported before a loader gives up on a file.
 MAX_PROBLEMS = 50
@@ -60,6 +63,23 @@ class Rows:
         self.required, self.optional = required, optional
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, str]]]:
+        """Each data row's line number and its values by column."""
+        return self._read(lambda header: lambda values: dict(zip(header, values, strict=True)))
+
+    def picked(self, columns: tuple[str, ...]) -> Iterator[tuple[int, tuple[str, ...]]]:
+        """Each data row's line number and the values of ``columns`` (two or more) in that order ("" for an
+        optional column the file does not have): no dictionary a row, for the loaders of long lists."""
+
+        def picker(header: list[str]) -> Callable[[list[str]], tuple[str, ...]]:
+            width = len(header)  # (a column the file lacks: the "" put after a row's own values)
+            get = itemgetter(*(header.index(c) if c in header else width for c in columns))
+            whole = all(c in header for c in columns)
+            return get if whole else lambda values: get([*values, ""])
+
+        return self._read(picker)
+
+    def _read(self, shape: Callable[[list[str]], Callable[[list[str]], T]]) -> Iterator[tuple[int, T]]:
+        """The data rows, each as ``shape`` of the header makes it."""
         try:
             handle = (
                 io.TextIOWrapper(io.BytesIO(read_stdin()), encoding="utf-8", newline="")
@@ -69,7 +89,7 @@ class Rows:
         except OSError as exc:
             raise TraceError([f"{self.name}: cannot read: {exc.strerror or exc}"]) from None
         try:
-            yield from self._rows(handle)
+            yield from self._rows(handle, shape)
         except UnicodeDecodeError as exc:
             raise TraceError([f"{self.name}: not UTF-8 text (byte {exc.start})"]) from None
         except csv.Error as exc:
@@ -77,7 +97,9 @@ class Rows:
         if self.problems:
             raise TraceError(self.problems)
 
-    def _rows(self, handle: TextIO) -> Iterator[tuple[int, dict[str, str]]]:
+    def _rows(
+        self, handle: TextIO, shape: Callable[[list[str]], Callable[[list[str]], T]]
+    ) -> Iterator[tuple[int, T]]:
         with handle, collector_paused():
             reader = csv.reader(handle)
             header = next(reader, [])
@@ -88,12 +110,13 @@ class Rows:
                 detail = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
                 raise TraceError([f"{self.name}:1: header: {detail} (columns: {wanted})"])
             width = len(header)
+            row = shape(header)
             # numbered as ``csv.DictReader`` numbers them: blank lines skipped, not counted
             for line, values in enumerate((v for v in reader if v), start=2):
                 if len(values) != width:
                     self.problem(line, "row", f"{width} columns expected")
                     continue
-                yield line, dict(zip(header, values, strict=True))
+                yield line, row(values)
                 if len(self.problems) >= MAX_PROBLEMS:
                     self.problems.append(f"{self.name}: stopped after {MAX_PROBLEMS} problems")
                     break

@@ -63,23 +63,31 @@ def read_nodes(path: Path) -> list[Node]:
 Ask = tuple[dict[str, int], GpuShare | None, tuple[SelectorTerm, ...] | None]
 
 
+#: The columns ``_ask`` reads.
+ASK_COLUMNS = ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
+
+
 def read_pods(path: Path) -> list[TracePod]:
     rows = Rows(path, POD_COLUMNS, POD_TIME_COLUMNS)
     pods: list[TracePod] = []
-    asks: dict[tuple[str | None, ...], Ask] = {}  # by the text of the columns ``_ask`` reads, parsed cleanly
-    for line, row in rows:
-        text = (row["cpu_milli"], row["memory_mib"], row["num_gpu"], row["gpu_milli"], row.get("gpu_spec"))
+    asks: dict[tuple[str, ...], Ask] = {}  # by the text of the columns ``_ask`` reads, parsed cleanly
+    read = ("name", *ASK_COLUMNS, "creation_time", "deletion_time")
+    for line, (name, cpu, memory, gpus, milli, spec, creation, deletion) in rows.picked(read):
+        text = (cpu, memory, gpus, milli, spec)
         ask = asks.get(text)
         if ask is None:
             problems = len(rows.problems)
-            ask = _ask(rows, line, row)
+            ask = _ask(rows, line, dict(zip(ASK_COLUMNS, text, strict=True)))
             if len(rows.problems) == problems:
                 asks[text] = ask
         requests, share, terms = ask
-        created, deleted = _time(rows, line, row, "creation_time"), _time(rows, line, row, "deletion_time")
+        created, deleted = (
+            _time(rows, line, "creation_time", creation),
+            _time(rows, line, "deletion_time", deletion),
+        )
         if created is not None and deleted is not None and deleted < created:
             rows.problem(line, "deletion_time", f"{deleted:g} is before creation_time {created:g}")
-        pod = Pod(row["name"].strip(), requests=dict(requests), gpu_share=share, required_terms=terms)
+        pod = Pod(name.strip(), requests=dict(requests), gpu_share=share, required_terms=terms)
         pods.append(TracePod(pod, created, deleted))
     return pods
 
@@ -98,7 +106,7 @@ def _ask(rows: Rows, line: int, row: dict[str, str]) -> Ask:
         if milli != MILLI:
             rows.problem(line, "gpu_milli", f"{milli}: a pod of {gpus} GPUs takes whole GPUs (1000)")
         requests[GPU] = gpus
-    spec = (row.get("gpu_spec") or "").strip()
+    spec = row["gpu_spec"].strip()
     terms = None
     if spec:
         products = []
@@ -111,8 +119,9 @@ def _ask(rows: Rows, line: int, row: dict[str, str]) -> Ask:
     return requests, share, terms
 
 
-def _time(rows: Rows, line: int, row: dict[str, str], column: str) -> float | None:
-    text = (row.get(column) or "").strip()
+def _time(rows: Rows, line: int, column: str, given: str) -> float | None:
+    """The seconds a time column's text gives (None where it is empty; problems noted in ``rows``)."""
+    text = given.strip()
     if not text:
         return None
     try:
