@@ -57,19 +57,24 @@ def test_reading_and_checking_valid_manifests_and_a_summary_leaves_jsonschema_un
     assert result.stdout.split() == ["False"]
 
 
-def validate_printing_at_exit(printed: str) -> list[str]:
-    """The lines ``gpufleet validate examples/whatif/snapshot`` prints in a fresh interpreter, then
+def printing_at_exit(args: list[str], printed: str) -> list[str]:
+    """The lines ``gpufleet ARGS`` prints in a fresh interpreter (in the repository's root), then
     ``print(<printed>)`` as the interpreter exits (``atexit``: after the command's own last step)."""
     code = (
         "import atexit, sys; "
         f"atexit.register(lambda: print({printed})); "
-        "sys.argv = ['gpufleet', 'validate', 'examples/whatif/snapshot']; "
+        f"sys.argv = {['gpufleet', *args]!r}; "
         "from gpufleet.cli import main; main()"
     )
     root = Path(__file__).resolve().parents[1]
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
+
+
+def validate_printing_at_exit(printed: str) -> list[str]:
+    """``printing_at_exit`` of ``gpufleet validate examples/whatif/snapshot``."""
+    return printing_at_exit(["validate", "examples/whatif/snapshot"], printed)
 
 
 def test_a_command_ends_with_what_it_holds_frozen_for_the_interpreters_last_collection() -> None:
@@ -151,14 +156,17 @@ def test_a_replay_loads_only_the_plugins_its_profile_names(tmp_path: Path) -> No
         "gpufleet.gpus.dra.allocator",
         "gpufleet.gpus.devices",
     )
-    code = (
-        "import atexit, sys; "
-        f"atexit.register(lambda: print(sorted(m for m in sys.modules if m in {gangs_and_devices!r}))); "
-        f"sys.argv = ['gpufleet', 'replay', '--nodes', {str(nodes)!r}, '--pods', {str(pods)!r}, "
-        f"'--policy', 'FGD', '--out', {str(tmp_path / 'out')!r}]; "
-        "from gpufleet.cli import main; main()"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    args = [
+        "replay",
+        "--nodes",
+        str(nodes),
+        "--pods",
+        str(pods),
+        "--policy",
+        "FGD",
+        "--out",
+        str(tmp_path / "out"),
+    ]
+    lines = printing_at_exit(args, f"sorted(m for m in sys.modules if m in {gangs_and_devices!r})")
     assert (tmp_path / "out" / "replay.json").exists()
-    assert result.stdout.splitlines()[-1] == "[]"
+    assert lines[-1] == "[]"

@@ -78,8 +78,8 @@ class Rows:
 
         return self._read(picker)
 
-    def _read(self, shape: Callable[[list[str]], Callable[[list[str]], T]]) -> Iterator[tuple[int, T]]:
-        """The data rows, each as ``shape`` of the header makes it."""
+    def _read(self, row_maker: Callable[[list[str]], Callable[[list[str]], T]]) -> Iterator[tuple[int, T]]:
+        """The data rows, each as the function ``row_maker`` makes of the header gives it."""
         try:
             handle = (
                 io.TextIOWrapper(io.BytesIO(read_stdin()), encoding="utf-8", newline="")
@@ -89,7 +89,7 @@ class Rows:
         except OSError as exc:
             raise TraceError([f"{self.name}: cannot read: {exc.strerror or exc}"]) from None
         try:
-            yield from self._rows(handle, shape)
+            yield from self._rows(handle, row_maker)
         except UnicodeDecodeError as exc:
             raise TraceError([f"{self.name}: not UTF-8 text (byte {exc.start})"]) from None
         except csv.Error as exc:
@@ -98,7 +98,7 @@ class Rows:
             raise TraceError(self.problems)
 
     def _rows(
-        self, handle: TextIO, shape: Callable[[list[str]], Callable[[list[str]], T]]
+        self, handle: TextIO, row_maker: Callable[[list[str]], Callable[[list[str]], T]]
     ) -> Iterator[tuple[int, T]]:
         with handle, collector_paused():
             reader = csv.reader(handle)
@@ -110,7 +110,7 @@ class Rows:
                 detail = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
                 raise TraceError([f"{self.name}:1: header: {detail} (columns: {wanted})"])
             width = len(header)
-            row = shape(header)
+            row = row_maker(header)
             # numbered as ``csv.DictReader`` numbers them: blank lines skipped, not counted
             for line, values in enumerate((v for v in reader if v), start=2):
                 if len(values) != width:
