@@ -553,7 +553,8 @@ class ShapeCache:
         if self._scalar and recent is not None and len(recent) <= SHORT_LOG:  # a few changes (the usual)
             nodes = sorted(set(recent))
             if self._monotone:  # the unsettled (``_changed_unsettled``), in Python integers
-                ok, freed_at, seen = self.ok, state.freed_at, self.seen
+                oks = self._ok_list
+                ok, freed_at, seen = self.ok if oks is None else oks, state.freed_at, self.seen
                 nodes = [i for i in nodes if ok[i] or freed_at[i] >= seen]
             if len(nodes) <= SCALAR_NODES:
                 for i in nodes:
