@@ -188,6 +188,58 @@ def test_a_cordon_on_the_node_a_verdict_moved_pods_to_makes_it_again() -> None:
     assert unneeded(state, ["c"], memo, 10.0) == {}
 
 
+def delete(state: ClusterState, key: str, now: float) -> None:
+    """The pod is deleted at ``now`` and stays terminating (its kubelet confirms nothing)."""
+    a = state.assignments[key]
+    state.set_terminating(a)
+    a.deleted_s = now
+
+
+def test_a_pod_turning_long_terminating_makes_its_nodes_verdict_again_and_keeps_the_others() -> None:
+    """c's pod, deleted at 0 with a 30 s grace period, counts in c's utilisation at 10 s and is left out once
+    long terminating (``IsPodLongTerminating``: after grace + 30 s): c is unneeded at 70 s. Its row changed
+    as the memo sees it, and a's verdict (its pod moves to b, before c) is recalled, not made again."""
+    state = ClusterState([gpu_node(n, 8) for n in ("a", "b", "c")])
+    for name, node, gpus in (("a0", "a", 2), ("b0", "b", 4), ("c0", "c", 8)):
+        state.assign(job_pod(name, gpus), node, 0.0)
+    delete(state, "default/c0", 0.0)
+    memo = RemovalMemo()
+    assert unneeded(state, ["a", "c"], memo, 10.0) == {"a": 10.0}
+    kept = memo.kept["a"]
+    assert unneeded(state, ["a", "c"], memo, 70.0) == {"a": 70.0, "c": 70.0}
+    assert memo.kept["a"] is kept
+    assert memo.kept["c"].why is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([1, 2, 4, 8]), min_size=12, max_size=12),
+    scans=st.lists(st.tuples(MOVES, st.lists(st.integers(0, 11), max_size=2)), min_size=2, max_size=8),
+)
+def test_kept_verdicts_are_those_a_fresh_scan_makes_while_pods_terminate(
+    sizes: list[int], scans: list[Any]
+) -> None:
+    """As the first, with placed pods deleted between scans (20 s apart) and left terminating: each becomes
+    long terminating three scans later, and scale-down neither counts nor moves it from then on."""
+    names = [f"n{k}" for k in range(6)]
+    state = ClusterState([gpu_node(n, 8) for n in names])
+    pods = [job_pod(f"p{k}", gpus) for k, gpus in enumerate(sizes)]
+    memo = RemovalMemo()
+    for t, (moves, deleted) in enumerate(scans):
+        now = 20.0 * t
+        for k, node in moves:
+            placed = pods[k].key in state.assignments
+            if node is None and placed:
+                state.unassign(pods[k].key)
+            elif node is not None and not placed and state.free_on(node, "nvidia.com/gpu") >= sizes[k]:
+                state.assign(pods[k], node, now)
+        for k in deleted:
+            if pods[k].key in state.assignments and pods[k].key not in state.deleting:
+                delete(state, pods[k].key, now)
+        kept, fresh = scan(state, names, memo, now), scan(state, names, None, now)
+        assert (kept.unneeded_since, kept.not_unneeded) == (fresh.unneeded_since, fresh.not_unneeded)
+
+
 # between scans, a node's static facts may change too: (what, node number)
 CHANGE = st.sampled_from(["cordon", "uncordon", "relabel", "remove", "add"])
 STATIC = st.lists(st.tuples(CHANGE, st.integers(0, 5)))

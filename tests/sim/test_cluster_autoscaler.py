@@ -103,6 +103,15 @@ def test_unneeded_nodes_go_after_scale_down_unneeded_time() -> None:
     assert summary["totals"]["cost"] > 0
 
 
+def test_a_pool_node_is_billed_from_its_launch_to_its_deletion() -> None:
+    """Each of the three nodes costs its pool's price per hour from its launch (30 s) until it is deleted,
+    and nothing after: the run's cost is theirs, though the run goes on for hours after they went."""
+    summary = run([t4_pool(price_per_hour=0.5)], [gpu_job("train", 3, 1800)])
+    lives = [n["deleted_s"] - n["created_s"] for n in summary["nodes"]]
+    assert len(lives) == 3 and all(n["deleted_s"] < 4 * 3600 for n in summary["nodes"])
+    assert summary["totals"]["cost"] == round(0.5 * sum(lives) / 3600, 6)
+
+
 def test_pool_max_caps_the_scale_up() -> None:
     summary = run([t4_pool(max=2)], [gpu_job("train", 3, 1800)])
     assert events(summary, "scale-up")[0]["nodes"] == ["t4-0", "t4-1"]

@@ -68,7 +68,6 @@ from gpufleet.autoscaling.drainability import DEFAULT_DELETE_OPTIONS, DeleteOpti
 from gpufleet.autoscaling.expanders import choose
 from gpufleet.autoscaling.expendable import (
     DEFAULT_CUTOFF,
-    Expendable,
     expendable_on,
     split_pending,
 )
@@ -512,12 +511,12 @@ def unneeded_nodes_limit(
     return min(unneeded_before + 2 * n, n * (unneeded_time // interval) + n)
 
 
-def recalls(state: ClusterState, placed: Sequence[tuple[Pod, str]], long_terminating: Expendable) -> bool:
+def recalls(state: ClusterState, placed: Sequence[tuple[Pod, str]]) -> bool:
     """Whether a scan's verdicts may come from the removal memo (``autoscaling.removal_memo``): not with DRA
     (a pool's utilisation moves with claims anywhere), nor while a placed pod (or a pending one put on a
     node, ``placed``) has inter-pod affinity terms (its anti-affinity may repel a moved pod from a whole
-    domain), nor while a pod is long terminating (a verdict that moves with time alone)."""
-    if state.dra is not None or long_terminating or state.placed_with_affinity:
+    domain)."""
+    if state.dra is not None or state.placed_with_affinity:
         return False
     return all(p.pod_affinity is None for p, _ in placed)
 
@@ -538,9 +537,9 @@ def _assess(
     state = request.state
     exclude = {state.index[n] for n in request.deleting if n in state.index}
     # verdicts earlier scans found that still stand (removal_memo); the others are made afresh
-    memo = request.memo if recalls(state, request.placed, snapshot.long_terminating) else None
+    memo = request.memo if recalls(state, request.placed) else None
     if memo is not None and candidates:
-        memo.begin(state, frozenset(exclude), snapshot.pending, request.expendable_cutoff)
+        memo.begin(state, frozenset(exclude), snapshot, request.expendable_cutoff)
         again = memo.again(candidates, limit)  # (every verdict of the last scan standing: the usual scan)
         if again is not None:
             return again

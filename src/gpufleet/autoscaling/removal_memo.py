@@ -15,8 +15,10 @@ of holds, so the decisions are those of a fresh simulation:
   these on a node counts as a change on that node's row (a node added takes a row after every other:
   only a verdict that looked at every node, a pod fitting nowhere, looked there); a new resource
   column starts afresh;
-- the pending pods ``filterOutSchedulable`` put on nodes (``scale_down.PendingOn``): a node whose pending
-  pods are not those of the last scan counts as a change of its static facts;
+- the pending pods ``filterOutSchedulable`` put on nodes (``scale_down.PendingOn``) and the pods long
+  terminating (``scale_down.long_terminating_on``: neither counted nor moved on their node, which a pod
+  becomes with time alone): a node whose pending or long-terminating pods are not those of the last scan
+  counts as a change of its static facts;
 - the expendable pods left out of the snapshot (``autoscaling.expendable``): which pods they are follows
   from the nodes' pods and the cutoff; a new cutoff starts afresh.
 
@@ -38,7 +40,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from gpufleet.autoscaling.expendable import DEFAULT_CUTOFF
-from gpufleet.autoscaling.scale_down import NO_PENDING, PendingOn, Unremovable
+from gpufleet.autoscaling.scale_down import AS_IS, SnapshotPods, Unremovable
 from gpufleet.cluster.state import ClusterState
 
 #: each candidate's verdict by name: why it may not go (None: unneeded)
@@ -60,6 +62,7 @@ class RemovalMemo:
     cutoff: int | None = None  # --expendable-pods-priority-cutoff then
     exclude: frozenset[int] = frozenset()  # the rows being deleted then
     pending: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the pending pods put on each row then
+    long: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the pods long terminating on each then
     change_pos: int = 0
     static_pos: int = 0  # how far ``ClusterState.static_rows`` went then
     kept: dict[str, Kept] = field(default_factory=dict)
@@ -76,23 +79,21 @@ class RemovalMemo:
         self,
         state: ClusterState,
         exclude: frozenset[int],
-        pending: PendingOn = NO_PENDING,
+        snapshot: SnapshotPods = AS_IS,
         cutoff: int = DEFAULT_CUTOFF,
     ) -> None:
-        """A scan starts: the verdicts of the last one may stand; this scan's replace them. ``pending``:
-        the pending pods put on nodes in this scan; ``cutoff``: its expendable pods' priority cutoff."""
+        """A scan starts: the verdicts of the last one may stand; this scan's replace them. ``snapshot``:
+        the pending pods this scan put on nodes and the pods long terminating; ``cutoff``: its expendable
+        pods' priority cutoff."""
         columns = len(state.resources)
         standing = self.columns == columns and self.cutoff == cutoff and self.change_pos >= state.change_base
         self._standing = self.kept if standing else {}
         if not standing:
             self._settled = None
-        keys = {i: tuple(pod.key for pod in pods) for i, pods in pending.items() if pods}
+        keys = {i: tuple(pod.key for pod in pods) for i, pods in snapshot.pending.items() if pods}
+        long = {i: tuple(sorted(a.pod.key for a in on)) for i, on in snapshot.long_terminating.items() if on}
         if standing:
-            moved = (
-                set()
-                if keys == self.pending
-                else {i for i in keys.keys() | self.pending.keys() if keys.get(i) != self.pending.get(i)}
-            )
+            moved = _rows_differing(keys, self.pending) | _rows_differing(long, self.long)
             self._static = set(state.static_rows[self.static_pos :]) | (exclude ^ self.exclude) | moved
             since = self._since = self._static.union(state.changes[self.change_pos - state.change_base :])
             self._changed = []  # the two lowest (no sort of every row changed)
@@ -101,7 +102,8 @@ class RemovalMemo:
                 since.discard(low)
                 self._changed = [low] if not since else [low, min(since)]
                 since.add(low)
-        self.columns, self.cutoff, self.exclude, self.pending, self.kept = columns, cutoff, exclude, keys, {}
+        self.columns, self.cutoff, self.exclude, self.kept = columns, cutoff, exclude, {}
+        self.pending, self.long = keys, long
         self.change_pos = self._held = state.change_pos
         self.static_pos = len(state.static_rows)
 
@@ -141,10 +143,10 @@ class RemovalMemo:
 
     def holds(self, state: ClusterState, candidates: Sequence[object], limit: int) -> bool:
         """Whether a scan now would get the verdicts of the last ``begin``'s scan whole from ``again``, for
-        these ``candidates`` and ``limit``, where the nodes being deleted, the pending pods put on nodes and
-        the cutoff are that scan's (the caller knows them unchanged). Asked without moving the memo: a later
-        ``begin`` still counts every change since that scan. The changes found not to matter are not looked
-        at again."""
+        these ``candidates`` and ``limit``, where the nodes being deleted, the pending pods put on nodes, the
+        pods long terminating and the cutoff are that scan's (the caller knows them unchanged). Asked without
+        moving the memo: a later ``begin`` still counts every change since that scan. The changes found not to
+        matter are not looked at again."""
         if self.columns != len(state.resources) or self.static_pos != len(state.static_rows):
             return False
         if self._held < state.change_base:  # (the log no longer holds them)
@@ -189,3 +191,10 @@ class RemovalMemo:
         more than the rows up to ``examined`` (None)."""
         if examined is not None:
             self.kept[name] = Kept(state.node_version[i], examined, why)
+
+
+def _rows_differing(now: dict[int, tuple[str, ...]], then: dict[int, tuple[str, ...]]) -> set[int]:
+    """The rows whose pods (by key) differ between two scans' ``now`` and ``then``."""
+    if now == then:
+        return set()
+    return {i for i in now.keys() | then.keys() if now.get(i) != then.get(i)}

@@ -77,7 +77,7 @@ from gpufleet.autoscaling.cluster_autoscaler import (
 )
 from gpufleet.autoscaling.cluster_state import MAX_NODE_STARTUP_S, HealthCondition
 from gpufleet.autoscaling.drainability import LONG_TERMINATING_EXTRA_S
-from gpufleet.autoscaling.expendable import Expendable, expendable_on
+from gpufleet.autoscaling.expendable import expendable_on
 from gpufleet.autoscaling.new_pods import wait_hint
 from gpufleet.autoscaling.provisioning_request import ProvisioningRequest, ProvisionRequest, filter_consumers
 from gpufleet.autoscaling.removal_memo import RemovalMemo
@@ -580,7 +580,7 @@ class ClusterAutoscalerLoop:
         if not assessing and self._quiet_stands(key, now):
             return False
         listed = self._candidates(readiness) if assessing or self.unneeded_since else None
-        if listed is not None and assessing and self._verdicts_stand(key, now, listed, long_on):
+        if listed is not None and assessing and self._verdicts_stand(key, now, listed):
             return False
         cutoff = self.settings.expendable_pods_priority_cutoff
         until = self._unremovable_until
@@ -642,7 +642,7 @@ class ClusterAutoscalerLoop:
             and not bookings
             and reply.unremovable_until == until
             and any(c.node not in until for c in listed)
-            and recalls(st, self._placed, long_on)
+            and recalls(st, self._placed)
         ):
             self._standing = StandingScaleDown(
                 rest, listed, reply.unremovable_until, reply.unneeded_since, reply.cooldown, reply.ripens_at
@@ -701,7 +701,6 @@ class ClusterAutoscalerLoop:
         key: tuple[object, ...],
         now: float,
         listed: list[Candidate],
-        long_on: Expendable,
     ) -> bool:
         """Whether this scan, which has nodes to assess because pods moved, gets the last assessing scan's
         scale-down again. That scan removed nothing, stopped at no limit and found no node unremovable anew,
@@ -709,7 +708,7 @@ class ClusterAutoscalerLoop:
         memo finds that no pod moved on their nodes, nor on any node a verdict looked at
         (``RemovalMemo.holds``, as ``again`` would). With the rest of what scale-down reads as it was (the
         nodes, those going, readiness, the groups above their min, no booked capacity, the pending pods put
-        on nodes, none long terminating), the same candidates, the same unneeded nodes and recheck times,
+        on nodes, the pods long terminating), the same candidates, the same unneeded nodes and recheck times,
         none of those due, in cooldown or out as it was and no unneeded node ripe (``_cooldown_stands``),
         ``scale_down`` finds the same verdicts and makes the same reply of them (out of cooldown its
         messages' ages aside, of which the loop reads only the reasons): nothing is removed, and the loop's
@@ -724,7 +723,7 @@ class ClusterAutoscalerLoop:
             or self.unneeded_since is not kept.unneeded
             or self._unremovable_until is not until
             or any(t <= now for t in until.values())
-            or not recalls(st, self._placed, long_on)
+            or not recalls(st, self._placed)
             or not self._cooldown_stands(now, kept.cooldown, kept.ripens_at)
         ):
             return False

@@ -90,8 +90,9 @@ def zones(nodes: Iterable[tuple[Node, bool]], threshold: float = UNHEALTHY_ZONE_
     for node, ready in nodes:
         if excluded_from_disruption_checks(node):
             continue
-        up, down = counts.get(zone_key(node), (0, 0))
-        counts[zone_key(node)] = (up + ready, down + (not ready))
+        key = zone_key(node)
+        up, down = counts.get(key, (0, 0))
+        counts[key] = (up + ready, down + (not ready))
     return {k: Zone(zone_state(up, down, threshold), up + down) for k, (up, down) in counts.items()}
 
 

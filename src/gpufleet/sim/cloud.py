@@ -159,11 +159,8 @@ class SimulatedCloud:
         pools = self.pools
         price: float = 0
         gpus = 0
-        alive = []
-        for r in cluster.nodes.values():
-            if r.deleted_s is not None:
-                continue
-            alive.append(r)
+        alive = cluster.alive.values()
+        for r in alive:
             if r.pool in pools:
                 price += pools[r.pool].pool.price_per_hour
                 gpus += self._template_gpus(r.pool)

@@ -43,6 +43,9 @@ class InMemoryCluster:
         for node in nodes:
             self._publish_slices(node)
         self.nodes = {n.name: NodeRecord(n.name, n.pool, 0.0, 0.0, 0.0) for n in nodes}
+        #: the records of the nodes launched and not deleted, in launch order (what is billed): the run's
+        #: churn leaves ``nodes`` ever longer
+        self.alive = dict(self.nodes)
         #: the nodes whose Ready condition is not True (their kubelet is down: a node rebooting), and since
         #: when; a node deleted leaves it
         self.not_ready: dict[str, float] = {}
@@ -77,7 +80,7 @@ class InMemoryCluster:
 
     def launched(self, name: str, pool: str, now: float) -> None:
         """A node was asked of the cloud: recorded from now, not yet in the cluster."""
-        self.nodes[name] = NodeRecord(name, pool, now, None, None)
+        self.nodes[name] = self.alive[name] = NodeRecord(name, pool, now, None, None)
 
     def add_node(self, node: Node, now: float) -> None:
         """The node joins (kubelet Ready)."""
@@ -110,6 +113,7 @@ class InMemoryCluster:
                 lost.append(a)
             self.state.remove_node(name)
         self.nodes[name].deleted_s = now
+        self.alive.pop(name, None)
         self.not_ready.pop(name, None)
         self.kubelet_stopped.discard(name)
         self.registered_s.pop(name, None)
